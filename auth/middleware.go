@@ -1,0 +1,80 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/fleetgraph/fleetgraph/model"
+	"github.com/fleetgraph/fleetgraph/store"
+)
+
+// KeyStore finds a key by its digest.
+type KeyStore interface {
+	KeyByDigest(ctx context.Context, digest []byte) (store.KeyOwner, error)
+}
+
+// Authenticate resolves a presented key into a Principal. It fails with
+// ErrUnauthenticated for unknown, not yet valid or expired keys.
+func Authenticate(ctx context.Context, keys KeyStore, key string, now time.Time) (*Principal, error) {
+	if key == "" {
+		return nil, ErrUnauthenticated
+	}
+	k, err := keys.KeyByDigest(ctx, Digest(key))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, ErrUnauthenticated
+	}
+	if err != nil {
+		return nil, fmt.Errorf("authenticate: %w", err)
+	}
+	if now.Before(k.ValidFrom) || !now.Before(k.ValidUntil) || k.UserID == nil || k.UserRole == nil {
+		return nil, ErrUnauthenticated
+	}
+	role := model.Role(*k.UserRole)
+	if k.EffectiveRole != nil {
+		role = role.Min(model.Role(*k.EffectiveRole))
+	}
+	return &Principal{
+		DataOwnerID:   k.DataOwnerID,
+		DataOwnerSlug: k.DataOwnerSlug,
+		UserID:        *k.UserID,
+		KeyID:         k.KeyID,
+		Kind:          Kind(k.Kind),
+		Role:          role,
+	}, nil
+}
+
+// ErrorWriter writes an authentication failure in the interface's own shape.
+type ErrorWriter func(w http.ResponseWriter, r *http.Request, status int, err error)
+
+// Middleware authenticates every request with the key in X-API-KEY (or,
+// when bearer is set, Authorization: Bearer) and admits only keys of kind.
+// Missing or bad keys answer 401; keys of another kind 403.
+func Middleware(keys KeyStore, kind Kind, bearer bool, fail ErrorWriter) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			key := r.Header.Get("X-API-KEY")
+			if key == "" && bearer {
+				if v, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+					key = strings.TrimSpace(v)
+				}
+			}
+			p, err := Authenticate(r.Context(), keys, key, time.Now())
+			switch {
+			case errors.Is(err, ErrUnauthenticated):
+				fail(w, r, http.StatusUnauthorized, err)
+				return
+			case err != nil:
+				fail(w, r, http.StatusInternalServerError, err)
+				return
+			case p.Kind != kind:
+				fail(w, r, http.StatusForbidden, fmt.Errorf("a %s key cannot be used here: %w", p.Kind, ErrForbidden))
+				return
+			}
+			next.ServeHTTP(w, r.WithContext(With(r.Context(), p)))
+		})
+	}
+}

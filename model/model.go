@@ -1,0 +1,303 @@
+// Package model holds the GraphQL output types that gqlgen binds to. They are
+// the API's view of the data; store rows are converted into them by the
+// resolvers. Unexported-to-GraphQL fields (ids of related records) let the
+// field resolvers reach the dataloaders.
+package model
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+)
+
+// JSON is a free-form JSON value passed through untouched.
+type JSON struct{ Value any }
+
+// MarshalGQL writes the value as JSON.
+func (j JSON) MarshalGQL(w io.Writer) {
+	b, err := json.Marshal(j.Value)
+	if err != nil {
+		b = []byte("null")
+	}
+	_, _ = w.Write(b)
+}
+
+// UnmarshalGQL accepts any JSON value.
+func (j *JSON) UnmarshalGQL(v any) error {
+	j.Value = v
+	return nil
+}
+
+// Viewer describes the caller.
+type Viewer struct {
+	DataOwner string
+	UserID    *int64
+	Role      Role
+	KeyKind   string
+}
+
+type Isp struct {
+	ID               int64
+	Name             string
+	Type             IspType
+	AlternativeNames []string
+	AsNumbers        []string
+	Country          string
+	IsVpn            *bool
+	Verified         *bool
+	CreatedAt        time.Time
+}
+
+type IspContract struct {
+	ID             int64
+	IspID          int64
+	ClientID       int64
+	UploadSpeed    *int64
+	DownloadSpeed  *int64
+	MonthlyPrice   *float64
+	Currency       *string
+	AssumedTariff  *string
+	ConnectionType *string
+	Name           string
+	ValidFrom      *time.Time
+	ValidUntil     *time.Time
+}
+
+type Capability struct {
+	ID                           int64
+	Name                         string
+	Comment                      *string
+	AllowedMeasurementTypes      []string
+	AllowedMeasurementSubjects   []string
+	ForbiddenMeasurementTypes    []string
+	ForbiddenMeasurementSubjects []string
+}
+
+type RegistrationKey struct {
+	ID                   int64
+	CapabilityID         int64
+	RegistrationKey      string
+	Comment              *string
+	ValidFrom            time.Time
+	ValidUntil           *time.Time
+	NumRegistrationsLeft int64
+	UsageLimitDays       *int64
+	Testing              bool
+}
+
+type Client struct {
+	ID                             int64
+	UUID                           string
+	Type                           string
+	AccessLevel                    AccessLevel
+	Label                          *string
+	ExtraLabel                     *string
+	Tags                           []string
+	CreatedAt                      time.Time
+	UpdatedAt                      time.Time
+	DisabledAt                     *time.Time
+	DisabledReason                 *string
+	LastMeasurementAt              *time.Time
+	LastSeenAt                     *time.Time
+	LastClientType                 *string
+	LastClientVersion              *string
+	ConfigManaged                  *bool
+	AnomaliesMuted                 bool
+	OfflineNotificationsMuted      bool
+	SystemHealthNotificationsMuted bool
+	Configuration                  ClientConfiguration
+
+	// RegistrationKeyID is the key the client registered with, if any.
+	RegistrationKeyID *int64
+}
+
+type ClientConfiguration struct {
+	Managed           bool
+	PublicConfigID    *int64
+	AutomatorConfigID *int64
+}
+
+type ConfigRef struct {
+	ID        int64
+	Name      string
+	IsDefault bool
+}
+
+type ClientGroup struct {
+	ID   int64
+	Name string
+}
+
+type LabelAvailability struct {
+	Available bool
+	Label     string
+}
+
+type User struct {
+	ID                          int64
+	Email                       string
+	Username                    string
+	Role                        Role
+	FirstName                   *string
+	LastName                    *string
+	AiUsageAccepted             *bool
+	AiCustomPrompt              *string
+	LastVisitedDashboardVersion *string
+	DashboardWhatsNewDisabled   bool
+	PendingEmail                *string
+	PendingEmailTokenSentAt     *time.Time
+	PendingEmailState           *string
+	NotificationConfig          NotificationConfig
+}
+
+// NotificationConfig mirrors the stored JSON object; absent keys are nil.
+type NotificationConfig struct {
+	AnomalyEvents                    *bool   `json:"anomaly_events,omitempty"`
+	ClientOffline                    *bool   `json:"client_offline,omitempty"`
+	ClientDegraded                   *bool   `json:"client_degraded,omitempty"`
+	StudyExecutionFailures           *bool   `json:"study_execution_failures,omitempty"`
+	AnomalyEventsFrequency           *string `json:"anomaly_events_frequency,omitempty"`
+	AnomalyEventsDigestHours         *int64  `json:"anomaly_events_digest_hours,omitempty"`
+	AnomalyEventsDigestIntervalUnit  *string `json:"anomaly_events_digest_interval_unit,omitempty"`
+	AnomalyEventsDigestIntervalCount *int64  `json:"anomaly_events_digest_interval_count,omitempty"`
+	AnomalyEventsDigestAtTime        *string `json:"anomaly_events_digest_at_time,omitempty"`
+	AnomalyEventsDigestDayOfWeek     *int64  `json:"anomaly_events_digest_day_of_week,omitempty"`
+}
+
+type ClientAdminAPIKey struct {
+	ID                int64
+	Name              *string
+	ValidFrom         time.Time
+	ValidUntil        time.Time
+	KeyPreview        string
+	EffectiveRole     *Role
+	LastUsedAt        *time.Time
+	CreatedAt         time.Time
+	ClientAdminUserID int64
+	APIKey            *string
+}
+
+type ClientAnalyticsAPIKey struct {
+	ID         int64
+	Name       *string
+	ValidFrom  time.Time
+	ValidUntil time.Time
+	APIKey     string
+}
+
+type ExportAPIKey struct {
+	ID         int64
+	Name       *string
+	ValidFrom  time.Time
+	ValidUntil time.Time
+	KeyPreview string
+	APIKey     *string
+}
+
+type ServiceCredential struct {
+	ID          int64
+	Name        string
+	Service     string
+	Username    *string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	PasswordSet bool
+}
+
+type DataOwnerSettings struct {
+	AiSystemPrompt                         *string
+	OfflineThresholdMinutes                *int64
+	OfflineThresholdMinutesDefault         int64
+	ClientOfflineDetectionEnabled          bool
+	ClientDegradedDetectionEnabled         bool
+	StudyFailureDetectionEnabled           bool
+	ClientOfflineDetectionEnabledOnServer  bool
+	ClientDegradedDetectionEnabledOnServer bool
+	StudyFailureDetectionEnabledOnServer   bool
+}
+
+type AiAssistantStatus struct {
+	Enabled   bool
+	DataOwner string
+}
+
+// Enums are defined here (not generated) so store and auth can share them.
+
+type Role string
+
+const (
+	RoleOrgAdmin Role = "org_admin"
+	RoleAdmin    Role = "admin"
+	RoleEditor   Role = "editor"
+	RoleViewer   Role = "viewer"
+)
+
+var roleRank = map[Role]int{RoleViewer: 1, RoleEditor: 2, RoleAdmin: 3, RoleOrgAdmin: 4}
+
+// Valid reports whether r is one of the four roles.
+func (r Role) Valid() bool { return roleRank[r] > 0 }
+
+// AtLeast reports whether r includes the rights of min.
+func (r Role) AtLeast(min Role) bool { return roleRank[r] >= roleRank[min] && r.Valid() }
+
+// Min returns the lower of two roles.
+func (r Role) Min(o Role) Role {
+	if roleRank[o] < roleRank[r] {
+		return o
+	}
+	return r
+}
+
+func (r Role) String() string { return string(r) }
+
+func (r *Role) UnmarshalGQL(v any) error {
+	s, ok := v.(string)
+	if !ok || !Role(s).Valid() {
+		return fmt.Errorf("%v is not a valid Role", v)
+	}
+	*r = Role(s)
+	return nil
+}
+
+func (r Role) MarshalGQL(w io.Writer) { fmt.Fprintf(w, "%q", string(r)) }
+
+type IspType string
+
+var ispTypes = map[IspType]bool{"fixed": true, "mobile": true, "satellite": true, "other": true}
+
+// Valid reports whether t is a known ISP type.
+func (t IspType) Valid() bool { return ispTypes[t] }
+
+func (t IspType) String() string { return string(t) }
+
+func (t *IspType) UnmarshalGQL(v any) error {
+	s, ok := v.(string)
+	if !ok || !IspType(s).Valid() {
+		return fmt.Errorf("%v is not a valid IspType", v)
+	}
+	*t = IspType(s)
+	return nil
+}
+
+func (t IspType) MarshalGQL(w io.Writer) { fmt.Fprintf(w, "%q", string(t)) }
+
+type AccessLevel string
+
+const (
+	AccessOwner  AccessLevel = "owner"
+	AccessShared AccessLevel = "shared"
+)
+
+func (a AccessLevel) String() string { return string(a) }
+
+func (a *AccessLevel) UnmarshalGQL(v any) error {
+	s, _ := v.(string)
+	if s != "owner" && s != "shared" {
+		return fmt.Errorf("%v is not a valid AccessLevel", v)
+	}
+	*a = AccessLevel(s)
+	return nil
+}
+
+func (a AccessLevel) MarshalGQL(w io.Writer) { fmt.Fprintf(w, "%q", string(a)) }

@@ -1,0 +1,86 @@
+package resolvers
+
+import (
+	"context"
+	"time"
+
+	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/model"
+	"github.com/fleetgraph/fleetgraph/store"
+)
+
+// DefaultKeyLifetime applies when a key is created without valid_until.
+const DefaultKeyLifetime = 365 * 24 * time.Hour
+
+// NewKeyRecord makes a fresh key of kind and the row that stores it; only
+// analytics keys keep a sealed copy of the key itself.
+func NewKeyRecord(sealer *auth.Sealer, kind auth.Kind, userID int64, name *string, validUntil *time.Time, role *string) (string, store.NewAPIKey) {
+	plain := auth.NewKey(kind)
+	until := time.Now().Add(DefaultKeyLifetime)
+	if validUntil != nil {
+		until = *validUntil
+	}
+	rec := store.NewAPIKey{Kind: string(kind), Name: name, Digest: auth.Digest(plain), KeyPreview: auth.Preview(plain),
+		EffectiveRole: role, UserID: userID, ValidUntil: until}
+	if kind == auth.KindClientAnalytics {
+		rec.SealedKey = sealer.Seal(plain)
+	}
+	return plain, rec
+}
+
+func (r *Resolver) createKey(ctx context.Context, p *auth.Principal, kind auth.Kind, name *string, validUntil *time.Time, role *string) (store.APIKey, string, error) {
+	fe := FieldErrors{}
+	name = text(fe, "name", name, false)
+	future(fe, "validUntil", validUntil)
+	if err := fe.Err(); err != nil {
+		return store.APIKey{}, "", err
+	}
+	plain, rec := NewKeyRecord(r.Sealer, kind, p.UserID, name, validUntil, role)
+	k, err := r.Store.CreateAPIKey(ctx, p.DataOwnerID, rec)
+	return k, plain, err
+}
+
+func (r *Resolver) listKeys(ctx context.Context, kind auth.Kind) ([]store.APIKey, error) {
+	p, err := requireRole(ctx, model.RoleAdmin)
+	if err != nil {
+		return nil, err
+	}
+	return r.Store.APIKeys(ctx, p.DataOwnerID, string(kind))
+}
+
+func (r *Resolver) getKey(ctx context.Context, kind auth.Kind, id int64) (store.APIKey, error) {
+	p, err := requireRole(ctx, model.RoleAdmin)
+	if err != nil {
+		return store.APIKey{}, err
+	}
+	return r.Store.APIKey(ctx, p.DataOwnerID, string(kind), id)
+}
+
+// deleteKey removes a key; an admin cannot remove a key that acts above
+// their own role (an org_admin's key, say).
+func (r *Resolver) deleteKey(ctx context.Context, kind auth.Kind, id int64) (bool, error) {
+	p, err := requireRole(ctx, model.RoleAdmin)
+	if err != nil {
+		return false, err
+	}
+	if kind == auth.KindClientAdmin {
+		k, err := r.Store.APIKey(ctx, p.DataOwnerID, string(kind), id)
+		if err != nil {
+			return false, err
+		}
+		if k.EffectiveRole == nil || !p.Role.AtLeast(model.Role(*k.EffectiveRole)) {
+			if p.Role != model.RoleOrgAdmin {
+				return false, forbidden("only an org_admin can delete this key")
+			}
+		}
+	}
+	return true, r.Store.DeleteAPIKey(ctx, p.DataOwnerID, string(kind), id)
+}
+
+func (r *Resolver) analyticsKeyOf(k store.APIKey) (*model.ClientAnalyticsAPIKey, error) {
+	plain, err := r.Sealer.Open(k.SealedKey)
+	if err != nil {
+		return nil, err
+	}
+	return &model.ClientAnalyticsAPIKey{ID: k.ID, Name: k.Name, ValidFrom: k.ValidFrom, ValidUntil: k.ValidUntil, APIKey: plain}, nil
+}

@@ -1,0 +1,134 @@
+package resolvers
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/fleetgraph/fleetgraph/model"
+	"github.com/fleetgraph/fleetgraph/store"
+)
+
+// Converters from store rows to API types.
+
+func convertAll[R, M any](rows []R, f func(R) M) []M {
+	out := make([]M, len(rows))
+	for i, r := range rows {
+		out[i] = f(r)
+	}
+	return out
+}
+
+func ispOf(i store.Isp) model.Isp {
+	return model.Isp{ID: i.ID, Name: i.Name, Type: model.IspType(i.Type), AlternativeNames: i.AlternativeNames,
+		AsNumbers: i.AsNumbers, Country: i.Country, IsVpn: i.IsVpn, Verified: i.Verified, CreatedAt: i.CreatedAt}
+}
+
+func contractOf(c store.IspContract) model.IspContract {
+	return model.IspContract{ID: c.ID, IspID: c.IspID, ClientID: c.ClientID, UploadSpeed: c.UploadSpeed,
+		DownloadSpeed: c.DownloadSpeed, MonthlyPrice: c.MonthlyPrice, Currency: c.Currency,
+		AssumedTariff: c.AssumedTariff, ConnectionType: c.ConnectionType, Name: c.Name,
+		ValidFrom: c.ValidFrom, ValidUntil: c.ValidUntil}
+}
+
+func capabilityOf(c store.Capability) model.Capability {
+	return model.Capability{ID: c.ID, Name: c.Name, Comment: c.Comment,
+		AllowedMeasurementTypes: c.AllowedMeasurementTypes, AllowedMeasurementSubjects: c.AllowedMeasurementSubjects,
+		ForbiddenMeasurementTypes: c.ForbiddenMeasurementTypes, ForbiddenMeasurementSubjects: c.ForbiddenMeasurementSubjects}
+}
+
+func registrationKeyOf(k store.RegistrationKey) model.RegistrationKey {
+	return model.RegistrationKey{ID: k.ID, CapabilityID: k.CapabilityID, RegistrationKey: k.RegistrationKey,
+		Comment: k.Comment, ValidFrom: k.ValidFrom, ValidUntil: k.ValidUntil,
+		NumRegistrationsLeft: k.NumRegistrationsLeft, UsageLimitDays: k.UsageLimitDays, Testing: k.Testing}
+}
+
+func clientOf(c store.Client) model.Client {
+	m := model.Client{ID: c.ID, UUID: c.UUID, Type: c.Type, AccessLevel: model.AccessOwner, Label: c.Label,
+		ExtraLabel: c.ExtraLabel, Tags: c.Tags, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
+		DisabledAt: c.DisabledAt, DisabledReason: c.DisabledReason, LastMeasurementAt: c.LastMeasurementAt,
+		LastSeenAt: c.LastSeenAt, LastClientType: c.LastClientType, LastClientVersion: c.LastClientVersion,
+		AnomaliesMuted: c.AnomaliesMuted, OfflineNotificationsMuted: c.OfflineNotificationsMuted,
+		SystemHealthNotificationsMuted: c.SystemHealthNotificationsMuted, RegistrationKeyID: c.RegistrationKeyID,
+		Configuration: model.ClientConfiguration{Managed: c.ConfigManaged, PublicConfigID: c.PublicConfigID,
+			AutomatorConfigID: c.AutomatorConfigID}}
+	if c.Shared {
+		// A shared client's configuration belongs to its owner.
+		m.AccessLevel = model.AccessShared
+		m.Configuration = model.ClientConfiguration{}
+		m.RegistrationKeyID = nil
+	} else {
+		managed := c.ConfigManaged
+		m.ConfigManaged = &managed
+	}
+	return m
+}
+
+func groupOf(g store.ClientGroup) model.ClientGroup { return model.ClientGroup{ID: g.ID, Name: g.Name} }
+
+func configRefOf(c store.ConfigRef) *model.ConfigRef {
+	return &model.ConfigRef{ID: c.ID, Name: c.Name, IsDefault: c.IsDefault}
+}
+
+// pendingEmailTTL is how long an e-mail change token stays usable.
+const pendingEmailTTL = 48 * time.Hour
+
+func userOf(u store.User) model.User {
+	m := model.User{ID: u.ID, Email: u.Email, Username: u.Username, Role: model.Role(u.Role),
+		FirstName: u.FirstName, LastName: u.LastName, AiUsageAccepted: u.AiUsageAccepted,
+		AiCustomPrompt: u.AiCustomPrompt, LastVisitedDashboardVersion: u.LastVisitedDashboardVersion,
+		DashboardWhatsNewDisabled: u.DashboardWhatsNewDisabled, PendingEmail: u.PendingEmail,
+		PendingEmailTokenSentAt: u.PendingEmailTokenSentAt}
+	if u.PendingEmail != nil {
+		state := "active"
+		if u.PendingEmailTokenSentAt == nil || time.Since(*u.PendingEmailTokenSentAt) > pendingEmailTTL {
+			state = "expired"
+		}
+		m.PendingEmailState = &state
+	}
+	_ = json.Unmarshal(u.NotificationConfig, &m.NotificationConfig) // written by us, always an object
+	return m
+}
+
+func roleOf(s *string) *model.Role {
+	if s == nil {
+		return nil
+	}
+	r := model.Role(*s)
+	return &r
+}
+
+func adminKeyOf(k store.APIKey) model.ClientAdminAPIKey {
+	var uid int64
+	if k.UserID != nil {
+		uid = *k.UserID
+	}
+	return model.ClientAdminAPIKey{ID: k.ID, Name: k.Name, ValidFrom: k.ValidFrom, ValidUntil: k.ValidUntil,
+		KeyPreview: k.KeyPreview, EffectiveRole: roleOf(k.EffectiveRole), LastUsedAt: k.LastUsedAt,
+		CreatedAt: k.CreatedAt, ClientAdminUserID: uid}
+}
+
+func exportKeyOf(k store.APIKey) model.ExportAPIKey {
+	return model.ExportAPIKey{ID: k.ID, Name: k.Name, ValidFrom: k.ValidFrom, ValidUntil: k.ValidUntil,
+		KeyPreview: k.KeyPreview}
+}
+
+func credentialOf(c store.ServiceCredential) model.ServiceCredential {
+	return model.ServiceCredential{ID: c.ID, Name: c.Name, Service: c.Service, Username: c.Username,
+		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, PasswordSet: len(c.SealedPassword) > 0}
+}
+
+// DefaultOfflineThresholdMinutes applies when a data owner set none.
+const DefaultOfflineThresholdMinutes = 60
+
+func (r *Resolver) settingsOf(d store.DataOwner) model.DataOwnerSettings {
+	return model.DataOwnerSettings{AiSystemPrompt: d.AiSystemPrompt, OfflineThresholdMinutes: d.OfflineThresholdMinutes,
+		OfflineThresholdMinutesDefault:         DefaultOfflineThresholdMinutes,
+		ClientOfflineDetectionEnabled:          d.ClientOfflineDetectionEnabled,
+		ClientDegradedDetectionEnabled:         d.ClientDegradedDetectionEnabled,
+		StudyFailureDetectionEnabled:           d.StudyFailureDetectionEnabled,
+		ClientOfflineDetectionEnabledOnServer:  r.OfflineDetectionOnServer,
+		ClientDegradedDetectionEnabledOnServer: r.DegradedDetectionOnServer,
+		StudyFailureDetectionEnabledOnServer:   r.StudyFailureOnServer}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,25 @@
+package resolvers
+
+import "strings"
+
+func service(fe FieldErrors, s *string) *string {
+	if s == nil {
+		return nil
+	}
+	if !serviceRe.MatchString(*s) {
+		fe.Add("service", "must be a lower-case identifier (a-z, 0-9, _; at most 64 characters)")
+	}
+	return s
+}
+
+// sealPassword encrypts a new password; blank or omitted keeps the stored one.
+func (r *Resolver) sealPassword(fe FieldErrors, pw *string) []byte {
+	if pw == nil || strings.TrimSpace(*pw) == "" {
+		return nil
+	}
+	if len(*pw) > 1024 {
+		fe.Add("password", "is too long (maximum is 1024 characters)")
+		return nil
+	}
+	return r.Sealer.Seal(*pw)
+}

@@ -1,0 +1,158 @@
+package resolvers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/store"
+)
+
+// Error codes carried in extensions.code; rest maps them to HTTP status.
+const (
+	CodeUnauthenticated = "UNAUTHENTICATED"
+	CodeForbidden       = "FORBIDDEN"
+	CodeNotFound        = "NOT_FOUND"
+	CodeBadUserInput    = "BAD_USER_INPUT"
+	CodeBadRequest      = "BAD_REQUEST"
+	CodeConflict        = "CONFLICT"
+	CodeInternal        = "INTERNAL_SERVER_ERROR"
+)
+
+// FieldErrors collects validation failures per input field (GraphQL names).
+type FieldErrors map[string][]string
+
+// Add records msg against field.
+func (fe FieldErrors) Add(field, msg string) { fe[field] = append(fe[field], msg) }
+
+// Err returns the collected failures as an error, or nil when there are none.
+func (fe FieldErrors) Err() error {
+	if len(fe) == 0 {
+		return nil
+	}
+	return &ValidationError{Fields: fe}
+}
+
+// ValidationError is a 422: the input parsed, but some fields are invalid.
+type ValidationError struct{ Fields FieldErrors }
+
+func (e *ValidationError) Error() string {
+	names := make([]string, 0, len(e.Fields))
+	for f := range e.Fields {
+		names = append(names, f)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, f := range names {
+		parts[i] = f + " " + strings.Join(e.Fields[f], ", ")
+	}
+	return "Validation failed: " + strings.Join(parts, "; ")
+}
+
+// invalid is a one-field validation error.
+func invalid(field, msg string) error {
+	return FieldErrors{field: {msg}}.Err()
+}
+
+// BadRequestError is a 400: the request cannot be understood as asked.
+type BadRequestError struct{ Msg string }
+
+func (e *BadRequestError) Error() string { return e.Msg }
+
+// PresentError shapes every resolver error: a known classification in
+// extensions.code, field errors in extensions.errors, and for anything
+// unexpected a generic message (the cause goes to the log only).
+func (r *Resolver) PresentError(ctx context.Context, err error) *gqlerror.Error {
+	var gqlErr *gqlerror.Error
+	if errors.As(err, &gqlErr) && gqlErr.Err == nil {
+		// Parse, validation and coercion errors made by gqlgen itself.
+		if gqlErr.Extensions == nil {
+			gqlErr.Extensions = map[string]any{}
+		}
+		if _, ok := gqlErr.Extensions["code"]; !ok {
+			gqlErr.Extensions["code"] = CodeBadUserInput
+		}
+		return gqlErr
+	}
+	out := graphql.DefaultErrorPresenter(ctx, err)
+	code, msg, fields := classify(err)
+	if code == CodeInternal {
+		r.Logger.ErrorContext(ctx, "resolver failed", "path", out.Path.String(), "err", err)
+	}
+	out.Message = msg
+	out.Extensions = map[string]any{"code": code}
+	if fields != nil {
+		out.Extensions["errors"] = map[string][]string(fields)
+	}
+	return out
+}
+
+func classify(err error) (code, msg string, fields FieldErrors) {
+	var ve *ValidationError
+	var br *BadRequestError
+	switch {
+	case errors.As(err, &ve):
+		return CodeBadUserInput, ve.Error(), ve.Fields
+	case errors.As(err, &br):
+		return CodeBadRequest, br.Msg, nil
+	case errors.Is(err, auth.ErrUnauthenticated):
+		return CodeUnauthenticated, auth.ErrUnauthenticated.Error(), nil
+	case errors.Is(err, auth.ErrForbidden):
+		return CodeForbidden, forbiddenMessage(err), nil
+	case errors.Is(err, store.ErrNotFound):
+		return CodeNotFound, "Not found", nil
+	case errors.Is(err, store.ErrConflict):
+		return CodeConflict, conflictMessage(err), nil
+	}
+	return CodeInternal, "Internal server error", nil
+}
+
+func forbiddenMessage(err error) string {
+	var fe *forbiddenError
+	if errors.As(err, &fe) {
+		return fe.msg
+	}
+	return auth.ErrForbidden.Error()
+}
+
+type forbiddenError struct{ msg string }
+
+func (e *forbiddenError) Error() string { return e.msg }
+func (e *forbiddenError) Unwrap() error { return auth.ErrForbidden }
+
+func forbidden(format string, args ...any) error {
+	return &forbiddenError{msg: fmt.Sprintf(format, args...)}
+}
+
+type conflictError struct{ msg string }
+
+func (e *conflictError) Error() string { return e.msg }
+func (e *conflictError) Unwrap() error { return store.ErrConflict }
+
+// conflict wraps a store conflict with a message naming what collided.
+func conflict(err error, msg string) error {
+	if errors.Is(err, store.ErrConflict) {
+		return &conflictError{msg: msg}
+	}
+	return err
+}
+
+func conflictMessage(err error) string {
+	var ce *conflictError
+	if errors.As(err, &ce) {
+		return ce.msg
+	}
+	return "Conflicts with an existing record"
+}
+
+// RecoverPanic turns a panic in a resolver into an internal error.
+func (r *Resolver) RecoverPanic(ctx context.Context, p any) error {
+	r.Logger.ErrorContext(ctx, "resolver panicked", "panic", p)
+	return errors.New("internal panic")
+}

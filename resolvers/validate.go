@@ -1,0 +1,119 @@
+package resolvers
+
+import (
+	"fmt"
+	"net/mail"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+)
+
+// Validation helpers: each checks one value and records failures in fe
+// under the GraphQL input field name.
+
+var (
+	countryRe   = regexp.MustCompile(`^[A-Za-z]{2}$`)
+	serviceRe   = regexp.MustCompile(`^[a-z0-9_]{1,64}$`)
+	versionRe   = regexp.MustCompile(`^\d+\.\d+\.\d+([-+][0-9A-Za-z.+-]+)?$`)
+	clockTimeRe = regexp.MustCompile(`^([01]\d|2[0-3]):[0-5]\d$`)
+)
+
+const maxText = 255
+
+// text trims s and checks it is non-empty (when required) and not too long.
+func text(fe FieldErrors, field string, s *string, required bool) *string {
+	if s == nil {
+		if required {
+			fe.Add(field, "can't be blank")
+		}
+		return nil
+	}
+	t := strings.TrimSpace(*s)
+	switch {
+	case t == "" && required:
+		fe.Add(field, "can't be blank")
+	case len(t) > maxText:
+		fe.Add(field, "is too long (maximum is 255 characters)")
+	}
+	return &t
+}
+
+// longText allows up to 20,000 characters (prompts).
+func longText(fe FieldErrors, field string, s *string) *string {
+	if s != nil && len(*s) > 20000 {
+		fe.Add(field, "is too long (maximum is 20000 characters)")
+	}
+	return s
+}
+
+func country(fe FieldErrors, field string, s *string) *string {
+	if s == nil {
+		return nil
+	}
+	if !countryRe.MatchString(*s) {
+		fe.Add(field, "must be a two-letter ISO country code")
+		return nil
+	}
+	up := strings.ToUpper(*s)
+	return &up
+}
+
+func email(fe FieldErrors, field, s string) string {
+	s = strings.TrimSpace(s)
+	a, err := mail.ParseAddress(s)
+	if err != nil || a.Address != s || !strings.Contains(s[strings.LastIndex(s, "@")+1:], ".") {
+		fe.Add(field, "is not a valid e-mail address")
+	}
+	return s
+}
+
+func intRange(fe FieldErrors, field string, v *int64, lo, hi int64) {
+	if v != nil && (*v < lo || *v > hi) {
+		fe.Add(field, fmt.Sprintf("must be between %d and %d", lo, hi))
+	}
+}
+
+func oneOf(fe FieldErrors, field string, v *string, allowed ...string) {
+	if v == nil {
+		return
+	}
+	for _, a := range allowed {
+		if *v == a {
+			return
+		}
+	}
+	fe.Add(field, "must be one of "+strings.Join(allowed, ", "))
+}
+
+func stringList(fe FieldErrors, field string, vs []string) []string {
+	if vs == nil {
+		return nil
+	}
+	out := make([]string, 0, len(vs))
+	for _, v := range vs {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			fe.Add(field, "must not contain blank entries")
+			continue
+		}
+		out = append(out, v)
+	}
+	if len(out) > 500 {
+		fe.Add(field, "must have at most 500 entries")
+	}
+	return out
+}
+
+func future(fe FieldErrors, field string, t *time.Time) {
+	if t != nil && !t.After(time.Now()) {
+		fe.Add(field, "must be in the future")
+	}
+}
+
+// omitted splits an Omittable into (value, set, null).
+func omitted[T any](o graphql.Omittable[*T]) (v *T, set, null bool) {
+	v, set = o.ValueOK()
+	return v, set, set && v == nil
+}

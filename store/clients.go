@@ -1,0 +1,227 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Client is a client row as seen by one data owner (Shared when another
+// data owner owns it and shares it with the viewer).
+type Client struct {
+	ID                             int64      `db:"id"`
+	UUID                           string     `db:"uuid"`
+	Type                           string     `db:"type"`
+	Shared                         bool       `db:"shared"`
+	Label                          *string    `db:"label"`
+	ExtraLabel                     *string    `db:"extra_label"`
+	Tags                           []string   `db:"tags"`
+	CreatedAt                      time.Time  `db:"created_at"`
+	UpdatedAt                      time.Time  `db:"updated_at"`
+	DisabledAt                     *time.Time `db:"disabled_at"`
+	DisabledReason                 *string    `db:"disabled_reason"`
+	LastMeasurementAt              *time.Time `db:"last_measurement_at"`
+	LastSeenAt                     *time.Time `db:"last_seen_at"`
+	LastClientType                 *string    `db:"last_client_type"`
+	LastClientVersion              *string    `db:"last_client_version"`
+	ConfigManaged                  bool       `db:"config_managed"`
+	PublicConfigID                 *int64     `db:"public_config_id"`
+	AutomatorConfigID              *int64     `db:"automator_config_id"`
+	AnomaliesMuted                 bool       `db:"anomalies_muted"`
+	OfflineNotificationsMuted      bool       `db:"offline_notifications_muted"`
+	SystemHealthNotificationsMuted bool       `db:"system_health_notifications_muted"`
+	RegistrationKeyID              *int64     `db:"registration_key_id"`
+}
+
+// clientSelect reads clients visible to data owner $1: its own and those
+// shared with it.
+const clientSelect = `SELECT c.id, c.uuid::text AS uuid, c.type, c.data_owner_id <> $1 AS shared, c.label,
+	c.extra_label, c.tags, c.created_at, c.updated_at, c.disabled_at, c.disabled_reason,
+	c.last_measurement_at, c.last_seen_at, c.last_client_type, c.last_client_version,
+	c.config_managed, c.public_config_id, c.automator_config_id, c.anomalies_muted,
+	c.offline_notifications_muted, c.system_health_notifications_muted, c.registration_key_id
+	FROM clients c
+	WHERE (c.data_owner_id = $1 OR EXISTS (SELECT 1 FROM client_shares s WHERE s.client_id = c.id AND s.data_owner_id = $1))`
+
+// Clients lists the clients visible to the data owner.
+func (s *Store) Clients(ctx context.Context, ownerID int64) ([]Client, error) {
+	rows, _ := s.pool.Query(ctx, clientSelect+` ORDER BY c.id`, ownerID)
+	cs, err := pgx.CollectRows(rows, pgx.RowToStructByName[Client])
+	return cs, mapErr("list clients", err)
+}
+
+// ClientsByIDs loads visible clients by id (for the dataloader).
+func (s *Store) ClientsByIDs(ctx context.Context, ownerID int64, ids []int64) ([]Client, error) {
+	rows, _ := s.pool.Query(ctx, clientSelect+` AND c.id = ANY($2)`, ownerID, ids)
+	cs, err := pgx.CollectRows(rows, pgx.RowToStructByName[Client])
+	return cs, mapErr("load clients", err)
+}
+
+// Client loads a visible client by id.
+func (s *Store) Client(ctx context.Context, ownerID, id int64) (Client, error) {
+	rows, _ := s.pool.Query(ctx, clientSelect+` AND c.id = $2`, ownerID, id)
+	c, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Client])
+	return c, mapErr("load client", err)
+}
+
+// ClientByUUID loads a visible client by UUID (uuid must be well-formed).
+func (s *Store) ClientByUUID(ctx context.Context, ownerID int64, uuid string) (Client, error) {
+	rows, _ := s.pool.Query(ctx, clientSelect+` AND c.uuid = $2::uuid`, ownerID, uuid)
+	c, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Client])
+	return c, mapErr("load client", err)
+}
+
+// LabelTaken reports whether another of the data owner's own clients carries
+// label (trimmed, case-insensitive). excludeID or excludeUUID, when set,
+// names a client left out of the check.
+func (s *Store) LabelTaken(ctx context.Context, ownerID int64, label string, excludeID *int64, excludeUUID *string) (bool, error) {
+	const q = `SELECT EXISTS (SELECT 1 FROM clients WHERE data_owner_id = $1
+		AND lower(btrim(label)) = lower(btrim($2))
+		AND ($3::bigint IS NULL OR id <> $3) AND ($4::uuid IS NULL OR uuid <> $4))`
+	var taken bool
+	err := s.pool.QueryRow(ctx, q, ownerID, label, excludeID, excludeUUID).Scan(&taken)
+	return taken, mapErr("check label", err)
+}
+
+// NewClient is a client to insert.
+type NewClient struct {
+	UUID              string
+	Type              string
+	Label, ExtraLabel *string
+	Tags              []string
+	RegistrationKeyID *int64
+	PublicConfigID    *int64
+	LastSeenAt        *time.Time
+}
+
+// CreateClient inserts a client of the data owner.
+func (s *Store) CreateClient(ctx context.Context, ownerID int64, c NewClient) (int64, error) {
+	const q = `INSERT INTO clients (data_owner_id, uuid, type, label, extra_label, tags, registration_key_id,
+		public_config_id, last_seen_at) VALUES ($1, $2::uuid, $3, $4, $5, $6, $7, $8, $9) RETURNING id`
+	var id int64
+	err := s.pool.QueryRow(ctx, q, ownerID, c.UUID, c.Type, c.Label, c.ExtraLabel, c.Tags, c.RegistrationKeyID,
+		c.PublicConfigID, c.LastSeenAt).Scan(&id)
+	return id, mapErr("insert client", err)
+}
+
+// ShareClient makes one of owner's clients visible to another data owner.
+func (s *Store) ShareClient(ctx context.Context, ownerID, clientID, withOwnerID int64) error {
+	const q = `INSERT INTO client_shares (client_id, data_owner_id)
+		SELECT id, $3 FROM clients WHERE data_owner_id = $1 AND id = $2 ON CONFLICT DO NOTHING`
+	tag, err := s.pool.Exec(ctx, q, ownerID, clientID, withOwnerID)
+	if err == nil && tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	return mapErr("share client", err)
+}
+
+// ClientGroup is a group row; ClientID is set when loaded per client.
+type ClientGroup struct {
+	ID       int64  `db:"id"`
+	Name     string `db:"name"`
+	ClientID int64  `db:"client_id"`
+}
+
+// ClientGroups lists the data owner's groups.
+func (s *Store) ClientGroups(ctx context.Context, ownerID int64) ([]ClientGroup, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT id, name, 0::bigint AS client_id FROM client_groups
+		WHERE data_owner_id = $1 ORDER BY name, id`, ownerID)
+	gs, err := pgx.CollectRows(rows, pgx.RowToStructByName[ClientGroup])
+	return gs, mapErr("list client groups", err)
+}
+
+// GroupsByClient loads the data owner's groups of several clients.
+func (s *Store) GroupsByClient(ctx context.Context, ownerID int64, clientIDs []int64) ([]ClientGroup, error) {
+	const q = `SELECT g.id, g.name, m.client_id FROM client_group_members m
+		JOIN client_groups g ON g.id = m.client_group_id
+		WHERE g.data_owner_id = $1 AND m.client_id = ANY($2) ORDER BY g.name, g.id`
+	rows, _ := s.pool.Query(ctx, q, ownerID, clientIDs)
+	gs, err := pgx.CollectRows(rows, pgx.RowToStructByName[ClientGroup])
+	return gs, mapErr("load client groups", err)
+}
+
+// GroupMember pairs a group with one of its clients.
+type GroupMember struct {
+	GroupID  int64 `db:"client_group_id"`
+	ClientID int64 `db:"client_id"`
+}
+
+// MembersByGroup loads the client ids of several groups.
+func (s *Store) MembersByGroup(ctx context.Context, ownerID int64, groupIDs []int64) ([]GroupMember, error) {
+	const q = `SELECT m.client_group_id, m.client_id FROM client_group_members m
+		JOIN client_groups g ON g.id = m.client_group_id
+		WHERE g.data_owner_id = $1 AND m.client_group_id = ANY($2) ORDER BY m.client_id`
+	rows, _ := s.pool.Query(ctx, q, ownerID, groupIDs)
+	ms, err := pgx.CollectRows(rows, pgx.RowToStructByName[GroupMember])
+	return ms, mapErr("load group members", err)
+}
+
+// CreateClientGroup inserts a group with the given member clients of the owner.
+func (s *Store) CreateClientGroup(ctx context.Context, ownerID int64, name string, clientIDs []int64) (int64, error) {
+	var id int64
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `INSERT INTO client_groups (data_owner_id, name) VALUES ($1, $2) RETURNING id`,
+			ownerID, name).Scan(&id); err != nil {
+			return mapErr("insert client group", err)
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO client_group_members (client_group_id, client_id)
+			SELECT $2, id FROM clients WHERE data_owner_id = $1 AND id = ANY($3)`, ownerID, id, clientIDs)
+		return mapErr("insert group members", err)
+	})
+	return id, err
+}
+
+// NewContract is an ISP contract to insert.
+type NewContract struct {
+	IspID, ClientID            int64
+	Name                       string
+	UploadSpeed, DownloadSpeed *int64
+	MonthlyPrice               *float64
+	Currency, ConnectionType   *string
+	ValidFrom, ValidUntil      *time.Time
+}
+
+// CreateContract inserts a contract between an ISP and a client of the owner.
+func (s *Store) CreateContract(ctx context.Context, ownerID int64, c NewContract) (int64, error) {
+	const q = `INSERT INTO isp_contracts (data_owner_id, isp_id, client_id, name, upload_speed, download_speed,
+		monthly_price, currency, connection_type, valid_from, valid_until)
+		SELECT $1, i.id, c.id, $4, $5, $6, $7, $8, $9, $10, $11 FROM isps i, clients c
+		WHERE i.data_owner_id = $1 AND i.id = $2 AND c.data_owner_id = $1 AND c.id = $3 RETURNING id`
+	var id int64
+	err := s.pool.QueryRow(ctx, q, ownerID, c.IspID, c.ClientID, c.Name, c.UploadSpeed, c.DownloadSpeed,
+		c.MonthlyPrice, c.Currency, c.ConnectionType, c.ValidFrom, c.ValidUntil).Scan(&id)
+	return id, mapErr("insert contract", err)
+}
+
+// ConfigRef names a measurement config.
+type ConfigRef struct {
+	ID        int64  `db:"id"`
+	Kind      string `db:"kind"`
+	Name      string `db:"name"`
+	IsDefault bool   `db:"is_default"`
+}
+
+// ConfigsByIDs loads configs by id.
+func (s *Store) ConfigsByIDs(ctx context.Context, ownerID int64, ids []int64) ([]ConfigRef, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT id, kind, name, is_default FROM measurement_configs
+		WHERE data_owner_id = $1 AND id = ANY($2)`, ownerID, ids)
+	cs, err := pgx.CollectRows(rows, pgx.RowToStructByName[ConfigRef])
+	return cs, mapErr("load configs", err)
+}
+
+// DefaultConfigs loads the data owner's default config of each kind.
+func (s *Store) DefaultConfigs(ctx context.Context, ownerID int64) ([]ConfigRef, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT id, kind, name, is_default FROM measurement_configs
+		WHERE data_owner_id = $1 AND is_default`, ownerID)
+	cs, err := pgx.CollectRows(rows, pgx.RowToStructByName[ConfigRef])
+	return cs, mapErr("load default configs", err)
+}
+
+// CreateConfig inserts a measurement config (public or automator).
+func (s *Store) CreateConfig(ctx context.Context, ownerID int64, kind, name string, isDefault bool) (int64, error) {
+	var id int64
+	err := s.pool.QueryRow(ctx, `INSERT INTO measurement_configs (data_owner_id, kind, name, is_default)
+		VALUES ($1, $2, $3, $4) RETURNING id`, ownerID, kind, name, isDefault).Scan(&id)
+	return id, mapErr("insert config", err)
+}

@@ -1,0 +1,205 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Isp is an ISP row.
+type Isp struct {
+	ID               int64     `db:"id"`
+	Name             string    `db:"name"`
+	Type             string    `db:"type"`
+	Country          string    `db:"country"`
+	AlternativeNames []string  `db:"alternative_names"`
+	AsNumbers        []string  `db:"as_numbers"`
+	IsVpn            *bool     `db:"is_vpn"`
+	Verified         *bool     `db:"verified"`
+	CreatedAt        time.Time `db:"created_at"`
+}
+
+const ispCols = `id, name, type, country, alternative_names, as_numbers, is_vpn, verified, created_at`
+
+// IspFilter narrows the ISP list; nil fields do not filter. Limit 0 means none.
+type IspFilter struct {
+	Country  *string
+	NameLike *string
+	Type     *string
+	Verified *bool
+	Limit    int
+}
+
+// Isps lists the data owner's ISPs by name.
+func (s *Store) Isps(ctx context.Context, ownerID int64, f IspFilter) ([]Isp, error) {
+	const q = `SELECT ` + ispCols + ` FROM isps WHERE data_owner_id = $1
+		AND ($2::text IS NULL OR country = upper($2))
+		AND ($3::text IS NULL OR strpos(lower(name), lower($3)) > 0)
+		AND ($4::text IS NULL OR type = $4)
+		AND ($5::boolean IS NULL OR verified IS NOT DISTINCT FROM $5)
+		ORDER BY lower(name), id
+		LIMIT CASE WHEN $6 > 0 THEN $6 END`
+	rows, _ := s.pool.Query(ctx, q, ownerID, f.Country, f.NameLike, f.Type, f.Verified, f.Limit)
+	is, err := pgx.CollectRows(rows, pgx.RowToStructByName[Isp])
+	return is, mapErr("list isps", err)
+}
+
+// IspsByIDs loads ISPs by id (for the dataloader).
+func (s *Store) IspsByIDs(ctx context.Context, ownerID int64, ids []int64) ([]Isp, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT `+ispCols+` FROM isps WHERE data_owner_id = $1 AND id = ANY($2)`, ownerID, ids)
+	is, err := pgx.CollectRows(rows, pgx.RowToStructByName[Isp])
+	return is, mapErr("load isps", err)
+}
+
+// Isp loads one ISP.
+func (s *Store) Isp(ctx context.Context, ownerID, id int64) (Isp, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT `+ispCols+` FROM isps WHERE data_owner_id = $1 AND id = $2`, ownerID, id)
+	i, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Isp])
+	return i, mapErr("load isp", err)
+}
+
+// IspInput is written by CreateIsp and UpdateIsp; for updates nil leaves
+// the column alone and ClearIsVpn sets is_vpn to NULL.
+type IspInput struct {
+	Name, Country, Type *string
+	IsVpn               *bool
+	ClearIsVpn          bool
+}
+
+// CreateIsp inserts an ISP.
+func (s *Store) CreateIsp(ctx context.Context, ownerID int64, in IspInput) (Isp, error) {
+	const q = `INSERT INTO isps (data_owner_id, name, country, type, is_vpn) VALUES ($1,$2,$3,$4,$5) RETURNING ` + ispCols
+	rows, _ := s.pool.Query(ctx, q, ownerID, in.Name, in.Country, in.Type, in.IsVpn)
+	i, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Isp])
+	return i, mapErr("insert isp", err)
+}
+
+// UpdateIsp writes the fields present in in.
+func (s *Store) UpdateIsp(ctx context.Context, ownerID, id int64, in IspInput) (Isp, error) {
+	const q = `UPDATE isps SET name = COALESCE($3, name), country = COALESCE($4, country),
+		type = COALESCE($5, type), is_vpn = CASE WHEN $6 THEN NULL ELSE COALESCE($7, is_vpn) END,
+		updated_at = now()
+		WHERE data_owner_id = $1 AND id = $2 RETURNING ` + ispCols
+	rows, _ := s.pool.Query(ctx, q, ownerID, id, in.Name, in.Country, in.Type, in.ClearIsVpn, in.IsVpn)
+	i, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Isp])
+	return i, mapErr("update isp", err)
+}
+
+// DeleteIsp removes an ISP with its contracts and details.
+func (s *Store) DeleteIsp(ctx context.Context, ownerID, id int64) error {
+	return s.deleteOwned(ctx, "delete isp", `DELETE FROM isps WHERE data_owner_id = $1 AND id = $2`, ownerID, id)
+}
+
+// MergeIsp moves contracts, details, alternative names (the source's name
+// included) and AS numbers of ISP id onto target, deletes id and returns target.
+func (s *Store) MergeIsp(ctx context.Context, ownerID, id, target int64) (Isp, error) {
+	var out Isp
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		const lock = `SELECT count(*) FROM (SELECT id FROM isps WHERE data_owner_id = $1 AND id IN ($2, $3) FOR UPDATE) l`
+		var n int
+		if err := tx.QueryRow(ctx, lock, ownerID, id, target).Scan(&n); err != nil {
+			return mapErr("lock isps", err)
+		}
+		if n != 2 {
+			return ErrNotFound
+		}
+		const merge = `UPDATE isps t SET
+			alternative_names = ARRAY(SELECT DISTINCT x FROM unnest(t.alternative_names || s.alternative_names || s.name) x
+			                          WHERE lower(x) <> lower(t.name) ORDER BY x),
+			as_numbers = ARRAY(SELECT DISTINCT x FROM unnest(t.as_numbers || s.as_numbers) x ORDER BY x),
+			updated_at = now()
+			FROM isps s WHERE t.data_owner_id = $1 AND t.id = $3 AND s.data_owner_id = $1 AND s.id = $2`
+		if _, err := tx.Exec(ctx, merge, ownerID, id, target); err != nil {
+			return mapErr("merge isp names", err)
+		}
+		for _, q := range []string{
+			`UPDATE isp_contracts SET isp_id = $3 WHERE data_owner_id = $1 AND isp_id = $2`,
+			`UPDATE isp_details SET isp_id = $3 WHERE data_owner_id = $1 AND isp_id = $2`,
+			`DELETE FROM isps WHERE data_owner_id = $1 AND id = $2 AND $3 > 0`,
+		} {
+			if _, err := tx.Exec(ctx, q, ownerID, id, target); err != nil {
+				return mapErr("merge isp", err)
+			}
+		}
+		rows, _ := tx.Query(ctx, `SELECT `+ispCols+` FROM isps WHERE data_owner_id = $1 AND id = $2`, ownerID, target)
+		var err error
+		out, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Isp])
+		return mapErr("load merged isp", err)
+	})
+	return out, err
+}
+
+// IspContract is a contract row.
+type IspContract struct {
+	ID             int64      `db:"id"`
+	IspID          int64      `db:"isp_id"`
+	ClientID       int64      `db:"client_id"`
+	Name           string     `db:"name"`
+	UploadSpeed    *int64     `db:"upload_speed"`
+	DownloadSpeed  *int64     `db:"download_speed"`
+	MonthlyPrice   *float64   `db:"monthly_price"`
+	Currency       *string    `db:"currency"`
+	AssumedTariff  *string    `db:"assumed_tariff"`
+	ConnectionType *string    `db:"connection_type"`
+	ValidFrom      *time.Time `db:"valid_from"`
+	ValidUntil     *time.Time `db:"valid_until"`
+}
+
+const contractCols = `id, isp_id, client_id, name, upload_speed, download_speed, monthly_price::float8 AS monthly_price,
+	currency, assumed_tariff, connection_type, valid_from, valid_until`
+
+// ContractsByIsp loads the contracts of several ISPs.
+func (s *Store) ContractsByIsp(ctx context.Context, ownerID int64, ispIDs []int64) ([]IspContract, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT `+contractCols+` FROM isp_contracts
+		WHERE data_owner_id = $1 AND isp_id = ANY($2) ORDER BY id`, ownerID, ispIDs)
+	cs, err := pgx.CollectRows(rows, pgx.RowToStructByName[IspContract])
+	return cs, mapErr("load contracts", err)
+}
+
+// ContractsByClient loads the contracts of several clients.
+func (s *Store) ContractsByClient(ctx context.Context, ownerID int64, clientIDs []int64) ([]IspContract, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT `+contractCols+` FROM isp_contracts
+		WHERE data_owner_id = $1 AND client_id = ANY($2) ORDER BY valid_from DESC NULLS LAST, id DESC`, ownerID, clientIDs)
+	cs, err := pgx.CollectRows(rows, pgx.RowToStructByName[IspContract])
+	return cs, mapErr("load contracts", err)
+}
+
+// CountByParent counts rows of a child table per parent id.
+type CountByParent struct {
+	ParentID int64 `db:"parent_id"`
+	N        int64 `db:"n"`
+}
+
+// IspChildCounts counts contracts and details per ISP.
+func (s *Store) IspChildCounts(ctx context.Context, ownerID int64, ispIDs []int64) (contracts, details map[int64]int64, err error) {
+	const q = `SELECT i.id AS parent_id,
+		(SELECT count(*) FROM isp_contracts c WHERE c.isp_id = i.id) AS contracts,
+		(SELECT count(*) FROM isp_details d WHERE d.isp_id = i.id) AS details
+		FROM isps i WHERE i.data_owner_id = $1 AND i.id = ANY($2)`
+	rows, err := s.pool.Query(ctx, q, ownerID, ispIDs)
+	if err != nil {
+		return nil, nil, mapErr("count isp children", err)
+	}
+	defer rows.Close()
+	contracts, details = map[int64]int64{}, map[int64]int64{}
+	for rows.Next() {
+		var id, c, d int64
+		if err := rows.Scan(&id, &c, &d); err != nil {
+			return nil, nil, mapErr("count isp children", err)
+		}
+		contracts[id], details[id] = c, d
+	}
+	return contracts, details, mapErr("count isp children", rows.Err())
+}
+
+func (s *Store) deleteOwned(ctx context.Context, step, q string, ownerID, id int64) error {
+	tag, err := s.pool.Exec(ctx, q, ownerID, id)
+	if err != nil {
+		return mapErr(step, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	return nil
+}

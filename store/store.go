@@ -1,0 +1,123 @@
+// Package store is fleetgraph's PostgreSQL system of record, reached through
+// pgx/v5. Every function takes the data owner and puts it in the WHERE
+// clause; driver errors become ErrNotFound and ErrConflict at this boundary.
+// Migrations are numbered .sql files embedded in the binary and applied with
+// goose.
+package store
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+)
+
+// Domain errors returned by store functions.
+var (
+	ErrNotFound = errors.New("not found")
+	ErrConflict = errors.New("already exists")
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Store is the database handle shared by the whole server.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+// Options tune Open.
+type Options struct {
+	// Tracer, when set, observes every statement (tests count them).
+	Tracer pgx.QueryTracer
+	// MaxConns caps the pool; 0 keeps pgx's default.
+	MaxConns int32
+}
+
+// Open connects to url and checks the connection.
+func Open(ctx context.Context, url string, opts Options) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	if opts.Tracer != nil {
+		cfg.ConnConfig.Tracer = opts.Tracer
+	}
+	if opts.MaxConns > 0 {
+		cfg.MaxConns = opts.MaxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to database: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("ping database: %w", err)
+	}
+	return &Store{pool: pool}, nil
+}
+
+// Close releases the pool.
+func (s *Store) Close() { s.pool.Close() }
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
+
+// Pool exposes the pool for packages that own their own SQL (search).
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Migrate applies every embedded migration not yet applied.
+func (s *Store) Migrate(ctx context.Context) error {
+	db := stdlib.OpenDBFromPool(s.pool)
+	defer db.Close()
+	provider, err := goose.NewProvider(goose.DialectPostgres, db, mustSub(migrations, "migrations"))
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if _, err := provider.Up(ctx); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
+
+// tx runs fn in a transaction, committing when it returns nil.
+func (s *Store) tx(ctx context.Context, fn func(pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, s.pool, fn)
+}
+
+// mapErr turns driver errors into domain errors.
+func mapErr(step string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ErrNotFound
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+		return fmt.Errorf("%s: %w", step, ErrConflict)
+	}
+	return fmt.Errorf("%s: %w", step, err)
+}
+
+// StatementCounter is a pgx tracer that counts the statements run.
+type StatementCounter struct{ n atomic.Int64 }
+
+// TraceQueryStart counts one statement.
+func (c *StatementCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	c.n.Add(1)
+	return ctx
+}
+
+// TraceQueryEnd does nothing.
+func (c *StatementCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// Count returns the statements counted so far.
+func (c *StatementCounter) Count() int64 { return c.n.Load() }

@@ -361,6 +361,56 @@ func TestStartPrivateConcurrentCallersShareOneServer(t *testing.T) {
 	}
 }
 
+func TestStartPrivateRecoversAfterCrash(t *testing.T) {
+	requireServerBinaries(t)
+	ctx := testCtx(t)
+	dataDir := t.TempDir()
+	const db = "fg_crash"
+	url1, _, _ := startPrivate(t, ctx, dataDir, db)
+	conn := connect(t, ctx, url1)
+	if _, err := conn.Exec(ctx, "CREATE TABLE survivor (id int PRIMARY KEY, note text); INSERT INTO survivor VALUES (1, 'still here')"); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close(ctx)
+
+	// Kill the postmaster outright; postmaster.pid stays behind.
+	pidFile := filepath.Join(dataDir, "postgres", "data", "postmaster.pid")
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(string(data), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(first))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proc, err := os.FindProcess(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := proc.Kill(); err != nil {
+		t.Fatalf("kill postmaster %d: %v", pid, err)
+	}
+	if _, err := os.Stat(pidFile); err != nil {
+		t.Fatalf("postmaster.pid should survive a SIGKILL: %v", err)
+	}
+
+	began := time.Now()
+	url2, stop2, _ := startPrivate(t, ctx, dataDir, db)
+	t.Logf("start after crash: %v", time.Since(began))
+	if url2 != url1 {
+		t.Fatalf("URL changed after crash: %q -> %q", url1, url2)
+	}
+	checkRow(t, ctx, url2)
+	// This call started the server, so its stop must really stop it.
+	if err := stop2(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := ping(ctx, url2); err == nil {
+		t.Fatal("server still answers after stop")
+	}
+}
+
 // localAnswers reports whether the shared server Resolve looks for is there.
 func localAnswers(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)

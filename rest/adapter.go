@@ -1,0 +1,276 @@
+// Package rest is the REST v1 adapter: one route table per API maps each
+// documented method and path onto a stored GraphQL operation (ops/), which
+// runs in-process on the same executor configuration /graphql uses. Path
+// parameters, query parameters and the JSON body become the operation's
+// variables; the operation's data, shaped by aliases and fragments, is the
+// response body.
+package rest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/executor"
+	"github.com/go-chi/chi/v5"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/fleetgraph/fleetgraph/resolvers"
+)
+
+// MaxBodyBytes caps every REST request body.
+const MaxBodyBytes = 1 << 20
+
+// Adapter executes stored operations for REST routes.
+type Adapter struct {
+	exec   *executor.Executor
+	schema *ast.Schema
+	ops    map[string]*operation
+}
+
+// NewAdapter loads and validates the stored operations against the schema
+// the executor serves.
+func NewAdapter(exec *executor.Executor, schema *ast.Schema) (*Adapter, error) {
+	ops, err := loadOperations(schema)
+	if err != nil {
+		return nil, err
+	}
+	return &Adapter{exec: exec, schema: schema, ops: ops}, nil
+}
+
+// Mount registers every route of the table on r, and JSON answers for
+// unknown paths (404) and wrong methods (405).
+func (a *Adapter) Mount(r chi.Router, routes []Route) error {
+	for _, rt := range routes {
+		op, ok := a.ops[rt.Operation]
+		if !ok {
+			return fmt.Errorf("route %s %s: no stored operation %q", rt.Method, rt.Path, rt.Operation)
+		}
+		r.Method(rt.Method, rt.Path, a.handler(rt, op))
+	}
+	r.NotFound(func(w http.ResponseWriter, _ *http.Request) { WriteError(w, http.StatusNotFound, "Not found") })
+	r.MethodNotAllowed(func(w http.ResponseWriter, _ *http.Request) {
+		WriteError(w, http.StatusMethodNotAllowed, "Method not allowed")
+	})
+	return nil
+}
+
+// requestError is a failure to map the request onto variables.
+type requestError struct {
+	status int
+	msg    string
+	fields map[string][]string
+}
+
+func (e *requestError) Error() string { return e.msg }
+
+func (a *Adapter) handler(rt Route, op *operation) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		vars, err := a.variables(r, rt, op)
+		if err != nil {
+			var re *requestError
+			errors.As(err, &re)
+			WriteJSON(w, re.status, ErrorBody{Message: re.msg, Errors: re.fields})
+			return
+		}
+		resp := a.execute(r, op, vars)
+		if len(resp.Errors) > 0 {
+			status, body := errorResponse(resp.Errors)
+			WriteJSON(w, status, body)
+			return
+		}
+		body := []byte(resp.Data)
+		switch {
+		case rt.Empty:
+			body = []byte("{}")
+		case rt.Unwrap:
+			var one map[string]json.RawMessage
+			_ = json.Unmarshal(resp.Data, &one) // our own executor's output
+			for _, v := range one {
+				body = v
+			}
+		}
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(rt.Status)
+		_, _ = w.Write(body)
+	}
+}
+
+func (a *Adapter) execute(r *http.Request, op *operation, vars map[string]any) *graphql.Response {
+	ctx := graphql.StartOperationTrace(r.Context())
+	params := &graphql.RawParams{Query: op.Document, OperationName: op.Name, Variables: vars, Headers: r.Header}
+	rc, errs := a.exec.CreateOperationContext(ctx, params)
+	if errs != nil {
+		return a.exec.DispatchError(graphql.WithOperationContext(ctx, rc), errs)
+	}
+	handle, ctx := a.exec.DispatchOperation(ctx, rc)
+	return handle(ctx)
+}
+
+// errorResponse turns the first GraphQL error into the REST status and body.
+func errorResponse(errs gqlerror.List) (int, ErrorBody) {
+	e := errs[0]
+	code, _ := e.Extensions["code"].(string)
+	status := StatusFor(code)
+	if code == "" || code == "GRAPHQL_VALIDATION_FAILED" {
+		status = http.StatusUnprocessableEntity
+	}
+	body := ErrorBody{Message: e.Message}
+	if fields, ok := e.Extensions["errors"].(map[string][]string); ok {
+		body.Errors = make(map[string][]string, len(fields))
+		for f, msgs := range fields {
+			body.Errors[snakePath(f)] = msgs
+		}
+	}
+	if status >= 500 {
+		body = ErrorBody{Message: "Internal server error"}
+	}
+	return status, body
+}
+
+// variables maps path parameters, query parameters, derived values and the
+// body onto the operation's variables.
+func (a *Adapter) variables(r *http.Request, rt Route, op *operation) (map[string]any, error) {
+	vars := map[string]any{}
+	q := r.URL.Query()
+	if rt.Derive != nil {
+		rt.Derive(q, vars)
+	}
+	rctx := chi.RouteContext(r.Context())
+	for _, def := range op.Variables {
+		name := def.Variable
+		if _, derived := vars[name]; derived {
+			continue
+		}
+		if name == "input" {
+			in, err := a.body(r, def.Type)
+			if err != nil {
+				return nil, err
+			}
+			vars[name] = in
+			continue
+		}
+		if isPathParam(rctx, name) {
+			v, err := pathValue(chi.URLParam(r, name), def.Type)
+			if err != nil {
+				return nil, err
+			}
+			vars[name] = v
+			continue
+		}
+		v, err := queryValue(q, snake(name), def.Type)
+		if err != nil {
+			return nil, err
+		}
+		if v != nil {
+			vars[name] = v
+		}
+	}
+	return vars, nil
+}
+
+func isPathParam(rctx *chi.Context, name string) bool {
+	for _, k := range rctx.URLParams.Keys {
+		if k == name {
+			return true
+		}
+	}
+	return false
+}
+
+// pathValue parses an id from the path; one that cannot be an id names
+// nothing, so it is a 404.
+func pathValue(raw string, t *ast.Type) (any, error) {
+	if t.NamedType == "Int" {
+		n, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil || n <= 0 {
+			return nil, &requestError{status: http.StatusNotFound, msg: "Not found"}
+		}
+		return n, nil
+	}
+	return raw, nil
+}
+
+// queryValue reads one query parameter typed by its variable definition.
+func queryValue(q map[string][]string, key string, t *ast.Type) (any, error) {
+	vals, ok := q[key]
+	if t.Elem != nil {
+		list := append([]string{}, q[key+"[]"]...)
+		for _, v := range vals {
+			list = append(list, strings.Split(v, ",")...)
+		}
+		if len(list) == 0 {
+			return nil, nil
+		}
+		out := make([]any, len(list))
+		for i, v := range list {
+			out[i] = v
+		}
+		return out, nil
+	}
+	if !ok || len(vals) == 0 {
+		if t.NonNull {
+			return nil, &requestError{status: http.StatusBadRequest, msg: "missing query parameter " + key}
+		}
+		return nil, nil
+	}
+	raw := vals[0]
+	switch t.NamedType {
+	case "Int":
+		n, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil {
+			return nil, &requestError{status: http.StatusBadRequest, msg: "query parameter " + key + " must be an integer"}
+		}
+		return n, nil
+	case "Boolean":
+		b, err := strconv.ParseBool(raw)
+		if err != nil {
+			return nil, &requestError{status: http.StatusBadRequest, msg: "query parameter " + key + " must be true or false"}
+		}
+		return b, nil
+	default:
+		return raw, nil
+	}
+}
+
+// body reads the JSON body (an absent body is an empty object) and maps it
+// onto the input type t.
+func (a *Adapter) body(r *http.Request, t *ast.Type) (any, error) {
+	raw, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, MaxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, &requestError{status: http.StatusRequestEntityTooLarge,
+				msg: fmt.Sprintf("request body is larger than %d bytes", MaxBodyBytes)}
+		}
+		return nil, &requestError{status: http.StatusBadRequest, msg: "could not read request body"}
+	}
+	var doc any = map[string]any{}
+	if len(bytes.TrimSpace(raw)) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		if err := dec.Decode(&doc); err != nil {
+			return nil, &requestError{status: http.StatusBadRequest, msg: "malformed JSON: " + err.Error()}
+		}
+		if dec.More() {
+			return nil, &requestError{status: http.StatusBadRequest, msg: "malformed JSON: more than one value in body"}
+		}
+	}
+	if _, ok := doc.(map[string]any); !ok {
+		return nil, &requestError{status: http.StatusBadRequest, msg: "request body must be a JSON object"}
+	}
+	m := &inputMapper{schema: a.schema}
+	v := m.value(t, doc, "")
+	if m.errs != nil {
+		return nil, &requestError{status: http.StatusUnprocessableEntity,
+			msg: (&resolvers.ValidationError{Fields: m.errs}).Error(), fields: m.errs}
+	}
+	return v, nil
+}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/store/pglocal"
+)
+
+// config is the process configuration: environment first, flags override.
+type config struct {
+	DatabaseURL string
+	Addr        string
+	DataDir     string
+	SecretKey   string
+}
+
+func envOr(key, def string) string {
+	if v, ok := os.LookupEnv(key); ok && v != "" {
+		return v
+	}
+	return def
+}
+
+// flags registers the shared configuration flags on fs.
+func (c *config) flags(fs *flag.FlagSet) {
+	fs.StringVar(&c.DatabaseURL, "database-url", envOr("DATABASE_URL", ""),
+		"PostgreSQL URL (env DATABASE_URL); empty: local PostgreSQL at 127.0.0.1:5432, else a private one under the data dir")
+	fs.StringVar(&c.Addr, "addr", envOr("FLEETGRAPH_ADDR", ":8080"), "listen address (env FLEETGRAPH_ADDR)")
+	fs.StringVar(&c.DataDir, "data-dir", envOr("FLEETGRAPH_DATA_DIR", ".fleetgraph"),
+		"directory for the private PostgreSQL and generated secrets (env FLEETGRAPH_DATA_DIR)")
+	fs.StringVar(&c.SecretKey, "secret-key", envOr("FLEETGRAPH_SECRET_KEY", ""),
+		"32-byte encryption key, hex or base64 (env FLEETGRAPH_SECRET_KEY); generated into the data dir when empty")
+}
+
+func newLogger() *slog.Logger {
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+// openStore connects (starting a private PostgreSQL when needed) and
+// migrates. The returned stop closes the pool and any private server.
+func (c *config) openStore(ctx context.Context, log *slog.Logger) (*store.Store, func(), error) {
+	url, stopPG := c.DatabaseURL, func(context.Context) error { return nil }
+	if url == "" {
+		var err error
+		url, stopPG, err = pglocal.Resolve(ctx, log, c.DataDir, "fleetgraph")
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	s, err := store.Open(ctx, url, store.Options{})
+	if err != nil {
+		_ = stopPG(context.Background())
+		return nil, nil, err
+	}
+	if err := s.Migrate(ctx); err != nil {
+		s.Close()
+		_ = stopPG(context.Background())
+		return nil, nil, err
+	}
+	return s, func() {
+		s.Close()
+		if err := stopPG(context.Background()); err != nil {
+			log.Warn("stopping private PostgreSQL failed", "err", err)
+		}
+	}, nil
+}
+
+// sealer builds the AES-GCM sealer from the configured key, or from a key
+// generated once into the data dir.
+func (c *config) sealer(log *slog.Logger) (*auth.Sealer, error) {
+	raw := strings.TrimSpace(c.SecretKey)
+	if raw == "" {
+		path := filepath.Join(c.DataDir, "secret.key")
+		b, err := os.ReadFile(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			key := make([]byte, 32)
+			_, _ = rand.Read(key)
+			raw = hex.EncodeToString(key)
+			if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
+				return nil, fmt.Errorf("create data dir: %w", err)
+			}
+			if err := os.WriteFile(path, []byte(raw+"\n"), 0o600); err != nil {
+				return nil, fmt.Errorf("write generated secret key: %w", err)
+			}
+			log.Warn("FLEETGRAPH_SECRET_KEY is not set; generated one", "path", path)
+		case err != nil:
+			return nil, fmt.Errorf("read secret key: %w", err)
+		default:
+			raw = strings.TrimSpace(string(b))
+		}
+	}
+	key, err := decodeKey(raw)
+	if err != nil {
+		return nil, err
+	}
+	return auth.NewSealer(key)
+}
+
+func decodeKey(s string) ([]byte, error) {
+	if b, err := hex.DecodeString(s); err == nil && len(b) == 32 {
+		return b, nil
+	}
+	if b, err := base64.StdEncoding.DecodeString(s); err == nil && len(b) == 32 {
+		return b, nil
+	}
+	return nil, errors.New("FLEETGRAPH_SECRET_KEY must be 32 bytes, as 64 hex digits or base64")
+}

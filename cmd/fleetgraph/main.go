@@ -1,0 +1,64 @@
+// Command fleetgraph is the fleetgraph server and its administration tool:
+//
+//	fleetgraph serve       run the HTTP server (GraphQL, REST v1 APIs)
+//	fleetgraph migrate     apply database migrations and exit
+//	fleetgraph bootstrap   create a data owner, an org_admin user and key
+//
+// Configuration comes from the environment, each variable also a flag.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:])
+	stop()
+	if err != nil {
+		if !errors.Is(err, errUsage) {
+			fmt.Fprintln(os.Stderr, "fleetgraph:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+var errUsage = errors.New("usage")
+
+const usage = `fleetgraph — fleet management and measurement data server
+
+Usage:
+  fleetgraph serve [flags]                 run the server
+  fleetgraph migrate [flags]               apply database migrations and exit
+  fleetgraph bootstrap --data-owner NAME --email EMAIL [--json] [flags]
+                                           create a data owner (if missing), an org_admin
+                                           user and an org_admin API key, and print the key
+
+Run "fleetgraph <command> -h" for the flags of a command.
+`
+
+func run(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, usage)
+		return errUsage
+	}
+	switch args[0] {
+	case "serve":
+		return serve(ctx, args[1:])
+	case "migrate":
+		return migrate(ctx, args[1:])
+	case "bootstrap":
+		return bootstrap(ctx, args[1:], os.Stdout)
+	case "help", "-h", "--help":
+		fmt.Fprint(os.Stdout, usage)
+		return nil
+	default:
+		fmt.Fprintf(os.Stderr, "unknown command %q\n\n%s", args[0], usage)
+		return errUsage
+	}
+}

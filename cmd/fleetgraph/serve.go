@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/fleetgraph/fleetgraph/resolvers"
+	"github.com/fleetgraph/fleetgraph/server"
+)
+
+func serve(ctx context.Context, args []string) error {
+	var cfg config
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	cfg.flags(fs)
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	log := newLogger()
+	sealer, err := cfg.sealer(log)
+	if err != nil {
+		return err
+	}
+	st, closeStore, err := cfg.openStore(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+
+	handler, err := server.New(&resolvers.Resolver{Store: st, Sealer: sealer, Logger: log,
+		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true})
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Addr:              cfg.Addr,
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      2 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	base := "http://" + displayAddr(ln.Addr())
+	log.Info("fleetgraph listening", "addr", ln.Addr().String())
+	fmt.Fprintf(os.Stdout, "fleetgraph is running.\n  GraphiQL:  %s/graphql\n  Admin API: %s%s\n  Export API: %s%s\n"+
+		"Get an API key (in another terminal):\n  go run ./cmd/fleetgraph bootstrap --data-owner acme --email you@example.com\n",
+		base, base, server.AdminBase, base, server.ExportBase)
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}
+
+func displayAddr(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok || tcp.IP.IsUnspecified() {
+		if ok {
+			return fmt.Sprintf("localhost:%d", tcp.Port)
+		}
+	}
+	return a.String()
+}
+
+func migrate(ctx context.Context, args []string) error {
+	var cfg config
+	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
+	cfg.flags(fs)
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	log := newLogger()
+	_, closeStore, err := cfg.openStore(ctx, log)
+	if err != nil {
+		return err
+	}
+	closeStore()
+	log.Info("migrations applied")
+	return nil
+}

@@ -194,4 +194,3 @@ func accessLog(log *slog.Logger) func(http.Handler) http.Handler {
 		})
 	}
 }
-

@@ -1,7 +1,11 @@
 // Package apitest is the harness of fleetgraph's end-to-end tests: a fresh
-// PostgreSQL database per test binary (on the server named by
-// FLEETGRAPH_TEST_DATABASE_URL, default the local one), migrated, behind the
-// real HTTP server on a real port. Tests isolate themselves by data owner.
+// PostgreSQL database per test binary, migrated, behind the real HTTP server
+// on a real port. Tests isolate themselves by data owner.
+//
+// The database server is the one named by FLEETGRAPH_TEST_DATABASE_URL; else
+// the local PostgreSQL at 127.0.0.1:5432; else a private PostgreSQL started
+// from the machine's binaries under $TMPDIR/fleetgraph-test-pg (left running
+// for the next test binaries; it holds only throw-away databases).
 package apitest
 
 import (
@@ -17,6 +21,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -29,6 +34,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/resolvers"
 	"github.com/fleetgraph/fleetgraph/server"
 	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/store/pglocal"
 )
 
 // Env is a running server over its own database.
@@ -72,7 +78,12 @@ func start() (*Env, error) {
 	ctx := context.Background()
 	admin := os.Getenv("FLEETGRAPH_TEST_DATABASE_URL")
 	if admin == "" {
-		admin = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+		var err error
+		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+		admin, _, err = pglocal.Resolve(ctx, quiet, filepath.Join(os.TempDir(), "fleetgraph-test-pg"), "fleetgraph_test")
+		if err != nil {
+			return nil, fmt.Errorf("find a PostgreSQL for the tests: %w", err)
+		}
 	}
 	name := "fleetgraph_test_" + randomHex(6)
 	conn, err := pgx.Connect(ctx, admin)

@@ -39,13 +39,14 @@ import (
 
 // Env is a running server over its own database.
 type Env struct {
-	URL      string // base URL of the server
-	Store    *store.Store
-	Sealer   *auth.Sealer
-	Counter  *store.StatementCounter
-	adminURL string
-	dropDB   func()
-	srv      *httptest.Server
+	URL         string // base URL of the server
+	DatabaseURL string // the test database
+	Store       *store.Store
+	Sealer      *auth.Sealer
+	Counter     *store.StatementCounter
+	adminURL    string
+	dropDB      func()
+	srv         *httptest.Server
 }
 
 var env *Env
@@ -134,7 +135,7 @@ func start() (*Env, error) {
 		return nil, err
 	}
 	srv := httptest.NewServer(h)
-	return &Env{URL: srv.URL, Store: st, Sealer: sealer, Counter: counter, adminURL: srv.URL + server.AdminBase,
+	return &Env{URL: srv.URL, DatabaseURL: u.String(), Store: st, Sealer: sealer, Counter: counter, adminURL: srv.URL + server.AdminBase,
 		dropDB: drop, srv: srv}, nil
 }
 

@@ -16,8 +16,10 @@ import (
 
 func serve(ctx context.Context, args []string) error {
 	var cfg config
+	var demo bool
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	cfg.flags(fs)
+	fs.BoolVar(&demo, "demo", false, "also load a demo data owner and print a ready API key")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
@@ -31,6 +33,12 @@ func serve(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeStore()
+	demoKey := ""
+	if demo {
+		if demoKey, err = seedDemo(ctx, st, sealer); err != nil {
+			return err
+		}
+	}
 
 	handler, err := server.New(&resolvers.Resolver{Store: st, Sealer: sealer, Logger: log,
 		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true})
@@ -52,9 +60,14 @@ func serve(ctx context.Context, args []string) error {
 	}
 	base := "http://" + displayAddr(ln.Addr())
 	log.Info("fleetgraph listening", "addr", ln.Addr().String())
-	fmt.Fprintf(os.Stdout, "fleetgraph is running.\n  GraphiQL:  %s/graphql\n  Admin API: %s%s\n  Export API: %s%s\n"+
-		"Get an API key (in another terminal):\n  go run ./cmd/fleetgraph bootstrap --data-owner acme --email you@example.com\n",
+	fmt.Fprintf(os.Stdout, "fleetgraph is running.\n  GraphiQL:   %s/graphql\n  Admin API:  %s%s\n  Export API: %s%s\n",
 		base, base, server.AdminBase, base, server.ExportBase)
+	if demoKey != "" {
+		fmt.Fprintf(os.Stdout, "Demo data owner %q is loaded; its org_admin API key:\n  %s\n", demoOwner, demoKey)
+	} else {
+		fmt.Fprintf(os.Stdout, "Get an API key (in another terminal):\n  go run ./cmd/fleetgraph bootstrap --data-owner acme --email you@example.com\n"+
+			"or start with --demo for a demo data owner and a ready key.\n")
+	}
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

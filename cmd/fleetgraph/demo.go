@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"time"
+
+	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/resolvers"
+	"github.com/fleetgraph/fleetgraph/store"
+)
+
+// demoOwner is the data owner `serve --demo` fills.
+const demoOwner = "demo"
+
+// seedDemo bootstraps the demo data owner (with a fresh org_admin key) and,
+// the first time, fills it with a small realistic fleet. It returns the key.
+func seedDemo(ctx context.Context, st *store.Store, sealer *auth.Sealer) (string, error) {
+	name := "demo"
+	key, rec := resolvers.NewKeyRecord(sealer, auth.KindClientAdmin, 0, &name, nil, nil)
+	b, err := st.Bootstrap(ctx, demoOwner, "demo@fleetgraph.example", rec)
+	if err != nil {
+		return "", fmt.Errorf("demo: %w", err)
+	}
+	existing, err := st.Isps(ctx, b.DataOwnerID, store.IspFilter{})
+	if err != nil || len(existing) > 0 {
+		return key, err // already seeded
+	}
+	return key, fillDemo(ctx, st, sealer, b.DataOwnerID)
+}
+
+func fillDemo(ctx context.Context, st *store.Store, sealer *auth.Sealer, owner int64) error {
+	s := func(v string) *string { return &v }
+	i := func(v int64) *int64 { return &v }
+	var isps []int64
+	for _, in := range []store.IspInput{
+		{Name: s("Deutsche Telekom"), Country: s("DE"), Type: s("fixed")},
+		{Name: s("Vodafone"), Country: s("DE"), Type: s("mobile")},
+		{Name: s("Starlink"), Country: s("US"), Type: s("satellite")},
+		{Name: s("A1 Telekom Austria"), Country: s("AT"), Type: s("fixed")},
+	} {
+		isp, err := st.CreateIsp(ctx, owner, in)
+		if err != nil {
+			return err
+		}
+		isps = append(isps, isp.ID)
+	}
+	capability, err := st.CreateCapability(ctx, owner, store.CapabilityInput{Name: s("Video and web"),
+		AllowedMeasurementTypes: []string{"VideoMeasurement", "WebMeasurement"}, ForbiddenMeasurementSubjects: []string{"netflix"}})
+	if err != nil {
+		return err
+	}
+	regKey, err := st.CreateRegistrationKey(ctx, owner, store.RegistrationKeyInput{CapabilityID: capability.ID,
+		RegistrationKey: "demo-fleet-2026", Comment: s("field probes"), NumRegistrationsLeft: i(50)})
+	if err != nil {
+		return err
+	}
+	cfg, err := st.CreateConfig(ctx, owner, "public", "Default measurements", true)
+	if err != nil {
+		return err
+	}
+	if _, err := st.CreateConfig(ctx, owner, "automator", "Hourly schedule", true); err != nil {
+		return err
+	}
+	var berlin, vienna []int64
+	for n := 1; n <= 12; n++ {
+		seen := time.Now().Add(-time.Duration(n*13) * time.Minute)
+		id, err := st.CreateClient(ctx, owner, store.NewClient{UUID: demoUUID(n), Type: "automator",
+			Label: s(fmt.Sprintf("probe-%02d", n)), Tags: []string{[]string{"berlin", "vienna"}[n%2], "fiber"},
+			RegistrationKeyID: &regKey.ID, PublicConfigID: &cfg, LastSeenAt: &seen})
+		if err != nil {
+			return err
+		}
+		from := time.Now().AddDate(0, -n, 0)
+		if _, err := st.CreateContract(ctx, owner, store.NewContract{IspID: isps[n%len(isps)], ClientID: id,
+			Name: "Home 250", DownloadSpeed: i(250000), UploadSpeed: i(40000), ValidFrom: &from}); err != nil {
+			return err
+		}
+		if n%2 == 0 {
+			berlin = append(berlin, id)
+		} else {
+			vienna = append(vienna, id)
+		}
+	}
+	for name, ids := range map[string][]int64{"Berlin": berlin, "Vienna": vienna} {
+		if _, err := st.CreateClientGroup(ctx, owner, name, ids); err != nil {
+			return err
+		}
+	}
+	_, err = st.CreateServiceCredential(ctx, owner, store.CredentialInput{Name: s("Ookla account"), Service: s("ookla"),
+		Username: s("fleet"), SealedPassword: sealer.Seal("demo-password")})
+	return err
+}
+
+// demoUUID derives a stable UUID for demo client n.
+func demoUUID(n int) string {
+	h := sha256.Sum256([]byte(fmt.Sprintf("fleetgraph-demo-client-%d", n)))
+	h[6] = h[6]&0x0f | 0x40
+	h[8] = h[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
+}

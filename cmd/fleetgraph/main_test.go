@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fleetgraph/fleetgraph/apitest"
+)
+
+func TestMain(m *testing.M) { apitest.Main(m) }
+
+func TestBootstrapPrintsJSONWithAWorkingKey(t *testing.T) {
+	e := apitest.Get(t)
+	var out bytes.Buffer
+	args := []string{"--database-url", e.DatabaseURL, "--data-dir", t.TempDir(),
+		"--data-owner", "boot-json", "--email", "owner@boot.example", "--json"}
+	if err := bootstrap(context.Background(), args, &out); err != nil {
+		t.Fatalf("bootstrap: %v", err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("output is not one JSON object: %v: %s", err, out.String())
+	}
+	for _, k := range []string{"data_owner", "user_id", "api_key"} {
+		if _, ok := got[k]; !ok {
+			t.Errorf("missing %q in %v", k, got)
+		}
+	}
+	if got["data_owner"] != "boot-json" {
+		t.Errorf("data_owner = %v", got["data_owner"])
+	}
+	key, _ := got["api_key"].(string)
+	if r := e.Admin(t, http.MethodGet, "/isps", key, nil); r.Status != http.StatusOK {
+		t.Errorf("bootstrapped key: GET /isps = %d %s", r.Status, r.Raw)
+	}
+	// A second run reuses the data owner and the user.
+	out.Reset()
+	if err := bootstrap(context.Background(), args, &out); err != nil {
+		t.Fatalf("second bootstrap: %v", err)
+	}
+	var again map[string]any
+	_ = json.Unmarshal(out.Bytes(), &again)
+	if again["user_id"] != got["user_id"] || again["api_key"] == got["api_key"] {
+		t.Errorf("second run: user %v (want %v), key should be new", again["user_id"], got["user_id"])
+	}
+}
+
+func TestBootstrapRejectsBadArguments(t *testing.T) {
+	for _, args := range [][]string{
+		{"--data-owner", "Not A Slug", "--email", "a@b.example"},
+		{"--data-owner", "ok", "--email", "not-an-email"},
+		{"--data-owner", "", "--email", "a@b.example"},
+	} {
+		err := bootstrap(context.Background(), append(args, "--data-dir", t.TempDir()), io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "--") {
+			t.Errorf("%v: err = %v, want a message naming the flag", args, err)
+		}
+	}
+}
+
+func TestServeAnswersAndShutsDownGracefully(t *testing.T) {
+	e := apitest.Get(t)
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	stdout := os.Stdout
+	devnull, _ := os.Open(os.DevNull)
+	os.Stdout = devnull
+	t.Cleanup(func() { os.Stdout = stdout; devnull.Close() })
+	go func() {
+		done <- serve(ctx, []string{"--database-url", e.DatabaseURL, "--addr", addr, "--data-dir", t.TempDir()})
+	}()
+	var resp *http.Response
+	var err error
+	for i := 0; i < 100; i++ {
+		resp, err = http.Get("http://" + addr + "/readyz")
+		if err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("server never answered: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("/readyz = %d", resp.StatusCode)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve returned %v after shutdown, want nil", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not shut down")
+	}
+}
+
+func TestMigrateIsIdempotent(t *testing.T) {
+	e := apitest.Get(t)
+	for i := 0; i < 2; i++ {
+		if err := migrate(context.Background(), []string{"--database-url", e.DatabaseURL, "--data-dir", t.TempDir()}); err != nil {
+			t.Fatalf("migrate run %d: %v", i+1, err)
+		}
+	}
+}
+
+func TestUnknownCommandIsAUsageError(t *testing.T) {
+	if err := run(context.Background(), []string{"frobnicate"}); err != errUsage {
+		t.Errorf("err = %v, want usage error", err)
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return fmt.Sprintf("127.0.0.1:%d", ln.Addr().(*net.TCPAddr).Port)
+}

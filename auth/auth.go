@@ -36,6 +36,8 @@ type Principal struct {
 	Kind          Kind
 	// Role is the creator's role capped by the key's effective_role.
 	Role model.Role
+	// UserRole is the creator's own role, uncapped.
+	UserRole model.Role
 }
 
 type ctxKey struct{}

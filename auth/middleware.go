@@ -44,6 +44,7 @@ func Authenticate(ctx context.Context, keys KeyStore, key string, now time.Time)
 		KeyID:         k.KeyID,
 		Kind:          Kind(k.Kind),
 		Role:          role,
+		UserRole:      model.Role(*k.UserRole),
 	}, nil
 }
 

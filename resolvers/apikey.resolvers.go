@@ -25,9 +25,9 @@ func (r *mutationResolver) ClientAdminAPIKeyCreate(ctx context.Context, input mo
 			return nil, err
 		}
 		role = ptr(string(*input.EffectiveRole))
-	} else if p.Role != model1.RoleOrgAdmin {
-		// The key acts with its creator's role; cap it at the creator's
-		// current (possibly key-capped) role so it never exceeds the caller.
+	} else if p.Role != p.UserRole {
+		// The caller's own key is capped: a key it makes without a role
+		// must not act above that cap.
 		role = ptr(string(p.Role))
 	}
 	k, plain, err := r.createKey(ctx, p, auth.KindClientAdmin, input.Name, input.ValidUntil, role)

@@ -64,17 +64,36 @@ func (r *Resolver) deleteKey(ctx context.Context, kind auth.Kind, id int64) (boo
 		return false, err
 	}
 	if kind == auth.KindClientAdmin {
-		k, err := r.Store.APIKey(ctx, p.DataOwnerID, string(kind), id)
+		keyRole, err := r.keyRole(ctx, p.DataOwnerID, id)
 		if err != nil {
 			return false, err
 		}
-		if k.EffectiveRole == nil || !p.Role.AtLeast(model.Role(*k.EffectiveRole)) {
-			if p.Role != model.RoleOrgAdmin {
-				return false, forbidden("only an org_admin can delete this key")
-			}
+		if !p.Role.AtLeast(keyRole) {
+			return false, forbidden("you cannot delete a key that acts as %s, above your own role", keyRole)
 		}
 	}
 	return true, r.Store.DeleteAPIKey(ctx, p.DataOwnerID, string(kind), id)
+}
+
+// keyRole is the role an admin key acts with: its creator's role capped by
+// its effective_role.
+func (r *Resolver) keyRole(ctx context.Context, ownerID, id int64) (model.Role, error) {
+	k, err := r.Store.APIKey(ctx, ownerID, string(auth.KindClientAdmin), id)
+	if err != nil {
+		return "", err
+	}
+	role := model.RoleOrgAdmin
+	if k.UserID != nil {
+		u, err := r.Store.User(ctx, ownerID, *k.UserID)
+		if err != nil {
+			return "", err
+		}
+		role = model.Role(u.Role)
+	}
+	if k.EffectiveRole != nil {
+		role = role.Min(model.Role(*k.EffectiveRole))
+	}
+	return role, nil
 }
 
 func (r *Resolver) analyticsKeyOf(k store.APIKey) (*model.ClientAnalyticsAPIKey, error) {

@@ -155,7 +155,7 @@ func (r *queryResolver) ClientLabelAvailable(ctx context.Context, label string, 
 			return nil, &BadRequestError{Msg: "exclude_id must be a client id or a UUID"}
 		}
 	}
-	taken, err := r.Store.LabelTaken(ctx, p.DataOwnerID, label, exID, exUUID)
+	taken, err := r.Store.LabelTaken(ctx, p.DataOwnerID, strings.TrimSpace(label), exID, exUUID)
 	if err != nil {
 		return nil, err
 	}

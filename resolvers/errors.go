@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/fleetgraph/fleetgraph/auth"
@@ -75,7 +76,11 @@ func (r *Resolver) PresentError(ctx context.Context, err error) *gqlerror.Error 
 		if gqlErr.Extensions == nil {
 			gqlErr.Extensions = map[string]any{}
 		}
-		if _, ok := gqlErr.Extensions["code"]; !ok {
+		if field, ok := variableField(gqlErr.Path); ok {
+			// A variable's value failed coercion: bad input, not a bad document.
+			gqlErr.Extensions["code"] = CodeBadUserInput
+			gqlErr.Extensions["errors"] = map[string][]string{field: {gqlErr.Message}}
+		} else if _, ok := gqlErr.Extensions["code"]; !ok {
 			gqlErr.Extensions["code"] = CodeBadUserInput
 		}
 		return gqlErr
@@ -91,6 +96,32 @@ func (r *Resolver) PresentError(ctx context.Context, err error) *gqlerror.Error 
 		out.Extensions["errors"] = map[string][]string(fields)
 	}
 	return out
+}
+
+// variableField names the input field of a variable coercion error, whose
+// path is ["variable", name, field...]: the fields below an input object
+// variable (notificationConfig.anomalyEventsDigestHours), else the variable.
+func variableField(path ast.Path) (string, bool) {
+	if len(path) < 2 || path[0] != ast.PathName("variable") {
+		return "", false
+	}
+	rest := path[2:]
+	if len(rest) == 0 {
+		rest = path[1:2]
+	}
+	var b strings.Builder
+	for _, el := range rest {
+		switch el := el.(type) {
+		case ast.PathName:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(string(el))
+		case ast.PathIndex:
+			fmt.Fprintf(&b, "[%d]", int(el))
+		}
+	}
+	return b.String(), true
 }
 
 func classify(err error) (code, msg string, fields FieldErrors) {
@@ -109,6 +140,8 @@ func classify(err error) (code, msg string, fields FieldErrors) {
 		return CodeNotFound, "Not found", nil
 	case errors.Is(err, store.ErrConflict):
 		return CodeConflict, conflictMessage(err), nil
+	case errors.Is(err, store.ErrInvalidText):
+		return CodeBadUserInput, store.ErrInvalidText.Error(), nil
 	}
 	return CodeInternal, "Internal server error", nil
 }

@@ -3,6 +3,8 @@ package resolvers
 import (
 	"crypto/rand"
 	"encoding/base32"
+	"fmt"
+	"math"
 	"strings"
 
 	"github.com/fleetgraph/fleetgraph/store"
@@ -18,6 +20,9 @@ func newRegistrationKey() string {
 func validateKeyLimits(fe FieldErrors, in store.RegistrationKeyInput) {
 	if in.NumRegistrationsLeft != nil && *in.NumRegistrationsLeft < -1 {
 		fe.Add("numRegistrationsLeft", "must be -1 (unlimited) or more")
+	}
+	if in.NumRegistrationsLeft != nil && *in.NumRegistrationsLeft > math.MaxInt32 { // an integer column
+		fe.Add("numRegistrationsLeft", fmt.Sprintf("must be at most %d", math.MaxInt32))
 	}
 	intRange(fe, "usageLimitDays", in.UsageLimitDays, 1, 36500)
 	if in.ValidFrom != nil && in.ValidUntil != nil && !in.ValidUntil.After(*in.ValidFrom) {

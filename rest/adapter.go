@@ -201,6 +201,11 @@ func pathValue(raw string, t *ast.Type) (any, error) {
 // queryValue reads one query parameter typed by its variable definition.
 func queryValue(q map[string][]string, key string, t *ast.Type) (any, error) {
 	vals, ok := q[key]
+	for _, v := range append(append([]string{}, vals...), q[key+"[]"]...) {
+		if strings.ContainsRune(v, 0) {
+			return nil, &requestError{status: http.StatusBadRequest, msg: "query parameter " + key + " must not contain NUL characters"}
+		}
+	}
 	if t.Elem != nil {
 		list := append([]string{}, q[key+"[]"]...)
 		for _, v := range vals {
@@ -259,8 +264,8 @@ func (a *Adapter) body(r *http.Request, t *ast.Type) (any, error) {
 		if err := dec.Decode(&doc); err != nil {
 			return nil, &requestError{status: http.StatusBadRequest, msg: "malformed JSON: " + err.Error()}
 		}
-		if dec.More() {
-			return nil, &requestError{status: http.StatusBadRequest, msg: "malformed JSON: more than one value in body"}
+		if len(bytes.Trim(raw[dec.InputOffset():], " \t\r\n")) > 0 {
+			return nil, &requestError{status: http.StatusBadRequest, msg: "malformed JSON: unexpected data after the JSON value"}
 		}
 	}
 	if _, ok := doc.(map[string]any); !ok {

@@ -106,6 +106,10 @@ func (m *inputMapper) scalar(name string, v any, path string) any {
 		return n
 	case "String", "ID":
 		if s, ok := v.(string); ok {
+			if strings.ContainsRune(s, 0) {
+				m.fail(path, "must not contain NUL characters")
+				return nil
+			}
 			return s
 		}
 		if n, ok := v.(json.Number); ok && name == "ID" {

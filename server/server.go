@@ -74,10 +74,12 @@ func New(res *resolvers.Resolver) (http.Handler, error) {
 	if mountErr != nil {
 		return nil, mountErr
 	}
-	r.Route(ExportBase, func(r chi.Router) {
-		r.Use(limitBody, auth.Middleware(res.Store, auth.KindExport, false, restAuthError), loaders.Middleware(res.Store))
-		mountErr = adapter.Mount(r, nil)
-	})
+	// Middleware on the mount itself: chi skips a router's own middleware
+	// while it has no routes, which would let any key reach a 404.
+	r.With(limitBody, auth.Middleware(res.Store, auth.KindExport, false, restAuthError), loaders.Middleware(res.Store)).
+		Route(ExportBase, func(r chi.Router) {
+			mountErr = adapter.Mount(r, nil)
+		})
 	if mountErr != nil {
 		return nil, mountErr
 	}

@@ -23,6 +23,9 @@ import (
 var (
 	ErrNotFound = errors.New("not found")
 	ErrConflict = errors.New("already exists")
+	// ErrInvalidText: a text value holds a NUL character, which PostgreSQL
+	// cannot store or compare.
+	ErrInvalidText = errors.New("text must not contain NUL characters")
 )
 
 //go:embed migrations/*.sql
@@ -103,6 +106,9 @@ func mapErr(step string, err error) error {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
 		return fmt.Errorf("%s: %w", step, ErrConflict)
+	}
+	if errors.As(err, &pgErr) && pgErr.Code == "22021" { // character_not_in_repertoire: NUL in text
+		return fmt.Errorf("%s: %w", step, ErrInvalidText)
 	}
 	return fmt.Errorf("%s: %w", step, err)
 }

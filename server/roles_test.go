@@ -1,0 +1,595 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/fleetgraph/fleetgraph/apitest"
+	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/model"
+	"github.com/fleetgraph/fleetgraph/rest"
+	"github.com/fleetgraph/fleetgraph/store"
+)
+
+// rolesSeq makes names unique within the test binary.
+var rolesSeq atomic.Int64
+
+func rolesUnique(prefix string) string { return fmt.Sprintf("%s-%d", prefix, rolesSeq.Add(1)) }
+
+// rolesFixture is one data owner with a key per role and the long-lived
+// records the read-only cells of the matrix look at.
+type rolesFixture struct {
+	e    *apitest.Env
+	o    *apitest.Owner
+	keys map[model.Role]string
+
+	isp, capability, credential, user, client int64
+	adminKey, analyticsKey, exportKey         int64
+}
+
+var rolesOrder = []model.Role{model.RoleViewer, model.RoleEditor, model.RoleAdmin, model.RoleOrgAdmin}
+
+func newRolesFixture(t *testing.T, prefix string) *rolesFixture {
+	t.Helper()
+	e := apitest.Get(t)
+	o := e.NewOwner(t, prefix)
+	f := &rolesFixture{e: e, o: o, keys: map[model.Role]string{model.RoleOrgAdmin: o.Key}}
+	for _, r := range []model.Role{model.RoleViewer, model.RoleEditor, model.RoleAdmin} {
+		f.keys[r], _ = o.NewKey(t, apitest.KeyOpts{UserRole: r})
+	}
+	f.isp = f.newISP(t)
+	f.capability = f.newCapability(t)
+	f.credential = f.newCredential(t)
+	f.user = f.newUser(t)
+	f.client = f.newClient(t)
+	f.adminKey = f.newKey(t, auth.KindClientAdmin)
+	f.analyticsKey = f.newKey(t, auth.KindClientAnalytics)
+	f.exportKey = f.newKey(t, auth.KindExport)
+	return f
+}
+
+// create posts body with the org_admin key and answers the new record's id.
+func (f *rolesFixture) create(t *testing.T, path string, body any) int64 {
+	t.Helper()
+	r := f.e.Admin(t, http.MethodPost, path, f.o.Key, body)
+	if r.Status != http.StatusCreated {
+		t.Fatalf("fixture POST %s: %d %s", path, r.Status, r.Raw)
+	}
+	return rolesEnvelopeID(t, r)
+}
+
+// rolesEnvelopeID reads the id of the only record in a {"thing": {...}} body.
+func rolesEnvelopeID(t *testing.T, r *apitest.Response) int64 {
+	t.Helper()
+	obj := r.Obj(t)
+	if len(obj) != 1 {
+		t.Fatalf("expected a one-field envelope, got %s", r.Raw)
+	}
+	for _, v := range obj {
+		rec, ok := v.(map[string]any)
+		if !ok {
+			t.Fatalf("envelope does not hold an object: %s", r.Raw)
+		}
+		return rolesInt(t, rec["id"])
+	}
+	return 0
+}
+
+func rolesInt(t *testing.T, v any) int64 {
+	t.Helper()
+	n, ok := v.(interface{ Int64() (int64, error) })
+	if !ok {
+		t.Fatalf("%v (%T) is not a JSON number", v, v)
+	}
+	i, err := n.Int64()
+	if err != nil {
+		t.Fatalf("%v is not an integer: %v", v, err)
+	}
+	return i
+}
+
+func (f *rolesFixture) newISP(t *testing.T) int64 {
+	return f.create(t, "/isps", map[string]any{"name": rolesUnique("isp"), "country": "DE", "type": "fixed"})
+}
+
+func (f *rolesFixture) newCapability(t *testing.T) int64 {
+	return f.create(t, "/capabilities", map[string]any{"name": rolesUnique("capability")})
+}
+
+func (f *rolesFixture) newCredential(t *testing.T) int64 {
+	return f.create(t, "/service_credentials", map[string]any{"name": rolesUnique("credential"), "service": "ookla",
+		"username": "probe", "password": "s3cret"})
+}
+
+// newUser makes a viewer user (not the user of any role key).
+func (f *rolesFixture) newUser(t *testing.T) int64 {
+	t.Helper()
+	name := rolesUnique("person")
+	u, err := f.e.Store.CreateUser(context.Background(), f.o.ID, store.NewUser{Email: name + "@" + f.o.Slug + ".example",
+		Username: name, Role: string(model.RoleViewer), NotificationConfig: []byte(`{}`)})
+	if err != nil {
+		t.Fatalf("create user: %v", err)
+	}
+	return u.ID
+}
+
+func (f *rolesFixture) newClient(t *testing.T) int64 {
+	t.Helper()
+	label := rolesUnique("probe")
+	id, err := f.e.Store.CreateClient(context.Background(), f.o.ID, store.NewClient{UUID: uuid.NewString(), Type: "automator", Label: &label})
+	if err != nil {
+		t.Fatalf("create client: %v", err)
+	}
+	return id
+}
+
+// newKey makes a key of kind whose acting role is viewer, so that an admin
+// may delete it as well as an org_admin.
+func (f *rolesFixture) newKey(t *testing.T, kind auth.Kind) int64 {
+	t.Helper()
+	viewer := model.RoleViewer
+	_, id := f.o.NewKey(t, apitest.KeyOpts{Kind: kind, EffectiveRole: &viewer})
+	return id
+}
+
+// rolesCall is one request of a matrix cell. intact, when set, is a path
+// that must still answer 200 (read with the org_admin key) after the call
+// was refused: a refused mutation leaves its target alone.
+type rolesCall struct {
+	path   string
+	body   any
+	intact string
+}
+
+// rolesCell is the expectation of one route: the least role that may call
+// it, and how to build a call against fresh fixtures.
+type rolesCell struct {
+	action string
+	min    model.Role
+	call   func(t *testing.T, f *rolesFixture) rolesCall
+}
+
+func rolesPath(format string, id int64) string { return fmt.Sprintf(format, id) }
+
+// rolesMatrix holds one cell per route of rest.AdminRoutes, keyed "METHOD path".
+var rolesMatrix = map[string]rolesCell{
+	"GET /isps": {"list ISPs", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: "/isps"}
+	}},
+	"POST /isps": {"create ISP", model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: "/isps", body: map[string]any{"name": rolesUnique("new-isp"), "country": "AT", "type": "mobile"}}
+	}},
+	"GET /isps/{id}": {"read an ISP", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: rolesPath("/isps/%d", f.isp)}
+	}},
+	"PUT /isps/{id}": {"update an ISP", model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
+		p := rolesPath("/isps/%d", f.newISP(t))
+		return rolesCall{path: p, body: map[string]any{"name": rolesUnique("renamed-isp")}, intact: p}
+	}},
+	"DELETE /isps/{id}": {"delete an ISP", model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
+		p := rolesPath("/isps/%d", f.newISP(t))
+		return rolesCall{path: p, intact: p}
+	}},
+	"POST /isps/{id}/merge_into": {"merge ISPs", model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
+		src, dst := f.newISP(t), f.newISP(t)
+		return rolesCall{path: rolesPath("/isps/%d/merge_into", src), body: map[string]any{"target_id": dst},
+			intact: rolesPath("/isps/%d", src)}
+	}},
+
+	"GET /capabilities": {"list capabilities", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: "/capabilities"}
+	}},
+	"POST /capabilities": {"create capability", model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: "/capabilities", body: map[string]any{"name": rolesUnique("new-capability"),
+			"allowed_measurement_types": []string{"VideoMeasurement"}}}
+	}},
+	"GET /capabilities/{id}": {"read a capability", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: rolesPath("/capabilities/%d", f.capability)}
+	}},
+	"PUT /capabilities/{id}": {"update a capability", model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
+		p := rolesPath("/capabilities/%d", f.newCapability(t))
+		return rolesCall{path: p, body: map[string]any{"comment": "changed"}, intact: p}
+	}},
+	"DELETE /capabilities/{id}": {"delete a capability", model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
+		p := rolesPath("/capabilities/%d", f.newCapability(t))
+		return rolesCall{path: p, intact: p}
+	}},
+
+	"GET /service_credentials": {"list service credentials", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: "/service_credentials"}
+	}},
+	"POST /service_credentials": {"create service credential", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: "/service_credentials", body: map[string]any{"name": rolesUnique("new-credential"),
+			"service": "netflix", "username": "u", "password": "p"}}
+	}},
+	"GET /service_credentials/{id}": {"read a service credential", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: rolesPath("/service_credentials/%d", f.credential)}
+	}},
+	"PUT /service_credentials/{id}": {"update a service credential", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
+		p := rolesPath("/service_credentials/%d", f.newCredential(t))
+		return rolesCall{path: p, body: map[string]any{"username": "other", "password": "n3w"}, intact: p}
+	}},
+	"DELETE /service_credentials/{id}": {"delete a service credential", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
+		p := rolesPath("/service_credentials/%d", f.newCredential(t))
+		return rolesCall{path: p, intact: p}
+	}},
+
+	"GET /client_admin_api_keys": {"list admin API keys", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: "/client_admin_api_keys"}
+	}},
+	"POST /client_admin_api_keys": {"create admin API key", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: "/client_admin_api_keys", body: map[string]any{"name": rolesUnique("key"), "effective_role": "viewer"}}
+	}},
+	"GET /client_admin_api_keys/{id}": {"read an admin API key", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: rolesPath("/client_admin_api_keys/%d", f.adminKey)}
+	}},
+	"DELETE /client_admin_api_keys/{id}": {"delete an admin API key", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
+		p := rolesPath("/client_admin_api_keys/%d", f.newKey(t, auth.KindClientAdmin))
+		return rolesCall{path: p, intact: p}
+	}},
+	"GET /client_analytics_api_keys": {"list analytics API keys", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: "/client_analytics_api_keys"}
+	}},
+	"POST /client_analytics_api_keys": {"create analytics API key", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: "/client_analytics_api_keys", body: map[string]any{"name": rolesUnique("analytics")}}
+	}},
+	"GET /client_analytics_api_keys/{id}": {"read an analytics API key", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: rolesPath("/client_analytics_api_keys/%d", f.analyticsKey)}
+	}},
+	"DELETE /client_analytics_api_keys/{id}": {"delete an analytics API key", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
+		p := rolesPath("/client_analytics_api_keys/%d", f.newKey(t, auth.KindClientAnalytics))
+		return rolesCall{path: p, intact: p}
+	}},
+	"GET /export_api_keys": {"list export API keys", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: "/export_api_keys"}
+	}},
+	"POST /export_api_keys": {"create export API key", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: "/export_api_keys", body: map[string]any{"name": rolesUnique("export")}}
+	}},
+	"GET /export_api_keys/{id}": {"read an export API key", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: rolesPath("/export_api_keys/%d", f.exportKey)}
+	}},
+	"DELETE /export_api_keys/{id}": {"delete an export API key", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
+		p := rolesPath("/export_api_keys/%d", f.newKey(t, auth.KindExport))
+		return rolesCall{path: p, intact: p}
+	}},
+
+	"GET /client_admin_users": {"list users", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: "/client_admin_users"}
+	}},
+	"POST /client_admin_users": {"create a viewer user", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
+		name := rolesUnique("invitee")
+		return rolesCall{path: "/client_admin_users", body: map[string]any{"email": name + "@example.org",
+			"username": name, "role": "viewer"}}
+	}},
+	"GET /client_admin_users/{id}": {"read a user", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: rolesPath("/client_admin_users/%d", f.user)}
+	}},
+	"PUT /client_admin_users/{id}": {"update another user", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
+		p := rolesPath("/client_admin_users/%d", f.newUser(t))
+		return rolesCall{path: p, body: map[string]any{"first_name": "Changed"}, intact: p}
+	}},
+
+	"GET /clients": {"list clients", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: "/clients"}
+	}},
+	"GET /clients/check_label_availability": {"check label availability", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: "/clients/check_label_availability?label=" + rolesUnique("free")}
+	}},
+	"GET /clients/{id}": {"read a client", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: rolesPath("/clients/%d", f.client)}
+	}},
+
+	"GET /data_owner/settings": {"read settings", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: "/data_owner/settings"}
+	}},
+	"PUT /data_owner/settings": {"update settings", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: "/data_owner/settings", body: map[string]any{"offline_threshold_minutes": 90}}
+	}},
+	"GET /ai_assistant/status": {"read AI assistant status", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: "/ai_assistant/status"}
+	}},
+}
+
+// rolesWantForbidden asserts a 403 with a JSON {"message": "..."} body.
+func rolesWantForbidden(t *testing.T, r *apitest.Response) {
+	t.Helper()
+	if r.Status != http.StatusForbidden {
+		t.Errorf("status %d, want 403: %s", r.Status, r.Raw)
+		return
+	}
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		t.Errorf("403 content type %q, want application/json: %s", ct, r.Raw)
+		return
+	}
+	obj, ok := r.JSON.(map[string]any)
+	if !ok {
+		t.Errorf("403 body is not a JSON object: %s", r.Raw)
+		return
+	}
+	if msg, _ := obj["message"].(string); msg == "" {
+		t.Errorf("403 body has no message: %s", r.Raw)
+	}
+}
+
+// TestRoleMatrix calls every route of the administration API with a key of
+// each role. A route without a matrix entry fails the test.
+func TestRoleMatrix(t *testing.T) {
+	f := newRolesFixture(t, "roles")
+	seen := map[string]bool{}
+	cells := 0
+	for _, rt := range rest.AdminRoutes {
+		pattern := rt.Method + " " + rt.Path
+		cell, ok := rolesMatrix[pattern]
+		if !ok {
+			t.Errorf("route %s has no entry in rolesMatrix: say which role may call it", pattern)
+			continue
+		}
+		if seen[pattern] {
+			t.Errorf("route %s is listed twice in rest.AdminRoutes", pattern)
+			continue
+		}
+		seen[pattern] = true
+		for _, role := range rolesOrder {
+			allowed := role.AtLeast(cell.min)
+			verb := "cannot"
+			if allowed {
+				verb = "can"
+			}
+			cells++
+			t.Run(fmt.Sprintf("%s %s %s", role, verb, cell.action), func(t *testing.T) {
+				c := cell.call(t, f)
+				r := f.e.Admin(t, rt.Method, c.path, f.keys[role], c.body)
+				if !allowed {
+					rolesWantForbidden(t, r)
+					if c.intact != "" {
+						if g := f.e.Admin(t, http.MethodGet, c.intact, f.o.Key, nil); g.Status != http.StatusOK {
+							t.Errorf("after the refused call GET %s answers %d, want 200: %s", c.intact, g.Status, g.Raw)
+						}
+					}
+					return
+				}
+				if r.Status != rt.Status {
+					t.Errorf("%s %s as %s: status %d, want %d: %s", rt.Method, c.path, role, r.Status, rt.Status, r.Raw)
+					return
+				}
+				if _, ok := r.JSON.(map[string]any); !ok {
+					t.Errorf("%s %s as %s: body is not a JSON object: %s", rt.Method, c.path, role, r.Raw)
+				}
+			})
+		}
+	}
+	for pattern := range rolesMatrix {
+		if !seen[pattern] {
+			t.Errorf("rolesMatrix entry %q names no route of rest.AdminRoutes", pattern)
+		}
+	}
+	if want := len(rest.AdminRoutes) * len(rolesOrder); cells != want {
+		t.Errorf("ran %d matrix cells, want %d", cells, want)
+	}
+}
+
+// TestRolesCapKeysAndGrants covers the role arithmetic of keys: a key acts
+// with its creator's role capped by effective_role, and nobody grants a role
+// above their own.
+func TestRolesCapKeysAndGrants(t *testing.T) {
+	e := apitest.Get(t)
+	o := e.NewOwner(t, "rolecap")
+	viewer, editor, admin, orgAdmin := model.RoleViewer, model.RoleEditor, model.RoleAdmin, model.RoleOrgAdmin
+	adminKey, _ := o.NewKey(t, apitest.KeyOpts{UserRole: admin})
+	isp := map[string]any{"name": "Capped", "country": "DE", "type": "fixed"}
+	newUser := func(role model.Role) map[string]any {
+		name := rolesUnique("grant")
+		return map[string]any{"email": name + "@example.org", "username": name, "role": string(role)}
+	}
+
+	t.Run("viewer-effective key of an org_admin cannot create ISP", func(t *testing.T) {
+		// Made through the API by the org_admin ...
+		r := e.Admin(t, http.MethodPost, "/client_admin_api_keys", o.Key, map[string]any{"effective_role": "viewer"})
+		if r.Status != http.StatusCreated {
+			t.Fatalf("create viewer key: %d %s", r.Status, r.Raw)
+		}
+		k := r.Obj(t)["client_admin_api_key"].(map[string]any)
+		if k["effective_role"] != "viewer" {
+			t.Errorf("effective_role = %v, want viewer", k["effective_role"])
+		}
+		apiKey, _ := k["api_key"].(string)
+		rolesWantForbidden(t, e.Admin(t, http.MethodPost, "/isps", apiKey, isp))
+		if g := e.Admin(t, http.MethodGet, "/isps", apiKey, nil); g.Status != http.StatusOK {
+			t.Errorf("the viewer key cannot read: %d %s", g.Status, g.Raw)
+		}
+		// ... and straight through the store.
+		stored, _ := o.NewKey(t, apitest.KeyOpts{EffectiveRole: &viewer})
+		rolesWantForbidden(t, e.Admin(t, http.MethodPost, "/isps", stored, isp))
+	})
+
+	t.Run("admin cannot create org_admin user", func(t *testing.T) {
+		rolesWantForbidden(t, e.Admin(t, http.MethodPost, "/client_admin_users", adminKey, newUser(orgAdmin)))
+	})
+
+	t.Run("admin can create admin user", func(t *testing.T) {
+		r := e.Admin(t, http.MethodPost, "/client_admin_users", adminKey, newUser(admin))
+		if r.Status != http.StatusCreated {
+			t.Fatalf("status %d, want 201: %s", r.Status, r.Raw)
+		}
+		if got := r.Obj(t)["user"].(map[string]any)["role"]; got != "admin" {
+			t.Errorf("role = %v, want admin", got)
+		}
+	})
+
+	t.Run("admin cannot create org_admin-effective key", func(t *testing.T) {
+		rolesWantForbidden(t, e.Admin(t, http.MethodPost, "/client_admin_api_keys", adminKey,
+			map[string]any{"effective_role": "org_admin"}))
+	})
+
+	t.Run("admin can create admin-effective key", func(t *testing.T) {
+		r := e.Admin(t, http.MethodPost, "/client_admin_api_keys", adminKey, map[string]any{"effective_role": "admin"})
+		if r.Status != http.StatusCreated {
+			t.Fatalf("status %d, want 201: %s", r.Status, r.Raw)
+		}
+		if got := r.Obj(t)["client_admin_api_key"].(map[string]any)["effective_role"]; got != "admin" {
+			t.Errorf("effective_role = %v, want admin", got)
+		}
+	})
+
+	t.Run("key an admin makes without effective_role acts as admin", func(t *testing.T) {
+		r := e.Admin(t, http.MethodPost, "/client_admin_api_keys", adminKey, map[string]any{"name": "plain"})
+		if r.Status != http.StatusCreated {
+			t.Fatalf("status %d, want 201: %s", r.Status, r.Raw)
+		}
+		k := r.Obj(t)["client_admin_api_key"].(map[string]any)["api_key"].(string)
+		rolesWantForbidden(t, e.Admin(t, http.MethodPost, "/client_admin_users", k, newUser(orgAdmin)))
+		if r := e.Admin(t, http.MethodPost, "/client_admin_users", k, newUser(admin)); r.Status != http.StatusCreated {
+			t.Errorf("the new key cannot create an admin user: %d %s", r.Status, r.Raw)
+		}
+	})
+
+	t.Run("key made without effective_role under an admin-capped key stays capped", func(t *testing.T) {
+		capped, _ := o.NewKey(t, apitest.KeyOpts{EffectiveRole: &admin}) // the org_admin's user, capped
+		r := e.Admin(t, http.MethodPost, "/client_admin_api_keys", capped, map[string]any{"name": "child"})
+		if r.Status != http.StatusCreated {
+			t.Fatalf("status %d, want 201: %s", r.Status, r.Raw)
+		}
+		child := r.Obj(t)["client_admin_api_key"].(map[string]any)["api_key"].(string)
+		rolesWantForbidden(t, e.Admin(t, http.MethodPost, "/client_admin_users", child, newUser(orgAdmin)))
+		rolesWantForbidden(t, e.Admin(t, http.MethodPost, "/client_admin_api_keys", child,
+			map[string]any{"effective_role": "org_admin"}))
+	})
+
+	t.Run("editor-effective key of an admin cannot create users", func(t *testing.T) {
+		key, _ := o.NewKey(t, apitest.KeyOpts{UserRole: admin, EffectiveRole: &editor})
+		rolesWantForbidden(t, e.Admin(t, http.MethodPost, "/client_admin_users", key, newUser(viewer)))
+		rolesWantForbidden(t, e.Admin(t, http.MethodPost, "/client_admin_api_keys", key, map[string]any{}))
+		if r := e.Admin(t, http.MethodPost, "/isps", key, isp); r.Status != http.StatusCreated {
+			t.Errorf("the editor key cannot create an ISP: %d %s", r.Status, r.Raw)
+		}
+	})
+
+	t.Run("admin-effective key of an org_admin cannot create org_admin user", func(t *testing.T) {
+		key, _ := o.NewKey(t, apitest.KeyOpts{EffectiveRole: &admin})
+		rolesWantForbidden(t, e.Admin(t, http.MethodPost, "/client_admin_users", key, newUser(orgAdmin)))
+		if r := e.Admin(t, http.MethodPost, "/client_admin_users", key, newUser(admin)); r.Status != http.StatusCreated {
+			t.Errorf("admin-effective key cannot create an admin user: %d %s", r.Status, r.Raw)
+		}
+	})
+
+	t.Run("org_admin can create org_admin user and key", func(t *testing.T) {
+		if r := e.Admin(t, http.MethodPost, "/client_admin_users", o.Key, newUser(orgAdmin)); r.Status != http.StatusCreated {
+			t.Errorf("create org_admin user: %d %s", r.Status, r.Raw)
+		}
+		r := e.Admin(t, http.MethodPost, "/client_admin_api_keys", o.Key, map[string]any{"effective_role": "org_admin"})
+		if r.Status != http.StatusCreated {
+			t.Errorf("create org_admin key: %d %s", r.Status, r.Raw)
+		}
+	})
+
+	t.Run("admin cannot delete an org_admin key", func(t *testing.T) {
+		_, id := o.NewKey(t, apitest.KeyOpts{}) // the org_admin's, no cap
+		p := rolesPath("/client_admin_api_keys/%d", id)
+		rolesWantForbidden(t, e.Admin(t, http.MethodDelete, p, adminKey, nil))
+		if r := e.Admin(t, http.MethodGet, p, o.Key, nil); r.Status != http.StatusOK {
+			t.Errorf("the key is gone after a refused delete: %d %s", r.Status, r.Raw)
+		}
+		if r := e.Admin(t, http.MethodDelete, p, o.Key, nil); r.Status != http.StatusOK {
+			t.Errorf("org_admin delete: %d %s", r.Status, r.Raw)
+		}
+	})
+
+	t.Run("viewer can update own profile but not another user", func(t *testing.T) {
+		key, _ := o.NewKey(t, apitest.KeyOpts{UserRole: viewer})
+		g := e.GraphQL(t, key, `{ viewer { userId role } }`, nil)
+		if len(g.Errors) > 0 {
+			t.Fatalf("viewer: %s", g.Raw)
+		}
+		me := rolesInt(t, g.Data["viewer"].(map[string]any)["userId"])
+		r := e.Admin(t, http.MethodPut, rolesPath("/client_admin_users/%d", me), key,
+			map[string]any{"first_name": "Vera", "notification_config": map[string]any{"anomaly_events": true}})
+		if r.Status != http.StatusOK {
+			t.Fatalf("own profile: %d %s", r.Status, r.Raw)
+		}
+		u := r.Obj(t)["user"].(map[string]any)
+		if u["first_name"] != "Vera" || u["role"] != "viewer" {
+			t.Errorf("own profile after update = %v", u)
+		}
+		rolesWantForbidden(t, e.Admin(t, http.MethodPut, rolesPath("/client_admin_users/%d", o.UserID), key,
+			map[string]any{"first_name": "Mallory"}))
+	})
+}
+
+// TestRolesThroughGraphQL spot-checks the same role checks on /graphql:
+// a refused operation carries extensions.code FORBIDDEN and no data.
+func TestRolesThroughGraphQL(t *testing.T) {
+	f := newRolesFixture(t, "rolesgql")
+	cases := []struct {
+		name    string
+		role    model.Role
+		field   string
+		query   string
+		vars    map[string]any
+		allowed bool
+	}{
+		{"viewer cannot create ISP", model.RoleViewer, "ispCreate",
+			`mutation { ispCreate(input: {name: "G", country: "DE", type: fixed}) { id } }`, nil, false},
+		{"editor can create ISP", model.RoleEditor, "ispCreate",
+			`mutation { ispCreate(input: {name: "G", country: "DE", type: fixed}) { id } }`, nil, true},
+		{"viewer cannot delete ISP", model.RoleViewer, "ispDelete",
+			`mutation($id: Int!) { ispDelete(id: $id) }`, map[string]any{"id": f.isp}, false},
+		{"viewer cannot create capability", model.RoleViewer, "capabilityCreate",
+			`mutation { capabilityCreate(input: {name: "G"}) { id } }`, nil, false},
+		{"viewer cannot create registration key", model.RoleViewer, "registrationKeyCreate",
+			`mutation($c: Int!) { registrationKeyCreate(input: {capabilityId: $c}) { id } }`, map[string]any{"c": f.capability}, false},
+		{"editor can create registration key", model.RoleEditor, "registrationKeyCreate",
+			`mutation($c: Int!) { registrationKeyCreate(input: {capabilityId: $c}) { id } }`, map[string]any{"c": f.capability}, true},
+		{"editor cannot create service credential", model.RoleEditor, "serviceCredentialCreate",
+			`mutation { serviceCredentialCreate(input: {name: "G", service: "smtp"}) { id } }`, nil, false},
+		{"editor cannot update settings", model.RoleEditor, "dataOwnerSettingsUpdate",
+			`mutation { dataOwnerSettingsUpdate(input: {offlineThresholdMinutes: 5}) { offlineThresholdMinutes } }`, nil, false},
+		{"editor cannot create user", model.RoleEditor, "userCreate",
+			`mutation { userCreate(input: {email: "g@example.org", username: "g", role: viewer}) { id } }`, nil, false},
+		{"editor cannot create admin API key", model.RoleEditor, "clientAdminApiKeyCreate",
+			`mutation { clientAdminApiKeyCreate(input: {}) { id } }`, nil, false},
+		{"editor cannot create export API key", model.RoleEditor, "exportApiKeyCreate",
+			`mutation { exportApiKeyCreate(input: {}) { id } }`, nil, false},
+		{"viewer cannot list admin API keys", model.RoleViewer, "clientAdminApiKeys",
+			`{ clientAdminApiKeys { id } }`, nil, false},
+		{"admin cannot create org_admin user", model.RoleAdmin, "userCreate",
+			`mutation { userCreate(input: {email: "boss@example.org", username: "boss", role: org_admin}) { id } }`, nil, false},
+		{"admin cannot create org_admin-effective key", model.RoleAdmin, "clientAdminApiKeyCreate",
+			`mutation { clientAdminApiKeyCreate(input: {effectiveRole: org_admin}) { id } }`, nil, false},
+		{"admin can create admin user", model.RoleAdmin, "userCreate",
+			`mutation { userCreate(input: {email: "second@example.org", username: "second", role: admin}) { id role } }`, nil, true},
+		{"viewer can read service credentials", model.RoleViewer, "serviceCredentials",
+			`{ serviceCredentials { id name } }`, nil, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g := f.e.GraphQL(t, f.keys[c.role], c.query, c.vars)
+			if c.allowed {
+				if len(g.Errors) > 0 || g.Data[c.field] == nil {
+					t.Errorf("want success, got %s", g.Raw)
+				}
+				return
+			}
+			if g.Code() != "FORBIDDEN" {
+				t.Errorf("extensions.code = %q, want FORBIDDEN: %s", g.Code(), g.Raw)
+				return
+			}
+			if g.Errors[0].Message == "" {
+				t.Errorf("FORBIDDEN error without a message: %s", g.Raw)
+			}
+			if g.Data != nil && g.Data[c.field] != nil {
+				t.Errorf("refused %s still answered data: %s", c.field, g.Raw)
+			}
+		})
+	}
+	// The refused ispDelete left the ISP alone.
+	if r := f.e.Admin(t, http.MethodGet, rolesPath("/isps/%d", f.isp), f.o.Key, nil); r.Status != http.StatusOK {
+		t.Errorf("ISP gone after refused GraphQL delete: %d %s", r.Status, r.Raw)
+	}
+}

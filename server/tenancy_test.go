@@ -1,0 +1,582 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/fleetgraph/fleetgraph/apitest"
+	"github.com/fleetgraph/fleetgraph/store"
+)
+
+// tenantWorld is what one data owner made of every kind of resource.
+type tenantWorld struct {
+	o      *apitest.Owner
+	marker string // in every name and label this owner chose
+
+	isp, contract, capability, regKey, client, group int64
+	user, adminKey, analyticsKey, exportKey          int64
+	credential, config                               int64
+	clientUUID, clientLabel, regKeyText, analytics   string
+	userEmail                                        string
+}
+
+// tenantPost creates through the administration API and answers the record.
+func tenantPost(t *testing.T, e *apitest.Env, key, path string, body any) map[string]any {
+	t.Helper()
+	r := e.Admin(t, http.MethodPost, path, key, body)
+	if r.Status != http.StatusCreated {
+		t.Fatalf("POST %s: %d %s", path, r.Status, r.Raw)
+	}
+	for _, v := range r.Obj(t) {
+		return v.(map[string]any)
+	}
+	t.Fatalf("POST %s: empty body", path)
+	return nil
+}
+
+// newTenantWorld makes one of everything for a fresh data owner.
+func newTenantWorld(t *testing.T, e *apitest.Env, prefix string) *tenantWorld {
+	t.Helper()
+	ctx := context.Background()
+	o := e.NewOwner(t, prefix)
+	w := &tenantWorld{o: o, marker: "mark-" + o.Slug}
+	name := func(what string) string { return w.marker + "-" + what }
+
+	// ISP with a contract to one of the owner's clients.
+	w.isp = rolesInt(t, tenantPost(t, e, o.Key, "/isps", map[string]any{"name": name("isp"), "country": "NL", "type": "fixed"})["id"])
+
+	// Capability with a registration key.
+	w.capability = rolesInt(t, tenantPost(t, e, o.Key, "/capabilities", map[string]any{"name": name("capability"),
+		"comment": name("comment"), "allowed_measurement_subjects": []string{"youtube"}})["id"])
+	w.regKeyText = name("regkey")
+	g := e.GraphQL(t, o.Key, `mutation($c: Int!, $k: String!) { registrationKeyCreate(input: {capabilityId: $c, registrationKey: $k, comment: "mine"}) { id } }`,
+		map[string]any{"c": w.capability, "k": w.regKeyText})
+	if len(g.Errors) > 0 {
+		t.Fatalf("registrationKeyCreate: %s", g.Raw)
+	}
+	w.regKey = rolesInt(t, g.Data["registrationKeyCreate"].(map[string]any)["id"])
+
+	// Client (registered with the key, on a config) in a group.
+	var err error
+	if w.config, err = e.Store.CreateConfig(ctx, o.ID, "public", name("config"), true); err != nil {
+		t.Fatalf("create config: %v", err)
+	}
+	w.clientUUID, w.clientLabel = uuid.NewString(), name("probe")
+	w.client, err = e.Store.CreateClient(ctx, o.ID, store.NewClient{UUID: w.clientUUID, Type: "automator",
+		Label: &w.clientLabel, Tags: []string{name("tag")}, RegistrationKeyID: &w.regKey, PublicConfigID: &w.config})
+	if err != nil {
+		t.Fatalf("create client: %v", err)
+	}
+	if w.group, err = e.Store.CreateClientGroup(ctx, o.ID, name("group"), []int64{w.client}); err != nil {
+		t.Fatalf("create group: %v", err)
+	}
+	price, cur := 39.9, "EUR"
+	from := time.Now().Add(-24 * time.Hour)
+	if w.contract, err = e.Store.CreateContract(ctx, o.ID, store.NewContract{IspID: w.isp, ClientID: w.client,
+		Name: name("contract"), MonthlyPrice: &price, Currency: &cur, ValidFrom: &from}); err != nil {
+		t.Fatalf("create contract: %v", err)
+	}
+
+	// User, keys of all three kinds, a service credential.
+	w.userEmail = name("user") + "@example.org"
+	w.user = rolesInt(t, tenantPost(t, e, o.Key, "/client_admin_users", map[string]any{"email": w.userEmail,
+		"username": name("user"), "role": "editor", "first_name": name("first")})["id"])
+	w.adminKey = rolesInt(t, tenantPost(t, e, o.Key, "/client_admin_api_keys", map[string]any{"name": name("adminkey"),
+		"effective_role": "viewer"})["id"])
+	an := tenantPost(t, e, o.Key, "/client_analytics_api_keys", map[string]any{"name": name("analyticskey")})
+	w.analyticsKey, w.analytics = rolesInt(t, an["id"]), an["api_key"].(string)
+	w.exportKey = rolesInt(t, tenantPost(t, e, o.Key, "/export_api_keys", map[string]any{"name": name("exportkey")})["id"])
+	w.credential = rolesInt(t, tenantPost(t, e, o.Key, "/service_credentials", map[string]any{"name": name("credential"),
+		"service": "ookla", "username": name("login"), "password": "pw"})["id"])
+
+	// Settings changed from the defaults.
+	r := e.Admin(t, http.MethodPut, "/data_owner/settings", o.Key, map[string]any{"ai_system_prompt": name("prompt"),
+		"offline_threshold_minutes": 17, "client_offline_detection_enabled": false})
+	if r.Status != http.StatusOK {
+		t.Fatalf("update settings: %d %s", r.Status, r.Raw)
+	}
+	return w
+}
+
+// tenantWant404 asserts a 404 with a JSON {"message"} body.
+func tenantWant404(t *testing.T, r *apitest.Response, what string) {
+	t.Helper()
+	if r.Status != http.StatusNotFound {
+		t.Errorf("%s: status %d, want 404: %s", what, r.Status, r.Raw)
+		return
+	}
+	obj, ok := r.JSON.(map[string]any)
+	if !ok {
+		t.Errorf("%s: 404 body is not a JSON object: %s", what, r.Raw)
+		return
+	}
+	if msg, _ := obj["message"].(string); msg == "" {
+		t.Errorf("%s: 404 body has no message: %s", what, r.Raw)
+	}
+}
+
+// tenantIDs lists the ids of the items of the list under field.
+func tenantIDs(t *testing.T, r *apitest.Response, field string) []int64 {
+	t.Helper()
+	items, ok := r.Obj(t)[field].([]any)
+	if !ok {
+		t.Fatalf("no list %q in %s", field, r.Raw)
+	}
+	ids := make([]int64, 0, len(items))
+	for _, it := range items {
+		ids = append(ids, rolesInt(t, it.(map[string]any)["id"]))
+	}
+	return ids
+}
+
+// tenantSnapshot reads everything w's owner can see of its own records,
+// leaving out last_used_at (it moves when a key is used).
+func tenantSnapshot(t *testing.T, e *apitest.Env, w *tenantWorld) map[string]any {
+	t.Helper()
+	paths := []string{
+		"/isps", fmt.Sprintf("/isps/%d", w.isp),
+		"/capabilities", fmt.Sprintf("/capabilities/%d", w.capability),
+		"/service_credentials", fmt.Sprintf("/service_credentials/%d", w.credential),
+		"/client_admin_api_keys", fmt.Sprintf("/client_admin_api_keys/%d", w.adminKey),
+		"/client_analytics_api_keys", fmt.Sprintf("/client_analytics_api_keys/%d", w.analyticsKey),
+		"/export_api_keys", fmt.Sprintf("/export_api_keys/%d", w.exportKey),
+		"/client_admin_users", fmt.Sprintf("/client_admin_users/%d", w.user),
+		"/clients", fmt.Sprintf("/clients/%d", w.client),
+		"/data_owner/settings",
+	}
+	snap := map[string]any{}
+	for _, p := range paths {
+		r := e.Admin(t, http.MethodGet, p, w.o.Key, nil)
+		if r.Status != http.StatusOK {
+			t.Fatalf("owner reads %s: %d %s", p, r.Status, r.Raw)
+		}
+		snap[p] = tenantScrub(r.JSON)
+	}
+	g := e.GraphQL(t, w.o.Key, `query($k: Int!) { registrationKey(id: $k) { id registrationKey comment capabilityId }
+		clientGroups { id name clients { id uuid } } }`, map[string]any{"k": w.regKey})
+	if len(g.Errors) > 0 {
+		t.Fatalf("owner reads registration key and groups: %s", g.Raw)
+	}
+	snap["graphql"] = tenantScrub(g.Data)
+	return snap
+}
+
+func tenantScrub(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, val := range x {
+			if k == "last_used_at" || k == "lastUsedAt" {
+				continue
+			}
+			out[k] = tenantScrub(val)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, val := range x {
+			out[i] = tenantScrub(val)
+		}
+		return out
+	}
+	return v
+}
+
+// TestCrossTenantIsolation: data owner B, with an org_admin key, tries every
+// resource of data owner A by id and through lists, and sees nothing of it.
+func TestCrossTenantIsolation(t *testing.T) {
+	e := apitest.Get(t)
+	a := newTenantWorld(t, e, "tenant-a")
+	b := newTenantWorld(t, e, "tenant-b")
+	bKey := b.o.Key
+
+	// The fixture is meaningful: A sees its contract, key and group.
+	if r := e.Admin(t, http.MethodGet, fmt.Sprintf("/isps/%d", a.isp), a.o.Key, nil); r.Status != http.StatusOK ||
+		len(r.Obj(t)["isp"].(map[string]any)["isp_contracts"].([]any)) != 1 {
+		t.Fatalf("A's ISP should carry one contract: %s", r.Raw)
+	}
+	before := tenantSnapshot(t, e, a)
+
+	// Every raw answer B gets must be free of A's names, labels and secrets.
+	leaks := []string{a.marker, a.clientUUID, a.regKeyText, a.analytics, a.userEmail}
+	checkNoLeak := func(t *testing.T, what string, raw []byte) {
+		t.Helper()
+		for _, s := range leaks {
+			if strings.Contains(string(raw), s) {
+				t.Errorf("%s shows A's %q: %s", what, s, raw)
+			}
+		}
+	}
+
+	t.Run("lists of B omit A's records", func(t *testing.T) {
+		lists := []struct {
+			path, field string
+			aID         int64
+		}{
+			{"/isps", "isps", a.isp},
+			{"/isps?country=NL", "isps", a.isp},
+			{"/isps?name=" + url.QueryEscape(a.marker), "isps", a.isp},
+			{"/capabilities", "capabilities", a.capability},
+			{"/service_credentials", "service_credentials", a.credential},
+			{"/client_admin_api_keys", "client_admin_api_keys", a.adminKey},
+			{"/client_analytics_api_keys", "client_analytics_api_keys", a.analyticsKey},
+			{"/export_api_keys", "export_api_keys", a.exportKey},
+			{"/client_admin_users", "users", a.user},
+			{"/clients", "clients", a.client},
+		}
+		for _, l := range lists {
+			r := e.Admin(t, http.MethodGet, l.path, bKey, nil)
+			if r.Status != http.StatusOK {
+				t.Errorf("B lists %s: %d %s", l.path, r.Status, r.Raw)
+				continue
+			}
+			for _, id := range tenantIDs(t, r, l.field) {
+				if id == l.aID {
+					t.Errorf("B's %s lists A's record %d", l.path, id)
+				}
+			}
+			checkNoLeak(t, "B's "+l.path, r.Raw)
+		}
+		// B's users are B's alone: A's org_admin is not among them.
+		r := e.Admin(t, http.MethodGet, "/client_admin_users", bKey, nil)
+		for _, id := range tenantIDs(t, r, "users") {
+			if id == a.o.UserID {
+				t.Errorf("B's users list A's org_admin %d", id)
+			}
+		}
+		// B's own records are there, so the lists were not just empty.
+		if ids := tenantIDs(t, e.Admin(t, http.MethodGet, "/isps", bKey, nil), "isps"); len(ids) != 1 || ids[0] != b.isp {
+			t.Errorf("B's ISPs = %v, want [%d]", ids, b.isp)
+		}
+	})
+
+	t.Run("B reads, updates and deletes A's records by id: 404", func(t *testing.T) {
+		gets := []string{
+			fmt.Sprintf("/isps/%d", a.isp),
+			fmt.Sprintf("/capabilities/%d", a.capability),
+			fmt.Sprintf("/service_credentials/%d", a.credential),
+			fmt.Sprintf("/client_admin_api_keys/%d", a.adminKey),
+			fmt.Sprintf("/client_analytics_api_keys/%d", a.analyticsKey),
+			fmt.Sprintf("/export_api_keys/%d", a.exportKey),
+			fmt.Sprintf("/client_admin_users/%d", a.user),
+			fmt.Sprintf("/client_admin_users/%d", a.o.UserID),
+			fmt.Sprintf("/clients/%d", a.client),
+			"/clients/" + a.clientUUID,
+		}
+		for _, p := range gets {
+			r := e.Admin(t, http.MethodGet, p, bKey, nil)
+			tenantWant404(t, r, "GET "+p)
+			checkNoLeak(t, "GET "+p, r.Raw)
+		}
+		puts := []struct {
+			path string
+			body map[string]any
+		}{
+			{fmt.Sprintf("/isps/%d", a.isp), map[string]any{"name": "taken over", "country": "FR"}},
+			{fmt.Sprintf("/capabilities/%d", a.capability), map[string]any{"name": "taken over", "comment": "x"}},
+			{fmt.Sprintf("/service_credentials/%d", a.credential), map[string]any{"username": "eve", "password": "pw2"}},
+			{fmt.Sprintf("/client_admin_users/%d", a.user), map[string]any{"first_name": "Eve"}},
+			{fmt.Sprintf("/client_admin_users/%d", a.o.UserID), map[string]any{"first_name": "Eve"}},
+		}
+		for _, p := range puts {
+			r := e.Admin(t, http.MethodPut, p.path, bKey, p.body)
+			tenantWant404(t, r, "PUT "+p.path)
+			checkNoLeak(t, "PUT "+p.path, r.Raw)
+		}
+		deletes := []string{
+			fmt.Sprintf("/isps/%d", a.isp),
+			fmt.Sprintf("/capabilities/%d", a.capability),
+			fmt.Sprintf("/service_credentials/%d", a.credential),
+			fmt.Sprintf("/client_admin_api_keys/%d", a.adminKey),
+			fmt.Sprintf("/client_analytics_api_keys/%d", a.analyticsKey),
+			fmt.Sprintf("/export_api_keys/%d", a.exportKey),
+		}
+		for _, p := range deletes {
+			tenantWant404(t, e.Admin(t, http.MethodDelete, p, bKey, nil), "DELETE "+p)
+		}
+	})
+
+	t.Run("B merges across tenants: 404 both ways", func(t *testing.T) {
+		tenantWant404(t, e.Admin(t, http.MethodPost, fmt.Sprintf("/isps/%d/merge_into", b.isp), bKey,
+			map[string]any{"target_id": a.isp}), "merge B's ISP into A's")
+		tenantWant404(t, e.Admin(t, http.MethodPost, fmt.Sprintf("/isps/%d/merge_into", a.isp), bKey,
+			map[string]any{"target_id": b.isp}), "merge A's ISP into B's")
+		r := e.Admin(t, http.MethodGet, fmt.Sprintf("/isps/%d", b.isp), bKey, nil)
+		if r.Status != http.StatusOK {
+			t.Fatalf("B's ISP is gone after the refused merges: %d %s", r.Status, r.Raw)
+		}
+		isp := r.Obj(t)["isp"].(map[string]any)
+		if n := len(isp["isp_contracts"].([]any)); n != 1 {
+			t.Errorf("B's ISP has %d contracts after the refused merges, want 1", n)
+		}
+		if names := isp["alternative_names"].([]any); len(names) != 0 {
+			t.Errorf("B's ISP gained alternative names %v", names)
+		}
+	})
+
+	t.Run("B's GraphQL by A's ids: NOT_FOUND", func(t *testing.T) {
+		queries := []struct {
+			field, query string
+			vars         map[string]any
+		}{
+			{"isp", `query($id: Int!) { isp(id: $id) { id name } }`, map[string]any{"id": a.isp}},
+			{"capability", `query($id: Int!) { capability(id: $id) { id name } }`, map[string]any{"id": a.capability}},
+			{"registrationKey", `query($id: Int!) { registrationKey(id: $id) { id registrationKey } }`, map[string]any{"id": a.regKey}},
+			{"client", `query($id: ID!) { client(id: $id) { id label } }`, map[string]any{"id": fmt.Sprint(a.client)}},
+			{"client", `query($id: ID!) { client(id: $id) { id label } }`, map[string]any{"id": a.clientUUID}},
+			{"user", `query($id: Int!) { user(id: $id) { id email } }`, map[string]any{"id": a.user}},
+			{"serviceCredential", `query($id: Int!) { serviceCredential(id: $id) { id name } }`, map[string]any{"id": a.credential}},
+			{"clientAdminApiKey", `query($id: Int!) { clientAdminApiKey(id: $id) { id name } }`, map[string]any{"id": a.adminKey}},
+			{"clientAnalyticsApiKey", `query($id: Int!) { clientAnalyticsApiKey(id: $id) { id apiKey } }`, map[string]any{"id": a.analyticsKey}},
+			{"exportApiKey", `query($id: Int!) { exportApiKey(id: $id) { id name } }`, map[string]any{"id": a.exportKey}},
+			{"ispUpdate", `mutation($id: Int!) { ispUpdate(id: $id, input: {name: "x"}) { id } }`, map[string]any{"id": a.isp}},
+			{"ispDelete", `mutation($id: Int!) { ispDelete(id: $id) }`, map[string]any{"id": a.isp}},
+			{"ispMergeInto", `mutation($id: Int!, $t: Int!) { ispMergeInto(id: $id, input: {targetId: $t}) { id } }`,
+				map[string]any{"id": b.isp, "t": a.isp}},
+			{"capabilityDelete", `mutation($id: Int!) { capabilityDelete(id: $id) }`, map[string]any{"id": a.capability}},
+			{"registrationKeyCreate", `mutation($c: Int!) { registrationKeyCreate(input: {capabilityId: $c}) { id } }`,
+				map[string]any{"c": a.capability}},
+			{"registrationKeyUpdate", `mutation($id: Int!) { registrationKeyUpdate(id: $id, input: {comment: "x"}) { id } }`,
+				map[string]any{"id": a.regKey}},
+			{"registrationKeyDelete", `mutation($id: Int!) { registrationKeyDelete(id: $id) }`, map[string]any{"id": a.regKey}},
+			{"userUpdate", `mutation($id: Int!) { userUpdate(id: $id, input: {firstName: "Eve"}) { id } }`, map[string]any{"id": a.user}},
+			{"serviceCredentialUpdate", `mutation($id: Int!) { serviceCredentialUpdate(id: $id, input: {name: "x"}) { id } }`,
+				map[string]any{"id": a.credential}},
+			{"serviceCredentialDelete", `mutation($id: Int!) { serviceCredentialDelete(id: $id) }`, map[string]any{"id": a.credential}},
+			{"clientAdminApiKeyDelete", `mutation($id: Int!) { clientAdminApiKeyDelete(id: $id) }`, map[string]any{"id": a.adminKey}},
+			{"clientAnalyticsApiKeyDelete", `mutation($id: Int!) { clientAnalyticsApiKeyDelete(id: $id) }`, map[string]any{"id": a.analyticsKey}},
+			{"exportApiKeyDelete", `mutation($id: Int!) { exportApiKeyDelete(id: $id) }`, map[string]any{"id": a.exportKey}},
+		}
+		for _, q := range queries {
+			g := e.GraphQL(t, bKey, q.query, q.vars)
+			if g.Code() != "NOT_FOUND" {
+				t.Errorf("%s %v: extensions.code = %q, want NOT_FOUND: %s", q.field, q.vars, g.Code(), g.Raw)
+			}
+			if g.Data != nil && g.Data[q.field] != nil {
+				t.Errorf("%s %v answered data: %s", q.field, q.vars, g.Raw)
+			}
+			checkNoLeak(t, q.field, g.Raw)
+		}
+	})
+
+	t.Run("B's nested GraphQL fields never show A's records", func(t *testing.T) {
+		g := e.GraphQL(t, bKey, `{
+			clients { id uuid label accessLevel registrationKey { id registrationKey } clientGroups { id name }
+				currentIspContract { id ispId ispName } ispContracts { id ispId clientLabel }
+				deliveredPublicConfig { id name } }
+			clientGroups { id name clients { id uuid label } }
+			isps { id name ispContractsCount ispContracts { id clientId clientUuid clientLabel client { id uuid } } }
+			capabilities { id name registrationKeysCount registrationKeys { id registrationKey clientsCount capability { id } } }
+			users { id email }
+			serviceCredentials { id name username }
+			clientAdminApiKeys { id name clientAdminUserId }
+			clientAnalyticsApiKeys { id apiKey }
+			exportApiKeys { id name }
+			dataOwnerSettings { aiSystemPrompt offlineThresholdMinutes clientOfflineDetectionEnabled }
+			viewer { dataOwner }
+		}`, nil)
+		if len(g.Errors) > 0 {
+			t.Fatalf("B's nested query: %s", g.Raw)
+		}
+		checkNoLeak(t, "B's nested query", g.Raw)
+		if !strings.Contains(string(g.Raw), b.marker) {
+			t.Errorf("B's nested query does not show B's own records: %s", g.Raw)
+		}
+		var data struct {
+			Clients []struct {
+				ID           int64
+				ClientGroups []struct{ ID int64 }
+			}
+			Isps []struct {
+				ID           int64
+				IspContracts []struct{ ID, ClientID int64 }
+			}
+		}
+		raw, _ := json.Marshal(g.Data)
+		if err := json.Unmarshal(raw, &data); err != nil {
+			t.Fatalf("decode: %v", err)
+		}
+		for _, c := range data.Clients {
+			if c.ID == a.client {
+				t.Errorf("B's clients include A's client %d", c.ID)
+			}
+			for _, gr := range c.ClientGroups {
+				if gr.ID == a.group {
+					t.Errorf("B's client %d is in A's group", c.ID)
+				}
+			}
+		}
+		for _, i := range data.Isps {
+			for _, c := range i.IspContracts {
+				if c.ID == a.contract || c.ClientID == a.client {
+					t.Errorf("B's ISP %d shows A's contract %+v", i.ID, c)
+				}
+			}
+		}
+	})
+
+	t.Run("B's label check ignores A's clients", func(t *testing.T) {
+		for _, p := range []string{
+			"/clients/check_label_availability?label=" + url.QueryEscape(a.clientLabel),
+			"/clients/check_label_availability?label=" + url.QueryEscape(strings.ToUpper(a.clientLabel)),
+			fmt.Sprintf("/clients/check_label_availability?label=%s&exclude_id=%d", url.QueryEscape(a.clientLabel), a.client),
+			"/clients/check_label_availability?label=" + url.QueryEscape(a.clientLabel) + "&exclude_id=" + a.clientUUID,
+		} {
+			r := e.Admin(t, http.MethodGet, p, bKey, nil)
+			if r.Status != http.StatusOK || r.Obj(t)["available"] != true {
+				t.Errorf("B %s: %d %s, want available", p, r.Status, r.Raw)
+			}
+		}
+		// In A the label is taken, so the check above is about tenancy.
+		r := e.Admin(t, http.MethodGet, "/clients/check_label_availability?label="+url.QueryEscape(a.clientLabel), a.o.Key, nil)
+		if r.Status != http.StatusOK || r.Obj(t)["available"] != false {
+			t.Errorf("A's own label: %d %s, want taken", r.Status, r.Raw)
+		}
+	})
+
+	t.Run("B's settings are B's", func(t *testing.T) {
+		r := e.Admin(t, http.MethodPut, "/data_owner/settings", bKey, map[string]any{"ai_system_prompt": b.marker + "-changed",
+			"offline_threshold_minutes": 99, "study_failure_detection_enabled": false})
+		if r.Status != http.StatusOK {
+			t.Fatalf("B updates settings: %d %s", r.Status, r.Raw)
+		}
+		checkNoLeak(t, "B's settings", r.Raw)
+		s := r.Obj(t)["settings"].(map[string]any)
+		if s["ai_system_prompt"] != b.marker+"-changed" || s["client_offline_detection_enabled"] != false {
+			t.Errorf("B's settings = %v", s)
+		}
+		st := e.Admin(t, http.MethodGet, "/ai_assistant/status", bKey, nil)
+		if st.Status != http.StatusOK || st.Obj(t)["data_owner"] != b.o.Slug {
+			t.Errorf("B's assistant status: %d %s, want data_owner %s", st.Status, st.Raw, b.o.Slug)
+		}
+	})
+
+	t.Run("A's records are unchanged after B's attempts", func(t *testing.T) {
+		after := tenantSnapshot(t, e, a)
+		for k, v := range before {
+			if !reflect.DeepEqual(v, after[k]) {
+				bv, _ := json.Marshal(v)
+				av, _ := json.Marshal(after[k])
+				t.Errorf("A's %s changed:\nbefore %s\nafter  %s", k, bv, av)
+			}
+		}
+		// A's own keys still work.
+		if r := e.Admin(t, http.MethodGet, "/isps", a.o.Key, nil); r.Status != http.StatusOK {
+			t.Errorf("A's key: %d %s", r.Status, r.Raw)
+		}
+	})
+}
+
+// TestSharedClientShowsOnlyTheClient: a client A shares with B appears in
+// B's list as "shared", without A's configuration, registration key, groups
+// or contract.
+func TestSharedClientShowsOnlyTheClient(t *testing.T) {
+	e := apitest.Get(t)
+	ctx := context.Background()
+	a := newTenantWorld(t, e, "sharer")
+	b := newTenantWorld(t, e, "sharee")
+	if err := e.Store.ShareClient(ctx, a.o.ID, a.client, b.o.ID); err != nil {
+		t.Fatalf("share: %v", err)
+	}
+	find := func(t *testing.T, key string) map[string]any {
+		t.Helper()
+		r := e.Admin(t, http.MethodGet, "/clients", key, nil)
+		if r.Status != http.StatusOK {
+			t.Fatalf("list clients: %d %s", r.Status, r.Raw)
+		}
+		for _, it := range r.Obj(t)["clients"].([]any) {
+			c := it.(map[string]any)
+			if c["uuid"] == a.clientUUID {
+				return c
+			}
+		}
+		t.Fatalf("shared client %s not in the list: %s", a.clientUUID, r.Raw)
+		return nil
+	}
+
+	// A, the owner, sees everything of it.
+	own := find(t, a.o.Key)
+	if own["access_level"] != "owner" || own["config_managed"] != true || own["delivered_public_config"] == nil ||
+		own["registration_key"] == nil || len(own["client_groups"].([]any)) != 1 || own["current_isp_contract"] == nil {
+		t.Fatalf("A's view of its client lacks the fixture: %v", own)
+	}
+
+	shared := find(t, b.o.Key)
+	checkShared := func(t *testing.T, c map[string]any) {
+		t.Helper()
+		if c["access_level"] != "shared" {
+			t.Errorf("access_level = %v, want shared", c["access_level"])
+		}
+		if rolesInt(t, c["id"]) != a.client || c["label"] != a.clientLabel {
+			t.Errorf("shared client id/label = %v/%v, want %d/%s", c["id"], c["label"], a.client, a.clientLabel)
+		}
+		for _, f := range []string{"config_managed", "delivered_public_config", "delivered_automator_config",
+			"registration_key", "current_isp_contract"} {
+			v, ok := c[f]
+			if !ok {
+				t.Errorf("%s missing from the shared client", f)
+			} else if v != nil {
+				t.Errorf("%s = %v, want null for a shared client", f, v)
+			}
+		}
+		groups, ok := c["client_groups"].([]any)
+		if !ok {
+			t.Errorf("client_groups = %v, want an array", c["client_groups"])
+		}
+		for _, g := range groups {
+			if rolesInt(t, g.(map[string]any)["id"]) == a.group {
+				t.Errorf("shared client shows A's group: %v", g)
+			}
+		}
+		raw, _ := json.Marshal(c)
+		for _, s := range []string{a.regKeyText, a.marker + "-group", a.marker + "-config", a.marker + "-contract"} {
+			if strings.Contains(string(raw), s) {
+				t.Errorf("shared client shows A's %q: %s", s, raw)
+			}
+		}
+	}
+	checkShared(t, shared)
+
+	// The single record says the same, and hides A's configuration ids.
+	r := e.Admin(t, http.MethodGet, fmt.Sprintf("/clients/%d", a.client), b.o.Key, nil)
+	if r.Status != http.StatusOK {
+		t.Fatalf("B reads the shared client: %d %s", r.Status, r.Raw)
+	}
+	one := r.Obj(t)["client"].(map[string]any)
+	checkShared(t, one)
+	if cfg, _ := one["configuration"].(map[string]any); cfg == nil || cfg["public_config_id"] != nil || cfg["automator_config_id"] != nil {
+		t.Errorf("shared client's configuration = %v, want no config ids", one["configuration"])
+	}
+
+	// B's label check ignores the shared client: it is not one of B's.
+	lr := e.Admin(t, http.MethodGet, "/clients/check_label_availability?label="+url.QueryEscape(a.clientLabel), b.o.Key, nil)
+	if lr.Status != http.StatusOK || lr.Obj(t)["available"] != true {
+		t.Errorf("B's label check for the shared client's label: %d %s, want available", lr.Status, lr.Raw)
+	}
+
+	// Through GraphQL the nested fields agree.
+	g := e.GraphQL(t, b.o.Key, `query($id: ID!) { client(id: $id) { accessLevel configManaged registrationKey { id }
+		clientGroups { id } currentIspContract { id } ispContracts { id } deliveredPublicConfig { id } } }`,
+		map[string]any{"id": a.clientUUID})
+	if len(g.Errors) > 0 {
+		t.Fatalf("graphql shared client: %s", g.Raw)
+	}
+	c := g.Data["client"].(map[string]any)
+	if c["accessLevel"] != "shared" || c["configManaged"] != nil || c["registrationKey"] != nil ||
+		len(c["clientGroups"].([]any)) != 0 || c["currentIspContract"] != nil || len(c["ispContracts"].([]any)) != 0 ||
+		c["deliveredPublicConfig"] != nil {
+		t.Errorf("graphql shared client = %v", c)
+	}
+
+	// B cannot reach A's records through the shared client's ids either.
+	tenantWant404(t, e.Admin(t, http.MethodGet, fmt.Sprintf("/isps/%d", a.isp), b.o.Key, nil), "A's ISP via the share")
+}

@@ -309,33 +309,33 @@ type ComplexityRoot struct {
 // region    ************************** generated!.gotpl **************************
 
 type CapabilityResolver interface {
-	RegistrationKeysCount(ctx context.Context, obj *model1.Capability) (int64, error)
-	RegistrationKeys(ctx context.Context, obj *model1.Capability) ([]model1.RegistrationKey, error)
+	RegistrationKeysCount(ctx context.Context, objs []*model1.Capability) ([]int64, error)
+	RegistrationKeys(ctx context.Context, objs []*model1.Capability) ([][]model1.RegistrationKey, error)
 }
 type ClientResolver interface {
-	DeliveredPublicConfig(ctx context.Context, obj *model1.Client) (*model1.ConfigRef, error)
-	DeliveredAutomatorConfig(ctx context.Context, obj *model1.Client) (*model1.ConfigRef, error)
-	Offline(ctx context.Context, obj *model1.Client) (*bool, error)
+	DeliveredPublicConfig(ctx context.Context, objs []*model1.Client) ([]*model1.ConfigRef, error)
+	DeliveredAutomatorConfig(ctx context.Context, objs []*model1.Client) ([]*model1.ConfigRef, error)
+	Offline(ctx context.Context, objs []*model1.Client) ([]*bool, error)
 
-	RegistrationKey(ctx context.Context, obj *model1.Client) (*model1.RegistrationKey, error)
-	ClientGroups(ctx context.Context, obj *model1.Client) ([]model1.ClientGroup, error)
-	CurrentIspContract(ctx context.Context, obj *model1.Client) (*model1.IspContract, error)
-	IspContracts(ctx context.Context, obj *model1.Client) ([]model1.IspContract, error)
+	RegistrationKey(ctx context.Context, objs []*model1.Client) ([]*model1.RegistrationKey, error)
+	ClientGroups(ctx context.Context, objs []*model1.Client) ([][]model1.ClientGroup, error)
+	CurrentIspContract(ctx context.Context, objs []*model1.Client) ([]*model1.IspContract, error)
+	IspContracts(ctx context.Context, objs []*model1.Client) ([][]model1.IspContract, error)
 }
 type ClientGroupResolver interface {
-	Clients(ctx context.Context, obj *model1.ClientGroup) ([]model1.Client, error)
+	Clients(ctx context.Context, objs []*model1.ClientGroup) ([][]model1.Client, error)
 }
 type IspResolver interface {
-	IspContractsCount(ctx context.Context, obj *model1.Isp) (int64, error)
-	IspDetailsCount(ctx context.Context, obj *model1.Isp) (int64, error)
-	IspContracts(ctx context.Context, obj *model1.Isp) ([]model1.IspContract, error)
+	IspContractsCount(ctx context.Context, objs []*model1.Isp) ([]int64, error)
+	IspDetailsCount(ctx context.Context, objs []*model1.Isp) ([]int64, error)
+	IspContracts(ctx context.Context, objs []*model1.Isp) ([][]model1.IspContract, error)
 }
 type IspContractResolver interface {
-	Isp(ctx context.Context, obj *model1.IspContract) (*model1.Isp, error)
-	IspName(ctx context.Context, obj *model1.IspContract) (string, error)
-	Client(ctx context.Context, obj *model1.IspContract) (*model1.Client, error)
-	ClientUUID(ctx context.Context, obj *model1.IspContract) (*string, error)
-	ClientLabel(ctx context.Context, obj *model1.IspContract) (*string, error)
+	Isp(ctx context.Context, objs []*model1.IspContract) ([]*model1.Isp, error)
+	IspName(ctx context.Context, objs []*model1.IspContract) ([]string, error)
+	Client(ctx context.Context, objs []*model1.IspContract) ([]*model1.Client, error)
+	ClientUUID(ctx context.Context, objs []*model1.IspContract) ([]*string, error)
+	ClientLabel(ctx context.Context, objs []*model1.IspContract) ([]*string, error)
 }
 type MutationResolver interface {
 	Noop(ctx context.Context) (*bool, error)
@@ -387,8 +387,8 @@ type QueryResolver interface {
 	User(ctx context.Context, id int64) (*model1.User, error)
 }
 type RegistrationKeyResolver interface {
-	ClientsCount(ctx context.Context, obj *model1.RegistrationKey) (int64, error)
-	Capability(ctx context.Context, obj *model1.RegistrationKey) (*model1.Capability, error)
+	ClientsCount(ctx context.Context, objs []*model1.RegistrationKey) ([]int64, error)
+	Capability(ctx context.Context, objs []*model1.RegistrationKey) ([]*model1.Capability, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -3740,7 +3740,7 @@ func (ec *executionContext) _Capability_registrationKeysCount(ctx context.Contex
 			return ec.fieldContext_Capability_registrationKeysCount(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Capability().RegistrationKeysCount(ctx, obj)
+			return ec.resolveBatch_Capability_registrationKeysCount(ctx, field, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
@@ -3753,6 +3753,29 @@ func (ec *executionContext) _Capability_registrationKeysCount(ctx context.Contex
 func (ec *executionContext) fieldContext_Capability_registrationKeysCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Capability", field, true, true, errors.New("field of type Int does not have child fields"))
 }
+func (ec *executionContext) resolveBatch_Capability_registrationKeysCount(ctx context.Context, field graphql.CollectedField, obj *model1.Capability) (any, error) {
+	resolver := ec.Resolvers.Capability()
+	if batch, ok := graphql.BatchParentsFor[*model1.Capability](ctx, "Capability"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.RegistrationKeysCount(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[int64](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Capability.registrationKeysCount",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.RegistrationKeysCount(ctx, []*model1.Capability{obj})
+	return graphql.ResolveBatchSingleResult[int64](
+		ctx,
+		results,
+		err,
+		"Capability.registrationKeysCount",
+	)
+}
 
 func (ec *executionContext) _Capability_registrationKeys(ctx context.Context, field graphql.CollectedField, obj *model1.Capability) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -3763,7 +3786,7 @@ func (ec *executionContext) _Capability_registrationKeys(ctx context.Context, fi
 			return ec.fieldContext_Capability_registrationKeys(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Capability().RegistrationKeys(ctx, obj)
+			return ec.resolveBatch_Capability_registrationKeys(ctx, field, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []model1.RegistrationKey) graphql.Marshaler {
@@ -3784,6 +3807,29 @@ func (ec *executionContext) fieldContext_Capability_registrationKeys(_ context.C
 		},
 	}
 	return fc, nil
+}
+func (ec *executionContext) resolveBatch_Capability_registrationKeys(ctx context.Context, field graphql.CollectedField, obj *model1.Capability) (any, error) {
+	resolver := ec.Resolvers.Capability()
+	if batch, ok := graphql.BatchParentsFor[*model1.Capability](ctx, "Capability"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.RegistrationKeys(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[[]model1.RegistrationKey](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Capability.registrationKeys",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.RegistrationKeys(ctx, []*model1.Capability{obj})
+	return graphql.ResolveBatchSingleResult[[]model1.RegistrationKey](
+		ctx,
+		results,
+		err,
+		"Capability.registrationKeys",
+	)
 }
 
 func (ec *executionContext) _Client_id(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (ret graphql.Marshaler) {
@@ -4163,7 +4209,7 @@ func (ec *executionContext) _Client_deliveredPublicConfig(ctx context.Context, f
 			return ec.fieldContext_Client_deliveredPublicConfig(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Client().DeliveredPublicConfig(ctx, obj)
+			return ec.resolveBatch_Client_deliveredPublicConfig(ctx, field, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model1.ConfigRef) graphql.Marshaler {
@@ -4185,6 +4231,29 @@ func (ec *executionContext) fieldContext_Client_deliveredPublicConfig(_ context.
 	}
 	return fc, nil
 }
+func (ec *executionContext) resolveBatch_Client_deliveredPublicConfig(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (any, error) {
+	resolver := ec.Resolvers.Client()
+	if batch, ok := graphql.BatchParentsFor[*model1.Client](ctx, "Client"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.DeliveredPublicConfig(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[*model1.ConfigRef](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Client.deliveredPublicConfig",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.DeliveredPublicConfig(ctx, []*model1.Client{obj})
+	return graphql.ResolveBatchSingleResult[*model1.ConfigRef](
+		ctx,
+		results,
+		err,
+		"Client.deliveredPublicConfig",
+	)
+}
 
 func (ec *executionContext) _Client_deliveredAutomatorConfig(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -4195,7 +4264,7 @@ func (ec *executionContext) _Client_deliveredAutomatorConfig(ctx context.Context
 			return ec.fieldContext_Client_deliveredAutomatorConfig(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Client().DeliveredAutomatorConfig(ctx, obj)
+			return ec.resolveBatch_Client_deliveredAutomatorConfig(ctx, field, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model1.ConfigRef) graphql.Marshaler {
@@ -4217,6 +4286,29 @@ func (ec *executionContext) fieldContext_Client_deliveredAutomatorConfig(_ conte
 	}
 	return fc, nil
 }
+func (ec *executionContext) resolveBatch_Client_deliveredAutomatorConfig(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (any, error) {
+	resolver := ec.Resolvers.Client()
+	if batch, ok := graphql.BatchParentsFor[*model1.Client](ctx, "Client"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.DeliveredAutomatorConfig(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[*model1.ConfigRef](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Client.deliveredAutomatorConfig",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.DeliveredAutomatorConfig(ctx, []*model1.Client{obj})
+	return graphql.ResolveBatchSingleResult[*model1.ConfigRef](
+		ctx,
+		results,
+		err,
+		"Client.deliveredAutomatorConfig",
+	)
+}
 
 func (ec *executionContext) _Client_offline(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -4227,7 +4319,7 @@ func (ec *executionContext) _Client_offline(ctx context.Context, field graphql.C
 			return ec.fieldContext_Client_offline(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Client().Offline(ctx, obj)
+			return ec.resolveBatch_Client_offline(ctx, field, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
@@ -4239,6 +4331,29 @@ func (ec *executionContext) _Client_offline(ctx context.Context, field graphql.C
 }
 func (ec *executionContext) fieldContext_Client_offline(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Client", field, true, true, errors.New("field of type Boolean does not have child fields"))
+}
+func (ec *executionContext) resolveBatch_Client_offline(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (any, error) {
+	resolver := ec.Resolvers.Client()
+	if batch, ok := graphql.BatchParentsFor[*model1.Client](ctx, "Client"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.Offline(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[*bool](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Client.offline",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.Offline(ctx, []*model1.Client{obj})
+	return graphql.ResolveBatchSingleResult[*bool](
+		ctx,
+		results,
+		err,
+		"Client.offline",
+	)
 }
 
 func (ec *executionContext) _Client_anomaliesMuted(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (ret graphql.Marshaler) {
@@ -4319,7 +4434,7 @@ func (ec *executionContext) _Client_registrationKey(ctx context.Context, field g
 			return ec.fieldContext_Client_registrationKey(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Client().RegistrationKey(ctx, obj)
+			return ec.resolveBatch_Client_registrationKey(ctx, field, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model1.RegistrationKey) graphql.Marshaler {
@@ -4341,6 +4456,29 @@ func (ec *executionContext) fieldContext_Client_registrationKey(_ context.Contex
 	}
 	return fc, nil
 }
+func (ec *executionContext) resolveBatch_Client_registrationKey(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (any, error) {
+	resolver := ec.Resolvers.Client()
+	if batch, ok := graphql.BatchParentsFor[*model1.Client](ctx, "Client"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.RegistrationKey(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[*model1.RegistrationKey](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Client.registrationKey",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.RegistrationKey(ctx, []*model1.Client{obj})
+	return graphql.ResolveBatchSingleResult[*model1.RegistrationKey](
+		ctx,
+		results,
+		err,
+		"Client.registrationKey",
+	)
+}
 
 func (ec *executionContext) _Client_clientGroups(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -4351,7 +4489,7 @@ func (ec *executionContext) _Client_clientGroups(ctx context.Context, field grap
 			return ec.fieldContext_Client_clientGroups(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Client().ClientGroups(ctx, obj)
+			return ec.resolveBatch_Client_clientGroups(ctx, field, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []model1.ClientGroup) graphql.Marshaler {
@@ -4373,6 +4511,29 @@ func (ec *executionContext) fieldContext_Client_clientGroups(_ context.Context, 
 	}
 	return fc, nil
 }
+func (ec *executionContext) resolveBatch_Client_clientGroups(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (any, error) {
+	resolver := ec.Resolvers.Client()
+	if batch, ok := graphql.BatchParentsFor[*model1.Client](ctx, "Client"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.ClientGroups(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[[]model1.ClientGroup](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Client.clientGroups",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.ClientGroups(ctx, []*model1.Client{obj})
+	return graphql.ResolveBatchSingleResult[[]model1.ClientGroup](
+		ctx,
+		results,
+		err,
+		"Client.clientGroups",
+	)
+}
 
 func (ec *executionContext) _Client_currentIspContract(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -4383,7 +4544,7 @@ func (ec *executionContext) _Client_currentIspContract(ctx context.Context, fiel
 			return ec.fieldContext_Client_currentIspContract(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Client().CurrentIspContract(ctx, obj)
+			return ec.resolveBatch_Client_currentIspContract(ctx, field, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model1.IspContract) graphql.Marshaler {
@@ -4405,6 +4566,29 @@ func (ec *executionContext) fieldContext_Client_currentIspContract(_ context.Con
 	}
 	return fc, nil
 }
+func (ec *executionContext) resolveBatch_Client_currentIspContract(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (any, error) {
+	resolver := ec.Resolvers.Client()
+	if batch, ok := graphql.BatchParentsFor[*model1.Client](ctx, "Client"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.CurrentIspContract(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[*model1.IspContract](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Client.currentIspContract",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.CurrentIspContract(ctx, []*model1.Client{obj})
+	return graphql.ResolveBatchSingleResult[*model1.IspContract](
+		ctx,
+		results,
+		err,
+		"Client.currentIspContract",
+	)
+}
 
 func (ec *executionContext) _Client_ispContracts(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -4415,7 +4599,7 @@ func (ec *executionContext) _Client_ispContracts(ctx context.Context, field grap
 			return ec.fieldContext_Client_ispContracts(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Client().IspContracts(ctx, obj)
+			return ec.resolveBatch_Client_ispContracts(ctx, field, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []model1.IspContract) graphql.Marshaler {
@@ -4436,6 +4620,29 @@ func (ec *executionContext) fieldContext_Client_ispContracts(_ context.Context, 
 		},
 	}
 	return fc, nil
+}
+func (ec *executionContext) resolveBatch_Client_ispContracts(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (any, error) {
+	resolver := ec.Resolvers.Client()
+	if batch, ok := graphql.BatchParentsFor[*model1.Client](ctx, "Client"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.IspContracts(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[[]model1.IspContract](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Client.ispContracts",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.IspContracts(ctx, []*model1.Client{obj})
+	return graphql.ResolveBatchSingleResult[[]model1.IspContract](
+		ctx,
+		results,
+		err,
+		"Client.ispContracts",
+	)
 }
 
 func (ec *executionContext) _Client_configuration(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (ret graphql.Marshaler) {
@@ -4939,7 +5146,7 @@ func (ec *executionContext) _ClientGroup_clients(ctx context.Context, field grap
 			return ec.fieldContext_ClientGroup_clients(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.ClientGroup().Clients(ctx, obj)
+			return ec.resolveBatch_ClientGroup_clients(ctx, field, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []model1.Client) graphql.Marshaler {
@@ -4960,6 +5167,29 @@ func (ec *executionContext) fieldContext_ClientGroup_clients(_ context.Context, 
 		},
 	}
 	return fc, nil
+}
+func (ec *executionContext) resolveBatch_ClientGroup_clients(ctx context.Context, field graphql.CollectedField, obj *model1.ClientGroup) (any, error) {
+	resolver := ec.Resolvers.ClientGroup()
+	if batch, ok := graphql.BatchParentsFor[*model1.ClientGroup](ctx, "ClientGroup"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.Clients(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[[]model1.Client](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"ClientGroup.clients",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.Clients(ctx, []*model1.ClientGroup{obj})
+	return graphql.ResolveBatchSingleResult[[]model1.Client](
+		ctx,
+		results,
+		err,
+		"ClientGroup.clients",
+	)
 }
 
 func (ec *executionContext) _ConfigRef_id(ctx context.Context, field graphql.CollectedField, obj *model1.ConfigRef) (ret graphql.Marshaler) {
@@ -5592,7 +5822,7 @@ func (ec *executionContext) _Isp_ispContractsCount(ctx context.Context, field gr
 			return ec.fieldContext_Isp_ispContractsCount(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Isp().IspContractsCount(ctx, obj)
+			return ec.resolveBatch_Isp_ispContractsCount(ctx, field, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
@@ -5605,6 +5835,29 @@ func (ec *executionContext) _Isp_ispContractsCount(ctx context.Context, field gr
 func (ec *executionContext) fieldContext_Isp_ispContractsCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Isp", field, true, true, errors.New("field of type Int does not have child fields"))
 }
+func (ec *executionContext) resolveBatch_Isp_ispContractsCount(ctx context.Context, field graphql.CollectedField, obj *model1.Isp) (any, error) {
+	resolver := ec.Resolvers.Isp()
+	if batch, ok := graphql.BatchParentsFor[*model1.Isp](ctx, "Isp"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.IspContractsCount(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[int64](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Isp.ispContractsCount",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.IspContractsCount(ctx, []*model1.Isp{obj})
+	return graphql.ResolveBatchSingleResult[int64](
+		ctx,
+		results,
+		err,
+		"Isp.ispContractsCount",
+	)
+}
 
 func (ec *executionContext) _Isp_ispDetailsCount(ctx context.Context, field graphql.CollectedField, obj *model1.Isp) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -5615,7 +5868,7 @@ func (ec *executionContext) _Isp_ispDetailsCount(ctx context.Context, field grap
 			return ec.fieldContext_Isp_ispDetailsCount(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Isp().IspDetailsCount(ctx, obj)
+			return ec.resolveBatch_Isp_ispDetailsCount(ctx, field, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
@@ -5628,6 +5881,29 @@ func (ec *executionContext) _Isp_ispDetailsCount(ctx context.Context, field grap
 func (ec *executionContext) fieldContext_Isp_ispDetailsCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Isp", field, true, true, errors.New("field of type Int does not have child fields"))
 }
+func (ec *executionContext) resolveBatch_Isp_ispDetailsCount(ctx context.Context, field graphql.CollectedField, obj *model1.Isp) (any, error) {
+	resolver := ec.Resolvers.Isp()
+	if batch, ok := graphql.BatchParentsFor[*model1.Isp](ctx, "Isp"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.IspDetailsCount(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[int64](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Isp.ispDetailsCount",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.IspDetailsCount(ctx, []*model1.Isp{obj})
+	return graphql.ResolveBatchSingleResult[int64](
+		ctx,
+		results,
+		err,
+		"Isp.ispDetailsCount",
+	)
+}
 
 func (ec *executionContext) _Isp_ispContracts(ctx context.Context, field graphql.CollectedField, obj *model1.Isp) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -5638,7 +5914,7 @@ func (ec *executionContext) _Isp_ispContracts(ctx context.Context, field graphql
 			return ec.fieldContext_Isp_ispContracts(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Isp().IspContracts(ctx, obj)
+			return ec.resolveBatch_Isp_ispContracts(ctx, field, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []model1.IspContract) graphql.Marshaler {
@@ -5659,6 +5935,29 @@ func (ec *executionContext) fieldContext_Isp_ispContracts(_ context.Context, fie
 		},
 	}
 	return fc, nil
+}
+func (ec *executionContext) resolveBatch_Isp_ispContracts(ctx context.Context, field graphql.CollectedField, obj *model1.Isp) (any, error) {
+	resolver := ec.Resolvers.Isp()
+	if batch, ok := graphql.BatchParentsFor[*model1.Isp](ctx, "Isp"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.IspContracts(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[[]model1.IspContract](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Isp.ispContracts",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.IspContracts(ctx, []*model1.Isp{obj})
+	return graphql.ResolveBatchSingleResult[[]model1.IspContract](
+		ctx,
+		results,
+		err,
+		"Isp.ispContracts",
+	)
 }
 
 func (ec *executionContext) _IspContract_id(ctx context.Context, field graphql.CollectedField, obj *model1.IspContract) (ret graphql.Marshaler) {
@@ -5946,7 +6245,7 @@ func (ec *executionContext) _IspContract_isp(ctx context.Context, field graphql.
 			return ec.fieldContext_IspContract_isp(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.IspContract().Isp(ctx, obj)
+			return ec.resolveBatch_IspContract_isp(ctx, field, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model1.Isp) graphql.Marshaler {
@@ -5968,6 +6267,29 @@ func (ec *executionContext) fieldContext_IspContract_isp(_ context.Context, fiel
 	}
 	return fc, nil
 }
+func (ec *executionContext) resolveBatch_IspContract_isp(ctx context.Context, field graphql.CollectedField, obj *model1.IspContract) (any, error) {
+	resolver := ec.Resolvers.IspContract()
+	if batch, ok := graphql.BatchParentsFor[*model1.IspContract](ctx, "IspContract"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.Isp(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[*model1.Isp](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"IspContract.isp",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.Isp(ctx, []*model1.IspContract{obj})
+	return graphql.ResolveBatchSingleResult[*model1.Isp](
+		ctx,
+		results,
+		err,
+		"IspContract.isp",
+	)
+}
 
 func (ec *executionContext) _IspContract_ispName(ctx context.Context, field graphql.CollectedField, obj *model1.IspContract) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -5978,7 +6300,7 @@ func (ec *executionContext) _IspContract_ispName(ctx context.Context, field grap
 			return ec.fieldContext_IspContract_ispName(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.IspContract().IspName(ctx, obj)
+			return ec.resolveBatch_IspContract_ispName(ctx, field, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -5991,6 +6313,29 @@ func (ec *executionContext) _IspContract_ispName(ctx context.Context, field grap
 func (ec *executionContext) fieldContext_IspContract_ispName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("IspContract", field, true, true, errors.New("field of type String does not have child fields"))
 }
+func (ec *executionContext) resolveBatch_IspContract_ispName(ctx context.Context, field graphql.CollectedField, obj *model1.IspContract) (any, error) {
+	resolver := ec.Resolvers.IspContract()
+	if batch, ok := graphql.BatchParentsFor[*model1.IspContract](ctx, "IspContract"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.IspName(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[string](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"IspContract.ispName",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.IspName(ctx, []*model1.IspContract{obj})
+	return graphql.ResolveBatchSingleResult[string](
+		ctx,
+		results,
+		err,
+		"IspContract.ispName",
+	)
+}
 
 func (ec *executionContext) _IspContract_client(ctx context.Context, field graphql.CollectedField, obj *model1.IspContract) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -6001,7 +6346,7 @@ func (ec *executionContext) _IspContract_client(ctx context.Context, field graph
 			return ec.fieldContext_IspContract_client(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.IspContract().Client(ctx, obj)
+			return ec.resolveBatch_IspContract_client(ctx, field, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model1.Client) graphql.Marshaler {
@@ -6023,6 +6368,29 @@ func (ec *executionContext) fieldContext_IspContract_client(_ context.Context, f
 	}
 	return fc, nil
 }
+func (ec *executionContext) resolveBatch_IspContract_client(ctx context.Context, field graphql.CollectedField, obj *model1.IspContract) (any, error) {
+	resolver := ec.Resolvers.IspContract()
+	if batch, ok := graphql.BatchParentsFor[*model1.IspContract](ctx, "IspContract"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.Client(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[*model1.Client](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"IspContract.client",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.Client(ctx, []*model1.IspContract{obj})
+	return graphql.ResolveBatchSingleResult[*model1.Client](
+		ctx,
+		results,
+		err,
+		"IspContract.client",
+	)
+}
 
 func (ec *executionContext) _IspContract_clientUuid(ctx context.Context, field graphql.CollectedField, obj *model1.IspContract) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -6033,7 +6401,7 @@ func (ec *executionContext) _IspContract_clientUuid(ctx context.Context, field g
 			return ec.fieldContext_IspContract_clientUuid(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.IspContract().ClientUUID(ctx, obj)
+			return ec.resolveBatch_IspContract_clientUuid(ctx, field, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -6046,6 +6414,29 @@ func (ec *executionContext) _IspContract_clientUuid(ctx context.Context, field g
 func (ec *executionContext) fieldContext_IspContract_clientUuid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("IspContract", field, true, true, errors.New("field of type String does not have child fields"))
 }
+func (ec *executionContext) resolveBatch_IspContract_clientUuid(ctx context.Context, field graphql.CollectedField, obj *model1.IspContract) (any, error) {
+	resolver := ec.Resolvers.IspContract()
+	if batch, ok := graphql.BatchParentsFor[*model1.IspContract](ctx, "IspContract"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.ClientUUID(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[*string](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"IspContract.clientUuid",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.ClientUUID(ctx, []*model1.IspContract{obj})
+	return graphql.ResolveBatchSingleResult[*string](
+		ctx,
+		results,
+		err,
+		"IspContract.clientUuid",
+	)
+}
 
 func (ec *executionContext) _IspContract_clientLabel(ctx context.Context, field graphql.CollectedField, obj *model1.IspContract) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -6056,7 +6447,7 @@ func (ec *executionContext) _IspContract_clientLabel(ctx context.Context, field 
 			return ec.fieldContext_IspContract_clientLabel(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.IspContract().ClientLabel(ctx, obj)
+			return ec.resolveBatch_IspContract_clientLabel(ctx, field, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -6068,6 +6459,29 @@ func (ec *executionContext) _IspContract_clientLabel(ctx context.Context, field 
 }
 func (ec *executionContext) fieldContext_IspContract_clientLabel(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("IspContract", field, true, true, errors.New("field of type String does not have child fields"))
+}
+func (ec *executionContext) resolveBatch_IspContract_clientLabel(ctx context.Context, field graphql.CollectedField, obj *model1.IspContract) (any, error) {
+	resolver := ec.Resolvers.IspContract()
+	if batch, ok := graphql.BatchParentsFor[*model1.IspContract](ctx, "IspContract"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.ClientLabel(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[*string](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"IspContract.clientLabel",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.ClientLabel(ctx, []*model1.IspContract{obj})
+	return graphql.ResolveBatchSingleResult[*string](
+		ctx,
+		results,
+		err,
+		"IspContract.clientLabel",
+	)
 }
 
 func (ec *executionContext) _LabelAvailability_available(ctx context.Context, field graphql.CollectedField, obj *model1.LabelAvailability) (ret graphql.Marshaler) {
@@ -8465,7 +8879,7 @@ func (ec *executionContext) _RegistrationKey_clientsCount(ctx context.Context, f
 			return ec.fieldContext_RegistrationKey_clientsCount(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.RegistrationKey().ClientsCount(ctx, obj)
+			return ec.resolveBatch_RegistrationKey_clientsCount(ctx, field, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
@@ -8478,6 +8892,29 @@ func (ec *executionContext) _RegistrationKey_clientsCount(ctx context.Context, f
 func (ec *executionContext) fieldContext_RegistrationKey_clientsCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RegistrationKey", field, true, true, errors.New("field of type Int does not have child fields"))
 }
+func (ec *executionContext) resolveBatch_RegistrationKey_clientsCount(ctx context.Context, field graphql.CollectedField, obj *model1.RegistrationKey) (any, error) {
+	resolver := ec.Resolvers.RegistrationKey()
+	if batch, ok := graphql.BatchParentsFor[*model1.RegistrationKey](ctx, "RegistrationKey"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.ClientsCount(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[int64](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"RegistrationKey.clientsCount",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.ClientsCount(ctx, []*model1.RegistrationKey{obj})
+	return graphql.ResolveBatchSingleResult[int64](
+		ctx,
+		results,
+		err,
+		"RegistrationKey.clientsCount",
+	)
+}
 
 func (ec *executionContext) _RegistrationKey_capability(ctx context.Context, field graphql.CollectedField, obj *model1.RegistrationKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -8488,7 +8925,7 @@ func (ec *executionContext) _RegistrationKey_capability(ctx context.Context, fie
 			return ec.fieldContext_RegistrationKey_capability(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.RegistrationKey().Capability(ctx, obj)
+			return ec.resolveBatch_RegistrationKey_capability(ctx, field, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model1.Capability) graphql.Marshaler {
@@ -8509,6 +8946,29 @@ func (ec *executionContext) fieldContext_RegistrationKey_capability(_ context.Co
 		},
 	}
 	return fc, nil
+}
+func (ec *executionContext) resolveBatch_RegistrationKey_capability(ctx context.Context, field graphql.CollectedField, obj *model1.RegistrationKey) (any, error) {
+	resolver := ec.Resolvers.RegistrationKey()
+	if batch, ok := graphql.BatchParentsFor[*model1.RegistrationKey](ctx, "RegistrationKey"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.Capability(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[*model1.Capability](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"RegistrationKey.capability",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.Capability(ctx, []*model1.RegistrationKey{obj})
+	return graphql.ResolveBatchSingleResult[*model1.Capability](
+		ctx,
+		results,
+		err,
+		"RegistrationKey.capability",
+	)
 }
 
 func (ec *executionContext) _ServiceCredential_id(ctx context.Context, field graphql.CollectedField, obj *model1.ServiceCredential) (ret graphql.Marshaler) {
@@ -14300,6 +14760,7 @@ func (ec *executionContext) marshalNCapability2githubᚗcomᚋfleetgraphᚋfleet
 }
 
 func (ec *executionContext) marshalNCapability2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapabilityᚄ(ctx context.Context, sel ast.SelectionSet, v []model1.Capability) graphql.Marshaler {
+	ctx = graphql.WithBatchParentValues(ctx, "Capability", v)
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
@@ -14340,6 +14801,7 @@ func (ec *executionContext) marshalNClient2githubᚗcomᚋfleetgraphᚋfleetgrap
 }
 
 func (ec *executionContext) marshalNClient2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientᚄ(ctx context.Context, sel ast.SelectionSet, v []model1.Client) graphql.Marshaler {
+	ctx = graphql.WithBatchParentValues(ctx, "Client", v)
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
@@ -14439,6 +14901,7 @@ func (ec *executionContext) marshalNClientGroup2githubᚗcomᚋfleetgraphᚋflee
 }
 
 func (ec *executionContext) marshalNClientGroup2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroupᚄ(ctx context.Context, sel ast.SelectionSet, v []model1.ClientGroup) graphql.Marshaler {
+	ctx = graphql.WithBatchParentValues(ctx, "ClientGroup", v)
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
@@ -14536,6 +14999,7 @@ func (ec *executionContext) marshalNIsp2githubᚗcomᚋfleetgraphᚋfleetgraph�
 }
 
 func (ec *executionContext) marshalNIsp2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspᚄ(ctx context.Context, sel ast.SelectionSet, v []model1.Isp) graphql.Marshaler {
+	ctx = graphql.WithBatchParentValues(ctx, "Isp", v)
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
@@ -14566,6 +15030,7 @@ func (ec *executionContext) marshalNIspContract2githubᚗcomᚋfleetgraphᚋflee
 }
 
 func (ec *executionContext) marshalNIspContract2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspContractᚄ(ctx context.Context, sel ast.SelectionSet, v []model1.IspContract) graphql.Marshaler {
+	ctx = graphql.WithBatchParentValues(ctx, "IspContract", v)
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
@@ -14625,6 +15090,7 @@ func (ec *executionContext) marshalNRegistrationKey2githubᚗcomᚋfleetgraphᚋ
 }
 
 func (ec *executionContext) marshalNRegistrationKey2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRegistrationKeyᚄ(ctx context.Context, sel ast.SelectionSet, v []model1.RegistrationKey) graphql.Marshaler {
+	ctx = graphql.WithBatchParentValues(ctx, "RegistrationKey", v)
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
@@ -14711,13 +15177,13 @@ func (ec *executionContext) unmarshalNServiceCredentialUpdateInput2githubᚗcom�
 }
 
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
-	res, err := graphql.UnmarshalString(v)
+	res, err := model1.UnmarshalStrictString(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalString(v)
+	res := model1.MarshalStrictString(v)
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -15134,7 +15600,7 @@ func (ec *executionContext) unmarshalOString2ᚖstring(ctx context.Context, v an
 	if v == nil {
 		return nil, nil
 	}
-	res, err := graphql.UnmarshalString(v)
+	res, err := model1.UnmarshalStrictString(v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -15144,7 +15610,7 @@ func (ec *executionContext) marshalOString2ᚖstring(ctx context.Context, sel as
 	}
 	_ = sel
 	_ = ctx
-	res := graphql.MarshalString(*v)
+	res := model1.MarshalStrictString(*v)
 	return res
 }
 

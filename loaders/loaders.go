@@ -17,32 +17,33 @@ import (
 
 // Wait is how long a loader collects keys before it runs its batch.
 //
-// gqlgen resolves the items of a list concurrently, so the loads of one
-// nesting level arrive within microseconds of each other; dataloader's
-// default of 16 ms would add 16 ms per nesting level to every query. 2 ms
-// keeps a three-level query under 10 ms of batching delay while leaving room
-// for a few hundred goroutines to register their keys on a busy 2-core
-// machine; large lists additionally prefetch their children in one call (see
-// Prefetch), so correctness of the batch count does not hang on the timer.
+// It is a fallback, not what keeps the statement count flat: root resolvers
+// fetch every level of the query's selection ahead with one batch-function
+// call per loader (resolvers/prefetch.go, Loader.Fetch), and field resolvers
+// are gqlgen batch resolvers that enqueue all sibling keys in one pass. The
+// timer only batches what lookahead does not cover (the objects returned by
+// mutations, say), where keys arrive from one goroutine within microseconds.
+// dataloader's 16 ms default would add 16 ms per nesting level to those
+// queries; 2 ms is enough for that single pass and keeps the delay small.
 const Wait = 2 * time.Millisecond
 
 // Loaders are the dataloaders of one request.
 type Loaders struct {
-	Isp                  *dataloader.Loader[int64, store.Isp]
-	ContractsByIsp       *dataloader.Loader[int64, []store.IspContract]
-	ContractsByClient    *dataloader.Loader[int64, []store.IspContract]
-	IspCounts            *dataloader.Loader[int64, IspCounts]
-	Client               *dataloader.Loader[int64, store.Client]
-	GroupsByClient       *dataloader.Loader[int64, []store.ClientGroup]
-	MembersByGroup       *dataloader.Loader[int64, []int64]
-	Capability           *dataloader.Loader[int64, store.Capability]
-	RegistrationKey      *dataloader.Loader[int64, store.RegistrationKey]
-	KeysByCapability     *dataloader.Loader[int64, []store.RegistrationKey]
-	KeyCountByCapability *dataloader.Loader[int64, int64]
-	ClientCountByKey     *dataloader.Loader[int64, int64]
-	Config               *dataloader.Loader[int64, store.ConfigRef]
-	DefaultConfig        *dataloader.Loader[string, *store.ConfigRef]
-	DataOwner            *dataloader.Loader[int64, store.DataOwner]
+	Isp                  *Loader[int64, store.Isp]
+	ContractsByIsp       *Loader[int64, []store.IspContract]
+	ContractsByClient    *Loader[int64, []store.IspContract]
+	IspCounts            *Loader[int64, IspCounts]
+	Client               *Loader[int64, store.Client]
+	GroupsByClient       *Loader[int64, []store.ClientGroup]
+	ClientsByGroup       *Loader[int64, []store.GroupClient]
+	Capability           *Loader[int64, store.Capability]
+	RegistrationKey      *Loader[int64, store.RegistrationKey]
+	KeysByCapability     *Loader[int64, []store.RegistrationKey]
+	KeyCountByCapability *Loader[int64, int64]
+	ClientCountByKey     *Loader[int64, int64]
+	Config               *Loader[int64, store.ConfigRef]
+	DefaultConfig        *Loader[string, *store.ConfigRef]
+	DataOwner            *Loader[int64, store.DataOwner]
 }
 
 // IspCounts are the child counts of one ISP.
@@ -75,14 +76,9 @@ func New(s *store.Store, ownerID int64) *Loaders {
 		GroupsByClient: newLoader(groupBy(func(ctx context.Context, ids []int64) ([]store.ClientGroup, error) {
 			return s.GroupsByClient(ctx, ownerID, ids)
 		}, func(g store.ClientGroup) int64 { return g.ClientID })),
-		MembersByGroup: newLoader(func(ctx context.Context, ids []int64) []*dataloader.Result[[]int64] {
-			ms, err := s.MembersByGroup(ctx, ownerID, ids)
-			by := map[int64][]int64{}
-			for _, m := range ms {
-				by[m.GroupID] = append(by[m.GroupID], m.ClientID)
-			}
-			return fill(ids, by, err)
-		}),
+		ClientsByGroup: newLoader(groupBy(func(ctx context.Context, ids []int64) ([]store.GroupClient, error) {
+			return s.ClientsByGroup(ctx, ownerID, ids)
+		}, func(c store.GroupClient) int64 { return c.GroupID })),
 		Capability: newLoader(byID(func(ctx context.Context, ids []int64) ([]store.Capability, error) {
 			return s.CapabilitiesByIDs(ctx, ownerID, ids)
 		}, func(c store.Capability) int64 { return c.ID })),
@@ -116,8 +112,42 @@ func New(s *store.Store, ownerID int64) *Loaders {
 	}
 }
 
-func newLoader[K comparable, V any](fn dataloader.BatchFunc[K, V]) *dataloader.Loader[K, V] {
-	return dataloader.NewBatchedLoader(fn, dataloader.WithWait[K, V](Wait))
+// Loader is a dataloader that can also be filled ahead of time: Fetch runs
+// the batch function once for every key not yet cached and stores the
+// results (errors included) in the loader's cache, so later Loads of those
+// keys return at once without a batch of their own.
+type Loader[K comparable, V any] struct {
+	*dataloader.Loader[K, V]
+	batch dataloader.BatchFunc[K, V]
+	cache *dataloader.InMemoryCache[K, V]
+}
+
+func newLoader[K comparable, V any](fn dataloader.BatchFunc[K, V]) *Loader[K, V] {
+	cache := dataloader.NewCache[K, V]()
+	return &Loader[K, V]{
+		Loader: dataloader.NewBatchedLoader(fn, dataloader.WithWait[K, V](Wait), dataloader.WithCache[K, V](cache)),
+		batch:  fn,
+		cache:  cache,
+	}
+}
+
+// Fetch loads every key not yet cached in one call of the batch function.
+func (l *Loader[K, V]) Fetch(ctx context.Context, keys []K) {
+	var missing []K
+	seen := make(map[K]bool, len(keys))
+	for _, k := range keys {
+		if _, cached := l.cache.Get(ctx, k); !cached && !seen[k] {
+			seen[k] = true
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) == 0 {
+		return
+	}
+	for i, r := range l.batch(ctx, missing) {
+		data, err := r.Data, r.Error
+		l.cache.Set(ctx, missing[i], func() (V, error) { return data, err })
+	}
 }
 
 type ctxKey struct{}

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/99designs/gqlgen/graphql"
 )
 
 // JSON is a free-form JSON value passed through untouched.
@@ -301,3 +303,22 @@ func (a *AccessLevel) UnmarshalGQL(v any) error {
 }
 
 func (a AccessLevel) MarshalGQL(w io.Writer) { fmt.Fprintf(w, "%q", string(a)) }
+
+// MarshalStrictString writes a GraphQL String.
+func MarshalStrictString(s string) graphql.Marshaler { return graphql.MarshalString(s) }
+
+// UnmarshalStrictString accepts only JSON strings for String inputs, so that
+// GraphQL rejects a number where text belongs, as REST does (gqlgen's
+// default String coerces numbers and booleans into text).
+func UnmarshalStrictString(v any) (string, error) {
+	s, ok := v.(string)
+	if !ok {
+		return "", &InputError{Msg: "must be a string"}
+	}
+	return s, nil
+}
+
+// InputError is a bad input value found while decoding GraphQL arguments.
+type InputError struct{ Msg string }
+
+func (e *InputError) Error() string { return e.Msg }

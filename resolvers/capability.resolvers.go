@@ -16,15 +16,16 @@ import (
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
-// RegistrationKeysCount is the resolver for the registrationKeysCount field.
-func (r *capabilityResolver) RegistrationKeysCount(ctx context.Context, obj *model.Capability) (int64, error) {
-	return loaders.For(ctx).KeyCountByCapability.Load(ctx, obj.ID)()
+// RegistrationKeysCount is the batch resolver for the registrationKeysCount field.
+func (r *capabilityResolver) RegistrationKeysCount(ctx context.Context, objs []*model.Capability) ([]int64, error) {
+	return loadAll(ctx, objs, loaders.For(ctx).KeyCountByCapability, byID(capabilityID), identity[int64])
 }
 
-// RegistrationKeys is the resolver for the registrationKeys field.
-func (r *capabilityResolver) RegistrationKeys(ctx context.Context, obj *model.Capability) ([]model.RegistrationKey, error) {
-	ks, err := loaders.For(ctx).KeysByCapability.Load(ctx, obj.ID)()
-	return convertAll(ks, registrationKeyOf), err
+// RegistrationKeys is the batch resolver for the registrationKeys field.
+func (r *capabilityResolver) RegistrationKeys(ctx context.Context, objs []*model.Capability) ([][]model.RegistrationKey, error) {
+	return loadAll(ctx, objs, loaders.For(ctx).KeysByCapability, byID(capabilityID), func(ks []store.RegistrationKey) []model.RegistrationKey {
+		return convertAll(ks, registrationKeyOf)
+	})
 }
 
 // CapabilityCreate is the resolver for the capabilityCreate field.
@@ -173,7 +174,12 @@ func (r *queryResolver) Capabilities(ctx context.Context) ([]model.Capability, e
 		return nil, err
 	}
 	cs, err := r.Store.Capabilities(ctx, p.DataOwnerID)
-	return convertAll(cs, capabilityOf), err
+	if err != nil {
+		return nil, err
+	}
+	out := convertAll(cs, capabilityOf)
+	lookahead(ctx, "Capability", pointers(out))
+	return out, nil
 }
 
 // Capability is the resolver for the capability field.
@@ -186,7 +192,9 @@ func (r *queryResolver) Capability(ctx context.Context, id int64) (*model.Capabi
 	if err != nil {
 		return nil, err
 	}
-	return ptr(capabilityOf(c)), nil
+	out := ptr(capabilityOf(c))
+	lookahead(ctx, "Capability", []*model.Capability{out})
+	return out, nil
 }
 
 // RegistrationKey is the resolver for the registrationKey field.
@@ -198,21 +206,21 @@ func (r *queryResolver) RegistrationKey(ctx context.Context, id int64) (*model.R
 	if err != nil {
 		return nil, err
 	}
-	return ptr(registrationKeyOf(k)), nil
+	out := ptr(registrationKeyOf(k))
+	lookahead(ctx, "RegistrationKey", []*model.RegistrationKey{out})
+	return out, nil
 }
 
-// ClientsCount is the resolver for the clientsCount field.
-func (r *registrationKeyResolver) ClientsCount(ctx context.Context, obj *model.RegistrationKey) (int64, error) {
-	return loaders.For(ctx).ClientCountByKey.Load(ctx, obj.ID)()
+// ClientsCount is the batch resolver for the clientsCount field.
+func (r *registrationKeyResolver) ClientsCount(ctx context.Context, objs []*model.RegistrationKey) ([]int64, error) {
+	return loadAll(ctx, objs, loaders.For(ctx).ClientCountByKey, byID(registrationKeyID), identity[int64])
 }
 
-// Capability is the resolver for the capability field.
-func (r *registrationKeyResolver) Capability(ctx context.Context, obj *model.RegistrationKey) (*model.Capability, error) {
-	c, err := loaders.For(ctx).Capability.Load(ctx, obj.CapabilityID)()
-	if err != nil {
-		return nil, err
-	}
-	return ptr(capabilityOf(c)), nil
+// Capability is the batch resolver for the capability field.
+func (r *registrationKeyResolver) Capability(ctx context.Context, objs []*model.RegistrationKey) ([]*model.Capability, error) {
+	return loadAll(ctx, objs, loaders.For(ctx).Capability, byID(keyCapabilityID), func(c store.Capability) *model.Capability {
+		return ptr(capabilityOf(c))
+	})
 }
 
 // Capability returns graph.CapabilityResolver implementation.

@@ -18,21 +18,18 @@ import (
 	"github.com/google/uuid"
 )
 
-// DeliveredPublicConfig is the resolver for the deliveredPublicConfig field.
-func (r *clientResolver) DeliveredPublicConfig(ctx context.Context, obj *model.Client) (*model.ConfigRef, error) {
-	return deliveredConfig(ctx, obj, "public", obj.Configuration.PublicConfigID)
+// DeliveredPublicConfig is the batch resolver for the deliveredPublicConfig field.
+func (r *clientResolver) DeliveredPublicConfig(ctx context.Context, objs []*model.Client) ([]*model.ConfigRef, error) {
+	return deliveredConfigs(ctx, objs, "public", func(c *model.Client) *int64 { return c.Configuration.PublicConfigID })
 }
 
-// DeliveredAutomatorConfig is the resolver for the deliveredAutomatorConfig field.
-func (r *clientResolver) DeliveredAutomatorConfig(ctx context.Context, obj *model.Client) (*model.ConfigRef, error) {
-	return deliveredConfig(ctx, obj, "automator", obj.Configuration.AutomatorConfigID)
+// DeliveredAutomatorConfig is the batch resolver for the deliveredAutomatorConfig field.
+func (r *clientResolver) DeliveredAutomatorConfig(ctx context.Context, objs []*model.Client) ([]*model.ConfigRef, error) {
+	return deliveredConfigs(ctx, objs, "automator", func(c *model.Client) *int64 { return c.Configuration.AutomatorConfigID })
 }
 
-// Offline is the resolver for the offline field.
-func (r *clientResolver) Offline(ctx context.Context, obj *model.Client) (*bool, error) {
-	if obj.LastSeenAt == nil {
-		return nil, nil
-	}
+// Offline is the batch resolver for the offline field.
+func (r *clientResolver) Offline(ctx context.Context, objs []*model.Client) ([]*bool, error) {
 	p, err := requireRole(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
@@ -45,63 +42,45 @@ func (r *clientResolver) Offline(ctx context.Context, obj *model.Client) (*bool,
 	if d.OfflineThresholdMinutes != nil {
 		minutes = *d.OfflineThresholdMinutes
 	}
-	return ptr(time.Since(*obj.LastSeenAt) > time.Duration(minutes)*time.Minute), nil
-}
-
-// RegistrationKey is the resolver for the registrationKey field.
-func (r *clientResolver) RegistrationKey(ctx context.Context, obj *model.Client) (*model.RegistrationKey, error) {
-	if obj.RegistrationKeyID == nil {
-		return nil, nil
-	}
-	k, err := loaders.For(ctx).RegistrationKey.Load(ctx, *obj.RegistrationKeyID)()
-	if err != nil {
-		return nil, nil //nolint:nilerr // a key deleted since is no key
-	}
-	return ptr(registrationKeyOf(k)), nil
-}
-
-// ClientGroups is the resolver for the clientGroups field.
-func (r *clientResolver) ClientGroups(ctx context.Context, obj *model.Client) ([]model.ClientGroup, error) {
-	gs, err := loaders.For(ctx).GroupsByClient.Load(ctx, obj.ID)()
-	return convertAll(gs, groupOf), err
-}
-
-// CurrentIspContract is the resolver for the currentIspContract field.
-func (r *clientResolver) CurrentIspContract(ctx context.Context, obj *model.Client) (*model.IspContract, error) {
-	cs, err := loaders.For(ctx).ContractsByClient.Load(ctx, obj.ID)()
-	if err != nil {
-		return nil, err
-	}
-	now := time.Now()
-	for _, c := range cs { // newest valid_from first
-		if (c.ValidFrom == nil || !c.ValidFrom.After(now)) && (c.ValidUntil == nil || c.ValidUntil.After(now)) {
-			return ptr(contractOf(c)), nil
-		}
-	}
-	return nil, nil
-}
-
-// IspContracts is the resolver for the ispContracts field.
-func (r *clientResolver) IspContracts(ctx context.Context, obj *model.Client) ([]model.IspContract, error) {
-	cs, err := loaders.For(ctx).ContractsByClient.Load(ctx, obj.ID)()
-	return convertAll(cs, contractOf), err
-}
-
-// Clients is the resolver for the clients field.
-func (r *clientGroupResolver) Clients(ctx context.Context, obj *model.ClientGroup) ([]model.Client, error) {
-	l := loaders.For(ctx)
-	ids, err := l.MembersByGroup.Load(ctx, obj.ID)()
-	if err != nil {
-		return nil, err
-	}
-	cs, errs := l.Client.LoadMany(ctx, ids)()
-	out := make([]model.Client, 0, len(cs))
-	for i, c := range cs {
-		if errs == nil || errs[i] == nil {
-			out = append(out, clientOf(c))
+	out := make([]*bool, len(objs))
+	for i, c := range objs {
+		if c.LastSeenAt != nil {
+			out[i] = ptr(time.Since(*c.LastSeenAt) > time.Duration(minutes)*time.Minute)
 		}
 	}
 	return out, nil
+}
+
+// RegistrationKey is the batch resolver for the registrationKey field.
+func (r *clientResolver) RegistrationKey(ctx context.Context, objs []*model.Client) ([]*model.RegistrationKey, error) {
+	return orNil(loadAll(ctx, objs, loaders.For(ctx).RegistrationKey, optionalID(clientKeyID), func(k store.RegistrationKey) *model.RegistrationKey {
+		return ptr(registrationKeyOf(k))
+	}))
+}
+
+// ClientGroups is the batch resolver for the clientGroups field.
+func (r *clientResolver) ClientGroups(ctx context.Context, objs []*model.Client) ([][]model.ClientGroup, error) {
+	return loadAll(ctx, objs, loaders.For(ctx).GroupsByClient, byID(clientID), func(gs []store.ClientGroup) []model.ClientGroup {
+		return convertAll(gs, groupOf)
+	})
+}
+
+// CurrentIspContract is the batch resolver for the currentIspContract field.
+func (r *clientResolver) CurrentIspContract(ctx context.Context, objs []*model.Client) ([]*model.IspContract, error) {
+	return loadAll(ctx, objs, loaders.For(ctx).ContractsByClient, byID(clientID), currentContract)
+}
+
+// IspContracts is the batch resolver for the ispContracts field.
+func (r *clientResolver) IspContracts(ctx context.Context, objs []*model.Client) ([][]model.IspContract, error) {
+	return loadAll(ctx, objs, loaders.For(ctx).ContractsByClient, byID(clientID), contractsOf)
+}
+
+// Clients is the batch resolver for the clients field.
+func (r *clientGroupResolver) Clients(ctx context.Context, objs []*model.ClientGroup) ([][]model.Client, error) {
+	return loadAll(ctx, objs, loaders.For(ctx).ClientsByGroup, byID(func(g *model.ClientGroup) int64 { return g.ID }),
+		func(cs []store.GroupClient) []model.Client {
+			return convertAll(cs, func(c store.GroupClient) model.Client { return clientOf(c.Client) })
+		})
 }
 
 // Clients is the resolver for the clients field.
@@ -111,7 +90,13 @@ func (r *queryResolver) Clients(ctx context.Context) ([]model.Client, error) {
 		return nil, err
 	}
 	cs, err := r.Store.Clients(ctx, p.DataOwnerID)
-	return convertAll(cs, clientOf), err
+	if err != nil {
+		return nil, err
+	}
+	prime(ctx, loaders.For(ctx).Client, cs, func(c store.Client) int64 { return c.ID })
+	out := convertAll(cs, clientOf)
+	lookahead(ctx, "Client", pointers(out))
+	return out, nil
 }
 
 // Client is the resolver for the client field.
@@ -131,7 +116,9 @@ func (r *queryResolver) Client(ctx context.Context, id string) (*model.Client, e
 	if err != nil {
 		return nil, err
 	}
-	return ptr(clientOf(c)), nil
+	out := ptr(clientOf(c))
+	lookahead(ctx, "Client", []*model.Client{out})
+	return out, nil
 }
 
 // ClientLabelAvailable is the resolver for the clientLabelAvailable field.
@@ -169,7 +156,12 @@ func (r *queryResolver) ClientGroups(ctx context.Context) ([]model.ClientGroup, 
 		return nil, err
 	}
 	gs, err := r.Store.ClientGroups(ctx, p.DataOwnerID)
-	return convertAll(gs, groupOf), err
+	if err != nil {
+		return nil, err
+	}
+	out := convertAll(gs, groupOf)
+	lookahead(ctx, "ClientGroup", pointers(out))
+	return out, nil
 }
 
 // Client returns graph.ClientResolver implementation.

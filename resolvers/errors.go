@@ -12,6 +12,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
@@ -86,6 +87,14 @@ func (r *Resolver) PresentError(ctx context.Context, err error) *gqlerror.Error 
 		return gqlErr
 	}
 	out := graphql.DefaultErrorPresenter(ctx, err)
+	var inputErr *model.InputError
+	if errors.As(err, &inputErr) && len(out.Path) > 2 {
+		// An argument failed to decode; its path is [field, argument, ...].
+		field := formatPath(out.Path[2:])
+		out.Message = "Validation failed: " + field + " " + inputErr.Msg
+		out.Extensions = map[string]any{"code": CodeBadUserInput, "errors": map[string][]string{field: {inputErr.Msg}}}
+		return out
+	}
 	code, msg, fields := classify(err)
 	if code == CodeInternal {
 		r.Logger.ErrorContext(ctx, "resolver failed", "path", out.Path.String(), "err", err)
@@ -109,8 +118,13 @@ func variableField(path ast.Path) (string, bool) {
 	if len(rest) == 0 {
 		rest = path[1:2]
 	}
+	return formatPath(rest), true
+}
+
+// formatPath writes path elements as a dotted field path with [i] indexes.
+func formatPath(els ast.Path) string {
 	var b strings.Builder
-	for _, el := range rest {
+	for _, el := range els {
 		switch el := el.(type) {
 		case ast.PathName:
 			if b.Len() > 0 {
@@ -121,7 +135,7 @@ func variableField(path ast.Path) (string, bool) {
 			fmt.Fprintf(&b, "[%d]", int(el))
 		}
 	}
-	return b.String(), true
+	return b.String()
 }
 
 func classify(err error) (code, msg string, fields FieldErrors) {

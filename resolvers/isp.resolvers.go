@@ -15,64 +15,44 @@ import (
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
-// IspContractsCount is the resolver for the ispContractsCount field.
-func (r *ispResolver) IspContractsCount(ctx context.Context, obj *model.Isp) (int64, error) {
-	c, err := loaders.For(ctx).IspCounts.Load(ctx, obj.ID)()
-	return c.Contracts, err
+// IspContractsCount is the batch resolver for the ispContractsCount field.
+func (r *ispResolver) IspContractsCount(ctx context.Context, objs []*model.Isp) ([]int64, error) {
+	return loadAll(ctx, objs, loaders.For(ctx).IspCounts, byID(ispID), func(c loaders.IspCounts) int64 { return c.Contracts })
 }
 
-// IspDetailsCount is the resolver for the ispDetailsCount field.
-func (r *ispResolver) IspDetailsCount(ctx context.Context, obj *model.Isp) (int64, error) {
-	c, err := loaders.For(ctx).IspCounts.Load(ctx, obj.ID)()
-	return c.Details, err
+// IspDetailsCount is the batch resolver for the ispDetailsCount field.
+func (r *ispResolver) IspDetailsCount(ctx context.Context, objs []*model.Isp) ([]int64, error) {
+	return loadAll(ctx, objs, loaders.For(ctx).IspCounts, byID(ispID), func(c loaders.IspCounts) int64 { return c.Details })
 }
 
-// IspContracts is the resolver for the ispContracts field.
-func (r *ispResolver) IspContracts(ctx context.Context, obj *model.Isp) ([]model.IspContract, error) {
-	cs, err := loaders.For(ctx).ContractsByIsp.Load(ctx, obj.ID)()
-	return convertAll(cs, contractOf), err
+// IspContracts is the batch resolver for the ispContracts field.
+func (r *ispResolver) IspContracts(ctx context.Context, objs []*model.Isp) ([][]model.IspContract, error) {
+	return loadAll(ctx, objs, loaders.For(ctx).ContractsByIsp, byID(ispID), contractsOf)
 }
 
-// Isp is the resolver for the isp field.
-func (r *ispContractResolver) Isp(ctx context.Context, obj *model.IspContract) (*model.Isp, error) {
-	i, err := loaders.For(ctx).Isp.Load(ctx, obj.IspID)()
-	if err != nil {
-		return nil, err
-	}
-	return ptr(ispOf(i)), nil
+// Isp is the batch resolver for the isp field.
+func (r *ispContractResolver) Isp(ctx context.Context, objs []*model.IspContract) ([]*model.Isp, error) {
+	return loadAll(ctx, objs, loaders.For(ctx).Isp, byID(contractIspID), func(i store.Isp) *model.Isp { return ptr(ispOf(i)) })
 }
 
-// IspName is the resolver for the ispName field.
-func (r *ispContractResolver) IspName(ctx context.Context, obj *model.IspContract) (string, error) {
-	i, err := loaders.For(ctx).Isp.Load(ctx, obj.IspID)()
-	return i.Name, err
+// IspName is the batch resolver for the ispName field.
+func (r *ispContractResolver) IspName(ctx context.Context, objs []*model.IspContract) ([]string, error) {
+	return loadAll(ctx, objs, loaders.For(ctx).Isp, byID(contractIspID), func(i store.Isp) string { return i.Name })
 }
 
-// Client is the resolver for the client field.
-func (r *ispContractResolver) Client(ctx context.Context, obj *model.IspContract) (*model.Client, error) {
-	c, err := loaders.For(ctx).Client.Load(ctx, obj.ClientID)()
-	if err != nil {
-		return nil, err
-	}
-	return ptr(clientOf(c)), nil
+// Client is the batch resolver for the client field.
+func (r *ispContractResolver) Client(ctx context.Context, objs []*model.IspContract) ([]*model.Client, error) {
+	return loadAll(ctx, objs, loaders.For(ctx).Client, byID(contractClientID), func(c store.Client) *model.Client { return ptr(clientOf(c)) })
 }
 
-// ClientUUID is the resolver for the clientUuid field.
-func (r *ispContractResolver) ClientUUID(ctx context.Context, obj *model.IspContract) (*string, error) {
-	c, err := loaders.For(ctx).Client.Load(ctx, obj.ClientID)()
-	if err != nil {
-		return nil, err
-	}
-	return &c.UUID, nil
+// ClientUUID is the batch resolver for the clientUuid field.
+func (r *ispContractResolver) ClientUUID(ctx context.Context, objs []*model.IspContract) ([]*string, error) {
+	return loadAll(ctx, objs, loaders.For(ctx).Client, byID(contractClientID), func(c store.Client) *string { return &c.UUID })
 }
 
-// ClientLabel is the resolver for the clientLabel field.
-func (r *ispContractResolver) ClientLabel(ctx context.Context, obj *model.IspContract) (*string, error) {
-	c, err := loaders.For(ctx).Client.Load(ctx, obj.ClientID)()
-	if err != nil {
-		return nil, err
-	}
-	return c.Label, nil
+// ClientLabel is the batch resolver for the clientLabel field.
+func (r *ispContractResolver) ClientLabel(ctx context.Context, objs []*model.IspContract) ([]*string, error) {
+	return loadAll(ctx, objs, loaders.For(ctx).Client, byID(contractClientID), func(c store.Client) *string { return c.Label })
 }
 
 // IspCreate is the resolver for the ispCreate field.
@@ -177,7 +157,12 @@ func (r *queryResolver) Isps(ctx context.Context, filter *model1.IspFilter) ([]m
 		}
 	}
 	is, err := r.Store.Isps(ctx, p.DataOwnerID, f)
-	return convertAll(is, ispOf), err
+	if err != nil {
+		return nil, err
+	}
+	out := convertAll(is, ispOf)
+	lookahead(ctx, "Isp", pointers(out))
+	return out, nil
 }
 
 // Isp is the resolver for the isp field.
@@ -190,7 +175,9 @@ func (r *queryResolver) Isp(ctx context.Context, id int64) (*model.Isp, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ptr(ispOf(i)), nil
+	out := ptr(ispOf(i))
+	lookahead(ctx, "Isp", []*model.Isp{out})
+	return out, nil
 }
 
 // Isp returns graph.IspResolver implementation.

@@ -420,8 +420,6 @@ type inpGQLCase struct {
 	query string
 	vars  map[string]any
 	field string // "" when extensions.errors is not expected
-	// lenient marks a case the GraphQL stack is known to accept (see below).
-	lenient bool
 }
 
 func TestGraphQLBadInput(t *testing.T) {
@@ -487,24 +485,18 @@ func TestGraphQLBadInput(t *testing.T) {
 		{name: "NUL in a string", query: ispCreate, vars: in("name", "a\x00b", "country", "DE", "type", "fixed")},
 		{name: "NUL in a filter", query: `query($name: String) { isps(filter: {name: $name}) { id } }`, vars: map[string]any{"name": "\x00"}},
 	}
-	// gqlparser's variable coercion takes a JSON number for a String (the
-	// transport decodes numbers as json.Number, a string kind); REST rejects
-	// these. Reported as a known gap: the case skips while it is accepted.
-	lenient := []inpGQLCase{
+	// gqlparser's variable coercion lets a JSON number through for a String
+	// (json.Number is a string kind); the strict String scalar rejects it, as
+	// REST does.
+	strictStrings := []inpGQLCase{
 		{name: "name as number", query: ispCreate, vars: in("name", 7, "country", "DE", "type", "fixed"), field: "name"},
 		{name: "allowedMeasurementTypes of numbers", query: capCreate, vars: in("name", "c", "allowedMeasurementTypes", []any{1}), field: "allowedMeasurementTypes[0]"},
 	}
-	for i := range lenient {
-		lenient[i].lenient = true
-	}
-	for _, c := range append(cases, lenient...) {
+	for _, c := range append(cases, strictStrings...) {
 		t.Run(c.name, func(t *testing.T) {
 			g := f.e.GraphQL(t, f.o.Key, c.query, c.vars)
 			if g.Status >= 500 {
 				t.Fatalf("status %d: %s", g.Status, g.Raw)
-			}
-			if len(g.Errors) == 0 && c.lenient {
-				t.Skipf("KNOWN GAP: GraphQL accepted %v for a String field: %s", c.vars, g.Raw)
 			}
 			if len(g.Errors) == 0 {
 				t.Fatalf("no error: %s", g.Raw)

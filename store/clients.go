@@ -141,20 +141,21 @@ func (s *Store) GroupsByClient(ctx context.Context, ownerID int64, clientIDs []i
 	return gs, mapErr("load client groups", err)
 }
 
-// GroupMember pairs a group with one of its clients.
-type GroupMember struct {
-	GroupID  int64 `db:"client_group_id"`
-	ClientID int64 `db:"client_id"`
+// GroupClient is a client of a group.
+type GroupClient struct {
+	GroupID int64 `db:"group_id"`
+	Client
 }
 
-// MembersByGroup loads the client ids of several groups.
-func (s *Store) MembersByGroup(ctx context.Context, ownerID int64, groupIDs []int64) ([]GroupMember, error) {
-	const q = `SELECT m.client_group_id, m.client_id FROM client_group_members m
-		JOIN client_groups g ON g.id = m.client_group_id
-		WHERE g.data_owner_id = $1 AND m.client_group_id = ANY($2) ORDER BY m.client_id`
+// ClientsByGroup loads the clients of several of the data owner's groups.
+func (s *Store) ClientsByGroup(ctx context.Context, ownerID int64, groupIDs []int64) ([]GroupClient, error) {
+	const q = `SELECT m.client_group_id AS group_id, v.* FROM client_group_members m
+		JOIN client_groups g ON g.id = m.client_group_id AND g.data_owner_id = $1
+		JOIN (` + clientSelect + `) v ON v.id = m.client_id
+		WHERE m.client_group_id = ANY($2) ORDER BY v.id`
 	rows, _ := s.pool.Query(ctx, q, ownerID, groupIDs)
-	ms, err := pgx.CollectRows(rows, pgx.RowToStructByName[GroupMember])
-	return ms, mapErr("load group members", err)
+	cs, err := pgx.CollectRows(rows, pgx.RowToStructByName[GroupClient])
+	return cs, mapErr("load group clients", err)
 }
 
 // CreateClientGroup inserts a group with the given member clients of the owner.

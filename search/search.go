@@ -1,0 +1,139 @@
+// Package search answers Elasticsearch Query DSL and ES|QL requests over a
+// data owner's documents, through one of two backends chosen at start: the
+// embedded PostgreSQL backend (search/pg, translating requests to SQL with
+// placeholders only) or Elasticsearch (search/es). The server alone chooses
+// the indices a request may read; Check and CheckESQL refuse, before
+// anything runs, every construct that could reach another index.
+package search
+
+import (
+	"context"
+	"errors"
+	"strings"
+)
+
+// Kind is a document kind; its string is the kind column of documents.
+type Kind string
+
+const (
+	KindMeasurement    Kind = "measurement"
+	KindClientReport   Kind = "client_report"
+	KindEventBundle    Kind = "event_bundle"
+	KindNetworkRequest Kind = "network_request"
+	KindUserFeedback   Kind = "user_feedback"
+	KindAnomalyEvent   Kind = "anomaly_event"
+	KindSystemStatus   Kind = "system_status"
+)
+
+// Kinds lists every kind.
+var Kinds = []Kind{KindMeasurement, KindClientReport, KindEventBundle, KindNetworkRequest,
+	KindUserFeedback, KindAnomalyEvent, KindSystemStatus}
+
+// indexToken is how a kind appears in index names.
+var indexToken = map[Kind]string{
+	KindMeasurement: "measurements", KindClientReport: "client_reports", KindEventBundle: "event_bundles",
+	KindNetworkRequest: "network_requests", KindUserFeedback: "user_feedbacks",
+	KindAnomalyEvent: "anomaly_events", KindSystemStatus: "system_status_records",
+}
+
+// IndexPrefix is the part all of a data owner's indices share.
+func IndexPrefix(slug string) string { return "analytics-production-" + slug }
+
+// IndexName is the index of one kind (and, for typed kinds, one type) of a
+// data owner: analytics-production-<slug>-<kind>[-<type>], lower case.
+func IndexName(slug string, kind Kind, typ string) string {
+	name := IndexPrefix(slug) + "-" + indexToken[kind]
+	if typ != "" {
+		name += "-" + strings.ToLower(typ)
+	}
+	return name
+}
+
+// ParseIndex splits one of the data owner's concrete index names into kind
+// and lower-cased type ("" when the name has none).
+func ParseIndex(slug, index string) (Kind, string, bool) {
+	rest, ok := strings.CutPrefix(index, IndexPrefix(slug)+"-")
+	if !ok {
+		return "", "", false
+	}
+	for kind, tok := range indexToken {
+		if rest == tok {
+			return kind, "", true
+		}
+		if t, ok := strings.CutPrefix(rest, tok+"-"); ok && t != "" {
+			return kind, t, true
+		}
+	}
+	return "", "", false
+}
+
+// Scope is what the server lets one request read: one data owner's
+// documents of one kind, optionally of some types only.
+type Scope struct {
+	DataOwnerID int64
+	Slug        string
+	Kind        Kind
+	// Types, when not empty, restricts to these document types (exact names,
+	// e.g. "VideoMeasurement").
+	Types []string
+}
+
+// Indices names the Elasticsearch indices (patterns) of the scope.
+func (s Scope) Indices() []string {
+	if len(s.Types) == 0 {
+		return []string{IndexName(s.Slug, s.Kind, "") + "*"}
+	}
+	out := make([]string, len(s.Types))
+	for i, t := range s.Types {
+		out[i] = IndexName(s.Slug, s.Kind, t)
+	}
+	return out
+}
+
+// Request is one Query DSL search. Body is the parsed DSL object; the
+// top-level Size, From and SearchAfter of the REST APIs have already been
+// merged into it.
+type Request struct {
+	Scope Scope
+	Body  map[string]any
+	// Scroll, when set, is the keep-alive of a scroll (at most MaxScroll).
+	Scroll string
+}
+
+// Response is an Elasticsearch search response envelope, as JSON values.
+type Response = map[string]any
+
+// Limits of the contract (DESIGN.md "Lists").
+const (
+	DefaultSize = 10
+	MaxSize     = 10000
+	MaxScroll   = "5m"
+)
+
+// Backend runs searches for one deployment.
+type Backend interface {
+	// Search runs a DSL request and returns the envelope (with _scroll_id
+	// when req.Scroll is set).
+	Search(ctx context.Context, req Request) (Response, error)
+	// ScrollNext continues a scroll of the data owner; an id of another data
+	// owner, expired or unknown, is ErrBadRequest.
+	ScrollNext(ctx context.Context, dataOwnerID int64, scrollID, keepAlive string) (Response, error)
+	// ESQL runs a piped query already checked by CheckESQL; one object per row.
+	ESQL(ctx context.Context, dataOwnerID int64, slug, query string) ([]map[string]any, error)
+}
+
+// BadRequestError is a request the backends refuse (unsupported clause,
+// index outside the scope, malformed DSL): a 400 naming what is wrong.
+type BadRequestError struct{ Msg string }
+
+func (e *BadRequestError) Error() string { return e.Msg }
+
+// ErrBadRequest matches every BadRequestError with errors.Is.
+var ErrBadRequest = errors.New("bad search request")
+
+func (e *BadRequestError) Is(target error) bool { return target == ErrBadRequest }
+
+// Badf makes a BadRequestError.
+func Badf(format string, args ...any) error {
+	return &BadRequestError{Msg: sprintf(format, args...)}
+}

@@ -14,7 +14,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/resolvers"
 )
 
-var slugRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
+var slugRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_]{0,62}$`)
 
 func bootstrap(ctx context.Context, args []string, out io.Writer) error {
 	var cfg config
@@ -30,7 +30,7 @@ func bootstrap(ctx context.Context, args []string, out io.Writer) error {
 	}
 	owner = strings.TrimSpace(owner)
 	if !slugRe.MatchString(owner) {
-		return fmt.Errorf("--data-owner must be a lower-case short name (a-z, 0-9, _ and -, at most 63 characters), got %q", owner)
+		return fmt.Errorf("--data-owner must be a lower-case short name (a-z, 0-9 and _, at most 63 characters; no '-', which separates the parts of index names), got %q", owner)
 	}
 	if a, err := mail.ParseAddress(email); err != nil || a.Address != email {
 		return fmt.Errorf("--email must be an e-mail address, got %q", email)

@@ -3,6 +3,7 @@
 //	fleetgraph serve       run the HTTP server (GraphQL, REST v1 APIs)
 //	fleetgraph migrate     apply database migrations and exit
 //	fleetgraph bootstrap   create a data owner, an org_admin user and key
+//	fleetgraph import      load an NDJSON file of documents into a data owner
 //
 // Configuration comes from the environment, each variable also a flag.
 package main
@@ -38,6 +39,10 @@ Usage:
   fleetgraph bootstrap --data-owner NAME --email EMAIL [--json] [flags]
                                            create a data owner (if missing), an org_admin
                                            user and an org_admin API key, and print the key
+  fleetgraph import --data-owner NAME --kind KIND [flags] FILE.ndjson
+                                           load documents (one JSON object a line; FILE - reads
+                                           stdin) of a kind: measurement, client_report, event_bundle,
+                                           network_request, user_feedback, anomaly_event, system_status
 
 Run "fleetgraph <command> -h" for the flags of a command.
 `
@@ -54,6 +59,8 @@ func run(ctx context.Context, args []string) error {
 		return migrate(ctx, args[1:])
 	case "bootstrap":
 		return bootstrap(ctx, args[1:], os.Stdout)
+	case "import":
+		return importDocs(ctx, args[1:], os.Stdin, os.Stdout, os.Stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(os.Stdout, usage)
 		return nil

@@ -22,7 +22,7 @@ func TestBootstrapPrintsJSONWithAWorkingKey(t *testing.T) {
 	e := apitest.Get(t)
 	var out bytes.Buffer
 	args := []string{"--database-url", e.DatabaseURL, "--data-dir", t.TempDir(),
-		"--data-owner", "boot-json", "--email", "owner@boot.example", "--json"}
+		"--data-owner", "boot_json", "--email", "owner@boot.example", "--json"}
 	if err := bootstrap(context.Background(), args, &out); err != nil {
 		t.Fatalf("bootstrap: %v", err)
 	}
@@ -35,7 +35,7 @@ func TestBootstrapPrintsJSONWithAWorkingKey(t *testing.T) {
 			t.Errorf("missing %q in %v", k, got)
 		}
 	}
-	if got["data_owner"] != "boot-json" {
+	if got["data_owner"] != "boot_json" {
 		t.Errorf("data_owner = %v", got["data_owner"])
 	}
 	key, _ := got["api_key"].(string)
@@ -57,6 +57,7 @@ func TestBootstrapPrintsJSONWithAWorkingKey(t *testing.T) {
 func TestBootstrapRejectsBadArguments(t *testing.T) {
 	for _, args := range [][]string{
 		{"--data-owner", "Not A Slug", "--email", "a@b.example"},
+		{"--data-owner", "acme-eu", "--email", "a@b.example"},
 		{"--data-owner", "ok", "--email", "not-an-email"},
 		{"--data-owner", "", "--email", "a@b.example"},
 	} {

@@ -1,0 +1,332 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/fleetgraph/fleetgraph/apitest"
+	"github.com/fleetgraph/fleetgraph/store"
+)
+
+// runImport runs "fleetgraph import" against the test database.
+func runImport(t *testing.T, stdin io.Reader, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	e := apitest.Get(t)
+	var out, errOut bytes.Buffer
+	args = append([]string{"--database-url", e.DatabaseURL, "--data-dir", t.TempDir()}, args...)
+	err = importDocs(context.Background(), args, stdin, &out, &errOut)
+	return out.String(), errOut.String(), err
+}
+
+// fixtureClients are the client UUIDs of testdata/ (see its README).
+var fixtureClients = []string{"0b6f3c1e-7d4a-4c2b-9e51-1a2b3c4d5e01", "1c7a4d2f-8e5b-4d3c-8f62-2b3c4d5e6f02",
+	"2d8b5e3a-9f6c-4e4d-9a73-3c4d5e6f7a03", "3e9c6f4b-a07d-4f5e-8b84-4d5e6f7a8b04",
+	"4fad7a5c-b18e-4a6f-9c95-5e6f7a8b9c05", "5abe8b6d-c29f-4b7a-8da6-6f7a8b9cad06"}
+
+// fixtures copies testdata files into a temporary directory with fresh
+// client UUIDs (a client belongs to one data owner, and every test has its
+// own), returning the directory and the UUID that replaced each of
+// fixtureClients.
+func fixtures(t *testing.T, files ...string) (dir string, clients []string) {
+	t.Helper()
+	dir = t.TempDir()
+	var pairs []string
+	for _, c := range fixtureClients {
+		clients = append(clients, uuid.NewString())
+		pairs = append(pairs, c, clients[len(clients)-1])
+	}
+	r := strings.NewReplacer(pairs...)
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join("..", "..", "testdata", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(r.Replace(string(b))), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, clients
+}
+
+var summaryRe = regexp.MustCompile(`loaded (\d+) \w+ documents into \S+ \((\d+) new, (\d+) updated, (\d+) unchanged\), skipped (\d+) bad lines, created (\d+) clients`)
+
+// summaryOf reads the summary line: loaded, new, updated, unchanged, bad, clients.
+func summaryOf(t *testing.T, stdout string) string {
+	t.Helper()
+	m := summaryRe.FindStringSubmatch(stdout)
+	if m == nil {
+		t.Fatalf("no summary in %q", stdout)
+	}
+	return fmt.Sprintf("loaded=%s new=%s updated=%s unchanged=%s bad=%s clients=%s", m[1], m[2], m[3], m[4], m[5], m[6])
+}
+
+func countDocs(t *testing.T, ownerID int64, kind string) int {
+	t.Helper()
+	var n int
+	err := apitest.Get(t).Store.Pool().QueryRow(context.Background(),
+		`SELECT count(*) FROM documents WHERE data_owner_id = $1 AND kind = $2`, ownerID, kind).Scan(&n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// The counts below are those of testdata/README.md.
+func TestImportLoadsEveryTestdataFile(t *testing.T) {
+	e := apitest.Get(t)
+	o := e.NewOwner(t, "import-all")
+	files := []struct {
+		file, kind, summary string
+	}{
+		{"measurements.ndjson", "measurement", "loaded=30 new=30 updated=0 unchanged=0 bad=0 clients=6"},
+		{"client_reports.ndjson", "client_report", "loaded=16 new=16 updated=0 unchanged=0 bad=0 clients=0"},
+		{"event_bundles.ndjson", "event_bundles", "loaded=12 new=12 updated=0 unchanged=0 bad=0 clients=0"},
+		{"network_requests.ndjson", "network_request", "loaded=9 new=9 updated=0 unchanged=0 bad=0 clients=0"},
+		{"user_feedbacks.ndjson", "user_feedback", "loaded=4 new=4 updated=0 unchanged=0 bad=0 clients=0"},
+		{"anomaly_events.ndjson", "anomaly_event", "loaded=5 new=5 updated=0 unchanged=0 bad=0 clients=0"},
+	}
+	dir, cs := fixtures(t, "measurements.ndjson", "client_reports.ndjson", "event_bundles.ndjson",
+		"network_requests.ndjson", "user_feedbacks.ndjson", "anomaly_events.ndjson")
+	for _, f := range files {
+		out, errOut, err := runImport(t, nil, "--data-owner", o.Slug, "--kind", f.kind, filepath.Join(dir, f.file))
+		if err != nil || errOut != "" {
+			t.Fatalf("%s: err = %v, stderr = %q", f.file, err, errOut)
+		}
+		if got := summaryOf(t, out); got != f.summary {
+			t.Errorf("%s: %s, want %s", f.file, got, f.summary)
+		}
+	}
+	for kind, want := range map[string]int{"measurement": 30, "client_report": 16, "event_bundle": 12,
+		"network_request": 9, "user_feedback": 4, "anomaly_event": 5} {
+		if got := countDocs(t, o.ID, kind); got != want {
+			t.Errorf("%s: %d documents, want %d", kind, got, want)
+		}
+	}
+	clients, err := e.Store.Clients(context.Background(), o.ID)
+	if err != nil || len(clients) != 6 {
+		t.Errorf("clients: %d, %v; want 6", len(clients), err)
+	}
+
+	ctx := context.Background()
+	const m1, m8 = "6a1f0c00-2026-4b11-8000-000000000001", "6a1f0c00-2026-4b11-8000-000000000008"
+	m, err := e.Store.Document(ctx, o.ID, store.KindMeasurement, m1)
+	if err != nil || *m.Type != "VideoMeasurement" || *m.Subject != "youtube" || *m.ClientUUID != cs[0] {
+		t.Errorf("measurement 1: %+v, %v", m, err)
+	}
+	for _, c := range []struct {
+		kind, measurement string
+		want              int
+	}{
+		{store.KindClientReport, m1, 1}, {store.KindEventBundle, m1, 1}, {store.KindNetworkRequest, m8, 3},
+		{store.KindClientReport, m8, 1}, {store.KindNetworkRequest, m1, 0},
+	} {
+		ds, err := e.Store.DocumentsByMeasurement(ctx, o.ID, c.kind, c.measurement)
+		if err != nil || len(ds) != c.want {
+			t.Errorf("%s of %s: %d, %v; want %d", c.kind, c.measurement, len(ds), err, c.want)
+		}
+	}
+	fb, err := e.Store.Document(ctx, o.ID, store.KindUserFeedback, "7001")
+	if err != nil || *fb.ClientUUID != cs[2] {
+		t.Errorf("feedback 7001 (client from client.uuid): %+v, %v", fb, err)
+	}
+	ids := []string{"video-stalling::spike::1793687194", "speedtest-download::shift::1793626437", "web-plt::spike::1794319053",
+		"ping-loss::data_quality::1794032912", "meet-jitter::shift::1793971505"}
+	if n, err := e.Store.ResolveAnomalyEvents(ctx, o.ID, ids); err != nil || n != 3 {
+		t.Errorf("resolve all five anomaly events: %d, %v; want the 3 new ones", n, err)
+	}
+
+	// Importing the same file again changes nothing and succeeds.
+	out, _, err := runImport(t, nil, "--data-owner", o.Slug, "--kind", "measurement", filepath.Join(dir, "measurements.ndjson"))
+	if err != nil || summaryOf(t, out) != "loaded=30 new=0 updated=0 unchanged=30 bad=0 clients=0" {
+		t.Errorf("re-import: %v, %s", err, out)
+	}
+	// Another data owner cannot import documents of these clients.
+	out, errOut, err := runImport(t, nil, "--data-owner", e.NewOwner(t, "import-thief").Slug, "--kind", "measurement",
+		filepath.Join(dir, "measurements.ndjson"))
+	if err == nil || !strings.Contains(err.Error(), "nothing loaded") ||
+		strings.Count(errOut, "client belongs to another data owner") != 30 ||
+		!strings.Contains(errOut, "line 30: client belongs to another data owner\n") {
+		t.Errorf("foreign import: %v, %s, stderr %q", err, out, errOut)
+	}
+}
+
+func TestImportReportsBadLinesByNumberAndLoadsTheRest(t *testing.T) {
+	e := apitest.Get(t)
+	o, other := e.NewOwner(t, "import-bad"), e.NewOwner(t, "import-other")
+	foreign := "9f1e2d3c-4b5a-4968-8776-655443322110"
+	if _, err := e.Store.CreateClient(context.Background(), other.ID, store.NewClient{UUID: foreign, Type: "automator"}); err != nil {
+		t.Fatal(err)
+	}
+	const c = "7a0c1b2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d"
+	m := func(id, extra string) string {
+		return `{"id":"` + id + `","type":"SpeedtestMeasurement","client_uuid":"` + c + `","created_at":"2026-11-02T10:00:00Z","study":{"subject":"ookla"}` + extra + `}`
+	}
+	lines := []string{
+		m("ok-1", ""), // 1
+		`{"id":"no-time","type":"SpeedtestMeasurement","client_uuid":"` + c + `"}`, // 2
+		`{"id":"broken",`, // 3
+		"",                // 4: blank, ignored
+		m("ok-2", ""),     // 5
+		`{"id":"bad-client","client_uuid":"not-a-uuid","created_at":"2026-11-02T10:00:00Z"}`,                                 // 6
+		m("overflow", `,"statistic_values":{"download":1e1000000}`),                                                          // 7: refused by PostgreSQL
+		`{"id":"foreign","type":"SpeedtestMeasurement","client_uuid":"` + foreign + `","created_at":"2026-11-02T10:00:00Z"}`, // 8
+		m("ok-3", "") + "\r", // 9: CRLF
+		m("ok-4", ""),        // 10: no final newline
+	}
+	path := filepath.Join(t.TempDir(), "mixed.ndjson")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, err := runImport(t, nil, path, "--data-owner", o.Slug, "--kind", "measurement", "--batch", "3")
+	if err != nil {
+		t.Fatalf("import: %v (stderr %q)", err, errOut)
+	}
+	want := []string{
+		"line 2: created_at is missing",
+		"line 3: invalid JSON",
+		`line 6: client_uuid "not-a-uuid" is not a UUID`,
+		"line 7: refused by the database: value overflows numeric format",
+		"line 8: client belongs to another data owner",
+	}
+	// Parse errors and database refusals come from different goroutines:
+	// each bad line is reported once, in no fixed order.
+	got := strings.Split(strings.TrimSpace(errOut), "\n")
+	sort.Strings(got)
+	if len(got) != len(want) {
+		t.Fatalf("stderr:\n%s\nwant %d lines", errOut, len(want))
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("stderr line %q, want prefix %q", got[i], want[i])
+		}
+	}
+	if s := summaryOf(t, out); s != "loaded=4 new=4 updated=0 unchanged=0 bad=5 clients=1" {
+		t.Errorf("summary %s", s)
+	}
+	for _, id := range []string{"ok-1", "ok-2", "ok-3", "ok-4"} {
+		if _, err := e.Store.Document(context.Background(), o.ID, store.KindMeasurement, id); err != nil {
+			t.Errorf("%s: %v", id, err)
+		}
+	}
+	if n := countDocs(t, other.ID, "measurement"); n != 0 {
+		t.Errorf("other owner got %d documents", n)
+	}
+	if n := countDocs(t, o.ID, "measurement"); n != 4 {
+		t.Errorf("owner has %d documents, want 4", n)
+	}
+}
+
+func TestImportReadsStdin(t *testing.T) {
+	o := apitest.Get(t).NewOwner(t, "import-stdin")
+	dir, _ := fixtures(t, "anomaly_events.ndjson")
+	f, err := os.Open(filepath.Join(dir, "anomaly_events.ndjson"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out, errOut, err := runImport(t, f, "--data-owner", o.Slug, "--kind", "anomaly_events", "-")
+	if err != nil || errOut != "" {
+		t.Fatalf("err = %v, stderr %q", err, errOut)
+	}
+	if s := summaryOf(t, out); s != "loaded=5 new=5 updated=0 unchanged=0 bad=0 clients=4" {
+		t.Errorf("summary %s", s)
+	}
+}
+
+func TestImportFailures(t *testing.T) {
+	e := apitest.Get(t)
+	o := e.NewOwner(t, "import-fail")
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	allBad := write("bad.ndjson", "{\"id\":1}\nnot json\n")
+	empty := write("empty.ndjson", "\n\n")
+	good := "../../testdata/measurements.ndjson" // never loaded: every case fails first
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{"unknown data owner", []string{"--data-owner", "no-such-owner", "--kind", "measurement", good}, `data owner "no-such-owner" not found`},
+		{"unknown kind", []string{"--data-owner", o.Slug, "--kind", "measurementz", good}, "--kind must be one of"},
+		{"missing data owner", []string{"--kind", "measurement", good}, "--data-owner is required"},
+		{"no file", []string{"--data-owner", o.Slug, "--kind", "measurement"}, "exactly one FILE"},
+		{"two files", []string{"--data-owner", o.Slug, "--kind", "measurement", good, good}, "exactly one FILE"},
+		{"missing file", []string{"--data-owner", o.Slug, "--kind", "measurement", filepath.Join(dir, "nope.ndjson")}, "no such file"},
+		{"every line bad", []string{"--data-owner", o.Slug, "--kind", "measurement", allBad}, "nothing loaded: all 2 documents were bad"},
+		{"no documents", []string{"--data-owner", o.Slug, "--kind", "measurement", empty}, "holds no documents"},
+		{"unknown flag", []string{"--data-owner", o.Slug, "--kind", "measurement", "--nope", good}, "usage"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := runImport(t, strings.NewReader(""), tc.args...)
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("err = %v, want %q", err, tc.wantErr)
+			}
+		})
+	}
+	if n := countDocs(t, o.ID, "measurement"); n != 0 {
+		t.Errorf("%d documents loaded by failed imports", n)
+	}
+}
+
+func TestImportIsACommand(t *testing.T) {
+	e := apitest.Get(t)
+	o := e.NewOwner(t, "import-cmd")
+	stdout := os.Stdout
+	devnull, _ := os.Open(os.DevNull)
+	os.Stdout = devnull
+	t.Cleanup(func() { os.Stdout = stdout; devnull.Close() })
+	dir, _ := fixtures(t, "user_feedbacks.ndjson")
+	err := run(context.Background(), []string{"import", "--database-url", e.DatabaseURL, "--data-dir", t.TempDir(),
+		"--data-owner", o.Slug, "--kind", "user_feedback", filepath.Join(dir, "user_feedbacks.ndjson")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := countDocs(t, o.ID, "user_feedback"); n != 4 {
+		t.Errorf("%d feedbacks, want 4", n)
+	}
+}
+
+func TestImportKeepsTheLastCopyOfARepeatedDocument(t *testing.T) {
+	e := apitest.Get(t)
+	o := e.NewOwner(t, "import-repeat")
+	c := uuid.NewString()
+	var lines []string
+	for i := range 9 {
+		lines = append(lines, fmt.Sprintf(`{"id":"m-%d","type":"WebMeasurement","client_uuid":%q,"created_at":"2026-11-0%dT08:00:00Z","copy":%d}`,
+			i%3, c, i+1, i))
+	}
+	path := filepath.Join(t.TempDir(), "repeat.ndjson")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, err := runImport(t, nil, "--data-owner", o.Slug, "--kind", "measurement", "--batch", "1", "--workers", "3", path)
+	if err != nil || errOut != "" {
+		t.Fatalf("err = %v, stderr %q", err, errOut)
+	}
+	if s := summaryOf(t, out); s != "loaded=9 new=3 updated=6 unchanged=0 bad=0 clients=1" {
+		t.Errorf("summary %s", s)
+	}
+	for i := range 3 {
+		d, err := e.Store.Document(context.Background(), o.ID, store.KindMeasurement, fmt.Sprintf("m-%d", i))
+		if err != nil || !strings.Contains(string(d.Doc), fmt.Sprintf(`"copy": %d`, i+6)) {
+			t.Errorf("m-%d = %s, %v; want copy %d", i, d.Doc, err, i+6)
+		}
+	}
+}

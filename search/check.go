@@ -1,0 +1,193 @@
+package search
+
+import (
+	"encoding/json"
+	"maps"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Query DSL check.
+//
+// CheckDSL walks the whole search body (query, aggregations at any depth,
+// sort, highlight, rescore, suggest, knn, collapse, ...) before anything
+// runs and refuses every construct that could read another index or run
+// code, naming the construct and where it is. The server alone chooses the
+// indices (Scope.Indices); the body must not be able to widen them.
+//
+// Refused at the top level: every key outside dslTopLevel. That includes pit
+// (a point in time names its own indices), indices_boost, index/_index,
+// preference and routing (URL parameters, never body keys; refused rather
+// than ignored so nothing shard- or index-directed is forwarded),
+// runtime_mappings and script_fields (scripts; lookup runtime fields read
+// other indices), search templates (id, source, params), retriever, rank,
+// ext and any key this check does not know.
+//
+// Refused at any depth (keys compared case-insensitively):
+//   - every key in dslForbidden: scripts of all forms (script, _script,
+//     scripted_metric, bucket_script, bucket_selector, script_score,
+//     *_script, stored_script, script_heuristic), document references into
+//     other indices (_index as in more_like_this like/unlike items or pinned
+//     docs, indexed_shape of geo_shape/shape, percolate, target_index of
+//     lookup runtime fields), wrapper (a base64 query hides its content),
+//     search templates and suggest collate (template, collate), pit,
+//     indices_boost, preference, routing, runtime_mappings, model
+//     inference (query_vector_builder of knn, model_id, inference_id,
+//     learning_to_rank);
+//   - an "index" key whose value is a string or an array (a terms lookup
+//     {"terms": {"f": {"index": ..., "id": ..., "path": ...}}}, a percolate
+//     or shape document reference). A document field called "index" can
+//     still be queried with the object form of a query
+//     ({"match": {"index": {"query": "x"}}}) or a numeric value.
+//
+// Inline scripts are refused as well ("scripts are not supported"), not only
+// stored ones. Bodies nested deeper than MaxDSLDepth or larger than
+// MaxDSLNodes values are refused.
+
+// Limits of CheckDSL.
+const (
+	MaxDSLDepth = 64
+	MaxDSLNodes = 100000
+)
+
+// dslTopLevel lists the top-level keys a search body may carry.
+var dslTopLevel = map[string]bool{
+	"query": true, "aggs": true, "aggregations": true, "size": true, "from": true, "sort": true,
+	"_source": true, "fields": true, "docvalue_fields": true, "stored_fields": true,
+	"track_total_hits": true, "track_scores": true, "search_after": true, "post_filter": true,
+	"highlight": true, "collapse": true, "min_score": true, "timeout": true, "terminate_after": true,
+	"version": true, "seq_no_primary_term": true, "explain": true, "profile": true, "rescore": true,
+	"suggest": true, "slice": true, "stats": true, "knn": true,
+}
+
+// dslForbidden maps keys refused at any depth to the reason given.
+var dslForbidden = map[string]string{
+	"script":                      "scripts are not supported",
+	"_script":                     "scripts are not supported",
+	"scripts":                     "scripts are not supported",
+	"stored_script":               "stored scripts are not supported",
+	"scripted_metric":             "scripts are not supported",
+	"bucket_script":               "scripts are not supported",
+	"bucket_selector":             "scripts are not supported",
+	"script_score":                "scripts are not supported",
+	"script_fields":               "scripts are not supported",
+	"script_heuristic":            "scripts are not supported",
+	"init_script":                 "scripts are not supported",
+	"map_script":                  "scripts are not supported",
+	"combine_script":              "scripts are not supported",
+	"reduce_script":               "scripts are not supported",
+	"minimum_should_match_script": "scripts are not supported",
+	"runtime_mappings":            "runtime fields are not supported",
+	"target_index":                "lookups into other indices are not supported",
+	"_index":                      "references to other indices are not supported",
+	"indexed_shape":               "indexed shapes (documents of other indices) are not supported",
+	"percolate":                   "percolate is not supported",
+	"wrapper":                     "wrapper queries are not supported",
+	"template":                    "search templates are not supported",
+	"collate":                     "suggest collate (a template query) is not supported",
+	"pit":                         "point in time is not supported; the server chooses the indices",
+	"indices_boost":               "indices_boost is not supported; the server chooses the indices",
+	"preference":                  "preference is not supported",
+	"routing":                     "routing is not supported",
+	"_routing":                    "routing is not supported",
+	"query_vector_builder":        "query_vector_builder (model inference) is not supported",
+	"model_id":                    "model inference is not supported",
+	"inference_id":                "model inference is not supported",
+	"learning_to_rank":            "learning_to_rank (model inference) is not supported",
+}
+
+// CheckDSL verifies a search body; the error is a *BadRequestError.
+func CheckDSL(body map[string]any) error {
+	if body == nil {
+		return nil
+	}
+	for _, k := range slices.Sorted(maps.Keys(body)) {
+		lk := strings.ToLower(k)
+		if dslTopLevel[lk] {
+			continue
+		}
+		if why, ok := dslForbidden[lk]; ok {
+			return Badf("search body: %q is not allowed: %s", k, why)
+		}
+		switch lk {
+		case "id", "source", "params":
+			return Badf("search body: %q is not allowed: search templates are not supported", k)
+		case "index", "indices":
+			return Badf("search body: %q is not allowed: the server chooses the indices", k)
+		}
+		return Badf("search body: top-level key %q is not supported", k)
+	}
+	c := dslChecker{}
+	return c.walk(body, "", 0)
+}
+
+type dslChecker struct{ nodes int }
+
+func (c *dslChecker) walk(v any, path string, depth int) error {
+	c.nodes++
+	if c.nodes > MaxDSLNodes {
+		return Badf("search body: more than %d values", MaxDSLNodes)
+	}
+	if depth > MaxDSLDepth {
+		return Badf("search body: nested deeper than %d at %s", MaxDSLDepth, pathOrRoot(path))
+	}
+	switch t := v.(type) {
+	case nil, string, bool, float64, float32, int, int64, int32, uint, uint64, uint32, json.Number:
+		return nil
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(t)) {
+			child := t[k]
+			p := joinPath(path, k)
+			lk := strings.ToLower(k)
+			if why, ok := dslForbidden[lk]; ok {
+				return Badf("search body: %q at %s is not allowed: %s", k, p, why)
+			}
+			if lk == "index" && isIndexRef(child) {
+				return Badf("search body: %q at %s is not allowed: lookups into other indices (terms lookup, document references) are not supported", k, p)
+			}
+			if err := c.walk(child, p, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	case []any:
+		for i, child := range t {
+			if err := c.walk(child, path+"["+strconv.Itoa(i)+"]", depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// Values built in Go rather than decoded from JSON.
+	switch reflect.ValueOf(v).Kind() {
+	case reflect.Map, reflect.Slice, reflect.Array, reflect.Struct, reflect.Pointer, reflect.Interface,
+		reflect.Func, reflect.Chan, reflect.UnsafePointer:
+		return Badf("search body: unsupported value at %s", pathOrRoot(path))
+	}
+	return nil
+}
+
+// isIndexRef reports whether the value of an "index" key names an index.
+func isIndexRef(v any) bool {
+	switch v.(type) {
+	case string, []any, []string:
+		return true
+	}
+	return false
+}
+
+func joinPath(path, k string) string {
+	if path == "" {
+		return k
+	}
+	return path + "." + k
+}
+
+func pathOrRoot(path string) string {
+	if path == "" {
+		return "the top level"
+	}
+	return path
+}

@@ -1,0 +1,235 @@
+package search
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+var testLookups = []string{"analytics-production-acme-lookup-isps", "analytics-production-acme-lookup-clients"}
+
+// acceptedESQL are queries of data owner "acme" that CheckESQL accepts.
+var acceptedESQL = []string{
+	"FROM analytics-production-acme*", // the spec's own pattern (sent to Elasticsearch as ...-acme-*)
+	"FROM analytics-production-acme-measurements",
+	"from analytics-production-acme-measurements | limit 10",
+	"FROM analytics-production-acme-measurements-*",
+	"FROM analytics-production-acme-measurements-videomeasurement",
+	"FROM analytics-production-acme-measurements-videomeasurement,analytics-production-acme-client_reports",
+	"FROM analytics-production-acme-measurements-*, -analytics-production-acme-measurements-webmeasurement",
+	"FROM analytics-production-acme-anomaly_events | WHERE severity == \"critical\" | STATS c = COUNT(*) BY status",
+	"FROM analytics-production-acme-system_status_records::data",
+	"FROM analytics-production-acme-measurements::failures",
+	`FROM "analytics-production-acme-measurements"`,
+	`FROM """analytics-production-acme-measurements"""`,
+	`FROM "analytics-production-acme-measurements,analytics-production-acme-event_bundles"`,
+	"FROM <analytics-production-acme-measurements-{now/d}>",
+	"FROM <analytics-production-acme-measurements-{now/d{yyyy.MM.dd}}>",
+	"FROM analytics-production-acme-measurements METADATA _index, _id",
+	"FROM analytics-production-acme-measurements metadata _index | KEEP _index, id",
+	"// leading comment\nFROM analytics-production-acme-measurements",
+	"/* block */ FROM /* x */ analytics-production-acme-measurements /* y */ | LIMIT 1",
+	"FROM analytics-production-acme-measurements // trailing FROM other",
+	"FROM analytics-production-acme-measurements | WHERE type == \"FROM other | LOOKUP JOIN other ON x\"",
+	"FROM analytics-production-acme-measurements | WHERE type == \"\"\"a \" | FROM other\"\"\"",
+	"FROM analytics-production-acme-measurements | WHERE `from` == 1 | KEEP `a``b`",
+	"FROM analytics-production-acme-measurements | EVAL x = \"a\\\"b\" | LIMIT 5",
+	"FROM analytics-production-acme-measurements | LOOKUP JOIN analytics-production-acme-lookup-isps ON isp_id",
+	"FROM analytics-production-acme-measurements | lookup join \"analytics-production-acme-lookup-isps\" on isp_id | KEEP isp_name",
+	"FROM analytics-production-acme-measurements | ENRICH isp_policy ON isp_id WITH name",
+	"FROM analytics-production-acme-measurements | FORK (WHERE a > 1 | LIMIT 2) (LOOKUP JOIN analytics-production-acme-lookup-clients ON client_uuid)",
+	"FROM analytics-production-acme-measurements | SORT created_at DESC | LIMIT 100",
+	"FROM analytics-production-acme-measurements | STATS avg = AVG(statistic_values.x) BY study.subject",
+	"FROM analytics-production-acme-measurements | WHERE a / b > 1",
+	"FROM analytics-production-acme-measurements | FORK (WHERE a > 1 | LIMIT 2) (SORT b | LIMIT 3) | KEEP a",
+	"FROM analytics-production-acme-measurements | EVAL x = (a + b) * 2 | WHERE x IN (1, 2) AND (y > 3)",
+	"FROM analytics-production-acme-measurements\n| WHERE created_at > NOW() - 1 day\n| KEEP id",
+}
+
+// refusedESQL are queries CheckESQL refuses, with a part of the message.
+var refusedESQL = []struct{ q, msg string }{
+	{"", "must begin with FROM"},
+	{"// only a comment", "must begin with FROM"},
+	{"ROW a = 1", "must begin with FROM"},
+	{"SHOW INFO", "must begin with FROM"},
+	{"TS analytics-production-acme-measurements", "must begin with FROM"},
+	{"EXPLAIN (FROM analytics-production-acme-measurements)", "must begin with FROM"},
+	{"SET x = 1; FROM analytics-production-acme-measurements", "must begin with FROM"},
+	{"FROM(analytics-production-acme-measurements)", "must begin with FROM"},
+	{"FROM", "needs an index"},
+	{"FROM | LIMIT 1", "needs an index"},
+	{"FROM *", "outside"},
+	{"FROM analytics-*", "outside"},
+	{"FROM analytics-production-*", "outside"},
+	{"FROM analytics-production-acme-*", "outside"},
+	{"FROM analytics-production-acme", "outside"},
+	{"FROM analytics-production-acme2-measurements", "outside"},
+	{"FROM analytics-production-acme-eu-measurements", "outside"},
+	{"FROM analytics-production-acme-measure*", "outside"},
+	{"FROM analytics-production-acme-measurements*", "outside"},
+	{"FROM analytics-production-acme-*-measurements", "outside"},
+	{"FROM analytics-production-acme*,analytics-production-bob*", "outside"},
+	{"FROM analytics-production-acme-measurements,other", "outside"},
+	{"FROM analytics-production-acme-measurements, analytics-production-bob-measurements", "outside"},
+	{"FROM analytics-production-acme-measurements,-*", "outside"},
+	{"FROM _all", "outside"},
+	{"FROM .security", "outside"},
+	{"FROM ANALYTICS-PRODUCTION-ACME-MEASUREMENTS", "invalid index name"},
+	{"FROM analytics-production-acme-measurements analytics-production-bob-measurements", "malformed FROM"},
+	{"FROM analytics-production-acme-measurements /* , */ analytics-production-bob-measurements", "malformed FROM"},
+	{"FROM other:analytics-production-acme-measurements", "remote index"},
+	{"FROM *:analytics-production-acme-measurements", "remote index"},
+	{`FROM "other:analytics-production-acme-measurements"`, "remote index"},
+	{"FROM analytics-production-acme-measurements::other", "selector"},
+	{"FROM analytics-production-acme-measurements:: data", "malformed index selector"},
+	{`FROM "analytics-production-acme-measurements,analytics-production-bob-measurements"`, "outside"},
+	{`FROM "analytics-production-acme-measurements\",other"`, "invalid index name"},
+	{`FROM "analytics-production-acme-measurements`, "unterminated string"},
+	{`FROM """analytics-production-acme-measurements`, "unterminated string"},
+	{"FROM `analytics-production-bob-measurements`", "invalid index name"},
+	{"FROM `analytics-production-acme-measurements`", "invalid index name"},
+	{"FROM analytics-production-acme-measurements\u2010x", "invalid index name"},
+	{"FROM analytics\u2011production-acme-measurements", "invalid index name"},
+	{"FROM analytics-production-аcme-measurements", "invalid index name"}, // Cyrillic a
+	{"FROM <analytics-production-{now/d}>", "outside"},
+	{"FROM <analytics-production-acme{now/d}>", "outside"},
+	{"FROM <analytics-production-acme-{now/d}>", "outside"},
+	{"FROM <analytics-production-acme-measurements-{now/d}", "date math"},
+	{"FROM <analytics-production-acme-measurements-{now/d{yyyy.MM.dd|+12:00}}>", "unknown command"},
+	{"FROM (FROM analytics-production-bob-measurements)", "subqueries"},
+	{"FROM analytics-production-acme-measurements, (FROM analytics-production-bob-measurements)", "subqueries"},
+	{"FROM analytics-production-acme-measurements | WHERE x IN (FROM other)", "subqueries"},
+	{"FROM analytics-production-acme-measurements | FROM analytics-production-bob-measurements", "only allowed at the start"},
+	{"FROM analytics-production-acme-measurements | ROW x = 1", "not allowed here"},
+	{"FROM analytics-production-acme-measurements /* | */ | /* */ from other", "only allowed at the start"},
+	{"FROM analytics-production-acme-measurements /* /* */ | FROM other */", "nested comments"},
+	{"FROM analytics-production-acme-measurements /* unterminated", "unterminated comment"},
+	{"FROM analytics-production-acme-measurements | WHERE a == \"x", "unterminated string"},
+	{"FROM analytics-production-acme-measurements | WHERE a == \"x\n| FROM other\"", "unterminated string"},
+	{"FROM analytics-production-acme-measurements | KEEP `a", "unterminated quoted identifier"},
+	{"FROM analytics-production-acme-measurements | LOOKUP JOIN other ON x", "outside"},
+	{"FROM analytics-production-acme-measurements | LOOKUP JOIN analytics-production-bob-lookup-isps ON x", "outside"},
+	{"FROM analytics-production-acme-measurements | LOOKUP JOIN analytics-production-acme-measurements ON x", "not a known lookup index"},
+	{"FROM analytics-production-acme-measurements | LOOKUP JOIN analytics-production-acme-lookup-* ON x", "one index"},
+	{"FROM analytics-production-acme-measurements | LOOKUP JOIN remote:analytics-production-acme-lookup-isps ON x", "remote lookup"},
+	{`FROM analytics-production-acme-measurements | LOOKUP JOIN "remote:analytics-production-acme-lookup-isps" ON x`, "remote lookup"},
+	{"FROM analytics-production-acme-measurements | LOOKUP JOIN analytics-production-acme-lookup-isps AS i ON x", "must be followed by ON"},
+	{"FROM analytics-production-acme-measurements | LOOKUP other ON x", "only LOOKUP JOIN"},
+	{"FROM analytics-production-acme-measurements | LEFT JOIN analytics-production-acme-lookup-isps ON x", "only LOOKUP JOIN"},
+	{"FROM analytics-production-acme-measurements | FORK (LOOKUP JOIN other ON x) (LIMIT 1)", "outside"},
+	{"FROM analytics-production-acme-measurements | FORK (FROM other)", "only allowed at the start"},
+	{"FROM analytics-production-acme-measurements | FORK (WHERE a > 1) (GRAPH EXPAND other ON x)", "unknown command"},
+	{"FROM analytics-production-acme-measurements | FORK (WHERE a > 1 | LOOKUP JOIN other ON x) (LIMIT 1)", "outside"},
+	{"FROM analytics-production-acme-measurements | FORK (WHERE a > 1) (LIMIT 1) | FROM other", "only allowed at the start"},
+	{"FROM analytics-production-acme-measurements | FORK (WHERE a > 1) (NOSUCH)", "unknown command"},
+	{"FROM analytics-production-acme-measurements | WHERE x IN (TS analytics-production-bob-measurements)", "subqueries"},
+	{"FROM analytics-production-acme-measurements | WHERE x IN ( /* c */ promql foo)", "subqueries"},
+	{"FROM analytics-production-acme-measurements | WHERE x IN (ROW a = 1)", "subqueries"},
+	{"FROM analytics-production-acme-measurements | GRAPH EXPAND other ON x", "unknown command"},
+	{"FROM analytics-production-acme-measurements | LOAD_RESULT abc", "unknown command"},
+	{"FROM analytics-production-acme-measurements | WHERE (a > 1", "unbalanced"},
+	{"FROM analytics-production-acme-measurements | WHERE a > 1)", "unbalanced"},
+	{"FROM analytics-production-acme-measurements | NOSUCH x", "unknown command"},
+	{"FROM analytics-production-acme-measurements | EVAL\"x\" = 1", "unknown command"},
+	{"FROM analytics-production-acme-measurements |", "missing command"},
+	{"FROM analytics-production-acme-measurements; FROM other", "malformed FROM"},
+	{"FROM analytics-production-acme-measurements;", "invalid index name"},
+	{`FROM "<analytics-production-acme-measurements-{now/d{yyyy.MM.dd|+12:00}}>"`, "remote index"},
+	{"FROM analytics-production-acme-measurements | LIMIT 1; FROM other", "';'"},
+	{"FROM analytics-production-acme-measurements METADATA _index, analytics-production-bob-measurements", "METADATA"},
+	{"FROM analytics-production-acme-measurements METADATA _index other", "METADATA"},
+	{strings.Repeat(" ", maxESQLLen) + "FROM analytics-production-acme-measurements", "longer than"},
+}
+
+func TestCheckESQLAccepts(t *testing.T) {
+	for _, q := range acceptedESQL {
+		if err := CheckESQL(q, "acme", testLookups); err != nil {
+			t.Errorf("CheckESQL(%q) = %v, want nil", q, err)
+		}
+	}
+}
+
+func TestCheckESQLRefuses(t *testing.T) {
+	for _, c := range refusedESQL {
+		err := CheckESQL(c.q, "acme", testLookups)
+		if err == nil {
+			t.Errorf("CheckESQL(%q) = nil, want an error with %q", c.q, c.msg)
+			continue
+		}
+		var bad *BadRequestError
+		if !errors.As(err, &bad) || !errors.Is(err, ErrBadRequest) {
+			t.Errorf("CheckESQL(%q) = %T, want *BadRequestError", c.q, err)
+		}
+		if !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("CheckESQL(%q) = %q, want it to contain %q", c.q, err, c.msg)
+		}
+	}
+}
+
+func TestCheckESQLOtherOwner(t *testing.T) {
+	// What acme may read, bob may not, and the other way round.
+	if err := CheckESQL("FROM analytics-production-acme-measurements", "bob", nil); err == nil {
+		t.Error("bob may read acme's index")
+	}
+	if err := CheckESQL("FROM analytics-production-acme-measurements", "acme-eu", nil); err == nil {
+		t.Error("acme-eu may read acme's index")
+	}
+	if err := CheckESQL("FROM analytics-production-acme-eu-measurements-*", "acme-eu", nil); err != nil {
+		t.Errorf("acme-eu may not read its own indices: %v", err)
+	}
+	for _, slug := range []string{"", "-x", "A", "acme*", "acme,bob", strings.Repeat("a", 64)} {
+		if err := CheckESQL("FROM analytics-production-acme-measurements", slug, nil); err == nil {
+			t.Errorf("slug %q accepted", slug)
+		}
+	}
+	// A lookup index must be in scope even when the server lists it.
+	err := CheckESQL("FROM analytics-production-acme-measurements | LOOKUP JOIN lookup-isps ON x", "acme", []string{"lookup-isps"})
+	if err == nil {
+		t.Error("lookup index outside the data owner's prefix accepted")
+	}
+}
+
+func TestESQLIndices(t *testing.T) {
+	cases := []struct {
+		q    string
+		want []string
+	}{
+		{"FROM a", []string{"a"}},
+		{"from a, -b , c::data METADATA _id | LIMIT 1", []string{"a", "-b", "c::data"}},
+		{`FROM "a,b", """c""" // x`, []string{"a", "b", "c"}},
+		{"FROM <a-{now/d}> | LOOKUP JOIN l ON x", []string{"<a-{now/d}>"}},
+	}
+	for _, c := range cases {
+		got, err := ESQLIndices(c.q)
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("ESQLIndices(%q) = %q, %v; want %q", c.q, got, err, c.want)
+		}
+	}
+	if _, err := ESQLIndices("ROW a = 1"); err == nil {
+		t.Error("ESQLIndices(ROW) succeeded")
+	}
+}
+
+func TestESQLUsesEnrich(t *testing.T) {
+	for q, want := range map[string]bool{
+		"FROM analytics-production-acme-measurements | ENRICH p ON x":                    true,
+		"FROM analytics-production-acme-measurements | enrich [ccq.mode:any] p":          true,
+		"FROM analytics-production-acme-measurements | FORK (ENRICH p ON x) (LIMIT 1)":   true,
+		"FROM analytics-production-acme-measurements | WHERE x == \"| ENRICH p\"":        false,
+		"FROM analytics-production-acme-measurements // | ENRICH p":                      false,
+		"FROM analytics-production-acme-measurements | EVAL enrich = 1 | WHERE enrich>0": false,
+	} {
+		if got := ESQLUsesEnrich(q); got != want {
+			t.Errorf("ESQLUsesEnrich(%q) = %v, want %v", q, got, want)
+		}
+	}
+}
+
+func TestESQLForElasticsearchNarrowsTheSpecPattern(t *testing.T) {
+	got := ESQLForElasticsearch("FROM analytics-production-acme*, analytics-production-acme-measurements | LIMIT 1", "acme")
+	want := "FROM analytics-production-acme-*, analytics-production-acme-measurements | LIMIT 1"
+	if got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

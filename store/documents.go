@@ -1,0 +1,391 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// Document kinds: the kind column of documents.
+const (
+	KindMeasurement    = "measurement"
+	KindClientReport   = "client_report"
+	KindEventBundle    = "event_bundle"
+	KindNetworkRequest = "network_request"
+	KindUserFeedback   = "user_feedback"
+	KindAnomalyEvent   = "anomaly_event"
+	KindSystemStatus   = "system_status"
+)
+
+// DocumentKinds lists every kind.
+var DocumentKinds = []string{KindMeasurement, KindClientReport, KindEventBundle, KindNetworkRequest,
+	KindUserFeedback, KindAnomalyEvent, KindSystemStatus}
+
+// ErrForeignClient: a document names a client that another data owner owns.
+var ErrForeignClient = errors.New("client belongs to another data owner")
+
+// Document is a documents row: the JSON document and the columns derived
+// from it that searches and listings filter on.
+type Document struct {
+	ID            int64     `db:"id"`
+	Kind          string    `db:"kind"`
+	DocID         string    `db:"doc_id"`
+	ClientUUID    *string   `db:"client_uuid"`
+	Type          *string   `db:"type"`
+	Subject       *string   `db:"subject"`
+	MeasurementID *string   `db:"measurement_id"`
+	CreatedAt     time.Time `db:"created_at"`
+	Doc           []byte    `db:"doc"` // the JSON object
+	Version       int64     `db:"version"`
+}
+
+// ParseDocument reads one JSON object of the given kind into a Document
+// ready for InsertDocuments. It refuses what PostgreSQL's jsonb would refuse
+// (invalid UTF-8, NUL characters) so one bad document cannot fail a batch.
+func ParseDocument(kind string, raw []byte) (Document, error) {
+	if !utf8.Valid(raw) {
+		return Document{}, errors.New("not valid UTF-8")
+	}
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
+		return Document{}, errors.New("not a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var doc map[string]any
+	if err := dec.Decode(&doc); err != nil {
+		return Document{}, fmt.Errorf("invalid JSON: %w", err)
+	}
+	if len(bytes.TrimSpace(raw[dec.InputOffset():])) > 0 {
+		return Document{}, errors.New("invalid JSON: text after the object")
+	}
+	d, err := DocumentFields(kind, doc)
+	if err != nil {
+		return Document{}, err
+	}
+	d.Doc = raw
+	// Escapes are where NULs and lone surrogates (both refused by jsonb) hide;
+	// re-encoding the decoded value drops the surrogates.
+	if bytes.Contains(raw, []byte(`\u`)) {
+		if hasNUL(doc) {
+			return Document{}, errors.New(`contains a NUL character (\u0000)`)
+		}
+		if d.Doc, err = json.Marshal(doc); err != nil {
+			return Document{}, fmt.Errorf("invalid JSON: %w", err)
+		}
+	}
+	return d, nil
+}
+
+func hasNUL(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return strings.ContainsRune(v, 0)
+	case map[string]any:
+		for k, e := range v {
+			if strings.ContainsRune(k, 0) || hasNUL(e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range v {
+			if hasNUL(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// DocumentFields derives the indexed columns of a document of the given
+// kind (Doc is left empty): doc_id from "id" (string or number);
+// client_uuid from "client_uuid" (for user feedbacks also "client.uuid"),
+// required except for anomaly events; type from "type"; subject from
+// "study.subject" (measurements) or "subject" (anomaly events);
+// measurement_id from "measurement_id" (client reports, event bundles,
+// network requests); created_at from "created_at" (ISO 8601, required).
+func DocumentFields(kind string, doc map[string]any) (Document, error) {
+	d := Document{Kind: kind}
+	if !validKind(kind) {
+		return d, fmt.Errorf("unknown kind %q", kind)
+	}
+	id, err := idField(doc, "id")
+	if err != nil {
+		return d, err
+	}
+	d.DocID = *id
+
+	cu, err := stringField(doc, "client_uuid")
+	if err != nil {
+		return d, err
+	}
+	if cu == nil && kind == KindUserFeedback {
+		if c, ok := doc["client"].(map[string]any); ok {
+			if cu, err = stringField(c, "uuid"); err != nil {
+				return d, fmt.Errorf("client.%w", err)
+			}
+		}
+	}
+	switch {
+	case cu != nil:
+		u, err := uuid.Parse(*cu)
+		if err != nil || len(*cu) != 36 {
+			return d, fmt.Errorf("client_uuid %q is not a UUID", *cu)
+		}
+		s := u.String()
+		d.ClientUUID = &s
+	case kind != KindAnomalyEvent:
+		return d, errors.New("client_uuid is missing")
+	}
+
+	if d.Type, err = stringField(doc, "type"); err != nil {
+		return d, err
+	}
+	switch kind {
+	case KindMeasurement:
+		if st, ok := doc["study"].(map[string]any); ok {
+			if d.Subject, err = stringField(st, "subject"); err != nil {
+				return d, fmt.Errorf("study.%w", err)
+			}
+		}
+	case KindAnomalyEvent:
+		if d.Subject, err = stringField(doc, "subject"); err != nil {
+			return d, err
+		}
+	case KindClientReport, KindEventBundle, KindNetworkRequest:
+		if doc["measurement_id"] != nil {
+			if d.MeasurementID, err = idField(doc, "measurement_id"); err != nil {
+				return d, err
+			}
+		}
+	}
+
+	ts, ok := doc["created_at"]
+	if !ok || ts == nil {
+		return d, errors.New("created_at is missing")
+	}
+	s, ok := ts.(string)
+	if !ok {
+		return d, errors.New("created_at must be an ISO 8601 string")
+	}
+	if d.CreatedAt, err = ParseTime(s); err != nil {
+		return d, fmt.Errorf("created_at %q is not an ISO 8601 time", s)
+	}
+	return d, nil
+}
+
+func validKind(kind string) bool {
+	for _, k := range DocumentKinds {
+		if k == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// idField reads an id: a non-empty string or a number (kept as written).
+func idField(doc map[string]any, key string) (*string, error) {
+	var s string
+	switch v := doc[key].(type) {
+	case nil:
+		return nil, fmt.Errorf("%s is missing", key)
+	case string:
+		s = v
+	case json.Number:
+		s = v.String()
+	case float64: // maps decoded without UseNumber
+		s = fmt.Sprint(int64(v))
+		if float64(int64(v)) != v {
+			s = fmt.Sprint(v)
+		}
+	default:
+		return nil, fmt.Errorf("%s must be a string or a number", key)
+	}
+	if strings.TrimSpace(s) == "" {
+		return nil, fmt.Errorf("%s is empty", key)
+	}
+	return &s, nil
+}
+
+// stringField reads an optional string: nil when absent or null.
+func stringField(doc map[string]any, key string) (*string, error) {
+	switch v := doc[key].(type) {
+	case nil:
+		return nil, nil
+	case string:
+		return &v, nil
+	default:
+		return nil, fmt.Errorf("%s must be a string", key)
+	}
+}
+
+// timeLayouts are the ISO 8601 forms accepted; without a zone, UTC.
+var timeLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999Z0700", "2006-01-02 15:04:05.999999999Z07:00",
+	"2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999", "2006-01-02T15:04", "2006-01-02"}
+
+// ParseTime reads an ISO 8601 date or time.
+func ParseTime(s string) (time.Time, error) {
+	for _, l := range timeLayouts {
+		if t, err := time.Parse(l, s); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%q is not an ISO 8601 time", s)
+}
+
+// InsertResult is what InsertDocuments did.
+type InsertResult struct {
+	Inserted, Updated int
+	// Unchanged counts documents identical to the stored ones (their version
+	// is kept) and earlier copies of a document repeated in the batch.
+	Unchanged      int
+	ClientsCreated int
+	// Refused are the indices (into the docs given) of documents whose
+	// client belongs to another data owner (ErrForeignClient).
+	Refused []int
+}
+
+// Loaded counts the documents now stored as given.
+func (r InsertResult) Loaded() int { return r.Inserted + r.Updated + r.Unchanged }
+
+// InsertDocuments stores documents of the data owner in one transaction:
+// COPY into a temporary table, then one INSERT ... ON CONFLICT. A document
+// already stored (same kind and doc_id) is replaced and gets a new version
+// when its JSON changed; within docs the last copy of a document wins.
+// Clients named by the documents that do not exist yet are created for the
+// data owner (type automator); documents naming another data owner's
+// client are refused, not stored.
+func (s *Store) InsertDocuments(ctx context.Context, ownerID int64, docs []Document) (InsertResult, error) {
+	var res InsertResult
+	if len(docs) == 0 {
+		return res, nil
+	}
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		res = InsertResult{}
+		const create = `CREATE TEMP TABLE documents_import (seq int NOT NULL, kind text NOT NULL,
+			doc_id text NOT NULL, client_uuid uuid, type text, subject text, measurement_id text,
+			created_at timestamptz NOT NULL, doc jsonb NOT NULL) ON COMMIT DROP`
+		if _, err := tx.Exec(ctx, create); err != nil {
+			return mapErr("create import table", err)
+		}
+		_, err := tx.CopyFrom(ctx, pgx.Identifier{"documents_import"},
+			[]string{"seq", "kind", "doc_id", "client_uuid", "type", "subject", "measurement_id", "created_at", "doc"},
+			&docSource{docs: docs, i: -1})
+		if err != nil {
+			return mapErr("copy documents", err)
+		}
+		const newClients = `INSERT INTO clients (data_owner_id, uuid, type)
+			SELECT DISTINCT $1::bigint, client_uuid, 'automator' FROM documents_import WHERE client_uuid IS NOT NULL
+			ORDER BY 2 ON CONFLICT (uuid) DO NOTHING`
+		tag, err := tx.Exec(ctx, newClients, ownerID)
+		if err != nil {
+			return mapErr("create clients", err)
+		}
+		res.ClientsCreated = int(tag.RowsAffected())
+		// Checked after the clients insert, so a client another data owner
+		// created concurrently is seen here.
+		const foreign = `SELECT t.seq FROM documents_import t JOIN clients c ON c.uuid = t.client_uuid
+			WHERE c.data_owner_id <> $1 ORDER BY t.seq`
+		rows, _ := tx.Query(ctx, foreign, ownerID)
+		if res.Refused, err = pgx.CollectRows(rows, pgx.RowTo[int]); err != nil {
+			return mapErr("check clients", err)
+		}
+		const upsert = `WITH src AS (
+			SELECT DISTINCT ON (kind, doc_id) * FROM documents_import t
+			WHERE NOT EXISTS (SELECT 1 FROM clients c WHERE c.uuid = t.client_uuid AND c.data_owner_id <> $1)
+			ORDER BY kind, doc_id, seq DESC
+		), ins AS (
+			INSERT INTO documents AS d (data_owner_id, kind, doc_id, client_uuid, type, subject, measurement_id, created_at, doc)
+			SELECT $1, kind, doc_id, client_uuid, type, subject, measurement_id, created_at, doc FROM src
+			ON CONFLICT (data_owner_id, kind, doc_id) DO UPDATE SET client_uuid = EXCLUDED.client_uuid,
+				type = EXCLUDED.type, subject = EXCLUDED.subject, measurement_id = EXCLUDED.measurement_id,
+				created_at = EXCLUDED.created_at, doc = EXCLUDED.doc, version = nextval('documents_version')
+			WHERE d.doc IS DISTINCT FROM EXCLUDED.doc
+			RETURNING (d.xmax = 0) AS inserted
+		)
+		SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted) FROM ins`
+		if err := tx.QueryRow(ctx, upsert, ownerID).Scan(&res.Inserted, &res.Updated); err != nil {
+			return mapErr("insert documents", err)
+		}
+		res.Unchanged = len(docs) - len(res.Refused) - res.Inserted - res.Updated
+		return nil
+	})
+	if err != nil {
+		return InsertResult{}, err
+	}
+	return res, nil
+}
+
+// docSource feeds docs to COPY.
+type docSource struct {
+	docs []Document
+	i    int
+}
+
+func (s *docSource) Next() bool { s.i++; return s.i < len(s.docs) }
+
+func (s *docSource) Values() ([]any, error) {
+	d := s.docs[s.i]
+	var cu pgtype.UUID
+	if d.ClientUUID != nil {
+		u, err := uuid.Parse(*d.ClientUUID)
+		if err != nil {
+			return nil, fmt.Errorf("document %d: client_uuid %q is not a UUID", s.i, *d.ClientUUID)
+		}
+		cu = pgtype.UUID{Bytes: u, Valid: true}
+	}
+	return []any{s.i, d.Kind, d.DocID, cu, d.Type, d.Subject, d.MeasurementID, d.CreatedAt, json.RawMessage(d.Doc)}, nil
+}
+
+func (s *docSource) Err() error { return nil }
+
+const documentCols = `id, kind, doc_id, client_uuid::text AS client_uuid, type, subject, measurement_id,
+	created_at, doc, version`
+
+// Document loads one of the data owner's documents.
+func (s *Store) Document(ctx context.Context, ownerID int64, kind, docID string) (Document, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT `+documentCols+` FROM documents
+		WHERE data_owner_id = $1 AND kind = $2 AND doc_id = $3`, ownerID, kind, docID)
+	d, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Document])
+	return d, mapErr("load document", err)
+}
+
+// DocumentsByMeasurement lists the data owner's documents of a kind that
+// belong to a measurement, oldest first.
+func (s *Store) DocumentsByMeasurement(ctx context.Context, ownerID int64, kind, measurementID string) ([]Document, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT `+documentCols+` FROM documents
+		WHERE data_owner_id = $1 AND measurement_id = $3 AND kind = $2 ORDER BY created_at, id`,
+		ownerID, kind, measurementID)
+	ds, err := pgx.CollectRows(rows, pgx.RowToStructByName[Document])
+	return ds, mapErr("load documents", err)
+}
+
+// ResolveAnomalyEvents marks the data owner's anomaly events with the given
+// ids resolved (status "resolved", resolved_at now, new version). Only
+// events with status "new" change; the others and unknown ids are skipped.
+func (s *Store) ResolveAnomalyEvents(ctx context.Context, ownerID int64, ids []string) (int, error) {
+	const q = `UPDATE documents SET version = nextval('documents_version'),
+		doc = doc || jsonb_build_object('status', 'resolved',
+			'resolved_at', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+		WHERE data_owner_id = $1 AND kind = 'anomaly_event' AND doc_id = ANY($2) AND doc->>'status' = 'new'`
+	tag, err := s.pool.Exec(ctx, q, ownerID, ids)
+	if err != nil {
+		return 0, mapErr("resolve anomaly events", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// DataOwnerBySlug loads a data owner by its short name.
+func (s *Store) DataOwnerBySlug(ctx context.Context, slug string) (DataOwner, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT `+dataOwnerCols+` FROM data_owners WHERE slug = $1`, slug)
+	d, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[DataOwner])
+	return d, mapErr("load data owner", err)
+}

@@ -80,7 +80,7 @@ func newOwner(t *testing.T, prefix string) int64 {
 	_, _ = rand.Read(b)
 	var id int64
 	err := testStore.pool.QueryRow(context.Background(), `INSERT INTO data_owners (slug, name) VALUES ($1, $1) RETURNING id`,
-		prefix+"_"+hex.EncodeToString(b)).Scan(&id)
+		strings.ReplaceAll(prefix, "-", "_")+"_"+hex.EncodeToString(b)).Scan(&id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,6 +32,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/resolvers"
+	"github.com/fleetgraph/fleetgraph/search/pg"
 	"github.com/fleetgraph/fleetgraph/server"
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/store/pglocal"
@@ -127,7 +128,7 @@ func start() (*Env, error) {
 	if os.Getenv("FLEETGRAPH_TEST_LOG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	h, err := server.New(&resolvers.Resolver{Store: st, Sealer: sealer, Logger: log,
+	h, err := server.New(&resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: pg.New(st.Pool()),
 		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true})
 	if err != nil {
 		st.Close()

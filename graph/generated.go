@@ -30,11 +30,13 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	AnomalyEvent() AnomalyEventResolver
 	Capability() CapabilityResolver
 	Client() ClientResolver
 	ClientGroup() ClientGroupResolver
 	Isp() IspResolver
 	IspContract() IspContractResolver
+	Measurement() MeasurementResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
 	RegistrationKey() RegistrationKeyResolver
@@ -47,6 +49,43 @@ type ComplexityRoot struct {
 	AiAssistantStatus struct {
 		DataOwner func(childComplexity int) int
 		Enabled   func(childComplexity int) int
+	}
+
+	AnomalyDetectionDimensions struct {
+		DetectionPasses  func(childComplexity int) int
+		Levels           func(childComplexity int) int
+		MeasurementTypes func(childComplexity int) int
+	}
+
+	AnomalyDetectionOverride struct {
+		CreatedAt       func(childComplexity int) int
+		ID              func(childComplexity int) int
+		Level           func(childComplexity int) int
+		Origin          func(childComplexity int) int
+		Scope           func(childComplexity int) int
+		ScopeKey        func(childComplexity int) int
+		SourceAnomalyID func(childComplexity int) int
+		UpdatedAt       func(childComplexity int) int
+		UpdatedByID     func(childComplexity int) int
+		UpdatedByName   func(childComplexity int) int
+	}
+
+	AnomalyDetectionOverrideFeedbackResult struct {
+		AnomalyDetectionOverride func(childComplexity int) int
+		Deleted                  func(childComplexity int) int
+	}
+
+	AnomalyDetectionOverrideScope struct {
+		DetectionPass   func(childComplexity int) int
+		MeasurementType func(childComplexity int) int
+		Metric          func(childComplexity int) int
+		Subject         func(childComplexity int) int
+	}
+
+	AnomalyEvent struct {
+		Client   func(childComplexity int) int
+		Document func(childComplexity int) int
+		ID       func(childComplexity int) int
 	}
 
 	Capability struct {
@@ -81,6 +120,7 @@ type ComplexityRoot struct {
 		LastClientVersion              func(childComplexity int) int
 		LastMeasurementAt              func(childComplexity int) int
 		LastSeenAt                     func(childComplexity int) int
+		Measurements                   func(childComplexity int, filter *model.MeasurementFilter, first *int64, after *string) int
 		Offline                        func(childComplexity int) int
 		OfflineNotificationsMuted      func(childComplexity int) int
 		RegistrationKey                func(childComplexity int) int
@@ -124,6 +164,12 @@ type ComplexityRoot struct {
 		Name    func(childComplexity int) int
 	}
 
+	ClientReport struct {
+		Document func(childComplexity int) int
+		ID       func(childComplexity int) int
+		Type     func(childComplexity int) int
+	}
+
 	ConfigRef struct {
 		ID        func(childComplexity int) int
 		IsDefault func(childComplexity int) int
@@ -149,6 +195,20 @@ type ComplexityRoot struct {
 		Name       func(childComplexity int) int
 		ValidFrom  func(childComplexity int) int
 		ValidUntil func(childComplexity int) int
+	}
+
+	ExportClientPage struct {
+		Items   func(childComplexity int) int
+		Page    func(childComplexity int) int
+		PerPage func(childComplexity int) int
+		Total   func(childComplexity int) int
+	}
+
+	ExportDocumentPage struct {
+		Items   func(childComplexity int) int
+		Page    func(childComplexity int) int
+		PerPage func(childComplexity int) int
+		Total   func(childComplexity int) int
 	}
 
 	Isp struct {
@@ -191,30 +251,60 @@ type ComplexityRoot struct {
 		Label     func(childComplexity int) int
 	}
 
+	Measurement struct {
+		Client                                  func(childComplexity int) int
+		Document                                func(childComplexity int) int
+		ID                                      func(childComplexity int) int
+		LightweightVideoPlayerPerformanceReport func(childComplexity int) int
+		NetworkPerformanceReport                func(childComplexity int) int
+		P1203ClientReport                       func(childComplexity int) int
+		Reports                                 func(childComplexity int) int
+	}
+
+	MeasurementConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	MeasurementEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	MeasurementTypeDimension struct {
+		MeasurementType func(childComplexity int) int
+		Metrics         func(childComplexity int) int
+		Subjects        func(childComplexity int) int
+	}
+
 	Mutation struct {
-		CapabilityCreate            func(childComplexity int, input model.CapabilityCreateInput) int
-		CapabilityDelete            func(childComplexity int, id int64) int
-		CapabilityUpdate            func(childComplexity int, id int64, input model.CapabilityUpdateInput) int
-		ClientAdminAPIKeyCreate     func(childComplexity int, input model.ClientAdminAPIKeyCreateInput) int
-		ClientAdminAPIKeyDelete     func(childComplexity int, id int64) int
-		ClientAnalyticsAPIKeyCreate func(childComplexity int, input model.APIKeyCreateInput) int
-		ClientAnalyticsAPIKeyDelete func(childComplexity int, id int64) int
-		DataOwnerSettingsUpdate     func(childComplexity int, input model.DataOwnerSettingsInput) int
-		ExportAPIKeyCreate          func(childComplexity int, input model.APIKeyCreateInput) int
-		ExportAPIKeyDelete          func(childComplexity int, id int64) int
-		IspCreate                   func(childComplexity int, input model.IspCreateInput) int
-		IspDelete                   func(childComplexity int, id int64) int
-		IspMergeInto                func(childComplexity int, id int64, input model.IspMergeInput) int
-		IspUpdate                   func(childComplexity int, id int64, input model.IspUpdateInput) int
-		Noop                        func(childComplexity int) int
-		RegistrationKeyCreate       func(childComplexity int, input model.RegistrationKeyCreateInput) int
-		RegistrationKeyDelete       func(childComplexity int, id int64) int
-		RegistrationKeyUpdate       func(childComplexity int, id int64, input model.RegistrationKeyUpdateInput) int
-		ServiceCredentialCreate     func(childComplexity int, input model.ServiceCredentialCreateInput) int
-		ServiceCredentialDelete     func(childComplexity int, id int64) int
-		ServiceCredentialUpdate     func(childComplexity int, id int64, input model.ServiceCredentialUpdateInput) int
-		UserCreate                  func(childComplexity int, input model.UserCreateInput) int
-		UserUpdate                  func(childComplexity int, id int64, input model.UserUpdateInput) int
+		AnomalyDetectionOverrideCreate   func(childComplexity int, input model.AnomalyDetectionOverrideCreateInput) int
+		AnomalyDetectionOverrideFeedback func(childComplexity int, input model.AnomalyDetectionOverrideFeedbackInput) int
+		AnomalyDetectionOverridesDelete  func(childComplexity int, id *int64, subject *string, measurementType *string, metric *string, detectionPass *string) int
+		AnomalyEventsResolve             func(childComplexity int, anomalyIds []string) int
+		CapabilityCreate                 func(childComplexity int, input model.CapabilityCreateInput) int
+		CapabilityDelete                 func(childComplexity int, id int64) int
+		CapabilityUpdate                 func(childComplexity int, id int64, input model.CapabilityUpdateInput) int
+		ClientAdminAPIKeyCreate          func(childComplexity int, input model.ClientAdminAPIKeyCreateInput) int
+		ClientAdminAPIKeyDelete          func(childComplexity int, id int64) int
+		ClientAnalyticsAPIKeyCreate      func(childComplexity int, input model.APIKeyCreateInput) int
+		ClientAnalyticsAPIKeyDelete      func(childComplexity int, id int64) int
+		DataOwnerSettingsUpdate          func(childComplexity int, input model.DataOwnerSettingsInput) int
+		ExportAPIKeyCreate               func(childComplexity int, input model.APIKeyCreateInput) int
+		ExportAPIKeyDelete               func(childComplexity int, id int64) int
+		IspCreate                        func(childComplexity int, input model.IspCreateInput) int
+		IspDelete                        func(childComplexity int, id int64) int
+		IspMergeInto                     func(childComplexity int, id int64, input model.IspMergeInput) int
+		IspUpdate                        func(childComplexity int, id int64, input model.IspUpdateInput) int
+		Noop                             func(childComplexity int) int
+		RegistrationKeyCreate            func(childComplexity int, input model.RegistrationKeyCreateInput) int
+		RegistrationKeyDelete            func(childComplexity int, id int64) int
+		RegistrationKeyUpdate            func(childComplexity int, id int64, input model.RegistrationKeyUpdateInput) int
+		ServiceCredentialCreate          func(childComplexity int, input model.ServiceCredentialCreateInput) int
+		ServiceCredentialDelete          func(childComplexity int, id int64) int
+		ServiceCredentialUpdate          func(childComplexity int, id int64, input model.ServiceCredentialUpdateInput) int
+		UserCreate                       func(childComplexity int, input model.UserCreateInput) int
+		UserUpdate                       func(childComplexity int, id int64, input model.UserUpdateInput) int
 	}
 
 	NotificationConfig struct {
@@ -230,29 +320,52 @@ type ComplexityRoot struct {
 		StudyExecutionFailures           func(childComplexity int) int
 	}
 
+	PageInfo struct {
+		EndCursor   func(childComplexity int) int
+		HasNextPage func(childComplexity int) int
+	}
+
 	Query struct {
-		AiAssistantStatus      func(childComplexity int) int
-		Capabilities           func(childComplexity int) int
-		Capability             func(childComplexity int, id int64) int
-		Client                 func(childComplexity int, id string) int
-		ClientAdminAPIKey      func(childComplexity int, id int64) int
-		ClientAdminAPIKeys     func(childComplexity int) int
-		ClientAnalyticsAPIKey  func(childComplexity int, id int64) int
-		ClientAnalyticsAPIKeys func(childComplexity int) int
-		ClientGroups           func(childComplexity int) int
-		ClientLabelAvailable   func(childComplexity int, label string, excludeID *string) int
-		Clients                func(childComplexity int) int
-		DataOwnerSettings      func(childComplexity int) int
-		ExportAPIKey           func(childComplexity int, id int64) int
-		ExportAPIKeys          func(childComplexity int) int
-		Isp                    func(childComplexity int, id int64) int
-		Isps                   func(childComplexity int, filter *model.IspFilter) int
-		RegistrationKey        func(childComplexity int, id int64) int
-		ServiceCredential      func(childComplexity int, id int64) int
-		ServiceCredentials     func(childComplexity int) int
-		User                   func(childComplexity int, id int64) int
-		Users                  func(childComplexity int) int
-		Viewer                 func(childComplexity int) int
+		AiAssistantStatus          func(childComplexity int) int
+		AnomalyDetectionDimensions func(childComplexity int) int
+		AnomalyDetectionOverride   func(childComplexity int, id int64) int
+		AnomalyDetectionOverrides  func(childComplexity int) int
+		AnomalyEvent               func(childComplexity int, id string) int
+		AnomalyEventDocument       func(childComplexity int, id string) int
+		AnomalyEventSearch         func(childComplexity int, body model1.JSON, sourceOnly *bool, size *int64, from *int64, searchAfter *model1.JSON) int
+		Capabilities               func(childComplexity int) int
+		Capability                 func(childComplexity int, id int64) int
+		Client                     func(childComplexity int, id string) int
+		ClientAdminAPIKey          func(childComplexity int, id int64) int
+		ClientAdminAPIKeys         func(childComplexity int) int
+		ClientAnalyticsAPIKey      func(childComplexity int, id int64) int
+		ClientAnalyticsAPIKeys     func(childComplexity int) int
+		ClientGroups               func(childComplexity int) int
+		ClientLabelAvailable       func(childComplexity int, label string, excludeID *string) int
+		Clients                    func(childComplexity int) int
+		DataOwnerSettings          func(childComplexity int) int
+		ExportAPIKey               func(childComplexity int, id int64) int
+		ExportAPIKeys              func(childComplexity int) int
+		ExportClientReports        func(childComplexity int, filter *model.ExportFilter, typeArg *string, page *int64, perPage *int64) int
+		ExportClients              func(childComplexity int, filter *model.ExportFilter, page *int64, perPage *int64) int
+		ExportEsql                 func(childComplexity int, query string) int
+		ExportEventBundles         func(childComplexity int, filter *model.ExportFilter, typeArg *string, page *int64, perPage *int64) int
+		ExportMeasurements         func(childComplexity int, filter *model.ExportFilter, typeArg *string, subject []string, studyID []string, page *int64, perPage *int64) int
+		ExportNetworkRequests      func(childComplexity int, filter *model.ExportFilter, page *int64, perPage *int64) int
+		ExportSearch               func(childComplexity int, body model1.JSON, q *string, df *string, defaultOperator *string, analyzer *string, lenient *bool, analyzeWildcard *bool, size *int64, from *int64, sort *model1.JSON, searchAfter *model1.JSON, source *model1.JSON, sourceIncludes []string, sourceExcludes []string, trackTotalHits *model1.JSON, sourceOnly *bool, scroll *string, otherParams *model1.JSON) int
+		ExportUserFeedbacks        func(childComplexity int, filter *model.ExportFilter, typeArg *string, page *int64, perPage *int64) int
+		Isp                        func(childComplexity int, id int64) int
+		Isps                       func(childComplexity int, filter *model.IspFilter) int
+		Measurement                func(childComplexity int, id string) int
+		MeasurementDocument        func(childComplexity int, id string, report *model.MeasurementReportType) int
+		MeasurementSearch          func(childComplexity int, body model1.JSON, indexScope *string, sourceOnly *bool, size *int64, from *int64, searchAfter *model1.JSON, scroll *string) int
+		MeasurementSearchScroll    func(childComplexity int, scrollID string, scroll *string, sourceOnly *bool) int
+		RegistrationKey            func(childComplexity int, id int64) int
+		ServiceCredential          func(childComplexity int, id int64) int
+		ServiceCredentials         func(childComplexity int) int
+		User                       func(childComplexity int, id int64) int
+		Users                      func(childComplexity int) int
+		Viewer                     func(childComplexity int) int
 	}
 
 	RegistrationKey struct {
@@ -267,6 +380,11 @@ type ComplexityRoot struct {
 		UsageLimitDays       func(childComplexity int) int
 		ValidFrom            func(childComplexity int) int
 		ValidUntil           func(childComplexity int) int
+	}
+
+	ResolveResult struct {
+		Requested func(childComplexity int) int
+		Updated   func(childComplexity int) int
 	}
 
 	ServiceCredential struct {
@@ -308,6 +426,9 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type AnomalyEventResolver interface {
+	Client(ctx context.Context, objs []*model.AnomalyEvent) ([]*model1.Client, error)
+}
 type CapabilityResolver interface {
 	RegistrationKeysCount(ctx context.Context, objs []*model1.Capability) ([]int64, error)
 	RegistrationKeys(ctx context.Context, objs []*model1.Capability) ([][]model1.RegistrationKey, error)
@@ -321,6 +442,8 @@ type ClientResolver interface {
 	ClientGroups(ctx context.Context, objs []*model1.Client) ([][]model1.ClientGroup, error)
 	CurrentIspContract(ctx context.Context, objs []*model1.Client) ([]*model1.IspContract, error)
 	IspContracts(ctx context.Context, objs []*model1.Client) ([][]model1.IspContract, error)
+
+	Measurements(ctx context.Context, objs []*model1.Client, filter *model.MeasurementFilter, first *int64, after *string) ([]*model.MeasurementConnection, error)
 }
 type ClientGroupResolver interface {
 	Clients(ctx context.Context, objs []*model1.ClientGroup) ([][]model1.Client, error)
@@ -337,8 +460,19 @@ type IspContractResolver interface {
 	ClientUUID(ctx context.Context, objs []*model1.IspContract) ([]*string, error)
 	ClientLabel(ctx context.Context, objs []*model1.IspContract) ([]*string, error)
 }
+type MeasurementResolver interface {
+	Client(ctx context.Context, objs []*model.Measurement) ([]*model1.Client, error)
+	Reports(ctx context.Context, objs []*model.Measurement) ([][]model.ClientReport, error)
+	P1203ClientReport(ctx context.Context, objs []*model.Measurement) ([]*model1.JSON, error)
+	NetworkPerformanceReport(ctx context.Context, objs []*model.Measurement) ([]*model1.JSON, error)
+	LightweightVideoPlayerPerformanceReport(ctx context.Context, objs []*model.Measurement) ([]*model1.JSON, error)
+}
 type MutationResolver interface {
 	Noop(ctx context.Context) (*bool, error)
+	AnomalyEventsResolve(ctx context.Context, anomalyIds []string) (*model.ResolveResult, error)
+	AnomalyDetectionOverrideCreate(ctx context.Context, input model.AnomalyDetectionOverrideCreateInput) (*model.AnomalyDetectionOverride, error)
+	AnomalyDetectionOverridesDelete(ctx context.Context, id *int64, subject *string, measurementType *string, metric *string, detectionPass *string) (int64, error)
+	AnomalyDetectionOverrideFeedback(ctx context.Context, input model.AnomalyDetectionOverrideFeedbackInput) (*model.AnomalyDetectionOverrideFeedbackResult, error)
 	ClientAdminAPIKeyCreate(ctx context.Context, input model.ClientAdminAPIKeyCreateInput) (*model1.ClientAdminAPIKey, error)
 	ClientAdminAPIKeyDelete(ctx context.Context, id int64) (bool, error)
 	ClientAnalyticsAPIKeyCreate(ctx context.Context, input model.APIKeyCreateInput) (*model1.ClientAnalyticsAPIKey, error)
@@ -364,6 +498,12 @@ type MutationResolver interface {
 }
 type QueryResolver interface {
 	Viewer(ctx context.Context) (*model1.Viewer, error)
+	AnomalyEventSearch(ctx context.Context, body model1.JSON, sourceOnly *bool, size *int64, from *int64, searchAfter *model1.JSON) (*model1.JSON, error)
+	AnomalyEvent(ctx context.Context, id string) (*model.AnomalyEvent, error)
+	AnomalyEventDocument(ctx context.Context, id string) (*model1.JSON, error)
+	AnomalyDetectionOverrides(ctx context.Context) ([]model.AnomalyDetectionOverride, error)
+	AnomalyDetectionOverride(ctx context.Context, id int64) (*model.AnomalyDetectionOverride, error)
+	AnomalyDetectionDimensions(ctx context.Context) (*model.AnomalyDetectionDimensions, error)
 	ClientAdminAPIKeys(ctx context.Context) ([]model1.ClientAdminAPIKey, error)
 	ClientAdminAPIKey(ctx context.Context, id int64) (*model1.ClientAdminAPIKey, error)
 	ClientAnalyticsAPIKeys(ctx context.Context) ([]model1.ClientAnalyticsAPIKey, error)
@@ -379,8 +519,20 @@ type QueryResolver interface {
 	ClientGroups(ctx context.Context) ([]model1.ClientGroup, error)
 	ServiceCredentials(ctx context.Context) ([]model1.ServiceCredential, error)
 	ServiceCredential(ctx context.Context, id int64) (*model1.ServiceCredential, error)
+	ExportMeasurements(ctx context.Context, filter *model.ExportFilter, typeArg *string, subject []string, studyID []string, page *int64, perPage *int64) (*model.ExportDocumentPage, error)
+	ExportClientReports(ctx context.Context, filter *model.ExportFilter, typeArg *string, page *int64, perPage *int64) (*model.ExportDocumentPage, error)
+	ExportEventBundles(ctx context.Context, filter *model.ExportFilter, typeArg *string, page *int64, perPage *int64) (*model.ExportDocumentPage, error)
+	ExportNetworkRequests(ctx context.Context, filter *model.ExportFilter, page *int64, perPage *int64) (*model.ExportDocumentPage, error)
+	ExportClients(ctx context.Context, filter *model.ExportFilter, page *int64, perPage *int64) (*model.ExportClientPage, error)
+	ExportUserFeedbacks(ctx context.Context, filter *model.ExportFilter, typeArg *string, page *int64, perPage *int64) (*model.ExportDocumentPage, error)
+	ExportSearch(ctx context.Context, body model1.JSON, q *string, df *string, defaultOperator *string, analyzer *string, lenient *bool, analyzeWildcard *bool, size *int64, from *int64, sort *model1.JSON, searchAfter *model1.JSON, source *model1.JSON, sourceIncludes []string, sourceExcludes []string, trackTotalHits *model1.JSON, sourceOnly *bool, scroll *string, otherParams *model1.JSON) (*model1.JSON, error)
+	ExportEsql(ctx context.Context, query string) ([]model1.JSON, error)
 	Isps(ctx context.Context, filter *model.IspFilter) ([]model1.Isp, error)
 	Isp(ctx context.Context, id int64) (*model1.Isp, error)
+	MeasurementSearch(ctx context.Context, body model1.JSON, indexScope *string, sourceOnly *bool, size *int64, from *int64, searchAfter *model1.JSON, scroll *string) (*model1.JSON, error)
+	MeasurementSearchScroll(ctx context.Context, scrollID string, scroll *string, sourceOnly *bool) (*model1.JSON, error)
+	Measurement(ctx context.Context, id string) (*model.Measurement, error)
+	MeasurementDocument(ctx context.Context, id string, report *model.MeasurementReportType) (*model1.JSON, error)
 	DataOwnerSettings(ctx context.Context) (*model1.DataOwnerSettings, error)
 	AiAssistantStatus(ctx context.Context) (*model1.AiAssistantStatus, error)
 	Users(ctx context.Context) ([]model1.User, error)
@@ -421,6 +573,143 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AiAssistantStatus.Enabled(childComplexity), true
+
+	case "AnomalyDetectionDimensions.detectionPasses":
+		if e.ComplexityRoot.AnomalyDetectionDimensions.DetectionPasses == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyDetectionDimensions.DetectionPasses(childComplexity), true
+	case "AnomalyDetectionDimensions.levels":
+		if e.ComplexityRoot.AnomalyDetectionDimensions.Levels == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyDetectionDimensions.Levels(childComplexity), true
+	case "AnomalyDetectionDimensions.measurementTypes":
+		if e.ComplexityRoot.AnomalyDetectionDimensions.MeasurementTypes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyDetectionDimensions.MeasurementTypes(childComplexity), true
+
+	case "AnomalyDetectionOverride.createdAt":
+		if e.ComplexityRoot.AnomalyDetectionOverride.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyDetectionOverride.CreatedAt(childComplexity), true
+	case "AnomalyDetectionOverride.id":
+		if e.ComplexityRoot.AnomalyDetectionOverride.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyDetectionOverride.ID(childComplexity), true
+	case "AnomalyDetectionOverride.level":
+		if e.ComplexityRoot.AnomalyDetectionOverride.Level == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyDetectionOverride.Level(childComplexity), true
+	case "AnomalyDetectionOverride.origin":
+		if e.ComplexityRoot.AnomalyDetectionOverride.Origin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyDetectionOverride.Origin(childComplexity), true
+	case "AnomalyDetectionOverride.scope":
+		if e.ComplexityRoot.AnomalyDetectionOverride.Scope == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyDetectionOverride.Scope(childComplexity), true
+	case "AnomalyDetectionOverride.scopeKey":
+		if e.ComplexityRoot.AnomalyDetectionOverride.ScopeKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyDetectionOverride.ScopeKey(childComplexity), true
+	case "AnomalyDetectionOverride.sourceAnomalyId":
+		if e.ComplexityRoot.AnomalyDetectionOverride.SourceAnomalyID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyDetectionOverride.SourceAnomalyID(childComplexity), true
+	case "AnomalyDetectionOverride.updatedAt":
+		if e.ComplexityRoot.AnomalyDetectionOverride.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyDetectionOverride.UpdatedAt(childComplexity), true
+	case "AnomalyDetectionOverride.updatedById":
+		if e.ComplexityRoot.AnomalyDetectionOverride.UpdatedByID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyDetectionOverride.UpdatedByID(childComplexity), true
+	case "AnomalyDetectionOverride.updatedByName":
+		if e.ComplexityRoot.AnomalyDetectionOverride.UpdatedByName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyDetectionOverride.UpdatedByName(childComplexity), true
+
+	case "AnomalyDetectionOverrideFeedbackResult.anomalyDetectionOverride":
+		if e.ComplexityRoot.AnomalyDetectionOverrideFeedbackResult.AnomalyDetectionOverride == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyDetectionOverrideFeedbackResult.AnomalyDetectionOverride(childComplexity), true
+	case "AnomalyDetectionOverrideFeedbackResult.deleted":
+		if e.ComplexityRoot.AnomalyDetectionOverrideFeedbackResult.Deleted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyDetectionOverrideFeedbackResult.Deleted(childComplexity), true
+
+	case "AnomalyDetectionOverrideScope.detectionPass":
+		if e.ComplexityRoot.AnomalyDetectionOverrideScope.DetectionPass == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyDetectionOverrideScope.DetectionPass(childComplexity), true
+	case "AnomalyDetectionOverrideScope.measurementType":
+		if e.ComplexityRoot.AnomalyDetectionOverrideScope.MeasurementType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyDetectionOverrideScope.MeasurementType(childComplexity), true
+	case "AnomalyDetectionOverrideScope.metric":
+		if e.ComplexityRoot.AnomalyDetectionOverrideScope.Metric == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyDetectionOverrideScope.Metric(childComplexity), true
+	case "AnomalyDetectionOverrideScope.subject":
+		if e.ComplexityRoot.AnomalyDetectionOverrideScope.Subject == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyDetectionOverrideScope.Subject(childComplexity), true
+
+	case "AnomalyEvent.client":
+		if e.ComplexityRoot.AnomalyEvent.Client == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyEvent.Client(childComplexity), true
+	case "AnomalyEvent.document":
+		if e.ComplexityRoot.AnomalyEvent.Document == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyEvent.Document(childComplexity), true
+	case "AnomalyEvent.id":
+		if e.ComplexityRoot.AnomalyEvent.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyEvent.ID(childComplexity), true
 
 	case "Capability.allowedMeasurementSubjects":
 		if e.ComplexityRoot.Capability.AllowedMeasurementSubjects == nil {
@@ -591,6 +880,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Client.LastSeenAt(childComplexity), true
+	case "Client.measurements":
+		if e.ComplexityRoot.Client.Measurements == nil {
+			break
+		}
+
+		args, err := ec.field_Client_measurements_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Client.Measurements(childComplexity, args["filter"].(*model.MeasurementFilter), args["first"].(*int64), args["after"].(*string)), true
 	case "Client.offline":
 		if e.ComplexityRoot.Client.Offline == nil {
 			break
@@ -770,6 +1070,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ClientGroup.Name(childComplexity), true
 
+	case "ClientReport.document":
+		if e.ComplexityRoot.ClientReport.Document == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientReport.Document(childComplexity), true
+	case "ClientReport.id":
+		if e.ComplexityRoot.ClientReport.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientReport.ID(childComplexity), true
+	case "ClientReport.type":
+		if e.ComplexityRoot.ClientReport.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientReport.Type(childComplexity), true
+
 	case "ConfigRef.id":
 		if e.ComplexityRoot.ConfigRef.ID == nil {
 			break
@@ -880,6 +1199,56 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ExportApiKey.ValidUntil(childComplexity), true
+
+	case "ExportClientPage.items":
+		if e.ComplexityRoot.ExportClientPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExportClientPage.Items(childComplexity), true
+	case "ExportClientPage.page":
+		if e.ComplexityRoot.ExportClientPage.Page == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExportClientPage.Page(childComplexity), true
+	case "ExportClientPage.perPage":
+		if e.ComplexityRoot.ExportClientPage.PerPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExportClientPage.PerPage(childComplexity), true
+	case "ExportClientPage.total":
+		if e.ComplexityRoot.ExportClientPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExportClientPage.Total(childComplexity), true
+
+	case "ExportDocumentPage.items":
+		if e.ComplexityRoot.ExportDocumentPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExportDocumentPage.Items(childComplexity), true
+	case "ExportDocumentPage.page":
+		if e.ComplexityRoot.ExportDocumentPage.Page == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExportDocumentPage.Page(childComplexity), true
+	case "ExportDocumentPage.perPage":
+		if e.ComplexityRoot.ExportDocumentPage.PerPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExportDocumentPage.PerPage(childComplexity), true
+	case "ExportDocumentPage.total":
+		if e.ComplexityRoot.ExportDocumentPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExportDocumentPage.Total(childComplexity), true
 
 	case "Isp.alternativeNames":
 		if e.ComplexityRoot.Isp.AlternativeNames == nil {
@@ -1070,6 +1439,138 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.LabelAvailability.Label(childComplexity), true
 
+	case "Measurement.client":
+		if e.ComplexityRoot.Measurement.Client == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Measurement.Client(childComplexity), true
+	case "Measurement.document":
+		if e.ComplexityRoot.Measurement.Document == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Measurement.Document(childComplexity), true
+	case "Measurement.id":
+		if e.ComplexityRoot.Measurement.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Measurement.ID(childComplexity), true
+	case "Measurement.lightweightVideoPlayerPerformanceReport":
+		if e.ComplexityRoot.Measurement.LightweightVideoPlayerPerformanceReport == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Measurement.LightweightVideoPlayerPerformanceReport(childComplexity), true
+	case "Measurement.networkPerformanceReport":
+		if e.ComplexityRoot.Measurement.NetworkPerformanceReport == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Measurement.NetworkPerformanceReport(childComplexity), true
+	case "Measurement.p1203ClientReport":
+		if e.ComplexityRoot.Measurement.P1203ClientReport == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Measurement.P1203ClientReport(childComplexity), true
+	case "Measurement.reports":
+		if e.ComplexityRoot.Measurement.Reports == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Measurement.Reports(childComplexity), true
+
+	case "MeasurementConnection.edges":
+		if e.ComplexityRoot.MeasurementConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeasurementConnection.Edges(childComplexity), true
+	case "MeasurementConnection.pageInfo":
+		if e.ComplexityRoot.MeasurementConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeasurementConnection.PageInfo(childComplexity), true
+
+	case "MeasurementEdge.cursor":
+		if e.ComplexityRoot.MeasurementEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeasurementEdge.Cursor(childComplexity), true
+	case "MeasurementEdge.node":
+		if e.ComplexityRoot.MeasurementEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeasurementEdge.Node(childComplexity), true
+
+	case "MeasurementTypeDimension.measurementType":
+		if e.ComplexityRoot.MeasurementTypeDimension.MeasurementType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeasurementTypeDimension.MeasurementType(childComplexity), true
+	case "MeasurementTypeDimension.metrics":
+		if e.ComplexityRoot.MeasurementTypeDimension.Metrics == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeasurementTypeDimension.Metrics(childComplexity), true
+	case "MeasurementTypeDimension.subjects":
+		if e.ComplexityRoot.MeasurementTypeDimension.Subjects == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeasurementTypeDimension.Subjects(childComplexity), true
+
+	case "Mutation.anomalyDetectionOverrideCreate":
+		if e.ComplexityRoot.Mutation.AnomalyDetectionOverrideCreate == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_anomalyDetectionOverrideCreate_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AnomalyDetectionOverrideCreate(childComplexity, args["input"].(model.AnomalyDetectionOverrideCreateInput)), true
+	case "Mutation.anomalyDetectionOverrideFeedback":
+		if e.ComplexityRoot.Mutation.AnomalyDetectionOverrideFeedback == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_anomalyDetectionOverrideFeedback_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AnomalyDetectionOverrideFeedback(childComplexity, args["input"].(model.AnomalyDetectionOverrideFeedbackInput)), true
+	case "Mutation.anomalyDetectionOverridesDelete":
+		if e.ComplexityRoot.Mutation.AnomalyDetectionOverridesDelete == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_anomalyDetectionOverridesDelete_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AnomalyDetectionOverridesDelete(childComplexity, args["id"].(*int64), args["subject"].(*string), args["measurementType"].(*string), args["metric"].(*string), args["detectionPass"].(*string)), true
+	case "Mutation.anomalyEventsResolve":
+		if e.ComplexityRoot.Mutation.AnomalyEventsResolve == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_anomalyEventsResolve_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AnomalyEventsResolve(childComplexity, args["anomalyIds"].([]string)), true
 	case "Mutation.capabilityCreate":
 		if e.ComplexityRoot.Mutation.CapabilityCreate == nil {
 			break
@@ -1380,12 +1881,81 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.NotificationConfig.StudyExecutionFailures(childComplexity), true
 
+	case "PageInfo.endCursor":
+		if e.ComplexityRoot.PageInfo.EndCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.EndCursor(childComplexity), true
+	case "PageInfo.hasNextPage":
+		if e.ComplexityRoot.PageInfo.HasNextPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.HasNextPage(childComplexity), true
+
 	case "Query.aiAssistantStatus":
 		if e.ComplexityRoot.Query.AiAssistantStatus == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Query.AiAssistantStatus(childComplexity), true
+	case "Query.anomalyDetectionDimensions":
+		if e.ComplexityRoot.Query.AnomalyDetectionDimensions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.AnomalyDetectionDimensions(childComplexity), true
+	case "Query.anomalyDetectionOverride":
+		if e.ComplexityRoot.Query.AnomalyDetectionOverride == nil {
+			break
+		}
+
+		args, err := ec.field_Query_anomalyDetectionOverride_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.AnomalyDetectionOverride(childComplexity, args["id"].(int64)), true
+	case "Query.anomalyDetectionOverrides":
+		if e.ComplexityRoot.Query.AnomalyDetectionOverrides == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.AnomalyDetectionOverrides(childComplexity), true
+	case "Query.anomalyEvent":
+		if e.ComplexityRoot.Query.AnomalyEvent == nil {
+			break
+		}
+
+		args, err := ec.field_Query_anomalyEvent_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.AnomalyEvent(childComplexity, args["id"].(string)), true
+	case "Query.anomalyEventDocument":
+		if e.ComplexityRoot.Query.AnomalyEventDocument == nil {
+			break
+		}
+
+		args, err := ec.field_Query_anomalyEventDocument_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.AnomalyEventDocument(childComplexity, args["id"].(string)), true
+	case "Query.anomalyEventSearch":
+		if e.ComplexityRoot.Query.AnomalyEventSearch == nil {
+			break
+		}
+
+		args, err := ec.field_Query_anomalyEventSearch_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.AnomalyEventSearch(childComplexity, args["body"].(model1.JSON), args["sourceOnly"].(*bool), args["size"].(*int64), args["from"].(*int64), args["searchAfter"].(*model1.JSON)), true
 	case "Query.capabilities":
 		if e.ComplexityRoot.Query.Capabilities == nil {
 			break
@@ -1494,6 +2064,94 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.ExportAPIKeys(childComplexity), true
+	case "Query.exportClientReports":
+		if e.ComplexityRoot.Query.ExportClientReports == nil {
+			break
+		}
+
+		args, err := ec.field_Query_exportClientReports_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ExportClientReports(childComplexity, args["filter"].(*model.ExportFilter), args["type"].(*string), args["page"].(*int64), args["perPage"].(*int64)), true
+	case "Query.exportClients":
+		if e.ComplexityRoot.Query.ExportClients == nil {
+			break
+		}
+
+		args, err := ec.field_Query_exportClients_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ExportClients(childComplexity, args["filter"].(*model.ExportFilter), args["page"].(*int64), args["perPage"].(*int64)), true
+	case "Query.exportEsql":
+		if e.ComplexityRoot.Query.ExportEsql == nil {
+			break
+		}
+
+		args, err := ec.field_Query_exportEsql_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ExportEsql(childComplexity, args["query"].(string)), true
+	case "Query.exportEventBundles":
+		if e.ComplexityRoot.Query.ExportEventBundles == nil {
+			break
+		}
+
+		args, err := ec.field_Query_exportEventBundles_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ExportEventBundles(childComplexity, args["filter"].(*model.ExportFilter), args["type"].(*string), args["page"].(*int64), args["perPage"].(*int64)), true
+	case "Query.exportMeasurements":
+		if e.ComplexityRoot.Query.ExportMeasurements == nil {
+			break
+		}
+
+		args, err := ec.field_Query_exportMeasurements_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ExportMeasurements(childComplexity, args["filter"].(*model.ExportFilter), args["type"].(*string), args["subject"].([]string), args["studyId"].([]string), args["page"].(*int64), args["perPage"].(*int64)), true
+	case "Query.exportNetworkRequests":
+		if e.ComplexityRoot.Query.ExportNetworkRequests == nil {
+			break
+		}
+
+		args, err := ec.field_Query_exportNetworkRequests_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ExportNetworkRequests(childComplexity, args["filter"].(*model.ExportFilter), args["page"].(*int64), args["perPage"].(*int64)), true
+	case "Query.exportSearch":
+		if e.ComplexityRoot.Query.ExportSearch == nil {
+			break
+		}
+
+		args, err := ec.field_Query_exportSearch_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ExportSearch(childComplexity, args["body"].(model1.JSON), args["q"].(*string), args["df"].(*string), args["defaultOperator"].(*string), args["analyzer"].(*string), args["lenient"].(*bool), args["analyzeWildcard"].(*bool), args["size"].(*int64), args["from"].(*int64), args["sort"].(*model1.JSON), args["searchAfter"].(*model1.JSON), args["source"].(*model1.JSON), args["sourceIncludes"].([]string), args["sourceExcludes"].([]string), args["trackTotalHits"].(*model1.JSON), args["sourceOnly"].(*bool), args["scroll"].(*string), args["otherParams"].(*model1.JSON)), true
+	case "Query.exportUserFeedbacks":
+		if e.ComplexityRoot.Query.ExportUserFeedbacks == nil {
+			break
+		}
+
+		args, err := ec.field_Query_exportUserFeedbacks_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ExportUserFeedbacks(childComplexity, args["filter"].(*model.ExportFilter), args["type"].(*string), args["page"].(*int64), args["perPage"].(*int64)), true
 
 	case "Query.isp":
 		if e.ComplexityRoot.Query.Isp == nil {
@@ -1517,6 +2175,50 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Isps(childComplexity, args["filter"].(*model.IspFilter)), true
+	case "Query.measurement":
+		if e.ComplexityRoot.Query.Measurement == nil {
+			break
+		}
+
+		args, err := ec.field_Query_measurement_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Measurement(childComplexity, args["id"].(string)), true
+	case "Query.measurementDocument":
+		if e.ComplexityRoot.Query.MeasurementDocument == nil {
+			break
+		}
+
+		args, err := ec.field_Query_measurementDocument_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.MeasurementDocument(childComplexity, args["id"].(string), args["report"].(*model.MeasurementReportType)), true
+	case "Query.measurementSearch":
+		if e.ComplexityRoot.Query.MeasurementSearch == nil {
+			break
+		}
+
+		args, err := ec.field_Query_measurementSearch_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.MeasurementSearch(childComplexity, args["body"].(model1.JSON), args["indexScope"].(*string), args["sourceOnly"].(*bool), args["size"].(*int64), args["from"].(*int64), args["searchAfter"].(*model1.JSON), args["scroll"].(*string)), true
+	case "Query.measurementSearchScroll":
+		if e.ComplexityRoot.Query.MeasurementSearchScroll == nil {
+			break
+		}
+
+		args, err := ec.field_Query_measurementSearchScroll_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.MeasurementSearchScroll(childComplexity, args["scrollId"].(string), args["scroll"].(*string), args["sourceOnly"].(*bool)), true
 	case "Query.registrationKey":
 		if e.ComplexityRoot.Query.RegistrationKey == nil {
 			break
@@ -1635,6 +2337,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RegistrationKey.ValidUntil(childComplexity), true
+
+	case "ResolveResult.requested":
+		if e.ComplexityRoot.ResolveResult.Requested == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResolveResult.Requested(childComplexity), true
+	case "ResolveResult.updated":
+		if e.ComplexityRoot.ResolveResult.Updated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResolveResult.Updated(childComplexity), true
 
 	case "ServiceCredential.createdAt":
 		if e.ComplexityRoot.ServiceCredential.CreatedAt == nil {
@@ -1797,15 +2512,20 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
+		ec.unmarshalInputAnomalyDetectionOverrideCreateInput,
+		ec.unmarshalInputAnomalyDetectionOverrideFeedbackInput,
+		ec.unmarshalInputAnomalyDetectionOverrideScopeInput,
 		ec.unmarshalInputApiKeyCreateInput,
 		ec.unmarshalInputCapabilityCreateInput,
 		ec.unmarshalInputCapabilityUpdateInput,
 		ec.unmarshalInputClientAdminApiKeyCreateInput,
 		ec.unmarshalInputDataOwnerSettingsInput,
+		ec.unmarshalInputExportFilter,
 		ec.unmarshalInputIspCreateInput,
 		ec.unmarshalInputIspFilter,
 		ec.unmarshalInputIspMergeInput,
 		ec.unmarshalInputIspUpdateInput,
+		ec.unmarshalInputMeasurementFilter,
 		ec.unmarshalInputNotificationConfigInput,
 		ec.unmarshalInputRegistrationKeyCreateInput,
 		ec.unmarshalInputRegistrationKeyUpdateInput,
@@ -1888,6 +2608,124 @@ func newExecutionContext(
 }
 
 var sources = []*ast.Source{
+	{Name: "../schema/anomaly.graphqls", Input: `"An anomaly event document of the data owner."
+type AnomalyEvent {
+  "The anomaly id: {rule_id}::{detection_pass}::{first_seen_epoch}."
+  id: ID!
+  "The anomaly event document as stored."
+  document: JSON!
+  "The client the anomaly concerns; null when it is not visible to the caller."
+  client: Client @goField(forceResolver: true)
+}
+
+type ResolveResult {
+  "Episodes moved from new to resolved."
+  updated: Int!
+  "Ids in the request."
+  requested: Int!
+}
+
+"The anomalies an override applies to."
+type AnomalyDetectionOverrideScope {
+  subject: String!
+  measurementType: String!
+  metric: String!
+  detectionPass: String!
+}
+
+"How loud anomaly detection is for one scope; no override means level default."
+type AnomalyDetectionOverride {
+  id: Int!
+  scope: AnomalyDetectionOverrideScope!
+  "subject|measurement_type|metric|detection_pass"
+  scopeKey: String!
+  "off, low or high."
+  level: String!
+  "manual or feedback."
+  origin: String!
+  sourceAnomalyId: String
+  createdAt: Time!
+  updatedAt: Time!
+  updatedById: Int
+  updatedByName: String
+}
+
+input AnomalyDetectionOverrideScopeInput {
+  subject: String!
+  measurementType: String!
+  metric: String!
+  "spike, shift or data_quality."
+  detectionPass: String!
+}
+
+input AnomalyDetectionOverrideCreateInput {
+  scope: AnomalyDetectionOverrideScopeInput!
+  "off, low or high (default is the absence of an override)."
+  level: String!
+}
+
+enum FeedbackDirection {
+  "One level louder."
+  up
+  "One level quieter."
+  down
+}
+
+input AnomalyDetectionOverrideFeedbackInput {
+  scope: AnomalyDetectionOverrideScopeInput!
+  direction: FeedbackDirection!
+  sourceAnomalyId: String
+}
+
+type AnomalyDetectionOverrideFeedbackResult {
+  "The override after the step; null when the step landed on default."
+  anomalyDetectionOverride: AnomalyDetectionOverride
+  "Whether the step deleted the override (landed on default)."
+  deleted: Boolean!
+}
+
+type MeasurementTypeDimension {
+  measurementType: String!
+  "Keys of statistic_values."
+  metrics: [String!]!
+  "Values of study.subject."
+  subjects: [String!]!
+}
+
+type AnomalyDetectionDimensions {
+  "From the data owner's own measurement documents."
+  measurementTypes: [MeasurementTypeDimension!]!
+  detectionPasses: [String!]!
+  "From quiet to loud."
+  levels: [String!]!
+}
+
+extend type Query {
+  """
+  Searches the data owner's anomaly events with an Elasticsearch Query DSL
+  body (object or string); size, from and searchAfter as for measurementSearch.
+  """
+  anomalyEventSearch(body: JSON!, sourceOnly: Boolean, size: Int, from: Int, searchAfter: JSON): JSON!
+  "An anomaly event of the data owner by anomaly id."
+  anomalyEvent(id: ID!): AnomalyEvent!
+  "An anomaly event's document by anomaly id."
+  anomalyEventDocument(id: ID!): JSON!
+  anomalyDetectionOverrides: [AnomalyDetectionOverride!]!
+  anomalyDetectionOverride(id: Int!): AnomalyDetectionOverride!
+  anomalyDetectionDimensions: AnomalyDetectionDimensions!
+}
+
+extend type Mutation {
+  "Resolves the data owner's active anomaly episodes among anomalyIds (1 to 500); others are ignored."
+  anomalyEventsResolve(anomalyIds: [String!]!): ResolveResult!
+  "Sets the override of a scope (creating or replacing it)."
+  anomalyDetectionOverrideCreate(input: AnomalyDetectionOverrideCreateInput!): AnomalyDetectionOverride!
+  "Deletes overrides by id or by the full scope; answers how many were deleted."
+  anomalyDetectionOverridesDelete(id: Int, subject: String, measurementType: String, metric: String, detectionPass: String): Int!
+  "Moves a scope's level one step (down quieter, up louder); landing on default deletes the override."
+  anomalyDetectionOverrideFeedback(input: AnomalyDetectionOverrideFeedbackInput!): AnomalyDetectionOverrideFeedbackResult!
+}
+`, BuiltIn: false},
 	{Name: "../schema/apikey.graphqls", Input: `"A key for the administration API and GraphQL."
 type ClientAdminApiKey {
   id: Int!
@@ -2184,6 +3022,93 @@ extend type Mutation {
   serviceCredentialDelete(id: Int!): Boolean!
 }
 `, BuiltIn: false},
+	{Name: "../schema/export.graphqls", Input: `"""
+Filters shared by the export listings (the export API's common parameters).
+Times accept ISO 8601 and the usual variants: a date alone, no time zone
+(UTC), a space instead of T, epoch seconds or milliseconds.
+"""
+input ExportFilter {
+  "Lower bound (inclusive) on created_at."
+  startTime: String
+  "Upper bound (inclusive) on created_at."
+  endTime: String
+  """
+  One measurement: the measurement itself (measurements) or the documents that
+  belong to it (client reports, event bundles, network requests). Overrides every
+  other filter, type included. Not accepted by clients and user feedbacks.
+  """
+  measurementId: String
+  "One client of the data owner; overrides tags."
+  clientUuid: String
+  "The client carries all of these tags."
+  tags: [String!]
+  "The client's label, exact."
+  label: String
+}
+
+"One page of an export listing of documents, newest first."
+type ExportDocumentPage {
+  "The documents as stored (JSON objects)."
+  items: [JSON!]!
+  "Documents matching the filters, over all pages."
+  total: Int!
+  "The page, from 1."
+  page: Int!
+  perPage: Int!
+}
+
+"One page of the data owner's own clients, newest first."
+type ExportClientPage {
+  items: [Client!]!
+  total: Int!
+  page: Int!
+  perPage: Int!
+}
+
+# The data export API (also at /export_api/v1). Listings page with page (from 1)
+# and perPage (default 100, at most 1000).
+extend type Query {
+  """
+  Measurements. type: VideoMeasurement, WebMeasurement, NetworkMeasurement,
+  SpeedtestMeasurement, ConferencingMeasurement or GamingMeasurement; subject and
+  studyId match study.subject and study.study_id (any of the given values).
+  """
+  exportMeasurements(filter: ExportFilter, type: String, subject: [String!], studyId: [String!], page: Int, perPage: Int): ExportDocumentPage!
+  "Client reports, optionally of one type (e.g. IcmpPingClientReport)."
+  exportClientReports(filter: ExportFilter, type: String, page: Int, perPage: Int): ExportDocumentPage!
+  "Event bundles of one type (required unless filter.measurementId): VideoEventBundle or WebEventBundle."
+  exportEventBundles(filter: ExportFilter, type: String, page: Int, perPage: Int): ExportDocumentPage!
+  "Network requests (request and response data pruned as the export spec lists)."
+  exportNetworkRequests(filter: ExportFilter, page: Int, perPage: Int): ExportDocumentPage!
+  "The data owner's own clients (shared clients are not exported); times filter created_at."
+  exportClients(filter: ExportFilter, page: Int, perPage: Int): ExportClientPage!
+  "User feedbacks, optionally of one type; each carries client { uuid }."
+  exportUserFeedbacks(filter: ExportFilter, type: String, page: Int, perPage: Int): ExportDocumentPage!
+  """
+  A Query DSL search over the data owner's measurements (indices
+  analytics-production-<data_owner>-measurements*; the other kinds have their own
+  listings). body is an object or a string holding one; q is a Lucene query string
+  ANDed with body.query (df, defaultOperator, analyzer, lenient and analyzeWildcard
+  are its options); size, from, sort (DSL value or "field:asc,..."), searchAfter,
+  source (_source), sourceIncludes, sourceExcludes and trackTotalHits go into the
+  body, overriding its keys. sourceOnly answers the _source array instead of the
+  envelope. scroll (at most 5m) starts a scroll continued by measurementSearchScroll;
+  the REST endpoint streams it as NDJSON. otherParams carries any other
+  Elasticsearch URL parameter: those that choose indices (index, routing, ...)
+  are refused, as are the unsupported ones.
+  """
+  exportSearch(body: JSON!, q: String, df: String, defaultOperator: String, analyzer: String, lenient: Boolean,
+    analyzeWildcard: Boolean, size: Int, from: Int, sort: JSON, searchAfter: JSON, source: JSON,
+    sourceIncludes: [String!], sourceExcludes: [String!], trackTotalHits: JSON, sourceOnly: Boolean, scroll: String,
+    otherParams: JSON): JSON!
+  """
+  An ES|QL query over the data owner's indices (its FROM must name indices
+  starting with analytics-production-<data_owner>; ENRICH is not supported):
+  one object per row, keyed by column.
+  """
+  exportEsql(query: String!): [JSON!]!
+}
+`, BuiltIn: false},
 	{Name: "../schema/isp.graphqls", Input: `enum IspType {
   fixed
   mobile
@@ -2270,6 +3195,88 @@ extend type Mutation {
   ispDelete(id: Int!): Boolean!
   "Moves the ISP's contracts, alternative names and AS numbers onto the target and deletes it."
   ispMergeInto(id: Int!, input: IspMergeInput!): Isp!
+}
+`, BuiltIn: false},
+	{Name: "../schema/measurement.graphqls", Input: `"A measurement document of the data owner, with its client and client reports."
+type Measurement {
+  "The measurement's id (the document's id)."
+  id: ID!
+  "The measurement document as stored."
+  document: JSON!
+  "The client that measured; null when it is not visible to the caller."
+  client: Client @goField(forceResolver: true)
+  "Every client report document of the measurement."
+  reports: [ClientReport!]! @goField(forceResolver: true)
+  "The P1203ClientReport of the measurement; null when none."
+  p1203ClientReport: JSON @goField(forceResolver: true)
+  "The PerformanceClientReport (network performance) of the measurement; null when none."
+  networkPerformanceReport: JSON @goField(forceResolver: true)
+  "The LightweightVideoPlayerPerformanceReport of the measurement; null when none."
+  lightweightVideoPlayerPerformanceReport: JSON @goField(forceResolver: true)
+}
+
+"A client report document (P1203ClientReport, PerformanceClientReport, ...)."
+type ClientReport {
+  id: ID!
+  type: String
+  document: JSON!
+}
+
+"The client reports a measurement may have, by document type."
+enum MeasurementReportType {
+  P1203ClientReport
+  PerformanceClientReport
+  LightweightVideoPlayerPerformanceReport
+}
+
+input MeasurementFilter {
+  "Document type, e.g. VideoMeasurement."
+  type: String
+  "study.subject, e.g. youtube."
+  subject: String
+  "Measurements created at or after this time."
+  since: Time
+  "Measurements created before this time."
+  until: Time
+}
+
+type MeasurementConnection {
+  edges: [MeasurementEdge!]!
+  pageInfo: PageInfo!
+}
+
+type MeasurementEdge {
+  cursor: String!
+  node: Measurement!
+}
+
+"Relay-style paging state of a connection."
+type PageInfo {
+  hasNextPage: Boolean!
+  endCursor: String
+}
+
+extend type Client {
+  "The client's measurements, newest first (first at most 100)."
+  measurements(filter: MeasurementFilter, first: Int = 20, after: String): MeasurementConnection! @goField(forceResolver: true)
+}
+
+extend type Query {
+  """
+  Searches the data owner's measurements with an Elasticsearch Query DSL body
+  (an object, or a string holding one). size, from and searchAfter override
+  the same keys of body; size defaults to 10, at most 10000. indexScope (web,
+  video, network, speedtest, conferencing, gaming) restricts to one type.
+  sourceOnly answers the array of _source documents. scroll (at most 5m)
+  starts a scroll: the envelope carries _scroll_id for measurementSearchScroll.
+  """
+  measurementSearch(body: JSON!, indexScope: String, sourceOnly: Boolean, size: Int, from: Int, searchAfter: JSON, scroll: String): JSON!
+  "The next page of a scroll started by measurementSearch; keep-alive at most 5m."
+  measurementSearchScroll(scrollId: String!, scroll: String, sourceOnly: Boolean): JSON!
+  "A measurement of the data owner by id."
+  measurement(id: ID!): Measurement!
+  "A measurement's document or, with report, that client report's document (NOT_FOUND when none)."
+  measurementDocument(id: ID!, report: MeasurementReportType): JSON!
 }
 `, BuiltIn: false},
 	{Name: "../schema/settings.graphqls", Input: `"Organisation-wide settings of the data owner."
@@ -2410,6 +3417,80 @@ func (ec *executionContext) childFields_AiAssistantStatus(ctx context.Context, f
 	return nil, fmt.Errorf("no field named %q was found under type AiAssistantStatus", field.Name)
 }
 
+func (ec *executionContext) childFields_AnomalyDetectionDimensions(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "measurementTypes":
+		return ec.fieldContext_AnomalyDetectionDimensions_measurementTypes(ctx, field)
+	case "detectionPasses":
+		return ec.fieldContext_AnomalyDetectionDimensions_detectionPasses(ctx, field)
+	case "levels":
+		return ec.fieldContext_AnomalyDetectionDimensions_levels(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AnomalyDetectionDimensions", field.Name)
+}
+
+func (ec *executionContext) childFields_AnomalyDetectionOverride(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_AnomalyDetectionOverride_id(ctx, field)
+	case "scope":
+		return ec.fieldContext_AnomalyDetectionOverride_scope(ctx, field)
+	case "scopeKey":
+		return ec.fieldContext_AnomalyDetectionOverride_scopeKey(ctx, field)
+	case "level":
+		return ec.fieldContext_AnomalyDetectionOverride_level(ctx, field)
+	case "origin":
+		return ec.fieldContext_AnomalyDetectionOverride_origin(ctx, field)
+	case "sourceAnomalyId":
+		return ec.fieldContext_AnomalyDetectionOverride_sourceAnomalyId(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_AnomalyDetectionOverride_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_AnomalyDetectionOverride_updatedAt(ctx, field)
+	case "updatedById":
+		return ec.fieldContext_AnomalyDetectionOverride_updatedById(ctx, field)
+	case "updatedByName":
+		return ec.fieldContext_AnomalyDetectionOverride_updatedByName(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AnomalyDetectionOverride", field.Name)
+}
+
+func (ec *executionContext) childFields_AnomalyDetectionOverrideFeedbackResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "anomalyDetectionOverride":
+		return ec.fieldContext_AnomalyDetectionOverrideFeedbackResult_anomalyDetectionOverride(ctx, field)
+	case "deleted":
+		return ec.fieldContext_AnomalyDetectionOverrideFeedbackResult_deleted(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AnomalyDetectionOverrideFeedbackResult", field.Name)
+}
+
+func (ec *executionContext) childFields_AnomalyDetectionOverrideScope(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "subject":
+		return ec.fieldContext_AnomalyDetectionOverrideScope_subject(ctx, field)
+	case "measurementType":
+		return ec.fieldContext_AnomalyDetectionOverrideScope_measurementType(ctx, field)
+	case "metric":
+		return ec.fieldContext_AnomalyDetectionOverrideScope_metric(ctx, field)
+	case "detectionPass":
+		return ec.fieldContext_AnomalyDetectionOverrideScope_detectionPass(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AnomalyDetectionOverrideScope", field.Name)
+}
+
+func (ec *executionContext) childFields_AnomalyEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_AnomalyEvent_id(ctx, field)
+	case "document":
+		return ec.fieldContext_AnomalyEvent_document(ctx, field)
+	case "client":
+		return ec.fieldContext_AnomalyEvent_client(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AnomalyEvent", field.Name)
+}
+
 func (ec *executionContext) childFields_Capability(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -2490,6 +3571,8 @@ func (ec *executionContext) childFields_Client(ctx context.Context, field graphq
 		return ec.fieldContext_Client_ispContracts(ctx, field)
 	case "configuration":
 		return ec.fieldContext_Client_configuration(ctx, field)
+	case "measurements":
+		return ec.fieldContext_Client_measurements(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Client", field.Name)
 }
@@ -2560,6 +3643,18 @@ func (ec *executionContext) childFields_ClientGroup(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type ClientGroup", field.Name)
 }
 
+func (ec *executionContext) childFields_ClientReport(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ClientReport_id(ctx, field)
+	case "type":
+		return ec.fieldContext_ClientReport_type(ctx, field)
+	case "document":
+		return ec.fieldContext_ClientReport_document(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClientReport", field.Name)
+}
+
 func (ec *executionContext) childFields_ConfigRef(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -2612,6 +3707,34 @@ func (ec *executionContext) childFields_ExportApiKey(ctx context.Context, field 
 		return ec.fieldContext_ExportApiKey_apiKey(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ExportApiKey", field.Name)
+}
+
+func (ec *executionContext) childFields_ExportClientPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_ExportClientPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_ExportClientPage_total(ctx, field)
+	case "page":
+		return ec.fieldContext_ExportClientPage_page(ctx, field)
+	case "perPage":
+		return ec.fieldContext_ExportClientPage_perPage(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ExportClientPage", field.Name)
+}
+
+func (ec *executionContext) childFields_ExportDocumentPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_ExportDocumentPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_ExportDocumentPage_total(ctx, field)
+	case "page":
+		return ec.fieldContext_ExportDocumentPage_page(ctx, field)
+	case "perPage":
+		return ec.fieldContext_ExportDocumentPage_perPage(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ExportDocumentPage", field.Name)
 }
 
 func (ec *executionContext) childFields_Isp(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2694,6 +3817,58 @@ func (ec *executionContext) childFields_LabelAvailability(ctx context.Context, f
 	return nil, fmt.Errorf("no field named %q was found under type LabelAvailability", field.Name)
 }
 
+func (ec *executionContext) childFields_Measurement(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Measurement_id(ctx, field)
+	case "document":
+		return ec.fieldContext_Measurement_document(ctx, field)
+	case "client":
+		return ec.fieldContext_Measurement_client(ctx, field)
+	case "reports":
+		return ec.fieldContext_Measurement_reports(ctx, field)
+	case "p1203ClientReport":
+		return ec.fieldContext_Measurement_p1203ClientReport(ctx, field)
+	case "networkPerformanceReport":
+		return ec.fieldContext_Measurement_networkPerformanceReport(ctx, field)
+	case "lightweightVideoPlayerPerformanceReport":
+		return ec.fieldContext_Measurement_lightweightVideoPlayerPerformanceReport(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Measurement", field.Name)
+}
+
+func (ec *executionContext) childFields_MeasurementConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_MeasurementConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_MeasurementConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MeasurementConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_MeasurementEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_MeasurementEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_MeasurementEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MeasurementEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_MeasurementTypeDimension(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "measurementType":
+		return ec.fieldContext_MeasurementTypeDimension_measurementType(ctx, field)
+	case "metrics":
+		return ec.fieldContext_MeasurementTypeDimension_metrics(ctx, field)
+	case "subjects":
+		return ec.fieldContext_MeasurementTypeDimension_subjects(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MeasurementTypeDimension", field.Name)
+}
+
 func (ec *executionContext) childFields_NotificationConfig(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "anomalyEvents":
@@ -2718,6 +3893,16 @@ func (ec *executionContext) childFields_NotificationConfig(ctx context.Context, 
 		return ec.fieldContext_NotificationConfig_anomalyEventsDigestDayOfWeek(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type NotificationConfig", field.Name)
+}
+
+func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "hasNextPage":
+		return ec.fieldContext_PageInfo_hasNextPage(ctx, field)
+	case "endCursor":
+		return ec.fieldContext_PageInfo_endCursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
 }
 
 func (ec *executionContext) childFields_RegistrationKey(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2746,6 +3931,16 @@ func (ec *executionContext) childFields_RegistrationKey(ctx context.Context, fie
 		return ec.fieldContext_RegistrationKey_capability(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RegistrationKey", field.Name)
+}
+
+func (ec *executionContext) childFields_ResolveResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "updated":
+		return ec.fieldContext_ResolveResult_updated(ctx, field)
+	case "requested":
+		return ec.fieldContext_ResolveResult_requested(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ResolveResult", field.Name)
 }
 
 func (ec *executionContext) childFields_ServiceCredential(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2931,6 +4126,124 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 // endregion ************************** internal!.gotpl ***************************
 
 // region    ***************************** args.gotpl *****************************
+
+func (ec *executionContext) field_Client_measurements_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*model.MeasurementFilter, error) {
+			return ec.unmarshalOMeasurementFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐMeasurementFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_anomalyDetectionOverrideCreate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.AnomalyDetectionOverrideCreateInput, error) {
+			return ec.unmarshalNAnomalyDetectionOverrideCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverrideCreateInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_anomalyDetectionOverrideFeedback_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.AnomalyDetectionOverrideFeedbackInput, error) {
+			return ec.unmarshalNAnomalyDetectionOverrideFeedbackInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverrideFeedbackInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_anomalyDetectionOverridesDelete_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "subject",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["subject"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "measurementType",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["measurementType"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "metric",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["metric"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "detectionPass",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["detectionPass"] = arg4
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_anomalyEventsResolve_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "anomalyIds",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["anomalyIds"] = arg0
+	return args, nil
+}
 
 func (ec *executionContext) field_Mutation_capabilityCreate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
@@ -3302,6 +4615,94 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_anomalyDetectionOverride_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_anomalyEventDocument_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_anomalyEventSearch_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "body",
+		func(ctx context.Context, v any) (model1.JSON, error) {
+			return ec.unmarshalNJSON2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["body"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "sourceOnly",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sourceOnly"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "size",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["size"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "searchAfter",
+		func(ctx context.Context, v any) (*model1.JSON, error) {
+			return ec.unmarshalOJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["searchAfter"] = arg4
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_anomalyEvent_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_capability_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3394,6 +4795,398 @@ func (ec *executionContext) field_Query_exportApiKey_args(ctx context.Context, r
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_exportClientReports_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*model.ExportFilter, error) {
+			return ec.unmarshalOExportFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐExportFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "type",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["type"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "perPage",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["perPage"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_exportClients_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*model.ExportFilter, error) {
+			return ec.unmarshalOExportFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐExportFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "perPage",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["perPage"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_exportEsql_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "query",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["query"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_exportEventBundles_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*model.ExportFilter, error) {
+			return ec.unmarshalOExportFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐExportFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "type",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["type"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "perPage",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["perPage"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_exportMeasurements_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*model.ExportFilter, error) {
+			return ec.unmarshalOExportFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐExportFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "type",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["type"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "subject",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["subject"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "studyId",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["studyId"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "perPage",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["perPage"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_exportNetworkRequests_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*model.ExportFilter, error) {
+			return ec.unmarshalOExportFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐExportFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "perPage",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["perPage"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_exportSearch_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "body",
+		func(ctx context.Context, v any) (model1.JSON, error) {
+			return ec.unmarshalNJSON2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["body"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "q",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["q"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "df",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["df"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "defaultOperator",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["defaultOperator"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "analyzer",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["analyzer"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "lenient",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["lenient"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "analyzeWildcard",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["analyzeWildcard"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "size",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["size"] = arg7
+	arg8, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg8
+	arg9, err := graphql.ProcessArgField(ctx, rawArgs, "sort",
+		func(ctx context.Context, v any) (*model1.JSON, error) {
+			return ec.unmarshalOJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sort"] = arg9
+	arg10, err := graphql.ProcessArgField(ctx, rawArgs, "searchAfter",
+		func(ctx context.Context, v any) (*model1.JSON, error) {
+			return ec.unmarshalOJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["searchAfter"] = arg10
+	arg11, err := graphql.ProcessArgField(ctx, rawArgs, "source",
+		func(ctx context.Context, v any) (*model1.JSON, error) {
+			return ec.unmarshalOJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["source"] = arg11
+	arg12, err := graphql.ProcessArgField(ctx, rawArgs, "sourceIncludes",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sourceIncludes"] = arg12
+	arg13, err := graphql.ProcessArgField(ctx, rawArgs, "sourceExcludes",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sourceExcludes"] = arg13
+	arg14, err := graphql.ProcessArgField(ctx, rawArgs, "trackTotalHits",
+		func(ctx context.Context, v any) (*model1.JSON, error) {
+			return ec.unmarshalOJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["trackTotalHits"] = arg14
+	arg15, err := graphql.ProcessArgField(ctx, rawArgs, "sourceOnly",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sourceOnly"] = arg15
+	arg16, err := graphql.ProcessArgField(ctx, rawArgs, "scroll",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["scroll"] = arg16
+	arg17, err := graphql.ProcessArgField(ctx, rawArgs, "otherParams",
+		func(ctx context.Context, v any) (*model1.JSON, error) {
+			return ec.unmarshalOJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["otherParams"] = arg17
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_exportUserFeedbacks_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*model.ExportFilter, error) {
+			return ec.unmarshalOExportFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐExportFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "type",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["type"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "perPage",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["perPage"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_isp_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3419,6 +5212,134 @@ func (ec *executionContext) field_Query_isps_args(ctx context.Context, rawArgs m
 		return nil, err
 	}
 	args["filter"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_measurementDocument_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "report",
+		func(ctx context.Context, v any) (*model.MeasurementReportType, error) {
+			return ec.unmarshalOMeasurementReportType2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐMeasurementReportType(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["report"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_measurementSearchScroll_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "scrollId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["scrollId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "scroll",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["scroll"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "sourceOnly",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sourceOnly"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_measurementSearch_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "body",
+		func(ctx context.Context, v any) (model1.JSON, error) {
+			return ec.unmarshalNJSON2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["body"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "indexScope",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["indexScope"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "sourceOnly",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sourceOnly"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "size",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["size"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "searchAfter",
+		func(ctx context.Context, v any) (*model1.JSON, error) {
+			return ec.unmarshalOJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["searchAfter"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "scroll",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["scroll"] = arg6
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_measurement_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -3568,6 +5489,571 @@ func (ec *executionContext) _AiAssistantStatus_dataOwner(ctx context.Context, fi
 }
 func (ec *executionContext) fieldContext_AiAssistantStatus_dataOwner(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AiAssistantStatus", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyDetectionDimensions_measurementTypes(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyDetectionDimensions) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyDetectionDimensions_measurementTypes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MeasurementTypes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.MeasurementTypeDimension) graphql.Marshaler {
+			return ec.marshalNMeasurementTypeDimension2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐMeasurementTypeDimensionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyDetectionDimensions_measurementTypes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AnomalyDetectionDimensions",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MeasurementTypeDimension(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AnomalyDetectionDimensions_detectionPasses(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyDetectionDimensions) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyDetectionDimensions_detectionPasses(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DetectionPasses, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyDetectionDimensions_detectionPasses(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyDetectionDimensions", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyDetectionDimensions_levels(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyDetectionDimensions) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyDetectionDimensions_levels(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Levels, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyDetectionDimensions_levels(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyDetectionDimensions", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyDetectionOverride_id(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyDetectionOverride) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyDetectionOverride_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyDetectionOverride_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyDetectionOverride", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyDetectionOverride_scope(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyDetectionOverride) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyDetectionOverride_scope(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Scope, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AnomalyDetectionOverrideScope) graphql.Marshaler {
+			return ec.marshalNAnomalyDetectionOverrideScope2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverrideScope(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyDetectionOverride_scope(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AnomalyDetectionOverride",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnomalyDetectionOverrideScope(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AnomalyDetectionOverride_scopeKey(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyDetectionOverride) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyDetectionOverride_scopeKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ScopeKey, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyDetectionOverride_scopeKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyDetectionOverride", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyDetectionOverride_level(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyDetectionOverride) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyDetectionOverride_level(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Level, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyDetectionOverride_level(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyDetectionOverride", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyDetectionOverride_origin(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyDetectionOverride) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyDetectionOverride_origin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Origin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyDetectionOverride_origin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyDetectionOverride", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyDetectionOverride_sourceAnomalyId(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyDetectionOverride) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyDetectionOverride_sourceAnomalyId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SourceAnomalyID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyDetectionOverride_sourceAnomalyId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyDetectionOverride", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyDetectionOverride_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyDetectionOverride) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyDetectionOverride_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyDetectionOverride_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyDetectionOverride", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyDetectionOverride_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyDetectionOverride) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyDetectionOverride_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyDetectionOverride_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyDetectionOverride", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyDetectionOverride_updatedById(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyDetectionOverride) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyDetectionOverride_updatedById(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedByID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyDetectionOverride_updatedById(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyDetectionOverride", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyDetectionOverride_updatedByName(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyDetectionOverride) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyDetectionOverride_updatedByName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedByName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyDetectionOverride_updatedByName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyDetectionOverride", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyDetectionOverrideFeedbackResult_anomalyDetectionOverride(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyDetectionOverrideFeedbackResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyDetectionOverrideFeedbackResult_anomalyDetectionOverride(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AnomalyDetectionOverride, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AnomalyDetectionOverride) graphql.Marshaler {
+			return ec.marshalOAnomalyDetectionOverride2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverride(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyDetectionOverrideFeedbackResult_anomalyDetectionOverride(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AnomalyDetectionOverrideFeedbackResult",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnomalyDetectionOverride(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AnomalyDetectionOverrideFeedbackResult_deleted(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyDetectionOverrideFeedbackResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyDetectionOverrideFeedbackResult_deleted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Deleted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyDetectionOverrideFeedbackResult_deleted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyDetectionOverrideFeedbackResult", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyDetectionOverrideScope_subject(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyDetectionOverrideScope) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyDetectionOverrideScope_subject(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Subject, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyDetectionOverrideScope_subject(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyDetectionOverrideScope", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyDetectionOverrideScope_measurementType(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyDetectionOverrideScope) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyDetectionOverrideScope_measurementType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MeasurementType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyDetectionOverrideScope_measurementType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyDetectionOverrideScope", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyDetectionOverrideScope_metric(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyDetectionOverrideScope) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyDetectionOverrideScope_metric(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Metric, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyDetectionOverrideScope_metric(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyDetectionOverrideScope", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyDetectionOverrideScope_detectionPass(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyDetectionOverrideScope) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyDetectionOverrideScope_detectionPass(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DetectionPass, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyDetectionOverrideScope_detectionPass(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyDetectionOverrideScope", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyEvent_id(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyEvent_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyEvent_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyEvent_document(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyEvent_document(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Document, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model1.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyEvent_document(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyEvent_client(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyEvent_client(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.resolveBatch_AnomalyEvent_client(ctx, field, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model1.Client) graphql.Marshaler {
+			return ec.marshalOClient2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClient(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyEvent_client(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AnomalyEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Client(ctx, field)
+		},
+	}
+	return fc, nil
+}
+func (ec *executionContext) resolveBatch_AnomalyEvent_client(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (any, error) {
+	resolver := ec.Resolvers.AnomalyEvent()
+	if batch, ok := graphql.BatchParentsFor[*model.AnomalyEvent](ctx, "AnomalyEvent"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.Client(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[*model1.Client](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"AnomalyEvent.client",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.Client(ctx, []*model.AnomalyEvent{obj})
+	return graphql.ResolveBatchSingleResult[*model1.Client](
+		ctx,
+		results,
+		err,
+		"AnomalyEvent.client",
+	)
 }
 
 func (ec *executionContext) _Capability_id(ctx context.Context, field graphql.CollectedField, obj *model1.Capability) (ret graphql.Marshaler) {
@@ -4677,6 +7163,73 @@ func (ec *executionContext) fieldContext_Client_configuration(_ context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _Client_measurements(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Client_measurements(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.resolveBatch_Client_measurements(ctx, field, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MeasurementConnection) graphql.Marshaler {
+			return ec.marshalNMeasurementConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐMeasurementConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Client_measurements(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Client",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MeasurementConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Client_measurements_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+func (ec *executionContext) resolveBatch_Client_measurements(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (any, error) {
+	resolver := ec.Resolvers.Client()
+	fc := graphql.GetFieldContext(ctx)
+	if batch, ok := graphql.BatchParentsFor[*model1.Client](ctx, "Client"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.Measurements(ctx, batch.Parents, fc.Args["filter"].(*model.MeasurementFilter), fc.Args["first"].(*int64), fc.Args["after"].(*string))
+		})
+		return graphql.ResolveBatchGroupResult[*model.MeasurementConnection](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Client.measurements",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.Measurements(ctx, []*model1.Client{obj}, fc.Args["filter"].(*model.MeasurementFilter), fc.Args["first"].(*int64), fc.Args["after"].(*string))
+	return graphql.ResolveBatchSingleResult[*model.MeasurementConnection](
+		ctx,
+		results,
+		err,
+		"Client.measurements",
+	)
+}
+
 func (ec *executionContext) _ClientAdminApiKey_id(ctx context.Context, field graphql.CollectedField, obj *model1.ClientAdminAPIKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5192,6 +7745,75 @@ func (ec *executionContext) resolveBatch_ClientGroup_clients(ctx context.Context
 	)
 }
 
+func (ec *executionContext) _ClientReport_id(ctx context.Context, field graphql.CollectedField, obj *model.ClientReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientReport_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientReport_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientReport", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ClientReport_type(ctx context.Context, field graphql.CollectedField, obj *model.ClientReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientReport_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ClientReport_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientReport", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ClientReport_document(ctx context.Context, field graphql.CollectedField, obj *model.ClientReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientReport_document(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Document, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model1.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientReport_document(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientReport", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
 func (ec *executionContext) _ConfigRef_id(ctx context.Context, field graphql.CollectedField, obj *model1.ConfigRef) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5604,6 +8226,199 @@ func (ec *executionContext) _ExportApiKey_apiKey(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_ExportApiKey_apiKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ExportApiKey", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ExportClientPage_items(ctx context.Context, field graphql.CollectedField, obj *model.ExportClientPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExportClientPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model1.Client) graphql.Marshaler {
+			return ec.marshalNClient2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExportClientPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExportClientPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Client(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ExportClientPage_total(ctx context.Context, field graphql.CollectedField, obj *model.ExportClientPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExportClientPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExportClientPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExportClientPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExportClientPage_page(ctx context.Context, field graphql.CollectedField, obj *model.ExportClientPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExportClientPage_page(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Page, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExportClientPage_page(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExportClientPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExportClientPage_perPage(ctx context.Context, field graphql.CollectedField, obj *model.ExportClientPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExportClientPage_perPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PerPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExportClientPage_perPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExportClientPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExportDocumentPage_items(ctx context.Context, field graphql.CollectedField, obj *model.ExportDocumentPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExportDocumentPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model1.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSONᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExportDocumentPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExportDocumentPage", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _ExportDocumentPage_total(ctx context.Context, field graphql.CollectedField, obj *model.ExportDocumentPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExportDocumentPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExportDocumentPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExportDocumentPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExportDocumentPage_page(ctx context.Context, field graphql.CollectedField, obj *model.ExportDocumentPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExportDocumentPage_page(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Page, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExportDocumentPage_page(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExportDocumentPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExportDocumentPage_perPage(ctx context.Context, field graphql.CollectedField, obj *model.ExportDocumentPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExportDocumentPage_perPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PerPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExportDocumentPage_perPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExportDocumentPage", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Isp_id(ctx context.Context, field graphql.CollectedField, obj *model1.Isp) (ret graphql.Marshaler) {
@@ -6530,6 +9345,488 @@ func (ec *executionContext) fieldContext_LabelAvailability_label(_ context.Conte
 	return graphql.NewScalarFieldContext("LabelAvailability", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Measurement_id(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Measurement_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Measurement_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Measurement", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Measurement_document(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Measurement_document(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Document, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model1.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Measurement_document(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Measurement", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _Measurement_client(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Measurement_client(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.resolveBatch_Measurement_client(ctx, field, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model1.Client) graphql.Marshaler {
+			return ec.marshalOClient2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClient(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Measurement_client(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Measurement",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Client(ctx, field)
+		},
+	}
+	return fc, nil
+}
+func (ec *executionContext) resolveBatch_Measurement_client(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (any, error) {
+	resolver := ec.Resolvers.Measurement()
+	if batch, ok := graphql.BatchParentsFor[*model.Measurement](ctx, "Measurement"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.Client(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[*model1.Client](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Measurement.client",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.Client(ctx, []*model.Measurement{obj})
+	return graphql.ResolveBatchSingleResult[*model1.Client](
+		ctx,
+		results,
+		err,
+		"Measurement.client",
+	)
+}
+
+func (ec *executionContext) _Measurement_reports(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Measurement_reports(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.resolveBatch_Measurement_reports(ctx, field, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ClientReport) graphql.Marshaler {
+			return ec.marshalNClientReport2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐClientReportᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Measurement_reports(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Measurement",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientReport(ctx, field)
+		},
+	}
+	return fc, nil
+}
+func (ec *executionContext) resolveBatch_Measurement_reports(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (any, error) {
+	resolver := ec.Resolvers.Measurement()
+	if batch, ok := graphql.BatchParentsFor[*model.Measurement](ctx, "Measurement"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.Reports(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[[]model.ClientReport](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Measurement.reports",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.Reports(ctx, []*model.Measurement{obj})
+	return graphql.ResolveBatchSingleResult[[]model.ClientReport](
+		ctx,
+		results,
+		err,
+		"Measurement.reports",
+	)
+}
+
+func (ec *executionContext) _Measurement_p1203ClientReport(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Measurement_p1203ClientReport(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.resolveBatch_Measurement_p1203ClientReport(ctx, field, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model1.JSON) graphql.Marshaler {
+			return ec.marshalOJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Measurement_p1203ClientReport(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Measurement", field, true, true, errors.New("field of type JSON does not have child fields"))
+}
+func (ec *executionContext) resolveBatch_Measurement_p1203ClientReport(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (any, error) {
+	resolver := ec.Resolvers.Measurement()
+	if batch, ok := graphql.BatchParentsFor[*model.Measurement](ctx, "Measurement"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.P1203ClientReport(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[*model1.JSON](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Measurement.p1203ClientReport",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.P1203ClientReport(ctx, []*model.Measurement{obj})
+	return graphql.ResolveBatchSingleResult[*model1.JSON](
+		ctx,
+		results,
+		err,
+		"Measurement.p1203ClientReport",
+	)
+}
+
+func (ec *executionContext) _Measurement_networkPerformanceReport(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Measurement_networkPerformanceReport(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.resolveBatch_Measurement_networkPerformanceReport(ctx, field, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model1.JSON) graphql.Marshaler {
+			return ec.marshalOJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Measurement_networkPerformanceReport(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Measurement", field, true, true, errors.New("field of type JSON does not have child fields"))
+}
+func (ec *executionContext) resolveBatch_Measurement_networkPerformanceReport(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (any, error) {
+	resolver := ec.Resolvers.Measurement()
+	if batch, ok := graphql.BatchParentsFor[*model.Measurement](ctx, "Measurement"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.NetworkPerformanceReport(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[*model1.JSON](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Measurement.networkPerformanceReport",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.NetworkPerformanceReport(ctx, []*model.Measurement{obj})
+	return graphql.ResolveBatchSingleResult[*model1.JSON](
+		ctx,
+		results,
+		err,
+		"Measurement.networkPerformanceReport",
+	)
+}
+
+func (ec *executionContext) _Measurement_lightweightVideoPlayerPerformanceReport(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Measurement_lightweightVideoPlayerPerformanceReport(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.resolveBatch_Measurement_lightweightVideoPlayerPerformanceReport(ctx, field, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model1.JSON) graphql.Marshaler {
+			return ec.marshalOJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Measurement_lightweightVideoPlayerPerformanceReport(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Measurement", field, true, true, errors.New("field of type JSON does not have child fields"))
+}
+func (ec *executionContext) resolveBatch_Measurement_lightweightVideoPlayerPerformanceReport(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (any, error) {
+	resolver := ec.Resolvers.Measurement()
+	if batch, ok := graphql.BatchParentsFor[*model.Measurement](ctx, "Measurement"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.LightweightVideoPlayerPerformanceReport(ctx, batch.Parents)
+		})
+		return graphql.ResolveBatchGroupResult[*model1.JSON](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Measurement.lightweightVideoPlayerPerformanceReport",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.LightweightVideoPlayerPerformanceReport(ctx, []*model.Measurement{obj})
+	return graphql.ResolveBatchSingleResult[*model1.JSON](
+		ctx,
+		results,
+		err,
+		"Measurement.lightweightVideoPlayerPerformanceReport",
+	)
+}
+
+func (ec *executionContext) _MeasurementConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeasurementConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.MeasurementEdge) graphql.Marshaler {
+			return ec.marshalNMeasurementEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐMeasurementEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeasurementConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MeasurementConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MeasurementEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MeasurementConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeasurementConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeasurementConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MeasurementConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MeasurementEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeasurementEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeasurementEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MeasurementEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _MeasurementEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeasurementEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Measurement) graphql.Marshaler {
+			return ec.marshalNMeasurement2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐMeasurement(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeasurementEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MeasurementEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Measurement(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MeasurementTypeDimension_measurementType(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementTypeDimension) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeasurementTypeDimension_measurementType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MeasurementType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeasurementTypeDimension_measurementType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MeasurementTypeDimension", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _MeasurementTypeDimension_metrics(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementTypeDimension) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeasurementTypeDimension_metrics(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Metrics, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeasurementTypeDimension_metrics(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MeasurementTypeDimension", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _MeasurementTypeDimension_subjects(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementTypeDimension) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeasurementTypeDimension_subjects(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Subjects, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeasurementTypeDimension_subjects(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MeasurementTypeDimension", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Mutation_noop(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6551,6 +9848,182 @@ func (ec *executionContext) _Mutation_noop(ctx context.Context, field graphql.Co
 }
 func (ec *executionContext) fieldContext_Mutation_noop(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Mutation", field, true, true, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Mutation_anomalyEventsResolve(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_anomalyEventsResolve(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AnomalyEventsResolve(ctx, fc.Args["anomalyIds"].([]string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ResolveResult) graphql.Marshaler {
+			return ec.marshalNResolveResult2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐResolveResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_anomalyEventsResolve(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ResolveResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_anomalyEventsResolve_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_anomalyDetectionOverrideCreate(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_anomalyDetectionOverrideCreate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AnomalyDetectionOverrideCreate(ctx, fc.Args["input"].(model.AnomalyDetectionOverrideCreateInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AnomalyDetectionOverride) graphql.Marshaler {
+			return ec.marshalNAnomalyDetectionOverride2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverride(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_anomalyDetectionOverrideCreate(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnomalyDetectionOverride(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_anomalyDetectionOverrideCreate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_anomalyDetectionOverridesDelete(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_anomalyDetectionOverridesDelete(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AnomalyDetectionOverridesDelete(ctx, fc.Args["id"].(*int64), fc.Args["subject"].(*string), fc.Args["measurementType"].(*string), fc.Args["metric"].(*string), fc.Args["detectionPass"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_anomalyDetectionOverridesDelete(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Int does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_anomalyDetectionOverridesDelete_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_anomalyDetectionOverrideFeedback(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_anomalyDetectionOverrideFeedback(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AnomalyDetectionOverrideFeedback(ctx, fc.Args["input"].(model.AnomalyDetectionOverrideFeedbackInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AnomalyDetectionOverrideFeedbackResult) graphql.Marshaler {
+			return ec.marshalNAnomalyDetectionOverrideFeedbackResult2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverrideFeedbackResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_anomalyDetectionOverrideFeedback(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnomalyDetectionOverrideFeedbackResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_anomalyDetectionOverrideFeedback_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Mutation_clientAdminApiKeyCreate(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -7751,6 +11224,52 @@ func (ec *executionContext) fieldContext_NotificationConfig_anomalyEventsDigestD
 	return graphql.NewScalarFieldContext("NotificationConfig", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_hasNextPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasNextPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_endCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Query_viewer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7778,6 +11297,246 @@ func (ec *executionContext) fieldContext_Query_viewer(_ context.Context, field g
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Viewer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_anomalyEventSearch(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_anomalyEventSearch(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().AnomalyEventSearch(ctx, fc.Args["body"].(model1.JSON), fc.Args["sourceOnly"].(*bool), fc.Args["size"].(*int64), fc.Args["from"].(*int64), fc.Args["searchAfter"].(*model1.JSON))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model1.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_anomalyEventSearch(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type JSON does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_anomalyEventSearch_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_anomalyEvent(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_anomalyEvent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().AnomalyEvent(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AnomalyEvent) graphql.Marshaler {
+			return ec.marshalNAnomalyEvent2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_anomalyEvent(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnomalyEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_anomalyEvent_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_anomalyEventDocument(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_anomalyEventDocument(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().AnomalyEventDocument(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model1.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_anomalyEventDocument(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type JSON does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_anomalyEventDocument_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_anomalyDetectionOverrides(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_anomalyDetectionOverrides(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().AnomalyDetectionOverrides(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.AnomalyDetectionOverride) graphql.Marshaler {
+			return ec.marshalNAnomalyDetectionOverride2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverrideᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_anomalyDetectionOverrides(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnomalyDetectionOverride(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_anomalyDetectionOverride(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_anomalyDetectionOverride(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().AnomalyDetectionOverride(ctx, fc.Args["id"].(int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AnomalyDetectionOverride) graphql.Marshaler {
+			return ec.marshalNAnomalyDetectionOverride2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverride(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_anomalyDetectionOverride(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnomalyDetectionOverride(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_anomalyDetectionOverride_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_anomalyDetectionDimensions(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_anomalyDetectionDimensions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().AnomalyDetectionDimensions(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AnomalyDetectionDimensions) graphql.Marshaler {
+			return ec.marshalNAnomalyDetectionDimensions2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionDimensions(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_anomalyDetectionDimensions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnomalyDetectionDimensions(ctx, field)
 		},
 	}
 	return fc, nil
@@ -8359,6 +12118,358 @@ func (ec *executionContext) fieldContext_Query_serviceCredential(ctx context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_exportMeasurements(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_exportMeasurements(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ExportMeasurements(ctx, fc.Args["filter"].(*model.ExportFilter), fc.Args["type"].(*string), fc.Args["subject"].([]string), fc.Args["studyId"].([]string), fc.Args["page"].(*int64), fc.Args["perPage"].(*int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ExportDocumentPage) graphql.Marshaler {
+			return ec.marshalNExportDocumentPage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐExportDocumentPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_exportMeasurements(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExportDocumentPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_exportMeasurements_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_exportClientReports(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_exportClientReports(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ExportClientReports(ctx, fc.Args["filter"].(*model.ExportFilter), fc.Args["type"].(*string), fc.Args["page"].(*int64), fc.Args["perPage"].(*int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ExportDocumentPage) graphql.Marshaler {
+			return ec.marshalNExportDocumentPage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐExportDocumentPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_exportClientReports(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExportDocumentPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_exportClientReports_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_exportEventBundles(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_exportEventBundles(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ExportEventBundles(ctx, fc.Args["filter"].(*model.ExportFilter), fc.Args["type"].(*string), fc.Args["page"].(*int64), fc.Args["perPage"].(*int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ExportDocumentPage) graphql.Marshaler {
+			return ec.marshalNExportDocumentPage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐExportDocumentPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_exportEventBundles(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExportDocumentPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_exportEventBundles_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_exportNetworkRequests(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_exportNetworkRequests(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ExportNetworkRequests(ctx, fc.Args["filter"].(*model.ExportFilter), fc.Args["page"].(*int64), fc.Args["perPage"].(*int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ExportDocumentPage) graphql.Marshaler {
+			return ec.marshalNExportDocumentPage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐExportDocumentPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_exportNetworkRequests(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExportDocumentPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_exportNetworkRequests_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_exportClients(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_exportClients(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ExportClients(ctx, fc.Args["filter"].(*model.ExportFilter), fc.Args["page"].(*int64), fc.Args["perPage"].(*int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ExportClientPage) graphql.Marshaler {
+			return ec.marshalNExportClientPage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐExportClientPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_exportClients(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExportClientPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_exportClients_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_exportUserFeedbacks(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_exportUserFeedbacks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ExportUserFeedbacks(ctx, fc.Args["filter"].(*model.ExportFilter), fc.Args["type"].(*string), fc.Args["page"].(*int64), fc.Args["perPage"].(*int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ExportDocumentPage) graphql.Marshaler {
+			return ec.marshalNExportDocumentPage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐExportDocumentPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_exportUserFeedbacks(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExportDocumentPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_exportUserFeedbacks_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_exportSearch(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_exportSearch(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ExportSearch(ctx, fc.Args["body"].(model1.JSON), fc.Args["q"].(*string), fc.Args["df"].(*string), fc.Args["defaultOperator"].(*string), fc.Args["analyzer"].(*string), fc.Args["lenient"].(*bool), fc.Args["analyzeWildcard"].(*bool), fc.Args["size"].(*int64), fc.Args["from"].(*int64), fc.Args["sort"].(*model1.JSON), fc.Args["searchAfter"].(*model1.JSON), fc.Args["source"].(*model1.JSON), fc.Args["sourceIncludes"].([]string), fc.Args["sourceExcludes"].([]string), fc.Args["trackTotalHits"].(*model1.JSON), fc.Args["sourceOnly"].(*bool), fc.Args["scroll"].(*string), fc.Args["otherParams"].(*model1.JSON))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model1.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_exportSearch(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type JSON does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_exportSearch_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_exportEsql(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_exportEsql(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ExportEsql(ctx, fc.Args["query"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model1.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSONᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_exportEsql(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type JSON does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_exportEsql_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_isps(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8441,6 +12552,182 @@ func (ec *executionContext) fieldContext_Query_isp(ctx context.Context, field gr
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_isp_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_measurementSearch(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_measurementSearch(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().MeasurementSearch(ctx, fc.Args["body"].(model1.JSON), fc.Args["indexScope"].(*string), fc.Args["sourceOnly"].(*bool), fc.Args["size"].(*int64), fc.Args["from"].(*int64), fc.Args["searchAfter"].(*model1.JSON), fc.Args["scroll"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model1.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_measurementSearch(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type JSON does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_measurementSearch_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_measurementSearchScroll(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_measurementSearchScroll(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().MeasurementSearchScroll(ctx, fc.Args["scrollId"].(string), fc.Args["scroll"].(*string), fc.Args["sourceOnly"].(*bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model1.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_measurementSearchScroll(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type JSON does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_measurementSearchScroll_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_measurement(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_measurement(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Measurement(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Measurement) graphql.Marshaler {
+			return ec.marshalNMeasurement2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐMeasurement(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_measurement(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Measurement(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_measurement_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_measurementDocument(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_measurementDocument(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().MeasurementDocument(ctx, fc.Args["id"].(string), fc.Args["report"].(*model.MeasurementReportType))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model1.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_measurementDocument(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type JSON does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_measurementDocument_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -8969,6 +13256,52 @@ func (ec *executionContext) resolveBatch_RegistrationKey_capability(ctx context.
 		err,
 		"RegistrationKey.capability",
 	)
+}
+
+func (ec *executionContext) _ResolveResult_updated(ctx context.Context, field graphql.CollectedField, obj *model.ResolveResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResolveResult_updated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Updated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResolveResult_updated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResolveResult", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ResolveResult_requested(ctx context.Context, field graphql.CollectedField, obj *model.ResolveResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResolveResult_requested(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Requested, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResolveResult_requested(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResolveResult", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _ServiceCredential_id(ctx context.Context, field graphql.CollectedField, obj *model1.ServiceCredential) (ret graphql.Marshaler) {
@@ -10614,6 +14947,138 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputAnomalyDetectionOverrideCreateInput(ctx context.Context, obj any) (model.AnomalyDetectionOverrideCreateInput, error) {
+	var it model.AnomalyDetectionOverrideCreateInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"scope", "level"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "scope":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("scope"))
+			data, err := ec.unmarshalNAnomalyDetectionOverrideScopeInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverrideScopeInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Scope = data
+		case "level":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("level"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Level = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputAnomalyDetectionOverrideFeedbackInput(ctx context.Context, obj any) (model.AnomalyDetectionOverrideFeedbackInput, error) {
+	var it model.AnomalyDetectionOverrideFeedbackInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"scope", "direction", "sourceAnomalyId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "scope":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("scope"))
+			data, err := ec.unmarshalNAnomalyDetectionOverrideScopeInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverrideScopeInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Scope = data
+		case "direction":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("direction"))
+			data, err := ec.unmarshalNFeedbackDirection2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐFeedbackDirection(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Direction = data
+		case "sourceAnomalyId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sourceAnomalyId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SourceAnomalyID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputAnomalyDetectionOverrideScopeInput(ctx context.Context, obj any) (model.AnomalyDetectionOverrideScopeInput, error) {
+	var it model.AnomalyDetectionOverrideScopeInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"subject", "measurementType", "metric", "detectionPass"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "subject":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("subject"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Subject = data
+		case "measurementType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("measurementType"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MeasurementType = data
+		case "metric":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("metric"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Metric = data
+		case "detectionPass":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("detectionPass"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DetectionPass = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputApiKeyCreateInput(ctx context.Context, obj any) (model.APIKeyCreateInput, error) {
 	var it model.APIKeyCreateInput
 	if obj == nil {
@@ -10883,6 +15348,71 @@ func (ec *executionContext) unmarshalInputDataOwnerSettingsInput(ctx context.Con
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputExportFilter(ctx context.Context, obj any) (model.ExportFilter, error) {
+	var it model.ExportFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"startTime", "endTime", "measurementId", "clientUuid", "tags", "label"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "startTime":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("startTime"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StartTime = data
+		case "endTime":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("endTime"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EndTime = data
+		case "measurementId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("measurementId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MeasurementID = data
+		case "clientUuid":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientUuid"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientUUID = data
+		case "tags":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tags"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Tags = data
+		case "label":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("label"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Label = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputIspCreateInput(ctx context.Context, obj any) (model.IspCreateInput, error) {
 	var it model.IspCreateInput
 	if obj == nil {
@@ -11061,6 +15591,57 @@ func (ec *executionContext) unmarshalInputIspUpdateInput(ctx context.Context, ob
 				return it, err
 			}
 			it.IsVpn = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputMeasurementFilter(ctx context.Context, obj any) (model.MeasurementFilter, error) {
+	var it model.MeasurementFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"type", "subject", "since", "until"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "type":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("type"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Type = data
+		case "subject":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("subject"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Subject = data
+		case "since":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("since"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Since = data
+		case "until":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("until"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Until = data
 		}
 	}
 	return it, nil
@@ -11579,6 +16160,314 @@ func (ec *executionContext) _AiAssistantStatus(ctx context.Context, sel ast.Sele
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var anomalyDetectionDimensionsImplementors = []string{"AnomalyDetectionDimensions"}
+
+func (ec *executionContext) _AnomalyDetectionDimensions(ctx context.Context, sel ast.SelectionSet, obj *model.AnomalyDetectionDimensions) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, anomalyDetectionDimensionsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AnomalyDetectionDimensions")
+		case "measurementTypes":
+			out.Values[i] = ec._AnomalyDetectionDimensions_measurementTypes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "detectionPasses":
+			out.Values[i] = ec._AnomalyDetectionDimensions_detectionPasses(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "levels":
+			out.Values[i] = ec._AnomalyDetectionDimensions_levels(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var anomalyDetectionOverrideImplementors = []string{"AnomalyDetectionOverride"}
+
+func (ec *executionContext) _AnomalyDetectionOverride(ctx context.Context, sel ast.SelectionSet, obj *model.AnomalyDetectionOverride) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, anomalyDetectionOverrideImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AnomalyDetectionOverride")
+		case "id":
+			out.Values[i] = ec._AnomalyDetectionOverride_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "scope":
+			out.Values[i] = ec._AnomalyDetectionOverride_scope(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "scopeKey":
+			out.Values[i] = ec._AnomalyDetectionOverride_scopeKey(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "level":
+			out.Values[i] = ec._AnomalyDetectionOverride_level(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "origin":
+			out.Values[i] = ec._AnomalyDetectionOverride_origin(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sourceAnomalyId":
+			out.Values[i] = ec._AnomalyDetectionOverride_sourceAnomalyId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._AnomalyDetectionOverride_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._AnomalyDetectionOverride_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedById":
+			out.Values[i] = ec._AnomalyDetectionOverride_updatedById(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "updatedByName":
+			out.Values[i] = ec._AnomalyDetectionOverride_updatedByName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var anomalyDetectionOverrideFeedbackResultImplementors = []string{"AnomalyDetectionOverrideFeedbackResult"}
+
+func (ec *executionContext) _AnomalyDetectionOverrideFeedbackResult(ctx context.Context, sel ast.SelectionSet, obj *model.AnomalyDetectionOverrideFeedbackResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, anomalyDetectionOverrideFeedbackResultImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AnomalyDetectionOverrideFeedbackResult")
+		case "anomalyDetectionOverride":
+			out.Values[i] = ec._AnomalyDetectionOverrideFeedbackResult_anomalyDetectionOverride(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "deleted":
+			out.Values[i] = ec._AnomalyDetectionOverrideFeedbackResult_deleted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var anomalyDetectionOverrideScopeImplementors = []string{"AnomalyDetectionOverrideScope"}
+
+func (ec *executionContext) _AnomalyDetectionOverrideScope(ctx context.Context, sel ast.SelectionSet, obj *model.AnomalyDetectionOverrideScope) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, anomalyDetectionOverrideScopeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AnomalyDetectionOverrideScope")
+		case "subject":
+			out.Values[i] = ec._AnomalyDetectionOverrideScope_subject(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "measurementType":
+			out.Values[i] = ec._AnomalyDetectionOverrideScope_measurementType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "metric":
+			out.Values[i] = ec._AnomalyDetectionOverrideScope_metric(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "detectionPass":
+			out.Values[i] = ec._AnomalyDetectionOverrideScope_detectionPass(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var anomalyEventImplementors = []string{"AnomalyEvent"}
+
+func (ec *executionContext) _AnomalyEvent(ctx context.Context, sel ast.SelectionSet, obj *model.AnomalyEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, anomalyEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AnomalyEvent")
+		case "id":
+			out.Values[i] = ec._AnomalyEvent_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "document":
+			out.Values[i] = ec._AnomalyEvent_document(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "client":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._AnomalyEvent_client(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -12122,6 +17011,44 @@ func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, o
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "measurements":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Client_measurements(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -12413,6 +17340,54 @@ func (ec *executionContext) _ClientGroup(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var clientReportImplementors = []string{"ClientReport"}
+
+func (ec *executionContext) _ClientReport(ctx context.Context, sel ast.SelectionSet, obj *model.ClientReport) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clientReportImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClientReport")
+		case "id":
+			out.Values[i] = ec._ClientReport_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._ClientReport_type(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "document":
+			out.Values[i] = ec._ClientReport_document(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var configRefImplementors = []string{"ConfigRef"}
 
 func (ec *executionContext) _ConfigRef(ctx context.Context, sel ast.SelectionSet, obj *model1.ConfigRef) graphql.Marshaler {
@@ -12579,6 +17554,112 @@ func (ec *executionContext) _ExportApiKey(ctx context.Context, sel ast.Selection
 		case "apiKey":
 			out.Values[i] = ec._ExportApiKey_apiKey(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var exportClientPageImplementors = []string{"ExportClientPage"}
+
+func (ec *executionContext) _ExportClientPage(ctx context.Context, sel ast.SelectionSet, obj *model.ExportClientPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, exportClientPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ExportClientPage")
+		case "items":
+			out.Values[i] = ec._ExportClientPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._ExportClientPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "page":
+			out.Values[i] = ec._ExportClientPage_page(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "perPage":
+			out.Values[i] = ec._ExportClientPage_perPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var exportDocumentPageImplementors = []string{"ExportDocumentPage"}
+
+func (ec *executionContext) _ExportDocumentPage(ctx context.Context, sel ast.SelectionSet, obj *model.ExportDocumentPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, exportDocumentPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ExportDocumentPage")
+		case "items":
+			out.Values[i] = ec._ExportDocumentPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._ExportDocumentPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "page":
+			out.Values[i] = ec._ExportDocumentPage_page(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "perPage":
+			out.Values[i] = ec._ExportDocumentPage_perPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -13120,6 +18201,373 @@ func (ec *executionContext) _LabelAvailability(ctx context.Context, sel ast.Sele
 	return out
 }
 
+var measurementImplementors = []string{"Measurement"}
+
+func (ec *executionContext) _Measurement(ctx context.Context, sel ast.SelectionSet, obj *model.Measurement) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, measurementImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Measurement")
+		case "id":
+			out.Values[i] = ec._Measurement_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "document":
+			out.Values[i] = ec._Measurement_document(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "client":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Measurement_client(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "reports":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Measurement_reports(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "p1203ClientReport":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Measurement_p1203ClientReport(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "networkPerformanceReport":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Measurement_networkPerformanceReport(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "lightweightVideoPlayerPerformanceReport":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Measurement_lightweightVideoPlayerPerformanceReport(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var measurementConnectionImplementors = []string{"MeasurementConnection"}
+
+func (ec *executionContext) _MeasurementConnection(ctx context.Context, sel ast.SelectionSet, obj *model.MeasurementConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, measurementConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MeasurementConnection")
+		case "edges":
+			out.Values[i] = ec._MeasurementConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._MeasurementConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var measurementEdgeImplementors = []string{"MeasurementEdge"}
+
+func (ec *executionContext) _MeasurementEdge(ctx context.Context, sel ast.SelectionSet, obj *model.MeasurementEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, measurementEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MeasurementEdge")
+		case "cursor":
+			out.Values[i] = ec._MeasurementEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._MeasurementEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var measurementTypeDimensionImplementors = []string{"MeasurementTypeDimension"}
+
+func (ec *executionContext) _MeasurementTypeDimension(ctx context.Context, sel ast.SelectionSet, obj *model.MeasurementTypeDimension) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, measurementTypeDimensionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MeasurementTypeDimension")
+		case "measurementType":
+			out.Values[i] = ec._MeasurementTypeDimension_measurementType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "metrics":
+			out.Values[i] = ec._MeasurementTypeDimension_metrics(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "subjects":
+			out.Values[i] = ec._MeasurementTypeDimension_subjects(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -13145,6 +18593,34 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 				return ec._Mutation_noop(ctx, field)
 			})
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "anomalyEventsResolve":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_anomalyEventsResolve(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "anomalyDetectionOverrideCreate":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_anomalyDetectionOverrideCreate(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "anomalyDetectionOverridesDelete":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_anomalyDetectionOverridesDelete(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "anomalyDetectionOverrideFeedback":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_anomalyDetectionOverrideFeedback(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "clientAdminApiKeyCreate":
@@ -13405,6 +18881,49 @@ func (ec *executionContext) _NotificationConfig(ctx context.Context, sel ast.Sel
 	return out
 }
 
+var pageInfoImplementors = []string{"PageInfo"}
+
+func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *model.PageInfo) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, pageInfoImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PageInfo")
+		case "hasNextPage":
+			out.Values[i] = ec._PageInfo_hasNextPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "endCursor":
+			out.Values[i] = ec._PageInfo_endCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var queryImplementors = []string{"Query"}
 
 func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -13435,6 +18954,138 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_viewer(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "anomalyEventSearch":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_anomalyEventSearch(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "anomalyEvent":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_anomalyEvent(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "anomalyEventDocument":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_anomalyEventDocument(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "anomalyDetectionOverrides":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_anomalyDetectionOverrides(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "anomalyDetectionOverride":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_anomalyDetectionOverride(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "anomalyDetectionDimensions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_anomalyDetectionDimensions(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -13777,6 +19428,182 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "exportMeasurements":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_exportMeasurements(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "exportClientReports":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_exportClientReports(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "exportEventBundles":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_exportEventBundles(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "exportNetworkRequests":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_exportNetworkRequests(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "exportClients":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_exportClients(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "exportUserFeedbacks":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_exportUserFeedbacks(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "exportSearch":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_exportSearch(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "exportEsql":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_exportEsql(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "isps":
 			field := field
 
@@ -13809,6 +19636,94 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_isp(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "measurementSearch":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_measurementSearch(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "measurementSearchScroll":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_measurementSearchScroll(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "measurement":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_measurement(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "measurementDocument":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_measurementDocument(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -14077,6 +19992,49 @@ func (ec *executionContext) _RegistrationKey(ctx context.Context, sel ast.Select
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var resolveResultImplementors = []string{"ResolveResult"}
+
+func (ec *executionContext) _ResolveResult(ctx context.Context, sel ast.SelectionSet, obj *model.ResolveResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, resolveResultImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ResolveResult")
+		case "updated":
+			out.Values[i] = ec._ResolveResult_updated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "requested":
+			out.Values[i] = ec._ResolveResult_requested(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -14734,6 +20692,91 @@ func (ec *executionContext) marshalNAiAssistantStatus2ᚖgithubᚗcomᚋfleetgra
 	return ec._AiAssistantStatus(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNAnomalyDetectionDimensions2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionDimensions(ctx context.Context, sel ast.SelectionSet, v *model.AnomalyDetectionDimensions) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AnomalyDetectionDimensions(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAnomalyDetectionOverride2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverride(ctx context.Context, sel ast.SelectionSet, v model.AnomalyDetectionOverride) graphql.Marshaler {
+	return ec._AnomalyDetectionOverride(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNAnomalyDetectionOverride2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverrideᚄ(ctx context.Context, sel ast.SelectionSet, v []model.AnomalyDetectionOverride) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAnomalyDetectionOverride2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverride(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAnomalyDetectionOverride2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverride(ctx context.Context, sel ast.SelectionSet, v *model.AnomalyDetectionOverride) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AnomalyDetectionOverride(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNAnomalyDetectionOverrideCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverrideCreateInput(ctx context.Context, v any) (model.AnomalyDetectionOverrideCreateInput, error) {
+	res, err := ec.unmarshalInputAnomalyDetectionOverrideCreateInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNAnomalyDetectionOverrideFeedbackInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverrideFeedbackInput(ctx context.Context, v any) (model.AnomalyDetectionOverrideFeedbackInput, error) {
+	res, err := ec.unmarshalInputAnomalyDetectionOverrideFeedbackInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAnomalyDetectionOverrideFeedbackResult2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverrideFeedbackResult(ctx context.Context, sel ast.SelectionSet, v *model.AnomalyDetectionOverrideFeedbackResult) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AnomalyDetectionOverrideFeedbackResult(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAnomalyDetectionOverrideScope2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverrideScope(ctx context.Context, sel ast.SelectionSet, v *model.AnomalyDetectionOverrideScope) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AnomalyDetectionOverrideScope(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNAnomalyDetectionOverrideScopeInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverrideScopeInput(ctx context.Context, v any) (*model.AnomalyDetectionOverrideScopeInput, error) {
+	res, err := ec.unmarshalInputAnomalyDetectionOverrideScopeInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAnomalyEvent2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyEvent(ctx context.Context, sel ast.SelectionSet, v *model.AnomalyEvent) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AnomalyEvent(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNApiKeyCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAPIKeyCreateInput(ctx context.Context, v any) (model.APIKeyCreateInput, error) {
 	res, err := ec.unmarshalInputApiKeyCreateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -14917,6 +20960,26 @@ func (ec *executionContext) marshalNClientGroup2ᚕgithubᚗcomᚋfleetgraphᚋf
 	return ret
 }
 
+func (ec *executionContext) marshalNClientReport2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐClientReport(ctx context.Context, sel ast.SelectionSet, v model.ClientReport) graphql.Marshaler {
+	return ec._ClientReport(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNClientReport2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐClientReportᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ClientReport) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNClientReport2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐClientReport(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNDataOwnerSettings2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐDataOwnerSettings(ctx context.Context, sel ast.SelectionSet, v *model1.DataOwnerSettings) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -14960,6 +21023,36 @@ func (ec *executionContext) marshalNExportApiKey2ᚖgithubᚗcomᚋfleetgraphᚋ
 		return graphql.Null
 	}
 	return ec._ExportApiKey(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNExportClientPage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐExportClientPage(ctx context.Context, sel ast.SelectionSet, v *model.ExportClientPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ExportClientPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNExportDocumentPage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐExportDocumentPage(ctx context.Context, sel ast.SelectionSet, v *model.ExportDocumentPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ExportDocumentPage(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNFeedbackDirection2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐFeedbackDirection(ctx context.Context, v any) (model.FeedbackDirection, error) {
+	var res model.FeedbackDirection
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFeedbackDirection2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐFeedbackDirection(ctx context.Context, sel ast.SelectionSet, v model.FeedbackDirection) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {
@@ -15071,6 +21164,61 @@ func (ec *executionContext) unmarshalNIspUpdateInput2githubᚗcomᚋfleetgraph�
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNJSON2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx context.Context, v any) (model1.JSON, error) {
+	var res model1.JSON
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNJSON2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx context.Context, sel ast.SelectionSet, v model1.JSON) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNJSON2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSONᚄ(ctx context.Context, v any) ([]model1.JSON, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]model1.JSON, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNJSON2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNJSON2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSONᚄ(ctx context.Context, sel ast.SelectionSet, v []model1.JSON) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNJSON2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx context.Context, v any) (*model1.JSON, error) {
+	var res = new(model1.JSON)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx context.Context, sel ast.SelectionSet, v *model1.JSON) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return v
+}
+
 func (ec *executionContext) marshalNLabelAvailability2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐLabelAvailability(ctx context.Context, sel ast.SelectionSet, v *model1.LabelAvailability) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -15081,8 +21229,78 @@ func (ec *executionContext) marshalNLabelAvailability2ᚖgithubᚗcomᚋfleetgra
 	return ec._LabelAvailability(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNMeasurement2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐMeasurement(ctx context.Context, sel ast.SelectionSet, v *model.Measurement) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Measurement(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNMeasurementConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐMeasurementConnection(ctx context.Context, sel ast.SelectionSet, v *model.MeasurementConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._MeasurementConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNMeasurementEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐMeasurementEdge(ctx context.Context, sel ast.SelectionSet, v model.MeasurementEdge) graphql.Marshaler {
+	return ec._MeasurementEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNMeasurementEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐMeasurementEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.MeasurementEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMeasurementEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐMeasurementEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNMeasurementTypeDimension2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐMeasurementTypeDimension(ctx context.Context, sel ast.SelectionSet, v model.MeasurementTypeDimension) graphql.Marshaler {
+	return ec._MeasurementTypeDimension(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNMeasurementTypeDimension2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐMeasurementTypeDimensionᚄ(ctx context.Context, sel ast.SelectionSet, v []model.MeasurementTypeDimension) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMeasurementTypeDimension2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐMeasurementTypeDimension(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNNotificationConfig2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐNotificationConfig(ctx context.Context, sel ast.SelectionSet, v model1.NotificationConfig) graphql.Marshaler {
 	return ec._NotificationConfig(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PageInfo(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNRegistrationKey2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRegistrationKey(ctx context.Context, sel ast.SelectionSet, v model1.RegistrationKey) graphql.Marshaler {
@@ -15124,6 +21342,16 @@ func (ec *executionContext) unmarshalNRegistrationKeyCreateInput2githubᚗcomᚋ
 func (ec *executionContext) unmarshalNRegistrationKeyUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐRegistrationKeyUpdateInput(ctx context.Context, v any) (model.RegistrationKeyUpdateInput, error) {
 	res, err := ec.unmarshalInputRegistrationKeyUpdateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNResolveResult2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐResolveResult(ctx context.Context, sel ast.SelectionSet, v *model.ResolveResult) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ResolveResult(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNRole2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRole(ctx context.Context, v any) (model1.Role, error) {
@@ -15427,6 +21655,13 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 	return res
 }
 
+func (ec *executionContext) marshalOAnomalyDetectionOverride2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverride(ctx context.Context, sel ast.SelectionSet, v *model.AnomalyDetectionOverride) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._AnomalyDetectionOverride(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -15457,11 +21692,26 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	return res
 }
 
+func (ec *executionContext) marshalOClient2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClient(ctx context.Context, sel ast.SelectionSet, v *model1.Client) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Client(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOConfigRef2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigRef(ctx context.Context, sel ast.SelectionSet, v *model1.ConfigRef) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._ConfigRef(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOExportFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐExportFilter(ctx context.Context, v any) (*model.ExportFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputExportFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOFloat2ᚖfloat64(ctx context.Context, v any) (*float64, error) {
@@ -15524,6 +21774,46 @@ func (ec *executionContext) unmarshalOIspType2ᚖgithubᚗcomᚋfleetgraphᚋfle
 }
 
 func (ec *executionContext) marshalOIspType2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspType(ctx context.Context, sel ast.SelectionSet, v *model1.IspType) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalOJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx context.Context, v any) (*model1.JSON, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model1.JSON)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx context.Context, sel ast.SelectionSet, v *model1.JSON) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalOMeasurementFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐMeasurementFilter(ctx context.Context, v any) (*model.MeasurementFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputMeasurementFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOMeasurementReportType2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐMeasurementReportType(ctx context.Context, v any) (*model.MeasurementReportType, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.MeasurementReportType)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOMeasurementReportType2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐMeasurementReportType(ctx context.Context, sel ast.SelectionSet, v *model.MeasurementReportType) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

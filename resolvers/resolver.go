@@ -8,6 +8,7 @@ import (
 	"log/slog"
 
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
@@ -16,6 +17,8 @@ type Resolver struct {
 	Store  *store.Store
 	Sealer *auth.Sealer
 	Logger *slog.Logger
+	// Search answers Query DSL searches (PostgreSQL or Elasticsearch).
+	Search search.Backend
 	// Server-wide switches reported in data owner settings (*_on_server).
 	OfflineDetectionOnServer  bool
 	DegradedDetectionOnServer bool

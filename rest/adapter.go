@@ -80,6 +80,10 @@ func (a *Adapter) handler(rt Route, op *operation) http.HandlerFunc {
 			WriteJSON(w, re.status, ErrorBody{Message: re.msg, Errors: re.fields})
 			return
 		}
+		if streams(rt, vars) {
+			a.stream(w, r, rt, op, vars)
+			return
+		}
 		resp := a.execute(r, op, vars)
 		if len(resp.Errors) > 0 {
 			status, body := errorResponse(resp.Errors)
@@ -90,6 +94,8 @@ func (a *Adapter) handler(rt Route, op *operation) http.HandlerFunc {
 		switch {
 		case rt.Empty:
 			body = []byte("{}")
+		case rt.Paged:
+			body = pagedBody(w, r, resp.Data)
 		case rt.Unwrap:
 			var one map[string]json.RawMessage
 			_ = json.Unmarshal(resp.Data, &one) // our own executor's output
@@ -142,6 +148,11 @@ func (a *Adapter) variables(r *http.Request, rt Route, op *operation) (map[strin
 	q := r.URL.Query()
 	if rt.Derive != nil {
 		rt.Derive(q, vars)
+	}
+	if rt.BodyVars {
+		if err := a.bodyVars(r, rt, op, vars); err != nil {
+			return nil, err
+		}
 	}
 	rctx := chi.RouteContext(r.Context())
 	for _, def := range op.Variables {
@@ -248,6 +259,21 @@ func queryValue(q map[string][]string, key string, t *ast.Type) (any, error) {
 // body reads the JSON body (an absent body is an empty object) and maps it
 // onto the input type t.
 func (a *Adapter) body(r *http.Request, t *ast.Type) (any, error) {
+	doc, err := readObject(r)
+	if err != nil {
+		return nil, err
+	}
+	m := &inputMapper{schema: a.schema}
+	v := m.value(t, doc, "")
+	if m.errs != nil {
+		return nil, &requestError{status: http.StatusUnprocessableEntity,
+			msg: (&resolvers.ValidationError{Fields: m.errs}).Error(), fields: m.errs}
+	}
+	return v, nil
+}
+
+// readObject reads the JSON object of the body (an absent body is empty).
+func readObject(r *http.Request) (map[string]any, error) {
 	raw, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, MaxBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
@@ -268,14 +294,9 @@ func (a *Adapter) body(r *http.Request, t *ast.Type) (any, error) {
 			return nil, &requestError{status: http.StatusBadRequest, msg: "malformed JSON: unexpected data after the JSON value"}
 		}
 	}
-	if _, ok := doc.(map[string]any); !ok {
+	obj, ok := doc.(map[string]any)
+	if !ok {
 		return nil, &requestError{status: http.StatusBadRequest, msg: "request body must be a JSON object"}
 	}
-	m := &inputMapper{schema: a.schema}
-	v := m.value(t, doc, "")
-	if m.errs != nil {
-		return nil, &requestError{status: http.StatusUnprocessableEntity,
-			msg: (&resolvers.ValidationError{Fields: m.errs}).Error(), fields: m.errs}
-	}
-	return v, nil
+	return obj, nil
 }

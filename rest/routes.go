@@ -3,6 +3,7 @@ package rest
 import (
 	"net/http"
 	"net/url"
+	"strings"
 )
 
 // Route maps one documented method and path onto a stored operation.
@@ -15,6 +16,19 @@ type Route struct {
 	Empty bool
 	// Unwrap answers the value of the data's only field instead of the data.
 	Unwrap bool
+	// Paged: the data's only field is {items, total, page, per_page}; the
+	// items are the body, the rest become Per-Page, Total and Link (paging.go).
+	Paged bool
+	// BodyVars maps the body's top-level keys onto the operation's variables
+	// of the same snake_case name, for operations with flat arguments instead
+	// of one $input (stream.go); other keys are refused.
+	BodyVars bool
+	// RejectStatus answers a BodyVars body that does not map (unknown key,
+	// wrong type, missing variable); 0 is 422. Searches answer 400.
+	RejectStatus int
+	// ScrollNext names the operation continuing a scroll: a request with a
+	// scroll variable then streams every page as NDJSON (stream.go).
+	ScrollNext string
 	// Derive sets variables computed from the request (beyond path, query
 	// and body, which are mapped by name).
 	Derive func(q url.Values, vars map[string]any)
@@ -67,9 +81,70 @@ var AdminRoutes = []Route{
 	{Method: http.MethodGet, Path: "/data_owner/settings", Operation: "DataOwnerSettingsGet", Status: 200},
 	{Method: http.MethodPut, Path: "/data_owner/settings", Operation: "DataOwnerSettingsUpdate", Status: 200},
 	{Method: http.MethodGet, Path: "/ai_assistant/status", Operation: "AiAssistantStatus", Status: 200, Unwrap: true},
+
+	{Method: http.MethodPost, Path: "/measurements/search", Operation: "MeasurementSearch", Status: 200, Unwrap: true,
+		BodyVars: true, RejectStatus: http.StatusBadRequest, ScrollNext: "MeasurementSearchScroll"},
+	{Method: http.MethodGet, Path: "/measurements/{id}", Operation: "MeasurementGet", Status: 200, Unwrap: true},
+	{Method: http.MethodGet, Path: "/measurements/{id}/p1203_client_report", Operation: "MeasurementP1203ClientReport", Status: 200, Unwrap: true},
+	{Method: http.MethodGet, Path: "/measurements/{id}/network_performance_report", Operation: "MeasurementNetworkPerformanceReport", Status: 200, Unwrap: true},
+	{Method: http.MethodGet, Path: "/measurements/{id}/lightweight_video_player_performance_report", Operation: "MeasurementLightweightVideoPlayerPerformanceReport", Status: 200, Unwrap: true},
+	{Method: http.MethodPost, Path: "/anomaly_events/search", Operation: "AnomalyEventSearch", Status: 200, Unwrap: true,
+		BodyVars: true, RejectStatus: http.StatusBadRequest},
+	{Method: http.MethodPatch, Path: "/anomaly_events/resolve", Operation: "AnomalyEventsResolve", Status: 200, Unwrap: true, BodyVars: true},
+	{Method: http.MethodGet, Path: "/anomaly_events/{anomalyId}", Operation: "AnomalyEventGet", Status: 200},
+
+	{Method: http.MethodGet, Path: "/anomaly_detection_overrides", Operation: "AnomalyDetectionOverrideList", Status: 200},
+	{Method: http.MethodPost, Path: "/anomaly_detection_overrides", Operation: "AnomalyDetectionOverrideCreate", Status: 201},
+	{Method: http.MethodDelete, Path: "/anomaly_detection_overrides", Operation: "AnomalyDetectionOverridesDelete", Status: 200},
+	{Method: http.MethodPost, Path: "/anomaly_detection_overrides/feedback", Operation: "AnomalyDetectionOverrideFeedback", Status: 200, Unwrap: true},
+	{Method: http.MethodGet, Path: "/anomaly_detection_overrides/dimensions", Operation: "AnomalyDetectionDimensions", Status: 200},
+	{Method: http.MethodGet, Path: "/anomaly_detection_overrides/{id}", Operation: "AnomalyDetectionOverrideGet", Status: 200},
 }
 
 // compactWhenNamed: GET /isps with a name filter answers the compact shape.
 func compactWhenNamed(q url.Values, vars map[string]any) {
 	vars["compact"] = q.Has("name")
+}
+
+// ExportRoutes is the Data Export REST API v1. Listings are Paged; /search
+// with scroll streams NDJSON, one _source a line (stream.go). /search covers
+// the data owner's measurements (analytics-production-<data_owner>-measurements*):
+// the other kinds have their listings, and /esql reads any of the data
+// owner's indices.
+var ExportRoutes = []Route{
+	{Method: http.MethodGet, Path: "/measurements", Operation: "ExportMeasurements", Status: 200, Paged: true},
+	{Method: http.MethodGet, Path: "/client_reports", Operation: "ExportClientReports", Status: 200, Paged: true},
+	{Method: http.MethodGet, Path: "/event_bundles", Operation: "ExportEventBundles", Status: 200, Paged: true},
+	{Method: http.MethodGet, Path: "/network_requests", Operation: "ExportNetworkRequests", Status: 200, Paged: true},
+	{Method: http.MethodGet, Path: "/clients", Operation: "ExportClients", Status: 200, Paged: true},
+	{Method: http.MethodGet, Path: "/user_feedbacks", Operation: "ExportUserFeedbacks", Status: 200, Paged: true},
+
+	{Method: http.MethodGet, Path: "/search", Operation: "ExportSearch", Status: 200, Unwrap: true,
+		Derive: searchOtherParams, ScrollNext: "MeasurementSearchScroll"},
+	{Method: http.MethodPost, Path: "/search", Operation: "ExportSearch", Status: 200, Unwrap: true,
+		Derive: searchOtherParams, BodyVars: true, RejectStatus: http.StatusBadRequest, ScrollNext: "MeasurementSearchScroll"},
+	{Method: http.MethodGet, Path: "/esql", Operation: "ExportEsql", Status: 200, Unwrap: true},
+	{Method: http.MethodPost, Path: "/esql", Operation: "ExportEsql", Status: 200, Unwrap: true,
+		BodyVars: true, RejectStatus: http.StatusBadRequest},
+}
+
+// searchVariables are the query parameters ExportSearch declares.
+var searchVariables = map[string]bool{"body": true, "q": true, "df": true, "default_operator": true, "analyzer": true,
+	"lenient": true, "analyze_wildcard": true, "size": true, "from": true, "sort": true, "search_after": true,
+	"_source": true, "_source_includes": true, "_source_excludes": true, "track_total_hits": true,
+	"source_only": true, "scroll": true}
+
+// searchOtherParams hands /search's other query parameters to the resolver
+// (as otherParams), which refuses those that would choose indices and the
+// unsupported ones instead of ignoring them.
+func searchOtherParams(q url.Values, vars map[string]any) {
+	other := map[string]any{}
+	for k, vs := range q {
+		if !searchVariables[strings.TrimSuffix(k, "[]")] {
+			other[k] = vs[len(vs)-1]
+		}
+	}
+	if len(other) > 0 {
+		vars["otherParams"] = other
+	}
 }

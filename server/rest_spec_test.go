@@ -1088,7 +1088,7 @@ func TestSpecEveryAdminRoute(t *testing.T) {
 			if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 				t.Errorf("content type %q, want application/json", ct)
 			}
-			if rt.Method == http.MethodDelete {
+			if rt.Method == http.MethodDelete && rt.Empty {
 				if obj := r.Obj(t); len(obj) != 0 {
 					t.Errorf("DELETE answered %s, want {}", r.Raw)
 				}

@@ -78,7 +78,7 @@ func New(res *resolvers.Resolver) (http.Handler, error) {
 	// while it has no routes, which would let any key reach a 404.
 	r.With(limitBody, auth.Middleware(res.Store, auth.KindExport, false, restAuthError), loaders.Middleware(res.Store)).
 		Route(ExportBase, func(r chi.Router) {
-			mountErr = adapter.Mount(r, nil)
+			mountErr = adapter.Mount(r, rest.ExportRoutes)
 		})
 	if mountErr != nil {
 		return nil, mountErr

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/resolvers"
+	"github.com/fleetgraph/fleetgraph/search/pg"
 	"github.com/fleetgraph/fleetgraph/server"
 )
 
@@ -40,7 +41,7 @@ func serve(ctx context.Context, args []string) error {
 		}
 	}
 
-	handler, err := server.New(&resolvers.Resolver{Store: st, Sealer: sealer, Logger: log,
+	handler, err := server.New(&resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: pg.New(st.Pool()),
 		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true})
 	if err != nil {
 		return err

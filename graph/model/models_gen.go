@@ -3,11 +3,85 @@
 package model
 
 import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/fleetgraph/fleetgraph/model"
 )
+
+type AnomalyDetectionDimensions struct {
+	// From the data owner's own measurement documents.
+	MeasurementTypes []MeasurementTypeDimension `json:"measurementTypes"`
+	DetectionPasses  []string                   `json:"detectionPasses"`
+	// From quiet to loud.
+	Levels []string `json:"levels"`
+}
+
+// How loud anomaly detection is for one scope; no override means level default.
+type AnomalyDetectionOverride struct {
+	ID    int64                          `json:"id"`
+	Scope *AnomalyDetectionOverrideScope `json:"scope"`
+	// subject|measurement_type|metric|detection_pass
+	ScopeKey string `json:"scopeKey"`
+	// off, low or high.
+	Level string `json:"level"`
+	// manual or feedback.
+	Origin          string    `json:"origin"`
+	SourceAnomalyID *string   `json:"sourceAnomalyId,omitempty"`
+	CreatedAt       time.Time `json:"createdAt"`
+	UpdatedAt       time.Time `json:"updatedAt"`
+	UpdatedByID     *int64    `json:"updatedById,omitempty"`
+	UpdatedByName   *string   `json:"updatedByName,omitempty"`
+}
+
+type AnomalyDetectionOverrideCreateInput struct {
+	Scope *AnomalyDetectionOverrideScopeInput `json:"scope"`
+	// off, low or high (default is the absence of an override).
+	Level string `json:"level"`
+}
+
+type AnomalyDetectionOverrideFeedbackInput struct {
+	Scope           *AnomalyDetectionOverrideScopeInput `json:"scope"`
+	Direction       FeedbackDirection                   `json:"direction"`
+	SourceAnomalyID *string                             `json:"sourceAnomalyId,omitempty"`
+}
+
+type AnomalyDetectionOverrideFeedbackResult struct {
+	// The override after the step; null when the step landed on default.
+	AnomalyDetectionOverride *AnomalyDetectionOverride `json:"anomalyDetectionOverride,omitempty"`
+	// Whether the step deleted the override (landed on default).
+	Deleted bool `json:"deleted"`
+}
+
+// The anomalies an override applies to.
+type AnomalyDetectionOverrideScope struct {
+	Subject         string `json:"subject"`
+	MeasurementType string `json:"measurementType"`
+	Metric          string `json:"metric"`
+	DetectionPass   string `json:"detectionPass"`
+}
+
+type AnomalyDetectionOverrideScopeInput struct {
+	Subject         string `json:"subject"`
+	MeasurementType string `json:"measurementType"`
+	Metric          string `json:"metric"`
+	// spike, shift or data_quality.
+	DetectionPass string `json:"detectionPass"`
+}
+
+// An anomaly event document of the data owner.
+type AnomalyEvent struct {
+	// The anomaly id: {rule_id}::{detection_pass}::{first_seen_epoch}.
+	ID string `json:"id"`
+	// The anomaly event document as stored.
+	Document model.JSON `json:"document"`
+	// The client the anomaly concerns; null when it is not visible to the caller.
+	Client *model.Client `json:"client,omitempty"`
+}
 
 type APIKeyCreateInput struct {
 	Name *string `json:"name,omitempty"`
@@ -41,6 +115,13 @@ type ClientAdminAPIKeyCreateInput struct {
 	EffectiveRole *model.Role `json:"effectiveRole,omitempty"`
 }
 
+// A client report document (P1203ClientReport, PerformanceClientReport, ...).
+type ClientReport struct {
+	ID       string     `json:"id"`
+	Type     *string    `json:"type,omitempty"`
+	Document model.JSON `json:"document"`
+}
+
 type DataOwnerSettingsInput struct {
 	AiSystemPrompt graphql.Omittable[*string] `json:"aiSystemPrompt,omitempty"`
 	// Minutes without contact after which a client counts as offline; null for the default.
@@ -48,6 +129,45 @@ type DataOwnerSettingsInput struct {
 	ClientOfflineDetectionEnabled  graphql.Omittable[*bool]  `json:"clientOfflineDetectionEnabled,omitempty"`
 	ClientDegradedDetectionEnabled graphql.Omittable[*bool]  `json:"clientDegradedDetectionEnabled,omitempty"`
 	StudyFailureDetectionEnabled   graphql.Omittable[*bool]  `json:"studyFailureDetectionEnabled,omitempty"`
+}
+
+// One page of the data owner's own clients, newest first.
+type ExportClientPage struct {
+	Items   []model.Client `json:"items"`
+	Total   int64          `json:"total"`
+	Page    int64          `json:"page"`
+	PerPage int64          `json:"perPage"`
+}
+
+// One page of an export listing of documents, newest first.
+type ExportDocumentPage struct {
+	// The documents as stored (JSON objects).
+	Items []model.JSON `json:"items"`
+	// Documents matching the filters, over all pages.
+	Total int64 `json:"total"`
+	// The page, from 1.
+	Page    int64 `json:"page"`
+	PerPage int64 `json:"perPage"`
+}
+
+// Filters shared by the export listings (the export API's common parameters).
+// Times accept ISO 8601 and the usual variants: a date alone, no time zone
+// (UTC), a space instead of T, epoch seconds or milliseconds.
+type ExportFilter struct {
+	// Lower bound (inclusive) on created_at.
+	StartTime *string `json:"startTime,omitempty"`
+	// Upper bound (inclusive) on created_at.
+	EndTime *string `json:"endTime,omitempty"`
+	// One measurement: the measurement itself (measurements) or the documents that
+	// belong to it (client reports, event bundles, network requests). Overrides every
+	// other filter, type included. Not accepted by clients and user feedbacks.
+	MeasurementID *string `json:"measurementId,omitempty"`
+	// One client of the data owner; overrides tags.
+	ClientUUID *string `json:"clientUuid,omitempty"`
+	// The client carries all of these tags.
+	Tags []string `json:"tags,omitempty"`
+	// The client's label, exact.
+	Label *string `json:"label,omitempty"`
 }
 
 type IspCreateInput struct {
@@ -79,6 +199,53 @@ type IspUpdateInput struct {
 	IsVpn   graphql.Omittable[*bool]          `json:"isVpn,omitempty"`
 }
 
+// A measurement document of the data owner, with its client and client reports.
+type Measurement struct {
+	// The measurement's id (the document's id).
+	ID string `json:"id"`
+	// The measurement document as stored.
+	Document model.JSON `json:"document"`
+	// The client that measured; null when it is not visible to the caller.
+	Client *model.Client `json:"client,omitempty"`
+	// Every client report document of the measurement.
+	Reports []ClientReport `json:"reports"`
+	// The P1203ClientReport of the measurement; null when none.
+	P1203ClientReport *model.JSON `json:"p1203ClientReport,omitempty"`
+	// The PerformanceClientReport (network performance) of the measurement; null when none.
+	NetworkPerformanceReport *model.JSON `json:"networkPerformanceReport,omitempty"`
+	// The LightweightVideoPlayerPerformanceReport of the measurement; null when none.
+	LightweightVideoPlayerPerformanceReport *model.JSON `json:"lightweightVideoPlayerPerformanceReport,omitempty"`
+}
+
+type MeasurementConnection struct {
+	Edges    []MeasurementEdge `json:"edges"`
+	PageInfo *PageInfo         `json:"pageInfo"`
+}
+
+type MeasurementEdge struct {
+	Cursor string       `json:"cursor"`
+	Node   *Measurement `json:"node"`
+}
+
+type MeasurementFilter struct {
+	// Document type, e.g. VideoMeasurement.
+	Type *string `json:"type,omitempty"`
+	// study.subject, e.g. youtube.
+	Subject *string `json:"subject,omitempty"`
+	// Measurements created at or after this time.
+	Since *time.Time `json:"since,omitempty"`
+	// Measurements created before this time.
+	Until *time.Time `json:"until,omitempty"`
+}
+
+type MeasurementTypeDimension struct {
+	MeasurementType string `json:"measurementType"`
+	// Keys of statistic_values.
+	Metrics []string `json:"metrics"`
+	// Values of study.subject.
+	Subjects []string `json:"subjects"`
+}
+
 type Mutation struct {
 }
 
@@ -100,6 +267,12 @@ type NotificationConfigInput struct {
 	AnomalyEventsDigestAtTime graphql.Omittable[*string] `json:"anomalyEventsDigestAtTime,omitempty"`
 	// 1 (Monday) to 7
 	AnomalyEventsDigestDayOfWeek graphql.Omittable[*int64] `json:"anomalyEventsDigestDayOfWeek,omitempty"`
+}
+
+// Relay-style paging state of a connection.
+type PageInfo struct {
+	HasNextPage bool    `json:"hasNextPage"`
+	EndCursor   *string `json:"endCursor,omitempty"`
 }
 
 type Query struct {
@@ -125,6 +298,13 @@ type RegistrationKeyUpdateInput struct {
 	NumRegistrationsLeft graphql.Omittable[*int64]     `json:"numRegistrationsLeft,omitempty"`
 	UsageLimitDays       graphql.Omittable[*int64]     `json:"usageLimitDays,omitempty"`
 	Testing              graphql.Omittable[*bool]      `json:"testing,omitempty"`
+}
+
+type ResolveResult struct {
+	// Episodes moved from new to resolved.
+	Updated int64 `json:"updated"`
+	// Ids in the request.
+	Requested int64 `json:"requested"`
 }
 
 type ServiceCredentialCreateInput struct {
@@ -162,4 +342,119 @@ type UserUpdateInput struct {
 	LastVisitedDashboardVersion graphql.Omittable[*string] `json:"lastVisitedDashboardVersion,omitempty"`
 	DashboardWhatsNewDisabled   graphql.Omittable[*bool]   `json:"dashboardWhatsNewDisabled,omitempty"`
 	NotificationConfig          *NotificationConfigInput   `json:"notificationConfig,omitempty"`
+}
+
+type FeedbackDirection string
+
+const (
+	// One level louder.
+	FeedbackDirectionUp FeedbackDirection = "up"
+	// One level quieter.
+	FeedbackDirectionDown FeedbackDirection = "down"
+)
+
+var AllFeedbackDirection = []FeedbackDirection{
+	FeedbackDirectionUp,
+	FeedbackDirectionDown,
+}
+
+func (e FeedbackDirection) IsValid() bool {
+	switch e {
+	case FeedbackDirectionUp, FeedbackDirectionDown:
+		return true
+	}
+	return false
+}
+
+func (e FeedbackDirection) String() string {
+	return string(e)
+}
+
+func (e *FeedbackDirection) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = FeedbackDirection(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid FeedbackDirection", str)
+	}
+	return nil
+}
+
+func (e FeedbackDirection) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *FeedbackDirection) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e FeedbackDirection) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// The client reports a measurement may have, by document type.
+type MeasurementReportType string
+
+const (
+	MeasurementReportTypeP1203ClientReport                       MeasurementReportType = "P1203ClientReport"
+	MeasurementReportTypePerformanceClientReport                 MeasurementReportType = "PerformanceClientReport"
+	MeasurementReportTypeLightweightVideoPlayerPerformanceReport MeasurementReportType = "LightweightVideoPlayerPerformanceReport"
+)
+
+var AllMeasurementReportType = []MeasurementReportType{
+	MeasurementReportTypeP1203ClientReport,
+	MeasurementReportTypePerformanceClientReport,
+	MeasurementReportTypeLightweightVideoPlayerPerformanceReport,
+}
+
+func (e MeasurementReportType) IsValid() bool {
+	switch e {
+	case MeasurementReportTypeP1203ClientReport, MeasurementReportTypePerformanceClientReport, MeasurementReportTypeLightweightVideoPlayerPerformanceReport:
+		return true
+	}
+	return false
+}
+
+func (e MeasurementReportType) String() string {
+	return string(e)
+}
+
+func (e *MeasurementReportType) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = MeasurementReportType(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid MeasurementReportType", str)
+	}
+	return nil
+}
+
+func (e MeasurementReportType) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *MeasurementReportType) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e MeasurementReportType) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }

@@ -1,0 +1,117 @@
+package resolvers
+
+import (
+	"strings"
+
+	gmodel "github.com/fleetgraph/fleetgraph/graph/model"
+	"github.com/fleetgraph/fleetgraph/store"
+)
+
+// Anomaly detection overrides (DESIGN.md "Anomalies"): a scope's level is
+// off, low, default or high, from quiet to loud; default is the absence of
+// an override, so only off, low and high are stored.
+
+// detectionPasses are the analyzer's detection passes.
+var detectionPasses = []string{"spike", "shift", "data_quality"}
+
+// overrideLevels are the levels from quiet to loud.
+var overrideLevels = []string{"off", "low", "default", "high"}
+
+const levelDefault = "default"
+
+// Origins of an override.
+const (
+	originManual   = "manual"
+	originFeedback = "feedback"
+)
+
+// overrideScope parses a scope input: every part non-blank, the detection
+// pass one of detectionPasses.
+func overrideScope(fe FieldErrors, in *gmodel.AnomalyDetectionOverrideScopeInput) store.OverrideScope {
+	if in == nil {
+		fe.Add("scope", "can't be blank")
+		return store.OverrideScope{}
+	}
+	sc := store.OverrideScope{
+		Subject:         deref(text(fe, "scope.subject", &in.Subject, true)),
+		MeasurementType: deref(text(fe, "scope.measurementType", &in.MeasurementType, true)),
+		Metric:          deref(text(fe, "scope.metric", &in.Metric, true)),
+		DetectionPass:   in.DetectionPass,
+	}
+	oneOf(fe, "scope.detectionPass", &in.DetectionPass, detectionPasses...)
+	return sc
+}
+
+// scopeArgs parses the scope of a delete given as separate arguments: all
+// four or none.
+func scopeArgs(subject, measurementType, metric, detectionPass *string) (store.OverrideScope, bool, error) {
+	parts := []*string{subject, measurementType, metric, detectionPass}
+	given := 0
+	for _, p := range parts {
+		if p != nil && strings.TrimSpace(*p) != "" {
+			given++
+		}
+	}
+	switch given {
+	case 0:
+		return store.OverrideScope{}, false, nil
+	case len(parts):
+		return store.OverrideScope{Subject: strings.TrimSpace(*subject), MeasurementType: strings.TrimSpace(*measurementType),
+			Metric: strings.TrimSpace(*metric), DetectionPass: strings.TrimSpace(*detectionPass)}, true, nil
+	}
+	return store.OverrideScope{}, false, badRequest("a scope needs subject, measurement_type, metric and detection_pass")
+}
+
+// stepLevel moves level one step: down is quieter, up is louder; the
+// quietest and loudest levels stay where they are.
+func stepLevel(level string, direction gmodel.FeedbackDirection) string {
+	i := indexOf(overrideLevels, level)
+	if direction == gmodel.FeedbackDirectionDown && i > 0 {
+		i--
+	}
+	if direction == gmodel.FeedbackDirectionUp && i < len(overrideLevels)-1 {
+		i++
+	}
+	return overrideLevels[i]
+}
+
+func indexOf(list []string, s string) int {
+	for i, v := range list {
+		if v == s {
+			return i
+		}
+	}
+	return indexOf(list, levelDefault)
+}
+
+func scopeKey(sc store.OverrideScope) string {
+	return strings.Join([]string{sc.Subject, sc.MeasurementType, sc.Metric, sc.DetectionPass}, "|")
+}
+
+func overrideOf(o store.Override) gmodel.AnomalyDetectionOverride {
+	sc := store.OverrideScope{Subject: o.Subject, MeasurementType: o.MeasurementType, Metric: o.Metric, DetectionPass: o.DetectionPass}
+	return gmodel.AnomalyDetectionOverride{ID: o.ID,
+		Scope: &gmodel.AnomalyDetectionOverrideScope{Subject: o.Subject, MeasurementType: o.MeasurementType,
+			Metric: o.Metric, DetectionPass: o.DetectionPass},
+		ScopeKey: scopeKey(sc), Level: o.Level, Origin: o.Origin, SourceAnomalyID: o.SourceAnomalyID,
+		CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt, UpdatedByID: o.UpdatedByID, UpdatedByName: o.UpdatedByName}
+}
+
+func dimensionOf(d store.MeasurementDimension) gmodel.MeasurementTypeDimension {
+	return gmodel.MeasurementTypeDimension{MeasurementType: d.MeasurementType, Metrics: d.Metrics, Subjects: d.Subjects}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// userRef is the caller's user id for updated_by (nil for keys without a user).
+func userRef(id int64) *int64 {
+	if id == 0 {
+		return nil
+	}
+	return &id
+}

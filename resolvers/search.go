@@ -1,0 +1,404 @@
+package resolvers
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	gmodel "github.com/fleetgraph/fleetgraph/graph/model"
+	"github.com/fleetgraph/fleetgraph/loaders"
+	"github.com/fleetgraph/fleetgraph/model"
+	"github.com/fleetgraph/fleetgraph/search"
+	"github.com/fleetgraph/fleetgraph/store"
+)
+
+// The search core: measurementSearch, anomalyEventSearch and the scroll
+// continuation of GraphQL and of POST /measurements/search and
+// /anomaly_events/search. A request is parsed into a search.Request (the
+// body object with size, from and search_after merged in), checked by
+// search.CheckDSL, and run by the configured backend within the caller's
+// data owner. Every rejection is a 400 naming what is wrong.
+
+// indexScopes maps index_scope values onto measurement document types.
+var indexScopes = map[string]string{
+	"web": "WebMeasurement", "video": "VideoMeasurement", "network": "NetworkMeasurement",
+	"speedtest": "SpeedtestMeasurement", "conferencing": "ConferencingMeasurement", "gaming": "GamingMeasurement",
+}
+
+// searchArgs are the arguments of a search field.
+type searchArgs struct {
+	Body        model.JSON
+	IndexScope  *string
+	SourceOnly  *bool
+	Size, From  *int64
+	SearchAfter *model.JSON
+	Scroll      *string
+}
+
+func badRequest(format string, args ...any) error {
+	return &BadRequestError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// runSearch answers one search of kind for the caller.
+func (r *Resolver) runSearch(ctx context.Context, kind search.Kind, a searchArgs) (model.JSON, error) {
+	p, err := requireRole(ctx, model.RoleViewer)
+	if err != nil {
+		return model.JSON{}, err
+	}
+	req, err := searchRequest(kind, a)
+	if err != nil {
+		return model.JSON{}, err
+	}
+	req.Scope.DataOwnerID, req.Scope.Slug = p.DataOwnerID, p.DataOwnerSlug
+	resp, err := r.Search.Search(ctx, req)
+	if err != nil {
+		return model.JSON{}, searchError(err)
+	}
+	return searchAnswer(resp, a.SourceOnly), nil
+}
+
+// scrollNext answers the next page of one of the caller's scrolls.
+func (r *Resolver) scrollNext(ctx context.Context, scrollID string, keepAlive *string, sourceOnly *bool) (model.JSON, error) {
+	p, err := requireRole(ctx, model.RoleViewer)
+	if err != nil {
+		return model.JSON{}, err
+	}
+	ka, err := scrollKeepAlive(keepAlive)
+	if err != nil {
+		return model.JSON{}, err
+	}
+	if ka == "" {
+		ka = "1m"
+	}
+	resp, err := r.Search.ScrollNext(ctx, p.DataOwnerID, scrollID, ka)
+	if err != nil {
+		return model.JSON{}, searchError(err)
+	}
+	return searchAnswer(resp, sourceOnly), nil
+}
+
+// searchRequest parses the arguments into a checked request (scope kind
+// and types set; the caller fills in the data owner).
+func searchRequest(kind search.Kind, a searchArgs) (search.Request, error) {
+	req := search.Request{Scope: search.Scope{Kind: kind}}
+	body, err := searchBody(a.Body.Value)
+	if err != nil {
+		return req, err
+	}
+	if a.Size != nil {
+		body["size"] = *a.Size
+	}
+	if a.From != nil {
+		body["from"] = *a.From
+	}
+	if a.SearchAfter != nil && a.SearchAfter.Value != nil {
+		body["search_after"] = a.SearchAfter.Value
+	}
+	if err := checkPaging(body); err != nil {
+		return req, err
+	}
+	if a.IndexScope != nil {
+		typ, ok := indexScopes[*a.IndexScope]
+		if !ok {
+			return req, badRequest("index_scope must be one of web, video, network, speedtest, conferencing, gaming")
+		}
+		req.Scope.Types = []string{typ}
+	}
+	if req.Scroll, err = scrollKeepAlive(a.Scroll); err != nil {
+		return req, err
+	}
+	if err := search.CheckDSL(body); err != nil {
+		return req, searchError(err)
+	}
+	req.Body = body
+	return req, nil
+}
+
+// searchBody reads body: a JSON object, or a string holding one.
+func searchBody(v any) (map[string]any, error) {
+	if s, ok := v.(string); ok {
+		dec := json.NewDecoder(strings.NewReader(s))
+		dec.UseNumber()
+		if err := dec.Decode(&v); err != nil {
+			return nil, badRequest("body is not valid JSON: %v", err)
+		}
+		if dec.More() || strings.TrimSpace(s[dec.InputOffset():]) != "" {
+			return nil, badRequest("body is not valid JSON: unexpected data after the JSON value")
+		}
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, badRequest("body must be a JSON object (or a string holding one)")
+	}
+	// A copy: the merged paging keys must not change the caller's value.
+	out := make(map[string]any, len(m)+3)
+	for k, e := range m {
+		out[k] = e
+	}
+	return out, nil
+}
+
+// checkPaging checks size, from and search_after of the merged body and
+// sets the default size.
+func checkPaging(body map[string]any) error {
+	size, ok, err := intKey(body, "size")
+	if err != nil {
+		return err
+	}
+	if !ok {
+		size = search.DefaultSize
+		body["size"] = size
+	}
+	if size < 0 || size > search.MaxSize {
+		return badRequest("size must be between 0 and %d", search.MaxSize)
+	}
+	from, _, err := intKey(body, "from")
+	if err != nil {
+		return err
+	}
+	if from < 0 {
+		return badRequest("from must not be negative")
+	}
+	if from+size > search.MaxSize {
+		return badRequest("from + size must not exceed %d", search.MaxSize)
+	}
+	if sa, ok := body["search_after"]; ok && sa != nil {
+		if _, isList := sa.([]any); !isList {
+			return badRequest("search_after must be an array (the sort values of the last hit)")
+		}
+	}
+	return nil
+}
+
+// intKey reads an integer of the body (JSON numbers of any Go type).
+func intKey(body map[string]any, key string) (int64, bool, error) {
+	v, ok := body[key]
+	if !ok || v == nil {
+		return 0, false, nil
+	}
+	var n int64
+	var err error
+	switch x := v.(type) {
+	case int64:
+		n = x
+	case int:
+		n = int64(x)
+	case json.Number:
+		n, err = x.Int64()
+	case float64:
+		n = int64(x)
+		if float64(n) != x {
+			err = errors.New("not an integer")
+		}
+	default:
+		err = errors.New("not a number")
+	}
+	if err != nil {
+		return 0, false, badRequest("%s must be an integer", key)
+	}
+	return n, true, nil
+}
+
+var durationRe = regexp.MustCompile(`^([0-9]+)(d|h|m|s|ms)$`)
+
+// scrollKeepAlive checks a scroll keep-alive (Elasticsearch time units),
+// at most search.MaxScroll; nil or "" is no scroll.
+func scrollKeepAlive(s *string) (string, error) {
+	if s == nil || *s == "" {
+		return "", nil
+	}
+	m := durationRe.FindStringSubmatch(*s)
+	if m == nil {
+		return "", badRequest("scroll must be a time such as 1m or 30s")
+	}
+	n, err := strconv.ParseInt(m[1], 10, 64)
+	unit := map[string]time.Duration{"d": 24 * time.Hour, "h": time.Hour, "m": time.Minute, "s": time.Second, "ms": time.Millisecond}[m[2]]
+	max, _ := time.ParseDuration(search.MaxScroll)
+	if err != nil || n <= 0 || n > int64(max/unit) {
+		return "", badRequest("scroll must be more than 0 and at most %s", search.MaxScroll)
+	}
+	return *s, nil
+}
+
+// searchError turns a refusal of the search package into a 400.
+func searchError(err error) error {
+	if errors.Is(err, search.ErrBadRequest) {
+		return &BadRequestError{Msg: err.Error()}
+	}
+	return err
+}
+
+// searchAnswer is the envelope, or with sourceOnly the _source documents.
+func searchAnswer(resp search.Response, sourceOnly *bool) model.JSON {
+	if sourceOnly == nil || !*sourceOnly {
+		return model.JSON{Value: resp}
+	}
+	return model.JSON{Value: sourceDocuments(resp)}
+}
+
+// sourceDocuments lists the _source of every hit of a search envelope.
+func sourceDocuments(resp map[string]any) []any {
+	out := []any{}
+	hits, _ := resp["hits"].(map[string]any)
+	list, _ := hits["hits"].([]any)
+	for _, h := range list {
+		if hit, ok := h.(map[string]any); ok {
+			out = append(out, hit["_source"])
+		}
+	}
+	return out
+}
+
+// documentJSON decodes a stored JSON document for the graph.
+func documentJSON(raw []byte) model.JSON {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return model.JSON{}
+	}
+	return model.JSON{Value: v}
+}
+
+// maxResolveIDs caps anomaly ids per resolve request (spec "Limits").
+const maxResolveIDs = 500
+
+// documentClients loads the client named by each document's client_uuid
+// (nil when absent or not visible) with one statement, priming the client
+// loader for the fields below.
+func (r *Resolver) documentClients(ctx context.Context, docs []model.JSON) ([]*model.Client, error) {
+	p, err := requireRole(ctx, model.RoleViewer)
+	if err != nil {
+		return nil, err
+	}
+	uuids := make([]string, len(docs))
+	var want []string
+	for i, d := range docs {
+		m, _ := d.Value.(map[string]any)
+		if u, ok := m["client_uuid"].(string); ok && u != "" {
+			uuids[i] = strings.ToLower(u)
+			want = append(want, uuids[i])
+		}
+	}
+	out := make([]*model.Client, len(docs))
+	if len(want) == 0 {
+		return out, nil
+	}
+	cs, err := r.Store.ClientsByUUIDs(ctx, p.DataOwnerID, want)
+	if err != nil {
+		return nil, err
+	}
+	prime(ctx, loaders.For(ctx).Client, cs, func(c store.Client) int64 { return c.ID })
+	by := make(map[string]*model.Client, len(cs))
+	for _, c := range cs {
+		by[c.UUID] = ptr(clientOf(c))
+	}
+	for i, u := range uuids {
+		out[i] = by[u]
+	}
+	return out, nil
+}
+
+// Measurement documents and their client reports.
+
+// measurementPaging parses Client.measurements' arguments into a store
+// filter and a page size (1 to 100). The cursor is the page's last
+// (created_at, row id), opaque to callers.
+func measurementPaging(filter *gmodel.MeasurementFilter, first *int64, after *string) (store.MeasurementFilter, int, error) {
+	var f store.MeasurementFilter
+	if filter != nil {
+		f.Type, f.Subject, f.Since, f.Until = filter.Type, filter.Subject, filter.Since, filter.Until
+	}
+	limit := int64(20)
+	if first != nil {
+		limit = *first
+	}
+	if limit < 1 || limit > 100 {
+		return f, 0, invalid("first", "must be between 1 and 100")
+	}
+	if after != nil && *after != "" {
+		t, id, err := parseCursor(*after)
+		if err != nil {
+			return f, 0, invalid("after", "is not a cursor of this connection")
+		}
+		f.AfterTime, f.AfterID = &t, &id
+	}
+	return f, int(limit), nil
+}
+
+func measurementConnection(rows []store.MeasurementPage, limit int) *gmodel.MeasurementConnection {
+	conn := &gmodel.MeasurementConnection{Edges: []gmodel.MeasurementEdge{}, PageInfo: &gmodel.PageInfo{}}
+	if len(rows) > limit {
+		rows = rows[:limit]
+		conn.PageInfo.HasNextPage = true
+	}
+	for _, m := range rows {
+		conn.Edges = append(conn.Edges, gmodel.MeasurementEdge{Cursor: makeCursor(m.CreatedAt, m.ID),
+			Node: &gmodel.Measurement{ID: m.DocID, Document: documentJSON(m.Doc)}})
+	}
+	if n := len(conn.Edges); n > 0 {
+		conn.PageInfo.EndCursor = &conn.Edges[n-1].Cursor
+	}
+	return conn
+}
+
+func makeCursor(t time.Time, id int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(t.UTC().Format(time.RFC3339Nano) + "|" + strconv.FormatInt(id, 10)))
+}
+
+func parseCursor(c string) (time.Time, int64, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return time.Time{}, 0, err
+	}
+	ts, idText, ok := strings.Cut(string(raw), "|")
+	if !ok {
+		return time.Time{}, 0, errors.New("no separator")
+	}
+	t, err := time.Parse(time.RFC3339Nano, ts)
+	if err != nil {
+		return time.Time{}, 0, err
+	}
+	id, err := strconv.ParseInt(idText, 10, 64)
+	return t, id, err
+}
+
+// eachReports loads the client reports of every measurement.
+func (r *Resolver) eachReports(ctx context.Context, objs []*gmodel.Measurement, fn func(int, []store.Document)) error {
+	p, err := requireRole(ctx, model.RoleViewer)
+	if err != nil {
+		return err
+	}
+	for i, m := range objs {
+		ds, err := r.Store.DocumentsByMeasurement(ctx, p.DataOwnerID, store.KindClientReport, m.ID)
+		if err != nil {
+			return err
+		}
+		fn(i, ds)
+	}
+	return nil
+}
+
+// reportOfType picks each measurement's latest client report of a type.
+func (r *Resolver) reportOfType(ctx context.Context, objs []*gmodel.Measurement, typ gmodel.MeasurementReportType) ([]*model.JSON, error) {
+	out := make([]*model.JSON, len(objs))
+	err := r.eachReports(ctx, objs, func(i int, ds []store.Document) {
+		for _, d := range ds { // oldest first: the last match wins
+			if d.Type != nil && *d.Type == string(typ) {
+				out[i] = ptr(documentJSON(d.Doc))
+			}
+		}
+	})
+	return out, err
+}
+
+func clientReportOf(d store.Document) gmodel.ClientReport {
+	return gmodel.ClientReport{ID: d.DocID, Type: d.Type, Document: documentJSON(d.Doc)}
+}

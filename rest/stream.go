@@ -1,0 +1,153 @@
+package rest
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/fleetgraph/fleetgraph/resolvers"
+)
+
+// Flat bodies and NDJSON scroll streams (Route.BodyVars, Route.ScrollNext).
+//
+// Search requests are flat JSON objects whose top-level keys are the
+// arguments of the search field (body, size, from, ...), so their stored
+// operations take one variable per key instead of one $input. A search with
+// `scroll` answers NDJSON: every hit's _source on its own line, over all
+// pages, each page flushed as it arrives. The first page comes from the
+// route's operation and the following ones from its ScrollNext operation,
+// both executed like any other stored operation, so the stream goes through
+// the same resolvers, authorization and errors as the JSON answer.
+
+// NDJSONContentType is the content type of scroll streams.
+const NDJSONContentType = "application/x-ndjson"
+
+// bodyVars maps the body's top-level keys onto the operation's variables
+// of the same snake_case name. A key naming no variable (or a path
+// parameter), a value of the wrong type and a missing required variable
+// are refused with the route's RejectStatus.
+func (a *Adapter) bodyVars(r *http.Request, rt Route, op *operation, vars map[string]any) error {
+	doc, err := readObject(r)
+	if err != nil {
+		return err
+	}
+	rctx := chi.RouteContext(r.Context())
+	byKey := make(map[string]*ast.VariableDefinition, len(op.Variables))
+	for _, def := range op.Variables {
+		if _, derived := vars[def.Variable]; !derived && !isPathParam(rctx, def.Variable) {
+			byKey[snake(def.Variable)] = def
+		}
+	}
+	m := &inputMapper{schema: a.schema}
+	for key, val := range doc {
+		def, ok := byKey[key]
+		if !ok {
+			m.fail(key, "is not a known field")
+			continue
+		}
+		vars[def.Variable] = m.value(def.Type, val, key)
+	}
+	for key, def := range byKey {
+		if _, given := doc[key]; !given && def.Type.NonNull && def.DefaultValue == nil {
+			m.fail(key, "is required")
+		}
+	}
+	if m.errs == nil {
+		return nil
+	}
+	msg := (&resolvers.ValidationError{Fields: m.errs}).Error()
+	if rt.RejectStatus == 0 || rt.RejectStatus == http.StatusUnprocessableEntity {
+		return &requestError{status: http.StatusUnprocessableEntity, msg: msg, fields: m.errs}
+	}
+	return &requestError{status: rt.RejectStatus, msg: "Invalid request: " + strings.TrimPrefix(msg, "Validation failed: ")}
+}
+
+// streams reports whether the request asks a scrolling route for a scroll.
+func streams(rt Route, vars map[string]any) bool {
+	s, _ := vars["scroll"].(string)
+	return rt.ScrollNext != "" && s != ""
+}
+
+// scrollPage is what a stream reads of a search envelope.
+type scrollPage struct {
+	ScrollID string `json:"_scroll_id"`
+	Hits     struct {
+		Hits []struct {
+			Source json.RawMessage `json:"_source"`
+		} `json:"hits"`
+	} `json:"hits"`
+}
+
+// stream answers a scroll as NDJSON. Failures before the first line are
+// ordinary error answers; a failure after it aborts the response, so the
+// client sees a broken stream rather than a short one that looks complete.
+func (a *Adapter) stream(w http.ResponseWriter, r *http.Request, rt Route, op *operation, vars map[string]any) {
+	next, ok := a.ops[rt.ScrollNext]
+	if !ok {
+		WriteError(w, http.StatusInternalServerError, "")
+		return
+	}
+	if hasVariable(op, "sourceOnly") {
+		vars["sourceOnly"] = false // the envelope carries the scroll id
+	}
+	page, errStatus, errBody := a.page(r, op, vars)
+	if errBody != nil {
+		WriteJSON(w, errStatus, errBody)
+		return
+	}
+	w.Header().Set("Content-Type", NDJSONContentType)
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	for len(page.Hits.Hits) > 0 {
+		for _, h := range page.Hits.Hits {
+			line := h.Source
+			if len(line) == 0 {
+				line = json.RawMessage("null")
+			}
+			if _, err := w.Write(append(line, '\n')); err != nil {
+				return // the client went away
+			}
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		if page.ScrollID == "" {
+			return
+		}
+		page, _, errBody = a.page(r, next, map[string]any{"scrollId": page.ScrollID, "scroll": vars["scroll"]})
+		if errBody != nil {
+			panic(http.ErrAbortHandler)
+		}
+	}
+}
+
+// page executes one search operation and reads its envelope (the value of
+// the data's only field).
+func (a *Adapter) page(r *http.Request, op *operation, vars map[string]any) (scrollPage, int, *ErrorBody) {
+	var page scrollPage
+	resp := a.execute(r, op, vars)
+	if len(resp.Errors) > 0 {
+		status, body := errorResponse(resp.Errors)
+		return page, status, &body
+	}
+	var one map[string]json.RawMessage
+	_ = json.Unmarshal(resp.Data, &one) // our own executor's output
+	for _, v := range one {
+		if err := json.Unmarshal(v, &page); err != nil {
+			return page, http.StatusInternalServerError, &ErrorBody{Message: "Internal server error"}
+		}
+	}
+	return page, 0, nil
+}
+
+func hasVariable(op *operation, name string) bool {
+	for _, def := range op.Variables {
+		if def.Variable == name {
+			return true
+		}
+	}
+	return false
+}

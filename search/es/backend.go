@@ -1,0 +1,368 @@
+// Package es is the Elasticsearch search backend (used when
+// ELASTICSEARCH_URL is set) and the indexer that copies the documents table
+// into the analytics-production-<data_owner>-... indices.
+//
+// The server alone names the indices a request reads: Search targets the
+// indices of req.Scope and never looks at the body for them. Scroll ids
+// given to clients wrap Elasticsearch's own id with the data owner and an
+// HMAC under the server secret, so an id of another data owner, or a forged
+// one, is refused before anything is sent to Elasticsearch.
+package es
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/elastic/go-elasticsearch/v8"
+	"github.com/elastic/go-elasticsearch/v8/esapi"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/fleetgraph/fleetgraph/search"
+)
+
+// Backend runs searches on Elasticsearch. It implements search.Backend.
+type Backend struct {
+	client    *elasticsearch.Client
+	pool      *pgxpool.Pool
+	scrollKey []byte
+	logger    *slog.Logger
+}
+
+var _ search.Backend = (*Backend)(nil)
+
+// New makes a backend for the Elasticsearch at rawURL (credentials may be in
+// the URL's user info). secret is the server's secret key; scroll ids are
+// signed with a key derived from it. Nothing is sent to Elasticsearch yet.
+func New(rawURL string, pool *pgxpool.Pool, secret []byte, logger *slog.Logger) (*Backend, error) {
+	if len(secret) == 0 {
+		return nil, errors.New("elasticsearch backend: empty secret")
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("elasticsearch backend: invalid ELASTICSEARCH_URL %q", redact(rawURL))
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	client, err := elasticsearch.NewClient(elasticsearch.Config{Addresses: []string{rawURL}})
+	if err != nil {
+		return nil, fmt.Errorf("elasticsearch backend: %w", err)
+	}
+	mac := hmac.New(sha256.New, secret)
+	mac.Write([]byte("fleetgraph/search/es scroll id v1"))
+	return &Backend{client: client, pool: pool, scrollKey: mac.Sum(nil), logger: logger}, nil
+}
+
+// Client is the Elasticsearch client (for the indexer).
+func (b *Backend) Client() *elasticsearch.Client { return b.client }
+
+// Indexer makes the indexer feeding this backend's cluster.
+func (b *Backend) Indexer() *Indexer { return NewIndexer(b.client, b.pool, b.logger) }
+
+// Search runs req over the indices of req.Scope.
+func (b *Backend) Search(ctx context.Context, req search.Request) (search.Response, error) {
+	indices, err := scopeIndices(req.Scope)
+	if err != nil {
+		return nil, err
+	}
+	body := req.Body
+	if body == nil {
+		body = map[string]any{}
+	}
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, search.Badf("search body is not JSON: %v", err)
+	}
+	yes := true
+	sr := esapi.SearchRequest{
+		Index:             indices,
+		Body:              bytes.NewReader(buf),
+		IgnoreUnavailable: &yes,
+		AllowNoIndices:    &yes,
+	}
+	if req.Scroll != "" {
+		d, err := parseKeepAlive(req.Scroll)
+		if err != nil {
+			return nil, err
+		}
+		sr.Scroll = d
+	}
+	res, err := sr.Do(ctx, b.client)
+	if err != nil {
+		return nil, upstream("search", err)
+	}
+	out, err := decode(res, "search")
+	if err != nil {
+		return nil, err
+	}
+	b.wrapScrollID(req.Scope.DataOwnerID, out)
+	return out, nil
+}
+
+// ScrollNext continues a scroll made by Search for the same data owner.
+func (b *Backend) ScrollNext(ctx context.Context, dataOwnerID int64, scrollID, keepAlive string) (search.Response, error) {
+	esID, ok := b.unwrapScrollID(dataOwnerID, scrollID)
+	if !ok {
+		return nil, search.Badf("unknown or expired scroll_id")
+	}
+	body := map[string]any{"scroll_id": esID}
+	if keepAlive != "" {
+		if _, err := parseKeepAlive(keepAlive); err != nil {
+			return nil, err
+		}
+		body["scroll"] = keepAlive
+	}
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	res, err := esapi.ScrollRequest{Body: bytes.NewReader(buf)}.Do(ctx, b.client)
+	if err != nil {
+		return nil, upstream("scroll", err)
+	}
+	if res.StatusCode == http.StatusNotFound {
+		drain(res)
+		return nil, search.Badf("unknown or expired scroll_id")
+	}
+	out, err := decode(res, "scroll")
+	if err != nil {
+		return nil, err
+	}
+	b.wrapScrollID(dataOwnerID, out)
+	return out, nil
+}
+
+// ESQL runs a query the caller has checked with search.CheckESQL and
+// returns one object per row, keyed by column name.
+func (b *Backend) ESQL(ctx context.Context, dataOwnerID int64, slug, query string) ([]map[string]any, error) {
+	buf, err := json.Marshal(map[string]any{"query": query})
+	if err != nil {
+		return nil, err
+	}
+	res, err := esapi.EsqlQueryRequest{Body: bytes.NewReader(buf), Format: "json"}.Do(ctx, b.client)
+	if err != nil {
+		return nil, upstream("esql", err)
+	}
+	out, err := decode(res, "esql")
+	if err != nil {
+		return nil, err
+	}
+	return esqlRows(out)
+}
+
+// esqlRows turns {"columns": [{"name": ...}], "values": [[...]]} into
+// objects keyed by column name.
+func esqlRows(out map[string]any) ([]map[string]any, error) {
+	cols, _ := out["columns"].([]any)
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		m, _ := c.(map[string]any)
+		name, ok := m["name"].(string)
+		if !ok {
+			return nil, errors.New("esql: elasticsearch answered a column without a name")
+		}
+		names[i] = name
+	}
+	values, _ := out["values"].([]any)
+	rows := make([]map[string]any, 0, len(values))
+	for _, v := range values {
+		vals, ok := v.([]any)
+		if !ok || len(vals) != len(names) {
+			return nil, errors.New("esql: elasticsearch answered a row that does not match its columns")
+		}
+		row := make(map[string]any, len(names))
+		for i, name := range names {
+			row[name] = vals[i]
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// slugToken and typeToken are what a slug and a (lower-cased) document type
+// may look like in an index name. Slugs have no "-" (migration 00003), so
+// analytics-production-<slug>-<kind>* reaches no other data owner's
+// indices; a type must not add another expression (",") or a wildcard.
+var (
+	slugToken = regexp.MustCompile(`^[a-z0-9][a-z0-9_]*$`)
+	typeToken = regexp.MustCompile(`^[a-z0-9_.-]+$`)
+)
+
+// scopeIndices are the index expressions of a scope: exactly
+// search.Scope.Indices, once slug, kind and types are known to be safe.
+func scopeIndices(s search.Scope) ([]string, error) {
+	if !slugToken.MatchString(s.Slug) || search.IndexName(s.Slug, s.Kind, "") == search.IndexPrefix(s.Slug)+"-" {
+		return nil, fmt.Errorf("search: invalid scope (data owner %q, kind %q)", s.Slug, s.Kind)
+	}
+	for _, t := range s.Types {
+		if !typeToken.MatchString(strings.ToLower(t)) {
+			return nil, search.Badf("invalid document type %q", t)
+		}
+	}
+	return s.Indices(), nil
+}
+
+// parseKeepAlive checks an Elasticsearch time value (1m, 30s, 500ms ...)
+// and the contract's maximum.
+func parseKeepAlive(s string) (time.Duration, error) {
+	units := []struct {
+		suffix string
+		unit   time.Duration
+	}{{"nanos", time.Nanosecond}, {"micros", time.Microsecond}, {"ms", time.Millisecond},
+		{"s", time.Second}, {"m", time.Minute}, {"h", time.Hour}, {"d", 24 * time.Hour}}
+	max, _ := time.ParseDuration(search.MaxScroll)
+	for _, u := range units {
+		num, ok := strings.CutSuffix(s, u.suffix)
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseInt(num, 10, 64)
+		if err != nil || n <= 0 || n > int64(max/u.unit) {
+			break
+		}
+		return time.Duration(n) * u.unit, nil
+	}
+	return 0, search.Badf("invalid scroll keep-alive %q: a time value of at most %s", s, search.MaxScroll)
+}
+
+// Scroll ids: fgs1.<data owner id>.<base64url ES scroll id>.<base64url mac>.
+const scrollPrefix = "fgs1."
+
+func (b *Backend) scrollMAC(payload string) []byte {
+	m := hmac.New(sha256.New, b.scrollKey)
+	m.Write([]byte(payload))
+	return m.Sum(nil)
+}
+
+func (b *Backend) wrapScrollID(owner int64, out map[string]any) {
+	id, ok := out["_scroll_id"].(string)
+	if !ok || id == "" {
+		return
+	}
+	payload := scrollPrefix + strconv.FormatInt(owner, 10) + "." + base64.RawURLEncoding.EncodeToString([]byte(id))
+	out["_scroll_id"] = payload + "." + base64.RawURLEncoding.EncodeToString(b.scrollMAC(payload))
+}
+
+func (b *Backend) unwrapScrollID(owner int64, id string) (string, bool) {
+	rest, ok := strings.CutPrefix(id, scrollPrefix)
+	if !ok {
+		return "", false
+	}
+	parts := strings.Split(rest, ".")
+	if len(parts) != 3 || parts[0] != strconv.FormatInt(owner, 10) {
+		return "", false
+	}
+	mac, err := base64.RawURLEncoding.DecodeString(parts[2])
+	if err != nil || !hmac.Equal(mac, b.scrollMAC(scrollPrefix+parts[0]+"."+parts[1])) {
+		return "", false
+	}
+	esID, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil || len(esID) == 0 {
+		return "", false
+	}
+	return string(esID), true
+}
+
+// decode reads a response: the JSON object of a 2xx, a BadRequestError with
+// Elasticsearch's reason for a client error, a plain error otherwise.
+func decode(res *esapi.Response, op string) (map[string]any, error) {
+	defer drain(res)
+	if res.IsError() {
+		return nil, esError(res, op)
+	}
+	dec := json.NewDecoder(res.Body)
+	dec.UseNumber()
+	var out map[string]any
+	if err := dec.Decode(&out); err != nil {
+		return nil, fmt.Errorf("elasticsearch %s: decode response: %w", op, err)
+	}
+	return out, nil
+}
+
+func esError(res *esapi.Response, op string) error {
+	raw, _ := io.ReadAll(io.LimitReader(res.Body, 1<<20))
+	reason := errorReason(raw)
+	switch {
+	case res.StatusCode >= 400 && res.StatusCode < 500 &&
+		res.StatusCode != http.StatusUnauthorized && res.StatusCode != http.StatusForbidden &&
+		res.StatusCode != http.StatusProxyAuthRequired && res.StatusCode != http.StatusRequestTimeout &&
+		res.StatusCode != http.StatusTooManyRequests:
+		if reason == "" {
+			reason = http.StatusText(res.StatusCode)
+		}
+		return search.Badf("elasticsearch rejected the %s: %s", op, reason)
+	default:
+		if reason == "" {
+			reason = strings.TrimSpace(string(raw[:min(len(raw), 500)]))
+		}
+		return fmt.Errorf("elasticsearch %s: status %d: %s", op, res.StatusCode, reason)
+	}
+}
+
+// errorReason picks the most telling reason of an Elasticsearch error body:
+// the first root cause ("all shards failed" says little), else the error.
+func errorReason(raw []byte) string {
+	var body struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(raw, &body) != nil || len(body.Error) == 0 {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(body.Error, &s) == nil {
+		return s
+	}
+	type cause struct {
+		Type   string `json:"type"`
+		Reason string `json:"reason"`
+	}
+	var e struct {
+		cause
+		RootCause []cause `json:"root_cause"`
+	}
+	if json.Unmarshal(body.Error, &e) != nil {
+		return ""
+	}
+	c := e.cause
+	if len(e.RootCause) > 0 && e.RootCause[0].Reason != "" {
+		c = e.RootCause[0]
+	}
+	if c.Type == "" {
+		return c.Reason
+	}
+	return c.Type + ": " + c.Reason
+}
+
+func upstream(op string, err error) error {
+	return fmt.Errorf("elasticsearch %s: %w", op, err)
+}
+
+func drain(res *esapi.Response) {
+	if res != nil && res.Body != nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 1<<20))
+		res.Body.Close()
+	}
+}
+
+// redact hides the password of a URL for messages.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable)"
+	}
+	return u.Redacted()
+}

@@ -1,0 +1,378 @@
+package es
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fleetgraph/fleetgraph/search"
+)
+
+// recorded is one request the fake Elasticsearch received.
+type recorded struct {
+	Method, Path, ContentType string
+	Query                     url.Values
+	Body                      []byte
+}
+
+// fakeES answers like Elasticsearch: GET / with the product header and a
+// version, everything else through handle, which sees every other request.
+type fakeES struct {
+	srv    *httptest.Server
+	mu     sync.Mutex
+	reqs   []recorded
+	handle func(r recorded) (int, string)
+}
+
+func newFakeES(t *testing.T, handle func(r recorded) (int, string)) *fakeES {
+	t.Helper()
+	f := &fakeES{handle: handle}
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("X-Elastic-Product", "Elasticsearch")
+		w.Header().Set("Content-Type", "application/json")
+		if r.Method == http.MethodGet && r.URL.Path == "/" {
+			_, _ = io.WriteString(w, `{"name":"fake","cluster_name":"fake","version":{"number":"8.19.7","build_flavor":"default"},"tagline":"You Know, for Search"}`)
+			return
+		}
+		rec := recorded{Method: r.Method, Path: r.URL.Path, ContentType: r.Header.Get("Content-Type"), Query: r.URL.Query(), Body: body}
+		f.mu.Lock()
+		f.reqs = append(f.reqs, rec)
+		h := f.handle
+		f.mu.Unlock()
+		status, out := http.StatusOK, `{}`
+		if h != nil {
+			status, out = h(rec)
+		}
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, out)
+	}))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func (f *fakeES) requests() []recorded {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]recorded(nil), f.reqs...)
+}
+
+func (f *fakeES) setHandler(h func(r recorded) (int, string)) {
+	f.mu.Lock()
+	f.handle = h
+	f.mu.Unlock()
+}
+
+func newBackend(t *testing.T, f *fakeES, secret string) *Backend {
+	t.Helper()
+	b, err := New(f.srv.URL, nil, []byte(secret), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func jsonEqual(t *testing.T, got []byte, want string) {
+	t.Helper()
+	var g, w any
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Fatalf("body %q is not JSON: %v", got, err)
+	}
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(g, w) {
+		t.Fatalf("body = %s, want %s", got, want)
+	}
+}
+
+func wantQuery(t *testing.T, got url.Values, want map[string]string) {
+	t.Helper()
+	w := url.Values{}
+	for k, v := range want {
+		w.Set(k, v)
+	}
+	if !reflect.DeepEqual(got, w) {
+		t.Fatalf("query = %v, want %v", got, w)
+	}
+}
+
+// untypedPath is what a scope of acme's measurements (no types) searches.
+const untypedPath = "/analytics-production-acme-measurements*/_search"
+
+const searchAnswer = `{"took":1,"timed_out":false,"hits":{"total":{"value":2,"relation":"eq"},"max_score":1,
+	"hits":[{"_index":"analytics-production-acme-measurements-videomeasurement","_id":"m1","_score":1,"_source":{"id":"m1","n":12345678901234567}}]}}`
+
+func TestSearchRequest(t *testing.T) {
+	f := newFakeES(t, func(recorded) (int, string) { return 200, searchAnswer })
+	b := newBackend(t, f, "secret")
+	// The body's "index" is not an index choice: only the scope is.
+	body := map[string]any{"query": map[string]any{"term": map[string]any{"study.subject": "s1"}}, "size": 5,
+		"index": "analytics-production-other-*"}
+	out, err := b.Search(context.Background(), search.Request{
+		Scope: search.Scope{DataOwnerID: 1, Slug: "acme", Kind: search.KindMeasurement}, Body: body})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := f.requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests, want 1", len(reqs))
+	}
+	r := reqs[0]
+	if r.Method != http.MethodPost || r.Path != untypedPath {
+		t.Fatalf("request %s %s, want POST %s", r.Method, r.Path, untypedPath)
+	}
+	wantQuery(t, r.Query, map[string]string{"ignore_unavailable": "true", "allow_no_indices": "true"})
+	jsonEqual(t, r.Body, `{"query":{"term":{"study.subject":"s1"}},"size":5,"index":"analytics-production-other-*"}`)
+	if _, ok := out["_scroll_id"]; ok {
+		t.Fatal("a search without scroll has a _scroll_id")
+	}
+	hits := out["hits"].(map[string]any)
+	if got := hits["total"].(map[string]any)["value"]; got != json.Number("2") {
+		t.Fatalf("total = %#v", got)
+	}
+	src := hits["hits"].([]any)[0].(map[string]any)["_source"].(map[string]any)
+	if got := src["n"]; got != json.Number("12345678901234567") {
+		t.Fatalf("large integer = %#v, want it exact", got)
+	}
+}
+
+func TestSearchTypedScopeAndEmptyBody(t *testing.T) {
+	f := newFakeES(t, func(recorded) (int, string) { return 200, searchAnswer })
+	b := newBackend(t, f, "secret")
+	_, err := b.Search(context.Background(), search.Request{Scope: search.Scope{DataOwnerID: 1, Slug: "acme",
+		Kind: search.KindMeasurement, Types: []string{"VideoMeasurement", "SpeedMeasurement"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := f.requests()[0]
+	want := "/analytics-production-acme-measurements-videomeasurement,analytics-production-acme-measurements-speedmeasurement/_search"
+	if r.Method != http.MethodPost || r.Path != want {
+		t.Fatalf("request %s %s, want POST %s", r.Method, r.Path, want)
+	}
+	wantQuery(t, r.Query, map[string]string{"ignore_unavailable": "true", "allow_no_indices": "true"})
+	jsonEqual(t, r.Body, `{}`)
+}
+
+func TestSearchRefusesBadScopes(t *testing.T) {
+	f := newFakeES(t, nil)
+	b := newBackend(t, f, "secret")
+	for _, types := range [][]string{{"x,analytics-production-other-measurements"}, {"VideoMeasurement", "video*"},
+		{"video?"}, {"a b"}, {"a/b"}, {"a#b"}, {""}} {
+		_, err := b.Search(context.Background(), search.Request{Scope: search.Scope{DataOwnerID: 1, Slug: "acme",
+			Kind: search.KindMeasurement, Types: types}})
+		if !errors.Is(err, search.ErrBadRequest) {
+			t.Fatalf("types %q: err = %v, want a bad request", types, err)
+		}
+	}
+	for _, keep := range []string{"10m", "1h", "0s", "abc", "-1m", "5"} {
+		_, err := b.Search(context.Background(), search.Request{Scope: search.Scope{DataOwnerID: 1, Slug: "acme",
+			Kind: search.KindMeasurement}, Scroll: keep})
+		if !errors.Is(err, search.ErrBadRequest) {
+			t.Fatalf("scroll %q: err = %v, want a bad request", keep, err)
+		}
+	}
+	for _, scope := range []search.Scope{{DataOwnerID: 1}, {DataOwnerID: 1, Slug: "acme"},
+		{DataOwnerID: 1, Slug: "acme-eu", Kind: search.KindMeasurement}, {DataOwnerID: 1, Slug: "a,b", Kind: search.KindMeasurement},
+		{DataOwnerID: 1, Slug: "acme", Kind: "nope"}} {
+		if _, err := b.Search(context.Background(), search.Request{Scope: scope}); err == nil || errors.Is(err, search.ErrBadRequest) {
+			t.Fatalf("scope %+v: err = %v, want a server error", scope, err)
+		}
+	}
+	if n := len(f.requests()); n != 0 {
+		t.Fatalf("%d requests reached Elasticsearch", n)
+	}
+}
+
+func TestScroll(t *testing.T) {
+	const esID = "FGluY2x1ZGVfY29udGV4dF91dWlkDXF1ZXJ5QW5kRmV0Y2gBFkVT=="
+	const esID2 = "DXF1ZXJ5QW5kRmV0Y2gBFkVTMg=="
+	f := newFakeES(t, func(r recorded) (int, string) {
+		if r.Path == "/_search/scroll" {
+			return 200, `{"_scroll_id":"` + esID2 + `","hits":{"total":{"value":2,"relation":"eq"},"hits":[]}}`
+		}
+		return 200, `{"_scroll_id":"` + esID + `","hits":{"total":{"value":2,"relation":"eq"},"hits":[]}}`
+	})
+	b := newBackend(t, f, "secret")
+	ctx := context.Background()
+	scope := search.Scope{DataOwnerID: 7, Slug: "acme", Kind: search.KindAnomalyEvent}
+	out, err := b.Search(ctx, search.Request{Scope: scope, Body: map[string]any{"size": 1}, Scroll: "1m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := f.requests()[0]
+	if r.Path != "/analytics-production-acme-anomaly_events*/_search" {
+		t.Fatalf("path %s", r.Path)
+	}
+	wantQuery(t, r.Query, map[string]string{"ignore_unavailable": "true", "allow_no_indices": "true", "scroll": "60000ms"})
+	id, _ := out["_scroll_id"].(string)
+	if !strings.HasPrefix(id, "fgs1.7.") || strings.Contains(id, esID) {
+		t.Fatalf("scroll id %q is not wrapped", id)
+	}
+
+	next, err := b.ScrollNext(ctx, 7, id, "1m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := f.requests()
+	r = reqs[1]
+	if r.Method != http.MethodPost || r.Path != "/_search/scroll" || len(r.Query) != 0 {
+		t.Fatalf("scroll request %s %s?%v", r.Method, r.Path, r.Query)
+	}
+	jsonEqual(t, r.Body, `{"scroll":"1m","scroll_id":"`+esID+`"}`)
+	id2, _ := next["_scroll_id"].(string)
+	if !strings.HasPrefix(id2, "fgs1.7.") || id2 == id {
+		t.Fatalf("next scroll id %q", id2)
+	}
+	if _, err := b.ScrollNext(ctx, 7, id2, ""); err != nil {
+		t.Fatal(err)
+	}
+	jsonEqual(t, f.requests()[2].Body, `{"scroll_id":"`+esID2+`"}`)
+
+	// Refused before any request: another data owner, forgeries, another
+	// server's secret, a keep-alive over the maximum.
+	other := newBackend(t, f, "other secret")
+	out, err = other.Search(ctx, search.Request{Scope: scope, Scroll: "1m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign := out["_scroll_id"].(string)
+	parts := strings.Split(id, ".")
+	sent := len(f.requests())
+	for name, c := range map[string]struct {
+		owner int64
+		id    string
+	}{
+		"other owner":     {8, id},
+		"raw es id":       {7, esID},
+		"empty":           {7, ""},
+		"owner swapped":   {8, strings.Join([]string{parts[0], "8", parts[2], parts[3]}, ".")},
+		"es id swapped":   {7, strings.Join([]string{parts[0], parts[1], "QUJD", parts[3]}, ".")},
+		"mac changed":     {7, strings.Join([]string{parts[0], parts[1], parts[2], "AAAA" + parts[3][4:]}, ".")},
+		"no mac":          {7, strings.Join(parts[:3], ".")},
+		"extra part":      {7, id + ".x"},
+		"other secret":    {7, foreign},
+		"other version":   {7, "fgs2" + id[4:]},
+		"scroll too long": {7, id},
+	} {
+		keep := "1m"
+		if name == "scroll too long" {
+			keep = "6m"
+		}
+		_, err := b.ScrollNext(ctx, c.owner, c.id, keep)
+		if !errors.Is(err, search.ErrBadRequest) {
+			t.Fatalf("%s: err = %v, want a bad request", name, err)
+		}
+	}
+	if n := len(f.requests()); n != sent {
+		t.Fatalf("%d refused scroll ids reached Elasticsearch", n-sent)
+	}
+
+	// An expired scroll: Elasticsearch's 404 is a bad request.
+	f.setHandler(func(recorded) (int, string) {
+		return 404, `{"error":{"root_cause":[{"type":"search_context_missing_exception","reason":"No search context found for id [1]"}],"type":"search_phase_execution_exception","reason":"all shards failed"},"status":404}`
+	})
+	if _, err := b.ScrollNext(ctx, 7, id, "1m"); !errors.Is(err, search.ErrBadRequest) {
+		t.Fatalf("expired scroll: err = %v", err)
+	}
+}
+
+func TestESQL(t *testing.T) {
+	f := newFakeES(t, func(recorded) (int, string) {
+		return 200, `{"took":3,"is_partial":false,"columns":[{"name":"client_uuid","type":"keyword"},{"name":"n","type":"long"},{"name":"avg","type":"double"}],
+			"values":[["c1",3,1.5],["c2",1,null]]}`
+	})
+	b := newBackend(t, f, "secret")
+	const q = `FROM analytics-production-acme-measurements* | STATS n = COUNT(*), avg = AVG(x) BY client_uuid`
+	rows, err := b.ESQL(context.Background(), 1, "acme", q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := f.requests()[0]
+	if r.Method != http.MethodPost || r.Path != "/_query" {
+		t.Fatalf("request %s %s", r.Method, r.Path)
+	}
+	wantQuery(t, r.Query, map[string]string{"format": "json"})
+	body, _ := json.Marshal(map[string]string{"query": q})
+	jsonEqual(t, r.Body, string(body))
+	want := []map[string]any{
+		{"client_uuid": "c1", "n": json.Number("3"), "avg": json.Number("1.5")},
+		{"client_uuid": "c2", "n": json.Number("1"), "avg": nil},
+	}
+	if !reflect.DeepEqual(rows, want) {
+		t.Fatalf("rows = %#v", rows)
+	}
+
+	f.setHandler(func(recorded) (int, string) { return 200, `{"columns":[],"values":[]}` })
+	rows, err = b.ESQL(context.Background(), 1, "acme", q)
+	if err != nil || rows == nil || len(rows) != 0 {
+		t.Fatalf("empty result: %#v, %v", rows, err)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	f := newFakeES(t, nil)
+	b := newBackend(t, f, "secret")
+	ctx := context.Background()
+	scope := search.Scope{DataOwnerID: 1, Slug: "acme", Kind: search.KindMeasurement}
+
+	f.setHandler(func(recorded) (int, string) {
+		return 400, `{"error":{"root_cause":[{"type":"parsing_exception","reason":"unknown query [nope]"}],"type":"parsing_exception","reason":"unknown query [nope]"},"status":400}`
+	})
+	_, err := b.Search(ctx, search.Request{Scope: scope, Body: map[string]any{"query": map[string]any{"nope": 1}}})
+	if !errors.Is(err, search.ErrBadRequest) || !strings.Contains(err.Error(), "parsing_exception: unknown query [nope]") {
+		t.Fatalf("400: err = %v", err)
+	}
+	f.setHandler(func(recorded) (int, string) {
+		return 400, `{"error":{"root_cause":[{"type":"verification_exception","reason":"Found 1 problem\nline 1:1: Unknown column [x]"}],"type":"verification_exception","reason":"Found 1 problem"},"status":400}`
+	})
+	if _, err := b.ESQL(ctx, 1, "acme", "FROM x"); !errors.Is(err, search.ErrBadRequest) || !strings.Contains(err.Error(), "Unknown column [x]") {
+		t.Fatalf("esql 400: err = %v", err)
+	}
+	for _, status := range []int{500, 401, 429} {
+		f.setHandler(func(recorded) (int, string) {
+			return status, `{"error":{"type":"some_exception","reason":"broken"},"status":500}`
+		})
+		_, err := b.Search(ctx, search.Request{Scope: scope})
+		if err == nil || errors.Is(err, search.ErrBadRequest) {
+			t.Fatalf("%d: err = %v, want an upstream error", status, err)
+		}
+	}
+
+	// Time-outs come from the context.
+	release := make(chan struct{})
+	f.setHandler(func(recorded) (int, string) { <-release; return 200, `{}` })
+	tctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	_, err = b.Search(tctx, search.Request{Scope: scope})
+	cancel()
+	close(release)
+	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, search.ErrBadRequest) {
+		t.Fatalf("timeout: err = %v", err)
+	}
+
+	// No Elasticsearch at all.
+	f.srv.Close()
+	if _, err := b.Search(ctx, search.Request{Scope: scope}); err == nil || errors.Is(err, search.ErrBadRequest) {
+		t.Fatalf("connection refused: err = %v", err)
+	}
+}
+
+func TestNewChecksArguments(t *testing.T) {
+	if _, err := New("http://127.0.0.1:9200", nil, nil, nil); err == nil {
+		t.Fatal("empty secret accepted")
+	}
+	for _, u := range []string{"", "127.0.0.1:9200", "ftp://x", "http://"} {
+		if _, err := New(u, nil, []byte("s"), nil); err == nil {
+			t.Fatalf("url %q accepted", u)
+		}
+	}
+}

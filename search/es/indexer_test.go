@@ -1,0 +1,422 @@
+package es
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/fleetgraph/fleetgraph/store"
+)
+
+// testPool makes a fresh migrated database on the test PostgreSQL and drops
+// it after the test.
+func testPool(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	ctx := context.Background()
+	admin := os.Getenv("FLEETGRAPH_TEST_DATABASE_URL")
+	if admin == "" {
+		admin = "postgres://postgres@127.0.0.1:5432/postgres"
+	}
+	buf := make([]byte, 6)
+	_, _ = rand.Read(buf)
+	name := "fleetgraph_test_es_" + hex.EncodeToString(buf)
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		t.Fatalf("connect to test PostgreSQL (set FLEETGRAPH_TEST_DATABASE_URL): %v", err)
+	}
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		conn.Close(ctx)
+		t.Fatal(err)
+	}
+	conn.Close(ctx)
+	u, err := url.Parse(admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	st, err := store.Open(ctx, u.String(), store.Options{})
+	t.Cleanup(func() {
+		if st != nil {
+			st.Close()
+		}
+		if c, err := pgx.Connect(context.Background(), admin); err == nil {
+			_, _ = c.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+			c.Close(context.Background())
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return st.Pool()
+}
+
+func addOwner(t *testing.T, pool *pgxpool.Pool, slug string) int64 {
+	t.Helper()
+	var id int64
+	if err := pool.QueryRow(context.Background(), `INSERT INTO data_owners (slug, name) VALUES ($1, $1) RETURNING id`, slug).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// addDoc inserts (or updates) a document and returns its version.
+func addDoc(t *testing.T, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}, owner int64, kind, docID string, typ *string, doc string) int64 {
+	t.Helper()
+	var v int64
+	err := q.QueryRow(context.Background(), `
+		INSERT INTO documents (data_owner_id, kind, doc_id, type, created_at, doc)
+		VALUES ($1, $2, $3, $4, now(), $5)
+		ON CONFLICT (data_owner_id, kind, doc_id) DO UPDATE SET doc = EXCLUDED.doc, version = nextval('documents_version')
+		RETURNING version`, owner, kind, docID, typ, doc).Scan(&v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func cursor(t *testing.T, pool *pgxpool.Pool) int64 {
+	t.Helper()
+	var p int64
+	err := pool.QueryRow(context.Background(), `SELECT position FROM worker_cursors WHERE name = 'elasticsearch'`).Scan(&p)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// bulkLine is one action + source pair of a bulk request.
+type bulkLine struct{ action, source string }
+
+func parseBulk(t *testing.T, r recorded) []bulkLine {
+	t.Helper()
+	if r.Method != http.MethodPost || r.Path != "/_bulk" || len(r.Query) != 0 {
+		t.Fatalf("bulk request %s %s?%v", r.Method, r.Path, r.Query)
+	}
+	if r.ContentType != "application/x-ndjson" {
+		t.Fatalf("bulk content type %q", r.ContentType)
+	}
+	if !bytes.HasSuffix(r.Body, []byte("\n")) {
+		t.Fatal("bulk body does not end with a newline")
+	}
+	var lines []string
+	sc := bufio.NewScanner(bytes.NewReader(r.Body))
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	if len(lines)%2 != 0 {
+		t.Fatalf("odd number of bulk lines: %q", r.Body)
+	}
+	var out []bulkLine
+	for i := 0; i < len(lines); i += 2 {
+		out = append(out, bulkLine{lines[i], lines[i+1]})
+	}
+	return out
+}
+
+// bulkOK answers every action of a bulk request with the given status.
+func bulkAnswer(statuses ...int) func(r recorded) (int, string) {
+	return func(r recorded) (int, string) {
+		n := bytes.Count(r.Body, []byte("\n")) / 2
+		items := make([]string, n)
+		for i := range items {
+			st := 201
+			if i < len(statuses) {
+				st = statuses[i]
+			}
+			if st >= 300 {
+				items[i] = fmt.Sprintf(`{"index":{"_index":"x","_id":"%d","status":%d,"error":{"type":"mapper_parsing_exception","reason":"failed to parse"}}}`, i, st)
+			} else {
+				items[i] = fmt.Sprintf(`{"index":{"_index":"x","_id":"%d","_version":1,"result":"created","status":%d}}`, i, st)
+			}
+		}
+		return 200, fmt.Sprintf(`{"took":1,"errors":%v,"items":[%s]}`, len(statuses) > 0, strings.Join(items, ","))
+	}
+}
+
+func newTestIndexer(t *testing.T, f *fakeES, pool *pgxpool.Pool, batch int) *Indexer {
+	t.Helper()
+	b := newBackend(t, f, "secret")
+	ix := NewIndexer(b.Client(), pool, nil)
+	ix.BatchSize = batch
+	ix.Settle = 0
+	return ix
+}
+
+// runOnce calls RunOnce until it does something: transactions of other
+// tests on the same PostgreSQL server hold the horizon back for a while.
+func runOnce(t *testing.T, ix *Indexer) (int, error) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		n, err := ix.RunOnce(context.Background())
+		if n > 0 || err != nil || time.Now().After(deadline) {
+			return n, err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func ptr(s string) *string { return &s }
+
+func action(index, id string) string {
+	return `{"index":{"_id":"` + id + `","_index":"` + index + `"}}`
+}
+
+func wantLines(t *testing.T, got []bulkLine, want []bulkLine) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("bulk lines = %q, want %q", got, want)
+	}
+	for i := range got {
+		if got[i].action != want[i].action {
+			t.Fatalf("action %d = %s, want %s", i, got[i].action, want[i].action)
+		}
+		jsonEqual(t, []byte(got[i].source), want[i].source)
+		if strings.Contains(got[i].source, "\n") {
+			t.Fatalf("source %d spans lines", i)
+		}
+	}
+}
+
+func TestIndexerBulkAndCursor(t *testing.T) {
+	pool := testPool(t)
+	f := newFakeES(t, bulkAnswer())
+	acme, beta := addOwner(t, pool, "acme"), addOwner(t, pool, "beta_co")
+	addDoc(t, pool, acme, "measurement", "m1", ptr("VideoMeasurement"), `{"id":"m1","type":"VideoMeasurement","note":"a\nb"}`)
+	v2 := addDoc(t, pool, acme, "anomaly_event", "a1", nil, `{"id":"a1","severity":"warning"}`)
+	v3 := addDoc(t, pool, beta, "measurement", "m2", ptr("SpeedMeasurement"), `{"id":"m2","type":"SpeedMeasurement"}`)
+	ix := newTestIndexer(t, f, pool, 2)
+
+	n, err := runOnce(t, ix)
+	if err != nil || n != 2 {
+		t.Fatalf("first batch: %d, %v", n, err)
+	}
+	reqs := f.requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	wantLines(t, parseBulk(t, reqs[0]), []bulkLine{
+		{action("analytics-production-acme-measurements-videomeasurement", "m1"), `{"id":"m1","type":"VideoMeasurement","note":"a\nb"}`},
+		{action("analytics-production-acme-anomaly_events", "a1"), `{"id":"a1","severity":"warning"}`},
+	})
+	if c := cursor(t, pool); c != v2 {
+		t.Fatalf("cursor = %d, want %d", c, v2)
+	}
+
+	n, err = runOnce(t, ix)
+	if err != nil || n != 1 {
+		t.Fatalf("second batch: %d, %v", n, err)
+	}
+	wantLines(t, parseBulk(t, f.requests()[1]), []bulkLine{
+		{action("analytics-production-beta_co-measurements-speedmeasurement", "m2"), `{"id":"m2","type":"SpeedMeasurement"}`},
+	})
+	if c := cursor(t, pool); c < v3 {
+		t.Fatalf("cursor = %d, want >= %d", c, v3)
+	}
+
+	for range 3 {
+		if n, err := ix.RunOnce(context.Background()); n != 0 || err != nil {
+			t.Fatalf("nothing left: %d, %v", n, err)
+		}
+	}
+	if len(f.requests()) != 2 {
+		t.Fatal("a request was sent with nothing to index")
+	}
+
+	// An update gives the document a new version: it is sent again.
+	addDoc(t, pool, acme, "anomaly_event", "a1", nil, `{"id":"a1","severity":"critical"}`)
+	if n, err := runOnce(t, ix); err != nil || n != 1 {
+		t.Fatalf("after update: %d, %v", n, err)
+	}
+	wantLines(t, parseBulk(t, f.requests()[2]), []bulkLine{
+		{action("analytics-production-acme-anomaly_events", "a1"), `{"id":"a1","severity":"critical"}`},
+	})
+}
+
+func TestIndexerRetriesFailedBatches(t *testing.T) {
+	pool := testPool(t)
+	f := newFakeES(t, func(recorded) (int, string) {
+		return 500, `{"error":{"type":"exception","reason":"boom"},"status":500}`
+	})
+	acme := addOwner(t, pool, "acme")
+	addDoc(t, pool, acme, "measurement", "m1", ptr("VideoMeasurement"), `{"id":"m1"}`)
+	v2 := addDoc(t, pool, acme, "measurement", "m2", ptr("VideoMeasurement"), `{"id":"m2"}`)
+	ix := newTestIndexer(t, f, pool, 10)
+
+	// A 500 of the whole request: error, cursor unchanged.
+	if n, err := runOnce(t, ix); err == nil || n != 0 {
+		t.Fatalf("500: %d, %v", n, err)
+	}
+	if c := cursor(t, pool); c != 0 {
+		t.Fatalf("cursor moved to %d after a failed batch", c)
+	}
+	// One item refused with 503 (retryable): error, cursor unchanged.
+	f.setHandler(bulkAnswer(201, 503))
+	if n, err := ix.RunOnce(context.Background()); err == nil || n != 0 {
+		t.Fatalf("item 503: %d, %v", n, err)
+	}
+	if c := cursor(t, pool); c != 0 {
+		t.Fatalf("cursor moved to %d after a failed item", c)
+	}
+	// Then Elasticsearch takes it: the same batch again, cursor moves.
+	f.setHandler(bulkAnswer())
+	if n, err := ix.RunOnce(context.Background()); err != nil || n != 2 {
+		t.Fatalf("retry: %d, %v", n, err)
+	}
+	reqs := f.requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests, want 3", len(reqs))
+	}
+	for _, r := range reqs {
+		wantLines(t, parseBulk(t, r), []bulkLine{
+			{action("analytics-production-acme-measurements-videomeasurement", "m1"), `{"id":"m1"}`},
+			{action("analytics-production-acme-measurements-videomeasurement", "m2"), `{"id":"m2"}`},
+		})
+	}
+	if c := cursor(t, pool); c < v2 {
+		t.Fatalf("cursor = %d, want >= %d", c, v2)
+	}
+
+	// A document refused for good (mapping error) is skipped.
+	v3 := addDoc(t, pool, acme, "measurement", "m3", ptr("VideoMeasurement"), `{"id":"m3"}`)
+	f.setHandler(bulkAnswer(400))
+	if n, err := runOnce(t, ix); err != nil || n != 1 {
+		t.Fatalf("refused document: %d, %v", n, err)
+	}
+	if c := cursor(t, pool); c < v3 {
+		t.Fatalf("cursor = %d, want >= %d", c, v3)
+	}
+}
+
+func TestIndexerResumesAfterRestart(t *testing.T) {
+	pool := testPool(t)
+	f := newFakeES(t, bulkAnswer())
+	acme := addOwner(t, pool, "acme")
+	for i := 1; i <= 3; i++ {
+		addDoc(t, pool, acme, "client_report", fmt.Sprintf("r%d", i), ptr("P1203ClientReport"), fmt.Sprintf(`{"id":"r%d"}`, i))
+	}
+	if n, err := runOnce(t, newTestIndexer(t, f, pool, 2)); err != nil || n != 2 {
+		t.Fatalf("first indexer: %d, %v", n, err)
+	}
+	// A new indexer (a restarted server) starts at the stored cursor.
+	if n, err := runOnce(t, newTestIndexer(t, f, pool, 2)); err != nil || n != 1 {
+		t.Fatalf("second indexer: %d, %v", n, err)
+	}
+	reqs := f.requests()
+	wantLines(t, parseBulk(t, reqs[len(reqs)-1]), []bulkLine{
+		{action("analytics-production-acme-client_reports-p1203clientreport", "r3"), `{"id":"r3"}`},
+	})
+}
+
+// A version taken by a transaction that commits after a higher version is
+// visible must not be skipped.
+func TestIndexerWaitsForOpenTransactions(t *testing.T) {
+	pool := testPool(t)
+	f := newFakeES(t, bulkAnswer())
+	acme := addOwner(t, pool, "acme")
+	ctx := context.Background()
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	late := addDoc(t, tx, acme, "measurement", "late", nil, `{"id":"late"}`)
+	early := addDoc(t, pool, acme, "measurement", "early", nil, `{"id":"early"}`)
+	if late >= early {
+		t.Fatalf("versions %d, %d", late, early)
+	}
+	ix := newTestIndexer(t, f, pool, 10)
+	for range 5 {
+		if n, err := ix.RunOnce(ctx); n != 0 || err != nil {
+			t.Fatalf("indexed %d (%v) while an older version was uncommitted", n, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := runOnce(t, ix); err != nil || n != 2 {
+		t.Fatalf("after commit: %d, %v", n, err)
+	}
+	wantLines(t, parseBulk(t, f.requests()[0]), []bulkLine{
+		{action("analytics-production-acme-measurements", "late"), `{"id":"late"}`},
+		{action("analytics-production-acme-measurements", "early"), `{"id":"early"}`},
+	})
+}
+
+func TestIndexerRun(t *testing.T) {
+	pool := testPool(t)
+	var fails atomic.Int32
+	fails.Store(1)
+	f := newFakeES(t, nil)
+	ok := bulkAnswer()
+	f.setHandler(func(r recorded) (int, string) {
+		if fails.Add(-1) >= 0 {
+			return 500, `{"error":"boom"}`
+		}
+		return ok(r)
+	})
+	acme := addOwner(t, pool, "acme")
+	var last int64
+	for i := range 5 {
+		last = addDoc(t, pool, acme, "event_bundle", fmt.Sprintf("b%d", i), ptr("VideoEventBundle"), `{}`)
+	}
+	ix := newTestIndexer(t, f, pool, 2)
+	ix.Idle, ix.MinBackoff, ix.MaxBackoff = 5*time.Millisecond, 5*time.Millisecond, 20*time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ix.Run(ctx) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for cursor(t, pool) < last {
+		if time.Now().After(deadline) {
+			t.Fatalf("cursor %d never reached %d", cursor(t, pool), last)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run returned %v", err)
+	}
+	reqs := f.requests()
+	if len(reqs) != 4 { // the failed batch of 2, then 2 + 2 + 1
+		t.Fatalf("%d bulk requests, want 4", len(reqs))
+	}
+	seen := map[string]int{}
+	for _, r := range reqs[1:] {
+		for _, l := range parseBulk(t, r) {
+			var a struct {
+				Index struct {
+					ID string `json:"_id"`
+				} `json:"index"`
+			}
+			_ = json.Unmarshal([]byte(l.action), &a)
+			seen[a.Index.ID]++
+		}
+	}
+	if len(seen) != 5 {
+		t.Fatalf("documents sent: %v", seen)
+	}
+}

@@ -1,0 +1,1481 @@
+package pg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/fleetgraph/fleetgraph/search"
+	"github.com/fleetgraph/fleetgraph/search/esql"
+)
+
+// ES|QL over the documents table.
+//
+// Supported (anything else is a 400 naming it, e.g. "ENRICH is not
+// supported", "function MV_MAX is not supported"; syntax errors carry
+// "line L:C"):
+//
+//   - FROM patterns (comma list, '*' wildcards, "quoted, lists", -exclusions,
+//     ::data) [METADATA _id, _index]. A document matches a pattern when its
+//     index name, search.IndexName(slug, kind, type), does; a bare kind name
+//     (analytics-production-acme-measurements) also reads all its types, as
+//     an alias would. data_owner_id is always a condition.
+//   - WHERE, EVAL, STATS ... BY, SORT (ASC/DESC, NULLS FIRST/LAST), LIMIT
+//     (default 1000, capped at 10000), KEEP / DROP (wildcards), RENAME
+//     (a AS b, b = a).
+//   - Operators = == != < <= > >= AND OR NOT, IS [NOT] NULL, [NOT] LIKE
+//     (* ?), [NOT] RLIKE (whole-string match), [NOT] IN, + - * / %, x::type;
+//     literals: strings (also """raw"""), numbers, true/false/null, time spans
+//     (7 days, 1 hour, ...); strings compared with dates are read as dates.
+//   - Functions TO_LOWER TO_UPPER LENGTH CONCAT SUBSTRING TRIM ROUND ABS
+//     FLOOR CEIL COALESCE CASE DATE_TRUNC BUCKET TO_STRING TO_INTEGER
+//     TO_LONG TO_DOUBLE TO_DATETIME NOW; aggregates COUNT(*) COUNT
+//     COUNT_DISTINCT (exact) SUM AVG MIN MAX MEDIAN PERCENTILE, also inside
+//     expressions (AVG(x) * 2).
+//
+// Field names are dotted paths into the document; created_at and @timestamp
+// read the created_at column, client_uuid and type their columns. Document
+// values are typed where they are used (a number compared with a number, a
+// date with a date, ...). Rows without KEEP carry the document's fields
+// flattened to dotted names (arrays stay arrays); every row of a result has
+// the same keys, null where a row lacks the value. Dates are RFC 3339 UTC
+// strings with milliseconds, integers int64, other numbers float64.
+//
+// The parsed pipeline becomes ONE SQL statement: a base subquery over the
+// data owner's documents of the FROM indices, wrapped by one subquery per
+// command that needs one (WHERE, EVAL, STATS, LIMIT). Every subquery is
+// aliased s and carries all columns of the one below (s.*), so a compiled
+// expression stays valid further up. The document itself travels as fg_doc
+// until STATS; KEEP, DROP and RENAME only change which names are visible
+// (a compile-time view), and output column names are applied in Go. Values
+// from the query (literals, field paths, patterns) are placeholders.
+
+const (
+	esqlDefaultLimit = 1000
+	esqlMaxLimit     = 10000
+)
+
+// esqlType is the SQL type of a compiled expression.
+type esqlType int
+
+const (
+	etNull esqlType = iota
+	etJSON          // a document value: jsonb, typed at its use
+	etNum           // double precision
+	etInt           // bigint
+	etText
+	etBool
+	etTime // timestamptz
+	etDur  // interval (time spans; never a column)
+)
+
+func (t esqlType) String() string {
+	return [...]string{"null", "json", "double", "long", "keyword", "boolean", "datetime", "time_duration"}[t]
+}
+
+// esqlExpr is compiled SQL with its type; lit holds the Go value of a
+// literal (for conversions done in Go, such as a date string).
+type esqlExpr struct {
+	sql string
+	t   esqlType
+	lit *esql.Literal
+	arg int // the placeholder number of a literal's value
+}
+
+// reuse gives a literal's placeholder a new value (converted in Go), so that
+// no placeholder goes unused; it returns "$n".
+func (tr *esqlTranslator) reuse(e esqlExpr, v any) string {
+	tr.a.vals[e.arg-1] = v
+	return fmt.Sprintf("$%d", e.arg)
+}
+
+// literal makes a placeholder for a literal's value.
+func (tr *esqlTranslator) literal(x *esql.Literal, v any, cast string, t esqlType) esqlExpr {
+	ph := tr.a.add(v)
+	return esqlExpr{sql: ph + cast, t: t, lit: x, arg: len(tr.a.vals)}
+}
+
+// esqlCol is a visible named column.
+type esqlCol struct {
+	name string
+	sql  string
+	t    esqlType
+}
+
+// esqlView says which document fields are visible: all of them minus the
+// hidden names, filtered by the KEEP / DROP steps in order.
+type esqlView struct {
+	hidden map[string]bool
+	steps  []esqlStep
+}
+
+type esqlStep struct {
+	keep bool
+	pats []string
+}
+
+func (v *esqlView) visible(name string) bool {
+	if v.hidden[name] {
+		return false
+	}
+	for _, st := range v.steps {
+		m := esqlMatchAny(st.pats, name)
+		if !st.keep && !m {
+			// DROP of an object drops the fields under it.
+			for _, p := range st.pats {
+				if !strings.Contains(p, "*") && strings.HasPrefix(name, p+".") {
+					m = true
+				}
+			}
+		}
+		if m != st.keep {
+			return false
+		}
+	}
+	return true
+}
+
+type esqlTranslator struct {
+	a       *args
+	ownerID int64
+	slug    string
+	from    string // SQL of the current relation (aliased s by the caller)
+	cols    []esqlCol
+	doc     *esqlView // nil once document fields are gone (STATS, KEEP)
+	order   []string
+	limit   int64 // last LIMIT since the last STATS, -1 when none
+	seq     int
+}
+
+// esqlStats is the context of a STATS aggregate expression outside of an
+// aggregate call: only BY columns may be referenced there.
+type esqlStats struct {
+	by     []esqlCol
+	sawAgg bool
+}
+
+// ESQL runs a piped query (already scope-checked by search.CheckESQL) over
+// the data owner's documents and returns one object per row.
+func (b *Backend) ESQL(ctx context.Context, dataOwnerID int64, slug, query string) ([]map[string]any, error) {
+	q, err := esql.Parse(query)
+	if err != nil {
+		return nil, search.Badf("%s", err.Error())
+	}
+	tr := &esqlTranslator{a: &args{}, ownerID: dataOwnerID, slug: slug, limit: -1}
+	stmt, err := tr.translate(q)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := b.pool.Query(ctx, stmt, tr.a.vals...)
+	if err != nil {
+		return nil, esqlSQLError(err)
+	}
+	defer rows.Close()
+	var out []map[string]any
+	keys := map[string]bool{}
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			return nil, esqlSQLError(err)
+		}
+		row := map[string]any{}
+		if tr.doc != nil {
+			docVal, created := vals[len(tr.cols)], vals[len(tr.cols)+1]
+			if m, ok := docVal.(map[string]any); ok {
+				esqlFlatten("", m, func(k string, v any) {
+					if tr.doc.visible(k) {
+						row[k] = v
+					}
+				})
+			}
+			if tm, ok := created.(time.Time); ok && tr.doc.visible("created_at") {
+				row["created_at"] = esqlTimeString(tm)
+			}
+		}
+		for i, c := range tr.cols {
+			row[c.name] = esqlValue(vals[i])
+		}
+		for k := range row {
+			keys[k] = true
+		}
+		out = append(out, row)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, esqlSQLError(err)
+	}
+	// Every row carries every column, as ES|QL's columnar result does.
+	for _, row := range out {
+		for k := range keys {
+			if _, ok := row[k]; !ok {
+				row[k] = nil
+			}
+		}
+	}
+	if out == nil {
+		out = []map[string]any{}
+	}
+	return out, nil
+}
+
+func esqlSQLError(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case strings.HasPrefix(pe.Code, "22"): // data exception: bad regex, overflow, ...
+			return search.Badf("ES|QL evaluation failed: %s", pe.Message)
+		case strings.HasPrefix(pe.Code, "54"): // program limit exceeded
+			return search.Badf("ES|QL query is too complex: %s", pe.Message)
+		}
+	}
+	return fmt.Errorf("esql: %w", err)
+}
+
+func esqlTimeString(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+func esqlValue(v any) any {
+	switch x := v.(type) {
+	case time.Time:
+		return esqlTimeString(x)
+	case int32:
+		return int64(x)
+	case int16:
+		return int64(x)
+	case float32:
+		return float64(x)
+	}
+	return v
+}
+
+// esqlFlatten calls f for every leaf of m under its dotted name; arrays and
+// scalars are leaves, empty objects are skipped.
+func esqlFlatten(prefix string, m map[string]any, f func(string, any)) {
+	for k, v := range m {
+		name := k
+		if prefix != "" {
+			name = prefix + "." + k
+		}
+		if sub, ok := v.(map[string]any); ok {
+			esqlFlatten(name, sub, f)
+			continue
+		}
+		f(name, v)
+	}
+}
+
+// esqlMatch matches a column name against a pattern where '*' stands for
+// any run of characters.
+func esqlMatch(pat, name string) bool {
+	if !strings.Contains(pat, "*") {
+		return pat == name
+	}
+	parts := strings.Split(pat, "*")
+	if !strings.HasPrefix(name, parts[0]) {
+		return false
+	}
+	name = name[len(parts[0]):]
+	for i := 1; i < len(parts)-1; i++ {
+		j := strings.Index(name, parts[i])
+		if j < 0 {
+			return false
+		}
+		name = name[j+len(parts[i]):]
+	}
+	return strings.HasSuffix(name, parts[len(parts)-1])
+}
+
+func esqlMatchAny(pats []string, name string) bool {
+	for _, p := range pats {
+		if esqlMatch(p, name) {
+			return true
+		}
+	}
+	return false
+}
+
+func (tr *esqlTranslator) alias(prefix string) string {
+	tr.seq++
+	return fmt.Sprintf("%s%d", prefix, tr.seq)
+}
+
+func esqlBad(at esql.Pos, format string, args ...any) error {
+	return search.Badf("%s: %s", at, fmt.Sprintf(format, args...))
+}
+
+func (tr *esqlTranslator) translate(q *esql.Query) (string, error) {
+	if err := tr.fromClause(q.From); err != nil {
+		return "", err
+	}
+	for _, c := range q.Commands {
+		var err error
+		switch c := c.(type) {
+		case *esql.Where:
+			err = tr.where(c)
+		case *esql.Eval:
+			err = tr.eval(c)
+		case *esql.Stats:
+			err = tr.stats(c)
+		case *esql.Sort:
+			err = tr.sort(c)
+		case *esql.Limit:
+			err = tr.limitCmd(c)
+		case *esql.Keep:
+			err = tr.keep(c)
+		case *esql.Drop:
+			err = tr.drop(c)
+		case *esql.Rename:
+			err = tr.rename(c)
+		default:
+			err = esqlBad(c.Position(), "unsupported command")
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+	sel := make([]string, 0, len(tr.cols)+2)
+	for i, c := range tr.cols {
+		if c.t == etDur {
+			return "", search.Badf("column [%s] is a time span, which cannot be returned", c.name)
+		}
+		sel = append(sel, fmt.Sprintf("%s AS o%d", c.sql, i+1))
+	}
+	if tr.doc != nil {
+		sel = append(sel, "s.fg_doc", "s.fg_created")
+	}
+	if len(sel) == 0 {
+		sel = append(sel, "NULL")
+	}
+	limit := tr.limit
+	if limit < 0 {
+		limit = esqlDefaultLimit
+	}
+	stmt := "SELECT " + strings.Join(sel, ", ") + " FROM " + tr.from + " s"
+	if len(tr.order) > 0 {
+		stmt += " ORDER BY " + strings.Join(tr.order, ", ")
+	}
+	stmt += " LIMIT " + tr.a.add(limit) + "::bigint"
+	return stmt, nil
+}
+
+// fromClause maps the index patterns onto (kind, type) filters of the data
+// owner: a document matches a pattern when its index name, computed from its
+// kind and type as search.IndexName does, matches it.
+func (tr *esqlTranslator) fromClause(f *esql.From) error {
+	prefix := search.IndexPrefix(tr.slug)
+	kinds := make([]string, len(search.Kinds))
+	names := make([]string, len(search.Kinds))
+	for i, k := range search.Kinds {
+		kinds[i] = string(k)
+		names[i] = search.IndexName(tr.slug, k, "")
+	}
+	candidates := map[string]bool{}
+	var include, exclude []string
+	for _, ip := range f.Indices {
+		pat := ip.Pattern
+		if p, ok := strings.CutSuffix(pat, "::data"); ok {
+			pat = p
+		}
+		if strings.ContainsAny(pat, ":<>{}") {
+			return esqlBad(ip.At, "index expression [%s] is not supported", ip.Pattern)
+		}
+		if !strings.HasPrefix(pat, prefix) {
+			return esqlBad(ip.At, "index [%s] is outside the data owner's indices", ip.Pattern)
+		}
+		like := esqlLikeFromGlob(pat)
+		if ip.Exclude {
+			exclude = append(exclude, like)
+			continue
+		}
+		lit := pat
+		if i := strings.IndexByte(pat, '*'); i >= 0 {
+			lit = pat[:i]
+		}
+		found := false
+		for i, name := range names {
+			if strings.HasPrefix(name, lit) || strings.HasPrefix(lit, name+"-") || lit == name {
+				candidates[kinds[i]] = true
+				found = true
+			}
+		}
+		if !found {
+			return esqlBad(ip.At, "Unknown index [%s]", ip.Pattern)
+		}
+		include = append(include, like)
+		for _, name := range names {
+			if pat == name { // a bare kind name reads all its types, like an alias
+				include = append(include, like+"-%")
+			}
+		}
+	}
+	if len(include) == 0 {
+		return esqlBad(f.At, "FROM names no index to read")
+	}
+	var ks []string
+	for _, k := range kinds {
+		if candidates[k] {
+			ks = append(ks, k)
+		}
+	}
+	a := tr.a
+	indexExpr := "((" + a.add(names) + "::text[])[array_position(" + a.add(kinds) +
+		"::text[], d.kind)] || COALESCE('-' || lower(d.type), ''))"
+	base := "SELECT d.doc AS fg_doc, d.created_at AS fg_created, d.doc_id AS fg_id, d.kind AS fg_kind, " +
+		"d.type AS fg_type, d.client_uuid::text AS fg_client, " + indexExpr + " AS fg_index" +
+		" FROM documents d WHERE d.data_owner_id = " + a.add(tr.ownerID) + "::bigint" +
+		" AND d.kind = ANY(" + a.add(ks) + "::text[])"
+	var incl []string
+	for _, l := range include {
+		incl = append(incl, "s.fg_index LIKE "+a.add(l)+"::text")
+	}
+	where := "(" + strings.Join(incl, " OR ") + ")"
+	for _, l := range exclude {
+		where += " AND s.fg_index NOT LIKE " + a.add(l) + "::text"
+	}
+	tr.from = "(SELECT * FROM (" + base + ") s WHERE " + where + ")"
+	tr.doc = &esqlView{hidden: map[string]bool{}}
+	for _, m := range f.Metadata {
+		switch m {
+		case "_id":
+			tr.setCol(esqlCol{name: "_id", sql: "s.fg_id", t: etText})
+		case "_index":
+			tr.setCol(esqlCol{name: "_index", sql: "s.fg_index", t: etText})
+		default:
+			return esqlBad(f.At, "METADATA %s is not supported", m)
+		}
+	}
+	return nil
+}
+
+// esqlLikeFromGlob turns an index pattern into a LIKE pattern.
+func esqlLikeFromGlob(p string) string {
+	var b strings.Builder
+	for _, r := range p {
+		switch r {
+		case '\\', '%', '_':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case '*':
+			b.WriteByte('%')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// setCol makes c visible, replacing a column of the same name and hiding a
+// document field of that name.
+func (tr *esqlTranslator) setCol(c esqlCol) {
+	tr.removeCol(c.name)
+	tr.cols = append(tr.cols, c)
+	if tr.doc != nil {
+		tr.doc.hidden[c.name] = true
+	}
+}
+
+func (tr *esqlTranslator) removeCol(name string) {
+	out := tr.cols[:0]
+	for _, c := range tr.cols {
+		if c.name != name {
+			out = append(out, c)
+		}
+	}
+	tr.cols = out
+}
+
+func (tr *esqlTranslator) findCol(name string) (esqlCol, bool) {
+	for i := len(tr.cols) - 1; i >= 0; i-- {
+		if tr.cols[i].name == name {
+			return tr.cols[i], true
+		}
+	}
+	return esqlCol{}, false
+}
+
+// docField is the expression of a document field (a mapped column or a
+// path into the document).
+func (tr *esqlTranslator) docField(name string) esqlExpr {
+	switch name {
+	case "created_at", "@timestamp":
+		return esqlExpr{sql: "s.fg_created", t: etTime}
+	case "client_uuid", "client_uuid.keyword":
+		return esqlExpr{sql: "s.fg_client", t: etText}
+	case "type", "type.keyword":
+		return esqlExpr{sql: "s.fg_type", t: etText}
+	}
+	path := strings.Split(strings.TrimSuffix(name, ".keyword"), ".")
+	return esqlExpr{sql: "NULLIF(s.fg_doc #> " + tr.a.add(path) + "::text[], 'null'::jsonb)", t: etJSON}
+}
+
+func (tr *esqlTranslator) resolve(at esql.Pos, name string) (esqlExpr, error) {
+	if c, ok := tr.findCol(name); ok {
+		return esqlExpr{sql: c.sql, t: c.t}, nil
+	}
+	if name == "_id" || name == "_index" {
+		return esqlExpr{}, esqlBad(at, "Unknown column [%s]: name it in FROM ... METADATA %s", name, name)
+	}
+	if tr.doc != nil && tr.doc.visible(name) {
+		return tr.docField(name), nil
+	}
+	return esqlExpr{}, esqlBad(at, "Unknown column [%s]", name)
+}
+
+// wrap makes sel (a select list over s) the current relation.
+func (tr *esqlTranslator) wrap(sel, tail string) {
+	tr.from = "(SELECT " + sel + " FROM " + tr.from + " s" + tail + ")"
+}
+
+func (tr *esqlTranslator) where(c *esql.Where) error {
+	e, err := tr.compile(c.Cond, nil)
+	if err != nil {
+		return err
+	}
+	cond, err := tr.conv(c.Cond.Position(), e, etBool)
+	if err != nil {
+		return err
+	}
+	tr.wrap("*", " WHERE "+cond)
+	return nil
+}
+
+func (tr *esqlTranslator) eval(c *esql.Eval) error {
+	for _, f := range c.Fields {
+		e, err := tr.compile(f.Expr, nil)
+		if err != nil {
+			return err
+		}
+		if e.t == etDur {
+			return esqlBad(f.Expr.Position(), "EVAL of a time span [%s] is not supported", f.Name)
+		}
+		sqlText := e.sql
+		if e.t == etNull {
+			sqlText = "NULL::text"
+		}
+		al := tr.alias("c")
+		tr.wrap("s.*, "+sqlText+" AS "+al, "")
+		tr.setCol(esqlCol{name: f.Name, sql: "s." + al, t: e.t})
+	}
+	return nil
+}
+
+func (tr *esqlTranslator) stats(c *esql.Stats) error {
+	st := &esqlStats{}
+	inner := []string{"s.*"}
+	var group []string
+	for _, f := range c.By {
+		e, err := tr.compile(f.Expr, nil)
+		if err != nil {
+			return err
+		}
+		if e.t == etDur {
+			return esqlBad(f.Expr.Position(), "grouping by a time span is not supported")
+		}
+		if e.t == etNull {
+			e.sql, e.t = "NULL::text", etText
+		}
+		al := tr.alias("g")
+		inner = append(inner, e.sql+" AS "+al)
+		group = append(group, "s."+al)
+		st.by = append(st.by, esqlCol{name: f.Name, sql: "s." + al, t: e.t})
+	}
+	var sel []string
+	var cols []esqlCol
+	for _, f := range c.Aggs {
+		st.sawAgg = false
+		e, err := tr.compile(f.Expr, st)
+		if err != nil {
+			return err
+		}
+		if !st.sawAgg {
+			return esqlBad(f.Expr.Position(), "expected an aggregate function in STATS, found [%s]", f.Name)
+		}
+		if e.t == etNull {
+			e.sql, e.t = "NULL::text", etText
+		}
+		al := tr.alias("c")
+		sel = append(sel, e.sql+" AS "+al)
+		cols = append(cols, esqlCol{name: f.Name, sql: "s." + al, t: e.t})
+	}
+	for _, b := range st.by {
+		al := tr.alias("c")
+		sel = append(sel, b.sql+" AS "+al)
+		cols = append(cols, esqlCol{name: b.name, sql: "s." + al, t: b.t})
+	}
+	tr.from = "(SELECT " + strings.Join(inner, ", ") + " FROM " + tr.from + " s)"
+	tail := ""
+	if len(group) > 0 {
+		tail = " GROUP BY " + strings.Join(group, ", ")
+	}
+	tr.wrap(strings.Join(sel, ", "), tail)
+	tr.cols = nil
+	for _, c := range cols {
+		tr.removeCol(c.name)
+		tr.cols = append(tr.cols, c)
+	}
+	tr.doc = nil
+	tr.order = nil
+	tr.limit = -1
+	return nil
+}
+
+func (tr *esqlTranslator) sort(c *esql.Sort) error {
+	var order []string
+	for _, o := range c.Orders {
+		e, err := tr.compile(o.Expr, nil)
+		if err != nil {
+			return err
+		}
+		if e.t == etNull || e.lit != nil {
+			continue // constant: no effect on the order
+		}
+		item := e.sql
+		if o.Desc {
+			item += " DESC"
+		} else {
+			item += " ASC"
+		}
+		if o.NullsFirst {
+			item += " NULLS FIRST"
+		} else {
+			item += " NULLS LAST"
+		}
+		order = append(order, item)
+	}
+	tr.order = order
+	return nil
+}
+
+func (tr *esqlTranslator) limitCmd(c *esql.Limit) error {
+	n := c.N
+	if n < 0 {
+		return esqlBad(c.At, "LIMIT must not be negative")
+	}
+	if n > esqlMaxLimit {
+		n = esqlMaxLimit
+	}
+	tail := ""
+	if len(tr.order) > 0 {
+		tail = " ORDER BY " + strings.Join(tr.order, ", ")
+	}
+	tr.wrap("*", tail+" LIMIT "+tr.a.add(n)+"::bigint")
+	if tr.limit < 0 || n < tr.limit {
+		tr.limit = n
+	}
+	return nil
+}
+
+func (tr *esqlTranslator) keep(c *esql.Keep) error {
+	var cols []esqlCol
+	added := map[string]bool{}
+	var wild []string
+	for _, p := range c.Patterns {
+		matched := false
+		for _, col := range tr.cols {
+			if esqlMatch(p, col.name) {
+				matched = true
+				if !added[col.name] {
+					added[col.name] = true
+					cols = append(cols, col)
+				}
+			}
+		}
+		if strings.Contains(p, "*") {
+			wild = append(wild, p)
+			continue
+		}
+		if matched {
+			continue
+		}
+		if tr.doc == nil || !tr.doc.visible(p) {
+			return esqlBad(c.At, "Unknown column [%s]", p)
+		}
+		if !added[p] {
+			added[p] = true
+			e := tr.docField(p)
+			cols = append(cols, esqlCol{name: p, sql: e.sql, t: e.t})
+		}
+	}
+	tr.cols = cols
+	if tr.doc != nil {
+		if len(wild) == 0 {
+			tr.doc = nil
+		} else {
+			for name := range added {
+				tr.doc.hidden[name] = true
+			}
+			tr.doc.steps = append(tr.doc.steps, esqlStep{keep: true, pats: wild})
+		}
+	}
+	return nil
+}
+
+func (tr *esqlTranslator) drop(c *esql.Drop) error {
+	for _, p := range c.Patterns {
+		matched := false
+		out := tr.cols[:0]
+		for _, col := range tr.cols {
+			if esqlMatch(p, col.name) {
+				matched = true
+				continue
+			}
+			out = append(out, col)
+		}
+		tr.cols = out
+		if !matched && tr.doc == nil && !strings.Contains(p, "*") {
+			return esqlBad(c.At, "Unknown column [%s]", p)
+		}
+	}
+	if tr.doc != nil {
+		tr.doc.steps = append(tr.doc.steps, esqlStep{keep: false, pats: c.Patterns})
+	}
+	return nil
+}
+
+func (tr *esqlTranslator) rename(c *esql.Rename) error {
+	for _, p := range c.Pairs {
+		if col, ok := tr.findCol(p.Old); ok {
+			tr.removeCol(p.Old)
+			col.name = p.New
+			tr.setCol(col)
+			continue
+		}
+		if tr.doc != nil && tr.doc.visible(p.Old) {
+			e := tr.docField(p.Old)
+			tr.doc.hidden[p.Old] = true
+			tr.setCol(esqlCol{name: p.New, sql: e.sql, t: e.t})
+			continue
+		}
+		return esqlBad(c.At, "Unknown column [%s]", p.Old)
+	}
+	return nil
+}
+
+// ---- expressions ----
+
+func esqlPGType(t esqlType) string {
+	switch t {
+	case etJSON:
+		return "jsonb"
+	case etNum:
+		return "double precision"
+	case etInt:
+		return "bigint"
+	case etBool:
+		return "boolean"
+	case etTime:
+		return "timestamptz"
+	case etDur:
+		return "interval"
+	}
+	return "text"
+}
+
+const esqlTimeFormat = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`
+
+// conv converts e to type t.
+func (tr *esqlTranslator) conv(at esql.Pos, e esqlExpr, t esqlType) (string, error) {
+	if e.t == t {
+		return e.sql, nil
+	}
+	if e.t == etNull {
+		return "NULL::" + esqlPGType(t), nil
+	}
+	if e.lit != nil && e.lit.Kind == esql.LitString && t == etTime {
+		tm, ok := esqlParseTime(e.lit.Value.(string))
+		if !ok {
+			return "", esqlBad(at, "cannot convert string [%s] to datetime", e.lit.Value)
+		}
+		return tr.reuse(e, tm) + "::timestamptz", nil
+	}
+	x := e.sql
+	switch t {
+	case etNum:
+		switch e.t {
+		case etInt:
+			return "(" + x + ")::double precision", nil
+		case etJSON:
+			return "fg_num(" + x + ")", nil
+		case etText:
+			return "fg_num(to_jsonb(" + x + "))", nil
+		case etBool:
+			return "(CASE WHEN " + x + " THEN 1.0 WHEN NOT " + x + " THEN 0.0 END)::double precision", nil
+		case etTime:
+			return "(extract(epoch FROM " + x + ") * 1000)::double precision", nil
+		}
+	case etInt:
+		switch e.t {
+		case etNum:
+			return "trunc(" + x + ")::bigint", nil
+		case etJSON:
+			return "trunc(fg_num(" + x + "))::bigint", nil
+		case etText:
+			return "trunc(fg_num(to_jsonb(" + x + ")))::bigint", nil
+		case etBool:
+			return "(CASE WHEN " + x + " THEN 1 WHEN NOT " + x + " THEN 0 END)::bigint", nil
+		case etTime:
+			return "(extract(epoch FROM " + x + ") * 1000)::bigint", nil
+		}
+	case etText:
+		switch e.t {
+		case etJSON:
+			return "(" + x + " #>> '{}')", nil
+		case etNum, etInt, etBool:
+			return "(" + x + ")::text", nil
+		case etTime:
+			return "to_char((" + x + ") AT TIME ZONE 'UTC', " + esqlTimeFormat + ")", nil
+		}
+	case etTime:
+		switch e.t {
+		case etJSON:
+			return "fg_time(" + x + ")", nil
+		case etText:
+			return "fg_time(to_jsonb(" + x + "))", nil
+		case etNum, etInt:
+			return "to_timestamp((" + x + ")::double precision / 1000)", nil
+		}
+	case etBool:
+		switch e.t {
+		case etJSON:
+			return "(CASE jsonb_typeof(" + x + ") WHEN 'boolean' THEN (" + x + ")::boolean WHEN 'string' THEN (CASE lower(" + x + " #>> '{}') WHEN 'true' THEN true WHEN 'false' THEN false END) WHEN 'number' THEN fg_num(" + x + ") <> 0 END)", nil
+		case etText:
+			return "(CASE lower(" + x + ") WHEN 'true' THEN true WHEN 'false' THEN false END)", nil
+		case etNum, etInt:
+			return "((" + x + ") <> 0)", nil
+		}
+	case etJSON:
+		if e.t == etTime {
+			s, _ := tr.conv(at, e, etText)
+			return "to_jsonb(" + s + ")", nil
+		}
+		if e.t != etDur {
+			return "to_jsonb(" + x + ")", nil
+		}
+	}
+	return "", esqlBad(at, "cannot convert %s to %s", e.t, t)
+}
+
+// esqlParseTime reads a date literal.
+func esqlParseTime(s string) (time.Time, bool) {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02T15:04:05Z0700",
+		"2006-01-02 15:04:05Z07:00", "2006-01-02 15:04:05", "2006-01-02T15:04", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), true
+		}
+	}
+	return time.Time{}, false
+}
+
+// unify is the type two operands are compared or combined in.
+func esqlUnify(ts ...esqlType) esqlType {
+	has := map[esqlType]bool{}
+	for _, t := range ts {
+		has[t] = true
+	}
+	switch {
+	case has[etTime]:
+		return etTime
+	case has[etNum]:
+		return etNum
+	case has[etInt]:
+		if has[etJSON] || has[etText] {
+			return etNum
+		}
+		return etInt
+	case has[etText]:
+		return etText
+	case has[etBool]:
+		return etBool
+	case has[etJSON]:
+		return etJSON
+	case has[etDur]:
+		return etDur
+	}
+	return etText
+}
+
+func (tr *esqlTranslator) convAll(es []esqlExpr, ats []esql.Pos, t esqlType) ([]string, error) {
+	out := make([]string, len(es))
+	for i, e := range es {
+		s, err := tr.conv(ats[i], e, t)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+func (tr *esqlTranslator) compile(x esql.Expr, st *esqlStats) (esqlExpr, error) {
+	a := tr.a
+	switch x := x.(type) {
+	case *esql.Literal:
+		switch x.Kind {
+		case esql.LitNull:
+			return esqlExpr{sql: "NULL", t: etNull, lit: x}, nil
+		case esql.LitBool:
+			return tr.literal(x, x.Value, "::boolean", etBool), nil
+		case esql.LitInt:
+			return tr.literal(x, x.Value, "::bigint", etInt), nil
+		case esql.LitFloat:
+			return tr.literal(x, x.Value, "::double precision", etNum), nil
+		case esql.LitString:
+			return tr.literal(x, x.Value, "::text", etText), nil
+		case esql.LitDuration:
+			return tr.literal(x, fmt.Sprintf("%d %s", x.Value, x.Unit), "::text::interval", etDur), nil
+		}
+	case *esql.Ident:
+		if st != nil {
+			for i := len(st.by) - 1; i >= 0; i-- {
+				if st.by[i].name == x.Name {
+					return esqlExpr{sql: st.by[i].sql, t: st.by[i].t}, nil
+				}
+			}
+			return esqlExpr{}, esqlBad(x.At, "column [%s] must appear in the STATS BY clause or be used in an aggregate function", x.Name)
+		}
+		return tr.resolve(x.At, x.Name)
+	case *esql.Unary:
+		e, err := tr.compile(x.X, st)
+		if err != nil {
+			return e, err
+		}
+		if x.Op == "NOT" {
+			b, err := tr.conv(x.X.Position(), e, etBool)
+			if err != nil {
+				return e, err
+			}
+			return esqlExpr{sql: "(NOT " + b + ")", t: etBool}, nil
+		}
+		switch e.t {
+		case etInt, etDur, etNum:
+			return esqlExpr{sql: "(-" + e.sql + ")", t: e.t}, nil
+		case etNull:
+			return e, nil
+		}
+		n, err := tr.conv(x.X.Position(), e, etNum)
+		if err != nil {
+			return e, err
+		}
+		return esqlExpr{sql: "(-" + n + ")", t: etNum}, nil
+	case *esql.Binary:
+		return tr.binary(x, st)
+	case *esql.IsNull:
+		e, err := tr.compile(x.X, st)
+		if err != nil {
+			return e, err
+		}
+		if e.t == etNull {
+			return esqlExpr{sql: fmt.Sprint(!x.Not), t: etBool}, nil
+		}
+		op := " IS NULL)"
+		if x.Not {
+			op = " IS NOT NULL)"
+		}
+		return esqlExpr{sql: "(" + e.sql + op, t: etBool}, nil
+	case *esql.Like:
+		e, err := tr.compile(x.X, st)
+		if err != nil {
+			return e, err
+		}
+		s, err := tr.conv(x.X.Position(), e, etText)
+		if err != nil {
+			return e, err
+		}
+		var sqlText string
+		if x.Regex {
+			sqlText = "(" + s + " ~ " + a.add("^(?:"+x.Pattern+")$") + "::text)"
+		} else {
+			sqlText = "(" + s + " LIKE " + a.add(esqlLikePattern(x.Pattern)) + "::text)"
+		}
+		if x.Not {
+			sqlText = "(NOT " + sqlText + ")"
+		}
+		return esqlExpr{sql: sqlText, t: etBool}, nil
+	case *esql.In:
+		all := []esql.Expr{x.X}
+		all = append(all, x.List...)
+		es := make([]esqlExpr, len(all))
+		ats := make([]esql.Pos, len(all))
+		ts := make([]esqlType, len(all))
+		for i, y := range all {
+			e, err := tr.compile(y, st)
+			if err != nil {
+				return e, err
+			}
+			es[i], ats[i], ts[i] = e, y.Position(), e.t
+		}
+		t := esqlUnify(ts...)
+		ss, err := tr.convAll(es, ats, t)
+		if err != nil {
+			return esqlExpr{}, err
+		}
+		op := " IN ("
+		if x.Not {
+			op = " NOT IN ("
+		}
+		return esqlExpr{sql: "(" + ss[0] + op + strings.Join(ss[1:], ", ") + "))", t: etBool}, nil
+	case *esql.Cast:
+		e, err := tr.compile(x.X, st)
+		if err != nil {
+			return e, err
+		}
+		var t esqlType
+		switch x.Type {
+		case "integer", "int", "long":
+			t = etInt
+		case "double":
+			t = etNum
+		case "keyword", "text", "string":
+			t = etText
+		case "datetime", "date":
+			t = etTime
+		case "boolean", "bool":
+			t = etBool
+		}
+		s, err := tr.conv(x.At, e, t)
+		return esqlExpr{sql: s, t: t}, err
+	case *esql.Call:
+		if _, ok := esql.Aggregates[x.Name]; ok {
+			return tr.aggregate(x, st)
+		}
+		return tr.function(x, st)
+	}
+	return esqlExpr{}, esqlBad(x.Position(), "unsupported expression")
+}
+
+// esqlLikePattern turns an ES|QL LIKE pattern (* any run, ? one character,
+// \ escapes) into a SQL LIKE pattern.
+func esqlLikePattern(p string) string {
+	var b strings.Builder
+	esc := false
+	for _, r := range p {
+		if esc {
+			if r == '%' || r == '_' || r == '\\' {
+				b.WriteByte('\\')
+			}
+			b.WriteRune(r)
+			esc = false
+			continue
+		}
+		switch r {
+		case '\\':
+			esc = true
+		case '*':
+			b.WriteByte('%')
+		case '?':
+			b.WriteByte('_')
+		case '%', '_':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	if esc {
+		b.WriteString(`\\`)
+	}
+	return b.String()
+}
+
+func (tr *esqlTranslator) binary(x *esql.Binary, st *esqlStats) (esqlExpr, error) {
+	l, err := tr.compile(x.L, st)
+	if err != nil {
+		return l, err
+	}
+	r, err := tr.compile(x.R, st)
+	if err != nil {
+		return r, err
+	}
+	lp, rp := x.L.Position(), x.R.Position()
+	switch x.Op {
+	case "AND", "OR":
+		ls, err := tr.conv(lp, l, etBool)
+		if err != nil {
+			return l, err
+		}
+		rs, err := tr.conv(rp, r, etBool)
+		if err != nil {
+			return r, err
+		}
+		return esqlExpr{sql: "(" + ls + " " + x.Op + " " + rs + ")", t: etBool}, nil
+	case "==", "!=", "<", "<=", ">", ">=":
+		t := esqlUnify(l.t, r.t)
+		if t == etDur {
+			return l, esqlBad(x.At, "cannot compare time spans")
+		}
+		ls, err := tr.conv(lp, l, t)
+		if err != nil {
+			return l, err
+		}
+		rs, err := tr.conv(rp, r, t)
+		if err != nil {
+			return r, err
+		}
+		op := x.Op
+		switch op {
+		case "==":
+			op = "="
+		case "!=":
+			op = "<>"
+		}
+		return esqlExpr{sql: "(" + ls + " " + op + " " + rs + ")", t: etBool}, nil
+	}
+	// Arithmetic.
+	if l.t == etDur || r.t == etDur {
+		switch {
+		case l.t == etDur && r.t == etDur && (x.Op == "+" || x.Op == "-"):
+			return esqlExpr{sql: "(" + l.sql + " " + x.Op + " " + r.sql + ")", t: etDur}, nil
+		case r.t == etDur && (x.Op == "+" || x.Op == "-") && l.t != etDur:
+			ls, err := tr.conv(lp, l, etTime)
+			if err != nil {
+				return l, err
+			}
+			return esqlExpr{sql: "(" + ls + " " + x.Op + " " + r.sql + ")", t: etTime}, nil
+		case l.t == etDur && x.Op == "+":
+			rs, err := tr.conv(rp, r, etTime)
+			if err != nil {
+				return r, err
+			}
+			return esqlExpr{sql: "(" + rs + " + " + l.sql + ")", t: etTime}, nil
+		}
+		return l, esqlBad(x.At, "operator %s is not defined for %s and %s", x.Op, l.t, r.t)
+	}
+	if l.t == etTime || r.t == etTime {
+		return l, esqlBad(x.At, "operator %s on a datetime needs a time span such as 1 day", x.Op)
+	}
+	t := etNum
+	if (l.t == etInt || l.t == etNull) && (r.t == etInt || r.t == etNull) {
+		t = etInt
+	}
+	ls, err := tr.conv(lp, l, t)
+	if err != nil {
+		return l, err
+	}
+	rs, err := tr.conv(rp, r, t)
+	if err != nil {
+		return r, err
+	}
+	switch x.Op {
+	case "/":
+		return esqlExpr{sql: "(" + ls + " / NULLIF(" + rs + ", 0))", t: t}, nil
+	case "%":
+		if t == etInt {
+			return esqlExpr{sql: "(" + ls + " % NULLIF(" + rs + ", 0))", t: t}, nil
+		}
+		return esqlExpr{sql: "mod((" + ls + ")::numeric, NULLIF(" + rs + ", 0)::numeric)::double precision", t: t}, nil
+	}
+	return esqlExpr{sql: "(" + ls + " " + x.Op + " " + rs + ")", t: t}, nil
+}
+
+func (tr *esqlTranslator) args(x *esql.Call, st *esqlStats) ([]esqlExpr, error) {
+	out := make([]esqlExpr, len(x.Args))
+	for i, y := range x.Args {
+		e, err := tr.compile(y, st)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = e
+	}
+	return out, nil
+}
+
+func (tr *esqlTranslator) function(x *esql.Call, st *esqlStats) (esqlExpr, error) {
+	es, err := tr.args(x, st)
+	if err != nil {
+		return esqlExpr{}, err
+	}
+	pos := func(i int) esql.Pos { return x.Args[i].Position() }
+	arg := func(i int, t esqlType) (string, error) { return tr.conv(pos(i), es[i], t) }
+	one := func(t esqlType, tmpl string, out esqlType) (esqlExpr, error) {
+		s, err := arg(0, t)
+		if err != nil {
+			return esqlExpr{}, err
+		}
+		return esqlExpr{sql: strings.ReplaceAll(tmpl, "X", s), t: out}, nil
+	}
+	switch x.Name {
+	case "NOW":
+		return esqlExpr{sql: "now()", t: etTime}, nil
+	case "TO_LOWER":
+		return one(etText, "lower(X)", etText)
+	case "TO_UPPER":
+		return one(etText, "upper(X)", etText)
+	case "LENGTH":
+		return one(etText, "char_length(X)::bigint", etInt)
+	case "TRIM":
+		return one(etText, "btrim(X)", etText)
+	case "TO_STRING":
+		return one(etText, "X", etText)
+	case "TO_INTEGER", "TO_LONG":
+		return one(etInt, "X", etInt)
+	case "TO_DOUBLE":
+		return one(etNum, "X", etNum)
+	case "TO_DATETIME":
+		return one(etTime, "X", etTime)
+	case "CONCAT":
+		parts := make([]string, len(es))
+		for i := range es {
+			if parts[i], err = arg(i, etText); err != nil {
+				return esqlExpr{}, err
+			}
+		}
+		return esqlExpr{sql: "(" + strings.Join(parts, " || ") + ")", t: etText}, nil
+	case "SUBSTRING":
+		s, err := arg(0, etText)
+		if err != nil {
+			return esqlExpr{}, err
+		}
+		start, err := arg(1, etInt)
+		if err != nil {
+			return esqlExpr{}, err
+		}
+		eff := "(CASE WHEN " + start + " < 0 THEN GREATEST(char_length(" + s + ") + " + start + " + 1, 1) WHEN " + start + " = 0 THEN 1 ELSE " + start + " END)::int"
+		if len(es) == 3 {
+			n, err := arg(2, etInt)
+			if err != nil {
+				return esqlExpr{}, err
+			}
+			return esqlExpr{sql: "substr(" + s + ", " + eff + ", GREATEST(" + n + ", 0)::int)", t: etText}, nil
+		}
+		return esqlExpr{sql: "substr(" + s + ", " + eff + ")", t: etText}, nil
+	case "ROUND":
+		if es[0].t == etInt && len(es) == 1 {
+			return es[0], nil
+		}
+		n, err := arg(0, etNum)
+		if err != nil {
+			return esqlExpr{}, err
+		}
+		d := "0"
+		if len(es) == 2 {
+			if d, err = arg(1, etInt); err != nil {
+				return esqlExpr{}, err
+			}
+		}
+		if es[0].t == etInt {
+			return esqlExpr{sql: "round((" + n + ")::numeric, (" + d + ")::int)::bigint", t: etInt}, nil
+		}
+		return esqlExpr{sql: "round((" + n + ")::numeric, (" + d + ")::int)::double precision", t: etNum}, nil
+	case "ABS", "FLOOR", "CEIL":
+		fn := strings.ToLower(x.Name)
+		if es[0].t == etInt {
+			return esqlExpr{sql: fn + "(" + es[0].sql + ")", t: etInt}, nil
+		}
+		return one(etNum, fn+"(X)", etNum)
+	case "COALESCE":
+		ts := make([]esqlType, len(es))
+		ats := make([]esql.Pos, len(es))
+		for i, e := range es {
+			ts[i], ats[i] = e.t, pos(i)
+		}
+		t := esqlUnify(ts...)
+		ss, err := tr.convAll(es, ats, t)
+		if err != nil {
+			return esqlExpr{}, err
+		}
+		return esqlExpr{sql: "COALESCE(" + strings.Join(ss, ", ") + ")", t: t}, nil
+	case "CASE":
+		var vals []esqlExpr
+		var vpos []esql.Pos
+		var conds []string
+		for i := 0; i+1 < len(es); i += 2 {
+			c, err := arg(i, etBool)
+			if err != nil {
+				return esqlExpr{}, err
+			}
+			conds = append(conds, c)
+			vals = append(vals, es[i+1])
+			vpos = append(vpos, pos(i+1))
+		}
+		hasElse := len(es)%2 == 1
+		if hasElse {
+			vals = append(vals, es[len(es)-1])
+			vpos = append(vpos, pos(len(es)-1))
+		}
+		ts := make([]esqlType, len(vals))
+		for i, v := range vals {
+			ts[i] = v.t
+		}
+		t := esqlUnify(ts...)
+		ss, err := tr.convAll(vals, vpos, t)
+		if err != nil {
+			return esqlExpr{}, err
+		}
+		var b strings.Builder
+		b.WriteString("(CASE")
+		for i, c := range conds {
+			b.WriteString(" WHEN " + c + " THEN " + ss[i])
+		}
+		if hasElse {
+			b.WriteString(" ELSE " + ss[len(ss)-1])
+		}
+		b.WriteString(" END)")
+		return esqlExpr{sql: b.String(), t: t}, nil
+	case "DATE_TRUNC":
+		return tr.timeBucket(x, es[1], pos(1), es[0], pos(0))
+	case "BUCKET":
+		if es[1].t != etDur {
+			// Numeric buckets: floor(x / span) * span.
+			if es[0].t == etTime {
+				return esqlExpr{}, esqlBad(pos(1), "BUCKET of a datetime needs a time span such as 1 hour")
+			}
+			n, err := arg(0, etNum)
+			if err != nil {
+				return esqlExpr{}, err
+			}
+			span, err := arg(1, etNum)
+			if err != nil {
+				return esqlExpr{}, err
+			}
+			return esqlExpr{sql: "(floor(" + n + " / NULLIF(" + span + ", 0)) * " + span + ")", t: etNum}, nil
+		}
+		return tr.timeBucket(x, es[0], pos(0), es[1], pos(1))
+	}
+	return esqlExpr{}, search.Badf("function %s is not supported", x.Name)
+}
+
+// fixed time span lengths; months, quarters and years are calendar units.
+var esqlFixedUnits = map[string]time.Duration{
+	"millisecond": time.Millisecond, "second": time.Second, "minute": time.Minute,
+	"hour": time.Hour, "day": 24 * time.Hour, "week": 7 * 24 * time.Hour,
+}
+
+// timeBucket rounds date down to a multiple of span (a time span literal):
+// calendar units through month arithmetic in UTC, one week to the Monday,
+// other fixed spans to multiples since the epoch.
+func (tr *esqlTranslator) timeBucket(x *esql.Call, date esqlExpr, datePos esql.Pos, span esqlExpr, spanPos esql.Pos) (esqlExpr, error) {
+	if span.lit == nil || span.lit.Kind != esql.LitDuration {
+		return esqlExpr{}, esqlBad(spanPos, "%s needs a time span literal such as 1 hour", x.Name)
+	}
+	n := span.lit.Value.(int64)
+	if n <= 0 {
+		return esqlExpr{}, esqlBad(spanPos, "%s needs a positive time span", x.Name)
+	}
+	d, err := tr.conv(datePos, date, etTime)
+	if err != nil {
+		return esqlExpr{}, err
+	}
+	unit := span.lit.Unit
+	if fixed, ok := esqlFixedUnits[unit]; ok {
+		if n > math.MaxInt64/int64(fixed) {
+			return esqlExpr{}, esqlBad(spanPos, "time span too large")
+		}
+		total := fixed * time.Duration(n)
+		iv := tr.reuse(span, fmt.Sprintf("%d milliseconds", total.Milliseconds())) + "::text::interval"
+		origin := "TIMESTAMPTZ '1970-01-01 00:00:00+00'"
+		if unit == "week" {
+			origin = "TIMESTAMPTZ '1970-01-05 00:00:00+00'" // weeks start on Monday
+		}
+		return esqlExpr{sql: "date_bin(" + iv + ", " + d + ", " + origin + ")", t: etTime}, nil
+	}
+	months := n
+	switch unit {
+	case "quarter":
+		months *= 3
+	case "year":
+		months *= 12
+	}
+	if months > 1<<20 {
+		return esqlExpr{}, esqlBad(spanPos, "time span too large")
+	}
+	m := tr.reuse(span, months) + "::bigint"
+	utc := "((" + d + ") AT TIME ZONE 'UTC')"
+	idx := "((extract(year FROM " + utc + ")::bigint - 1970) * 12 + extract(month FROM " + utc + ")::bigint - 1)"
+	sqlText := "((TIMESTAMP '1970-01-01 00:00:00' + make_interval(months => (floor(" + idx + "::numeric / " + m + ") * " + m + ")::int)) AT TIME ZONE 'UTC')"
+	return esqlExpr{sql: sqlText, t: etTime}, nil
+}
+
+func (tr *esqlTranslator) aggregate(x *esql.Call, st *esqlStats) (esqlExpr, error) {
+	if st == nil {
+		return esqlExpr{}, esqlBad(x.At, "aggregate function %s is only allowed in STATS", x.Name)
+	}
+	st.sawAgg = true
+	if x.Star {
+		return esqlExpr{sql: "count(*)", t: etInt}, nil
+	}
+	nargs := len(x.Args)
+	if x.Name == "COUNT_DISTINCT" {
+		nargs = 1 // the precision threshold does not apply: counts are exact
+	}
+	es := make([]esqlExpr, nargs)
+	for i, y := range x.Args[:nargs] {
+		e, err := tr.compile(y, nil) // row context: no nested aggregates
+		if err != nil {
+			return esqlExpr{}, err
+		}
+		es[i] = e
+	}
+	p0 := x.Args[0].Position()
+	e := es[0]
+	if e.t == etDur {
+		return esqlExpr{}, esqlBad(p0, "%s of a time span is not supported", x.Name)
+	}
+	num := func() (string, error) { return tr.conv(p0, e, etNum) }
+	switch x.Name {
+	case "COUNT":
+		return esqlExpr{sql: "count(" + e.sql + ")", t: etInt}, nil
+	case "COUNT_DISTINCT":
+		return esqlExpr{sql: "count(DISTINCT " + e.sql + ")", t: etInt}, nil
+	case "SUM":
+		if e.t == etInt {
+			return esqlExpr{sql: "sum(" + e.sql + ")::bigint", t: etInt}, nil
+		}
+		n, err := num()
+		if err != nil {
+			return esqlExpr{}, err
+		}
+		return esqlExpr{sql: "sum(" + n + ")", t: etNum}, nil
+	case "AVG":
+		n, err := num()
+		if err != nil {
+			return esqlExpr{}, err
+		}
+		return esqlExpr{sql: "avg(" + n + ")::double precision", t: etNum}, nil
+	case "MEDIAN":
+		n, err := num()
+		if err != nil {
+			return esqlExpr{}, err
+		}
+		return esqlExpr{sql: "percentile_cont(0.5) WITHIN GROUP (ORDER BY " + n + ")", t: etNum}, nil
+	case "PERCENTILE":
+		lit, ok := x.Args[1].(*esql.Literal)
+		var p float64
+		switch {
+		case ok && lit.Kind == esql.LitInt:
+			p = float64(lit.Value.(int64))
+		case ok && lit.Kind == esql.LitFloat:
+			p = lit.Value.(float64)
+		default:
+			return esqlExpr{}, esqlBad(x.Args[1].Position(), "PERCENTILE needs a constant percentile")
+		}
+		if p < 0 || p > 100 || math.IsNaN(p) {
+			return esqlExpr{}, esqlBad(x.Args[1].Position(), "PERCENTILE must be between 0 and 100")
+		}
+		n, err := num()
+		if err != nil {
+			return esqlExpr{}, err
+		}
+		return esqlExpr{sql: "percentile_cont(" + tr.reuse(es[1], p/100) + "::double precision) WITHIN GROUP (ORDER BY " + n + ")", t: etNum}, nil
+	case "MIN", "MAX":
+		fn := strings.ToLower(x.Name)
+		switch e.t {
+		case etBool:
+			if fn == "min" {
+				return esqlExpr{sql: "bool_and(" + e.sql + ")", t: etBool}, nil
+			}
+			return esqlExpr{sql: "bool_or(" + e.sql + ")", t: etBool}, nil
+		case etJSON:
+			// A document value: numbers first, then dates, then strings.
+			sqlText := "COALESCE(to_jsonb(" + fn + "(fg_num(" + e.sql + "))), to_jsonb(to_char(" + fn + "(fg_time(" + e.sql +
+				")) AT TIME ZONE 'UTC', " + esqlTimeFormat + ")), to_jsonb(" + fn + "(" + e.sql + " #>> '{}')))"
+			return esqlExpr{sql: sqlText, t: etJSON}, nil
+		case etNull:
+			return esqlExpr{sql: "NULL::text", t: etText}, nil
+		}
+		return esqlExpr{sql: fn + "(" + e.sql + ")", t: e.t}, nil
+	}
+	return esqlExpr{}, search.Badf("function %s is not supported", x.Name)
+}

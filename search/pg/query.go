@@ -1,0 +1,1839 @@
+package pg
+
+// The Query DSL subset of the PostgreSQL backend (anything else is a 400
+// naming the clause or option):
+//
+//   - queries: match_all, match_none, bool (must, filter, should, must_not,
+//     minimum_should_match as count or percentage), constant_score, dis_max,
+//     term, terms (list form), match (operator), match_phrase,
+//     match_phrase_prefix, multi_match (best_fields, most_fields,
+//     cross_fields, phrase, phrase_prefix), range (numbers, dates with date
+//     math and time_zone, text), exists, prefix, wildcard, ids, query_string
+//     (Lucene classic syntax: field:value, AND/OR/NOT, && || ! + -, groups,
+//     quoted phrases, [a TO b] {a TO b}, field:>n, _exists_, wildcards).
+//   - Text matching is analyzer-free: a match token must appear as a whole
+//     word of the field's text, case-insensitively; a phrase is a
+//     case-insensitive substring. term is exact (case-sensitive unless
+//     case_insensitive). Arrays match when any element does.
+//   - Sorting: field keys (numbers before text, missing _last/_first),
+//     created_at (milliseconds), _score (constant 1.0), _doc; the row id
+//     breaks ties.
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/fleetgraph/fleetgraph/search"
+)
+
+// compiler turns Query DSL clauses into SQL conditions over alias d. Every
+// value from the request travels through a's placeholders; the SQL text is
+// made only of fixed fragments in this file and sql.go.
+type compiler struct {
+	a   *args
+	now time.Time
+}
+
+// textColumns are the columns read for text predicates on mapped fields
+// (created_at is matched as text from the document).
+var textColumns = map[string]string{
+	"_id":         "d.doc_id",
+	"type":        "d.type",
+	"client_uuid": "d.client_uuid::text",
+}
+
+// allFields is the default field of query_string ("*"): every scalar leaf.
+const allLeaves = `jsonb_path_query(d.doc, 'strict $.** ? (@.type() != "object" && @.type() != "array")')`
+
+func baseField(field string) string { return strings.TrimSuffix(field, ".keyword") }
+
+// checkField refuses field names the translator cannot address.
+func checkField(field string) error {
+	if field == "" {
+		return search.Badf("empty field name")
+	}
+	if strings.ContainsAny(field, "*?") && field != "*" {
+		return search.Badf("field name patterns are not supported: %q", field)
+	}
+	return nil
+}
+
+// textPred applies pred (a SQL condition built around the text expression
+// given to it) to the field's text value, or to any element of an array.
+func (c *compiler) textPred(field string, pred func(v string) string) string {
+	field = baseField(field)
+	if field == "*" {
+		return "EXISTS (SELECT 1 FROM " + allLeaves + " AS e(j) WHERE " + pred("(e.j #>> '{}')") + ")"
+	}
+	if col, ok := textColumns[field]; ok {
+		return "(" + pred(col) + ")"
+	}
+	j := jsonExpr(c.a, field)
+	// Scalars directly (cheap); arrays element by element.
+	return "(CASE WHEN jsonb_typeof(" + j + ") = 'array' THEN EXISTS (SELECT 1 FROM jsonb_array_elements_text(" + j +
+		") AS e(v) WHERE " + pred("e.v") + ") ELSE " + pred("("+j+" #>> '{}')") + " END)"
+}
+
+// query translates one query clause.
+func (c *compiler) query(q any) (string, error) {
+	m, ok := q.(map[string]any)
+	if !ok {
+		return "", search.Badf("query must be an object")
+	}
+	if len(m) == 0 {
+		return "TRUE", nil
+	}
+	if len(m) != 1 {
+		return "", search.Badf("query clause must have exactly one key, got %d", len(m))
+	}
+	for name, body := range m {
+		switch name {
+		case "match_all":
+			return "TRUE", nil
+		case "match_none":
+			return "FALSE", nil
+		case "bool":
+			return c.boolQuery(body)
+		case "constant_score":
+			b, ok := body.(map[string]any)
+			if !ok || b["filter"] == nil {
+				return "", search.Badf("constant_score needs a filter")
+			}
+			return c.query(b["filter"])
+		case "dis_max":
+			b, _ := body.(map[string]any)
+			qs, ok := b["queries"].([]any)
+			if !ok {
+				return "", search.Badf("dis_max needs queries")
+			}
+			return c.combine(qs, " OR ", "FALSE")
+		case "term":
+			return c.termQuery(body)
+		case "terms":
+			return c.termsQuery(body)
+		case "match":
+			return c.matchQuery(body, false)
+		case "match_phrase", "match_phrase_prefix":
+			return c.matchQuery(body, true)
+		case "multi_match":
+			return c.multiMatch(body)
+		case "range":
+			return c.rangeQuery(body)
+		case "exists":
+			b, _ := body.(map[string]any)
+			f, ok := b["field"].(string)
+			if !ok {
+				return "", search.Badf("exists needs a field")
+			}
+			if err := checkField(f); err != nil {
+				return "", err
+			}
+			return c.exists(f), nil
+		case "prefix":
+			return c.prefixQuery(body)
+		case "wildcard":
+			return c.wildcardQuery(body)
+		case "ids":
+			b, _ := body.(map[string]any)
+			vals, ok := b["values"].([]any)
+			if !ok {
+				return "", search.Badf("ids needs values")
+			}
+			ids := make([]string, 0, len(vals))
+			for _, v := range vals {
+				ids = append(ids, scalarText(v))
+			}
+			return "d.doc_id = ANY(" + c.a.add(ids) + "::text[])", nil
+		case "query_string":
+			return c.queryString(body)
+		default:
+			return "", search.Badf("unsupported query clause %q", name)
+		}
+	}
+	panic("unreachable")
+}
+
+// combine joins the translations of qs with op (empty → empty).
+func (c *compiler) combine(qs []any, op, empty string) (string, error) {
+	if len(qs) == 0 {
+		return empty, nil
+	}
+	parts := make([]string, 0, len(qs))
+	for _, q := range qs {
+		s, err := c.query(q)
+		if err != nil {
+			return "", err
+		}
+		parts = append(parts, "("+s+")")
+	}
+	return "(" + strings.Join(parts, op) + ")", nil
+}
+
+// clauseList reads a bool occurrence: one clause or a list.
+func clauseList(v any) []any {
+	switch t := v.(type) {
+	case nil:
+		return nil
+	case []any:
+		return t
+	default:
+		return []any{t}
+	}
+}
+
+func (c *compiler) boolQuery(body any) (string, error) {
+	b, ok := body.(map[string]any)
+	if !ok {
+		return "", search.Badf("bool must be an object")
+	}
+	var conds []string
+	var must, should []any
+	for k, v := range b {
+		switch k {
+		case "must", "filter":
+			must = append(must, clauseList(v)...)
+		case "should":
+			should = clauseList(v)
+		case "must_not":
+			s, err := c.combine(clauseList(v), " OR ", "")
+			if err != nil {
+				return "", err
+			}
+			if s != "" {
+				conds = append(conds, "NOT COALESCE("+s+", false)")
+			}
+		case "minimum_should_match", "boost", "_name", "adjust_pure_negative":
+		default:
+			return "", search.Badf("unsupported bool option %q", k)
+		}
+	}
+	if s, err := c.combine(must, " AND ", ""); err != nil {
+		return "", err
+	} else if s != "" {
+		conds = append(conds, s)
+	}
+	if len(should) > 0 {
+		min := 0
+		if len(must) == 0 {
+			min = 1
+		}
+		if msm, ok := b["minimum_should_match"]; ok {
+			n, err := minimumShouldMatch(msm, len(should))
+			if err != nil {
+				return "", err
+			}
+			min = n
+		}
+		if min > len(should) {
+			return "FALSE", nil
+		}
+		if min > 0 {
+			parts := make([]string, 0, len(should))
+			for _, q := range should {
+				s, err := c.query(q)
+				if err != nil {
+					return "", err
+				}
+				parts = append(parts, "("+s+")")
+			}
+			if min == 1 {
+				conds = append(conds, "("+strings.Join(parts, " OR ")+")")
+			} else {
+				for i := range parts {
+					parts[i] = "COALESCE(" + parts[i] + ", false)::int"
+				}
+				conds = append(conds, "("+strings.Join(parts, " + ")+") >= "+c.a.add(min))
+			}
+		} else {
+			// Still validate the clauses (placeholders of a throwaway args).
+			v := &compiler{a: &args{}, now: c.now}
+			if _, err := v.combine(should, " OR ", ""); err != nil {
+				return "", err
+			}
+		}
+	}
+	if len(conds) == 0 {
+		return "TRUE", nil
+	}
+	return "(" + strings.Join(conds, " AND ") + ")", nil
+}
+
+// minimumShouldMatch resolves an integer or percentage (negative: that many
+// may be missing) against n optional clauses.
+func minimumShouldMatch(v any, n int) (int, error) {
+	s := strings.TrimSpace(scalarText(v))
+	pct := strings.HasSuffix(s, "%")
+	s = strings.TrimSuffix(s, "%")
+	x, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, search.Badf("unsupported minimum_should_match %q", scalarText(v))
+	}
+	if pct {
+		x = x * n / 100
+	}
+	if x < 0 {
+		x = n + x
+	}
+	if x < 0 {
+		x = 0
+	}
+	return x, nil
+}
+
+// singleField reads the {field: value-or-options} shape of leaf queries.
+func singleField(clause string, body any) (string, any, error) {
+	m, ok := body.(map[string]any)
+	if !ok {
+		return "", nil, search.Badf("%s must be an object", clause)
+	}
+	var field string
+	var val any
+	n := 0
+	for k, v := range m {
+		if k == "boost" || k == "_name" {
+			continue
+		}
+		field, val = k, v
+		n++
+	}
+	if n != 1 {
+		return "", nil, search.Badf("%s must name exactly one field", clause)
+	}
+	if err := checkField(field); err != nil {
+		return "", nil, err
+	}
+	return field, val, nil
+}
+
+// options splits the long form {value: ..., opts} from the short form.
+func options(val any, key string) (any, map[string]any) {
+	if m, ok := val.(map[string]any); ok {
+		return m[key], m
+	}
+	return val, nil
+}
+
+func truthy(v any) bool {
+	b, _ := v.(bool)
+	if s, ok := v.(string); ok {
+		return s == "true"
+	}
+	return b
+}
+
+// number reads a JSON number (float64, json.Number or Go integer).
+func number(v any) (float64, bool) {
+	switch t := v.(type) {
+	case float64:
+		return t, true
+	case json.Number:
+		f, err := t.Float64()
+		return f, err == nil
+	case int:
+		return float64(t), true
+	case int64:
+		return float64(t), true
+	case int32:
+		return float64(t), true
+	case float32:
+		return float64(t), true
+	}
+	return 0, false
+}
+
+var numericText = regexp.MustCompile(`^\s*-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?\s*$`)
+
+// numberOrNumeric is v as a number when it is one or a numeric string.
+func numberOrNumeric(v any) (float64, bool) {
+	if f, ok := number(v); ok {
+		return f, true
+	}
+	if s, ok := v.(string); ok && numericText.MatchString(s) {
+		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		return f, err == nil
+	}
+	return 0, false
+}
+
+// scalarText is a scalar's text as a document field would hold it.
+func scalarText(v any) string {
+	switch t := v.(type) {
+	case string:
+		return t
+	case nil:
+		return ""
+	case float64:
+		return strconv.FormatFloat(t, 'f', -1, 64)
+	case json.Number:
+		return t.String()
+	case bool:
+		return strconv.FormatBool(t)
+	default:
+		return fmt.Sprint(t)
+	}
+}
+
+// termCond is exact equality of the field with one value.
+func (c *compiler) termCond(field string, v any, caseInsensitive bool) (string, error) {
+	field = baseField(field)
+	switch v.(type) {
+	case map[string]any, []any, nil:
+		return "", search.Badf("term value of %q must be a string, number or boolean", field)
+	}
+	if field == "created_at" {
+		if t, err := c.dateValue(v, false, nil); err == nil {
+			return "d.created_at = " + c.a.add(t), nil
+		}
+		return "FALSE", nil
+	}
+	if col, ok := textColumns[field]; ok {
+		if caseInsensitive {
+			return "lower(" + col + ") = lower(" + c.a.add(scalarText(v)) + ")", nil
+		}
+		return col + " = " + c.a.add(scalarText(v)), nil
+	}
+	if s, ok := v.(string); ok && caseInsensitive {
+		return c.textPred(field, func(x string) string { return "lower(" + x + ") = lower(" + c.a.add(s) + ")" }), nil
+	}
+	j := jsonExpr(c.a, field)
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return "", search.Badf("bad term value")
+	}
+	cond := "COALESCE(" + j + " @> " + c.a.add(string(raw)) + "::jsonb, false)"
+	if f, ok := numberOrNumeric(v); ok {
+		if _, isBool := v.(bool); !isBool {
+			cond = "(" + cond + " OR COALESCE(fg_num(" + j + ") = " + c.a.add(f) + "::float8, false))"
+		}
+	}
+	return cond, nil
+}
+
+func (c *compiler) termQuery(body any) (string, error) {
+	field, val, err := singleField("term", body)
+	if err != nil {
+		return "", err
+	}
+	v, opts := options(val, "value")
+	return c.termCond(field, v, truthy(opts["case_insensitive"]))
+}
+
+func (c *compiler) termsQuery(body any) (string, error) {
+	field, val, err := singleField("terms", body)
+	if err != nil {
+		return "", err
+	}
+	vals, ok := val.([]any)
+	if !ok {
+		return "", search.Badf("terms of %q must be a list (terms lookup is not supported)", field)
+	}
+	if len(vals) == 0 {
+		return "FALSE", nil
+	}
+	if col, ok := textColumns[baseField(field)]; ok {
+		ss := make([]string, len(vals))
+		for i, v := range vals {
+			ss[i] = scalarText(v)
+		}
+		return col + " = ANY(" + c.a.add(ss) + "::text[])", nil
+	}
+	if len(vals) > maxTerms {
+		return "", search.Badf("terms of %q has more than %d values", field, maxTerms)
+	}
+	if baseField(field) == "created_at" {
+		parts := make([]string, 0, len(vals))
+		for _, v := range vals {
+			s, err := c.termCond(field, v, false)
+			if err != nil {
+				return "", err
+			}
+			parts = append(parts, s)
+		}
+		return "(" + strings.Join(parts, " OR ") + ")", nil
+	}
+	// One containment test against all values, plus numeric equality for
+	// numbers stored as strings (and numeric strings asked for numbers).
+	raws := make([]string, 0, len(vals))
+	var nums []float64
+	for _, v := range vals {
+		switch v.(type) {
+		case map[string]any, []any, nil:
+			return "", search.Badf("terms values of %q must be strings, numbers or booleans", field)
+		}
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return "", search.Badf("bad terms value")
+		}
+		raws = append(raws, string(raw))
+		if _, isBool := v.(bool); !isBool {
+			if f, ok := numberOrNumeric(v); ok {
+				nums = append(nums, f)
+			}
+		}
+	}
+	j := jsonExpr(c.a, field)
+	cond := "COALESCE(" + j + " @> ANY(" + c.a.add(raws) + "::text[]::jsonb[]), false)"
+	if len(nums) > 0 {
+		cond = "(" + cond + " OR COALESCE(fg_num(" + j + ") = ANY(" + c.a.add(nums) + "::float8[]), false))"
+	}
+	return cond, nil
+}
+
+// maxTerms caps the values of one terms query (Elasticsearch's default
+// index.max_terms_count).
+const maxTerms = 65536
+
+// tokens splits text the way a standard analyzer roughly does: runs of
+// letters, digits and underscores, lower-cased.
+func tokens(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_')
+	})
+}
+
+// matchCond is a full-text match of text on field: every token (and) or
+// any token (or) appears as a word of the field's text; phrase: the text
+// appears as a case-insensitive substring.
+func (c *compiler) matchCond(field string, v any, and, phrase bool) (string, error) {
+	switch v.(type) {
+	case map[string]any, []any:
+		return "", search.Badf("match value of %q must be a scalar", field)
+	case nil:
+		return "FALSE", nil
+	case bool:
+		if field == "*" {
+			return c.textPred(field, func(x string) string { return x + " = " + c.a.add(scalarText(v)) }), nil
+		}
+		return c.termCond(field, v, false)
+	}
+	if _, ok := number(v); ok && field != "*" {
+		return c.termCond(field, v, false)
+	}
+	text := scalarText(v)
+	if phrase {
+		if strings.TrimSpace(text) == "" {
+			return "TRUE", nil
+		}
+		p := c.a.add(text)
+		return c.textPred(field, func(x string) string { return "strpos(lower(" + x + "), lower(" + p + ")) > 0" }), nil
+	}
+	toks := tokens(text)
+	if len(toks) == 0 {
+		return "FALSE", nil
+	}
+	parts := make([]string, 0, len(toks))
+	for _, t := range toks {
+		// The substring test is cheap and rules out most rows before the
+		// word-boundary regular expression runs.
+		sub := c.a.add(t)
+		p := c.a.add(`\m` + t + `\M`)
+		parts = append(parts, c.textPred(field, func(x string) string {
+			return "(strpos(lower(" + x + "), " + sub + ") > 0 AND " + x + " ~* " + p + ")"
+		}))
+	}
+	op := " OR "
+	if and {
+		op = " AND "
+	}
+	cond := "(" + strings.Join(parts, op) + ")"
+	if f, ok := numberOrNumeric(v); ok && field != "*" && baseField(field) != "created_at" {
+		if _, col := textColumns[baseField(field)]; !col {
+			cond = "(" + cond + " OR COALESCE(fg_num(" + jsonExpr(c.a, field) + ") = " + c.a.add(f) + "::float8, false))"
+		}
+	}
+	return cond, nil
+}
+
+func (c *compiler) matchQuery(body any, phrase bool) (string, error) {
+	clause := "match"
+	if phrase {
+		clause = "match_phrase"
+	}
+	field, val, err := singleField(clause, body)
+	if err != nil {
+		return "", err
+	}
+	v, opts := options(val, "query")
+	and := strings.EqualFold(scalarText(opts["operator"]), "and")
+	if msm, ok := opts["minimum_should_match"]; ok && !phrase {
+		n, err := minimumShouldMatch(msm, len(tokens(scalarText(v))))
+		if err != nil {
+			return "", err
+		}
+		if n > 1 {
+			and = n >= len(tokens(scalarText(v)))
+		}
+	}
+	if t := scalarText(opts["type"]); t == "phrase" {
+		phrase = true
+	}
+	return c.matchCond(field, v, and, phrase)
+}
+
+func (c *compiler) multiMatch(body any) (string, error) {
+	b, ok := body.(map[string]any)
+	if !ok {
+		return "", search.Badf("multi_match must be an object")
+	}
+	q := b["query"]
+	var fields []string
+	switch f := b["fields"].(type) {
+	case nil:
+		fields = []string{"*"}
+	case string:
+		fields = []string{f}
+	case []any:
+		for _, x := range f {
+			s, ok := x.(string)
+			if !ok {
+				return "", search.Badf("multi_match fields must be strings")
+			}
+			fields = append(fields, s)
+		}
+	default:
+		return "", search.Badf("multi_match fields must be a list")
+	}
+	if len(fields) == 0 {
+		fields = []string{"*"}
+	}
+	typ := scalarText(b["type"])
+	phrase := false
+	switch typ {
+	case "", "best_fields", "most_fields", "cross_fields", "bool_prefix":
+	case "phrase", "phrase_prefix":
+		phrase = true
+	default:
+		return "", search.Badf("unsupported multi_match type %q", typ)
+	}
+	and := strings.EqualFold(scalarText(b["operator"]), "and")
+	parts := make([]string, 0, len(fields))
+	if typ == "cross_fields" && and && !phrase {
+		// Every token in at least one field.
+		for _, t := range tokens(scalarText(q)) {
+			var per []string
+			for _, f := range fields {
+				f = stripBoost(f)
+				if err := checkField(f); err != nil {
+					return "", err
+				}
+				s, err := c.matchCond(f, t, false, false)
+				if err != nil {
+					return "", err
+				}
+				per = append(per, s)
+			}
+			parts = append(parts, "("+strings.Join(per, " OR ")+")")
+		}
+		if len(parts) == 0 {
+			return "FALSE", nil
+		}
+		return "(" + strings.Join(parts, " AND ") + ")", nil
+	}
+	for _, f := range fields {
+		f = stripBoost(f)
+		if err := checkField(f); err != nil {
+			return "", err
+		}
+		s, err := c.matchCond(f, q, and, phrase)
+		if err != nil {
+			return "", err
+		}
+		parts = append(parts, s)
+	}
+	return "(" + strings.Join(parts, " OR ") + ")", nil
+}
+
+func stripBoost(f string) string {
+	if i := strings.LastIndexByte(f, '^'); i > 0 {
+		return f[:i]
+	}
+	return f
+}
+
+// exists: the field has a value that is not null nor an empty list.
+func (c *compiler) exists(field string) string {
+	field = baseField(field)
+	if field == "*" {
+		return "TRUE"
+	}
+	if field == "created_at" || field == "_id" {
+		return "TRUE"
+	}
+	if col, ok := textColumns[field]; ok {
+		return "(" + col + " IS NOT NULL)"
+	}
+	j := jsonExpr(c.a, field)
+	return "COALESCE(" + j + " NOT IN ('null'::jsonb, '[]'::jsonb), false)"
+}
+
+func (c *compiler) prefixQuery(body any) (string, error) {
+	field, val, err := singleField("prefix", body)
+	if err != nil {
+		return "", err
+	}
+	v, opts := options(val, "value")
+	p := c.a.add(scalarText(v))
+	if truthy(opts["case_insensitive"]) {
+		return c.textPred(field, func(x string) string { return "starts_with(lower(" + x + "), lower(" + p + "))" }), nil
+	}
+	return c.textPred(field, func(x string) string { return "starts_with(" + x + ", " + p + ")" }), nil
+}
+
+// likePattern turns a wildcard pattern (* and ?, backslash escapes) into a
+// LIKE pattern with LIKE's own metacharacters escaped.
+func likePattern(w string) string {
+	var b strings.Builder
+	esc := false
+	for _, r := range w {
+		switch {
+		case esc:
+			if r == '%' || r == '_' || r == '\\' {
+				b.WriteByte('\\')
+			}
+			b.WriteRune(r)
+			esc = false
+		case r == '\\':
+			esc = true
+		case r == '*':
+			b.WriteByte('%')
+		case r == '?':
+			b.WriteByte('_')
+		case r == '%' || r == '_':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	if esc {
+		b.WriteString(`\\`)
+	}
+	return b.String()
+}
+
+func (c *compiler) wildcardCond(field, pattern string, ci bool) string {
+	p := c.a.add(likePattern(pattern))
+	op := " LIKE "
+	if ci {
+		op = " ILIKE "
+	}
+	return c.textPred(field, func(x string) string { return x + op + p })
+}
+
+func (c *compiler) wildcardQuery(body any) (string, error) {
+	field, val, err := singleField("wildcard", body)
+	if err != nil {
+		return "", err
+	}
+	v, opts := options(val, "value")
+	if v == nil && opts != nil {
+		v = opts["wildcard"]
+	}
+	return c.wildcardCond(field, scalarText(v), truthy(opts["case_insensitive"])), nil
+}
+
+// qBound is one side of a range.
+type qBound struct {
+	op  string // >, >=, <, <=
+	val any
+}
+
+func (c *compiler) rangeQuery(body any) (string, error) {
+	field, val, err := singleField("range", body)
+	if err != nil {
+		return "", err
+	}
+	opts, ok := val.(map[string]any)
+	if !ok {
+		return "", search.Badf("range of %q must be an object", field)
+	}
+	var bounds []qBound
+	for k, v := range opts {
+		switch k {
+		case "gt":
+			bounds = append(bounds, qBound{">", v})
+		case "gte":
+			bounds = append(bounds, qBound{">=", v})
+		case "from":
+			if v != nil {
+				op := ">="
+				if b, ok := opts["include_lower"].(bool); ok && !b {
+					op = ">"
+				}
+				bounds = append(bounds, qBound{op, v})
+			}
+		case "lt":
+			bounds = append(bounds, qBound{"<", v})
+		case "lte":
+			bounds = append(bounds, qBound{"<=", v})
+		case "to":
+			if v != nil {
+				op := "<="
+				if b, ok := opts["include_upper"].(bool); ok && !b {
+					op = "<"
+				}
+				bounds = append(bounds, qBound{op, v})
+			}
+		case "format", "time_zone", "boost", "relation", "include_lower", "include_upper", "_name":
+		default:
+			return "", search.Badf("unsupported range option %q", k)
+		}
+	}
+	for _, b := range bounds {
+		switch b.val.(type) {
+		case map[string]any, []any, nil, bool:
+			return "", search.Badf("range bounds of %q must be numbers, dates or strings", field)
+		}
+	}
+	sort.Slice(bounds, func(i, j int) bool { return bounds[i].op < bounds[j].op })
+	return c.rangeCond(field, bounds, opts)
+}
+
+// rangeCond compares the field as a date (created_at, date strings), a
+// number (numeric bounds) or text.
+func (c *compiler) rangeCond(field string, bounds []qBound, opts map[string]any) (string, error) {
+	field = baseField(field)
+	if len(bounds) == 0 {
+		return c.exists(field), nil
+	}
+	if field == "*" {
+		return "", search.Badf("range over all fields is not supported")
+	}
+	format := scalarText(opts["format"])
+	epoch := strings.Contains(format, "epoch_millis") || strings.Contains(format, "epoch_second")
+	loc, err := timeZone(scalarText(opts["time_zone"]))
+	if err != nil {
+		return "", err
+	}
+	kind := "number"
+	for _, b := range bounds {
+		if _, ok := numberOrNumeric(b.val); !ok {
+			kind = "text"
+		}
+	}
+	if field == "created_at" || (kind == "number" && epoch) {
+		kind = "date"
+	}
+	if kind == "text" {
+		kind = "date"
+		for _, b := range bounds {
+			if _, err := c.dateValue(b.val, false, loc); err != nil {
+				kind = "text"
+			}
+		}
+	}
+	var parts []string
+	for _, b := range bounds {
+		switch kind {
+		case "number":
+			f, _ := numberOrNumeric(b.val)
+			parts = append(parts, numExpr(c.a, field)+" "+b.op+" "+c.a.add(f)+"::float8")
+		case "date":
+			roundUp := b.op == ">" || b.op == "<="
+			var t time.Time
+			var err error
+			if f, ok := numberOrNumeric(b.val); ok && (epoch || field == "created_at") {
+				if strings.Contains(format, "epoch_second") && !strings.Contains(format, "epoch_millis") {
+					f *= 1000
+				}
+				if t, err = c.dateValue(f, false, nil); err != nil {
+					return "", err
+				}
+			} else if t, err = c.dateValue(b.val, roundUp, loc); err != nil {
+				return "", err
+			}
+			parts = append(parts, timeExpr(c.a, field)+" "+b.op+" "+c.a.add(t)+"::timestamptz")
+		default:
+			if col, ok := textColumns[field]; ok {
+				parts = append(parts, col+` COLLATE "C" `+b.op+" "+c.a.add(scalarText(b.val)))
+			} else {
+				parts = append(parts, "("+jsonExpr(c.a, field)+` #>> '{}') COLLATE "C" `+b.op+" "+c.a.add(scalarText(b.val)))
+			}
+		}
+	}
+	return "(" + strings.Join(parts, " AND ") + ")", nil
+}
+
+func timeZone(tz string) (*time.Location, error) {
+	if tz == "" || tz == "Z" || strings.EqualFold(tz, "UTC") {
+		return time.UTC, nil
+	}
+	if len(tz) == 6 && (tz[0] == '+' || tz[0] == '-') && tz[3] == ':' {
+		h, err1 := strconv.Atoi(tz[1:3])
+		m, err2 := strconv.Atoi(tz[4:])
+		if err1 == nil && err2 == nil {
+			off := h*3600 + m*60
+			if tz[0] == '-' {
+				off = -off
+			}
+			return time.FixedZone(tz, off), nil
+		}
+	}
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		return nil, search.Badf("unknown time_zone %q", tz)
+	}
+	return loc, nil
+}
+
+var dateLayouts = []string{
+	time.RFC3339Nano,
+	"2006-01-02T15:04:05.999999999Z0700",
+	"2006-01-02T15:04:05.999999999",
+	"2006-01-02 15:04:05.999999999Z07:00",
+	"2006-01-02 15:04:05.999999999",
+	"2006-01-02T15:04Z07:00",
+	"2006-01-02T15:04",
+	"2006-01-02T15",
+	"2006-01-02",
+	"2006-01",
+	"2006",
+}
+
+// parseDate reads an absolute date; dateOnly reports a value without a
+// time of day (rounded up to the end of its day by gt and lte).
+func parseDate(s string, loc *time.Location) (t time.Time, precision string, err error) {
+	if loc == nil {
+		loc = time.UTC
+	}
+	for _, l := range dateLayouts {
+		if t, err := time.ParseInLocation(l, s, loc); err == nil {
+			switch l {
+			case "2006-01-02":
+				return t, "d", nil
+			case "2006-01":
+				return t, "M", nil
+			case "2006":
+				return t, "y", nil
+			}
+			return t, "", nil
+		}
+	}
+	return time.Time{}, "", search.Badf("cannot parse date %q", s)
+}
+
+var mathOp = regexp.MustCompile(`^([+-])(\d+)([yMwdhHms])|^/([yMwdhHms])`)
+
+// dateValue evaluates a date or date-math expression (now-7d/d,
+// 2026-01-01||+1M). roundUp moves a rounded value to the last millisecond
+// of its unit, as gt and lte do.
+func (c *compiler) dateValue(v any, roundUp bool, loc *time.Location) (time.Time, error) {
+	t, err := c.dateMath(v, roundUp, loc)
+	if err == nil && (t.Year() < 1 || t.Year() > 9999) {
+		return time.Time{}, search.Badf("date %v is out of range", v)
+	}
+	return t, err
+}
+
+func (c *compiler) dateMath(v any, roundUp bool, loc *time.Location) (time.Time, error) {
+	if loc == nil {
+		loc = time.UTC
+	}
+	if f, ok := number(v); ok {
+		return time.UnixMilli(int64(f)).UTC(), nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return time.Time{}, search.Badf("date value must be a string")
+	}
+	s = strings.TrimSpace(s)
+	var t time.Time
+	var rest string
+	switch {
+	case strings.HasPrefix(s, "now"):
+		t, rest = c.now.In(loc), s[3:]
+	default:
+		anchor := s
+		if i := strings.Index(s, "||"); i >= 0 {
+			anchor, rest = s[:i], s[i+2:]
+		}
+		if numericText.MatchString(anchor) && len(anchor) > 4 {
+			f, _ := strconv.ParseFloat(anchor, 64)
+			t = time.UnixMilli(int64(f)).In(loc)
+			break
+		}
+		var prec string
+		var err error
+		t, prec, err = parseDate(anchor, loc)
+		if err != nil {
+			return time.Time{}, err
+		}
+		if rest == "" && prec != "" && roundUp {
+			return endOf(t, prec), nil
+		}
+	}
+	for rest != "" {
+		m := mathOp.FindStringSubmatch(rest)
+		if m == nil {
+			return time.Time{}, search.Badf("cannot parse date math %q", s)
+		}
+		rest = rest[len(m[0]):]
+		if m[4] != "" {
+			t = startOf(t, m[4])
+			if roundUp {
+				t = endOf(t, m[4])
+			}
+			continue
+		}
+		n, _ := strconv.Atoi(m[2])
+		if m[1] == "-" {
+			n = -n
+		}
+		switch m[3] {
+		case "y":
+			t = t.AddDate(n, 0, 0)
+		case "M":
+			t = t.AddDate(0, n, 0)
+		case "w":
+			t = t.AddDate(0, 0, 7*n)
+		case "d":
+			t = t.AddDate(0, 0, n)
+		case "h", "H":
+			t = t.Add(time.Duration(n) * time.Hour)
+		case "m":
+			t = t.Add(time.Duration(n) * time.Minute)
+		case "s":
+			t = t.Add(time.Duration(n) * time.Second)
+		}
+	}
+	return t, nil
+}
+
+func startOf(t time.Time, unit string) time.Time {
+	y, mo, d := t.Date()
+	loc := t.Location()
+	switch unit {
+	case "y":
+		return time.Date(y, 1, 1, 0, 0, 0, 0, loc)
+	case "M":
+		return time.Date(y, mo, 1, 0, 0, 0, 0, loc)
+	case "w":
+		wd := (int(t.Weekday()) + 6) % 7 // Monday first
+		return time.Date(y, mo, d-wd, 0, 0, 0, 0, loc)
+	case "d":
+		return time.Date(y, mo, d, 0, 0, 0, 0, loc)
+	case "h", "H":
+		return time.Date(y, mo, d, t.Hour(), 0, 0, 0, loc)
+	case "m":
+		return time.Date(y, mo, d, t.Hour(), t.Minute(), 0, 0, loc)
+	case "s":
+		return time.Date(y, mo, d, t.Hour(), t.Minute(), t.Second(), 0, loc)
+	}
+	return t
+}
+
+// endOf is the last millisecond of the unit starting at t.
+func endOf(t time.Time, unit string) time.Time {
+	var next time.Time
+	switch unit {
+	case "y":
+		next = t.AddDate(1, 0, 0)
+	case "M":
+		next = t.AddDate(0, 1, 0)
+	case "w":
+		next = t.AddDate(0, 0, 7)
+	case "d":
+		next = t.AddDate(0, 0, 1)
+	case "h", "H":
+		next = t.Add(time.Hour)
+	case "m":
+		next = t.Add(time.Minute)
+	case "s":
+		next = t.Add(time.Second)
+	default:
+		return t
+	}
+	return next.Add(-time.Millisecond)
+}
+
+// ---- sorting ----
+
+// subKey is one ORDER BY expression with a typed comparison value.
+type subKey struct {
+	expr string
+	desc bool
+	typ  string // int, float8, text, timestamptz, bigint
+}
+
+// sortKey is one key of the request's sort.
+type sortKey struct {
+	field string // "_score", "_doc" or a field
+	subs  []subKey
+	// sel is the expression whose value is reported in the hit's sort array.
+	sel string
+	// kind: score, doc, time, column, json
+	kind string
+}
+
+// parseSort reads the sort clause (string, object or list of either).
+func (c *compiler) parseSort(v any) ([]sortKey, error) {
+	var items []any
+	switch t := v.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		for _, s := range strings.Split(t, ",") {
+			items = append(items, strings.TrimSpace(s))
+		}
+	case []any:
+		items = t
+	case map[string]any:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			items = append(items, map[string]any{k: t[k]})
+		}
+	default:
+		return nil, search.Badf("sort must be a string, object or list")
+	}
+	var keys []sortKey
+	for _, it := range items {
+		var field, order, missing string
+		switch t := it.(type) {
+		case string:
+			field = t
+			if f, o, ok := strings.Cut(t, ":"); ok {
+				field, order = f, o
+			}
+		case map[string]any:
+			if len(t) != 1 {
+				return nil, search.Badf("each sort object must name one field")
+			}
+			for k, o := range t {
+				field = k
+				switch ov := o.(type) {
+				case string:
+					order = ov
+				case map[string]any:
+					for ok2, x := range ov {
+						switch ok2 {
+						case "order":
+							order = scalarText(x)
+						case "missing":
+							missing = scalarText(x)
+						case "unmapped_type", "format", "numeric_type", "mode":
+						default:
+							return nil, search.Badf("unsupported sort option %q", ok2)
+						}
+					}
+				default:
+					return nil, search.Badf("bad sort order for %q", k)
+				}
+			}
+		default:
+			return nil, search.Badf("bad sort entry")
+		}
+		key, err := c.sortKey(field, order, missing)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, key)
+	}
+	return keys, nil
+}
+
+func (c *compiler) sortKey(field, order, missing string) (sortKey, error) {
+	if field == "" {
+		return sortKey{}, search.Badf("empty sort field")
+	}
+	if err := checkField(field); err != nil || field == "*" {
+		return sortKey{}, search.Badf("bad sort field %q", field)
+	}
+	desc := false
+	switch strings.ToLower(order) {
+	case "", "asc":
+		desc = field == "_score"
+	case "desc":
+		desc = true
+	default:
+		return sortKey{}, search.Badf("bad sort order %q", order)
+	}
+	missingFirst := false
+	switch missing {
+	case "", "_last":
+	case "_first":
+		missingFirst = true
+	default:
+		return sortKey{}, search.Badf("unsupported sort missing value %q (only _first and _last)", missing)
+	}
+	f := baseField(field)
+	switch {
+	case f == "_score":
+		return sortKey{field: "_score", kind: "score"}, nil
+	case f == "_doc":
+		return sortKey{field: "_doc", kind: "doc", sel: "d.id", subs: []subKey{{"d.id", desc, "bigint"}}}, nil
+	case f == "created_at":
+		// Raw column order (the indexes serve it); sort values and
+		// search_after work in milliseconds (see msTime).
+		return sortKey{field: f, kind: "time", sel: "d.created_at", subs: []subKey{{"d.created_at", desc, "timestamptz"}}}, nil
+	}
+	if col, ok := textColumns[f]; ok {
+		return sortKey{field: f, kind: "column", sel: col, subs: []subKey{
+			{"(CASE WHEN " + col + " IS NULL THEN 1 ELSE 0 END)", missingFirst, "int"},
+			{"COALESCE(" + col + `, '') COLLATE "C"`, desc, "text"},
+		}}, nil
+	}
+	v := jsonExpr(c.a, f)
+	present := "(" + v + " IS NOT NULL AND " + v + " <> 'null'::jsonb)"
+	return sortKey{field: f, kind: "json", sel: v, subs: []subKey{
+		{"(CASE WHEN " + present + " THEN 0 ELSE 1 END)", missingFirst, "int"},
+		{"(CASE WHEN fg_num(" + v + ") IS NULL THEN 1 ELSE 0 END)", false, "int"},
+		{"COALESCE(fg_num(" + v + "), 0)", desc, "float8"},
+		{"(CASE WHEN fg_num(" + v + ") IS NULL THEN COALESCE(" + v + ` #>> '{}', '') ELSE '' END) COLLATE "C"`, desc, "text"},
+	}}, nil
+}
+
+// afterValues converts the user's search_after value of a key into the
+// values of its sub-keys.
+func (k sortKey) afterValues(v any) ([]any, error) {
+	switch k.kind {
+	case "score":
+		return nil, nil
+	case "doc":
+		f, ok := numberOrNumeric(v)
+		if !ok {
+			return nil, search.Badf("search_after value for _doc must be a number")
+		}
+		return []any{int64(f)}, nil
+	case "time":
+		var c compiler
+		c.now = time.Now()
+		t, err := c.dateValue(v, false, nil)
+		if err != nil {
+			return nil, search.Badf("search_after value for %q must be a date or epoch milliseconds", k.field)
+		}
+		return []any{msTime{t}}, nil
+	case "column":
+		if v == nil {
+			return []any{1, ""}, nil
+		}
+		return []any{0, scalarText(v)}, nil
+	}
+	if v == nil {
+		return []any{1, 1, 0.0, ""}, nil
+	}
+	if f, ok := numberOrNumeric(v); ok {
+		if _, isBool := v.(bool); !isBool {
+			return []any{0, 0, f, ""}, nil
+		}
+	}
+	var text string
+	switch t := v.(type) {
+	case string:
+		text = t
+	case bool:
+		text = strconv.FormatBool(t)
+	default:
+		return nil, search.Badf("search_after values must be scalars")
+	}
+	return []any{0, 1, 0.0, text}, nil
+}
+
+// msTime is a search_after time given in milliseconds: it stands for the
+// whole millisecond, whatever finer digits the stored values have.
+type msTime struct{ t time.Time }
+
+// afterCond is the keyset condition "row comes after vals" over subs.
+func (c *compiler) afterCond(subs []subKey, vals []any) string {
+	var ors []string
+	for i := range subs {
+		var ands []string
+		for j := 0; j < i; j++ {
+			if m, ok := vals[j].(msTime); ok {
+				ands = append(ands, "("+subs[j].expr+" >= "+c.a.add(m.t)+"::timestamptz AND "+
+					subs[j].expr+" < "+c.a.add(m.t.Add(time.Millisecond))+"::timestamptz)")
+				continue
+			}
+			ands = append(ands, subs[j].expr+" = "+c.typed(subs[j], vals[j]))
+		}
+		if m, ok := vals[i].(msTime); ok {
+			if subs[i].desc {
+				ands = append(ands, subs[i].expr+" < "+c.a.add(m.t)+"::timestamptz")
+			} else {
+				ands = append(ands, subs[i].expr+" >= "+c.a.add(m.t.Add(time.Millisecond))+"::timestamptz")
+			}
+		} else {
+			op := " > "
+			if subs[i].desc {
+				op = " < "
+			}
+			ands = append(ands, subs[i].expr+op+c.typed(subs[i], vals[i]))
+		}
+		ors = append(ors, "("+strings.Join(ands, " AND ")+")")
+	}
+	if len(ors) == 0 {
+		return "TRUE"
+	}
+	return "(" + strings.Join(ors, " OR ") + ")"
+}
+
+// typed is a placeholder for v cast to the sub-key's type.
+func (c *compiler) typed(s subKey, v any) string {
+	switch s.typ {
+	case "text":
+		return c.a.add(scalarText(v)) + ` COLLATE "C"`
+	case "int":
+		f, _ := number(v)
+		return c.a.add(int32(f)) + "::int"
+	case "bigint":
+		f, _ := number(v)
+		if i, ok := v.(int64); ok {
+			return c.a.add(i) + "::bigint"
+		}
+		return c.a.add(int64(f)) + "::bigint"
+	case "float8":
+		f, _ := number(v)
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			f = 0
+		}
+		return c.a.add(f) + "::float8"
+	case "timestamptz":
+		switch t := v.(type) {
+		case time.Time:
+			return c.a.add(t) + "::timestamptz"
+		case string:
+			tt, err := time.Parse(time.RFC3339Nano, t)
+			if err == nil {
+				return c.a.add(tt) + "::timestamptz"
+			}
+		}
+		return c.a.add(time.Time{}) + "::timestamptz"
+	}
+	return c.a.add(v)
+}
+
+// ---- _source filtering ----
+
+// srcFilter is the _source clause: nil keeps everything.
+type srcFilter struct {
+	none               bool
+	includes, excludes []string
+}
+
+func stringList(v any) ([]string, error) {
+	switch t := v.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		return []string{t}, nil
+	case []any:
+		out := make([]string, 0, len(t))
+		for _, x := range t {
+			s, ok := x.(string)
+			if !ok {
+				return nil, search.Badf("_source patterns must be strings")
+			}
+			out = append(out, s)
+		}
+		return out, nil
+	}
+	return nil, search.Badf("_source patterns must be a string or a list")
+}
+
+func parseSource(v any) (*srcFilter, error) {
+	switch t := v.(type) {
+	case nil:
+		return nil, nil
+	case bool:
+		if t {
+			return nil, nil
+		}
+		return &srcFilter{none: true}, nil
+	case string, []any:
+		inc, err := stringList(t)
+		return &srcFilter{includes: inc}, err
+	case map[string]any:
+		f := &srcFilter{}
+		var err error
+		for k, x := range t {
+			switch k {
+			case "includes", "include":
+				if f.includes, err = stringList(x); err != nil {
+					return nil, err
+				}
+			case "excludes", "exclude":
+				if f.excludes, err = stringList(x); err != nil {
+					return nil, err
+				}
+			default:
+				return nil, search.Badf("unsupported _source option %q", k)
+			}
+		}
+		return f, nil
+	}
+	return nil, search.Badf("bad _source")
+}
+
+// srcGlob matches a source pattern (* matches any run, dots included).
+func srcGlob(pattern, s string) bool {
+	if !strings.Contains(pattern, "*") {
+		return pattern == s
+	}
+	parts := strings.Split(pattern, "*")
+	if !strings.HasPrefix(s, parts[0]) {
+		return false
+	}
+	s = s[len(parts[0]):]
+	for i := 1; i < len(parts)-1; i++ {
+		j := strings.Index(s, parts[i])
+		if j < 0 {
+			return false
+		}
+		s = s[j+len(parts[i]):]
+	}
+	return strings.HasSuffix(s, parts[len(parts)-1])
+}
+
+func srcMatchAny(patterns []string, path string) bool {
+	for _, p := range patterns {
+		if srcGlob(p, path) {
+			return true
+		}
+	}
+	return false
+}
+
+// apply filters one source document.
+func (f *srcFilter) apply(doc map[string]any) map[string]any {
+	if f == nil {
+		return doc
+	}
+	if f.none {
+		return nil
+	}
+	return f.filter(doc, "", len(f.includes) == 0)
+}
+
+func (f *srcFilter) filter(obj map[string]any, prefix string, included bool) map[string]any {
+	out := map[string]any{}
+	for k, v := range obj {
+		p := prefix + k
+		if srcMatchAny(f.excludes, p) {
+			continue
+		}
+		inc := included || srcMatchAny(f.includes, p)
+		switch t := v.(type) {
+		case map[string]any:
+			sub := f.filter(t, p+".", inc)
+			if len(sub) > 0 || (inc && len(t) == 0) {
+				out[k] = sub
+			}
+		case []any:
+			if inc {
+				out[k] = f.filterList(t, p+".", true)
+			} else if l := f.filterList(t, p+".", false); len(l) > 0 {
+				out[k] = l
+			}
+		default:
+			if inc {
+				out[k] = v
+			}
+		}
+	}
+	return out
+}
+
+func (f *srcFilter) filterList(l []any, prefix string, included bool) []any {
+	out := make([]any, 0, len(l))
+	for _, v := range l {
+		if m, ok := v.(map[string]any); ok {
+			if sub := f.filter(m, prefix, included); len(sub) > 0 || included {
+				out = append(out, sub)
+			}
+		} else if included {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// ---- query_string ----
+
+// qsToken is one lexical token of a query string.
+type qsToken struct {
+	kind string // term, phrase, range, (, ), :, op (AND OR NOT), mod (+ - !)
+	text string
+	// wild: the term holds unescaped * or ?; raw keeps its escapes.
+	wild bool
+	raw  string
+	// range
+	lo, hi         string
+	loIncl, hiIncl bool
+}
+
+func qsLex(s string) ([]qsToken, error) {
+	var toks []qsToken
+	rs := []rune(s)
+	special := func(r rune) bool {
+		return unicode.IsSpace(r) || strings.ContainsRune(`()":[]{}^~`, r)
+	}
+	for i := 0; i < len(rs); {
+		r := rs[i]
+		switch {
+		case unicode.IsSpace(r):
+			i++
+		case r == '(' || r == ')' || r == ':':
+			toks = append(toks, qsToken{kind: string(r)})
+			i++
+		case r == '^' || r == '~':
+			// Boosts and fuzziness/slop are accepted and ignored.
+			i++
+			for i < len(rs) && (unicode.IsDigit(rs[i]) || rs[i] == '.') {
+				i++
+			}
+		case r == '"':
+			var b strings.Builder
+			i++
+			for ; i < len(rs) && rs[i] != '"'; i++ {
+				if rs[i] == '\\' && i+1 < len(rs) {
+					i++
+				}
+				b.WriteRune(rs[i])
+			}
+			if i >= len(rs) {
+				return nil, search.Badf("query_string: unterminated quote")
+			}
+			i++
+			toks = append(toks, qsToken{kind: "phrase", text: b.String()})
+		case r == '[' || r == '{':
+			j := i + 1
+			for ; j < len(rs) && rs[j] != ']' && rs[j] != '}'; j++ {
+			}
+			if j >= len(rs) {
+				return nil, search.Badf("query_string: unterminated range")
+			}
+			inner := strings.Fields(string(rs[i+1 : j]))
+			if len(inner) != 3 || inner[1] != "TO" {
+				return nil, search.Badf("query_string: range must look like [a TO b]")
+			}
+			toks = append(toks, qsToken{kind: "range", lo: strings.Trim(inner[0], `"`), hi: strings.Trim(inner[2], `"`),
+				loIncl: r == '[', hiIncl: rs[j] == ']'})
+			i = j + 1
+		case (r == '&' || r == '|') && i+1 < len(rs) && rs[i+1] == r:
+			op := "AND"
+			if r == '|' {
+				op = "OR"
+			}
+			toks = append(toks, qsToken{kind: "op", text: op})
+			i += 2
+		case (r == '+' || r == '-' || r == '!') && (i == 0 || unicode.IsSpace(rs[i-1]) || rs[i-1] == '('):
+			if r == '!' {
+				toks = append(toks, qsToken{kind: "op", text: "NOT"})
+			} else {
+				toks = append(toks, qsToken{kind: "mod", text: string(r)})
+			}
+			i++
+		default:
+			var text, raw strings.Builder
+			wild := false
+			for ; i < len(rs) && !special(rs[i]); i++ {
+				if rs[i] == '\\' && i+1 < len(rs) {
+					raw.WriteRune(rs[i])
+					i++
+					raw.WriteRune(rs[i])
+					text.WriteRune(rs[i])
+					continue
+				}
+				if rs[i] == '*' || rs[i] == '?' {
+					wild = true
+				}
+				raw.WriteRune(rs[i])
+				text.WriteRune(rs[i])
+			}
+			t := text.String()
+			if !wild && (t == "AND" || t == "OR" || t == "NOT") {
+				toks = append(toks, qsToken{kind: "op", text: t})
+			} else {
+				toks = append(toks, qsToken{kind: "term", text: t, raw: raw.String(), wild: wild})
+			}
+		}
+	}
+	return toks, nil
+}
+
+// qsParser builds SQL straight from the tokens, Lucene classic style:
+// AND/OR/NOT/+/- decide which clauses are required, optional or prohibited.
+type qsParser struct {
+	c      *compiler
+	toks   []qsToken
+	pos    int
+	and    bool     // default_operator AND
+	fields []string // default fields
+}
+
+func (p *qsParser) peek() *qsToken {
+	if p.pos < len(p.toks) {
+		return &p.toks[p.pos]
+	}
+	return nil
+}
+
+const (
+	occShould = iota
+	occMust
+	occMustNot
+)
+
+type qsClause struct {
+	occ  int
+	cond string
+}
+
+// parseQuery reads clauses until ")" or the end.
+func (p *qsParser) parseQuery(fields []string) (string, error) {
+	var clauses []qsClause
+	for {
+		t := p.peek()
+		if t == nil || t.kind == ")" {
+			break
+		}
+		conj := ""
+		if t.kind == "op" && (t.text == "AND" || t.text == "OR") {
+			conj = t.text
+			p.pos++
+		}
+		mod := ""
+		if t := p.peek(); t != nil && (t.kind == "mod" || (t.kind == "op" && t.text == "NOT")) {
+			mod = t.text
+			p.pos++
+		}
+		if t := p.peek(); t == nil || t.kind == ")" {
+			if conj == "" && mod == "" {
+				break
+			}
+			return "", search.Badf("query_string: operator without an operand")
+		}
+		cond, err := p.parseClause(fields)
+		if err != nil {
+			return "", err
+		}
+		if len(clauses) > 0 && conj == "AND" && clauses[len(clauses)-1].occ != occMustNot {
+			clauses[len(clauses)-1].occ = occMust
+		}
+		if len(clauses) > 0 && p.and && conj == "OR" && clauses[len(clauses)-1].occ != occMustNot {
+			clauses[len(clauses)-1].occ = occShould
+		}
+		prohibited := mod == "-" || mod == "NOT"
+		var required bool
+		if !p.and {
+			required = mod == "+" || (conj == "AND" && !prohibited)
+		} else {
+			required = !prohibited && conj != "OR"
+		}
+		occ := occShould
+		switch {
+		case prohibited:
+			occ = occMustNot
+		case required:
+			occ = occMust
+		}
+		clauses = append(clauses, qsClause{occ, cond})
+	}
+	if len(clauses) == 0 {
+		return "TRUE", nil
+	}
+	var must, should, not []string
+	for _, cl := range clauses {
+		c := "(" + cl.cond + ")"
+		switch cl.occ {
+		case occMust:
+			must = append(must, c)
+		case occShould:
+			should = append(should, c)
+		default:
+			not = append(not, "NOT COALESCE("+c+", false)")
+		}
+	}
+	conds := append(must, not...)
+	if len(must) == 0 && len(should) > 0 {
+		conds = append(conds, "("+strings.Join(should, " OR ")+")")
+	}
+	if len(conds) == 0 {
+		return "TRUE", nil
+	}
+	return "(" + strings.Join(conds, " AND ") + ")", nil
+}
+
+func (p *qsParser) parseClause(fields []string) (string, error) {
+	t := p.peek()
+	if t.kind == "term" && p.pos+1 < len(p.toks) && p.toks[p.pos+1].kind == ":" {
+		field := t.text
+		p.pos += 2
+		if p.peek() == nil {
+			return "", search.Badf("query_string: field %q without a value", field)
+		}
+		if field == "_exists_" {
+			v := p.peek()
+			if v.kind != "term" {
+				return "", search.Badf("query_string: _exists_ needs a field name")
+			}
+			p.pos++
+			if err := checkField(v.text); err != nil {
+				return "", err
+			}
+			return p.c.exists(v.text), nil
+		}
+		if err := checkField(field); err != nil {
+			return "", err
+		}
+		return p.parseValue([]string{field})
+	}
+	return p.parseValue(fields)
+}
+
+// parseValue reads one value (term, phrase, range or group) for fields.
+func (p *qsParser) parseValue(fields []string) (string, error) {
+	t := p.peek()
+	p.pos++
+	switch t.kind {
+	case "(":
+		s, err := p.parseQuery(fields)
+		if err != nil {
+			return "", err
+		}
+		if n := p.peek(); n == nil || n.kind != ")" {
+			return "", search.Badf("query_string: missing )")
+		}
+		p.pos++
+		return s, nil
+	case "phrase":
+		return p.each(fields, func(f string) (string, error) { return p.c.matchCond(f, t.text, false, true) })
+	case "range":
+		var bounds []qBound
+		if t.lo != "*" {
+			op := ">"
+			if t.loIncl {
+				op = ">="
+			}
+			bounds = append(bounds, qBound{op, t.lo})
+		}
+		if t.hi != "*" {
+			op := "<"
+			if t.hiIncl {
+				op = "<="
+			}
+			bounds = append(bounds, qBound{op, t.hi})
+		}
+		return p.each(fields, func(f string) (string, error) { return p.c.rangeCond(f, bounds, nil) })
+	case "term":
+		text := t.text
+		for _, op := range []string{">=", "<=", ">", "<"} {
+			if v, ok := strings.CutPrefix(text, op); ok && v != "" {
+				return p.each(fields, func(f string) (string, error) {
+					return p.c.rangeCond(f, []qBound{{op, v}}, nil)
+				})
+			}
+		}
+		if text == "*" {
+			return p.each(fields, func(f string) (string, error) { return p.c.exists(f), nil })
+		}
+		if t.wild {
+			return p.each(fields, func(f string) (string, error) { return p.c.wildcardCond(f, t.raw, true), nil })
+		}
+		return p.each(fields, func(f string) (string, error) { return p.c.matchCond(f, text, true, false) })
+	case ":":
+		return "", search.Badf("query_string: unexpected ':'")
+	case ")":
+		return "", search.Badf("query_string: unexpected ')'")
+	}
+	return "", search.Badf("query_string: unexpected %s", t.text)
+}
+
+// each ORs cond over the fields.
+func (p *qsParser) each(fields []string, cond func(string) (string, error)) (string, error) {
+	parts := make([]string, 0, len(fields))
+	for _, f := range fields {
+		s, err := cond(f)
+		if err != nil {
+			return "", err
+		}
+		parts = append(parts, s)
+	}
+	if len(parts) == 1 {
+		return parts[0], nil
+	}
+	return "(" + strings.Join(parts, " OR ") + ")", nil
+}
+
+func (c *compiler) queryString(body any) (string, error) {
+	b, ok := body.(map[string]any)
+	if !ok {
+		return "", search.Badf("query_string must be an object")
+	}
+	q, ok := b["query"].(string)
+	if !ok {
+		return "", search.Badf("query_string needs a query string")
+	}
+	p := &qsParser{c: c, fields: []string{"*"}}
+	for k, v := range b {
+		switch k {
+		case "query":
+		case "default_field":
+			f := scalarText(v)
+			if err := checkField(f); err != nil {
+				return "", err
+			}
+			p.fields = []string{f}
+		case "fields":
+			fs, err := stringList(v)
+			if err != nil {
+				return "", err
+			}
+			p.fields = nil
+			for _, f := range fs {
+				f = stripBoost(f)
+				if err := checkField(f); err != nil {
+					return "", err
+				}
+				p.fields = append(p.fields, f)
+			}
+			if len(p.fields) == 0 {
+				p.fields = []string{"*"}
+			}
+		case "default_operator":
+			p.and = strings.EqualFold(scalarText(v), "and")
+		case "analyze_wildcard", "lenient", "boost", "allow_leading_wildcard", "time_zone", "_name",
+			"auto_generate_synonyms_phrase_query", "escape", "type", "tie_breaker", "analyzer", "quote_analyzer",
+			"phrase_slop", "fuzziness", "fuzzy_max_expansions", "fuzzy_prefix_length", "fuzzy_transpositions",
+			"rewrite", "max_determinized_states", "quote_field_suffix", "enable_position_increments":
+		default:
+			return "", search.Badf("unsupported query_string option %q", k)
+		}
+	}
+	toks, err := qsLex(q)
+	if err != nil {
+		return "", err
+	}
+	p.toks = toks
+	s, err := p.parseQuery(p.fields)
+	if err != nil {
+		return "", err
+	}
+	if p.pos < len(p.toks) {
+		return "", search.Badf("query_string: unexpected ')'")
+	}
+	return s, nil
+}
+
+func init() {
+	// Filter aggregations translate their queries the same way.
+	translateQuery = func(a *args, _ search.Scope, q map[string]any) (string, error) {
+		c := &compiler{a: a, now: time.Now()}
+		cond, err := c.query(q)
+		if err != nil {
+			return "", err
+		}
+		// Never NULL, whatever context the aggregation puts it in.
+		return "COALESCE((" + cond + "), false)", nil
+	}
+}

@@ -1,0 +1,164 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Override is an anomaly detection override of one scope.
+type Override struct {
+	ID              int64     `db:"id"`
+	Subject         string    `db:"subject"`
+	MeasurementType string    `db:"measurement_type"`
+	Metric          string    `db:"metric"`
+	DetectionPass   string    `db:"detection_pass"`
+	Level           string    `db:"level"`
+	Origin          string    `db:"origin"`
+	SourceAnomalyID *string   `db:"source_anomaly_id"`
+	UpdatedByID     *int64    `db:"updated_by_id"`
+	UpdatedByName   *string   `db:"updated_by_name"`
+	CreatedAt       time.Time `db:"created_at"`
+	UpdatedAt       time.Time `db:"updated_at"`
+}
+
+// OverrideScope names the anomalies an override applies to.
+type OverrideScope struct {
+	Subject, MeasurementType, Metric, DetectionPass string
+}
+
+// overrideSelect reads overrides of data owner $1 with their editor's name.
+const overrideSelect = `SELECT o.id, o.subject, o.measurement_type, o.metric, o.detection_pass, o.level, o.origin,
+	o.source_anomaly_id, o.updated_by_id,
+	COALESCE(NULLIF(btrim(concat_ws(' ', u.first_name, u.last_name)), ''), u.username) AS updated_by_name,
+	o.created_at, o.updated_at
+	FROM anomaly_detection_overrides o LEFT JOIN users u ON u.id = o.updated_by_id AND u.data_owner_id = o.data_owner_id
+	WHERE o.data_owner_id = $1`
+
+// Overrides lists the data owner's overrides.
+func (s *Store) Overrides(ctx context.Context, ownerID int64) ([]Override, error) {
+	rows, _ := s.pool.Query(ctx, overrideSelect+` ORDER BY o.id`, ownerID)
+	os, err := pgx.CollectRows(rows, pgx.RowToStructByName[Override])
+	return os, mapErr("list overrides", err)
+}
+
+// Override loads one of the data owner's overrides.
+func (s *Store) Override(ctx context.Context, ownerID, id int64) (Override, error) {
+	rows, _ := s.pool.Query(ctx, overrideSelect+` AND o.id = $2`, ownerID, id)
+	o, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Override])
+	return o, mapErr("load override", err)
+}
+
+// OverrideByScope loads the data owner's override of a scope.
+func (s *Store) OverrideByScope(ctx context.Context, ownerID int64, sc OverrideScope) (Override, error) {
+	rows, _ := s.pool.Query(ctx, overrideSelect+` AND o.subject = $2 AND o.measurement_type = $3
+		AND o.metric = $4 AND o.detection_pass = $5`, ownerID, sc.Subject, sc.MeasurementType, sc.Metric, sc.DetectionPass)
+	o, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Override])
+	return o, mapErr("load override", err)
+}
+
+// OverrideSet is the level an override is set to, and by whom.
+type OverrideSet struct {
+	Level, Origin   string
+	SourceAnomalyID *string
+	UpdatedByID     *int64
+}
+
+// SetOverride creates the data owner's override of the scope or replaces
+// its level, origin, source and editor; it returns the override's id.
+func (s *Store) SetOverride(ctx context.Context, ownerID int64, sc OverrideScope, set OverrideSet) (int64, error) {
+	const q = `INSERT INTO anomaly_detection_overrides (data_owner_id, subject, measurement_type, metric,
+		detection_pass, level, origin, source_anomaly_id, updated_by_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+		ON CONFLICT (data_owner_id, subject, measurement_type, metric, detection_pass) DO UPDATE
+		SET level = EXCLUDED.level, origin = EXCLUDED.origin, source_anomaly_id = EXCLUDED.source_anomaly_id,
+			updated_by_id = EXCLUDED.updated_by_id, updated_at = now()
+		RETURNING id`
+	var id int64
+	err := s.pool.QueryRow(ctx, q, ownerID, sc.Subject, sc.MeasurementType, sc.Metric, sc.DetectionPass,
+		set.Level, set.Origin, set.SourceAnomalyID, set.UpdatedByID).Scan(&id)
+	return id, mapErr("set override", err)
+}
+
+// DeleteOverride deletes one of the data owner's overrides by id; it
+// returns how many were deleted (0 or 1).
+func (s *Store) DeleteOverride(ctx context.Context, ownerID, id int64) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM anomaly_detection_overrides WHERE data_owner_id = $1 AND id = $2`, ownerID, id)
+	return tag.RowsAffected(), mapErr("delete override", err)
+}
+
+// DeleteOverrideByScope deletes the data owner's override of a scope; it
+// returns how many were deleted (0 or 1).
+func (s *Store) DeleteOverrideByScope(ctx context.Context, ownerID int64, sc OverrideScope) (int64, error) {
+	const q = `DELETE FROM anomaly_detection_overrides WHERE data_owner_id = $1 AND subject = $2
+		AND measurement_type = $3 AND metric = $4 AND detection_pass = $5`
+	tag, err := s.pool.Exec(ctx, q, ownerID, sc.Subject, sc.MeasurementType, sc.Metric, sc.DetectionPass)
+	return tag.RowsAffected(), mapErr("delete override", err)
+}
+
+// MeasurementDimension is what the data owner's measurements of one type
+// offer to overrides: the metrics (keys of statistic_values) and subjects.
+type MeasurementDimension struct {
+	MeasurementType string   `db:"measurement_type"`
+	Metrics         []string `db:"metrics"`
+	Subjects        []string `db:"subjects"`
+}
+
+// MeasurementDimensions reads the types, metrics and subjects of the data
+// owner's own measurement documents.
+func (s *Store) MeasurementDimensions(ctx context.Context, ownerID int64) ([]MeasurementDimension, error) {
+	const q = `SELECT d.type AS measurement_type,
+		COALESCE(array_agg(DISTINCT k.key ORDER BY k.key) FILTER (WHERE k.key IS NOT NULL), '{}') AS metrics,
+		COALESCE(array_agg(DISTINCT d.subject ORDER BY d.subject) FILTER (WHERE d.subject IS NOT NULL), '{}') AS subjects
+		FROM documents d
+		LEFT JOIN LATERAL jsonb_object_keys(CASE WHEN jsonb_typeof(d.doc->'statistic_values') = 'object'
+			THEN d.doc->'statistic_values' END) AS k(key) ON true
+		WHERE d.data_owner_id = $1 AND d.kind = 'measurement' AND d.type IS NOT NULL
+		GROUP BY d.type ORDER BY d.type`
+	rows, _ := s.pool.Query(ctx, q, ownerID)
+	ds, err := pgx.CollectRows(rows, pgx.RowToStructByName[MeasurementDimension])
+	return ds, mapErr("read measurement dimensions", err)
+}
+
+// The two reads below serve the measurement graph (Client.measurements and
+// the client of a document); they belong with store/documents.go.
+
+// MeasurementPage is one measurement of a client's page.
+type MeasurementPage struct {
+	ID        int64     `db:"id"`
+	DocID     string    `db:"doc_id"`
+	CreatedAt time.Time `db:"created_at"`
+	Doc       []byte    `db:"doc"`
+}
+
+// MeasurementFilter narrows a client's measurements.
+type MeasurementFilter struct {
+	Type, Subject *string
+	Since, Until  *time.Time
+	// After is the keyset cursor: rows strictly older than (AfterTime, AfterID).
+	AfterTime *time.Time
+	AfterID   *int64
+}
+
+// ClientMeasurements pages the data owner's measurement documents of one
+// client, newest first, at most limit of them.
+func (s *Store) ClientMeasurements(ctx context.Context, ownerID int64, clientUUID string, f MeasurementFilter, limit int) ([]MeasurementPage, error) {
+	const q = `SELECT id, doc_id, created_at, doc FROM documents
+		WHERE data_owner_id = $1 AND kind = 'measurement' AND client_uuid = $2::uuid
+		AND ($3::text IS NULL OR type = $3) AND ($4::text IS NULL OR subject = $4)
+		AND ($5::timestamptz IS NULL OR created_at >= $5) AND ($6::timestamptz IS NULL OR created_at < $6)
+		AND ($7::timestamptz IS NULL OR (created_at, id) < ($7, $8::bigint))
+		ORDER BY created_at DESC, id DESC LIMIT $9`
+	rows, _ := s.pool.Query(ctx, q, ownerID, clientUUID, f.Type, f.Subject, f.Since, f.Until, f.AfterTime, f.AfterID, limit)
+	ms, err := pgx.CollectRows(rows, pgx.RowToStructByName[MeasurementPage])
+	return ms, mapErr("list client measurements", err)
+}
+
+// ClientsByUUIDs loads the clients visible to the data owner by UUID
+// (malformed UUIDs match nothing).
+func (s *Store) ClientsByUUIDs(ctx context.Context, ownerID int64, uuids []string) ([]Client, error) {
+	rows, _ := s.pool.Query(ctx, clientSelect+` AND c.uuid::text = ANY($2::text[])`, ownerID, uuids)
+	cs, err := pgx.CollectRows(rows, pgx.RowToStructByName[Client])
+	return cs, mapErr("load clients by uuid", err)
+}

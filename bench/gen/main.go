@@ -72,7 +72,7 @@ func main() {
 		s := pick(rng, total)
 		c := rng.IntN(*clients)
 		// Spread evenly over the span, jittered, so created_at mostly rises.
-		at := from.Add(span * time.Duration(i) / time.Duration(max(*n, 1))).Add(time.Duration(rng.IntN(60000)) * time.Millisecond)
+		at := from.Add(time.Duration(float64(span) * float64(i) / float64(max(*n, 1)))).Add(time.Duration(rng.IntN(60000)) * time.Millisecond)
 		doc := map[string]any{
 			"id":               uuid(rng),
 			"type":             s.typ,

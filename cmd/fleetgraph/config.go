@@ -25,6 +25,7 @@ type config struct {
 	Addr        string
 	DataDir     string
 	SecretKey   string
+	ElasticURL  string
 }
 
 func envOr(key, def string) string {
@@ -43,6 +44,8 @@ func (c *config) flags(fs *flag.FlagSet) {
 		"directory for the private PostgreSQL and generated secrets (env FLEETGRAPH_DATA_DIR)")
 	fs.StringVar(&c.SecretKey, "secret-key", envOr("FLEETGRAPH_SECRET_KEY", ""),
 		"32-byte encryption key, hex or base64 (env FLEETGRAPH_SECRET_KEY); generated into the data dir when empty")
+	fs.StringVar(&c.ElasticURL, "elasticsearch-url", envOr("ELASTICSEARCH_URL", ""),
+		"Elasticsearch URL (env ELASTICSEARCH_URL); empty: searches run on the embedded PostgreSQL backend")
 }
 
 func newLogger() *slog.Logger {
@@ -78,9 +81,17 @@ func (c *config) openStore(ctx context.Context, log *slog.Logger) (*store.Store,
 	}, nil
 }
 
-// sealer builds the AES-GCM sealer from the configured key, or from a key
-// generated once into the data dir.
+// sealer builds the AES-GCM sealer from the server's secret key.
 func (c *config) sealer(log *slog.Logger) (*auth.Sealer, error) {
+	key, err := c.secretKey(log)
+	if err != nil {
+		return nil, err
+	}
+	return auth.NewSealer(key)
+}
+
+// secretKey is the configured key, or a key generated once into the data dir.
+func (c *config) secretKey(log *slog.Logger) ([]byte, error) {
 	raw := strings.TrimSpace(c.SecretKey)
 	if raw == "" {
 		path := filepath.Join(c.DataDir, "secret.key")
@@ -103,11 +114,7 @@ func (c *config) sealer(log *slog.Logger) (*auth.Sealer, error) {
 			raw = strings.TrimSpace(string(b))
 		}
 	}
-	key, err := decodeKey(raw)
-	if err != nil {
-		return nil, err
-	}
-	return auth.NewSealer(key)
+	return decodeKey(raw)
 }
 
 func decodeKey(s string) ([]byte, error) {

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/resolvers"
-	"github.com/fleetgraph/fleetgraph/search/pg"
 	"github.com/fleetgraph/fleetgraph/server"
 )
 
@@ -41,7 +40,11 @@ func serve(ctx context.Context, args []string) error {
 		}
 	}
 
-	handler, err := server.New(&resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: pg.New(st.Pool()),
+	backend, err := cfg.searchBackend(ctx, st, log)
+	if err != nil {
+		return err
+	}
+	handler, err := server.New(&resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend,
 		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true})
 	if err != nil {
 		return err

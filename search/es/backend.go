@@ -149,7 +149,9 @@ func (b *Backend) ScrollNext(ctx context.Context, dataOwnerID int64, scrollID, k
 // ESQL runs a query the caller has checked with search.CheckESQL and
 // returns one object per row, keyed by column name.
 func (b *Backend) ESQL(ctx context.Context, dataOwnerID int64, slug, query string) ([]map[string]any, error) {
-	buf, err := json.Marshal(map[string]any{"query": query})
+	// The caller has run search.CheckESQL; narrow the spec's <prefix>*
+	// pattern so it cannot reach a data owner whose slug extends this one.
+	buf, err := json.Marshal(map[string]any{"query": search.ESQLForElasticsearch(query, slug)})
 	if err != nil {
 		return nil, err
 	}

@@ -297,6 +297,20 @@ func esqlMatchAny(pats []string, name string) bool {
 	return false
 }
 
+// bind evaluates the expressions vals once and hands body their names, so
+// that SQL needing a value several times does not repeat its text (which
+// would grow exponentially with nesting).
+func (tr *esqlTranslator) bind(body func(v []string) string, vals ...string) string {
+	z := tr.alias("z")
+	names := make([]string, len(vals))
+	sel := make([]string, len(vals))
+	for i, v := range vals {
+		names[i] = fmt.Sprintf("%s.v%d", z, i)
+		sel[i] = fmt.Sprintf("%s AS v%d", v, i)
+	}
+	return "(SELECT " + body(names) + " FROM (SELECT " + strings.Join(sel, ", ") + ") " + z + ")"
+}
+
 func (tr *esqlTranslator) alias(prefix string) string {
 	tr.seq++
 	return fmt.Sprintf("%s%d", prefix, tr.seq)
@@ -802,7 +816,7 @@ func (tr *esqlTranslator) conv(at esql.Pos, e esqlExpr, t esqlType) (string, err
 		case etText:
 			return "fg_num(to_jsonb(" + x + "))", nil
 		case etBool:
-			return "(CASE WHEN " + x + " THEN 1.0 WHEN NOT " + x + " THEN 0.0 END)::double precision", nil
+			return "(" + x + ")::int::double precision", nil
 		case etTime:
 			return "(extract(epoch FROM " + x + ") * 1000)::double precision", nil
 		}
@@ -815,7 +829,7 @@ func (tr *esqlTranslator) conv(at esql.Pos, e esqlExpr, t esqlType) (string, err
 		case etText:
 			return "trunc(fg_num(to_jsonb(" + x + ")))::bigint", nil
 		case etBool:
-			return "(CASE WHEN " + x + " THEN 1 WHEN NOT " + x + " THEN 0 END)::bigint", nil
+			return "(" + x + ")::int::bigint", nil
 		case etTime:
 			return "(extract(epoch FROM " + x + ") * 1000)::bigint", nil
 		}
@@ -840,7 +854,11 @@ func (tr *esqlTranslator) conv(at esql.Pos, e esqlExpr, t esqlType) (string, err
 	case etBool:
 		switch e.t {
 		case etJSON:
-			return "(CASE jsonb_typeof(" + x + ") WHEN 'boolean' THEN (" + x + ")::boolean WHEN 'string' THEN (CASE lower(" + x + " #>> '{}') WHEN 'true' THEN true WHEN 'false' THEN false END) WHEN 'number' THEN fg_num(" + x + ") <> 0 END)", nil
+			return tr.bind(func(v []string) string {
+				j := v[0]
+				return "CASE jsonb_typeof(" + j + ") WHEN 'boolean' THEN (" + j + ")::boolean WHEN 'string' THEN (CASE lower(" + j +
+					" #>> '{}') WHEN 'true' THEN true WHEN 'false' THEN false END) WHEN 'number' THEN fg_num(" + j + ") <> 0 END"
+			}, x), nil
 		case etText:
 			return "(CASE lower(" + x + ") WHEN 'true' THEN true WHEN 'false' THEN false END)", nil
 		case etNum, etInt:
@@ -1232,15 +1250,22 @@ func (tr *esqlTranslator) function(x *esql.Call, st *esqlStats) (esqlExpr, error
 		if err != nil {
 			return esqlExpr{}, err
 		}
-		eff := "(CASE WHEN " + start + " < 0 THEN GREATEST(char_length(" + s + ") + " + start + " + 1, 1) WHEN " + start + " = 0 THEN 1 ELSE " + start + " END)::int"
+		vals := []string{s, start}
 		if len(es) == 3 {
 			n, err := arg(2, etInt)
 			if err != nil {
 				return esqlExpr{}, err
 			}
-			return esqlExpr{sql: "substr(" + s + ", " + eff + ", GREATEST(" + n + ", 0)::int)", t: etText}, nil
+			vals = append(vals, n)
 		}
-		return esqlExpr{sql: "substr(" + s + ", " + eff + ")", t: etText}, nil
+		return esqlExpr{sql: tr.bind(func(v []string) string {
+			eff := "(CASE WHEN " + v[1] + " < 0 THEN GREATEST(char_length(" + v[0] + ") + " + v[1] + " + 1, 1) WHEN " +
+				v[1] + " = 0 THEN 1 ELSE " + v[1] + " END)::int"
+			if len(v) == 3 {
+				return "substr(" + v[0] + ", " + eff + ", GREATEST(" + v[2] + ", 0)::int)"
+			}
+			return "substr(" + v[0] + ", " + eff + ")"
+		}, vals...), t: etText}, nil
 	case "ROUND":
 		if es[0].t == etInt && len(es) == 1 {
 			return es[0], nil
@@ -1382,9 +1407,10 @@ func (tr *esqlTranslator) timeBucket(x *esql.Call, date esqlExpr, datePos esql.P
 		return esqlExpr{}, esqlBad(spanPos, "time span too large")
 	}
 	m := tr.reuse(span, months) + "::bigint"
-	utc := "((" + d + ") AT TIME ZONE 'UTC')"
-	idx := "((extract(year FROM " + utc + ")::bigint - 1970) * 12 + extract(month FROM " + utc + ")::bigint - 1)"
-	sqlText := "((TIMESTAMP '1970-01-01 00:00:00' + make_interval(months => (floor(" + idx + "::numeric / " + m + ") * " + m + ")::int)) AT TIME ZONE 'UTC')"
+	sqlText := tr.bind(func(v []string) string {
+		idx := "((extract(year FROM " + v[0] + ")::bigint - 1970) * 12 + extract(month FROM " + v[0] + ")::bigint - 1)"
+		return "(TIMESTAMP '1970-01-01 00:00:00' + make_interval(months => (floor(" + idx + "::numeric / " + m + ") * " + m + ")::int)) AT TIME ZONE 'UTC'"
+	}, "(("+d+") AT TIME ZONE 'UTC')")
 	return esqlExpr{sql: sqlText, t: etTime}, nil
 }
 

@@ -473,5 +473,56 @@ func TestESQLTypeCombinations(t *testing.T) {
 			run("FROM $P-measurements* | STATS x = " + agg + "(" + l + ") BY g = " + l + " | SORT x")
 		}
 		run("FROM $P-measurements* | STATS x = PERCENTILE(" + l + ", 50)")
+		run("FROM $P-measurements* | STATS x = SUM(CASE(" + l + ", 1, 0)), y = MAX(SUBSTRING(TO_STRING(" + l + "), 1, 2)) BY DATE_TRUNC(2 months, " + l + ")")
+	}
+}
+
+// Nested functions do not repeat their arguments' SQL: the statement grows
+// linearly with the nesting.
+func TestESQLNestingStaysLinear(t *testing.T) {
+	f := esqlFixtures(t)
+	for _, tmpl := range []string{"SUBSTRING(X, 1, 3)", "DATE_TRUNC(2 months, X)", "CASE(X, true, false)", "TO_DOUBLE(TO_DOUBLE(X) > 0)"} {
+		leaf := map[string]string{"SUBSTRING(X, 1, 3)": "name", "DATE_TRUNC(2 months, X)": "created_at",
+			"CASE(X, true, false)": "ok", "TO_DOUBLE(TO_DOUBLE(X) > 0)": "ok"}[tmpl]
+		sizes := map[int]int{}
+		for _, depth := range []int{5, 10} {
+			e := leaf
+			for i := 0; i < depth; i++ {
+				e = strings.ReplaceAll(tmpl, "X", e)
+			}
+			q, err := esql.Parse("FROM analytics-production-acme-measurements* | EVAL x = " + e + " | KEEP x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := &esqlTranslator{a: &args{}, ownerID: 1, slug: "acme", limit: -1}
+			stmt, err := tr.translate(q)
+			if err != nil {
+				t.Fatalf("%s: %v", e, err)
+			}
+			sizes[depth] = len(stmt)
+			if _, err := f.query(t, "FROM $P-measurements* | EVAL x = "+e+" | KEEP x"); err != nil {
+				t.Fatalf("%s: %v", e, err)
+			}
+		}
+		if sizes[10] > 3*sizes[5] {
+			t.Errorf("%s: statement grows from %d to %d bytes between depth 5 and 10", tmpl, sizes[5], sizes[10])
+		}
+	}
+}
+
+// LIMIT above the maximum is capped at 10000 (checked on the statement's
+// values: no fixture holds that many rows).
+func TestESQLLimitCap(t *testing.T) {
+	q, err := esql.Parse("FROM analytics-production-acme-measurements* | LIMIT 50000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &esqlTranslator{a: &args{}, ownerID: 1, slug: "acme", limit: -1}
+	if _, err := tr.translate(q); err != nil {
+		t.Fatal(err)
+	}
+	last := tr.a.vals[len(tr.a.vals)-1]
+	if last != int64(esqlMaxLimit) || tr.a.vals[len(tr.a.vals)-2] != int64(esqlMaxLimit) {
+		t.Fatalf("limits = %v, want %d", tr.a.vals, esqlMaxLimit)
 	}
 }

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"log/slog"
+	"net/url"
+
+	"github.com/fleetgraph/fleetgraph/search"
+	"github.com/fleetgraph/fleetgraph/search/es"
+	"github.com/fleetgraph/fleetgraph/search/pg"
+	"github.com/fleetgraph/fleetgraph/store"
+)
+
+// searchBackend chooses the search backend: Elasticsearch when configured
+// (with its indexer running in the background until ctx ends), else the
+// embedded PostgreSQL backend.
+func (c *config) searchBackend(ctx context.Context, st *store.Store, log *slog.Logger) (search.Backend, error) {
+	if c.ElasticURL == "" {
+		log.Info("search backend: embedded PostgreSQL")
+		return pg.New(st.Pool()), nil
+	}
+	key, err := c.secretKey(log)
+	if err != nil {
+		return nil, err
+	}
+	// A key of its own for signing scroll ids, derived from the server secret.
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte("fleetgraph elasticsearch scroll ids"))
+	b, err := es.New(c.ElasticURL, st.Pool(), mac.Sum(nil), log)
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		if err := b.Indexer().Run(ctx); err != nil {
+			log.Error("elasticsearch indexer stopped", "err", err)
+		}
+	}()
+	log.Info("search backend: Elasticsearch", "url", redactURL(c.ElasticURL))
+	return b, nil
+}
+
+// redactURL hides credentials in a URL for the log.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	u.User = url.User("***")
+	return u.String()
+}

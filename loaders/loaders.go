@@ -43,6 +43,7 @@ type Loaders struct {
 	ClientCountByKey     *Loader[int64, int64]
 	Config               *Loader[int64, store.ConfigRef]
 	DefaultConfig        *Loader[string, *store.ConfigRef]
+	ReportsByMeasurement *Loader[string, []store.Document]
 	DataOwner            *Loader[int64, store.DataOwner]
 }
 
@@ -104,6 +105,16 @@ func New(s *store.Store, ownerID int64) *Loaders {
 				by[cs[i].Kind] = &cs[i]
 			}
 			return fill(kinds, by, err)
+		}),
+		ReportsByMeasurement: newLoader(func(ctx context.Context, ids []string) []*dataloader.Result[[]store.Document] {
+			ds, err := s.DocumentsByMeasurements(ctx, ownerID, store.KindClientReport, ids)
+			by := map[string][]store.Document{}
+			for _, d := range ds {
+				if d.MeasurementID != nil {
+					by[*d.MeasurementID] = append(by[*d.MeasurementID], d)
+				}
+			}
+			return fill(ids, by, err)
 		}),
 		DataOwner: newLoader(func(ctx context.Context, ids []int64) []*dataloader.Result[store.DataOwner] {
 			d, err := s.DataOwner(ctx, ownerID)

@@ -25,13 +25,22 @@ func (r *clientResolver) Measurements(ctx context.Context, objs []*model.Client,
 	if err != nil {
 		return nil, err
 	}
+	uuids := make([]string, len(objs))
+	for i, c := range objs {
+		uuids[i] = c.UUID
+	}
+	// One statement for all sibling clients (the arguments are shared).
+	rows, err := r.Store.ClientMeasurements(ctx, p.DataOwnerID, uuids, f, limit+1)
+	if err != nil {
+		return nil, err
+	}
+	byClient := map[string][]store.MeasurementPage{}
+	for _, m := range rows {
+		byClient[m.ClientUUID] = append(byClient[m.ClientUUID], m)
+	}
 	out := make([]*model1.MeasurementConnection, len(objs))
 	for i, c := range objs {
-		rows, err := r.Store.ClientMeasurements(ctx, p.DataOwnerID, c.UUID, f, limit+1)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = measurementConnection(rows, limit)
+		out[i] = measurementConnection(byClient[c.UUID], limit)
 	}
 	return out, nil
 }

@@ -372,16 +372,16 @@ func parseCursor(c string) (time.Time, int64, error) {
 
 // eachReports loads the client reports of every measurement.
 func (r *Resolver) eachReports(ctx context.Context, objs []*gmodel.Measurement, fn func(int, []store.Document)) error {
-	p, err := requireRole(ctx, model.RoleViewer)
+	if _, err := requireRole(ctx, model.RoleViewer); err != nil {
+		return err
+	}
+	reports, err := loadAll(ctx, objs, loaders.For(ctx).ReportsByMeasurement,
+		func(m *gmodel.Measurement) (string, bool) { return m.ID, true }, identity[[]store.Document])
 	if err != nil {
 		return err
 	}
-	for i, m := range objs {
-		ds, err := r.Store.DocumentsByMeasurement(ctx, p.DataOwnerID, store.KindClientReport, m.ID)
-		if err != nil {
-			return err
-		}
-		fn(i, ds)
+	for i := range objs {
+		fn(i, reports[i])
 	}
 	return nil
 }

@@ -360,6 +360,16 @@ func (s *Store) Document(ctx context.Context, ownerID int64, kind, docID string)
 
 // DocumentsByMeasurement lists the data owner's documents of a kind that
 // belong to a measurement, oldest first.
+// DocumentsByMeasurements loads the documents of kind of several
+// measurements (for the dataloader), oldest first.
+func (s *Store) DocumentsByMeasurements(ctx context.Context, ownerID int64, kind string, measurementIDs []string) ([]Document, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT `+documentCols+` FROM documents
+		WHERE data_owner_id = $1 AND measurement_id = ANY($3::text[]) AND kind = $2 ORDER BY created_at, id`,
+		ownerID, kind, measurementIDs)
+	ds, err := pgx.CollectRows(rows, pgx.RowToStructByName[Document])
+	return ds, mapErr("load documents", err)
+}
+
 func (s *Store) DocumentsByMeasurement(ctx context.Context, ownerID int64, kind, measurementID string) ([]Document, error) {
 	rows, _ := s.pool.Query(ctx, `SELECT `+documentCols+` FROM documents
 		WHERE data_owner_id = $1 AND measurement_id = $3 AND kind = $2 ORDER BY created_at, id`,

@@ -126,10 +126,11 @@ func (s *Store) MeasurementDimensions(ctx context.Context, ownerID int64) ([]Mea
 
 // MeasurementPage is one measurement of a client's page.
 type MeasurementPage struct {
-	ID        int64     `db:"id"`
-	DocID     string    `db:"doc_id"`
-	CreatedAt time.Time `db:"created_at"`
-	Doc       []byte    `db:"doc"`
+	ClientUUID string    `db:"client_uuid"`
+	ID         int64     `db:"id"`
+	DocID      string    `db:"doc_id"`
+	CreatedAt  time.Time `db:"created_at"`
+	Doc        []byte    `db:"doc"`
 }
 
 // MeasurementFilter narrows a client's measurements.
@@ -143,14 +144,18 @@ type MeasurementFilter struct {
 
 // ClientMeasurements pages the data owner's measurement documents of one
 // client, newest first, at most limit of them.
-func (s *Store) ClientMeasurements(ctx context.Context, ownerID int64, clientUUID string, f MeasurementFilter, limit int) ([]MeasurementPage, error) {
-	const q = `SELECT id, doc_id, created_at, doc FROM documents
-		WHERE data_owner_id = $1 AND kind = 'measurement' AND client_uuid = $2::uuid
-		AND ($3::text IS NULL OR type = $3) AND ($4::text IS NULL OR subject = $4)
-		AND ($5::timestamptz IS NULL OR created_at >= $5) AND ($6::timestamptz IS NULL OR created_at < $6)
-		AND ($7::timestamptz IS NULL OR (created_at, id) < ($7, $8::bigint))
-		ORDER BY created_at DESC, id DESC LIMIT $9`
-	rows, _ := s.pool.Query(ctx, q, ownerID, clientUUID, f.Type, f.Subject, f.Since, f.Until, f.AfterTime, f.AfterID, limit)
+// ClientMeasurements pages the measurements of several clients at once:
+// up to limit rows per client, newest first, in one statement.
+func (s *Store) ClientMeasurements(ctx context.Context, ownerID int64, clientUUIDs []string, f MeasurementFilter, limit int) ([]MeasurementPage, error) {
+	const q = `SELECT c.uuid::text AS client_uuid, m.id, m.doc_id, m.created_at, m.doc
+		FROM unnest($2::uuid[]) AS c(uuid) CROSS JOIN LATERAL (
+			SELECT id, doc_id, created_at, doc FROM documents
+			WHERE data_owner_id = $1 AND kind = 'measurement' AND client_uuid = c.uuid
+			AND ($3::text IS NULL OR type = $3) AND ($4::text IS NULL OR subject = $4)
+			AND ($5::timestamptz IS NULL OR created_at >= $5) AND ($6::timestamptz IS NULL OR created_at < $6)
+			AND ($7::timestamptz IS NULL OR (created_at, id) < ($7, $8::bigint))
+			ORDER BY created_at DESC, id DESC LIMIT $9) m`
+	rows, _ := s.pool.Query(ctx, q, ownerID, clientUUIDs, f.Type, f.Subject, f.Since, f.Until, f.AfterTime, f.AfterID, limit)
 	ms, err := pgx.CollectRows(rows, pgx.RowToStructByName[MeasurementPage])
 	return ms, mapErr("list client measurements", err)
 }

@@ -21,10 +21,16 @@ test: ## vet and run every test with the race detector (needs PostgreSQL binarie
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
 
-check: ## CI checks: gofmt, generated code up to date, then the tests
+FUZZTIME ?= 15s
+fuzz: ## run the search isolation fuzzers briefly (FUZZTIME each)
+	$(GO) test ./search -run '^$$' -fuzz '^FuzzCheckDSL$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./search -run '^$$' -fuzz '^FuzzCheckESQL$$' -fuzztime $(FUZZTIME)
+
+check: ## CI checks: gofmt, generated code up to date, the tests, then the fuzzers briefly
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	$(GO) generate ./...
 	@git diff --exit-code -- graph resolvers || { echo "generated code is stale: run make generate"; exit 1; }
 	$(MAKE) test
+	$(MAKE) fuzz
 
-.PHONY: help assets run build generate test check
+.PHONY: help assets run build generate test fuzz check

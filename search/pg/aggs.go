@@ -1907,7 +1907,7 @@ func filterSource(src map[string]any, f sourceFilter) map[string]any {
 
 func matchAny(patterns []string, p string) bool {
 	for _, pat := range patterns {
-		if wildMatch(pat, p) {
+		if globMatch(pat, p) {
 			return true
 		}
 		// a pattern naming an object includes everything under it
@@ -1925,26 +1925,6 @@ func prefixOfAny(patterns []string, p string) bool {
 		}
 	}
 	return false
-}
-
-// wildMatch matches s against pattern where '*' matches any run of characters.
-func wildMatch(pattern, s string) bool {
-	if !strings.Contains(pattern, "*") {
-		return pattern == s
-	}
-	parts := strings.Split(pattern, "*")
-	if !strings.HasPrefix(s, parts[0]) {
-		return false
-	}
-	s = s[len(parts[0]):]
-	for i := 1; i < len(parts)-1; i++ {
-		idx := strings.Index(s, parts[i])
-		if idx < 0 {
-			return false
-		}
-		s = s[idx+len(parts[i]):]
-	}
-	return strings.HasSuffix(s, parts[len(parts)-1])
 }
 
 // histResult builds a histogram's buckets under one parent bucket: the

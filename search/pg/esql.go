@@ -124,7 +124,7 @@ func (v *esqlView) visible(name string) bool {
 		return false
 	}
 	for _, st := range v.steps {
-		m := esqlMatchAny(st.pats, name)
+		m := globMatchAny(st.pats, name)
 		if !st.keep && !m {
 			// DROP of an object drops the fields under it.
 			for _, p := range st.pats {
@@ -265,36 +265,6 @@ func esqlFlatten(prefix string, m map[string]any, f func(string, any)) {
 		}
 		f(name, v)
 	}
-}
-
-// esqlMatch matches a column name against a pattern where '*' stands for
-// any run of characters.
-func esqlMatch(pat, name string) bool {
-	if !strings.Contains(pat, "*") {
-		return pat == name
-	}
-	parts := strings.Split(pat, "*")
-	if !strings.HasPrefix(name, parts[0]) {
-		return false
-	}
-	name = name[len(parts[0]):]
-	for i := 1; i < len(parts)-1; i++ {
-		j := strings.Index(name, parts[i])
-		if j < 0 {
-			return false
-		}
-		name = name[j+len(parts[i]):]
-	}
-	return strings.HasSuffix(name, parts[len(parts)-1])
-}
-
-func esqlMatchAny(pats []string, name string) bool {
-	for _, p := range pats {
-		if esqlMatch(p, name) {
-			return true
-		}
-	}
-	return false
 }
 
 // bind evaluates the expressions vals once and hands body their names, so
@@ -689,7 +659,7 @@ func (tr *esqlTranslator) keep(c *esql.Keep) error {
 	for _, p := range c.Patterns {
 		matched := false
 		for _, col := range tr.cols {
-			if esqlMatch(p, col.name) {
+			if globMatch(p, col.name) {
 				matched = true
 				if !added[col.name] {
 					added[col.name] = true
@@ -732,7 +702,7 @@ func (tr *esqlTranslator) drop(c *esql.Drop) error {
 		matched := false
 		out := tr.cols[:0]
 		for _, col := range tr.cols {
-			if esqlMatch(p, col.name) {
+			if globMatch(p, col.name) {
 				matched = true
 				continue
 			}

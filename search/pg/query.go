@@ -1374,35 +1374,6 @@ func parseSource(v any) (*srcFilter, error) {
 	return nil, search.Badf("bad _source")
 }
 
-// srcGlob matches a source pattern (* matches any run, dots included).
-func srcGlob(pattern, s string) bool {
-	if !strings.Contains(pattern, "*") {
-		return pattern == s
-	}
-	parts := strings.Split(pattern, "*")
-	if !strings.HasPrefix(s, parts[0]) {
-		return false
-	}
-	s = s[len(parts[0]):]
-	for i := 1; i < len(parts)-1; i++ {
-		j := strings.Index(s, parts[i])
-		if j < 0 {
-			return false
-		}
-		s = s[j+len(parts[i]):]
-	}
-	return strings.HasSuffix(s, parts[len(parts)-1])
-}
-
-func srcMatchAny(patterns []string, path string) bool {
-	for _, p := range patterns {
-		if srcGlob(p, path) {
-			return true
-		}
-	}
-	return false
-}
-
 // apply filters one source document.
 func (f *srcFilter) apply(doc map[string]any) map[string]any {
 	if f == nil {
@@ -1418,10 +1389,10 @@ func (f *srcFilter) filter(obj map[string]any, prefix string, included bool) map
 	out := map[string]any{}
 	for k, v := range obj {
 		p := prefix + k
-		if srcMatchAny(f.excludes, p) {
+		if globMatchAny(f.excludes, p) {
 			continue
 		}
-		inc := included || srcMatchAny(f.includes, p)
+		inc := included || globMatchAny(f.includes, p)
 		switch t := v.(type) {
 		case map[string]any:
 			sub := f.filter(t, p+".", inc)

@@ -19,15 +19,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/model"
@@ -35,7 +31,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/search/pg"
 	"github.com/fleetgraph/fleetgraph/server"
 	"github.com/fleetgraph/fleetgraph/store"
-	"github.com/fleetgraph/fleetgraph/store/pglocal"
+	"github.com/fleetgraph/fleetgraph/store/testdb"
 )
 
 // Env is a running server over its own database.
@@ -78,49 +74,12 @@ func Get(t testing.TB) *Env {
 
 func start() (*Env, error) {
 	ctx := context.Background()
-	admin := os.Getenv("FLEETGRAPH_TEST_DATABASE_URL")
-	if admin == "" {
-		var err error
-		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-		admin, _, err = pglocal.Resolve(ctx, quiet, filepath.Join(os.TempDir(), "fleetgraph-test-pg"), "fleetgraph_test")
-		if err != nil {
-			return nil, fmt.Errorf("find a PostgreSQL for the tests: %w", err)
-		}
-	}
-	name := "fleetgraph_test_" + randomHex(6)
-	conn, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		return nil, fmt.Errorf("connect to test PostgreSQL (set FLEETGRAPH_TEST_DATABASE_URL): %w", err)
-	}
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		conn.Close(ctx)
-		return nil, fmt.Errorf("create test database: %w", err)
-	}
-	conn.Close(ctx)
-	drop := func() {
-		c, err := pgx.Connect(context.Background(), admin)
-		if err == nil {
-			_, _ = c.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-			c.Close(context.Background())
-		}
-	}
-	u, err := url.Parse(admin)
-	if err != nil {
-		drop()
-		return nil, fmt.Errorf("parse test database url: %w", err)
-	}
-	u.Path = "/" + name
 	counter := &store.StatementCounter{}
-	st, err := store.Open(ctx, u.String(), store.Options{Tracer: counter})
+	db, st, err := testdb.Create(ctx, "fleetgraph_test", store.Options{Tracer: counter})
 	if err != nil {
-		drop()
 		return nil, err
 	}
-	if err := st.Migrate(ctx); err != nil {
-		st.Close()
-		drop()
-		return nil, err
-	}
+	drop := db.Drop
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
 	sealer, _ := auth.NewSealer(key)
@@ -136,7 +95,7 @@ func start() (*Env, error) {
 		return nil, err
 	}
 	srv := httptest.NewServer(h)
-	return &Env{URL: srv.URL, DatabaseURL: u.String(), Store: st, Sealer: sealer, Counter: counter, adminURL: srv.URL + server.AdminBase,
+	return &Env{URL: srv.URL, DatabaseURL: db.URL, Store: st, Sealer: sealer, Counter: counter, adminURL: srv.URL + server.AdminBase,
 		dropDB: drop, srv: srv}, nil
 }
 

@@ -4,14 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -21,50 +17,21 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/store/testdb"
 )
 
 // testPool makes a fresh migrated database on the test PostgreSQL and drops
 // it after the test.
 func testPool(t *testing.T) *pgxpool.Pool {
 	t.Helper()
-	ctx := context.Background()
-	admin := os.Getenv("FLEETGRAPH_TEST_DATABASE_URL")
-	if admin == "" {
-		admin = "postgres://postgres@127.0.0.1:5432/postgres"
-	}
-	buf := make([]byte, 6)
-	_, _ = rand.Read(buf)
-	name := "fleetgraph_test_es_" + hex.EncodeToString(buf)
-	conn, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		t.Fatalf("connect to test PostgreSQL (set FLEETGRAPH_TEST_DATABASE_URL): %v", err)
-	}
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		conn.Close(ctx)
-		t.Fatal(err)
-	}
-	conn.Close(ctx)
-	u, err := url.Parse(admin)
+	db, st, err := testdb.Create(context.Background(), "fleetgraph_test_es", store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	u.Path = "/" + name
-	st, err := store.Open(ctx, u.String(), store.Options{})
 	t.Cleanup(func() {
-		if st != nil {
-			st.Close()
-		}
-		if c, err := pgx.Connect(context.Background(), admin); err == nil {
-			_, _ = c.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-			c.Close(context.Background())
-		}
+		st.Close()
+		db.Drop()
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	return st.Pool()
 }
 

@@ -6,11 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
-	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -21,7 +17,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/store"
-	"github.com/fleetgraph/fleetgraph/store/pglocal"
+	"github.com/fleetgraph/fleetgraph/store/testdb"
 )
 
 // The package's tests share one fresh, migrated database, created by
@@ -43,50 +39,11 @@ func TestMain(m *testing.M) {
 }
 
 func openTestDB() (*store.Store, func(), error) {
-	ctx := context.Background()
-	admin := os.Getenv("FLEETGRAPH_TEST_DATABASE_URL")
-	if admin == "" {
-		var err error
-		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-		admin, _, err = pglocal.Resolve(ctx, quiet, filepath.Join(os.TempDir(), "fleetgraph-test-pg"), "fleetgraph_test")
-		if err != nil {
-			return nil, nil, fmt.Errorf("find a PostgreSQL for the tests: %w", err)
-		}
-	}
-	name := "fleetgraph_searchpg_" + testHex(6)
-	conn, err := pgx.Connect(ctx, admin)
+	db, st, err := testdb.Create(context.Background(), "fleetgraph_searchpg", store.Options{})
 	if err != nil {
-		return nil, nil, fmt.Errorf("connect to test PostgreSQL (set FLEETGRAPH_TEST_DATABASE_URL): %w", err)
-	}
-	_, err = conn.Exec(ctx, "CREATE DATABASE "+name) // name is generated here, not input
-	conn.Close(ctx)
-	if err != nil {
-		return nil, nil, fmt.Errorf("create test database: %w", err)
-	}
-	drop := func() {
-		c, err := pgx.Connect(context.Background(), admin)
-		if err == nil {
-			_, _ = c.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-			c.Close(context.Background())
-		}
-	}
-	u, err := url.Parse(admin)
-	if err != nil {
-		drop()
-		return nil, nil, fmt.Errorf("parse test database url: %w", err)
-	}
-	u.Path = "/" + name
-	st, err := store.Open(ctx, u.String(), store.Options{})
-	if err != nil {
-		drop()
 		return nil, nil, err
 	}
-	if err := st.Migrate(ctx); err != nil {
-		st.Close()
-		drop()
-		return nil, nil, err
-	}
-	return st, drop, nil
+	return st, db.Drop, nil
 }
 
 func testHex(n int) string {

@@ -150,7 +150,7 @@ type aggNode struct {
 
 	percents []float64
 	sort     []hitSort
-	source   sourceFilter
+	source   *srcFilter // nil keeps the whole _source
 }
 
 type termsOrder struct {
@@ -172,12 +172,6 @@ type aggFilter struct {
 type hitSort struct {
 	field string
 	desc  bool
-}
-
-type sourceFilter struct {
-	off      bool
-	includes []string
-	excludes []string
 }
 
 type aggZone struct {
@@ -575,7 +569,7 @@ func (n *aggNode) compile(v any) error {
 			return n.badf("%v", err)
 		}
 		if s, ok := p["_source"]; ok {
-			if n.source, err = parseSourceFilter(s); err != nil {
+			if n.source, err = parseSource(s); err != nil {
 				return n.badf("%v", err)
 			}
 		}
@@ -790,53 +784,6 @@ func parseHitSort(v any) ([]hitSort, error) {
 		}
 	}
 	return out, nil
-}
-
-func parseSourceFilter(v any) (sourceFilter, error) {
-	strs := func(x any) ([]string, error) {
-		switch t := x.(type) {
-		case string:
-			return []string{t}, nil
-		case []any:
-			var out []string
-			for _, e := range t {
-				s, ok := e.(string)
-				if !ok {
-					return nil, errors.New("[_source] patterns must be strings")
-				}
-				out = append(out, s)
-			}
-			return out, nil
-		case nil:
-			return nil, nil
-		}
-		return nil, errors.New("invalid [_source]")
-	}
-	switch t := v.(type) {
-	case bool:
-		return sourceFilter{off: !t}, nil
-	case string, []any:
-		inc, err := strs(t)
-		return sourceFilter{includes: inc}, err
-	case map[string]any:
-		var sf sourceFilter
-		var err error
-		for k, x := range t {
-			switch k {
-			case "includes", "include":
-				sf.includes, err = strs(x)
-			case "excludes", "exclude":
-				sf.excludes, err = strs(x)
-			default:
-				return sf, fmt.Errorf("unsupported [_source] option [%s]", k)
-			}
-			if err != nil {
-				return sf, err
-			}
-		}
-		return sf, nil
-	}
-	return sourceFilter{}, errors.New("invalid [_source]")
 }
 
 func intParam(v any) (int, error) {
@@ -1814,8 +1761,8 @@ func (x *aggExec) runTopHits(n *aggNode, objs map[string]map[string]any, sel []s
 		if x.scope.Slug != "" {
 			hit["_index"] = search.IndexName(x.scope.Slug, x.scope.Kind, typ)
 		}
-		if !n.source.off {
-			hit["_source"] = filterSource(src, n.source)
+		if n.source == nil || !n.source.none {
+			hit["_source"] = n.source.apply(src)
 		}
 		if len(n.sort) > 0 {
 			sv := make([]any, len(n.sort))
@@ -1864,67 +1811,6 @@ func canonicalPath(p string) string {
 		parts[i] = string(e)
 	}
 	return "[" + strings.Join(parts, ",") + "]"
-}
-
-// filterSource applies top_hits _source includes/excludes (dotted paths,
-// '*' wildcards).
-func filterSource(src map[string]any, f sourceFilter) map[string]any {
-	if len(f.includes) == 0 && len(f.excludes) == 0 {
-		return src
-	}
-	out := map[string]any{}
-	var walk func(prefix string, m map[string]any, dst map[string]any)
-	walk = func(prefix string, m map[string]any, dst map[string]any) {
-		for k, v := range m {
-			p := k
-			if prefix != "" {
-				p = prefix + "." + k
-			}
-			if matchAny(f.excludes, p) {
-				continue
-			}
-			if len(f.includes) == 0 || matchAny(f.includes, p) {
-				dst[k] = v
-				if sub, ok := v.(map[string]any); ok && len(f.excludes) > 0 {
-					nm := map[string]any{}
-					walk(p, sub, nm)
-					dst[k] = nm
-				}
-				continue
-			}
-			if sub, ok := v.(map[string]any); ok && prefixOfAny(f.includes, p) {
-				nm := map[string]any{}
-				walk(p, sub, nm)
-				if len(nm) > 0 {
-					dst[k] = nm
-				}
-			}
-		}
-	}
-	walk("", src, out)
-	return out
-}
-
-func matchAny(patterns []string, p string) bool {
-	for _, pat := range patterns {
-		if globMatch(pat, p) {
-			return true
-		}
-		// a pattern naming an object includes everything under it
-		if strings.HasPrefix(p, pat+".") {
-			return true
-		}
-	}
-	return false
-}
-
-func prefixOfAny(patterns []string, p string) bool {
-	for _, pat := range patterns {
-		if strings.HasPrefix(pat, p+".") || strings.Contains(pat, "*") {
-			return true
-		}
-	}
-	return false
 }
 
 // histResult builds a histogram's buckets under one parent bucket: the

@@ -330,3 +330,26 @@ func TestImportKeepsTheLastCopyOfARepeatedDocument(t *testing.T) {
 		}
 	}
 }
+
+func TestImportRollsUpTheDaysItLoaded(t *testing.T) {
+	e := apitest.Get(t)
+	o := e.NewOwner(t, "import-rollup")
+	dir, _ := fixtures(t, "measurements.ndjson")
+	out, errOut, err := runImport(t, nil, "--data-owner", o.Slug, "--kind", "measurement", filepath.Join(dir, "measurements.ndjson"))
+	if err != nil || errOut != "" {
+		t.Fatalf("err = %v, stderr = %q", err, errOut)
+	}
+	if !regexp.MustCompile(`(?m)^rolled up \d+ days in \S+$`).MatchString(out) {
+		t.Errorf("no rollup line in %q", out)
+	}
+	var dirty, docs int
+	err = e.Store.Pool().QueryRow(context.Background(), `SELECT
+		(SELECT count(*) FROM rollup_dirty WHERE data_owner_id = $1),
+		(SELECT coalesce(sum(docs), 0) FROM rollup_days WHERE data_owner_id = $1 AND kind = 'measurement')`, o.ID).Scan(&dirty, &docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dirty != 0 || docs != 30 {
+		t.Errorf("after import: %d dirty marks, %d documents rolled up; want 0 and 30", dirty, docs)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"log/slog"
 	"net/url"
+	"time"
 
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/search/es"
@@ -13,11 +14,16 @@ import (
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
+// rollupEvery is how often the embedded backend's rollups are refreshed.
+const rollupEvery = 5 * time.Second
+
 // searchBackend chooses the search backend: Elasticsearch when configured
 // (with its indexer running in the background until ctx ends), else the
-// embedded PostgreSQL backend.
+// embedded PostgreSQL backend (with its rollup refresher running in the
+// background until ctx ends).
 func (c *config) searchBackend(ctx context.Context, st *store.Store, log *slog.Logger) (search.Backend, error) {
 	if c.ElasticURL == "" {
+		go pg.RunRollups(ctx, st.Pool(), rollupEvery, log)
 		log.Info("search backend: embedded PostgreSQL")
 		return pg.New(st.Pool()), nil
 	}

@@ -19,13 +19,39 @@ import (
 
 func TestSearchBackendIsPostgreSQLByDefault(t *testing.T) {
 	e := apitest.Get(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	o := e.NewOwner(t, "pgrollups")
+	doc, err := store.ParseDocument("measurement", []byte(`{"id": "m-pg-1", "type": "VideoMeasurement",
+		"client_uuid": "7d1c1c8e-4f7e-4d43-9d0a-3c5f0f5d7a12", "created_at": "2026-11-02T10:00:00Z"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Store.InsertDocuments(ctx, o.ID, []store.Document{doc}); err != nil {
+		t.Fatal(err)
+	}
 	cfg := config{DataDir: t.TempDir()}
-	b, err := cfg.searchBackend(context.Background(), e.Store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	b, err := cfg.searchBackend(ctx, e.Store, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := b.(*pg.Backend); !ok {
 		t.Errorf("backend = %T, want *pg.Backend", b)
+	}
+
+	// Its rollups are refreshed in the background.
+	for deadline := time.Now().Add(3 * rollupEvery); ; time.Sleep(100 * time.Millisecond) {
+		var days int
+		err := e.Store.Pool().QueryRow(ctx, `SELECT count(*) FROM rollup_days WHERE data_owner_id = $1`, o.ID).Scan(&days)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if days == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the document's day was not rolled up within %s", 3*rollupEvery)
+		}
 	}
 }
 

@@ -52,7 +52,10 @@ func withAggScope(ctx context.Context, s search.Scope) context.Context {
 // the keys of all bucket levels above and its own, with the metrics directly
 // under it), one per top_hits and one for top-level metrics: the number of
 // statements depends on the request, never on the number of buckets.
-func (b *Backend) aggregations(ctx context.Context, a *args, where string, aggs map[string]any) (map[string]any, error) {
+//
+// With rq set, aggregations the rollups can answer are computed from them
+// (see rollup_query.go) instead of statements over the documents.
+func (b *Backend) aggregations(ctx context.Context, a *args, where string, aggs map[string]any, rq *rollupRequest) (map[string]any, error) {
 	count := 0
 	nodes, err := parseAggs(aggs, nil, &count)
 	if err != nil {
@@ -60,6 +63,11 @@ func (b *Backend) aggregations(ctx context.Context, a *args, where string, aggs 
 	}
 	scope, _ := ctx.Value(aggScopeKey{}).(search.Scope)
 	x := &aggExec{ctx: ctx, b: b, base: a, where: where, scope: scope}
+	if rq != nil {
+		if x.cells, err = x.loadCells(nodes, rq); err != nil {
+			return nil, err
+		}
+	}
 	resp := map[string]any{}
 	objs := map[string]map[string]any{"[]": resp}
 	if err := x.populate(resp, nodes); err != nil {
@@ -853,6 +861,8 @@ type aggExec struct {
 	base  *args
 	where string
 	scope search.Scope
+	// cells, when set, answers every statement (rollup_query.go).
+	cells *cellSet
 	// buckets counts the buckets made from groups and filled in, alloc
 	// every bucket object made, placeholders replaced later included (a
 	// guard on memory; the response's buckets are counted at the end).
@@ -1111,18 +1121,32 @@ func keyCols(n int, suffix string) string {
 // distinct non-null element; a scalar is its own element), as lateral
 // subquery text producing column e.
 func valuesOf(st *args, field string) string {
-	var j string
-	if col, ok := columns[strings.TrimSuffix(field, ".keyword")]; ok {
-		if col == "d.created_at" {
-			j = "to_jsonb(floor(extract(epoch from d.created_at) * 1000)::bigint)"
-		} else {
-			j = "to_jsonb(" + col + ")"
-		}
-	} else {
-		j = jsonExpr(st, field)
-	}
+	j := valueJSON(st, field)
 	return "jsonb_array_elements(CASE WHEN jsonb_typeof(" + j + ") = 'array' THEN " + j +
 		" ELSE jsonb_build_array(" + j + ") END)"
+}
+
+// valueJSON is the field's value as jsonb (dates of created_at as epoch
+// milliseconds).
+func valueJSON(st *args, field string) string {
+	if col, ok := columns[strings.TrimSuffix(field, ".keyword")]; ok {
+		if col == "d.created_at" {
+			return "to_jsonb(floor(extract(epoch from d.created_at) * 1000)::bigint)"
+		}
+		return "to_jsonb(" + col + ")"
+	}
+	return jsonExpr(st, field)
+}
+
+// termValues is a lateral subquery producing column k: the field's
+// distinct non-null values, the elements of an array. Scalars skip the
+// element expansion, which costs more than reading them.
+func termValues(st *args, field string) string {
+	j := valueJSON(st, field)
+	isArray := "jsonb_typeof(" + j + ") = 'array'"
+	return "(SELECT " + j + " AS k WHERE jsonb_typeof(" + j + ") NOT IN ('array', 'null') UNION ALL " +
+		"SELECT DISTINCT e FROM jsonb_array_elements(CASE WHEN " + isArray + " THEN " + j + " END) e WHERE " +
+		isArray + " AND e <> 'null'::jsonb)"
 }
 
 // numVal is the field's value as a double (dates as epoch milliseconds),
@@ -1169,14 +1193,13 @@ func (x *aggExec) cond(st *args, n *aggNode, q map[string]any) (string, error) {
 func (x *aggExec) join(st *args, n *aggNode) (string, error) {
 	switch n.typ {
 	case "terms":
-		vals := valuesOf(st, n.field)
-		q := "(SELECT DISTINCT e AS k FROM " + vals + " e WHERE e <> 'null'::jsonb"
+		q := termValues(st, n.field)
 		if n.hasMissing {
 			mv, _ := json.Marshal(n.missing)
-			q += " UNION SELECT " + st.add(string(mv)) + "::text::jsonb AS k WHERE NOT EXISTS (SELECT 1 FROM " +
-				vals + " e2 WHERE e2 <> 'null'::jsonb)"
+			q = "(SELECT t.k FROM " + q + " t UNION ALL SELECT " + st.add(string(mv)) +
+				"::text::jsonb AS k WHERE NOT EXISTS (SELECT 1 FROM " + valuesOf(st, n.field) + " e2 WHERE e2 <> 'null'::jsonb))"
 		}
-		return q + ")", nil
+		return q, nil
 	case "date_histogram":
 		ts := timeExpr(st, n.field)
 		cast := "::text"
@@ -1358,8 +1381,11 @@ func (x *aggExec) runTopMetrics(ms []*aggNode, obj map[string]any) error {
 	for _, m := range ms {
 		cols = append(cols, metricCols(st, m)...)
 	}
-	rows, err := x.query("SELECT "+strings.Join(cols, ", ")+" FROM documents d WHERE ("+x.where+")", st)
-	if err != nil {
+	var rows [][]any
+	var err error
+	if x.cells != nil {
+		rows = [][]any{x.cells.topMetricRow(ms)}
+	} else if rows, err = x.query("SELECT "+strings.Join(cols, ", ")+" FROM documents d WHERE ("+x.where+")", st); err != nil {
 		return err
 	}
 	if len(rows) != 1 {
@@ -1453,7 +1479,12 @@ func (x *aggExec) runBucket(n *aggNode, objs map[string]map[string]any, sel []st
 		sql = "SELECT " + strings.Join(sel1, ", ") + from + group
 	}
 	sql += fmt.Sprintf(" LIMIT %d", maxAggBuckets+1)
-	rows, err := x.query(sql, st)
+	var rows [][]any
+	if x.cells != nil {
+		rows, err = x.cells.bucketRows(n, c, sel, metrics)
+	} else {
+		rows, err = x.query(sql, st)
+	}
 	if err != nil {
 		return err
 	}

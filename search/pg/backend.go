@@ -174,7 +174,13 @@ func (b *Backend) run(ctx context.Context, q querier, p *plan, after *cursor, wi
 		}
 		where += " AND (" + qc + ")"
 	}
-	whereArgs := &args{vals: append([]any(nil), a.vals...)}
+	// Aggregating and counting take the index prefilter (prefilter.go),
+	// each with placeholders of its own statement.
+	aggArgs := &args{vals: append([]any(nil), a.vals...)}
+	aggWhere := where
+	if pf := (&compiler{a: aggArgs, now: start}).prefilter(p.query); pf != "" {
+		aggWhere += " AND (" + pf + ")"
+	}
 
 	keys, err := c.parseSort(p.sortSpec)
 	if err != nil {
@@ -217,13 +223,19 @@ func (b *Backend) run(ctx context.Context, q querier, p *plan, after *cursor, wi
 	}
 
 	var total string
+	countWhere := where
+	if p.trackTotal != 0 {
+		if pf := c.prefilter(p.query); pf != "" {
+			countWhere += " AND (" + pf + ")"
+		}
+	}
 	switch {
 	case p.trackTotal == 0:
 		total = "SELECT NULL::bigint AS total"
 	case p.trackTotal < 0:
-		total = "SELECT count(*) AS total FROM documents d WHERE " + where
+		total = "SELECT count(*) AS total FROM documents d WHERE " + countWhere
 	default:
-		total = "SELECT count(*) AS total FROM (SELECT 1 FROM documents d WHERE " + where +
+		total = "SELECT count(*) AS total FROM (SELECT 1 FROM documents d WHERE " + countWhere +
 			" LIMIT " + a.add(p.trackTotal+1) + "::bigint) c"
 	}
 	var sel, order, outer []string
@@ -299,7 +311,7 @@ func (b *Backend) run(ctx context.Context, q querier, p *plan, after *cursor, wi
 		"hits":      hitsObj,
 	}
 	if withAggs && p.aggs != nil {
-		aggs, err := b.aggregations(withAggScope(ctx, p.scope), whereArgs, where, p.aggs)
+		aggs, err := b.aggregations(withAggScope(ctx, p.scope), aggArgs, aggWhere, p.aggs, &rollupRequest{p.query, c})
 		if err != nil {
 			return nil, err
 		}

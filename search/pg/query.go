@@ -746,13 +746,23 @@ type qBound struct {
 }
 
 func (c *compiler) rangeQuery(body any) (string, error) {
-	field, val, err := singleField("range", body)
+	field, bounds, opts, err := parseRange(body)
 	if err != nil {
 		return "", err
 	}
+	return c.rangeCond(field, bounds, opts)
+}
+
+// parseRange reads a range query: its field, its bounds (ordered by
+// operator) and its options.
+func parseRange(body any) (string, []qBound, map[string]any, error) {
+	field, val, err := singleField("range", body)
+	if err != nil {
+		return "", nil, nil, err
+	}
 	opts, ok := val.(map[string]any)
 	if !ok {
-		return "", search.Badf("range of %q must be an object", field)
+		return "", nil, nil, search.Badf("range of %q must be an object", field)
 	}
 	var bounds []qBound
 	for k, v := range opts {
@@ -783,17 +793,17 @@ func (c *compiler) rangeQuery(body any) (string, error) {
 			}
 		case "format", "time_zone", "boost", "relation", "include_lower", "include_upper", "_name":
 		default:
-			return "", search.Badf("unsupported range option %q", k)
+			return "", nil, nil, search.Badf("unsupported range option %q", k)
 		}
 	}
 	for _, b := range bounds {
 		switch b.val.(type) {
 		case map[string]any, []any, nil, bool:
-			return "", search.Badf("range bounds of %q must be numbers, dates or strings", field)
+			return "", nil, nil, search.Badf("range bounds of %q must be numbers, dates or strings", field)
 		}
 	}
 	sort.Slice(bounds, func(i, j int) bool { return bounds[i].op < bounds[j].op })
-	return c.rangeCond(field, bounds, opts)
+	return field, bounds, opts, nil
 }
 
 // rangeCond compares the field as a date (created_at, date strings), a
@@ -836,17 +846,8 @@ func (c *compiler) rangeCond(field string, bounds []qBound, opts map[string]any)
 			f, _ := numberOrNumeric(b.val)
 			parts = append(parts, numExpr(c.a, field)+" "+b.op+" "+c.a.add(f)+"::float8")
 		case "date":
-			roundUp := b.op == ">" || b.op == "<="
-			var t time.Time
-			var err error
-			if f, ok := numberOrNumeric(b.val); ok && (epoch || field == "created_at") {
-				if strings.Contains(format, "epoch_second") && !strings.Contains(format, "epoch_millis") {
-					f *= 1000
-				}
-				if t, err = c.dateValue(f, false, nil); err != nil {
-					return "", err
-				}
-			} else if t, err = c.dateValue(b.val, roundUp, loc); err != nil {
+			t, err := c.dateBound(field, b, format, loc)
+			if err != nil {
 				return "", err
 			}
 			parts = append(parts, timeExpr(c.a, field)+" "+b.op+" "+c.a.add(t)+"::timestamptz")
@@ -859,6 +860,20 @@ func (c *compiler) rangeCond(field string, bounds []qBound, opts map[string]any)
 		}
 	}
 	return "(" + strings.Join(parts, " AND ") + ")", nil
+}
+
+// dateBound is the time a bound of a date range compares with: numbers are
+// epoch milliseconds (seconds with an epoch_second format), strings dates or
+// date math, rounded up for > and <=.
+func (c *compiler) dateBound(field string, b qBound, format string, loc *time.Location) (time.Time, error) {
+	epoch := strings.Contains(format, "epoch_millis") || strings.Contains(format, "epoch_second")
+	if f, ok := numberOrNumeric(b.val); ok && (epoch || field == "created_at") {
+		if strings.Contains(format, "epoch_second") && !strings.Contains(format, "epoch_millis") {
+			f *= 1000
+		}
+		return c.dateValue(f, false, nil)
+	}
+	return c.dateValue(b.val, b.op == ">" || b.op == "<=", loc)
 }
 
 func timeZone(tz string) (*time.Location, error) {

@@ -19,11 +19,13 @@ const rollupEvery = 5 * time.Second
 
 // searchBackend chooses the search backend: Elasticsearch when configured
 // (with its indexer running in the background until ctx ends), else the
-// embedded PostgreSQL backend (with its rollup refresher running in the
-// background until ctx ends).
+// embedded PostgreSQL backend. The embedded backend's rollup refresher runs
+// in the background either way: writes keep marking days dirty, and the
+// rollups must be current should the server run without Elasticsearch
+// again.
 func (c *config) searchBackend(ctx context.Context, st *store.Store, log *slog.Logger) (search.Backend, error) {
+	go pg.RunRollups(ctx, st.Pool(), rollupEvery, log)
 	if c.ElasticURL == "" {
-		go pg.RunRollups(ctx, st.Pool(), rollupEvery, log)
 		log.Info("search backend: embedded PostgreSQL")
 		return pg.New(st.Pool()), nil
 	}

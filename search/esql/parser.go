@@ -23,7 +23,9 @@ var Functions = map[string][2]int{
 	"SUBSTRING": {2, 3}, "TRIM": {1, 1}, "ROUND": {1, 2}, "ABS": {1, 1}, "FLOOR": {1, 1},
 	"CEIL": {1, 1}, "COALESCE": {1, -1}, "CASE": {2, -1}, "DATE_TRUNC": {2, 2}, "BUCKET": {2, 2},
 	"TO_STRING": {1, 1}, "TO_INTEGER": {1, 1}, "TO_LONG": {1, 1}, "TO_DOUBLE": {1, 1},
-	"TO_DATETIME": {1, 1}, "NOW": {0, 0},
+	"TO_DATETIME": {1, 1}, "NOW": {0, 0}, "STARTS_WITH": {2, 2}, "ENDS_WITH": {2, 2}, "LEFT": {2, 2},
+	"RIGHT": {2, 2}, "SQRT": {1, 1}, "POW": {2, 2}, "LOG10": {1, 1}, "GREATEST": {1, -1}, "LEAST": {1, -1},
+	"DATE_EXTRACT": {2, 2}, "DATE_DIFF": {3, 3}, "TO_BOOLEAN": {1, 1},
 }
 
 // Aggregates lists the aggregate functions of the subset.

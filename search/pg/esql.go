@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,9 +33,12 @@ import (
 //     (* ?), [NOT] RLIKE (whole-string match), [NOT] IN, + - * / %, x::type;
 //     literals: strings (also """raw"""), numbers, true/false/null, time spans
 //     (7 days, 1 hour, ...); strings compared with dates are read as dates.
-//   - Functions TO_LOWER TO_UPPER LENGTH CONCAT SUBSTRING TRIM ROUND ABS
-//     FLOOR CEIL COALESCE CASE DATE_TRUNC BUCKET TO_STRING TO_INTEGER
-//     TO_LONG TO_DOUBLE TO_DATETIME NOW; aggregates COUNT(*) COUNT
+//   - Functions TO_LOWER TO_UPPER LENGTH CONCAT SUBSTRING TRIM LEFT RIGHT
+//     STARTS_WITH ENDS_WITH ROUND ABS FLOOR CEIL SQRT POW LOG10 GREATEST
+//     LEAST COALESCE CASE DATE_TRUNC BUCKET DATE_EXTRACT DATE_DIFF
+//     TO_STRING TO_INTEGER TO_LONG TO_DOUBLE TO_DATETIME TO_BOOLEAN NOW
+//     (out-of-domain math such as SQRT(-1) is null, as in Elasticsearch);
+//     aggregates COUNT(*) COUNT
 //     COUNT_DISTINCT (exact) SUM AVG MIN MAX MEDIAN PERCENTILE, also inside
 //     expressions (AVG(x) * 2).
 //
@@ -1171,12 +1175,36 @@ func (tr *esqlTranslator) args(x *esql.Call, st *esqlStats) ([]esqlExpr, error) 
 }
 
 func (tr *esqlTranslator) function(x *esql.Call, st *esqlStats) (esqlExpr, error) {
+	if x.Name == "DATE_EXTRACT" || x.Name == "DATE_DIFF" {
+		return tr.dateFunction(x, st)
+	}
 	es, err := tr.args(x, st)
 	if err != nil {
 		return esqlExpr{}, err
 	}
 	pos := func(i int) esql.Pos { return x.Args[i].Position() }
 	arg := func(i int, t esqlType) (string, error) { return tr.conv(pos(i), es[i], t) }
+	// bound converts the arguments to ts and binds each once for body.
+	bound := func(out esqlType, body func(v []string) string, ts ...esqlType) (esqlExpr, error) {
+		vals := make([]string, len(ts))
+		for i, t := range ts {
+			if vals[i], err = arg(i, t); err != nil {
+				return esqlExpr{}, err
+			}
+		}
+		return esqlExpr{sql: tr.bind(body, vals...), t: out}, nil
+	}
+	// unified converts every argument to their common type.
+	unified := func() (esqlType, []string, error) {
+		ts := make([]esqlType, len(es))
+		ats := make([]esql.Pos, len(es))
+		for i, e := range es {
+			ts[i], ats[i] = e.t, pos(i)
+		}
+		t := esqlUnify(ts...)
+		ss, err := tr.convAll(es, ats, t)
+		return t, ss, err
+	}
 	one := func(t esqlType, tmpl string, out esqlType) (esqlExpr, error) {
 		s, err := arg(0, t)
 		if err != nil {
@@ -1261,13 +1289,7 @@ func (tr *esqlTranslator) function(x *esql.Call, st *esqlStats) (esqlExpr, error
 		}
 		return one(etNum, fn+"(X)", etNum)
 	case "COALESCE":
-		ts := make([]esqlType, len(es))
-		ats := make([]esql.Pos, len(es))
-		for i, e := range es {
-			ts[i], ats[i] = e.t, pos(i)
-		}
-		t := esqlUnify(ts...)
-		ss, err := tr.convAll(es, ats, t)
+		t, ss, err := unified()
 		if err != nil {
 			return esqlExpr{}, err
 		}
@@ -1309,6 +1331,41 @@ func (tr *esqlTranslator) function(x *esql.Call, st *esqlStats) (esqlExpr, error
 		}
 		b.WriteString(" END)")
 		return esqlExpr{sql: b.String(), t: t}, nil
+	case "STARTS_WITH", "ENDS_WITH":
+		fn := map[string]string{"STARTS_WITH": "left", "ENDS_WITH": "right"}[x.Name]
+		return bound(etBool, func(v []string) string {
+			return fn + "(" + v[0] + ", char_length(" + v[1] + ")) = " + v[1]
+		}, etText, etText)
+	case "LEFT", "RIGHT":
+		fn := strings.ToLower(x.Name)
+		return bound(etText, func(v []string) string {
+			return fn + "(" + v[0] + ", LEAST(GREATEST(" + v[1] + ", 0), 2147483647)::int)"
+		}, etText, etInt)
+	case "SQRT":
+		return bound(etNum, func(v []string) string { return "CASE WHEN " + v[0] + " >= 0 THEN sqrt(" + v[0] + ") END" }, etNum)
+	case "LOG10":
+		return bound(etNum, func(v []string) string { return "CASE WHEN " + v[0] + " > 0 THEN log(" + v[0] + ") END" }, etNum)
+	case "POW":
+		// Undefined results (a negative base to a fractional power, 0 to a
+		// negative one) are null; overflow is a 400 like other overflows.
+		return bound(etNum, func(v []string) string {
+			return "(CASE WHEN (" + v[0] + " < 0 AND " + v[1] + " <> floor(" + v[1] + ")) OR (" + v[0] + " = 0 AND " +
+				v[1] + " < 0) THEN NULL ELSE power(" + v[0] + ", " + v[1] + ") END)"
+		}, etNum, etNum)
+	case "GREATEST", "LEAST":
+		t, ss, err := unified()
+		if err != nil {
+			return esqlExpr{}, err
+		}
+		// Elasticsearch answers null when an argument is null.
+		nulls := make([]string, len(ss))
+		for i, v := range ss {
+			nulls[i] = v + " IS NULL"
+		}
+		return esqlExpr{sql: "(CASE WHEN " + strings.Join(nulls, " OR ") + " THEN NULL ELSE " + x.Name + "(" +
+			strings.Join(ss, ", ") + ") END)", t: t}, nil
+	case "TO_BOOLEAN":
+		return one(etBool, "X", etBool)
 	case "DATE_TRUNC":
 		return tr.timeBucket(x, es[1], pos(1), es[0], pos(0))
 	case "BUCKET":
@@ -1474,4 +1531,72 @@ func (tr *esqlTranslator) aggregate(x *esql.Call, st *esqlStats) (esqlExpr, erro
 		return esqlExpr{sql: fn + "(" + e.sql + ")", t: e.t}, nil
 	}
 	return esqlExpr{}, search.Badf("function %s is not supported", x.Name)
+}
+
+// esqlStringLit is the value of a string literal argument.
+func esqlStringLit(e esql.Expr) (string, bool) {
+	l, ok := e.(*esql.Literal)
+	if !ok || l.Kind != esql.LitString {
+		return "", false
+	}
+	s, ok := l.Value.(string)
+	return s, ok
+}
+
+// dateExtractParts are the parts DATE_EXTRACT reads (Java ChronoField
+// names, as Elasticsearch takes them), in UTC.
+var dateExtractParts = map[string]string{
+	"YEAR":             "extract(year from (X) AT TIME ZONE 'UTC')::bigint",
+	"MONTH_OF_YEAR":    "extract(month from (X) AT TIME ZONE 'UTC')::bigint",
+	"DAY_OF_MONTH":     "extract(day from (X) AT TIME ZONE 'UTC')::bigint",
+	"DAY_OF_WEEK":      "extract(isodow from (X) AT TIME ZONE 'UTC')::bigint",
+	"DAY_OF_YEAR":      "extract(doy from (X) AT TIME ZONE 'UTC')::bigint",
+	"HOUR_OF_DAY":      "extract(hour from (X) AT TIME ZONE 'UTC')::bigint",
+	"MINUTE_OF_HOUR":   "extract(minute from (X) AT TIME ZONE 'UTC')::bigint",
+	"SECOND_OF_MINUTE": "floor(extract(second from (X) AT TIME ZONE 'UTC'))::bigint",
+	"MINUTE_OF_DAY":    "(extract(hour from (X) AT TIME ZONE 'UTC') * 60 + extract(minute from (X) AT TIME ZONE 'UTC'))::bigint",
+	"EPOCH_DAY":        "floor(extract(epoch from (X)) / 86400)::bigint",
+}
+
+// dateDiffUnits are DATE_DIFF's fixed-length units in milliseconds.
+var dateDiffUnits = map[string]int64{
+	"millisecond": 1, "milliseconds": 1, "ms": 1,
+	"second": 1000, "seconds": 1000, "ss": 1000, "s": 1000,
+	"minute": 60000, "minutes": 60000, "mi": 60000, "n": 60000,
+	"hour": 3600000, "hours": 3600000, "hh": 3600000,
+	"day": 86400000, "days": 86400000, "dd": 86400000, "d": 86400000,
+	"week": 604800000, "weeks": 604800000, "wk": 604800000, "ww": 604800000,
+}
+
+// dateFunction translates DATE_EXTRACT and DATE_DIFF, whose first argument
+// names a part or unit (a string literal, read here, not a value).
+func (tr *esqlTranslator) dateFunction(x *esql.Call, st *esqlStats) (esqlExpr, error) {
+	name, ok := esqlStringLit(x.Args[0])
+	if !ok {
+		return esqlExpr{}, esqlBad(x.Args[0].Position(), "%s needs the %s as a string literal", x.Name,
+			map[string]string{"DATE_EXTRACT": "part", "DATE_DIFF": "unit"}[x.Name])
+	}
+	dates := make([]string, len(x.Args)-1)
+	for i, a := range x.Args[1:] {
+		e, err := tr.compile(a, st)
+		if err != nil {
+			return esqlExpr{}, err
+		}
+		if dates[i], err = tr.conv(a.Position(), e, etTime); err != nil {
+			return esqlExpr{}, err
+		}
+	}
+	if x.Name == "DATE_EXTRACT" {
+		tmpl, ok := dateExtractParts[strings.ToUpper(name)]
+		if !ok {
+			return esqlExpr{}, esqlBad(x.Args[0].Position(), "unsupported DATE_EXTRACT part %q", name)
+		}
+		return esqlExpr{sql: strings.ReplaceAll(tmpl, "X", dates[0]), t: etInt}, nil
+	}
+	ms, ok := dateDiffUnits[strings.ToLower(name)]
+	if !ok {
+		return esqlExpr{}, esqlBad(x.Args[0].Position(), "unsupported DATE_DIFF unit %q", name)
+	}
+	return esqlExpr{sql: "trunc(extract(epoch from (" + dates[1] + ") - (" + dates[0] + ")) * 1000 / " +
+		strconv.FormatInt(ms, 10) + ")::bigint", t: etInt}, nil
 }

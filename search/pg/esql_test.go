@@ -164,6 +164,21 @@ func TestESQLQueries(t *testing.T) {
 				fl = FLOOR(1.7), ce = CEIL(1.2), rb = ROUND(statistic_values.bitrate / 3, 1)
 			| KEEP r, r0, ri, a, ai, fl, ce, rb`,
 			`[{"r":1.23,"r0":3,"ri":7,"a":4.5,"ai":3,"fl":1,"ce":2,"rb":333.3}]`},
+		{"more string functions", M + `| WHERE id == "m1" | EVAL sw = STARTS_WITH(name, "Al"), sx = STARTS_WITH(name, "al"), ew = ENDS_WITH(name, "pha"),
+				l = LEFT(name, 2), r = RIGHT(name, 3), l0 = LEFT(name, -1), big = RIGHT(name, 99), nul = STARTS_WITH(nothing, "a")
+			| KEEP sw, sx, ew, l, r, l0, big, nul`,
+			`[{"sw":true,"sx":false,"ew":true,"l":"Al","r":"pha","l0":"","big":"Alpha","nul":null}]`},
+		{"more numeric functions", M + `| WHERE id == "m1" | EVAL s = SQRT(statistic_values.bitrate * 0.016), neg = SQRT(-4), p = POW(2, 10), pf = POW(-8, 0.5),
+				pz = POW(0, -1), lg = LOG10(1000), lz = LOG10(0), g = GREATEST(3, 7.5, statistic_values.bitrate), le = LEAST(3, 1, 2),
+				gn = GREATEST(1, nothing), gs = GREATEST("b", "a")
+			| KEEP s, neg, p, pf, pz, lg, lz, g, le, gn, gs`,
+			`[{"s":4,"neg":null,"p":1024,"pf":null,"pz":null,"lg":3,"lz":null,"g":1000,"le":1,"gn":null,"gs":"b"}]`},
+		{"date parts and differences", M + `| WHERE id == "m1" | EVAL y = DATE_EXTRACT("year", created_at), mo = DATE_EXTRACT("MONTH_OF_YEAR", created_at),
+				d = DATE_EXTRACT("day_of_month", created_at), h = DATE_EXTRACT("hour_of_day", created_at), dow = DATE_EXTRACT("day_of_week", created_at),
+				dd = DATE_DIFF("day", "2026-10-30T10:00:00Z", created_at), hh = DATE_DIFF("hours", created_at, "2026-10-31T12:30:00Z"),
+				b = TO_BOOLEAN("TRUE"), b0 = TO_BOOLEAN(0)
+			| KEEP y, mo, d, h, dow, dd, hh, b, b0`,
+			`[{"y":2026,"mo":11,"d":1,"h":10,"dow":7,"dd":2,"hh":-21,"b":true,"b0":false}]`},
 		{"coalesce and case", M + `| EVAL c = COALESCE(statistic_values.stalls, -1), k = CASE(statistic_values.stalls > 0, "stalled", statistic_values.stalls == 0, "smooth", "unknown") | SORT id | KEEP id, c, k`,
 			`[{"id":"m1","c":0,"k":"smooth"},{"id":"m2","c":2,"k":"stalled"},{"id":"m3","c":-1,"k":"unknown"},{"id":"m4","c":-1,"k":"unknown"}]`},
 		{"case without else", M + `| WHERE id == "m3" | EVAL k = CASE(ok, "yes") | KEEP k`, `[{"k":null}]`},
@@ -347,6 +362,9 @@ func TestESQLErrors(t *testing.T) {
 		{"date arithmetic without span", M + "| EVAL x = created_at + 1", "needs a time span"},
 		{"percentile range", M + "| STATS p = PERCENTILE(statistic_values.bitrate, 120)", "between 0 and 100"},
 		{"wrong arity", M + "| EVAL x = TO_LOWER(a, b)", "takes 1 argument"},
+		{"date_extract part not a literal", M + "| EVAL x = DATE_EXTRACT(name, created_at)", "string literal"},
+		{"unknown date_extract part", M + `| EVAL x = DATE_EXTRACT("fortnight", created_at)`, "unsupported DATE_EXTRACT part"},
+		{"date_diff by month", M + `| EVAL x = DATE_DIFF("month", created_at, created_at)`, "unsupported DATE_DIFF unit"},
 		{"eval span", M + "| EVAL x = 1 day", "time span"},
 		{"_id without metadata", M + `| WHERE _id == "m1"`, "METADATA _id"},
 		{"query too long", M + "| WHERE " + strings.Repeat("a + ", 10000) + "a > 1", "query too long"},
@@ -451,11 +469,13 @@ func TestESQLTypeCombinations(t *testing.T) {
 			}
 		}
 		for _, fn := range []string{"TO_LOWER", "TO_UPPER", "LENGTH", "TRIM", "ROUND", "ABS", "FLOOR", "CEIL", "TO_STRING",
-			"TO_INTEGER", "TO_DOUBLE", "TO_DATETIME", "COALESCE"} {
+			"TO_INTEGER", "TO_DOUBLE", "TO_DATETIME", "COALESCE", "SQRT", "LOG10", "TO_BOOLEAN", "GREATEST", "LEAST"} {
 			exprs = append(exprs, fn+"("+l+")")
 		}
 		exprs = append(exprs, "-"+l, "NOT "+l, l+" IS NULL", l+` LIKE "a*"`, l+` RLIKE "a.*"`, l+" IN ("+l+", 1, \"x\")",
 			"CONCAT("+l+", "+l+")", "SUBSTRING("+l+", 1, 2)", "CASE("+l+", "+l+", 1)", "COALESCE("+l+", 1)",
+			"STARTS_WITH("+l+", "+l+")", "LEFT("+l+", "+l+")", "POW("+l+", "+l+")", "GREATEST("+l+", "+l+")",
+			`DATE_EXTRACT("year", `+l+")", `DATE_DIFF("day", `+l+", "+l+")",
 			"DATE_TRUNC(1 hour, "+l+")", "BUCKET("+l+", 1 month)", "BUCKET("+l+", 10)", "ROUND("+l+", 1)",
 			l+"::double", l+"::integer", l+"::keyword", l+"::datetime", l+"::boolean")
 	}

@@ -35,6 +35,11 @@ const (
 	maxRawRanges = 64
 )
 
+// maxCells bounds the cells a request holds in memory (terms over a field
+// with many values); past it the request runs over the documents, whose
+// statements return the top buckets only. A variable for the tests.
+var maxCells = 200000
+
 // rollupRequest carries what the rollup path needs besides the
 // aggregations: the request's query (for its created_at range) and the
 // compiler that translated it (for date math).
@@ -79,8 +84,10 @@ type cellSet struct {
 	mfields []string
 	midx    map[string]int
 	byK     map[string]map[cellKey]*cellAgg
+	n       int // cells held
 }
 
+// cell is the cell of kfield at k, nil when the set is full (maxCells).
 func (cs *cellSet) cell(kfield string, k cellKey) *cellAgg {
 	m := cs.byK[kfield]
 	if m == nil {
@@ -89,6 +96,9 @@ func (cs *cellSet) cell(kfield string, k cellKey) *cellAgg {
 	}
 	c := m[k]
 	if c == nil {
+		if cs.n++; cs.n > maxCells {
+			return nil
+		}
 		c = &cellAgg{m: make([]cellStat, len(cs.mfields))}
 		m[k] = c
 	}
@@ -378,7 +388,8 @@ func (x *aggExec) loadCells(nodes []*aggNode, rq *rollupRequest) (*cellSet, erro
 	}
 	for _, k := range kfields {
 		if len(clean) > 0 {
-			if err := x.rollupCells(tx, cs, k, clean); err != nil {
+			ok, err := x.rollupCells(tx, cs, k, clean)
+			if err != nil || !ok {
 				return nil, err
 			}
 		}
@@ -457,8 +468,9 @@ func rawRanges(clean []time.Time, lo, hi timeBound) []tRange {
 	return out
 }
 
-// rollupCells adds the cells of kfield over the clean days.
-func (x *aggExec) rollupCells(tx pgx.Tx, cs *cellSet, kfield string, days []time.Time) error {
+// rollupCells adds the cells of kfield over the clean days; ok is false
+// when there are too many.
+func (x *aggExec) rollupCells(tx pgx.Tx, cs *cellSet, kfield string, days []time.Time) (ok bool, err error) {
 	a := &args{}
 	sql := "SELECT day, kvalue, mfield, sum(n)::bigint, sum(sum), min(min), max(max) FROM rollup_cells" +
 		" WHERE data_owner_id = " + a.add(x.scope.DataOwnerID) + " AND kind = " + a.add(string(x.scope.Kind)) +
@@ -470,7 +482,7 @@ func (x *aggExec) rollupCells(tx pgx.Tx, cs *cellSet, kfield string, days []time
 	sql += " GROUP BY day, kvalue, mfield"
 	rows, err := tx.Query(x.ctx, sql, a.vals...)
 	if err != nil {
-		return aggSQLError(err)
+		return false, aggSQLError(err)
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -479,9 +491,12 @@ func (x *aggExec) rollupCells(tx pgx.Tx, cs *cellSet, kfield string, days []time
 		var n int64
 		var sum, mn, mx *float64
 		if err := rows.Scan(&day, &kvalue, &mfield, &n, &sum, &mn, &mx); err != nil {
-			return aggSQLError(err)
+			return false, aggSQLError(err)
 		}
 		c := cs.cell(kfield, cellKey{day.Unix() / 86400, kvalue})
+		if c == nil {
+			return false, nil
+		}
 		if mfield == "" {
 			c.docs += n
 			continue
@@ -490,14 +505,10 @@ func (x *aggExec) rollupCells(tx pgx.Tx, cs *cellSet, kfield string, days []time
 			c.m[i].add(cellStat{n, *sum, *mn, *mx})
 		}
 	}
-	return aggSQLError2(rows.Err())
-}
-
-func aggSQLError2(err error) error {
-	if err == nil {
-		return nil
+	if err := rows.Err(); err != nil {
+		return false, aggSQLError(err)
 	}
-	return aggSQLError(err)
+	return true, nil
 }
 
 // rawCells adds the cells of kfield computed from the documents in the
@@ -552,6 +563,9 @@ func (x *aggExec) rawCells(tx pgx.Tx, cs *cellSet, kfield string, ranges []tRang
 		day, _ := v[0].(time.Time)
 		kvalue, _ := v[1].(string)
 		c := cs.cell(kfield, cellKey{utcDay(day).Unix() / 86400, kvalue})
+		if c == nil {
+			return false, nil
+		}
 		c.docs += toInt(v[3])
 		for i := range cs.mfields {
 			n := toInt(v[4+4*i])

@@ -284,6 +284,23 @@ func TestRollupAggregationsReadTheCells(t *testing.T) {
 	if got := sumFor("Telekom"); got != before {
 		t.Fatalf("dirty day: sum %v, want %v from the documents", got, before)
 	}
+	if _, err := RefreshRollups(ctx, testPool(t)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := testPool(t).Exec(ctx, `UPDATE rollup_cells SET sum = sum + 1000000 WHERE data_owner_id = $1
+		AND day = '2026-11-02' AND kfield = 'network.isp' AND mfield = 'statistic_values.count'`, scope.DataOwnerID); err != nil {
+		t.Fatal(err)
+	}
+	// More cells than a request may hold: the documents answer.
+	defer func(n int) { maxCells = n }(maxCells)
+	maxCells = 3
+	if got := sumFor("Telekom"); got != before {
+		t.Fatalf("over maxCells: sum %v, want %v from the documents", got, before)
+	}
+	maxCells = 1000
+	if got := sumFor("Telekom"); got == before {
+		t.Fatalf("under maxCells: sum %v, want the tampered cells", got)
+	}
 }
 
 // TestRollupShapesThatReadDocuments: shapes the cells cannot answer give

@@ -21,10 +21,28 @@ import (
 // CursorName is the indexer's row in worker_cursors.
 const CursorName = "elasticsearch"
 
+// lockClass and lockID name the session advisory lock only one indexer per
+// database holds (the first key is the class, as for the rollup locks).
+const (
+	lockClass = 0x45536978 // "ESix"
+	lockID    = 1
+)
+
+// ErrLockHeld is returned by RunOnce when another indexer (another server
+// replica) holds the indexer lock.
+var ErrLockHeld = errors.New("elasticsearch indexer: another indexer holds the lock")
+
 // Indexer copies documents into Elasticsearch in the order of their version
 // (documents_version, bumped on every insert and update), at least once:
 // the cursor in worker_cursors moves only after Elasticsearch has taken a
 // batch, so a restart resends at most one batch.
+//
+// Removals come in the same stream: triggers write document_tombstones,
+// with versions from the same sequence, for deleted documents, for the old
+// index of a document whose type changed, and for deleted data owners. The
+// first two become bulk delete actions; a data owner's tombstone drops all
+// of its indices. Tombstones the cursor has passed are deleted with the
+// cursor move.
 //
 // A version is taken from the sequence before its transaction commits, so a
 // transaction may commit version 10 after version 11 is visible. The
@@ -34,7 +52,18 @@ const CursorName = "elasticsearch"
 // transaction getting its id). This relies on the sequence having CACHE 1,
 // as created by the migration.
 //
-// An Indexer is not safe for concurrent use; run one per database.
+// Only one indexer per database works at a time: the holder of a
+// session-level advisory lock, taken on a connection of its own that then
+// runs all of its queries. If that connection dies, PostgreSQL releases the
+// lock and the old holder's next query (its cursor move included) fails, so
+// a cursor is only ever moved by the current holder. The others try again
+// every LockRetry. A session lock rather than pg_try_advisory_xact_lock per
+// batch: a batch spans a bulk request that can be slow and retried, and a
+// transaction held open across it would hold back vacuum and this
+// indexer's own horizon.
+//
+// An Indexer is not safe for concurrent use; run several (one per server),
+// not one from several goroutines. Close releases the lock.
 type Indexer struct {
 	client *elasticsearch.Client
 	pool   *pgxpool.Pool
@@ -49,7 +78,11 @@ type Indexer struct {
 	MinBackoff, MaxBackoff time.Duration
 	// Settle is how old a horizon must be before it is used (default 1s).
 	Settle time.Duration
+	// LockRetry is how often Run tries to take the lock while another
+	// indexer holds it (default 10s).
+	LockRetry time.Duration
 
+	conn     *pgx.Conn // the session holding the lock, nil when not held
 	horizons []horizon // candidates, oldest first
 	stable   int64     // highest settled version seen
 }
@@ -70,19 +103,29 @@ func NewIndexer(client *elasticsearch.Client, pool *pgxpool.Pool, logger *slog.L
 		logger = slog.New(slog.DiscardHandler)
 	}
 	return &Indexer{client: client, pool: pool, logger: logger,
-		BatchSize: 500, Idle: time.Second, MinBackoff: time.Second, MaxBackoff: time.Minute, Settle: time.Second}
+		BatchSize: 500, Idle: time.Second, MinBackoff: time.Second, MaxBackoff: time.Minute, Settle: time.Second,
+		LockRetry: 10 * time.Second}
 }
 
-// Run indexes until ctx is done, then returns nil. Failed batches are
-// retried with backoff.
+// Run indexes until ctx is done, then releases the lock and returns nil.
+// Failed batches are retried with backoff; while another indexer holds the
+// lock, Run waits for it.
 func (ix *Indexer) Run(ctx context.Context) error {
+	defer ix.Close()
 	backoff := time.Duration(0)
+	waiting := false
 	for ctx.Err() == nil {
 		n, err := ix.RunOnce(ctx)
 		var pause time.Duration
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return nil
+		case errors.Is(err, ErrLockHeld):
+			if !waiting {
+				ix.logger.Info("elasticsearch indexer: another server indexes, waiting for its lock")
+			}
+			waiting, backoff = true, 0
+			pause = ix.LockRetry
 		case err != nil:
 			backoff = min(max(2*backoff, ix.MinBackoff), ix.MaxBackoff)
 			pause = backoff
@@ -92,6 +135,10 @@ func (ix *Indexer) Run(ctx context.Context) error {
 			pause = ix.Idle
 		default:
 			backoff = 0
+		}
+		if waiting && !errors.Is(err, ErrLockHeld) {
+			waiting = false
+			ix.logger.Info("elasticsearch indexer: took the lock, indexing")
 		}
 		if pause > 0 {
 			t := time.NewTimer(pause)
@@ -106,25 +153,109 @@ func (ix *Indexer) Run(ctx context.Context) error {
 	return nil
 }
 
+// Close releases the lock (by ending its session), if held.
+func (ix *Indexer) Close() {
+	if ix.conn == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = ix.conn.Close(ctx)
+	ix.conn = nil
+}
+
+// lock returns the session holding the lock, taking the lock first if
+// needed (ErrLockHeld when another session has it). The session is taken
+// out of the pool: a pooled connection would carry the lock to others.
+func (ix *Indexer) lock(ctx context.Context) (*pgx.Conn, error) {
+	if ix.conn != nil && !ix.conn.IsClosed() {
+		return ix.conn, nil
+	}
+	ix.Close()
+	pc, err := ix.pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("elasticsearch indexer: connect: %w", err)
+	}
+	conn := pc.Hijack()
+	var ok bool
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1::int, $2::int)`, lockClass, lockID).Scan(&ok); err != nil {
+		_ = conn.Close(context.Background())
+		return nil, fmt.Errorf("elasticsearch indexer: take lock: %w", err)
+	}
+	if !ok {
+		_ = conn.Close(ctx)
+		return nil, ErrLockHeld
+	}
+	ix.conn = conn
+	return conn, nil
+}
+
+// row is a document to index, or a tombstone (doc nil): a document to
+// delete, or with kind nil a deleted data owner whose indices to drop.
 type row struct {
 	version int64
 	slug    string
-	kind    string
+	kind    *string
 	typ     *string
-	docID   string
+	docID   *string
 	doc     []byte
 }
 
-// RunOnce indexes the next batch and moves the cursor past it. It returns
-// how many documents it sent (0 when there was nothing to do); on error
-// the cursor stays where it was.
+func (r row) index() string {
+	typ := ""
+	if r.typ != nil {
+		typ = *r.typ
+	}
+	return search.IndexName(r.slug, search.Kind(*r.kind), typ)
+}
+
+// RunOnce indexes the next batch and moves the cursor past it, taking the
+// lock first if this indexer does not hold it (ErrLockHeld when another
+// does). It returns how many documents and tombstones it sent (0 when
+// there was nothing to do); on error the cursor stays where it was.
 func (ix *Indexer) RunOnce(ctx context.Context) (int, error) {
-	stable, err := ix.horizon(ctx)
+	conn, err := ix.lock(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n, err := ix.runBatch(ctx, conn)
+	if err != nil && conn.IsClosed() {
+		ix.Close() // the lock went with the session; take it again next time
+	}
+	return n, err
+}
+
+// readBatch reads up to limit documents and tombstones with versions in
+// (cursor, stable], in version order.
+const readBatch = `
+	(SELECT d.version, o.slug, d.kind, d.type, d.doc_id, d.doc
+	 FROM documents d JOIN data_owners o ON o.id = d.data_owner_id
+	 WHERE d.version > $1 AND d.version <= $2
+	 ORDER BY d.version LIMIT $3)
+	UNION ALL
+	(SELECT t.version, t.slug, t.kind, t.type, t.doc_id, NULL::jsonb
+	 FROM document_tombstones t
+	 WHERE t.version > $1 AND t.version <= $2
+	 ORDER BY t.version LIMIT $3)
+	ORDER BY 1 LIMIT $3`
+
+// moveCursor moves the cursor and deletes the tombstones it has passed, in
+// one statement.
+const moveCursor = `
+	WITH c AS (
+		INSERT INTO worker_cursors (name, position, updated_at) VALUES ($1, $2, now())
+		ON CONFLICT (name) DO UPDATE SET position = GREATEST(worker_cursors.position, EXCLUDED.position), updated_at = now()
+		RETURNING position
+	)
+	DELETE FROM document_tombstones WHERE version <= (SELECT position FROM c)`
+
+func (ix *Indexer) runBatch(ctx context.Context, conn *pgx.Conn) (int, error) {
+	stable, err := ix.horizon(ctx, conn)
 	if err != nil {
 		return 0, err
 	}
 	var cursor int64
-	err = ix.pool.QueryRow(ctx, `SELECT position FROM worker_cursors WHERE name = $1`, CursorName).Scan(&cursor)
+	err = conn.QueryRow(ctx, `SELECT position FROM worker_cursors WHERE name = $1`, CursorName).Scan(&cursor)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return 0, fmt.Errorf("elasticsearch indexer: read cursor: %w", err)
 	}
@@ -135,12 +266,7 @@ func (ix *Indexer) RunOnce(ctx context.Context) (int, error) {
 	if limit <= 0 {
 		limit = 500
 	}
-	rows, err := ix.pool.Query(ctx, `
-		SELECT d.version, o.slug, d.kind, d.type, d.doc_id, d.doc
-		FROM documents d JOIN data_owners o ON o.id = d.data_owner_id
-		WHERE d.version > $1 AND d.version <= $2
-		ORDER BY d.version
-		LIMIT $3`, cursor, stable, limit)
+	rows, err := conn.Query(ctx, readBatch, cursor, stable, limit)
 	if err != nil {
 		return 0, fmt.Errorf("elasticsearch indexer: read documents: %w", err)
 	}
@@ -153,19 +279,28 @@ func (ix *Indexer) RunOnce(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("elasticsearch indexer: read documents: %w", err)
 	}
 	next := stable // every version up to the horizon is settled
+	// A deleted data owner goes alone: after what comes before it, before
+	// what comes after (a new data owner of the same slug).
+	for i, r := range batch {
+		if r.kind == nil {
+			batch = batch[:max(i, 1)]
+			next = batch[len(batch)-1].version
+			break
+		}
+	}
 	if len(batch) == limit {
 		next = batch[len(batch)-1].version
 	}
-	if len(batch) > 0 {
-		if err := ix.send(ctx, batch); err != nil {
-			return 0, err
-		}
+	switch {
+	case len(batch) == 1 && batch[0].kind == nil:
+		err = ix.dropOwner(ctx, batch[0].slug)
+	case len(batch) > 0:
+		err = ix.send(ctx, batch)
 	}
-	_, err = ix.pool.Exec(ctx, `
-		INSERT INTO worker_cursors (name, position, updated_at) VALUES ($1, $2, now())
-		ON CONFLICT (name) DO UPDATE SET position = GREATEST(worker_cursors.position, EXCLUDED.position), updated_at = now()`,
-		CursorName, next)
 	if err != nil {
+		return 0, err
+	}
+	if _, err := conn.Exec(ctx, moveCursor, CursorName, next); err != nil {
 		return 0, fmt.Errorf("elasticsearch indexer: move cursor: %w", err)
 	}
 	return len(batch), nil
@@ -173,17 +308,17 @@ func (ix *Indexer) RunOnce(ctx context.Context) (int, error) {
 
 // horizon records a new candidate and returns the highest version known to
 // be settled (0 if none yet).
-func (ix *Indexer) horizon(ctx context.Context) (int64, error) {
+func (ix *Indexer) horizon(ctx context.Context, conn *pgx.Conn) (int64, error) {
 	// The sequence first, then the snapshot: whoever took a value <= seq had
 	// started before the snapshot.
 	var seq int64
-	err := ix.pool.QueryRow(ctx,
+	err := conn.QueryRow(ctx,
 		`SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END FROM documents_version`).Scan(&seq)
 	if err != nil {
 		return 0, fmt.Errorf("elasticsearch indexer: read documents_version: %w", err)
 	}
 	var xmin, xmax int64
-	err = ix.pool.QueryRow(ctx, `SELECT pg_snapshot_xmin(s)::text::bigint, pg_snapshot_xmax(s)::text::bigint
+	err = conn.QueryRow(ctx, `SELECT pg_snapshot_xmin(s)::text::bigint, pg_snapshot_xmax(s)::text::bigint
 		FROM pg_current_snapshot() AS s`).Scan(&xmin, &xmax)
 	if err != nil {
 		return 0, fmt.Errorf("elasticsearch indexer: read snapshot: %w", err)
@@ -216,27 +351,33 @@ type bulkItem struct {
 	} `json:"error"`
 }
 
-// send indexes a batch with one bulk request. Items refused for good (a
-// 4xx other than 429: mapping conflicts, bad index names) are logged and
-// skipped; any other failure fails the batch.
+// send indexes and deletes a batch of documents with one bulk request.
+// A delete of a document Elasticsearch does not have (404) has done its
+// job. Items refused for good (another 4xx than 429: mapping conflicts,
+// bad index names) are logged and skipped; any other failure fails the
+// batch.
 func (ix *Indexer) send(ctx context.Context, batch []row) error {
 	var body bytes.Buffer
 	names := make([]string, len(batch))
+	ops := make([]string, len(batch))
 	for i, r := range batch {
-		typ := ""
-		if r.typ != nil {
-			typ = *r.typ
+		names[i] = r.index()
+		ops[i] = "index"
+		if r.doc == nil {
+			ops[i] = "delete"
 		}
-		names[i] = search.IndexName(r.slug, search.Kind(r.kind), typ)
-		action, err := json.Marshal(map[string]any{"index": map[string]any{"_index": names[i], "_id": r.docID}})
+		action, err := json.Marshal(map[string]any{ops[i]: map[string]any{"_index": names[i], "_id": *r.docID}})
 		if err != nil {
 			return err
 		}
 		body.Write(action)
 		body.WriteByte('\n')
+		if r.doc == nil {
+			continue
+		}
 		// jsonb prints on one line; compact anyway in case it ever does not.
 		if err := json.Compact(&body, r.doc); err != nil {
-			return fmt.Errorf("elasticsearch indexer: document %s: %w", r.docID, err)
+			return fmt.Errorf("elasticsearch indexer: document %s: %w", *r.docID, err)
 		}
 		body.WriteByte('\n')
 	}
@@ -264,11 +405,11 @@ func (ix *Indexer) send(ctx context.Context, batch []row) error {
 	retry := 0
 	var first string
 	for i, m := range out.Items {
-		it, ok := m["index"]
+		it, ok := m[ops[i]]
 		if !ok {
-			return errors.New("elasticsearch indexer: bulk: item without index result")
+			return fmt.Errorf("elasticsearch indexer: bulk: item %d without %s result", i, ops[i])
 		}
-		if it.Status >= 200 && it.Status < 300 {
+		if it.Status >= 200 && it.Status < 300 || ops[i] == "delete" && it.Status == http.StatusNotFound {
 			continue
 		}
 		reason := ""
@@ -276,17 +417,62 @@ func (ix *Indexer) send(ctx context.Context, batch []row) error {
 			reason = it.Error.Type + ": " + it.Error.Reason
 		}
 		if it.Status >= 400 && it.Status < 500 && it.Status != http.StatusTooManyRequests {
-			ix.logger.Error("elasticsearch indexer: document refused, skipped",
-				"index", names[i], "id", batch[i].docID, "version", batch[i].version, "status", it.Status, "reason", reason)
+			ix.logger.Error("elasticsearch indexer: "+ops[i]+" refused, skipped",
+				"index", names[i], "id", *batch[i].docID, "version", batch[i].version, "status", it.Status, "reason", reason)
 			continue
 		}
 		if retry == 0 {
-			first = fmt.Sprintf("%s/%s: status %d %s", names[i], batch[i].docID, it.Status, reason)
+			first = fmt.Sprintf("%s %s/%s: status %d %s", ops[i], names[i], *batch[i].docID, it.Status, reason)
 		}
 		retry++
 	}
 	if retry > 0 {
-		return fmt.Errorf("elasticsearch indexer: bulk: %d of %d documents failed (first %s)", retry, len(batch), first)
+		return fmt.Errorf("elasticsearch indexer: bulk: %d of %d actions failed (first %s)", retry, len(batch), first)
 	}
+	return nil
+}
+
+// dropOwner deletes the indices of a deleted data owner. Index names are
+// resolved first: Elasticsearch refuses to delete by wildcard
+// (action.destructive_requires_name). Slugs have no "-", so the pattern
+// matches no other data owner's indices; ParseIndex checks anyway.
+func (ix *Indexer) dropOwner(ctx context.Context, slug string) error {
+	res, err := esapi.IndicesResolveIndexRequest{
+		Name: []string{search.IndexPrefix(slug) + "-*"}, ExpandWildcards: "all",
+	}.Do(ctx, ix.client)
+	if err != nil {
+		return fmt.Errorf("elasticsearch indexer: resolve indices of %s: %w", slug, err)
+	}
+	defer drain(res)
+	if res.IsError() {
+		return esError(res, "resolve indices of "+slug)
+	}
+	var out struct {
+		Indices []struct {
+			Name string `json:"name"`
+		} `json:"indices"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
+		return fmt.Errorf("elasticsearch indexer: resolve indices of %s: decode response: %w", slug, err)
+	}
+	var names []string
+	for _, in := range out.Indices {
+		if _, _, ok := search.ParseIndex(slug, in.Name); ok {
+			names = append(names, in.Name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	ignore := true
+	del, err := esapi.IndicesDeleteRequest{Index: names, IgnoreUnavailable: &ignore}.Do(ctx, ix.client)
+	if err != nil {
+		return fmt.Errorf("elasticsearch indexer: delete indices of %s: %w", slug, err)
+	}
+	defer drain(del)
+	if del.IsError() && del.StatusCode != http.StatusNotFound {
+		return esError(del, "delete indices of "+slug)
+	}
+	ix.logger.Info("elasticsearch indexer: data owner deleted, indices dropped", "data_owner", slug, "indices", names)
 	return nil
 }

@@ -74,8 +74,22 @@ func cursor(t *testing.T, pool *pgxpool.Pool) int64 {
 	return p
 }
 
-// bulkLine is one action + source pair of a bulk request.
+// bulkLine is one action of a bulk request with its source ("" for a
+// delete, which has none).
 type bulkLine struct{ action, source string }
+
+// bulkOp is the operation of a bulk action line: index or delete.
+func bulkOp(t *testing.T, line string) string {
+	t.Helper()
+	var a map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(line), &a); err != nil || len(a) != 1 {
+		t.Fatalf("bulk action %q", line)
+	}
+	for op := range a {
+		return op
+	}
+	return ""
+}
 
 func parseBulk(t *testing.T, r recorded) []bulkLine {
 	t.Helper()
@@ -93,33 +107,65 @@ func parseBulk(t *testing.T, r recorded) []bulkLine {
 	for sc.Scan() {
 		lines = append(lines, sc.Text())
 	}
-	if len(lines)%2 != 0 {
-		t.Fatalf("odd number of bulk lines: %q", r.Body)
-	}
 	var out []bulkLine
-	for i := 0; i < len(lines); i += 2 {
-		out = append(out, bulkLine{lines[i], lines[i+1]})
+	for i := 0; i < len(lines); i++ {
+		switch op := bulkOp(t, lines[i]); op {
+		case "delete":
+			out = append(out, bulkLine{lines[i], ""})
+		case "index":
+			if i+1 == len(lines) {
+				t.Fatalf("index action without source: %q", r.Body)
+			}
+			out = append(out, bulkLine{lines[i], lines[i+1]})
+			i++
+		default:
+			t.Fatalf("unexpected bulk operation %q", op)
+		}
 	}
 	return out
 }
 
-// bulkOK answers every action of a bulk request with the given status.
+// bulkAnswer answers each action of a bulk request with the given status
+// (201 for index, 200 for delete when not given), keyed by its operation.
 func bulkAnswer(statuses ...int) func(r recorded) (int, string) {
 	return func(r recorded) (int, string) {
-		n := bytes.Count(r.Body, []byte("\n")) / 2
-		items := make([]string, n)
-		for i := range items {
+		var ops []string
+		sc := bufio.NewScanner(bytes.NewReader(r.Body))
+		for sc.Scan() {
+			var a map[string]json.RawMessage
+			if json.Unmarshal(sc.Bytes(), &a) != nil {
+				continue
+			}
+			if _, ok := a["delete"]; ok {
+				ops = append(ops, "delete")
+			} else if _, ok := a["index"]; ok && len(a) == 1 {
+				ops = append(ops, "index")
+				sc.Scan() // its source
+			}
+		}
+		items := make([]string, len(ops))
+		errs := false
+		for i, op := range ops {
 			st := 201
+			if op == "delete" {
+				st = 200
+			}
 			if i < len(statuses) {
 				st = statuses[i]
 			}
-			if st >= 300 {
-				items[i] = fmt.Sprintf(`{"index":{"_index":"x","_id":"%d","status":%d,"error":{"type":"mapper_parsing_exception","reason":"failed to parse"}}}`, i, st)
-			} else {
+			switch {
+			case op == "delete" && st == 404:
+				items[i] = fmt.Sprintf(`{"delete":{"_index":"x","_id":"%d","_version":1,"result":"not_found","status":404}}`, i)
+			case st >= 300:
+				errs = true
+				items[i] = fmt.Sprintf(`{"%s":{"_index":"x","_id":"%d","status":%d,"error":{"type":"mapper_parsing_exception","reason":"failed to parse"}}}`, op, i, st)
+			case op == "delete":
+				items[i] = fmt.Sprintf(`{"delete":{"_index":"x","_id":"%d","_version":2,"result":"deleted","status":%d}}`, i, st)
+			default:
 				items[i] = fmt.Sprintf(`{"index":{"_index":"x","_id":"%d","_version":1,"result":"created","status":%d}}`, i, st)
 			}
 		}
-		return 200, fmt.Sprintf(`{"took":1,"errors":%v,"items":[%s]}`, len(statuses) > 0, strings.Join(items, ","))
+		return 200, fmt.Sprintf(`{"took":1,"errors":%v,"items":[%s]}`, errs, strings.Join(items, ","))
 	}
 }
 
@@ -129,6 +175,7 @@ func newTestIndexer(t *testing.T, f *fakeES, pool *pgxpool.Pool, batch int) *Ind
 	ix := NewIndexer(b.Client(), pool, nil)
 	ix.BatchSize = batch
 	ix.Settle = 0
+	t.Cleanup(ix.Close)
 	return ix
 }
 
@@ -152,6 +199,11 @@ func action(index, id string) string {
 	return `{"index":{"_id":"` + id + `","_index":"` + index + `"}}`
 }
 
+// deletion is a bulk delete of a document (no source line).
+func deletion(index, id string) bulkLine {
+	return bulkLine{`{"delete":{"_id":"` + id + `","_index":"` + index + `"}}`, ""}
+}
+
 func wantLines(t *testing.T, got []bulkLine, want []bulkLine) {
 	t.Helper()
 	if len(got) != len(want) {
@@ -160,6 +212,12 @@ func wantLines(t *testing.T, got []bulkLine, want []bulkLine) {
 	for i := range got {
 		if got[i].action != want[i].action {
 			t.Fatalf("action %d = %s, want %s", i, got[i].action, want[i].action)
+		}
+		if want[i].source == "" {
+			if got[i].source != "" {
+				t.Fatalf("action %d has source %s", i, got[i].source)
+			}
+			continue
 		}
 		jsonEqual(t, []byte(got[i].source), want[i].source)
 		if strings.Contains(got[i].source, "\n") {
@@ -285,9 +343,11 @@ func TestIndexerResumesAfterRestart(t *testing.T) {
 	for i := 1; i <= 3; i++ {
 		addDoc(t, pool, acme, "client_report", fmt.Sprintf("r%d", i), ptr("P1203ClientReport"), fmt.Sprintf(`{"id":"r%d"}`, i))
 	}
-	if n, err := runOnce(t, newTestIndexer(t, f, pool, 2)); err != nil || n != 2 {
+	first := newTestIndexer(t, f, pool, 2)
+	if n, err := runOnce(t, first); err != nil || n != 2 {
 		t.Fatalf("first indexer: %d, %v", n, err)
 	}
+	first.Close()
 	// A new indexer (a restarted server) starts at the stored cursor.
 	if n, err := runOnce(t, newTestIndexer(t, f, pool, 2)); err != nil || n != 1 {
 		t.Fatalf("second indexer: %d, %v", n, err)

@@ -10,10 +10,10 @@ import (
 
 // byID builds a batch function that loads one value per key and answers
 // store.ErrNotFound for keys the store did not return.
-func byID[V any](fetch func(context.Context, []int64) ([]V, error), id func(V) int64) dataloader.BatchFunc[int64, V] {
-	return func(ctx context.Context, ids []int64) []*dataloader.Result[V] {
+func byID[K comparable, V any](fetch func(context.Context, []K) ([]V, error), id func(V) K) dataloader.BatchFunc[K, V] {
+	return func(ctx context.Context, ids []K) []*dataloader.Result[V] {
 		vs, err := fetch(ctx, ids)
-		by := make(map[int64]V, len(vs))
+		by := make(map[K]V, len(vs))
 		for _, v := range vs {
 			by[id(v)] = v
 		}

@@ -6,7 +6,10 @@ package loaders
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/graph-gophers/dataloader/v7"
@@ -44,8 +47,38 @@ type Loaders struct {
 	Config               *Loader[int64, store.ConfigRef]
 	DefaultConfig        *Loader[string, *store.ConfigRef]
 	ReportsByMeasurement *Loader[string, []store.Document]
+	MeasurementPages     *Loader[MeasurementPageKey, []store.MeasurementPage]
+	ClientByUUID         *Loader[string, store.Client]
 	DataOwner            *Loader[int64, store.DataOwner]
 }
+
+// MeasurementPageKey names one client's page of measurements: the client's
+// UUID and the page's arguments as PageArgs.Key encodes them, so that the
+// keys of equal arguments are equal.
+type MeasurementPageKey struct {
+	ClientUUID string
+	Page       string
+}
+
+// PageArgs are the arguments of a page of measurements: the filter and the
+// most rows per client (the store's limit).
+type PageArgs struct {
+	Filter store.MeasurementFilter
+	Limit  int
+}
+
+// Key encodes a as canonical JSON, its times in UTC.
+func (a PageArgs) Key() string {
+	for _, t := range []**time.Time{&a.Filter.Since, &a.Filter.Until, &a.Filter.AfterTime} {
+		if *t != nil {
+			*t = ptr((*t).UTC())
+		}
+	}
+	b, _ := json.Marshal(a) // strings, times and numbers only: cannot fail
+	return string(b)
+}
+
+func ptr[T any](v T) *T { return &v }
 
 // IspCounts are the child counts of one ISP.
 type IspCounts struct{ Contracts, Details int64 }
@@ -116,6 +149,44 @@ func New(s *store.Store, ownerID int64) *Loaders {
 			}
 			return fill(ids, by, err)
 		}),
+		MeasurementPages: newLoader(func(ctx context.Context, keys []MeasurementPageKey) []*dataloader.Result[[]store.MeasurementPage] {
+			// One statement per distinct page arguments: one, unless a query
+			// asks for the measurements of clients with different arguments.
+			uuids := map[string][]string{}
+			var pages []string
+			for _, k := range keys {
+				if _, seen := uuids[k.Page]; !seen {
+					pages = append(pages, k.Page)
+				}
+				uuids[k.Page] = append(uuids[k.Page], k.ClientUUID)
+			}
+			by := map[MeasurementPageKey][]store.MeasurementPage{}
+			errs := map[string]error{}
+			for _, page := range pages {
+				var a PageArgs
+				if err := json.Unmarshal([]byte(page), &a); err != nil {
+					errs[page] = fmt.Errorf("measurement page arguments %q: %w", page, err)
+					continue
+				}
+				rows, err := s.ClientMeasurements(ctx, ownerID, uuids[page], a.Filter, a.Limit)
+				if err != nil {
+					errs[page] = err
+					continue
+				}
+				for _, m := range rows {
+					k := MeasurementPageKey{ClientUUID: m.ClientUUID, Page: page}
+					by[k] = append(by[k], m)
+				}
+			}
+			out := make([]*dataloader.Result[[]store.MeasurementPage], len(keys))
+			for i, k := range keys {
+				out[i] = &dataloader.Result[[]store.MeasurementPage]{Data: by[k], Error: errs[k.Page]}
+			}
+			return out
+		}),
+		ClientByUUID: newLoader(byID(func(ctx context.Context, uuids []string) ([]store.Client, error) {
+			return s.ClientsByUUIDs(ctx, ownerID, uuids)
+		}, func(c store.Client) string { return c.UUID })),
 		DataOwner: newLoader(func(ctx context.Context, ids []int64) []*dataloader.Result[store.DataOwner] {
 			d, err := s.DataOwner(ctx, ownerID)
 			return fill(ids, map[int64]store.DataOwner{ownerID: d}, err)
@@ -131,6 +202,9 @@ type Loader[K comparable, V any] struct {
 	*dataloader.Loader[K, V]
 	batch dataloader.BatchFunc[K, V]
 	cache *dataloader.InMemoryCache[K, V]
+	// fetching serialises Fetch, so that two root fields fetching ahead
+	// the same keys at once read them once, not once each.
+	fetching sync.Mutex
 }
 
 func newLoader[K comparable, V any](fn dataloader.BatchFunc[K, V]) *Loader[K, V] {
@@ -144,6 +218,8 @@ func newLoader[K comparable, V any](fn dataloader.BatchFunc[K, V]) *Loader[K, V]
 
 // Fetch loads every key not yet cached in one call of the batch function.
 func (l *Loader[K, V]) Fetch(ctx context.Context, keys []K) {
+	l.fetching.Lock()
+	defer l.fetching.Unlock()
 	var missing []K
 	seen := make(map[K]bool, len(keys))
 	for _, k := range keys {

@@ -154,7 +154,9 @@ func (r *queryResolver) AnomalyEvent(ctx context.Context, id string) (*model.Ano
 	if err != nil {
 		return nil, err
 	}
-	return &model.AnomalyEvent{ID: d.DocID, Document: documentJSON(d.Doc)}, nil
+	out := &model.AnomalyEvent{ID: d.DocID, Document: documentJSON(d.Doc)}
+	lookahead(ctx, "AnomalyEvent", []*model.AnomalyEvent{out})
+	return out, nil
 }
 
 // AnomalyEventDocument is the resolver for the anomalyEventDocument field.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/graph"
 	model1 "github.com/fleetgraph/fleetgraph/graph/model"
+	"github.com/fleetgraph/fleetgraph/loaders"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -17,32 +18,22 @@ import (
 
 // Measurements is the batch resolver for the measurements field.
 func (r *clientResolver) Measurements(ctx context.Context, objs []*model.Client, filter *model1.MeasurementFilter, first *int64, after *string) ([]*model1.MeasurementConnection, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	if _, err := requireRole(ctx, model.RoleViewer); err != nil {
+		return nil, err
+	}
+	page, limit, err := measurementPage(filter, first, after)
 	if err != nil {
 		return nil, err
 	}
-	f, limit, err := measurementPaging(filter, first, after)
-	if err != nil {
-		return nil, err
-	}
-	uuids := make([]string, len(objs))
-	for i, c := range objs {
-		uuids[i] = c.UUID
-	}
-	// One statement for all sibling clients (the arguments are shared).
-	rows, err := r.Store.ClientMeasurements(ctx, p.DataOwnerID, uuids, f, limit+1)
-	if err != nil {
-		return nil, err
-	}
-	byClient := map[string][]store.MeasurementPage{}
-	for _, m := range rows {
-		byClient[m.ClientUUID] = append(byClient[m.ClientUUID], m)
-	}
-	out := make([]*model1.MeasurementConnection, len(objs))
-	for i, c := range objs {
-		out[i] = measurementConnection(byClient[c.UUID], limit)
-	}
-	return out, nil
+	// One statement for all sibling clients (the arguments are shared), or
+	// none when lookahead fetched the page for all clients of the level.
+	return loadAll(ctx, objs, loaders.For(ctx).MeasurementPages,
+		func(c *model.Client) (loaders.MeasurementPageKey, bool) {
+			return loaders.MeasurementPageKey{ClientUUID: c.UUID, Page: page}, true
+		},
+		func(rows []store.MeasurementPage) *model1.MeasurementConnection {
+			return measurementConnection(rows, limit)
+		})
 }
 
 // Client is the batch resolver for the client field.
@@ -107,7 +98,9 @@ func (r *queryResolver) Measurement(ctx context.Context, id string) (*model1.Mea
 	if err != nil {
 		return nil, err
 	}
-	return &model1.Measurement{ID: d.DocID, Document: documentJSON(d.Doc)}, nil
+	out := &model1.Measurement{ID: d.DocID, Document: documentJSON(d.Doc)}
+	lookahead(ctx, "Measurement", []*model1.Measurement{out})
+	return out, nil
 }
 
 // MeasurementDocument is the resolver for the measurementDocument field.

@@ -27,17 +27,29 @@ import (
 
 // fieldPlan says how one field of a type is fetched ahead.
 type fieldPlan struct {
-	// fetch reads what the field needs for all parents, in one statement.
-	fetch func(ctx context.Context, l *loaders.Loaders, parents []any)
+	// fetch reads what the field needs for all parents, in one statement;
+	// args are the field's arguments (defaults applied, variables
+	// substituted).
+	fetch func(ctx context.Context, l *loaders.Loaders, parents []any, args map[string]any)
 	// children returns the objects the field yields for one parent (from the
 	// filled cache), for the next level; nil for scalar fields.
-	children  func(ctx context.Context, l *loaders.Loaders, parent any) []any
+	children  func(ctx context.Context, l *loaders.Loaders, parent any, args map[string]any) []any
 	childType string
 }
 
 var plans map[string]map[string]fieldPlan
 
-func init() { plans = buildPlans() }
+func init() {
+	plans = buildPlans()
+	for typeName, fields := range measurementPlans() {
+		if plans[typeName] == nil {
+			plans[typeName] = map[string]fieldPlan{}
+		}
+		for name, plan := range fields {
+			plans[typeName][name] = plan
+		}
+	}
+}
 
 // lookahead fetches, level by level, what the current field's selection
 // will read below objs, which are of GraphQL type typeName.
@@ -57,20 +69,25 @@ func fetchLevel(ctx context.Context, l *loaders.Loaders, typeName string, parent
 	if len(parents) == 0 {
 		return
 	}
-	fields := graphql.CollectFields(graphql.GetOperationContext(ctx), sel, []string{typeName})
-	for _, f := range fields {
+	oc := graphql.GetOperationContext(ctx)
+	fields := graphql.CollectFields(oc, sel, []string{typeName})
+	args := make([]map[string]any, len(fields))
+	for i, f := range fields {
 		if plan, ok := plans[typeName][f.Name]; ok {
-			plan.fetch(ctx, l, parents)
+			args[i] = f.ArgumentMap(oc.Variables)
+			if plan.fetch != nil {
+				plan.fetch(ctx, l, parents, args[i])
+			}
 		}
 	}
-	for _, f := range fields {
+	for i, f := range fields {
 		plan, ok := plans[typeName][f.Name]
 		if !ok || plan.children == nil {
 			continue
 		}
 		var kids []any
 		for _, p := range parents {
-			kids = append(kids, plan.children(ctx, l, p)...)
+			kids = append(kids, plan.children(ctx, l, p, args[i])...)
 		}
 		fetchLevel(ctx, l, plan.childType, kids, f.Selections)
 	}
@@ -88,7 +105,7 @@ func keysOf[T any](parents []any, key func(*T) (int64, bool)) []int64 {
 }
 
 // cached reads a filled value; a failed or missing one yields nothing.
-func cached[V any](ctx context.Context, l *loaders.Loader[int64, V], key int64) (V, bool) {
+func cached[K comparable, V any](ctx context.Context, l *loaders.Loader[K, V], key K) (V, bool) {
 	v, err := l.Load(ctx, key)()
 	return v, err == nil
 }
@@ -108,8 +125,8 @@ func all[T any](vs []T) []any {
 	return out
 }
 
-func fetchBy[T, V any](loader func(*loaders.Loaders) *loaders.Loader[int64, V], key func(*T) (int64, bool)) func(context.Context, *loaders.Loaders, []any) {
-	return func(ctx context.Context, l *loaders.Loaders, parents []any) {
+func fetchBy[T, V any](loader func(*loaders.Loaders) *loaders.Loader[int64, V], key func(*T) (int64, bool)) func(context.Context, *loaders.Loaders, []any, map[string]any) {
+	return func(ctx context.Context, l *loaders.Loaders, parents []any, _ map[string]any) {
 		loader(l).Fetch(ctx, keysOf(parents, key))
 	}
 }
@@ -118,26 +135,26 @@ func buildPlans() map[string]map[string]fieldPlan {
 	clientContracts := fetchBy(func(l *loaders.Loaders) *loaders.Loader[int64, []store.IspContract] { return l.ContractsByClient }, byID(clientID))
 	contractIsp := fetchBy(func(l *loaders.Loaders) *loaders.Loader[int64, store.Isp] { return l.Isp }, byID(contractIspID))
 	contractClient := fetchBy(func(l *loaders.Loaders) *loaders.Loader[int64, store.Client] { return l.Client }, byID(contractClientID))
-	ispCounts := func(ctx context.Context, l *loaders.Loaders, parents []any) {
+	ispCounts := func(ctx context.Context, l *loaders.Loaders, parents []any, _ map[string]any) {
 		l.IspCounts.Fetch(ctx, keysOf(parents, byID(ispID)))
 	}
 	return map[string]map[string]fieldPlan{
 		"Client": {
 			"clientGroups": {
 				fetch: fetchBy(func(l *loaders.Loaders) *loaders.Loader[int64, []store.ClientGroup] { return l.GroupsByClient }, byID(clientID)),
-				children: func(ctx context.Context, l *loaders.Loaders, p any) []any {
+				children: func(ctx context.Context, l *loaders.Loaders, p any, _ map[string]any) []any {
 					gs, _ := cached(ctx, l.GroupsByClient, p.(*model.Client).ID)
 					return all(convertAll(gs, groupOf))
 				},
 				childType: "ClientGroup",
 			},
 			"currentIspContract": {fetch: clientContracts, childType: "IspContract",
-				children: func(ctx context.Context, l *loaders.Loaders, p any) []any {
+				children: func(ctx context.Context, l *loaders.Loaders, p any, _ map[string]any) []any {
 					cs, _ := cached(ctx, l.ContractsByClient, p.(*model.Client).ID)
 					return one(currentContract(cs))
 				}},
 			"ispContracts": {fetch: clientContracts, childType: "IspContract",
-				children: func(ctx context.Context, l *loaders.Loaders, p any) []any {
+				children: func(ctx context.Context, l *loaders.Loaders, p any, _ map[string]any) []any {
 					cs, _ := cached(ctx, l.ContractsByClient, p.(*model.Client).ID)
 					return all(contractsOf(cs))
 				}},
@@ -149,7 +166,7 @@ func buildPlans() map[string]map[string]fieldPlan {
 						}
 						return c.RegistrationKeyID
 					})),
-				children: func(ctx context.Context, l *loaders.Loaders, p any) []any {
+				children: func(ctx context.Context, l *loaders.Loaders, p any, _ map[string]any) []any {
 					c := p.(*model.Client)
 					if c.RegistrationKeyID == nil {
 						return nil
@@ -164,7 +181,7 @@ func buildPlans() map[string]map[string]fieldPlan {
 			},
 			"deliveredPublicConfig":    {fetch: fetchConfigs("public", func(c *model.Client) *int64 { return c.Configuration.PublicConfigID })},
 			"deliveredAutomatorConfig": {fetch: fetchConfigs("automator", func(c *model.Client) *int64 { return c.Configuration.AutomatorConfigID })},
-			"offline": {fetch: func(ctx context.Context, l *loaders.Loaders, _ []any) {
+			"offline": {fetch: func(ctx context.Context, l *loaders.Loaders, _ []any, _ map[string]any) {
 				if p := auth.From(ctx); p != nil {
 					l.DataOwner.Fetch(ctx, []int64{p.DataOwnerID})
 				}
@@ -174,7 +191,7 @@ func buildPlans() map[string]map[string]fieldPlan {
 			"clients": {
 				fetch: fetchBy(func(l *loaders.Loaders) *loaders.Loader[int64, []store.GroupClient] { return l.ClientsByGroup },
 					byID(func(g *model.ClientGroup) int64 { return g.ID })),
-				children: func(ctx context.Context, l *loaders.Loaders, p any) []any {
+				children: func(ctx context.Context, l *loaders.Loaders, p any, _ map[string]any) []any {
 					cs, _ := cached(ctx, l.ClientsByGroup, p.(*model.ClientGroup).ID)
 					return all(convertAll(cs, func(c store.GroupClient) model.Client { return clientOf(c.Client) }))
 				},
@@ -183,7 +200,7 @@ func buildPlans() map[string]map[string]fieldPlan {
 		},
 		"IspContract": {
 			"isp": {fetch: contractIsp, childType: "Isp",
-				children: func(ctx context.Context, l *loaders.Loaders, p any) []any {
+				children: func(ctx context.Context, l *loaders.Loaders, p any, _ map[string]any) []any {
 					i, ok := cached(ctx, l.Isp, p.(*model.IspContract).IspID)
 					if !ok {
 						return nil
@@ -194,7 +211,7 @@ func buildPlans() map[string]map[string]fieldPlan {
 			"clientUuid":  {fetch: contractClient},
 			"clientLabel": {fetch: contractClient},
 			"client": {fetch: contractClient, childType: "Client",
-				children: func(ctx context.Context, l *loaders.Loaders, p any) []any {
+				children: func(ctx context.Context, l *loaders.Loaders, p any, _ map[string]any) []any {
 					c, ok := cached(ctx, l.Client, p.(*model.IspContract).ClientID)
 					if !ok {
 						return nil
@@ -207,7 +224,7 @@ func buildPlans() map[string]map[string]fieldPlan {
 			"ispDetailsCount":   {fetch: ispCounts},
 			"ispContracts": {
 				fetch: fetchBy(func(l *loaders.Loaders) *loaders.Loader[int64, []store.IspContract] { return l.ContractsByIsp }, byID(ispID)),
-				children: func(ctx context.Context, l *loaders.Loaders, p any) []any {
+				children: func(ctx context.Context, l *loaders.Loaders, p any, _ map[string]any) []any {
 					cs, _ := cached(ctx, l.ContractsByIsp, p.(*model.Isp).ID)
 					return all(contractsOf(cs))
 				},
@@ -215,12 +232,12 @@ func buildPlans() map[string]map[string]fieldPlan {
 			},
 		},
 		"Capability": {
-			"registrationKeysCount": {fetch: func(ctx context.Context, l *loaders.Loaders, parents []any) {
+			"registrationKeysCount": {fetch: func(ctx context.Context, l *loaders.Loaders, parents []any, _ map[string]any) {
 				l.KeyCountByCapability.Fetch(ctx, keysOf(parents, byID(capabilityID)))
 			}},
 			"registrationKeys": {
 				fetch: fetchBy(func(l *loaders.Loaders) *loaders.Loader[int64, []store.RegistrationKey] { return l.KeysByCapability }, byID(capabilityID)),
-				children: func(ctx context.Context, l *loaders.Loaders, p any) []any {
+				children: func(ctx context.Context, l *loaders.Loaders, p any, _ map[string]any) []any {
 					ks, _ := cached(ctx, l.KeysByCapability, p.(*model.Capability).ID)
 					return all(convertAll(ks, registrationKeyOf))
 				},
@@ -228,12 +245,12 @@ func buildPlans() map[string]map[string]fieldPlan {
 			},
 		},
 		"RegistrationKey": {
-			"clientsCount": {fetch: func(ctx context.Context, l *loaders.Loaders, parents []any) {
+			"clientsCount": {fetch: func(ctx context.Context, l *loaders.Loaders, parents []any, _ map[string]any) {
 				l.ClientCountByKey.Fetch(ctx, keysOf(parents, byID(registrationKeyID)))
 			}},
 			"capability": {
 				fetch: fetchBy(func(l *loaders.Loaders) *loaders.Loader[int64, store.Capability] { return l.Capability }, byID(keyCapabilityID)),
-				children: func(ctx context.Context, l *loaders.Loaders, p any) []any {
+				children: func(ctx context.Context, l *loaders.Loaders, p any, _ map[string]any) []any {
 					c, ok := cached(ctx, l.Capability, p.(*model.RegistrationKey).CapabilityID)
 					if !ok {
 						return nil
@@ -248,8 +265,8 @@ func buildPlans() map[string]map[string]fieldPlan {
 
 // fetchConfigs reads the assigned configs of kind, and the default when
 // some owned client has none assigned.
-func fetchConfigs(kind string, assigned func(*model.Client) *int64) func(context.Context, *loaders.Loaders, []any) {
-	return func(ctx context.Context, l *loaders.Loaders, parents []any) {
+func fetchConfigs(kind string, assigned func(*model.Client) *int64) func(context.Context, *loaders.Loaders, []any, map[string]any) {
+	return func(ctx context.Context, l *loaders.Loaders, parents []any, _ map[string]any) {
 		var ids []int64
 		needDefault := false
 		for _, p := range parents {

@@ -270,40 +270,26 @@ func documentJSON(raw []byte) model.JSON {
 // maxResolveIDs caps anomaly ids per resolve request (spec "Limits").
 const maxResolveIDs = 500
 
+// documentClientUUID is the client_uuid a document names, lower-cased.
+func documentClientUUID(d model.JSON) (string, bool) {
+	m, _ := d.Value.(map[string]any)
+	u, ok := m["client_uuid"].(string)
+	return strings.ToLower(u), ok && u != ""
+}
+
 // documentClients loads the client named by each document's client_uuid
-// (nil when absent or not visible) with one statement, priming the client
-// loader for the fields below.
+// (nil when absent or not visible) through the client-by-UUID loader,
+// priming the client loader for the fields below.
 func (r *Resolver) documentClients(ctx context.Context, docs []model.JSON) ([]*model.Client, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
-	if err != nil {
+	if _, err := requireRole(ctx, model.RoleViewer); err != nil {
 		return nil, err
 	}
-	uuids := make([]string, len(docs))
-	var want []string
-	for i, d := range docs {
-		m, _ := d.Value.(map[string]any)
-		if u, ok := m["client_uuid"].(string); ok && u != "" {
-			uuids[i] = strings.ToLower(u)
-			want = append(want, uuids[i])
-		}
-	}
-	out := make([]*model.Client, len(docs))
-	if len(want) == 0 {
-		return out, nil
-	}
-	cs, err := r.Store.ClientsByUUIDs(ctx, p.DataOwnerID, want)
-	if err != nil {
-		return nil, err
-	}
-	prime(ctx, loaders.For(ctx).Client, cs, func(c store.Client) int64 { return c.ID })
-	by := make(map[string]*model.Client, len(cs))
-	for _, c := range cs {
-		by[c.UUID] = ptr(clientOf(c))
-	}
-	for i, u := range uuids {
-		out[i] = by[u]
-	}
-	return out, nil
+	l := loaders.For(ctx)
+	return orNil(loadAll(ctx, pointers(docs), l.ClientByUUID, func(d *model.JSON) (string, bool) { return documentClientUUID(*d) },
+		func(c store.Client) *model.Client {
+			l.Client.Prime(ctx, c.ID, c)
+			return ptr(clientOf(c))
+		}))
 }
 
 // Measurement documents and their client reports.
@@ -331,6 +317,17 @@ func measurementPaging(filter *gmodel.MeasurementFilter, first *int64, after *st
 		f.AfterTime, f.AfterID = &t, &id
 	}
 	return f, int(limit), nil
+}
+
+// measurementPage is the loader page of Client.measurements' arguments (one
+// row more than the page size, to tell whether there is a next page) and the
+// page size.
+func measurementPage(filter *gmodel.MeasurementFilter, first *int64, after *string) (string, int, error) {
+	f, limit, err := measurementPaging(filter, first, after)
+	if err != nil {
+		return "", 0, err
+	}
+	return loaders.PageArgs{Filter: f, Limit: limit + 1}.Key(), limit, nil
 }
 
 func measurementConnection(rows []store.MeasurementPage, limit int) *gmodel.MeasurementConnection {

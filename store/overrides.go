@@ -142,8 +142,6 @@ type MeasurementFilter struct {
 	AfterID   *int64
 }
 
-// ClientMeasurements pages the data owner's measurement documents of one
-// client, newest first, at most limit of them.
 // ClientMeasurements pages the measurements of several clients at once:
 // up to limit rows per client, newest first, in one statement.
 func (s *Store) ClientMeasurements(ctx context.Context, ownerID int64, clientUUIDs []string, f MeasurementFilter, limit int) ([]MeasurementPage, error) {

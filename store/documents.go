@@ -307,7 +307,7 @@ func (s *Store) InsertDocuments(ctx context.Context, ownerID int64, docs []Docum
 			SELECT $1, kind, doc_id, client_uuid, type, subject, measurement_id, created_at, doc FROM src
 			ON CONFLICT (data_owner_id, kind, doc_id) DO UPDATE SET client_uuid = EXCLUDED.client_uuid,
 				type = EXCLUDED.type, subject = EXCLUDED.subject, measurement_id = EXCLUDED.measurement_id,
-				created_at = EXCLUDED.created_at, doc = EXCLUDED.doc, version = nextval('documents_version')
+				created_at = EXCLUDED.created_at, doc = EXCLUDED.doc, version = next_document_version()
 			WHERE d.doc IS DISTINCT FROM EXCLUDED.doc
 			RETURNING (d.xmax = 0) AS inserted
 		)
@@ -382,7 +382,7 @@ func (s *Store) DocumentsByMeasurement(ctx context.Context, ownerID int64, kind,
 // ids resolved (status "resolved", resolved_at now, new version). Only
 // events with status "new" change; the others and unknown ids are skipped.
 func (s *Store) ResolveAnomalyEvents(ctx context.Context, ownerID int64, ids []string) (int, error) {
-	const q = `UPDATE documents SET version = nextval('documents_version'),
+	const q = `UPDATE documents SET version = next_document_version(),
 		doc = doc || jsonb_build_object('status', 'resolved',
 			'resolved_at', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
 		WHERE data_owner_id = $1 AND kind = 'anomaly_event' AND doc_id = ANY($2) AND doc->>'status' = 'new'`

@@ -47,10 +47,10 @@ var ErrLockHeld = errors.New("elasticsearch indexer: another indexer holds the l
 // A version is taken from the sequence before its transaction commits, so a
 // transaction may commit version 10 after version 11 is visible. The
 // indexer therefore reads only versions up to a horizon: the sequence value
-// seen at some moment, once every transaction running at that moment has
-// ended (and Settle has passed, for the instant between nextval and the
-// transaction getting its id). This relies on the sequence having CACHE 1,
-// as created by the migration.
+// seen at some moment, once every transaction that could hold a version up
+// to it has ended (see horizon). This relies on the sequence having CACHE 1,
+// as created by the migration, and on versions being taken through
+// next_document_version() (migration 00006). Settle adds a margin on top.
 //
 // Only one indexer per database works at a time: the holder of a
 // session-level advisory lock, taken on a connection of its own that then
@@ -87,12 +87,12 @@ type Indexer struct {
 	stable   int64     // highest settled version seen
 }
 
-// horizon: every version <= seq was handed out before a snapshot whose
-// next transaction id was xmax.
+// horizon: every version <= seq was handed out to a transaction older
+// than xid, a transaction id the indexer took after reading seq.
 type horizon struct {
-	seq  int64
-	xmax int64
-	at   time.Time
+	seq int64
+	xid int64
+	at  time.Time
 }
 
 const maxHorizons = 64
@@ -153,13 +153,19 @@ func (ix *Indexer) Run(ctx context.Context) error {
 	return nil
 }
 
-// Close releases the lock (by ending its session), if held.
+// Close releases the lock, if held, and ends its session. The lock is
+// released explicitly first: the session's end releases it too, but only
+// once the server has processed it, and another server waiting for the lock
+// should be able to take it as soon as Close returns.
 func (ix *Indexer) Close() {
 	if ix.conn == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	if !ix.conn.IsClosed() {
+		_, _ = ix.conn.Exec(ctx, `SELECT pg_advisory_unlock($1::int, $2::int)`, lockClass, lockID)
+	}
 	_ = ix.conn.Close(ctx)
 	ix.conn = nil
 }
@@ -306,35 +312,53 @@ func (ix *Indexer) runBatch(ctx context.Context, conn *pgx.Conn) (int, error) {
 	return len(batch), nil
 }
 
-// horizon records a new candidate and returns the highest version known to
-// be settled (0 if none yet).
+// horizon records a new candidate when versions were handed out since the
+// last one, and returns the highest version known to be settled (0 if none
+// yet).
+//
+// A candidate pairs the sequence's value with a transaction id taken
+// afterwards. Writers take versions through next_document_version(), which
+// gives their transaction its id first, so every transaction holding a
+// version <= seq has an id below the candidate's; once the oldest running
+// transaction (the snapshot's xmin) is past that id, they have all ended.
+// The snapshot's xmax cannot serve: it is one past the latest completed
+// transaction, and a transaction that has its id but is still running may
+// lie beyond it.
 func (ix *Indexer) horizon(ctx context.Context, conn *pgx.Conn) (int64, error) {
-	// The sequence first, then the snapshot: whoever took a value <= seq had
-	// started before the snapshot.
 	var seq int64
 	err := conn.QueryRow(ctx,
 		`SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END FROM documents_version`).Scan(&seq)
 	if err != nil {
 		return 0, fmt.Errorf("elasticsearch indexer: read documents_version: %w", err)
 	}
-	var xmin, xmax int64
-	err = conn.QueryRow(ctx, `SELECT pg_snapshot_xmin(s)::text::bigint, pg_snapshot_xmax(s)::text::bigint
-		FROM pg_current_snapshot() AS s`).Scan(&xmin, &xmax)
+	now := time.Now()
+	// A new candidate only when there is something new: each takes (and
+	// commits) a transaction id, which an idle poll should not spend.
+	if n := len(ix.horizons); seq > ix.stable && (n == 0 || ix.horizons[n-1].seq < seq) {
+		var xid int64
+		if err := conn.QueryRow(ctx, `SELECT pg_current_xact_id()::text::bigint`).Scan(&xid); err != nil {
+			return 0, fmt.Errorf("elasticsearch indexer: take a transaction id: %w", err)
+		}
+		c := horizon{seq: seq, xid: xid, at: now}
+		if n == maxHorizons {
+			ix.horizons[n-1] = c
+		} else {
+			ix.horizons = append(ix.horizons, c)
+		}
+	}
+	if len(ix.horizons) == 0 {
+		return ix.stable, nil
+	}
+	var xmin int64
+	err = conn.QueryRow(ctx, `SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint`).Scan(&xmin)
 	if err != nil {
 		return 0, fmt.Errorf("elasticsearch indexer: read snapshot: %w", err)
-	}
-	now := time.Now()
-	c := horizon{seq: seq, xmax: xmax, at: now}
-	if n := len(ix.horizons); n == maxHorizons {
-		ix.horizons[n-1] = c
-	} else {
-		ix.horizons = append(ix.horizons, c)
 	}
 	// The newest candidate whose transactions have all ended and that has
 	// settled wins; it and the older ones are no longer needed.
 	for i := len(ix.horizons) - 1; i >= 0; i-- {
 		h := ix.horizons[i]
-		if h.xmax <= xmin && now.Sub(h.at) >= ix.Settle {
+		if h.xid < xmin && now.Sub(h.at) >= ix.Settle {
 			ix.stable = max(ix.stable, h.seq)
 			ix.horizons = append(ix.horizons[:0], ix.horizons[i+1:]...)
 			break

@@ -53,7 +53,7 @@ func addDoc(t *testing.T, q interface {
 	err := q.QueryRow(context.Background(), `
 		INSERT INTO documents (data_owner_id, kind, doc_id, type, created_at, doc)
 		VALUES ($1, $2, $3, $4, now(), $5)
-		ON CONFLICT (data_owner_id, kind, doc_id) DO UPDATE SET doc = EXCLUDED.doc, version = nextval('documents_version')
+		ON CONFLICT (data_owner_id, kind, doc_id) DO UPDATE SET doc = EXCLUDED.doc, version = next_document_version()
 		RETURNING version`, owner, kind, docID, typ, doc).Scan(&v)
 	if err != nil {
 		t.Fatal(err)
@@ -391,6 +391,41 @@ func TestIndexerWaitsForOpenTransactions(t *testing.T) {
 	wantLines(t, parseBulk(t, f.requests()[0]), []bulkLine{
 		{action("analytics-production-acme-measurements", "late"), `{"id":"late"}`},
 		{action("analytics-production-acme-measurements", "early"), `{"id":"early"}`},
+	})
+}
+
+// The open transaction holding a version may be the newest one, past the
+// snapshot's xmax (one past the latest completed transaction): its version
+// must not be passed either.
+func TestIndexerWaitsForTheNewestOpenTransaction(t *testing.T) {
+	pool := testPool(t)
+	f := newFakeES(t, bulkAnswer())
+	acme := addOwner(t, pool, "acme")
+	ctx := context.Background()
+	ix := newTestIndexer(t, f, pool, 10)
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	late := addDoc(t, tx, acme, "measurement", "late", nil, `{"id":"late"}`)
+	for range 5 {
+		if n, err := ix.RunOnce(ctx); n != 0 || err != nil {
+			t.Fatalf("indexed %d (%v) while the version was uncommitted", n, err)
+		}
+		if c := cursor(t, pool); c >= late {
+			t.Fatalf("cursor moved to %d past the uncommitted version %d", c, late)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := runOnce(t, ix); err != nil || n != 1 {
+		t.Fatalf("after commit: %d, %v", n, err)
+	}
+	wantLines(t, parseBulk(t, f.requests()[0]), []bulkLine{
+		{action("analytics-production-acme-measurements", "late"), `{"id":"late"}`},
 	})
 }
 

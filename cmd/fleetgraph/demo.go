@@ -1,11 +1,18 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"strings"
 	"time"
 
+	"github.com/fleetgraph/fleetgraph"
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/resolvers"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -90,7 +97,63 @@ func fillDemo(ctx context.Context, st *store.Store, sealer *auth.Sealer, owner i
 	}
 	_, err = st.CreateServiceCredential(ctx, owner, store.CredentialInput{Name: s("Ookla account"), Service: s("ookla"),
 		Username: s("fleet"), SealedPassword: sealer.Seal("demo-password")})
-	return err
+	if err != nil {
+		return err
+	}
+	return loadDemoDocuments(ctx, st, owner, fleetgraph.Fixtures)
+}
+
+// fixtureUUID matches the client UUIDs the fixture documents name.
+var fixtureUUID = regexp.MustCompile(`"(?:client_uuid|uuid)":"([0-9a-f-]{36})"`)
+
+// loadDemoDocuments loads the fixture set (testdata/<kind>s.ndjson) into
+// the demo data owner, its clients renamed to the demo fleet's probes in
+// order of appearance, so that the measurements carry the probes' labels,
+// tags and groups.
+func loadDemoDocuments(ctx context.Context, st *store.Store, owner int64, fixtures fs.FS) error {
+	names, err := fs.Glob(fixtures, "testdata/*.ndjson")
+	if err != nil {
+		return err
+	}
+	probes := map[string]string{}
+	for _, name := range names {
+		raw, err := fs.ReadFile(fixtures, name)
+		if err != nil {
+			return err
+		}
+		raw = fixtureUUID.ReplaceAllFunc(raw, func(m []byte) []byte {
+			u := string(fixtureUUID.FindSubmatch(m)[1])
+			if probes[u] == "" {
+				probes[u] = demoUUID(len(probes)%12 + 1)
+			}
+			return bytes.Replace(m, []byte(u), []byte(probes[u]), 1)
+		})
+		kind := strings.TrimSuffix(path.Base(name), "s.ndjson")
+		var docs []store.Document
+		lines := bufio.NewScanner(bytes.NewReader(raw))
+		lines.Buffer(nil, 1<<20)
+		for n := 1; lines.Scan(); n++ {
+			if len(bytes.TrimSpace(lines.Bytes())) == 0 {
+				continue
+			}
+			d, err := store.ParseDocument(kind, bytes.Clone(lines.Bytes()))
+			if err != nil {
+				return fmt.Errorf("demo: %s line %d: %w", name, n, err)
+			}
+			docs = append(docs, d)
+		}
+		if err := lines.Err(); err != nil {
+			return fmt.Errorf("demo: %s: %w", name, err)
+		}
+		res, err := st.InsertDocuments(ctx, owner, docs)
+		if err != nil {
+			return fmt.Errorf("demo: load %s: %w", name, err)
+		}
+		if len(res.Refused) > 0 {
+			return fmt.Errorf("demo: %s: %d documents name clients of another data owner", name, len(res.Refused))
+		}
+	}
+	return nil
 }
 
 // demoUUID derives a stable UUID for demo client n.

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fleetgraph/fleetgraph/apitest"
+)
+
+// serve --demo fills the demo data owner with the fixture set, its clients
+// renamed to the demo probes, once.
+func TestDemoLoadsTheFixtureSet(t *testing.T) {
+	e := apitest.Get(t)
+	ctx := context.Background()
+	key, err := seedDemo(ctx, e.Store, e.Sealer)
+	if err != nil {
+		t.Fatalf("seed: %v", err)
+	}
+	var owner int64
+	if err := e.Store.Pool().QueryRow(ctx, `SELECT id FROM data_owners WHERE slug = $1`, demoOwner).Scan(&owner); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{}
+	for _, kind := range []string{"measurement", "client_report", "event_bundle", "network_request", "user_feedback", "anomaly_event"} {
+		raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", kind+"s.ndjson"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[kind] = len(bytes.Split(bytes.TrimSpace(raw), []byte("\n")))
+		if got := countDocs(t, owner, kind); got != want[kind] {
+			t.Errorf("%s: %d documents, want the fixture's %d", kind, got, want[kind])
+		}
+	}
+	// The fixture's clients became demo probes: no client of the fixture
+	// exists, and the measurements name probes with labels.
+	var strays int
+	if err := e.Store.Pool().QueryRow(ctx, `SELECT count(*) FROM clients WHERE data_owner_id = $1 AND label IS NULL`, owner).Scan(&strays); err != nil {
+		t.Fatal(err)
+	}
+	if strays != 0 {
+		t.Errorf("%d clients without a label: fixture clients were created instead of using the probes", strays)
+	}
+	for _, c := range fixtureClients {
+		if r := e.Admin(t, http.MethodGet, "/clients/"+c, key, nil); r.Status != http.StatusNotFound {
+			t.Errorf("fixture client %s: GET = %d, want 404", c, r.Status)
+		}
+	}
+	g := e.GraphQL(t, key, `{ clients { label measurements(first: 100) { edges { node { client { label } } } } } }`, nil)
+	if len(g.Errors) > 0 {
+		t.Fatalf("graphql: %s", g.Raw)
+	}
+	total := 0
+	for _, c := range g.Data["clients"].([]any) {
+		c := c.(map[string]any)
+		for _, ed := range c["measurements"].(map[string]any)["edges"].([]any) {
+			total++
+			if l := ed.(map[string]any)["node"].(map[string]any)["client"].(map[string]any)["label"]; l != c["label"] || !strings.HasPrefix(l.(string), "probe-") {
+				t.Errorf("measurement of %v names client %v", c["label"], l)
+			}
+		}
+	}
+	if total != want["measurement"] {
+		t.Errorf("%d measurements through the probes, want %d", total, want["measurement"])
+	}
+
+	// Seeding again (a restart with --demo) adds nothing.
+	if _, err := seedDemo(ctx, e.Store, e.Sealer); err != nil {
+		t.Fatalf("second seed: %v", err)
+	}
+	if got := countDocs(t, owner, "measurement"); got != want["measurement"] {
+		t.Errorf("after a second seed: %d measurements, want %d", got, want["measurement"])
+	}
+}

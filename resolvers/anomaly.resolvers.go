@@ -44,11 +44,12 @@ func (r *mutationResolver) AnomalyEventsResolve(ctx context.Context, anomalyIds 
 	if err := fe.Err(); err != nil {
 		return nil, err
 	}
-	n, err := r.Store.ResolveAnomalyEvents(ctx, p.DataOwnerID, anomalyIds)
+	ids := distinctIDs(anomalyIds)
+	n, err := r.Store.ResolveAnomalyEvents(ctx, p.DataOwnerID, ids)
 	if err != nil {
 		return nil, err
 	}
-	return &model.ResolveResult{Updated: int64(n), Requested: int64(len(anomalyIds))}, nil
+	return &model.ResolveResult{Updated: int64(n), Requested: int64(len(ids))}, nil
 }
 
 // AnomalyDetectionOverrideCreate is the resolver for the anomalyDetectionOverrideCreate field.
@@ -59,7 +60,7 @@ func (r *mutationResolver) AnomalyDetectionOverrideCreate(ctx context.Context, i
 	}
 	fe := FieldErrors{}
 	sc := overrideScope(fe, input.Scope)
-	oneOf(fe, "level", &input.Level, "off", "low", "high")
+	storedLevel(fe, input.Level)
 	if err := fe.Err(); err != nil {
 		return nil, err
 	}
@@ -103,6 +104,7 @@ func (r *mutationResolver) AnomalyDetectionOverrideFeedback(ctx context.Context,
 	}
 	fe := FieldErrors{}
 	sc := overrideScope(fe, input.Scope)
+	source := sourceAnomalyID(fe, input.SourceAnomalyID)
 	if err := fe.Err(); err != nil {
 		return nil, err
 	}
@@ -123,7 +125,7 @@ func (r *mutationResolver) AnomalyDetectionOverrideFeedback(ctx context.Context,
 		return &model.AnomalyDetectionOverrideFeedbackResult{Deleted: n > 0}, nil
 	}
 	id, err := r.Store.SetOverride(ctx, p.DataOwnerID, sc, store.OverrideSet{Level: next, Origin: originFeedback,
-		SourceAnomalyID: input.SourceAnomalyID, UpdatedByID: userRef(p.UserID)})
+		SourceAnomalyID: source, UpdatedByID: userRef(p.UserID)})
 	if err != nil {
 		return nil, err
 	}

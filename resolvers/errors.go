@@ -151,7 +151,7 @@ func classify(err error) (code, msg string, fields FieldErrors) {
 	case errors.Is(err, auth.ErrForbidden):
 		return CodeForbidden, forbiddenMessage(err), nil
 	case errors.Is(err, store.ErrNotFound):
-		return CodeNotFound, "Not found", nil
+		return CodeNotFound, notFoundMessage(err), nil
 	case errors.Is(err, store.ErrConflict):
 		return CodeConflict, conflictMessage(err), nil
 	case errors.Is(err, store.ErrInvalidText):
@@ -175,6 +175,25 @@ func (e *forbiddenError) Unwrap() error { return auth.ErrForbidden }
 
 func forbidden(format string, args ...any) error {
 	return &forbiddenError{msg: fmt.Sprintf(format, args...)}
+}
+
+type notFoundError struct{ msg string }
+
+func (e *notFoundError) Error() string { return e.msg }
+func (e *notFoundError) Unwrap() error { return store.ErrNotFound }
+
+// notFound is a 404 that says what is missing (where "Not found" would
+// leave the caller guessing which part of the path named nothing).
+func notFound(format string, args ...any) error {
+	return &notFoundError{msg: fmt.Sprintf(format, args...)}
+}
+
+func notFoundMessage(err error) string {
+	var nf *notFoundError
+	if errors.As(err, &nf) {
+		return nf.msg
+	}
+	return "Not found"
 }
 
 type conflictError struct{ msg string }

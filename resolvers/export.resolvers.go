@@ -109,9 +109,12 @@ func (r *queryResolver) ExportSearch(ctx context.Context, body model1.JSON, q *s
 	if err != nil {
 		return nil, err
 	}
-	out, err := r.runSearch(ctx, search.KindMeasurement, args)
+	out, err := r.runSearch(ctx, search.KindMeasurement, args.searchArgs)
 	if err != nil {
 		return nil, err
+	}
+	if args.totalAsInt {
+		out = totalAsNumber(out)
 	}
 	return &out, nil
 }

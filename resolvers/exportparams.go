@@ -94,6 +94,9 @@ func parseExportListing(k exportKind, f *gmodel.ExportFilter, typ *string, page,
 	if l.filter.End, err = parseExportTimeParam("end_time", f.EndTime); err != nil {
 		return l, err
 	}
+	if l.filter.Start != nil && l.filter.End != nil && l.filter.Start.After(*l.filter.End) {
+		return l, badParam("start_time must not be after end_time")
+	}
 	if f.ClientUUID != nil {
 		u, err := uuid.Parse(strings.TrimSpace(*f.ClientUUID))
 		if err != nil {
@@ -187,21 +190,37 @@ var exportTimeLayouts = []string{
 	"2006-01-02T15:04:05.999999999 MST",
 	time.RFC1123Z,
 	time.RFC1123,
+	// ISO 8601's basic format.
+	"20060102T150405.999999999Z0700",
+	"20060102T150405.999999999Z07",
+	"20060102T150405.999999999",
+	"20060102T1504Z0700",
+	"20060102T1504",
+	"20060102",
 }
 
 var (
 	epochPattern = regexp.MustCompile(`^-?\d+(\.\d+)?$`)
+	// basicDate is ISO 8601's basic date (20240501), not epoch seconds.
+	basicDate = regexp.MustCompile(`^\d{4}(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])$`)
+	// lowerISO is an ISO 8601 time written with a lower-case t (and z).
+	lowerISO = regexp.MustCompile(`^\d{4}-?\d{2}-?\d{2}t`)
 	// A "+" of an unencoded offset arrives as a space: 2024-05-01T12:00:00 02:00.
 	lostPlus = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?) (\d{2}(?::?\d{2})?)$`)
 )
 
 // ParseExportTime reads a time in any of the accepted formats: ISO 8601
-// (a T or a space between date and time, optional fractions and zone), a
-// date alone (midnight UTC), RFC 1123, or epoch seconds (up to 11 digits,
-// fractions allowed) or milliseconds (12 digits or more).
+// extended or basic (a T, t or a space between date and time, optional
+// seconds, fractions and zone: Z, ±hh, ±hhmm, ±hh:mm), a date alone
+// (midnight UTC; 2024-05-01 or 20240501), RFC 1123, or epoch seconds (up
+// to 11 digits, fractions allowed; 8 digits that form a date are the basic
+// date) or milliseconds (12 digits or more). Times without a zone are UTC.
 func ParseExportTime(raw string) (time.Time, error) {
 	s := strings.TrimSpace(raw)
-	if epochPattern.MatchString(s) {
+	if lowerISO.MatchString(s) {
+		s = strings.ToUpper(s)
+	}
+	if epochPattern.MatchString(s) && !basicDate.MatchString(s) {
 		f, err := strconv.ParseFloat(s, 64)
 		if err != nil {
 			return time.Time{}, err
@@ -259,7 +278,10 @@ func withClientObject(d store.ExportDocument) (model.JSON, error) {
 		return model.JSON{}, err
 	}
 	if _, ok := doc["client"].(map[string]any); !ok && d.ClientUUID != nil {
+		// Stored with a top-level client_uuid (the import accepts both):
+		// answered in the spec's shape, client {uuid}.
 		doc["client"] = map[string]any{"uuid": *d.ClientUUID}
+		delete(doc, "client_uuid")
 	}
 	return model.JSON{Value: doc}, nil
 }
@@ -317,13 +339,32 @@ var (
 		"analyzer": "analyzer", "lenient": "lenient", "analyze_wildcard": "analyze_wildcard"}
 	exportIndexParams = map[string]bool{"index": true, "indices": true, "allow_no_indices": true, "expand_wildcards": true,
 		"ignore_unavailable": true, "ignore_throttled": true, "routing": true, "preference": true, "ccs_minimize_roundtrips": true}
+	// Parameters that Elasticsearch also takes in the body: merged into it
+	// (winning over the body's own), where the backend answers them or
+	// refuses them by name as it does in a body.
+	exportBodyBoolParams = map[string]bool{"version": true, "seq_no_primary_term": true, "track_scores": true, "explain": true}
+	exportBodyListParams = map[string]bool{"stored_fields": true, "docvalue_fields": true, "stats": true}
+	// Execution hints and output options that change no result: checked,
+	// then without effect here (human and error_trace, like pretty, only
+	// change how Elasticsearch prints).
+	exportHintBoolParams = map[string]bool{"request_cache": true, "allow_partial_search_results": true,
+		"human": true, "error_trace": true, "pretty": true}
+	exportHintIntParams = map[string]bool{"batched_reduce_size": true, "max_concurrent_shard_requests": true,
+		"pre_filter_shard_size": true}
 )
+
+// exportSearchArgs are the parsed arguments of the export API's /search.
+type exportSearchArgs struct {
+	searchArgs
+	// totalAsInt: rest_total_hits_as_int, hits.total as a number.
+	totalAsInt bool
+}
 
 // parseExportSearch reads the export API's search request object: body
 // (object or JSON string) next to search parameters, which arrive as JSON
 // values (POST) or strings (GET query parameters).
-func parseExportSearch(v any) (searchArgs, error) {
-	var a searchArgs
+func parseExportSearch(v any) (exportSearchArgs, error) {
+	var a exportSearchArgs
 	obj, ok := v.(map[string]any)
 	if !ok {
 		return a, badParam("the search request must be a JSON object")
@@ -365,7 +406,43 @@ func parseExportSearch(v any) (searchArgs, error) {
 			top[key], err = exportListParam(key, val)
 		case key == "track_total_hits":
 			top[key], err = exportTrackTotalHits(val)
-		case key == "pretty":
+		case exportBodyBoolParams[key]:
+			top[key], err = exportBoolParam(key, val)
+		case key == "stored_fields" && val == "_none_":
+			top[key] = val // no stored fields and no _source
+		case exportBodyListParams[key]:
+			top[key], err = exportListParam(key, val)
+		case key == "timeout":
+			s, isString := val.(string)
+			if !isString || strings.TrimSpace(s) == "" {
+				return a, badParam("timeout must be a time such as 30s")
+			}
+			top[key] = s
+		case key == "terminate_after":
+			var n int64
+			if n, err = exportIntParam(key, val); err == nil && n < 0 {
+				err = badParam("terminate_after must not be negative")
+			}
+			top[key] = n
+		case exportHintBoolParams[key]:
+			if val != "" { // ?pretty: a flag without a value
+				_, err = exportBoolParam(key, val)
+			}
+		case exportHintIntParams[key]:
+			var n int64
+			if n, err = exportIntParam(key, val); err == nil && n < 1 {
+				err = badParam("%s must be 1 or more", key)
+			}
+		case key == "search_type":
+			if val != "query_then_fetch" && val != "dfs_query_then_fetch" {
+				err = badParam("search_type must be query_then_fetch or dfs_query_then_fetch")
+			}
+		case key == "rest_total_hits_as_int":
+			var b bool
+			b, err = exportBoolParam(key, val)
+			a.totalAsInt = b
+		case key == "typed_keys" || key == "filter_path":
+			return a, badParam("%s is not supported", key)
 		case exportIndexParams[key]:
 			return a, badParam("%s is not accepted: the server chooses the index (the data owner's measurements)", key)
 		default:
@@ -392,6 +469,23 @@ func parseExportSearch(v any) (searchArgs, error) {
 	}
 	a.Body = model.JSON{Value: b}
 	return a, nil
+}
+
+// totalAsNumber turns hits.total {value, relation} of a search envelope
+// into its value, as Elasticsearch's rest_total_hits_as_int does.
+func totalAsNumber(out model.JSON) model.JSON {
+	env, ok := out.Value.(map[string]any)
+	if !ok {
+		return out
+	}
+	hits, ok := env["hits"].(map[string]any)
+	if !ok {
+		return out
+	}
+	if total, ok := hits["total"].(map[string]any); ok {
+		hits["total"] = total["value"]
+	}
+	return out
 }
 
 // mergeExportParams puts the top-level parameters into the body (they win

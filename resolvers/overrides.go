@@ -1,6 +1,7 @@
 package resolvers
 
 import (
+	"slices"
 	"strings"
 
 	gmodel "github.com/fleetgraph/fleetgraph/graph/model"
@@ -42,8 +43,30 @@ func overrideScope(fe FieldErrors, in *gmodel.AnomalyDetectionOverrideScopeInput
 	return sc
 }
 
+// storedLevel checks the level of a created override: off, low or high.
+// default is the absence of an override, so it is refused with a pointer
+// to DELETE rather than stored.
+func storedLevel(fe FieldErrors, level string) {
+	switch level {
+	case "off", "low", "high":
+	case levelDefault:
+		fe.Add("level", "must be one of off, low, high (default is no override: delete the override instead)")
+	default:
+		fe.Add("level", "must be one of off, low, high")
+	}
+}
+
+// sourceAnomalyID is the anomaly a feedback names, blank as none.
+func sourceAnomalyID(fe FieldErrors, id *string) *string {
+	t := text(fe, "sourceAnomalyId", id, false)
+	if t == nil || *t == "" {
+		return nil
+	}
+	return t
+}
+
 // scopeArgs parses the scope of a delete given as separate arguments: all
-// four or none.
+// four or none; the detection pass one of detectionPasses.
 func scopeArgs(subject, measurementType, metric, detectionPass *string) (store.OverrideScope, bool, error) {
 	parts := []*string{subject, measurementType, metric, detectionPass}
 	given := 0
@@ -56,6 +79,9 @@ func scopeArgs(subject, measurementType, metric, detectionPass *string) (store.O
 	case 0:
 		return store.OverrideScope{}, false, nil
 	case len(parts):
+		if pass := strings.TrimSpace(*detectionPass); !slices.Contains(detectionPasses, pass) {
+			return store.OverrideScope{}, false, badRequest("detection_pass must be one of %s", strings.Join(detectionPasses, ", "))
+		}
 		return store.OverrideScope{Subject: strings.TrimSpace(*subject), MeasurementType: strings.TrimSpace(*measurementType),
 			Metric: strings.TrimSpace(*metric), DetectionPass: strings.TrimSpace(*detectionPass)}, true, nil
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -114,6 +115,11 @@ func searchRequest(kind search.Kind, a searchArgs) (search.Request, error) {
 	if req.Scroll, err = scrollKeepAlive(a.Scroll); err != nil {
 		return req, err
 	}
+	if req.Scroll != "" {
+		if err := checkScrollPaging(body); err != nil {
+			return req, err
+		}
+	}
 	if err := search.CheckDSL(body); err != nil {
 		return req, searchError(err)
 	}
@@ -177,7 +183,24 @@ func checkPaging(body map[string]any) error {
 	return nil
 }
 
-// intKey reads an integer of the body (JSON numbers of any Go type).
+// checkScrollPaging refuses what a scroll cannot page with (as
+// Elasticsearch does), the same on both backends: a scroll walks every
+// hit from the first, size at a time.
+func checkScrollPaging(body map[string]any) error {
+	if size, _, _ := intKey(body, "size"); size == 0 {
+		return badRequest("size must be more than 0 with scroll")
+	}
+	if from, _, _ := intKey(body, "from"); from > 0 {
+		return badRequest("from cannot be used with scroll")
+	}
+	if sa, ok := body["search_after"]; ok && sa != nil {
+		return badRequest("search_after cannot be used with scroll")
+	}
+	return nil
+}
+
+// intKey reads an integer of the body (JSON numbers of any Go type; 1e3
+// and 10.0 are integers too).
 func intKey(body map[string]any, key string) (int64, bool, error) {
 	v, ok := body[key]
 	if !ok || v == nil {
@@ -191,12 +214,14 @@ func intKey(body map[string]any, key string) (int64, bool, error) {
 	case int:
 		n = int64(x)
 	case json.Number:
-		n, err = x.Int64()
-	case float64:
-		n = int64(x)
-		if float64(n) != x {
-			err = errors.New("not an integer")
+		if n, err = x.Int64(); err != nil {
+			var f float64
+			if f, err = x.Float64(); err == nil {
+				n, err = integral(f)
+			}
 		}
+	case float64:
+		n, err = integral(x)
 	default:
 		err = errors.New("not a number")
 	}
@@ -204,6 +229,14 @@ func intKey(body map[string]any, key string) (int64, bool, error) {
 		return 0, false, badRequest("%s must be an integer", key)
 	}
 	return n, true, nil
+}
+
+// integral is f as an integer, if it is one (and fits).
+func integral(f float64) (int64, error) {
+	if f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		return 0, errors.New("not an integer")
+	}
+	return int64(f), nil
 }
 
 var durationRe = regexp.MustCompile(`^([0-9]+)(d|h|m|s|ms)$`)
@@ -269,6 +302,21 @@ func documentJSON(raw []byte) model.JSON {
 
 // maxResolveIDs caps anomaly ids per resolve request (spec "Limits").
 const maxResolveIDs = 500
+
+// distinctIDs is ids without repeats, in first-seen order: requested in
+// a resolve answer counts the distinct ids asked for, so updated equals
+// requested exactly when every one of them was an active episode.
+func distinctIDs(ids []string) []string {
+	seen := make(map[string]bool, len(ids))
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}
 
 // documentClientUUID is the client_uuid a document names, lower-cased.
 func documentClientUUID(d model.JSON) (string, bool) {

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -146,6 +147,12 @@ func errorResponse(errs gqlerror.List) (int, ErrorBody) {
 func (a *Adapter) variables(r *http.Request, rt Route, op *operation) (map[string]any, error) {
 	vars := map[string]any{}
 	q := r.URL.Query()
+	if rt.StrictQuery {
+		var err error
+		if q, err = strictQuery(q, op); err != nil {
+			return nil, err
+		}
+	}
 	if rt.Derive != nil {
 		rt.Derive(q, vars)
 	}
@@ -169,7 +176,7 @@ func (a *Adapter) variables(r *http.Request, rt Route, op *operation) (map[strin
 			continue
 		}
 		if isPathParam(rctx, name) {
-			v, err := pathValue(chi.URLParam(r, name), def.Type)
+			v, err := pathValue(urlParam(r, name), def.Type)
 			if err != nil {
 				return nil, err
 			}
@@ -194,6 +201,21 @@ func isPathParam(rctx *chi.Context, name string) bool {
 		}
 	}
 	return false
+}
+
+// urlParam is a path parameter, decoded: chi matches on the escaped path
+// when the request's escaping differs from the default one (an anomaly id
+// sent with its "::" as %3A%3A, a "/" as %2F), and then hands the
+// parameter over still escaped.
+func urlParam(r *http.Request, name string) string {
+	raw := chi.URLParam(r, name)
+	if r.URL.RawPath == "" {
+		return raw
+	}
+	if v, err := url.PathUnescape(raw); err == nil {
+		return v
+	}
+	return raw
 }
 
 // pathValue parses an id from the path; one that cannot be an id names

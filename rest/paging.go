@@ -9,6 +9,51 @@ import (
 	"strings"
 )
 
+// strictQuery checks the query of a StrictQuery route against the
+// operation's variables, which are the parameters the route accepts: an
+// unknown parameter is a 400 naming it and the accepted ones (nothing is
+// silently ignored). Blank values count as not given (a script's
+// "?label=&start_time=" filters nothing); a single-valued parameter given
+// twice, or in the list syntax name[]=, is a 400. The answer is the query
+// without the blank values.
+func strictQuery(q url.Values, op *operation) (url.Values, error) {
+	defs := make(map[string]bool, len(op.Variables)) // name -> is a list
+	names := make([]string, 0, len(op.Variables))
+	for _, def := range op.Variables {
+		name := snake(def.Variable)
+		defs[name] = def.Type.Elem != nil
+		names = append(names, name)
+	}
+	out := url.Values{}
+	for key, vals := range q {
+		name, bracketed := strings.CutSuffix(key, "[]")
+		list, known := defs[name]
+		if !known {
+			return nil, &requestError{status: http.StatusBadRequest,
+				msg: fmt.Sprintf("unknown query parameter %s (accepted: %s)", key, strings.Join(names, ", "))}
+		}
+		var given []string
+		for _, v := range vals {
+			if strings.TrimSpace(v) != "" {
+				given = append(given, v)
+			}
+		}
+		switch {
+		case len(given) == 0:
+			continue
+		case list:
+		case bracketed:
+			return nil, &requestError{status: http.StatusBadRequest,
+				msg: fmt.Sprintf("query parameter %s takes one value: %s=<value>, not %s[]=", name, name, name)}
+		case len(given) > 1:
+			return nil, &requestError{status: http.StatusBadRequest,
+				msg: fmt.Sprintf("query parameter %s is given more than once", name)}
+		}
+		out[key] = given
+	}
+	return out, nil
+}
+
 // page is the data of a paged operation's only field.
 type page struct {
 	Items   json.RawMessage `json:"items"`

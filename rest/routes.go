@@ -32,6 +32,10 @@ type Route struct {
 	// Derive sets variables computed from the request (beyond path, query
 	// and body, which are mapped by name).
 	Derive func(q url.Values, vars map[string]any)
+	// StrictQuery: a query parameter naming no variable of the operation, a
+	// single-valued one given twice or as a list, is a 400 (strictQuery in
+	// paging.go); blank values count as not given.
+	StrictQuery bool
 }
 
 // AdminRoutes is the Administration REST API v1: every documented path the
@@ -95,7 +99,7 @@ var AdminRoutes = []Route{
 
 	{Method: http.MethodGet, Path: "/anomaly_detection_overrides", Operation: "AnomalyDetectionOverrideList", Status: 200},
 	{Method: http.MethodPost, Path: "/anomaly_detection_overrides", Operation: "AnomalyDetectionOverrideCreate", Status: 201},
-	{Method: http.MethodDelete, Path: "/anomaly_detection_overrides", Operation: "AnomalyDetectionOverridesDelete", Status: 200},
+	{Method: http.MethodDelete, Path: "/anomaly_detection_overrides", Operation: "AnomalyDetectionOverridesDelete", Status: 200, StrictQuery: true},
 	{Method: http.MethodPost, Path: "/anomaly_detection_overrides/feedback", Operation: "AnomalyDetectionOverrideFeedback", Status: 200, Unwrap: true},
 	{Method: http.MethodGet, Path: "/anomaly_detection_overrides/dimensions", Operation: "AnomalyDetectionDimensions", Status: 200},
 	{Method: http.MethodGet, Path: "/anomaly_detection_overrides/{id}", Operation: "AnomalyDetectionOverrideGet", Status: 200},
@@ -112,18 +116,18 @@ func compactWhenNamed(q url.Values, vars map[string]any) {
 // the other kinds have their listings, and /esql reads any of the data
 // owner's indices.
 var ExportRoutes = []Route{
-	{Method: http.MethodGet, Path: "/measurements", Operation: "ExportMeasurements", Status: 200, Paged: true},
-	{Method: http.MethodGet, Path: "/client_reports", Operation: "ExportClientReports", Status: 200, Paged: true},
-	{Method: http.MethodGet, Path: "/event_bundles", Operation: "ExportEventBundles", Status: 200, Paged: true},
-	{Method: http.MethodGet, Path: "/network_requests", Operation: "ExportNetworkRequests", Status: 200, Paged: true},
-	{Method: http.MethodGet, Path: "/clients", Operation: "ExportClients", Status: 200, Paged: true},
-	{Method: http.MethodGet, Path: "/user_feedbacks", Operation: "ExportUserFeedbacks", Status: 200, Paged: true},
+	{Method: http.MethodGet, Path: "/measurements", Operation: "ExportMeasurements", Status: 200, Paged: true, StrictQuery: true},
+	{Method: http.MethodGet, Path: "/client_reports", Operation: "ExportClientReports", Status: 200, Paged: true, StrictQuery: true},
+	{Method: http.MethodGet, Path: "/event_bundles", Operation: "ExportEventBundles", Status: 200, Paged: true, StrictQuery: true},
+	{Method: http.MethodGet, Path: "/network_requests", Operation: "ExportNetworkRequests", Status: 200, Paged: true, StrictQuery: true},
+	{Method: http.MethodGet, Path: "/clients", Operation: "ExportClients", Status: 200, Paged: true, StrictQuery: true},
+	{Method: http.MethodGet, Path: "/user_feedbacks", Operation: "ExportUserFeedbacks", Status: 200, Paged: true, StrictQuery: true},
 
 	{Method: http.MethodGet, Path: "/search", Operation: "ExportSearch", Status: 200, Unwrap: true,
 		Derive: searchOtherParams, ScrollNext: "MeasurementSearchScroll"},
 	{Method: http.MethodPost, Path: "/search", Operation: "ExportSearch", Status: 200, Unwrap: true,
 		Derive: searchOtherParams, BodyVars: true, RejectStatus: http.StatusBadRequest, ScrollNext: "MeasurementSearchScroll"},
-	{Method: http.MethodGet, Path: "/esql", Operation: "ExportEsql", Status: 200, Unwrap: true},
+	{Method: http.MethodGet, Path: "/esql", Operation: "ExportEsql", Status: 200, Unwrap: true, StrictQuery: true},
 	{Method: http.MethodPost, Path: "/esql", Operation: "ExportEsql", Status: 200, Unwrap: true,
 		BodyVars: true, RejectStatus: http.StatusBadRequest},
 }

@@ -35,20 +35,39 @@ func (a *Adapter) bodyVars(r *http.Request, rt Route, op *operation, vars map[st
 		return err
 	}
 	rctx := chi.RouteContext(r.Context())
+	// An operation with $otherParams takes the body's other keys there (as
+	// GET's other query parameters, Route.Derive), for its resolver to
+	// accept or refuse by name.
+	acceptsOther := hasVariable(op, otherParamsVar)
+	other, _ := vars[otherParamsVar].(map[string]any)
 	byKey := make(map[string]*ast.VariableDefinition, len(op.Variables))
 	for _, def := range op.Variables {
-		if _, derived := vars[def.Variable]; !derived && !isPathParam(rctx, def.Variable) {
+		if _, derived := vars[def.Variable]; !derived && !isPathParam(rctx, def.Variable) &&
+			!(acceptsOther && def.Variable == otherParamsVar) {
 			byKey[snake(def.Variable)] = def
 		}
 	}
 	m := &inputMapper{schema: a.schema}
 	for key, val := range doc {
 		def, ok := byKey[key]
-		if !ok {
+		switch {
+		case ok:
+			vars[def.Variable] = m.value(def.Type, val, key)
+		case !acceptsOther:
 			m.fail(key, "is not a known field")
-			continue
+		default:
+			if other == nil {
+				other = map[string]any{}
+			}
+			if _, dup := other[key]; dup {
+				m.fail(key, "is given both in the body and as a query parameter")
+				continue
+			}
+			other[key] = val
 		}
-		vars[def.Variable] = m.value(def.Type, val, key)
+	}
+	if len(other) > 0 {
+		vars[otherParamsVar] = other
 	}
 	for key, def := range byKey {
 		if _, given := doc[key]; !given && def.Type.NonNull && def.DefaultValue == nil {
@@ -64,6 +83,10 @@ func (a *Adapter) bodyVars(r *http.Request, rt Route, op *operation, vars map[st
 	}
 	return &requestError{status: rt.RejectStatus, msg: "Invalid request: " + strings.TrimPrefix(msg, "Validation failed: ")}
 }
+
+// otherParamsVar is the variable of a BodyVars operation that takes the
+// body's other keys.
+const otherParamsVar = "otherParams"
 
 // streams reports whether the request asks a scrolling route for a scroll.
 func streams(rt Route, vars map[string]any) bool {

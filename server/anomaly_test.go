@@ -528,3 +528,146 @@ func TestAnomalyGraphQLRolesAndTenancy(t *testing.T) {
 		t.Errorf("empty ids: %s", g.Raw)
 	}
 }
+
+func TestAnomalyEventIDsInPaths(t *testing.T) {
+	w := newAnomWorld(t, "anom-path")
+	slashed, percent := "team/rule-4::spike::1740787500", "rule%41::shift::1740787600"
+	srchInsert(t, w.e, w.o, "anomaly_event", anomEvent(slashed, w.client, "new"), anomEvent(percent, w.client, "new"))
+	paths := map[string]string{
+		"rule-1::spike::1740787200":                w.newA, // as is
+		"rule-1%3A%3Aspike%3A%3A1740787200":        w.newA, // "::" escaped
+		"rule-1%3a%3aspike%3a%3a1740787200":        w.newA, // lower-case escapes
+		"%72ule-1::spike::1740787200":              w.newA, // an escaped letter
+		"team%2Frule-4%3A%3Aspike%3A%3A1740787500": slashed,
+		"team%2Frule-4::spike::1740787500":         slashed,
+		"rule%2541::shift::1740787600":             percent, // "%" escaped once, decoded once
+		"rule%2541%3A%3Ashift%3A%3A1740787600":     percent,
+	}
+	for path, id := range paths {
+		t.Run(path, func(t *testing.T) {
+			r := w.e.Admin(t, http.MethodGet, "/anomaly_events/"+path, w.viewer, nil)
+			ev, _ := r.Obj(t)["anomaly_event"].(map[string]any)
+			if r.Status != http.StatusOK || ev["id"] != id {
+				t.Errorf("GET %s: %d %s, want %s", path, r.Status, r.Raw, id)
+			}
+		})
+	}
+	for _, path := range []string{"rule-9%3A%3Aspike%3A%3A1740787200", "ruleA::shift::1740787600", "team/rule-4::spike::1740787500"} {
+		if r := w.e.Admin(t, http.MethodGet, "/anomaly_events/"+path, w.o.Key, nil); r.Status != http.StatusNotFound {
+			t.Errorf("GET %s: %d, want 404: %s", path, r.Status, r.Raw)
+		}
+	}
+	g := w.e.GraphQL(t, w.o.Key, `query($id: ID!) { anomalyEvent(id: $id) { id } }`, map[string]any{"id": percent})
+	if ev, _ := g.Data["anomalyEvent"].(map[string]any); len(g.Errors) > 0 || ev["id"] != percent {
+		t.Errorf("graphql anomalyEvent %s: %s", percent, g.Raw)
+	}
+}
+
+func TestAnomalyEventsResolveCountsDistinctIDs(t *testing.T) {
+	w := newAnomWorld(t, "anom-dup")
+	ids := []string{w.newA, w.newA, w.newB, "unknown::spike::1", w.newB, "unknown::spike::1", w.resolved, w.foreign}
+	r := anomResolve(t, w.e, w.editor, map[string]any{"anomaly_ids": ids})
+	// distinct: newA, newB, unknown, resolved, foreign = 5; active ones of the owner: newA, newB.
+	if r.Status != http.StatusOK || fmt.Sprint(r.Obj(t)) != "map[requested:5 updated:2]" {
+		t.Fatalf("resolve with repeats: %d %s", r.Status, r.Raw)
+	}
+	if s := w.status(t, w.o.Key, w.newB); s != "resolved" {
+		t.Errorf("newB is %q", s)
+	}
+	dup := make([]string, 500)
+	for i := range dup {
+		dup[i] = w.newA
+	}
+	if r := anomResolve(t, w.e, w.editor, map[string]any{"anomaly_ids": dup}); fmt.Sprint(r.Obj(t)) != "map[requested:1 updated:0]" {
+		t.Errorf("500 times one resolved id: %d %s", r.Status, r.Raw)
+	}
+	if r := anomResolve(t, w.e, w.editor, map[string]any{"anomaly_ids": append(dup, w.newA)}); r.Status != http.StatusUnprocessableEntity {
+		t.Errorf("501 entries (one distinct): %d %s", r.Status, r.Raw)
+	}
+}
+
+func TestAnomalyEventWithoutClient(t *testing.T) {
+	w := newAnomWorld(t, "anom-nocl")
+	ev := anomEvent("orphan::spike::1740787700", "", "new")
+	delete(ev, "client_uuid")
+	srchInsert(t, w.e, w.o, "anomaly_event", ev)
+	g := w.e.GraphQL(t, w.viewer, `query($a: ID!, $b: ID!) { a: anomalyEvent(id: $a) { id client { uuid } }
+		b: anomalyEvent(id: $b) { id client { uuid } } }`, map[string]any{"a": "orphan::spike::1740787700", "b": w.newA})
+	a, _ := g.Data["a"].(map[string]any)
+	b, _ := g.Data["b"].(map[string]any)
+	if len(g.Errors) > 0 || a == nil || a["client"] != nil || b["client"].(map[string]any)["uuid"] != w.client {
+		t.Errorf("anomalyEvent clients: %s", g.Raw)
+	}
+}
+
+func TestAnomalyDetectionOverrideRules(t *testing.T) {
+	w := newAnomWorld(t, "anom-rules")
+	o := anomOverride(t, w.e, w.editor, anomScope("youtube"), "off")
+	id := fmt.Sprint(o["id"])
+	intact := func(t *testing.T) {
+		t.Helper()
+		if r := w.e.Admin(t, http.MethodGet, "/anomaly_detection_overrides/"+id, w.o.Key, nil); r.Status != http.StatusOK {
+			t.Fatalf("override %s is gone: %d", id, r.Status)
+		}
+	}
+
+	t.Run("creating level default is refused with a pointer to DELETE", func(t *testing.T) {
+		r := w.e.Admin(t, http.MethodPost, "/anomaly_detection_overrides", w.editor, map[string]any{"scope": anomScope("youtube"), "level": "default"})
+		errs, _ := r.Obj(t)["errors"].(map[string]any)
+		if r.Status != http.StatusUnprocessableEntity || !strings.Contains(fmt.Sprint(errs["level"]), "delete") {
+			t.Errorf("level default: %d %s", r.Status, r.Raw)
+		}
+		intact(t)
+	})
+	t.Run("unknown and repeated DELETE parameters are 400", func(t *testing.T) {
+		scope := "subject=youtube&measurement_type=VideoMeasurement&metric=bitrate&detection_pass=spike"
+		for q, mention := range map[string]string{
+			"id=" + id + "&force=true": "force",
+			"ids=" + id:                "ids",
+			"id=" + id + "&id=999999":  "more than once",
+			scope + "&scope_key=x":     "scope_key",
+			scope + "&subject=netflix": "more than once",
+			"subject=youtube&measurement_type=VideoMeasurement&metric=bitrate&detection_pass=trend": "detection_pass",
+			"id=": "give id",
+		} {
+			r := w.e.Admin(t, http.MethodDelete, "/anomaly_detection_overrides?"+q, w.editor, nil)
+			msg, _ := r.Obj(t)["message"].(string)
+			if r.Status != http.StatusBadRequest || !strings.Contains(msg, mention) {
+				t.Errorf("DELETE ?%s: %d %s, want 400 mentioning %q", q, r.Status, r.Raw, mention)
+			}
+		}
+		intact(t)
+		r := w.e.Admin(t, http.MethodDelete, "/anomaly_detection_overrides?"+scope, w.editor, nil)
+		if r.Status != http.StatusOK || fmt.Sprint(r.Obj(t)) != "map[deleted:1]" {
+			t.Errorf("DELETE by scope: %d %s", r.Status, r.Raw)
+		}
+	})
+	t.Run("feedback source_anomaly_id", func(t *testing.T) {
+		post := func(source any) *apitest.Response {
+			return w.e.Admin(t, http.MethodPost, "/anomaly_detection_overrides/feedback", w.editor,
+				map[string]any{"scope": anomScope("netflix"), "direction": "down", "source_anomaly_id": source})
+		}
+		r := post("")
+		o, _ := r.Obj(t)["anomaly_detection_override"].(map[string]any)
+		if r.Status != http.StatusOK || o == nil || o["level"] != "low" || o["source_anomaly_id"] != nil {
+			t.Errorf("blank source: %d %s", r.Status, r.Raw)
+		}
+		r = post(strings.Repeat("x", 256))
+		if errs, _ := r.Obj(t)["errors"].(map[string]any); r.Status != http.StatusUnprocessableEntity || errs["source_anomaly_id"] == nil {
+			t.Errorf("long source: %d %s", r.Status, r.Raw)
+		}
+		r = post(w.newA)
+		o, _ = r.Obj(t)["anomaly_detection_override"].(map[string]any)
+		if r.Status != http.StatusOK || o["level"] != "off" || o["source_anomaly_id"] != w.newA {
+			t.Errorf("feedback with a source: %d %s", r.Status, r.Raw)
+		}
+	})
+	t.Run("feedback scope is validated", func(t *testing.T) {
+		r := w.e.Admin(t, http.MethodPost, "/anomaly_detection_overrides/feedback", w.editor,
+			map[string]any{"scope": map[string]any{"subject": "s", "measurement_type": "t", "metric": "", "detection_pass": "burst"}, "direction": "up"})
+		errs, _ := r.Obj(t)["errors"].(map[string]any)
+		if r.Status != http.StatusUnprocessableEntity || errs["scope.metric"] == nil || errs["scope.detection_pass"] == nil {
+			t.Errorf("bad feedback scope: %d %s", r.Status, r.Raw)
+		}
+	})
+}

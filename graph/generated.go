@@ -2621,7 +2621,7 @@ type AnomalyEvent {
 type ResolveResult {
   "Episodes moved from new to resolved."
   updated: Int!
-  "Ids in the request."
+  "Distinct ids in the request (an id given twice counts once)."
   requested: Int!
 }
 

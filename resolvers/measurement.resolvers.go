@@ -71,11 +71,6 @@ func (r *measurementResolver) LightweightVideoPlayerPerformanceReport(ctx contex
 
 // MeasurementSearch is the resolver for the measurementSearch field.
 func (r *queryResolver) MeasurementSearch(ctx context.Context, body model.JSON, indexScope *string, sourceOnly *bool, size *int64, from *int64, searchAfter *model.JSON, scroll *string) (*model.JSON, error) {
-	if scroll != nil && *scroll != "" && sourceOnly != nil && *sourceOnly {
-		// The _source array would drop the _scroll_id, leaving the scroll
-		// unreachable. (REST streams a scroll and asks for the envelope.)
-		return nil, badRequest("sourceOnly cannot be used with scroll: the envelope carries the _scroll_id; measurementSearchScroll takes sourceOnly")
-	}
 	out, err := r.runSearch(ctx, search.KindMeasurement, searchArgs{Body: body, IndexScope: indexScope,
 		SourceOnly: sourceOnly, Size: size, From: from, SearchAfter: searchAfter, Scroll: scroll})
 	if err != nil {

@@ -53,6 +53,11 @@ func (r *Resolver) runSearch(ctx context.Context, kind search.Kind, a searchArgs
 	if err != nil {
 		return model.JSON{}, err
 	}
+	if a.Scroll != nil && *a.Scroll != "" && a.SourceOnly != nil && *a.SourceOnly {
+		// The _source array would drop the _scroll_id, leaving the scroll
+		// unreachable. (REST streams a scroll and asks for the envelope.)
+		return model.JSON{}, badRequest("sourceOnly cannot be used with scroll: the envelope carries the _scroll_id; measurementSearchScroll takes sourceOnly")
+	}
 	req, err := searchRequest(kind, a)
 	if err != nil {
 		return model.JSON{}, err

@@ -154,7 +154,9 @@ func (a *Adapter) variables(r *http.Request, rt Route, op *operation) (map[strin
 		}
 	}
 	if rt.Derive != nil {
-		rt.Derive(q, vars)
+		if err := rt.Derive(q, vars); err != nil {
+			return nil, err
+		}
 	}
 	if rt.BodyVars {
 		if err := a.bodyVars(r, rt, op, vars); err != nil {
@@ -258,6 +260,9 @@ func queryValue(q map[string][]string, key string, t *ast.Type) (any, error) {
 			return nil, &requestError{status: http.StatusBadRequest, msg: "missing query parameter " + key}
 		}
 		return nil, nil
+	}
+	if len(vals) > 1 {
+		return nil, &requestError{status: http.StatusBadRequest, msg: "query parameter " + key + " is given more than once"}
 	}
 	raw := vals[0]
 	switch t.NamedType {

@@ -30,8 +30,8 @@ type Route struct {
 	// scroll variable then streams every page as NDJSON (stream.go).
 	ScrollNext string
 	// Derive sets variables computed from the request (beyond path, query
-	// and body, which are mapped by name).
-	Derive func(q url.Values, vars map[string]any)
+	// and body, which are mapped by name); its error is the answer.
+	Derive func(q url.Values, vars map[string]any) error
 	// StrictQuery: a query parameter naming no variable of the operation, a
 	// single-valued one given twice or as a list, is a 400 (strictQuery in
 	// paging.go); blank values count as not given.
@@ -106,8 +106,9 @@ var AdminRoutes = []Route{
 }
 
 // compactWhenNamed: GET /isps with a name filter answers the compact shape.
-func compactWhenNamed(q url.Values, vars map[string]any) {
+func compactWhenNamed(q url.Values, vars map[string]any) error {
 	vars["compact"] = q.Has("name")
+	return nil
 }
 
 // ExportRoutes is the Data Export REST API v1. Listings are Paged; /search
@@ -141,14 +142,19 @@ var searchVariables = map[string]bool{"body": true, "q": true, "df": true, "defa
 // searchOtherParams hands /search's other query parameters to the resolver
 // (as otherParams), which refuses those that would choose indices and the
 // unsupported ones instead of ignoring them.
-func searchOtherParams(q url.Values, vars map[string]any) {
+func searchOtherParams(q url.Values, vars map[string]any) error {
 	other := map[string]any{}
 	for k, vs := range q {
-		if !searchVariables[strings.TrimSuffix(k, "[]")] {
-			other[k] = vs[len(vs)-1]
+		if searchVariables[strings.TrimSuffix(k, "[]")] {
+			continue
 		}
+		if len(vs) > 1 {
+			return &requestError{status: http.StatusBadRequest, msg: "query parameter " + k + " is given more than once"}
+		}
+		other[k] = vs[0]
 	}
 	if len(other) > 0 {
 		vars["otherParams"] = other
 	}
+	return nil
 }

@@ -225,6 +225,12 @@ func TestExportSearchParameters(t *testing.T) {
 			return w.e.Do(t, http.MethodPost, server.ExportBase+"/search?request_cache=true", w.key,
 				map[string]any{"body": map[string]any{}, "request_cache": false})
 		}, "request_cache"},
+		{"a declared parameter given twice", func(t *testing.T) *apitest.Response {
+			return w.get(t, "/search", "body=%7B%7D&q=a&q=b")
+		}, "q is given more than once"},
+		{"another parameter given twice", func(t *testing.T) *apitest.Response {
+			return w.get(t, "/search", "body=%7B%7D&timeout=1s&timeout=2s")
+		}, "timeout is given more than once"},
 		{"explain, which the embedded backend does not support", func(t *testing.T) *apitest.Response {
 			return w.get(t, "/search", "body=%7B%7D&explain=true")
 		}, "explain"},

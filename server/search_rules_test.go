@@ -276,6 +276,7 @@ func TestSearchGraphQLRules(t *testing.T) {
 	w := newAnomWorld(t, "srch-gql")
 	refused := map[string]string{
 		"scroll with sourceOnly loses the scroll id": `{ measurementSearch(body: {}, scroll: "1m", sourceOnly: true) }`,
+		"export scroll with sourceOnly":              `{ exportSearch(body: {}, scroll: "1m", sourceOnly: true) }`,
 		"body a string holding an array":             `{ measurementSearch(body: "[1]") }`,
 		"unknown indexScope":                         `{ measurementSearch(body: {}, indexScope: "radio") }`,
 		"size over the maximum":                      `{ anomalyEventSearch(body: {size: 10001}) }`,

@@ -303,7 +303,7 @@ type RegistrationKeyUpdateInput struct {
 type ResolveResult struct {
 	// Episodes moved from new to resolved.
 	Updated int64 `json:"updated"`
-	// Ids in the request.
+	// Distinct ids in the request (an id given twice counts once).
 	Requested int64 `json:"requested"`
 }
 

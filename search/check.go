@@ -36,11 +36,18 @@ import (
 //     indices_boost, preference, routing, runtime_mappings, model
 //     inference (query_vector_builder of knn, model_id, inference_id,
 //     learning_to_rank);
-//   - an "index" key whose value is a string or an array (a terms lookup
+//   - query rules (ruleset_ids, ruleset_id: stored rules that pin documents
+//     of any index);
+//   - an "index" key whose value is not an object (a terms lookup
 //     {"terms": {"f": {"index": ..., "id": ..., "path": ...}}}, a percolate
-//     or shape document reference). A document field called "index" can
-//     still be queried with the object form of a query
-//     ({"match": {"index": {"query": "x"}}}) or a numeric value.
+//     or shape document reference; older Elasticsearch versions read a
+//     number, a boolean or null there as an index name too). The one
+//     exception is a document field called "index" where field names are
+//     keys: directly under a field-level query or sort (dslFieldContexts,
+//     e.g. {"term": {"index": "x"}}, "sort": [{"index": "asc"}]) in an
+//     object without "id", "path", "routing" or "type" (the keys of a
+//     document reference). The object form ({"match": {"index": {"query":
+//     "x"}}}) is accepted anywhere.
 //
 // Inline scripts are refused as well ("scripts are not supported"), not only
 // stored ones. Bodies nested deeper than MaxDSLDepth or larger than
@@ -96,7 +103,21 @@ var dslForbidden = map[string]string{
 	"model_id":                    "model inference is not supported",
 	"inference_id":                "model inference is not supported",
 	"learning_to_rank":            "learning_to_rank (model inference) is not supported",
+	"ruleset_ids":                 "query rules (stored rulesets) are not supported",
+	"ruleset_id":                  "query rules (stored rulesets) are not supported",
 }
+
+// dslFieldContexts are keys whose object value has field names as keys: an
+// "index" key there names a document field, not an index.
+var dslFieldContexts = map[string]bool{
+	"term": true, "terms": true, "match": true, "match_phrase": true, "match_phrase_prefix": true,
+	"match_bool_prefix": true, "prefix": true, "wildcard": true, "regexp": true, "fuzzy": true,
+	"span_term": true, "sort": true, "order": true,
+}
+
+// dslRefKeys are the keys that, beside "index", make an object a reference
+// to a document of some index (terms lookup, percolate, indexed shape).
+var dslRefKeys = []string{"id", "path", "routing", "type"}
 
 // CheckDSL verifies a search body; the error is a *BadRequestError.
 func CheckDSL(body map[string]any) error {
@@ -120,12 +141,14 @@ func CheckDSL(body map[string]any) error {
 		return Badf("search body: top-level key %q is not supported", k)
 	}
 	c := dslChecker{}
-	return c.walk(body, "", 0)
+	return c.walk(body, "", "", 0)
 }
 
 type dslChecker struct{ nodes int }
 
-func (c *dslChecker) walk(v any, path string, depth int) error {
+// walk checks v, found under key parent ("" at the top; array elements keep
+// their array's key).
+func (c *dslChecker) walk(v any, path, parent string, depth int) error {
 	c.nodes++
 	if c.nodes > MaxDSLNodes {
 		return Badf("search body: more than %d values", MaxDSLNodes)
@@ -144,17 +167,17 @@ func (c *dslChecker) walk(v any, path string, depth int) error {
 			if why, ok := dslForbidden[lk]; ok {
 				return Badf("search body: %q at %s is not allowed: %s", k, p, why)
 			}
-			if lk == "index" && isIndexRef(child) {
+			if lk == "index" && isIndexRef(t, child, parent) {
 				return Badf("search body: %q at %s is not allowed: lookups into other indices (terms lookup, document references) are not supported", k, p)
 			}
-			if err := c.walk(child, p, depth+1); err != nil {
+			if err := c.walk(child, p, lk, depth+1); err != nil {
 				return err
 			}
 		}
 		return nil
 	case []any:
 		for i, child := range t {
-			if err := c.walk(child, path+"["+strconv.Itoa(i)+"]", depth+1); err != nil {
+			if err := c.walk(child, path+"["+strconv.Itoa(i)+"]", parent, depth+1); err != nil {
 				return err
 			}
 		}
@@ -169,11 +192,19 @@ func (c *dslChecker) walk(v any, path string, depth int) error {
 	return nil
 }
 
-// isIndexRef reports whether the value of an "index" key names an index.
-func isIndexRef(v any) bool {
-	switch v.(type) {
-	case string, []any, []string:
+// isIndexRef reports whether the "index" key of obj (found under key
+// parent), whose value is v, may name an index.
+func isIndexRef(obj map[string]any, v any, parent string) bool {
+	if _, ok := v.(map[string]any); ok {
+		return false
+	}
+	if !dslFieldContexts[parent] {
 		return true
+	}
+	for k := range obj {
+		if slices.Contains(dslRefKeys, strings.ToLower(k)) {
+			return true
+		}
 	}
 	return false
 }

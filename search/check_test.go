@@ -35,6 +35,12 @@ var acceptedDSL = []string{
 	`{"rescore": {"window_size": 10, "query": {"rescore_query": {"match": {"a": "b"}}}}}`,
 	`{"query": {"query_string": {"query": "_index:x AND a:b"}}}`,
 	`{"query": {"match": {"description": "transcript"}}}`,
+	// A document field called "index" where field names are keys.
+	`{"query": {"term": {"index": "x"}}}`,
+	`{"query": {"terms": {"index": ["a", "b"]}}}`,
+	`{"query": {"bool": {"filter": [{"prefix": {"INDEX": "a"}}, {"term": {"index": true}}]}}}`,
+	`{"sort": [{"index": "asc"}, {"created_at": {"order": "desc"}}]}`,
+	`{"aggs": {"a": {"terms": {"field": "x", "order": {"index": "desc"}}, "aggs": {"index": {"max": {"field": "y"}}, "t": {"top_hits": {"sort": [{"index": "desc"}]}}}}}}`,
 }
 
 var refusedDSL = []struct{ body, msg string }{
@@ -78,7 +84,33 @@ var refusedDSL = []struct{ body, msg string }{
 	{`{"rescore": {"learning_to_rank": {"model_id": "m"}}}`, "learning_to_rank"},
 	{`{"query": {"semantic": {"field": "f", "query": "x", "inference_id": "m"}}}`, "model inference"},
 	{`{"query": {"bool": {"must": [{"nested": {"path": "p", "query": {"bool": {"should": [{"terms": {"f": {"index": ["a"], "id": "1"}}}]}}}}]}}}`, "lookups into other indices"},
-	{`{"query": {"term": {"index": "x"}}}`, "lookups into other indices"},
+	// A terms lookup whatever the type of its index value (older
+	// Elasticsearch versions read numbers, booleans and null as names).
+	{`{"query": {"terms": {"u": {"index": 3, "id": "1", "path": "p"}}}}`, "lookups into other indices"},
+	{`{"query": {"terms": {"u": {"index": true, "id": "1", "path": "p"}}}}`, "lookups into other indices"},
+	{`{"query": {"terms": {"u": {"index": null, "id": "1", "path": "p"}}}}`, "lookups into other indices"},
+	{`{"query": {"terms": {"u": {"index": {}, "id": "1", "path": "p", "routing": "r"}}}}`, "routing"},
+	// ... also on a field named like a query or sort, where field names are keys.
+	{`{"query": {"terms": {"term": {"index": "other", "id": "1", "path": "p"}}}}`, "query.terms.term.index"},
+	{`{"query": {"terms": {"sort": {"index": ["other"], "id": "1", "path": "p"}}}}`, "query.terms.sort.index"},
+	{`{"query": {"terms": {"match": {"index": 7, "ID": "1", "path": "p"}}}}`, "lookups into other indices"},
+	{`{"query": {"percolate": {"field": "q", "index": 5, "id": "1"}}}`, "percolate"},
+	// At any depth: filter aggregations, top_hits, collapse, highlight, rescore, knn, post_filter, suggest.
+	{`{"aggs": {"f": {"filter": {"terms": {"u": {"index": "other", "id": "1", "path": "p"}}}}}}`, "aggs.f.filter.terms.u.index"},
+	{`{"aggs": {"f": {"filters": {"filters": {"a": {"more_like_this": {"like": [{"_index": "o", "_id": "1"}]}}}}}}}`, "references to other indices"},
+	{`{"aggs": {"t": {"terms": {"field": "x"}, "aggs": {"h": {"top_hits": {"script_fields": {"s": {"script": "1"}}}}}}}}`, "scripts are not supported"},
+	{`{"collapse": {"field": "c", "inner_hits": [{"name": "a"}, {"name": "b", "script_fields": {"s": {"script": {"id": "x"}}}}]}}`, "collapse.inner_hits[1].script_fields"},
+	{`{"highlight": {"fields": {"a": {"highlight_query": {"terms": {"u": {"index": "o", "id": "1", "path": "p"}}}}}}}`, "highlight.fields.a.highlight_query"},
+	{`{"rescore": [{"query": {"rescore_query": {"percolate": {"field": "q", "index": "o", "id": "1"}}}}]}`, "percolate"},
+	{`{"knn": {"field": "v", "query_vector": [1], "k": 1, "num_candidates": 1, "filter": [{"terms": {"u": {"index": "o", "id": "1", "path": "p"}}}]}}`, "knn.filter[0].terms.u.index"},
+	{`{"post_filter": {"geo_shape": {"l": {"indexed_shape": {"id": "1"}}}}}`, "indexed shapes"},
+	{`{"suggest": {"s": {"text": "x", "term": {"field": "f"}, "collate": {"query": {"id": "t"}}}}}`, "collate"},
+	{`{"query": {"rule": {"ruleset_ids": ["r"], "match_criteria": {"q": "x"}, "organic": {"match_all": {}}}}}`, "query rules"},
+	{`{"query": {"function_score": {"query": {"match_all": {}}, "functions": [{"filter": {"terms": {"u": {"index": "o", "id": "1", "path": "p"}}}, "weight": 2}]}}}`, "lookups into other indices"},
+	{`{"query": {"dis_max": {"queries": [{"match_all": {}}, [{"terms": {"u": {"index": "o", "id": "1", "path": "p"}}}]]}}}`, "query.dis_max.queries[1][0].terms.u.index"},
+	// Escaped key names decode to the forbidden ones.
+	{`{"query": {"script": {"script": "1"}}}`, "scripts are not supported"},
+	{`{"query": {"terms": {"u": {"index": "o", "id": "1", "path": "p"}}}}`, "lookups into other indices"},
 	{`{"query": {"Script": {"script": "1"}}}`, "scripts are not supported"},
 	{`{"query": {"TERMS": {"u": {"INDEX": "other", "id": "1", "path": "p"}}}}`, "lookups into other indices"},
 	{`{"Pit": {"id": "x"}}`, "point in time"},
@@ -137,5 +169,22 @@ func TestCheckDSLLimits(t *testing.T) {
 	}
 	if err := CheckDSL(map[string]any{"size": 10, "query": map[string]any{"ids": map[string]any{"values": []any{"a"}}}}); err != nil {
 		t.Errorf("Go-built body: %v", err)
+	}
+}
+
+// Duplicate keys: the decoded body keeps one value per key, and that body
+// (checked) is what the backends run; the other value is gone.
+func TestCheckDSLDuplicateKeys(t *testing.T) {
+	b := mustJSON(t, `{"query": {"terms": {"u": {"index": "other", "id": "1", "path": "p"}}}, "query": {"match_all": {}}}`)
+	if err := CheckDSL(b); err != nil {
+		t.Fatalf("CheckDSL = %v", err)
+	}
+	out, _ := json.Marshal(b)
+	if strings.Contains(string(out), "other") {
+		t.Fatalf("the refused value survived decoding: %s", out)
+	}
+	b = mustJSON(t, `{"query": {"match_all": {}}, "query": {"terms": {"u": {"index": "other", "id": "1", "path": "p"}}}}`)
+	if err := CheckDSL(b); err == nil {
+		t.Fatal("the last of duplicate keys is what runs, and it was accepted")
 	}
 }

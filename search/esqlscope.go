@@ -25,25 +25,34 @@ import (
 //     analytics-production-<slug>-. Other joins (LEFT/RIGHT/FULL JOIN) and
 //     LOOKUP without JOIN are refused.
 //   - ENRICH passes the check (the caller answers 400 "ENRICH is not
-//     supported"; see ESQLUsesEnrich).
+//     supported"; see ESQLUsesEnrich). COMPLETION and RERANK (model
+//     inference) are refused.
 //   - Processing commands must be known ES|QL commands; unknown words at a
 //     command position, unterminated strings or comments, nested block
 //     comments, unbalanced parentheses and ';' are refused, so that no
 //     reading of the query other than this one can see a different FROM.
 //
 // Scope of an index expression: the spec describes the data owner's pattern
-// as analytics-production-<data_owner>*. Read literally that admits the
-// indices of every data owner whose slug merely starts with the same letters
-// (acme and acme2, and since slugs may contain '-', acme and acme-eu). The
-// check therefore takes the safe reading: a name must begin with
-// analytics-production-<slug>-<kind> followed by the end of the name or '-',
-// where <kind> is one of the index tokens of IndexName (measurements,
-// client_reports, ...), spelled out without wildcard. So
-// analytics-production-acme-measurements, analytics-production-acme-
-// measurements-* and analytics-production-acme-measurements-videomeasurement
-// pass, while analytics-production-acme*, analytics-production-acme-*,
-// analytics-production-*, analytics-* and * are refused. For a date math
-// name the text before the first '{' is checked as if it ended in '*'.
+// as analytics-production-<data_owner>*. Read literally as a glob that
+// admits the indices of every data owner whose slug merely starts with the
+// same letters (acme and acmeeu, acme2, acme_eu). The check therefore
+// accepts exactly two forms:
+//   - the spec's pattern itself, analytics-production-<slug>*, which the
+//     backends narrow to this data owner: the embedded backend reads only the
+//     data owner's rows, and on Elasticsearch ESQLForElasticsearch sends it as
+//     analytics-production-<slug>-* (slugs have no '-', so no other data
+//     owner's index starts with that);
+//   - a name that continues analytics-production-<slug> with '-' and at
+//     least one more character: analytics-production-acme-*,
+//     ...-measurements, ...-measurements-*, ...-measurements-videomeasurement.
+//     Slugs have no '-' (migration 00003), so only this data owner's index
+//     names begin with analytics-production-<slug>-.
+// Everything else is refused: analytics-production-acme (no index has that
+// name), analytics-production-acme_eu-..., analytics-production-acme?...,
+// analytics-production-acme*-measurements, analytics-production-*,
+// analytics-*, *, ... For a date math name the text before the first '{' is
+// checked as if it ended in '*' (so <analytics-production-acme{now/d}> is
+// refused, <analytics-production-acme-measurements-{now/d}> accepted).
 
 // maxESQLLen bounds the query text the check reads.
 const maxESQLLen = 64 << 10
@@ -51,6 +60,7 @@ const maxESQLLen = 64 << 10
 // esqlQuery is what the check learned from a query.
 type esqlQuery struct {
 	from    []string // FROM index expressions, unquoted, one per comma-separated part
+	fromAt  []int    // offset in the query text of each from part's name
 	lookups []string // LOOKUP JOIN targets
 	enrich  bool
 }
@@ -97,7 +107,9 @@ func ESQLUsesEnrich(query string) bool {
 	return err == nil && q.enrich
 }
 
-// validSlug mirrors the data_owners.slug constraint.
+// validSlug mirrors the data_owners.slug constraint ^[a-z0-9][a-z0-9_]{0,62}$
+// (migration 00003): no '-', so that analytics-production-<slug>- is a
+// prefix of this data owner's index names only.
 func validSlug(s string) bool {
 	if s == "" || len(s) > 63 {
 		return false
@@ -106,7 +118,7 @@ func validSlug(s string) bool {
 		c := s[i]
 		switch {
 		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
-		case (c == '_' || c == '-') && i > 0:
+		case c == '_' && i > 0:
 		default:
 			return false
 		}
@@ -123,16 +135,7 @@ func inESQLScope(slug, name string) bool {
 		return true
 	}
 	rest, ok := strings.CutPrefix(name, IndexPrefix(slug)+"-")
-	if !ok {
-		return false
-	}
-	for _, kind := range Kinds {
-		tok := indexToken[kind]
-		if rest == tok || strings.HasPrefix(rest, tok+"-") {
-			return true
-		}
-	}
-	return false
+	return ok && rest != ""
 }
 
 func isNameChar(c byte) bool {
@@ -169,14 +172,14 @@ func checkFromIndex(slug, expr string) error {
 		}
 		if effective == IndexPrefix(slug)+"*" {
 			// Date math right after the slug would name no index of ours.
-			return Badf("ES|QL: index %q is outside the data owner's indices (%s-<kind>...)", expr, IndexPrefix(slug))
+			return Badf("ES|QL: index %q is outside the data owner's indices (%s-...)", expr, IndexPrefix(slug))
 		}
 	}
 	if !validNameChars(effective) {
 		return Badf("ES|QL: invalid index name %q", expr)
 	}
 	if !inESQLScope(slug, effective) {
-		return Badf("ES|QL: index %q is outside the data owner's indices (%s-<kind>...)", expr, IndexPrefix(slug))
+		return Badf("ES|QL: index %q is outside the data owner's indices (%s-...)", expr, IndexPrefix(slug))
 	}
 	return nil
 }
@@ -239,11 +242,16 @@ func checkLookupIndex(slug, name string, known []string) error {
 // Commands that may follow a pipe. Source commands and unknown words are
 // refused; ENRICH and LOOKUP are handled apart.
 var esqlProcessing = map[string]bool{
-	"change_point": true, "completion": true, "dissect": true, "drop": true, "eval": true,
+	"change_point": true, "dissect": true, "drop": true, "eval": true,
 	"fork": true, "fuse": true, "grok": true, "inline": true, "inlinestats": true, "keep": true,
-	"limit": true, "mv_expand": true, "rename": true, "rerank": true, "sample": true, "sort": true,
+	"limit": true, "mv_expand": true, "rename": true, "sample": true, "sort": true,
 	"stats": true, "where": true,
 }
+
+// esqlInference are commands that run a model through an inference endpoint
+// (cluster-wide stored configuration, like the Query DSL's inference_id and
+// query_vector_builder, which CheckDSL refuses as well).
+var esqlInference = map[string]bool{"completion": true, "rerank": true}
 
 // esqlSubquery are the words that, after '(', would start a subquery (or a
 // command that reads indices of its own); refused even where they might be
@@ -285,11 +293,12 @@ func (l *esqlLexer) skipHidden() error {
 		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
 			l.pos++
 		case l.at("//"):
-			end := strings.IndexByte(l.s[l.pos:], '\n')
+			// LINE_COMMENT: '//' ~[\r\n]* — a lone '\r' ends it too.
+			end := strings.IndexAny(l.s[l.pos:], "\r\n")
 			if end < 0 {
 				l.pos = len(l.s)
 			} else {
-				l.pos += end + 1
+				l.pos += end
 			}
 		case l.at("/*"):
 			body := l.s[l.pos+2:]
@@ -471,6 +480,8 @@ func (l *esqlLexer) command(q *esqlQuery, w string) error {
 	case lw == "fork":
 		l.forks = append(l.forks, l.depth)
 		return nil
+	case esqlInference[lw]:
+		return Badf("ES|QL: %s (model inference) is not supported", strings.ToUpper(w))
 	case esqlProcessing[lw]:
 		return nil
 	}
@@ -516,9 +527,16 @@ func (l *esqlLexer) fromList(q *esqlQuery) error {
 				return Badf("ES|QL: remote index %q is not allowed (cross-cluster queries are not supported)", tok+":...")
 			}
 			q.from = append(q.from, tok)
+			q.fromAt = append(q.fromAt, start)
 		} else {
+			at := start + 1
+			if l.s[start:l.pos] != `"`+tok+`"` {
+				at = start + 3 // """triple-quoted"""
+			}
 			for part := range strings.SplitSeq(tok, ",") {
 				q.from = append(q.from, part)
+				q.fromAt = append(q.fromAt, at)
+				at += len(part) + 1
 			}
 		}
 		if err := l.skipHidden(); err != nil {
@@ -715,9 +733,28 @@ func (l *esqlLexer) expression(q *esqlQuery) error {
 }
 
 // ESQLForElasticsearch rewrites the spec's index pattern
-// analytics-production-<slug>* into analytics-production-<slug>-*, which on
-// Elasticsearch cannot reach the indices of a data owner whose slug merely
-// starts with this one (slugs contain no "-").
+// analytics-production-<slug>* in FROM into analytics-production-<slug>-*,
+// which on Elasticsearch cannot reach the indices of a data owner whose slug
+// merely starts with this one (slugs contain no "-"). Only FROM index
+// expressions change; the same text in a string, a comment or elsewhere is
+// left alone. query must have passed CheckESQL for slug.
 func ESQLForElasticsearch(query, slug string) string {
-	return strings.ReplaceAll(query, IndexPrefix(slug)+"*", IndexPrefix(slug)+"-*")
+	q, err := parseESQL(query)
+	if err != nil {
+		return query
+	}
+	pattern := IndexPrefix(slug) + "*"
+	out := query
+	// Right to left, so that earlier offsets stay valid.
+	for i := len(q.from) - 1; i >= 0; i-- {
+		name, at := q.from[i], q.fromAt[i]
+		if rest, ok := strings.CutPrefix(name, "-"); ok {
+			name, at = rest, at+1
+		}
+		name, _, _ = strings.Cut(name, "::")
+		if name == pattern && strings.HasPrefix(out[at:], pattern) {
+			out = out[:at] + IndexPrefix(slug) + "-*" + out[at+len(pattern):]
+		}
+	}
+	return out
 }

@@ -45,6 +45,18 @@ var acceptedESQL = []string{
 	"FROM analytics-production-acme-measurements | FORK (WHERE a > 1 | LIMIT 2) (SORT b | LIMIT 3) | KEEP a",
 	"FROM analytics-production-acme-measurements | EVAL x = (a + b) * 2 | WHERE x IN (1, 2) AND (y > 3)",
 	"FROM analytics-production-acme-measurements\n| WHERE created_at > NOW() - 1 day\n| KEEP id",
+	"FROM analytics-production-acme-measurements\r\n| LIMIT 1 // windows line ends\r\n| KEEP id",
+	"FROM analytics-production-acme*, -analytics-production-acme-measurements-*",
+	`FROM "analytics-production-acme*" | WHERE url LIKE "analytics-production-acme*"`,
+	"FROM analytics-production-acme*::failures METADATA _index",
+	// Anything that continues the prefix with '-' is the data owner's
+	// (slugs have no '-'), whether or not such an index exists.
+	"FROM analytics-production-acme-*",
+	"FROM analytics-production-acme-measure*",
+	"FROM analytics-production-acme-measurements*",
+	"FROM analytics-production-acme-*-measurements",
+	"FROM analytics-production-acme-eu-measurements",
+	"FROM <analytics-production-acme-{now/d}>",
 }
 
 // refusedESQL are queries CheckESQL refuses, with a part of the message.
@@ -62,13 +74,8 @@ var refusedESQL = []struct{ q, msg string }{
 	{"FROM *", "outside"},
 	{"FROM analytics-*", "outside"},
 	{"FROM analytics-production-*", "outside"},
-	{"FROM analytics-production-acme-*", "outside"},
 	{"FROM analytics-production-acme", "outside"},
 	{"FROM analytics-production-acme2-measurements", "outside"},
-	{"FROM analytics-production-acme-eu-measurements", "outside"},
-	{"FROM analytics-production-acme-measure*", "outside"},
-	{"FROM analytics-production-acme-measurements*", "outside"},
-	{"FROM analytics-production-acme-*-measurements", "outside"},
 	{"FROM analytics-production-acme*,analytics-production-bob*", "outside"},
 	{"FROM analytics-production-acme-measurements,other", "outside"},
 	{"FROM analytics-production-acme-measurements, analytics-production-bob-measurements", "outside"},
@@ -94,7 +101,6 @@ var refusedESQL = []struct{ q, msg string }{
 	{"FROM analytics-production-аcme-measurements", "invalid index name"}, // Cyrillic a
 	{"FROM <analytics-production-{now/d}>", "outside"},
 	{"FROM <analytics-production-acme{now/d}>", "outside"},
-	{"FROM <analytics-production-acme-{now/d}>", "outside"},
 	{"FROM <analytics-production-acme-measurements-{now/d}", "date math"},
 	{"FROM <analytics-production-acme-measurements-{now/d{yyyy.MM.dd|+12:00}}>", "unknown command"},
 	{"FROM (FROM analytics-production-bob-measurements)", "subqueries"},
@@ -140,6 +146,26 @@ var refusedESQL = []struct{ q, msg string }{
 	{"FROM analytics-production-acme-measurements METADATA _index, analytics-production-bob-measurements", "METADATA"},
 	{"FROM analytics-production-acme-measurements METADATA _index other", "METADATA"},
 	{strings.Repeat(" ", maxESQLLen) + "FROM analytics-production-acme-measurements", "longer than"},
+	// A line comment ends at '\r' as well as '\n' (Elasticsearch's
+	// LINE_COMMENT is '//' ~[\r\n]*): what follows a lone '\r' is read.
+	{"FROM analytics-production-acme-measurements // x\r, analytics-production-bob-measurements", "outside"},
+	{"FROM analytics-production-acme-measurements // x\r| LOOKUP JOIN analytics-production-bob-lookup-isps ON x", "outside"},
+	{"FROM analytics-production-acme-measurements // x\r| FROM analytics-production-bob-measurements", "only allowed at the start"},
+	{"// x\rFROM analytics-production-bob-measurements", "outside"},
+	{"FROM analytics-production-acme-measurements | WHERE a > 1 // x\r| FORK (LOOKUP JOIN other ON x) (LIMIT 1)", "outside"},
+	// Data owners whose slug starts with this one's.
+	{"FROM analytics-production-acme_eu-measurements", "outside"},
+	{"FROM analytics-production-acmeeu*", "outside"},
+	{"FROM analytics-production-acme_*", "outside"},
+	{"FROM analytics-production-acme?eu-measurements", "invalid index name"},
+	{"FROM analytics-production-acme*-measurements", "outside"},
+	{"FROM analytics-production-acme**", "outside"},
+	{"FROM <analytics-production-acme_eu-measurements-{now/d}>", "outside"},
+	{`FROM "analytics-production-acme*,analytics-production-acmeeu*"`, "outside"},
+	{"FROM analytics-production-acme-measurements | LOOKUP JOIN analytics-production-acme_eu-lookup-isps ON x", "outside"},
+	// Model inference.
+	{"FROM analytics-production-acme-measurements | COMPLETION c = prompt WITH {\"inference_id\": \"m\"}", "model inference"},
+	{"FROM analytics-production-acme-measurements | FORK (RERANK \"q\" ON f WITH {\"inference_id\": \"m\"}) (LIMIT 1)", "model inference"},
 }
 
 func TestCheckESQLAccepts(t *testing.T) {
@@ -172,13 +198,20 @@ func TestCheckESQLOtherOwner(t *testing.T) {
 	if err := CheckESQL("FROM analytics-production-acme-measurements", "bob", nil); err == nil {
 		t.Error("bob may read acme's index")
 	}
-	if err := CheckESQL("FROM analytics-production-acme-measurements", "acme-eu", nil); err == nil {
-		t.Error("acme-eu may read acme's index")
+	for _, other := range []string{"acme_eu", "acmeeu", "acm"} {
+		if err := CheckESQL("FROM analytics-production-acme-measurements", other, nil); err == nil {
+			t.Errorf("%s may read acme's index", other)
+		}
+		if err := CheckESQL("FROM analytics-production-acme*", other, nil); err == nil {
+			t.Errorf("%s may use acme's pattern", other)
+		}
 	}
-	if err := CheckESQL("FROM analytics-production-acme-eu-measurements-*", "acme-eu", nil); err != nil {
-		t.Errorf("acme-eu may not read its own indices: %v", err)
+	if err := CheckESQL("FROM analytics-production-acme_eu-measurements-*", "acme_eu", nil); err != nil {
+		t.Errorf("acme_eu may not read its own indices: %v", err)
 	}
-	for _, slug := range []string{"", "-x", "A", "acme*", "acme,bob", strings.Repeat("a", 64)} {
+	// Slugs follow the data_owners constraint: no '-' (else acme's
+	// analytics-production-acme-* would cover acme-eu's indices).
+	for _, slug := range []string{"", "-x", "_x", "A", "acme-eu", "acme*", "acme,bob", strings.Repeat("a", 64)} {
 		if err := CheckESQL("FROM analytics-production-acme-measurements", slug, nil); err == nil {
 			t.Errorf("slug %q accepted", slug)
 		}
@@ -227,9 +260,48 @@ func TestESQLUsesEnrich(t *testing.T) {
 }
 
 func TestESQLForElasticsearchNarrowsTheSpecPattern(t *testing.T) {
-	got := ESQLForElasticsearch("FROM analytics-production-acme*, analytics-production-acme-measurements | LIMIT 1", "acme")
-	want := "FROM analytics-production-acme-*, analytics-production-acme-measurements | LIMIT 1"
-	if got != want {
-		t.Errorf("got %q, want %q", got, want)
+	for in, want := range map[string]string{
+		"FROM analytics-production-acme*, analytics-production-acme-measurements | LIMIT 1": "FROM analytics-production-acme-*, analytics-production-acme-measurements | LIMIT 1",
+		`FROM "analytics-production-acme*"`:                                                 `FROM "analytics-production-acme-*"`,
+		`FROM """analytics-production-acme*"""`:                                             `FROM """analytics-production-acme-*"""`,
+		`FROM "analytics-production-acme-measurements,analytics-production-acme*"`:          `FROM "analytics-production-acme-measurements,analytics-production-acme-*"`,
+		"FROM analytics-production-acme*::failures, -analytics-production-acme*":            "FROM analytics-production-acme-*::failures, -analytics-production-acme-*",
+		// Only FROM changes: strings and comments keep their text.
+		`FROM analytics-production-acme* /* analytics-production-acme* */ | WHERE u == "analytics-production-acme*" // analytics-production-acme*`: `FROM analytics-production-acme-* /* analytics-production-acme* */ | WHERE u == "analytics-production-acme*" // analytics-production-acme*`,
+		"FROM analytics-production-acme-measurements-*": "FROM analytics-production-acme-measurements-*",
+	} {
+		if err := CheckESQL(in, "acme", nil); err != nil {
+			t.Fatalf("CheckESQL(%q): %v", in, err)
+		}
+		got := ESQLForElasticsearch(in, "acme")
+		if got != want {
+			t.Errorf("ESQLForElasticsearch(%q) = %q, want %q", in, got, want)
+		}
+		if err := CheckESQL(got, "acme", nil); err != nil {
+			t.Errorf("rewritten %q refused: %v", got, err)
+		}
+	}
+}
+
+// What the accepted patterns reach on Elasticsearch (after
+// ESQLForElasticsearch): the data owner's indices, never those of a data
+// owner whose slug starts with the same letters.
+func TestESQLPatternsOnElasticsearchStayWithTheOwner(t *testing.T) {
+	for _, q := range acceptedESQL {
+		names, err := ESQLIndices(ESQLForElasticsearch(q, "acme"))
+		if err != nil {
+			t.Fatalf("%q: %v", q, err)
+		}
+		for _, n := range names {
+			if f := foreignMatch(n); f != "" {
+				t.Errorf("%q: %s reaches %s", q, n, f)
+			}
+		}
+	}
+	// The check itself: acme's own indices match what it accepts.
+	for _, n := range []string{"analytics-production-acme-*", "analytics-production-acme-measurements-*"} {
+		if !globMatch(n, IndexName("acme", KindMeasurement, "VideoMeasurement")) {
+			t.Errorf("%s misses acme's index", n)
+		}
 	}
 }

@@ -47,7 +47,7 @@ var dslOracleKeys = []string{
 	"script", "_script", "stored_script", "scripted_metric", "bucket_script", "bucket_selector",
 	"script_score", "script_fields", "runtime_mappings", "_index", "indexed_shape", "percolate", "pit",
 	"indices_boost", "query_vector_builder", "wrapper", "template", "preference", "routing",
-	"target_index",
+	"target_index", "ruleset_ids", "ruleset_id",
 }
 
 // dslOracle returns what forbidden construct v holds ("" when none).
@@ -66,9 +66,11 @@ func dslOracle(v any, top bool, depth int) string {
 				return "top-level key " + k
 			}
 			if lk == "index" {
-				if _, isMap := c.(map[string]any); !isMap && c != nil {
-					if _, isNum := c.(float64); !isNum {
-						if _, isBool := c.(bool); !isBool {
+				// The shape of a document reference: an index name (of any
+				// JSON type but an object) beside an id or a path.
+				if _, isMap := c.(map[string]any); !isMap {
+					for k2 := range t {
+						if l2 := strings.ToLower(k2); l2 == "id" || l2 == "path" {
 							return "index reference " + k
 						}
 					}
@@ -112,11 +114,82 @@ func FuzzCheckESQL(f *testing.F) {
 			t.Fatalf("CheckESQL accepted %q, but %s", query, bad)
 		}
 		// What one data owner may read, a data owner whose slug extends
-		// it may not.
-		if CheckESQL(query, "acme-eu", testLookups) == nil || CheckESQL(query, "acm", testLookups) == nil {
-			t.Fatalf("CheckESQL accepted %q for acme and for another data owner", query)
+		// it (or that it extends) may not.
+		for _, other := range []string{"acme_eu", "acmeeu", "acm"} {
+			if CheckESQL(query, other, testLookups) == nil {
+				t.Fatalf("CheckESQL accepted %q for acme and for %s", query, other)
+			}
+		}
+		// What Elasticsearch receives: still accepted, read the same way by
+		// the oracle, and no FROM pattern reaches another data owner's
+		// index, not even one whose slug starts with "acme".
+		es := ESQLForElasticsearch(query, "acme")
+		if err := CheckESQL(es, "acme", testLookups); err != nil {
+			t.Fatalf("ESQLForElasticsearch(%q) = %q, refused: %v", query, es, err)
+		}
+		if bad := esqlOracleStrict(es, "acme", testLookups); bad != "" {
+			t.Fatalf("CheckESQL accepted %q, sent as %q, but %s", query, es, bad)
+		}
+		names, err := ESQLIndices(es)
+		if err != nil {
+			t.Fatalf("ESQLIndices(%q): %v", es, err)
+		}
+		for _, n := range names {
+			if f := foreignMatch(n); f != "" {
+				t.Fatalf("CheckESQL accepted %q, sent as %q: %s reaches %s", query, es, n, f)
+			}
 		}
 	})
+}
+
+// foreignIndices are index names of other data owners (slugs that share a
+// prefix with "acme") and other indices of the cluster.
+var foreignIndices = func() []string {
+	out := []string{".security", "other", "logs-2026.11.01", "analytics-production-acme", "analytics-production-"}
+	for _, slug := range []string{"acme_eu", "acmeeu", "acme2", "acm", "bob", "a"} {
+		for _, k := range Kinds {
+			out = append(out, IndexName(slug, k, ""), IndexName(slug, k, "VideoMeasurement"))
+		}
+		out = append(out, IndexPrefix(slug)+"-lookup-isps")
+	}
+	return out
+}()
+
+// foreignMatch returns the first foreign index the FROM expression n (as
+// ESQLIndices returns it) matches, "" when none.
+func foreignMatch(n string) string {
+	n = strings.TrimPrefix(n, "-") // an exclusion of a foreign index is refused too
+	n, _, _ = strings.Cut(n, "::")
+	if rest, ok := strings.CutPrefix(n, "<"); ok {
+		static, _, _ := strings.Cut(strings.TrimSuffix(rest, ">"), "{")
+		n = static + "*"
+	}
+	for _, f := range foreignIndices {
+		if globMatch(n, f) {
+			return f
+		}
+	}
+	return ""
+}
+
+// globMatch matches name against pattern, where '*' stands for any run.
+func globMatch(pattern, name string) bool {
+	parts := strings.Split(pattern, "*")
+	if len(parts) == 1 {
+		return pattern == name
+	}
+	if !strings.HasPrefix(name, parts[0]) {
+		return false
+	}
+	name = name[len(parts[0]):]
+	for _, p := range parts[1 : len(parts)-1] {
+		i := strings.Index(name, p)
+		if i < 0 {
+			return false
+		}
+		name = name[i+len(p):]
+	}
+	return strings.HasSuffix(name, parts[len(parts)-1])
 }
 
 // otok is a token of the oracle's re-reading.
@@ -141,8 +214,9 @@ func oracleSegments(q string) [][]otok {
 		c := q[i]
 		switch {
 		case strings.HasPrefix(q[i:], "//"):
+			// Elasticsearch ends a line comment at '\r' or '\n'.
 			flush()
-			j := strings.IndexByte(q[i:], '\n')
+			j := strings.IndexAny(q[i:], "\r\n")
 			if j < 0 {
 				i = len(q)
 			} else {
@@ -197,9 +271,19 @@ func oracleSegments(q string) [][]otok {
 // or continue it with '-'; every LOOKUP JOIN target must also be known.
 func esqlOracle(q, slug string, lookups []string) string {
 	prefix := IndexPrefix(slug)
-	in := func(name string) bool {
+	return esqlOracleIn(q, lookups, func(name string) bool {
 		return name == prefix || name == prefix+"*" || strings.HasPrefix(name, prefix+"-")
-	}
+	})
+}
+
+// esqlOracleStrict is esqlOracle for a query as sent to Elasticsearch: every
+// name must continue the prefix with '-' (the spec's prefix* is gone).
+func esqlOracleStrict(q, slug string, lookups []string) string {
+	prefix := IndexPrefix(slug)
+	return esqlOracleIn(q, lookups, func(name string) bool { return strings.HasPrefix(name, prefix+"-") })
+}
+
+func esqlOracleIn(q string, lookups []string, in func(string) bool) string {
 	segs := oracleSegments(q)
 	if len(segs[0]) == 0 || segs[0][0].quoted || !strings.EqualFold(segs[0][0].s, "from") {
 		return "it does not begin with FROM"

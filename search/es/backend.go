@@ -40,7 +40,15 @@ type Backend struct {
 	pool      *pgxpool.Pool
 	scrollKey []byte
 	logger    *slog.Logger
+
+	// Timeout bounds each request to Elasticsearch (default DefaultTimeout):
+	// a cluster that stops answering fails the request instead of holding
+	// it until the client gives up.
+	Timeout time.Duration
 }
+
+// DefaultTimeout is a Backend's default Timeout.
+const DefaultTimeout = time.Minute
 
 var _ search.Backend = (*Backend)(nil)
 
@@ -64,7 +72,7 @@ func New(rawURL string, pool *pgxpool.Pool, secret []byte, logger *slog.Logger) 
 	}
 	mac := hmac.New(sha256.New, secret)
 	mac.Write([]byte("fleetgraph/search/es scroll id v1"))
-	return &Backend{client: client, pool: pool, scrollKey: mac.Sum(nil), logger: logger}, nil
+	return &Backend{client: client, pool: pool, scrollKey: mac.Sum(nil), logger: logger, Timeout: DefaultTimeout}, nil
 }
 
 // Client is the Elasticsearch client (for the indexer).
@@ -73,7 +81,17 @@ func (b *Backend) Client() *elasticsearch.Client { return b.client }
 // Indexer makes the indexer feeding this backend's cluster.
 func (b *Backend) Indexer() *Indexer { return NewIndexer(b.client, b.pool, b.logger) }
 
-// Search runs req over the indices of req.Scope.
+// withTimeout bounds one request to Elasticsearch.
+func (b *Backend) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	if b.Timeout <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, b.Timeout)
+}
+
+// Search runs req over the indices of req.Scope. Indices that do not exist
+// (yet) are no error: ignore_unavailable and allow_no_indices make a data
+// owner without documents get an empty answer, as on the embedded backend.
 func (b *Backend) Search(ctx context.Context, req search.Request) (search.Response, error) {
 	indices, err := scopeIndices(req.Scope)
 	if err != nil {
@@ -101,6 +119,8 @@ func (b *Backend) Search(ctx context.Context, req search.Request) (search.Respon
 		}
 		sr.Scroll = d
 	}
+	ctx, cancel := b.withTimeout(ctx)
+	defer cancel()
 	res, err := sr.Do(ctx, b.client)
 	if err != nil {
 		return nil, upstream("search", err)
@@ -109,8 +129,40 @@ func (b *Backend) Search(ctx context.Context, req search.Request) (search.Respon
 	if err != nil {
 		return nil, err
 	}
+	if req.Scroll != "" {
+		b.endScroll(ctx, out)
+	}
 	b.wrapScrollID(req.Scope.DataOwnerID, out)
 	return out, nil
+}
+
+// endScroll clears the scroll of a page without hits: the scroll is done,
+// and Elasticsearch would otherwise keep its search context until the
+// keep-alive runs out. The page then carries no _scroll_id. A failure to
+// clear only leaves the context to expire.
+func (b *Backend) endScroll(ctx context.Context, out map[string]any) {
+	id, ok := out["_scroll_id"].(string)
+	if !ok || id == "" {
+		return
+	}
+	hits, _ := out["hits"].(map[string]any)
+	if list, _ := hits["hits"].([]any); len(list) > 0 {
+		return
+	}
+	delete(out, "_scroll_id")
+	buf, err := json.Marshal(map[string]any{"scroll_id": []string{id}})
+	if err != nil {
+		return
+	}
+	res, err := esapi.ClearScrollRequest{Body: bytes.NewReader(buf)}.Do(ctx, b.client)
+	if err != nil {
+		b.logger.Warn("elasticsearch: clear scroll failed", "err", err)
+		return
+	}
+	defer drain(res)
+	if res.IsError() && res.StatusCode != http.StatusNotFound {
+		b.logger.Warn("elasticsearch: clear scroll failed", "err", esError(res, "clear scroll"))
+	}
 }
 
 // ScrollNext continues a scroll made by Search for the same data owner.
@@ -130,6 +182,8 @@ func (b *Backend) ScrollNext(ctx context.Context, dataOwnerID int64, scrollID, k
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel := b.withTimeout(ctx)
+	defer cancel()
 	res, err := esapi.ScrollRequest{Body: bytes.NewReader(buf)}.Do(ctx, b.client)
 	if err != nil {
 		return nil, upstream("scroll", err)
@@ -142,12 +196,16 @@ func (b *Backend) ScrollNext(ctx context.Context, dataOwnerID int64, scrollID, k
 	if err != nil {
 		return nil, err
 	}
+	b.endScroll(ctx, out)
 	b.wrapScrollID(dataOwnerID, out)
 	return out, nil
 }
 
 // ESQL runs a query the caller has checked with search.CheckESQL and
-// returns one object per row, keyed by column name.
+// returns one object per row, keyed by column name. A FROM whose indices
+// do not exist yet (a data owner without documents of that kind) answers no
+// rows, as on the embedded backend, where Elasticsearch 8 refuses the query
+// ("Unknown index").
 func (b *Backend) ESQL(ctx context.Context, dataOwnerID int64, slug, query string) ([]map[string]any, error) {
 	// The caller has run search.CheckESQL; narrow the spec's <prefix>*
 	// pattern so it cannot reach a data owner whose slug extends this one.
@@ -155,15 +213,79 @@ func (b *Backend) ESQL(ctx context.Context, dataOwnerID int64, slug, query strin
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel := b.withTimeout(ctx)
+	defer cancel()
 	res, err := esapi.EsqlQueryRequest{Body: bytes.NewReader(buf), Format: "json"}.Do(ctx, b.client)
 	if err != nil {
 		return nil, upstream("esql", err)
+	}
+	if res.IsError() {
+		defer drain(res)
+		raw, _ := io.ReadAll(io.LimitReader(res.Body, 1<<20))
+		if onlyMissingIndices(raw, slug) {
+			return []map[string]any{}, nil
+		}
+		return nil, esErrorBody(res.StatusCode, raw, "esql")
 	}
 	out, err := decode(res, "esql")
 	if err != nil {
 		return nil, err
 	}
 	return esqlRows(out)
+}
+
+// unknownIndex is how ES|QL's verifier reports a FROM naming no index.
+var unknownIndex = regexp.MustCompile(`^line \d+:\d+: Unknown index \[([^\]]*)\]$`)
+
+// onlyMissingIndices reports whether an ES|QL error says nothing but that
+// indices of the data owner that could exist do not: a wildcard pattern, or
+// a name of one of the data owner's kinds (and types). A name that can
+// never exist stays an error, as on the embedded backend.
+func onlyMissingIndices(raw []byte, slug string) bool {
+	var body struct {
+		Error struct {
+			Type   string `json:"type"`
+			Reason string `json:"reason"`
+			Index  string `json:"index"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(raw, &body) != nil {
+		return false
+	}
+	var names []string
+	switch body.Error.Type {
+	case "index_not_found_exception":
+		names = []string{body.Error.Index}
+	case "verification_exception":
+		lines := strings.Split(strings.TrimSpace(body.Error.Reason), "\n")
+		if len(lines) != 2 || lines[0] != "Found 1 problem" {
+			return false
+		}
+		m := unknownIndex.FindStringSubmatch(lines[1])
+		if m == nil {
+			return false
+		}
+		names = strings.Split(m[1], ",")
+	default:
+		return false
+	}
+	for _, name := range names {
+		name = strings.TrimSpace(name)
+		if name == "" || strings.HasPrefix(name, "-") {
+			return false
+		}
+		name, _, _ = strings.Cut(name, "::")
+		if strings.Contains(name, "*") {
+			if !strings.HasPrefix(name, search.IndexPrefix(slug)) {
+				return false
+			}
+			continue
+		}
+		if _, _, ok := search.ParseIndex(slug, name); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // esqlRows turns {"columns": [{"name": ...}], "values": [[...]]} into
@@ -297,21 +419,29 @@ func decode(res *esapi.Response, op string) (map[string]any, error) {
 
 func esError(res *esapi.Response, op string) error {
 	raw, _ := io.ReadAll(io.LimitReader(res.Body, 1<<20))
+	return esErrorBody(res.StatusCode, raw, op)
+}
+
+// esErrorBody is the error of an Elasticsearch error answer: a
+// BadRequestError for what the request got wrong, a plain error (a 500 to
+// the caller, the details in the log only) for the cluster's own failures
+// and for the credentials the server was given.
+func esErrorBody(status int, raw []byte, op string) error {
 	reason := errorReason(raw)
 	switch {
-	case res.StatusCode >= 400 && res.StatusCode < 500 &&
-		res.StatusCode != http.StatusUnauthorized && res.StatusCode != http.StatusForbidden &&
-		res.StatusCode != http.StatusProxyAuthRequired && res.StatusCode != http.StatusRequestTimeout &&
-		res.StatusCode != http.StatusTooManyRequests:
+	case status >= 400 && status < 500 &&
+		status != http.StatusUnauthorized && status != http.StatusForbidden &&
+		status != http.StatusProxyAuthRequired && status != http.StatusRequestTimeout &&
+		status != http.StatusTooManyRequests:
 		if reason == "" {
-			reason = http.StatusText(res.StatusCode)
+			reason = http.StatusText(status)
 		}
 		return search.Badf("elasticsearch rejected the %s: %s", op, reason)
 	default:
 		if reason == "" {
 			reason = strings.TrimSpace(string(raw[:min(len(raw), 500)]))
 		}
-		return fmt.Errorf("elasticsearch %s: status %d: %s", op, res.StatusCode, reason)
+		return fmt.Errorf("elasticsearch %s: status %d: %s", op, status, reason)
 	}
 }
 

@@ -34,7 +34,8 @@ func lex(src string) ([]token, error) {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
 			i++
 		case strings.HasPrefix(src[i:], "//"):
-			for i < len(src) && src[i] != '\n' {
+			// As in Elasticsearch, a line comment ends at '\n' or '\r'.
+			for i < len(src) && src[i] != '\n' && src[i] != '\r' {
 				i++
 			}
 		case strings.HasPrefix(src[i:], "/*"):

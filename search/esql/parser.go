@@ -31,7 +31,7 @@ var Functions = map[string][2]int{
 // Aggregates lists the aggregate functions of the subset.
 var Aggregates = map[string][2]int{
 	"COUNT": {1, 1}, "COUNT_DISTINCT": {1, 2}, "SUM": {1, 1}, "AVG": {1, 1}, "MIN": {1, 1},
-	"MAX": {1, 1}, "MEDIAN": {1, 1}, "PERCENTILE": {2, 2},
+	"MAX": {1, 1}, "MEDIAN": {1, 1}, "PERCENTILE": {2, 2}, "VALUES": {1, 1},
 }
 
 // castTypes are the accepted x::type names.

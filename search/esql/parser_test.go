@@ -307,3 +307,15 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// A line comment ends at '\r' as well as '\n', as in Elasticsearch's lexer:
+// what follows a lone carriage return is read.
+func TestParseLineCommentEndsAtCR(t *testing.T) {
+	q := mustParse(t, "FROM a // c\r, b // d\r| LIMIT 3")
+	if len(q.From.Indices) != 2 || q.From.Indices[1].Pattern != "b" {
+		t.Fatalf("indices = %+v", q.From.Indices)
+	}
+	if len(q.Commands) != 1 || q.Commands[0].(*Limit).N != 3 {
+		t.Fatalf("commands = %+v", q.Commands)
+	}
+}

@@ -2,6 +2,7 @@ package pg
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -31,7 +32,9 @@ const (
 	maxTermsSize    = 10000
 	maxTopHitsSize  = 100 // from + size of one top_hits
 	maxTopHitsTotal = 10000
-	maxAggNodes     = 200 // aggregations in one request, all levels together
+	maxAggNodes     = 200           // aggregations in one request, all levels together
+	maxAggDepth     = 20            // levels of sub-aggregations
+	maxZeroTerms    = maxAggBuckets // distinct values a terms with min_doc_count 0 may list
 )
 
 type aggScopeKey struct{}
@@ -133,7 +136,10 @@ type aggNode struct {
 	size        int
 	from        int
 	minDocCount int64
+	zeroTerms   bool // terms with min_doc_count 0: values without documents too
 	keyed       bool
+	dfmt        dateFormat // date_histogram format of key_as_string
+	hasFmt      bool
 	orders      []termsOrder
 
 	// date_histogram
@@ -214,6 +220,9 @@ func parseAggs(m map[string]any, parent *aggNode, count *int) ([]*aggNode, error
 			return nil, search.Badf("aggregation [%s] must be an object", name)
 		}
 		n := &aggNode{name: name, parent: parent}
+		if depth := len(chain(parent)); depth >= maxAggDepth {
+			return nil, search.Badf("aggregation [%s] is nested deeper than %d levels", name, maxAggDepth)
+		}
 		var subs map[string]any
 		for k, v := range body {
 			switch k {
@@ -310,7 +319,9 @@ func (n *aggNode) compile(v any) error {
 			return err
 		}
 		if n.minDocCount < 1 {
-			n.minDocCount = 1
+			// The values of the scope without matching documents are
+			// filled in after the statement (fillZeroTerms).
+			n.minDocCount, n.zeroTerms = 1, true
 		}
 		if m, ok := p["missing"]; ok {
 			switch m.(type) {
@@ -335,6 +346,16 @@ func (n *aggNode) compile(v any) error {
 		}
 		if n.tz, err = parseZone(p["time_zone"]); err != nil {
 			return n.badf("%v", err)
+		}
+		if f, ok := p["format"]; ok {
+			s, ok := f.(string)
+			if !ok {
+				return n.badf("[format] must be a string")
+			}
+			if n.dfmt, err = parseDateFormat(s); err != nil {
+				return n.badf("%v", err)
+			}
+			n.hasFmt = true
 		}
 		if o, ok := p["offset"]; ok {
 			s, _ := o.(string)
@@ -1421,9 +1442,26 @@ func (x *aggExec) runBucket(n *aggNode, objs map[string]map[string]any, sel []st
 	var metrics []*aggNode
 	var mcols []string
 	mexpr := map[string]string{} // order path → expression (terms)
+	mindex := map[string]int{}   // order path → metric column
+	mempty := map[string]any{}   // order path → value without documents
 	for _, s := range n.subs {
 		if s.typ != "top_hits" && metricTypes[s.typ] {
 			cols := metricCols(st, s)
+			base := len(mcols)
+			switch s.typ {
+			case "stats":
+				for i, f := range []string{"count", "min", "max", "avg", "sum"} {
+					mindex[s.name+"."+f] = base + i
+				}
+				mempty[s.name+".count"], mempty[s.name+".sum"] = 0.0, 0.0
+			case "percentiles":
+			default:
+				mindex[s.name], mindex[s.name+".value"] = base, base
+				switch s.typ {
+				case "sum", "value_count", "cardinality":
+					mempty[s.name], mempty[s.name+".value"] = 0.0, 0.0
+				}
+			}
 			metrics = append(metrics, s)
 			mcols = append(mcols, cols...)
 			switch s.typ {
@@ -1509,6 +1547,11 @@ func (x *aggExec) runBucket(n *aggNode, objs map[string]map[string]any, sel []st
 		}
 		byParent[pp] = append(byParent[pp], br)
 	}
+	if n.zeroTerms {
+		if parents, err = x.fillZeroTerms(n, byParent, parents, sel, L, mindex, mempty); err != nil {
+			return err
+		}
+	}
 	childObjs := map[string]map[string]any{}
 	var childSel []string
 	for _, pp := range parents {
@@ -1523,6 +1566,125 @@ func (x *aggExec) runBucket(n *aggNode, objs map[string]map[string]any, sel []st
 		parentObj[n.name] = res
 	}
 	return x.runLevel(n, n.subs, childObjs, childSel)
+}
+
+// fillZeroTerms adds to the terms buckets under each parent (min_doc_count
+// 0) the values of the field in the whole scope that have no matching
+// document, ordered as the statement orders buckets, and cuts each list to
+// the size again. Documents of other owners or kinds never lend values.
+func (x *aggExec) fillZeroTerms(n *aggNode, byParent map[string][]bucketRow, parents, sel []string, L int,
+	mindex map[string]int, mempty map[string]any) ([]string, error) {
+	st := &args{}
+	where := scopeWhere(st, x.scope)
+	if x.scope.DataOwnerID == 0 {
+		where = "FALSE"
+	}
+	rows, err := x.query("SELECT DISTINCT t.k::text FROM documents d CROSS JOIN LATERAL "+termValues(st, n.field)+
+		" t WHERE "+where+fmt.Sprintf(" LIMIT %d", maxZeroTerms+1), st)
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) > maxZeroTerms {
+		return nil, n.badf("min_doc_count 0 over more than %d distinct values", maxZeroTerms)
+	}
+	if L == 1 {
+		sel = []string{"[]"}
+	}
+	for _, pp := range sel {
+		if _, ok := byParent[pp]; !ok {
+			parents = append(parents, pp)
+		}
+		have := map[string]bool{}
+		var total int64
+		for _, r := range byParent[pp] {
+			have[r.key] = true
+			total = max(total, r.total)
+		}
+		list := byParent[pp]
+		for _, r := range rows {
+			k, _ := r[0].(string)
+			if !have[k] {
+				list = append(list, bucketRow{key: k, total: total})
+			}
+		}
+		value := func(r bucketRow, path string) any {
+			if r.metrics == nil {
+				return mempty[path]
+			}
+			return toFloat(r.metrics[mindex[path]])
+		}
+		sort.SliceStable(list, func(i, j int) bool {
+			a, b := list[i], list[j]
+			for _, o := range n.orders {
+				var c int
+				switch o.by {
+				case "_count":
+					c = cmp.Compare(a.count, b.count)
+				case "_key":
+					c = cmpKeys(a.key, b.key)
+				default:
+					va, vb := value(a, o.by), value(b, o.by)
+					switch {
+					case va == nil && vb == nil:
+					case va == nil:
+						return false // NULLS LAST either way
+					case vb == nil:
+						return true
+					default:
+						c = cmp.Compare(va.(float64), vb.(float64))
+					}
+				}
+				if o.desc {
+					c = -c
+				}
+				if c != 0 {
+					return c < 0
+				}
+			}
+			if c := cmp.Compare(b.count, a.count); c != 0 {
+				return c < 0
+			}
+			return cmpKeys(a.key, b.key) < 0
+		})
+		if len(list) > n.size {
+			list = list[:n.size]
+		}
+		byParent[pp] = list
+	}
+	return parents, nil
+}
+
+// cmpKeys orders raw JSON keys as the statements do: by JSON type name
+// (boolean, number, string), numbers by value, strings bytewise.
+func cmpKeys(a, b string) int {
+	typ := func(k string) string {
+		switch {
+		case k == "true" || k == "false":
+			return "boolean"
+		case strings.HasPrefix(k, `"`):
+			return "string"
+		}
+		return "number"
+	}
+	ta, tb := typ(a), typ(b)
+	if ta != tb {
+		return strings.Compare(ta, tb)
+	}
+	if ta == "number" {
+		fa, _ := strconv.ParseFloat(a, 64)
+		fb, _ := strconv.ParseFloat(b, 64)
+		if c := cmp.Compare(fa, fb); c != 0 {
+			return c
+		}
+	}
+	var sa, sb string
+	if json.Unmarshal([]byte(a), &sa) != nil {
+		sa = a
+	}
+	if json.Unmarshal([]byte(b), &sb) != nil {
+		sb = b
+	}
+	return strings.Compare(sa, sb)
 }
 
 // keyNum orders numeric keys by value (strings sort as text, like keyword
@@ -1928,7 +2090,7 @@ func (x *aggExec) histResult(n *aggNode, rows []bucketRow, metrics []*aggNode, r
 		if n.typ == "date_histogram" {
 			ms := int64(e.k)
 			b["key"] = ms
-			kstr = time.UnixMilli(ms).In(n.tz.loc).Format(esTimeLayout)
+			kstr = n.dateKeyString(ms)
 			b["key_as_string"] = kstr
 		} else {
 			key := e.k*n.interval + n.offset
@@ -1948,6 +2110,22 @@ func (x *aggExec) histResult(n *aggNode, rows []bucketRow, metrics []*aggNode, r
 		arr = []any{}
 	}
 	return withMeta(n, map[string]any{"buckets": arr}), nil
+}
+
+// dateKeyString is a date_histogram bucket's key_as_string: the first of
+// its format's patterns (epoch formats as numbers), else ISO 8601 with
+// milliseconds, in the time zone.
+func (n *aggNode) dateKeyString(ms int64) string {
+	t := time.UnixMilli(ms).In(n.tz.loc)
+	switch {
+	case n.hasFmt && len(n.dfmt.layouts) > 0:
+		return t.Format(n.dfmt.layouts[0].layout)
+	case n.hasFmt && n.dfmt.millis:
+		return strconv.FormatInt(ms, 10)
+	case n.hasFmt && n.dfmt.seconds:
+		return strconv.FormatInt(ms/1000, 10)
+	}
+	return t.Format(esTimeLayout)
 }
 
 // boundsParams reads extended_bounds and hard_bounds ({"min", "max"}) as
@@ -1975,7 +2153,13 @@ func (n *aggNode) boundsParams(p map[string]any) error {
 			if n.typ == "date_histogram" {
 				ms, err := dateBound(bv, n.tz.loc)
 				if err != nil {
-					return n.badf("[%s.%s]: %v", name, k, err)
+					// Date math (now-7d/d, 2026-11-01||+1M), as on Elasticsearch.
+					c := &compiler{a: &args{}, now: time.Now()}
+					t, merr := c.dateValueFmt(bv, false, n.tz.loc, n.dfmt)
+					if merr != nil {
+						return n.badf("[%s.%s]: %v", name, k, err)
+					}
+					ms = t.UnixMilli()
 				}
 				key = float64(n.dateKey(ms))
 			} else {

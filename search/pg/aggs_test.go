@@ -286,8 +286,21 @@ func TestAggsDateHistogram(t *testing.T) {
 		{"key": 1793660400000, "key_as_string": "2026-11-03T00:00:00.000+01:00", "doc_count": 0},
 		{"key": 1793746800000, "key_as_string": "2026-11-04T00:00:00.000+01:00", "doc_count": 2},
 		{"key": 1793833200000, "key_as_string": "2026-11-05T00:00:00.000+01:00", "doc_count": 1}]}`
-	got = f.must(t, `{"d": {"date_histogram": {"field": "created_at", "calendar_interval": "1d", "time_zone": "Europe/Berlin", "format": "yyyy-MM-dd"}}}`)
+	got = f.must(t, `{"d": {"date_histogram": {"field": "created_at", "calendar_interval": "1d", "time_zone": "Europe/Berlin"}}}`)
 	expect(t, got, `{"d": `+berlin+`}`)
+	// A format writes key_as_string (and the keys of keyed buckets).
+	got = f.must(t, `{"d": {"date_histogram": {"field": "created_at", "calendar_interval": "1d", "time_zone": "Europe/Berlin", "format": "yyyy-MM-dd"}}}`)
+	expect(t, got, `{"d": `+strings.ReplaceAll(berlin, "T00:00:00.000+01:00", "")+`}`)
+	got = f.must(t, `{"d": {"date_histogram": {"field": "created_at", "calendar_interval": "1d", "format": "dd.MM.yyyy HH:mm", "keyed": true, "min_doc_count": 1}},
+		"e": {"date_histogram": {"field": "created_at", "calendar_interval": "1d", "format": "epoch_millis", "min_doc_count": 1}}}`)
+	expect(t, got, `{"d": {"buckets": {
+		"01.11.2026 00:00": {"key": 1793491200000, "key_as_string": "01.11.2026 00:00", "doc_count": 3},
+		"02.11.2026 00:00": {"key": 1793577600000, "key_as_string": "02.11.2026 00:00", "doc_count": 2},
+		"04.11.2026 00:00": {"key": 1793750400000, "key_as_string": "04.11.2026 00:00", "doc_count": 3}}},
+		"e": {"buckets": [
+		{"key": 1793491200000, "key_as_string": "1793491200000", "doc_count": 3},
+		{"key": 1793577600000, "key_as_string": "1793577600000", "doc_count": 2},
+		{"key": 1793750400000, "key_as_string": "1793750400000", "doc_count": 3}]}}`)
 	got = f.must(t, `{"d": {"date_histogram": {"field": "created_at", "calendar_interval": "day", "time_zone": "+01:00"}}}`)
 	expect(t, got, `{"d": `+strings.ReplaceAll(berlin, "+01:00", "+01:00")+`}`)
 
@@ -591,7 +604,10 @@ func TestAggsBadRequests(t *testing.T) {
 		"fixed month":          `{"g": {"date_histogram": {"field": "created_at", "fixed_interval": "1M"}}}`,
 		"time zone":            `{"g": {"date_histogram": {"field": "created_at", "calendar_interval": "day", "time_zone": "Mars/Olympus"}}}`,
 		"extended bounds":      `{"g": {"date_histogram": {"field": "created_at", "calendar_interval": "day", "extended_bounds": {"min": 0}}}}`,
-		"bounds date math":     `{"g": {"date_histogram": {"field": "created_at", "calendar_interval": "day", "extended_bounds": {"min": "now-1d", "max": "now"}}}}`,
+		"bounds bad date math": `{"g": {"date_histogram": {"field": "created_at", "calendar_interval": "day", "extended_bounds": {"min": "now-1x", "max": "now"}}}}`,
+		"date format":          `{"g": {"date_histogram": {"field": "created_at", "calendar_interval": "day", "format": "yyyy-QQ"}}}`,
+		"date format type":     `{"g": {"date_histogram": {"field": "created_at", "calendar_interval": "day", "format": 1}}}`,
+		"too deep":             `{"a1": {"filter": {"match_all": {}}, "aggs": {"a2": {"filter": {"match_all": {}}, "aggs": {"a3": {"filter": {"match_all": {}}, "aggs": {"a4": {"filter": {"match_all": {}}, "aggs": {"a5": {"filter": {"match_all": {}}, "aggs": {"a6": {"filter": {"match_all": {}}, "aggs": {"a7": {"filter": {"match_all": {}}, "aggs": {"a8": {"filter": {"match_all": {}}, "aggs": {"a9": {"filter": {"match_all": {}}, "aggs": {"a10": {"filter": {"match_all": {}}, "aggs": {"a11": {"filter": {"match_all": {}}, "aggs": {"a12": {"filter": {"match_all": {}}, "aggs": {"a13": {"filter": {"match_all": {}}, "aggs": {"a14": {"filter": {"match_all": {}}, "aggs": {"a15": {"filter": {"match_all": {}}, "aggs": {"a16": {"filter": {"match_all": {}}, "aggs": {"a17": {"filter": {"match_all": {}}, "aggs": {"a18": {"filter": {"match_all": {}}, "aggs": {"a19": {"filter": {"match_all": {}}, "aggs": {"a20": {"filter": {"match_all": {}}, "aggs": {"a21": {"avg": {"field": "x"}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}`,
 		"bounds reversed":      `{"g": {"histogram": {"field": "a", "interval": 1, "hard_bounds": {"min": 5, "max": 1}}}}`,
 		"histogram interval":   `{"g": {"histogram": {"field": "statistic_values.bitrate", "interval": 0}}}`,
 		"range no ranges":      `{"g": {"range": {"field": "statistic_values.bitrate", "ranges": []}}}`,

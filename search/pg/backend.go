@@ -27,7 +27,7 @@ type querier interface {
 var bodyKeys = map[string]bool{
 	"query": true, "size": true, "from": true, "sort": true, "search_after": true, "_source": true,
 	"track_total_hits": true, "aggs": true, "aggregations": true, "timeout": true, "version": true,
-	"seq_no_primary_term": true, "stored_fields": true, "docvalue_fields": true,
+	"seq_no_primary_term": true, "stored_fields": true, "docvalue_fields": true, "track_scores": true,
 }
 
 // plan is a validated request.
@@ -44,6 +44,7 @@ type plan struct {
 	aggs        map[string]any
 	version     bool
 	seqNo       bool
+	trackScores bool
 }
 
 // intValue reads an integer body value (JSON number or numeric string).
@@ -122,6 +123,12 @@ func parsePlan(scope search.Scope, body map[string]any) (*plan, error) {
 			p.version = truthy(v)
 		case "seq_no_primary_term":
 			p.seqNo = truthy(v)
+		case "track_scores":
+			b, ok := v.(bool)
+			if !ok {
+				return nil, search.Badf("track_scores must be a boolean")
+			}
+			p.trackScores = b
 		case "stored_fields":
 			if s, ok := v.(string); ok && s == "_none_" {
 				p.noSource = true
@@ -294,7 +301,7 @@ func (b *Backend) run(ctx context.Context, q querier, p *plan, after *cursor, wi
 		return nil, fmt.Errorf("search: %w", err)
 	}
 	hitsObj := map[string]any{"max_score": nil, "hits": hits}
-	if len(hits) > 0 {
+	if len(hits) > 0 && p.scored(keys) {
 		hitsObj["max_score"] = 1.0
 	}
 	if p.trackTotal != 0 {
@@ -329,7 +336,10 @@ func (p *plan) hit(keys []sortKey, base, rest []any) (map[string]any, *cursor, e
 	hit := map[string]any{
 		"_index": search.IndexName(p.scope.Slug, p.scope.Kind, typ),
 		"_id":    docID,
-		"_score": 1.0,
+		"_score": nil,
+	}
+	if p.scored(keys) {
+		hit["_score"] = 1.0
 	}
 	if !p.noSource && (p.source == nil || !p.source.none) {
 		var src map[string]any
@@ -378,6 +388,20 @@ func (p *plan) hit(keys []sortKey, base, rest []any) (map[string]any, *cursor, e
 	cur := &cursor{Vals: append([]any(nil), ks[:len(ks)-1]...)}
 	cur.ID, _ = ks[len(ks)-1].(int64)
 	return hit, cur, nil
+}
+
+// scored reports whether hits carry a score: as on Elasticsearch, not when
+// sorted by fields only (unless track_scores). Every score is 1.0.
+func (p *plan) scored(keys []sortKey) bool {
+	if len(keys) == 0 || p.trackScores {
+		return true
+	}
+	for _, k := range keys {
+		if k.kind == "score" {
+			return true
+		}
+	}
+	return false
 }
 
 // Search runs a DSL request; with req.Scroll it also opens a scroll.

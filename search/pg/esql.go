@@ -39,7 +39,8 @@ import (
 //     TO_STRING TO_INTEGER TO_LONG TO_DOUBLE TO_DATETIME TO_BOOLEAN NOW
 //     (out-of-domain math such as SQRT(-1) is null, as in Elasticsearch);
 //     aggregates COUNT(*) COUNT
-//     COUNT_DISTINCT (exact) SUM AVG MIN MAX MEDIAN PERCENTILE, also inside
+//     COUNT_DISTINCT (exact) SUM AVG MIN MAX MEDIAN PERCENTILE VALUES (distinct
+//     values, sorted; one value alone, several as an array), also inside
 //     expressions (AVG(x) * 2).
 //
 // Field names are dotted paths into the document; created_at and @timestamp
@@ -342,11 +343,46 @@ func (tr *esqlTranslator) translate(q *esql.Query) (string, error) {
 		limit = esqlDefaultLimit
 	}
 	stmt := "SELECT " + strings.Join(sel, ", ") + " FROM " + tr.from + " s"
+	order := ""
 	if len(tr.order) > 0 {
-		stmt += " ORDER BY " + strings.Join(tr.order, ", ")
+		order = " ORDER BY " + strings.Join(tr.order, ", ")
 	}
+	stmt += tr.useEveryPlaceholder(stmt+order) + order
 	stmt += " LIMIT " + tr.a.add(limit) + "::bigint"
 	return stmt, nil
+}
+
+// useEveryPlaceholder returns a WHERE clause (always true) naming, as typed
+// NULLs, the placeholders that stmt no longer uses: a column read by KEEP
+// and then dropped (DROP, RENAME over it, KEEP without it) leaves its
+// placeholder behind, and PostgreSQL refuses a statement with a parameter
+// it cannot type. "" when every placeholder is used.
+func (tr *esqlTranslator) useEveryPlaceholder(stmt string) string {
+	used := make([]bool, len(tr.a.vals)+1)
+	for i := 0; i < len(stmt); i++ {
+		if stmt[i] != '$' {
+			continue
+		}
+		j := i + 1
+		for j < len(stmt) && stmt[j] >= '0' && stmt[j] <= '9' {
+			j++
+		}
+		if n, err := strconv.Atoi(stmt[i+1 : j]); err == nil && n < len(used) {
+			used[n] = true
+		}
+		i = j - 1
+	}
+	var conds []string
+	for n := 1; n < len(used); n++ {
+		if !used[n] {
+			tr.a.vals[n-1] = nil
+			conds = append(conds, fmt.Sprintf("$%d::text IS NULL", n))
+		}
+	}
+	if len(conds) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(conds, " AND ")
 }
 
 // fromClause maps the index patterns onto (kind, type) filters of the data
@@ -1512,6 +1548,17 @@ func (tr *esqlTranslator) aggregate(x *esql.Call, st *esqlStats) (esqlExpr, erro
 			return esqlExpr{}, err
 		}
 		return esqlExpr{sql: "percentile_cont(" + tr.reuse(es[1], p/100) + "::double precision) WITHIN GROUP (ORDER BY " + n + ")", t: etNum}, nil
+	case "VALUES":
+		// The distinct non-null values: one value alone, several as an
+		// array (in JSON order; Elasticsearch does not promise one).
+		j, err := tr.conv(p0, e, etJSON)
+		if err != nil {
+			return esqlExpr{}, err
+		}
+		agg := "array_agg(DISTINCT " + j + " ORDER BY " + j + ") FILTER (WHERE " + j + " IS NOT NULL)"
+		return esqlExpr{sql: tr.bind(func(v []string) string {
+			return "CASE WHEN cardinality(" + v[0] + ") = 1 THEN " + v[0] + "[1] ELSE to_jsonb(" + v[0] + ") END"
+		}, agg), t: etJSON}, nil
 	case "MIN", "MAX":
 		fn := strings.ToLower(x.Name)
 		switch e.t {

@@ -4,26 +4,33 @@ package pg
 // naming the clause or option):
 //
 //   - queries: match_all, match_none, bool (must, filter, should, must_not,
-//     minimum_should_match as count or percentage), constant_score, dis_max,
-//     term, terms (list form), match (operator), match_phrase,
-//     match_phrase_prefix, multi_match (best_fields, most_fields,
-//     cross_fields, phrase, phrase_prefix), range (numbers, dates with date
-//     math and time_zone, text), exists, prefix, wildcard, ids, query_string
+//     minimum_should_match as count, percentage, negative or conditional
+//     spec, computed as Elasticsearch does), constant_score, dis_max, term,
+//     terms (list form), match (operator, minimum_should_match,
+//     zero_terms_query), match_phrase, match_phrase_prefix, multi_match
+//     (best_fields, most_fields, cross_fields, phrase, phrase_prefix), range
+//     (numbers, dates with date math, time_zone and format: named formats
+//     and Java patterns, text), exists, prefix, wildcard, ids, query_string
 //     (Lucene classic syntax: field:value, AND/OR/NOT, && || ! + -, groups,
 //     quoted phrases, [a TO b] {a TO b}, field:>n, _exists_, wildcards).
+//     Unknown options of a clause, and options that would change matching
+//     without support here (fuzziness, slop), are a 400.
 //   - Text matching is analyzer-free: a match token must appear as a whole
-//     word of the field's text, case-insensitively; a phrase is a
-//     case-insensitive substring. term is exact (case-sensitive unless
-//     case_insensitive). Arrays match when any element does.
+//     word of the field's text, case-insensitively; a phrase's tokens must
+//     appear in order, separated only by non-word characters. term is exact
+//     (case-sensitive unless case_insensitive). Arrays match when any
+//     element does.
 //   - Sorting: field keys (numbers before text, missing _last/_first),
 //     created_at (milliseconds), _score (constant 1.0), _doc; the row id
-//     breaks ties.
+//     breaks ties. Hits sorted by fields only have no score (null), as on
+//     Elasticsearch, unless track_scores.
 
 import (
 	"encoding/json"
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,8 +44,9 @@ import (
 // value from the request travels through a's placeholders; the SQL text is
 // made only of fixed fragments in this file and sql.go.
 type compiler struct {
-	a   *args
-	now time.Time
+	a     *args
+	now   time.Time
+	depth int // query clauses open (at most search.MaxDSLDepth)
 }
 
 // textColumns are the columns read for text predicates on mapped fields
@@ -93,18 +101,34 @@ func (c *compiler) query(q any) (string, error) {
 	if len(m) != 1 {
 		return "", search.Badf("query clause must have exactly one key, got %d", len(m))
 	}
+	c.depth++
+	defer func() { c.depth-- }()
+	if c.depth > search.MaxDSLDepth {
+		return "", search.Badf("query nested deeper than %d clauses", search.MaxDSLDepth)
+	}
 	for name, body := range m {
 		switch name {
-		case "match_all":
+		case "match_all", "match_none":
+			b, ok := body.(map[string]any)
+			if !ok {
+				return "", search.Badf("%s must be an object", name)
+			}
+			if err := checkKeys(name, b, "boost", "_name"); err != nil {
+				return "", err
+			}
+			if name == "match_none" {
+				return "FALSE", nil
+			}
 			return "TRUE", nil
-		case "match_none":
-			return "FALSE", nil
 		case "bool":
 			return c.boolQuery(body)
 		case "constant_score":
 			b, ok := body.(map[string]any)
 			if !ok || b["filter"] == nil {
 				return "", search.Badf("constant_score needs a filter")
+			}
+			if err := checkKeys(name, b, "filter", "boost", "_name"); err != nil {
+				return "", err
 			}
 			return c.query(b["filter"])
 		case "dis_max":
@@ -113,15 +137,16 @@ func (c *compiler) query(q any) (string, error) {
 			if !ok {
 				return "", search.Badf("dis_max needs queries")
 			}
+			if err := checkKeys(name, b, "queries", "tie_breaker", "boost", "_name"); err != nil {
+				return "", err
+			}
 			return c.combine(qs, " OR ", "FALSE")
 		case "term":
 			return c.termQuery(body)
 		case "terms":
 			return c.termsQuery(body)
-		case "match":
-			return c.matchQuery(body, false)
-		case "match_phrase", "match_phrase_prefix":
-			return c.matchQuery(body, true)
+		case "match", "match_phrase", "match_phrase_prefix":
+			return c.matchQuery(name, body)
 		case "multi_match":
 			return c.multiMatch(body)
 		case "range":
@@ -131,6 +156,9 @@ func (c *compiler) query(q any) (string, error) {
 			f, ok := b["field"].(string)
 			if !ok {
 				return "", search.Badf("exists needs a field")
+			}
+			if err := checkKeys(name, b, "field", "boost", "_name"); err != nil {
+				return "", err
 			}
 			if err := checkField(f); err != nil {
 				return "", err
@@ -146,8 +174,19 @@ func (c *compiler) query(q any) (string, error) {
 			if !ok {
 				return "", search.Badf("ids needs values")
 			}
+			if err := checkKeys(name, b, "values", "boost", "_name"); err != nil {
+				return "", err
+			}
+			if len(vals) > maxTerms {
+				return "", search.Badf("ids has more than %d values", maxTerms)
+			}
 			ids := make([]string, 0, len(vals))
 			for _, v := range vals {
+				switch v.(type) {
+				case string, float64, json.Number, int, int64:
+				default:
+					return "", search.Badf("ids values must be strings")
+				}
 				ids = append(ids, scalarText(v))
 			}
 			return "d.doc_id = ANY(" + c.a.add(ids) + "::text[])", nil
@@ -158,6 +197,16 @@ func (c *compiler) query(q any) (string, error) {
 		}
 	}
 	panic("unreachable")
+}
+
+// checkKeys refuses the keys of a clause's object outside allowed.
+func checkKeys(clause string, m map[string]any, allowed ...string) error {
+	for k := range m {
+		if !slices.Contains(allowed, k) {
+			return search.Badf("unsupported %s option %q", clause, k)
+		}
+	}
+	return nil
 }
 
 // combine joins the translations of qs with op (empty → empty).
@@ -230,6 +279,12 @@ func (c *compiler) boolQuery(body any) (string, error) {
 				return "", err
 			}
 			min = n
+			// Without must or filter clauses at least one should clause
+			// matches, whatever minimum_should_match says (Lucene's pure
+			// disjunction).
+			if len(must) == 0 && min < 1 {
+				min = 1
+			}
 		}
 		if min > len(should) {
 			return "FALSE", nil
@@ -265,26 +320,67 @@ func (c *compiler) boolQuery(body any) (string, error) {
 	return "(" + strings.Join(conds, " AND ") + ")", nil
 }
 
-// minimumShouldMatch resolves an integer or percentage (negative: that many
-// may be missing) against n optional clauses.
+// minimumShouldMatch resolves minimum_should_match against n optional
+// clauses the way Elasticsearch does (Queries.calculateMinShouldMatch): an
+// integer, a percentage (rounded toward zero), negative values counting the
+// clauses that may be missing, and conditional specs ("2<-25% 9<-3").
 func minimumShouldMatch(v any, n int) (int, error) {
-	s := strings.TrimSpace(scalarText(v))
-	pct := strings.HasSuffix(s, "%")
-	s = strings.TrimSuffix(s, "%")
-	x, err := strconv.Atoi(s)
+	switch v.(type) {
+	case string, float64, json.Number, int, int64:
+	default:
+		return 0, search.Badf("minimum_should_match must be an integer or a percentage")
+	}
+	spec := strings.TrimSpace(scalarText(v))
+	r, ok := msmSpec(spec, n, 0)
+	if !ok {
+		return 0, search.Badf("unsupported minimum_should_match %q", spec)
+	}
+	return r, nil
+}
+
+var msmLess = regexp.MustCompile(`\s*<\s*`)
+
+func msmSpec(spec string, n, depth int) (int, bool) {
+	if strings.Contains(spec, "<") {
+		if depth > 0 {
+			return 0, false
+		}
+		spec = msmLess.ReplaceAllString(spec, "<")
+		result := n
+		for _, part := range strings.Fields(spec) {
+			upper, sub, ok := strings.Cut(part, "<")
+			ub, err := strconv.Atoi(upper)
+			if !ok || err != nil {
+				return 0, false
+			}
+			if n <= ub {
+				return result, true
+			}
+			if result, ok = msmSpec(sub, n, depth+1); !ok {
+				return 0, false
+			}
+		}
+		return result, true
+	}
+	pct := strings.HasSuffix(spec, "%")
+	x, err := strconv.Atoi(strings.TrimSuffix(spec, "%"))
 	if err != nil {
-		return 0, search.Badf("unsupported minimum_should_match %q", scalarText(v))
+		return 0, false
 	}
+	var r int
 	if pct {
-		x = x * n / 100
+		calc := float64(n) * float64(x) / 100
+		if calc < 0 {
+			r = n + int(calc) // int() truncates toward zero, like Java's cast
+		} else {
+			r = int(calc)
+		}
+	} else if x < 0 {
+		r = n + x
+	} else {
+		r = x
 	}
-	if x < 0 {
-		x = n + x
-	}
-	if x < 0 {
-		x = 0
-	}
-	return x, nil
+	return max(r, 0), true
 }
 
 // singleField reads the {field: value-or-options} shape of leaf queries.
@@ -318,6 +414,30 @@ func options(val any, key string) (any, map[string]any) {
 		return m[key], m
 	}
 	return val, nil
+}
+
+// boolOption reads an optional boolean option ("true"/"false" too).
+func boolOption(clause string, opts map[string]any, k string) (bool, error) {
+	switch v := opts[k].(type) {
+	case nil:
+		return false, nil
+	case bool:
+		return v, nil
+	case string:
+		if v == "true" || v == "false" {
+			return v == "true", nil
+		}
+	}
+	return false, search.Badf("%s: %s must be a boolean", clause, k)
+}
+
+// isScalarValue reports whether v is a string, number or boolean.
+func isScalarValue(v any) bool {
+	switch v.(type) {
+	case nil, map[string]any, []any:
+		return false
+	}
+	return true
 }
 
 func truthy(v any) bool {
@@ -422,7 +542,14 @@ func (c *compiler) termQuery(body any) (string, error) {
 		return "", err
 	}
 	v, opts := options(val, "value")
-	return c.termCond(field, v, truthy(opts["case_insensitive"]))
+	if err := checkKeys("term", opts, "value", "case_insensitive", "boost", "_name"); err != nil {
+		return "", err
+	}
+	ci, err := boolOption("term", opts, "case_insensitive")
+	if err != nil {
+		return "", err
+	}
+	return c.termCond(field, v, ci)
 }
 
 func (c *compiler) termsQuery(body any) (string, error) {
@@ -437,15 +564,21 @@ func (c *compiler) termsQuery(body any) (string, error) {
 	if len(vals) == 0 {
 		return "FALSE", nil
 	}
+	if len(vals) > maxTerms {
+		return "", search.Badf("terms of %q has more than %d values", field, maxTerms)
+	}
+	for _, v := range vals {
+		switch v.(type) {
+		case map[string]any, []any, nil:
+			return "", search.Badf("terms values of %q must be strings, numbers or booleans", field)
+		}
+	}
 	if col, ok := textColumns[baseField(field)]; ok {
 		ss := make([]string, len(vals))
 		for i, v := range vals {
 			ss[i] = scalarText(v)
 		}
 		return col + " = ANY(" + c.a.add(ss) + "::text[])", nil
-	}
-	if len(vals) > maxTerms {
-		return "", search.Badf("terms of %q has more than %d values", field, maxTerms)
 	}
 	if baseField(field) == "created_at" {
 		parts := make([]string, 0, len(vals))
@@ -498,15 +631,25 @@ func tokens(s string) []string {
 	})
 }
 
-// matchCond is a full-text match of text on field: every token (and) or
-// any token (or) appears as a word of the field's text; phrase: the text
-// appears as a case-insensitive substring.
-func (c *compiler) matchCond(field string, v any, and, phrase bool) (string, error) {
+// matchOpts are the options of one full-text match.
+type matchOpts struct {
+	and     bool // operator and: every token
+	msm     any  // minimum_should_match of the tokens (nil: one)
+	phrase  bool // the tokens in order, next to each other
+	prefix  bool // match_phrase_prefix: the last token is a word prefix
+	zeroAll bool // zero_terms_query all: no tokens match everything
+}
+
+// matchCond is a full-text match of v on field: the tokens of v appear as
+// whole words of the field's text, case-insensitively: all of them (and),
+// at least minimum_should_match, or at least one; a phrase: all of them in
+// order, separated only by non-word characters.
+func (c *compiler) matchCond(field string, v any, o matchOpts) (string, error) {
 	switch v.(type) {
 	case map[string]any, []any:
 		return "", search.Badf("match value of %q must be a scalar", field)
 	case nil:
-		return "FALSE", nil
+		return "", search.Badf("match on %q needs a query", field)
 	case bool:
 		if field == "*" {
 			return c.textPred(field, func(x string) string { return x + " = " + c.a.add(scalarText(v)) }), nil
@@ -516,17 +659,34 @@ func (c *compiler) matchCond(field string, v any, and, phrase bool) (string, err
 	if _, ok := number(v); ok && field != "*" {
 		return c.termCond(field, v, false)
 	}
-	text := scalarText(v)
-	if phrase {
-		if strings.TrimSpace(text) == "" {
+	toks := tokens(scalarText(v))
+	if len(toks) == 0 {
+		if o.zeroAll {
 			return "TRUE", nil
 		}
-		p := c.a.add(text)
-		return c.textPred(field, func(x string) string { return "strpos(lower(" + x + "), lower(" + p + ")) > 0" }), nil
-	}
-	toks := tokens(text)
-	if len(toks) == 0 {
 		return "FALSE", nil
+	}
+	if o.phrase {
+		var re strings.Builder
+		re.WriteString(`\m`)
+		for i, t := range toks {
+			if i > 0 {
+				re.WriteString(`[^[:alnum:]_]+`)
+			}
+			re.WriteString(t)
+		}
+		if !o.prefix {
+			re.WriteString(`\M`)
+		}
+		sub := c.a.add(toks[0])
+		p := c.a.add(re.String())
+		return c.textPred(field, func(x string) string {
+			return "(strpos(lower(" + x + "), " + sub + ") > 0 AND " + x + " ~* " + p + ")"
+		}), nil
+	}
+	min, err := o.required(len(toks))
+	if err != nil {
+		return "", err
 	}
 	parts := make([]string, 0, len(toks))
 	for _, t := range toks {
@@ -538,11 +698,7 @@ func (c *compiler) matchCond(field string, v any, and, phrase bool) (string, err
 			return "(strpos(lower(" + x + "), " + sub + ") > 0 AND " + x + " ~* " + p + ")"
 		}))
 	}
-	op := " OR "
-	if and {
-		op = " AND "
-	}
-	cond := "(" + strings.Join(parts, op) + ")"
+	cond := c.atLeast(parts, min)
 	if f, ok := numberOrNumeric(v); ok && field != "*" && baseField(field) != "created_at" {
 		if _, col := textColumns[baseField(field)]; !col {
 			cond = "(" + cond + " OR COALESCE(fg_num(" + jsonExpr(c.a, field) + ") = " + c.a.add(f) + "::float8, false))"
@@ -551,30 +707,138 @@ func (c *compiler) matchCond(field string, v any, and, phrase bool) (string, err
 	return cond, nil
 }
 
-func (c *compiler) matchQuery(body any, phrase bool) (string, error) {
-	clause := "match"
-	if phrase {
-		clause = "match_phrase"
+// required is how many of n tokens must match.
+func (o matchOpts) required(n int) (int, error) {
+	if o.and {
+		return n, nil
 	}
+	if o.msm == nil {
+		return 1, nil
+	}
+	m, err := minimumShouldMatch(o.msm, n)
+	if err != nil {
+		return 0, err
+	}
+	return max(m, 1), nil // the tokens are should clauses of a bool without must
+}
+
+// atLeast is the condition "at least min of the conditions hold".
+func (c *compiler) atLeast(parts []string, min int) string {
+	switch {
+	case min > len(parts):
+		return "FALSE"
+	case min <= 1:
+		return "(" + strings.Join(parts, " OR ") + ")"
+	case min == len(parts):
+		return "(" + strings.Join(parts, " AND ") + ")"
+	}
+	ints := make([]string, len(parts))
+	for i, p := range parts {
+		ints[i] = "COALESCE(" + p + ", false)::int"
+	}
+	return "((" + strings.Join(ints, " + ") + ") >= " + c.a.add(min) + ")"
+}
+
+// isZero reports whether an option value is 0 (fuzziness, slop).
+func isZero(v any) bool {
+	f, ok := numberOrNumeric(v)
+	return ok && f == 0
+}
+
+// matchOption reads one option of match, match_phrase, match_phrase_prefix
+// or multi_match into o; unknown or unsupported ones are a 400.
+func matchOption(clause, k string, x any, o *matchOpts) error {
+	phrase := clause == "match_phrase" || clause == "match_phrase_prefix"
+	switch k {
+	case "boost", "_name", "analyzer", "lenient", "auto_generate_synonyms_phrase_query":
+	case "zero_terms_query":
+		switch strings.ToLower(scalarText(x)) {
+		case "none":
+			o.zeroAll = false
+		case "all":
+			o.zeroAll = true
+		default:
+			return search.Badf("%s: zero_terms_query must be none or all", clause)
+		}
+	case "operator":
+		if phrase {
+			return search.Badf("unsupported %s option %q", clause, k)
+		}
+		switch strings.ToLower(scalarText(x)) {
+		case "and":
+			o.and = true
+		case "or":
+			o.and = false
+		default:
+			return search.Badf("%s: operator must be and or or", clause)
+		}
+	case "minimum_should_match":
+		if phrase {
+			return search.Badf("unsupported %s option %q", clause, k)
+		}
+		if _, err := minimumShouldMatch(x, 1); err != nil {
+			return err
+		}
+		o.msm = x
+	case "fuzziness":
+		if phrase {
+			return search.Badf("unsupported %s option %q", clause, k)
+		}
+		if !isZero(x) {
+			return search.Badf("%s: fuzziness is not supported (only 0)", clause)
+		}
+	case "prefix_length", "fuzzy_transpositions", "fuzzy_rewrite":
+		if phrase {
+			return search.Badf("unsupported %s option %q", clause, k)
+		}
+	case "max_expansions":
+		if clause == "match_phrase" {
+			return search.Badf("unsupported %s option %q", clause, k)
+		}
+	case "slop":
+		if clause == "match" {
+			return search.Badf("unsupported %s option %q", clause, k)
+		}
+		if !isZero(x) {
+			return search.Badf("%s: slop is not supported (only 0)", clause)
+		}
+	default:
+		return search.Badf("unsupported %s option %q", clause, k)
+	}
+	return nil
+}
+
+func (c *compiler) matchQuery(clause string, body any) (string, error) {
 	field, val, err := singleField(clause, body)
 	if err != nil {
 		return "", err
 	}
 	v, opts := options(val, "query")
-	and := strings.EqualFold(scalarText(opts["operator"]), "and")
-	if msm, ok := opts["minimum_should_match"]; ok && !phrase {
-		n, err := minimumShouldMatch(msm, len(tokens(scalarText(v))))
-		if err != nil {
-			return "", err
-		}
-		if n > 1 {
-			and = n >= len(tokens(scalarText(v)))
+	o := matchOpts{phrase: clause != "match", prefix: clause == "match_phrase_prefix"}
+	for k, x := range opts {
+		switch {
+		case k == "query":
+		case k == "type" && clause == "match":
+			// The pre-6.0 form {"match": {"f": {"query": ..., "type": "phrase"}}}.
+			switch scalarText(x) {
+			case "phrase":
+				o.phrase = true
+			case "phrase_prefix":
+				o.phrase, o.prefix = true, true
+			case "boolean":
+			default:
+				return "", search.Badf("unsupported match type %q", scalarText(x))
+			}
+		default:
+			if err := matchOption(clause, k, x, &o); err != nil {
+				return "", err
+			}
 		}
 	}
-	if t := scalarText(opts["type"]); t == "phrase" {
-		phrase = true
+	if v == nil {
+		return "", search.Badf("%s on %q needs a query", clause, field)
 	}
-	return c.matchCond(field, v, and, phrase)
+	return c.matchCond(field, v, o)
 }
 
 func (c *compiler) multiMatch(body any) (string, error) {
@@ -583,6 +847,9 @@ func (c *compiler) multiMatch(body any) (string, error) {
 		return "", search.Badf("multi_match must be an object")
 	}
 	q := b["query"]
+	if q == nil {
+		return "", search.Badf("multi_match needs a query")
+	}
 	var fields []string
 	switch f := b["fields"].(type) {
 	case nil:
@@ -603,45 +870,61 @@ func (c *compiler) multiMatch(body any) (string, error) {
 	if len(fields) == 0 {
 		fields = []string{"*"}
 	}
+	for i, f := range fields {
+		fields[i] = stripBoost(f)
+		if err := checkField(fields[i]); err != nil {
+			return "", err
+		}
+	}
 	typ := scalarText(b["type"])
-	phrase := false
+	clause := "match"
+	var o matchOpts
 	switch typ {
-	case "", "best_fields", "most_fields", "cross_fields", "bool_prefix":
-	case "phrase", "phrase_prefix":
-		phrase = true
+	case "", "best_fields", "most_fields", "cross_fields":
+	case "phrase":
+		clause, o.phrase = "match_phrase", true
+	case "phrase_prefix":
+		clause, o.phrase, o.prefix = "match_phrase_prefix", true, true
 	default:
 		return "", search.Badf("unsupported multi_match type %q", typ)
 	}
-	and := strings.EqualFold(scalarText(b["operator"]), "and")
-	parts := make([]string, 0, len(fields))
-	if typ == "cross_fields" && and && !phrase {
-		// Every token in at least one field.
-		for _, t := range tokens(scalarText(q)) {
-			var per []string
-			for _, f := range fields {
-				f = stripBoost(f)
-				if err := checkField(f); err != nil {
-					return "", err
-				}
-				s, err := c.matchCond(f, t, false, false)
-				if err != nil {
-					return "", err
-				}
-				per = append(per, s)
+	for k, x := range b {
+		switch k {
+		case "query", "fields", "type", "tie_breaker":
+		default:
+			if err := matchOption(clause, k, x, &o); err != nil {
+				return "", search.Badf("multi_match: %v", err)
 			}
-			parts = append(parts, "("+strings.Join(per, " OR ")+")")
 		}
-		if len(parts) == 0 {
-			return "FALSE", nil
-		}
-		return "(" + strings.Join(parts, " AND ") + ")", nil
 	}
-	for _, f := range fields {
-		f = stripBoost(f)
-		if err := checkField(f); err != nil {
-			return "", err
+	if typ == "cross_fields" {
+		// Every token is looked for in all the fields together.
+		toks := tokens(scalarText(q))
+		if _, isNum := number(q); isNum || len(toks) == 0 {
+			typ = "best_fields"
+		} else {
+			min, err := o.required(len(toks))
+			if err != nil {
+				return "", err
+			}
+			parts := make([]string, 0, len(toks))
+			for _, t := range toks {
+				per := make([]string, 0, len(fields))
+				for _, f := range fields {
+					s, err := c.matchCond(f, t, matchOpts{})
+					if err != nil {
+						return "", err
+					}
+					per = append(per, s)
+				}
+				parts = append(parts, "("+strings.Join(per, " OR ")+")")
+			}
+			return c.atLeast(parts, min), nil
 		}
-		s, err := c.matchCond(f, q, and, phrase)
+	}
+	parts := make([]string, 0, len(fields))
+	for _, f := range fields {
+		s, err := c.matchCond(f, q, o)
 		if err != nil {
 			return "", err
 		}
@@ -679,8 +962,18 @@ func (c *compiler) prefixQuery(body any) (string, error) {
 		return "", err
 	}
 	v, opts := options(val, "value")
+	if err := checkKeys("prefix", opts, "value", "case_insensitive", "rewrite", "boost", "_name"); err != nil {
+		return "", err
+	}
+	ci, err := boolOption("prefix", opts, "case_insensitive")
+	if err != nil {
+		return "", err
+	}
+	if !isScalarValue(v) {
+		return "", search.Badf("prefix on %q needs a string value", field)
+	}
 	p := c.a.add(scalarText(v))
-	if truthy(opts["case_insensitive"]) {
+	if ci {
 		return c.textPred(field, func(x string) string { return "starts_with(lower(" + x + "), lower(" + p + "))" }), nil
 	}
 	return c.textPred(field, func(x string) string { return "starts_with(" + x + ", " + p + ")" }), nil
@@ -736,7 +1029,17 @@ func (c *compiler) wildcardQuery(body any) (string, error) {
 	if v == nil && opts != nil {
 		v = opts["wildcard"]
 	}
-	return c.wildcardCond(field, scalarText(v), truthy(opts["case_insensitive"])), nil
+	if err := checkKeys("wildcard", opts, "value", "wildcard", "case_insensitive", "rewrite", "boost", "_name"); err != nil {
+		return "", err
+	}
+	ci, err := boolOption("wildcard", opts, "case_insensitive")
+	if err != nil {
+		return "", err
+	}
+	if !isScalarValue(v) {
+		return "", search.Badf("wildcard on %q needs a string value", field)
+	}
+	return c.wildcardCond(field, scalarText(v), ci), nil
 }
 
 // qBound is one side of a range.
@@ -817,7 +1120,11 @@ func (c *compiler) rangeCond(field string, bounds []qBound, opts map[string]any)
 		return "", search.Badf("range over all fields is not supported")
 	}
 	format := scalarText(opts["format"])
-	epoch := strings.Contains(format, "epoch_millis") || strings.Contains(format, "epoch_second")
+	df, err := parseDateFormat(format)
+	if err != nil {
+		return "", err
+	}
+	epoch := df.millis || df.seconds
 	loc, err := timeZone(scalarText(opts["time_zone"]))
 	if err != nil {
 		return "", err
@@ -828,7 +1135,7 @@ func (c *compiler) rangeCond(field string, bounds []qBound, opts map[string]any)
 			kind = "text"
 		}
 	}
-	if field == "created_at" || (kind == "number" && epoch) {
+	if field == "created_at" || (kind == "number" && epoch) || df.custom() {
 		kind = "date"
 	}
 	if kind == "text" {
@@ -866,14 +1173,22 @@ func (c *compiler) rangeCond(field string, bounds []qBound, opts map[string]any)
 // epoch milliseconds (seconds with an epoch_second format), strings dates or
 // date math, rounded up for > and <=.
 func (c *compiler) dateBound(field string, b qBound, format string, loc *time.Location) (time.Time, error) {
-	epoch := strings.Contains(format, "epoch_millis") || strings.Contains(format, "epoch_second")
-	if f, ok := numberOrNumeric(b.val); ok && (epoch || field == "created_at") {
-		if strings.Contains(format, "epoch_second") && !strings.Contains(format, "epoch_millis") {
+	df, err := parseDateFormat(format)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if s, isStr := b.val.(string); isStr && df.custom() {
+		if t, err := c.dateValueFmt(s, b.op == ">" || b.op == "<=", loc, df); err == nil {
+			return t, nil
+		}
+	}
+	if f, ok := numberOrNumeric(b.val); ok && (df.millis || df.seconds || field == "created_at") {
+		if df.seconds && !df.millis {
 			f *= 1000
 		}
 		return c.dateValue(f, false, nil)
 	}
-	return c.dateValue(b.val, b.op == ">" || b.op == "<=", loc)
+	return c.dateValueFmt(b.val, b.op == ">" || b.op == "<=", loc, df)
 }
 
 func timeZone(tz string) (*time.Location, error) {
@@ -940,14 +1255,20 @@ var mathOp = regexp.MustCompile(`^([+-])(\d+)([yMwdhHms])|^/([yMwdhHms])`)
 // 2026-01-01||+1M). roundUp moves a rounded value to the last millisecond
 // of its unit, as gt and lte do.
 func (c *compiler) dateValue(v any, roundUp bool, loc *time.Location) (time.Time, error) {
-	t, err := c.dateMath(v, roundUp, loc)
+	return c.dateValueFmt(v, roundUp, loc, dateFormat{})
+}
+
+// dateValueFmt is dateValue reading absolute dates with the format's
+// patterns first.
+func (c *compiler) dateValueFmt(v any, roundUp bool, loc *time.Location, f dateFormat) (time.Time, error) {
+	t, err := c.dateMath(v, roundUp, loc, f)
 	if err == nil && (t.Year() < 1 || t.Year() > 9999) {
 		return time.Time{}, search.Badf("date %v is out of range", v)
 	}
 	return t, err
 }
 
-func (c *compiler) dateMath(v any, roundUp bool, loc *time.Location) (time.Time, error) {
+func (c *compiler) dateMath(v any, roundUp bool, loc *time.Location, f dateFormat) (time.Time, error) {
 	if loc == nil {
 		loc = time.UTC
 	}
@@ -976,9 +1297,11 @@ func (c *compiler) dateMath(v any, roundUp bool, loc *time.Location) (time.Time,
 		}
 		var prec string
 		var err error
-		t, prec, err = parseDate(anchor, loc)
-		if err != nil {
-			return time.Time{}, err
+		var ok bool
+		if t, prec, ok = f.parse(anchor, loc); !ok {
+			if t, prec, err = parseDate(anchor, loc); err != nil {
+				return time.Time{}, err
+			}
 		}
 		if rest == "" && prec != "" && roundUp {
 			return endOf(t, prec), nil
@@ -997,7 +1320,10 @@ func (c *compiler) dateMath(v any, roundUp bool, loc *time.Location) (time.Time,
 			}
 			continue
 		}
-		n, _ := strconv.Atoi(m[2])
+		n, err := strconv.Atoi(m[2])
+		if err != nil || n > 1e6 {
+			return time.Time{}, search.Badf("date math %q is out of range", s)
+		}
 		if m[1] == "-" {
 			n = -n
 		}
@@ -1643,6 +1969,10 @@ func (p *qsParser) parseQuery(fields []string) (string, error) {
 	conds := append(must, not...)
 	if len(must) == 0 && len(should) > 0 {
 		conds = append(conds, "("+strings.Join(should, " OR ")+")")
+	} else if len(should) > 0 {
+		// Optional beside required clauses (they would only score), yet
+		// their placeholders must appear in the statement.
+		conds = append(conds, "("+strings.Join(should, " OR ")+" OR TRUE)")
 	}
 	if len(conds) == 0 {
 		return "TRUE", nil
@@ -1693,7 +2023,7 @@ func (p *qsParser) parseValue(fields []string) (string, error) {
 		p.pos++
 		return s, nil
 	case "phrase":
-		return p.each(fields, func(f string) (string, error) { return p.c.matchCond(f, t.text, false, true) })
+		return p.each(fields, func(f string) (string, error) { return p.c.matchCond(f, t.text, matchOpts{phrase: true}) })
 	case "range":
 		var bounds []qBound
 		if t.lo != "*" {
@@ -1726,7 +2056,7 @@ func (p *qsParser) parseValue(fields []string) (string, error) {
 		if t.wild {
 			return p.each(fields, func(f string) (string, error) { return p.c.wildcardCond(f, t.raw, true), nil })
 		}
-		return p.each(fields, func(f string) (string, error) { return p.c.matchCond(f, text, true, false) })
+		return p.each(fields, func(f string) (string, error) { return p.c.matchCond(f, text, matchOpts{and: true}) })
 	case ":":
 		return "", search.Badf("query_string: unexpected ':'")
 	case ")":
@@ -1822,4 +2152,186 @@ func init() {
 		// Never NULL, whatever context the aggregation puts it in.
 		return "COALESCE((" + cond + "), false)", nil
 	}
+}
+
+// dateFormat is a range's or date_histogram's format: "||"-separated
+// Elasticsearch named formats and Java date patterns.
+type dateFormat struct {
+	layouts []dateLayout // the patterns, as Go layouts
+	millis  bool         // epoch_millis
+	seconds bool         // epoch_second
+}
+
+// dateLayout is a Go layout and the precision of its dates ("" for a time
+// of day, else the date-math unit: d, M or y).
+type dateLayout struct{ layout, prec string }
+
+// custom reports whether the format has patterns of its own (not only the
+// ISO 8601 formats every date is read with).
+func (f dateFormat) custom() bool { return len(f.layouts) > 0 }
+
+// Named formats: "" reads ISO 8601 like the default.
+var namedFormats = map[string]string{
+	"strict_date_optional_time": "", "date_optional_time": "", "strict_date_optional_time_nanos": "",
+	"date_time": "", "strict_date_time": "", "date_time_no_millis": "", "strict_date_time_no_millis": "",
+	"iso8601": "",
+	"date":    "2006-01-02", "strict_date": "2006-01-02", "year_month_day": "2006-01-02", "strict_year_month_day": "2006-01-02",
+	"basic_date": "20060102", "year_month": "2006-01", "strict_year_month": "2006-01", "year": "2006", "strict_year": "2006",
+	"date_hour_minute_second": "2006-01-02T15:04:05", "strict_date_hour_minute_second": "2006-01-02T15:04:05",
+	"date_hour_minute_second_millis": "2006-01-02T15:04:05.000", "strict_date_hour_minute_second_millis": "2006-01-02T15:04:05.000",
+	"date_hour_minute": "2006-01-02T15:04", "strict_date_hour_minute": "2006-01-02T15:04",
+	"date_hour": "2006-01-02T15", "strict_date_hour": "2006-01-02T15",
+	"basic_date_time": "20060102T150405.000Z0700", "basic_date_time_no_millis": "20060102T150405Z0700",
+}
+
+// parseDateFormat reads a format; unknown names and pattern letters are a 400.
+func parseDateFormat(format string) (dateFormat, error) {
+	var f dateFormat
+	if strings.TrimSpace(format) == "" {
+		return f, nil
+	}
+	for _, part := range strings.Split(format, "||") {
+		part = strings.TrimSpace(part)
+		switch part {
+		case "epoch_millis":
+			f.millis = true
+			continue
+		case "epoch_second":
+			f.seconds = true
+			continue
+		}
+		if l, ok := namedFormats[part]; ok {
+			if l != "" {
+				f.layouts = append(f.layouts, dateLayout{l, layoutPrecision(l)})
+			}
+			continue
+		}
+		l, err := javaLayout(part)
+		if err != nil {
+			return f, err
+		}
+		f.layouts = append(f.layouts, dateLayout{l, layoutPrecision(l)})
+	}
+	return f, nil
+}
+
+// javaLayout turns a Java DateTimeFormatter pattern into a Go layout.
+func javaLayout(p string) (string, error) {
+	var b strings.Builder
+	rs := []rune(p)
+	for i := 0; i < len(rs); {
+		r := rs[i]
+		if r == '\'' {
+			j := i + 1
+			for j < len(rs) && rs[j] != '\'' {
+				j++
+			}
+			if j >= len(rs) {
+				return "", search.Badf("unsupported date format %q (unterminated quote)", p)
+			}
+			lit := string(rs[i+1 : j])
+			if strings.ContainsAny(lit, "0123456789") && lit != "" {
+				return "", search.Badf("unsupported date format %q (digits in a literal)", p)
+			}
+			b.WriteString(lit)
+			i = j + 1
+			continue
+		}
+		if !unicode.IsLetter(r) {
+			if unicode.IsDigit(r) {
+				return "", search.Badf("unsupported date format %q", p)
+			}
+			b.WriteRune(r)
+			i++
+			continue
+		}
+		j := i
+		for j < len(rs) && rs[j] == r {
+			j++
+		}
+		n := j - i
+		var out string
+		switch {
+		case (r == 'y' || r == 'u') && n == 2:
+			out = "06"
+		case r == 'y' || r == 'u':
+			out = "2006"
+		case r == 'M' && n == 1:
+			out = "1"
+		case r == 'M' && n == 2:
+			out = "01"
+		case r == 'M' && n == 3:
+			out = "Jan"
+		case r == 'M':
+			out = "January"
+		case r == 'd' && n == 1:
+			out = "2"
+		case r == 'd' && n == 2:
+			out = "02"
+		case r == 'H' && n == 2:
+			out = "15"
+		case r == 'h' && n == 1:
+			out = "3"
+		case r == 'h' && n == 2:
+			out = "03"
+		case r == 'm' && n == 1:
+			out = "4"
+		case r == 'm' && n == 2:
+			out = "04"
+		case r == 's' && n == 1:
+			out = "5"
+		case r == 's' && n == 2:
+			out = "05"
+		case r == 'S' && n <= 9:
+			out = strings.Repeat("0", n)
+			if !strings.HasSuffix(b.String(), ".") && !strings.HasSuffix(b.String(), ",") {
+				return "", search.Badf("unsupported date format %q (fractions must follow '.')", p)
+			}
+		case r == 'a' && n == 1:
+			out = "PM"
+		case r == 'E' && n <= 3:
+			out = "Mon"
+		case r == 'E':
+			out = "Monday"
+		case (r == 'X' || r == 'x') && n == 1:
+			out = "Z07"
+		case (r == 'X' || r == 'x') && n == 2:
+			out = "Z0700"
+		case r == 'X' || r == 'Z' && n == 5:
+			out = "Z07:00"
+		case r == 'x':
+			out = "-07:00"
+		case r == 'Z':
+			out = "-0700"
+		default:
+			return "", search.Badf("unsupported date format %q (pattern letter %q)", p, string(rs[i:j]))
+		}
+		b.WriteString(out)
+		i = j
+	}
+	return b.String(), nil
+}
+
+// layoutPrecision is the unit a date of layout l is precise to: "" when
+// it has a time of day, else d, M or y.
+func layoutPrecision(l string) string {
+	switch {
+	case strings.Contains(l, "15") || strings.Contains(l, "03") || strings.Contains(l, "3:") || strings.Contains(l, "04"):
+		return ""
+	case strings.Contains(strings.ReplaceAll(l, "2006", ""), "2"):
+		return "d"
+	case strings.Contains(strings.ReplaceAll(l, "2006", ""), "1") || strings.Contains(l, "Jan"):
+		return "M"
+	}
+	return "y"
+}
+
+// parse reads an absolute date with the format's layouts.
+func (f dateFormat) parse(s string, loc *time.Location) (time.Time, string, bool) {
+	for _, l := range f.layouts {
+		if t, err := time.ParseInLocation(l.layout, s, loc); err == nil {
+			return t, l.prec, true
+		}
+	}
+	return time.Time{}, "", false
 }

@@ -269,11 +269,16 @@ func onlyMissingIndices(raw []byte, slug string) bool {
 	default:
 		return false
 	}
+	included := false
 	for _, name := range names {
 		name = strings.TrimSpace(name)
-		if name == "" || strings.HasPrefix(name, "-") {
+		if strings.HasPrefix(name, "-") {
+			continue // an exclusion (the lookup indices) makes nothing missing
+		}
+		if name == "" {
 			return false
 		}
+		included = true
 		name, _, _ = strings.Cut(name, "::")
 		if strings.Contains(name, "*") {
 			if !strings.HasPrefix(name, search.IndexPrefix(slug)) {
@@ -285,7 +290,7 @@ func onlyMissingIndices(raw []byte, slug string) bool {
 			return false
 		}
 	}
-	return true
+	return included
 }
 
 // esqlRows turns {"columns": [{"name": ...}], "values": [[...]]} into

@@ -196,11 +196,22 @@ func TestSearchRefusesBadScopes(t *testing.T) {
 func TestScroll(t *testing.T) {
 	const esID = "FGluY2x1ZGVfY29udGV4dF91dWlkDXF1ZXJ5QW5kRmV0Y2gBFkVT=="
 	const esID2 = "DXF1ZXJ5QW5kRmV0Y2gBFkVTMg=="
+	const esID3 = "DXF1ZXJ5QW5kRmV0Y2gBFkVTMw=="
+	page := func(id string, hits string) string {
+		return `{"_scroll_id":"` + id + `","hits":{"total":{"value":2,"relation":"eq"},"hits":[` + hits + `]}}`
+	}
+	const hit1 = `{"_index":"analytics-production-acme-anomaly_events","_id":"a1","_source":{"id":"a1"}}`
+	const hit2 = `{"_index":"analytics-production-acme-anomaly_events","_id":"a2","_source":{"id":"a2"}}`
 	f := newFakeES(t, func(r recorded) (int, string) {
-		if r.Path == "/_search/scroll" {
-			return 200, `{"_scroll_id":"` + esID2 + `","hits":{"total":{"value":2,"relation":"eq"},"hits":[]}}`
+		switch {
+		case r.Method == http.MethodDelete:
+			return 200, `{"succeeded":true,"num_freed":1}`
+		case r.Path == "/_search/scroll" && strings.Contains(string(r.Body), esID2):
+			return 200, page(esID3, "") // the end: no more hits
+		case r.Path == "/_search/scroll":
+			return 200, page(esID2, hit2)
 		}
-		return 200, `{"_scroll_id":"` + esID + `","hits":{"total":{"value":2,"relation":"eq"},"hits":[]}}`
+		return 200, page(esID, hit1)
 	})
 	b := newBackend(t, f, "secret")
 	ctx := context.Background()
@@ -233,10 +244,27 @@ func TestScroll(t *testing.T) {
 	if !strings.HasPrefix(id2, "fgs1.7.") || id2 == id {
 		t.Fatalf("next scroll id %q", id2)
 	}
-	if _, err := b.ScrollNext(ctx, 7, id2, ""); err != nil {
+	// The last page (no hits) ends the scroll: Elasticsearch's search
+	// context is cleared at once, and the page carries no scroll id.
+	last, err := b.ScrollNext(ctx, 7, id2, "")
+	if err != nil {
 		t.Fatal(err)
 	}
-	jsonEqual(t, f.requests()[2].Body, `{"scroll_id":"`+esID2+`"}`)
+	reqs = f.requests()
+	if len(reqs) != 4 {
+		t.Fatalf("%d requests, want search, 2 scrolls and a clear", len(reqs))
+	}
+	jsonEqual(t, reqs[2].Body, `{"scroll_id":"`+esID2+`"}`)
+	if r := reqs[3]; r.Method != http.MethodDelete || r.Path != "/_search/scroll" || len(r.Query) != 0 {
+		t.Fatalf("clear request %s %s?%v", r.Method, r.Path, r.Query)
+	}
+	jsonEqual(t, reqs[3].Body, `{"scroll_id":["`+esID3+`"]}`)
+	if _, ok := last["_scroll_id"]; ok {
+		t.Fatalf("the last page carries a scroll id: %v", last)
+	}
+	if hits := last["hits"].(map[string]any)["hits"].([]any); len(hits) != 0 {
+		t.Fatalf("last page hits %v", hits)
+	}
 
 	// Refused before any request: another data owner, forgeries, another
 	// server's secret, a keep-alive over the maximum.
@@ -374,5 +402,134 @@ func TestNewChecksArguments(t *testing.T) {
 		if _, err := New(u, nil, []byte("s"), nil); err == nil {
 			t.Fatalf("url %q accepted", u)
 		}
+	}
+}
+
+// A scroll whose first page has no hits is over at once: cleared, no id.
+// A failure to clear does not fail the page.
+func TestScrollWithoutHits(t *testing.T) {
+	f := newFakeES(t, func(r recorded) (int, string) {
+		if r.Method == http.MethodDelete {
+			return 500, `{"error":{"type":"exception","reason":"boom"},"status":500}`
+		}
+		return 200, `{"_scroll_id":"c2Nyb2xs","hits":{"total":{"value":0,"relation":"eq"},"hits":[]}}`
+	})
+	b := newBackend(t, f, "secret")
+	out, err := b.Search(context.Background(), search.Request{
+		Scope: search.Scope{DataOwnerID: 1, Slug: "acme", Kind: search.KindMeasurement}, Scroll: "30s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := out["_scroll_id"]; ok {
+		t.Fatalf("an empty scroll carries a scroll id: %v", out)
+	}
+	reqs := f.requests()
+	if len(reqs) < 2 {
+		t.Fatalf("%d requests, want the search and a clear", len(reqs))
+	}
+	wantQuery(t, reqs[0].Query, map[string]string{"ignore_unavailable": "true", "allow_no_indices": "true", "scroll": "30000ms"})
+	for _, r := range reqs[1:] { // the client retries a 500 on its own
+		if r.Method != http.MethodDelete || r.Path != "/_search/scroll" {
+			t.Fatalf("clear request %s %s", r.Method, r.Path)
+		}
+		jsonEqual(t, r.Body, `{"scroll_id":["c2Nyb2xs"]}`)
+	}
+
+	// Without scroll nothing is cleared, even when Elasticsearch sends an id.
+	sent := len(f.requests())
+	if _, err := b.Search(context.Background(), search.Request{
+		Scope: search.Scope{DataOwnerID: 1, Slug: "acme", Kind: search.KindMeasurement}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.requests()) - sent; n != 1 {
+		t.Fatalf("%d requests for a plain search, want 1", n)
+	}
+}
+
+// ES|QL over indices that do not exist yet: Elasticsearch 8 refuses the
+// query ("Unknown index"); a data owner without documents gets no rows, as
+// on the embedded backend. Names that can never exist, and other errors,
+// stay errors.
+func TestESQLMissingIndices(t *testing.T) {
+	f := newFakeES(t, nil)
+	b := newBackend(t, f, "secret")
+	ctx := context.Background()
+	verification := func(reason string) func(recorded) (int, string) {
+		body, _ := json.Marshal(map[string]any{"error": map[string]any{
+			"root_cause": []any{map[string]any{"type": "verification_exception", "reason": reason}},
+			"type":       "verification_exception", "reason": reason}, "status": 400})
+		return func(recorded) (int, string) { return 400, string(body) }
+	}
+	empty := map[string]func(recorded) (int, string){
+		"narrowed pattern": verification("Found 1 problem\nline 1:1: Unknown index [analytics-production-acme-*]"),
+		"kind pattern":     verification("Found 1 problem\nline 1:1: Unknown index [analytics-production-acme-measurements*]"),
+		"typed index":      verification("Found 1 problem\nline 1:1: Unknown index [analytics-production-acme-measurements-videomeasurement]"),
+		"with exclusion":   verification("Found 1 problem\nline 1:1: Unknown index [analytics-production-acme-*,-analytics-production-acme-lookup-clients]"),
+		"list":             verification("Found 1 problem\nline 1:1: Unknown index [analytics-production-acme-measurements*,analytics-production-acme-anomaly_events]"),
+		"index not found": func(recorded) (int, string) {
+			return 404, `{"error":{"root_cause":[{"type":"index_not_found_exception","reason":"no such index [analytics-production-acme-anomaly_events]","index":"analytics-production-acme-anomaly_events"}],"type":"index_not_found_exception","reason":"no such index [analytics-production-acme-anomaly_events]","resource.type":"index_or_alias","resource.id":"analytics-production-acme-anomaly_events","index_uuid":"_na_","index":"analytics-production-acme-anomaly_events"},"status":404}`
+		},
+	}
+	for name, h := range empty {
+		f.setHandler(h)
+		rows, err := b.ESQL(ctx, 1, "acme", "FROM analytics-production-acme*")
+		if err != nil || rows == nil || len(rows) != 0 {
+			t.Fatalf("%s: rows %v, err %v, want no rows", name, rows, err)
+		}
+	}
+	bad := map[string]func(recorded) (int, string){
+		"no such kind":    verification("Found 1 problem\nline 1:1: Unknown index [analytics-production-acme-nothing]"),
+		"other owner":     verification("Found 1 problem\nline 1:1: Unknown index [analytics-production-beta-*]"),
+		"and a column":    verification("Found 2 problems\nline 1:1: Unknown index [analytics-production-acme-*]\nline 1:40: Unknown column [x]"),
+		"only exclusions": verification("Found 1 problem\nline 1:1: Unknown index [-analytics-production-acme-x]"),
+		"unknown column":  verification("Found 1 problem\nline 1:40: Unknown column [x]"),
+		"parsing": func(recorded) (int, string) {
+			return 400, `{"error":{"type":"parsing_exception","reason":"line 1:1: mismatched input"},"status":400}`
+		},
+		"other not found": func(recorded) (int, string) {
+			return 404, `{"error":{"type":"resource_not_found_exception","reason":"x"},"status":404}`
+		},
+	}
+	for name, h := range bad {
+		f.setHandler(h)
+		if _, err := b.ESQL(ctx, 1, "acme", "FROM analytics-production-acme*"); !errors.Is(err, search.ErrBadRequest) {
+			t.Fatalf("%s: err = %v, want a bad request", name, err)
+		}
+	}
+	f.setHandler(func(recorded) (int, string) {
+		return 503, `{"error":{"type":"unavailable_shards_exception","reason":"x"},"status":503}`
+	})
+	if _, err := b.ESQL(ctx, 1, "acme", "FROM analytics-production-acme*"); err == nil || errors.Is(err, search.ErrBadRequest) {
+		t.Fatalf("503: err = %v, want an upstream error", err)
+	}
+}
+
+// Backend.Timeout bounds every request: a cluster that does not answer
+// fails the search (a server error, not a bad request).
+func TestBackendTimeout(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	f := newFakeES(t, func(recorded) (int, string) { <-release; return 200, `{}` })
+	b := newBackend(t, f, "secret")
+	if b.Timeout != DefaultTimeout {
+		t.Fatalf("default timeout %v", b.Timeout)
+	}
+	b.Timeout = 100 * time.Millisecond
+	scope := search.Scope{DataOwnerID: 1, Slug: "acme", Kind: search.KindMeasurement}
+	start := time.Now()
+	_, err := b.Search(context.Background(), search.Request{Scope: scope})
+	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, search.ErrBadRequest) {
+		t.Fatalf("search: err = %v", err)
+	}
+	if _, err := b.ESQL(context.Background(), 1, "acme", "FROM analytics-production-acme*"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("esql: err = %v", err)
+	}
+	page := map[string]any{"_scroll_id": "c2Nyb2xs"}
+	b.wrapScrollID(1, page)
+	if _, err := b.ScrollNext(context.Background(), 1, page["_scroll_id"].(string), "1m"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("scroll: err = %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("took %v", d)
 	}
 }

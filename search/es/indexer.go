@@ -35,7 +35,11 @@ var ErrLockHeld = errors.New("elasticsearch indexer: another indexer holds the l
 // Indexer copies documents into Elasticsearch in the order of their version
 // (documents_version, bumped on every insert and update), at least once:
 // the cursor in worker_cursors moves only after Elasticsearch has taken a
-// batch, so a restart resends at most one batch.
+// batch, so a restart resends at most one batch. Every action carries the
+// row's version as an external version, so a copy that arrives late (a
+// bulk request given up on by its timeout, then applied by Elasticsearch
+// after a newer one) never overwrites a newer one: Elasticsearch answers
+// it 409, which counts as done.
 //
 // Removals come in the same stream: triggers write document_tombstones,
 // with versions from the same sequence, for deleted documents, for the old
@@ -81,6 +85,10 @@ type Indexer struct {
 	// LockRetry is how often Run tries to take the lock while another
 	// indexer holds it (default 10s).
 	LockRetry time.Duration
+	// Timeout bounds each request to Elasticsearch (default 2m): a cluster
+	// that stops answering fails the batch, which is retried, instead of
+	// holding the indexer forever.
+	Timeout time.Duration
 
 	conn     *pgx.Conn // the session holding the lock, nil when not held
 	horizons []horizon // candidates, oldest first
@@ -104,7 +112,7 @@ func NewIndexer(client *elasticsearch.Client, pool *pgxpool.Pool, logger *slog.L
 	}
 	return &Indexer{client: client, pool: pool, logger: logger,
 		BatchSize: 500, Idle: time.Second, MinBackoff: time.Second, MaxBackoff: time.Minute, Settle: time.Second,
-		LockRetry: 10 * time.Second}
+		LockRetry: 10 * time.Second, Timeout: 2 * time.Minute}
 }
 
 // Run indexes until ctx is done, then releases the lock and returns nil.
@@ -375,11 +383,25 @@ type bulkItem struct {
 	} `json:"error"`
 }
 
+// withTimeout bounds one request to Elasticsearch.
+func (ix *Indexer) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	if ix.Timeout <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, ix.Timeout)
+}
+
 // send indexes and deletes a batch of documents with one bulk request.
-// A delete of a document Elasticsearch does not have (404) has done its
-// job. Items refused for good (another 4xx than 429: mapping conflicts,
-// bad index names) are logged and skipped; any other failure fails the
-// batch.
+//
+// Per item: a delete of a document Elasticsearch does not have (404) has
+// done its job, and so has an action Elasticsearch has a newer version of
+// (409). A document Elasticsearch refuses as such (400: a mapping conflict,
+// a value it cannot parse) is logged and skipped, so that one document
+// does not stop the indexing of all others; an update of it is sent again.
+// Any other failure (429, 5xx, and the 401, 403 and 404 of a cluster that
+// refuses writes, has a write block or does not create indices) fails the
+// batch, which is retried as a whole until Elasticsearch takes it: these
+// say nothing about the document, and skipping would lose it.
 func (ix *Indexer) send(ctx context.Context, batch []row) error {
 	var body bytes.Buffer
 	names := make([]string, len(batch))
@@ -390,7 +412,8 @@ func (ix *Indexer) send(ctx context.Context, batch []row) error {
 		if r.doc == nil {
 			ops[i] = "delete"
 		}
-		action, err := json.Marshal(map[string]any{ops[i]: map[string]any{"_index": names[i], "_id": *r.docID}})
+		action, err := json.Marshal(map[string]any{ops[i]: map[string]any{"_index": names[i], "_id": *r.docID,
+			"version": r.version, "version_type": "external"}})
 		if err != nil {
 			return err
 		}
@@ -405,6 +428,8 @@ func (ix *Indexer) send(ctx context.Context, batch []row) error {
 		}
 		body.WriteByte('\n')
 	}
+	ctx, cancel := ix.withTimeout(ctx)
+	defer cancel()
 	res, err := esapi.BulkRequest{
 		Body:   bytes.NewReader(body.Bytes()),
 		Header: http.Header{"Content-Type": []string{"application/x-ndjson"}},
@@ -433,14 +458,15 @@ func (ix *Indexer) send(ctx context.Context, batch []row) error {
 		if !ok {
 			return fmt.Errorf("elasticsearch indexer: bulk: item %d without %s result", i, ops[i])
 		}
-		if it.Status >= 200 && it.Status < 300 || ops[i] == "delete" && it.Status == http.StatusNotFound {
+		if it.Status >= 200 && it.Status < 300 || it.Status == http.StatusConflict ||
+			ops[i] == "delete" && it.Status == http.StatusNotFound {
 			continue
 		}
 		reason := ""
 		if it.Error != nil {
 			reason = it.Error.Type + ": " + it.Error.Reason
 		}
-		if it.Status >= 400 && it.Status < 500 && it.Status != http.StatusTooManyRequests {
+		if it.Status == http.StatusBadRequest {
 			ix.logger.Error("elasticsearch indexer: "+ops[i]+" refused, skipped",
 				"index", names[i], "id", *batch[i].docID, "version", batch[i].version, "status", it.Status, "reason", reason)
 			continue
@@ -461,6 +487,8 @@ func (ix *Indexer) send(ctx context.Context, batch []row) error {
 // (action.destructive_requires_name). Slugs have no "-", so the pattern
 // matches no other data owner's indices; ParseIndex checks anyway.
 func (ix *Indexer) dropOwner(ctx context.Context, slug string) error {
+	ctx, cancel := ix.withTimeout(ctx)
+	defer cancel()
 	res, err := esapi.IndicesResolveIndexRequest{
 		Name: []string{search.IndexPrefix(slug) + "-*"}, ExpandWildcards: "all",
 	}.Do(ctx, ix.client)

@@ -204,14 +204,39 @@ func deletion(index, id string) bulkLine {
 	return bulkLine{`{"delete":{"_id":"` + id + `","_index":"` + index + `"}}`, ""}
 }
 
+// actionVersion splits a bulk action line into the action without its
+// version (as action and deletion write it) and the external version it
+// carries, failing the test when it carries none.
+func actionVersion(t *testing.T, line string) (string, int64) {
+	t.Helper()
+	var a map[string]map[string]any
+	dec := json.NewDecoder(strings.NewReader(line))
+	dec.UseNumber()
+	if err := dec.Decode(&a); err != nil || len(a) != 1 {
+		t.Fatalf("bulk action %q", line)
+	}
+	for op, meta := range a {
+		n, ok := meta["version"].(json.Number)
+		v, err := n.Int64()
+		if !ok || err != nil || v <= 0 || meta["version_type"] != "external" {
+			t.Fatalf("bulk action %s without an external version", line)
+		}
+		delete(meta, "version")
+		delete(meta, "version_type")
+		out, _ := json.Marshal(map[string]any{op: meta})
+		return string(out), v
+	}
+	return "", 0
+}
+
 func wantLines(t *testing.T, got []bulkLine, want []bulkLine) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("bulk lines = %q, want %q", got, want)
 	}
 	for i := range got {
-		if got[i].action != want[i].action {
-			t.Fatalf("action %d = %s, want %s", i, got[i].action, want[i].action)
+		if a, _ := actionVersion(t, got[i].action); a != want[i].action {
+			t.Fatalf("action %d = %s, want %s (and an external version)", i, got[i].action, want[i].action)
 		}
 		if want[i].source == "" {
 			if got[i].source != "" {
@@ -481,4 +506,139 @@ func TestIndexerRun(t *testing.T) {
 	if len(seen) != 5 {
 		t.Fatalf("documents sent: %v", seen)
 	}
+}
+
+// Every action carries its row's version as an external version: a late
+// copy of an older version cannot overwrite a newer one in Elasticsearch,
+// which answers it 409 (counted as done, as is a resend of a version it
+// already has).
+func TestIndexerExternalVersions(t *testing.T) {
+	pool := testPool(t)
+	f := newFakeES(t, bulkAnswer())
+	acme := addOwner(t, pool, "acme")
+	v1 := addDoc(t, pool, acme, "measurement", "m1", ptr("VideoMeasurement"), `{"id":"m1"}`)
+	v2 := addDoc(t, pool, acme, "anomaly_event", "a1", nil, `{"id":"a1"}`)
+	ix := newTestIndexer(t, f, pool, 10)
+	indexAll(t, ix, pool, v2)
+	exec(t, pool, `DELETE FROM documents WHERE doc_id = 'm1'`)
+	v3 := lastVersion(t, pool) // the tombstone's
+	v4 := addDoc(t, pool, acme, "anomaly_event", "a1", nil, `{"id":"a1","severity":"critical"}`)
+	// Elasticsearch has a1 at a newer version already (409), and the
+	// delete is a resend (409 too): both done, the cursor moves.
+	f.setHandler(bulkAnswer(409, 409))
+	indexAll(t, ix, pool, v4)
+
+	reqs := f.requests()
+	var got []int64
+	for _, r := range reqs {
+		body := parseBulk(t, r)
+		for _, l := range body {
+			_, v := actionVersion(t, l.action)
+			got = append(got, v)
+		}
+	}
+	want := []int64{v1, v2, v3, v4}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("versions sent %v, want %v", got, want)
+	}
+	wantLines(t, parseBulk(t, reqs[len(reqs)-1]), []bulkLine{
+		deletion(videoIndex, "m1"),
+		{action("analytics-production-acme-anomaly_events", "a1"), `{"id":"a1","severity":"critical"}`},
+	})
+}
+
+// Item failures that say nothing about the document (a write block, an
+// index Elasticsearch will not create, missing privileges) fail the batch:
+// skipping would lose every document of the batch. It is sent again until
+// Elasticsearch takes it. Only a 400 (the document itself refused) skips.
+func TestIndexerRetriesItemsRefusedForTheCluster(t *testing.T) {
+	pool := testPool(t)
+	f := newFakeES(t, nil)
+	acme := addOwner(t, pool, "acme")
+	addDoc(t, pool, acme, "measurement", "m1", ptr("VideoMeasurement"), `{"id":"m1"}`)
+	v2 := addDoc(t, pool, acme, "measurement", "m2", ptr("VideoMeasurement"), `{"id":"m2"}`)
+	ix := newTestIndexer(t, f, pool, 10)
+	item := func(status int, typ, reason string) func(recorded) (int, string) {
+		return func(recorded) (int, string) {
+			return 200, fmt.Sprintf(`{"took":1,"errors":true,"items":[`+
+				`{"index":{"_index":"%s","_id":"m1","_version":1,"result":"created","status":201}},`+
+				`{"index":{"_index":"%s","_id":"m2","status":%d,"error":{"type":"%s","reason":"%s"}}}]}`,
+				videoIndex, videoIndex, status, typ, reason)
+		}
+	}
+	for _, h := range []func(recorded) (int, string){
+		item(403, "cluster_block_exception", "index [x] blocked by: [FORBIDDEN/8/index write (api)];"),
+		item(404, "index_not_found_exception", "no such index [x] and [action.auto_create_index] is [false]"),
+		item(401, "security_exception", "missing authentication credentials"),
+		item(429, "es_rejected_execution_exception", "rejected execution"),
+		item(500, "exception", "boom"),
+	} {
+		f.setHandler(h)
+		n, err := runOnce(t, ix)
+		if err == nil || n != 0 || !strings.Contains(err.Error(), "m2") {
+			t.Fatalf("%d, %v: want the batch failed, naming m2", n, err)
+		}
+		if c := cursor(t, pool); c != 0 {
+			t.Fatalf("cursor moved to %d", c)
+		}
+	}
+	f.setHandler(bulkAnswer())
+	if n, err := ix.RunOnce(context.Background()); err != nil || n != 2 {
+		t.Fatalf("block lifted: %d, %v", n, err)
+	}
+	reqs := f.requests()
+	if len(reqs) != 6 {
+		t.Fatalf("%d bulk requests, want 6", len(reqs))
+	}
+	for _, r := range reqs {
+		wantLines(t, parseBulk(t, r), []bulkLine{
+			{action(videoIndex, "m1"), `{"id":"m1"}`},
+			{action(videoIndex, "m2"), `{"id":"m2"}`},
+		})
+	}
+	if c := cursor(t, pool); c < v2 {
+		t.Fatalf("cursor = %d, want >= %d", c, v2)
+	}
+}
+
+// Elasticsearch down (connection refused) or not answering: the batch
+// fails within the timeout, the cursor stays, and once Elasticsearch is
+// back the same documents go.
+func TestIndexerElasticsearchDownThenBack(t *testing.T) {
+	pool := testPool(t)
+	acme := addOwner(t, pool, "acme")
+	v1 := addDoc(t, pool, acme, "measurement", "m1", ptr("VideoMeasurement"), `{"id":"m1"}`)
+
+	down := newFakeES(t, nil)
+	down.srv.Close()
+	ix := newTestIndexer(t, down, pool, 10)
+	if n, err := runOnce(t, ix); err == nil || n != 0 {
+		t.Fatalf("connection refused: %d, %v", n, err)
+	}
+	ix.Close()
+
+	release := make(chan struct{})
+	defer close(release)
+	hung := newFakeES(t, func(recorded) (int, string) { <-release; return 200, `{}` })
+	ix = newTestIndexer(t, hung, pool, 10)
+	if ix.Timeout != 2*time.Minute {
+		t.Fatalf("default timeout %v", ix.Timeout)
+	}
+	ix.Timeout = 200 * time.Millisecond
+	start := time.Now()
+	if n, err := runOnce(t, ix); !errors.Is(err, context.DeadlineExceeded) || n != 0 {
+		t.Fatalf("no answer: %d, %v", n, err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("a hung bulk request took %v", d)
+	}
+	if c := cursor(t, pool); c != 0 {
+		t.Fatalf("cursor moved to %d", c)
+	}
+	ix.Close()
+
+	up := newFakeES(t, bulkAnswer())
+	ix = newTestIndexer(t, up, pool, 10)
+	indexAll(t, ix, pool, v1)
+	wantLines(t, parseBulk(t, up.requests()[0]), []bulkLine{{action(videoIndex, "m1"), `{"id":"m1"}`}})
 }

@@ -88,7 +88,10 @@ func (r *Resolver) PresentError(ctx context.Context, err error) *gqlerror.Error 
 	}
 	out := graphql.DefaultErrorPresenter(ctx, err)
 	var inputErr *model.InputError
-	if errors.As(err, &inputErr) && len(out.Path) > 2 {
+	if !errors.As(err, &inputErr) {
+		inputErr = timeInputError(err)
+	}
+	if inputErr != nil && len(out.Path) > 2 {
 		// An argument failed to decode; its path is [field, argument, ...].
 		field := formatPath(out.Path[2:])
 		out.Message = "Validation failed: " + field + " " + inputErr.Msg
@@ -105,6 +108,18 @@ func (r *Resolver) PresentError(ctx context.Context, err error) *gqlerror.Error 
 		out.Extensions["errors"] = map[string][]string(fields)
 	}
 	return out
+}
+
+// timeInputError recognises the error of gqlgen's Time scalar (bound to
+// graphql.Time) failing to decode an argument, which carries no type of
+// its own: bad input, not a server fault.
+func timeInputError(err error) *model.InputError {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if e.Error() == "time should be RFC3339Nano formatted string" {
+			return &model.InputError{Msg: "must be an RFC 3339 time, e.g. 2026-11-01T06:00:00Z"}
+		}
+	}
+	return nil
 }
 
 // variableField names the input field of a variable coercion error, whose

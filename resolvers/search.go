@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	gmodel "github.com/fleetgraph/fleetgraph/graph/model"
 	"github.com/fleetgraph/fleetgraph/loaders"
@@ -349,11 +350,23 @@ func (r *Resolver) documentClients(ctx context.Context, docs []model.JSON) ([]*m
 
 // measurementPaging parses Client.measurements' arguments into a store
 // filter and a page size (1 to 100). The cursor is the page's last
-// (created_at, row id), opaque to callers.
+// (created_at, document id), opaque to callers: made of what the caller
+// can read anyway (no row ids, which count every data owner's documents),
+// and only a position, so one from another client or data owner reads
+// nothing but the client's own measurements past it.
 func measurementPaging(filter *gmodel.MeasurementFilter, first *int64, after *string) (store.MeasurementFilter, int, error) {
 	var f store.MeasurementFilter
 	if filter != nil {
 		f.Type, f.Subject, f.Since, f.Until = filter.Type, filter.Subject, filter.Since, filter.Until
+		// gqlgen's Time decodes "" as the zero time: not a time asked for.
+		for name, t := range map[string]*time.Time{"filter.since": f.Since, "filter.until": f.Until} {
+			if t != nil && t.IsZero() {
+				return f, 0, invalid(name, "must be an RFC 3339 time, e.g. 2026-11-01T06:00:00Z")
+			}
+		}
+		if f.Since != nil && f.Until != nil && f.Since.After(*f.Until) {
+			return f, 0, invalid("filter.since", "must not be after filter.until")
+		}
 	}
 	limit := int64(20)
 	if first != nil {
@@ -390,7 +403,7 @@ func measurementConnection(rows []store.MeasurementPage, limit int) *gmodel.Meas
 		conn.PageInfo.HasNextPage = true
 	}
 	for _, m := range rows {
-		conn.Edges = append(conn.Edges, gmodel.MeasurementEdge{Cursor: makeCursor(m.CreatedAt, m.ID),
+		conn.Edges = append(conn.Edges, gmodel.MeasurementEdge{Cursor: makeCursor(m.CreatedAt, m.DocID),
 			Node: &gmodel.Measurement{ID: m.DocID, Document: documentJSON(m.Doc)}})
 	}
 	if n := len(conn.Edges); n > 0 {
@@ -399,24 +412,23 @@ func measurementConnection(rows []store.MeasurementPage, limit int) *gmodel.Meas
 	return conn
 }
 
-func makeCursor(t time.Time, id int64) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(t.UTC().Format(time.RFC3339Nano) + "|" + strconv.FormatInt(id, 10)))
+func makeCursor(t time.Time, docID string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(t.UTC().Format(time.RFC3339Nano) + "|" + docID))
 }
 
-func parseCursor(c string) (time.Time, int64, error) {
+func parseCursor(c string) (time.Time, string, error) {
 	raw, err := base64.RawURLEncoding.DecodeString(c)
 	if err != nil {
-		return time.Time{}, 0, err
+		return time.Time{}, "", err
 	}
-	ts, idText, ok := strings.Cut(string(raw), "|")
-	if !ok {
-		return time.Time{}, 0, errors.New("no separator")
+	if !utf8.Valid(raw) {
+		return time.Time{}, "", errors.New("not UTF-8")
+	}
+	ts, id, ok := strings.Cut(string(raw), "|")
+	if !ok || id == "" || len(id) > store.MaxIDLen {
+		return time.Time{}, "", errors.New("no document id")
 	}
 	t, err := time.Parse(time.RFC3339Nano, ts)
-	if err != nil {
-		return time.Time{}, 0, err
-	}
-	id, err := strconv.ParseInt(idText, 10, 64)
 	return t, id, err
 }
 

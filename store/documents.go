@@ -106,9 +106,11 @@ func hasNUL(v any) bool {
 }
 
 // DocumentFields derives the indexed columns of a document of the given
-// kind (Doc is left empty): doc_id from "id" (string or number);
-// client_uuid from "client_uuid" (for user feedbacks also "client.uuid"),
-// required except for anomaly events; type from "type"; subject from
+// kind (Doc is left empty): doc_id from "id" (string or number, at most
+// MaxIDLen bytes); client_uuid from "client_uuid" (for user feedbacks also
+// "client.uuid"), required except for anomaly events; type from "type"
+// (letters, digits, _, . and -, as it names an index), required for
+// measurements, client reports and event bundles; subject from
 // "study.subject" (measurements) or "subject" (anomaly events);
 // measurement_id from "measurement_id" (client reports, event bundles,
 // network requests); created_at from "created_at" (ISO 8601, required).
@@ -149,6 +151,12 @@ func DocumentFields(kind string, doc map[string]any) (Document, error) {
 	if d.Type, err = stringField(doc, "type"); err != nil {
 		return d, err
 	}
+	switch {
+	case d.Type == nil && typedKind(kind):
+		return d, errors.New("type is missing")
+	case d.Type != nil && !validType(*d.Type):
+		return d, fmt.Errorf("type %q is not a document type (1 to %d letters, digits, _, . or -)", *d.Type, maxTypeLen)
+	}
 	switch kind {
 	case KindMeasurement:
 		if st, ok := doc["study"].(map[string]any); ok {
@@ -182,6 +190,36 @@ func DocumentFields(kind string, doc map[string]any) (Document, error) {
 	return d, nil
 }
 
+// typedKind: documents of these kinds must carry a type (DESIGN.md: a
+// measurement's type; listings and indices of client reports and event
+// bundles go by it).
+func typedKind(kind string) bool {
+	return kind == KindMeasurement || kind == KindClientReport || kind == KindEventBundle
+}
+
+// maxTypeLen bounds a type: it becomes part of an index name
+// (analytics-production-<slug>-<kind>-<type>, at most 255 bytes).
+const maxTypeLen = 100
+
+// validType: a type names an index, so it takes only what index names
+// take and the search backends accept (letters, digits, _, ., -).
+func validType(t string) bool {
+	if t == "" || len(t) > maxTypeLen {
+		return false
+	}
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// MaxIDLen bounds document ids (and measurement_id): Elasticsearch's _id
+// takes at most 512 bytes.
+const MaxIDLen = 512
+
 func validKind(kind string) bool {
 	for _, k := range DocumentKinds {
 		if k == kind {
@@ -211,6 +249,9 @@ func idField(doc map[string]any, key string) (*string, error) {
 	}
 	if strings.TrimSpace(s) == "" {
 		return nil, fmt.Errorf("%s is empty", key)
+	}
+	if len(s) > MaxIDLen {
+		return nil, fmt.Errorf("%s is longer than %d bytes", key, MaxIDLen)
 	}
 	return &s, nil
 }

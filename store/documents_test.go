@@ -133,22 +133,35 @@ func TestDocumentFields(t *testing.T) {
 			doc: `{"id":"video-stalling::spike::1793687194","measurement_type":"VideoMeasurement","subject":"youtube","created_at":"2026-11-03T06:31:34Z"}`,
 			want: Document{Kind: KindAnomalyEvent, DocID: "video-stalling::spike::1793687194", Subject: str("youtube"),
 				CreatedAt: time.Date(2026, 11, 3, 6, 31, 34, 0, time.UTC)}},
+		{name: "id of 512 bytes and a type of 100 characters with _ . -", kind: KindMeasurement,
+			doc: `{"id":"` + strings.Repeat("é", 256) + `","type":"` + strings.Repeat("a", 97) + `_.-","client_uuid":"` + cu + `","created_at":"2026-11-01"}`,
+			want: Document{Kind: KindMeasurement, DocID: strings.Repeat("é", 256), ClientUUID: str(strings.ToLower(cu)),
+				Type: str(strings.Repeat("a", 97) + "_.-"), CreatedAt: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)}},
 		{name: "time without zone is UTC", kind: KindSystemStatus,
 			doc:  `{"id":"s1","client_uuid":"` + cu + `","created_at":"2026-11-03T06:31:34"}`,
 			want: Document{Kind: KindSystemStatus, DocID: "s1", ClientUUID: str(strings.ToLower(cu)), CreatedAt: time.Date(2026, 11, 3, 6, 31, 34, 0, time.UTC)}},
-		{name: "missing created_at", kind: KindMeasurement, doc: `{"id":"m1","client_uuid":"` + cu + `"}`, wantErr: "created_at is missing"},
-		{name: "bad created_at", kind: KindMeasurement, doc: `{"id":"m1","client_uuid":"` + cu + `","created_at":"yesterday"}`, wantErr: `created_at "yesterday" is not an ISO 8601 time`},
-		{name: "numeric created_at", kind: KindMeasurement, doc: `{"id":"m1","client_uuid":"` + cu + `","created_at":1700000000}`, wantErr: "created_at must be an ISO 8601 string"},
+		{name: "missing created_at", kind: KindMeasurement, doc: `{"id":"m1","type":"VideoMeasurement","client_uuid":"` + cu + `"}`, wantErr: "created_at is missing"},
+		{name: "bad created_at", kind: KindMeasurement, doc: `{"id":"m1","type":"VideoMeasurement","client_uuid":"` + cu + `","created_at":"yesterday"}`, wantErr: `created_at "yesterday" is not an ISO 8601 time`},
+		{name: "numeric created_at", kind: KindMeasurement, doc: `{"id":"m1","type":"VideoMeasurement","client_uuid":"` + cu + `","created_at":1700000000}`, wantErr: "created_at must be an ISO 8601 string"},
 		{name: "missing id", kind: KindMeasurement, doc: `{"client_uuid":"` + cu + `","created_at":"2026-11-01"}`, wantErr: "id is missing"},
 		{name: "object id", kind: KindMeasurement, doc: `{"id":{},"client_uuid":"` + cu + `","created_at":"2026-11-01"}`, wantErr: "id must be a string or a number"},
 		{name: "client_uuid not a UUID", kind: KindMeasurement, doc: `{"id":"m1","client_uuid":"abc","created_at":"2026-11-01"}`, wantErr: `client_uuid "abc" is not a UUID`},
 		{name: "client_uuid missing", kind: KindMeasurement, doc: `{"id":"m1","created_at":"2026-11-01"}`, wantErr: "client_uuid is missing"},
 		{name: "type not a string", kind: KindMeasurement, doc: `{"id":"m1","type":3,"client_uuid":"` + cu + `","created_at":"2026-11-01"}`, wantErr: "type must be a string"},
+		{name: "measurement without type", kind: KindMeasurement, doc: `{"id":"m1","client_uuid":"` + cu + `","created_at":"2026-11-01"}`, wantErr: "type is missing"},
+		{name: "client report without type", kind: KindClientReport, doc: `{"id":"r1","client_uuid":"` + cu + `","created_at":"2026-11-01"}`, wantErr: "type is missing"},
+		{name: "event bundle with null type", kind: KindEventBundle, doc: `{"id":"e1","type":null,"client_uuid":"` + cu + `","created_at":"2026-11-01"}`, wantErr: "type is missing"},
+		{name: "empty type", kind: KindUserFeedback, doc: `{"id":1,"type":"","client_uuid":"` + cu + `","created_at":"2026-11-01"}`, wantErr: `type "" is not a document type`},
+		{name: "type that cannot name an index", kind: KindMeasurement, doc: `{"id":"m1","type":"Video Measurement,*","client_uuid":"` + cu + `","created_at":"2026-11-01"}`, wantErr: `type "Video Measurement,*" is not a document type`},
+		{name: "type of 101 characters", kind: KindMeasurement, doc: `{"id":"m1","type":"` + strings.Repeat("T", 101) + `","client_uuid":"` + cu + `","created_at":"2026-11-01"}`, wantErr: "is not a document type"},
+		{name: "id of 513 bytes", kind: KindMeasurement, doc: `{"id":"` + strings.Repeat("é", 256) + `x","type":"VideoMeasurement","client_uuid":"` + cu + `","created_at":"2026-11-01"}`, wantErr: "id is longer than 512 bytes"},
+		{name: "measurement_id of 513 bytes", kind: KindClientReport, doc: `{"id":"r1","type":"P1203ClientReport","measurement_id":"` + strings.Repeat("m", 513) + `","client_uuid":"` + cu + `","created_at":"2026-11-01"}`, wantErr: "measurement_id is longer than 512 bytes"},
+		{name: "empty id", kind: KindMeasurement, doc: `{"id":" ","type":"VideoMeasurement","client_uuid":"` + cu + `","created_at":"2026-11-01"}`, wantErr: "id is empty"},
 		{name: "unknown kind", kind: "measurements", doc: `{"id":"m1"}`, wantErr: `unknown kind "measurements"`},
 		{name: "not an object", kind: KindMeasurement, doc: `[1]`, wantErr: "not a JSON object"},
 		{name: "broken JSON", kind: KindMeasurement, doc: `{"id":"m1",`, wantErr: "invalid JSON"},
 		{name: "two values", kind: KindMeasurement, doc: `{"id":"m1"} {}`, wantErr: "text after the object"},
-		{name: "NUL character", kind: KindMeasurement, doc: `{"id":"m1","client_uuid":"` + cu + `","created_at":"2026-11-01","x":"a\u0000b"}`, wantErr: "NUL"},
+		{name: "NUL character", kind: KindMeasurement, doc: `{"id":"m1","type":"VideoMeasurement","client_uuid":"` + cu + `","created_at":"2026-11-01","x":"a\u0000b"}`, wantErr: "NUL"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -282,7 +295,7 @@ func TestInsertDocumentsRefusesAnotherOwnersClient(t *testing.T) {
 	res, err := testStore.InsertDocuments(ctx, b, []Document{
 		mustParse(t, KindMeasurement, measurementJSON("x1", bClient, "2026-11-01T00:00:00Z", "")),
 		mustParse(t, KindMeasurement, measurementJSON("x2", aClient, "2026-11-01T00:00:00Z", "")),
-		mustParse(t, KindClientReport, `{"id":"r1","measurement_id":"x2","client_uuid":"`+aClient+`","created_at":"2026-11-01T00:00:00Z"}`),
+		mustParse(t, KindClientReport, `{"id":"r1","type":"P1203ClientReport","measurement_id":"x2","client_uuid":"`+aClient+`","created_at":"2026-11-01T00:00:00Z"}`),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -316,9 +329,9 @@ func TestDocumentsAreScopedByOwner(t *testing.T) {
 	client := randomUUID()
 	_, err := testStore.InsertDocuments(ctx, a, []Document{
 		mustParse(t, KindMeasurement, measurementJSON("shared-id", client, "2026-11-01T00:00:00Z", "")),
-		mustParse(t, KindClientReport, `{"id":"r2","measurement_id":"shared-id","client_uuid":"`+client+`","created_at":"2026-11-01T00:02:00Z"}`),
-		mustParse(t, KindClientReport, `{"id":"r1","measurement_id":"shared-id","client_uuid":"`+client+`","created_at":"2026-11-01T00:01:00Z"}`),
-		mustParse(t, KindEventBundle, `{"id":"e1","measurement_id":"shared-id","client_uuid":"`+client+`","created_at":"2026-11-01T00:01:00Z"}`),
+		mustParse(t, KindClientReport, `{"id":"r2","type":"DnsClientReport","measurement_id":"shared-id","client_uuid":"`+client+`","created_at":"2026-11-01T00:02:00Z"}`),
+		mustParse(t, KindClientReport, `{"id":"r1","type":"DnsClientReport","measurement_id":"shared-id","client_uuid":"`+client+`","created_at":"2026-11-01T00:01:00Z"}`),
+		mustParse(t, KindEventBundle, `{"id":"e1","type":"VideoEventBundle","measurement_id":"shared-id","client_uuid":"`+client+`","created_at":"2026-11-01T00:01:00Z"}`),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -137,13 +137,15 @@ type MeasurementPage struct {
 type MeasurementFilter struct {
 	Type, Subject *string
 	Since, Until  *time.Time
-	// After is the keyset cursor: rows strictly older than (AfterTime, AfterID).
+	// After is the keyset cursor: rows strictly before (AfterTime, AfterID)
+	// in the page order (created_at, then doc_id, both descending).
 	AfterTime *time.Time
-	AfterID   *int64
+	AfterID   *string
 }
 
 // ClientMeasurements pages the measurements of several clients at once:
-// up to limit rows per client, newest first, in one statement.
+// up to limit rows per client, newest first (equal times by doc_id,
+// descending), in one statement.
 func (s *Store) ClientMeasurements(ctx context.Context, ownerID int64, clientUUIDs []string, f MeasurementFilter, limit int) ([]MeasurementPage, error) {
 	const q = `SELECT c.uuid::text AS client_uuid, m.id, m.doc_id, m.created_at, m.doc
 		FROM unnest($2::uuid[]) AS c(uuid) CROSS JOIN LATERAL (
@@ -151,8 +153,8 @@ func (s *Store) ClientMeasurements(ctx context.Context, ownerID int64, clientUUI
 			WHERE data_owner_id = $1 AND kind = 'measurement' AND client_uuid = c.uuid
 			AND ($3::text IS NULL OR type = $3) AND ($4::text IS NULL OR subject = $4)
 			AND ($5::timestamptz IS NULL OR created_at >= $5) AND ($6::timestamptz IS NULL OR created_at < $6)
-			AND ($7::timestamptz IS NULL OR (created_at, id) < ($7, $8::bigint))
-			ORDER BY created_at DESC, id DESC LIMIT $9) m`
+			AND ($7::timestamptz IS NULL OR (created_at, doc_id) < ($7, $8::text))
+			ORDER BY created_at DESC, doc_id DESC LIMIT $9) m`
 	rows, _ := s.pool.Query(ctx, q, ownerID, clientUUIDs, f.Type, f.Subject, f.Since, f.Until, f.AfterTime, f.AfterID, limit)
 	ms, err := pgx.CollectRows(rows, pgx.RowToStructByName[MeasurementPage])
 	return ms, mapErr("list client measurements", err)

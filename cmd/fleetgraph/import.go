@@ -23,6 +23,54 @@ import (
 // importBatch is the default number of documents per transaction.
 const importBatch = 5000
 
+// maxLineBytes is the default longest line (one document) taken; a longer
+// line is skipped and reported like any other bad line, without being held
+// in memory.
+const maxLineBytes = 16 << 20
+
+// maxBatchBytes ends a batch early when its documents reach this size, so
+// that batches of large documents stay small.
+const maxBatchBytes = 32 << 20
+
+// Exit statuses of "fleetgraph import" (main turns an *exitError into its
+// code; every other error exits 1).
+const (
+	// exitPartial: the file is loaded except for bad lines (each reported
+	// on stderr by number), so a script can tell a clean load (0) from one
+	// to look at.
+	exitPartial = 2
+)
+
+// exitError is an error that asks for a process exit status other than 1.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+// ExitCode is the process exit status main uses.
+func (e *exitError) ExitCode() int { return e.code }
+
+// importUsage is the usage text of "fleetgraph import".
+const importUsage = `Usage: fleetgraph import --data-owner NAME --kind KIND [flags] FILE.ndjson (FILE - reads stdin)
+
+Loads one JSON document a line into the data owner; a document replaces the
+stored one of the same kind and id (importing a file again changes nothing).
+Clients the documents name are created when missing. Bad lines (invalid JSON,
+missing or invalid id, client_uuid, created_at or type, another data owner's
+client, longer than --max-line-bytes) are reported on stderr by line number
+and skipped; the rest is loaded. Progress is shown on stderr when it is a
+terminal.
+
+Exit status: 0 every document loaded; 2 loaded, but some lines were bad and
+skipped; 1 nothing loaded, or an error (bad flags, unknown data owner or kind,
+unreadable file, database gone), after which documents of earlier batches may
+be stored.
+
+Flags:
+`
+
 // kindAliases lets --kind also take the plural the files are named after.
 var kindAliases = map[string]string{
 	"measurements": store.KindMeasurement, "client_reports": store.KindClientReport,
@@ -33,8 +81,9 @@ var kindAliases = map[string]string{
 
 // importDocs is "fleetgraph import": it loads an NDJSON file of documents of
 // one kind into a data owner, batch by batch. Bad lines are reported on
-// stderr by number and skipped; it fails only when nothing was loaded or on
-// a fatal error (database gone, interrupted).
+// stderr by number and skipped, and then it answers an *exitError of
+// exitPartial; it fails (exit status 1) when nothing was loaded or on a
+// fatal error (database gone, interrupted).
 func importDocs(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	var cfg config
 	var owner, kind string
@@ -42,7 +91,7 @@ func importDocs(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: fleetgraph import --data-owner NAME --kind KIND [flags] FILE.ndjson (FILE - reads stdin)")
+		fmt.Fprint(stderr, importUsage)
 		fs.PrintDefaults()
 	}
 	cfg.flags(fs)
@@ -50,6 +99,7 @@ func importDocs(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	fs.StringVar(&kind, "kind", "", "document kind: "+strings.Join(store.DocumentKinds, ", "))
 	fs.IntVar(&batch, "batch", importBatch, "documents per transaction")
 	fs.IntVar(&workers, "workers", 2, "batches written at the same time")
+	maxLine := fs.Int("max-line-bytes", maxLineBytes, "longest line (document) taken; longer lines are reported and skipped")
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
 		return errUsage
@@ -68,6 +118,8 @@ func importDocs(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return errors.New("--batch must be at least 1")
 	case workers < 1 || workers > 16:
 		return errors.New("--workers must be between 1 and 16")
+	case *maxLine < 1:
+		return errors.New("--max-line-bytes must be at least 1")
 	}
 
 	in, size, closeIn, err := openInput(files[0], stdin)
@@ -88,7 +140,8 @@ func importDocs(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return err
 	}
 
-	im := &importer{st: st, ownerID: o.ID, kind: kind, batch: batch, workers: workers, out: stderr, tty: isTerminal(stderr), size: size}
+	im := &importer{st: st, ownerID: o.ID, kind: kind, batch: batch, workers: workers, maxLine: *maxLine,
+		out: stderr, tty: isTerminal(stderr), size: size}
 	start := time.Now()
 	err = im.run(ctx, in)
 	elapsed := time.Since(start)
@@ -114,6 +167,10 @@ func importDocs(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return fmt.Errorf("documents loaded, but rolling up their days failed (a running server retries): %w", err)
 	}
 	fmt.Fprintf(stdout, "rolled up %d days in %s\n", days, time.Since(start).Round(time.Millisecond))
+	if s.bad > 0 {
+		return &exitError{code: exitPartial, msg: fmt.Sprintf("%d bad lines skipped (reported above by number); the other %d documents are loaded",
+			s.bad, s.loaded())}
+	}
 	return nil
 }
 
@@ -148,10 +205,13 @@ func openInput(name string, stdin io.Reader) (io.Reader, int64, func(), error) {
 	}
 	f, err := os.Open(name)
 	if err != nil {
-		return nil, 0, nil, err
+		return nil, 0, nil, fmt.Errorf("cannot read the input: %w", err)
 	}
 	var size int64
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		f.Close()
+		return nil, 0, nil, fmt.Errorf("cannot read the input: %s is a directory", name)
+	} else if err == nil && fi.Mode().IsRegular() {
 		size = fi.Size()
 	}
 	return f, size, func() { f.Close() }, nil
@@ -181,6 +241,7 @@ type importer struct {
 	kind    string
 	batch   int
 	workers int
+	maxLine int       // longest line taken, in bytes
 	out     io.Writer // bad lines and progress
 	tty     bool
 	size    int64 // 0: unknown
@@ -204,6 +265,7 @@ func (s *summary) loaded() int { return s.Inserted + s.Updated + s.Unchanged }
 type lineBatch struct {
 	docs  []store.Document
 	lines []int
+	size  int // bytes of the documents
 }
 
 func (im *importer) run(ctx context.Context, in io.Reader) error {
@@ -266,22 +328,26 @@ func (im *importer) readLines(ctx context.Context, in io.Reader, queues []chan l
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		line, err := r.ReadBytes('\n')
-		if len(line) > 0 {
-			im.read.Add(int64(len(line)))
+		line, length, err := readLine(r, im.maxLine)
+		if length > 0 {
+			im.read.Add(length)
 			im.lines.Add(1)
-			if raw := bytes.TrimRight(line, "\r\n"); len(bytes.TrimSpace(raw)) > 0 {
-				d, perr := store.ParseDocument(im.kind, raw)
-				if perr != nil {
-					im.reportBad(n, perr)
-				} else {
-					w := worker(d.DocID, len(queues))
-					batches[w].docs, batches[w].lines = append(batches[w].docs, d), append(batches[w].lines, n)
-					if len(batches[w].docs) >= im.batch {
-						if err := send(w); err != nil {
-							return err
-						}
-					}
+		}
+		switch {
+		case line == nil && length > 0:
+			im.reportBad(n, fmt.Errorf("longer than %d bytes (the --max-line-bytes limit): %d bytes", im.maxLine, length))
+		case len(bytes.TrimSpace(line)) > 0:
+			d, perr := store.ParseDocument(im.kind, line)
+			if perr != nil {
+				im.reportBad(n, perr)
+				break
+			}
+			w := worker(d.DocID, len(queues))
+			b := &batches[w]
+			b.docs, b.lines, b.size = append(b.docs, d), append(b.lines, n), b.size+len(d.Doc)
+			if len(b.docs) >= im.batch || b.size >= maxBatchBytes {
+				if err := send(w); err != nil {
+					return err
 				}
 			}
 		}
@@ -298,6 +364,37 @@ func (im *importer) readLines(ctx context.Context, in io.Reader, queues []chan l
 		if err != nil {
 			return fmt.Errorf("read line %d: %w", n, err)
 		}
+	}
+}
+
+// readLine reads the next line of r: its text without the line end, and
+// its length in bytes with the line end (0 at the end of the input). A
+// line longer than max bytes (line end not counted) is read to its end but
+// not kept: its text is nil. err is io.EOF when the input ends with (or
+// right after) this line.
+func readLine(r *bufio.Reader, max int) (line []byte, length int64, err error) {
+	keep := true
+	for {
+		frag, ferr := r.ReadSlice('\n')
+		length += int64(len(frag))
+		if keep {
+			// max+2 leaves room for the line end (\r\n), trimmed below.
+			if len(line)+len(frag) > max+2 {
+				keep, line = false, nil
+			} else {
+				line = append(line, frag...)
+			}
+		}
+		if ferr == bufio.ErrBufferFull {
+			continue
+		}
+		if keep {
+			line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+			if len(line) > max {
+				line = nil
+			}
+		}
+		return line, length, ferr
 	}
 }
 
@@ -324,10 +421,10 @@ func (im *importer) insert(ctx context.Context, b lineBatch) error {
 			return nil
 		}
 		h := len(b.docs) / 2
-		if err := im.insert(ctx, lineBatch{b.docs[:h], b.lines[:h]}); err != nil {
+		if err := im.insert(ctx, lineBatch{docs: b.docs[:h], lines: b.lines[:h]}); err != nil {
 			return err
 		}
-		return im.insert(ctx, lineBatch{b.docs[h:], b.lines[h:]})
+		return im.insert(ctx, lineBatch{docs: b.docs[h:], lines: b.lines[h:]})
 	}
 	if err != nil {
 		return err

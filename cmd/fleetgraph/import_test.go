@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -180,18 +182,30 @@ func TestImportReportsBadLinesByNumberAndLoadsTheRest(t *testing.T) {
 		`{"id":"bad-client","client_uuid":"not-a-uuid","created_at":"2026-11-02T10:00:00Z"}`,                                 // 6
 		m("overflow", `,"statistic_values":{"download":1e1000000}`),                                                          // 7: refused by PostgreSQL
 		`{"id":"foreign","type":"SpeedtestMeasurement","client_uuid":"` + foreign + `","created_at":"2026-11-02T10:00:00Z"}`, // 8
-		m("ok-3", "") + "\r", // 9: CRLF
-		m("ok-4", ""),        // 10: no final newline
+		m("ok-3", "") + "\r",     // 9: CRLF
+		`[{"id":"in-an-array"}]`, // 10
+		`{"type":"SpeedtestMeasurement","client_uuid":"` + c + `","created_at":"2026-11-02T10:00:00Z"}`,                  // 11
+		`{"id":"no-type","client_uuid":"` + c + `","created_at":"2026-11-02T10:00:00Z"}`,                                 // 12
+		`{"id":"bad-type","type":"Speedtest Measurement","client_uuid":"` + c + `","created_at":"2026-11-02T10:00:00Z"}`, // 13
+		`{"id":"bad-time","type":"SpeedtestMeasurement","client_uuid":"` + c + `","created_at":"02.11.2026"}`,            // 14
+		`   `,         // 15: blank, ignored
+		m("ok-4", ""), // 16: no final newline
 	}
 	path := filepath.Join(t.TempDir(), "mixed.ndjson")
 	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	out, errOut, err := runImport(t, nil, path, "--data-owner", o.Slug, "--kind", "measurement", "--batch", "3")
-	if err != nil {
-		t.Fatalf("import: %v (stderr %q)", err, errOut)
+	// Some lines bad, the rest loaded: exit status 2, so a script can tell.
+	if code := exitCode(err); err == nil || code != exitPartial || !strings.Contains(err.Error(), "10 bad lines skipped") {
+		t.Fatalf("import: %v (exit status %d), want exit status %d (stderr %q)", err, code, exitPartial, errOut)
 	}
 	want := []string{
+		"line 10: not a JSON object",
+		"line 11: id is missing",
+		"line 12: type is missing",
+		`line 13: type "Speedtest Measurement" is not a document type`,
+		`line 14: created_at "02.11.2026" is not an ISO 8601 time`,
 		"line 2: created_at is missing",
 		"line 3: invalid JSON",
 		`line 6: client_uuid "not-a-uuid" is not a UUID`,
@@ -210,7 +224,7 @@ func TestImportReportsBadLinesByNumberAndLoadsTheRest(t *testing.T) {
 			t.Errorf("stderr line %q, want prefix %q", got[i], want[i])
 		}
 	}
-	if s := summaryOf(t, out); s != "loaded=4 new=4 updated=0 unchanged=0 bad=5 clients=1" {
+	if s := summaryOf(t, out); s != "loaded=4 new=4 updated=0 unchanged=0 bad=10 clients=1" {
 		t.Errorf("summary %s", s)
 	}
 	for _, id := range []string{"ok-1", "ok-2", "ok-3", "ok-4"} {
@@ -267,7 +281,10 @@ func TestImportFailures(t *testing.T) {
 		{"missing data owner", []string{"--kind", "measurement", good}, "--data-owner is required"},
 		{"no file", []string{"--data-owner", o.Slug, "--kind", "measurement"}, "exactly one FILE"},
 		{"two files", []string{"--data-owner", o.Slug, "--kind", "measurement", good, good}, "exactly one FILE"},
-		{"missing file", []string{"--data-owner", o.Slug, "--kind", "measurement", filepath.Join(dir, "nope.ndjson")}, "no such file"},
+		{"missing file", []string{"--data-owner", o.Slug, "--kind", "measurement", filepath.Join(dir, "nope.ndjson")}, "cannot read the input: open " + filepath.Join(dir, "nope.ndjson") + ": no such file"},
+		{"a directory", []string{"--data-owner", o.Slug, "--kind", "measurement", dir}, "cannot read the input: " + dir + " is a directory"},
+		{"empty kind", []string{"--data-owner", o.Slug, "--kind", "", good}, `--kind must be one of measurement, client_report, event_bundle, network_request, user_feedback, anomaly_event, system_status, got ""`},
+		{"max line 0", []string{"--data-owner", o.Slug, "--kind", "measurement", "--max-line-bytes", "0", good}, "--max-line-bytes must be at least 1"},
 		{"every line bad", []string{"--data-owner", o.Slug, "--kind", "measurement", allBad}, "nothing loaded: all 2 documents were bad"},
 		{"no documents", []string{"--data-owner", o.Slug, "--kind", "measurement", empty}, "holds no documents"},
 		{"unknown flag", []string{"--data-owner", o.Slug, "--kind", "measurement", "--nope", good}, "usage"},
@@ -277,6 +294,9 @@ func TestImportFailures(t *testing.T) {
 			_, _, err := runImport(t, strings.NewReader(""), tc.args...)
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("err = %v, want %q", err, tc.wantErr)
+			}
+			if c := exitCode(err); c != 1 {
+				t.Errorf("exit status %d, want 1", c)
 			}
 		})
 	}
@@ -351,5 +371,156 @@ func TestImportRollsUpTheDaysItLoaded(t *testing.T) {
 	}
 	if dirty != 0 || docs != 30 {
 		t.Errorf("after import: %d dirty marks, %d documents rolled up; want 0 and 30", dirty, docs)
+	}
+}
+
+// A line over --max-line-bytes is one bad line: it is read past (not held,
+// not fatal as bufio.Scanner's "token too long" would be) and the lines
+// after it load. Under the default limit (16 MiB) a 10 MB document loads.
+func TestImportSkipsOverLongLines(t *testing.T) {
+	e := apitest.Get(t)
+	o := e.NewOwner(t, "import-long")
+	c := uuid.NewString()
+	m := func(id, pad string) string {
+		return `{"id":"` + id + `","type":"WebMeasurement","client_uuid":"` + c + `","created_at":"2026-11-04T10:00:00Z","pad":"` + pad + `"}`
+	}
+	big := m("big", strings.Repeat("x", 10<<20)) // 10 MB and a bit: valid JSON
+	lines := []string{
+		m("short-1", ""),                        // 1
+		big,                                     // 2
+		m("short-2", ""),                        // 3
+		"{" + strings.Repeat(" ", 3<<20),        // 4: 3 MB of broken JSON
+		m("short-3", strings.Repeat("y", 1000)), // 5
+		big,                                     // 6: the last line, no newline
+	}
+	path := filepath.Join(t.TempDir(), "long.ndjson")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, err := runImport(t, nil, "--data-owner", o.Slug, "--kind", "measurement", "--max-line-bytes", "1048576", path)
+	if exitCode(err) != exitPartial {
+		t.Fatalf("err = %v, want exit status %d; stderr %q", err, exitPartial, errOut)
+	}
+	want := fmt.Sprintf("line 2: longer than 1048576 bytes (the --max-line-bytes limit): %d bytes\n"+
+		"line 4: longer than 1048576 bytes (the --max-line-bytes limit): %d bytes\n"+
+		"line 6: longer than 1048576 bytes (the --max-line-bytes limit): %d bytes\n", len(big)+1, 1+3<<20+1, len(big))
+	if errOut != want {
+		t.Errorf("stderr:\n%s\nwant:\n%s", errOut, want)
+	}
+	if s := summaryOf(t, out); s != "loaded=3 new=3 updated=0 unchanged=0 bad=3 clients=1" {
+		t.Errorf("summary %s", s)
+	}
+	if n := countDocs(t, o.ID, "measurement"); n != 3 {
+		t.Errorf("%d documents, want the 3 short ones", n)
+	}
+
+	// The default limit takes the 10 MB document; the broken line stays bad.
+	out, errOut, err = runImport(t, nil, "--data-owner", o.Slug, "--kind", "measurement", path)
+	if exitCode(err) != exitPartial || !strings.HasPrefix(errOut, "line 4: invalid JSON") || strings.Count(errOut, "\n") != 1 {
+		t.Fatalf("default limit: err = %v, stderr %q", err, errOut)
+	}
+	if s := summaryOf(t, out); s != "loaded=5 new=1 updated=0 unchanged=4 bad=1 clients=0" {
+		t.Errorf("default limit: summary %s (big is repeated: its two copies count once new, once unchanged)", s)
+	}
+	d, err := e.Store.Document(context.Background(), o.ID, store.KindMeasurement, "big")
+	if err != nil || len(d.Doc) < 10<<20 {
+		t.Errorf("big document: %d bytes, %v", len(d.Doc), err)
+	}
+}
+
+// Importing a file again replaces the documents it names: a changed one is
+// updated (new version), the others unchanged, nothing is duplicated.
+func TestImportAgainUpdatesInPlace(t *testing.T) {
+	e := apitest.Get(t)
+	o := e.NewOwner(t, "import-again")
+	dir, _ := fixtures(t, "measurements.ndjson")
+	path := filepath.Join(dir, "measurements.ndjson")
+	if out, errOut, err := runImport(t, nil, "--data-owner", o.Slug, "--kind", "measurement", path); err != nil ||
+		summaryOf(t, out) != "loaded=30 new=30 updated=0 unchanged=0 bad=0 clients=6" {
+		t.Fatalf("first import: %v, %s, stderr %q", err, out, errOut)
+	}
+	const m5 = "6a1f0c00-2026-4b11-8000-000000000005"
+	before, err := e.Store.Document(context.Background(), o.ID, store.KindMeasurement, m5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Measurement #5 (C5, netflix) gets another created_at and a new field.
+	raw, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	changed := 0
+	for i, l := range lines {
+		if strings.Contains(l, `"id":"`+m5+`"`) || strings.Contains(l, `"id": "`+m5+`"`) {
+			var doc map[string]any
+			if err := json.Unmarshal([]byte(l), &doc); err != nil {
+				t.Fatal(err)
+			}
+			doc["created_at"], doc["note"] = "2026-11-05T07:00:00Z", "re-measured"
+			b, _ := json.Marshal(doc)
+			lines[i] = string(b)
+			changed++
+		}
+	}
+	if changed != 1 {
+		t.Fatalf("measurement #5 found %d times in the fixture", changed)
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, err := runImport(t, nil, "--data-owner", o.Slug, "--kind", "measurement", path)
+	if err != nil || errOut != "" {
+		t.Fatalf("second import: %v, stderr %q", err, errOut)
+	}
+	if s := summaryOf(t, out); s != "loaded=30 new=0 updated=1 unchanged=29 bad=0 clients=0" {
+		t.Errorf("second import: %s", s)
+	}
+	if n := countDocs(t, o.ID, "measurement"); n != 30 {
+		t.Errorf("%d measurements after importing twice, want 30", n)
+	}
+	after, err := e.Store.Document(context.Background(), o.ID, store.KindMeasurement, m5)
+	if err != nil || after.ID != before.ID || after.Version <= before.Version ||
+		!after.CreatedAt.Equal(time.Date(2026, 11, 5, 7, 0, 0, 0, time.UTC)) || !strings.Contains(string(after.Doc), "re-measured") {
+		t.Errorf("measurement #5 after the second import: row %d version %d created %s %s (before: row %d version %d), %v",
+			after.ID, after.Version, after.CreatedAt, after.Doc, before.ID, before.Version, err)
+	}
+}
+
+// User feedbacks name their client as client.uuid; importing them alone
+// creates those clients (C1, C3, C4, C5: testdata/README.md) for the owner.
+func TestImportCreatesTheClientsOfUserFeedbacks(t *testing.T) {
+	e := apitest.Get(t)
+	o := e.NewOwner(t, "import-fb-clients")
+	dir, cs := fixtures(t, "user_feedbacks.ndjson")
+	out, errOut, err := runImport(t, nil, "--data-owner", o.Slug, "--kind", "user_feedback", filepath.Join(dir, "user_feedbacks.ndjson"))
+	if err != nil || errOut != "" {
+		t.Fatalf("err = %v, stderr %q", err, errOut)
+	}
+	if s := summaryOf(t, out); s != "loaded=4 new=4 updated=0 unchanged=0 bad=0 clients=4" {
+		t.Errorf("summary %s", s)
+	}
+	clients, err := e.Store.Clients(context.Background(), o.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range clients {
+		got = append(got, c.UUID+" "+c.Type)
+	}
+	sort.Strings(got)
+	want := []string{cs[0] + " automator", cs[2] + " automator", cs[3] + " automator", cs[4] + " automator"}
+	sort.Strings(want)
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("clients %v, want %v", got, want)
+	}
+}
+
+func TestImportExitStatus(t *testing.T) {
+	if c := exitCode(errUsage); c != 1 {
+		t.Errorf("usage error: exit status %d, want 1", c)
+	}
+	if c := exitCode(fmt.Errorf("import stopped: %w", context.Canceled)); c != 1 {
+		t.Errorf("fatal error: exit status %d, want 1", c)
+	}
+	if c := exitCode(fmt.Errorf("wrapped: %w", &exitError{code: exitPartial, msg: "bad lines"})); c != exitPartial {
+		t.Errorf("bad lines: exit status %d, want %d", c, exitPartial)
 	}
 }

@@ -25,8 +25,18 @@ func main() {
 		if !errors.Is(err, errUsage) {
 			fmt.Fprintln(os.Stderr, "fleetgraph:", err)
 		}
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
+}
+
+// exitCode is the process exit status of an error run returned: its own
+// (an import that skipped bad lines) or 1.
+func exitCode(err error) int {
+	var ec interface{ ExitCode() int }
+	if errors.As(err, &ec) {
+		return ec.ExitCode()
+	}
+	return 1
 }
 
 var errUsage = errors.New("usage")
@@ -42,7 +52,10 @@ Usage:
   fleetgraph import --data-owner NAME --kind KIND [flags] FILE.ndjson
                                            load documents (one JSON object a line; FILE - reads
                                            stdin) of a kind: measurement, client_report, event_bundle,
-                                           network_request, user_feedback, anomaly_event, system_status
+                                           network_request, user_feedback, anomaly_event, system_status;
+                                           bad lines are reported by number and skipped. Exit
+                                           status 0: all loaded, 2: loaded but some lines bad,
+                                           1: nothing loaded or an error
 
 Run "fleetgraph <command> -h" for the flags of a command.
 `

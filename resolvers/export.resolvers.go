@@ -128,7 +128,7 @@ func (r *queryResolver) ExportEsql(ctx context.Context, query string) ([]model1.
 	if strings.TrimSpace(query) == "" {
 		return nil, badParam("query is required")
 	}
-	if err := search.CheckESQL(query, p.DataOwnerSlug, nil); err != nil {
+	if err := search.CheckESQL(query, p.DataOwnerSlug, search.LookupIndices(p.DataOwnerSlug)); err != nil {
 		return nil, searchError(err)
 	}
 	if search.ESQLUsesEnrich(query) {

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -21,9 +22,13 @@ import (
 //     (cluster:index), other selectors, backslashes, non-ASCII and every
 //     character outside [a-z0-9._*-] (plus the date math syntax) are refused.
 //   - LOOKUP JOIN must name, without wildcard or cluster, one of the known
-//     lookup indices the server passes in, which must itself start with
-//     analytics-production-<slug>-. Other joins (LEFT/RIGHT/FULL JOIN) and
-//     LOOKUP without JOIN are refused.
+//     lookup indices the server passes in (LookupIndices), which must itself
+//     start with analytics-production-<slug>-. Other joins (LEFT/RIGHT/FULL
+//     JOIN) and LOOKUP without JOIN are refused.
+//   - A lookup index is read with LOOKUP JOIN only: FROM naming one (of
+//     LookupIndices(slug) or those passed in) is refused, and on
+//     Elasticsearch ESQLForElasticsearch excludes it from the FROM patterns
+//     that would match it, as the embedded backend's patterns never do.
 //   - ENRICH passes the check (the caller answers 400 "ENRICH is not
 //     supported"; see ESQLUsesEnrich). COMPLETION and RERANK (model
 //     inference) are refused.
@@ -61,6 +66,7 @@ const maxESQLLen = 64 << 10
 type esqlQuery struct {
 	from    []string // FROM index expressions, unquoted, one per comma-separated part
 	fromAt  []int    // offset in the query text of each from part's name
+	fromEnd int      // offset just after the last index expression of FROM
 	lookups []string // LOOKUP JOIN targets
 	enrich  bool
 }
@@ -76,9 +82,13 @@ func CheckESQL(query, slug string, lookupIndices []string) error {
 	if err != nil {
 		return err
 	}
+	lookups := append(LookupIndices(slug), lookupIndices...)
 	for _, expr := range q.from {
 		if err := checkFromIndex(slug, expr); err != nil {
 			return err
+		}
+		if name, _, _ := strings.Cut(expr, "::"); slices.Contains(lookups, name) {
+			return Badf("ES|QL: index %q is a lookup index: it is read with LOOKUP JOIN %s ON client_uuid, not FROM", expr, name)
 		}
 	}
 	for _, l := range q.lookups {
@@ -528,7 +538,9 @@ func (l *esqlLexer) fromList(q *esqlQuery) error {
 			}
 			q.from = append(q.from, tok)
 			q.fromAt = append(q.fromAt, start)
+			q.fromEnd = l.pos
 		} else {
+			q.fromEnd = l.pos
 			at := start + 1
 			if l.s[start:l.pos] != `"`+tok+`"` {
 				at = start + 3 // """triple-quoted"""
@@ -735,7 +747,12 @@ func (l *esqlLexer) expression(q *esqlQuery) error {
 // ESQLForElasticsearch rewrites the spec's index pattern
 // analytics-production-<slug>* in FROM into analytics-production-<slug>-*,
 // which on Elasticsearch cannot reach the indices of a data owner whose slug
-// merely starts with this one (slugs contain no "-"). Only FROM index
+// merely starts with this one (slugs contain no "-"). When a FROM pattern
+// (not an exclusion, without a ::failures selector) would match one of the
+// data owner's lookup indices (LookupIndices), an exclusion of that index is
+// appended to the FROM list ("FROM analytics-production-acme-*,
+// -analytics-production-acme-lookup-clients"): lookup documents are read
+// with LOOKUP JOIN only, as on the embedded backend. Only FROM index
 // expressions change; the same text in a string, a comment or elsewhere is
 // left alone. query must have passed CheckESQL for slug.
 func ESQLForElasticsearch(query, slug string) string {
@@ -745,6 +762,26 @@ func ESQLForElasticsearch(query, slug string) string {
 	}
 	pattern := IndexPrefix(slug) + "*"
 	out := query
+	var exclude []string
+	for _, lookup := range LookupIndices(slug) {
+		excluded, matched := false, false
+		for _, expr := range q.from {
+			rest, isExcl := strings.CutPrefix(expr, "-")
+			name, sel, _ := strings.Cut(rest, "::")
+			switch {
+			case isExcl && name == lookup:
+				excluded = true
+			case !isExcl && (sel == "" || sel == "data") && indexGlobMatch(name, lookup):
+				matched = true
+			}
+		}
+		if matched && !excluded {
+			exclude = append(exclude, ", -"+lookup)
+		}
+	}
+	if len(exclude) > 0 {
+		out = out[:q.fromEnd] + strings.Join(exclude, "") + out[q.fromEnd:]
+	}
 	// Right to left, so that earlier offsets stay valid.
 	for i := len(q.from) - 1; i >= 0; i-- {
 		name, at := q.from[i], q.fromAt[i]
@@ -757,4 +794,25 @@ func ESQLForElasticsearch(query, slug string) string {
 		}
 	}
 	return out
+}
+
+// indexGlobMatch reports whether the index pattern (with '*' wildcards)
+// matches name.
+func indexGlobMatch(pattern, name string) bool {
+	parts := strings.Split(pattern, "*")
+	if len(parts) == 1 {
+		return pattern == name
+	}
+	if !strings.HasPrefix(name, parts[0]) {
+		return false
+	}
+	name = name[len(parts[0]):]
+	for _, p := range parts[1 : len(parts)-1] {
+		i := strings.Index(name, p)
+		if i < 0 {
+			return false
+		}
+		name = name[i+len(p):]
+	}
+	return strings.HasSuffix(name, parts[len(parts)-1])
 }

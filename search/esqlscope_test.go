@@ -57,6 +57,9 @@ var acceptedESQL = []string{
 	"FROM analytics-production-acme-*-measurements",
 	"FROM analytics-production-acme-eu-measurements",
 	"FROM <analytics-production-acme-{now/d}>",
+	// The lookup index: through LOOKUP JOIN, or excluded from FROM.
+	"FROM analytics-production-acme-measurements* | STATS n = COUNT(*) BY client_uuid | LOOKUP JOIN analytics-production-acme-lookup-clients ON client_uuid | KEEP client_label, n",
+	"FROM analytics-production-acme-*, -analytics-production-acme-lookup-clients",
 }
 
 // refusedESQL are queries CheckESQL refuses, with a part of the message.
@@ -163,6 +166,17 @@ var refusedESQL = []struct{ q, msg string }{
 	{"FROM <analytics-production-acme_eu-measurements-{now/d}>", "outside"},
 	{`FROM "analytics-production-acme*,analytics-production-acmeeu*"`, "outside"},
 	{"FROM analytics-production-acme-measurements | LOOKUP JOIN analytics-production-acme_eu-lookup-isps ON x", "outside"},
+	// The lookup index is read with LOOKUP JOIN only; other owners' lookup
+	// indices are out of reach.
+	{"FROM analytics-production-acme-lookup-clients", "is a lookup index"},
+	{`FROM "analytics-production-acme-measurements,analytics-production-acme-lookup-clients"`, "is a lookup index"},
+	{"FROM analytics-production-acme-lookup-clients::data | KEEP client_label", "is a lookup index"},
+	{"FROM analytics-production-acme-lookup-isps", "is a lookup index"},
+	{"FROM analytics-production-acme-measurements | LOOKUP JOIN analytics-production-bob-lookup-clients ON client_uuid", "outside"},
+	{"FROM analytics-production-acme-measurements | LOOKUP JOIN analytics-production-acmeeu-lookup-clients ON client_uuid", "outside"},
+	{"FROM analytics-production-acme-measurements | LOOKUP JOIN analytics-production-acme-lookup-client* ON client_uuid", "one index"},
+	{"FROM analytics-production-acme-measurements | LOOKUP JOIN analytics-production-acme-lookup-clients::data ON client_uuid", "lookup index"},
+	{"FROM analytics-production-acme-measurements | LOOKUP JOIN cluster:analytics-production-acme-lookup-clients ON client_uuid", "remote lookup"},
 	// Model inference.
 	{"FROM analytics-production-acme-measurements | COMPLETION c = prompt WITH {\"inference_id\": \"m\"}", "model inference"},
 	{"FROM analytics-production-acme-measurements | FORK (RERANK \"q\" ON f WITH {\"inference_id\": \"m\"}) (LIMIT 1)", "model inference"},
@@ -223,6 +237,37 @@ func TestCheckESQLOtherOwner(t *testing.T) {
 	}
 }
 
+// The lookup contract: one lookup-clients index per data owner, known to
+// CheckESQL when the server passes LookupIndices, readable only with LOOKUP
+// JOIN, and only the data owner's own.
+func TestLookupIndices(t *testing.T) {
+	if got := LookupIndices("acme"); !slices.Equal(got, []string{"analytics-production-acme-lookup-clients"}) {
+		t.Fatalf("LookupIndices = %v", got)
+	}
+	if want := []string{"client_uuid", "client_label", "client_extra_label", "client_type", "client_tags", "client_created_at"}; !slices.Equal(LookupClientFields, want) {
+		t.Fatalf("LookupClientFields = %v", LookupClientFields)
+	}
+	join := "FROM analytics-production-acme-measurements | LOOKUP JOIN analytics-production-acme-lookup-clients ON client_uuid"
+	if err := CheckESQL(join, "acme", LookupIndices("acme")); err != nil {
+		t.Errorf("join on the known lookup index refused: %v", err)
+	}
+	if err := CheckESQL(join, "acme", nil); err == nil || !strings.Contains(err.Error(), "not a known lookup index") {
+		t.Errorf("join without known lookup indices: %v", err)
+	}
+	// bob knows its own lookup index, not acme's; acme's FROM is refused
+	// even when no lookup index is passed in.
+	if err := CheckESQL("FROM analytics-production-bob-measurements | LOOKUP JOIN analytics-production-acme-lookup-clients ON client_uuid",
+		"bob", LookupIndices("bob")); err == nil || !strings.Contains(err.Error(), "outside") {
+		t.Errorf("bob joined acme's lookup index: %v", err)
+	}
+	if err := CheckESQL("FROM analytics-production-acme-lookup-clients", "acme", nil); err == nil || !strings.Contains(err.Error(), "is a lookup index") {
+		t.Errorf("FROM the lookup index: %v", err)
+	}
+	if err := CheckESQL("FROM analytics-production-acme-lookup-clients", "bob", LookupIndices("bob")); err == nil || !strings.Contains(err.Error(), "outside") {
+		t.Errorf("bob read acme's lookup index: %v", err)
+	}
+}
+
 func TestESQLIndices(t *testing.T) {
 	cases := []struct {
 		q    string
@@ -260,24 +305,32 @@ func TestESQLUsesEnrich(t *testing.T) {
 }
 
 func TestESQLForElasticsearchNarrowsTheSpecPattern(t *testing.T) {
+	const L = ", -analytics-production-acme-lookup-clients"
 	for in, want := range map[string]string{
-		"FROM analytics-production-acme*, analytics-production-acme-measurements | LIMIT 1": "FROM analytics-production-acme-*, analytics-production-acme-measurements | LIMIT 1",
-		`FROM "analytics-production-acme*"`:                                                 `FROM "analytics-production-acme-*"`,
-		`FROM """analytics-production-acme*"""`:                                             `FROM """analytics-production-acme-*"""`,
-		`FROM "analytics-production-acme-measurements,analytics-production-acme*"`:          `FROM "analytics-production-acme-measurements,analytics-production-acme-*"`,
+		// A pattern that would match the lookup index excludes it (L).
+		"FROM analytics-production-acme*, analytics-production-acme-measurements | LIMIT 1": "FROM analytics-production-acme-*, analytics-production-acme-measurements" + L + " | LIMIT 1",
+		`FROM "analytics-production-acme*"`:                                                 `FROM "analytics-production-acme-*"` + L,
+		`FROM """analytics-production-acme*"""`:                                             `FROM """analytics-production-acme-*"""` + L,
+		`FROM "analytics-production-acme-measurements,analytics-production-acme*"`:          `FROM "analytics-production-acme-measurements,analytics-production-acme-*"` + L,
 		"FROM analytics-production-acme*::failures, -analytics-production-acme*":            "FROM analytics-production-acme-*::failures, -analytics-production-acme-*",
 		// Only FROM changes: strings and comments keep their text.
-		`FROM analytics-production-acme* /* analytics-production-acme* */ | WHERE u == "analytics-production-acme*" // analytics-production-acme*`: `FROM analytics-production-acme-* /* analytics-production-acme* */ | WHERE u == "analytics-production-acme*" // analytics-production-acme*`,
-		"FROM analytics-production-acme-measurements-*": "FROM analytics-production-acme-measurements-*",
+		`FROM analytics-production-acme* /* analytics-production-acme* */ | WHERE u == "analytics-production-acme*" // analytics-production-acme*`: `FROM analytics-production-acme-*` + L + ` /* analytics-production-acme* */ | WHERE u == "analytics-production-acme*" // analytics-production-acme*`,
+		"FROM analytics-production-acme-measurements-*":                                                                       "FROM analytics-production-acme-measurements-*",
+		"FROM analytics-production-acme-* METADATA _id | LOOKUP JOIN analytics-production-acme-lookup-clients ON client_uuid": "FROM analytics-production-acme-*" + L + " METADATA _id | LOOKUP JOIN analytics-production-acme-lookup-clients ON client_uuid",
+		"FROM analytics-production-acme-*::data":                                                                              "FROM analytics-production-acme-*::data" + L,
+		"FROM analytics-production-acme-l*, analytics-production-acme-measurements":                                           "FROM analytics-production-acme-l*, analytics-production-acme-measurements" + L,
+		"FROM analytics-production-acme-*, -analytics-production-acme-lookup-clients":                                         "FROM analytics-production-acme-*, -analytics-production-acme-lookup-clients",
+		"FROM analytics-production-acme-*-measurements":                                                                       "FROM analytics-production-acme-*-measurements",
+		"FROM analytics-production-acme-measurements | LOOKUP JOIN analytics-production-acme-lookup-clients ON client_uuid":   "FROM analytics-production-acme-measurements | LOOKUP JOIN analytics-production-acme-lookup-clients ON client_uuid",
 	} {
-		if err := CheckESQL(in, "acme", nil); err != nil {
+		if err := CheckESQL(in, "acme", LookupIndices("acme")); err != nil {
 			t.Fatalf("CheckESQL(%q): %v", in, err)
 		}
 		got := ESQLForElasticsearch(in, "acme")
 		if got != want {
 			t.Errorf("ESQLForElasticsearch(%q) = %q, want %q", in, got, want)
 		}
-		if err := CheckESQL(got, "acme", nil); err != nil {
+		if err := CheckESQL(got, "acme", LookupIndices("acme")); err != nil {
 			t.Errorf("rewritten %q refused: %v", got, err)
 		}
 	}

@@ -150,7 +150,7 @@ var foreignIndices = func() []string {
 		for _, k := range Kinds {
 			out = append(out, IndexName(slug, k, ""), IndexName(slug, k, "VideoMeasurement"))
 		}
-		out = append(out, IndexPrefix(slug)+"-lookup-isps")
+		out = append(out, IndexPrefix(slug)+"-lookup-isps", IndexPrefix(slug)+"-"+LookupClientsToken)
 	}
 	return out
 }()

@@ -137,3 +137,40 @@ func (e *BadRequestError) Is(target error) bool { return target == ErrBadRequest
 func Badf(format string, args ...any) error {
 	return &BadRequestError{Msg: sprintf(format, args...)}
 }
+
+// The known lookup index of ES|QL LOOKUP JOIN.
+//
+// Every data owner has exactly one lookup index,
+// analytics-production-<slug>-lookup-clients (LookupIndices), holding one
+// document per client the data owner OWNS (clients.data_owner_id = the data
+// owner; clients shared with it by another data owner are not included),
+// with exactly the fields LookupClientFields, in that order:
+//
+//   - client_uuid: keyword, the client's UUID (lower case, canonical form):
+//     the join key, and the only one (LOOKUP JOIN ... ON client_uuid);
+//   - client_label: keyword, clients.label, or null;
+//   - client_extra_label: keyword, clients.extra_label, or null;
+//   - client_type: keyword, clients.type;
+//   - client_tags: keyword array, clients.tags, or null when the client has
+//     no tags (NULL or empty);
+//   - client_created_at: date, clients.created_at as an RFC 3339 UTC string
+//     with milliseconds (2026-11-01T06:00:00.000Z), like other ES|QL dates.
+//
+// The embedded backend (search/pg) answers LOOKUP JOIN from the clients
+// table directly; on Elasticsearch the indexer maintains this index (index
+// mode "lookup") with these fields. The index serves LOOKUP JOIN only: a
+// FROM naming it is refused (CheckESQL), and wildcard FROM patterns do not
+// read it on either backend (see ESQLForElasticsearch).
+const LookupClientsToken = "lookup-clients"
+
+// LookupClientFields are the fields of a lookup-clients document, in order
+// (see LookupClientsToken).
+var LookupClientFields = []string{
+	"client_uuid", "client_label", "client_extra_label", "client_type", "client_tags", "client_created_at",
+}
+
+// LookupIndices lists the known lookup indices of a data owner: the one
+// lookup-clients index (see LookupClientsToken).
+func LookupIndices(slug string) []string {
+	return []string{IndexPrefix(slug) + "-" + LookupClientsToken}
+}

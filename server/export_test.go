@@ -770,6 +770,73 @@ func TestExportESQL(t *testing.T) {
 	})
 }
 
+// LOOKUP JOIN on the data owner's lookup-clients index through /esql: the
+// lookup documents are the data owner's own clients (a: alpha, tags t1 t2;
+// b: beta, tag t1; c: no label, no tags; all "automator"). Measurement m6
+// names a client of another data owner shared with this one (label alpha
+// there): not a lookup document of this data owner, so its fields are null.
+func TestExportESQLLookupJoin(t *testing.T) {
+	w := newExportWorld(t, "expl")
+	other := newExportWorld(t, "explx")
+	ctx := context.Background()
+	var sharedID int64
+	if err := w.e.Store.Pool().QueryRow(ctx, "SELECT id FROM clients WHERE uuid = $1", other.a).Scan(&sharedID); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.e.Store.ShareClient(ctx, other.o.ID, sharedID, w.o.ID); err != nil {
+		t.Fatal(err)
+	}
+	w.insert(t, exportDoc{kind: "measurement", id: "m6", client: other.a, typ: "VideoMeasurement", subject: "youtube", at: 60 * time.Hour})
+	p := "analytics-production-" + w.o.Slug
+	L := " | LOOKUP JOIN " + p + "-lookup-clients ON client_uuid"
+	rows := func(t *testing.T, r *apitest.Response, want string) {
+		t.Helper()
+		if r.Status != http.StatusOK {
+			t.Fatalf("status %d: %s", r.Status, r.Raw)
+		}
+		var w any
+		dec := json.NewDecoder(strings.NewReader(want))
+		dec.UseNumber() // as the response is decoded
+		if err := dec.Decode(&w); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(r.JSON, w) {
+			t.Fatalf("rows %s, want %s", r.Raw, want)
+		}
+	}
+	for _, c := range []struct{ name, query, want string }{
+		{"stats by client, then join", "FROM " + p + "-measurements* | STATS n = COUNT(*) BY client_uuid" + L + " | KEEP client_label, n | SORT client_label, n",
+			`[{"client_label":"alpha","n":2},{"client_label":"beta","n":2},{"client_label":null,"n":1},{"client_label":null,"n":1}]`},
+		{"join, then stats by label", "FROM " + p + "-measurements" + L + " | STATS n = COUNT(*) BY client_label | SORT client_label",
+			`[{"n":2,"client_label":"alpha"},{"n":2,"client_label":"beta"},{"n":2,"client_label":null}]`},
+		{"lookup fields of rows", "FROM " + p + "-measurements" + L + " | SORT id | KEEP id, client_label, client_type, client_tags",
+			`[{"id":"m1","client_label":"alpha","client_type":"automator","client_tags":["t1","t2"]},
+			  {"id":"m2","client_label":"beta","client_type":"automator","client_tags":"t1"},
+			  {"id":"m3","client_label":null,"client_type":"automator","client_tags":null},
+			  {"id":"m4","client_label":"alpha","client_type":"automator","client_tags":["t1","t2"]},
+			  {"id":"m5","client_label":"beta","client_type":"automator","client_tags":"t1"},
+			  {"id":"m6","client_label":null,"client_type":null,"client_tags":null}]`},
+	} {
+		t.Run("GET "+c.name, func(t *testing.T) { rows(t, w.get(t, "/esql", "query="+url.QueryEscape(c.query)), c.want) })
+		t.Run("POST "+c.name, func(t *testing.T) { rows(t, w.post(t, "/esql", map[string]any{"query": c.query}), c.want) })
+	}
+	M := "FROM " + p + "-measurements"
+	for _, c := range []struct{ name, query, mention string }{
+		{"another data owner's lookup index", M + " | LOOKUP JOIN analytics-production-" + other.o.Slug + "-lookup-clients ON client_uuid", "outside"},
+		{"a wildcard lookup index", M + " | LOOKUP JOIN " + p + "-lookup-* ON client_uuid", "one index"},
+		{"an unknown lookup index", M + " | LOOKUP JOIN " + p + "-measurements ON client_uuid", "not a known lookup index"},
+		{"a remote lookup index", M + " | LOOKUP JOIN remote:" + p + "-lookup-clients ON client_uuid", "remote"},
+		{"join on another field", M + " | LOOKUP JOIN " + p + "-lookup-clients ON client_label", "LOOKUP JOIN on [client_label] is not supported"},
+		{"FROM the lookup index", "FROM " + p + "-lookup-clients", "lookup index"},
+		{"LOOKUP without JOIN", M + " | LOOKUP " + p + "-lookup-clients ON client_uuid", "only LOOKUP JOIN"},
+	} {
+		t.Run("refused: "+c.name, func(t *testing.T) {
+			exportWant400(t, w.get(t, "/esql", "query="+url.QueryEscape(c.query)), c.mention)
+			exportWant400(t, w.post(t, "/esql", map[string]any{"query": c.query}), c.mention)
+		})
+	}
+}
+
 // TestExportEveryRoute calls every route of rest.ExportRoutes with an
 // export key and minimal valid parameters, so that no route goes untested.
 func TestExportEveryRoute(t *testing.T) {

@@ -107,28 +107,40 @@ type Rename struct {
 	Pairs []RenamePair
 }
 
+// LookupJoin is "LOOKUP JOIN index ON field[, field...]": it adds the
+// fields of the lookup index's document whose join fields equal the row's
+// (nulls when none does). Index is the name as written (quotes removed).
+type LookupJoin struct {
+	At      Pos
+	Index   string
+	IndexAt Pos
+	On      []string
+}
+
 // RenamePair is one "old AS new".
 type RenamePair struct {
 	Old, New string
 }
 
-func (c *Where) Position() Pos  { return c.At }
-func (c *Eval) Position() Pos   { return c.At }
-func (c *Stats) Position() Pos  { return c.At }
-func (c *Sort) Position() Pos   { return c.At }
-func (c *Limit) Position() Pos  { return c.At }
-func (c *Keep) Position() Pos   { return c.At }
-func (c *Drop) Position() Pos   { return c.At }
-func (c *Rename) Position() Pos { return c.At }
+func (c *Where) Position() Pos      { return c.At }
+func (c *Eval) Position() Pos       { return c.At }
+func (c *Stats) Position() Pos      { return c.At }
+func (c *Sort) Position() Pos       { return c.At }
+func (c *Limit) Position() Pos      { return c.At }
+func (c *Keep) Position() Pos       { return c.At }
+func (c *Drop) Position() Pos       { return c.At }
+func (c *Rename) Position() Pos     { return c.At }
+func (c *LookupJoin) Position() Pos { return c.At }
 
-func (*Where) command()  {}
-func (*Eval) command()   {}
-func (*Stats) command()  {}
-func (*Sort) command()   {}
-func (*Limit) command()  {}
-func (*Keep) command()   {}
-func (*Drop) command()   {}
-func (*Rename) command() {}
+func (*Where) command()      {}
+func (*Eval) command()       {}
+func (*Stats) command()      {}
+func (*Sort) command()       {}
+func (*Limit) command()      {}
+func (*Keep) command()       {}
+func (*Drop) command()       {}
+func (*Rename) command()     {}
+func (*LookupJoin) command() {}
 
 // Field is a named expression: "name = expr", or an unnamed expression whose
 // name is its source text (as ES|QL names such columns).

@@ -10,7 +10,7 @@ import (
 // reported as "<NAME> is not supported".
 var unsupportedCommands = map[string]bool{
 	"ENRICH": true, "DISSECT": true, "GROK": true, "MV_EXPAND": true, "ROW": true, "SHOW": true,
-	"LOOKUP": true, "INLINESTATS": true, "INLINE": true, "CHANGE_POINT": true, "COMPLETION": true,
+	"INLINESTATS": true, "INLINE": true, "CHANGE_POINT": true, "COMPLETION": true,
 	"FORK": true, "RERANK": true, "SAMPLE": true, "FUSE": true, "TS": true, "METRICS": true,
 	"EXPLAIN": true, "SET": true, "JOIN": true, "LEFT": true, "RIGHT": true, "FULL": true,
 	"INSIST": true, "RRF": true, "URI_PARTS": true, "REGISTERED_DOMAIN": true, "MMR": true,
@@ -299,6 +299,8 @@ func (p *parser) command() (Command, *Error) {
 				return r, nil
 			}
 		}
+	case "LOOKUP":
+		return p.lookupJoin(t)
 	case "FROM":
 		return nil, p.errf(t, "FROM is only allowed as the first command")
 	}
@@ -328,23 +330,11 @@ func (p *parser) from() (*From, *Error) {
 				f.Indices = append(f.Indices, ip)
 			}
 		} else {
-			// An unquoted index pattern: adjacent tokens glued by their text.
-			start := p.i
-			for {
-				c := p.peek()
-				if c.kind == tEOF || isSym(c, ",") || isSym(c, "|") || (p.i > start && c.start != p.toks[p.i-1].end) {
-					break
-				}
-				if c.kind == tString || c.kind == tQuotedIdent {
-					return nil, p.unexpected(c, "an index pattern")
-				}
-				p.next()
+			text, at, err := p.unquotedIndex()
+			if err != nil {
+				return nil, err
 			}
-			if p.i == start {
-				return nil, p.unexpected(p.peek(), "an index pattern")
-			}
-			text := p.src[p.toks[start].start:p.toks[p.i-1].end]
-			ip := IndexPattern{Pattern: text, At: p.pos(p.toks[start])}
+			ip := IndexPattern{Pattern: text, At: at}
 			if strings.HasPrefix(text, "-") {
 				ip.Exclude, ip.Pattern = true, text[1:]
 			}
@@ -367,6 +357,64 @@ func (p *parser) from() (*From, *Error) {
 		}
 	}
 	return f, nil
+}
+
+// unquotedIndex reads an unquoted index pattern: adjacent tokens glued by
+// their text, up to white space, ',' or '|'.
+func (p *parser) unquotedIndex() (string, Pos, *Error) {
+	start := p.i
+	for {
+		c := p.peek()
+		if c.kind == tEOF || isSym(c, ",") || isSym(c, "|") || (p.i > start && c.start != p.toks[p.i-1].end) {
+			break
+		}
+		if c.kind == tString || c.kind == tQuotedIdent {
+			return "", Pos{}, p.unexpected(c, "an index pattern")
+		}
+		p.next()
+	}
+	if p.i == start {
+		return "", Pos{}, p.unexpected(p.peek(), "an index pattern")
+	}
+	return p.src[p.toks[start].start:p.toks[p.i-1].end], p.pos(p.toks[start]), nil
+}
+
+// lookupJoin reads JOIN index ON field[, field...] after LOOKUP (kw).
+// Join conditions written as expressions (ON a == b) are outside the subset.
+func (p *parser) lookupJoin(kw token) (Command, *Error) {
+	if !p.acceptKw("JOIN") {
+		return nil, p.unsupported(kw, "LOOKUP is not supported (only LOOKUP JOIN)")
+	}
+	lj := &LookupJoin{At: p.pos(kw)}
+	if t := p.peek(); t.kind == tString {
+		p.next()
+		lj.Index, lj.IndexAt = t.text, p.pos(t)
+	} else {
+		text, at, err := p.unquotedIndex()
+		if err != nil {
+			return nil, err
+		}
+		lj.Index, lj.IndexAt = text, at
+	}
+	if strings.TrimSpace(lj.Index) == "" {
+		return nil, p.errf(kw, "LOOKUP JOIN needs an index name")
+	}
+	if !p.acceptKw("ON") {
+		return nil, p.unexpected(p.peek(), "ON")
+	}
+	for {
+		name, err := p.columnPattern(false)
+		if err != nil {
+			return nil, err
+		}
+		lj.On = append(lj.On, name)
+		if t := p.peek(); t.kind == tSym && (comparisonOps[t.text] != "" || t.text == "=~") {
+			return nil, p.unsupported(t, "LOOKUP JOIN with a join expression (ON %s %s ...) is not supported; name the join field", name, t.text)
+		}
+		if !p.acceptSym(",") {
+			return lj, nil
+		}
+	}
 }
 
 // columnPattern reads a column name, possibly dotted and (when wild) with

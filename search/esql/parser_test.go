@@ -210,6 +210,32 @@ func TestParseCommands(t *testing.T) {
 	}
 }
 
+func TestParseLookupJoin(t *testing.T) {
+	for q, want := range map[string]LookupJoin{
+		"FROM i | LOOKUP JOIN analytics-production-acme-lookup-clients ON client_uuid":  {Index: "analytics-production-acme-lookup-clients", On: []string{"client_uuid"}},
+		`FROM i | lookup join "analytics-production-a_1-lookup-clients" on client_uuid`: {Index: "analytics-production-a_1-lookup-clients", On: []string{"client_uuid"}},
+		"FROM i | LOOKUP JOIN l ON a, b.c":                                              {Index: "l", On: []string{"a", "b.c"}},
+		"FROM i | LOOKUP JOIN l ON `x y`":                                               {Index: "l", On: []string{"x y"}},
+	} {
+		parsed := mustParse(t, q)
+		lj, ok := parsed.Commands[0].(*LookupJoin)
+		if !ok {
+			t.Fatalf("%q: %T", q, parsed.Commands[0])
+		}
+		if lj.Index != want.Index || !reflect.DeepEqual(lj.On, want.On) || lj.At.Col != 10 || lj.IndexAt.Col != 22 {
+			t.Errorf("%q: %+v, want %+v", q, lj, want)
+		}
+	}
+	// Further commands follow it.
+	q := mustParse(t, "FROM i | STATS n = COUNT(*) BY client_uuid | LOOKUP JOIN l ON client_uuid | KEEP client_label, n")
+	if len(q.Commands) != 3 {
+		t.Fatalf("commands: %d", len(q.Commands))
+	}
+	if _, ok := q.Commands[2].(*Keep); !ok {
+		t.Errorf("last command %T", q.Commands[2])
+	}
+}
+
 func TestParseDurations(t *testing.T) {
 	for in, want := range map[string]string{
 		"1 millisecond": "span(1 millisecond)", "5 ms": "span(5 millisecond)", "2 seconds": "span(2 second)",
@@ -256,6 +282,13 @@ func TestParseErrors(t *testing.T) {
 		{"FROM i | WHERE a =~ \"x\"", "=~ is not supported", 1, 18, true},
 		{"FROM i | EVAL x = a::ip", "cast to ip is not supported", 1, 22, true},
 		{"FROM i | WHERE a == ?", "parameters", 1, 21, true},
+		{"FROM i | LOOKUP l ON a", "only LOOKUP JOIN", 1, 10, true},
+		{"FROM i | LOOKUP JOIN l", "mismatched input <EOF> expecting ON", 1, 23, false},
+		{"FROM i | LOOKUP JOIN ON a", "mismatched input 'a' expecting ON", 1, 25, false},
+		{"FROM i | LOOKUP JOIN l ON", "expecting a column name", 1, 26, false},
+		{"FROM i | LOOKUP JOIN l ON a == b", "join expression", 1, 29, true},
+		{"FROM i | LOOKUP JOIN l ON a AS b", "expecting '|' or <EOF>", 1, 29, false},
+		{"FROM i | LEFT JOIN l ON a", "LEFT is not supported", 1, 10, true},
 	}
 	for _, c := range cases {
 		_, err := Parse(c.q)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +30,11 @@ import (
 //   - WHERE, EVAL, STATS ... BY, SORT (ASC/DESC, NULLS FIRST/LAST), LIMIT
 //     (default 1000, capped at 10000), KEEP / DROP (wildcards), RENAME
 //     (a AS b, b = a).
+//   - LOOKUP JOIN <slug's lookup-clients index> ON client_uuid, before or
+//     after STATS (wherever client_uuid is a column): a LEFT JOIN to the
+//     data owner's own clients adding search.LookupClientFields (see
+//     lookupJoin). Another index or join field is a 400. The lookup index
+//     is not a FROM target: FROM patterns read documents only.
 //   - Operators = == != < <= > >= AND OR NOT, IS [NOT] NULL, [NOT] LIKE
 //     (* ?), [NOT] RLIKE (whole-string match), [NOT] IN, + - * / %, x::type;
 //     literals: strings (also """raw"""), numbers, true/false/null, time spans
@@ -318,6 +324,8 @@ func (tr *esqlTranslator) translate(q *esql.Query) (string, error) {
 			err = tr.drop(c)
 		case *esql.Rename:
 			err = tr.rename(c)
+		case *esql.LookupJoin:
+			err = tr.lookupJoin(c)
 		default:
 			err = esqlBad(c.Position(), "unsupported command")
 		}
@@ -408,6 +416,9 @@ func (tr *esqlTranslator) fromClause(f *esql.From) error {
 		}
 		if !strings.HasPrefix(pat, prefix) {
 			return esqlBad(ip.At, "index [%s] is outside the data owner's indices", ip.Pattern)
+		}
+		if !ip.Exclude && slices.Contains(search.LookupIndices(tr.slug), pat) {
+			return esqlBad(ip.At, "index [%s] is a lookup index: it is read with LOOKUP JOIN %s ON client_uuid, not FROM", ip.Pattern, pat)
 		}
 		like := esqlLikeFromGlob(pat)
 		if ip.Exclude {
@@ -774,6 +785,72 @@ func (tr *esqlTranslator) rename(c *esql.Rename) error {
 			continue
 		}
 		return esqlBad(c.At, "Unknown column [%s]", p.Old)
+	}
+	return nil
+}
+
+// lookupJoin answers LOOKUP JOIN on the data owner's lookup-clients index
+// (search.LookupIndices) from the clients table: a LEFT JOIN to the
+// clients the data owner owns (data_owner_id; shared clients are not
+// lookup documents) on client_uuid, adding the fields
+// search.LookupClientFields as columns. As in Elasticsearch, a row without
+// a matching client gets nulls, the added fields replace columns (and
+// document fields) of the same name, and the join key stays. client_uuid
+// is unique across clients, so a row matches at most one client.
+// client_tags reads as Elasticsearch reads a keyword array from the lookup
+// index: its distinct values sorted, one value alone, several as an array,
+// null when none.
+func (tr *esqlTranslator) lookupJoin(c *esql.LookupJoin) error {
+	known := search.LookupIndices(tr.slug)
+	if !slices.Contains(known, c.Index) {
+		return esqlBad(c.IndexAt, "LOOKUP JOIN index [%s] is not a lookup index of the data owner (known: %s)",
+			c.Index, strings.Join(known, ", "))
+	}
+	key := search.LookupClientFields[0]
+	for _, f := range c.On {
+		if f != key {
+			return esqlBad(c.At, "LOOKUP JOIN on [%s] is not supported: %s joins on %s only", f, c.Index, key)
+		}
+	}
+	if len(c.On) != 1 {
+		return esqlBad(c.At, "LOOKUP JOIN %s joins on one field, %s", c.Index, key)
+	}
+	k, err := tr.resolve(c.At, key)
+	if err != nil {
+		return err
+	}
+	if k.t == etDur {
+		return esqlBad(c.At, "LOOKUP JOIN key [%s] is a time span", key)
+	}
+	keySQL, err := tr.conv(c.At, k, etText)
+	if err != nil {
+		return err
+	}
+	lk := tr.alias("lk")
+	fields := map[string]esqlCol{
+		"client_label":       {sql: lk + ".label", t: etText},
+		"client_extra_label": {sql: lk + ".extra_label", t: etText},
+		"client_type":        {sql: lk + ".type", t: etText},
+		"client_tags": {sql: "(SELECT CASE count(*) WHEN 0 THEN NULL WHEN 1 THEN to_jsonb(min(t.v)) " +
+			"ELSE to_jsonb(array_agg(t.v ORDER BY t.v)) END FROM (SELECT DISTINCT v FROM unnest(" + lk + ".tags) v " +
+			"WHERE v IS NOT NULL) t)", t: etJSON},
+		"client_created_at": {sql: "date_trunc('milliseconds', " + lk + ".created_at)", t: etTime},
+	}
+	sel := []string{"s.*"}
+	var cols []esqlCol
+	for _, name := range search.LookupClientFields[1:] {
+		f, ok := fields[name]
+		if !ok {
+			return fmt.Errorf("esql: lookup field %s has no column", name)
+		}
+		al := tr.alias("c")
+		sel = append(sel, f.sql+" AS "+al)
+		cols = append(cols, esqlCol{name: name, sql: "s." + al, t: f.t})
+	}
+	tr.from = "(SELECT " + strings.Join(sel, ", ") + " FROM " + tr.from + " s LEFT JOIN clients " + lk +
+		" ON " + lk + ".data_owner_id = " + tr.a.add(tr.ownerID) + "::bigint AND " + lk + ".uuid::text = " + keySQL + ")"
+	for _, col := range cols {
+		tr.setCol(col)
 	}
 	return nil
 }

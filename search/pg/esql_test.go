@@ -355,7 +355,9 @@ func TestESQLErrors(t *testing.T) {
 		{"mv_expand", M + "| MV_EXPAND tags", "MV_EXPAND is not supported"},
 		{"row", "ROW a = 1", "ROW is not supported"},
 		{"show", "SHOW INFO", "SHOW is not supported"},
-		{"lookup join", M + "| LOOKUP JOIN x ON y", "LOOKUP is not supported"},
+		{"lookup without join", M + "| LOOKUP x ON y", "only LOOKUP JOIN"},
+		{"lookup join of another index", M + "| LOOKUP JOIN x ON client_uuid", "LOOKUP JOIN index [x] is not a lookup index"},
+		{"lookup join on an expression", M + "| LOOKUP JOIN $P-lookup-clients ON client_uuid == id", "join expression"},
 		{"unknown command", M + "| FROBNICATE", "FROBNICATE is not supported"},
 		{"unknown function", M + "| EVAL x = FOO(1)", "function FOO is not supported"},
 		{"mv function", M + "| EVAL v = MV_MAX(statistic_values.bitrate)", "function MV_MAX is not supported"},
@@ -407,6 +409,7 @@ func TestESQLErrors(t *testing.T) {
 func TestESQLPlaceholdersOnly(t *testing.T) {
 	q, err := esql.Parse(`FROM analytics-production-zzslug-measurements*, -analytics-production-zzslug-measurements-zztype METADATA _id
 		| WHERE zzfield.zzsub == "zzvalue" AND zzname LIKE "zzlike*" AND zzname RLIKE "zzre" AND zzn IN ("zzin")
+		| LOOKUP JOIN analytics-production-zzslug-lookup-clients ON client_uuid
 		| EVAL zzcol = CONCAT(zzfield, "zzlit"), zzd = DATE_TRUNC(3 hours, zzts), zzm = BUCKET(zzts, 2 months)
 		| STATS zzagg = AVG(zznum), zzp = PERCENTILE(zznum, 95) BY zzcol, zzd
 		| SORT zzagg DESC | LIMIT 77 | RENAME zzagg AS zzrenamed | KEEP zz*`)
@@ -449,6 +452,9 @@ func FuzzESQLTranslate(f *testing.F) {
 		"FROM analytics-production-acme-measurements* | EVAL x = SUBSTRING(a, -1, 2), y = ROUND(b, 2), z = BUCKET(c, 10) | KEEP x, y, z",
 		"FROM analytics-production-acme-measurements* | STATS a = AVG(x) * 2 + COUNT(*) BY b | EVAL c = a / 0 | WHERE c IS NULL",
 		"FROM analytics-production-acme-measurements* | KEEP a, b.c, d | DROP b.c | RENAME a AS d | SORT d",
+		"FROM analytics-production-acme-measurements* | LOOKUP JOIN analytics-production-acme-lookup-clients ON client_uuid | STATS n = COUNT(*) BY client_label",
+		"FROM analytics-production-acme-measurements* | STATS n = COUNT(*) BY client_uuid | LOOKUP JOIN analytics-production-acme-lookup-clients ON client_uuid | KEEP client_label, n",
+		"FROM analytics-production-acme-measurements* | EVAL client_uuid = 1 day | LOOKUP JOIN analytics-production-acme-lookup-clients ON client_uuid",
 	} {
 		f.Add(s)
 	}
@@ -719,4 +725,135 @@ func TestESQLFixtureSet(t *testing.T) {
 			`[{"id":"meet-jitter::shift::1793971505","severity":"critical"},{"id":"web-plt::spike::1794319053","severity":"warning"}]`},
 	}
 	f.expect(t, cases)
+}
+
+// LOOKUP JOIN on the data owner's lookup-clients index, over the fixture set
+// (testdata/README.md: 6 clients, 5 measurements each, every measurement
+// with client_type "automator"). The data owner owns C1..C4:
+//
+//	C1 "Berlin lab" / "rack 1", automator, tags lab, berlin, created 2026-10-15T08:30:00.123456Z
+//	C2 "Berlin lab", app, tags berlin
+//	C3 "Munich", automator, tags lab, lab
+//	C4 no label, automator, tags {} (none)
+//
+// C5 belongs to another data owner (label "Foreign") and is shared with
+// this one: not a lookup document. C6 has no clients row at all (documents
+// reference clients by UUID without a foreign key). Both join to nulls.
+func TestESQLLookupJoin(t *testing.T) {
+	f := esqlFixtureSet(t)
+	const (
+		c1, c2, c3 = "0b6f3c1e-7d4a-4c2b-9e51-1a2b3c4d5e01", "1c7a4d2f-8e5b-4d3c-8f62-2b3c4d5e6f02", "2d8b5e3a-9f6c-4e4d-9a73-3c4d5e6f7a03"
+		c4, c5, c6 = "3e9c6f4b-a07d-4f5e-8b84-4d5e6f7a8b04", "4fad7a5c-b18e-4a6f-9c95-5e6f7a8b9c05", "5abe8b6d-c29f-4b7a-8da6-6f7a8b9cad06"
+		mid        = "6a1f0c00-2026-4b11-8000-0000000000"
+	)
+	other, otherSlug := testOwner(t, "esqllookupother")
+	ctx := context.Background()
+	pool := testPool(t)
+	// clients.uuid is unique in the database: take the UUIDs over (a rerun
+	// with -count creates a new data owner).
+	client := func(owner int64, uuid string, label, extra *string, typ string, tags []string, created string) int64 {
+		t.Helper()
+		var id int64
+		err := pool.QueryRow(ctx, `INSERT INTO clients (data_owner_id, uuid, label, extra_label, type, tags, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7::timestamptz)
+			ON CONFLICT (uuid) DO UPDATE SET data_owner_id = EXCLUDED.data_owner_id, label = EXCLUDED.label,
+				extra_label = EXCLUDED.extra_label, type = EXCLUDED.type, tags = EXCLUDED.tags, created_at = EXCLUDED.created_at
+			RETURNING id`, owner, uuid, label, extra, typ, tags, created).Scan(&id)
+		if err != nil {
+			t.Fatalf("client %s: %v", uuid, err)
+		}
+		return id
+	}
+	str := func(s string) *string { return &s }
+	client(f.owner, c1, str("Berlin lab"), str("rack 1"), "automator", []string{"lab", "berlin"}, "2026-10-15T08:30:00.123456Z")
+	client(f.owner, c2, str("Berlin lab"), nil, "app", []string{"berlin"}, "2026-10-20T00:00:00Z")
+	client(f.owner, c3, str("Munich"), nil, "automator", []string{"lab", "lab"}, "2026-09-01T12:00:00Z")
+	client(f.owner, c4, nil, nil, "automator", []string{}, "2026-10-01T00:00:00Z")
+	shared := client(other, c5, str("Foreign"), str("secret"), "automator", []string{"foreign"}, "2026-10-01T00:00:00Z")
+	if _, err := pool.Exec(ctx, "INSERT INTO client_shares (client_id, data_owner_id) VALUES ($1, $2)", shared, f.owner); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, "DELETE FROM clients WHERE uuid = $1", c6); err != nil {
+		t.Fatal(err)
+	}
+	L := "| LOOKUP JOIN $P-lookup-clients ON client_uuid "
+	M := "FROM $P-measurements* "
+	f.expect(t, []esqlCase{
+		// Join, then aggregate by a lookup field: C1 + C2 (10), C3 (5), and
+		// null for C4 (no label), C5 (shared) and C6 (no client) (15).
+		{"join then stats by label", M + L + "| STATS n = COUNT(*) BY client_label | SORT client_label",
+			`[{"n":10,"client_label":"Berlin lab"},{"n":5,"client_label":"Munich"},{"n":15,"client_label":null}]`},
+		// Aggregate by client, then join: the typical use.
+		{"stats by client then join", M + "| STATS n = COUNT(*) BY client_uuid " + L +
+			"| KEEP client_uuid, client_label, client_extra_label, client_type, client_tags, n | SORT client_uuid",
+			`[{"client_uuid":"` + c1 + `","client_label":"Berlin lab","client_extra_label":"rack 1","client_type":"automator","client_tags":["berlin","lab"],"n":5},
+			  {"client_uuid":"` + c2 + `","client_label":"Berlin lab","client_extra_label":null,"client_type":"app","client_tags":"berlin","n":5},
+			  {"client_uuid":"` + c3 + `","client_label":"Munich","client_extra_label":null,"client_type":"automator","client_tags":"lab","n":5},
+			  {"client_uuid":"` + c4 + `","client_label":null,"client_extra_label":null,"client_type":"automator","client_tags":null,"n":5},
+			  {"client_uuid":"` + c5 + `","client_label":null,"client_extra_label":null,"client_type":null,"client_tags":null,"n":5},
+			  {"client_uuid":"` + c6 + `","client_label":null,"client_extra_label":null,"client_type":null,"client_tags":null,"n":5}]`},
+		{"the spec's example, aggregated again", M + "| STATS n = COUNT(*) BY client_uuid " + L +
+			"| KEEP client_label, n | STATS clients = COUNT(*), total = SUM(n) BY client_label | SORT client_label",
+			`[{"clients":2,"total":10,"client_label":"Berlin lab"},{"clients":1,"total":5,"client_label":"Munich"},{"clients":3,"total":15,"client_label":null}]`},
+		// Every lookup field of one row; the date has milliseconds.
+		{"all fields of one row", M + `| WHERE id == "` + mid + `01" ` + L +
+			"| KEEP id, client_uuid, client_label, client_extra_label, client_type, client_tags, client_created_at",
+			`[{"id":"` + mid + `01","client_uuid":"` + c1 + `","client_label":"Berlin lab","client_extra_label":"rack 1",
+			   "client_type":"automator","client_tags":["berlin","lab"],"client_created_at":"2026-10-15T08:30:00.123Z"}]`},
+		// Lookup fields replace the document's client_type ("automator" on
+		// all 30): C2's are "app", C5's and C6's null.
+		{"lookup fields override", M + L + "| STATS n = COUNT(*) BY client_type | SORT client_type",
+			`[{"n":5,"client_type":"app"},{"n":15,"client_type":"automator"},{"n":10,"client_type":null}]`},
+		{"whole rows carry the lookup fields", "FROM $P-measurements-gamingmeasurement " + L +
+			"| SORT id | KEEP id, client_* | DROP client_version",
+			// #28 C4, #29 C5, #30 C6.
+			`[{"id":"` + mid + `28","client_uuid":"` + c4 + `","client_label":null,"client_extra_label":null,"client_type":"automator","client_tags":null,"client_created_at":"2026-10-01T00:00:00.000Z"},
+			  {"id":"` + mid + `29","client_uuid":"` + c5 + `","client_label":null,"client_extra_label":null,"client_type":null,"client_tags":null,"client_created_at":null},
+			  {"id":"` + mid + `30","client_uuid":"` + c6 + `","client_label":null,"client_extra_label":null,"client_type":null,"client_tags":null,"client_created_at":null}]`},
+		// Typed lookup fields: LIKE on a label, dates compared as dates
+		// (C1 2026-10-15, C2 2026-10-20, C3 2026-09-01).
+		{"filter on lookup fields", M + L + `| WHERE client_label LIKE "Berlin*" AND client_created_at >= "2026-10-16" | STATS n = COUNT(*), c = VALUES(client_uuid)`,
+			`[{"n":5,"c":"` + c2 + `"}]`},
+		{"date functions on lookup dates", M + L + `| WHERE client_created_at IS NOT NULL | STATS n = COUNT(*) BY m = DATE_TRUNC(1 month, client_created_at) | SORT m`,
+			`[{"n":5,"m":"2026-09-01T00:00:00.000Z"},{"n":15,"m":"2026-10-01T00:00:00.000Z"}]`},
+		// The order of a SORT before the join and a LIMIT survive it: day 1
+		// starts with #1 (C1) at 06:00 and #11 (C5) at 06:10.
+		{"sort and limit before the join", M + "| SORT created_at | LIMIT 2 " + L + "| KEEP id, client_label",
+			`[{"id":"` + mid + `01","client_label":"Berlin lab"},{"id":"` + mid + `11","client_label":null}]`},
+		// A client_uuid computed by EVAL joins like the document's.
+		{"computed key", `FROM $P-anomaly_events | EVAL client_uuid = "` + c3 + `" | LIMIT 1 ` + L + "| KEEP client_label", `[{"client_label":"Munich"}]`},
+		// Joining twice changes nothing.
+		{"twice", M + L + L + "| STATS n = COUNT(*) BY client_label | SORT client_label",
+			`[{"n":10,"client_label":"Berlin lab"},{"n":5,"client_label":"Munich"},{"n":15,"client_label":null}]`},
+		{"rename after the join", M + "| STATS n = COUNT(*) BY client_uuid " + L + `| WHERE client_uuid == "` + c3 + `" | RENAME client_label AS site | KEEP site, n`,
+			`[{"site":"Munich","n":5}]`},
+	})
+	// The shared client's owner data never shows.
+	got, err := f.query(t, M+L)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw, _ := json.Marshal(got); len(got) != 30 || strings.Contains(string(raw), "Foreign") || strings.Contains(string(raw), "secret") {
+		t.Fatalf("%d rows: %s", len(got), raw)
+	}
+
+	for _, c := range []struct{ name, q, msg string }{
+		{"another owner's lookup index", M + "| LOOKUP JOIN " + search.IndexPrefix(otherSlug) + "-lookup-clients ON client_uuid", "is not a lookup index of the data owner"},
+		{"another lookup index", M + "| LOOKUP JOIN $P-lookup-isps ON client_uuid", "LOOKUP JOIN index [" + f.p + "-lookup-isps] is not a lookup index"},
+		{"join on another field", M + "| LOOKUP JOIN $P-lookup-clients ON client_label", "LOOKUP JOIN on [client_label] is not supported"},
+		{"join on two fields", M + "| LOOKUP JOIN $P-lookup-clients ON client_uuid, type", "LOOKUP JOIN on [type] is not supported"},
+		{"join key gone after STATS", M + "| STATS n = COUNT(*) BY type " + L, "Unknown column [client_uuid]"},
+		{"join key dropped", M + "| DROP client_uuid " + L, "Unknown column [client_uuid]"},
+		{"FROM the lookup index", "FROM $P-lookup-clients", "is a lookup index"},
+		{"FROM the lookup index in a list", "FROM $P-anomaly_events, $P-lookup-clients", "is a lookup index"},
+	} {
+		t.Run("refused: "+c.name, func(t *testing.T) {
+			_, err := f.query(t, c.q)
+			if !errors.Is(err, search.ErrBadRequest) || !strings.Contains(err.Error(), c.msg) {
+				t.Fatalf("query %q: err = %v, want a 400 with %q", c.q, err, c.msg)
+			}
+		})
+	}
+	// Wildcard FROM patterns read documents only, never lookup documents.
+	f.expect(t, []esqlCase{{"wildcards read no lookup documents", "FROM $P-* | STATS n = COUNT(*)", `[{"n":76}]`}})
 }

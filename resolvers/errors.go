@@ -13,6 +13,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/model"
+	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
@@ -25,6 +26,7 @@ const (
 	CodeBadRequest      = "BAD_REQUEST"
 	CodeConflict        = "CONFLICT"
 	CodeInternal        = "INTERNAL_SERVER_ERROR"
+	CodeUnavailable     = "SERVICE_UNAVAILABLE"
 )
 
 // FieldErrors collects validation failures per input field (GraphQL names).
@@ -99,8 +101,11 @@ func (r *Resolver) PresentError(ctx context.Context, err error) *gqlerror.Error 
 		return out
 	}
 	code, msg, fields := classify(err)
-	if code == CodeInternal {
+	switch code {
+	case CodeInternal:
 		r.Logger.ErrorContext(ctx, "resolver failed", "path", out.Path.String(), "err", err)
+	case CodeUnavailable:
+		r.Logger.WarnContext(ctx, "search backend unavailable", "path", out.Path.String(), "err", err)
 	}
 	out.Message = msg
 	out.Extensions = map[string]any{"code": code}
@@ -171,6 +176,8 @@ func classify(err error) (code, msg string, fields FieldErrors) {
 		return CodeConflict, conflictMessage(err), nil
 	case errors.Is(err, store.ErrInvalidText):
 		return CodeBadUserInput, store.ErrInvalidText.Error(), nil
+	case errors.Is(err, search.ErrUnavailable):
+		return CodeUnavailable, "Search is unavailable at the moment; try again later", nil
 	}
 	return CodeInternal, "Internal server error", nil
 }

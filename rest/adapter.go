@@ -136,7 +136,7 @@ func errorResponse(errs gqlerror.List) (int, ErrorBody) {
 			body.Errors[snakePath(f)] = msgs
 		}
 	}
-	if status >= 500 {
+	if status >= 500 && code != resolvers.CodeUnavailable { // the presenter's own words only
 		body = ErrorBody{Message: "Internal server error"}
 	}
 	return status, body

@@ -22,6 +22,8 @@ func StatusFor(code string) int {
 		return http.StatusUnprocessableEntity
 	case resolvers.CodeBadRequest:
 		return http.StatusBadRequest
+	case resolvers.CodeUnavailable:
+		return http.StatusServiceUnavailable
 	default:
 		return http.StatusInternalServerError
 	}

@@ -133,6 +133,11 @@ var ErrBadRequest = errors.New("bad search request")
 
 func (e *BadRequestError) Is(target error) bool { return target == ErrBadRequest }
 
+// ErrUnavailable marks a failure of the search backend itself (Elasticsearch
+// down, overloaded or not answering in time): a 503 to the caller, who may
+// try again; the details go to the log only.
+var ErrUnavailable = errors.New("search backend unavailable")
+
 // Badf makes a BadRequestError.
 func Badf(format string, args ...any) error {
 	return &BadRequestError{Msg: sprintf(format, args...)}

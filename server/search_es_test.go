@@ -304,12 +304,31 @@ func TestScrollAndESQLOnElasticsearch(t *testing.T) {
 	if status != http.StatusBadRequest || !strings.Contains(out, "parsing_exception: unknown query [nope]") {
 		t.Fatalf("es 400: %d %s", status, out)
 	}
-	// Its failures: a 500 that tells nothing of them.
+	// Its failures: a 503 that tells nothing of them (the client library
+	// retries a 500 on its own first, and so do we answer after it).
+	for _, esStatus := range []int{500, 503, 429} {
+		fake.setAnswer(func(esRequest) (int, string) {
+			return esStatus, `{"error":{"type":"secret_internal_exception","reason":"node-7 at 10.0.0.7 failed"},"status":500}`
+		})
+		status, _, out = do(http.MethodPost, server.AdminBase+"/measurements/search", o.Key, `{"body":{"query":{"match_all":{}}}}`)
+		if status != http.StatusServiceUnavailable || strings.Contains(out, "node-7") || strings.Contains(out, "secret_internal") ||
+			!strings.Contains(out, "try again later") {
+			t.Fatalf("es %d: %d %s", esStatus, status, out)
+		}
+	}
+	// Credentials the server was given that Elasticsearch refuses: the
+	// server's own fault, a 500 that tells nothing of them.
 	fake.setAnswer(func(esRequest) (int, string) {
-		return 500, `{"error":{"type":"secret_internal_exception","reason":"node-7 at 10.0.0.7 failed"},"status":500}`
+		return 401, `{"error":{"type":"security_exception","reason":"missing authentication credentials for user secret-user"},"status":401}`
 	})
 	status, _, out = do(http.MethodPost, server.AdminBase+"/measurements/search", o.Key, `{"body":{"query":{"match_all":{}}}}`)
-	if status != http.StatusInternalServerError || strings.Contains(out, "node-7") || strings.Contains(out, "secret_internal") {
-		t.Fatalf("es 500: %d %s", status, out)
+	if status != http.StatusInternalServerError || strings.Contains(out, "secret-user") {
+		t.Fatalf("es 401: %d %s", status, out)
+	}
+	// GraphQL carries the same classification.
+	fake.setAnswer(func(esRequest) (int, string) { return 503, `{"error":"down","status":503}` })
+	status, _, out = do(http.MethodPost, "/graphql", o.Key, `{"query":"{ measurementSearch(body: {}) }"}`)
+	if status != http.StatusOK || !strings.Contains(out, `"code":"SERVICE_UNAVAILABLE"`) {
+		t.Fatalf("graphql es 503: %d %s", status, out)
 	}
 }

@@ -428,9 +428,9 @@ func esError(res *esapi.Response, op string) error {
 }
 
 // esErrorBody is the error of an Elasticsearch error answer: a
-// BadRequestError for what the request got wrong, a plain error (a 500 to
-// the caller, the details in the log only) for the cluster's own failures
-// and for the credentials the server was given.
+// BadRequestError for what the request got wrong, search.ErrUnavailable (a
+// 503) for the cluster's own failures, a plain error (a 500) for the
+// credentials the server was given; the details go to the log only.
 func esErrorBody(status int, raw []byte, op string) error {
 	reason := errorReason(raw)
 	switch {
@@ -442,12 +442,16 @@ func esErrorBody(status int, raw []byte, op string) error {
 			reason = http.StatusText(status)
 		}
 		return search.Badf("elasticsearch rejected the %s: %s", op, reason)
-	default:
-		if reason == "" {
-			reason = strings.TrimSpace(string(raw[:min(len(raw), 500)]))
-		}
-		return fmt.Errorf("elasticsearch %s: status %d: %s", op, status, reason)
 	}
+	if reason == "" {
+		reason = strings.TrimSpace(string(raw[:min(len(raw), 500)]))
+	}
+	if status >= 500 || status == http.StatusTooManyRequests || status == http.StatusRequestTimeout {
+		// The cluster's own trouble: worth trying again later.
+		return fmt.Errorf("elasticsearch %s: status %d: %s: %w", op, status, reason, search.ErrUnavailable)
+	}
+	// The credentials the server was given: its own fault.
+	return fmt.Errorf("elasticsearch %s: status %d: %s", op, status, reason)
 }
 
 // errorReason picks the most telling reason of an Elasticsearch error body:
@@ -484,8 +488,10 @@ func errorReason(raw []byte) string {
 	return c.Type + ": " + c.Reason
 }
 
+// upstream is a request that got no answer (connection refused, time-out):
+// the backend is unavailable.
 func upstream(op string, err error) error {
-	return fmt.Errorf("elasticsearch %s: %w", op, err)
+	return fmt.Errorf("elasticsearch %s: %w: %w", op, search.ErrUnavailable, err)
 }
 
 func drain(res *esapi.Response) {

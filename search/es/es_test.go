@@ -374,6 +374,9 @@ func TestErrors(t *testing.T) {
 		if err == nil || errors.Is(err, search.ErrBadRequest) {
 			t.Fatalf("%d: err = %v, want an upstream error", status, err)
 		}
+		if unavailable := status != 401; errors.Is(err, search.ErrUnavailable) != unavailable {
+			t.Fatalf("%d: err = %v, unavailable should be %v", status, err, unavailable)
+		}
 	}
 
 	// Time-outs come from the context.
@@ -518,7 +521,7 @@ func TestBackendTimeout(t *testing.T) {
 	scope := search.Scope{DataOwnerID: 1, Slug: "acme", Kind: search.KindMeasurement}
 	start := time.Now()
 	_, err := b.Search(context.Background(), search.Request{Scope: scope})
-	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, search.ErrBadRequest) {
+	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, search.ErrBadRequest) || !errors.Is(err, search.ErrUnavailable) {
 		t.Fatalf("search: err = %v", err)
 	}
 	if _, err := b.ESQL(context.Background(), 1, "acme", "FROM analytics-production-acme*"); !errors.Is(err, context.DeadlineExceeded) {

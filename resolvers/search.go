@@ -367,6 +367,12 @@ func measurementPaging(filter *gmodel.MeasurementFilter, first *int64, after *st
 		if f.Since != nil && f.Until != nil && f.Since.After(*f.Until) {
 			return f, 0, invalid("filter.since", "must not be after filter.until")
 		}
+		// A blank type or subject names nothing: a mistake, not a filter.
+		for name, v := range map[string]*string{"filter.type": f.Type, "filter.subject": f.Subject} {
+			if v != nil && strings.TrimSpace(*v) == "" {
+				return f, 0, invalid(name, "must not be blank (leave it out to match every value)")
+			}
+		}
 	}
 	limit := int64(20)
 	if first != nil {

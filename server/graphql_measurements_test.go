@@ -311,6 +311,8 @@ func TestGraphQLClientMeasurementsArguments(t *testing.T) {
 		{"until not a time", map[string]any{"filter": map[string]any{"until": "2026-13-01T00:00:00Z"}}, "filter.until"},
 		{"since empty", map[string]any{"filter": map[string]any{"since": ""}}, "filter.since"},
 		{"until empty", map[string]any{"filter": map[string]any{"until": ""}}, "filter.until"},
+		{"type blank", map[string]any{"filter": map[string]any{"type": ""}}, "filter.type"},
+		{"subject blank", map[string]any{"filter": map[string]any{"subject": "  "}}, "filter.subject"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

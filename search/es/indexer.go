@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/elastic/go-elasticsearch/v8"
@@ -66,6 +67,10 @@ var ErrLockHeld = errors.New("elasticsearch indexer: another indexer holds the l
 // transaction held open across it would hold back vacuum and this
 // indexer's own horizon.
 //
+// The indexer also maintains each data owner's ES|QL lookup index,
+// analytics-production-<slug>-lookup-clients, from the clients table (see
+// syncLookup in lookup.go), every LookupInterval.
+//
 // An Indexer is not safe for concurrent use; run several (one per server),
 // not one from several goroutines. Close releases the lock.
 type Indexer struct {
@@ -89,6 +94,17 @@ type Indexer struct {
 	// that stops answering fails the batch, which is retried, instead of
 	// holding the indexer forever.
 	Timeout time.Duration
+	// LookupInterval is how often RunOnce compares the lookup indices with
+	// the clients table (default 5s; 0: on every call; negative: never, the
+	// lookup indices are not maintained). A pass that left work behind (a
+	// full batch) is followed by another on the next call; after a failed
+	// one, the next waits at least a backoff between MinBackoff and
+	// MaxBackoff of its own, doubling on each failure in a row.
+	LookupInterval time.Duration
+
+	lookupAt    time.Time     // start of the last lookup pass
+	lookupMore  bool          // the last lookup pass left work behind
+	lookupRetry time.Duration // backoff after failed lookup passes, 0 after a success
 
 	conn     *pgx.Conn // the session holding the lock, nil when not held
 	horizons []horizon // candidates, oldest first
@@ -112,7 +128,7 @@ func NewIndexer(client *elasticsearch.Client, pool *pgxpool.Pool, logger *slog.L
 	}
 	return &Indexer{client: client, pool: pool, logger: logger,
 		BatchSize: 500, Idle: time.Second, MinBackoff: time.Second, MaxBackoff: time.Minute, Settle: time.Second,
-		LockRetry: 10 * time.Second, Timeout: 2 * time.Minute}
+		LockRetry: 10 * time.Second, Timeout: 2 * time.Minute, LookupInterval: 5 * time.Second}
 }
 
 // Run indexes until ctx is done, then releases the lock and returns nil.
@@ -128,6 +144,15 @@ func (ix *Indexer) Run(ctx context.Context) error {
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return nil
+		case isLookupError(err):
+			// The documents went; the lookup pass has a backoff of its own
+			// (lookupDue), so that a cluster refusing lookup indices (one
+			// older than 8.18) does not slow the documents down.
+			ix.logger.Warn("elasticsearch indexer: lookup indices failed, retrying", "err", err, "retry_in", max(ix.LookupInterval, ix.lookupRetry))
+			backoff = 0
+			if n == 0 {
+				pause = ix.Idle
+			}
 		case errors.Is(err, ErrLockHeld):
 			if !waiting {
 				ix.logger.Info("elasticsearch indexer: another server indexes, waiting for its lock")
@@ -159,6 +184,19 @@ func (ix *Indexer) Run(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// LookupError is the error of RunOnce when the documents went but the
+// lookup pass failed (see syncLookup).
+type LookupError struct{ Err error }
+
+func (e *LookupError) Error() string { return e.Err.Error() }
+func (e *LookupError) Unwrap() error { return e.Err }
+
+// isLookupError tells whether err is a failure of the lookup pass alone.
+func isLookupError(err error) bool {
+	_, ok := err.(*LookupError)
+	return ok
 }
 
 // Close releases the lock, if held, and ends its session. The lock is
@@ -225,14 +263,28 @@ func (r row) index() string {
 
 // RunOnce indexes the next batch and moves the cursor past it, taking the
 // lock first if this indexer does not hold it (ErrLockHeld when another
-// does). It returns how many documents and tombstones it sent (0 when
-// there was nothing to do); on error the cursor stays where it was.
+// does); then, when due (LookupInterval), it brings the lookup indices up
+// to date by one batch. It returns how many documents, tombstones, lookup
+// documents and lookup indices it sent (0 when there was nothing to do);
+// on error the cursor stays where it was, and so does the lookup state of
+// what failed. A failure of the lookup pass alone is a *LookupError.
 func (ix *Indexer) RunOnce(ctx context.Context) (int, error) {
 	conn, err := ix.lock(ctx)
 	if err != nil {
 		return 0, err
 	}
 	n, err := ix.runBatch(ctx, conn)
+	if err == nil || !conn.IsClosed() {
+		if ix.lookupDue() {
+			m, lerr := ix.syncLookup(ctx, conn)
+			n += m
+			if lerr != nil && err == nil {
+				err = &LookupError{Err: lerr}
+			} else if lerr != nil {
+				err = errors.Join(err, &LookupError{Err: lerr})
+			}
+		}
+	}
 	if err != nil && conn.IsClosed() {
 		ix.Close() // the lock went with the session; take it again next time
 	}
@@ -391,7 +443,28 @@ func (ix *Indexer) withTimeout(ctx context.Context) (context.Context, context.Ca
 	return context.WithTimeout(ctx, ix.Timeout)
 }
 
-// send indexes and deletes a batch of documents with one bulk request.
+// send indexes and deletes a batch of documents with one bulk request (see
+// bulk).
+func (ix *Indexer) send(ctx context.Context, batch []row) error {
+	actions := make([]bulkAction, len(batch))
+	for i, r := range batch {
+		actions[i] = bulkAction{op: "index", index: r.index(), id: *r.docID, version: r.version, source: r.doc}
+		if r.doc == nil {
+			actions[i].op = "delete"
+		}
+	}
+	return ix.bulk(ctx, actions)
+}
+
+// bulkAction is one action of a bulk request: an index (with its source)
+// or a delete, with an external version.
+type bulkAction struct {
+	op, index, id string
+	version       int64
+	source        []byte // JSON, index only
+}
+
+// bulk sends actions with one bulk request.
 //
 // Per item: a delete of a document Elasticsearch does not have (404) has
 // done its job, and so has an action Elasticsearch has a newer version of
@@ -402,29 +475,22 @@ func (ix *Indexer) withTimeout(ctx context.Context) (context.Context, context.Ca
 // refuses writes, has a write block or does not create indices) fails the
 // batch, which is retried as a whole until Elasticsearch takes it: these
 // say nothing about the document, and skipping would lose it.
-func (ix *Indexer) send(ctx context.Context, batch []row) error {
+func (ix *Indexer) bulk(ctx context.Context, actions []bulkAction) error {
 	var body bytes.Buffer
-	names := make([]string, len(batch))
-	ops := make([]string, len(batch))
-	for i, r := range batch {
-		names[i] = r.index()
-		ops[i] = "index"
-		if r.doc == nil {
-			ops[i] = "delete"
-		}
-		action, err := json.Marshal(map[string]any{ops[i]: map[string]any{"_index": names[i], "_id": *r.docID,
-			"version": r.version, "version_type": "external"}})
+	for _, a := range actions {
+		line, err := json.Marshal(map[string]any{a.op: map[string]any{"_index": a.index, "_id": a.id,
+			"version": a.version, "version_type": "external"}})
 		if err != nil {
 			return err
 		}
-		body.Write(action)
+		body.Write(line)
 		body.WriteByte('\n')
-		if r.doc == nil {
+		if a.op != "index" {
 			continue
 		}
 		// jsonb prints on one line; compact anyway in case it ever does not.
-		if err := json.Compact(&body, r.doc); err != nil {
-			return fmt.Errorf("elasticsearch indexer: document %s: %w", *r.docID, err)
+		if err := json.Compact(&body, a.source); err != nil {
+			return fmt.Errorf("elasticsearch indexer: document %s: %w", a.id, err)
 		}
 		body.WriteByte('\n')
 	}
@@ -448,18 +514,19 @@ func (ix *Indexer) send(ctx context.Context, batch []row) error {
 	if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
 		return fmt.Errorf("elasticsearch indexer: bulk: decode response: %w", err)
 	}
-	if len(out.Items) != len(batch) {
-		return fmt.Errorf("elasticsearch indexer: bulk: %d items answered for %d sent", len(out.Items), len(batch))
+	if len(out.Items) != len(actions) {
+		return fmt.Errorf("elasticsearch indexer: bulk: %d items answered for %d sent", len(out.Items), len(actions))
 	}
 	retry := 0
 	var first string
 	for i, m := range out.Items {
-		it, ok := m[ops[i]]
+		a := actions[i]
+		it, ok := m[a.op]
 		if !ok {
-			return fmt.Errorf("elasticsearch indexer: bulk: item %d without %s result", i, ops[i])
+			return fmt.Errorf("elasticsearch indexer: bulk: item %d without %s result", i, a.op)
 		}
 		if it.Status >= 200 && it.Status < 300 || it.Status == http.StatusConflict ||
-			ops[i] == "delete" && it.Status == http.StatusNotFound {
+			a.op == "delete" && it.Status == http.StatusNotFound {
 			continue
 		}
 		reason := ""
@@ -467,22 +534,23 @@ func (ix *Indexer) send(ctx context.Context, batch []row) error {
 			reason = it.Error.Type + ": " + it.Error.Reason
 		}
 		if it.Status == http.StatusBadRequest {
-			ix.logger.Error("elasticsearch indexer: "+ops[i]+" refused, skipped",
-				"index", names[i], "id", *batch[i].docID, "version", batch[i].version, "status", it.Status, "reason", reason)
+			ix.logger.Error("elasticsearch indexer: "+a.op+" refused, skipped",
+				"index", a.index, "id", a.id, "version", a.version, "status", it.Status, "reason", reason)
 			continue
 		}
 		if retry == 0 {
-			first = fmt.Sprintf("%s %s/%s: status %d %s", ops[i], names[i], *batch[i].docID, it.Status, reason)
+			first = fmt.Sprintf("%s %s/%s: status %d %s", a.op, a.index, a.id, it.Status, reason)
 		}
 		retry++
 	}
 	if retry > 0 {
-		return fmt.Errorf("elasticsearch indexer: bulk: %d of %d actions failed (first %s)", retry, len(batch), first)
+		return fmt.Errorf("elasticsearch indexer: bulk: %d of %d actions failed (first %s)", retry, len(actions), first)
 	}
 	return nil
 }
 
-// dropOwner deletes the indices of a deleted data owner. Index names are
+// dropOwner deletes the indices of a deleted data owner, its lookup index
+// included (the lookup state went with the data owner). Index names are
 // resolved first: Elasticsearch refuses to delete by wildcard
 // (action.destructive_requires_name). Slugs have no "-", so the pattern
 // matches no other data owner's indices; ParseIndex checks anyway.
@@ -509,7 +577,7 @@ func (ix *Indexer) dropOwner(ctx context.Context, slug string) error {
 	}
 	var names []string
 	for _, in := range out.Indices {
-		if _, _, ok := search.ParseIndex(slug, in.Name); ok {
+		if _, _, ok := search.ParseIndex(slug, in.Name); ok || slices.Contains(search.LookupIndices(slug), in.Name) {
 			names = append(names, in.Name)
 		}
 	}

@@ -175,6 +175,9 @@ func newTestIndexer(t *testing.T, f *fakeES, pool *pgxpool.Pool, batch int) *Ind
 	ix := NewIndexer(b.Client(), pool, nil)
 	ix.BatchSize = batch
 	ix.Settle = 0
+	// The tests of the documents stream count its requests exactly; the
+	// lookup indices have tests of their own (lookup_test.go).
+	ix.LookupInterval = -1
 	t.Cleanup(ix.Close)
 	return ix
 }

@@ -146,7 +146,8 @@ func TestIndexerDropsIndicesOfDeletedDataOwners(t *testing.T) {
 		case r.Method == http.MethodGet && r.Path == "/_resolve/index/analytics-production-acme-*":
 			return 200, `{"indices":[{"name":"` + videoIndex + `","attributes":["open"]},
 				{"name":"analytics-production-acme-anomaly_events","attributes":["closed"]},
-				{"name":"analytics-production-acme-whatever","attributes":["open"]}],"aliases":[],"data_streams":[]}`
+				{"name":"analytics-production-acme-whatever","attributes":["open"]},
+				{"name":"analytics-production-acme-lookup-clients","attributes":["open"]}],"aliases":[],"data_streams":[]}`
 		case r.Method == http.MethodDelete:
 			return 200, `{"acknowledged":true}`
 		}
@@ -181,7 +182,7 @@ func TestIndexerDropsIndicesOfDeletedDataOwners(t *testing.T) {
 		t.Fatalf("resolve request %s %s", r.Method, r.Path)
 	}
 	wantQuery(t, reqs[1].Query, map[string]string{"expand_wildcards": "all"})
-	if r := reqs[2]; r.Method != http.MethodDelete || r.Path != "/"+videoIndex+",analytics-production-acme-anomaly_events" {
+	if r := reqs[2]; r.Method != http.MethodDelete || r.Path != "/"+videoIndex+",analytics-production-acme-anomaly_events,analytics-production-acme-lookup-clients" {
 		t.Fatalf("delete request %s %s", r.Method, r.Path)
 	}
 	wantQuery(t, reqs[2].Query, map[string]string{"ignore_unavailable": "true"})

@@ -16,7 +16,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/resolvers"
 	"github.com/fleetgraph/fleetgraph/search"
-	"github.com/fleetgraph/fleetgraph/search/es"
+	esbackend "github.com/fleetgraph/fleetgraph/search/es"
 	"github.com/fleetgraph/fleetgraph/server"
 )
 
@@ -55,19 +55,7 @@ func TestMeasurementSearchOnElasticsearch(t *testing.T) {
 	e := apitest.Get(t)
 	o := e.NewOwner(t, "onelastic")
 	fake := &fakeElasticsearch{}
-	esSrv := httptest.NewServer(fake)
-	defer esSrv.Close()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	backend, err := es.New(esSrv.URL, e.Store.Pool(), []byte("test secret for scroll ids"), log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := server.New(&resolvers.Resolver{Store: e.Store, Sealer: e.Sealer, Logger: log, Search: backend})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	srv := serverOnElasticsearch(t, e, fake)
 
 	body := `{"body":{"query":{"term":{"type":"VideoMeasurement"}}},"index_scope":"video","size":5}`
 	req, _ := http.NewRequest(http.MethodPost, srv.URL+server.AdminBase+"/measurements/search", strings.NewReader(body))
@@ -200,19 +188,7 @@ func TestScrollAndESQLOnElasticsearch(t *testing.T) {
 		}
 		return 200, page("es-1", `{"_index":"i","_id":"m1","_source":{"id":"m1"}}`)
 	}}
-	esSrv := httptest.NewServer(fake)
-	defer esSrv.Close()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	backend, err := es.New(esSrv.URL, e.Store.Pool(), []byte("test secret for scroll ids"), log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := server.New(&resolvers.Resolver{Store: e.Store, Sealer: e.Sealer, Logger: log, Search: backend})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	srv := serverOnElasticsearch(t, e, fake)
 	do := func(method, path, key, body string) (int, http.Header, string) {
 		t.Helper()
 		var rdr io.Reader
@@ -331,4 +307,24 @@ func TestScrollAndESQLOnElasticsearch(t *testing.T) {
 	if status != http.StatusOK || !strings.Contains(out, `"code":"SERVICE_UNAVAILABLE"`) {
 		t.Fatalf("graphql es 503: %d %s", status, out)
 	}
+}
+
+// serverOnElasticsearch is the real server of e's database with the
+// Elasticsearch backend, talking to the fake es.
+func serverOnElasticsearch(t *testing.T, e *apitest.Env, es http.Handler) *httptest.Server {
+	t.Helper()
+	esSrv := httptest.NewServer(es)
+	t.Cleanup(esSrv.Close)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	backend, err := esbackend.New(esSrv.URL, e.Store.Pool(), []byte("test secret for scroll ids"), log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := server.New(&resolvers.Resolver{Store: e.Store, Sealer: e.Sealer, Logger: log, Search: backend})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
 }

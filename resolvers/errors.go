@@ -177,6 +177,10 @@ func classify(err error) (code, msg string, fields FieldErrors) {
 	case errors.Is(err, store.ErrInvalidText):
 		return CodeBadUserInput, store.ErrInvalidText.Error(), nil
 	case errors.Is(err, search.ErrUnavailable):
+		var ue *search.UnavailableError
+		if errors.As(err, &ue) {
+			return CodeUnavailable, ue.Msg, nil
+		}
 		return CodeUnavailable, "Search is unavailable at the moment; try again later", nil
 	}
 	return CodeInternal, "Internal server error", nil

@@ -31,7 +31,7 @@ import (
 //     *_script, stored_script, script_heuristic), document references into
 //     other indices (_index as in more_like_this like/unlike items or pinned
 //     docs, indexed_shape of geo_shape/shape, percolate, target_index of
-//     lookup runtime fields), wrapper (a base64 query hides its content),
+//     lookup runtime fields; for _index see the exception below), wrapper (a base64 query hides its content),
 //     search templates and suggest collate (template, collate), pit,
 //     indices_boost, preference, routing, runtime_mappings, model
 //     inference (query_vector_builder of knn, model_id, inference_id,
@@ -48,6 +48,20 @@ import (
 //     object without "id", "path", "routing" or "type" (the keys of a
 //     document reference). The object form ({"match": {"index": {"query":
 //     "x"}}}) is accepted anywhere.
+//
+// The _index metadata field. A key "_index" is accepted in one place only:
+// as the field of a term, terms (list form), prefix or wildcard query or of
+// a sort key (dslIndexFieldContexts; e.g. {"term": {"_index": "x"}},
+// "sort": [{"_index": "asc"}]), spelled exactly "_index", with a value that
+// is a scalar, a list of scalars or an object of scalars under the options
+// of those clauses (dslIndexFieldOptions), and without "id", "_id", "path",
+// "routing", "type", "index", "doc", "docs", "like" or "unlike" beside it
+// (the shape of a document reference). There it only filters or orders
+// the documents of the indices the server chose. As a value (exists,
+// query_string, the field of an aggregation) _index is not a key and needs
+// no exception. Every other "_index" key (a like/unlike or pinned document,
+// a lookup, the top level, "_INDEX", a match or range on _index) is refused
+// as before.
 //
 // Inline scripts are refused as well ("scripts are not supported"), not only
 // stored ones. Bodies nested deeper than MaxDSLDepth or larger than
@@ -115,6 +129,21 @@ var dslFieldContexts = map[string]bool{
 	"span_term": true, "sort": true, "order": true,
 }
 
+// dslIndexFieldContexts are the keys under which "_index" may name the
+// _index metadata field (see CheckDSL).
+var dslIndexFieldContexts = map[string]bool{"term": true, "terms": true, "prefix": true, "wildcard": true, "sort": true}
+
+// dslIndexFieldOptions are the keys the object value of such an _index field
+// may have (options of term, prefix, wildcard and sort keys).
+var dslIndexFieldOptions = map[string]bool{
+	"value": true, "wildcard": true, "case_insensitive": true, "rewrite": true, "boost": true, "_name": true,
+	"order": true, "missing": true, "unmapped_type": true, "mode": true, "format": true, "numeric_type": true,
+}
+
+// dslIndexFieldRefKeys are keys that, beside "_index" (and dslRefKeys), make
+// an object a document reference rather than a field query or sort key.
+var dslIndexFieldRefKeys = []string{"index", "_id", "doc", "docs", "like", "unlike"}
+
 // dslRefKeys are the keys that, beside "index", make an object a reference
 // to a document of some index (terms lookup, percolate, indexed shape).
 var dslRefKeys = []string{"id", "path", "routing", "type"}
@@ -164,7 +193,11 @@ func (c *dslChecker) walk(v any, path, parent string, depth int) error {
 			child := t[k]
 			p := joinPath(path, k)
 			lk := strings.ToLower(k)
-			if why, ok := dslForbidden[lk]; ok {
+			if why, ok := dslForbidden[lk]; ok && !isIndexField(t, k, child, parent) {
+				if lk == "_index" {
+					why += " (_index is accepted as the field of a term, terms, prefix, wildcard or exists query, " +
+						"a query_string, an aggregation or a sort)"
+				}
 				return Badf("search body: %q at %s is not allowed: %s", k, p, why)
 			}
 			if lk == "index" && isIndexRef(t, child, parent) {
@@ -190,6 +223,46 @@ func (c *dslChecker) walk(v any, path, parent string, depth int) error {
 		return Badf("search body: unsupported value at %s", pathOrRoot(path))
 	}
 	return nil
+}
+
+// isIndexField reports whether the key k of obj (found under key parent),
+// whose value is v, is the _index metadata field of a term, terms, prefix,
+// wildcard query or a sort key (see CheckDSL).
+func isIndexField(obj map[string]any, k string, v any, parent string) bool {
+	if k != "_index" || !dslIndexFieldContexts[parent] {
+		return false
+	}
+	for k2 := range obj {
+		if l := strings.ToLower(k2); slices.Contains(dslIndexFieldRefKeys, l) || slices.Contains(dslRefKeys, l) {
+			return false
+		}
+	}
+	switch t := v.(type) {
+	case []any:
+		for _, e := range t {
+			if !isScalar(e) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		for ok, ov := range t {
+			if !dslIndexFieldOptions[ok] || !isScalar(ov) {
+				return false
+			}
+		}
+		return true
+	}
+	return isScalar(v)
+}
+
+// isScalar reports whether v is a JSON string, number, boolean or null.
+func isScalar(v any) bool {
+	switch v.(type) {
+	case nil, string, bool, float64, json.Number:
+		return true
+	}
+	return false
 }
 
 // isIndexRef reports whether the "index" key of obj (found under key

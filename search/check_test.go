@@ -41,6 +41,22 @@ var acceptedDSL = []string{
 	`{"query": {"bool": {"filter": [{"prefix": {"INDEX": "a"}}, {"term": {"index": true}}]}}}`,
 	`{"sort": [{"index": "asc"}, {"created_at": {"order": "desc"}}]}`,
 	`{"aggs": {"a": {"terms": {"field": "x", "order": {"index": "desc"}}, "aggs": {"index": {"max": {"field": "y"}}, "t": {"top_hits": {"sort": [{"index": "desc"}]}}}}}}`,
+	// The _index metadata field in term, terms, prefix, wildcard, exists,
+	// query_string, aggregations and sort: it only filters or orders the
+	// indices the server chose.
+	`{"query": {"term": {"_index": "analytics-production-acme-measurements-videomeasurement"}}}`,
+	`{"query": {"term": {"_index": {"value": "x", "case_insensitive": true, "boost": 2}}}}`,
+	`{"query": {"terms": {"_index": ["analytics-production-acme-measurements-webmeasurement", "b"], "boost": 1}}}`,
+	`{"query": {"bool": {"filter": [{"prefix": {"_index": "analytics-production-acme-"}}, {"wildcard": {"_index": {"value": "*video*", "case_insensitive": false}}}]}}}`,
+	`{"query": {"wildcard": {"_index": {"wildcard": "*-web*", "rewrite": "constant_score"}}}}`,
+	`{"query": {"exists": {"field": "_index"}}}`,
+	`{"query": {"query_string": {"query": "_index:analytics-production-acme-measurements-videomeasurement AND _exists_:_index"}}}`,
+	`{"aggs": {"per_index": {"terms": {"field": "_index", "size": 10}}}}`,
+	`{"sort": [{"_index": "asc"}, {"_index": {"order": "desc", "missing": "_last", "unmapped_type": "keyword"}}, "_index"]}`,
+	`{"sort": {"_index": "desc"}}`,
+	`{"aggs": {"t": {"terms": {"field": "x"}, "aggs": {"h": {"top_hits": {"sort": [{"_index": "asc"}]}}, "f": {"filter": {"term": {"_index": "x"}}}}}}}`,
+	// A document field called "_index" inside an artificial document.
+	`{"query": {"more_like_this": {"fields": ["a"], "like": [{"doc": {"term": {"_index": "x"}}}]}}}`,
 }
 
 var refusedDSL = []struct{ body, msg string }{
@@ -114,6 +130,28 @@ var refusedDSL = []struct{ body, msg string }{
 	{`{"query": {"Script": {"script": "1"}}}`, "scripts are not supported"},
 	{`{"query": {"TERMS": {"u": {"INDEX": "other", "id": "1", "path": "p"}}}}`, "lookups into other indices"},
 	{`{"Pit": {"id": "x"}}`, "point in time"},
+	// _index outside the field positions of term, terms, prefix, wildcard and sort.
+	{`{"query": {"term": {"_INDEX": "x"}}}`, "references to other indices"},
+	{`{"query": {"Term": {"_Index": "x"}}}`, "references to other indices"},
+	{`{"query": {"match": {"_index": "x"}}}`, "_index is accepted as the field of"},
+	{`{"query": {"range": {"_index": {"gte": "a"}}}}`, "references to other indices"},
+	{`{"query": {"span_term": {"_index": "x"}}}`, "references to other indices"},
+	{`{"query": {"terms_set": {"_index": {"terms": ["a"], "minimum_should_match": 1}}}}`, "references to other indices"},
+	{`{"aggs": {"a": {"terms": {"field": "x", "order": {"_index": "asc"}}}}}`, "aggs.a.terms.order._index"},
+	{`{"query": {"terms": {"_index": {"index": "other", "id": "1", "path": "p"}}}}`, "references to other indices"},
+	{`{"query": {"terms": {"u": {"_index": "other", "id": "1", "path": "p"}}}}`, "references to other indices"},
+	{`{"query": {"terms": {"term": {"_index": "other", "id": "1", "path": "p"}}}}`, "query.terms.term._index"},
+	{`{"query": {"terms": {"sort": {"_index": ["other"], "ID": "1"}}}}`, "references to other indices"},
+	{`{"query": {"term": {"_index": "x", "_id": "1"}}}`, "references to other indices"},
+	{`{"query": {"term": {"_index": {"value": {"index": "o"}}}}}`, "references to other indices"},
+	{`{"query": {"term": {"_index": {"value": "x", "index": "o"}}}}`, "references to other indices"},
+	{`{"query": {"prefix": {"_index": {"value": "x", "_index": "o"}}}}`, "references to other indices"},
+	{`{"query": {"terms": {"_index": [{"index": "o", "id": "1"}]}}}`, "references to other indices"},
+	{`{"query": {"terms": {"_index": [["o"]]}}}`, "references to other indices"},
+	{`{"sort": [{"_index": {"order": "asc", "nested": {"path": "p"}}}]}`, "references to other indices"},
+	{`{"sort": [{"_index": "asc"}], "_index": "other"}`, "references to other indices"},
+	{`{"query": {"more_like_this": {"like": [{"_index": "other", "_id": "1"}], "unlike": [{"term": "x"}]}}}`, "query.more_like_this.like[0]._index"},
+	{`{"query": {"pinned": {"ids": ["1"], "docs": {"_index": "o", "_id": "1"}, "organic": {"term": {"_index": "x"}}}}}`, "query.pinned.docs._index"},
 }
 
 func TestCheckDSLAccepts(t *testing.T) {

@@ -45,13 +45,17 @@ func FuzzCheckDSL(f *testing.F) {
 // dslOracleKeys are keys the simple re-scan refuses anywhere.
 var dslOracleKeys = []string{
 	"script", "_script", "stored_script", "scripted_metric", "bucket_script", "bucket_selector",
-	"script_score", "script_fields", "runtime_mappings", "_index", "indexed_shape", "percolate", "pit",
+	"script_score", "script_fields", "runtime_mappings", "indexed_shape", "percolate", "pit",
 	"indices_boost", "query_vector_builder", "wrapper", "template", "preference", "routing",
 	"target_index", "ruleset_ids", "ruleset_id",
 }
 
 // dslOracle returns what forbidden construct v holds ("" when none).
-func dslOracle(v any, top bool, depth int) string {
+func dslOracle(v any, top bool, depth int) string { return dslOracleUnder(v, "", top, depth) }
+
+// dslOracleUnder is dslOracle for v found under key parent (array elements
+// keep their array's key).
+func dslOracleUnder(v any, parent string, top bool, depth int) string {
 	if depth > MaxDSLDepth+1 {
 		return "too deep a body"
 	}
@@ -61,6 +65,9 @@ func dslOracle(v any, top bool, depth int) string {
 			lk := strings.ToLower(k)
 			if slices.Contains(dslOracleKeys, lk) {
 				return "key " + k
+			}
+			if lk == "_index" && !oracleIndexField(t, k, c, parent) {
+				return "key " + k + " under " + parent
 			}
 			if top && (lk == "id" || lk == "source" || lk == "params" || lk == "index") {
 				return "top-level key " + k
@@ -76,18 +83,58 @@ func dslOracle(v any, top bool, depth int) string {
 					}
 				}
 			}
-			if bad := dslOracle(c, false, depth+1); bad != "" {
+			if bad := dslOracleUnder(c, lk, false, depth+1); bad != "" {
 				return bad
 			}
 		}
 	case []any:
 		for _, c := range t {
-			if bad := dslOracle(c, false, depth+1); bad != "" {
+			if bad := dslOracleUnder(c, parent, false, depth+1); bad != "" {
 				return bad
 			}
 		}
 	}
 	return ""
+}
+
+// oracleIndexField reports whether the key k of obj, found under parent,
+// is the _index metadata field where Elasticsearch reads it as a field: the
+// one field of a term, terms, prefix or wildcard query or a sort key, with
+// no document reference beside it or inside it (its value a scalar, a list
+// of scalars or an object of scalar options that name no index, id or
+// path).
+func oracleIndexField(obj map[string]any, k string, v any, parent string) bool {
+	if k != "_index" || !slices.Contains([]string{"term", "terms", "prefix", "wildcard", "sort"}, parent) {
+		return false
+	}
+	refKeys := []string{"index", "_index", "id", "_id", "path", "routing", "type", "doc", "like", "unlike", "docs"}
+	for k2 := range obj {
+		if k2 != k && slices.Contains(refKeys, strings.ToLower(k2)) {
+			return false
+		}
+	}
+	scalar := func(x any) bool {
+		switch x.(type) {
+		case map[string]any, []any:
+			return false
+		}
+		return true
+	}
+	switch t := v.(type) {
+	case []any:
+		for _, e := range t {
+			if !scalar(e) {
+				return false
+			}
+		}
+	case map[string]any:
+		for ok, ov := range t {
+			if slices.Contains(refKeys, strings.ToLower(ok)) || !scalar(ov) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func FuzzCheckESQL(f *testing.F) {
@@ -358,6 +405,12 @@ func TestOraclesSeeEscapes(t *testing.T) {
 		`{"pit": {"id": "x"}}`,
 		`{"id": "template"}`,
 		`{"sort": [{"_script": {}}]}`,
+		`{"query": {"pinned": {"docs": [{"_index": "other", "_id": "1"}]}}}`,
+		`{"query": {"terms": {"term": {"_index": "other", "id": "1", "path": "p"}}}}`,
+		`{"query": {"terms": {"_index": {"index": "other", "id": "1", "path": "p"}}}}`,
+		`{"query": {"match": {"_index": "other"}}}`,
+		`{"query": {"term": {"_INDEX": "other"}}}`,
+		`{"_index": "other"}`,
 	} {
 		if dslOracle(mustJSON(t, b), true, 0) == "" {
 			t.Errorf("dslOracle misses %s", b)

@@ -138,6 +138,26 @@ func (e *BadRequestError) Is(target error) bool { return target == ErrBadRequest
 // try again; the details go to the log only.
 var ErrUnavailable = errors.New("search backend unavailable")
 
+// UnavailableError is an ErrUnavailable whose message is meant for the
+// caller (a search that exceeded its time limit: narrowing it helps); Err,
+// the cause, goes to the log only.
+type UnavailableError struct {
+	Msg string
+	Err error
+}
+
+func (e *UnavailableError) Error() string {
+	if e.Err == nil {
+		return e.Msg
+	}
+	return e.Msg + ": " + e.Err.Error()
+}
+
+// Is matches ErrUnavailable.
+func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailable }
+
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
 // Badf makes a BadRequestError.
 func Badf(format string, args ...any) error {
 	return &BadRequestError{Msg: sprintf(format, args...)}

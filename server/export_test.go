@@ -615,6 +615,18 @@ func TestExportSearch(t *testing.T) {
 			t.Fatalf("ids %v", ids)
 		}
 	})
+	t.Run("_index term in the body only filters within the scope", func(t *testing.T) {
+		byIndex := func(slug string) map[string]any {
+			return map[string]any{"body": map[string]any{"query": map[string]any{"term": map[string]any{
+				"_index": "analytics-production-" + slug + "-measurements-videomeasurement"}}}}
+		}
+		if ids, _ := exportHits(t, w.post(t, "/search", byIndex(w.o.Slug))); !reflect.DeepEqual(ids, []string{"m1"}) {
+			t.Fatalf("own index: ids %v", ids)
+		}
+		if ids, _ := exportHits(t, w.post(t, "/search", byIndex(other.o.Slug))); len(ids) != 0 {
+			t.Fatalf("other owner's index: ids %v", ids)
+		}
+	})
 	t.Run("source_only answers the _source array (POST)", func(t *testing.T) {
 		r := w.post(t, "/search", map[string]any{"body": map[string]any{"sort": newestFirst}, "source_only": true})
 		if got := exportIDs(t, r); !reflect.DeepEqual(got, all) {
@@ -654,8 +666,9 @@ func TestExportSearch(t *testing.T) {
 		}, "index"},
 		{"GET routing parameter", func(t *testing.T) *apitest.Response { return w.get(t, "/search", "body=%7B%7D&routing=x") }, "routing"},
 		{"unsupported GET parameter", func(t *testing.T) *apitest.Response { return w.get(t, "/search", "body=%7B%7D&foo=bar") }, "foo"},
-		{"_index in the body's query", func(t *testing.T) *apitest.Response {
-			return w.post(t, "/search", map[string]any{"body": map[string]any{"query": map[string]any{"term": map[string]any{"_index": "analytics-production-" + other.o.Slug + "-measurements"}}}})
+		{"_index document in the body's query", func(t *testing.T) *apitest.Response {
+			return w.post(t, "/search", map[string]any{"body": map[string]any{"query": map[string]any{"more_like_this": map[string]any{
+				"like": []any{map[string]any{"_index": "analytics-production-" + other.o.Slug + "-measurements", "_id": "m1"}}}}}})
 		}, "_index"},
 		{"size over the cap", func(t *testing.T) *apitest.Response { return w.get(t, "/search", "body=%7B%7D&size=10001") }, "size"},
 		{"size not a number", func(t *testing.T) *apitest.Response { return w.get(t, "/search", "body=%7B%7D&size=many") }, "size"},

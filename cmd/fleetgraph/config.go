@@ -13,8 +13,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/search/pg"
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/store/pglocal"
 )
@@ -26,6 +28,9 @@ type config struct {
 	DataDir     string
 	SecretKey   string
 	ElasticURL  string
+	// SearchTimeout is the time limit of each search and ES|QL query on the
+	// embedded backend, a Go duration (searchTimeout reads it).
+	SearchTimeout string
 }
 
 func envOr(key, def string) string {
@@ -46,6 +51,26 @@ func (c *config) flags(fs *flag.FlagSet) {
 		"32-byte encryption key, hex or base64 (env FLEETGRAPH_SECRET_KEY); generated into the data dir when empty")
 	fs.StringVar(&c.ElasticURL, "elasticsearch-url", envOr("ELASTICSEARCH_URL", ""),
 		"Elasticsearch URL (env ELASTICSEARCH_URL); empty: searches run on the embedded PostgreSQL backend")
+	fs.StringVar(&c.SearchTimeout, "search-timeout", envOr("FLEETGRAPH_SEARCH_TIMEOUT", pg.DefaultTimeout.String()),
+		"time limit of each search and ES|QL query on the embedded backend, a Go duration such as 30s or 2m (env FLEETGRAPH_SEARCH_TIMEOUT)")
+}
+
+// maxSearchTimeout bounds --search-timeout (the HTTP server's write timeout
+// is 2 minutes).
+const maxSearchTimeout = 2 * time.Minute
+
+// searchTimeout is the configured time limit of searches (pg.DefaultTimeout
+// when not set).
+func (c *config) searchTimeout() (time.Duration, error) {
+	if strings.TrimSpace(c.SearchTimeout) == "" {
+		return pg.DefaultTimeout, nil
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(c.SearchTimeout))
+	if err != nil || d <= 0 || d > maxSearchTimeout {
+		return 0, fmt.Errorf("--search-timeout (FLEETGRAPH_SEARCH_TIMEOUT) %q must be a positive Go duration of at most %s, such as 30s or 1m30s",
+			c.SearchTimeout, maxSearchTimeout)
+	}
+	return d, nil
 }
 
 func newLogger() *slog.Logger {

@@ -24,10 +24,16 @@ const rollupEvery = 5 * time.Second
 // rollups must be current should the server run without Elasticsearch
 // again.
 func (c *config) searchBackend(ctx context.Context, st *store.Store, log *slog.Logger) (search.Backend, error) {
+	timeout, err := c.searchTimeout()
+	if err != nil {
+		return nil, err
+	}
 	go pg.RunRollups(ctx, st.Pool(), rollupEvery, log)
 	if c.ElasticURL == "" {
-		log.Info("search backend: embedded PostgreSQL")
-		return pg.New(st.Pool()), nil
+		log.Info("search backend: embedded PostgreSQL", "search_timeout", timeout.String())
+		b := pg.New(st.Pool())
+		b.Timeout = timeout
+		return b, nil
 	}
 	key, err := c.secretKey(log)
 	if err != nil {

@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"flag"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,6 +17,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/search/es"
 	"github.com/fleetgraph/fleetgraph/search/pg"
+	"github.com/fleetgraph/fleetgraph/server"
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
@@ -114,4 +118,118 @@ func TestElasticsearchURLSelectsElasticsearchAndRunsTheIndexer(t *testing.T) {
 	}
 	// The rollups stay current too, for a restart without Elasticsearch.
 	waitRolledUp(t, e, o.ID)
+}
+
+func TestSearchTimeoutConfig(t *testing.T) {
+	parse := func(args ...string) *config {
+		t.Helper()
+		c := &config{}
+		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+		c.flags(fs)
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	t.Setenv("FLEETGRAPH_SEARCH_TIMEOUT", "")
+	if d, err := (&config{}).searchTimeout(); err != nil || d != 30*time.Second {
+		t.Errorf("unset: %s %v, want 30s", d, err)
+	}
+	if c := parse(); c.SearchTimeout != "30s" {
+		t.Errorf("default %q, want 30s", c.SearchTimeout)
+	}
+	t.Setenv("FLEETGRAPH_SEARCH_TIMEOUT", "45s")
+	if d, err := parse().searchTimeout(); err != nil || d != 45*time.Second {
+		t.Errorf("env 45s: %s %v", d, err)
+	}
+	if d, err := parse("--search-timeout", "1m30s").searchTimeout(); err != nil || d != 90*time.Second {
+		t.Errorf("flag over env: %s %v", d, err)
+	}
+	for _, bad := range []string{"30", "soon", "0s", "-5s", "3m"} {
+		c := parse("--search-timeout", bad)
+		if _, err := c.searchTimeout(); err == nil || !strings.Contains(err.Error(), "--search-timeout") {
+			t.Errorf("%q: %v, want an error naming --search-timeout", bad, err)
+		}
+		if _, err := c.searchBackend(context.Background(), apitest.Get(t).Store, slog.New(slog.NewTextHandler(io.Discard, nil))); err == nil {
+			t.Errorf("%q: the backend was made", bad)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := parse("--search-timeout", "250ms", "--data-dir", t.TempDir())
+	b, err := c.searchBackend(ctx, apitest.Get(t).Store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pb, ok := b.(*pg.Backend); !ok || pb.Timeout != 250*time.Millisecond {
+		t.Errorf("backend %T %+v, want *pg.Backend with Timeout 250ms", b, b)
+	}
+}
+
+// Through the real server started by serve: a search past its time limit
+// answers 503 SERVICE_UNAVAILABLE saying so, on REST and GraphQL.
+func TestSearchTimeoutThroughTheServer(t *testing.T) {
+	e := apitest.Get(t)
+	o := e.NewOwner(t, "searchtimeout")
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	stdout := os.Stdout
+	devnull, _ := os.Open(os.DevNull)
+	os.Stdout = devnull
+	t.Cleanup(func() { os.Stdout = stdout; devnull.Close() })
+	go func() {
+		done <- serve(ctx, []string{"--database-url", e.DatabaseURL, "--addr", addr, "--data-dir", t.TempDir(), "--search-timeout", "1ns"})
+	}()
+	defer func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Error("serve did not shut down")
+		}
+	}()
+	post := func(path, body string) (int, map[string]any) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-API-KEY", o.Key)
+		var resp *http.Response
+		var err error
+		for i := 0; i < 100; i++ {
+			if resp, err = http.DefaultClient.Do(req); err == nil {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+			req.Body = io.NopCloser(strings.NewReader(body))
+		}
+		if err != nil {
+			t.Fatalf("server never answered: %v", err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		return resp.StatusCode, out
+	}
+	const want = "the search exceeded its time limit of 1ns; narrow it"
+	status, out := post(server.AdminBase+"/measurements/search", `{"body":{"query":{"match_all":{}}}}`)
+	if msg, _ := out["message"].(string); status != http.StatusServiceUnavailable || !strings.HasPrefix(msg, want) {
+		t.Errorf("REST: %d %v, want 503 with %q", status, out, want)
+	}
+	// A bad request is still a 400, checked before anything runs.
+	status, out = post(server.AdminBase+"/measurements/search", `{"body":{"query":{"match_all":{}},"timeout":"soon"}}`)
+	if status != http.StatusBadRequest {
+		t.Errorf("bad timeout: %d %v, want 400", status, out)
+	}
+	status, out = post("/graphql", `{"query":"{ measurementSearch(body: {}) }"}`)
+	errs, _ := out["errors"].([]any)
+	if status != http.StatusOK || len(errs) != 1 {
+		t.Fatalf("GraphQL: %d %v", status, out)
+	}
+	e0 := errs[0].(map[string]any)
+	if msg, _ := e0["message"].(string); !strings.HasPrefix(msg, want) || e0["extensions"].(map[string]any)["code"] != "SERVICE_UNAVAILABLE" {
+		t.Errorf("GraphQL error %v", e0)
+	}
 }

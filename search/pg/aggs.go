@@ -58,14 +58,17 @@ func withAggScope(ctx context.Context, s search.Scope) context.Context {
 //
 // With rq set, aggregations the rollups can answer are computed from them
 // (see rollup_query.go) instead of statements over the documents.
-func (b *Backend) aggregations(ctx context.Context, a *args, where string, aggs map[string]any, rq *rollupRequest) (map[string]any, error) {
+//
+// q runs the statements: the request's transaction (a *limitedTx, whose
+// snapshot the rollup path shares) or the pool.
+func (b *Backend) aggregations(ctx context.Context, q querier, a *args, where string, aggs map[string]any, rq *rollupRequest) (map[string]any, error) {
 	count := 0
 	nodes, err := parseAggs(aggs, nil, &count)
 	if err != nil {
 		return nil, err
 	}
 	scope, _ := ctx.Value(aggScopeKey{}).(search.Scope)
-	x := &aggExec{ctx: ctx, b: b, base: a, where: where, scope: scope}
+	x := &aggExec{ctx: ctx, b: b, q: q, base: a, where: where, scope: scope}
 	if rq != nil {
 		if x.cells, err = x.loadCells(nodes, rq); err != nil {
 			return nil, err
@@ -879,6 +882,7 @@ func rangeBound(f float64) string {
 type aggExec struct {
 	ctx   context.Context
 	b     *Backend
+	q     querier
 	base  *args
 	where string
 	scope search.Scope
@@ -892,7 +896,7 @@ type aggExec struct {
 
 // stmtArgs starts a statement's placeholders: a copy of the request's.
 func (x *aggExec) stmtArgs() *args {
-	return &args{vals: append([]any(nil), x.base.vals...)}
+	return x.base.clone()
 }
 
 func (x *aggExec) countBuckets(n int) error {
@@ -1077,7 +1081,7 @@ func (x *aggExec) runLevel(parent *aggNode, nodes []*aggNode, objs map[string]ma
 }
 
 func (x *aggExec) query(sql string, st *args) ([][]any, error) {
-	rows, err := x.b.pool.Query(x.ctx, sql, st.vals...)
+	rows, err := x.q.Query(x.ctx, sql, st.vals...)
 	if err != nil {
 		return nil, aggSQLError(err)
 	}
@@ -1150,7 +1154,7 @@ func valuesOf(st *args, field string) string {
 // valueJSON is the field's value as jsonb (dates of created_at as epoch
 // milliseconds).
 func valueJSON(st *args, field string) string {
-	if col, ok := columns[strings.TrimSuffix(field, ".keyword")]; ok {
+	if col, ok := columnOf(st, field, columns); ok {
 		if col == "d.created_at" {
 			return "to_jsonb(floor(extract(epoch from d.created_at) * 1000)::bigint)"
 		}
@@ -1174,7 +1178,7 @@ func termValues(st *args, field string) string {
 // NULL when it has none; missing replaces absent values.
 func numVal(st *args, n *aggNode) string {
 	var v string
-	col, isCol := columns[strings.TrimSuffix(n.field, ".keyword")]
+	col, isCol := columnOf(st, n.field, columns)
 	switch {
 	case isCol && col == "d.created_at":
 		v = "(extract(epoch from d.created_at) * 1000)::float8"
@@ -1192,7 +1196,7 @@ func numVal(st *args, n *aggNode) string {
 
 // presentJSON is the field's JSON value for counting (NULL when absent).
 func presentJSON(st *args, field string) string {
-	if col, ok := columns[strings.TrimSuffix(field, ".keyword")]; ok {
+	if col, ok := columnOf(st, field, columns); ok {
 		return "to_jsonb(" + col + ")"
 	}
 	return "nullif(" + jsonExpr(st, field) + ", 'null'::jsonb)"
@@ -1870,7 +1874,7 @@ func topHitsResult(total int64, maxScore any, hits []any) map[string]any {
 // sortExpr is the expression a top_hits sort orders by, and whether its
 // value reads back as JSON.
 func sortExpr(st *args, field string) (string, bool) {
-	switch col, ok := columns[strings.TrimSuffix(field, ".keyword")]; {
+	switch col, ok := columnOf(st, field, columns); {
 	case ok && col == "d.created_at":
 		return "floor(extract(epoch from d.created_at) * 1000)::bigint", false
 	case ok:

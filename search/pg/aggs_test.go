@@ -97,7 +97,7 @@ func (f *aggFixture) run(t *testing.T, b *Backend, scope search.Scope, aggsJSON 
 	a := &args{}
 	where := scopeWhere(a, scope)
 	before := len(a.vals)
-	res, err := b.aggregations(withAggScope(context.Background(), scope), a, where, aggs, nil)
+	res, err := b.aggregations(withAggScope(context.Background(), scope), b.pool, a, where, aggs, nil)
 	if len(a.vals) != before {
 		t.Errorf("aggregations changed the caller's args: %d → %d values", before, len(a.vals))
 	}

@@ -45,6 +45,7 @@ type plan struct {
 	version     bool
 	seqNo       bool
 	trackScores bool
+	timeout     time.Duration // the body's timeout (0: none)
 }
 
 // intValue reads an integer body value (JSON number or numeric string).
@@ -119,6 +120,10 @@ func parsePlan(scope search.Scope, body map[string]any) (*plan, error) {
 				return nil, search.Badf("use only one of aggs and aggregations")
 			}
 			p.aggs = m
+		case "timeout":
+			if p.timeout, err = bodyTimeout(v); err != nil {
+				return nil, err
+			}
 		case "version":
 			p.version = truthy(v)
 		case "seq_no_primary_term":
@@ -183,7 +188,7 @@ func (b *Backend) run(ctx context.Context, q querier, p *plan, after *cursor, wi
 	}
 	// Aggregating and counting take the index prefilter (prefilter.go),
 	// each with placeholders of its own statement.
-	aggArgs := &args{vals: append([]any(nil), a.vals...)}
+	aggArgs := a.clone()
 	aggWhere := where
 	if pf := (&compiler{a: aggArgs, now: start}).prefilter(p.query); pf != "" {
 		aggWhere += " AND (" + pf + ")"
@@ -318,7 +323,7 @@ func (b *Backend) run(ctx context.Context, q querier, p *plan, after *cursor, wi
 		"hits":      hitsObj,
 	}
 	if withAggs && p.aggs != nil {
-		aggs, err := b.aggregations(withAggScope(ctx, p.scope), aggArgs, aggWhere, p.aggs, &rollupRequest{p.query, c})
+		aggs, err := b.aggregations(withAggScope(ctx, p.scope), q, aggArgs, aggWhere, p.aggs, &rollupRequest{p.query, c})
 		if err != nil {
 			return nil, err
 		}
@@ -429,7 +434,12 @@ func (b *Backend) Search(ctx context.Context, req search.Request) (search.Respon
 			return nil, search.Badf("from cannot be used with scroll")
 		}
 	}
-	res, err := b.run(ctx, b.pool, p, nil, true)
+	var res *result
+	err = b.limited(ctx, b.limit(p.timeout), searchTx, "search", func(ctx context.Context, q *limitedTx) error {
+		var err error
+		res, err = b.run(ctx, q, p, nil, true)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -452,6 +462,10 @@ func (b *Backend) Search(ctx context.Context, req search.Request) (search.Respon
 	res.resp["_scroll_id"] = id
 	return res.resp, nil
 }
+
+// searchTx is the transaction of a search: one snapshot for all of its
+// statements (hits, total, aggregations, rollups).
+var searchTx = pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
 
 // scrollBody is the body a scroll continues with: no aggregations (only the
 // first page has them).
@@ -517,7 +531,8 @@ func (b *Backend) ScrollNext(ctx context.Context, dataOwnerID int64, scrollID, k
 		return nil, fmt.Errorf("scroll: %w", err)
 	}
 	var resp search.Response
-	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+	err := b.limited(ctx, b.limit(0), pgx.TxOptions{}, "search", func(ctx context.Context, l *limitedTx) error {
+		tx := l.tx
 		var raw []byte
 		err := tx.QueryRow(ctx, `SELECT state::text FROM search_scrolls
 			WHERE id = $1 AND data_owner_id = $2 AND expires_at >= now() FOR UPDATE`, scrollID, dataOwnerID).Scan(&raw)
@@ -544,6 +559,8 @@ func (b *Backend) ScrollNext(ctx context.Context, dataOwnerID int64, scrollID, k
 		if err != nil {
 			return err
 		}
+		ctx, cancel := l.shorten(ctx, p.timeout)
+		defer cancel()
 		if st.Done {
 			p.size = 0
 		}
@@ -558,7 +575,7 @@ func (b *Backend) ScrollNext(ctx context.Context, dataOwnerID int64, scrollID, k
 				}
 			}
 		}
-		res, err := b.run(ctx, tx, p, st.After, false)
+		res, err := b.run(ctx, l, p, st.After, false)
 		if err != nil {
 			return err
 		}

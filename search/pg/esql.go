@@ -182,7 +182,24 @@ func (b *Backend) ESQL(ctx context.Context, dataOwnerID int64, slug, query strin
 	if err != nil {
 		return nil, err
 	}
-	rows, err := b.pool.Query(ctx, stmt, tr.a.vals...)
+	var out []map[string]any
+	err = b.limited(ctx, b.limit(0), searchTx, "ES|QL query", func(ctx context.Context, q *limitedTx) error {
+		var err error
+		out, err = tr.run(ctx, q, stmt)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		out = []map[string]any{}
+	}
+	return out, nil
+}
+
+// run runs the translated statement and builds the rows.
+func (tr *esqlTranslator) run(ctx context.Context, q querier, stmt string) ([]map[string]any, error) {
+	rows, err := q.Query(ctx, stmt, tr.a.vals...)
 	if err != nil {
 		return nil, esqlSQLError(err)
 	}
@@ -226,9 +243,6 @@ func (b *Backend) ESQL(ctx context.Context, dataOwnerID int64, slug, query strin
 				row[k] = nil
 			}
 		}
-	}
-	if out == nil {
-		out = []map[string]any{}
 	}
 	return out, nil
 }

@@ -32,6 +32,7 @@ type fixtureSet struct {
 	scope search.Scope // measurements
 	anom  search.Scope // anomaly events
 	slug  string
+	other search.Scope // another data owner's measurements (the same documents)
 }
 
 var (
@@ -76,13 +77,14 @@ func getFixtureSet(t *testing.T) *fixtureSet {
 		insertDocs(t, id, search.KindMeasurement, ms...)
 		insertDocs(t, id, search.KindAnomalyEvent, loadNDJSON(t, "anomaly_events.ndjson")...)
 		// Another data owner holding the same documents: never seen.
-		other, _ := testOwner(t, "fixset_other")
+		other, otherSlug := testOwner(t, "fixset_other")
 		insertDocs(t, other, search.KindMeasurement, ms...)
 		fsFix = &fixtureSet{
 			b:     New(testPool(t)),
 			scope: search.Scope{DataOwnerID: id, Slug: slug, Kind: search.KindMeasurement},
 			anom:  search.Scope{DataOwnerID: id, Slug: slug, Kind: search.KindAnomalyEvent},
 			slug:  slug,
+			other: search.Scope{DataOwnerID: other, Slug: otherSlug, Kind: search.KindMeasurement},
 		}
 	})
 	if fsFix == nil {
@@ -723,6 +725,14 @@ func TestNothingFromTheRequestInSQL(t *testing.T) {
 			"s":{"stats":{"field":"zq9mark"}}, "c":{"cardinality":{"field":"zq9mark"}}, "v":{"value_count":{"field":"zq9mark"}},
 			"p":{"percentiles":{"field":"zq9mark"}},
 			"t":{"top_hits":{"sort":[{"zq9mark":"asc"}],"_source":["zq9mark"]}}}}}}`,
+		// The virtual field _index: values, patterns and the scope's index
+		// name (which holds the slug) are placeholders too.
+		`{"query":{"bool":{"should":[{"term":{"_index":"zq9mark"}},{"term":{"_index":{"value":"zq9mark","case_insensitive":true}}},
+			{"terms":{"_index":["zq9mark"]}},{"prefix":{"_index":"zq9mark"}},{"wildcard":{"_index":"zq9*mark?"}},{"exists":{"field":"_index"}},
+			{"query_string":{"query":"_index:zq9mark OR _index:\"zq9mark\" OR _index:zq9* OR _exists_:_index"}}]}},
+			"sort":[{"_index":"desc"}],"search_after":["zq9mark"],
+			"aggs":{"zq9mark":{"terms":{"field":"_index","missing":"zq9mark"},"aggs":{"t":{"top_hits":{"sort":[{"_index":"asc"}]}},
+				"f":{"filter":{"term":{"_index":"zq9mark"}}}}},"c":{"cardinality":{"field":"_index"}}}}`,
 	}
 	for _, bd := range bodies {
 		rec.mu.Lock()
@@ -739,6 +749,9 @@ func TestNothingFromTheRequestInSQL(t *testing.T) {
 		for _, s := range rec.sql {
 			if strings.Contains(s, m) {
 				t.Errorf("%s: request text in SQL: %s", bd, s)
+			}
+			if strings.Contains(s, f.slug) {
+				t.Errorf("%s: the slug in SQL: %s", bd, s)
 			}
 		}
 		rec.mu.Unlock()

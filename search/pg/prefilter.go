@@ -94,6 +94,9 @@ func (c *compiler) prefilter(q any) string {
 // can match documents it would not: columns, array index paths, numbers
 // (which also match numeric strings) and anything but strings and booleans.
 func containment(field string, vals []any) []string {
+	if field == indexField {
+		return nil
+	}
 	field = baseField(field)
 	if _, col := columns[field]; col || field == "*" || field == "" {
 		return nil

@@ -20,6 +20,10 @@ package pg
 //     appear in order, separated only by non-word characters. term is exact
 //     (case-sensitive unless case_insensitive). Arrays match when any
 //     element does.
+//   - _index (sql.go indexField) is the document's concrete index name,
+//     as its hit shows it: term, terms, prefix, wildcard, exists,
+//     query_string and match (whole, like a keyword), sort keys and
+//     aggregations read it; a range on it is a 400.
 //   - Sorting: field keys (numbers before text, missing _last/_first),
 //     created_at (milliseconds), _score (constant 1.0), _doc; the row id
 //     breaks ties. Hits sorted by fields only have no score (null), as on
@@ -76,12 +80,12 @@ func checkField(field string) error {
 // textPred applies pred (a SQL condition built around the text expression
 // given to it) to the field's text value, or to any element of an array.
 func (c *compiler) textPred(field string, pred func(v string) string) string {
+	if col, ok := columnOf(c.a, field, textColumns); ok {
+		return "(" + pred(col) + ")"
+	}
 	field = baseField(field)
 	if field == "*" {
 		return "EXISTS (SELECT 1 FROM " + allLeaves + " AS e(j) WHERE " + pred("(e.j #>> '{}')") + ")"
-	}
-	if col, ok := textColumns[field]; ok {
-		return "(" + pred(col) + ")"
 	}
 	j := jsonExpr(c.a, field)
 	// Scalars directly (cheap); arrays element by element.
@@ -308,7 +312,7 @@ func (c *compiler) boolQuery(body any) (string, error) {
 			}
 		} else {
 			// Still validate the clauses (placeholders of a throwaway args).
-			v := &compiler{a: &args{}, now: c.now}
+			v := &compiler{a: &args{index: c.a.index}, now: c.now}
 			if _, err := v.combine(should, " OR ", ""); err != nil {
 				return "", err
 			}
@@ -502,6 +506,7 @@ func scalarText(v any) string {
 
 // termCond is exact equality of the field with one value.
 func (c *compiler) termCond(field string, v any, caseInsensitive bool) (string, error) {
+	name := field
 	field = baseField(field)
 	switch v.(type) {
 	case map[string]any, []any, nil:
@@ -513,7 +518,7 @@ func (c *compiler) termCond(field string, v any, caseInsensitive bool) (string, 
 		}
 		return "FALSE", nil
 	}
-	if col, ok := textColumns[field]; ok {
+	if col, ok := columnOf(c.a, name, textColumns); ok {
 		if caseInsensitive {
 			return "lower(" + col + ") = lower(" + c.a.add(scalarText(v)) + ")", nil
 		}
@@ -573,7 +578,7 @@ func (c *compiler) termsQuery(body any) (string, error) {
 			return "", search.Badf("terms values of %q must be strings, numbers or booleans", field)
 		}
 	}
-	if col, ok := textColumns[baseField(field)]; ok {
+	if col, ok := columnOf(c.a, field, textColumns); ok {
 		ss := make([]string, len(vals))
 		for i, v := range vals {
 			ss[i] = scalarText(v)
@@ -659,6 +664,10 @@ func (c *compiler) matchCond(field string, v any, o matchOpts) (string, error) {
 	if _, ok := number(v); ok && field != "*" {
 		return c.termCond(field, v, false)
 	}
+	if field == indexField {
+		// A keyword field: matched whole, as on Elasticsearch.
+		return c.termCond(field, v, false)
+	}
 	toks := tokens(scalarText(v))
 	if len(toks) == 0 {
 		if o.zeroAll {
@@ -700,7 +709,7 @@ func (c *compiler) matchCond(field string, v any, o matchOpts) (string, error) {
 	}
 	cond := c.atLeast(parts, min)
 	if f, ok := numberOrNumeric(v); ok && field != "*" && baseField(field) != "created_at" {
-		if _, col := textColumns[baseField(field)]; !col {
+		if !isColumn(field, textColumns) {
 			cond = "(" + cond + " OR COALESCE(fg_num(" + jsonExpr(c.a, field) + ") = " + c.a.add(f) + "::float8, false))"
 		}
 	}
@@ -942,6 +951,9 @@ func stripBoost(f string) string {
 
 // exists: the field has a value that is not null nor an empty list.
 func (c *compiler) exists(field string) string {
+	if field == indexField {
+		return "TRUE"
+	}
 	field = baseField(field)
 	if field == "*" {
 		return "TRUE"
@@ -1112,6 +1124,12 @@ func parseRange(body any) (string, []qBound, map[string]any, error) {
 // rangeCond compares the field as a date (created_at, date strings), a
 // number (numeric bounds) or text.
 func (c *compiler) rangeCond(field string, bounds []qBound, opts map[string]any) (string, error) {
+	if field == indexField {
+		if len(bounds) == 0 {
+			return c.exists(field), nil
+		}
+		return "", search.Badf("range queries on %s are not supported", indexField)
+	}
 	field = baseField(field)
 	if len(bounds) == 0 {
 		return c.exists(field), nil
@@ -1518,7 +1536,7 @@ func (c *compiler) sortKey(field, order, missing string) (sortKey, error) {
 		// search_after work in milliseconds (see msTime).
 		return sortKey{field: f, kind: "time", sel: "d.created_at", subs: []subKey{{"d.created_at", desc, "timestamptz"}}}, nil
 	}
-	if col, ok := textColumns[f]; ok {
+	if col, ok := columnOf(c.a, field, textColumns); ok {
 		return sortKey{field: f, kind: "column", sel: col, subs: []subKey{
 			{"(CASE WHEN " + col + " IS NULL THEN 1 ELSE 0 END)", missingFirst, "int"},
 			{"COALESCE(" + col + `, '') COLLATE "C"`, desc, "text"},

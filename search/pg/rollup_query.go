@@ -180,7 +180,7 @@ func rollupKeywordField(n *aggNode) (string, bool) {
 		return "", false
 	}
 	f, ok := rollupPath(n.field)
-	if !ok || f == "created_at" || f == "_id" {
+	if !ok || f == "created_at" || f == "_id" || n.field == indexField {
 		return "", false
 	}
 	return f, true
@@ -194,7 +194,7 @@ func rollupMetricField(n *aggNode) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	if _, col := columns[f]; col {
+	if _, col := columns[f]; col || n.field == indexField {
 		return "", false
 	}
 	return f, true
@@ -360,7 +360,20 @@ func (x *aggExec) loadCells(nodes []*aggNode, rq *rollupRequest) (*cellSet, erro
 	if !ok {
 		return nil, nil
 	}
-	tx, err := x.b.pool.BeginTx(x.ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	// Within a request's transaction (repeatable read, one snapshot for
+	// every statement), a savepoint, rolled back at the end so that the
+	// settings below end with it; else a transaction of its own.
+	var tx pgx.Tx
+	var err error
+	lt, inTx := x.q.(*limitedTx)
+	if inTx {
+		if err := lt.arm(x.ctx); err != nil {
+			return nil, err
+		}
+		tx, err = lt.tx.Begin(x.ctx)
+	} else {
+		tx, err = x.b.pool.BeginTx(x.ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -399,6 +412,9 @@ func (x *aggExec) loadCells(nodes []*aggNode, rq *rollupRequest) (*cellSet, erro
 				return nil, err
 			}
 		}
+	}
+	if inTx {
+		return cs, nil
 	}
 	return cs, tx.Commit(x.ctx)
 }

@@ -94,7 +94,7 @@ func aggsBoth(t *testing.T, b *Backend, scope search.Scope, query any, aggs map[
 		if rollup {
 			rq = &rollupRequest{query: query, c: c}
 		}
-		res, err := b.aggregations(withAggScope(context.Background(), scope), a, where, aggs, rq)
+		res, err := b.aggregations(withAggScope(context.Background(), scope), b.pool, a, where, aggs, rq)
 		if err != nil {
 			return nil, err
 		}

@@ -8,6 +8,7 @@ package pg
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -17,13 +18,29 @@ import (
 // Backend is the PostgreSQL search backend.
 type Backend struct {
 	pool *pgxpool.Pool
+	// Timeout is the time limit of each search, scroll page and ES|QL query
+	// (timeout.go); 0 is DefaultTimeout. A body's shorter "timeout" applies
+	// instead; a longer one does not.
+	Timeout time.Duration
 }
 
-// New returns the backend over the store's pool.
-func New(pool *pgxpool.Pool) *Backend { return &Backend{pool: pool} }
+// New returns the backend over the store's pool, with DefaultTimeout.
+func New(pool *pgxpool.Pool) *Backend { return &Backend{pool: pool, Timeout: DefaultTimeout} }
 
 // args collects the placeholder values of one statement.
-type args struct{ vals []any }
+type args struct {
+	vals []any
+	// index is the scope's index name without the type
+	// (search.IndexName(slug, kind, "")), which the virtual field _index
+	// extends; scopeWhere sets it and copies of args keep it.
+	index string
+}
+
+// clone is a copy of a with the same placeholders (for another statement
+// that starts from the same condition).
+func (a *args) clone() *args {
+	return &args{vals: append([]any(nil), a.vals...), index: a.index}
+}
 
 // add appends v and returns its placeholder ($n).
 func (a *args) add(v any) string {
@@ -40,6 +57,42 @@ var columns = map[string]string{
 	"type":        "d.type",
 }
 
+// indexField is the virtual field _index (exactly so named, without
+// ".keyword"): the concrete index name of the document, the one its hit's
+// _index shows (search.IndexName(slug, kind, type)). On Elasticsearch it is a
+// metadata field that term, terms, prefix, wildcard, exists, query_string,
+// terms aggregations and sort can use; it only ever filters or groups the
+// scope's own documents.
+const indexField = "_index"
+
+// indexExpr is the SQL text of _index for the row d: the scope's index name
+// (a placeholder) and, for typed documents, "-" and the lower-cased type.
+// Types are ASCII (store.validType); lower under the "C" collation changes
+// exactly A-Z, as strings.ToLower does on them.
+func indexExpr(a *args) string {
+	return "(" + a.add(a.index) + `::text || COALESCE('-' || NULLIF(lower(d.type COLLATE "C"), ''), ''))`
+}
+
+// columnOf is the SQL expression of a field read from a column of m (or of
+// the virtual _index), given the field as the request names it.
+func columnOf(a *args, field string, m map[string]string) (string, bool) {
+	if field == indexField {
+		return indexExpr(a), true
+	}
+	col, ok := m[strings.TrimSuffix(field, ".keyword")]
+	return col, ok
+}
+
+// isColumn reports whether columnOf(_, field, m) finds a column, without
+// adding a placeholder.
+func isColumn(field string, m map[string]string) bool {
+	if field == indexField {
+		return true
+	}
+	_, ok := m[strings.TrimSuffix(field, ".keyword")]
+	return ok
+}
+
 // fieldPath splits a DSL field name into its JSON path; ".keyword" (the
 // exact-match sub-field of text fields) reads the same value.
 func fieldPath(field string) []string {
@@ -54,7 +107,7 @@ func jsonExpr(a *args, field string) string {
 
 // textExpr is the field's value as text (the column for mapped fields).
 func textExpr(a *args, field string) string {
-	if col, ok := columns[strings.TrimSuffix(field, ".keyword")]; ok {
+	if col, ok := columnOf(a, field, columns); ok {
 		return col
 	}
 	return "(d.doc #>> " + a.add(fieldPath(field)) + "::text[])"
@@ -75,6 +128,7 @@ func timeExpr(a *args, field string) string {
 
 // scopeWhere restricts to the scope's documents: always the first condition.
 func scopeWhere(a *args, s search.Scope) string {
+	a.index = search.IndexName(s.Slug, s.Kind, "")
 	w := "d.data_owner_id = " + a.add(s.DataOwnerID) + " AND d.kind = " + a.add(string(s.Kind))
 	if len(s.Types) > 0 {
 		w += " AND d.type = ANY(" + a.add(s.Types) + "::text[])"

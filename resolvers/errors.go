@@ -27,6 +27,7 @@ const (
 	CodeConflict        = "CONFLICT"
 	CodeInternal        = "INTERNAL_SERVER_ERROR"
 	CodeUnavailable     = "SERVICE_UNAVAILABLE"
+	CodeTooManyRequests = "TOO_MANY_REQUESTS"
 )
 
 // FieldErrors collects validation failures per input field (GraphQL names).
@@ -176,6 +177,8 @@ func classify(err error) (code, msg string, fields FieldErrors) {
 		return CodeConflict, conflictMessage(err), nil
 	case errors.Is(err, store.ErrInvalidText):
 		return CodeBadUserInput, store.ErrInvalidText.Error(), nil
+	case errors.Is(err, search.ErrTooManyScrolls):
+		return CodeTooManyRequests, err.Error(), nil
 	case errors.Is(err, search.ErrUnavailable):
 		var ue *search.UnavailableError
 		if errors.As(err, &ue) {

@@ -24,6 +24,8 @@ func StatusFor(code string) int {
 		return http.StatusBadRequest
 	case resolvers.CodeUnavailable:
 		return http.StatusServiceUnavailable
+	case resolvers.CodeTooManyRequests:
+		return http.StatusTooManyRequests
 	default:
 		return http.StatusInternalServerError
 	}

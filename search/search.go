@@ -158,6 +158,15 @@ func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailab
 
 func (e *UnavailableError) Unwrap() error { return e.Err }
 
+// ErrTooManyScrolls is a scroll refused because its data owner already has
+// MaxOpenScrolls open (a 429, as Elasticsearch answers too many scroll
+// contexts): finish or let expire the open ones.
+var ErrTooManyScrolls = errors.New("too many open scrolls")
+
+// MaxOpenScrolls is how many unexpired scrolls a data owner may hold at once
+// (Elasticsearch's default search.max_open_scroll_context).
+const MaxOpenScrolls = 500
+
 // Badf makes a BadRequestError.
 func Badf(format string, args ...any) error {
 	return &BadRequestError{Msg: sprintf(format, args...)}

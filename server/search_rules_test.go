@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"sort"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/fleetgraph/fleetgraph/apitest"
+	"github.com/fleetgraph/fleetgraph/search"
 )
 
 // The request and response rules of POST /measurements/search (spec
@@ -301,5 +303,44 @@ func TestSearchGraphQLRules(t *testing.T) {
 		map[string]any{"ids": []string{w.newA, w.newA, w.foreign}})
 	if len(g.Errors) > 0 || fmt.Sprint(g.Data["anomalyEventsResolve"]) != "map[requested:2 updated:1]" {
 		t.Errorf("graphql resolve with a repeat: %s", g.Raw)
+	}
+}
+
+// A data owner at its limit of open scrolls gets 429 on both APIs and in
+// GraphQL; once a scroll is read to its end (as the NDJSON stream does),
+// its place is free again.
+func TestSearchScrollLimit(t *testing.T) {
+	w := newSrchWorld(t, "srch-scrollcap")
+	ctx := context.Background()
+	if _, err := w.e.Store.Pool().Exec(ctx, `INSERT INTO search_scrolls (id, data_owner_id, state, expires_at)
+		SELECT 'capfill-' || g, $1, '{}', now() + interval '5 minutes' FROM generate_series(1, $2) g`,
+		w.o.ID, search.MaxOpenScrolls); err != nil {
+		t.Fatal(err)
+	}
+	r := w.e.Admin(t, http.MethodPost, "/measurements/search", w.viewer, map[string]any{"body": map[string]any{"size": 5}, "scroll": "1m"})
+	if r.Status != http.StatusTooManyRequests || !strings.Contains(string(r.Raw), "500 open scrolls") {
+		t.Fatalf("admin scroll at the limit: %d %s", r.Status, r.Raw)
+	}
+	g := w.e.GraphQL(t, w.viewer, `{ measurementSearch(body: {size: 5}, scroll: "1m") }`, nil)
+	if g.Code() != "TOO_MANY_REQUESTS" {
+		t.Fatalf("graphql scroll at the limit: %s", g.Raw)
+	}
+	if r := w.e.Admin(t, http.MethodPost, "/measurements/search", w.viewer, map[string]any{"body": map[string]any{"size": 5}}); r.Status != http.StatusOK {
+		t.Fatalf("a search without scroll: %d %s", r.Status, r.Raw)
+	}
+	// The other data owner is not held back, and its stream clears its scroll.
+	otherViewer := w.other.Key
+	for i := 0; i < 3; i++ {
+		r := w.e.Admin(t, http.MethodPost, "/measurements/search", otherViewer, map[string]any{"body": map[string]any{"size": 1}, "scroll": "1m"})
+		if r.Status != http.StatusOK || strings.Count(string(r.Raw), "\n") != 1 {
+			t.Fatalf("other owner's stream: %d %q", r.Status, r.Raw)
+		}
+	}
+	var left int
+	if err := w.e.Store.Pool().QueryRow(ctx, "SELECT count(*) FROM search_scrolls WHERE data_owner_id = $1", w.other.ID).Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	if left != 0 {
+		t.Fatalf("%d scrolls left open after streams read to their end", left)
 	}
 }

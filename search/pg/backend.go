@@ -446,6 +446,11 @@ func (b *Backend) Search(ctx context.Context, req search.Request) (search.Respon
 	if req.Scroll == "" {
 		return res.resp, nil
 	}
+	if res.n == 0 {
+		// Nothing to scroll through: no scroll is kept (as on the
+		// Elasticsearch backend, which clears it), so no _scroll_id.
+		return res.resp, nil
+	}
 	st := scrollState{Scope: p.scope, Body: scrollBody(body), Keep: req.Scroll, After: res.last}
 	if st.After == nil {
 		st.Done = true
@@ -455,13 +460,33 @@ func (b *Backend) Search(ctx context.Context, req search.Request) (search.Respon
 		return nil, fmt.Errorf("scroll: %w", err)
 	}
 	id := newScrollID()
-	if _, err := b.pool.Exec(ctx, `INSERT INTO search_scrolls (id, data_owner_id, state, expires_at)
-		VALUES ($1, $2, $3::jsonb, now() + make_interval(secs => $4::float8))`, id, p.scope.DataOwnerID, string(raw), keep.Seconds()); err != nil {
+	// One statement counts and inserts, under a per-owner lock, so that
+	// concurrent scrolls cannot pass the cap together.
+	var opened bool
+	err = pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1::int, ($2::bigint % 2147483647)::int)",
+			scrollLockClass, p.scope.DataOwnerID); err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, `INSERT INTO search_scrolls (id, data_owner_id, state, expires_at)
+			SELECT $1, $2, $3::jsonb, now() + make_interval(secs => $4::float8)
+			WHERE (SELECT count(*) FROM search_scrolls WHERE data_owner_id = $2 AND expires_at >= now()) < $5
+			RETURNING true`, id, p.scope.DataOwnerID, string(raw), keep.Seconds(), search.MaxOpenScrolls).Scan(&opened)
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("%w: a data owner may hold %d open scrolls at once; read them to the end or let them expire",
+			search.ErrTooManyScrolls, search.MaxOpenScrolls)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("scroll: %w", err)
 	}
 	res.resp["_scroll_id"] = id
 	return res.resp, nil
 }
+
+// scrollLockClass is the first key of the advisory lock that serialises
+// opening scrolls per data owner (the second is its id).
+const scrollLockClass = 0x53637273 // "Scrs"
 
 // searchTx is the transaction of a search: one snapshot for all of its
 // statements (hits, total, aggregations, rollups).
@@ -578,6 +603,15 @@ func (b *Backend) ScrollNext(ctx context.Context, dataOwnerID int64, scrollID, k
 		res, err := b.run(ctx, l, p, st.After, false)
 		if err != nil {
 			return err
+		}
+		if res.n == 0 {
+			// The scroll is read to its end: it is cleared (as on the
+			// Elasticsearch backend), and this last page has no _scroll_id.
+			if _, err := tx.Exec(ctx, "DELETE FROM search_scrolls WHERE id = $1", scrollID); err != nil {
+				return err
+			}
+			resp = res.resp
+			return nil
 		}
 		if res.last != nil {
 			st.After = res.last

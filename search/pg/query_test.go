@@ -656,12 +656,20 @@ func TestScroll(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if next["_scroll_id"] != id {
-			t.Errorf("scroll id changed")
-		}
 		ids := idsOf(t, next)
 		if len(ids) == 0 {
+			// Read to the end: cleared, so no id on the last page and
+			// none to continue with.
+			if sid, ok := next["_scroll_id"]; ok {
+				t.Errorf("the last, empty page carries _scroll_id %v", sid)
+			}
+			if _, err := f.backend.ScrollNext(ctx, f.a.DataOwnerID, id, ""); !errors.Is(err, search.ErrBadRequest) {
+				t.Errorf("a scroll read to its end continues: %v", err)
+			}
 			break
+		}
+		if next["_scroll_id"] != id {
+			t.Errorf("scroll id changed")
 		}
 		got = append(got, ids...)
 	}
@@ -681,14 +689,32 @@ func TestScroll(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got = append(got, idsOf(t, next)...)
+		ids := idsOf(t, next)
+		if len(ids) == 0 {
+			break
+		}
+		got = append(got, ids...)
 	}
 	slices.Sort(got)
 	if !slices.Equal(got, []string{"m1", "m2", "m7"}) {
 		t.Errorf("unsorted scroll %v", got)
 	}
 
+	// A search without hits keeps no scroll.
+	resp, err = f.backend.Search(ctx, search.Request{Scope: f.a, Body: body(t, `{"query":{"term":{"type":"NoSuchMeasurement"}}}`), Scroll: "1m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sid, ok := resp["_scroll_id"]; ok || len(idsOf(t, resp)) != 0 {
+		t.Errorf("a scroll without hits: _scroll_id %v, hits %v", sid, idsOf(t, resp))
+	}
+
 	// Another data owner cannot use A's scroll.
+	resp, err = f.backend.Search(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id = resp["_scroll_id"].(string)
 	if _, err := f.backend.ScrollNext(ctx, f.b.DataOwnerID, id, "1m"); !errors.Is(err, search.ErrBadRequest) ||
 		!strings.Contains(err.Error(), "unknown or expired scroll id") {
 		t.Errorf("B using A's scroll: %v", err)
@@ -850,6 +876,59 @@ func jsonString(s string) string {
 
 // Many documents with equal sort values: scroll and search_after still
 // return each exactly once (the tiebreak on the row id).
+// A data owner holds at most search.MaxOpenScrolls unexpired scrolls:
+// one more is ErrTooManyScrolls; expired ones and scrolls read to their
+// end do not count, and another data owner is not held back.
+func TestScrollCap(t *testing.T) {
+	f := getFixture(t)
+	ctx := context.Background()
+	fill := func(n int, expires string) {
+		t.Helper()
+		if _, err := f.backend.pool.Exec(ctx, `INSERT INTO search_scrolls (id, data_owner_id, state, expires_at)
+			SELECT 'filler-' || $3 || '-' || g, $1, '{}', now() + $2::interval FROM generate_series(1, $4) g`,
+			f.a.DataOwnerID, expires, expires, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { _, _ = f.backend.pool.Exec(ctx, "DELETE FROM search_scrolls WHERE id LIKE 'filler-%'") })
+	req := search.Request{Scope: f.a, Body: body(t, `{"size":3,"sort":[{"created_at":"asc"}]}`), Scroll: "1m"}
+	var open int
+	if err := f.backend.pool.QueryRow(ctx, "SELECT count(*) FROM search_scrolls WHERE data_owner_id = $1 AND expires_at >= now()",
+		f.a.DataOwnerID).Scan(&open); err != nil {
+		t.Fatal(err)
+	}
+	fill(search.MaxOpenScrolls-1-open, "1 minute") // with the other tests' open scrolls: one place left
+	fill(50, "-1 minute") // expired: not counted
+	resp, err := f.backend.Search(ctx, req)
+	if err != nil {
+		t.Fatalf("scroll %d: %v", search.MaxOpenScrolls, err)
+	}
+	last := resp["_scroll_id"].(string)
+	if _, err := f.backend.Search(ctx, req); !errors.Is(err, search.ErrTooManyScrolls) ||
+		!strings.Contains(err.Error(), "500 open scrolls") {
+		t.Fatalf("scroll %d: err = %v, want ErrTooManyScrolls", search.MaxOpenScrolls+1, err)
+	}
+	if _, err := f.backend.Search(ctx, search.Request{Scope: f.a, Body: req.Body}); err != nil {
+		t.Errorf("a search without scroll is not capped: %v", err)
+	}
+	if _, err := f.backend.Search(ctx, search.Request{Scope: f.b, Body: req.Body, Scroll: "1m"}); err != nil {
+		t.Errorf("another data owner's scroll: %v", err)
+	}
+	// Reading the last one to its end frees its place.
+	for i := 0; i < 10; i++ {
+		next, err := f.backend.ScrollNext(ctx, f.a.DataOwnerID, last, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(idsOf(t, next)) == 0 {
+			break
+		}
+	}
+	if _, err := f.backend.Search(ctx, req); err != nil {
+		t.Errorf("scroll after one was read to its end: %v", err)
+	}
+}
+
 func TestScrollManyTies(t *testing.T) {
 	ownerID, slug := testOwner(t, "ties")
 	docs := make([]map[string]any, 0, 1200)

@@ -36,38 +36,67 @@ type ExportDocument struct {
 
 // documentFilter is the WHERE clause of the document listings: $1 data
 // owner, $2 kind, then the filters; a NULL or empty filter matches all.
+// Tags and label are resolved to the clients carrying them beforehand
+// ($7), so that the page walks only those clients' documents.
 const documentFilter = ` FROM documents d
 	WHERE d.data_owner_id = $1 AND d.kind = $2
 	AND ($3::timestamptz IS NULL OR d.created_at >= $3)
 	AND ($4::timestamptz IS NULL OR d.created_at <= $4)
 	AND ($5::text IS NULL OR d.doc_id = $5)
 	AND ($6::text IS NULL OR d.measurement_id = $6)
-	AND ($7::uuid IS NULL OR d.client_uuid = $7)
+	AND ($7::uuid[] IS NULL OR d.client_uuid = ANY($7))
 	AND ($8::text IS NULL OR d.type = $8)
 	AND (coalesce(cardinality($9::text[]), 0) = 0 OR d.subject = ANY($9))
-	AND (coalesce(cardinality($10::text[]), 0) = 0 OR d.doc #>> '{study,study_id}' = ANY($10))
-	AND ((coalesce(cardinality($11::text[]), 0) = 0 AND $12::text IS NULL) OR EXISTS (
-		SELECT 1 FROM clients c WHERE c.data_owner_id = $1 AND c.uuid = d.client_uuid
-		AND (coalesce(cardinality($11::text[]), 0) = 0 OR c.tags @> $11)
-		AND ($12::text IS NULL OR c.label = $12)))`
-
-func (f ExportFilter) documentArgs(ownerID int64, kind string) []any {
-	return []any{ownerID, kind, f.Start, f.End, f.DocID, f.MeasurementID, f.ClientUUID, f.Type,
-		f.Subjects, f.StudyIDs, f.Tags, f.Label}
-}
+	AND (coalesce(cardinality($10::text[]), 0) = 0 OR d.doc #>> '{study,study_id}' = ANY($10))`
 
 // ExportDocuments lists one page of the data owner's documents of kind,
-// newest first, and how many match over all pages.
+// newest first, and how many match over all pages. The page's rows are
+// found first by their ids alone (an index-only walk past the offset, not
+// a read of every skipped document), then read.
 func (s *Store) ExportDocuments(ctx context.Context, ownerID int64, kind string, f ExportFilter) ([]ExportDocument, int64, error) {
-	args := f.documentArgs(ownerID, kind)
+	clients, err := s.exportClientUUIDs(ctx, ownerID, f)
+	if err != nil {
+		return nil, 0, err
+	}
+	if clients != nil && len(clients) == 0 {
+		return []ExportDocument{}, 0, nil // no client carries the tags or label
+	}
+	args := []any{ownerID, kind, f.Start, f.End, f.DocID, f.MeasurementID, clients, f.Type, f.Subjects, f.StudyIDs}
 	var total int64
 	if err := s.pool.QueryRow(ctx, `SELECT count(*)`+documentFilter, args...).Scan(&total); err != nil {
 		return nil, 0, mapErr("count export documents", err)
 	}
-	rows, _ := s.pool.Query(ctx, `SELECT d.doc, d.client_uuid::text AS client_uuid`+documentFilter+`
-		ORDER BY d.created_at DESC, d.id DESC LIMIT $13 OFFSET $14`, append(args, f.Limit, f.Offset)...)
+	rows, _ := s.pool.Query(ctx, `WITH page AS (SELECT d.id, d.created_at`+documentFilter+`
+		ORDER BY d.created_at DESC, d.id DESC LIMIT $11 OFFSET $12)
+		SELECT d.doc, d.client_uuid::text AS client_uuid FROM page JOIN documents d ON d.id = page.id
+		ORDER BY page.created_at DESC, page.id DESC`, append(args, f.Limit, f.Offset)...)
 	docs, err := pgx.CollectRows(rows, pgx.RowToStructByName[ExportDocument])
 	return docs, total, mapErr("list export documents", err)
+}
+
+// exportClientUUIDs is the client filter of a document listing: nil for
+// none; the one client_uuid asked for (it overrides tags, not the label);
+// else the data owner's own clients carrying every tag and the label
+// (maybe none).
+func (s *Store) exportClientUUIDs(ctx context.Context, ownerID int64, f ExportFilter) ([]string, error) {
+	tags := f.Tags
+	switch {
+	case f.ClientUUID != nil && f.Label == nil:
+		return []string{*f.ClientUUID}, nil
+	case f.ClientUUID != nil:
+		tags = nil
+	case len(tags) == 0 && f.Label == nil:
+		return nil, nil
+	}
+	rows, _ := s.pool.Query(ctx, `SELECT c.uuid::text FROM clients c WHERE c.data_owner_id = $1
+		AND ($2::uuid IS NULL OR c.uuid = $2)
+		AND (coalesce(cardinality($3::text[]), 0) = 0 OR c.tags @> $3)
+		AND ($4::text IS NULL OR c.label = $4)`, ownerID, f.ClientUUID, tags, f.Label)
+	uuids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, mapErr("export clients by tags", err)
+	}
+	return append([]string{}, uuids...), nil
 }
 
 // clientFilter restricts clientSelect ($1 data owner) to the data owner's

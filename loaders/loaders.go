@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/graph-gophers/dataloader/v7"
@@ -60,6 +61,20 @@ type MeasurementPageKey struct {
 	Page       string
 }
 
+// MaxMeasurementsPerOperation caps the measurements one GraphQL operation
+// may ask for over all its Client.measurements pages (clients × first), as
+// Elasticsearch caps a search's window: past it, the pages are refused
+// before anything is read.
+const MaxMeasurementsPerOperation = 10000
+
+// TooManyMeasurementsError is a page refused by MaxMeasurementsPerOperation.
+type TooManyMeasurementsError struct{ Clients, First int }
+
+func (e *TooManyMeasurementsError) Error() string {
+	return fmt.Sprintf("the operation asks for more than %d measurements (here %d clients × first %d); "+
+		"ask for fewer clients or a smaller first, and page with after", MaxMeasurementsPerOperation, e.Clients, e.First)
+}
+
 // PageArgs are the arguments of a page of measurements: the filter and the
 // most rows per client (the store's limit).
 type PageArgs struct {
@@ -85,6 +100,8 @@ type IspCounts struct{ Contracts, Details int64 }
 
 // New builds the loaders of one request of data owner ownerID.
 func New(s *store.Store, ownerID int64) *Loaders {
+	var measurementRows atomic.Int64 // rows the operation's measurement pages may still read
+	measurementRows.Store(MaxMeasurementsPerOperation)
 	scoped := func(f func(context.Context, int64, []int64) ([]store.Isp, error)) func(context.Context, []int64) ([]store.Isp, error) {
 		return func(ctx context.Context, ids []int64) ([]store.Isp, error) { return f(ctx, ownerID, ids) }
 	}
@@ -166,6 +183,10 @@ func New(s *store.Store, ownerID int64) *Loaders {
 				var a PageArgs
 				if err := json.Unmarshal([]byte(page), &a); err != nil {
 					errs[page] = fmt.Errorf("measurement page arguments %q: %w", page, err)
+					continue
+				}
+				if n := int64(len(uuids[page])) * int64(a.Limit-1); measurementRows.Add(-n) < 0 {
+					errs[page] = &TooManyMeasurementsError{Clients: len(uuids[page]), First: a.Limit - 1}
 					continue
 				}
 				rows, err := s.ClientMeasurements(ctx, ownerID, uuids[page], a.Filter, a.Limit)

@@ -12,6 +12,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/loaders"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -162,11 +163,14 @@ func formatPath(els ast.Path) string {
 func classify(err error) (code, msg string, fields FieldErrors) {
 	var ve *ValidationError
 	var br *BadRequestError
+	var tooMany *loaders.TooManyMeasurementsError
 	switch {
 	case errors.As(err, &ve):
 		return CodeBadUserInput, ve.Error(), ve.Fields
 	case errors.As(err, &br):
 		return CodeBadRequest, br.Msg, nil
+	case errors.As(err, &tooMany):
+		return CodeBadRequest, tooMany.Error(), nil
 	case errors.Is(err, auth.ErrUnauthenticated):
 		return CodeUnauthenticated, auth.ErrUnauthenticated.Error(), nil
 	case errors.Is(err, auth.ErrForbidden):

@@ -505,3 +505,39 @@ func TestGraphQLMeasurementAndAnomalyEventFields(t *testing.T) {
 		}
 	})
 }
+
+// One operation reads at most loaders.MaxMeasurementsPerOperation
+// measurements over all its Client.measurements pages (clients × first):
+// past that the pages are refused before anything is read, with a message
+// saying how to ask for less.
+func TestGraphQLClientMeasurementsOperationLimit(t *testing.T) {
+	e := apitest.Get(t)
+	o := e.NewOwner(t, "gm-limit")
+	const clients = 101 // × first 100 = 10,100 > 10,000
+	docs := make([]map[string]any, clients)
+	for i := range docs {
+		docs[i] = srchMeasurement(fmt.Sprintf("lim-%03d", i), uuid.NewString(), "VideoMeasurement", "youtube", i, nil)
+	}
+	srchInsert(t, e, o, "measurement", docs...)
+	q := `query($first: Int) { clients { uuid measurements(first: $first) { edges { node { id } } } } }`
+	g := e.GraphQL(t, o.Key, q, map[string]any{"first": 100})
+	if g.Code() != "BAD_REQUEST" || !strings.Contains(g.Errors[0].Message, "more than 10000 measurements (here 101 clients × first 100)") {
+		t.Fatalf("101 clients × first 100: %s", g.Raw)
+	}
+	g = e.GraphQL(t, o.Key, q, map[string]any{"first": 99}) // 9,999
+	cs, _ := g.Data["clients"].([]any)
+	if len(g.Errors) > 0 || len(cs) != clients {
+		t.Fatalf("101 clients × first 99: %s", g.Raw)
+	}
+	for _, c := range cs {
+		if edges := c.(map[string]any)["measurements"].(map[string]any)["edges"].([]any); len(edges) != 1 {
+			t.Fatalf("a client's measurements: %v", c)
+		}
+	}
+	// The budget is the operation's: two aliased lists add up.
+	g = e.GraphQL(t, o.Key, `{ a: clients { measurements(first: 50) { edges { node { id } } } }
+		b: clients { measurements(first: 50, filter: {type: "VideoMeasurement"}) { edges { node { id } } } } }`, nil)
+	if g.Code() != "BAD_REQUEST" {
+		t.Fatalf("two lists of 101 × 50: %s", g.Raw)
+	}
+}

@@ -206,7 +206,8 @@ func checkScrollPaging(body map[string]any) error {
 }
 
 // intKey reads an integer of the body (JSON numbers of any Go type; 1e3
-// and 10.0 are integers too).
+// and 10.0 are integers too; a string holding a decimal integer is read
+// as that integer and replaced by it in body).
 func intKey(body map[string]any, key string) (int64, bool, error) {
 	v, ok := body[key]
 	if !ok || v == nil {
@@ -228,6 +229,10 @@ func intKey(body map[string]any, key string) (int64, bool, error) {
 		}
 	case float64:
 		n, err = integral(x)
+	case string: // "10", as Elasticsearch accepts
+		if n, err = strconv.ParseInt(strings.TrimSpace(x), 10, 64); err == nil {
+			body[key] = n
+		}
 	default:
 		err = errors.New("not a number")
 	}

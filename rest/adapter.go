@@ -54,13 +54,36 @@ func (a *Adapter) Mount(r chi.Router, routes []Route) error {
 		if !ok {
 			return fmt.Errorf("route %s %s: no stored operation %q", rt.Method, rt.Path, rt.Operation)
 		}
-		r.Method(rt.Method, rt.Path, a.handler(rt, op))
+		h := a.handler(rt, op)
+		r.Method(rt.Method, rt.Path, h)
+		if rt.Method == http.MethodGet {
+			r.Method(http.MethodHead, rt.Path, h) // net/http drops the body
+		}
 	}
 	r.NotFound(func(w http.ResponseWriter, _ *http.Request) { WriteError(w, http.StatusNotFound, "Not found") })
-	r.MethodNotAllowed(func(w http.ResponseWriter, _ *http.Request) {
-		WriteError(w, http.StatusMethodNotAllowed, "Method not allowed")
+	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
+		allow := allowed(r, chi.RouteContext(req.Context()).RoutePath)
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		if req.Method == http.MethodOptions {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		WriteError(w, http.StatusMethodNotAllowed, fmt.Sprintf("Method %s not allowed (allowed: %s)",
+			req.Method, strings.Join(allow, ", ")))
 	})
 	return nil
+}
+
+// allowed lists the methods r routes for path, OPTIONS included (it
+// answers 204 with the same Allow header; no CORS headers).
+func allowed(r chi.Router, path string) []string {
+	var out []string
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		if r.Match(chi.NewRouteContext(), m, path) {
+			out = append(out, m)
+		}
+	}
+	return append(out, http.MethodOptions)
 }
 
 // requestError is a failure to map the request onto variables.
@@ -105,6 +128,7 @@ func (a *Adapter) handler(rt Route, op *operation) http.HandlerFunc {
 			}
 		}
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 		w.WriteHeader(rt.Status)
 		_, _ = w.Write(body)
 	}
@@ -146,6 +170,11 @@ func errorResponse(errs gqlerror.List) (int, ErrorBody) {
 // body onto the operation's variables.
 func (a *Adapter) variables(r *http.Request, rt Route, op *operation) (map[string]any, error) {
 	vars := map[string]any{}
+	if !rt.BodyVars && !hasVariable(op, "input") {
+		if err := noBody(r); err != nil {
+			return nil, err
+		}
+	}
 	q := r.URL.Query()
 	if rt.StrictQuery {
 		var err error
@@ -310,12 +339,13 @@ func readObject(r *http.Request) (map[string]any, error) {
 		}
 		return nil, &requestError{status: http.StatusBadRequest, msg: "could not read request body"}
 	}
+	raw = bytes.TrimPrefix(raw, utf8BOM)
 	var doc any = map[string]any{}
 	if len(bytes.TrimSpace(raw)) > 0 {
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.UseNumber()
 		if err := dec.Decode(&doc); err != nil {
-			return nil, &requestError{status: http.StatusBadRequest, msg: "malformed JSON: " + err.Error()}
+			return nil, &requestError{status: http.StatusBadRequest, msg: "malformed JSON: " + err.Error() + notJSONHint(r)}
 		}
 		if len(bytes.Trim(raw[dec.InputOffset():], " \t\r\n")) > 0 {
 			return nil, &requestError{status: http.StatusBadRequest, msg: "malformed JSON: unexpected data after the JSON value"}
@@ -326,4 +356,34 @@ func readObject(r *http.Request) (map[string]any, error) {
 		return nil, &requestError{status: http.StatusBadRequest, msg: "request body must be a JSON object"}
 	}
 	return obj, nil
+}
+
+// utf8BOM may lead a body saved by Windows tools; it is not part of the JSON.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
+// notJSONHint explains a malformed body sent with another declared type.
+// Bodies are read as JSON whatever their Content-Type says (curl -d
+// declares application/x-www-form-urlencoded), so a type only matters when
+// the body is not JSON.
+func notJSONHint(r *http.Request) string {
+	ct := r.Header.Get("Content-Type")
+	mt, _, _ := strings.Cut(ct, ";")
+	if mt = strings.ToLower(strings.TrimSpace(mt)); mt == "" || mt == "application/json" || strings.HasSuffix(mt, "+json") {
+		return ""
+	}
+	return fmt.Sprintf(" (the body must be a JSON object; it was sent as %s)", mt)
+}
+
+// noBody refuses a request body on a route that takes none (GET, DELETE):
+// its parameters go in the query string, and a body would be ignored.
+func noBody(r *http.Request) error {
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+		return nil
+	}
+	raw, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes))
+	if err != nil || len(bytes.TrimSpace(bytes.TrimPrefix(raw, utf8BOM))) == 0 {
+		return nil
+	}
+	return &requestError{status: http.StatusBadRequest,
+		msg: r.Method + " " + r.URL.Path + " takes no request body: send its parameters in the query string"}
 }

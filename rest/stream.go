@@ -3,6 +3,7 @@ package rest
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
@@ -52,7 +53,7 @@ func (a *Adapter) bodyVars(r *http.Request, rt Route, op *operation, vars map[st
 		def, ok := byKey[key]
 		switch {
 		case ok:
-			vars[def.Variable] = m.value(def.Type, val, key)
+			vars[def.Variable] = m.value(def.Type, lenientScalar(def.Type, val), key)
 		case !acceptsOther:
 			m.fail(key, "is not a known field")
 		default:
@@ -82,6 +83,32 @@ func (a *Adapter) bodyVars(r *http.Request, rt Route, op *operation, vars map[st
 		return &requestError{status: http.StatusUnprocessableEntity, msg: msg, fields: m.errs}
 	}
 	return &requestError{status: rt.RejectStatus, msg: "Invalid request: " + strings.TrimPrefix(msg, "Validation failed: ")}
+}
+
+// lenientScalar reads a top-level integer or boolean given as a string
+// ("size": "10", "source_only": "true") as its value, as Elasticsearch
+// does for the same keys in a search body; anything else is left to the
+// mapper's checks.
+func lenientScalar(t *ast.Type, v any) any {
+	s, ok := v.(string)
+	if !ok || t.Elem != nil {
+		return v
+	}
+	s = strings.TrimSpace(s)
+	switch t.NamedType {
+	case "Int":
+		if _, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return json.Number(s)
+		}
+	case "Boolean":
+		switch strings.ToLower(s) {
+		case "true":
+			return true
+		case "false":
+			return false
+		}
+	}
+	return v
 }
 
 // otherParamsVar is the variable of a BodyVars operation that takes the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/search"
+	"github.com/fleetgraph/fleetgraph/server"
 )
 
 // The request and response rules of POST /measurements/search (spec
@@ -204,9 +205,9 @@ func TestMeasurementSearchBadFieldTypes(t *testing.T) {
 		{"body true", map[string]any{"body": true}, "body"},
 		{"size a float", map[string]any{"body": srchAll, "size": 1.5}, "size"},
 		{"size negative", map[string]any{"body": srchAll, "size": -1}, "size"},
-		{"size in body a string", map[string]any{"body": map[string]any{"size": "5"}}, "size"},
+		{"size in body not a number", map[string]any{"body": map[string]any{"size": "five"}}, "size"}, // "5" is 5, as on Elasticsearch (compat_test.go)
 		{"size in body a float", map[string]any{"body": map[string]any{"size": 2.5}}, "size"},
-		{"from a string", map[string]any{"body": srchAll, "from": "1"}, "from"},
+		{"from a string not a number", map[string]any{"body": srchAll, "from": "one"}, "from"},
 		{"from in body negative", map[string]any{"body": map[string]any{"from": -3}}, "from"},
 		{"from + size over 10000", map[string]any{"body": srchAll, "size": 5000, "from": 5001}, "10000"},
 		{"search_after an object", map[string]any{"body": srchAll, "search_after": map[string]any{"a": 1}}, "search_after"},
@@ -342,5 +343,30 @@ func TestSearchScrollLimit(t *testing.T) {
 	}
 	if left != 0 {
 		t.Fatalf("%d scrolls left open after streams read to their end", left)
+	}
+}
+
+// Each search field counts server.SearchComplexity against the operation's
+// complexity limit, so one operation runs at most 10 searches, aliases
+// included.
+func TestSearchFieldsComplexity(t *testing.T) {
+	w := newSrchWorld(t, "srch-cplx")
+	ops := func(n int, field string) string {
+		var b strings.Builder
+		b.WriteString("{")
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(&b, " s%d: %s", i, field)
+		}
+		return b.String() + " }"
+	}
+	for _, field := range []string{`measurementSearch(body: {size: 1})`, `anomalyEventSearch(body: {size: 1})`,
+		`exportSearch(body: {size: 1})`, `exportEsql(query: "FROM analytics-production-` + w.o.Slug + `* | LIMIT 1")`} {
+		if g := w.e.GraphQL(t, w.viewer, ops(server.ComplexityLimit/server.SearchComplexity, field), nil); len(g.Errors) > 0 {
+			t.Errorf("%d × %s: %s", server.ComplexityLimit/server.SearchComplexity, field, g.Raw)
+		}
+		g := w.e.GraphQL(t, w.viewer, ops(server.ComplexityLimit/server.SearchComplexity+1, field), nil)
+		if g.Code() != "COMPLEXITY_LIMIT_EXCEEDED" || g.Data != nil {
+			t.Errorf("%d × %s: %s", server.ComplexityLimit/server.SearchComplexity+1, field, g.Raw)
+		}
 	}
 }

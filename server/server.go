@@ -5,9 +5,16 @@
 package server
 
 import (
+	"compress/gzip"
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -40,7 +47,7 @@ const (
 
 // New builds the HTTP handler of the whole server.
 func New(res *resolvers.Resolver) (http.Handler, error) {
-	es := graph.NewExecutableSchema(graph.Config{Resolvers: res})
+	es := graph.NewExecutableSchema(graph.Config{Resolvers: res, Complexity: complexity()})
 
 	gql := handler.New(es)
 	gql.AddTransport(transport.POST{})
@@ -55,7 +62,7 @@ func New(res *resolvers.Resolver) (http.Handler, error) {
 	}
 
 	r := chi.NewRouter()
-	r.Use(recoverer(res.Logger), accessLog(res.Logger))
+	r.Use(recoverer(res.Logger), accessLog(res.Logger), tidyPath, compressJSON)
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		rest.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -128,7 +135,10 @@ func messageFor(status int, err error) string {
 	return err.Error()
 }
 
-// limitBody answers 413 for bodies over the limit and caps the rest.
+// limitBody answers 413 for bodies over the limit and caps the rest. A
+// gzip-compressed body (Content-Encoding: gzip, as Elasticsearch clients
+// may send) is decompressed, and the limit applies to both its compressed
+// and its decompressed size; other content codings are a 415.
 func limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > rest.MaxBodyBytes {
@@ -136,8 +146,158 @@ func limitBody(next http.Handler) http.Handler {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, rest.MaxBodyBytes)
+		switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
+		case "", "identity":
+		case "gzip", "x-gzip":
+			zr, err := gzip.NewReader(r.Body)
+			switch {
+			case errors.Is(err, io.EOF): // no body at all
+			case err != nil:
+				rest.WriteError(w, http.StatusBadRequest, "request body is not valid gzip data (Content-Encoding: "+enc+")")
+				return
+			default:
+				r.Body = http.MaxBytesReader(w, zr, rest.MaxBodyBytes)
+			}
+			r.Header.Del("Content-Encoding")
+			r.ContentLength = -1
+		default:
+			rest.WriteError(w, http.StatusUnsupportedMediaType, fmt.Sprintf(
+				"Content-Encoding %q is not supported: send the body uncompressed or gzip-compressed", enc))
+			return
+		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// tidyPath routes a path with repeated or trailing slashes as the path
+// without them (/export_api/v1//measurements/ as /export_api/v1/measurements):
+// scripts joining a base URL ending in "/" with a path starting with one
+// send such paths. The request's URL is left as sent.
+func tidyPath(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.RawPath
+		if p == "" {
+			p = r.URL.Path
+		}
+		if strings.Contains(p, "//") || (len(p) > 1 && strings.HasSuffix(p, "/")) {
+			for strings.Contains(p, "//") {
+				p = strings.ReplaceAll(p, "//", "/")
+			}
+			if len(p) > 1 {
+				p = strings.TrimSuffix(p, "/")
+			}
+			if rctx := chi.RouteContext(r.Context()); rctx != nil {
+				rctx.RoutePath = p
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// compressJSON gzips JSON and NDJSON answers for clients that accept gzip
+// (Accept-Encoding, q-values honoured), streaming-safe: each Flush of a
+// scroll stream flushes the compressor too. A handler that aborts a stream
+// (panics) leaves the gzip stream unterminated, so the client sees it
+// broken. Other answers (GraphiQL's assets, HEAD, 204) pass through.
+func compressJSON(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodHead {
+			next.ServeHTTP(w, r)
+			return
+		}
+		cw := &gzipWriter{ResponseWriter: w, accepts: acceptsGzip(r.Header.Values("Accept-Encoding"))}
+		next.ServeHTTP(cw, r)
+		cw.close()
+	})
+}
+
+// acceptsGzip reads Accept-Encoding: gzip (or x-gzip, or *) with a q-value
+// above 0.
+func acceptsGzip(values []string) bool {
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+			name = strings.ToLower(strings.TrimSpace(name))
+			if name != "gzip" && name != "x-gzip" && name != "*" {
+				continue
+			}
+			q := 1.0
+			if k, val, ok := strings.Cut(strings.TrimSpace(params), "="); ok && strings.TrimSpace(k) == "q" {
+				if f, err := strconv.ParseFloat(strings.TrimSpace(val), 64); err == nil {
+					q = f
+				}
+			}
+			if q > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+var gzipPool = sync.Pool{New: func() any { w, _ := gzip.NewWriterLevel(io.Discard, gzip.DefaultCompression); return w }}
+
+// gzipWriter decides at WriteHeader whether to compress: JSON and NDJSON
+// answers with a body, to a client that accepts gzip.
+type gzipWriter struct {
+	http.ResponseWriter
+	accepts     bool
+	wroteHeader bool
+	gz          *gzip.Writer
+}
+
+func (g *gzipWriter) WriteHeader(code int) {
+	if g.wroteHeader {
+		g.ResponseWriter.WriteHeader(code)
+		return
+	}
+	g.wroteHeader = true
+	h := g.Header()
+	ct, _, _ := strings.Cut(h.Get("Content-Type"), ";")
+	if ct = strings.TrimSpace(ct); (ct == "application/json" || ct == rest.NDJSONContentType) && h.Get("Content-Encoding") == "" &&
+		code >= http.StatusOK && code != http.StatusNoContent && code != http.StatusNotModified {
+		h.Add("Vary", "Accept-Encoding")
+		if g.accepts {
+			h.Set("Content-Encoding", "gzip")
+			h.Del("Content-Length")
+			g.gz = gzipPool.Get().(*gzip.Writer)
+			g.gz.Reset(g.ResponseWriter)
+		}
+	}
+	g.ResponseWriter.WriteHeader(code)
+}
+
+func (g *gzipWriter) Write(p []byte) (int, error) {
+	if !g.wroteHeader {
+		g.WriteHeader(http.StatusOK)
+	}
+	if g.gz != nil {
+		return g.gz.Write(p)
+	}
+	return g.ResponseWriter.Write(p)
+}
+
+// Flush sends what was written so far, through the compressor.
+func (g *gzipWriter) Flush() {
+	if g.gz != nil {
+		_ = g.gz.Flush()
+	}
+	if f, ok := g.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (g *gzipWriter) Unwrap() http.ResponseWriter { return g.ResponseWriter }
+
+// close ends the gzip stream (after a handler that returned normally).
+func (g *gzipWriter) close() {
+	if g.gz == nil {
+		return
+	}
+	_ = g.gz.Close()
+	g.gz.Reset(io.Discard)
+	gzipPool.Put(g.gz)
+	g.gz = nil
 }
 
 func readyz(s *store.Store) http.HandlerFunc {

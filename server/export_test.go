@@ -911,3 +911,27 @@ func TestExportGraphQL(t *testing.T) {
 		t.Fatalf("event bundles without type: %s", g.Raw)
 	}
 }
+
+// ES|QL answers a document's numbers as stored: a long beyond float64's
+// exact range is not rounded, and a number beyond float64's range is no
+// failure.
+func TestExportESQLKeepsNumbersExact(t *testing.T) {
+	w := newExportWorld(t, "expnum")
+	srchInsert(t, w.e, w.o, "measurement", map[string]any{"id": "big", "client_uuid": w.a, "type": "GamingMeasurement",
+		"created_at": "2026-11-05T00:00:00Z", "n": json.RawMessage("12345678901234567"), "neg": json.RawMessage("-9007199254740993"),
+		"huge": json.RawMessage("1e400")})
+	q := "FROM analytics-production-" + w.o.Slug + "-measurements* | WHERE id == \"big\" | KEEP id, n, neg, huge"
+	r := w.get(t, "/esql", "query="+url.QueryEscape(q))
+	if r.Status != http.StatusOK {
+		t.Fatalf("status %d: %s", r.Status, r.Raw)
+	}
+	// (PostgreSQL stores 1e400 as the numeric 1 followed by 400 zeros.)
+	if want := `[{"huge":1` + strings.Repeat("0", 400) + `,"id":"big","n":12345678901234567,"neg":-9007199254740993}]`; strings.TrimSpace(string(r.Raw)) != want {
+		t.Fatalf("rows %s, want %s", r.Raw, want)
+	}
+	// Without KEEP the document's fields come flattened, just as exact.
+	r = w.get(t, "/esql", "query="+url.QueryEscape("FROM analytics-production-"+w.o.Slug+"-measurements* | WHERE id == \"big\""))
+	if r.Status != http.StatusOK || !strings.Contains(string(r.Raw), `"n":12345678901234567`) {
+		t.Fatalf("status %d: %s", r.Status, r.Raw)
+	}
+}

@@ -2,6 +2,7 @@ package pg
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -55,7 +56,8 @@ import (
 // date with a date, ...). Rows without KEEP carry the document's fields
 // flattened to dotted names (arrays stay arrays); every row of a result has
 // the same keys, null where a row lacks the value. Dates are RFC 3339 UTC
-// strings with milliseconds, integers int64, other numbers float64.
+// strings with milliseconds, computed integers int64, other computed numbers float64; document values keep
+// their numbers as stored (json.Number: 12345678901234567 is not rounded).
 //
 // The parsed pipeline becomes ONE SQL statement: a base subquery over the
 // data owner's documents of the FROM indices, wrapped by one subquery per
@@ -213,7 +215,7 @@ func (tr *esqlTranslator) run(ctx context.Context, q querier, stmt string) ([]ma
 		}
 		row := map[string]any{}
 		if tr.doc != nil {
-			docVal, created := vals[len(tr.cols)], vals[len(tr.cols)+1]
+			docVal, created := esqlDocValue(vals[len(tr.cols)]), vals[len(tr.cols)+1]
 			if m, ok := docVal.(map[string]any); ok {
 				esqlFlatten("", m, func(k string, v any) {
 					if tr.doc.visible(k) {
@@ -226,6 +228,10 @@ func (tr *esqlTranslator) run(ctx context.Context, q querier, stmt string) ([]ma
 			}
 		}
 		for i, c := range tr.cols {
+			if c.t == etJSON {
+				row[c.name] = esqlDocValue(vals[i])
+				continue
+			}
 			row[c.name] = esqlValue(vals[i])
 		}
 		for k := range row {
@@ -261,6 +267,23 @@ func esqlSQLError(err error) error {
 }
 
 func esqlTimeString(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// esqlDocValue decodes a document value read as text, its numbers as
+// json.Number: exactly as stored (12345678901234567 stays that, where a
+// float64 would round it), and any number JSON can hold.
+func esqlDocValue(v any) any {
+	s, ok := v.(string)
+	if !ok {
+		return nil // SQL NULL
+	}
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var out any
+	if err := dec.Decode(&out); err != nil {
+		return nil // not reached: PostgreSQL wrote the text of a jsonb
+	}
+	return out
+}
 
 func esqlValue(v any) any {
 	switch x := v.(type) {
@@ -352,10 +375,14 @@ func (tr *esqlTranslator) translate(q *esql.Query) (string, error) {
 		if c.t == etDur {
 			return "", search.Badf("column [%s] is a time span, which cannot be returned", c.name)
 		}
+		if c.t == etJSON { // read as text: numbers stay as stored (esqlDocValue)
+			sel = append(sel, fmt.Sprintf("(%s)::text AS o%d", c.sql, i+1))
+			continue
+		}
 		sel = append(sel, fmt.Sprintf("%s AS o%d", c.sql, i+1))
 	}
 	if tr.doc != nil {
-		sel = append(sel, "s.fg_doc", "s.fg_created")
+		sel = append(sel, "s.fg_doc::text", "s.fg_created")
 	}
 	if len(sel) == 0 {
 		sel = append(sel, "NULL")

@@ -898,7 +898,7 @@ func TestScrollCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	fill(search.MaxOpenScrolls-1-open, "1 minute") // with the other tests' open scrolls: one place left
-	fill(50, "-1 minute") // expired: not counted
+	fill(50, "-1 minute")                          // expired: not counted
 	resp, err := f.backend.Search(ctx, req)
 	if err != nil {
 		t.Fatalf("scroll %d: %v", search.MaxOpenScrolls, err)

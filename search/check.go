@@ -65,7 +65,9 @@ import (
 //
 // Inline scripts are refused as well ("scripts are not supported"), not only
 // stored ones. Bodies nested deeper than MaxDSLDepth or larger than
-// MaxDSLNodes values are refused.
+// MaxDSLNodes values are refused, as are keys and strings holding a NUL
+// character (U+0000): no document or field name holds one (PostgreSQL text
+// cannot), so the answer is the same 400 on both backends.
 
 // Limits of CheckDSL.
 const (
@@ -186,12 +188,20 @@ func (c *dslChecker) walk(v any, path, parent string, depth int) error {
 		return Badf("search body: nested deeper than %d at %s", MaxDSLDepth, pathOrRoot(path))
 	}
 	switch t := v.(type) {
-	case nil, string, bool, float64, float32, int, int64, int32, uint, uint64, uint32, json.Number:
+	case string:
+		if strings.IndexByte(t, 0) >= 0 {
+			return Badf("search body: the value at %s contains a NUL character (\\u0000), which no document holds", pathOrRoot(path))
+		}
+		return nil
+	case nil, bool, float64, float32, int, int64, int32, uint, uint64, uint32, json.Number:
 		return nil
 	case map[string]any:
 		for _, k := range slices.Sorted(maps.Keys(t)) {
 			child := t[k]
 			p := joinPath(path, k)
+			if strings.IndexByte(k, 0) >= 0 {
+				return Badf("search body: the key %q at %s contains a NUL character (\\u0000), which no field name holds", k, pathOrRoot(path))
+			}
 			lk := strings.ToLower(k)
 			if why, ok := dslForbidden[lk]; ok && !isIndexField(t, k, child, parent) {
 				if lk == "_index" {

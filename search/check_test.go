@@ -152,6 +152,10 @@ var refusedDSL = []struct{ body, msg string }{
 	{`{"sort": [{"_index": "asc"}], "_index": "other"}`, "references to other indices"},
 	{`{"query": {"more_like_this": {"like": [{"_index": "other", "_id": "1"}], "unlike": [{"term": "x"}]}}}`, "query.more_like_this.like[0]._index"},
 	{`{"query": {"pinned": {"ids": ["1"], "docs": {"_index": "o", "_id": "1"}, "organic": {"term": {"_index": "x"}}}}}`, "query.pinned.docs._index"},
+	// NUL characters (PostgreSQL text holds none): a 400, not a failed statement.
+	{`{"query": {"term": {"client_uuid": "a\u0000"}}}`, "the value at query.term.client_uuid contains a NUL character"},
+	{`{"query": {"term": {"_index\u0000": "x"}}}`, "contains a NUL character"},
+	{`{"aggs": {"a": {"terms": {"field": "f\u0000"}}}}`, "the value at aggs.a.terms.field contains a NUL"},
 }
 
 func TestCheckDSLAccepts(t *testing.T) {

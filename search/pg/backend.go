@@ -549,7 +549,8 @@ var errUnknownScroll = search.Badf("unknown or expired scroll id")
 
 // ScrollNext returns the next page of a scroll of the data owner.
 func (b *Backend) ScrollNext(ctx context.Context, dataOwnerID int64, scrollID, keepAlive string) (search.Response, error) {
-	if scrollID == "" {
+	if scrollID == "" || strings.IndexByte(scrollID, 0) >= 0 {
+		// No id this backend makes holds a NUL, which PostgreSQL text cannot.
 		return nil, errUnknownScroll
 	}
 	if _, err := b.pool.Exec(ctx, "DELETE FROM search_scrolls WHERE expires_at < now()"); err != nil {

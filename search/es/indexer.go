@@ -209,11 +209,37 @@ func (ix *Indexer) Close() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	pid := ix.conn.PgConn().PID()
+	unlocked := false
 	if !ix.conn.IsClosed() {
-		_, _ = ix.conn.Exec(ctx, `SELECT pg_advisory_unlock($1::int, $2::int)`, lockClass, lockID)
+		_, err := ix.conn.Exec(ctx, `SELECT pg_advisory_unlock($1::int, $2::int)`, lockClass, lockID)
+		unlocked = err == nil
 	}
 	_ = ix.conn.Close(ctx)
 	ix.conn = nil
+	if !unlocked {
+		// The session died under a cancelled query: its lock goes when
+		// the server has ended it. Wait for that (briefly), so that Close
+		// returning still means the lock is free.
+		ix.awaitSessionEnd(ctx, pid)
+	}
+}
+
+// awaitSessionEnd waits until the server no longer has the session pid
+// (or ctx ends).
+func (ix *Indexer) awaitSessionEnd(ctx context.Context, pid uint32) {
+	for {
+		var alive bool
+		err := ix.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1)`, int64(pid)).Scan(&alive)
+		if err != nil || !alive {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 // lock returns the session holding the lock, taking the lock first if

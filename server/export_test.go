@@ -443,8 +443,8 @@ func TestExportClients(t *testing.T) {
 			t.Fatalf("capabilityCreate: %s", g.Raw)
 		}
 		capID := g.Data["capabilityCreate"].(map[string]any)["id"]
-		g = w.e.GraphQL(t, w.o.Key, `mutation($c: Int!) { registrationKeyCreate(input: {capabilityId: $c, registrationKey: "unlimited-key-1"}) { id } }`,
-			map[string]any{"c": capID})
+		g = w.e.GraphQL(t, w.o.Key, `mutation($c: Int!, $k: String!) { registrationKeyCreate(input: {capabilityId: $c, registrationKey: $k}) { id } }`,
+			map[string]any{"c": capID, "k": "unlimited-key-" + w.o.Slug})
 		if len(g.Errors) > 0 {
 			t.Fatalf("registrationKeyCreate: %s", g.Raw)
 		}
@@ -459,7 +459,7 @@ func TestExportClients(t *testing.T) {
 			t.Fatal("client not found")
 		}
 		rk := r.JSON.([]any)[0].(map[string]any)["registration_key"].(map[string]any)
-		if rk["registration_key"] != "unlimited-key-1" || fmt.Sprint(rk["num_registrations_left"]) != "-1" || len(rk) != 2 {
+		if rk["registration_key"] != "unlimited-key-"+w.o.Slug || fmt.Sprint(rk["num_registrations_left"]) != "-1" || len(rk) != 2 {
 			t.Fatalf("registration_key = %v", rk)
 		}
 	})

@@ -314,7 +314,7 @@ func TestSearchScrollLimit(t *testing.T) {
 	w := newSrchWorld(t, "srch-scrollcap")
 	ctx := context.Background()
 	if _, err := w.e.Store.Pool().Exec(ctx, `INSERT INTO search_scrolls (id, data_owner_id, state, expires_at)
-		SELECT 'capfill-' || g, $1, '{}', now() + interval '5 minutes' FROM generate_series(1, $2) g`,
+		SELECT 'capfill-' || $1::bigint || '-' || g, $1, '{}', now() + interval '5 minutes' FROM generate_series(1, $2) g`,
 		w.o.ID, search.MaxOpenScrolls); err != nil {
 		t.Fatal(err)
 	}

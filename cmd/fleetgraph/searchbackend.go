@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"log/slog"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/search"
@@ -22,37 +23,41 @@ const rollupEvery = 5 * time.Second
 // embedded PostgreSQL backend. The embedded backend's rollup refresher runs
 // in the background either way: writes keep marking days dirty, and the
 // rollups must be current should the server run without Elasticsearch
-// again.
-func (c *config) searchBackend(ctx context.Context, st *store.Store, log *slog.Logger) (search.Backend, error) {
+// again. wait returns once the background work has stopped after ctx
+// ended (the indexer's lock released), for a clean shutdown.
+func (c *config) searchBackend(ctx context.Context, st *store.Store, log *slog.Logger) (search.Backend, func(), error) {
 	timeout, err := c.searchTimeout()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	go pg.RunRollups(ctx, st.Pool(), rollupEvery, log)
-	if c.ElasticURL == "" {
+	var esb *es.Backend
+	if c.ElasticURL != "" {
+		key, err := c.secretKey(log)
+		if err != nil {
+			return nil, nil, err
+		}
+		// A key of its own for signing scroll ids, derived from the server secret.
+		mac := hmac.New(sha256.New, key)
+		mac.Write([]byte("fleetgraph elasticsearch scroll ids"))
+		if esb, err = es.New(c.ElasticURL, st.Pool(), mac.Sum(nil), log); err != nil {
+			return nil, nil, err
+		}
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { pg.RunRollups(ctx, st.Pool(), rollupEvery, log) })
+	if esb == nil {
 		log.Info("search backend: embedded PostgreSQL", "search_timeout", timeout.String())
 		b := pg.New(st.Pool())
 		b.Timeout = timeout
-		return b, nil
+		return b, wg.Wait, nil
 	}
-	key, err := c.secretKey(log)
-	if err != nil {
-		return nil, err
-	}
-	// A key of its own for signing scroll ids, derived from the server secret.
-	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte("fleetgraph elasticsearch scroll ids"))
-	b, err := es.New(c.ElasticURL, st.Pool(), mac.Sum(nil), log)
-	if err != nil {
-		return nil, err
-	}
-	go func() {
-		if err := b.Indexer().Run(ctx); err != nil {
+	wg.Go(func() {
+		if err := esb.Indexer().Run(ctx); err != nil {
 			log.Error("elasticsearch indexer stopped", "err", err)
 		}
-	}()
+	})
 	log.Info("search backend: Elasticsearch", "url", redactURL(c.ElasticURL))
-	return b, nil
+	return esb, wg.Wait, nil
 }
 
 // redactURL hides credentials in a URL for the log.

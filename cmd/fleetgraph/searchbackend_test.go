@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/search/es"
 	"github.com/fleetgraph/fleetgraph/search/pg"
@@ -27,7 +29,7 @@ func TestSearchBackendIsPostgreSQLByDefault(t *testing.T) {
 	defer cancel()
 	o := e.NewOwner(t, "pgrollups")
 	doc, err := store.ParseDocument("measurement", []byte(`{"id": "m-pg-1", "type": "VideoMeasurement",
-		"client_uuid": "7d1c1c8e-4f7e-4d43-9d0a-3c5f0f5d7a12", "created_at": "2026-11-02T10:00:00Z"}`))
+		"client_uuid": "`+uuid.NewString()+`", "created_at": "2026-11-02T10:00:00Z"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,10 +37,11 @@ func TestSearchBackendIsPostgreSQLByDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := config{DataDir: t.TempDir()}
-	b, err := cfg.searchBackend(ctx, e.Store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	b, wait, err := cfg.searchBackend(ctx, e.Store, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer func() { cancel(); wait() }() // the background work stops with ctx
 	if _, ok := b.(*pg.Backend); !ok {
 		t.Errorf("backend = %T, want *pg.Backend", b)
 	}
@@ -71,7 +74,7 @@ func TestElasticsearchURLSelectsElasticsearchAndRunsTheIndexer(t *testing.T) {
 	e := apitest.Get(t)
 	o := e.NewOwner(t, "esconfig")
 	doc, err := store.ParseDocument("measurement", []byte(`{"id": "m-es-1", "type": "VideoMeasurement",
-		"client_uuid": "7d1c1c8e-4f7e-4d43-9d0a-3c5f0f5d7a11", "created_at": "2026-11-02T10:00:00Z"}`))
+		"client_uuid": "`+uuid.NewString()+`", "created_at": "2026-11-02T10:00:00Z"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,10 +104,11 @@ func TestElasticsearchURLSelectsElasticsearchAndRunsTheIndexer(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cfg := config{DataDir: t.TempDir(), ElasticURL: fake.URL}
-	b, err := cfg.searchBackend(ctx, e.Store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	b, wait, err := cfg.searchBackend(ctx, e.Store, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer func() { cancel(); wait() }() // the background work stops with ctx
 	if _, ok := b.(*es.Backend); !ok {
 		t.Fatalf("backend = %T, want *es.Backend", b)
 	}
@@ -150,17 +154,18 @@ func TestSearchTimeoutConfig(t *testing.T) {
 		if _, err := c.searchTimeout(); err == nil || !strings.Contains(err.Error(), "--search-timeout") {
 			t.Errorf("%q: %v, want an error naming --search-timeout", bad, err)
 		}
-		if _, err := c.searchBackend(context.Background(), apitest.Get(t).Store, slog.New(slog.NewTextHandler(io.Discard, nil))); err == nil {
+		if _, _, err := c.searchBackend(context.Background(), apitest.Get(t).Store, slog.New(slog.NewTextHandler(io.Discard, nil))); err == nil {
 			t.Errorf("%q: the backend was made", bad)
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c := parse("--search-timeout", "250ms", "--data-dir", t.TempDir())
-	b, err := c.searchBackend(ctx, apitest.Get(t).Store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	b, wait, err := c.searchBackend(ctx, apitest.Get(t).Store, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer func() { cancel(); wait() }()
 	if pb, ok := b.(*pg.Backend); !ok || pb.Timeout != 250*time.Millisecond {
 		t.Errorf("backend %T %+v, want *pg.Backend with Timeout 250ms", b, b)
 	}

@@ -40,7 +40,7 @@ func serve(ctx context.Context, args []string) error {
 		}
 	}
 
-	backend, err := cfg.searchBackend(ctx, st, log)
+	backend, waitSearch, err := cfg.searchBackend(ctx, st, log)
 	if err != nil {
 		return err
 	}
@@ -86,6 +86,7 @@ func serve(ctx context.Context, args []string) error {
 	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("shutdown: %w", err)
 	}
+	waitSearch() // the indexer and the rollup refresher stop with ctx
 	return nil
 }
 

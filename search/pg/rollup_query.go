@@ -422,6 +422,9 @@ func (x *aggExec) loadCells(nodes []*aggNode, rq *rollupRequest) (*cellSet, erro
 // cleanDays are the whole days of the range whose rollups are current and
 // hold every field needed.
 func (x *aggExec) cleanDays(tx pgx.Tx, kfields, mfields []string, lo, hi timeBound) ([]time.Time, error) {
+	// Empty arrays, not NULL: "excluded && NULL" is NULL, and one NULL
+	// would make every day unclean (terms with no metric under them).
+	kfields, mfields = append([]string{}, kfields...), append([]string{}, mfields...)
 	a := &args{}
 	owner, kind := a.add(x.scope.DataOwnerID), a.add(string(x.scope.Kind))
 	cond := ""

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -300,6 +301,50 @@ func TestRollupAggregationsReadTheCells(t *testing.T) {
 	maxCells = 1000
 	if got := sumFor("Telekom"); got == before {
 		t.Fatalf("under maxCells: sum %v, want the tampered cells", got)
+	}
+}
+
+// A terms aggregation with no metric under it (counts per value, the most
+// common dashboard shape) is answered from the cells too: its days are
+// clean although it names no metric field.
+func TestRollupPlainTermsReadTheCells(t *testing.T) {
+	b, scope := rollupFixture(t)
+	ctx := context.Background()
+	if _, err := RefreshRollups(ctx, testPool(t)); err != nil {
+		t.Fatal(err)
+	}
+	body := map[string]any{"size": 0,
+		"query": mustJSON(t, `{"range":{"created_at":{"gte":"2026-11-02","lt":"2026-11-03"}}}`),
+		"aggs":  mustJSON(t, `{"isp":{"terms":{"field":"network.isp"}}}`)}
+	countFor := func(isp string) float64 {
+		t.Helper()
+		resp, err := b.Search(ctx, search.Request{Scope: scope, Body: body})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, bk := range resp["aggregations"].(map[string]any)["isp"].(map[string]any)["buckets"].([]any) {
+			if m := bk.(map[string]any); m["key"] == isp {
+				f, _ := strconv.ParseFloat(fmt.Sprint(m["doc_count"]), 64)
+				return f
+			}
+		}
+		t.Fatalf("no bucket %s", isp)
+		return 0
+	}
+	before := countFor("Telekom")
+	tag, err := testPool(t).Exec(ctx, `UPDATE rollup_cells SET n = n + 1000 WHERE data_owner_id = $1
+		AND day = '2026-11-02' AND kfield = 'network.isp' AND kvalue = 'Telekom' AND mfield = ''`, scope.DataOwnerID)
+	if err != nil || tag.RowsAffected() == 0 {
+		t.Fatalf("tamper: %v, %d rows", err, tag.RowsAffected())
+	}
+	defer func() { _, _ = RefreshRollups(ctx, testPool(t)) }()
+	if got, want := countFor("Telekom"), before+1000*float64(tag.RowsAffected()); got != want {
+		t.Fatalf("doc_count %v, want the tampered cells' %v", got, want)
+	}
+	// (Mark the day dirty so that the deferred refresh rebuilds it.)
+	if _, err := testPool(t).Exec(ctx, `INSERT INTO rollup_dirty (data_owner_id, kind, day) VALUES ($1, 'measurement', '2026-11-02')`,
+		scope.DataOwnerID); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -258,20 +258,78 @@ type timeBound struct {
 }
 
 // createdAtRange is the created_at range a query selects, or ok false when
-// the query is anything but match_all, created_at ranges and bools of them.
+// the query is anything but match_all, created_at ranges, term and terms on
+// type, and bools of them (see rollupQueryOf).
 func (c *compiler) createdAtRange(q any) (lo, hi timeBound, ok bool) {
+	rq, ok := c.rollupQueryOf(q)
+	return rq.lo, rq.hi, ok
+}
+
+// rollupQuery is what the rollups can answer of a query: a created_at
+// range and, when typed, the only document types it selects (the cells
+// are per type).
+type rollupQuery struct {
+	lo, hi timeBound
+	types  []string
+	typed  bool
+}
+
+// restrict narrows the types to those also in set.
+func (rq *rollupQuery) restrict(set []string) {
+	if !rq.typed {
+		rq.types, rq.typed = slices.Clone(set), true
+		return
+	}
+	rq.types = slices.DeleteFunc(rq.types, func(t string) bool { return !slices.Contains(set, t) })
+}
+
+// typeValues reads the values of a term or terms query on the type column
+// (type or type.keyword, exact and case-sensitive): ok false for any other
+// query, option or value.
+func typeValues(clause string, body any) ([]string, bool) {
+	field, val, err := singleField(clause, body)
+	if err != nil || baseField(field) != "type" {
+		return nil, false
+	}
+	var vals []any
+	if clause == "term" {
+		v, opts := options(val, "value")
+		for k, o := range opts {
+			if k != "value" && k != "boost" && k != "_name" && !(k == "case_insensitive" && o == false) {
+				return nil, false
+			}
+		}
+		vals = []any{v}
+	} else if vals, _ = val.([]any); vals == nil {
+		return nil, false
+	}
+	out := make([]string, 0, len(vals))
+	for _, v := range vals {
+		s, ok := v.(string)
+		if !ok || s == "" {
+			return nil, false
+		}
+		out = append(out, s)
+	}
+	return out, true
+}
+
+// rollupQueryOf reads a query made of match_all, created_at ranges, term
+// and terms on type, and bools (must, filter) of them; ok false otherwise.
+func (c *compiler) rollupQueryOf(q any) (rq rollupQuery, ok bool) {
+	lo, hi := &rq.lo, &rq.hi
 	var walk func(q any) bool
 	tighten := func(b qBound, t time.Time) {
 		switch b.op {
 		case ">", ">=":
 			incl := b.op == ">="
 			if !lo.set || t.After(lo.t) || (t.Equal(lo.t) && !incl) {
-				lo = timeBound{t, incl, true}
+				*lo = timeBound{t, incl, true}
 			}
 		default:
 			incl := b.op == "<="
 			if !hi.set || t.Before(hi.t) || (t.Equal(hi.t) && !incl) {
-				hi = timeBound{t, incl, true}
+				*hi = timeBound{t, incl, true}
 			}
 		}
 	}
@@ -287,6 +345,12 @@ func (c *compiler) createdAtRange(q any) (lo, hi timeBound, ok bool) {
 			switch name {
 			case "match_all":
 				return true
+			case "term", "terms":
+				types, ok := typeValues(name, body)
+				if ok {
+					rq.restrict(types)
+				}
+				return ok
 			case "range":
 				field, bounds, opts, err := parseRange(body)
 				if err != nil || baseField(field) != "created_at" || len(bounds) == 0 {
@@ -327,7 +391,7 @@ func (c *compiler) createdAtRange(q any) (lo, hi timeBound, ok bool) {
 		}
 		return len(m) == 0
 	}
-	return lo, hi, walk(q)
+	return rq, walk(q)
 }
 
 // fullDay reports whether every instant of the UTC day starting at d lies in
@@ -356,9 +420,20 @@ func (x *aggExec) loadCells(nodes []*aggNode, rq *rollupRequest) (*cellSet, erro
 	if !ok {
 		return nil, nil
 	}
-	lo, hi, ok := rq.c.createdAtRange(rq.query)
+	qr, ok := rq.c.rollupQueryOf(rq.query)
 	if !ok {
 		return nil, nil
+	}
+	lo, hi := qr.lo, qr.hi
+	// The cells' types: the scope's (nil: all), narrowed by the query's.
+	types := x.scope.Types
+	if qr.typed {
+		if types == nil {
+			types = qr.types
+		} else {
+			types = slices.DeleteFunc(slices.Clone(types), func(t string) bool { return !slices.Contains(qr.types, t) })
+		}
+		types = append([]string{}, types...) // typed: never nil (nil is all)
 	}
 	// Within a request's transaction (repeatable read, one snapshot for
 	// every statement), a savepoint, rolled back at the end so that the
@@ -387,7 +462,7 @@ func (x *aggExec) loadCells(nodes []*aggNode, rq *rollupRequest) (*cellSet, erro
 			return nil, err
 		}
 	}
-	clean, err := x.cleanDays(tx, kfields, mfields, lo, hi)
+	clean, err := x.cleanDays(tx, kfields, mfields, lo, hi, types)
 	if err != nil {
 		return nil, err
 	}
@@ -401,7 +476,7 @@ func (x *aggExec) loadCells(nodes []*aggNode, rq *rollupRequest) (*cellSet, erro
 	}
 	for _, k := range kfields {
 		if len(clean) > 0 {
-			ok, err := x.rollupCells(tx, cs, k, clean)
+			ok, err := x.rollupCells(tx, cs, k, clean, types)
 			if err != nil || !ok {
 				return nil, err
 			}
@@ -421,7 +496,7 @@ func (x *aggExec) loadCells(nodes []*aggNode, rq *rollupRequest) (*cellSet, erro
 
 // cleanDays are the whole days of the range whose rollups are current and
 // hold every field needed.
-func (x *aggExec) cleanDays(tx pgx.Tx, kfields, mfields []string, lo, hi timeBound) ([]time.Time, error) {
+func (x *aggExec) cleanDays(tx pgx.Tx, kfields, mfields []string, lo, hi timeBound, types []string) ([]time.Time, error) {
 	// Empty arrays, not NULL: "excluded && NULL" is NULL, and one NULL
 	// would make every day unclean (terms with no metric under them).
 	kfields, mfields = append([]string{}, kfields...), append([]string{}, mfields...)
@@ -435,8 +510,8 @@ func (x *aggExec) cleanDays(tx pgx.Tx, kfields, mfields []string, lo, hi timeBou
 		cond += " AND day <= " + a.add(utcDay(hi.t)) + "::date"
 	}
 	typeCond := ""
-	if len(x.scope.Types) > 0 {
-		typeCond = " AND type = ANY(" + a.add(x.scope.Types) + "::text[])"
+	if types != nil {
+		typeCond = " AND type = ANY(" + a.add(types) + "::text[])"
 	}
 	sql := "SELECT day FROM rollup_days WHERE data_owner_id = " + owner + " AND kind = " + kind + cond + typeCond +
 		" GROUP BY day HAVING NOT bool_or(kfields_excluded && " + a.add(kfields) + "::text[] OR mfields_excluded && " +
@@ -489,14 +564,14 @@ func rawRanges(clean []time.Time, lo, hi timeBound) []tRange {
 
 // rollupCells adds the cells of kfield over the clean days; ok is false
 // when there are too many.
-func (x *aggExec) rollupCells(tx pgx.Tx, cs *cellSet, kfield string, days []time.Time) (ok bool, err error) {
+func (x *aggExec) rollupCells(tx pgx.Tx, cs *cellSet, kfield string, days []time.Time, types []string) (ok bool, err error) {
 	a := &args{}
 	sql := "SELECT day, kvalue, mfield, sum(n)::bigint, sum(sum), min(min), max(max) FROM rollup_cells" +
 		" WHERE data_owner_id = " + a.add(x.scope.DataOwnerID) + " AND kind = " + a.add(string(x.scope.Kind)) +
 		" AND kfield = " + a.add(kfield) + " AND mfield = ANY(" + a.add(append([]string{""}, cs.mfields...)) + "::text[])" +
 		" AND day = ANY(" + a.add(days) + "::date[])"
-	if len(x.scope.Types) > 0 {
-		sql += " AND type = ANY(" + a.add(x.scope.Types) + "::text[])"
+	if types != nil {
+		sql += " AND type = ANY(" + a.add(types) + "::text[])"
 	}
 	sql += " GROUP BY day, kvalue, mfield"
 	rows, err := tx.Query(x.ctx, sql, a.vals...)

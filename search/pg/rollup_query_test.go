@@ -195,6 +195,12 @@ var rollupQueries = []string{
 	`{"range":{"created_at":{"gte":"now-5d/d","lte":"now/d"}}}`,
 	`{"bool":{"filter":[{"range":{"created_at":{"gte":"now-6d"}}},{"range":{"created_at":{"lt":"2026-11-09"}}}]}}`,
 	`{"range":{"created_at":{"gte":"2026-11-04","lt":"2026-11-04"}}}`,
+	// Types the cells are kept by: term and terms on type narrow them.
+	`{"term":{"type":"VideoMeasurement"}}`,
+	`{"bool":{"filter":[{"term":{"type.keyword":{"value":"NetworkMeasurement"}}},{"range":{"created_at":{"gte":"2026-11-03","lt":"2026-11-08T12:00:00Z"}}}]}}`,
+	`{"terms":{"type":["VideoMeasurement","NetworkMeasurement","NoSuchMeasurement"]}}`,
+	`{"bool":{"must":[{"terms":{"type":["VideoMeasurement","NetworkMeasurement"]}},{"term":{"type":"NetworkMeasurement"}}]}}`,
+	`{"bool":{"filter":[{"term":{"type":"VideoMeasurement"}},{"term":{"type":"NetworkMeasurement"}}]}}`,
 }
 
 func TestRollupAggregationsMatchTheDocuments(t *testing.T) {
@@ -341,6 +347,17 @@ func TestRollupPlainTermsReadTheCells(t *testing.T) {
 	if got, want := countFor("Telekom"), before+1000*float64(tag.RowsAffected()); got != want {
 		t.Fatalf("doc_count %v, want the tampered cells' %v", got, want)
 	}
+	// A term on type reads the cells of that type only.
+	body["query"] = mustJSON(t, `{"bool":{"filter":[{"term":{"type":"VideoMeasurement"}},{"range":{"created_at":{"gte":"2026-11-02","lt":"2026-11-03"}}}]}}`)
+	video := countFor("Telekom")
+	tag, err = testPool(t).Exec(ctx, `UPDATE rollup_cells SET n = n + 100 WHERE data_owner_id = $1 AND day = '2026-11-02'
+		AND type = 'VideoMeasurement' AND kfield = 'network.isp' AND kvalue = 'Telekom' AND mfield = ''`, scope.DataOwnerID)
+	if err != nil || tag.RowsAffected() != 1 {
+		t.Fatalf("tamper the video cell: %v, %d rows", err, tag.RowsAffected())
+	}
+	if got := countFor("Telekom"); got != video+100 {
+		t.Fatalf("term on type: doc_count %v, want the tampered video cell's %v", got, video+100)
+	}
 	// (Mark the day dirty so that the deferred refresh rebuilds it.)
 	if _, err := testPool(t).Exec(ctx, `INSERT INTO rollup_dirty (data_owner_id, kind, day) VALUES ($1, 'measurement', '2026-11-02')`,
 		scope.DataOwnerID); err != nil {
@@ -407,7 +424,13 @@ func TestCreatedAtRange(t *testing.T) {
 		{`{"range":{"other":{"gte":"2026-11-02"}}}`, false, "", ""},
 		{`{"bool":{"should":[{"range":{"created_at":{"gte":"2026-11-02"}}}]}}`, false, "", ""},
 		{`{"bool":{"must_not":[{"match_all":{}}]}}`, false, "", ""},
-		{`{"term":{"type":"x"}}`, false, "", ""},
+		{`{"term":{"type":"x"}}`, true, "", ""},
+		{`{"bool":{"filter":[{"terms":{"type.keyword":["x","y"]}},{"range":{"created_at":{"gte":"2026-11-02"}}}]}}`, true, "2026-11-02T00:00:00Z", ""},
+		{`{"term":{"type":{"value":"x","case_insensitive":true}}}`, false, "", ""},
+		{`{"term":{"type":""}}`, false, "", ""},
+		{`{"term":{"type":5}}`, false, "", ""},
+		{`{"term":{"subject":"x"}}`, false, "", ""},
+		{`{"terms":{"type":"x"}}`, false, "", ""},
 	} {
 		lo, hi, ok := c.createdAtRange(mustJSON(t, tc.q))
 		if ok != tc.ok {

@@ -1,7 +1,9 @@
 // Command searchbench times the embedded PostgreSQL search backend on a
-// loaded data owner (see bench/run.sh): a filtered, sorted, paged search and
-// a terms + date_histogram + avg aggregation over 30 days. It prints p50,
-// p95 and max per workload.
+// loaded data owner (see bench/run.sh): a filtered, sorted, paged search,
+// a terms + date_histogram + avg aggregation over 30 days, the export
+// listing and the common ES|QL shapes. It prints p50, p95 and max per
+// workload. -only picks workloads by a regular expression on their names;
+// -explain prints EXPLAIN ANALYZE of each ES|QL workload's statement.
 package main
 
 import (
@@ -9,8 +11,14 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"regexp"
+	"slices"
 	"sort"
+	"strings"
+	"sync"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/search/pg"
@@ -21,15 +29,23 @@ func main() {
 	url := flag.String("database-url", "postgres://postgres@127.0.0.1:5432/fleetgraph_bench?sslmode=disable", "database holding the loaded data owner")
 	slug := flag.String("data-owner", "bench", "data owner slug")
 	runs := flag.Int("runs", 30, "timed runs per workload (after 3 warm-up runs)")
+	only := flag.String("only", "", "run only the workloads whose names match this regular expression")
+	explain := flag.Bool("explain", false, "print EXPLAIN (ANALYZE, BUFFERS) of each ES|QL workload's SQL")
 	flag.Parse()
-	if err := run(context.Background(), *url, *slug, *runs); err != nil {
+	filter, err := regexp.Compile(*only)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "searchbench: -only:", err)
+		os.Exit(2)
+	}
+	if err := run(context.Background(), *url, *slug, *runs, filter, *explain); err != nil {
 		fmt.Fprintln(os.Stderr, "searchbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, url, slug string, runs int) error {
-	st, err := store.Open(ctx, url, store.Options{})
+func run(ctx context.Context, url, slug string, runs int, only *regexp.Regexp, explain bool) error {
+	rec := &esqlRecorder{}
+	st, err := store.Open(ctx, url, store.Options{Tracer: rec})
 	if err != nil {
 		return err
 	}
@@ -102,6 +118,27 @@ func run(ctx context.Context, url, slug string, runs int) error {
 		"track_total_hits": true, "size": 20,
 		"sort": []any{map[string]any{"created_at": "desc"}},
 	}})
+	// Counts per value, the most common dashboard shape: terms with no
+	// metric under it, over the month and over one type's 10 days.
+	workloads = append(workloads, struct {
+		name string
+		body map[string]any
+	}{"terms (ISP) counts, 30 days", map[string]any{
+		"size":  0,
+		"query": map[string]any{"range": map[string]any{"created_at": map[string]any{"gte": "2026-11-01", "lt": "2026-12-01"}}},
+		"aggs":  map[string]any{"by_isp": map[string]any{"terms": map[string]any{"field": "network.isp.keyword"}}},
+	}}, struct {
+		name string
+		body map[string]any
+	}{"terms (ISP) counts, one type, 10 days", map[string]any{
+		"size": 0,
+		"query": map[string]any{"bool": map[string]any{"filter": []any{
+			map[string]any{"term": map[string]any{"type": "VideoMeasurement"}},
+			map[string]any{"range": map[string]any{"created_at": map[string]any{"gte": "2026-11-10", "lt": "2026-11-20"}}},
+		}}},
+		"aggs": map[string]any{"by_isp": map[string]any{"terms": map[string]any{"field": "network.isp.keyword"}}},
+	}})
+	var explained []string
 	timed := make([]timedWorkload, 0, len(workloads)+2)
 	for _, w := range workloads {
 		timed = append(timed, timedWorkload{w.name, func() (string, error) {
@@ -120,7 +157,39 @@ func run(ctx context.Context, url, slug string, runs int) error {
 			return fmt.Sprintf("%d documents of %d", len(docs), total), err
 		}})
 	}
+	// ES|QL: the common shapes over every measurement (M), and over every
+	// kind with the spec's pattern.
+	const M = "FROM analytics-production-%[1]s-measurements* "
+	var client string
+	if err := st.Pool().QueryRow(ctx, `SELECT uuid::text FROM clients WHERE data_owner_id = $1 ORDER BY uuid LIMIT 1`, owner.ID).Scan(&client); err != nil {
+		return err
+	}
+	for _, w := range []struct{ name, query string }{
+		{"ES|QL STATS COUNT(*) BY type", M + "| STATS n = COUNT(*) BY type"},
+		{"ES|QL SORT created_at DESC, LIMIT 5, KEEP", M + "| SORT created_at DESC | LIMIT 5 | KEEP id, type"},
+		{"ES|QL same, every kind (pattern <slug>*)", "FROM analytics-production-%[1]s* | SORT created_at DESC | LIMIT 5 | KEEP id, type"},
+		{"ES|QL SORT created_at DESC, LIMIT 20, rows", M + "| SORT created_at DESC | LIMIT 20"},
+		{"ES|QL WHERE 1 day, AVG BY network.isp", M + `| WHERE created_at >= "2026-11-10" AND created_at < "2026-11-11" | STATS a = AVG(statistic_values.rtt_avg) BY network.isp`},
+		{"ES|QL WHERE type, 1 day, SORT, LIMIT 20", M + `| WHERE type == "VideoMeasurement" AND created_at >= "2026-11-10" AND created_at < "2026-11-11" | SORT created_at DESC | LIMIT 20 | KEEP id, client_uuid, study.subject`},
+		{"ES|QL WHERE client_uuid, SORT, LIMIT 20", M + `| WHERE client_uuid == "%[2]s" | SORT created_at DESC | LIMIT 20 | KEEP id, type`},
+		{"ES|QL STATS BY client_uuid, LOOKUP JOIN", M + "| STATS n = COUNT(*) BY client_uuid | LOOKUP JOIN analytics-production-%[1]s-lookup-clients ON client_uuid | SORT n DESC | LIMIT 3"},
+	} {
+		query := fmt.Sprintf(w.query, slug, client)
+		timed = append(timed, timedWorkload{w.name, func() (string, error) {
+			rows, err := backend.ESQL(ctx, owner.ID, slug, query)
+			if err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("%d rows, first %v", len(rows), rows[0]), nil
+		}})
+		if explain {
+			explained = append(explained, w.name)
+		}
+	}
 	for _, w := range timed {
+		if !only.MatchString(w.name) {
+			continue
+		}
 		var times []time.Duration
 		for i := 0; i < runs+3; i++ {
 			start := time.Now()
@@ -130,6 +199,11 @@ func run(ctx context.Context, url, slug string, runs int) error {
 			}
 			if i == 0 {
 				fmt.Printf("  %s: %s\n", w.name, what)
+				if slices.Contains(explained, w.name) {
+					if err := rec.explain(ctx, st.Pool()); err != nil {
+						return fmt.Errorf("%s: explain: %w", w.name, err)
+					}
+				}
 			}
 			if i >= 3 {
 				times = append(times, time.Since(start))
@@ -149,3 +223,45 @@ type timedWorkload struct {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// esqlRecorder keeps the last ES|QL statement (the one reading documents
+// through the translator's base subquery) and its arguments.
+type esqlRecorder struct {
+	mu   sync.Mutex
+	sql  string
+	args []any
+}
+
+func (r *esqlRecorder) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	if strings.Contains(d.SQL, "FROM documents d ") {
+		r.mu.Lock()
+		r.sql, r.args = d.SQL, d.Args
+		r.mu.Unlock()
+	}
+	return ctx
+}
+
+func (r *esqlRecorder) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// explain prints the recorded statement and its plan.
+func (r *esqlRecorder) explain(ctx context.Context, pool interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}) error {
+	r.mu.Lock()
+	sql, args := r.sql, r.args
+	r.mu.Unlock()
+	fmt.Printf("    SQL: %s\n    args: %v\n", sql, args)
+	rows, err := pool.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+sql, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return err
+		}
+		fmt.Println("    " + line)
+	}
+	return rows.Err()
+}

@@ -67,6 +67,16 @@ import (
 // until STATS; KEEP, DROP and RENAME only change which names are visible
 // (a compile-time view), and output column names are applied in Go. Values
 // from the query (literals, field paths, patterns) are placeholders.
+//
+// So that the documents' indexes apply: a FROM pattern that takes every
+// index of a kind (its bare name, a prefix of it and '*') is the condition
+// kind = <kind> alone, not a match on the index-name expression; several
+// kinds whose first rows by created_at are wanted (SORT created_at ...
+// LIMIT) are read one ordered branch per kind, merged; SORT on created_at
+// (never null) sets no null placement, so that it is the index's order;
+// the document's client_uuid is grouped by, joined on and compared with a
+// UUID literal as the uuid column (esqlTranslator.plain turns all of this
+// off; tests compare both answers).
 
 const (
 	esqlDefaultLimit = 1000
@@ -94,10 +104,11 @@ func (t esqlType) String() string {
 // esqlExpr is compiled SQL with its type; lit holds the Go value of a
 // literal (for conversions done in Go, such as a date string).
 type esqlExpr struct {
-	sql string
-	t   esqlType
-	lit *esql.Literal
-	arg int // the placeholder number of a literal's value
+	sql  string
+	t    esqlType
+	lit  *esql.Literal
+	arg  int    // the placeholder number of a literal's value
+	uuid string // the same value as a uuid column, when it is one (client_uuid)
 }
 
 // reuse gives a literal's placeholder a new value (converted in Go), so that
@@ -118,6 +129,7 @@ type esqlCol struct {
 	name string
 	sql  string
 	t    esqlType
+	uuid string // as esqlExpr.uuid
 }
 
 // esqlView says which document fields are visible: all of them minus the
@@ -163,6 +175,63 @@ type esqlTranslator struct {
 	order   []string
 	limit   int64 // last LIMIT since the last STATS, -1 when none
 	seq     int
+	base    esqlBase
+	// plain turns off the shortcuts that only make the statement faster
+	// (the kind alone for whole kinds, ordered branches, uuid comparisons
+	// of client_uuid): tests compare both translations' answers.
+	plain bool
+}
+
+// esqlBaseMarker stands for the base relation in tr.from until translate
+// knows its shape (esqlBase.sql).
+const esqlBaseMarker = "\x00base\x00"
+
+// esqlBase is the base relation: the data owner's documents of the FROM
+// kinds (sel ends with "d.kind = "; kinds is the placeholder of their
+// array, n their number).
+type esqlBase struct {
+	sel     string
+	kinds   string
+	n       int
+	decided bool   // order is final
+	order   string // "ASC" or "DESC": the first LIMIT's rows are the first by created_at
+	plain   bool   // kind = ANY(...) always (esqlTranslator.plain)
+}
+
+// decide fixes the base's shape at the first command that reads its rows
+// in an order (LIMIT, the final statement) or all of them (STATS).
+func (tr *esqlTranslator) decideBase(order []string) {
+	if tr.base.decided {
+		return
+	}
+	tr.base.decided = true
+	if len(order) > 0 && !tr.plain {
+		switch order[0] {
+		case "s.fg_created DESC":
+			tr.base.order = "DESC"
+		case "s.fg_created ASC":
+			tr.base.order = "ASC"
+		}
+	}
+}
+
+// sql is the base relation. One kind is a scan with kind as an equality,
+// so that the (data_owner_id, kind, ...) indexes apply with their order.
+// Several kinds are kind = ANY(...), or, when the first rows by created_at
+// are wanted, one branch per kind ordered by created_at, merged (each
+// branch walks the (data_owner_id, kind, created_at DESC, id DESC) index).
+func (b esqlBase) sql() string {
+	if b.n == 1 && !b.plain {
+		return b.sel + "(" + b.kinds + "::text[])[1]"
+	}
+	if b.order == "" {
+		return b.sel + "ANY(" + b.kinds + "::text[])"
+	}
+	branches := make([]string, b.n)
+	for i := range branches {
+		branches[i] = "(" + b.sel + "(" + b.kinds + "::text[])[" + strconv.Itoa(i+1) + "] ORDER BY d.created_at " + b.order + ")"
+	}
+	return strings.Join(branches, " UNION ALL ")
 }
 
 // esqlStats is the context of a STATS aggregate expression outside of an
@@ -175,11 +244,16 @@ type esqlStats struct {
 // ESQL runs a piped query (already scope-checked by search.CheckESQL) over
 // the data owner's documents and returns one object per row.
 func (b *Backend) ESQL(ctx context.Context, dataOwnerID int64, slug, query string) ([]map[string]any, error) {
+	return b.esql(ctx, dataOwnerID, slug, query, false)
+}
+
+// esql is ESQL, with the shortcuts off when plain (esqlTranslator.plain).
+func (b *Backend) esql(ctx context.Context, dataOwnerID int64, slug, query string, plain bool) ([]map[string]any, error) {
 	q, err := esql.Parse(query)
 	if err != nil {
 		return nil, search.Badf("%s", err.Error())
 	}
-	tr := &esqlTranslator{a: &args{}, ownerID: dataOwnerID, slug: slug, limit: -1}
+	tr := &esqlTranslator{a: &args{}, ownerID: dataOwnerID, slug: slug, limit: -1, plain: plain}
 	stmt, err := tr.translate(q)
 	if err != nil {
 		return nil, err
@@ -391,7 +465,8 @@ func (tr *esqlTranslator) translate(q *esql.Query) (string, error) {
 	if limit < 0 {
 		limit = esqlDefaultLimit
 	}
-	stmt := "SELECT " + strings.Join(sel, ", ") + " FROM " + tr.from + " s"
+	tr.decideBase(tr.order)
+	stmt := "SELECT " + strings.Join(sel, ", ") + " FROM " + strings.Replace(tr.from, esqlBaseMarker, tr.base.sql(), 1) + " s"
 	order := ""
 	if len(tr.order) > 0 {
 		order = " ORDER BY " + strings.Join(tr.order, ", ")
@@ -445,6 +520,12 @@ func (tr *esqlTranslator) fromClause(f *esql.From) error {
 		kinds[i] = string(k)
 		names[i] = search.IndexName(tr.slug, k, "")
 	}
+	// Per kind: whole when an include pattern matches every index name of
+	// the kind (its bare name, which reads all its types like an alias, or
+	// a prefix of it followed by '*' only), so that the kind alone is the
+	// condition (an index column); partial when a pattern may match some
+	// of its names, which then need the index-name expression.
+	whole := map[string]bool{}
 	candidates := map[string]bool{}
 	var include, exclude []string
 	for _, ip := range f.Indices {
@@ -462,19 +543,22 @@ func (tr *esqlTranslator) fromClause(f *esql.From) error {
 			return esqlBad(ip.At, "index [%s] is a lookup index: it is read with LOOKUP JOIN %s ON client_uuid, not FROM", ip.Pattern, pat)
 		}
 		like := esqlLikeFromGlob(pat)
+		lit, wildTail := pat, false
+		if i := strings.IndexByte(pat, '*'); i >= 0 {
+			lit, wildTail = pat[:i], strings.Trim(pat[i:], "*") == ""
+		}
 		if ip.Exclude {
 			exclude = append(exclude, like)
 			continue
-		}
-		lit := pat
-		if i := strings.IndexByte(pat, '*'); i >= 0 {
-			lit = pat[:i]
 		}
 		found := false
 		for i, name := range names {
 			if strings.HasPrefix(name, lit) || strings.HasPrefix(lit, name+"-") || lit == name {
 				candidates[kinds[i]] = true
 				found = true
+				if pat == name || (wildTail && strings.HasPrefix(name, lit)) {
+					whole[kinds[i]] = true
+				}
 			}
 		}
 		if !found {
@@ -490,28 +574,45 @@ func (tr *esqlTranslator) fromClause(f *esql.From) error {
 	if len(include) == 0 {
 		return esqlBad(f.At, "FROM names no index to read")
 	}
-	var ks []string
+	var ks, wholeKs []string
 	for _, k := range kinds {
 		if candidates[k] {
 			ks = append(ks, k)
+			if whole[k] {
+				wholeKs = append(wholeKs, k)
+			}
 		}
 	}
 	a := tr.a
 	indexExpr := "((" + a.add(names) + "::text[])[array_position(" + a.add(kinds) +
 		"::text[], d.kind)] || COALESCE('-' || lower(d.type), ''))"
-	base := "SELECT d.doc AS fg_doc, d.created_at AS fg_created, d.doc_id AS fg_id, d.kind AS fg_kind, " +
-		"d.type AS fg_type, d.client_uuid::text AS fg_client, " + indexExpr + " AS fg_index" +
-		" FROM documents d WHERE d.data_owner_id = " + a.add(tr.ownerID) + "::bigint" +
-		" AND d.kind = ANY(" + a.add(ks) + "::text[])"
-	var incl []string
-	for _, l := range include {
-		incl = append(incl, "s.fg_index LIKE "+a.add(l)+"::text")
+	tr.base = esqlBase{
+		sel: "SELECT d.doc AS fg_doc, d.created_at AS fg_created, d.doc_id AS fg_id, d.kind AS fg_kind, " +
+			"d.type AS fg_type, d.client_uuid::text AS fg_client, d.client_uuid AS fg_client_uuid, " + indexExpr + " AS fg_index" +
+			" FROM documents d WHERE d.data_owner_id = " + a.add(tr.ownerID) + "::bigint AND d.kind = ",
+		kinds: a.add(ks),
+		n:     len(ks),
+		plain: tr.plain,
 	}
-	where := "(" + strings.Join(incl, " OR ") + ")"
+	base := esqlBaseMarker
+	var conds []string
+	if len(wholeKs) < len(ks) || tr.plain {
+		var incl []string
+		if len(wholeKs) > 0 && !tr.plain {
+			incl = append(incl, "s.fg_kind = ANY("+a.add(wholeKs)+"::text[])")
+		}
+		for _, l := range include {
+			incl = append(incl, "s.fg_index LIKE "+a.add(l)+"::text")
+		}
+		conds = append(conds, "("+strings.Join(incl, " OR ")+")")
+	}
 	for _, l := range exclude {
-		where += " AND s.fg_index NOT LIKE " + a.add(l) + "::text"
+		conds = append(conds, "s.fg_index NOT LIKE "+a.add(l)+"::text")
 	}
-	tr.from = "(SELECT * FROM (" + base + ") s WHERE " + where + ")"
+	tr.from = "(" + base + ")"
+	if len(conds) > 0 {
+		tr.from = "(SELECT * FROM (" + base + ") s WHERE " + strings.Join(conds, " AND ") + ")"
+	}
 	tr.doc = &esqlView{hidden: map[string]bool{}}
 	for _, m := range f.Metadata {
 		switch m {
@@ -579,7 +680,11 @@ func (tr *esqlTranslator) docField(name string) esqlExpr {
 	case "created_at", "@timestamp":
 		return esqlExpr{sql: "s.fg_created", t: etTime}
 	case "client_uuid", "client_uuid.keyword":
-		return esqlExpr{sql: "s.fg_client", t: etText}
+		e := esqlExpr{sql: "s.fg_client", t: etText}
+		if !tr.plain {
+			e.uuid = "s.fg_client_uuid"
+		}
+		return e
 	case "type", "type.keyword":
 		return esqlExpr{sql: "s.fg_type", t: etText}
 	}
@@ -589,7 +694,7 @@ func (tr *esqlTranslator) docField(name string) esqlExpr {
 
 func (tr *esqlTranslator) resolve(at esql.Pos, name string) (esqlExpr, error) {
 	if c, ok := tr.findCol(name); ok {
-		return esqlExpr{sql: c.sql, t: c.t}, nil
+		return esqlExpr{sql: c.sql, t: c.t, uuid: c.uuid}, nil
 	}
 	if name == "_id" || name == "_index" {
 		return esqlExpr{}, esqlBad(at, "Unknown column [%s]: name it in FROM ... METADATA %s", name, name)
@@ -639,6 +744,7 @@ func (tr *esqlTranslator) eval(c *esql.Eval) error {
 }
 
 func (tr *esqlTranslator) stats(c *esql.Stats) error {
+	tr.decideBase(nil)
 	st := &esqlStats{}
 	inner := []string{"s.*"}
 	var group []string
@@ -654,6 +760,14 @@ func (tr *esqlTranslator) stats(c *esql.Stats) error {
 			e.sql, e.t = "NULL::text", etText
 		}
 		al := tr.alias("g")
+		if e.uuid != "" {
+			// client_uuid: grouped as the uuid column (the same groups),
+			// converted to text once per group.
+			inner = append(inner, e.uuid+" AS "+al)
+			group = append(group, "s."+al)
+			st.by = append(st.by, esqlCol{name: f.Name, sql: "(s." + al + ")::text", t: e.t, uuid: "s." + al})
+			continue
+		}
 		inner = append(inner, e.sql+" AS "+al)
 		group = append(group, "s."+al)
 		st.by = append(st.by, esqlCol{name: f.Name, sql: "s." + al, t: e.t})
@@ -679,7 +793,13 @@ func (tr *esqlTranslator) stats(c *esql.Stats) error {
 	for _, b := range st.by {
 		al := tr.alias("c")
 		sel = append(sel, b.sql+" AS "+al)
-		cols = append(cols, esqlCol{name: b.name, sql: "s." + al, t: b.t})
+		col := esqlCol{name: b.name, sql: "s." + al, t: b.t}
+		if b.uuid != "" { // kept beside the text, for joins and comparisons
+			col.uuid = tr.alias("u")
+			sel = append(sel, b.uuid+" AS "+col.uuid)
+			col.uuid = "s." + col.uuid
+		}
+		cols = append(cols, col)
 	}
 	tr.from = "(SELECT " + strings.Join(inner, ", ") + " FROM " + tr.from + " s)"
 	tail := ""
@@ -714,7 +834,11 @@ func (tr *esqlTranslator) sort(c *esql.Sort) error {
 		} else {
 			item += " ASC"
 		}
-		if o.NullsFirst {
+		if e.sql == "s.fg_created" && !tr.plain {
+			// created_at is never null: no placement, so that the order
+			// is the (data_owner_id, kind, created_at DESC, ...) index's
+			// either way.
+		} else if o.NullsFirst {
 			item += " NULLS FIRST"
 		} else {
 			item += " NULLS LAST"
@@ -733,6 +857,7 @@ func (tr *esqlTranslator) limitCmd(c *esql.Limit) error {
 	if n > esqlMaxLimit {
 		n = esqlMaxLimit
 	}
+	tr.decideBase(tr.order)
 	tail := ""
 	if len(tr.order) > 0 {
 		tail = " ORDER BY " + strings.Join(tr.order, ", ")
@@ -772,7 +897,7 @@ func (tr *esqlTranslator) keep(c *esql.Keep) error {
 		if !added[p] {
 			added[p] = true
 			e := tr.docField(p)
-			cols = append(cols, esqlCol{name: p, sql: e.sql, t: e.t})
+			cols = append(cols, esqlCol{name: p, sql: e.sql, t: e.t, uuid: e.uuid})
 		}
 	}
 	tr.cols = cols
@@ -822,7 +947,7 @@ func (tr *esqlTranslator) rename(c *esql.Rename) error {
 		if tr.doc != nil && tr.doc.visible(p.Old) {
 			e := tr.docField(p.Old)
 			tr.doc.hidden[p.Old] = true
-			tr.setCol(esqlCol{name: p.New, sql: e.sql, t: e.t})
+			tr.setCol(esqlCol{name: p.New, sql: e.sql, t: e.t, uuid: e.uuid})
 			continue
 		}
 		return esqlBad(c.At, "Unknown column [%s]", p.Old)
@@ -888,8 +1013,12 @@ func (tr *esqlTranslator) lookupJoin(c *esql.LookupJoin) error {
 		sel = append(sel, f.sql+" AS "+al)
 		cols = append(cols, esqlCol{name: name, sql: "s." + al, t: f.t})
 	}
+	on := lk + ".uuid::text = " + keySQL
+	if k.uuid != "" { // client_uuid as the uuid column: uuid to uuid (the clients' uuid index)
+		on = lk + ".uuid = " + k.uuid
+	}
 	tr.from = "(SELECT " + strings.Join(sel, ", ") + " FROM " + tr.from + " s LEFT JOIN clients " + lk +
-		" ON " + lk + ".data_owner_id = " + tr.a.add(tr.ownerID) + "::bigint AND " + lk + ".uuid::text = " + keySQL + ")"
+		" ON " + lk + ".data_owner_id = " + tr.a.add(tr.ownerID) + "::bigint AND " + on + ")"
 	for _, col := range cols {
 		tr.setCol(col)
 	}
@@ -1077,7 +1206,7 @@ func (tr *esqlTranslator) compile(x esql.Expr, st *esqlStats) (esqlExpr, error) 
 		if st != nil {
 			for i := len(st.by) - 1; i >= 0; i-- {
 				if st.by[i].name == x.Name {
-					return esqlExpr{sql: st.by[i].sql, t: st.by[i].t}, nil
+					return esqlExpr{sql: st.by[i].sql, t: st.by[i].t, uuid: st.by[i].uuid}, nil
 				}
 			}
 			return esqlExpr{}, esqlBad(x.At, "column [%s] must appear in the STATS BY clause or be used in an aggregate function", x.Name)
@@ -1267,6 +1396,9 @@ func (tr *esqlTranslator) binary(x *esql.Binary, st *esqlStats) (esqlExpr, error
 		case "!=":
 			op = "<>"
 		}
+		if c, ok := tr.clientUUIDEquality(l, r, op); ok {
+			return c, nil
+		}
 		return esqlExpr{sql: "(" + ls + " " + op + " " + rs + ")", t: etBool}, nil
 	}
 	// Arithmetic.
@@ -1314,6 +1446,49 @@ func (tr *esqlTranslator) binary(x *esql.Binary, st *esqlStats) (esqlExpr, error
 		return esqlExpr{sql: "mod((" + ls + ")::numeric, NULLIF(" + rs + ", 0)::numeric)::double precision", t: t}, nil
 	}
 	return esqlExpr{sql: "(" + ls + " " + x.Op + " " + rs + ")", t: t}, nil
+}
+
+// clientUUIDEquality compares the document's client_uuid with a string
+// literal as uuids (so that the (data_owner_id, kind, client_uuid, ...)
+// index applies) when the literal is a UUID as PostgreSQL writes one (lower
+// case, hyphenated): the text of a uuid equals such a string exactly when
+// the uuids are equal. Other strings keep the text comparison.
+func (tr *esqlTranslator) clientUUIDEquality(l, r esqlExpr, op string) (esqlExpr, bool) {
+	if (op != "=" && op != "<>") || tr.plain {
+		return esqlExpr{}, false
+	}
+	if r.uuid != "" {
+		l, r = r, l
+	}
+	if l.uuid == "" || r.lit == nil || r.lit.Kind != esql.LitString {
+		return esqlExpr{}, false
+	}
+	v, ok := r.lit.Value.(string)
+	if !ok || !esqlCanonicalUUID(v) {
+		return esqlExpr{}, false
+	}
+	return esqlExpr{sql: "(" + l.uuid + " " + op + " " + tr.reuse(r, v) + "::text::uuid)", t: etBool}, true
+}
+
+// esqlCanonicalUUID reports whether s is a UUID in PostgreSQL's output form.
+func esqlCanonicalUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func (tr *esqlTranslator) args(x *esql.Call, st *esqlStats) ([]esqlExpr, error) {

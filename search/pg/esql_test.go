@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -856,4 +857,233 @@ func TestESQLLookupJoin(t *testing.T) {
 	}
 	// Wildcard FROM patterns read documents only, never lookup documents.
 	f.expect(t, []esqlCase{{"wildcards read no lookup documents", "FROM $P-* | STATS n = COUNT(*)", `[{"n":76}]`}})
+}
+
+// The translation's shortcuts over the fixture set (testdata/README.md):
+// whole kinds read by kind alone, SORT created_at ... LIMIT walking the
+// created_at index (one branch per kind, merged, when FROM names several
+// kinds), client_uuid grouped, joined and compared as a uuid.
+//
+// Newest documents of all kinds (created_at): user feedback 7003 (about
+// #10, 14:02:35.333 on day 10), anomaly web-plt::spike::1794319053 (C4,
+// 14:02:33), eb-0010 (#10 + 80 s), cr-0010 (#10 + 75 s), the three network
+// requests of #10 nr-0009, nr-0008, nr-0007, then #10 itself. Oldest: #1
+// (day 1 06:00), cr-0001 (+75 s), eb-0001 (+80 s), #11 (06:10:50.370),
+// cr-0011. Documents per client_uuid over every kind: C1 5+3+2 = 10,
+// C2 5+3+2+3+1 = 14, C3 5+2+2+3+1 = 13, C4 5+2+2+3+2 = 14, C5 5+3+2+1 = 11,
+// C6 5+3+2 = 10; the 4 user feedbacks carry no client_uuid column.
+var esqlFastPathCases = func(p string) []esqlCase {
+	const (
+		c1, c4 = "0b6f3c1e-7d4a-4c2b-9e51-1a2b3c4d5e01", "3e9c6f4b-a07d-4f5e-8b84-4d5e6f7a8b04"
+		mid    = "6a1f0c00-2026-4b11-8000-0000000000"
+	)
+	M := "FROM $P-measurements* "
+	return []esqlCase{
+		{"every kind, newest first", "FROM $P* | SORT created_at DESC | LIMIT 7 | KEEP id",
+			`[{"id":7003},{"id":"web-plt::spike::1794319053"},{"id":"eb-0010"},{"id":"cr-0010"},{"id":"nr-0009"},{"id":"nr-0008"},{"id":"nr-0007"}]`},
+		{"every kind, oldest first", "FROM $P-* | SORT @timestamp | LIMIT 5 | KEEP id",
+			`[{"id":"` + mid + `01"},{"id":"cr-0001"},{"id":"eb-0001"},{"id":"` + mid + `11"},{"id":"cr-0011"}]`},
+		{"nulls last on created_at changes nothing", "FROM $P* | SORT created_at DESC NULLS LAST | LIMIT 2 | KEEP id",
+			`[{"id":7003},{"id":"web-plt::spike::1794319053"}]`},
+		{"nulls first ascending changes nothing", "FROM $P* | SORT created_at ASC NULLS FIRST | LIMIT 1 | KEEP id", `[{"id":"` + mid + `01"}]`},
+		{"a second key", M + "| SORT created_at DESC, id | LIMIT 2 | KEEP id", `[{"id":"` + mid + `10"},{"id":"` + mid + `30"}]`},
+		// Client reports with a type (all 16) and web event bundles: eb-0010,
+		// cr-0010, then #9's eb-0009 (06:45:36.296) before cr-0009.
+		{"typed patterns and an exclusion, newest first", "FROM $P-client_reports-*, $P-event_bundles, -$P-event_bundles-videoeventbundle " +
+			"| SORT created_at DESC | LIMIT 3 | KEEP id", `[{"id":"eb-0010"},{"id":"cr-0010"},{"id":"eb-0009"}]`},
+		{"a filter between SORT and LIMIT", `FROM $P* | SORT created_at DESC | WHERE client_uuid == "` + c4 + `" | LIMIT 3 | KEEP id`,
+			`[{"id":"web-plt::spike::1794319053"},{"id":"eb-0010"},{"id":"cr-0010"}]`},
+		// The three oldest measurements (#1, #11, #21 on day 1), newest first.
+		{"a LIMIT before another SORT", M + "| SORT created_at | LIMIT 3 | SORT created_at DESC | KEEP id",
+			`[{"id":"` + mid + `21"},{"id":"` + mid + `11"},{"id":"` + mid + `01"}]`},
+		{"an unordered LIMIT then a SORT", M + "| LIMIT 30 | SORT created_at DESC | LIMIT 1 | KEEP id", `[{"id":"` + mid + `10"}]`},
+		{"whole kind by _index", "FROM $P-measurements METADATA _index | STATS n = COUNT(*) BY _index | SORT n DESC, _index | LIMIT 1",
+			`[{"n":7,"_index":"` + p + `-measurements-networkmeasurement"}]`},
+		{"count by client, every kind", "FROM $P* | STATS n = COUNT(*) BY client_uuid | SORT client_uuid",
+			`[{"n":10,"client_uuid":"` + c1 + `"},{"n":14,"client_uuid":"1c7a4d2f-8e5b-4d3c-8f62-2b3c4d5e6f02"},
+			  {"n":13,"client_uuid":"2d8b5e3a-9f6c-4e4d-9a73-3c4d5e6f7a03"},{"n":14,"client_uuid":"` + c4 + `"},
+			  {"n":11,"client_uuid":"4fad7a5c-b18e-4a6f-9c95-5e6f7a8b9c05"},{"n":10,"client_uuid":"5abe8b6d-c29f-4b7a-8da6-6f7a8b9cad06"},
+			  {"n":4,"client_uuid":null}]`},
+		// Gaming #28..#30: C4, C5, C6.
+		{"count by client and type", M + `| WHERE type == "GamingMeasurement" | STATS n = COUNT(*) BY type, c = client_uuid | SORT c | KEEP c, n`,
+			`[{"c":"` + c4 + `","n":1},{"c":"4fad7a5c-b18e-4a6f-9c95-5e6f7a8b9c05","n":1},{"c":"5abe8b6d-c29f-4b7a-8da6-6f7a8b9cad06","n":1}]`},
+		{"the BY column in an aggregate expression", M + "| STATS x = COUNT(*) + LENGTH(client_uuid) BY client_uuid | STATS mn = MIN(x), mx = MAX(x), n = COUNT(*)",
+			`[{"mn":41,"mx":41,"n":6}]`},
+		{"count distinct and values of clients", M + `| WHERE type == "GamingMeasurement" | STATS d = COUNT_DISTINCT(client_uuid), v = VALUES(client_uuid)`,
+			`[{"d":3,"v":["` + c4 + `","4fad7a5c-b18e-4a6f-9c95-5e6f7a8b9c05","5abe8b6d-c29f-4b7a-8da6-6f7a8b9cad06"]}]`},
+		{"client equality", M + `| WHERE client_uuid == "` + c1 + `" | STATS n = COUNT(*)`, `[{"n":5}]`},
+		{"client equality, literal first", M + `| WHERE "` + c1 + `" == client_uuid.keyword | STATS n = COUNT(*)`, `[{"n":5}]`},
+		{"client inequality", M + `| WHERE client_uuid != "` + c1 + `" | STATS n = COUNT(*)`, `[{"n":25}]`},
+		// Compared as strings, as Elasticsearch compares keywords: an upper
+		// case UUID names no document.
+		{"upper case uuid", M + `| WHERE client_uuid == "` + strings.ToUpper(c1) + `" | STATS n = COUNT(*)`, `[{"n":0}]`},
+		{"upper case uuid, unequal", M + `| WHERE client_uuid != "` + strings.ToUpper(c1) + `" | STATS n = COUNT(*)`, `[{"n":30}]`},
+		{"not a uuid", M + `| WHERE client_uuid == "nope" | STATS n = COUNT(*)`, `[{"n":0}]`},
+		// null != x is null: documents without client_uuid never match.
+		{"no client_uuid is not unequal", `FROM $P-user_feedbacks | WHERE client_uuid != "` + c1 + `" | STATS n = COUNT(*)`, `[{"n":0}]`},
+		{"counted by client, then compared", `FROM $P* | STATS n = COUNT(*) BY client_uuid | WHERE client_uuid == "` + c4 + `" OR "` + c1 + `" == client_uuid | SORT n`,
+			`[{"n":10,"client_uuid":"` + c1 + `"},{"n":14,"client_uuid":"` + c4 + `"}]`},
+		{"renamed, grouped twice", M + "| RENAME client_uuid AS c | STATS n = COUNT(*) BY c | STATS k = COUNT(*) BY n", `[{"k":6,"n":5}]`},
+		{"client ordering", M + `| WHERE client_uuid == "` + c4 + `" | SORT created_at DESC | LIMIT 2 | KEEP id`,
+			`[{"id":"` + mid + `10"},{"id":"` + mid + `28"}]`},
+	}
+}
+
+func TestESQLFastPaths(t *testing.T) {
+	f := esqlFixtureSet(t)
+	f.expect(t, esqlFastPathCases(f.p))
+}
+
+// The shortcuts change no answer: each query over the fixture set (these,
+// with their rows in a defined order, and TestESQLFastPaths') answers the
+// same with the shortcuts off (the translation before them).
+func TestESQLFastPathsMatchPlain(t *testing.T) {
+	f := esqlFixtureSet(t)
+	queries := []string{
+		"FROM $P* | STATS n = COUNT(*) BY type | SORT type",
+		"FROM $P-measurements* | STATS n = COUNT(*) BY type | SORT n DESC, type",
+		"FROM $P-client_reports*, $P-event_bundles, $P-network_requests, $P-user_feedbacks, $P-anomaly_events METADATA _index | STATS n = COUNT(*) BY _index | SORT _index",
+		"FROM $P-measurements*, -$P-measurements-videomeasurement | SORT created_at DESC | LIMIT 4 | KEEP id, type",
+		"FROM $P-measurements-*, $P-anomaly_events | SORT created_at | LIMIT 4",
+		"FROM $P* | SORT created_at DESC | LIMIT 12",
+		"FROM $P* METADATA _id | SORT created_at | LIMIT 3 | LOOKUP JOIN $P-lookup-clients ON client_uuid | KEEP _id, client_label",
+		"FROM $P* | LOOKUP JOIN $P-lookup-clients ON client_uuid | STATS n = COUNT(*) BY client_uuid, client_type | SORT client_uuid",
+		"FROM $P* | STATS n = COUNT(*), d = COUNT_DISTINCT(type) BY client_uuid | SORT client_uuid",
+		"FROM $P* | STATS n = COUNT(*) BY client_uuid | LOOKUP JOIN $P-lookup-clients ON client_uuid | SORT client_uuid",
+		"FROM $P* | KEEP client_uuid, type | RENAME client_uuid AS c | STATS n = COUNT(*) BY c, type | STATS m = MAX(n) BY c | WHERE c != \"0b6f3c1e-7d4a-4c2b-9e51-1a2b3c4d5e01\" | SORT c",
+		"FROM $P-measurements* | WHERE created_at >= \"2026-11-03\" AND created_at < \"2026-11-05\" | STATS a = AVG(statistic_values.initial_loading_time), n = COUNT(*) BY network.isp | SORT network.isp",
+	}
+	for _, c := range esqlFastPathCases(f.p) {
+		queries = append(queries, c.q)
+	}
+	b := New(testPool(t))
+	for _, q := range queries {
+		q = strings.ReplaceAll(q, "$P", f.p)
+		fast, err := b.esql(context.Background(), f.owner, f.slug, q, false)
+		if err != nil {
+			t.Fatalf("%q: %v", q, err)
+		}
+		plain, err := b.esql(context.Background(), f.owner, f.slug, q, true)
+		if err != nil {
+			t.Fatalf("%q plain: %v", q, err)
+		}
+		if g, w := esqlJSON(t, fast), esqlJSON(t, plain); !reflect.DeepEqual(g, w) {
+			gj, _ := json.Marshal(g)
+			wj, _ := json.Marshal(w)
+			t.Errorf("%q\n fast  %s\n plain %s", q, gj, wj)
+		}
+		if len(fast) == 0 {
+			t.Errorf("%q: no rows: the comparison proves nothing", q)
+		}
+	}
+}
+
+// The statements the shortcuts give: SORT created_at ... LIMIT without a
+// sort (the index gives the order, also merged over several kinds), whole
+// kinds without the index-name expression, client_uuid compared in the
+// index. Planned with sorts and sequential scans priced out, so that only a
+// statement that cannot use the index sorts or filters.
+func TestESQLPlans(t *testing.T) {
+	f := esqlFixtureSet(t)
+	sortNode := regexp.MustCompile(`(?m)(^|->  )(Incremental )?Sort  \(`)
+	for _, c := range []struct {
+		name, q string
+		fast    func(plan string) bool // true when the plan is the fast one
+	}{
+		{"one kind, newest first", "FROM $P-measurements* | SORT created_at DESC | LIMIT 5 | KEEP id",
+			func(p string) bool {
+				return !sortNode.MatchString(p) && strings.Contains(p, "documents_owner_kind_created")
+			}},
+		{"every kind, oldest first", "FROM $P* | SORT created_at | LIMIT 5",
+			func(p string) bool { return !sortNode.MatchString(p) && strings.Contains(p, "Merge Append") }},
+		{"whole kind, no index name", "FROM $P-measurements* | STATS n = COUNT(*) BY type",
+			func(p string) bool { return !strings.Contains(p, "lower(") }},
+		{"client equality in the index", `FROM $P-measurements* | WHERE client_uuid == "0b6f3c1e-7d4a-4c2b-9e51-1a2b3c4d5e01" | KEEP id`,
+			func(p string) bool {
+				return regexp.MustCompile(`Index Cond: .*client_uuid = '0b6f3c1e-7d4a-4c2b-9e51-1a2b3c4d5e01'::uuid`).MatchString(p)
+			}},
+		{"client join on the uuid", "FROM $P-measurements* | LOOKUP JOIN $P-lookup-clients ON client_uuid | KEEP client_label",
+			func(p string) bool { return !strings.Contains(p, "uuid)::text") }},
+		{"join after STATS on the uuid", "FROM $P-measurements* | STATS n = COUNT(*) BY client_uuid | LOOKUP JOIN $P-lookup-clients ON client_uuid | KEEP client_label, n",
+			func(p string) bool { return !strings.Contains(p, "uuid)::text") }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, plain := range []bool{false, true} {
+				plan := esqlPlan(t, f, c.q, plain)
+				if c.fast(plan) == plain {
+					t.Errorf("plain %v: the plan is not as expected:\n%s", plain, plan)
+				}
+			}
+		})
+	}
+}
+
+// esqlPlan is the EXPLAIN of a query's statement, sorts and sequential
+// scans disabled.
+func esqlPlan(t *testing.T, f esqlFixture, query string, plain bool) string {
+	t.Helper()
+	q, err := esql.Parse(strings.ReplaceAll(query, "$P", f.p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &esqlTranslator{a: &args{}, ownerID: f.owner, slug: f.slug, limit: -1, plain: plain}
+	stmt, err := tr.translate(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tx, err := testPool(t).Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck
+	if _, err := tx.Exec(ctx, "SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off"); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := tx.Query(ctx, "EXPLAIN "+stmt, tr.a.vals...)
+	if err != nil {
+		t.Fatalf("explain %s: %v", stmt, err)
+	}
+	defer rows.Close()
+	var b strings.Builder
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		b.WriteString(line + "\n")
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// The shortcuts' statements carry nothing from the query either: a
+// client_uuid compared as a uuid, merged branches per kind, grouping and
+// joining on the uuid.
+func TestESQLFastPathsPlaceholdersOnly(t *testing.T) {
+	const u = "abcdef01-2345-4789-abcd-ef0123456789"
+	for _, query := range []string{
+		`FROM analytics-production-zzslug* | WHERE client_uuid == "` + u + `" AND zzf != "zzv" | SORT created_at DESC, zzk | LIMIT 77 | KEEP zz*`,
+		`FROM analytics-production-zzslug-measurements* | LOOKUP JOIN analytics-production-zzslug-lookup-clients ON client_uuid ` +
+			`| STATS zzn = COUNT(*) BY client_uuid, zzb | WHERE zzn > 95 | LIMIT 77`,
+	} {
+		q, err := esql.Parse(query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := &esqlTranslator{a: &args{}, ownerID: 1, slug: "zzslug", limit: -1}
+		stmt, err := tr.translate(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(strings.ToLower(stmt), "zz") || strings.Contains(stmt, "77") || strings.Contains(stmt, "95") ||
+			strings.Contains(stmt, "abcdef") {
+			t.Fatalf("query text reached the SQL: %s", stmt)
+		}
+		if !strings.Contains(stmt, "fg_client_uuid") {
+			t.Fatalf("the statement takes no shortcut: %s", stmt)
+		}
+	}
 }

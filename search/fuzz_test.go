@@ -212,31 +212,11 @@ func foreignMatch(n string) string {
 		n = static + "*"
 	}
 	for _, f := range foreignIndices {
-		if globMatch(n, f) {
+		if indexGlobMatch(n, f) {
 			return f
 		}
 	}
 	return ""
-}
-
-// globMatch matches name against pattern, where '*' stands for any run.
-func globMatch(pattern, name string) bool {
-	parts := strings.Split(pattern, "*")
-	if len(parts) == 1 {
-		return pattern == name
-	}
-	if !strings.HasPrefix(name, parts[0]) {
-		return false
-	}
-	name = name[len(parts[0]):]
-	for _, p := range parts[1 : len(parts)-1] {
-		i := strings.Index(name, p)
-		if i < 0 {
-			return false
-		}
-		name = name[i+len(p):]
-	}
-	return strings.HasSuffix(name, parts[len(parts)-1])
 }
 
 // otok is a token of the oracle's re-reading.

@@ -127,16 +127,39 @@ func (f *fixtureSet) must(t *testing.T, b string) search.Response {
 	return resp
 }
 
+// idCase is a search body and the fixture measurements (#n) it finds.
+type idCase struct {
+	name string
+	body string
+	want []int
+}
+
+// expectIDs runs each case as a subtest: its hits are exactly the wanted
+// measurements, and its total counts them exactly.
+func (f *fixtureSet) expectIDs(t *testing.T, cases []idCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := f.must(t, tc.body)
+			got := idsOf(t, resp)
+			slices.Sort(got)
+			if want := mids(tc.want...); !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
+				t.Errorf("got %v\nwant %v", got, want)
+			}
+			total := resp["hits"].(map[string]any)["total"]
+			if want := map[string]any{"value": int64(len(tc.want)), "relation": "eq"}; !reflect.DeepEqual(total, want) {
+				t.Errorf("total %v, want %v", total, want)
+			}
+		})
+	}
+}
+
 // TestFixtureSetQueries runs every supported query clause over the 30
 // measurements; ids are compared as sets, totals exactly.
 func TestFixtureSetQueries(t *testing.T) {
 	f := getFixtureSet(t)
 	q := func(s string) string { return `{"size":100,"query":` + s + `}` }
-	cases := []struct {
-		name string
-		body string
-		want []int
-	}{
+	cases := []idCase{
 		{"match_all", q(`{"match_all":{}}`), nums(1, 30)},
 		{"match", q(`{"match":{"study.subject":"youtube"}}`), []int{1, 2, 3}},
 		// study_id tokens: yt-1080p-default → yt 1080p default.
@@ -215,20 +238,7 @@ func TestFixtureSetQueries(t *testing.T) {
 		{"qs keyword", q(`{"query_string":{"query":"study.subject.keyword:xbox_cloud"}}`), []int{30}},
 		{"qs all fields", q(`{"query_string":{"query":"TIMEOUT"}}`), []int{18}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			resp := f.must(t, tc.body)
-			got := idsOf(t, resp)
-			slices.Sort(got)
-			if want := mids(tc.want...); !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
-				t.Errorf("got %v\nwant %v", got, want)
-			}
-			total := resp["hits"].(map[string]any)["total"]
-			if want := map[string]any{"value": int64(len(tc.want)), "relation": "eq"}; !reflect.DeepEqual(total, want) {
-				t.Errorf("total %v, want %v", total, want)
-			}
-		})
-	}
+	f.expectIDs(t, cases)
 }
 
 // #10 was measured at 2026-11-10T13:57:33.333Z.

@@ -26,11 +26,7 @@ func TestIndexFieldQueries(t *testing.T) {
 	q := func(s string) string { return `{"size":100,"query":` + s + `}` }
 	video, web, gaming := f.index("videomeasurement"), f.index("webmeasurement"), f.index("gamingmeasurement")
 	otherVideo := "analytics-production-" + f.other.Slug + "-measurements-videomeasurement"
-	cases := []struct {
-		name string
-		body string
-		want []int
-	}{
+	cases := []idCase{
 		{"term", q(`{"term":{"_index":"` + video + `"}}`), nums(1, 7)},
 		{"term long form", q(`{"term":{"_index":{"value":"` + web + `","boost":2}}}`), nums(8, 12)},
 		{"term case_insensitive", q(`{"term":{"_index":{"value":"` + strings.ToUpper(gaming) + `","case_insensitive":true}}}`), nums(28, 30)},
@@ -69,20 +65,7 @@ func TestIndexFieldQueries(t *testing.T) {
 		// "_index" (none), as on Elasticsearch.
 		{"_index.keyword", q(`{"term":{"_index.keyword":"` + video + `"}}`), nil},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			resp := f.must(t, tc.body)
-			got := idsOf(t, resp)
-			slices.Sort(got)
-			if want := mids(tc.want...); !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
-				t.Errorf("got %v\nwant %v", got, want)
-			}
-			total := resp["hits"].(map[string]any)["total"]
-			if want := map[string]any{"value": int64(len(tc.want)), "relation": "eq"}; !reflect.DeepEqual(total, want) {
-				t.Errorf("total %v, want %v", total, want)
-			}
-		})
-	}
+	f.expectIDs(t, cases)
 
 	// The other data owner sees its own index names, never these.
 	resp, err := f.search(t, f.other, q(`{"term":{"_index":"`+video+`"}}`))

@@ -1445,9 +1445,8 @@ func (x *aggExec) runBucket(n *aggNode, objs map[string]map[string]any, sel []st
 	}
 	var metrics []*aggNode
 	var mcols []string
-	mexpr := map[string]string{} // order path → expression (terms)
-	mindex := map[string]int{}   // order path → metric column
-	mempty := map[string]any{}   // order path → value without documents
+	mindex := map[string]int{} // order path → metric column (mcols)
+	mempty := map[string]any{} // order path → value without documents
 	for _, s := range n.subs {
 		if s.typ != "top_hits" && metricTypes[s.typ] {
 			cols := metricCols(st, s)
@@ -1468,16 +1467,6 @@ func (x *aggExec) runBucket(n *aggNode, objs map[string]map[string]any, sel []st
 			}
 			metrics = append(metrics, s)
 			mcols = append(mcols, cols...)
-			switch s.typ {
-			case "stats":
-				for i, f := range []string{"count", "min", "max", "avg", "sum"} {
-					mexpr[s.name+"."+f] = cols[i]
-				}
-			case "percentiles":
-			default:
-				mexpr[s.name] = cols[0]
-				mexpr[s.name+".value"] = cols[0]
-			}
 		}
 	}
 	sel1 := make([]string, 0, L+3+len(mcols))
@@ -1499,12 +1488,11 @@ func (x *aggExec) runBucket(n *aggNode, objs map[string]map[string]any, sel []st
 			case "_key":
 				ob = append(ob, "jsonb_typeof("+k+")"+dir, keyNum(k)+dir, "("+k+" #>> '{}') COLLATE \"C\""+dir)
 			default:
-				e, ok := mexpr[o.by]
+				i, ok := mindex[o.by]
 				if !ok {
 					return n.badf("cannot order by [%s]: not a single-value metric sub-aggregation", o.by)
 				}
-				nulls := " NULLS LAST"
-				ob = append(ob, e+dir+nulls)
+				ob = append(ob, mcols[i]+dir+" NULLS LAST")
 			}
 		}
 		k := fmt.Sprintf("g%d.k", L)

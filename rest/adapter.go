@@ -375,15 +375,31 @@ func notJSONHint(r *http.Request) string {
 }
 
 // noBody refuses a request body on a route that takes none (GET, DELETE):
-// its parameters go in the query string, and a body would be ignored.
+// its parameters go in the query string, and a body would be ignored. A
+// body that asks for nothing (blank, {} or null, as HTTP libraries send
+// when given no data) is let through.
 func noBody(r *http.Request) error {
 	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
 		return nil
 	}
 	raw, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes))
-	if err != nil || len(bytes.TrimSpace(bytes.TrimPrefix(raw, utf8BOM))) == 0 {
+	if err != nil || emptyBody(raw) {
 		return nil
 	}
 	return &requestError{status: http.StatusBadRequest,
 		msg: r.Method + " " + r.URL.Path + " takes no request body: send its parameters in the query string"}
+}
+
+// emptyBody: raw is blank, or the JSON value {} or null.
+func emptyBody(raw []byte) bool {
+	raw = bytes.TrimSpace(bytes.TrimPrefix(raw, utf8BOM))
+	if len(raw) == 0 {
+		return true
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return false
+	}
+	m, isObject := v.(map[string]any)
+	return v == nil || isObject && len(m) == 0
 }

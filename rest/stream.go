@@ -49,9 +49,13 @@ func (a *Adapter) bodyVars(r *http.Request, rt Route, op *operation, vars map[st
 		}
 	}
 	m := &inputMapper{schema: a.schema}
+	query := r.URL.Query()
 	for key, val := range doc {
 		def, ok := byKey[key]
 		switch {
+		case ok && (query.Has(key) || query.Has(key+"[]")):
+			// Else the query parameter would be dropped for the body's value.
+			m.fail(key, "is given both in the body and as a query parameter")
 		case ok:
 			vars[def.Variable] = m.value(def.Type, lenientScalar(def.Type, val), key)
 		case !acceptsOther:

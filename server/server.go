@@ -211,9 +211,11 @@ func compressJSON(next http.Handler) http.Handler {
 	})
 }
 
-// acceptsGzip reads Accept-Encoding: gzip (or x-gzip, or *) with a q-value
-// above 0.
+// acceptsGzip reads Accept-Encoding: gzip (or x-gzip) with a q-value
+// above 0, or else * with one; an explicit gzip;q=0 refuses gzip whatever
+// * says (RFC 9110, 12.5.3).
 func acceptsGzip(values []string) bool {
+	explicit, star := -1.0, -1.0 // -1: not named
 	for _, v := range values {
 		for _, part := range strings.Split(v, ",") {
 			name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
@@ -227,12 +229,17 @@ func acceptsGzip(values []string) bool {
 					q = f
 				}
 			}
-			if q > 0 {
-				return true
+			if name == "*" {
+				star = max(star, q)
+			} else {
+				explicit = max(explicit, q)
 			}
 		}
 	}
-	return false
+	if explicit >= 0 {
+		return explicit > 0
+	}
+	return star > 0
 }
 
 var gzipPool = sync.Pool{New: func() any { w, _ := gzip.NewWriterLevel(io.Discard, gzip.DefaultCompression); return w }}

@@ -1,22 +1,15 @@
 package server_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"net/http"
 	"net/url"
-	"path"
 	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/google/uuid"
-
-	"github.com/fleetgraph/fleetgraph"
 	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/rest"
@@ -244,41 +237,11 @@ func TestExportSearchParameters(t *testing.T) {
 // answers them by client name.
 func exportFixtures(t *testing.T, w *exportWorld) map[string]string {
 	t.Helper()
-	original := []string{"0b6f3c1e-7d4a-4c2b-9e51-1a2b3c4d5e01", "1c7a4d2f-8e5b-4d3c-8f62-2b3c4d5e6f02",
-		"2d8b5e3a-9f6c-4e4d-9a73-3c4d5e6f7a03", "3e9c6f4b-a07d-4f5e-8b84-4d5e6f7a8b04",
-		"4fad7a5c-b18e-4a6f-9c95-5e6f7a8b9c05", "5abe8b6d-c29f-4b7a-8da6-6f7a8b9cad06"}
-	clients := map[string]string{}
-	var replace []string
-	for i, u := range original {
-		fresh := fmt.Sprintf("%d", i) + uuid.NewString()[1:]
-		clients[fmt.Sprintf("C%d", i+1)] = fresh
-		replace = append(replace, u, fresh)
-	}
-	sub := strings.NewReplacer(replace...)
+	fresh := freshFixtureClients()
+	loadFixtureSet(t, w.e, w.o.ID, fresh, store.KindMeasurement, store.KindClientReport, store.KindEventBundle,
+		store.KindNetworkRequest, store.KindUserFeedback)
+	clients := byClientName(fresh)
 	ctx := context.Background()
-	for _, kind := range []string{store.KindMeasurement, store.KindClientReport, store.KindEventBundle,
-		store.KindNetworkRequest, store.KindUserFeedback} {
-		name := path.Join("testdata", kind+"s.ndjson")
-		raw, err := fs.ReadFile(fleetgraph.Fixtures, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		raw = []byte(sub.Replace(string(raw)))
-		var docs []store.Document
-		lines := bufio.NewScanner(bytes.NewReader(raw))
-		lines.Buffer(nil, 1<<20)
-		for lines.Scan() {
-			d, err := store.ParseDocument(kind, bytes.Clone(lines.Bytes()))
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			docs = append(docs, d)
-		}
-		res, err := w.e.Store.InsertDocuments(ctx, w.o.ID, docs)
-		if err != nil || len(res.Refused) > 0 || res.Inserted != len(docs) {
-			t.Fatalf("load %s: %+v %v", name, res, err)
-		}
-	}
 	for _, c := range []struct {
 		name, label string
 		tags        []string

@@ -1,13 +1,8 @@
 package server_test
 
 import (
-	"bufio"
-	"bytes"
-	"context"
 	"encoding/base64"
 	"fmt"
-	"io/fs"
-	"path"
 	"reflect"
 	"strings"
 	"testing"
@@ -15,7 +10,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/fleetgraph/fleetgraph"
 	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/store"
 )
@@ -42,39 +36,9 @@ const gmBulk = 25
 // UUIDs, and answers C1..C6's UUIDs.
 func gmLoadFixtures(t *testing.T, e *apitest.Env, o *apitest.Owner) map[string]string {
 	t.Helper()
-	original := []string{"0b6f3c1e-7d4a-4c2b-9e51-1a2b3c4d5e01", "1c7a4d2f-8e5b-4d3c-8f62-2b3c4d5e6f02",
-		"2d8b5e3a-9f6c-4e4d-9a73-3c4d5e6f7a03", "3e9c6f4b-a07d-4f5e-8b84-4d5e6f7a8b04",
-		"4fad7a5c-b18e-4a6f-9c95-5e6f7a8b9c05", "5abe8b6d-c29f-4b7a-8da6-6f7a8b9cad06"}
-	clients := map[string]string{}
-	var replace []string
-	for i, u := range original {
-		fresh := uuid.NewString()
-		clients[fmt.Sprintf("C%d", i+1)] = fresh
-		replace = append(replace, u, fresh)
-	}
-	sub := strings.NewReplacer(replace...)
-	for _, kind := range []string{store.KindMeasurement, store.KindClientReport, store.KindAnomalyEvent} {
-		name := path.Join("testdata", kind+"s.ndjson")
-		raw, err := fs.ReadFile(fleetgraph.Fixtures, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var docs []store.Document
-		lines := bufio.NewScanner(strings.NewReader(sub.Replace(string(raw))))
-		lines.Buffer(nil, 1<<20)
-		for lines.Scan() {
-			d, err := store.ParseDocument(kind, bytes.Clone(lines.Bytes()))
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			docs = append(docs, d)
-		}
-		res, err := e.Store.InsertDocuments(context.Background(), o.ID, docs)
-		if err != nil || len(res.Refused) > 0 || res.Inserted != len(docs) {
-			t.Fatalf("load %s: %+v %v", name, res, err)
-		}
-	}
-	return clients
+	fresh := freshFixtureClients()
+	loadFixtureSet(t, e, o.ID, fresh, store.KindMeasurement, store.KindClientReport, store.KindAnomalyEvent)
+	return byClientName(fresh)
 }
 
 func newGMWorld(t *testing.T, prefix string) *gmWorld {

@@ -1,15 +1,12 @@
 package server_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -42,19 +39,6 @@ type rtOwner struct {
 	anomalyIDSample string
 }
 
-// rtFixtureClients are C1..C6 of testdata/README.md.
-var rtFixtureClients = []string{
-	"0b6f3c1e-7d4a-4c2b-9e51-1a2b3c4d5e01", "1c7a4d2f-8e5b-4d3c-8f62-2b3c4d5e6f02",
-	"2d8b5e3a-9f6c-4e4d-9a73-3c4d5e6f7a03", "3e9c6f4b-a07d-4f5e-8b84-4d5e6f7a8b04",
-	"4fad7a5c-b18e-4a6f-9c95-5e6f7a8b9c05", "5abe8b6d-c29f-4b7a-8da6-6f7a8b9cad06",
-}
-
-var rtFixtureFiles = []struct{ kind, file string }{
-	{"measurement", "measurements.ndjson"}, {"client_report", "client_reports.ndjson"},
-	{"event_bundle", "event_bundles.ndjson"}, {"network_request", "network_requests.ndjson"},
-	{"user_feedback", "user_feedbacks.ndjson"}, {"anomaly_event", "anomaly_events.ndjson"},
-}
-
 // Fixture ids (testdata/README.md), the same for every data owner here.
 const (
 	rtM1      = "6a1f0c00-2026-4b11-8000-000000000001"
@@ -79,8 +63,7 @@ func rtNewOwner(t *testing.T, e *apitest.Env, slug string) *rtOwner {
 	o := &rtOwner{id: b.DataOwnerID, slug: slug, key: key, tag: "tag-" + slug,
 		indexPrefix: "analytics-production-" + slug, anomalyIDSample: rtAnomaly}
 	o.videoIndex = o.indexPrefix + "-measurements-videomeasurement"
-	var pairs []string
-	for i, c := range rtFixtureClients {
+	for i := range fixtureClients {
 		u := uuid.NewString()
 		label := fmt.Sprintf("lbl-%s-%d", slug, i+1)
 		if _, err := e.Store.CreateClient(ctx, o.id, store.NewClient{UUID: u, Type: "automator", Label: &label,
@@ -88,31 +71,9 @@ func rtNewOwner(t *testing.T, e *apitest.Env, slug string) *rtOwner {
 			t.Fatalf("create client: %v", err)
 		}
 		o.clients, o.labels = append(o.clients, u), append(o.labels, label)
-		pairs = append(pairs, c, u)
 	}
-	r := strings.NewReplacer(pairs...)
-	for _, f := range rtFixtureFiles {
-		raw, err := os.ReadFile(filepath.Join("..", "testdata", f.file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var docs []store.Document
-		sc := bufio.NewScanner(strings.NewReader(r.Replace(string(raw))))
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-				continue
-			}
-			d, err := store.ParseDocument(f.kind, append([]byte(nil), sc.Bytes()...))
-			if err != nil {
-				t.Fatalf("%s: %v", f.file, err)
-			}
-			docs = append(docs, d)
-		}
-		if res, err := e.Store.InsertDocuments(ctx, o.id, docs); err != nil || len(res.Refused) > 0 {
-			t.Fatalf("insert %s for %s: %v %+v", f.file, slug, err, res)
-		}
-	}
+	loadFixtureSet(t, e, o.id, o.clients, store.KindMeasurement, store.KindClientReport, store.KindEventBundle,
+		store.KindNetworkRequest, store.KindUserFeedback, store.KindAnomalyEvent)
 	ek := e.Admin(t, http.MethodPost, "/export_api_keys", o.key, map[string]any{"name": "rt"})
 	if ek.Status != http.StatusCreated {
 		t.Fatalf("export key: %d %s", ek.Status, ek.Raw)

@@ -69,41 +69,60 @@ func TestBootstrapRejectsBadArguments(t *testing.T) {
 }
 
 func TestServeAnswersAndShutsDownGracefully(t *testing.T) {
-	e := apitest.Get(t)
-	addr := freeAddr(t)
+	addr, stop := startServe(t, apitest.Get(t))
+	resp, err := http.Get("http://" + addr + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("/readyz = %d", resp.StatusCode)
+	}
+	if err := stop(); err != nil {
+		t.Errorf("serve returned %v after shutdown, want nil", err)
+	}
+}
+
+// startServe runs serve on e's database at a free address with the extra
+// arguments until stop, which shuts it down and answers serve's error. It
+// returns once the server answers /readyz.
+func startServe(t *testing.T, e *apitest.Env, extra ...string) (addr string, stop func() error) {
+	t.Helper()
+	addr = freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	stdout := os.Stdout
 	devnull, _ := os.Open(os.DevNull)
 	os.Stdout = devnull
 	t.Cleanup(func() { os.Stdout = stdout; devnull.Close() })
-	go func() {
-		done <- serve(ctx, []string{"--database-url", e.DatabaseURL, "--addr", addr, "--data-dir", t.TempDir()})
-	}()
-	var resp *http.Response
-	var err error
-	for i := 0; i < 100; i++ {
-		resp, err = http.Get("http://" + addr + "/readyz")
+	args := append([]string{"--database-url", e.DatabaseURL, "--addr", addr, "--data-dir", t.TempDir()}, extra...)
+	go func() { done <- serve(ctx, args) }()
+	stopped := false
+	stop = func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
+		cancel()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(20 * time.Second):
+			t.Fatal("serve did not shut down")
+			return nil
+		}
+	}
+	t.Cleanup(func() { _ = stop() })
+	for i := 0; ; i++ {
+		resp, err := http.Get("http://" + addr + "/readyz")
 		if err == nil {
-			break
+			resp.Body.Close()
+			return addr, stop
+		}
+		if i == 100 {
+			t.Fatalf("server never answered: %v", err)
 		}
 		time.Sleep(50 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatalf("server never answered: %v", err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Errorf("/readyz = %d", resp.StatusCode)
-	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("serve returned %v after shutdown, want nil", err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("serve did not shut down")
 	}
 }
 

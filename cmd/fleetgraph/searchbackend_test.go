@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -176,40 +175,15 @@ func TestSearchTimeoutConfig(t *testing.T) {
 func TestSearchTimeoutThroughTheServer(t *testing.T) {
 	e := apitest.Get(t)
 	o := e.NewOwner(t, "searchtimeout")
-	addr := freeAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	stdout := os.Stdout
-	devnull, _ := os.Open(os.DevNull)
-	os.Stdout = devnull
-	t.Cleanup(func() { os.Stdout = stdout; devnull.Close() })
-	go func() {
-		done <- serve(ctx, []string{"--database-url", e.DatabaseURL, "--addr", addr, "--data-dir", t.TempDir(), "--search-timeout", "1ns"})
-	}()
-	defer func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			t.Error("serve did not shut down")
-		}
-	}()
+	addr, _ := startServe(t, e, "--search-timeout", "1ns")
 	post := func(path, body string) (int, map[string]any) {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+path, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("X-API-KEY", o.Key)
-		var resp *http.Response
-		var err error
-		for i := 0; i < 100; i++ {
-			if resp, err = http.DefaultClient.Do(req); err == nil {
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
-			req.Body = io.NopCloser(strings.NewReader(body))
-		}
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
-			t.Fatalf("server never answered: %v", err)
+			t.Fatal(err)
 		}
 		defer resp.Body.Close()
 		var out map[string]any

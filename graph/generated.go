@@ -14,8 +14,8 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/introspection"
-	"github.com/fleetgraph/fleetgraph/graph/model"
-	model1 "github.com/fleetgraph/fleetgraph/model"
+	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
+	"github.com/fleetgraph/fleetgraph/model"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 )
@@ -120,7 +120,7 @@ type ComplexityRoot struct {
 		LastClientVersion              func(childComplexity int) int
 		LastMeasurementAt              func(childComplexity int) int
 		LastSeenAt                     func(childComplexity int) int
-		Measurements                   func(childComplexity int, filter *model.MeasurementFilter, first *int64, after *string) int
+		Measurements                   func(childComplexity int, filter *gqlmodel.MeasurementFilter, first *int64, after *string) int
 		Offline                        func(childComplexity int) int
 		OfflineNotificationsMuted      func(childComplexity int) int
 		RegistrationKey                func(childComplexity int) int
@@ -278,33 +278,33 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		AnomalyDetectionOverrideCreate   func(childComplexity int, input model.AnomalyDetectionOverrideCreateInput) int
-		AnomalyDetectionOverrideFeedback func(childComplexity int, input model.AnomalyDetectionOverrideFeedbackInput) int
+		AnomalyDetectionOverrideCreate   func(childComplexity int, input gqlmodel.AnomalyDetectionOverrideCreateInput) int
+		AnomalyDetectionOverrideFeedback func(childComplexity int, input gqlmodel.AnomalyDetectionOverrideFeedbackInput) int
 		AnomalyDetectionOverridesDelete  func(childComplexity int, id *int64, subject *string, measurementType *string, metric *string, detectionPass *string) int
 		AnomalyEventsResolve             func(childComplexity int, anomalyIds []string) int
-		CapabilityCreate                 func(childComplexity int, input model.CapabilityCreateInput) int
+		CapabilityCreate                 func(childComplexity int, input gqlmodel.CapabilityCreateInput) int
 		CapabilityDelete                 func(childComplexity int, id int64) int
-		CapabilityUpdate                 func(childComplexity int, id int64, input model.CapabilityUpdateInput) int
-		ClientAdminAPIKeyCreate          func(childComplexity int, input model.ClientAdminAPIKeyCreateInput) int
+		CapabilityUpdate                 func(childComplexity int, id int64, input gqlmodel.CapabilityUpdateInput) int
+		ClientAdminAPIKeyCreate          func(childComplexity int, input gqlmodel.ClientAdminAPIKeyCreateInput) int
 		ClientAdminAPIKeyDelete          func(childComplexity int, id int64) int
-		ClientAnalyticsAPIKeyCreate      func(childComplexity int, input model.APIKeyCreateInput) int
+		ClientAnalyticsAPIKeyCreate      func(childComplexity int, input gqlmodel.APIKeyCreateInput) int
 		ClientAnalyticsAPIKeyDelete      func(childComplexity int, id int64) int
-		DataOwnerSettingsUpdate          func(childComplexity int, input model.DataOwnerSettingsInput) int
-		ExportAPIKeyCreate               func(childComplexity int, input model.APIKeyCreateInput) int
+		DataOwnerSettingsUpdate          func(childComplexity int, input gqlmodel.DataOwnerSettingsInput) int
+		ExportAPIKeyCreate               func(childComplexity int, input gqlmodel.APIKeyCreateInput) int
 		ExportAPIKeyDelete               func(childComplexity int, id int64) int
-		IspCreate                        func(childComplexity int, input model.IspCreateInput) int
+		IspCreate                        func(childComplexity int, input gqlmodel.IspCreateInput) int
 		IspDelete                        func(childComplexity int, id int64) int
-		IspMergeInto                     func(childComplexity int, id int64, input model.IspMergeInput) int
-		IspUpdate                        func(childComplexity int, id int64, input model.IspUpdateInput) int
+		IspMergeInto                     func(childComplexity int, id int64, input gqlmodel.IspMergeInput) int
+		IspUpdate                        func(childComplexity int, id int64, input gqlmodel.IspUpdateInput) int
 		Noop                             func(childComplexity int) int
-		RegistrationKeyCreate            func(childComplexity int, input model.RegistrationKeyCreateInput) int
+		RegistrationKeyCreate            func(childComplexity int, input gqlmodel.RegistrationKeyCreateInput) int
 		RegistrationKeyDelete            func(childComplexity int, id int64) int
-		RegistrationKeyUpdate            func(childComplexity int, id int64, input model.RegistrationKeyUpdateInput) int
-		ServiceCredentialCreate          func(childComplexity int, input model.ServiceCredentialCreateInput) int
+		RegistrationKeyUpdate            func(childComplexity int, id int64, input gqlmodel.RegistrationKeyUpdateInput) int
+		ServiceCredentialCreate          func(childComplexity int, input gqlmodel.ServiceCredentialCreateInput) int
 		ServiceCredentialDelete          func(childComplexity int, id int64) int
-		ServiceCredentialUpdate          func(childComplexity int, id int64, input model.ServiceCredentialUpdateInput) int
-		UserCreate                       func(childComplexity int, input model.UserCreateInput) int
-		UserUpdate                       func(childComplexity int, id int64, input model.UserUpdateInput) int
+		ServiceCredentialUpdate          func(childComplexity int, id int64, input gqlmodel.ServiceCredentialUpdateInput) int
+		UserCreate                       func(childComplexity int, input gqlmodel.UserCreateInput) int
+		UserUpdate                       func(childComplexity int, id int64, input gqlmodel.UserUpdateInput) int
 	}
 
 	NotificationConfig struct {
@@ -332,7 +332,7 @@ type ComplexityRoot struct {
 		AnomalyDetectionOverrides  func(childComplexity int) int
 		AnomalyEvent               func(childComplexity int, id string) int
 		AnomalyEventDocument       func(childComplexity int, id string) int
-		AnomalyEventSearch         func(childComplexity int, body model1.JSON, sourceOnly *bool, size *int64, from *int64, searchAfter *model1.JSON) int
+		AnomalyEventSearch         func(childComplexity int, body model.JSON, sourceOnly *bool, size *int64, from *int64, searchAfter *model.JSON) int
 		Capabilities               func(childComplexity int) int
 		Capability                 func(childComplexity int, id int64) int
 		Client                     func(childComplexity int, id string) int
@@ -346,19 +346,19 @@ type ComplexityRoot struct {
 		DataOwnerSettings          func(childComplexity int) int
 		ExportAPIKey               func(childComplexity int, id int64) int
 		ExportAPIKeys              func(childComplexity int) int
-		ExportClientReports        func(childComplexity int, filter *model.ExportFilter, typeArg *string, page *int64, perPage *int64) int
-		ExportClients              func(childComplexity int, filter *model.ExportFilter, page *int64, perPage *int64) int
+		ExportClientReports        func(childComplexity int, filter *gqlmodel.ExportFilter, typeArg *string, page *int64, perPage *int64) int
+		ExportClients              func(childComplexity int, filter *gqlmodel.ExportFilter, page *int64, perPage *int64) int
 		ExportEsql                 func(childComplexity int, query string) int
-		ExportEventBundles         func(childComplexity int, filter *model.ExportFilter, typeArg *string, page *int64, perPage *int64) int
-		ExportMeasurements         func(childComplexity int, filter *model.ExportFilter, typeArg *string, subject []string, studyID []string, page *int64, perPage *int64) int
-		ExportNetworkRequests      func(childComplexity int, filter *model.ExportFilter, page *int64, perPage *int64) int
-		ExportSearch               func(childComplexity int, body model1.JSON, q *string, df *string, defaultOperator *string, analyzer *string, lenient *bool, analyzeWildcard *bool, size *int64, from *int64, sort *model1.JSON, searchAfter *model1.JSON, source *model1.JSON, sourceIncludes []string, sourceExcludes []string, trackTotalHits *model1.JSON, sourceOnly *bool, scroll *string, otherParams *model1.JSON) int
-		ExportUserFeedbacks        func(childComplexity int, filter *model.ExportFilter, typeArg *string, page *int64, perPage *int64) int
+		ExportEventBundles         func(childComplexity int, filter *gqlmodel.ExportFilter, typeArg *string, page *int64, perPage *int64) int
+		ExportMeasurements         func(childComplexity int, filter *gqlmodel.ExportFilter, typeArg *string, subject []string, studyID []string, page *int64, perPage *int64) int
+		ExportNetworkRequests      func(childComplexity int, filter *gqlmodel.ExportFilter, page *int64, perPage *int64) int
+		ExportSearch               func(childComplexity int, body model.JSON, q *string, df *string, defaultOperator *string, analyzer *string, lenient *bool, analyzeWildcard *bool, size *int64, from *int64, sort *model.JSON, searchAfter *model.JSON, source *model.JSON, sourceIncludes []string, sourceExcludes []string, trackTotalHits *model.JSON, sourceOnly *bool, scroll *string, otherParams *model.JSON) int
+		ExportUserFeedbacks        func(childComplexity int, filter *gqlmodel.ExportFilter, typeArg *string, page *int64, perPage *int64) int
 		Isp                        func(childComplexity int, id int64) int
-		Isps                       func(childComplexity int, filter *model.IspFilter) int
+		Isps                       func(childComplexity int, filter *gqlmodel.IspFilter) int
 		Measurement                func(childComplexity int, id string) int
-		MeasurementDocument        func(childComplexity int, id string, report *model.MeasurementReportType) int
-		MeasurementSearch          func(childComplexity int, body model1.JSON, indexScope *string, sourceOnly *bool, size *int64, from *int64, searchAfter *model1.JSON, scroll *string) int
+		MeasurementDocument        func(childComplexity int, id string, report *gqlmodel.MeasurementReportType) int
+		MeasurementSearch          func(childComplexity int, body model.JSON, indexScope *string, sourceOnly *bool, size *int64, from *int64, searchAfter *model.JSON, scroll *string) int
 		MeasurementSearchScroll    func(childComplexity int, scrollID string, scroll *string, sourceOnly *bool) int
 		RegistrationKey            func(childComplexity int, id int64) int
 		ServiceCredential          func(childComplexity int, id int64) int
@@ -427,120 +427,120 @@ type ComplexityRoot struct {
 // region    ************************** generated!.gotpl **************************
 
 type AnomalyEventResolver interface {
-	Client(ctx context.Context, objs []*model.AnomalyEvent) ([]*model1.Client, error)
+	Client(ctx context.Context, objs []*gqlmodel.AnomalyEvent) ([]*model.Client, error)
 }
 type CapabilityResolver interface {
-	RegistrationKeysCount(ctx context.Context, objs []*model1.Capability) ([]int64, error)
-	RegistrationKeys(ctx context.Context, objs []*model1.Capability) ([][]model1.RegistrationKey, error)
+	RegistrationKeysCount(ctx context.Context, objs []*model.Capability) ([]int64, error)
+	RegistrationKeys(ctx context.Context, objs []*model.Capability) ([][]model.RegistrationKey, error)
 }
 type ClientResolver interface {
-	DeliveredPublicConfig(ctx context.Context, objs []*model1.Client) ([]*model1.ConfigRef, error)
-	DeliveredAutomatorConfig(ctx context.Context, objs []*model1.Client) ([]*model1.ConfigRef, error)
-	Offline(ctx context.Context, objs []*model1.Client) ([]*bool, error)
+	DeliveredPublicConfig(ctx context.Context, objs []*model.Client) ([]*model.ConfigRef, error)
+	DeliveredAutomatorConfig(ctx context.Context, objs []*model.Client) ([]*model.ConfigRef, error)
+	Offline(ctx context.Context, objs []*model.Client) ([]*bool, error)
 
-	RegistrationKey(ctx context.Context, objs []*model1.Client) ([]*model1.RegistrationKey, error)
-	ClientGroups(ctx context.Context, objs []*model1.Client) ([][]model1.ClientGroup, error)
-	CurrentIspContract(ctx context.Context, objs []*model1.Client) ([]*model1.IspContract, error)
-	IspContracts(ctx context.Context, objs []*model1.Client) ([][]model1.IspContract, error)
+	RegistrationKey(ctx context.Context, objs []*model.Client) ([]*model.RegistrationKey, error)
+	ClientGroups(ctx context.Context, objs []*model.Client) ([][]model.ClientGroup, error)
+	CurrentIspContract(ctx context.Context, objs []*model.Client) ([]*model.IspContract, error)
+	IspContracts(ctx context.Context, objs []*model.Client) ([][]model.IspContract, error)
 
-	Measurements(ctx context.Context, objs []*model1.Client, filter *model.MeasurementFilter, first *int64, after *string) ([]*model.MeasurementConnection, error)
+	Measurements(ctx context.Context, objs []*model.Client, filter *gqlmodel.MeasurementFilter, first *int64, after *string) ([]*gqlmodel.MeasurementConnection, error)
 }
 type ClientGroupResolver interface {
-	Clients(ctx context.Context, objs []*model1.ClientGroup) ([][]model1.Client, error)
+	Clients(ctx context.Context, objs []*model.ClientGroup) ([][]model.Client, error)
 }
 type IspResolver interface {
-	IspContractsCount(ctx context.Context, objs []*model1.Isp) ([]int64, error)
-	IspDetailsCount(ctx context.Context, objs []*model1.Isp) ([]int64, error)
-	IspContracts(ctx context.Context, objs []*model1.Isp) ([][]model1.IspContract, error)
+	IspContractsCount(ctx context.Context, objs []*model.Isp) ([]int64, error)
+	IspDetailsCount(ctx context.Context, objs []*model.Isp) ([]int64, error)
+	IspContracts(ctx context.Context, objs []*model.Isp) ([][]model.IspContract, error)
 }
 type IspContractResolver interface {
-	Isp(ctx context.Context, objs []*model1.IspContract) ([]*model1.Isp, error)
-	IspName(ctx context.Context, objs []*model1.IspContract) ([]string, error)
-	Client(ctx context.Context, objs []*model1.IspContract) ([]*model1.Client, error)
-	ClientUUID(ctx context.Context, objs []*model1.IspContract) ([]*string, error)
-	ClientLabel(ctx context.Context, objs []*model1.IspContract) ([]*string, error)
+	Isp(ctx context.Context, objs []*model.IspContract) ([]*model.Isp, error)
+	IspName(ctx context.Context, objs []*model.IspContract) ([]string, error)
+	Client(ctx context.Context, objs []*model.IspContract) ([]*model.Client, error)
+	ClientUUID(ctx context.Context, objs []*model.IspContract) ([]*string, error)
+	ClientLabel(ctx context.Context, objs []*model.IspContract) ([]*string, error)
 }
 type MeasurementResolver interface {
-	Client(ctx context.Context, objs []*model.Measurement) ([]*model1.Client, error)
-	Reports(ctx context.Context, objs []*model.Measurement) ([][]model.ClientReport, error)
-	P1203ClientReport(ctx context.Context, objs []*model.Measurement) ([]*model1.JSON, error)
-	NetworkPerformanceReport(ctx context.Context, objs []*model.Measurement) ([]*model1.JSON, error)
-	LightweightVideoPlayerPerformanceReport(ctx context.Context, objs []*model.Measurement) ([]*model1.JSON, error)
+	Client(ctx context.Context, objs []*gqlmodel.Measurement) ([]*model.Client, error)
+	Reports(ctx context.Context, objs []*gqlmodel.Measurement) ([][]gqlmodel.ClientReport, error)
+	P1203ClientReport(ctx context.Context, objs []*gqlmodel.Measurement) ([]*model.JSON, error)
+	NetworkPerformanceReport(ctx context.Context, objs []*gqlmodel.Measurement) ([]*model.JSON, error)
+	LightweightVideoPlayerPerformanceReport(ctx context.Context, objs []*gqlmodel.Measurement) ([]*model.JSON, error)
 }
 type MutationResolver interface {
 	Noop(ctx context.Context) (*bool, error)
-	AnomalyEventsResolve(ctx context.Context, anomalyIds []string) (*model.ResolveResult, error)
-	AnomalyDetectionOverrideCreate(ctx context.Context, input model.AnomalyDetectionOverrideCreateInput) (*model.AnomalyDetectionOverride, error)
+	AnomalyEventsResolve(ctx context.Context, anomalyIds []string) (*gqlmodel.ResolveResult, error)
+	AnomalyDetectionOverrideCreate(ctx context.Context, input gqlmodel.AnomalyDetectionOverrideCreateInput) (*gqlmodel.AnomalyDetectionOverride, error)
 	AnomalyDetectionOverridesDelete(ctx context.Context, id *int64, subject *string, measurementType *string, metric *string, detectionPass *string) (int64, error)
-	AnomalyDetectionOverrideFeedback(ctx context.Context, input model.AnomalyDetectionOverrideFeedbackInput) (*model.AnomalyDetectionOverrideFeedbackResult, error)
-	ClientAdminAPIKeyCreate(ctx context.Context, input model.ClientAdminAPIKeyCreateInput) (*model1.ClientAdminAPIKey, error)
+	AnomalyDetectionOverrideFeedback(ctx context.Context, input gqlmodel.AnomalyDetectionOverrideFeedbackInput) (*gqlmodel.AnomalyDetectionOverrideFeedbackResult, error)
+	ClientAdminAPIKeyCreate(ctx context.Context, input gqlmodel.ClientAdminAPIKeyCreateInput) (*model.ClientAdminAPIKey, error)
 	ClientAdminAPIKeyDelete(ctx context.Context, id int64) (bool, error)
-	ClientAnalyticsAPIKeyCreate(ctx context.Context, input model.APIKeyCreateInput) (*model1.ClientAnalyticsAPIKey, error)
+	ClientAnalyticsAPIKeyCreate(ctx context.Context, input gqlmodel.APIKeyCreateInput) (*model.ClientAnalyticsAPIKey, error)
 	ClientAnalyticsAPIKeyDelete(ctx context.Context, id int64) (bool, error)
-	ExportAPIKeyCreate(ctx context.Context, input model.APIKeyCreateInput) (*model1.ExportAPIKey, error)
+	ExportAPIKeyCreate(ctx context.Context, input gqlmodel.APIKeyCreateInput) (*model.ExportAPIKey, error)
 	ExportAPIKeyDelete(ctx context.Context, id int64) (bool, error)
-	CapabilityCreate(ctx context.Context, input model.CapabilityCreateInput) (*model1.Capability, error)
-	CapabilityUpdate(ctx context.Context, id int64, input model.CapabilityUpdateInput) (*model1.Capability, error)
+	CapabilityCreate(ctx context.Context, input gqlmodel.CapabilityCreateInput) (*model.Capability, error)
+	CapabilityUpdate(ctx context.Context, id int64, input gqlmodel.CapabilityUpdateInput) (*model.Capability, error)
 	CapabilityDelete(ctx context.Context, id int64) (bool, error)
-	RegistrationKeyCreate(ctx context.Context, input model.RegistrationKeyCreateInput) (*model1.RegistrationKey, error)
-	RegistrationKeyUpdate(ctx context.Context, id int64, input model.RegistrationKeyUpdateInput) (*model1.RegistrationKey, error)
+	RegistrationKeyCreate(ctx context.Context, input gqlmodel.RegistrationKeyCreateInput) (*model.RegistrationKey, error)
+	RegistrationKeyUpdate(ctx context.Context, id int64, input gqlmodel.RegistrationKeyUpdateInput) (*model.RegistrationKey, error)
 	RegistrationKeyDelete(ctx context.Context, id int64) (bool, error)
-	ServiceCredentialCreate(ctx context.Context, input model.ServiceCredentialCreateInput) (*model1.ServiceCredential, error)
-	ServiceCredentialUpdate(ctx context.Context, id int64, input model.ServiceCredentialUpdateInput) (*model1.ServiceCredential, error)
+	ServiceCredentialCreate(ctx context.Context, input gqlmodel.ServiceCredentialCreateInput) (*model.ServiceCredential, error)
+	ServiceCredentialUpdate(ctx context.Context, id int64, input gqlmodel.ServiceCredentialUpdateInput) (*model.ServiceCredential, error)
 	ServiceCredentialDelete(ctx context.Context, id int64) (bool, error)
-	IspCreate(ctx context.Context, input model.IspCreateInput) (*model1.Isp, error)
-	IspUpdate(ctx context.Context, id int64, input model.IspUpdateInput) (*model1.Isp, error)
+	IspCreate(ctx context.Context, input gqlmodel.IspCreateInput) (*model.Isp, error)
+	IspUpdate(ctx context.Context, id int64, input gqlmodel.IspUpdateInput) (*model.Isp, error)
 	IspDelete(ctx context.Context, id int64) (bool, error)
-	IspMergeInto(ctx context.Context, id int64, input model.IspMergeInput) (*model1.Isp, error)
-	DataOwnerSettingsUpdate(ctx context.Context, input model.DataOwnerSettingsInput) (*model1.DataOwnerSettings, error)
-	UserCreate(ctx context.Context, input model.UserCreateInput) (*model1.User, error)
-	UserUpdate(ctx context.Context, id int64, input model.UserUpdateInput) (*model1.User, error)
+	IspMergeInto(ctx context.Context, id int64, input gqlmodel.IspMergeInput) (*model.Isp, error)
+	DataOwnerSettingsUpdate(ctx context.Context, input gqlmodel.DataOwnerSettingsInput) (*model.DataOwnerSettings, error)
+	UserCreate(ctx context.Context, input gqlmodel.UserCreateInput) (*model.User, error)
+	UserUpdate(ctx context.Context, id int64, input gqlmodel.UserUpdateInput) (*model.User, error)
 }
 type QueryResolver interface {
-	Viewer(ctx context.Context) (*model1.Viewer, error)
-	AnomalyEventSearch(ctx context.Context, body model1.JSON, sourceOnly *bool, size *int64, from *int64, searchAfter *model1.JSON) (*model1.JSON, error)
-	AnomalyEvent(ctx context.Context, id string) (*model.AnomalyEvent, error)
-	AnomalyEventDocument(ctx context.Context, id string) (*model1.JSON, error)
-	AnomalyDetectionOverrides(ctx context.Context) ([]model.AnomalyDetectionOverride, error)
-	AnomalyDetectionOverride(ctx context.Context, id int64) (*model.AnomalyDetectionOverride, error)
-	AnomalyDetectionDimensions(ctx context.Context) (*model.AnomalyDetectionDimensions, error)
-	ClientAdminAPIKeys(ctx context.Context) ([]model1.ClientAdminAPIKey, error)
-	ClientAdminAPIKey(ctx context.Context, id int64) (*model1.ClientAdminAPIKey, error)
-	ClientAnalyticsAPIKeys(ctx context.Context) ([]model1.ClientAnalyticsAPIKey, error)
-	ClientAnalyticsAPIKey(ctx context.Context, id int64) (*model1.ClientAnalyticsAPIKey, error)
-	ExportAPIKeys(ctx context.Context) ([]model1.ExportAPIKey, error)
-	ExportAPIKey(ctx context.Context, id int64) (*model1.ExportAPIKey, error)
-	Capabilities(ctx context.Context) ([]model1.Capability, error)
-	Capability(ctx context.Context, id int64) (*model1.Capability, error)
-	RegistrationKey(ctx context.Context, id int64) (*model1.RegistrationKey, error)
-	Clients(ctx context.Context) ([]model1.Client, error)
-	Client(ctx context.Context, id string) (*model1.Client, error)
-	ClientLabelAvailable(ctx context.Context, label string, excludeID *string) (*model1.LabelAvailability, error)
-	ClientGroups(ctx context.Context) ([]model1.ClientGroup, error)
-	ServiceCredentials(ctx context.Context) ([]model1.ServiceCredential, error)
-	ServiceCredential(ctx context.Context, id int64) (*model1.ServiceCredential, error)
-	ExportMeasurements(ctx context.Context, filter *model.ExportFilter, typeArg *string, subject []string, studyID []string, page *int64, perPage *int64) (*model.ExportDocumentPage, error)
-	ExportClientReports(ctx context.Context, filter *model.ExportFilter, typeArg *string, page *int64, perPage *int64) (*model.ExportDocumentPage, error)
-	ExportEventBundles(ctx context.Context, filter *model.ExportFilter, typeArg *string, page *int64, perPage *int64) (*model.ExportDocumentPage, error)
-	ExportNetworkRequests(ctx context.Context, filter *model.ExportFilter, page *int64, perPage *int64) (*model.ExportDocumentPage, error)
-	ExportClients(ctx context.Context, filter *model.ExportFilter, page *int64, perPage *int64) (*model.ExportClientPage, error)
-	ExportUserFeedbacks(ctx context.Context, filter *model.ExportFilter, typeArg *string, page *int64, perPage *int64) (*model.ExportDocumentPage, error)
-	ExportSearch(ctx context.Context, body model1.JSON, q *string, df *string, defaultOperator *string, analyzer *string, lenient *bool, analyzeWildcard *bool, size *int64, from *int64, sort *model1.JSON, searchAfter *model1.JSON, source *model1.JSON, sourceIncludes []string, sourceExcludes []string, trackTotalHits *model1.JSON, sourceOnly *bool, scroll *string, otherParams *model1.JSON) (*model1.JSON, error)
-	ExportEsql(ctx context.Context, query string) ([]model1.JSON, error)
-	Isps(ctx context.Context, filter *model.IspFilter) ([]model1.Isp, error)
-	Isp(ctx context.Context, id int64) (*model1.Isp, error)
-	MeasurementSearch(ctx context.Context, body model1.JSON, indexScope *string, sourceOnly *bool, size *int64, from *int64, searchAfter *model1.JSON, scroll *string) (*model1.JSON, error)
-	MeasurementSearchScroll(ctx context.Context, scrollID string, scroll *string, sourceOnly *bool) (*model1.JSON, error)
-	Measurement(ctx context.Context, id string) (*model.Measurement, error)
-	MeasurementDocument(ctx context.Context, id string, report *model.MeasurementReportType) (*model1.JSON, error)
-	DataOwnerSettings(ctx context.Context) (*model1.DataOwnerSettings, error)
-	AiAssistantStatus(ctx context.Context) (*model1.AiAssistantStatus, error)
-	Users(ctx context.Context) ([]model1.User, error)
-	User(ctx context.Context, id int64) (*model1.User, error)
+	Viewer(ctx context.Context) (*model.Viewer, error)
+	AnomalyEventSearch(ctx context.Context, body model.JSON, sourceOnly *bool, size *int64, from *int64, searchAfter *model.JSON) (*model.JSON, error)
+	AnomalyEvent(ctx context.Context, id string) (*gqlmodel.AnomalyEvent, error)
+	AnomalyEventDocument(ctx context.Context, id string) (*model.JSON, error)
+	AnomalyDetectionOverrides(ctx context.Context) ([]gqlmodel.AnomalyDetectionOverride, error)
+	AnomalyDetectionOverride(ctx context.Context, id int64) (*gqlmodel.AnomalyDetectionOverride, error)
+	AnomalyDetectionDimensions(ctx context.Context) (*gqlmodel.AnomalyDetectionDimensions, error)
+	ClientAdminAPIKeys(ctx context.Context) ([]model.ClientAdminAPIKey, error)
+	ClientAdminAPIKey(ctx context.Context, id int64) (*model.ClientAdminAPIKey, error)
+	ClientAnalyticsAPIKeys(ctx context.Context) ([]model.ClientAnalyticsAPIKey, error)
+	ClientAnalyticsAPIKey(ctx context.Context, id int64) (*model.ClientAnalyticsAPIKey, error)
+	ExportAPIKeys(ctx context.Context) ([]model.ExportAPIKey, error)
+	ExportAPIKey(ctx context.Context, id int64) (*model.ExportAPIKey, error)
+	Capabilities(ctx context.Context) ([]model.Capability, error)
+	Capability(ctx context.Context, id int64) (*model.Capability, error)
+	RegistrationKey(ctx context.Context, id int64) (*model.RegistrationKey, error)
+	Clients(ctx context.Context) ([]model.Client, error)
+	Client(ctx context.Context, id string) (*model.Client, error)
+	ClientLabelAvailable(ctx context.Context, label string, excludeID *string) (*model.LabelAvailability, error)
+	ClientGroups(ctx context.Context) ([]model.ClientGroup, error)
+	ServiceCredentials(ctx context.Context) ([]model.ServiceCredential, error)
+	ServiceCredential(ctx context.Context, id int64) (*model.ServiceCredential, error)
+	ExportMeasurements(ctx context.Context, filter *gqlmodel.ExportFilter, typeArg *string, subject []string, studyID []string, page *int64, perPage *int64) (*gqlmodel.ExportDocumentPage, error)
+	ExportClientReports(ctx context.Context, filter *gqlmodel.ExportFilter, typeArg *string, page *int64, perPage *int64) (*gqlmodel.ExportDocumentPage, error)
+	ExportEventBundles(ctx context.Context, filter *gqlmodel.ExportFilter, typeArg *string, page *int64, perPage *int64) (*gqlmodel.ExportDocumentPage, error)
+	ExportNetworkRequests(ctx context.Context, filter *gqlmodel.ExportFilter, page *int64, perPage *int64) (*gqlmodel.ExportDocumentPage, error)
+	ExportClients(ctx context.Context, filter *gqlmodel.ExportFilter, page *int64, perPage *int64) (*gqlmodel.ExportClientPage, error)
+	ExportUserFeedbacks(ctx context.Context, filter *gqlmodel.ExportFilter, typeArg *string, page *int64, perPage *int64) (*gqlmodel.ExportDocumentPage, error)
+	ExportSearch(ctx context.Context, body model.JSON, q *string, df *string, defaultOperator *string, analyzer *string, lenient *bool, analyzeWildcard *bool, size *int64, from *int64, sort *model.JSON, searchAfter *model.JSON, source *model.JSON, sourceIncludes []string, sourceExcludes []string, trackTotalHits *model.JSON, sourceOnly *bool, scroll *string, otherParams *model.JSON) (*model.JSON, error)
+	ExportEsql(ctx context.Context, query string) ([]model.JSON, error)
+	Isps(ctx context.Context, filter *gqlmodel.IspFilter) ([]model.Isp, error)
+	Isp(ctx context.Context, id int64) (*model.Isp, error)
+	MeasurementSearch(ctx context.Context, body model.JSON, indexScope *string, sourceOnly *bool, size *int64, from *int64, searchAfter *model.JSON, scroll *string) (*model.JSON, error)
+	MeasurementSearchScroll(ctx context.Context, scrollID string, scroll *string, sourceOnly *bool) (*model.JSON, error)
+	Measurement(ctx context.Context, id string) (*gqlmodel.Measurement, error)
+	MeasurementDocument(ctx context.Context, id string, report *gqlmodel.MeasurementReportType) (*model.JSON, error)
+	DataOwnerSettings(ctx context.Context) (*model.DataOwnerSettings, error)
+	AiAssistantStatus(ctx context.Context) (*model.AiAssistantStatus, error)
+	Users(ctx context.Context) ([]model.User, error)
+	User(ctx context.Context, id int64) (*model.User, error)
 }
 type RegistrationKeyResolver interface {
-	ClientsCount(ctx context.Context, objs []*model1.RegistrationKey) ([]int64, error)
-	Capability(ctx context.Context, objs []*model1.RegistrationKey) ([]*model1.Capability, error)
+	ClientsCount(ctx context.Context, objs []*model.RegistrationKey) ([]int64, error)
+	Capability(ctx context.Context, objs []*model.RegistrationKey) ([]*model.Capability, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -890,7 +890,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Client.Measurements(childComplexity, args["filter"].(*model.MeasurementFilter), args["first"].(*int64), args["after"].(*string)), true
+		return e.ComplexityRoot.Client.Measurements(childComplexity, args["filter"].(*gqlmodel.MeasurementFilter), args["first"].(*int64), args["after"].(*string)), true
 	case "Client.offline":
 		if e.ComplexityRoot.Client.Offline == nil {
 			break
@@ -1537,7 +1537,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.AnomalyDetectionOverrideCreate(childComplexity, args["input"].(model.AnomalyDetectionOverrideCreateInput)), true
+		return e.ComplexityRoot.Mutation.AnomalyDetectionOverrideCreate(childComplexity, args["input"].(gqlmodel.AnomalyDetectionOverrideCreateInput)), true
 	case "Mutation.anomalyDetectionOverrideFeedback":
 		if e.ComplexityRoot.Mutation.AnomalyDetectionOverrideFeedback == nil {
 			break
@@ -1548,7 +1548,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.AnomalyDetectionOverrideFeedback(childComplexity, args["input"].(model.AnomalyDetectionOverrideFeedbackInput)), true
+		return e.ComplexityRoot.Mutation.AnomalyDetectionOverrideFeedback(childComplexity, args["input"].(gqlmodel.AnomalyDetectionOverrideFeedbackInput)), true
 	case "Mutation.anomalyDetectionOverridesDelete":
 		if e.ComplexityRoot.Mutation.AnomalyDetectionOverridesDelete == nil {
 			break
@@ -1581,7 +1581,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.CapabilityCreate(childComplexity, args["input"].(model.CapabilityCreateInput)), true
+		return e.ComplexityRoot.Mutation.CapabilityCreate(childComplexity, args["input"].(gqlmodel.CapabilityCreateInput)), true
 	case "Mutation.capabilityDelete":
 		if e.ComplexityRoot.Mutation.CapabilityDelete == nil {
 			break
@@ -1603,7 +1603,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.CapabilityUpdate(childComplexity, args["id"].(int64), args["input"].(model.CapabilityUpdateInput)), true
+		return e.ComplexityRoot.Mutation.CapabilityUpdate(childComplexity, args["id"].(int64), args["input"].(gqlmodel.CapabilityUpdateInput)), true
 	case "Mutation.clientAdminApiKeyCreate":
 		if e.ComplexityRoot.Mutation.ClientAdminAPIKeyCreate == nil {
 			break
@@ -1614,7 +1614,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.ClientAdminAPIKeyCreate(childComplexity, args["input"].(model.ClientAdminAPIKeyCreateInput)), true
+		return e.ComplexityRoot.Mutation.ClientAdminAPIKeyCreate(childComplexity, args["input"].(gqlmodel.ClientAdminAPIKeyCreateInput)), true
 	case "Mutation.clientAdminApiKeyDelete":
 		if e.ComplexityRoot.Mutation.ClientAdminAPIKeyDelete == nil {
 			break
@@ -1636,7 +1636,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.ClientAnalyticsAPIKeyCreate(childComplexity, args["input"].(model.APIKeyCreateInput)), true
+		return e.ComplexityRoot.Mutation.ClientAnalyticsAPIKeyCreate(childComplexity, args["input"].(gqlmodel.APIKeyCreateInput)), true
 	case "Mutation.clientAnalyticsApiKeyDelete":
 		if e.ComplexityRoot.Mutation.ClientAnalyticsAPIKeyDelete == nil {
 			break
@@ -1658,7 +1658,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.DataOwnerSettingsUpdate(childComplexity, args["input"].(model.DataOwnerSettingsInput)), true
+		return e.ComplexityRoot.Mutation.DataOwnerSettingsUpdate(childComplexity, args["input"].(gqlmodel.DataOwnerSettingsInput)), true
 	case "Mutation.exportApiKeyCreate":
 		if e.ComplexityRoot.Mutation.ExportAPIKeyCreate == nil {
 			break
@@ -1669,7 +1669,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.ExportAPIKeyCreate(childComplexity, args["input"].(model.APIKeyCreateInput)), true
+		return e.ComplexityRoot.Mutation.ExportAPIKeyCreate(childComplexity, args["input"].(gqlmodel.APIKeyCreateInput)), true
 	case "Mutation.exportApiKeyDelete":
 		if e.ComplexityRoot.Mutation.ExportAPIKeyDelete == nil {
 			break
@@ -1691,7 +1691,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.IspCreate(childComplexity, args["input"].(model.IspCreateInput)), true
+		return e.ComplexityRoot.Mutation.IspCreate(childComplexity, args["input"].(gqlmodel.IspCreateInput)), true
 	case "Mutation.ispDelete":
 		if e.ComplexityRoot.Mutation.IspDelete == nil {
 			break
@@ -1713,7 +1713,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.IspMergeInto(childComplexity, args["id"].(int64), args["input"].(model.IspMergeInput)), true
+		return e.ComplexityRoot.Mutation.IspMergeInto(childComplexity, args["id"].(int64), args["input"].(gqlmodel.IspMergeInput)), true
 	case "Mutation.ispUpdate":
 		if e.ComplexityRoot.Mutation.IspUpdate == nil {
 			break
@@ -1724,7 +1724,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.IspUpdate(childComplexity, args["id"].(int64), args["input"].(model.IspUpdateInput)), true
+		return e.ComplexityRoot.Mutation.IspUpdate(childComplexity, args["id"].(int64), args["input"].(gqlmodel.IspUpdateInput)), true
 	case "Mutation.noop":
 		if e.ComplexityRoot.Mutation.Noop == nil {
 			break
@@ -1741,7 +1741,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.RegistrationKeyCreate(childComplexity, args["input"].(model.RegistrationKeyCreateInput)), true
+		return e.ComplexityRoot.Mutation.RegistrationKeyCreate(childComplexity, args["input"].(gqlmodel.RegistrationKeyCreateInput)), true
 	case "Mutation.registrationKeyDelete":
 		if e.ComplexityRoot.Mutation.RegistrationKeyDelete == nil {
 			break
@@ -1763,7 +1763,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.RegistrationKeyUpdate(childComplexity, args["id"].(int64), args["input"].(model.RegistrationKeyUpdateInput)), true
+		return e.ComplexityRoot.Mutation.RegistrationKeyUpdate(childComplexity, args["id"].(int64), args["input"].(gqlmodel.RegistrationKeyUpdateInput)), true
 	case "Mutation.serviceCredentialCreate":
 		if e.ComplexityRoot.Mutation.ServiceCredentialCreate == nil {
 			break
@@ -1774,7 +1774,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.ServiceCredentialCreate(childComplexity, args["input"].(model.ServiceCredentialCreateInput)), true
+		return e.ComplexityRoot.Mutation.ServiceCredentialCreate(childComplexity, args["input"].(gqlmodel.ServiceCredentialCreateInput)), true
 	case "Mutation.serviceCredentialDelete":
 		if e.ComplexityRoot.Mutation.ServiceCredentialDelete == nil {
 			break
@@ -1796,7 +1796,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.ServiceCredentialUpdate(childComplexity, args["id"].(int64), args["input"].(model.ServiceCredentialUpdateInput)), true
+		return e.ComplexityRoot.Mutation.ServiceCredentialUpdate(childComplexity, args["id"].(int64), args["input"].(gqlmodel.ServiceCredentialUpdateInput)), true
 	case "Mutation.userCreate":
 		if e.ComplexityRoot.Mutation.UserCreate == nil {
 			break
@@ -1807,7 +1807,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.UserCreate(childComplexity, args["input"].(model.UserCreateInput)), true
+		return e.ComplexityRoot.Mutation.UserCreate(childComplexity, args["input"].(gqlmodel.UserCreateInput)), true
 	case "Mutation.userUpdate":
 		if e.ComplexityRoot.Mutation.UserUpdate == nil {
 			break
@@ -1818,7 +1818,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.UserUpdate(childComplexity, args["id"].(int64), args["input"].(model.UserUpdateInput)), true
+		return e.ComplexityRoot.Mutation.UserUpdate(childComplexity, args["id"].(int64), args["input"].(gqlmodel.UserUpdateInput)), true
 
 	case "NotificationConfig.anomalyEvents":
 		if e.ComplexityRoot.NotificationConfig.AnomalyEvents == nil {
@@ -1955,7 +1955,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.AnomalyEventSearch(childComplexity, args["body"].(model1.JSON), args["sourceOnly"].(*bool), args["size"].(*int64), args["from"].(*int64), args["searchAfter"].(*model1.JSON)), true
+		return e.ComplexityRoot.Query.AnomalyEventSearch(childComplexity, args["body"].(model.JSON), args["sourceOnly"].(*bool), args["size"].(*int64), args["from"].(*int64), args["searchAfter"].(*model.JSON)), true
 	case "Query.capabilities":
 		if e.ComplexityRoot.Query.Capabilities == nil {
 			break
@@ -2074,7 +2074,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.ExportClientReports(childComplexity, args["filter"].(*model.ExportFilter), args["type"].(*string), args["page"].(*int64), args["perPage"].(*int64)), true
+		return e.ComplexityRoot.Query.ExportClientReports(childComplexity, args["filter"].(*gqlmodel.ExportFilter), args["type"].(*string), args["page"].(*int64), args["perPage"].(*int64)), true
 	case "Query.exportClients":
 		if e.ComplexityRoot.Query.ExportClients == nil {
 			break
@@ -2085,7 +2085,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.ExportClients(childComplexity, args["filter"].(*model.ExportFilter), args["page"].(*int64), args["perPage"].(*int64)), true
+		return e.ComplexityRoot.Query.ExportClients(childComplexity, args["filter"].(*gqlmodel.ExportFilter), args["page"].(*int64), args["perPage"].(*int64)), true
 	case "Query.exportEsql":
 		if e.ComplexityRoot.Query.ExportEsql == nil {
 			break
@@ -2107,7 +2107,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.ExportEventBundles(childComplexity, args["filter"].(*model.ExportFilter), args["type"].(*string), args["page"].(*int64), args["perPage"].(*int64)), true
+		return e.ComplexityRoot.Query.ExportEventBundles(childComplexity, args["filter"].(*gqlmodel.ExportFilter), args["type"].(*string), args["page"].(*int64), args["perPage"].(*int64)), true
 	case "Query.exportMeasurements":
 		if e.ComplexityRoot.Query.ExportMeasurements == nil {
 			break
@@ -2118,7 +2118,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.ExportMeasurements(childComplexity, args["filter"].(*model.ExportFilter), args["type"].(*string), args["subject"].([]string), args["studyId"].([]string), args["page"].(*int64), args["perPage"].(*int64)), true
+		return e.ComplexityRoot.Query.ExportMeasurements(childComplexity, args["filter"].(*gqlmodel.ExportFilter), args["type"].(*string), args["subject"].([]string), args["studyId"].([]string), args["page"].(*int64), args["perPage"].(*int64)), true
 	case "Query.exportNetworkRequests":
 		if e.ComplexityRoot.Query.ExportNetworkRequests == nil {
 			break
@@ -2129,7 +2129,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.ExportNetworkRequests(childComplexity, args["filter"].(*model.ExportFilter), args["page"].(*int64), args["perPage"].(*int64)), true
+		return e.ComplexityRoot.Query.ExportNetworkRequests(childComplexity, args["filter"].(*gqlmodel.ExportFilter), args["page"].(*int64), args["perPage"].(*int64)), true
 	case "Query.exportSearch":
 		if e.ComplexityRoot.Query.ExportSearch == nil {
 			break
@@ -2140,7 +2140,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.ExportSearch(childComplexity, args["body"].(model1.JSON), args["q"].(*string), args["df"].(*string), args["defaultOperator"].(*string), args["analyzer"].(*string), args["lenient"].(*bool), args["analyzeWildcard"].(*bool), args["size"].(*int64), args["from"].(*int64), args["sort"].(*model1.JSON), args["searchAfter"].(*model1.JSON), args["source"].(*model1.JSON), args["sourceIncludes"].([]string), args["sourceExcludes"].([]string), args["trackTotalHits"].(*model1.JSON), args["sourceOnly"].(*bool), args["scroll"].(*string), args["otherParams"].(*model1.JSON)), true
+		return e.ComplexityRoot.Query.ExportSearch(childComplexity, args["body"].(model.JSON), args["q"].(*string), args["df"].(*string), args["defaultOperator"].(*string), args["analyzer"].(*string), args["lenient"].(*bool), args["analyzeWildcard"].(*bool), args["size"].(*int64), args["from"].(*int64), args["sort"].(*model.JSON), args["searchAfter"].(*model.JSON), args["source"].(*model.JSON), args["sourceIncludes"].([]string), args["sourceExcludes"].([]string), args["trackTotalHits"].(*model.JSON), args["sourceOnly"].(*bool), args["scroll"].(*string), args["otherParams"].(*model.JSON)), true
 	case "Query.exportUserFeedbacks":
 		if e.ComplexityRoot.Query.ExportUserFeedbacks == nil {
 			break
@@ -2151,7 +2151,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.ExportUserFeedbacks(childComplexity, args["filter"].(*model.ExportFilter), args["type"].(*string), args["page"].(*int64), args["perPage"].(*int64)), true
+		return e.ComplexityRoot.Query.ExportUserFeedbacks(childComplexity, args["filter"].(*gqlmodel.ExportFilter), args["type"].(*string), args["page"].(*int64), args["perPage"].(*int64)), true
 
 	case "Query.isp":
 		if e.ComplexityRoot.Query.Isp == nil {
@@ -2174,7 +2174,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Isps(childComplexity, args["filter"].(*model.IspFilter)), true
+		return e.ComplexityRoot.Query.Isps(childComplexity, args["filter"].(*gqlmodel.IspFilter)), true
 	case "Query.measurement":
 		if e.ComplexityRoot.Query.Measurement == nil {
 			break
@@ -2196,7 +2196,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.MeasurementDocument(childComplexity, args["id"].(string), args["report"].(*model.MeasurementReportType)), true
+		return e.ComplexityRoot.Query.MeasurementDocument(childComplexity, args["id"].(string), args["report"].(*gqlmodel.MeasurementReportType)), true
 	case "Query.measurementSearch":
 		if e.ComplexityRoot.Query.MeasurementSearch == nil {
 			break
@@ -2207,7 +2207,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.MeasurementSearch(childComplexity, args["body"].(model1.JSON), args["indexScope"].(*string), args["sourceOnly"].(*bool), args["size"].(*int64), args["from"].(*int64), args["searchAfter"].(*model1.JSON), args["scroll"].(*string)), true
+		return e.ComplexityRoot.Query.MeasurementSearch(childComplexity, args["body"].(model.JSON), args["indexScope"].(*string), args["sourceOnly"].(*bool), args["size"].(*int64), args["from"].(*int64), args["searchAfter"].(*model.JSON), args["scroll"].(*string)), true
 	case "Query.measurementSearchScroll":
 		if e.ComplexityRoot.Query.MeasurementSearchScroll == nil {
 			break
@@ -4131,8 +4131,8 @@ func (ec *executionContext) field_Client_measurements_args(ctx context.Context, 
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
-		func(ctx context.Context, v any) (*model.MeasurementFilter, error) {
-			return ec.unmarshalOMeasurementFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐMeasurementFilter(ctx, v)
+		func(ctx context.Context, v any) (*gqlmodel.MeasurementFilter, error) {
+			return ec.unmarshalOMeasurementFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementFilter(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4161,8 +4161,8 @@ func (ec *executionContext) field_Mutation_anomalyDetectionOverrideCreate_args(c
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
-		func(ctx context.Context, v any) (model.AnomalyDetectionOverrideCreateInput, error) {
-			return ec.unmarshalNAnomalyDetectionOverrideCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverrideCreateInput(ctx, v)
+		func(ctx context.Context, v any) (gqlmodel.AnomalyDetectionOverrideCreateInput, error) {
+			return ec.unmarshalNAnomalyDetectionOverrideCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyDetectionOverrideCreateInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4175,8 +4175,8 @@ func (ec *executionContext) field_Mutation_anomalyDetectionOverrideFeedback_args
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
-		func(ctx context.Context, v any) (model.AnomalyDetectionOverrideFeedbackInput, error) {
-			return ec.unmarshalNAnomalyDetectionOverrideFeedbackInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverrideFeedbackInput(ctx, v)
+		func(ctx context.Context, v any) (gqlmodel.AnomalyDetectionOverrideFeedbackInput, error) {
+			return ec.unmarshalNAnomalyDetectionOverrideFeedbackInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyDetectionOverrideFeedbackInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4249,8 +4249,8 @@ func (ec *executionContext) field_Mutation_capabilityCreate_args(ctx context.Con
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
-		func(ctx context.Context, v any) (model.CapabilityCreateInput, error) {
-			return ec.unmarshalNCapabilityCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐCapabilityCreateInput(ctx, v)
+		func(ctx context.Context, v any) (gqlmodel.CapabilityCreateInput, error) {
+			return ec.unmarshalNCapabilityCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐCapabilityCreateInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4285,8 +4285,8 @@ func (ec *executionContext) field_Mutation_capabilityUpdate_args(ctx context.Con
 	}
 	args["id"] = arg0
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
-		func(ctx context.Context, v any) (model.CapabilityUpdateInput, error) {
-			return ec.unmarshalNCapabilityUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐCapabilityUpdateInput(ctx, v)
+		func(ctx context.Context, v any) (gqlmodel.CapabilityUpdateInput, error) {
+			return ec.unmarshalNCapabilityUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐCapabilityUpdateInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4299,8 +4299,8 @@ func (ec *executionContext) field_Mutation_clientAdminApiKeyCreate_args(ctx cont
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
-		func(ctx context.Context, v any) (model.ClientAdminAPIKeyCreateInput, error) {
-			return ec.unmarshalNClientAdminApiKeyCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐClientAdminAPIKeyCreateInput(ctx, v)
+		func(ctx context.Context, v any) (gqlmodel.ClientAdminAPIKeyCreateInput, error) {
+			return ec.unmarshalNClientAdminApiKeyCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientAdminAPIKeyCreateInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4327,8 +4327,8 @@ func (ec *executionContext) field_Mutation_clientAnalyticsApiKeyCreate_args(ctx 
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
-		func(ctx context.Context, v any) (model.APIKeyCreateInput, error) {
-			return ec.unmarshalNApiKeyCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAPIKeyCreateInput(ctx, v)
+		func(ctx context.Context, v any) (gqlmodel.APIKeyCreateInput, error) {
+			return ec.unmarshalNApiKeyCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAPIKeyCreateInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4355,8 +4355,8 @@ func (ec *executionContext) field_Mutation_dataOwnerSettingsUpdate_args(ctx cont
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
-		func(ctx context.Context, v any) (model.DataOwnerSettingsInput, error) {
-			return ec.unmarshalNDataOwnerSettingsInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐDataOwnerSettingsInput(ctx, v)
+		func(ctx context.Context, v any) (gqlmodel.DataOwnerSettingsInput, error) {
+			return ec.unmarshalNDataOwnerSettingsInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐDataOwnerSettingsInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4369,8 +4369,8 @@ func (ec *executionContext) field_Mutation_exportApiKeyCreate_args(ctx context.C
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
-		func(ctx context.Context, v any) (model.APIKeyCreateInput, error) {
-			return ec.unmarshalNApiKeyCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAPIKeyCreateInput(ctx, v)
+		func(ctx context.Context, v any) (gqlmodel.APIKeyCreateInput, error) {
+			return ec.unmarshalNApiKeyCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAPIKeyCreateInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4397,8 +4397,8 @@ func (ec *executionContext) field_Mutation_ispCreate_args(ctx context.Context, r
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
-		func(ctx context.Context, v any) (model.IspCreateInput, error) {
-			return ec.unmarshalNIspCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐIspCreateInput(ctx, v)
+		func(ctx context.Context, v any) (gqlmodel.IspCreateInput, error) {
+			return ec.unmarshalNIspCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐIspCreateInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4433,8 +4433,8 @@ func (ec *executionContext) field_Mutation_ispMergeInto_args(ctx context.Context
 	}
 	args["id"] = arg0
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
-		func(ctx context.Context, v any) (model.IspMergeInput, error) {
-			return ec.unmarshalNIspMergeInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐIspMergeInput(ctx, v)
+		func(ctx context.Context, v any) (gqlmodel.IspMergeInput, error) {
+			return ec.unmarshalNIspMergeInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐIspMergeInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4455,8 +4455,8 @@ func (ec *executionContext) field_Mutation_ispUpdate_args(ctx context.Context, r
 	}
 	args["id"] = arg0
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
-		func(ctx context.Context, v any) (model.IspUpdateInput, error) {
-			return ec.unmarshalNIspUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐIspUpdateInput(ctx, v)
+		func(ctx context.Context, v any) (gqlmodel.IspUpdateInput, error) {
+			return ec.unmarshalNIspUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐIspUpdateInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4469,8 +4469,8 @@ func (ec *executionContext) field_Mutation_registrationKeyCreate_args(ctx contex
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
-		func(ctx context.Context, v any) (model.RegistrationKeyCreateInput, error) {
-			return ec.unmarshalNRegistrationKeyCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐRegistrationKeyCreateInput(ctx, v)
+		func(ctx context.Context, v any) (gqlmodel.RegistrationKeyCreateInput, error) {
+			return ec.unmarshalNRegistrationKeyCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐRegistrationKeyCreateInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4505,8 +4505,8 @@ func (ec *executionContext) field_Mutation_registrationKeyUpdate_args(ctx contex
 	}
 	args["id"] = arg0
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
-		func(ctx context.Context, v any) (model.RegistrationKeyUpdateInput, error) {
-			return ec.unmarshalNRegistrationKeyUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐRegistrationKeyUpdateInput(ctx, v)
+		func(ctx context.Context, v any) (gqlmodel.RegistrationKeyUpdateInput, error) {
+			return ec.unmarshalNRegistrationKeyUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐRegistrationKeyUpdateInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4519,8 +4519,8 @@ func (ec *executionContext) field_Mutation_serviceCredentialCreate_args(ctx cont
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
-		func(ctx context.Context, v any) (model.ServiceCredentialCreateInput, error) {
-			return ec.unmarshalNServiceCredentialCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐServiceCredentialCreateInput(ctx, v)
+		func(ctx context.Context, v any) (gqlmodel.ServiceCredentialCreateInput, error) {
+			return ec.unmarshalNServiceCredentialCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐServiceCredentialCreateInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4555,8 +4555,8 @@ func (ec *executionContext) field_Mutation_serviceCredentialUpdate_args(ctx cont
 	}
 	args["id"] = arg0
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
-		func(ctx context.Context, v any) (model.ServiceCredentialUpdateInput, error) {
-			return ec.unmarshalNServiceCredentialUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐServiceCredentialUpdateInput(ctx, v)
+		func(ctx context.Context, v any) (gqlmodel.ServiceCredentialUpdateInput, error) {
+			return ec.unmarshalNServiceCredentialUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐServiceCredentialUpdateInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4569,8 +4569,8 @@ func (ec *executionContext) field_Mutation_userCreate_args(ctx context.Context, 
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
-		func(ctx context.Context, v any) (model.UserCreateInput, error) {
-			return ec.unmarshalNUserCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐUserCreateInput(ctx, v)
+		func(ctx context.Context, v any) (gqlmodel.UserCreateInput, error) {
+			return ec.unmarshalNUserCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐUserCreateInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4591,8 +4591,8 @@ func (ec *executionContext) field_Mutation_userUpdate_args(ctx context.Context, 
 	}
 	args["id"] = arg0
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
-		func(ctx context.Context, v any) (model.UserUpdateInput, error) {
-			return ec.unmarshalNUserUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐUserUpdateInput(ctx, v)
+		func(ctx context.Context, v any) (gqlmodel.UserUpdateInput, error) {
+			return ec.unmarshalNUserUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐUserUpdateInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4647,7 +4647,7 @@ func (ec *executionContext) field_Query_anomalyEventSearch_args(ctx context.Cont
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "body",
-		func(ctx context.Context, v any) (model1.JSON, error) {
+		func(ctx context.Context, v any) (model.JSON, error) {
 			return ec.unmarshalNJSON2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, v)
 		})
 	if err != nil {
@@ -4679,7 +4679,7 @@ func (ec *executionContext) field_Query_anomalyEventSearch_args(ctx context.Cont
 	}
 	args["from"] = arg3
 	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "searchAfter",
-		func(ctx context.Context, v any) (*model1.JSON, error) {
+		func(ctx context.Context, v any) (*model.JSON, error) {
 			return ec.unmarshalOJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, v)
 		})
 	if err != nil {
@@ -4799,8 +4799,8 @@ func (ec *executionContext) field_Query_exportClientReports_args(ctx context.Con
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
-		func(ctx context.Context, v any) (*model.ExportFilter, error) {
-			return ec.unmarshalOExportFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐExportFilter(ctx, v)
+		func(ctx context.Context, v any) (*gqlmodel.ExportFilter, error) {
+			return ec.unmarshalOExportFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐExportFilter(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4837,8 +4837,8 @@ func (ec *executionContext) field_Query_exportClients_args(ctx context.Context, 
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
-		func(ctx context.Context, v any) (*model.ExportFilter, error) {
-			return ec.unmarshalOExportFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐExportFilter(ctx, v)
+		func(ctx context.Context, v any) (*gqlmodel.ExportFilter, error) {
+			return ec.unmarshalOExportFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐExportFilter(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4881,8 +4881,8 @@ func (ec *executionContext) field_Query_exportEventBundles_args(ctx context.Cont
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
-		func(ctx context.Context, v any) (*model.ExportFilter, error) {
-			return ec.unmarshalOExportFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐExportFilter(ctx, v)
+		func(ctx context.Context, v any) (*gqlmodel.ExportFilter, error) {
+			return ec.unmarshalOExportFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐExportFilter(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4919,8 +4919,8 @@ func (ec *executionContext) field_Query_exportMeasurements_args(ctx context.Cont
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
-		func(ctx context.Context, v any) (*model.ExportFilter, error) {
-			return ec.unmarshalOExportFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐExportFilter(ctx, v)
+		func(ctx context.Context, v any) (*gqlmodel.ExportFilter, error) {
+			return ec.unmarshalOExportFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐExportFilter(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4973,8 +4973,8 @@ func (ec *executionContext) field_Query_exportNetworkRequests_args(ctx context.C
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
-		func(ctx context.Context, v any) (*model.ExportFilter, error) {
-			return ec.unmarshalOExportFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐExportFilter(ctx, v)
+		func(ctx context.Context, v any) (*gqlmodel.ExportFilter, error) {
+			return ec.unmarshalOExportFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐExportFilter(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -5003,7 +5003,7 @@ func (ec *executionContext) field_Query_exportSearch_args(ctx context.Context, r
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "body",
-		func(ctx context.Context, v any) (model1.JSON, error) {
+		func(ctx context.Context, v any) (model.JSON, error) {
 			return ec.unmarshalNJSON2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, v)
 		})
 	if err != nil {
@@ -5075,7 +5075,7 @@ func (ec *executionContext) field_Query_exportSearch_args(ctx context.Context, r
 	}
 	args["from"] = arg8
 	arg9, err := graphql.ProcessArgField(ctx, rawArgs, "sort",
-		func(ctx context.Context, v any) (*model1.JSON, error) {
+		func(ctx context.Context, v any) (*model.JSON, error) {
 			return ec.unmarshalOJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, v)
 		})
 	if err != nil {
@@ -5083,7 +5083,7 @@ func (ec *executionContext) field_Query_exportSearch_args(ctx context.Context, r
 	}
 	args["sort"] = arg9
 	arg10, err := graphql.ProcessArgField(ctx, rawArgs, "searchAfter",
-		func(ctx context.Context, v any) (*model1.JSON, error) {
+		func(ctx context.Context, v any) (*model.JSON, error) {
 			return ec.unmarshalOJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, v)
 		})
 	if err != nil {
@@ -5091,7 +5091,7 @@ func (ec *executionContext) field_Query_exportSearch_args(ctx context.Context, r
 	}
 	args["searchAfter"] = arg10
 	arg11, err := graphql.ProcessArgField(ctx, rawArgs, "source",
-		func(ctx context.Context, v any) (*model1.JSON, error) {
+		func(ctx context.Context, v any) (*model.JSON, error) {
 			return ec.unmarshalOJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, v)
 		})
 	if err != nil {
@@ -5115,7 +5115,7 @@ func (ec *executionContext) field_Query_exportSearch_args(ctx context.Context, r
 	}
 	args["sourceExcludes"] = arg13
 	arg14, err := graphql.ProcessArgField(ctx, rawArgs, "trackTotalHits",
-		func(ctx context.Context, v any) (*model1.JSON, error) {
+		func(ctx context.Context, v any) (*model.JSON, error) {
 			return ec.unmarshalOJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, v)
 		})
 	if err != nil {
@@ -5139,7 +5139,7 @@ func (ec *executionContext) field_Query_exportSearch_args(ctx context.Context, r
 	}
 	args["scroll"] = arg16
 	arg17, err := graphql.ProcessArgField(ctx, rawArgs, "otherParams",
-		func(ctx context.Context, v any) (*model1.JSON, error) {
+		func(ctx context.Context, v any) (*model.JSON, error) {
 			return ec.unmarshalOJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, v)
 		})
 	if err != nil {
@@ -5153,8 +5153,8 @@ func (ec *executionContext) field_Query_exportUserFeedbacks_args(ctx context.Con
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
-		func(ctx context.Context, v any) (*model.ExportFilter, error) {
-			return ec.unmarshalOExportFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐExportFilter(ctx, v)
+		func(ctx context.Context, v any) (*gqlmodel.ExportFilter, error) {
+			return ec.unmarshalOExportFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐExportFilter(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -5205,8 +5205,8 @@ func (ec *executionContext) field_Query_isps_args(ctx context.Context, rawArgs m
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
-		func(ctx context.Context, v any) (*model.IspFilter, error) {
-			return ec.unmarshalOIspFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐIspFilter(ctx, v)
+		func(ctx context.Context, v any) (*gqlmodel.IspFilter, error) {
+			return ec.unmarshalOIspFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐIspFilter(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -5227,8 +5227,8 @@ func (ec *executionContext) field_Query_measurementDocument_args(ctx context.Con
 	}
 	args["id"] = arg0
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "report",
-		func(ctx context.Context, v any) (*model.MeasurementReportType, error) {
-			return ec.unmarshalOMeasurementReportType2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐMeasurementReportType(ctx, v)
+		func(ctx context.Context, v any) (*gqlmodel.MeasurementReportType, error) {
+			return ec.unmarshalOMeasurementReportType2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementReportType(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -5271,7 +5271,7 @@ func (ec *executionContext) field_Query_measurementSearch_args(ctx context.Conte
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "body",
-		func(ctx context.Context, v any) (model1.JSON, error) {
+		func(ctx context.Context, v any) (model.JSON, error) {
 			return ec.unmarshalNJSON2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, v)
 		})
 	if err != nil {
@@ -5311,7 +5311,7 @@ func (ec *executionContext) field_Query_measurementSearch_args(ctx context.Conte
 	}
 	args["from"] = arg4
 	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "searchAfter",
-		func(ctx context.Context, v any) (*model1.JSON, error) {
+		func(ctx context.Context, v any) (*model.JSON, error) {
 			return ec.unmarshalOJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, v)
 		})
 	if err != nil {
@@ -5445,7 +5445,7 @@ func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArg
 
 // region    **************************** field.gotpl *****************************
 
-func (ec *executionContext) _AiAssistantStatus_enabled(ctx context.Context, field graphql.CollectedField, obj *model1.AiAssistantStatus) (ret graphql.Marshaler) {
+func (ec *executionContext) _AiAssistantStatus_enabled(ctx context.Context, field graphql.CollectedField, obj *model.AiAssistantStatus) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5468,7 +5468,7 @@ func (ec *executionContext) fieldContext_AiAssistantStatus_enabled(_ context.Con
 	return graphql.NewScalarFieldContext("AiAssistantStatus", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _AiAssistantStatus_dataOwner(ctx context.Context, field graphql.CollectedField, obj *model1.AiAssistantStatus) (ret graphql.Marshaler) {
+func (ec *executionContext) _AiAssistantStatus_dataOwner(ctx context.Context, field graphql.CollectedField, obj *model.AiAssistantStatus) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5491,7 +5491,7 @@ func (ec *executionContext) fieldContext_AiAssistantStatus_dataOwner(_ context.C
 	return graphql.NewScalarFieldContext("AiAssistantStatus", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _AnomalyDetectionDimensions_measurementTypes(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyDetectionDimensions) (ret graphql.Marshaler) {
+func (ec *executionContext) _AnomalyDetectionDimensions_measurementTypes(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyDetectionDimensions) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5503,8 +5503,8 @@ func (ec *executionContext) _AnomalyDetectionDimensions_measurementTypes(ctx con
 			return obj.MeasurementTypes, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []model.MeasurementTypeDimension) graphql.Marshaler {
-			return ec.marshalNMeasurementTypeDimension2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐMeasurementTypeDimensionᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []gqlmodel.MeasurementTypeDimension) graphql.Marshaler {
+			return ec.marshalNMeasurementTypeDimension2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementTypeDimensionᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5523,7 +5523,7 @@ func (ec *executionContext) fieldContext_AnomalyDetectionDimensions_measurementT
 	return fc, nil
 }
 
-func (ec *executionContext) _AnomalyDetectionDimensions_detectionPasses(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyDetectionDimensions) (ret graphql.Marshaler) {
+func (ec *executionContext) _AnomalyDetectionDimensions_detectionPasses(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyDetectionDimensions) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5546,7 +5546,7 @@ func (ec *executionContext) fieldContext_AnomalyDetectionDimensions_detectionPas
 	return graphql.NewScalarFieldContext("AnomalyDetectionDimensions", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _AnomalyDetectionDimensions_levels(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyDetectionDimensions) (ret graphql.Marshaler) {
+func (ec *executionContext) _AnomalyDetectionDimensions_levels(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyDetectionDimensions) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5569,7 +5569,7 @@ func (ec *executionContext) fieldContext_AnomalyDetectionDimensions_levels(_ con
 	return graphql.NewScalarFieldContext("AnomalyDetectionDimensions", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _AnomalyDetectionOverride_id(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyDetectionOverride) (ret graphql.Marshaler) {
+func (ec *executionContext) _AnomalyDetectionOverride_id(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyDetectionOverride) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5592,7 +5592,7 @@ func (ec *executionContext) fieldContext_AnomalyDetectionOverride_id(_ context.C
 	return graphql.NewScalarFieldContext("AnomalyDetectionOverride", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _AnomalyDetectionOverride_scope(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyDetectionOverride) (ret graphql.Marshaler) {
+func (ec *executionContext) _AnomalyDetectionOverride_scope(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyDetectionOverride) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5604,8 +5604,8 @@ func (ec *executionContext) _AnomalyDetectionOverride_scope(ctx context.Context,
 			return obj.Scope, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.AnomalyDetectionOverrideScope) graphql.Marshaler {
-			return ec.marshalNAnomalyDetectionOverrideScope2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverrideScope(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.AnomalyDetectionOverrideScope) graphql.Marshaler {
+			return ec.marshalNAnomalyDetectionOverrideScope2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyDetectionOverrideScope(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5624,7 +5624,7 @@ func (ec *executionContext) fieldContext_AnomalyDetectionOverride_scope(_ contex
 	return fc, nil
 }
 
-func (ec *executionContext) _AnomalyDetectionOverride_scopeKey(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyDetectionOverride) (ret graphql.Marshaler) {
+func (ec *executionContext) _AnomalyDetectionOverride_scopeKey(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyDetectionOverride) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5647,7 +5647,7 @@ func (ec *executionContext) fieldContext_AnomalyDetectionOverride_scopeKey(_ con
 	return graphql.NewScalarFieldContext("AnomalyDetectionOverride", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _AnomalyDetectionOverride_level(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyDetectionOverride) (ret graphql.Marshaler) {
+func (ec *executionContext) _AnomalyDetectionOverride_level(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyDetectionOverride) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5670,7 +5670,7 @@ func (ec *executionContext) fieldContext_AnomalyDetectionOverride_level(_ contex
 	return graphql.NewScalarFieldContext("AnomalyDetectionOverride", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _AnomalyDetectionOverride_origin(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyDetectionOverride) (ret graphql.Marshaler) {
+func (ec *executionContext) _AnomalyDetectionOverride_origin(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyDetectionOverride) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5693,7 +5693,7 @@ func (ec *executionContext) fieldContext_AnomalyDetectionOverride_origin(_ conte
 	return graphql.NewScalarFieldContext("AnomalyDetectionOverride", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _AnomalyDetectionOverride_sourceAnomalyId(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyDetectionOverride) (ret graphql.Marshaler) {
+func (ec *executionContext) _AnomalyDetectionOverride_sourceAnomalyId(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyDetectionOverride) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5716,7 +5716,7 @@ func (ec *executionContext) fieldContext_AnomalyDetectionOverride_sourceAnomalyI
 	return graphql.NewScalarFieldContext("AnomalyDetectionOverride", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _AnomalyDetectionOverride_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyDetectionOverride) (ret graphql.Marshaler) {
+func (ec *executionContext) _AnomalyDetectionOverride_createdAt(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyDetectionOverride) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5739,7 +5739,7 @@ func (ec *executionContext) fieldContext_AnomalyDetectionOverride_createdAt(_ co
 	return graphql.NewScalarFieldContext("AnomalyDetectionOverride", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
-func (ec *executionContext) _AnomalyDetectionOverride_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyDetectionOverride) (ret graphql.Marshaler) {
+func (ec *executionContext) _AnomalyDetectionOverride_updatedAt(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyDetectionOverride) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5762,7 +5762,7 @@ func (ec *executionContext) fieldContext_AnomalyDetectionOverride_updatedAt(_ co
 	return graphql.NewScalarFieldContext("AnomalyDetectionOverride", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
-func (ec *executionContext) _AnomalyDetectionOverride_updatedById(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyDetectionOverride) (ret graphql.Marshaler) {
+func (ec *executionContext) _AnomalyDetectionOverride_updatedById(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyDetectionOverride) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5785,7 +5785,7 @@ func (ec *executionContext) fieldContext_AnomalyDetectionOverride_updatedById(_ 
 	return graphql.NewScalarFieldContext("AnomalyDetectionOverride", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _AnomalyDetectionOverride_updatedByName(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyDetectionOverride) (ret graphql.Marshaler) {
+func (ec *executionContext) _AnomalyDetectionOverride_updatedByName(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyDetectionOverride) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5808,7 +5808,7 @@ func (ec *executionContext) fieldContext_AnomalyDetectionOverride_updatedByName(
 	return graphql.NewScalarFieldContext("AnomalyDetectionOverride", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _AnomalyDetectionOverrideFeedbackResult_anomalyDetectionOverride(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyDetectionOverrideFeedbackResult) (ret graphql.Marshaler) {
+func (ec *executionContext) _AnomalyDetectionOverrideFeedbackResult_anomalyDetectionOverride(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyDetectionOverrideFeedbackResult) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5820,8 +5820,8 @@ func (ec *executionContext) _AnomalyDetectionOverrideFeedbackResult_anomalyDetec
 			return obj.AnomalyDetectionOverride, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.AnomalyDetectionOverride) graphql.Marshaler {
-			return ec.marshalOAnomalyDetectionOverride2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverride(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.AnomalyDetectionOverride) graphql.Marshaler {
+			return ec.marshalOAnomalyDetectionOverride2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyDetectionOverride(ctx, selections, v)
 		},
 		true,
 		false,
@@ -5840,7 +5840,7 @@ func (ec *executionContext) fieldContext_AnomalyDetectionOverrideFeedbackResult_
 	return fc, nil
 }
 
-func (ec *executionContext) _AnomalyDetectionOverrideFeedbackResult_deleted(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyDetectionOverrideFeedbackResult) (ret graphql.Marshaler) {
+func (ec *executionContext) _AnomalyDetectionOverrideFeedbackResult_deleted(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyDetectionOverrideFeedbackResult) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5863,7 +5863,7 @@ func (ec *executionContext) fieldContext_AnomalyDetectionOverrideFeedbackResult_
 	return graphql.NewScalarFieldContext("AnomalyDetectionOverrideFeedbackResult", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _AnomalyDetectionOverrideScope_subject(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyDetectionOverrideScope) (ret graphql.Marshaler) {
+func (ec *executionContext) _AnomalyDetectionOverrideScope_subject(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyDetectionOverrideScope) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5886,7 +5886,7 @@ func (ec *executionContext) fieldContext_AnomalyDetectionOverrideScope_subject(_
 	return graphql.NewScalarFieldContext("AnomalyDetectionOverrideScope", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _AnomalyDetectionOverrideScope_measurementType(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyDetectionOverrideScope) (ret graphql.Marshaler) {
+func (ec *executionContext) _AnomalyDetectionOverrideScope_measurementType(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyDetectionOverrideScope) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5909,7 +5909,7 @@ func (ec *executionContext) fieldContext_AnomalyDetectionOverrideScope_measureme
 	return graphql.NewScalarFieldContext("AnomalyDetectionOverrideScope", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _AnomalyDetectionOverrideScope_metric(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyDetectionOverrideScope) (ret graphql.Marshaler) {
+func (ec *executionContext) _AnomalyDetectionOverrideScope_metric(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyDetectionOverrideScope) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5932,7 +5932,7 @@ func (ec *executionContext) fieldContext_AnomalyDetectionOverrideScope_metric(_ 
 	return graphql.NewScalarFieldContext("AnomalyDetectionOverrideScope", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _AnomalyDetectionOverrideScope_detectionPass(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyDetectionOverrideScope) (ret graphql.Marshaler) {
+func (ec *executionContext) _AnomalyDetectionOverrideScope_detectionPass(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyDetectionOverrideScope) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5955,7 +5955,7 @@ func (ec *executionContext) fieldContext_AnomalyDetectionOverrideScope_detection
 	return graphql.NewScalarFieldContext("AnomalyDetectionOverrideScope", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _AnomalyEvent_id(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _AnomalyEvent_id(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5978,7 +5978,7 @@ func (ec *executionContext) fieldContext_AnomalyEvent_id(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
-func (ec *executionContext) _AnomalyEvent_document(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _AnomalyEvent_document(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5990,7 +5990,7 @@ func (ec *executionContext) _AnomalyEvent_document(ctx context.Context, field gr
 			return obj.Document, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model1.JSON) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v model.JSON) graphql.Marshaler {
 			return ec.marshalNJSON2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, selections, v)
 		},
 		true,
@@ -6001,7 +6001,7 @@ func (ec *executionContext) fieldContext_AnomalyEvent_document(_ context.Context
 	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, errors.New("field of type JSON does not have child fields"))
 }
 
-func (ec *executionContext) _AnomalyEvent_client(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _AnomalyEvent_client(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6013,7 +6013,7 @@ func (ec *executionContext) _AnomalyEvent_client(ctx context.Context, field grap
 			return ec.resolveBatch_AnomalyEvent_client(ctx, field, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.Client) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Client) graphql.Marshaler {
 			return ec.marshalOClient2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClient(ctx, selections, v)
 		},
 		true,
@@ -6032,13 +6032,13 @@ func (ec *executionContext) fieldContext_AnomalyEvent_client(_ context.Context, 
 	}
 	return fc, nil
 }
-func (ec *executionContext) resolveBatch_AnomalyEvent_client(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (any, error) {
+func (ec *executionContext) resolveBatch_AnomalyEvent_client(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyEvent) (any, error) {
 	resolver := ec.Resolvers.AnomalyEvent()
-	if batch, ok := graphql.BatchParentsFor[*model.AnomalyEvent](ctx, "AnomalyEvent"); ok {
+	if batch, ok := graphql.BatchParentsFor[*gqlmodel.AnomalyEvent](ctx, "AnomalyEvent"); ok {
 		result := batch.FieldResult(field, func() (any, error) {
 			return resolver.Client(ctx, batch.Parents)
 		})
-		return graphql.ResolveBatchGroupResult[*model1.Client](
+		return graphql.ResolveBatchGroupResult[*model.Client](
 			ctx,
 			batch.Index,
 			len(batch.Parents),
@@ -6047,8 +6047,8 @@ func (ec *executionContext) resolveBatch_AnomalyEvent_client(ctx context.Context
 			batch.IndexMap,
 		)
 	}
-	results, err := resolver.Client(ctx, []*model.AnomalyEvent{obj})
-	return graphql.ResolveBatchSingleResult[*model1.Client](
+	results, err := resolver.Client(ctx, []*gqlmodel.AnomalyEvent{obj})
+	return graphql.ResolveBatchSingleResult[*model.Client](
 		ctx,
 		results,
 		err,
@@ -6056,7 +6056,7 @@ func (ec *executionContext) resolveBatch_AnomalyEvent_client(ctx context.Context
 	)
 }
 
-func (ec *executionContext) _Capability_id(ctx context.Context, field graphql.CollectedField, obj *model1.Capability) (ret graphql.Marshaler) {
+func (ec *executionContext) _Capability_id(ctx context.Context, field graphql.CollectedField, obj *model.Capability) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6079,7 +6079,7 @@ func (ec *executionContext) fieldContext_Capability_id(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Capability", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _Capability_name(ctx context.Context, field graphql.CollectedField, obj *model1.Capability) (ret graphql.Marshaler) {
+func (ec *executionContext) _Capability_name(ctx context.Context, field graphql.CollectedField, obj *model.Capability) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6102,7 +6102,7 @@ func (ec *executionContext) fieldContext_Capability_name(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Capability", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Capability_comment(ctx context.Context, field graphql.CollectedField, obj *model1.Capability) (ret graphql.Marshaler) {
+func (ec *executionContext) _Capability_comment(ctx context.Context, field graphql.CollectedField, obj *model.Capability) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6125,7 +6125,7 @@ func (ec *executionContext) fieldContext_Capability_comment(_ context.Context, f
 	return graphql.NewScalarFieldContext("Capability", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Capability_allowedMeasurementTypes(ctx context.Context, field graphql.CollectedField, obj *model1.Capability) (ret graphql.Marshaler) {
+func (ec *executionContext) _Capability_allowedMeasurementTypes(ctx context.Context, field graphql.CollectedField, obj *model.Capability) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6148,7 +6148,7 @@ func (ec *executionContext) fieldContext_Capability_allowedMeasurementTypes(_ co
 	return graphql.NewScalarFieldContext("Capability", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Capability_allowedMeasurementSubjects(ctx context.Context, field graphql.CollectedField, obj *model1.Capability) (ret graphql.Marshaler) {
+func (ec *executionContext) _Capability_allowedMeasurementSubjects(ctx context.Context, field graphql.CollectedField, obj *model.Capability) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6171,7 +6171,7 @@ func (ec *executionContext) fieldContext_Capability_allowedMeasurementSubjects(_
 	return graphql.NewScalarFieldContext("Capability", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Capability_forbiddenMeasurementTypes(ctx context.Context, field graphql.CollectedField, obj *model1.Capability) (ret graphql.Marshaler) {
+func (ec *executionContext) _Capability_forbiddenMeasurementTypes(ctx context.Context, field graphql.CollectedField, obj *model.Capability) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6194,7 +6194,7 @@ func (ec *executionContext) fieldContext_Capability_forbiddenMeasurementTypes(_ 
 	return graphql.NewScalarFieldContext("Capability", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Capability_forbiddenMeasurementSubjects(ctx context.Context, field graphql.CollectedField, obj *model1.Capability) (ret graphql.Marshaler) {
+func (ec *executionContext) _Capability_forbiddenMeasurementSubjects(ctx context.Context, field graphql.CollectedField, obj *model.Capability) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6217,7 +6217,7 @@ func (ec *executionContext) fieldContext_Capability_forbiddenMeasurementSubjects
 	return graphql.NewScalarFieldContext("Capability", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Capability_registrationKeysCount(ctx context.Context, field graphql.CollectedField, obj *model1.Capability) (ret graphql.Marshaler) {
+func (ec *executionContext) _Capability_registrationKeysCount(ctx context.Context, field graphql.CollectedField, obj *model.Capability) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6239,9 +6239,9 @@ func (ec *executionContext) _Capability_registrationKeysCount(ctx context.Contex
 func (ec *executionContext) fieldContext_Capability_registrationKeysCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Capability", field, true, true, errors.New("field of type Int does not have child fields"))
 }
-func (ec *executionContext) resolveBatch_Capability_registrationKeysCount(ctx context.Context, field graphql.CollectedField, obj *model1.Capability) (any, error) {
+func (ec *executionContext) resolveBatch_Capability_registrationKeysCount(ctx context.Context, field graphql.CollectedField, obj *model.Capability) (any, error) {
 	resolver := ec.Resolvers.Capability()
-	if batch, ok := graphql.BatchParentsFor[*model1.Capability](ctx, "Capability"); ok {
+	if batch, ok := graphql.BatchParentsFor[*model.Capability](ctx, "Capability"); ok {
 		result := batch.FieldResult(field, func() (any, error) {
 			return resolver.RegistrationKeysCount(ctx, batch.Parents)
 		})
@@ -6254,7 +6254,7 @@ func (ec *executionContext) resolveBatch_Capability_registrationKeysCount(ctx co
 			batch.IndexMap,
 		)
 	}
-	results, err := resolver.RegistrationKeysCount(ctx, []*model1.Capability{obj})
+	results, err := resolver.RegistrationKeysCount(ctx, []*model.Capability{obj})
 	return graphql.ResolveBatchSingleResult[int64](
 		ctx,
 		results,
@@ -6263,7 +6263,7 @@ func (ec *executionContext) resolveBatch_Capability_registrationKeysCount(ctx co
 	)
 }
 
-func (ec *executionContext) _Capability_registrationKeys(ctx context.Context, field graphql.CollectedField, obj *model1.Capability) (ret graphql.Marshaler) {
+func (ec *executionContext) _Capability_registrationKeys(ctx context.Context, field graphql.CollectedField, obj *model.Capability) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6275,7 +6275,7 @@ func (ec *executionContext) _Capability_registrationKeys(ctx context.Context, fi
 			return ec.resolveBatch_Capability_registrationKeys(ctx, field, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []model1.RegistrationKey) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v []model.RegistrationKey) graphql.Marshaler {
 			return ec.marshalNRegistrationKey2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRegistrationKeyᚄ(ctx, selections, v)
 		},
 		true,
@@ -6294,13 +6294,13 @@ func (ec *executionContext) fieldContext_Capability_registrationKeys(_ context.C
 	}
 	return fc, nil
 }
-func (ec *executionContext) resolveBatch_Capability_registrationKeys(ctx context.Context, field graphql.CollectedField, obj *model1.Capability) (any, error) {
+func (ec *executionContext) resolveBatch_Capability_registrationKeys(ctx context.Context, field graphql.CollectedField, obj *model.Capability) (any, error) {
 	resolver := ec.Resolvers.Capability()
-	if batch, ok := graphql.BatchParentsFor[*model1.Capability](ctx, "Capability"); ok {
+	if batch, ok := graphql.BatchParentsFor[*model.Capability](ctx, "Capability"); ok {
 		result := batch.FieldResult(field, func() (any, error) {
 			return resolver.RegistrationKeys(ctx, batch.Parents)
 		})
-		return graphql.ResolveBatchGroupResult[[]model1.RegistrationKey](
+		return graphql.ResolveBatchGroupResult[[]model.RegistrationKey](
 			ctx,
 			batch.Index,
 			len(batch.Parents),
@@ -6309,8 +6309,8 @@ func (ec *executionContext) resolveBatch_Capability_registrationKeys(ctx context
 			batch.IndexMap,
 		)
 	}
-	results, err := resolver.RegistrationKeys(ctx, []*model1.Capability{obj})
-	return graphql.ResolveBatchSingleResult[[]model1.RegistrationKey](
+	results, err := resolver.RegistrationKeys(ctx, []*model.Capability{obj})
+	return graphql.ResolveBatchSingleResult[[]model.RegistrationKey](
 		ctx,
 		results,
 		err,
@@ -6318,7 +6318,7 @@ func (ec *executionContext) resolveBatch_Capability_registrationKeys(ctx context
 	)
 }
 
-func (ec *executionContext) _Client_id(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (ret graphql.Marshaler) {
+func (ec *executionContext) _Client_id(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6341,7 +6341,7 @@ func (ec *executionContext) fieldContext_Client_id(_ context.Context, field grap
 	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _Client_uuid(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (ret graphql.Marshaler) {
+func (ec *executionContext) _Client_uuid(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6364,7 +6364,7 @@ func (ec *executionContext) fieldContext_Client_uuid(_ context.Context, field gr
 	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Client_type(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (ret graphql.Marshaler) {
+func (ec *executionContext) _Client_type(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6387,7 +6387,7 @@ func (ec *executionContext) fieldContext_Client_type(_ context.Context, field gr
 	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Client_accessLevel(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (ret graphql.Marshaler) {
+func (ec *executionContext) _Client_accessLevel(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6399,7 +6399,7 @@ func (ec *executionContext) _Client_accessLevel(ctx context.Context, field graph
 			return obj.AccessLevel, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model1.AccessLevel) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v model.AccessLevel) graphql.Marshaler {
 			return ec.marshalNAccessLevel2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAccessLevel(ctx, selections, v)
 		},
 		true,
@@ -6410,7 +6410,7 @@ func (ec *executionContext) fieldContext_Client_accessLevel(_ context.Context, f
 	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type AccessLevel does not have child fields"))
 }
 
-func (ec *executionContext) _Client_label(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (ret graphql.Marshaler) {
+func (ec *executionContext) _Client_label(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6433,7 +6433,7 @@ func (ec *executionContext) fieldContext_Client_label(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Client_extraLabel(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (ret graphql.Marshaler) {
+func (ec *executionContext) _Client_extraLabel(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6456,7 +6456,7 @@ func (ec *executionContext) fieldContext_Client_extraLabel(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Client_tags(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (ret graphql.Marshaler) {
+func (ec *executionContext) _Client_tags(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6479,7 +6479,7 @@ func (ec *executionContext) fieldContext_Client_tags(_ context.Context, field gr
 	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Client_createdAt(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (ret graphql.Marshaler) {
+func (ec *executionContext) _Client_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6502,7 +6502,7 @@ func (ec *executionContext) fieldContext_Client_createdAt(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
-func (ec *executionContext) _Client_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (ret graphql.Marshaler) {
+func (ec *executionContext) _Client_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6525,7 +6525,7 @@ func (ec *executionContext) fieldContext_Client_updatedAt(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
-func (ec *executionContext) _Client_disabledAt(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (ret graphql.Marshaler) {
+func (ec *executionContext) _Client_disabledAt(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6548,7 +6548,7 @@ func (ec *executionContext) fieldContext_Client_disabledAt(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
-func (ec *executionContext) _Client_disabledReason(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (ret graphql.Marshaler) {
+func (ec *executionContext) _Client_disabledReason(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6571,7 +6571,7 @@ func (ec *executionContext) fieldContext_Client_disabledReason(_ context.Context
 	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Client_lastMeasurementAt(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (ret graphql.Marshaler) {
+func (ec *executionContext) _Client_lastMeasurementAt(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6594,7 +6594,7 @@ func (ec *executionContext) fieldContext_Client_lastMeasurementAt(_ context.Cont
 	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
-func (ec *executionContext) _Client_lastSeenAt(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (ret graphql.Marshaler) {
+func (ec *executionContext) _Client_lastSeenAt(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6617,7 +6617,7 @@ func (ec *executionContext) fieldContext_Client_lastSeenAt(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
-func (ec *executionContext) _Client_lastClientType(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (ret graphql.Marshaler) {
+func (ec *executionContext) _Client_lastClientType(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6640,7 +6640,7 @@ func (ec *executionContext) fieldContext_Client_lastClientType(_ context.Context
 	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Client_lastClientVersion(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (ret graphql.Marshaler) {
+func (ec *executionContext) _Client_lastClientVersion(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6663,7 +6663,7 @@ func (ec *executionContext) fieldContext_Client_lastClientVersion(_ context.Cont
 	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Client_configManaged(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (ret graphql.Marshaler) {
+func (ec *executionContext) _Client_configManaged(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6686,7 +6686,7 @@ func (ec *executionContext) fieldContext_Client_configManaged(_ context.Context,
 	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _Client_deliveredPublicConfig(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (ret graphql.Marshaler) {
+func (ec *executionContext) _Client_deliveredPublicConfig(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6698,7 +6698,7 @@ func (ec *executionContext) _Client_deliveredPublicConfig(ctx context.Context, f
 			return ec.resolveBatch_Client_deliveredPublicConfig(ctx, field, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.ConfigRef) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ConfigRef) graphql.Marshaler {
 			return ec.marshalOConfigRef2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigRef(ctx, selections, v)
 		},
 		true,
@@ -6717,13 +6717,13 @@ func (ec *executionContext) fieldContext_Client_deliveredPublicConfig(_ context.
 	}
 	return fc, nil
 }
-func (ec *executionContext) resolveBatch_Client_deliveredPublicConfig(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (any, error) {
+func (ec *executionContext) resolveBatch_Client_deliveredPublicConfig(ctx context.Context, field graphql.CollectedField, obj *model.Client) (any, error) {
 	resolver := ec.Resolvers.Client()
-	if batch, ok := graphql.BatchParentsFor[*model1.Client](ctx, "Client"); ok {
+	if batch, ok := graphql.BatchParentsFor[*model.Client](ctx, "Client"); ok {
 		result := batch.FieldResult(field, func() (any, error) {
 			return resolver.DeliveredPublicConfig(ctx, batch.Parents)
 		})
-		return graphql.ResolveBatchGroupResult[*model1.ConfigRef](
+		return graphql.ResolveBatchGroupResult[*model.ConfigRef](
 			ctx,
 			batch.Index,
 			len(batch.Parents),
@@ -6732,8 +6732,8 @@ func (ec *executionContext) resolveBatch_Client_deliveredPublicConfig(ctx contex
 			batch.IndexMap,
 		)
 	}
-	results, err := resolver.DeliveredPublicConfig(ctx, []*model1.Client{obj})
-	return graphql.ResolveBatchSingleResult[*model1.ConfigRef](
+	results, err := resolver.DeliveredPublicConfig(ctx, []*model.Client{obj})
+	return graphql.ResolveBatchSingleResult[*model.ConfigRef](
 		ctx,
 		results,
 		err,
@@ -6741,7 +6741,7 @@ func (ec *executionContext) resolveBatch_Client_deliveredPublicConfig(ctx contex
 	)
 }
 
-func (ec *executionContext) _Client_deliveredAutomatorConfig(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (ret graphql.Marshaler) {
+func (ec *executionContext) _Client_deliveredAutomatorConfig(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6753,7 +6753,7 @@ func (ec *executionContext) _Client_deliveredAutomatorConfig(ctx context.Context
 			return ec.resolveBatch_Client_deliveredAutomatorConfig(ctx, field, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.ConfigRef) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ConfigRef) graphql.Marshaler {
 			return ec.marshalOConfigRef2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigRef(ctx, selections, v)
 		},
 		true,
@@ -6772,13 +6772,13 @@ func (ec *executionContext) fieldContext_Client_deliveredAutomatorConfig(_ conte
 	}
 	return fc, nil
 }
-func (ec *executionContext) resolveBatch_Client_deliveredAutomatorConfig(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (any, error) {
+func (ec *executionContext) resolveBatch_Client_deliveredAutomatorConfig(ctx context.Context, field graphql.CollectedField, obj *model.Client) (any, error) {
 	resolver := ec.Resolvers.Client()
-	if batch, ok := graphql.BatchParentsFor[*model1.Client](ctx, "Client"); ok {
+	if batch, ok := graphql.BatchParentsFor[*model.Client](ctx, "Client"); ok {
 		result := batch.FieldResult(field, func() (any, error) {
 			return resolver.DeliveredAutomatorConfig(ctx, batch.Parents)
 		})
-		return graphql.ResolveBatchGroupResult[*model1.ConfigRef](
+		return graphql.ResolveBatchGroupResult[*model.ConfigRef](
 			ctx,
 			batch.Index,
 			len(batch.Parents),
@@ -6787,8 +6787,8 @@ func (ec *executionContext) resolveBatch_Client_deliveredAutomatorConfig(ctx con
 			batch.IndexMap,
 		)
 	}
-	results, err := resolver.DeliveredAutomatorConfig(ctx, []*model1.Client{obj})
-	return graphql.ResolveBatchSingleResult[*model1.ConfigRef](
+	results, err := resolver.DeliveredAutomatorConfig(ctx, []*model.Client{obj})
+	return graphql.ResolveBatchSingleResult[*model.ConfigRef](
 		ctx,
 		results,
 		err,
@@ -6796,7 +6796,7 @@ func (ec *executionContext) resolveBatch_Client_deliveredAutomatorConfig(ctx con
 	)
 }
 
-func (ec *executionContext) _Client_offline(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (ret graphql.Marshaler) {
+func (ec *executionContext) _Client_offline(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6818,9 +6818,9 @@ func (ec *executionContext) _Client_offline(ctx context.Context, field graphql.C
 func (ec *executionContext) fieldContext_Client_offline(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Client", field, true, true, errors.New("field of type Boolean does not have child fields"))
 }
-func (ec *executionContext) resolveBatch_Client_offline(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (any, error) {
+func (ec *executionContext) resolveBatch_Client_offline(ctx context.Context, field graphql.CollectedField, obj *model.Client) (any, error) {
 	resolver := ec.Resolvers.Client()
-	if batch, ok := graphql.BatchParentsFor[*model1.Client](ctx, "Client"); ok {
+	if batch, ok := graphql.BatchParentsFor[*model.Client](ctx, "Client"); ok {
 		result := batch.FieldResult(field, func() (any, error) {
 			return resolver.Offline(ctx, batch.Parents)
 		})
@@ -6833,7 +6833,7 @@ func (ec *executionContext) resolveBatch_Client_offline(ctx context.Context, fie
 			batch.IndexMap,
 		)
 	}
-	results, err := resolver.Offline(ctx, []*model1.Client{obj})
+	results, err := resolver.Offline(ctx, []*model.Client{obj})
 	return graphql.ResolveBatchSingleResult[*bool](
 		ctx,
 		results,
@@ -6842,7 +6842,7 @@ func (ec *executionContext) resolveBatch_Client_offline(ctx context.Context, fie
 	)
 }
 
-func (ec *executionContext) _Client_anomaliesMuted(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (ret graphql.Marshaler) {
+func (ec *executionContext) _Client_anomaliesMuted(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6865,7 +6865,7 @@ func (ec *executionContext) fieldContext_Client_anomaliesMuted(_ context.Context
 	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _Client_offlineNotificationsMuted(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (ret graphql.Marshaler) {
+func (ec *executionContext) _Client_offlineNotificationsMuted(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6888,7 +6888,7 @@ func (ec *executionContext) fieldContext_Client_offlineNotificationsMuted(_ cont
 	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _Client_systemHealthNotificationsMuted(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (ret graphql.Marshaler) {
+func (ec *executionContext) _Client_systemHealthNotificationsMuted(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6911,7 +6911,7 @@ func (ec *executionContext) fieldContext_Client_systemHealthNotificationsMuted(_
 	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _Client_registrationKey(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (ret graphql.Marshaler) {
+func (ec *executionContext) _Client_registrationKey(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6923,7 +6923,7 @@ func (ec *executionContext) _Client_registrationKey(ctx context.Context, field g
 			return ec.resolveBatch_Client_registrationKey(ctx, field, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.RegistrationKey) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RegistrationKey) graphql.Marshaler {
 			return ec.marshalORegistrationKey2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRegistrationKey(ctx, selections, v)
 		},
 		true,
@@ -6942,13 +6942,13 @@ func (ec *executionContext) fieldContext_Client_registrationKey(_ context.Contex
 	}
 	return fc, nil
 }
-func (ec *executionContext) resolveBatch_Client_registrationKey(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (any, error) {
+func (ec *executionContext) resolveBatch_Client_registrationKey(ctx context.Context, field graphql.CollectedField, obj *model.Client) (any, error) {
 	resolver := ec.Resolvers.Client()
-	if batch, ok := graphql.BatchParentsFor[*model1.Client](ctx, "Client"); ok {
+	if batch, ok := graphql.BatchParentsFor[*model.Client](ctx, "Client"); ok {
 		result := batch.FieldResult(field, func() (any, error) {
 			return resolver.RegistrationKey(ctx, batch.Parents)
 		})
-		return graphql.ResolveBatchGroupResult[*model1.RegistrationKey](
+		return graphql.ResolveBatchGroupResult[*model.RegistrationKey](
 			ctx,
 			batch.Index,
 			len(batch.Parents),
@@ -6957,8 +6957,8 @@ func (ec *executionContext) resolveBatch_Client_registrationKey(ctx context.Cont
 			batch.IndexMap,
 		)
 	}
-	results, err := resolver.RegistrationKey(ctx, []*model1.Client{obj})
-	return graphql.ResolveBatchSingleResult[*model1.RegistrationKey](
+	results, err := resolver.RegistrationKey(ctx, []*model.Client{obj})
+	return graphql.ResolveBatchSingleResult[*model.RegistrationKey](
 		ctx,
 		results,
 		err,
@@ -6966,7 +6966,7 @@ func (ec *executionContext) resolveBatch_Client_registrationKey(ctx context.Cont
 	)
 }
 
-func (ec *executionContext) _Client_clientGroups(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (ret graphql.Marshaler) {
+func (ec *executionContext) _Client_clientGroups(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6978,7 +6978,7 @@ func (ec *executionContext) _Client_clientGroups(ctx context.Context, field grap
 			return ec.resolveBatch_Client_clientGroups(ctx, field, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []model1.ClientGroup) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ClientGroup) graphql.Marshaler {
 			return ec.marshalNClientGroup2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroupᚄ(ctx, selections, v)
 		},
 		true,
@@ -6997,13 +6997,13 @@ func (ec *executionContext) fieldContext_Client_clientGroups(_ context.Context, 
 	}
 	return fc, nil
 }
-func (ec *executionContext) resolveBatch_Client_clientGroups(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (any, error) {
+func (ec *executionContext) resolveBatch_Client_clientGroups(ctx context.Context, field graphql.CollectedField, obj *model.Client) (any, error) {
 	resolver := ec.Resolvers.Client()
-	if batch, ok := graphql.BatchParentsFor[*model1.Client](ctx, "Client"); ok {
+	if batch, ok := graphql.BatchParentsFor[*model.Client](ctx, "Client"); ok {
 		result := batch.FieldResult(field, func() (any, error) {
 			return resolver.ClientGroups(ctx, batch.Parents)
 		})
-		return graphql.ResolveBatchGroupResult[[]model1.ClientGroup](
+		return graphql.ResolveBatchGroupResult[[]model.ClientGroup](
 			ctx,
 			batch.Index,
 			len(batch.Parents),
@@ -7012,8 +7012,8 @@ func (ec *executionContext) resolveBatch_Client_clientGroups(ctx context.Context
 			batch.IndexMap,
 		)
 	}
-	results, err := resolver.ClientGroups(ctx, []*model1.Client{obj})
-	return graphql.ResolveBatchSingleResult[[]model1.ClientGroup](
+	results, err := resolver.ClientGroups(ctx, []*model.Client{obj})
+	return graphql.ResolveBatchSingleResult[[]model.ClientGroup](
 		ctx,
 		results,
 		err,
@@ -7021,7 +7021,7 @@ func (ec *executionContext) resolveBatch_Client_clientGroups(ctx context.Context
 	)
 }
 
-func (ec *executionContext) _Client_currentIspContract(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (ret graphql.Marshaler) {
+func (ec *executionContext) _Client_currentIspContract(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7033,7 +7033,7 @@ func (ec *executionContext) _Client_currentIspContract(ctx context.Context, fiel
 			return ec.resolveBatch_Client_currentIspContract(ctx, field, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.IspContract) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IspContract) graphql.Marshaler {
 			return ec.marshalOIspContract2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspContract(ctx, selections, v)
 		},
 		true,
@@ -7052,13 +7052,13 @@ func (ec *executionContext) fieldContext_Client_currentIspContract(_ context.Con
 	}
 	return fc, nil
 }
-func (ec *executionContext) resolveBatch_Client_currentIspContract(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (any, error) {
+func (ec *executionContext) resolveBatch_Client_currentIspContract(ctx context.Context, field graphql.CollectedField, obj *model.Client) (any, error) {
 	resolver := ec.Resolvers.Client()
-	if batch, ok := graphql.BatchParentsFor[*model1.Client](ctx, "Client"); ok {
+	if batch, ok := graphql.BatchParentsFor[*model.Client](ctx, "Client"); ok {
 		result := batch.FieldResult(field, func() (any, error) {
 			return resolver.CurrentIspContract(ctx, batch.Parents)
 		})
-		return graphql.ResolveBatchGroupResult[*model1.IspContract](
+		return graphql.ResolveBatchGroupResult[*model.IspContract](
 			ctx,
 			batch.Index,
 			len(batch.Parents),
@@ -7067,8 +7067,8 @@ func (ec *executionContext) resolveBatch_Client_currentIspContract(ctx context.C
 			batch.IndexMap,
 		)
 	}
-	results, err := resolver.CurrentIspContract(ctx, []*model1.Client{obj})
-	return graphql.ResolveBatchSingleResult[*model1.IspContract](
+	results, err := resolver.CurrentIspContract(ctx, []*model.Client{obj})
+	return graphql.ResolveBatchSingleResult[*model.IspContract](
 		ctx,
 		results,
 		err,
@@ -7076,7 +7076,7 @@ func (ec *executionContext) resolveBatch_Client_currentIspContract(ctx context.C
 	)
 }
 
-func (ec *executionContext) _Client_ispContracts(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (ret graphql.Marshaler) {
+func (ec *executionContext) _Client_ispContracts(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7088,7 +7088,7 @@ func (ec *executionContext) _Client_ispContracts(ctx context.Context, field grap
 			return ec.resolveBatch_Client_ispContracts(ctx, field, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []model1.IspContract) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v []model.IspContract) graphql.Marshaler {
 			return ec.marshalNIspContract2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspContractᚄ(ctx, selections, v)
 		},
 		true,
@@ -7107,13 +7107,13 @@ func (ec *executionContext) fieldContext_Client_ispContracts(_ context.Context, 
 	}
 	return fc, nil
 }
-func (ec *executionContext) resolveBatch_Client_ispContracts(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (any, error) {
+func (ec *executionContext) resolveBatch_Client_ispContracts(ctx context.Context, field graphql.CollectedField, obj *model.Client) (any, error) {
 	resolver := ec.Resolvers.Client()
-	if batch, ok := graphql.BatchParentsFor[*model1.Client](ctx, "Client"); ok {
+	if batch, ok := graphql.BatchParentsFor[*model.Client](ctx, "Client"); ok {
 		result := batch.FieldResult(field, func() (any, error) {
 			return resolver.IspContracts(ctx, batch.Parents)
 		})
-		return graphql.ResolveBatchGroupResult[[]model1.IspContract](
+		return graphql.ResolveBatchGroupResult[[]model.IspContract](
 			ctx,
 			batch.Index,
 			len(batch.Parents),
@@ -7122,8 +7122,8 @@ func (ec *executionContext) resolveBatch_Client_ispContracts(ctx context.Context
 			batch.IndexMap,
 		)
 	}
-	results, err := resolver.IspContracts(ctx, []*model1.Client{obj})
-	return graphql.ResolveBatchSingleResult[[]model1.IspContract](
+	results, err := resolver.IspContracts(ctx, []*model.Client{obj})
+	return graphql.ResolveBatchSingleResult[[]model.IspContract](
 		ctx,
 		results,
 		err,
@@ -7131,7 +7131,7 @@ func (ec *executionContext) resolveBatch_Client_ispContracts(ctx context.Context
 	)
 }
 
-func (ec *executionContext) _Client_configuration(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (ret graphql.Marshaler) {
+func (ec *executionContext) _Client_configuration(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7143,7 +7143,7 @@ func (ec *executionContext) _Client_configuration(ctx context.Context, field gra
 			return obj.Configuration, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model1.ClientConfiguration) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v model.ClientConfiguration) graphql.Marshaler {
 			return ec.marshalNClientConfiguration2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientConfiguration(ctx, selections, v)
 		},
 		true,
@@ -7163,7 +7163,7 @@ func (ec *executionContext) fieldContext_Client_configuration(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _Client_measurements(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (ret graphql.Marshaler) {
+func (ec *executionContext) _Client_measurements(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7175,8 +7175,8 @@ func (ec *executionContext) _Client_measurements(ctx context.Context, field grap
 			return ec.resolveBatch_Client_measurements(ctx, field, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.MeasurementConnection) graphql.Marshaler {
-			return ec.marshalNMeasurementConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐMeasurementConnection(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.MeasurementConnection) graphql.Marshaler {
+			return ec.marshalNMeasurementConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7205,14 +7205,14 @@ func (ec *executionContext) fieldContext_Client_measurements(ctx context.Context
 	}
 	return fc, nil
 }
-func (ec *executionContext) resolveBatch_Client_measurements(ctx context.Context, field graphql.CollectedField, obj *model1.Client) (any, error) {
+func (ec *executionContext) resolveBatch_Client_measurements(ctx context.Context, field graphql.CollectedField, obj *model.Client) (any, error) {
 	resolver := ec.Resolvers.Client()
 	fc := graphql.GetFieldContext(ctx)
-	if batch, ok := graphql.BatchParentsFor[*model1.Client](ctx, "Client"); ok {
+	if batch, ok := graphql.BatchParentsFor[*model.Client](ctx, "Client"); ok {
 		result := batch.FieldResult(field, func() (any, error) {
-			return resolver.Measurements(ctx, batch.Parents, fc.Args["filter"].(*model.MeasurementFilter), fc.Args["first"].(*int64), fc.Args["after"].(*string))
+			return resolver.Measurements(ctx, batch.Parents, fc.Args["filter"].(*gqlmodel.MeasurementFilter), fc.Args["first"].(*int64), fc.Args["after"].(*string))
 		})
-		return graphql.ResolveBatchGroupResult[*model.MeasurementConnection](
+		return graphql.ResolveBatchGroupResult[*gqlmodel.MeasurementConnection](
 			ctx,
 			batch.Index,
 			len(batch.Parents),
@@ -7221,8 +7221,8 @@ func (ec *executionContext) resolveBatch_Client_measurements(ctx context.Context
 			batch.IndexMap,
 		)
 	}
-	results, err := resolver.Measurements(ctx, []*model1.Client{obj}, fc.Args["filter"].(*model.MeasurementFilter), fc.Args["first"].(*int64), fc.Args["after"].(*string))
-	return graphql.ResolveBatchSingleResult[*model.MeasurementConnection](
+	results, err := resolver.Measurements(ctx, []*model.Client{obj}, fc.Args["filter"].(*gqlmodel.MeasurementFilter), fc.Args["first"].(*int64), fc.Args["after"].(*string))
+	return graphql.ResolveBatchSingleResult[*gqlmodel.MeasurementConnection](
 		ctx,
 		results,
 		err,
@@ -7230,7 +7230,7 @@ func (ec *executionContext) resolveBatch_Client_measurements(ctx context.Context
 	)
 }
 
-func (ec *executionContext) _ClientAdminApiKey_id(ctx context.Context, field graphql.CollectedField, obj *model1.ClientAdminAPIKey) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClientAdminApiKey_id(ctx context.Context, field graphql.CollectedField, obj *model.ClientAdminAPIKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7253,7 +7253,7 @@ func (ec *executionContext) fieldContext_ClientAdminApiKey_id(_ context.Context,
 	return graphql.NewScalarFieldContext("ClientAdminApiKey", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _ClientAdminApiKey_name(ctx context.Context, field graphql.CollectedField, obj *model1.ClientAdminAPIKey) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClientAdminApiKey_name(ctx context.Context, field graphql.CollectedField, obj *model.ClientAdminAPIKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7276,7 +7276,7 @@ func (ec *executionContext) fieldContext_ClientAdminApiKey_name(_ context.Contex
 	return graphql.NewScalarFieldContext("ClientAdminApiKey", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _ClientAdminApiKey_validFrom(ctx context.Context, field graphql.CollectedField, obj *model1.ClientAdminAPIKey) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClientAdminApiKey_validFrom(ctx context.Context, field graphql.CollectedField, obj *model.ClientAdminAPIKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7299,7 +7299,7 @@ func (ec *executionContext) fieldContext_ClientAdminApiKey_validFrom(_ context.C
 	return graphql.NewScalarFieldContext("ClientAdminApiKey", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
-func (ec *executionContext) _ClientAdminApiKey_validUntil(ctx context.Context, field graphql.CollectedField, obj *model1.ClientAdminAPIKey) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClientAdminApiKey_validUntil(ctx context.Context, field graphql.CollectedField, obj *model.ClientAdminAPIKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7322,7 +7322,7 @@ func (ec *executionContext) fieldContext_ClientAdminApiKey_validUntil(_ context.
 	return graphql.NewScalarFieldContext("ClientAdminApiKey", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
-func (ec *executionContext) _ClientAdminApiKey_keyPreview(ctx context.Context, field graphql.CollectedField, obj *model1.ClientAdminAPIKey) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClientAdminApiKey_keyPreview(ctx context.Context, field graphql.CollectedField, obj *model.ClientAdminAPIKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7345,7 +7345,7 @@ func (ec *executionContext) fieldContext_ClientAdminApiKey_keyPreview(_ context.
 	return graphql.NewScalarFieldContext("ClientAdminApiKey", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _ClientAdminApiKey_effectiveRole(ctx context.Context, field graphql.CollectedField, obj *model1.ClientAdminAPIKey) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClientAdminApiKey_effectiveRole(ctx context.Context, field graphql.CollectedField, obj *model.ClientAdminAPIKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7357,7 +7357,7 @@ func (ec *executionContext) _ClientAdminApiKey_effectiveRole(ctx context.Context
 			return obj.EffectiveRole, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.Role) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Role) graphql.Marshaler {
 			return ec.marshalORole2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRole(ctx, selections, v)
 		},
 		true,
@@ -7368,7 +7368,7 @@ func (ec *executionContext) fieldContext_ClientAdminApiKey_effectiveRole(_ conte
 	return graphql.NewScalarFieldContext("ClientAdminApiKey", field, false, false, errors.New("field of type Role does not have child fields"))
 }
 
-func (ec *executionContext) _ClientAdminApiKey_lastUsedAt(ctx context.Context, field graphql.CollectedField, obj *model1.ClientAdminAPIKey) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClientAdminApiKey_lastUsedAt(ctx context.Context, field graphql.CollectedField, obj *model.ClientAdminAPIKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7391,7 +7391,7 @@ func (ec *executionContext) fieldContext_ClientAdminApiKey_lastUsedAt(_ context.
 	return graphql.NewScalarFieldContext("ClientAdminApiKey", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
-func (ec *executionContext) _ClientAdminApiKey_createdAt(ctx context.Context, field graphql.CollectedField, obj *model1.ClientAdminAPIKey) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClientAdminApiKey_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.ClientAdminAPIKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7414,7 +7414,7 @@ func (ec *executionContext) fieldContext_ClientAdminApiKey_createdAt(_ context.C
 	return graphql.NewScalarFieldContext("ClientAdminApiKey", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
-func (ec *executionContext) _ClientAdminApiKey_clientAdminUserId(ctx context.Context, field graphql.CollectedField, obj *model1.ClientAdminAPIKey) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClientAdminApiKey_clientAdminUserId(ctx context.Context, field graphql.CollectedField, obj *model.ClientAdminAPIKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7437,7 +7437,7 @@ func (ec *executionContext) fieldContext_ClientAdminApiKey_clientAdminUserId(_ c
 	return graphql.NewScalarFieldContext("ClientAdminApiKey", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _ClientAdminApiKey_apiKey(ctx context.Context, field graphql.CollectedField, obj *model1.ClientAdminAPIKey) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClientAdminApiKey_apiKey(ctx context.Context, field graphql.CollectedField, obj *model.ClientAdminAPIKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7460,7 +7460,7 @@ func (ec *executionContext) fieldContext_ClientAdminApiKey_apiKey(_ context.Cont
 	return graphql.NewScalarFieldContext("ClientAdminApiKey", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _ClientAnalyticsApiKey_id(ctx context.Context, field graphql.CollectedField, obj *model1.ClientAnalyticsAPIKey) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClientAnalyticsApiKey_id(ctx context.Context, field graphql.CollectedField, obj *model.ClientAnalyticsAPIKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7483,7 +7483,7 @@ func (ec *executionContext) fieldContext_ClientAnalyticsApiKey_id(_ context.Cont
 	return graphql.NewScalarFieldContext("ClientAnalyticsApiKey", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _ClientAnalyticsApiKey_name(ctx context.Context, field graphql.CollectedField, obj *model1.ClientAnalyticsAPIKey) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClientAnalyticsApiKey_name(ctx context.Context, field graphql.CollectedField, obj *model.ClientAnalyticsAPIKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7506,7 +7506,7 @@ func (ec *executionContext) fieldContext_ClientAnalyticsApiKey_name(_ context.Co
 	return graphql.NewScalarFieldContext("ClientAnalyticsApiKey", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _ClientAnalyticsApiKey_validFrom(ctx context.Context, field graphql.CollectedField, obj *model1.ClientAnalyticsAPIKey) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClientAnalyticsApiKey_validFrom(ctx context.Context, field graphql.CollectedField, obj *model.ClientAnalyticsAPIKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7529,7 +7529,7 @@ func (ec *executionContext) fieldContext_ClientAnalyticsApiKey_validFrom(_ conte
 	return graphql.NewScalarFieldContext("ClientAnalyticsApiKey", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
-func (ec *executionContext) _ClientAnalyticsApiKey_validUntil(ctx context.Context, field graphql.CollectedField, obj *model1.ClientAnalyticsAPIKey) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClientAnalyticsApiKey_validUntil(ctx context.Context, field graphql.CollectedField, obj *model.ClientAnalyticsAPIKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7552,7 +7552,7 @@ func (ec *executionContext) fieldContext_ClientAnalyticsApiKey_validUntil(_ cont
 	return graphql.NewScalarFieldContext("ClientAnalyticsApiKey", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
-func (ec *executionContext) _ClientAnalyticsApiKey_apiKey(ctx context.Context, field graphql.CollectedField, obj *model1.ClientAnalyticsAPIKey) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClientAnalyticsApiKey_apiKey(ctx context.Context, field graphql.CollectedField, obj *model.ClientAnalyticsAPIKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7575,7 +7575,7 @@ func (ec *executionContext) fieldContext_ClientAnalyticsApiKey_apiKey(_ context.
 	return graphql.NewScalarFieldContext("ClientAnalyticsApiKey", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _ClientConfiguration_managed(ctx context.Context, field graphql.CollectedField, obj *model1.ClientConfiguration) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClientConfiguration_managed(ctx context.Context, field graphql.CollectedField, obj *model.ClientConfiguration) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7598,7 +7598,7 @@ func (ec *executionContext) fieldContext_ClientConfiguration_managed(_ context.C
 	return graphql.NewScalarFieldContext("ClientConfiguration", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _ClientConfiguration_publicConfigId(ctx context.Context, field graphql.CollectedField, obj *model1.ClientConfiguration) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClientConfiguration_publicConfigId(ctx context.Context, field graphql.CollectedField, obj *model.ClientConfiguration) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7621,7 +7621,7 @@ func (ec *executionContext) fieldContext_ClientConfiguration_publicConfigId(_ co
 	return graphql.NewScalarFieldContext("ClientConfiguration", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _ClientConfiguration_automatorConfigId(ctx context.Context, field graphql.CollectedField, obj *model1.ClientConfiguration) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClientConfiguration_automatorConfigId(ctx context.Context, field graphql.CollectedField, obj *model.ClientConfiguration) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7644,7 +7644,7 @@ func (ec *executionContext) fieldContext_ClientConfiguration_automatorConfigId(_
 	return graphql.NewScalarFieldContext("ClientConfiguration", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _ClientGroup_id(ctx context.Context, field graphql.CollectedField, obj *model1.ClientGroup) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClientGroup_id(ctx context.Context, field graphql.CollectedField, obj *model.ClientGroup) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7667,7 +7667,7 @@ func (ec *executionContext) fieldContext_ClientGroup_id(_ context.Context, field
 	return graphql.NewScalarFieldContext("ClientGroup", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _ClientGroup_name(ctx context.Context, field graphql.CollectedField, obj *model1.ClientGroup) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClientGroup_name(ctx context.Context, field graphql.CollectedField, obj *model.ClientGroup) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7690,7 +7690,7 @@ func (ec *executionContext) fieldContext_ClientGroup_name(_ context.Context, fie
 	return graphql.NewScalarFieldContext("ClientGroup", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _ClientGroup_clients(ctx context.Context, field graphql.CollectedField, obj *model1.ClientGroup) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClientGroup_clients(ctx context.Context, field graphql.CollectedField, obj *model.ClientGroup) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7702,7 +7702,7 @@ func (ec *executionContext) _ClientGroup_clients(ctx context.Context, field grap
 			return ec.resolveBatch_ClientGroup_clients(ctx, field, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []model1.Client) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Client) graphql.Marshaler {
 			return ec.marshalNClient2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientᚄ(ctx, selections, v)
 		},
 		true,
@@ -7721,13 +7721,13 @@ func (ec *executionContext) fieldContext_ClientGroup_clients(_ context.Context, 
 	}
 	return fc, nil
 }
-func (ec *executionContext) resolveBatch_ClientGroup_clients(ctx context.Context, field graphql.CollectedField, obj *model1.ClientGroup) (any, error) {
+func (ec *executionContext) resolveBatch_ClientGroup_clients(ctx context.Context, field graphql.CollectedField, obj *model.ClientGroup) (any, error) {
 	resolver := ec.Resolvers.ClientGroup()
-	if batch, ok := graphql.BatchParentsFor[*model1.ClientGroup](ctx, "ClientGroup"); ok {
+	if batch, ok := graphql.BatchParentsFor[*model.ClientGroup](ctx, "ClientGroup"); ok {
 		result := batch.FieldResult(field, func() (any, error) {
 			return resolver.Clients(ctx, batch.Parents)
 		})
-		return graphql.ResolveBatchGroupResult[[]model1.Client](
+		return graphql.ResolveBatchGroupResult[[]model.Client](
 			ctx,
 			batch.Index,
 			len(batch.Parents),
@@ -7736,8 +7736,8 @@ func (ec *executionContext) resolveBatch_ClientGroup_clients(ctx context.Context
 			batch.IndexMap,
 		)
 	}
-	results, err := resolver.Clients(ctx, []*model1.ClientGroup{obj})
-	return graphql.ResolveBatchSingleResult[[]model1.Client](
+	results, err := resolver.Clients(ctx, []*model.ClientGroup{obj})
+	return graphql.ResolveBatchSingleResult[[]model.Client](
 		ctx,
 		results,
 		err,
@@ -7745,7 +7745,7 @@ func (ec *executionContext) resolveBatch_ClientGroup_clients(ctx context.Context
 	)
 }
 
-func (ec *executionContext) _ClientReport_id(ctx context.Context, field graphql.CollectedField, obj *model.ClientReport) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClientReport_id(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ClientReport) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7768,7 +7768,7 @@ func (ec *executionContext) fieldContext_ClientReport_id(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("ClientReport", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
-func (ec *executionContext) _ClientReport_type(ctx context.Context, field graphql.CollectedField, obj *model.ClientReport) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClientReport_type(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ClientReport) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7791,7 +7791,7 @@ func (ec *executionContext) fieldContext_ClientReport_type(_ context.Context, fi
 	return graphql.NewScalarFieldContext("ClientReport", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _ClientReport_document(ctx context.Context, field graphql.CollectedField, obj *model.ClientReport) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClientReport_document(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ClientReport) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7803,7 +7803,7 @@ func (ec *executionContext) _ClientReport_document(ctx context.Context, field gr
 			return obj.Document, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model1.JSON) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v model.JSON) graphql.Marshaler {
 			return ec.marshalNJSON2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, selections, v)
 		},
 		true,
@@ -7814,7 +7814,7 @@ func (ec *executionContext) fieldContext_ClientReport_document(_ context.Context
 	return graphql.NewScalarFieldContext("ClientReport", field, false, false, errors.New("field of type JSON does not have child fields"))
 }
 
-func (ec *executionContext) _ConfigRef_id(ctx context.Context, field graphql.CollectedField, obj *model1.ConfigRef) (ret graphql.Marshaler) {
+func (ec *executionContext) _ConfigRef_id(ctx context.Context, field graphql.CollectedField, obj *model.ConfigRef) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7837,7 +7837,7 @@ func (ec *executionContext) fieldContext_ConfigRef_id(_ context.Context, field g
 	return graphql.NewScalarFieldContext("ConfigRef", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _ConfigRef_name(ctx context.Context, field graphql.CollectedField, obj *model1.ConfigRef) (ret graphql.Marshaler) {
+func (ec *executionContext) _ConfigRef_name(ctx context.Context, field graphql.CollectedField, obj *model.ConfigRef) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7860,7 +7860,7 @@ func (ec *executionContext) fieldContext_ConfigRef_name(_ context.Context, field
 	return graphql.NewScalarFieldContext("ConfigRef", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _ConfigRef_isDefault(ctx context.Context, field graphql.CollectedField, obj *model1.ConfigRef) (ret graphql.Marshaler) {
+func (ec *executionContext) _ConfigRef_isDefault(ctx context.Context, field graphql.CollectedField, obj *model.ConfigRef) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7883,7 +7883,7 @@ func (ec *executionContext) fieldContext_ConfigRef_isDefault(_ context.Context, 
 	return graphql.NewScalarFieldContext("ConfigRef", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _DataOwnerSettings_aiSystemPrompt(ctx context.Context, field graphql.CollectedField, obj *model1.DataOwnerSettings) (ret graphql.Marshaler) {
+func (ec *executionContext) _DataOwnerSettings_aiSystemPrompt(ctx context.Context, field graphql.CollectedField, obj *model.DataOwnerSettings) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7906,7 +7906,7 @@ func (ec *executionContext) fieldContext_DataOwnerSettings_aiSystemPrompt(_ cont
 	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _DataOwnerSettings_offlineThresholdMinutes(ctx context.Context, field graphql.CollectedField, obj *model1.DataOwnerSettings) (ret graphql.Marshaler) {
+func (ec *executionContext) _DataOwnerSettings_offlineThresholdMinutes(ctx context.Context, field graphql.CollectedField, obj *model.DataOwnerSettings) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7929,7 +7929,7 @@ func (ec *executionContext) fieldContext_DataOwnerSettings_offlineThresholdMinut
 	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _DataOwnerSettings_offlineThresholdMinutesDefault(ctx context.Context, field graphql.CollectedField, obj *model1.DataOwnerSettings) (ret graphql.Marshaler) {
+func (ec *executionContext) _DataOwnerSettings_offlineThresholdMinutesDefault(ctx context.Context, field graphql.CollectedField, obj *model.DataOwnerSettings) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7952,7 +7952,7 @@ func (ec *executionContext) fieldContext_DataOwnerSettings_offlineThresholdMinut
 	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _DataOwnerSettings_clientOfflineDetectionEnabled(ctx context.Context, field graphql.CollectedField, obj *model1.DataOwnerSettings) (ret graphql.Marshaler) {
+func (ec *executionContext) _DataOwnerSettings_clientOfflineDetectionEnabled(ctx context.Context, field graphql.CollectedField, obj *model.DataOwnerSettings) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7975,7 +7975,7 @@ func (ec *executionContext) fieldContext_DataOwnerSettings_clientOfflineDetectio
 	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _DataOwnerSettings_clientDegradedDetectionEnabled(ctx context.Context, field graphql.CollectedField, obj *model1.DataOwnerSettings) (ret graphql.Marshaler) {
+func (ec *executionContext) _DataOwnerSettings_clientDegradedDetectionEnabled(ctx context.Context, field graphql.CollectedField, obj *model.DataOwnerSettings) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7998,7 +7998,7 @@ func (ec *executionContext) fieldContext_DataOwnerSettings_clientDegradedDetecti
 	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _DataOwnerSettings_studyFailureDetectionEnabled(ctx context.Context, field graphql.CollectedField, obj *model1.DataOwnerSettings) (ret graphql.Marshaler) {
+func (ec *executionContext) _DataOwnerSettings_studyFailureDetectionEnabled(ctx context.Context, field graphql.CollectedField, obj *model.DataOwnerSettings) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8021,7 +8021,7 @@ func (ec *executionContext) fieldContext_DataOwnerSettings_studyFailureDetection
 	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _DataOwnerSettings_clientOfflineDetectionEnabledOnServer(ctx context.Context, field graphql.CollectedField, obj *model1.DataOwnerSettings) (ret graphql.Marshaler) {
+func (ec *executionContext) _DataOwnerSettings_clientOfflineDetectionEnabledOnServer(ctx context.Context, field graphql.CollectedField, obj *model.DataOwnerSettings) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8044,7 +8044,7 @@ func (ec *executionContext) fieldContext_DataOwnerSettings_clientOfflineDetectio
 	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _DataOwnerSettings_clientDegradedDetectionEnabledOnServer(ctx context.Context, field graphql.CollectedField, obj *model1.DataOwnerSettings) (ret graphql.Marshaler) {
+func (ec *executionContext) _DataOwnerSettings_clientDegradedDetectionEnabledOnServer(ctx context.Context, field graphql.CollectedField, obj *model.DataOwnerSettings) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8067,7 +8067,7 @@ func (ec *executionContext) fieldContext_DataOwnerSettings_clientDegradedDetecti
 	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _DataOwnerSettings_studyFailureDetectionEnabledOnServer(ctx context.Context, field graphql.CollectedField, obj *model1.DataOwnerSettings) (ret graphql.Marshaler) {
+func (ec *executionContext) _DataOwnerSettings_studyFailureDetectionEnabledOnServer(ctx context.Context, field graphql.CollectedField, obj *model.DataOwnerSettings) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8090,7 +8090,7 @@ func (ec *executionContext) fieldContext_DataOwnerSettings_studyFailureDetection
 	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _ExportApiKey_id(ctx context.Context, field graphql.CollectedField, obj *model1.ExportAPIKey) (ret graphql.Marshaler) {
+func (ec *executionContext) _ExportApiKey_id(ctx context.Context, field graphql.CollectedField, obj *model.ExportAPIKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8113,7 +8113,7 @@ func (ec *executionContext) fieldContext_ExportApiKey_id(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("ExportApiKey", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _ExportApiKey_name(ctx context.Context, field graphql.CollectedField, obj *model1.ExportAPIKey) (ret graphql.Marshaler) {
+func (ec *executionContext) _ExportApiKey_name(ctx context.Context, field graphql.CollectedField, obj *model.ExportAPIKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8136,7 +8136,7 @@ func (ec *executionContext) fieldContext_ExportApiKey_name(_ context.Context, fi
 	return graphql.NewScalarFieldContext("ExportApiKey", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _ExportApiKey_validFrom(ctx context.Context, field graphql.CollectedField, obj *model1.ExportAPIKey) (ret graphql.Marshaler) {
+func (ec *executionContext) _ExportApiKey_validFrom(ctx context.Context, field graphql.CollectedField, obj *model.ExportAPIKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8159,7 +8159,7 @@ func (ec *executionContext) fieldContext_ExportApiKey_validFrom(_ context.Contex
 	return graphql.NewScalarFieldContext("ExportApiKey", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
-func (ec *executionContext) _ExportApiKey_validUntil(ctx context.Context, field graphql.CollectedField, obj *model1.ExportAPIKey) (ret graphql.Marshaler) {
+func (ec *executionContext) _ExportApiKey_validUntil(ctx context.Context, field graphql.CollectedField, obj *model.ExportAPIKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8182,7 +8182,7 @@ func (ec *executionContext) fieldContext_ExportApiKey_validUntil(_ context.Conte
 	return graphql.NewScalarFieldContext("ExportApiKey", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
-func (ec *executionContext) _ExportApiKey_keyPreview(ctx context.Context, field graphql.CollectedField, obj *model1.ExportAPIKey) (ret graphql.Marshaler) {
+func (ec *executionContext) _ExportApiKey_keyPreview(ctx context.Context, field graphql.CollectedField, obj *model.ExportAPIKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8205,7 +8205,7 @@ func (ec *executionContext) fieldContext_ExportApiKey_keyPreview(_ context.Conte
 	return graphql.NewScalarFieldContext("ExportApiKey", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _ExportApiKey_apiKey(ctx context.Context, field graphql.CollectedField, obj *model1.ExportAPIKey) (ret graphql.Marshaler) {
+func (ec *executionContext) _ExportApiKey_apiKey(ctx context.Context, field graphql.CollectedField, obj *model.ExportAPIKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8228,7 +8228,7 @@ func (ec *executionContext) fieldContext_ExportApiKey_apiKey(_ context.Context, 
 	return graphql.NewScalarFieldContext("ExportApiKey", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _ExportClientPage_items(ctx context.Context, field graphql.CollectedField, obj *model.ExportClientPage) (ret graphql.Marshaler) {
+func (ec *executionContext) _ExportClientPage_items(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ExportClientPage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8240,7 +8240,7 @@ func (ec *executionContext) _ExportClientPage_items(ctx context.Context, field g
 			return obj.Items, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []model1.Client) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Client) graphql.Marshaler {
 			return ec.marshalNClient2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientᚄ(ctx, selections, v)
 		},
 		true,
@@ -8260,7 +8260,7 @@ func (ec *executionContext) fieldContext_ExportClientPage_items(_ context.Contex
 	return fc, nil
 }
 
-func (ec *executionContext) _ExportClientPage_total(ctx context.Context, field graphql.CollectedField, obj *model.ExportClientPage) (ret graphql.Marshaler) {
+func (ec *executionContext) _ExportClientPage_total(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ExportClientPage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8283,7 +8283,7 @@ func (ec *executionContext) fieldContext_ExportClientPage_total(_ context.Contex
 	return graphql.NewScalarFieldContext("ExportClientPage", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _ExportClientPage_page(ctx context.Context, field graphql.CollectedField, obj *model.ExportClientPage) (ret graphql.Marshaler) {
+func (ec *executionContext) _ExportClientPage_page(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ExportClientPage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8306,7 +8306,7 @@ func (ec *executionContext) fieldContext_ExportClientPage_page(_ context.Context
 	return graphql.NewScalarFieldContext("ExportClientPage", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _ExportClientPage_perPage(ctx context.Context, field graphql.CollectedField, obj *model.ExportClientPage) (ret graphql.Marshaler) {
+func (ec *executionContext) _ExportClientPage_perPage(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ExportClientPage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8329,7 +8329,7 @@ func (ec *executionContext) fieldContext_ExportClientPage_perPage(_ context.Cont
 	return graphql.NewScalarFieldContext("ExportClientPage", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _ExportDocumentPage_items(ctx context.Context, field graphql.CollectedField, obj *model.ExportDocumentPage) (ret graphql.Marshaler) {
+func (ec *executionContext) _ExportDocumentPage_items(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ExportDocumentPage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8341,7 +8341,7 @@ func (ec *executionContext) _ExportDocumentPage_items(ctx context.Context, field
 			return obj.Items, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []model1.JSON) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v []model.JSON) graphql.Marshaler {
 			return ec.marshalNJSON2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSONᚄ(ctx, selections, v)
 		},
 		true,
@@ -8352,7 +8352,7 @@ func (ec *executionContext) fieldContext_ExportDocumentPage_items(_ context.Cont
 	return graphql.NewScalarFieldContext("ExportDocumentPage", field, false, false, errors.New("field of type JSON does not have child fields"))
 }
 
-func (ec *executionContext) _ExportDocumentPage_total(ctx context.Context, field graphql.CollectedField, obj *model.ExportDocumentPage) (ret graphql.Marshaler) {
+func (ec *executionContext) _ExportDocumentPage_total(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ExportDocumentPage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8375,7 +8375,7 @@ func (ec *executionContext) fieldContext_ExportDocumentPage_total(_ context.Cont
 	return graphql.NewScalarFieldContext("ExportDocumentPage", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _ExportDocumentPage_page(ctx context.Context, field graphql.CollectedField, obj *model.ExportDocumentPage) (ret graphql.Marshaler) {
+func (ec *executionContext) _ExportDocumentPage_page(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ExportDocumentPage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8398,7 +8398,7 @@ func (ec *executionContext) fieldContext_ExportDocumentPage_page(_ context.Conte
 	return graphql.NewScalarFieldContext("ExportDocumentPage", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _ExportDocumentPage_perPage(ctx context.Context, field graphql.CollectedField, obj *model.ExportDocumentPage) (ret graphql.Marshaler) {
+func (ec *executionContext) _ExportDocumentPage_perPage(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ExportDocumentPage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8421,7 +8421,7 @@ func (ec *executionContext) fieldContext_ExportDocumentPage_perPage(_ context.Co
 	return graphql.NewScalarFieldContext("ExportDocumentPage", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _Isp_id(ctx context.Context, field graphql.CollectedField, obj *model1.Isp) (ret graphql.Marshaler) {
+func (ec *executionContext) _Isp_id(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8444,7 +8444,7 @@ func (ec *executionContext) fieldContext_Isp_id(_ context.Context, field graphql
 	return graphql.NewScalarFieldContext("Isp", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _Isp_name(ctx context.Context, field graphql.CollectedField, obj *model1.Isp) (ret graphql.Marshaler) {
+func (ec *executionContext) _Isp_name(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8467,7 +8467,7 @@ func (ec *executionContext) fieldContext_Isp_name(_ context.Context, field graph
 	return graphql.NewScalarFieldContext("Isp", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Isp_type(ctx context.Context, field graphql.CollectedField, obj *model1.Isp) (ret graphql.Marshaler) {
+func (ec *executionContext) _Isp_type(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8479,7 +8479,7 @@ func (ec *executionContext) _Isp_type(ctx context.Context, field graphql.Collect
 			return obj.Type, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model1.IspType) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v model.IspType) graphql.Marshaler {
 			return ec.marshalNIspType2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspType(ctx, selections, v)
 		},
 		true,
@@ -8490,7 +8490,7 @@ func (ec *executionContext) fieldContext_Isp_type(_ context.Context, field graph
 	return graphql.NewScalarFieldContext("Isp", field, false, false, errors.New("field of type IspType does not have child fields"))
 }
 
-func (ec *executionContext) _Isp_alternativeNames(ctx context.Context, field graphql.CollectedField, obj *model1.Isp) (ret graphql.Marshaler) {
+func (ec *executionContext) _Isp_alternativeNames(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8513,7 +8513,7 @@ func (ec *executionContext) fieldContext_Isp_alternativeNames(_ context.Context,
 	return graphql.NewScalarFieldContext("Isp", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Isp_asNumbers(ctx context.Context, field graphql.CollectedField, obj *model1.Isp) (ret graphql.Marshaler) {
+func (ec *executionContext) _Isp_asNumbers(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8536,7 +8536,7 @@ func (ec *executionContext) fieldContext_Isp_asNumbers(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Isp", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Isp_country(ctx context.Context, field graphql.CollectedField, obj *model1.Isp) (ret graphql.Marshaler) {
+func (ec *executionContext) _Isp_country(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8559,7 +8559,7 @@ func (ec *executionContext) fieldContext_Isp_country(_ context.Context, field gr
 	return graphql.NewScalarFieldContext("Isp", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Isp_isVpn(ctx context.Context, field graphql.CollectedField, obj *model1.Isp) (ret graphql.Marshaler) {
+func (ec *executionContext) _Isp_isVpn(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8582,7 +8582,7 @@ func (ec *executionContext) fieldContext_Isp_isVpn(_ context.Context, field grap
 	return graphql.NewScalarFieldContext("Isp", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _Isp_verified(ctx context.Context, field graphql.CollectedField, obj *model1.Isp) (ret graphql.Marshaler) {
+func (ec *executionContext) _Isp_verified(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8605,7 +8605,7 @@ func (ec *executionContext) fieldContext_Isp_verified(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Isp", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _Isp_createdAt(ctx context.Context, field graphql.CollectedField, obj *model1.Isp) (ret graphql.Marshaler) {
+func (ec *executionContext) _Isp_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8628,7 +8628,7 @@ func (ec *executionContext) fieldContext_Isp_createdAt(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Isp", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
-func (ec *executionContext) _Isp_ispContractsCount(ctx context.Context, field graphql.CollectedField, obj *model1.Isp) (ret graphql.Marshaler) {
+func (ec *executionContext) _Isp_ispContractsCount(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8650,9 +8650,9 @@ func (ec *executionContext) _Isp_ispContractsCount(ctx context.Context, field gr
 func (ec *executionContext) fieldContext_Isp_ispContractsCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Isp", field, true, true, errors.New("field of type Int does not have child fields"))
 }
-func (ec *executionContext) resolveBatch_Isp_ispContractsCount(ctx context.Context, field graphql.CollectedField, obj *model1.Isp) (any, error) {
+func (ec *executionContext) resolveBatch_Isp_ispContractsCount(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (any, error) {
 	resolver := ec.Resolvers.Isp()
-	if batch, ok := graphql.BatchParentsFor[*model1.Isp](ctx, "Isp"); ok {
+	if batch, ok := graphql.BatchParentsFor[*model.Isp](ctx, "Isp"); ok {
 		result := batch.FieldResult(field, func() (any, error) {
 			return resolver.IspContractsCount(ctx, batch.Parents)
 		})
@@ -8665,7 +8665,7 @@ func (ec *executionContext) resolveBatch_Isp_ispContractsCount(ctx context.Conte
 			batch.IndexMap,
 		)
 	}
-	results, err := resolver.IspContractsCount(ctx, []*model1.Isp{obj})
+	results, err := resolver.IspContractsCount(ctx, []*model.Isp{obj})
 	return graphql.ResolveBatchSingleResult[int64](
 		ctx,
 		results,
@@ -8674,7 +8674,7 @@ func (ec *executionContext) resolveBatch_Isp_ispContractsCount(ctx context.Conte
 	)
 }
 
-func (ec *executionContext) _Isp_ispDetailsCount(ctx context.Context, field graphql.CollectedField, obj *model1.Isp) (ret graphql.Marshaler) {
+func (ec *executionContext) _Isp_ispDetailsCount(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8696,9 +8696,9 @@ func (ec *executionContext) _Isp_ispDetailsCount(ctx context.Context, field grap
 func (ec *executionContext) fieldContext_Isp_ispDetailsCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Isp", field, true, true, errors.New("field of type Int does not have child fields"))
 }
-func (ec *executionContext) resolveBatch_Isp_ispDetailsCount(ctx context.Context, field graphql.CollectedField, obj *model1.Isp) (any, error) {
+func (ec *executionContext) resolveBatch_Isp_ispDetailsCount(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (any, error) {
 	resolver := ec.Resolvers.Isp()
-	if batch, ok := graphql.BatchParentsFor[*model1.Isp](ctx, "Isp"); ok {
+	if batch, ok := graphql.BatchParentsFor[*model.Isp](ctx, "Isp"); ok {
 		result := batch.FieldResult(field, func() (any, error) {
 			return resolver.IspDetailsCount(ctx, batch.Parents)
 		})
@@ -8711,7 +8711,7 @@ func (ec *executionContext) resolveBatch_Isp_ispDetailsCount(ctx context.Context
 			batch.IndexMap,
 		)
 	}
-	results, err := resolver.IspDetailsCount(ctx, []*model1.Isp{obj})
+	results, err := resolver.IspDetailsCount(ctx, []*model.Isp{obj})
 	return graphql.ResolveBatchSingleResult[int64](
 		ctx,
 		results,
@@ -8720,7 +8720,7 @@ func (ec *executionContext) resolveBatch_Isp_ispDetailsCount(ctx context.Context
 	)
 }
 
-func (ec *executionContext) _Isp_ispContracts(ctx context.Context, field graphql.CollectedField, obj *model1.Isp) (ret graphql.Marshaler) {
+func (ec *executionContext) _Isp_ispContracts(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8732,7 +8732,7 @@ func (ec *executionContext) _Isp_ispContracts(ctx context.Context, field graphql
 			return ec.resolveBatch_Isp_ispContracts(ctx, field, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []model1.IspContract) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v []model.IspContract) graphql.Marshaler {
 			return ec.marshalNIspContract2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspContractᚄ(ctx, selections, v)
 		},
 		true,
@@ -8751,13 +8751,13 @@ func (ec *executionContext) fieldContext_Isp_ispContracts(_ context.Context, fie
 	}
 	return fc, nil
 }
-func (ec *executionContext) resolveBatch_Isp_ispContracts(ctx context.Context, field graphql.CollectedField, obj *model1.Isp) (any, error) {
+func (ec *executionContext) resolveBatch_Isp_ispContracts(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (any, error) {
 	resolver := ec.Resolvers.Isp()
-	if batch, ok := graphql.BatchParentsFor[*model1.Isp](ctx, "Isp"); ok {
+	if batch, ok := graphql.BatchParentsFor[*model.Isp](ctx, "Isp"); ok {
 		result := batch.FieldResult(field, func() (any, error) {
 			return resolver.IspContracts(ctx, batch.Parents)
 		})
-		return graphql.ResolveBatchGroupResult[[]model1.IspContract](
+		return graphql.ResolveBatchGroupResult[[]model.IspContract](
 			ctx,
 			batch.Index,
 			len(batch.Parents),
@@ -8766,8 +8766,8 @@ func (ec *executionContext) resolveBatch_Isp_ispContracts(ctx context.Context, f
 			batch.IndexMap,
 		)
 	}
-	results, err := resolver.IspContracts(ctx, []*model1.Isp{obj})
-	return graphql.ResolveBatchSingleResult[[]model1.IspContract](
+	results, err := resolver.IspContracts(ctx, []*model.Isp{obj})
+	return graphql.ResolveBatchSingleResult[[]model.IspContract](
 		ctx,
 		results,
 		err,
@@ -8775,7 +8775,7 @@ func (ec *executionContext) resolveBatch_Isp_ispContracts(ctx context.Context, f
 	)
 }
 
-func (ec *executionContext) _IspContract_id(ctx context.Context, field graphql.CollectedField, obj *model1.IspContract) (ret graphql.Marshaler) {
+func (ec *executionContext) _IspContract_id(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8798,7 +8798,7 @@ func (ec *executionContext) fieldContext_IspContract_id(_ context.Context, field
 	return graphql.NewScalarFieldContext("IspContract", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _IspContract_ispId(ctx context.Context, field graphql.CollectedField, obj *model1.IspContract) (ret graphql.Marshaler) {
+func (ec *executionContext) _IspContract_ispId(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8821,7 +8821,7 @@ func (ec *executionContext) fieldContext_IspContract_ispId(_ context.Context, fi
 	return graphql.NewScalarFieldContext("IspContract", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _IspContract_clientId(ctx context.Context, field graphql.CollectedField, obj *model1.IspContract) (ret graphql.Marshaler) {
+func (ec *executionContext) _IspContract_clientId(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8844,7 +8844,7 @@ func (ec *executionContext) fieldContext_IspContract_clientId(_ context.Context,
 	return graphql.NewScalarFieldContext("IspContract", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _IspContract_uploadSpeed(ctx context.Context, field graphql.CollectedField, obj *model1.IspContract) (ret graphql.Marshaler) {
+func (ec *executionContext) _IspContract_uploadSpeed(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8867,7 +8867,7 @@ func (ec *executionContext) fieldContext_IspContract_uploadSpeed(_ context.Conte
 	return graphql.NewScalarFieldContext("IspContract", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _IspContract_downloadSpeed(ctx context.Context, field graphql.CollectedField, obj *model1.IspContract) (ret graphql.Marshaler) {
+func (ec *executionContext) _IspContract_downloadSpeed(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8890,7 +8890,7 @@ func (ec *executionContext) fieldContext_IspContract_downloadSpeed(_ context.Con
 	return graphql.NewScalarFieldContext("IspContract", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _IspContract_monthlyPrice(ctx context.Context, field graphql.CollectedField, obj *model1.IspContract) (ret graphql.Marshaler) {
+func (ec *executionContext) _IspContract_monthlyPrice(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8913,7 +8913,7 @@ func (ec *executionContext) fieldContext_IspContract_monthlyPrice(_ context.Cont
 	return graphql.NewScalarFieldContext("IspContract", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
-func (ec *executionContext) _IspContract_currency(ctx context.Context, field graphql.CollectedField, obj *model1.IspContract) (ret graphql.Marshaler) {
+func (ec *executionContext) _IspContract_currency(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8936,7 +8936,7 @@ func (ec *executionContext) fieldContext_IspContract_currency(_ context.Context,
 	return graphql.NewScalarFieldContext("IspContract", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _IspContract_assumedTariff(ctx context.Context, field graphql.CollectedField, obj *model1.IspContract) (ret graphql.Marshaler) {
+func (ec *executionContext) _IspContract_assumedTariff(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8959,7 +8959,7 @@ func (ec *executionContext) fieldContext_IspContract_assumedTariff(_ context.Con
 	return graphql.NewScalarFieldContext("IspContract", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _IspContract_connectionType(ctx context.Context, field graphql.CollectedField, obj *model1.IspContract) (ret graphql.Marshaler) {
+func (ec *executionContext) _IspContract_connectionType(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8982,7 +8982,7 @@ func (ec *executionContext) fieldContext_IspContract_connectionType(_ context.Co
 	return graphql.NewScalarFieldContext("IspContract", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _IspContract_name(ctx context.Context, field graphql.CollectedField, obj *model1.IspContract) (ret graphql.Marshaler) {
+func (ec *executionContext) _IspContract_name(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9005,7 +9005,7 @@ func (ec *executionContext) fieldContext_IspContract_name(_ context.Context, fie
 	return graphql.NewScalarFieldContext("IspContract", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _IspContract_validFrom(ctx context.Context, field graphql.CollectedField, obj *model1.IspContract) (ret graphql.Marshaler) {
+func (ec *executionContext) _IspContract_validFrom(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9028,7 +9028,7 @@ func (ec *executionContext) fieldContext_IspContract_validFrom(_ context.Context
 	return graphql.NewScalarFieldContext("IspContract", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
-func (ec *executionContext) _IspContract_validUntil(ctx context.Context, field graphql.CollectedField, obj *model1.IspContract) (ret graphql.Marshaler) {
+func (ec *executionContext) _IspContract_validUntil(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9051,7 +9051,7 @@ func (ec *executionContext) fieldContext_IspContract_validUntil(_ context.Contex
 	return graphql.NewScalarFieldContext("IspContract", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
-func (ec *executionContext) _IspContract_isp(ctx context.Context, field graphql.CollectedField, obj *model1.IspContract) (ret graphql.Marshaler) {
+func (ec *executionContext) _IspContract_isp(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9063,7 +9063,7 @@ func (ec *executionContext) _IspContract_isp(ctx context.Context, field graphql.
 			return ec.resolveBatch_IspContract_isp(ctx, field, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.Isp) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Isp) graphql.Marshaler {
 			return ec.marshalNIsp2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIsp(ctx, selections, v)
 		},
 		true,
@@ -9082,13 +9082,13 @@ func (ec *executionContext) fieldContext_IspContract_isp(_ context.Context, fiel
 	}
 	return fc, nil
 }
-func (ec *executionContext) resolveBatch_IspContract_isp(ctx context.Context, field graphql.CollectedField, obj *model1.IspContract) (any, error) {
+func (ec *executionContext) resolveBatch_IspContract_isp(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (any, error) {
 	resolver := ec.Resolvers.IspContract()
-	if batch, ok := graphql.BatchParentsFor[*model1.IspContract](ctx, "IspContract"); ok {
+	if batch, ok := graphql.BatchParentsFor[*model.IspContract](ctx, "IspContract"); ok {
 		result := batch.FieldResult(field, func() (any, error) {
 			return resolver.Isp(ctx, batch.Parents)
 		})
-		return graphql.ResolveBatchGroupResult[*model1.Isp](
+		return graphql.ResolveBatchGroupResult[*model.Isp](
 			ctx,
 			batch.Index,
 			len(batch.Parents),
@@ -9097,8 +9097,8 @@ func (ec *executionContext) resolveBatch_IspContract_isp(ctx context.Context, fi
 			batch.IndexMap,
 		)
 	}
-	results, err := resolver.Isp(ctx, []*model1.IspContract{obj})
-	return graphql.ResolveBatchSingleResult[*model1.Isp](
+	results, err := resolver.Isp(ctx, []*model.IspContract{obj})
+	return graphql.ResolveBatchSingleResult[*model.Isp](
 		ctx,
 		results,
 		err,
@@ -9106,7 +9106,7 @@ func (ec *executionContext) resolveBatch_IspContract_isp(ctx context.Context, fi
 	)
 }
 
-func (ec *executionContext) _IspContract_ispName(ctx context.Context, field graphql.CollectedField, obj *model1.IspContract) (ret graphql.Marshaler) {
+func (ec *executionContext) _IspContract_ispName(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9128,9 +9128,9 @@ func (ec *executionContext) _IspContract_ispName(ctx context.Context, field grap
 func (ec *executionContext) fieldContext_IspContract_ispName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("IspContract", field, true, true, errors.New("field of type String does not have child fields"))
 }
-func (ec *executionContext) resolveBatch_IspContract_ispName(ctx context.Context, field graphql.CollectedField, obj *model1.IspContract) (any, error) {
+func (ec *executionContext) resolveBatch_IspContract_ispName(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (any, error) {
 	resolver := ec.Resolvers.IspContract()
-	if batch, ok := graphql.BatchParentsFor[*model1.IspContract](ctx, "IspContract"); ok {
+	if batch, ok := graphql.BatchParentsFor[*model.IspContract](ctx, "IspContract"); ok {
 		result := batch.FieldResult(field, func() (any, error) {
 			return resolver.IspName(ctx, batch.Parents)
 		})
@@ -9143,7 +9143,7 @@ func (ec *executionContext) resolveBatch_IspContract_ispName(ctx context.Context
 			batch.IndexMap,
 		)
 	}
-	results, err := resolver.IspName(ctx, []*model1.IspContract{obj})
+	results, err := resolver.IspName(ctx, []*model.IspContract{obj})
 	return graphql.ResolveBatchSingleResult[string](
 		ctx,
 		results,
@@ -9152,7 +9152,7 @@ func (ec *executionContext) resolveBatch_IspContract_ispName(ctx context.Context
 	)
 }
 
-func (ec *executionContext) _IspContract_client(ctx context.Context, field graphql.CollectedField, obj *model1.IspContract) (ret graphql.Marshaler) {
+func (ec *executionContext) _IspContract_client(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9164,7 +9164,7 @@ func (ec *executionContext) _IspContract_client(ctx context.Context, field graph
 			return ec.resolveBatch_IspContract_client(ctx, field, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.Client) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Client) graphql.Marshaler {
 			return ec.marshalNClient2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClient(ctx, selections, v)
 		},
 		true,
@@ -9183,13 +9183,13 @@ func (ec *executionContext) fieldContext_IspContract_client(_ context.Context, f
 	}
 	return fc, nil
 }
-func (ec *executionContext) resolveBatch_IspContract_client(ctx context.Context, field graphql.CollectedField, obj *model1.IspContract) (any, error) {
+func (ec *executionContext) resolveBatch_IspContract_client(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (any, error) {
 	resolver := ec.Resolvers.IspContract()
-	if batch, ok := graphql.BatchParentsFor[*model1.IspContract](ctx, "IspContract"); ok {
+	if batch, ok := graphql.BatchParentsFor[*model.IspContract](ctx, "IspContract"); ok {
 		result := batch.FieldResult(field, func() (any, error) {
 			return resolver.Client(ctx, batch.Parents)
 		})
-		return graphql.ResolveBatchGroupResult[*model1.Client](
+		return graphql.ResolveBatchGroupResult[*model.Client](
 			ctx,
 			batch.Index,
 			len(batch.Parents),
@@ -9198,8 +9198,8 @@ func (ec *executionContext) resolveBatch_IspContract_client(ctx context.Context,
 			batch.IndexMap,
 		)
 	}
-	results, err := resolver.Client(ctx, []*model1.IspContract{obj})
-	return graphql.ResolveBatchSingleResult[*model1.Client](
+	results, err := resolver.Client(ctx, []*model.IspContract{obj})
+	return graphql.ResolveBatchSingleResult[*model.Client](
 		ctx,
 		results,
 		err,
@@ -9207,7 +9207,7 @@ func (ec *executionContext) resolveBatch_IspContract_client(ctx context.Context,
 	)
 }
 
-func (ec *executionContext) _IspContract_clientUuid(ctx context.Context, field graphql.CollectedField, obj *model1.IspContract) (ret graphql.Marshaler) {
+func (ec *executionContext) _IspContract_clientUuid(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9229,9 +9229,9 @@ func (ec *executionContext) _IspContract_clientUuid(ctx context.Context, field g
 func (ec *executionContext) fieldContext_IspContract_clientUuid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("IspContract", field, true, true, errors.New("field of type String does not have child fields"))
 }
-func (ec *executionContext) resolveBatch_IspContract_clientUuid(ctx context.Context, field graphql.CollectedField, obj *model1.IspContract) (any, error) {
+func (ec *executionContext) resolveBatch_IspContract_clientUuid(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (any, error) {
 	resolver := ec.Resolvers.IspContract()
-	if batch, ok := graphql.BatchParentsFor[*model1.IspContract](ctx, "IspContract"); ok {
+	if batch, ok := graphql.BatchParentsFor[*model.IspContract](ctx, "IspContract"); ok {
 		result := batch.FieldResult(field, func() (any, error) {
 			return resolver.ClientUUID(ctx, batch.Parents)
 		})
@@ -9244,7 +9244,7 @@ func (ec *executionContext) resolveBatch_IspContract_clientUuid(ctx context.Cont
 			batch.IndexMap,
 		)
 	}
-	results, err := resolver.ClientUUID(ctx, []*model1.IspContract{obj})
+	results, err := resolver.ClientUUID(ctx, []*model.IspContract{obj})
 	return graphql.ResolveBatchSingleResult[*string](
 		ctx,
 		results,
@@ -9253,7 +9253,7 @@ func (ec *executionContext) resolveBatch_IspContract_clientUuid(ctx context.Cont
 	)
 }
 
-func (ec *executionContext) _IspContract_clientLabel(ctx context.Context, field graphql.CollectedField, obj *model1.IspContract) (ret graphql.Marshaler) {
+func (ec *executionContext) _IspContract_clientLabel(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9275,9 +9275,9 @@ func (ec *executionContext) _IspContract_clientLabel(ctx context.Context, field 
 func (ec *executionContext) fieldContext_IspContract_clientLabel(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("IspContract", field, true, true, errors.New("field of type String does not have child fields"))
 }
-func (ec *executionContext) resolveBatch_IspContract_clientLabel(ctx context.Context, field graphql.CollectedField, obj *model1.IspContract) (any, error) {
+func (ec *executionContext) resolveBatch_IspContract_clientLabel(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (any, error) {
 	resolver := ec.Resolvers.IspContract()
-	if batch, ok := graphql.BatchParentsFor[*model1.IspContract](ctx, "IspContract"); ok {
+	if batch, ok := graphql.BatchParentsFor[*model.IspContract](ctx, "IspContract"); ok {
 		result := batch.FieldResult(field, func() (any, error) {
 			return resolver.ClientLabel(ctx, batch.Parents)
 		})
@@ -9290,7 +9290,7 @@ func (ec *executionContext) resolveBatch_IspContract_clientLabel(ctx context.Con
 			batch.IndexMap,
 		)
 	}
-	results, err := resolver.ClientLabel(ctx, []*model1.IspContract{obj})
+	results, err := resolver.ClientLabel(ctx, []*model.IspContract{obj})
 	return graphql.ResolveBatchSingleResult[*string](
 		ctx,
 		results,
@@ -9299,7 +9299,7 @@ func (ec *executionContext) resolveBatch_IspContract_clientLabel(ctx context.Con
 	)
 }
 
-func (ec *executionContext) _LabelAvailability_available(ctx context.Context, field graphql.CollectedField, obj *model1.LabelAvailability) (ret graphql.Marshaler) {
+func (ec *executionContext) _LabelAvailability_available(ctx context.Context, field graphql.CollectedField, obj *model.LabelAvailability) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9322,7 +9322,7 @@ func (ec *executionContext) fieldContext_LabelAvailability_available(_ context.C
 	return graphql.NewScalarFieldContext("LabelAvailability", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _LabelAvailability_label(ctx context.Context, field graphql.CollectedField, obj *model1.LabelAvailability) (ret graphql.Marshaler) {
+func (ec *executionContext) _LabelAvailability_label(ctx context.Context, field graphql.CollectedField, obj *model.LabelAvailability) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9345,7 +9345,7 @@ func (ec *executionContext) fieldContext_LabelAvailability_label(_ context.Conte
 	return graphql.NewScalarFieldContext("LabelAvailability", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Measurement_id(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (ret graphql.Marshaler) {
+func (ec *executionContext) _Measurement_id(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Measurement) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9368,7 +9368,7 @@ func (ec *executionContext) fieldContext_Measurement_id(_ context.Context, field
 	return graphql.NewScalarFieldContext("Measurement", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
-func (ec *executionContext) _Measurement_document(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (ret graphql.Marshaler) {
+func (ec *executionContext) _Measurement_document(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Measurement) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9380,7 +9380,7 @@ func (ec *executionContext) _Measurement_document(ctx context.Context, field gra
 			return obj.Document, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model1.JSON) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v model.JSON) graphql.Marshaler {
 			return ec.marshalNJSON2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, selections, v)
 		},
 		true,
@@ -9391,7 +9391,7 @@ func (ec *executionContext) fieldContext_Measurement_document(_ context.Context,
 	return graphql.NewScalarFieldContext("Measurement", field, false, false, errors.New("field of type JSON does not have child fields"))
 }
 
-func (ec *executionContext) _Measurement_client(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (ret graphql.Marshaler) {
+func (ec *executionContext) _Measurement_client(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Measurement) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9403,7 +9403,7 @@ func (ec *executionContext) _Measurement_client(ctx context.Context, field graph
 			return ec.resolveBatch_Measurement_client(ctx, field, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.Client) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Client) graphql.Marshaler {
 			return ec.marshalOClient2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClient(ctx, selections, v)
 		},
 		true,
@@ -9422,13 +9422,13 @@ func (ec *executionContext) fieldContext_Measurement_client(_ context.Context, f
 	}
 	return fc, nil
 }
-func (ec *executionContext) resolveBatch_Measurement_client(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (any, error) {
+func (ec *executionContext) resolveBatch_Measurement_client(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Measurement) (any, error) {
 	resolver := ec.Resolvers.Measurement()
-	if batch, ok := graphql.BatchParentsFor[*model.Measurement](ctx, "Measurement"); ok {
+	if batch, ok := graphql.BatchParentsFor[*gqlmodel.Measurement](ctx, "Measurement"); ok {
 		result := batch.FieldResult(field, func() (any, error) {
 			return resolver.Client(ctx, batch.Parents)
 		})
-		return graphql.ResolveBatchGroupResult[*model1.Client](
+		return graphql.ResolveBatchGroupResult[*model.Client](
 			ctx,
 			batch.Index,
 			len(batch.Parents),
@@ -9437,8 +9437,8 @@ func (ec *executionContext) resolveBatch_Measurement_client(ctx context.Context,
 			batch.IndexMap,
 		)
 	}
-	results, err := resolver.Client(ctx, []*model.Measurement{obj})
-	return graphql.ResolveBatchSingleResult[*model1.Client](
+	results, err := resolver.Client(ctx, []*gqlmodel.Measurement{obj})
+	return graphql.ResolveBatchSingleResult[*model.Client](
 		ctx,
 		results,
 		err,
@@ -9446,7 +9446,7 @@ func (ec *executionContext) resolveBatch_Measurement_client(ctx context.Context,
 	)
 }
 
-func (ec *executionContext) _Measurement_reports(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (ret graphql.Marshaler) {
+func (ec *executionContext) _Measurement_reports(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Measurement) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9458,8 +9458,8 @@ func (ec *executionContext) _Measurement_reports(ctx context.Context, field grap
 			return ec.resolveBatch_Measurement_reports(ctx, field, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []model.ClientReport) graphql.Marshaler {
-			return ec.marshalNClientReport2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐClientReportᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []gqlmodel.ClientReport) graphql.Marshaler {
+			return ec.marshalNClientReport2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientReportᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9477,13 +9477,13 @@ func (ec *executionContext) fieldContext_Measurement_reports(_ context.Context, 
 	}
 	return fc, nil
 }
-func (ec *executionContext) resolveBatch_Measurement_reports(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (any, error) {
+func (ec *executionContext) resolveBatch_Measurement_reports(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Measurement) (any, error) {
 	resolver := ec.Resolvers.Measurement()
-	if batch, ok := graphql.BatchParentsFor[*model.Measurement](ctx, "Measurement"); ok {
+	if batch, ok := graphql.BatchParentsFor[*gqlmodel.Measurement](ctx, "Measurement"); ok {
 		result := batch.FieldResult(field, func() (any, error) {
 			return resolver.Reports(ctx, batch.Parents)
 		})
-		return graphql.ResolveBatchGroupResult[[]model.ClientReport](
+		return graphql.ResolveBatchGroupResult[[]gqlmodel.ClientReport](
 			ctx,
 			batch.Index,
 			len(batch.Parents),
@@ -9492,8 +9492,8 @@ func (ec *executionContext) resolveBatch_Measurement_reports(ctx context.Context
 			batch.IndexMap,
 		)
 	}
-	results, err := resolver.Reports(ctx, []*model.Measurement{obj})
-	return graphql.ResolveBatchSingleResult[[]model.ClientReport](
+	results, err := resolver.Reports(ctx, []*gqlmodel.Measurement{obj})
+	return graphql.ResolveBatchSingleResult[[]gqlmodel.ClientReport](
 		ctx,
 		results,
 		err,
@@ -9501,7 +9501,7 @@ func (ec *executionContext) resolveBatch_Measurement_reports(ctx context.Context
 	)
 }
 
-func (ec *executionContext) _Measurement_p1203ClientReport(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (ret graphql.Marshaler) {
+func (ec *executionContext) _Measurement_p1203ClientReport(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Measurement) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9513,7 +9513,7 @@ func (ec *executionContext) _Measurement_p1203ClientReport(ctx context.Context, 
 			return ec.resolveBatch_Measurement_p1203ClientReport(ctx, field, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.JSON) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.JSON) graphql.Marshaler {
 			return ec.marshalOJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, selections, v)
 		},
 		true,
@@ -9523,13 +9523,13 @@ func (ec *executionContext) _Measurement_p1203ClientReport(ctx context.Context, 
 func (ec *executionContext) fieldContext_Measurement_p1203ClientReport(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Measurement", field, true, true, errors.New("field of type JSON does not have child fields"))
 }
-func (ec *executionContext) resolveBatch_Measurement_p1203ClientReport(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (any, error) {
+func (ec *executionContext) resolveBatch_Measurement_p1203ClientReport(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Measurement) (any, error) {
 	resolver := ec.Resolvers.Measurement()
-	if batch, ok := graphql.BatchParentsFor[*model.Measurement](ctx, "Measurement"); ok {
+	if batch, ok := graphql.BatchParentsFor[*gqlmodel.Measurement](ctx, "Measurement"); ok {
 		result := batch.FieldResult(field, func() (any, error) {
 			return resolver.P1203ClientReport(ctx, batch.Parents)
 		})
-		return graphql.ResolveBatchGroupResult[*model1.JSON](
+		return graphql.ResolveBatchGroupResult[*model.JSON](
 			ctx,
 			batch.Index,
 			len(batch.Parents),
@@ -9538,8 +9538,8 @@ func (ec *executionContext) resolveBatch_Measurement_p1203ClientReport(ctx conte
 			batch.IndexMap,
 		)
 	}
-	results, err := resolver.P1203ClientReport(ctx, []*model.Measurement{obj})
-	return graphql.ResolveBatchSingleResult[*model1.JSON](
+	results, err := resolver.P1203ClientReport(ctx, []*gqlmodel.Measurement{obj})
+	return graphql.ResolveBatchSingleResult[*model.JSON](
 		ctx,
 		results,
 		err,
@@ -9547,7 +9547,7 @@ func (ec *executionContext) resolveBatch_Measurement_p1203ClientReport(ctx conte
 	)
 }
 
-func (ec *executionContext) _Measurement_networkPerformanceReport(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (ret graphql.Marshaler) {
+func (ec *executionContext) _Measurement_networkPerformanceReport(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Measurement) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9559,7 +9559,7 @@ func (ec *executionContext) _Measurement_networkPerformanceReport(ctx context.Co
 			return ec.resolveBatch_Measurement_networkPerformanceReport(ctx, field, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.JSON) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.JSON) graphql.Marshaler {
 			return ec.marshalOJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, selections, v)
 		},
 		true,
@@ -9569,13 +9569,13 @@ func (ec *executionContext) _Measurement_networkPerformanceReport(ctx context.Co
 func (ec *executionContext) fieldContext_Measurement_networkPerformanceReport(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Measurement", field, true, true, errors.New("field of type JSON does not have child fields"))
 }
-func (ec *executionContext) resolveBatch_Measurement_networkPerformanceReport(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (any, error) {
+func (ec *executionContext) resolveBatch_Measurement_networkPerformanceReport(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Measurement) (any, error) {
 	resolver := ec.Resolvers.Measurement()
-	if batch, ok := graphql.BatchParentsFor[*model.Measurement](ctx, "Measurement"); ok {
+	if batch, ok := graphql.BatchParentsFor[*gqlmodel.Measurement](ctx, "Measurement"); ok {
 		result := batch.FieldResult(field, func() (any, error) {
 			return resolver.NetworkPerformanceReport(ctx, batch.Parents)
 		})
-		return graphql.ResolveBatchGroupResult[*model1.JSON](
+		return graphql.ResolveBatchGroupResult[*model.JSON](
 			ctx,
 			batch.Index,
 			len(batch.Parents),
@@ -9584,8 +9584,8 @@ func (ec *executionContext) resolveBatch_Measurement_networkPerformanceReport(ct
 			batch.IndexMap,
 		)
 	}
-	results, err := resolver.NetworkPerformanceReport(ctx, []*model.Measurement{obj})
-	return graphql.ResolveBatchSingleResult[*model1.JSON](
+	results, err := resolver.NetworkPerformanceReport(ctx, []*gqlmodel.Measurement{obj})
+	return graphql.ResolveBatchSingleResult[*model.JSON](
 		ctx,
 		results,
 		err,
@@ -9593,7 +9593,7 @@ func (ec *executionContext) resolveBatch_Measurement_networkPerformanceReport(ct
 	)
 }
 
-func (ec *executionContext) _Measurement_lightweightVideoPlayerPerformanceReport(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (ret graphql.Marshaler) {
+func (ec *executionContext) _Measurement_lightweightVideoPlayerPerformanceReport(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Measurement) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9605,7 +9605,7 @@ func (ec *executionContext) _Measurement_lightweightVideoPlayerPerformanceReport
 			return ec.resolveBatch_Measurement_lightweightVideoPlayerPerformanceReport(ctx, field, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.JSON) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.JSON) graphql.Marshaler {
 			return ec.marshalOJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, selections, v)
 		},
 		true,
@@ -9615,13 +9615,13 @@ func (ec *executionContext) _Measurement_lightweightVideoPlayerPerformanceReport
 func (ec *executionContext) fieldContext_Measurement_lightweightVideoPlayerPerformanceReport(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Measurement", field, true, true, errors.New("field of type JSON does not have child fields"))
 }
-func (ec *executionContext) resolveBatch_Measurement_lightweightVideoPlayerPerformanceReport(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (any, error) {
+func (ec *executionContext) resolveBatch_Measurement_lightweightVideoPlayerPerformanceReport(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Measurement) (any, error) {
 	resolver := ec.Resolvers.Measurement()
-	if batch, ok := graphql.BatchParentsFor[*model.Measurement](ctx, "Measurement"); ok {
+	if batch, ok := graphql.BatchParentsFor[*gqlmodel.Measurement](ctx, "Measurement"); ok {
 		result := batch.FieldResult(field, func() (any, error) {
 			return resolver.LightweightVideoPlayerPerformanceReport(ctx, batch.Parents)
 		})
-		return graphql.ResolveBatchGroupResult[*model1.JSON](
+		return graphql.ResolveBatchGroupResult[*model.JSON](
 			ctx,
 			batch.Index,
 			len(batch.Parents),
@@ -9630,8 +9630,8 @@ func (ec *executionContext) resolveBatch_Measurement_lightweightVideoPlayerPerfo
 			batch.IndexMap,
 		)
 	}
-	results, err := resolver.LightweightVideoPlayerPerformanceReport(ctx, []*model.Measurement{obj})
-	return graphql.ResolveBatchSingleResult[*model1.JSON](
+	results, err := resolver.LightweightVideoPlayerPerformanceReport(ctx, []*gqlmodel.Measurement{obj})
+	return graphql.ResolveBatchSingleResult[*model.JSON](
 		ctx,
 		results,
 		err,
@@ -9639,7 +9639,7 @@ func (ec *executionContext) resolveBatch_Measurement_lightweightVideoPlayerPerfo
 	)
 }
 
-func (ec *executionContext) _MeasurementConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _MeasurementConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.MeasurementConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9651,8 +9651,8 @@ func (ec *executionContext) _MeasurementConnection_edges(ctx context.Context, fi
 			return obj.Edges, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []model.MeasurementEdge) graphql.Marshaler {
-			return ec.marshalNMeasurementEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐMeasurementEdgeᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []gqlmodel.MeasurementEdge) graphql.Marshaler {
+			return ec.marshalNMeasurementEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementEdgeᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9671,7 +9671,7 @@ func (ec *executionContext) fieldContext_MeasurementConnection_edges(_ context.C
 	return fc, nil
 }
 
-func (ec *executionContext) _MeasurementConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _MeasurementConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.MeasurementConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9683,8 +9683,8 @@ func (ec *executionContext) _MeasurementConnection_pageInfo(ctx context.Context,
 			return obj.PageInfo, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
-			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐPageInfo(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9703,7 +9703,7 @@ func (ec *executionContext) fieldContext_MeasurementConnection_pageInfo(_ contex
 	return fc, nil
 }
 
-func (ec *executionContext) _MeasurementEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _MeasurementEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.MeasurementEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9726,7 +9726,7 @@ func (ec *executionContext) fieldContext_MeasurementEdge_cursor(_ context.Contex
 	return graphql.NewScalarFieldContext("MeasurementEdge", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _MeasurementEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _MeasurementEdge_node(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.MeasurementEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9738,8 +9738,8 @@ func (ec *executionContext) _MeasurementEdge_node(ctx context.Context, field gra
 			return obj.Node, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Measurement) graphql.Marshaler {
-			return ec.marshalNMeasurement2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐMeasurement(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Measurement) graphql.Marshaler {
+			return ec.marshalNMeasurement2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurement(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9758,7 +9758,7 @@ func (ec *executionContext) fieldContext_MeasurementEdge_node(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _MeasurementTypeDimension_measurementType(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementTypeDimension) (ret graphql.Marshaler) {
+func (ec *executionContext) _MeasurementTypeDimension_measurementType(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.MeasurementTypeDimension) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9781,7 +9781,7 @@ func (ec *executionContext) fieldContext_MeasurementTypeDimension_measurementTyp
 	return graphql.NewScalarFieldContext("MeasurementTypeDimension", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _MeasurementTypeDimension_metrics(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementTypeDimension) (ret graphql.Marshaler) {
+func (ec *executionContext) _MeasurementTypeDimension_metrics(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.MeasurementTypeDimension) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9804,7 +9804,7 @@ func (ec *executionContext) fieldContext_MeasurementTypeDimension_metrics(_ cont
 	return graphql.NewScalarFieldContext("MeasurementTypeDimension", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _MeasurementTypeDimension_subjects(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementTypeDimension) (ret graphql.Marshaler) {
+func (ec *executionContext) _MeasurementTypeDimension_subjects(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.MeasurementTypeDimension) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9863,8 +9863,8 @@ func (ec *executionContext) _Mutation_anomalyEventsResolve(ctx context.Context, 
 			return ec.Resolvers.Mutation().AnomalyEventsResolve(ctx, fc.Args["anomalyIds"].([]string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.ResolveResult) graphql.Marshaler {
-			return ec.marshalNResolveResult2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐResolveResult(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ResolveResult) graphql.Marshaler {
+			return ec.marshalNResolveResult2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐResolveResult(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9904,11 +9904,11 @@ func (ec *executionContext) _Mutation_anomalyDetectionOverrideCreate(ctx context
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().AnomalyDetectionOverrideCreate(ctx, fc.Args["input"].(model.AnomalyDetectionOverrideCreateInput))
+			return ec.Resolvers.Mutation().AnomalyDetectionOverrideCreate(ctx, fc.Args["input"].(gqlmodel.AnomalyDetectionOverrideCreateInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.AnomalyDetectionOverride) graphql.Marshaler {
-			return ec.marshalNAnomalyDetectionOverride2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverride(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.AnomalyDetectionOverride) graphql.Marshaler {
+			return ec.marshalNAnomalyDetectionOverride2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyDetectionOverride(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9992,11 +9992,11 @@ func (ec *executionContext) _Mutation_anomalyDetectionOverrideFeedback(ctx conte
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().AnomalyDetectionOverrideFeedback(ctx, fc.Args["input"].(model.AnomalyDetectionOverrideFeedbackInput))
+			return ec.Resolvers.Mutation().AnomalyDetectionOverrideFeedback(ctx, fc.Args["input"].(gqlmodel.AnomalyDetectionOverrideFeedbackInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.AnomalyDetectionOverrideFeedbackResult) graphql.Marshaler {
-			return ec.marshalNAnomalyDetectionOverrideFeedbackResult2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverrideFeedbackResult(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.AnomalyDetectionOverrideFeedbackResult) graphql.Marshaler {
+			return ec.marshalNAnomalyDetectionOverrideFeedbackResult2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyDetectionOverrideFeedbackResult(ctx, selections, v)
 		},
 		true,
 		true,
@@ -10036,10 +10036,10 @@ func (ec *executionContext) _Mutation_clientAdminApiKeyCreate(ctx context.Contex
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().ClientAdminAPIKeyCreate(ctx, fc.Args["input"].(model.ClientAdminAPIKeyCreateInput))
+			return ec.Resolvers.Mutation().ClientAdminAPIKeyCreate(ctx, fc.Args["input"].(gqlmodel.ClientAdminAPIKeyCreateInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.ClientAdminAPIKey) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ClientAdminAPIKey) graphql.Marshaler {
 			return ec.marshalNClientAdminApiKey2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientAdminAPIKey(ctx, selections, v)
 		},
 		true,
@@ -10124,10 +10124,10 @@ func (ec *executionContext) _Mutation_clientAnalyticsApiKeyCreate(ctx context.Co
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().ClientAnalyticsAPIKeyCreate(ctx, fc.Args["input"].(model.APIKeyCreateInput))
+			return ec.Resolvers.Mutation().ClientAnalyticsAPIKeyCreate(ctx, fc.Args["input"].(gqlmodel.APIKeyCreateInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.ClientAnalyticsAPIKey) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ClientAnalyticsAPIKey) graphql.Marshaler {
 			return ec.marshalNClientAnalyticsApiKey2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientAnalyticsAPIKey(ctx, selections, v)
 		},
 		true,
@@ -10212,10 +10212,10 @@ func (ec *executionContext) _Mutation_exportApiKeyCreate(ctx context.Context, fi
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().ExportAPIKeyCreate(ctx, fc.Args["input"].(model.APIKeyCreateInput))
+			return ec.Resolvers.Mutation().ExportAPIKeyCreate(ctx, fc.Args["input"].(gqlmodel.APIKeyCreateInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.ExportAPIKey) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ExportAPIKey) graphql.Marshaler {
 			return ec.marshalNExportApiKey2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐExportAPIKey(ctx, selections, v)
 		},
 		true,
@@ -10300,10 +10300,10 @@ func (ec *executionContext) _Mutation_capabilityCreate(ctx context.Context, fiel
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().CapabilityCreate(ctx, fc.Args["input"].(model.CapabilityCreateInput))
+			return ec.Resolvers.Mutation().CapabilityCreate(ctx, fc.Args["input"].(gqlmodel.CapabilityCreateInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.Capability) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Capability) graphql.Marshaler {
 			return ec.marshalNCapability2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapability(ctx, selections, v)
 		},
 		true,
@@ -10344,10 +10344,10 @@ func (ec *executionContext) _Mutation_capabilityUpdate(ctx context.Context, fiel
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().CapabilityUpdate(ctx, fc.Args["id"].(int64), fc.Args["input"].(model.CapabilityUpdateInput))
+			return ec.Resolvers.Mutation().CapabilityUpdate(ctx, fc.Args["id"].(int64), fc.Args["input"].(gqlmodel.CapabilityUpdateInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.Capability) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Capability) graphql.Marshaler {
 			return ec.marshalNCapability2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapability(ctx, selections, v)
 		},
 		true,
@@ -10432,10 +10432,10 @@ func (ec *executionContext) _Mutation_registrationKeyCreate(ctx context.Context,
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().RegistrationKeyCreate(ctx, fc.Args["input"].(model.RegistrationKeyCreateInput))
+			return ec.Resolvers.Mutation().RegistrationKeyCreate(ctx, fc.Args["input"].(gqlmodel.RegistrationKeyCreateInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.RegistrationKey) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RegistrationKey) graphql.Marshaler {
 			return ec.marshalNRegistrationKey2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRegistrationKey(ctx, selections, v)
 		},
 		true,
@@ -10476,10 +10476,10 @@ func (ec *executionContext) _Mutation_registrationKeyUpdate(ctx context.Context,
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().RegistrationKeyUpdate(ctx, fc.Args["id"].(int64), fc.Args["input"].(model.RegistrationKeyUpdateInput))
+			return ec.Resolvers.Mutation().RegistrationKeyUpdate(ctx, fc.Args["id"].(int64), fc.Args["input"].(gqlmodel.RegistrationKeyUpdateInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.RegistrationKey) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RegistrationKey) graphql.Marshaler {
 			return ec.marshalNRegistrationKey2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRegistrationKey(ctx, selections, v)
 		},
 		true,
@@ -10564,10 +10564,10 @@ func (ec *executionContext) _Mutation_serviceCredentialCreate(ctx context.Contex
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().ServiceCredentialCreate(ctx, fc.Args["input"].(model.ServiceCredentialCreateInput))
+			return ec.Resolvers.Mutation().ServiceCredentialCreate(ctx, fc.Args["input"].(gqlmodel.ServiceCredentialCreateInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.ServiceCredential) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ServiceCredential) graphql.Marshaler {
 			return ec.marshalNServiceCredential2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐServiceCredential(ctx, selections, v)
 		},
 		true,
@@ -10608,10 +10608,10 @@ func (ec *executionContext) _Mutation_serviceCredentialUpdate(ctx context.Contex
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().ServiceCredentialUpdate(ctx, fc.Args["id"].(int64), fc.Args["input"].(model.ServiceCredentialUpdateInput))
+			return ec.Resolvers.Mutation().ServiceCredentialUpdate(ctx, fc.Args["id"].(int64), fc.Args["input"].(gqlmodel.ServiceCredentialUpdateInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.ServiceCredential) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ServiceCredential) graphql.Marshaler {
 			return ec.marshalNServiceCredential2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐServiceCredential(ctx, selections, v)
 		},
 		true,
@@ -10696,10 +10696,10 @@ func (ec *executionContext) _Mutation_ispCreate(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().IspCreate(ctx, fc.Args["input"].(model.IspCreateInput))
+			return ec.Resolvers.Mutation().IspCreate(ctx, fc.Args["input"].(gqlmodel.IspCreateInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.Isp) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Isp) graphql.Marshaler {
 			return ec.marshalNIsp2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIsp(ctx, selections, v)
 		},
 		true,
@@ -10740,10 +10740,10 @@ func (ec *executionContext) _Mutation_ispUpdate(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().IspUpdate(ctx, fc.Args["id"].(int64), fc.Args["input"].(model.IspUpdateInput))
+			return ec.Resolvers.Mutation().IspUpdate(ctx, fc.Args["id"].(int64), fc.Args["input"].(gqlmodel.IspUpdateInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.Isp) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Isp) graphql.Marshaler {
 			return ec.marshalNIsp2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIsp(ctx, selections, v)
 		},
 		true,
@@ -10828,10 +10828,10 @@ func (ec *executionContext) _Mutation_ispMergeInto(ctx context.Context, field gr
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().IspMergeInto(ctx, fc.Args["id"].(int64), fc.Args["input"].(model.IspMergeInput))
+			return ec.Resolvers.Mutation().IspMergeInto(ctx, fc.Args["id"].(int64), fc.Args["input"].(gqlmodel.IspMergeInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.Isp) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Isp) graphql.Marshaler {
 			return ec.marshalNIsp2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIsp(ctx, selections, v)
 		},
 		true,
@@ -10872,10 +10872,10 @@ func (ec *executionContext) _Mutation_dataOwnerSettingsUpdate(ctx context.Contex
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().DataOwnerSettingsUpdate(ctx, fc.Args["input"].(model.DataOwnerSettingsInput))
+			return ec.Resolvers.Mutation().DataOwnerSettingsUpdate(ctx, fc.Args["input"].(gqlmodel.DataOwnerSettingsInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.DataOwnerSettings) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DataOwnerSettings) graphql.Marshaler {
 			return ec.marshalNDataOwnerSettings2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐDataOwnerSettings(ctx, selections, v)
 		},
 		true,
@@ -10916,10 +10916,10 @@ func (ec *executionContext) _Mutation_userCreate(ctx context.Context, field grap
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().UserCreate(ctx, fc.Args["input"].(model.UserCreateInput))
+			return ec.Resolvers.Mutation().UserCreate(ctx, fc.Args["input"].(gqlmodel.UserCreateInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.User) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.User) graphql.Marshaler {
 			return ec.marshalNUser2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐUser(ctx, selections, v)
 		},
 		true,
@@ -10960,10 +10960,10 @@ func (ec *executionContext) _Mutation_userUpdate(ctx context.Context, field grap
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().UserUpdate(ctx, fc.Args["id"].(int64), fc.Args["input"].(model.UserUpdateInput))
+			return ec.Resolvers.Mutation().UserUpdate(ctx, fc.Args["id"].(int64), fc.Args["input"].(gqlmodel.UserUpdateInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.User) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.User) graphql.Marshaler {
 			return ec.marshalNUser2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐUser(ctx, selections, v)
 		},
 		true,
@@ -10994,7 +10994,7 @@ func (ec *executionContext) fieldContext_Mutation_userUpdate(ctx context.Context
 	return fc, nil
 }
 
-func (ec *executionContext) _NotificationConfig_anomalyEvents(ctx context.Context, field graphql.CollectedField, obj *model1.NotificationConfig) (ret graphql.Marshaler) {
+func (ec *executionContext) _NotificationConfig_anomalyEvents(ctx context.Context, field graphql.CollectedField, obj *model.NotificationConfig) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11017,7 +11017,7 @@ func (ec *executionContext) fieldContext_NotificationConfig_anomalyEvents(_ cont
 	return graphql.NewScalarFieldContext("NotificationConfig", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _NotificationConfig_clientOffline(ctx context.Context, field graphql.CollectedField, obj *model1.NotificationConfig) (ret graphql.Marshaler) {
+func (ec *executionContext) _NotificationConfig_clientOffline(ctx context.Context, field graphql.CollectedField, obj *model.NotificationConfig) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11040,7 +11040,7 @@ func (ec *executionContext) fieldContext_NotificationConfig_clientOffline(_ cont
 	return graphql.NewScalarFieldContext("NotificationConfig", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _NotificationConfig_clientDegraded(ctx context.Context, field graphql.CollectedField, obj *model1.NotificationConfig) (ret graphql.Marshaler) {
+func (ec *executionContext) _NotificationConfig_clientDegraded(ctx context.Context, field graphql.CollectedField, obj *model.NotificationConfig) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11063,7 +11063,7 @@ func (ec *executionContext) fieldContext_NotificationConfig_clientDegraded(_ con
 	return graphql.NewScalarFieldContext("NotificationConfig", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _NotificationConfig_studyExecutionFailures(ctx context.Context, field graphql.CollectedField, obj *model1.NotificationConfig) (ret graphql.Marshaler) {
+func (ec *executionContext) _NotificationConfig_studyExecutionFailures(ctx context.Context, field graphql.CollectedField, obj *model.NotificationConfig) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11086,7 +11086,7 @@ func (ec *executionContext) fieldContext_NotificationConfig_studyExecutionFailur
 	return graphql.NewScalarFieldContext("NotificationConfig", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _NotificationConfig_anomalyEventsFrequency(ctx context.Context, field graphql.CollectedField, obj *model1.NotificationConfig) (ret graphql.Marshaler) {
+func (ec *executionContext) _NotificationConfig_anomalyEventsFrequency(ctx context.Context, field graphql.CollectedField, obj *model.NotificationConfig) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11109,7 +11109,7 @@ func (ec *executionContext) fieldContext_NotificationConfig_anomalyEventsFrequen
 	return graphql.NewScalarFieldContext("NotificationConfig", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _NotificationConfig_anomalyEventsDigestHours(ctx context.Context, field graphql.CollectedField, obj *model1.NotificationConfig) (ret graphql.Marshaler) {
+func (ec *executionContext) _NotificationConfig_anomalyEventsDigestHours(ctx context.Context, field graphql.CollectedField, obj *model.NotificationConfig) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11132,7 +11132,7 @@ func (ec *executionContext) fieldContext_NotificationConfig_anomalyEventsDigestH
 	return graphql.NewScalarFieldContext("NotificationConfig", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _NotificationConfig_anomalyEventsDigestIntervalUnit(ctx context.Context, field graphql.CollectedField, obj *model1.NotificationConfig) (ret graphql.Marshaler) {
+func (ec *executionContext) _NotificationConfig_anomalyEventsDigestIntervalUnit(ctx context.Context, field graphql.CollectedField, obj *model.NotificationConfig) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11155,7 +11155,7 @@ func (ec *executionContext) fieldContext_NotificationConfig_anomalyEventsDigestI
 	return graphql.NewScalarFieldContext("NotificationConfig", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _NotificationConfig_anomalyEventsDigestIntervalCount(ctx context.Context, field graphql.CollectedField, obj *model1.NotificationConfig) (ret graphql.Marshaler) {
+func (ec *executionContext) _NotificationConfig_anomalyEventsDigestIntervalCount(ctx context.Context, field graphql.CollectedField, obj *model.NotificationConfig) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11178,7 +11178,7 @@ func (ec *executionContext) fieldContext_NotificationConfig_anomalyEventsDigestI
 	return graphql.NewScalarFieldContext("NotificationConfig", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _NotificationConfig_anomalyEventsDigestAtTime(ctx context.Context, field graphql.CollectedField, obj *model1.NotificationConfig) (ret graphql.Marshaler) {
+func (ec *executionContext) _NotificationConfig_anomalyEventsDigestAtTime(ctx context.Context, field graphql.CollectedField, obj *model.NotificationConfig) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11201,7 +11201,7 @@ func (ec *executionContext) fieldContext_NotificationConfig_anomalyEventsDigestA
 	return graphql.NewScalarFieldContext("NotificationConfig", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _NotificationConfig_anomalyEventsDigestDayOfWeek(ctx context.Context, field graphql.CollectedField, obj *model1.NotificationConfig) (ret graphql.Marshaler) {
+func (ec *executionContext) _NotificationConfig_anomalyEventsDigestDayOfWeek(ctx context.Context, field graphql.CollectedField, obj *model.NotificationConfig) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11224,7 +11224,7 @@ func (ec *executionContext) fieldContext_NotificationConfig_anomalyEventsDigestD
 	return graphql.NewScalarFieldContext("NotificationConfig", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11247,7 +11247,7 @@ func (ec *executionContext) fieldContext_PageInfo_hasNextPage(_ context.Context,
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11282,7 +11282,7 @@ func (ec *executionContext) _Query_viewer(ctx context.Context, field graphql.Col
 			return ec.Resolvers.Query().Viewer(ctx)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.Viewer) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Viewer) graphql.Marshaler {
 			return ec.marshalNViewer2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐViewer(ctx, selections, v)
 		},
 		true,
@@ -11312,10 +11312,10 @@ func (ec *executionContext) _Query_anomalyEventSearch(ctx context.Context, field
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().AnomalyEventSearch(ctx, fc.Args["body"].(model1.JSON), fc.Args["sourceOnly"].(*bool), fc.Args["size"].(*int64), fc.Args["from"].(*int64), fc.Args["searchAfter"].(*model1.JSON))
+			return ec.Resolvers.Query().AnomalyEventSearch(ctx, fc.Args["body"].(model.JSON), fc.Args["sourceOnly"].(*bool), fc.Args["size"].(*int64), fc.Args["from"].(*int64), fc.Args["searchAfter"].(*model.JSON))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.JSON) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.JSON) graphql.Marshaler {
 			return ec.marshalNJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, selections, v)
 		},
 		true,
@@ -11359,8 +11359,8 @@ func (ec *executionContext) _Query_anomalyEvent(ctx context.Context, field graph
 			return ec.Resolvers.Query().AnomalyEvent(ctx, fc.Args["id"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.AnomalyEvent) graphql.Marshaler {
-			return ec.marshalNAnomalyEvent2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyEvent(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.AnomalyEvent) graphql.Marshaler {
+			return ec.marshalNAnomalyEvent2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyEvent(ctx, selections, v)
 		},
 		true,
 		true,
@@ -11403,7 +11403,7 @@ func (ec *executionContext) _Query_anomalyEventDocument(ctx context.Context, fie
 			return ec.Resolvers.Query().AnomalyEventDocument(ctx, fc.Args["id"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.JSON) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.JSON) graphql.Marshaler {
 			return ec.marshalNJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, selections, v)
 		},
 		true,
@@ -11446,8 +11446,8 @@ func (ec *executionContext) _Query_anomalyDetectionOverrides(ctx context.Context
 			return ec.Resolvers.Query().AnomalyDetectionOverrides(ctx)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []model.AnomalyDetectionOverride) graphql.Marshaler {
-			return ec.marshalNAnomalyDetectionOverride2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverrideᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []gqlmodel.AnomalyDetectionOverride) graphql.Marshaler {
+			return ec.marshalNAnomalyDetectionOverride2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyDetectionOverrideᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -11479,8 +11479,8 @@ func (ec *executionContext) _Query_anomalyDetectionOverride(ctx context.Context,
 			return ec.Resolvers.Query().AnomalyDetectionOverride(ctx, fc.Args["id"].(int64))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.AnomalyDetectionOverride) graphql.Marshaler {
-			return ec.marshalNAnomalyDetectionOverride2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverride(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.AnomalyDetectionOverride) graphql.Marshaler {
+			return ec.marshalNAnomalyDetectionOverride2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyDetectionOverride(ctx, selections, v)
 		},
 		true,
 		true,
@@ -11522,8 +11522,8 @@ func (ec *executionContext) _Query_anomalyDetectionDimensions(ctx context.Contex
 			return ec.Resolvers.Query().AnomalyDetectionDimensions(ctx)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.AnomalyDetectionDimensions) graphql.Marshaler {
-			return ec.marshalNAnomalyDetectionDimensions2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionDimensions(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.AnomalyDetectionDimensions) graphql.Marshaler {
+			return ec.marshalNAnomalyDetectionDimensions2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyDetectionDimensions(ctx, selections, v)
 		},
 		true,
 		true,
@@ -11554,7 +11554,7 @@ func (ec *executionContext) _Query_clientAdminApiKeys(ctx context.Context, field
 			return ec.Resolvers.Query().ClientAdminAPIKeys(ctx)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []model1.ClientAdminAPIKey) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ClientAdminAPIKey) graphql.Marshaler {
 			return ec.marshalNClientAdminApiKey2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientAdminAPIKeyᚄ(ctx, selections, v)
 		},
 		true,
@@ -11587,7 +11587,7 @@ func (ec *executionContext) _Query_clientAdminApiKey(ctx context.Context, field 
 			return ec.Resolvers.Query().ClientAdminAPIKey(ctx, fc.Args["id"].(int64))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.ClientAdminAPIKey) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ClientAdminAPIKey) graphql.Marshaler {
 			return ec.marshalNClientAdminApiKey2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientAdminAPIKey(ctx, selections, v)
 		},
 		true,
@@ -11630,7 +11630,7 @@ func (ec *executionContext) _Query_clientAnalyticsApiKeys(ctx context.Context, f
 			return ec.Resolvers.Query().ClientAnalyticsAPIKeys(ctx)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []model1.ClientAnalyticsAPIKey) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ClientAnalyticsAPIKey) graphql.Marshaler {
 			return ec.marshalNClientAnalyticsApiKey2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientAnalyticsAPIKeyᚄ(ctx, selections, v)
 		},
 		true,
@@ -11663,7 +11663,7 @@ func (ec *executionContext) _Query_clientAnalyticsApiKey(ctx context.Context, fi
 			return ec.Resolvers.Query().ClientAnalyticsAPIKey(ctx, fc.Args["id"].(int64))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.ClientAnalyticsAPIKey) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ClientAnalyticsAPIKey) graphql.Marshaler {
 			return ec.marshalNClientAnalyticsApiKey2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientAnalyticsAPIKey(ctx, selections, v)
 		},
 		true,
@@ -11706,7 +11706,7 @@ func (ec *executionContext) _Query_exportApiKeys(ctx context.Context, field grap
 			return ec.Resolvers.Query().ExportAPIKeys(ctx)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []model1.ExportAPIKey) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ExportAPIKey) graphql.Marshaler {
 			return ec.marshalNExportApiKey2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐExportAPIKeyᚄ(ctx, selections, v)
 		},
 		true,
@@ -11739,7 +11739,7 @@ func (ec *executionContext) _Query_exportApiKey(ctx context.Context, field graph
 			return ec.Resolvers.Query().ExportAPIKey(ctx, fc.Args["id"].(int64))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.ExportAPIKey) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ExportAPIKey) graphql.Marshaler {
 			return ec.marshalNExportApiKey2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐExportAPIKey(ctx, selections, v)
 		},
 		true,
@@ -11782,7 +11782,7 @@ func (ec *executionContext) _Query_capabilities(ctx context.Context, field graph
 			return ec.Resolvers.Query().Capabilities(ctx)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []model1.Capability) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Capability) graphql.Marshaler {
 			return ec.marshalNCapability2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapabilityᚄ(ctx, selections, v)
 		},
 		true,
@@ -11815,7 +11815,7 @@ func (ec *executionContext) _Query_capability(ctx context.Context, field graphql
 			return ec.Resolvers.Query().Capability(ctx, fc.Args["id"].(int64))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.Capability) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Capability) graphql.Marshaler {
 			return ec.marshalNCapability2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapability(ctx, selections, v)
 		},
 		true,
@@ -11859,7 +11859,7 @@ func (ec *executionContext) _Query_registrationKey(ctx context.Context, field gr
 			return ec.Resolvers.Query().RegistrationKey(ctx, fc.Args["id"].(int64))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.RegistrationKey) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RegistrationKey) graphql.Marshaler {
 			return ec.marshalNRegistrationKey2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRegistrationKey(ctx, selections, v)
 		},
 		true,
@@ -11902,7 +11902,7 @@ func (ec *executionContext) _Query_clients(ctx context.Context, field graphql.Co
 			return ec.Resolvers.Query().Clients(ctx)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []model1.Client) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Client) graphql.Marshaler {
 			return ec.marshalNClient2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientᚄ(ctx, selections, v)
 		},
 		true,
@@ -11935,7 +11935,7 @@ func (ec *executionContext) _Query_client(ctx context.Context, field graphql.Col
 			return ec.Resolvers.Query().Client(ctx, fc.Args["id"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.Client) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Client) graphql.Marshaler {
 			return ec.marshalNClient2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClient(ctx, selections, v)
 		},
 		true,
@@ -11979,7 +11979,7 @@ func (ec *executionContext) _Query_clientLabelAvailable(ctx context.Context, fie
 			return ec.Resolvers.Query().ClientLabelAvailable(ctx, fc.Args["label"].(string), fc.Args["excludeId"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.LabelAvailability) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.LabelAvailability) graphql.Marshaler {
 			return ec.marshalNLabelAvailability2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐLabelAvailability(ctx, selections, v)
 		},
 		true,
@@ -12022,7 +12022,7 @@ func (ec *executionContext) _Query_clientGroups(ctx context.Context, field graph
 			return ec.Resolvers.Query().ClientGroups(ctx)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []model1.ClientGroup) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ClientGroup) graphql.Marshaler {
 			return ec.marshalNClientGroup2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroupᚄ(ctx, selections, v)
 		},
 		true,
@@ -12054,7 +12054,7 @@ func (ec *executionContext) _Query_serviceCredentials(ctx context.Context, field
 			return ec.Resolvers.Query().ServiceCredentials(ctx)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []model1.ServiceCredential) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ServiceCredential) graphql.Marshaler {
 			return ec.marshalNServiceCredential2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐServiceCredentialᚄ(ctx, selections, v)
 		},
 		true,
@@ -12087,7 +12087,7 @@ func (ec *executionContext) _Query_serviceCredential(ctx context.Context, field 
 			return ec.Resolvers.Query().ServiceCredential(ctx, fc.Args["id"].(int64))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.ServiceCredential) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ServiceCredential) graphql.Marshaler {
 			return ec.marshalNServiceCredential2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐServiceCredential(ctx, selections, v)
 		},
 		true,
@@ -12128,11 +12128,11 @@ func (ec *executionContext) _Query_exportMeasurements(ctx context.Context, field
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().ExportMeasurements(ctx, fc.Args["filter"].(*model.ExportFilter), fc.Args["type"].(*string), fc.Args["subject"].([]string), fc.Args["studyId"].([]string), fc.Args["page"].(*int64), fc.Args["perPage"].(*int64))
+			return ec.Resolvers.Query().ExportMeasurements(ctx, fc.Args["filter"].(*gqlmodel.ExportFilter), fc.Args["type"].(*string), fc.Args["subject"].([]string), fc.Args["studyId"].([]string), fc.Args["page"].(*int64), fc.Args["perPage"].(*int64))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.ExportDocumentPage) graphql.Marshaler {
-			return ec.marshalNExportDocumentPage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐExportDocumentPage(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ExportDocumentPage) graphql.Marshaler {
+			return ec.marshalNExportDocumentPage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐExportDocumentPage(ctx, selections, v)
 		},
 		true,
 		true,
@@ -12172,11 +12172,11 @@ func (ec *executionContext) _Query_exportClientReports(ctx context.Context, fiel
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().ExportClientReports(ctx, fc.Args["filter"].(*model.ExportFilter), fc.Args["type"].(*string), fc.Args["page"].(*int64), fc.Args["perPage"].(*int64))
+			return ec.Resolvers.Query().ExportClientReports(ctx, fc.Args["filter"].(*gqlmodel.ExportFilter), fc.Args["type"].(*string), fc.Args["page"].(*int64), fc.Args["perPage"].(*int64))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.ExportDocumentPage) graphql.Marshaler {
-			return ec.marshalNExportDocumentPage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐExportDocumentPage(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ExportDocumentPage) graphql.Marshaler {
+			return ec.marshalNExportDocumentPage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐExportDocumentPage(ctx, selections, v)
 		},
 		true,
 		true,
@@ -12216,11 +12216,11 @@ func (ec *executionContext) _Query_exportEventBundles(ctx context.Context, field
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().ExportEventBundles(ctx, fc.Args["filter"].(*model.ExportFilter), fc.Args["type"].(*string), fc.Args["page"].(*int64), fc.Args["perPage"].(*int64))
+			return ec.Resolvers.Query().ExportEventBundles(ctx, fc.Args["filter"].(*gqlmodel.ExportFilter), fc.Args["type"].(*string), fc.Args["page"].(*int64), fc.Args["perPage"].(*int64))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.ExportDocumentPage) graphql.Marshaler {
-			return ec.marshalNExportDocumentPage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐExportDocumentPage(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ExportDocumentPage) graphql.Marshaler {
+			return ec.marshalNExportDocumentPage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐExportDocumentPage(ctx, selections, v)
 		},
 		true,
 		true,
@@ -12260,11 +12260,11 @@ func (ec *executionContext) _Query_exportNetworkRequests(ctx context.Context, fi
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().ExportNetworkRequests(ctx, fc.Args["filter"].(*model.ExportFilter), fc.Args["page"].(*int64), fc.Args["perPage"].(*int64))
+			return ec.Resolvers.Query().ExportNetworkRequests(ctx, fc.Args["filter"].(*gqlmodel.ExportFilter), fc.Args["page"].(*int64), fc.Args["perPage"].(*int64))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.ExportDocumentPage) graphql.Marshaler {
-			return ec.marshalNExportDocumentPage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐExportDocumentPage(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ExportDocumentPage) graphql.Marshaler {
+			return ec.marshalNExportDocumentPage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐExportDocumentPage(ctx, selections, v)
 		},
 		true,
 		true,
@@ -12304,11 +12304,11 @@ func (ec *executionContext) _Query_exportClients(ctx context.Context, field grap
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().ExportClients(ctx, fc.Args["filter"].(*model.ExportFilter), fc.Args["page"].(*int64), fc.Args["perPage"].(*int64))
+			return ec.Resolvers.Query().ExportClients(ctx, fc.Args["filter"].(*gqlmodel.ExportFilter), fc.Args["page"].(*int64), fc.Args["perPage"].(*int64))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.ExportClientPage) graphql.Marshaler {
-			return ec.marshalNExportClientPage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐExportClientPage(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ExportClientPage) graphql.Marshaler {
+			return ec.marshalNExportClientPage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐExportClientPage(ctx, selections, v)
 		},
 		true,
 		true,
@@ -12348,11 +12348,11 @@ func (ec *executionContext) _Query_exportUserFeedbacks(ctx context.Context, fiel
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().ExportUserFeedbacks(ctx, fc.Args["filter"].(*model.ExportFilter), fc.Args["type"].(*string), fc.Args["page"].(*int64), fc.Args["perPage"].(*int64))
+			return ec.Resolvers.Query().ExportUserFeedbacks(ctx, fc.Args["filter"].(*gqlmodel.ExportFilter), fc.Args["type"].(*string), fc.Args["page"].(*int64), fc.Args["perPage"].(*int64))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.ExportDocumentPage) graphql.Marshaler {
-			return ec.marshalNExportDocumentPage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐExportDocumentPage(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ExportDocumentPage) graphql.Marshaler {
+			return ec.marshalNExportDocumentPage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐExportDocumentPage(ctx, selections, v)
 		},
 		true,
 		true,
@@ -12392,10 +12392,10 @@ func (ec *executionContext) _Query_exportSearch(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().ExportSearch(ctx, fc.Args["body"].(model1.JSON), fc.Args["q"].(*string), fc.Args["df"].(*string), fc.Args["defaultOperator"].(*string), fc.Args["analyzer"].(*string), fc.Args["lenient"].(*bool), fc.Args["analyzeWildcard"].(*bool), fc.Args["size"].(*int64), fc.Args["from"].(*int64), fc.Args["sort"].(*model1.JSON), fc.Args["searchAfter"].(*model1.JSON), fc.Args["source"].(*model1.JSON), fc.Args["sourceIncludes"].([]string), fc.Args["sourceExcludes"].([]string), fc.Args["trackTotalHits"].(*model1.JSON), fc.Args["sourceOnly"].(*bool), fc.Args["scroll"].(*string), fc.Args["otherParams"].(*model1.JSON))
+			return ec.Resolvers.Query().ExportSearch(ctx, fc.Args["body"].(model.JSON), fc.Args["q"].(*string), fc.Args["df"].(*string), fc.Args["defaultOperator"].(*string), fc.Args["analyzer"].(*string), fc.Args["lenient"].(*bool), fc.Args["analyzeWildcard"].(*bool), fc.Args["size"].(*int64), fc.Args["from"].(*int64), fc.Args["sort"].(*model.JSON), fc.Args["searchAfter"].(*model.JSON), fc.Args["source"].(*model.JSON), fc.Args["sourceIncludes"].([]string), fc.Args["sourceExcludes"].([]string), fc.Args["trackTotalHits"].(*model.JSON), fc.Args["sourceOnly"].(*bool), fc.Args["scroll"].(*string), fc.Args["otherParams"].(*model.JSON))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.JSON) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.JSON) graphql.Marshaler {
 			return ec.marshalNJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, selections, v)
 		},
 		true,
@@ -12439,7 +12439,7 @@ func (ec *executionContext) _Query_exportEsql(ctx context.Context, field graphql
 			return ec.Resolvers.Query().ExportEsql(ctx, fc.Args["query"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []model1.JSON) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v []model.JSON) graphql.Marshaler {
 			return ec.marshalNJSON2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSONᚄ(ctx, selections, v)
 		},
 		true,
@@ -12480,10 +12480,10 @@ func (ec *executionContext) _Query_isps(ctx context.Context, field graphql.Colle
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Isps(ctx, fc.Args["filter"].(*model.IspFilter))
+			return ec.Resolvers.Query().Isps(ctx, fc.Args["filter"].(*gqlmodel.IspFilter))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []model1.Isp) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Isp) graphql.Marshaler {
 			return ec.marshalNIsp2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspᚄ(ctx, selections, v)
 		},
 		true,
@@ -12527,7 +12527,7 @@ func (ec *executionContext) _Query_isp(ctx context.Context, field graphql.Collec
 			return ec.Resolvers.Query().Isp(ctx, fc.Args["id"].(int64))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.Isp) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Isp) graphql.Marshaler {
 			return ec.marshalNIsp2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIsp(ctx, selections, v)
 		},
 		true,
@@ -12568,10 +12568,10 @@ func (ec *executionContext) _Query_measurementSearch(ctx context.Context, field 
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().MeasurementSearch(ctx, fc.Args["body"].(model1.JSON), fc.Args["indexScope"].(*string), fc.Args["sourceOnly"].(*bool), fc.Args["size"].(*int64), fc.Args["from"].(*int64), fc.Args["searchAfter"].(*model1.JSON), fc.Args["scroll"].(*string))
+			return ec.Resolvers.Query().MeasurementSearch(ctx, fc.Args["body"].(model.JSON), fc.Args["indexScope"].(*string), fc.Args["sourceOnly"].(*bool), fc.Args["size"].(*int64), fc.Args["from"].(*int64), fc.Args["searchAfter"].(*model.JSON), fc.Args["scroll"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.JSON) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.JSON) graphql.Marshaler {
 			return ec.marshalNJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, selections, v)
 		},
 		true,
@@ -12615,7 +12615,7 @@ func (ec *executionContext) _Query_measurementSearchScroll(ctx context.Context, 
 			return ec.Resolvers.Query().MeasurementSearchScroll(ctx, fc.Args["scrollId"].(string), fc.Args["scroll"].(*string), fc.Args["sourceOnly"].(*bool))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.JSON) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.JSON) graphql.Marshaler {
 			return ec.marshalNJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, selections, v)
 		},
 		true,
@@ -12659,8 +12659,8 @@ func (ec *executionContext) _Query_measurement(ctx context.Context, field graphq
 			return ec.Resolvers.Query().Measurement(ctx, fc.Args["id"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Measurement) graphql.Marshaler {
-			return ec.marshalNMeasurement2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐMeasurement(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Measurement) graphql.Marshaler {
+			return ec.marshalNMeasurement2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurement(ctx, selections, v)
 		},
 		true,
 		true,
@@ -12700,10 +12700,10 @@ func (ec *executionContext) _Query_measurementDocument(ctx context.Context, fiel
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().MeasurementDocument(ctx, fc.Args["id"].(string), fc.Args["report"].(*model.MeasurementReportType))
+			return ec.Resolvers.Query().MeasurementDocument(ctx, fc.Args["id"].(string), fc.Args["report"].(*gqlmodel.MeasurementReportType))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.JSON) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.JSON) graphql.Marshaler {
 			return ec.marshalNJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, selections, v)
 		},
 		true,
@@ -12746,7 +12746,7 @@ func (ec *executionContext) _Query_dataOwnerSettings(ctx context.Context, field 
 			return ec.Resolvers.Query().DataOwnerSettings(ctx)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.DataOwnerSettings) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DataOwnerSettings) graphql.Marshaler {
 			return ec.marshalNDataOwnerSettings2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐDataOwnerSettings(ctx, selections, v)
 		},
 		true,
@@ -12778,7 +12778,7 @@ func (ec *executionContext) _Query_aiAssistantStatus(ctx context.Context, field 
 			return ec.Resolvers.Query().AiAssistantStatus(ctx)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.AiAssistantStatus) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AiAssistantStatus) graphql.Marshaler {
 			return ec.marshalNAiAssistantStatus2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAiAssistantStatus(ctx, selections, v)
 		},
 		true,
@@ -12810,7 +12810,7 @@ func (ec *executionContext) _Query_users(ctx context.Context, field graphql.Coll
 			return ec.Resolvers.Query().Users(ctx)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []model1.User) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v []model.User) graphql.Marshaler {
 			return ec.marshalNUser2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐUserᚄ(ctx, selections, v)
 		},
 		true,
@@ -12843,7 +12843,7 @@ func (ec *executionContext) _Query_user(ctx context.Context, field graphql.Colle
 			return ec.Resolvers.Query().User(ctx, fc.Args["id"].(int64))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.User) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.User) graphql.Marshaler {
 			return ec.marshalNUser2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐUser(ctx, selections, v)
 		},
 		true,
@@ -12950,7 +12950,7 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 	return fc, nil
 }
 
-func (ec *executionContext) _RegistrationKey_id(ctx context.Context, field graphql.CollectedField, obj *model1.RegistrationKey) (ret graphql.Marshaler) {
+func (ec *executionContext) _RegistrationKey_id(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12973,7 +12973,7 @@ func (ec *executionContext) fieldContext_RegistrationKey_id(_ context.Context, f
 	return graphql.NewScalarFieldContext("RegistrationKey", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _RegistrationKey_capabilityId(ctx context.Context, field graphql.CollectedField, obj *model1.RegistrationKey) (ret graphql.Marshaler) {
+func (ec *executionContext) _RegistrationKey_capabilityId(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12996,7 +12996,7 @@ func (ec *executionContext) fieldContext_RegistrationKey_capabilityId(_ context.
 	return graphql.NewScalarFieldContext("RegistrationKey", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _RegistrationKey_registrationKey(ctx context.Context, field graphql.CollectedField, obj *model1.RegistrationKey) (ret graphql.Marshaler) {
+func (ec *executionContext) _RegistrationKey_registrationKey(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13019,7 +13019,7 @@ func (ec *executionContext) fieldContext_RegistrationKey_registrationKey(_ conte
 	return graphql.NewScalarFieldContext("RegistrationKey", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _RegistrationKey_comment(ctx context.Context, field graphql.CollectedField, obj *model1.RegistrationKey) (ret graphql.Marshaler) {
+func (ec *executionContext) _RegistrationKey_comment(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13042,7 +13042,7 @@ func (ec *executionContext) fieldContext_RegistrationKey_comment(_ context.Conte
 	return graphql.NewScalarFieldContext("RegistrationKey", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _RegistrationKey_validFrom(ctx context.Context, field graphql.CollectedField, obj *model1.RegistrationKey) (ret graphql.Marshaler) {
+func (ec *executionContext) _RegistrationKey_validFrom(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13065,7 +13065,7 @@ func (ec *executionContext) fieldContext_RegistrationKey_validFrom(_ context.Con
 	return graphql.NewScalarFieldContext("RegistrationKey", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
-func (ec *executionContext) _RegistrationKey_validUntil(ctx context.Context, field graphql.CollectedField, obj *model1.RegistrationKey) (ret graphql.Marshaler) {
+func (ec *executionContext) _RegistrationKey_validUntil(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13088,7 +13088,7 @@ func (ec *executionContext) fieldContext_RegistrationKey_validUntil(_ context.Co
 	return graphql.NewScalarFieldContext("RegistrationKey", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
-func (ec *executionContext) _RegistrationKey_numRegistrationsLeft(ctx context.Context, field graphql.CollectedField, obj *model1.RegistrationKey) (ret graphql.Marshaler) {
+func (ec *executionContext) _RegistrationKey_numRegistrationsLeft(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13111,7 +13111,7 @@ func (ec *executionContext) fieldContext_RegistrationKey_numRegistrationsLeft(_ 
 	return graphql.NewScalarFieldContext("RegistrationKey", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _RegistrationKey_usageLimitDays(ctx context.Context, field graphql.CollectedField, obj *model1.RegistrationKey) (ret graphql.Marshaler) {
+func (ec *executionContext) _RegistrationKey_usageLimitDays(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13134,7 +13134,7 @@ func (ec *executionContext) fieldContext_RegistrationKey_usageLimitDays(_ contex
 	return graphql.NewScalarFieldContext("RegistrationKey", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _RegistrationKey_testing(ctx context.Context, field graphql.CollectedField, obj *model1.RegistrationKey) (ret graphql.Marshaler) {
+func (ec *executionContext) _RegistrationKey_testing(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13157,7 +13157,7 @@ func (ec *executionContext) fieldContext_RegistrationKey_testing(_ context.Conte
 	return graphql.NewScalarFieldContext("RegistrationKey", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _RegistrationKey_clientsCount(ctx context.Context, field graphql.CollectedField, obj *model1.RegistrationKey) (ret graphql.Marshaler) {
+func (ec *executionContext) _RegistrationKey_clientsCount(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13179,9 +13179,9 @@ func (ec *executionContext) _RegistrationKey_clientsCount(ctx context.Context, f
 func (ec *executionContext) fieldContext_RegistrationKey_clientsCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RegistrationKey", field, true, true, errors.New("field of type Int does not have child fields"))
 }
-func (ec *executionContext) resolveBatch_RegistrationKey_clientsCount(ctx context.Context, field graphql.CollectedField, obj *model1.RegistrationKey) (any, error) {
+func (ec *executionContext) resolveBatch_RegistrationKey_clientsCount(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKey) (any, error) {
 	resolver := ec.Resolvers.RegistrationKey()
-	if batch, ok := graphql.BatchParentsFor[*model1.RegistrationKey](ctx, "RegistrationKey"); ok {
+	if batch, ok := graphql.BatchParentsFor[*model.RegistrationKey](ctx, "RegistrationKey"); ok {
 		result := batch.FieldResult(field, func() (any, error) {
 			return resolver.ClientsCount(ctx, batch.Parents)
 		})
@@ -13194,7 +13194,7 @@ func (ec *executionContext) resolveBatch_RegistrationKey_clientsCount(ctx contex
 			batch.IndexMap,
 		)
 	}
-	results, err := resolver.ClientsCount(ctx, []*model1.RegistrationKey{obj})
+	results, err := resolver.ClientsCount(ctx, []*model.RegistrationKey{obj})
 	return graphql.ResolveBatchSingleResult[int64](
 		ctx,
 		results,
@@ -13203,7 +13203,7 @@ func (ec *executionContext) resolveBatch_RegistrationKey_clientsCount(ctx contex
 	)
 }
 
-func (ec *executionContext) _RegistrationKey_capability(ctx context.Context, field graphql.CollectedField, obj *model1.RegistrationKey) (ret graphql.Marshaler) {
+func (ec *executionContext) _RegistrationKey_capability(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13215,7 +13215,7 @@ func (ec *executionContext) _RegistrationKey_capability(ctx context.Context, fie
 			return ec.resolveBatch_RegistrationKey_capability(ctx, field, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model1.Capability) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Capability) graphql.Marshaler {
 			return ec.marshalNCapability2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapability(ctx, selections, v)
 		},
 		true,
@@ -13234,13 +13234,13 @@ func (ec *executionContext) fieldContext_RegistrationKey_capability(_ context.Co
 	}
 	return fc, nil
 }
-func (ec *executionContext) resolveBatch_RegistrationKey_capability(ctx context.Context, field graphql.CollectedField, obj *model1.RegistrationKey) (any, error) {
+func (ec *executionContext) resolveBatch_RegistrationKey_capability(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKey) (any, error) {
 	resolver := ec.Resolvers.RegistrationKey()
-	if batch, ok := graphql.BatchParentsFor[*model1.RegistrationKey](ctx, "RegistrationKey"); ok {
+	if batch, ok := graphql.BatchParentsFor[*model.RegistrationKey](ctx, "RegistrationKey"); ok {
 		result := batch.FieldResult(field, func() (any, error) {
 			return resolver.Capability(ctx, batch.Parents)
 		})
-		return graphql.ResolveBatchGroupResult[*model1.Capability](
+		return graphql.ResolveBatchGroupResult[*model.Capability](
 			ctx,
 			batch.Index,
 			len(batch.Parents),
@@ -13249,8 +13249,8 @@ func (ec *executionContext) resolveBatch_RegistrationKey_capability(ctx context.
 			batch.IndexMap,
 		)
 	}
-	results, err := resolver.Capability(ctx, []*model1.RegistrationKey{obj})
-	return graphql.ResolveBatchSingleResult[*model1.Capability](
+	results, err := resolver.Capability(ctx, []*model.RegistrationKey{obj})
+	return graphql.ResolveBatchSingleResult[*model.Capability](
 		ctx,
 		results,
 		err,
@@ -13258,7 +13258,7 @@ func (ec *executionContext) resolveBatch_RegistrationKey_capability(ctx context.
 	)
 }
 
-func (ec *executionContext) _ResolveResult_updated(ctx context.Context, field graphql.CollectedField, obj *model.ResolveResult) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResolveResult_updated(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ResolveResult) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13281,7 +13281,7 @@ func (ec *executionContext) fieldContext_ResolveResult_updated(_ context.Context
 	return graphql.NewScalarFieldContext("ResolveResult", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _ResolveResult_requested(ctx context.Context, field graphql.CollectedField, obj *model.ResolveResult) (ret graphql.Marshaler) {
+func (ec *executionContext) _ResolveResult_requested(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ResolveResult) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13304,7 +13304,7 @@ func (ec *executionContext) fieldContext_ResolveResult_requested(_ context.Conte
 	return graphql.NewScalarFieldContext("ResolveResult", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _ServiceCredential_id(ctx context.Context, field graphql.CollectedField, obj *model1.ServiceCredential) (ret graphql.Marshaler) {
+func (ec *executionContext) _ServiceCredential_id(ctx context.Context, field graphql.CollectedField, obj *model.ServiceCredential) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13327,7 +13327,7 @@ func (ec *executionContext) fieldContext_ServiceCredential_id(_ context.Context,
 	return graphql.NewScalarFieldContext("ServiceCredential", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _ServiceCredential_name(ctx context.Context, field graphql.CollectedField, obj *model1.ServiceCredential) (ret graphql.Marshaler) {
+func (ec *executionContext) _ServiceCredential_name(ctx context.Context, field graphql.CollectedField, obj *model.ServiceCredential) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13350,7 +13350,7 @@ func (ec *executionContext) fieldContext_ServiceCredential_name(_ context.Contex
 	return graphql.NewScalarFieldContext("ServiceCredential", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _ServiceCredential_service(ctx context.Context, field graphql.CollectedField, obj *model1.ServiceCredential) (ret graphql.Marshaler) {
+func (ec *executionContext) _ServiceCredential_service(ctx context.Context, field graphql.CollectedField, obj *model.ServiceCredential) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13373,7 +13373,7 @@ func (ec *executionContext) fieldContext_ServiceCredential_service(_ context.Con
 	return graphql.NewScalarFieldContext("ServiceCredential", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _ServiceCredential_username(ctx context.Context, field graphql.CollectedField, obj *model1.ServiceCredential) (ret graphql.Marshaler) {
+func (ec *executionContext) _ServiceCredential_username(ctx context.Context, field graphql.CollectedField, obj *model.ServiceCredential) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13396,7 +13396,7 @@ func (ec *executionContext) fieldContext_ServiceCredential_username(_ context.Co
 	return graphql.NewScalarFieldContext("ServiceCredential", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _ServiceCredential_createdAt(ctx context.Context, field graphql.CollectedField, obj *model1.ServiceCredential) (ret graphql.Marshaler) {
+func (ec *executionContext) _ServiceCredential_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.ServiceCredential) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13419,7 +13419,7 @@ func (ec *executionContext) fieldContext_ServiceCredential_createdAt(_ context.C
 	return graphql.NewScalarFieldContext("ServiceCredential", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
-func (ec *executionContext) _ServiceCredential_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model1.ServiceCredential) (ret graphql.Marshaler) {
+func (ec *executionContext) _ServiceCredential_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.ServiceCredential) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13442,7 +13442,7 @@ func (ec *executionContext) fieldContext_ServiceCredential_updatedAt(_ context.C
 	return graphql.NewScalarFieldContext("ServiceCredential", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
-func (ec *executionContext) _ServiceCredential_passwordSet(ctx context.Context, field graphql.CollectedField, obj *model1.ServiceCredential) (ret graphql.Marshaler) {
+func (ec *executionContext) _ServiceCredential_passwordSet(ctx context.Context, field graphql.CollectedField, obj *model.ServiceCredential) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13465,7 +13465,7 @@ func (ec *executionContext) fieldContext_ServiceCredential_passwordSet(_ context
 	return graphql.NewScalarFieldContext("ServiceCredential", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _User_id(ctx context.Context, field graphql.CollectedField, obj *model1.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_id(ctx context.Context, field graphql.CollectedField, obj *model.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13488,7 +13488,7 @@ func (ec *executionContext) fieldContext_User_id(_ context.Context, field graphq
 	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _User_email(ctx context.Context, field graphql.CollectedField, obj *model1.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_email(ctx context.Context, field graphql.CollectedField, obj *model.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13511,7 +13511,7 @@ func (ec *executionContext) fieldContext_User_email(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _User_username(ctx context.Context, field graphql.CollectedField, obj *model1.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_username(ctx context.Context, field graphql.CollectedField, obj *model.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13534,7 +13534,7 @@ func (ec *executionContext) fieldContext_User_username(_ context.Context, field 
 	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _User_role(ctx context.Context, field graphql.CollectedField, obj *model1.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_role(ctx context.Context, field graphql.CollectedField, obj *model.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13546,7 +13546,7 @@ func (ec *executionContext) _User_role(ctx context.Context, field graphql.Collec
 			return obj.Role, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model1.Role) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v model.Role) graphql.Marshaler {
 			return ec.marshalNRole2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRole(ctx, selections, v)
 		},
 		true,
@@ -13557,7 +13557,7 @@ func (ec *executionContext) fieldContext_User_role(_ context.Context, field grap
 	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type Role does not have child fields"))
 }
 
-func (ec *executionContext) _User_firstName(ctx context.Context, field graphql.CollectedField, obj *model1.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_firstName(ctx context.Context, field graphql.CollectedField, obj *model.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13580,7 +13580,7 @@ func (ec *executionContext) fieldContext_User_firstName(_ context.Context, field
 	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _User_lastName(ctx context.Context, field graphql.CollectedField, obj *model1.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_lastName(ctx context.Context, field graphql.CollectedField, obj *model.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13603,7 +13603,7 @@ func (ec *executionContext) fieldContext_User_lastName(_ context.Context, field 
 	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _User_aiUsageAccepted(ctx context.Context, field graphql.CollectedField, obj *model1.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_aiUsageAccepted(ctx context.Context, field graphql.CollectedField, obj *model.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13626,7 +13626,7 @@ func (ec *executionContext) fieldContext_User_aiUsageAccepted(_ context.Context,
 	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _User_aiCustomPrompt(ctx context.Context, field graphql.CollectedField, obj *model1.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_aiCustomPrompt(ctx context.Context, field graphql.CollectedField, obj *model.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13649,7 +13649,7 @@ func (ec *executionContext) fieldContext_User_aiCustomPrompt(_ context.Context, 
 	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _User_lastVisitedDashboardVersion(ctx context.Context, field graphql.CollectedField, obj *model1.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_lastVisitedDashboardVersion(ctx context.Context, field graphql.CollectedField, obj *model.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13672,7 +13672,7 @@ func (ec *executionContext) fieldContext_User_lastVisitedDashboardVersion(_ cont
 	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _User_dashboardWhatsNewDisabled(ctx context.Context, field graphql.CollectedField, obj *model1.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_dashboardWhatsNewDisabled(ctx context.Context, field graphql.CollectedField, obj *model.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13695,7 +13695,7 @@ func (ec *executionContext) fieldContext_User_dashboardWhatsNewDisabled(_ contex
 	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _User_pendingEmail(ctx context.Context, field graphql.CollectedField, obj *model1.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_pendingEmail(ctx context.Context, field graphql.CollectedField, obj *model.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13718,7 +13718,7 @@ func (ec *executionContext) fieldContext_User_pendingEmail(_ context.Context, fi
 	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _User_pendingEmailTokenSentAt(ctx context.Context, field graphql.CollectedField, obj *model1.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_pendingEmailTokenSentAt(ctx context.Context, field graphql.CollectedField, obj *model.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13741,7 +13741,7 @@ func (ec *executionContext) fieldContext_User_pendingEmailTokenSentAt(_ context.
 	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
-func (ec *executionContext) _User_pendingEmailState(ctx context.Context, field graphql.CollectedField, obj *model1.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_pendingEmailState(ctx context.Context, field graphql.CollectedField, obj *model.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13764,7 +13764,7 @@ func (ec *executionContext) fieldContext_User_pendingEmailState(_ context.Contex
 	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _User_notificationConfig(ctx context.Context, field graphql.CollectedField, obj *model1.User) (ret graphql.Marshaler) {
+func (ec *executionContext) _User_notificationConfig(ctx context.Context, field graphql.CollectedField, obj *model.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13776,7 +13776,7 @@ func (ec *executionContext) _User_notificationConfig(ctx context.Context, field 
 			return obj.NotificationConfig, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model1.NotificationConfig) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v model.NotificationConfig) graphql.Marshaler {
 			return ec.marshalNNotificationConfig2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐNotificationConfig(ctx, selections, v)
 		},
 		true,
@@ -13796,7 +13796,7 @@ func (ec *executionContext) fieldContext_User_notificationConfig(_ context.Conte
 	return fc, nil
 }
 
-func (ec *executionContext) _Viewer_dataOwner(ctx context.Context, field graphql.CollectedField, obj *model1.Viewer) (ret graphql.Marshaler) {
+func (ec *executionContext) _Viewer_dataOwner(ctx context.Context, field graphql.CollectedField, obj *model.Viewer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13819,7 +13819,7 @@ func (ec *executionContext) fieldContext_Viewer_dataOwner(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Viewer", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Viewer_userId(ctx context.Context, field graphql.CollectedField, obj *model1.Viewer) (ret graphql.Marshaler) {
+func (ec *executionContext) _Viewer_userId(ctx context.Context, field graphql.CollectedField, obj *model.Viewer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13842,7 +13842,7 @@ func (ec *executionContext) fieldContext_Viewer_userId(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Viewer", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _Viewer_role(ctx context.Context, field graphql.CollectedField, obj *model1.Viewer) (ret graphql.Marshaler) {
+func (ec *executionContext) _Viewer_role(ctx context.Context, field graphql.CollectedField, obj *model.Viewer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13854,7 +13854,7 @@ func (ec *executionContext) _Viewer_role(ctx context.Context, field graphql.Coll
 			return obj.Role, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model1.Role) graphql.Marshaler {
+		func(ctx context.Context, selections ast.SelectionSet, v model.Role) graphql.Marshaler {
 			return ec.marshalNRole2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRole(ctx, selections, v)
 		},
 		true,
@@ -13865,7 +13865,7 @@ func (ec *executionContext) fieldContext_Viewer_role(_ context.Context, field gr
 	return graphql.NewScalarFieldContext("Viewer", field, false, false, errors.New("field of type Role does not have child fields"))
 }
 
-func (ec *executionContext) _Viewer_keyKind(ctx context.Context, field graphql.CollectedField, obj *model1.Viewer) (ret graphql.Marshaler) {
+func (ec *executionContext) _Viewer_keyKind(ctx context.Context, field graphql.CollectedField, obj *model.Viewer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14947,8 +14947,8 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
-func (ec *executionContext) unmarshalInputAnomalyDetectionOverrideCreateInput(ctx context.Context, obj any) (model.AnomalyDetectionOverrideCreateInput, error) {
-	var it model.AnomalyDetectionOverrideCreateInput
+func (ec *executionContext) unmarshalInputAnomalyDetectionOverrideCreateInput(ctx context.Context, obj any) (gqlmodel.AnomalyDetectionOverrideCreateInput, error) {
+	var it gqlmodel.AnomalyDetectionOverrideCreateInput
 	if obj == nil {
 		return it, nil
 	}
@@ -14967,7 +14967,7 @@ func (ec *executionContext) unmarshalInputAnomalyDetectionOverrideCreateInput(ct
 		switch k {
 		case "scope":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("scope"))
-			data, err := ec.unmarshalNAnomalyDetectionOverrideScopeInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverrideScopeInput(ctx, v)
+			data, err := ec.unmarshalNAnomalyDetectionOverrideScopeInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyDetectionOverrideScopeInput(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -14984,8 +14984,8 @@ func (ec *executionContext) unmarshalInputAnomalyDetectionOverrideCreateInput(ct
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputAnomalyDetectionOverrideFeedbackInput(ctx context.Context, obj any) (model.AnomalyDetectionOverrideFeedbackInput, error) {
-	var it model.AnomalyDetectionOverrideFeedbackInput
+func (ec *executionContext) unmarshalInputAnomalyDetectionOverrideFeedbackInput(ctx context.Context, obj any) (gqlmodel.AnomalyDetectionOverrideFeedbackInput, error) {
+	var it gqlmodel.AnomalyDetectionOverrideFeedbackInput
 	if obj == nil {
 		return it, nil
 	}
@@ -15004,14 +15004,14 @@ func (ec *executionContext) unmarshalInputAnomalyDetectionOverrideFeedbackInput(
 		switch k {
 		case "scope":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("scope"))
-			data, err := ec.unmarshalNAnomalyDetectionOverrideScopeInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverrideScopeInput(ctx, v)
+			data, err := ec.unmarshalNAnomalyDetectionOverrideScopeInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyDetectionOverrideScopeInput(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.Scope = data
 		case "direction":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("direction"))
-			data, err := ec.unmarshalNFeedbackDirection2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐFeedbackDirection(ctx, v)
+			data, err := ec.unmarshalNFeedbackDirection2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐFeedbackDirection(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -15028,8 +15028,8 @@ func (ec *executionContext) unmarshalInputAnomalyDetectionOverrideFeedbackInput(
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputAnomalyDetectionOverrideScopeInput(ctx context.Context, obj any) (model.AnomalyDetectionOverrideScopeInput, error) {
-	var it model.AnomalyDetectionOverrideScopeInput
+func (ec *executionContext) unmarshalInputAnomalyDetectionOverrideScopeInput(ctx context.Context, obj any) (gqlmodel.AnomalyDetectionOverrideScopeInput, error) {
+	var it gqlmodel.AnomalyDetectionOverrideScopeInput
 	if obj == nil {
 		return it, nil
 	}
@@ -15079,8 +15079,8 @@ func (ec *executionContext) unmarshalInputAnomalyDetectionOverrideScopeInput(ctx
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputApiKeyCreateInput(ctx context.Context, obj any) (model.APIKeyCreateInput, error) {
-	var it model.APIKeyCreateInput
+func (ec *executionContext) unmarshalInputApiKeyCreateInput(ctx context.Context, obj any) (gqlmodel.APIKeyCreateInput, error) {
+	var it gqlmodel.APIKeyCreateInput
 	if obj == nil {
 		return it, nil
 	}
@@ -15116,8 +15116,8 @@ func (ec *executionContext) unmarshalInputApiKeyCreateInput(ctx context.Context,
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputCapabilityCreateInput(ctx context.Context, obj any) (model.CapabilityCreateInput, error) {
-	var it model.CapabilityCreateInput
+func (ec *executionContext) unmarshalInputCapabilityCreateInput(ctx context.Context, obj any) (gqlmodel.CapabilityCreateInput, error) {
+	var it gqlmodel.CapabilityCreateInput
 	if obj == nil {
 		return it, nil
 	}
@@ -15181,8 +15181,8 @@ func (ec *executionContext) unmarshalInputCapabilityCreateInput(ctx context.Cont
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputCapabilityUpdateInput(ctx context.Context, obj any) (model.CapabilityUpdateInput, error) {
-	var it model.CapabilityUpdateInput
+func (ec *executionContext) unmarshalInputCapabilityUpdateInput(ctx context.Context, obj any) (gqlmodel.CapabilityUpdateInput, error) {
+	var it gqlmodel.CapabilityUpdateInput
 	if obj == nil {
 		return it, nil
 	}
@@ -15246,8 +15246,8 @@ func (ec *executionContext) unmarshalInputCapabilityUpdateInput(ctx context.Cont
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputClientAdminApiKeyCreateInput(ctx context.Context, obj any) (model.ClientAdminAPIKeyCreateInput, error) {
-	var it model.ClientAdminAPIKeyCreateInput
+func (ec *executionContext) unmarshalInputClientAdminApiKeyCreateInput(ctx context.Context, obj any) (gqlmodel.ClientAdminAPIKeyCreateInput, error) {
+	var it gqlmodel.ClientAdminAPIKeyCreateInput
 	if obj == nil {
 		return it, nil
 	}
@@ -15290,8 +15290,8 @@ func (ec *executionContext) unmarshalInputClientAdminApiKeyCreateInput(ctx conte
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputDataOwnerSettingsInput(ctx context.Context, obj any) (model.DataOwnerSettingsInput, error) {
-	var it model.DataOwnerSettingsInput
+func (ec *executionContext) unmarshalInputDataOwnerSettingsInput(ctx context.Context, obj any) (gqlmodel.DataOwnerSettingsInput, error) {
+	var it gqlmodel.DataOwnerSettingsInput
 	if obj == nil {
 		return it, nil
 	}
@@ -15348,8 +15348,8 @@ func (ec *executionContext) unmarshalInputDataOwnerSettingsInput(ctx context.Con
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputExportFilter(ctx context.Context, obj any) (model.ExportFilter, error) {
-	var it model.ExportFilter
+func (ec *executionContext) unmarshalInputExportFilter(ctx context.Context, obj any) (gqlmodel.ExportFilter, error) {
+	var it gqlmodel.ExportFilter
 	if obj == nil {
 		return it, nil
 	}
@@ -15413,8 +15413,8 @@ func (ec *executionContext) unmarshalInputExportFilter(ctx context.Context, obj 
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputIspCreateInput(ctx context.Context, obj any) (model.IspCreateInput, error) {
-	var it model.IspCreateInput
+func (ec *executionContext) unmarshalInputIspCreateInput(ctx context.Context, obj any) (gqlmodel.IspCreateInput, error) {
+	var it gqlmodel.IspCreateInput
 	if obj == nil {
 		return it, nil
 	}
@@ -15464,8 +15464,8 @@ func (ec *executionContext) unmarshalInputIspCreateInput(ctx context.Context, ob
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputIspFilter(ctx context.Context, obj any) (model.IspFilter, error) {
-	var it model.IspFilter
+func (ec *executionContext) unmarshalInputIspFilter(ctx context.Context, obj any) (gqlmodel.IspFilter, error) {
+	var it gqlmodel.IspFilter
 	if obj == nil {
 		return it, nil
 	}
@@ -15515,8 +15515,8 @@ func (ec *executionContext) unmarshalInputIspFilter(ctx context.Context, obj any
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputIspMergeInput(ctx context.Context, obj any) (model.IspMergeInput, error) {
-	var it model.IspMergeInput
+func (ec *executionContext) unmarshalInputIspMergeInput(ctx context.Context, obj any) (gqlmodel.IspMergeInput, error) {
+	var it gqlmodel.IspMergeInput
 	if obj == nil {
 		return it, nil
 	}
@@ -15545,8 +15545,8 @@ func (ec *executionContext) unmarshalInputIspMergeInput(ctx context.Context, obj
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputIspUpdateInput(ctx context.Context, obj any) (model.IspUpdateInput, error) {
-	var it model.IspUpdateInput
+func (ec *executionContext) unmarshalInputIspUpdateInput(ctx context.Context, obj any) (gqlmodel.IspUpdateInput, error) {
+	var it gqlmodel.IspUpdateInput
 	if obj == nil {
 		return it, nil
 	}
@@ -15596,8 +15596,8 @@ func (ec *executionContext) unmarshalInputIspUpdateInput(ctx context.Context, ob
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputMeasurementFilter(ctx context.Context, obj any) (model.MeasurementFilter, error) {
-	var it model.MeasurementFilter
+func (ec *executionContext) unmarshalInputMeasurementFilter(ctx context.Context, obj any) (gqlmodel.MeasurementFilter, error) {
+	var it gqlmodel.MeasurementFilter
 	if obj == nil {
 		return it, nil
 	}
@@ -15647,8 +15647,8 @@ func (ec *executionContext) unmarshalInputMeasurementFilter(ctx context.Context,
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputNotificationConfigInput(ctx context.Context, obj any) (model.NotificationConfigInput, error) {
-	var it model.NotificationConfigInput
+func (ec *executionContext) unmarshalInputNotificationConfigInput(ctx context.Context, obj any) (gqlmodel.NotificationConfigInput, error) {
+	var it gqlmodel.NotificationConfigInput
 	if obj == nil {
 		return it, nil
 	}
@@ -15740,8 +15740,8 @@ func (ec *executionContext) unmarshalInputNotificationConfigInput(ctx context.Co
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputRegistrationKeyCreateInput(ctx context.Context, obj any) (model.RegistrationKeyCreateInput, error) {
-	var it model.RegistrationKeyCreateInput
+func (ec *executionContext) unmarshalInputRegistrationKeyCreateInput(ctx context.Context, obj any) (gqlmodel.RegistrationKeyCreateInput, error) {
+	var it gqlmodel.RegistrationKeyCreateInput
 	if obj == nil {
 		return it, nil
 	}
@@ -15819,8 +15819,8 @@ func (ec *executionContext) unmarshalInputRegistrationKeyCreateInput(ctx context
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputRegistrationKeyUpdateInput(ctx context.Context, obj any) (model.RegistrationKeyUpdateInput, error) {
-	var it model.RegistrationKeyUpdateInput
+func (ec *executionContext) unmarshalInputRegistrationKeyUpdateInput(ctx context.Context, obj any) (gqlmodel.RegistrationKeyUpdateInput, error) {
+	var it gqlmodel.RegistrationKeyUpdateInput
 	if obj == nil {
 		return it, nil
 	}
@@ -15884,8 +15884,8 @@ func (ec *executionContext) unmarshalInputRegistrationKeyUpdateInput(ctx context
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputServiceCredentialCreateInput(ctx context.Context, obj any) (model.ServiceCredentialCreateInput, error) {
-	var it model.ServiceCredentialCreateInput
+func (ec *executionContext) unmarshalInputServiceCredentialCreateInput(ctx context.Context, obj any) (gqlmodel.ServiceCredentialCreateInput, error) {
+	var it gqlmodel.ServiceCredentialCreateInput
 	if obj == nil {
 		return it, nil
 	}
@@ -15935,8 +15935,8 @@ func (ec *executionContext) unmarshalInputServiceCredentialCreateInput(ctx conte
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputServiceCredentialUpdateInput(ctx context.Context, obj any) (model.ServiceCredentialUpdateInput, error) {
-	var it model.ServiceCredentialUpdateInput
+func (ec *executionContext) unmarshalInputServiceCredentialUpdateInput(ctx context.Context, obj any) (gqlmodel.ServiceCredentialUpdateInput, error) {
+	var it gqlmodel.ServiceCredentialUpdateInput
 	if obj == nil {
 		return it, nil
 	}
@@ -15986,8 +15986,8 @@ func (ec *executionContext) unmarshalInputServiceCredentialUpdateInput(ctx conte
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputUserCreateInput(ctx context.Context, obj any) (model.UserCreateInput, error) {
-	var it model.UserCreateInput
+func (ec *executionContext) unmarshalInputUserCreateInput(ctx context.Context, obj any) (gqlmodel.UserCreateInput, error) {
+	var it gqlmodel.UserCreateInput
 	if obj == nil {
 		return it, nil
 	}
@@ -16048,7 +16048,7 @@ func (ec *executionContext) unmarshalInputUserCreateInput(ctx context.Context, o
 			it.NotifyUser = data
 		case "notificationConfig":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("notificationConfig"))
-			data, err := ec.unmarshalONotificationConfigInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐNotificationConfigInput(ctx, v)
+			data, err := ec.unmarshalONotificationConfigInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐNotificationConfigInput(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -16058,8 +16058,8 @@ func (ec *executionContext) unmarshalInputUserCreateInput(ctx context.Context, o
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputUserUpdateInput(ctx context.Context, obj any) (model.UserUpdateInput, error) {
-	var it model.UserUpdateInput
+func (ec *executionContext) unmarshalInputUserUpdateInput(ctx context.Context, obj any) (gqlmodel.UserUpdateInput, error) {
+	var it gqlmodel.UserUpdateInput
 	if obj == nil {
 		return it, nil
 	}
@@ -16120,7 +16120,7 @@ func (ec *executionContext) unmarshalInputUserUpdateInput(ctx context.Context, o
 			it.DashboardWhatsNewDisabled = graphql.OmittableOf(data)
 		case "notificationConfig":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("notificationConfig"))
-			data, err := ec.unmarshalONotificationConfigInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐNotificationConfigInput(ctx, v)
+			data, err := ec.unmarshalONotificationConfigInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐNotificationConfigInput(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -16140,7 +16140,7 @@ func (ec *executionContext) unmarshalInputUserUpdateInput(ctx context.Context, o
 
 var aiAssistantStatusImplementors = []string{"AiAssistantStatus"}
 
-func (ec *executionContext) _AiAssistantStatus(ctx context.Context, sel ast.SelectionSet, obj *model1.AiAssistantStatus) graphql.Marshaler {
+func (ec *executionContext) _AiAssistantStatus(ctx context.Context, sel ast.SelectionSet, obj *model.AiAssistantStatus) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, aiAssistantStatusImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -16183,7 +16183,7 @@ func (ec *executionContext) _AiAssistantStatus(ctx context.Context, sel ast.Sele
 
 var anomalyDetectionDimensionsImplementors = []string{"AnomalyDetectionDimensions"}
 
-func (ec *executionContext) _AnomalyDetectionDimensions(ctx context.Context, sel ast.SelectionSet, obj *model.AnomalyDetectionDimensions) graphql.Marshaler {
+func (ec *executionContext) _AnomalyDetectionDimensions(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.AnomalyDetectionDimensions) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, anomalyDetectionDimensionsImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -16231,7 +16231,7 @@ func (ec *executionContext) _AnomalyDetectionDimensions(ctx context.Context, sel
 
 var anomalyDetectionOverrideImplementors = []string{"AnomalyDetectionOverride"}
 
-func (ec *executionContext) _AnomalyDetectionOverride(ctx context.Context, sel ast.SelectionSet, obj *model.AnomalyDetectionOverride) graphql.Marshaler {
+func (ec *executionContext) _AnomalyDetectionOverride(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.AnomalyDetectionOverride) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, anomalyDetectionOverrideImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -16314,7 +16314,7 @@ func (ec *executionContext) _AnomalyDetectionOverride(ctx context.Context, sel a
 
 var anomalyDetectionOverrideFeedbackResultImplementors = []string{"AnomalyDetectionOverrideFeedbackResult"}
 
-func (ec *executionContext) _AnomalyDetectionOverrideFeedbackResult(ctx context.Context, sel ast.SelectionSet, obj *model.AnomalyDetectionOverrideFeedbackResult) graphql.Marshaler {
+func (ec *executionContext) _AnomalyDetectionOverrideFeedbackResult(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.AnomalyDetectionOverrideFeedbackResult) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, anomalyDetectionOverrideFeedbackResultImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -16357,7 +16357,7 @@ func (ec *executionContext) _AnomalyDetectionOverrideFeedbackResult(ctx context.
 
 var anomalyDetectionOverrideScopeImplementors = []string{"AnomalyDetectionOverrideScope"}
 
-func (ec *executionContext) _AnomalyDetectionOverrideScope(ctx context.Context, sel ast.SelectionSet, obj *model.AnomalyDetectionOverrideScope) graphql.Marshaler {
+func (ec *executionContext) _AnomalyDetectionOverrideScope(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.AnomalyDetectionOverrideScope) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, anomalyDetectionOverrideScopeImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -16410,7 +16410,7 @@ func (ec *executionContext) _AnomalyDetectionOverrideScope(ctx context.Context, 
 
 var anomalyEventImplementors = []string{"AnomalyEvent"}
 
-func (ec *executionContext) _AnomalyEvent(ctx context.Context, sel ast.SelectionSet, obj *model.AnomalyEvent) graphql.Marshaler {
+func (ec *executionContext) _AnomalyEvent(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.AnomalyEvent) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, anomalyEventImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -16491,7 +16491,7 @@ func (ec *executionContext) _AnomalyEvent(ctx context.Context, sel ast.Selection
 
 var capabilityImplementors = []string{"Capability"}
 
-func (ec *executionContext) _Capability(ctx context.Context, sel ast.SelectionSet, obj *model1.Capability) graphql.Marshaler {
+func (ec *executionContext) _Capability(ctx context.Context, sel ast.SelectionSet, obj *model.Capability) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, capabilityImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -16635,7 +16635,7 @@ func (ec *executionContext) _Capability(ctx context.Context, sel ast.SelectionSe
 
 var clientImplementors = []string{"Client"}
 
-func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, obj *model1.Client) graphql.Marshaler {
+func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, obj *model.Client) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, clientImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -17072,7 +17072,7 @@ func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, o
 
 var clientAdminApiKeyImplementors = []string{"ClientAdminApiKey"}
 
-func (ec *executionContext) _ClientAdminApiKey(ctx context.Context, sel ast.SelectionSet, obj *model1.ClientAdminAPIKey) graphql.Marshaler {
+func (ec *executionContext) _ClientAdminApiKey(ctx context.Context, sel ast.SelectionSet, obj *model.ClientAdminAPIKey) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, clientAdminApiKeyImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -17155,7 +17155,7 @@ func (ec *executionContext) _ClientAdminApiKey(ctx context.Context, sel ast.Sele
 
 var clientAnalyticsApiKeyImplementors = []string{"ClientAnalyticsApiKey"}
 
-func (ec *executionContext) _ClientAnalyticsApiKey(ctx context.Context, sel ast.SelectionSet, obj *model1.ClientAnalyticsAPIKey) graphql.Marshaler {
+func (ec *executionContext) _ClientAnalyticsApiKey(ctx context.Context, sel ast.SelectionSet, obj *model.ClientAnalyticsAPIKey) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, clientAnalyticsApiKeyImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -17213,7 +17213,7 @@ func (ec *executionContext) _ClientAnalyticsApiKey(ctx context.Context, sel ast.
 
 var clientConfigurationImplementors = []string{"ClientConfiguration"}
 
-func (ec *executionContext) _ClientConfiguration(ctx context.Context, sel ast.SelectionSet, obj *model1.ClientConfiguration) graphql.Marshaler {
+func (ec *executionContext) _ClientConfiguration(ctx context.Context, sel ast.SelectionSet, obj *model.ClientConfiguration) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, clientConfigurationImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -17261,7 +17261,7 @@ func (ec *executionContext) _ClientConfiguration(ctx context.Context, sel ast.Se
 
 var clientGroupImplementors = []string{"ClientGroup"}
 
-func (ec *executionContext) _ClientGroup(ctx context.Context, sel ast.SelectionSet, obj *model1.ClientGroup) graphql.Marshaler {
+func (ec *executionContext) _ClientGroup(ctx context.Context, sel ast.SelectionSet, obj *model.ClientGroup) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, clientGroupImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -17342,7 +17342,7 @@ func (ec *executionContext) _ClientGroup(ctx context.Context, sel ast.SelectionS
 
 var clientReportImplementors = []string{"ClientReport"}
 
-func (ec *executionContext) _ClientReport(ctx context.Context, sel ast.SelectionSet, obj *model.ClientReport) graphql.Marshaler {
+func (ec *executionContext) _ClientReport(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.ClientReport) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, clientReportImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -17390,7 +17390,7 @@ func (ec *executionContext) _ClientReport(ctx context.Context, sel ast.Selection
 
 var configRefImplementors = []string{"ConfigRef"}
 
-func (ec *executionContext) _ConfigRef(ctx context.Context, sel ast.SelectionSet, obj *model1.ConfigRef) graphql.Marshaler {
+func (ec *executionContext) _ConfigRef(ctx context.Context, sel ast.SelectionSet, obj *model.ConfigRef) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, configRefImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -17438,7 +17438,7 @@ func (ec *executionContext) _ConfigRef(ctx context.Context, sel ast.SelectionSet
 
 var dataOwnerSettingsImplementors = []string{"DataOwnerSettings"}
 
-func (ec *executionContext) _DataOwnerSettings(ctx context.Context, sel ast.SelectionSet, obj *model1.DataOwnerSettings) graphql.Marshaler {
+func (ec *executionContext) _DataOwnerSettings(ctx context.Context, sel ast.SelectionSet, obj *model.DataOwnerSettings) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, dataOwnerSettingsImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -17516,7 +17516,7 @@ func (ec *executionContext) _DataOwnerSettings(ctx context.Context, sel ast.Sele
 
 var exportApiKeyImplementors = []string{"ExportApiKey"}
 
-func (ec *executionContext) _ExportApiKey(ctx context.Context, sel ast.SelectionSet, obj *model1.ExportAPIKey) graphql.Marshaler {
+func (ec *executionContext) _ExportApiKey(ctx context.Context, sel ast.SelectionSet, obj *model.ExportAPIKey) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, exportApiKeyImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -17579,7 +17579,7 @@ func (ec *executionContext) _ExportApiKey(ctx context.Context, sel ast.Selection
 
 var exportClientPageImplementors = []string{"ExportClientPage"}
 
-func (ec *executionContext) _ExportClientPage(ctx context.Context, sel ast.SelectionSet, obj *model.ExportClientPage) graphql.Marshaler {
+func (ec *executionContext) _ExportClientPage(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.ExportClientPage) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, exportClientPageImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -17632,7 +17632,7 @@ func (ec *executionContext) _ExportClientPage(ctx context.Context, sel ast.Selec
 
 var exportDocumentPageImplementors = []string{"ExportDocumentPage"}
 
-func (ec *executionContext) _ExportDocumentPage(ctx context.Context, sel ast.SelectionSet, obj *model.ExportDocumentPage) graphql.Marshaler {
+func (ec *executionContext) _ExportDocumentPage(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.ExportDocumentPage) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, exportDocumentPageImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -17685,7 +17685,7 @@ func (ec *executionContext) _ExportDocumentPage(ctx context.Context, sel ast.Sel
 
 var ispImplementors = []string{"Isp"}
 
-func (ec *executionContext) _Isp(ctx context.Context, sel ast.SelectionSet, obj *model1.Isp) graphql.Marshaler {
+func (ec *executionContext) _Isp(ctx context.Context, sel ast.SelectionSet, obj *model.Isp) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, ispImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -17877,7 +17877,7 @@ func (ec *executionContext) _Isp(ctx context.Context, sel ast.SelectionSet, obj 
 
 var ispContractImplementors = []string{"IspContract"}
 
-func (ec *executionContext) _IspContract(ctx context.Context, sel ast.SelectionSet, obj *model1.IspContract) graphql.Marshaler {
+func (ec *executionContext) _IspContract(ctx context.Context, sel ast.SelectionSet, obj *model.IspContract) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, ispContractImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -18160,7 +18160,7 @@ func (ec *executionContext) _IspContract(ctx context.Context, sel ast.SelectionS
 
 var labelAvailabilityImplementors = []string{"LabelAvailability"}
 
-func (ec *executionContext) _LabelAvailability(ctx context.Context, sel ast.SelectionSet, obj *model1.LabelAvailability) graphql.Marshaler {
+func (ec *executionContext) _LabelAvailability(ctx context.Context, sel ast.SelectionSet, obj *model.LabelAvailability) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, labelAvailabilityImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -18203,7 +18203,7 @@ func (ec *executionContext) _LabelAvailability(ctx context.Context, sel ast.Sele
 
 var measurementImplementors = []string{"Measurement"}
 
-func (ec *executionContext) _Measurement(ctx context.Context, sel ast.SelectionSet, obj *model.Measurement) graphql.Marshaler {
+func (ec *executionContext) _Measurement(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.Measurement) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, measurementImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -18436,7 +18436,7 @@ func (ec *executionContext) _Measurement(ctx context.Context, sel ast.SelectionS
 
 var measurementConnectionImplementors = []string{"MeasurementConnection"}
 
-func (ec *executionContext) _MeasurementConnection(ctx context.Context, sel ast.SelectionSet, obj *model.MeasurementConnection) graphql.Marshaler {
+func (ec *executionContext) _MeasurementConnection(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.MeasurementConnection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, measurementConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -18479,7 +18479,7 @@ func (ec *executionContext) _MeasurementConnection(ctx context.Context, sel ast.
 
 var measurementEdgeImplementors = []string{"MeasurementEdge"}
 
-func (ec *executionContext) _MeasurementEdge(ctx context.Context, sel ast.SelectionSet, obj *model.MeasurementEdge) graphql.Marshaler {
+func (ec *executionContext) _MeasurementEdge(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.MeasurementEdge) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, measurementEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -18522,7 +18522,7 @@ func (ec *executionContext) _MeasurementEdge(ctx context.Context, sel ast.Select
 
 var measurementTypeDimensionImplementors = []string{"MeasurementTypeDimension"}
 
-func (ec *executionContext) _MeasurementTypeDimension(ctx context.Context, sel ast.SelectionSet, obj *model.MeasurementTypeDimension) graphql.Marshaler {
+func (ec *executionContext) _MeasurementTypeDimension(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.MeasurementTypeDimension) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, measurementTypeDimensionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -18800,7 +18800,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 
 var notificationConfigImplementors = []string{"NotificationConfig"}
 
-func (ec *executionContext) _NotificationConfig(ctx context.Context, sel ast.SelectionSet, obj *model1.NotificationConfig) graphql.Marshaler {
+func (ec *executionContext) _NotificationConfig(ctx context.Context, sel ast.SelectionSet, obj *model.NotificationConfig) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, notificationConfigImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -18883,7 +18883,7 @@ func (ec *executionContext) _NotificationConfig(ctx context.Context, sel ast.Sel
 
 var pageInfoImplementors = []string{"PageInfo"}
 
-func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *model.PageInfo) graphql.Marshaler {
+func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.PageInfo) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, pageInfoImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -19861,7 +19861,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 
 var registrationKeyImplementors = []string{"RegistrationKey"}
 
-func (ec *executionContext) _RegistrationKey(ctx context.Context, sel ast.SelectionSet, obj *model1.RegistrationKey) graphql.Marshaler {
+func (ec *executionContext) _RegistrationKey(ctx context.Context, sel ast.SelectionSet, obj *model.RegistrationKey) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, registrationKeyImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -20015,7 +20015,7 @@ func (ec *executionContext) _RegistrationKey(ctx context.Context, sel ast.Select
 
 var resolveResultImplementors = []string{"ResolveResult"}
 
-func (ec *executionContext) _ResolveResult(ctx context.Context, sel ast.SelectionSet, obj *model.ResolveResult) graphql.Marshaler {
+func (ec *executionContext) _ResolveResult(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.ResolveResult) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, resolveResultImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -20058,7 +20058,7 @@ func (ec *executionContext) _ResolveResult(ctx context.Context, sel ast.Selectio
 
 var serviceCredentialImplementors = []string{"ServiceCredential"}
 
-func (ec *executionContext) _ServiceCredential(ctx context.Context, sel ast.SelectionSet, obj *model1.ServiceCredential) graphql.Marshaler {
+func (ec *executionContext) _ServiceCredential(ctx context.Context, sel ast.SelectionSet, obj *model.ServiceCredential) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, serviceCredentialImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -20126,7 +20126,7 @@ func (ec *executionContext) _ServiceCredential(ctx context.Context, sel ast.Sele
 
 var userImplementors = []string{"User"}
 
-func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj *model1.User) graphql.Marshaler {
+func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj *model.User) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, userImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -20229,7 +20229,7 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 
 var viewerImplementors = []string{"Viewer"}
 
-func (ec *executionContext) _Viewer(ctx context.Context, sel ast.SelectionSet, obj *model1.Viewer) graphql.Marshaler {
+func (ec *executionContext) _Viewer(ctx context.Context, sel ast.SelectionSet, obj *model.Viewer) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, viewerImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -20672,17 +20672,17 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 // region    ***************************** type.gotpl *****************************
 
-func (ec *executionContext) unmarshalNAccessLevel2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAccessLevel(ctx context.Context, v any) (model1.AccessLevel, error) {
-	var res model1.AccessLevel
+func (ec *executionContext) unmarshalNAccessLevel2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAccessLevel(ctx context.Context, v any) (model.AccessLevel, error) {
+	var res model.AccessLevel
 	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNAccessLevel2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAccessLevel(ctx context.Context, sel ast.SelectionSet, v model1.AccessLevel) graphql.Marshaler {
+func (ec *executionContext) marshalNAccessLevel2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAccessLevel(ctx context.Context, sel ast.SelectionSet, v model.AccessLevel) graphql.Marshaler {
 	return v
 }
 
-func (ec *executionContext) marshalNAiAssistantStatus2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAiAssistantStatus(ctx context.Context, sel ast.SelectionSet, v *model1.AiAssistantStatus) graphql.Marshaler {
+func (ec *executionContext) marshalNAiAssistantStatus2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAiAssistantStatus(ctx context.Context, sel ast.SelectionSet, v *model.AiAssistantStatus) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -20692,7 +20692,7 @@ func (ec *executionContext) marshalNAiAssistantStatus2ᚖgithubᚗcomᚋfleetgra
 	return ec._AiAssistantStatus(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNAnomalyDetectionDimensions2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionDimensions(ctx context.Context, sel ast.SelectionSet, v *model.AnomalyDetectionDimensions) graphql.Marshaler {
+func (ec *executionContext) marshalNAnomalyDetectionDimensions2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyDetectionDimensions(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.AnomalyDetectionDimensions) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -20702,15 +20702,15 @@ func (ec *executionContext) marshalNAnomalyDetectionDimensions2ᚖgithubᚗcom�
 	return ec._AnomalyDetectionDimensions(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNAnomalyDetectionOverride2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverride(ctx context.Context, sel ast.SelectionSet, v model.AnomalyDetectionOverride) graphql.Marshaler {
+func (ec *executionContext) marshalNAnomalyDetectionOverride2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyDetectionOverride(ctx context.Context, sel ast.SelectionSet, v gqlmodel.AnomalyDetectionOverride) graphql.Marshaler {
 	return ec._AnomalyDetectionOverride(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNAnomalyDetectionOverride2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverrideᚄ(ctx context.Context, sel ast.SelectionSet, v []model.AnomalyDetectionOverride) graphql.Marshaler {
+func (ec *executionContext) marshalNAnomalyDetectionOverride2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyDetectionOverrideᚄ(ctx context.Context, sel ast.SelectionSet, v []gqlmodel.AnomalyDetectionOverride) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNAnomalyDetectionOverride2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverride(ctx, sel, v[i])
+		return ec.marshalNAnomalyDetectionOverride2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyDetectionOverride(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -20722,7 +20722,7 @@ func (ec *executionContext) marshalNAnomalyDetectionOverride2ᚕgithubᚗcomᚋf
 	return ret
 }
 
-func (ec *executionContext) marshalNAnomalyDetectionOverride2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverride(ctx context.Context, sel ast.SelectionSet, v *model.AnomalyDetectionOverride) graphql.Marshaler {
+func (ec *executionContext) marshalNAnomalyDetectionOverride2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyDetectionOverride(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.AnomalyDetectionOverride) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -20732,17 +20732,17 @@ func (ec *executionContext) marshalNAnomalyDetectionOverride2ᚖgithubᚗcomᚋf
 	return ec._AnomalyDetectionOverride(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNAnomalyDetectionOverrideCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverrideCreateInput(ctx context.Context, v any) (model.AnomalyDetectionOverrideCreateInput, error) {
+func (ec *executionContext) unmarshalNAnomalyDetectionOverrideCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyDetectionOverrideCreateInput(ctx context.Context, v any) (gqlmodel.AnomalyDetectionOverrideCreateInput, error) {
 	res, err := ec.unmarshalInputAnomalyDetectionOverrideCreateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalNAnomalyDetectionOverrideFeedbackInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverrideFeedbackInput(ctx context.Context, v any) (model.AnomalyDetectionOverrideFeedbackInput, error) {
+func (ec *executionContext) unmarshalNAnomalyDetectionOverrideFeedbackInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyDetectionOverrideFeedbackInput(ctx context.Context, v any) (gqlmodel.AnomalyDetectionOverrideFeedbackInput, error) {
 	res, err := ec.unmarshalInputAnomalyDetectionOverrideFeedbackInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNAnomalyDetectionOverrideFeedbackResult2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverrideFeedbackResult(ctx context.Context, sel ast.SelectionSet, v *model.AnomalyDetectionOverrideFeedbackResult) graphql.Marshaler {
+func (ec *executionContext) marshalNAnomalyDetectionOverrideFeedbackResult2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyDetectionOverrideFeedbackResult(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.AnomalyDetectionOverrideFeedbackResult) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -20752,7 +20752,7 @@ func (ec *executionContext) marshalNAnomalyDetectionOverrideFeedbackResult2ᚖgi
 	return ec._AnomalyDetectionOverrideFeedbackResult(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNAnomalyDetectionOverrideScope2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverrideScope(ctx context.Context, sel ast.SelectionSet, v *model.AnomalyDetectionOverrideScope) graphql.Marshaler {
+func (ec *executionContext) marshalNAnomalyDetectionOverrideScope2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyDetectionOverrideScope(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.AnomalyDetectionOverrideScope) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -20762,12 +20762,12 @@ func (ec *executionContext) marshalNAnomalyDetectionOverrideScope2ᚖgithubᚗco
 	return ec._AnomalyDetectionOverrideScope(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNAnomalyDetectionOverrideScopeInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverrideScopeInput(ctx context.Context, v any) (*model.AnomalyDetectionOverrideScopeInput, error) {
+func (ec *executionContext) unmarshalNAnomalyDetectionOverrideScopeInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyDetectionOverrideScopeInput(ctx context.Context, v any) (*gqlmodel.AnomalyDetectionOverrideScopeInput, error) {
 	res, err := ec.unmarshalInputAnomalyDetectionOverrideScopeInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNAnomalyEvent2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyEvent(ctx context.Context, sel ast.SelectionSet, v *model.AnomalyEvent) graphql.Marshaler {
+func (ec *executionContext) marshalNAnomalyEvent2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyEvent(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.AnomalyEvent) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -20777,7 +20777,7 @@ func (ec *executionContext) marshalNAnomalyEvent2ᚖgithubᚗcomᚋfleetgraphᚋ
 	return ec._AnomalyEvent(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNApiKeyCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAPIKeyCreateInput(ctx context.Context, v any) (model.APIKeyCreateInput, error) {
+func (ec *executionContext) unmarshalNApiKeyCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAPIKeyCreateInput(ctx context.Context, v any) (gqlmodel.APIKeyCreateInput, error) {
 	res, err := ec.unmarshalInputApiKeyCreateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
@@ -20798,11 +20798,11 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
-func (ec *executionContext) marshalNCapability2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapability(ctx context.Context, sel ast.SelectionSet, v model1.Capability) graphql.Marshaler {
+func (ec *executionContext) marshalNCapability2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapability(ctx context.Context, sel ast.SelectionSet, v model.Capability) graphql.Marshaler {
 	return ec._Capability(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNCapability2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapabilityᚄ(ctx context.Context, sel ast.SelectionSet, v []model1.Capability) graphql.Marshaler {
+func (ec *executionContext) marshalNCapability2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapabilityᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Capability) graphql.Marshaler {
 	ctx = graphql.WithBatchParentValues(ctx, "Capability", v)
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -20819,7 +20819,7 @@ func (ec *executionContext) marshalNCapability2ᚕgithubᚗcomᚋfleetgraphᚋfl
 	return ret
 }
 
-func (ec *executionContext) marshalNCapability2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapability(ctx context.Context, sel ast.SelectionSet, v *model1.Capability) graphql.Marshaler {
+func (ec *executionContext) marshalNCapability2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapability(ctx context.Context, sel ast.SelectionSet, v *model.Capability) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -20829,21 +20829,21 @@ func (ec *executionContext) marshalNCapability2ᚖgithubᚗcomᚋfleetgraphᚋfl
 	return ec._Capability(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNCapabilityCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐCapabilityCreateInput(ctx context.Context, v any) (model.CapabilityCreateInput, error) {
+func (ec *executionContext) unmarshalNCapabilityCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐCapabilityCreateInput(ctx context.Context, v any) (gqlmodel.CapabilityCreateInput, error) {
 	res, err := ec.unmarshalInputCapabilityCreateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalNCapabilityUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐCapabilityUpdateInput(ctx context.Context, v any) (model.CapabilityUpdateInput, error) {
+func (ec *executionContext) unmarshalNCapabilityUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐCapabilityUpdateInput(ctx context.Context, v any) (gqlmodel.CapabilityUpdateInput, error) {
 	res, err := ec.unmarshalInputCapabilityUpdateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNClient2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClient(ctx context.Context, sel ast.SelectionSet, v model1.Client) graphql.Marshaler {
+func (ec *executionContext) marshalNClient2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClient(ctx context.Context, sel ast.SelectionSet, v model.Client) graphql.Marshaler {
 	return ec._Client(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNClient2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientᚄ(ctx context.Context, sel ast.SelectionSet, v []model1.Client) graphql.Marshaler {
+func (ec *executionContext) marshalNClient2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Client) graphql.Marshaler {
 	ctx = graphql.WithBatchParentValues(ctx, "Client", v)
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -20860,7 +20860,7 @@ func (ec *executionContext) marshalNClient2ᚕgithubᚗcomᚋfleetgraphᚋfleetg
 	return ret
 }
 
-func (ec *executionContext) marshalNClient2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClient(ctx context.Context, sel ast.SelectionSet, v *model1.Client) graphql.Marshaler {
+func (ec *executionContext) marshalNClient2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClient(ctx context.Context, sel ast.SelectionSet, v *model.Client) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -20870,11 +20870,11 @@ func (ec *executionContext) marshalNClient2ᚖgithubᚗcomᚋfleetgraphᚋfleetg
 	return ec._Client(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNClientAdminApiKey2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientAdminAPIKey(ctx context.Context, sel ast.SelectionSet, v model1.ClientAdminAPIKey) graphql.Marshaler {
+func (ec *executionContext) marshalNClientAdminApiKey2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientAdminAPIKey(ctx context.Context, sel ast.SelectionSet, v model.ClientAdminAPIKey) graphql.Marshaler {
 	return ec._ClientAdminApiKey(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNClientAdminApiKey2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientAdminAPIKeyᚄ(ctx context.Context, sel ast.SelectionSet, v []model1.ClientAdminAPIKey) graphql.Marshaler {
+func (ec *executionContext) marshalNClientAdminApiKey2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientAdminAPIKeyᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ClientAdminAPIKey) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
@@ -20890,7 +20890,7 @@ func (ec *executionContext) marshalNClientAdminApiKey2ᚕgithubᚗcomᚋfleetgra
 	return ret
 }
 
-func (ec *executionContext) marshalNClientAdminApiKey2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientAdminAPIKey(ctx context.Context, sel ast.SelectionSet, v *model1.ClientAdminAPIKey) graphql.Marshaler {
+func (ec *executionContext) marshalNClientAdminApiKey2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientAdminAPIKey(ctx context.Context, sel ast.SelectionSet, v *model.ClientAdminAPIKey) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -20900,16 +20900,16 @@ func (ec *executionContext) marshalNClientAdminApiKey2ᚖgithubᚗcomᚋfleetgra
 	return ec._ClientAdminApiKey(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNClientAdminApiKeyCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐClientAdminAPIKeyCreateInput(ctx context.Context, v any) (model.ClientAdminAPIKeyCreateInput, error) {
+func (ec *executionContext) unmarshalNClientAdminApiKeyCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientAdminAPIKeyCreateInput(ctx context.Context, v any) (gqlmodel.ClientAdminAPIKeyCreateInput, error) {
 	res, err := ec.unmarshalInputClientAdminApiKeyCreateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNClientAnalyticsApiKey2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientAnalyticsAPIKey(ctx context.Context, sel ast.SelectionSet, v model1.ClientAnalyticsAPIKey) graphql.Marshaler {
+func (ec *executionContext) marshalNClientAnalyticsApiKey2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientAnalyticsAPIKey(ctx context.Context, sel ast.SelectionSet, v model.ClientAnalyticsAPIKey) graphql.Marshaler {
 	return ec._ClientAnalyticsApiKey(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNClientAnalyticsApiKey2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientAnalyticsAPIKeyᚄ(ctx context.Context, sel ast.SelectionSet, v []model1.ClientAnalyticsAPIKey) graphql.Marshaler {
+func (ec *executionContext) marshalNClientAnalyticsApiKey2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientAnalyticsAPIKeyᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ClientAnalyticsAPIKey) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
@@ -20925,7 +20925,7 @@ func (ec *executionContext) marshalNClientAnalyticsApiKey2ᚕgithubᚗcomᚋflee
 	return ret
 }
 
-func (ec *executionContext) marshalNClientAnalyticsApiKey2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientAnalyticsAPIKey(ctx context.Context, sel ast.SelectionSet, v *model1.ClientAnalyticsAPIKey) graphql.Marshaler {
+func (ec *executionContext) marshalNClientAnalyticsApiKey2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientAnalyticsAPIKey(ctx context.Context, sel ast.SelectionSet, v *model.ClientAnalyticsAPIKey) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -20935,15 +20935,15 @@ func (ec *executionContext) marshalNClientAnalyticsApiKey2ᚖgithubᚗcomᚋflee
 	return ec._ClientAnalyticsApiKey(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNClientConfiguration2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientConfiguration(ctx context.Context, sel ast.SelectionSet, v model1.ClientConfiguration) graphql.Marshaler {
+func (ec *executionContext) marshalNClientConfiguration2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientConfiguration(ctx context.Context, sel ast.SelectionSet, v model.ClientConfiguration) graphql.Marshaler {
 	return ec._ClientConfiguration(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNClientGroup2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroup(ctx context.Context, sel ast.SelectionSet, v model1.ClientGroup) graphql.Marshaler {
+func (ec *executionContext) marshalNClientGroup2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroup(ctx context.Context, sel ast.SelectionSet, v model.ClientGroup) graphql.Marshaler {
 	return ec._ClientGroup(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNClientGroup2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroupᚄ(ctx context.Context, sel ast.SelectionSet, v []model1.ClientGroup) graphql.Marshaler {
+func (ec *executionContext) marshalNClientGroup2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroupᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ClientGroup) graphql.Marshaler {
 	ctx = graphql.WithBatchParentValues(ctx, "ClientGroup", v)
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -20960,15 +20960,15 @@ func (ec *executionContext) marshalNClientGroup2ᚕgithubᚗcomᚋfleetgraphᚋf
 	return ret
 }
 
-func (ec *executionContext) marshalNClientReport2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐClientReport(ctx context.Context, sel ast.SelectionSet, v model.ClientReport) graphql.Marshaler {
+func (ec *executionContext) marshalNClientReport2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientReport(ctx context.Context, sel ast.SelectionSet, v gqlmodel.ClientReport) graphql.Marshaler {
 	return ec._ClientReport(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNClientReport2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐClientReportᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ClientReport) graphql.Marshaler {
+func (ec *executionContext) marshalNClientReport2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientReportᚄ(ctx context.Context, sel ast.SelectionSet, v []gqlmodel.ClientReport) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNClientReport2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐClientReport(ctx, sel, v[i])
+		return ec.marshalNClientReport2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientReport(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -20980,7 +20980,7 @@ func (ec *executionContext) marshalNClientReport2ᚕgithubᚗcomᚋfleetgraphᚋ
 	return ret
 }
 
-func (ec *executionContext) marshalNDataOwnerSettings2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐDataOwnerSettings(ctx context.Context, sel ast.SelectionSet, v *model1.DataOwnerSettings) graphql.Marshaler {
+func (ec *executionContext) marshalNDataOwnerSettings2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐDataOwnerSettings(ctx context.Context, sel ast.SelectionSet, v *model.DataOwnerSettings) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -20990,16 +20990,16 @@ func (ec *executionContext) marshalNDataOwnerSettings2ᚖgithubᚗcomᚋfleetgra
 	return ec._DataOwnerSettings(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNDataOwnerSettingsInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐDataOwnerSettingsInput(ctx context.Context, v any) (model.DataOwnerSettingsInput, error) {
+func (ec *executionContext) unmarshalNDataOwnerSettingsInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐDataOwnerSettingsInput(ctx context.Context, v any) (gqlmodel.DataOwnerSettingsInput, error) {
 	res, err := ec.unmarshalInputDataOwnerSettingsInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNExportApiKey2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐExportAPIKey(ctx context.Context, sel ast.SelectionSet, v model1.ExportAPIKey) graphql.Marshaler {
+func (ec *executionContext) marshalNExportApiKey2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐExportAPIKey(ctx context.Context, sel ast.SelectionSet, v model.ExportAPIKey) graphql.Marshaler {
 	return ec._ExportApiKey(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNExportApiKey2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐExportAPIKeyᚄ(ctx context.Context, sel ast.SelectionSet, v []model1.ExportAPIKey) graphql.Marshaler {
+func (ec *executionContext) marshalNExportApiKey2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐExportAPIKeyᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ExportAPIKey) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
@@ -21015,7 +21015,7 @@ func (ec *executionContext) marshalNExportApiKey2ᚕgithubᚗcomᚋfleetgraphᚋ
 	return ret
 }
 
-func (ec *executionContext) marshalNExportApiKey2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐExportAPIKey(ctx context.Context, sel ast.SelectionSet, v *model1.ExportAPIKey) graphql.Marshaler {
+func (ec *executionContext) marshalNExportApiKey2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐExportAPIKey(ctx context.Context, sel ast.SelectionSet, v *model.ExportAPIKey) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -21025,7 +21025,7 @@ func (ec *executionContext) marshalNExportApiKey2ᚖgithubᚗcomᚋfleetgraphᚋ
 	return ec._ExportApiKey(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNExportClientPage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐExportClientPage(ctx context.Context, sel ast.SelectionSet, v *model.ExportClientPage) graphql.Marshaler {
+func (ec *executionContext) marshalNExportClientPage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐExportClientPage(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.ExportClientPage) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -21035,7 +21035,7 @@ func (ec *executionContext) marshalNExportClientPage2ᚖgithubᚗcomᚋfleetgrap
 	return ec._ExportClientPage(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNExportDocumentPage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐExportDocumentPage(ctx context.Context, sel ast.SelectionSet, v *model.ExportDocumentPage) graphql.Marshaler {
+func (ec *executionContext) marshalNExportDocumentPage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐExportDocumentPage(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.ExportDocumentPage) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -21045,13 +21045,13 @@ func (ec *executionContext) marshalNExportDocumentPage2ᚖgithubᚗcomᚋfleetgr
 	return ec._ExportDocumentPage(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNFeedbackDirection2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐFeedbackDirection(ctx context.Context, v any) (model.FeedbackDirection, error) {
-	var res model.FeedbackDirection
+func (ec *executionContext) unmarshalNFeedbackDirection2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐFeedbackDirection(ctx context.Context, v any) (gqlmodel.FeedbackDirection, error) {
+	var res gqlmodel.FeedbackDirection
 	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNFeedbackDirection2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐFeedbackDirection(ctx context.Context, sel ast.SelectionSet, v model.FeedbackDirection) graphql.Marshaler {
+func (ec *executionContext) marshalNFeedbackDirection2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐFeedbackDirection(ctx context.Context, sel ast.SelectionSet, v gqlmodel.FeedbackDirection) graphql.Marshaler {
 	return v
 }
 
@@ -21087,11 +21087,11 @@ func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.Selec
 	return res
 }
 
-func (ec *executionContext) marshalNIsp2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIsp(ctx context.Context, sel ast.SelectionSet, v model1.Isp) graphql.Marshaler {
+func (ec *executionContext) marshalNIsp2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIsp(ctx context.Context, sel ast.SelectionSet, v model.Isp) graphql.Marshaler {
 	return ec._Isp(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNIsp2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspᚄ(ctx context.Context, sel ast.SelectionSet, v []model1.Isp) graphql.Marshaler {
+func (ec *executionContext) marshalNIsp2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Isp) graphql.Marshaler {
 	ctx = graphql.WithBatchParentValues(ctx, "Isp", v)
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -21108,7 +21108,7 @@ func (ec *executionContext) marshalNIsp2ᚕgithubᚗcomᚋfleetgraphᚋfleetgrap
 	return ret
 }
 
-func (ec *executionContext) marshalNIsp2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIsp(ctx context.Context, sel ast.SelectionSet, v *model1.Isp) graphql.Marshaler {
+func (ec *executionContext) marshalNIsp2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIsp(ctx context.Context, sel ast.SelectionSet, v *model.Isp) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -21118,11 +21118,11 @@ func (ec *executionContext) marshalNIsp2ᚖgithubᚗcomᚋfleetgraphᚋfleetgrap
 	return ec._Isp(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNIspContract2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspContract(ctx context.Context, sel ast.SelectionSet, v model1.IspContract) graphql.Marshaler {
+func (ec *executionContext) marshalNIspContract2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspContract(ctx context.Context, sel ast.SelectionSet, v model.IspContract) graphql.Marshaler {
 	return ec._IspContract(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNIspContract2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspContractᚄ(ctx context.Context, sel ast.SelectionSet, v []model1.IspContract) graphql.Marshaler {
+func (ec *executionContext) marshalNIspContract2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspContractᚄ(ctx context.Context, sel ast.SelectionSet, v []model.IspContract) graphql.Marshaler {
 	ctx = graphql.WithBatchParentValues(ctx, "IspContract", v)
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -21139,45 +21139,45 @@ func (ec *executionContext) marshalNIspContract2ᚕgithubᚗcomᚋfleetgraphᚋf
 	return ret
 }
 
-func (ec *executionContext) unmarshalNIspCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐIspCreateInput(ctx context.Context, v any) (model.IspCreateInput, error) {
+func (ec *executionContext) unmarshalNIspCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐIspCreateInput(ctx context.Context, v any) (gqlmodel.IspCreateInput, error) {
 	res, err := ec.unmarshalInputIspCreateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalNIspMergeInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐIspMergeInput(ctx context.Context, v any) (model.IspMergeInput, error) {
+func (ec *executionContext) unmarshalNIspMergeInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐIspMergeInput(ctx context.Context, v any) (gqlmodel.IspMergeInput, error) {
 	res, err := ec.unmarshalInputIspMergeInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalNIspType2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspType(ctx context.Context, v any) (model1.IspType, error) {
-	var res model1.IspType
+func (ec *executionContext) unmarshalNIspType2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspType(ctx context.Context, v any) (model.IspType, error) {
+	var res model.IspType
 	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNIspType2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspType(ctx context.Context, sel ast.SelectionSet, v model1.IspType) graphql.Marshaler {
+func (ec *executionContext) marshalNIspType2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspType(ctx context.Context, sel ast.SelectionSet, v model.IspType) graphql.Marshaler {
 	return v
 }
 
-func (ec *executionContext) unmarshalNIspUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐIspUpdateInput(ctx context.Context, v any) (model.IspUpdateInput, error) {
+func (ec *executionContext) unmarshalNIspUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐIspUpdateInput(ctx context.Context, v any) (gqlmodel.IspUpdateInput, error) {
 	res, err := ec.unmarshalInputIspUpdateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalNJSON2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx context.Context, v any) (model1.JSON, error) {
-	var res model1.JSON
+func (ec *executionContext) unmarshalNJSON2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx context.Context, v any) (model.JSON, error) {
+	var res model.JSON
 	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNJSON2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx context.Context, sel ast.SelectionSet, v model1.JSON) graphql.Marshaler {
+func (ec *executionContext) marshalNJSON2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx context.Context, sel ast.SelectionSet, v model.JSON) graphql.Marshaler {
 	return v
 }
 
-func (ec *executionContext) unmarshalNJSON2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSONᚄ(ctx context.Context, v any) ([]model1.JSON, error) {
+func (ec *executionContext) unmarshalNJSON2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSONᚄ(ctx context.Context, v any) ([]model.JSON, error) {
 	vSlice := graphql.CoerceList(v)
 	var err error
-	res := make([]model1.JSON, len(vSlice))
+	res := make([]model.JSON, len(vSlice))
 	for i := range vSlice {
 		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
 		res[i], err = ec.unmarshalNJSON2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, vSlice[i])
@@ -21188,7 +21188,7 @@ func (ec *executionContext) unmarshalNJSON2ᚕgithubᚗcomᚋfleetgraphᚋfleetg
 	return res, nil
 }
 
-func (ec *executionContext) marshalNJSON2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSONᚄ(ctx context.Context, sel ast.SelectionSet, v []model1.JSON) graphql.Marshaler {
+func (ec *executionContext) marshalNJSON2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSONᚄ(ctx context.Context, sel ast.SelectionSet, v []model.JSON) graphql.Marshaler {
 	ret := make(graphql.Array, len(v))
 	for i := range v {
 		ret[i] = ec.marshalNJSON2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, sel, v[i])
@@ -21203,13 +21203,13 @@ func (ec *executionContext) marshalNJSON2ᚕgithubᚗcomᚋfleetgraphᚋfleetgra
 	return ret
 }
 
-func (ec *executionContext) unmarshalNJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx context.Context, v any) (*model1.JSON, error) {
-	var res = new(model1.JSON)
+func (ec *executionContext) unmarshalNJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx context.Context, v any) (*model.JSON, error) {
+	var res = new(model.JSON)
 	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx context.Context, sel ast.SelectionSet, v *model1.JSON) graphql.Marshaler {
+func (ec *executionContext) marshalNJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx context.Context, sel ast.SelectionSet, v *model.JSON) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -21219,7 +21219,7 @@ func (ec *executionContext) marshalNJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgra
 	return v
 }
 
-func (ec *executionContext) marshalNLabelAvailability2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐLabelAvailability(ctx context.Context, sel ast.SelectionSet, v *model1.LabelAvailability) graphql.Marshaler {
+func (ec *executionContext) marshalNLabelAvailability2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐLabelAvailability(ctx context.Context, sel ast.SelectionSet, v *model.LabelAvailability) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -21229,7 +21229,7 @@ func (ec *executionContext) marshalNLabelAvailability2ᚖgithubᚗcomᚋfleetgra
 	return ec._LabelAvailability(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNMeasurement2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐMeasurement(ctx context.Context, sel ast.SelectionSet, v *model.Measurement) graphql.Marshaler {
+func (ec *executionContext) marshalNMeasurement2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurement(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.Measurement) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -21239,7 +21239,7 @@ func (ec *executionContext) marshalNMeasurement2ᚖgithubᚗcomᚋfleetgraphᚋf
 	return ec._Measurement(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNMeasurementConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐMeasurementConnection(ctx context.Context, sel ast.SelectionSet, v *model.MeasurementConnection) graphql.Marshaler {
+func (ec *executionContext) marshalNMeasurementConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.MeasurementConnection) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -21249,15 +21249,15 @@ func (ec *executionContext) marshalNMeasurementConnection2ᚖgithubᚗcomᚋflee
 	return ec._MeasurementConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNMeasurementEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐMeasurementEdge(ctx context.Context, sel ast.SelectionSet, v model.MeasurementEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNMeasurementEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementEdge(ctx context.Context, sel ast.SelectionSet, v gqlmodel.MeasurementEdge) graphql.Marshaler {
 	return ec._MeasurementEdge(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNMeasurementEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐMeasurementEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.MeasurementEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNMeasurementEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []gqlmodel.MeasurementEdge) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNMeasurementEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐMeasurementEdge(ctx, sel, v[i])
+		return ec.marshalNMeasurementEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementEdge(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -21269,15 +21269,15 @@ func (ec *executionContext) marshalNMeasurementEdge2ᚕgithubᚗcomᚋfleetgraph
 	return ret
 }
 
-func (ec *executionContext) marshalNMeasurementTypeDimension2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐMeasurementTypeDimension(ctx context.Context, sel ast.SelectionSet, v model.MeasurementTypeDimension) graphql.Marshaler {
+func (ec *executionContext) marshalNMeasurementTypeDimension2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementTypeDimension(ctx context.Context, sel ast.SelectionSet, v gqlmodel.MeasurementTypeDimension) graphql.Marshaler {
 	return ec._MeasurementTypeDimension(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNMeasurementTypeDimension2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐMeasurementTypeDimensionᚄ(ctx context.Context, sel ast.SelectionSet, v []model.MeasurementTypeDimension) graphql.Marshaler {
+func (ec *executionContext) marshalNMeasurementTypeDimension2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementTypeDimensionᚄ(ctx context.Context, sel ast.SelectionSet, v []gqlmodel.MeasurementTypeDimension) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNMeasurementTypeDimension2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐMeasurementTypeDimension(ctx, sel, v[i])
+		return ec.marshalNMeasurementTypeDimension2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementTypeDimension(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -21289,11 +21289,11 @@ func (ec *executionContext) marshalNMeasurementTypeDimension2ᚕgithubᚗcomᚋf
 	return ret
 }
 
-func (ec *executionContext) marshalNNotificationConfig2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐNotificationConfig(ctx context.Context, sel ast.SelectionSet, v model1.NotificationConfig) graphql.Marshaler {
+func (ec *executionContext) marshalNNotificationConfig2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐNotificationConfig(ctx context.Context, sel ast.SelectionSet, v model.NotificationConfig) graphql.Marshaler {
 	return ec._NotificationConfig(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.PageInfo) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -21303,11 +21303,11 @@ func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋfleetgraphᚋflee
 	return ec._PageInfo(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNRegistrationKey2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRegistrationKey(ctx context.Context, sel ast.SelectionSet, v model1.RegistrationKey) graphql.Marshaler {
+func (ec *executionContext) marshalNRegistrationKey2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRegistrationKey(ctx context.Context, sel ast.SelectionSet, v model.RegistrationKey) graphql.Marshaler {
 	return ec._RegistrationKey(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNRegistrationKey2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRegistrationKeyᚄ(ctx context.Context, sel ast.SelectionSet, v []model1.RegistrationKey) graphql.Marshaler {
+func (ec *executionContext) marshalNRegistrationKey2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRegistrationKeyᚄ(ctx context.Context, sel ast.SelectionSet, v []model.RegistrationKey) graphql.Marshaler {
 	ctx = graphql.WithBatchParentValues(ctx, "RegistrationKey", v)
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -21324,7 +21324,7 @@ func (ec *executionContext) marshalNRegistrationKey2ᚕgithubᚗcomᚋfleetgraph
 	return ret
 }
 
-func (ec *executionContext) marshalNRegistrationKey2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRegistrationKey(ctx context.Context, sel ast.SelectionSet, v *model1.RegistrationKey) graphql.Marshaler {
+func (ec *executionContext) marshalNRegistrationKey2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRegistrationKey(ctx context.Context, sel ast.SelectionSet, v *model.RegistrationKey) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -21334,17 +21334,17 @@ func (ec *executionContext) marshalNRegistrationKey2ᚖgithubᚗcomᚋfleetgraph
 	return ec._RegistrationKey(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNRegistrationKeyCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐRegistrationKeyCreateInput(ctx context.Context, v any) (model.RegistrationKeyCreateInput, error) {
+func (ec *executionContext) unmarshalNRegistrationKeyCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐRegistrationKeyCreateInput(ctx context.Context, v any) (gqlmodel.RegistrationKeyCreateInput, error) {
 	res, err := ec.unmarshalInputRegistrationKeyCreateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalNRegistrationKeyUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐRegistrationKeyUpdateInput(ctx context.Context, v any) (model.RegistrationKeyUpdateInput, error) {
+func (ec *executionContext) unmarshalNRegistrationKeyUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐRegistrationKeyUpdateInput(ctx context.Context, v any) (gqlmodel.RegistrationKeyUpdateInput, error) {
 	res, err := ec.unmarshalInputRegistrationKeyUpdateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNResolveResult2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐResolveResult(ctx context.Context, sel ast.SelectionSet, v *model.ResolveResult) graphql.Marshaler {
+func (ec *executionContext) marshalNResolveResult2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐResolveResult(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.ResolveResult) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -21354,21 +21354,21 @@ func (ec *executionContext) marshalNResolveResult2ᚖgithubᚗcomᚋfleetgraph�
 	return ec._ResolveResult(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNRole2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRole(ctx context.Context, v any) (model1.Role, error) {
-	var res model1.Role
+func (ec *executionContext) unmarshalNRole2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRole(ctx context.Context, v any) (model.Role, error) {
+	var res model.Role
 	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNRole2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRole(ctx context.Context, sel ast.SelectionSet, v model1.Role) graphql.Marshaler {
+func (ec *executionContext) marshalNRole2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRole(ctx context.Context, sel ast.SelectionSet, v model.Role) graphql.Marshaler {
 	return v
 }
 
-func (ec *executionContext) marshalNServiceCredential2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐServiceCredential(ctx context.Context, sel ast.SelectionSet, v model1.ServiceCredential) graphql.Marshaler {
+func (ec *executionContext) marshalNServiceCredential2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐServiceCredential(ctx context.Context, sel ast.SelectionSet, v model.ServiceCredential) graphql.Marshaler {
 	return ec._ServiceCredential(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNServiceCredential2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐServiceCredentialᚄ(ctx context.Context, sel ast.SelectionSet, v []model1.ServiceCredential) graphql.Marshaler {
+func (ec *executionContext) marshalNServiceCredential2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐServiceCredentialᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ServiceCredential) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
@@ -21384,7 +21384,7 @@ func (ec *executionContext) marshalNServiceCredential2ᚕgithubᚗcomᚋfleetgra
 	return ret
 }
 
-func (ec *executionContext) marshalNServiceCredential2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐServiceCredential(ctx context.Context, sel ast.SelectionSet, v *model1.ServiceCredential) graphql.Marshaler {
+func (ec *executionContext) marshalNServiceCredential2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐServiceCredential(ctx context.Context, sel ast.SelectionSet, v *model.ServiceCredential) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -21394,24 +21394,24 @@ func (ec *executionContext) marshalNServiceCredential2ᚖgithubᚗcomᚋfleetgra
 	return ec._ServiceCredential(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNServiceCredentialCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐServiceCredentialCreateInput(ctx context.Context, v any) (model.ServiceCredentialCreateInput, error) {
+func (ec *executionContext) unmarshalNServiceCredentialCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐServiceCredentialCreateInput(ctx context.Context, v any) (gqlmodel.ServiceCredentialCreateInput, error) {
 	res, err := ec.unmarshalInputServiceCredentialCreateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalNServiceCredentialUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐServiceCredentialUpdateInput(ctx context.Context, v any) (model.ServiceCredentialUpdateInput, error) {
+func (ec *executionContext) unmarshalNServiceCredentialUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐServiceCredentialUpdateInput(ctx context.Context, v any) (gqlmodel.ServiceCredentialUpdateInput, error) {
 	res, err := ec.unmarshalInputServiceCredentialUpdateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
-	res, err := model1.UnmarshalStrictString(v)
+	res, err := model.UnmarshalStrictString(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
 	_ = sel
-	res := model1.MarshalStrictString(v)
+	res := model.MarshalStrictString(v)
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -21465,11 +21465,11 @@ func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel as
 	return res
 }
 
-func (ec *executionContext) marshalNUser2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐUser(ctx context.Context, sel ast.SelectionSet, v model1.User) graphql.Marshaler {
+func (ec *executionContext) marshalNUser2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐUser(ctx context.Context, sel ast.SelectionSet, v model.User) graphql.Marshaler {
 	return ec._User(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNUser2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐUserᚄ(ctx context.Context, sel ast.SelectionSet, v []model1.User) graphql.Marshaler {
+func (ec *executionContext) marshalNUser2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐUserᚄ(ctx context.Context, sel ast.SelectionSet, v []model.User) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
@@ -21485,7 +21485,7 @@ func (ec *executionContext) marshalNUser2ᚕgithubᚗcomᚋfleetgraphᚋfleetgra
 	return ret
 }
 
-func (ec *executionContext) marshalNUser2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐUser(ctx context.Context, sel ast.SelectionSet, v *model1.User) graphql.Marshaler {
+func (ec *executionContext) marshalNUser2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐUser(ctx context.Context, sel ast.SelectionSet, v *model.User) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -21495,17 +21495,17 @@ func (ec *executionContext) marshalNUser2ᚖgithubᚗcomᚋfleetgraphᚋfleetgra
 	return ec._User(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNUserCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐUserCreateInput(ctx context.Context, v any) (model.UserCreateInput, error) {
+func (ec *executionContext) unmarshalNUserCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐUserCreateInput(ctx context.Context, v any) (gqlmodel.UserCreateInput, error) {
 	res, err := ec.unmarshalInputUserCreateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalNUserUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐUserUpdateInput(ctx context.Context, v any) (model.UserUpdateInput, error) {
+func (ec *executionContext) unmarshalNUserUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐUserUpdateInput(ctx context.Context, v any) (gqlmodel.UserUpdateInput, error) {
 	res, err := ec.unmarshalInputUserUpdateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNViewer2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐViewer(ctx context.Context, sel ast.SelectionSet, v *model1.Viewer) graphql.Marshaler {
+func (ec *executionContext) marshalNViewer2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐViewer(ctx context.Context, sel ast.SelectionSet, v *model.Viewer) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -21655,7 +21655,7 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 	return res
 }
 
-func (ec *executionContext) marshalOAnomalyDetectionOverride2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐAnomalyDetectionOverride(ctx context.Context, sel ast.SelectionSet, v *model.AnomalyDetectionOverride) graphql.Marshaler {
+func (ec *executionContext) marshalOAnomalyDetectionOverride2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyDetectionOverride(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.AnomalyDetectionOverride) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -21692,21 +21692,21 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	return res
 }
 
-func (ec *executionContext) marshalOClient2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClient(ctx context.Context, sel ast.SelectionSet, v *model1.Client) graphql.Marshaler {
+func (ec *executionContext) marshalOClient2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClient(ctx context.Context, sel ast.SelectionSet, v *model.Client) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Client(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOConfigRef2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigRef(ctx context.Context, sel ast.SelectionSet, v *model1.ConfigRef) graphql.Marshaler {
+func (ec *executionContext) marshalOConfigRef2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigRef(ctx context.Context, sel ast.SelectionSet, v *model.ConfigRef) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._ConfigRef(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalOExportFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐExportFilter(ctx context.Context, v any) (*model.ExportFilter, error) {
+func (ec *executionContext) unmarshalOExportFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐExportFilter(ctx context.Context, v any) (*gqlmodel.ExportFilter, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -21749,14 +21749,14 @@ func (ec *executionContext) marshalOInt2ᚖint64(ctx context.Context, sel ast.Se
 	return res
 }
 
-func (ec *executionContext) marshalOIspContract2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspContract(ctx context.Context, sel ast.SelectionSet, v *model1.IspContract) graphql.Marshaler {
+func (ec *executionContext) marshalOIspContract2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspContract(ctx context.Context, sel ast.SelectionSet, v *model.IspContract) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._IspContract(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalOIspFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐIspFilter(ctx context.Context, v any) (*model.IspFilter, error) {
+func (ec *executionContext) unmarshalOIspFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐIspFilter(ctx context.Context, v any) (*gqlmodel.IspFilter, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -21764,39 +21764,39 @@ func (ec *executionContext) unmarshalOIspFilter2ᚖgithubᚗcomᚋfleetgraphᚋf
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalOIspType2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspType(ctx context.Context, v any) (*model1.IspType, error) {
+func (ec *executionContext) unmarshalOIspType2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspType(ctx context.Context, v any) (*model.IspType, error) {
 	if v == nil {
 		return nil, nil
 	}
-	var res = new(model1.IspType)
+	var res = new(model.IspType)
 	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOIspType2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspType(ctx context.Context, sel ast.SelectionSet, v *model1.IspType) graphql.Marshaler {
+func (ec *executionContext) marshalOIspType2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspType(ctx context.Context, sel ast.SelectionSet, v *model.IspType) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return v
 }
 
-func (ec *executionContext) unmarshalOJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx context.Context, v any) (*model1.JSON, error) {
+func (ec *executionContext) unmarshalOJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx context.Context, v any) (*model.JSON, error) {
 	if v == nil {
 		return nil, nil
 	}
-	var res = new(model1.JSON)
+	var res = new(model.JSON)
 	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx context.Context, sel ast.SelectionSet, v *model1.JSON) graphql.Marshaler {
+func (ec *executionContext) marshalOJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx context.Context, sel ast.SelectionSet, v *model.JSON) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return v
 }
 
-func (ec *executionContext) unmarshalOMeasurementFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐMeasurementFilter(ctx context.Context, v any) (*model.MeasurementFilter, error) {
+func (ec *executionContext) unmarshalOMeasurementFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementFilter(ctx context.Context, v any) (*gqlmodel.MeasurementFilter, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -21804,23 +21804,23 @@ func (ec *executionContext) unmarshalOMeasurementFilter2ᚖgithubᚗcomᚋfleetg
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalOMeasurementReportType2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐMeasurementReportType(ctx context.Context, v any) (*model.MeasurementReportType, error) {
+func (ec *executionContext) unmarshalOMeasurementReportType2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementReportType(ctx context.Context, v any) (*gqlmodel.MeasurementReportType, error) {
 	if v == nil {
 		return nil, nil
 	}
-	var res = new(model.MeasurementReportType)
+	var res = new(gqlmodel.MeasurementReportType)
 	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOMeasurementReportType2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐMeasurementReportType(ctx context.Context, sel ast.SelectionSet, v *model.MeasurementReportType) graphql.Marshaler {
+func (ec *executionContext) marshalOMeasurementReportType2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementReportType(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.MeasurementReportType) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return v
 }
 
-func (ec *executionContext) unmarshalONotificationConfigInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋmodelᚐNotificationConfigInput(ctx context.Context, v any) (*model.NotificationConfigInput, error) {
+func (ec *executionContext) unmarshalONotificationConfigInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐNotificationConfigInput(ctx context.Context, v any) (*gqlmodel.NotificationConfigInput, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -21828,23 +21828,23 @@ func (ec *executionContext) unmarshalONotificationConfigInput2ᚖgithubᚗcomᚋ
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalORegistrationKey2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRegistrationKey(ctx context.Context, sel ast.SelectionSet, v *model1.RegistrationKey) graphql.Marshaler {
+func (ec *executionContext) marshalORegistrationKey2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRegistrationKey(ctx context.Context, sel ast.SelectionSet, v *model.RegistrationKey) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._RegistrationKey(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalORole2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRole(ctx context.Context, v any) (*model1.Role, error) {
+func (ec *executionContext) unmarshalORole2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRole(ctx context.Context, v any) (*model.Role, error) {
 	if v == nil {
 		return nil, nil
 	}
-	var res = new(model1.Role)
+	var res = new(model.Role)
 	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalORole2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRole(ctx context.Context, sel ast.SelectionSet, v *model1.Role) graphql.Marshaler {
+func (ec *executionContext) marshalORole2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRole(ctx context.Context, sel ast.SelectionSet, v *model.Role) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -21890,7 +21890,7 @@ func (ec *executionContext) unmarshalOString2ᚖstring(ctx context.Context, v an
 	if v == nil {
 		return nil, nil
 	}
-	res, err := model1.UnmarshalStrictString(v)
+	res, err := model.UnmarshalStrictString(v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -21900,7 +21900,7 @@ func (ec *executionContext) marshalOString2ᚖstring(ctx context.Context, sel as
 	}
 	_ = sel
 	_ = ctx
-	res := model1.MarshalStrictString(*v)
+	res := model.MarshalStrictString(*v)
 	return res
 }
 

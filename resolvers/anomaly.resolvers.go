@@ -10,15 +10,15 @@ import (
 	"errors"
 
 	"github.com/fleetgraph/fleetgraph/graph"
-	"github.com/fleetgraph/fleetgraph/graph/model"
-	model1 "github.com/fleetgraph/fleetgraph/model"
+	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
+	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // Client is the batch resolver for the client field.
-func (r *anomalyEventResolver) Client(ctx context.Context, objs []*model.AnomalyEvent) ([]*model1.Client, error) {
-	docs := make([]model1.JSON, len(objs))
+func (r *anomalyEventResolver) Client(ctx context.Context, objs []*gqlmodel.AnomalyEvent) ([]*model.Client, error) {
+	docs := make([]model.JSON, len(objs))
 	for i, o := range objs {
 		docs[i] = o.Document
 	}
@@ -26,8 +26,8 @@ func (r *anomalyEventResolver) Client(ctx context.Context, objs []*model.Anomaly
 }
 
 // AnomalyEventsResolve is the resolver for the anomalyEventsResolve field.
-func (r *mutationResolver) AnomalyEventsResolve(ctx context.Context, anomalyIds []string) (*model.ResolveResult, error) {
-	p, err := requireRole(ctx, model1.RoleEditor)
+func (r *mutationResolver) AnomalyEventsResolve(ctx context.Context, anomalyIds []string) (*gqlmodel.ResolveResult, error) {
+	p, err := requireRole(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
@@ -49,12 +49,12 @@ func (r *mutationResolver) AnomalyEventsResolve(ctx context.Context, anomalyIds 
 	if err != nil {
 		return nil, err
 	}
-	return &model.ResolveResult{Updated: int64(n), Requested: int64(len(ids))}, nil
+	return &gqlmodel.ResolveResult{Updated: int64(n), Requested: int64(len(ids))}, nil
 }
 
 // AnomalyDetectionOverrideCreate is the resolver for the anomalyDetectionOverrideCreate field.
-func (r *mutationResolver) AnomalyDetectionOverrideCreate(ctx context.Context, input model.AnomalyDetectionOverrideCreateInput) (*model.AnomalyDetectionOverride, error) {
-	p, err := requireRole(ctx, model1.RoleEditor)
+func (r *mutationResolver) AnomalyDetectionOverrideCreate(ctx context.Context, input gqlmodel.AnomalyDetectionOverrideCreateInput) (*gqlmodel.AnomalyDetectionOverride, error) {
+	p, err := requireRole(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +78,7 @@ func (r *mutationResolver) AnomalyDetectionOverrideCreate(ctx context.Context, i
 
 // AnomalyDetectionOverridesDelete is the resolver for the anomalyDetectionOverridesDelete field.
 func (r *mutationResolver) AnomalyDetectionOverridesDelete(ctx context.Context, id *int64, subject *string, measurementType *string, metric *string, detectionPass *string) (int64, error) {
-	p, err := requireRole(ctx, model1.RoleEditor)
+	p, err := requireRole(ctx, model.RoleEditor)
 	if err != nil {
 		return 0, err
 	}
@@ -97,8 +97,8 @@ func (r *mutationResolver) AnomalyDetectionOverridesDelete(ctx context.Context, 
 }
 
 // AnomalyDetectionOverrideFeedback is the resolver for the anomalyDetectionOverrideFeedback field.
-func (r *mutationResolver) AnomalyDetectionOverrideFeedback(ctx context.Context, input model.AnomalyDetectionOverrideFeedbackInput) (*model.AnomalyDetectionOverrideFeedbackResult, error) {
-	p, err := requireRole(ctx, model1.RoleEditor)
+func (r *mutationResolver) AnomalyDetectionOverrideFeedback(ctx context.Context, input gqlmodel.AnomalyDetectionOverrideFeedbackInput) (*gqlmodel.AnomalyDetectionOverrideFeedbackResult, error) {
+	p, err := requireRole(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +122,7 @@ func (r *mutationResolver) AnomalyDetectionOverrideFeedback(ctx context.Context,
 		if err != nil {
 			return nil, err
 		}
-		return &model.AnomalyDetectionOverrideFeedbackResult{Deleted: n > 0}, nil
+		return &gqlmodel.AnomalyDetectionOverrideFeedbackResult{Deleted: n > 0}, nil
 	}
 	id, err := r.Store.SetOverride(ctx, p.DataOwnerID, sc, store.OverrideSet{Level: next, Origin: originFeedback,
 		SourceAnomalyID: source, UpdatedByID: userRef(p.UserID)})
@@ -133,11 +133,11 @@ func (r *mutationResolver) AnomalyDetectionOverrideFeedback(ctx context.Context,
 	if err != nil {
 		return nil, err
 	}
-	return &model.AnomalyDetectionOverrideFeedbackResult{AnomalyDetectionOverride: ptr(overrideOf(o))}, nil
+	return &gqlmodel.AnomalyDetectionOverrideFeedbackResult{AnomalyDetectionOverride: ptr(overrideOf(o))}, nil
 }
 
 // AnomalyEventSearch is the resolver for the anomalyEventSearch field.
-func (r *queryResolver) AnomalyEventSearch(ctx context.Context, body model1.JSON, sourceOnly *bool, size *int64, from *int64, searchAfter *model1.JSON) (*model1.JSON, error) {
+func (r *queryResolver) AnomalyEventSearch(ctx context.Context, body model.JSON, sourceOnly *bool, size *int64, from *int64, searchAfter *model.JSON) (*model.JSON, error) {
 	out, err := r.runSearch(ctx, search.KindAnomalyEvent, searchArgs{Body: body, SourceOnly: sourceOnly,
 		Size: size, From: from, SearchAfter: searchAfter})
 	if err != nil {
@@ -147,8 +147,8 @@ func (r *queryResolver) AnomalyEventSearch(ctx context.Context, body model1.JSON
 }
 
 // AnomalyEvent is the resolver for the anomalyEvent field.
-func (r *queryResolver) AnomalyEvent(ctx context.Context, id string) (*model.AnomalyEvent, error) {
-	p, err := requireRole(ctx, model1.RoleViewer)
+func (r *queryResolver) AnomalyEvent(ctx context.Context, id string) (*gqlmodel.AnomalyEvent, error) {
+	p, err := requireRole(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -156,13 +156,13 @@ func (r *queryResolver) AnomalyEvent(ctx context.Context, id string) (*model.Ano
 	if err != nil {
 		return nil, err
 	}
-	out := &model.AnomalyEvent{ID: d.DocID, Document: documentJSON(d.Doc)}
-	lookahead(ctx, "AnomalyEvent", []*model.AnomalyEvent{out})
+	out := &gqlmodel.AnomalyEvent{ID: d.DocID, Document: documentJSON(d.Doc)}
+	lookahead(ctx, "AnomalyEvent", []*gqlmodel.AnomalyEvent{out})
 	return out, nil
 }
 
 // AnomalyEventDocument is the resolver for the anomalyEventDocument field.
-func (r *queryResolver) AnomalyEventDocument(ctx context.Context, id string) (*model1.JSON, error) {
+func (r *queryResolver) AnomalyEventDocument(ctx context.Context, id string) (*model.JSON, error) {
 	e, err := r.AnomalyEvent(ctx, id)
 	if err != nil {
 		return nil, err
@@ -171,8 +171,8 @@ func (r *queryResolver) AnomalyEventDocument(ctx context.Context, id string) (*m
 }
 
 // AnomalyDetectionOverrides is the resolver for the anomalyDetectionOverrides field.
-func (r *queryResolver) AnomalyDetectionOverrides(ctx context.Context) ([]model.AnomalyDetectionOverride, error) {
-	p, err := requireRole(ctx, model1.RoleViewer)
+func (r *queryResolver) AnomalyDetectionOverrides(ctx context.Context) ([]gqlmodel.AnomalyDetectionOverride, error) {
+	p, err := requireRole(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -184,8 +184,8 @@ func (r *queryResolver) AnomalyDetectionOverrides(ctx context.Context) ([]model.
 }
 
 // AnomalyDetectionOverride is the resolver for the anomalyDetectionOverride field.
-func (r *queryResolver) AnomalyDetectionOverride(ctx context.Context, id int64) (*model.AnomalyDetectionOverride, error) {
-	p, err := requireRole(ctx, model1.RoleViewer)
+func (r *queryResolver) AnomalyDetectionOverride(ctx context.Context, id int64) (*gqlmodel.AnomalyDetectionOverride, error) {
+	p, err := requireRole(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -197,8 +197,8 @@ func (r *queryResolver) AnomalyDetectionOverride(ctx context.Context, id int64) 
 }
 
 // AnomalyDetectionDimensions is the resolver for the anomalyDetectionDimensions field.
-func (r *queryResolver) AnomalyDetectionDimensions(ctx context.Context) (*model.AnomalyDetectionDimensions, error) {
-	p, err := requireRole(ctx, model1.RoleViewer)
+func (r *queryResolver) AnomalyDetectionDimensions(ctx context.Context) (*gqlmodel.AnomalyDetectionDimensions, error) {
+	p, err := requireRole(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +206,7 @@ func (r *queryResolver) AnomalyDetectionDimensions(ctx context.Context) (*model.
 	if err != nil {
 		return nil, err
 	}
-	return &model.AnomalyDetectionDimensions{MeasurementTypes: convertAll(ds, dimensionOf),
+	return &gqlmodel.AnomalyDetectionDimensions{MeasurementTypes: convertAll(ds, dimensionOf),
 		DetectionPasses: detectionPasses, Levels: overrideLevels}, nil
 }
 

@@ -9,13 +9,13 @@ import (
 	"context"
 
 	"github.com/fleetgraph/fleetgraph/auth"
-	"github.com/fleetgraph/fleetgraph/graph/model"
-	model1 "github.com/fleetgraph/fleetgraph/model"
+	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
+	"github.com/fleetgraph/fleetgraph/model"
 )
 
 // ClientAdminAPIKeyCreate is the resolver for the clientAdminApiKeyCreate field.
-func (r *mutationResolver) ClientAdminAPIKeyCreate(ctx context.Context, input model.ClientAdminAPIKeyCreateInput) (*model1.ClientAdminAPIKey, error) {
-	p, err := requireRole(ctx, model1.RoleAdmin)
+func (r *mutationResolver) ClientAdminAPIKeyCreate(ctx context.Context, input gqlmodel.ClientAdminAPIKeyCreateInput) (*model.ClientAdminAPIKey, error) {
+	p, err := requireRole(ctx, model.RoleAdmin)
 	if err != nil {
 		return nil, err
 	}
@@ -45,8 +45,8 @@ func (r *mutationResolver) ClientAdminAPIKeyDelete(ctx context.Context, id int64
 }
 
 // ClientAnalyticsAPIKeyCreate is the resolver for the clientAnalyticsApiKeyCreate field.
-func (r *mutationResolver) ClientAnalyticsAPIKeyCreate(ctx context.Context, input model.APIKeyCreateInput) (*model1.ClientAnalyticsAPIKey, error) {
-	p, err := requireRole(ctx, model1.RoleAdmin)
+func (r *mutationResolver) ClientAnalyticsAPIKeyCreate(ctx context.Context, input gqlmodel.APIKeyCreateInput) (*model.ClientAnalyticsAPIKey, error) {
+	p, err := requireRole(ctx, model.RoleAdmin)
 	if err != nil {
 		return nil, err
 	}
@@ -63,8 +63,8 @@ func (r *mutationResolver) ClientAnalyticsAPIKeyDelete(ctx context.Context, id i
 }
 
 // ExportAPIKeyCreate is the resolver for the exportApiKeyCreate field.
-func (r *mutationResolver) ExportAPIKeyCreate(ctx context.Context, input model.APIKeyCreateInput) (*model1.ExportAPIKey, error) {
-	p, err := requireRole(ctx, model1.RoleAdmin)
+func (r *mutationResolver) ExportAPIKeyCreate(ctx context.Context, input gqlmodel.APIKeyCreateInput) (*model.ExportAPIKey, error) {
+	p, err := requireRole(ctx, model.RoleAdmin)
 	if err != nil {
 		return nil, err
 	}
@@ -83,13 +83,13 @@ func (r *mutationResolver) ExportAPIKeyDelete(ctx context.Context, id int64) (bo
 }
 
 // ClientAdminAPIKeys is the resolver for the clientAdminApiKeys field.
-func (r *queryResolver) ClientAdminAPIKeys(ctx context.Context) ([]model1.ClientAdminAPIKey, error) {
+func (r *queryResolver) ClientAdminAPIKeys(ctx context.Context) ([]model.ClientAdminAPIKey, error) {
 	ks, err := r.listKeys(ctx, auth.KindClientAdmin)
 	return convertAll(ks, adminKeyOf), err
 }
 
 // ClientAdminAPIKey is the resolver for the clientAdminApiKey field.
-func (r *queryResolver) ClientAdminAPIKey(ctx context.Context, id int64) (*model1.ClientAdminAPIKey, error) {
+func (r *queryResolver) ClientAdminAPIKey(ctx context.Context, id int64) (*model.ClientAdminAPIKey, error) {
 	k, err := r.getKey(ctx, auth.KindClientAdmin, id)
 	if err != nil {
 		return nil, err
@@ -98,12 +98,12 @@ func (r *queryResolver) ClientAdminAPIKey(ctx context.Context, id int64) (*model
 }
 
 // ClientAnalyticsAPIKeys is the resolver for the clientAnalyticsApiKeys field.
-func (r *queryResolver) ClientAnalyticsAPIKeys(ctx context.Context) ([]model1.ClientAnalyticsAPIKey, error) {
+func (r *queryResolver) ClientAnalyticsAPIKeys(ctx context.Context) ([]model.ClientAnalyticsAPIKey, error) {
 	ks, err := r.listKeys(ctx, auth.KindClientAnalytics)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]model1.ClientAnalyticsAPIKey, len(ks))
+	out := make([]model.ClientAnalyticsAPIKey, len(ks))
 	for i, k := range ks {
 		m, err := r.analyticsKeyOf(k)
 		if err != nil {
@@ -115,7 +115,7 @@ func (r *queryResolver) ClientAnalyticsAPIKeys(ctx context.Context) ([]model1.Cl
 }
 
 // ClientAnalyticsAPIKey is the resolver for the clientAnalyticsApiKey field.
-func (r *queryResolver) ClientAnalyticsAPIKey(ctx context.Context, id int64) (*model1.ClientAnalyticsAPIKey, error) {
+func (r *queryResolver) ClientAnalyticsAPIKey(ctx context.Context, id int64) (*model.ClientAnalyticsAPIKey, error) {
 	k, err := r.getKey(ctx, auth.KindClientAnalytics, id)
 	if err != nil {
 		return nil, err
@@ -124,13 +124,13 @@ func (r *queryResolver) ClientAnalyticsAPIKey(ctx context.Context, id int64) (*m
 }
 
 // ExportAPIKeys is the resolver for the exportApiKeys field.
-func (r *queryResolver) ExportAPIKeys(ctx context.Context) ([]model1.ExportAPIKey, error) {
+func (r *queryResolver) ExportAPIKeys(ctx context.Context) ([]model.ExportAPIKey, error) {
 	ks, err := r.listKeys(ctx, auth.KindExport)
 	return convertAll(ks, exportKeyOf), err
 }
 
 // ExportAPIKey is the resolver for the exportApiKey field.
-func (r *queryResolver) ExportAPIKey(ctx context.Context, id int64) (*model1.ExportAPIKey, error) {
+func (r *queryResolver) ExportAPIKey(ctx context.Context, id int64) (*model.ExportAPIKey, error) {
 	k, err := r.getKey(ctx, auth.KindExport, id)
 	if err != nil {
 		return nil, err

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/fleetgraph/fleetgraph/graph"
-	model1 "github.com/fleetgraph/fleetgraph/graph/model"
+	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/loaders"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -29,7 +29,7 @@ func (r *capabilityResolver) RegistrationKeys(ctx context.Context, objs []*model
 }
 
 // CapabilityCreate is the resolver for the capabilityCreate field.
-func (r *mutationResolver) CapabilityCreate(ctx context.Context, input model1.CapabilityCreateInput) (*model.Capability, error) {
+func (r *mutationResolver) CapabilityCreate(ctx context.Context, input gqlmodel.CapabilityCreateInput) (*model.Capability, error) {
 	p, err := requireRole(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
@@ -54,7 +54,7 @@ func (r *mutationResolver) CapabilityCreate(ctx context.Context, input model1.Ca
 }
 
 // CapabilityUpdate is the resolver for the capabilityUpdate field.
-func (r *mutationResolver) CapabilityUpdate(ctx context.Context, id int64, input model1.CapabilityUpdateInput) (*model.Capability, error) {
+func (r *mutationResolver) CapabilityUpdate(ctx context.Context, id int64, input gqlmodel.CapabilityUpdateInput) (*model.Capability, error) {
 	p, err := requireRole(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
@@ -97,7 +97,7 @@ func (r *mutationResolver) CapabilityDelete(ctx context.Context, id int64) (bool
 }
 
 // RegistrationKeyCreate is the resolver for the registrationKeyCreate field.
-func (r *mutationResolver) RegistrationKeyCreate(ctx context.Context, input model1.RegistrationKeyCreateInput) (*model.RegistrationKey, error) {
+func (r *mutationResolver) RegistrationKeyCreate(ctx context.Context, input gqlmodel.RegistrationKeyCreateInput) (*model.RegistrationKey, error) {
 	p, err := requireRole(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
@@ -127,7 +127,7 @@ func (r *mutationResolver) RegistrationKeyCreate(ctx context.Context, input mode
 }
 
 // RegistrationKeyUpdate is the resolver for the registrationKeyUpdate field.
-func (r *mutationResolver) RegistrationKeyUpdate(ctx context.Context, id int64, input model1.RegistrationKeyUpdateInput) (*model.RegistrationKey, error) {
+func (r *mutationResolver) RegistrationKeyUpdate(ctx context.Context, id int64, input gqlmodel.RegistrationKeyUpdateInput) (*model.RegistrationKey, error) {
 	p, err := requireRole(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err

@@ -8,14 +8,14 @@ package resolvers
 import (
 	"context"
 
-	"github.com/fleetgraph/fleetgraph/graph/model"
-	model1 "github.com/fleetgraph/fleetgraph/model"
+	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
+	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // ServiceCredentialCreate is the resolver for the serviceCredentialCreate field.
-func (r *mutationResolver) ServiceCredentialCreate(ctx context.Context, input model.ServiceCredentialCreateInput) (*model1.ServiceCredential, error) {
-	p, err := requireRole(ctx, model1.RoleAdmin)
+func (r *mutationResolver) ServiceCredentialCreate(ctx context.Context, input gqlmodel.ServiceCredentialCreateInput) (*model.ServiceCredential, error) {
+	p, err := requireRole(ctx, model.RoleAdmin)
 	if err != nil {
 		return nil, err
 	}
@@ -33,8 +33,8 @@ func (r *mutationResolver) ServiceCredentialCreate(ctx context.Context, input mo
 }
 
 // ServiceCredentialUpdate is the resolver for the serviceCredentialUpdate field.
-func (r *mutationResolver) ServiceCredentialUpdate(ctx context.Context, id int64, input model.ServiceCredentialUpdateInput) (*model1.ServiceCredential, error) {
-	p, err := requireRole(ctx, model1.RoleAdmin)
+func (r *mutationResolver) ServiceCredentialUpdate(ctx context.Context, id int64, input gqlmodel.ServiceCredentialUpdateInput) (*model.ServiceCredential, error) {
+	p, err := requireRole(ctx, model.RoleAdmin)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +64,7 @@ func (r *mutationResolver) ServiceCredentialUpdate(ctx context.Context, id int64
 
 // ServiceCredentialDelete is the resolver for the serviceCredentialDelete field.
 func (r *mutationResolver) ServiceCredentialDelete(ctx context.Context, id int64) (bool, error) {
-	p, err := requireRole(ctx, model1.RoleAdmin)
+	p, err := requireRole(ctx, model.RoleAdmin)
 	if err != nil {
 		return false, err
 	}
@@ -72,8 +72,8 @@ func (r *mutationResolver) ServiceCredentialDelete(ctx context.Context, id int64
 }
 
 // ServiceCredentials is the resolver for the serviceCredentials field.
-func (r *queryResolver) ServiceCredentials(ctx context.Context) ([]model1.ServiceCredential, error) {
-	p, err := requireRole(ctx, model1.RoleViewer)
+func (r *queryResolver) ServiceCredentials(ctx context.Context) ([]model.ServiceCredential, error) {
+	p, err := requireRole(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -82,8 +82,8 @@ func (r *queryResolver) ServiceCredentials(ctx context.Context) ([]model1.Servic
 }
 
 // ServiceCredential is the resolver for the serviceCredential field.
-func (r *queryResolver) ServiceCredential(ctx context.Context, id int64) (*model1.ServiceCredential, error) {
-	p, err := requireRole(ctx, model1.RoleViewer)
+func (r *queryResolver) ServiceCredential(ctx context.Context, id int64) (*model.ServiceCredential, error) {
+	p, err := requireRole(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}

@@ -9,14 +9,14 @@ import (
 	"context"
 	"strings"
 
-	"github.com/fleetgraph/fleetgraph/graph/model"
-	model1 "github.com/fleetgraph/fleetgraph/model"
+	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
+	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // ExportMeasurements is the resolver for the exportMeasurements field.
-func (r *queryResolver) ExportMeasurements(ctx context.Context, filter *model.ExportFilter, typeArg *string, subject []string, studyID []string, page *int64, perPage *int64) (*model.ExportDocumentPage, error) {
+func (r *queryResolver) ExportMeasurements(ctx context.Context, filter *gqlmodel.ExportFilter, typeArg *string, subject []string, studyID []string, page *int64, perPage *int64) (*gqlmodel.ExportDocumentPage, error) {
 	l, err := parseExportListing(exportMeasurements, filter, typeArg, page, perPage)
 	if err != nil {
 		return nil, err
@@ -28,7 +28,7 @@ func (r *queryResolver) ExportMeasurements(ctx context.Context, filter *model.Ex
 }
 
 // ExportClientReports is the resolver for the exportClientReports field.
-func (r *queryResolver) ExportClientReports(ctx context.Context, filter *model.ExportFilter, typeArg *string, page *int64, perPage *int64) (*model.ExportDocumentPage, error) {
+func (r *queryResolver) ExportClientReports(ctx context.Context, filter *gqlmodel.ExportFilter, typeArg *string, page *int64, perPage *int64) (*gqlmodel.ExportDocumentPage, error) {
 	l, err := parseExportListing(exportClientReports, filter, typeArg, page, perPage)
 	if err != nil {
 		return nil, err
@@ -37,7 +37,7 @@ func (r *queryResolver) ExportClientReports(ctx context.Context, filter *model.E
 }
 
 // ExportEventBundles is the resolver for the exportEventBundles field.
-func (r *queryResolver) ExportEventBundles(ctx context.Context, filter *model.ExportFilter, typeArg *string, page *int64, perPage *int64) (*model.ExportDocumentPage, error) {
+func (r *queryResolver) ExportEventBundles(ctx context.Context, filter *gqlmodel.ExportFilter, typeArg *string, page *int64, perPage *int64) (*gqlmodel.ExportDocumentPage, error) {
 	l, err := parseExportListing(exportEventBundles, filter, typeArg, page, perPage)
 	if err != nil {
 		return nil, err
@@ -46,7 +46,7 @@ func (r *queryResolver) ExportEventBundles(ctx context.Context, filter *model.Ex
 }
 
 // ExportNetworkRequests is the resolver for the exportNetworkRequests field.
-func (r *queryResolver) ExportNetworkRequests(ctx context.Context, filter *model.ExportFilter, page *int64, perPage *int64) (*model.ExportDocumentPage, error) {
+func (r *queryResolver) ExportNetworkRequests(ctx context.Context, filter *gqlmodel.ExportFilter, page *int64, perPage *int64) (*gqlmodel.ExportDocumentPage, error) {
 	l, err := parseExportListing(exportNetworkRequests, filter, nil, page, perPage)
 	if err != nil {
 		return nil, err
@@ -55,8 +55,8 @@ func (r *queryResolver) ExportNetworkRequests(ctx context.Context, filter *model
 }
 
 // ExportClients is the resolver for the exportClients field.
-func (r *queryResolver) ExportClients(ctx context.Context, filter *model.ExportFilter, page *int64, perPage *int64) (*model.ExportClientPage, error) {
-	p, err := requireRole(ctx, model1.RoleViewer)
+func (r *queryResolver) ExportClients(ctx context.Context, filter *gqlmodel.ExportFilter, page *int64, perPage *int64) (*gqlmodel.ExportClientPage, error) {
+	p, err := requireRole(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -68,11 +68,11 @@ func (r *queryResolver) ExportClients(ctx context.Context, filter *model.ExportF
 	if err != nil {
 		return nil, err
 	}
-	return &model.ExportClientPage{Items: convertAll(cs, clientOf), Total: total, Page: l.page, PerPage: l.perPage}, nil
+	return &gqlmodel.ExportClientPage{Items: convertAll(cs, clientOf), Total: total, Page: l.page, PerPage: l.perPage}, nil
 }
 
 // ExportUserFeedbacks is the resolver for the exportUserFeedbacks field.
-func (r *queryResolver) ExportUserFeedbacks(ctx context.Context, filter *model.ExportFilter, typeArg *string, page *int64, perPage *int64) (*model.ExportDocumentPage, error) {
+func (r *queryResolver) ExportUserFeedbacks(ctx context.Context, filter *gqlmodel.ExportFilter, typeArg *string, page *int64, perPage *int64) (*gqlmodel.ExportDocumentPage, error) {
 	l, err := parseExportListing(exportUserFeedbacks, filter, typeArg, page, perPage)
 	if err != nil {
 		return nil, err
@@ -81,8 +81,8 @@ func (r *queryResolver) ExportUserFeedbacks(ctx context.Context, filter *model.E
 }
 
 // ExportSearch is the resolver for the exportSearch field.
-func (r *queryResolver) ExportSearch(ctx context.Context, body model1.JSON, q *string, df *string, defaultOperator *string, analyzer *string, lenient *bool, analyzeWildcard *bool, size *int64, from *int64, sort *model1.JSON, searchAfter *model1.JSON, source *model1.JSON, sourceIncludes []string, sourceExcludes []string, trackTotalHits *model1.JSON, sourceOnly *bool, scroll *string, otherParams *model1.JSON) (*model1.JSON, error) {
-	if _, err := requireRole(ctx, model1.RoleViewer); err != nil {
+func (r *queryResolver) ExportSearch(ctx context.Context, body model.JSON, q *string, df *string, defaultOperator *string, analyzer *string, lenient *bool, analyzeWildcard *bool, size *int64, from *int64, sort *model.JSON, searchAfter *model.JSON, source *model.JSON, sourceIncludes []string, sourceExcludes []string, trackTotalHits *model.JSON, sourceOnly *bool, scroll *string, otherParams *model.JSON) (*model.JSON, error) {
+	if _, err := requireRole(ctx, model.RoleViewer); err != nil {
 		return nil, err
 	}
 	req := exportSearchParams{"body": body.Value}
@@ -120,8 +120,8 @@ func (r *queryResolver) ExportSearch(ctx context.Context, body model1.JSON, q *s
 }
 
 // ExportEsql is the resolver for the exportEsql field.
-func (r *queryResolver) ExportEsql(ctx context.Context, query string) ([]model1.JSON, error) {
-	p, err := requireRole(ctx, model1.RoleViewer)
+func (r *queryResolver) ExportEsql(ctx context.Context, query string) ([]model.JSON, error) {
+	p, err := requireRole(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -138,9 +138,9 @@ func (r *queryResolver) ExportEsql(ctx context.Context, query string) ([]model1.
 	if err != nil {
 		return nil, searchError(err)
 	}
-	out := make([]model1.JSON, len(rows))
+	out := make([]model.JSON, len(rows))
 	for i, row := range rows {
-		out[i] = model1.JSON{Value: row}
+		out[i] = model.JSON{Value: row}
 	}
 	return out, nil
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
-	gmodel "github.com/fleetgraph/fleetgraph/graph/model"
+	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -63,7 +63,7 @@ func badParam(format string, args ...any) error {
 // parseExportListing turns the common parameters, type and paging into a
 // store filter, or a 400 naming the bad parameter. measurement_id, when
 // given, overrides every other filter.
-func parseExportListing(k exportKind, f *gmodel.ExportFilter, typ *string, page, perPage *int64) (exportListing, error) {
+func parseExportListing(k exportKind, f *gqlmodel.ExportFilter, typ *string, page, perPage *int64) (exportListing, error) {
 	var l exportListing
 	var err error
 	if l.page, l.perPage, err = parsePaging(page, perPage); err != nil {
@@ -71,7 +71,7 @@ func parseExportListing(k exportKind, f *gmodel.ExportFilter, typ *string, page,
 	}
 	l.filter.Limit, l.filter.Offset = l.perPage, (l.page-1)*l.perPage
 	if f == nil {
-		f = &gmodel.ExportFilter{}
+		f = &gqlmodel.ExportFilter{}
 	}
 	if f.MeasurementID != nil {
 		if !k.byMeasurement {
@@ -248,7 +248,7 @@ func ParseExportTime(raw string) (time.Time, error) {
 // exportDocuments runs one parsed listing over the data owner's documents
 // of kind, shaping each stored document with conv.
 func (r *queryResolver) exportDocuments(ctx context.Context, kind string, l exportListing,
-	conv func(store.ExportDocument) (model.JSON, error)) (*gmodel.ExportDocumentPage, error) {
+	conv func(store.ExportDocument) (model.JSON, error)) (*gqlmodel.ExportDocumentPage, error) {
 	p, err := requireRole(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
@@ -263,7 +263,7 @@ func (r *queryResolver) exportDocuments(ctx context.Context, kind string, l expo
 			return nil, fmt.Errorf("export %s: %w", kind, err)
 		}
 	}
-	return &gmodel.ExportDocumentPage{Items: items, Total: total, Page: l.page, PerPage: l.perPage}, nil
+	return &gqlmodel.ExportDocumentPage{Items: items, Total: total, Page: l.page, PerPage: l.perPage}, nil
 }
 
 // asStored answers the document as stored.

@@ -9,7 +9,7 @@ import (
 	"context"
 
 	"github.com/fleetgraph/fleetgraph/graph"
-	model1 "github.com/fleetgraph/fleetgraph/graph/model"
+	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/loaders"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -56,7 +56,7 @@ func (r *ispContractResolver) ClientLabel(ctx context.Context, objs []*model.Isp
 }
 
 // IspCreate is the resolver for the ispCreate field.
-func (r *mutationResolver) IspCreate(ctx context.Context, input model1.IspCreateInput) (*model.Isp, error) {
+func (r *mutationResolver) IspCreate(ctx context.Context, input gqlmodel.IspCreateInput) (*model.Isp, error) {
 	p, err := requireRole(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
@@ -75,7 +75,7 @@ func (r *mutationResolver) IspCreate(ctx context.Context, input model1.IspCreate
 }
 
 // IspUpdate is the resolver for the ispUpdate field.
-func (r *mutationResolver) IspUpdate(ctx context.Context, id int64, input model1.IspUpdateInput) (*model.Isp, error) {
+func (r *mutationResolver) IspUpdate(ctx context.Context, id int64, input gqlmodel.IspUpdateInput) (*model.Isp, error) {
 	p, err := requireRole(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
@@ -119,7 +119,7 @@ func (r *mutationResolver) IspDelete(ctx context.Context, id int64) (bool, error
 }
 
 // IspMergeInto is the resolver for the ispMergeInto field.
-func (r *mutationResolver) IspMergeInto(ctx context.Context, id int64, input model1.IspMergeInput) (*model.Isp, error) {
+func (r *mutationResolver) IspMergeInto(ctx context.Context, id int64, input gqlmodel.IspMergeInput) (*model.Isp, error) {
 	p, err := requireRole(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
@@ -135,7 +135,7 @@ func (r *mutationResolver) IspMergeInto(ctx context.Context, id int64, input mod
 }
 
 // Isps is the resolver for the isps field.
-func (r *queryResolver) Isps(ctx context.Context, filter *model1.IspFilter) ([]model.Isp, error) {
+func (r *queryResolver) Isps(ctx context.Context, filter *gqlmodel.IspFilter) ([]model.Isp, error) {
 	p, err := requireRole(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err

@@ -9,7 +9,7 @@ import (
 	"context"
 
 	"github.com/fleetgraph/fleetgraph/graph"
-	model1 "github.com/fleetgraph/fleetgraph/graph/model"
+	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/loaders"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/search"
@@ -17,7 +17,7 @@ import (
 )
 
 // Measurements is the batch resolver for the measurements field.
-func (r *clientResolver) Measurements(ctx context.Context, objs []*model.Client, filter *model1.MeasurementFilter, first *int64, after *string) ([]*model1.MeasurementConnection, error) {
+func (r *clientResolver) Measurements(ctx context.Context, objs []*model.Client, filter *gqlmodel.MeasurementFilter, first *int64, after *string) ([]*gqlmodel.MeasurementConnection, error) {
 	if _, err := requireRole(ctx, model.RoleViewer); err != nil {
 		return nil, err
 	}
@@ -31,13 +31,13 @@ func (r *clientResolver) Measurements(ctx context.Context, objs []*model.Client,
 		func(c *model.Client) (loaders.MeasurementPageKey, bool) {
 			return loaders.MeasurementPageKey{ClientUUID: c.UUID, Page: page}, true
 		},
-		func(rows []store.MeasurementPage) *model1.MeasurementConnection {
+		func(rows []store.MeasurementPage) *gqlmodel.MeasurementConnection {
 			return measurementConnection(rows, limit)
 		})
 }
 
 // Client is the batch resolver for the client field.
-func (r *measurementResolver) Client(ctx context.Context, objs []*model1.Measurement) ([]*model.Client, error) {
+func (r *measurementResolver) Client(ctx context.Context, objs []*gqlmodel.Measurement) ([]*model.Client, error) {
 	docs := make([]model.JSON, len(objs))
 	for i, o := range objs {
 		docs[i] = o.Document
@@ -46,8 +46,8 @@ func (r *measurementResolver) Client(ctx context.Context, objs []*model1.Measure
 }
 
 // Reports is the batch resolver for the reports field.
-func (r *measurementResolver) Reports(ctx context.Context, objs []*model1.Measurement) ([][]model1.ClientReport, error) {
-	out := make([][]model1.ClientReport, len(objs))
+func (r *measurementResolver) Reports(ctx context.Context, objs []*gqlmodel.Measurement) ([][]gqlmodel.ClientReport, error) {
+	out := make([][]gqlmodel.ClientReport, len(objs))
 	err := r.eachReports(ctx, objs, func(i int, ds []store.Document) {
 		out[i] = convertAll(ds, clientReportOf)
 	})
@@ -55,18 +55,18 @@ func (r *measurementResolver) Reports(ctx context.Context, objs []*model1.Measur
 }
 
 // P1203ClientReport is the batch resolver for the p1203ClientReport field.
-func (r *measurementResolver) P1203ClientReport(ctx context.Context, objs []*model1.Measurement) ([]*model.JSON, error) {
-	return r.reportOfType(ctx, objs, model1.MeasurementReportTypeP1203ClientReport)
+func (r *measurementResolver) P1203ClientReport(ctx context.Context, objs []*gqlmodel.Measurement) ([]*model.JSON, error) {
+	return r.reportOfType(ctx, objs, gqlmodel.MeasurementReportTypeP1203ClientReport)
 }
 
 // NetworkPerformanceReport is the batch resolver for the networkPerformanceReport field.
-func (r *measurementResolver) NetworkPerformanceReport(ctx context.Context, objs []*model1.Measurement) ([]*model.JSON, error) {
-	return r.reportOfType(ctx, objs, model1.MeasurementReportTypePerformanceClientReport)
+func (r *measurementResolver) NetworkPerformanceReport(ctx context.Context, objs []*gqlmodel.Measurement) ([]*model.JSON, error) {
+	return r.reportOfType(ctx, objs, gqlmodel.MeasurementReportTypePerformanceClientReport)
 }
 
 // LightweightVideoPlayerPerformanceReport is the batch resolver for the lightweightVideoPlayerPerformanceReport field.
-func (r *measurementResolver) LightweightVideoPlayerPerformanceReport(ctx context.Context, objs []*model1.Measurement) ([]*model.JSON, error) {
-	return r.reportOfType(ctx, objs, model1.MeasurementReportTypeLightweightVideoPlayerPerformanceReport)
+func (r *measurementResolver) LightweightVideoPlayerPerformanceReport(ctx context.Context, objs []*gqlmodel.Measurement) ([]*model.JSON, error) {
+	return r.reportOfType(ctx, objs, gqlmodel.MeasurementReportTypeLightweightVideoPlayerPerformanceReport)
 }
 
 // MeasurementSearch is the resolver for the measurementSearch field.
@@ -89,7 +89,7 @@ func (r *queryResolver) MeasurementSearchScroll(ctx context.Context, scrollID st
 }
 
 // Measurement is the resolver for the measurement field.
-func (r *queryResolver) Measurement(ctx context.Context, id string) (*model1.Measurement, error) {
+func (r *queryResolver) Measurement(ctx context.Context, id string) (*gqlmodel.Measurement, error) {
 	p, err := requireRole(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
@@ -98,13 +98,13 @@ func (r *queryResolver) Measurement(ctx context.Context, id string) (*model1.Mea
 	if err != nil {
 		return nil, err
 	}
-	out := &model1.Measurement{ID: d.DocID, Document: documentJSON(d.Doc)}
-	lookahead(ctx, "Measurement", []*model1.Measurement{out})
+	out := &gqlmodel.Measurement{ID: d.DocID, Document: documentJSON(d.Doc)}
+	lookahead(ctx, "Measurement", []*gqlmodel.Measurement{out})
 	return out, nil
 }
 
 // MeasurementDocument is the resolver for the measurementDocument field.
-func (r *queryResolver) MeasurementDocument(ctx context.Context, id string, report *model1.MeasurementReportType) (*model.JSON, error) {
+func (r *queryResolver) MeasurementDocument(ctx context.Context, id string, report *gqlmodel.MeasurementReportType) (*model.JSON, error) {
 	m, err := r.Measurement(ctx, id)
 	if err != nil {
 		return nil, err
@@ -112,7 +112,7 @@ func (r *queryResolver) MeasurementDocument(ctx context.Context, id string, repo
 	if report == nil {
 		return &m.Document, nil
 	}
-	docs, err := r.reportOfType(ctx, []*model1.Measurement{m}, *report)
+	docs, err := r.reportOfType(ctx, []*gqlmodel.Measurement{m}, *report)
 	if err != nil {
 		return nil, err
 	}

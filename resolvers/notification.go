@@ -5,13 +5,13 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
-	model1 "github.com/fleetgraph/fleetgraph/graph/model"
+	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 )
 
 // notificationPatch validates a notification config input and returns the
 // JSON object to merge into the stored one: present keys with their value,
 // keys set to null as JSON null (removed by the store).
-func notificationPatch(fe FieldErrors, prefix string, in *model1.NotificationConfigInput) json.RawMessage {
+func notificationPatch(fe FieldErrors, prefix string, in *gqlmodel.NotificationConfigInput) json.RawMessage {
 	if in == nil {
 		return nil
 	}

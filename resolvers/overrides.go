@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	gmodel "github.com/fleetgraph/fleetgraph/graph/model"
+	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
@@ -28,7 +28,7 @@ const (
 
 // overrideScope parses a scope input: every part non-blank, the detection
 // pass one of detectionPasses.
-func overrideScope(fe FieldErrors, in *gmodel.AnomalyDetectionOverrideScopeInput) store.OverrideScope {
+func overrideScope(fe FieldErrors, in *gqlmodel.AnomalyDetectionOverrideScopeInput) store.OverrideScope {
 	if in == nil {
 		fe.Add("scope", "can't be blank")
 		return store.OverrideScope{}
@@ -90,12 +90,12 @@ func scopeArgs(subject, measurementType, metric, detectionPass *string) (store.O
 
 // stepLevel moves level one step: down is quieter, up is louder; the
 // quietest and loudest levels stay where they are.
-func stepLevel(level string, direction gmodel.FeedbackDirection) string {
+func stepLevel(level string, direction gqlmodel.FeedbackDirection) string {
 	i := indexOf(overrideLevels, level)
-	if direction == gmodel.FeedbackDirectionDown && i > 0 {
+	if direction == gqlmodel.FeedbackDirectionDown && i > 0 {
 		i--
 	}
-	if direction == gmodel.FeedbackDirectionUp && i < len(overrideLevels)-1 {
+	if direction == gqlmodel.FeedbackDirectionUp && i < len(overrideLevels)-1 {
 		i++
 	}
 	return overrideLevels[i]
@@ -114,17 +114,17 @@ func scopeKey(sc store.OverrideScope) string {
 	return strings.Join([]string{sc.Subject, sc.MeasurementType, sc.Metric, sc.DetectionPass}, "|")
 }
 
-func overrideOf(o store.Override) gmodel.AnomalyDetectionOverride {
+func overrideOf(o store.Override) gqlmodel.AnomalyDetectionOverride {
 	sc := store.OverrideScope{Subject: o.Subject, MeasurementType: o.MeasurementType, Metric: o.Metric, DetectionPass: o.DetectionPass}
-	return gmodel.AnomalyDetectionOverride{ID: o.ID,
-		Scope: &gmodel.AnomalyDetectionOverrideScope{Subject: o.Subject, MeasurementType: o.MeasurementType,
+	return gqlmodel.AnomalyDetectionOverride{ID: o.ID,
+		Scope: &gqlmodel.AnomalyDetectionOverrideScope{Subject: o.Subject, MeasurementType: o.MeasurementType,
 			Metric: o.Metric, DetectionPass: o.DetectionPass},
 		ScopeKey: scopeKey(sc), Level: o.Level, Origin: o.Origin, SourceAnomalyID: o.SourceAnomalyID,
 		CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt, UpdatedByID: o.UpdatedByID, UpdatedByName: o.UpdatedByName}
 }
 
-func dimensionOf(d store.MeasurementDimension) gmodel.MeasurementTypeDimension {
-	return gmodel.MeasurementTypeDimension{MeasurementType: d.MeasurementType, Metrics: d.Metrics, Subjects: d.Subjects}
+func dimensionOf(d store.MeasurementDimension) gqlmodel.MeasurementTypeDimension {
+	return gqlmodel.MeasurementTypeDimension{MeasurementType: d.MeasurementType, Metrics: d.Metrics, Subjects: d.Subjects}
 }
 
 func deref(s *string) string {

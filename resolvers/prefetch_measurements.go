@@ -6,7 +6,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
-	gmodel "github.com/fleetgraph/fleetgraph/graph/model"
+	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/loaders"
 	"github.com/fleetgraph/fleetgraph/model"
 )
@@ -19,7 +19,7 @@ func measurementPlans() map[string]map[string]fieldPlan {
 	reports := func(ctx context.Context, l *loaders.Loaders, parents []any, _ map[string]any) {
 		ids := make([]string, len(parents))
 		for i, p := range parents {
-			ids[i] = p.(*gmodel.Measurement).ID
+			ids[i] = p.(*gqlmodel.Measurement).ID
 		}
 		l.ReportsByMeasurement.Fetch(ctx, ids)
 	}
@@ -54,13 +54,13 @@ func measurementPlans() map[string]map[string]fieldPlan {
 		"MeasurementConnection": {
 			"edges": {childType: "MeasurementEdge",
 				children: func(_ context.Context, _ *loaders.Loaders, p any, _ map[string]any) []any {
-					return all(p.(*gmodel.MeasurementConnection).Edges)
+					return all(p.(*gqlmodel.MeasurementConnection).Edges)
 				}},
 		},
 		"MeasurementEdge": {
 			"node": {childType: "Measurement",
 				children: func(_ context.Context, _ *loaders.Loaders, p any, _ map[string]any) []any {
-					return one(p.(*gmodel.MeasurementEdge).Node)
+					return one(p.(*gqlmodel.MeasurementEdge).Node)
 				}},
 		},
 		"Measurement": {
@@ -68,10 +68,10 @@ func measurementPlans() map[string]map[string]fieldPlan {
 			"p1203ClientReport":                       {fetch: reports},
 			"networkPerformanceReport":                {fetch: reports},
 			"lightweightVideoPlayerPerformanceReport": {fetch: reports},
-			"client": documentClientPlan(func(p any) model.JSON { return p.(*gmodel.Measurement).Document }),
+			"client": documentClientPlan(func(p any) model.JSON { return p.(*gqlmodel.Measurement).Document }),
 		},
 		"AnomalyEvent": {
-			"client": documentClientPlan(func(p any) model.JSON { return p.(*gmodel.AnomalyEvent).Document }),
+			"client": documentClientPlan(func(p any) model.JSON { return p.(*gqlmodel.AnomalyEvent).Document }),
 		},
 	}
 }
@@ -109,7 +109,7 @@ func documentClientPlan(doc func(any) model.JSON) fieldPlan {
 // and page size they make; ok is false when they do not parse.
 func measurementPageOfArgs(args map[string]any) (page string, limit int, ok bool) {
 	var (
-		filter *gmodel.MeasurementFilter
+		filter *gqlmodel.MeasurementFilter
 		first  *int64
 		after  *string
 	)
@@ -132,7 +132,7 @@ func measurementPageOfArgs(args map[string]any) (page string, limit int, ok bool
 		if !isMap {
 			return "", 0, false
 		}
-		filter = &gmodel.MeasurementFilter{}
+		filter = &gqlmodel.MeasurementFilter{}
 		for name, dst := range map[string]**string{"type": &filter.Type, "subject": &filter.Subject} {
 			if v := m[name]; v != nil {
 				s, err := graphql.UnmarshalString(v)

@@ -14,7 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	gmodel "github.com/fleetgraph/fleetgraph/graph/model"
+	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/loaders"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/search"
@@ -359,7 +359,7 @@ func (r *Resolver) documentClients(ctx context.Context, docs []model.JSON) ([]*m
 // can read anyway (no row ids, which count every data owner's documents),
 // and only a position, so one from another client or data owner reads
 // nothing but the client's own measurements past it.
-func measurementPaging(filter *gmodel.MeasurementFilter, first *int64, after *string) (store.MeasurementFilter, int, error) {
+func measurementPaging(filter *gqlmodel.MeasurementFilter, first *int64, after *string) (store.MeasurementFilter, int, error) {
 	var f store.MeasurementFilter
 	if filter != nil {
 		f.Type, f.Subject, f.Since, f.Until = filter.Type, filter.Subject, filter.Since, filter.Until
@@ -399,7 +399,7 @@ func measurementPaging(filter *gmodel.MeasurementFilter, first *int64, after *st
 // measurementPage is the loader page of Client.measurements' arguments (one
 // row more than the page size, to tell whether there is a next page) and the
 // page size.
-func measurementPage(filter *gmodel.MeasurementFilter, first *int64, after *string) (string, int, error) {
+func measurementPage(filter *gqlmodel.MeasurementFilter, first *int64, after *string) (string, int, error) {
 	f, limit, err := measurementPaging(filter, first, after)
 	if err != nil {
 		return "", 0, err
@@ -407,15 +407,15 @@ func measurementPage(filter *gmodel.MeasurementFilter, first *int64, after *stri
 	return loaders.PageArgs{Filter: f, Limit: limit + 1}.Key(), limit, nil
 }
 
-func measurementConnection(rows []store.MeasurementPage, limit int) *gmodel.MeasurementConnection {
-	conn := &gmodel.MeasurementConnection{Edges: []gmodel.MeasurementEdge{}, PageInfo: &gmodel.PageInfo{}}
+func measurementConnection(rows []store.MeasurementPage, limit int) *gqlmodel.MeasurementConnection {
+	conn := &gqlmodel.MeasurementConnection{Edges: []gqlmodel.MeasurementEdge{}, PageInfo: &gqlmodel.PageInfo{}}
 	if len(rows) > limit {
 		rows = rows[:limit]
 		conn.PageInfo.HasNextPage = true
 	}
 	for _, m := range rows {
-		conn.Edges = append(conn.Edges, gmodel.MeasurementEdge{Cursor: makeCursor(m.CreatedAt, m.DocID),
-			Node: &gmodel.Measurement{ID: m.DocID, Document: documentJSON(m.Doc)}})
+		conn.Edges = append(conn.Edges, gqlmodel.MeasurementEdge{Cursor: makeCursor(m.CreatedAt, m.DocID),
+			Node: &gqlmodel.Measurement{ID: m.DocID, Document: documentJSON(m.Doc)}})
 	}
 	if n := len(conn.Edges); n > 0 {
 		conn.PageInfo.EndCursor = &conn.Edges[n-1].Cursor
@@ -444,12 +444,12 @@ func parseCursor(c string) (time.Time, string, error) {
 }
 
 // eachReports loads the client reports of every measurement.
-func (r *Resolver) eachReports(ctx context.Context, objs []*gmodel.Measurement, fn func(int, []store.Document)) error {
+func (r *Resolver) eachReports(ctx context.Context, objs []*gqlmodel.Measurement, fn func(int, []store.Document)) error {
 	if _, err := requireRole(ctx, model.RoleViewer); err != nil {
 		return err
 	}
 	reports, err := loadAll(ctx, objs, loaders.For(ctx).ReportsByMeasurement,
-		func(m *gmodel.Measurement) (string, bool) { return m.ID, true }, identity[[]store.Document])
+		func(m *gqlmodel.Measurement) (string, bool) { return m.ID, true }, identity[[]store.Document])
 	if err != nil {
 		return err
 	}
@@ -460,7 +460,7 @@ func (r *Resolver) eachReports(ctx context.Context, objs []*gmodel.Measurement, 
 }
 
 // reportOfType picks each measurement's latest client report of a type.
-func (r *Resolver) reportOfType(ctx context.Context, objs []*gmodel.Measurement, typ gmodel.MeasurementReportType) ([]*model.JSON, error) {
+func (r *Resolver) reportOfType(ctx context.Context, objs []*gqlmodel.Measurement, typ gqlmodel.MeasurementReportType) ([]*model.JSON, error) {
 	out := make([]*model.JSON, len(objs))
 	err := r.eachReports(ctx, objs, func(i int, ds []store.Document) {
 		for _, d := range ds { // oldest first: the last match wins
@@ -472,6 +472,6 @@ func (r *Resolver) reportOfType(ctx context.Context, objs []*gmodel.Measurement,
 	return out, err
 }
 
-func clientReportOf(d store.Document) gmodel.ClientReport {
-	return gmodel.ClientReport{ID: d.DocID, Type: d.Type, Document: documentJSON(d.Doc)}
+func clientReportOf(d store.Document) gqlmodel.ClientReport {
+	return gqlmodel.ClientReport{ID: d.DocID, Type: d.Type, Document: documentJSON(d.Doc)}
 }

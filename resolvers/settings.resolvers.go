@@ -8,14 +8,14 @@ package resolvers
 import (
 	"context"
 
-	"github.com/fleetgraph/fleetgraph/graph/model"
-	model1 "github.com/fleetgraph/fleetgraph/model"
+	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
+	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // DataOwnerSettingsUpdate is the resolver for the dataOwnerSettingsUpdate field.
-func (r *mutationResolver) DataOwnerSettingsUpdate(ctx context.Context, input model.DataOwnerSettingsInput) (*model1.DataOwnerSettings, error) {
-	p, err := requireRole(ctx, model1.RoleAdmin)
+func (r *mutationResolver) DataOwnerSettingsUpdate(ctx context.Context, input gqlmodel.DataOwnerSettingsInput) (*model.DataOwnerSettings, error) {
+	p, err := requireRole(ctx, model.RoleAdmin)
 	if err != nil {
 		return nil, err
 	}
@@ -45,8 +45,8 @@ func (r *mutationResolver) DataOwnerSettingsUpdate(ctx context.Context, input mo
 }
 
 // DataOwnerSettings is the resolver for the dataOwnerSettings field.
-func (r *queryResolver) DataOwnerSettings(ctx context.Context) (*model1.DataOwnerSettings, error) {
-	p, err := requireRole(ctx, model1.RoleViewer)
+func (r *queryResolver) DataOwnerSettings(ctx context.Context) (*model.DataOwnerSettings, error) {
+	p, err := requireRole(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -58,10 +58,10 @@ func (r *queryResolver) DataOwnerSettings(ctx context.Context) (*model1.DataOwne
 }
 
 // AiAssistantStatus is the resolver for the aiAssistantStatus field.
-func (r *queryResolver) AiAssistantStatus(ctx context.Context) (*model1.AiAssistantStatus, error) {
-	p, err := requireRole(ctx, model1.RoleViewer)
+func (r *queryResolver) AiAssistantStatus(ctx context.Context) (*model.AiAssistantStatus, error) {
+	p, err := requireRole(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
-	return &model1.AiAssistantStatus{Enabled: r.AIEnabled, DataOwner: p.DataOwnerSlug}, nil
+	return &model.AiAssistantStatus{Enabled: r.AIEnabled, DataOwner: p.DataOwnerSlug}, nil
 }

@@ -9,14 +9,14 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/fleetgraph/fleetgraph/graph/model"
-	model1 "github.com/fleetgraph/fleetgraph/model"
+	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
+	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // UserCreate is the resolver for the userCreate field.
-func (r *mutationResolver) UserCreate(ctx context.Context, input model.UserCreateInput) (*model1.User, error) {
-	p, err := requireRole(ctx, model1.RoleAdmin)
+func (r *mutationResolver) UserCreate(ctx context.Context, input gqlmodel.UserCreateInput) (*model.User, error) {
+	p, err := requireRole(ctx, model.RoleAdmin)
 	if err != nil {
 		return nil, err
 	}
@@ -59,13 +59,13 @@ func (r *mutationResolver) UserCreate(ctx context.Context, input model.UserCreat
 }
 
 // UserUpdate is the resolver for the userUpdate field.
-func (r *mutationResolver) UserUpdate(ctx context.Context, id int64, input model.UserUpdateInput) (*model1.User, error) {
-	p, err := requireRole(ctx, model1.RoleViewer)
+func (r *mutationResolver) UserUpdate(ctx context.Context, id int64, input gqlmodel.UserUpdateInput) (*model.User, error) {
+	p, err := requireRole(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
 	// Users edit their own profile; editing others is an admin's job.
-	if id != p.UserID && !p.Role.AtLeast(model1.RoleAdmin) {
+	if id != p.UserID && !p.Role.AtLeast(model.RoleAdmin) {
 		return nil, forbidden("only admins can edit other users")
 	}
 	fe := FieldErrors{}
@@ -98,8 +98,8 @@ func (r *mutationResolver) UserUpdate(ctx context.Context, id int64, input model
 }
 
 // Users is the resolver for the users field.
-func (r *queryResolver) Users(ctx context.Context) ([]model1.User, error) {
-	p, err := requireRole(ctx, model1.RoleViewer)
+func (r *queryResolver) Users(ctx context.Context) ([]model.User, error) {
+	p, err := requireRole(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -108,8 +108,8 @@ func (r *queryResolver) Users(ctx context.Context) ([]model1.User, error) {
 }
 
 // User is the resolver for the user field.
-func (r *queryResolver) User(ctx context.Context, id int64) (*model1.User, error) {
-	p, err := requireRole(ctx, model1.RoleViewer)
+func (r *queryResolver) User(ctx context.Context, id int64) (*model.User, error) {
+	p, err := requireRole(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}

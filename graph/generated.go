@@ -30,16 +30,9 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
-	AnomalyEvent() AnomalyEventResolver
-	Capability() CapabilityResolver
 	Client() ClientResolver
-	ClientGroup() ClientGroupResolver
-	Isp() IspResolver
-	IspContract() IspContractResolver
-	Measurement() MeasurementResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
-	RegistrationKey() RegistrationKeyResolver
 }
 
 type DirectiveRoot struct {
@@ -426,46 +419,8 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
-type AnomalyEventResolver interface {
-	Client(ctx context.Context, objs []*gqlmodel.AnomalyEvent) ([]*model.Client, error)
-}
-type CapabilityResolver interface {
-	RegistrationKeysCount(ctx context.Context, objs []*model.Capability) ([]int64, error)
-	RegistrationKeys(ctx context.Context, objs []*model.Capability) ([][]model.RegistrationKey, error)
-}
 type ClientResolver interface {
-	DeliveredPublicConfig(ctx context.Context, objs []*model.Client) ([]*model.ConfigRef, error)
-	DeliveredAutomatorConfig(ctx context.Context, objs []*model.Client) ([]*model.ConfigRef, error)
-	Offline(ctx context.Context, objs []*model.Client) ([]*bool, error)
-
-	RegistrationKey(ctx context.Context, objs []*model.Client) ([]*model.RegistrationKey, error)
-	ClientGroups(ctx context.Context, objs []*model.Client) ([][]model.ClientGroup, error)
-	CurrentIspContract(ctx context.Context, objs []*model.Client) ([]*model.IspContract, error)
-	IspContracts(ctx context.Context, objs []*model.Client) ([][]model.IspContract, error)
-
-	Measurements(ctx context.Context, objs []*model.Client, filter *gqlmodel.MeasurementFilter, first *int64, after *string) ([]*gqlmodel.MeasurementConnection, error)
-}
-type ClientGroupResolver interface {
-	Clients(ctx context.Context, objs []*model.ClientGroup) ([][]model.Client, error)
-}
-type IspResolver interface {
-	IspContractsCount(ctx context.Context, objs []*model.Isp) ([]int64, error)
-	IspDetailsCount(ctx context.Context, objs []*model.Isp) ([]int64, error)
-	IspContracts(ctx context.Context, objs []*model.Isp) ([][]model.IspContract, error)
-}
-type IspContractResolver interface {
-	Isp(ctx context.Context, objs []*model.IspContract) ([]*model.Isp, error)
-	IspName(ctx context.Context, objs []*model.IspContract) ([]string, error)
-	Client(ctx context.Context, objs []*model.IspContract) ([]*model.Client, error)
-	ClientUUID(ctx context.Context, objs []*model.IspContract) ([]*string, error)
-	ClientLabel(ctx context.Context, objs []*model.IspContract) ([]*string, error)
-}
-type MeasurementResolver interface {
-	Client(ctx context.Context, objs []*gqlmodel.Measurement) ([]*model.Client, error)
-	Reports(ctx context.Context, objs []*gqlmodel.Measurement) ([][]gqlmodel.ClientReport, error)
-	P1203ClientReport(ctx context.Context, objs []*gqlmodel.Measurement) ([]*model.JSON, error)
-	NetworkPerformanceReport(ctx context.Context, objs []*gqlmodel.Measurement) ([]*model.JSON, error)
-	LightweightVideoPlayerPerformanceReport(ctx context.Context, objs []*gqlmodel.Measurement) ([]*model.JSON, error)
+	Measurements(ctx context.Context, objs []*model.Client, filter *gqlmodel.MeasurementFilter, first *int64, after *string) ([]*model.MeasurementConnection, error)
 }
 type MutationResolver interface {
 	Noop(ctx context.Context) (*bool, error)
@@ -499,7 +454,7 @@ type MutationResolver interface {
 type QueryResolver interface {
 	Viewer(ctx context.Context) (*model.Viewer, error)
 	AnomalyEventSearch(ctx context.Context, body model.JSON, sourceOnly *bool, size *int64, from *int64, searchAfter *model.JSON) (*model.JSON, error)
-	AnomalyEvent(ctx context.Context, id string) (*gqlmodel.AnomalyEvent, error)
+	AnomalyEvent(ctx context.Context, id string) (*model.AnomalyEvent, error)
 	AnomalyEventDocument(ctx context.Context, id string) (*model.JSON, error)
 	AnomalyDetectionOverrides(ctx context.Context) ([]gqlmodel.AnomalyDetectionOverride, error)
 	AnomalyDetectionOverride(ctx context.Context, id int64) (*gqlmodel.AnomalyDetectionOverride, error)
@@ -531,16 +486,12 @@ type QueryResolver interface {
 	Isp(ctx context.Context, id int64) (*model.Isp, error)
 	MeasurementSearch(ctx context.Context, body model.JSON, indexScope *string, sourceOnly *bool, size *int64, from *int64, searchAfter *model.JSON, scroll *string) (*model.JSON, error)
 	MeasurementSearchScroll(ctx context.Context, scrollID string, scroll *string, sourceOnly *bool) (*model.JSON, error)
-	Measurement(ctx context.Context, id string) (*gqlmodel.Measurement, error)
+	Measurement(ctx context.Context, id string) (*model.Measurement, error)
 	MeasurementDocument(ctx context.Context, id string, report *gqlmodel.MeasurementReportType) (*model.JSON, error)
 	DataOwnerSettings(ctx context.Context) (*model.DataOwnerSettings, error)
 	AiAssistantStatus(ctx context.Context) (*model.AiAssistantStatus, error)
 	Users(ctx context.Context) ([]model.User, error)
 	User(ctx context.Context, id int64) (*model.User, error)
-}
-type RegistrationKeyResolver interface {
-	ClientsCount(ctx context.Context, objs []*model.RegistrationKey) ([]int64, error)
-	Capability(ctx context.Context, objs []*model.RegistrationKey) ([]*model.Capability, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -2615,7 +2566,7 @@ type AnomalyEvent {
   "The anomaly event document as stored."
   document: JSON!
   "The client the anomaly concerns; null when it is not visible to the caller."
-  client: Client @goField(forceResolver: true)
+  client: Client
 }
 
 type ResolveResult {
@@ -2802,8 +2753,8 @@ type Capability {
   allowedMeasurementSubjects: [String!]!
   forbiddenMeasurementTypes: [String!]!
   forbiddenMeasurementSubjects: [String!]!
-  registrationKeysCount: Int! @goField(forceResolver: true)
-  registrationKeys: [RegistrationKey!]! @goField(forceResolver: true)
+  registrationKeysCount: Int!
+  registrationKeys: [RegistrationKey!]!
 }
 
 "A key measurement clients register with."
@@ -2818,8 +2769,8 @@ type RegistrationKey {
   numRegistrationsLeft: Int!
   usageLimitDays: Int
   testing: Boolean!
-  clientsCount: Int! @goField(forceResolver: true)
-  capability: Capability! @goField(forceResolver: true)
+  clientsCount: Int!
+  capability: Capability!
 }
 
 input CapabilityCreateInput {
@@ -2904,18 +2855,18 @@ type Client {
   "Whether the server delivers configs to the client; null for shared clients."
   configManaged: Boolean
   "The assigned measurement config, else the default; null for shared clients or when none."
-  deliveredPublicConfig: ConfigRef @goField(forceResolver: true)
+  deliveredPublicConfig: ConfigRef
   "The schedule config delivered; null for shared clients or when none."
-  deliveredAutomatorConfig: ConfigRef @goField(forceResolver: true)
+  deliveredAutomatorConfig: ConfigRef
   "Not seen within the data owner's offline threshold; null when never seen."
-  offline: Boolean @goField(forceResolver: true)
+  offline: Boolean
   anomaliesMuted: Boolean!
   offlineNotificationsMuted: Boolean!
   systemHealthNotificationsMuted: Boolean!
-  registrationKey: RegistrationKey @goField(forceResolver: true)
-  clientGroups: [ClientGroup!]! @goField(forceResolver: true)
-  currentIspContract: IspContract @goField(forceResolver: true)
-  ispContracts: [IspContract!]! @goField(forceResolver: true)
+  registrationKey: RegistrationKey
+  clientGroups: [ClientGroup!]!
+  currentIspContract: IspContract
+  ispContracts: [IspContract!]!
   configuration: ClientConfiguration!
 }
 
@@ -2934,7 +2885,7 @@ type ClientConfiguration {
 type ClientGroup {
   id: Int!
   name: String!
-  clients: [Client!]! @goField(forceResolver: true)
+  clients: [Client!]!
 }
 
 type LabelAvailability {
@@ -3128,9 +3079,9 @@ type Isp {
   isVpn: Boolean
   verified: Boolean
   createdAt: Time!
-  ispContractsCount: Int! @goField(forceResolver: true)
-  ispDetailsCount: Int! @goField(forceResolver: true)
-  ispContracts: [IspContract!]! @goField(forceResolver: true)
+  ispContractsCount: Int!
+  ispDetailsCount: Int!
+  ispContracts: [IspContract!]!
 }
 
 "A client's contract with an ISP."
@@ -3147,11 +3098,11 @@ type IspContract {
   name: String!
   validFrom: Time
   validUntil: Time
-  isp: Isp! @goField(forceResolver: true)
-  ispName: String! @goField(forceResolver: true)
-  client: Client! @goField(forceResolver: true)
-  clientUuid: String @goField(forceResolver: true)
-  clientLabel: String @goField(forceResolver: true)
+  isp: Isp!
+  ispName: String!
+  client: Client!
+  clientUuid: String
+  clientLabel: String
 }
 
 input IspFilter {
@@ -3204,15 +3155,15 @@ type Measurement {
   "The measurement document as stored."
   document: JSON!
   "The client that measured; null when it is not visible to the caller."
-  client: Client @goField(forceResolver: true)
+  client: Client
   "Every client report document of the measurement."
-  reports: [ClientReport!]! @goField(forceResolver: true)
+  reports: [ClientReport!]!
   "The P1203ClientReport of the measurement; null when none."
-  p1203ClientReport: JSON @goField(forceResolver: true)
+  p1203ClientReport: JSON
   "The PerformanceClientReport (network performance) of the measurement; null when none."
-  networkPerformanceReport: JSON @goField(forceResolver: true)
+  networkPerformanceReport: JSON
   "The LightweightVideoPlayerPerformanceReport of the measurement; null when none."
-  lightweightVideoPlayerPerformanceReport: JSON @goField(forceResolver: true)
+  lightweightVideoPlayerPerformanceReport: JSON
 }
 
 "A client report document (P1203ClientReport, PerformanceClientReport, ...)."
@@ -5955,7 +5906,7 @@ func (ec *executionContext) fieldContext_AnomalyDetectionOverrideScope_detection
 	return graphql.NewScalarFieldContext("AnomalyDetectionOverrideScope", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _AnomalyEvent_id(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _AnomalyEvent_id(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5978,7 +5929,7 @@ func (ec *executionContext) fieldContext_AnomalyEvent_id(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
-func (ec *executionContext) _AnomalyEvent_document(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _AnomalyEvent_document(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6001,7 +5952,7 @@ func (ec *executionContext) fieldContext_AnomalyEvent_document(_ context.Context
 	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, errors.New("field of type JSON does not have child fields"))
 }
 
-func (ec *executionContext) _AnomalyEvent_client(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _AnomalyEvent_client(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6010,7 +5961,7 @@ func (ec *executionContext) _AnomalyEvent_client(ctx context.Context, field grap
 			return ec.fieldContext_AnomalyEvent_client(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.resolveBatch_AnomalyEvent_client(ctx, field, obj)
+			return obj.Client, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.Client) graphql.Marshaler {
@@ -6024,36 +5975,13 @@ func (ec *executionContext) fieldContext_AnomalyEvent_client(_ context.Context, 
 	fc = &graphql.FieldContext{
 		Object:     "AnomalyEvent",
 		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
+		IsMethod:   false,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Client(ctx, field)
 		},
 	}
 	return fc, nil
-}
-func (ec *executionContext) resolveBatch_AnomalyEvent_client(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyEvent) (any, error) {
-	resolver := ec.Resolvers.AnomalyEvent()
-	if batch, ok := graphql.BatchParentsFor[*gqlmodel.AnomalyEvent](ctx, "AnomalyEvent"); ok {
-		result := batch.FieldResult(field, func() (any, error) {
-			return resolver.Client(ctx, batch.Parents)
-		})
-		return graphql.ResolveBatchGroupResult[*model.Client](
-			ctx,
-			batch.Index,
-			len(batch.Parents),
-			result,
-			"AnomalyEvent.client",
-			batch.IndexMap,
-		)
-	}
-	results, err := resolver.Client(ctx, []*gqlmodel.AnomalyEvent{obj})
-	return graphql.ResolveBatchSingleResult[*model.Client](
-		ctx,
-		results,
-		err,
-		"AnomalyEvent.client",
-	)
 }
 
 func (ec *executionContext) _Capability_id(ctx context.Context, field graphql.CollectedField, obj *model.Capability) (ret graphql.Marshaler) {
@@ -6226,7 +6154,7 @@ func (ec *executionContext) _Capability_registrationKeysCount(ctx context.Contex
 			return ec.fieldContext_Capability_registrationKeysCount(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.resolveBatch_Capability_registrationKeysCount(ctx, field, obj)
+			return obj.RegistrationKeysCount, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
@@ -6237,30 +6165,7 @@ func (ec *executionContext) _Capability_registrationKeysCount(ctx context.Contex
 	)
 }
 func (ec *executionContext) fieldContext_Capability_registrationKeysCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Capability", field, true, true, errors.New("field of type Int does not have child fields"))
-}
-func (ec *executionContext) resolveBatch_Capability_registrationKeysCount(ctx context.Context, field graphql.CollectedField, obj *model.Capability) (any, error) {
-	resolver := ec.Resolvers.Capability()
-	if batch, ok := graphql.BatchParentsFor[*model.Capability](ctx, "Capability"); ok {
-		result := batch.FieldResult(field, func() (any, error) {
-			return resolver.RegistrationKeysCount(ctx, batch.Parents)
-		})
-		return graphql.ResolveBatchGroupResult[int64](
-			ctx,
-			batch.Index,
-			len(batch.Parents),
-			result,
-			"Capability.registrationKeysCount",
-			batch.IndexMap,
-		)
-	}
-	results, err := resolver.RegistrationKeysCount(ctx, []*model.Capability{obj})
-	return graphql.ResolveBatchSingleResult[int64](
-		ctx,
-		results,
-		err,
-		"Capability.registrationKeysCount",
-	)
+	return graphql.NewScalarFieldContext("Capability", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Capability_registrationKeys(ctx context.Context, field graphql.CollectedField, obj *model.Capability) (ret graphql.Marshaler) {
@@ -6272,7 +6177,7 @@ func (ec *executionContext) _Capability_registrationKeys(ctx context.Context, fi
 			return ec.fieldContext_Capability_registrationKeys(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.resolveBatch_Capability_registrationKeys(ctx, field, obj)
+			return obj.RegistrationKeys, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []model.RegistrationKey) graphql.Marshaler {
@@ -6286,36 +6191,13 @@ func (ec *executionContext) fieldContext_Capability_registrationKeys(_ context.C
 	fc = &graphql.FieldContext{
 		Object:     "Capability",
 		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
+		IsMethod:   false,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_RegistrationKey(ctx, field)
 		},
 	}
 	return fc, nil
-}
-func (ec *executionContext) resolveBatch_Capability_registrationKeys(ctx context.Context, field graphql.CollectedField, obj *model.Capability) (any, error) {
-	resolver := ec.Resolvers.Capability()
-	if batch, ok := graphql.BatchParentsFor[*model.Capability](ctx, "Capability"); ok {
-		result := batch.FieldResult(field, func() (any, error) {
-			return resolver.RegistrationKeys(ctx, batch.Parents)
-		})
-		return graphql.ResolveBatchGroupResult[[]model.RegistrationKey](
-			ctx,
-			batch.Index,
-			len(batch.Parents),
-			result,
-			"Capability.registrationKeys",
-			batch.IndexMap,
-		)
-	}
-	results, err := resolver.RegistrationKeys(ctx, []*model.Capability{obj})
-	return graphql.ResolveBatchSingleResult[[]model.RegistrationKey](
-		ctx,
-		results,
-		err,
-		"Capability.registrationKeys",
-	)
 }
 
 func (ec *executionContext) _Client_id(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
@@ -6695,7 +6577,7 @@ func (ec *executionContext) _Client_deliveredPublicConfig(ctx context.Context, f
 			return ec.fieldContext_Client_deliveredPublicConfig(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.resolveBatch_Client_deliveredPublicConfig(ctx, field, obj)
+			return obj.DeliveredPublicConfig, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.ConfigRef) graphql.Marshaler {
@@ -6709,36 +6591,13 @@ func (ec *executionContext) fieldContext_Client_deliveredPublicConfig(_ context.
 	fc = &graphql.FieldContext{
 		Object:     "Client",
 		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
+		IsMethod:   false,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ConfigRef(ctx, field)
 		},
 	}
 	return fc, nil
-}
-func (ec *executionContext) resolveBatch_Client_deliveredPublicConfig(ctx context.Context, field graphql.CollectedField, obj *model.Client) (any, error) {
-	resolver := ec.Resolvers.Client()
-	if batch, ok := graphql.BatchParentsFor[*model.Client](ctx, "Client"); ok {
-		result := batch.FieldResult(field, func() (any, error) {
-			return resolver.DeliveredPublicConfig(ctx, batch.Parents)
-		})
-		return graphql.ResolveBatchGroupResult[*model.ConfigRef](
-			ctx,
-			batch.Index,
-			len(batch.Parents),
-			result,
-			"Client.deliveredPublicConfig",
-			batch.IndexMap,
-		)
-	}
-	results, err := resolver.DeliveredPublicConfig(ctx, []*model.Client{obj})
-	return graphql.ResolveBatchSingleResult[*model.ConfigRef](
-		ctx,
-		results,
-		err,
-		"Client.deliveredPublicConfig",
-	)
 }
 
 func (ec *executionContext) _Client_deliveredAutomatorConfig(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
@@ -6750,7 +6609,7 @@ func (ec *executionContext) _Client_deliveredAutomatorConfig(ctx context.Context
 			return ec.fieldContext_Client_deliveredAutomatorConfig(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.resolveBatch_Client_deliveredAutomatorConfig(ctx, field, obj)
+			return obj.DeliveredAutomatorConfig, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.ConfigRef) graphql.Marshaler {
@@ -6764,36 +6623,13 @@ func (ec *executionContext) fieldContext_Client_deliveredAutomatorConfig(_ conte
 	fc = &graphql.FieldContext{
 		Object:     "Client",
 		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
+		IsMethod:   false,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ConfigRef(ctx, field)
 		},
 	}
 	return fc, nil
-}
-func (ec *executionContext) resolveBatch_Client_deliveredAutomatorConfig(ctx context.Context, field graphql.CollectedField, obj *model.Client) (any, error) {
-	resolver := ec.Resolvers.Client()
-	if batch, ok := graphql.BatchParentsFor[*model.Client](ctx, "Client"); ok {
-		result := batch.FieldResult(field, func() (any, error) {
-			return resolver.DeliveredAutomatorConfig(ctx, batch.Parents)
-		})
-		return graphql.ResolveBatchGroupResult[*model.ConfigRef](
-			ctx,
-			batch.Index,
-			len(batch.Parents),
-			result,
-			"Client.deliveredAutomatorConfig",
-			batch.IndexMap,
-		)
-	}
-	results, err := resolver.DeliveredAutomatorConfig(ctx, []*model.Client{obj})
-	return graphql.ResolveBatchSingleResult[*model.ConfigRef](
-		ctx,
-		results,
-		err,
-		"Client.deliveredAutomatorConfig",
-	)
 }
 
 func (ec *executionContext) _Client_offline(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
@@ -6805,7 +6641,7 @@ func (ec *executionContext) _Client_offline(ctx context.Context, field graphql.C
 			return ec.fieldContext_Client_offline(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.resolveBatch_Client_offline(ctx, field, obj)
+			return obj.Offline, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
@@ -6816,30 +6652,7 @@ func (ec *executionContext) _Client_offline(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Client_offline(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Client", field, true, true, errors.New("field of type Boolean does not have child fields"))
-}
-func (ec *executionContext) resolveBatch_Client_offline(ctx context.Context, field graphql.CollectedField, obj *model.Client) (any, error) {
-	resolver := ec.Resolvers.Client()
-	if batch, ok := graphql.BatchParentsFor[*model.Client](ctx, "Client"); ok {
-		result := batch.FieldResult(field, func() (any, error) {
-			return resolver.Offline(ctx, batch.Parents)
-		})
-		return graphql.ResolveBatchGroupResult[*bool](
-			ctx,
-			batch.Index,
-			len(batch.Parents),
-			result,
-			"Client.offline",
-			batch.IndexMap,
-		)
-	}
-	results, err := resolver.Offline(ctx, []*model.Client{obj})
-	return graphql.ResolveBatchSingleResult[*bool](
-		ctx,
-		results,
-		err,
-		"Client.offline",
-	)
+	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _Client_anomaliesMuted(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
@@ -6920,7 +6733,7 @@ func (ec *executionContext) _Client_registrationKey(ctx context.Context, field g
 			return ec.fieldContext_Client_registrationKey(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.resolveBatch_Client_registrationKey(ctx, field, obj)
+			return obj.RegistrationKey, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.RegistrationKey) graphql.Marshaler {
@@ -6934,36 +6747,13 @@ func (ec *executionContext) fieldContext_Client_registrationKey(_ context.Contex
 	fc = &graphql.FieldContext{
 		Object:     "Client",
 		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
+		IsMethod:   false,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_RegistrationKey(ctx, field)
 		},
 	}
 	return fc, nil
-}
-func (ec *executionContext) resolveBatch_Client_registrationKey(ctx context.Context, field graphql.CollectedField, obj *model.Client) (any, error) {
-	resolver := ec.Resolvers.Client()
-	if batch, ok := graphql.BatchParentsFor[*model.Client](ctx, "Client"); ok {
-		result := batch.FieldResult(field, func() (any, error) {
-			return resolver.RegistrationKey(ctx, batch.Parents)
-		})
-		return graphql.ResolveBatchGroupResult[*model.RegistrationKey](
-			ctx,
-			batch.Index,
-			len(batch.Parents),
-			result,
-			"Client.registrationKey",
-			batch.IndexMap,
-		)
-	}
-	results, err := resolver.RegistrationKey(ctx, []*model.Client{obj})
-	return graphql.ResolveBatchSingleResult[*model.RegistrationKey](
-		ctx,
-		results,
-		err,
-		"Client.registrationKey",
-	)
 }
 
 func (ec *executionContext) _Client_clientGroups(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
@@ -6975,7 +6765,7 @@ func (ec *executionContext) _Client_clientGroups(ctx context.Context, field grap
 			return ec.fieldContext_Client_clientGroups(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.resolveBatch_Client_clientGroups(ctx, field, obj)
+			return obj.ClientGroups, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []model.ClientGroup) graphql.Marshaler {
@@ -6989,36 +6779,13 @@ func (ec *executionContext) fieldContext_Client_clientGroups(_ context.Context, 
 	fc = &graphql.FieldContext{
 		Object:     "Client",
 		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
+		IsMethod:   false,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ClientGroup(ctx, field)
 		},
 	}
 	return fc, nil
-}
-func (ec *executionContext) resolveBatch_Client_clientGroups(ctx context.Context, field graphql.CollectedField, obj *model.Client) (any, error) {
-	resolver := ec.Resolvers.Client()
-	if batch, ok := graphql.BatchParentsFor[*model.Client](ctx, "Client"); ok {
-		result := batch.FieldResult(field, func() (any, error) {
-			return resolver.ClientGroups(ctx, batch.Parents)
-		})
-		return graphql.ResolveBatchGroupResult[[]model.ClientGroup](
-			ctx,
-			batch.Index,
-			len(batch.Parents),
-			result,
-			"Client.clientGroups",
-			batch.IndexMap,
-		)
-	}
-	results, err := resolver.ClientGroups(ctx, []*model.Client{obj})
-	return graphql.ResolveBatchSingleResult[[]model.ClientGroup](
-		ctx,
-		results,
-		err,
-		"Client.clientGroups",
-	)
 }
 
 func (ec *executionContext) _Client_currentIspContract(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
@@ -7030,7 +6797,7 @@ func (ec *executionContext) _Client_currentIspContract(ctx context.Context, fiel
 			return ec.fieldContext_Client_currentIspContract(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.resolveBatch_Client_currentIspContract(ctx, field, obj)
+			return obj.CurrentIspContract, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.IspContract) graphql.Marshaler {
@@ -7044,36 +6811,13 @@ func (ec *executionContext) fieldContext_Client_currentIspContract(_ context.Con
 	fc = &graphql.FieldContext{
 		Object:     "Client",
 		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
+		IsMethod:   false,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_IspContract(ctx, field)
 		},
 	}
 	return fc, nil
-}
-func (ec *executionContext) resolveBatch_Client_currentIspContract(ctx context.Context, field graphql.CollectedField, obj *model.Client) (any, error) {
-	resolver := ec.Resolvers.Client()
-	if batch, ok := graphql.BatchParentsFor[*model.Client](ctx, "Client"); ok {
-		result := batch.FieldResult(field, func() (any, error) {
-			return resolver.CurrentIspContract(ctx, batch.Parents)
-		})
-		return graphql.ResolveBatchGroupResult[*model.IspContract](
-			ctx,
-			batch.Index,
-			len(batch.Parents),
-			result,
-			"Client.currentIspContract",
-			batch.IndexMap,
-		)
-	}
-	results, err := resolver.CurrentIspContract(ctx, []*model.Client{obj})
-	return graphql.ResolveBatchSingleResult[*model.IspContract](
-		ctx,
-		results,
-		err,
-		"Client.currentIspContract",
-	)
 }
 
 func (ec *executionContext) _Client_ispContracts(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
@@ -7085,7 +6829,7 @@ func (ec *executionContext) _Client_ispContracts(ctx context.Context, field grap
 			return ec.fieldContext_Client_ispContracts(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.resolveBatch_Client_ispContracts(ctx, field, obj)
+			return obj.IspContracts, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []model.IspContract) graphql.Marshaler {
@@ -7099,36 +6843,13 @@ func (ec *executionContext) fieldContext_Client_ispContracts(_ context.Context, 
 	fc = &graphql.FieldContext{
 		Object:     "Client",
 		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
+		IsMethod:   false,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_IspContract(ctx, field)
 		},
 	}
 	return fc, nil
-}
-func (ec *executionContext) resolveBatch_Client_ispContracts(ctx context.Context, field graphql.CollectedField, obj *model.Client) (any, error) {
-	resolver := ec.Resolvers.Client()
-	if batch, ok := graphql.BatchParentsFor[*model.Client](ctx, "Client"); ok {
-		result := batch.FieldResult(field, func() (any, error) {
-			return resolver.IspContracts(ctx, batch.Parents)
-		})
-		return graphql.ResolveBatchGroupResult[[]model.IspContract](
-			ctx,
-			batch.Index,
-			len(batch.Parents),
-			result,
-			"Client.ispContracts",
-			batch.IndexMap,
-		)
-	}
-	results, err := resolver.IspContracts(ctx, []*model.Client{obj})
-	return graphql.ResolveBatchSingleResult[[]model.IspContract](
-		ctx,
-		results,
-		err,
-		"Client.ispContracts",
-	)
 }
 
 func (ec *executionContext) _Client_configuration(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
@@ -7175,8 +6896,8 @@ func (ec *executionContext) _Client_measurements(ctx context.Context, field grap
 			return ec.resolveBatch_Client_measurements(ctx, field, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.MeasurementConnection) graphql.Marshaler {
-			return ec.marshalNMeasurementConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementConnection(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MeasurementConnection) graphql.Marshaler {
+			return ec.marshalNMeasurementConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurementConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7212,7 +6933,7 @@ func (ec *executionContext) resolveBatch_Client_measurements(ctx context.Context
 		result := batch.FieldResult(field, func() (any, error) {
 			return resolver.Measurements(ctx, batch.Parents, fc.Args["filter"].(*gqlmodel.MeasurementFilter), fc.Args["first"].(*int64), fc.Args["after"].(*string))
 		})
-		return graphql.ResolveBatchGroupResult[*gqlmodel.MeasurementConnection](
+		return graphql.ResolveBatchGroupResult[*model.MeasurementConnection](
 			ctx,
 			batch.Index,
 			len(batch.Parents),
@@ -7222,7 +6943,7 @@ func (ec *executionContext) resolveBatch_Client_measurements(ctx context.Context
 		)
 	}
 	results, err := resolver.Measurements(ctx, []*model.Client{obj}, fc.Args["filter"].(*gqlmodel.MeasurementFilter), fc.Args["first"].(*int64), fc.Args["after"].(*string))
-	return graphql.ResolveBatchSingleResult[*gqlmodel.MeasurementConnection](
+	return graphql.ResolveBatchSingleResult[*model.MeasurementConnection](
 		ctx,
 		results,
 		err,
@@ -7699,7 +7420,7 @@ func (ec *executionContext) _ClientGroup_clients(ctx context.Context, field grap
 			return ec.fieldContext_ClientGroup_clients(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.resolveBatch_ClientGroup_clients(ctx, field, obj)
+			return obj.Clients, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []model.Client) graphql.Marshaler {
@@ -7713,39 +7434,16 @@ func (ec *executionContext) fieldContext_ClientGroup_clients(_ context.Context, 
 	fc = &graphql.FieldContext{
 		Object:     "ClientGroup",
 		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
+		IsMethod:   false,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Client(ctx, field)
 		},
 	}
 	return fc, nil
 }
-func (ec *executionContext) resolveBatch_ClientGroup_clients(ctx context.Context, field graphql.CollectedField, obj *model.ClientGroup) (any, error) {
-	resolver := ec.Resolvers.ClientGroup()
-	if batch, ok := graphql.BatchParentsFor[*model.ClientGroup](ctx, "ClientGroup"); ok {
-		result := batch.FieldResult(field, func() (any, error) {
-			return resolver.Clients(ctx, batch.Parents)
-		})
-		return graphql.ResolveBatchGroupResult[[]model.Client](
-			ctx,
-			batch.Index,
-			len(batch.Parents),
-			result,
-			"ClientGroup.clients",
-			batch.IndexMap,
-		)
-	}
-	results, err := resolver.Clients(ctx, []*model.ClientGroup{obj})
-	return graphql.ResolveBatchSingleResult[[]model.Client](
-		ctx,
-		results,
-		err,
-		"ClientGroup.clients",
-	)
-}
 
-func (ec *executionContext) _ClientReport_id(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ClientReport) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClientReport_id(ctx context.Context, field graphql.CollectedField, obj *model.ClientReport) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7768,7 +7466,7 @@ func (ec *executionContext) fieldContext_ClientReport_id(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("ClientReport", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
-func (ec *executionContext) _ClientReport_type(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ClientReport) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClientReport_type(ctx context.Context, field graphql.CollectedField, obj *model.ClientReport) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7791,7 +7489,7 @@ func (ec *executionContext) fieldContext_ClientReport_type(_ context.Context, fi
 	return graphql.NewScalarFieldContext("ClientReport", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _ClientReport_document(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ClientReport) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClientReport_document(ctx context.Context, field graphql.CollectedField, obj *model.ClientReport) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8637,7 +8335,7 @@ func (ec *executionContext) _Isp_ispContractsCount(ctx context.Context, field gr
 			return ec.fieldContext_Isp_ispContractsCount(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.resolveBatch_Isp_ispContractsCount(ctx, field, obj)
+			return obj.IspContractsCount, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
@@ -8648,30 +8346,7 @@ func (ec *executionContext) _Isp_ispContractsCount(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_Isp_ispContractsCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Isp", field, true, true, errors.New("field of type Int does not have child fields"))
-}
-func (ec *executionContext) resolveBatch_Isp_ispContractsCount(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (any, error) {
-	resolver := ec.Resolvers.Isp()
-	if batch, ok := graphql.BatchParentsFor[*model.Isp](ctx, "Isp"); ok {
-		result := batch.FieldResult(field, func() (any, error) {
-			return resolver.IspContractsCount(ctx, batch.Parents)
-		})
-		return graphql.ResolveBatchGroupResult[int64](
-			ctx,
-			batch.Index,
-			len(batch.Parents),
-			result,
-			"Isp.ispContractsCount",
-			batch.IndexMap,
-		)
-	}
-	results, err := resolver.IspContractsCount(ctx, []*model.Isp{obj})
-	return graphql.ResolveBatchSingleResult[int64](
-		ctx,
-		results,
-		err,
-		"Isp.ispContractsCount",
-	)
+	return graphql.NewScalarFieldContext("Isp", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Isp_ispDetailsCount(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (ret graphql.Marshaler) {
@@ -8683,7 +8358,7 @@ func (ec *executionContext) _Isp_ispDetailsCount(ctx context.Context, field grap
 			return ec.fieldContext_Isp_ispDetailsCount(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.resolveBatch_Isp_ispDetailsCount(ctx, field, obj)
+			return obj.IspDetailsCount, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
@@ -8694,30 +8369,7 @@ func (ec *executionContext) _Isp_ispDetailsCount(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Isp_ispDetailsCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Isp", field, true, true, errors.New("field of type Int does not have child fields"))
-}
-func (ec *executionContext) resolveBatch_Isp_ispDetailsCount(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (any, error) {
-	resolver := ec.Resolvers.Isp()
-	if batch, ok := graphql.BatchParentsFor[*model.Isp](ctx, "Isp"); ok {
-		result := batch.FieldResult(field, func() (any, error) {
-			return resolver.IspDetailsCount(ctx, batch.Parents)
-		})
-		return graphql.ResolveBatchGroupResult[int64](
-			ctx,
-			batch.Index,
-			len(batch.Parents),
-			result,
-			"Isp.ispDetailsCount",
-			batch.IndexMap,
-		)
-	}
-	results, err := resolver.IspDetailsCount(ctx, []*model.Isp{obj})
-	return graphql.ResolveBatchSingleResult[int64](
-		ctx,
-		results,
-		err,
-		"Isp.ispDetailsCount",
-	)
+	return graphql.NewScalarFieldContext("Isp", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Isp_ispContracts(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (ret graphql.Marshaler) {
@@ -8729,7 +8381,7 @@ func (ec *executionContext) _Isp_ispContracts(ctx context.Context, field graphql
 			return ec.fieldContext_Isp_ispContracts(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.resolveBatch_Isp_ispContracts(ctx, field, obj)
+			return obj.IspContracts, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []model.IspContract) graphql.Marshaler {
@@ -8743,36 +8395,13 @@ func (ec *executionContext) fieldContext_Isp_ispContracts(_ context.Context, fie
 	fc = &graphql.FieldContext{
 		Object:     "Isp",
 		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
+		IsMethod:   false,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_IspContract(ctx, field)
 		},
 	}
 	return fc, nil
-}
-func (ec *executionContext) resolveBatch_Isp_ispContracts(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (any, error) {
-	resolver := ec.Resolvers.Isp()
-	if batch, ok := graphql.BatchParentsFor[*model.Isp](ctx, "Isp"); ok {
-		result := batch.FieldResult(field, func() (any, error) {
-			return resolver.IspContracts(ctx, batch.Parents)
-		})
-		return graphql.ResolveBatchGroupResult[[]model.IspContract](
-			ctx,
-			batch.Index,
-			len(batch.Parents),
-			result,
-			"Isp.ispContracts",
-			batch.IndexMap,
-		)
-	}
-	results, err := resolver.IspContracts(ctx, []*model.Isp{obj})
-	return graphql.ResolveBatchSingleResult[[]model.IspContract](
-		ctx,
-		results,
-		err,
-		"Isp.ispContracts",
-	)
 }
 
 func (ec *executionContext) _IspContract_id(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
@@ -9060,7 +8689,7 @@ func (ec *executionContext) _IspContract_isp(ctx context.Context, field graphql.
 			return ec.fieldContext_IspContract_isp(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.resolveBatch_IspContract_isp(ctx, field, obj)
+			return obj.Isp, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.Isp) graphql.Marshaler {
@@ -9074,36 +8703,13 @@ func (ec *executionContext) fieldContext_IspContract_isp(_ context.Context, fiel
 	fc = &graphql.FieldContext{
 		Object:     "IspContract",
 		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
+		IsMethod:   false,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Isp(ctx, field)
 		},
 	}
 	return fc, nil
-}
-func (ec *executionContext) resolveBatch_IspContract_isp(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (any, error) {
-	resolver := ec.Resolvers.IspContract()
-	if batch, ok := graphql.BatchParentsFor[*model.IspContract](ctx, "IspContract"); ok {
-		result := batch.FieldResult(field, func() (any, error) {
-			return resolver.Isp(ctx, batch.Parents)
-		})
-		return graphql.ResolveBatchGroupResult[*model.Isp](
-			ctx,
-			batch.Index,
-			len(batch.Parents),
-			result,
-			"IspContract.isp",
-			batch.IndexMap,
-		)
-	}
-	results, err := resolver.Isp(ctx, []*model.IspContract{obj})
-	return graphql.ResolveBatchSingleResult[*model.Isp](
-		ctx,
-		results,
-		err,
-		"IspContract.isp",
-	)
 }
 
 func (ec *executionContext) _IspContract_ispName(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
@@ -9115,7 +8721,7 @@ func (ec *executionContext) _IspContract_ispName(ctx context.Context, field grap
 			return ec.fieldContext_IspContract_ispName(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.resolveBatch_IspContract_ispName(ctx, field, obj)
+			return obj.IspName(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -9126,30 +8732,7 @@ func (ec *executionContext) _IspContract_ispName(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_IspContract_ispName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("IspContract", field, true, true, errors.New("field of type String does not have child fields"))
-}
-func (ec *executionContext) resolveBatch_IspContract_ispName(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (any, error) {
-	resolver := ec.Resolvers.IspContract()
-	if batch, ok := graphql.BatchParentsFor[*model.IspContract](ctx, "IspContract"); ok {
-		result := batch.FieldResult(field, func() (any, error) {
-			return resolver.IspName(ctx, batch.Parents)
-		})
-		return graphql.ResolveBatchGroupResult[string](
-			ctx,
-			batch.Index,
-			len(batch.Parents),
-			result,
-			"IspContract.ispName",
-			batch.IndexMap,
-		)
-	}
-	results, err := resolver.IspName(ctx, []*model.IspContract{obj})
-	return graphql.ResolveBatchSingleResult[string](
-		ctx,
-		results,
-		err,
-		"IspContract.ispName",
-	)
+	return graphql.NewScalarFieldContext("IspContract", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _IspContract_client(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
@@ -9161,7 +8744,7 @@ func (ec *executionContext) _IspContract_client(ctx context.Context, field graph
 			return ec.fieldContext_IspContract_client(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.resolveBatch_IspContract_client(ctx, field, obj)
+			return obj.Client, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.Client) graphql.Marshaler {
@@ -9175,36 +8758,13 @@ func (ec *executionContext) fieldContext_IspContract_client(_ context.Context, f
 	fc = &graphql.FieldContext{
 		Object:     "IspContract",
 		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
+		IsMethod:   false,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Client(ctx, field)
 		},
 	}
 	return fc, nil
-}
-func (ec *executionContext) resolveBatch_IspContract_client(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (any, error) {
-	resolver := ec.Resolvers.IspContract()
-	if batch, ok := graphql.BatchParentsFor[*model.IspContract](ctx, "IspContract"); ok {
-		result := batch.FieldResult(field, func() (any, error) {
-			return resolver.Client(ctx, batch.Parents)
-		})
-		return graphql.ResolveBatchGroupResult[*model.Client](
-			ctx,
-			batch.Index,
-			len(batch.Parents),
-			result,
-			"IspContract.client",
-			batch.IndexMap,
-		)
-	}
-	results, err := resolver.Client(ctx, []*model.IspContract{obj})
-	return graphql.ResolveBatchSingleResult[*model.Client](
-		ctx,
-		results,
-		err,
-		"IspContract.client",
-	)
 }
 
 func (ec *executionContext) _IspContract_clientUuid(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
@@ -9216,7 +8776,7 @@ func (ec *executionContext) _IspContract_clientUuid(ctx context.Context, field g
 			return ec.fieldContext_IspContract_clientUuid(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.resolveBatch_IspContract_clientUuid(ctx, field, obj)
+			return obj.ClientUUID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -9227,30 +8787,7 @@ func (ec *executionContext) _IspContract_clientUuid(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_IspContract_clientUuid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("IspContract", field, true, true, errors.New("field of type String does not have child fields"))
-}
-func (ec *executionContext) resolveBatch_IspContract_clientUuid(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (any, error) {
-	resolver := ec.Resolvers.IspContract()
-	if batch, ok := graphql.BatchParentsFor[*model.IspContract](ctx, "IspContract"); ok {
-		result := batch.FieldResult(field, func() (any, error) {
-			return resolver.ClientUUID(ctx, batch.Parents)
-		})
-		return graphql.ResolveBatchGroupResult[*string](
-			ctx,
-			batch.Index,
-			len(batch.Parents),
-			result,
-			"IspContract.clientUuid",
-			batch.IndexMap,
-		)
-	}
-	results, err := resolver.ClientUUID(ctx, []*model.IspContract{obj})
-	return graphql.ResolveBatchSingleResult[*string](
-		ctx,
-		results,
-		err,
-		"IspContract.clientUuid",
-	)
+	return graphql.NewScalarFieldContext("IspContract", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _IspContract_clientLabel(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
@@ -9262,7 +8799,7 @@ func (ec *executionContext) _IspContract_clientLabel(ctx context.Context, field 
 			return ec.fieldContext_IspContract_clientLabel(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.resolveBatch_IspContract_clientLabel(ctx, field, obj)
+			return obj.ClientLabel(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -9273,30 +8810,7 @@ func (ec *executionContext) _IspContract_clientLabel(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_IspContract_clientLabel(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("IspContract", field, true, true, errors.New("field of type String does not have child fields"))
-}
-func (ec *executionContext) resolveBatch_IspContract_clientLabel(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (any, error) {
-	resolver := ec.Resolvers.IspContract()
-	if batch, ok := graphql.BatchParentsFor[*model.IspContract](ctx, "IspContract"); ok {
-		result := batch.FieldResult(field, func() (any, error) {
-			return resolver.ClientLabel(ctx, batch.Parents)
-		})
-		return graphql.ResolveBatchGroupResult[*string](
-			ctx,
-			batch.Index,
-			len(batch.Parents),
-			result,
-			"IspContract.clientLabel",
-			batch.IndexMap,
-		)
-	}
-	results, err := resolver.ClientLabel(ctx, []*model.IspContract{obj})
-	return graphql.ResolveBatchSingleResult[*string](
-		ctx,
-		results,
-		err,
-		"IspContract.clientLabel",
-	)
+	return graphql.NewScalarFieldContext("IspContract", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _LabelAvailability_available(ctx context.Context, field graphql.CollectedField, obj *model.LabelAvailability) (ret graphql.Marshaler) {
@@ -9345,7 +8859,7 @@ func (ec *executionContext) fieldContext_LabelAvailability_label(_ context.Conte
 	return graphql.NewScalarFieldContext("LabelAvailability", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Measurement_id(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Measurement) (ret graphql.Marshaler) {
+func (ec *executionContext) _Measurement_id(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9368,7 +8882,7 @@ func (ec *executionContext) fieldContext_Measurement_id(_ context.Context, field
 	return graphql.NewScalarFieldContext("Measurement", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
-func (ec *executionContext) _Measurement_document(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Measurement) (ret graphql.Marshaler) {
+func (ec *executionContext) _Measurement_document(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9391,7 +8905,7 @@ func (ec *executionContext) fieldContext_Measurement_document(_ context.Context,
 	return graphql.NewScalarFieldContext("Measurement", field, false, false, errors.New("field of type JSON does not have child fields"))
 }
 
-func (ec *executionContext) _Measurement_client(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Measurement) (ret graphql.Marshaler) {
+func (ec *executionContext) _Measurement_client(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9400,7 +8914,7 @@ func (ec *executionContext) _Measurement_client(ctx context.Context, field graph
 			return ec.fieldContext_Measurement_client(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.resolveBatch_Measurement_client(ctx, field, obj)
+			return obj.Client, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.Client) graphql.Marshaler {
@@ -9414,39 +8928,16 @@ func (ec *executionContext) fieldContext_Measurement_client(_ context.Context, f
 	fc = &graphql.FieldContext{
 		Object:     "Measurement",
 		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
+		IsMethod:   false,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Client(ctx, field)
 		},
 	}
 	return fc, nil
 }
-func (ec *executionContext) resolveBatch_Measurement_client(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Measurement) (any, error) {
-	resolver := ec.Resolvers.Measurement()
-	if batch, ok := graphql.BatchParentsFor[*gqlmodel.Measurement](ctx, "Measurement"); ok {
-		result := batch.FieldResult(field, func() (any, error) {
-			return resolver.Client(ctx, batch.Parents)
-		})
-		return graphql.ResolveBatchGroupResult[*model.Client](
-			ctx,
-			batch.Index,
-			len(batch.Parents),
-			result,
-			"Measurement.client",
-			batch.IndexMap,
-		)
-	}
-	results, err := resolver.Client(ctx, []*gqlmodel.Measurement{obj})
-	return graphql.ResolveBatchSingleResult[*model.Client](
-		ctx,
-		results,
-		err,
-		"Measurement.client",
-	)
-}
 
-func (ec *executionContext) _Measurement_reports(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Measurement) (ret graphql.Marshaler) {
+func (ec *executionContext) _Measurement_reports(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9455,11 +8946,11 @@ func (ec *executionContext) _Measurement_reports(ctx context.Context, field grap
 			return ec.fieldContext_Measurement_reports(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.resolveBatch_Measurement_reports(ctx, field, obj)
+			return obj.Reports, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []gqlmodel.ClientReport) graphql.Marshaler {
-			return ec.marshalNClientReport2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientReportᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ClientReport) graphql.Marshaler {
+			return ec.marshalNClientReport2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientReportᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9469,39 +8960,16 @@ func (ec *executionContext) fieldContext_Measurement_reports(_ context.Context, 
 	fc = &graphql.FieldContext{
 		Object:     "Measurement",
 		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
+		IsMethod:   false,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ClientReport(ctx, field)
 		},
 	}
 	return fc, nil
 }
-func (ec *executionContext) resolveBatch_Measurement_reports(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Measurement) (any, error) {
-	resolver := ec.Resolvers.Measurement()
-	if batch, ok := graphql.BatchParentsFor[*gqlmodel.Measurement](ctx, "Measurement"); ok {
-		result := batch.FieldResult(field, func() (any, error) {
-			return resolver.Reports(ctx, batch.Parents)
-		})
-		return graphql.ResolveBatchGroupResult[[]gqlmodel.ClientReport](
-			ctx,
-			batch.Index,
-			len(batch.Parents),
-			result,
-			"Measurement.reports",
-			batch.IndexMap,
-		)
-	}
-	results, err := resolver.Reports(ctx, []*gqlmodel.Measurement{obj})
-	return graphql.ResolveBatchSingleResult[[]gqlmodel.ClientReport](
-		ctx,
-		results,
-		err,
-		"Measurement.reports",
-	)
-}
 
-func (ec *executionContext) _Measurement_p1203ClientReport(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Measurement) (ret graphql.Marshaler) {
+func (ec *executionContext) _Measurement_p1203ClientReport(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9510,7 +8978,7 @@ func (ec *executionContext) _Measurement_p1203ClientReport(ctx context.Context, 
 			return ec.fieldContext_Measurement_p1203ClientReport(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.resolveBatch_Measurement_p1203ClientReport(ctx, field, obj)
+			return obj.P1203ClientReport, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.JSON) graphql.Marshaler {
@@ -9521,33 +8989,10 @@ func (ec *executionContext) _Measurement_p1203ClientReport(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_Measurement_p1203ClientReport(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Measurement", field, true, true, errors.New("field of type JSON does not have child fields"))
-}
-func (ec *executionContext) resolveBatch_Measurement_p1203ClientReport(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Measurement) (any, error) {
-	resolver := ec.Resolvers.Measurement()
-	if batch, ok := graphql.BatchParentsFor[*gqlmodel.Measurement](ctx, "Measurement"); ok {
-		result := batch.FieldResult(field, func() (any, error) {
-			return resolver.P1203ClientReport(ctx, batch.Parents)
-		})
-		return graphql.ResolveBatchGroupResult[*model.JSON](
-			ctx,
-			batch.Index,
-			len(batch.Parents),
-			result,
-			"Measurement.p1203ClientReport",
-			batch.IndexMap,
-		)
-	}
-	results, err := resolver.P1203ClientReport(ctx, []*gqlmodel.Measurement{obj})
-	return graphql.ResolveBatchSingleResult[*model.JSON](
-		ctx,
-		results,
-		err,
-		"Measurement.p1203ClientReport",
-	)
+	return graphql.NewScalarFieldContext("Measurement", field, false, false, errors.New("field of type JSON does not have child fields"))
 }
 
-func (ec *executionContext) _Measurement_networkPerformanceReport(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Measurement) (ret graphql.Marshaler) {
+func (ec *executionContext) _Measurement_networkPerformanceReport(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9556,7 +9001,7 @@ func (ec *executionContext) _Measurement_networkPerformanceReport(ctx context.Co
 			return ec.fieldContext_Measurement_networkPerformanceReport(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.resolveBatch_Measurement_networkPerformanceReport(ctx, field, obj)
+			return obj.NetworkPerformanceReport, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.JSON) graphql.Marshaler {
@@ -9567,33 +9012,10 @@ func (ec *executionContext) _Measurement_networkPerformanceReport(ctx context.Co
 	)
 }
 func (ec *executionContext) fieldContext_Measurement_networkPerformanceReport(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Measurement", field, true, true, errors.New("field of type JSON does not have child fields"))
-}
-func (ec *executionContext) resolveBatch_Measurement_networkPerformanceReport(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Measurement) (any, error) {
-	resolver := ec.Resolvers.Measurement()
-	if batch, ok := graphql.BatchParentsFor[*gqlmodel.Measurement](ctx, "Measurement"); ok {
-		result := batch.FieldResult(field, func() (any, error) {
-			return resolver.NetworkPerformanceReport(ctx, batch.Parents)
-		})
-		return graphql.ResolveBatchGroupResult[*model.JSON](
-			ctx,
-			batch.Index,
-			len(batch.Parents),
-			result,
-			"Measurement.networkPerformanceReport",
-			batch.IndexMap,
-		)
-	}
-	results, err := resolver.NetworkPerformanceReport(ctx, []*gqlmodel.Measurement{obj})
-	return graphql.ResolveBatchSingleResult[*model.JSON](
-		ctx,
-		results,
-		err,
-		"Measurement.networkPerformanceReport",
-	)
+	return graphql.NewScalarFieldContext("Measurement", field, false, false, errors.New("field of type JSON does not have child fields"))
 }
 
-func (ec *executionContext) _Measurement_lightweightVideoPlayerPerformanceReport(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Measurement) (ret graphql.Marshaler) {
+func (ec *executionContext) _Measurement_lightweightVideoPlayerPerformanceReport(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9602,7 +9024,7 @@ func (ec *executionContext) _Measurement_lightweightVideoPlayerPerformanceReport
 			return ec.fieldContext_Measurement_lightweightVideoPlayerPerformanceReport(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.resolveBatch_Measurement_lightweightVideoPlayerPerformanceReport(ctx, field, obj)
+			return obj.LightweightVideoPlayerPerformanceReport, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.JSON) graphql.Marshaler {
@@ -9613,33 +9035,10 @@ func (ec *executionContext) _Measurement_lightweightVideoPlayerPerformanceReport
 	)
 }
 func (ec *executionContext) fieldContext_Measurement_lightweightVideoPlayerPerformanceReport(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Measurement", field, true, true, errors.New("field of type JSON does not have child fields"))
-}
-func (ec *executionContext) resolveBatch_Measurement_lightweightVideoPlayerPerformanceReport(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Measurement) (any, error) {
-	resolver := ec.Resolvers.Measurement()
-	if batch, ok := graphql.BatchParentsFor[*gqlmodel.Measurement](ctx, "Measurement"); ok {
-		result := batch.FieldResult(field, func() (any, error) {
-			return resolver.LightweightVideoPlayerPerformanceReport(ctx, batch.Parents)
-		})
-		return graphql.ResolveBatchGroupResult[*model.JSON](
-			ctx,
-			batch.Index,
-			len(batch.Parents),
-			result,
-			"Measurement.lightweightVideoPlayerPerformanceReport",
-			batch.IndexMap,
-		)
-	}
-	results, err := resolver.LightweightVideoPlayerPerformanceReport(ctx, []*gqlmodel.Measurement{obj})
-	return graphql.ResolveBatchSingleResult[*model.JSON](
-		ctx,
-		results,
-		err,
-		"Measurement.lightweightVideoPlayerPerformanceReport",
-	)
+	return graphql.NewScalarFieldContext("Measurement", field, false, false, errors.New("field of type JSON does not have child fields"))
 }
 
-func (ec *executionContext) _MeasurementConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.MeasurementConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _MeasurementConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9651,8 +9050,8 @@ func (ec *executionContext) _MeasurementConnection_edges(ctx context.Context, fi
 			return obj.Edges, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []gqlmodel.MeasurementEdge) graphql.Marshaler {
-			return ec.marshalNMeasurementEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementEdgeᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []model.MeasurementEdge) graphql.Marshaler {
+			return ec.marshalNMeasurementEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurementEdgeᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9671,7 +9070,7 @@ func (ec *executionContext) fieldContext_MeasurementConnection_edges(_ context.C
 	return fc, nil
 }
 
-func (ec *executionContext) _MeasurementConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.MeasurementConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _MeasurementConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9683,8 +9082,8 @@ func (ec *executionContext) _MeasurementConnection_pageInfo(ctx context.Context,
 			return obj.PageInfo, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.PageInfo) graphql.Marshaler {
-			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐPageInfo(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐPageInfo(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9703,7 +9102,7 @@ func (ec *executionContext) fieldContext_MeasurementConnection_pageInfo(_ contex
 	return fc, nil
 }
 
-func (ec *executionContext) _MeasurementEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.MeasurementEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _MeasurementEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9726,7 +9125,7 @@ func (ec *executionContext) fieldContext_MeasurementEdge_cursor(_ context.Contex
 	return graphql.NewScalarFieldContext("MeasurementEdge", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _MeasurementEdge_node(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.MeasurementEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _MeasurementEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9738,8 +9137,8 @@ func (ec *executionContext) _MeasurementEdge_node(ctx context.Context, field gra
 			return obj.Node, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Measurement) graphql.Marshaler {
-			return ec.marshalNMeasurement2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurement(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Measurement) graphql.Marshaler {
+			return ec.marshalNMeasurement2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurement(ctx, selections, v)
 		},
 		true,
 		true,
@@ -11224,7 +10623,7 @@ func (ec *executionContext) fieldContext_NotificationConfig_anomalyEventsDigestD
 	return graphql.NewScalarFieldContext("NotificationConfig", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.PageInfo) (ret graphql.Marshaler) {
+func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11247,7 +10646,7 @@ func (ec *executionContext) fieldContext_PageInfo_hasNextPage(_ context.Context,
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.PageInfo) (ret graphql.Marshaler) {
+func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11359,8 +10758,8 @@ func (ec *executionContext) _Query_anomalyEvent(ctx context.Context, field graph
 			return ec.Resolvers.Query().AnomalyEvent(ctx, fc.Args["id"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.AnomalyEvent) graphql.Marshaler {
-			return ec.marshalNAnomalyEvent2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyEvent(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AnomalyEvent) graphql.Marshaler {
+			return ec.marshalNAnomalyEvent2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAnomalyEvent(ctx, selections, v)
 		},
 		true,
 		true,
@@ -12659,8 +12058,8 @@ func (ec *executionContext) _Query_measurement(ctx context.Context, field graphq
 			return ec.Resolvers.Query().Measurement(ctx, fc.Args["id"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.Measurement) graphql.Marshaler {
-			return ec.marshalNMeasurement2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurement(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Measurement) graphql.Marshaler {
+			return ec.marshalNMeasurement2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurement(ctx, selections, v)
 		},
 		true,
 		true,
@@ -13166,7 +12565,7 @@ func (ec *executionContext) _RegistrationKey_clientsCount(ctx context.Context, f
 			return ec.fieldContext_RegistrationKey_clientsCount(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.resolveBatch_RegistrationKey_clientsCount(ctx, field, obj)
+			return obj.ClientsCount, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
@@ -13177,30 +12576,7 @@ func (ec *executionContext) _RegistrationKey_clientsCount(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_RegistrationKey_clientsCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RegistrationKey", field, true, true, errors.New("field of type Int does not have child fields"))
-}
-func (ec *executionContext) resolveBatch_RegistrationKey_clientsCount(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKey) (any, error) {
-	resolver := ec.Resolvers.RegistrationKey()
-	if batch, ok := graphql.BatchParentsFor[*model.RegistrationKey](ctx, "RegistrationKey"); ok {
-		result := batch.FieldResult(field, func() (any, error) {
-			return resolver.ClientsCount(ctx, batch.Parents)
-		})
-		return graphql.ResolveBatchGroupResult[int64](
-			ctx,
-			batch.Index,
-			len(batch.Parents),
-			result,
-			"RegistrationKey.clientsCount",
-			batch.IndexMap,
-		)
-	}
-	results, err := resolver.ClientsCount(ctx, []*model.RegistrationKey{obj})
-	return graphql.ResolveBatchSingleResult[int64](
-		ctx,
-		results,
-		err,
-		"RegistrationKey.clientsCount",
-	)
+	return graphql.NewScalarFieldContext("RegistrationKey", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _RegistrationKey_capability(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKey) (ret graphql.Marshaler) {
@@ -13212,7 +12588,7 @@ func (ec *executionContext) _RegistrationKey_capability(ctx context.Context, fie
 			return ec.fieldContext_RegistrationKey_capability(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.resolveBatch_RegistrationKey_capability(ctx, field, obj)
+			return obj.Capability, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.Capability) graphql.Marshaler {
@@ -13226,36 +12602,13 @@ func (ec *executionContext) fieldContext_RegistrationKey_capability(_ context.Co
 	fc = &graphql.FieldContext{
 		Object:     "RegistrationKey",
 		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
+		IsMethod:   false,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Capability(ctx, field)
 		},
 	}
 	return fc, nil
-}
-func (ec *executionContext) resolveBatch_RegistrationKey_capability(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKey) (any, error) {
-	resolver := ec.Resolvers.RegistrationKey()
-	if batch, ok := graphql.BatchParentsFor[*model.RegistrationKey](ctx, "RegistrationKey"); ok {
-		result := batch.FieldResult(field, func() (any, error) {
-			return resolver.Capability(ctx, batch.Parents)
-		})
-		return graphql.ResolveBatchGroupResult[*model.Capability](
-			ctx,
-			batch.Index,
-			len(batch.Parents),
-			result,
-			"RegistrationKey.capability",
-			batch.IndexMap,
-		)
-	}
-	results, err := resolver.Capability(ctx, []*model.RegistrationKey{obj})
-	return graphql.ResolveBatchSingleResult[*model.Capability](
-		ctx,
-		results,
-		err,
-		"RegistrationKey.capability",
-	)
 }
 
 func (ec *executionContext) _ResolveResult_updated(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ResolveResult) (ret graphql.Marshaler) {
@@ -16410,7 +15763,7 @@ func (ec *executionContext) _AnomalyDetectionOverrideScope(ctx context.Context, 
 
 var anomalyEventImplementors = []string{"AnomalyEvent"}
 
-func (ec *executionContext) _AnomalyEvent(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.AnomalyEvent) graphql.Marshaler {
+func (ec *executionContext) _AnomalyEvent(ctx context.Context, sel ast.SelectionSet, obj *model.AnomalyEvent) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, anomalyEventImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -16423,51 +15776,18 @@ func (ec *executionContext) _AnomalyEvent(ctx context.Context, sel ast.Selection
 		case "id":
 			out.Values[i] = ec._AnomalyEvent_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "document":
 			out.Values[i] = ec._AnomalyEvent_document(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "client":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._AnomalyEvent_client(ctx, field, obj)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._AnomalyEvent_client(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -16504,114 +15824,48 @@ func (ec *executionContext) _Capability(ctx context.Context, sel ast.SelectionSe
 		case "id":
 			out.Values[i] = ec._Capability_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "name":
 			out.Values[i] = ec._Capability_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "comment":
 			out.Values[i] = ec._Capability_comment(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "allowedMeasurementTypes":
 			out.Values[i] = ec._Capability_allowedMeasurementTypes(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "allowedMeasurementSubjects":
 			out.Values[i] = ec._Capability_allowedMeasurementSubjects(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "forbiddenMeasurementTypes":
 			out.Values[i] = ec._Capability_forbiddenMeasurementTypes(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "forbiddenMeasurementSubjects":
 			out.Values[i] = ec._Capability_forbiddenMeasurementSubjects(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "registrationKeysCount":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Capability_registrationKeysCount(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Capability_registrationKeysCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "registrationKeys":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Capability_registrationKeys(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Capability_registrationKeys(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -16726,119 +15980,20 @@ func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, o
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "deliveredPublicConfig":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Client_deliveredPublicConfig(ctx, field, obj)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Client_deliveredPublicConfig(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "deliveredAutomatorConfig":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Client_deliveredAutomatorConfig(ctx, field, obj)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Client_deliveredAutomatorConfig(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "offline":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Client_offline(ctx, field, obj)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Client_offline(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "anomaliesMuted":
 			out.Values[i] = ec._Client_anomaliesMuted(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -16855,157 +16010,25 @@ func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, o
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "registrationKey":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Client_registrationKey(ctx, field, obj)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Client_registrationKey(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "clientGroups":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Client_clientGroups(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Client_clientGroups(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "currentIspContract":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Client_currentIspContract(ctx, field, obj)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Client_currentIspContract(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "ispContracts":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Client_ispContracts(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Client_ispContracts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "configuration":
 			out.Values[i] = ec._Client_configuration(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -17274,51 +16297,18 @@ func (ec *executionContext) _ClientGroup(ctx context.Context, sel ast.SelectionS
 		case "id":
 			out.Values[i] = ec._ClientGroup_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "name":
 			out.Values[i] = ec._ClientGroup_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "clients":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._ClientGroup_clients(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._ClientGroup_clients(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -17342,7 +16332,7 @@ func (ec *executionContext) _ClientGroup(ctx context.Context, sel ast.SelectionS
 
 var clientReportImplementors = []string{"ClientReport"}
 
-func (ec *executionContext) _ClientReport(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.ClientReport) graphql.Marshaler {
+func (ec *executionContext) _ClientReport(ctx context.Context, sel ast.SelectionSet, obj *model.ClientReport) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, clientReportImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -17698,162 +16688,63 @@ func (ec *executionContext) _Isp(ctx context.Context, sel ast.SelectionSet, obj 
 		case "id":
 			out.Values[i] = ec._Isp_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "name":
 			out.Values[i] = ec._Isp_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "type":
 			out.Values[i] = ec._Isp_type(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "alternativeNames":
 			out.Values[i] = ec._Isp_alternativeNames(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "asNumbers":
 			out.Values[i] = ec._Isp_asNumbers(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "country":
 			out.Values[i] = ec._Isp_country(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "isVpn":
 			out.Values[i] = ec._Isp_isVpn(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "verified":
 			out.Values[i] = ec._Isp_verified(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "createdAt":
 			out.Values[i] = ec._Isp_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "ispContractsCount":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Isp_ispContractsCount(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Isp_ispContractsCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "ispDetailsCount":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Isp_ispDetailsCount(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Isp_ispDetailsCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "ispContracts":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Isp_ispContracts(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Isp_ispContracts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -17890,253 +16781,88 @@ func (ec *executionContext) _IspContract(ctx context.Context, sel ast.SelectionS
 		case "id":
 			out.Values[i] = ec._IspContract_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "ispId":
 			out.Values[i] = ec._IspContract_ispId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "clientId":
 			out.Values[i] = ec._IspContract_clientId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "uploadSpeed":
 			out.Values[i] = ec._IspContract_uploadSpeed(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "downloadSpeed":
 			out.Values[i] = ec._IspContract_downloadSpeed(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "monthlyPrice":
 			out.Values[i] = ec._IspContract_monthlyPrice(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "currency":
 			out.Values[i] = ec._IspContract_currency(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "assumedTariff":
 			out.Values[i] = ec._IspContract_assumedTariff(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "connectionType":
 			out.Values[i] = ec._IspContract_connectionType(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "name":
 			out.Values[i] = ec._IspContract_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "validFrom":
 			out.Values[i] = ec._IspContract_validFrom(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "validUntil":
 			out.Values[i] = ec._IspContract_validUntil(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "isp":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._IspContract_isp(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._IspContract_isp(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "ispName":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._IspContract_ispName(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._IspContract_ispName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "client":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._IspContract_client(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._IspContract_client(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "clientUuid":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._IspContract_clientUuid(ctx, field, obj)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._IspContract_clientUuid(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "clientLabel":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._IspContract_clientLabel(ctx, field, obj)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._IspContract_clientLabel(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -18203,7 +16929,7 @@ func (ec *executionContext) _LabelAvailability(ctx context.Context, sel ast.Sele
 
 var measurementImplementors = []string{"Measurement"}
 
-func (ec *executionContext) _Measurement(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.Measurement) graphql.Marshaler {
+func (ec *executionContext) _Measurement(ctx context.Context, sel ast.SelectionSet, obj *model.Measurement) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, measurementImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -18216,203 +16942,38 @@ func (ec *executionContext) _Measurement(ctx context.Context, sel ast.SelectionS
 		case "id":
 			out.Values[i] = ec._Measurement_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "document":
 			out.Values[i] = ec._Measurement_document(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "client":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Measurement_client(ctx, field, obj)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Measurement_client(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "reports":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Measurement_reports(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Measurement_reports(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "p1203ClientReport":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Measurement_p1203ClientReport(ctx, field, obj)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Measurement_p1203ClientReport(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "networkPerformanceReport":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Measurement_networkPerformanceReport(ctx, field, obj)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Measurement_networkPerformanceReport(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "lightweightVideoPlayerPerformanceReport":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Measurement_lightweightVideoPlayerPerformanceReport(ctx, field, obj)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Measurement_lightweightVideoPlayerPerformanceReport(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -18436,7 +16997,7 @@ func (ec *executionContext) _Measurement(ctx context.Context, sel ast.SelectionS
 
 var measurementConnectionImplementors = []string{"MeasurementConnection"}
 
-func (ec *executionContext) _MeasurementConnection(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.MeasurementConnection) graphql.Marshaler {
+func (ec *executionContext) _MeasurementConnection(ctx context.Context, sel ast.SelectionSet, obj *model.MeasurementConnection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, measurementConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -18479,7 +17040,7 @@ func (ec *executionContext) _MeasurementConnection(ctx context.Context, sel ast.
 
 var measurementEdgeImplementors = []string{"MeasurementEdge"}
 
-func (ec *executionContext) _MeasurementEdge(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.MeasurementEdge) graphql.Marshaler {
+func (ec *executionContext) _MeasurementEdge(ctx context.Context, sel ast.SelectionSet, obj *model.MeasurementEdge) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, measurementEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -18883,7 +17444,7 @@ func (ec *executionContext) _NotificationConfig(ctx context.Context, sel ast.Sel
 
 var pageInfoImplementors = []string{"PageInfo"}
 
-func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.PageInfo) graphql.Marshaler {
+func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *model.PageInfo) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, pageInfoImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -19874,124 +18435,58 @@ func (ec *executionContext) _RegistrationKey(ctx context.Context, sel ast.Select
 		case "id":
 			out.Values[i] = ec._RegistrationKey_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "capabilityId":
 			out.Values[i] = ec._RegistrationKey_capabilityId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "registrationKey":
 			out.Values[i] = ec._RegistrationKey_registrationKey(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "comment":
 			out.Values[i] = ec._RegistrationKey_comment(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "validFrom":
 			out.Values[i] = ec._RegistrationKey_validFrom(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "validUntil":
 			out.Values[i] = ec._RegistrationKey_validUntil(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "numRegistrationsLeft":
 			out.Values[i] = ec._RegistrationKey_numRegistrationsLeft(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "usageLimitDays":
 			out.Values[i] = ec._RegistrationKey_usageLimitDays(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "testing":
 			out.Values[i] = ec._RegistrationKey_testing(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "clientsCount":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._RegistrationKey_clientsCount(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._RegistrationKey_clientsCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "capability":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._RegistrationKey_capability(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._RegistrationKey_capability(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -20767,7 +19262,7 @@ func (ec *executionContext) unmarshalNAnomalyDetectionOverrideScopeInput2ᚖgith
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNAnomalyEvent2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyEvent(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.AnomalyEvent) graphql.Marshaler {
+func (ec *executionContext) marshalNAnomalyEvent2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAnomalyEvent(ctx context.Context, sel ast.SelectionSet, v *model.AnomalyEvent) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -20803,7 +19298,6 @@ func (ec *executionContext) marshalNCapability2githubᚗcomᚋfleetgraphᚋfleet
 }
 
 func (ec *executionContext) marshalNCapability2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapabilityᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Capability) graphql.Marshaler {
-	ctx = graphql.WithBatchParentValues(ctx, "Capability", v)
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
@@ -20944,7 +19438,6 @@ func (ec *executionContext) marshalNClientGroup2githubᚗcomᚋfleetgraphᚋflee
 }
 
 func (ec *executionContext) marshalNClientGroup2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroupᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ClientGroup) graphql.Marshaler {
-	ctx = graphql.WithBatchParentValues(ctx, "ClientGroup", v)
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
@@ -20960,15 +19453,15 @@ func (ec *executionContext) marshalNClientGroup2ᚕgithubᚗcomᚋfleetgraphᚋf
 	return ret
 }
 
-func (ec *executionContext) marshalNClientReport2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientReport(ctx context.Context, sel ast.SelectionSet, v gqlmodel.ClientReport) graphql.Marshaler {
+func (ec *executionContext) marshalNClientReport2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientReport(ctx context.Context, sel ast.SelectionSet, v model.ClientReport) graphql.Marshaler {
 	return ec._ClientReport(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNClientReport2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientReportᚄ(ctx context.Context, sel ast.SelectionSet, v []gqlmodel.ClientReport) graphql.Marshaler {
+func (ec *executionContext) marshalNClientReport2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientReportᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ClientReport) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNClientReport2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientReport(ctx, sel, v[i])
+		return ec.marshalNClientReport2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientReport(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -21092,7 +19585,6 @@ func (ec *executionContext) marshalNIsp2githubᚗcomᚋfleetgraphᚋfleetgraph�
 }
 
 func (ec *executionContext) marshalNIsp2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Isp) graphql.Marshaler {
-	ctx = graphql.WithBatchParentValues(ctx, "Isp", v)
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
@@ -21123,7 +19615,6 @@ func (ec *executionContext) marshalNIspContract2githubᚗcomᚋfleetgraphᚋflee
 }
 
 func (ec *executionContext) marshalNIspContract2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspContractᚄ(ctx context.Context, sel ast.SelectionSet, v []model.IspContract) graphql.Marshaler {
-	ctx = graphql.WithBatchParentValues(ctx, "IspContract", v)
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
@@ -21229,7 +19720,7 @@ func (ec *executionContext) marshalNLabelAvailability2ᚖgithubᚗcomᚋfleetgra
 	return ec._LabelAvailability(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNMeasurement2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurement(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.Measurement) graphql.Marshaler {
+func (ec *executionContext) marshalNMeasurement2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurement(ctx context.Context, sel ast.SelectionSet, v *model.Measurement) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -21239,7 +19730,7 @@ func (ec *executionContext) marshalNMeasurement2ᚖgithubᚗcomᚋfleetgraphᚋf
 	return ec._Measurement(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNMeasurementConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.MeasurementConnection) graphql.Marshaler {
+func (ec *executionContext) marshalNMeasurementConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurementConnection(ctx context.Context, sel ast.SelectionSet, v *model.MeasurementConnection) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -21249,15 +19740,15 @@ func (ec *executionContext) marshalNMeasurementConnection2ᚖgithubᚗcomᚋflee
 	return ec._MeasurementConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNMeasurementEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementEdge(ctx context.Context, sel ast.SelectionSet, v gqlmodel.MeasurementEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNMeasurementEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurementEdge(ctx context.Context, sel ast.SelectionSet, v model.MeasurementEdge) graphql.Marshaler {
 	return ec._MeasurementEdge(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNMeasurementEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []gqlmodel.MeasurementEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNMeasurementEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurementEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.MeasurementEdge) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNMeasurementEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementEdge(ctx, sel, v[i])
+		return ec.marshalNMeasurementEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurementEdge(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -21293,7 +19784,7 @@ func (ec *executionContext) marshalNNotificationConfig2githubᚗcomᚋfleetgraph
 	return ec._NotificationConfig(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.PageInfo) graphql.Marshaler {
+func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -21308,7 +19799,6 @@ func (ec *executionContext) marshalNRegistrationKey2githubᚗcomᚋfleetgraphᚋ
 }
 
 func (ec *executionContext) marshalNRegistrationKey2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRegistrationKeyᚄ(ctx context.Context, sel ast.SelectionSet, v []model.RegistrationKey) graphql.Marshaler {
-	ctx = graphql.WithBatchParentValues(ctx, "RegistrationKey", v)
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]

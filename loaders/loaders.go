@@ -1,7 +1,8 @@
 // Package loaders holds the per-request dataloaders (graph-gophers/dataloader/v7)
-// behind every nested object and list of the graph, so that a query runs a
-// fixed number of SQL statements however many items it returns. Loaders are
-// created per request for the caller's data owner and reached through For.
+// of the fields that take arguments, which resolvers/edges.go cannot attach
+// once per parent: Client.measurements, whose pages differ per alias. They
+// also carry the operation's measurement budget. Loaders are created per
+// request for the caller's data owner and reached through For.
 package loaders
 
 import (
@@ -19,38 +20,17 @@ import (
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
-// Wait is how long a loader collects keys before it runs its batch.
-//
-// It is a fallback, not what keeps the statement count flat: root resolvers
-// fetch every level of the query's selection ahead with one batch-function
-// call per loader (resolvers/prefetch.go, Loader.Fetch), and field resolvers
-// are gqlgen batch resolvers that enqueue all sibling keys in one pass. The
-// timer only batches what lookahead does not cover (the objects returned by
-// mutations, say), where keys arrive from one goroutine within microseconds.
-// dataloader's 16 ms default would add 16 ms per nesting level to those
-// queries; 2 ms is enough for that single pass and keeps the delay small.
+// Wait is how long a loader collects keys before it runs its batch. It is
+// a fallback: the edges below a root field fill the page loader for all
+// clients of a level with one Fetch (resolvers/edgetable.go), and the
+// measurements resolver is a gqlgen batch resolver that enqueues all sibling
+// keys in one pass, so the timer only ends batches whose keys arrive at once.
+// dataloader's 16 ms default would add 16 ms to those; 2 ms keeps it small.
 const Wait = 2 * time.Millisecond
 
 // Loaders are the dataloaders of one request.
 type Loaders struct {
-	Isp                  *Loader[int64, store.Isp]
-	ContractsByIsp       *Loader[int64, []store.IspContract]
-	ContractsByClient    *Loader[int64, []store.IspContract]
-	IspCounts            *Loader[int64, IspCounts]
-	Client               *Loader[int64, store.Client]
-	GroupsByClient       *Loader[int64, []store.ClientGroup]
-	ClientsByGroup       *Loader[int64, []store.GroupClient]
-	Capability           *Loader[int64, store.Capability]
-	RegistrationKey      *Loader[int64, store.RegistrationKey]
-	KeysByCapability     *Loader[int64, []store.RegistrationKey]
-	KeyCountByCapability *Loader[int64, int64]
-	ClientCountByKey     *Loader[int64, int64]
-	Config               *Loader[int64, store.ConfigRef]
-	DefaultConfig        *Loader[string, *store.ConfigRef]
-	ReportsByMeasurement *Loader[string, []store.Document]
-	MeasurementPages     *Loader[MeasurementPageKey, []store.MeasurementPage]
-	ClientByUUID         *Loader[string, store.Client]
-	DataOwner            *Loader[int64, store.DataOwner]
+	MeasurementPages *Loader[MeasurementPageKey, []store.MeasurementPage]
 }
 
 // MeasurementPageKey names one client's page of measurements: the client's
@@ -95,77 +75,11 @@ func (a PageArgs) Key() string {
 
 func ptr[T any](v T) *T { return &v }
 
-// IspCounts are the child counts of one ISP.
-type IspCounts struct{ Contracts, Details int64 }
-
 // New builds the loaders of one request of data owner ownerID.
 func New(s *store.Store, ownerID int64) *Loaders {
 	var measurementRows atomic.Int64 // rows the operation's measurement pages may still read
 	measurementRows.Store(MaxMeasurementsPerOperation)
-	scoped := func(f func(context.Context, int64, []int64) ([]store.Isp, error)) func(context.Context, []int64) ([]store.Isp, error) {
-		return func(ctx context.Context, ids []int64) ([]store.Isp, error) { return f(ctx, ownerID, ids) }
-	}
 	return &Loaders{
-		Isp: newLoader(byID(scoped(s.IspsByIDs), func(i store.Isp) int64 { return i.ID })),
-		ContractsByIsp: newLoader(groupBy(func(ctx context.Context, ids []int64) ([]store.IspContract, error) {
-			return s.ContractsByIsp(ctx, ownerID, ids)
-		}, func(c store.IspContract) int64 { return c.IspID })),
-		ContractsByClient: newLoader(groupBy(func(ctx context.Context, ids []int64) ([]store.IspContract, error) {
-			return s.ContractsByClient(ctx, ownerID, ids)
-		}, func(c store.IspContract) int64 { return c.ClientID })),
-		IspCounts: newLoader(func(ctx context.Context, ids []int64) []*dataloader.Result[IspCounts] {
-			contracts, details, err := s.IspChildCounts(ctx, ownerID, ids)
-			out := make([]*dataloader.Result[IspCounts], len(ids))
-			for i, id := range ids {
-				out[i] = &dataloader.Result[IspCounts]{Data: IspCounts{contracts[id], details[id]}, Error: err}
-			}
-			return out
-		}),
-		Client: newLoader(byID(func(ctx context.Context, ids []int64) ([]store.Client, error) {
-			return s.ClientsByIDs(ctx, ownerID, ids)
-		}, func(c store.Client) int64 { return c.ID })),
-		GroupsByClient: newLoader(groupBy(func(ctx context.Context, ids []int64) ([]store.ClientGroup, error) {
-			return s.GroupsByClient(ctx, ownerID, ids)
-		}, func(g store.ClientGroup) int64 { return g.ClientID })),
-		ClientsByGroup: newLoader(groupBy(func(ctx context.Context, ids []int64) ([]store.GroupClient, error) {
-			return s.ClientsByGroup(ctx, ownerID, ids)
-		}, func(c store.GroupClient) int64 { return c.GroupID })),
-		Capability: newLoader(byID(func(ctx context.Context, ids []int64) ([]store.Capability, error) {
-			return s.CapabilitiesByIDs(ctx, ownerID, ids)
-		}, func(c store.Capability) int64 { return c.ID })),
-		RegistrationKey: newLoader(byID(func(ctx context.Context, ids []int64) ([]store.RegistrationKey, error) {
-			return s.RegistrationKeysByIDs(ctx, ownerID, ids)
-		}, func(k store.RegistrationKey) int64 { return k.ID })),
-		KeysByCapability: newLoader(groupBy(func(ctx context.Context, ids []int64) ([]store.RegistrationKey, error) {
-			return s.RegistrationKeysByCapability(ctx, ownerID, ids)
-		}, func(k store.RegistrationKey) int64 { return k.CapabilityID })),
-		KeyCountByCapability: newLoader(counts(func(ctx context.Context, ids []int64) (map[int64]int64, error) {
-			return s.CountRegistrationKeys(ctx, ownerID, ids)
-		})),
-		ClientCountByKey: newLoader(counts(func(ctx context.Context, ids []int64) (map[int64]int64, error) {
-			return s.CountClientsByRegistrationKey(ctx, ownerID, ids)
-		})),
-		Config: newLoader(byID(func(ctx context.Context, ids []int64) ([]store.ConfigRef, error) {
-			return s.ConfigsByIDs(ctx, ownerID, ids)
-		}, func(c store.ConfigRef) int64 { return c.ID })),
-		DefaultConfig: newLoader(func(ctx context.Context, kinds []string) []*dataloader.Result[*store.ConfigRef] {
-			cs, err := s.DefaultConfigs(ctx, ownerID)
-			by := map[string]*store.ConfigRef{}
-			for i := range cs {
-				by[cs[i].Kind] = &cs[i]
-			}
-			return fill(kinds, by, err)
-		}),
-		ReportsByMeasurement: newLoader(func(ctx context.Context, ids []string) []*dataloader.Result[[]store.Document] {
-			ds, err := s.DocumentsByMeasurements(ctx, ownerID, store.KindClientReport, ids)
-			by := map[string][]store.Document{}
-			for _, d := range ds {
-				if d.MeasurementID != nil {
-					by[*d.MeasurementID] = append(by[*d.MeasurementID], d)
-				}
-			}
-			return fill(ids, by, err)
-		}),
 		MeasurementPages: newLoader(func(ctx context.Context, keys []MeasurementPageKey) []*dataloader.Result[[]store.MeasurementPage] {
 			// One statement per distinct page arguments: one, unless a query
 			// asks for the measurements of clients with different arguments.
@@ -204,13 +118,6 @@ func New(s *store.Store, ownerID int64) *Loaders {
 				out[i] = &dataloader.Result[[]store.MeasurementPage]{Data: by[k], Error: errs[k.Page]}
 			}
 			return out
-		}),
-		ClientByUUID: newLoader(byID(func(ctx context.Context, uuids []string) ([]store.Client, error) {
-			return s.ClientsByUUIDs(ctx, ownerID, uuids)
-		}, func(c store.Client) string { return c.UUID })),
-		DataOwner: newLoader(func(ctx context.Context, ids []int64) []*dataloader.Result[store.DataOwner] {
-			d, err := s.DataOwner(ctx, ownerID)
-			return fill(ids, map[int64]store.DataOwner{ownerID: d}, err)
 		}),
 	}
 }

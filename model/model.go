@@ -49,6 +49,11 @@ type Isp struct {
 	IsVpn            *bool
 	Verified         *bool
 	CreatedAt        time.Time
+
+	// Attached by the edges below a query (resolvers/edges.go).
+	IspContractsCount int64
+	IspDetailsCount   int64
+	IspContracts      []IspContract
 }
 
 type IspContract struct {
@@ -64,6 +69,34 @@ type IspContract struct {
 	Name           string
 	ValidFrom      *time.Time
 	ValidUntil     *time.Time
+
+	// Attached by the edges below a query (resolvers/edges.go).
+	Isp    *Isp
+	Client *Client
+}
+
+// IspName is the name of the contract's ISP.
+func (c *IspContract) IspName() string {
+	if c.Isp == nil {
+		return ""
+	}
+	return c.Isp.Name
+}
+
+// ClientUUID is the UUID of the contract's client.
+func (c *IspContract) ClientUUID() *string {
+	if c.Client == nil {
+		return nil
+	}
+	return &c.Client.UUID
+}
+
+// ClientLabel is the label of the contract's client.
+func (c *IspContract) ClientLabel() *string {
+	if c.Client == nil {
+		return nil
+	}
+	return c.Client.Label
 }
 
 type Capability struct {
@@ -74,6 +107,10 @@ type Capability struct {
 	AllowedMeasurementSubjects   []string
 	ForbiddenMeasurementTypes    []string
 	ForbiddenMeasurementSubjects []string
+
+	// Attached by the edges below a query (resolvers/edges.go).
+	RegistrationKeysCount int64
+	RegistrationKeys      []RegistrationKey
 }
 
 type RegistrationKey struct {
@@ -86,6 +123,10 @@ type RegistrationKey struct {
 	NumRegistrationsLeft int64
 	UsageLimitDays       *int64
 	Testing              bool
+
+	// Attached by the edges below a query (resolvers/edges.go).
+	ClientsCount int64
+	Capability   *Capability
 }
 
 type Client struct {
@@ -112,6 +153,19 @@ type Client struct {
 
 	// RegistrationKeyID is the key the client registered with, if any.
 	RegistrationKeyID *int64
+
+	// Attached by the edges below a query (resolvers/edges.go).
+	ClientGroups             []ClientGroup
+	RegistrationKey          *RegistrationKey
+	IspContracts             []IspContract
+	CurrentIspContract       *IspContract
+	DeliveredPublicConfig    *ConfigRef
+	DeliveredAutomatorConfig *ConfigRef
+	Offline                  *bool
+	// Pages are the measurement pages asked for, by their arguments
+	// (loaders.PageArgs.Key): measurements takes arguments, so each alias
+	// may ask for another page.
+	Pages map[string]*MeasurementConnection
 }
 
 type ClientConfiguration struct {
@@ -129,6 +183,9 @@ type ConfigRef struct {
 type ClientGroup struct {
 	ID   int64
 	Name string
+
+	// Attached by the edges below a query (resolvers/edges.go).
+	Clients []Client
 }
 
 type LabelAvailability struct {
@@ -322,3 +379,50 @@ func UnmarshalStrictString(v any) (string, error) {
 type InputError struct{ Msg string }
 
 func (e *InputError) Error() string { return e.Msg }
+
+// Measurement is a measurement document of the data owner.
+type Measurement struct {
+	ID       string
+	Document JSON
+
+	// Attached by the edges below a query (resolvers/edges.go).
+	Client                                  *Client
+	Reports                                 []ClientReport
+	P1203ClientReport                       *JSON
+	NetworkPerformanceReport                *JSON
+	LightweightVideoPlayerPerformanceReport *JSON
+}
+
+// ClientReport is a client report document of a measurement.
+type ClientReport struct {
+	ID       string
+	Type     *string
+	Document JSON
+}
+
+// MeasurementConnection is one page of a client's measurements.
+type MeasurementConnection struct {
+	Edges    []MeasurementEdge
+	PageInfo *PageInfo
+}
+
+// MeasurementEdge is one measurement of a page.
+type MeasurementEdge struct {
+	Cursor string
+	Node   *Measurement
+}
+
+// PageInfo tells whether a page has a next one.
+type PageInfo struct {
+	HasNextPage bool
+	EndCursor   *string
+}
+
+// AnomalyEvent is an anomaly event document of the data owner.
+type AnomalyEvent struct {
+	ID       string
+	Document JSON
+
+	// Attached by the edges below a query (resolvers/edges.go).
+	Client *Client
+}

@@ -9,21 +9,11 @@ import (
 	"context"
 	"errors"
 
-	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/store"
 )
-
-// Client is the batch resolver for the client field.
-func (r *anomalyEventResolver) Client(ctx context.Context, objs []*gqlmodel.AnomalyEvent) ([]*model.Client, error) {
-	docs := make([]model.JSON, len(objs))
-	for i, o := range objs {
-		docs[i] = o.Document
-	}
-	return r.documentClients(ctx, docs)
-}
 
 // AnomalyEventsResolve is the resolver for the anomalyEventsResolve field.
 func (r *mutationResolver) AnomalyEventsResolve(ctx context.Context, anomalyIds []string) (*gqlmodel.ResolveResult, error) {
@@ -147,7 +137,7 @@ func (r *queryResolver) AnomalyEventSearch(ctx context.Context, body model.JSON,
 }
 
 // AnomalyEvent is the resolver for the anomalyEvent field.
-func (r *queryResolver) AnomalyEvent(ctx context.Context, id string) (*gqlmodel.AnomalyEvent, error) {
+func (r *queryResolver) AnomalyEvent(ctx context.Context, id string) (*model.AnomalyEvent, error) {
 	p, err := requireRole(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
@@ -156,8 +146,7 @@ func (r *queryResolver) AnomalyEvent(ctx context.Context, id string) (*gqlmodel.
 	if err != nil {
 		return nil, err
 	}
-	out := &gqlmodel.AnomalyEvent{ID: d.DocID, Document: documentJSON(d.Doc)}
-	lookahead(ctx, "AnomalyEvent", []*gqlmodel.AnomalyEvent{out})
+	out := &model.AnomalyEvent{ID: d.DocID, Document: documentJSON(d.Doc)}
 	return out, nil
 }
 
@@ -209,8 +198,3 @@ func (r *queryResolver) AnomalyDetectionDimensions(ctx context.Context) (*gqlmod
 	return &gqlmodel.AnomalyDetectionDimensions{MeasurementTypes: convertAll(ds, dimensionOf),
 		DetectionPasses: detectionPasses, Levels: overrideLevels}, nil
 }
-
-// AnomalyEvent returns graph.AnomalyEventResolver implementation.
-func (r *Resolver) AnomalyEvent() graph.AnomalyEventResolver { return &anomalyEventResolver{r} }
-
-type anomalyEventResolver struct{ *Resolver }

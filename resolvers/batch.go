@@ -2,20 +2,16 @@ package resolvers
 
 import (
 	"context"
-	"errors"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/graph-gophers/dataloader/v7"
 
 	"github.com/fleetgraph/fleetgraph/loaders"
-
-	"github.com/fleetgraph/fleetgraph/store"
 )
 
-// Field resolvers are gqlgen batch resolvers: each receives all sibling
-// parents at once and hands their keys to a dataloader in one synchronous
-// pass, so one level of a query costs one batch per loader however many
-// items it has, independently of goroutine scheduling.
+// Field resolvers that take arguments (Client.measurements) are gqlgen
+// batch resolvers: each receives all sibling parents at once and hands
+// their keys to a dataloader in one synchronous pass.
 
 // loadAll loads key(parent) for every parent through l and converts each
 // value. Parents without a key get the zero R. Per-parent failures come back
@@ -51,49 +47,6 @@ func loadAll[P any, K comparable, V, R any](ctx context.Context, objs []*P, l *l
 		return out, errs
 	}
 	return out, nil
-}
-
-// byID is the key function of parents that always have one.
-func byID[P any](id func(*P) int64) func(*P) (int64, bool) {
-	return func(p *P) (int64, bool) { return id(p), true }
-}
-
-// optionalID is the key function of parents with an optional reference.
-func optionalID[P any](id func(*P) *int64) func(*P) (int64, bool) {
-	return func(p *P) (int64, bool) {
-		if v := id(p); v != nil {
-			return *v, true
-		}
-		return 0, false
-	}
-}
-
-// orNil turns per-parent "not found" failures into nil results: a reference
-// to a record deleted since is no reference.
-func orNil[R any](out []R, err error) ([]R, error) {
-	var list graphql.BatchErrorList
-	if !errors.As(err, &list) {
-		return out, err
-	}
-	for i, e := range list {
-		if errors.Is(e, store.ErrNotFound) {
-			list[i] = nil
-		}
-	}
-	if list.Unwrap() == nil {
-		return out, nil
-	}
-	return out, list
-}
-
-func identity[V any](v V) V { return v }
-
-// prime seeds a per-id loader with rows a list query already read, so
-// nested fields that reach the same rows cost no further statements.
-func prime[K comparable, V any](ctx context.Context, l *loaders.Loader[K, V], rows []V, key func(V) K) {
-	for _, v := range rows {
-		l.Prime(ctx, key(v), v)
-	}
 }
 
 func pointers[T any](vs []T) []*T {

@@ -9,24 +9,10 @@ import (
 	"context"
 	"strings"
 
-	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
-	"github.com/fleetgraph/fleetgraph/loaders"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
 )
-
-// RegistrationKeysCount is the batch resolver for the registrationKeysCount field.
-func (r *capabilityResolver) RegistrationKeysCount(ctx context.Context, objs []*model.Capability) ([]int64, error) {
-	return loadAll(ctx, objs, loaders.For(ctx).KeyCountByCapability, byID(capabilityID), identity[int64])
-}
-
-// RegistrationKeys is the batch resolver for the registrationKeys field.
-func (r *capabilityResolver) RegistrationKeys(ctx context.Context, objs []*model.Capability) ([][]model.RegistrationKey, error) {
-	return loadAll(ctx, objs, loaders.For(ctx).KeysByCapability, byID(capabilityID), func(ks []store.RegistrationKey) []model.RegistrationKey {
-		return convertAll(ks, registrationKeyOf)
-	})
-}
 
 // CapabilityCreate is the resolver for the capabilityCreate field.
 func (r *mutationResolver) CapabilityCreate(ctx context.Context, input gqlmodel.CapabilityCreateInput) (*model.Capability, error) {
@@ -178,7 +164,6 @@ func (r *queryResolver) Capabilities(ctx context.Context) ([]model.Capability, e
 		return nil, err
 	}
 	out := convertAll(cs, capabilityOf)
-	lookahead(ctx, "Capability", pointers(out))
 	return out, nil
 }
 
@@ -193,45 +178,21 @@ func (r *queryResolver) Capability(ctx context.Context, id int64) (*model.Capabi
 		return nil, err
 	}
 	out := ptr(capabilityOf(c))
-	lookahead(ctx, "Capability", []*model.Capability{out})
 	return out, nil
 }
 
 // RegistrationKey is the resolver for the registrationKey field.
 func (r *queryResolver) RegistrationKey(ctx context.Context, id int64) (*model.RegistrationKey, error) {
-	if _, err := requireRole(ctx, model.RoleViewer); err != nil {
-		return nil, err
-	}
-	k, err := loaders.For(ctx).RegistrationKey.Load(ctx, id)()
+	p, err := requireRole(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
-	out := ptr(registrationKeyOf(k))
-	lookahead(ctx, "RegistrationKey", []*model.RegistrationKey{out})
-	return out, nil
+	ks, err := r.Store.RegistrationKeysByIDs(ctx, p.DataOwnerID, []int64{id})
+	if err != nil {
+		return nil, err
+	}
+	if len(ks) == 0 {
+		return nil, store.ErrNotFound
+	}
+	return ptr(registrationKeyOf(ks[0])), nil
 }
-
-// ClientsCount is the batch resolver for the clientsCount field.
-func (r *registrationKeyResolver) ClientsCount(ctx context.Context, objs []*model.RegistrationKey) ([]int64, error) {
-	return loadAll(ctx, objs, loaders.For(ctx).ClientCountByKey, byID(registrationKeyID), identity[int64])
-}
-
-// Capability is the batch resolver for the capability field.
-func (r *registrationKeyResolver) Capability(ctx context.Context, objs []*model.RegistrationKey) ([]*model.Capability, error) {
-	return loadAll(ctx, objs, loaders.For(ctx).Capability, byID(keyCapabilityID), func(c store.Capability) *model.Capability {
-		return ptr(capabilityOf(c))
-	})
-}
-
-// Capability returns graph.CapabilityResolver implementation.
-func (r *Resolver) Capability() graph.CapabilityResolver { return &capabilityResolver{r} }
-
-// RegistrationKey returns graph.RegistrationKeyResolver implementation.
-func (r *Resolver) RegistrationKey() graph.RegistrationKeyResolver {
-	return &registrationKeyResolver{r}
-}
-
-type (
-	capabilityResolver      struct{ *Resolver }
-	registrationKeyResolver struct{ *Resolver }
-)

@@ -9,79 +9,12 @@ import (
 	"context"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/fleetgraph/fleetgraph/graph"
-	"github.com/fleetgraph/fleetgraph/loaders"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/google/uuid"
 )
-
-// DeliveredPublicConfig is the batch resolver for the deliveredPublicConfig field.
-func (r *clientResolver) DeliveredPublicConfig(ctx context.Context, objs []*model.Client) ([]*model.ConfigRef, error) {
-	return deliveredConfigs(ctx, objs, "public", func(c *model.Client) *int64 { return c.Configuration.PublicConfigID })
-}
-
-// DeliveredAutomatorConfig is the batch resolver for the deliveredAutomatorConfig field.
-func (r *clientResolver) DeliveredAutomatorConfig(ctx context.Context, objs []*model.Client) ([]*model.ConfigRef, error) {
-	return deliveredConfigs(ctx, objs, "automator", func(c *model.Client) *int64 { return c.Configuration.AutomatorConfigID })
-}
-
-// Offline is the batch resolver for the offline field.
-func (r *clientResolver) Offline(ctx context.Context, objs []*model.Client) ([]*bool, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
-	if err != nil {
-		return nil, err
-	}
-	d, err := loaders.For(ctx).DataOwner.Load(ctx, p.DataOwnerID)()
-	if err != nil {
-		return nil, err
-	}
-	minutes := int64(DefaultOfflineThresholdMinutes)
-	if d.OfflineThresholdMinutes != nil {
-		minutes = *d.OfflineThresholdMinutes
-	}
-	out := make([]*bool, len(objs))
-	for i, c := range objs {
-		if c.LastSeenAt != nil {
-			out[i] = ptr(time.Since(*c.LastSeenAt) > time.Duration(minutes)*time.Minute)
-		}
-	}
-	return out, nil
-}
-
-// RegistrationKey is the batch resolver for the registrationKey field.
-func (r *clientResolver) RegistrationKey(ctx context.Context, objs []*model.Client) ([]*model.RegistrationKey, error) {
-	return orNil(loadAll(ctx, objs, loaders.For(ctx).RegistrationKey, optionalID(clientKeyID), func(k store.RegistrationKey) *model.RegistrationKey {
-		return ptr(registrationKeyOf(k))
-	}))
-}
-
-// ClientGroups is the batch resolver for the clientGroups field.
-func (r *clientResolver) ClientGroups(ctx context.Context, objs []*model.Client) ([][]model.ClientGroup, error) {
-	return loadAll(ctx, objs, loaders.For(ctx).GroupsByClient, byID(clientID), func(gs []store.ClientGroup) []model.ClientGroup {
-		return convertAll(gs, groupOf)
-	})
-}
-
-// CurrentIspContract is the batch resolver for the currentIspContract field.
-func (r *clientResolver) CurrentIspContract(ctx context.Context, objs []*model.Client) ([]*model.IspContract, error) {
-	return loadAll(ctx, objs, loaders.For(ctx).ContractsByClient, byID(clientID), currentContract)
-}
-
-// IspContracts is the batch resolver for the ispContracts field.
-func (r *clientResolver) IspContracts(ctx context.Context, objs []*model.Client) ([][]model.IspContract, error) {
-	return loadAll(ctx, objs, loaders.For(ctx).ContractsByClient, byID(clientID), contractsOf)
-}
-
-// Clients is the batch resolver for the clients field.
-func (r *clientGroupResolver) Clients(ctx context.Context, objs []*model.ClientGroup) ([][]model.Client, error) {
-	return loadAll(ctx, objs, loaders.For(ctx).ClientsByGroup, byID(func(g *model.ClientGroup) int64 { return g.ID }),
-		func(cs []store.GroupClient) []model.Client {
-			return convertAll(cs, func(c store.GroupClient) model.Client { return clientOf(c.Client) })
-		})
-}
 
 // Clients is the resolver for the clients field.
 func (r *queryResolver) Clients(ctx context.Context) ([]model.Client, error) {
@@ -93,9 +26,7 @@ func (r *queryResolver) Clients(ctx context.Context) ([]model.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	prime(ctx, loaders.For(ctx).Client, cs, func(c store.Client) int64 { return c.ID })
 	out := convertAll(cs, clientOf)
-	lookahead(ctx, "Client", pointers(out))
 	return out, nil
 }
 
@@ -117,7 +48,6 @@ func (r *queryResolver) Client(ctx context.Context, id string) (*model.Client, e
 		return nil, err
 	}
 	out := ptr(clientOf(c))
-	lookahead(ctx, "Client", []*model.Client{out})
 	return out, nil
 }
 
@@ -160,17 +90,10 @@ func (r *queryResolver) ClientGroups(ctx context.Context) ([]model.ClientGroup, 
 		return nil, err
 	}
 	out := convertAll(gs, groupOf)
-	lookahead(ctx, "ClientGroup", pointers(out))
 	return out, nil
 }
 
 // Client returns graph.ClientResolver implementation.
 func (r *Resolver) Client() graph.ClientResolver { return &clientResolver{r} }
 
-// ClientGroup returns graph.ClientGroupResolver implementation.
-func (r *Resolver) ClientGroup() graph.ClientGroupResolver { return &clientGroupResolver{r} }
-
-type (
-	clientResolver      struct{ *Resolver }
-	clientGroupResolver struct{ *Resolver }
-)
+type clientResolver struct{ *Resolver }

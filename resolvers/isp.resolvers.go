@@ -8,52 +8,10 @@ package resolvers
 import (
 	"context"
 
-	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
-	"github.com/fleetgraph/fleetgraph/loaders"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
 )
-
-// IspContractsCount is the batch resolver for the ispContractsCount field.
-func (r *ispResolver) IspContractsCount(ctx context.Context, objs []*model.Isp) ([]int64, error) {
-	return loadAll(ctx, objs, loaders.For(ctx).IspCounts, byID(ispID), func(c loaders.IspCounts) int64 { return c.Contracts })
-}
-
-// IspDetailsCount is the batch resolver for the ispDetailsCount field.
-func (r *ispResolver) IspDetailsCount(ctx context.Context, objs []*model.Isp) ([]int64, error) {
-	return loadAll(ctx, objs, loaders.For(ctx).IspCounts, byID(ispID), func(c loaders.IspCounts) int64 { return c.Details })
-}
-
-// IspContracts is the batch resolver for the ispContracts field.
-func (r *ispResolver) IspContracts(ctx context.Context, objs []*model.Isp) ([][]model.IspContract, error) {
-	return loadAll(ctx, objs, loaders.For(ctx).ContractsByIsp, byID(ispID), contractsOf)
-}
-
-// Isp is the batch resolver for the isp field.
-func (r *ispContractResolver) Isp(ctx context.Context, objs []*model.IspContract) ([]*model.Isp, error) {
-	return loadAll(ctx, objs, loaders.For(ctx).Isp, byID(contractIspID), func(i store.Isp) *model.Isp { return ptr(ispOf(i)) })
-}
-
-// IspName is the batch resolver for the ispName field.
-func (r *ispContractResolver) IspName(ctx context.Context, objs []*model.IspContract) ([]string, error) {
-	return loadAll(ctx, objs, loaders.For(ctx).Isp, byID(contractIspID), func(i store.Isp) string { return i.Name })
-}
-
-// Client is the batch resolver for the client field.
-func (r *ispContractResolver) Client(ctx context.Context, objs []*model.IspContract) ([]*model.Client, error) {
-	return loadAll(ctx, objs, loaders.For(ctx).Client, byID(contractClientID), func(c store.Client) *model.Client { return ptr(clientOf(c)) })
-}
-
-// ClientUUID is the batch resolver for the clientUuid field.
-func (r *ispContractResolver) ClientUUID(ctx context.Context, objs []*model.IspContract) ([]*string, error) {
-	return loadAll(ctx, objs, loaders.For(ctx).Client, byID(contractClientID), func(c store.Client) *string { return &c.UUID })
-}
-
-// ClientLabel is the batch resolver for the clientLabel field.
-func (r *ispContractResolver) ClientLabel(ctx context.Context, objs []*model.IspContract) ([]*string, error) {
-	return loadAll(ctx, objs, loaders.For(ctx).Client, byID(contractClientID), func(c store.Client) *string { return c.Label })
-}
 
 // IspCreate is the resolver for the ispCreate field.
 func (r *mutationResolver) IspCreate(ctx context.Context, input gqlmodel.IspCreateInput) (*model.Isp, error) {
@@ -161,7 +119,6 @@ func (r *queryResolver) Isps(ctx context.Context, filter *gqlmodel.IspFilter) ([
 		return nil, err
 	}
 	out := convertAll(is, ispOf)
-	lookahead(ctx, "Isp", pointers(out))
 	return out, nil
 }
 
@@ -176,17 +133,5 @@ func (r *queryResolver) Isp(ctx context.Context, id int64) (*model.Isp, error) {
 		return nil, err
 	}
 	out := ptr(ispOf(i))
-	lookahead(ctx, "Isp", []*model.Isp{out})
 	return out, nil
 }
-
-// Isp returns graph.IspResolver implementation.
-func (r *Resolver) Isp() graph.IspResolver { return &ispResolver{r} }
-
-// IspContract returns graph.IspContractResolver implementation.
-func (r *Resolver) IspContract() graph.IspContractResolver { return &ispContractResolver{r} }
-
-type (
-	ispResolver         struct{ *Resolver }
-	ispContractResolver struct{ *Resolver }
-)

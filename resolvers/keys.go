@@ -4,10 +4,9 @@ import (
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/model"
-	"github.com/fleetgraph/fleetgraph/store"
 )
 
-// Key functions and converters shared by the batch resolvers.
+// Key functions of the edges (edgetable.go).
 
 func ispID(i *model.Isp) int64                         { return i.ID }
 func contractIspID(c *model.IspContract) int64         { return c.IspID }
@@ -18,14 +17,12 @@ func keyCapabilityID(k *model.RegistrationKey) int64   { return k.CapabilityID }
 func clientID(c *model.Client) int64                   { return c.ID }
 func clientKeyID(c *model.Client) *int64               { return c.RegistrationKeyID }
 
-func contractsOf(cs []store.IspContract) []model.IspContract { return convertAll(cs, contractOf) }
-
 // currentContract picks the contract valid now (the list is newest first).
-func currentContract(cs []store.IspContract) *model.IspContract {
+func currentContract(cs []model.IspContract) *model.IspContract {
 	now := time.Now()
-	for _, c := range cs {
+	for i, c := range cs {
 		if (c.ValidFrom == nil || !c.ValidFrom.After(now)) && (c.ValidUntil == nil || c.ValidUntil.After(now)) {
-			return ptr(contractOf(c))
+			return &cs[i]
 		}
 	}
 	return nil

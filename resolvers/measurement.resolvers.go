@@ -8,16 +8,15 @@ package resolvers
 import (
 	"context"
 
-	"github.com/fleetgraph/fleetgraph/graph"
+	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
-	"github.com/fleetgraph/fleetgraph/loaders"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // Measurements is the batch resolver for the measurements field.
-func (r *clientResolver) Measurements(ctx context.Context, objs []*model.Client, filter *gqlmodel.MeasurementFilter, first *int64, after *string) ([]*gqlmodel.MeasurementConnection, error) {
+func (r *clientResolver) Measurements(ctx context.Context, objs []*model.Client, filter *gqlmodel.MeasurementFilter, first *int64, after *string) ([]*model.MeasurementConnection, error) {
 	if _, err := requireRole(ctx, model.RoleViewer); err != nil {
 		return nil, err
 	}
@@ -25,48 +24,15 @@ func (r *clientResolver) Measurements(ctx context.Context, objs []*model.Client,
 	if err != nil {
 		return nil, err
 	}
-	// One statement for all sibling clients (the arguments are shared), or
-	// none when lookahead fetched the page for all clients of the level.
-	return loadAll(ctx, objs, loaders.For(ctx).MeasurementPages,
-		func(c *model.Client) (loaders.MeasurementPageKey, bool) {
-			return loaders.MeasurementPageKey{ClientUUID: c.UUID, Page: page}, true
-		},
-		func(rows []store.MeasurementPage) *gqlmodel.MeasurementConnection {
-			return measurementConnection(rows, limit)
-		})
-}
-
-// Client is the batch resolver for the client field.
-func (r *measurementResolver) Client(ctx context.Context, objs []*gqlmodel.Measurement) ([]*model.Client, error) {
-	docs := make([]model.JSON, len(objs))
-	for i, o := range objs {
-		docs[i] = o.Document
+	// The page attached below the root field (Attacher), else one
+	// statement for all sibling clients through the page loader.
+	out := make([]*model.MeasurementConnection, len(objs))
+	for i, c := range objs {
+		if out[i] = c.Pages[page]; out[i] == nil {
+			return measurementPages(ctx, objs, page, limit)
+		}
 	}
-	return r.documentClients(ctx, docs)
-}
-
-// Reports is the batch resolver for the reports field.
-func (r *measurementResolver) Reports(ctx context.Context, objs []*gqlmodel.Measurement) ([][]gqlmodel.ClientReport, error) {
-	out := make([][]gqlmodel.ClientReport, len(objs))
-	err := r.eachReports(ctx, objs, func(i int, ds []store.Document) {
-		out[i] = convertAll(ds, clientReportOf)
-	})
-	return out, err
-}
-
-// P1203ClientReport is the batch resolver for the p1203ClientReport field.
-func (r *measurementResolver) P1203ClientReport(ctx context.Context, objs []*gqlmodel.Measurement) ([]*model.JSON, error) {
-	return r.reportOfType(ctx, objs, gqlmodel.MeasurementReportTypeP1203ClientReport)
-}
-
-// NetworkPerformanceReport is the batch resolver for the networkPerformanceReport field.
-func (r *measurementResolver) NetworkPerformanceReport(ctx context.Context, objs []*gqlmodel.Measurement) ([]*model.JSON, error) {
-	return r.reportOfType(ctx, objs, gqlmodel.MeasurementReportTypePerformanceClientReport)
-}
-
-// LightweightVideoPlayerPerformanceReport is the batch resolver for the lightweightVideoPlayerPerformanceReport field.
-func (r *measurementResolver) LightweightVideoPlayerPerformanceReport(ctx context.Context, objs []*gqlmodel.Measurement) ([]*model.JSON, error) {
-	return r.reportOfType(ctx, objs, gqlmodel.MeasurementReportTypeLightweightVideoPlayerPerformanceReport)
+	return out, nil
 }
 
 // MeasurementSearch is the resolver for the measurementSearch field.
@@ -89,7 +55,7 @@ func (r *queryResolver) MeasurementSearchScroll(ctx context.Context, scrollID st
 }
 
 // Measurement is the resolver for the measurement field.
-func (r *queryResolver) Measurement(ctx context.Context, id string) (*gqlmodel.Measurement, error) {
+func (r *queryResolver) Measurement(ctx context.Context, id string) (*model.Measurement, error) {
 	p, err := requireRole(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
@@ -98,8 +64,7 @@ func (r *queryResolver) Measurement(ctx context.Context, id string) (*gqlmodel.M
 	if err != nil {
 		return nil, err
 	}
-	out := &gqlmodel.Measurement{ID: d.DocID, Document: documentJSON(d.Doc)}
-	lookahead(ctx, "Measurement", []*gqlmodel.Measurement{out})
+	out := &model.Measurement{ID: d.DocID, Document: documentJSON(d.Doc)}
 	return out, nil
 }
 
@@ -112,17 +77,17 @@ func (r *queryResolver) MeasurementDocument(ctx context.Context, id string, repo
 	if report == nil {
 		return &m.Document, nil
 	}
-	docs, err := r.reportOfType(ctx, []*gqlmodel.Measurement{m}, *report)
-	if err != nil {
+	p := auth.From(ctx)
+	if err := loadReports(ctx, edgeQuery{store: r.Store, owner: p.DataOwnerID}, []any{m}); err != nil {
 		return nil, err
 	}
-	if docs[0] == nil {
+	doc := map[gqlmodel.MeasurementReportType]*model.JSON{
+		gqlmodel.MeasurementReportTypeP1203ClientReport:                       m.P1203ClientReport,
+		gqlmodel.MeasurementReportTypePerformanceClientReport:                 m.NetworkPerformanceReport,
+		gqlmodel.MeasurementReportTypeLightweightVideoPlayerPerformanceReport: m.LightweightVideoPlayerPerformanceReport,
+	}[*report]
+	if doc == nil {
 		return nil, notFound("Measurement %s has no %s", m.ID, *report)
 	}
-	return docs[0], nil
+	return doc, nil
 }
-
-// Measurement returns graph.MeasurementResolver implementation.
-func (r *Resolver) Measurement() graph.MeasurementResolver { return &measurementResolver{r} }
-
-type measurementResolver struct{ *Resolver }

@@ -336,21 +336,6 @@ func documentClientUUID(d model.JSON) (string, bool) {
 	return strings.ToLower(u), ok && u != ""
 }
 
-// documentClients loads the client named by each document's client_uuid
-// (nil when absent or not visible) through the client-by-UUID loader,
-// priming the client loader for the fields below.
-func (r *Resolver) documentClients(ctx context.Context, docs []model.JSON) ([]*model.Client, error) {
-	if _, err := requireRole(ctx, model.RoleViewer); err != nil {
-		return nil, err
-	}
-	l := loaders.For(ctx)
-	return orNil(loadAll(ctx, pointers(docs), l.ClientByUUID, func(d *model.JSON) (string, bool) { return documentClientUUID(*d) },
-		func(c store.Client) *model.Client {
-			l.Client.Prime(ctx, c.ID, c)
-			return ptr(clientOf(c))
-		}))
-}
-
 // Measurement documents and their client reports.
 
 // measurementPaging parses Client.measurements' arguments into a store
@@ -407,15 +392,15 @@ func measurementPage(filter *gqlmodel.MeasurementFilter, first *int64, after *st
 	return loaders.PageArgs{Filter: f, Limit: limit + 1}.Key(), limit, nil
 }
 
-func measurementConnection(rows []store.MeasurementPage, limit int) *gqlmodel.MeasurementConnection {
-	conn := &gqlmodel.MeasurementConnection{Edges: []gqlmodel.MeasurementEdge{}, PageInfo: &gqlmodel.PageInfo{}}
+func measurementConnection(rows []store.MeasurementPage, limit int) *model.MeasurementConnection {
+	conn := &model.MeasurementConnection{Edges: []model.MeasurementEdge{}, PageInfo: &model.PageInfo{}}
 	if len(rows) > limit {
 		rows = rows[:limit]
 		conn.PageInfo.HasNextPage = true
 	}
 	for _, m := range rows {
-		conn.Edges = append(conn.Edges, gqlmodel.MeasurementEdge{Cursor: makeCursor(m.CreatedAt, m.DocID),
-			Node: &gqlmodel.Measurement{ID: m.DocID, Document: documentJSON(m.Doc)}})
+		conn.Edges = append(conn.Edges, model.MeasurementEdge{Cursor: makeCursor(m.CreatedAt, m.DocID),
+			Node: &model.Measurement{ID: m.DocID, Document: documentJSON(m.Doc)}})
 	}
 	if n := len(conn.Edges); n > 0 {
 		conn.PageInfo.EndCursor = &conn.Edges[n-1].Cursor
@@ -443,35 +428,6 @@ func parseCursor(c string) (time.Time, string, error) {
 	return t, id, err
 }
 
-// eachReports loads the client reports of every measurement.
-func (r *Resolver) eachReports(ctx context.Context, objs []*gqlmodel.Measurement, fn func(int, []store.Document)) error {
-	if _, err := requireRole(ctx, model.RoleViewer); err != nil {
-		return err
-	}
-	reports, err := loadAll(ctx, objs, loaders.For(ctx).ReportsByMeasurement,
-		func(m *gqlmodel.Measurement) (string, bool) { return m.ID, true }, identity[[]store.Document])
-	if err != nil {
-		return err
-	}
-	for i := range objs {
-		fn(i, reports[i])
-	}
-	return nil
-}
-
-// reportOfType picks each measurement's latest client report of a type.
-func (r *Resolver) reportOfType(ctx context.Context, objs []*gqlmodel.Measurement, typ gqlmodel.MeasurementReportType) ([]*model.JSON, error) {
-	out := make([]*model.JSON, len(objs))
-	err := r.eachReports(ctx, objs, func(i int, ds []store.Document) {
-		for _, d := range ds { // oldest first: the last match wins
-			if d.Type != nil && *d.Type == string(typ) {
-				out[i] = ptr(documentJSON(d.Doc))
-			}
-		}
-	})
-	return out, err
-}
-
-func clientReportOf(d store.Document) gqlmodel.ClientReport {
-	return gqlmodel.ClientReport{ID: d.DocID, Type: d.Type, Document: documentJSON(d.Doc)}
+func clientReportOf(d store.Document) model.ClientReport {
+	return model.ClientReport{ID: d.DocID, Type: d.Type, Document: documentJSON(d.Doc)}
 }

@@ -105,10 +105,12 @@ type executorConfig interface {
 	SetQueryCache(graphql.Cache[*ast.QueryDocument])
 }
 
-// configure gives both executors the same extensions, error presenter,
-// recovery and query cache.
+// configure gives both executors the same extensions (the complexity
+// limit, the edges attached below root fields), error presenter, recovery
+// and query cache.
 func configure(x executorConfig, res *resolvers.Resolver) {
 	x.Use(extension.FixedComplexityLimit(ComplexityLimit))
+	x.Use(resolvers.Attacher{Store: res.Store})
 	x.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	x.SetErrorPresenter(res.PresentError)
 	x.SetRecoverFunc(res.RecoverPanic)

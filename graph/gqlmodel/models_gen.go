@@ -73,16 +73,6 @@ type AnomalyDetectionOverrideScopeInput struct {
 	DetectionPass string `json:"detectionPass"`
 }
 
-// An anomaly event document of the data owner.
-type AnomalyEvent struct {
-	// The anomaly id: {rule_id}::{detection_pass}::{first_seen_epoch}.
-	ID string `json:"id"`
-	// The anomaly event document as stored.
-	Document model.JSON `json:"document"`
-	// The client the anomaly concerns; null when it is not visible to the caller.
-	Client *model.Client `json:"client,omitempty"`
-}
-
 type APIKeyCreateInput struct {
 	Name *string `json:"name,omitempty"`
 	// Defaults to one year from now.
@@ -113,13 +103,6 @@ type ClientAdminAPIKeyCreateInput struct {
 	ValidUntil *time.Time `json:"validUntil,omitempty"`
 	// Caps the creator's role; at most the creator's own role.
 	EffectiveRole *model.Role `json:"effectiveRole,omitempty"`
-}
-
-// A client report document (P1203ClientReport, PerformanceClientReport, ...).
-type ClientReport struct {
-	ID       string     `json:"id"`
-	Type     *string    `json:"type,omitempty"`
-	Document model.JSON `json:"document"`
 }
 
 type DataOwnerSettingsInput struct {
@@ -199,34 +182,6 @@ type IspUpdateInput struct {
 	IsVpn   graphql.Omittable[*bool]          `json:"isVpn,omitempty"`
 }
 
-// A measurement document of the data owner, with its client and client reports.
-type Measurement struct {
-	// The measurement's id (the document's id).
-	ID string `json:"id"`
-	// The measurement document as stored.
-	Document model.JSON `json:"document"`
-	// The client that measured; null when it is not visible to the caller.
-	Client *model.Client `json:"client,omitempty"`
-	// Every client report document of the measurement.
-	Reports []ClientReport `json:"reports"`
-	// The P1203ClientReport of the measurement; null when none.
-	P1203ClientReport *model.JSON `json:"p1203ClientReport,omitempty"`
-	// The PerformanceClientReport (network performance) of the measurement; null when none.
-	NetworkPerformanceReport *model.JSON `json:"networkPerformanceReport,omitempty"`
-	// The LightweightVideoPlayerPerformanceReport of the measurement; null when none.
-	LightweightVideoPlayerPerformanceReport *model.JSON `json:"lightweightVideoPlayerPerformanceReport,omitempty"`
-}
-
-type MeasurementConnection struct {
-	Edges    []MeasurementEdge `json:"edges"`
-	PageInfo *PageInfo         `json:"pageInfo"`
-}
-
-type MeasurementEdge struct {
-	Cursor string       `json:"cursor"`
-	Node   *Measurement `json:"node"`
-}
-
 type MeasurementFilter struct {
 	// Document type, e.g. VideoMeasurement.
 	Type *string `json:"type,omitempty"`
@@ -267,12 +222,6 @@ type NotificationConfigInput struct {
 	AnomalyEventsDigestAtTime graphql.Omittable[*string] `json:"anomalyEventsDigestAtTime,omitempty"`
 	// 1 (Monday) to 7
 	AnomalyEventsDigestDayOfWeek graphql.Omittable[*int64] `json:"anomalyEventsDigestDayOfWeek,omitempty"`
-}
-
-// Relay-style paging state of a connection.
-type PageInfo struct {
-	HasNextPage bool    `json:"hasNextPage"`
-	EndCursor   *string `json:"endCursor,omitempty"`
 }
 
 type Query struct {

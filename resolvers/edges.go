@@ -1,0 +1,311 @@
+package resolvers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/store"
+)
+
+// Every nested field of the graph that needs rows of its own is declared
+// once, in the table below: how its rows are read for many parents in one
+// statement, and how they attach to each parent. After a root field (a
+// query or a mutation) resolves, Attach walks the operation's selection
+// below its result level by level: for each selected edge it runs the
+// edge's load once for all parents of the level, however many lists
+// (cousins) they come from, and goes on with the children. gqlgen then
+// marshals the attached fields as plain struct reads: no resolver, no
+// goroutine, no loader per item.
+//
+// A selection reaches every depth and every fragment (CollectFields), so a
+// field below a root field is always attached. Fields with arguments that
+// can be asked for twice with different arguments (Client.measurements)
+// stay resolvers; their load fills the per-request loader they read.
+
+// edge is one nested field's declaration.
+type edge struct {
+	// load reads and attaches the field for all parents; nil when the
+	// field is already in the parent (a pass-through to the next level).
+	load func(ctx context.Context, q edgeQuery, parents []any) error
+	// shares names the edge whose load this field's data comes from (e.g.
+	// ispName from isp), so that selecting both loads once.
+	shares string
+	// child is the GraphQL type of the objects the field yields, and
+	// children yields them for one parent after load; both empty for leaves.
+	child    string
+	children func(parent any, args map[string]any) []any
+}
+
+// edgeQuery is what a load reads with: the caller's data owner (every
+// statement is scoped by it) and the field's arguments.
+type edgeQuery struct {
+	store *store.Store
+	owner int64
+	args  map[string]any
+}
+
+// Attacher is the executor extension that attaches the edges below every
+// root field's result before it is marshalled.
+type Attacher struct{ Store *store.Store }
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.FieldInterceptor
+} = Attacher{}
+
+// ExtensionName names the extension.
+func (Attacher) ExtensionName() string { return "FleetgraphEdges" }
+
+// Validate checks that the table covers the schema: every field that leads
+// to objects with edges below them is itself declared (a pass-through at
+// least), so that no attached field can be left empty unnoticed.
+func (Attacher) Validate(es graphql.ExecutableSchema) error {
+	s := es.Schema()
+	needs := map[string]bool{}
+	for changed := true; changed; {
+		changed = false
+		for name, t := range s.Types {
+			if needs[name] || t.Kind != ast.Object {
+				continue
+			}
+			for _, f := range t.Fields {
+				if e, ok := edges[name][f.Name]; (ok && e.load != nil) || needs[f.Type.Name()] {
+					needs[name], changed = true, true
+					break
+				}
+			}
+		}
+	}
+	var missing []error
+	for name, t := range s.Types {
+		if t.Kind != ast.Object || name == s.Query.Name || (s.Mutation != nil && name == s.Mutation.Name) {
+			continue
+		}
+		for _, f := range t.Fields {
+			if e := edges[name][f.Name]; needs[f.Type.Name()] && e.children == nil {
+				missing = append(missing, fmt.Errorf("edges: %s.%s leads to %s, which has edges, but is not declared in resolvers/edgetable.go",
+					name, f.Name, f.Type.Name()))
+			}
+		}
+	}
+	return errors.Join(missing...)
+}
+
+// InterceptField attaches below the results of root fields and passes
+// every other field through.
+func (a Attacher) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
+	res, err := next(ctx)
+	if err != nil || res == nil {
+		return res, err
+	}
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil || (fc.Object != "Query" && fc.Object != "Mutation") {
+		return res, nil
+	}
+	typeName := fc.Field.Definition.Type.Name()
+	if _, ok := edges[typeName]; !ok {
+		return res, nil
+	}
+	if err := a.Attach(ctx, typeName, objectsOf(res), fc.Field.Selections); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// objectsOf lists a root result's objects as pointers: the result itself,
+// or the addresses of a slice's elements.
+func objectsOf(res any) []any {
+	v := reflect.ValueOf(res)
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			return nil
+		}
+		return []any{res}
+	case reflect.Slice:
+		out := make([]any, v.Len())
+		for i := range out {
+			if e := v.Index(i); e.Kind() == reflect.Pointer {
+				out[i] = e.Interface()
+			} else {
+				out[i] = e.Addr().Interface()
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// Attach loads and attaches, level by level, what sel reads below parents
+// (pointers to objects of GraphQL type typeName).
+func (a Attacher) Attach(ctx context.Context, typeName string, parents []any, sel ast.SelectionSet) error {
+	if len(parents) == 0 || len(sel) == 0 {
+		return nil
+	}
+	p := auth.From(ctx)
+	if p == nil {
+		return nil // the root field refused the caller already
+	}
+	oc := graphql.GetOperationContext(ctx)
+	loaded := map[string]bool{}
+	for _, f := range graphql.CollectFields(oc, sel, []string{typeName}) {
+		e, ok := edges[typeName][f.Name]
+		if !ok {
+			continue
+		}
+		args := f.ArgumentMap(oc.Variables)
+		if e.load != nil || e.shares != "" {
+			name := f.Name
+			if e.shares != "" {
+				name, e.load = e.shares, edges[typeName][e.shares].load
+			}
+			if len(args) > 0 || !loaded[name] {
+				loaded[name] = true
+				if err := e.load(ctx, edgeQuery{store: a.Store, owner: p.DataOwnerID, args: args}, parents); err != nil {
+					return err
+				}
+			}
+		}
+		if e.child == "" {
+			continue
+		}
+		if err := a.Attach(ctx, e.child, childrenOf(parents, e, args), f.Selections); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// childrenOf collects the children of all parents, each object once.
+func childrenOf(parents []any, e edge, args map[string]any) []any {
+	var out []any
+	seen := map[any]bool{}
+	for _, p := range parents {
+		for _, c := range e.children(p, args) {
+			if !seen[c] {
+				seen[c] = true
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// Declaration helpers. P is the parent's Go type, R a store row, C the
+// attached API type.
+
+// keysOf collects the parents' keys, each once.
+func keysOf[P any, K comparable](parents []any, key func(*P) (K, bool)) []K {
+	out := make([]K, 0, len(parents))
+	seen := make(map[K]bool, len(parents))
+	for _, p := range parents {
+		if k, ok := key(p.(*P)); ok && !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// fetchFunc reads rows of data owner owner for many keys in one statement.
+type fetchFunc[K comparable, R any] func(s *store.Store, ctx context.Context, owner int64, keys []K) ([]R, error)
+
+// hasMany loads, for every parent, the rows whose parentOf is the parent's
+// key, converted, and hands them to set (in the rows' order).
+func hasMany[P any, K comparable, R, C any](key func(*P) (K, bool), fetch fetchFunc[K, R], parentOf func(R) K,
+	conv func(R) C, set func(*P, []C)) func(context.Context, edgeQuery, []any) error {
+	return func(ctx context.Context, q edgeQuery, parents []any) error {
+		keys := keysOf(parents, key)
+		if len(keys) == 0 {
+			return nil
+		}
+		rows, err := fetch(q.store, ctx, q.owner, keys)
+		if err != nil {
+			return err
+		}
+		by := make(map[K][]C, len(keys))
+		for _, r := range rows {
+			by[parentOf(r)] = append(by[parentOf(r)], conv(r))
+		}
+		for _, p := range parents {
+			pp := p.(*P)
+			cs := []C{}
+			if k, ok := key(pp); ok && by[k] != nil {
+				cs = by[k]
+			}
+			set(pp, cs)
+		}
+		return nil
+	}
+}
+
+// hasOne loads, for every parent with a key, the row of that id (one
+// object per row, shared by the parents that reference it) and hands it to
+// set; nil when the row is gone.
+func hasOne[P any, K comparable, R, C any](key func(*P) (K, bool), fetch fetchFunc[K, R], idOf func(R) K,
+	conv func(R) C, set func(*P, *C)) func(context.Context, edgeQuery, []any) error {
+	return func(ctx context.Context, q edgeQuery, parents []any) error {
+		keys := keysOf(parents, key)
+		if len(keys) == 0 {
+			return nil
+		}
+		rows, err := fetch(q.store, ctx, q.owner, keys)
+		if err != nil {
+			return err
+		}
+		by := make(map[K]*C, len(rows))
+		for _, r := range rows {
+			c := conv(r)
+			by[idOf(r)] = &c
+		}
+		for _, p := range parents {
+			if k, ok := key(p.(*P)); ok {
+				set(p.(*P), by[k])
+			}
+		}
+		return nil
+	}
+}
+
+// always is the key function of parents that always have a key.
+func always[P any, K comparable](id func(*P) K) func(*P) (K, bool) {
+	return func(p *P) (K, bool) { return id(p), true }
+}
+
+// optional is the key function of parents with an optional reference.
+func optional[P any](id func(*P) *int64) func(*P) (int64, bool) {
+	return func(p *P) (int64, bool) {
+		if v := id(p); v != nil {
+			return *v, true
+		}
+		return 0, false
+	}
+}
+
+// list yields the elements of an attached list as pointers.
+func list[P, C any](get func(*P) []C) func(any, map[string]any) []any {
+	return func(p any, _ map[string]any) []any {
+		cs := get(p.(*P))
+		out := make([]any, len(cs))
+		for i := range cs {
+			out[i] = &cs[i]
+		}
+		return out
+	}
+}
+
+// single yields an attached object, if any.
+func single[P, C any](get func(*P) *C) func(any, map[string]any) []any {
+	return func(p any, _ map[string]any) []any {
+		if c := get(p.(*P)); c != nil {
+			return []any{c}
+		}
+		return nil
+	}
+}

@@ -1,0 +1,356 @@
+package resolvers
+
+import (
+	"context"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
+	"github.com/fleetgraph/fleetgraph/loaders"
+	"github.com/fleetgraph/fleetgraph/model"
+	"github.com/fleetgraph/fleetgraph/store"
+)
+
+// edges is the one declaration of every nested field that reads rows of
+// its own (see edges.go): GraphQL type -> field -> edge. A new resource's
+// nested field is one entry here and one attached field on its model type.
+var edges = edgeTable()
+
+func edgeTable() map[string]map[string]edge {
+	return map[string]map[string]edge{
+		"Client": {
+			"clientGroups": {child: "ClientGroup", children: list(func(c *model.Client) []model.ClientGroup { return c.ClientGroups }),
+				load: hasMany(always(clientID), (*store.Store).GroupsByClient, func(g store.ClientGroup) int64 { return g.ClientID },
+					groupOf, func(c *model.Client, gs []model.ClientGroup) { c.ClientGroups = gs })},
+			"ispContracts": {child: "IspContract", children: list(func(c *model.Client) []model.IspContract { return c.IspContracts }),
+				load: hasMany(always(clientID), (*store.Store).ContractsByClient, func(c store.IspContract) int64 { return c.ClientID },
+					contractOf, func(c *model.Client, cs []model.IspContract) {
+						c.IspContracts, c.CurrentIspContract = cs, currentContract(cs)
+					})},
+			"currentIspContract": {shares: "ispContracts", child: "IspContract",
+				children: single(func(c *model.Client) *model.IspContract { return c.CurrentIspContract })},
+			"registrationKey": {child: "RegistrationKey", children: single(func(c *model.Client) *model.RegistrationKey { return c.RegistrationKey }),
+				load: hasOne(optional(clientKeyID), (*store.Store).RegistrationKeysByIDs, func(k store.RegistrationKey) int64 { return k.ID },
+					registrationKeyOf, func(c *model.Client, k *model.RegistrationKey) { c.RegistrationKey = k })},
+			"deliveredPublicConfig":    {load: loadConfigs},
+			"deliveredAutomatorConfig": {shares: "deliveredPublicConfig"},
+			"offline":                  {load: loadOffline},
+			"measurements":             {load: loadMeasurementPages, child: "MeasurementConnection", children: measurementConnectionOf},
+		},
+		"ClientGroup": {
+			"clients": {child: "Client", children: list(func(g *model.ClientGroup) []model.Client { return g.Clients }),
+				load: hasMany(always(func(g *model.ClientGroup) int64 { return g.ID }), (*store.Store).ClientsByGroup,
+					func(c store.GroupClient) int64 { return c.GroupID },
+					func(c store.GroupClient) model.Client { return clientOf(c.Client) },
+					func(g *model.ClientGroup, cs []model.Client) { g.Clients = cs })},
+		},
+		"IspContract": {
+			"isp": {child: "Isp", children: single(func(c *model.IspContract) *model.Isp { return c.Isp }),
+				load: hasOne(always(contractIspID), (*store.Store).IspsByIDs, func(i store.Isp) int64 { return i.ID },
+					ispOf, func(c *model.IspContract, i *model.Isp) { c.Isp = i })},
+			"ispName": {shares: "isp"},
+			"client": {child: "Client", children: single(func(c *model.IspContract) *model.Client { return c.Client }),
+				load: hasOne(always(contractClientID), (*store.Store).ClientsByIDs, func(c store.Client) int64 { return c.ID },
+					clientOf, func(c *model.IspContract, cl *model.Client) { c.Client = cl })},
+			"clientUuid":  {shares: "client"},
+			"clientLabel": {shares: "client"},
+		},
+		"Isp": {
+			"ispContracts": {child: "IspContract", children: list(func(i *model.Isp) []model.IspContract { return i.IspContracts }),
+				load: hasMany(always(ispID), (*store.Store).ContractsByIsp, func(c store.IspContract) int64 { return c.IspID },
+					contractOf, func(i *model.Isp, cs []model.IspContract) { i.IspContracts = cs })},
+			"ispContractsCount": {load: loadIspCounts},
+			"ispDetailsCount":   {shares: "ispContractsCount"},
+		},
+		"Capability": {
+			"registrationKeys": {child: "RegistrationKey", children: list(func(c *model.Capability) []model.RegistrationKey { return c.RegistrationKeys }),
+				load: hasMany(always(capabilityID), (*store.Store).RegistrationKeysByCapability,
+					func(k store.RegistrationKey) int64 { return k.CapabilityID },
+					registrationKeyOf, func(c *model.Capability, ks []model.RegistrationKey) { c.RegistrationKeys = ks })},
+			"registrationKeysCount": {load: counts(capabilityID, (*store.Store).CountRegistrationKeys,
+				func(c *model.Capability, n int64) { c.RegistrationKeysCount = n })},
+		},
+		"RegistrationKey": {
+			"capability": {child: "Capability", children: single(func(k *model.RegistrationKey) *model.Capability { return k.Capability }),
+				load: hasOne(always(keyCapabilityID), (*store.Store).CapabilitiesByIDs, func(c store.Capability) int64 { return c.ID },
+					capabilityOf, func(k *model.RegistrationKey, c *model.Capability) { k.Capability = c })},
+			"clientsCount": {load: counts(registrationKeyID, (*store.Store).CountClientsByRegistrationKey,
+				func(k *model.RegistrationKey, n int64) { k.ClientsCount = n })},
+		},
+		"ExportClientPage": {
+			"items": {child: "Client", children: list(func(p *gqlmodel.ExportClientPage) []model.Client { return p.Items })},
+		},
+		"MeasurementConnection": {
+			"edges": {child: "MeasurementEdge", children: list(func(c *model.MeasurementConnection) []model.MeasurementEdge { return c.Edges })},
+		},
+		"MeasurementEdge": {
+			"node": {child: "Measurement", children: single(func(e *model.MeasurementEdge) *model.Measurement { return e.Node })},
+		},
+		"Measurement": {
+			"reports":                                 {load: loadReports},
+			"p1203ClientReport":                       {shares: "reports"},
+			"networkPerformanceReport":                {shares: "reports"},
+			"lightweightVideoPlayerPerformanceReport": {shares: "reports"},
+			"client": documentClient(func(m *model.Measurement) (*model.JSON, **model.Client) { return &m.Document, &m.Client }),
+		},
+		"AnomalyEvent": {
+			"client": documentClient(func(a *model.AnomalyEvent) (*model.JSON, **model.Client) { return &a.Document, &a.Client }),
+		},
+	}
+}
+
+// counts loads a per-parent count (absent keys count 0).
+func counts[P any](id func(*P) int64, fetch func(*store.Store, context.Context, int64, []int64) (map[int64]int64, error),
+	set func(*P, int64)) func(context.Context, edgeQuery, []any) error {
+	return func(ctx context.Context, q edgeQuery, parents []any) error {
+		n, err := fetch(q.store, ctx, q.owner, keysOf(parents, always(id)))
+		if err != nil {
+			return err
+		}
+		for _, p := range parents {
+			set(p.(*P), n[id(p.(*P))])
+		}
+		return nil
+	}
+}
+
+func loadIspCounts(ctx context.Context, q edgeQuery, parents []any) error {
+	contracts, details, err := q.store.IspChildCounts(ctx, q.owner, keysOf(parents, always(ispID)))
+	if err != nil {
+		return err
+	}
+	for _, p := range parents {
+		i := p.(*model.Isp)
+		i.IspContractsCount, i.IspDetailsCount = contracts[i.ID], details[i.ID]
+	}
+	return nil
+}
+
+// loadConfigs attaches the configs each client gets: the assigned one of
+// each kind, else the data owner's default of that kind; none for shared
+// clients, whose configuration belongs to their owner.
+func loadConfigs(ctx context.Context, q edgeQuery, parents []any) error {
+	var ids []int64
+	for _, p := range parents {
+		c := p.(*model.Client)
+		for _, id := range []*int64{c.Configuration.PublicConfigID, c.Configuration.AutomatorConfigID} {
+			if id != nil && c.AccessLevel != model.AccessShared {
+				ids = append(ids, *id)
+			}
+		}
+	}
+	rows, err := q.store.ConfigsByIDs(ctx, q.owner, ids)
+	if err != nil {
+		return err
+	}
+	defaults, err := q.store.DefaultConfigs(ctx, q.owner)
+	if err != nil {
+		return err
+	}
+	byID := map[int64]*model.ConfigRef{}
+	for _, r := range rows {
+		byID[r.ID] = configRefOf(r)
+	}
+	byKind := map[string]*model.ConfigRef{}
+	for _, r := range defaults {
+		byKind[r.Kind] = configRefOf(r)
+	}
+	pick := func(id *int64, kind string) *model.ConfigRef {
+		if id != nil {
+			return byID[*id]
+		}
+		return byKind[kind]
+	}
+	for _, p := range parents {
+		c := p.(*model.Client)
+		if c.AccessLevel == model.AccessShared {
+			continue
+		}
+		c.DeliveredPublicConfig = pick(c.Configuration.PublicConfigID, "public")
+		c.DeliveredAutomatorConfig = pick(c.Configuration.AutomatorConfigID, "automator")
+	}
+	return nil
+}
+
+// loadOffline attaches whether each client was last seen longer ago than
+// the data owner's offline threshold (null when never seen).
+func loadOffline(ctx context.Context, q edgeQuery, parents []any) error {
+	d, err := q.store.DataOwner(ctx, q.owner)
+	if err != nil {
+		return err
+	}
+	minutes := int64(DefaultOfflineThresholdMinutes)
+	if d.OfflineThresholdMinutes != nil {
+		minutes = *d.OfflineThresholdMinutes
+	}
+	for _, p := range parents {
+		if c := p.(*model.Client); c.LastSeenAt != nil {
+			c.Offline = ptr(time.Since(*c.LastSeenAt) > time.Duration(minutes)*time.Minute)
+		}
+	}
+	return nil
+}
+
+// loadReports attaches every measurement's client reports, and the latest
+// of each type the report fields name.
+func loadReports(ctx context.Context, q edgeQuery, parents []any) error {
+	ids := keysOf(parents, always(func(m *model.Measurement) string { return m.ID }))
+	docs, err := q.store.DocumentsByMeasurements(ctx, q.owner, store.KindClientReport, ids)
+	if err != nil {
+		return err
+	}
+	by := map[string][]store.Document{}
+	for _, d := range docs {
+		if d.MeasurementID != nil {
+			by[*d.MeasurementID] = append(by[*d.MeasurementID], d)
+		}
+	}
+	for _, p := range parents {
+		attachReports(p.(*model.Measurement), by[p.(*model.Measurement).ID])
+	}
+	return nil
+}
+
+// attachReports sets a measurement's reports (oldest first) and, per
+// report type, the latest of that type.
+func attachReports(m *model.Measurement, ds []store.Document) {
+	m.Reports = convertAll(ds, clientReportOf)
+	m.P1203ClientReport, m.NetworkPerformanceReport, m.LightweightVideoPlayerPerformanceReport = nil, nil, nil
+	for _, d := range ds {
+		if d.Type == nil {
+			continue
+		}
+		doc := ptr(documentJSON(d.Doc))
+		switch gqlmodel.MeasurementReportType(*d.Type) {
+		case gqlmodel.MeasurementReportTypeP1203ClientReport:
+			m.P1203ClientReport = doc
+		case gqlmodel.MeasurementReportTypePerformanceClientReport:
+			m.NetworkPerformanceReport = doc
+		case gqlmodel.MeasurementReportTypeLightweightVideoPlayerPerformanceReport:
+			m.LightweightVideoPlayerPerformanceReport = doc
+		}
+	}
+}
+
+// documentClient declares the client a document names by its client_uuid
+// (null when absent or not visible to the caller).
+func documentClient[P any](fields func(*P) (*model.JSON, **model.Client)) edge {
+	uuidOf := func(p *P) (string, bool) {
+		doc, _ := fields(p)
+		return documentClientUUID(*doc)
+	}
+	return edge{child: "Client",
+		children: single(func(p *P) *model.Client { _, c := fields(p); return *c }),
+		load: hasOne(uuidOf, (*store.Store).ClientsByUUIDs, func(c store.Client) string { return c.UUID }, clientOf,
+			func(p *P, c *model.Client) { _, dst := fields(p); *dst = c })}
+}
+
+// loadMeasurementPages attaches to all clients of the level the page of
+// measurements that the field's arguments ask for, read in one statement
+// through the page loader (which enforces the operation's measurement
+// budget). A failure attaches nothing: the measurements resolver then
+// reports it on its field, from the loader's cache.
+func loadMeasurementPages(ctx context.Context, q edgeQuery, parents []any) error {
+	page, limit, ok := measurementPageOfArgs(q.args)
+	if !ok {
+		return nil // the resolver reports the arguments' error
+	}
+	clients := make([]*model.Client, len(parents))
+	for i, p := range parents {
+		clients[i] = p.(*model.Client)
+	}
+	conns, err := measurementPages(ctx, clients, page, limit)
+	if err != nil {
+		return nil
+	}
+	for i, c := range clients {
+		if c.Pages == nil {
+			c.Pages = map[string]*model.MeasurementConnection{}
+		}
+		c.Pages[page] = conns[i]
+	}
+	return nil
+}
+
+// measurementPages reads each client's page through the page loader.
+func measurementPages(ctx context.Context, clients []*model.Client, page string, limit int) ([]*model.MeasurementConnection, error) {
+	key := func(c *model.Client) (loaders.MeasurementPageKey, bool) {
+		return loaders.MeasurementPageKey{ClientUUID: c.UUID, Page: page}, true
+	}
+	l := loaders.For(ctx).MeasurementPages
+	l.Fetch(ctx, keysOf(pointersAny(clients), key)) // one statement now, not after the loader's timer
+	return loadAll(ctx, clients, l, key,
+		func(rows []store.MeasurementPage) *model.MeasurementConnection {
+			return measurementConnection(rows, limit)
+		})
+}
+
+func pointersAny[T any](ps []*T) []any {
+	out := make([]any, len(ps))
+	for i, p := range ps {
+		out[i] = p
+	}
+	return out
+}
+
+// measurementConnectionOf is the page attached for the field's arguments.
+func measurementConnectionOf(p any, args map[string]any) []any {
+	page, _, ok := measurementPageOfArgs(args)
+	if !ok {
+		return nil
+	}
+	return single(func(c *model.Client) *model.MeasurementConnection { return c.Pages[page] })(p, args)
+}
+
+// measurementPageOfArgs reads Client.measurements' arguments from a field's
+// argument map as gqlgen's generated code does, and answers the loader page
+// and page size they make; ok is false when they do not parse.
+func measurementPageOfArgs(args map[string]any) (page string, limit int, ok bool) {
+	var (
+		filter *gqlmodel.MeasurementFilter
+		first  *int64
+		after  *string
+	)
+	if v := args["first"]; v != nil {
+		n, err := graphql.UnmarshalInt64(v)
+		if err != nil {
+			return "", 0, false
+		}
+		first = &n
+	}
+	if v := args["after"]; v != nil {
+		s, err := graphql.UnmarshalString(v)
+		if err != nil {
+			return "", 0, false
+		}
+		after = &s
+	}
+	if v := args["filter"]; v != nil {
+		m, isMap := v.(map[string]any)
+		if !isMap {
+			return "", 0, false
+		}
+		filter = &gqlmodel.MeasurementFilter{}
+		for name, dst := range map[string]**string{"type": &filter.Type, "subject": &filter.Subject} {
+			if v := m[name]; v != nil {
+				s, err := graphql.UnmarshalString(v)
+				if err != nil {
+					return "", 0, false
+				}
+				*dst = &s
+			}
+		}
+		for name, dst := range map[string]**time.Time{"since": &filter.Since, "until": &filter.Until} {
+			if v := m[name]; v != nil {
+				t, err := graphql.UnmarshalTime(v)
+				if err != nil {
+					return "", 0, false
+				}
+				*dst = &t
+			}
+		}
+	}
+	page, limit, err := measurementPage(filter, first, after)
+	return page, limit, err == nil
+}

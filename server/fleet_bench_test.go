@@ -1,0 +1,104 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/fleetgraph/fleetgraph/apitest"
+)
+
+// seedFleet gives owner n clients, each in two of ten groups, with a
+// registration key (of one capability) and two ISP contracts of which one is
+// current, in a few statements.
+func seedFleet(t testing.TB, e *apitest.Env, ownerID int64, n int) {
+	t.Helper()
+	const q = `
+WITH cap AS (INSERT INTO capabilities (data_owner_id, name) VALUES ($1, 'bench') RETURNING id),
+key AS (INSERT INTO registration_keys (data_owner_id, capability_id, registration_key)
+	SELECT $1, id, 'bench-' || $1 || '-' || md5(random()::text) FROM cap RETURNING id),
+isp AS (INSERT INTO isps (data_owner_id, name, type, country)
+	SELECT $1, 'ISP ' || i, 'fixed', 'DE' FROM generate_series(1, 5) i RETURNING id),
+grp AS (INSERT INTO client_groups (data_owner_id, name)
+	SELECT $1, 'group ' || i FROM generate_series(1, 10) i RETURNING id),
+cli AS (INSERT INTO clients (data_owner_id, uuid, type, label, tags, registration_key_id, last_seen_at)
+	SELECT $1, gen_random_uuid(), 'probe', 'client ' || i, ARRAY['bench', 'site' || (i % 7)], (SELECT id FROM key), now()
+	FROM generate_series(1, $2::int) i RETURNING id),
+mem AS (INSERT INTO client_group_members (client_group_id, client_id)
+	SELECT g.id, c.id FROM cli c JOIN LATERAL (SELECT id FROM grp ORDER BY (id + c.id) % 10 LIMIT 2) g ON true),
+con AS (INSERT INTO isp_contracts (data_owner_id, isp_id, client_id, name, download_speed, valid_from, valid_until)
+	SELECT $1, (SELECT id FROM isp ORDER BY id LIMIT 1 OFFSET (c.id % 5)), c.id, v.name, 100, v.from_, v.until
+	FROM cli c, (VALUES ('old', now() - interval '2 years', now() - interval '1 year'),
+	                    ('current', now() - interval '1 year', NULL::timestamptz)) v(name, from_, until))
+SELECT count(*) FROM cli`
+	if _, err := e.Store.Pool().Exec(context.Background(), q, ownerID, n); err != nil {
+		t.Fatalf("seed fleet: %v", err)
+	}
+}
+
+// fleetQuery is the dashboard's fleet list: clients with groups,
+// registration key and current contract with its ISP's name.
+const fleetQuery = `{ clients { id uuid label tags lastSeenAt offline
+	clientGroups { id name }
+	registrationKey { id registrationKey capability { id name } }
+	currentIspContract { id name downloadSpeed validFrom ispName } } }`
+
+// benchParallel sends req from 20 concurrent connections until b.N are done.
+func benchParallel(b *testing.B, do func(c *http.Client) (int, error)) {
+	b.SetParallelism(10) // × GOMAXPROCS 2 = 20 goroutines
+	tr := &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}
+	c := &http.Client{Transport: tr}
+	var once sync.Once
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			status, err := do(c)
+			if err != nil || status != http.StatusOK {
+				once.Do(func() { b.Errorf("status %d: %v", status, err) })
+				return
+			}
+		}
+	})
+}
+
+func benchFleet(b *testing.B, n int) (*apitest.Env, string) {
+	e := apitest.Get(b)
+	o := e.NewOwner(b, "bench")
+	seedFleet(b, e, o.ID, n)
+	return e, o.Key
+}
+
+func drain(resp *http.Response, err error) (int, error) {
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	_, err = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode, err
+}
+
+func BenchmarkFleet(b *testing.B) {
+	for _, n := range []int{1, 50, 500, 2000} {
+		e, key := benchFleet(b, n)
+		b.Run(fmt.Sprintf("graphql/%d", n), func(b *testing.B) {
+			body := fmt.Sprintf(`{"query": %q}`, fleetQuery)
+			benchParallel(b, func(c *http.Client) (int, error) {
+				req, _ := http.NewRequest(http.MethodPost, e.URL+"/graphql", strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Authorization", "Bearer "+key)
+				return drain(c.Do(req))
+			})
+		})
+		b.Run(fmt.Sprintf("rest/%d", n), func(b *testing.B) {
+			benchParallel(b, func(c *http.Client) (int, error) {
+				req, _ := http.NewRequest(http.MethodGet, e.URL+"/client_admin_api/v1/clients", nil)
+				req.Header.Set("X-API-KEY", key)
+				return drain(c.Do(req))
+			})
+		})
+	}
+}

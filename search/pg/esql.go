@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/fleetgraph/fleetgraph/search"
+	"github.com/fleetgraph/fleetgraph/search/datemath"
 	"github.com/fleetgraph/fleetgraph/search/esql"
 )
 
@@ -876,7 +877,7 @@ func (tr *esqlTranslator) keep(c *esql.Keep) error {
 	for _, p := range c.Patterns {
 		matched := false
 		for _, col := range tr.cols {
-			if globMatch(p, col.name) {
+			if search.GlobMatch(p, col.name) {
 				matched = true
 				if !added[col.name] {
 					added[col.name] = true
@@ -919,7 +920,7 @@ func (tr *esqlTranslator) drop(c *esql.Drop) error {
 		matched := false
 		out := tr.cols[:0]
 		for _, col := range tr.cols {
-			if globMatch(p, col.name) {
+			if search.GlobMatch(p, col.name) {
 				matched = true
 				continue
 			}
@@ -1135,13 +1136,8 @@ func (tr *esqlTranslator) conv(at esql.Pos, e esqlExpr, t esqlType) (string, err
 
 // esqlParseTime reads a date literal.
 func esqlParseTime(s string) (time.Time, bool) {
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02T15:04:05Z0700",
-		"2006-01-02 15:04:05Z07:00", "2006-01-02 15:04:05", "2006-01-02T15:04", "2006-01-02"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t.UTC(), true
-		}
-	}
-	return time.Time{}, false
+	t, _, err := datemath.Parse(s, time.UTC)
+	return t.UTC(), err == nil
 }
 
 // unify is the type two operands are compared or combined in.
@@ -1263,7 +1259,7 @@ func (tr *esqlTranslator) compile(x esql.Expr, st *esqlStats) (esqlExpr, error) 
 		if x.Regex {
 			sqlText = "(" + s + " ~ " + a.add("^(?:"+x.Pattern+")$") + "::text)"
 		} else {
-			sqlText = "(" + s + " LIKE " + a.add(esqlLikePattern(x.Pattern)) + "::text)"
+			sqlText = "(" + s + " LIKE " + a.add(likePattern(x.Pattern)) + "::text)"
 		}
 		if x.Not {
 			sqlText = "(NOT " + sqlText + ")"
@@ -1319,40 +1315,6 @@ func (tr *esqlTranslator) compile(x esql.Expr, st *esqlStats) (esqlExpr, error) 
 		return tr.function(x, st)
 	}
 	return esqlExpr{}, esqlBad(x.Position(), "unsupported expression")
-}
-
-// esqlLikePattern turns an ES|QL LIKE pattern (* any run, ? one character,
-// \ escapes) into a SQL LIKE pattern.
-func esqlLikePattern(p string) string {
-	var b strings.Builder
-	esc := false
-	for _, r := range p {
-		if esc {
-			if r == '%' || r == '_' || r == '\\' {
-				b.WriteByte('\\')
-			}
-			b.WriteRune(r)
-			esc = false
-			continue
-		}
-		switch r {
-		case '\\':
-			esc = true
-		case '*':
-			b.WriteByte('%')
-		case '?':
-			b.WriteByte('_')
-		case '%', '_':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	if esc {
-		b.WriteString(`\\`)
-	}
-	return b.String()
 }
 
 func (tr *esqlTranslator) binary(x *esql.Binary, st *esqlStats) (esqlExpr, error) {

@@ -11,9 +11,10 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/fleetgraph/fleetgraph/search"
 )
 
 // aggFixture is a data owner with hand-built measurements over 2026-11-01 ..

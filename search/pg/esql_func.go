@@ -26,6 +26,7 @@ func (tr *esqlTranslator) args(x *esql.Call, st *esqlStats) ([]esqlExpr, error) 
 	return out, nil
 }
 
+// function translates a scalar function call through esqlFunctions.
 func (tr *esqlTranslator) function(x *esql.Call, st *esqlStats) (esqlExpr, error) {
 	if x.Name == "DATE_EXTRACT" || x.Name == "DATE_DIFF" {
 		return tr.dateFunction(x, st)
@@ -34,211 +35,291 @@ func (tr *esqlTranslator) function(x *esql.Call, st *esqlStats) (esqlExpr, error
 	if err != nil {
 		return esqlExpr{}, err
 	}
-	pos := func(i int) esql.Pos { return x.Args[i].Position() }
-	arg := func(i int, t esqlType) (string, error) { return tr.conv(pos(i), es[i], t) }
-	// bound converts the arguments to ts and binds each once for body.
-	bound := func(out esqlType, body func(v []string) string, ts ...esqlType) (esqlExpr, error) {
-		vals := make([]string, len(ts))
-		for i, t := range ts {
-			if vals[i], err = arg(i, t); err != nil {
-				return esqlExpr{}, err
-			}
-		}
-		return esqlExpr{sql: tr.bind(body, vals...), t: out}, nil
+	f, ok := esqlFunctions[x.Name]
+	if !ok {
+		return esqlExpr{}, search.Badf("function %s is not supported", x.Name)
 	}
-	// unified converts every argument to their common type.
-	unified := func() (esqlType, []string, error) {
-		ts := make([]esqlType, len(es))
-		ats := make([]esql.Pos, len(es))
-		for i, e := range es {
-			ts[i], ats[i] = e.t, pos(i)
-		}
-		t := esqlUnify(ts...)
-		ss, err := tr.convAll(es, ats, t)
-		return t, ss, err
-	}
-	one := func(t esqlType, tmpl string, out esqlType) (esqlExpr, error) {
-		s, err := arg(0, t)
-		if err != nil {
+	return f(&esqlCall{tr: tr, x: x, es: es})
+}
+
+// esqlCall is a scalar function call with its compiled arguments.
+type esqlCall struct {
+	tr *esqlTranslator
+	x  *esql.Call
+	es []esqlExpr
+}
+
+func (c *esqlCall) pos(i int) esql.Pos { return c.x.Args[i].Position() }
+
+// arg is argument i converted to t.
+func (c *esqlCall) arg(i int, t esqlType) (string, error) { return c.tr.conv(c.pos(i), c.es[i], t) }
+
+// bound converts the arguments to ts and binds each once for body.
+func (c *esqlCall) bound(out esqlType, body func(v []string) string, ts ...esqlType) (esqlExpr, error) {
+	vals := make([]string, len(ts))
+	for i, t := range ts {
+		var err error
+		if vals[i], err = c.arg(i, t); err != nil {
 			return esqlExpr{}, err
 		}
-		return esqlExpr{sql: strings.ReplaceAll(tmpl, "X", s), t: out}, nil
 	}
-	switch x.Name {
-	case "NOW":
+	return esqlExpr{sql: c.tr.bind(body, vals...), t: out}, nil
+}
+
+// unified converts every argument to their common type.
+func (c *esqlCall) unified() (esqlType, []string, error) {
+	ts := make([]esqlType, len(c.es))
+	ats := make([]esql.Pos, len(c.es))
+	for i, e := range c.es {
+		ts[i], ats[i] = e.t, c.pos(i)
+	}
+	t := esqlUnify(ts...)
+	ss, err := c.tr.convAll(c.es, ats, t)
+	return t, ss, err
+}
+
+// one is tmpl with X replaced by the first argument converted to t.
+func (c *esqlCall) one(t esqlType, tmpl string, out esqlType) (esqlExpr, error) {
+	s, err := c.arg(0, t)
+	if err != nil {
+		return esqlExpr{}, err
+	}
+	return esqlExpr{sql: strings.ReplaceAll(tmpl, "X", s), t: out}, nil
+}
+
+// esqlOne is a function of one argument: tmpl with X replaced by it.
+func esqlOne(t esqlType, tmpl string, out esqlType) func(c *esqlCall) (esqlExpr, error) {
+	return func(c *esqlCall) (esqlExpr, error) { return c.one(t, tmpl, out) }
+}
+
+// esqlFunctions translate each scalar function (DATE_EXTRACT and DATE_DIFF
+// aside: they read their unit argument before the others are compiled).
+var esqlFunctions = map[string]func(c *esqlCall) (esqlExpr, error){
+	"NOW": func(c *esqlCall) (esqlExpr, error) {
 		return esqlExpr{sql: "now()", t: etTime}, nil
-	case "TO_LOWER":
-		return one(etText, "lower(X)", etText)
-	case "TO_UPPER":
-		return one(etText, "upper(X)", etText)
-	case "LENGTH":
-		return one(etText, "char_length(X)::bigint", etInt)
-	case "TRIM":
-		return one(etText, "btrim(X)", etText)
-	case "TO_STRING":
-		return one(etText, "X", etText)
-	case "TO_INTEGER", "TO_LONG":
-		return one(etInt, "X", etInt)
-	case "TO_DOUBLE":
-		return one(etNum, "X", etNum)
-	case "TO_DATETIME":
-		return one(etTime, "X", etTime)
-	case "CONCAT":
-		parts := make([]string, len(es))
-		for i := range es {
-			if parts[i], err = arg(i, etText); err != nil {
-				return esqlExpr{}, err
-			}
+	},
+	"TO_LOWER":    esqlOne(etText, "lower(X)", etText),
+	"TO_UPPER":    esqlOne(etText, "upper(X)", etText),
+	"LENGTH":      esqlOne(etText, "char_length(X)::bigint", etInt),
+	"TRIM":        esqlOne(etText, "btrim(X)", etText),
+	"TO_STRING":   esqlOne(etText, "X", etText),
+	"TO_INTEGER":  esqlOne(etInt, "X", etInt),
+	"TO_LONG":     esqlOne(etInt, "X", etInt),
+	"TO_DOUBLE":   esqlOne(etNum, "X", etNum),
+	"TO_DATETIME": esqlOne(etTime, "X", etTime),
+	"CONCAT":      esqlConcat,
+	"SUBSTRING":   esqlSubstring,
+	"ROUND":       esqlRound,
+	"ABS": func(c *esqlCall) (esqlExpr, error) {
+		fn := strings.ToLower(c.x.Name)
+		if c.es[0].t == etInt {
+			return esqlExpr{sql: fn + "(" + c.es[0].sql + ")", t: etInt}, nil
 		}
-		return esqlExpr{sql: "(" + strings.Join(parts, " || ") + ")", t: etText}, nil
-	case "SUBSTRING":
-		s, err := arg(0, etText)
-		if err != nil {
-			return esqlExpr{}, err
+		return c.one(etNum, fn+"(X)", etNum)
+	},
+	"FLOOR": func(c *esqlCall) (esqlExpr, error) {
+		fn := strings.ToLower(c.x.Name)
+		if c.es[0].t == etInt {
+			return esqlExpr{sql: fn + "(" + c.es[0].sql + ")", t: etInt}, nil
 		}
-		start, err := arg(1, etInt)
-		if err != nil {
-			return esqlExpr{}, err
+		return c.one(etNum, fn+"(X)", etNum)
+	},
+	"CEIL": func(c *esqlCall) (esqlExpr, error) {
+		fn := strings.ToLower(c.x.Name)
+		if c.es[0].t == etInt {
+			return esqlExpr{sql: fn + "(" + c.es[0].sql + ")", t: etInt}, nil
 		}
-		vals := []string{s, start}
-		if len(es) == 3 {
-			n, err := arg(2, etInt)
-			if err != nil {
-				return esqlExpr{}, err
-			}
-			vals = append(vals, n)
-		}
-		return esqlExpr{sql: tr.bind(func(v []string) string {
-			eff := "(CASE WHEN " + v[1] + " < 0 THEN GREATEST(char_length(" + v[0] + ") + " + v[1] + " + 1, 1) WHEN " +
-				v[1] + " = 0 THEN 1 ELSE " + v[1] + " END)::int"
-			if len(v) == 3 {
-				return "substr(" + v[0] + ", " + eff + ", GREATEST(" + v[2] + ", 0)::int)"
-			}
-			return "substr(" + v[0] + ", " + eff + ")"
-		}, vals...), t: etText}, nil
-	case "ROUND":
-		if es[0].t == etInt && len(es) == 1 {
-			return es[0], nil
-		}
-		n, err := arg(0, etNum)
-		if err != nil {
-			return esqlExpr{}, err
-		}
-		d := "0"
-		if len(es) == 2 {
-			if d, err = arg(1, etInt); err != nil {
-				return esqlExpr{}, err
-			}
-		}
-		if es[0].t == etInt {
-			return esqlExpr{sql: "round((" + n + ")::numeric, (" + d + ")::int)::bigint", t: etInt}, nil
-		}
-		return esqlExpr{sql: "round((" + n + ")::numeric, (" + d + ")::int)::double precision", t: etNum}, nil
-	case "ABS", "FLOOR", "CEIL":
-		fn := strings.ToLower(x.Name)
-		if es[0].t == etInt {
-			return esqlExpr{sql: fn + "(" + es[0].sql + ")", t: etInt}, nil
-		}
-		return one(etNum, fn+"(X)", etNum)
-	case "COALESCE":
-		t, ss, err := unified()
+		return c.one(etNum, fn+"(X)", etNum)
+	},
+	"COALESCE": func(c *esqlCall) (esqlExpr, error) {
+		t, ss, err := c.unified()
 		if err != nil {
 			return esqlExpr{}, err
 		}
 		return esqlExpr{sql: "COALESCE(" + strings.Join(ss, ", ") + ")", t: t}, nil
-	case "CASE":
-		var vals []esqlExpr
-		var vpos []esql.Pos
-		var conds []string
-		for i := 0; i+1 < len(es); i += 2 {
-			c, err := arg(i, etBool)
-			if err != nil {
-				return esqlExpr{}, err
-			}
-			conds = append(conds, c)
-			vals = append(vals, es[i+1])
-			vpos = append(vpos, pos(i+1))
-		}
-		hasElse := len(es)%2 == 1
-		if hasElse {
-			vals = append(vals, es[len(es)-1])
-			vpos = append(vpos, pos(len(es)-1))
-		}
-		ts := make([]esqlType, len(vals))
-		for i, v := range vals {
-			ts[i] = v.t
-		}
-		t := esqlUnify(ts...)
-		ss, err := tr.convAll(vals, vpos, t)
-		if err != nil {
-			return esqlExpr{}, err
-		}
-		var b strings.Builder
-		b.WriteString("(CASE")
-		for i, c := range conds {
-			b.WriteString(" WHEN " + c + " THEN " + ss[i])
-		}
-		if hasElse {
-			b.WriteString(" ELSE " + ss[len(ss)-1])
-		}
-		b.WriteString(" END)")
-		return esqlExpr{sql: b.String(), t: t}, nil
-	case "STARTS_WITH", "ENDS_WITH":
-		fn := map[string]string{"STARTS_WITH": "left", "ENDS_WITH": "right"}[x.Name]
-		return bound(etBool, func(v []string) string {
+	},
+	"CASE": esqlCaseWhen,
+	"STARTS_WITH": func(c *esqlCall) (esqlExpr, error) {
+		fn := map[string]string{"STARTS_WITH": "left", "ENDS_WITH": "right"}[c.x.Name]
+		return c.bound(etBool, func(v []string) string {
 			return fn + "(" + v[0] + ", char_length(" + v[1] + ")) = " + v[1]
 		}, etText, etText)
-	case "LEFT", "RIGHT":
-		fn := strings.ToLower(x.Name)
-		return bound(etText, func(v []string) string {
+	},
+	"ENDS_WITH": func(c *esqlCall) (esqlExpr, error) {
+		fn := map[string]string{"STARTS_WITH": "left", "ENDS_WITH": "right"}[c.x.Name]
+		return c.bound(etBool, func(v []string) string {
+			return fn + "(" + v[0] + ", char_length(" + v[1] + ")) = " + v[1]
+		}, etText, etText)
+	},
+	"LEFT": func(c *esqlCall) (esqlExpr, error) {
+		fn := strings.ToLower(c.x.Name)
+		return c.bound(etText, func(v []string) string {
 			return fn + "(" + v[0] + ", LEAST(GREATEST(" + v[1] + ", 0), 2147483647)::int)"
 		}, etText, etInt)
-	case "SQRT":
-		return bound(etNum, func(v []string) string { return "CASE WHEN " + v[0] + " >= 0 THEN sqrt(" + v[0] + ") END" }, etNum)
-	case "LOG10":
-		return bound(etNum, func(v []string) string { return "CASE WHEN " + v[0] + " > 0 THEN log(" + v[0] + ") END" }, etNum)
-	case "POW":
+	},
+	"RIGHT": func(c *esqlCall) (esqlExpr, error) {
+		fn := strings.ToLower(c.x.Name)
+		return c.bound(etText, func(v []string) string {
+			return fn + "(" + v[0] + ", LEAST(GREATEST(" + v[1] + ", 0), 2147483647)::int)"
+		}, etText, etInt)
+	},
+	"SQRT": func(c *esqlCall) (esqlExpr, error) {
+		return c.bound(etNum, func(v []string) string { return "CASE WHEN " + v[0] + " >= 0 THEN sqrt(" + v[0] + ") END" }, etNum)
+	},
+	"LOG10": func(c *esqlCall) (esqlExpr, error) {
+		return c.bound(etNum, func(v []string) string { return "CASE WHEN " + v[0] + " > 0 THEN log(" + v[0] + ") END" }, etNum)
+	},
+	"POW": func(c *esqlCall) (esqlExpr, error) {
 		// Undefined results (a negative base to a fractional power, 0 to a
 		// negative one) are null; overflow is a 400 like other overflows.
-		return bound(etNum, func(v []string) string {
+		return c.bound(etNum, func(v []string) string {
 			return "(CASE WHEN (" + v[0] + " < 0 AND " + v[1] + " <> floor(" + v[1] + ")) OR (" + v[0] + " = 0 AND " +
 				v[1] + " < 0) THEN NULL ELSE power(" + v[0] + ", " + v[1] + ") END)"
 		}, etNum, etNum)
-	case "GREATEST", "LEAST":
-		t, ss, err := unified()
+	},
+	"GREATEST":   esqlGreatestLeast,
+	"LEAST":      esqlGreatestLeast,
+	"TO_BOOLEAN": esqlOne(etBool, "X", etBool),
+	"DATE_TRUNC": func(c *esqlCall) (esqlExpr, error) {
+		return c.tr.timeBucket(c.x, c.es[1], c.pos(1), c.es[0], c.pos(0))
+	},
+	"BUCKET": esqlBucket,
+}
+
+// esqlConcat translates CONCAT.
+func esqlConcat(c *esqlCall) (esqlExpr, error) {
+	parts := make([]string, len(c.es))
+	for i := range c.es {
+		var err error
+		if parts[i], err = c.arg(i, etText); err != nil {
+			return esqlExpr{}, err
+		}
+	}
+	return esqlExpr{sql: "(" + strings.Join(parts, " || ") + ")", t: etText}, nil
+}
+
+// esqlSubstring translates SUBSTRING.
+func esqlSubstring(c *esqlCall) (esqlExpr, error) {
+	s, err := c.arg(0, etText)
+	if err != nil {
+		return esqlExpr{}, err
+	}
+	start, err := c.arg(1, etInt)
+	if err != nil {
+		return esqlExpr{}, err
+	}
+	vals := []string{s, start}
+	if len(c.es) == 3 {
+		n, err := c.arg(2, etInt)
 		if err != nil {
 			return esqlExpr{}, err
 		}
-		// Elasticsearch answers null when an argument is null.
-		nulls := make([]string, len(ss))
-		for i, v := range ss {
-			nulls[i] = v + " IS NULL"
-		}
-		return esqlExpr{sql: "(CASE WHEN " + strings.Join(nulls, " OR ") + " THEN NULL ELSE " + x.Name + "(" +
-			strings.Join(ss, ", ") + ") END)", t: t}, nil
-	case "TO_BOOLEAN":
-		return one(etBool, "X", etBool)
-	case "DATE_TRUNC":
-		return tr.timeBucket(x, es[1], pos(1), es[0], pos(0))
-	case "BUCKET":
-		if es[1].t != etDur {
-			// Numeric buckets: floor(x / span) * span.
-			if es[0].t == etTime {
-				return esqlExpr{}, esqlBad(pos(1), "BUCKET of a datetime needs a time span such as 1 hour")
-			}
-			n, err := arg(0, etNum)
-			if err != nil {
-				return esqlExpr{}, err
-			}
-			span, err := arg(1, etNum)
-			if err != nil {
-				return esqlExpr{}, err
-			}
-			return esqlExpr{sql: "(floor(" + n + " / NULLIF(" + span + ", 0)) * " + span + ")", t: etNum}, nil
-		}
-		return tr.timeBucket(x, es[0], pos(0), es[1], pos(1))
+		vals = append(vals, n)
 	}
-	return esqlExpr{}, search.Badf("function %s is not supported", x.Name)
+	return esqlExpr{sql: c.tr.bind(func(v []string) string {
+		eff := "(CASE WHEN " + v[1] + " < 0 THEN GREATEST(char_length(" + v[0] + ") + " + v[1] + " + 1, 1) WHEN " +
+			v[1] + " = 0 THEN 1 ELSE " + v[1] + " END)::int"
+		if len(v) == 3 {
+			return "substr(" + v[0] + ", " + eff + ", GREATEST(" + v[2] + ", 0)::int)"
+		}
+		return "substr(" + v[0] + ", " + eff + ")"
+	}, vals...), t: etText}, nil
+}
+
+// esqlRound translates ROUND.
+func esqlRound(c *esqlCall) (esqlExpr, error) {
+	if c.es[0].t == etInt && len(c.es) == 1 {
+		return c.es[0], nil
+	}
+	n, err := c.arg(0, etNum)
+	if err != nil {
+		return esqlExpr{}, err
+	}
+	d := "0"
+	if len(c.es) == 2 {
+		if d, err = c.arg(1, etInt); err != nil {
+			return esqlExpr{}, err
+		}
+	}
+	if c.es[0].t == etInt {
+		return esqlExpr{sql: "round((" + n + ")::numeric, (" + d + ")::int)::bigint", t: etInt}, nil
+	}
+	return esqlExpr{sql: "round((" + n + ")::numeric, (" + d + ")::int)::double precision", t: etNum}, nil
+}
+
+// esqlCaseWhen translates CASE.
+func esqlCaseWhen(c *esqlCall) (esqlExpr, error) {
+	var vals []esqlExpr
+	var vpos []esql.Pos
+	var conds []string
+	for i := 0; i+1 < len(c.es); i += 2 {
+		cond, err := c.arg(i, etBool)
+		if err != nil {
+			return esqlExpr{}, err
+		}
+		conds = append(conds, cond)
+		vals = append(vals, c.es[i+1])
+		vpos = append(vpos, c.pos(i+1))
+	}
+	hasElse := len(c.es)%2 == 1
+	if hasElse {
+		vals = append(vals, c.es[len(c.es)-1])
+		vpos = append(vpos, c.pos(len(c.es)-1))
+	}
+	ts := make([]esqlType, len(vals))
+	for i, v := range vals {
+		ts[i] = v.t
+	}
+	t := esqlUnify(ts...)
+	ss, err := c.tr.convAll(vals, vpos, t)
+	if err != nil {
+		return esqlExpr{}, err
+	}
+	var b strings.Builder
+	b.WriteString("(CASE")
+	for i, cond := range conds {
+		b.WriteString(" WHEN " + cond + " THEN " + ss[i])
+	}
+	if hasElse {
+		b.WriteString(" ELSE " + ss[len(ss)-1])
+	}
+	b.WriteString(" END)")
+	return esqlExpr{sql: b.String(), t: t}, nil
+}
+
+// esqlGreatestLeast translates GREATEST, LEAST.
+func esqlGreatestLeast(c *esqlCall) (esqlExpr, error) {
+	t, ss, err := c.unified()
+	if err != nil {
+		return esqlExpr{}, err
+	}
+	// Elasticsearch answers null when an argument is null.
+	nulls := make([]string, len(ss))
+	for i, v := range ss {
+		nulls[i] = v + " IS NULL"
+	}
+	return esqlExpr{sql: "(CASE WHEN " + strings.Join(nulls, " OR ") + " THEN NULL ELSE " + c.x.Name + "(" +
+		strings.Join(ss, ", ") + ") END)", t: t}, nil
+}
+
+// esqlBucket translates BUCKET.
+func esqlBucket(c *esqlCall) (esqlExpr, error) {
+	if c.es[1].t != etDur {
+		// Numeric buckets: floor(x / span) * span.
+		if c.es[0].t == etTime {
+			return esqlExpr{}, esqlBad(c.pos(1), "BUCKET of a datetime needs a time span such as 1 hour")
+		}
+		n, err := c.arg(0, etNum)
+		if err != nil {
+			return esqlExpr{}, err
+		}
+		span, err := c.arg(1, etNum)
+		if err != nil {
+			return esqlExpr{}, err
+		}
+		return esqlExpr{sql: "(floor(" + n + " / NULLIF(" + span + ", 0)) * " + span + ")", t: etNum}, nil
+	}
+	return c.tr.timeBucket(c.x, c.es[0], c.pos(0), c.es[1], c.pos(1))
 }
 
 // fixed time span lengths; months, quarters and years are calendar units.

@@ -164,56 +164,13 @@ func (tr *esqlTranslator) convAll(es []esqlExpr, ats []esql.Pos, t esqlType) ([]
 }
 
 func (tr *esqlTranslator) compile(x esql.Expr, st *esqlStats) (esqlExpr, error) {
-	a := tr.a
 	switch x := x.(type) {
 	case *esql.Literal:
-		switch x.Kind {
-		case esql.LitNull:
-			return esqlExpr{sql: "NULL", t: etNull, lit: x}, nil
-		case esql.LitBool:
-			return tr.literal(x, x.Value, "::boolean", etBool), nil
-		case esql.LitInt:
-			return tr.literal(x, x.Value, "::bigint", etInt), nil
-		case esql.LitFloat:
-			return tr.literal(x, x.Value, "::double precision", etNum), nil
-		case esql.LitString:
-			return tr.literal(x, x.Value, "::text", etText), nil
-		case esql.LitDuration:
-			return tr.literal(x, fmt.Sprintf("%d %s", x.Value, x.Unit), "::text::interval", etDur), nil
-		}
+		return tr.literalExpr(x, st)
 	case *esql.Ident:
-		if st != nil {
-			for i := len(st.by) - 1; i >= 0; i-- {
-				if st.by[i].name == x.Name {
-					return esqlExpr{sql: st.by[i].sql, t: st.by[i].t, uuid: st.by[i].uuid}, nil
-				}
-			}
-			return esqlExpr{}, esqlBad(x.At, "column [%s] must appear in the STATS BY clause or be used in an aggregate function", x.Name)
-		}
-		return tr.resolve(x.At, x.Name)
+		return tr.ident(x, st)
 	case *esql.Unary:
-		e, err := tr.compile(x.X, st)
-		if err != nil {
-			return e, err
-		}
-		if x.Op == "NOT" {
-			b, err := tr.conv(x.X.Position(), e, etBool)
-			if err != nil {
-				return e, err
-			}
-			return esqlExpr{sql: "(NOT " + b + ")", t: etBool}, nil
-		}
-		switch e.t {
-		case etInt, etDur, etNum:
-			return esqlExpr{sql: "(-" + e.sql + ")", t: e.t}, nil
-		case etNull:
-			return e, nil
-		}
-		n, err := tr.conv(x.X.Position(), e, etNum)
-		if err != nil {
-			return e, err
-		}
-		return esqlExpr{sql: "(-" + n + ")", t: etNum}, nil
+		return tr.unary(x, st)
 	case *esql.Binary:
 		return tr.binary(x, st)
 	case *esql.IsNull:
@@ -230,47 +187,9 @@ func (tr *esqlTranslator) compile(x esql.Expr, st *esqlStats) (esqlExpr, error) 
 		}
 		return esqlExpr{sql: "(" + e.sql + op, t: etBool}, nil
 	case *esql.Like:
-		e, err := tr.compile(x.X, st)
-		if err != nil {
-			return e, err
-		}
-		s, err := tr.conv(x.X.Position(), e, etText)
-		if err != nil {
-			return e, err
-		}
-		var sqlText string
-		if x.Regex {
-			sqlText = "(" + s + " ~ " + a.add("^(?:"+x.Pattern+")$") + "::text)"
-		} else {
-			sqlText = "(" + s + " LIKE " + a.add(likePattern(x.Pattern)) + "::text)"
-		}
-		if x.Not {
-			sqlText = "(NOT " + sqlText + ")"
-		}
-		return esqlExpr{sql: sqlText, t: etBool}, nil
+		return tr.like(x, st)
 	case *esql.In:
-		all := []esql.Expr{x.X}
-		all = append(all, x.List...)
-		es := make([]esqlExpr, len(all))
-		ats := make([]esql.Pos, len(all))
-		ts := make([]esqlType, len(all))
-		for i, y := range all {
-			e, err := tr.compile(y, st)
-			if err != nil {
-				return e, err
-			}
-			es[i], ats[i], ts[i] = e, y.Position(), e.t
-		}
-		t := esqlUnify(ts...)
-		ss, err := tr.convAll(es, ats, t)
-		if err != nil {
-			return esqlExpr{}, err
-		}
-		op := " IN ("
-		if x.Not {
-			op = " NOT IN ("
-		}
-		return esqlExpr{sql: "(" + ss[0] + op + strings.Join(ss[1:], ", ") + "))", t: etBool}, nil
+		return tr.in(x, st)
 	case *esql.Cast:
 		e, err := tr.compile(x.X, st)
 		if err != nil {
@@ -298,6 +217,112 @@ func (tr *esqlTranslator) compile(x esql.Expr, st *esqlStats) (esqlExpr, error) 
 		return tr.function(x, st)
 	}
 	return esqlExpr{}, esqlBad(x.Position(), "unsupported expression")
+}
+
+// literalExpr compiles a literal.
+func (tr *esqlTranslator) literalExpr(x *esql.Literal, st *esqlStats) (esqlExpr, error) {
+	switch x.Kind {
+	case esql.LitNull:
+		return esqlExpr{sql: "NULL", t: etNull, lit: x}, nil
+	case esql.LitBool:
+		return tr.literal(x, x.Value, "::boolean", etBool), nil
+	case esql.LitInt:
+		return tr.literal(x, x.Value, "::bigint", etInt), nil
+	case esql.LitFloat:
+		return tr.literal(x, x.Value, "::double precision", etNum), nil
+	case esql.LitString:
+		return tr.literal(x, x.Value, "::text", etText), nil
+	case esql.LitDuration:
+		return tr.literal(x, fmt.Sprintf("%d %s", x.Value, x.Unit), "::text::interval", etDur), nil
+	}
+	return esqlExpr{}, esqlBad(x.Position(), "unsupported expression")
+}
+
+// ident compiles a column name (within STATS, one of its BY columns).
+func (tr *esqlTranslator) ident(x *esql.Ident, st *esqlStats) (esqlExpr, error) {
+	if st != nil {
+		for i := len(st.by) - 1; i >= 0; i-- {
+			if st.by[i].name == x.Name {
+				return esqlExpr{sql: st.by[i].sql, t: st.by[i].t, uuid: st.by[i].uuid}, nil
+			}
+		}
+		return esqlExpr{}, esqlBad(x.At, "column [%s] must appear in the STATS BY clause or be used in an aggregate function", x.Name)
+	}
+	return tr.resolve(x.At, x.Name)
+}
+
+// unary compiles NOT and unary minus.
+func (tr *esqlTranslator) unary(x *esql.Unary, st *esqlStats) (esqlExpr, error) {
+	e, err := tr.compile(x.X, st)
+	if err != nil {
+		return e, err
+	}
+	if x.Op == "NOT" {
+		b, err := tr.conv(x.X.Position(), e, etBool)
+		if err != nil {
+			return e, err
+		}
+		return esqlExpr{sql: "(NOT " + b + ")", t: etBool}, nil
+	}
+	switch e.t {
+	case etInt, etDur, etNum:
+		return esqlExpr{sql: "(-" + e.sql + ")", t: e.t}, nil
+	case etNull:
+		return e, nil
+	}
+	n, err := tr.conv(x.X.Position(), e, etNum)
+	if err != nil {
+		return e, err
+	}
+	return esqlExpr{sql: "(-" + n + ")", t: etNum}, nil
+}
+
+// like compiles LIKE and RLIKE.
+func (tr *esqlTranslator) like(x *esql.Like, st *esqlStats) (esqlExpr, error) {
+	e, err := tr.compile(x.X, st)
+	if err != nil {
+		return e, err
+	}
+	s, err := tr.conv(x.X.Position(), e, etText)
+	if err != nil {
+		return e, err
+	}
+	var sqlText string
+	if x.Regex {
+		sqlText = "(" + s + " ~ " + tr.a.add("^(?:"+x.Pattern+")$") + "::text)"
+	} else {
+		sqlText = "(" + s + " LIKE " + tr.a.add(likePattern(x.Pattern)) + "::text)"
+	}
+	if x.Not {
+		sqlText = "(NOT " + sqlText + ")"
+	}
+	return esqlExpr{sql: sqlText, t: etBool}, nil
+}
+
+// in compiles IN and NOT IN over the common type of the values.
+func (tr *esqlTranslator) in(x *esql.In, st *esqlStats) (esqlExpr, error) {
+	all := []esql.Expr{x.X}
+	all = append(all, x.List...)
+	es := make([]esqlExpr, len(all))
+	ats := make([]esql.Pos, len(all))
+	ts := make([]esqlType, len(all))
+	for i, y := range all {
+		e, err := tr.compile(y, st)
+		if err != nil {
+			return e, err
+		}
+		es[i], ats[i], ts[i] = e, y.Position(), e.t
+	}
+	t := esqlUnify(ts...)
+	ss, err := tr.convAll(es, ats, t)
+	if err != nil {
+		return esqlExpr{}, err
+	}
+	op := " IN ("
+	if x.Not {
+		op = " NOT IN ("
+	}
+	return esqlExpr{sql: "(" + ss[0] + op + strings.Join(ss[1:], ", ") + "))", t: etBool}, nil
 }
 
 func (tr *esqlTranslator) binary(x *esql.Binary, st *esqlStats) (esqlExpr, error) {

@@ -17,6 +17,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
 // Paging of the export listings.
@@ -28,9 +29,8 @@ const (
 // Types the export listings accept per endpoint (DESIGN.md's vocabulary
 // adds conferencing and gaming measurements to the spec's four).
 var (
-	exportMeasurementTypes = []string{"VideoMeasurement", "WebMeasurement", "NetworkMeasurement",
-		"SpeedtestMeasurement", "ConferencingMeasurement", "GamingMeasurement"}
-	exportEventBundleTypes = []string{"VideoEventBundle", "WebEventBundle"}
+	exportMeasurementTypes = vocab.MeasurementTypes
+	exportEventBundleTypes = vocab.EventBundleTypes
 )
 
 // exportListing is the parsed request of one export listing.

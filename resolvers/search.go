@@ -19,6 +19,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
 // The search core: measurementSearch, anomalyEventSearch and the scroll
@@ -27,12 +28,6 @@ import (
 // body object with size, from and search_after merged in), checked by
 // search.CheckDSL, and run by the configured backend within the caller's
 // data owner. Every rejection is a 400 naming what is wrong.
-
-// indexScopes maps index_scope values onto measurement document types.
-var indexScopes = map[string]string{
-	"web": "WebMeasurement", "video": "VideoMeasurement", "network": "NetworkMeasurement",
-	"speedtest": "SpeedtestMeasurement", "conferencing": "ConferencingMeasurement", "gaming": "GamingMeasurement",
-}
 
 // searchArgs are the arguments of a search field.
 type searchArgs struct {
@@ -112,7 +107,7 @@ func searchRequest(kind search.Kind, a searchArgs) (search.Request, error) {
 		return req, err
 	}
 	if a.IndexScope != nil {
-		typ, ok := indexScopes[*a.IndexScope]
+		typ, ok := vocab.IndexScopes[*a.IndexScope]
 		if !ok {
 			return req, badRequest("index_scope must be one of web, video, network, speedtest, conferencing, gaming")
 		}

@@ -771,7 +771,7 @@ func ESQLForElasticsearch(query, slug string) string {
 			switch {
 			case isExcl && name == lookup:
 				excluded = true
-			case !isExcl && (sel == "" || sel == "data") && indexGlobMatch(name, lookup):
+			case !isExcl && (sel == "" || sel == "data") && GlobMatch(name, lookup):
 				matched = true
 			}
 		}
@@ -796,9 +796,10 @@ func ESQLForElasticsearch(query, slug string) string {
 	return out
 }
 
-// indexGlobMatch reports whether the index pattern (with '*' wildcards)
-// matches name.
-func indexGlobMatch(pattern, name string) bool {
+// GlobMatch reports whether name matches pattern, where '*' stands for any
+// run of characters (dots included): index patterns, _source filters,
+// top_hits, KEEP/DROP.
+func GlobMatch(pattern, name string) bool {
 	parts := strings.Split(pattern, "*")
 	if len(parts) == 1 {
 		return pattern == name

@@ -353,7 +353,7 @@ func TestESQLPatternsOnElasticsearchStayWithTheOwner(t *testing.T) {
 	}
 	// The check itself: acme's own indices match what it accepts.
 	for _, n := range []string{"analytics-production-acme-*", "analytics-production-acme-measurements-*"} {
-		if !indexGlobMatch(n, IndexName("acme", KindMeasurement, "VideoMeasurement")) {
+		if !GlobMatch(n, IndexName("acme", KindMeasurement, "VideoMeasurement")) {
 			t.Errorf("%s misses acme's index", n)
 		}
 	}

@@ -212,7 +212,7 @@ func foreignMatch(n string) string {
 		n = static + "*"
 	}
 	for _, f := range foreignIndices {
-		if indexGlobMatch(n, f) {
+		if GlobMatch(n, f) {
 			return f
 		}
 	}

@@ -10,19 +10,21 @@ import (
 	"context"
 	"errors"
 	"strings"
+
+	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
 // Kind is a document kind; its string is the kind column of documents.
 type Kind string
 
 const (
-	KindMeasurement    Kind = "measurement"
-	KindClientReport   Kind = "client_report"
-	KindEventBundle    Kind = "event_bundle"
-	KindNetworkRequest Kind = "network_request"
-	KindUserFeedback   Kind = "user_feedback"
-	KindAnomalyEvent   Kind = "anomaly_event"
-	KindSystemStatus   Kind = "system_status"
+	KindMeasurement    Kind = vocab.KindMeasurement
+	KindClientReport   Kind = vocab.KindClientReport
+	KindEventBundle    Kind = vocab.KindEventBundle
+	KindNetworkRequest Kind = vocab.KindNetworkRequest
+	KindUserFeedback   Kind = vocab.KindUserFeedback
+	KindAnomalyEvent   Kind = vocab.KindAnomalyEvent
+	KindSystemStatus   Kind = vocab.KindSystemStatus
 )
 
 // Kinds lists every kind.

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fleetgraph/fleetgraph/vocab"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -17,18 +18,17 @@ import (
 
 // Document kinds: the kind column of documents.
 const (
-	KindMeasurement    = "measurement"
-	KindClientReport   = "client_report"
-	KindEventBundle    = "event_bundle"
-	KindNetworkRequest = "network_request"
-	KindUserFeedback   = "user_feedback"
-	KindAnomalyEvent   = "anomaly_event"
-	KindSystemStatus   = "system_status"
+	KindMeasurement    = vocab.KindMeasurement
+	KindClientReport   = vocab.KindClientReport
+	KindEventBundle    = vocab.KindEventBundle
+	KindNetworkRequest = vocab.KindNetworkRequest
+	KindUserFeedback   = vocab.KindUserFeedback
+	KindAnomalyEvent   = vocab.KindAnomalyEvent
+	KindSystemStatus   = vocab.KindSystemStatus
 )
 
 // DocumentKinds lists every kind.
-var DocumentKinds = []string{KindMeasurement, KindClientReport, KindEventBundle, KindNetworkRequest,
-	KindUserFeedback, KindAnomalyEvent, KindSystemStatus}
+var DocumentKinds = vocab.Kinds
 
 // ErrForeignClient: a document names a client that another data owner owns.
 var ErrForeignClient = errors.New("client belongs to another data owner")

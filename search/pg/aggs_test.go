@@ -423,9 +423,6 @@ func TestAggsHistogramAndRange(t *testing.T) {
 }
 
 func TestAggsFilters(t *testing.T) {
-	if translateQuery == nil {
-		t.Skip("query translation not available")
-	}
 	f := newAggFixture(t)
 	got := f.must(t, `{
 		"video": {"filter": {"term": {"type": "VideoMeasurement"}},
@@ -633,14 +630,6 @@ func TestAggsBadRequests(t *testing.T) {
 		})
 	}
 
-	// Filter aggregations without query support are a 400 too.
-	saved := translateQuery
-	translateQuery = nil
-	defer func() { translateQuery = saved }()
-	_, err := f.run(t, f.b, f.scope(), `{"g": {"filter": {"term": {"type": "x"}}}}`)
-	if !errors.Is(err, search.ErrBadRequest) || !strings.Contains(err.Error(), "filter aggregations need query support") {
-		t.Fatalf("filter without query support: %v", err)
-	}
 }
 
 func TestAggsDocumentDates(t *testing.T) {

@@ -208,25 +208,11 @@ func (b *Backend) run(ctx context.Context, q querier, p *plan, after *cursor, wi
 	all := append(append([]subKey(nil), subs...), subKey{"d.id", tieDesc, "bigint"})
 
 	hitWhere := where
-	if p.searchAfter != nil {
-		if len(keys) == 0 {
-			return nil, search.Badf("search_after needs a sort")
-		}
-		if len(p.searchAfter) != len(keys) {
-			return nil, search.Badf("search_after has %d values but the sort has %d keys", len(p.searchAfter), len(keys))
-		}
-		var vals []any
-		var afterSubs []subKey
-		for i, k := range keys {
-			v, err := k.afterValues(p.searchAfter[i])
-			if err != nil {
-				return nil, err
-			}
-			vals = append(vals, v...)
-			afterSubs = append(afterSubs, k.subs...)
-		}
-		hitWhere += " AND " + c.afterCond(afterSubs, vals)
+	sa, err := p.searchAfterCond(c, keys)
+	if err != nil {
+		return nil, err
 	}
+	hitWhere += sa
 	if after != nil {
 		if len(after.Vals) != len(subs) {
 			return nil, search.Badf("unknown or expired scroll id")
@@ -282,28 +268,9 @@ func (b *Backend) run(ctx context.Context, q querier, p *plan, after *cursor, wi
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
-	defer rows.Close()
-	hits := []any{}
-	var totalVal any
-	var last *cursor
-	for rows.Next() {
-		vals, err := rows.Values()
-		if err != nil {
-			return nil, fmt.Errorf("search: %w", err)
-		}
-		totalVal = vals[0]
-		if vals[1] == nil { // no hit: the LEFT JOIN's empty side
-			continue
-		}
-		hit, cur, err := p.hit(keys, vals[1:5], vals[5:])
-		if err != nil {
-			return nil, err
-		}
-		hits = append(hits, hit)
-		last = cur
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("search: %w", err)
+	hits, totalVal, last, err := p.readHits(rows, keys)
+	if err != nil {
+		return nil, err
 	}
 	hitsObj := map[string]any{"max_score": nil, "hits": hits}
 	if len(hits) > 0 && p.scored(keys) {
@@ -331,6 +298,58 @@ func (b *Backend) run(ctx context.Context, q querier, p *plan, after *cursor, wi
 	}
 	resp["took"] = time.Since(start).Milliseconds()
 	return &result{resp: resp, last: last, n: len(hits)}, nil
+}
+
+// searchAfterCond is the condition (" AND ...") keeping the hits after the
+// body's search_after values, "" without them.
+func (p *plan) searchAfterCond(c *compiler, keys []sortKey) (string, error) {
+	if p.searchAfter == nil {
+		return "", nil
+	}
+	if len(keys) == 0 {
+		return "", search.Badf("search_after needs a sort")
+	}
+	if len(p.searchAfter) != len(keys) {
+		return "", search.Badf("search_after has %d values but the sort has %d keys", len(p.searchAfter), len(keys))
+	}
+	var vals []any
+	var afterSubs []subKey
+	for i, k := range keys {
+		v, err := k.afterValues(p.searchAfter[i])
+		if err != nil {
+			return "", err
+		}
+		vals = append(vals, v...)
+		afterSubs = append(afterSubs, k.subs...)
+	}
+	return " AND " + c.afterCond(afterSubs, vals), nil
+}
+
+// readHits reads the statement's rows: the hits, the total and the cursor
+// of the last hit.
+func (p *plan) readHits(rows pgx.Rows, keys []sortKey) (hits []any, totalVal any, last *cursor, err error) {
+	defer rows.Close()
+	hits = []any{}
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("search: %w", err)
+		}
+		totalVal = vals[0]
+		if vals[1] == nil { // no hit: the LEFT JOIN's empty side
+			continue
+		}
+		hit, cur, err := p.hit(keys, vals[1:5], vals[5:])
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		hits = append(hits, hit)
+		last = cur
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, nil, fmt.Errorf("search: %w", err)
+	}
+	return hits, totalVal, last, nil
 }
 
 // hit builds one hit from its row: base = doc_id, type, doc, version; rest =

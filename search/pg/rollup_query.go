@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/fleetgraph/fleetgraph/search"
+	"github.com/fleetgraph/fleetgraph/search/datemath"
 )
 
 // Aggregations from rollups.
@@ -356,7 +357,7 @@ func (c *compiler) rollupQueryOf(q any) (rq rollupQuery, ok bool) {
 				if err != nil || baseField(field) != "created_at" || len(bounds) == 0 {
 					return false
 				}
-				loc, err := timeZone(scalarText(opts["time_zone"]))
+				loc, err := datemath.TimeZone(scalarText(opts["time_zone"]))
 				if err != nil {
 					return false
 				}

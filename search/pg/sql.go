@@ -136,31 +136,10 @@ func scopeWhere(a *args, s search.Scope) string {
 	return w
 }
 
-// globMatch matches s against pattern, where '*' stands for any run of
-// characters (dots included): _source filters, top_hits, KEEP/DROP.
-func globMatch(pattern, s string) bool {
-	if !strings.Contains(pattern, "*") {
-		return pattern == s
-	}
-	parts := strings.Split(pattern, "*")
-	if !strings.HasPrefix(s, parts[0]) {
-		return false
-	}
-	s = s[len(parts[0]):]
-	for i := 1; i < len(parts)-1; i++ {
-		j := strings.Index(s, parts[i])
-		if j < 0 {
-			return false
-		}
-		s = s[j+len(parts[i]):]
-	}
-	return strings.HasSuffix(s, parts[len(parts)-1])
-}
-
 // globMatchAny reports whether s matches one of the patterns.
 func globMatchAny(patterns []string, s string) bool {
 	for _, p := range patterns {
-		if globMatch(p, s) {
+		if search.GlobMatch(p, s) {
 			return true
 		}
 	}

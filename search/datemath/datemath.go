@@ -1,0 +1,205 @@
+// Package datemath reads the dates of Query DSL requests: absolute dates in
+// the ISO 8601 forms Elasticsearch accepts (the one list of layouts the
+// embedded backend reads dates with), time zones, and date math anchored
+// at now or at a date (now-7d/d, 2026-01-01||+1M/M), rounded down or, as
+// gt and lte do, up to the last millisecond of the unit. Errors are a 400
+// (search.ErrBadRequest).
+package datemath
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fleetgraph/fleetgraph/search"
+	"github.com/fleetgraph/fleetgraph/search/dateformat"
+)
+
+// layouts are the forms of an absolute date, each with the date-math unit
+// its dates are precise to ("" for a time of day).
+var layouts = []struct{ layout, prec string }{
+	{time.RFC3339Nano, ""},
+	{"2006-01-02T15:04:05.999999999Z0700", ""},
+	{"2006-01-02T15:04:05.999999999", ""},
+	{"2006-01-02 15:04:05.999999999Z07:00", ""},
+	{"2006-01-02 15:04:05.999999999", ""},
+	{"2006-01-02T15:04Z07:00", ""},
+	{"2006-01-02T15:04", ""},
+	{"2006-01-02T15", ""},
+	{"2006-01-02", "d"},
+	{"2006-01", "M"},
+	{"2006", "y"},
+}
+
+// Parse reads an absolute date in loc (UTC when nil) unless it names its
+// offset. precision is the unit a date without a time of day is precise
+// to (d, M or y; rounded up to the unit's end by gt and lte), else "".
+func Parse(s string, loc *time.Location) (t time.Time, precision string, err error) {
+	if loc == nil {
+		loc = time.UTC
+	}
+	for _, l := range layouts {
+		if t, err := time.ParseInLocation(l.layout, s, loc); err == nil {
+			return t, l.prec, nil
+		}
+	}
+	return time.Time{}, "", search.Badf("cannot parse date %q", s)
+}
+
+// TimeZone reads a time_zone option: UTC, an offset (+01:00) or an IANA name.
+func TimeZone(tz string) (*time.Location, error) {
+	if tz == "" || tz == "Z" || strings.EqualFold(tz, "UTC") {
+		return time.UTC, nil
+	}
+	if len(tz) == 6 && (tz[0] == '+' || tz[0] == '-') && tz[3] == ':' {
+		h, err1 := strconv.Atoi(tz[1:3])
+		m, err2 := strconv.Atoi(tz[4:])
+		if err1 == nil && err2 == nil {
+			off := h*3600 + m*60
+			if tz[0] == '-' {
+				off = -off
+			}
+			return time.FixedZone(tz, off), nil
+		}
+	}
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		return nil, search.Badf("unknown time_zone %q", tz)
+	}
+	return loc, nil
+}
+
+var mathOp = regexp.MustCompile(`^([+-])(\d+)([yMwdhHms])|^/([yMwdhHms])`)
+
+// numericText is a number written as text: epoch milliseconds when it has
+// more than four characters (four digits are a year).
+var numericText = regexp.MustCompile(`^\s*-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?\s*$`)
+
+// Eval evaluates a date or date-math expression in loc (UTC when nil),
+// reading absolute dates with f's patterns first. roundUp moves a rounded
+// value to the last millisecond of its unit.
+func Eval(s string, now time.Time, roundUp bool, loc *time.Location, f dateformat.Format) (time.Time, error) {
+	if loc == nil {
+		loc = time.UTC
+	}
+	s = strings.TrimSpace(s)
+	var t time.Time
+	var rest string
+	switch {
+	case strings.HasPrefix(s, "now"):
+		t, rest = now.In(loc), s[3:]
+	default:
+		anchor := s
+		if i := strings.Index(s, "||"); i >= 0 {
+			anchor, rest = s[:i], s[i+2:]
+		}
+		if numericText.MatchString(anchor) && len(anchor) > 4 {
+			f, _ := strconv.ParseFloat(anchor, 64)
+			t = time.UnixMilli(int64(f)).In(loc)
+			break
+		}
+		var prec string
+		var err error
+		var ok bool
+		if t, prec, ok = f.Read(anchor, loc); !ok {
+			if t, prec, err = Parse(anchor, loc); err != nil {
+				return time.Time{}, err
+			}
+		}
+		if rest == "" && prec != "" && roundUp {
+			return endOf(t, prec), nil
+		}
+	}
+	return apply(t, s, rest, roundUp)
+}
+
+// apply applies the operations rest (+1d, -2h, /M ...) of expression s to t.
+func apply(t time.Time, s, rest string, roundUp bool) (time.Time, error) {
+	for rest != "" {
+		m := mathOp.FindStringSubmatch(rest)
+		if m == nil {
+			return time.Time{}, search.Badf("cannot parse date math %q", s)
+		}
+		rest = rest[len(m[0]):]
+		if m[4] != "" {
+			t = startOf(t, m[4])
+			if roundUp {
+				t = endOf(t, m[4])
+			}
+			continue
+		}
+		n, err := strconv.Atoi(m[2])
+		if err != nil || n > 1e6 {
+			return time.Time{}, search.Badf("date math %q is out of range", s)
+		}
+		if m[1] == "-" {
+			n = -n
+		}
+		switch m[3] {
+		case "y":
+			t = t.AddDate(n, 0, 0)
+		case "M":
+			t = t.AddDate(0, n, 0)
+		case "w":
+			t = t.AddDate(0, 0, 7*n)
+		case "d":
+			t = t.AddDate(0, 0, n)
+		case "h", "H":
+			t = t.Add(time.Duration(n) * time.Hour)
+		case "m":
+			t = t.Add(time.Duration(n) * time.Minute)
+		case "s":
+			t = t.Add(time.Duration(n) * time.Second)
+		}
+	}
+	return t, nil
+}
+
+// startOf is the start of the unit holding t (weeks start on Monday).
+func startOf(t time.Time, unit string) time.Time {
+	y, mo, d := t.Date()
+	loc := t.Location()
+	switch unit {
+	case "y":
+		return time.Date(y, 1, 1, 0, 0, 0, 0, loc)
+	case "M":
+		return time.Date(y, mo, 1, 0, 0, 0, 0, loc)
+	case "w":
+		wd := (int(t.Weekday()) + 6) % 7 // Monday first
+		return time.Date(y, mo, d-wd, 0, 0, 0, 0, loc)
+	case "d":
+		return time.Date(y, mo, d, 0, 0, 0, 0, loc)
+	case "h", "H":
+		return time.Date(y, mo, d, t.Hour(), 0, 0, 0, loc)
+	case "m":
+		return time.Date(y, mo, d, t.Hour(), t.Minute(), 0, 0, loc)
+	case "s":
+		return time.Date(y, mo, d, t.Hour(), t.Minute(), t.Second(), 0, loc)
+	}
+	return t
+}
+
+// endOf is the last millisecond of the unit starting at t.
+func endOf(t time.Time, unit string) time.Time {
+	var next time.Time
+	switch unit {
+	case "y":
+		next = t.AddDate(1, 0, 0)
+	case "M":
+		next = t.AddDate(0, 1, 0)
+	case "w":
+		next = t.AddDate(0, 0, 7)
+	case "d":
+		next = t.AddDate(0, 0, 1)
+	case "h", "H":
+		next = t.Add(time.Hour)
+	case "m":
+		next = t.Add(time.Minute)
+	case "s":
+		next = t.Add(time.Second)
+	default:
+		return t
+	}
+	return next.Add(-time.Millisecond)
+}

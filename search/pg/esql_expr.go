@@ -1,0 +1,462 @@
+package pg
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/fleetgraph/fleetgraph/search/datemath"
+	"github.com/fleetgraph/fleetgraph/search/esql"
+)
+
+// ES|QL expressions: types, conversions, operators.
+
+func esqlPGType(t esqlType) string {
+	switch t {
+	case etJSON:
+		return "jsonb"
+	case etNum:
+		return "double precision"
+	case etInt:
+		return "bigint"
+	case etBool:
+		return "boolean"
+	case etTime:
+		return "timestamptz"
+	case etDur:
+		return "interval"
+	}
+	return "text"
+}
+
+const esqlTimeFormat = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`
+
+// conv converts e to type t.
+func (tr *esqlTranslator) conv(at esql.Pos, e esqlExpr, t esqlType) (string, error) {
+	if e.t == t {
+		return e.sql, nil
+	}
+	if e.t == etNull {
+		return "NULL::" + esqlPGType(t), nil
+	}
+	if e.lit != nil && e.lit.Kind == esql.LitString && t == etTime {
+		tm, ok := esqlParseTime(e.lit.Value.(string))
+		if !ok {
+			return "", esqlBad(at, "cannot convert string [%s] to datetime", e.lit.Value)
+		}
+		return tr.reuse(e, tm) + "::timestamptz", nil
+	}
+	x := e.sql
+	switch t {
+	case etNum:
+		switch e.t {
+		case etInt:
+			return "(" + x + ")::double precision", nil
+		case etJSON:
+			return "fg_num(" + x + ")", nil
+		case etText:
+			return "fg_num(to_jsonb(" + x + "))", nil
+		case etBool:
+			return "(" + x + ")::int::double precision", nil
+		case etTime:
+			return "(extract(epoch FROM " + x + ") * 1000)::double precision", nil
+		}
+	case etInt:
+		switch e.t {
+		case etNum:
+			return "trunc(" + x + ")::bigint", nil
+		case etJSON:
+			return "trunc(fg_num(" + x + "))::bigint", nil
+		case etText:
+			return "trunc(fg_num(to_jsonb(" + x + ")))::bigint", nil
+		case etBool:
+			return "(" + x + ")::int::bigint", nil
+		case etTime:
+			return "(extract(epoch FROM " + x + ") * 1000)::bigint", nil
+		}
+	case etText:
+		switch e.t {
+		case etJSON:
+			return "(" + x + " #>> '{}')", nil
+		case etNum, etInt, etBool:
+			return "(" + x + ")::text", nil
+		case etTime:
+			return "to_char((" + x + ") AT TIME ZONE 'UTC', " + esqlTimeFormat + ")", nil
+		}
+	case etTime:
+		switch e.t {
+		case etJSON:
+			return "fg_time(" + x + ")", nil
+		case etText:
+			return "fg_time(to_jsonb(" + x + "))", nil
+		case etNum, etInt:
+			return "to_timestamp((" + x + ")::double precision / 1000)", nil
+		}
+	case etBool:
+		switch e.t {
+		case etJSON:
+			return tr.bind(func(v []string) string {
+				j := v[0]
+				return "CASE jsonb_typeof(" + j + ") WHEN 'boolean' THEN (" + j + ")::boolean WHEN 'string' THEN (CASE lower(" + j +
+					" #>> '{}') WHEN 'true' THEN true WHEN 'false' THEN false END) WHEN 'number' THEN fg_num(" + j + ") <> 0 END"
+			}, x), nil
+		case etText:
+			return "(CASE lower(" + x + ") WHEN 'true' THEN true WHEN 'false' THEN false END)", nil
+		case etNum, etInt:
+			return "((" + x + ") <> 0)", nil
+		}
+	case etJSON:
+		if e.t == etTime {
+			s, _ := tr.conv(at, e, etText)
+			return "to_jsonb(" + s + ")", nil
+		}
+		if e.t != etDur {
+			return "to_jsonb(" + x + ")", nil
+		}
+	}
+	return "", esqlBad(at, "cannot convert %s to %s", e.t, t)
+}
+
+// esqlParseTime reads a date literal.
+func esqlParseTime(s string) (time.Time, bool) {
+	t, _, err := datemath.Parse(s, time.UTC)
+	return t.UTC(), err == nil
+}
+
+// unify is the type two operands are compared or combined in.
+func esqlUnify(ts ...esqlType) esqlType {
+	has := map[esqlType]bool{}
+	for _, t := range ts {
+		has[t] = true
+	}
+	switch {
+	case has[etTime]:
+		return etTime
+	case has[etNum]:
+		return etNum
+	case has[etInt]:
+		if has[etJSON] || has[etText] {
+			return etNum
+		}
+		return etInt
+	case has[etText]:
+		return etText
+	case has[etBool]:
+		return etBool
+	case has[etJSON]:
+		return etJSON
+	case has[etDur]:
+		return etDur
+	}
+	return etText
+}
+
+func (tr *esqlTranslator) convAll(es []esqlExpr, ats []esql.Pos, t esqlType) ([]string, error) {
+	out := make([]string, len(es))
+	for i, e := range es {
+		s, err := tr.conv(ats[i], e, t)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+func (tr *esqlTranslator) compile(x esql.Expr, st *esqlStats) (esqlExpr, error) {
+	switch x := x.(type) {
+	case *esql.Literal:
+		return tr.literalExpr(x, st)
+	case *esql.Ident:
+		return tr.ident(x, st)
+	case *esql.Unary:
+		return tr.unary(x, st)
+	case *esql.Binary:
+		return tr.binary(x, st)
+	case *esql.IsNull:
+		e, err := tr.compile(x.X, st)
+		if err != nil {
+			return e, err
+		}
+		if e.t == etNull {
+			return esqlExpr{sql: fmt.Sprint(!x.Not), t: etBool}, nil
+		}
+		op := " IS NULL)"
+		if x.Not {
+			op = " IS NOT NULL)"
+		}
+		return esqlExpr{sql: "(" + e.sql + op, t: etBool}, nil
+	case *esql.Like:
+		return tr.like(x, st)
+	case *esql.In:
+		return tr.in(x, st)
+	case *esql.Cast:
+		e, err := tr.compile(x.X, st)
+		if err != nil {
+			return e, err
+		}
+		var t esqlType
+		switch x.Type {
+		case "integer", "int", "long":
+			t = etInt
+		case "double":
+			t = etNum
+		case "keyword", "text", "string":
+			t = etText
+		case "datetime", "date":
+			t = etTime
+		case "boolean", "bool":
+			t = etBool
+		}
+		s, err := tr.conv(x.At, e, t)
+		return esqlExpr{sql: s, t: t}, err
+	case *esql.Call:
+		if _, ok := esql.Aggregates[x.Name]; ok {
+			return tr.aggregate(x, st)
+		}
+		return tr.function(x, st)
+	}
+	return esqlExpr{}, esqlBad(x.Position(), "unsupported expression")
+}
+
+// literalExpr compiles a literal.
+func (tr *esqlTranslator) literalExpr(x *esql.Literal, st *esqlStats) (esqlExpr, error) {
+	switch x.Kind {
+	case esql.LitNull:
+		return esqlExpr{sql: "NULL", t: etNull, lit: x}, nil
+	case esql.LitBool:
+		return tr.literal(x, x.Value, "::boolean", etBool), nil
+	case esql.LitInt:
+		return tr.literal(x, x.Value, "::bigint", etInt), nil
+	case esql.LitFloat:
+		return tr.literal(x, x.Value, "::double precision", etNum), nil
+	case esql.LitString:
+		return tr.literal(x, x.Value, "::text", etText), nil
+	case esql.LitDuration:
+		return tr.literal(x, fmt.Sprintf("%d %s", x.Value, x.Unit), "::text::interval", etDur), nil
+	}
+	return esqlExpr{}, esqlBad(x.Position(), "unsupported expression")
+}
+
+// ident compiles a column name (within STATS, one of its BY columns).
+func (tr *esqlTranslator) ident(x *esql.Ident, st *esqlStats) (esqlExpr, error) {
+	if st != nil {
+		for i := len(st.by) - 1; i >= 0; i-- {
+			if st.by[i].name == x.Name {
+				return esqlExpr{sql: st.by[i].sql, t: st.by[i].t, uuid: st.by[i].uuid}, nil
+			}
+		}
+		return esqlExpr{}, esqlBad(x.At, "column [%s] must appear in the STATS BY clause or be used in an aggregate function", x.Name)
+	}
+	return tr.resolve(x.At, x.Name)
+}
+
+// unary compiles NOT and unary minus.
+func (tr *esqlTranslator) unary(x *esql.Unary, st *esqlStats) (esqlExpr, error) {
+	e, err := tr.compile(x.X, st)
+	if err != nil {
+		return e, err
+	}
+	if x.Op == "NOT" {
+		b, err := tr.conv(x.X.Position(), e, etBool)
+		if err != nil {
+			return e, err
+		}
+		return esqlExpr{sql: "(NOT " + b + ")", t: etBool}, nil
+	}
+	switch e.t {
+	case etInt, etDur, etNum:
+		return esqlExpr{sql: "(-" + e.sql + ")", t: e.t}, nil
+	case etNull:
+		return e, nil
+	}
+	n, err := tr.conv(x.X.Position(), e, etNum)
+	if err != nil {
+		return e, err
+	}
+	return esqlExpr{sql: "(-" + n + ")", t: etNum}, nil
+}
+
+// like compiles LIKE and RLIKE.
+func (tr *esqlTranslator) like(x *esql.Like, st *esqlStats) (esqlExpr, error) {
+	e, err := tr.compile(x.X, st)
+	if err != nil {
+		return e, err
+	}
+	s, err := tr.conv(x.X.Position(), e, etText)
+	if err != nil {
+		return e, err
+	}
+	var sqlText string
+	if x.Regex {
+		sqlText = "(" + s + " ~ " + tr.a.add("^(?:"+x.Pattern+")$") + "::text)"
+	} else {
+		sqlText = "(" + s + " LIKE " + tr.a.add(likePattern(x.Pattern)) + "::text)"
+	}
+	if x.Not {
+		sqlText = "(NOT " + sqlText + ")"
+	}
+	return esqlExpr{sql: sqlText, t: etBool}, nil
+}
+
+// in compiles IN and NOT IN over the common type of the values.
+func (tr *esqlTranslator) in(x *esql.In, st *esqlStats) (esqlExpr, error) {
+	all := []esql.Expr{x.X}
+	all = append(all, x.List...)
+	es := make([]esqlExpr, len(all))
+	ats := make([]esql.Pos, len(all))
+	ts := make([]esqlType, len(all))
+	for i, y := range all {
+		e, err := tr.compile(y, st)
+		if err != nil {
+			return e, err
+		}
+		es[i], ats[i], ts[i] = e, y.Position(), e.t
+	}
+	t := esqlUnify(ts...)
+	ss, err := tr.convAll(es, ats, t)
+	if err != nil {
+		return esqlExpr{}, err
+	}
+	op := " IN ("
+	if x.Not {
+		op = " NOT IN ("
+	}
+	return esqlExpr{sql: "(" + ss[0] + op + strings.Join(ss[1:], ", ") + "))", t: etBool}, nil
+}
+
+func (tr *esqlTranslator) binary(x *esql.Binary, st *esqlStats) (esqlExpr, error) {
+	l, err := tr.compile(x.L, st)
+	if err != nil {
+		return l, err
+	}
+	r, err := tr.compile(x.R, st)
+	if err != nil {
+		return r, err
+	}
+	lp, rp := x.L.Position(), x.R.Position()
+	switch x.Op {
+	case "AND", "OR":
+		ls, err := tr.conv(lp, l, etBool)
+		if err != nil {
+			return l, err
+		}
+		rs, err := tr.conv(rp, r, etBool)
+		if err != nil {
+			return r, err
+		}
+		return esqlExpr{sql: "(" + ls + " " + x.Op + " " + rs + ")", t: etBool}, nil
+	case "==", "!=", "<", "<=", ">", ">=":
+		t := esqlUnify(l.t, r.t)
+		if t == etDur {
+			return l, esqlBad(x.At, "cannot compare time spans")
+		}
+		ls, err := tr.conv(lp, l, t)
+		if err != nil {
+			return l, err
+		}
+		rs, err := tr.conv(rp, r, t)
+		if err != nil {
+			return r, err
+		}
+		op := x.Op
+		switch op {
+		case "==":
+			op = "="
+		case "!=":
+			op = "<>"
+		}
+		if c, ok := tr.clientUUIDEquality(l, r, op); ok {
+			return c, nil
+		}
+		return esqlExpr{sql: "(" + ls + " " + op + " " + rs + ")", t: etBool}, nil
+	}
+	// Arithmetic.
+	if l.t == etDur || r.t == etDur {
+		switch {
+		case l.t == etDur && r.t == etDur && (x.Op == "+" || x.Op == "-"):
+			return esqlExpr{sql: "(" + l.sql + " " + x.Op + " " + r.sql + ")", t: etDur}, nil
+		case r.t == etDur && (x.Op == "+" || x.Op == "-") && l.t != etDur:
+			ls, err := tr.conv(lp, l, etTime)
+			if err != nil {
+				return l, err
+			}
+			return esqlExpr{sql: "(" + ls + " " + x.Op + " " + r.sql + ")", t: etTime}, nil
+		case l.t == etDur && x.Op == "+":
+			rs, err := tr.conv(rp, r, etTime)
+			if err != nil {
+				return r, err
+			}
+			return esqlExpr{sql: "(" + rs + " + " + l.sql + ")", t: etTime}, nil
+		}
+		return l, esqlBad(x.At, "operator %s is not defined for %s and %s", x.Op, l.t, r.t)
+	}
+	if l.t == etTime || r.t == etTime {
+		return l, esqlBad(x.At, "operator %s on a datetime needs a time span such as 1 day", x.Op)
+	}
+	t := etNum
+	if (l.t == etInt || l.t == etNull) && (r.t == etInt || r.t == etNull) {
+		t = etInt
+	}
+	ls, err := tr.conv(lp, l, t)
+	if err != nil {
+		return l, err
+	}
+	rs, err := tr.conv(rp, r, t)
+	if err != nil {
+		return r, err
+	}
+	switch x.Op {
+	case "/":
+		return esqlExpr{sql: "(" + ls + " / NULLIF(" + rs + ", 0))", t: t}, nil
+	case "%":
+		if t == etInt {
+			return esqlExpr{sql: "(" + ls + " % NULLIF(" + rs + ", 0))", t: t}, nil
+		}
+		return esqlExpr{sql: "mod((" + ls + ")::numeric, NULLIF(" + rs + ", 0)::numeric)::double precision", t: t}, nil
+	}
+	return esqlExpr{sql: "(" + ls + " " + x.Op + " " + rs + ")", t: t}, nil
+}
+
+// clientUUIDEquality compares the document's client_uuid with a string
+// literal as uuids (so that the (data_owner_id, kind, client_uuid, ...)
+// index applies) when the literal is a UUID as PostgreSQL writes one (lower
+// case, hyphenated): the text of a uuid equals such a string exactly when
+// the uuids are equal. Other strings keep the text comparison.
+func (tr *esqlTranslator) clientUUIDEquality(l, r esqlExpr, op string) (esqlExpr, bool) {
+	if (op != "=" && op != "<>") || tr.plain {
+		return esqlExpr{}, false
+	}
+	if r.uuid != "" {
+		l, r = r, l
+	}
+	if l.uuid == "" || r.lit == nil || r.lit.Kind != esql.LitString {
+		return esqlExpr{}, false
+	}
+	v, ok := r.lit.Value.(string)
+	if !ok || !esqlCanonicalUUID(v) {
+		return esqlExpr{}, false
+	}
+	return esqlExpr{sql: "(" + l.uuid + " " + op + " " + tr.reuse(r, v) + "::text::uuid)", t: etBool}, true
+}
+
+// esqlCanonicalUUID reports whether s is a UUID in PostgreSQL's output form.
+func esqlCanonicalUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+				return false
+			}
+		}
+	}
+	return true
+}

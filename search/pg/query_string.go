@@ -1,0 +1,82 @@
+package pg
+
+import (
+	"strings"
+
+	"github.com/fleetgraph/fleetgraph/search"
+	"github.com/fleetgraph/fleetgraph/search/querystring"
+)
+
+// query_string: its options, and the per-field conditions the
+// querystring parser combines.
+
+// queryString reads a query_string query's options and translates its query.
+func (c *compiler) queryString(body any) (string, error) {
+	b, ok := body.(map[string]any)
+	if !ok {
+		return "", search.Badf("query_string must be an object")
+	}
+	q, ok := b["query"].(string)
+	if !ok {
+		return "", search.Badf("query_string needs a query string")
+	}
+	fields, and := []string{"*"}, false
+	for k, v := range b {
+		switch k {
+		case "query":
+		case "default_field":
+			f := scalarText(v)
+			if err := checkField(f); err != nil {
+				return "", err
+			}
+			fields = []string{f}
+		case "fields":
+			fs, err := stringList(v)
+			if err != nil {
+				return "", err
+			}
+			fields = nil
+			for _, f := range fs {
+				f = stripBoost(f)
+				if err := checkField(f); err != nil {
+					return "", err
+				}
+				fields = append(fields, f)
+			}
+			if len(fields) == 0 {
+				fields = []string{"*"}
+			}
+		case "default_operator":
+			and = strings.EqualFold(scalarText(v), "and")
+		case "analyze_wildcard", "lenient", "boost", "allow_leading_wildcard", "time_zone", "_name",
+			"auto_generate_synonyms_phrase_query", "escape", "type", "tie_breaker", "analyzer", "quote_analyzer",
+			"phrase_slop", "fuzziness", "fuzzy_max_expansions", "fuzzy_prefix_length", "fuzzy_transpositions",
+			"rewrite", "max_determinized_states", "quote_field_suffix", "enable_position_increments":
+		default:
+			return "", search.Badf("unsupported query_string option %q", k)
+		}
+	}
+	return querystring.Translate(q, fields, and, qsConditions{c})
+}
+
+// qsConditions make query_string's per-field conditions with the compiler.
+type qsConditions struct{ c *compiler }
+
+func (q qsConditions) CheckField(field string) error { return checkField(field) }
+func (q qsConditions) Exists(field string) string    { return q.c.exists(field) }
+func (q qsConditions) Phrase(field, text string) (string, error) {
+	return q.c.matchCond(field, text, matchOpts{phrase: true})
+}
+func (q qsConditions) Words(field, text string) (string, error) {
+	return q.c.matchCond(field, text, matchOpts{and: true})
+}
+func (q qsConditions) Wildcard(field, pattern string) string {
+	return q.c.wildcardCond(field, pattern, true)
+}
+func (q qsConditions) Range(field string, bounds []querystring.Bound) (string, error) {
+	bs := make([]qBound, len(bounds))
+	for i, b := range bounds {
+		bs[i] = qBound{b.Op, b.Value}
+	}
+	return q.c.rangeCond(field, bs, nil)
+}

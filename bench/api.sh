@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 DB=${DB:-fleetgraph_apibench}
 DB_URL="postgres://postgres@127.0.0.1:5432/$DB?sslmode=disable"
-ROUNDS=${ROUNDS:-3} ROUND=${ROUND:-5s} WARMUP=${WARMUP:-2s} CONNS=${CONNS:-20} ONLY=${ONLY:-}
+ROUNDS=${ROUNDS:-3} ROUND=${ROUND:-5s} WARMUP=${WARMUP:-5s} CONNS=${CONNS:-20} ONLY=${ONLY:-}
 PORT_FLEETGRAPH=${PORT_FLEETGRAPH:-18080} PORT_POSTGRAPHILE=${PORT_POSTGRAPHILE:-18081} PORT_HANDWRITTEN=${PORT_HANDWRITTEN:-18082}
 WORK=$(mktemp -d /tmp/fleetgraph-apibench.XXXXXX)
 # A fixed secret for the bench's data dir (the keys bootstrap prints are

@@ -57,7 +57,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.conns, "conns", 20, "concurrent connections per side")
 	fs.IntVar(&o.rounds, "rounds", 3, "rounds per side and workload (A,B,A,B,…)")
 	fs.DurationVar(&o.round, "round", 5*time.Second, "duration of a round")
-	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "untimed warm-up per side and workload")
+	fs.DurationVar(&o.warmup, "warmup", 5*time.Second, "untimed warm-up per side and workload")
 	fs.DurationVar(&o.timeout, "timeout", 3*time.Minute, "time limit of one request")
 	fs.StringVar(&o.only, "only", "", "run only the workloads whose name matches this regular expression")
 	if err := fs.Parse(args); err != nil {

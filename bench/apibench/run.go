@@ -62,10 +62,10 @@ type result struct {
 func measure(ctx context.Context, o options, w workload) (result, error) {
 	r := result{w: w}
 	ca, cb := newClient(o.conns, o.timeout), newClient(o.conns, o.timeout)
-	// A light warm-up: two connections, so a slow list does not take a
-	// round's time before the rounds begin.
-	runRound(ca, w.a, min(2, o.conns), o.warmup)
-	runRound(cb, w.b, min(2, o.conns), o.warmup)
+	// Warm-up at full load: PostGraphile (V8's JIT) needs some hundred
+	// requests of a query before it reaches its speed.
+	runRound(ca, w.a, o.conns, o.warmup)
+	runRound(cb, w.b, o.conns, o.warmup)
 	if w.listRSS && o.fleetgraphPID > 0 {
 		if err := resetPeakRSS(o.fleetgraphPID); err != nil {
 			return r, fmt.Errorf("reset peak RSS: %w", err)

@@ -16,22 +16,16 @@ func fleetgraphClients(body []byte) ([]normClient, error) {
 			IspName string `json:"ispName"`
 		} `json:"currentIspContract"`
 	}
-	var resp struct {
-		Data *struct {
-			Client  *client  `json:"client"`
-			Clients []client `json:"clients"`
-		} `json:"data"`
-		Errors json.RawMessage `json:"errors"`
-	}
-	if err := decode(body, &resp); err != nil {
+	data, err := graphqlData[struct {
+		Client  *client  `json:"client"`
+		Clients []client `json:"clients"`
+	}](body)
+	if err != nil {
 		return nil, err
 	}
-	if resp.Errors != nil || resp.Data == nil {
-		return nil, errors.New("errors: " + string(resp.Errors))
-	}
-	cs := resp.Data.Clients
-	if resp.Data.Client != nil {
-		cs = []client{*resp.Data.Client}
+	cs := data.Clients
+	if data.Client != nil {
+		cs = []client{*data.Client}
 	}
 	out := make([]normClient, len(cs))
 	for i, c := range cs {
@@ -65,26 +59,20 @@ func postgraphileClients(body []byte) ([]normClient, error) {
 			} `json:"nodes"`
 		} `json:"ispContractsByClientId"`
 	}
-	var resp struct {
-		Data *struct {
-			ClientByID *client `json:"clientById"`
-			AllClients *struct {
-				Nodes []client `json:"nodes"`
-			} `json:"allClients"`
-		} `json:"data"`
-		Errors json.RawMessage `json:"errors"`
-	}
-	if err := decode(body, &resp); err != nil {
+	data, err := graphqlData[struct {
+		ClientByID *client `json:"clientById"`
+		AllClients *struct {
+			Nodes []client `json:"nodes"`
+		} `json:"allClients"`
+	}](body)
+	if err != nil {
 		return nil, err
 	}
-	if resp.Errors != nil || resp.Data == nil {
-		return nil, errors.New("errors: " + string(resp.Errors))
-	}
 	var cs []client
-	if resp.Data.ClientByID != nil {
-		cs = []client{*resp.Data.ClientByID}
-	} else if resp.Data.AllClients != nil {
-		cs = resp.Data.AllClients.Nodes
+	if data.ClientByID != nil {
+		cs = []client{*data.ClientByID}
+	} else if data.AllClients != nil {
+		cs = data.AllClients.Nodes
 	}
 	out := make([]normClient, len(cs))
 	for i, c := range cs {
@@ -106,9 +94,17 @@ func postgraphileClients(body []byte) ([]normClient, error) {
 	return out, nil
 }
 
-func decode(body []byte, v any) error {
-	if err := json.Unmarshal(body, v); err != nil {
-		return errors.New("not JSON: " + string(excerpt(body, 0)))
+// graphqlData decodes a GraphQL answer's data; errors fail.
+func graphqlData[T any](body []byte) (*T, error) {
+	var resp struct {
+		Data   *T              `json:"data"`
+		Errors json.RawMessage `json:"errors"`
 	}
-	return nil
+	if err := json.Unmarshal(body, &resp); err != nil {
+		return nil, errors.New("not JSON: " + string(excerpt(body, 0)))
+	}
+	if resp.Errors != nil || resp.Data == nil {
+		return nil, errors.New("errors: " + string(resp.Errors))
+	}
+	return resp.Data, nil
 }

@@ -15,7 +15,9 @@ import (
 func newClient(conns int, timeout time.Duration) *http.Client {
 	return &http.Client{Timeout: timeout, Transport: &http.Transport{
 		MaxIdleConns: conns, MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns,
-		DisableCompression: true, IdleConnTimeout: 5 * time.Minute,
+		// Below Node's 5 s keep-alive timeout: PostGraphile closes idle
+		// connections, and a POST sent on one it just closed fails.
+		DisableCompression: true, IdleConnTimeout: 4 * time.Second,
 	}}
 }
 

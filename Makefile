@@ -14,6 +14,10 @@ run: assets ## run fleetgraph on its embedded default (local or private PostgreS
 build: assets ## build bin/fleetgraph
 	$(GO) build -o bin/fleetgraph ./cmd/fleetgraph
 
+bench-api: ## fleetgraph vs PostGraphile and a hand-written handler (ROUNDS, ROUND, ONLY: see bench/api.sh)
+	bash bench/api.sh
+.PHONY: bench-api
+
 generate: ## regenerate graph/ from schema/ (gqlgen, pinned as a Go tool)
 	$(GO) generate ./...
 

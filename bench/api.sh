@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# API benchmark: fleetgraph side by side with PostGraphile 4.14.1 (GraphQL,
+# four queries) and with a hand-written chi + pgx handler (REST GET /clients
+# and /clients/{id}), on one database, 20 connections a side, rounds
+# interleaved. Prints throughput ratios against the targets, fleetgraph's
+# statements per request and its peak RSS under the list loads.
+#   bench/api.sh                               quick run (3 rounds of 5 s a side)
+#   ROUNDS=5 ROUND=20s bench/api.sh            a longer run
+#   FLEETGRAPH_BIN=/path/to/fleetgraph bench/api.sh   a prebuilt fleetgraph
+#   ONLY='rest' bench/api.sh                   only the workloads matching a regexp
+# Needs PostgreSQL at 127.0.0.1:5432 (user postgres, trust), Go and npm.
+# Everything listens on 127.0.0.1 only; the data set is loaded once.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DB=${DB:-fleetgraph_apibench}
+DB_URL="postgres://postgres@127.0.0.1:5432/$DB?sslmode=disable"
+ROUNDS=${ROUNDS:-3} ROUND=${ROUND:-5s} WARMUP=${WARMUP:-5s} CONNS=${CONNS:-20} ONLY=${ONLY:-}
+PORT_FLEETGRAPH=${PORT_FLEETGRAPH:-18080} PORT_POSTGRAPHILE=${PORT_POSTGRAPHILE:-18081} PORT_HANDWRITTEN=${PORT_HANDWRITTEN:-18082}
+WORK=$(mktemp -d /tmp/fleetgraph-apibench.XXXXXX)
+# A fixed secret for the bench's data dir (the keys bootstrap prints are
+# sealed with it); never a production secret.
+export DATABASE_URL=$DB_URL FLEETGRAPH_DATA_DIR=$WORK/data
+export FLEETGRAPH_SECRET_KEY=${FLEETGRAPH_SECRET_KEY:-0000000000000000000000000000000000000000000000000000000000000000}
+
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+}
+trap cleanup EXIT
+
+echo "== building (work dir $WORK)"
+FLEETGRAPH=${FLEETGRAPH_BIN:-$WORK/fleetgraph}
+[ -n "${FLEETGRAPH_BIN:-}" ] || go build -o "$FLEETGRAPH" ./cmd/fleetgraph
+go build -o "$WORK/handwritten" ./bench/handwritten
+go build -o "$WORK/apibench" ./bench/apibench
+if ! cmp -s bench/postgraphile/package-lock.json bench/postgraphile/node_modules/.bench-lock; then
+  (cd bench/postgraphile && npm ci --no-audit --no-fund --loglevel=error)
+  cp bench/postgraphile/package-lock.json bench/postgraphile/node_modules/.bench-lock
+fi
+
+echo "== data set in $DB"
+psql -h 127.0.0.1 -U postgres -qtAc "SELECT 1 FROM pg_database WHERE datname = '$DB'" | grep -q 1 \
+  || psql -h 127.0.0.1 -U postgres -qc "CREATE DATABASE $DB"
+"$FLEETGRAPH" migrate 2>/dev/null
+for spec in api50:50 api500:500 api2000:2000; do
+  slug=${spec%%:*} n=${spec##*:}
+  "$FLEETGRAPH" bootstrap --data-owner "$slug" --email "bench@$slug.example" --json >>"$WORK/keys.json"
+  psql "$DB_URL" -v ON_ERROR_STOP=1 -qtA -v slug="$slug" -v n="$n" -f bench/apidata/seed.sql >/dev/null
+done
+psql "$DB_URL" -qc "ANALYZE"
+
+echo "== starting fleetgraph, PostGraphile and the hand-written handler"
+"$FLEETGRAPH" serve --addr "127.0.0.1:$PORT_FLEETGRAPH" >"$WORK/fleetgraph.log" 2>&1 &
+fleetgraph_pid=$!
+pids+=("$fleetgraph_pid")
+bench/postgraphile/node_modules/.bin/postgraphile -c "$DB_URL" --schema public --host 127.0.0.1 \
+  --port "$PORT_POSTGRAPHILE" --disable-query-log >"$WORK/postgraphile.log" 2>&1 &
+pids+=($!)
+"$WORK/handwritten" -addr "127.0.0.1:$PORT_HANDWRITTEN" >"$WORK/handwritten.log" 2>&1 &
+pids+=($!)
+wait_for() { # url [curl args]: until it answers at all
+  local url=$1; shift
+  for _ in $(seq 150); do curl -s -o /dev/null "$@" "$url" && return 0; sleep 0.2; done
+  echo "no answer from $url (logs in $WORK)" >&2; exit 1
+}
+wait_for "http://127.0.0.1:$PORT_FLEETGRAPH/readyz" -f
+wait_for "http://127.0.0.1:$PORT_POSTGRAPHILE/graphql" -f -H 'Content-Type: application/json' -d '{"query":"{__typename}"}'
+wait_for "http://127.0.0.1:$PORT_HANDWRITTEN/client_admin_api/v1/clients"
+
+echo "== running ($ROUNDS rounds of $ROUND a side, $CONNS connections)"
+"$WORK/apibench" -keys "$WORK/keys.json" -fleetgraph-bin "$FLEETGRAPH" -fleetgraph-pid "$fleetgraph_pid" \
+  -fleetgraph "http://127.0.0.1:$PORT_FLEETGRAPH" -postgraphile "http://127.0.0.1:$PORT_POSTGRAPHILE" \
+  -handwritten "http://127.0.0.1:$PORT_HANDWRITTEN" -conns "$CONNS" -rounds "$ROUNDS" -round "$ROUND" \
+  -warmup "$WARMUP" -only "$ONLY"
+echo "fleetgraph logged $(grep -c '"level":"ERROR"' "$WORK/fleetgraph.log" || true) ERROR lines (logs in $WORK)"

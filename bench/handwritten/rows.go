@@ -1,0 +1,192 @@
+package main
+
+import (
+	"strconv"
+	"time"
+)
+
+// clientsSQL reads the clients data owner $1 sees (its own and those shared
+// with it) with everything the REST shape shows; callers append a filter or
+// the order. A shared client shows no config, key or contracts of its owner.
+const clientsSQL = `SELECT c.id, c.uuid::text, c.type, c.data_owner_id <> $1, c.label, c.extra_label, c.tags,
+	c.created_at, c.updated_at, c.disabled_at, c.disabled_reason, c.last_measurement_at, c.last_seen_at,
+	c.last_client_type, c.last_client_version, c.config_managed, c.public_config_id, c.automator_config_id,
+	c.anomalies_muted, c.offline_notifications_muted, c.system_health_notifications_muted,
+	pc.id, pc.name, pc.is_default, ac.id, ac.name, ac.is_default,
+	k.id, k.registration_key, k.comment, k.valid_from, k.valid_until, k.num_registrations_left, k.usage_limit_days,
+	coalesce(g.ids, '{}'), coalesce(g.names, '{}'),
+	ct.id, ct.isp_id, ct.upload_speed, ct.download_speed, ct.monthly_price, ct.currency, ct.assumed_tariff,
+	ct.connection_type, ct.name, ct.valid_from, ct.valid_until, ct.isp_name
+	FROM clients c
+	LEFT JOIN LATERAL (SELECT m.id, m.name, m.is_default FROM measurement_configs m
+		WHERE m.data_owner_id = $1 AND c.data_owner_id = $1 AND m.kind = 'public'
+		AND (m.id = c.public_config_id OR m.is_default) ORDER BY m.id = c.public_config_id DESC NULLS LAST LIMIT 1) pc ON true
+	LEFT JOIN LATERAL (SELECT m.id, m.name, m.is_default FROM measurement_configs m
+		WHERE m.data_owner_id = $1 AND c.data_owner_id = $1 AND m.kind = 'automator'
+		AND (m.id = c.automator_config_id OR m.is_default) ORDER BY m.id = c.automator_config_id DESC NULLS LAST LIMIT 1) ac ON true
+	LEFT JOIN registration_keys k ON k.id = c.registration_key_id AND k.data_owner_id = $1 AND c.data_owner_id = $1
+	LEFT JOIN LATERAL (SELECT array_agg(g.id ORDER BY g.name, g.id) AS ids, array_agg(g.name ORDER BY g.name, g.id) AS names
+		FROM client_group_members m JOIN client_groups g ON g.id = m.client_group_id
+		WHERE m.client_id = c.id AND g.data_owner_id = $1) g ON true
+	LEFT JOIN LATERAL (SELECT k.id, k.isp_id, k.upload_speed, k.download_speed, k.monthly_price::float8 AS monthly_price,
+		k.currency, k.assumed_tariff, k.connection_type, k.name, k.valid_from, k.valid_until, i.name AS isp_name
+		FROM isp_contracts k JOIN isps i ON i.id = k.isp_id
+		WHERE k.data_owner_id = $1 AND k.client_id = c.id
+		AND (k.valid_from IS NULL OR k.valid_from <= now()) AND (k.valid_until IS NULL OR k.valid_until > now())
+		ORDER BY k.valid_from DESC NULLS LAST, k.id DESC LIMIT 1) ct ON true
+	WHERE (c.data_owner_id = $1 OR EXISTS (SELECT 1 FROM client_shares s WHERE s.client_id = c.id AND s.data_owner_id = $1))`
+
+// clientRow is one row of clientsSQL.
+type clientRow struct {
+	c                                 client
+	shared, configManaged             bool
+	publicConfigID, automatorConfigID *int64
+	pcID, acID                        *int64
+	pcName, acName                    *string
+	pcDefault, acDefault              *bool
+	key                               registrationKey
+	keyID                             *int64
+	keyValidFrom                      *time.Time
+	keyName                           *string
+	keyLeft                           *int64
+	groupIDs                          []int64
+	groupNames                        []string
+	contract                          contract
+	contractID, contractIspID         *int64
+	contractName, contractIspName     *string
+}
+
+func (r *clientRow) dest() []any {
+	c, k, ct := &r.c, &r.key, &r.contract
+	return []any{&c.ID, &c.UUID, &c.Type, &r.shared, &c.Label, &c.ExtraLabel, &c.Tags,
+		&c.CreatedAt, &c.UpdatedAt, &c.DisabledAt, &c.DisabledReason, &c.LastMeasurementAt, &c.LastSeenAt,
+		&c.LastClientType, &c.LastClientVersion, &r.configManaged, &r.publicConfigID, &r.automatorConfigID,
+		&c.AnomaliesMuted, &c.OfflineNotificationsMuted, &c.SystemHealthNotificationsMuted,
+		&r.pcID, &r.pcName, &r.pcDefault, &r.acID, &r.acName, &r.acDefault,
+		&r.keyID, &r.keyName, &k.Comment, &r.keyValidFrom, &k.ValidUntil, &r.keyLeft, &k.UsageLimitDays,
+		&r.groupIDs, &r.groupNames,
+		&r.contractID, &r.contractIspID, &ct.UploadSpeed, &ct.DownloadSpeed, &ct.MonthlyPrice, &ct.Currency,
+		&ct.AssumedTariff, &ct.ConnectionType, &r.contractName, &ct.ValidFrom, &ct.ValidUntil, &r.contractIspName}
+}
+
+// client shapes the row as the REST API shows it at now.
+func (r *clientRow) client(now time.Time, offlineMinutes int64) client {
+	c := r.c
+	c.row = r
+	c.AccessLevel = "owner"
+	if r.shared {
+		c.AccessLevel = "shared"
+	} else {
+		c.ConfigManaged = &r.configManaged
+	}
+	c.DeliveredPublicConfig = configOf(r.pcID, r.pcName, r.pcDefault)
+	c.DeliveredAutomatorConfig = configOf(r.acID, r.acName, r.acDefault)
+	if c.LastSeenAt != nil {
+		off := now.Sub(*c.LastSeenAt) > time.Duration(offlineMinutes)*time.Minute
+		c.Offline = &off
+	}
+	if r.keyID != nil {
+		k := r.key
+		k.ID, k.RegistrationKey, k.ValidFrom, k.NumRegistrationsLeft = *r.keyID, *r.keyName, *r.keyValidFrom, *r.keyLeft
+		c.RegistrationKey = &k
+	}
+	c.ClientGroups = make([]group, len(r.groupIDs))
+	for i, id := range r.groupIDs {
+		c.ClientGroups[i] = group{ID: id, Name: r.groupNames[i]}
+	}
+	if r.contractID != nil {
+		ct := r.contract
+		ct.ID, ct.IspID, ct.ClientID, ct.Name, ct.IspName = *r.contractID, *r.contractIspID, c.ID, *r.contractName, *r.contractIspName
+		c.CurrentIspContract = &ct
+	}
+	return c
+}
+
+func configOf(id *int64, name *string, isDefault *bool) *configRef {
+	if id == nil {
+		return nil
+	}
+	return &configRef{ID: *id, Name: *name, IsDefault: *isDefault}
+}
+
+// client is the REST shape of a client (rest/ops/fragments.graphql,
+// ClientFields), field for field in the same order.
+type client struct {
+	ID                             int64            `json:"id"`
+	UUID                           string           `json:"uuid"`
+	Type                           string           `json:"type"`
+	AccessLevel                    string           `json:"access_level"`
+	Label                          *string          `json:"label"`
+	ExtraLabel                     *string          `json:"extra_label"`
+	Tags                           []string         `json:"tags"`
+	CreatedAt                      time.Time        `json:"created_at"`
+	UpdatedAt                      time.Time        `json:"updated_at"`
+	DisabledAt                     *time.Time       `json:"disabled_at"`
+	DisabledReason                 *string          `json:"disabled_reason"`
+	LastMeasurementAt              *time.Time       `json:"last_measurement_at"`
+	LastSeenAt                     *time.Time       `json:"last_seen_at"`
+	LastClientType                 *string          `json:"last_client_type"`
+	LastClientVersion              *string          `json:"last_client_version"`
+	ConfigManaged                  *bool            `json:"config_managed"`
+	DeliveredPublicConfig          *configRef       `json:"delivered_public_config"`
+	DeliveredAutomatorConfig       *configRef       `json:"delivered_automator_config"`
+	Offline                        *bool            `json:"offline"`
+	AnomaliesMuted                 bool             `json:"anomalies_muted"`
+	OfflineNotificationsMuted      bool             `json:"offline_notifications_muted"`
+	SystemHealthNotificationsMuted bool             `json:"system_health_notifications_muted"`
+	RegistrationKey                *registrationKey `json:"registration_key"`
+	ClientGroups                   []group          `json:"client_groups"`
+	CurrentIspContract             *contract        `json:"current_isp_contract"`
+	Configuration                  *configuration   `json:"configuration,omitempty"`
+	row                            *clientRow
+}
+
+type configRef struct {
+	ID        int64  `json:"id"`
+	Name      string `json:"name"`
+	IsDefault bool   `json:"is_default"`
+}
+
+type registrationKey struct {
+	ID                   int64      `json:"id"`
+	RegistrationKey      string     `json:"registration_key"`
+	Comment              *string    `json:"comment"`
+	ValidFrom            time.Time  `json:"valid_from"`
+	ValidUntil           *time.Time `json:"valid_until"`
+	NumRegistrationsLeft int64      `json:"num_registrations_left"`
+	UsageLimitDays       *int64     `json:"usage_limit_days"`
+}
+
+type group struct {
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+}
+
+type contract struct {
+	ID             int64      `json:"id"`
+	IspID          int64      `json:"isp_id"`
+	ClientID       int64      `json:"client_id"`
+	UploadSpeed    *int64     `json:"upload_speed"`
+	DownloadSpeed  *int64     `json:"download_speed"`
+	MonthlyPrice   *gqlFloat  `json:"monthly_price"`
+	Currency       *string    `json:"currency"`
+	AssumedTariff  *string    `json:"assumed_tariff"`
+	ConnectionType *string    `json:"connection_type"`
+	Name           string     `json:"name"`
+	ValidFrom      *time.Time `json:"valid_from"`
+	ValidUntil     *time.Time `json:"valid_until"`
+	IspName        string     `json:"isp_name"`
+}
+
+type configuration struct {
+	Managed           bool   `json:"managed"`
+	PublicConfigID    *int64 `json:"public_config_id"`
+	AutomatorConfigID *int64 `json:"automator_config_id"`
+}
+
+// gqlFloat writes a float as gqlgen's Float does (%g).
+type gqlFloat float64
+
+func (f gqlFloat) MarshalJSON() ([]byte, error) {
+	return strconv.AppendFloat(nil, float64(f), 'g', -1, 64), nil
+}

@@ -51,12 +51,14 @@ type edgeQuery struct {
 }
 
 // Attacher is the executor extension that attaches the edges below every
-// root field's result before it is marshalled.
+// root field's result before it is marshalled, and writes root lists of
+// plain objects straight to JSON (render.go).
 type Attacher struct{ Store *store.Store }
 
 var _ interface {
 	graphql.HandlerExtension
 	graphql.FieldInterceptor
+	graphql.RootFieldInterceptor
 } = Attacher{}
 
 // ExtensionName names the extension.
@@ -114,6 +116,9 @@ func (a Attacher) InterceptField(ctx context.Context, next graphql.Resolver) (an
 	}
 	if err := a.Attach(ctx, typeName, objectsOf(res), fc.Field.Selections); err != nil {
 		return nil, err
+	}
+	if out, ok := render(ctx, fc, res); ok {
+		return out, nil
 	}
 	return res, nil
 }

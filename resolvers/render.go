@@ -1,0 +1,386 @@
+package resolvers
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/fleetgraph/fleetgraph/graph"
+)
+
+// Lists of plain objects are written straight to JSON.
+//
+// Once Attach has run, every field of a root list is a plain read: a struct
+// field, an attached edge or a method without arguments. gqlgen would still
+// build a field context, a middleware call and a marshaler per field and a
+// goroutine per list item, which for 2,000 clients with their groups, key
+// and contract is most of the request's time and memory. The renderer
+// writes the same bytes from a plan compiled once per request from the
+// selection (aliases, fragments, @skip/@include through CollectFields),
+// through gqlgen's own scalar marshalers. Whatever it cannot write exactly
+// as gqlgen would (a resolver field such as Client.measurements, an
+// interface, a null in a non-null position, a non-finite float) makes it
+// give up before anything is written, and gqlgen marshals the result as
+// usual; TestRenderMatchesGqlgen compares the two on every REST operation's
+// shape.
+
+// errNotPlain makes the renderer give the result back to gqlgen.
+var errNotPlain = errors.New("render: not a plain selection")
+
+// renderSlot carries a rendered root field from the field interceptor to
+// the root field interceptor.
+type renderSlot struct{ json *bytes.Buffer }
+
+type renderSlotKey struct{}
+
+// InterceptRootField answers a root field with its rendered JSON when the
+// field interceptor could render it.
+func (a Attacher) InterceptRootField(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
+	slot := &renderSlot{}
+	m := next(context.WithValue(ctx, renderSlotKey{}, slot))
+	if slot.json == nil {
+		return m
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = w.Write(slot.json.Bytes())
+		buffers.Put(slot.json)
+	})
+}
+
+// buffers keeps render buffers between requests: a 2,000-client list is a
+// few MB, which a fresh buffer would reach by doubling, allocating and
+// clearing twice that.
+var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// bufferFor is an empty buffer with room for about n objects.
+func bufferFor(n int) *bytes.Buffer {
+	buf := buffers.Get().(*bytes.Buffer)
+	buf.Reset()
+	buf.Grow(n * 1024)
+	return buf
+}
+
+// render writes a root list result into the slot, if it is plain; it
+// answers the value gqlgen should marshal instead (an empty list of the
+// same type) and whether it rendered.
+func render(ctx context.Context, fc *graphql.FieldContext, res any) (any, bool) {
+	slot, _ := ctx.Value(renderSlotKey{}).(*renderSlot)
+	v := reflect.ValueOf(res)
+	if slot == nil || v.Kind() != reflect.Slice {
+		return res, false
+	}
+	r := &renderer{oc: graphql.GetOperationContext(ctx), plans: map[planKey]*objectPlan{}}
+	buf := bufferFor(v.Len())
+	if err := r.value(buf, fc.Field.Definition.Type, v, fc.Field.Selections); err != nil {
+		buffers.Put(buf)
+		return res, false
+	}
+	slot.json = buf
+	return reflect.MakeSlice(v.Type(), 0, 0).Interface(), true
+}
+
+type renderer struct {
+	oc    *graphql.OperationContext
+	plans map[planKey]*objectPlan
+}
+
+type planKey struct {
+	typeName string
+	sel      *ast.Selection // the selection set's first entry: its place in the document
+	n        int
+}
+
+// objectPlan is the selected fields of one object type at one place.
+type objectPlan struct {
+	fields []fieldPlan
+}
+
+type fieldPlan struct {
+	key      string // alias or name, JSON-quoted with its colon
+	typeName bool   // __typename
+	name     string // the object's type name, for __typename
+	typ      *ast.Type
+	get      func(obj reflect.Value) reflect.Value
+	sel      ast.SelectionSet
+}
+
+func (r *renderer) plan(typeName string, goType reflect.Type, sel ast.SelectionSet) (*objectPlan, error) {
+	if len(sel) == 0 {
+		return nil, errNotPlain
+	}
+	k := planKey{typeName, &sel[0], len(sel)}
+	if p, ok := r.plans[k]; ok {
+		return p, nil
+	}
+	p := &objectPlan{}
+	for _, f := range graphql.CollectFields(r.oc, sel, []string{typeName}) {
+		fp := fieldPlan{key: strconv.Quote(f.Alias) + ":", sel: f.Selections, typ: f.Definition.Type, name: typeName}
+		if f.Name == "__typename" {
+			fp.typeName = true
+		} else if f.IsDeferred() || resolverFields[typeName+"."+f.Name] {
+			return nil, errNotPlain
+		} else if fp.get = binding(goType, f.Name); fp.get == nil {
+			return nil, errNotPlain
+		}
+		p.fields = append(p.fields, fp)
+	}
+	r.plans[k] = p
+	return p, nil
+}
+
+// resolverFields are the fields gqlgen resolves through ResolverRoot (e.g.
+// "Client.measurements"): never plain.
+var resolverFields = func() map[string]bool {
+	out := map[string]bool{}
+	root := reflect.TypeFor[graph.ResolverRoot]()
+	for i := range root.NumMethod() {
+		m := root.Method(i)
+		iface := m.Type.Out(0)
+		for j := range iface.NumMethod() {
+			f := iface.Method(j).Name
+			out[m.Name+"."+strings.ToLower(f[:1])+f[1:]] = true
+		}
+	}
+	return out
+}()
+
+// bindings caches how a GraphQL field is read from a Go type, as gqlgen
+// binds it: a method without arguments of that name, else the field,
+// matched case-insensitively.
+var bindings sync.Map // bindingKey -> func(reflect.Value) reflect.Value (nil: none)
+
+type bindingKey struct {
+	t     reflect.Type
+	field string
+}
+
+func binding(t reflect.Type, field string) func(reflect.Value) reflect.Value {
+	k := bindingKey{t, field}
+	if b, ok := bindings.Load(k); ok {
+		return b.(func(reflect.Value) reflect.Value)
+	}
+	b := bind(t, field)
+	bindings.Store(k, b)
+	return b
+}
+
+func bind(t reflect.Type, field string) func(reflect.Value) reflect.Value {
+	pt := reflect.PointerTo(t)
+	for i := range pt.NumMethod() {
+		m := pt.Method(i)
+		if strings.EqualFold(m.Name, field) {
+			if m.Type.NumIn() != 1 || m.Type.NumOut() != 1 {
+				return nil // takes a context or arguments, or can fail
+			}
+			idx := m.Index
+			return func(obj reflect.Value) reflect.Value { return obj.Addr().Method(idx).Call(nil)[0] }
+		}
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	for i := range t.NumField() {
+		if sf := t.Field(i); sf.IsExported() && !sf.Anonymous && strings.EqualFold(sf.Name, field) {
+			return func(obj reflect.Value) reflect.Value { return obj.Field(i) }
+		}
+	}
+	return nil
+}
+
+// value writes v, of GraphQL type t, selecting sel on objects.
+func (r *renderer) value(buf *bytes.Buffer, t *ast.Type, v reflect.Value, sel ast.SelectionSet) error {
+	if v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+		if v.IsNil() {
+			return r.null(buf, t)
+		}
+		if t.Elem == nil || v.Kind() == reflect.Interface {
+			v = v.Elem()
+		}
+	}
+	if t.Elem != nil {
+		if v.Kind() == reflect.Pointer {
+			v = v.Elem()
+		}
+		if v.Kind() != reflect.Slice {
+			return errNotPlain
+		}
+		if v.IsNil() && !t.NonNull {
+			buf.WriteString("null")
+			return nil
+		}
+		buf.WriteByte('[')
+		for i := range v.Len() {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			if err := r.value(buf, t.Elem, v.Index(i), sel); err != nil {
+				return err
+			}
+		}
+		buf.WriteByte(']')
+		return nil
+	}
+	switch kind := schemaKind(t.NamedType); kind {
+	case ast.Object:
+		return r.object(buf, t.NamedType, v, sel)
+	case ast.Scalar, ast.Enum:
+		return r.scalar(buf, t, v)
+	default:
+		return errNotPlain
+	}
+}
+
+func (r *renderer) null(buf *bytes.Buffer, t *ast.Type) error {
+	if t.NonNull {
+		return errNotPlain // gqlgen reports it and nulls the parent
+	}
+	buf.WriteString("null")
+	return nil
+}
+
+func (r *renderer) object(buf *bytes.Buffer, typeName string, v reflect.Value, sel ast.SelectionSet) error {
+	if v.Kind() != reflect.Struct || !v.CanAddr() {
+		return errNotPlain
+	}
+	p, err := r.plan(typeName, v.Type(), sel)
+	if err != nil {
+		return err
+	}
+	buf.WriteByte('{')
+	for i, f := range p.fields {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.WriteString(f.key)
+		if f.typeName {
+			graphql.MarshalString(f.name).MarshalGQL(buf)
+			continue
+		}
+		if err := r.value(buf, f.typ, f.get(v), f.sel); err != nil {
+			return err
+		}
+	}
+	buf.WriteByte('}')
+	return nil
+}
+
+// scalar writes a scalar or enum value with the marshaler gqlgen uses for it.
+func (r *renderer) scalar(buf *bytes.Buffer, t *ast.Type, v reflect.Value) error {
+	w := scalarWriterOf(v.Type(), t.NamedType)
+	if w == nil {
+		return errNotPlain
+	}
+	null, err := w(buf, v)
+	if null {
+		return r.null(buf, t)
+	}
+	return err
+}
+
+// scalarWriter writes one value; null says it is null to GraphQL (a zero
+// time) and nothing was written.
+type scalarWriter func(buf *bytes.Buffer, v reflect.Value) (null bool, err error)
+
+type scalarKey struct {
+	t    reflect.Type
+	name string
+}
+
+var scalarWriters sync.Map // scalarKey -> scalarWriter (nil: not plain)
+
+func scalarWriterOf(t reflect.Type, name string) scalarWriter {
+	k := scalarKey{t, name}
+	if w, ok := scalarWriters.Load(k); ok {
+		return w.(scalarWriter)
+	}
+	w := newScalarWriter(t, name)
+	scalarWriters.Store(k, w)
+	return w
+}
+
+var (
+	marshalerType = reflect.TypeFor[graphql.Marshaler]()
+	timeType      = reflect.TypeFor[time.Time]()
+)
+
+// newScalarWriter picks, once per Go type and GraphQL scalar, what gqlgen's
+// generated marshaler for that pair does.
+func newScalarWriter(t reflect.Type, name string) scalarWriter {
+	switch {
+	case t.Implements(marshalerType):
+		return func(buf *bytes.Buffer, v reflect.Value) (bool, error) {
+			v.Interface().(graphql.Marshaler).MarshalGQL(buf)
+			return false, nil
+		}
+	case t == timeType && name == "Time":
+		return func(buf *bytes.Buffer, v reflect.Value) (bool, error) {
+			tm := v.Interface().(time.Time)
+			if tm.IsZero() {
+				return true, nil
+			}
+			buf.WriteByte('"')
+			buf.Write(tm.AppendFormat(buf.AvailableBuffer(), time.RFC3339Nano))
+			buf.WriteByte('"')
+			return false, nil
+		}
+	case t.Kind() == reflect.String && (name == "String" || name == "ID"):
+		return func(buf *bytes.Buffer, v reflect.Value) (bool, error) {
+			writeString(buf, v.String())
+			return false, nil
+		}
+	case t.Kind() == reflect.Int64 && name == "Int", t.Kind() == reflect.Int && name == "Int":
+		return func(buf *bytes.Buffer, v reflect.Value) (bool, error) {
+			buf.Write(strconv.AppendInt(buf.AvailableBuffer(), v.Int(), 10))
+			return false, nil
+		}
+	case t.Kind() == reflect.Bool && name == "Boolean":
+		return func(buf *bytes.Buffer, v reflect.Value) (bool, error) {
+			buf.WriteString(strconv.FormatBool(v.Bool()))
+			return false, nil
+		}
+	case t.Kind() == reflect.Float64 && name == "Float":
+		return func(buf *bytes.Buffer, v reflect.Value) (bool, error) {
+			if err := graphql.MarshalFloatContext(v.Float()).MarshalGQLContext(context.Background(), buf); err != nil {
+				return false, errNotPlain
+			}
+			return false, nil
+		}
+	}
+	return nil
+}
+
+// writeString writes s as gqlgen's String marshaler does: quoted, with
+// only the characters JSON requires escaped; a string that needs escaping
+// goes through that marshaler itself.
+func writeString(buf *bytes.Buffer, s string) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '\\' || c == '"' {
+			graphql.MarshalString(s).MarshalGQL(buf)
+			return
+		}
+	}
+	buf.WriteByte('"')
+	buf.WriteString(s)
+	buf.WriteByte('"')
+}
+
+// schemaKind is the kind of a named type of the executable schema.
+func schemaKind(name string) ast.DefinitionKind {
+	if d := schemaTypes()[name]; d != nil {
+		return d.Kind
+	}
+	return ""
+}
+
+var schemaTypes = sync.OnceValue(func() map[string]*ast.Definition {
+	return graph.NewExecutableSchema(graph.Config{}).Schema().Types
+})

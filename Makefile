@@ -29,14 +29,15 @@ fuzz: ## run the search isolation fuzzers briefly (FUZZTIME each)
 	$(GO) test ./search -run '^$$' -fuzz '^FuzzCheckDSL$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./search -run '^$$' -fuzz '^FuzzCheckESQL$$' -fuzztime $(FUZZTIME)
 
-# GENERATED are the paths `go generate ./...` writes (gqlgen.yml: exec and
-# model under graph/, resolver stubs under resolvers/).
-GENERATED := graph resolvers
+# GENERATED are the paths `go generate ./...` writes: gqlgen.yml's exec and
+# model under graph/, resolver stubs under resolvers/, and go.mod/go.sum,
+# which gqlgen tidies.
+GENERATED := graph resolvers go.mod go.sum
 check: ## CI checks: gofmt, generated code up to date and committed, lint, the tests, then the fuzzers briefly
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	$(GO) generate ./...
 	@changed="$$(git status --porcelain --untracked-files=all -- $(GENERATED))"; \
-	test -z "$$changed" || { echo "$$changed"; echo "generated code is stale or not committed (changed or untracked files above): run make generate and commit"; exit 1; }
+	test -z "$$changed" || { echo "$$changed"; echo "generated code is stale or not committed (changed or untracked files above): run make generate (and go mod tidy) and commit"; exit 1; }
 	$(MAKE) lint
 	$(MAKE) test
 	$(MAKE) fuzz

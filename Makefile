@@ -18,23 +18,32 @@ bench-api: ## fleetgraph vs PostGraphile and a hand-written handler (ROUNDS, ROU
 	bash bench/api.sh
 .PHONY: bench-api
 
-generate: ## regenerate graph/ from schema/ (gqlgen, pinned as a Go tool)
+generate: ## regenerate graph/ and the resolver stubs from schema/ (gqlgen, pinned as a Go tool)
 	$(GO) generate ./...
 
-test: ## vet and run every test with the race detector (needs PostgreSQL binaries or a server)
-	$(GO) vet ./...
+test: ## run every test with the race detector (needs PostgreSQL binaries or a server)
 	$(GO) test -race -count=1 ./...
+
+lint: ## go vet and staticcheck (pinned as a Go tool in go.mod)
+	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
 
 FUZZTIME ?= 15s
 fuzz: ## run the search isolation fuzzers briefly (FUZZTIME each)
 	$(GO) test ./search -run '^$$' -fuzz '^FuzzCheckDSL$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./search -run '^$$' -fuzz '^FuzzCheckESQL$$' -fuzztime $(FUZZTIME)
 
-check: ## CI checks: gofmt, generated code up to date, the tests, then the fuzzers briefly
+# GENERATED are the paths `go generate ./...` writes: gqlgen.yml's exec and
+# model under graph/, resolver stubs under resolvers/, and go.mod/go.sum,
+# which gqlgen tidies.
+GENERATED := graph resolvers go.mod go.sum
+check: ## CI checks: gofmt, generated code up to date and committed, lint, the tests, then the fuzzers briefly
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	$(GO) generate ./...
-	@git diff --exit-code -- graph resolvers || { echo "generated code is stale: run make generate"; exit 1; }
+	@changed="$$(git status --porcelain --untracked-files=all -- $(GENERATED))"; \
+	test -z "$$changed" || { echo "$$changed"; echo "generated code is stale or not committed (changed or untracked files above): run make generate (and go mod tidy) and commit"; exit 1; }
+	$(MAKE) lint
 	$(MAKE) test
 	$(MAKE) fuzz
 
-.PHONY: help assets run build generate test fuzz check
+.PHONY: help assets run build generate test lint fuzz check

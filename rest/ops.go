@@ -69,7 +69,7 @@ func parseAndValidate(schema *ast.Schema, src string) (*ast.QueryDocument, error
 	if err != nil {
 		return nil, err
 	}
-	if errs := validator.Validate(schema, doc); errs != nil {
+	if errs := validator.ValidateWithRules(schema, doc, nil); errs != nil {
 		return nil, errs
 	}
 	return doc, nil

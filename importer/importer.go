@@ -1,0 +1,202 @@
+// Package importer streams NDJSON documents of one kind into a data owner:
+// a reading goroutine parses the lines into batches, writer goroutines (one
+// database connection each) store each batch in its own transaction. Bad
+// lines are reported by number and skipped, and a progress line can be
+// drawn on a terminal. The command around it, "fleetgraph import" (flags,
+// summary, exit status), lives in cmd/fleetgraph.
+package importer
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/fleetgraph/fleetgraph/store"
+)
+
+// Defaults of the Options left zero.
+const (
+	// DefaultBatch is the number of documents per transaction.
+	DefaultBatch = 5000
+	// DefaultWorkers is the number of batches written at the same time.
+	DefaultWorkers = 2
+	// DefaultMaxLineBytes is the longest line (one document) taken; a
+	// longer line is skipped and reported like any other bad line, without
+	// being held in memory.
+	DefaultMaxLineBytes = 16 << 20
+)
+
+// maxBatchBytes ends a batch early when its documents reach this size, so
+// that batches of large documents stay small.
+const maxBatchBytes = 32 << 20
+
+// Options says where the documents go and how they are loaded.
+type Options struct {
+	OwnerID      int64
+	Kind         string // a store document kind (store.DocumentKinds)
+	Batch        int    // documents per transaction (0: DefaultBatch)
+	Workers      int    // batches written at the same time (0: DefaultWorkers)
+	MaxLineBytes int    // longest line taken (0: DefaultMaxLineBytes)
+	// Out receives the bad lines ("line N: reason") and the progress line;
+	// nil discards them.
+	Out io.Writer
+	// Progress redraws a progress line on Out twice a second (for a
+	// terminal); it is cleared before each bad line and at the end.
+	Progress bool
+	// Size is the input's size in bytes, for the progress percentage (0:
+	// unknown).
+	Size int64
+}
+
+// Summary counts what an import did.
+type Summary struct {
+	store.InsertResult
+	Bad int // lines reported and skipped
+}
+
+// importer is one run: the options and what the goroutines share.
+type importer struct {
+	st *store.Store
+	Options
+
+	mu       sync.Mutex // guards Out, sum and progress
+	sum      Summary
+	progress bool // a progress line is on screen
+
+	read      atomic.Int64 // bytes read
+	lines     atomic.Int64 // lines read
+	startedAt time.Time
+}
+
+// lineBatch is a batch of parsed documents and the line number of each.
+type lineBatch struct {
+	docs  []store.Document
+	lines []int
+	size  int // bytes of the documents
+}
+
+// Run loads the NDJSON documents of in into the store. Each document
+// replaces the stored one of the same kind and id; when the input repeats a
+// document, its last copy is the one stored. The summary counts what was
+// stored even when Run fails (the database gone, ctx done): the documents of
+// the batches written before are kept.
+func Run(ctx context.Context, st *store.Store, in io.Reader, opts Options) (Summary, error) {
+	im := &importer{st: st, Options: withDefaults(opts)}
+	err := im.run(ctx, in)
+	im.clearProgress()
+	return im.sum, err
+}
+
+func withDefaults(o Options) Options {
+	if o.Batch == 0 {
+		o.Batch = DefaultBatch
+	}
+	if o.Workers == 0 {
+		o.Workers = DefaultWorkers
+	}
+	if o.MaxLineBytes == 0 {
+		o.MaxLineBytes = DefaultMaxLineBytes
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	return o
+}
+
+// run starts the writers, reads in into their queues and waits for them.
+func (im *importer) run(ctx context.Context, in io.Reader) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	im.startedAt = time.Now()
+	queues := make([]chan lineBatch, im.Workers)
+	errs := make(chan error, im.Workers)
+	for w := range queues {
+		queues[w] = make(chan lineBatch, 1)
+		go func() { errs <- im.write(ctx, cancel, queues[w]) }()
+	}
+	stopProgress := im.showProgress()
+	readErr := im.readLines(ctx, in, queues)
+	for _, q := range queues {
+		close(q)
+	}
+	var writeErr error
+	for range queues {
+		if err := <-errs; err != nil && writeErr == nil {
+			writeErr = err
+		}
+	}
+	stopProgress()
+	if writeErr != nil {
+		return writeErr
+	}
+	if readErr != nil && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return readErr
+}
+
+// write stores the batches of its queue until the queue closes; after its
+// first error it cancels the import and only drains the queue.
+func (im *importer) write(ctx context.Context, cancel func(), queue <-chan lineBatch) error {
+	var err error
+	for b := range queue {
+		if err == nil {
+			if err = im.insert(ctx, b); err != nil {
+				cancel()
+			}
+		}
+	}
+	return err
+}
+
+// insert stores a batch; when the database refuses the batch because of
+// one document's data, it halves the batch until the culprit is alone.
+func (im *importer) insert(ctx context.Context, b lineBatch) error {
+	res, err := im.st.InsertDocuments(ctx, im.OwnerID, b.docs)
+	if err != nil && isDataError(err) {
+		if len(b.docs) == 1 {
+			var pgErr *pgconn.PgError
+			if errors.As(err, &pgErr) {
+				err = errors.New("refused by the database: " + pgErr.Message)
+			}
+			im.reportBad(b.lines[0], err)
+			return nil
+		}
+		h := len(b.docs) / 2
+		if err := im.insert(ctx, lineBatch{docs: b.docs[:h], lines: b.lines[:h]}); err != nil {
+			return err
+		}
+		return im.insert(ctx, lineBatch{docs: b.docs[h:], lines: b.lines[h:]})
+	}
+	if err != nil {
+		return err
+	}
+	for _, i := range res.Refused {
+		im.reportBad(b.lines[i], store.ErrForeignClient)
+	}
+	im.mu.Lock()
+	s := &im.sum
+	s.Inserted += res.Inserted
+	s.Updated += res.Updated
+	s.Unchanged += res.Unchanged
+	s.ClientsCreated += res.ClientsCreated
+	im.mu.Unlock()
+	return nil
+}
+
+// isDataError: PostgreSQL refused a value (data exception, integrity
+// constraint, size limit), not the connection or the statement.
+func isDataError(err error) bool {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return errors.Is(err, store.ErrInvalidText)
+	}
+	c := pgErr.Code
+	return strings.HasPrefix(c, "22") || strings.HasPrefix(c, "23") || strings.HasPrefix(c, "54")
+}

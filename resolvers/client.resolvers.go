@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/loaders"
 	"github.com/fleetgraph/fleetgraph/model"
@@ -139,7 +140,7 @@ func (r *queryResolver) ClientLabelAvailable(ctx context.Context, label string, 
 		} else if u, convErr := uuid.Parse(e); convErr == nil {
 			exUUID = ptr(u.String())
 		} else {
-			return nil, &BadRequestError{Msg: "exclude_id must be a client id or a UUID"}
+			return nil, &apierr.BadRequest{Msg: "exclude_id must be a client id or a UUID"}
 		}
 	}
 	taken, err := r.Store.LabelTaken(ctx, p.DataOwnerID, strings.TrimSpace(label), exID, exUUID)

@@ -27,6 +27,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/graphiql"
@@ -114,25 +115,19 @@ func configure(x executorConfig, res *resolvers.Resolver) {
 	x.SetRecoverFunc(res.RecoverPanic)
 }
 
-func restAuthError(w http.ResponseWriter, _ *http.Request, status int, err error) {
-	rest.WriteError(w, status, messageFor(status, err))
+// restAuthError answers an authentication failure as the REST APIs do.
+func restAuthError(w http.ResponseWriter, _ *http.Request, err error) {
+	class, msg, _ := apierr.Describe(err)
+	rest.WriteError(w, class.Status, msg)
 }
 
-func graphqlAuthError(w http.ResponseWriter, _ *http.Request, status int, err error) {
-	code := map[int]string{http.StatusUnauthorized: resolvers.CodeUnauthenticated, http.StatusForbidden: resolvers.CodeForbidden}[status]
-	if code == "" {
-		code = resolvers.CodeInternal
-	}
-	rest.WriteJSON(w, status, map[string]any{"errors": gqlerror.List{{
-		Message: messageFor(status, err), Extensions: map[string]any{"code": code},
+// graphqlAuthError answers an authentication failure as /graphql does: a
+// GraphQL error with the class's extensions.code.
+func graphqlAuthError(w http.ResponseWriter, _ *http.Request, err error) {
+	class, msg, _ := apierr.Describe(err)
+	rest.WriteJSON(w, class.Status, map[string]any{"errors": gqlerror.List{{
+		Message: msg, Extensions: map[string]any{"code": class.Code},
 	}}})
-}
-
-func messageFor(status int, err error) string {
-	if status >= 500 {
-		return "Internal server error"
-	}
-	return err.Error()
 }
 
 // limitBody answers 413 for bodies over the limit and caps the rest. A

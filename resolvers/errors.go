@@ -64,13 +64,18 @@ func (r *Resolver) PresentError(ctx context.Context, err error) *gqlerror.Error 
 	return out
 }
 
-// logFailure logs a server-side failure of one field.
+// logFailure logs a server-side failure of one field, but not the failures
+// of a request given up by its client or past its deadline: the access log
+// reports such a request once, where its fields would fill the log with one
+// line each.
 func (r *Resolver) logFailure(ctx context.Context, class *apierr.Class, path ast.Path, err error) {
-	if class == apierr.ErrUnavailable {
+	switch {
+	case ctx.Err() != nil && apierr.Canceled(err):
+	case class == apierr.ErrUnavailable:
 		r.Logger.WarnContext(ctx, "search backend unavailable", "path", path.String(), "err", err)
-		return
+	default:
+		r.Logger.ErrorContext(ctx, "resolver failed", "path", path.String(), "err", err)
 	}
-	r.Logger.ErrorContext(ctx, "resolver failed", "path", path.String(), "err", err)
 }
 
 // fromLoaders gives the loaders' refusal of a page its class.

@@ -347,14 +347,24 @@ func (s *statusRecorder) Flush() {
 	}
 }
 
+// accessLog logs one line per request. A request whose client went away
+// (or whose deadline passed) before it was answered is logged as cancelled,
+// with the cause: this line is the only one such a request leaves, as the
+// error presenter does not log the failures its fields meet once it is.
 func accessLog(log *slog.Logger) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
 			rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 			next.ServeHTTP(rec, r)
-			log.InfoContext(r.Context(), "request", "method", r.Method, "path", r.URL.Path,
-				"status", rec.status, "duration_ms", time.Since(start).Milliseconds())
+			ctx := r.Context()
+			attrs := []any{"method", r.Method, "path", r.URL.Path,
+				"status", rec.status, "duration_ms", time.Since(start).Milliseconds()}
+			if ctx.Err() != nil {
+				log.WarnContext(ctx, "request cancelled", append(attrs, "cause", context.Cause(ctx))...)
+				return
+			}
+			log.InfoContext(ctx, "request", attrs...)
 		})
 	}
 }

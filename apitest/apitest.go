@@ -28,6 +28,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/resolvers"
+	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/search/pg"
 	"github.com/fleetgraph/fleetgraph/server"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -87,8 +88,7 @@ func start() (*Env, error) {
 	if os.Getenv("FLEETGRAPH_TEST_LOG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	h, err := server.New(&resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: pg.New(st.Pool()),
-		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true})
+	h, err := newHandler(st, sealer, log, pg.New(st.Pool()))
 	if err != nil {
 		st.Close()
 		drop()
@@ -97,6 +97,29 @@ func start() (*Env, error) {
 	srv := httptest.NewServer(h)
 	return &Env{URL: srv.URL, DatabaseURL: db.URL, Store: st, Sealer: sealer, Counter: counter, adminURL: srv.URL + server.AdminBase,
 		dropDB: drop, srv: srv}, nil
+}
+
+// newHandler is the server the tests drive.
+func newHandler(st *store.Store, sealer *auth.Sealer, log *slog.Logger, backend search.Backend) (http.Handler, error) {
+	return server.New(&resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend,
+		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true})
+}
+
+// StartServer starts another server over the package's database for tests
+// that need to read its log or give it another search backend (nil: the
+// embedded one); it stops when t ends. It returns the server's base URL.
+func (e *Env) StartServer(t testing.TB, log *slog.Logger, backend search.Backend) string {
+	t.Helper()
+	if backend == nil {
+		backend = pg.New(e.Store.Pool())
+	}
+	h, err := newHandler(e.Store, e.Sealer, log, backend)
+	if err != nil {
+		t.Fatalf("start server: %v", err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 func randomHex(n int) string {

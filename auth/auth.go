@@ -7,8 +7,8 @@ package auth
 
 import (
 	"context"
-	"errors"
 
+	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/model"
 )
 
@@ -21,10 +21,10 @@ const (
 	KindExport          Kind = "export"
 )
 
-// Sentinel errors; the error presenter maps them to extensions.code and HTTP status.
+// Sentinel errors, the classes of apierr's table.
 var (
-	ErrUnauthenticated = errors.New("missing, unknown, expired or revoked API key")
-	ErrForbidden       = errors.New("your role does not allow this operation")
+	ErrUnauthenticated error = apierr.ErrUnauthenticated
+	ErrForbidden       error = apierr.ErrForbidden
 )
 
 // Principal is the authenticated caller of one request.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
 )
@@ -48,12 +49,14 @@ func Authenticate(ctx context.Context, keys KeyStore, key string, now time.Time)
 	}, nil
 }
 
-// ErrorWriter writes an authentication failure in the interface's own shape.
-type ErrorWriter func(w http.ResponseWriter, r *http.Request, status int, err error)
+// ErrorWriter writes an authentication failure in the interface's own
+// shape; apierr.Describe tells its status, code and message.
+type ErrorWriter func(w http.ResponseWriter, r *http.Request, err error)
 
 // Middleware authenticates every request with the key in X-API-KEY (or,
 // when bearer is set, Authorization: Bearer) and admits only keys of kind.
-// Missing or bad keys answer 401; keys of another kind 403.
+// Missing or bad keys fail with ErrUnauthenticated (401); keys of another
+// kind with ErrForbidden (403).
 func Middleware(keys KeyStore, kind Kind, bearer bool, fail ErrorWriter) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -65,14 +68,11 @@ func Middleware(keys KeyStore, kind Kind, bearer bool, fail ErrorWriter) func(ht
 			}
 			p, err := Authenticate(r.Context(), keys, key, time.Now())
 			switch {
-			case errors.Is(err, ErrUnauthenticated):
-				fail(w, r, http.StatusUnauthorized, err)
-				return
 			case err != nil:
-				fail(w, r, http.StatusInternalServerError, err)
+				fail(w, r, err)
 				return
 			case p.Kind != kind:
-				fail(w, r, http.StatusForbidden, fmt.Errorf("a %s key cannot be used here: %w", p.Kind, ErrForbidden))
+				fail(w, r, apierr.Errorf(apierr.ErrForbidden, "a %s key cannot be used here: %s", p.Kind, ErrForbidden))
 				return
 			}
 			next.ServeHTTP(w, r.WithContext(With(r.Context(), p)))

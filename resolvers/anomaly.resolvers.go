@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/search"
@@ -21,7 +22,7 @@ func (r *mutationResolver) AnomalyEventsResolve(ctx context.Context, anomalyIds 
 	if err != nil {
 		return nil, err
 	}
-	fe := FieldErrors{}
+	fe := apierr.FieldErrors{}
 	if len(anomalyIds) == 0 || len(anomalyIds) > maxResolveIDs {
 		fe.Add("anomalyIds", "must have 1 to 500 entries")
 	}
@@ -48,7 +49,7 @@ func (r *mutationResolver) AnomalyDetectionOverrideCreate(ctx context.Context, i
 	if err != nil {
 		return nil, err
 	}
-	fe := FieldErrors{}
+	fe := apierr.FieldErrors{}
 	sc := overrideScope(fe, input.Scope)
 	storedLevel(fe, input.Level)
 	if err := fe.Err(); err != nil {
@@ -77,13 +78,13 @@ func (r *mutationResolver) AnomalyDetectionOverridesDelete(ctx context.Context, 
 	case err != nil:
 		return 0, err
 	case id != nil && byScope:
-		return 0, badRequest("give either id or a scope, not both")
+		return 0, apierr.BadRequestf("give either id or a scope, not both")
 	case id != nil:
 		return r.Store.DeleteOverride(ctx, p.DataOwnerID, *id)
 	case byScope:
 		return r.Store.DeleteOverrideByScope(ctx, p.DataOwnerID, sc)
 	}
-	return 0, badRequest("give id, or subject, measurement_type, metric and detection_pass")
+	return 0, apierr.BadRequestf("give id, or subject, measurement_type, metric and detection_pass")
 }
 
 // AnomalyDetectionOverrideFeedback is the resolver for the anomalyDetectionOverrideFeedback field.
@@ -92,7 +93,7 @@ func (r *mutationResolver) AnomalyDetectionOverrideFeedback(ctx context.Context,
 	if err != nil {
 		return nil, err
 	}
-	fe := FieldErrors{}
+	fe := apierr.FieldErrors{}
 	sc := overrideScope(fe, input.Scope)
 	source := sourceAnomalyID(fe, input.SourceAnomalyID)
 	if err := fe.Err(); err != nil {

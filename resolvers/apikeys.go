@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -29,7 +30,7 @@ func NewKeyRecord(sealer *auth.Sealer, kind auth.Kind, userID int64, name *strin
 }
 
 func (r *Resolver) createKey(ctx context.Context, p *auth.Principal, kind auth.Kind, name *string, validUntil *time.Time, role *string) (store.APIKey, string, error) {
-	fe := FieldErrors{}
+	fe := apierr.FieldErrors{}
 	name = text(fe, "name", name, false)
 	future(fe, "validUntil", validUntil)
 	if err := fe.Err(); err != nil {

@@ -9,6 +9,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -20,7 +21,7 @@ func (r *mutationResolver) CapabilityCreate(ctx context.Context, input gqlmodel.
 	if err != nil {
 		return nil, err
 	}
-	fe := FieldErrors{}
+	fe := apierr.FieldErrors{}
 	in := store.CapabilityInput{
 		Name:                         text(fe, "name", &input.Name, true),
 		Comment:                      longText(fe, "comment", input.Comment),
@@ -45,7 +46,7 @@ func (r *mutationResolver) CapabilityUpdate(ctx context.Context, id int64, input
 	if err != nil {
 		return nil, err
 	}
-	fe := FieldErrors{}
+	fe := apierr.FieldErrors{}
 	var in store.CapabilityInput
 	if v, set, _ := omitted(input.Name); set {
 		in.Name = text(fe, "name", v, true)
@@ -88,7 +89,7 @@ func (r *mutationResolver) RegistrationKeyCreate(ctx context.Context, input gqlm
 	if err != nil {
 		return nil, err
 	}
-	fe := FieldErrors{}
+	fe := apierr.FieldErrors{}
 	in := store.RegistrationKeyInput{CapabilityID: input.CapabilityID, Comment: longText(fe, "comment", input.Comment),
 		ValidFrom: input.ValidFrom, ValidUntil: input.ValidUntil, NumRegistrationsLeft: input.NumRegistrationsLeft,
 		UsageLimitDays: input.UsageLimitDays, Testing: input.Testing}
@@ -118,7 +119,7 @@ func (r *mutationResolver) RegistrationKeyUpdate(ctx context.Context, id int64, 
 	if err != nil {
 		return nil, err
 	}
-	fe := FieldErrors{}
+	fe := apierr.FieldErrors{}
 	var in store.RegistrationKeyInput
 	in.Comment, _, in.ClearComment = omitted(input.Comment)
 	longText(fe, "comment", in.Comment)

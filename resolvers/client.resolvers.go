@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -69,7 +70,7 @@ func (r *queryResolver) ClientLabelAvailable(ctx context.Context, label string, 
 		} else if u, convErr := uuid.Parse(e); convErr == nil {
 			exUUID = ptr(u.String())
 		} else {
-			return nil, &BadRequestError{Msg: "exclude_id must be a client id or a UUID"}
+			return nil, &apierr.BadRequest{Msg: "exclude_id must be a client id or a UUID"}
 		}
 	}
 	taken, err := r.Store.LabelTaken(ctx, p.DataOwnerID, strings.TrimSpace(label), exID, exUUID)

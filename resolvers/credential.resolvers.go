@@ -8,6 +8,7 @@ package resolvers
 import (
 	"context"
 
+	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -19,7 +20,7 @@ func (r *mutationResolver) ServiceCredentialCreate(ctx context.Context, input gq
 	if err != nil {
 		return nil, err
 	}
-	fe := FieldErrors{}
+	fe := apierr.FieldErrors{}
 	in := store.CredentialInput{Name: text(fe, "name", &input.Name, true), Service: service(fe, &input.Service),
 		Username: text(fe, "username", input.Username, false), SealedPassword: r.sealPassword(fe, input.Password)}
 	if err := fe.Err(); err != nil {
@@ -38,7 +39,7 @@ func (r *mutationResolver) ServiceCredentialUpdate(ctx context.Context, id int64
 	if err != nil {
 		return nil, err
 	}
-	fe := FieldErrors{}
+	fe := apierr.FieldErrors{}
 	var in store.CredentialInput
 	if v, set, _ := omitted(input.Name); set {
 		in.Name = text(fe, "name", v, true)

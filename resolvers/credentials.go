@@ -1,8 +1,12 @@
 package resolvers
 
-import "strings"
+import (
+	"strings"
 
-func service(fe FieldErrors, s *string) *string {
+	"github.com/fleetgraph/fleetgraph/apierr"
+)
+
+func service(fe apierr.FieldErrors, s *string) *string {
 	if s == nil {
 		return nil
 	}
@@ -13,7 +17,7 @@ func service(fe FieldErrors, s *string) *string {
 }
 
 // sealPassword encrypts a new password; blank or omitted keeps the stored one.
-func (r *Resolver) sealPassword(fe FieldErrors, pw *string) []byte {
+func (r *Resolver) sealPassword(fe apierr.FieldErrors, pw *string) []byte {
 	if pw == nil || strings.TrimSpace(*pw) == "" {
 		return nil
 	}

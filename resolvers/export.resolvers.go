@@ -9,6 +9,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/search"
@@ -126,13 +127,13 @@ func (r *queryResolver) ExportEsql(ctx context.Context, query string) ([]model.J
 		return nil, err
 	}
 	if strings.TrimSpace(query) == "" {
-		return nil, badParam("query is required")
+		return nil, apierr.BadRequestf("query is required")
 	}
 	if err := search.CheckESQL(query, p.DataOwnerSlug, search.LookupIndices(p.DataOwnerSlug)); err != nil {
 		return nil, searchError(err)
 	}
 	if search.ESQLUsesEnrich(query) {
-		return nil, badParam("ENRICH is not supported")
+		return nil, apierr.BadRequestf("ENRICH is not supported")
 	}
 	rows, err := r.Search.ESQL(ctx, p.DataOwnerID, p.DataOwnerSlug, query)
 	if err != nil {

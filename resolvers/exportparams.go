@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/search"
@@ -56,10 +57,6 @@ var (
 	exportClientsKind     = exportKind{}
 )
 
-func badParam(format string, args ...any) error {
-	return &BadRequestError{Msg: fmt.Sprintf(format, args...)}
-}
-
 // parseExportListing turns the common parameters, type and paging into a
 // store filter, or a 400 naming the bad parameter. measurement_id, when
 // given, overrides every other filter.
@@ -75,11 +72,11 @@ func parseExportListing(k exportKind, f *gqlmodel.ExportFilter, typ *string, pag
 	}
 	if f.MeasurementID != nil {
 		if !k.byMeasurement {
-			return l, badParam("measurement_id is not a parameter of this listing")
+			return l, apierr.BadRequestf("measurement_id is not a parameter of this listing")
 		}
 		id := strings.TrimSpace(*f.MeasurementID)
 		if id == "" {
-			return l, badParam("measurement_id must not be empty")
+			return l, apierr.BadRequestf("measurement_id must not be empty")
 		}
 		if k.self {
 			l.filter.DocID = &id
@@ -95,12 +92,12 @@ func parseExportListing(k exportKind, f *gqlmodel.ExportFilter, typ *string, pag
 		return l, err
 	}
 	if l.filter.Start != nil && l.filter.End != nil && l.filter.Start.After(*l.filter.End) {
-		return l, badParam("start_time must not be after end_time")
+		return l, apierr.BadRequestf("start_time must not be after end_time")
 	}
 	if f.ClientUUID != nil {
 		u, err := uuid.Parse(strings.TrimSpace(*f.ClientUUID))
 		if err != nil {
-			return l, badParam("client_uuid must be a UUID")
+			return l, apierr.BadRequestf("client_uuid must be a UUID")
 		}
 		l.filter.ClientUUID = ptr(u.String())
 	} else {
@@ -119,18 +116,18 @@ func parsePaging(page, perPage *int64) (int64, int64, error) {
 	p, pp := int64(1), int64(ExportDefaultPerPage)
 	if page != nil {
 		if *page < 1 {
-			return 0, 0, badParam("page must be 1 or more")
+			return 0, 0, apierr.BadRequestf("page must be 1 or more")
 		}
 		p = *page
 	}
 	if perPage != nil {
 		if *perPage < 1 || *perPage > ExportMaxPerPage {
-			return 0, 0, badParam("per_page must be between 1 and %d", ExportMaxPerPage)
+			return 0, 0, apierr.BadRequestf("per_page must be between 1 and %d", ExportMaxPerPage)
 		}
 		pp = *perPage
 	}
 	if p > math.MaxInt64/pp {
-		return 0, 0, badParam("page is too large")
+		return 0, 0, apierr.BadRequestf("page is too large")
 	}
 	return p, pp, nil
 }
@@ -138,7 +135,7 @@ func parsePaging(page, perPage *int64) (int64, int64, error) {
 func parseExportType(k exportKind, typ *string) (*string, error) {
 	if typ == nil || strings.TrimSpace(*typ) == "" {
 		if k.typeRequired {
-			return nil, badParam("type is required: one of %s", strings.Join(k.types, ", "))
+			return nil, apierr.BadRequestf("type is required: one of %s", strings.Join(k.types, ", "))
 		}
 		return nil, nil
 	}
@@ -151,7 +148,7 @@ func parseExportType(k exportKind, typ *string) (*string, error) {
 			return &t, nil
 		}
 	}
-	return nil, badParam("type must be one of %s", strings.Join(k.types, ", "))
+	return nil, apierr.BadRequestf("type must be one of %s", strings.Join(k.types, ", "))
 }
 
 // nonEmpty drops blank entries (tags=a,,b) and returns nil for none.
@@ -171,7 +168,7 @@ func parseExportTimeParam(name string, raw *string) (*time.Time, error) {
 	}
 	t, err := ParseExportTime(*raw)
 	if err != nil {
-		return nil, badParam("%s must be an ISO 8601 time (e.g. 2024-05-01T12:00:00Z, 2024-05-01) or epoch seconds or milliseconds", name)
+		return nil, apierr.BadRequestf("%s must be an ISO 8601 time (e.g. 2024-05-01T12:00:00Z, 2024-05-01) or epoch seconds or milliseconds", name)
 	}
 	return &t, nil
 }
@@ -367,7 +364,7 @@ func parseExportSearch(v any) (exportSearchArgs, error) {
 	var a exportSearchArgs
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return a, badParam("the search request must be a JSON object")
+		return a, apierr.BadRequestf("the search request must be a JSON object")
 	}
 	body, qs, top := any(nil), map[string]any{}, map[string]any{}
 	for key, val := range obj {
@@ -387,7 +384,7 @@ func parseExportSearch(v any) (exportSearchArgs, error) {
 		case key == "scroll":
 			s, isString := val.(string)
 			if !isString {
-				return a, badParam("scroll must be a time such as 1m")
+				return a, apierr.BadRequestf("scroll must be a time such as 1m")
 			}
 			a.Scroll = &s
 		case key == "source_only" || key == "sourceOnly":
@@ -415,13 +412,13 @@ func parseExportSearch(v any) (exportSearchArgs, error) {
 		case key == "timeout":
 			s, isString := val.(string)
 			if !isString || strings.TrimSpace(s) == "" {
-				return a, badParam("timeout must be a time such as 30s")
+				return a, apierr.BadRequestf("timeout must be a time such as 30s")
 			}
 			top[key] = s
 		case key == "terminate_after":
 			var n int64
 			if n, err = exportIntParam(key, val); err == nil && n < 0 {
-				err = badParam("terminate_after must not be negative")
+				err = apierr.BadRequestf("terminate_after must not be negative")
 			}
 			top[key] = n
 		case exportHintBoolParams[key]:
@@ -431,29 +428,29 @@ func parseExportSearch(v any) (exportSearchArgs, error) {
 		case exportHintIntParams[key]:
 			var n int64
 			if n, err = exportIntParam(key, val); err == nil && n < 1 {
-				err = badParam("%s must be 1 or more", key)
+				err = apierr.BadRequestf("%s must be 1 or more", key)
 			}
 		case key == "search_type":
 			if val != "query_then_fetch" && val != "dfs_query_then_fetch" {
-				err = badParam("search_type must be query_then_fetch or dfs_query_then_fetch")
+				err = apierr.BadRequestf("search_type must be query_then_fetch or dfs_query_then_fetch")
 			}
 		case key == "rest_total_hits_as_int":
 			var b bool
 			b, err = exportBoolParam(key, val)
 			a.totalAsInt = b
 		case key == "typed_keys" || key == "filter_path":
-			return a, badParam("%s is not supported", key)
+			return a, apierr.BadRequestf("%s is not supported", key)
 		case exportIndexParams[key]:
-			return a, badParam("%s is not accepted: the server chooses the index (the data owner's measurements)", key)
+			return a, apierr.BadRequestf("%s is not accepted: the server chooses the index (the data owner's measurements)", key)
 		default:
-			return a, badParam("unsupported search parameter %s", key)
+			return a, apierr.BadRequestf("unsupported search parameter %s", key)
 		}
 		if err != nil {
 			return a, err
 		}
 	}
 	if body == nil {
-		return a, badParam("body is required (a Query DSL object or a string holding one)")
+		return a, apierr.BadRequestf("body is required (a Query DSL object or a string holding one)")
 	}
 	b, err := searchBody(body)
 	if err != nil {
@@ -513,7 +510,7 @@ func mergeExportParams(body, qs, top map[string]any) error {
 		return nil
 	}
 	if _, ok := qs["query"]; !ok {
-		return badParam("df, default_operator, analyzer, lenient and analyze_wildcard need q")
+		return apierr.BadRequestf("df, default_operator, analyzer, lenient and analyze_wildcard need q")
 	}
 	clause := map[string]any{"query_string": qs}
 	if q, ok := body["query"]; ok && q != nil {
@@ -532,20 +529,20 @@ func exportQueryStringValue(key string, v any) (any, error) {
 	if s, ok := v.(string); ok {
 		return s, nil
 	}
-	return nil, badParam("%s must be a string", key)
+	return nil, apierr.BadRequestf("%s must be a string", key)
 }
 
 func exportIntParam(key string, v any) (int64, error) {
 	if s, ok := v.(string); ok {
 		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 		if err != nil {
-			return 0, badParam("%s must be an integer", key)
+			return 0, apierr.BadRequestf("%s must be an integer", key)
 		}
 		return n, nil
 	}
 	n, ok, err := intKey(map[string]any{key: v}, key)
 	if err == nil && !ok {
-		err = badParam("%s must be an integer", key)
+		err = apierr.BadRequestf("%s must be an integer", key)
 	}
 	return n, err
 }
@@ -559,7 +556,7 @@ func exportBoolParam(key string, v any) (bool, error) {
 			return p, nil
 		}
 	}
-	return false, badParam("%s must be true or false", key)
+	return false, apierr.BadRequestf("%s must be true or false", key)
 }
 
 // exportJSONParam reads a JSON value given as such or as a JSON string (GET).
@@ -572,7 +569,7 @@ func exportJSONParam(key string, v any) (any, error) {
 	dec.UseNumber()
 	var out any
 	if err := dec.Decode(&out); err != nil || dec.More() {
-		return nil, badParam("%s must be JSON", key)
+		return nil, apierr.BadRequestf("%s must be JSON", key)
 	}
 	return out, nil
 }
@@ -592,13 +589,13 @@ func exportSortParam(v any) (any, error) {
 		field, order, hasOrder := strings.Cut(strings.TrimSpace(part), ":")
 		switch {
 		case field == "":
-			return nil, badParam("sort must be field[:asc|desc],...")
+			return nil, apierr.BadRequestf("sort must be field[:asc|desc],...")
 		case !hasOrder:
 			out = append(out, field)
 		case order == "asc" || order == "desc":
 			out = append(out, map[string]any{field: order})
 		default:
-			return nil, badParam("sort order of %s must be asc or desc", field)
+			return nil, apierr.BadRequestf("sort order of %s must be asc or desc", field)
 		}
 	}
 	return out, nil
@@ -632,7 +629,7 @@ func exportListParam(key string, v any) (any, error) {
 	case []any:
 		return x, nil
 	}
-	return nil, badParam("%s must be a list of fields", key)
+	return nil, apierr.BadRequestf("%s must be a list of fields", key)
 }
 
 func exportTrackTotalHits(v any) (any, error) {
@@ -643,7 +640,7 @@ func exportTrackTotalHits(v any) (any, error) {
 		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 			return n, nil
 		}
-		return nil, badParam("track_total_hits must be true, false or a number")
+		return nil, apierr.BadRequestf("track_total_hits must be true, false or a number")
 	}
 	return v, nil
 }
@@ -693,11 +690,11 @@ func (s exportSearchParams) merge(other *model.JSON) error {
 	}
 	m, ok := other.Value.(map[string]any)
 	if !ok {
-		return badParam("otherParams must be an object")
+		return apierr.BadRequestf("otherParams must be an object")
 	}
 	for k, v := range m {
 		if _, dup := s[k]; dup {
-			return badParam("%s is given twice", k)
+			return apierr.BadRequestf("%s is given twice", k)
 		}
 		s[k] = v
 	}

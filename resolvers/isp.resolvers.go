@@ -8,6 +8,7 @@ package resolvers
 import (
 	"context"
 
+	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -19,7 +20,7 @@ func (r *mutationResolver) IspCreate(ctx context.Context, input gqlmodel.IspCrea
 	if err != nil {
 		return nil, err
 	}
-	fe := FieldErrors{}
+	fe := apierr.FieldErrors{}
 	in := store.IspInput{Name: text(fe, "name", &input.Name, true), Country: country(fe, "country", &input.Country),
 		Type: ptr(string(input.Type)), IsVpn: input.IsVpn}
 	if err := fe.Err(); err != nil {
@@ -38,7 +39,7 @@ func (r *mutationResolver) IspUpdate(ctx context.Context, id int64, input gqlmod
 	if err != nil {
 		return nil, err
 	}
-	fe := FieldErrors{}
+	fe := apierr.FieldErrors{}
 	var in store.IspInput
 	if v, set, _ := omitted(input.Name); set {
 		in.Name = text(fe, "name", v, true)
@@ -103,7 +104,7 @@ func (r *queryResolver) Isps(ctx context.Context, filter *gqlmodel.IspFilter) ([
 		f.Verified = filter.Verified
 		if filter.Country != nil {
 			if !countryRe.MatchString(*filter.Country) {
-				return nil, &BadRequestError{Msg: "country must be a two-letter ISO country code"}
+				return nil, &apierr.BadRequest{Msg: "country must be a two-letter ISO country code"}
 			}
 			f.Country = filter.Country
 		}

@@ -5,13 +5,14 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
+	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 )
 
 // notificationPatch validates a notification config input and returns the
 // JSON object to merge into the stored one: present keys with their value,
 // keys set to null as JSON null (removed by the store).
-func notificationPatch(fe FieldErrors, prefix string, in *gqlmodel.NotificationConfigInput) json.RawMessage {
+func notificationPatch(fe apierr.FieldErrors, prefix string, in *gqlmodel.NotificationConfigInput) json.RawMessage {
 	if in == nil {
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/store"
 )
@@ -28,7 +29,7 @@ const (
 
 // overrideScope parses a scope input: every part non-blank, the detection
 // pass one of detectionPasses.
-func overrideScope(fe FieldErrors, in *gqlmodel.AnomalyDetectionOverrideScopeInput) store.OverrideScope {
+func overrideScope(fe apierr.FieldErrors, in *gqlmodel.AnomalyDetectionOverrideScopeInput) store.OverrideScope {
 	if in == nil {
 		fe.Add("scope", "can't be blank")
 		return store.OverrideScope{}
@@ -46,7 +47,7 @@ func overrideScope(fe FieldErrors, in *gqlmodel.AnomalyDetectionOverrideScopeInp
 // storedLevel checks the level of a created override: off, low or high.
 // default is the absence of an override, so it is refused with a pointer
 // to DELETE rather than stored.
-func storedLevel(fe FieldErrors, level string) {
+func storedLevel(fe apierr.FieldErrors, level string) {
 	switch level {
 	case "off", "low", "high":
 	case levelDefault:
@@ -57,7 +58,7 @@ func storedLevel(fe FieldErrors, level string) {
 }
 
 // sourceAnomalyID is the anomaly a feedback names, blank as none.
-func sourceAnomalyID(fe FieldErrors, id *string) *string {
+func sourceAnomalyID(fe apierr.FieldErrors, id *string) *string {
 	t := text(fe, "sourceAnomalyId", id, false)
 	if t == nil || *t == "" {
 		return nil
@@ -80,12 +81,12 @@ func scopeArgs(subject, measurementType, metric, detectionPass *string) (store.O
 		return store.OverrideScope{}, false, nil
 	case len(parts):
 		if pass := strings.TrimSpace(*detectionPass); !slices.Contains(detectionPasses, pass) {
-			return store.OverrideScope{}, false, badRequest("detection_pass must be one of %s", strings.Join(detectionPasses, ", "))
+			return store.OverrideScope{}, false, apierr.BadRequestf("detection_pass must be one of %s", strings.Join(detectionPasses, ", "))
 		}
 		return store.OverrideScope{Subject: strings.TrimSpace(*subject), MeasurementType: strings.TrimSpace(*measurementType),
 			Metric: strings.TrimSpace(*metric), DetectionPass: strings.TrimSpace(*detectionPass)}, true, nil
 	}
-	return store.OverrideScope{}, false, badRequest("a scope needs subject, measurement_type, metric and detection_pass")
+	return store.OverrideScope{}, false, apierr.BadRequestf("a scope needs subject, measurement_type, metric and detection_pass")
 }
 
 // stepLevel moves level one step: down is quieter, up is louder; the

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
@@ -17,7 +18,7 @@ func newRegistrationKey() string {
 	return strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b))
 }
 
-func validateKeyLimits(fe FieldErrors, in store.RegistrationKeyInput) {
+func validateKeyLimits(fe apierr.FieldErrors, in store.RegistrationKeyInput) {
 	if in.NumRegistrationsLeft != nil && *in.NumRegistrationsLeft < -1 {
 		fe.Add("numRegistrationsLeft", "must be -1 (unlimited) or more")
 	}

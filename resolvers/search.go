@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"math"
 	"regexp"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/loaders"
 	"github.com/fleetgraph/fleetgraph/model"
@@ -39,10 +39,6 @@ type searchArgs struct {
 	Scroll      *string
 }
 
-func badRequest(format string, args ...any) error {
-	return &BadRequestError{Msg: fmt.Sprintf(format, args...)}
-}
-
 // runSearch answers one search of kind for the caller.
 func (r *Resolver) runSearch(ctx context.Context, kind search.Kind, a searchArgs) (model.JSON, error) {
 	p, err := requireRole(ctx, model.RoleViewer)
@@ -52,7 +48,7 @@ func (r *Resolver) runSearch(ctx context.Context, kind search.Kind, a searchArgs
 	if a.Scroll != nil && *a.Scroll != "" && a.SourceOnly != nil && *a.SourceOnly {
 		// The _source array would drop the _scroll_id, leaving the scroll
 		// unreachable. (REST streams a scroll and asks for the envelope.)
-		return model.JSON{}, badRequest("sourceOnly cannot be used with scroll: the envelope carries the _scroll_id; measurementSearchScroll takes sourceOnly")
+		return model.JSON{}, apierr.BadRequestf("sourceOnly cannot be used with scroll: the envelope carries the _scroll_id; measurementSearchScroll takes sourceOnly")
 	}
 	req, err := searchRequest(kind, a)
 	if err != nil {
@@ -109,7 +105,7 @@ func searchRequest(kind search.Kind, a searchArgs) (search.Request, error) {
 	if a.IndexScope != nil {
 		typ, ok := vocab.IndexScopes[*a.IndexScope]
 		if !ok {
-			return req, badRequest("index_scope must be one of web, video, network, speedtest, conferencing, gaming")
+			return req, apierr.BadRequestf("index_scope must be one of web, video, network, speedtest, conferencing, gaming")
 		}
 		req.Scope.Types = []string{typ}
 	}
@@ -134,15 +130,15 @@ func searchBody(v any) (map[string]any, error) {
 		dec := json.NewDecoder(strings.NewReader(s))
 		dec.UseNumber()
 		if err := dec.Decode(&v); err != nil {
-			return nil, badRequest("body is not valid JSON: %v", err)
+			return nil, apierr.BadRequestf("body is not valid JSON: %v", err)
 		}
 		if dec.More() || strings.TrimSpace(s[dec.InputOffset():]) != "" {
-			return nil, badRequest("body is not valid JSON: unexpected data after the JSON value")
+			return nil, apierr.BadRequestf("body is not valid JSON: unexpected data after the JSON value")
 		}
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, badRequest("body must be a JSON object (or a string holding one)")
+		return nil, apierr.BadRequestf("body must be a JSON object (or a string holding one)")
 	}
 	// A copy: the merged paging keys must not change the caller's value.
 	out := make(map[string]any, len(m)+3)
@@ -164,21 +160,21 @@ func checkPaging(body map[string]any) error {
 		body["size"] = size
 	}
 	if size < 0 || size > search.MaxSize {
-		return badRequest("size must be between 0 and %d", search.MaxSize)
+		return apierr.BadRequestf("size must be between 0 and %d", search.MaxSize)
 	}
 	from, _, err := intKey(body, "from")
 	if err != nil {
 		return err
 	}
 	if from < 0 {
-		return badRequest("from must not be negative")
+		return apierr.BadRequestf("from must not be negative")
 	}
 	if from+size > search.MaxSize {
-		return badRequest("from + size must not exceed %d", search.MaxSize)
+		return apierr.BadRequestf("from + size must not exceed %d", search.MaxSize)
 	}
 	if sa, ok := body["search_after"]; ok && sa != nil {
 		if _, isList := sa.([]any); !isList {
-			return badRequest("search_after must be an array (the sort values of the last hit)")
+			return apierr.BadRequestf("search_after must be an array (the sort values of the last hit)")
 		}
 	}
 	return nil
@@ -189,13 +185,13 @@ func checkPaging(body map[string]any) error {
 // hit from the first, size at a time.
 func checkScrollPaging(body map[string]any) error {
 	if size, _, _ := intKey(body, "size"); size == 0 {
-		return badRequest("size must be more than 0 with scroll")
+		return apierr.BadRequestf("size must be more than 0 with scroll")
 	}
 	if from, _, _ := intKey(body, "from"); from > 0 {
-		return badRequest("from cannot be used with scroll")
+		return apierr.BadRequestf("from cannot be used with scroll")
 	}
 	if sa, ok := body["search_after"]; ok && sa != nil {
-		return badRequest("search_after cannot be used with scroll")
+		return apierr.BadRequestf("search_after cannot be used with scroll")
 	}
 	return nil
 }
@@ -232,7 +228,7 @@ func intKey(body map[string]any, key string) (int64, bool, error) {
 		err = errors.New("not a number")
 	}
 	if err != nil {
-		return 0, false, badRequest("%s must be an integer", key)
+		return 0, false, apierr.BadRequestf("%s must be an integer", key)
 	}
 	return n, true, nil
 }
@@ -255,13 +251,13 @@ func scrollKeepAlive(s *string) (string, error) {
 	}
 	m := durationRe.FindStringSubmatch(*s)
 	if m == nil {
-		return "", badRequest("scroll must be a time such as 1m or 30s")
+		return "", apierr.BadRequestf("scroll must be a time such as 1m or 30s")
 	}
 	n, err := strconv.ParseInt(m[1], 10, 64)
 	unit := map[string]time.Duration{"d": 24 * time.Hour, "h": time.Hour, "m": time.Minute, "s": time.Second, "ms": time.Millisecond}[m[2]]
 	max, _ := time.ParseDuration(search.MaxScroll)
 	if err != nil || n <= 0 || n > int64(max/unit) {
-		return "", badRequest("scroll must be more than 0 and at most %s", search.MaxScroll)
+		return "", apierr.BadRequestf("scroll must be more than 0 and at most %s", search.MaxScroll)
 	}
 	return *s, nil
 }
@@ -269,7 +265,7 @@ func scrollKeepAlive(s *string) (string, error) {
 // searchError turns a refusal of the search package into a 400.
 func searchError(err error) error {
 	if errors.Is(err, search.ErrBadRequest) {
-		return &BadRequestError{Msg: err.Error()}
+		return &apierr.BadRequest{Msg: err.Error()}
 	}
 	return err
 }

@@ -8,6 +8,7 @@ package resolvers
 import (
 	"context"
 
+	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -19,7 +20,7 @@ func (r *mutationResolver) DataOwnerSettingsUpdate(ctx context.Context, input gq
 	if err != nil {
 		return nil, err
 	}
-	fe := FieldErrors{}
+	fe := apierr.FieldErrors{}
 	var sp store.SettingsPatch
 	sp.AiSystemPrompt, _, sp.ClearAiSystemPrompt = omitted(input.AiSystemPrompt)
 	longText(fe, "aiSystemPrompt", sp.AiSystemPrompt)

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -23,7 +24,7 @@ func (r *mutationResolver) UserCreate(ctx context.Context, input gqlmodel.UserCr
 	if err := requireNotAbove(p, input.Role); err != nil {
 		return nil, err
 	}
-	fe := FieldErrors{}
+	fe := apierr.FieldErrors{}
 	u := store.NewUser{
 		Email:     email(fe, "email", input.Email),
 		Username:  *text(fe, "username", &input.Username, true),
@@ -68,7 +69,7 @@ func (r *mutationResolver) UserUpdate(ctx context.Context, id int64, input gqlmo
 	if id != p.UserID && !p.Role.AtLeast(model.RoleAdmin) {
 		return nil, forbidden("only admins can edit other users")
 	}
-	fe := FieldErrors{}
+	fe := apierr.FieldErrors{}
 	var up store.UserPatch
 	up.FirstName, _, up.ClearFirstName = omitted(input.FirstName)
 	text(fe, "firstName", up.FirstName, false)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/fleetgraph/fleetgraph/apierr"
 )
 
 // Validation helpers: each checks one value and records failures in fe
@@ -23,7 +25,7 @@ var (
 const maxText = 255
 
 // text trims s and checks it is non-empty (when required) and not too long.
-func text(fe FieldErrors, field string, s *string, required bool) *string {
+func text(fe apierr.FieldErrors, field string, s *string, required bool) *string {
 	if s == nil {
 		if required {
 			fe.Add(field, "can't be blank")
@@ -41,14 +43,14 @@ func text(fe FieldErrors, field string, s *string, required bool) *string {
 }
 
 // longText allows up to 20,000 characters (prompts).
-func longText(fe FieldErrors, field string, s *string) *string {
+func longText(fe apierr.FieldErrors, field string, s *string) *string {
 	if s != nil && len(*s) > 20000 {
 		fe.Add(field, "is too long (maximum is 20000 characters)")
 	}
 	return s
 }
 
-func country(fe FieldErrors, field string, s *string) *string {
+func country(fe apierr.FieldErrors, field string, s *string) *string {
 	if s == nil {
 		return nil
 	}
@@ -60,7 +62,7 @@ func country(fe FieldErrors, field string, s *string) *string {
 	return &up
 }
 
-func email(fe FieldErrors, field, s string) string {
+func email(fe apierr.FieldErrors, field, s string) string {
 	s = strings.TrimSpace(s)
 	a, err := mail.ParseAddress(s)
 	if err != nil || a.Address != s || !strings.Contains(s[strings.LastIndex(s, "@")+1:], ".") {
@@ -69,13 +71,13 @@ func email(fe FieldErrors, field, s string) string {
 	return s
 }
 
-func intRange(fe FieldErrors, field string, v *int64, lo, hi int64) {
+func intRange(fe apierr.FieldErrors, field string, v *int64, lo, hi int64) {
 	if v != nil && (*v < lo || *v > hi) {
 		fe.Add(field, fmt.Sprintf("must be between %d and %d", lo, hi))
 	}
 }
 
-func oneOf(fe FieldErrors, field string, v *string, allowed ...string) {
+func oneOf(fe apierr.FieldErrors, field string, v *string, allowed ...string) {
 	if v == nil {
 		return
 	}
@@ -87,7 +89,7 @@ func oneOf(fe FieldErrors, field string, v *string, allowed ...string) {
 	fe.Add(field, "must be one of "+strings.Join(allowed, ", "))
 }
 
-func stringList(fe FieldErrors, field string, vs []string) []string {
+func stringList(fe apierr.FieldErrors, field string, vs []string) []string {
 	if vs == nil {
 		return nil
 	}
@@ -106,7 +108,7 @@ func stringList(fe FieldErrors, field string, vs []string) []string {
 	return out
 }
 
-func future(fe FieldErrors, field string, t *time.Time) {
+func future(fe apierr.FieldErrors, field string, t *time.Time) {
 	if t != nil && !t.After(time.Now()) {
 		fe.Add(field, "must be in the future")
 	}

@@ -23,7 +23,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"github.com/fleetgraph/fleetgraph/resolvers"
+	"github.com/fleetgraph/fleetgraph/apierr"
 )
 
 // MaxBodyBytes caps every REST request body.
@@ -86,22 +86,12 @@ func allowed(r chi.Router, path string) []string {
 	return append(out, http.MethodOptions)
 }
 
-// requestError is a failure to map the request onto variables.
-type requestError struct {
-	status int
-	msg    string
-	fields map[string][]string
-}
-
-func (e *requestError) Error() string { return e.msg }
-
 func (a *Adapter) handler(rt Route, op *operation) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		vars, err := a.variables(r, rt, op)
 		if err != nil {
-			var re *requestError
-			errors.As(err, &re)
-			WriteJSON(w, re.status, ErrorBody{Message: re.msg, Errors: re.fields})
+			class, msg, fields := apierr.Describe(err)
+			WriteJSON(w, class.Status, ErrorBody{Message: msg, Errors: fields})
 			return
 		}
 		if streams(rt, vars) {
@@ -145,14 +135,12 @@ func (a *Adapter) execute(r *http.Request, op *operation, vars map[string]any) *
 	return handle(ctx)
 }
 
-// errorResponse turns the first GraphQL error into the REST status and body.
+// errorResponse turns the first GraphQL error into the REST status (its
+// extensions.code's class) and body.
 func errorResponse(errs gqlerror.List) (int, ErrorBody) {
 	e := errs[0]
 	code, _ := e.Extensions["code"].(string)
-	status := StatusFor(code)
-	if code == "" || code == "GRAPHQL_VALIDATION_FAILED" {
-		status = http.StatusUnprocessableEntity
-	}
+	class := apierr.ByCode(code)
 	body := ErrorBody{Message: e.Message}
 	if fields, ok := e.Extensions["errors"].(map[string][]string); ok {
 		body.Errors = make(map[string][]string, len(fields))
@@ -160,10 +148,10 @@ func errorResponse(errs gqlerror.List) (int, ErrorBody) {
 			body.Errors[snakePath(f)] = msgs
 		}
 	}
-	if status >= 500 && code != resolvers.CodeUnavailable { // the presenter's own words only
+	if class == apierr.ErrInternal { // a code of no class of ours: gqlgen's words, not the presenter's
 		body = ErrorBody{Message: "Internal server error"}
 	}
-	return status, body
+	return class.Status, body
 }
 
 // variables maps path parameters, query parameters, derived values and the
@@ -255,7 +243,7 @@ func pathValue(raw string, t *ast.Type) (any, error) {
 	if t.NamedType == "Int" {
 		n, err := strconv.ParseInt(raw, 10, 64)
 		if err != nil || n <= 0 {
-			return nil, &requestError{status: http.StatusNotFound, msg: "Not found"}
+			return nil, apierr.ErrNotFound
 		}
 		return n, nil
 	}
@@ -267,7 +255,7 @@ func queryValue(q map[string][]string, key string, t *ast.Type) (any, error) {
 	vals, ok := q[key]
 	for _, v := range append(append([]string{}, vals...), q[key+"[]"]...) {
 		if strings.ContainsRune(v, 0) {
-			return nil, &requestError{status: http.StatusBadRequest, msg: "query parameter " + key + " must not contain NUL characters"}
+			return nil, &apierr.BadRequest{Msg: "query parameter " + key + " must not contain NUL characters"}
 		}
 	}
 	if t.Elem != nil {
@@ -286,25 +274,25 @@ func queryValue(q map[string][]string, key string, t *ast.Type) (any, error) {
 	}
 	if !ok || len(vals) == 0 {
 		if t.NonNull {
-			return nil, &requestError{status: http.StatusBadRequest, msg: "missing query parameter " + key}
+			return nil, &apierr.BadRequest{Msg: "missing query parameter " + key}
 		}
 		return nil, nil
 	}
 	if len(vals) > 1 {
-		return nil, &requestError{status: http.StatusBadRequest, msg: "query parameter " + key + " is given more than once"}
+		return nil, &apierr.BadRequest{Msg: "query parameter " + key + " is given more than once"}
 	}
 	raw := vals[0]
 	switch t.NamedType {
 	case "Int":
 		n, err := strconv.ParseInt(raw, 10, 64)
 		if err != nil {
-			return nil, &requestError{status: http.StatusBadRequest, msg: "query parameter " + key + " must be an integer"}
+			return nil, &apierr.BadRequest{Msg: "query parameter " + key + " must be an integer"}
 		}
 		return n, nil
 	case "Boolean":
 		b, err := strconv.ParseBool(raw)
 		if err != nil {
-			return nil, &requestError{status: http.StatusBadRequest, msg: "query parameter " + key + " must be true or false"}
+			return nil, &apierr.BadRequest{Msg: "query parameter " + key + " must be true or false"}
 		}
 		return b, nil
 	default:
@@ -322,8 +310,7 @@ func (a *Adapter) body(r *http.Request, t *ast.Type) (any, error) {
 	m := &inputMapper{schema: a.schema}
 	v := m.value(t, doc, "")
 	if m.errs != nil {
-		return nil, &requestError{status: http.StatusUnprocessableEntity,
-			msg: (&resolvers.ValidationError{Fields: m.errs}).Error(), fields: m.errs}
+		return nil, &apierr.ValidationError{Fields: m.errs}
 	}
 	return v, nil
 }
@@ -334,10 +321,9 @@ func readObject(r *http.Request) (map[string]any, error) {
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return nil, &requestError{status: http.StatusRequestEntityTooLarge,
-				msg: fmt.Sprintf("request body is larger than %d bytes", MaxBodyBytes)}
+			return nil, apierr.Errorf(apierr.ErrTooLarge, "request body is larger than %d bytes", MaxBodyBytes)
 		}
-		return nil, &requestError{status: http.StatusBadRequest, msg: "could not read request body"}
+		return nil, &apierr.BadRequest{Msg: "could not read request body"}
 	}
 	raw = bytes.TrimPrefix(raw, utf8BOM)
 	var doc any = map[string]any{}
@@ -345,15 +331,15 @@ func readObject(r *http.Request) (map[string]any, error) {
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.UseNumber()
 		if err := dec.Decode(&doc); err != nil {
-			return nil, &requestError{status: http.StatusBadRequest, msg: "malformed JSON: " + err.Error() + notJSONHint(r)}
+			return nil, &apierr.BadRequest{Msg: "malformed JSON: " + err.Error() + notJSONHint(r)}
 		}
 		if len(bytes.Trim(raw[dec.InputOffset():], " \t\r\n")) > 0 {
-			return nil, &requestError{status: http.StatusBadRequest, msg: "malformed JSON: unexpected data after the JSON value"}
+			return nil, &apierr.BadRequest{Msg: "malformed JSON: unexpected data after the JSON value"}
 		}
 	}
 	obj, ok := doc.(map[string]any)
 	if !ok {
-		return nil, &requestError{status: http.StatusBadRequest, msg: "request body must be a JSON object"}
+		return nil, &apierr.BadRequest{Msg: "request body must be a JSON object"}
 	}
 	return obj, nil
 }
@@ -386,8 +372,7 @@ func noBody(r *http.Request) error {
 	if err != nil || emptyBody(raw) {
 		return nil
 	}
-	return &requestError{status: http.StatusBadRequest,
-		msg: r.Method + " " + r.URL.Path + " takes no request body: send its parameters in the query string"}
+	return &apierr.BadRequest{Msg: r.Method + " " + r.URL.Path + " takes no request body: send its parameters in the query string"}
 }
 
 // emptyBody: raw is blank, or the JSON value {} or null.

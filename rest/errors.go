@@ -3,33 +3,7 @@ package rest
 import (
 	"encoding/json"
 	"net/http"
-
-	"github.com/fleetgraph/fleetgraph/resolvers"
 )
-
-// StatusFor maps an extensions.code to the HTTP status of the REST APIs.
-func StatusFor(code string) int {
-	switch code {
-	case resolvers.CodeUnauthenticated:
-		return http.StatusUnauthorized
-	case resolvers.CodeForbidden:
-		return http.StatusForbidden
-	case resolvers.CodeNotFound:
-		return http.StatusNotFound
-	case resolvers.CodeConflict:
-		return http.StatusConflict
-	case resolvers.CodeBadUserInput:
-		return http.StatusUnprocessableEntity
-	case resolvers.CodeBadRequest:
-		return http.StatusBadRequest
-	case resolvers.CodeUnavailable:
-		return http.StatusServiceUnavailable
-	case resolvers.CodeTooManyRequests:
-		return http.StatusTooManyRequests
-	default:
-		return http.StatusInternalServerError
-	}
-}
 
 // ErrorBody is the error shape of both REST APIs.
 type ErrorBody struct {

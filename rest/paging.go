@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/fleetgraph/fleetgraph/apierr"
 )
 
 // strictQuery checks the query of a StrictQuery route against the
@@ -29,8 +31,7 @@ func strictQuery(q url.Values, op *operation) (url.Values, error) {
 		name, bracketed := strings.CutSuffix(key, "[]")
 		list, known := defs[name]
 		if !known {
-			return nil, &requestError{status: http.StatusBadRequest,
-				msg: fmt.Sprintf("unknown query parameter %s (accepted: %s)", key, strings.Join(names, ", "))}
+			return nil, apierr.BadRequestf("unknown query parameter %s (accepted: %s)", key, strings.Join(names, ", "))
 		}
 		var given []string
 		for _, v := range vals {
@@ -43,11 +44,9 @@ func strictQuery(q url.Values, op *operation) (url.Values, error) {
 			continue
 		case list:
 		case bracketed:
-			return nil, &requestError{status: http.StatusBadRequest,
-				msg: fmt.Sprintf("query parameter %s takes one value: %s=<value>, not %s[]=", name, name, name)}
+			return nil, apierr.BadRequestf("query parameter %s takes one value: %s=<value>, not %s[]=", name, name, name)
 		case len(given) > 1:
-			return nil, &requestError{status: http.StatusBadRequest,
-				msg: fmt.Sprintf("query parameter %s is given more than once", name)}
+			return nil, apierr.BadRequestf("query parameter %s is given more than once", name)
 		}
 		out[key] = given
 	}

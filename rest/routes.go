@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/fleetgraph/fleetgraph/apierr"
 )
 
 // Route maps one documented method and path onto a stored operation.
@@ -149,7 +151,7 @@ func searchOtherParams(q url.Values, vars map[string]any) error {
 			continue
 		}
 		if len(vs) > 1 {
-			return &requestError{status: http.StatusBadRequest, msg: "query parameter " + k + " is given more than once"}
+			return &apierr.BadRequest{Msg: "query parameter " + k + " is given more than once"}
 		}
 		other[k] = vs[0]
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/vektah/gqlparser/v2/ast"
 
-	"github.com/fleetgraph/fleetgraph/resolvers"
+	"github.com/fleetgraph/fleetgraph/apierr"
 )
 
 // Flat bodies and NDJSON scroll streams (Route.BodyVars, Route.ScrollNext).
@@ -82,11 +82,11 @@ func (a *Adapter) bodyVars(r *http.Request, rt Route, op *operation, vars map[st
 	if m.errs == nil {
 		return nil
 	}
-	msg := (&resolvers.ValidationError{Fields: m.errs}).Error()
+	invalid := &apierr.ValidationError{Fields: m.errs}
 	if rt.RejectStatus == 0 || rt.RejectStatus == http.StatusUnprocessableEntity {
-		return &requestError{status: http.StatusUnprocessableEntity, msg: msg, fields: m.errs}
+		return invalid
 	}
-	return &requestError{status: rt.RejectStatus, msg: "Invalid request: " + strings.TrimPrefix(msg, "Validation failed: ")}
+	return &apierr.BadRequest{Msg: "Invalid request: " + strings.TrimPrefix(invalid.Error(), "Validation failed: ")}
 }
 
 // lenientScalar reads a top-level integer or boolean given as a string

@@ -8,9 +8,9 @@ package search
 
 import (
 	"context"
-	"errors"
 	"strings"
 
+	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
@@ -125,20 +125,17 @@ type Backend interface {
 }
 
 // BadRequestError is a request the backends refuse (unsupported clause,
-// index outside the scope, malformed DSL): a 400 naming what is wrong.
-type BadRequestError struct{ Msg string }
-
-func (e *BadRequestError) Error() string { return e.Msg }
+// index outside the scope, malformed DSL): a 400 naming what is wrong. It
+// is apierr's one BadRequest type, under the name the backends use.
+type BadRequestError = apierr.BadRequest
 
 // ErrBadRequest matches every BadRequestError with errors.Is.
-var ErrBadRequest = errors.New("bad search request")
-
-func (e *BadRequestError) Is(target error) bool { return target == ErrBadRequest }
+var ErrBadRequest error = apierr.ErrBadRequest
 
 // ErrUnavailable marks a failure of the search backend itself (Elasticsearch
 // down, overloaded or not answering in time): a 503 to the caller, who may
 // try again; the details go to the log only.
-var ErrUnavailable = errors.New("search backend unavailable")
+var ErrUnavailable = apierr.Sentinel(apierr.ErrUnavailable, "search backend unavailable")
 
 // UnavailableError is an ErrUnavailable whose message is meant for the
 // caller (a search that exceeded its time limit: narrowing it helps); Err,
@@ -155,15 +152,16 @@ func (e *UnavailableError) Error() string {
 	return e.Msg + ": " + e.Err.Error()
 }
 
-// Is matches ErrUnavailable.
-func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailable }
+// PublicMessage is what the caller reads: Msg, without the cause.
+func (e *UnavailableError) PublicMessage() string { return e.Msg }
 
-func (e *UnavailableError) Unwrap() error { return e.Err }
+// Unwrap is ErrUnavailable and the cause.
+func (e *UnavailableError) Unwrap() []error { return []error{ErrUnavailable, e.Err} }
 
 // ErrTooManyScrolls is a scroll refused because its data owner already has
 // MaxOpenScrolls open (a 429, as Elasticsearch answers too many scroll
 // contexts): finish or let expire the open ones.
-var ErrTooManyScrolls = errors.New("too many open scrolls")
+var ErrTooManyScrolls = apierr.Sentinel(apierr.ErrTooManyRequests, "too many open scrolls")
 
 // MaxOpenScrolls is how many unexpired scrolls a data owner may hold at once
 // (Elasticsearch's default search.max_open_scroll_context).

@@ -27,6 +27,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/graphiql"
@@ -116,25 +117,19 @@ func configure(x executorConfig, res *resolvers.Resolver) {
 	x.SetRecoverFunc(res.RecoverPanic)
 }
 
-func restAuthError(w http.ResponseWriter, _ *http.Request, status int, err error) {
-	rest.WriteError(w, status, messageFor(status, err))
+// restAuthError answers an authentication failure as the REST APIs do.
+func restAuthError(w http.ResponseWriter, _ *http.Request, err error) {
+	class, msg, _ := apierr.Describe(err)
+	rest.WriteError(w, class.Status, msg)
 }
 
-func graphqlAuthError(w http.ResponseWriter, _ *http.Request, status int, err error) {
-	code := map[int]string{http.StatusUnauthorized: resolvers.CodeUnauthenticated, http.StatusForbidden: resolvers.CodeForbidden}[status]
-	if code == "" {
-		code = resolvers.CodeInternal
-	}
-	rest.WriteJSON(w, status, map[string]any{"errors": gqlerror.List{{
-		Message: messageFor(status, err), Extensions: map[string]any{"code": code},
+// graphqlAuthError answers an authentication failure as /graphql does: a
+// GraphQL error with the class's extensions.code.
+func graphqlAuthError(w http.ResponseWriter, _ *http.Request, err error) {
+	class, msg, _ := apierr.Describe(err)
+	rest.WriteJSON(w, class.Status, map[string]any{"errors": gqlerror.List{{
+		Message: msg, Extensions: map[string]any{"code": class.Code},
 	}}})
-}
-
-func messageFor(status int, err error) string {
-	if status >= 500 {
-		return "Internal server error"
-	}
-	return err.Error()
 }
 
 // limitBody answers 413 for bodies over the limit and caps the rest. A
@@ -354,14 +349,24 @@ func (s *statusRecorder) Flush() {
 	}
 }
 
+// accessLog logs one line per request. A request whose client went away
+// (or whose deadline passed) before it was answered is logged as cancelled,
+// with the cause: this line is the only one such a request leaves, as the
+// error presenter does not log the failures its fields meet once it is.
 func accessLog(log *slog.Logger) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
 			rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 			next.ServeHTTP(rec, r)
-			log.InfoContext(r.Context(), "request", "method", r.Method, "path", r.URL.Path,
-				"status", rec.status, "duration_ms", time.Since(start).Milliseconds())
+			ctx := r.Context()
+			attrs := []any{"method", r.Method, "path", r.URL.Path,
+				"status", rec.status, "duration_ms", time.Since(start).Milliseconds()}
+			if ctx.Err() != nil {
+				log.WarnContext(ctx, "request cancelled", append(attrs, "cause", context.Cause(ctx))...)
+				return
+			}
+			log.InfoContext(ctx, "request", attrs...)
 		})
 	}
 }

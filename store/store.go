@@ -17,15 +17,18 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
+
+	"github.com/fleetgraph/fleetgraph/apierr"
 )
 
-// Domain errors returned by store functions.
+// Domain errors returned by store functions, of the classes of apierr's
+// table (mapErr is the one place driver errors become them).
 var (
-	ErrNotFound = errors.New("not found")
-	ErrConflict = errors.New("already exists")
+	ErrNotFound error = apierr.ErrNotFound
+	ErrConflict error = apierr.ErrConflict
 	// ErrInvalidText: a text value holds a NUL character, which PostgreSQL
 	// cannot store or compare.
-	ErrInvalidText = errors.New("text must not contain NUL characters")
+	ErrInvalidText error = &apierr.Error{Class: apierr.ErrInvalid, Msg: "text must not contain NUL characters"}
 )
 
 //go:embed migrations/*.sql

@@ -1,0 +1,198 @@
+// Package apierr is the one table of the failures fleetgraph's APIs tell
+// apart: every class with its GraphQL extensions.code, its HTTP status and
+// the message a caller reads, plus the few types that carry a message of
+// their own (BadRequest, Error, ValidationError). Domain packages return a
+// class or wrap one (store.ErrNotFound is ErrNotFound); the GraphQL error
+// presenter, the REST adapter and the auth middleware all answer through
+// Describe, so one failure reads the same on every interface. Modelled on
+// golang/pkgsite's internal/derrors.
+package apierr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+)
+
+// Class is a kind of failure. It is an error value: domain sentinels are
+// classes, or wrap one, and errors.Is tells the class of any error.
+type Class struct {
+	Code   string // GraphQL extensions.code
+	Status int    // HTTP status of the REST APIs
+	text   string // Error(), for the log
+	// message is what a caller reads of an error of this class that
+	// carries no message for callers; "" means the error's own text (it
+	// names nothing internal).
+	message string
+}
+
+func (c *Class) Error() string { return c.text }
+
+// The table. Describe tries the classes in the order of classes below.
+var (
+	ErrUnauthenticated = &Class{"UNAUTHENTICATED", http.StatusUnauthorized,
+		"missing, unknown, expired or revoked API key", "missing, unknown, expired or revoked API key"}
+	ErrForbidden = &Class{"FORBIDDEN", http.StatusForbidden,
+		"your role does not allow this operation", "your role does not allow this operation"}
+	ErrNotFound = &Class{"NOT_FOUND", http.StatusNotFound, "not found", "Not found"}
+	ErrConflict = &Class{"CONFLICT", http.StatusConflict, "already exists", "Conflicts with an existing record"}
+	// ErrInvalid: the input parsed, but some fields are invalid (a 422;
+	// ValidationError says which).
+	ErrInvalid = &Class{"BAD_USER_INPUT", http.StatusUnprocessableEntity, "invalid input", "Validation failed"}
+	// ErrBadRequest: the request cannot be understood as asked (BadRequest).
+	ErrBadRequest      = &Class{"BAD_REQUEST", http.StatusBadRequest, "bad request", ""}
+	ErrTooLarge        = &Class{"PAYLOAD_TOO_LARGE", http.StatusRequestEntityTooLarge, "request body too large", "request body is too large"}
+	ErrTooManyRequests = &Class{"TOO_MANY_REQUESTS", http.StatusTooManyRequests, "too many requests", ""}
+	// ErrUnavailable: a backend failed, is overloaded or did not answer in
+	// time; the caller may try again, the details go to the log only.
+	ErrUnavailable = &Class{"SERVICE_UNAVAILABLE", http.StatusServiceUnavailable,
+		"service unavailable", "Search is unavailable at the moment; try again later"}
+	// ErrInternal is every error of no other class; its cause goes to the
+	// log only.
+	ErrInternal = &Class{"INTERNAL_SERVER_ERROR", http.StatusInternalServerError, "internal error", "Internal server error"}
+	// ErrGraphQLValidation is gqlgen's code for a document that does not
+	// validate against the schema (no error of ours carries it).
+	ErrGraphQLValidation = &Class{"GRAPHQL_VALIDATION_FAILED", http.StatusUnprocessableEntity,
+		"invalid GraphQL document", "Invalid GraphQL document"}
+)
+
+var classes = []*Class{ErrInvalid, ErrBadRequest, ErrUnauthenticated, ErrForbidden, ErrNotFound, ErrConflict,
+	ErrTooLarge, ErrTooManyRequests, ErrUnavailable, ErrGraphQLValidation}
+
+// ClassOf is the class of err: the first of the table that errors.Is
+// finds in it, else ErrInternal.
+func ClassOf(err error) *Class {
+	for _, c := range classes {
+		if errors.Is(err, c) {
+			return c
+		}
+	}
+	return ErrInternal
+}
+
+// ByCode is the class of an extensions.code (ErrInternal for codes of no
+// class, e.g. gqlgen's own).
+func ByCode(code string) *Class {
+	for _, c := range classes {
+		if c.Code == code {
+			return c
+		}
+	}
+	return ErrInternal
+}
+
+// public is an error whose message is written for the caller.
+type public interface {
+	error
+	PublicMessage() string
+}
+
+// Describe is how the APIs answer err: its class, the message for the
+// caller (never an internal cause) and, for a ValidationError, the
+// failures per field.
+func Describe(err error) (c *Class, msg string, fields FieldErrors) {
+	c = ClassOf(err)
+	var ve *ValidationError
+	var p public
+	switch {
+	case c == ErrInternal:
+		return c, c.message, nil
+	case errors.As(err, &ve):
+		return c, ve.Error(), ve.Fields
+	case errors.As(err, &p):
+		return c, p.PublicMessage(), nil
+	case c.message == "":
+		return c, err.Error(), nil
+	}
+	return c, c.message, nil
+}
+
+// Canceled reports whether err is the work of a request given up: its
+// context cancelled or past its deadline, or PostgreSQL cancelling the
+// statement for it (SQLSTATE 57014, "canceling statement due to user
+// request", which pgx provokes when the context ends).
+func Canceled(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var pg interface{ SQLState() string }
+	return errors.As(err, &pg) && pg.SQLState() == "57014"
+}
+
+// Error is a failure of a class with a message written for the caller
+// ("client 7 not found" where the class would say "Not found").
+type Error struct {
+	Class *Class
+	Msg   string
+}
+
+// Errorf makes an *Error of class c.
+func Errorf(c *Class, format string, args ...any) error {
+	return &Error{Class: c, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (e *Error) Error() string         { return e.Msg }
+func (e *Error) Unwrap() error         { return e.Class }
+func (e *Error) PublicMessage() string { return e.Msg }
+
+// Sentinel makes a domain sentinel of class c: text is for the log, the
+// caller reads the class's message.
+func Sentinel(c *Class, text string) error { return &sentinel{class: c, text: text} }
+
+type sentinel struct {
+	class *Class
+	text  string
+}
+
+func (s *sentinel) Error() string { return s.text }
+func (s *sentinel) Unwrap() error { return s.class }
+
+// BadRequest is a 400: the request cannot be understood as asked (a
+// malformed parameter, an unsupported search clause). Every package that
+// refuses a request this way uses this type.
+type BadRequest struct{ Msg string }
+
+// BadRequestf makes a *BadRequest.
+func BadRequestf(format string, args ...any) error {
+	return &BadRequest{Msg: fmt.Sprintf(format, args...)}
+}
+
+func (e *BadRequest) Error() string         { return e.Msg }
+func (e *BadRequest) Unwrap() error         { return ErrBadRequest }
+func (e *BadRequest) PublicMessage() string { return e.Msg }
+
+// FieldErrors collects validation failures per input field (GraphQL names
+// in resolvers, snake_case paths in the REST input mapper).
+type FieldErrors map[string][]string
+
+// Add records msg against field.
+func (fe FieldErrors) Add(field, msg string) { fe[field] = append(fe[field], msg) }
+
+// Err returns the collected failures as an error, or nil when there are none.
+func (fe FieldErrors) Err() error {
+	if len(fe) == 0 {
+		return nil
+	}
+	return &ValidationError{Fields: fe}
+}
+
+// ValidationError is a 422: the input parsed, but some fields are invalid.
+type ValidationError struct{ Fields FieldErrors }
+
+func (e *ValidationError) Error() string {
+	names := make([]string, 0, len(e.Fields))
+	for f := range e.Fields {
+		names = append(names, f)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, f := range names {
+		parts[i] = f + " " + strings.Join(e.Fields[f], ", ")
+	}
+	return "Validation failed: " + strings.Join(parts, "; ")
+}
+
+func (e *ValidationError) Unwrap() error { return ErrInvalid }

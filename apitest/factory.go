@@ -41,7 +41,12 @@ type Owner struct {
 // NewOwner bootstraps a data owner with a unique slug starting with prefix.
 func (e *Env) NewOwner(t testing.TB, prefix string) *Owner {
 	t.Helper()
-	slug := fmt.Sprintf("%s_%d_%s", strings.ToLower(strings.ReplaceAll(prefix, "-", "_")), ownerSeq.Add(1), randomHex(3))
+	return e.NewOwnerSlug(t, fmt.Sprintf("%s_%d_%s", strings.ToLower(strings.ReplaceAll(prefix, "-", "_")), ownerSeq.Add(1), randomHex(3)))
+}
+
+// NewOwnerSlug bootstraps a data owner with exactly the given slug.
+func (e *Env) NewOwnerSlug(t testing.TB, slug string) *Owner {
+	t.Helper()
 	key, rec := resolvers.NewKeyRecord(e.Sealer, auth.KindClientAdmin, 0, nil, nil, nil)
 	b, err := e.Store.Bootstrap(context.Background(), slug, "admin@"+slug+".example", rec)
 	if err != nil {

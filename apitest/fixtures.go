@@ -85,3 +85,12 @@ func (e *Env) LoadFixtureSet(t testing.TB, ownerID int64, clients []string, kind
 		}
 	}
 }
+
+// LoadFixtures is LoadFixtureSet with fresh clients; it answers them by
+// name ("C1".."C6").
+func (e *Env) LoadFixtures(t testing.TB, ownerID int64, kinds ...string) map[string]string {
+	t.Helper()
+	fresh := FreshFixtureClients()
+	e.LoadFixtureSet(t, ownerID, fresh, kinds...)
+	return ByClientName(fresh)
+}

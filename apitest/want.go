@@ -87,3 +87,15 @@ func WantRefused(t testing.TB, r *Response, status int, key string) {
 		t.Errorf("error body echoes the presented key: %s", r.Raw)
 	}
 }
+
+// WantForbidden is WantError for a 403.
+func WantForbidden(t testing.TB, r *Response) {
+	t.Helper()
+	WantError(t, r, http.StatusForbidden, "forbidden")
+}
+
+// WantNotFound is WantError for a 404.
+func WantNotFound(t testing.TB, r *Response, what string) {
+	t.Helper()
+	WantError(t, r, http.StatusNotFound, what)
+}

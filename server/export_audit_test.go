@@ -106,9 +106,9 @@ func TestExportListingQueryRules(t *testing.T) {
 	})
 	t.Run("GET /esql refuses unknown parameters", func(t *testing.T) {
 		q := url.QueryEscape("FROM analytics-production-" + w.o.Slug + "-measurements | KEEP id")
-		exportWant400(t, w.get(t, "/esql", "query="+q+"&format=csv"), "format")
-		exportWant400(t, w.get(t, "/esql", "query="), "query")
-		exportWant400(t, w.get(t, "/esql", "query="+q+"&query="+q), "query")
+		apitest.Want400(t, w.get(t, "/esql", "query="+q+"&format=csv"), "format")
+		apitest.Want400(t, w.get(t, "/esql", "query="), "query")
+		apitest.Want400(t, w.get(t, "/esql", "query="+q+"&query="+q), "query")
 	})
 }
 
@@ -228,7 +228,7 @@ func TestExportSearchParameters(t *testing.T) {
 			return w.get(t, "/search", "body=%7B%7D&explain=true")
 		}, "explain"},
 	} {
-		t.Run("refused: "+c.name, func(t *testing.T) { exportWant400(t, c.r(t), c.mention) })
+		t.Run("refused: "+c.name, func(t *testing.T) { apitest.Want400(t, c.r(t), c.mention) })
 	}
 }
 
@@ -237,10 +237,8 @@ func TestExportSearchParameters(t *testing.T) {
 // answers them by client name.
 func exportFixtures(t *testing.T, w *exportWorld) map[string]string {
 	t.Helper()
-	fresh := freshFixtureClients()
-	loadFixtureSet(t, w.e, w.o.ID, fresh, store.KindMeasurement, store.KindClientReport, store.KindEventBundle,
+	clients := w.e.LoadFixtures(t, w.o.ID, store.KindMeasurement, store.KindClientReport, store.KindEventBundle,
 		store.KindNetworkRequest, store.KindUserFeedback)
-	clients := byClientName(fresh)
 	ctx := context.Background()
 	for _, c := range []struct {
 		name, label string

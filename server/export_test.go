@@ -151,17 +151,6 @@ func exportIDs(t *testing.T, r *apitest.Response) []string {
 	return ids
 }
 
-func exportWant400(t *testing.T, r *apitest.Response, mention string) {
-	t.Helper()
-	if r.Status != http.StatusBadRequest {
-		t.Fatalf("status %d, want 400: %s", r.Status, r.Raw)
-	}
-	msg, _ := r.Obj(t)["message"].(string)
-	if !strings.Contains(msg, mention) {
-		t.Fatalf("message %q does not mention %q", msg, mention)
-	}
-}
-
 type exportCase struct {
 	name, path, query string
 	want              []string // ids, newest first
@@ -174,7 +163,7 @@ func runExportCases(t *testing.T, w *exportWorld, cases []exportCase) {
 		t.Run(c.name, func(t *testing.T) {
 			r := w.get(t, c.path, c.query)
 			if c.bad != "" {
-				exportWant400(t, r, c.bad)
+				apitest.Want400(t, r, c.bad)
 				return
 			}
 			if got := exportIDs(t, r); !reflect.DeepEqual(got, c.want) {
@@ -372,7 +361,7 @@ func TestExportPaging(t *testing.T) {
 		{"page negative", "page=-1", "page"},
 		{"page not a number", "page=two", "page"},
 	} {
-		t.Run(c.name, func(t *testing.T) { exportWant400(t, w.get(t, "/measurements", c.query), c.param) })
+		t.Run(c.name, func(t *testing.T) { apitest.Want400(t, w.get(t, "/measurements", c.query), c.param) })
 	}
 }
 
@@ -674,7 +663,7 @@ func TestExportSearch(t *testing.T) {
 		{"size not a number", func(t *testing.T) *apitest.Response { return w.get(t, "/search", "body=%7B%7D&size=many") }, "size"},
 		{"scroll over 5m", func(t *testing.T) *apitest.Response { return w.get(t, "/search", "body=%7B%7D&scroll=10m") }, "scroll"},
 	} {
-		t.Run("refused: "+c.name, func(t *testing.T) { exportWant400(t, c.r(t), c.mention) })
+		t.Run("refused: "+c.name, func(t *testing.T) { apitest.Want400(t, c.r(t), c.mention) })
 	}
 }
 
@@ -772,14 +761,14 @@ func TestExportESQL(t *testing.T) {
 		{"no FROM", "ROW a = 1", "FROM"},
 	} {
 		t.Run("refused: "+c.name, func(t *testing.T) {
-			exportWant400(t, w.get(t, "/esql", "query="+url.QueryEscape(c.query)), c.mention)
-			exportWant400(t, w.post(t, "/esql", map[string]any{"query": c.query}), c.mention)
+			apitest.Want400(t, w.get(t, "/esql", "query="+url.QueryEscape(c.query)), c.mention)
+			apitest.Want400(t, w.post(t, "/esql", map[string]any{"query": c.query}), c.mention)
 		})
 	}
-	t.Run("refused: GET without query", func(t *testing.T) { exportWant400(t, w.get(t, "/esql", ""), "query") })
-	t.Run("refused: POST without query", func(t *testing.T) { exportWant400(t, w.post(t, "/esql", map[string]any{}), "query") })
+	t.Run("refused: GET without query", func(t *testing.T) { apitest.Want400(t, w.get(t, "/esql", ""), "query") })
+	t.Run("refused: POST without query", func(t *testing.T) { apitest.Want400(t, w.post(t, "/esql", map[string]any{}), "query") })
 	t.Run("refused: POST with another key", func(t *testing.T) {
-		exportWant400(t, w.post(t, "/esql", map[string]any{"query": query, "index": "x"}), "index")
+		apitest.Want400(t, w.post(t, "/esql", map[string]any{"query": query, "index": "x"}), "index")
 	})
 }
 
@@ -844,8 +833,8 @@ func TestExportESQLLookupJoin(t *testing.T) {
 		{"LOOKUP without JOIN", M + " | LOOKUP " + p + "-lookup-clients ON client_uuid", "only LOOKUP JOIN"},
 	} {
 		t.Run("refused: "+c.name, func(t *testing.T) {
-			exportWant400(t, w.get(t, "/esql", "query="+url.QueryEscape(c.query)), c.mention)
-			exportWant400(t, w.post(t, "/esql", map[string]any{"query": c.query}), c.mention)
+			apitest.Want400(t, w.get(t, "/esql", "query="+url.QueryEscape(c.query)), c.mention)
+			apitest.Want400(t, w.post(t, "/esql", map[string]any{"query": c.query}), c.mention)
 		})
 	}
 }

@@ -31,22 +31,15 @@ type gmWorld struct {
 // created_at (2026-10-01 + i/5 hours), so pages must order ties.
 const gmBulk = 25
 
-// gmLoadFixtures loads the fixture files into o as `fleetgraph import`
-// does (store.ParseDocument, store.InsertDocuments), with fresh client
-// UUIDs, and answers C1..C6's UUIDs.
-func gmLoadFixtures(t *testing.T, e *apitest.Env, o *apitest.Owner) map[string]string {
-	t.Helper()
-	fresh := freshFixtureClients()
-	loadFixtureSet(t, e, o.ID, fresh, store.KindMeasurement, store.KindClientReport, store.KindAnomalyEvent)
-	return byClientName(fresh)
-}
+// gmKinds are the fixture files each data owner of the world loads.
+var gmKinds = []string{store.KindMeasurement, store.KindClientReport, store.KindAnomalyEvent}
 
 func newGMWorld(t *testing.T, prefix string) *gmWorld {
 	t.Helper()
 	e := apitest.Get(t)
 	w := &gmWorld{e: e, o: e.NewOwner(t, prefix), other: e.NewOwner(t, prefix+"-other"), bulk: uuid.NewString()}
-	w.c = gmLoadFixtures(t, e, w.o)
-	w.otherC = gmLoadFixtures(t, e, w.other)
+	w.c = e.LoadFixtures(t, w.o.ID, gmKinds...)
+	w.otherC = e.LoadFixtures(t, w.other.ID, gmKinds...)
 	var bulk []map[string]any
 	for i := range gmBulk {
 		at := time.Date(2026, 10, 1, i/5, 0, 0, 0, time.UTC)

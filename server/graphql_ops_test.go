@@ -77,7 +77,7 @@ func TestGraphQLOpsIsps(t *testing.T) {
 		got := gqlOpsObj(t, gqlOps(t, w, `query($id: Int!) { isp(id: $id) { `+gqlOpsIspFields+` } }`,
 			map[string]any{"id": isp["id"]}), "isp")
 		specWant(t, "isp", got, "name", "KPN")
-		specWant(t, "isp", got, "createdAt", specTime(t, isp["createdAt"]))
+		specWant(t, "isp", got, "createdAt", apitest.Time(t, isp["createdAt"]))
 	})
 
 	t.Run("isp answers contracts with their client and ISP", func(t *testing.T) {
@@ -90,16 +90,16 @@ func TestGraphQLOpsIsps(t *testing.T) {
 		isp := gqlOpsObj(t, d, "isp")
 		specWant(t, "isp", isp, "ispDetailsCount", 2)
 		specWant(t, "isp", isp, "ispContractsCount", 2)
-		c := specFind(t, specList(t, isp["ispContracts"]), w.contract)
-		for k, v := range map[string]any{"ispId": w.isp, "clientId": w.probe.id, "uploadSpeed": 50, "downloadSpeed": 250,
+		c := specFind(t, apitest.List(t, isp["ispContracts"]), w.contract)
+		for k, v := range map[string]any{"ispId": w.isp, "clientId": w.probe.ID, "uploadSpeed": 50, "downloadSpeed": 250,
 			"monthlyPrice": 49.99, "currency": "EUR", "assumedTariff": "business", "connectionType": "fiber",
-			"name": "Business 250", "validFrom": w.from, "validUntil": nil, "clientUuid": w.probe.uuid,
-			"clientLabel": w.probe.label, "ispName": "Telekom"} {
+			"name": "Business 250", "validFrom": w.from, "validUntil": nil, "clientUuid": w.probe.UUID,
+			"clientLabel": w.probe.Label, "ispName": "Telekom"} {
 			specWant(t, "contract", c, k, v)
 		}
 		client := c["client"].(map[string]any)
-		specWant(t, "contract.client", client, "id", w.probe.id)
-		specWant(t, "contract.client", client, "uuid", w.probe.uuid)
+		specWant(t, "contract.client", client, "id", w.probe.ID)
+		specWant(t, "contract.client", client, "uuid", w.probe.UUID)
 		specWant(t, "contract.client", client, "accessLevel", "owner")
 		specWant(t, "contract.isp", c["isp"].(map[string]any), "id", w.isp)
 	})
@@ -122,7 +122,7 @@ func TestGraphQLOpsIsps(t *testing.T) {
 			t.Run(c.name, func(t *testing.T) {
 				d := gqlOps(t, w, `query($f: IspFilter) { isps(filter: $f) { id name country } }`, map[string]any{"f": c.filter})
 				var names []string
-				for _, item := range specList(t, d["isps"]) {
+				for _, item := range apitest.List(t, d["isps"]) {
 					names = append(names, item.(map[string]any)["name"].(string))
 				}
 				slices.Sort(names)
@@ -146,25 +146,25 @@ func TestGraphQLOpsIsps(t *testing.T) {
 	t.Run("ispMergeInto answers the target and removes the source", func(t *testing.T) {
 		src := create(t, map[string]any{"name": "Merged Away", "country": "DE", "type": "fixed"})
 		target := create(t, map[string]any{"name": "Merge Target", "country": "DE", "type": "fixed"})
-		w.sql(t, `UPDATE isps SET alternative_names = '{MA}', as_numbers = '{AS64500}' WHERE id = $1`, specInt(t, src["id"]))
-		if _, err := w.e.Store.CreateContract(t.Context(), w.o.ID, store.NewContract{IspID: specInt(t, src["id"]),
-			ClientID: w.bare.id, Name: "moved"}); err != nil {
+		w.e.SQL(t, `UPDATE isps SET alternative_names = '{MA}', as_numbers = '{AS64500}' WHERE id = $1`, apitest.Int(t, src["id"]))
+		if _, err := w.e.Store.CreateContract(t.Context(), w.o.ID, store.NewContract{IspID: apitest.Int(t, src["id"]),
+			ClientID: w.bare.ID, Name: "moved"}); err != nil {
 			t.Fatalf("seed contract: %v", err)
 		}
 		d := gqlOps(t, w, `mutation($id: Int!, $to: Int!) { ispMergeInto(id: $id, input: {targetId: $to}) {
 			`+gqlOpsIspFields+` ispContracts { name ispId client { id } } } }`,
 			map[string]any{"id": src["id"], "to": target["id"]})
 		got := d["ispMergeInto"].(map[string]any)
-		specWant(t, "ispMergeInto", got, "id", specInt(t, target["id"]))
+		specWant(t, "ispMergeInto", got, "id", apitest.Int(t, target["id"]))
 		specWant(t, "ispMergeInto", got, "asNumbers", []string{"AS64500"})
 		specWant(t, "ispMergeInto", got, "ispContractsCount", 1)
-		alt := specStrings(t, got["alternativeNames"])
+		alt := apitest.Strings(t, got["alternativeNames"])
 		if !slices.Contains(alt, "MA") || !slices.Contains(alt, "Merged Away") {
 			t.Errorf("alternativeNames = %q, want MA and Merged Away", alt)
 		}
-		moved := specList(t, got["ispContracts"])[0].(map[string]any)
-		specWant(t, "moved contract", moved, "ispId", specInt(t, target["id"]))
-		specWant(t, "moved contract", moved["client"].(map[string]any), "id", w.bare.id)
+		moved := apitest.List(t, got["ispContracts"])[0].(map[string]any)
+		specWant(t, "moved contract", moved, "ispId", apitest.Int(t, target["id"]))
+		specWant(t, "moved contract", moved["client"].(map[string]any), "id", w.bare.ID)
 		g, _ := gqlOpsFail(t, w.e, w.o.Key, `query($id: Int!) { isp(id: $id) { id } }`, map[string]any{"id": src["id"]})
 		if g.Code() != "NOT_FOUND" {
 			t.Errorf("merged source: code %q, want NOT_FOUND", g.Code())
@@ -206,7 +206,7 @@ func TestGraphQLOpsCapabilitiesAndRegistrationKeys(t *testing.T) {
 		"forbiddenMeasurementSubjects": []string{"netflix"}, "registrationKeysCount": 0} {
 		specWant(t, "capabilityCreate", capability, k, v)
 	}
-	capID := specInt(t, capability["id"])
+	capID := apitest.Int(t, capability["id"])
 	createKey := func(t *testing.T, input map[string]any) map[string]any {
 		t.Helper()
 		input["capabilityId"] = capID
@@ -231,7 +231,7 @@ func TestGraphQLOpsCapabilitiesAndRegistrationKeys(t *testing.T) {
 	t.Run("registrationKeyCreate stores the given values", func(t *testing.T) {
 		from := time.Now().UTC().Truncate(time.Second).Add(time.Hour)
 		until := from.AddDate(0, 1, 0)
-		given = createKey(t, map[string]any{"registrationKey": specUnique("  video-rollout-" + w.o.Slug), "comment": "batch 1",
+		given = createKey(t, map[string]any{"registrationKey": apitest.Unique("  video-rollout-" + w.o.Slug), "comment": "batch 1",
 			"validFrom": from.Format(time.RFC3339), "validUntil": until.Format(time.RFC3339),
 			"numRegistrationsLeft": 10, "usageLimitDays": 90, "testing": true})
 		if k := given["registrationKey"].(string); !strings.HasPrefix(k, "video-rollout-") {
@@ -247,7 +247,7 @@ func TestGraphQLOpsCapabilitiesAndRegistrationKeys(t *testing.T) {
 			numRegistrationsLeft: 3}) { `+gqlOpsKeyFields+` } }`, map[string]any{"id": given["id"]})
 		got := specCheck(t, "registrationKeyUpdate", d["registrationKeyUpdate"], gqlOpsKeyShape)
 		for k, v := range map[string]any{"comment": nil, "testing": false, "numRegistrationsLeft": 3,
-			"usageLimitDays": 90, "registrationKey": given["registrationKey"], "validUntil": specTime(t, given["validUntil"])} {
+			"usageLimitDays": 90, "registrationKey": given["registrationKey"], "validUntil": apitest.Time(t, given["validUntil"])} {
 			specWant(t, "registrationKeyUpdate", got, k, v)
 		}
 	})
@@ -259,19 +259,19 @@ func TestGraphQLOpsCapabilitiesAndRegistrationKeys(t *testing.T) {
 		}`, map[string]any{"cap": capID, "key": given["id"]})
 		c := gqlOpsObj(t, d, "capability")
 		specWant(t, "capability", c, "registrationKeysCount", 2)
-		keys := specList(t, c["registrationKeys"])
+		keys := apitest.List(t, c["registrationKeys"])
 		for _, k := range []map[string]any{generated, given} {
-			item := specFind(t, keys, specInt(t, k["id"]))
+			item := specFind(t, keys, apitest.Int(t, k["id"]))
 			specWant(t, "capability.registrationKeys", item, "registrationKey", k["registrationKey"])
 			specWant(t, "capability.registrationKeys.capability", item["capability"].(map[string]any), "id", capID)
 		}
 		back := gqlOpsObj(t, d, "registrationKey")["capability"].(map[string]any)
 		specWant(t, "registrationKey.capability", back, "id", capID)
-		if n := len(specList(t, back["registrationKeys"])); n != 2 {
+		if n := len(apitest.List(t, back["registrationKeys"])); n != 2 {
 			t.Errorf("registrationKey.capability.registrationKeys has %d items, want 2", n)
 		}
-		specWant(t, "capabilities", specFind(t, specList(t, d["capabilities"]), capID), "registrationKeysCount", 2)
-		specWant(t, "capabilities", specFind(t, specList(t, d["capabilities"]), w.capability), "registrationKeysCount", 1)
+		specWant(t, "capabilities", specFind(t, apitest.List(t, d["capabilities"]), capID), "registrationKeysCount", 2)
+		specWant(t, "capabilities", specFind(t, apitest.List(t, d["capabilities"]), w.capability), "registrationKeysCount", 1)
 	})
 	t.Run("the world's key counts its registered client", func(t *testing.T) {
 		d := gqlOps(t, w, `query($id: Int!) { registrationKey(id: $id) { clientsCount capability { id } } }`,
@@ -343,7 +343,7 @@ const gqlOpsClientFields = `id uuid type accessLevel label extraLabel tags creat
 func TestGraphQLOpsClients(t *testing.T) {
 	w := specSeed(t, "gql-clients")
 	d := gqlOps(t, w, `{ clients { `+gqlOpsClientFields+` } clientGroups { id name clients { id uuid } } }`, nil)
-	list := specList(t, d["clients"])
+	list := apitest.List(t, d["clients"])
 	if len(list) != 3 {
 		t.Errorf("%d clients, want 3", len(list))
 	}
@@ -356,7 +356,7 @@ func TestGraphQLOpsClients(t *testing.T) {
 	}
 	cases := []struct {
 		name   string
-		client specClient
+		client apitest.Client
 		want   want
 	}{
 		{"owned client links groups, contract with ISP and registration key", w.probe, want{
@@ -378,9 +378,9 @@ func TestGraphQLOpsClients(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			byUUID := gqlOpsObj(t, gqlOps(t, w, `query($id: ID!) { client(id: $id) { `+gqlOpsClientFields+` } }`,
-				map[string]any{"id": c.client.uuid}), "client")
-			for where, obj := range map[string]map[string]any{"clients": specFind(t, list, c.client.id), "client(uuid)": byUUID} {
-				specWant(t, where, obj, "uuid", c.client.uuid)
+				map[string]any{"id": c.client.UUID}), "client")
+			for where, obj := range map[string]map[string]any{"clients": specFind(t, list, c.client.ID), "client(uuid)": byUUID} {
+				specWant(t, where, obj, "uuid", c.client.UUID)
 				for k, v := range c.want.fields {
 					specWant(t, where, obj, k, v)
 				}
@@ -390,10 +390,10 @@ func TestGraphQLOpsClients(t *testing.T) {
 				specWantRef(t, where+".registrationKey", obj["registrationKey"], c.want.regKey)
 				specWant(t, where+".configuration", obj["configuration"].(map[string]any), "managed", c.want.managed)
 				var groups []string
-				for _, g := range specList(t, obj["clientGroups"]) {
+				for _, g := range apitest.List(t, obj["clientGroups"]) {
 					group := g.(map[string]any)
 					groups = append(groups, group["name"].(string))
-					specFind(t, specList(t, group["clients"]), c.client.id) // the group lists the client back
+					specFind(t, apitest.List(t, group["clients"]), c.client.ID) // the group lists the client back
 				}
 				if !slices.Equal(groups, c.want.groups) {
 					t.Errorf("%s.clientGroups = %q, want %q", where, groups, c.want.groups)
@@ -403,35 +403,35 @@ func TestGraphQLOpsClients(t *testing.T) {
 	}
 
 	t.Run("currentIspContract links the ISP and back to the client", func(t *testing.T) {
-		cur := specFind(t, list, w.probe.id)["currentIspContract"].(map[string]any)
+		cur := specFind(t, list, w.probe.ID)["currentIspContract"].(map[string]any)
 		for k, v := range map[string]any{"ispId": w.isp, "ispName": "Telekom", "name": "Business 250", "validFrom": w.from} {
 			specWant(t, "currentIspContract", cur, k, v)
 		}
 		specWant(t, "currentIspContract.isp", cur["isp"].(map[string]any), "name", "Telekom")
-		specWant(t, "currentIspContract.client", cur["client"].(map[string]any), "uuid", w.probe.uuid)
+		specWant(t, "currentIspContract.client", cur["client"].(map[string]any), "uuid", w.probe.UUID)
 	})
 	t.Run("registrationKey links its capability", func(t *testing.T) {
-		k := specFind(t, list, w.probe.id)["registrationKey"].(map[string]any)
+		k := specFind(t, list, w.probe.ID)["registrationKey"].(map[string]any)
 		specWant(t, "registrationKey", k, "registrationKey", w.regKey)
 		specWant(t, "registrationKey.capability", k["capability"].(map[string]any), "id", w.capability)
 	})
 	t.Run("configuration names the assigned config", func(t *testing.T) {
-		cfg := specFind(t, list, w.probe.id)["configuration"].(map[string]any)
+		cfg := specFind(t, list, w.probe.ID)["configuration"].(map[string]any)
 		specWant(t, "configuration", cfg, "publicConfigId", w.assignedPublic)
 		specWant(t, "configuration", cfg, "automatorConfigId", nil)
 	})
 	t.Run("clientGroups lists each group with its clients", func(t *testing.T) {
-		groups := specList(t, d["clientGroups"])
+		groups := apitest.List(t, d["clientGroups"])
 		if len(groups) != 1 {
 			t.Fatalf("%d groups, want 1", len(groups))
 		}
 		g := specFind(t, groups, w.group)
 		specWant(t, "group", g, "name", "Berlin")
-		members := specList(t, g["clients"])
+		members := apitest.List(t, g["clients"])
 		if len(members) != 1 {
 			t.Fatalf("group has %d clients, want 1", len(members))
 		}
-		specWant(t, "group.clients[0]", members[0].(map[string]any), "uuid", w.probe.uuid)
+		specWant(t, "group.clients[0]", members[0].(map[string]any), "uuid", w.probe.UUID)
 	})
 	t.Run("clientLabelAvailable answers like the REST check", func(t *testing.T) {
 		cases := []struct {
@@ -442,8 +442,8 @@ func TestGraphQLOpsClients(t *testing.T) {
 			{"taken label", " probe BERLIN 1 ", nil, false},
 			{"free label", "Probe Hamburg", nil, true},
 			{"blank label", " ", nil, true},
-			{"excluded by id", "Probe Berlin 1", fmt.Sprint(w.probe.id), true},
-			{"excluded by UUID", "Probe Berlin 1", w.probe.uuid, true},
+			{"excluded by id", "Probe Berlin 1", fmt.Sprint(w.probe.ID), true},
+			{"excluded by UUID", "Probe Berlin 1", w.probe.UUID, true},
 		}
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
@@ -512,7 +512,7 @@ func TestGraphQLOpsUsers(t *testing.T) {
 					specWant(t, where+".notificationConfig", u["notificationConfig"].(map[string]any), k, v)
 				}
 			}
-			specWant(t, "users", specFind(t, specList(t, stored["users"]), specInt(t, id)), "email", "ada@example.org")
+			specWant(t, "users", specFind(t, apitest.List(t, stored["users"]), apitest.Int(t, id)), "email", "ada@example.org")
 		})
 	}
 }
@@ -540,7 +540,7 @@ func TestGraphQLOpsApiKeys(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			name := specUnique("gql-key")
+			name := apitest.Unique("gql-key")
 			input := fmt.Sprintf(`{name: %q, validUntil: %q}`, name, until)
 			if c.create == "clientAdminApiKeyCreate" {
 				input = fmt.Sprintf(`{name: %q, validUntil: %q, effectiveRole: viewer}`, name, until)
@@ -550,10 +550,10 @@ func TestGraphQLOpsApiKeys(t *testing.T) {
 			if !strings.HasPrefix(secret, c.prefix) {
 				t.Errorf("apiKey %q lacks prefix %q", secret, c.prefix)
 			}
-			id := specInt(t, created["id"])
+			id := apitest.Int(t, created["id"])
 			d := gqlOps(t, w, `query($id: Int!) { list: `+c.list+` { `+c.fields+` } one: `+c.get+`(id: $id) { `+c.fields+` } }`,
 				map[string]any{"id": id})
-			for where, obj := range map[string]map[string]any{"list": specFind(t, specList(t, d["list"]), id), "get": gqlOpsObj(t, d, "one")} {
+			for where, obj := range map[string]map[string]any{"list": specFind(t, apitest.List(t, d["list"]), id), "get": gqlOpsObj(t, d, "one")} {
 				specWant(t, where, obj, "name", name)
 				specWant(t, where, obj, "validUntil", specKeyUntil)
 				if c.secretInReads {
@@ -591,7 +591,7 @@ func TestGraphQLOpsServiceCredentials(t *testing.T) {
 	for k, v := range map[string]any{"name": "Ookla", "service": "ookla", "username": "probe", "passwordSet": true} {
 		specWant(t, "serviceCredentialCreate", c, k, v)
 	}
-	id := specInt(t, c["id"])
+	id := apitest.Int(t, c["id"])
 	steps := []struct {
 		name, input string
 		stored      string
@@ -619,7 +619,7 @@ func TestGraphQLOpsServiceCredentials(t *testing.T) {
 				specWant(t, "serviceCredentialUpdate", got, k, v)
 				specWant(t, "serviceCredential", gqlOpsObj(t, stored, "one"), k, v)
 			}
-			specWant(t, "serviceCredentials", specFind(t, specList(t, stored["all"]), id), "passwordSet", true)
+			specWant(t, "serviceCredentials", specFind(t, apitest.List(t, stored["all"]), id), "passwordSet", true)
 			if pw, _ := specSealed(t, w, id); pw != s.stored {
 				t.Errorf("stored password %q, want %q", pw, s.stored)
 			}
@@ -672,9 +672,9 @@ func TestGraphQLOpsSettingsAndAiStatus(t *testing.T) {
 // the field list in extensions.errors.
 func TestGraphQLOpsErrorCodes(t *testing.T) {
 	w := specSeed(t, "gql-errors")
-	foreign := specBody(t, w.e.Admin(t, http.MethodPost, "/isps", w.partner.Key,
+	foreign := apitest.WantEnvelope(t, w.e.Admin(t, http.MethodPost, "/isps", w.partner.Key,
 		map[string]any{"name": "Foreign", "country": "DE", "type": "fixed"}), 201, "isp").(map[string]any)["id"]
-	dupName := specUnique("dup")
+	dupName := apitest.Unique("dup")
 	gqlOps(t, w, `mutation($n: String!) { serviceCredentialCreate(input: {name: $n, service: "smtp"}) { id } }`, map[string]any{"n": dupName})
 
 	cases := []struct {
@@ -756,9 +756,9 @@ func TestGraphQLOpsErrorCodes(t *testing.T) {
 		}
 	})
 	t.Run("a refused mutation leaves nothing behind", func(t *testing.T) {
-		before := len(specList(t, gqlOps(t, w, `{ isps { id } }`, nil)["isps"]))
+		before := len(apitest.List(t, gqlOps(t, w, `{ isps { id } }`, nil)["isps"]))
 		gqlOpsFail(t, w.e, w.o.Key, `mutation { ispCreate(input: {name: "", country: "DE", type: fixed}) { id } }`, nil)
-		if after := len(specList(t, gqlOps(t, w, `{ isps { id } }`, nil)["isps"])); after != before {
+		if after := len(apitest.List(t, gqlOps(t, w, `{ isps { id } }`, nil)["isps"])); after != before {
 			t.Errorf("%d ISPs after a refused create, want %d", after, before)
 		}
 	})

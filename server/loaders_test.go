@@ -19,8 +19,6 @@ const ldrQuery = `{ clients { id clientGroups { id name clients { id } } current
 // ldrGroupSize is how many clients share a client group.
 const ldrGroupSize = 5
 
-func ldrPtr[T any](v T) *T { return &v }
-
 // ldrSeed makes a data owner with n clients, each in a client group, with a
 // current ISP contract (half of them also an expired one), a registration
 // key of a capability and an assigned public config, seen a minute ago.
@@ -37,13 +35,13 @@ func ldrSeed(tb testing.TB, e *apitest.Env, prefix string, n int) *apitest.Owner
 	}
 	var isps []int64
 	for i := range 5 {
-		isp, err := st.CreateIsp(ctx, o.ID, store.IspInput{Name: ldrPtr(fmt.Sprintf("ISP %d", i)), Country: ldrPtr("DE"), Type: ldrPtr("fixed")})
+		isp, err := st.CreateIsp(ctx, o.ID, store.IspInput{Name: apitest.Ptr(fmt.Sprintf("ISP %d", i)), Country: apitest.Ptr("DE"), Type: apitest.Ptr("fixed")})
 		must(err, "isp")
 		isps = append(isps, isp.ID)
 	}
 	var regKeys []int64
 	for i := range 2 {
-		c, err := st.CreateCapability(ctx, o.ID, store.CapabilityInput{Name: ldrPtr(fmt.Sprintf("Capability %d", i)),
+		c, err := st.CreateCapability(ctx, o.ID, store.CapabilityInput{Name: apitest.Ptr(fmt.Sprintf("Capability %d", i)),
 			AllowedMeasurementTypes: []string{"VideoMeasurement"}})
 		must(err, "capability")
 		for j := range 2 {
@@ -66,7 +64,7 @@ func ldrSeed(tb testing.TB, e *apitest.Env, prefix string, n int) *apitest.Owner
 	var group []int64
 	for i := range n {
 		id, err := st.CreateClient(ctx, o.ID, store.NewClient{UUID: uuid.NewString(), Type: "automator",
-			Label: ldrPtr(fmt.Sprintf("probe-%03d", i)), RegistrationKeyID: &regKeys[i%len(regKeys)],
+			Label: apitest.Ptr(fmt.Sprintf("probe-%03d", i)), RegistrationKeyID: &regKeys[i%len(regKeys)],
 			PublicConfigID: &configs[i%len(configs)], LastSeenAt: &seen})
 		must(err, "client")
 		_, err = st.CreateContract(ctx, o.ID, store.NewContract{IspID: isps[i%len(isps)], ClientID: id,

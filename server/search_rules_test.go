@@ -74,7 +74,7 @@ func TestMeasurementSearchIndexScopeEveryType(t *testing.T) {
 	}
 	for _, bad := range []string{"Video", "measurements", "", "web,video", "*"} {
 		t.Run("unknown "+bad, func(t *testing.T) {
-			srchWant400(t, w.post(t, "/measurements/search", w.o.Key, map[string]any{"body": srchAll, "index_scope": bad}), "index_scope")
+			apitest.Want400(t, w.post(t, "/measurements/search", w.o.Key, map[string]any{"body": srchAll, "index_scope": bad}), "index_scope")
 		})
 	}
 }
@@ -223,7 +223,7 @@ func TestMeasurementSearchBadFieldTypes(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			srchWant400(t, w.post(t, "/measurements/search", w.o.Key, c.body), c.mention)
+			apitest.Want400(t, w.post(t, "/measurements/search", w.o.Key, c.body), c.mention)
 		})
 	}
 	anomaly := []struct {
@@ -238,7 +238,7 @@ func TestMeasurementSearchBadFieldTypes(t *testing.T) {
 	}
 	for _, c := range anomaly {
 		t.Run(c.name, func(t *testing.T) {
-			srchWant400(t, w.post(t, "/anomaly_events/search", w.o.Key, c.body), c.mention)
+			apitest.Want400(t, w.post(t, "/anomaly_events/search", w.o.Key, c.body), c.mention)
 		})
 	}
 }

@@ -125,17 +125,6 @@ func srchHitIDs(t *testing.T, r *apitest.Response) []string {
 	return ids
 }
 
-func srchWant400(t *testing.T, r *apitest.Response, mention string) {
-	t.Helper()
-	if r.Status != http.StatusBadRequest {
-		t.Fatalf("status %d, want 400: %s", r.Status, r.Raw)
-	}
-	msg, _ := r.Obj(t)["message"].(string)
-	if !strings.Contains(msg, mention) {
-		t.Errorf("message %q does not mention %q", msg, mention)
-	}
-}
-
 var srchAll = map[string]any{"query": map[string]any{"match_all": map[string]any{}}, "size": 100}
 
 func TestMeasurementSearchEnvelopeAndScope(t *testing.T) {
@@ -247,11 +236,11 @@ func TestMeasurementSearchRejections(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			srchWant400(t, w.post(t, "/measurements/search", w.o.Key, c.body), c.mention)
+			apitest.Want400(t, w.post(t, "/measurements/search", w.o.Key, c.body), c.mention)
 		})
 	}
 	t.Run("malformed JSON", func(t *testing.T) {
-		srchWant400(t, w.post(t, "/measurements/search", w.o.Key, `{"body": `), "JSON")
+		apitest.Want400(t, w.post(t, "/measurements/search", w.o.Key, `{"body": `), "JSON")
 	})
 	t.Run("no key", func(t *testing.T) {
 		if r := w.post(t, "/measurements/search", "", map[string]any{"body": srchAll}); r.Status != http.StatusUnauthorized {
@@ -411,7 +400,7 @@ func TestMeasurementGraph(t *testing.T) {
 // and answers the measurement's id.
 func srchFixture(t *testing.T, e *apitest.Env, o *apitest.Owner) string {
 	t.Helper()
-	client, id := uuid.NewString(), rolesUnique("m-fixture")
+	client, id := uuid.NewString(), apitest.Unique("m-fixture")
 	srchInsert(t, e, o, "measurement", srchMeasurement(id, client, "VideoMeasurement", "youtube", 1, map[string]any{"bitrate": 1}))
 	srchInsert(t, e, o, "client_report", srchReport(id+"-p1203", client, "P1203ClientReport", id),
 		srchReport(id+"-perf", client, "PerformanceClientReport", id),

@@ -63,7 +63,7 @@ func rtNewOwner(t *testing.T, e *apitest.Env, slug string) *rtOwner {
 	o := &rtOwner{id: b.DataOwnerID, slug: slug, key: key, tag: "tag-" + slug,
 		indexPrefix: "analytics-production-" + slug, anomalyIDSample: rtAnomaly}
 	o.videoIndex = o.indexPrefix + "-measurements-videomeasurement"
-	for i := range fixtureClients {
+	for i := range apitest.FixtureClients {
 		u := uuid.NewString()
 		label := fmt.Sprintf("lbl-%s-%d", slug, i+1)
 		if _, err := e.Store.CreateClient(ctx, o.id, store.NewClient{UUID: u, Type: "automator", Label: &label,
@@ -72,7 +72,7 @@ func rtNewOwner(t *testing.T, e *apitest.Env, slug string) *rtOwner {
 		}
 		o.clients, o.labels = append(o.clients, u), append(o.labels, label)
 	}
-	loadFixtureSet(t, e, o.id, o.clients, store.KindMeasurement, store.KindClientReport, store.KindEventBundle,
+	e.LoadFixtureSet(t, o.id, o.clients, store.KindMeasurement, store.KindClientReport, store.KindEventBundle,
 		store.KindNetworkRequest, store.KindUserFeedback, store.KindAnomalyEvent)
 	ek := e.Admin(t, http.MethodPost, "/export_api_keys", o.key, map[string]any{"name": "rt"})
 	if ek.Status != http.StatusCreated {
@@ -171,12 +171,12 @@ func rtHits(t *testing.T, res rtResult) int {
 	case map[string]any:
 		if aggs, ok := v["aggregations"].(map[string]any); ok {
 			if c, ok := aggs["c"].(map[string]any); ok {
-				return int(rolesInt(t, c["value"]))
+				return int(apitest.Int(t, c["value"]))
 			}
 		}
 		if hits, ok := v["hits"].(map[string]any); ok {
 			if total, ok := hits["total"].(map[string]any); ok {
-				return int(rolesInt(t, total["value"]))
+				return int(apitest.Int(t, total["value"]))
 			}
 		}
 	}
@@ -419,7 +419,7 @@ func TestSearchTenancyEscapes(t *testing.T) {
 		if r.Status != http.StatusOK {
 			t.Fatalf("resolve by %s: %d %s", o.slug, r.Status, r.Raw)
 		}
-		if got := r.Obj(t); rolesInt(t, got["updated"]) != 2 || rolesInt(t, got["requested"]) != 3 {
+		if got := r.Obj(t); apitest.Int(t, got["updated"]) != 2 || apitest.Int(t, got["requested"]) != 3 {
 			t.Errorf("resolve by %s = %v, want updated 2 (its own new episodes), requested 3", o.slug, got)
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"testing"
 
-
 	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/model"

@@ -99,3 +99,13 @@ var seq atomic.Int64
 
 // Unique makes a name unique within the test binary: prefix-N.
 func Unique(prefix string) string { return fmt.Sprintf("%s-%d", prefix, seq.Add(1)) }
+
+// ID reads the integer "id" of a JSON record.
+func ID(t testing.TB, rec any) int64 {
+	t.Helper()
+	m, ok := rec.(map[string]any)
+	if !ok {
+		t.Fatalf("not a record: %v", rec)
+	}
+	return Int(t, m["id"])
+}

@@ -96,7 +96,7 @@ func Body(t testing.TB, body any) io.Reader {
 }
 
 // Request builds a request to url with header (sent as spelled, names not
-// canonicalized) and a body as Body takes it, sent as application/json.
+// canonicalized) and a body as Body takes it.
 func Request(t testing.TB, method, url string, header http.Header, body any) *http.Request {
 	t.Helper()
 	req, err := http.NewRequest(method, url, Body(t, body))
@@ -105,9 +105,6 @@ func Request(t testing.TB, method, url string, header http.Header, body any) *ht
 	}
 	for k, vs := range header {
 		req.Header[k] = vs
-	}
-	if body != nil && req.Header.Get("Content-Type") == "" {
-		req.Header.Set("Content-Type", "application/json")
 	}
 	return req
 }
@@ -126,6 +123,9 @@ func DoAt(t testing.TB, base, method, path, key string, body any) *Response {
 	header := http.Header{}
 	if key != "" {
 		header.Set("X-API-KEY", key)
+	}
+	if body != nil {
+		header.Set("Content-Type", "application/json")
 	}
 	return Send(t, nil, Request(t, method, base+path, header, body))
 }
@@ -169,7 +169,7 @@ func (g *GraphQLResponse) Code() string {
 // GraphQL posts a query to /graphql with key as a bearer token.
 func (e *Env) GraphQL(t testing.TB, key, query string, vars map[string]any) *GraphQLResponse {
 	t.Helper()
-	header := http.Header{}
+	header := http.Header{"Content-Type": {"application/json"}}
 	if key != "" {
 		header.Set("Authorization", "Bearer "+key)
 	}

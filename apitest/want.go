@@ -99,3 +99,22 @@ func WantNotFound(t testing.TB, r *Response, what string) {
 	t.Helper()
 	WantError(t, r, http.StatusNotFound, what)
 }
+
+// IDs asserts a 200 JSON array (a listing, an export, a source-only search)
+// and returns its items' ids.
+func IDs(t testing.TB, r *Response) []string {
+	t.Helper()
+	WantStatus(t, r, http.StatusOK)
+	if _, ok := r.JSON.([]any); !ok {
+		t.Fatalf("body is not a JSON array: %.300s", r.Raw)
+	}
+	return Field(t, r.JSON, "id")
+}
+
+// HitIDs asserts a 200 search envelope and returns its hits' _ids.
+func HitIDs(t testing.TB, r *Response) []string {
+	t.Helper()
+	WantStatus(t, r, http.StatusOK)
+	hits, _ := r.Obj(t)["hits"].(map[string]any)
+	return Field(t, hits["hits"], "_id")
+}

@@ -117,7 +117,7 @@ func TestExportListingQueryRules(t *testing.T) {
 func TestExportUserFeedbackShape(t *testing.T) {
 	w := newExportWorld(t, "expf")
 	r := w.get(t, "/user_feedbacks", "type=comment")
-	if got := exportIDs(t, r); !reflect.DeepEqual(got, []string{"2"}) {
+	if got := apitest.IDs(t, r); !reflect.DeepEqual(got, []string{"2"}) {
 		t.Fatalf("ids %v", got)
 	}
 	fb := r.JSON.([]any)[0].(map[string]any)
@@ -302,7 +302,7 @@ func TestExportFixtureSet(t *testing.T) {
 
 	t.Run("paging over the 30 November measurements", func(t *testing.T) {
 		r := w.get(t, "/measurements", nov+"&per_page=7&page=5")
-		if got := exportIDs(t, r); !reflect.DeepEqual(got, m(11, 1)) {
+		if got := apitest.IDs(t, r); !reflect.DeepEqual(got, m(11, 1)) {
 			t.Fatalf("ids %v, want %v", got, m(11, 1))
 		}
 		if r.Header.Get("Total") != "30" || r.Header.Get("Per-Page") != "7" {
@@ -322,7 +322,7 @@ func TestExportFixtureSet(t *testing.T) {
 
 	t.Run("user feedbacks have the spec's fields", func(t *testing.T) {
 		r := w.get(t, "/user_feedbacks", nov)
-		if got := exportIDs(t, r); !reflect.DeepEqual(got, []string{"7003", "7002", "7004", "7001"}) {
+		if got := apitest.IDs(t, r); !reflect.DeepEqual(got, []string{"7003", "7002", "7004", "7001"}) {
 			t.Fatalf("ids %v", got)
 		}
 		want := []string{"client", "client_time", "client_time_skewed", "created_at", "data", "data_type", "id", "type", "updated_at"}
@@ -347,7 +347,7 @@ func TestExportFixtureSet(t *testing.T) {
 
 	t.Run("network requests keep the spec's fields", func(t *testing.T) {
 		r := w.get(t, "/network_requests", "measurement_id="+m(8)[0])
-		exportIDs(t, r)
+		apitest.IDs(t, r)
 		nr := r.JSON.([]any)[2].(map[string]any) // nr-0001
 		keys := func(v any) []string {
 			var out []string

@@ -133,24 +133,6 @@ func (w *exportWorld) get(t *testing.T, path, rawQuery string) *apitest.Response
 	return w.e.Do(t, http.MethodGet, server.ExportBase+path, w.key, nil)
 }
 
-// exportIDs asserts a 200 JSON array and returns the items' ids.
-func exportIDs(t *testing.T, r *apitest.Response) []string {
-	t.Helper()
-	if r.Status != http.StatusOK {
-		t.Fatalf("status %d, want 200: %s", r.Status, r.Raw)
-	}
-	list, ok := r.JSON.([]any)
-	if !ok {
-		t.Fatalf("body is not a JSON array: %s", r.Raw)
-	}
-	ids := []string{}
-	for _, item := range list {
-		obj, _ := item.(map[string]any)
-		ids = append(ids, fmt.Sprint(obj["id"]))
-	}
-	return ids
-}
-
 type exportCase struct {
 	name, path, query string
 	want              []string // ids, newest first
@@ -166,7 +148,7 @@ func runExportCases(t *testing.T, w *exportWorld, cases []exportCase) {
 				apitest.Want400(t, r, c.bad)
 				return
 			}
-			if got := exportIDs(t, r); !reflect.DeepEqual(got, c.want) {
+			if got := apitest.IDs(t, r); !reflect.DeepEqual(got, c.want) {
 				t.Fatalf("GET %s?%s: ids %v, want %v", c.path, c.query, got, c.want)
 			}
 		})
@@ -247,7 +229,7 @@ func TestExportOtherListings(t *testing.T) {
 
 	t.Run("network requests are pruned as the spec lists", func(t *testing.T) {
 		r := w.get(t, "/network_requests", "measurement_id=m2")
-		exportIDs(t, r)
+		apitest.IDs(t, r)
 		doc := r.JSON.([]any)[0].(map[string]any)
 		data := doc["data"].(map[string]any)
 		req := data["request"].(map[string]any)
@@ -271,7 +253,7 @@ func TestExportOtherListings(t *testing.T) {
 
 	t.Run("user feedbacks carry client {uuid}", func(t *testing.T) {
 		r := w.get(t, "/user_feedbacks", "type=rating")
-		exportIDs(t, r)
+		apitest.IDs(t, r)
 		fb := r.JSON.([]any)[0].(map[string]any)
 		if c, _ := fb["client"].(map[string]any); c == nil || c["uuid"] != w.a {
 			t.Fatalf("client = %v, want {uuid: %s}", fb["client"], w.a)
@@ -321,7 +303,7 @@ func TestExportPaging(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := w.get(t, "/measurements", c.query)
-			if got := exportIDs(t, r); !reflect.DeepEqual(got, c.want) {
+			if got := apitest.IDs(t, r); !reflect.DeepEqual(got, c.want) {
 				t.Fatalf("ids %v, want %v", got, c.want)
 			}
 			if r.Header.Get("Total") != "5" {
@@ -341,7 +323,7 @@ func TestExportPaging(t *testing.T) {
 	}
 	t.Run("Link keeps the other query parameters", func(t *testing.T) {
 		r := w.get(t, "/measurements", "per_page=1&tags[]=t1&tags[]=t2&start_time=2024-05-01")
-		if got := exportIDs(t, r); !reflect.DeepEqual(got, []string{"m4"}) {
+		if got := apitest.IDs(t, r); !reflect.DeepEqual(got, []string{"m4"}) {
 			t.Fatalf("ids %v", got)
 		}
 		next := link(r)["next"]
@@ -487,12 +469,12 @@ func TestExportTenancy(t *testing.T) {
 		})
 	}
 	t.Run("another data owner's measurement_id", func(t *testing.T) {
-		if got := exportIDs(t, w.get(t, "/measurements", "measurement_id="+marker)); len(got) != 0 {
+		if got := apitest.IDs(t, w.get(t, "/measurements", "measurement_id="+marker)); len(got) != 0 {
 			t.Fatalf("got %v", got)
 		}
 	})
 	t.Run("another data owner's client_uuid", func(t *testing.T) {
-		if got := exportIDs(t, w.get(t, "/measurements", "client_uuid="+other.a)); len(got) != 0 {
+		if got := apitest.IDs(t, w.get(t, "/measurements", "client_uuid="+other.a)); len(got) != 0 {
 			t.Fatalf("got %v", got)
 		}
 	})
@@ -618,19 +600,19 @@ func TestExportSearch(t *testing.T) {
 	})
 	t.Run("source_only answers the _source array (POST)", func(t *testing.T) {
 		r := w.post(t, "/search", map[string]any{"body": map[string]any{"sort": newestFirst}, "source_only": true})
-		if got := exportIDs(t, r); !reflect.DeepEqual(got, all) {
+		if got := apitest.IDs(t, r); !reflect.DeepEqual(got, all) {
 			t.Fatalf("ids %v: %s", got, r.Raw)
 		}
 	})
 	t.Run("source_only, size and URL sort as GET parameters", func(t *testing.T) {
 		r := w.get(t, "/search", "body=%7B%7D&source_only=true&size=2&sort=created_at:asc")
-		if got := exportIDs(t, r); !reflect.DeepEqual(got, []string{"m1", "m2"}) {
+		if got := apitest.IDs(t, r); !reflect.DeepEqual(got, []string{"m1", "m2"}) {
 			t.Fatalf("ids %v: %s", got, r.Raw)
 		}
 	})
 	t.Run("from pages the hits", func(t *testing.T) {
 		r := w.post(t, "/search", map[string]any{"body": map[string]any{"sort": newestFirst}, "size": 2, "from": 2, "source_only": true})
-		if got := exportIDs(t, r); !reflect.DeepEqual(got, []string{"m3", "m2"}) {
+		if got := apitest.IDs(t, r); !reflect.DeepEqual(got, []string{"m3", "m2"}) {
 			t.Fatalf("ids %v: %s", got, r.Raw)
 		}
 	})

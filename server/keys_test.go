@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -39,40 +37,6 @@ func keysGraphQLRefused(t *testing.T, g *apitest.GraphQLResponse, status int, co
 	}
 }
 
-// keysRequest sends a request with arbitrary headers.
-func keysRequest(t *testing.T, method, url string, header http.Header, body string) *apitest.Response {
-	t.Helper()
-	var rdr io.Reader
-	if body != "" {
-		rdr = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, url, rdr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, vs := range header {
-		req.Header[k] = vs
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	out := &apitest.Response{Status: resp.StatusCode, Header: resp.Header, Raw: raw}
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.UseNumber()
-		if err := dec.Decode(&out.JSON); err != nil {
-			t.Fatalf("%s %s: invalid JSON: %v: %s", method, url, err, raw)
-		}
-	}
-	return out
-}
-
 // keysCreate makes a key through the API with the owner's key and answers
 // the plaintext key and its id.
 func keysCreate(t *testing.T, e *apitest.Env, o *apitest.Owner, path, envelope string, body map[string]any) (string, int64) {
@@ -86,7 +50,7 @@ func keysCreate(t *testing.T, e *apitest.Env, o *apitest.Owner, path, envelope s
 	if key == "" {
 		t.Fatalf("POST %s answered no api_key: %s", path, r.Raw)
 	}
-	return key, inpID(t, rec)
+	return key, apitest.ID(t, rec)
 }
 
 func keysWorks(t *testing.T, e *apitest.Env, key string) {
@@ -212,18 +176,18 @@ func TestAPIKeyKindsAndInterfaces(t *testing.T) {
 			t.Errorf("X-API-KEY viewer = %v", viewer)
 		}
 		// An export key as bearer is still an export key.
-		hdr := http.Header{"Authorization": {"Bearer " + export}}
-		r = keysRequest(t, http.MethodPost, e.URL+"/graphql", hdr, `{"query": "{ viewer { role } }"}`)
+		hdr := http.Header{"Authorization": {"Bearer " + export}, "Content-Type": {"application/json"}}
+		r = apitest.Send(t, nil, apitest.Request(t, http.MethodPost, e.URL+"/graphql", hdr, `{"query": "{ viewer { role } }"}`))
 		if r.Status != http.StatusForbidden {
 			t.Errorf("export key as bearer on /graphql: %d %s", r.Status, r.Raw)
 		}
 	})
 	t.Run("bearer is not read by the REST APIs", func(t *testing.T) {
 		hdr := http.Header{"Authorization": {"Bearer " + admin}}
-		r := keysRequest(t, http.MethodGet, e.URL+server.AdminBase+"/isps", hdr, "")
+		r := apitest.Send(t, nil, apitest.Request(t, http.MethodGet, e.URL+server.AdminBase+"/isps", hdr, nil))
 		apitest.WantRefused(t, r, http.StatusUnauthorized, admin)
 		hdr = http.Header{"Authorization": {"Bearer " + export}}
-		r = keysRequest(t, http.MethodGet, e.URL+server.ExportBase+"/anything", hdr, "")
+		r = apitest.Send(t, nil, apitest.Request(t, http.MethodGet, e.URL+server.ExportBase+"/anything", hdr, nil))
 		apitest.WantRefused(t, r, http.StatusUnauthorized, export)
 	})
 	t.Run("keys of another data owner act in their own", func(t *testing.T) {

@@ -25,6 +25,7 @@ type ESAnswer func(r ESRequest) (int, string)
 // records every other request exactly as sent so that tests check them.
 type FakeES struct {
 	URL    string
+	srv    *httptest.Server
 	mu     sync.Mutex
 	reqs   []ESRequest
 	answer ESAnswer
@@ -34,11 +35,14 @@ type FakeES struct {
 func NewFakeES(t testing.TB, answer ESAnswer) *FakeES {
 	t.Helper()
 	f := &FakeES{answer: answer}
-	srv := httptest.NewServer(f)
-	t.Cleanup(srv.Close)
-	f.URL = srv.URL
+	f.srv = httptest.NewServer(f)
+	t.Cleanup(f.srv.Close)
+	f.URL = f.srv.URL
 	return f
 }
+
+// Close stops the fake (Elasticsearch goes down).
+func (f *FakeES) Close() { f.srv.Close() }
 
 // Requests returns the requests received so far, oldest first.
 func (f *FakeES) Requests() []ESRequest {

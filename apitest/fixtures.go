@@ -6,7 +6,9 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -47,17 +49,13 @@ func ByClientName(clients []string) map[string]string {
 // clients, parsed as `fleetgraph import` parses it.
 func FixtureDocuments(t testing.TB, kind string, clients []string) []store.Document {
 	t.Helper()
-	var pairs []string
-	for i, c := range FixtureClients {
-		pairs = append(pairs, c, clients[i])
-	}
 	name := path.Join("testdata", kind+"s.ndjson")
 	raw, err := fs.ReadFile(fleetgraph.Fixtures, name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var docs []store.Document
-	lines := bufio.NewScanner(strings.NewReader(strings.NewReplacer(pairs...).Replace(string(raw))))
+	lines := bufio.NewScanner(strings.NewReader(clientReplacer(clients).Replace(string(raw))))
 	lines.Buffer(nil, 1<<20)
 	for lines.Scan() {
 		if len(bytes.TrimSpace(lines.Bytes())) == 0 {
@@ -93,4 +91,32 @@ func (e *Env) LoadFixtures(t testing.TB, ownerID int64, kinds ...string) map[str
 	fresh := FreshFixtureClients()
 	e.LoadFixtureSet(t, ownerID, fresh, kinds...)
 	return ByClientName(fresh)
+}
+
+// FixtureFiles writes the testdata/ files named (measurements.ndjson, ...)
+// into a new temporary directory with fresh clients for C1..C6, for tests
+// of `fleetgraph import`; it answers the directory and the clients.
+func FixtureFiles(t testing.TB, files ...string) (dir string, clients []string) {
+	t.Helper()
+	dir, clients = t.TempDir(), FreshFixtureClients()
+	sub := clientReplacer(clients)
+	for _, f := range files {
+		raw, err := fs.ReadFile(fleetgraph.Fixtures, path.Join("testdata", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(sub.Replace(string(raw))), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, clients
+}
+
+// clientReplacer replaces C1..C6 by clients.
+func clientReplacer(clients []string) *strings.Replacer {
+	var pairs []string
+	for i, c := range FixtureClients {
+		pairs = append(pairs, c, clients[i])
+	}
+	return strings.NewReplacer(pairs...)
 }

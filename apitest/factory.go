@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -229,6 +230,58 @@ func (o *Owner) NewConfig(t testing.TB, kind, name string, isDefault bool) int64
 		t.Fatalf("create config: %v", err)
 	}
 	return id
+}
+
+// NewGroup makes a client group (a unique name when name is "") of clients.
+func (o *Owner) NewGroup(t testing.TB, name string, clientIDs ...int64) int64 {
+	t.Helper()
+	if name == "" {
+		name = Unique("group")
+	}
+	id, err := o.env.Store.CreateClientGroup(context.Background(), o.ID, name, clientIDs)
+	if err != nil {
+		t.Fatalf("create group: %v", err)
+	}
+	return id
+}
+
+// NewContract makes an ISP contract. Defaults: a new ISP, a new client, a
+// unique name.
+func (o *Owner) NewContract(t testing.TB, c store.NewContract) int64 {
+	t.Helper()
+	if c.IspID == 0 {
+		c.IspID = o.NewISP(t, store.IspInput{}).ID
+	}
+	if c.ClientID == 0 {
+		c.ClientID = o.NewClient(t, store.NewClient{}).ID
+	}
+	if c.Name == "" {
+		c.Name = Unique("contract")
+	}
+	id, err := o.env.Store.CreateContract(context.Background(), o.ID, c)
+	if err != nil {
+		t.Fatalf("create contract: %v", err)
+	}
+	return id
+}
+
+// InsertDocuments stores documents of kind (measurement, client_report, ...)
+// through the store, as `fleetgraph import` does.
+func (o *Owner) InsertDocuments(t testing.TB, kind string, docs ...map[string]any) {
+	t.Helper()
+	rows := make([]store.Document, len(docs))
+	for i, d := range docs {
+		raw, _ := json.Marshal(d)
+		doc, err := store.ParseDocument(kind, raw)
+		if err != nil {
+			t.Fatalf("parse %s %v: %v", kind, d["id"], err)
+		}
+		rows[i] = doc
+	}
+	res, err := o.env.Store.InsertDocuments(context.Background(), o.ID, rows)
+	if err != nil || len(res.Refused) > 0 {
+		t.Fatalf("insert %s: %v %+v", kind, err, res)
+	}
 }
 
 // SQL runs a statement on the test database (for state no store function

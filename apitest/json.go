@@ -109,3 +109,13 @@ func ID(t testing.TB, rec any) int64 {
 	}
 	return Int(t, m["id"])
 }
+
+// Object reads a JSON object.
+func Object(t testing.TB, v any) map[string]any {
+	t.Helper()
+	obj, ok := v.(map[string]any)
+	if !ok {
+		t.Fatalf("%v (%T) is not an object", v, v)
+	}
+	return obj
+}

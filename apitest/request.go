@@ -191,8 +191,19 @@ func (e *Env) GraphQL(t testing.TB, key, query string, vars map[string]any) *Gra
 func (e *Env) GraphQLData(t testing.TB, key, query string, vars map[string]any) map[string]any {
 	t.Helper()
 	g := e.GraphQL(t, key, query, vars)
-	if g.Status != http.StatusOK || len(g.Errors) > 0 {
-		t.Fatalf("graphql: %d %s", g.Status, g.Raw)
+	if g.Status != http.StatusOK || len(g.Errors) > 0 || g.Data == nil {
+		t.Fatalf("graphql: status %d: %s", g.Status, g.Raw)
 	}
 	return g.Data
+}
+
+// GraphQLFail posts a query that must fail and returns the answer and its
+// first error.
+func (e *Env) GraphQLFail(t testing.TB, key, query string, vars map[string]any) (*GraphQLResponse, GraphQLError) {
+	t.Helper()
+	g := e.GraphQL(t, key, query, vars)
+	if len(g.Errors) == 0 {
+		t.Fatalf("want an error, got %s", g.Raw)
+	}
+	return g, g.Errors[0]
 }

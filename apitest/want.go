@@ -118,3 +118,19 @@ func HitIDs(t testing.TB, r *Response) []string {
 	hits, _ := r.Obj(t)["hits"].(map[string]any)
 	return Field(t, hits["hits"], "_id")
 }
+
+// AdminCreate posts body to path of the Administration API, wants a 201
+// with a one-key envelope {"thing": {...}} and returns the record.
+func (e *Env) AdminCreate(t testing.TB, key, path string, body any) map[string]any {
+	t.Helper()
+	r := e.Admin(t, http.MethodPost, path, key, body)
+	WantStatus(t, r, http.StatusCreated)
+	obj := r.Obj(t)
+	if len(obj) != 1 {
+		t.Fatalf("POST %s: want a one-key envelope, got %s", path, r.Raw)
+	}
+	for _, v := range obj {
+		return Object(t, v)
+	}
+	return nil
+}

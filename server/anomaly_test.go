@@ -34,9 +34,9 @@ func newAnomWorld(t *testing.T, prefix string) *anomWorld {
 	t.Helper()
 	w := &anomWorld{srchWorld: newSrchWorld(t, prefix), newA: "rule-1::spike::1740787200",
 		newB: "rule-2::shift::1740787300", resolved: "rule-3::data_quality::1740787400", foreign: "rule-9::spike::1740787200"}
-	srchInsert(t, w.e, w.o, "anomaly_event", anomEvent(w.newA, w.client, "new"), anomEvent(w.newB, w.client, "new"),
+	w.o.InsertDocuments(t, "anomaly_event", anomEvent(w.newA, w.client, "new"), anomEvent(w.newB, w.client, "new"),
 		anomEvent(w.resolved, w.client, "resolved"))
-	srchInsert(t, w.e, w.other, "anomaly_event", anomEvent(w.foreign, w.otherClient, "new"))
+	w.other.InsertDocuments(t, "anomaly_event", anomEvent(w.foreign, w.otherClient, "new"))
 	return w
 }
 
@@ -371,7 +371,7 @@ func TestAnomalyDetectionDimensions(t *testing.T) {
 func init() {
 	event := func(t *testing.T, e *apitest.Env, o *apitest.Owner) string {
 		id := apitest.Unique("rule") + "::spike::1740787200"
-		srchInsert(t, e, o, "anomaly_event", anomEvent(id, uuid.NewString(), "new"))
+		o.InsertDocuments(t, "anomaly_event", anomEvent(id, uuid.NewString(), "new"))
 		return id
 	}
 	override := func(t *testing.T, e *apitest.Env, key string) string {
@@ -532,7 +532,7 @@ func TestAnomalyGraphQLRolesAndTenancy(t *testing.T) {
 func TestAnomalyEventIDsInPaths(t *testing.T) {
 	w := newAnomWorld(t, "anom-path")
 	slashed, percent := "team/rule-4::spike::1740787500", "rule%41::shift::1740787600"
-	srchInsert(t, w.e, w.o, "anomaly_event", anomEvent(slashed, w.client, "new"), anomEvent(percent, w.client, "new"))
+	w.o.InsertDocuments(t, "anomaly_event", anomEvent(slashed, w.client, "new"), anomEvent(percent, w.client, "new"))
 	paths := map[string]string{
 		"rule-1::spike::1740787200":                w.newA, // as is
 		"rule-1%3A%3Aspike%3A%3A1740787200":        w.newA, // "::" escaped
@@ -590,7 +590,7 @@ func TestAnomalyEventWithoutClient(t *testing.T) {
 	w := newAnomWorld(t, "anom-nocl")
 	ev := anomEvent("orphan::spike::1740787700", "", "new")
 	delete(ev, "client_uuid")
-	srchInsert(t, w.e, w.o, "anomaly_event", ev)
+	w.o.InsertDocuments(t, "anomaly_event", ev)
 	g := w.e.GraphQL(t, w.viewer, `query($a: ID!, $b: ID!) { a: anomalyEvent(id: $a) { id client { uuid } }
 		b: anomalyEvent(id: $b) { id client { uuid } } }`, map[string]any{"a": "orphan::spike::1740787700", "b": w.newA})
 	a, _ := g.Data["a"].(map[string]any)

@@ -888,7 +888,7 @@ func TestExportGraphQL(t *testing.T) {
 // failure.
 func TestExportESQLKeepsNumbersExact(t *testing.T) {
 	w := newExportWorld(t, "expnum")
-	srchInsert(t, w.e, w.o, "measurement", map[string]any{"id": "big", "client_uuid": w.a, "type": "GamingMeasurement",
+	w.o.InsertDocuments(t, "measurement", map[string]any{"id": "big", "client_uuid": w.a, "type": "GamingMeasurement",
 		"created_at": "2026-11-05T00:00:00Z", "n": json.RawMessage("12345678901234567"), "neg": json.RawMessage("-9007199254740993"),
 		"huge": json.RawMessage("1e400")})
 	q := "FROM analytics-production-" + w.o.Slug + "-measurements* | WHERE id == \"big\" | KEEP id, n, neg, huge"

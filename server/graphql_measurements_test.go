@@ -46,13 +46,13 @@ func newGMWorld(t *testing.T, prefix string) *gmWorld {
 		bulk = append(bulk, map[string]any{"id": fmt.Sprintf("bulk-%02d", i), "client_uuid": w.bulk, "type": "WebMeasurement",
 			"created_at": at.Format(time.RFC3339), "study": map[string]any{"subject": "website"}})
 	}
-	srchInsert(t, e, w.o, store.KindMeasurement, bulk...)
+	w.o.InsertDocuments(t, store.KindMeasurement, bulk...)
 	// A LightweightVideoPlayerPerformanceReport for #1 (the fixtures have
 	// none), after its P.1203 report (created 06:01:15); an anomaly event
 	// naming no client.
-	srchInsert(t, e, w.o, store.KindClientReport, map[string]any{"id": "lvp-0001", "client_uuid": w.c["C1"],
+	w.o.InsertDocuments(t, store.KindClientReport, map[string]any{"id": "lvp-0001", "client_uuid": w.c["C1"],
 		"type": "LightweightVideoPlayerPerformanceReport", "measurement_id": gmID(1), "created_at": "2026-11-01T06:01:30Z"})
-	srchInsert(t, e, w.o, store.KindAnomalyEvent, map[string]any{"id": "fleet-wide::shift::1793500000",
+	w.o.InsertDocuments(t, store.KindAnomalyEvent, map[string]any{"id": "fleet-wide::shift::1793500000",
 		"measurement_type": "VideoMeasurement", "subject": "youtube", "status": "new", "created_at": "2026-11-01T00:00:00Z"})
 	return w
 }
@@ -475,7 +475,7 @@ func TestGraphQLClientMeasurementsOperationLimit(t *testing.T) {
 	for i := range docs {
 		docs[i] = srchMeasurement(fmt.Sprintf("lim-%03d", i), uuid.NewString(), "VideoMeasurement", "youtube", i, nil)
 	}
-	srchInsert(t, e, o, "measurement", docs...)
+	o.InsertDocuments(t, "measurement", docs...)
 	q := `query($first: Int) { clients { uuid measurements(first: $first) { edges { node { id } } } } }`
 	g := e.GraphQL(t, o.Key, q, map[string]any{"first": 100})
 	if g.Code() != "BAD_REQUEST" || !strings.Contains(g.Errors[0].Message, "more than 10000 measurements (here 101 clients × first 100)") {

@@ -360,24 +360,15 @@ func specSeed(t testing.TB, prefix string) *specWorld {
 		t.Fatalf("share client: %v", err)
 	}
 
-	var err error
-	if w.group, err = e.Store.CreateClientGroup(ctx, w.o.ID, "Berlin", []int64{w.probe.ID}); err != nil {
-		t.Fatalf("create group: %v", err)
-	}
+	w.group = w.o.NewGroup(t, "Berlin", w.probe.ID)
 
 	w.isp = w.create(t, "/isps", "isp", map[string]any{"name": "Telekom", "country": "DE", "type": "fixed"})
-	w.contract, err = e.Store.CreateContract(ctx, w.o.ID, store.NewContract{IspID: w.isp, ClientID: w.probe.ID,
+	w.contract = w.o.NewContract(t, store.NewContract{IspID: w.isp, ClientID: w.probe.ID,
 		Name: "Business 250", UploadSpeed: apitest.Ptr(int64(50)), DownloadSpeed: apitest.Ptr(int64(250)),
 		MonthlyPrice: apitest.Ptr(49.99), Currency: apitest.Ptr("EUR"), ConnectionType: apitest.Ptr("fiber"), ValidFrom: &w.from})
-	if err != nil {
-		t.Fatalf("create contract: %v", err)
-	}
 	w.e.SQL(t, `UPDATE isp_contracts SET assumed_tariff = 'business' WHERE id = $1`, w.contract)
-	w.oldContract, err = e.Store.CreateContract(ctx, w.o.ID, store.NewContract{IspID: w.isp, ClientID: w.probe.ID,
+	w.oldContract = w.o.NewContract(t, store.NewContract{IspID: w.isp, ClientID: w.probe.ID,
 		Name: "Old DSL", ValidFrom: apitest.Ptr(now.AddDate(-1, 0, 0)), ValidUntil: apitest.Ptr(now.AddDate(0, 0, -31))})
-	if err != nil {
-		t.Fatalf("create old contract: %v", err)
-	}
 	w.e.SQL(t, `INSERT INTO isp_details (data_owner_id, isp_id, kind, value) VALUES ($1, $2, 'prefix', '192.0.2.0/24'),
 		($1, $2, 'rdns', '*.dip.t-dialin.net')`, w.o.ID, w.isp)
 

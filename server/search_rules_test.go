@@ -47,7 +47,7 @@ func srchSortOf(t *testing.T, r *apitest.Response, id string) any {
 
 func TestMeasurementSearchIndexScopeEveryType(t *testing.T) {
 	w := newSrchWorld(t, "srch-scope")
-	srchInsert(t, w.e, w.o, "measurement",
+	w.o.InsertDocuments(t, "measurement",
 		srchMeasurement("m-speed-1", w.client, "SpeedtestMeasurement", "ookla", 40, map[string]any{"download": 100}),
 		srchMeasurement("m-conf-1", w.client, "ConferencingMeasurement", "googlemeet", 41, map[string]any{"jitter": 3}),
 		srchMeasurement("m-game-1", w.client, "GamingMeasurement", "fortnite", 42, map[string]any{"ping": 20}))

@@ -3,7 +3,6 @@ package server_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/model"
-	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // srchWorld is a data owner with measurements, client reports and anomaly
@@ -31,24 +29,6 @@ type srchWorld struct {
 }
 
 var srchBase = time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
-
-// srchInsert stores documents of kind for owner o through the store.
-func srchInsert(t *testing.T, e *apitest.Env, o *apitest.Owner, kind string, docs ...map[string]any) {
-	t.Helper()
-	rows := make([]store.Document, len(docs))
-	for i, d := range docs {
-		raw, _ := json.Marshal(d)
-		doc, err := store.ParseDocument(kind, raw)
-		if err != nil {
-			t.Fatalf("parse %s %v: %v", kind, d["id"], err)
-		}
-		rows[i] = doc
-	}
-	res, err := e.Store.InsertDocuments(context.Background(), o.ID, rows)
-	if err != nil || len(res.Refused) > 0 {
-		t.Fatalf("insert %s: %v %+v", kind, err, res)
-	}
-}
 
 func srchMeasurement(id, client, typ, subject string, minutes int, stats map[string]any) map[string]any {
 	return map[string]any{"id": id, "client_uuid": client, "type": typ,
@@ -77,15 +57,15 @@ func newSrchWorld(t *testing.T, prefix string) *srchWorld {
 		docs = append(docs, srchMeasurement(fmt.Sprintf("m-dns-%02d", i), w.client, "NetworkMeasurement", "dns", 10+i,
 			map[string]any{"lookup_ms": i}))
 	}
-	srchInsert(t, e, w.o, "measurement", docs...)
-	srchInsert(t, e, w.o, "client_report",
+	w.o.InsertDocuments(t, "measurement", docs...)
+	w.o.InsertDocuments(t, "client_report",
 		srchReport("r-p1203", w.client, "P1203ClientReport", "m-video-1"),
 		srchReport("r-perf", w.client, "PerformanceClientReport", "m-video-1"),
 		srchReport("r-lvp", w.client, "LightweightVideoPlayerPerformanceReport", "m-video-1"),
 		srchReport("r-icmp", w.client, "IcmpPingClientReport", "m-video-1"))
-	srchInsert(t, e, w.other, "measurement",
+	w.other.InsertDocuments(t, "measurement",
 		srchMeasurement("m-secret", w.otherClient, "GamingMeasurement", "secret_subject", 1, map[string]any{"secret_metric": 1}))
-	srchInsert(t, e, w.other, "client_report", srchReport("r-secret", w.otherClient, "P1203ClientReport", "m-secret"))
+	w.other.InsertDocuments(t, "client_report", srchReport("r-secret", w.otherClient, "P1203ClientReport", "m-secret"))
 	return w
 }
 
@@ -401,8 +381,8 @@ func TestMeasurementGraph(t *testing.T) {
 func srchFixture(t *testing.T, e *apitest.Env, o *apitest.Owner) string {
 	t.Helper()
 	client, id := uuid.NewString(), apitest.Unique("m-fixture")
-	srchInsert(t, e, o, "measurement", srchMeasurement(id, client, "VideoMeasurement", "youtube", 1, map[string]any{"bitrate": 1}))
-	srchInsert(t, e, o, "client_report", srchReport(id+"-p1203", client, "P1203ClientReport", id),
+	o.InsertDocuments(t, "measurement", srchMeasurement(id, client, "VideoMeasurement", "youtube", 1, map[string]any{"bitrate": 1}))
+	o.InsertDocuments(t, "client_report", srchReport(id+"-p1203", client, "P1203ClientReport", id),
 		srchReport(id+"-perf", client, "PerformanceClientReport", id),
 		srchReport(id+"-lvp", client, "LightweightVideoPlayerPerformanceReport", id))
 	return id

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/store"
 )
@@ -29,33 +27,18 @@ type tenantWorld struct {
 	userEmail                                        string
 }
 
-// tenantPost creates through the administration API and answers the record.
-func tenantPost(t *testing.T, e *apitest.Env, key, path string, body any) map[string]any {
-	t.Helper()
-	r := e.Admin(t, http.MethodPost, path, key, body)
-	if r.Status != http.StatusCreated {
-		t.Fatalf("POST %s: %d %s", path, r.Status, r.Raw)
-	}
-	for _, v := range r.Obj(t) {
-		return v.(map[string]any)
-	}
-	t.Fatalf("POST %s: empty body", path)
-	return nil
-}
-
 // newTenantWorld makes one of everything for a fresh data owner.
 func newTenantWorld(t *testing.T, e *apitest.Env, prefix string) *tenantWorld {
 	t.Helper()
-	ctx := context.Background()
 	o := e.NewOwner(t, prefix)
 	w := &tenantWorld{o: o, marker: "mark-" + o.Slug}
 	name := func(what string) string { return w.marker + "-" + what }
 
 	// ISP with a contract to one of the owner's clients.
-	w.isp = apitest.Int(t, tenantPost(t, e, o.Key, "/isps", map[string]any{"name": name("isp"), "country": "NL", "type": "fixed"})["id"])
+	w.isp = apitest.Int(t, e.AdminCreate(t, o.Key, "/isps", map[string]any{"name": name("isp"), "country": "NL", "type": "fixed"})["id"])
 
 	// Capability with a registration key.
-	w.capability = apitest.Int(t, tenantPost(t, e, o.Key, "/capabilities", map[string]any{"name": name("capability"),
+	w.capability = apitest.Int(t, e.AdminCreate(t, o.Key, "/capabilities", map[string]any{"name": name("capability"),
 		"comment": name("comment"), "allowed_measurement_subjects": []string{"youtube"}})["id"])
 	w.regKeyText = name("regkey")
 	g := e.GraphQL(t, o.Key, `mutation($c: Int!, $k: String!) { registrationKeyCreate(input: {capabilityId: $c, registrationKey: $k, comment: "mine"}) { id } }`,
@@ -66,36 +49,24 @@ func newTenantWorld(t *testing.T, e *apitest.Env, prefix string) *tenantWorld {
 	w.regKey = apitest.Int(t, g.Data["registrationKeyCreate"].(map[string]any)["id"])
 
 	// Client (registered with the key, on a config) in a group.
-	var err error
-	if w.config, err = e.Store.CreateConfig(ctx, o.ID, "public", name("config"), true); err != nil {
-		t.Fatalf("create config: %v", err)
-	}
-	w.clientUUID, w.clientLabel = uuid.NewString(), name("probe")
-	w.client, err = e.Store.CreateClient(ctx, o.ID, store.NewClient{UUID: w.clientUUID, Type: "automator",
-		Label: &w.clientLabel, Tags: []string{name("tag")}, RegistrationKeyID: &w.regKey, PublicConfigID: &w.config})
-	if err != nil {
-		t.Fatalf("create client: %v", err)
-	}
-	if w.group, err = e.Store.CreateClientGroup(ctx, o.ID, name("group"), []int64{w.client}); err != nil {
-		t.Fatalf("create group: %v", err)
-	}
-	price, cur := 39.9, "EUR"
-	from := time.Now().Add(-24 * time.Hour)
-	if w.contract, err = e.Store.CreateContract(ctx, o.ID, store.NewContract{IspID: w.isp, ClientID: w.client,
-		Name: name("contract"), MonthlyPrice: &price, Currency: &cur, ValidFrom: &from}); err != nil {
-		t.Fatalf("create contract: %v", err)
-	}
+	w.config = o.NewConfig(t, "public", name("config"), true)
+	c := o.NewClient(t, store.NewClient{Label: apitest.Ptr(name("probe")), Tags: []string{name("tag")},
+		RegistrationKeyID: &w.regKey, PublicConfigID: &w.config})
+	w.client, w.clientUUID, w.clientLabel = c.ID, c.UUID, c.Label
+	w.group = o.NewGroup(t, name("group"), w.client)
+	w.contract = o.NewContract(t, store.NewContract{IspID: w.isp, ClientID: w.client, Name: name("contract"),
+		MonthlyPrice: apitest.Ptr(39.9), Currency: apitest.Ptr("EUR"), ValidFrom: apitest.Ptr(time.Now().Add(-24 * time.Hour))})
 
 	// User, keys of all three kinds, a service credential.
 	w.userEmail = name("user") + "@example.org"
-	w.user = apitest.Int(t, tenantPost(t, e, o.Key, "/client_admin_users", map[string]any{"email": w.userEmail,
+	w.user = apitest.Int(t, e.AdminCreate(t, o.Key, "/client_admin_users", map[string]any{"email": w.userEmail,
 		"username": name("user"), "role": "editor", "first_name": name("first")})["id"])
-	w.adminKey = apitest.Int(t, tenantPost(t, e, o.Key, "/client_admin_api_keys", map[string]any{"name": name("adminkey"),
+	w.adminKey = apitest.Int(t, e.AdminCreate(t, o.Key, "/client_admin_api_keys", map[string]any{"name": name("adminkey"),
 		"effective_role": "viewer"})["id"])
-	an := tenantPost(t, e, o.Key, "/client_analytics_api_keys", map[string]any{"name": name("analyticskey")})
+	an := e.AdminCreate(t, o.Key, "/client_analytics_api_keys", map[string]any{"name": name("analyticskey")})
 	w.analyticsKey, w.analytics = apitest.Int(t, an["id"]), an["api_key"].(string)
-	w.exportKey = apitest.Int(t, tenantPost(t, e, o.Key, "/export_api_keys", map[string]any{"name": name("exportkey")})["id"])
-	w.credential = apitest.Int(t, tenantPost(t, e, o.Key, "/service_credentials", map[string]any{"name": name("credential"),
+	w.exportKey = apitest.Int(t, e.AdminCreate(t, o.Key, "/export_api_keys", map[string]any{"name": name("exportkey")})["id"])
+	w.credential = apitest.Int(t, e.AdminCreate(t, o.Key, "/service_credentials", map[string]any{"name": name("credential"),
 		"service": "ookla", "username": name("login"), "password": "pw"})["id"])
 
 	// Settings changed from the defaults.

@@ -90,9 +90,7 @@ func (w *exportWorld) client(t *testing.T, id, label string, tags []string) {
 	if label != "" {
 		l = &label
 	}
-	if _, err := w.e.Store.CreateClient(context.Background(), w.o.ID, store.NewClient{UUID: id, Type: "automator", Label: l, Tags: tags}); err != nil {
-		t.Fatalf("create client: %v", err)
-	}
+	w.o.NewClient(t, store.NewClient{UUID: id, Label: l, Tags: tags})
 }
 
 // insert writes fixture documents with plain SQL.

@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -13,8 +12,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/fleetgraph/fleetgraph/apitest"
-	"github.com/fleetgraph/fleetgraph/auth"
-	"github.com/fleetgraph/fleetgraph/resolvers"
 	"github.com/fleetgraph/fleetgraph/server"
 	"github.com/fleetgraph/fleetgraph/store"
 )
@@ -54,23 +51,14 @@ const rtFixtureDocs = 76
 // scroll.
 func rtNewOwner(t *testing.T, e *apitest.Env, slug string) *rtOwner {
 	t.Helper()
-	ctx := context.Background()
-	key, rec := resolvers.NewKeyRecord(e.Sealer, auth.KindClientAdmin, 0, nil, nil, nil)
-	b, err := e.Store.Bootstrap(ctx, slug, "admin@"+slug+".example", rec)
-	if err != nil {
-		t.Fatalf("bootstrap %s: %v", slug, err)
-	}
-	o := &rtOwner{id: b.DataOwnerID, slug: slug, key: key, tag: "tag-" + slug,
+	owner := e.NewOwnerSlug(t, slug)
+	o := &rtOwner{id: owner.ID, slug: slug, key: owner.Key, tag: "tag-" + slug,
 		indexPrefix: "analytics-production-" + slug, anomalyIDSample: rtAnomaly}
 	o.videoIndex = o.indexPrefix + "-measurements-videomeasurement"
 	for i := range apitest.FixtureClients {
-		u := uuid.NewString()
-		label := fmt.Sprintf("lbl-%s-%d", slug, i+1)
-		if _, err := e.Store.CreateClient(ctx, o.id, store.NewClient{UUID: u, Type: "automator", Label: &label,
-			Tags: []string{"common", o.tag}}); err != nil {
-			t.Fatalf("create client: %v", err)
-		}
-		o.clients, o.labels = append(o.clients, u), append(o.labels, label)
+		c := owner.NewClient(t, store.NewClient{Label: apitest.Ptr(fmt.Sprintf("lbl-%s-%d", slug, i+1)),
+			Tags: []string{"common", o.tag}})
+		o.clients, o.labels = append(o.clients, c.UUID), append(o.labels, c.Label)
 	}
 	e.LoadFixtureSet(t, o.id, o.clients, store.KindMeasurement, store.KindClientReport, store.KindEventBundle,
 		store.KindNetworkRequest, store.KindUserFeedback, store.KindAnomalyEvent)

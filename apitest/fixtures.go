@@ -120,3 +120,17 @@ func clientReplacer(clients []string) *strings.Replacer {
 	}
 	return strings.NewReplacer(pairs...)
 }
+
+// FixtureMeasurement is the id of fixture measurement #n (testdata/README.md).
+func FixtureMeasurement(n int) string {
+	return fmt.Sprintf("6a1f0c00-2026-4b11-8000-0000000000%02d", n)
+}
+
+// FixtureMeasurements are the ids of fixture measurements #n.
+func FixtureMeasurements(ns ...int) []string {
+	out := []string{}
+	for _, n := range ns {
+		out = append(out, FixtureMeasurement(n))
+	}
+	return out
+}

@@ -420,9 +420,7 @@ func TestExportClients(t *testing.T) {
 		var keyID int64
 		fmt.Sscan(fmt.Sprint(g.Data["registrationKeyCreate"].(map[string]any)["id"]), &keyID)
 		id := uuid.NewString()
-		if _, err := w.e.Store.CreateClient(ctx, w.o.ID, store.NewClient{UUID: id, Type: "automator", RegistrationKeyID: &keyID}); err != nil {
-			t.Fatal(err)
-		}
+		w.o.NewClient(t, store.NewClient{UUID: id, RegistrationKeyID: &keyID})
 		r := w.get(t, "/clients", "client_uuid="+id)
 		if uuids(r)[0] != id {
 			t.Fatal("client not found")

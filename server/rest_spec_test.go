@@ -396,18 +396,6 @@ func specSealed(t testing.TB, w *specWorld, id int64) (string, bool) {
 	return pw, true
 }
 
-// specGone asserts that GET path answers 404 with a message.
-func specGone(t testing.TB, w *specWorld, path string) {
-	t.Helper()
-	r := w.admin(t, http.MethodGet, path, nil)
-	if r.Status != http.StatusNotFound {
-		t.Fatalf("GET %s after delete: %d, want 404: %s", path, r.Status, r.Raw)
-	}
-	if msg, _ := r.Obj(t)["message"].(string); msg == "" {
-		t.Errorf("404 without a message: %s", r.Raw)
-	}
-}
-
 // specRoute checks one route: call builds the request, check reads the answer
 // (whose status has been checked against status already).
 type specRoute struct {
@@ -968,7 +956,7 @@ func TestSpecEveryAdminRoute(t *testing.T) {
 				if obj := r.Obj(t); len(obj) != 0 {
 					t.Errorf("DELETE answered %s, want {}", r.Raw)
 				}
-				specGone(t, w, path)
+				apitest.WantNotFound(t, w.admin(t, http.MethodGet, path, nil), "GET after delete")
 			}
 			if c.check != nil {
 				c.check(t, w, r)
@@ -1105,7 +1093,7 @@ func TestSpecIspMergeInto(t *testing.T) {
 		}
 		specWant(t, "isp", got, "as_numbers", []string{"AS3320"})
 
-		specGone(t, w, fmt.Sprintf("/isps/%d", w.isp))
+		apitest.WantNotFound(t, w.admin(t, http.MethodGet, fmt.Sprintf("/isps/%d", w.isp), nil), "GET after delete")
 		full := specCheck(t, "target", apitest.WantEnvelope(t, w.admin(t, http.MethodGet, fmt.Sprintf("/isps/%d", target), nil), 200, "isp"), specIspGetShape)
 		specWant(t, "target", full, "isp_details_count", 2)
 		contracts := apitest.List(t, full["isp_contracts"])
@@ -1488,7 +1476,7 @@ func TestSpecApiKeyKinds(t *testing.T) {
 			if r := w.admin(t, http.MethodDelete, fmt.Sprintf("%s/%d", c.path, id), nil); r.Status != http.StatusOK || len(r.Obj(t)) != 0 {
 				t.Fatalf("delete: %d %s", r.Status, r.Raw)
 			}
-			specGone(t, w, fmt.Sprintf("%s/%d", c.path, id))
+			apitest.WantNotFound(t, w.admin(t, http.MethodGet, fmt.Sprintf("%s/%d", c.path, id), nil), "GET after delete")
 			for _, item := range apitest.List(t, apitest.WantEnvelope(t, w.admin(t, http.MethodGet, c.path, nil), 200, c.many)) {
 				if apitest.Int(t, item.(map[string]any)["id"]) == id {
 					t.Errorf("deleted key %d still listed", id)

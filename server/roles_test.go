@@ -33,33 +33,19 @@ func newRolesFixture(t *testing.T, prefix string) *rolesFixture {
 	for _, r := range []model.Role{model.RoleViewer, model.RoleEditor, model.RoleAdmin} {
 		f.keys[r], _ = o.NewKey(t, apitest.KeyOpts{UserRole: r})
 	}
-	f.isp = f.newISP(t)
-	f.capability = f.newCapability(t)
-	f.credential = f.newCredential(t)
-	f.user = f.newUser(t)
-	f.client = f.newClient(t)
+	f.isp = f.o.NewISP(t, store.IspInput{}).ID
+	f.capability = f.o.NewCapability(t, store.CapabilityInput{}).ID
+	f.credential = f.o.NewCredential(t, rolesCredential).ID
+	f.user = f.o.NewUser(t, store.NewUser{}).ID
+	f.client = f.o.NewClient(t, store.NewClient{Label: apitest.Ptr(apitest.Unique("probe"))}).ID
 	f.adminKey = f.newKey(t, auth.KindClientAdmin)
 	f.analyticsKey = f.newKey(t, auth.KindClientAnalytics)
 	f.exportKey = f.newKey(t, auth.KindExport)
 	return f
 }
 
-func (f *rolesFixture) newISP(t *testing.T) int64 { return f.o.NewISP(t, store.IspInput{}).ID }
-
-func (f *rolesFixture) newCapability(t *testing.T) int64 {
-	return f.o.NewCapability(t, store.CapabilityInput{}).ID
-}
-
-func (f *rolesFixture) newCredential(t *testing.T) int64 {
-	return f.o.NewCredential(t, apitest.CredentialOpts{Username: apitest.Ptr("probe"), Password: "s3cret"}).ID
-}
-
-// newUser makes a viewer user (not the user of any role key).
-func (f *rolesFixture) newUser(t *testing.T) int64 { return f.o.NewUser(t, store.NewUser{}).ID }
-
-func (f *rolesFixture) newClient(t *testing.T) int64 {
-	return f.o.NewClient(t, store.NewClient{Label: apitest.Ptr(apitest.Unique("probe"))}).ID
-}
+// rolesCredential is a service credential with a login and a password.
+var rolesCredential = apitest.CredentialOpts{Username: apitest.Ptr("probe"), Password: "s3cret"}
 
 // newKey makes a key of kind whose acting role is viewer, so that an admin
 // may delete it as well as an org_admin.
@@ -98,15 +84,15 @@ var rolesMatrix = map[string]rolesCell{
 		return rolesCall{path: fmt.Sprintf("/isps/%d", f.isp)}
 	}},
 	"PUT /isps/{id}": {"update an ISP", model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
-		p := fmt.Sprintf("/isps/%d", f.newISP(t))
+		p := fmt.Sprintf("/isps/%d", f.o.NewISP(t, store.IspInput{}).ID)
 		return rolesCall{path: p, body: map[string]any{"name": apitest.Unique("renamed-isp")}, intact: p}
 	}},
 	"DELETE /isps/{id}": {"delete an ISP", model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
-		p := fmt.Sprintf("/isps/%d", f.newISP(t))
+		p := fmt.Sprintf("/isps/%d", f.o.NewISP(t, store.IspInput{}).ID)
 		return rolesCall{path: p, intact: p}
 	}},
 	"POST /isps/{id}/merge_into": {"merge ISPs", model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
-		src, dst := f.newISP(t), f.newISP(t)
+		src, dst := f.o.NewISP(t, store.IspInput{}).ID, f.o.NewISP(t, store.IspInput{}).ID
 		return rolesCall{path: fmt.Sprintf("/isps/%d/merge_into", src), body: map[string]any{"target_id": dst},
 			intact: fmt.Sprintf("/isps/%d", src)}
 	}},
@@ -122,11 +108,11 @@ var rolesMatrix = map[string]rolesCell{
 		return rolesCall{path: fmt.Sprintf("/capabilities/%d", f.capability)}
 	}},
 	"PUT /capabilities/{id}": {"update a capability", model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
-		p := fmt.Sprintf("/capabilities/%d", f.newCapability(t))
+		p := fmt.Sprintf("/capabilities/%d", f.o.NewCapability(t, store.CapabilityInput{}).ID)
 		return rolesCall{path: p, body: map[string]any{"comment": "changed"}, intact: p}
 	}},
 	"DELETE /capabilities/{id}": {"delete a capability", model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
-		p := fmt.Sprintf("/capabilities/%d", f.newCapability(t))
+		p := fmt.Sprintf("/capabilities/%d", f.o.NewCapability(t, store.CapabilityInput{}).ID)
 		return rolesCall{path: p, intact: p}
 	}},
 
@@ -141,11 +127,11 @@ var rolesMatrix = map[string]rolesCell{
 		return rolesCall{path: fmt.Sprintf("/service_credentials/%d", f.credential)}
 	}},
 	"PUT /service_credentials/{id}": {"update a service credential", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
-		p := fmt.Sprintf("/service_credentials/%d", f.newCredential(t))
+		p := fmt.Sprintf("/service_credentials/%d", f.o.NewCredential(t, rolesCredential).ID)
 		return rolesCall{path: p, body: map[string]any{"username": "other", "password": "n3w"}, intact: p}
 	}},
 	"DELETE /service_credentials/{id}": {"delete a service credential", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
-		p := fmt.Sprintf("/service_credentials/%d", f.newCredential(t))
+		p := fmt.Sprintf("/service_credentials/%d", f.o.NewCredential(t, rolesCredential).ID)
 		return rolesCall{path: p, intact: p}
 	}},
 
@@ -201,7 +187,7 @@ var rolesMatrix = map[string]rolesCell{
 		return rolesCall{path: fmt.Sprintf("/client_admin_users/%d", f.user)}
 	}},
 	"PUT /client_admin_users/{id}": {"update another user", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
-		p := fmt.Sprintf("/client_admin_users/%d", f.newUser(t))
+		p := fmt.Sprintf("/client_admin_users/%d", f.o.NewUser(t, store.NewUser{}).ID)
 		return rolesCall{path: p, body: map[string]any{"first_name": "Changed"}, intact: p}
 	}},
 

@@ -136,12 +136,6 @@ func (e *Env) Admin(t testing.TB, method, path, key string, body any) *Response 
 	return e.Do(t, method, server.AdminBase+path, key, body)
 }
 
-// Export sends a request to the Data Export API (path relative to its base).
-func (e *Env) Export(t testing.TB, method, path, key string, body any) *Response {
-	t.Helper()
-	return e.Do(t, method, server.ExportBase+path, key, body)
-}
-
 // GraphQLResponse is a decoded GraphQL answer.
 type GraphQLResponse struct {
 	Status int

@@ -34,9 +34,9 @@ func newAnomWorld(t *testing.T, prefix string) *anomWorld {
 	t.Helper()
 	w := &anomWorld{srchWorld: newSrchWorld(t, prefix), newA: "rule-1::spike::1740787200",
 		newB: "rule-2::shift::1740787300", resolved: "rule-3::data_quality::1740787400", foreign: "rule-9::spike::1740787200"}
-	srchInsert(t, w.e, w.o, "anomaly_event", anomEvent(w.newA, w.client, "new"), anomEvent(w.newB, w.client, "new"),
+	w.o.InsertDocuments(t, "anomaly_event", anomEvent(w.newA, w.client, "new"), anomEvent(w.newB, w.client, "new"),
 		anomEvent(w.resolved, w.client, "resolved"))
-	srchInsert(t, w.e, w.other, "anomaly_event", anomEvent(w.foreign, w.otherClient, "new"))
+	w.other.InsertDocuments(t, "anomaly_event", anomEvent(w.foreign, w.otherClient, "new"))
 	return w
 }
 
@@ -169,9 +169,9 @@ func TestAnomalyEventReadAndSearch(t *testing.T) {
 	if list, ok := r.JSON.([]any); r.Status != http.StatusOK || !ok || len(list) != 1 {
 		t.Errorf("source_only term search: %d %s", r.Status, r.Raw)
 	}
-	srchWant400(t, w.post(t, "/anomaly_events/search", w.o.Key, map[string]any{"body": body, "index_scope": "video"}), "index_scope")
-	srchWant400(t, w.post(t, "/anomaly_events/search", w.o.Key, map[string]any{"body": body, "scroll": "1m"}), "scroll")
-	srchWant400(t, w.post(t, "/anomaly_events/search", w.o.Key, map[string]any{"body": body, "size": 10001}), "size")
+	apitest.Want400(t, w.post(t, "/anomaly_events/search", w.o.Key, map[string]any{"body": body, "index_scope": "video"}), "index_scope")
+	apitest.Want400(t, w.post(t, "/anomaly_events/search", w.o.Key, map[string]any{"body": body, "scroll": "1m"}), "scroll")
+	apitest.Want400(t, w.post(t, "/anomaly_events/search", w.o.Key, map[string]any{"body": body, "size": 10001}), "size")
 }
 
 // anomOverride posts an override and answers the record.
@@ -370,12 +370,12 @@ func TestAnomalyDetectionDimensions(t *testing.T) {
 // The anomaly routes in the spec walk and the role matrix.
 func init() {
 	event := func(t *testing.T, e *apitest.Env, o *apitest.Owner) string {
-		id := rolesUnique("rule") + "::spike::1740787200"
-		srchInsert(t, e, o, "anomaly_event", anomEvent(id, uuid.NewString(), "new"))
+		id := apitest.Unique("rule") + "::spike::1740787200"
+		o.InsertDocuments(t, "anomaly_event", anomEvent(id, uuid.NewString(), "new"))
 		return id
 	}
 	override := func(t *testing.T, e *apitest.Env, key string) string {
-		return fmt.Sprint(anomOverride(t, e, key, anomScope(rolesUnique("subject")), "low")["id"])
+		return fmt.Sprint(anomOverride(t, e, key, anomScope(apitest.Unique("subject")), "low")["id"])
 	}
 	overrideShape := func(t *testing.T, r *apitest.Response, key string) {
 		if o, _ := r.Obj(t)[key].(map[string]any); o == nil || o["scope_key"] == nil || o["level"] == nil {
@@ -407,7 +407,7 @@ func init() {
 			return "/anomaly_events/" + url.PathEscape(w.passed), nil
 		},
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
-			if ev, _ := specBody(t, r, 200, "anomaly_event").(map[string]any); ev["id"] != w.passed {
+			if ev, _ := apitest.WantEnvelope(t, r, 200, "anomaly_event").(map[string]any); ev["id"] != w.passed {
 				t.Errorf("anomaly_event = %s", r.Raw)
 			}
 		}}
@@ -417,13 +417,13 @@ func init() {
 			return "/anomaly_detection_overrides", nil
 		},
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
-			if list := specList(t, specBody(t, r, 200, "anomaly_detection_overrides")); len(list) == 0 {
+			if list := apitest.List(t, apitest.WantEnvelope(t, r, 200, "anomaly_detection_overrides")); len(list) == 0 {
 				t.Errorf("empty list")
 			}
 		}}
 	specRoutes["POST /anomaly_detection_overrides"] = specRoute{"override create answers 201 {anomaly_detection_override}", 201,
 		func(t *testing.T, w *specWorld) (string, any) {
-			return "/anomaly_detection_overrides", map[string]any{"scope": anomScope(rolesUnique("subject")), "level": "off"}
+			return "/anomaly_detection_overrides", map[string]any{"scope": anomScope(apitest.Unique("subject")), "level": "off"}
 		},
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
 			overrideShape(t, r, "anomaly_detection_override")
@@ -439,7 +439,7 @@ func init() {
 		}}
 	specRoutes["POST /anomaly_detection_overrides/feedback"] = specRoute{"feedback answers {anomaly_detection_override, deleted}", 200,
 		func(t *testing.T, w *specWorld) (string, any) {
-			return "/anomaly_detection_overrides/feedback", map[string]any{"scope": anomScope(rolesUnique("subject")), "direction": "up"}
+			return "/anomaly_detection_overrides/feedback", map[string]any{"scope": anomScope(apitest.Unique("subject")), "direction": "up"}
 		},
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
 			overrideShape(t, r, "anomaly_detection_override")
@@ -450,9 +450,9 @@ func init() {
 	specRoutes["GET /anomaly_detection_overrides/dimensions"] = specRoute{"dimensions answer {dimensions: {..}}", 200,
 		func(t *testing.T, w *specWorld) (string, any) { return "/anomaly_detection_overrides/dimensions", nil },
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
-			d, _ := specBody(t, r, 200, "dimensions").(map[string]any)
+			d, _ := apitest.WantEnvelope(t, r, 200, "dimensions").(map[string]any)
 			for _, k := range []string{"measurement_types", "detection_passes", "levels"} {
-				specList(t, d[k])
+				apitest.List(t, d[k])
 			}
 		}}
 	specRoutes["GET /anomaly_detection_overrides/{id}"] = specRoute{"override answers {anomaly_detection_override}", 200,
@@ -479,14 +479,14 @@ func init() {
 		return rolesCall{path: "/anomaly_detection_overrides"}
 	})
 	rolesMatrix["POST /anomaly_detection_overrides"] = cell("create an override", model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
-		return rolesCall{path: "/anomaly_detection_overrides", body: map[string]any{"scope": anomScope(rolesUnique("subject")), "level": "high"}}
+		return rolesCall{path: "/anomaly_detection_overrides", body: map[string]any{"scope": anomScope(apitest.Unique("subject")), "level": "high"}}
 	})
 	rolesMatrix["DELETE /anomaly_detection_overrides"] = cell("delete an override", model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
 		id := override(t, f.e, f.o.Key)
 		return rolesCall{path: "/anomaly_detection_overrides?id=" + id, intact: "/anomaly_detection_overrides/" + id}
 	})
 	rolesMatrix["POST /anomaly_detection_overrides/feedback"] = cell("give override feedback", model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
-		return rolesCall{path: "/anomaly_detection_overrides/feedback", body: map[string]any{"scope": anomScope(rolesUnique("subject")), "direction": "down"}}
+		return rolesCall{path: "/anomaly_detection_overrides/feedback", body: map[string]any{"scope": anomScope(apitest.Unique("subject")), "direction": "down"}}
 	})
 	rolesMatrix["GET /anomaly_detection_overrides/dimensions"] = cell("read override dimensions", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
 		return rolesCall{path: "/anomaly_detection_overrides/dimensions"}
@@ -532,7 +532,7 @@ func TestAnomalyGraphQLRolesAndTenancy(t *testing.T) {
 func TestAnomalyEventIDsInPaths(t *testing.T) {
 	w := newAnomWorld(t, "anom-path")
 	slashed, percent := "team/rule-4::spike::1740787500", "rule%41::shift::1740787600"
-	srchInsert(t, w.e, w.o, "anomaly_event", anomEvent(slashed, w.client, "new"), anomEvent(percent, w.client, "new"))
+	w.o.InsertDocuments(t, "anomaly_event", anomEvent(slashed, w.client, "new"), anomEvent(percent, w.client, "new"))
 	paths := map[string]string{
 		"rule-1::spike::1740787200":                w.newA, // as is
 		"rule-1%3A%3Aspike%3A%3A1740787200":        w.newA, // "::" escaped
@@ -590,7 +590,7 @@ func TestAnomalyEventWithoutClient(t *testing.T) {
 	w := newAnomWorld(t, "anom-nocl")
 	ev := anomEvent("orphan::spike::1740787700", "", "new")
 	delete(ev, "client_uuid")
-	srchInsert(t, w.e, w.o, "anomaly_event", ev)
+	w.o.InsertDocuments(t, "anomaly_event", ev)
 	g := w.e.GraphQL(t, w.viewer, `query($a: ID!, $b: ID!) { a: anomalyEvent(id: $a) { id client { uuid } }
 		b: anomalyEvent(id: $b) { id client { uuid } } }`, map[string]any{"a": "orphan::spike::1740787700", "b": w.newA})
 	a, _ := g.Data["a"].(map[string]any)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/server"
 )
 
@@ -27,98 +28,25 @@ import (
 // m4 (a, +26h), m5 (b, +50h), listed newest first.
 
 // compatResp is an answer as it came off the wire (not decompressed).
-type compatResp struct {
-	status int
-	header http.Header
-	raw    []byte
-}
-
-// compatClient never asks for or undoes compression itself.
-var compatClient = &http.Client{Transport: &http.Transport{DisableCompression: true}}
-
-// compatDo sends a request to path (from the server root); headers are sent
-// with their names exactly as given.
-func compatDo(t *testing.T, w *exportWorld, method, path string, headers map[string]string, body []byte) *compatResp {
+// compatDo sends a request to path (from the server root) with a client
+// that neither asks for nor undoes a compression; headers are sent with
+// their names exactly as given.
+func compatDo(t *testing.T, w *exportWorld, method, path string, headers http.Header, body []byte) *apitest.Response {
 	t.Helper()
-	var rdr io.Reader
+	var b any
 	if body != nil {
-		rdr = bytes.NewReader(body)
+		b = body
 	}
-	req, err := http.NewRequest(method, w.e.URL+path, rdr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range headers {
-		req.Header[k] = []string{v} // not canonicalized: sent as spelled
-	}
-	resp, err := compatClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("%s %s: reading the answer: %v", method, path, err)
-	}
-	return &compatResp{status: resp.StatusCode, header: resp.Header, raw: raw}
+	return apitest.Send(t, apitest.RawClient, apitest.Request(t, method, w.e.URL+path, headers, b))
 }
 
 // compatHeaders is the export key plus extra headers.
-func compatHeaders(key string, kv ...string) map[string]string {
-	h := map[string]string{"X-API-KEY": key}
+func compatHeaders(key string, kv ...string) http.Header {
+	h := http.Header{"X-API-KEY": {key}}
 	for i := 0; i+1 < len(kv); i += 2 {
-		h[kv[i]] = kv[i+1]
+		h[kv[i]] = []string{kv[i+1]}
 	}
 	return h
-}
-
-// json decodes the raw answer, numbers kept as written.
-func (r *compatResp) json(t *testing.T) any {
-	t.Helper()
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(r.raw))
-	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil {
-		t.Fatalf("answer is not JSON: %v: %.300s", err, r.raw)
-	}
-	return v
-}
-
-func (r *compatResp) want(t *testing.T, status int) {
-	t.Helper()
-	if r.status != status {
-		t.Fatalf("status %d, want %d: %.300s", r.status, status, r.raw)
-	}
-}
-
-// ids is the ids of a 200 JSON array (a listing or source_only search).
-func (r *compatResp) ids(t *testing.T) []string {
-	t.Helper()
-	r.want(t, http.StatusOK)
-	list, ok := r.json(t).([]any)
-	if !ok {
-		t.Fatalf("answer is not an array: %.300s", r.raw)
-	}
-	out := []string{}
-	for _, item := range list {
-		out = append(out, item.(map[string]any)["id"].(string))
-	}
-	return out
-}
-
-// hitIDs is the _ids of a 200 search envelope.
-func (r *compatResp) hitIDs(t *testing.T) []string {
-	t.Helper()
-	r.want(t, http.StatusOK)
-	env, ok := r.json(t).(map[string]any)
-	if !ok {
-		t.Fatalf("answer is not an envelope: %.300s", r.raw)
-	}
-	out := []string{}
-	for _, h := range env["hits"].(map[string]any)["hits"].([]any) {
-		out = append(out, h.(map[string]any)["_id"].(string))
-	}
-	return out
 }
 
 func compatWantIDs(t *testing.T, what string, got []string, want ...string) {
@@ -128,13 +56,13 @@ func compatWantIDs(t *testing.T, what string, got []string, want ...string) {
 	}
 }
 
-func compatWantMessage(t *testing.T, r *compatResp, status int, mention string) {
+func compatWantMessage(t *testing.T, r *apitest.Response, status int, mention string) {
 	t.Helper()
-	r.want(t, status)
-	if ct := r.header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
+	apitest.WantStatus(t, r, status)
+	if ct := r.Header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
 		t.Errorf("error Content-Type %q", ct)
 	}
-	msg, _ := r.json(t).(map[string]any)["message"].(string)
+	msg, _ := apitest.DecodeJSON(t, r.Raw).(map[string]any)["message"].(string)
 	if !strings.Contains(msg, mention) {
 		t.Errorf("message %q does not mention %q", msg, mention)
 	}
@@ -173,10 +101,10 @@ func TestCompatHeaderSpellingsAndContentTypes(t *testing.T) {
 	w := newExportWorld(t, "cmphdr")
 	all := []string{"m5", "m4", "m3", "m2", "m1"}
 
-	r := compatDo(t, w, http.MethodGet, server.ExportBase+"/measurements", map[string]string{"x-api-key": w.key}, nil)
-	compatWantIDs(t, "lower-case x-api-key", r.ids(t), all...)
-	r = compatDo(t, w, http.MethodGet, server.AdminBase+"/measurements/m1", map[string]string{"X-Api-Key": w.o.Key}, nil)
-	r.want(t, http.StatusOK)
+	r := compatDo(t, w, http.MethodGet, server.ExportBase+"/measurements", http.Header{"x-api-key": {w.key}}, nil)
+	compatWantIDs(t, "lower-case x-api-key", apitest.IDs(t, r), all...)
+	r = compatDo(t, w, http.MethodGet, server.AdminBase+"/measurements/m1", http.Header{"X-Api-Key": {w.o.Key}}, nil)
+	apitest.WantStatus(t, r, http.StatusOK)
 
 	// Bodies are JSON whatever the declared type: curl -d declares a form.
 	for _, ct := range []string{"", "application/json", "application/json; charset=utf-8", "application/json;charset=UTF-8",
@@ -184,25 +112,25 @@ func TestCompatHeaderSpellingsAndContentTypes(t *testing.T) {
 		t.Run("content type "+ct, func(t *testing.T) {
 			h := compatHeaders(w.key)
 			if ct != "" {
-				h["Content-Type"] = ct
+				h["Content-Type"] = []string{ct}
 			}
 			r := compatDo(t, w, http.MethodPost, server.ExportBase+"/search", h, []byte(compatSearch))
-			compatWantIDs(t, "export search", r.hitIDs(t), all...)
-			h["X-API-KEY"] = w.o.Key
+			compatWantIDs(t, "export search", apitest.HitIDs(t, r), all...)
+			h["X-API-KEY"] = []string{w.o.Key}
 			r = compatDo(t, w, http.MethodPost, server.AdminBase+"/measurements/search", h, []byte(compatSearch))
-			compatWantIDs(t, "admin search", r.hitIDs(t), all...)
+			compatWantIDs(t, "admin search", apitest.HitIDs(t, r), all...)
 			r = compatDo(t, w, http.MethodPatch, server.AdminBase+"/anomaly_events/resolve", h, []byte(`{"anomaly_ids": ["nope::1"]}`))
-			r.want(t, http.StatusOK)
-			if got := r.json(t).(map[string]any); got["updated"] != json.Number("0") || got["requested"] != json.Number("1") {
+			apitest.WantStatus(t, r, http.StatusOK)
+			if got := apitest.DecodeJSON(t, r.Raw).(map[string]any); got["updated"] != json.Number("0") || got["requested"] != json.Number("1") {
 				t.Errorf("resolve: %v, want updated 0 of requested 1", got)
 			}
 			r = compatDo(t, w, http.MethodPost, server.AdminBase+"/anomaly_detection_overrides", h,
 				[]byte(`{"scope": {"subject": "youtube", "measurement_type": "VideoMeasurement", "metric": "bitrate", "detection_pass": "spike"}, "level": "low"}`))
-			r.want(t, http.StatusCreated)
-			h["X-API-KEY"] = w.key
+			apitest.WantStatus(t, r, http.StatusCreated)
+			h["X-API-KEY"] = []string{w.key}
 			r = compatDo(t, w, http.MethodPost, server.ExportBase+"/esql", h,
 				[]byte(`{"query": "FROM analytics-production-`+w.o.Slug+`-measurements* | SORT created_at DESC | KEEP id | LIMIT 2"}`))
-			compatWantIDs(t, "esql", r.ids(t), "m5", "m4")
+			compatWantIDs(t, "esql", apitest.IDs(t, r), "m5", "m4")
 		})
 	}
 
@@ -214,8 +142,8 @@ func TestCompatHeaderSpellingsAndContentTypes(t *testing.T) {
 	// Whatever Accept says, a search without scroll answers its JSON envelope.
 	for _, accept := range []string{"application/json", "application/x-ndjson", "*/*", "application/json, text/plain, */*", "text/html"} {
 		r = compatDo(t, w, http.MethodPost, server.ExportBase+"/search", compatHeaders(w.key, "Accept", accept), []byte(compatSearch))
-		compatWantIDs(t, "Accept "+accept, r.hitIDs(t), all...)
-		if ct := r.header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
+		compatWantIDs(t, "Accept "+accept, apitest.HitIDs(t, r), all...)
+		if ct := r.Header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
 			t.Errorf("Accept %s: Content-Type %q", accept, ct)
 		}
 	}
@@ -227,12 +155,12 @@ func TestCompatCompressedRequestBodies(t *testing.T) {
 	for _, enc := range []string{"gzip", "GZIP", "x-gzip"} {
 		r := compatDo(t, w, http.MethodPost, server.ExportBase+"/search",
 			compatHeaders(w.key, "Content-Type", "application/json", "Content-Encoding", enc), gz)
-		compatWantIDs(t, "Content-Encoding "+enc, r.hitIDs(t), "m5", "m4", "m3", "m2", "m1")
+		compatWantIDs(t, "Content-Encoding "+enc, apitest.HitIDs(t, r), "m5", "m4", "m3", "m2", "m1")
 	}
 	r := compatDo(t, w, http.MethodPatch, server.AdminBase+"/anomaly_events/resolve",
-		map[string]string{"X-API-KEY": w.o.Key, "Content-Encoding": "gzip"}, compatGzip(t, []byte(`{"anomaly_ids": ["a", "b"]}`)))
-	r.want(t, http.StatusOK)
-	if got := r.json(t).(map[string]any)["requested"]; got != json.Number("2") {
+		http.Header{"X-API-KEY": {w.o.Key}, "Content-Encoding": {"gzip"}}, compatGzip(t, []byte(`{"anomaly_ids": ["a", "b"]}`)))
+	apitest.WantStatus(t, r, http.StatusOK)
+	if got := apitest.DecodeJSON(t, r.Raw).(map[string]any)["requested"]; got != json.Number("2") {
 		t.Errorf("gzip resolve: requested %v, want 2", got)
 	}
 
@@ -252,26 +180,26 @@ func TestCompatPathsAndMethods(t *testing.T) {
 	all := []string{"m5", "m4", "m3", "m2", "m1"}
 	for _, p := range []string{"/export_api/v1/measurements/", "/export_api/v1//measurements", "//export_api/v1/measurements//"} {
 		r := compatDo(t, w, http.MethodGet, p, compatHeaders(w.key), nil)
-		compatWantIDs(t, p, r.ids(t), all...)
+		compatWantIDs(t, p, apitest.IDs(t, r), all...)
 	}
 	r := compatDo(t, w, http.MethodGet, server.AdminBase+"/measurements/m1/", compatHeaders(w.o.Key), nil)
-	if r.want(t, http.StatusOK); r.json(t).(map[string]any)["id"] != "m1" {
-		t.Errorf("trailing slash on a measurement: %.200s", r.raw)
+	if apitest.WantStatus(t, r, http.StatusOK); apitest.DecodeJSON(t, r.Raw).(map[string]any)["id"] != "m1" {
+		t.Errorf("trailing slash on a measurement: %.200s", r.Raw)
 	}
 	r = compatDo(t, w, http.MethodPost, server.AdminBase+"/measurements/search/", compatHeaders(w.o.Key), []byte(compatSearch))
-	compatWantIDs(t, "search with a trailing slash", r.hitIDs(t), all...)
+	compatWantIDs(t, "search with a trailing slash", apitest.HitIDs(t, r), all...)
 	// An empty path segment is no id.
 	r = compatDo(t, w, http.MethodGet, server.AdminBase+"/measurements//p1203_client_report", compatHeaders(w.o.Key), nil)
 	compatWantMessage(t, r, http.StatusNotFound, "")
 
 	// HEAD answers a GET's headers without its body.
 	r = compatDo(t, w, http.MethodHead, server.ExportBase+"/measurements?per_page=2", compatHeaders(w.key, "Accept-Encoding", "gzip"), nil)
-	r.want(t, http.StatusOK)
-	if len(r.raw) != 0 || r.header.Get("Total") != "5" || r.header.Get("Per-Page") != "2" || r.header.Get("Content-Encoding") != "" {
-		t.Errorf("HEAD: body %q, Total %q, Per-Page %q, Content-Encoding %q", r.raw, r.header.Get("Total"),
-			r.header.Get("Per-Page"), r.header.Get("Content-Encoding"))
+	apitest.WantStatus(t, r, http.StatusOK)
+	if len(r.Raw) != 0 || r.Header.Get("Total") != "5" || r.Header.Get("Per-Page") != "2" || r.Header.Get("Content-Encoding") != "" {
+		t.Errorf("HEAD: body %q, Total %q, Per-Page %q, Content-Encoding %q", r.Raw, r.Header.Get("Total"),
+			r.Header.Get("Per-Page"), r.Header.Get("Content-Encoding"))
 	}
-	if ct := r.header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
+	if ct := r.Header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
 		t.Errorf("HEAD: Content-Type %q", ct)
 	}
 
@@ -290,21 +218,21 @@ func TestCompatPathsAndMethods(t *testing.T) {
 	} {
 		r := compatDo(t, w, http.MethodOptions, c.path, compatHeaders(c.key, "Origin", "https://example.com",
 			"Access-Control-Request-Method", "GET"), nil)
-		if r.status != http.StatusNoContent || r.header.Get("Allow") != c.allow || len(r.raw) != 0 {
-			t.Errorf("OPTIONS %s: %d Allow %q body %q, want 204 Allow %q", c.path, r.status, r.header.Get("Allow"), r.raw, c.allow)
+		if r.Status != http.StatusNoContent || r.Header.Get("Allow") != c.allow || len(r.Raw) != 0 {
+			t.Errorf("OPTIONS %s: %d Allow %q body %q, want 204 Allow %q", c.path, r.Status, r.Header.Get("Allow"), r.Raw, c.allow)
 		}
-		if v := r.header.Get("Access-Control-Allow-Origin"); v != "" {
+		if v := r.Header.Get("Access-Control-Allow-Origin"); v != "" {
 			t.Errorf("OPTIONS %s: Access-Control-Allow-Origin %q", c.path, v)
 		}
 		r = compatDo(t, w, http.MethodPut, c.path, compatHeaders(c.key), []byte(`{}`))
 		compatWantMessage(t, r, http.StatusMethodNotAllowed, "allowed: "+c.allow)
-		if r.header.Get("Allow") != c.allow {
-			t.Errorf("PUT %s: Allow %q, want %q", c.path, r.header.Get("Allow"), c.allow)
+		if r.Header.Get("Allow") != c.allow {
+			t.Errorf("PUT %s: Allow %q, want %q", c.path, r.Header.Get("Allow"), c.allow)
 		}
 	}
 	// OPTIONS needs a key like every request.
 	r = compatDo(t, w, http.MethodOptions, server.ExportBase+"/measurements", nil, nil)
-	r.want(t, http.StatusUnauthorized)
+	apitest.WantStatus(t, r, http.StatusUnauthorized)
 
 	// A body on a route that takes none is refused, not ignored.
 	r = compatDo(t, w, http.MethodGet, server.ExportBase+"/measurements", compatHeaders(w.key), []byte(`{"type": "VideoMeasurement"}`))
@@ -312,7 +240,7 @@ func TestCompatPathsAndMethods(t *testing.T) {
 	r = compatDo(t, w, http.MethodDelete, server.AdminBase+"/anomaly_detection_overrides", compatHeaders(w.o.Key), []byte(`{"id": 1}`))
 	compatWantMessage(t, r, http.StatusBadRequest, "query string")
 	r = compatDo(t, w, http.MethodGet, server.ExportBase+"/measurements", compatHeaders(w.key), []byte("\r\n"))
-	compatWantIDs(t, "GET with a blank body", r.ids(t), all...)
+	compatWantIDs(t, "GET with a blank body", apitest.IDs(t, r), all...)
 }
 
 func TestCompatQueryEncodings(t *testing.T) {
@@ -320,7 +248,7 @@ func TestCompatQueryEncodings(t *testing.T) {
 	z := uuid.NewString()
 	w.client(t, z, "Zürich Süd α", []string{"ü"})
 	w.insert(t, exportDoc{kind: "measurement", id: "m0", client: z, typ: "WebMeasurement", subject: "website", at: 30 * time.Minute})
-	get := func(query string) *compatResp {
+	get := func(query string) *apitest.Response {
 		return compatDo(t, w, http.MethodGet, server.ExportBase+"/measurements?"+query, compatHeaders(w.key), nil)
 	}
 	for _, c := range []struct {
@@ -343,7 +271,7 @@ func TestCompatQueryEncodings(t *testing.T) {
 		{"per_page as digits", "per_page=2", []string{"m5", "m4"}},
 		{"blank parameter", "label=&per_page=2", []string{"m5", "m4"}},
 	} {
-		compatWantIDs(t, c.name, get(c.query).ids(t), c.want...)
+		compatWantIDs(t, c.name, apitest.IDs(t, get(c.query)), c.want...)
 	}
 	for _, c := range []struct{ name, query, mention string }{
 		{"quoted per_page", "per_page=%222%22", "per_page must be an integer"},
@@ -356,14 +284,14 @@ func TestCompatQueryEncodings(t *testing.T) {
 	// + is a space in q: type:VideoMeasurement OR type:WebMeasurement.
 	r := compatDo(t, w, http.MethodGet, server.ExportBase+"/search?body=%7B%22sort%22%3A%5B%7B%22created_at%22%3A%22asc%22%7D%5D%7D"+
 		"&q=type:VideoMeasurement+OR+type:WebMeasurement", compatHeaders(w.key), nil)
-	compatWantIDs(t, "q with + for spaces", r.hitIDs(t), "m0", "m1", "m2")
+	compatWantIDs(t, "q with + for spaces", apitest.HitIDs(t, r), "m0", "m1", "m2")
 	r = compatDo(t, w, http.MethodGet, server.ExportBase+"/search?body=%7B%7D&size=2&source_only=true&q=type%3ANetworkMeasurement", compatHeaders(w.key), nil)
-	compatWantIDs(t, "string size and source_only in the query", r.ids(t), "m3")
+	compatWantIDs(t, "string size and source_only in the query", apitest.IDs(t, r), "m3")
 }
 
 func TestCompatLenientBodies(t *testing.T) {
 	w := newExportWorld(t, "cmpbody")
-	post := func(path, key, body string) *compatResp {
+	post := func(path, key, body string) *apitest.Response {
 		return compatDo(t, w, http.MethodPost, path, compatHeaders(key, "Content-Type", "application/json"), []byte(body))
 	}
 	sorted := `"sort": [{"created_at": "desc"}]`
@@ -378,13 +306,13 @@ func TestCompatLenientBodies(t *testing.T) {
 		{"top-level from as a string", `{"body": {` + sorted + `}, "size": 2, "from": " 3 "}`, []string{"m2", "m1"}},
 		{"size in body as a string", `{"body": {` + sorted + `, "size": "1", "from": "1"}}`, []string{"m4"}},
 	} {
-		compatWantIDs(t, c.name+" (export)", post(server.ExportBase+"/search", w.key, c.body).hitIDs(t), c.want...)
-		compatWantIDs(t, c.name+" (admin)", post(server.AdminBase+"/measurements/search", w.o.Key, c.body).hitIDs(t), c.want...)
+		compatWantIDs(t, c.name+" (export)", apitest.HitIDs(t, post(server.ExportBase+"/search", w.key, c.body)), c.want...)
+		compatWantIDs(t, c.name+" (admin)", apitest.HitIDs(t, post(server.AdminBase+"/measurements/search", w.o.Key, c.body)), c.want...)
 	}
 	r := post(server.ExportBase+"/search", w.key, `{"body": {`+sorted+`}, "size": "1", "source_only": "true"}`)
-	compatWantIDs(t, "source_only as a string", r.ids(t), "m5")
+	compatWantIDs(t, "source_only as a string", apitest.IDs(t, r), "m5")
 	r = post(server.AdminBase+"/measurements/search", w.o.Key, `{"body": {`+sorted+`}, "size": 1, "source_only": "TRUE"}`)
-	compatWantIDs(t, "source_only upper-case", r.ids(t), "m5")
+	compatWantIDs(t, "source_only upper-case", apitest.IDs(t, r), "m5")
 	for _, c := range []struct{ name, body, mention string }{
 		{"size not a number", `{"body": {}, "size": "ten"}`, "size must be an integer"},
 		{"size a fraction string", `{"body": {}, "size": "1.5"}`, "size must be an integer"},
@@ -416,16 +344,16 @@ func TestCompatResponses(t *testing.T) {
 		{"scroll", http.MethodPost, server.ExportBase + "/search", w.key, scroll, "application/x-ndjson"},
 	} {
 		r := compatDo(t, w, c.method, c.path, compatHeaders(c.key), c.body)
-		r.want(t, http.StatusOK)
-		if got := r.header.Get("Content-Type"); got != c.ct {
+		apitest.WantStatus(t, r, http.StatusOK)
+		if got := r.Header.Get("Content-Type"); got != c.ct {
 			t.Errorf("%s: Content-Type %q, want %q", c.name, got, c.ct)
 		}
-		if !bytes.Contains(r.raw, []byte(exact)) || !bytes.Contains(r.raw, []byte(`"neg":-9007199254740993`)) ||
-			!bytes.Contains(r.raw, []byte(`"f":0.1`)) {
-			t.Errorf("%s: numbers changed: %.400s", c.name, r.raw)
+		if !bytes.Contains(r.Raw, []byte(exact)) || !bytes.Contains(r.Raw, []byte(`"neg":-9007199254740993`)) ||
+			!bytes.Contains(r.Raw, []byte(`"f":0.1`)) {
+			t.Errorf("%s: numbers changed: %.400s", c.name, r.Raw)
 		}
 		// JSON answers are sized; streams are chunked.
-		if cl := r.header.Get("Content-Length"); (c.ct == "application/x-ndjson") != (cl == "") {
+		if cl := r.Header.Get("Content-Length"); (c.ct == "application/x-ndjson") != (cl == "") {
 			t.Errorf("%s: Content-Length %q", c.name, cl)
 		}
 	}
@@ -449,27 +377,27 @@ func TestCompatGzipResponses(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			plain := compatDo(t, w, c.method, c.path, compatHeaders(c.key), c.body)
-			if plain.header.Get("Content-Encoding") != "" || !strings.Contains(plain.header.Get("Vary"), "Accept-Encoding") {
-				t.Errorf("plain answer: Content-Encoding %q, Vary %q", plain.header.Get("Content-Encoding"), plain.header.Get("Vary"))
+			if plain.Header.Get("Content-Encoding") != "" || !strings.Contains(plain.Header.Get("Vary"), "Accept-Encoding") {
+				t.Errorf("plain answer: Content-Encoding %q, Vary %q", plain.Header.Get("Content-Encoding"), plain.Header.Get("Vary"))
 			}
 			for _, ae := range []string{"gzip", "gzip, deflate, br", "br;q=1.0, gzip;q=0.8", "*"} {
 				z := compatDo(t, w, c.method, c.path, compatHeaders(c.key, "Accept-Encoding", ae), c.body)
-				if z.status != plain.status || z.header.Get("Content-Encoding") != "gzip" ||
-					z.header.Get("Content-Type") != plain.header.Get("Content-Type") {
-					t.Fatalf("Accept-Encoding %s: %d %v, want %d gzip", ae, z.status, z.header, plain.status)
+				if z.Status != plain.Status || z.Header.Get("Content-Encoding") != "gzip" ||
+					z.Header.Get("Content-Type") != plain.Header.Get("Content-Type") {
+					t.Fatalf("Accept-Encoding %s: %d %v, want %d gzip", ae, z.Status, z.Header, plain.Status)
 				}
-				if cl := z.header.Get("Content-Length"); cl != "" && cl != strconv.Itoa(len(z.raw)) {
-					t.Errorf("Accept-Encoding %s: Content-Length %s of a %d-byte body", ae, cl, len(z.raw))
+				if cl := z.Header.Get("Content-Length"); cl != "" && cl != strconv.Itoa(len(z.Raw)) {
+					t.Errorf("Accept-Encoding %s: Content-Length %s of a %d-byte body", ae, cl, len(z.Raw))
 				}
-				got := compatGunzip(t, z.raw)
+				got := compatGunzip(t, z.Raw)
 				took := regexp.MustCompile(`"took":[0-9]+`) // varies between requests
-				if !bytes.Equal(took.ReplaceAll(got, nil), took.ReplaceAll(plain.raw, nil)) {
-					t.Errorf("Accept-Encoding %s: decompressed %.300s\nplain %.300s", ae, got, plain.raw)
+				if !bytes.Equal(took.ReplaceAll(got, nil), took.ReplaceAll(plain.Raw, nil)) {
+					t.Errorf("Accept-Encoding %s: decompressed %.300s\nplain %.300s", ae, got, plain.Raw)
 				}
 			}
 			for _, ae := range []string{"gzip;q=0", "identity", "br"} {
 				r := compatDo(t, w, c.method, c.path, compatHeaders(c.key, "Accept-Encoding", ae), c.body)
-				if r.header.Get("Content-Encoding") != "" {
+				if r.Header.Get("Content-Encoding") != "" {
 					t.Errorf("Accept-Encoding %s: compressed anyway", ae)
 				}
 			}
@@ -478,7 +406,7 @@ func TestCompatGzipResponses(t *testing.T) {
 	// The scroll's lines, decompressed: all six measurements, oldest first.
 	z := compatDo(t, w, http.MethodPost, server.ExportBase+"/search", compatHeaders(w.key, "Accept-Encoding", "gzip"), scroll)
 	var ids []string
-	for _, line := range strings.Split(strings.TrimSuffix(string(compatGunzip(t, z.raw)), "\n"), "\n") {
+	for _, line := range strings.Split(strings.TrimSuffix(string(compatGunzip(t, z.Raw)), "\n"), "\n") {
 		var doc map[string]any
 		if err := json.Unmarshal([]byte(line), &doc); err != nil {
 			t.Fatalf("NDJSON line %q: %v", line, err)

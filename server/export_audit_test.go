@@ -106,9 +106,9 @@ func TestExportListingQueryRules(t *testing.T) {
 	})
 	t.Run("GET /esql refuses unknown parameters", func(t *testing.T) {
 		q := url.QueryEscape("FROM analytics-production-" + w.o.Slug + "-measurements | KEEP id")
-		exportWant400(t, w.get(t, "/esql", "query="+q+"&format=csv"), "format")
-		exportWant400(t, w.get(t, "/esql", "query="), "query")
-		exportWant400(t, w.get(t, "/esql", "query="+q+"&query="+q), "query")
+		apitest.Want400(t, w.get(t, "/esql", "query="+q+"&format=csv"), "format")
+		apitest.Want400(t, w.get(t, "/esql", "query="), "query")
+		apitest.Want400(t, w.get(t, "/esql", "query="+q+"&query="+q), "query")
 	})
 }
 
@@ -117,7 +117,7 @@ func TestExportListingQueryRules(t *testing.T) {
 func TestExportUserFeedbackShape(t *testing.T) {
 	w := newExportWorld(t, "expf")
 	r := w.get(t, "/user_feedbacks", "type=comment")
-	if got := exportIDs(t, r); !reflect.DeepEqual(got, []string{"2"}) {
+	if got := apitest.IDs(t, r); !reflect.DeepEqual(got, []string{"2"}) {
 		t.Fatalf("ids %v", got)
 	}
 	fb := r.JSON.([]any)[0].(map[string]any)
@@ -228,7 +228,7 @@ func TestExportSearchParameters(t *testing.T) {
 			return w.get(t, "/search", "body=%7B%7D&explain=true")
 		}, "explain"},
 	} {
-		t.Run("refused: "+c.name, func(t *testing.T) { exportWant400(t, c.r(t), c.mention) })
+		t.Run("refused: "+c.name, func(t *testing.T) { apitest.Want400(t, c.r(t), c.mention) })
 	}
 }
 
@@ -237,10 +237,8 @@ func TestExportSearchParameters(t *testing.T) {
 // answers them by client name.
 func exportFixtures(t *testing.T, w *exportWorld) map[string]string {
 	t.Helper()
-	fresh := freshFixtureClients()
-	loadFixtureSet(t, w.e, w.o.ID, fresh, store.KindMeasurement, store.KindClientReport, store.KindEventBundle,
+	clients := w.e.LoadFixtures(t, w.o.ID, store.KindMeasurement, store.KindClientReport, store.KindEventBundle,
 		store.KindNetworkRequest, store.KindUserFeedback)
-	clients := byClientName(fresh)
 	ctx := context.Background()
 	for _, c := range []struct {
 		name, label string
@@ -254,15 +252,6 @@ func exportFixtures(t *testing.T, w *exportWorld) map[string]string {
 	return clients
 }
 
-// m is the id of fixture measurement #n.
-func m(ns ...int) []string {
-	out := []string{}
-	for _, n := range ns {
-		out = append(out, fmt.Sprintf("6a1f0c00-2026-4b11-8000-0000000000%02d", n))
-	}
-	return out
-}
-
 // TestExportFixtureSet runs the listings over the testdata/ fixture set
 // (realistic documents of every kind, imported as `fleetgraph import`
 // does); expectations come from testdata/README.md's tables.
@@ -273,27 +262,27 @@ func TestExportFixtureSet(t *testing.T) {
 	// which the November 2026 windows below exclude.
 	nov := "start_time=2026-11-01"
 	runExportCases(t, w, []exportCase{
-		{name: "GamingMeasurement", path: "/measurements", query: "type=GamingMeasurement", want: m(30, 29, 28)},
-		{name: "subjects youtube and netflix", path: "/measurements", query: "subject[]=youtube&subject[]=netflix&" + nov, want: m(5, 4, 3, 2, 1)},
-		{name: "study ids", path: "/measurements", query: "study_id=nflx-default,amzn-trailer", want: m(7, 6, 5, 4)},
-		{name: "client C1", path: "/measurements", query: "client_uuid=" + c["C1"], want: m(19, 7, 25, 13, 1)},
-		{name: "day 3 until 10:00, space-separated", path: "/measurements", query: "start_time=2026-11-03&end_time=" + url.QueryEscape("2026-11-03 10:00:00"), want: m(23, 13, 3)},
-		{name: "day 3 until 06:40 with an offset", path: "/measurements", query: "start_time=2026-11-03&end_time=" + url.QueryEscape("2026-11-03T07:40:00+01:00"), want: m(13, 3)},
-		{name: "tags berlin and fiber: C1", path: "/measurements", query: "tags=berlin,fiber", want: m(19, 7, 25, 13, 1)},
-		{name: "tag berlin: C1 and C2", path: "/measurements", query: "tags[]=berlin", want: m(20, 19, 8, 7, 26, 25, 14, 13, 2, 1)},
-		{name: "label probe-3: C3", path: "/measurements", query: "label=probe-3", want: m(9, 27, 15, 3, 21)},
-		{name: "video measurements of C1", path: "/measurements", query: "type=VideoMeasurement&client_uuid=" + c["C1"], want: m(7, 1)},
-		{name: "measurement #18", path: "/measurements", query: "measurement_id=" + m(18)[0], want: m(18)},
+		{name: "GamingMeasurement", path: "/measurements", query: "type=GamingMeasurement", want: apitest.FixtureMeasurements(30, 29, 28)},
+		{name: "subjects youtube and netflix", path: "/measurements", query: "subject[]=youtube&subject[]=netflix&" + nov, want: apitest.FixtureMeasurements(5, 4, 3, 2, 1)},
+		{name: "study ids", path: "/measurements", query: "study_id=nflx-default,amzn-trailer", want: apitest.FixtureMeasurements(7, 6, 5, 4)},
+		{name: "client C1", path: "/measurements", query: "client_uuid=" + c["C1"], want: apitest.FixtureMeasurements(19, 7, 25, 13, 1)},
+		{name: "day 3 until 10:00, space-separated", path: "/measurements", query: "start_time=2026-11-03&end_time=" + url.QueryEscape("2026-11-03 10:00:00"), want: apitest.FixtureMeasurements(23, 13, 3)},
+		{name: "day 3 until 06:40 with an offset", path: "/measurements", query: "start_time=2026-11-03&end_time=" + url.QueryEscape("2026-11-03T07:40:00+01:00"), want: apitest.FixtureMeasurements(13, 3)},
+		{name: "tags berlin and fiber: C1", path: "/measurements", query: "tags=berlin,fiber", want: apitest.FixtureMeasurements(19, 7, 25, 13, 1)},
+		{name: "tag berlin: C1 and C2", path: "/measurements", query: "tags[]=berlin", want: apitest.FixtureMeasurements(20, 19, 8, 7, 26, 25, 14, 13, 2, 1)},
+		{name: "label probe-3: C3", path: "/measurements", query: "label=probe-3", want: apitest.FixtureMeasurements(9, 27, 15, 3, 21)},
+		{name: "video measurements of C1", path: "/measurements", query: "type=VideoMeasurement&client_uuid=" + c["C1"], want: apitest.FixtureMeasurements(7, 1)},
+		{name: "measurement #18", path: "/measurements", query: "measurement_id=" + apitest.FixtureMeasurements(18)[0], want: apitest.FixtureMeasurements(18)},
 
 		{name: "DNS client reports", path: "/client_reports", query: "type=DnsClientReport", want: []string{"cr-0014", "cr-0013"}},
-		{name: "client report of #17", path: "/client_reports", query: "measurement_id=" + m(17)[0], want: []string{"cr-0015"}},
+		{name: "client report of #17", path: "/client_reports", query: "measurement_id=" + apitest.FixtureMeasurements(17)[0], want: []string{"cr-0015"}},
 		{name: "client reports of C5 in November", path: "/client_reports", query: nov + "&client_uuid=" + c["C5"], want: []string{"cr-0015", "cr-0005", "cr-0011"}},
 
 		{name: "web event bundles", path: "/event_bundles", query: "type=WebEventBundle&" + nov, want: []string{"eb-0010", "eb-0009", "eb-0008", "eb-0012", "eb-0011"}},
-		{name: "event bundle of #3", path: "/event_bundles", query: "measurement_id=" + m(3)[0], want: []string{"eb-0003"}},
+		{name: "event bundle of #3", path: "/event_bundles", query: "measurement_id=" + apitest.FixtureMeasurements(3)[0], want: []string{"eb-0003"}},
 		{name: "video event bundles of C2", path: "/event_bundles", query: "type=VideoEventBundle&client_uuid=" + c["C2"], want: []string{"eb-0002"}},
 
-		{name: "network requests of #9", path: "/network_requests", query: "measurement_id=" + m(9)[0], want: []string{"nr-0006", "nr-0005", "nr-0004"}},
+		{name: "network requests of #9", path: "/network_requests", query: "measurement_id=" + apitest.FixtureMeasurements(9)[0], want: []string{"nr-0006", "nr-0005", "nr-0004"}},
 		{name: "network requests of C2 (tag berlin)", path: "/network_requests", query: "tags=berlin&" + nov, want: []string{"nr-0003", "nr-0002", "nr-0001"}},
 
 		{name: "ratings", path: "/user_feedbacks", query: "type=rating&" + nov, want: []string{"7002", "7001"}},
@@ -304,8 +293,8 @@ func TestExportFixtureSet(t *testing.T) {
 
 	t.Run("paging over the 30 November measurements", func(t *testing.T) {
 		r := w.get(t, "/measurements", nov+"&per_page=7&page=5")
-		if got := exportIDs(t, r); !reflect.DeepEqual(got, m(11, 1)) {
-			t.Fatalf("ids %v, want %v", got, m(11, 1))
+		if got := apitest.IDs(t, r); !reflect.DeepEqual(got, apitest.FixtureMeasurements(11, 1)) {
+			t.Fatalf("ids %v, want %v", got, apitest.FixtureMeasurements(11, 1))
 		}
 		if r.Header.Get("Total") != "30" || r.Header.Get("Per-Page") != "7" {
 			t.Fatalf("Total %q Per-Page %q", r.Header.Get("Total"), r.Header.Get("Per-Page"))
@@ -324,7 +313,7 @@ func TestExportFixtureSet(t *testing.T) {
 
 	t.Run("user feedbacks have the spec's fields", func(t *testing.T) {
 		r := w.get(t, "/user_feedbacks", nov)
-		if got := exportIDs(t, r); !reflect.DeepEqual(got, []string{"7003", "7002", "7004", "7001"}) {
+		if got := apitest.IDs(t, r); !reflect.DeepEqual(got, []string{"7003", "7002", "7004", "7001"}) {
 			t.Fatalf("ids %v", got)
 		}
 		want := []string{"client", "client_time", "client_time_skewed", "created_at", "data", "data_type", "id", "type", "updated_at"}
@@ -348,8 +337,8 @@ func TestExportFixtureSet(t *testing.T) {
 	})
 
 	t.Run("network requests keep the spec's fields", func(t *testing.T) {
-		r := w.get(t, "/network_requests", "measurement_id="+m(8)[0])
-		exportIDs(t, r)
+		r := w.get(t, "/network_requests", "measurement_id="+apitest.FixtureMeasurements(8)[0])
+		apitest.IDs(t, r)
 		nr := r.JSON.([]any)[2].(map[string]any) // nr-0001
 		keys := func(v any) []string {
 			var out []string

@@ -90,9 +90,7 @@ func (w *exportWorld) client(t *testing.T, id, label string, tags []string) {
 	if label != "" {
 		l = &label
 	}
-	if _, err := w.e.Store.CreateClient(context.Background(), w.o.ID, store.NewClient{UUID: id, Type: "automator", Label: l, Tags: tags}); err != nil {
-		t.Fatalf("create client: %v", err)
-	}
+	w.o.NewClient(t, store.NewClient{UUID: id, Label: l, Tags: tags})
 }
 
 // insert writes fixture documents with plain SQL.
@@ -133,35 +131,6 @@ func (w *exportWorld) get(t *testing.T, path, rawQuery string) *apitest.Response
 	return w.e.Do(t, http.MethodGet, server.ExportBase+path, w.key, nil)
 }
 
-// exportIDs asserts a 200 JSON array and returns the items' ids.
-func exportIDs(t *testing.T, r *apitest.Response) []string {
-	t.Helper()
-	if r.Status != http.StatusOK {
-		t.Fatalf("status %d, want 200: %s", r.Status, r.Raw)
-	}
-	list, ok := r.JSON.([]any)
-	if !ok {
-		t.Fatalf("body is not a JSON array: %s", r.Raw)
-	}
-	ids := []string{}
-	for _, item := range list {
-		obj, _ := item.(map[string]any)
-		ids = append(ids, fmt.Sprint(obj["id"]))
-	}
-	return ids
-}
-
-func exportWant400(t *testing.T, r *apitest.Response, mention string) {
-	t.Helper()
-	if r.Status != http.StatusBadRequest {
-		t.Fatalf("status %d, want 400: %s", r.Status, r.Raw)
-	}
-	msg, _ := r.Obj(t)["message"].(string)
-	if !strings.Contains(msg, mention) {
-		t.Fatalf("message %q does not mention %q", msg, mention)
-	}
-}
-
 type exportCase struct {
 	name, path, query string
 	want              []string // ids, newest first
@@ -174,10 +143,10 @@ func runExportCases(t *testing.T, w *exportWorld, cases []exportCase) {
 		t.Run(c.name, func(t *testing.T) {
 			r := w.get(t, c.path, c.query)
 			if c.bad != "" {
-				exportWant400(t, r, c.bad)
+				apitest.Want400(t, r, c.bad)
 				return
 			}
-			if got := exportIDs(t, r); !reflect.DeepEqual(got, c.want) {
+			if got := apitest.IDs(t, r); !reflect.DeepEqual(got, c.want) {
 				t.Fatalf("GET %s?%s: ids %v, want %v", c.path, c.query, got, c.want)
 			}
 		})
@@ -258,7 +227,7 @@ func TestExportOtherListings(t *testing.T) {
 
 	t.Run("network requests are pruned as the spec lists", func(t *testing.T) {
 		r := w.get(t, "/network_requests", "measurement_id=m2")
-		exportIDs(t, r)
+		apitest.IDs(t, r)
 		doc := r.JSON.([]any)[0].(map[string]any)
 		data := doc["data"].(map[string]any)
 		req := data["request"].(map[string]any)
@@ -282,7 +251,7 @@ func TestExportOtherListings(t *testing.T) {
 
 	t.Run("user feedbacks carry client {uuid}", func(t *testing.T) {
 		r := w.get(t, "/user_feedbacks", "type=rating")
-		exportIDs(t, r)
+		apitest.IDs(t, r)
 		fb := r.JSON.([]any)[0].(map[string]any)
 		if c, _ := fb["client"].(map[string]any); c == nil || c["uuid"] != w.a {
 			t.Fatalf("client = %v, want {uuid: %s}", fb["client"], w.a)
@@ -332,7 +301,7 @@ func TestExportPaging(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := w.get(t, "/measurements", c.query)
-			if got := exportIDs(t, r); !reflect.DeepEqual(got, c.want) {
+			if got := apitest.IDs(t, r); !reflect.DeepEqual(got, c.want) {
 				t.Fatalf("ids %v, want %v", got, c.want)
 			}
 			if r.Header.Get("Total") != "5" {
@@ -352,7 +321,7 @@ func TestExportPaging(t *testing.T) {
 	}
 	t.Run("Link keeps the other query parameters", func(t *testing.T) {
 		r := w.get(t, "/measurements", "per_page=1&tags[]=t1&tags[]=t2&start_time=2024-05-01")
-		if got := exportIDs(t, r); !reflect.DeepEqual(got, []string{"m4"}) {
+		if got := apitest.IDs(t, r); !reflect.DeepEqual(got, []string{"m4"}) {
 			t.Fatalf("ids %v", got)
 		}
 		next := link(r)["next"]
@@ -372,7 +341,7 @@ func TestExportPaging(t *testing.T) {
 		{"page negative", "page=-1", "page"},
 		{"page not a number", "page=two", "page"},
 	} {
-		t.Run(c.name, func(t *testing.T) { exportWant400(t, w.get(t, "/measurements", c.query), c.param) })
+		t.Run(c.name, func(t *testing.T) { apitest.Want400(t, w.get(t, "/measurements", c.query), c.param) })
 	}
 }
 
@@ -451,9 +420,7 @@ func TestExportClients(t *testing.T) {
 		var keyID int64
 		fmt.Sscan(fmt.Sprint(g.Data["registrationKeyCreate"].(map[string]any)["id"]), &keyID)
 		id := uuid.NewString()
-		if _, err := w.e.Store.CreateClient(ctx, w.o.ID, store.NewClient{UUID: id, Type: "automator", RegistrationKeyID: &keyID}); err != nil {
-			t.Fatal(err)
-		}
+		w.o.NewClient(t, store.NewClient{UUID: id, RegistrationKeyID: &keyID})
 		r := w.get(t, "/clients", "client_uuid="+id)
 		if uuids(r)[0] != id {
 			t.Fatal("client not found")
@@ -498,12 +465,12 @@ func TestExportTenancy(t *testing.T) {
 		})
 	}
 	t.Run("another data owner's measurement_id", func(t *testing.T) {
-		if got := exportIDs(t, w.get(t, "/measurements", "measurement_id="+marker)); len(got) != 0 {
+		if got := apitest.IDs(t, w.get(t, "/measurements", "measurement_id="+marker)); len(got) != 0 {
 			t.Fatalf("got %v", got)
 		}
 	})
 	t.Run("another data owner's client_uuid", func(t *testing.T) {
-		if got := exportIDs(t, w.get(t, "/measurements", "client_uuid="+other.a)); len(got) != 0 {
+		if got := apitest.IDs(t, w.get(t, "/measurements", "client_uuid="+other.a)); len(got) != 0 {
 			t.Fatalf("got %v", got)
 		}
 	})
@@ -629,19 +596,19 @@ func TestExportSearch(t *testing.T) {
 	})
 	t.Run("source_only answers the _source array (POST)", func(t *testing.T) {
 		r := w.post(t, "/search", map[string]any{"body": map[string]any{"sort": newestFirst}, "source_only": true})
-		if got := exportIDs(t, r); !reflect.DeepEqual(got, all) {
+		if got := apitest.IDs(t, r); !reflect.DeepEqual(got, all) {
 			t.Fatalf("ids %v: %s", got, r.Raw)
 		}
 	})
 	t.Run("source_only, size and URL sort as GET parameters", func(t *testing.T) {
 		r := w.get(t, "/search", "body=%7B%7D&source_only=true&size=2&sort=created_at:asc")
-		if got := exportIDs(t, r); !reflect.DeepEqual(got, []string{"m1", "m2"}) {
+		if got := apitest.IDs(t, r); !reflect.DeepEqual(got, []string{"m1", "m2"}) {
 			t.Fatalf("ids %v: %s", got, r.Raw)
 		}
 	})
 	t.Run("from pages the hits", func(t *testing.T) {
 		r := w.post(t, "/search", map[string]any{"body": map[string]any{"sort": newestFirst}, "size": 2, "from": 2, "source_only": true})
-		if got := exportIDs(t, r); !reflect.DeepEqual(got, []string{"m3", "m2"}) {
+		if got := apitest.IDs(t, r); !reflect.DeepEqual(got, []string{"m3", "m2"}) {
 			t.Fatalf("ids %v: %s", got, r.Raw)
 		}
 	})
@@ -674,7 +641,7 @@ func TestExportSearch(t *testing.T) {
 		{"size not a number", func(t *testing.T) *apitest.Response { return w.get(t, "/search", "body=%7B%7D&size=many") }, "size"},
 		{"scroll over 5m", func(t *testing.T) *apitest.Response { return w.get(t, "/search", "body=%7B%7D&scroll=10m") }, "scroll"},
 	} {
-		t.Run("refused: "+c.name, func(t *testing.T) { exportWant400(t, c.r(t), c.mention) })
+		t.Run("refused: "+c.name, func(t *testing.T) { apitest.Want400(t, c.r(t), c.mention) })
 	}
 }
 
@@ -772,14 +739,14 @@ func TestExportESQL(t *testing.T) {
 		{"no FROM", "ROW a = 1", "FROM"},
 	} {
 		t.Run("refused: "+c.name, func(t *testing.T) {
-			exportWant400(t, w.get(t, "/esql", "query="+url.QueryEscape(c.query)), c.mention)
-			exportWant400(t, w.post(t, "/esql", map[string]any{"query": c.query}), c.mention)
+			apitest.Want400(t, w.get(t, "/esql", "query="+url.QueryEscape(c.query)), c.mention)
+			apitest.Want400(t, w.post(t, "/esql", map[string]any{"query": c.query}), c.mention)
 		})
 	}
-	t.Run("refused: GET without query", func(t *testing.T) { exportWant400(t, w.get(t, "/esql", ""), "query") })
-	t.Run("refused: POST without query", func(t *testing.T) { exportWant400(t, w.post(t, "/esql", map[string]any{}), "query") })
+	t.Run("refused: GET without query", func(t *testing.T) { apitest.Want400(t, w.get(t, "/esql", ""), "query") })
+	t.Run("refused: POST without query", func(t *testing.T) { apitest.Want400(t, w.post(t, "/esql", map[string]any{}), "query") })
 	t.Run("refused: POST with another key", func(t *testing.T) {
-		exportWant400(t, w.post(t, "/esql", map[string]any{"query": query, "index": "x"}), "index")
+		apitest.Want400(t, w.post(t, "/esql", map[string]any{"query": query, "index": "x"}), "index")
 	})
 }
 
@@ -844,8 +811,8 @@ func TestExportESQLLookupJoin(t *testing.T) {
 		{"LOOKUP without JOIN", M + " | LOOKUP " + p + "-lookup-clients ON client_uuid", "only LOOKUP JOIN"},
 	} {
 		t.Run("refused: "+c.name, func(t *testing.T) {
-			exportWant400(t, w.get(t, "/esql", "query="+url.QueryEscape(c.query)), c.mention)
-			exportWant400(t, w.post(t, "/esql", map[string]any{"query": c.query}), c.mention)
+			apitest.Want400(t, w.get(t, "/esql", "query="+url.QueryEscape(c.query)), c.mention)
+			apitest.Want400(t, w.post(t, "/esql", map[string]any{"query": c.query}), c.mention)
 		})
 	}
 }
@@ -917,7 +884,7 @@ func TestExportGraphQL(t *testing.T) {
 // failure.
 func TestExportESQLKeepsNumbersExact(t *testing.T) {
 	w := newExportWorld(t, "expnum")
-	srchInsert(t, w.e, w.o, "measurement", map[string]any{"id": "big", "client_uuid": w.a, "type": "GamingMeasurement",
+	w.o.InsertDocuments(t, "measurement", map[string]any{"id": "big", "client_uuid": w.a, "type": "GamingMeasurement",
 		"created_at": "2026-11-05T00:00:00Z", "n": json.RawMessage("12345678901234567"), "neg": json.RawMessage("-9007199254740993"),
 		"huge": json.RawMessage("1e400")})
 	q := "FROM analytics-production-" + w.o.Slug + "-measurements* | WHERE id == \"big\" | KEEP id, n, neg, huge"

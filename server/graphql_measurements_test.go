@@ -31,48 +31,30 @@ type gmWorld struct {
 // created_at (2026-10-01 + i/5 hours), so pages must order ties.
 const gmBulk = 25
 
-// gmLoadFixtures loads the fixture files into o as `fleetgraph import`
-// does (store.ParseDocument, store.InsertDocuments), with fresh client
-// UUIDs, and answers C1..C6's UUIDs.
-func gmLoadFixtures(t *testing.T, e *apitest.Env, o *apitest.Owner) map[string]string {
-	t.Helper()
-	fresh := freshFixtureClients()
-	loadFixtureSet(t, e, o.ID, fresh, store.KindMeasurement, store.KindClientReport, store.KindAnomalyEvent)
-	return byClientName(fresh)
-}
+// gmKinds are the fixture files each data owner of the world loads.
+var gmKinds = []string{store.KindMeasurement, store.KindClientReport, store.KindAnomalyEvent}
 
 func newGMWorld(t *testing.T, prefix string) *gmWorld {
 	t.Helper()
 	e := apitest.Get(t)
 	w := &gmWorld{e: e, o: e.NewOwner(t, prefix), other: e.NewOwner(t, prefix+"-other"), bulk: uuid.NewString()}
-	w.c = gmLoadFixtures(t, e, w.o)
-	w.otherC = gmLoadFixtures(t, e, w.other)
+	w.c = e.LoadFixtures(t, w.o.ID, gmKinds...)
+	w.otherC = e.LoadFixtures(t, w.other.ID, gmKinds...)
 	var bulk []map[string]any
 	for i := range gmBulk {
 		at := time.Date(2026, 10, 1, i/5, 0, 0, 0, time.UTC)
 		bulk = append(bulk, map[string]any{"id": fmt.Sprintf("bulk-%02d", i), "client_uuid": w.bulk, "type": "WebMeasurement",
 			"created_at": at.Format(time.RFC3339), "study": map[string]any{"subject": "website"}})
 	}
-	srchInsert(t, e, w.o, store.KindMeasurement, bulk...)
+	w.o.InsertDocuments(t, store.KindMeasurement, bulk...)
 	// A LightweightVideoPlayerPerformanceReport for #1 (the fixtures have
 	// none), after its P.1203 report (created 06:01:15); an anomaly event
 	// naming no client.
-	srchInsert(t, e, w.o, store.KindClientReport, map[string]any{"id": "lvp-0001", "client_uuid": w.c["C1"],
-		"type": "LightweightVideoPlayerPerformanceReport", "measurement_id": gmID(1), "created_at": "2026-11-01T06:01:30Z"})
-	srchInsert(t, e, w.o, store.KindAnomalyEvent, map[string]any{"id": "fleet-wide::shift::1793500000",
+	w.o.InsertDocuments(t, store.KindClientReport, map[string]any{"id": "lvp-0001", "client_uuid": w.c["C1"],
+		"type": "LightweightVideoPlayerPerformanceReport", "measurement_id": apitest.FixtureMeasurement(1), "created_at": "2026-11-01T06:01:30Z"})
+	w.o.InsertDocuments(t, store.KindAnomalyEvent, map[string]any{"id": "fleet-wide::shift::1793500000",
 		"measurement_type": "VideoMeasurement", "subject": "youtube", "status": "new", "created_at": "2026-11-01T00:00:00Z"})
 	return w
-}
-
-// gmID is the id of fixture measurement #n.
-func gmID(n int) string { return fmt.Sprintf("6a1f0c00-2026-4b11-8000-0000000000%02d", n) }
-
-func gmIDs(ns ...int) []string {
-	out := []string{}
-	for _, n := range ns {
-		out = append(out, gmID(n))
-	}
-	return out
 }
 
 // bulkIDs is the bulk client's measurements newest first: the latest hour
@@ -160,24 +142,24 @@ func TestGraphQLClientMeasurementsFilters(t *testing.T) {
 		filter       map[string]any
 		want         []string
 	}{
-		{"C1, newest first", "C1", nil, gmIDs(19, 7, 25, 13, 1)},
-		{"C2, newest first", "C2", nil, gmIDs(20, 8, 26, 14, 2)},
-		{"C4, newest first", "C4", nil, gmIDs(10, 28, 16, 4, 22)},
-		{"C1 video", "C1", map[string]any{"type": "VideoMeasurement"}, gmIDs(7, 1)},
-		{"C1 youtube", "C1", map[string]any{"subject": "youtube"}, gmIDs(1)},
-		{"C1 dns", "C1", map[string]any{"subject": "dns"}, gmIDs(13)},
-		{"C4 network", "C4", map[string]any{"type": "NetworkMeasurement"}, gmIDs(16)},
-		{"C2 has no gaming", "C2", map[string]any{"type": "GamingMeasurement"}, gmIDs()},
-		{"type and subject that do not go together", "C1", map[string]any{"type": "WebMeasurement", "subject": "youtube"}, gmIDs()},
-		{"C3 since #3's time: inclusive", "C3", map[string]any{"since": "2026-11-03T06:26:34.074Z"}, gmIDs(9, 27, 15, 3)},
-		{"C3 until #3's time: exclusive", "C3", map[string]any{"until": "2026-11-03T06:26:34.074Z"}, gmIDs(21)},
-		{"C3 days 3 to 7", "C3", map[string]any{"since": "2026-11-03T00:00:00Z", "until": "2026-11-08T00:00:00Z"}, gmIDs(27, 15, 3)},
-		{"C6 since #6's time with an offset", "C6", map[string]any{"since": "2026-11-06T14:05:25.185+01:00"}, gmIDs(30, 18, 6)},
+		{"C1, newest first", "C1", nil, apitest.FixtureMeasurements(19, 7, 25, 13, 1)},
+		{"C2, newest first", "C2", nil, apitest.FixtureMeasurements(20, 8, 26, 14, 2)},
+		{"C4, newest first", "C4", nil, apitest.FixtureMeasurements(10, 28, 16, 4, 22)},
+		{"C1 video", "C1", map[string]any{"type": "VideoMeasurement"}, apitest.FixtureMeasurements(7, 1)},
+		{"C1 youtube", "C1", map[string]any{"subject": "youtube"}, apitest.FixtureMeasurements(1)},
+		{"C1 dns", "C1", map[string]any{"subject": "dns"}, apitest.FixtureMeasurements(13)},
+		{"C4 network", "C4", map[string]any{"type": "NetworkMeasurement"}, apitest.FixtureMeasurements(16)},
+		{"C2 has no gaming", "C2", map[string]any{"type": "GamingMeasurement"}, apitest.FixtureMeasurements()},
+		{"type and subject that do not go together", "C1", map[string]any{"type": "WebMeasurement", "subject": "youtube"}, apitest.FixtureMeasurements()},
+		{"C3 since #3's time: inclusive", "C3", map[string]any{"since": "2026-11-03T06:26:34.074Z"}, apitest.FixtureMeasurements(9, 27, 15, 3)},
+		{"C3 until #3's time: exclusive", "C3", map[string]any{"until": "2026-11-03T06:26:34.074Z"}, apitest.FixtureMeasurements(21)},
+		{"C3 days 3 to 7", "C3", map[string]any{"since": "2026-11-03T00:00:00Z", "until": "2026-11-08T00:00:00Z"}, apitest.FixtureMeasurements(27, 15, 3)},
+		{"C6 since #6's time with an offset", "C6", map[string]any{"since": "2026-11-06T14:05:25.185+01:00"}, apitest.FixtureMeasurements(30, 18, 6)},
 		{"C5 speedtest breitbandmessung since day 3", "C5",
-			map[string]any{"type": "SpeedtestMeasurement", "subject": "breitbandmessung", "since": "2026-11-03T00:00:00+01:00"}, gmIDs(23)},
+			map[string]any{"type": "SpeedtestMeasurement", "subject": "breitbandmessung", "since": "2026-11-03T00:00:00+01:00"}, apitest.FixtureMeasurements(23)},
 		{"C5 the same until #23's time", "C5",
-			map[string]any{"type": "SpeedtestMeasurement", "until": "2026-11-03T06:46:14.814Z"}, gmIDs()},
-		{"since equal to until: nothing", "C1", map[string]any{"since": "2026-11-01T06:00:00Z", "until": "2026-11-01T06:00:00Z"}, gmIDs()},
+			map[string]any{"type": "SpeedtestMeasurement", "until": "2026-11-03T06:46:14.814Z"}, apitest.FixtureMeasurements()},
+		{"since equal to until: nothing", "C1", map[string]any{"since": "2026-11-01T06:00:00Z", "until": "2026-11-01T06:00:00Z"}, apitest.FixtureMeasurements()},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -206,7 +188,7 @@ func TestGraphQLClientMeasurementsPaging(t *testing.T) {
 		want := []struct {
 			ids  []string
 			next bool
-		}{{gmIDs(19, 7), true}, {gmIDs(25, 13), true}, {gmIDs(1), false}}
+		}{{apitest.FixtureMeasurements(19, 7), true}, {apitest.FixtureMeasurements(25, 13), true}, {apitest.FixtureMeasurements(1), false}}
 		var after any
 		for i, wp := range want {
 			p := w.page(t, w.o.Key, c1, map[string]any{"first": 2, "after": after})
@@ -224,7 +206,7 @@ func TestGraphQLClientMeasurementsPaging(t *testing.T) {
 		if !p.next {
 			t.Fatalf("first 4 of 5: no next page")
 		}
-		if last := w.page(t, w.o.Key, c1, map[string]any{"first": 4, "after": p.end}); !reflect.DeepEqual(last.ids, gmIDs(1)) || last.next {
+		if last := w.page(t, w.o.Key, c1, map[string]any{"first": 4, "after": p.end}); !reflect.DeepEqual(last.ids, apitest.FixtureMeasurements(1)) || last.next {
 			t.Errorf("after 4 of 5: %v next %v", last.ids, last.next)
 		}
 	})
@@ -268,7 +250,7 @@ func TestGraphQLClientMeasurementsArguments(t *testing.T) {
 		{"after not base64", map[string]any{"after": "not a cursor!"}, "after"},
 		{"after base64 of text", map[string]any{"after": cursor("hello")}, "after"},
 		{"after without a document id", map[string]any{"after": cursor("2026-11-01T06:00:00Z|")}, "after"},
-		{"after with a bad time", map[string]any{"after": cursor("yesterday|" + gmID(1))}, "after"},
+		{"after with a bad time", map[string]any{"after": cursor("yesterday|" + apitest.FixtureMeasurement(1))}, "after"},
 		{"after with an over-long id", map[string]any{"after": cursor("2026-11-01T06:00:00Z|" + strings.Repeat("x", 513))}, "after"},
 		{"since after until", map[string]any{"filter": map[string]any{"since": "2026-11-05T00:00:00Z", "until": "2026-11-04T00:00:00Z"}}, "filter.since"},
 		{"since not a time", map[string]any{"filter": map[string]any{"since": "yesterday"}}, "filter.since"},
@@ -308,7 +290,7 @@ func TestGraphQLClientMeasurementsArguments(t *testing.T) {
 			t.Errorf("%s in the query: %s", arg, g.Raw)
 		}
 	}
-	if p := w.page(t, w.o.Key, w.c["C1"], map[string]any{"after": ""}); !reflect.DeepEqual(p.ids, gmIDs(19, 7, 25, 13, 1)) {
+	if p := w.page(t, w.o.Key, w.c["C1"], map[string]any{"after": ""}); !reflect.DeepEqual(p.ids, apitest.FixtureMeasurements(19, 7, 25, 13, 1)) {
 		t.Errorf("empty after (no cursor): %v", p.ids)
 	}
 }
@@ -328,7 +310,7 @@ func TestGraphQLClientMeasurementsForeignCursors(t *testing.T) {
 	// The other owner's cursor after its #7 (day 7) on o's C1: o's C1
 	// measurements older than day 7, 06:18:42.222.
 	p := w.page(t, w.o.Key, w.c["C1"], map[string]any{"after": theirs.cursors[1]})
-	if !reflect.DeepEqual(p.ids, gmIDs(25, 13, 1)) || p.next {
+	if !reflect.DeepEqual(p.ids, apitest.FixtureMeasurements(25, 13, 1)) || p.next {
 		t.Errorf("other owner's cursor: %v next %v, want #25, #13, #1", p.ids, p.next)
 	}
 	for _, c := range p.clients {
@@ -338,7 +320,7 @@ func TestGraphQLClientMeasurementsForeignCursors(t *testing.T) {
 	}
 	// C2's cursor after #20 (day 10, 13:07) on C1: all of C1, nothing of C2.
 	c2 := w.page(t, w.o.Key, w.c["C2"], map[string]any{"first": 1})
-	if p := w.page(t, w.o.Key, w.c["C1"], map[string]any{"after": c2.end}); !reflect.DeepEqual(p.ids, gmIDs(19, 7, 25, 13, 1)) {
+	if p := w.page(t, w.o.Key, w.c["C1"], map[string]any{"after": c2.end}); !reflect.DeepEqual(p.ids, apitest.FixtureMeasurements(19, 7, 25, 13, 1)) {
 		t.Errorf("C2's cursor on C1: %v", p.ids)
 	}
 	// The other owner reads nothing of o through o's cursors, nor o's client.
@@ -365,16 +347,16 @@ func TestGraphQLMeasurementAndAnomalyEventFields(t *testing.T) {
 	// cr-0008..12 (Performance) of #8..#12, cr-0013/14 (DNS) of #13/#14,
 	// cr-0015/16 (ICMP ping) of #17/#18; lvp-0001 added for #1.
 	wants := map[string]want{
-		gmID(1):  {[]string{"cr-0001:P1203ClientReport", "lvp-0001:LightweightVideoPlayerPerformanceReport"}, "cr-0001", "", "lvp-0001"},
-		gmID(7):  {[]string{"cr-0007:P1203ClientReport"}, "cr-0007", "", ""},
-		gmID(13): {[]string{"cr-0013:DnsClientReport"}, "", "", ""},
-		gmID(19): {[]string{}, "", "", ""},
-		gmID(25): {[]string{}, "", "", ""},
-		gmID(2):  {[]string{"cr-0002:P1203ClientReport"}, "cr-0002", "", ""},
-		gmID(8):  {[]string{"cr-0008:PerformanceClientReport"}, "", "cr-0008", ""},
-		gmID(14): {[]string{"cr-0014:DnsClientReport"}, "", "", ""},
-		gmID(20): {[]string{}, "", "", ""},
-		gmID(26): {[]string{}, "", "", ""},
+		apitest.FixtureMeasurement(1):  {[]string{"cr-0001:P1203ClientReport", "lvp-0001:LightweightVideoPlayerPerformanceReport"}, "cr-0001", "", "lvp-0001"},
+		apitest.FixtureMeasurement(7):  {[]string{"cr-0007:P1203ClientReport"}, "cr-0007", "", ""},
+		apitest.FixtureMeasurement(13): {[]string{"cr-0013:DnsClientReport"}, "", "", ""},
+		apitest.FixtureMeasurement(19): {[]string{}, "", "", ""},
+		apitest.FixtureMeasurement(25): {[]string{}, "", "", ""},
+		apitest.FixtureMeasurement(2):  {[]string{"cr-0002:P1203ClientReport"}, "cr-0002", "", ""},
+		apitest.FixtureMeasurement(8):  {[]string{"cr-0008:PerformanceClientReport"}, "", "cr-0008", ""},
+		apitest.FixtureMeasurement(14): {[]string{"cr-0014:DnsClientReport"}, "", "", ""},
+		apitest.FixtureMeasurement(20): {[]string{}, "", "", ""},
+		apitest.FixtureMeasurement(26): {[]string{}, "", "", ""},
 	}
 	check := func(t *testing.T, node map[string]any, client string) {
 		t.Helper()
@@ -427,7 +409,7 @@ func TestGraphQLMeasurementAndAnomalyEventFields(t *testing.T) {
 	})
 	t.Run("through Query.measurement", func(t *testing.T) {
 		for _, n := range []int{1, 8, 19} {
-			g := w.e.GraphQL(t, w.o.Key, `query($id: ID!) { measurement(id: $id) { `+fields+` } }`, map[string]any{"id": gmID(n)})
+			g := w.e.GraphQL(t, w.o.Key, `query($id: ID!) { measurement(id: $id) { `+fields+` } }`, map[string]any{"id": apitest.FixtureMeasurement(n)})
 			if len(g.Errors) > 0 {
 				t.Fatalf("%s", g.Raw)
 			}
@@ -482,7 +464,7 @@ func TestGraphQLClientMeasurementsOperationLimit(t *testing.T) {
 	for i := range docs {
 		docs[i] = srchMeasurement(fmt.Sprintf("lim-%03d", i), uuid.NewString(), "VideoMeasurement", "youtube", i, nil)
 	}
-	srchInsert(t, e, o, "measurement", docs...)
+	o.InsertDocuments(t, "measurement", docs...)
 	q := `query($first: Int) { clients { uuid measurements(first: $first) { edges { node { id } } } } }`
 	g := e.GraphQL(t, o.Key, q, map[string]any{"first": 100})
 	if g.Code() != "BAD_REQUEST" || !strings.Contains(g.Errors[0].Message, "more than 10000 measurements (here 101 clients × first 100)") {

@@ -20,36 +20,6 @@ import (
 // POST /graphql (camelCase fields) and checks the same values, the links
 // between types, and the classification of errors in extensions.code.
 
-// gqlOps runs query as the world's org_admin and fails on any error.
-func gqlOps(t testing.TB, w *specWorld, query string, vars map[string]any) map[string]any {
-	t.Helper()
-	g := w.e.GraphQL(t, w.o.Key, query, vars)
-	if g.Status != http.StatusOK || len(g.Errors) > 0 || g.Data == nil {
-		t.Fatalf("graphql: status %d: %s", g.Status, g.Raw)
-	}
-	return g.Data
-}
-
-// gqlOpsObj reads data[field] as an object.
-func gqlOpsObj(t testing.TB, data map[string]any, field string) map[string]any {
-	t.Helper()
-	obj, ok := data[field].(map[string]any)
-	if !ok {
-		t.Fatalf("data.%s is not an object: %v", field, data[field])
-	}
-	return obj
-}
-
-// gqlOpsFail runs query and returns its first error, failing when there is none.
-func gqlOpsFail(t testing.TB, e *apitest.Env, key, query string, vars map[string]any) (*apitest.GraphQLResponse, apitest.GraphQLError) {
-	t.Helper()
-	g := e.GraphQL(t, key, query, vars)
-	if len(g.Errors) == 0 {
-		t.Fatalf("want an error, got %s", g.Raw)
-	}
-	return g, g.Errors[0]
-}
-
 const gqlOpsIspFields = `id name type alternativeNames asNumbers country isVpn verified createdAt ispContractsCount`
 
 var gqlOpsIspShape = specShape{"id": "int", "name": "str", "type": "str", "alternativeNames": "strs",
@@ -62,7 +32,7 @@ func TestGraphQLOpsIsps(t *testing.T) {
 	w := specSeed(t, "gql-isps")
 	create := func(t *testing.T, input map[string]any) map[string]any {
 		t.Helper()
-		d := gqlOps(t, w, `mutation($in: IspCreateInput!) { ispCreate(input: $in) { `+gqlOpsIspFields+` } }`,
+		d := w.e.GraphQLData(t, w.o.Key, `mutation($in: IspCreateInput!) { ispCreate(input: $in) { `+gqlOpsIspFields+` } }`,
 			map[string]any{"in": input})
 		return specCheck(t, "ispCreate", d["ispCreate"], gqlOpsIspShape)
 	}
@@ -74,32 +44,32 @@ func TestGraphQLOpsIsps(t *testing.T) {
 			specWant(t, "ispCreate", isp, k, v)
 		}
 		specRecent(t, "createdAt", isp["createdAt"])
-		got := gqlOpsObj(t, gqlOps(t, w, `query($id: Int!) { isp(id: $id) { `+gqlOpsIspFields+` } }`,
-			map[string]any{"id": isp["id"]}), "isp")
+		got := apitest.Object(t, w.e.GraphQLData(t, w.o.Key, `query($id: Int!) { isp(id: $id) { `+gqlOpsIspFields+` } }`,
+			map[string]any{"id": isp["id"]})["isp"])
 		specWant(t, "isp", got, "name", "KPN")
-		specWant(t, "isp", got, "createdAt", specTime(t, isp["createdAt"]))
+		specWant(t, "isp", got, "createdAt", apitest.Time(t, isp["createdAt"]))
 	})
 
 	t.Run("isp answers contracts with their client and ISP", func(t *testing.T) {
-		d := gqlOps(t, w, `query($id: Int!) { isp(id: $id) {
+		d := w.e.GraphQLData(t, w.o.Key, `query($id: Int!) { isp(id: $id) {
 			name ispDetailsCount ispContractsCount
 			ispContracts { id ispId clientId uploadSpeed downloadSpeed monthlyPrice currency assumedTariff
 				connectionType name validFrom validUntil clientUuid clientLabel
 				client { id uuid label accessLevel } isp { id name } ispName }
 		} }`, map[string]any{"id": w.isp})
-		isp := gqlOpsObj(t, d, "isp")
+		isp := apitest.Object(t, d["isp"])
 		specWant(t, "isp", isp, "ispDetailsCount", 2)
 		specWant(t, "isp", isp, "ispContractsCount", 2)
-		c := specFind(t, specList(t, isp["ispContracts"]), w.contract)
-		for k, v := range map[string]any{"ispId": w.isp, "clientId": w.probe.id, "uploadSpeed": 50, "downloadSpeed": 250,
+		c := specFind(t, apitest.List(t, isp["ispContracts"]), w.contract)
+		for k, v := range map[string]any{"ispId": w.isp, "clientId": w.probe.ID, "uploadSpeed": 50, "downloadSpeed": 250,
 			"monthlyPrice": 49.99, "currency": "EUR", "assumedTariff": "business", "connectionType": "fiber",
-			"name": "Business 250", "validFrom": w.from, "validUntil": nil, "clientUuid": w.probe.uuid,
-			"clientLabel": w.probe.label, "ispName": "Telekom"} {
+			"name": "Business 250", "validFrom": w.from, "validUntil": nil, "clientUuid": w.probe.UUID,
+			"clientLabel": w.probe.Label, "ispName": "Telekom"} {
 			specWant(t, "contract", c, k, v)
 		}
 		client := c["client"].(map[string]any)
-		specWant(t, "contract.client", client, "id", w.probe.id)
-		specWant(t, "contract.client", client, "uuid", w.probe.uuid)
+		specWant(t, "contract.client", client, "id", w.probe.ID)
+		specWant(t, "contract.client", client, "uuid", w.probe.UUID)
 		specWant(t, "contract.client", client, "accessLevel", "owner")
 		specWant(t, "contract.isp", c["isp"].(map[string]any), "id", w.isp)
 	})
@@ -120,9 +90,9 @@ func TestGraphQLOpsIsps(t *testing.T) {
 		}
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
-				d := gqlOps(t, w, `query($f: IspFilter) { isps(filter: $f) { id name country } }`, map[string]any{"f": c.filter})
+				d := w.e.GraphQLData(t, w.o.Key, `query($f: IspFilter) { isps(filter: $f) { id name country } }`, map[string]any{"f": c.filter})
 				var names []string
-				for _, item := range specList(t, d["isps"]) {
+				for _, item := range apitest.List(t, d["isps"]) {
 					names = append(names, item.(map[string]any)["name"].(string))
 				}
 				slices.Sort(names)
@@ -135,7 +105,7 @@ func TestGraphQLOpsIsps(t *testing.T) {
 
 	t.Run("ispUpdate writes the given fields and keeps the others", func(t *testing.T) {
 		isp := create(t, map[string]any{"name": "Vodafone", "country": "DE", "type": "fixed", "isVpn": false})
-		d := gqlOps(t, w, `mutation($id: Int!) { ispUpdate(id: $id, input: {name: "Vodafone Kabel", isVpn: null}) { `+gqlOpsIspFields+` } }`,
+		d := w.e.GraphQLData(t, w.o.Key, `mutation($id: Int!) { ispUpdate(id: $id, input: {name: "Vodafone Kabel", isVpn: null}) { `+gqlOpsIspFields+` } }`,
 			map[string]any{"id": isp["id"]})
 		got := specCheck(t, "ispUpdate", d["ispUpdate"], gqlOpsIspShape)
 		for k, v := range map[string]any{"name": "Vodafone Kabel", "isVpn": nil, "country": "DE", "type": "fixed"} {
@@ -146,26 +116,26 @@ func TestGraphQLOpsIsps(t *testing.T) {
 	t.Run("ispMergeInto answers the target and removes the source", func(t *testing.T) {
 		src := create(t, map[string]any{"name": "Merged Away", "country": "DE", "type": "fixed"})
 		target := create(t, map[string]any{"name": "Merge Target", "country": "DE", "type": "fixed"})
-		w.sql(t, `UPDATE isps SET alternative_names = '{MA}', as_numbers = '{AS64500}' WHERE id = $1`, specInt(t, src["id"]))
-		if _, err := w.e.Store.CreateContract(t.Context(), w.o.ID, store.NewContract{IspID: specInt(t, src["id"]),
-			ClientID: w.bare.id, Name: "moved"}); err != nil {
+		w.e.SQL(t, `UPDATE isps SET alternative_names = '{MA}', as_numbers = '{AS64500}' WHERE id = $1`, apitest.Int(t, src["id"]))
+		if _, err := w.e.Store.CreateContract(t.Context(), w.o.ID, store.NewContract{IspID: apitest.Int(t, src["id"]),
+			ClientID: w.bare.ID, Name: "moved"}); err != nil {
 			t.Fatalf("seed contract: %v", err)
 		}
-		d := gqlOps(t, w, `mutation($id: Int!, $to: Int!) { ispMergeInto(id: $id, input: {targetId: $to}) {
+		d := w.e.GraphQLData(t, w.o.Key, `mutation($id: Int!, $to: Int!) { ispMergeInto(id: $id, input: {targetId: $to}) {
 			`+gqlOpsIspFields+` ispContracts { name ispId client { id } } } }`,
 			map[string]any{"id": src["id"], "to": target["id"]})
 		got := d["ispMergeInto"].(map[string]any)
-		specWant(t, "ispMergeInto", got, "id", specInt(t, target["id"]))
+		specWant(t, "ispMergeInto", got, "id", apitest.Int(t, target["id"]))
 		specWant(t, "ispMergeInto", got, "asNumbers", []string{"AS64500"})
 		specWant(t, "ispMergeInto", got, "ispContractsCount", 1)
-		alt := specStrings(t, got["alternativeNames"])
+		alt := apitest.Strings(t, got["alternativeNames"])
 		if !slices.Contains(alt, "MA") || !slices.Contains(alt, "Merged Away") {
 			t.Errorf("alternativeNames = %q, want MA and Merged Away", alt)
 		}
-		moved := specList(t, got["ispContracts"])[0].(map[string]any)
-		specWant(t, "moved contract", moved, "ispId", specInt(t, target["id"]))
-		specWant(t, "moved contract", moved["client"].(map[string]any), "id", w.bare.id)
-		g, _ := gqlOpsFail(t, w.e, w.o.Key, `query($id: Int!) { isp(id: $id) { id } }`, map[string]any{"id": src["id"]})
+		moved := apitest.List(t, got["ispContracts"])[0].(map[string]any)
+		specWant(t, "moved contract", moved, "ispId", apitest.Int(t, target["id"]))
+		specWant(t, "moved contract", moved["client"].(map[string]any), "id", w.bare.ID)
+		g, _ := w.e.GraphQLFail(t, w.o.Key, `query($id: Int!) { isp(id: $id) { id } }`, map[string]any{"id": src["id"]})
 		if g.Code() != "NOT_FOUND" {
 			t.Errorf("merged source: code %q, want NOT_FOUND", g.Code())
 		}
@@ -173,11 +143,11 @@ func TestGraphQLOpsIsps(t *testing.T) {
 
 	t.Run("ispDelete answers true and the ISP is gone", func(t *testing.T) {
 		isp := create(t, map[string]any{"name": "Gone", "country": "AT", "type": "other"})
-		d := gqlOps(t, w, `mutation($id: Int!) { ispDelete(id: $id) }`, map[string]any{"id": isp["id"]})
+		d := w.e.GraphQLData(t, w.o.Key, `mutation($id: Int!) { ispDelete(id: $id) }`, map[string]any{"id": isp["id"]})
 		if d["ispDelete"] != true {
 			t.Errorf("ispDelete = %v, want true", d["ispDelete"])
 		}
-		g, _ := gqlOpsFail(t, w.e, w.o.Key, `query($id: Int!) { isp(id: $id) { id } }`, map[string]any{"id": isp["id"]})
+		g, _ := w.e.GraphQLFail(t, w.o.Key, `query($id: Int!) { isp(id: $id) { id } }`, map[string]any{"id": isp["id"]})
 		if g.Code() != "NOT_FOUND" {
 			t.Errorf("deleted ISP: code %q, want NOT_FOUND", g.Code())
 		}
@@ -195,22 +165,22 @@ var gqlOpsKeyShape = specShape{"id": "int", "capabilityId": "int", "registration
 // RegistrationKey.capability.
 func TestGraphQLOpsCapabilitiesAndRegistrationKeys(t *testing.T) {
 	w := specSeed(t, "gql-caps")
-	d := gqlOps(t, w, `mutation { capabilityCreate(input: {name: "Video", comment: "pilot",
+	d := w.e.GraphQLData(t, w.o.Key, `mutation { capabilityCreate(input: {name: "Video", comment: "pilot",
 		allowedMeasurementTypes: ["VideoMeasurement"], allowedMeasurementSubjects: ["youtube"],
 		forbiddenMeasurementTypes: [], forbiddenMeasurementSubjects: ["netflix"]}) {
 		id name comment allowedMeasurementTypes allowedMeasurementSubjects forbiddenMeasurementTypes
 		forbiddenMeasurementSubjects registrationKeysCount registrationKeys { id } } }`, nil)
-	capability := gqlOpsObj(t, d, "capabilityCreate")
+	capability := apitest.Object(t, d["capabilityCreate"])
 	for k, v := range map[string]any{"name": "Video", "comment": "pilot", "allowedMeasurementTypes": []string{"VideoMeasurement"},
 		"allowedMeasurementSubjects": []string{"youtube"}, "forbiddenMeasurementTypes": []string{},
 		"forbiddenMeasurementSubjects": []string{"netflix"}, "registrationKeysCount": 0} {
 		specWant(t, "capabilityCreate", capability, k, v)
 	}
-	capID := specInt(t, capability["id"])
+	capID := apitest.Int(t, capability["id"])
 	createKey := func(t *testing.T, input map[string]any) map[string]any {
 		t.Helper()
 		input["capabilityId"] = capID
-		d := gqlOps(t, w, `mutation($in: RegistrationKeyCreateInput!) { registrationKeyCreate(input: $in) {
+		d := w.e.GraphQLData(t, w.o.Key, `mutation($in: RegistrationKeyCreateInput!) { registrationKeyCreate(input: $in) {
 			`+gqlOpsKeyFields+` capability { id name } } }`, map[string]any{"in": input})
 		return specCheck(t, "registrationKeyCreate", d["registrationKeyCreate"], gqlOpsKeyShape.with(specShape{"capability": "obj"}))
 	}
@@ -231,7 +201,7 @@ func TestGraphQLOpsCapabilitiesAndRegistrationKeys(t *testing.T) {
 	t.Run("registrationKeyCreate stores the given values", func(t *testing.T) {
 		from := time.Now().UTC().Truncate(time.Second).Add(time.Hour)
 		until := from.AddDate(0, 1, 0)
-		given = createKey(t, map[string]any{"registrationKey": specUnique("  video-rollout-" + w.o.Slug), "comment": "batch 1",
+		given = createKey(t, map[string]any{"registrationKey": apitest.Unique("  video-rollout-" + w.o.Slug), "comment": "batch 1",
 			"validFrom": from.Format(time.RFC3339), "validUntil": until.Format(time.RFC3339),
 			"numRegistrationsLeft": 10, "usageLimitDays": 90, "testing": true})
 		if k := given["registrationKey"].(string); !strings.HasPrefix(k, "video-rollout-") {
@@ -243,85 +213,85 @@ func TestGraphQLOpsCapabilitiesAndRegistrationKeys(t *testing.T) {
 		}
 	})
 	t.Run("registrationKeyUpdate writes the given fields and keeps the others", func(t *testing.T) {
-		d := gqlOps(t, w, `mutation($id: Int!) { registrationKeyUpdate(id: $id, input: {comment: null, testing: false,
+		d := w.e.GraphQLData(t, w.o.Key, `mutation($id: Int!) { registrationKeyUpdate(id: $id, input: {comment: null, testing: false,
 			numRegistrationsLeft: 3}) { `+gqlOpsKeyFields+` } }`, map[string]any{"id": given["id"]})
 		got := specCheck(t, "registrationKeyUpdate", d["registrationKeyUpdate"], gqlOpsKeyShape)
 		for k, v := range map[string]any{"comment": nil, "testing": false, "numRegistrationsLeft": 3,
-			"usageLimitDays": 90, "registrationKey": given["registrationKey"], "validUntil": specTime(t, given["validUntil"])} {
+			"usageLimitDays": 90, "registrationKey": given["registrationKey"], "validUntil": apitest.Time(t, given["validUntil"])} {
 			specWant(t, "registrationKeyUpdate", got, k, v)
 		}
 	})
 	t.Run("Capability.registrationKeys and RegistrationKey.capability link both ways", func(t *testing.T) {
-		d := gqlOps(t, w, `query($cap: Int!, $key: Int!) {
+		d := w.e.GraphQLData(t, w.o.Key, `query($cap: Int!, $key: Int!) {
 			capability(id: $cap) { registrationKeysCount registrationKeys { id registrationKey capability { id } } }
 			registrationKey(id: $key) { id capability { id name registrationKeys { id } } }
 			capabilities { id registrationKeysCount }
 		}`, map[string]any{"cap": capID, "key": given["id"]})
-		c := gqlOpsObj(t, d, "capability")
+		c := apitest.Object(t, d["capability"])
 		specWant(t, "capability", c, "registrationKeysCount", 2)
-		keys := specList(t, c["registrationKeys"])
+		keys := apitest.List(t, c["registrationKeys"])
 		for _, k := range []map[string]any{generated, given} {
-			item := specFind(t, keys, specInt(t, k["id"]))
+			item := specFind(t, keys, apitest.Int(t, k["id"]))
 			specWant(t, "capability.registrationKeys", item, "registrationKey", k["registrationKey"])
 			specWant(t, "capability.registrationKeys.capability", item["capability"].(map[string]any), "id", capID)
 		}
-		back := gqlOpsObj(t, d, "registrationKey")["capability"].(map[string]any)
+		back := apitest.Object(t, d["registrationKey"])["capability"].(map[string]any)
 		specWant(t, "registrationKey.capability", back, "id", capID)
-		if n := len(specList(t, back["registrationKeys"])); n != 2 {
+		if n := len(apitest.List(t, back["registrationKeys"])); n != 2 {
 			t.Errorf("registrationKey.capability.registrationKeys has %d items, want 2", n)
 		}
-		specWant(t, "capabilities", specFind(t, specList(t, d["capabilities"]), capID), "registrationKeysCount", 2)
-		specWant(t, "capabilities", specFind(t, specList(t, d["capabilities"]), w.capability), "registrationKeysCount", 1)
+		specWant(t, "capabilities", specFind(t, apitest.List(t, d["capabilities"]), capID), "registrationKeysCount", 2)
+		specWant(t, "capabilities", specFind(t, apitest.List(t, d["capabilities"]), w.capability), "registrationKeysCount", 1)
 	})
 	t.Run("the world's key counts its registered client", func(t *testing.T) {
-		d := gqlOps(t, w, `query($id: Int!) { registrationKey(id: $id) { clientsCount capability { id } } }`,
+		d := w.e.GraphQLData(t, w.o.Key, `query($id: Int!) { registrationKey(id: $id) { clientsCount capability { id } } }`,
 			map[string]any{"id": w.regKeyID})
-		k := gqlOpsObj(t, d, "registrationKey")
+		k := apitest.Object(t, d["registrationKey"])
 		specWant(t, "registrationKey", k, "clientsCount", 1)
 		specWant(t, "registrationKey.capability", k["capability"].(map[string]any), "id", w.capability)
 	})
 	t.Run("registrationKeyDelete answers true and the key is gone", func(t *testing.T) {
-		d := gqlOps(t, w, `mutation($id: Int!) { registrationKeyDelete(id: $id) }`, map[string]any{"id": generated["id"]})
+		d := w.e.GraphQLData(t, w.o.Key, `mutation($id: Int!) { registrationKeyDelete(id: $id) }`, map[string]any{"id": generated["id"]})
 		if d["registrationKeyDelete"] != true {
 			t.Errorf("registrationKeyDelete = %v, want true", d["registrationKeyDelete"])
 		}
-		g, _ := gqlOpsFail(t, w.e, w.o.Key, `query($id: Int!) { registrationKey(id: $id) { id } }`, map[string]any{"id": generated["id"]})
+		g, _ := w.e.GraphQLFail(t, w.o.Key, `query($id: Int!) { registrationKey(id: $id) { id } }`, map[string]any{"id": generated["id"]})
 		if g.Code() != "NOT_FOUND" {
 			t.Errorf("deleted key: code %q, want NOT_FOUND", g.Code())
 		}
-		c := gqlOpsObj(t, gqlOps(t, w, `query($id: Int!) { capability(id: $id) { registrationKeysCount } }`,
-			map[string]any{"id": capID}), "capability")
+		c := apitest.Object(t, w.e.GraphQLData(t, w.o.Key, `query($id: Int!) { capability(id: $id) { registrationKeysCount } }`,
+			map[string]any{"id": capID})["capability"])
 		specWant(t, "capability", c, "registrationKeysCount", 1)
 	})
 	t.Run("registrationKeyCreate with a taken key is a CONFLICT", func(t *testing.T) {
-		g, _ := gqlOpsFail(t, w.e, w.o.Key, `mutation($c: Int!, $k: String!) { registrationKeyCreate(input: {capabilityId: $c, registrationKey: $k}) { id } }`,
+		g, _ := w.e.GraphQLFail(t, w.o.Key, `mutation($c: Int!, $k: String!) { registrationKeyCreate(input: {capabilityId: $c, registrationKey: $k}) { id } }`,
 			map[string]any{"c": capID, "k": given["registrationKey"]})
 		if g.Code() != "CONFLICT" {
 			t.Errorf("code %q, want CONFLICT: %s", g.Code(), g.Raw)
 		}
 	})
 	t.Run("registrationKeyCreate under an unknown capability is NOT_FOUND", func(t *testing.T) {
-		g, _ := gqlOpsFail(t, w.e, w.o.Key, `mutation { registrationKeyCreate(input: {capabilityId: 987654321}) { id } }`, nil)
+		g, _ := w.e.GraphQLFail(t, w.o.Key, `mutation { registrationKeyCreate(input: {capabilityId: 987654321}) { id } }`, nil)
 		if g.Code() != "NOT_FOUND" {
 			t.Errorf("code %q, want NOT_FOUND: %s", g.Code(), g.Raw)
 		}
 	})
 	t.Run("capabilityUpdate writes the given fields and capabilityDelete removes its keys", func(t *testing.T) {
-		d := gqlOps(t, w, `mutation($id: Int!) { capabilityUpdate(id: $id, input: {name: "Video 2", allowedMeasurementSubjects: null}) {
+		d := w.e.GraphQLData(t, w.o.Key, `mutation($id: Int!) { capabilityUpdate(id: $id, input: {name: "Video 2", allowedMeasurementSubjects: null}) {
 			name comment allowedMeasurementTypes allowedMeasurementSubjects } }`, map[string]any{"id": capID})
-		c := gqlOpsObj(t, d, "capabilityUpdate")
+		c := apitest.Object(t, d["capabilityUpdate"])
 		for k, v := range map[string]any{"name": "Video 2", "comment": "pilot", "allowedMeasurementTypes": []string{"VideoMeasurement"},
 			"allowedMeasurementSubjects": []string{}} {
 			specWant(t, "capabilityUpdate", c, k, v)
 		}
-		if d := gqlOps(t, w, `mutation($id: Int!) { capabilityDelete(id: $id) }`, map[string]any{"id": capID}); d["capabilityDelete"] != true {
+		if d := w.e.GraphQLData(t, w.o.Key, `mutation($id: Int!) { capabilityDelete(id: $id) }`, map[string]any{"id": capID}); d["capabilityDelete"] != true {
 			t.Errorf("capabilityDelete = %v", d["capabilityDelete"])
 		}
 		for _, q := range []struct{ query, id any }{
 			{`query($id: Int!) { capability(id: $id) { id } }`, capID},
 			{`query($id: Int!) { registrationKey(id: $id) { id } }`, given["id"]},
 		} {
-			if g, _ := gqlOpsFail(t, w.e, w.o.Key, q.query.(string), map[string]any{"id": q.id}); g.Code() != "NOT_FOUND" {
+			if g, _ := w.e.GraphQLFail(t, w.o.Key, q.query.(string), map[string]any{"id": q.id}); g.Code() != "NOT_FOUND" {
 				t.Errorf("%s after delete: code %q, want NOT_FOUND", q.query, g.Code())
 			}
 		}
@@ -342,8 +312,8 @@ const gqlOpsClientFields = `id uuid type accessLevel label extraLabel tags creat
 // ClientGroup.clients and Client.registrationKey.capability.
 func TestGraphQLOpsClients(t *testing.T) {
 	w := specSeed(t, "gql-clients")
-	d := gqlOps(t, w, `{ clients { `+gqlOpsClientFields+` } clientGroups { id name clients { id uuid } } }`, nil)
-	list := specList(t, d["clients"])
+	d := w.e.GraphQLData(t, w.o.Key, `{ clients { `+gqlOpsClientFields+` } clientGroups { id name clients { id uuid } } }`, nil)
+	list := apitest.List(t, d["clients"])
 	if len(list) != 3 {
 		t.Errorf("%d clients, want 3", len(list))
 	}
@@ -356,7 +326,7 @@ func TestGraphQLOpsClients(t *testing.T) {
 	}
 	cases := []struct {
 		name   string
-		client specClient
+		client apitest.Client
 		want   want
 	}{
 		{"owned client links groups, contract with ISP and registration key", w.probe, want{
@@ -377,10 +347,10 @@ func TestGraphQLOpsClients(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			byUUID := gqlOpsObj(t, gqlOps(t, w, `query($id: ID!) { client(id: $id) { `+gqlOpsClientFields+` } }`,
-				map[string]any{"id": c.client.uuid}), "client")
-			for where, obj := range map[string]map[string]any{"clients": specFind(t, list, c.client.id), "client(uuid)": byUUID} {
-				specWant(t, where, obj, "uuid", c.client.uuid)
+			byUUID := apitest.Object(t, w.e.GraphQLData(t, w.o.Key, `query($id: ID!) { client(id: $id) { `+gqlOpsClientFields+` } }`,
+				map[string]any{"id": c.client.UUID})["client"])
+			for where, obj := range map[string]map[string]any{"clients": specFind(t, list, c.client.ID), "client(uuid)": byUUID} {
+				specWant(t, where, obj, "uuid", c.client.UUID)
 				for k, v := range c.want.fields {
 					specWant(t, where, obj, k, v)
 				}
@@ -390,10 +360,10 @@ func TestGraphQLOpsClients(t *testing.T) {
 				specWantRef(t, where+".registrationKey", obj["registrationKey"], c.want.regKey)
 				specWant(t, where+".configuration", obj["configuration"].(map[string]any), "managed", c.want.managed)
 				var groups []string
-				for _, g := range specList(t, obj["clientGroups"]) {
+				for _, g := range apitest.List(t, obj["clientGroups"]) {
 					group := g.(map[string]any)
 					groups = append(groups, group["name"].(string))
-					specFind(t, specList(t, group["clients"]), c.client.id) // the group lists the client back
+					specFind(t, apitest.List(t, group["clients"]), c.client.ID) // the group lists the client back
 				}
 				if !slices.Equal(groups, c.want.groups) {
 					t.Errorf("%s.clientGroups = %q, want %q", where, groups, c.want.groups)
@@ -403,35 +373,35 @@ func TestGraphQLOpsClients(t *testing.T) {
 	}
 
 	t.Run("currentIspContract links the ISP and back to the client", func(t *testing.T) {
-		cur := specFind(t, list, w.probe.id)["currentIspContract"].(map[string]any)
+		cur := specFind(t, list, w.probe.ID)["currentIspContract"].(map[string]any)
 		for k, v := range map[string]any{"ispId": w.isp, "ispName": "Telekom", "name": "Business 250", "validFrom": w.from} {
 			specWant(t, "currentIspContract", cur, k, v)
 		}
 		specWant(t, "currentIspContract.isp", cur["isp"].(map[string]any), "name", "Telekom")
-		specWant(t, "currentIspContract.client", cur["client"].(map[string]any), "uuid", w.probe.uuid)
+		specWant(t, "currentIspContract.client", cur["client"].(map[string]any), "uuid", w.probe.UUID)
 	})
 	t.Run("registrationKey links its capability", func(t *testing.T) {
-		k := specFind(t, list, w.probe.id)["registrationKey"].(map[string]any)
+		k := specFind(t, list, w.probe.ID)["registrationKey"].(map[string]any)
 		specWant(t, "registrationKey", k, "registrationKey", w.regKey)
 		specWant(t, "registrationKey.capability", k["capability"].(map[string]any), "id", w.capability)
 	})
 	t.Run("configuration names the assigned config", func(t *testing.T) {
-		cfg := specFind(t, list, w.probe.id)["configuration"].(map[string]any)
+		cfg := specFind(t, list, w.probe.ID)["configuration"].(map[string]any)
 		specWant(t, "configuration", cfg, "publicConfigId", w.assignedPublic)
 		specWant(t, "configuration", cfg, "automatorConfigId", nil)
 	})
 	t.Run("clientGroups lists each group with its clients", func(t *testing.T) {
-		groups := specList(t, d["clientGroups"])
+		groups := apitest.List(t, d["clientGroups"])
 		if len(groups) != 1 {
 			t.Fatalf("%d groups, want 1", len(groups))
 		}
 		g := specFind(t, groups, w.group)
 		specWant(t, "group", g, "name", "Berlin")
-		members := specList(t, g["clients"])
+		members := apitest.List(t, g["clients"])
 		if len(members) != 1 {
 			t.Fatalf("group has %d clients, want 1", len(members))
 		}
-		specWant(t, "group.clients[0]", members[0].(map[string]any), "uuid", w.probe.uuid)
+		specWant(t, "group.clients[0]", members[0].(map[string]any), "uuid", w.probe.UUID)
 	})
 	t.Run("clientLabelAvailable answers like the REST check", func(t *testing.T) {
 		cases := []struct {
@@ -442,14 +412,14 @@ func TestGraphQLOpsClients(t *testing.T) {
 			{"taken label", " probe BERLIN 1 ", nil, false},
 			{"free label", "Probe Hamburg", nil, true},
 			{"blank label", " ", nil, true},
-			{"excluded by id", "Probe Berlin 1", fmt.Sprint(w.probe.id), true},
-			{"excluded by UUID", "Probe Berlin 1", w.probe.uuid, true},
+			{"excluded by id", "Probe Berlin 1", fmt.Sprint(w.probe.ID), true},
+			{"excluded by UUID", "Probe Berlin 1", w.probe.UUID, true},
 		}
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
-				d := gqlOps(t, w, `query($l: String!, $x: String) { clientLabelAvailable(label: $l, excludeId: $x) { available label } }`,
+				d := w.e.GraphQLData(t, w.o.Key, `query($l: String!, $x: String) { clientLabelAvailable(label: $l, excludeId: $x) { available label } }`,
 					map[string]any{"l": c.label, "x": c.exclude})
-				a := gqlOpsObj(t, d, "clientLabelAvailable")
+				a := apitest.Object(t, d["clientLabelAvailable"])
 				specWant(t, "clientLabelAvailable", a, "available", c.available)
 				specWant(t, "clientLabelAvailable", a, "label", c.label)
 			})
@@ -467,9 +437,9 @@ const gqlOpsUserFields = `id email username role firstName lastName aiUsageAccep
 func TestGraphQLOpsUsers(t *testing.T) {
 	e := apitest.Get(t)
 	w := &specWorld{e: e, o: e.NewOwner(t, "gql-users")}
-	d := gqlOps(t, w, `mutation($in: UserCreateInput!) { userCreate(input: $in) { `+gqlOpsUserFields+` } }`,
+	d := w.e.GraphQLData(t, w.o.Key, `mutation($in: UserCreateInput!) { userCreate(input: $in) { `+gqlOpsUserFields+` } }`,
 		map[string]any{"in": map[string]any{"email": "ada@example.org", "username": "ada", "role": "admin", "firstName": "Ada"}})
-	u := gqlOpsObj(t, d, "userCreate")
+	u := apitest.Object(t, d["userCreate"])
 	for k, v := range map[string]any{"email": "ada@example.org", "username": "ada", "role": "admin", "firstName": "Ada",
 		"lastName": nil, "dashboardWhatsNewDisabled": false, "pendingEmailState": nil} {
 		specWant(t, "userCreate", u, k, v)
@@ -500,11 +470,11 @@ func TestGraphQLOpsUsers(t *testing.T) {
 	}
 	for _, s := range steps {
 		t.Run(s.name, func(t *testing.T) {
-			d := gqlOps(t, w, `mutation($id: Int!) { userUpdate(id: $id, input: `+s.input+`) { `+gqlOpsUserFields+` } }`,
+			d := w.e.GraphQLData(t, w.o.Key, `mutation($id: Int!) { userUpdate(id: $id, input: `+s.input+`) { `+gqlOpsUserFields+` } }`,
 				map[string]any{"id": id})
-			stored := gqlOps(t, w, `query($id: Int!) { user(id: $id) { `+gqlOpsUserFields+` } users { id email } }`,
+			stored := w.e.GraphQLData(t, w.o.Key, `query($id: Int!) { user(id: $id) { `+gqlOpsUserFields+` } users { id email } }`,
 				map[string]any{"id": id})
-			for where, u := range map[string]map[string]any{"userUpdate": gqlOpsObj(t, d, "userUpdate"), "user": gqlOpsObj(t, stored, "user")} {
+			for where, u := range map[string]map[string]any{"userUpdate": apitest.Object(t, d["userUpdate"]), "user": apitest.Object(t, stored["user"])} {
 				for k, v := range s.user {
 					specWant(t, where, u, k, v)
 				}
@@ -512,7 +482,7 @@ func TestGraphQLOpsUsers(t *testing.T) {
 					specWant(t, where+".notificationConfig", u["notificationConfig"].(map[string]any), k, v)
 				}
 			}
-			specWant(t, "users", specFind(t, specList(t, stored["users"]), specInt(t, id)), "email", "ada@example.org")
+			specWant(t, "users", specFind(t, apitest.List(t, stored["users"]), apitest.Int(t, id)), "email", "ada@example.org")
 		})
 	}
 }
@@ -540,20 +510,20 @@ func TestGraphQLOpsApiKeys(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			name := specUnique("gql-key")
+			name := apitest.Unique("gql-key")
 			input := fmt.Sprintf(`{name: %q, validUntil: %q}`, name, until)
 			if c.create == "clientAdminApiKeyCreate" {
 				input = fmt.Sprintf(`{name: %q, validUntil: %q, effectiveRole: viewer}`, name, until)
 			}
-			created := gqlOpsObj(t, gqlOps(t, w, `mutation { k: `+c.create+`(input: `+input+`) { `+c.fields+` } }`, nil), "k")
+			created := apitest.Object(t, w.e.GraphQLData(t, w.o.Key, `mutation { k: `+c.create+`(input: `+input+`) { `+c.fields+` } }`, nil)["k"])
 			secret, _ := created["apiKey"].(string)
 			if !strings.HasPrefix(secret, c.prefix) {
 				t.Errorf("apiKey %q lacks prefix %q", secret, c.prefix)
 			}
-			id := specInt(t, created["id"])
-			d := gqlOps(t, w, `query($id: Int!) { list: `+c.list+` { `+c.fields+` } one: `+c.get+`(id: $id) { `+c.fields+` } }`,
+			id := apitest.Int(t, created["id"])
+			d := w.e.GraphQLData(t, w.o.Key, `query($id: Int!) { list: `+c.list+` { `+c.fields+` } one: `+c.get+`(id: $id) { `+c.fields+` } }`,
 				map[string]any{"id": id})
-			for where, obj := range map[string]map[string]any{"list": specFind(t, specList(t, d["list"]), id), "get": gqlOpsObj(t, d, "one")} {
+			for where, obj := range map[string]map[string]any{"list": specFind(t, apitest.List(t, d["list"]), id), "get": apitest.Object(t, d["one"])} {
 				specWant(t, where, obj, "name", name)
 				specWant(t, where, obj, "validUntil", specKeyUntil)
 				if c.secretInReads {
@@ -570,10 +540,10 @@ func TestGraphQLOpsApiKeys(t *testing.T) {
 					specWant(t, where, obj, "lastUsedAt", nil)
 				}
 			}
-			if d := gqlOps(t, w, `mutation($id: Int!) { `+c.del+`(id: $id) }`, map[string]any{"id": id}); d[c.del] != true {
+			if d := w.e.GraphQLData(t, w.o.Key, `mutation($id: Int!) { `+c.del+`(id: $id) }`, map[string]any{"id": id}); d[c.del] != true {
 				t.Errorf("%s = %v, want true", c.del, d[c.del])
 			}
-			g, _ := gqlOpsFail(t, w.e, w.o.Key, `query($id: Int!) { `+c.get+`(id: $id) { id } }`, map[string]any{"id": id})
+			g, _ := w.e.GraphQLFail(t, w.o.Key, `query($id: Int!) { `+c.get+`(id: $id) { id } }`, map[string]any{"id": id})
 			if g.Code() != "NOT_FOUND" {
 				t.Errorf("deleted key: code %q, want NOT_FOUND", g.Code())
 			}
@@ -586,12 +556,12 @@ func TestGraphQLOpsServiceCredentials(t *testing.T) {
 	e := apitest.Get(t)
 	w := &specWorld{e: e, o: e.NewOwner(t, "gql-creds")}
 	const fields = `id name service username createdAt updatedAt passwordSet`
-	c := gqlOpsObj(t, gqlOps(t, w, `mutation { serviceCredentialCreate(input: {name: "Ookla", service: "ookla",
-		username: "probe", password: "pw-orig-M4"}) { `+fields+` } }`, nil), "serviceCredentialCreate")
+	c := apitest.Object(t, w.e.GraphQLData(t, w.o.Key, `mutation { serviceCredentialCreate(input: {name: "Ookla", service: "ookla",
+		username: "probe", password: "pw-orig-M4"}) { `+fields+` } }`, nil)["serviceCredentialCreate"])
 	for k, v := range map[string]any{"name": "Ookla", "service": "ookla", "username": "probe", "passwordSet": true} {
 		specWant(t, "serviceCredentialCreate", c, k, v)
 	}
-	id := specInt(t, c["id"])
+	id := apitest.Int(t, c["id"])
 	steps := []struct {
 		name, input string
 		stored      string
@@ -612,24 +582,24 @@ func TestGraphQLOpsServiceCredentials(t *testing.T) {
 			if strings.Contains(string(g.Raw), "pw-") {
 				t.Errorf("the password came back: %s", g.Raw)
 			}
-			got := gqlOpsObj(t, g.Data, "serviceCredentialUpdate")
-			stored := gqlOps(t, w, `query($id: Int!) { one: serviceCredential(id: $id) { `+fields+` } all: serviceCredentials { id passwordSet } }`,
+			got := apitest.Object(t, g.Data["serviceCredentialUpdate"])
+			stored := w.e.GraphQLData(t, w.o.Key, `query($id: Int!) { one: serviceCredential(id: $id) { `+fields+` } all: serviceCredentials { id passwordSet } }`,
 				map[string]any{"id": id})
 			for k, v := range s.want {
 				specWant(t, "serviceCredentialUpdate", got, k, v)
-				specWant(t, "serviceCredential", gqlOpsObj(t, stored, "one"), k, v)
+				specWant(t, "serviceCredential", apitest.Object(t, stored["one"]), k, v)
 			}
-			specWant(t, "serviceCredentials", specFind(t, specList(t, stored["all"]), id), "passwordSet", true)
+			specWant(t, "serviceCredentials", specFind(t, apitest.List(t, stored["all"]), id), "passwordSet", true)
 			if pw, _ := specSealed(t, w, id); pw != s.stored {
 				t.Errorf("stored password %q, want %q", pw, s.stored)
 			}
 		})
 	}
 	t.Run("serviceCredentialDelete answers true and the credential is gone", func(t *testing.T) {
-		if d := gqlOps(t, w, `mutation($id: Int!) { serviceCredentialDelete(id: $id) }`, map[string]any{"id": id}); d["serviceCredentialDelete"] != true {
+		if d := w.e.GraphQLData(t, w.o.Key, `mutation($id: Int!) { serviceCredentialDelete(id: $id) }`, map[string]any{"id": id}); d["serviceCredentialDelete"] != true {
 			t.Errorf("serviceCredentialDelete = %v", d["serviceCredentialDelete"])
 		}
-		g, _ := gqlOpsFail(t, w.e, w.o.Key, `query($id: Int!) { serviceCredential(id: $id) { id } }`, map[string]any{"id": id})
+		g, _ := w.e.GraphQLFail(t, w.o.Key, `query($id: Int!) { serviceCredential(id: $id) { id } }`, map[string]any{"id": id})
 		if g.Code() != "NOT_FOUND" {
 			t.Errorf("code %q, want NOT_FOUND", g.Code())
 		}
@@ -647,24 +617,24 @@ func TestGraphQLOpsSettingsAndAiStatus(t *testing.T) {
 		"clientOfflineDetectionEnabled": "bool", "clientDegradedDetectionEnabled": "bool", "studyFailureDetectionEnabled": "bool",
 		"clientOfflineDetectionEnabledOnServer": "bool", "clientDegradedDetectionEnabledOnServer": "bool",
 		"studyFailureDetectionEnabledOnServer": "bool"}
-	before := specCheck(t, "dataOwnerSettings", gqlOps(t, w, `{ dataOwnerSettings { `+fields+` } }`, nil)["dataOwnerSettings"], shape)
+	before := specCheck(t, "dataOwnerSettings", w.e.GraphQLData(t, w.o.Key, `{ dataOwnerSettings { `+fields+` } }`, nil)["dataOwnerSettings"], shape)
 	specWant(t, "dataOwnerSettings", before, "offlineThresholdMinutes", nil)
 	specWant(t, "dataOwnerSettings", before, "offlineThresholdMinutesDefault", 60)
 
-	d := gqlOps(t, w, `mutation { dataOwnerSettingsUpdate(input: {aiSystemPrompt: "Be terse", offlineThresholdMinutes: 30,
+	d := w.e.GraphQLData(t, w.o.Key, `mutation { dataOwnerSettingsUpdate(input: {aiSystemPrompt: "Be terse", offlineThresholdMinutes: 30,
 		clientDegradedDetectionEnabled: false}) { `+fields+` } }`, nil)
 	after := specCheck(t, "dataOwnerSettingsUpdate", d["dataOwnerSettingsUpdate"], shape)
-	stored := specCheck(t, "dataOwnerSettings", gqlOps(t, w, `{ dataOwnerSettings { `+fields+` } }`, nil)["dataOwnerSettings"], shape)
+	stored := specCheck(t, "dataOwnerSettings", w.e.GraphQLData(t, w.o.Key, `{ dataOwnerSettings { `+fields+` } }`, nil)["dataOwnerSettings"], shape)
 	for k, v := range map[string]any{"aiSystemPrompt": "Be terse", "offlineThresholdMinutes": 30,
 		"clientDegradedDetectionEnabled": false, "clientOfflineDetectionEnabled": true, "studyFailureDetectionEnabled": true} {
 		specWant(t, "dataOwnerSettingsUpdate", after, k, v)
 		specWant(t, "dataOwnerSettings", stored, k, v)
 	}
 
-	d = gqlOps(t, w, `{ aiAssistantStatus { enabled dataOwner } viewer { dataOwner } }`, nil)
-	s := gqlOpsObj(t, d, "aiAssistantStatus")
+	d = w.e.GraphQLData(t, w.o.Key, `{ aiAssistantStatus { enabled dataOwner } viewer { dataOwner } }`, nil)
+	s := apitest.Object(t, d["aiAssistantStatus"])
 	specWant(t, "aiAssistantStatus", s, "dataOwner", w.o.Slug)
-	specWant(t, "viewer", gqlOpsObj(t, d, "viewer"), "dataOwner", w.o.Slug)
+	specWant(t, "viewer", apitest.Object(t, d["viewer"]), "dataOwner", w.o.Slug)
 	specWant(t, "aiAssistantStatus", s, "enabled", false)
 }
 
@@ -672,10 +642,10 @@ func TestGraphQLOpsSettingsAndAiStatus(t *testing.T) {
 // the field list in extensions.errors.
 func TestGraphQLOpsErrorCodes(t *testing.T) {
 	w := specSeed(t, "gql-errors")
-	foreign := specBody(t, w.e.Admin(t, http.MethodPost, "/isps", w.partner.Key,
+	foreign := apitest.WantEnvelope(t, w.e.Admin(t, http.MethodPost, "/isps", w.partner.Key,
 		map[string]any{"name": "Foreign", "country": "DE", "type": "fixed"}), 201, "isp").(map[string]any)["id"]
-	dupName := specUnique("dup")
-	gqlOps(t, w, `mutation($n: String!) { serviceCredentialCreate(input: {name: $n, service: "smtp"}) { id } }`, map[string]any{"n": dupName})
+	dupName := apitest.Unique("dup")
+	w.e.GraphQLData(t, w.o.Key, `mutation($n: String!) { serviceCredentialCreate(input: {name: $n, service: "smtp"}) { id } }`, map[string]any{"n": dupName})
 
 	cases := []struct {
 		name   string
@@ -716,7 +686,7 @@ func TestGraphQLOpsErrorCodes(t *testing.T) {
 			if c.key == "none" {
 				key = ""
 			}
-			g, first := gqlOpsFail(t, w.e, key, c.query, c.vars)
+			g, first := w.e.GraphQLFail(t, key, c.query, c.vars)
 			want := c.status
 			if want == 0 {
 				want = http.StatusOK
@@ -747,7 +717,7 @@ func TestGraphQLOpsErrorCodes(t *testing.T) {
 		})
 	}
 	t.Run("a NOT_FOUND error names the field's path and nulls the data", func(t *testing.T) {
-		g, first := gqlOpsFail(t, w.e, w.o.Key, `{ isp(id: 987654321) { id } }`, nil)
+		g, first := w.e.GraphQLFail(t, w.o.Key, `{ isp(id: 987654321) { id } }`, nil)
 		if len(first.Path) != 1 || first.Path[0] != "isp" {
 			t.Errorf("path = %v, want [isp]", first.Path)
 		}
@@ -756,9 +726,9 @@ func TestGraphQLOpsErrorCodes(t *testing.T) {
 		}
 	})
 	t.Run("a refused mutation leaves nothing behind", func(t *testing.T) {
-		before := len(specList(t, gqlOps(t, w, `{ isps { id } }`, nil)["isps"]))
-		gqlOpsFail(t, w.e, w.o.Key, `mutation { ispCreate(input: {name: "", country: "DE", type: fixed}) { id } }`, nil)
-		if after := len(specList(t, gqlOps(t, w, `{ isps { id } }`, nil)["isps"])); after != before {
+		before := len(apitest.List(t, w.e.GraphQLData(t, w.o.Key, `{ isps { id } }`, nil)["isps"]))
+		w.e.GraphQLFail(t, w.o.Key, `mutation { ispCreate(input: {name: "", country: "DE", type: fixed}) { id } }`, nil)
+		if after := len(apitest.List(t, w.e.GraphQLData(t, w.o.Key, `{ isps { id } }`, nil)["isps"])); after != before {
 			t.Errorf("%d ISPs after a refused create, want %d", after, before)
 		}
 	})

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/server"
 )
 
@@ -25,10 +26,10 @@ func TestSearchParameterInBodyAndQueryIsRefused(t *testing.T) {
 	// Each place alone still works: the query's size, then the body's.
 	r := compatDo(t, w, http.MethodPost, server.ExportBase+"/search?size=1",
 		compatHeaders(w.key), []byte(`{"body": {"sort": [{"created_at": "desc"}]}}`))
-	compatWantIDs(t, "size in the query", r.hitIDs(t), "m5")
+	compatWantIDs(t, "size in the query", apitest.HitIDs(t, r), "m5")
 	r = compatDo(t, w, http.MethodPost, server.ExportBase+"/search",
 		compatHeaders(w.key), []byte(`{"body": {"sort": [{"created_at": "desc"}]}, "size": 2}`))
-	compatWantIDs(t, "size in the body", r.hitIDs(t), "m5", "m4")
+	compatWantIDs(t, "size in the body", apitest.HitIDs(t, r), "m5", "m4")
 }
 
 // An explicit gzip;q=0 refuses gzip even when * accepts everything.
@@ -43,14 +44,15 @@ func TestGzipRefusedByQZero(t *testing.T) {
 		"identity, *;q=0":   "",
 	} {
 		r := compatDo(t, w, http.MethodGet, server.ExportBase+"/measurements", compatHeaders(w.key, "Accept-Encoding", ae), nil)
-		r.want(t, http.StatusOK)
-		if got := r.header.Get("Content-Encoding"); got != want {
+		apitest.WantStatus(t, r, http.StatusOK)
+		if got := r.Header.Get("Content-Encoding"); got != want {
 			t.Errorf("Accept-Encoding %q: Content-Encoding %q, want %q", ae, got, want)
 		}
 		if want == "gzip" {
-			r.raw = compatGunzip(t, r.raw)
+			r.Raw = compatGunzip(t, r.Raw)
+			r.JSON = apitest.DecodeJSON(t, r.Raw)
 		}
-		compatWantIDs(t, "Accept-Encoding "+ae, r.ids(t), "m5", "m4", "m3", "m2", "m1")
+		compatWantIDs(t, "Accept-Encoding "+ae, apitest.IDs(t, r), "m5", "m4", "m3", "m2", "m1")
 	}
 }
 
@@ -61,12 +63,12 @@ func TestEmptyJSONBodyOnBodilessRoute(t *testing.T) {
 	w := newExportWorld(t, "rvempty")
 	for _, body := range []string{`{}`, " { } \n", `null`, "\xef\xbb\xbf{}"} {
 		r := compatDo(t, w, http.MethodGet, server.ExportBase+"/measurements?per_page=2", compatHeaders(w.key), []byte(body))
-		compatWantIDs(t, "GET with body "+body, r.ids(t), "m5", "m4")
+		compatWantIDs(t, "GET with body "+body, apitest.IDs(t, r), "m5", "m4")
 	}
 	r := compatDo(t, w, http.MethodDelete, server.AdminBase+"/anomaly_detection_overrides?id=999999", compatHeaders(w.o.Key), []byte(`{}`))
-	r.want(t, http.StatusOK)
-	if d := r.json(t).(map[string]any)["deleted"]; d == nil || d.(interface{ String() string }).String() != "0" {
-		t.Errorf("DELETE with body {}: %.200s", r.raw)
+	apitest.WantStatus(t, r, http.StatusOK)
+	if d := apitest.DecodeJSON(t, r.Raw).(map[string]any)["deleted"]; d == nil || d.(interface{ String() string }).String() != "0" {
+		t.Errorf("DELETE with body {}: %.200s", r.Raw)
 	}
 	for _, body := range []string{`{"id": 1}`, `[]`, `{`, `"x"`} {
 		r = compatDo(t, w, http.MethodGet, server.ExportBase+"/measurements", compatHeaders(w.key), []byte(body))

@@ -1,8 +1,6 @@
 package server_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -44,24 +42,7 @@ func newInpFixture(t *testing.T) *inpFixture {
 	if r.Status != http.StatusCreated {
 		t.Fatalf("fixture isp: %d %s", r.Status, r.Raw)
 	}
-	return &inpFixture{e: e, o: o, ispID: inpID(t, r.Obj(t)["isp"]), userID: o.UserID}
-}
-
-func inpID(t *testing.T, rec any) int64 {
-	t.Helper()
-	m, ok := rec.(map[string]any)
-	if !ok {
-		t.Fatalf("not a record: %v", rec)
-	}
-	n, ok := m["id"].(interface{ Int64() (int64, error) })
-	if !ok {
-		t.Fatalf("record has no integer id: %v", m)
-	}
-	id, err := n.Int64()
-	if err != nil {
-		t.Fatalf("id: %v", err)
-	}
-	return id
+	return &inpFixture{e: e, o: o, ispID: apitest.ID(t, r.Obj(t)["isp"]), userID: o.UserID}
 }
 
 // inpCheck asserts the answer of one case: its status, a JSON error body
@@ -343,21 +324,7 @@ func inpSend(t *testing.T, e *apitest.Env, key, path string, body string, chunke
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-API-KEY", key)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("POST %s: %v", path, err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	out := &apitest.Response{Status: resp.StatusCode, Header: resp.Header, Raw: raw}
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.UseNumber()
-		if err := dec.Decode(&out.JSON); err != nil {
-			t.Fatalf("POST %s: invalid JSON body: %v: %s", path, err, raw)
-		}
-	}
-	return out
+	return apitest.Send(t, nil, req)
 }
 
 func TestRESTBodySizeLimit(t *testing.T) {
@@ -438,7 +405,7 @@ func TestGraphQLBadInput(t *testing.T) {
 	if cr.Status != http.StatusCreated {
 		t.Fatalf("fixture capability: %d %s", cr.Status, cr.Raw)
 	}
-	capID := inpID(t, cr.Obj(t)["capability"])
+	capID := apitest.ID(t, cr.Obj(t)["capability"])
 	in := func(kv ...any) map[string]any {
 		m := map[string]any{}
 		for i := 0; i < len(kv); i += 2 {

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -18,25 +16,6 @@ import (
 )
 
 const keysViewerQuery = `{ viewer { dataOwner role keyKind } }`
-
-// keysRESTRefused asserts a REST answer is status with a body that is
-// exactly {"message": "..."} and does not echo the presented key.
-func keysRESTRefused(t *testing.T, r *apitest.Response, status int, key string) {
-	t.Helper()
-	if r.Status != status {
-		t.Fatalf("status %d, want %d: %s", r.Status, status, r.Raw)
-	}
-	body := r.Obj(t)
-	if len(body) != 1 {
-		t.Errorf("error body has keys beyond \"message\": %s", r.Raw)
-	}
-	if msg, _ := body["message"].(string); msg == "" {
-		t.Errorf("error body has no message: %s", r.Raw)
-	}
-	if key != "" && bytes.Contains(r.Raw, []byte(key)) {
-		t.Errorf("error body echoes the presented key: %s", r.Raw)
-	}
-}
 
 // keysGraphQLRefused asserts a GraphQL answer failed with code and no data.
 func keysGraphQLRefused(t *testing.T, g *apitest.GraphQLResponse, status int, code, key string) {
@@ -58,40 +37,6 @@ func keysGraphQLRefused(t *testing.T, g *apitest.GraphQLResponse, status int, co
 	}
 }
 
-// keysRequest sends a request with arbitrary headers.
-func keysRequest(t *testing.T, method, url string, header http.Header, body string) *apitest.Response {
-	t.Helper()
-	var rdr io.Reader
-	if body != "" {
-		rdr = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, url, rdr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, vs := range header {
-		req.Header[k] = vs
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	out := &apitest.Response{Status: resp.StatusCode, Header: resp.Header, Raw: raw}
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.UseNumber()
-		if err := dec.Decode(&out.JSON); err != nil {
-			t.Fatalf("%s %s: invalid JSON: %v: %s", method, url, err, raw)
-		}
-	}
-	return out
-}
-
 // keysCreate makes a key through the API with the owner's key and answers
 // the plaintext key and its id.
 func keysCreate(t *testing.T, e *apitest.Env, o *apitest.Owner, path, envelope string, body map[string]any) (string, int64) {
@@ -105,7 +50,7 @@ func keysCreate(t *testing.T, e *apitest.Env, o *apitest.Owner, path, envelope s
 	if key == "" {
 		t.Fatalf("POST %s answered no api_key: %s", path, r.Raw)
 	}
-	return key, inpID(t, rec)
+	return key, apitest.ID(t, rec)
 }
 
 func keysWorks(t *testing.T, e *apitest.Env, key string) {
@@ -144,10 +89,10 @@ func TestAPIKeyRejectedKeysAnswer401(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			keysRESTRefused(t, e.Admin(t, http.MethodGet, "/isps", c.key, nil), http.StatusUnauthorized, c.key)
-			keysRESTRefused(t, e.Admin(t, http.MethodPost, "/isps", c.key, map[string]any{"name": "x", "country": "DE", "type": "fixed"}),
+			apitest.WantRefused(t, e.Admin(t, http.MethodGet, "/isps", c.key, nil), http.StatusUnauthorized, c.key)
+			apitest.WantRefused(t, e.Admin(t, http.MethodPost, "/isps", c.key, map[string]any{"name": "x", "country": "DE", "type": "fixed"}),
 				http.StatusUnauthorized, c.key)
-			keysRESTRefused(t, e.Do(t, http.MethodGet, server.ExportBase+"/anything", c.key, nil), http.StatusUnauthorized, c.key)
+			apitest.WantRefused(t, e.Do(t, http.MethodGet, server.ExportBase+"/anything", c.key, nil), http.StatusUnauthorized, c.key)
 			keysGraphQLRefused(t, e.GraphQL(t, c.key, keysViewerQuery, nil), http.StatusUnauthorized, "UNAUTHENTICATED", c.key)
 		})
 	}
@@ -169,7 +114,7 @@ func TestAPIKeyDeletedKeyStopsAtOnce(t *testing.T) {
 	if r.Status != http.StatusOK || string(bytes.TrimSpace(r.Raw)) != "{}" {
 		t.Fatalf("delete key: %d %s", r.Status, r.Raw)
 	}
-	keysRESTRefused(t, e.Admin(t, http.MethodGet, "/isps", key, nil), http.StatusUnauthorized, key)
+	apitest.WantRefused(t, e.Admin(t, http.MethodGet, "/isps", key, nil), http.StatusUnauthorized, key)
 	keysGraphQLRefused(t, e.GraphQL(t, key, keysViewerQuery, nil), http.StatusUnauthorized, "UNAUTHENTICATED", key)
 	if r := e.Admin(t, http.MethodGet, fmt.Sprintf("/client_admin_api_keys/%d", id), o.Key, nil); r.Status != http.StatusNotFound {
 		t.Errorf("deleted key still listed: %d %s", r.Status, r.Raw)
@@ -180,7 +125,7 @@ func TestAPIKeyDeletedKeyStopsAtOnce(t *testing.T) {
 	if r := e.Admin(t, http.MethodDelete, fmt.Sprintf("/client_admin_api_keys/%d", selfID), self, nil); r.Status != http.StatusOK {
 		t.Fatalf("self-delete: %d %s", r.Status, r.Raw)
 	}
-	keysRESTRefused(t, e.Admin(t, http.MethodGet, "/isps", self, nil), http.StatusUnauthorized, self)
+	apitest.WantRefused(t, e.Admin(t, http.MethodGet, "/isps", self, nil), http.StatusUnauthorized, self)
 
 	// Export keys too.
 	exp, expID := keysCreate(t, e, o, "/export_api_keys", "export_api_key", map[string]any{})
@@ -190,7 +135,7 @@ func TestAPIKeyDeletedKeyStopsAtOnce(t *testing.T) {
 	if r := e.Admin(t, http.MethodDelete, fmt.Sprintf("/export_api_keys/%d", expID), o.Key, nil); r.Status != http.StatusOK {
 		t.Fatalf("delete export key: %d %s", r.Status, r.Raw)
 	}
-	keysRESTRefused(t, e.Do(t, http.MethodGet, server.ExportBase+"/anything", exp, nil), http.StatusUnauthorized, exp)
+	apitest.WantRefused(t, e.Do(t, http.MethodGet, server.ExportBase+"/anything", exp, nil), http.StatusUnauthorized, exp)
 }
 
 func TestAPIKeyKindsAndInterfaces(t *testing.T) {
@@ -201,21 +146,21 @@ func TestAPIKeyKindsAndInterfaces(t *testing.T) {
 	admin := o.Key
 
 	t.Run("export key", func(t *testing.T) {
-		keysRESTRefused(t, e.Admin(t, http.MethodGet, "/isps", export, nil), http.StatusForbidden, export)
-		keysRESTRefused(t, e.Admin(t, http.MethodGet, "/client_admin_api_keys", export, nil), http.StatusForbidden, export)
+		apitest.WantRefused(t, e.Admin(t, http.MethodGet, "/isps", export, nil), http.StatusForbidden, export)
+		apitest.WantRefused(t, e.Admin(t, http.MethodGet, "/client_admin_api_keys", export, nil), http.StatusForbidden, export)
 		keysGraphQLRefused(t, e.GraphQL(t, export, keysViewerQuery, nil), http.StatusForbidden, "FORBIDDEN", export)
 		if r := e.Do(t, http.MethodGet, server.ExportBase+"/anything", export, nil); r.Status == http.StatusUnauthorized || r.Status == http.StatusForbidden {
 			t.Errorf("export key refused on the export API: %d %s", r.Status, r.Raw)
 		}
 	})
 	t.Run("analytics key", func(t *testing.T) {
-		keysRESTRefused(t, e.Admin(t, http.MethodGet, "/isps", analytics, nil), http.StatusForbidden, analytics)
+		apitest.WantRefused(t, e.Admin(t, http.MethodGet, "/isps", analytics, nil), http.StatusForbidden, analytics)
 		keysGraphQLRefused(t, e.GraphQL(t, analytics, keysViewerQuery, nil), http.StatusForbidden, "FORBIDDEN", analytics)
-		keysRESTRefused(t, e.Do(t, http.MethodGet, server.ExportBase+"/anything", analytics, nil), http.StatusForbidden, analytics)
+		apitest.WantRefused(t, e.Do(t, http.MethodGet, server.ExportBase+"/anything", analytics, nil), http.StatusForbidden, analytics)
 	})
 	t.Run("admin key", func(t *testing.T) {
-		keysRESTRefused(t, e.Do(t, http.MethodGet, server.ExportBase+"/anything", admin, nil), http.StatusForbidden, admin)
-		keysRESTRefused(t, e.Do(t, http.MethodPost, server.ExportBase+"/search", admin, map[string]any{}), http.StatusForbidden, admin)
+		apitest.WantRefused(t, e.Do(t, http.MethodGet, server.ExportBase+"/anything", admin, nil), http.StatusForbidden, admin)
+		apitest.WantRefused(t, e.Do(t, http.MethodPost, server.ExportBase+"/search", admin, map[string]any{}), http.StatusForbidden, admin)
 	})
 	t.Run("bearer and X-API-KEY on /graphql", func(t *testing.T) {
 		g := e.GraphQL(t, admin, keysViewerQuery, nil) // Authorization: Bearer
@@ -231,19 +176,19 @@ func TestAPIKeyKindsAndInterfaces(t *testing.T) {
 			t.Errorf("X-API-KEY viewer = %v", viewer)
 		}
 		// An export key as bearer is still an export key.
-		hdr := http.Header{"Authorization": {"Bearer " + export}}
-		r = keysRequest(t, http.MethodPost, e.URL+"/graphql", hdr, `{"query": "{ viewer { role } }"}`)
+		hdr := http.Header{"Authorization": {"Bearer " + export}, "Content-Type": {"application/json"}}
+		r = apitest.Send(t, nil, apitest.Request(t, http.MethodPost, e.URL+"/graphql", hdr, `{"query": "{ viewer { role } }"}`))
 		if r.Status != http.StatusForbidden {
 			t.Errorf("export key as bearer on /graphql: %d %s", r.Status, r.Raw)
 		}
 	})
 	t.Run("bearer is not read by the REST APIs", func(t *testing.T) {
 		hdr := http.Header{"Authorization": {"Bearer " + admin}}
-		r := keysRequest(t, http.MethodGet, e.URL+server.AdminBase+"/isps", hdr, "")
-		keysRESTRefused(t, r, http.StatusUnauthorized, admin)
+		r := apitest.Send(t, nil, apitest.Request(t, http.MethodGet, e.URL+server.AdminBase+"/isps", hdr, nil))
+		apitest.WantRefused(t, r, http.StatusUnauthorized, admin)
 		hdr = http.Header{"Authorization": {"Bearer " + export}}
-		r = keysRequest(t, http.MethodGet, e.URL+server.ExportBase+"/anything", hdr, "")
-		keysRESTRefused(t, r, http.StatusUnauthorized, export)
+		r = apitest.Send(t, nil, apitest.Request(t, http.MethodGet, e.URL+server.ExportBase+"/anything", hdr, nil))
+		apitest.WantRefused(t, r, http.StatusUnauthorized, export)
 	})
 	t.Run("keys of another data owner act in their own", func(t *testing.T) {
 		other := e.NewOwner(t, "keyskind")
@@ -407,9 +352,9 @@ func TestErrorBodiesCarryNoInternals(t *testing.T) {
 	e := apitest.Get(t)
 	o := e.NewOwner(t, "keys5xx")
 	// 401 and 403 bodies are {"message"} only (checked by keysRESTRefused).
-	keysRESTRefused(t, e.Admin(t, http.MethodGet, "/isps", "", nil), http.StatusUnauthorized, "")
+	apitest.WantRefused(t, e.Admin(t, http.MethodGet, "/isps", "", nil), http.StatusUnauthorized, "")
 	export, _ := o.NewKey(t, apitest.KeyOpts{Kind: auth.KindExport})
-	keysRESTRefused(t, e.Admin(t, http.MethodGet, "/isps", export, nil), http.StatusForbidden, export)
+	apitest.WantRefused(t, e.Admin(t, http.MethodGet, "/isps", export, nil), http.StatusForbidden, export)
 
 	// A genuine server-side failure: an analytics key whose sealed copy no
 	// longer opens (say, after the secret key changed).

@@ -73,9 +73,7 @@ func msrSeed(tb testing.TB, e *apitest.Env, prefix string, n int) *apitest.Owner
 		for _, c := range cs[start:min(start+ldrGroupSize, n)] {
 			ids = append(ids, c.ID)
 		}
-		if _, err := e.Store.CreateClientGroup(ctx, o.ID, fmt.Sprintf("Group %03d", start/ldrGroupSize), ids); err != nil {
-			tb.Fatalf("group: %v", err)
-		}
+		o.NewGroup(tb, fmt.Sprintf("Group %03d", start/ldrGroupSize), ids...)
 	}
 	return o
 }

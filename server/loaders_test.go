@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -19,68 +18,45 @@ const ldrQuery = `{ clients { id clientGroups { id name clients { id } } current
 // ldrGroupSize is how many clients share a client group.
 const ldrGroupSize = 5
 
-func ldrPtr[T any](v T) *T { return &v }
-
 // ldrSeed makes a data owner with n clients, each in a client group, with a
 // current ISP contract (half of them also an expired one), a registration
 // key of a capability and an assigned public config, seen a minute ago.
 func ldrSeed(tb testing.TB, e *apitest.Env, prefix string, n int) *apitest.Owner {
 	tb.Helper()
-	ctx := context.Background()
 	o := e.NewOwner(tb, prefix)
-	st := e.Store
-	must := func(err error, what string) {
-		tb.Helper()
-		if err != nil {
-			tb.Fatalf("seed %s: %v", what, err)
-		}
-	}
 	var isps []int64
 	for i := range 5 {
-		isp, err := st.CreateIsp(ctx, o.ID, store.IspInput{Name: ldrPtr(fmt.Sprintf("ISP %d", i)), Country: ldrPtr("DE"), Type: ldrPtr("fixed")})
-		must(err, "isp")
-		isps = append(isps, isp.ID)
+		isps = append(isps, o.NewISP(tb, store.IspInput{Name: apitest.Ptr(fmt.Sprintf("ISP %d", i))}).ID)
 	}
 	var regKeys []int64
 	for i := range 2 {
-		c, err := st.CreateCapability(ctx, o.ID, store.CapabilityInput{Name: ldrPtr(fmt.Sprintf("Capability %d", i)),
+		c := o.NewCapability(tb, store.CapabilityInput{Name: apitest.Ptr(fmt.Sprintf("Capability %d", i)),
 			AllowedMeasurementTypes: []string{"VideoMeasurement"}})
-		must(err, "capability")
 		for j := range 2 {
-			k, err := st.CreateRegistrationKey(ctx, o.ID, store.RegistrationKeyInput{CapabilityID: c.ID,
-				RegistrationKey: fmt.Sprintf("%s-%d-%d-%s", o.Slug, i, j, uuid.NewString()[:8])})
-			must(err, "registration key")
-			regKeys = append(regKeys, k.ID)
+			regKeys = append(regKeys, o.NewRegistrationKey(tb, store.RegistrationKeyInput{CapabilityID: c.ID,
+				RegistrationKey: fmt.Sprintf("%s-%d-%d-%s", o.Slug, i, j, uuid.NewString()[:8])}).ID)
 		}
 	}
-	_, err := st.CreateConfig(ctx, o.ID, "public", "Default config", true)
-	must(err, "default config")
+	o.NewConfig(tb, "public", "Default config", true)
 	var configs []int64
 	for i := range 3 {
-		id, err := st.CreateConfig(ctx, o.ID, "public", fmt.Sprintf("Config %d", i), false)
-		must(err, "config")
-		configs = append(configs, id)
+		configs = append(configs, o.NewConfig(tb, "public", fmt.Sprintf("Config %d", i), false))
 	}
 	seen := time.Now().Add(-time.Minute)
 	yearAgo, monthAgo, inAYear := time.Now().AddDate(-1, 0, 0), time.Now().AddDate(0, -1, 0), time.Now().AddDate(1, 0, 0)
 	var group []int64
 	for i := range n {
-		id, err := st.CreateClient(ctx, o.ID, store.NewClient{UUID: uuid.NewString(), Type: "automator",
-			Label: ldrPtr(fmt.Sprintf("probe-%03d", i)), RegistrationKeyID: &regKeys[i%len(regKeys)],
-			PublicConfigID: &configs[i%len(configs)], LastSeenAt: &seen})
-		must(err, "client")
-		_, err = st.CreateContract(ctx, o.ID, store.NewContract{IspID: isps[i%len(isps)], ClientID: id,
-			Name: "current", ValidFrom: &monthAgo, ValidUntil: &inAYear})
-		must(err, "current contract")
+		id := o.NewClient(tb, store.NewClient{Label: apitest.Ptr(fmt.Sprintf("probe-%03d", i)),
+			RegistrationKeyID: &regKeys[i%len(regKeys)], PublicConfigID: &configs[i%len(configs)], LastSeenAt: &seen}).ID
+		o.NewContract(tb, store.NewContract{IspID: isps[i%len(isps)], ClientID: id, Name: "current",
+			ValidFrom: &monthAgo, ValidUntil: &inAYear})
 		if i%2 == 0 {
-			_, err = st.CreateContract(ctx, o.ID, store.NewContract{IspID: isps[(i+1)%len(isps)], ClientID: id,
-				Name: "expired", ValidFrom: &yearAgo, ValidUntil: &monthAgo})
-			must(err, "expired contract")
+			o.NewContract(tb, store.NewContract{IspID: isps[(i+1)%len(isps)], ClientID: id, Name: "expired",
+				ValidFrom: &yearAgo, ValidUntil: &monthAgo})
 		}
 		group = append(group, id)
 		if len(group) == ldrGroupSize || i == n-1 {
-			_, err = st.CreateClientGroup(ctx, o.ID, fmt.Sprintf("Group %03d", i/ldrGroupSize), group)
-			must(err, "client group")
+			o.NewGroup(tb, fmt.Sprintf("Group %03d", i/ldrGroupSize), group...)
 			group = nil
 		}
 	}

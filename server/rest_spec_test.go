@@ -10,7 +10,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -183,7 +182,7 @@ func specKind(t testing.TB, where string, v any, kind string) {
 	switch base {
 	case "int":
 		n, isNum := v.(json.Number)
-		ok = isNum && specIsInt(n)
+		ok = isNum && apitest.IsInt(n)
 	case "num":
 		_, ok = v.(json.Number)
 	case "str":
@@ -214,82 +213,11 @@ func specKind(t testing.TB, where string, v any, kind string) {
 	}
 }
 
-func specIsInt(n json.Number) bool {
-	if strings.ContainsAny(n.String(), ".eE") {
-		return false
-	}
-	_, err := n.Int64()
-	return err == nil
-}
-
-// specInt reads a JSON integer.
-func specInt(t testing.TB, v any) int64 {
-	t.Helper()
-	n, ok := v.(json.Number)
-	if !ok || !specIsInt(n) {
-		t.Fatalf("%v (%T) is not a JSON integer", v, v)
-	}
-	i, _ := n.Int64()
-	return i
-}
-
-// specTime reads an RFC 3339 timestamp.
-func specTime(t testing.TB, v any) time.Time {
-	t.Helper()
-	s, _ := v.(string)
-	ts, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		t.Fatalf("%v is not an RFC 3339 timestamp: %v", v, err)
-	}
-	return ts
-}
-
-// specStrings reads an array of strings.
-func specStrings(t testing.TB, v any) []string {
-	t.Helper()
-	list, ok := v.([]any)
-	if !ok {
-		t.Fatalf("%v (%T) is not an array", v, v)
-	}
-	out := make([]string, len(list))
-	for i, item := range list {
-		s, ok := item.(string)
-		if !ok {
-			t.Fatalf("item %d of %v is not a string", i, v)
-		}
-		out[i] = s
-	}
-	return out
-}
-
-func specList(t testing.TB, v any) []any {
-	t.Helper()
-	list, ok := v.([]any)
-	if !ok {
-		t.Fatalf("%v (%T) is not an array", v, v)
-	}
-	return list
-}
-
-// specBody asserts the status and the one-key envelope {key: ...} and
-// returns the enveloped value.
-func specBody(t testing.TB, r *apitest.Response, status int, key string) any {
-	t.Helper()
-	if r.Status != status {
-		t.Fatalf("status %d, want %d: %s", r.Status, status, r.Raw)
-	}
-	obj := r.Obj(t)
-	if _, ok := obj[key]; !ok || len(obj) != 1 {
-		t.Fatalf("want the envelope {%q: ...}, got %s", key, r.Raw)
-	}
-	return obj[key]
-}
-
 // specFind returns the item of a list with the given id.
 func specFind(t testing.TB, list []any, id int64) map[string]any {
 	t.Helper()
 	for _, item := range list {
-		if obj, ok := item.(map[string]any); ok && specInt(t, obj["id"]) == id {
+		if obj, ok := item.(map[string]any); ok && apitest.Int(t, obj["id"]) == id {
 			return obj
 		}
 	}
@@ -347,15 +275,10 @@ func specWant(t testing.TB, where string, obj map[string]any, key string, want a
 // specRecent asserts a timestamp lies within a few minutes of now.
 func specRecent(t testing.TB, where string, v any) {
 	t.Helper()
-	if d := time.Since(specTime(t, v)); d < -time.Minute || d > 5*time.Minute {
+	if d := time.Since(apitest.Time(t, v)); d < -time.Minute || d > 5*time.Minute {
 		t.Errorf("%s = %v, want about now", where, v)
 	}
 }
-
-var specSeq atomic.Int64
-
-// specUnique makes names unique within the test binary.
-func specUnique(prefix string) string { return fmt.Sprintf("%s-%d", prefix, specSeq.Add(1)) }
 
 // specWorld is one data owner with a bit of everything the read routes
 // show, seeded through the API where there is one and the store otherwise.
@@ -376,13 +299,8 @@ type specWorld struct {
 	defaultAutomator              int64
 	group                         int64
 	credential, credentialNoPw    int64
-	probe, bare, shared           specClient
+	probe, bare, shared           apitest.Client
 	passed                        string // what a route's call hands to its check
-}
-
-type specClient struct {
-	id          int64
-	uuid, label string
 }
 
 func (w *specWorld) admin(t testing.TB, method, path string, body any) *apitest.Response {
@@ -393,40 +311,9 @@ func (w *specWorld) admin(t testing.TB, method, path string, body any) *apitest.
 // create posts body and returns the id inside the {key: {...}} answer.
 func (w *specWorld) create(t testing.TB, path, key string, body any) int64 {
 	t.Helper()
-	obj := specBody(t, w.admin(t, http.MethodPost, path, body), http.StatusCreated, key)
-	return specInt(t, obj.(map[string]any)["id"])
+	obj := apitest.WantEnvelope(t, w.admin(t, http.MethodPost, path, body), http.StatusCreated, key)
+	return apitest.Int(t, obj.(map[string]any)["id"])
 }
-
-func (w *specWorld) sql(t testing.TB, q string, args ...any) {
-	t.Helper()
-	if _, err := w.e.Store.Pool().Exec(context.Background(), q, args...); err != nil {
-		t.Fatalf("seed %q: %v", q, err)
-	}
-}
-
-func specStoreClient(t testing.TB, e *apitest.Env, ownerID int64, c store.NewClient) specClient {
-	t.Helper()
-	id, err := e.Store.CreateClient(context.Background(), ownerID, c)
-	if err != nil {
-		t.Fatalf("create client: %v", err)
-	}
-	label := ""
-	if c.Label != nil {
-		label = *c.Label
-	}
-	return specClient{id: id, uuid: c.UUID, label: label}
-}
-
-func specConfig(t testing.TB, e *apitest.Env, ownerID int64, kind, name string, isDefault bool) int64 {
-	t.Helper()
-	id, err := e.Store.CreateConfig(context.Background(), ownerID, kind, name, isDefault)
-	if err != nil {
-		t.Fatalf("create config: %v", err)
-	}
-	return id
-}
-
-func specPtr[T any](v T) *T { return &v }
 
 // specSeed builds the world:
 //   - probe: label, extra label, tags, registration key, assigned public
@@ -443,12 +330,12 @@ func specSeed(t testing.TB, prefix string) *specWorld {
 	w.from, w.seenAt, w.measured = now.AddDate(0, 0, -30), now.Add(-2*time.Minute), now.Add(-10*time.Minute)
 	w.regKeyUntil = now.AddDate(0, 2, 0)
 
-	w.defaultPublic = specConfig(t, e, w.o.ID, "public", "Default measurements", true)
-	w.assignedPublic = specConfig(t, e, w.o.ID, "public", "Assigned measurements", false)
-	w.defaultAutomator = specConfig(t, e, w.o.ID, "automator", "Default schedule", true)
+	w.defaultPublic = w.o.NewConfig(t, "public", "Default measurements", true)
+	w.assignedPublic = w.o.NewConfig(t, "public", "Assigned measurements", false)
+	w.defaultAutomator = w.o.NewConfig(t, "automator", "Default schedule", true)
 
 	w.capability = w.create(t, "/capabilities", "capability", map[string]any{"name": "Fleet probes"})
-	w.regKey = specUnique("fleet-key-" + w.o.Slug)
+	w.regKey = apitest.Unique("fleet-key-" + w.o.Slug)
 	g := e.GraphQL(t, w.o.Key, `mutation($in: RegistrationKeyCreateInput!) { registrationKeyCreate(input: $in) { id } }`,
 		map[string]any{"in": map[string]any{"capabilityId": w.capability, "registrationKey": w.regKey,
 			"comment": "rollout", "validUntil": w.regKeyUntil.Format(time.RFC3339), "numRegistrationsLeft": 5,
@@ -456,42 +343,33 @@ func specSeed(t testing.TB, prefix string) *specWorld {
 	if len(g.Errors) > 0 {
 		t.Fatalf("seed registration key: %s", g.Raw)
 	}
-	w.regKeyID = specInt(t, g.Data["registrationKeyCreate"].(map[string]any)["id"])
+	w.regKeyID = apitest.Int(t, g.Data["registrationKeyCreate"].(map[string]any)["id"])
 
-	w.probe = specStoreClient(t, e, w.o.ID, store.NewClient{UUID: uuid.NewString(), Type: "automator",
-		Label: specPtr("Probe Berlin 1"), ExtraLabel: specPtr("rack 4"), Tags: []string{"berlin", "fiber"},
+	w.probe = w.o.NewClient(t, store.NewClient{Type: "automator",
+		Label: apitest.Ptr("Probe Berlin 1"), ExtraLabel: apitest.Ptr("rack 4"), Tags: []string{"berlin", "fiber"},
 		RegistrationKeyID: &w.regKeyID, PublicConfigID: &w.assignedPublic, LastSeenAt: &w.seenAt})
-	w.sql(t, `UPDATE clients SET disabled_at = $2, disabled_reason = 'maintenance', last_measurement_at = $2,
+	w.e.SQL(t, `UPDATE clients SET disabled_at = $2, disabled_reason = 'maintenance', last_measurement_at = $2,
 		last_client_type = 'lab', last_client_version = '4.2.0', anomalies_muted = true,
-		offline_notifications_muted = true WHERE id = $1`, w.probe.id, w.measured)
-	w.bare = specStoreClient(t, e, w.o.ID, store.NewClient{UUID: uuid.NewString(), Type: "lab"})
+		offline_notifications_muted = true WHERE id = $1`, w.probe.ID, w.measured)
+	w.bare = w.o.NewClient(t, store.NewClient{Type: "lab"})
 
-	partnerConfig := specConfig(t, e, w.partner.ID, "public", "Partner measurements", true)
-	w.shared = specStoreClient(t, e, w.partner.ID, store.NewClient{UUID: uuid.NewString(), Type: "automator",
-		Label: specPtr("Partner probe"), PublicConfigID: &partnerConfig, RegistrationKeyID: nil})
-	if err := e.Store.ShareClient(ctx, w.partner.ID, w.shared.id, w.o.ID); err != nil {
+	partnerConfig := w.partner.NewConfig(t, "public", "Partner measurements", true)
+	w.shared = w.partner.NewClient(t, store.NewClient{Type: "automator",
+		Label: apitest.Ptr("Partner probe"), PublicConfigID: &partnerConfig, RegistrationKeyID: nil})
+	if err := e.Store.ShareClient(ctx, w.partner.ID, w.shared.ID, w.o.ID); err != nil {
 		t.Fatalf("share client: %v", err)
 	}
 
-	var err error
-	if w.group, err = e.Store.CreateClientGroup(ctx, w.o.ID, "Berlin", []int64{w.probe.id}); err != nil {
-		t.Fatalf("create group: %v", err)
-	}
+	w.group = w.o.NewGroup(t, "Berlin", w.probe.ID)
 
 	w.isp = w.create(t, "/isps", "isp", map[string]any{"name": "Telekom", "country": "DE", "type": "fixed"})
-	w.contract, err = e.Store.CreateContract(ctx, w.o.ID, store.NewContract{IspID: w.isp, ClientID: w.probe.id,
-		Name: "Business 250", UploadSpeed: specPtr(int64(50)), DownloadSpeed: specPtr(int64(250)),
-		MonthlyPrice: specPtr(49.99), Currency: specPtr("EUR"), ConnectionType: specPtr("fiber"), ValidFrom: &w.from})
-	if err != nil {
-		t.Fatalf("create contract: %v", err)
-	}
-	w.sql(t, `UPDATE isp_contracts SET assumed_tariff = 'business' WHERE id = $1`, w.contract)
-	w.oldContract, err = e.Store.CreateContract(ctx, w.o.ID, store.NewContract{IspID: w.isp, ClientID: w.probe.id,
-		Name: "Old DSL", ValidFrom: specPtr(now.AddDate(-1, 0, 0)), ValidUntil: specPtr(now.AddDate(0, 0, -31))})
-	if err != nil {
-		t.Fatalf("create old contract: %v", err)
-	}
-	w.sql(t, `INSERT INTO isp_details (data_owner_id, isp_id, kind, value) VALUES ($1, $2, 'prefix', '192.0.2.0/24'),
+	w.contract = w.o.NewContract(t, store.NewContract{IspID: w.isp, ClientID: w.probe.ID,
+		Name: "Business 250", UploadSpeed: apitest.Ptr(int64(50)), DownloadSpeed: apitest.Ptr(int64(250)),
+		MonthlyPrice: apitest.Ptr(49.99), Currency: apitest.Ptr("EUR"), ConnectionType: apitest.Ptr("fiber"), ValidFrom: &w.from})
+	w.e.SQL(t, `UPDATE isp_contracts SET assumed_tariff = 'business' WHERE id = $1`, w.contract)
+	w.oldContract = w.o.NewContract(t, store.NewContract{IspID: w.isp, ClientID: w.probe.ID,
+		Name: "Old DSL", ValidFrom: apitest.Ptr(now.AddDate(-1, 0, 0)), ValidUntil: apitest.Ptr(now.AddDate(0, 0, -31))})
+	w.e.SQL(t, `INSERT INTO isp_details (data_owner_id, isp_id, kind, value) VALUES ($1, $2, 'prefix', '192.0.2.0/24'),
 		($1, $2, 'rdns', '*.dip.t-dialin.net')`, w.o.ID, w.isp)
 
 	w.credential = w.create(t, "/service_credentials", "service_credential",
@@ -518,18 +396,6 @@ func specSealed(t testing.TB, w *specWorld, id int64) (string, bool) {
 	return pw, true
 }
 
-// specGone asserts that GET path answers 404 with a message.
-func specGone(t testing.TB, w *specWorld, path string) {
-	t.Helper()
-	r := w.admin(t, http.MethodGet, path, nil)
-	if r.Status != http.StatusNotFound {
-		t.Fatalf("GET %s after delete: %d, want 404: %s", path, r.Status, r.Raw)
-	}
-	if msg, _ := r.Obj(t)["message"].(string); msg == "" {
-		t.Errorf("404 without a message: %s", r.Raw)
-	}
-}
-
 // specRoute checks one route: call builds the request, check reads the answer
 // (whose status has been checked against status already).
 type specRoute struct {
@@ -539,14 +405,12 @@ type specRoute struct {
 	check  func(t *testing.T, w *specWorld, r *apitest.Response)
 }
 
-func specPathf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
-
 // specRoutes has one entry per route of rest.AdminRoutes, keyed "METHOD path".
 var specRoutes = map[string]specRoute{
 	"GET /isps": {"ISP list answers {isps: [ISP]} with contract counts", 200,
 		func(t *testing.T, w *specWorld) (string, any) { return "/isps", nil },
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
-			list := specList(t, specBody(t, r, 200, "isps"))
+			list := apitest.List(t, apitest.WantEnvelope(t, r, 200, "isps"))
 			for i, item := range list {
 				specCheck(t, fmt.Sprintf("isps[%d]", i), item, specIspShape)
 			}
@@ -559,23 +423,23 @@ var specRoutes = map[string]specRoute{
 			return "/isps", map[string]any{"name": "KPN", "country": "nl", "type": "mobile", "is_vpn": true}
 		},
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
-			isp := specCheck(t, "isp", specBody(t, r, 201, "isp"), specIspShape)
+			isp := specCheck(t, "isp", apitest.WantEnvelope(t, r, 201, "isp"), specIspShape)
 			for k, v := range map[string]any{"name": "KPN", "country": "NL", "type": "mobile", "is_vpn": true,
 				"verified": nil, "alternative_names": []string{}, "as_numbers": []string{}, "isp_contracts_count": 0} {
 				specWant(t, "isp", isp, k, v)
 			}
 			specRecent(t, "isp.created_at", isp["created_at"])
-			got := specCheck(t, "isp", specBody(t, w.admin(t, http.MethodGet, specPathf("/isps/%v", isp["id"]), nil), 200, "isp"), specIspGetShape)
+			got := specCheck(t, "isp", apitest.WantEnvelope(t, w.admin(t, http.MethodGet, fmt.Sprintf("/isps/%v", isp["id"]), nil), 200, "isp"), specIspGetShape)
 			specWant(t, "stored isp", got, "name", "KPN")
 			specWant(t, "stored isp", got, "is_vpn", true)
 		}},
 	"GET /isps/{id}": {"ISP get adds isp_details_count and isp_contracts", 200,
-		func(t *testing.T, w *specWorld) (string, any) { return specPathf("/isps/%d", w.isp), nil },
+		func(t *testing.T, w *specWorld) (string, any) { return fmt.Sprintf("/isps/%d", w.isp), nil },
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
-			isp := specCheck(t, "isp", specBody(t, r, 200, "isp"), specIspGetShape)
+			isp := specCheck(t, "isp", apitest.WantEnvelope(t, r, 200, "isp"), specIspGetShape)
 			specWant(t, "isp", isp, "isp_details_count", 2)
 			specWant(t, "isp", isp, "isp_contracts_count", 2)
-			contracts := specList(t, isp["isp_contracts"])
+			contracts := apitest.List(t, isp["isp_contracts"])
 			if len(contracts) != 2 {
 				t.Fatalf("isp_contracts has %d items, want 2", len(contracts))
 			}
@@ -583,46 +447,46 @@ var specRoutes = map[string]specRoute{
 				specCheck(t, fmt.Sprintf("isp_contracts[%d]", i), c, specIspContractShape)
 			}
 			c := specFind(t, contracts, w.contract)
-			for k, v := range map[string]any{"isp_id": w.isp, "client_id": w.probe.id, "upload_speed": 50,
+			for k, v := range map[string]any{"isp_id": w.isp, "client_id": w.probe.ID, "upload_speed": 50,
 				"download_speed": 250, "monthly_price": 49.99, "currency": "EUR", "assumed_tariff": "business",
 				"connection_type": "fiber", "name": "Business 250", "valid_from": w.from, "valid_until": nil,
-				"client_uuid": w.probe.uuid, "client_label": w.probe.label} {
+				"client_uuid": w.probe.UUID, "client_label": w.probe.Label} {
 				specWant(t, "contract", c, k, v)
 			}
 			old := specFind(t, contracts, w.oldContract)
 			specWant(t, "old contract", old, "upload_speed", nil)
 			specWant(t, "old contract", old, "monthly_price", nil)
-			specTime(t, old["valid_until"])
+			apitest.Time(t, old["valid_until"])
 		}},
 	"PUT /isps/{id}": {"ISP update writes the given fields and keeps the others", 200,
 		func(t *testing.T, w *specWorld) (string, any) {
 			id := w.create(t, "/isps", "isp", map[string]any{"name": "Vodafone", "country": "DE", "type": "fixed", "is_vpn": true})
-			return specPathf("/isps/%d", id), map[string]any{"name": "Vodafone Kabel", "type": "satellite", "is_vpn": nil}
+			return fmt.Sprintf("/isps/%d", id), map[string]any{"name": "Vodafone Kabel", "type": "satellite", "is_vpn": nil}
 		},
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
-			isp := specCheck(t, "isp", specBody(t, r, 200, "isp"), specIspShape)
+			isp := specCheck(t, "isp", apitest.WantEnvelope(t, r, 200, "isp"), specIspShape)
 			for k, v := range map[string]any{"name": "Vodafone Kabel", "type": "satellite", "is_vpn": nil, "country": "DE"} {
 				specWant(t, "isp", isp, k, v)
 			}
-			got := specBody(t, w.admin(t, http.MethodGet, specPathf("/isps/%v", isp["id"]), nil), 200, "isp").(map[string]any)
+			got := apitest.WantEnvelope(t, w.admin(t, http.MethodGet, fmt.Sprintf("/isps/%v", isp["id"]), nil), 200, "isp").(map[string]any)
 			specWant(t, "stored isp", got, "name", "Vodafone Kabel")
 			specWant(t, "stored isp", got, "type", "satellite")
 		}},
 	"DELETE /isps/{id}": {"ISP delete answers {} and the ISP is gone", 200,
 		func(t *testing.T, w *specWorld) (string, any) {
-			return specPathf("/isps/%d", w.create(t, "/isps", "isp", map[string]any{"name": "Gone", "country": "AT", "type": "other"})), nil
+			return fmt.Sprintf("/isps/%d", w.create(t, "/isps", "isp", map[string]any{"name": "Gone", "country": "AT", "type": "other"})), nil
 		},
 		nil},
 	"POST /isps/{id}/merge_into": {"ISP merge answers 200 {isp: target}", 200,
 		func(t *testing.T, w *specWorld) (string, any) {
 			src := w.create(t, "/isps", "isp", map[string]any{"name": "1&1 Versatel", "country": "DE", "type": "fixed"})
 			target := w.create(t, "/isps", "isp", map[string]any{"name": "1&1", "country": "DE", "type": "fixed"})
-			return specPathf("/isps/%d/merge_into", src), map[string]any{"target_id": target}
+			return fmt.Sprintf("/isps/%d/merge_into", src), map[string]any{"target_id": target}
 		},
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
-			isp := specCheck(t, "isp", specBody(t, r, 200, "isp"), specIspShape)
+			isp := specCheck(t, "isp", apitest.WantEnvelope(t, r, 200, "isp"), specIspShape)
 			specWant(t, "isp", isp, "name", "1&1")
-			if !slices.Contains(specStrings(t, isp["alternative_names"]), "1&1 Versatel") {
+			if !slices.Contains(apitest.Strings(t, isp["alternative_names"]), "1&1 Versatel") {
 				t.Errorf("target's alternative_names %v lack the merged ISP's name", isp["alternative_names"])
 			}
 		}},
@@ -633,11 +497,11 @@ var specRoutes = map[string]specRoute{
 			return "/capabilities", nil
 		},
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
-			list := specList(t, specBody(t, r, 200, "capabilities"))
+			list := apitest.List(t, apitest.WantEnvelope(t, r, 200, "capabilities"))
 			counts := map[string]int64{}
 			for i, item := range list {
 				c := specCheck(t, fmt.Sprintf("capabilities[%d]", i), item, specCapabilityListShape)
-				counts[c["name"].(string)] = specInt(t, c["registration_keys_count"])
+				counts[c["name"].(string)] = apitest.Int(t, c["registration_keys_count"])
 			}
 			if n, ok := counts["Keyless"]; counts["Fleet probes"] != 1 || !ok || n != 0 {
 				t.Errorf("registration_keys_count by name = %v, want Fleet probes 1, Keyless 0", counts)
@@ -650,28 +514,28 @@ var specRoutes = map[string]specRoute{
 				"forbidden_measurement_types": []string{"GamingMeasurement"}, "forbidden_measurement_subjects": []string{"amazon_trailer"}}
 		},
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
-			c := specCheck(t, "capability", specBody(t, r, 201, "capability"), specCapabilityShape)
+			c := specCheck(t, "capability", apitest.WantEnvelope(t, r, 201, "capability"), specCapabilityShape)
 			for k, v := range map[string]any{"name": "Video only", "comment": "pilot",
 				"allowed_measurement_types": []string{"VideoMeasurement"}, "allowed_measurement_subjects": []string{"youtube", "netflix"},
 				"forbidden_measurement_types": []string{"GamingMeasurement"}, "forbidden_measurement_subjects": []string{"amazon_trailer"}} {
 				specWant(t, "capability", c, k, v)
 			}
-			got := specCheck(t, "stored capability", specBody(t, w.admin(t, http.MethodGet, specPathf("/capabilities/%v", c["id"]), nil), 200, "capability"), specCapabilityGetShape)
+			got := specCheck(t, "stored capability", apitest.WantEnvelope(t, w.admin(t, http.MethodGet, fmt.Sprintf("/capabilities/%v", c["id"]), nil), 200, "capability"), specCapabilityGetShape)
 			specWant(t, "stored capability", got, "allowed_measurement_subjects", []string{"youtube", "netflix"})
-			if keys := specList(t, got["registration_keys"]); len(keys) != 0 {
+			if keys := apitest.List(t, got["registration_keys"]); len(keys) != 0 {
 				t.Errorf("a new capability has registration_keys %v", keys)
 			}
 		}},
 	"GET /capabilities/{id}": {"capability get answers {capability} with registration_keys", 200,
 		func(t *testing.T, w *specWorld) (string, any) {
-			return specPathf("/capabilities/%d", w.capability), nil
+			return fmt.Sprintf("/capabilities/%d", w.capability), nil
 		},
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
-			c := specCheck(t, "capability", specBody(t, r, 200, "capability"), specCapabilityGetShape)
+			c := specCheck(t, "capability", apitest.WantEnvelope(t, r, 200, "capability"), specCapabilityGetShape)
 			specWant(t, "capability", c, "name", "Fleet probes")
 			specWant(t, "capability", c, "comment", nil)
 			specWant(t, "capability", c, "allowed_measurement_types", []string{})
-			keys := specList(t, c["registration_keys"])
+			keys := apitest.List(t, c["registration_keys"])
 			if len(keys) != 1 {
 				t.Fatalf("registration_keys has %d items, want 1", len(keys))
 			}
@@ -687,10 +551,10 @@ var specRoutes = map[string]specRoute{
 		func(t *testing.T, w *specWorld) (string, any) {
 			id := w.create(t, "/capabilities", "capability", map[string]any{"name": "Web", "comment": "old",
 				"allowed_measurement_types": []string{"WebMeasurement"}})
-			return specPathf("/capabilities/%d", id), map[string]any{"comment": nil, "forbidden_measurement_subjects": []string{"lighthouse"}}
+			return fmt.Sprintf("/capabilities/%d", id), map[string]any{"comment": nil, "forbidden_measurement_subjects": []string{"lighthouse"}}
 		},
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
-			c := specCheck(t, "capability", specBody(t, r, 200, "capability"), specCapabilityShape)
+			c := specCheck(t, "capability", apitest.WantEnvelope(t, r, 200, "capability"), specCapabilityShape)
 			for k, v := range map[string]any{"name": "Web", "comment": nil, "allowed_measurement_types": []string{"WebMeasurement"},
 				"forbidden_measurement_subjects": []string{"lighthouse"}, "forbidden_measurement_types": []string{}} {
 				specWant(t, "capability", c, k, v)
@@ -698,13 +562,13 @@ var specRoutes = map[string]specRoute{
 		}},
 	"DELETE /capabilities/{id}": {"capability delete answers {} and the capability is gone", 200,
 		func(t *testing.T, w *specWorld) (string, any) {
-			return specPathf("/capabilities/%d", w.create(t, "/capabilities", "capability", map[string]any{"name": "Doomed"})), nil
+			return fmt.Sprintf("/capabilities/%d", w.create(t, "/capabilities", "capability", map[string]any{"name": "Doomed"})), nil
 		}, nil},
 
 	"GET /service_credentials": {"credential list answers {service_credentials: [..]} without passwords", 200,
 		func(t *testing.T, w *specWorld) (string, any) { return "/service_credentials", nil },
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
-			list := specList(t, specBody(t, r, 200, "service_credentials"))
+			list := apitest.List(t, apitest.WantEnvelope(t, r, 200, "service_credentials"))
 			for i, item := range list {
 				specCheck(t, fmt.Sprintf("service_credentials[%d]", i), item, specCredentialShape)
 			}
@@ -719,12 +583,12 @@ var specRoutes = map[string]specRoute{
 			return "/service_credentials", map[string]any{"name": "Netflix", "service": "netflix", "username": "viewer@example.org", "password": "hunter22"}
 		},
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
-			c := specCheck(t, "service_credential", specBody(t, r, 201, "service_credential"), specCredentialShape)
+			c := specCheck(t, "service_credential", apitest.WantEnvelope(t, r, 201, "service_credential"), specCredentialShape)
 			for k, v := range map[string]any{"name": "Netflix", "service": "netflix", "username": "viewer@example.org", "password_set": true} {
 				specWant(t, "service_credential", c, k, v)
 			}
 			specRecent(t, "created_at", c["created_at"])
-			if pw, ok := specSealed(t, w, specInt(t, c["id"])); !ok || pw != "hunter22" {
+			if pw, ok := specSealed(t, w, apitest.Int(t, c["id"])); !ok || pw != "hunter22" {
 				t.Errorf("stored password = %q (set %v), want hunter22", pw, ok)
 			}
 			if strings.Contains(string(r.Raw), "hunter22") {
@@ -733,10 +597,10 @@ var specRoutes = map[string]specRoute{
 		}},
 	"GET /service_credentials/{id}": {"credential get answers {service_credential}", 200,
 		func(t *testing.T, w *specWorld) (string, any) {
-			return specPathf("/service_credentials/%d", w.credential), nil
+			return fmt.Sprintf("/service_credentials/%d", w.credential), nil
 		},
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
-			c := specCheck(t, "service_credential", specBody(t, r, 200, "service_credential"), specCredentialShape)
+			c := specCheck(t, "service_credential", apitest.WantEnvelope(t, r, 200, "service_credential"), specCredentialShape)
 			for k, v := range map[string]any{"id": w.credential, "name": "Ookla account", "service": "ookla", "username": "probe", "password_set": true} {
 				specWant(t, "service_credential", c, k, v)
 			}
@@ -744,27 +608,27 @@ var specRoutes = map[string]specRoute{
 	"PUT /service_credentials/{id}": {"credential update without password keeps the stored one", 200,
 		func(t *testing.T, w *specWorld) (string, any) {
 			id := w.create(t, "/service_credentials", "service_credential", map[string]any{"name": "Speedtest", "service": "ookla", "password": "keep-me"})
-			return specPathf("/service_credentials/%d", id), map[string]any{"name": "Speedtest EU", "username": "eu-probe"}
+			return fmt.Sprintf("/service_credentials/%d", id), map[string]any{"name": "Speedtest EU", "username": "eu-probe"}
 		},
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
-			c := specCheck(t, "service_credential", specBody(t, r, 200, "service_credential"), specCredentialShape)
+			c := specCheck(t, "service_credential", apitest.WantEnvelope(t, r, 200, "service_credential"), specCredentialShape)
 			for k, v := range map[string]any{"name": "Speedtest EU", "service": "ookla", "username": "eu-probe", "password_set": true} {
 				specWant(t, "service_credential", c, k, v)
 			}
-			if pw, _ := specSealed(t, w, specInt(t, c["id"])); pw != "keep-me" {
+			if pw, _ := specSealed(t, w, apitest.Int(t, c["id"])); pw != "keep-me" {
 				t.Errorf("stored password = %q, want keep-me", pw)
 			}
 		}},
 	"DELETE /service_credentials/{id}": {"credential delete answers {} and the credential is gone", 200,
 		func(t *testing.T, w *specWorld) (string, any) {
-			return specPathf("/service_credentials/%d", w.create(t, "/service_credentials", "service_credential",
+			return fmt.Sprintf("/service_credentials/%d", w.create(t, "/service_credentials", "service_credential",
 				map[string]any{"name": "Doomed", "service": "smtp"})), nil
 		}, nil},
 
 	"GET /client_admin_api_keys": {"admin key list answers {client_admin_api_keys: [..]} without api_key", 200,
 		func(t *testing.T, w *specWorld) (string, any) { return "/client_admin_api_keys", nil },
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
-			list := specList(t, specBody(t, r, 200, "client_admin_api_keys"))
+			list := apitest.List(t, apitest.WantEnvelope(t, r, 200, "client_admin_api_keys"))
 			var own map[string]any
 			for i, item := range list {
 				k := specCheck(t, fmt.Sprintf("client_admin_api_keys[%d]", i), item, specAdminKeyShape)
@@ -787,7 +651,7 @@ var specRoutes = map[string]specRoute{
 				"valid_until": specKeyUntil.Format(time.RFC3339)}
 		},
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
-			k := specCheck(t, "client_admin_api_key", specBody(t, r, 201, "client_admin_api_key"), specAdminKeyCreateShape)
+			k := specCheck(t, "client_admin_api_key", apitest.WantEnvelope(t, r, 201, "client_admin_api_key"), specAdminKeyCreateShape)
 			key := k["api_key"].(string)
 			for f, v := range map[string]any{"name": "ci", "effective_role": "editor", "valid_until": specKeyUntil,
 				"client_admin_user_id": w.o.UserID, "last_used_at": nil, "key_preview": auth.Preview(key)} {
@@ -804,18 +668,18 @@ var specRoutes = map[string]specRoute{
 	"GET /client_admin_api_keys/{id}": {"admin key get answers {client_admin_api_key} without api_key", 200,
 		func(t *testing.T, w *specWorld) (string, any) {
 			id := w.create(t, "/client_admin_api_keys", "client_admin_api_key", map[string]any{"name": "read-me", "effective_role": "viewer"})
-			return specPathf("/client_admin_api_keys/%d", id), nil
+			return fmt.Sprintf("/client_admin_api_keys/%d", id), nil
 		},
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
-			k := specCheck(t, "client_admin_api_key", specBody(t, r, 200, "client_admin_api_key"), specAdminKeyShape)
+			k := specCheck(t, "client_admin_api_key", apitest.WantEnvelope(t, r, 200, "client_admin_api_key"), specAdminKeyShape)
 			specWant(t, "client_admin_api_key", k, "name", "read-me")
 			specWant(t, "client_admin_api_key", k, "effective_role", "viewer")
 		}},
 	"DELETE /client_admin_api_keys/{id}": {"admin key delete answers {} and the key stops working", 200,
 		func(t *testing.T, w *specWorld) (string, any) {
-			k := specBody(t, w.admin(t, http.MethodPost, "/client_admin_api_keys", map[string]any{"name": "doomed"}), 201, "client_admin_api_key").(map[string]any)
+			k := apitest.WantEnvelope(t, w.admin(t, http.MethodPost, "/client_admin_api_keys", map[string]any{"name": "doomed"}), 201, "client_admin_api_key").(map[string]any)
 			w.passed = k["api_key"].(string)
-			return specPathf("/client_admin_api_keys/%v", k["id"]), nil
+			return fmt.Sprintf("/client_admin_api_keys/%v", k["id"]), nil
 		},
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
 			if g := w.e.Admin(t, http.MethodGet, "/isps", w.passed, nil); g.Status != http.StatusUnauthorized {
@@ -824,12 +688,12 @@ var specRoutes = map[string]specRoute{
 		}},
 	"GET /client_analytics_api_keys": {"analytics key list answers {client_analytics_api_keys: [..]} with api_key", 200,
 		func(t *testing.T, w *specWorld) (string, any) {
-			k := specBody(t, w.admin(t, http.MethodPost, "/client_analytics_api_keys", map[string]any{"name": "probes"}), 201, "client_analytics_api_key").(map[string]any)
+			k := apitest.WantEnvelope(t, w.admin(t, http.MethodPost, "/client_analytics_api_keys", map[string]any{"name": "probes"}), 201, "client_analytics_api_key").(map[string]any)
 			w.passed = k["api_key"].(string)
 			return "/client_analytics_api_keys", nil
 		},
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
-			list := specList(t, specBody(t, r, 200, "client_analytics_api_keys"))
+			list := apitest.List(t, apitest.WantEnvelope(t, r, 200, "client_analytics_api_keys"))
 			found := false
 			for i, item := range list {
 				k := specCheck(t, fmt.Sprintf("client_analytics_api_keys[%d]", i), item, specAnalyticsKeyShape)
@@ -844,7 +708,7 @@ var specRoutes = map[string]specRoute{
 			return "/client_analytics_api_keys", map[string]any{"name": "lab", "valid_until": specKeyUntil.Format(time.RFC3339)}
 		},
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
-			k := specCheck(t, "client_analytics_api_key", specBody(t, r, 201, "client_analytics_api_key"), specAnalyticsKeyShape)
+			k := specCheck(t, "client_analytics_api_key", apitest.WantEnvelope(t, r, 201, "client_analytics_api_key"), specAnalyticsKeyShape)
 			specWant(t, "client_analytics_api_key", k, "name", "lab")
 			specWant(t, "client_analytics_api_key", k, "valid_until", specKeyUntil)
 			if !strings.HasPrefix(k["api_key"].(string), "client_analytics-") {
@@ -853,31 +717,31 @@ var specRoutes = map[string]specRoute{
 		}},
 	"GET /client_analytics_api_keys/{id}": {"analytics key get answers {client_analytics_api_key} with api_key", 200,
 		func(t *testing.T, w *specWorld) (string, any) {
-			k := specBody(t, w.admin(t, http.MethodPost, "/client_analytics_api_keys", map[string]any{}), 201, "client_analytics_api_key").(map[string]any)
+			k := apitest.WantEnvelope(t, w.admin(t, http.MethodPost, "/client_analytics_api_keys", map[string]any{}), 201, "client_analytics_api_key").(map[string]any)
 			w.passed = k["api_key"].(string)
-			return specPathf("/client_analytics_api_keys/%v", k["id"]), nil
+			return fmt.Sprintf("/client_analytics_api_keys/%v", k["id"]), nil
 		},
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
-			k := specCheck(t, "client_analytics_api_key", specBody(t, r, 200, "client_analytics_api_key"), specAnalyticsKeyShape)
+			k := specCheck(t, "client_analytics_api_key", apitest.WantEnvelope(t, r, 200, "client_analytics_api_key"), specAnalyticsKeyShape)
 			specWant(t, "client_analytics_api_key", k, "api_key", w.passed)
 			specWant(t, "client_analytics_api_key", k, "name", nil)
 			// Without valid_until a key lives for a year.
-			if d := time.Until(specTime(t, k["valid_until"])); d < 364*24*time.Hour || d > 366*24*time.Hour {
+			if d := time.Until(apitest.Time(t, k["valid_until"])); d < 364*24*time.Hour || d > 366*24*time.Hour {
 				t.Errorf("default valid_until %v is not a year from now", k["valid_until"])
 			}
 		}},
 	"DELETE /client_analytics_api_keys/{id}": {"analytics key delete answers {} and the key is gone", 200,
 		func(t *testing.T, w *specWorld) (string, any) {
-			return specPathf("/client_analytics_api_keys/%d", w.create(t, "/client_analytics_api_keys", "client_analytics_api_key", map[string]any{})), nil
+			return fmt.Sprintf("/client_analytics_api_keys/%d", w.create(t, "/client_analytics_api_keys", "client_analytics_api_key", map[string]any{})), nil
 		}, nil},
 	"GET /export_api_keys": {"export key list answers {export_api_keys: [..]} with key_preview only", 200,
 		func(t *testing.T, w *specWorld) (string, any) {
-			k := specBody(t, w.admin(t, http.MethodPost, "/export_api_keys", map[string]any{"name": "pipeline"}), 201, "export_api_key").(map[string]any)
+			k := apitest.WantEnvelope(t, w.admin(t, http.MethodPost, "/export_api_keys", map[string]any{"name": "pipeline"}), 201, "export_api_key").(map[string]any)
 			w.passed = k["api_key"].(string)
 			return "/export_api_keys", nil
 		},
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
-			list := specList(t, specBody(t, r, 200, "export_api_keys"))
+			list := apitest.List(t, apitest.WantEnvelope(t, r, 200, "export_api_keys"))
 			found := false
 			for i, item := range list {
 				k := specCheck(t, fmt.Sprintf("export_api_keys[%d]", i), item, specExportKeyShape)
@@ -892,7 +756,7 @@ var specRoutes = map[string]specRoute{
 			return "/export_api_keys", map[string]any{"name": "warehouse", "valid_until": specKeyUntil.Format(time.RFC3339)}
 		},
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
-			k := specCheck(t, "export_api_key", specBody(t, r, 201, "export_api_key"), specExportKeyCreateShape)
+			k := specCheck(t, "export_api_key", apitest.WantEnvelope(t, r, 201, "export_api_key"), specExportKeyCreateShape)
 			specWant(t, "export_api_key", k, "name", "warehouse")
 			specWant(t, "export_api_key", k, "valid_until", specKeyUntil)
 			key := k["api_key"].(string)
@@ -905,24 +769,24 @@ var specRoutes = map[string]specRoute{
 		}},
 	"GET /export_api_keys/{id}": {"export key get answers {export_api_key} with key_preview", 200,
 		func(t *testing.T, w *specWorld) (string, any) {
-			k := specBody(t, w.admin(t, http.MethodPost, "/export_api_keys", map[string]any{"name": "one"}), 201, "export_api_key").(map[string]any)
+			k := apitest.WantEnvelope(t, w.admin(t, http.MethodPost, "/export_api_keys", map[string]any{"name": "one"}), 201, "export_api_key").(map[string]any)
 			w.passed = k["api_key"].(string)
-			return specPathf("/export_api_keys/%v", k["id"]), nil
+			return fmt.Sprintf("/export_api_keys/%v", k["id"]), nil
 		},
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
-			k := specCheck(t, "export_api_key", specBody(t, r, 200, "export_api_key"), specExportKeyShape)
+			k := specCheck(t, "export_api_key", apitest.WantEnvelope(t, r, 200, "export_api_key"), specExportKeyShape)
 			specWant(t, "export_api_key", k, "key_preview", auth.Preview(w.passed))
 			specWant(t, "export_api_key", k, "name", "one")
 		}},
 	"DELETE /export_api_keys/{id}": {"export key delete answers {} and the key is gone", 200,
 		func(t *testing.T, w *specWorld) (string, any) {
-			return specPathf("/export_api_keys/%d", w.create(t, "/export_api_keys", "export_api_key", map[string]any{})), nil
+			return fmt.Sprintf("/export_api_keys/%d", w.create(t, "/export_api_keys", "export_api_key", map[string]any{})), nil
 		}, nil},
 
 	"GET /client_admin_users": {"user list answers {users: [user]}", 200,
 		func(t *testing.T, w *specWorld) (string, any) { return "/client_admin_users", nil },
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
-			list := specList(t, specBody(t, r, 200, "users"))
+			list := apitest.List(t, apitest.WantEnvelope(t, r, 200, "users"))
 			for i, item := range list {
 				u := specCheck(t, fmt.Sprintf("users[%d]", i), item, specUserShape)
 				specCheckSubset(t, fmt.Sprintf("users[%d].notification_config", i), u["notification_config"], specNotificationShape)
@@ -937,7 +801,7 @@ var specRoutes = map[string]specRoute{
 				"role": "editor", "first_name": "Erika", "last_name": nil}
 		},
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
-			u := specCheck(t, "user", specBody(t, r, 201, "user"), specUserShape)
+			u := specCheck(t, "user", apitest.WantEnvelope(t, r, 201, "user"), specUserShape)
 			for k, v := range map[string]any{"email": "erika@" + w.o.Slug + ".example", "username": "erika", "role": "editor",
 				"first_name": "Erika", "last_name": nil, "dashboard_whats_new_disabled": false, "pending_email": nil,
 				"pending_email_state": nil, "ai_usage_accepted": nil} {
@@ -949,10 +813,10 @@ var specRoutes = map[string]specRoute{
 		}},
 	"GET /client_admin_users/{id}": {"user get answers {user}", 200,
 		func(t *testing.T, w *specWorld) (string, any) {
-			return specPathf("/client_admin_users/%d", w.o.UserID), nil
+			return fmt.Sprintf("/client_admin_users/%d", w.o.UserID), nil
 		},
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
-			u := specCheck(t, "user", specBody(t, r, 200, "user"), specUserShape)
+			u := specCheck(t, "user", apitest.WantEnvelope(t, r, 200, "user"), specUserShape)
 			specWant(t, "user", u, "id", w.o.UserID)
 			specWant(t, "user", u, "role", "org_admin")
 			specCheckSubset(t, "user.notification_config", u["notification_config"], specNotificationShape)
@@ -960,12 +824,12 @@ var specRoutes = map[string]specRoute{
 	"PUT /client_admin_users/{id}": {"user update writes the given fields", 200,
 		func(t *testing.T, w *specWorld) (string, any) {
 			id := w.create(t, "/client_admin_users", "user", map[string]any{"email": "max@" + w.o.Slug + ".example", "username": "max", "role": "viewer"})
-			return specPathf("/client_admin_users/%d", id), map[string]any{"first_name": "Max", "last_name": "Muster",
+			return fmt.Sprintf("/client_admin_users/%d", id), map[string]any{"first_name": "Max", "last_name": "Muster",
 				"ai_usage_accepted": true, "ai_custom_prompt": "Be brief", "last_visited_dashboard_version": "2.14.1-beta.3",
 				"dashboard_whats_new_disabled": true}
 		},
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
-			u := specCheck(t, "user", specBody(t, r, 200, "user"), specUserShape)
+			u := specCheck(t, "user", apitest.WantEnvelope(t, r, 200, "user"), specUserShape)
 			for k, v := range map[string]any{"first_name": "Max", "last_name": "Muster", "ai_usage_accepted": true,
 				"ai_custom_prompt": "Be brief", "last_visited_dashboard_version": "2.14.1-beta.3",
 				"dashboard_whats_new_disabled": true, "username": "max", "role": "viewer"} {
@@ -976,30 +840,30 @@ var specRoutes = map[string]specRoute{
 	"GET /clients": {"client list answers {clients: [client]} without configuration", 200,
 		func(t *testing.T, w *specWorld) (string, any) { return "/clients", nil },
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
-			list := specList(t, specBody(t, r, 200, "clients"))
+			list := apitest.List(t, apitest.WantEnvelope(t, r, 200, "clients"))
 			if len(list) != 3 {
 				t.Errorf("%d clients listed, want 3 (own two and the shared one)", len(list))
 			}
 			for i, item := range list {
 				specCheckClient(t, fmt.Sprintf("clients[%d]", i), item, specClientShape)
 			}
-			specWant(t, "probe", specFind(t, list, w.probe.id), "access_level", "owner")
-			specWant(t, "shared", specFind(t, list, w.shared.id), "access_level", "shared")
+			specWant(t, "probe", specFind(t, list, w.probe.ID), "access_level", "owner")
+			specWant(t, "shared", specFind(t, list, w.shared.ID), "access_level", "shared")
 		}},
 	"GET /clients/check_label_availability": {"label check answers {available, label} without envelope", 200,
 		func(t *testing.T, w *specWorld) (string, any) {
-			return "/clients/check_label_availability?label=" + url.QueryEscape(w.probe.label), nil
+			return "/clients/check_label_availability?label=" + url.QueryEscape(w.probe.Label), nil
 		},
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
 			a := specCheck(t, "body", r.JSON, specLabelShape)
 			specWant(t, "body", a, "available", false)
-			specWant(t, "body", a, "label", w.probe.label)
+			specWant(t, "body", a, "label", w.probe.Label)
 		}},
 	"GET /clients/{id}": {"client get answers {client} with configuration", 200,
-		func(t *testing.T, w *specWorld) (string, any) { return specPathf("/clients/%d", w.probe.id), nil },
+		func(t *testing.T, w *specWorld) (string, any) { return fmt.Sprintf("/clients/%d", w.probe.ID), nil },
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
-			c := specCheckClient(t, "client", specBody(t, r, 200, "client"), specClientGetShape)
-			specWant(t, "client", c, "uuid", w.probe.uuid)
+			c := specCheckClient(t, "client", apitest.WantEnvelope(t, r, 200, "client"), specClientGetShape)
+			specWant(t, "client", c, "uuid", w.probe.UUID)
 			cfg := c["configuration"].(map[string]any)
 			specWant(t, "configuration", cfg, "managed", true)
 		}},
@@ -1007,7 +871,7 @@ var specRoutes = map[string]specRoute{
 	"GET /data_owner/settings": {"settings get answers {settings} with all nine keys", 200,
 		func(t *testing.T, w *specWorld) (string, any) { return "/data_owner/settings", nil },
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
-			s := specCheck(t, "settings", specBody(t, r, 200, "settings"), specSettingsShape)
+			s := specCheck(t, "settings", apitest.WantEnvelope(t, r, 200, "settings"), specSettingsShape)
 			specWant(t, "settings", s, "offline_threshold_minutes_default", 60)
 		}},
 	"PUT /data_owner/settings": {"settings update answers {settings} with the new values", 200,
@@ -1015,7 +879,7 @@ var specRoutes = map[string]specRoute{
 			return "/data_owner/settings", map[string]any{"offline_threshold_minutes": 90, "study_failure_detection_enabled": false}
 		},
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
-			s := specCheck(t, "settings", specBody(t, r, 200, "settings"), specSettingsShape)
+			s := specCheck(t, "settings", apitest.WantEnvelope(t, r, 200, "settings"), specSettingsShape)
 			specWant(t, "settings", s, "offline_threshold_minutes", 90)
 			specWant(t, "settings", s, "study_failure_detection_enabled", false)
 			specWant(t, "settings", s, "client_offline_detection_enabled", true)
@@ -1048,7 +912,7 @@ func specCheckClient(t testing.TB, where string, v any, shape specShape) map[str
 	if c["current_isp_contract"] != nil {
 		specCheck(t, where+".current_isp_contract", c["current_isp_contract"], specClientContractShape)
 	}
-	for i, g := range specList(t, c["client_groups"]) {
+	for i, g := range apitest.List(t, c["client_groups"]) {
 		specCheck(t, fmt.Sprintf("%s.client_groups[%d]", where, i), g, specClientGroupShape)
 	}
 	if cfg, ok := c["configuration"]; ok {
@@ -1092,7 +956,7 @@ func TestSpecEveryAdminRoute(t *testing.T) {
 				if obj := r.Obj(t); len(obj) != 0 {
 					t.Errorf("DELETE answered %s, want {}", r.Raw)
 				}
-				specGone(t, w, path)
+				apitest.WantNotFound(t, w.admin(t, http.MethodGet, path, nil), "GET after delete")
 			}
 			if c.check != nil {
 				c.check(t, w, r)
@@ -1121,7 +985,7 @@ func TestSpecIspListFilters(t *testing.T) {
 		{"alphabet fiber", "AT", "fixed", nil},
 	} {
 		ids[isp.name] = w.create(t, "/isps", "isp", map[string]any{"name": isp.name, "country": isp.country, "type": isp.typ})
-		w.sql(t, `UPDATE isps SET verified = $2 WHERE id = $1`, ids[isp.name], isp.verified)
+		w.e.SQL(t, `UPDATE isps SET verified = $2 WHERE id = $1`, ids[isp.name], isp.verified)
 	}
 	for i := 1; i <= 25; i++ {
 		w.create(t, "/isps", "isp", map[string]any{"name": fmt.Sprintf("Capped %02d", i), "country": "FR", "type": "other"})
@@ -1155,7 +1019,7 @@ func TestSpecIspListFilters(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			list := specList(t, specBody(t, w.admin(t, http.MethodGet, "/isps"+c.query, nil), 200, "isps"))
+			list := apitest.List(t, apitest.WantEnvelope(t, w.admin(t, http.MethodGet, "/isps"+c.query, nil), 200, "isps"))
 			shape := specIspShape
 			if c.compact {
 				shape = specIspCompactShape
@@ -1182,7 +1046,7 @@ func TestSpecIspListFilters(t *testing.T) {
 	}
 
 	t.Run("compact items carry id, name and country values", func(t *testing.T) {
-		list := specList(t, specBody(t, w.admin(t, http.MethodGet, "/isps?name=Beta", nil), 200, "isps"))
+		list := apitest.List(t, apitest.WantEnvelope(t, w.admin(t, http.MethodGet, "/isps?name=Beta", nil), 200, "isps"))
 		if len(list) != 1 {
 			t.Fatalf("%d ISPs, want 1", len(list))
 		}
@@ -1209,19 +1073,19 @@ func TestSpecIspMergeInto(t *testing.T) {
 			asn = []string{}
 		}
 		id := w.create(t, "/isps", "isp", map[string]any{"name": name, "country": "DE", "type": "fixed"})
-		w.sql(t, `UPDATE isps SET alternative_names = $2, as_numbers = $3 WHERE id = $1`, id, alt, asn)
+		w.e.SQL(t, `UPDATE isps SET alternative_names = $2, as_numbers = $3 WHERE id = $1`, id, alt, asn)
 		return id
 	}
 
 	t.Run("merge moves contracts, alternative names and AS numbers and answers the target", func(t *testing.T) {
 		target := newIsp(t, "Deutsche Telekom", []string{"DTAG"}, []string{"AS3320"})
 		// The world's ISP has two contracts and two details.
-		r := w.admin(t, http.MethodPost, specPathf("/isps/%d/merge_into", w.isp), map[string]any{"target_id": target})
-		got := specCheck(t, "isp", specBody(t, r, 200, "isp"), specIspShape)
+		r := w.admin(t, http.MethodPost, fmt.Sprintf("/isps/%d/merge_into", w.isp), map[string]any{"target_id": target})
+		got := specCheck(t, "isp", apitest.WantEnvelope(t, r, 200, "isp"), specIspShape)
 		specWant(t, "isp", got, "id", target)
 		specWant(t, "isp", got, "name", "Deutsche Telekom")
 		specWant(t, "isp", got, "isp_contracts_count", 2)
-		alt := specStrings(t, got["alternative_names"])
+		alt := apitest.Strings(t, got["alternative_names"])
 		for _, want := range []string{"DTAG", "Telekom"} {
 			if !slices.Contains(alt, want) {
 				t.Errorf("alternative_names %q lack %q", alt, want)
@@ -1229,14 +1093,14 @@ func TestSpecIspMergeInto(t *testing.T) {
 		}
 		specWant(t, "isp", got, "as_numbers", []string{"AS3320"})
 
-		specGone(t, w, specPathf("/isps/%d", w.isp))
-		full := specCheck(t, "target", specBody(t, w.admin(t, http.MethodGet, specPathf("/isps/%d", target), nil), 200, "isp"), specIspGetShape)
+		apitest.WantNotFound(t, w.admin(t, http.MethodGet, fmt.Sprintf("/isps/%d", w.isp), nil), "GET after delete")
+		full := specCheck(t, "target", apitest.WantEnvelope(t, w.admin(t, http.MethodGet, fmt.Sprintf("/isps/%d", target), nil), 200, "isp"), specIspGetShape)
 		specWant(t, "target", full, "isp_details_count", 2)
-		contracts := specList(t, full["isp_contracts"])
+		contracts := apitest.List(t, full["isp_contracts"])
 		for _, id := range []int64{w.contract, w.oldContract} {
 			specWant(t, "moved contract", specFind(t, contracts, id), "isp_id", target)
 		}
-		c := specBody(t, w.admin(t, http.MethodGet, specPathf("/clients/%d", w.probe.id), nil), 200, "client").(map[string]any)
+		c := apitest.WantEnvelope(t, w.admin(t, http.MethodGet, fmt.Sprintf("/clients/%d", w.probe.ID), nil), 200, "client").(map[string]any)
 		cur := c["current_isp_contract"].(map[string]any)
 		specWant(t, "current contract", cur, "isp_id", target)
 		specWant(t, "current contract", cur, "isp_name", "Deutsche Telekom")
@@ -1245,13 +1109,13 @@ func TestSpecIspMergeInto(t *testing.T) {
 	t.Run("AS numbers and alternative names of both ISPs are united", func(t *testing.T) {
 		src := newIsp(t, "Kabel BW", []string{"KBW"}, []string{"AS29562", "AS3320"})
 		target := newIsp(t, "Vodafone", []string{"Vodafone Kabel"}, []string{"AS3209"})
-		got := specBody(t, w.admin(t, http.MethodPost, specPathf("/isps/%d/merge_into", src), map[string]any{"target_id": target}), 200, "isp").(map[string]any)
-		as := specStrings(t, got["as_numbers"])
+		got := apitest.WantEnvelope(t, w.admin(t, http.MethodPost, fmt.Sprintf("/isps/%d/merge_into", src), map[string]any{"target_id": target}), 200, "isp").(map[string]any)
+		as := apitest.Strings(t, got["as_numbers"])
 		slices.Sort(as)
 		if !slices.Equal(as, []string{"AS29562", "AS3209", "AS3320"}) {
 			t.Errorf("as_numbers = %q", as)
 		}
-		alt := specStrings(t, got["alternative_names"])
+		alt := apitest.Strings(t, got["alternative_names"])
 		for _, want := range []string{"KBW", "Vodafone Kabel", "Kabel BW"} {
 			if !slices.Contains(alt, want) {
 				t.Errorf("alternative_names %q lack %q", alt, want)
@@ -1267,7 +1131,7 @@ func TestSpecIspMergeInto(t *testing.T) {
 		{"merging into itself is a 422", func(t *testing.T, src int64) any { return src }, http.StatusUnprocessableEntity},
 		{"merging into an unknown ISP is a 404", func(t *testing.T, src int64) any { return int64(1) << 40 }, http.StatusNotFound},
 		{"merging into another data owner's ISP is a 404", func(t *testing.T, src int64) any {
-			other := specBody(t, w.e.Admin(t, http.MethodPost, "/isps", w.partner.Key,
+			other := apitest.WantEnvelope(t, w.e.Admin(t, http.MethodPost, "/isps", w.partner.Key,
 				map[string]any{"name": "Foreign", "country": "DE", "type": "fixed"}), 201, "isp")
 			return other.(map[string]any)["id"]
 		}, http.StatusNotFound},
@@ -1275,21 +1139,21 @@ func TestSpecIspMergeInto(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			src := newIsp(t, specUnique("Source"), []string{"kept"}, nil)
-			r := w.admin(t, http.MethodPost, specPathf("/isps/%d/merge_into", src), map[string]any{"target_id": c.target(t, src)})
+			src := newIsp(t, apitest.Unique("Source"), []string{"kept"}, nil)
+			r := w.admin(t, http.MethodPost, fmt.Sprintf("/isps/%d/merge_into", src), map[string]any{"target_id": c.target(t, src)})
 			if r.Status != c.status {
 				t.Fatalf("status %d, want %d: %s", r.Status, c.status, r.Raw)
 			}
 			if msg, _ := r.Obj(t)["message"].(string); msg == "" {
 				t.Errorf("error without a message: %s", r.Raw)
 			}
-			kept := specBody(t, w.admin(t, http.MethodGet, specPathf("/isps/%d", src), nil), 200, "isp").(map[string]any)
+			kept := apitest.WantEnvelope(t, w.admin(t, http.MethodGet, fmt.Sprintf("/isps/%d", src), nil), 200, "isp").(map[string]any)
 			specWant(t, "source", kept, "alternative_names", []string{"kept"})
 		})
 	}
 	t.Run("merging an unknown ISP is a 404", func(t *testing.T) {
-		target := newIsp(t, specUnique("Target"), nil, nil)
-		r := w.admin(t, http.MethodPost, specPathf("/isps/%d/merge_into", int64(1)<<40), map[string]any{"target_id": target})
+		target := newIsp(t, apitest.Unique("Target"), nil, nil)
+		r := w.admin(t, http.MethodPost, fmt.Sprintf("/isps/%d/merge_into", int64(1)<<40), map[string]any{"target_id": target})
 		if r.Status != http.StatusNotFound {
 			t.Errorf("status %d, want 404: %s", r.Status, r.Raw)
 		}
@@ -1300,7 +1164,7 @@ func TestSpecIspMergeInto(t *testing.T) {
 // and in the single-record answer (by id and by UUID).
 func TestSpecClientFields(t *testing.T) {
 	w := specSeed(t, "spec-clients")
-	list := specList(t, specBody(t, w.admin(t, http.MethodGet, "/clients", nil), 200, "clients"))
+	list := apitest.List(t, apitest.WantEnvelope(t, w.admin(t, http.MethodGet, "/clients", nil), 200, "clients"))
 	type want struct {
 		fields    map[string]any
 		publicCfg any // id of delivered_public_config, or nil
@@ -1311,11 +1175,11 @@ func TestSpecClientFields(t *testing.T) {
 	}
 	cases := []struct {
 		name   string
-		client specClient
+		client apitest.Client
 		want   want
 	}{
 		{"owned client shows every field and its assigned config", w.probe, want{
-			fields: map[string]any{"uuid": w.probe.uuid, "type": "automator", "access_level": "owner",
+			fields: map[string]any{"uuid": w.probe.UUID, "type": "automator", "access_level": "owner",
 				"label": "Probe Berlin 1", "extra_label": "rack 4", "tags": []string{"berlin", "fiber"},
 				"disabled_at": w.measured, "disabled_reason": "maintenance", "last_measurement_at": w.measured,
 				"last_seen_at": w.seenAt, "last_client_type": "lab", "last_client_version": "4.2.0",
@@ -1324,26 +1188,26 @@ func TestSpecClientFields(t *testing.T) {
 			publicCfg: w.assignedPublic, automator: w.defaultAutomator, groups: []string{"Berlin"},
 			contract: w.contract, regKey: w.regKeyID}},
 		{"client without an assigned config gets the default", w.bare, want{
-			fields: map[string]any{"uuid": w.bare.uuid, "type": "lab", "access_level": "owner", "label": nil,
+			fields: map[string]any{"uuid": w.bare.UUID, "type": "lab", "access_level": "owner", "label": nil,
 				"extra_label": nil, "tags": nil, "disabled_at": nil, "last_seen_at": nil, "offline": nil,
 				"config_managed": true, "anomalies_muted": false},
 			publicCfg: w.defaultPublic, automator: w.defaultAutomator, groups: []string{}}},
 		{"shared client shows no configuration of its owner", w.shared, want{
-			fields: map[string]any{"uuid": w.shared.uuid, "access_level": "shared", "label": "Partner probe",
+			fields: map[string]any{"uuid": w.shared.UUID, "access_level": "shared", "label": "Partner probe",
 				"config_managed": nil},
 			groups: []string{}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			get := func(path string) map[string]any {
-				return specCheckClient(t, "client", specBody(t, w.admin(t, http.MethodGet, path, nil), 200, "client"), specClientGetShape)
+				return specCheckClient(t, "client", apitest.WantEnvelope(t, w.admin(t, http.MethodGet, path, nil), 200, "client"), specClientGetShape)
 			}
 			for where, obj := range map[string]map[string]any{
-				"list item": specCheckClient(t, "list item", specFind(t, list, c.client.id), specClientShape),
-				"by id":     get(specPathf("/clients/%d", c.client.id)),
-				"by uuid":   get("/clients/" + c.client.uuid),
+				"list item": specCheckClient(t, "list item", specFind(t, list, c.client.ID), specClientShape),
+				"by id":     get(fmt.Sprintf("/clients/%d", c.client.ID)),
+				"by uuid":   get("/clients/" + c.client.UUID),
 			} {
-				specWant(t, where, obj, "id", c.client.id)
+				specWant(t, where, obj, "id", c.client.ID)
 				for k, v := range c.want.fields {
 					specWant(t, where, obj, k, v)
 				}
@@ -1352,7 +1216,7 @@ func TestSpecClientFields(t *testing.T) {
 				specWantRef(t, where+".current_isp_contract", obj["current_isp_contract"], c.want.contract)
 				specWantRef(t, where+".registration_key", obj["registration_key"], c.want.regKey)
 				var groups []string
-				for _, g := range specList(t, obj["client_groups"]) {
+				for _, g := range apitest.List(t, obj["client_groups"]) {
 					groups = append(groups, g.(map[string]any)["name"].(string))
 				}
 				if !slices.Equal(groups, c.want.groups) {
@@ -1363,11 +1227,11 @@ func TestSpecClientFields(t *testing.T) {
 	}
 
 	t.Run("delivered config carries id, name and is_default", func(t *testing.T) {
-		c := specBody(t, w.admin(t, http.MethodGet, specPathf("/clients/%d", w.probe.id), nil), 200, "client").(map[string]any)
+		c := apitest.WantEnvelope(t, w.admin(t, http.MethodGet, fmt.Sprintf("/clients/%d", w.probe.ID), nil), 200, "client").(map[string]any)
 		assigned := c["delivered_public_config"].(map[string]any)
 		specWant(t, "assigned", assigned, "name", "Assigned measurements")
 		specWant(t, "assigned", assigned, "is_default", false)
-		bare := specBody(t, w.admin(t, http.MethodGet, specPathf("/clients/%d", w.bare.id), nil), 200, "client").(map[string]any)
+		bare := apitest.WantEnvelope(t, w.admin(t, http.MethodGet, fmt.Sprintf("/clients/%d", w.bare.ID), nil), 200, "client").(map[string]any)
 		def := bare["delivered_public_config"].(map[string]any)
 		specWant(t, "default", def, "name", "Default measurements")
 		specWant(t, "default", def, "is_default", true)
@@ -1375,9 +1239,9 @@ func TestSpecClientFields(t *testing.T) {
 		specWant(t, "configuration", cfg, "managed", true)
 	})
 	t.Run("current contract carries isp_name and the contract's values", func(t *testing.T) {
-		c := specFind(t, list, w.probe.id)
+		c := specFind(t, list, w.probe.ID)
 		cur := c["current_isp_contract"].(map[string]any)
-		for k, v := range map[string]any{"isp_id": w.isp, "isp_name": "Telekom", "client_id": w.probe.id,
+		for k, v := range map[string]any{"isp_id": w.isp, "isp_name": "Telekom", "client_id": w.probe.ID,
 			"upload_speed": 50, "download_speed": 250, "monthly_price": 49.99, "currency": "EUR",
 			"assumed_tariff": "business", "connection_type": "fiber", "name": "Business 250",
 			"valid_from": w.from, "valid_until": nil} {
@@ -1385,7 +1249,7 @@ func TestSpecClientFields(t *testing.T) {
 		}
 	})
 	t.Run("registration key inside the client carries its values", func(t *testing.T) {
-		k := specFind(t, list, w.probe.id)["registration_key"].(map[string]any)
+		k := specFind(t, list, w.probe.ID)["registration_key"].(map[string]any)
 		for f, v := range map[string]any{"registration_key": w.regKey, "comment": "rollout", "valid_until": w.regKeyUntil,
 			"num_registrations_left": 5, "usage_limit_days": 30} {
 			specWant(t, "registration_key", k, f, v)
@@ -1393,13 +1257,13 @@ func TestSpecClientFields(t *testing.T) {
 	})
 	t.Run("a client seen longer ago than the threshold is offline", func(t *testing.T) {
 		long := time.Now().Add(-3 * time.Hour)
-		c := specStoreClient(t, w.e, w.o.ID, store.NewClient{UUID: uuid.NewString(), Type: "lab", LastSeenAt: &long})
-		got := specBody(t, w.admin(t, http.MethodGet, specPathf("/clients/%d", c.id), nil), 200, "client").(map[string]any)
+		c := w.o.NewClient(t, store.NewClient{Type: "lab", LastSeenAt: &long})
+		got := apitest.WantEnvelope(t, w.admin(t, http.MethodGet, fmt.Sprintf("/clients/%d", c.ID), nil), 200, "client").(map[string]any)
 		specWant(t, "client", got, "offline", true)
 	})
 	t.Run("unknown, malformed and foreign client ids are 404", func(t *testing.T) {
-		foreign := specStoreClient(t, w.e, w.partner.ID, store.NewClient{UUID: uuid.NewString(), Type: "lab"})
-		for _, id := range []string{"999999999", uuid.NewString(), "not-a-client", fmt.Sprint(foreign.id), foreign.uuid} {
+		foreign := w.partner.NewClient(t, store.NewClient{Type: "lab"})
+		for _, id := range []string{"999999999", uuid.NewString(), "not-a-client", fmt.Sprint(foreign.ID), foreign.UUID} {
 			if r := w.admin(t, http.MethodGet, "/clients/"+id, nil); r.Status != http.StatusNotFound {
 				t.Errorf("GET /clients/%s: %d, want 404: %s", id, r.Status, r.Raw)
 			}
@@ -1428,7 +1292,7 @@ func specWantRef(t testing.TB, where string, v any, want any) {
 func TestSpecClientLabelAvailability(t *testing.T) {
 	w := specSeed(t, "spec-labels")
 	// A partner's client with a label the owner has not used.
-	specStoreClient(t, w.e, w.partner.ID, store.NewClient{UUID: uuid.NewString(), Type: "lab", Label: specPtr("Partner only")})
+	w.partner.NewClient(t, store.NewClient{Type: "lab", Label: apitest.Ptr("Partner only")})
 	cases := []struct {
 		name      string
 		label     string
@@ -1442,11 +1306,11 @@ func TestSpecClientLabelAvailability(t *testing.T) {
 		{"an empty label counts as available", "", "", true},
 		{"a whitespace-only label counts as available", "   ", "", true},
 		{"another data owner's label is available", "Partner only", "", true},
-		{"exclude_id by integer id leaves that client out", "probe berlin 1", fmt.Sprint(w.probe.id), true},
-		{"exclude_id by UUID leaves that client out", "probe berlin 1", w.probe.uuid, true},
-		{"exclude_id by upper-case UUID leaves that client out", "probe berlin 1", strings.ToUpper(w.probe.uuid), true},
-		{"exclude_id of another client keeps the label taken", "Probe Berlin 1", fmt.Sprint(w.bare.id), false},
-		{"exclude_id of another client's UUID keeps the label taken", "Probe Berlin 1", w.bare.uuid, false},
+		{"exclude_id by integer id leaves that client out", "probe berlin 1", fmt.Sprint(w.probe.ID), true},
+		{"exclude_id by UUID leaves that client out", "probe berlin 1", w.probe.UUID, true},
+		{"exclude_id by upper-case UUID leaves that client out", "probe berlin 1", strings.ToUpper(w.probe.UUID), true},
+		{"exclude_id of another client keeps the label taken", "Probe Berlin 1", fmt.Sprint(w.bare.ID), false},
+		{"exclude_id of another client's UUID keeps the label taken", "Probe Berlin 1", w.bare.UUID, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -1488,10 +1352,10 @@ func TestSpecUserNotificationConfig(t *testing.T) {
 	e := apitest.Get(t)
 	w := &specWorld{e: e, o: e.NewOwner(t, "spec-users")}
 	newUser := func(t *testing.T, extra map[string]any) map[string]any {
-		name := specUnique("user")
+		name := apitest.Unique("user")
 		body := map[string]any{"email": name + "@example.org", "username": name, "role": "viewer"}
 		maps.Copy(body, extra)
-		return specCheck(t, "user", specBody(t, w.admin(t, http.MethodPost, "/client_admin_users", body), 201, "user"), specUserShape)
+		return specCheck(t, "user", apitest.WantEnvelope(t, w.admin(t, http.MethodPost, "/client_admin_users", body), 201, "user"), specUserShape)
 	}
 	config := func(t *testing.T, u map[string]any) map[string]any {
 		return specCheckSubset(t, "notification_config", u["notification_config"], specNotificationShape)
@@ -1512,12 +1376,12 @@ func TestSpecUserNotificationConfig(t *testing.T) {
 	})
 	t.Run("PUT writes only the keys present", func(t *testing.T) {
 		u := newUser(t, nil)
-		path := specPathf("/client_admin_users/%v", u["id"])
-		first := specBody(t, w.admin(t, http.MethodPut, path, map[string]any{"first_name": "Nina",
+		path := fmt.Sprintf("/client_admin_users/%v", u["id"])
+		first := apitest.WantEnvelope(t, w.admin(t, http.MethodPut, path, map[string]any{"first_name": "Nina",
 			"notification_config": map[string]any{"anomaly_events_frequency": "digest", "anomaly_events_digest_at_time": "07:30",
 				"anomaly_events_digest_day_of_week": 1}}), 200, "user").(map[string]any)
 		specWant(t, "after first PUT", config(t, first), "anomaly_events_frequency", "digest")
-		second := specBody(t, w.admin(t, http.MethodPut, path, map[string]any{
+		second := apitest.WantEnvelope(t, w.admin(t, http.MethodPut, path, map[string]any{
 			"notification_config": map[string]any{"client_degraded": true}}), 200, "user").(map[string]any)
 		nc := config(t, second)
 		for k, v := range map[string]any{"client_degraded": true, "anomaly_events_frequency": "digest",
@@ -1526,14 +1390,14 @@ func TestSpecUserNotificationConfig(t *testing.T) {
 			specWant(t, "after second PUT", nc, k, v)
 		}
 		specWant(t, "after second PUT", second, "first_name", "Nina")
-		stored := specBody(t, w.admin(t, http.MethodGet, path, nil), 200, "user").(map[string]any)
+		stored := apitest.WantEnvelope(t, w.admin(t, http.MethodGet, path, nil), 200, "user").(map[string]any)
 		specWant(t, "stored", config(t, stored), "anomaly_events_frequency", "digest")
 		specWant(t, "stored", config(t, stored), "client_degraded", true)
 	})
 	t.Run("PUT with null removes a key", func(t *testing.T) {
 		u := newUser(t, map[string]any{"notification_config": map[string]any{"anomaly_events_frequency": "immediate"}})
-		path := specPathf("/client_admin_users/%v", u["id"])
-		got := specBody(t, w.admin(t, http.MethodPut, path, map[string]any{
+		path := fmt.Sprintf("/client_admin_users/%v", u["id"])
+		got := apitest.WantEnvelope(t, w.admin(t, http.MethodPut, path, map[string]any{
 			"notification_config": map[string]any{"anomaly_events_frequency": nil}}), 200, "user").(map[string]any)
 		specWant(t, "notification_config", config(t, got), "anomaly_events_frequency", nil)
 		specWant(t, "notification_config", config(t, got), "client_offline", true)
@@ -1550,7 +1414,7 @@ func TestSpecUserNotificationConfig(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			u := newUser(t, nil)
-			r := w.admin(t, http.MethodPut, specPathf("/client_admin_users/%v", u["id"]), map[string]any{"notification_config": c.cfg})
+			r := w.admin(t, http.MethodPut, fmt.Sprintf("/client_admin_users/%v", u["id"]), map[string]any{"notification_config": c.cfg})
 			if r.Status != http.StatusUnprocessableEntity {
 				t.Fatalf("status %d, want 422: %s", r.Status, r.Raw)
 			}
@@ -1584,21 +1448,21 @@ func TestSpecApiKeyKinds(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			name := specUnique("key")
-			created := specCheck(t, "created", specBody(t, w.admin(t, http.MethodPost, c.path,
+			name := apitest.Unique("key")
+			created := specCheck(t, "created", apitest.WantEnvelope(t, w.admin(t, http.MethodPost, c.path,
 				map[string]any{"name": name, "valid_until": specKeyUntil.Format(time.RFC3339)}), 201, c.one), c.createShape)
 			secret, _ := created["api_key"].(string)
 			if !strings.HasPrefix(secret, c.prefix) {
 				t.Errorf("api_key %q lacks prefix %q", secret, c.prefix)
 			}
-			id := specInt(t, created["id"])
+			id := apitest.Int(t, created["id"])
 			for where, obj := range map[string]map[string]any{
-				"list": specCheck(t, "list item", specFind(t, specList(t, specBody(t, w.admin(t, http.MethodGet, c.path, nil), 200, c.many)), id), c.listShape),
-				"get":  specCheck(t, "get", specBody(t, w.admin(t, http.MethodGet, specPathf("%s/%d", c.path, id), nil), 200, c.one), c.listShape),
+				"list": specCheck(t, "list item", specFind(t, apitest.List(t, apitest.WantEnvelope(t, w.admin(t, http.MethodGet, c.path, nil), 200, c.many)), id), c.listShape),
+				"get":  specCheck(t, "get", apitest.WantEnvelope(t, w.admin(t, http.MethodGet, fmt.Sprintf("%s/%d", c.path, id), nil), 200, c.one), c.listShape),
 			} {
 				specWant(t, where, obj, "name", name)
 				specWant(t, where, obj, "valid_until", specKeyUntil)
-				specWant(t, where, obj, "valid_from", specTime(t, created["valid_from"]))
+				specWant(t, where, obj, "valid_from", apitest.Time(t, created["valid_from"]))
 				if c.secretInList {
 					specWant(t, where, obj, "api_key", secret)
 				} else if _, ok := obj["api_key"]; ok {
@@ -1609,12 +1473,12 @@ func TestSpecApiKeyKinds(t *testing.T) {
 				}
 			}
 			// Delete, then both reads are 404 and the list lacks it.
-			if r := w.admin(t, http.MethodDelete, specPathf("%s/%d", c.path, id), nil); r.Status != http.StatusOK || len(r.Obj(t)) != 0 {
+			if r := w.admin(t, http.MethodDelete, fmt.Sprintf("%s/%d", c.path, id), nil); r.Status != http.StatusOK || len(r.Obj(t)) != 0 {
 				t.Fatalf("delete: %d %s", r.Status, r.Raw)
 			}
-			specGone(t, w, specPathf("%s/%d", c.path, id))
-			for _, item := range specList(t, specBody(t, w.admin(t, http.MethodGet, c.path, nil), 200, c.many)) {
-				if specInt(t, item.(map[string]any)["id"]) == id {
+			apitest.WantNotFound(t, w.admin(t, http.MethodGet, fmt.Sprintf("%s/%d", c.path, id), nil), "GET after delete")
+			for _, item := range apitest.List(t, apitest.WantEnvelope(t, w.admin(t, http.MethodGet, c.path, nil), 200, c.many)) {
+				if apitest.Int(t, item.(map[string]any)["id"]) == id {
 					t.Errorf("deleted key %d still listed", id)
 				}
 			}
@@ -1657,18 +1521,18 @@ func TestSpecServiceCredentialPassword(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			body := map[string]any{"name": specUnique("cred"), "service": "ookla"}
+			body := map[string]any{"name": apitest.Unique("cred"), "service": "ookla"}
 			maps.Copy(body, c.create)
 			r := w.admin(t, http.MethodPost, "/service_credentials", body)
-			created := specCheck(t, "created", specBody(t, r, 201, "service_credential"), specCredentialShape)
+			created := specCheck(t, "created", apitest.WantEnvelope(t, r, 201, "service_credential"), specCredentialShape)
 			specWant(t, "created", created, "password_set", c.create["password"] != nil)
-			path := specPathf("/service_credentials/%v", created["id"])
+			path := fmt.Sprintf("/service_credentials/%v", created["id"])
 			u := w.admin(t, http.MethodPut, path, c.update)
-			updated := specCheck(t, "updated", specBody(t, u, 200, "service_credential"), specCredentialShape)
+			updated := specCheck(t, "updated", apitest.WantEnvelope(t, u, 200, "service_credential"), specCredentialShape)
 			specWant(t, "updated", updated, "password_set", c.passwdSet)
-			got := specCheck(t, "get", specBody(t, w.admin(t, http.MethodGet, path, nil), 200, "service_credential"), specCredentialShape)
+			got := specCheck(t, "get", apitest.WantEnvelope(t, w.admin(t, http.MethodGet, path, nil), 200, "service_credential"), specCredentialShape)
 			specWant(t, "get", got, "password_set", c.passwdSet)
-			pw, set := specSealed(t, w, specInt(t, created["id"]))
+			pw, set := specSealed(t, w, apitest.Int(t, created["id"]))
 			if set != c.passwdSet || pw != c.stored {
 				t.Errorf("stored password %q (set %v), want %q (set %v)", pw, set, c.stored, c.passwdSet)
 			}
@@ -1680,12 +1544,12 @@ func TestSpecServiceCredentialPassword(t *testing.T) {
 		})
 	}
 	t.Run("username null on PUT clears it", func(t *testing.T) {
-		id := w.create(t, "/service_credentials", "service_credential", map[string]any{"name": specUnique("cred"), "service": "smtp", "username": "mailer"})
-		got := specBody(t, w.admin(t, http.MethodPut, specPathf("/service_credentials/%d", id), map[string]any{"username": nil}), 200, "service_credential").(map[string]any)
+		id := w.create(t, "/service_credentials", "service_credential", map[string]any{"name": apitest.Unique("cred"), "service": "smtp", "username": "mailer"})
+		got := apitest.WantEnvelope(t, w.admin(t, http.MethodPut, fmt.Sprintf("/service_credentials/%d", id), map[string]any{"username": nil}), 200, "service_credential").(map[string]any)
 		specWant(t, "updated", got, "username", nil)
 	})
 	t.Run("a duplicate name is a 409", func(t *testing.T) {
-		name := specUnique("dup")
+		name := apitest.Unique("dup")
 		w.create(t, "/service_credentials", "service_credential", map[string]any{"name": name, "service": "smtp"})
 		r := w.admin(t, http.MethodPost, "/service_credentials", map[string]any{"name": strings.ToUpper(name), "service": "smtp"})
 		if r.Status != http.StatusConflict {
@@ -1693,7 +1557,7 @@ func TestSpecServiceCredentialPassword(t *testing.T) {
 		}
 	})
 	t.Run("a service that is not a lower-case identifier is a 422", func(t *testing.T) {
-		r := w.admin(t, http.MethodPost, "/service_credentials", map[string]any{"name": specUnique("bad"), "service": "Ookla Speed"})
+		r := w.admin(t, http.MethodPost, "/service_credentials", map[string]any{"name": apitest.Unique("bad"), "service": "Ookla Speed"})
 		if r.Status != http.StatusUnprocessableEntity {
 			t.Fatalf("status %d, want 422: %s", r.Status, r.Raw)
 		}
@@ -1708,7 +1572,7 @@ func TestSpecSettingsRoundTrip(t *testing.T) {
 	e := apitest.Get(t)
 	w := &specWorld{e: e, o: e.NewOwner(t, "spec-settings")}
 	get := func(t *testing.T) map[string]any {
-		return specCheck(t, "settings", specBody(t, w.admin(t, http.MethodGet, "/data_owner/settings", nil), 200, "settings"), specSettingsShape)
+		return specCheck(t, "settings", apitest.WantEnvelope(t, w.admin(t, http.MethodGet, "/data_owner/settings", nil), 200, "settings"), specSettingsShape)
 	}
 	t.Run("a new data owner has the defaults", func(t *testing.T) {
 		s := get(t)
@@ -1740,7 +1604,7 @@ func TestSpecSettingsRoundTrip(t *testing.T) {
 	}
 	for _, s := range steps {
 		t.Run(s.name, func(t *testing.T) {
-			put := specCheck(t, "settings", specBody(t, w.admin(t, http.MethodPut, "/data_owner/settings", s.body), 200, "settings"), specSettingsShape)
+			put := specCheck(t, "settings", apitest.WantEnvelope(t, w.admin(t, http.MethodPut, "/data_owner/settings", s.body), 200, "settings"), specSettingsShape)
 			stored := get(t)
 			for k, v := range s.want {
 				specWant(t, "PUT answer", put, k, v)

@@ -1,14 +1,9 @@
 package server_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
-	"strings"
-	"sync/atomic"
 	"testing"
-
-	"github.com/google/uuid"
 
 	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/auth"
@@ -16,11 +11,6 @@ import (
 	"github.com/fleetgraph/fleetgraph/rest"
 	"github.com/fleetgraph/fleetgraph/store"
 )
-
-// rolesSeq makes names unique within the test binary.
-var rolesSeq atomic.Int64
-
-func rolesUnique(prefix string) string { return fmt.Sprintf("%s-%d", prefix, rolesSeq.Add(1)) }
 
 // rolesFixture is one data owner with a key per role and the long-lived
 // records the read-only cells of the matrix look at.
@@ -43,98 +33,25 @@ func newRolesFixture(t *testing.T, prefix string) *rolesFixture {
 	for _, r := range []model.Role{model.RoleViewer, model.RoleEditor, model.RoleAdmin} {
 		f.keys[r], _ = o.NewKey(t, apitest.KeyOpts{UserRole: r})
 	}
-	f.isp = f.newISP(t)
-	f.capability = f.newCapability(t)
-	f.credential = f.newCredential(t)
-	f.user = f.newUser(t)
-	f.client = f.newClient(t)
+	f.isp = f.o.NewISP(t, store.IspInput{}).ID
+	f.capability = f.o.NewCapability(t, store.CapabilityInput{}).ID
+	f.credential = f.o.NewCredential(t, rolesCredential).ID
+	f.user = f.o.NewUser(t, store.NewUser{}).ID
+	f.client = f.o.NewClient(t, store.NewClient{Label: apitest.Ptr(apitest.Unique("probe"))}).ID
 	f.adminKey = f.newKey(t, auth.KindClientAdmin)
 	f.analyticsKey = f.newKey(t, auth.KindClientAnalytics)
 	f.exportKey = f.newKey(t, auth.KindExport)
 	return f
 }
 
-// create posts body with the org_admin key and answers the new record's id.
-func (f *rolesFixture) create(t *testing.T, path string, body any) int64 {
-	t.Helper()
-	r := f.e.Admin(t, http.MethodPost, path, f.o.Key, body)
-	if r.Status != http.StatusCreated {
-		t.Fatalf("fixture POST %s: %d %s", path, r.Status, r.Raw)
-	}
-	return rolesEnvelopeID(t, r)
-}
-
-// rolesEnvelopeID reads the id of the only record in a {"thing": {...}} body.
-func rolesEnvelopeID(t *testing.T, r *apitest.Response) int64 {
-	t.Helper()
-	obj := r.Obj(t)
-	if len(obj) != 1 {
-		t.Fatalf("expected a one-field envelope, got %s", r.Raw)
-	}
-	for _, v := range obj {
-		rec, ok := v.(map[string]any)
-		if !ok {
-			t.Fatalf("envelope does not hold an object: %s", r.Raw)
-		}
-		return rolesInt(t, rec["id"])
-	}
-	return 0
-}
-
-func rolesInt(t *testing.T, v any) int64 {
-	t.Helper()
-	n, ok := v.(interface{ Int64() (int64, error) })
-	if !ok {
-		t.Fatalf("%v (%T) is not a JSON number", v, v)
-	}
-	i, err := n.Int64()
-	if err != nil {
-		t.Fatalf("%v is not an integer: %v", v, err)
-	}
-	return i
-}
-
-func (f *rolesFixture) newISP(t *testing.T) int64 {
-	return f.create(t, "/isps", map[string]any{"name": rolesUnique("isp"), "country": "DE", "type": "fixed"})
-}
-
-func (f *rolesFixture) newCapability(t *testing.T) int64 {
-	return f.create(t, "/capabilities", map[string]any{"name": rolesUnique("capability")})
-}
-
-func (f *rolesFixture) newCredential(t *testing.T) int64 {
-	return f.create(t, "/service_credentials", map[string]any{"name": rolesUnique("credential"), "service": "ookla",
-		"username": "probe", "password": "s3cret"})
-}
-
-// newUser makes a viewer user (not the user of any role key).
-func (f *rolesFixture) newUser(t *testing.T) int64 {
-	t.Helper()
-	name := rolesUnique("person")
-	u, err := f.e.Store.CreateUser(context.Background(), f.o.ID, store.NewUser{Email: name + "@" + f.o.Slug + ".example",
-		Username: name, Role: string(model.RoleViewer), NotificationConfig: []byte(`{}`)})
-	if err != nil {
-		t.Fatalf("create user: %v", err)
-	}
-	return u.ID
-}
-
-func (f *rolesFixture) newClient(t *testing.T) int64 {
-	t.Helper()
-	label := rolesUnique("probe")
-	id, err := f.e.Store.CreateClient(context.Background(), f.o.ID, store.NewClient{UUID: uuid.NewString(), Type: "automator", Label: &label})
-	if err != nil {
-		t.Fatalf("create client: %v", err)
-	}
-	return id
-}
+// rolesCredential is a service credential with a login and a password.
+var rolesCredential = apitest.CredentialOpts{Username: apitest.Ptr("probe"), Password: "s3cret"}
 
 // newKey makes a key of kind whose acting role is viewer, so that an admin
 // may delete it as well as an org_admin.
 func (f *rolesFixture) newKey(t *testing.T, kind auth.Kind) int64 {
 	t.Helper()
-	viewer := model.RoleViewer
-	_, id := f.o.NewKey(t, apitest.KeyOpts{Kind: kind, EffectiveRole: &viewer})
+	_, id := f.o.NewKey(t, apitest.KeyOpts{Kind: kind, EffectiveRole: apitest.Ptr(model.RoleViewer)})
 	return id
 }
 
@@ -155,49 +72,47 @@ type rolesCell struct {
 	call   func(t *testing.T, f *rolesFixture) rolesCall
 }
 
-func rolesPath(format string, id int64) string { return fmt.Sprintf(format, id) }
-
 // rolesMatrix holds one cell per route of rest.AdminRoutes, keyed "METHOD path".
 var rolesMatrix = map[string]rolesCell{
 	"GET /isps": {"list ISPs", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
 		return rolesCall{path: "/isps"}
 	}},
 	"POST /isps": {"create ISP", model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
-		return rolesCall{path: "/isps", body: map[string]any{"name": rolesUnique("new-isp"), "country": "AT", "type": "mobile"}}
+		return rolesCall{path: "/isps", body: map[string]any{"name": apitest.Unique("new-isp"), "country": "AT", "type": "mobile"}}
 	}},
 	"GET /isps/{id}": {"read an ISP", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
-		return rolesCall{path: rolesPath("/isps/%d", f.isp)}
+		return rolesCall{path: fmt.Sprintf("/isps/%d", f.isp)}
 	}},
 	"PUT /isps/{id}": {"update an ISP", model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
-		p := rolesPath("/isps/%d", f.newISP(t))
-		return rolesCall{path: p, body: map[string]any{"name": rolesUnique("renamed-isp")}, intact: p}
+		p := fmt.Sprintf("/isps/%d", f.o.NewISP(t, store.IspInput{}).ID)
+		return rolesCall{path: p, body: map[string]any{"name": apitest.Unique("renamed-isp")}, intact: p}
 	}},
 	"DELETE /isps/{id}": {"delete an ISP", model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
-		p := rolesPath("/isps/%d", f.newISP(t))
+		p := fmt.Sprintf("/isps/%d", f.o.NewISP(t, store.IspInput{}).ID)
 		return rolesCall{path: p, intact: p}
 	}},
 	"POST /isps/{id}/merge_into": {"merge ISPs", model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
-		src, dst := f.newISP(t), f.newISP(t)
-		return rolesCall{path: rolesPath("/isps/%d/merge_into", src), body: map[string]any{"target_id": dst},
-			intact: rolesPath("/isps/%d", src)}
+		src, dst := f.o.NewISP(t, store.IspInput{}).ID, f.o.NewISP(t, store.IspInput{}).ID
+		return rolesCall{path: fmt.Sprintf("/isps/%d/merge_into", src), body: map[string]any{"target_id": dst},
+			intact: fmt.Sprintf("/isps/%d", src)}
 	}},
 
 	"GET /capabilities": {"list capabilities", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
 		return rolesCall{path: "/capabilities"}
 	}},
 	"POST /capabilities": {"create capability", model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
-		return rolesCall{path: "/capabilities", body: map[string]any{"name": rolesUnique("new-capability"),
+		return rolesCall{path: "/capabilities", body: map[string]any{"name": apitest.Unique("new-capability"),
 			"allowed_measurement_types": []string{"VideoMeasurement"}}}
 	}},
 	"GET /capabilities/{id}": {"read a capability", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
-		return rolesCall{path: rolesPath("/capabilities/%d", f.capability)}
+		return rolesCall{path: fmt.Sprintf("/capabilities/%d", f.capability)}
 	}},
 	"PUT /capabilities/{id}": {"update a capability", model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
-		p := rolesPath("/capabilities/%d", f.newCapability(t))
+		p := fmt.Sprintf("/capabilities/%d", f.o.NewCapability(t, store.CapabilityInput{}).ID)
 		return rolesCall{path: p, body: map[string]any{"comment": "changed"}, intact: p}
 	}},
 	"DELETE /capabilities/{id}": {"delete a capability", model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
-		p := rolesPath("/capabilities/%d", f.newCapability(t))
+		p := fmt.Sprintf("/capabilities/%d", f.o.NewCapability(t, store.CapabilityInput{}).ID)
 		return rolesCall{path: p, intact: p}
 	}},
 
@@ -205,18 +120,18 @@ var rolesMatrix = map[string]rolesCell{
 		return rolesCall{path: "/service_credentials"}
 	}},
 	"POST /service_credentials": {"create service credential", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
-		return rolesCall{path: "/service_credentials", body: map[string]any{"name": rolesUnique("new-credential"),
+		return rolesCall{path: "/service_credentials", body: map[string]any{"name": apitest.Unique("new-credential"),
 			"service": "netflix", "username": "u", "password": "p"}}
 	}},
 	"GET /service_credentials/{id}": {"read a service credential", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
-		return rolesCall{path: rolesPath("/service_credentials/%d", f.credential)}
+		return rolesCall{path: fmt.Sprintf("/service_credentials/%d", f.credential)}
 	}},
 	"PUT /service_credentials/{id}": {"update a service credential", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
-		p := rolesPath("/service_credentials/%d", f.newCredential(t))
+		p := fmt.Sprintf("/service_credentials/%d", f.o.NewCredential(t, rolesCredential).ID)
 		return rolesCall{path: p, body: map[string]any{"username": "other", "password": "n3w"}, intact: p}
 	}},
 	"DELETE /service_credentials/{id}": {"delete a service credential", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
-		p := rolesPath("/service_credentials/%d", f.newCredential(t))
+		p := fmt.Sprintf("/service_credentials/%d", f.o.NewCredential(t, rolesCredential).ID)
 		return rolesCall{path: p, intact: p}
 	}},
 
@@ -224,39 +139,39 @@ var rolesMatrix = map[string]rolesCell{
 		return rolesCall{path: "/client_admin_api_keys"}
 	}},
 	"POST /client_admin_api_keys": {"create admin API key", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
-		return rolesCall{path: "/client_admin_api_keys", body: map[string]any{"name": rolesUnique("key"), "effective_role": "viewer"}}
+		return rolesCall{path: "/client_admin_api_keys", body: map[string]any{"name": apitest.Unique("key"), "effective_role": "viewer"}}
 	}},
 	"GET /client_admin_api_keys/{id}": {"read an admin API key", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
-		return rolesCall{path: rolesPath("/client_admin_api_keys/%d", f.adminKey)}
+		return rolesCall{path: fmt.Sprintf("/client_admin_api_keys/%d", f.adminKey)}
 	}},
 	"DELETE /client_admin_api_keys/{id}": {"delete an admin API key", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
-		p := rolesPath("/client_admin_api_keys/%d", f.newKey(t, auth.KindClientAdmin))
+		p := fmt.Sprintf("/client_admin_api_keys/%d", f.newKey(t, auth.KindClientAdmin))
 		return rolesCall{path: p, intact: p}
 	}},
 	"GET /client_analytics_api_keys": {"list analytics API keys", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
 		return rolesCall{path: "/client_analytics_api_keys"}
 	}},
 	"POST /client_analytics_api_keys": {"create analytics API key", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
-		return rolesCall{path: "/client_analytics_api_keys", body: map[string]any{"name": rolesUnique("analytics")}}
+		return rolesCall{path: "/client_analytics_api_keys", body: map[string]any{"name": apitest.Unique("analytics")}}
 	}},
 	"GET /client_analytics_api_keys/{id}": {"read an analytics API key", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
-		return rolesCall{path: rolesPath("/client_analytics_api_keys/%d", f.analyticsKey)}
+		return rolesCall{path: fmt.Sprintf("/client_analytics_api_keys/%d", f.analyticsKey)}
 	}},
 	"DELETE /client_analytics_api_keys/{id}": {"delete an analytics API key", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
-		p := rolesPath("/client_analytics_api_keys/%d", f.newKey(t, auth.KindClientAnalytics))
+		p := fmt.Sprintf("/client_analytics_api_keys/%d", f.newKey(t, auth.KindClientAnalytics))
 		return rolesCall{path: p, intact: p}
 	}},
 	"GET /export_api_keys": {"list export API keys", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
 		return rolesCall{path: "/export_api_keys"}
 	}},
 	"POST /export_api_keys": {"create export API key", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
-		return rolesCall{path: "/export_api_keys", body: map[string]any{"name": rolesUnique("export")}}
+		return rolesCall{path: "/export_api_keys", body: map[string]any{"name": apitest.Unique("export")}}
 	}},
 	"GET /export_api_keys/{id}": {"read an export API key", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
-		return rolesCall{path: rolesPath("/export_api_keys/%d", f.exportKey)}
+		return rolesCall{path: fmt.Sprintf("/export_api_keys/%d", f.exportKey)}
 	}},
 	"DELETE /export_api_keys/{id}": {"delete an export API key", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
-		p := rolesPath("/export_api_keys/%d", f.newKey(t, auth.KindExport))
+		p := fmt.Sprintf("/export_api_keys/%d", f.newKey(t, auth.KindExport))
 		return rolesCall{path: p, intact: p}
 	}},
 
@@ -264,15 +179,15 @@ var rolesMatrix = map[string]rolesCell{
 		return rolesCall{path: "/client_admin_users"}
 	}},
 	"POST /client_admin_users": {"create a viewer user", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
-		name := rolesUnique("invitee")
+		name := apitest.Unique("invitee")
 		return rolesCall{path: "/client_admin_users", body: map[string]any{"email": name + "@example.org",
 			"username": name, "role": "viewer"}}
 	}},
 	"GET /client_admin_users/{id}": {"read a user", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
-		return rolesCall{path: rolesPath("/client_admin_users/%d", f.user)}
+		return rolesCall{path: fmt.Sprintf("/client_admin_users/%d", f.user)}
 	}},
 	"PUT /client_admin_users/{id}": {"update another user", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
-		p := rolesPath("/client_admin_users/%d", f.newUser(t))
+		p := fmt.Sprintf("/client_admin_users/%d", f.o.NewUser(t, store.NewUser{}).ID)
 		return rolesCall{path: p, body: map[string]any{"first_name": "Changed"}, intact: p}
 	}},
 
@@ -280,10 +195,10 @@ var rolesMatrix = map[string]rolesCell{
 		return rolesCall{path: "/clients"}
 	}},
 	"GET /clients/check_label_availability": {"check label availability", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
-		return rolesCall{path: "/clients/check_label_availability?label=" + rolesUnique("free")}
+		return rolesCall{path: "/clients/check_label_availability?label=" + apitest.Unique("free")}
 	}},
 	"GET /clients/{id}": {"read a client", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
-		return rolesCall{path: rolesPath("/clients/%d", f.client)}
+		return rolesCall{path: fmt.Sprintf("/clients/%d", f.client)}
 	}},
 
 	"GET /data_owner/settings": {"read settings", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
@@ -295,27 +210,6 @@ var rolesMatrix = map[string]rolesCell{
 	"GET /ai_assistant/status": {"read AI assistant status", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
 		return rolesCall{path: "/ai_assistant/status"}
 	}},
-}
-
-// rolesWantForbidden asserts a 403 with a JSON {"message": "..."} body.
-func rolesWantForbidden(t *testing.T, r *apitest.Response) {
-	t.Helper()
-	if r.Status != http.StatusForbidden {
-		t.Errorf("status %d, want 403: %s", r.Status, r.Raw)
-		return
-	}
-	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
-		t.Errorf("403 content type %q, want application/json: %s", ct, r.Raw)
-		return
-	}
-	obj, ok := r.JSON.(map[string]any)
-	if !ok {
-		t.Errorf("403 body is not a JSON object: %s", r.Raw)
-		return
-	}
-	if msg, _ := obj["message"].(string); msg == "" {
-		t.Errorf("403 body has no message: %s", r.Raw)
-	}
 }
 
 // TestRoleMatrix calls every route of the administration API with a key of
@@ -347,7 +241,7 @@ func TestRoleMatrix(t *testing.T) {
 				c := cell.call(t, f)
 				r := f.e.Admin(t, rt.Method, c.path, f.keys[role], c.body)
 				if !allowed {
-					rolesWantForbidden(t, r)
+					apitest.WantForbidden(t, r)
 					if c.intact != "" {
 						if g := f.e.Admin(t, http.MethodGet, c.intact, f.o.Key, nil); g.Status != http.StatusOK {
 							t.Errorf("after the refused call GET %s answers %d, want 200: %s", c.intact, g.Status, g.Raw)
@@ -385,7 +279,7 @@ func TestRolesCapKeysAndGrants(t *testing.T) {
 	adminKey, _ := o.NewKey(t, apitest.KeyOpts{UserRole: admin})
 	isp := map[string]any{"name": "Capped", "country": "DE", "type": "fixed"}
 	newUser := func(role model.Role) map[string]any {
-		name := rolesUnique("grant")
+		name := apitest.Unique("grant")
 		return map[string]any{"email": name + "@example.org", "username": name, "role": string(role)}
 	}
 
@@ -400,17 +294,17 @@ func TestRolesCapKeysAndGrants(t *testing.T) {
 			t.Errorf("effective_role = %v, want viewer", k["effective_role"])
 		}
 		apiKey, _ := k["api_key"].(string)
-		rolesWantForbidden(t, e.Admin(t, http.MethodPost, "/isps", apiKey, isp))
+		apitest.WantForbidden(t, e.Admin(t, http.MethodPost, "/isps", apiKey, isp))
 		if g := e.Admin(t, http.MethodGet, "/isps", apiKey, nil); g.Status != http.StatusOK {
 			t.Errorf("the viewer key cannot read: %d %s", g.Status, g.Raw)
 		}
 		// ... and straight through the store.
 		stored, _ := o.NewKey(t, apitest.KeyOpts{EffectiveRole: &viewer})
-		rolesWantForbidden(t, e.Admin(t, http.MethodPost, "/isps", stored, isp))
+		apitest.WantForbidden(t, e.Admin(t, http.MethodPost, "/isps", stored, isp))
 	})
 
 	t.Run("admin cannot create org_admin user", func(t *testing.T) {
-		rolesWantForbidden(t, e.Admin(t, http.MethodPost, "/client_admin_users", adminKey, newUser(orgAdmin)))
+		apitest.WantForbidden(t, e.Admin(t, http.MethodPost, "/client_admin_users", adminKey, newUser(orgAdmin)))
 	})
 
 	t.Run("admin can create admin user", func(t *testing.T) {
@@ -424,7 +318,7 @@ func TestRolesCapKeysAndGrants(t *testing.T) {
 	})
 
 	t.Run("admin cannot create org_admin-effective key", func(t *testing.T) {
-		rolesWantForbidden(t, e.Admin(t, http.MethodPost, "/client_admin_api_keys", adminKey,
+		apitest.WantForbidden(t, e.Admin(t, http.MethodPost, "/client_admin_api_keys", adminKey,
 			map[string]any{"effective_role": "org_admin"}))
 	})
 
@@ -444,7 +338,7 @@ func TestRolesCapKeysAndGrants(t *testing.T) {
 			t.Fatalf("status %d, want 201: %s", r.Status, r.Raw)
 		}
 		k := r.Obj(t)["client_admin_api_key"].(map[string]any)["api_key"].(string)
-		rolesWantForbidden(t, e.Admin(t, http.MethodPost, "/client_admin_users", k, newUser(orgAdmin)))
+		apitest.WantForbidden(t, e.Admin(t, http.MethodPost, "/client_admin_users", k, newUser(orgAdmin)))
 		if r := e.Admin(t, http.MethodPost, "/client_admin_users", k, newUser(admin)); r.Status != http.StatusCreated {
 			t.Errorf("the new key cannot create an admin user: %d %s", r.Status, r.Raw)
 		}
@@ -457,15 +351,15 @@ func TestRolesCapKeysAndGrants(t *testing.T) {
 			t.Fatalf("status %d, want 201: %s", r.Status, r.Raw)
 		}
 		child := r.Obj(t)["client_admin_api_key"].(map[string]any)["api_key"].(string)
-		rolesWantForbidden(t, e.Admin(t, http.MethodPost, "/client_admin_users", child, newUser(orgAdmin)))
-		rolesWantForbidden(t, e.Admin(t, http.MethodPost, "/client_admin_api_keys", child,
+		apitest.WantForbidden(t, e.Admin(t, http.MethodPost, "/client_admin_users", child, newUser(orgAdmin)))
+		apitest.WantForbidden(t, e.Admin(t, http.MethodPost, "/client_admin_api_keys", child,
 			map[string]any{"effective_role": "org_admin"}))
 	})
 
 	t.Run("editor-effective key of an admin cannot create users", func(t *testing.T) {
 		key, _ := o.NewKey(t, apitest.KeyOpts{UserRole: admin, EffectiveRole: &editor})
-		rolesWantForbidden(t, e.Admin(t, http.MethodPost, "/client_admin_users", key, newUser(viewer)))
-		rolesWantForbidden(t, e.Admin(t, http.MethodPost, "/client_admin_api_keys", key, map[string]any{}))
+		apitest.WantForbidden(t, e.Admin(t, http.MethodPost, "/client_admin_users", key, newUser(viewer)))
+		apitest.WantForbidden(t, e.Admin(t, http.MethodPost, "/client_admin_api_keys", key, map[string]any{}))
 		if r := e.Admin(t, http.MethodPost, "/isps", key, isp); r.Status != http.StatusCreated {
 			t.Errorf("the editor key cannot create an ISP: %d %s", r.Status, r.Raw)
 		}
@@ -473,7 +367,7 @@ func TestRolesCapKeysAndGrants(t *testing.T) {
 
 	t.Run("admin-effective key of an org_admin cannot create org_admin user", func(t *testing.T) {
 		key, _ := o.NewKey(t, apitest.KeyOpts{EffectiveRole: &admin})
-		rolesWantForbidden(t, e.Admin(t, http.MethodPost, "/client_admin_users", key, newUser(orgAdmin)))
+		apitest.WantForbidden(t, e.Admin(t, http.MethodPost, "/client_admin_users", key, newUser(orgAdmin)))
 		if r := e.Admin(t, http.MethodPost, "/client_admin_users", key, newUser(admin)); r.Status != http.StatusCreated {
 			t.Errorf("admin-effective key cannot create an admin user: %d %s", r.Status, r.Raw)
 		}
@@ -491,8 +385,8 @@ func TestRolesCapKeysAndGrants(t *testing.T) {
 
 	t.Run("admin cannot delete an org_admin key", func(t *testing.T) {
 		_, id := o.NewKey(t, apitest.KeyOpts{}) // the org_admin's, no cap
-		p := rolesPath("/client_admin_api_keys/%d", id)
-		rolesWantForbidden(t, e.Admin(t, http.MethodDelete, p, adminKey, nil))
+		p := fmt.Sprintf("/client_admin_api_keys/%d", id)
+		apitest.WantForbidden(t, e.Admin(t, http.MethodDelete, p, adminKey, nil))
 		if r := e.Admin(t, http.MethodGet, p, o.Key, nil); r.Status != http.StatusOK {
 			t.Errorf("the key is gone after a refused delete: %d %s", r.Status, r.Raw)
 		}
@@ -507,8 +401,8 @@ func TestRolesCapKeysAndGrants(t *testing.T) {
 		if len(g.Errors) > 0 {
 			t.Fatalf("viewer: %s", g.Raw)
 		}
-		me := rolesInt(t, g.Data["viewer"].(map[string]any)["userId"])
-		r := e.Admin(t, http.MethodPut, rolesPath("/client_admin_users/%d", me), key,
+		me := apitest.Int(t, g.Data["viewer"].(map[string]any)["userId"])
+		r := e.Admin(t, http.MethodPut, fmt.Sprintf("/client_admin_users/%d", me), key,
 			map[string]any{"first_name": "Vera", "notification_config": map[string]any{"anomaly_events": true}})
 		if r.Status != http.StatusOK {
 			t.Fatalf("own profile: %d %s", r.Status, r.Raw)
@@ -517,7 +411,7 @@ func TestRolesCapKeysAndGrants(t *testing.T) {
 		if u["first_name"] != "Vera" || u["role"] != "viewer" {
 			t.Errorf("own profile after update = %v", u)
 		}
-		rolesWantForbidden(t, e.Admin(t, http.MethodPut, rolesPath("/client_admin_users/%d", o.UserID), key,
+		apitest.WantForbidden(t, e.Admin(t, http.MethodPut, fmt.Sprintf("/client_admin_users/%d", o.UserID), key,
 			map[string]any{"first_name": "Mallory"}))
 	})
 }
@@ -589,7 +483,7 @@ func TestRolesThroughGraphQL(t *testing.T) {
 		})
 	}
 	// The refused ispDelete left the ISP alone.
-	if r := f.e.Admin(t, http.MethodGet, rolesPath("/isps/%d", f.isp), f.o.Key, nil); r.Status != http.StatusOK {
+	if r := f.e.Admin(t, http.MethodGet, fmt.Sprintf("/isps/%d", f.isp), f.o.Key, nil); r.Status != http.StatusOK {
 		t.Errorf("ISP gone after refused GraphQL delete: %d %s", r.Status, r.Raw)
 	}
 }

@@ -47,7 +47,7 @@ func srchSortOf(t *testing.T, r *apitest.Response, id string) any {
 
 func TestMeasurementSearchIndexScopeEveryType(t *testing.T) {
 	w := newSrchWorld(t, "srch-scope")
-	srchInsert(t, w.e, w.o, "measurement",
+	w.o.InsertDocuments(t, "measurement",
 		srchMeasurement("m-speed-1", w.client, "SpeedtestMeasurement", "ookla", 40, map[string]any{"download": 100}),
 		srchMeasurement("m-conf-1", w.client, "ConferencingMeasurement", "googlemeet", 41, map[string]any{"jitter": 3}),
 		srchMeasurement("m-game-1", w.client, "GamingMeasurement", "fortnite", 42, map[string]any{"ping": 20}))
@@ -74,7 +74,7 @@ func TestMeasurementSearchIndexScopeEveryType(t *testing.T) {
 	}
 	for _, bad := range []string{"Video", "measurements", "", "web,video", "*"} {
 		t.Run("unknown "+bad, func(t *testing.T) {
-			srchWant400(t, w.post(t, "/measurements/search", w.o.Key, map[string]any{"body": srchAll, "index_scope": bad}), "index_scope")
+			apitest.Want400(t, w.post(t, "/measurements/search", w.o.Key, map[string]any{"body": srchAll, "index_scope": bad}), "index_scope")
 		})
 	}
 }
@@ -223,7 +223,7 @@ func TestMeasurementSearchBadFieldTypes(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			srchWant400(t, w.post(t, "/measurements/search", w.o.Key, c.body), c.mention)
+			apitest.Want400(t, w.post(t, "/measurements/search", w.o.Key, c.body), c.mention)
 		})
 	}
 	anomaly := []struct {
@@ -238,7 +238,7 @@ func TestMeasurementSearchBadFieldTypes(t *testing.T) {
 	}
 	for _, c := range anomaly {
 		t.Run(c.name, func(t *testing.T) {
-			srchWant400(t, w.post(t, "/anomaly_events/search", w.o.Key, c.body), c.mention)
+			apitest.Want400(t, w.post(t, "/anomaly_events/search", w.o.Key, c.body), c.mention)
 		})
 	}
 }

@@ -3,7 +3,6 @@ package server_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/model"
-	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // srchWorld is a data owner with measurements, client reports and anomaly
@@ -31,24 +29,6 @@ type srchWorld struct {
 }
 
 var srchBase = time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
-
-// srchInsert stores documents of kind for owner o through the store.
-func srchInsert(t *testing.T, e *apitest.Env, o *apitest.Owner, kind string, docs ...map[string]any) {
-	t.Helper()
-	rows := make([]store.Document, len(docs))
-	for i, d := range docs {
-		raw, _ := json.Marshal(d)
-		doc, err := store.ParseDocument(kind, raw)
-		if err != nil {
-			t.Fatalf("parse %s %v: %v", kind, d["id"], err)
-		}
-		rows[i] = doc
-	}
-	res, err := e.Store.InsertDocuments(context.Background(), o.ID, rows)
-	if err != nil || len(res.Refused) > 0 {
-		t.Fatalf("insert %s: %v %+v", kind, err, res)
-	}
-}
 
 func srchMeasurement(id, client, typ, subject string, minutes int, stats map[string]any) map[string]any {
 	return map[string]any{"id": id, "client_uuid": client, "type": typ,
@@ -77,15 +57,15 @@ func newSrchWorld(t *testing.T, prefix string) *srchWorld {
 		docs = append(docs, srchMeasurement(fmt.Sprintf("m-dns-%02d", i), w.client, "NetworkMeasurement", "dns", 10+i,
 			map[string]any{"lookup_ms": i}))
 	}
-	srchInsert(t, e, w.o, "measurement", docs...)
-	srchInsert(t, e, w.o, "client_report",
+	w.o.InsertDocuments(t, "measurement", docs...)
+	w.o.InsertDocuments(t, "client_report",
 		srchReport("r-p1203", w.client, "P1203ClientReport", "m-video-1"),
 		srchReport("r-perf", w.client, "PerformanceClientReport", "m-video-1"),
 		srchReport("r-lvp", w.client, "LightweightVideoPlayerPerformanceReport", "m-video-1"),
 		srchReport("r-icmp", w.client, "IcmpPingClientReport", "m-video-1"))
-	srchInsert(t, e, w.other, "measurement",
+	w.other.InsertDocuments(t, "measurement",
 		srchMeasurement("m-secret", w.otherClient, "GamingMeasurement", "secret_subject", 1, map[string]any{"secret_metric": 1}))
-	srchInsert(t, e, w.other, "client_report", srchReport("r-secret", w.otherClient, "P1203ClientReport", "m-secret"))
+	w.other.InsertDocuments(t, "client_report", srchReport("r-secret", w.otherClient, "P1203ClientReport", "m-secret"))
 	return w
 }
 
@@ -123,17 +103,6 @@ func srchHitIDs(t *testing.T, r *apitest.Response) []string {
 		ids = append(ids, fmt.Sprint(hit["_id"]))
 	}
 	return ids
-}
-
-func srchWant400(t *testing.T, r *apitest.Response, mention string) {
-	t.Helper()
-	if r.Status != http.StatusBadRequest {
-		t.Fatalf("status %d, want 400: %s", r.Status, r.Raw)
-	}
-	msg, _ := r.Obj(t)["message"].(string)
-	if !strings.Contains(msg, mention) {
-		t.Errorf("message %q does not mention %q", msg, mention)
-	}
 }
 
 var srchAll = map[string]any{"query": map[string]any{"match_all": map[string]any{}}, "size": 100}
@@ -247,11 +216,11 @@ func TestMeasurementSearchRejections(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			srchWant400(t, w.post(t, "/measurements/search", w.o.Key, c.body), c.mention)
+			apitest.Want400(t, w.post(t, "/measurements/search", w.o.Key, c.body), c.mention)
 		})
 	}
 	t.Run("malformed JSON", func(t *testing.T) {
-		srchWant400(t, w.post(t, "/measurements/search", w.o.Key, `{"body": `), "JSON")
+		apitest.Want400(t, w.post(t, "/measurements/search", w.o.Key, `{"body": `), "JSON")
 	})
 	t.Run("no key", func(t *testing.T) {
 		if r := w.post(t, "/measurements/search", "", map[string]any{"body": srchAll}); r.Status != http.StatusUnauthorized {
@@ -411,9 +380,9 @@ func TestMeasurementGraph(t *testing.T) {
 // and answers the measurement's id.
 func srchFixture(t *testing.T, e *apitest.Env, o *apitest.Owner) string {
 	t.Helper()
-	client, id := uuid.NewString(), rolesUnique("m-fixture")
-	srchInsert(t, e, o, "measurement", srchMeasurement(id, client, "VideoMeasurement", "youtube", 1, map[string]any{"bitrate": 1}))
-	srchInsert(t, e, o, "client_report", srchReport(id+"-p1203", client, "P1203ClientReport", id),
+	client, id := uuid.NewString(), apitest.Unique("m-fixture")
+	o.InsertDocuments(t, "measurement", srchMeasurement(id, client, "VideoMeasurement", "youtube", 1, map[string]any{"bitrate": 1}))
+	o.InsertDocuments(t, "client_report", srchReport(id+"-p1203", client, "P1203ClientReport", id),
 		srchReport(id+"-perf", client, "PerformanceClientReport", id),
 		srchReport(id+"-lvp", client, "LightweightVideoPlayerPerformanceReport", id))
 	return id

@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -13,8 +12,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/fleetgraph/fleetgraph/apitest"
-	"github.com/fleetgraph/fleetgraph/auth"
-	"github.com/fleetgraph/fleetgraph/resolvers"
 	"github.com/fleetgraph/fleetgraph/server"
 	"github.com/fleetgraph/fleetgraph/store"
 )
@@ -54,25 +51,16 @@ const rtFixtureDocs = 76
 // scroll.
 func rtNewOwner(t *testing.T, e *apitest.Env, slug string) *rtOwner {
 	t.Helper()
-	ctx := context.Background()
-	key, rec := resolvers.NewKeyRecord(e.Sealer, auth.KindClientAdmin, 0, nil, nil, nil)
-	b, err := e.Store.Bootstrap(ctx, slug, "admin@"+slug+".example", rec)
-	if err != nil {
-		t.Fatalf("bootstrap %s: %v", slug, err)
-	}
-	o := &rtOwner{id: b.DataOwnerID, slug: slug, key: key, tag: "tag-" + slug,
+	owner := e.NewOwnerSlug(t, slug)
+	o := &rtOwner{id: owner.ID, slug: slug, key: owner.Key, tag: "tag-" + slug,
 		indexPrefix: "analytics-production-" + slug, anomalyIDSample: rtAnomaly}
 	o.videoIndex = o.indexPrefix + "-measurements-videomeasurement"
-	for i := range fixtureClients {
-		u := uuid.NewString()
-		label := fmt.Sprintf("lbl-%s-%d", slug, i+1)
-		if _, err := e.Store.CreateClient(ctx, o.id, store.NewClient{UUID: u, Type: "automator", Label: &label,
-			Tags: []string{"common", o.tag}}); err != nil {
-			t.Fatalf("create client: %v", err)
-		}
-		o.clients, o.labels = append(o.clients, u), append(o.labels, label)
+	for i := range apitest.FixtureClients {
+		c := owner.NewClient(t, store.NewClient{Label: apitest.Ptr(fmt.Sprintf("lbl-%s-%d", slug, i+1)),
+			Tags: []string{"common", o.tag}})
+		o.clients, o.labels = append(o.clients, c.UUID), append(o.labels, c.Label)
 	}
-	loadFixtureSet(t, e, o.id, o.clients, store.KindMeasurement, store.KindClientReport, store.KindEventBundle,
+	e.LoadFixtureSet(t, o.id, o.clients, store.KindMeasurement, store.KindClientReport, store.KindEventBundle,
 		store.KindNetworkRequest, store.KindUserFeedback, store.KindAnomalyEvent)
 	ek := e.Admin(t, http.MethodPost, "/export_api_keys", o.key, map[string]any{"name": "rt"})
 	if ek.Status != http.StatusCreated {
@@ -171,12 +159,12 @@ func rtHits(t *testing.T, res rtResult) int {
 	case map[string]any:
 		if aggs, ok := v["aggregations"].(map[string]any); ok {
 			if c, ok := aggs["c"].(map[string]any); ok {
-				return int(rolesInt(t, c["value"]))
+				return int(apitest.Int(t, c["value"]))
 			}
 		}
 		if hits, ok := v["hits"].(map[string]any); ok {
 			if total, ok := hits["total"].(map[string]any); ok {
-				return int(rolesInt(t, total["value"]))
+				return int(apitest.Int(t, total["value"]))
 			}
 		}
 	}
@@ -419,7 +407,7 @@ func TestSearchTenancyEscapes(t *testing.T) {
 		if r.Status != http.StatusOK {
 			t.Fatalf("resolve by %s: %d %s", o.slug, r.Status, r.Raw)
 		}
-		if got := r.Obj(t); rolesInt(t, got["updated"]) != 2 || rolesInt(t, got["requested"]) != 3 {
+		if got := r.Obj(t); apitest.Int(t, got["updated"]) != 2 || apitest.Int(t, got["requested"]) != 3 {
 			t.Errorf("resolve by %s = %v, want updated 2 (its own new episodes), requested 3", o.slug, got)
 		}
 	}

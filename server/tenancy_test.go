@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/store"
 )
@@ -29,33 +27,18 @@ type tenantWorld struct {
 	userEmail                                        string
 }
 
-// tenantPost creates through the administration API and answers the record.
-func tenantPost(t *testing.T, e *apitest.Env, key, path string, body any) map[string]any {
-	t.Helper()
-	r := e.Admin(t, http.MethodPost, path, key, body)
-	if r.Status != http.StatusCreated {
-		t.Fatalf("POST %s: %d %s", path, r.Status, r.Raw)
-	}
-	for _, v := range r.Obj(t) {
-		return v.(map[string]any)
-	}
-	t.Fatalf("POST %s: empty body", path)
-	return nil
-}
-
 // newTenantWorld makes one of everything for a fresh data owner.
 func newTenantWorld(t *testing.T, e *apitest.Env, prefix string) *tenantWorld {
 	t.Helper()
-	ctx := context.Background()
 	o := e.NewOwner(t, prefix)
 	w := &tenantWorld{o: o, marker: "mark-" + o.Slug}
 	name := func(what string) string { return w.marker + "-" + what }
 
 	// ISP with a contract to one of the owner's clients.
-	w.isp = rolesInt(t, tenantPost(t, e, o.Key, "/isps", map[string]any{"name": name("isp"), "country": "NL", "type": "fixed"})["id"])
+	w.isp = apitest.Int(t, e.AdminCreate(t, o.Key, "/isps", map[string]any{"name": name("isp"), "country": "NL", "type": "fixed"})["id"])
 
 	// Capability with a registration key.
-	w.capability = rolesInt(t, tenantPost(t, e, o.Key, "/capabilities", map[string]any{"name": name("capability"),
+	w.capability = apitest.Int(t, e.AdminCreate(t, o.Key, "/capabilities", map[string]any{"name": name("capability"),
 		"comment": name("comment"), "allowed_measurement_subjects": []string{"youtube"}})["id"])
 	w.regKeyText = name("regkey")
 	g := e.GraphQL(t, o.Key, `mutation($c: Int!, $k: String!) { registrationKeyCreate(input: {capabilityId: $c, registrationKey: $k, comment: "mine"}) { id } }`,
@@ -63,39 +46,27 @@ func newTenantWorld(t *testing.T, e *apitest.Env, prefix string) *tenantWorld {
 	if len(g.Errors) > 0 {
 		t.Fatalf("registrationKeyCreate: %s", g.Raw)
 	}
-	w.regKey = rolesInt(t, g.Data["registrationKeyCreate"].(map[string]any)["id"])
+	w.regKey = apitest.Int(t, g.Data["registrationKeyCreate"].(map[string]any)["id"])
 
 	// Client (registered with the key, on a config) in a group.
-	var err error
-	if w.config, err = e.Store.CreateConfig(ctx, o.ID, "public", name("config"), true); err != nil {
-		t.Fatalf("create config: %v", err)
-	}
-	w.clientUUID, w.clientLabel = uuid.NewString(), name("probe")
-	w.client, err = e.Store.CreateClient(ctx, o.ID, store.NewClient{UUID: w.clientUUID, Type: "automator",
-		Label: &w.clientLabel, Tags: []string{name("tag")}, RegistrationKeyID: &w.regKey, PublicConfigID: &w.config})
-	if err != nil {
-		t.Fatalf("create client: %v", err)
-	}
-	if w.group, err = e.Store.CreateClientGroup(ctx, o.ID, name("group"), []int64{w.client}); err != nil {
-		t.Fatalf("create group: %v", err)
-	}
-	price, cur := 39.9, "EUR"
-	from := time.Now().Add(-24 * time.Hour)
-	if w.contract, err = e.Store.CreateContract(ctx, o.ID, store.NewContract{IspID: w.isp, ClientID: w.client,
-		Name: name("contract"), MonthlyPrice: &price, Currency: &cur, ValidFrom: &from}); err != nil {
-		t.Fatalf("create contract: %v", err)
-	}
+	w.config = o.NewConfig(t, "public", name("config"), true)
+	c := o.NewClient(t, store.NewClient{Label: apitest.Ptr(name("probe")), Tags: []string{name("tag")},
+		RegistrationKeyID: &w.regKey, PublicConfigID: &w.config})
+	w.client, w.clientUUID, w.clientLabel = c.ID, c.UUID, c.Label
+	w.group = o.NewGroup(t, name("group"), w.client)
+	w.contract = o.NewContract(t, store.NewContract{IspID: w.isp, ClientID: w.client, Name: name("contract"),
+		MonthlyPrice: apitest.Ptr(39.9), Currency: apitest.Ptr("EUR"), ValidFrom: apitest.Ptr(time.Now().Add(-24 * time.Hour))})
 
 	// User, keys of all three kinds, a service credential.
 	w.userEmail = name("user") + "@example.org"
-	w.user = rolesInt(t, tenantPost(t, e, o.Key, "/client_admin_users", map[string]any{"email": w.userEmail,
+	w.user = apitest.Int(t, e.AdminCreate(t, o.Key, "/client_admin_users", map[string]any{"email": w.userEmail,
 		"username": name("user"), "role": "editor", "first_name": name("first")})["id"])
-	w.adminKey = rolesInt(t, tenantPost(t, e, o.Key, "/client_admin_api_keys", map[string]any{"name": name("adminkey"),
+	w.adminKey = apitest.Int(t, e.AdminCreate(t, o.Key, "/client_admin_api_keys", map[string]any{"name": name("adminkey"),
 		"effective_role": "viewer"})["id"])
-	an := tenantPost(t, e, o.Key, "/client_analytics_api_keys", map[string]any{"name": name("analyticskey")})
-	w.analyticsKey, w.analytics = rolesInt(t, an["id"]), an["api_key"].(string)
-	w.exportKey = rolesInt(t, tenantPost(t, e, o.Key, "/export_api_keys", map[string]any{"name": name("exportkey")})["id"])
-	w.credential = rolesInt(t, tenantPost(t, e, o.Key, "/service_credentials", map[string]any{"name": name("credential"),
+	an := e.AdminCreate(t, o.Key, "/client_analytics_api_keys", map[string]any{"name": name("analyticskey")})
+	w.analyticsKey, w.analytics = apitest.Int(t, an["id"]), an["api_key"].(string)
+	w.exportKey = apitest.Int(t, e.AdminCreate(t, o.Key, "/export_api_keys", map[string]any{"name": name("exportkey")})["id"])
+	w.credential = apitest.Int(t, e.AdminCreate(t, o.Key, "/service_credentials", map[string]any{"name": name("credential"),
 		"service": "ookla", "username": name("login"), "password": "pw"})["id"])
 
 	// Settings changed from the defaults.
@@ -107,23 +78,6 @@ func newTenantWorld(t *testing.T, e *apitest.Env, prefix string) *tenantWorld {
 	return w
 }
 
-// tenantWant404 asserts a 404 with a JSON {"message"} body.
-func tenantWant404(t *testing.T, r *apitest.Response, what string) {
-	t.Helper()
-	if r.Status != http.StatusNotFound {
-		t.Errorf("%s: status %d, want 404: %s", what, r.Status, r.Raw)
-		return
-	}
-	obj, ok := r.JSON.(map[string]any)
-	if !ok {
-		t.Errorf("%s: 404 body is not a JSON object: %s", what, r.Raw)
-		return
-	}
-	if msg, _ := obj["message"].(string); msg == "" {
-		t.Errorf("%s: 404 body has no message: %s", what, r.Raw)
-	}
-}
-
 // tenantIDs lists the ids of the items of the list under field.
 func tenantIDs(t *testing.T, r *apitest.Response, field string) []int64 {
 	t.Helper()
@@ -133,7 +87,7 @@ func tenantIDs(t *testing.T, r *apitest.Response, field string) []int64 {
 	}
 	ids := make([]int64, 0, len(items))
 	for _, it := range items {
-		ids = append(ids, rolesInt(t, it.(map[string]any)["id"]))
+		ids = append(ids, apitest.Int(t, it.(map[string]any)["id"]))
 	}
 	return ids
 }
@@ -274,7 +228,7 @@ func TestCrossTenantIsolation(t *testing.T) {
 		}
 		for _, p := range gets {
 			r := e.Admin(t, http.MethodGet, p, bKey, nil)
-			tenantWant404(t, r, "GET "+p)
+			apitest.WantNotFound(t, r, "GET "+p)
 			checkNoLeak(t, "GET "+p, r.Raw)
 		}
 		puts := []struct {
@@ -289,7 +243,7 @@ func TestCrossTenantIsolation(t *testing.T) {
 		}
 		for _, p := range puts {
 			r := e.Admin(t, http.MethodPut, p.path, bKey, p.body)
-			tenantWant404(t, r, "PUT "+p.path)
+			apitest.WantNotFound(t, r, "PUT "+p.path)
 			checkNoLeak(t, "PUT "+p.path, r.Raw)
 		}
 		deletes := []string{
@@ -301,14 +255,14 @@ func TestCrossTenantIsolation(t *testing.T) {
 			fmt.Sprintf("/export_api_keys/%d", a.exportKey),
 		}
 		for _, p := range deletes {
-			tenantWant404(t, e.Admin(t, http.MethodDelete, p, bKey, nil), "DELETE "+p)
+			apitest.WantNotFound(t, e.Admin(t, http.MethodDelete, p, bKey, nil), "DELETE "+p)
 		}
 	})
 
 	t.Run("B merges across tenants: 404 both ways", func(t *testing.T) {
-		tenantWant404(t, e.Admin(t, http.MethodPost, fmt.Sprintf("/isps/%d/merge_into", b.isp), bKey,
+		apitest.WantNotFound(t, e.Admin(t, http.MethodPost, fmt.Sprintf("/isps/%d/merge_into", b.isp), bKey,
 			map[string]any{"target_id": a.isp}), "merge B's ISP into A's")
-		tenantWant404(t, e.Admin(t, http.MethodPost, fmt.Sprintf("/isps/%d/merge_into", a.isp), bKey,
+		apitest.WantNotFound(t, e.Admin(t, http.MethodPost, fmt.Sprintf("/isps/%d/merge_into", a.isp), bKey,
 			map[string]any{"target_id": b.isp}), "merge A's ISP into B's")
 		r := e.Admin(t, http.MethodGet, fmt.Sprintf("/isps/%d", b.isp), bKey, nil)
 		if r.Status != http.StatusOK {
@@ -516,7 +470,7 @@ func TestSharedClientShowsOnlyTheClient(t *testing.T) {
 		if c["access_level"] != "shared" {
 			t.Errorf("access_level = %v, want shared", c["access_level"])
 		}
-		if rolesInt(t, c["id"]) != a.client || c["label"] != a.clientLabel {
+		if apitest.Int(t, c["id"]) != a.client || c["label"] != a.clientLabel {
 			t.Errorf("shared client id/label = %v/%v, want %d/%s", c["id"], c["label"], a.client, a.clientLabel)
 		}
 		for _, f := range []string{"config_managed", "delivered_public_config", "delivered_automator_config",
@@ -533,7 +487,7 @@ func TestSharedClientShowsOnlyTheClient(t *testing.T) {
 			t.Errorf("client_groups = %v, want an array", c["client_groups"])
 		}
 		for _, g := range groups {
-			if rolesInt(t, g.(map[string]any)["id"]) == a.group {
+			if apitest.Int(t, g.(map[string]any)["id"]) == a.group {
 				t.Errorf("shared client shows A's group: %v", g)
 			}
 		}
@@ -578,5 +532,5 @@ func TestSharedClientShowsOnlyTheClient(t *testing.T) {
 	}
 
 	// B cannot reach A's records through the shared client's ids either.
-	tenantWant404(t, e.Admin(t, http.MethodGet, fmt.Sprintf("/isps/%d", a.isp), b.o.Key, nil), "A's ISP via the share")
+	apitest.WantNotFound(t, e.Admin(t, http.MethodGet, fmt.Sprintf("/isps/%d", a.isp), b.o.Key, nil), "A's ISP via the share")
 }

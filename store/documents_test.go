@@ -1,104 +1,25 @@
-package store
+package store_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/google/uuid"
+
+	"github.com/fleetgraph/fleetgraph/apitest"
+	"github.com/fleetgraph/fleetgraph/store"
 )
 
-// testStore is a fresh, migrated database for the package's tests.
-var testStore *Store
+func TestMain(m *testing.M) { apitest.Main(m) }
 
-func TestMain(m *testing.M) {
-	st, drop, err := openTestDB()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "store tests:", err)
-		os.Exit(1)
-	}
-	testStore = st
-	code := m.Run()
-	st.Close()
-	drop()
-	os.Exit(code)
-}
-
-// openTestDB creates a database with a random name on the server of
-// FLEETGRAPH_TEST_DATABASE_URL (default: local PostgreSQL) and migrates it.
-func openTestDB() (*Store, func(), error) {
-	ctx := context.Background()
-	admin := os.Getenv("FLEETGRAPH_TEST_DATABASE_URL")
-	if admin == "" {
-		admin = "postgres://postgres@127.0.0.1:5432/postgres"
-	}
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	name := "fleetgraph_store_test_" + hex.EncodeToString(b)
-	conn, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		return nil, nil, fmt.Errorf("connect (set FLEETGRAPH_TEST_DATABASE_URL): %w", err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		return nil, nil, fmt.Errorf("create test database: %w", err)
-	}
-	drop := func() {
-		if c, err := pgx.Connect(context.Background(), admin); err == nil {
-			_, _ = c.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-			c.Close(context.Background())
-		}
-	}
-	u, err := url.Parse(admin)
-	if err != nil {
-		drop()
-		return nil, nil, err
-	}
-	u.Path = "/" + name
-	st, err := Open(ctx, u.String(), Options{})
-	if err == nil {
-		err = st.Migrate(ctx)
-	}
-	if err != nil {
-		drop()
-		return nil, nil, err
-	}
-	return st, drop, nil
-}
-
-func newOwner(t *testing.T, prefix string) int64 {
+func mustParse(t *testing.T, kind, js string) store.Document {
 	t.Helper()
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	var id int64
-	err := testStore.pool.QueryRow(context.Background(), `INSERT INTO data_owners (slug, name) VALUES ($1, $1) RETURNING id`,
-		strings.ReplaceAll(prefix, "-", "_")+"_"+hex.EncodeToString(b)).Scan(&id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
-}
-
-func randomUUID() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b)
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
-}
-
-func mustParse(t *testing.T, kind, js string) Document {
-	t.Helper()
-	d, err := ParseDocument(kind, []byte(js))
+	d, err := store.ParseDocument(kind, []byte(js))
 	if err != nil {
 		t.Fatalf("ParseDocument(%s): %v", js, err)
 	}
@@ -115,57 +36,57 @@ func TestDocumentFields(t *testing.T) {
 	str := func(s string) *string { return &s }
 	tests := []struct {
 		name, kind, doc string
-		want            Document
+		want            store.Document
 		wantErr         string
 	}{
-		{name: "measurement takes study.subject and lower-cases the client uuid", kind: KindMeasurement,
+		{name: "measurement takes study.subject and lower-cases the client uuid", kind: store.KindMeasurement,
 			doc: `{"id":"m1","type":"VideoMeasurement","client_uuid":"` + cu + `","created_at":"2026-11-01T06:00:00.5Z","study":{"subject":"youtube"}}`,
-			want: Document{Kind: KindMeasurement, DocID: "m1", ClientUUID: str(strings.ToLower(cu)), Type: str("VideoMeasurement"),
+			want: store.Document{Kind: store.KindMeasurement, DocID: "m1", ClientUUID: str(strings.ToLower(cu)), Type: str("VideoMeasurement"),
 				Subject: str("youtube"), CreatedAt: time.Date(2026, 11, 1, 6, 0, 0, 5e8, time.UTC)}},
-		{name: "numeric id kept as written", kind: KindUserFeedback,
+		{name: "numeric id kept as written", kind: store.KindUserFeedback,
 			doc:  `{"id":70001,"client":{"uuid":"` + cu + `"},"type":"rating","created_at":"2026-11-03T06:31:36+01:00"}`,
-			want: Document{Kind: KindUserFeedback, DocID: "70001", ClientUUID: str(strings.ToLower(cu)), Type: str("rating"), CreatedAt: time.Date(2026, 11, 3, 5, 31, 36, 0, time.UTC)}},
-		{name: "client report takes measurement_id", kind: KindClientReport,
+			want: store.Document{Kind: store.KindUserFeedback, DocID: "70001", ClientUUID: str(strings.ToLower(cu)), Type: str("rating"), CreatedAt: time.Date(2026, 11, 3, 5, 31, 36, 0, time.UTC)}},
+		{name: "client report takes measurement_id", kind: store.KindClientReport,
 			doc: `{"id":"cr-1","type":"P1203ClientReport","measurement_id":"m1","client_uuid":"` + cu + `","created_at":"2026-11-01T06:01:15Z"}`,
-			want: Document{Kind: KindClientReport, DocID: "cr-1", ClientUUID: str(strings.ToLower(cu)), Type: str("P1203ClientReport"),
+			want: store.Document{Kind: store.KindClientReport, DocID: "cr-1", ClientUUID: str(strings.ToLower(cu)), Type: str("P1203ClientReport"),
 				MeasurementID: str("m1"), CreatedAt: time.Date(2026, 11, 1, 6, 1, 15, 0, time.UTC)}},
-		{name: "anomaly event: anomaly id, subject, no type, client optional", kind: KindAnomalyEvent,
+		{name: "anomaly event: anomaly id, subject, no type, client optional", kind: store.KindAnomalyEvent,
 			doc: `{"id":"video-stalling::spike::1793687194","measurement_type":"VideoMeasurement","subject":"youtube","created_at":"2026-11-03T06:31:34Z"}`,
-			want: Document{Kind: KindAnomalyEvent, DocID: "video-stalling::spike::1793687194", Subject: str("youtube"),
+			want: store.Document{Kind: store.KindAnomalyEvent, DocID: "video-stalling::spike::1793687194", Subject: str("youtube"),
 				CreatedAt: time.Date(2026, 11, 3, 6, 31, 34, 0, time.UTC)}},
-		{name: "id of 512 bytes and a type of 100 characters with _ . -", kind: KindMeasurement,
+		{name: "id of 512 bytes and a type of 100 characters with _ . -", kind: store.KindMeasurement,
 			doc: `{"id":"` + strings.Repeat("é", 256) + `","type":"` + strings.Repeat("a", 97) + `_.-","client_uuid":"` + cu + `","created_at":"2026-11-01"}`,
-			want: Document{Kind: KindMeasurement, DocID: strings.Repeat("é", 256), ClientUUID: str(strings.ToLower(cu)),
+			want: store.Document{Kind: store.KindMeasurement, DocID: strings.Repeat("é", 256), ClientUUID: str(strings.ToLower(cu)),
 				Type: str(strings.Repeat("a", 97) + "_.-"), CreatedAt: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)}},
-		{name: "time without zone is UTC", kind: KindSystemStatus,
+		{name: "time without zone is UTC", kind: store.KindSystemStatus,
 			doc:  `{"id":"s1","client_uuid":"` + cu + `","created_at":"2026-11-03T06:31:34"}`,
-			want: Document{Kind: KindSystemStatus, DocID: "s1", ClientUUID: str(strings.ToLower(cu)), CreatedAt: time.Date(2026, 11, 3, 6, 31, 34, 0, time.UTC)}},
-		{name: "missing created_at", kind: KindMeasurement, doc: `{"id":"m1","type":"VideoMeasurement","client_uuid":"` + cu + `"}`, wantErr: "created_at is missing"},
-		{name: "bad created_at", kind: KindMeasurement, doc: `{"id":"m1","type":"VideoMeasurement","client_uuid":"` + cu + `","created_at":"yesterday"}`, wantErr: `created_at "yesterday" is not an ISO 8601 time`},
-		{name: "numeric created_at", kind: KindMeasurement, doc: `{"id":"m1","type":"VideoMeasurement","client_uuid":"` + cu + `","created_at":1700000000}`, wantErr: "created_at must be an ISO 8601 string"},
-		{name: "missing id", kind: KindMeasurement, doc: `{"client_uuid":"` + cu + `","created_at":"2026-11-01"}`, wantErr: "id is missing"},
-		{name: "object id", kind: KindMeasurement, doc: `{"id":{},"client_uuid":"` + cu + `","created_at":"2026-11-01"}`, wantErr: "id must be a string or a number"},
-		{name: "client_uuid not a UUID", kind: KindMeasurement, doc: `{"id":"m1","client_uuid":"abc","created_at":"2026-11-01"}`, wantErr: `client_uuid "abc" is not a UUID`},
-		{name: "client_uuid missing", kind: KindMeasurement, doc: `{"id":"m1","created_at":"2026-11-01"}`, wantErr: "client_uuid is missing"},
-		{name: "type not a string", kind: KindMeasurement, doc: `{"id":"m1","type":3,"client_uuid":"` + cu + `","created_at":"2026-11-01"}`, wantErr: "type must be a string"},
-		{name: "measurement without type", kind: KindMeasurement, doc: `{"id":"m1","client_uuid":"` + cu + `","created_at":"2026-11-01"}`, wantErr: "type is missing"},
-		{name: "client report without type", kind: KindClientReport, doc: `{"id":"r1","client_uuid":"` + cu + `","created_at":"2026-11-01"}`, wantErr: "type is missing"},
-		{name: "event bundle with null type", kind: KindEventBundle, doc: `{"id":"e1","type":null,"client_uuid":"` + cu + `","created_at":"2026-11-01"}`, wantErr: "type is missing"},
-		{name: "empty type", kind: KindUserFeedback, doc: `{"id":1,"type":"","client_uuid":"` + cu + `","created_at":"2026-11-01"}`, wantErr: `type "" is not a document type`},
-		{name: "type that cannot name an index", kind: KindMeasurement, doc: `{"id":"m1","type":"Video Measurement,*","client_uuid":"` + cu + `","created_at":"2026-11-01"}`, wantErr: `type "Video Measurement,*" is not a document type`},
-		{name: "type of 101 characters", kind: KindMeasurement, doc: `{"id":"m1","type":"` + strings.Repeat("T", 101) + `","client_uuid":"` + cu + `","created_at":"2026-11-01"}`, wantErr: "is not a document type"},
-		{name: "id of 513 bytes", kind: KindMeasurement, doc: `{"id":"` + strings.Repeat("é", 256) + `x","type":"VideoMeasurement","client_uuid":"` + cu + `","created_at":"2026-11-01"}`, wantErr: "id is longer than 512 bytes"},
-		{name: "measurement_id of 513 bytes", kind: KindClientReport, doc: `{"id":"r1","type":"P1203ClientReport","measurement_id":"` + strings.Repeat("m", 513) + `","client_uuid":"` + cu + `","created_at":"2026-11-01"}`, wantErr: "measurement_id is longer than 512 bytes"},
-		{name: "empty id", kind: KindMeasurement, doc: `{"id":" ","type":"VideoMeasurement","client_uuid":"` + cu + `","created_at":"2026-11-01"}`, wantErr: "id is empty"},
+			want: store.Document{Kind: store.KindSystemStatus, DocID: "s1", ClientUUID: str(strings.ToLower(cu)), CreatedAt: time.Date(2026, 11, 3, 6, 31, 34, 0, time.UTC)}},
+		{name: "missing created_at", kind: store.KindMeasurement, doc: `{"id":"m1","type":"VideoMeasurement","client_uuid":"` + cu + `"}`, wantErr: "created_at is missing"},
+		{name: "bad created_at", kind: store.KindMeasurement, doc: `{"id":"m1","type":"VideoMeasurement","client_uuid":"` + cu + `","created_at":"yesterday"}`, wantErr: `created_at "yesterday" is not an ISO 8601 time`},
+		{name: "numeric created_at", kind: store.KindMeasurement, doc: `{"id":"m1","type":"VideoMeasurement","client_uuid":"` + cu + `","created_at":1700000000}`, wantErr: "created_at must be an ISO 8601 string"},
+		{name: "missing id", kind: store.KindMeasurement, doc: `{"client_uuid":"` + cu + `","created_at":"2026-11-01"}`, wantErr: "id is missing"},
+		{name: "object id", kind: store.KindMeasurement, doc: `{"id":{},"client_uuid":"` + cu + `","created_at":"2026-11-01"}`, wantErr: "id must be a string or a number"},
+		{name: "client_uuid not a UUID", kind: store.KindMeasurement, doc: `{"id":"m1","client_uuid":"abc","created_at":"2026-11-01"}`, wantErr: `client_uuid "abc" is not a UUID`},
+		{name: "client_uuid missing", kind: store.KindMeasurement, doc: `{"id":"m1","created_at":"2026-11-01"}`, wantErr: "client_uuid is missing"},
+		{name: "type not a string", kind: store.KindMeasurement, doc: `{"id":"m1","type":3,"client_uuid":"` + cu + `","created_at":"2026-11-01"}`, wantErr: "type must be a string"},
+		{name: "measurement without type", kind: store.KindMeasurement, doc: `{"id":"m1","client_uuid":"` + cu + `","created_at":"2026-11-01"}`, wantErr: "type is missing"},
+		{name: "client report without type", kind: store.KindClientReport, doc: `{"id":"r1","client_uuid":"` + cu + `","created_at":"2026-11-01"}`, wantErr: "type is missing"},
+		{name: "event bundle with null type", kind: store.KindEventBundle, doc: `{"id":"e1","type":null,"client_uuid":"` + cu + `","created_at":"2026-11-01"}`, wantErr: "type is missing"},
+		{name: "empty type", kind: store.KindUserFeedback, doc: `{"id":1,"type":"","client_uuid":"` + cu + `","created_at":"2026-11-01"}`, wantErr: `type "" is not a document type`},
+		{name: "type that cannot name an index", kind: store.KindMeasurement, doc: `{"id":"m1","type":"Video Measurement,*","client_uuid":"` + cu + `","created_at":"2026-11-01"}`, wantErr: `type "Video Measurement,*" is not a document type`},
+		{name: "type of 101 characters", kind: store.KindMeasurement, doc: `{"id":"m1","type":"` + strings.Repeat("T", 101) + `","client_uuid":"` + cu + `","created_at":"2026-11-01"}`, wantErr: "is not a document type"},
+		{name: "id of 513 bytes", kind: store.KindMeasurement, doc: `{"id":"` + strings.Repeat("é", 256) + `x","type":"VideoMeasurement","client_uuid":"` + cu + `","created_at":"2026-11-01"}`, wantErr: "id is longer than 512 bytes"},
+		{name: "measurement_id of 513 bytes", kind: store.KindClientReport, doc: `{"id":"r1","type":"P1203ClientReport","measurement_id":"` + strings.Repeat("m", 513) + `","client_uuid":"` + cu + `","created_at":"2026-11-01"}`, wantErr: "measurement_id is longer than 512 bytes"},
+		{name: "empty id", kind: store.KindMeasurement, doc: `{"id":" ","type":"VideoMeasurement","client_uuid":"` + cu + `","created_at":"2026-11-01"}`, wantErr: "id is empty"},
 		{name: "unknown kind", kind: "measurements", doc: `{"id":"m1"}`, wantErr: `unknown kind "measurements"`},
-		{name: "not an object", kind: KindMeasurement, doc: `[1]`, wantErr: "not a JSON object"},
-		{name: "broken JSON", kind: KindMeasurement, doc: `{"id":"m1",`, wantErr: "invalid JSON"},
-		{name: "two values", kind: KindMeasurement, doc: `{"id":"m1"} {}`, wantErr: "text after the object"},
-		{name: "NUL character", kind: KindMeasurement, doc: `{"id":"m1","type":"VideoMeasurement","client_uuid":"` + cu + `","created_at":"2026-11-01","x":"a\u0000b"}`, wantErr: "NUL"},
+		{name: "not an object", kind: store.KindMeasurement, doc: `[1]`, wantErr: "not a JSON object"},
+		{name: "broken JSON", kind: store.KindMeasurement, doc: `{"id":"m1",`, wantErr: "invalid JSON"},
+		{name: "two values", kind: store.KindMeasurement, doc: `{"id":"m1"} {}`, wantErr: "text after the object"},
+		{name: "NUL character", kind: store.KindMeasurement, doc: `{"id":"m1","type":"VideoMeasurement","client_uuid":"` + cu + `","created_at":"2026-11-01","x":"a\u0000b"}`, wantErr: "NUL"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ParseDocument(tc.kind, []byte(tc.doc))
+			got, err := store.ParseDocument(tc.kind, []byte(tc.doc))
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)
@@ -183,8 +104,8 @@ func TestDocumentFields(t *testing.T) {
 	}
 }
 
-// show makes a Document comparable as text (pointers dereferenced).
-func show(d Document) map[string]any {
+// show makes a store.Document comparable as text (pointers dereferenced).
+func show(d store.Document) map[string]any {
 	deref := func(p *string) any {
 		if p == nil {
 			return nil
@@ -197,30 +118,30 @@ func show(d Document) map[string]any {
 
 func TestLoneSurrogateIsReEncoded(t *testing.T) {
 	ctx := context.Background()
-	owner := newOwner(t, "surrogate")
-	d := mustParse(t, KindMeasurement, measurementJSON("m-sur", randomUUID(), "2026-11-01T00:00:00Z", `,"note":"\ud800x"`))
-	if _, err := testStore.InsertDocuments(ctx, owner, []Document{d}); err != nil {
+	owner := apitest.Get(t).NewOwner(t, "surrogate").ID
+	d := mustParse(t, store.KindMeasurement, measurementJSON("m-sur", uuid.NewString(), "2026-11-01T00:00:00Z", `,"note":"\ud800x"`))
+	if _, err := apitest.Get(t).Store.InsertDocuments(ctx, owner, []store.Document{d}); err != nil {
 		t.Fatalf("insert: %v", err)
 	}
 }
 
 func TestInsertDocumentsInsertsAndReimportUpdates(t *testing.T) {
 	ctx := context.Background()
-	owner := newOwner(t, "insert")
-	c1, c2 := randomUUID(), randomUUID()
-	docs := []Document{
-		mustParse(t, KindMeasurement, measurementJSON("m1", c1, "2026-11-01T06:00:00Z", "")),
-		mustParse(t, KindMeasurement, measurementJSON("m2", c1, "2026-11-02T06:00:00Z", "")),
-		mustParse(t, KindMeasurement, measurementJSON("m3", c2, "2026-11-03T06:00:00Z", "")),
+	owner := apitest.Get(t).NewOwner(t, "insert").ID
+	c1, c2 := uuid.NewString(), uuid.NewString()
+	docs := []store.Document{
+		mustParse(t, store.KindMeasurement, measurementJSON("m1", c1, "2026-11-01T06:00:00Z", "")),
+		mustParse(t, store.KindMeasurement, measurementJSON("m2", c1, "2026-11-02T06:00:00Z", "")),
+		mustParse(t, store.KindMeasurement, measurementJSON("m3", c2, "2026-11-03T06:00:00Z", "")),
 	}
-	res, err := testStore.InsertDocuments(ctx, owner, docs)
+	res, err := apitest.Get(t).Store.InsertDocuments(ctx, owner, docs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Inserted != 3 || res.Updated != 0 || res.Unchanged != 0 || res.ClientsCreated != 2 || len(res.Refused) != 0 {
 		t.Fatalf("first import: %+v", res)
 	}
-	m1, err := testStore.Document(ctx, owner, KindMeasurement, "m1")
+	m1, err := apitest.Get(t).Store.Document(ctx, owner, store.KindMeasurement, "m1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,28 +154,31 @@ func TestInsertDocumentsInsertsAndReimportUpdates(t *testing.T) {
 	}
 
 	// Re-import: m1 changed, m2 identical, m4 new and repeated (last wins).
-	again := []Document{
-		mustParse(t, KindMeasurement, measurementJSON("m1", c1, "2026-11-01T07:00:00Z", `,"stalling_number":2`)),
+	again := []store.Document{
+		mustParse(t, store.KindMeasurement, measurementJSON("m1", c1, "2026-11-01T07:00:00Z", `,"stalling_number":2`)),
 		docs[1],
-		mustParse(t, KindMeasurement, measurementJSON("m4", c2, "2026-11-04T06:00:00Z", "")),
-		mustParse(t, KindMeasurement, measurementJSON("m4", c2, "2026-11-04T06:00:00Z", `,"final":true`)),
+		mustParse(t, store.KindMeasurement, measurementJSON("m4", c2, "2026-11-04T06:00:00Z", "")),
+		mustParse(t, store.KindMeasurement, measurementJSON("m4", c2, "2026-11-04T06:00:00Z", `,"final":true`)),
 	}
-	res, err = testStore.InsertDocuments(ctx, owner, again)
+	res, err = apitest.Get(t).Store.InsertDocuments(ctx, owner, again)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Inserted != 1 || res.Updated != 1 || res.Unchanged != 2 || res.ClientsCreated != 0 || res.Loaded() != 4 {
 		t.Fatalf("re-import: %+v", res)
 	}
-	m1b, _ := testStore.Document(ctx, owner, KindMeasurement, "m1")
+	m1b, _ := apitest.Get(t).Store.Document(ctx, owner, store.KindMeasurement, "m1")
 	if m1b.Version <= m1.Version || !strings.Contains(string(m1b.Doc), "stalling_number") || m1b.CreatedAt.Hour() != 7 || m1b.ID != m1.ID {
 		t.Errorf("m1 after re-import: version %d (was %d), doc %s", m1b.Version, m1.Version, m1b.Doc)
 	}
-	m2 := func() Document { d, _ := testStore.Document(ctx, owner, KindMeasurement, "m2"); return d }()
+	m2 := func() store.Document {
+		d, _ := apitest.Get(t).Store.Document(ctx, owner, store.KindMeasurement, "m2")
+		return d
+	}()
 	if m2.Version > m1b.Version {
 		t.Errorf("identical m2 got a new version")
 	}
-	m4, _ := testStore.Document(ctx, owner, KindMeasurement, "m4")
+	m4, _ := apitest.Get(t).Store.Document(ctx, owner, store.KindMeasurement, "m4")
 	if !strings.Contains(string(m4.Doc), `"final"`) {
 		t.Errorf("m4 = %s, want the last copy", m4.Doc)
 	}
@@ -262,16 +186,16 @@ func TestInsertDocumentsInsertsAndReimportUpdates(t *testing.T) {
 
 func TestInsertDocumentsCreatesMissingClientsForTheOwner(t *testing.T) {
 	ctx := context.Background()
-	owner := newOwner(t, "clients")
-	known, fresh := randomUUID(), randomUUID()
-	if _, err := testStore.CreateClient(ctx, owner, NewClient{UUID: known, Type: "automator"}); err != nil {
+	owner := apitest.Get(t).NewOwner(t, "clients").ID
+	known, fresh := uuid.NewString(), uuid.NewString()
+	if _, err := apitest.Get(t).Store.CreateClient(ctx, owner, store.NewClient{UUID: known, Type: "automator"}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := testStore.InsertDocuments(ctx, owner, []Document{
-		mustParse(t, KindMeasurement, measurementJSON("a", known, "2026-11-01T00:00:00Z", "")),
-		mustParse(t, KindMeasurement, measurementJSON("b", fresh, "2026-11-01T00:00:00Z", "")),
-		mustParse(t, KindMeasurement, measurementJSON("c", fresh, "2026-11-01T00:00:00Z", "")),
-		mustParse(t, KindAnomalyEvent, `{"id":"r::spike::1","subject":"youtube","created_at":"2026-11-01T00:00:00Z"}`),
+	res, err := apitest.Get(t).Store.InsertDocuments(ctx, owner, []store.Document{
+		mustParse(t, store.KindMeasurement, measurementJSON("a", known, "2026-11-01T00:00:00Z", "")),
+		mustParse(t, store.KindMeasurement, measurementJSON("b", fresh, "2026-11-01T00:00:00Z", "")),
+		mustParse(t, store.KindMeasurement, measurementJSON("c", fresh, "2026-11-01T00:00:00Z", "")),
+		mustParse(t, store.KindAnomalyEvent, `{"id":"r::spike::1","subject":"youtube","created_at":"2026-11-01T00:00:00Z"}`),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -279,7 +203,7 @@ func TestInsertDocumentsCreatesMissingClientsForTheOwner(t *testing.T) {
 	if res.ClientsCreated != 1 || res.Inserted != 4 {
 		t.Fatalf("res = %+v", res)
 	}
-	c, err := testStore.ClientByUUID(ctx, owner, fresh)
+	c, err := apitest.Get(t).Store.ClientByUUID(ctx, owner, fresh)
 	if err != nil || c.Type != "automator" || c.Shared {
 		t.Errorf("created client = %+v, %v", c, err)
 	}
@@ -287,15 +211,15 @@ func TestInsertDocumentsCreatesMissingClientsForTheOwner(t *testing.T) {
 
 func TestInsertDocumentsRefusesAnotherOwnersClient(t *testing.T) {
 	ctx := context.Background()
-	a, b := newOwner(t, "owner-a"), newOwner(t, "owner-b")
-	aClient, bClient := randomUUID(), randomUUID()
-	if _, err := testStore.CreateClient(ctx, a, NewClient{UUID: aClient, Type: "automator"}); err != nil {
+	a, b := apitest.Get(t).NewOwner(t, "owner-a").ID, apitest.Get(t).NewOwner(t, "owner-b").ID
+	aClient, bClient := uuid.NewString(), uuid.NewString()
+	if _, err := apitest.Get(t).Store.CreateClient(ctx, a, store.NewClient{UUID: aClient, Type: "automator"}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := testStore.InsertDocuments(ctx, b, []Document{
-		mustParse(t, KindMeasurement, measurementJSON("x1", bClient, "2026-11-01T00:00:00Z", "")),
-		mustParse(t, KindMeasurement, measurementJSON("x2", aClient, "2026-11-01T00:00:00Z", "")),
-		mustParse(t, KindClientReport, `{"id":"r1","type":"P1203ClientReport","measurement_id":"x2","client_uuid":"`+aClient+`","created_at":"2026-11-01T00:00:00Z"}`),
+	res, err := apitest.Get(t).Store.InsertDocuments(ctx, b, []store.Document{
+		mustParse(t, store.KindMeasurement, measurementJSON("x1", bClient, "2026-11-01T00:00:00Z", "")),
+		mustParse(t, store.KindMeasurement, measurementJSON("x2", aClient, "2026-11-01T00:00:00Z", "")),
+		mustParse(t, store.KindClientReport, `{"id":"r1","type":"P1203ClientReport","measurement_id":"x2","client_uuid":"`+aClient+`","created_at":"2026-11-01T00:00:00Z"}`),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -303,21 +227,21 @@ func TestInsertDocumentsRefusesAnotherOwnersClient(t *testing.T) {
 	if fmt.Sprint(res.Refused) != "[1 2]" || res.Inserted != 1 || res.ClientsCreated != 1 || res.Loaded() != 1 {
 		t.Fatalf("res = %+v", res)
 	}
-	if _, err := testStore.Document(ctx, b, KindMeasurement, "x2"); !errors.Is(err, ErrNotFound) {
+	if _, err := apitest.Get(t).Store.Document(ctx, b, store.KindMeasurement, "x2"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("refused document stored: %v", err)
 	}
 	// Sharing the client does not make it B's to import into.
 	var clientID int64
-	_ = testStore.pool.QueryRow(ctx, `SELECT id FROM clients WHERE uuid = $1`, aClient).Scan(&clientID)
-	if err := testStore.ShareClient(ctx, a, clientID, b); err != nil {
+	_ = apitest.Get(t).Store.Pool().QueryRow(ctx, `SELECT id FROM clients WHERE uuid = $1`, aClient).Scan(&clientID)
+	if err := apitest.Get(t).Store.ShareClient(ctx, a, clientID, b); err != nil {
 		t.Fatal(err)
 	}
-	res, err = testStore.InsertDocuments(ctx, b, []Document{mustParse(t, KindMeasurement, measurementJSON("x3", aClient, "2026-11-01T00:00:00Z", ""))})
+	res, err = apitest.Get(t).Store.InsertDocuments(ctx, b, []store.Document{mustParse(t, store.KindMeasurement, measurementJSON("x3", aClient, "2026-11-01T00:00:00Z", ""))})
 	if err != nil || len(res.Refused) != 1 {
 		t.Errorf("shared client: res = %+v, %v", res, err)
 	}
 	var owner int64
-	_ = testStore.pool.QueryRow(ctx, `SELECT data_owner_id FROM clients WHERE uuid = $1`, aClient).Scan(&owner)
+	_ = apitest.Get(t).Store.Pool().QueryRow(ctx, `SELECT data_owner_id FROM clients WHERE uuid = $1`, aClient).Scan(&owner)
 	if owner != a {
 		t.Errorf("client moved to owner %d", owner)
 	}
@@ -325,37 +249,37 @@ func TestInsertDocumentsRefusesAnotherOwnersClient(t *testing.T) {
 
 func TestDocumentsAreScopedByOwner(t *testing.T) {
 	ctx := context.Background()
-	a, b := newOwner(t, "scope-a"), newOwner(t, "scope-b")
-	client := randomUUID()
-	_, err := testStore.InsertDocuments(ctx, a, []Document{
-		mustParse(t, KindMeasurement, measurementJSON("shared-id", client, "2026-11-01T00:00:00Z", "")),
-		mustParse(t, KindClientReport, `{"id":"r2","type":"DnsClientReport","measurement_id":"shared-id","client_uuid":"`+client+`","created_at":"2026-11-01T00:02:00Z"}`),
-		mustParse(t, KindClientReport, `{"id":"r1","type":"DnsClientReport","measurement_id":"shared-id","client_uuid":"`+client+`","created_at":"2026-11-01T00:01:00Z"}`),
-		mustParse(t, KindEventBundle, `{"id":"e1","type":"VideoEventBundle","measurement_id":"shared-id","client_uuid":"`+client+`","created_at":"2026-11-01T00:01:00Z"}`),
+	a, b := apitest.Get(t).NewOwner(t, "scope-a").ID, apitest.Get(t).NewOwner(t, "scope-b").ID
+	client := uuid.NewString()
+	_, err := apitest.Get(t).Store.InsertDocuments(ctx, a, []store.Document{
+		mustParse(t, store.KindMeasurement, measurementJSON("shared-id", client, "2026-11-01T00:00:00Z", "")),
+		mustParse(t, store.KindClientReport, `{"id":"r2","type":"DnsClientReport","measurement_id":"shared-id","client_uuid":"`+client+`","created_at":"2026-11-01T00:02:00Z"}`),
+		mustParse(t, store.KindClientReport, `{"id":"r1","type":"DnsClientReport","measurement_id":"shared-id","client_uuid":"`+client+`","created_at":"2026-11-01T00:01:00Z"}`),
+		mustParse(t, store.KindEventBundle, `{"id":"e1","type":"VideoEventBundle","measurement_id":"shared-id","client_uuid":"`+client+`","created_at":"2026-11-01T00:01:00Z"}`),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := testStore.Document(ctx, b, KindMeasurement, "shared-id"); !errors.Is(err, ErrNotFound) {
+	if _, err := apitest.Get(t).Store.Document(ctx, b, store.KindMeasurement, "shared-id"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("owner B reads A's document: err = %v", err)
 	}
-	if ds, err := testStore.DocumentsByMeasurement(ctx, b, KindClientReport, "shared-id"); err != nil || len(ds) != 0 {
+	if ds, err := apitest.Get(t).Store.DocumentsByMeasurement(ctx, b, store.KindClientReport, "shared-id"); err != nil || len(ds) != 0 {
 		t.Errorf("owner B lists A's reports: %d, %v", len(ds), err)
 	}
-	ds, err := testStore.DocumentsByMeasurement(ctx, a, KindClientReport, "shared-id")
+	ds, err := apitest.Get(t).Store.DocumentsByMeasurement(ctx, a, store.KindClientReport, "shared-id")
 	if err != nil || len(ds) != 2 || ds[0].DocID != "r1" || ds[1].DocID != "r2" {
 		t.Errorf("owner A's reports: %v, %v", ds, err)
 	}
-	if _, err := testStore.Document(ctx, a, KindClientReport, "e1"); !errors.Is(err, ErrNotFound) {
+	if _, err := apitest.Get(t).Store.Document(ctx, a, store.KindClientReport, "e1"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("kind is part of the key: err = %v", err)
 	}
 	// The same doc_id under B is B's own document.
-	other := randomUUID()
-	if _, err := testStore.InsertDocuments(ctx, b, []Document{mustParse(t, KindMeasurement, measurementJSON("shared-id", other, "2026-11-05T00:00:00Z", ""))}); err != nil {
+	other := uuid.NewString()
+	if _, err := apitest.Get(t).Store.InsertDocuments(ctx, b, []store.Document{mustParse(t, store.KindMeasurement, measurementJSON("shared-id", other, "2026-11-05T00:00:00Z", ""))}); err != nil {
 		t.Fatal(err)
 	}
-	da, _ := testStore.Document(ctx, a, KindMeasurement, "shared-id")
-	db, _ := testStore.Document(ctx, b, KindMeasurement, "shared-id")
+	da, _ := apitest.Get(t).Store.Document(ctx, a, store.KindMeasurement, "shared-id")
+	db, _ := apitest.Get(t).Store.Document(ctx, b, store.KindMeasurement, "shared-id")
 	if *da.ClientUUID != client || *db.ClientUUID != other {
 		t.Errorf("A's %v, B's %v", *da.ClientUUID, *db.ClientUUID)
 	}
@@ -363,18 +287,18 @@ func TestDocumentsAreScopedByOwner(t *testing.T) {
 
 func TestResolveAnomalyEvents(t *testing.T) {
 	ctx := context.Background()
-	a, b := newOwner(t, "resolve-a"), newOwner(t, "resolve-b")
-	ev := func(id, status string) Document {
-		return mustParse(t, KindAnomalyEvent, fmt.Sprintf(`{"id":%q,"client_uuid":%q,"subject":"youtube","metric":"total_stalling_time",`+
-			`"detection_pass":"spike","severity":"warning","status":%q,"created_at":"2026-11-01T00:00:00Z"}`, id, randomUUID(), status))
+	a, b := apitest.Get(t).NewOwner(t, "resolve-a").ID, apitest.Get(t).NewOwner(t, "resolve-b").ID
+	ev := func(id, status string) store.Document {
+		return mustParse(t, store.KindAnomalyEvent, fmt.Sprintf(`{"id":%q,"client_uuid":%q,"subject":"youtube","metric":"total_stalling_time",`+
+			`"detection_pass":"spike","severity":"warning","status":%q,"created_at":"2026-11-01T00:00:00Z"}`, id, uuid.NewString(), status))
 	}
-	if _, err := testStore.InsertDocuments(ctx, a, []Document{ev("r::spike::1", "new"), ev("r::spike::2", "new"), ev("r::shift::3", "resolved")}); err != nil {
+	if _, err := apitest.Get(t).Store.InsertDocuments(ctx, a, []store.Document{ev("r::spike::1", "new"), ev("r::spike::2", "new"), ev("r::shift::3", "resolved")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := testStore.InsertDocuments(ctx, b, []Document{ev("r::spike::9", "new")}); err != nil {
+	if _, err := apitest.Get(t).Store.InsertDocuments(ctx, b, []store.Document{ev("r::spike::9", "new")}); err != nil {
 		t.Fatal(err)
 	}
-	before, _ := testStore.Document(ctx, a, KindAnomalyEvent, "r::spike::1")
+	before, _ := apitest.Get(t).Store.Document(ctx, a, store.KindAnomalyEvent, "r::spike::1")
 
 	tests := []struct {
 		name  string
@@ -388,40 +312,40 @@ func TestResolveAnomalyEvents(t *testing.T) {
 		{"no ids", a, nil, 0},
 	}
 	for _, tc := range tests {
-		n, err := testStore.ResolveAnomalyEvents(ctx, tc.owner, tc.ids)
+		n, err := apitest.Get(t).Store.ResolveAnomalyEvents(ctx, tc.owner, tc.ids)
 		if err != nil || n != tc.want {
 			t.Errorf("%s: n = %d, %v; want %d", tc.name, n, err, tc.want)
 		}
 	}
-	after, _ := testStore.Document(ctx, a, KindAnomalyEvent, "r::spike::1")
+	after, _ := apitest.Get(t).Store.Document(ctx, a, store.KindAnomalyEvent, "r::spike::1")
 	var doc map[string]any
 	_ = json.Unmarshal(after.Doc, &doc)
 	ts, _ := doc["resolved_at"].(string)
 	if doc["status"] != "resolved" || after.Version <= before.Version || ts == "" {
 		t.Errorf("after resolve: %s (version %d, was %d)", after.Doc, after.Version, before.Version)
 	}
-	if _, err := ParseTime(ts); err != nil {
+	if _, err := store.ParseTime(ts); err != nil {
 		t.Errorf("resolved_at: %v", err)
 	}
-	bEv, _ := testStore.Document(ctx, b, KindAnomalyEvent, "r::spike::9")
+	bEv, _ := apitest.Get(t).Store.Document(ctx, b, store.KindAnomalyEvent, "r::spike::9")
 	if !strings.Contains(string(bEv.Doc), `"status": "new"`) {
 		t.Errorf("B's event changed: %s", bEv.Doc)
 	}
-	if _, err := testStore.ResolveAnomalyEvents(ctx, a, []string{"a\x00b"}); !errors.Is(err, ErrInvalidText) {
+	if _, err := apitest.Get(t).Store.ResolveAnomalyEvents(ctx, a, []string{"a\x00b"}); !errors.Is(err, store.ErrInvalidText) {
 		t.Errorf("NUL id: err = %v", err)
 	}
 }
 
 func TestDataOwnerBySlug(t *testing.T) {
 	ctx := context.Background()
-	id := newOwner(t, "slug")
+	id := apitest.Get(t).NewOwner(t, "slug").ID
 	var slug string
-	_ = testStore.pool.QueryRow(ctx, `SELECT slug FROM data_owners WHERE id = $1`, id).Scan(&slug)
-	o, err := testStore.DataOwnerBySlug(ctx, slug)
+	_ = apitest.Get(t).Store.Pool().QueryRow(ctx, `SELECT slug FROM data_owners WHERE id = $1`, id).Scan(&slug)
+	o, err := apitest.Get(t).Store.DataOwnerBySlug(ctx, slug)
 	if err != nil || o.ID != id {
 		t.Errorf("DataOwnerBySlug(%q) = %+v, %v", slug, o, err)
 	}
-	if _, err := testStore.DataOwnerBySlug(ctx, "no-such-owner"); !errors.Is(err, ErrNotFound) {
+	if _, err := apitest.Get(t).Store.DataOwnerBySlug(ctx, "no-such-owner"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("unknown slug: err = %v", err)
 	}
 }

@@ -45,7 +45,7 @@ func TestDemoLoadsTheFixtureSet(t *testing.T) {
 	if strays != 0 {
 		t.Errorf("%d clients without a label: fixture clients were created instead of using the probes", strays)
 	}
-	for _, c := range fixtureClients {
+	for _, c := range apitest.FixtureClients {
 		if r := e.Admin(t, http.MethodGet, "/clients/"+c, key, nil); r.Status != http.StatusNotFound {
 			t.Errorf("fixture client %s: GET = %d, want 404", c, r.Status)
 		}

@@ -30,36 +30,6 @@ func runImport(t *testing.T, stdin io.Reader, args ...string) (stdout, stderr st
 	return out.String(), errOut.String(), err
 }
 
-// fixtureClients are the client UUIDs of testdata/ (see its README).
-var fixtureClients = []string{"0b6f3c1e-7d4a-4c2b-9e51-1a2b3c4d5e01", "1c7a4d2f-8e5b-4d3c-8f62-2b3c4d5e6f02",
-	"2d8b5e3a-9f6c-4e4d-9a73-3c4d5e6f7a03", "3e9c6f4b-a07d-4f5e-8b84-4d5e6f7a8b04",
-	"4fad7a5c-b18e-4a6f-9c95-5e6f7a8b9c05", "5abe8b6d-c29f-4b7a-8da6-6f7a8b9cad06"}
-
-// fixtures copies testdata files into a temporary directory with fresh
-// client UUIDs (a client belongs to one data owner, and every test has its
-// own), returning the directory and the UUID that replaced each of
-// fixtureClients.
-func fixtures(t *testing.T, files ...string) (dir string, clients []string) {
-	t.Helper()
-	dir = t.TempDir()
-	var pairs []string
-	for _, c := range fixtureClients {
-		clients = append(clients, uuid.NewString())
-		pairs = append(pairs, c, clients[len(clients)-1])
-	}
-	r := strings.NewReplacer(pairs...)
-	for _, f := range files {
-		b, err := os.ReadFile(filepath.Join("..", "..", "testdata", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), []byte(r.Replace(string(b))), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir, clients
-}
-
 var summaryRe = regexp.MustCompile(`loaded (\d+) \w+ documents into \S+ \((\d+) new, (\d+) updated, (\d+) unchanged\), skipped (\d+) bad lines, created (\d+) clients`)
 
 // summaryOf reads the summary line: loaded, new, updated, unchanged, bad, clients.
@@ -97,7 +67,7 @@ func TestImportLoadsEveryTestdataFile(t *testing.T) {
 		{"user_feedbacks.ndjson", "user_feedback", "loaded=4 new=4 updated=0 unchanged=0 bad=0 clients=0"},
 		{"anomaly_events.ndjson", "anomaly_event", "loaded=5 new=5 updated=0 unchanged=0 bad=0 clients=0"},
 	}
-	dir, cs := fixtures(t, "measurements.ndjson", "client_reports.ndjson", "event_bundles.ndjson",
+	dir, cs := apitest.FixtureFiles(t, "measurements.ndjson", "client_reports.ndjson", "event_bundles.ndjson",
 		"network_requests.ndjson", "user_feedbacks.ndjson", "anomaly_events.ndjson")
 	for _, f := range files {
 		out, errOut, err := runImport(t, nil, "--data-owner", o.Slug, "--kind", f.kind, filepath.Join(dir, f.file))
@@ -242,7 +212,7 @@ func TestImportReportsBadLinesByNumberAndLoadsTheRest(t *testing.T) {
 
 func TestImportReadsStdin(t *testing.T) {
 	o := apitest.Get(t).NewOwner(t, "import-stdin")
-	dir, _ := fixtures(t, "anomaly_events.ndjson")
+	dir, _ := apitest.FixtureFiles(t, "anomaly_events.ndjson")
 	f, err := os.Open(filepath.Join(dir, "anomaly_events.ndjson"))
 	if err != nil {
 		t.Fatal(err)
@@ -312,7 +282,7 @@ func TestImportIsACommand(t *testing.T) {
 	devnull, _ := os.Open(os.DevNull)
 	os.Stdout = devnull
 	t.Cleanup(func() { os.Stdout = stdout; devnull.Close() })
-	dir, _ := fixtures(t, "user_feedbacks.ndjson")
+	dir, _ := apitest.FixtureFiles(t, "user_feedbacks.ndjson")
 	err := run(context.Background(), []string{"import", "--database-url", e.DatabaseURL, "--data-dir", t.TempDir(),
 		"--data-owner", o.Slug, "--kind", "user_feedback", filepath.Join(dir, "user_feedbacks.ndjson")})
 	if err != nil {
@@ -354,7 +324,7 @@ func TestImportKeepsTheLastCopyOfARepeatedDocument(t *testing.T) {
 func TestImportRollsUpTheDaysItLoaded(t *testing.T) {
 	e := apitest.Get(t)
 	o := e.NewOwner(t, "import-rollup")
-	dir, _ := fixtures(t, "measurements.ndjson")
+	dir, _ := apitest.FixtureFiles(t, "measurements.ndjson")
 	out, errOut, err := runImport(t, nil, "--data-owner", o.Slug, "--kind", "measurement", filepath.Join(dir, "measurements.ndjson"))
 	if err != nil || errOut != "" {
 		t.Fatalf("err = %v, stderr = %q", err, errOut)
@@ -433,7 +403,7 @@ func TestImportSkipsOverLongLines(t *testing.T) {
 func TestImportAgainUpdatesInPlace(t *testing.T) {
 	e := apitest.Get(t)
 	o := e.NewOwner(t, "import-again")
-	dir, _ := fixtures(t, "measurements.ndjson")
+	dir, _ := apitest.FixtureFiles(t, "measurements.ndjson")
 	path := filepath.Join(dir, "measurements.ndjson")
 	if out, errOut, err := runImport(t, nil, "--data-owner", o.Slug, "--kind", "measurement", path); err != nil ||
 		summaryOf(t, out) != "loaded=30 new=30 updated=0 unchanged=0 bad=0 clients=6" {
@@ -489,7 +459,7 @@ func TestImportAgainUpdatesInPlace(t *testing.T) {
 func TestImportCreatesTheClientsOfUserFeedbacks(t *testing.T) {
 	e := apitest.Get(t)
 	o := e.NewOwner(t, "import-fb-clients")
-	dir, cs := fixtures(t, "user_feedbacks.ndjson")
+	dir, cs := apitest.FixtureFiles(t, "user_feedbacks.ndjson")
 	out, errOut, err := runImport(t, nil, "--data-owner", o.Slug, "--kind", "user_feedback", filepath.Join(dir, "user_feedbacks.ndjson"))
 	if err != nil || errOut != "" {
 		t.Fatalf("err = %v, stderr %q", err, errOut)

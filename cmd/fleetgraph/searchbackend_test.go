@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -81,25 +80,18 @@ func TestElasticsearchURLSelectsElasticsearchAndRunsTheIndexer(t *testing.T) {
 		t.Fatal(err)
 	}
 	var bulkLines atomic.Value
-	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("X-Elastic-Product", "Elasticsearch")
-		w.Header().Set("Content-Type", "application/json")
-		switch {
-		case r.URL.Path == "/":
-			_, _ = io.WriteString(w, `{"version":{"number":"8.19.0"}}`)
-		case r.URL.Path == "/_bulk":
-			body, _ := io.ReadAll(r.Body)
-			if strings.Contains(string(body), "m-es-1") {
-				bulkLines.Store(string(body))
-			}
-			n := strings.Count(strings.TrimSpace(string(body)), "\n")/2 + 1
-			items := strings.Repeat(`{"index":{"status":201}},`, n)
-			_, _ = io.WriteString(w, `{"errors":false,"items":[`+strings.TrimSuffix(items, ",")+`]}`)
-		default:
-			http.NotFound(w, r)
+	fake := apitest.NewFakeES(t, func(r apitest.ESRequest) (int, string) {
+		if r.Path != "/_bulk" {
+			return http.StatusNotFound, "404 page not found\n"
 		}
-	}))
-	defer fake.Close()
+		body := string(r.Body)
+		if strings.Contains(body, "m-es-1") {
+			bulkLines.Store(body)
+		}
+		n := strings.Count(strings.TrimSpace(body), "\n")/2 + 1
+		items := strings.Repeat(`{"index":{"status":201}},`, n)
+		return http.StatusOK, `{"errors":false,"items":[` + strings.TrimSuffix(items, ",") + `]}`
+	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cfg := config{DataDir: t.TempDir(), ElasticURL: fake.URL}

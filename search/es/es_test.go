@@ -4,95 +4,24 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/search"
 )
 
-// recorded is one request the fake Elasticsearch received.
-type recorded struct {
-	Method, Path, ContentType string
-	Query                     url.Values
-	Body                      []byte
-}
-
-// fakeES answers like Elasticsearch: GET / with the product header and a
-// version, everything else through handle, which sees every other request.
-type fakeES struct {
-	srv    *httptest.Server
-	mu     sync.Mutex
-	reqs   []recorded
-	handle func(r recorded) (int, string)
-}
-
-func newFakeES(t *testing.T, handle func(r recorded) (int, string)) *fakeES {
+func newBackend(t *testing.T, f *apitest.FakeES, secret string) *Backend {
 	t.Helper()
-	f := &fakeES{handle: handle}
-	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		w.Header().Set("X-Elastic-Product", "Elasticsearch")
-		w.Header().Set("Content-Type", "application/json")
-		if r.Method == http.MethodGet && r.URL.Path == "/" {
-			_, _ = io.WriteString(w, `{"name":"fake","cluster_name":"fake","version":{"number":"8.19.7","build_flavor":"default"},"tagline":"You Know, for Search"}`)
-			return
-		}
-		rec := recorded{Method: r.Method, Path: r.URL.Path, ContentType: r.Header.Get("Content-Type"), Query: r.URL.Query(), Body: body}
-		f.mu.Lock()
-		f.reqs = append(f.reqs, rec)
-		h := f.handle
-		f.mu.Unlock()
-		status, out := http.StatusOK, `{}`
-		if h != nil {
-			status, out = h(rec)
-		}
-		w.WriteHeader(status)
-		_, _ = io.WriteString(w, out)
-	}))
-	t.Cleanup(f.srv.Close)
-	return f
-}
-
-func (f *fakeES) requests() []recorded {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]recorded(nil), f.reqs...)
-}
-
-func (f *fakeES) setHandler(h func(r recorded) (int, string)) {
-	f.mu.Lock()
-	f.handle = h
-	f.mu.Unlock()
-}
-
-func newBackend(t *testing.T, f *fakeES, secret string) *Backend {
-	t.Helper()
-	b, err := New(f.srv.URL, nil, []byte(secret), nil)
+	b, err := New(f.URL, nil, []byte(secret), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return b
-}
-
-func jsonEqual(t *testing.T, got []byte, want string) {
-	t.Helper()
-	var g, w any
-	if err := json.Unmarshal(got, &g); err != nil {
-		t.Fatalf("body %q is not JSON: %v", got, err)
-	}
-	if err := json.Unmarshal([]byte(want), &w); err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(g, w) {
-		t.Fatalf("body = %s, want %s", got, want)
-	}
 }
 
 func wantQuery(t *testing.T, got url.Values, want map[string]string) {
@@ -113,7 +42,7 @@ const searchAnswer = `{"took":1,"timed_out":false,"hits":{"total":{"value":2,"re
 	"hits":[{"_index":"analytics-production-acme-measurements-videomeasurement","_id":"m1","_score":1,"_source":{"id":"m1","n":12345678901234567}}]}}`
 
 func TestSearchRequest(t *testing.T) {
-	f := newFakeES(t, func(recorded) (int, string) { return 200, searchAnswer })
+	f := apitest.NewFakeES(t, func(apitest.ESRequest) (int, string) { return 200, searchAnswer })
 	b := newBackend(t, f, "secret")
 	// The body's "index" is not an index choice: only the scope is.
 	body := map[string]any{"query": map[string]any{"term": map[string]any{"study.subject": "s1"}}, "size": 5,
@@ -123,7 +52,7 @@ func TestSearchRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reqs := f.requests()
+	reqs := f.Requests()
 	if len(reqs) != 1 {
 		t.Fatalf("%d requests, want 1", len(reqs))
 	}
@@ -132,7 +61,7 @@ func TestSearchRequest(t *testing.T) {
 		t.Fatalf("request %s %s, want POST %s", r.Method, r.Path, untypedPath)
 	}
 	wantQuery(t, r.Query, map[string]string{"ignore_unavailable": "true", "allow_no_indices": "true"})
-	jsonEqual(t, r.Body, `{"query":{"term":{"study.subject":"s1"}},"size":5,"index":"analytics-production-other-*"}`)
+	apitest.SameJSON(t, "body", r.Body, `{"query":{"term":{"study.subject":"s1"}},"size":5,"index":"analytics-production-other-*"}`)
 	if _, ok := out["_scroll_id"]; ok {
 		t.Fatal("a search without scroll has a _scroll_id")
 	}
@@ -147,24 +76,24 @@ func TestSearchRequest(t *testing.T) {
 }
 
 func TestSearchTypedScopeAndEmptyBody(t *testing.T) {
-	f := newFakeES(t, func(recorded) (int, string) { return 200, searchAnswer })
+	f := apitest.NewFakeES(t, func(apitest.ESRequest) (int, string) { return 200, searchAnswer })
 	b := newBackend(t, f, "secret")
 	_, err := b.Search(context.Background(), search.Request{Scope: search.Scope{DataOwnerID: 1, Slug: "acme",
 		Kind: search.KindMeasurement, Types: []string{"VideoMeasurement", "SpeedMeasurement"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := f.requests()[0]
+	r := f.Requests()[0]
 	want := "/analytics-production-acme-measurements-videomeasurement,analytics-production-acme-measurements-speedmeasurement/_search"
 	if r.Method != http.MethodPost || r.Path != want {
 		t.Fatalf("request %s %s, want POST %s", r.Method, r.Path, want)
 	}
 	wantQuery(t, r.Query, map[string]string{"ignore_unavailable": "true", "allow_no_indices": "true"})
-	jsonEqual(t, r.Body, `{}`)
+	apitest.SameJSON(t, "body", r.Body, `{}`)
 }
 
 func TestSearchRefusesBadScopes(t *testing.T) {
-	f := newFakeES(t, nil)
+	f := apitest.NewFakeES(t, nil)
 	b := newBackend(t, f, "secret")
 	for _, types := range [][]string{{"x,analytics-production-other-measurements"}, {"VideoMeasurement", "video*"},
 		{"video?"}, {"a b"}, {"a/b"}, {"a#b"}, {""}} {
@@ -188,7 +117,7 @@ func TestSearchRefusesBadScopes(t *testing.T) {
 			t.Fatalf("scope %+v: err = %v, want a server error", scope, err)
 		}
 	}
-	if n := len(f.requests()); n != 0 {
+	if n := len(f.Requests()); n != 0 {
 		t.Fatalf("%d requests reached Elasticsearch", n)
 	}
 }
@@ -202,7 +131,7 @@ func TestScroll(t *testing.T) {
 	}
 	const hit1 = `{"_index":"analytics-production-acme-anomaly_events","_id":"a1","_source":{"id":"a1"}}`
 	const hit2 = `{"_index":"analytics-production-acme-anomaly_events","_id":"a2","_source":{"id":"a2"}}`
-	f := newFakeES(t, func(r recorded) (int, string) {
+	f := apitest.NewFakeES(t, func(r apitest.ESRequest) (int, string) {
 		switch {
 		case r.Method == http.MethodDelete:
 			return 200, `{"succeeded":true,"num_freed":1}`
@@ -220,7 +149,7 @@ func TestScroll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := f.requests()[0]
+	r := f.Requests()[0]
 	if r.Path != "/analytics-production-acme-anomaly_events*/_search" {
 		t.Fatalf("path %s", r.Path)
 	}
@@ -234,12 +163,12 @@ func TestScroll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reqs := f.requests()
+	reqs := f.Requests()
 	r = reqs[1]
 	if r.Method != http.MethodPost || r.Path != "/_search/scroll" || len(r.Query) != 0 {
 		t.Fatalf("scroll request %s %s?%v", r.Method, r.Path, r.Query)
 	}
-	jsonEqual(t, r.Body, `{"scroll":"1m","scroll_id":"`+esID+`"}`)
+	apitest.SameJSON(t, "body", r.Body, `{"scroll":"1m","scroll_id":"`+esID+`"}`)
 	id2, _ := next["_scroll_id"].(string)
 	if !strings.HasPrefix(id2, "fgs1.7.") || id2 == id {
 		t.Fatalf("next scroll id %q", id2)
@@ -250,15 +179,15 @@ func TestScroll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reqs = f.requests()
+	reqs = f.Requests()
 	if len(reqs) != 4 {
 		t.Fatalf("%d requests, want search, 2 scrolls and a clear", len(reqs))
 	}
-	jsonEqual(t, reqs[2].Body, `{"scroll_id":"`+esID2+`"}`)
+	apitest.SameJSON(t, "body", reqs[2].Body, `{"scroll_id":"`+esID2+`"}`)
 	if r := reqs[3]; r.Method != http.MethodDelete || r.Path != "/_search/scroll" || len(r.Query) != 0 {
 		t.Fatalf("clear request %s %s?%v", r.Method, r.Path, r.Query)
 	}
-	jsonEqual(t, reqs[3].Body, `{"scroll_id":["`+esID3+`"]}`)
+	apitest.SameJSON(t, "body", reqs[3].Body, `{"scroll_id":["`+esID3+`"]}`)
 	if _, ok := last["_scroll_id"]; ok {
 		t.Fatalf("the last page carries a scroll id: %v", last)
 	}
@@ -275,7 +204,7 @@ func TestScroll(t *testing.T) {
 	}
 	foreign := out["_scroll_id"].(string)
 	parts := strings.Split(id, ".")
-	sent := len(f.requests())
+	sent := len(f.Requests())
 	for name, c := range map[string]struct {
 		owner int64
 		id    string
@@ -301,12 +230,12 @@ func TestScroll(t *testing.T) {
 			t.Fatalf("%s: err = %v, want a bad request", name, err)
 		}
 	}
-	if n := len(f.requests()); n != sent {
+	if n := len(f.Requests()); n != sent {
 		t.Fatalf("%d refused scroll ids reached Elasticsearch", n-sent)
 	}
 
 	// An expired scroll: Elasticsearch's 404 is a bad request.
-	f.setHandler(func(recorded) (int, string) {
+	f.SetAnswer(func(apitest.ESRequest) (int, string) {
 		return 404, `{"error":{"root_cause":[{"type":"search_context_missing_exception","reason":"No search context found for id [1]"}],"type":"search_phase_execution_exception","reason":"all shards failed"},"status":404}`
 	})
 	if _, err := b.ScrollNext(ctx, 7, id, "1m"); !errors.Is(err, search.ErrBadRequest) {
@@ -315,7 +244,7 @@ func TestScroll(t *testing.T) {
 }
 
 func TestESQL(t *testing.T) {
-	f := newFakeES(t, func(recorded) (int, string) {
+	f := apitest.NewFakeES(t, func(apitest.ESRequest) (int, string) {
 		return 200, `{"took":3,"is_partial":false,"columns":[{"name":"client_uuid","type":"keyword"},{"name":"n","type":"long"},{"name":"avg","type":"double"}],
 			"values":[["c1",3,1.5],["c2",1,null]]}`
 	})
@@ -325,13 +254,13 @@ func TestESQL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := f.requests()[0]
+	r := f.Requests()[0]
 	if r.Method != http.MethodPost || r.Path != "/_query" {
 		t.Fatalf("request %s %s", r.Method, r.Path)
 	}
 	wantQuery(t, r.Query, map[string]string{"format": "json"})
 	body, _ := json.Marshal(map[string]string{"query": q})
-	jsonEqual(t, r.Body, string(body))
+	apitest.SameJSON(t, "body", r.Body, string(body))
 	want := []map[string]any{
 		{"client_uuid": "c1", "n": json.Number("3"), "avg": json.Number("1.5")},
 		{"client_uuid": "c2", "n": json.Number("1"), "avg": nil},
@@ -340,7 +269,7 @@ func TestESQL(t *testing.T) {
 		t.Fatalf("rows = %#v", rows)
 	}
 
-	f.setHandler(func(recorded) (int, string) { return 200, `{"columns":[],"values":[]}` })
+	f.SetAnswer(func(apitest.ESRequest) (int, string) { return 200, `{"columns":[],"values":[]}` })
 	rows, err = b.ESQL(context.Background(), 1, "acme", q)
 	if err != nil || rows == nil || len(rows) != 0 {
 		t.Fatalf("empty result: %#v, %v", rows, err)
@@ -348,26 +277,26 @@ func TestESQL(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	f := newFakeES(t, nil)
+	f := apitest.NewFakeES(t, nil)
 	b := newBackend(t, f, "secret")
 	ctx := context.Background()
 	scope := search.Scope{DataOwnerID: 1, Slug: "acme", Kind: search.KindMeasurement}
 
-	f.setHandler(func(recorded) (int, string) {
+	f.SetAnswer(func(apitest.ESRequest) (int, string) {
 		return 400, `{"error":{"root_cause":[{"type":"parsing_exception","reason":"unknown query [nope]"}],"type":"parsing_exception","reason":"unknown query [nope]"},"status":400}`
 	})
 	_, err := b.Search(ctx, search.Request{Scope: scope, Body: map[string]any{"query": map[string]any{"nope": 1}}})
 	if !errors.Is(err, search.ErrBadRequest) || !strings.Contains(err.Error(), "parsing_exception: unknown query [nope]") {
 		t.Fatalf("400: err = %v", err)
 	}
-	f.setHandler(func(recorded) (int, string) {
+	f.SetAnswer(func(apitest.ESRequest) (int, string) {
 		return 400, `{"error":{"root_cause":[{"type":"verification_exception","reason":"Found 1 problem\nline 1:1: Unknown column [x]"}],"type":"verification_exception","reason":"Found 1 problem"},"status":400}`
 	})
 	if _, err := b.ESQL(ctx, 1, "acme", "FROM x"); !errors.Is(err, search.ErrBadRequest) || !strings.Contains(err.Error(), "Unknown column [x]") {
 		t.Fatalf("esql 400: err = %v", err)
 	}
 	for _, status := range []int{500, 401, 429} {
-		f.setHandler(func(recorded) (int, string) {
+		f.SetAnswer(func(apitest.ESRequest) (int, string) {
 			return status, `{"error":{"type":"some_exception","reason":"broken"},"status":500}`
 		})
 		_, err := b.Search(ctx, search.Request{Scope: scope})
@@ -381,7 +310,7 @@ func TestErrors(t *testing.T) {
 
 	// Time-outs come from the context.
 	release := make(chan struct{})
-	f.setHandler(func(recorded) (int, string) { <-release; return 200, `{}` })
+	f.SetAnswer(func(apitest.ESRequest) (int, string) { <-release; return 200, `{}` })
 	tctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	_, err = b.Search(tctx, search.Request{Scope: scope})
 	cancel()
@@ -391,7 +320,7 @@ func TestErrors(t *testing.T) {
 	}
 
 	// No Elasticsearch at all.
-	f.srv.Close()
+	f.Close()
 	if _, err := b.Search(ctx, search.Request{Scope: scope}); err == nil || errors.Is(err, search.ErrBadRequest) {
 		t.Fatalf("connection refused: err = %v", err)
 	}
@@ -411,7 +340,7 @@ func TestNewChecksArguments(t *testing.T) {
 // A scroll whose first page has no hits is over at once: cleared, no id.
 // A failure to clear does not fail the page.
 func TestScrollWithoutHits(t *testing.T) {
-	f := newFakeES(t, func(r recorded) (int, string) {
+	f := apitest.NewFakeES(t, func(r apitest.ESRequest) (int, string) {
 		if r.Method == http.MethodDelete {
 			return 500, `{"error":{"type":"exception","reason":"boom"},"status":500}`
 		}
@@ -426,7 +355,7 @@ func TestScrollWithoutHits(t *testing.T) {
 	if _, ok := out["_scroll_id"]; ok {
 		t.Fatalf("an empty scroll carries a scroll id: %v", out)
 	}
-	reqs := f.requests()
+	reqs := f.Requests()
 	if len(reqs) < 2 {
 		t.Fatalf("%d requests, want the search and a clear", len(reqs))
 	}
@@ -435,16 +364,16 @@ func TestScrollWithoutHits(t *testing.T) {
 		if r.Method != http.MethodDelete || r.Path != "/_search/scroll" {
 			t.Fatalf("clear request %s %s", r.Method, r.Path)
 		}
-		jsonEqual(t, r.Body, `{"scroll_id":["c2Nyb2xs"]}`)
+		apitest.SameJSON(t, "body", r.Body, `{"scroll_id":["c2Nyb2xs"]}`)
 	}
 
 	// Without scroll nothing is cleared, even when Elasticsearch sends an id.
-	sent := len(f.requests())
+	sent := len(f.Requests())
 	if _, err := b.Search(context.Background(), search.Request{
 		Scope: search.Scope{DataOwnerID: 1, Slug: "acme", Kind: search.KindMeasurement}}); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(f.requests()) - sent; n != 1 {
+	if n := len(f.Requests()) - sent; n != 1 {
 		t.Fatalf("%d requests for a plain search, want 1", n)
 	}
 }
@@ -454,52 +383,52 @@ func TestScrollWithoutHits(t *testing.T) {
 // on the embedded backend. Names that can never exist, and other errors,
 // stay errors.
 func TestESQLMissingIndices(t *testing.T) {
-	f := newFakeES(t, nil)
+	f := apitest.NewFakeES(t, nil)
 	b := newBackend(t, f, "secret")
 	ctx := context.Background()
-	verification := func(reason string) func(recorded) (int, string) {
+	verification := func(reason string) func(apitest.ESRequest) (int, string) {
 		body, _ := json.Marshal(map[string]any{"error": map[string]any{
 			"root_cause": []any{map[string]any{"type": "verification_exception", "reason": reason}},
 			"type":       "verification_exception", "reason": reason}, "status": 400})
-		return func(recorded) (int, string) { return 400, string(body) }
+		return func(apitest.ESRequest) (int, string) { return 400, string(body) }
 	}
-	empty := map[string]func(recorded) (int, string){
+	empty := map[string]func(apitest.ESRequest) (int, string){
 		"narrowed pattern": verification("Found 1 problem\nline 1:1: Unknown index [analytics-production-acme-*]"),
 		"kind pattern":     verification("Found 1 problem\nline 1:1: Unknown index [analytics-production-acme-measurements*]"),
 		"typed index":      verification("Found 1 problem\nline 1:1: Unknown index [analytics-production-acme-measurements-videomeasurement]"),
 		"with exclusion":   verification("Found 1 problem\nline 1:1: Unknown index [analytics-production-acme-*,-analytics-production-acme-lookup-clients]"),
 		"list":             verification("Found 1 problem\nline 1:1: Unknown index [analytics-production-acme-measurements*,analytics-production-acme-anomaly_events]"),
-		"index not found": func(recorded) (int, string) {
+		"index not found": func(apitest.ESRequest) (int, string) {
 			return 404, `{"error":{"root_cause":[{"type":"index_not_found_exception","reason":"no such index [analytics-production-acme-anomaly_events]","index":"analytics-production-acme-anomaly_events"}],"type":"index_not_found_exception","reason":"no such index [analytics-production-acme-anomaly_events]","resource.type":"index_or_alias","resource.id":"analytics-production-acme-anomaly_events","index_uuid":"_na_","index":"analytics-production-acme-anomaly_events"},"status":404}`
 		},
 	}
 	for name, h := range empty {
-		f.setHandler(h)
+		f.SetAnswer(h)
 		rows, err := b.ESQL(ctx, 1, "acme", "FROM analytics-production-acme*")
 		if err != nil || rows == nil || len(rows) != 0 {
 			t.Fatalf("%s: rows %v, err %v, want no rows", name, rows, err)
 		}
 	}
-	bad := map[string]func(recorded) (int, string){
+	bad := map[string]func(apitest.ESRequest) (int, string){
 		"no such kind":    verification("Found 1 problem\nline 1:1: Unknown index [analytics-production-acme-nothing]"),
 		"other owner":     verification("Found 1 problem\nline 1:1: Unknown index [analytics-production-beta-*]"),
 		"and a column":    verification("Found 2 problems\nline 1:1: Unknown index [analytics-production-acme-*]\nline 1:40: Unknown column [x]"),
 		"only exclusions": verification("Found 1 problem\nline 1:1: Unknown index [-analytics-production-acme-x]"),
 		"unknown column":  verification("Found 1 problem\nline 1:40: Unknown column [x]"),
-		"parsing": func(recorded) (int, string) {
+		"parsing": func(apitest.ESRequest) (int, string) {
 			return 400, `{"error":{"type":"parsing_exception","reason":"line 1:1: mismatched input"},"status":400}`
 		},
-		"other not found": func(recorded) (int, string) {
+		"other not found": func(apitest.ESRequest) (int, string) {
 			return 404, `{"error":{"type":"resource_not_found_exception","reason":"x"},"status":404}`
 		},
 	}
 	for name, h := range bad {
-		f.setHandler(h)
+		f.SetAnswer(h)
 		if _, err := b.ESQL(ctx, 1, "acme", "FROM analytics-production-acme*"); !errors.Is(err, search.ErrBadRequest) {
 			t.Fatalf("%s: err = %v, want a bad request", name, err)
 		}
 	}
-	f.setHandler(func(recorded) (int, string) {
+	f.SetAnswer(func(apitest.ESRequest) (int, string) {
 		return 503, `{"error":{"type":"unavailable_shards_exception","reason":"x"},"status":503}`
 	})
 	if _, err := b.ESQL(ctx, 1, "acme", "FROM analytics-production-acme*"); err == nil || errors.Is(err, search.ErrBadRequest) {
@@ -512,7 +441,7 @@ func TestESQLMissingIndices(t *testing.T) {
 func TestBackendTimeout(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
-	f := newFakeES(t, func(recorded) (int, string) { <-release; return 200, `{}` })
+	f := apitest.NewFakeES(t, func(apitest.ESRequest) (int, string) { <-release; return 200, `{}` })
 	b := newBackend(t, f, "secret")
 	if b.Timeout != DefaultTimeout {
 		t.Fatalf("default timeout %v", b.Timeout)

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/store/testdb"
 )
@@ -91,7 +92,7 @@ func bulkOp(t *testing.T, line string) string {
 	return ""
 }
 
-func parseBulk(t *testing.T, r recorded) []bulkLine {
+func parseBulk(t *testing.T, r apitest.ESRequest) []bulkLine {
 	t.Helper()
 	if r.Method != http.MethodPost || r.Path != "/_bulk" || len(r.Query) != 0 {
 		t.Fatalf("bulk request %s %s?%v", r.Method, r.Path, r.Query)
@@ -127,8 +128,8 @@ func parseBulk(t *testing.T, r recorded) []bulkLine {
 
 // bulkAnswer answers each action of a bulk request with the given status
 // (201 for index, 200 for delete when not given), keyed by its operation.
-func bulkAnswer(statuses ...int) func(r recorded) (int, string) {
-	return func(r recorded) (int, string) {
+func bulkAnswer(statuses ...int) func(r apitest.ESRequest) (int, string) {
+	return func(r apitest.ESRequest) (int, string) {
 		var ops []string
 		sc := bufio.NewScanner(bytes.NewReader(r.Body))
 		for sc.Scan() {
@@ -169,7 +170,7 @@ func bulkAnswer(statuses ...int) func(r recorded) (int, string) {
 	}
 }
 
-func newTestIndexer(t *testing.T, f *fakeES, pool *pgxpool.Pool, batch int) *Indexer {
+func newTestIndexer(t *testing.T, f *apitest.FakeES, pool *pgxpool.Pool, batch int) *Indexer {
 	t.Helper()
 	b := newBackend(t, f, "secret")
 	ix := NewIndexer(b.Client(), pool, nil)
@@ -195,8 +196,6 @@ func runOnce(t *testing.T, ix *Indexer) (int, error) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
-
-func ptr(s string) *string { return &s }
 
 func action(index, id string) string {
 	return `{"index":{"_id":"` + id + `","_index":"` + index + `"}}`
@@ -247,7 +246,7 @@ func wantLines(t *testing.T, got []bulkLine, want []bulkLine) {
 			}
 			continue
 		}
-		jsonEqual(t, []byte(got[i].source), want[i].source)
+		apitest.SameJSON(t, "body", []byte(got[i].source), want[i].source)
 		if strings.Contains(got[i].source, "\n") {
 			t.Fatalf("source %d spans lines", i)
 		}
@@ -256,18 +255,18 @@ func wantLines(t *testing.T, got []bulkLine, want []bulkLine) {
 
 func TestIndexerBulkAndCursor(t *testing.T) {
 	pool := testPool(t)
-	f := newFakeES(t, bulkAnswer())
+	f := apitest.NewFakeES(t, bulkAnswer())
 	acme, beta := addOwner(t, pool, "acme"), addOwner(t, pool, "beta_co")
-	addDoc(t, pool, acme, "measurement", "m1", ptr("VideoMeasurement"), `{"id":"m1","type":"VideoMeasurement","note":"a\nb"}`)
+	addDoc(t, pool, acme, "measurement", "m1", apitest.Ptr("VideoMeasurement"), `{"id":"m1","type":"VideoMeasurement","note":"a\nb"}`)
 	v2 := addDoc(t, pool, acme, "anomaly_event", "a1", nil, `{"id":"a1","severity":"warning"}`)
-	v3 := addDoc(t, pool, beta, "measurement", "m2", ptr("SpeedMeasurement"), `{"id":"m2","type":"SpeedMeasurement"}`)
+	v3 := addDoc(t, pool, beta, "measurement", "m2", apitest.Ptr("SpeedMeasurement"), `{"id":"m2","type":"SpeedMeasurement"}`)
 	ix := newTestIndexer(t, f, pool, 2)
 
 	n, err := runOnce(t, ix)
 	if err != nil || n != 2 {
 		t.Fatalf("first batch: %d, %v", n, err)
 	}
-	reqs := f.requests()
+	reqs := f.Requests()
 	if len(reqs) != 1 {
 		t.Fatalf("%d requests", len(reqs))
 	}
@@ -283,7 +282,7 @@ func TestIndexerBulkAndCursor(t *testing.T) {
 	if err != nil || n != 1 {
 		t.Fatalf("second batch: %d, %v", n, err)
 	}
-	wantLines(t, parseBulk(t, f.requests()[1]), []bulkLine{
+	wantLines(t, parseBulk(t, f.Requests()[1]), []bulkLine{
 		{action("analytics-production-beta_co-measurements-speedmeasurement", "m2"), `{"id":"m2","type":"SpeedMeasurement"}`},
 	})
 	if c := cursor(t, pool); c < v3 {
@@ -295,7 +294,7 @@ func TestIndexerBulkAndCursor(t *testing.T) {
 			t.Fatalf("nothing left: %d, %v", n, err)
 		}
 	}
-	if len(f.requests()) != 2 {
+	if len(f.Requests()) != 2 {
 		t.Fatal("a request was sent with nothing to index")
 	}
 
@@ -304,19 +303,19 @@ func TestIndexerBulkAndCursor(t *testing.T) {
 	if n, err := runOnce(t, ix); err != nil || n != 1 {
 		t.Fatalf("after update: %d, %v", n, err)
 	}
-	wantLines(t, parseBulk(t, f.requests()[2]), []bulkLine{
+	wantLines(t, parseBulk(t, f.Requests()[2]), []bulkLine{
 		{action("analytics-production-acme-anomaly_events", "a1"), `{"id":"a1","severity":"critical"}`},
 	})
 }
 
 func TestIndexerRetriesFailedBatches(t *testing.T) {
 	pool := testPool(t)
-	f := newFakeES(t, func(recorded) (int, string) {
+	f := apitest.NewFakeES(t, func(apitest.ESRequest) (int, string) {
 		return 500, `{"error":{"type":"exception","reason":"boom"},"status":500}`
 	})
 	acme := addOwner(t, pool, "acme")
-	addDoc(t, pool, acme, "measurement", "m1", ptr("VideoMeasurement"), `{"id":"m1"}`)
-	v2 := addDoc(t, pool, acme, "measurement", "m2", ptr("VideoMeasurement"), `{"id":"m2"}`)
+	addDoc(t, pool, acme, "measurement", "m1", apitest.Ptr("VideoMeasurement"), `{"id":"m1"}`)
+	v2 := addDoc(t, pool, acme, "measurement", "m2", apitest.Ptr("VideoMeasurement"), `{"id":"m2"}`)
 	ix := newTestIndexer(t, f, pool, 10)
 
 	// A 500 of the whole request: error, cursor unchanged.
@@ -327,7 +326,7 @@ func TestIndexerRetriesFailedBatches(t *testing.T) {
 		t.Fatalf("cursor moved to %d after a failed batch", c)
 	}
 	// One item refused with 503 (retryable): error, cursor unchanged.
-	f.setHandler(bulkAnswer(201, 503))
+	f.SetAnswer(bulkAnswer(201, 503))
 	if n, err := ix.RunOnce(context.Background()); err == nil || n != 0 {
 		t.Fatalf("item 503: %d, %v", n, err)
 	}
@@ -335,11 +334,11 @@ func TestIndexerRetriesFailedBatches(t *testing.T) {
 		t.Fatalf("cursor moved to %d after a failed item", c)
 	}
 	// Then Elasticsearch takes it: the same batch again, cursor moves.
-	f.setHandler(bulkAnswer())
+	f.SetAnswer(bulkAnswer())
 	if n, err := ix.RunOnce(context.Background()); err != nil || n != 2 {
 		t.Fatalf("retry: %d, %v", n, err)
 	}
-	reqs := f.requests()
+	reqs := f.Requests()
 	if len(reqs) != 3 {
 		t.Fatalf("%d requests, want 3", len(reqs))
 	}
@@ -354,8 +353,8 @@ func TestIndexerRetriesFailedBatches(t *testing.T) {
 	}
 
 	// A document refused for good (mapping error) is skipped.
-	v3 := addDoc(t, pool, acme, "measurement", "m3", ptr("VideoMeasurement"), `{"id":"m3"}`)
-	f.setHandler(bulkAnswer(400))
+	v3 := addDoc(t, pool, acme, "measurement", "m3", apitest.Ptr("VideoMeasurement"), `{"id":"m3"}`)
+	f.SetAnswer(bulkAnswer(400))
 	if n, err := runOnce(t, ix); err != nil || n != 1 {
 		t.Fatalf("refused document: %d, %v", n, err)
 	}
@@ -366,10 +365,10 @@ func TestIndexerRetriesFailedBatches(t *testing.T) {
 
 func TestIndexerResumesAfterRestart(t *testing.T) {
 	pool := testPool(t)
-	f := newFakeES(t, bulkAnswer())
+	f := apitest.NewFakeES(t, bulkAnswer())
 	acme := addOwner(t, pool, "acme")
 	for i := 1; i <= 3; i++ {
-		addDoc(t, pool, acme, "client_report", fmt.Sprintf("r%d", i), ptr("P1203ClientReport"), fmt.Sprintf(`{"id":"r%d"}`, i))
+		addDoc(t, pool, acme, "client_report", fmt.Sprintf("r%d", i), apitest.Ptr("P1203ClientReport"), fmt.Sprintf(`{"id":"r%d"}`, i))
 	}
 	first := newTestIndexer(t, f, pool, 2)
 	if n, err := runOnce(t, first); err != nil || n != 2 {
@@ -380,7 +379,7 @@ func TestIndexerResumesAfterRestart(t *testing.T) {
 	if n, err := runOnce(t, newTestIndexer(t, f, pool, 2)); err != nil || n != 1 {
 		t.Fatalf("second indexer: %d, %v", n, err)
 	}
-	reqs := f.requests()
+	reqs := f.Requests()
 	wantLines(t, parseBulk(t, reqs[len(reqs)-1]), []bulkLine{
 		{action("analytics-production-acme-client_reports-p1203clientreport", "r3"), `{"id":"r3"}`},
 	})
@@ -390,7 +389,7 @@ func TestIndexerResumesAfterRestart(t *testing.T) {
 // visible must not be skipped.
 func TestIndexerWaitsForOpenTransactions(t *testing.T) {
 	pool := testPool(t)
-	f := newFakeES(t, bulkAnswer())
+	f := apitest.NewFakeES(t, bulkAnswer())
 	acme := addOwner(t, pool, "acme")
 	ctx := context.Background()
 	tx, err := pool.Begin(ctx)
@@ -416,7 +415,7 @@ func TestIndexerWaitsForOpenTransactions(t *testing.T) {
 	if n, err := runOnce(t, ix); err != nil || n != 2 {
 		t.Fatalf("after commit: %d, %v", n, err)
 	}
-	wantLines(t, parseBulk(t, f.requests()[0]), []bulkLine{
+	wantLines(t, parseBulk(t, f.Requests()[0]), []bulkLine{
 		{action("analytics-production-acme-measurements", "late"), `{"id":"late"}`},
 		{action("analytics-production-acme-measurements", "early"), `{"id":"early"}`},
 	})
@@ -427,7 +426,7 @@ func TestIndexerWaitsForOpenTransactions(t *testing.T) {
 // must not be passed either.
 func TestIndexerWaitsForTheNewestOpenTransaction(t *testing.T) {
 	pool := testPool(t)
-	f := newFakeES(t, bulkAnswer())
+	f := apitest.NewFakeES(t, bulkAnswer())
 	acme := addOwner(t, pool, "acme")
 	ctx := context.Background()
 	ix := newTestIndexer(t, f, pool, 10)
@@ -452,7 +451,7 @@ func TestIndexerWaitsForTheNewestOpenTransaction(t *testing.T) {
 	if n, err := runOnce(t, ix); err != nil || n != 1 {
 		t.Fatalf("after commit: %d, %v", n, err)
 	}
-	wantLines(t, parseBulk(t, f.requests()[0]), []bulkLine{
+	wantLines(t, parseBulk(t, f.Requests()[0]), []bulkLine{
 		{action("analytics-production-acme-measurements", "late"), `{"id":"late"}`},
 	})
 }
@@ -461,9 +460,9 @@ func TestIndexerRun(t *testing.T) {
 	pool := testPool(t)
 	var fails atomic.Int32
 	fails.Store(1)
-	f := newFakeES(t, nil)
+	f := apitest.NewFakeES(t, nil)
 	ok := bulkAnswer()
-	f.setHandler(func(r recorded) (int, string) {
+	f.SetAnswer(func(r apitest.ESRequest) (int, string) {
 		if fails.Add(-1) >= 0 {
 			return 500, `{"error":"boom"}`
 		}
@@ -472,7 +471,7 @@ func TestIndexerRun(t *testing.T) {
 	acme := addOwner(t, pool, "acme")
 	var last int64
 	for i := range 5 {
-		last = addDoc(t, pool, acme, "event_bundle", fmt.Sprintf("b%d", i), ptr("VideoEventBundle"), `{}`)
+		last = addDoc(t, pool, acme, "event_bundle", fmt.Sprintf("b%d", i), apitest.Ptr("VideoEventBundle"), `{}`)
 	}
 	ix := newTestIndexer(t, f, pool, 2)
 	ix.Idle, ix.MinBackoff, ix.MaxBackoff = 5*time.Millisecond, 5*time.Millisecond, 20*time.Millisecond
@@ -490,7 +489,7 @@ func TestIndexerRun(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("Run returned %v", err)
 	}
-	reqs := f.requests()
+	reqs := f.Requests()
 	if len(reqs) != 4 { // the failed batch of 2, then 2 + 2 + 1
 		t.Fatalf("%d bulk requests, want 4", len(reqs))
 	}
@@ -517,9 +516,9 @@ func TestIndexerRun(t *testing.T) {
 // already has).
 func TestIndexerExternalVersions(t *testing.T) {
 	pool := testPool(t)
-	f := newFakeES(t, bulkAnswer())
+	f := apitest.NewFakeES(t, bulkAnswer())
 	acme := addOwner(t, pool, "acme")
-	v1 := addDoc(t, pool, acme, "measurement", "m1", ptr("VideoMeasurement"), `{"id":"m1"}`)
+	v1 := addDoc(t, pool, acme, "measurement", "m1", apitest.Ptr("VideoMeasurement"), `{"id":"m1"}`)
 	v2 := addDoc(t, pool, acme, "anomaly_event", "a1", nil, `{"id":"a1"}`)
 	ix := newTestIndexer(t, f, pool, 10)
 	indexAll(t, ix, pool, v2)
@@ -528,10 +527,10 @@ func TestIndexerExternalVersions(t *testing.T) {
 	v4 := addDoc(t, pool, acme, "anomaly_event", "a1", nil, `{"id":"a1","severity":"critical"}`)
 	// Elasticsearch has a1 at a newer version already (409), and the
 	// delete is a resend (409 too): both done, the cursor moves.
-	f.setHandler(bulkAnswer(409, 409))
+	f.SetAnswer(bulkAnswer(409, 409))
 	indexAll(t, ix, pool, v4)
 
-	reqs := f.requests()
+	reqs := f.Requests()
 	var got []int64
 	for _, r := range reqs {
 		body := parseBulk(t, r)
@@ -556,27 +555,27 @@ func TestIndexerExternalVersions(t *testing.T) {
 // Elasticsearch takes it. Only a 400 (the document itself refused) skips.
 func TestIndexerRetriesItemsRefusedForTheCluster(t *testing.T) {
 	pool := testPool(t)
-	f := newFakeES(t, nil)
+	f := apitest.NewFakeES(t, nil)
 	acme := addOwner(t, pool, "acme")
-	addDoc(t, pool, acme, "measurement", "m1", ptr("VideoMeasurement"), `{"id":"m1"}`)
-	v2 := addDoc(t, pool, acme, "measurement", "m2", ptr("VideoMeasurement"), `{"id":"m2"}`)
+	addDoc(t, pool, acme, "measurement", "m1", apitest.Ptr("VideoMeasurement"), `{"id":"m1"}`)
+	v2 := addDoc(t, pool, acme, "measurement", "m2", apitest.Ptr("VideoMeasurement"), `{"id":"m2"}`)
 	ix := newTestIndexer(t, f, pool, 10)
-	item := func(status int, typ, reason string) func(recorded) (int, string) {
-		return func(recorded) (int, string) {
+	item := func(status int, typ, reason string) func(apitest.ESRequest) (int, string) {
+		return func(apitest.ESRequest) (int, string) {
 			return 200, fmt.Sprintf(`{"took":1,"errors":true,"items":[`+
 				`{"index":{"_index":"%s","_id":"m1","_version":1,"result":"created","status":201}},`+
 				`{"index":{"_index":"%s","_id":"m2","status":%d,"error":{"type":"%s","reason":"%s"}}}]}`,
 				videoIndex, videoIndex, status, typ, reason)
 		}
 	}
-	for _, h := range []func(recorded) (int, string){
+	for _, h := range []func(apitest.ESRequest) (int, string){
 		item(403, "cluster_block_exception", "index [x] blocked by: [FORBIDDEN/8/index write (api)];"),
 		item(404, "index_not_found_exception", "no such index [x] and [action.auto_create_index] is [false]"),
 		item(401, "security_exception", "missing authentication credentials"),
 		item(429, "es_rejected_execution_exception", "rejected execution"),
 		item(500, "exception", "boom"),
 	} {
-		f.setHandler(h)
+		f.SetAnswer(h)
 		n, err := runOnce(t, ix)
 		if err == nil || n != 0 || !strings.Contains(err.Error(), "m2") {
 			t.Fatalf("%d, %v: want the batch failed, naming m2", n, err)
@@ -585,11 +584,11 @@ func TestIndexerRetriesItemsRefusedForTheCluster(t *testing.T) {
 			t.Fatalf("cursor moved to %d", c)
 		}
 	}
-	f.setHandler(bulkAnswer())
+	f.SetAnswer(bulkAnswer())
 	if n, err := ix.RunOnce(context.Background()); err != nil || n != 2 {
 		t.Fatalf("block lifted: %d, %v", n, err)
 	}
-	reqs := f.requests()
+	reqs := f.Requests()
 	if len(reqs) != 6 {
 		t.Fatalf("%d bulk requests, want 6", len(reqs))
 	}
@@ -610,10 +609,10 @@ func TestIndexerRetriesItemsRefusedForTheCluster(t *testing.T) {
 func TestIndexerElasticsearchDownThenBack(t *testing.T) {
 	pool := testPool(t)
 	acme := addOwner(t, pool, "acme")
-	v1 := addDoc(t, pool, acme, "measurement", "m1", ptr("VideoMeasurement"), `{"id":"m1"}`)
+	v1 := addDoc(t, pool, acme, "measurement", "m1", apitest.Ptr("VideoMeasurement"), `{"id":"m1"}`)
 
-	down := newFakeES(t, nil)
-	down.srv.Close()
+	down := apitest.NewFakeES(t, nil)
+	down.Close()
 	ix := newTestIndexer(t, down, pool, 10)
 	if n, err := runOnce(t, ix); err == nil || n != 0 {
 		t.Fatalf("connection refused: %d, %v", n, err)
@@ -622,7 +621,7 @@ func TestIndexerElasticsearchDownThenBack(t *testing.T) {
 
 	release := make(chan struct{})
 	defer close(release)
-	hung := newFakeES(t, func(recorded) (int, string) { <-release; return 200, `{}` })
+	hung := apitest.NewFakeES(t, func(apitest.ESRequest) (int, string) { <-release; return 200, `{}` })
 	ix = newTestIndexer(t, hung, pool, 10)
 	if ix.Timeout != 2*time.Minute {
 		t.Fatalf("default timeout %v", ix.Timeout)
@@ -640,8 +639,8 @@ func TestIndexerElasticsearchDownThenBack(t *testing.T) {
 	}
 	ix.Close()
 
-	up := newFakeES(t, bulkAnswer())
+	up := apitest.NewFakeES(t, bulkAnswer())
 	ix = newTestIndexer(t, up, pool, 10)
 	indexAll(t, ix, pool, v1)
-	wantLines(t, parseBulk(t, up.requests()[0]), []bulkLine{{action(videoIndex, "m1"), `{"id":"m1"}`}})
+	wantLines(t, parseBulk(t, up.Requests()[0]), []bulkLine{{action(videoIndex, "m1"), `{"id":"m1"}`}})
 }

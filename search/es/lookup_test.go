@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/store/testdb"
@@ -30,7 +31,7 @@ const (
 )
 
 // lookupES answers index creations and bulk requests like Elasticsearch.
-func lookupES(r recorded) (int, string) {
+func lookupES(r apitest.ESRequest) (int, string) {
 	if r.Method == http.MethodPut {
 		return 200, `{"acknowledged":true,"shards_acknowledged":true,"index":"` + strings.TrimPrefix(r.Path, "/") + `"}`
 	}
@@ -38,7 +39,7 @@ func lookupES(r recorded) (int, string) {
 }
 
 // newLookupIndexer is an indexer that runs a lookup pass on every RunOnce.
-func newLookupIndexer(t *testing.T, f *fakeES, pool *pgxpool.Pool, batch int) *Indexer {
+func newLookupIndexer(t *testing.T, f *apitest.FakeES, pool *pgxpool.Pool, batch int) *Indexer {
 	t.Helper()
 	ix := newTestIndexer(t, f, pool, batch)
 	ix.LookupInterval = 0
@@ -60,7 +61,7 @@ func addClient(t *testing.T, pool *pgxpool.Pool, owner int64, uuid, typ string, 
 }
 
 // wantCreate checks the creation request of a lookup index.
-func wantCreate(t *testing.T, r recorded, index string) {
+func wantCreate(t *testing.T, r apitest.ESRequest, index string) {
 	t.Helper()
 	if r.Method != http.MethodPut || r.Path != "/"+index || len(r.Query) != 0 {
 		t.Fatalf("request %s %s?%v, want PUT /%s", r.Method, r.Path, r.Query, index)
@@ -68,7 +69,7 @@ func wantCreate(t *testing.T, r recorded, index string) {
 	if r.ContentType != "application/json" {
 		t.Fatalf("content type %q", r.ContentType)
 	}
-	jsonEqual(t, r.Body, lookupCreateBody)
+	apitest.SameJSON(t, "body", r.Body, lookupCreateBody)
 }
 
 // lookupDoc is one expected action of a lookup bulk request: an index of
@@ -78,7 +79,7 @@ type lookupDoc struct{ index, id, source string }
 // wantLookupBulk checks a bulk request line by line: the action with an
 // external version, greater than the last one seen (*last), and the source
 // byte for byte (field order included).
-func wantLookupBulk(t *testing.T, r recorded, last *int64, want ...lookupDoc) {
+func wantLookupBulk(t *testing.T, r apitest.ESRequest, last *int64, want ...lookupDoc) {
 	t.Helper()
 	if r.Method != http.MethodPost || r.Path != "/_bulk" || len(r.Query) != 0 || r.ContentType != "application/x-ndjson" {
 		t.Fatalf("bulk request %s %s?%v (%s)", r.Method, r.Path, r.Query, r.ContentType)
@@ -123,15 +124,15 @@ func wantLookupBulk(t *testing.T, r recorded, last *int64, want ...lookupDoc) {
 }
 
 // quiet runs RunOnce a few times and checks that nothing is sent.
-func quiet(t *testing.T, ix *Indexer, f *fakeES) {
+func quiet(t *testing.T, ix *Indexer, f *apitest.FakeES) {
 	t.Helper()
-	before := len(f.requests())
+	before := len(f.Requests())
 	for range 3 {
 		if n, err := ix.RunOnce(context.Background()); n != 0 || err != nil {
 			t.Fatalf("nothing to do: %d, %v", n, err)
 		}
 	}
-	if reqs := f.requests(); len(reqs) != before {
+	if reqs := f.Requests(); len(reqs) != before {
 		t.Fatalf("%d requests with nothing to do: %+v", len(reqs)-before, reqs[before:])
 	}
 }
@@ -158,21 +159,21 @@ const (
 // document in its own data owner's index only.
 func TestLookupIndexCreatedAndFleetIndexed(t *testing.T) {
 	pool := testPool(t)
-	f := newFakeES(t, lookupES)
+	f := apitest.NewFakeES(t, lookupES)
 	acme, beta := addOwner(t, pool, "acme"), addOwner(t, pool, "beta")
 	addOwner(t, pool, "gamma")
 	// Microseconds are cut to milliseconds; another offset becomes UTC.
-	shared := addClient(t, pool, acme, uuid1, "automator", ptr("Kitchen"), nil, []string{"living", "4k"}, "2026-11-01 06:00:00.123456+00")
+	shared := addClient(t, pool, acme, uuid1, "automator", apitest.Ptr("Kitchen"), nil, []string{"living", "4k"}, "2026-11-01 06:00:00.123456+00")
 	addClient(t, pool, acme, uuid2, "browser", nil, nil, []string{}, "2026-11-01 08:00:00+02")
-	addClient(t, pool, acme, uuid3, "automator", ptr(`Bob's "den"`), ptr("2nd floor"), nil, "2025-12-31 23:59:59.9999+00")
-	addClient(t, pool, beta, strings.ToUpper(uuid4), "automator", ptr("Lab"), nil, []string{"x"}, "2026-01-02 03:04:05.006+00")
+	addClient(t, pool, acme, uuid3, "automator", apitest.Ptr(`Bob's "den"`), apitest.Ptr("2nd floor"), nil, "2025-12-31 23:59:59.9999+00")
+	addClient(t, pool, beta, strings.ToUpper(uuid4), "automator", apitest.Ptr("Lab"), nil, []string{"x"}, "2026-01-02 03:04:05.006+00")
 	exec(t, pool, `INSERT INTO client_shares (client_id, data_owner_id) VALUES ($1, $2)`, shared, beta)
 
 	ix := newLookupIndexer(t, f, pool, 10)
 	if n, err := ix.RunOnce(context.Background()); err != nil || n != 3+4 {
 		t.Fatalf("first pass: %d, %v; want 3 indices and 4 documents", n, err)
 	}
-	reqs := f.requests()
+	reqs := f.Requests()
 	if len(reqs) != 4 {
 		t.Fatalf("%d requests, want 3 creations and a bulk: %+v", len(reqs), reqs)
 	}
@@ -237,16 +238,16 @@ func jsonKeys(t *testing.T, src string) []string {
 // changed, and what changed while the server was down.
 func TestLookupChangesResynced(t *testing.T) {
 	pool := testPool(t)
-	f := newFakeES(t, lookupES)
+	f := apitest.NewFakeES(t, lookupES)
 	acme := addOwner(t, pool, "acme")
-	addClient(t, pool, acme, uuid1, "automator", ptr("Kitchen"), nil, nil, "2026-11-01 06:00:00+00")
-	addClient(t, pool, acme, uuid2, "automator", ptr("Hall"), nil, nil, "2026-11-01 06:00:00+00")
+	addClient(t, pool, acme, uuid1, "automator", apitest.Ptr("Kitchen"), nil, nil, "2026-11-01 06:00:00+00")
+	addClient(t, pool, acme, uuid2, "automator", apitest.Ptr("Hall"), nil, nil, "2026-11-01 06:00:00+00")
 	ix := newLookupIndexer(t, f, pool, 10)
 	if n, err := ix.RunOnce(context.Background()); err != nil || n != 3 {
 		t.Fatalf("first pass: %d, %v", n, err)
 	}
 	var last int64
-	wantLookupBulk(t, f.requests()[1], &last,
+	wantLookupBulk(t, f.Requests()[1], &last,
 		lookupDoc{acmeLookup, uuid1, `{"client_uuid":"` + uuid1 + `","client_label":"Kitchen","client_extra_label":null,"client_type":"automator","client_tags":null,"client_created_at":"2026-11-01T06:00:00.000Z"}`},
 		lookupDoc{acmeLookup, uuid2, `{"client_uuid":"` + uuid2 + `","client_label":"Hall","client_extra_label":null,"client_type":"automator","client_tags":null,"client_created_at":"2026-11-01T06:00:00.000Z"}`},
 	)
@@ -258,7 +259,7 @@ func TestLookupChangesResynced(t *testing.T) {
 	if n, err := ix.RunOnce(context.Background()); err != nil || n != 1 {
 		t.Fatalf("label change: %d, %v", n, err)
 	}
-	reqs := f.requests()
+	reqs := f.Requests()
 	wantLookupBulk(t, reqs[len(reqs)-1], &last,
 		lookupDoc{acmeLookup, uuid1, `{"client_uuid":"` + uuid1 + `","client_label":"Living room","client_extra_label":null,"client_type":"automator","client_tags":null,"client_created_at":"2026-11-01T06:00:00.000Z"}`})
 	exec(t, pool, `UPDATE clients SET last_seen_at = now(), updated_at = now() WHERE uuid = $1`, uuid2)
@@ -280,7 +281,7 @@ func TestLookupChangesResynced(t *testing.T) {
 	if n, err := ix.RunOnce(context.Background()); err != nil || n != 3 {
 		t.Fatalf("after restart: %d, %v", n, err)
 	}
-	reqs = f.requests()
+	reqs = f.Requests()
 	wantLookupBulk(t, reqs[len(reqs)-1], &last,
 		lookupDoc{acmeLookup, uuid1, ""},
 		lookupDoc{acmeLookup, uuid2, `{"client_uuid":"` + uuid2 + `","client_label":"Hall","client_extra_label":"x","client_type":"automator","client_tags":["a"],"client_created_at":"2026-11-01T06:00:00.000Z"}`},
@@ -296,9 +297,9 @@ func TestLookupChangesResynced(t *testing.T) {
 func TestLookupChangeDuringSync(t *testing.T) {
 	pool := testPool(t)
 	acme := addOwner(t, pool, "acme")
-	addClient(t, pool, acme, uuid1, "automator", ptr("Old"), nil, nil, "2026-11-01 06:00:00+00")
+	addClient(t, pool, acme, uuid1, "automator", apitest.Ptr("Old"), nil, nil, "2026-11-01 06:00:00+00")
 	changed := false
-	f := newFakeES(t, func(r recorded) (int, string) {
+	f := apitest.NewFakeES(t, func(r apitest.ESRequest) (int, string) {
 		if r.Path == "/_bulk" && !changed {
 			changed = true
 			if _, err := pool.Exec(context.Background(), `UPDATE clients SET label = 'New' WHERE uuid = $1`, uuid1); err != nil {
@@ -314,7 +315,7 @@ func TestLookupChangeDuringSync(t *testing.T) {
 	if n, err := ix.RunOnce(context.Background()); err != nil || n != 1 {
 		t.Fatalf("second pass: %d, %v", n, err)
 	}
-	reqs := f.requests()
+	reqs := f.Requests()
 	if len(reqs) != 3 {
 		t.Fatalf("%d requests, want creation and two bulks", len(reqs))
 	}
@@ -329,7 +330,7 @@ func TestLookupChangeDuringSync(t *testing.T) {
 // holds.
 func TestLookupBatches(t *testing.T) {
 	pool := testPool(t)
-	f := newFakeES(t, lookupES)
+	f := apitest.NewFakeES(t, lookupES)
 	acme := addOwner(t, pool, "acme")
 	var ids []string
 	for i := 1; i <= 5; i++ {
@@ -353,7 +354,7 @@ func TestLookupBatches(t *testing.T) {
 			t.Fatalf("pass %d: %d, %v; want %d", i, n, err, want)
 		}
 	}
-	reqs := f.requests()
+	reqs := f.Requests()
 	if len(reqs) != 4 {
 		t.Fatalf("%d requests, want creation and 3 bulks", len(reqs))
 	}
@@ -372,36 +373,36 @@ func TestLookupBatches(t *testing.T) {
 	if n, err := ix.RunOnce(context.Background()); err != nil || n != 1 {
 		t.Fatalf("interval passed: %d, %v", n, err)
 	}
-	reqs = f.requests()
+	reqs = f.Requests()
 	wantLookupBulk(t, reqs[len(reqs)-1], &last, lookupDoc{acmeLookup, ids[2], `{"client_uuid":"` + ids[2] + `","client_label":null,"client_extra_label":null,"client_type":"browser","client_tags":null,"client_created_at":"2026-11-01T06:00:00.000Z"}`})
 }
 
-// Elasticsearch failing: nothing is recorded, the same documents go once
+// Elasticsearch failing: nothing is apitest.ESRequest, the same documents go once
 // it is back. An index already there counts as created; another 400 does
 // not.
 func TestLookupElasticsearchFailingThenBack(t *testing.T) {
 	pool := testPool(t)
 	acme := addOwner(t, pool, "acme")
-	addClient(t, pool, acme, uuid1, "automator", ptr("Kitchen"), nil, nil, "2026-11-01 06:00:00+00")
-	addClient(t, pool, acme, uuid2, "automator", ptr("Hall"), nil, nil, "2026-11-01 06:00:00+00")
+	addClient(t, pool, acme, uuid1, "automator", apitest.Ptr("Kitchen"), nil, nil, "2026-11-01 06:00:00+00")
+	addClient(t, pool, acme, uuid2, "automator", apitest.Ptr("Hall"), nil, nil, "2026-11-01 06:00:00+00")
 	docs := []lookupDoc{
 		{acmeLookup, uuid1, `{"client_uuid":"` + uuid1 + `","client_label":"Kitchen","client_extra_label":null,"client_type":"automator","client_tags":null,"client_created_at":"2026-11-01T06:00:00.000Z"}`},
 		{acmeLookup, uuid2, `{"client_uuid":"` + uuid2 + `","client_label":"Hall","client_extra_label":null,"client_type":"automator","client_tags":null,"client_created_at":"2026-11-01T06:00:00.000Z"}`},
 	}
-	f := newFakeES(t, func(recorded) (int, string) {
+	f := apitest.NewFakeES(t, func(apitest.ESRequest) (int, string) {
 		return 500, `{"error":{"type":"exception","reason":"boom"},"status":500}`
 	})
 	ix := newLookupIndexer(t, f, pool, 10)
 	ix.MinBackoff, ix.MaxBackoff = 0, 0 // retry at once (TestIndexerRunLookupFailing has the backoff)
 	ctx := context.Background()
 
-	// The creation fails: nothing else is sent, nothing recorded.
+	// The creation fails: nothing else is sent, nothing apitest.ESRequest.
 	var le *LookupError
 	if n, err := ix.RunOnce(ctx); !errors.As(err, &le) || n != 0 {
 		t.Fatalf("creation 500: %d, %v", n, err)
 	}
 	// A 400 other than "already exists" fails too.
-	f.setHandler(func(recorded) (int, string) {
+	f.SetAnswer(func(apitest.ESRequest) (int, string) {
 		return 400, `{"error":{"root_cause":[{"type":"illegal_argument_exception","reason":"unknown setting [index.mode] value [lookup]"}],"type":"illegal_argument_exception","reason":"unknown setting"},"status":400}`
 	})
 	if n, err := ix.RunOnce(ctx); err == nil || n != 0 || !strings.Contains(err.Error(), "index.mode") {
@@ -411,8 +412,8 @@ func TestLookupElasticsearchFailingThenBack(t *testing.T) {
 		t.Fatalf("recorded %d indices, %d documents after failures", i, d)
 	}
 	// Already there (an earlier attempt's answer was lost): created. The
-	// bulk then fails for one item (503): nothing recorded.
-	f.setHandler(func(r recorded) (int, string) {
+	// bulk then fails for one item (503): nothing apitest.ESRequest.
+	f.SetAnswer(func(r apitest.ESRequest) (int, string) {
 		if r.Method == http.MethodPut {
 			return 400, `{"error":{"root_cause":[{"type":"resource_already_exists_exception","reason":"index [` + acmeLookup + `/x] already exists"}],"type":"resource_already_exists_exception","reason":"index [` + acmeLookup + `/x] already exists","index":"` + acmeLookup + `"},"status":400}`
 		}
@@ -426,16 +427,16 @@ func TestLookupElasticsearchFailingThenBack(t *testing.T) {
 	}
 	// Down altogether for a while (a 500: the client retries a 503 by
 	// itself).
-	f.setHandler(func(recorded) (int, string) { return 500, `{"error":"unavailable"}` })
+	f.SetAnswer(func(apitest.ESRequest) (int, string) { return 500, `{"error":"unavailable"}` })
 	if n, err := ix.RunOnce(ctx); err == nil || n != 0 {
 		t.Fatalf("bulk 503: %d, %v", n, err)
 	}
 	// Back: the same documents, with newer versions; then quiet.
-	f.setHandler(lookupES)
+	f.SetAnswer(lookupES)
 	if n, err := ix.RunOnce(ctx); err != nil || n != 2 {
 		t.Fatalf("back: %d, %v", n, err)
 	}
-	reqs := f.requests()
+	reqs := f.Requests()
 	if len(reqs) != 6 {
 		t.Fatalf("%d requests, want PUT, PUT, PUT, bulk, bulk, bulk", len(reqs))
 	}
@@ -456,7 +457,7 @@ func TestLookupElasticsearchFailingThenBack(t *testing.T) {
 // the documents down: the lookup pass retries on a backoff of its own.
 func TestIndexerRunLookupFailing(t *testing.T) {
 	pool := testPool(t)
-	f := newFakeES(t, func(r recorded) (int, string) {
+	f := apitest.NewFakeES(t, func(r apitest.ESRequest) (int, string) {
 		if r.Method == http.MethodPut {
 			return 400, `{"error":{"root_cause":[{"type":"illegal_argument_exception","reason":"unknown value for [index.mode] must be one of [standard, time_series, logsdb], but was [lookup]"}],"type":"illegal_argument_exception","reason":"unknown value for [index.mode]"},"status":400}`
 		}
@@ -466,7 +467,7 @@ func TestIndexerRunLookupFailing(t *testing.T) {
 	addClient(t, pool, acme, uuid1, "automator", nil, nil, nil, "2026-11-01 06:00:00+00")
 	var last int64
 	for i := range 3 {
-		last = addDoc(t, pool, acme, "measurement", fmt.Sprintf("m%d", i), ptr("VideoMeasurement"), `{}`)
+		last = addDoc(t, pool, acme, "measurement", fmt.Sprintf("m%d", i), apitest.Ptr("VideoMeasurement"), `{}`)
 	}
 	ix := newLookupIndexer(t, f, pool, 1)
 	ix.Idle, ix.MinBackoff, ix.MaxBackoff = 5*time.Millisecond, time.Hour, time.Hour
@@ -478,7 +479,7 @@ func TestIndexerRunLookupFailing(t *testing.T) {
 		if time.Now().After(deadline) {
 			cancel()
 			<-done
-			t.Fatalf("cursor %d never reached %d: requests %+v", cursor(t, pool), last, f.requests())
+			t.Fatalf("cursor %d never reached %d: requests %+v", cursor(t, pool), last, f.Requests())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -487,7 +488,7 @@ func TestIndexerRunLookupFailing(t *testing.T) {
 		t.Fatalf("Run returned %v", err)
 	}
 	puts, bulks := 0, 0
-	for _, r := range f.requests() {
+	for _, r := range f.Requests() {
 		if r.Method == http.MethodPut {
 			wantCreate(t, r, acmeLookup)
 			puts++
@@ -511,7 +512,7 @@ func TestLookupDeletedDataOwner(t *testing.T) {
 	pool := testPool(t)
 	resolved := `{"indices":[{"name":"` + videoIndex + `","attributes":["open"]},` +
 		`{"name":"` + acmeLookup + `","attributes":["open"]}],"aliases":[],"data_streams":[]}`
-	f := newFakeES(t, func(r recorded) (int, string) {
+	f := apitest.NewFakeES(t, func(r apitest.ESRequest) (int, string) {
 		switch {
 		case r.Method == http.MethodGet && r.Path == "/_resolve/index/analytics-production-acme-*":
 			return 200, resolved
@@ -521,12 +522,12 @@ func TestLookupDeletedDataOwner(t *testing.T) {
 		return lookupES(r)
 	})
 	acme, zeta := addOwner(t, pool, "acme"), addOwner(t, pool, "zeta")
-	addClient(t, pool, acme, uuid1, "automator", ptr("Old"), nil, nil, "2026-11-01 06:00:00+00")
-	addDoc(t, pool, acme, "measurement", "m1", ptr("VideoMeasurement"), `{"id":"m1"}`)
+	addClient(t, pool, acme, uuid1, "automator", apitest.Ptr("Old"), nil, nil, "2026-11-01 06:00:00+00")
+	addDoc(t, pool, acme, "measurement", "m1", apitest.Ptr("VideoMeasurement"), `{"id":"m1"}`)
 	ix := newLookupIndexer(t, f, pool, 10)
 	indexAll(t, ix, pool, lastVersion(t, pool))
 	quiet(t, ix, f)
-	before := len(f.requests())
+	before := len(f.Requests())
 
 	// A transaction holding an older version keeps the tombstone waiting.
 	ctx := context.Background()
@@ -542,25 +543,25 @@ func TestLookupDeletedDataOwner(t *testing.T) {
 	}
 	tomb := lastVersion(t, pool)
 	acme2 := addOwner(t, pool, "acme")
-	addClient(t, pool, acme2, uuid2, "browser", ptr("New"), nil, nil, "2026-11-02 06:00:00+00")
+	addClient(t, pool, acme2, uuid2, "browser", apitest.Ptr("New"), nil, nil, "2026-11-02 06:00:00+00")
 	quiet(t, ix, f)
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(30 * time.Second)
-	for len(f.requests()) < before+5 {
+	for len(f.Requests()) < before+5 {
 		if _, err := ix.RunOnce(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("requests %+v", f.requests()[before:])
+			t.Fatalf("requests %+v", f.Requests()[before:])
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	if c := cursor(t, pool); c < tomb {
 		t.Fatalf("cursor %d before the tombstone %d", c, tomb)
 	}
-	reqs := f.requests()[before:]
+	reqs := f.Requests()[before:]
 	if len(reqs) != 5 {
 		t.Fatalf("%d requests, want bulk, resolve, delete, create, bulk: %+v", len(reqs), reqs)
 	}
@@ -586,7 +587,7 @@ func TestLookupImportedClients(t *testing.T) {
 	}
 	t.Cleanup(func() { st.Close(); db.Drop() })
 	pool := st.Pool()
-	f := newFakeES(t, lookupES)
+	f := apitest.NewFakeES(t, lookupES)
 	acme := addOwner(t, pool, "acme")
 	d, err := store.ParseDocument("measurement", []byte(`{"id":"m1","type":"VideoMeasurement","client_uuid":"`+uuid3+`","created_at":"2025-01-01T00:00:00Z"}`))
 	if err != nil {
@@ -603,8 +604,8 @@ func TestLookupImportedClients(t *testing.T) {
 	// The measurement goes in its own bulk request, in the same pass or a
 	// later one (once its version has settled).
 	indexAll(t, ix, pool, lastVersion(t, pool))
-	var lookups []recorded
-	for _, r := range f.requests() {
+	var lookups []apitest.ESRequest
+	for _, r := range f.Requests() {
 		if r.Method == http.MethodPut || bytes.Contains(r.Body, []byte(acmeLookup)) {
 			lookups = append(lookups, r)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/store/testdb"
 )
@@ -58,9 +59,9 @@ func lastVersion(t *testing.T, pool *pgxpool.Pool) int64 {
 
 func TestIndexerDeletesDeletedDocuments(t *testing.T) {
 	pool := testPool(t)
-	f := newFakeES(t, bulkAnswer())
+	f := apitest.NewFakeES(t, bulkAnswer())
 	acme := addOwner(t, pool, "acme")
-	addDoc(t, pool, acme, "measurement", "m1", ptr("VideoMeasurement"), `{"id":"m1"}`)
+	addDoc(t, pool, acme, "measurement", "m1", apitest.Ptr("VideoMeasurement"), `{"id":"m1"}`)
 	addDoc(t, pool, acme, "anomaly_event", "a1", nil, `{"id":"a1"}`)
 	ix := newTestIndexer(t, f, pool, 10)
 	indexAll(t, ix, pool, lastVersion(t, pool))
@@ -69,7 +70,7 @@ func TestIndexerDeletesDeletedDocuments(t *testing.T) {
 	if n, err := runOnce(t, ix); err != nil || n != 2 {
 		t.Fatalf("deletes: %d, %v", n, err)
 	}
-	reqs := f.requests()
+	reqs := f.Requests()
 	wantLines(t, parseBulk(t, reqs[len(reqs)-1]), []bulkLine{
 		deletion(videoIndex, "m1"),
 		deletion("analytics-production-acme-anomaly_events", "a1"),
@@ -89,7 +90,7 @@ func TestIndexerMovesDocumentsWhoseTypeChanged(t *testing.T) {
 	}
 	t.Cleanup(func() { st.Close(); db.Drop() })
 	pool := st.Pool()
-	f := newFakeES(t, bulkAnswer())
+	f := apitest.NewFakeES(t, bulkAnswer())
 	acme := addOwner(t, pool, "acme")
 	load := func(raw string) {
 		t.Helper()
@@ -112,7 +113,7 @@ func TestIndexerMovesDocumentsWhoseTypeChanged(t *testing.T) {
 	if n, err := runOnce(t, ix); err != nil || n != 2 {
 		t.Fatalf("type change: %d, %v", n, err)
 	}
-	reqs := f.requests()
+	reqs := f.Requests()
 	wantLines(t, parseBulk(t, reqs[len(reqs)-1]), []bulkLine{
 		{action("analytics-production-acme-measurements-webmeasurement", "m1"), `{"id":"m1","type":"WebMeasurement","client_uuid":"7d444840-9dc0-11d1-b245-5ffdce74fad2","created_at":"2025-01-01T00:00:00Z"}`},
 		deletion(videoIndex, "m1"),
@@ -124,7 +125,7 @@ func TestIndexerMovesDocumentsWhoseTypeChanged(t *testing.T) {
 	if n, err := runOnce(t, ix); err != nil || n != 1 {
 		t.Fatalf("case change: %d, %v", n, err)
 	}
-	reqs = f.requests()
+	reqs = f.Requests()
 	wantLines(t, parseBulk(t, reqs[len(reqs)-1]), []bulkLine{
 		{action("analytics-production-acme-measurements-webmeasurement", "m1"), `{"id":"m1","type":"webmeasurement","client_uuid":"7d444840-9dc0-11d1-b245-5ffdce74fad2","created_at":"2025-01-01T00:00:00Z"}`},
 	})
@@ -141,7 +142,7 @@ func TestIndexerMovesDocumentsWhoseTypeChanged(t *testing.T) {
 func TestIndexerDropsIndicesOfDeletedDataOwners(t *testing.T) {
 	pool := testPool(t)
 	ok := bulkAnswer()
-	f := newFakeES(t, func(r recorded) (int, string) {
+	f := apitest.NewFakeES(t, func(r apitest.ESRequest) (int, string) {
 		switch {
 		case r.Method == http.MethodGet && r.Path == "/_resolve/index/analytics-production-acme-*":
 			return 200, `{"indices":[{"name":"` + videoIndex + `","attributes":["open"]},
@@ -154,12 +155,12 @@ func TestIndexerDropsIndicesOfDeletedDataOwners(t *testing.T) {
 		return ok(r)
 	})
 	acme, beta := addOwner(t, pool, "acme"), addOwner(t, pool, "beta")
-	addDoc(t, pool, acme, "measurement", "m1", ptr("VideoMeasurement"), `{"id":"m1"}`)
+	addDoc(t, pool, acme, "measurement", "m1", apitest.Ptr("VideoMeasurement"), `{"id":"m1"}`)
 	addDoc(t, pool, acme, "anomaly_event", "a1", nil, `{"id":"a1"}`)
 	addDoc(t, pool, beta, "measurement", "b1", nil, `{"id":"b1"}`)
 	ix := newTestIndexer(t, f, pool, 10)
 	indexAll(t, ix, pool, lastVersion(t, pool))
-	before := len(f.requests())
+	before := len(f.Requests())
 
 	exec(t, pool, `DELETE FROM documents WHERE doc_id = 'b1'`)
 	exec(t, pool, `DELETE FROM data_owners WHERE id = $1`, acme)
@@ -170,10 +171,10 @@ func TestIndexerDropsIndicesOfDeletedDataOwners(t *testing.T) {
 		t.Fatalf("tombstones: %d of data owners, %d of documents (%v), want 1 and 1 (b1)", owners, docs, err)
 	}
 	acme2 := addOwner(t, pool, "acme")
-	addDoc(t, pool, acme2, "measurement", "n1", ptr("VideoMeasurement"), `{"id":"n1"}`)
+	addDoc(t, pool, acme2, "measurement", "n1", apitest.Ptr("VideoMeasurement"), `{"id":"n1"}`)
 	indexAll(t, ix, pool, lastVersion(t, pool))
 
-	reqs := f.requests()[before:]
+	reqs := f.Requests()[before:]
 	if len(reqs) != 4 {
 		t.Fatalf("%d requests, want bulk, resolve, delete, bulk: %+v", len(reqs), reqs)
 	}
@@ -195,7 +196,7 @@ func TestIndexerDropsIndicesOfDeletedDataOwners(t *testing.T) {
 // A data owner without indices: nothing to delete, the cursor moves on.
 func TestIndexerDeletedDataOwnerWithoutIndices(t *testing.T) {
 	pool := testPool(t)
-	f := newFakeES(t, func(r recorded) (int, string) {
+	f := apitest.NewFakeES(t, func(r apitest.ESRequest) (int, string) {
 		return 200, `{"indices":[],"aliases":[],"data_streams":[]}`
 	})
 	acme := addOwner(t, pool, "acme")
@@ -204,7 +205,7 @@ func TestIndexerDeletedDataOwnerWithoutIndices(t *testing.T) {
 	if n, err := runOnce(t, ix); err != nil || n != 1 {
 		t.Fatalf("%d, %v", n, err)
 	}
-	if reqs := f.requests(); len(reqs) != 1 || reqs[0].Method != http.MethodGet {
+	if reqs := f.Requests(); len(reqs) != 1 || reqs[0].Method != http.MethodGet {
 		t.Fatalf("requests %+v, want the resolve alone", reqs)
 	}
 	if c, v := cursor(t, pool), lastVersion(t, pool); c < v {
@@ -214,17 +215,17 @@ func TestIndexerDeletedDataOwnerWithoutIndices(t *testing.T) {
 
 func TestIndexerDeleteItemErrors(t *testing.T) {
 	pool := testPool(t)
-	f := newFakeES(t, bulkAnswer())
+	f := apitest.NewFakeES(t, bulkAnswer())
 	acme := addOwner(t, pool, "acme")
-	addDoc(t, pool, acme, "measurement", "m1", ptr("VideoMeasurement"), `{"id":"m1"}`)
-	addDoc(t, pool, acme, "measurement", "m2", ptr("VideoMeasurement"), `{"id":"m2"}`)
+	addDoc(t, pool, acme, "measurement", "m1", apitest.Ptr("VideoMeasurement"), `{"id":"m1"}`)
+	addDoc(t, pool, acme, "measurement", "m2", apitest.Ptr("VideoMeasurement"), `{"id":"m2"}`)
 	ix := newTestIndexer(t, f, pool, 10)
 	indexAll(t, ix, pool, lastVersion(t, pool))
 	start := cursor(t, pool)
 	exec(t, pool, `DELETE FROM documents`)
 
 	// 404 (not there) is what a delete wants; a 503 fails the batch.
-	f.setHandler(bulkAnswer(404, 503))
+	f.SetAnswer(bulkAnswer(404, 503))
 	if n, err := runOnce(t, ix); err == nil || n != 0 {
 		t.Fatalf("404 + 503: %d, %v", n, err)
 	}
@@ -235,15 +236,15 @@ func TestIndexerDeleteItemErrors(t *testing.T) {
 		t.Fatalf("%d tombstones, want 2 kept for the retry", n)
 	}
 	// A 429 too.
-	f.setHandler(bulkAnswer(429, 200))
+	f.SetAnswer(bulkAnswer(429, 200))
 	if n, err := ix.RunOnce(context.Background()); err == nil || n != 0 {
 		t.Fatalf("429: %d, %v", n, err)
 	}
-	f.setHandler(bulkAnswer(404, 404))
+	f.SetAnswer(bulkAnswer(404, 404))
 	if n, err := ix.RunOnce(context.Background()); err != nil || n != 2 {
 		t.Fatalf("404 + 404: %d, %v", n, err)
 	}
-	for _, r := range f.requests()[len(f.requests())-3:] {
+	for _, r := range f.Requests()[len(f.Requests())-3:] {
 		wantLines(t, parseBulk(t, r), []bulkLine{deletion(videoIndex, "m1"), deletion(videoIndex, "m2")})
 	}
 	if c, v := cursor(t, pool), lastVersion(t, pool); c < v {
@@ -253,22 +254,22 @@ func TestIndexerDeleteItemErrors(t *testing.T) {
 
 func TestIndexerResumesWithTombstones(t *testing.T) {
 	pool := testPool(t)
-	f := newFakeES(t, bulkAnswer())
+	f := apitest.NewFakeES(t, bulkAnswer())
 	acme := addOwner(t, pool, "acme")
 	for i := 1; i <= 3; i++ {
-		addDoc(t, pool, acme, "measurement", fmt.Sprintf("m%d", i), ptr("VideoMeasurement"), fmt.Sprintf(`{"id":"m%d"}`, i))
+		addDoc(t, pool, acme, "measurement", fmt.Sprintf("m%d", i), apitest.Ptr("VideoMeasurement"), fmt.Sprintf(`{"id":"m%d"}`, i))
 	}
 	first := newTestIndexer(t, f, pool, 2)
 	indexAll(t, first, pool, lastVersion(t, pool))
 	exec(t, pool, `DELETE FROM documents WHERE doc_id = 'm1'`)
-	addDoc(t, pool, acme, "measurement", "m4", ptr("VideoMeasurement"), `{"id":"m4"}`)
+	addDoc(t, pool, acme, "measurement", "m4", apitest.Ptr("VideoMeasurement"), `{"id":"m4"}`)
 	exec(t, pool, `DELETE FROM documents WHERE doc_id = 'm2'`)
 
 	if n, err := runOnce(t, first); err != nil || n != 2 {
 		t.Fatalf("first indexer: %d, %v", n, err)
 	}
 	first.Close() // the server stops
-	reqs := f.requests()
+	reqs := f.Requests()
 	wantLines(t, parseBulk(t, reqs[len(reqs)-1]), []bulkLine{
 		deletion(videoIndex, "m1"),
 		{action(videoIndex, "m4"), `{"id":"m4"}`},
@@ -281,7 +282,7 @@ func TestIndexerResumesWithTombstones(t *testing.T) {
 	if n, err := runOnce(t, second); err != nil || n != 1 {
 		t.Fatalf("second indexer: %d, %v", n, err)
 	}
-	reqs = f.requests()
+	reqs = f.Requests()
 	wantLines(t, parseBulk(t, reqs[len(reqs)-1]), []bulkLine{deletion(videoIndex, "m2")})
 	if n := tombstones(t, pool); n != 0 {
 		t.Fatalf("%d tombstones left behind the cursor", n)
@@ -307,9 +308,9 @@ func lockHolder(t *testing.T, pool *pgxpool.Pool) int {
 // holder's session dies or the holder stops.
 func TestIndexerLock(t *testing.T) {
 	pool := testPool(t)
-	f1, f2 := newFakeES(t, bulkAnswer()), newFakeES(t, bulkAnswer())
+	f1, f2 := apitest.NewFakeES(t, bulkAnswer()), apitest.NewFakeES(t, bulkAnswer())
 	acme := addOwner(t, pool, "acme")
-	addDoc(t, pool, acme, "measurement", "m1", ptr("VideoMeasurement"), `{"id":"m1"}`)
+	addDoc(t, pool, acme, "measurement", "m1", apitest.Ptr("VideoMeasurement"), `{"id":"m1"}`)
 	ix1, ix2 := newTestIndexer(t, f1, pool, 10), newTestIndexer(t, f2, pool, 10)
 	if n, err := runOnce(t, ix1); err != nil || n != 1 {
 		t.Fatalf("first indexer: %d, %v", n, err)
@@ -327,13 +328,13 @@ func TestIndexerLock(t *testing.T) {
 		cancel()
 		<-done
 	}()
-	v := addDoc(t, pool, acme, "measurement", "m2", ptr("VideoMeasurement"), `{"id":"m2"}`)
+	v := addDoc(t, pool, acme, "measurement", "m2", apitest.Ptr("VideoMeasurement"), `{"id":"m2"}`)
 	time.Sleep(100 * time.Millisecond)
 	indexAll(t, ix1, pool, v)
-	if len(f2.requests()) != 0 {
+	if len(f2.Requests()) != 0 {
 		t.Fatal("the second indexer sent requests while the first held the lock")
 	}
-	if got := len(f1.requests()); got != 2 {
+	if got := len(f1.Requests()); got != 2 {
 		t.Fatalf("first indexer sent %d requests, want 2", got)
 	}
 
@@ -344,9 +345,9 @@ func TestIndexerLock(t *testing.T) {
 		t.Fatal("no session holds the lock")
 	}
 	exec(t, pool, `SELECT pg_terminate_backend($1)`, holder)
-	v = addDoc(t, pool, acme, "measurement", "m3", ptr("VideoMeasurement"), `{"id":"m3"}`)
+	v = addDoc(t, pool, acme, "measurement", "m3", apitest.Ptr("VideoMeasurement"), `{"id":"m3"}`)
 	waitCursor(t, pool, v)
-	wantLines(t, parseBulk(t, f2.requests()[0]), []bulkLine{{action(videoIndex, "m3"), `{"id":"m3"}`}})
+	wantLines(t, parseBulk(t, f2.Requests()[0]), []bulkLine{{action(videoIndex, "m3"), `{"id":"m3"}`}})
 	if h := lockHolder(t, pool); h == 0 || h == holder {
 		t.Fatalf("lock holder %d after %d died", h, holder)
 	}
@@ -367,12 +368,12 @@ func TestIndexerLock(t *testing.T) {
 	if h := lockHolder(t, pool); h != 0 {
 		t.Fatalf("lock still held by %d after Run returned", h)
 	}
-	sent := len(f2.requests())
-	v = addDoc(t, pool, acme, "measurement", "m4", ptr("VideoMeasurement"), `{"id":"m4"}`)
+	sent := len(f2.Requests())
+	v = addDoc(t, pool, acme, "measurement", "m4", apitest.Ptr("VideoMeasurement"), `{"id":"m4"}`)
 	indexAll(t, ix1, pool, v)
-	reqs := f1.requests()
+	reqs := f1.Requests()
 	wantLines(t, parseBulk(t, reqs[len(reqs)-1]), []bulkLine{{action(videoIndex, "m4"), `{"id":"m4"}`}})
-	if len(f2.requests()) != sent {
+	if len(f2.Requests()) != sent {
 		t.Fatal("the stopped indexer sent requests")
 	}
 }

@@ -161,7 +161,9 @@ type Client struct {
 	CurrentIspContract       *IspContract
 	DeliveredPublicConfig    *ConfigRef
 	DeliveredAutomatorConfig *ConfigRef
-	Offline                  *bool
+	// Offline is read with the client: not seen within the data owner's
+	// offline threshold; nil when never seen.
+	Offline *bool
 	// Pages are the measurement pages asked for, by their arguments
 	// (loaders.PageArgs.Key): measurements takes arguments, so each alias
 	// may ask for another page.

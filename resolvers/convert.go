@@ -47,7 +47,7 @@ func clientOf(c store.Client) model.Client {
 		ExtraLabel: c.ExtraLabel, Tags: c.Tags, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
 		DisabledAt: c.DisabledAt, DisabledReason: c.DisabledReason, LastMeasurementAt: c.LastMeasurementAt,
 		LastSeenAt: c.LastSeenAt, LastClientType: c.LastClientType, LastClientVersion: c.LastClientVersion,
-		AnomaliesMuted: c.AnomaliesMuted, OfflineNotificationsMuted: c.OfflineNotificationsMuted,
+		Offline: c.Offline, AnomaliesMuted: c.AnomaliesMuted, OfflineNotificationsMuted: c.OfflineNotificationsMuted,
 		SystemHealthNotificationsMuted: c.SystemHealthNotificationsMuted, RegistrationKeyID: c.RegistrationKeyID,
 		Configuration: model.ClientConfiguration{Managed: c.ConfigManaged, PublicConfigID: c.PublicConfigID,
 			AutomatorConfigID: c.AutomatorConfigID}}
@@ -118,7 +118,7 @@ func credentialOf(c store.ServiceCredential) model.ServiceCredential {
 }
 
 // DefaultOfflineThresholdMinutes applies when a data owner set none.
-const DefaultOfflineThresholdMinutes = 60
+const DefaultOfflineThresholdMinutes = store.DefaultOfflineThresholdMinutes
 
 func (r *Resolver) settingsOf(d store.DataOwner) model.DataOwnerSettings {
 	return model.DataOwnerSettings{AiSystemPrompt: d.AiSystemPrompt, OfflineThresholdMinutes: d.OfflineThresholdMinutes,

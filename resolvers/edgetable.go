@@ -35,7 +35,6 @@ func edgeTable() map[string]map[string]edge {
 					registrationKeyOf, func(c *model.Client, k *model.RegistrationKey) { c.RegistrationKey = k })},
 			"deliveredPublicConfig":    {load: loadConfigs},
 			"deliveredAutomatorConfig": {shares: "deliveredPublicConfig"},
-			"offline":                  {load: loadOffline},
 			"measurements":             {load: loadMeasurementPages, child: "MeasurementConnection", children: measurementConnectionOf},
 		},
 		"ClientGroup": {
@@ -140,21 +139,17 @@ func loadConfigs(ctx context.Context, q edgeQuery, parents []any) error {
 			}
 		}
 	}
-	rows, err := q.store.ConfigsByIDs(ctx, q.owner, ids)
-	if err != nil {
-		return err
-	}
-	defaults, err := q.store.DefaultConfigs(ctx, q.owner)
+	rows, err := q.store.DeliverableConfigs(ctx, q.owner, ids)
 	if err != nil {
 		return err
 	}
 	byID := map[int64]*model.ConfigRef{}
+	byKind := map[string]*model.ConfigRef{}
 	for _, r := range rows {
 		byID[r.ID] = configRefOf(r)
-	}
-	byKind := map[string]*model.ConfigRef{}
-	for _, r := range defaults {
-		byKind[r.Kind] = configRefOf(r)
+		if r.IsDefault {
+			byKind[r.Kind] = byID[r.ID]
+		}
 	}
 	pick := func(id *int64, kind string) *model.ConfigRef {
 		if id != nil {
@@ -169,25 +164,6 @@ func loadConfigs(ctx context.Context, q edgeQuery, parents []any) error {
 		}
 		c.DeliveredPublicConfig = pick(c.Configuration.PublicConfigID, "public")
 		c.DeliveredAutomatorConfig = pick(c.Configuration.AutomatorConfigID, "automator")
-	}
-	return nil
-}
-
-// loadOffline attaches whether each client was last seen longer ago than
-// the data owner's offline threshold (null when never seen).
-func loadOffline(ctx context.Context, q edgeQuery, parents []any) error {
-	d, err := q.store.DataOwner(ctx, q.owner)
-	if err != nil {
-		return err
-	}
-	minutes := int64(DefaultOfflineThresholdMinutes)
-	if d.OfflineThresholdMinutes != nil {
-		minutes = *d.OfflineThresholdMinutes
-	}
-	for _, p := range parents {
-		if c := p.(*model.Client); c.LastSeenAt != nil {
-			c.Offline = ptr(time.Since(*c.LastSeenAt) > time.Duration(minutes)*time.Minute)
-		}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -32,43 +33,75 @@ type Client struct {
 	OfflineNotificationsMuted      bool       `db:"offline_notifications_muted"`
 	SystemHealthNotificationsMuted bool       `db:"system_health_notifications_muted"`
 	RegistrationKeyID              *int64     `db:"registration_key_id"`
+	// Offline: not seen within the viewing data owner's offline threshold
+	// (DefaultOfflineThresholdMinutes when it set none); nil when never seen.
+	Offline *bool `db:"offline"`
 }
 
+// DefaultOfflineThresholdMinutes applies when a data owner set no offline
+// threshold.
+const DefaultOfflineThresholdMinutes = 60
+
 // clientSelect reads clients visible to data owner $1: its own and those
-// shared with it.
-const clientSelect = `SELECT c.id, c.uuid::text AS uuid, c.type, c.data_owner_id <> $1 AS shared, c.label,
+// shared with it. Its columns are those of scanClient, in order.
+var clientSelect = fmt.Sprintf(`SELECT c.id, c.uuid::text AS uuid, c.type, c.data_owner_id <> $1 AS shared, c.label,
 	c.extra_label, c.tags, c.created_at, c.updated_at, c.disabled_at, c.disabled_reason,
 	c.last_measurement_at, c.last_seen_at, c.last_client_type, c.last_client_version,
 	c.config_managed, c.public_config_id, c.automator_config_id, c.anomalies_muted,
-	c.offline_notifications_muted, c.system_health_notifications_muted, c.registration_key_id
+	c.offline_notifications_muted, c.system_health_notifications_muted, c.registration_key_id,
+	c.last_seen_at < now() - make_interval(mins => coalesce(
+		(SELECT offline_threshold_minutes FROM data_owners WHERE id = $1), %d)) AS offline
 	FROM clients c
-	WHERE (c.data_owner_id = $1 OR EXISTS (SELECT 1 FROM client_shares s WHERE s.client_id = c.id AND s.data_owner_id = $1))`
+	WHERE (c.data_owner_id = $1 OR EXISTS (SELECT 1 FROM client_shares s WHERE s.client_id = c.id AND s.data_owner_id = $1))`, DefaultOfflineThresholdMinutes)
+
+// scanClient reads a row of clientSelect. Clients are read by the
+// thousand, so they are scanned by position, not by name through
+// reflection.
+func scanClient(row pgx.CollectableRow) (Client, error) {
+	var c Client
+	err := row.Scan(c.dest()...)
+	return c, err
+}
+
+func (c *Client) dest() []any {
+	return []any{&c.ID, &c.UUID, &c.Type, &c.Shared, &c.Label, &c.ExtraLabel, &c.Tags, &c.CreatedAt, &c.UpdatedAt,
+		&c.DisabledAt, &c.DisabledReason, &c.LastMeasurementAt, &c.LastSeenAt, &c.LastClientType, &c.LastClientVersion,
+		&c.ConfigManaged, &c.PublicConfigID, &c.AutomatorConfigID, &c.AnomaliesMuted, &c.OfflineNotificationsMuted,
+		&c.SystemHealthNotificationsMuted, &c.RegistrationKeyID, &c.Offline}
+}
+
+// scanGroupClient reads a row of group_id followed by clientSelect's columns.
+func scanGroupClient(row pgx.CollectableRow) (GroupClient, error) {
+	var c GroupClient
+	err := row.Scan(append([]any{&c.GroupID}, c.Client.dest()...)...)
+	return c, err
+}
 
 // Clients lists the clients visible to the data owner.
 func (s *Store) Clients(ctx context.Context, ownerID int64) ([]Client, error) {
 	rows, _ := s.pool.Query(ctx, clientSelect+` ORDER BY c.id`, ownerID)
-	cs, err := pgx.CollectRows(rows, pgx.RowToStructByName[Client])
+	cs, err := pgx.CollectRows(rows, scanClient)
 	return cs, mapErr("list clients", err)
 }
 
 // ClientsByIDs loads visible clients by id (for the dataloader).
 func (s *Store) ClientsByIDs(ctx context.Context, ownerID int64, ids []int64) ([]Client, error) {
 	rows, _ := s.pool.Query(ctx, clientSelect+` AND c.id = ANY($2)`, ownerID, ids)
-	cs, err := pgx.CollectRows(rows, pgx.RowToStructByName[Client])
+	cs, err := pgx.CollectRows(rows, scanClient)
 	return cs, mapErr("load clients", err)
 }
 
 // Client loads a visible client by id.
 func (s *Store) Client(ctx context.Context, ownerID, id int64) (Client, error) {
 	rows, _ := s.pool.Query(ctx, clientSelect+` AND c.id = $2`, ownerID, id)
-	c, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Client])
+	c, err := pgx.CollectExactlyOneRow(rows, scanClient)
 	return c, mapErr("load client", err)
 }
 
 // ClientByUUID loads a visible client by UUID (uuid must be well-formed).
 func (s *Store) ClientByUUID(ctx context.Context, ownerID int64, uuid string) (Client, error) {
 	rows, _ := s.pool.Query(ctx, clientSelect+` AND c.uuid = $2::uuid`, ownerID, uuid)
-	c, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Client])
+	c, err := pgx.CollectExactlyOneRow(rows, scanClient)
 	return c, mapErr("load client", err)
 }
 
@@ -149,12 +182,12 @@ type GroupClient struct {
 
 // ClientsByGroup loads the clients of several of the data owner's groups.
 func (s *Store) ClientsByGroup(ctx context.Context, ownerID int64, groupIDs []int64) ([]GroupClient, error) {
-	const q = `SELECT m.client_group_id AS group_id, v.* FROM client_group_members m
+	q := `SELECT m.client_group_id AS group_id, v.* FROM client_group_members m
 		JOIN client_groups g ON g.id = m.client_group_id AND g.data_owner_id = $1
 		JOIN (` + clientSelect + `) v ON v.id = m.client_id
 		WHERE m.client_group_id = ANY($2) ORDER BY v.id`
 	rows, _ := s.pool.Query(ctx, q, ownerID, groupIDs)
-	cs, err := pgx.CollectRows(rows, pgx.RowToStructByName[GroupClient])
+	cs, err := pgx.CollectRows(rows, scanGroupClient)
 	return cs, mapErr("load group clients", err)
 }
 
@@ -203,20 +236,13 @@ type ConfigRef struct {
 	IsDefault bool   `db:"is_default"`
 }
 
-// ConfigsByIDs loads configs by id.
-func (s *Store) ConfigsByIDs(ctx context.Context, ownerID int64, ids []int64) ([]ConfigRef, error) {
+// DeliverableConfigs loads the configs of the given ids and the data
+// owner's default config of each kind, in one statement.
+func (s *Store) DeliverableConfigs(ctx context.Context, ownerID int64, ids []int64) ([]ConfigRef, error) {
 	rows, _ := s.pool.Query(ctx, `SELECT id, kind, name, is_default FROM measurement_configs
-		WHERE data_owner_id = $1 AND id = ANY($2)`, ownerID, ids)
+		WHERE data_owner_id = $1 AND (id = ANY($2) OR is_default)`, ownerID, ids)
 	cs, err := pgx.CollectRows(rows, pgx.RowToStructByName[ConfigRef])
 	return cs, mapErr("load configs", err)
-}
-
-// DefaultConfigs loads the data owner's default config of each kind.
-func (s *Store) DefaultConfigs(ctx context.Context, ownerID int64) ([]ConfigRef, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT id, kind, name, is_default FROM measurement_configs
-		WHERE data_owner_id = $1 AND is_default`, ownerID)
-	cs, err := pgx.CollectRows(rows, pgx.RowToStructByName[ConfigRef])
-	return cs, mapErr("load default configs", err)
 }
 
 // CreateConfig inserts a measurement config (public or automator).

@@ -119,6 +119,6 @@ func (s *Store) ExportClients(ctx context.Context, ownerID int64, f ExportFilter
 	}
 	rows, _ := s.pool.Query(ctx, clientSelect+clientFilter+` ORDER BY c.created_at DESC, c.id DESC LIMIT $7 OFFSET $8`,
 		append(args, f.Limit, f.Offset)...)
-	cs, err := pgx.CollectRows(rows, pgx.RowToStructByName[Client])
+	cs, err := pgx.CollectRows(rows, scanClient)
 	return cs, total, mapErr("list export clients", err)
 }

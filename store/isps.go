@@ -149,11 +149,19 @@ type IspContract struct {
 const contractCols = `id, isp_id, client_id, name, upload_speed, download_speed, monthly_price::float8 AS monthly_price,
 	currency, assumed_tariff, connection_type, valid_from, valid_until`
 
+// scanContract reads a row of contractCols, by position.
+func scanContract(row pgx.CollectableRow) (IspContract, error) {
+	var c IspContract
+	err := row.Scan(&c.ID, &c.IspID, &c.ClientID, &c.Name, &c.UploadSpeed, &c.DownloadSpeed, &c.MonthlyPrice,
+		&c.Currency, &c.AssumedTariff, &c.ConnectionType, &c.ValidFrom, &c.ValidUntil)
+	return c, err
+}
+
 // ContractsByIsp loads the contracts of several ISPs.
 func (s *Store) ContractsByIsp(ctx context.Context, ownerID int64, ispIDs []int64) ([]IspContract, error) {
 	rows, _ := s.pool.Query(ctx, `SELECT `+contractCols+` FROM isp_contracts
 		WHERE data_owner_id = $1 AND isp_id = ANY($2) ORDER BY id`, ownerID, ispIDs)
-	cs, err := pgx.CollectRows(rows, pgx.RowToStructByName[IspContract])
+	cs, err := pgx.CollectRows(rows, scanContract)
 	return cs, mapErr("load contracts", err)
 }
 
@@ -161,7 +169,7 @@ func (s *Store) ContractsByIsp(ctx context.Context, ownerID int64, ispIDs []int6
 func (s *Store) ContractsByClient(ctx context.Context, ownerID int64, clientIDs []int64) ([]IspContract, error) {
 	rows, _ := s.pool.Query(ctx, `SELECT `+contractCols+` FROM isp_contracts
 		WHERE data_owner_id = $1 AND client_id = ANY($2) ORDER BY valid_from DESC NULLS LAST, id DESC`, ownerID, clientIDs)
-	cs, err := pgx.CollectRows(rows, pgx.RowToStructByName[IspContract])
+	cs, err := pgx.CollectRows(rows, scanContract)
 	return cs, mapErr("load contracts", err)
 }
 

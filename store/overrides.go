@@ -164,6 +164,6 @@ func (s *Store) ClientMeasurements(ctx context.Context, ownerID int64, clientUUI
 // (malformed UUIDs match nothing).
 func (s *Store) ClientsByUUIDs(ctx context.Context, ownerID int64, uuids []string) ([]Client, error) {
 	rows, _ := s.pool.Query(ctx, clientSelect+` AND c.uuid::text = ANY($2::text[])`, ownerID, uuids)
-	cs, err := pgx.CollectRows(rows, pgx.RowToStructByName[Client])
+	cs, err := pgx.CollectRows(rows, scanClient)
 	return cs, mapErr("load clients by uuid", err)
 }

@@ -93,6 +93,19 @@ func BenchmarkFleet(b *testing.B) {
 				return drain(c.Do(req))
 			})
 		})
+		b.Run(fmt.Sprintf("rest-get/%d", n), func(b *testing.B) {
+			var id int64
+			if err := e.Store.Pool().QueryRow(context.Background(), `SELECT c.id FROM clients c JOIN api_keys k ON k.data_owner_id = c.data_owner_id
+				WHERE k.digest = sha256($1::bytea) LIMIT 1`, []byte(key)).Scan(&id); err != nil {
+				b.Fatal(err)
+			}
+			url := fmt.Sprintf("%s/client_admin_api/v1/clients/%d", e.URL, id)
+			benchParallel(b, func(c *http.Client) (int, error) {
+				req, _ := http.NewRequest(http.MethodGet, url, nil)
+				req.Header.Set("X-API-KEY", key)
+				return drain(c.Do(req))
+			})
+		})
 		b.Run(fmt.Sprintf("rest/%d", n), func(b *testing.B) {
 			benchParallel(b, func(c *http.Client) (int, error) {
 				req, _ := http.NewRequest(http.MethodGet, e.URL+"/client_admin_api/v1/clients", nil)

@@ -107,10 +107,30 @@ func start() (*Env, error) {
 		dropDB: drop, srv: srv}, nil
 }
 
-// newHandler is the server the tests drive.
-func newHandler(st *store.Store, sealer *auth.Sealer, log *slog.Logger, backend search.Backend) (http.Handler, error) {
-	return server.New(&resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend,
-		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true})
+// newHandler is the server the tests drive; change, if not nil, adjusts its
+// resolver first.
+func newHandler(st *store.Store, sealer *auth.Sealer, log *slog.Logger, backend search.Backend,
+	change ...func(*resolvers.Resolver)) (http.Handler, error) {
+	res := &resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend,
+		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true}
+	for _, c := range change {
+		c(res)
+	}
+	return server.New(res)
+}
+
+// StartServerWith starts another server over the package's database whose
+// resolver change adjusts (e.g. a switch to compare two ways of answering);
+// it stops when t ends. It returns the server's base URL.
+func (e *Env) StartServerWith(t testing.TB, change func(*resolvers.Resolver)) string {
+	t.Helper()
+	h, err := newHandler(e.Store, e.Sealer, slog.New(slog.NewTextHandler(io.Discard, nil)), pg.New(e.Store.Pool()), change)
+	if err != nil {
+		t.Fatalf("start server: %v", err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 // StartServer starts another server over the package's database for tests

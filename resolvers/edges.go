@@ -53,7 +53,11 @@ type edgeQuery struct {
 // Attacher is the executor extension that attaches the edges below every
 // root field's result before it is marshalled, and writes root lists of
 // plain objects straight to JSON (render.go).
-type Attacher struct{ Store *store.Store }
+type Attacher struct {
+	Store *store.Store
+	// GqlgenMarshalOnly leaves all marshalling to gqlgen (see render.go).
+	GqlgenMarshalOnly bool
+}
 
 var _ interface {
 	graphql.HandlerExtension
@@ -111,13 +115,16 @@ func (a Attacher) InterceptField(ctx context.Context, next graphql.Resolver) (an
 		return res, nil
 	}
 	typeName := fc.Field.Definition.Type.Name()
-	if _, ok := edges[typeName]; !ok {
+	if _, ok := edges[typeName]; ok {
+		if err := a.Attach(ctx, typeName, objectsOf(res), fc.Field.Selections); err != nil {
+			return nil, err
+		}
+	}
+	if a.GqlgenMarshalOnly {
 		return res, nil
 	}
-	if err := a.Attach(ctx, typeName, objectsOf(res), fc.Field.Selections); err != nil {
-		return nil, err
-	}
 	if out, ok := render(ctx, fc, res); ok {
+		Rendered.Add(1)
 		return out, nil
 	}
 	return res, nil

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -32,6 +33,10 @@ import (
 // give up before anything is written, and gqlgen marshals the result as
 // usual; TestRenderMatchesGqlgen compares the two on every REST operation's
 // shape.
+
+// Rendered counts the root lists written by the renderer (for tests and
+// metrics).
+var Rendered atomic.Int64
 
 // errNotPlain makes the renderer give the result back to gqlgen.
 var errNotPlain = errors.New("render: not a plain selection")

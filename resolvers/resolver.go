@@ -25,4 +25,7 @@ type Resolver struct {
 	StudyFailureOnServer      bool
 	// AIEnabled reports whether an AI provider is configured.
 	AIEnabled bool
+	// GqlgenMarshalOnly turns off the direct rendering of root lists
+	// (render.go), so that tests can compare it with gqlgen's marshalling.
+	GqlgenMarshalOnly bool
 }

@@ -111,7 +111,7 @@ type executorConfig interface {
 // and query cache.
 func configure(x executorConfig, res *resolvers.Resolver) {
 	x.Use(extension.FixedComplexityLimit(ComplexityLimit))
-	x.Use(resolvers.Attacher{Store: res.Store})
+	x.Use(resolvers.Attacher{Store: res.Store, GqlgenMarshalOnly: res.GqlgenMarshalOnly})
 	x.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	x.SetErrorPresenter(res.PresentError)
 	x.SetRecoverFunc(res.RecoverPanic)

@@ -1,0 +1,107 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/fleetgraph/fleetgraph/apitest"
+	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/resolvers"
+	"github.com/fleetgraph/fleetgraph/store"
+)
+
+// renderWorld is a data owner whose data exercises what the renderer must
+// write exactly as gqlgen does: escapes, nulls, floats, enums, times, shared
+// clients, assigned and default configs.
+func renderWorld(t *testing.T, e *apitest.Env) (adminKey, exportKey string) {
+	o := e.NewOwner(t, "render")
+	seedFleet(t, e, o.ID, 30)
+	cfg := o.NewConfig(t, "public", "assigned \"config\"", false)
+	o.NewConfig(t, "automator", "default schedule", true)
+	label, extra, empty := "quote \" backslash \\ tab \t newline \n ctrl \x01 é 😀 <html>", "tab\tonly\x02", ""
+	o.NewClient(t, store.NewClient{ExtraLabel: &empty})
+	c := o.NewClient(t, store.NewClient{Label: &label, ExtraLabel: &extra, PublicConfigID: &cfg, LastSeenAt: apitest.Ptr(time.Now().Add(-48 * time.Hour))})
+	isp := o.NewISP(t, store.IspInput{Name: apitest.Ptr("Ünïcode \"ISP\""), Country: apitest.Ptr("AT"), Type: apitest.Ptr("mobile")})
+	price := 12.5
+	o.NewContract(t, store.NewContract{IspID: isp.ID, ClientID: c.ID, Name: "no dates", MonthlyPrice: &price})
+	other := e.NewOwner(t, "renderpeer")
+	shared := other.NewClient(t, store.NewClient{})
+	if err := e.Store.ShareClient(context.Background(), other.ID, shared.ID, o.ID); err != nil {
+		t.Fatal(err)
+	}
+	exportKey, _ = o.NewKey(t, apitest.KeyOpts{Kind: auth.KindExport})
+	return o.Key, exportKey
+}
+
+
+// TestRenderMatchesGqlgen: every list answer is byte for byte what
+// gqlgen's own marshalling gives, through REST and GraphQL, whether the
+// renderer writes it or gives it back (a resolver field below).
+func TestRenderMatchesGqlgen(t *testing.T) {
+	e := apitest.Get(t)
+	admin, export := renderWorld(t, e)
+	gqlgenOnly := e.StartServerWith(t, func(r *resolvers.Resolver) { r.GqlgenMarshalOnly = true })
+	apitest.DoAt(t, gqlgenOnly, http.MethodGet, "/client_admin_api/v1/isps", admin, nil) // keys' last use is touched once
+	apitest.DoAt(t, gqlgenOnly, http.MethodGet, "/export_api/v1/clients", export, nil)
+
+	same := func(t *testing.T, rendered bool, do func(base string) *apitest.Response) {
+		want := do(gqlgenOnly)
+		before := resolvers.Rendered.Load()
+		got := do(e.URL)
+		if want.Status != http.StatusOK || !bytes.Equal(want.Raw, got.Raw) {
+			t.Errorf("status %d/%d\n  gqlgen: %s\nrendered: %s", want.Status, got.Status, want.Raw, got.Raw)
+		}
+		if n := resolvers.Rendered.Load() - before; (n > 0) != rendered {
+			t.Errorf("%d lists rendered directly, want rendered = %v", n, rendered)
+		}
+	}
+	for _, path := range []string{"/clients", "/isps", "/capabilities", "/client_admin_users", "/client_admin_api_keys",
+		"/service_credentials", "/export_api_keys", "/client_analytics_api_keys", "/anomaly_detection_overrides"} {
+		t.Run("admin "+path, func(t *testing.T) {
+			same(t, true, func(base string) *apitest.Response {
+				return apitest.DoAt(t, base, http.MethodGet, "/client_admin_api/v1"+path, admin, nil)
+			})
+		})
+	}
+	t.Run("export /clients", func(t *testing.T) { // a page object, marshalled by gqlgen
+		same(t, false, func(base string) *apitest.Response {
+			return apitest.DoAt(t, base, http.MethodGet, "/export_api/v1/clients?per_page=100", export, nil)
+		})
+	})
+	for _, q := range renderQueries {
+		t.Run("graphql "+q.name, func(t *testing.T) {
+			same(t, q.rendered, func(base string) *apitest.Response {
+				return apitest.DoAt(t, base, http.MethodPost, "/graphql", admin, map[string]any{
+					"query": q.query, "variables": map[string]any{"withKey": true, "skipGroups": false}})
+			})
+		})
+	}
+}
+
+// renderQueries reach every edge, through aliases, fragments, inline
+// fragments, __typename and @include/@skip; the last one selects a
+// resolver field, which the renderer must leave to gqlgen.
+var renderQueries = []struct {
+	name     string
+	query    string
+	rendered bool
+}{
+	{"fleet", fleetQuery, true},
+	{"fragments", `query($withKey: Boolean!, $skipGroups: Boolean!) {
+		all: clients { ...C __typename k: registrationKey @include(if: $withKey) { ... on RegistrationKey { validUntil clientsCount } } }
+		again: clients { id clientGroups @skip(if: $skipGroups) { name clients { uuid offline } } } }
+	fragment C on Client { id uuid type accessLevel label extraLabel tags createdAt updatedAt disabledAt disabledReason
+		lastMeasurementAt lastSeenAt lastClientType lastClientVersion configManaged offline anomaliesMuted
+		deliveredPublicConfig { id name isDefault } deliveredAutomatorConfig { id name isDefault }
+		configuration { managed publicConfigId automatorConfigId }
+		ispContracts { id monthlyPrice currency validFrom validUntil ispName clientUuid clientLabel } }`, true},
+	{"groups", `{ clientGroups { id name clients { uuid label currentIspContract { ispName isp { name type country alternativeNames } } } } }`, true},
+	{"isps", `{ isps { id name type country isVpn verified createdAt ispContractsCount ispDetailsCount
+		ispContracts { name client { label registrationKey { capability { name registrationKeysCount } } } } } }`, true},
+	{"capabilities", `{ capabilities { id name comment registrationKeysCount
+		registrationKeys { registrationKey clientsCount numRegistrationsLeft capability { id allowedMeasurementTypes } } } }`, true},
+	{"measurements", `{ clients { id measurements(first: 2) { edges { cursor node { id client { id } } } pageInfo { hasNextPage } } } }`, false},
+}

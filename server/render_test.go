@@ -36,7 +36,6 @@ func renderWorld(t *testing.T, e *apitest.Env) (adminKey, exportKey string) {
 	return o.Key, exportKey
 }
 
-
 // TestRenderMatchesGqlgen: every list answer is byte for byte what
 // gqlgen's own marshalling gives, through REST and GraphQL, whether the
 // renderer writes it or gives it back (a resolver field below).

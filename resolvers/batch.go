@@ -48,11 +48,3 @@ func loadAll[P any, K comparable, V, R any](ctx context.Context, objs []*P, l *l
 	}
 	return out, nil
 }
-
-func pointers[T any](vs []T) []*T {
-	out := make([]*T, len(vs))
-	for i := range vs {
-		out[i] = &vs[i]
-	}
-	return out
-}

@@ -30,7 +30,6 @@ type exportWorld struct {
 	o       *apitest.Owner
 	key     string // export key
 	a, b, c string // client UUIDs: a tags t1,t2 label alpha; b tag t1 label beta; c none
-	other   string // a client of another data owner, shared with this one
 }
 
 // exportDoc is one fixture row of documents.

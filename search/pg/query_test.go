@@ -25,10 +25,9 @@ const (
 // fixture is two data owners with measurements; A's documents are the ones
 // every expectation below is computed from, B's must never show up.
 type fixture struct {
-	a, b         search.Scope
-	recent       string // created_at of m7 (an hour ago)
-	backend      *Backend
-	measurements []map[string]any
+	a, b    search.Scope
+	recent  string // created_at of m7 (an hour ago)
+	backend *Backend
 }
 
 var (

@@ -105,14 +105,6 @@ func jsonExpr(a *args, field string) string {
 	return "(d.doc #> " + a.add(fieldPath(field)) + "::text[])"
 }
 
-// textExpr is the field's value as text (the column for mapped fields).
-func textExpr(a *args, field string) string {
-	if col, ok := columnOf(a, field, columns); ok {
-		return col
-	}
-	return "(d.doc #>> " + a.add(fieldPath(field)) + "::text[])"
-}
-
 // numExpr is the field's value as a number, NULL when it is not one.
 func numExpr(a *args, field string) string {
 	return "fg_num" + jsonExpr(a, field)

@@ -188,7 +188,7 @@ func (r *queryResolver) RegistrationKey(ctx context.Context, id int64) (*model.R
 	if err != nil {
 		return nil, err
 	}
-	ks, err := r.Store.RegistrationKeysByIDs(ctx, p.DataOwnerID, []int64{id})
+	ks, err := store.All(ctx, r.Store, store.RegistrationKeysByIDs(p.DataOwnerID, []int64{id}))
 	if err != nil {
 		return nil, err
 	}

@@ -30,9 +30,11 @@ import (
 
 // edge is one nested field's declaration.
 type edge struct {
-	// load reads and attaches the field for all parents; nil when the
-	// field is already in the parent (a pass-through to the next level).
-	load func(ctx context.Context, q edgeQuery, parents []any) error
+	// load reads the field for all parents, queuing its statement on the
+	// level's batch (or running it at once), and answers what attaches the
+	// rows once the batch has run; nil when the field is already in the
+	// parent (a pass-through to the next level).
+	load loadFunc
 	// shares names the edge whose load this field's data comes from (e.g.
 	// ispName from isp), so that selecting both loads once.
 	shares string
@@ -42,12 +44,15 @@ type edge struct {
 	children func(parent any, args map[string]any) []any
 }
 
+type loadFunc func(ctx context.Context, q edgeQuery, parents []any) (attach func() error, err error)
+
 // edgeQuery is what a load reads with: the caller's data owner (every
-// statement is scoped by it) and the field's arguments.
+// statement is scoped by it), the field's arguments and the level's batch.
 type edgeQuery struct {
 	store *store.Store
 	owner int64
 	args  map[string]any
+	batch *store.Batch
 }
 
 // Attacher is the executor extension that attaches the edges below every
@@ -155,7 +160,8 @@ func objectsOf(res any) []any {
 }
 
 // Attach loads and attaches, level by level, what sel reads below parents
-// (pointers to objects of GraphQL type typeName).
+// (pointers to objects of GraphQL type typeName). The statements of one
+// level go to PostgreSQL in one round trip.
 func (a Attacher) Attach(ctx context.Context, typeName string, parents []any, sel ast.SelectionSet) error {
 	if len(parents) == 0 || len(sel) == 0 {
 		return nil
@@ -165,30 +171,46 @@ func (a Attacher) Attach(ctx context.Context, typeName string, parents []any, se
 		return nil // the root field refused the caller already
 	}
 	oc := graphql.GetOperationContext(ctx)
+	fields := graphql.CollectFields(oc, sel, []string{typeName})
+	args := make([]map[string]any, len(fields))
+	batch := &store.Batch{}
+	var attachers []func() error
 	loaded := map[string]bool{}
-	for _, f := range graphql.CollectFields(oc, sel, []string{typeName}) {
+	for i, f := range fields {
 		e, ok := edges[typeName][f.Name]
 		if !ok {
 			continue
 		}
-		args := f.ArgumentMap(oc.Variables)
-		if e.load != nil || e.shares != "" {
-			name := f.Name
-			if e.shares != "" {
-				name, e.load = e.shares, edges[typeName][e.shares].load
-			}
-			if len(args) > 0 || !loaded[name] {
-				loaded[name] = true
-				if err := e.load(ctx, edgeQuery{store: a.Store, owner: p.DataOwnerID, args: args}, parents); err != nil {
-					return err
-				}
-			}
+		args[i] = f.ArgumentMap(oc.Variables)
+		name, load := f.Name, e.load
+		if e.shares != "" {
+			name, load = e.shares, edges[typeName][e.shares].load
 		}
-		if e.child == "" {
+		if load == nil || (len(args[i]) == 0 && loaded[name]) {
 			continue
 		}
-		if err := a.Attach(ctx, e.child, childrenOf(parents, e, args), f.Selections); err != nil {
+		loaded[name] = true
+		attach, err := load(ctx, edgeQuery{store: a.Store, owner: p.DataOwnerID, args: args[i], batch: batch}, parents)
+		if err != nil {
 			return err
+		}
+		if attach != nil {
+			attachers = append(attachers, attach)
+		}
+	}
+	if err := a.Store.Send(ctx, batch); err != nil {
+		return err
+	}
+	for _, attach := range attachers {
+		if err := attach(); err != nil {
+			return err
+		}
+	}
+	for i, f := range fields {
+		if e, ok := edges[typeName][f.Name]; ok && e.child != "" {
+			if err := a.Attach(ctx, e.child, childrenOf(parents, e, args[i]), f.Selections); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -225,23 +247,36 @@ func keysOf[P any, K comparable](parents []any, key func(*P) (K, bool)) []K {
 	return out
 }
 
-// fetchFunc reads rows of data owner owner for many keys in one statement.
-type fetchFunc[K comparable, R any] func(s *store.Store, ctx context.Context, owner int64, keys []K) ([]R, error)
+// readFunc is a store read of data owner owner's rows for many keys.
+type readFunc[K comparable, R any] func(owner int64, keys []K) store.Read[R]
+
+// queued queues read for the parents' keys on the level's batch; attach
+// gets the rows once it has run.
+func queued[P any, K comparable, R any](key func(*P) (K, bool), read readFunc[K, R],
+	attach func(parents []any, rows []R)) loadFunc {
+	return func(_ context.Context, q edgeQuery, parents []any) (func() error, error) {
+		keys := keysOf(parents, key)
+		if len(keys) == 0 {
+			return nil, nil
+		}
+		var rows []R
+		var err error
+		store.Queue(q.batch, read(q.owner, keys), func(rs []R, e error) { rows, err = rs, e })
+		return func() error {
+			if err == nil {
+				attach(parents, rows)
+			}
+			return err
+		}, nil
+	}
+}
 
 // hasMany loads, for every parent, the rows whose parentOf is the parent's
 // key, converted, and hands them to set (in the rows' order).
-func hasMany[P any, K comparable, R, C any](key func(*P) (K, bool), fetch fetchFunc[K, R], parentOf func(R) K,
-	conv func(R) C, set func(*P, []C)) func(context.Context, edgeQuery, []any) error {
-	return func(ctx context.Context, q edgeQuery, parents []any) error {
-		keys := keysOf(parents, key)
-		if len(keys) == 0 {
-			return nil
-		}
-		rows, err := fetch(q.store, ctx, q.owner, keys)
-		if err != nil {
-			return err
-		}
-		by := make(map[K][]C, len(keys))
+func hasMany[P any, K comparable, R, C any](key func(*P) (K, bool), read readFunc[K, R], parentOf func(R) K,
+	conv func(R) C, set func(*P, []C)) loadFunc {
+	return queued(key, read, func(parents []any, rows []R) {
+		by := make(map[K][]C, len(parents))
 		for _, r := range rows {
 			by[parentOf(r)] = append(by[parentOf(r)], conv(r))
 		}
@@ -253,24 +288,15 @@ func hasMany[P any, K comparable, R, C any](key func(*P) (K, bool), fetch fetchF
 			}
 			set(pp, cs)
 		}
-		return nil
-	}
+	})
 }
 
 // hasOne loads, for every parent with a key, the row of that id (one
 // object per row, shared by the parents that reference it) and hands it to
 // set; nil when the row is gone.
-func hasOne[P any, K comparable, R, C any](key func(*P) (K, bool), fetch fetchFunc[K, R], idOf func(R) K,
-	conv func(R) C, set func(*P, *C)) func(context.Context, edgeQuery, []any) error {
-	return func(ctx context.Context, q edgeQuery, parents []any) error {
-		keys := keysOf(parents, key)
-		if len(keys) == 0 {
-			return nil
-		}
-		rows, err := fetch(q.store, ctx, q.owner, keys)
-		if err != nil {
-			return err
-		}
+func hasOne[P any, K comparable, R, C any](key func(*P) (K, bool), read readFunc[K, R], idOf func(R) K,
+	conv func(R) C, set func(*P, *C)) loadFunc {
+	return queued(key, read, func(parents []any, rows []R) {
 		by := make(map[K]*C, len(rows))
 		for _, r := range rows {
 			c := conv(r)
@@ -281,8 +307,7 @@ func hasOne[P any, K comparable, R, C any](key func(*P) (K, bool), fetch fetchFu
 				set(p.(*P), by[k])
 			}
 		}
-		return nil
-	}
+	})
 }
 
 // always is the key function of parents that always have a key.

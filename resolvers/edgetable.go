@@ -21,17 +21,17 @@ func edgeTable() map[string]map[string]edge {
 	return map[string]map[string]edge{
 		"Client": {
 			"clientGroups": {child: "ClientGroup", children: list(func(c *model.Client) []model.ClientGroup { return c.ClientGroups }),
-				load: hasMany(always(clientID), (*store.Store).GroupsByClient, func(g store.ClientGroup) int64 { return g.ClientID },
+				load: hasMany(always(clientID), store.GroupsByClient, func(g store.ClientGroup) int64 { return g.ClientID },
 					groupOf, func(c *model.Client, gs []model.ClientGroup) { c.ClientGroups = gs })},
 			"ispContracts": {child: "IspContract", children: list(func(c *model.Client) []model.IspContract { return c.IspContracts }),
-				load: hasMany(always(clientID), (*store.Store).ContractsByClient, func(c store.IspContract) int64 { return c.ClientID },
+				load: hasMany(always(clientID), store.ContractsByClient, func(c store.IspContract) int64 { return c.ClientID },
 					contractOf, func(c *model.Client, cs []model.IspContract) {
 						c.IspContracts, c.CurrentIspContract = cs, currentContract(cs)
 					})},
 			"currentIspContract": {shares: "ispContracts", child: "IspContract",
 				children: single(func(c *model.Client) *model.IspContract { return c.CurrentIspContract })},
 			"registrationKey": {child: "RegistrationKey", children: single(func(c *model.Client) *model.RegistrationKey { return c.RegistrationKey }),
-				load: hasOne(optional(clientKeyID), (*store.Store).RegistrationKeysByIDs, func(k store.RegistrationKey) int64 { return k.ID },
+				load: hasOne(optional(clientKeyID), store.RegistrationKeysByIDs, func(k store.RegistrationKey) int64 { return k.ID },
 					registrationKeyOf, func(c *model.Client, k *model.RegistrationKey) { c.RegistrationKey = k })},
 			"deliveredPublicConfig":    {load: loadConfigs},
 			"deliveredAutomatorConfig": {shares: "deliveredPublicConfig"},
@@ -39,32 +39,32 @@ func edgeTable() map[string]map[string]edge {
 		},
 		"ClientGroup": {
 			"clients": {child: "Client", children: list(func(g *model.ClientGroup) []model.Client { return g.Clients }),
-				load: hasMany(always(func(g *model.ClientGroup) int64 { return g.ID }), (*store.Store).ClientsByGroup,
+				load: hasMany(always(func(g *model.ClientGroup) int64 { return g.ID }), store.ClientsByGroup,
 					func(c store.GroupClient) int64 { return c.GroupID },
 					func(c store.GroupClient) model.Client { return clientOf(c.Client) },
 					func(g *model.ClientGroup, cs []model.Client) { g.Clients = cs })},
 		},
 		"IspContract": {
 			"isp": {child: "Isp", children: single(func(c *model.IspContract) *model.Isp { return c.Isp }),
-				load: hasOne(always(contractIspID), (*store.Store).IspsByIDs, func(i store.Isp) int64 { return i.ID },
+				load: hasOne(always(contractIspID), store.IspsByIDs, func(i store.Isp) int64 { return i.ID },
 					ispOf, func(c *model.IspContract, i *model.Isp) { c.Isp = i })},
 			"ispName": {shares: "isp"},
 			"client": {child: "Client", children: single(func(c *model.IspContract) *model.Client { return c.Client }),
-				load: hasOne(always(contractClientID), (*store.Store).ClientsByIDs, func(c store.Client) int64 { return c.ID },
+				load: hasOne(always(contractClientID), store.ClientsByIDs, func(c store.Client) int64 { return c.ID },
 					clientOf, func(c *model.IspContract, cl *model.Client) { c.Client = cl })},
 			"clientUuid":  {shares: "client"},
 			"clientLabel": {shares: "client"},
 		},
 		"Isp": {
 			"ispContracts": {child: "IspContract", children: list(func(i *model.Isp) []model.IspContract { return i.IspContracts }),
-				load: hasMany(always(ispID), (*store.Store).ContractsByIsp, func(c store.IspContract) int64 { return c.IspID },
+				load: hasMany(always(ispID), store.ContractsByIsp, func(c store.IspContract) int64 { return c.IspID },
 					contractOf, func(i *model.Isp, cs []model.IspContract) { i.IspContracts = cs })},
 			"ispContractsCount": {load: loadIspCounts},
 			"ispDetailsCount":   {shares: "ispContractsCount"},
 		},
 		"Capability": {
 			"registrationKeys": {child: "RegistrationKey", children: list(func(c *model.Capability) []model.RegistrationKey { return c.RegistrationKeys }),
-				load: hasMany(always(capabilityID), (*store.Store).RegistrationKeysByCapability,
+				load: hasMany(always(capabilityID), store.RegistrationKeysByCapability,
 					func(k store.RegistrationKey) int64 { return k.CapabilityID },
 					registrationKeyOf, func(c *model.Capability, ks []model.RegistrationKey) { c.RegistrationKeys = ks })},
 			"registrationKeysCount": {load: counts(capabilityID, (*store.Store).CountRegistrationKeys,
@@ -72,7 +72,7 @@ func edgeTable() map[string]map[string]edge {
 		},
 		"RegistrationKey": {
 			"capability": {child: "Capability", children: single(func(k *model.RegistrationKey) *model.Capability { return k.Capability }),
-				load: hasOne(always(keyCapabilityID), (*store.Store).CapabilitiesByIDs, func(c store.Capability) int64 { return c.ID },
+				load: hasOne(always(keyCapabilityID), store.CapabilitiesByIDs, func(c store.Capability) int64 { return c.ID },
 					capabilityOf, func(k *model.RegistrationKey, c *model.Capability) { k.Capability = c })},
 			"clientsCount": {load: counts(registrationKeyID, (*store.Store).CountClientsByRegistrationKey,
 				func(k *model.RegistrationKey, n int64) { k.ClientsCount = n })},
@@ -99,37 +99,37 @@ func edgeTable() map[string]map[string]edge {
 	}
 }
 
-// counts loads a per-parent count (absent keys count 0).
+// counts loads a per-parent count (absent keys count 0), at once.
 func counts[P any](id func(*P) int64, fetch func(*store.Store, context.Context, int64, []int64) (map[int64]int64, error),
-	set func(*P, int64)) func(context.Context, edgeQuery, []any) error {
-	return func(ctx context.Context, q edgeQuery, parents []any) error {
+	set func(*P, int64)) loadFunc {
+	return func(ctx context.Context, q edgeQuery, parents []any) (func() error, error) {
 		n, err := fetch(q.store, ctx, q.owner, keysOf(parents, always(id)))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, p := range parents {
 			set(p.(*P), n[id(p.(*P))])
 		}
-		return nil
+		return nil, nil
 	}
 }
 
-func loadIspCounts(ctx context.Context, q edgeQuery, parents []any) error {
+func loadIspCounts(ctx context.Context, q edgeQuery, parents []any) (func() error, error) {
 	contracts, details, err := q.store.IspChildCounts(ctx, q.owner, keysOf(parents, always(ispID)))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, p := range parents {
 		i := p.(*model.Isp)
 		i.IspContractsCount, i.IspDetailsCount = contracts[i.ID], details[i.ID]
 	}
-	return nil
+	return nil, nil
 }
 
 // loadConfigs attaches the configs each client gets: the assigned one of
 // each kind, else the data owner's default of that kind; none for shared
 // clients, whose configuration belongs to their owner.
-func loadConfigs(ctx context.Context, q edgeQuery, parents []any) error {
+func loadConfigs(_ context.Context, q edgeQuery, parents []any) (func() error, error) {
 	var ids []int64
 	for _, p := range parents {
 		c := p.(*model.Client)
@@ -139,10 +139,21 @@ func loadConfigs(ctx context.Context, q edgeQuery, parents []any) error {
 			}
 		}
 	}
-	rows, err := q.store.DeliverableConfigs(ctx, q.owner, ids)
-	if err != nil {
-		return err
-	}
+	var rows []store.ConfigRef
+	var err error
+	store.Queue(q.batch, store.DeliverableConfigs(q.owner, ids), func(rs []store.ConfigRef, e error) { rows, err = rs, e })
+	return func() error {
+		if err != nil {
+			return err
+		}
+		attachConfigs(parents, rows)
+		return nil
+	}, nil
+}
+
+// attachConfigs sets each owned client's delivered configs from the rows
+// of its assigned configs and the defaults.
+func attachConfigs(parents []any, rows []store.ConfigRef) {
 	byID := map[int64]*model.ConfigRef{}
 	byKind := map[string]*model.ConfigRef{}
 	for _, r := range rows {
@@ -165,16 +176,15 @@ func loadConfigs(ctx context.Context, q edgeQuery, parents []any) error {
 		c.DeliveredPublicConfig = pick(c.Configuration.PublicConfigID, "public")
 		c.DeliveredAutomatorConfig = pick(c.Configuration.AutomatorConfigID, "automator")
 	}
-	return nil
 }
 
 // loadReports attaches every measurement's client reports, and the latest
 // of each type the report fields name.
-func loadReports(ctx context.Context, q edgeQuery, parents []any) error {
+func loadReports(ctx context.Context, q edgeQuery, parents []any) (func() error, error) {
 	ids := keysOf(parents, always(func(m *model.Measurement) string { return m.ID }))
 	docs, err := q.store.DocumentsByMeasurements(ctx, q.owner, store.KindClientReport, ids)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	by := map[string][]store.Document{}
 	for _, d := range docs {
@@ -185,7 +195,7 @@ func loadReports(ctx context.Context, q edgeQuery, parents []any) error {
 	for _, p := range parents {
 		attachReports(p.(*model.Measurement), by[p.(*model.Measurement).ID])
 	}
-	return nil
+	return nil, nil
 }
 
 // attachReports sets a measurement's reports (oldest first) and, per
@@ -218,7 +228,7 @@ func documentClient[P any](fields func(*P) (*model.JSON, **model.Client)) edge {
 	}
 	return edge{child: "Client",
 		children: single(func(p *P) *model.Client { _, c := fields(p); return *c }),
-		load: hasOne(uuidOf, (*store.Store).ClientsByUUIDs, func(c store.Client) string { return c.UUID }, clientOf,
+		load: hasOne(uuidOf, store.ClientsByUUIDs, func(c store.Client) string { return c.UUID }, clientOf,
 			func(p *P, c *model.Client) { _, dst := fields(p); *dst = c })}
 }
 
@@ -227,10 +237,10 @@ func documentClient[P any](fields func(*P) (*model.JSON, **model.Client)) edge {
 // through the page loader (which enforces the operation's measurement
 // budget). A failure attaches nothing: the measurements resolver then
 // reports it on its field, from the loader's cache.
-func loadMeasurementPages(ctx context.Context, q edgeQuery, parents []any) error {
+func loadMeasurementPages(ctx context.Context, q edgeQuery, parents []any) (func() error, error) {
 	page, limit, ok := measurementPageOfArgs(q.args)
 	if !ok {
-		return nil // the resolver reports the arguments' error
+		return nil, nil // the resolver reports the arguments' error
 	}
 	clients := make([]*model.Client, len(parents))
 	for i, p := range parents {
@@ -238,7 +248,7 @@ func loadMeasurementPages(ctx context.Context, q edgeQuery, parents []any) error
 	}
 	conns, err := measurementPages(ctx, clients, page, limit)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	for i, c := range clients {
 		if c.Pages == nil {
@@ -246,7 +256,7 @@ func loadMeasurementPages(ctx context.Context, q edgeQuery, parents []any) error
 		}
 		c.Pages[page] = conns[i]
 	}
-	return nil
+	return nil, nil
 }
 
 // measurementPages reads each client's page through the page loader.

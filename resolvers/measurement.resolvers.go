@@ -78,7 +78,7 @@ func (r *queryResolver) MeasurementDocument(ctx context.Context, id string, repo
 		return &m.Document, nil
 	}
 	p := auth.From(ctx)
-	if err := loadReports(ctx, edgeQuery{store: r.Store, owner: p.DataOwnerID}, []any{m}); err != nil {
+	if _, err := loadReports(ctx, edgeQuery{store: r.Store, owner: p.DataOwnerID}, []any{m}); err != nil {
 		return nil, err
 	}
 	doc := map[gqlmodel.MeasurementReportType]*model.JSON{

@@ -64,7 +64,7 @@ func msrSeed(tb testing.TB, e *apitest.Env, prefix string, n int) *apitest.Owner
 	if res, err := e.Store.InsertDocuments(ctx, o.ID, docs); err != nil || len(res.Refused) > 0 || res.ClientsCreated != n {
 		tb.Fatalf("insert: %v %+v", err, res)
 	}
-	cs, err := e.Store.ClientsByUUIDs(ctx, o.ID, uuids)
+	cs, err := store.All(ctx, e.Store, store.ClientsByUUIDs(o.ID, uuids))
 	if err != nil || len(cs) != n {
 		tb.Fatalf("clients: %d, %v", len(cs), err)
 	}

@@ -41,10 +41,8 @@ func (s *Store) Capabilities(ctx context.Context, ownerID int64) ([]Capability, 
 }
 
 // CapabilitiesByIDs loads capabilities by id (for the dataloader).
-func (s *Store) CapabilitiesByIDs(ctx context.Context, ownerID int64, ids []int64) ([]Capability, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT `+capabilityCols+` FROM capabilities WHERE data_owner_id = $1 AND id = ANY($2)`, ownerID, ids)
-	cs, err := pgx.CollectRows(rows, pgx.RowToStructByName[Capability])
-	return cs, mapErr("load capabilities", err)
+func CapabilitiesByIDs(ownerID int64, ids []int64) Read[Capability] {
+	return Read[Capability]{step: "load capabilities", sql: `SELECT ` + capabilityCols + ` FROM capabilities WHERE data_owner_id = $1 AND id = ANY($2)`, args: []any{ownerID, ids}, scan: pgx.RowToStructByName[Capability]}
 }
 
 // Capability loads one capability.
@@ -104,19 +102,15 @@ const regKeyCols = `id, capability_id, registration_key, comment, valid_from, va
 	num_registrations_left, usage_limit_days, testing`
 
 // RegistrationKeysByCapability loads the keys of several capabilities.
-func (s *Store) RegistrationKeysByCapability(ctx context.Context, ownerID int64, capIDs []int64) ([]RegistrationKey, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT `+regKeyCols+` FROM registration_keys
-		WHERE data_owner_id = $1 AND capability_id = ANY($2) ORDER BY id`, ownerID, capIDs)
-	ks, err := pgx.CollectRows(rows, pgx.RowToStructByName[RegistrationKey])
-	return ks, mapErr("load registration keys", err)
+func RegistrationKeysByCapability(ownerID int64, capIDs []int64) Read[RegistrationKey] {
+	return Read[RegistrationKey]{step: "load registration keys", sql: `SELECT ` + regKeyCols + ` FROM registration_keys
+		WHERE data_owner_id = $1 AND capability_id = ANY($2) ORDER BY id`, args: []any{ownerID, capIDs}, scan: pgx.RowToStructByName[RegistrationKey]}
 }
 
 // RegistrationKeysByIDs loads keys by id.
-func (s *Store) RegistrationKeysByIDs(ctx context.Context, ownerID int64, ids []int64) ([]RegistrationKey, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT `+regKeyCols+` FROM registration_keys
-		WHERE data_owner_id = $1 AND id = ANY($2)`, ownerID, ids)
-	ks, err := pgx.CollectRows(rows, pgx.RowToStructByName[RegistrationKey])
-	return ks, mapErr("load registration keys", err)
+func RegistrationKeysByIDs(ownerID int64, ids []int64) Read[RegistrationKey] {
+	return Read[RegistrationKey]{step: "load registration keys", sql: `SELECT ` + regKeyCols + ` FROM registration_keys
+		WHERE data_owner_id = $1 AND id = ANY($2)`, args: []any{ownerID, ids}, scan: pgx.RowToStructByName[RegistrationKey]}
 }
 
 // CountRegistrationKeys counts keys per capability.

@@ -85,10 +85,8 @@ func (s *Store) Clients(ctx context.Context, ownerID int64) ([]Client, error) {
 }
 
 // ClientsByIDs loads visible clients by id (for the dataloader).
-func (s *Store) ClientsByIDs(ctx context.Context, ownerID int64, ids []int64) ([]Client, error) {
-	rows, _ := s.pool.Query(ctx, clientSelect+` AND c.id = ANY($2)`, ownerID, ids)
-	cs, err := pgx.CollectRows(rows, scanClient)
-	return cs, mapErr("load clients", err)
+func ClientsByIDs(ownerID int64, ids []int64) Read[Client] {
+	return Read[Client]{step: "load clients", sql: clientSelect + ` AND c.id = ANY($2)`, args: []any{ownerID, ids}, scan: scanClient}
 }
 
 // Client loads a visible client by id.
@@ -165,13 +163,11 @@ func (s *Store) ClientGroups(ctx context.Context, ownerID int64) ([]ClientGroup,
 }
 
 // GroupsByClient loads the data owner's groups of several clients.
-func (s *Store) GroupsByClient(ctx context.Context, ownerID int64, clientIDs []int64) ([]ClientGroup, error) {
+func GroupsByClient(ownerID int64, clientIDs []int64) Read[ClientGroup] {
 	const q = `SELECT g.id, g.name, m.client_id FROM client_group_members m
 		JOIN client_groups g ON g.id = m.client_group_id
 		WHERE g.data_owner_id = $1 AND m.client_id = ANY($2) ORDER BY g.name, g.id`
-	rows, _ := s.pool.Query(ctx, q, ownerID, clientIDs)
-	gs, err := pgx.CollectRows(rows, pgx.RowToStructByName[ClientGroup])
-	return gs, mapErr("load client groups", err)
+	return Read[ClientGroup]{step: "load client groups", sql: q, args: []any{ownerID, clientIDs}, scan: pgx.RowToStructByName[ClientGroup]}
 }
 
 // GroupClient is a client of a group.
@@ -181,14 +177,12 @@ type GroupClient struct {
 }
 
 // ClientsByGroup loads the clients of several of the data owner's groups.
-func (s *Store) ClientsByGroup(ctx context.Context, ownerID int64, groupIDs []int64) ([]GroupClient, error) {
+func ClientsByGroup(ownerID int64, groupIDs []int64) Read[GroupClient] {
 	q := `SELECT m.client_group_id AS group_id, v.* FROM client_group_members m
 		JOIN client_groups g ON g.id = m.client_group_id AND g.data_owner_id = $1
 		JOIN (` + clientSelect + `) v ON v.id = m.client_id
 		WHERE m.client_group_id = ANY($2) ORDER BY v.id`
-	rows, _ := s.pool.Query(ctx, q, ownerID, groupIDs)
-	cs, err := pgx.CollectRows(rows, scanGroupClient)
-	return cs, mapErr("load group clients", err)
+	return Read[GroupClient]{step: "load group clients", sql: q, args: []any{ownerID, groupIDs}, scan: scanGroupClient}
 }
 
 // CreateClientGroup inserts a group with the given member clients of the owner.
@@ -238,11 +232,9 @@ type ConfigRef struct {
 
 // DeliverableConfigs loads the configs of the given ids and the data
 // owner's default config of each kind, in one statement.
-func (s *Store) DeliverableConfigs(ctx context.Context, ownerID int64, ids []int64) ([]ConfigRef, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT id, kind, name, is_default FROM measurement_configs
-		WHERE data_owner_id = $1 AND (id = ANY($2) OR is_default)`, ownerID, ids)
-	cs, err := pgx.CollectRows(rows, pgx.RowToStructByName[ConfigRef])
-	return cs, mapErr("load configs", err)
+func DeliverableConfigs(ownerID int64, ids []int64) Read[ConfigRef] {
+	return Read[ConfigRef]{step: "load configs", sql: `SELECT id, kind, name, is_default FROM measurement_configs
+		WHERE data_owner_id = $1 AND (id = ANY($2) OR is_default)`, args: []any{ownerID, ids}, scan: pgx.RowToStructByName[ConfigRef]}
 }
 
 // CreateConfig inserts a measurement config (public or automator).

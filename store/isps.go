@@ -46,10 +46,8 @@ func (s *Store) Isps(ctx context.Context, ownerID int64, f IspFilter) ([]Isp, er
 }
 
 // IspsByIDs loads ISPs by id (for the dataloader).
-func (s *Store) IspsByIDs(ctx context.Context, ownerID int64, ids []int64) ([]Isp, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT `+ispCols+` FROM isps WHERE data_owner_id = $1 AND id = ANY($2)`, ownerID, ids)
-	is, err := pgx.CollectRows(rows, pgx.RowToStructByName[Isp])
-	return is, mapErr("load isps", err)
+func IspsByIDs(ownerID int64, ids []int64) Read[Isp] {
+	return Read[Isp]{step: "load isps", sql: `SELECT ` + ispCols + ` FROM isps WHERE data_owner_id = $1 AND id = ANY($2)`, args: []any{ownerID, ids}, scan: pgx.RowToStructByName[Isp]}
 }
 
 // Isp loads one ISP.
@@ -158,19 +156,15 @@ func scanContract(row pgx.CollectableRow) (IspContract, error) {
 }
 
 // ContractsByIsp loads the contracts of several ISPs.
-func (s *Store) ContractsByIsp(ctx context.Context, ownerID int64, ispIDs []int64) ([]IspContract, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT `+contractCols+` FROM isp_contracts
-		WHERE data_owner_id = $1 AND isp_id = ANY($2) ORDER BY id`, ownerID, ispIDs)
-	cs, err := pgx.CollectRows(rows, scanContract)
-	return cs, mapErr("load contracts", err)
+func ContractsByIsp(ownerID int64, ispIDs []int64) Read[IspContract] {
+	return Read[IspContract]{step: "load contracts", sql: `SELECT ` + contractCols + ` FROM isp_contracts
+		WHERE data_owner_id = $1 AND isp_id = ANY($2) ORDER BY id`, args: []any{ownerID, ispIDs}, scan: scanContract}
 }
 
 // ContractsByClient loads the contracts of several clients.
-func (s *Store) ContractsByClient(ctx context.Context, ownerID int64, clientIDs []int64) ([]IspContract, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT `+contractCols+` FROM isp_contracts
-		WHERE data_owner_id = $1 AND client_id = ANY($2) ORDER BY valid_from DESC NULLS LAST, id DESC`, ownerID, clientIDs)
-	cs, err := pgx.CollectRows(rows, scanContract)
-	return cs, mapErr("load contracts", err)
+func ContractsByClient(ownerID int64, clientIDs []int64) Read[IspContract] {
+	return Read[IspContract]{step: "load contracts", sql: `SELECT ` + contractCols + ` FROM isp_contracts
+		WHERE data_owner_id = $1 AND client_id = ANY($2) ORDER BY valid_from DESC NULLS LAST, id DESC`, args: []any{ownerID, clientIDs}, scan: scanContract}
 }
 
 // CountByParent counts rows of a child table per parent id.

@@ -162,8 +162,6 @@ func (s *Store) ClientMeasurements(ctx context.Context, ownerID int64, clientUUI
 
 // ClientsByUUIDs loads the clients visible to the data owner by UUID
 // (malformed UUIDs match nothing).
-func (s *Store) ClientsByUUIDs(ctx context.Context, ownerID int64, uuids []string) ([]Client, error) {
-	rows, _ := s.pool.Query(ctx, clientSelect+` AND c.uuid::text = ANY($2::text[])`, ownerID, uuids)
-	cs, err := pgx.CollectRows(rows, scanClient)
-	return cs, mapErr("load clients by uuid", err)
+func ClientsByUUIDs(ownerID int64, uuids []string) Read[Client] {
+	return Read[Client]{step: "load clients by uuid", sql: clientSelect + ` AND c.uuid::text = ANY($2::text[])`, args: []any{ownerID, uuids}, scan: scanClient}
 }

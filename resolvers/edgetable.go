@@ -265,19 +265,15 @@ func measurementPages(ctx context.Context, clients []*model.Client, page string,
 		return loaders.MeasurementPageKey{ClientUUID: c.UUID, Page: page}, true
 	}
 	l := loaders.For(ctx).MeasurementPages
-	l.Fetch(ctx, keysOf(pointersAny(clients), key)) // one statement now, not after the loader's timer
+	keys := make([]loaders.MeasurementPageKey, len(clients))
+	for i, c := range clients {
+		keys[i], _ = key(c)
+	}
+	l.Fetch(ctx, keys) // one statement now, not after the loader's timer
 	return loadAll(ctx, clients, l, key,
 		func(rows []store.MeasurementPage) *model.MeasurementConnection {
 			return measurementConnection(rows, limit)
 		})
-}
-
-func pointersAny[T any](ps []*T) []any {
-	out := make([]any, len(ps))
-	for i, p := range ps {
-		out[i] = p
-	}
-	return out
 }
 
 // measurementConnectionOf is the page attached for the field's arguments.

@@ -40,10 +40,11 @@ type Limits struct {
 }
 
 // DefaultLimits are the limits of /graphql. The introspection query of
-// GraphiQL needs depth 13, about 200 fields and no alias.
+// GraphiQL needs depth 13 to 15 (graphql-js versions differ), about 200
+// fields and no alias.
 var DefaultLimits = Limits{
 	Tokens:          10_000,
-	Depth:           15,
+	Depth:           20,
 	Fields:          500,
 	Aliases:         100,
 	FragmentSpreads: 200,

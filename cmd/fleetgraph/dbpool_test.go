@@ -12,6 +12,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/apitest"
 )
 
+// parseConfig is the configuration args (and the environment) make.
 func parseConfig(t *testing.T, args ...string) *config {
 	t.Helper()
 	c := &config{}
@@ -47,7 +48,7 @@ func TestDBMaxConnsConfig(t *testing.T) {
 	}
 }
 
-// The pool serve, migrate and bootstrap open has the configured size.
+// The pool that serve, migrate and bootstrap open has the configured size.
 func TestDBMaxConnsSizesThePool(t *testing.T) {
 	c := parseConfig(t, "--db-max-conns", "7", "--database-url", apitest.Get(t).DatabaseURL, "--data-dir", t.TempDir())
 	st, closeStore, err := c.openStore(context.Background(), slog.New(slog.NewTextHandler(io.Discard, nil)))

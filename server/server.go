@@ -53,6 +53,9 @@ func New(res *resolvers.Resolver) (http.Handler, error) {
 	gql := handler.New(es)
 	gql.AddTransport(transport.POST{})
 	gql.Use(extension.Introspection{})
+	gql.Use(newInputLimits(DefaultLimits))
+	gql.SetParserTokenLimit(DefaultLimits.Tokens)
+	gql.SetValidationRulesFn(cappedRules(DefaultLimits.Errors))
 	configure(gql, res)
 
 	exec := executor.New(es)
@@ -71,7 +74,7 @@ func New(res *resolvers.Resolver) (http.Handler, error) {
 	r.Get("/", http.RedirectHandler("/graphql", http.StatusFound).ServeHTTP)
 	r.Get("/graphql", graphiql.Page("/graphql", "/graphiql/assets/").ServeHTTP)
 	r.Handle("/graphiql/assets/*", graphiql.Assets("/graphiql/assets/"))
-	r.With(limitBody, auth.Middleware(res.Store, auth.KindClientAdmin, true, graphqlAuthError), loaders.Middleware(res.Store)).
+	r.With(limitBody, bufferGraphQLBody, auth.Middleware(res.Store, auth.KindClientAdmin, true, graphqlAuthError), loaders.Middleware(res.Store)).
 		Post("/graphql", gql.ServeHTTP)
 
 	var mountErr error
@@ -139,7 +142,7 @@ func graphqlAuthError(w http.ResponseWriter, _ *http.Request, err error) {
 func limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > rest.MaxBodyBytes {
-			rest.WriteError(w, http.StatusRequestEntityTooLarge, "request body is too large")
+			bodyTooLarge(w)
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, rest.MaxBodyBytes)

@@ -12,6 +12,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,6 +33,9 @@ type config struct {
 	// SearchTimeout is the time limit of each search and ES|QL query on the
 	// embedded backend, a Go duration (searchTimeout reads it).
 	SearchTimeout string
+	// DBMaxConns is the size of the PostgreSQL pool, a positive integer
+	// (dbMaxConns reads it; empty: defaultDBMaxConns).
+	DBMaxConns string
 }
 
 func envOr(key, def string) string {
@@ -53,6 +58,32 @@ func (c *config) flags(fs *flag.FlagSet) {
 		"Elasticsearch URL (env ELASTICSEARCH_URL); empty: searches run on the embedded PostgreSQL backend")
 	fs.StringVar(&c.SearchTimeout, "search-timeout", envOr("FLEETGRAPH_SEARCH_TIMEOUT", pg.DefaultTimeout.String()),
 		"time limit of each search and ES|QL query on the embedded backend, a Go duration such as 30s or 2m (env FLEETGRAPH_SEARCH_TIMEOUT)")
+	fs.StringVar(&c.DBMaxConns, "db-max-conns", envOr("FLEETGRAPH_DB_MAX_CONNS", ""),
+		fmt.Sprintf("size of the PostgreSQL connection pool (env FLEETGRAPH_DB_MAX_CONNS); empty: 4 per CPU, at least 8 (here %d)", defaultDBMaxConns()))
+}
+
+// maxDBMaxConns bounds --db-max-conns: PostgreSQL's own default
+// max_connections is 100, and each connection costs it a process.
+const maxDBMaxConns = 1000
+
+// defaultDBMaxConns is the pool size when none is configured: 4 per CPU
+// the process may use, at least 8. pgx's own default (max(4, CPUs)) let
+// a few slow searches hold every connection.
+func defaultDBMaxConns() int32 {
+	return int32(max(8, 4*runtime.GOMAXPROCS(0)))
+}
+
+// dbMaxConns is the configured pool size.
+func (c *config) dbMaxConns() (int32, error) {
+	raw := strings.TrimSpace(c.DBMaxConns)
+	if raw == "" {
+		return defaultDBMaxConns(), nil
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < 1 || n > maxDBMaxConns {
+		return 0, fmt.Errorf("--db-max-conns (FLEETGRAPH_DB_MAX_CONNS) %q must be a whole number from 1 to %d", c.DBMaxConns, maxDBMaxConns)
+	}
+	return int32(n), nil
 }
 
 // maxSearchTimeout bounds --search-timeout (the HTTP server's write timeout
@@ -80,15 +111,18 @@ func newLogger() *slog.Logger {
 // openStore connects (starting a private PostgreSQL when needed) and
 // migrates. The returned stop closes the pool and any private server.
 func (c *config) openStore(ctx context.Context, log *slog.Logger) (*store.Store, func(), error) {
+	maxConns, err := c.dbMaxConns()
+	if err != nil {
+		return nil, nil, err
+	}
 	url, stopPG := c.DatabaseURL, func(context.Context) error { return nil }
 	if url == "" {
-		var err error
 		url, stopPG, err = pglocal.Resolve(ctx, log, c.DataDir, "fleetgraph")
 		if err != nil {
 			return nil, nil, err
 		}
 	}
-	s, err := store.Open(ctx, url, store.Options{})
+	s, err := store.Open(ctx, url, store.Options{MaxConns: maxConns})
 	if err != nil {
 		_ = stopPG(context.Background())
 		return nil, nil, err

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"io"
 	"log/slog"
 	"net/http"
@@ -116,16 +115,7 @@ func TestElasticsearchURLSelectsElasticsearchAndRunsTheIndexer(t *testing.T) {
 }
 
 func TestSearchTimeoutConfig(t *testing.T) {
-	parse := func(args ...string) *config {
-		t.Helper()
-		c := &config{}
-		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-		c.flags(fs)
-		if err := fs.Parse(args); err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
+	parse := func(args ...string) *config { t.Helper(); return parseConfig(t, args...) }
 	t.Setenv("FLEETGRAPH_SEARCH_TIMEOUT", "")
 	if d, err := (&config{}).searchTimeout(); err != nil || d != 30*time.Second {
 		t.Errorf("unset: %s %v, want 30s", d, err)

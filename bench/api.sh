@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 DB=${DB:-fleetgraph_apibench}
 DB_URL="postgres://postgres@127.0.0.1:5432/$DB?sslmode=disable"
-ROUNDS=${ROUNDS:-3} ROUND=${ROUND:-5s} WARMUP=${WARMUP:-5s} CONNS=${CONNS:-20} ONLY=${ONLY:-}
+POOL=${POOL:-8} ROUNDS=${ROUNDS:-3} ROUND=${ROUND:-5s} WARMUP=${WARMUP:-5s} CONNS=${CONNS:-20} ONLY=${ONLY:-}
 PORT_FLEETGRAPH=${PORT_FLEETGRAPH:-18080} PORT_POSTGRAPHILE=${PORT_POSTGRAPHILE:-18081} PORT_HANDWRITTEN=${PORT_HANDWRITTEN:-18082}
 WORK=$(mktemp -d /tmp/fleetgraph-apibench.XXXXXX)
 # A fixed secret for the bench's data dir (the keys bootstrap prints are
@@ -51,13 +51,13 @@ done
 psql "$DB_URL" -qc "ANALYZE"
 
 echo "== starting fleetgraph, PostGraphile and the hand-written handler"
-"$FLEETGRAPH" serve --addr "127.0.0.1:$PORT_FLEETGRAPH" >"$WORK/fleetgraph.log" 2>&1 &
+"$FLEETGRAPH" serve --addr "127.0.0.1:$PORT_FLEETGRAPH" --db-max-conns "$POOL" >"$WORK/fleetgraph.log" 2>&1 &
 fleetgraph_pid=$!
 pids+=("$fleetgraph_pid")
 bench/postgraphile/node_modules/.bin/postgraphile -c "$DB_URL" --schema public --host 127.0.0.1 \
   --port "$PORT_POSTGRAPHILE" --disable-query-log >"$WORK/postgraphile.log" 2>&1 &
 pids+=($!)
-"$WORK/handwritten" -addr "127.0.0.1:$PORT_HANDWRITTEN" >"$WORK/handwritten.log" 2>&1 &
+DATABASE_URL="$DB_URL&pool_max_conns=$POOL" "$WORK/handwritten" -addr "127.0.0.1:$PORT_HANDWRITTEN" >"$WORK/handwritten.log" 2>&1 &
 pids+=($!)
 wait_for() { # url [curl args]: until it answers at all
   local url=$1; shift

@@ -77,6 +77,9 @@ func Parse(src string) (*Query, error) {
 	}
 	p := &parser{src: src, toks: toks}
 	q, perr := p.query()
+	if perr == nil {
+		perr = checkLimits(q)
+	}
 	if perr != nil {
 		return nil, perr
 	}

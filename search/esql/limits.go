@@ -11,7 +11,7 @@ const (
 	// MaxCommands bounds the processing commands after FROM.
 	MaxCommands = 64
 	// MaxEvalColumns bounds the columns all EVAL commands compute together.
-	MaxEvalColumns = 128
+	MaxEvalColumns = 64
 	// MaxExprDepth bounds the nesting of one expression (operators,
 	// function calls and parentheses; a+b+c is two levels).
 	MaxExprDepth = 64

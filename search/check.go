@@ -67,7 +67,9 @@ import (
 // stored ones. Bodies nested deeper than MaxDSLDepth or larger than
 // MaxDSLNodes values are refused, as are keys and strings holding a NUL
 // character (U+0000): no document or field name holds one (PostgreSQL text
-// cannot), so the answer is the same 400 on both backends.
+// cannot), so the answer is the same 400 on both backends. The size limits
+// of limits.go (clauses, sort keys, terms values, query_string,
+// aggregations) apply as well.
 
 // Limits of CheckDSL.
 const (
@@ -171,11 +173,15 @@ func CheckDSL(body map[string]any) error {
 		}
 		return Badf("search body: top-level key %q is not supported", k)
 	}
+	if err := checkAggs(body); err != nil {
+		return err
+	}
 	c := dslChecker{}
 	return c.walk(body, "", "", 0)
 }
 
-type dslChecker struct{ nodes int }
+// dslChecker counts, while it walks a body, its values and query clauses.
+type dslChecker struct{ nodes, clauses int }
 
 // walk checks v, found under key parent ("" at the top; array elements keep
 // their array's key).
@@ -212,6 +218,9 @@ func (c *dslChecker) walk(v any, path, parent string, depth int) error {
 			}
 			if lk == "index" && isIndexRef(t, child, parent) {
 				return Badf("search body: %q at %s is not allowed: lookups into other indices (terms lookup, document references) are not supported", k, p)
+			}
+			if err := c.checkSizes(parent, lk, child); err != nil {
+				return err
 			}
 			if err := c.walk(child, p, lk, depth+1); err != nil {
 				return err

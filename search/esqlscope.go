@@ -3,6 +3,8 @@ package search
 import (
 	"slices"
 	"strings"
+
+	"github.com/fleetgraph/fleetgraph/search/esql"
 )
 
 // ES|QL scope check.
@@ -447,7 +449,11 @@ func parseESQL(query string) (*esqlQuery, error) {
 	if err := l.fromList(q); err != nil {
 		return nil, err
 	}
-	for !l.eof() {
+	for commands := 1; !l.eof(); commands++ {
+		if commands > esql.MaxCommands {
+			return nil, Badf("ES|QL: query too large: more than %d processing commands (limit MaxCommands = %d)",
+				esql.MaxCommands, esql.MaxCommands)
+		}
 		l.pos++ // the pipe; now at a command position
 		// A pipe outside the branches of a FORK ends it.
 		for len(l.forks) > 0 && l.forks[len(l.forks)-1] >= l.depth {
@@ -719,6 +725,10 @@ func (l *esqlLexer) expression(q *esqlQuery) error {
 				continue
 			}
 			l.depth++
+			if l.depth > esql.MaxExprDepth {
+				return Badf("ES|QL: query too large: parentheses nested more than %d deep (limit MaxExprDepth = %d)",
+					esql.MaxExprDepth, esql.MaxExprDepth)
+			}
 			if w := strings.ToLower(l.peekWord()); esqlSubquery[w] {
 				return Badf("ES|QL: subqueries are not supported")
 			}

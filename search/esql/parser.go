@@ -2,6 +2,7 @@ package esql
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -64,6 +65,7 @@ type parser struct {
 	toks  []token
 	i     int
 	depth int
+	lines []int // offsets at which lines start
 }
 
 // Parse reads a query of the supported subset.
@@ -77,6 +79,9 @@ func Parse(src string) (*Query, error) {
 	}
 	p := &parser{src: src, toks: toks}
 	q, perr := p.query()
+	if perr == nil {
+		perr = checkLimits(q)
+	}
 	if perr != nil {
 		return nil, perr
 	}
@@ -92,7 +97,21 @@ func (p *parser) next() token {
 	return t
 }
 
-func (p *parser) pos(t token) Pos { return position(p.src, t.start) }
+// pos is t's position, found among the line starts (computed once, so
+// that positions cost no more than a lookup in long queries).
+func (p *parser) pos(t token) Pos {
+	if p.lines == nil {
+		p.lines = []int{0}
+		for i := 0; i < len(p.src); i++ {
+			if p.src[i] == '\n' {
+				p.lines = append(p.lines, i+1)
+			}
+		}
+	}
+	off := min(t.start, len(p.src))
+	line, _ := slices.BinarySearch(p.lines, off+1)
+	return Pos{Line: line, Col: off - p.lines[line-1] + 1, Offset: off}
+}
 
 func (p *parser) errf(t token, format string, args ...any) *Error {
 	return &Error{Pos: p.pos(t), Msg: fmt.Sprintf(format, args...)}

@@ -175,6 +175,9 @@ type esqlTranslator struct {
 	limit   int64 // last LIMIT since the last STATS, -1 when none
 	seq     int
 	base    esqlBase
+	// inlined is the estimated inlined size of the EVAL columns above the
+	// last fence, by alias (esql_inline.go).
+	inlined map[string]int
 	// plain turns off the shortcuts that only make the statement faster
 	// (the kind alone for whole kinds, ordered branches, uuid comparisons
 	// of client_uuid): tests compare both translations' answers.
@@ -460,6 +463,7 @@ func (tr *esqlTranslator) translate(q *esql.Query) (string, error) {
 	if len(sel) == 0 {
 		sel = append(sel, "NULL")
 	}
+	tr.fenceIfHeavy(strings.Join(sel, ", "))
 	limit := tr.limit
 	if limit < 0 {
 		limit = esqlDefaultLimit

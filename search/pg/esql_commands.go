@@ -21,6 +21,7 @@ func (tr *esqlTranslator) where(c *esql.Where) error {
 	if err != nil {
 		return err
 	}
+	tr.fenceIfHeavy(cond)
 	tr.wrap("*", " WHERE "+cond)
 	return nil
 }
@@ -38,8 +39,10 @@ func (tr *esqlTranslator) eval(c *esql.Eval) error {
 		if e.t == etNull {
 			sqlText = "NULL::text"
 		}
+		size := tr.fenceIfHeavy(sqlText)
 		al := tr.alias("c")
 		tr.wrap("s.*, "+sqlText+" AS "+al, "")
+		tr.recordInlined(al, size)
 		tr.setCol(esqlCol{name: f.Name, sql: "s." + al, t: e.t})
 	}
 	return nil
@@ -61,6 +64,7 @@ func (tr *esqlTranslator) stats(c *esql.Stats) error {
 		if e.t == etNull {
 			e.sql, e.t = "NULL::text", etText
 		}
+		tr.fenceIfHeavy(e.sql)
 		al := tr.alias("g")
 		if e.uuid != "" {
 			// client_uuid: grouped as the uuid column (the same groups),
@@ -88,6 +92,7 @@ func (tr *esqlTranslator) stats(c *esql.Stats) error {
 		if e.t == etNull {
 			e.sql, e.t = "NULL::text", etText
 		}
+		tr.fenceIfHeavy(e.sql)
 		al := tr.alias("c")
 		sel = append(sel, e.sql+" AS "+al)
 		cols = append(cols, esqlCol{name: f.Name, sql: "s." + al, t: e.t})
@@ -117,6 +122,7 @@ func (tr *esqlTranslator) stats(c *esql.Stats) error {
 	tr.doc = nil
 	tr.order = nil
 	tr.limit = -1
+	clear(tr.inlined) // a grouped query is never pulled up
 	return nil
 }
 
@@ -130,6 +136,7 @@ func (tr *esqlTranslator) sort(c *esql.Sort) error {
 		if e.t == etNull || e.lit != nil {
 			continue // constant: no effect on the order
 		}
+		tr.fenceIfHeavy(e.sql)
 		item := e.sql
 		if o.Desc {
 			item += " DESC"

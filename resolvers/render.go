@@ -66,12 +66,27 @@ func (a Attacher) InterceptRootField(ctx context.Context, next graphql.RootResol
 // clearing twice that.
 var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
+// bytesPerItem is the size of a list item in the last rendered list, so
+// that the next buffer is made the right size at once.
+var bytesPerItem atomic.Int64
+
 // bufferFor is an empty buffer with room for about n objects.
 func bufferFor(n int) *bytes.Buffer {
 	buf := buffers.Get().(*bytes.Buffer)
 	buf.Reset()
-	buf.Grow(n * 1024)
+	per := bytesPerItem.Load()
+	if per == 0 {
+		per = 1024
+	}
+	buf.Grow(n*int(per) + n*int(per)/8 + 64)
 	return buf
+}
+
+// rendered notes the size of a rendered list of n items.
+func rendered(buf *bytes.Buffer, n int) {
+	if n > 0 {
+		bytesPerItem.Store(int64(buf.Len() / n))
+	}
 }
 
 // render writes a root list result into the slot, if it is plain; it
@@ -89,6 +104,7 @@ func render(ctx context.Context, fc *graphql.FieldContext, res any) (any, bool) 
 		buffers.Put(buf)
 		return res, false
 	}
+	rendered(buf, v.Len())
 	slot.json = buf
 	return reflect.MakeSlice(v.Type(), 0, 0).Interface(), true
 }

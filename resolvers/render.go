@@ -66,26 +66,26 @@ func (a Attacher) InterceptRootField(ctx context.Context, next graphql.RootResol
 // clearing twice that.
 var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// bytesPerItem is the size of a list item in the last rendered list, so
-// that the next buffer is made the right size at once.
-var bytesPerItem atomic.Int64
+// itemSizes is, per root field, the size of an item of the last list it
+// rendered, so that the next buffer is made the right size at once.
+var itemSizes sync.Map // field name -> int
 
-// bufferFor is an empty buffer with room for about n objects.
-func bufferFor(n int) *bytes.Buffer {
+// bufferFor is an empty buffer with room for about n items of field.
+func bufferFor(field string, n int) *bytes.Buffer {
 	buf := buffers.Get().(*bytes.Buffer)
 	buf.Reset()
-	per := bytesPerItem.Load()
-	if per == 0 {
-		per = 1024
+	per := 1024
+	if v, ok := itemSizes.Load(field); ok {
+		per = v.(int)
 	}
-	buf.Grow(n*int(per) + n*int(per)/8 + 64)
+	buf.Grow(n*per + n*per/8 + 64)
 	return buf
 }
 
-// rendered notes the size of a rendered list of n items.
-func rendered(buf *bytes.Buffer, n int) {
+// rendered notes the size of a rendered list of n items of field.
+func rendered(field string, buf *bytes.Buffer, n int) {
 	if n > 0 {
-		bytesPerItem.Store(int64(buf.Len() / n))
+		itemSizes.Store(field, buf.Len()/n)
 	}
 }
 
@@ -99,12 +99,12 @@ func render(ctx context.Context, fc *graphql.FieldContext, res any) (any, bool) 
 		return res, false
 	}
 	r := &renderer{oc: graphql.GetOperationContext(ctx), plans: map[planKey]*objectPlan{}}
-	buf := bufferFor(v.Len())
+	buf := bufferFor(fc.Field.Name, v.Len())
 	if err := r.value(buf, fc.Field.Definition.Type, v, fc.Field.Selections); err != nil {
 		buffers.Put(buf)
 		return res, false
 	}
-	rendered(buf, v.Len())
+	rendered(fc.Field.Name, buf, v.Len())
 	slot.json = buf
 	return reflect.MakeSlice(v.Type(), 0, 0).Interface(), true
 }

@@ -21,12 +21,14 @@ func bootstrap(ctx context.Context, args []string, out io.Writer) error {
 	var owner, email string
 	var asJSON bool
 	fs := flag.NewFlagSet("bootstrap", flag.ContinueOnError)
-	cfg.flags(fs)
+	cfg.storeFlags(fs)
+	cfg.secretFlag(fs)
+	cfg.addrFlag(fs)
 	fs.StringVar(&owner, "data-owner", "", "data owner short name (lower-case slug, used in index names)")
 	fs.StringVar(&email, "email", "", "e-mail of the org_admin user")
 	fs.BoolVar(&asJSON, "json", false, "print one JSON object")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	owner = strings.TrimSpace(owner)
 	if !slugRe.MatchString(owner) {

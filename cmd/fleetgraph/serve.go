@@ -20,8 +20,8 @@ func serve(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	cfg.flags(fs)
 	fs.BoolVar(&demo, "demo", false, "also load a demo data owner and print a ready API key")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	log := newLogger()
 	sealer, err := cfg.sealer(log)
@@ -103,9 +103,9 @@ func displayAddr(a net.Addr) string {
 func migrate(ctx context.Context, args []string) error {
 	var cfg config
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
-	cfg.flags(fs)
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	cfg.storeFlags(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	log := newLogger()
 	_, closeStore, err := cfg.openStore(ctx, log)

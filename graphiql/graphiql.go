@@ -102,6 +102,10 @@ func Handler(endpoint string) http.Handler {
 	return newHandler(distFS(), endpoint)
 }
 
+// Missing lists the required asset files this binary was built without;
+// while any is missing the page answers 503 (see the package documentation).
+func Missing() []string { return loadBundle(distFS()).missing }
+
 // distFS returns the embedded dist directory.
 func distFS() fs.FS {
 	sub, err := fs.Sub(embedded, "dist")

@@ -14,8 +14,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"runtime/debug"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 )
 

@@ -90,12 +90,12 @@ func bootstrapKeys(ctx context.Context, st *store.Store, sealer *auth.Sealer, ow
 
 // print writes the keys and how to use them on the server at base.
 func (k issuedKeys) print(out io.Writer, base string) {
-	fmt.Fprintf(out, "admin key:  %s\n            (admin API %s and GraphQL %s/graphql)\n"+
-		"export key: %s\n            (export API %s)\n\n"+
+	fmt.Fprintf(out, "admin key:  %s\n            (for %s%s and GraphQL/GraphiQL at %s/graphql)\n"+
+		"export key: %s\n            (for %s%s)\n\n"+
 		"Send a key as the X-API-KEY header, e.g.\n"+
 		"  curl -H 'X-API-KEY: %s' %s%s/isps\n"+
 		"  curl -H 'X-API-KEY: %s' %s%s/clients\n",
-		k.Admin, server.AdminBase, base, k.Export, server.ExportBase,
+		k.Admin, base, server.AdminBase, base, k.Export, base, server.ExportBase,
 		k.Admin, base, server.AdminBase, k.Export, base, server.ExportBase)
 }
 

@@ -85,13 +85,13 @@ func (b *Backend) Client() esapi.Transport { return b.client }
 func newTransport(u *url.URL) (esapi.Transport, error) {
 	addr := *u
 	addr.Path = strings.TrimRight(addr.Path, "/")
-	cfg := elastictransport.Config{URLs: []*url.URL{&addr}, UserAgent: "fleetgraph"}
+	addr.User = nil
+	opts := []elastictransport.Option{elastictransport.WithURLs(&addr), elastictransport.WithUserAgent("fleetgraph")}
 	if u.User != nil {
-		cfg.Username = u.User.Username()
-		cfg.Password, _ = u.User.Password()
-		addr.User = nil
+		password, _ := u.User.Password()
+		opts = append(opts, elastictransport.WithBasicAuth(u.User.Username(), password))
 	}
-	return elastictransport.New(cfg)
+	return elastictransport.NewClient(opts...)
 }
 
 // Indexer makes the indexer feeding this backend's cluster.

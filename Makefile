@@ -8,7 +8,15 @@ help: ## list the targets
 assets: ## fetch GraphiQL from npm (pinned) into graphiql/dist for the binary
 	bash graphiql/build.sh
 
-run: assets ## run fleetgraph on its embedded default (local or private PostgreSQL)
+# GRAPHIQL_DIST are the files graphiql/build.sh writes; run rebuilds them
+# (and so needs Node.js) only when one is missing or older than what they
+# are built from.
+GRAPHIQL_DIST := $(addprefix graphiql/dist/,react.production.min.js react-dom.production.min.js graphiql.min.js graphiql.min.css)
+$(GRAPHIQL_DIST) &: graphiql/package.json graphiql/package-lock.json graphiql/build.sh
+	bash graphiql/build.sh
+
+run: $(GRAPHIQL_DIST) ## run fleetgraph on its embedded default (local or private PostgreSQL)
+	@echo "make run: compiling fleetgraph (the first build takes about 3 minutes on 2 cores; later ones seconds), then starting it"
 	$(GO) run ./cmd/fleetgraph serve
 
 build: assets ## build bin/fleetgraph

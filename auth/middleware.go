@@ -61,10 +61,13 @@ func Middleware(keys KeyStore, kind Kind, bearer bool, fail ErrorWriter) func(ht
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			key := r.Header.Get("X-API-KEY")
-			if key == "" && bearer {
-				if v, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
-					key = strings.TrimSpace(v)
-				}
+			v, hasBearer := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if key == "" && bearer && hasBearer {
+				key = strings.TrimSpace(v)
+			}
+			if key == "" && hasBearer && !bearer {
+				fail(w, r, errBearerNotRead)
+				return
 			}
 			p, err := Authenticate(r.Context(), keys, key, time.Now())
 			switch {
@@ -72,10 +75,40 @@ func Middleware(keys KeyStore, kind Kind, bearer bool, fail ErrorWriter) func(ht
 				fail(w, r, err)
 				return
 			case p.Kind != kind:
-				fail(w, r, apierr.Errorf(apierr.ErrForbidden, "a %s key cannot be used here: %s", p.Kind, ErrForbidden))
+				fail(w, r, wrongKind(p.Kind, kind))
 				return
 			}
 			next.ServeHTTP(w, r.WithContext(With(r.Context(), p)))
 		})
 	}
+}
+
+// errBearerNotRead is the 401 of a request to a REST API that sent its key
+// only as Authorization: Bearer.
+var errBearerNotRead = apierr.Errorf(apierr.ErrUnauthenticated,
+	"missing API key: send it in the X-API-KEY header (Authorization: Bearer is read on /graphql only)")
+
+// wrongKind is the 403 answered for a key of kind got where only keys of
+// kind want are taken: it names both kinds and how to get the right key.
+func wrongKind(got, want Kind) error {
+	return apierr.Errorf(apierr.ErrForbidden, "%s key cannot be used here: this API takes %s key; %s",
+		withArticle(got), withArticle(want), howToGet[want])
+}
+
+// howToGet tells how a key of each kind is made.
+var howToGet = map[Kind]string{
+	KindClientAdmin: "fleetgraph bootstrap prints one, and an admin creates more with " +
+		"POST /client_admin_api/v1/client_admin_api_keys or the clientAdminApiKeyCreate mutation",
+	KindExport: "fleetgraph bootstrap prints one, and an admin creates more with " +
+		"POST /client_admin_api/v1/export_api_keys or the exportApiKeyCreate mutation",
+	KindClientAnalytics: "an admin creates one with " +
+		"POST /client_admin_api/v1/client_analytics_api_keys or the clientAnalyticsApiKeyCreate mutation",
+}
+
+// withArticle is "a client_admin", "an export".
+func withArticle(k Kind) string {
+	if k != "" && strings.ContainsRune("aeiou", rune(k[0])) {
+		return "an " + string(k)
+	}
+	return "a " + string(k)
 }

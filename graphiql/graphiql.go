@@ -28,6 +28,10 @@
 // browser's localStorage and sent as the X-API-KEY header on every request,
 // schema introspection included, together with the headers typed into
 // GraphiQL's own header editor (which take precedence on a clash).
+// The status line beside the box says whether the server accepted the key
+// or rejected it (with the server's message) and, without a usable key, how
+// to get one; applying a key after a rejection starts GraphiQL afresh, so
+// the rejected answer does not linger in the response pane.
 package graphiql
 
 import (
@@ -101,6 +105,10 @@ func Assets(prefix string) http.Handler {
 func Handler(endpoint string) http.Handler {
 	return newHandler(distFS(), endpoint)
 }
+
+// Missing lists the required asset files this binary was built without;
+// while any is missing the page answers 503 (see the package documentation).
+func Missing() []string { return loadBundle(distFS()).missing }
 
 // distFS returns the embedded dist directory.
 func distFS() fs.FS {
@@ -396,6 +404,7 @@ var pageTemplate = template.Must(template.New("graphiql").Parse(`<!DOCTYPE html>
     background: transparent; border: 1px solid hsla(219, 28%, 32%, 0.35); border-radius: 4px;
   }
   #fg-auth-status { opacity: 0.75; }
+  #fg-auth-status.fg-rejected { opacity: 1; color: hsl(0, 70%, 45%); font-weight: 600; }
   #graphiql { flex: 1; min-height: 0; }
   #graphiql > .fg-message {
     height: 100%; display: flex; align-items: center; justify-content: center;
@@ -447,10 +456,30 @@ var pageTemplate = template.Must(template.New("graphiql").Parse(`<!DOCTYPE html>
     } catch (e) { /* storage unavailable: the key lasts for this page only */ }
   }
   function currentKey() { return input.value.trim(); }
-  function showStatus() {
-    status.textContent = currentKey()
-      ? 'Sent as X-API-KEY; saved in this browser.'
-      : 'No key: requests are sent without X-API-KEY.';
+  var howToGetAKey = 'Get one with: go run ./cmd/fleetgraph bootstrap --data-owner acme --email you@example.com ' +
+    '(or start the server with --demo) and paste its admin key here.';
+  // showStatus tells what happens to the key; answer, when given, is the
+  // server's verdict on the last request that carried it.
+  var lastRejected = false;
+  function showStatus(answer) {
+    status.classList.toggle('fg-rejected', !!(answer && answer.rejected));
+    if (answer && answer.rejected) {
+      status.textContent = 'Rejected (HTTP ' + answer.status + '): ' +
+        String(answer.message).replace(/\.?$/, '. ') + howToGetAKey;
+    } else if (!currentKey()) {
+      status.textContent = 'No key: requests are sent without X-API-KEY. ' + howToGetAKey;
+    } else {
+      status.textContent = (answer ? 'Accepted; sent' : 'Sent') + ' as X-API-KEY; saved in this browser.';
+    }
+  }
+  // showAnswer shows the verdict on a request sent with key, unless the
+  // key has changed since.
+  function showAnswer(key, httpStatus, body) {
+    if (key !== currentKey()) { return; }
+    var rejected = httpStatus === 401 || httpStatus === 403;
+    lastRejected = rejected;
+    var message = body && body.errors && body.errors[0] && body.errors[0].message;
+    showStatus({ rejected: rejected, status: httpStatus, message: message || 'the key was refused.' });
   }
 
   // GraphiQL runs its first introspection before its header editor exists,
@@ -500,7 +529,9 @@ var pageTemplate = template.Must(template.New("graphiql").Parse(`<!DOCTYPE html>
       }
       var text = await response.text();
       try {
-        return JSON.parse(text);
+        var body = JSON.parse(text);
+        showAnswer(key, response.status, body);
+        return body;
       } catch (e) {
         return errorResult('HTTP ' + response.status + ' ' + response.statusText +
           (text ? ': ' + text.slice(0, 2000) : ''));
@@ -520,9 +551,16 @@ var pageTemplate = template.Must(template.New("graphiql").Parse(`<!DOCTYPE html>
 
   var root = window.ReactDOM.createRoot(container);
   var renderedKey = null;
+  var mounts = 0;
+  // render shows GraphiQL with a fetcher for the current key. After a
+  // rejection it mounts GraphiQL afresh, which drops the rejected answer
+  // from the response pane (GraphiQL keeps the tabs' queries in
+  // localStorage, not their responses).
   function render() {
     renderedKey = currentKey();
+    if (lastRejected) { mounts++; lastRejected = false; }
     root.render(window.React.createElement(window.GraphiQL, {
+      key: 'graphiql-' + mounts,
       fetcher: makeFetcher(),
       isHeadersEditorEnabled: true,
       shouldPersistHeaders: true,
@@ -531,8 +569,8 @@ var pageTemplate = template.Must(template.New("graphiql").Parse(`<!DOCTYPE html>
   }
   function apply() {
     storeKey(currentKey());
-    showStatus();
     if (currentKey() !== renderedKey) { render(); }
+    showStatus();
   }
 
   input.addEventListener('input', function () { storeKey(currentKey()); showStatus(); });

@@ -423,3 +423,13 @@ func TestEmbeddedDist(t *testing.T) {
 		t.Errorf("dist/ is partly built (only %q): run graphiql/build.sh", present)
 	}
 }
+
+// A newcomer without a key reads on the page how to get one.
+func TestPageSaysHowToGetAKey(t *testing.T) {
+	body := get(t, newPage(fakeDist(), "/graphql", "/graphiql/assets/"), http.MethodGet, "/graphql", nil).Body.String()
+	for _, want := range []string{"fleetgraph bootstrap --data-owner", "--demo", "Rejected (HTTP "} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+}

@@ -45,21 +45,42 @@ func envOr(key, def string) string {
 	return def
 }
 
-// flags registers the shared configuration flags on fs.
+// flags registers every configuration flag (serve's set) on fs.
 func (c *config) flags(fs *flag.FlagSet) {
-	fs.StringVar(&c.DatabaseURL, "database-url", envOr("DATABASE_URL", ""),
-		"PostgreSQL URL (env DATABASE_URL); empty: local PostgreSQL at 127.0.0.1:5432, else a private one under the data dir")
-	fs.StringVar(&c.Addr, "addr", envOr("FLEETGRAPH_ADDR", ":8080"), "listen address (env FLEETGRAPH_ADDR)")
+	c.storeFlags(fs)
+	c.secretFlag(fs)
+	c.addrFlag(fs)
+	c.searchFlags(fs)
+}
+
+// storeFlags registers the flags of the database connection.
+func (c *config) storeFlags(fs *flag.FlagSet) {
+	fs.Var(secretEnv(&c.DatabaseURL, "DATABASE_URL"), "database-url",
+		"PostgreSQL `URL`, postgres://user:password@host:port/database (env DATABASE_URL); empty: local PostgreSQL at 127.0.0.1:5432, else a private one under the data dir")
 	fs.StringVar(&c.DataDir, "data-dir", envOr("FLEETGRAPH_DATA_DIR", ".fleetgraph"),
 		"directory for the private PostgreSQL and generated secrets (env FLEETGRAPH_DATA_DIR)")
-	fs.StringVar(&c.SecretKey, "secret-key", envOr("FLEETGRAPH_SECRET_KEY", ""),
-		"32-byte encryption key, hex or base64 (env FLEETGRAPH_SECRET_KEY); generated into the data dir when empty")
-	fs.StringVar(&c.ElasticURL, "elasticsearch-url", envOr("ELASTICSEARCH_URL", ""),
-		"Elasticsearch URL (env ELASTICSEARCH_URL); empty: searches run on the embedded PostgreSQL backend")
-	fs.StringVar(&c.SearchTimeout, "search-timeout", envOr("FLEETGRAPH_SEARCH_TIMEOUT", pg.DefaultTimeout.String()),
-		"time limit of each search and ES|QL query on the embedded backend, a Go duration such as 30s or 2m (env FLEETGRAPH_SEARCH_TIMEOUT)")
 	fs.StringVar(&c.DBMaxConns, "db-max-conns", envOr("FLEETGRAPH_DB_MAX_CONNS", ""),
 		fmt.Sprintf("size of the PostgreSQL connection pool (env FLEETGRAPH_DB_MAX_CONNS); empty: 4 per CPU, at least 8 (here %d)", defaultDBMaxConns()))
+}
+
+// secretFlag registers the flag of the key sealing stored secrets.
+func (c *config) secretFlag(fs *flag.FlagSet) {
+	fs.Var(secretEnv(&c.SecretKey, "FLEETGRAPH_SECRET_KEY"), "secret-key",
+		"32-byte encryption `key`, hex or base64 (env FLEETGRAPH_SECRET_KEY); generated into the data dir when empty")
+}
+
+// addrFlag registers the listen address (bootstrap reads it for its example).
+func (c *config) addrFlag(fs *flag.FlagSet) {
+	fs.StringVar(&c.Addr, "addr", envOr("FLEETGRAPH_ADDR", ":8080"),
+		"listen address (env FLEETGRAPH_ADDR); a bare :port listens on all interfaces, 127.0.0.1:port on this machine only")
+}
+
+// searchFlags registers the search backend's flags.
+func (c *config) searchFlags(fs *flag.FlagSet) {
+	fs.Var(secretEnv(&c.ElasticURL, "ELASTICSEARCH_URL"), "elasticsearch-url",
+		"Elasticsearch `URL` (env ELASTICSEARCH_URL); empty: searches run on the embedded PostgreSQL backend")
+	fs.StringVar(&c.SearchTimeout, "search-timeout", envOr("FLEETGRAPH_SEARCH_TIMEOUT", pg.DefaultTimeout.String()),
+		"time limit of each search and ES|QL query on the embedded backend, a Go duration such as 30s or 2m (env FLEETGRAPH_SEARCH_TIMEOUT)")
 }
 
 // maxDBMaxConns bounds --db-max-conns: PostgreSQL's own default
@@ -86,6 +107,28 @@ func (c *config) dbMaxConns() (int32, error) {
 	return int32(n), nil
 }
 
+// secretValue is a string flag whose value may hold a password: usage text
+// and flag errors say that it is set, never what it is.
+type secretValue struct {
+	p   *string
+	env string
+}
+
+// secretEnv registers p's default from the environment variable env.
+func secretEnv(p *string, env string) *secretValue {
+	*p = envOr(env, "")
+	return &secretValue{p: p, env: env}
+}
+
+func (s *secretValue) String() string {
+	if s == nil || s.p == nil || *s.p == "" {
+		return ""
+	}
+	return "from " + s.env + ", not shown"
+}
+
+func (s *secretValue) Set(v string) error { *s.p = v; return nil }
+
 // maxSearchTimeout bounds --search-timeout (the HTTP server's write timeout
 // is 2 minutes).
 const maxSearchTimeout = 2 * time.Minute
@@ -111,6 +154,9 @@ func newLogger() *slog.Logger {
 // openStore connects (starting a private PostgreSQL when needed) and
 // migrates. The returned stop closes the pool and any private server.
 func (c *config) openStore(ctx context.Context, log *slog.Logger) (*store.Store, func(), error) {
+	if err := checkPostgresURL(c.DatabaseURL); err != nil {
+		return nil, nil, err
+	}
 	maxConns, err := c.dbMaxConns()
 	if err != nil {
 		return nil, nil, err
@@ -138,6 +184,17 @@ func (c *config) openStore(ctx context.Context, log *slog.Logger) (*store.Store,
 			log.Warn("stopping private PostgreSQL failed", "err", err)
 		}
 	}, nil
+}
+
+// checkPostgresURL refuses a URL of another database; pgx also takes the
+// key=value form (host=... dbname=...), which has no scheme. The message
+// names the scheme only: the URL may hold a password.
+func checkPostgresURL(u string) error {
+	scheme, _, ok := strings.Cut(u, "://")
+	if !ok || scheme == "postgres" || scheme == "postgresql" {
+		return nil
+	}
+	return fmt.Errorf("--database-url (DATABASE_URL) must be a PostgreSQL URL, postgres://user:password@host:port/database; got a %s:// URL", scheme)
 }
 
 // sealer builds the AES-GCM sealer from the server's secret key.

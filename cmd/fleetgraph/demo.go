@@ -14,27 +14,25 @@ import (
 
 	"github.com/fleetgraph/fleetgraph"
 	"github.com/fleetgraph/fleetgraph/auth"
-	"github.com/fleetgraph/fleetgraph/resolvers"
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // demoOwner is the data owner `serve --demo` fills.
 const demoOwner = "demo"
 
-// seedDemo bootstraps the demo data owner (with a fresh org_admin key) and,
-// the first time, fills it with a small realistic fleet. It returns the key.
-func seedDemo(ctx context.Context, st *store.Store, sealer *auth.Sealer) (string, error) {
-	name := "demo"
-	key, rec := resolvers.NewKeyRecord(sealer, auth.KindClientAdmin, 0, &name, nil, nil)
-	b, err := st.Bootstrap(ctx, demoOwner, "demo@fleetgraph.example", rec)
+// seedDemo bootstraps the demo data owner (with a fresh admin key and export
+// key of its org_admin) and, the first time, fills it with a small realistic
+// fleet. It returns the keys.
+func seedDemo(ctx context.Context, st *store.Store, sealer *auth.Sealer) (issuedKeys, error) {
+	keys, b, err := bootstrapKeys(ctx, st, sealer, demoOwner, "demo@fleetgraph.example", "demo")
 	if err != nil {
-		return "", fmt.Errorf("demo: %w", err)
+		return keys, fmt.Errorf("demo: %w", err)
 	}
 	existing, err := st.Isps(ctx, b.DataOwnerID, store.IspFilter{})
 	if err != nil || len(existing) > 0 {
-		return key, err // already seeded
+		return keys, err // already seeded
 	}
-	return key, fillDemo(ctx, st, sealer, b.DataOwnerID)
+	return keys, fillDemo(ctx, st, sealer, b.DataOwnerID)
 }
 
 func fillDemo(ctx context.Context, st *store.Store, sealer *auth.Sealer, owner int64) error {

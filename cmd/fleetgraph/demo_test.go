@@ -17,10 +17,11 @@ import (
 func TestDemoLoadsTheFixtureSet(t *testing.T) {
 	e := apitest.Get(t)
 	ctx := context.Background()
-	key, err := seedDemo(ctx, e.Store, e.Sealer)
+	keys, err := seedDemo(ctx, e.Store, e.Sealer)
 	if err != nil {
 		t.Fatalf("seed: %v", err)
 	}
+	key := keys.Admin
 	var owner int64
 	if err := e.Store.Pool().QueryRow(ctx, `SELECT id FROM data_owners WHERE slug = $1`, demoOwner).Scan(&owner); err != nil {
 		t.Fatal(err)

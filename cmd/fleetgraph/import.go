@@ -77,13 +77,16 @@ func importDocs(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		fmt.Fprint(stderr, importUsage)
 		fs.PrintDefaults()
 	}
-	cfg.flags(fs)
+	cfg.storeFlags(fs)
 	fs.StringVar(&owner, "data-owner", "", "short name (slug) of the data owner the documents belong to")
 	fs.StringVar(&opts.Kind, "kind", "", "document kind: "+strings.Join(store.DocumentKinds, ", "))
 	fs.IntVar(&opts.Batch, "batch", importer.DefaultBatch, "documents per transaction")
 	fs.IntVar(&opts.Workers, "workers", importer.DefaultWorkers, "batches written at the same time")
 	fs.IntVar(&opts.MaxLineBytes, "max-line-bytes", importer.DefaultMaxLineBytes, "longest line (document) taken; longer lines are reported and skipped")
 	files, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return err
+	}
 	if err != nil {
 		return errUsage
 	}

@@ -11,9 +11,11 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 )
 
@@ -57,14 +59,26 @@ Usage:
                                            status 0: all loaded, 2: loaded but some lines bad,
                                            1: nothing loaded or an error
 
+  fleetgraph --version                     print the version and exit
+
 Run "fleetgraph <command> -h" for the flags of a command.
 `
 
+// run runs the command args name. A command's -h prints its flags and
+// succeeds.
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
 		fmt.Fprint(os.Stderr, usage)
 		return errUsage
 	}
+	err := command(ctx, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	return err
+}
+
+func command(ctx context.Context, args []string) error {
 	switch args[0] {
 	case "serve":
 		return serve(ctx, args[1:])
@@ -77,8 +91,46 @@ func run(ctx context.Context, args []string) error {
 	case "help", "-h", "--help":
 		fmt.Fprint(os.Stdout, usage)
 		return nil
+	case "version", "-version", "--version":
+		fmt.Fprintln(os.Stdout, "fleetgraph", version())
+		return nil
 	default:
 		fmt.Fprintf(os.Stderr, "unknown command %q\n\n%s", args[0], usage)
 		return errUsage
 	}
+}
+
+// parseFlags parses a command's flags: -h answers flag.ErrHelp (run
+// succeeds), a bad flag errUsage (the flag package has said why), and an
+// argument that is not a flag an error naming it.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return err
+	case err != nil:
+		return errUsage
+	case fs.NArg() > 0:
+		return fmt.Errorf("fleetgraph %s takes flags only (such as --name value), got the argument %q; run fleetgraph %s -h",
+			fs.Name(), fs.Arg(0), fs.Name())
+	}
+	return nil
+}
+
+// version is the module version and VCS revision the binary was built from.
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown)"
+	}
+	v := info.Main.Version
+	for _, s := range info.Settings {
+		switch {
+		case s.Key == "vcs.revision":
+			v += " " + s.Value
+		case s.Key == "vcs.modified" && s.Value == "true":
+			v += " (modified)"
+		}
+	}
+	return v
 }

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"time"
 
+	"github.com/fleetgraph/fleetgraph/graphiql"
 	"github.com/fleetgraph/fleetgraph/resolvers"
 	"github.com/fleetgraph/fleetgraph/server"
 )
@@ -19,9 +21,9 @@ func serve(ctx context.Context, args []string) error {
 	var demo bool
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	cfg.flags(fs)
-	fs.BoolVar(&demo, "demo", false, "also load a demo data owner and print a ready API key")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	fs.BoolVar(&demo, "demo", false, "also load a demo data owner and print ready API keys (admin and export)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	log := newLogger()
 	sealer, err := cfg.sealer(log)
@@ -33,9 +35,9 @@ func serve(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeStore()
-	demoKey := ""
+	var demoKeys issuedKeys
 	if demo {
-		if demoKey, err = seedDemo(ctx, st, sealer); err != nil {
+		if demoKeys, err = seedDemo(ctx, st, sealer); err != nil {
 			return err
 		}
 	}
@@ -62,16 +64,13 @@ func serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
-	base := "http://" + displayAddr(ln.Addr())
 	log.Info("fleetgraph listening", "addr", ln.Addr().String())
-	fmt.Fprintf(os.Stdout, "fleetgraph is running.\n  GraphiQL:   %s/graphql\n  Admin API:  %s%s\n  Export API: %s%s\n",
-		base, base, server.AdminBase, base, server.ExportBase)
-	if demoKey != "" {
-		fmt.Fprintf(os.Stdout, "Demo data owner %q is loaded; its org_admin API key:\n  %s\n", demoOwner, demoKey)
-	} else {
-		fmt.Fprintf(os.Stdout, "Get an API key (in another terminal):\n  go run ./cmd/fleetgraph bootstrap --data-owner acme --email you@example.com\n"+
-			"or start with --demo for a demo data owner and a ready key.\n")
+	missing := graphiql.Missing()
+	if len(missing) > 0 {
+		log.Warn("GraphiQL assets are missing from this binary: GET /graphql answers 503 until they are built "+
+			"(make assets, or bash graphiql/build.sh; needs Node.js) and the binary is rebuilt", "missing", missing)
 	}
+	printBanner(os.Stdout, ln.Addr(), demoKeys, len(missing) > 0)
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -90,6 +89,29 @@ func serve(ctx context.Context, args []string) error {
 	return nil
 }
 
+// printBanner tells where the server answers and how to get a key: the
+// demo data owner's keys when there are any, else the bootstrap command.
+func printBanner(out io.Writer, addr net.Addr, demoKeys issuedKeys, noGraphiQL bool) {
+	base := "http://" + displayAddr(addr)
+	notBuilt := ""
+	if noGraphiQL {
+		notBuilt = "  (not built into this binary: run make assets, then rebuild)"
+	}
+	fmt.Fprintf(out, "fleetgraph is running.\n  GraphiQL:   %s/graphql%s\n  Admin API:  %s%s\n  Export API: %s%s\n",
+		base, notBuilt, base, server.AdminBase, base, server.ExportBase)
+	if tcp, ok := addr.(*net.TCPAddr); ok && tcp.IP.IsUnspecified() {
+		fmt.Fprintf(out, "It listens on all network interfaces (port %d); --addr 127.0.0.1:%d keeps it to this machine.\n",
+			tcp.Port, tcp.Port)
+	}
+	if demoKeys.Admin != "" {
+		fmt.Fprintf(out, "Demo data owner %q is loaded; its org_admin's keys:\n", demoOwner)
+		demoKeys.print(out, base)
+		return
+	}
+	fmt.Fprintf(out, "Get API keys (in another terminal):\n  go run ./cmd/fleetgraph bootstrap --data-owner acme --email you@example.com\n"+
+		"or start with --demo for a demo data owner and ready keys.\n")
+}
+
 func displayAddr(a net.Addr) string {
 	tcp, ok := a.(*net.TCPAddr)
 	if !ok || tcp.IP.IsUnspecified() {
@@ -103,9 +125,9 @@ func displayAddr(a net.Addr) string {
 func migrate(ctx context.Context, args []string) error {
 	var cfg config
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
-	cfg.flags(fs)
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	cfg.storeFlags(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	log := newLogger()
 	_, closeStore, err := cfg.openStore(ctx, log)

@@ -27,7 +27,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/elastic/go-elasticsearch/v8"
+	"github.com/elastic/elastic-transport-go/v8/elastictransport"
 	"github.com/elastic/go-elasticsearch/v8/esapi"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -36,7 +36,7 @@ import (
 
 // Backend runs searches on Elasticsearch. It implements search.Backend.
 type Backend struct {
-	client    *elasticsearch.Client
+	client    esapi.Transport
 	pool      *pgxpool.Pool
 	scrollKey []byte
 	logger    *slog.Logger
@@ -66,7 +66,7 @@ func New(rawURL string, pool *pgxpool.Pool, secret []byte, logger *slog.Logger) 
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	client, err := elasticsearch.NewClient(elasticsearch.Config{Addresses: []string{rawURL}})
+	client, err := newTransport(u)
 	if err != nil {
 		return nil, fmt.Errorf("elasticsearch backend: %w", err)
 	}
@@ -76,7 +76,23 @@ func New(rawURL string, pool *pgxpool.Pool, secret []byte, logger *slog.Logger) 
 }
 
 // Client is the Elasticsearch client (for the indexer).
-func (b *Backend) Client() *elasticsearch.Client { return b.client }
+func (b *Backend) Client() esapi.Transport { return b.client }
+
+// newTransport is the low-level client of the Elasticsearch at u: esapi's
+// requests run on it. The package go-elasticsearch itself is not imported:
+// it also builds the typed API, some 850 packages this server never uses.
+// Credentials in u's user info become basic authentication.
+func newTransport(u *url.URL) (esapi.Transport, error) {
+	addr := *u
+	addr.Path = strings.TrimRight(addr.Path, "/")
+	addr.User = nil
+	opts := []elastictransport.Option{elastictransport.WithURLs(&addr), elastictransport.WithUserAgent("fleetgraph")}
+	if u.User != nil {
+		password, _ := u.User.Password()
+		opts = append(opts, elastictransport.WithBasicAuth(u.User.Username(), password))
+	}
+	return elastictransport.NewClient(opts...)
+}
 
 // Indexer makes the indexer feeding this backend's cluster.
 func (b *Backend) Indexer() *Indexer { return NewIndexer(b.client, b.pool, b.logger) }

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/elastic/go-elasticsearch/v8"
 	"github.com/elastic/go-elasticsearch/v8/esapi"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -74,7 +73,7 @@ var ErrLockHeld = errors.New("elasticsearch indexer: another indexer holds the l
 // An Indexer is not safe for concurrent use; run several (one per server),
 // not one from several goroutines. Close releases the lock.
 type Indexer struct {
-	client *elasticsearch.Client
+	client esapi.Transport
 	pool   *pgxpool.Pool
 	logger *slog.Logger
 
@@ -122,7 +121,7 @@ type horizon struct {
 const maxHorizons = 64
 
 // NewIndexer makes an indexer with the default settings.
-func NewIndexer(client *elasticsearch.Client, pool *pgxpool.Pool, logger *slog.Logger) *Indexer {
+func NewIndexer(client esapi.Transport, pool *pgxpool.Pool, logger *slog.Logger) *Indexer {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}

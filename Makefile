@@ -47,6 +47,7 @@ fuzz: ## run the search isolation fuzzers briefly (FUZZTIME each)
 GENERATED := graph resolvers go.mod go.sum
 check: ## CI checks: gofmt, generated code up to date and committed, lint, the tests, then the fuzzers briefly
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+	$(GO) mod tidy -diff
 	$(GO) generate ./...
 	@changed="$$(git status --porcelain --untracked-files=all -- $(GENERATED))"; \
 	test -z "$$changed" || { echo "$$changed"; echo "generated code is stale or not committed (changed or untracked files above): run make generate (and go mod tidy) and commit"; exit 1; }

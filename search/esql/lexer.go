@@ -52,94 +52,23 @@ func lex(src string) ([]token, error) {
 			toks = append(toks, token{kind: tString, text: src[i+3 : i+3+j], start: i, end: i + 6 + j})
 			i += 6 + j
 		case c == '"':
-			var b strings.Builder
-			j := i + 1
-			closed := false
-			for j < len(src) {
-				ch := src[j]
-				if ch == '"' {
-					closed = true
-					j++
-					break
-				}
-				if ch == '\n' || ch == '\r' {
-					break
-				}
-				if ch == '\\' && j+1 < len(src) {
-					switch src[j+1] {
-					case 'n':
-						b.WriteByte('\n')
-					case 't':
-						b.WriteByte('\t')
-					case 'r':
-						b.WriteByte('\r')
-					case '"', '\\':
-						b.WriteByte(src[j+1])
-					default:
-						return nil, errAt(src, j, "invalid escape sequence \\"+string(src[j+1]))
-					}
-					j += 2
-					continue
-				}
-				b.WriteByte(ch)
-				j++
+			t, err := lexString(src, i)
+			if err != nil {
+				return nil, err
 			}
-			if !closed {
-				return nil, errAt(src, i, "unterminated string")
-			}
-			toks = append(toks, token{kind: tString, text: b.String(), start: i, end: j})
-			i = j
+			toks = append(toks, t)
+			i = t.end
 		case c == '`':
-			var b strings.Builder
-			j := i + 1
-			closed := false
-			for j < len(src) {
-				if src[j] == '`' {
-					if j+1 < len(src) && src[j+1] == '`' { // `` is a literal backquote
-						b.WriteByte('`')
-						j += 2
-						continue
-					}
-					closed = true
-					j++
-					break
-				}
-				b.WriteByte(src[j])
-				j++
+			t, err := lexQuotedIdent(src, i)
+			if err != nil {
+				return nil, err
 			}
-			if !closed {
-				return nil, errAt(src, i, "unterminated quoted identifier")
-			}
-			toks = append(toks, token{kind: tQuotedIdent, text: b.String(), start: i, end: j})
-			i = j
+			toks = append(toks, t)
+			i = t.end
 		case isDigit(c) || (c == '.' && i+1 < len(src) && isDigit(src[i+1]) && !prevGlues(toks, i)):
-			j := i
-			kind := tInt
-			for j < len(src) && isDigit(src[j]) {
-				j++
-			}
-			if j < len(src) && src[j] == '.' && (j+1 >= len(src) || !isIdentStart(src[j+1])) {
-				kind = tFloat
-				j++
-				for j < len(src) && isDigit(src[j]) {
-					j++
-				}
-			}
-			if j < len(src) && (src[j] == 'e' || src[j] == 'E') {
-				k := j + 1
-				if k < len(src) && (src[k] == '+' || src[k] == '-') {
-					k++
-				}
-				if k < len(src) && isDigit(src[k]) {
-					kind = tFloat
-					j = k
-					for j < len(src) && isDigit(src[j]) {
-						j++
-					}
-				}
-			}
-			toks = append(toks, token{kind: kind, text: src[i:j], start: i, end: j})
-			i = j
+			t := lexNumber(src, i)
+			toks = append(toks, t)
+			i = t.end
 		case isIdentStart(c):
 			j := i
 			for j < len(src) && isIdentPart(src[j]) {
@@ -168,6 +97,98 @@ func lex(src string) ([]token, error) {
 	}
 	toks = append(toks, token{kind: tEOF, start: len(src), end: len(src)})
 	return toks, nil
+}
+
+// lexString reads the double-quoted string starting at i (escapes \n, \t,
+// \r, \", \\; it ends at the line's end).
+func lexString(src string, i int) (token, error) {
+	var b strings.Builder
+	j := i + 1
+	closed := false
+	for j < len(src) {
+		ch := src[j]
+		if ch == '"' {
+			closed = true
+			j++
+			break
+		}
+		if ch == '\n' || ch == '\r' {
+			break
+		}
+		if ch == '\\' && j+1 < len(src) {
+			switch src[j+1] {
+			case 'n':
+				b.WriteByte('\n')
+			case 't':
+				b.WriteByte('\t')
+			case 'r':
+				b.WriteByte('\r')
+			case '"', '\\':
+				b.WriteByte(src[j+1])
+			default:
+				return token{}, errAt(src, j, "invalid escape sequence \\"+string(src[j+1]))
+			}
+			j += 2
+			continue
+		}
+		b.WriteByte(ch)
+		j++
+	}
+	if !closed {
+		return token{}, errAt(src, i, "unterminated string")
+	}
+	return token{kind: tString, text: b.String(), start: i, end: j}, nil
+}
+
+// lexQuotedIdent reads the backquoted identifier starting at i (“ is a
+// literal backquote).
+func lexQuotedIdent(src string, i int) (token, error) {
+	var b strings.Builder
+	j := i + 1
+	for j < len(src) {
+		if src[j] == '`' {
+			if j+1 < len(src) && src[j+1] == '`' {
+				b.WriteByte('`')
+				j += 2
+				continue
+			}
+			return token{kind: tQuotedIdent, text: b.String(), start: i, end: j + 1}, nil
+		}
+		b.WriteByte(src[j])
+		j++
+	}
+	return token{}, errAt(src, i, "unterminated quoted identifier")
+}
+
+// lexNumber reads the integer or decimal (with an optional exponent)
+// starting at i.
+func lexNumber(src string, i int) token {
+	j := i
+	kind := tInt
+	for j < len(src) && isDigit(src[j]) {
+		j++
+	}
+	if j < len(src) && src[j] == '.' && (j+1 >= len(src) || !isIdentStart(src[j+1])) {
+		kind = tFloat
+		j++
+		for j < len(src) && isDigit(src[j]) {
+			j++
+		}
+	}
+	if j < len(src) && (src[j] == 'e' || src[j] == 'E') {
+		k := j + 1
+		if k < len(src) && (src[k] == '+' || src[k] == '-') {
+			k++
+		}
+		if k < len(src) && isDigit(src[k]) {
+			kind = tFloat
+			j = k
+			for j < len(src) && isDigit(src[j]) {
+				j++
+			}
+		}
+	}
+	return token{kind: kind, text: src[i:j], start: i, end: j}
 }
 
 // prevGlues reports whether the previous token ends exactly at i and is an

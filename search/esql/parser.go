@@ -239,34 +239,7 @@ func (p *parser) command() (Command, *Error) {
 		}
 		return s, nil
 	case "SORT":
-		s := &Sort{At: at}
-		for {
-			e, err := p.expr()
-			if err != nil {
-				return nil, err
-			}
-			o := Order{Expr: e}
-			if p.acceptKw("DESC") {
-				o.Desc = true
-			} else {
-				p.acceptKw("ASC")
-			}
-			o.NullsFirst = o.Desc
-			if p.acceptKw("NULLS") {
-				switch {
-				case p.acceptKw("FIRST"):
-					o.NullsFirst = true
-				case p.acceptKw("LAST"):
-					o.NullsFirst = false
-				default:
-					return nil, p.unexpected(p.peek(), "FIRST or LAST")
-				}
-			}
-			s.Orders = append(s.Orders, o)
-			if !p.acceptSym(",") {
-				return s, nil
-			}
-		}
+		return p.sort(at)
 	case "LIMIT":
 		t := p.next()
 		if t.kind != tInt {
@@ -294,30 +267,7 @@ func (p *parser) command() (Command, *Error) {
 		}
 		return &Drop{At: at, Patterns: pats}, nil
 	case "RENAME":
-		r := &Rename{At: at}
-		for {
-			old, err := p.columnPattern(false)
-			if err != nil {
-				return nil, err
-			}
-			var nw string
-			if p.acceptKw("AS") {
-				if nw, err = p.columnPattern(false); err != nil {
-					return nil, err
-				}
-			} else if p.acceptSym("=") { // RENAME new = old
-				nw = old
-				if old, err = p.columnPattern(false); err != nil {
-					return nil, err
-				}
-			} else {
-				return nil, p.unexpected(p.peek(), "AS")
-			}
-			r.Pairs = append(r.Pairs, RenamePair{Old: old, New: nw})
-			if !p.acceptSym(",") {
-				return r, nil
-			}
-		}
+		return p.rename(at)
 	case "LOOKUP":
 		return p.lookupJoin(t)
 	case "FROM":
@@ -327,6 +277,66 @@ func (p *parser) command() (Command, *Error) {
 		return nil, p.unsupported(t, "%s is not supported", name)
 	}
 	return nil, p.unsupported(t, "%s is not supported (unknown command)", name)
+}
+
+// sort reads SORT's orders: expr [ASC|DESC] [NULLS FIRST|LAST], ...
+func (p *parser) sort(at Pos) (Command, *Error) {
+	s := &Sort{At: at}
+	for {
+		e, err := p.expr()
+		if err != nil {
+			return nil, err
+		}
+		o := Order{Expr: e}
+		if p.acceptKw("DESC") {
+			o.Desc = true
+		} else {
+			p.acceptKw("ASC")
+		}
+		o.NullsFirst = o.Desc
+		if p.acceptKw("NULLS") {
+			switch {
+			case p.acceptKw("FIRST"):
+				o.NullsFirst = true
+			case p.acceptKw("LAST"):
+				o.NullsFirst = false
+			default:
+				return nil, p.unexpected(p.peek(), "FIRST or LAST")
+			}
+		}
+		s.Orders = append(s.Orders, o)
+		if !p.acceptSym(",") {
+			return s, nil
+		}
+	}
+}
+
+// rename reads RENAME's pairs: old AS new, or new = old.
+func (p *parser) rename(at Pos) (Command, *Error) {
+	r := &Rename{At: at}
+	for {
+		old, err := p.columnPattern(false)
+		if err != nil {
+			return nil, err
+		}
+		var nw string
+		if p.acceptKw("AS") {
+			if nw, err = p.columnPattern(false); err != nil {
+				return nil, err
+			}
+		} else if p.acceptSym("=") { // RENAME new = old
+			nw = old
+			if old, err = p.columnPattern(false); err != nil {
+				return nil, err
+			}
+		} else {
+			return nil, p.unexpected(p.peek(), "AS")
+		}
+		r.Pairs = append(r.Pairs, RenamePair{Old: old, New: nw})
+		if !p.acceptSym(",") {
+			return r, nil
+		}
+	}
 }
 
 // from reads FROM index[, ...] [METADATA field[, ...]].

@@ -122,6 +122,12 @@ func mapErr(step string, err error) error {
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
 		return fmt.Errorf("%s: %w", step, ErrConflict)
 	}
+	if errors.As(err, &pgErr) && pgErr.Code == "23503" {
+		// Every foreign key cascades on delete, so a violation means a
+		// write referred to a row that is gone (deleted by a request that
+		// raced this one): the referenced record is not found.
+		return fmt.Errorf("%s: %w", step, ErrNotFound)
+	}
 	if errors.As(err, &pgErr) && pgErr.Code == "22021" { // character_not_in_repertoire: NUL in text
 		return fmt.Errorf("%s: %w", step, ErrInvalidText)
 	}

@@ -221,6 +221,33 @@ func StartPrivate(ctx context.Context, logger *slog.Logger, dataDir, dbName stri
 	return c.start(ctx, dbName)
 }
 
+// StopPrivate stops the private PostgreSQL cluster under dataDir that
+// StartPrivate started (and left running for others to reuse), if one is
+// running; a directory without a cluster is not an error.
+func StopPrivate(ctx context.Context, logger *slog.Logger, dataDir string) error {
+	abs, err := filepath.Abs(dataDir)
+	if err != nil {
+		return fmt.Errorf("pglocal: %w", err)
+	}
+	root := filepath.Join(abs, "postgres")
+	c := &cluster{logger: orDefault(logger), root: root, pgdata: filepath.Join(root, "data"),
+		sockDir: filepath.Join(root, "run"), logFile: filepath.Join(root, "postgres.log")}
+	version := readClusterVersion(c.pgdata)
+	if version == "" {
+		return nil
+	}
+	if c.acct, err = serverAccount(); err != nil {
+		return err
+	}
+	if c.bin, err = findBinaries(ctx, version); err != nil {
+		return fmt.Errorf("pglocal: %w", err)
+	}
+	if !c.running(ctx) {
+		return nil
+	}
+	return c.stopFunc()(ctx)
+}
+
 // account is the unprivileged account the server runs as when we are root.
 type account struct {
 	name     string

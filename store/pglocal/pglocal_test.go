@@ -696,3 +696,22 @@ func TestConfQuote(t *testing.T) {
 		t.Fatalf("confQuote = %s", got)
 	}
 }
+
+// TestStopPrivateStopsALeftServer: StopPrivate stops the cluster another
+// caller left running (as the tests' shared server is), and a directory
+// without a cluster is not an error.
+func TestStopPrivateStopsALeftServer(t *testing.T) {
+	requireServerBinaries(t)
+	ctx := testCtx(t)
+	dataDir := t.TempDir()
+	url, _, _ := startPrivate(t, ctx, dataDir, "fg_left")
+	if err := StopPrivate(ctx, testLogger(t), dataDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := ping(ctx, url); err == nil {
+		t.Fatal("server still answers after StopPrivate")
+	}
+	if err := StopPrivate(ctx, testLogger(t), t.TempDir()); err != nil {
+		t.Fatalf("StopPrivate on an empty directory: %v", err)
+	}
+}

@@ -2,7 +2,8 @@
 // server named by FLEETGRAPH_TEST_DATABASE_URL, else the local PostgreSQL at
 // 127.0.0.1:5432, else a private PostgreSQL started from the machine's
 // binaries under $TMPDIR/fleetgraph-test-pg (left running for the next test
-// binaries; it only holds throw-away databases).
+// binaries; it only holds throw-away databases; `make test` stops it at the
+// end with StopPrivate, through ./store/testdb/stop).
 package testdb
 
 import (
@@ -22,6 +23,14 @@ import (
 	"github.com/fleetgraph/fleetgraph/store/pglocal"
 )
 
+// privateDir is where the tests' private PostgreSQL lives, when they need one.
+func privateDir() string { return filepath.Join(os.TempDir(), "fleetgraph-test-pg") }
+
+// StopPrivate stops the tests' private PostgreSQL if one is running.
+func StopPrivate(ctx context.Context) error {
+	return pglocal.StopPrivate(ctx, slog.New(slog.NewTextHandler(io.Discard, nil)), privateDir())
+}
+
 // DB is one test database.
 type DB struct {
 	URL  string
@@ -36,7 +45,7 @@ func Create(ctx context.Context, prefix string, opts store.Options) (*DB, *store
 	if admin == "" {
 		var err error
 		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-		admin, _, err = pglocal.Resolve(ctx, quiet, filepath.Join(os.TempDir(), "fleetgraph-test-pg"), "fleetgraph_test")
+		admin, _, err = pglocal.Resolve(ctx, quiet, privateDir(), "fleetgraph_test")
 		if err != nil {
 			return nil, nil, fmt.Errorf("find a PostgreSQL for the tests: %w", err)
 		}

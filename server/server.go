@@ -72,6 +72,7 @@ func New(res *resolvers.Resolver) (http.Handler, error) {
 	})
 	r.Get("/readyz", readyz(res.Store))
 	r.Get("/", http.RedirectHandler("/graphql", http.StatusFound).ServeHTTP)
+	r.Get("/favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }) // browsers ask for it; no 404 in their console
 	r.Get("/graphql", graphiql.Page("/graphql", "/graphiql/assets/").ServeHTTP)
 	r.Handle("/graphiql/assets/*", graphiql.Assets("/graphiql/assets/"))
 	r.With(limitBody, bufferGraphQLBody, auth.Middleware(res.Store, auth.KindClientAdmin, true, graphqlAuthError), loaders.Middleware(res.Store)).

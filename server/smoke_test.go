@@ -18,6 +18,14 @@ func TestHealthAndReadiness(t *testing.T) {
 	}
 }
 
+// TestFavicon: browsers opening GraphiQL ask for /favicon.ico; it answers
+// 204, not a 404 in their console.
+func TestFavicon(t *testing.T) {
+	if r := apitest.Get(t).Do(t, http.MethodGet, "/favicon.ico", "", nil); r.Status != http.StatusNoContent {
+		t.Errorf("status %d, want 204", r.Status)
+	}
+}
+
 func TestCreateAndReadIspThroughBothInterfaces(t *testing.T) {
 	e := apitest.Get(t)
 	o := e.NewOwner(t, "smoke")

@@ -102,22 +102,29 @@ type KeyOwner struct {
 	ValidUntil    time.Time `db:"valid_until"`
 }
 
-// KeyByDigest finds the key with the given digest and, in the same
-// statement, records its use (at most once a minute per key).
+// KeyByDigest finds the key with the given digest and records its use, at
+// most once a minute per key: the lookup is a plain read, and only a key
+// whose last use is older than that gets a second, writing statement.
 func (s *Store) KeyByDigest(ctx context.Context, digest []byte) (KeyOwner, error) {
-	const q = `WITH k AS (
-		SELECT k.id, k.data_owner_id, d.slug, k.kind, k.effective_role, k.user_id,
-		       u.role AS user_role, k.valid_from, k.valid_until, k.last_used_at
+	const q = `SELECT k.id, k.data_owner_id, d.slug, k.kind, k.effective_role, k.user_id,
+		       u.role AS user_role, k.valid_from, k.valid_until,
+		       k.last_used_at IS NULL OR k.last_used_at < now() - interval '1 minute' AS stale
 		FROM api_keys k JOIN data_owners d ON d.id = k.data_owner_id
 		LEFT JOIN users u ON u.id = k.user_id AND u.data_owner_id = k.data_owner_id
-		WHERE k.digest = $1
-	), touch AS (
-		UPDATE api_keys SET last_used_at = now()
-		WHERE id = (SELECT id FROM k) AND now() BETWEEN valid_from AND valid_until
-		  AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
-	)
-	SELECT id, data_owner_id, slug, kind, effective_role, user_id, user_role, valid_from, valid_until FROM k`
-	rows, _ := s.pool.Query(ctx, q, digest)
-	k, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[KeyOwner])
-	return k, mapErr("find api key", err)
+		WHERE k.digest = $1`
+	var k KeyOwner
+	var stale bool
+	err := s.pool.QueryRow(ctx, q, digest).Scan(&k.KeyID, &k.DataOwnerID, &k.DataOwnerSlug, &k.Kind, &k.EffectiveRole,
+		&k.UserID, &k.UserRole, &k.ValidFrom, &k.ValidUntil, &stale)
+	if err != nil {
+		return k, mapErr("find api key", err)
+	}
+	if now := time.Now(); stale && !now.Before(k.ValidFrom) && now.Before(k.ValidUntil) {
+		const touch = `UPDATE api_keys SET last_used_at = now()
+			WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`
+		if _, err := s.pool.Exec(ctx, touch, k.KeyID); err != nil {
+			return k, mapErr("record api key use", err)
+		}
+	}
+	return k, nil
 }

@@ -59,7 +59,7 @@ func edgeTable() map[string]map[string]edge {
 			"ispContracts": {child: "IspContract", children: list(func(i *model.Isp) []model.IspContract { return i.IspContracts }),
 				load: hasMany(always(ispID), store.ContractsByIsp, func(c store.IspContract) int64 { return c.IspID },
 					contractOf, func(i *model.Isp, cs []model.IspContract) { i.IspContracts = cs })},
-			"ispContractsCount": {load: loadIspCounts},
+			"ispContractsCount": {load: ispCounts},
 			"ispDetailsCount":   {shares: "ispContractsCount"},
 		},
 		"Capability": {
@@ -67,14 +67,14 @@ func edgeTable() map[string]map[string]edge {
 				load: hasMany(always(capabilityID), store.RegistrationKeysByCapability,
 					func(k store.RegistrationKey) int64 { return k.CapabilityID },
 					registrationKeyOf, func(c *model.Capability, ks []model.RegistrationKey) { c.RegistrationKeys = ks })},
-			"registrationKeysCount": {load: counts(capabilityID, (*store.Store).CountRegistrationKeys,
+			"registrationKeysCount": {load: counts(capabilityID, store.CountRegistrationKeys,
 				func(c *model.Capability, n int64) { c.RegistrationKeysCount = n })},
 		},
 		"RegistrationKey": {
 			"capability": {child: "Capability", children: single(func(k *model.RegistrationKey) *model.Capability { return k.Capability }),
 				load: hasOne(always(keyCapabilityID), store.CapabilitiesByIDs, func(c store.Capability) int64 { return c.ID },
 					capabilityOf, func(k *model.RegistrationKey, c *model.Capability) { k.Capability = c })},
-			"clientsCount": {load: counts(registrationKeyID, (*store.Store).CountClientsByRegistrationKey,
+			"clientsCount": {load: counts(registrationKeyID, store.CountClientsByRegistrationKey,
 				func(k *model.RegistrationKey, n int64) { k.ClientsCount = n })},
 		},
 		"ExportClientPage": {
@@ -99,32 +99,30 @@ func edgeTable() map[string]map[string]edge {
 	}
 }
 
-// counts loads a per-parent count (absent keys count 0), at once.
-func counts[P any](id func(*P) int64, fetch func(*store.Store, context.Context, int64, []int64) (map[int64]int64, error),
-	set func(*P, int64)) loadFunc {
-	return func(ctx context.Context, q edgeQuery, parents []any) (func() error, error) {
-		n, err := fetch(q.store, ctx, q.owner, keysOf(parents, always(id)))
-		if err != nil {
-			return nil, err
+// counts loads a per-parent count (absent keys count 0).
+func counts[P any](id func(*P) int64, read readFunc[int64, store.CountByParent], set func(*P, int64)) loadFunc {
+	return queued(always(id), read, func(parents []any, rows []store.CountByParent) {
+		n := make(map[int64]int64, len(rows))
+		for _, r := range rows {
+			n[r.ParentID] = r.N
 		}
 		for _, p := range parents {
 			set(p.(*P), n[id(p.(*P))])
 		}
-		return nil, nil
-	}
+	})
 }
 
-func loadIspCounts(ctx context.Context, q edgeQuery, parents []any) (func() error, error) {
-	contracts, details, err := q.store.IspChildCounts(ctx, q.owner, keysOf(parents, always(ispID)))
-	if err != nil {
-		return nil, err
+// ispCounts loads the contract and detail counts of every ISP.
+var ispCounts = queued(always(ispID), store.IspChildCounts, func(parents []any, rows []store.IspChildCount) {
+	by := make(map[int64]store.IspChildCount, len(rows))
+	for _, r := range rows {
+		by[r.IspID] = r
 	}
 	for _, p := range parents {
 		i := p.(*model.Isp)
-		i.IspContractsCount, i.IspDetailsCount = contracts[i.ID], details[i.ID]
+		i.IspContractsCount, i.IspDetailsCount = by[i.ID].Contracts, by[i.ID].Details
 	}
-	return nil, nil
-}
+})
 
 // loadConfigs attaches the configs each client gets: the assigned one of
 // each kind, else the data owner's default of that kind; none for shared

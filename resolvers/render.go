@@ -82,8 +82,8 @@ func bufferFor(field string, n int) *bytes.Buffer {
 	return buf
 }
 
-// rendered notes the size of a rendered list of n items of field.
-func rendered(field string, buf *bytes.Buffer, n int) {
+// noteItemSize remembers the item size of a rendered list of n items of field.
+func noteItemSize(field string, buf *bytes.Buffer, n int) {
 	if n > 0 {
 		itemSizes.Store(field, buf.Len()/n)
 	}
@@ -104,7 +104,7 @@ func render(ctx context.Context, fc *graphql.FieldContext, res any) (any, bool) 
 		buffers.Put(buf)
 		return res, false
 	}
-	rendered(fc.Field.Name, buf, v.Len())
+	noteItemSize(fc.Field.Name, buf, v.Len())
 	slot.json = buf
 	return reflect.MakeSlice(v.Type(), 0, 0).Interface(), true
 }

@@ -114,28 +114,17 @@ func RegistrationKeysByIDs(ownerID int64, ids []int64) Read[RegistrationKey] {
 }
 
 // CountRegistrationKeys counts keys per capability.
-func (s *Store) CountRegistrationKeys(ctx context.Context, ownerID int64, capIDs []int64) (map[int64]int64, error) {
-	return s.countBy(ctx, "count registration keys", `SELECT capability_id AS parent_id, count(*) AS n
-		FROM registration_keys WHERE data_owner_id = $1 AND capability_id = ANY($2) GROUP BY capability_id`, ownerID, capIDs)
+func CountRegistrationKeys(ownerID int64, capIDs []int64) Read[CountByParent] {
+	return Read[CountByParent]{step: "count registration keys", sql: `SELECT capability_id AS parent_id, count(*) AS n
+		FROM registration_keys WHERE data_owner_id = $1 AND capability_id = ANY($2) GROUP BY capability_id`,
+		args: []any{ownerID, capIDs}, scan: pgx.RowToStructByName[CountByParent]}
 }
 
 // CountClientsByRegistrationKey counts the clients registered per key.
-func (s *Store) CountClientsByRegistrationKey(ctx context.Context, ownerID int64, keyIDs []int64) (map[int64]int64, error) {
-	return s.countBy(ctx, "count clients per key", `SELECT registration_key_id AS parent_id, count(*) AS n
-		FROM clients WHERE data_owner_id = $1 AND registration_key_id = ANY($2) GROUP BY registration_key_id`, ownerID, keyIDs)
-}
-
-func (s *Store) countBy(ctx context.Context, step, q string, ownerID int64, ids []int64) (map[int64]int64, error) {
-	rows, _ := s.pool.Query(ctx, q, ownerID, ids)
-	counts, err := pgx.CollectRows(rows, pgx.RowToStructByName[CountByParent])
-	if err != nil {
-		return nil, mapErr(step, err)
-	}
-	m := make(map[int64]int64, len(counts))
-	for _, c := range counts {
-		m[c.ParentID] = c.N
-	}
-	return m, nil
+func CountClientsByRegistrationKey(ownerID int64, keyIDs []int64) Read[CountByParent] {
+	return Read[CountByParent]{step: "count clients per key", sql: `SELECT registration_key_id AS parent_id, count(*) AS n
+		FROM clients WHERE data_owner_id = $1 AND registration_key_id = ANY($2) GROUP BY registration_key_id`,
+		args: []any{ownerID, keyIDs}, scan: pgx.RowToStructByName[CountByParent]}
 }
 
 // RegistrationKeyInput is written by create and update of registration keys.

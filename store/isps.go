@@ -173,26 +173,23 @@ type CountByParent struct {
 	N        int64 `db:"n"`
 }
 
+// IspChildCount is the number of contracts and details of one ISP.
+type IspChildCount struct {
+	IspID, Contracts, Details int64
+}
+
 // IspChildCounts counts contracts and details per ISP.
-func (s *Store) IspChildCounts(ctx context.Context, ownerID int64, ispIDs []int64) (contracts, details map[int64]int64, err error) {
-	const q = `SELECT i.id AS parent_id,
-		(SELECT count(*) FROM isp_contracts c WHERE c.isp_id = i.id) AS contracts,
-		(SELECT count(*) FROM isp_details d WHERE d.isp_id = i.id) AS details
+func IspChildCounts(ownerID int64, ispIDs []int64) Read[IspChildCount] {
+	const q = `SELECT i.id,
+		(SELECT count(*) FROM isp_contracts c WHERE c.isp_id = i.id),
+		(SELECT count(*) FROM isp_details d WHERE d.isp_id = i.id)
 		FROM isps i WHERE i.data_owner_id = $1 AND i.id = ANY($2)`
-	rows, err := s.pool.Query(ctx, q, ownerID, ispIDs)
-	if err != nil {
-		return nil, nil, mapErr("count isp children", err)
-	}
-	defer rows.Close()
-	contracts, details = map[int64]int64{}, map[int64]int64{}
-	for rows.Next() {
-		var id, c, d int64
-		if err := rows.Scan(&id, &c, &d); err != nil {
-			return nil, nil, mapErr("count isp children", err)
-		}
-		contracts[id], details[id] = c, d
-	}
-	return contracts, details, mapErr("count isp children", rows.Err())
+	return Read[IspChildCount]{step: "count isp children", sql: q, args: []any{ownerID, ispIDs},
+		scan: func(row pgx.CollectableRow) (IspChildCount, error) {
+			var c IspChildCount
+			err := row.Scan(&c.IspID, &c.Contracts, &c.Details)
+			return c, err
+		}}
 }
 
 func (s *Store) deleteOwned(ctx context.Context, step, q string, ownerID, id int64) error {

@@ -88,6 +88,7 @@ func start() (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
+	st.CacheKeys() // as fleetgraph serve does
 	drop := db.Drop
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)

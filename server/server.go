@@ -22,7 +22,6 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/go-chi/chi/v5"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -51,7 +50,7 @@ func New(res *resolvers.Resolver) (http.Handler, error) {
 	es := graph.NewExecutableSchema(graph.Config{Resolvers: res, Complexity: complexity()})
 
 	gql := handler.New(es)
-	gql.AddTransport(transport.POST{})
+	gql.AddTransport(graphQLPost{})
 	gql.Use(extension.Introspection{})
 	gql.Use(newInputLimits(DefaultLimits))
 	gql.SetParserTokenLimit(DefaultLimits.Tokens)

@@ -82,6 +82,7 @@ func (s *Store) APIKey(ctx context.Context, ownerID int64, kind string, id int64
 func (s *Store) DeleteAPIKey(ctx context.Context, ownerID int64, kind string, id int64) error {
 	tag, err := s.pool.Exec(ctx, `DELETE FROM api_keys WHERE data_owner_id = $1 AND kind = $2 AND id = $3`,
 		ownerID, kind, id)
+	s.keys.changed() // the trigger's notification may come later
 	if err != nil {
 		return mapErr("delete api key", err)
 	}

@@ -102,10 +102,16 @@ type KeyOwner struct {
 	ValidUntil    time.Time `db:"valid_until"`
 }
 
-// KeyByDigest finds the key with the given digest and records its use, at
-// most once a minute per key: the lookup is a plain read, and only a key
-// whose last use is older than that gets a second, writing statement.
+// KeyByDigest finds the key with the given digest, from the key cache when
+// it holds it (keycache.go), and records its use, at most once a minute per
+// key: the lookup is a plain read, and only a key whose last use is older
+// than that gets a second, writing statement.
 func (s *Store) KeyByDigest(ctx context.Context, digest []byte) (KeyOwner, error) {
+	now := time.Now()
+	if k, ok := s.keys.get(digest, now); ok {
+		return k, nil
+	}
+	gen, _ := s.keys.generation()
 	const q = `SELECT k.id, k.data_owner_id, d.slug, k.kind, k.effective_role, k.user_id,
 		       u.role AS user_role, k.valid_from, k.valid_until,
 		       k.last_used_at IS NULL OR k.last_used_at < now() - interval '1 minute' AS stale
@@ -119,12 +125,13 @@ func (s *Store) KeyByDigest(ctx context.Context, digest []byte) (KeyOwner, error
 	if err != nil {
 		return k, mapErr("find api key", err)
 	}
-	if now := time.Now(); stale && !now.Before(k.ValidFrom) && now.Before(k.ValidUntil) {
+	if stale && !now.Before(k.ValidFrom) && now.Before(k.ValidUntil) {
 		const touch = `UPDATE api_keys SET last_used_at = now()
 			WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`
 		if _, err := s.pool.Exec(ctx, touch, k.KeyID); err != nil {
 			return k, mapErr("record api key use", err)
 		}
 	}
+	s.keys.put(digest, k, gen, now)
 	return k, nil
 }

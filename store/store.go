@@ -39,6 +39,10 @@ var migrations embed.FS
 // Store is the database handle shared by the whole server.
 type Store struct {
 	pool *pgxpool.Pool
+	// keys caches found API keys once CacheKeys listens (keycache.go).
+	keys keyCache
+	// stopListen ends CacheKeys' listener.
+	stopListen func()
 }
 
 // Options tune Open.
@@ -79,11 +83,16 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("ping database: %w", err)
 	}
-	return &Store{pool: pool}, nil
+	return &Store{pool: pool, keys: keyCache{entries: map[[32]byte]cachedKey{}}}, nil
 }
 
-// Close releases the pool.
-func (s *Store) Close() { s.pool.Close() }
+// Close stops the key cache's listener and releases the pool.
+func (s *Store) Close() {
+	if s.stopListen != nil {
+		s.stopListen()
+	}
+	s.pool.Close()
+}
 
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }

@@ -35,6 +35,7 @@ func serve(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeStore()
+	st.CacheKeys()
 	var demoKeys issuedKeys
 	if demo {
 		if demoKeys, err = seedDemo(ctx, st, sealer); err != nil {

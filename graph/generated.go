@@ -8721,7 +8721,7 @@ func (ec *executionContext) _IspContract_ispName(ctx context.Context, field grap
 			return ec.fieldContext_IspContract_ispName(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.IspName(), nil
+			return obj.IspName, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -8732,7 +8732,7 @@ func (ec *executionContext) _IspContract_ispName(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_IspContract_ispName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("IspContract", field, true, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("IspContract", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _IspContract_client(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {

@@ -69,18 +69,12 @@ type IspContract struct {
 	Name           string
 	ValidFrom      *time.Time
 	ValidUntil     *time.Time
+	// IspName is read with the contract (store.IspContract).
+	IspName string
 
 	// Attached by the edges below a query (resolvers/edges.go).
 	Isp    *Isp
 	Client *Client
-}
-
-// IspName is the name of the contract's ISP.
-func (c *IspContract) IspName() string {
-	if c.Isp == nil {
-		return ""
-	}
-	return c.Isp.Name
 }
 
 // ClientUUID is the UUID of the contract's client.

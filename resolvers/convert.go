@@ -27,7 +27,7 @@ func contractOf(c store.IspContract) model.IspContract {
 	return model.IspContract{ID: c.ID, IspID: c.IspID, ClientID: c.ClientID, UploadSpeed: c.UploadSpeed,
 		DownloadSpeed: c.DownloadSpeed, MonthlyPrice: c.MonthlyPrice, Currency: c.Currency,
 		AssumedTariff: c.AssumedTariff, ConnectionType: c.ConnectionType, Name: c.Name,
-		ValidFrom: c.ValidFrom, ValidUntil: c.ValidUntil}
+		ValidFrom: c.ValidFrom, ValidUntil: c.ValidUntil, IspName: c.IspName}
 }
 
 func capabilityOf(c store.Capability) model.Capability {

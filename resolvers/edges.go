@@ -36,7 +36,7 @@ type edge struct {
 	// parent (a pass-through to the next level).
 	load loadFunc
 	// shares names the edge whose load this field's data comes from (e.g.
-	// ispName from isp), so that selecting both loads once.
+	// clientUuid from client), so that selecting both loads once.
 	shares string
 	// child is the GraphQL type of the objects the field yields, and
 	// children yields them for one parent after load; both empty for leaves.

@@ -48,7 +48,6 @@ func edgeTable() map[string]map[string]edge {
 			"isp": {child: "Isp", children: single(func(c *model.IspContract) *model.Isp { return c.Isp }),
 				load: hasOne(always(contractIspID), store.IspsByIDs, func(i store.Isp) int64 { return i.ID },
 					ispOf, func(c *model.IspContract, i *model.Isp) { c.Isp = i })},
-			"ispName": {shares: "isp"},
 			"client": {child: "Client", children: single(func(c *model.IspContract) *model.Client { return c.Client }),
 				load: hasOne(always(contractClientID), store.ClientsByIDs, func(c store.Client) int64 { return c.ID },
 					clientOf, func(c *model.IspContract, cl *model.Client) { c.Client = cl })},

@@ -142,29 +142,37 @@ type IspContract struct {
 	ConnectionType *string    `db:"connection_type"`
 	ValidFrom      *time.Time `db:"valid_from"`
 	ValidUntil     *time.Time `db:"valid_until"`
+	// IspName is the name of the contract's ISP, read with the contract:
+	// the dashboard shows it beside every contract.
+	IspName string `db:"isp_name"`
 }
 
-const contractCols = `id, isp_id, client_id, name, upload_speed, download_speed, monthly_price::float8 AS monthly_price,
-	currency, assumed_tariff, connection_type, valid_from, valid_until`
+// contractSelect reads contracts (c) with their ISP's name; the caller adds
+// the WHERE clause, which scopes c.data_owner_id.
+const contractSelect = `SELECT c.id, c.isp_id, c.client_id, c.name, c.upload_speed, c.download_speed,
+	c.monthly_price::float8 AS monthly_price, c.currency, c.assumed_tariff, c.connection_type, c.valid_from, c.valid_until,
+	i.name AS isp_name
+	FROM isp_contracts c JOIN isps i ON i.id = c.isp_id AND i.data_owner_id = c.data_owner_id`
 
-// scanContract reads a row of contractCols, by position.
+// scanContract reads a row of contractSelect, by position.
 func scanContract(row pgx.CollectableRow) (IspContract, error) {
 	var c IspContract
 	err := row.Scan(&c.ID, &c.IspID, &c.ClientID, &c.Name, &c.UploadSpeed, &c.DownloadSpeed, &c.MonthlyPrice,
-		&c.Currency, &c.AssumedTariff, &c.ConnectionType, &c.ValidFrom, &c.ValidUntil)
+		&c.Currency, &c.AssumedTariff, &c.ConnectionType, &c.ValidFrom, &c.ValidUntil, &c.IspName)
 	return c, err
 }
 
 // ContractsByIsp loads the contracts of several ISPs.
 func ContractsByIsp(ownerID int64, ispIDs []int64) Read[IspContract] {
-	return Read[IspContract]{step: "load contracts", sql: `SELECT ` + contractCols + ` FROM isp_contracts
-		WHERE data_owner_id = $1 AND isp_id = ANY($2) ORDER BY id`, args: []any{ownerID, ispIDs}, scan: scanContract}
+	return Read[IspContract]{step: "load contracts", sql: contractSelect + `
+		WHERE c.data_owner_id = $1 AND c.isp_id = ANY($2) ORDER BY c.id`, args: []any{ownerID, ispIDs}, scan: scanContract}
 }
 
 // ContractsByClient loads the contracts of several clients.
 func ContractsByClient(ownerID int64, clientIDs []int64) Read[IspContract] {
-	return Read[IspContract]{step: "load contracts", sql: `SELECT ` + contractCols + ` FROM isp_contracts
-		WHERE data_owner_id = $1 AND client_id = ANY($2) ORDER BY valid_from DESC NULLS LAST, id DESC`, args: []any{ownerID, clientIDs}, scan: scanContract}
+	return Read[IspContract]{step: "load contracts", sql: contractSelect + `
+		WHERE c.data_owner_id = $1 AND c.client_id = ANY($2) ORDER BY c.valid_from DESC NULLS LAST, c.id DESC`,
+		args: []any{ownerID, clientIDs}, scan: scanContract}
 }
 
 // CountByParent counts rows of a child table per parent id.

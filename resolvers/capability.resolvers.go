@@ -7,7 +7,6 @@ package resolvers
 
 import (
 	"context"
-	"strings"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
@@ -94,11 +93,7 @@ func (r *mutationResolver) RegistrationKeyCreate(ctx context.Context, input gqlm
 		ValidFrom: input.ValidFrom, ValidUntil: input.ValidUntil, NumRegistrationsLeft: input.NumRegistrationsLeft,
 		UsageLimitDays: input.UsageLimitDays, Testing: input.Testing}
 	if input.RegistrationKey != nil {
-		k := strings.TrimSpace(*input.RegistrationKey)
-		if len(k) < 8 || len(k) > 128 {
-			fe.Add("registrationKey", "must be 8 to 128 characters long")
-		}
-		in.RegistrationKey = k
+		in.RegistrationKey = customRegistrationKey(fe, *input.RegistrationKey)
 	} else {
 		in.RegistrationKey = newRegistrationKey()
 	}
@@ -108,7 +103,7 @@ func (r *mutationResolver) RegistrationKeyCreate(ctx context.Context, input gqlm
 	}
 	k, err := r.Store.CreateRegistrationKey(ctx, p.DataOwnerID, in)
 	if err != nil {
-		return nil, conflict(err, "registration key is already taken")
+		return nil, conflict(err, errKeyTaken)
 	}
 	return ptr(registrationKeyOf(k)), nil
 }

@@ -188,8 +188,8 @@ func TestGraphQLOpsCapabilitiesAndRegistrationKeys(t *testing.T) {
 
 	t.Run("registrationKeyCreate without a key generates one with the defaults", func(t *testing.T) {
 		generated = createKey(t, map[string]any{})
-		if k := generated["registrationKey"].(string); !regexp.MustCompile(`^[a-z2-7]{16}$`).MatchString(k) {
-			t.Errorf("generated registrationKey %q is not 16 base32 characters", k)
+		if k := generated["registrationKey"].(string); !regexp.MustCompile(`^[a-z2-7]{26}$`).MatchString(k) {
+			t.Errorf("generated registrationKey %q is not 26 base32 (128 random bits) characters", k)
 		}
 		for k, v := range map[string]any{"capabilityId": capID, "comment": nil, "validUntil": nil,
 			"numRegistrationsLeft": -1, "usageLimitDays": nil, "testing": false, "clientsCount": 0} {

@@ -163,11 +163,18 @@ func (g *GraphQLResponse) Code() string {
 // GraphQL posts a query to /graphql with key as a bearer token.
 func (e *Env) GraphQL(t testing.TB, key, query string, vars map[string]any) *GraphQLResponse {
 	t.Helper()
+	return GraphQLAt(t, e.URL, key, query, vars)
+}
+
+// GraphQLAt is Env.GraphQL against the server at base (another server over
+// the same database, StartServerWith).
+func GraphQLAt(t testing.TB, base, key, query string, vars map[string]any) *GraphQLResponse {
+	t.Helper()
 	header := http.Header{"Content-Type": {"application/json"}}
 	if key != "" {
 		header.Set("Authorization", "Bearer "+key)
 	}
-	req := Request(t, http.MethodPost, e.URL+"/graphql", header, map[string]any{"query": query, "variables": vars})
+	req := Request(t, http.MethodPost, base+"/graphql", header, map[string]any{"query": query, "variables": vars})
 	r := Send(t, nil, req)
 	out := &GraphQLResponse{Status: r.Status, Raw: r.Raw}
 	var env struct {

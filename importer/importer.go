@@ -28,8 +28,10 @@ const (
 	DefaultWorkers = 2
 	// DefaultMaxLineBytes is the longest line (one document) taken; a
 	// longer line is skipped and reported like any other bad line, without
-	// being held in memory.
-	DefaultMaxLineBytes = 16 << 20
+	// being held in memory. Measurements are a few KiB; a larger limit is
+	// a choice (--max-line-bytes), as every search and export of such
+	// documents spends more of its answer budget (package budget).
+	DefaultMaxLineBytes = 1 << 20
 )
 
 // maxBatchBytes ends a batch early when its documents reach this size, so

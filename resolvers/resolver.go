@@ -25,6 +25,9 @@ type Resolver struct {
 	StudyFailureOnServer      bool
 	// AIEnabled reports whether an AI provider is configured.
 	AIEnabled bool
+	// MaxAnswerBytes is the budget of one operation's answer (package
+	// budget); 0 means budget.DefaultBytes.
+	MaxAnswerBytes int64
 	// GqlgenMarshalOnly turns off the direct rendering of root lists
 	// (render.go), so that tests can compare it with gqlgen's marshalling.
 	GqlgenMarshalOnly bool

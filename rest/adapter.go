@@ -24,6 +24,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/budget"
 )
 
 // MaxBodyBytes caps every REST request body.
@@ -34,16 +35,20 @@ type Adapter struct {
 	exec   *executor.Executor
 	schema *ast.Schema
 	ops    map[string]*operation
+	// answerBytes is the budget of each executed operation (each page of
+	// a stream has its own).
+	answerBytes int64
 }
 
 // NewAdapter loads and validates the stored operations against the schema
-// the executor serves.
-func NewAdapter(exec *executor.Executor, schema *ast.Schema) (*Adapter, error) {
+// the executor serves; every operation it executes may answer at most
+// answerBytes (package budget).
+func NewAdapter(exec *executor.Executor, schema *ast.Schema, answerBytes int64) (*Adapter, error) {
 	ops, err := loadOperations(schema)
 	if err != nil {
 		return nil, err
 	}
-	return &Adapter{exec: exec, schema: schema, ops: ops}, nil
+	return &Adapter{exec: exec, schema: schema, ops: ops, answerBytes: answerBytes}, nil
 }
 
 // Mount registers every route of the table on r, and JSON answers for
@@ -125,14 +130,14 @@ func (a *Adapter) handler(rt Route, op *operation) http.HandlerFunc {
 }
 
 func (a *Adapter) execute(r *http.Request, op *operation, vars map[string]any) *graphql.Response {
-	ctx := graphql.StartOperationTrace(r.Context())
+	ctx := budget.With(graphql.StartOperationTrace(r.Context()), a.answerBytes)
 	params := &graphql.RawParams{Query: op.Document, OperationName: op.Name, Variables: vars, Headers: r.Header}
 	rc, errs := a.exec.CreateOperationContext(ctx, params)
 	if errs != nil {
 		return a.exec.DispatchError(graphql.WithOperationContext(ctx, rc), errs)
 	}
 	handle, ctx := a.exec.DispatchOperation(ctx, rc)
-	return handle(ctx)
+	return budget.Within(ctx, handle(ctx))
 }
 
 // errorResponse turns the first GraphQL error into the REST status (its

@@ -28,6 +28,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/budget"
 	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/graphiql"
 	"github.com/fleetgraph/fleetgraph/loaders"
@@ -49,8 +50,12 @@ const (
 func New(res *resolvers.Resolver) (http.Handler, error) {
 	es := graph.NewExecutableSchema(graph.Config{Resolvers: res, Complexity: complexity()})
 
+	answerBytes := res.MaxAnswerBytes
+	if answerBytes <= 0 {
+		answerBytes = budget.DefaultBytes
+	}
 	gql := handler.New(es)
-	gql.AddTransport(graphQLPost{})
+	gql.AddTransport(graphQLPost{answerBytes: answerBytes})
 	gql.Use(extension.Introspection{})
 	gql.Use(newInputLimits(DefaultLimits))
 	gql.SetParserTokenLimit(DefaultLimits.Tokens)
@@ -59,7 +64,7 @@ func New(res *resolvers.Resolver) (http.Handler, error) {
 
 	exec := executor.New(es)
 	configure(exec, res)
-	adapter, err := rest.NewAdapter(exec, es.Schema())
+	adapter, err := rest.NewAdapter(exec, es.Schema(), answerBytes)
 	if err != nil {
 		return nil, err
 	}

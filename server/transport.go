@@ -13,6 +13,8 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/fleetgraph/fleetgraph/budget"
 )
 
 // graphQLPost is gqlgen's POST transport (transport.POST, whose Supports it
@@ -22,15 +24,19 @@ import (
 // tenth of the CPU of a 50-client query). Headers, statuses, error
 // messages and bytes are those of transport.POST (server/transport_test.go
 // compares both).
-type graphQLPost struct{ transport.POST }
+type graphQLPost struct {
+	transport.POST
+	// answerBytes is the budget of one operation's answer (package budget).
+	answerBytes int64
+}
 
 const (
 	mediaJSON            = "application/json"
 	mediaGraphQLResponse = "application/graphql-response+json"
 )
 
-func (graphQLPost) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	ctx := r.Context()
+func (h graphQLPost) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	ctx := budget.With(r.Context(), h.answerBytes)
 	contentType := responseMediaType(r.Header.Get("Accept"))
 	w.Header().Set("Content-Type", contentType)
 	start := graphql.Now()
@@ -63,7 +69,7 @@ func (graphQLPost) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 		return
 	}
 	responses, ctx := exec.DispatchOperation(ctx, rc)
-	writeGraphQLResponse(w, responses(ctx))
+	writeGraphQLResponse(w, budget.Within(ctx, responses(ctx)))
 }
 
 // responseMediaType is transport.POST's choice of the response's media

@@ -2,9 +2,13 @@ package store
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/budget"
 )
 
 // ExportFilter selects documents or clients for the export listings. Nil
@@ -70,7 +74,16 @@ func (s *Store) ExportDocuments(ctx context.Context, ownerID int64, kind string,
 		ORDER BY d.created_at DESC, d.id DESC LIMIT $11 OFFSET $12)
 		SELECT d.doc, d.client_uuid::text AS client_uuid FROM page JOIN documents d ON d.id = page.id
 		ORDER BY page.created_at DESC, page.id DESC`, append(args, f.Limit, f.Offset)...)
-	docs, err := pgx.CollectRows(rows, pgx.RowToStructByName[ExportDocument])
+	docs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ExportDocument, error) {
+		d, err := pgx.RowToStructByName[ExportDocument](row)
+		if err == nil {
+			err = budget.Spend(ctx, len(d.Doc))
+		}
+		return d, err
+	})
+	if errors.Is(err, apierr.ErrBadRequest) { // over the answer's budget
+		return nil, 0, err
+	}
 	return docs, total, mapErr("list export documents", err)
 }
 

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/budget"
 	"github.com/fleetgraph/fleetgraph/search/pg"
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/store/pglocal"
@@ -36,6 +37,9 @@ type config struct {
 	// DBMaxConns is the size of the PostgreSQL pool, a positive integer
 	// (dbMaxConns reads it; empty: defaultDBMaxConns).
 	DBMaxConns string
+	// MaxAnswerBytes is the most one operation may answer, in bytes
+	// (maxAnswerBytes reads it; empty: budget.DefaultBytes).
+	MaxAnswerBytes string
 }
 
 func envOr(key, def string) string {
@@ -51,6 +55,9 @@ func (c *config) flags(fs *flag.FlagSet) {
 	c.secretFlag(fs)
 	c.addrFlag(fs)
 	c.searchFlags(fs)
+	fs.StringVar(&c.MaxAnswerBytes, "max-answer-bytes", envOr("FLEETGRAPH_MAX_ANSWER_BYTES", ""),
+		fmt.Sprintf("most bytes one GraphQL or REST operation (one page of a stream) may answer; over it a 400 says how to ask for less (env FLEETGRAPH_MAX_ANSWER_BYTES); empty: %d (%s)",
+			budget.DefaultBytes, budget.Size(budget.DefaultBytes)))
 }
 
 // storeFlags registers the flags of the database connection.
@@ -105,6 +112,26 @@ func (c *config) dbMaxConns() (int32, error) {
 		return 0, fmt.Errorf("--db-max-conns (FLEETGRAPH_DB_MAX_CONNS) %q must be a whole number from 1 to %d", c.DBMaxConns, maxDBMaxConns)
 	}
 	return int32(n), nil
+}
+
+// Bounds of --max-answer-bytes.
+const (
+	minAnswerBytes = 64 << 10
+	maxAnswerBytes = 1 << 30
+)
+
+// maxAnswerBytes is the configured answer budget.
+func (c *config) maxAnswerBytes() (int64, error) {
+	raw := strings.TrimSpace(c.MaxAnswerBytes)
+	if raw == "" {
+		return budget.DefaultBytes, nil
+	}
+	n, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || n < minAnswerBytes || n > maxAnswerBytes {
+		return 0, fmt.Errorf("--max-answer-bytes (FLEETGRAPH_MAX_ANSWER_BYTES) %q must be a whole number of bytes from %d (%s) to %d (%s)",
+			c.MaxAnswerBytes, minAnswerBytes, budget.Size(minAnswerBytes), maxAnswerBytes, budget.Size(maxAnswerBytes))
+	}
+	return n, nil
 }
 
 // secretValue is a string flag whose value may hold a password: usage text

@@ -346,7 +346,8 @@ func TestImportRollsUpTheDaysItLoaded(t *testing.T) {
 
 // A line over --max-line-bytes is one bad line: it is read past (not held,
 // not fatal as bufio.Scanner's "token too long" would be) and the lines
-// after it load. Under the default limit (16 MiB) a 10 MB document loads.
+// after it load. The default limit is 1 MiB; under a higher one a 10 MB
+// document loads.
 func TestImportSkipsOverLongLines(t *testing.T) {
 	e := apitest.Get(t)
 	o := e.NewOwner(t, "import-long")
@@ -367,7 +368,7 @@ func TestImportSkipsOverLongLines(t *testing.T) {
 	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, errOut, err := runImport(t, nil, "--data-owner", o.Slug, "--kind", "measurement", "--max-line-bytes", "1048576", path)
+	out, errOut, err := runImport(t, nil, "--data-owner", o.Slug, "--kind", "measurement", path) // the default limit
 	if exitCode(err) != exitPartial {
 		t.Fatalf("err = %v, want exit status %d; stderr %q", err, exitPartial, errOut)
 	}
@@ -384,13 +385,13 @@ func TestImportSkipsOverLongLines(t *testing.T) {
 		t.Errorf("%d documents, want the 3 short ones", n)
 	}
 
-	// The default limit takes the 10 MB document; the broken line stays bad.
-	out, errOut, err = runImport(t, nil, "--data-owner", o.Slug, "--kind", "measurement", path)
+	// A 16 MiB limit takes the 10 MB document; the broken line stays bad.
+	out, errOut, err = runImport(t, nil, "--data-owner", o.Slug, "--kind", "measurement", "--max-line-bytes", "16777216", path)
 	if exitCode(err) != exitPartial || !strings.HasPrefix(errOut, "line 4: invalid JSON") || strings.Count(errOut, "\n") != 1 {
-		t.Fatalf("default limit: err = %v, stderr %q", err, errOut)
+		t.Fatalf("16 MiB limit: err = %v, stderr %q", err, errOut)
 	}
 	if s := summaryOf(t, out); s != "loaded=5 new=1 updated=0 unchanged=4 bad=1 clients=0" {
-		t.Errorf("default limit: summary %s (big is repeated: its two copies count once new, once unchanged)", s)
+		t.Errorf("16 MiB limit: summary %s (big is repeated: its two copies count once new, once unchanged)", s)
 	}
 	d, err := e.Store.Document(context.Background(), o.ID, store.KindMeasurement, "big")
 	if err != nil || len(d.Doc) < 10<<20 {

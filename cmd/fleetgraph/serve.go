@@ -25,6 +25,10 @@ func serve(ctx context.Context, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	answerBytes, err := cfg.maxAnswerBytes()
+	if err != nil {
+		return err
+	}
 	log := newLogger()
 	sealer, err := cfg.sealer(log)
 	if err != nil {
@@ -48,7 +52,8 @@ func serve(ctx context.Context, args []string) error {
 		return err
 	}
 	handler, err := server.New(&resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend,
-		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true})
+		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true,
+		MaxAnswerBytes: answerBytes})
 	if err != nil {
 		return err
 	}

@@ -31,6 +31,8 @@ import (
 	"github.com/elastic/go-elasticsearch/v8/esapi"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/budget"
 	"github.com/fleetgraph/fleetgraph/search"
 )
 
@@ -141,7 +143,7 @@ func (b *Backend) Search(ctx context.Context, req search.Request) (search.Respon
 	if err != nil {
 		return nil, upstream("search", err)
 	}
-	out, err := decode(res, "search")
+	out, err := decode(ctx, res, "search")
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +210,7 @@ func (b *Backend) ScrollNext(ctx context.Context, dataOwnerID int64, scrollID, k
 		drain(res)
 		return nil, search.Badf("unknown or expired scroll_id")
 	}
-	out, err := decode(res, "scroll")
+	out, err := decode(ctx, res, "scroll")
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +245,7 @@ func (b *Backend) ESQL(ctx context.Context, dataOwnerID int64, slug, query strin
 		}
 		return nil, esErrorBody(res.StatusCode, raw, "esql")
 	}
-	out, err := decode(res, "esql")
+	out, err := decode(ctx, res, "esql")
 	if err != nil {
 		return nil, err
 	}
@@ -424,15 +426,18 @@ func (b *Backend) unwrapScrollID(owner int64, id string) (string, bool) {
 
 // decode reads a response: the JSON object of a 2xx, a BadRequestError with
 // Elasticsearch's reason for a client error, a plain error otherwise.
-func decode(res *esapi.Response, op string) (map[string]any, error) {
+func decode(ctx context.Context, res *esapi.Response, op string) (map[string]any, error) {
 	defer drain(res)
 	if res.IsError() {
 		return nil, esError(res, op)
 	}
-	dec := json.NewDecoder(res.Body)
+	dec := json.NewDecoder(budget.Reader(ctx, res.Body))
 	dec.UseNumber()
 	var out map[string]any
 	if err := dec.Decode(&out); err != nil {
+		if errors.Is(err, apierr.ErrBadRequest) { // over the answer's budget
+			return nil, err
+		}
 		return nil, fmt.Errorf("elasticsearch %s: decode response: %w", op, err)
 	}
 	return out, nil

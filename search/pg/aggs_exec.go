@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/fleetgraph/fleetgraph/budget"
 	"github.com/fleetgraph/fleetgraph/search"
 )
 
@@ -230,6 +231,9 @@ func (x *aggExec) query(sql string, st *args) ([][]any, error) {
 		v, err := rows.Values()
 		if err != nil {
 			return nil, aggSQLError(err)
+		}
+		if err := budget.Spend(x.ctx, rowBytes(v)); err != nil {
+			return nil, err
 		}
 		out = append(out, v)
 	}

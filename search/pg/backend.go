@@ -15,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/fleetgraph/fleetgraph/budget"
 	"github.com/fleetgraph/fleetgraph/search"
 )
 
@@ -268,7 +269,7 @@ func (b *Backend) run(ctx context.Context, q querier, p *plan, after *cursor, wi
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
-	hits, totalVal, last, err := p.readHits(rows, keys)
+	hits, totalVal, last, err := p.readHits(ctx, rows, keys)
 	if err != nil {
 		return nil, err
 	}
@@ -327,7 +328,7 @@ func (p *plan) searchAfterCond(c *compiler, keys []sortKey) (string, error) {
 
 // readHits reads the statement's rows: the hits, the total and the cursor
 // of the last hit.
-func (p *plan) readHits(rows pgx.Rows, keys []sortKey) (hits []any, totalVal any, last *cursor, err error) {
+func (p *plan) readHits(ctx context.Context, rows pgx.Rows, keys []sortKey) (hits []any, totalVal any, last *cursor, err error) {
 	defer rows.Close()
 	hits = []any{}
 	for rows.Next() {
@@ -335,12 +336,16 @@ func (p *plan) readHits(rows pgx.Rows, keys []sortKey) (hits []any, totalVal any
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("search: %w", err)
 		}
+
 		totalVal = vals[0]
 		if vals[1] == nil { // no hit: the LEFT JOIN's empty side
 			continue
 		}
 		hit, cur, err := p.hit(keys, vals[1:5], vals[5:])
 		if err != nil {
+			return nil, nil, nil, err
+		}
+		if err := budget.Spend(ctx, p.hitBytes(vals, hit)); err != nil {
 			return nil, nil, nil, err
 		}
 		hits = append(hits, hit)
@@ -662,3 +667,36 @@ func (b *Backend) ScrollNext(ctx context.Context, dataOwnerID int64, scrollID, k
 }
 
 var _ search.Backend = (*Backend)(nil)
+
+// hitBytes is about what a hit adds to the answer: its row without the
+// document, and the document as _source filtering leaves it.
+func (p *plan) hitBytes(vals []any, hit map[string]any) int {
+	raw, _ := vals[3].(string)
+	n := rowBytes(vals) - len(raw)
+	switch src, ok := hit["_source"]; {
+	case !ok:
+	case p.source == nil:
+		n += len(raw)
+	default:
+		b, _ := json.Marshal(src)
+		n += len(b)
+	}
+	return n
+}
+
+// rowBytes is about what a row adds to an answer: its text and bytes, and
+// a few bytes for every other value (budget.Spend counts it).
+func rowBytes(vals []any) int {
+	n := 0
+	for _, v := range vals {
+		switch v := v.(type) {
+		case string:
+			n += len(v)
+		case []byte:
+			n += len(v)
+		default:
+			n += 8
+		}
+	}
+	return n
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/fleetgraph/fleetgraph/budget"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/search/esql"
 )
@@ -288,6 +289,9 @@ func (tr *esqlTranslator) run(ctx context.Context, q querier, stmt string) ([]ma
 		vals, err := rows.Values()
 		if err != nil {
 			return nil, esqlSQLError(err)
+		}
+		if err := budget.Spend(ctx, rowBytes(vals)); err != nil {
+			return nil, err
 		}
 		row := map[string]any{}
 		if tr.doc != nil {

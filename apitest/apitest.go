@@ -34,6 +34,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/fleetgraph/fleetgraph/admission"
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/resolvers"
 	"github.com/fleetgraph/fleetgraph/search"
@@ -81,10 +82,14 @@ func Get(t testing.TB) *Env {
 	return env
 }
 
+// testPoolSize is the test server's pool, about fleetgraph serve's on a
+// machine of a few cores.
+const testPoolSize = 16
+
 func start() (*Env, error) {
 	ctx := context.Background()
 	counter := &store.StatementCounter{}
-	db, st, err := testdb.Create(ctx, "fleetgraph_test", store.Options{Tracer: counter})
+	db, st, err := testdb.Create(ctx, "fleetgraph_test", store.Options{Tracer: counter, MaxConns: testPoolSize})
 	if err != nil {
 		return nil, err
 	}
@@ -112,8 +117,10 @@ func start() (*Env, error) {
 // resolver first.
 func newHandler(st *store.Store, sealer *auth.Sealer, log *slog.Logger, backend search.Backend,
 	change ...func(*resolvers.Resolver)) (http.Handler, error) {
+	slots, perOwner := admission.Sizes(testPoolSize)
 	res := &resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend,
-		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true}
+		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true,
+		Heavy: admission.New(slots, perOwner, admission.DefaultWait)}
 	for _, c := range change {
 		c(res)
 	}

@@ -65,6 +65,11 @@ func (r *queryResolver) ExportClients(ctx context.Context, filter *gqlmodel.Expo
 	if err != nil {
 		return nil, err
 	}
+	leave, err := r.Heavy.Enter(ctx, p.DataOwnerID)
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
 	cs, total, err := r.Store.ExportClients(ctx, p.DataOwnerID, l.filter)
 	if err != nil {
 		return nil, err
@@ -135,6 +140,11 @@ func (r *queryResolver) ExportEsql(ctx context.Context, query string) ([]model.J
 	if search.ESQLUsesEnrich(query) {
 		return nil, apierr.BadRequestf("ENRICH is not supported")
 	}
+	leave, err := r.Heavy.Enter(ctx, p.DataOwnerID)
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
 	rows, err := r.Search.ESQL(ctx, p.DataOwnerID, p.DataOwnerSlug, query)
 	if err != nil {
 		return nil, searchError(err)

@@ -250,6 +250,11 @@ func (r *queryResolver) exportDocuments(ctx context.Context, kind string, l expo
 	if err != nil {
 		return nil, err
 	}
+	leave, err := r.Heavy.Enter(ctx, p.DataOwnerID)
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
 	docs, total, err := r.Store.ExportDocuments(ctx, p.DataOwnerID, kind, l.filter)
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ package resolvers
 import (
 	"log/slog"
 
+	"github.com/fleetgraph/fleetgraph/admission"
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -25,6 +26,9 @@ type Resolver struct {
 	StudyFailureOnServer      bool
 	// AIEnabled reports whether an AI provider is configured.
 	AIEnabled bool
+	// Heavy admits searches, ES|QL queries and export listings (package
+	// admission); nil admits everything.
+	Heavy *admission.Gate
 	// MaxAnswerBytes is the budget of one operation's answer (package
 	// budget); 0 means budget.DefaultBytes.
 	MaxAnswerBytes int64

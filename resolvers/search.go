@@ -55,6 +55,11 @@ func (r *Resolver) runSearch(ctx context.Context, kind search.Kind, a searchArgs
 		return model.JSON{}, err
 	}
 	req.Scope.DataOwnerID, req.Scope.Slug = p.DataOwnerID, p.DataOwnerSlug
+	leave, err := r.Heavy.Enter(ctx, p.DataOwnerID)
+	if err != nil {
+		return model.JSON{}, err
+	}
+	defer leave()
 	resp, err := r.Search.Search(ctx, req)
 	if err != nil {
 		return model.JSON{}, searchError(err)
@@ -75,6 +80,11 @@ func (r *Resolver) scrollNext(ctx context.Context, scrollID string, keepAlive *s
 	if ka == "" {
 		ka = "1m"
 	}
+	leave, err := r.Heavy.Enter(ctx, p.DataOwnerID)
+	if err != nil {
+		return model.JSON{}, err
+	}
+	defer leave()
 	resp, err := r.Search.ScrollNext(ctx, p.DataOwnerID, scrollID, ka)
 	if err != nil {
 		return model.JSON{}, searchError(err)

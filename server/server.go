@@ -314,6 +314,13 @@ func (g *gzipWriter) close() {
 
 func readyz(s *store.Store) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		// Every connection in use: a load balancer should send new
+		// requests elsewhere for now (and a ping would only queue).
+		if st := s.Pool().Stat(); st.AcquiredConns() >= st.MaxConns() {
+			rest.WriteJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "saturated",
+				"connections_in_use": st.AcquiredConns(), "connections_max": st.MaxConns()})
+			return
+		}
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		if err := s.Ping(ctx); err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/graphiql"
+	"github.com/fleetgraph/fleetgraph/admission"
 	"github.com/fleetgraph/fleetgraph/resolvers"
 	"github.com/fleetgraph/fleetgraph/server"
 )
@@ -40,6 +41,7 @@ func serve(ctx context.Context, args []string) error {
 	}
 	defer closeStore()
 	st.CacheKeys()
+	heavySlots, heavyPerOwner := admission.Sizes(int(st.Pool().Config().MaxConns))
 	var demoKeys issuedKeys
 	if demo {
 		if demoKeys, err = seedDemo(ctx, st, sealer); err != nil {
@@ -53,7 +55,7 @@ func serve(ctx context.Context, args []string) error {
 	}
 	handler, err := server.New(&resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend,
 		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true,
-		MaxAnswerBytes: answerBytes})
+		MaxAnswerBytes: answerBytes, Heavy: admission.New(heavySlots, heavyPerOwner, admission.DefaultWait)})
 	if err != nil {
 		return err
 	}

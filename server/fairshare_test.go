@@ -1,0 +1,135 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/fleetgraph/fleetgraph/admission"
+	"github.com/fleetgraph/fleetgraph/apitest"
+	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/resolvers"
+	"github.com/fleetgraph/fleetgraph/store"
+)
+
+// isps99Bound is what another data owner's GET /isps may take (p99) while
+// one data owner floods slow searches; generous for a busy test machine.
+const isps99Bound = 500 * time.Millisecond
+
+// TestSlowSearchesOfOneOwnerLeaveRoom: while the documents table is locked
+// (every search blocks in PostgreSQL, holding its connection, as a slow
+// search does), data owner A's five parallel searches get one place of
+// A's share and four 429s after the gate's wait; data owner B's short
+// requests answer within isps99Bound; B's own search still gets a place;
+// and once the lock goes, the admitted searches answer 200.
+func TestSlowSearchesOfOneOwnerLeaveRoom(t *testing.T) {
+	e := apitest.Get(t)
+	base := e.StartServerWith(t, func(r *resolvers.Resolver) { r.Heavy = admission.New(2, 1, 300*time.Millisecond) })
+	a, b := e.NewOwner(t, "fairA"), e.NewOwner(t, "fairB")
+	keyA, _ := a.NewKey(t, apitest.KeyOpts{Kind: auth.KindExport})
+	keyB, _ := b.NewKey(t, apitest.KeyOpts{Kind: auth.KindExport})
+	for _, o := range []*apitest.Owner{a, b} {
+		c := o.NewClient(t, store.NewClient{})
+		o.InsertDocuments(t, "measurement", map[string]any{"id": "m1", "type": "WebMeasurement", "client_uuid": c.UUID,
+			"created_at": "2026-11-01T10:00:00Z"})
+	}
+	search := func(key string) *apitest.Response {
+		return apitest.DoAt(t, base, http.MethodPost, "/export_api/v1/search", key,
+			map[string]any{"body": map[string]any{"query": map[string]any{"match_all": map[string]any{}}}})
+	}
+
+	ctx := context.Background()
+	lock, err := pgx.Connect(ctx, e.DatabaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close(ctx)
+	tx, err := lock.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "LOCK TABLE documents IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+
+	var wg sync.WaitGroup
+	statusesA := make(chan int, 5)
+	for range 5 {
+		wg.Add(1)
+		go func() { defer wg.Done(); statusesA <- search(keyA).Status }()
+	}
+	statusB := make(chan int, 1)
+	time.Sleep(100 * time.Millisecond) // A's searches are in
+	wg.Add(1)
+	go func() { defer wg.Done(); statusB <- search(keyB).Status }()
+
+	var took []time.Duration
+	for range 50 {
+		start := time.Now()
+		if r := e.Admin(t, http.MethodGet, "/isps", b.Key, nil); r.Status != http.StatusOK {
+			t.Fatalf("B's GET /isps: %d %s", r.Status, r.Raw)
+		}
+		took = append(took, time.Since(start))
+	}
+	slices.Sort(took)
+	if p99 := took[len(took)*99/100]; p99 > isps99Bound {
+		t.Errorf("B's GET /isps p99 %v while A floods searches, want under %v", p99, isps99Bound)
+	}
+
+	refused := 0
+	for range 4 { // the four over A's share answer before the lock goes
+		select {
+		case s := <-statusesA:
+			if s != http.StatusTooManyRequests {
+				t.Errorf("A's search over its share: %d, want 429", s)
+			}
+			refused++
+		case <-time.After(5 * time.Second):
+			t.Fatalf("only %d of A's searches were refused while the lock was held", refused)
+		}
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if s := <-statusesA; s != http.StatusOK {
+		t.Errorf("A's admitted search: %d", s)
+	}
+	if s := <-statusB; s != http.StatusOK {
+		t.Errorf("B's search, admitted beside A's: %d", s)
+	}
+}
+
+// TestReadyzSaysSaturated: with every pool connection in use, /readyz
+// answers 503 "saturated" (a load balancer sends requests elsewhere), and
+// 200 again once they are back.
+func TestReadyzSaysSaturated(t *testing.T) {
+	e := apitest.Get(t)
+	pool := e.Store.Pool()
+	var held []*pgxpool.Conn
+	for range pool.Config().MaxConns {
+		c, err := pool.Acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+	}
+	r := e.Do(t, http.MethodGet, "/readyz", "", nil)
+	for _, c := range held {
+		c.Release()
+	}
+	if r.Status != http.StatusServiceUnavailable || r.Obj(t)["status"] != "saturated" ||
+		fmt.Sprint(r.Obj(t)["connections_max"]) != fmt.Sprint(pool.Config().MaxConns) {
+		t.Fatalf("saturated pool: %d %s", r.Status, r.Raw)
+	}
+	if r := e.Do(t, http.MethodGet, "/readyz", "", nil); r.Status != http.StatusOK {
+		t.Fatalf("after release: %d %s", r.Status, r.Raw)
+	}
+}

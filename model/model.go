@@ -161,6 +161,7 @@ type Client struct {
 	CurrentIspContract       *IspContract
 	DeliveredPublicConfig    *ConfigRef
 	DeliveredAutomatorConfig *ConfigRef
+	LatestSystemStatusRecord *SystemStatusRecord
 	// Offline is read with the client: not seen within the data owner's
 	// offline threshold; nil when never seen.
 	Offline *bool

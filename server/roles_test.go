@@ -201,6 +201,18 @@ var rolesMatrix = map[string]rolesCell{
 		return rolesCall{path: fmt.Sprintf("/clients/%d", f.client)}
 	}},
 
+	"GET /clients/{id}/system_status_records": {"read a client's system status records", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: fmt.Sprintf("/clients/%d/system_status_records", f.client)}
+	}},
+	"GET /fleet_health": {"read fleet health", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: "/fleet_health"}
+	}},
+	"GET /fleet_health/thresholds": {"read health thresholds", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: "/fleet_health/thresholds"}
+	}},
+	"PUT /fleet_health/thresholds": {"update health thresholds", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: "/fleet_health/thresholds", body: map[string]any{"cpu": map[string]any{"warning_percent": 70}}}
+	}},
 	"GET /data_owner/settings": {"read settings", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
 		return rolesCall{path: "/data_owner/settings"}
 	}},

@@ -470,6 +470,13 @@ func TestRolesThroughGraphQL(t *testing.T) {
 			`mutation { clientAdminApiKeyCreate(input: {effectiveRole: org_admin}) { id } }`, nil, false},
 		{"admin can create admin user", model.RoleAdmin, "userCreate",
 			`mutation { userCreate(input: {email: "second@example.org", username: "second", role: admin}) { id role } }`, nil, true},
+		{"editor cannot change health thresholds", model.RoleEditor, "healthThresholdsUpdate",
+			`mutation { healthThresholdsUpdate(input: {cpu: {warningPercent: 70}}) { cpu { warningPercent } } }`, nil, false},
+		{"admin can change health thresholds", model.RoleAdmin, "healthThresholdsUpdate",
+			`mutation { healthThresholdsUpdate(input: {cpu: {warningPercent: 70}}) { cpu { warningPercent } } }`, nil, true},
+		{"viewer can read fleet health", model.RoleViewer, "fleetHealth", `{ fleetHealth { clientId state } }`, nil, true},
+		{"viewer can read system status records", model.RoleViewer, "systemStatusRecords",
+			`query($id: ID!) { systemStatusRecords(clientId: $id) { total } }`, map[string]any{"id": fmt.Sprint(f.client)}, true},
 		{"viewer can read service credentials", model.RoleViewer, "serviceCredentials",
 			`{ serviceCredentials { id name } }`, nil, true},
 	}

@@ -89,13 +89,6 @@ func (s Settings) Snapshot() Snapshot {
 		OfflineThresholdMinutes: s.OfflineThresholdMinutes, DegradedDetectionEnabled: s.DegradedDetectionEnabled}
 }
 
-// Thresholds returns the thresholds a snapshot holds.
-func (s Snapshot) Thresholds() Thresholds {
-	return Thresholds{CPU: Limits{s.CPUWarningPercent, s.CPUCriticalPercent},
-		Memory:     Limits{s.MemoryWarningPercent, s.MemoryCriticalPercent},
-		Filesystem: Limits{s.FilesystemWarningPercent, s.FilesystemCriticalPercent}}
-}
-
 // Reading is what a system status record says about the metrics: the
 // percent of each (nil when the record has none) and its network transport.
 type Reading struct {

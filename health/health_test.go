@@ -50,9 +50,3 @@ func TestEvaluate(t *testing.T) {
 		})
 	}
 }
-
-func TestSnapshotRoundTrip(t *testing.T) {
-	if got := defaults.Snapshot().Thresholds(); got != defaults.Thresholds {
-		t.Errorf("thresholds from the snapshot %+v, want %+v", got, defaults.Thresholds)
-	}
-}

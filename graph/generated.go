@@ -3659,7 +3659,7 @@ extend type Query {
 type SystemStatusRecord {
   "The record's id on the server."
   id: Int!
-  clientUuid: String
+  clientUuid: String!
   runId: String!
   studyIds: [String!]!
   measurementIds: [Int!]!
@@ -3667,13 +3667,16 @@ type SystemStatusRecord {
   finishedAt: Time
   platform: String
   runtimeScope: String
-  sampleIntervalSeconds: Int
+  "0 when the record does not say."
+  sampleIntervalSeconds: Int!
   connectionDetailTraceId: Int
-  cpuValidSampleCount: Int
+  "0 when the record does not say."
+  cpuValidSampleCount: Int!
   cpuAveragePercent: Float
   cpuMaxPercent: Float
   cpuFinalPercent: Float
-  memoryValidSampleCount: Int
+  "0 when the record does not say."
+  memoryValidSampleCount: Int!
   memoryEffectiveTotalBytes: Int
   memoryAveragePercent: Float
   memoryMaxPercent: Float
@@ -15137,11 +15140,11 @@ func (ec *executionContext) _SystemStatusRecord_clientUuid(ctx context.Context, 
 			return obj.ClientUUID, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
 		},
 		true,
-		false,
+		true,
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusRecord_clientUuid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -15321,11 +15324,11 @@ func (ec *executionContext) _SystemStatusRecord_sampleIntervalSeconds(ctx contex
 			return obj.SampleIntervalSeconds, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
-			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
 		},
 		true,
-		false,
+		true,
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusRecord_sampleIntervalSeconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -15367,11 +15370,11 @@ func (ec *executionContext) _SystemStatusRecord_cpuValidSampleCount(ctx context.
 			return obj.CPUValidSampleCount, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
-			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
 		},
 		true,
-		false,
+		true,
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusRecord_cpuValidSampleCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -15459,11 +15462,11 @@ func (ec *executionContext) _SystemStatusRecord_memoryValidSampleCount(ctx conte
 			return obj.MemoryValidSampleCount, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
-			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
 		},
 		true,
-		false,
+		true,
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusRecord_memoryValidSampleCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -22227,7 +22230,7 @@ func (ec *executionContext) _SystemStatusRecord(ctx context.Context, sel ast.Sel
 			}
 		case "clientUuid":
 			out.Values[i] = ec._SystemStatusRecord_clientUuid(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "runId":
@@ -22267,7 +22270,7 @@ func (ec *executionContext) _SystemStatusRecord(ctx context.Context, sel ast.Sel
 			}
 		case "sampleIntervalSeconds":
 			out.Values[i] = ec._SystemStatusRecord_sampleIntervalSeconds(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "connectionDetailTraceId":
@@ -22277,7 +22280,7 @@ func (ec *executionContext) _SystemStatusRecord(ctx context.Context, sel ast.Sel
 			}
 		case "cpuValidSampleCount":
 			out.Values[i] = ec._SystemStatusRecord_cpuValidSampleCount(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "cpuAveragePercent":
@@ -22297,7 +22300,7 @@ func (ec *executionContext) _SystemStatusRecord(ctx context.Context, sel ast.Sel
 			}
 		case "memoryValidSampleCount":
 			out.Values[i] = ec._SystemStatusRecord_memoryValidSampleCount(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "memoryEffectiveTotalBytes":

@@ -9,7 +9,7 @@ import (
 // SystemStatusRecord is the spec's "System status record".
 type SystemStatusRecord struct {
 	ID                        int64
-	ClientUUID                *string
+	ClientUUID                string
 	RunID                     string
 	StudyIds                  []string
 	MeasurementIds            []int64
@@ -17,13 +17,13 @@ type SystemStatusRecord struct {
 	FinishedAt                *time.Time
 	Platform                  *string
 	RuntimeScope              *string
-	SampleIntervalSeconds     *int64
+	SampleIntervalSeconds     int64
 	ConnectionDetailTraceID   *int64
-	CPUValidSampleCount       *int64
+	CPUValidSampleCount       int64
 	CPUAveragePercent         *float64
 	CPUMaxPercent             *float64
 	CPUFinalPercent           *float64
-	MemoryValidSampleCount    *int64
+	MemoryValidSampleCount    int64
 	MemoryEffectiveTotalBytes *int64
 	MemoryAveragePercent      *float64
 	MemoryMaxPercent          *float64

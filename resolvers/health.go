@@ -130,13 +130,13 @@ func systemStatusOf(s store.SystemStatus) model.SystemStatusRecord {
 	for i, c := range s.ConnectionDetails {
 		cds[i] = model.JSON{Value: c}
 	}
-	return model.SystemStatusRecord{ID: s.ID, ClientUUID: s.ClientUUID, RunID: s.RunID,
+	return model.SystemStatusRecord{ID: s.ID, ClientUUID: deref(s.ClientUUID), RunID: s.RunID,
 		StudyIds: orEmpty(s.StudyIDs), MeasurementIds: orEmpty(s.MeasurementIDs),
 		StartedAt: s.StartedAt, FinishedAt: s.FinishedAt, Platform: s.Platform, RuntimeScope: s.RuntimeScope,
-		SampleIntervalSeconds: s.SampleIntervalSeconds, ConnectionDetailTraceID: s.ConnectionDetailTraceID,
-		CPUValidSampleCount: s.CPUValidSampleCount, CPUAveragePercent: s.CPUAveragePercent,
+		SampleIntervalSeconds: deref(s.SampleIntervalSeconds), ConnectionDetailTraceID: s.ConnectionDetailTraceID,
+		CPUValidSampleCount: deref(s.CPUValidSampleCount), CPUAveragePercent: s.CPUAveragePercent,
 		CPUMaxPercent: s.CPUMaxPercent, CPUFinalPercent: s.CPUFinalPercent,
-		MemoryValidSampleCount: s.MemoryValidSampleCount, MemoryEffectiveTotalBytes: s.MemoryEffectiveTotalBytes,
+		MemoryValidSampleCount: deref(s.MemoryValidSampleCount), MemoryEffectiveTotalBytes: s.MemoryEffectiveTotalBytes,
 		MemoryAveragePercent: s.MemoryAveragePercent, MemoryMaxPercent: s.MemoryMaxPercent,
 		MemoryFinalPercent: s.MemoryFinalPercent, Filesystems: fss, ConnectionDetails: cds,
 		CollectionErrors: orEmpty(s.CollectionErrors), CreatedAt: s.CreatedAt}
@@ -148,3 +148,4 @@ func orEmpty[T any](s []T) []T {
 	}
 	return s
 }
+

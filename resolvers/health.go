@@ -148,4 +148,3 @@ func orEmpty[T any](s []T) []T {
 	}
 	return s
 }
-

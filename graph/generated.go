@@ -3453,7 +3453,7 @@ type Client {
   deliveredPublicConfig: ConfigRef
   "The schedule config delivered; null for shared clients or when none."
   deliveredAutomatorConfig: ConfigRef
-  "Not seen within the data owner's offline threshold; null when never seen."
+  "Not seen within the data owner's offline threshold; null when never seen or while the data owner's client offline detection is off."
   offline: Boolean
   anomaliesMuted: Boolean!
   offlineNotificationsMuted: Boolean!

@@ -467,3 +467,37 @@ func mustJSON(t *testing.T, v any) []byte {
 	}
 	return b
 }
+
+// TestFleetHealthConcurrentReads: a record stored by another path (not
+// evaluated on arrival) is evaluated by the first of many concurrent reads;
+// its change of state is recorded once.
+func TestFleetHealthConcurrentReads(t *testing.T) {
+	e := apitest.Get(t)
+	o := e.NewOwner(t, "concurrent")
+	c := o.NewClient(t, store.NewClient{})
+	o.NewSystemStatus(t, apitest.StatusRecord{ClientUUID: c.UUID, CPU: apitest.Ptr(10.0)})
+	if s := healthStates(t, e, o.Key)[c.ID]; s["state"] != "healthy" {
+		t.Fatalf("before: %v", s)
+	}
+	before, _ := e.Store.HealthChanges(context.Background(), o.ID, 0)
+	e.SQL(t, `INSERT INTO documents (data_owner_id, kind, doc_id, client_uuid, created_at, doc)
+		VALUES ($1, 'system_status', 'raw-1', $2::uuid, now(), jsonb_build_object('id', 'raw-1', 'client_uuid', $2::text,
+			'created_at', now(), 'memory_average_percent', 97))`, o.ID, c.UUID)
+
+	const readers = 8
+	answers := make(chan *apitest.Response, readers)
+	for range readers {
+		go func() { answers <- e.Admin(t, http.MethodGet, "/fleet_health", o.Key, nil) }()
+	}
+	for range readers {
+		r := <-answers
+		list := apitest.List(t, apitest.WantEnvelope(t, r, http.StatusOK, "client_health_states"))
+		if len(list) != 1 || apitest.Object(t, list[0])["state"] != "critical" {
+			t.Errorf("a concurrent read answered %s, want the client critical", r.Raw)
+		}
+	}
+	after, _ := e.Store.HealthChanges(context.Background(), o.ID, 0)
+	if n := len(after) - len(before); n != 1 || after[len(after)-1].ToState != "critical" {
+		t.Errorf("%d changes recorded by the concurrent reads, want one to critical: %+v", n, after[len(before):])
+	}
+}

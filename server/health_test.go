@@ -501,3 +501,23 @@ func TestFleetHealthConcurrentReads(t *testing.T) {
 		t.Errorf("%d changes recorded by the concurrent reads, want one to critical: %+v", n, after[len(before):])
 	}
 }
+
+// TestFleetHealthRecordReplaced: a record stored again under its id with
+// other values (the probe resent it) is evaluated again.
+func TestFleetHealthRecordReplaced(t *testing.T) {
+	e := apitest.Get(t)
+	o := e.NewOwner(t, "replaced")
+	c := o.NewClient(t, store.NewClient{})
+	doc := func(cpu float64) map[string]any {
+		return map[string]any{"id": "resent-1", "client_uuid": c.UUID, "created_at": time.Now().UTC().Format(time.RFC3339),
+			"cpu_average_percent": cpu}
+	}
+	o.InsertDocuments(t, store.KindSystemStatus, doc(20))
+	first := healthStates(t, e, o.Key)[c.ID]
+	o.InsertDocuments(t, store.KindSystemStatus, doc(96))
+	second := healthStates(t, e, o.Key)[c.ID]
+	if first["state"] != "healthy" || second["state"] != "critical" ||
+		first["source_system_status_record_id"].(json.Number) != second["source_system_status_record_id"].(json.Number) {
+		t.Errorf("before %v\nafter %v\nwant healthy, then critical from the same record", first, second)
+	}
+}

@@ -101,14 +101,16 @@ type HealthState struct {
 // healthRow is a client with its newest system status record within the
 // offline threshold and its stored evaluation.
 type healthRow struct {
-	ClientID    int64
-	ClientUUID  string
-	ClientLabel *string
-	RecordID    *int64
-	RecordAt    *time.Time
-	RecordDoc   []byte
-	Stored      *health.Evaluation
-	StoredAt    *time.Time
+	ClientID      int64
+	ClientUUID    string
+	ClientLabel   *string
+	RecordID      *int64
+	RecordVersion *int64
+	RecordAt      *time.Time
+	RecordDoc     []byte
+	Stored        *health.Evaluation
+	StoredVersion *int64 // of the stored evaluation's source record
+	StoredAt      *time.Time
 }
 
 // FleetHealth evaluates and answers the health of every client of the data
@@ -130,7 +132,8 @@ func (s *Store) FleetHealth(ctx context.Context, ownerID int64) ([]HealthState, 
 // stores system status records (InsertDocuments), for their clients. A
 // client is evaluated again when its newest record within the offline
 // threshold is not the one its stored evaluation came from (a new record,
-// or the old one aged out: unknown). A change of thresholds alone does not
+// one replaced in place with other content, or the old one aged out:
+// unknown). A change of thresholds alone does not
 // re-evaluate: the stored evaluation is then thresholds_outdated until the
 // client's next record. With degraded detection off nothing is stored and
 // every state is unknown.
@@ -147,11 +150,11 @@ func evaluateHealth(ctx context.Context, tx pgx.Tx, ownerID int64, clientUUIDs [
 	if err := tx.QueryRow(ctx, settings, ownerID, DefaultOfflineThresholdMinutes).Scan(dest...); err != nil {
 		return nil, mapErr("load health settings", err)
 	}
-	const q = `SELECT c.id, c.uuid::text, c.label, d.id, d.created_at, d.doc,
+	const q = `SELECT c.id, c.uuid::text, c.label, d.id, d.version, d.created_at, d.doc,
 		       e.state, e.reasons, e.metric_summary, e.threshold_snapshot, e.source_document_id,
-		       e.network_transport, e.evaluated_at
+		       e.source_document_version, e.network_transport, e.evaluated_at
 		FROM clients c
-		LEFT JOIN LATERAL (SELECT id, created_at, doc FROM documents
+		LEFT JOIN LATERAL (SELECT id, version, created_at, doc FROM documents
 			WHERE data_owner_id = $1 AND kind = 'system_status' AND client_uuid = c.uuid
 			AND created_at >= $3::timestamptz - make_interval(mins => $2)
 			ORDER BY created_at DESC, id DESC LIMIT 1) d ON true
@@ -167,7 +170,8 @@ func evaluateHealth(ctx context.Context, tx pgx.Tx, ownerID int64, clientUUIDs [
 	current := set.Snapshot()
 	for _, h := range hs {
 		st := HealthState{ClientID: h.ClientID, ClientUUID: h.ClientUUID, ClientLabel: h.ClientLabel}
-		if h.Stored != nil && sameRecord(h.Stored.SourceRecordID, h.RecordID) && set.DegradedDetectionEnabled {
+		if h.Stored != nil && sameRecord(h.Stored.SourceRecordID, h.RecordID) && sameRecord(h.StoredVersion, h.RecordVersion) &&
+			set.DegradedDetectionEnabled {
 			st.Evaluation, st.EvaluatedAt = *h.Stored, h.StoredAt
 			st.ThresholdsOutdated = h.Stored.Snapshot != current
 			out = append(out, st)
@@ -206,8 +210,8 @@ func scanHealthRow(row pgx.CollectableRow) (healthRow, error) {
 	var reasons, summary, snapshot []byte
 	var source *int64
 	var at *time.Time
-	err := row.Scan(&h.ClientID, &h.ClientUUID, &h.ClientLabel, &h.RecordID, &h.RecordAt, &h.RecordDoc,
-		&state, &reasons, &summary, &snapshot, &source, &transport, &at)
+	err := row.Scan(&h.ClientID, &h.ClientUUID, &h.ClientLabel, &h.RecordID, &h.RecordVersion, &h.RecordAt, &h.RecordDoc,
+		&state, &reasons, &summary, &snapshot, &source, &h.StoredVersion, &transport, &at)
 	if err != nil || state == nil {
 		return h, err
 	}
@@ -231,21 +235,22 @@ func scanHealthRow(row pgx.CollectableRow) (healthRow, error) {
 // webhook events publish. It answers when the stored evaluation was made.
 func recordHealth(ctx context.Context, tx pgx.Tx, ownerID int64, h healthRow, e health.Evaluation, now time.Time) (time.Time, error) {
 	if h.Stored != nil && h.Stored.State == e.State && sameRecordOrNone(h.Stored.SourceRecordID, e.SourceRecordID) &&
-		h.Stored.Snapshot == e.Snapshot && h.StoredAt != nil {
+		sameRecordOrNone(h.StoredVersion, h.RecordVersion) && h.Stored.Snapshot == e.Snapshot && h.StoredAt != nil {
 		return *h.StoredAt, nil // nothing new: the stored evaluation and its time stand
 	}
 	reasons, _ := json.Marshal(e.Reasons) // plain structs: cannot fail
 	summary, _ := json.Marshal(e.MetricSummary)
 	snapshot, _ := json.Marshal(e.Snapshot)
 	const upsert = `INSERT INTO client_health_evaluations (client_id, data_owner_id, state, reasons, metric_summary,
-			threshold_snapshot, source_document_id, network_transport, evaluated_at)
-		SELECT id, data_owner_id, $3, $4, $5, $6, $7, $8, $9 FROM clients WHERE data_owner_id = $1 AND id = $2
+			threshold_snapshot, source_document_id, source_document_version, network_transport, evaluated_at)
+		SELECT id, data_owner_id, $3, $4, $5, $6, $7, $10, $8, $9 FROM clients WHERE data_owner_id = $1 AND id = $2
 		ON CONFLICT (client_id) DO UPDATE SET state = EXCLUDED.state, reasons = EXCLUDED.reasons,
 			metric_summary = EXCLUDED.metric_summary, threshold_snapshot = EXCLUDED.threshold_snapshot,
-			source_document_id = EXCLUDED.source_document_id, network_transport = EXCLUDED.network_transport,
+			source_document_id = EXCLUDED.source_document_id, source_document_version = EXCLUDED.source_document_version,
+			network_transport = EXCLUDED.network_transport,
 			evaluated_at = EXCLUDED.evaluated_at`
 	if _, err := tx.Exec(ctx, upsert, ownerID, h.ClientID, e.State, reasons, summary, snapshot,
-		e.SourceRecordID, e.NetworkTransport, now); err != nil {
+		e.SourceRecordID, e.NetworkTransport, now, h.RecordVersion); err != nil {
 		return now, mapErr("store health evaluation", err)
 	}
 	var before *string

@@ -25,6 +25,9 @@ CREATE TABLE client_health_evaluations (
     metric_summary      jsonb NOT NULL,
     threshold_snapshot  jsonb NOT NULL,
     source_document_id  bigint,
+    -- the version of the source document evaluated (a record replaced in
+    -- place under the same id is evaluated again)
+    source_document_version bigint,
     network_transport   text,
     evaluated_at        timestamptz NOT NULL
 );

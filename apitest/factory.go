@@ -292,3 +292,51 @@ func (e *Env) SQL(t testing.TB, q string, args ...any) {
 		t.Fatalf("seed %q: %v", q, err)
 	}
 }
+
+// StatusRecord shapes a system status record made by Owner.NewSystemStatus.
+type StatusRecord struct {
+	ClientUUID string    // required
+	CreatedAt  time.Time // default now
+	// CPU and Memory are the average percents, Filesystem the final percent
+	// of the one filesystem "/"; nil leaves the metric out.
+	CPU, Memory, Filesystem *float64
+	Transport               string         // type of the one connection detail; default ethernet
+	Extra                   map[string]any // further fields, replacing the defaults
+}
+
+// NewSystemStatus stores a system status record as `fleetgraph import
+// --kind system_status` does and returns its record id.
+func (o *Owner) NewSystemStatus(t testing.TB, r StatusRecord) int64 {
+	t.Helper()
+	if r.CreatedAt.IsZero() {
+		r.CreatedAt = time.Now()
+	}
+	if r.Transport == "" {
+		r.Transport = "ethernet"
+	}
+	docID := Unique("status")
+	at := r.CreatedAt.UTC().Format(time.RFC3339Nano)
+	doc := map[string]any{"id": docID, "client_uuid": r.ClientUUID, "created_at": at, "run_id": docID + "-run",
+		"study_ids": []string{}, "measurement_ids": []int64{}, "collection_errors": []string{},
+		"connection_details": []map[string]any{{"id": 1, "type": r.Transport, "client_time": at}},
+		"filesystems":        []map[string]any{}}
+	if r.CPU != nil {
+		doc["cpu_average_percent"], doc["cpu_valid_sample_count"] = *r.CPU, 10
+	}
+	if r.Memory != nil {
+		doc["memory_average_percent"], doc["memory_valid_sample_count"] = *r.Memory, 10
+	}
+	if r.Filesystem != nil {
+		doc["filesystems"] = []map[string]any{{"mount": "/", "writable": true, "valid_sample_count": 10,
+			"final_percent": *r.Filesystem}}
+	}
+	for k, v := range r.Extra {
+		doc[k] = v
+	}
+	o.InsertDocuments(t, store.KindSystemStatus, doc)
+	d, err := o.env.Store.Document(context.Background(), o.ID, store.KindSystemStatus, docID)
+	if err != nil {
+		t.Fatalf("load system status record %s: %v", docID, err)
+	}
+	return d.ID
+}

@@ -113,6 +113,7 @@ type ComplexityRoot struct {
 		LastClientVersion              func(childComplexity int) int
 		LastMeasurementAt              func(childComplexity int) int
 		LastSeenAt                     func(childComplexity int) int
+		LatestSystemStatusRecord       func(childComplexity int) int
 		Measurements                   func(childComplexity int, filter *gqlmodel.MeasurementFilter, first *int64, after *string) int
 		Offline                        func(childComplexity int) int
 		OfflineNotificationsMuted      func(childComplexity int) int
@@ -155,6 +156,20 @@ type ComplexityRoot struct {
 		Clients func(childComplexity int) int
 		ID      func(childComplexity int) int
 		Name    func(childComplexity int) int
+	}
+
+	ClientHealthState struct {
+		ClientID                   func(childComplexity int) int
+		ClientLabel                func(childComplexity int) int
+		ClientUUID                 func(childComplexity int) int
+		EvaluatedAt                func(childComplexity int) int
+		MetricSummary              func(childComplexity int) int
+		NetworkTransport           func(childComplexity int) int
+		Reasons                    func(childComplexity int) int
+		SourceSystemStatusRecordID func(childComplexity int) int
+		State                      func(childComplexity int) int
+		ThresholdSnapshot          func(childComplexity int) int
+		ThresholdsOutdated         func(childComplexity int) int
 	}
 
 	ClientReport struct {
@@ -202,6 +217,46 @@ type ComplexityRoot struct {
 		Page    func(childComplexity int) int
 		PerPage func(childComplexity int) int
 		Total   func(childComplexity int) int
+	}
+
+	HealthMetricSummaries struct {
+		CPU        func(childComplexity int) int
+		Filesystem func(childComplexity int) int
+		Memory     func(childComplexity int) int
+	}
+
+	HealthMetricSummary struct {
+		CriticalPercent func(childComplexity int) int
+		Percent         func(childComplexity int) int
+		WarningPercent  func(childComplexity int) int
+	}
+
+	HealthMetricThresholds struct {
+		CriticalPercent func(childComplexity int) int
+		WarningPercent  func(childComplexity int) int
+	}
+
+	HealthReason struct {
+		Metric   func(childComplexity int) int
+		Percent  func(childComplexity int) int
+		Severity func(childComplexity int) int
+	}
+
+	HealthThresholdSnapshot struct {
+		CPUCriticalPercent             func(childComplexity int) int
+		CPUWarningPercent              func(childComplexity int) int
+		ClientDegradedDetectionEnabled func(childComplexity int) int
+		FilesystemCriticalPercent      func(childComplexity int) int
+		FilesystemWarningPercent       func(childComplexity int) int
+		MemoryCriticalPercent          func(childComplexity int) int
+		MemoryWarningPercent           func(childComplexity int) int
+		OfflineThresholdMinutes        func(childComplexity int) int
+	}
+
+	HealthThresholds struct {
+		CPU        func(childComplexity int) int
+		Filesystem func(childComplexity int) int
+		Memory     func(childComplexity int) int
 	}
 
 	Isp struct {
@@ -285,6 +340,7 @@ type ComplexityRoot struct {
 		DataOwnerSettingsUpdate          func(childComplexity int, input gqlmodel.DataOwnerSettingsInput) int
 		ExportAPIKeyCreate               func(childComplexity int, input gqlmodel.APIKeyCreateInput) int
 		ExportAPIKeyDelete               func(childComplexity int, id int64) int
+		HealthThresholdsUpdate           func(childComplexity int, input gqlmodel.HealthThresholdsInput) int
 		IspCreate                        func(childComplexity int, input gqlmodel.IspCreateInput) int
 		IspDelete                        func(childComplexity int, id int64) int
 		IspMergeInto                     func(childComplexity int, id int64, input gqlmodel.IspMergeInput) int
@@ -347,6 +403,8 @@ type ComplexityRoot struct {
 		ExportNetworkRequests      func(childComplexity int, filter *gqlmodel.ExportFilter, page *int64, perPage *int64) int
 		ExportSearch               func(childComplexity int, body model.JSON, q *string, df *string, defaultOperator *string, analyzer *string, lenient *bool, analyzeWildcard *bool, size *int64, from *int64, sort *model.JSON, searchAfter *model.JSON, source *model.JSON, sourceIncludes []string, sourceExcludes []string, trackTotalHits *model.JSON, sourceOnly *bool, scroll *string, otherParams *model.JSON) int
 		ExportUserFeedbacks        func(childComplexity int, filter *gqlmodel.ExportFilter, typeArg *string, page *int64, perPage *int64) int
+		FleetHealth                func(childComplexity int) int
+		HealthThresholds           func(childComplexity int) int
 		Isp                        func(childComplexity int, id int64) int
 		Isps                       func(childComplexity int, filter *gqlmodel.IspFilter) int
 		Measurement                func(childComplexity int, id string) int
@@ -356,6 +414,7 @@ type ComplexityRoot struct {
 		RegistrationKey            func(childComplexity int, id int64) int
 		ServiceCredential          func(childComplexity int, id int64) int
 		ServiceCredentials         func(childComplexity int) int
+		SystemStatusRecords        func(childComplexity int, clientID string, page *int64, perPage *int64) int
 		User                       func(childComplexity int, id int64) int
 		Users                      func(childComplexity int) int
 		Viewer                     func(childComplexity int) int
@@ -388,6 +447,54 @@ type ComplexityRoot struct {
 		Service     func(childComplexity int) int
 		UpdatedAt   func(childComplexity int) int
 		Username    func(childComplexity int) int
+	}
+
+	SystemStatusFilesystem struct {
+		AveragePercent        func(childComplexity int) int
+		Device                func(childComplexity int) int
+		FinalAvailableBytes   func(childComplexity int) int
+		FinalPercent          func(childComplexity int) int
+		MaximumPercent        func(childComplexity int) int
+		MinimumAvailableBytes func(childComplexity int) int
+		Mount                 func(childComplexity int) int
+		TotalBytes            func(childComplexity int) int
+		Type                  func(childComplexity int) int
+		ValidSampleCount      func(childComplexity int) int
+		Writable              func(childComplexity int) int
+	}
+
+	SystemStatusRecord struct {
+		CPUAveragePercent         func(childComplexity int) int
+		CPUFinalPercent           func(childComplexity int) int
+		CPUMaxPercent             func(childComplexity int) int
+		CPUValidSampleCount       func(childComplexity int) int
+		ClientUUID                func(childComplexity int) int
+		CollectionErrors          func(childComplexity int) int
+		ConnectionDetailTraceID   func(childComplexity int) int
+		ConnectionDetails         func(childComplexity int) int
+		CreatedAt                 func(childComplexity int) int
+		Filesystems               func(childComplexity int) int
+		FinishedAt                func(childComplexity int) int
+		ID                        func(childComplexity int) int
+		MeasurementIds            func(childComplexity int) int
+		MemoryAveragePercent      func(childComplexity int) int
+		MemoryEffectiveTotalBytes func(childComplexity int) int
+		MemoryFinalPercent        func(childComplexity int) int
+		MemoryMaxPercent          func(childComplexity int) int
+		MemoryValidSampleCount    func(childComplexity int) int
+		Platform                  func(childComplexity int) int
+		RunID                     func(childComplexity int) int
+		RuntimeScope              func(childComplexity int) int
+		SampleIntervalSeconds     func(childComplexity int) int
+		StartedAt                 func(childComplexity int) int
+		StudyIds                  func(childComplexity int) int
+	}
+
+	SystemStatusRecordPage struct {
+		Items   func(childComplexity int) int
+		Page    func(childComplexity int) int
+		PerPage func(childComplexity int) int
+		Total   func(childComplexity int) int
 	}
 
 	User struct {
@@ -443,6 +550,7 @@ type MutationResolver interface {
 	ServiceCredentialCreate(ctx context.Context, input gqlmodel.ServiceCredentialCreateInput) (*model.ServiceCredential, error)
 	ServiceCredentialUpdate(ctx context.Context, id int64, input gqlmodel.ServiceCredentialUpdateInput) (*model.ServiceCredential, error)
 	ServiceCredentialDelete(ctx context.Context, id int64) (bool, error)
+	HealthThresholdsUpdate(ctx context.Context, input gqlmodel.HealthThresholdsInput) (*model.HealthThresholds, error)
 	IspCreate(ctx context.Context, input gqlmodel.IspCreateInput) (*model.Isp, error)
 	IspUpdate(ctx context.Context, id int64, input gqlmodel.IspUpdateInput) (*model.Isp, error)
 	IspDelete(ctx context.Context, id int64) (bool, error)
@@ -482,6 +590,9 @@ type QueryResolver interface {
 	ExportUserFeedbacks(ctx context.Context, filter *gqlmodel.ExportFilter, typeArg *string, page *int64, perPage *int64) (*gqlmodel.ExportDocumentPage, error)
 	ExportSearch(ctx context.Context, body model.JSON, q *string, df *string, defaultOperator *string, analyzer *string, lenient *bool, analyzeWildcard *bool, size *int64, from *int64, sort *model.JSON, searchAfter *model.JSON, source *model.JSON, sourceIncludes []string, sourceExcludes []string, trackTotalHits *model.JSON, sourceOnly *bool, scroll *string, otherParams *model.JSON) (*model.JSON, error)
 	ExportEsql(ctx context.Context, query string) ([]model.JSON, error)
+	SystemStatusRecords(ctx context.Context, clientID string, page *int64, perPage *int64) (*model.SystemStatusRecordPage, error)
+	FleetHealth(ctx context.Context) ([]model.ClientHealthState, error)
+	HealthThresholds(ctx context.Context) (*model.HealthThresholds, error)
 	Isps(ctx context.Context, filter *gqlmodel.IspFilter) ([]model.Isp, error)
 	Isp(ctx context.Context, id int64) (*model.Isp, error)
 	MeasurementSearch(ctx context.Context, body model.JSON, indexScope *string, sourceOnly *bool, size *int64, from *int64, searchAfter *model.JSON, scroll *string) (*model.JSON, error)
@@ -831,6 +942,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Client.LastSeenAt(childComplexity), true
+	case "Client.latestSystemStatusRecord":
+		if e.ComplexityRoot.Client.LatestSystemStatusRecord == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Client.LatestSystemStatusRecord(childComplexity), true
 	case "Client.measurements":
 		if e.ComplexityRoot.Client.Measurements == nil {
 			break
@@ -1021,6 +1138,73 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ClientGroup.Name(childComplexity), true
 
+	case "ClientHealthState.clientId":
+		if e.ComplexityRoot.ClientHealthState.ClientID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientHealthState.ClientID(childComplexity), true
+	case "ClientHealthState.clientLabel":
+		if e.ComplexityRoot.ClientHealthState.ClientLabel == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientHealthState.ClientLabel(childComplexity), true
+	case "ClientHealthState.clientUuid":
+		if e.ComplexityRoot.ClientHealthState.ClientUUID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientHealthState.ClientUUID(childComplexity), true
+	case "ClientHealthState.evaluatedAt":
+		if e.ComplexityRoot.ClientHealthState.EvaluatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientHealthState.EvaluatedAt(childComplexity), true
+	case "ClientHealthState.metricSummary":
+		if e.ComplexityRoot.ClientHealthState.MetricSummary == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientHealthState.MetricSummary(childComplexity), true
+	case "ClientHealthState.networkTransport":
+		if e.ComplexityRoot.ClientHealthState.NetworkTransport == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientHealthState.NetworkTransport(childComplexity), true
+	case "ClientHealthState.reasons":
+		if e.ComplexityRoot.ClientHealthState.Reasons == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientHealthState.Reasons(childComplexity), true
+	case "ClientHealthState.sourceSystemStatusRecordId":
+		if e.ComplexityRoot.ClientHealthState.SourceSystemStatusRecordID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientHealthState.SourceSystemStatusRecordID(childComplexity), true
+	case "ClientHealthState.state":
+		if e.ComplexityRoot.ClientHealthState.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientHealthState.State(childComplexity), true
+	case "ClientHealthState.thresholdSnapshot":
+		if e.ComplexityRoot.ClientHealthState.ThresholdSnapshot == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientHealthState.ThresholdSnapshot(childComplexity), true
+	case "ClientHealthState.thresholdsOutdated":
+		if e.ComplexityRoot.ClientHealthState.ThresholdsOutdated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientHealthState.ThresholdsOutdated(childComplexity), true
+
 	case "ClientReport.document":
 		if e.ComplexityRoot.ClientReport.Document == nil {
 			break
@@ -1200,6 +1384,144 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ExportDocumentPage.Total(childComplexity), true
+
+	case "HealthMetricSummaries.cpu":
+		if e.ComplexityRoot.HealthMetricSummaries.CPU == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HealthMetricSummaries.CPU(childComplexity), true
+	case "HealthMetricSummaries.filesystem":
+		if e.ComplexityRoot.HealthMetricSummaries.Filesystem == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HealthMetricSummaries.Filesystem(childComplexity), true
+	case "HealthMetricSummaries.memory":
+		if e.ComplexityRoot.HealthMetricSummaries.Memory == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HealthMetricSummaries.Memory(childComplexity), true
+
+	case "HealthMetricSummary.criticalPercent":
+		if e.ComplexityRoot.HealthMetricSummary.CriticalPercent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HealthMetricSummary.CriticalPercent(childComplexity), true
+	case "HealthMetricSummary.percent":
+		if e.ComplexityRoot.HealthMetricSummary.Percent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HealthMetricSummary.Percent(childComplexity), true
+	case "HealthMetricSummary.warningPercent":
+		if e.ComplexityRoot.HealthMetricSummary.WarningPercent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HealthMetricSummary.WarningPercent(childComplexity), true
+
+	case "HealthMetricThresholds.criticalPercent":
+		if e.ComplexityRoot.HealthMetricThresholds.CriticalPercent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HealthMetricThresholds.CriticalPercent(childComplexity), true
+	case "HealthMetricThresholds.warningPercent":
+		if e.ComplexityRoot.HealthMetricThresholds.WarningPercent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HealthMetricThresholds.WarningPercent(childComplexity), true
+
+	case "HealthReason.metric":
+		if e.ComplexityRoot.HealthReason.Metric == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HealthReason.Metric(childComplexity), true
+	case "HealthReason.percent":
+		if e.ComplexityRoot.HealthReason.Percent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HealthReason.Percent(childComplexity), true
+	case "HealthReason.severity":
+		if e.ComplexityRoot.HealthReason.Severity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HealthReason.Severity(childComplexity), true
+
+	case "HealthThresholdSnapshot.cpuCriticalPercent":
+		if e.ComplexityRoot.HealthThresholdSnapshot.CPUCriticalPercent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HealthThresholdSnapshot.CPUCriticalPercent(childComplexity), true
+	case "HealthThresholdSnapshot.cpuWarningPercent":
+		if e.ComplexityRoot.HealthThresholdSnapshot.CPUWarningPercent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HealthThresholdSnapshot.CPUWarningPercent(childComplexity), true
+	case "HealthThresholdSnapshot.clientDegradedDetectionEnabled":
+		if e.ComplexityRoot.HealthThresholdSnapshot.ClientDegradedDetectionEnabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HealthThresholdSnapshot.ClientDegradedDetectionEnabled(childComplexity), true
+	case "HealthThresholdSnapshot.filesystemCriticalPercent":
+		if e.ComplexityRoot.HealthThresholdSnapshot.FilesystemCriticalPercent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HealthThresholdSnapshot.FilesystemCriticalPercent(childComplexity), true
+	case "HealthThresholdSnapshot.filesystemWarningPercent":
+		if e.ComplexityRoot.HealthThresholdSnapshot.FilesystemWarningPercent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HealthThresholdSnapshot.FilesystemWarningPercent(childComplexity), true
+	case "HealthThresholdSnapshot.memoryCriticalPercent":
+		if e.ComplexityRoot.HealthThresholdSnapshot.MemoryCriticalPercent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HealthThresholdSnapshot.MemoryCriticalPercent(childComplexity), true
+	case "HealthThresholdSnapshot.memoryWarningPercent":
+		if e.ComplexityRoot.HealthThresholdSnapshot.MemoryWarningPercent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HealthThresholdSnapshot.MemoryWarningPercent(childComplexity), true
+	case "HealthThresholdSnapshot.offlineThresholdMinutes":
+		if e.ComplexityRoot.HealthThresholdSnapshot.OfflineThresholdMinutes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HealthThresholdSnapshot.OfflineThresholdMinutes(childComplexity), true
+
+	case "HealthThresholds.cpu":
+		if e.ComplexityRoot.HealthThresholds.CPU == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HealthThresholds.CPU(childComplexity), true
+	case "HealthThresholds.filesystem":
+		if e.ComplexityRoot.HealthThresholds.Filesystem == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HealthThresholds.Filesystem(childComplexity), true
+	case "HealthThresholds.memory":
+		if e.ComplexityRoot.HealthThresholds.Memory == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HealthThresholds.Memory(childComplexity), true
 
 	case "Isp.alternativeNames":
 		if e.ComplexityRoot.Isp.AlternativeNames == nil {
@@ -1632,6 +1954,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ExportAPIKeyDelete(childComplexity, args["id"].(int64)), true
+	case "Mutation.healthThresholdsUpdate":
+		if e.ComplexityRoot.Mutation.HealthThresholdsUpdate == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_healthThresholdsUpdate_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.HealthThresholdsUpdate(childComplexity, args["input"].(gqlmodel.HealthThresholdsInput)), true
 	case "Mutation.ispCreate":
 		if e.ComplexityRoot.Mutation.IspCreate == nil {
 			break
@@ -2103,6 +2436,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.ExportUserFeedbacks(childComplexity, args["filter"].(*gqlmodel.ExportFilter), args["type"].(*string), args["page"].(*int64), args["perPage"].(*int64)), true
+	case "Query.fleetHealth":
+		if e.ComplexityRoot.Query.FleetHealth == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.FleetHealth(childComplexity), true
+	case "Query.healthThresholds":
+		if e.ComplexityRoot.Query.HealthThresholds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.HealthThresholds(childComplexity), true
 
 	case "Query.isp":
 		if e.ComplexityRoot.Query.Isp == nil {
@@ -2198,6 +2543,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.ServiceCredentials(childComplexity), true
+	case "Query.systemStatusRecords":
+		if e.ComplexityRoot.Query.SystemStatusRecords == nil {
+			break
+		}
+
+		args, err := ec.field_Query_systemStatusRecords_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.SystemStatusRecords(childComplexity, args["clientId"].(string), args["page"].(*int64), args["perPage"].(*int64)), true
 	case "Query.user":
 		if e.ComplexityRoot.Query.User == nil {
 			break
@@ -2345,6 +2701,243 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ServiceCredential.Username(childComplexity), true
 
+	case "SystemStatusFilesystem.averagePercent":
+		if e.ComplexityRoot.SystemStatusFilesystem.AveragePercent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusFilesystem.AveragePercent(childComplexity), true
+	case "SystemStatusFilesystem.device":
+		if e.ComplexityRoot.SystemStatusFilesystem.Device == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusFilesystem.Device(childComplexity), true
+	case "SystemStatusFilesystem.finalAvailableBytes":
+		if e.ComplexityRoot.SystemStatusFilesystem.FinalAvailableBytes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusFilesystem.FinalAvailableBytes(childComplexity), true
+	case "SystemStatusFilesystem.finalPercent":
+		if e.ComplexityRoot.SystemStatusFilesystem.FinalPercent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusFilesystem.FinalPercent(childComplexity), true
+	case "SystemStatusFilesystem.maximumPercent":
+		if e.ComplexityRoot.SystemStatusFilesystem.MaximumPercent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusFilesystem.MaximumPercent(childComplexity), true
+	case "SystemStatusFilesystem.minimumAvailableBytes":
+		if e.ComplexityRoot.SystemStatusFilesystem.MinimumAvailableBytes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusFilesystem.MinimumAvailableBytes(childComplexity), true
+	case "SystemStatusFilesystem.mount":
+		if e.ComplexityRoot.SystemStatusFilesystem.Mount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusFilesystem.Mount(childComplexity), true
+	case "SystemStatusFilesystem.totalBytes":
+		if e.ComplexityRoot.SystemStatusFilesystem.TotalBytes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusFilesystem.TotalBytes(childComplexity), true
+	case "SystemStatusFilesystem.type":
+		if e.ComplexityRoot.SystemStatusFilesystem.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusFilesystem.Type(childComplexity), true
+	case "SystemStatusFilesystem.validSampleCount":
+		if e.ComplexityRoot.SystemStatusFilesystem.ValidSampleCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusFilesystem.ValidSampleCount(childComplexity), true
+	case "SystemStatusFilesystem.writable":
+		if e.ComplexityRoot.SystemStatusFilesystem.Writable == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusFilesystem.Writable(childComplexity), true
+
+	case "SystemStatusRecord.cpuAveragePercent":
+		if e.ComplexityRoot.SystemStatusRecord.CPUAveragePercent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusRecord.CPUAveragePercent(childComplexity), true
+	case "SystemStatusRecord.cpuFinalPercent":
+		if e.ComplexityRoot.SystemStatusRecord.CPUFinalPercent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusRecord.CPUFinalPercent(childComplexity), true
+	case "SystemStatusRecord.cpuMaxPercent":
+		if e.ComplexityRoot.SystemStatusRecord.CPUMaxPercent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusRecord.CPUMaxPercent(childComplexity), true
+	case "SystemStatusRecord.cpuValidSampleCount":
+		if e.ComplexityRoot.SystemStatusRecord.CPUValidSampleCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusRecord.CPUValidSampleCount(childComplexity), true
+	case "SystemStatusRecord.clientUuid":
+		if e.ComplexityRoot.SystemStatusRecord.ClientUUID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusRecord.ClientUUID(childComplexity), true
+	case "SystemStatusRecord.collectionErrors":
+		if e.ComplexityRoot.SystemStatusRecord.CollectionErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusRecord.CollectionErrors(childComplexity), true
+	case "SystemStatusRecord.connectionDetailTraceId":
+		if e.ComplexityRoot.SystemStatusRecord.ConnectionDetailTraceID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusRecord.ConnectionDetailTraceID(childComplexity), true
+	case "SystemStatusRecord.connectionDetails":
+		if e.ComplexityRoot.SystemStatusRecord.ConnectionDetails == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusRecord.ConnectionDetails(childComplexity), true
+	case "SystemStatusRecord.createdAt":
+		if e.ComplexityRoot.SystemStatusRecord.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusRecord.CreatedAt(childComplexity), true
+	case "SystemStatusRecord.filesystems":
+		if e.ComplexityRoot.SystemStatusRecord.Filesystems == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusRecord.Filesystems(childComplexity), true
+	case "SystemStatusRecord.finishedAt":
+		if e.ComplexityRoot.SystemStatusRecord.FinishedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusRecord.FinishedAt(childComplexity), true
+	case "SystemStatusRecord.id":
+		if e.ComplexityRoot.SystemStatusRecord.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusRecord.ID(childComplexity), true
+	case "SystemStatusRecord.measurementIds":
+		if e.ComplexityRoot.SystemStatusRecord.MeasurementIds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusRecord.MeasurementIds(childComplexity), true
+	case "SystemStatusRecord.memoryAveragePercent":
+		if e.ComplexityRoot.SystemStatusRecord.MemoryAveragePercent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusRecord.MemoryAveragePercent(childComplexity), true
+	case "SystemStatusRecord.memoryEffectiveTotalBytes":
+		if e.ComplexityRoot.SystemStatusRecord.MemoryEffectiveTotalBytes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusRecord.MemoryEffectiveTotalBytes(childComplexity), true
+	case "SystemStatusRecord.memoryFinalPercent":
+		if e.ComplexityRoot.SystemStatusRecord.MemoryFinalPercent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusRecord.MemoryFinalPercent(childComplexity), true
+	case "SystemStatusRecord.memoryMaxPercent":
+		if e.ComplexityRoot.SystemStatusRecord.MemoryMaxPercent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusRecord.MemoryMaxPercent(childComplexity), true
+	case "SystemStatusRecord.memoryValidSampleCount":
+		if e.ComplexityRoot.SystemStatusRecord.MemoryValidSampleCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusRecord.MemoryValidSampleCount(childComplexity), true
+	case "SystemStatusRecord.platform":
+		if e.ComplexityRoot.SystemStatusRecord.Platform == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusRecord.Platform(childComplexity), true
+	case "SystemStatusRecord.runId":
+		if e.ComplexityRoot.SystemStatusRecord.RunID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusRecord.RunID(childComplexity), true
+	case "SystemStatusRecord.runtimeScope":
+		if e.ComplexityRoot.SystemStatusRecord.RuntimeScope == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusRecord.RuntimeScope(childComplexity), true
+	case "SystemStatusRecord.sampleIntervalSeconds":
+		if e.ComplexityRoot.SystemStatusRecord.SampleIntervalSeconds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusRecord.SampleIntervalSeconds(childComplexity), true
+	case "SystemStatusRecord.startedAt":
+		if e.ComplexityRoot.SystemStatusRecord.StartedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusRecord.StartedAt(childComplexity), true
+	case "SystemStatusRecord.studyIds":
+		if e.ComplexityRoot.SystemStatusRecord.StudyIds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusRecord.StudyIds(childComplexity), true
+
+	case "SystemStatusRecordPage.items":
+		if e.ComplexityRoot.SystemStatusRecordPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusRecordPage.Items(childComplexity), true
+	case "SystemStatusRecordPage.page":
+		if e.ComplexityRoot.SystemStatusRecordPage.Page == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusRecordPage.Page(childComplexity), true
+	case "SystemStatusRecordPage.perPage":
+		if e.ComplexityRoot.SystemStatusRecordPage.PerPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusRecordPage.PerPage(childComplexity), true
+	case "SystemStatusRecordPage.total":
+		if e.ComplexityRoot.SystemStatusRecordPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusRecordPage.Total(childComplexity), true
+
 	case "User.aiCustomPrompt":
 		if e.ComplexityRoot.User.AiCustomPrompt == nil {
 			break
@@ -2472,6 +3065,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputClientAdminApiKeyCreateInput,
 		ec.unmarshalInputDataOwnerSettingsInput,
 		ec.unmarshalInputExportFilter,
+		ec.unmarshalInputHealthMetricThresholdsInput,
+		ec.unmarshalInputHealthThresholdsInput,
 		ec.unmarshalInputIspCreateInput,
 		ec.unmarshalInputIspFilter,
 		ec.unmarshalInputIspMergeInput,
@@ -2858,7 +3453,7 @@ type Client {
   deliveredPublicConfig: ConfigRef
   "The schedule config delivered; null for shared clients or when none."
   deliveredAutomatorConfig: ConfigRef
-  "Not seen within the data owner's offline threshold; null when never seen."
+  "Not seen within the data owner's offline threshold; null when never seen or while the data owner's client offline detection is off."
   offline: Boolean
   anomaliesMuted: Boolean!
   offlineNotificationsMuted: Boolean!
@@ -3058,6 +3653,171 @@ extend type Query {
   one object per row, keyed by column.
   """
   exportEsql(query: String!): [JSON!]!
+}
+`, BuiltIn: false},
+	{Name: "../schema/health.graphqls", Input: `"A system status record a client reported (a document of kind system_status)."
+type SystemStatusRecord {
+  "The record's id on the server."
+  id: Int!
+  clientUuid: String!
+  runId: String!
+  studyIds: [String!]!
+  measurementIds: [Int!]!
+  startedAt: Time
+  finishedAt: Time
+  platform: String
+  runtimeScope: String
+  "0 when the record does not say."
+  sampleIntervalSeconds: Int!
+  connectionDetailTraceId: Int
+  "0 when the record does not say."
+  cpuValidSampleCount: Int!
+  cpuAveragePercent: Float
+  cpuMaxPercent: Float
+  cpuFinalPercent: Float
+  "0 when the record does not say."
+  memoryValidSampleCount: Int!
+  memoryEffectiveTotalBytes: Int
+  memoryAveragePercent: Float
+  memoryMaxPercent: Float
+  memoryFinalPercent: Float
+  filesystems: [SystemStatusFilesystem!]!
+  "Connection detail items as the client sent them (id, type, client_time, ip_address, ssid, rssi, ...)."
+  connectionDetails: [JSON!]!
+  collectionErrors: [String!]!
+  createdAt: Time!
+}
+
+type SystemStatusFilesystem {
+  writable: Boolean!
+  validSampleCount: Int!
+  device: String
+  mount: String
+  type: String
+  totalBytes: Int
+  minimumAvailableBytes: Int
+  finalAvailableBytes: Int
+  averagePercent: Float
+  maximumPercent: Float
+  finalPercent: Float
+}
+
+"A page of a client's system status records, newest first."
+type SystemStatusRecordPage {
+  items: [SystemStatusRecord!]!
+  "Records of the client over all pages."
+  total: Int!
+  page: Int!
+  perPage: Int!
+}
+
+enum HealthState {
+  healthy
+  warning
+  critical
+  unknown
+}
+
+enum HealthSeverity {
+  warning
+  critical
+}
+
+"A metric at or above one of its thresholds."
+type HealthReason {
+  metric: String!
+  percent: Float!
+  severity: HealthSeverity!
+}
+
+type HealthMetricSummary {
+  "The metric's value in the evaluated record; null when it has none."
+  percent: Float
+  warningPercent: Float!
+  criticalPercent: Float!
+}
+
+"The summary of each metric: cpu and memory (average percent of the record), filesystem (the fullest filesystem)."
+type HealthMetricSummaries {
+  cpu: HealthMetricSummary!
+  memory: HealthMetricSummary!
+  filesystem: HealthMetricSummary!
+}
+
+"The settings an evaluation was made with."
+type HealthThresholdSnapshot {
+  cpuWarningPercent: Int!
+  cpuCriticalPercent: Int!
+  memoryWarningPercent: Int!
+  memoryCriticalPercent: Int!
+  filesystemWarningPercent: Int!
+  filesystemCriticalPercent: Int!
+  offlineThresholdMinutes: Int!
+  clientDegradedDetectionEnabled: Boolean!
+}
+
+"""
+A client's health: its latest system status record within the offline
+threshold against the data owner's thresholds.
+"""
+type ClientHealthState {
+  clientId: Int!
+  clientUuid: String!
+  clientLabel: String
+  state: HealthState!
+  reasons: [HealthReason!]!
+  metricSummary: HealthMetricSummaries!
+  "When the state was evaluated; null when it was not (degraded detection off)."
+  evaluatedAt: Time
+  thresholdSnapshot: HealthThresholdSnapshot!
+  "The thresholds changed after this evaluation (it is re-evaluated with the client's next record)."
+  thresholdsOutdated: Boolean!
+  sourceSystemStatusRecordId: Int
+  "The transport of the record's newest connection detail (its type)."
+  networkTransport: String
+}
+
+type HealthMetricThresholds {
+  warningPercent: Int!
+  criticalPercent: Int!
+}
+
+"The data owner's health thresholds in percent, per metric."
+type HealthThresholds {
+  cpu: HealthMetricThresholds!
+  memory: HealthMetricThresholds!
+  filesystem: HealthMetricThresholds!
+}
+
+"New thresholds of one metric; an omitted value is kept. 0 to 100, warning below critical."
+input HealthMetricThresholdsInput {
+  warningPercent: Int @goField(omittable: true)
+  criticalPercent: Int @goField(omittable: true)
+}
+
+"Thresholds to change; an omitted metric is kept."
+input HealthThresholdsInput {
+  cpu: HealthMetricThresholdsInput @goField(omittable: true)
+  memory: HealthMetricThresholdsInput @goField(omittable: true)
+  filesystem: HealthMetricThresholdsInput @goField(omittable: true)
+}
+
+extend type Client {
+  "The client's newest system status record; null when none."
+  latestSystemStatusRecord: SystemStatusRecord
+}
+
+extend type Query {
+  "A page of a client's system status records, newest first (perPage 1 to 100)."
+  systemStatusRecords(clientId: ID!, page: Int = 1, perPage: Int = 25): SystemStatusRecordPage!
+  "The health of each of the data owner's own clients, by client id (evaluated on read)."
+  fleetHealth: [ClientHealthState!]!
+  healthThresholds: HealthThresholds!
+}
+
+extend type Mutation {
+  "Changes the data owner's health thresholds (admin)."
+  healthThresholdsUpdate(input: HealthThresholdsInput!): HealthThresholds!
 }
 `, BuiltIn: false},
 	{Name: "../schema/isp.graphqls", Input: `enum IspType {
@@ -3522,6 +4282,8 @@ func (ec *executionContext) childFields_Client(ctx context.Context, field graphq
 		return ec.fieldContext_Client_ispContracts(ctx, field)
 	case "configuration":
 		return ec.fieldContext_Client_configuration(ctx, field)
+	case "latestSystemStatusRecord":
+		return ec.fieldContext_Client_latestSystemStatusRecord(ctx, field)
 	case "measurements":
 		return ec.fieldContext_Client_measurements(ctx, field)
 	}
@@ -3592,6 +4354,34 @@ func (ec *executionContext) childFields_ClientGroup(ctx context.Context, field g
 		return ec.fieldContext_ClientGroup_clients(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ClientGroup", field.Name)
+}
+
+func (ec *executionContext) childFields_ClientHealthState(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "clientId":
+		return ec.fieldContext_ClientHealthState_clientId(ctx, field)
+	case "clientUuid":
+		return ec.fieldContext_ClientHealthState_clientUuid(ctx, field)
+	case "clientLabel":
+		return ec.fieldContext_ClientHealthState_clientLabel(ctx, field)
+	case "state":
+		return ec.fieldContext_ClientHealthState_state(ctx, field)
+	case "reasons":
+		return ec.fieldContext_ClientHealthState_reasons(ctx, field)
+	case "metricSummary":
+		return ec.fieldContext_ClientHealthState_metricSummary(ctx, field)
+	case "evaluatedAt":
+		return ec.fieldContext_ClientHealthState_evaluatedAt(ctx, field)
+	case "thresholdSnapshot":
+		return ec.fieldContext_ClientHealthState_thresholdSnapshot(ctx, field)
+	case "thresholdsOutdated":
+		return ec.fieldContext_ClientHealthState_thresholdsOutdated(ctx, field)
+	case "sourceSystemStatusRecordId":
+		return ec.fieldContext_ClientHealthState_sourceSystemStatusRecordId(ctx, field)
+	case "networkTransport":
+		return ec.fieldContext_ClientHealthState_networkTransport(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClientHealthState", field.Name)
 }
 
 func (ec *executionContext) childFields_ClientReport(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3686,6 +4476,86 @@ func (ec *executionContext) childFields_ExportDocumentPage(ctx context.Context, 
 		return ec.fieldContext_ExportDocumentPage_perPage(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ExportDocumentPage", field.Name)
+}
+
+func (ec *executionContext) childFields_HealthMetricSummaries(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cpu":
+		return ec.fieldContext_HealthMetricSummaries_cpu(ctx, field)
+	case "memory":
+		return ec.fieldContext_HealthMetricSummaries_memory(ctx, field)
+	case "filesystem":
+		return ec.fieldContext_HealthMetricSummaries_filesystem(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type HealthMetricSummaries", field.Name)
+}
+
+func (ec *executionContext) childFields_HealthMetricSummary(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "percent":
+		return ec.fieldContext_HealthMetricSummary_percent(ctx, field)
+	case "warningPercent":
+		return ec.fieldContext_HealthMetricSummary_warningPercent(ctx, field)
+	case "criticalPercent":
+		return ec.fieldContext_HealthMetricSummary_criticalPercent(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type HealthMetricSummary", field.Name)
+}
+
+func (ec *executionContext) childFields_HealthMetricThresholds(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "warningPercent":
+		return ec.fieldContext_HealthMetricThresholds_warningPercent(ctx, field)
+	case "criticalPercent":
+		return ec.fieldContext_HealthMetricThresholds_criticalPercent(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type HealthMetricThresholds", field.Name)
+}
+
+func (ec *executionContext) childFields_HealthReason(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "metric":
+		return ec.fieldContext_HealthReason_metric(ctx, field)
+	case "percent":
+		return ec.fieldContext_HealthReason_percent(ctx, field)
+	case "severity":
+		return ec.fieldContext_HealthReason_severity(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type HealthReason", field.Name)
+}
+
+func (ec *executionContext) childFields_HealthThresholdSnapshot(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cpuWarningPercent":
+		return ec.fieldContext_HealthThresholdSnapshot_cpuWarningPercent(ctx, field)
+	case "cpuCriticalPercent":
+		return ec.fieldContext_HealthThresholdSnapshot_cpuCriticalPercent(ctx, field)
+	case "memoryWarningPercent":
+		return ec.fieldContext_HealthThresholdSnapshot_memoryWarningPercent(ctx, field)
+	case "memoryCriticalPercent":
+		return ec.fieldContext_HealthThresholdSnapshot_memoryCriticalPercent(ctx, field)
+	case "filesystemWarningPercent":
+		return ec.fieldContext_HealthThresholdSnapshot_filesystemWarningPercent(ctx, field)
+	case "filesystemCriticalPercent":
+		return ec.fieldContext_HealthThresholdSnapshot_filesystemCriticalPercent(ctx, field)
+	case "offlineThresholdMinutes":
+		return ec.fieldContext_HealthThresholdSnapshot_offlineThresholdMinutes(ctx, field)
+	case "clientDegradedDetectionEnabled":
+		return ec.fieldContext_HealthThresholdSnapshot_clientDegradedDetectionEnabled(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type HealthThresholdSnapshot", field.Name)
+}
+
+func (ec *executionContext) childFields_HealthThresholds(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cpu":
+		return ec.fieldContext_HealthThresholds_cpu(ctx, field)
+	case "memory":
+		return ec.fieldContext_HealthThresholds_memory(ctx, field)
+	case "filesystem":
+		return ec.fieldContext_HealthThresholds_filesystem(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type HealthThresholds", field.Name)
 }
 
 func (ec *executionContext) childFields_Isp(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3912,6 +4782,102 @@ func (ec *executionContext) childFields_ServiceCredential(ctx context.Context, f
 		return ec.fieldContext_ServiceCredential_passwordSet(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ServiceCredential", field.Name)
+}
+
+func (ec *executionContext) childFields_SystemStatusFilesystem(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "writable":
+		return ec.fieldContext_SystemStatusFilesystem_writable(ctx, field)
+	case "validSampleCount":
+		return ec.fieldContext_SystemStatusFilesystem_validSampleCount(ctx, field)
+	case "device":
+		return ec.fieldContext_SystemStatusFilesystem_device(ctx, field)
+	case "mount":
+		return ec.fieldContext_SystemStatusFilesystem_mount(ctx, field)
+	case "type":
+		return ec.fieldContext_SystemStatusFilesystem_type(ctx, field)
+	case "totalBytes":
+		return ec.fieldContext_SystemStatusFilesystem_totalBytes(ctx, field)
+	case "minimumAvailableBytes":
+		return ec.fieldContext_SystemStatusFilesystem_minimumAvailableBytes(ctx, field)
+	case "finalAvailableBytes":
+		return ec.fieldContext_SystemStatusFilesystem_finalAvailableBytes(ctx, field)
+	case "averagePercent":
+		return ec.fieldContext_SystemStatusFilesystem_averagePercent(ctx, field)
+	case "maximumPercent":
+		return ec.fieldContext_SystemStatusFilesystem_maximumPercent(ctx, field)
+	case "finalPercent":
+		return ec.fieldContext_SystemStatusFilesystem_finalPercent(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SystemStatusFilesystem", field.Name)
+}
+
+func (ec *executionContext) childFields_SystemStatusRecord(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_SystemStatusRecord_id(ctx, field)
+	case "clientUuid":
+		return ec.fieldContext_SystemStatusRecord_clientUuid(ctx, field)
+	case "runId":
+		return ec.fieldContext_SystemStatusRecord_runId(ctx, field)
+	case "studyIds":
+		return ec.fieldContext_SystemStatusRecord_studyIds(ctx, field)
+	case "measurementIds":
+		return ec.fieldContext_SystemStatusRecord_measurementIds(ctx, field)
+	case "startedAt":
+		return ec.fieldContext_SystemStatusRecord_startedAt(ctx, field)
+	case "finishedAt":
+		return ec.fieldContext_SystemStatusRecord_finishedAt(ctx, field)
+	case "platform":
+		return ec.fieldContext_SystemStatusRecord_platform(ctx, field)
+	case "runtimeScope":
+		return ec.fieldContext_SystemStatusRecord_runtimeScope(ctx, field)
+	case "sampleIntervalSeconds":
+		return ec.fieldContext_SystemStatusRecord_sampleIntervalSeconds(ctx, field)
+	case "connectionDetailTraceId":
+		return ec.fieldContext_SystemStatusRecord_connectionDetailTraceId(ctx, field)
+	case "cpuValidSampleCount":
+		return ec.fieldContext_SystemStatusRecord_cpuValidSampleCount(ctx, field)
+	case "cpuAveragePercent":
+		return ec.fieldContext_SystemStatusRecord_cpuAveragePercent(ctx, field)
+	case "cpuMaxPercent":
+		return ec.fieldContext_SystemStatusRecord_cpuMaxPercent(ctx, field)
+	case "cpuFinalPercent":
+		return ec.fieldContext_SystemStatusRecord_cpuFinalPercent(ctx, field)
+	case "memoryValidSampleCount":
+		return ec.fieldContext_SystemStatusRecord_memoryValidSampleCount(ctx, field)
+	case "memoryEffectiveTotalBytes":
+		return ec.fieldContext_SystemStatusRecord_memoryEffectiveTotalBytes(ctx, field)
+	case "memoryAveragePercent":
+		return ec.fieldContext_SystemStatusRecord_memoryAveragePercent(ctx, field)
+	case "memoryMaxPercent":
+		return ec.fieldContext_SystemStatusRecord_memoryMaxPercent(ctx, field)
+	case "memoryFinalPercent":
+		return ec.fieldContext_SystemStatusRecord_memoryFinalPercent(ctx, field)
+	case "filesystems":
+		return ec.fieldContext_SystemStatusRecord_filesystems(ctx, field)
+	case "connectionDetails":
+		return ec.fieldContext_SystemStatusRecord_connectionDetails(ctx, field)
+	case "collectionErrors":
+		return ec.fieldContext_SystemStatusRecord_collectionErrors(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_SystemStatusRecord_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SystemStatusRecord", field.Name)
+}
+
+func (ec *executionContext) childFields_SystemStatusRecordPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_SystemStatusRecordPage_items(ctx, field)
+	case "total":
+		return ec.fieldContext_SystemStatusRecordPage_total(ctx, field)
+	case "page":
+		return ec.fieldContext_SystemStatusRecordPage_page(ctx, field)
+	case "perPage":
+		return ec.fieldContext_SystemStatusRecordPage_perPage(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SystemStatusRecordPage", field.Name)
 }
 
 func (ec *executionContext) childFields_User(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4341,6 +5307,20 @@ func (ec *executionContext) field_Mutation_exportApiKeyDelete_args(ctx context.C
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_healthThresholdsUpdate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.HealthThresholdsInput, error) {
+			return ec.unmarshalNHealthThresholdsInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐHealthThresholdsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -5319,6 +6299,36 @@ func (ec *executionContext) field_Query_serviceCredential_args(ctx context.Conte
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_systemStatusRecords_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "clientId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["clientId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "perPage",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["perPage"] = arg2
 	return args, nil
 }
 
@@ -6884,6 +7894,38 @@ func (ec *executionContext) fieldContext_Client_configuration(_ context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _Client_latestSystemStatusRecord(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Client_latestSystemStatusRecord(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LatestSystemStatusRecord, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SystemStatusRecord) graphql.Marshaler {
+			return ec.marshalOSystemStatusRecord2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐSystemStatusRecord(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Client_latestSystemStatusRecord(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Client",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SystemStatusRecord(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Client_measurements(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7441,6 +8483,286 @@ func (ec *executionContext) fieldContext_ClientGroup_clients(_ context.Context, 
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _ClientHealthState_clientId(ctx context.Context, field graphql.CollectedField, obj *model.ClientHealthState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientHealthState_clientId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClientID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientHealthState_clientId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientHealthState", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ClientHealthState_clientUuid(ctx context.Context, field graphql.CollectedField, obj *model.ClientHealthState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientHealthState_clientUuid(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClientUUID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientHealthState_clientUuid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientHealthState", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ClientHealthState_clientLabel(ctx context.Context, field graphql.CollectedField, obj *model.ClientHealthState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientHealthState_clientLabel(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClientLabel, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ClientHealthState_clientLabel(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientHealthState", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ClientHealthState_state(ctx context.Context, field graphql.CollectedField, obj *model.ClientHealthState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientHealthState_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.State, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.HealthState) graphql.Marshaler {
+			return ec.marshalNHealthState2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthState(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientHealthState_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientHealthState", field, false, false, errors.New("field of type HealthState does not have child fields"))
+}
+
+func (ec *executionContext) _ClientHealthState_reasons(ctx context.Context, field graphql.CollectedField, obj *model.ClientHealthState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientHealthState_reasons(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reasons, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.HealthReason) graphql.Marshaler {
+			return ec.marshalNHealthReason2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthReasonᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientHealthState_reasons(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClientHealthState",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HealthReason(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClientHealthState_metricSummary(ctx context.Context, field graphql.CollectedField, obj *model.ClientHealthState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientHealthState_metricSummary(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MetricSummary, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.HealthMetricSummaries) graphql.Marshaler {
+			return ec.marshalNHealthMetricSummaries2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthMetricSummaries(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientHealthState_metricSummary(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClientHealthState",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HealthMetricSummaries(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClientHealthState_evaluatedAt(ctx context.Context, field graphql.CollectedField, obj *model.ClientHealthState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientHealthState_evaluatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EvaluatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ClientHealthState_evaluatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientHealthState", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ClientHealthState_thresholdSnapshot(ctx context.Context, field graphql.CollectedField, obj *model.ClientHealthState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientHealthState_thresholdSnapshot(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ThresholdSnapshot, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.HealthThresholdSnapshot) graphql.Marshaler {
+			return ec.marshalNHealthThresholdSnapshot2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthThresholdSnapshot(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientHealthState_thresholdSnapshot(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClientHealthState",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HealthThresholdSnapshot(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClientHealthState_thresholdsOutdated(ctx context.Context, field graphql.CollectedField, obj *model.ClientHealthState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientHealthState_thresholdsOutdated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ThresholdsOutdated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientHealthState_thresholdsOutdated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientHealthState", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ClientHealthState_sourceSystemStatusRecordId(ctx context.Context, field graphql.CollectedField, obj *model.ClientHealthState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientHealthState_sourceSystemStatusRecordId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SourceSystemStatusRecordID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ClientHealthState_sourceSystemStatusRecordId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientHealthState", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ClientHealthState_networkTransport(ctx context.Context, field graphql.CollectedField, obj *model.ClientHealthState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientHealthState_networkTransport(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NetworkTransport, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ClientHealthState_networkTransport(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientHealthState", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ClientReport_id(ctx context.Context, field graphql.CollectedField, obj *model.ClientReport) (ret graphql.Marshaler) {
@@ -8117,6 +9439,566 @@ func (ec *executionContext) _ExportDocumentPage_perPage(ctx context.Context, fie
 }
 func (ec *executionContext) fieldContext_ExportDocumentPage_perPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ExportDocumentPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _HealthMetricSummaries_cpu(ctx context.Context, field graphql.CollectedField, obj *model.HealthMetricSummaries) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HealthMetricSummaries_cpu(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CPU, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.HealthMetricSummary) graphql.Marshaler {
+			return ec.marshalNHealthMetricSummary2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthMetricSummary(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HealthMetricSummaries_cpu(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "HealthMetricSummaries",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HealthMetricSummary(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _HealthMetricSummaries_memory(ctx context.Context, field graphql.CollectedField, obj *model.HealthMetricSummaries) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HealthMetricSummaries_memory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Memory, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.HealthMetricSummary) graphql.Marshaler {
+			return ec.marshalNHealthMetricSummary2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthMetricSummary(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HealthMetricSummaries_memory(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "HealthMetricSummaries",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HealthMetricSummary(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _HealthMetricSummaries_filesystem(ctx context.Context, field graphql.CollectedField, obj *model.HealthMetricSummaries) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HealthMetricSummaries_filesystem(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Filesystem, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.HealthMetricSummary) graphql.Marshaler {
+			return ec.marshalNHealthMetricSummary2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthMetricSummary(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HealthMetricSummaries_filesystem(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "HealthMetricSummaries",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HealthMetricSummary(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _HealthMetricSummary_percent(ctx context.Context, field graphql.CollectedField, obj *model.HealthMetricSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HealthMetricSummary_percent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Percent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_HealthMetricSummary_percent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HealthMetricSummary", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _HealthMetricSummary_warningPercent(ctx context.Context, field graphql.CollectedField, obj *model.HealthMetricSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HealthMetricSummary_warningPercent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WarningPercent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HealthMetricSummary_warningPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HealthMetricSummary", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _HealthMetricSummary_criticalPercent(ctx context.Context, field graphql.CollectedField, obj *model.HealthMetricSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HealthMetricSummary_criticalPercent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CriticalPercent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HealthMetricSummary_criticalPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HealthMetricSummary", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _HealthMetricThresholds_warningPercent(ctx context.Context, field graphql.CollectedField, obj *model.HealthMetricThresholds) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HealthMetricThresholds_warningPercent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WarningPercent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HealthMetricThresholds_warningPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HealthMetricThresholds", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _HealthMetricThresholds_criticalPercent(ctx context.Context, field graphql.CollectedField, obj *model.HealthMetricThresholds) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HealthMetricThresholds_criticalPercent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CriticalPercent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HealthMetricThresholds_criticalPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HealthMetricThresholds", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _HealthReason_metric(ctx context.Context, field graphql.CollectedField, obj *model.HealthReason) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HealthReason_metric(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Metric, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HealthReason_metric(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HealthReason", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _HealthReason_percent(ctx context.Context, field graphql.CollectedField, obj *model.HealthReason) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HealthReason_percent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Percent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HealthReason_percent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HealthReason", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _HealthReason_severity(ctx context.Context, field graphql.CollectedField, obj *model.HealthReason) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HealthReason_severity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Severity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.HealthSeverity) graphql.Marshaler {
+			return ec.marshalNHealthSeverity2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthSeverity(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HealthReason_severity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HealthReason", field, false, false, errors.New("field of type HealthSeverity does not have child fields"))
+}
+
+func (ec *executionContext) _HealthThresholdSnapshot_cpuWarningPercent(ctx context.Context, field graphql.CollectedField, obj *model.HealthThresholdSnapshot) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HealthThresholdSnapshot_cpuWarningPercent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CPUWarningPercent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HealthThresholdSnapshot_cpuWarningPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HealthThresholdSnapshot", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _HealthThresholdSnapshot_cpuCriticalPercent(ctx context.Context, field graphql.CollectedField, obj *model.HealthThresholdSnapshot) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HealthThresholdSnapshot_cpuCriticalPercent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CPUCriticalPercent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HealthThresholdSnapshot_cpuCriticalPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HealthThresholdSnapshot", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _HealthThresholdSnapshot_memoryWarningPercent(ctx context.Context, field graphql.CollectedField, obj *model.HealthThresholdSnapshot) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HealthThresholdSnapshot_memoryWarningPercent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MemoryWarningPercent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HealthThresholdSnapshot_memoryWarningPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HealthThresholdSnapshot", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _HealthThresholdSnapshot_memoryCriticalPercent(ctx context.Context, field graphql.CollectedField, obj *model.HealthThresholdSnapshot) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HealthThresholdSnapshot_memoryCriticalPercent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MemoryCriticalPercent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HealthThresholdSnapshot_memoryCriticalPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HealthThresholdSnapshot", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _HealthThresholdSnapshot_filesystemWarningPercent(ctx context.Context, field graphql.CollectedField, obj *model.HealthThresholdSnapshot) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HealthThresholdSnapshot_filesystemWarningPercent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FilesystemWarningPercent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HealthThresholdSnapshot_filesystemWarningPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HealthThresholdSnapshot", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _HealthThresholdSnapshot_filesystemCriticalPercent(ctx context.Context, field graphql.CollectedField, obj *model.HealthThresholdSnapshot) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HealthThresholdSnapshot_filesystemCriticalPercent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FilesystemCriticalPercent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HealthThresholdSnapshot_filesystemCriticalPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HealthThresholdSnapshot", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _HealthThresholdSnapshot_offlineThresholdMinutes(ctx context.Context, field graphql.CollectedField, obj *model.HealthThresholdSnapshot) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HealthThresholdSnapshot_offlineThresholdMinutes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OfflineThresholdMinutes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HealthThresholdSnapshot_offlineThresholdMinutes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HealthThresholdSnapshot", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _HealthThresholdSnapshot_clientDegradedDetectionEnabled(ctx context.Context, field graphql.CollectedField, obj *model.HealthThresholdSnapshot) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HealthThresholdSnapshot_clientDegradedDetectionEnabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClientDegradedDetectionEnabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HealthThresholdSnapshot_clientDegradedDetectionEnabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HealthThresholdSnapshot", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _HealthThresholds_cpu(ctx context.Context, field graphql.CollectedField, obj *model.HealthThresholds) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HealthThresholds_cpu(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CPU, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.HealthMetricThresholds) graphql.Marshaler {
+			return ec.marshalNHealthMetricThresholds2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthMetricThresholds(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HealthThresholds_cpu(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "HealthThresholds",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HealthMetricThresholds(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _HealthThresholds_memory(ctx context.Context, field graphql.CollectedField, obj *model.HealthThresholds) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HealthThresholds_memory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Memory, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.HealthMetricThresholds) graphql.Marshaler {
+			return ec.marshalNHealthMetricThresholds2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthMetricThresholds(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HealthThresholds_memory(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "HealthThresholds",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HealthMetricThresholds(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _HealthThresholds_filesystem(ctx context.Context, field graphql.CollectedField, obj *model.HealthThresholds) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HealthThresholds_filesystem(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Filesystem, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.HealthMetricThresholds) graphql.Marshaler {
+			return ec.marshalNHealthMetricThresholds2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthMetricThresholds(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HealthThresholds_filesystem(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "HealthThresholds",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HealthMetricThresholds(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Isp_id(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (ret graphql.Marshaler) {
@@ -10085,6 +11967,50 @@ func (ec *executionContext) fieldContext_Mutation_serviceCredentialDelete(ctx co
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_healthThresholdsUpdate(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_healthThresholdsUpdate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().HealthThresholdsUpdate(ctx, fc.Args["input"].(gqlmodel.HealthThresholdsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.HealthThresholds) graphql.Marshaler {
+			return ec.marshalNHealthThresholds2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthThresholds(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_healthThresholdsUpdate(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HealthThresholds(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_healthThresholdsUpdate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_ispCreate(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11869,6 +13795,114 @@ func (ec *executionContext) fieldContext_Query_exportEsql(ctx context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_systemStatusRecords(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_systemStatusRecords(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().SystemStatusRecords(ctx, fc.Args["clientId"].(string), fc.Args["page"].(*int64), fc.Args["perPage"].(*int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SystemStatusRecordPage) graphql.Marshaler {
+			return ec.marshalNSystemStatusRecordPage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐSystemStatusRecordPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_systemStatusRecords(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SystemStatusRecordPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_systemStatusRecords_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_fleetHealth(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_fleetHealth(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().FleetHealth(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ClientHealthState) graphql.Marshaler {
+			return ec.marshalNClientHealthState2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientHealthStateᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_fleetHealth(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientHealthState(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_healthThresholds(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_healthThresholds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().HealthThresholds(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.HealthThresholds) graphql.Marshaler {
+			return ec.marshalNHealthThresholds2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthThresholds(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_healthThresholds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HealthThresholds(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_isps(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12816,6 +14850,921 @@ func (ec *executionContext) _ServiceCredential_passwordSet(ctx context.Context, 
 }
 func (ec *executionContext) fieldContext_ServiceCredential_passwordSet(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ServiceCredential", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _SystemStatusFilesystem_writable(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusFilesystem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusFilesystem_writable(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Writable, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusFilesystem_writable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemStatusFilesystem", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _SystemStatusFilesystem_validSampleCount(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusFilesystem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusFilesystem_validSampleCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ValidSampleCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusFilesystem_validSampleCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemStatusFilesystem", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SystemStatusFilesystem_device(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusFilesystem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusFilesystem_device(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Device, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusFilesystem_device(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemStatusFilesystem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SystemStatusFilesystem_mount(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusFilesystem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusFilesystem_mount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Mount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusFilesystem_mount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemStatusFilesystem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SystemStatusFilesystem_type(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusFilesystem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusFilesystem_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusFilesystem_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemStatusFilesystem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SystemStatusFilesystem_totalBytes(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusFilesystem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusFilesystem_totalBytes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalBytes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusFilesystem_totalBytes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemStatusFilesystem", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SystemStatusFilesystem_minimumAvailableBytes(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusFilesystem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusFilesystem_minimumAvailableBytes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MinimumAvailableBytes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusFilesystem_minimumAvailableBytes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemStatusFilesystem", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SystemStatusFilesystem_finalAvailableBytes(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusFilesystem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusFilesystem_finalAvailableBytes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FinalAvailableBytes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusFilesystem_finalAvailableBytes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemStatusFilesystem", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SystemStatusFilesystem_averagePercent(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusFilesystem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusFilesystem_averagePercent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AveragePercent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusFilesystem_averagePercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemStatusFilesystem", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _SystemStatusFilesystem_maximumPercent(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusFilesystem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusFilesystem_maximumPercent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaximumPercent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusFilesystem_maximumPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemStatusFilesystem", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _SystemStatusFilesystem_finalPercent(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusFilesystem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusFilesystem_finalPercent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FinalPercent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusFilesystem_finalPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemStatusFilesystem", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _SystemStatusRecord_id(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusRecord_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusRecord_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SystemStatusRecord_clientUuid(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusRecord_clientUuid(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClientUUID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusRecord_clientUuid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SystemStatusRecord_runId(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusRecord_runId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RunID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusRecord_runId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SystemStatusRecord_studyIds(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusRecord_studyIds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StudyIds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusRecord_studyIds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SystemStatusRecord_measurementIds(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusRecord_measurementIds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MeasurementIds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []int64) graphql.Marshaler {
+			return ec.marshalNInt2ᚕint64ᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusRecord_measurementIds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SystemStatusRecord_startedAt(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusRecord_startedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusRecord_startedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SystemStatusRecord_finishedAt(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusRecord_finishedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FinishedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusRecord_finishedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SystemStatusRecord_platform(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusRecord_platform(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Platform, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusRecord_platform(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SystemStatusRecord_runtimeScope(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusRecord_runtimeScope(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RuntimeScope, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusRecord_runtimeScope(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SystemStatusRecord_sampleIntervalSeconds(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusRecord_sampleIntervalSeconds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SampleIntervalSeconds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusRecord_sampleIntervalSeconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SystemStatusRecord_connectionDetailTraceId(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusRecord_connectionDetailTraceId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConnectionDetailTraceID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusRecord_connectionDetailTraceId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SystemStatusRecord_cpuValidSampleCount(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusRecord_cpuValidSampleCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CPUValidSampleCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusRecord_cpuValidSampleCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SystemStatusRecord_cpuAveragePercent(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusRecord_cpuAveragePercent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CPUAveragePercent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusRecord_cpuAveragePercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _SystemStatusRecord_cpuMaxPercent(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusRecord_cpuMaxPercent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CPUMaxPercent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusRecord_cpuMaxPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _SystemStatusRecord_cpuFinalPercent(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusRecord_cpuFinalPercent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CPUFinalPercent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusRecord_cpuFinalPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _SystemStatusRecord_memoryValidSampleCount(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusRecord_memoryValidSampleCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MemoryValidSampleCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusRecord_memoryValidSampleCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SystemStatusRecord_memoryEffectiveTotalBytes(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusRecord_memoryEffectiveTotalBytes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MemoryEffectiveTotalBytes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusRecord_memoryEffectiveTotalBytes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SystemStatusRecord_memoryAveragePercent(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusRecord_memoryAveragePercent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MemoryAveragePercent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusRecord_memoryAveragePercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _SystemStatusRecord_memoryMaxPercent(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusRecord_memoryMaxPercent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MemoryMaxPercent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusRecord_memoryMaxPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _SystemStatusRecord_memoryFinalPercent(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusRecord_memoryFinalPercent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MemoryFinalPercent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusRecord_memoryFinalPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _SystemStatusRecord_filesystems(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusRecord_filesystems(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Filesystems, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.SystemStatusFilesystem) graphql.Marshaler {
+			return ec.marshalNSystemStatusFilesystem2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐSystemStatusFilesystemᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusRecord_filesystems(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SystemStatusRecord",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SystemStatusFilesystem(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SystemStatusRecord_connectionDetails(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusRecord_connectionDetails(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConnectionDetails, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSONᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusRecord_connectionDetails(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _SystemStatusRecord_collectionErrors(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusRecord_collectionErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CollectionErrors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusRecord_collectionErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SystemStatusRecord_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusRecord_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusRecord_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SystemStatusRecordPage_items(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecordPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusRecordPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.SystemStatusRecord) graphql.Marshaler {
+			return ec.marshalNSystemStatusRecord2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐSystemStatusRecordᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusRecordPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SystemStatusRecordPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SystemStatusRecord(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SystemStatusRecordPage_total(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecordPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusRecordPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusRecordPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemStatusRecordPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SystemStatusRecordPage_page(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecordPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusRecordPage_page(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Page, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusRecordPage_page(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemStatusRecordPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SystemStatusRecordPage_perPage(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecordPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusRecordPage_perPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PerPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusRecordPage_perPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemStatusRecordPage", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _User_id(ctx context.Context, field graphql.CollectedField, obj *model.User) (ret graphql.Marshaler) {
@@ -14766,6 +17715,87 @@ func (ec *executionContext) unmarshalInputExportFilter(ctx context.Context, obj 
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputHealthMetricThresholdsInput(ctx context.Context, obj any) (gqlmodel.HealthMetricThresholdsInput, error) {
+	var it gqlmodel.HealthMetricThresholdsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"warningPercent", "criticalPercent"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "warningPercent":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("warningPercent"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WarningPercent = graphql.OmittableOf(data)
+		case "criticalPercent":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("criticalPercent"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CriticalPercent = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputHealthThresholdsInput(ctx context.Context, obj any) (gqlmodel.HealthThresholdsInput, error) {
+	var it gqlmodel.HealthThresholdsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"cpu", "memory", "filesystem"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "cpu":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cpu"))
+			data, err := ec.unmarshalOHealthMetricThresholdsInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐHealthMetricThresholdsInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CPU = graphql.OmittableOf(data)
+		case "memory":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("memory"))
+			data, err := ec.unmarshalOHealthMetricThresholdsInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐHealthMetricThresholdsInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Memory = graphql.OmittableOf(data)
+		case "filesystem":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("filesystem"))
+			data, err := ec.unmarshalOHealthMetricThresholdsInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐHealthMetricThresholdsInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Filesystem = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputIspCreateInput(ctx context.Context, obj any) (gqlmodel.IspCreateInput, error) {
 	var it gqlmodel.IspCreateInput
 	if obj == nil {
@@ -16034,6 +19064,11 @@ func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, o
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "latestSystemStatusRecord":
+			out.Values[i] = ec._Client_latestSystemStatusRecord(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "measurements":
 			field := field
 
@@ -16307,6 +19342,94 @@ func (ec *executionContext) _ClientGroup(ctx context.Context, sel ast.SelectionS
 		case "clients":
 			out.Values[i] = ec._ClientGroup_clients(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var clientHealthStateImplementors = []string{"ClientHealthState"}
+
+func (ec *executionContext) _ClientHealthState(ctx context.Context, sel ast.SelectionSet, obj *model.ClientHealthState) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clientHealthStateImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClientHealthState")
+		case "clientId":
+			out.Values[i] = ec._ClientHealthState_clientId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "clientUuid":
+			out.Values[i] = ec._ClientHealthState_clientUuid(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "clientLabel":
+			out.Values[i] = ec._ClientHealthState_clientLabel(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "state":
+			out.Values[i] = ec._ClientHealthState_state(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reasons":
+			out.Values[i] = ec._ClientHealthState_reasons(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "metricSummary":
+			out.Values[i] = ec._ClientHealthState_metricSummary(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "evaluatedAt":
+			out.Values[i] = ec._ClientHealthState_evaluatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "thresholdSnapshot":
+			out.Values[i] = ec._ClientHealthState_thresholdSnapshot(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "thresholdsOutdated":
+			out.Values[i] = ec._ClientHealthState_thresholdsOutdated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sourceSystemStatusRecordId":
+			out.Values[i] = ec._ClientHealthState_sourceSystemStatusRecordId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "networkTransport":
+			out.Values[i] = ec._ClientHealthState_networkTransport(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -16649,6 +19772,314 @@ func (ec *executionContext) _ExportDocumentPage(ctx context.Context, sel ast.Sel
 			}
 		case "perPage":
 			out.Values[i] = ec._ExportDocumentPage_perPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var healthMetricSummariesImplementors = []string{"HealthMetricSummaries"}
+
+func (ec *executionContext) _HealthMetricSummaries(ctx context.Context, sel ast.SelectionSet, obj *model.HealthMetricSummaries) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, healthMetricSummariesImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("HealthMetricSummaries")
+		case "cpu":
+			out.Values[i] = ec._HealthMetricSummaries_cpu(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "memory":
+			out.Values[i] = ec._HealthMetricSummaries_memory(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "filesystem":
+			out.Values[i] = ec._HealthMetricSummaries_filesystem(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var healthMetricSummaryImplementors = []string{"HealthMetricSummary"}
+
+func (ec *executionContext) _HealthMetricSummary(ctx context.Context, sel ast.SelectionSet, obj *model.HealthMetricSummary) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, healthMetricSummaryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("HealthMetricSummary")
+		case "percent":
+			out.Values[i] = ec._HealthMetricSummary_percent(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "warningPercent":
+			out.Values[i] = ec._HealthMetricSummary_warningPercent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "criticalPercent":
+			out.Values[i] = ec._HealthMetricSummary_criticalPercent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var healthMetricThresholdsImplementors = []string{"HealthMetricThresholds"}
+
+func (ec *executionContext) _HealthMetricThresholds(ctx context.Context, sel ast.SelectionSet, obj *model.HealthMetricThresholds) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, healthMetricThresholdsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("HealthMetricThresholds")
+		case "warningPercent":
+			out.Values[i] = ec._HealthMetricThresholds_warningPercent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "criticalPercent":
+			out.Values[i] = ec._HealthMetricThresholds_criticalPercent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var healthReasonImplementors = []string{"HealthReason"}
+
+func (ec *executionContext) _HealthReason(ctx context.Context, sel ast.SelectionSet, obj *model.HealthReason) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, healthReasonImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("HealthReason")
+		case "metric":
+			out.Values[i] = ec._HealthReason_metric(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "percent":
+			out.Values[i] = ec._HealthReason_percent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "severity":
+			out.Values[i] = ec._HealthReason_severity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var healthThresholdSnapshotImplementors = []string{"HealthThresholdSnapshot"}
+
+func (ec *executionContext) _HealthThresholdSnapshot(ctx context.Context, sel ast.SelectionSet, obj *model.HealthThresholdSnapshot) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, healthThresholdSnapshotImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("HealthThresholdSnapshot")
+		case "cpuWarningPercent":
+			out.Values[i] = ec._HealthThresholdSnapshot_cpuWarningPercent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cpuCriticalPercent":
+			out.Values[i] = ec._HealthThresholdSnapshot_cpuCriticalPercent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "memoryWarningPercent":
+			out.Values[i] = ec._HealthThresholdSnapshot_memoryWarningPercent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "memoryCriticalPercent":
+			out.Values[i] = ec._HealthThresholdSnapshot_memoryCriticalPercent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "filesystemWarningPercent":
+			out.Values[i] = ec._HealthThresholdSnapshot_filesystemWarningPercent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "filesystemCriticalPercent":
+			out.Values[i] = ec._HealthThresholdSnapshot_filesystemCriticalPercent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "offlineThresholdMinutes":
+			out.Values[i] = ec._HealthThresholdSnapshot_offlineThresholdMinutes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "clientDegradedDetectionEnabled":
+			out.Values[i] = ec._HealthThresholdSnapshot_clientDegradedDetectionEnabled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var healthThresholdsImplementors = []string{"HealthThresholds"}
+
+func (ec *executionContext) _HealthThresholds(ctx context.Context, sel ast.SelectionSet, obj *model.HealthThresholds) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, healthThresholdsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("HealthThresholds")
+		case "cpu":
+			out.Values[i] = ec._HealthThresholds_cpu(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "memory":
+			out.Values[i] = ec._HealthThresholds_memory(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "filesystem":
+			out.Values[i] = ec._HealthThresholds_filesystem(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -17285,6 +20716,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "serviceCredentialDelete":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_serviceCredentialDelete(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "healthThresholdsUpdate":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_healthThresholdsUpdate(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -18165,6 +21603,72 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "systemStatusRecords":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_systemStatusRecords(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "fleetHealth":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_fleetHealth(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "healthThresholds":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_healthThresholds(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "isps":
 			field := field
 
@@ -18595,6 +22099,300 @@ func (ec *executionContext) _ServiceCredential(ctx context.Context, sel ast.Sele
 			}
 		case "passwordSet":
 			out.Values[i] = ec._ServiceCredential_passwordSet(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var systemStatusFilesystemImplementors = []string{"SystemStatusFilesystem"}
+
+func (ec *executionContext) _SystemStatusFilesystem(ctx context.Context, sel ast.SelectionSet, obj *model.SystemStatusFilesystem) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, systemStatusFilesystemImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SystemStatusFilesystem")
+		case "writable":
+			out.Values[i] = ec._SystemStatusFilesystem_writable(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "validSampleCount":
+			out.Values[i] = ec._SystemStatusFilesystem_validSampleCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "device":
+			out.Values[i] = ec._SystemStatusFilesystem_device(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "mount":
+			out.Values[i] = ec._SystemStatusFilesystem_mount(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._SystemStatusFilesystem_type(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "totalBytes":
+			out.Values[i] = ec._SystemStatusFilesystem_totalBytes(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "minimumAvailableBytes":
+			out.Values[i] = ec._SystemStatusFilesystem_minimumAvailableBytes(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "finalAvailableBytes":
+			out.Values[i] = ec._SystemStatusFilesystem_finalAvailableBytes(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "averagePercent":
+			out.Values[i] = ec._SystemStatusFilesystem_averagePercent(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "maximumPercent":
+			out.Values[i] = ec._SystemStatusFilesystem_maximumPercent(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "finalPercent":
+			out.Values[i] = ec._SystemStatusFilesystem_finalPercent(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var systemStatusRecordImplementors = []string{"SystemStatusRecord"}
+
+func (ec *executionContext) _SystemStatusRecord(ctx context.Context, sel ast.SelectionSet, obj *model.SystemStatusRecord) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, systemStatusRecordImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SystemStatusRecord")
+		case "id":
+			out.Values[i] = ec._SystemStatusRecord_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "clientUuid":
+			out.Values[i] = ec._SystemStatusRecord_clientUuid(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "runId":
+			out.Values[i] = ec._SystemStatusRecord_runId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "studyIds":
+			out.Values[i] = ec._SystemStatusRecord_studyIds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "measurementIds":
+			out.Values[i] = ec._SystemStatusRecord_measurementIds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startedAt":
+			out.Values[i] = ec._SystemStatusRecord_startedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "finishedAt":
+			out.Values[i] = ec._SystemStatusRecord_finishedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "platform":
+			out.Values[i] = ec._SystemStatusRecord_platform(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "runtimeScope":
+			out.Values[i] = ec._SystemStatusRecord_runtimeScope(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "sampleIntervalSeconds":
+			out.Values[i] = ec._SystemStatusRecord_sampleIntervalSeconds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "connectionDetailTraceId":
+			out.Values[i] = ec._SystemStatusRecord_connectionDetailTraceId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "cpuValidSampleCount":
+			out.Values[i] = ec._SystemStatusRecord_cpuValidSampleCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cpuAveragePercent":
+			out.Values[i] = ec._SystemStatusRecord_cpuAveragePercent(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "cpuMaxPercent":
+			out.Values[i] = ec._SystemStatusRecord_cpuMaxPercent(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "cpuFinalPercent":
+			out.Values[i] = ec._SystemStatusRecord_cpuFinalPercent(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "memoryValidSampleCount":
+			out.Values[i] = ec._SystemStatusRecord_memoryValidSampleCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "memoryEffectiveTotalBytes":
+			out.Values[i] = ec._SystemStatusRecord_memoryEffectiveTotalBytes(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "memoryAveragePercent":
+			out.Values[i] = ec._SystemStatusRecord_memoryAveragePercent(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "memoryMaxPercent":
+			out.Values[i] = ec._SystemStatusRecord_memoryMaxPercent(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "memoryFinalPercent":
+			out.Values[i] = ec._SystemStatusRecord_memoryFinalPercent(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "filesystems":
+			out.Values[i] = ec._SystemStatusRecord_filesystems(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "connectionDetails":
+			out.Values[i] = ec._SystemStatusRecord_connectionDetails(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "collectionErrors":
+			out.Values[i] = ec._SystemStatusRecord_collectionErrors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._SystemStatusRecord_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var systemStatusRecordPageImplementors = []string{"SystemStatusRecordPage"}
+
+func (ec *executionContext) _SystemStatusRecordPage(ctx context.Context, sel ast.SelectionSet, obj *model.SystemStatusRecordPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, systemStatusRecordPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SystemStatusRecordPage")
+		case "items":
+			out.Values[i] = ec._SystemStatusRecordPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._SystemStatusRecordPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "page":
+			out.Values[i] = ec._SystemStatusRecordPage_page(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "perPage":
+			out.Values[i] = ec._SystemStatusRecordPage_perPage(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -19453,6 +23251,26 @@ func (ec *executionContext) marshalNClientGroup2ᚕgithubᚗcomᚋfleetgraphᚋf
 	return ret
 }
 
+func (ec *executionContext) marshalNClientHealthState2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientHealthState(ctx context.Context, sel ast.SelectionSet, v model.ClientHealthState) graphql.Marshaler {
+	return ec._ClientHealthState(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNClientHealthState2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientHealthStateᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ClientHealthState) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNClientHealthState2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientHealthState(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNClientReport2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientReport(ctx context.Context, sel ast.SelectionSet, v model.ClientReport) graphql.Marshaler {
 	return ec._ClientReport(ctx, sel, &v)
 }
@@ -19548,6 +23366,93 @@ func (ec *executionContext) marshalNFeedbackDirection2githubᚗcomᚋfleetgraph�
 	return v
 }
 
+func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
+	res, err := graphql.UnmarshalFloatContext(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.SelectionSet, v float64) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalFloatContext(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return graphql.WrapContextMarshaler(ctx, res)
+}
+
+func (ec *executionContext) marshalNHealthMetricSummaries2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthMetricSummaries(ctx context.Context, sel ast.SelectionSet, v model.HealthMetricSummaries) graphql.Marshaler {
+	return ec._HealthMetricSummaries(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNHealthMetricSummary2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthMetricSummary(ctx context.Context, sel ast.SelectionSet, v model.HealthMetricSummary) graphql.Marshaler {
+	return ec._HealthMetricSummary(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNHealthMetricThresholds2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthMetricThresholds(ctx context.Context, sel ast.SelectionSet, v model.HealthMetricThresholds) graphql.Marshaler {
+	return ec._HealthMetricThresholds(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNHealthReason2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthReason(ctx context.Context, sel ast.SelectionSet, v model.HealthReason) graphql.Marshaler {
+	return ec._HealthReason(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNHealthReason2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthReasonᚄ(ctx context.Context, sel ast.SelectionSet, v []model.HealthReason) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNHealthReason2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthReason(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNHealthSeverity2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthSeverity(ctx context.Context, v any) (model.HealthSeverity, error) {
+	var res model.HealthSeverity
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNHealthSeverity2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthSeverity(ctx context.Context, sel ast.SelectionSet, v model.HealthSeverity) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNHealthState2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthState(ctx context.Context, v any) (model.HealthState, error) {
+	var res model.HealthState
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNHealthState2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthState(ctx context.Context, sel ast.SelectionSet, v model.HealthState) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNHealthThresholdSnapshot2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthThresholdSnapshot(ctx context.Context, sel ast.SelectionSet, v model.HealthThresholdSnapshot) graphql.Marshaler {
+	return ec._HealthThresholdSnapshot(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNHealthThresholds2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthThresholds(ctx context.Context, sel ast.SelectionSet, v *model.HealthThresholds) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._HealthThresholds(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNHealthThresholdsInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐHealthThresholdsInput(ctx context.Context, v any) (gqlmodel.HealthThresholdsInput, error) {
+	res, err := ec.unmarshalInputHealthThresholdsInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalID(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -19578,6 +23483,35 @@ func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.Selec
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNInt2ᚕint64ᚄ(ctx context.Context, v any) ([]int64, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]int64, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNInt2int64(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNInt2ᚕint64ᚄ(ctx context.Context, sel ast.SelectionSet, v []int64) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNInt2int64(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNIsp2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIsp(ctx context.Context, sel ast.SelectionSet, v model.Isp) graphql.Marshaler {
@@ -19939,6 +23873,56 @@ func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel
 	return ret
 }
 
+func (ec *executionContext) marshalNSystemStatusFilesystem2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐSystemStatusFilesystem(ctx context.Context, sel ast.SelectionSet, v model.SystemStatusFilesystem) graphql.Marshaler {
+	return ec._SystemStatusFilesystem(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSystemStatusFilesystem2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐSystemStatusFilesystemᚄ(ctx context.Context, sel ast.SelectionSet, v []model.SystemStatusFilesystem) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSystemStatusFilesystem2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐSystemStatusFilesystem(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSystemStatusRecord2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐSystemStatusRecord(ctx context.Context, sel ast.SelectionSet, v model.SystemStatusRecord) graphql.Marshaler {
+	return ec._SystemStatusRecord(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSystemStatusRecord2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐSystemStatusRecordᚄ(ctx context.Context, sel ast.SelectionSet, v []model.SystemStatusRecord) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSystemStatusRecord2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐSystemStatusRecord(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSystemStatusRecordPage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐSystemStatusRecordPage(ctx context.Context, sel ast.SelectionSet, v *model.SystemStatusRecordPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SystemStatusRecordPage(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNTime2timeᚐTime(ctx context.Context, v any) (time.Time, error) {
 	res, err := graphql.UnmarshalTime(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -20221,6 +24205,14 @@ func (ec *executionContext) marshalOFloat2ᚖfloat64(ctx context.Context, sel as
 	return graphql.WrapContextMarshaler(ctx, res)
 }
 
+func (ec *executionContext) unmarshalOHealthMetricThresholdsInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐHealthMetricThresholdsInput(ctx context.Context, v any) (*gqlmodel.HealthMetricThresholdsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputHealthMetricThresholdsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalOInt2ᚖint64(ctx context.Context, v any) (*int64, error) {
 	if v == nil {
 		return nil, nil
@@ -20392,6 +24384,13 @@ func (ec *executionContext) marshalOString2ᚖstring(ctx context.Context, sel as
 	_ = ctx
 	res := model.MarshalStrictString(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOSystemStatusRecord2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐSystemStatusRecord(ctx context.Context, sel ast.SelectionSet, v *model.SystemStatusRecord) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SystemStatusRecord(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOTime2ᚖtimeᚐTime(ctx context.Context, v any) (*time.Time, error) {

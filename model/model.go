@@ -155,8 +155,10 @@ type Client struct {
 	CurrentIspContract       *IspContract
 	DeliveredPublicConfig    *ConfigRef
 	DeliveredAutomatorConfig *ConfigRef
+	LatestSystemStatusRecord *SystemStatusRecord
 	// Offline is read with the client: not seen within the data owner's
-	// offline threshold; nil when never seen.
+	// offline threshold; nil when never seen or while the data owner's
+	// client offline detection is off.
 	Offline *bool
 	// Pages are the measurement pages asked for, by their arguments
 	// (loaders.PageArgs.Key): measurements takes arguments, so each alias

@@ -13,7 +13,6 @@ import (
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/model"
-	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/google/uuid"
 )
 
@@ -37,14 +36,7 @@ func (r *queryResolver) Client(ctx context.Context, id string) (*model.Client, e
 	if err != nil {
 		return nil, err
 	}
-	var c store.Client
-	if n, convErr := strconv.ParseInt(id, 10, 64); convErr == nil {
-		c, err = r.Store.Client(ctx, p.DataOwnerID, n)
-	} else if u, convErr := uuid.Parse(id); convErr == nil {
-		c, err = r.Store.ClientByUUID(ctx, p.DataOwnerID, u.String())
-	} else {
-		err = store.ErrNotFound
-	}
+	c, err := r.clientByRef(ctx, p.DataOwnerID, id)
 	if err != nil {
 		return nil, err
 	}

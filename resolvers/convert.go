@@ -132,3 +132,12 @@ func (r *Resolver) settingsOf(d store.DataOwner) model.DataOwnerSettings {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// deref is *p, or the zero value when p is nil.
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}

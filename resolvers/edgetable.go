@@ -36,6 +36,9 @@ func edgeTable() map[string]map[string]edge {
 			"deliveredPublicConfig":    {load: loadConfigs},
 			"deliveredAutomatorConfig": {shares: "deliveredPublicConfig"},
 			"measurements":             {load: loadMeasurementPages, child: "MeasurementConnection", children: measurementConnectionOf},
+			"latestSystemStatusRecord": {load: hasOne(always(func(c *model.Client) string { return c.UUID }),
+				store.LatestSystemStatusByClients, func(s store.SystemStatus) string { return *s.ClientUUID },
+				systemStatusOf, func(c *model.Client, s *model.SystemStatusRecord) { c.LatestSystemStatusRecord = s })},
 		},
 		"ClientGroup": {
 			"clients": {child: "Client", children: list(func(g *model.ClientGroup) []model.Client { return g.Clients }),

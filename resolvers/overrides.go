@@ -128,13 +128,6 @@ func dimensionOf(d store.MeasurementDimension) gqlmodel.MeasurementTypeDimension
 	return gqlmodel.MeasurementTypeDimension{MeasurementType: d.MeasurementType, Metrics: d.Metrics, Subjects: d.Subjects}
 }
 
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
 // userRef is the caller's user id for updated_by (nil for keys without a user).
 func userRef(id int64) *int64 {
 	if id == 0 {

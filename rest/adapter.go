@@ -115,6 +115,8 @@ func (a *Adapter) handler(rt Route, op *operation) http.HandlerFunc {
 			body = []byte("{}")
 		case rt.Paged:
 			body = pagedBody(w, r, resp.Data)
+		case rt.PagedKey != "":
+			body, _ = json.Marshal(map[string]json.RawMessage{rt.PagedKey: pagedBody(w, r, resp.Data)})
 		case rt.Unwrap:
 			var one map[string]json.RawMessage
 			_ = json.Unmarshal(resp.Data, &one) // our own executor's output
@@ -171,7 +173,7 @@ func (a *Adapter) variables(r *http.Request, rt Route, op *operation) (map[strin
 	q := r.URL.Query()
 	if rt.StrictQuery {
 		var err error
-		if q, err = strictQuery(q, op); err != nil {
+		if q, err = strictQuery(q, op, chi.RouteContext(r.Context()).URLParams.Keys); err != nil {
 			return nil, err
 		}
 	}

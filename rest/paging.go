@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,11 +18,15 @@ import (
 // silently ignored). Blank values count as not given (a script's
 // "?label=&start_time=" filters nothing); a single-valued parameter given
 // twice, or in the list syntax name[]=, is a 400. The answer is the query
-// without the blank values.
-func strictQuery(q url.Values, op *operation) (url.Values, error) {
+// without the blank values. Variables filled from the path (pathParams)
+// are no query parameters.
+func strictQuery(q url.Values, op *operation, pathParams []string) (url.Values, error) {
 	defs := make(map[string]bool, len(op.Variables)) // name -> is a list
 	names := make([]string, 0, len(op.Variables))
 	for _, def := range op.Variables {
+		if slices.Contains(pathParams, def.Variable) {
+			continue
+		}
 		name := snake(def.Variable)
 		defs[name] = def.Type.Elem != nil
 		names = append(names, name)

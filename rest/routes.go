@@ -21,6 +21,9 @@ type Route struct {
 	// Paged: the data's only field is {items, total, page, per_page}; the
 	// items are the body, the rest become Per-Page, Total and Link (paging.go).
 	Paged bool
+	// PagedKey: like Paged, but the body is {PagedKey: items} (a documented
+	// shape that names its list), with the same headers.
+	PagedKey string
 	// BodyVars maps the body's top-level keys onto the operation's variables
 	// of the same snake_case name, for operations with flat arguments instead
 	// of one $input (stream.go); other keys are refused.
@@ -83,10 +86,15 @@ var AdminRoutes = []Route{
 	{Method: http.MethodGet, Path: "/clients", Operation: "ClientList", Status: 200},
 	{Method: http.MethodGet, Path: "/clients/check_label_availability", Operation: "ClientLabelAvailability", Status: 200, Unwrap: true},
 	{Method: http.MethodGet, Path: "/clients/{id}", Operation: "ClientGet", Status: 200},
+	{Method: http.MethodGet, Path: "/clients/{id}/system_status_records", Operation: "ClientSystemStatusRecords", Status: 200,
+		PagedKey: "system_status_records", StrictQuery: true},
 
 	{Method: http.MethodGet, Path: "/data_owner/settings", Operation: "DataOwnerSettingsGet", Status: 200},
 	{Method: http.MethodPut, Path: "/data_owner/settings", Operation: "DataOwnerSettingsUpdate", Status: 200},
 	{Method: http.MethodGet, Path: "/ai_assistant/status", Operation: "AiAssistantStatus", Status: 200, Unwrap: true},
+	{Method: http.MethodGet, Path: "/fleet_health", Operation: "FleetHealth", Status: 200},
+	{Method: http.MethodGet, Path: "/fleet_health/thresholds", Operation: "HealthThresholdsGet", Status: 200},
+	{Method: http.MethodPut, Path: "/fleet_health/thresholds", Operation: "HealthThresholdsUpdate", Status: 200},
 
 	{Method: http.MethodPost, Path: "/measurements/search", Operation: "MeasurementSearch", Status: 200, Unwrap: true,
 		BodyVars: true, RejectStatus: http.StatusBadRequest, ScrollNext: "MeasurementSearchScroll"},

@@ -117,6 +117,24 @@ var (
 		"client_offline_detection_enabled_on_server": "bool", "client_degraded_detection_enabled_on_server": "bool",
 		"study_failure_detection_enabled_on_server": "bool"}
 	specAiStatusShape = specShape{"enabled": "bool", "data_owner": "str"}
+
+	specStatusRecordShape = specShape{"id": "int", "run_id": "str", "study_ids": "strs", "measurement_ids": "list",
+		"filesystems": "list", "connection_details": "list", "collection_errors": "strs", "created_at": "time",
+		"client_uuid": "str", "started_at": "time?", "finished_at": "time?", "platform": "str?", "runtime_scope": "str?",
+		"sample_interval_seconds": "int", "connection_detail_trace_id": "int?", "cpu_valid_sample_count": "int",
+		"cpu_average_percent": "num?", "cpu_max_percent": "num?", "cpu_final_percent": "num?",
+		"memory_valid_sample_count": "int", "memory_effective_total_bytes": "int?", "memory_average_percent": "num?",
+		"memory_max_percent": "num?", "memory_final_percent": "num?"}
+	specFilesystemShape = specShape{"writable": "bool", "valid_sample_count": "int", "device": "str?", "mount": "str?",
+		"type": "str?", "total_bytes": "int?", "minimum_available_bytes": "int?", "final_available_bytes": "int?",
+		"average_percent": "num?", "maximum_percent": "num?", "final_percent": "num?"}
+	specHealthStateShape = specShape{"client_id": "int", "client_uuid": "str", "client_label": "str?", "state": "str",
+		"reasons": "list", "metric_summary": "obj", "evaluated_at": "time?", "threshold_snapshot": "obj",
+		"thresholds_outdated": "bool", "source_system_status_record_id": "int?", "network_transport": "str?"}
+	specReasonShape        = specShape{"metric": "str", "percent": "num", "severity": "str"}
+	specMetricSummaryShape = specShape{"percent": "num?", "warning_percent": "num", "critical_percent": "num"}
+	specMetricLimitsShape  = specShape{"warning_percent": "int", "critical_percent": "int"}
+	specThresholdsShape    = specShape{"cpu": "obj", "memory": "obj", "filesystem": "obj"}
 )
 
 // specCheck asserts v is an object with exactly the shape's keys, each of
@@ -300,6 +318,7 @@ type specWorld struct {
 	group                         int64
 	credential, credentialNoPw    int64
 	probe, bare, shared           apitest.Client
+	statusRecord                  int64  // the probe's system status record
 	passed                        string // what a route's call hands to its check
 }
 
@@ -352,6 +371,8 @@ func specSeed(t testing.TB, prefix string) *specWorld {
 		last_client_type = 'lab', last_client_version = '4.2.0', anomalies_muted = true,
 		offline_notifications_muted = true WHERE id = $1`, w.probe.ID, w.measured)
 	w.bare = w.o.NewClient(t, store.NewClient{Type: "lab"})
+	w.statusRecord = w.o.NewSystemStatus(t, apitest.StatusRecord{ClientUUID: w.probe.UUID, CPU: apitest.Ptr(83.5),
+		Memory: apitest.Ptr(40.0), Filesystem: apitest.Ptr(20.0)})
 
 	partnerConfig := w.partner.NewConfig(t, "public", "Partner measurements", true)
 	w.shared = w.partner.NewClient(t, store.NewClient{Type: "automator",
@@ -866,6 +887,72 @@ var specRoutes = map[string]specRoute{
 			specWant(t, "client", c, "uuid", w.probe.UUID)
 			cfg := c["configuration"].(map[string]any)
 			specWant(t, "configuration", cfg, "managed", true)
+		}},
+
+	"GET /clients/{id}/system_status_records": {"system status records answer {system_status_records: [record]}, newest first", 200,
+		func(t *testing.T, w *specWorld) (string, any) {
+			return fmt.Sprintf("/clients/%d/system_status_records", w.probe.ID), nil
+		},
+		func(t *testing.T, w *specWorld, r *apitest.Response) {
+			list := apitest.List(t, apitest.WantEnvelope(t, r, 200, "system_status_records"))
+			if len(list) != 1 {
+				t.Fatalf("%d records, want the probe's one", len(list))
+			}
+			rec := specCheck(t, "system_status_records[0]", list[0], specStatusRecordShape)
+			specWant(t, "record", rec, "id", w.statusRecord)
+			specWant(t, "record", rec, "client_uuid", w.probe.UUID)
+			specWant(t, "record", rec, "cpu_average_percent", 83.5)
+			for i, f := range apitest.List(t, rec["filesystems"]) {
+				specCheck(t, fmt.Sprintf("filesystems[%d]", i), f, specFilesystemShape)
+			}
+			for i, c := range apitest.List(t, rec["connection_details"]) {
+				specKind(t, fmt.Sprintf("connection_details[%d]", i), c, "obj")
+			}
+		}},
+	"GET /fleet_health": {"fleet health answers {client_health_states: [state]}, one per own client", 200,
+		func(t *testing.T, w *specWorld) (string, any) { return "/fleet_health", nil },
+		func(t *testing.T, w *specWorld, r *apitest.Response) {
+			list := apitest.List(t, apitest.WantEnvelope(t, r, 200, "client_health_states"))
+			if len(list) != 2 {
+				t.Fatalf("%d states, want one per own client (2): %s", len(list), r.Raw)
+			}
+			for i, it := range list {
+				s := specCheck(t, fmt.Sprintf("client_health_states[%d]", i), it, specHealthStateShape)
+				for j, reason := range apitest.List(t, s["reasons"]) {
+					specCheck(t, fmt.Sprintf("reasons[%d]", j), reason, specReasonShape)
+				}
+				for m, sum := range apitest.Object(t, s["metric_summary"]) {
+					specCheck(t, "metric_summary."+m, sum, specMetricSummaryShape)
+				}
+				for k, v := range apitest.Object(t, s["threshold_snapshot"]) {
+					if _, isBool := v.(bool); !isBool {
+						specKind(t, "threshold_snapshot."+k, v, "int")
+					}
+				}
+				if apitest.Int(t, s["client_id"]) == w.probe.ID {
+					specWant(t, "probe", s, "state", "warning")
+					specWant(t, "probe", s, "source_system_status_record_id", w.statusRecord)
+				}
+			}
+		}},
+	"GET /fleet_health/thresholds": {"thresholds answer {health_thresholds} per metric", 200,
+		func(t *testing.T, w *specWorld) (string, any) { return "/fleet_health/thresholds", nil },
+		func(t *testing.T, w *specWorld, r *apitest.Response) {
+			th := specCheck(t, "health_thresholds", apitest.WantEnvelope(t, r, 200, "health_thresholds"), specThresholdsShape)
+			for _, m := range []string{"cpu", "memory", "filesystem"} {
+				l := specCheck(t, m, th[m], specMetricLimitsShape)
+				specWant(t, m, l, "warning_percent", 80)
+				specWant(t, m, l, "critical_percent", 95)
+			}
+		}},
+	"PUT /fleet_health/thresholds": {"thresholds update answers {health_thresholds} with the new values", 200,
+		func(t *testing.T, w *specWorld) (string, any) {
+			return "/fleet_health/thresholds", map[string]any{"memory": map[string]any{"warning_percent": 60, "critical_percent": 75}}
+		},
+		func(t *testing.T, w *specWorld, r *apitest.Response) {
+			th := specCheck(t, "health_thresholds", apitest.WantEnvelope(t, r, 200, "health_thresholds"), specThresholdsShape)
+			specWant(t, "memory", specCheck(t, "memory", th["memory"], specMetricLimitsShape), "critical_percent", 75)
+			specWant(t, "cpu", specCheck(t, "cpu", th["cpu"], specMetricLimitsShape), "warning_percent", 80)
 		}},
 
 	"GET /data_owner/settings": {"settings get answers {settings} with all nine keys", 200,

@@ -201,6 +201,18 @@ var rolesMatrix = map[string]rolesCell{
 		return rolesCall{path: fmt.Sprintf("/clients/%d", f.client)}
 	}},
 
+	"GET /clients/{id}/system_status_records": {"read a client's system status records", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: fmt.Sprintf("/clients/%d/system_status_records", f.client)}
+	}},
+	"GET /fleet_health": {"read fleet health", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: "/fleet_health"}
+	}},
+	"GET /fleet_health/thresholds": {"read health thresholds", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: "/fleet_health/thresholds"}
+	}},
+	"PUT /fleet_health/thresholds": {"update health thresholds", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: "/fleet_health/thresholds", body: map[string]any{"cpu": map[string]any{"warning_percent": 70}}}
+	}},
 	"GET /data_owner/settings": {"read settings", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
 		return rolesCall{path: "/data_owner/settings"}
 	}},
@@ -458,6 +470,13 @@ func TestRolesThroughGraphQL(t *testing.T) {
 			`mutation { clientAdminApiKeyCreate(input: {effectiveRole: org_admin}) { id } }`, nil, false},
 		{"admin can create admin user", model.RoleAdmin, "userCreate",
 			`mutation { userCreate(input: {email: "second@example.org", username: "second", role: admin}) { id role } }`, nil, true},
+		{"editor cannot change health thresholds", model.RoleEditor, "healthThresholdsUpdate",
+			`mutation { healthThresholdsUpdate(input: {cpu: {warningPercent: 70}}) { cpu { warningPercent } } }`, nil, false},
+		{"admin can change health thresholds", model.RoleAdmin, "healthThresholdsUpdate",
+			`mutation { healthThresholdsUpdate(input: {cpu: {warningPercent: 70}}) { cpu { warningPercent } } }`, nil, true},
+		{"viewer can read fleet health", model.RoleViewer, "fleetHealth", `{ fleetHealth { clientId state } }`, nil, true},
+		{"viewer can read system status records", model.RoleViewer, "systemStatusRecords",
+			`query($id: ID!) { systemStatusRecords(clientId: $id) { total } }`, map[string]any{"id": fmt.Sprint(f.client)}, true},
 		{"viewer can read service credentials", model.RoleViewer, "serviceCredentials",
 			`{ serviceCredentials { id name } }`, nil, true},
 	}

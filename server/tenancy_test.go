@@ -22,7 +22,7 @@ type tenantWorld struct {
 
 	isp, contract, capability, regKey, client, group int64
 	user, adminKey, analyticsKey, exportKey          int64
-	credential, config                               int64
+	credential, config, statusRecord                 int64
 	clientUUID, clientLabel, regKeyText, analytics   string
 	userEmail                                        string
 }
@@ -69,6 +69,14 @@ func newTenantWorld(t *testing.T, e *apitest.Env, prefix string) *tenantWorld {
 	w.credential = apitest.Int(t, e.AdminCreate(t, o.Key, "/service_credentials", map[string]any{"name": name("credential"),
 		"service": "ookla", "username": name("login"), "password": "pw"})["id"])
 
+	// A system status record of the client (evaluated into its health) and
+	// thresholds changed from the defaults.
+	w.statusRecord = o.NewSystemStatus(t, apitest.StatusRecord{ClientUUID: w.clientUUID, CPU: apitest.Ptr(88.0),
+		Extra: map[string]any{"platform": name("platform")}})
+	if r := e.Admin(t, http.MethodPut, "/fleet_health/thresholds", o.Key, map[string]any{"cpu": map[string]any{"warning_percent": 85}}); r.Status != http.StatusOK {
+		t.Fatalf("update thresholds: %d %s", r.Status, r.Raw)
+	}
+
 	// Settings changed from the defaults.
 	r := e.Admin(t, http.MethodPut, "/data_owner/settings", o.Key, map[string]any{"ai_system_prompt": name("prompt"),
 		"offline_threshold_minutes": 17, "client_offline_detection_enabled": false})
@@ -106,6 +114,7 @@ func tenantSnapshot(t *testing.T, e *apitest.Env, w *tenantWorld) map[string]any
 		"/client_admin_users", fmt.Sprintf("/client_admin_users/%d", w.user),
 		"/clients", fmt.Sprintf("/clients/%d", w.client),
 		"/data_owner/settings",
+		fmt.Sprintf("/clients/%d/system_status_records", w.client), "/fleet_health", "/fleet_health/thresholds",
 	}
 	snap := map[string]any{}
 	for _, p := range paths {
@@ -225,6 +234,8 @@ func TestCrossTenantIsolation(t *testing.T) {
 			fmt.Sprintf("/client_admin_users/%d", a.o.UserID),
 			fmt.Sprintf("/clients/%d", a.client),
 			"/clients/" + a.clientUUID,
+			fmt.Sprintf("/clients/%d/system_status_records", a.client),
+			"/clients/" + a.clientUUID + "/system_status_records",
 		}
 		for _, p := range gets {
 			r := e.Admin(t, http.MethodGet, p, bKey, nil)
@@ -287,6 +298,10 @@ func TestCrossTenantIsolation(t *testing.T) {
 			{"registrationKey", `query($id: Int!) { registrationKey(id: $id) { id registrationKey } }`, map[string]any{"id": a.regKey}},
 			{"client", `query($id: ID!) { client(id: $id) { id label } }`, map[string]any{"id": fmt.Sprint(a.client)}},
 			{"client", `query($id: ID!) { client(id: $id) { id label } }`, map[string]any{"id": a.clientUUID}},
+			{"systemStatusRecords", `query($id: ID!) { systemStatusRecords(clientId: $id) { total items { id } } }`,
+				map[string]any{"id": fmt.Sprint(a.client)}},
+			{"systemStatusRecords", `query($id: ID!) { systemStatusRecords(clientId: $id) { total items { id } } }`,
+				map[string]any{"id": a.clientUUID}},
 			{"user", `query($id: Int!) { user(id: $id) { id email } }`, map[string]any{"id": a.user}},
 			{"serviceCredential", `query($id: Int!) { serviceCredential(id: $id) { id name } }`, map[string]any{"id": a.credential}},
 			{"clientAdminApiKey", `query($id: Int!) { clientAdminApiKey(id: $id) { id name } }`, map[string]any{"id": a.adminKey}},
@@ -326,7 +341,9 @@ func TestCrossTenantIsolation(t *testing.T) {
 		g := e.GraphQL(t, bKey, `{
 			clients { id uuid label accessLevel registrationKey { id registrationKey } clientGroups { id name }
 				currentIspContract { id ispId ispName } ispContracts { id ispId clientLabel }
-				deliveredPublicConfig { id name } }
+				deliveredPublicConfig { id name } latestSystemStatusRecord { id clientUuid platform } }
+			fleetHealth { clientId clientUuid clientLabel state sourceSystemStatusRecordId }
+			healthThresholds { cpu { warningPercent } }
 			clientGroups { id name clients { id uuid label } }
 			isps { id name ispContractsCount ispContracts { id clientId clientUuid clientLabel client { id uuid } } }
 			capabilities { id name registrationKeysCount registrationKeys { id registrationKey clientsCount capability { id } } }
@@ -412,6 +429,22 @@ func TestCrossTenantIsolation(t *testing.T) {
 		if st.Status != http.StatusOK || st.Obj(t)["data_owner"] != b.o.Slug {
 			t.Errorf("B's assistant status: %d %s, want data_owner %s", st.Status, st.Raw, b.o.Slug)
 		}
+	})
+
+	t.Run("B's fleet health and thresholds are B's", func(t *testing.T) {
+		r := e.Admin(t, http.MethodGet, "/fleet_health", bKey, nil)
+		states := apitest.List(t, apitest.WantEnvelope(t, r, http.StatusOK, "client_health_states"))
+		if len(states) != 1 || apitest.Int(t, apitest.Object(t, states[0])["client_id"]) != b.client ||
+			apitest.Int(t, apitest.Object(t, states[0])["source_system_status_record_id"]) != b.statusRecord {
+			t.Errorf("B's fleet health: %s, want B's one client with B's record", r.Raw)
+		}
+		checkNoLeak(t, "B's fleet health", r.Raw)
+		r = e.Admin(t, http.MethodPut, "/fleet_health/thresholds", bKey, map[string]any{"cpu": map[string]any{"warning_percent": 10}})
+		if r.Status != http.StatusOK {
+			t.Fatalf("B updates thresholds: %d %s", r.Status, r.Raw)
+		}
+		g := e.GraphQLData(t, bKey, `mutation { healthThresholdsUpdate(input: {memory: {warningPercent: 11}}) { memory { warningPercent } } }`, nil)
+		checkNoLeak(t, "B's thresholds", mustJSON(t, g))
 	})
 
 	t.Run("A's records are unchanged after B's attempts", func(t *testing.T) {
@@ -509,6 +542,19 @@ func TestSharedClientShowsOnlyTheClient(t *testing.T) {
 	checkShared(t, one)
 	if cfg, _ := one["configuration"].(map[string]any); cfg == nil || cfg["public_config_id"] != nil || cfg["automator_config_id"] != nil {
 		t.Errorf("shared client's configuration = %v, want no config ids", one["configuration"])
+	}
+
+	// A's system status records and health stay A's: B's listing of the
+	// shared client holds B's records of it (none), and B's fleet health
+	// covers B's own clients.
+	sr := e.Admin(t, http.MethodGet, fmt.Sprintf("/clients/%d/system_status_records", a.client), b.o.Key, nil)
+	if l := apitest.List(t, apitest.WantEnvelope(t, sr, http.StatusOK, "system_status_records")); len(l) != 0 {
+		t.Errorf("B reads A's records of the shared client: %s", sr.Raw)
+	}
+	for _, it := range apitest.List(t, apitest.WantEnvelope(t, e.Admin(t, http.MethodGet, "/fleet_health", b.o.Key, nil), http.StatusOK, "client_health_states")) {
+		if apitest.Int(t, apitest.Object(t, it)["client_id"]) == a.client {
+			t.Errorf("B's fleet health includes A's shared client: %v", it)
+		}
 	}
 
 	// B's label check ignores the shared client: it is not one of B's.

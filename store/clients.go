@@ -34,7 +34,9 @@ type Client struct {
 	SystemHealthNotificationsMuted bool       `db:"system_health_notifications_muted"`
 	RegistrationKeyID              *int64     `db:"registration_key_id"`
 	// Offline: not seen within the viewing data owner's offline threshold
-	// (DefaultOfflineThresholdMinutes when it set none); nil when never seen.
+	// (DefaultOfflineThresholdMinutes when it set none); nil when never
+	// seen, and for every client while the viewing data owner's
+	// client_offline_detection_enabled is off (no judgement is made).
 	Offline *bool `db:"offline"`
 }
 
@@ -49,8 +51,9 @@ var clientSelect = fmt.Sprintf(`SELECT c.id, c.uuid::text AS uuid, c.type, c.dat
 	c.last_measurement_at, c.last_seen_at, c.last_client_type, c.last_client_version,
 	c.config_managed, c.public_config_id, c.automator_config_id, c.anomalies_muted,
 	c.offline_notifications_muted, c.system_health_notifications_muted, c.registration_key_id,
-	c.last_seen_at < now() - make_interval(mins => coalesce(
-		(SELECT offline_threshold_minutes FROM data_owners WHERE id = $1), %d)) AS offline
+	CASE WHEN (SELECT client_offline_detection_enabled FROM data_owners WHERE id = $1)
+		THEN c.last_seen_at < now() - make_interval(mins => coalesce(
+			(SELECT offline_threshold_minutes FROM data_owners WHERE id = $1), %d)) END AS offline
 	FROM clients c
 	WHERE (c.data_owner_id = $1 OR EXISTS (SELECT 1 FROM client_shares s WHERE s.client_id = c.id AND s.data_owner_id = $1))`, DefaultOfflineThresholdMinutes)
 

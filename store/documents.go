@@ -114,6 +114,7 @@ func hasNUL(v any) bool {
 // "study.subject" (measurements) or "subject" (anomaly events);
 // measurement_id from "measurement_id" (client reports, event bundles,
 // network requests); created_at from "created_at" (ISO 8601, required).
+// A system status record's fields must have the spec's types (statusFields).
 func DocumentFields(kind string, doc map[string]any) (Document, error) {
 	d := Document{Kind: kind}
 	if !validKind(kind) {
@@ -167,6 +168,10 @@ func DocumentFields(kind string, doc map[string]any) (Document, error) {
 	case KindAnomalyEvent:
 		if d.Subject, err = stringField(doc, "subject"); err != nil {
 			return d, err
+		}
+	case KindSystemStatus:
+		if _, problems := statusFields(doc); len(problems) > 0 {
+			return d, errors.New(problems[0])
 		}
 	case KindClientReport, KindEventBundle, KindNetworkRequest:
 		if doc["measurement_id"] != nil {
@@ -303,7 +308,8 @@ func (r InsertResult) Loaded() int { return r.Inserted + r.Updated + r.Unchanged
 // when its JSON changed; within docs the last copy of a document wins.
 // Clients named by the documents that do not exist yet are created for the
 // data owner (type automator); documents naming another data owner's
-// client are refused, not stored.
+// client are refused, not stored. The health of the clients of system
+// status records is evaluated in the same transaction (evaluateHealth).
 func (s *Store) InsertDocuments(ctx context.Context, ownerID int64, docs []Document) (InsertResult, error) {
 	var res InsertResult
 	if len(docs) == 0 {
@@ -357,12 +363,30 @@ func (s *Store) InsertDocuments(ctx context.Context, ownerID int64, docs []Docum
 			return mapErr("insert documents", err)
 		}
 		res.Unchanged = len(docs) - len(res.Refused) - res.Inserted - res.Updated
+		if uuids := statusClients(docs); len(uuids) > 0 {
+			_, err := evaluateHealth(ctx, tx, ownerID, uuids)
+			return err
+		}
 		return nil
 	})
 	if err != nil {
 		return InsertResult{}, err
 	}
 	return res, nil
+}
+
+// statusClients lists the clients of the system status records among docs
+// (their health is evaluated as they arrive).
+func statusClients(docs []Document) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, d := range docs {
+		if d.Kind == KindSystemStatus && d.ClientUUID != nil && !seen[*d.ClientUUID] {
+			seen[*d.ClientUUID] = true
+			out = append(out, *d.ClientUUID)
+		}
+	}
+	return out
 }
 
 // docSource feeds docs to COPY.

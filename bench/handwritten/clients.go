@@ -21,8 +21,9 @@ type api struct{ db *pgxpool.Pool }
 
 // owner is what a request needs to know about the key's data owner.
 type owner struct {
-	id             int64
-	offlineMinutes int64
+	id               int64
+	offlineMinutes   int64
+	offlineDetection bool
 }
 
 // defaultOfflineMinutes is fleetgraph's offline threshold when the data
@@ -80,13 +81,13 @@ func (a *api) getClient(w http.ResponseWriter, r *http.Request) {
 // authenticate finds the data owner of a valid client_admin key with a user,
 // or answers 401.
 func (a *api) authenticate(w http.ResponseWriter, r *http.Request) (owner, bool) {
-	const q = `SELECT k.data_owner_id, coalesce(d.offline_threshold_minutes, $2) FROM api_keys k
+	const q = `SELECT k.data_owner_id, coalesce(d.offline_threshold_minutes, $2), d.client_offline_detection_enabled FROM api_keys k
 		JOIN data_owners d ON d.id = k.data_owner_id
 		JOIN users u ON u.id = k.user_id AND u.data_owner_id = k.data_owner_id
 		WHERE k.digest = $1 AND k.kind = 'client_admin' AND k.valid_from <= now() AND k.valid_until > now()`
 	digest := sha256.Sum256([]byte(r.Header.Get("X-API-KEY")))
 	var o owner
-	err := a.db.QueryRow(r.Context(), q, digest[:], defaultOfflineMinutes).Scan(&o.id, &o.offlineMinutes)
+	err := a.db.QueryRow(r.Context(), q, digest[:], defaultOfflineMinutes).Scan(&o.id, &o.offlineMinutes, &o.offlineDetection)
 	if errors.Is(err, pgx.ErrNoRows) {
 		writeError(w, http.StatusUnauthorized, "invalid API key")
 		return o, false
@@ -112,7 +113,7 @@ func (a *api) clients(ctx context.Context, o owner, q string, args ...any) ([]cl
 		if err := rows.Scan(row.dest()...); err != nil {
 			return nil, err
 		}
-		out = append(out, row.client(now, o.offlineMinutes))
+		out = append(out, row.client(now, o))
 	}
 	return out, rows.Err()
 }

@@ -69,8 +69,9 @@ func (r *clientRow) dest() []any {
 		&ct.AssumedTariff, &ct.ConnectionType, &r.contractName, &ct.ValidFrom, &ct.ValidUntil, &r.contractIspName}
 }
 
-// client shapes the row as the REST API shows it at now.
-func (r *clientRow) client(now time.Time, offlineMinutes int64) client {
+// client shapes the row as the REST API shows it at now (offline only
+// while the data owner's offline detection is on).
+func (r *clientRow) client(now time.Time, o owner) client {
 	c := r.c
 	c.row = r
 	c.AccessLevel = "owner"
@@ -81,8 +82,8 @@ func (r *clientRow) client(now time.Time, offlineMinutes int64) client {
 	}
 	c.DeliveredPublicConfig = configOf(r.pcID, r.pcName, r.pcDefault)
 	c.DeliveredAutomatorConfig = configOf(r.acID, r.acName, r.acDefault)
-	if c.LastSeenAt != nil {
-		off := now.Sub(*c.LastSeenAt) > time.Duration(offlineMinutes)*time.Minute
+	if c.LastSeenAt != nil && o.offlineDetection {
+		off := now.Sub(*c.LastSeenAt) > time.Duration(o.offlineMinutes)*time.Minute
 		c.Offline = &off
 	}
 	if r.keyID != nil {

@@ -29,10 +29,78 @@ func seedDemo(ctx context.Context, st *store.Store, sealer *auth.Sealer) (issued
 		return keys, fmt.Errorf("demo: %w", err)
 	}
 	existing, err := st.Isps(ctx, b.DataOwnerID, store.IspFilter{})
-	if err != nil || len(existing) > 0 {
-		return keys, err // already seeded
+	if err != nil {
+		return keys, err
 	}
-	return keys, fillDemo(ctx, st, sealer, b.DataOwnerID)
+	if len(existing) == 0 { // not seeded yet
+		if err := fillDemo(ctx, st, sealer, b.DataOwnerID); err != nil {
+			return keys, err
+		}
+	}
+	return keys, refreshDemoStatus(ctx, st, b.DataOwnerID, time.Now())
+}
+
+// demoStatusRecords is how many system status records each demo probe has.
+const demoStatusRecords = 3
+
+// demoStatus gives demo probe n's cpu, memory and filesystem percent:
+// probe-03 is at a warning (memory), probe-07 critical (filesystem, and
+// cpu at a warning), probe-12 reports none (unknown), the rest are healthy.
+func demoStatus(n int) (cpu, memory, filesystem float64, ok bool) {
+	switch n {
+	case 3:
+		return 35, 86.5, 61, true
+	case 7:
+		return 91, 48, 97.2, true
+	case 12:
+		return 0, 0, 0, false
+	}
+	return float64(8 + 3*n), float64(30 + 2*n), float64(40 + n), true
+}
+
+// refreshDemoStatus stores each demo probe's system status records as
+// reported in the minutes before now, replacing those of an earlier start
+// (same ids), so that fleet health shows its warning and critical probes
+// whenever the demo starts, not unknown once the records aged out.
+func refreshDemoStatus(ctx context.Context, st *store.Store, owner int64, now time.Time) error {
+	var docs []store.Document
+	for n := 1; n <= 12; n++ {
+		cpu, memory, fs, ok := demoStatus(n)
+		if !ok {
+			continue
+		}
+		transport := []string{"ethernet", "wifi"}[n%2]
+		for k := demoStatusRecords - 1; k >= 0; k-- {
+			at := now.Add(-time.Duration(5*k+n) * time.Minute).UTC()
+			drift := float64(k) // older records a little lower
+			raw := fmt.Sprintf(`{"id": "demo-status-%d-%d", "client_uuid": %q, "created_at": %q, "run_id": "demo-run-%d-%d",
+				"study_ids": ["youtube-1080p", "web-top10"], "measurement_ids": [], "platform": "linux-arm64",
+				"runtime_scope": "system", "sample_interval_seconds": 10, "started_at": %q, "finished_at": %q,
+				"cpu_valid_sample_count": 30, "cpu_average_percent": %.1f, "cpu_max_percent": %.1f, "cpu_final_percent": %.1f,
+				"memory_valid_sample_count": 30, "memory_effective_total_bytes": 4294967296,
+				"memory_average_percent": %.1f, "memory_max_percent": %.1f, "memory_final_percent": %.1f,
+				"filesystems": [{"device": "/dev/mmcblk0p2", "mount": "/", "type": "ext4", "writable": true,
+					"valid_sample_count": 30, "total_bytes": 31268536320, "minimum_available_bytes": %d,
+					"final_available_bytes": %d, "average_percent": %.1f, "maximum_percent": %.1f, "final_percent": %.1f}],
+				"connection_details": [{"id": %d, "type": %q, "client_time": %q, "ip_address": "192.168.1.%d",
+					"subnet": "192.168.1.0/24", "ssid": null, "bssid": null, "rssi": null, "signal_strength": null,
+					"channel": null, "frequency": null, "link_speed": 1000, "link_speed_rx": null, "link_speed_tx": null}],
+				"collection_errors": []}`,
+				n, k, demoUUID(n), at.Format(time.RFC3339), n, k, at.Add(-5*time.Minute).Format(time.RFC3339), at.Format(time.RFC3339),
+				cpu-drift, cpu+7-drift, cpu-1-drift, memory-drift, memory+3-drift, memory-drift,
+				int64(31268536320*(100-fs-2)/100), int64(31268536320*(100-fs)/100), fs-0.5, fs+0.3, fs,
+				100*n+k, transport, at.Format(time.RFC3339), 10+n)
+			d, err := store.ParseDocument(store.KindSystemStatus, []byte(raw))
+			if err != nil {
+				return fmt.Errorf("demo: status record of probe %d: %w", n, err)
+			}
+			docs = append(docs, d)
+		}
+	}
+	if _, err := st.InsertDocuments(ctx, owner, docs); err != nil {
+		return fmt.Errorf("demo: load status records: %w", err)
+	}
+	return nil
 }
 
 func fillDemo(ctx context.Context, st *store.Store, sealer *auth.Sealer, owner int64) error {

@@ -69,11 +69,43 @@ func TestDemoLoadsTheFixtureSet(t *testing.T) {
 		t.Errorf("%d measurements through the probes, want %d", total, want["measurement"])
 	}
 
-	// Seeding again (a restart with --demo) adds nothing.
+	// Fleet health shows one warning and one critical probe, one without
+	// records (unknown), the others healthy.
+	wantStates := map[string]string{"probe-03": "warning", "probe-07": "critical", "probe-12": "unknown"}
+	demoStates := func() {
+		t.Helper()
+		r := e.Admin(t, http.MethodGet, "/fleet_health", key, nil)
+		states := apitest.List(t, apitest.WantEnvelope(t, r, http.StatusOK, "client_health_states"))
+		if len(states) != 12 {
+			t.Fatalf("%d health states, want 12: %s", len(states), r.Raw)
+		}
+		for _, it := range states {
+			s := apitest.Object(t, it)
+			want := wantStates[s["client_label"].(string)]
+			if want == "" {
+				want = "healthy"
+			}
+			if s["state"] != want {
+				t.Errorf("%s: state %v, want %s", s["client_label"], s["state"], want)
+			}
+		}
+	}
+	demoStates()
+	statusDocs := countDocs(t, owner, "system_status")
+	if statusDocs != 11*demoStatusRecords {
+		t.Errorf("%d system status records, want %d", statusDocs, 11*demoStatusRecords)
+	}
+
+	// Seeding again (a restart with --demo) adds nothing; the status records
+	// are renewed in place.
 	if _, err := seedDemo(ctx, e.Store, e.Sealer); err != nil {
 		t.Fatalf("second seed: %v", err)
 	}
 	if got := countDocs(t, owner, "measurement"); got != want["measurement"] {
 		t.Errorf("after a second seed: %d measurements, want %d", got, want["measurement"])
 	}
+	if got := countDocs(t, owner, "system_status"); got != statusDocs {
+		t.Errorf("after a second seed: %d system status records, want %d", got, statusDocs)
+	}
+	demoStates()
 }

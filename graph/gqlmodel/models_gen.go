@@ -153,6 +153,19 @@ type ExportFilter struct {
 	Label *string `json:"label,omitempty"`
 }
 
+// New thresholds of one metric; an omitted value is kept. 0 to 100, warning below critical.
+type HealthMetricThresholdsInput struct {
+	WarningPercent  graphql.Omittable[*int64] `json:"warningPercent,omitempty"`
+	CriticalPercent graphql.Omittable[*int64] `json:"criticalPercent,omitempty"`
+}
+
+// Thresholds to change; an omitted metric is kept.
+type HealthThresholdsInput struct {
+	CPU        graphql.Omittable[*HealthMetricThresholdsInput] `json:"cpu,omitempty"`
+	Memory     graphql.Omittable[*HealthMetricThresholdsInput] `json:"memory,omitempty"`
+	Filesystem graphql.Omittable[*HealthMetricThresholdsInput] `json:"filesystem,omitempty"`
+}
+
 type IspCreateInput struct {
 	Name    string        `json:"name"`
 	Country string        `json:"country"`

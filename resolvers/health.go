@@ -1,0 +1,150 @@
+package resolvers
+
+import (
+	"fmt"
+
+	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
+	"github.com/fleetgraph/fleetgraph/health"
+	"github.com/fleetgraph/fleetgraph/model"
+	"github.com/fleetgraph/fleetgraph/store"
+)
+
+// System status record pages: page from 1, perPage 1 to maxRecordsPerPage
+// (DESIGN.md's list convention); pages past maxRecordPage are refused
+// rather than computed into an offset that overflows.
+const (
+	maxRecordsPerPage = 100
+	maxRecordPage     = 1_000_000
+)
+
+// recordPage checks the paging arguments (400 when out of range).
+func recordPage(page, perPage *int64) (int64, int64, error) {
+	pg, per := int64(1), int64(25)
+	if page != nil {
+		pg = *page
+	}
+	if perPage != nil {
+		per = *perPage
+	}
+	if pg < 1 || pg > maxRecordPage {
+		return 0, 0, apierr.BadRequestf("page must be 1 to %d, got %d", maxRecordPage, pg)
+	}
+	if per < 1 || per > maxRecordsPerPage {
+		return 0, 0, apierr.BadRequestf("per_page must be 1 to %d, got %d", maxRecordsPerPage, per)
+	}
+	return pg, per, nil
+}
+
+// changeThresholds applies input to cur: each given value must be 0 to 100
+// and, with the values kept, each metric's warning below its critical.
+// Field errors are named cpu.warningPercent, ... (cpu.warning_percent in
+// REST); a metric or value given as null is an error, not a reset.
+func changeThresholds(cur health.Thresholds, in gqlmodel.HealthThresholdsInput) (health.Thresholds, error) {
+	fe := apierr.FieldErrors{}
+	next := cur
+	for _, m := range []struct {
+		name  string
+		in    graphql.Omittable[*gqlmodel.HealthMetricThresholdsInput]
+		limit *health.Limits
+	}{{health.MetricCPU, in.CPU, &next.CPU}, {health.MetricMemory, in.Memory, &next.Memory},
+		{health.MetricFilesystem, in.Filesystem, &next.Filesystem}} {
+		v, set, null := omitted(m.in)
+		if null {
+			fe.Add(m.name, "can't be null")
+		}
+		if !set || v == nil {
+			continue
+		}
+		percent(fe, m.name+".warningPercent", v.WarningPercent, &m.limit.Warning)
+		percent(fe, m.name+".criticalPercent", v.CriticalPercent, &m.limit.Critical)
+		_, badW := fe[m.name+".warningPercent"]
+		_, badC := fe[m.name+".criticalPercent"]
+		switch {
+		case badW || badC || m.limit.Warning < m.limit.Critical:
+		case v.WarningPercent.IsSet():
+			fe.Add(m.name+".warningPercent", fmt.Sprintf("must be less than the critical threshold (%d)", m.limit.Critical))
+		default:
+			fe.Add(m.name+".criticalPercent", fmt.Sprintf("must be greater than the warning threshold (%d)", m.limit.Warning))
+		}
+	}
+	return next, fe.Err()
+}
+
+// percent sets *to from a given threshold value (0 to 100).
+func percent(fe apierr.FieldErrors, field string, o graphql.Omittable[*int64], to *int) {
+	v, set, null := omitted(o)
+	switch {
+	case null:
+		fe.Add(field, "can't be null")
+	case !set:
+	case *v < 0 || *v > 100:
+		fe.Add(field, "must be between 0 and 100")
+	default:
+		*to = int(*v)
+	}
+}
+
+func thresholdsOf(t health.Thresholds) model.HealthThresholds {
+	of := func(l health.Limits) model.HealthMetricThresholds {
+		return model.HealthMetricThresholds{WarningPercent: int64(l.Warning), CriticalPercent: int64(l.Critical)}
+	}
+	return model.HealthThresholds{CPU: of(t.CPU), Memory: of(t.Memory), Filesystem: of(t.Filesystem)}
+}
+
+func healthStateOf(h store.HealthState) model.ClientHealthState {
+	reasons := make([]model.HealthReason, len(h.Reasons))
+	for i, r := range h.Reasons {
+		reasons[i] = model.HealthReason{Metric: r.Metric, Percent: r.Percent, Severity: model.HealthSeverity(r.Severity)}
+	}
+	sum := func(m string) model.HealthMetricSummary {
+		s := h.MetricSummary[m]
+		return model.HealthMetricSummary{Percent: s.Percent, WarningPercent: s.WarningPercent, CriticalPercent: s.CriticalPercent}
+	}
+	sn := h.Snapshot
+	return model.ClientHealthState{ClientID: h.ClientID, ClientUUID: h.ClientUUID, ClientLabel: h.ClientLabel,
+		State: model.HealthState(h.State), Reasons: reasons,
+		MetricSummary: model.HealthMetricSummaries{CPU: sum(health.MetricCPU), Memory: sum(health.MetricMemory),
+			Filesystem: sum(health.MetricFilesystem)},
+		EvaluatedAt: h.EvaluatedAt,
+		ThresholdSnapshot: model.HealthThresholdSnapshot{CPUWarningPercent: int64(sn.CPUWarningPercent),
+			CPUCriticalPercent: int64(sn.CPUCriticalPercent), MemoryWarningPercent: int64(sn.MemoryWarningPercent),
+			MemoryCriticalPercent: int64(sn.MemoryCriticalPercent), FilesystemWarningPercent: int64(sn.FilesystemWarningPercent),
+			FilesystemCriticalPercent: int64(sn.FilesystemCriticalPercent), OfflineThresholdMinutes: int64(sn.OfflineThresholdMinutes),
+			ClientDegradedDetectionEnabled: sn.DegradedDetectionEnabled},
+		ThresholdsOutdated: h.ThresholdsOutdated, SourceSystemStatusRecordID: h.SourceRecordID,
+		NetworkTransport: h.NetworkTransport}
+}
+
+func systemStatusOf(s store.SystemStatus) model.SystemStatusRecord {
+	fss := make([]model.SystemStatusFilesystem, len(s.Filesystems))
+	for i, f := range s.Filesystems {
+		fss[i] = model.SystemStatusFilesystem{Writable: f.Writable, ValidSampleCount: f.ValidSampleCount,
+			Device: f.Device, Mount: f.Mount, Type: f.Type, TotalBytes: f.TotalBytes,
+			MinimumAvailableBytes: f.MinimumAvailableBytes, FinalAvailableBytes: f.FinalAvailableBytes,
+			AveragePercent: f.AveragePercent, MaximumPercent: f.MaximumPercent, FinalPercent: f.FinalPercent}
+	}
+	cds := make([]model.JSON, len(s.ConnectionDetails))
+	for i, c := range s.ConnectionDetails {
+		cds[i] = model.JSON{Value: c}
+	}
+	return model.SystemStatusRecord{ID: s.ID, ClientUUID: deref(s.ClientUUID), RunID: s.RunID,
+		StudyIds: orEmpty(s.StudyIDs), MeasurementIds: orEmpty(s.MeasurementIDs),
+		StartedAt: s.StartedAt, FinishedAt: s.FinishedAt, Platform: s.Platform, RuntimeScope: s.RuntimeScope,
+		SampleIntervalSeconds: deref(s.SampleIntervalSeconds), ConnectionDetailTraceID: s.ConnectionDetailTraceID,
+		CPUValidSampleCount: deref(s.CPUValidSampleCount), CPUAveragePercent: s.CPUAveragePercent,
+		CPUMaxPercent: s.CPUMaxPercent, CPUFinalPercent: s.CPUFinalPercent,
+		MemoryValidSampleCount: deref(s.MemoryValidSampleCount), MemoryEffectiveTotalBytes: s.MemoryEffectiveTotalBytes,
+		MemoryAveragePercent: s.MemoryAveragePercent, MemoryMaxPercent: s.MemoryMaxPercent,
+		MemoryFinalPercent: s.MemoryFinalPercent, Filesystems: fss, ConnectionDetails: cds,
+		CollectionErrors: orEmpty(s.CollectionErrors), CreatedAt: s.CreatedAt}
+}
+
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

@@ -165,7 +165,7 @@ func TestConfigDraftPublishLifecycle(t *testing.T) {
 		t.Fatalf("revisions = %v", revs)
 	}
 	r0, r1 := revs[0].(map[string]any), revs[1].(map[string]any)
-	if apitest.Int(t, r0["revision"]) != 2 || r0["state"] != "published" || apitest.Int(t, r1["revision"]) != 1 || r1["state"] != "superseded" {
+	if apitest.Int(t, r0["revision"]) != 2 || r0["published"] != true || apitest.Int(t, r1["revision"]) != 1 || r1["published"] != false {
 		t.Errorf("revisions newest first with states: %v", revs)
 	}
 	if _, has := r0["data"]; has {
@@ -310,8 +310,13 @@ func TestConfigDeliveryPrecedence(t *testing.T) {
 	if apitest.Int(t, g["delivered_client_count"]) != 1 || len(clients) != 1 || apitest.Int(t, clients[0].(map[string]any)["id"]) != c1 {
 		t.Errorf("group config delivered to %v (count %v), want [c1]", clients, g["delivered_client_count"])
 	}
-	if groups := apitest.List(t, g["client_groups"]); len(groups) != 1 || apitest.Int(t, groups[0].(map[string]any)["id"]) != g1 {
-		t.Errorf("group config's client_groups = %v", groups)
+	gq := e.GraphQLData(t, o.Key, `query($id: Int!) { measurementConfig(kind: public, id: $id) { clientGroups { id } revisions { state } } }`,
+		map[string]any{"id": grp})["measurementConfig"].(map[string]any)
+	if groups := apitest.List(t, gq["clientGroups"]); len(groups) != 1 || apitest.Int(t, groups[0].(map[string]any)["id"]) != g1 {
+		t.Errorf("group config's clientGroups = %v", groups)
+	}
+	if fmt.Sprint(gq["revisions"]) != "[map[state:published]]" {
+		t.Errorf("revisions' states = %v", gq["revisions"])
 	}
 	dc := cfgObj(t, e.Admin(t, http.MethodGet, fmt.Sprintf("/public_configs/%d", def), o.Key, nil), http.StatusOK, "public_config")
 	if n := apitest.Int(t, dc["delivered_client_count"]); n != 1 {

@@ -8,7 +8,7 @@ import (
 // clientsSQL reads the clients data owner $1 sees (its own and those shared
 // with it) with everything the REST shape shows; callers append a filter or
 // the order. A shared client shows no config, key or contracts of its owner.
-const clientsSQL = `SELECT c.id, c.uuid::text, c.type, c.data_owner_id <> $1, c.label, c.extra_label, c.tags,
+var clientsSQL = `SELECT c.id, c.uuid::text, c.type, c.data_owner_id <> $1, c.label, c.extra_label, c.tags,
 	c.created_at, c.updated_at, c.disabled_at, c.disabled_reason, c.last_measurement_at, c.last_seen_at,
 	c.last_client_type, c.last_client_version, c.config_managed, c.public_config_id, c.automator_config_id,
 	c.anomalies_muted, c.offline_notifications_muted, c.system_health_notifications_muted,
@@ -18,12 +18,8 @@ const clientsSQL = `SELECT c.id, c.uuid::text, c.type, c.data_owner_id <> $1, c.
 	ct.id, ct.isp_id, ct.upload_speed, ct.download_speed, ct.monthly_price, ct.currency, ct.assumed_tariff,
 	ct.connection_type, ct.name, ct.valid_from, ct.valid_until, ct.isp_name
 	FROM clients c
-	LEFT JOIN LATERAL (SELECT m.id, m.name, m.is_default FROM measurement_configs m
-		WHERE m.data_owner_id = $1 AND c.data_owner_id = $1 AND m.kind = 'public'
-		AND (m.id = c.public_config_id OR m.is_default) ORDER BY m.id = c.public_config_id DESC NULLS LAST LIMIT 1) pc ON true
-	LEFT JOIN LATERAL (SELECT m.id, m.name, m.is_default FROM measurement_configs m
-		WHERE m.data_owner_id = $1 AND c.data_owner_id = $1 AND m.kind = 'automator'
-		AND (m.id = c.automator_config_id OR m.is_default) ORDER BY m.id = c.automator_config_id DESC NULLS LAST LIMIT 1) ac ON true
+	LEFT JOIN LATERAL (` + deliveredSQL + `) pc ON c.data_owner_id = $1 AND c.config_managed AND pc.kind = 'public'
+	LEFT JOIN LATERAL (` + deliveredSQL + `) ac ON c.data_owner_id = $1 AND c.config_managed AND ac.kind = 'automator'
 	LEFT JOIN registration_keys k ON k.id = c.registration_key_id AND k.data_owner_id = $1 AND c.data_owner_id = $1
 	LEFT JOIN LATERAL (SELECT array_agg(g.id ORDER BY g.name, g.id) AS ids, array_agg(g.name ORDER BY g.name, g.id) AS names
 		FROM client_group_members m JOIN client_groups g ON g.id = m.client_group_id
@@ -35,6 +31,22 @@ const clientsSQL = `SELECT c.id, c.uuid::text, c.type, c.data_owner_id <> $1, c.
 		AND (k.valid_from IS NULL OR k.valid_from <= now()) AND (k.valid_until IS NULL OR k.valid_until > now())
 		ORDER BY k.valid_from DESC NULLS LAST, k.id DESC LIMIT 1) ct ON true
 	WHERE (c.data_owner_id = $1 OR EXISTS (SELECT 1 FROM client_shares s WHERE s.client_id = c.id AND s.data_owner_id = $1))`
+
+// deliveredSQL is fleetgraph's delivery rule written out: the published
+// config of the client's own assignment, else of its groups' (latest
+// assigned first), else the data owner's default. It is evaluated for each
+// kind and the join keeps the one asked for.
+const deliveredSQL = `SELECT k.kind, d.id, d.name, d.is_default FROM (VALUES ('public'), ('automator')) k(kind)
+	CROSS JOIN LATERAL (SELECT m.id, m.name, m.is_default FROM (
+		SELECT CASE k.kind WHEN 'public' THEN c.public_config_id ELSE c.automator_config_id END AS config_id,
+			1 AS rank, NULL::timestamptz AS at
+		UNION ALL SELECT gc.config_id, 2, gc.assigned_at FROM client_group_members gm
+			JOIN client_group_configs gc ON gc.client_group_id = gm.client_group_id AND gc.kind = k.kind
+			WHERE gm.client_id = c.id
+		UNION ALL SELECT x.id, 3, NULL FROM measurement_configs x WHERE x.data_owner_id = $1 AND x.kind = k.kind AND x.is_default
+	) cand JOIN measurement_configs m ON m.id = cand.config_id AND m.data_owner_id = $1 AND m.kind = k.kind
+	JOIN config_versions p ON p.config_id = m.id AND p.state = 'published'
+	ORDER BY cand.rank, cand.at DESC, m.id LIMIT 1) d`
 
 // clientRow is one row of clientsSQL.
 type clientRow struct {

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -60,7 +61,11 @@ func parseConfigDoc(fe apierr.FieldErrors, kind model.ConfigKind, v any, fromTex
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var doc map[string]any
-	if err := dec.Decode(&doc); err != nil || doc == nil {
+	err = dec.Decode(&doc)
+	if err == nil && dec.More() {
+		err = errors.New("text after the document")
+	}
+	if err != nil || doc == nil {
 		if fromText {
 			fe.Add("data", "must be a JSON object (or its JSON text)")
 		} else {

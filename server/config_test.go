@@ -605,3 +605,75 @@ func TestConfigGraphQL(t *testing.T) {
 		t.Errorf("validation error = %v", ge)
 	}
 }
+
+// TestConfigConcurrentWrites: drafts of two configs naming the same
+// studies in opposite orders, publishes and overlapping assignments, all at
+// once: every answer is a success or a 409 (publish without a draft), never
+// a 500, and each config ends with at most one draft and one published
+// version.
+func TestConfigConcurrentWrites(t *testing.T) {
+	e := apitest.Get(t)
+	o := e.NewOwner(t, "cfgrace")
+	a := o.NewConfig(t, store.ConfigPublic, "A", false)
+	b := o.NewConfig(t, store.ConfigPublic, "B", false)
+	var clients []int64
+	for range 5 {
+		clients = append(clients, o.NewClient(t, store.NewClient{}).ID)
+	}
+	reversed := []int64{clients[4], clients[3], clients[2], clients[1], clients[0]}
+	studies := []map[string]any{cfgStudy("s1", "WEB", "website"), cfgStudy("s2", "VIDEO", "youtube"), cfgStudy("s3", "NETWORK", "dns")}
+	type call struct {
+		method, path string
+		body         any
+	}
+	var calls []call
+	for round := range 6 {
+		for i, id := range []int64{a, b} {
+			list := []map[string]any{studies[0], studies[1], studies[2]}
+			if i == 1 {
+				list = []map[string]any{studies[2], studies[1], studies[0]}
+			}
+			changed := cfgStudy("s2", "VIDEO", "youtube")
+			changed["params"] = map[string]any{"round": round}
+			list[1] = changed
+			p := fmt.Sprintf("/public_configs/%d", id)
+			ids := clients
+			if i == 1 {
+				ids = reversed
+			}
+			calls = append(calls, call{http.MethodPut, p, map[string]any{"data": cfgDoc(list...)}},
+				call{http.MethodPost, p + "/publish", nil},
+				call{http.MethodPost, p + "/assign", map[string]any{"client_ids": ids}})
+		}
+	}
+	results := make(chan string, len(calls))
+	for _, c := range calls {
+		go func() {
+			r := e.Admin(t, c.method, c.path, o.Key, c.body)
+			if r.Status != http.StatusOK && r.Status != http.StatusConflict {
+				results <- fmt.Sprintf("%s %s: %d %s", c.method, c.path, r.Status, r.Raw)
+				return
+			}
+			results <- ""
+		}()
+	}
+	for range calls {
+		if msg := <-results; msg != "" {
+			t.Error(msg)
+		}
+	}
+	for _, id := range []int64{a, b} {
+		c := cfgObj(t, e.Admin(t, http.MethodGet, fmt.Sprintf("/public_configs/%d", id), o.Key, nil), 200, "public_config")
+		drafts, published := 0, 0
+		for _, v := range apitest.List(t, c["revisions"]) {
+			if v.(map[string]any)["published"] == true {
+				published++
+			} else if apitest.Int(t, v.(map[string]any)["id"]) == cfgRevision(t, c["draft_version_id"]) {
+				drafts++
+			}
+		}
+		if published != 1 || drafts > 1 {
+			t.Errorf("config %d: %d published, %d drafts", id, published, drafts)
+		}
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -481,9 +483,16 @@ func saveDraft(ctx context.Context, tx pgx.Tx, ownerID, id int64, userID *int64,
 	if _, err := tx.Exec(ctx, `DELETE FROM config_version_studies WHERE config_version_id = $1`, versionID); err != nil {
 		return nil, mapErr("clear draft studies", err)
 	}
-	actions := make([]StudyAction, 0, len(v.Studies))
-	for pos, st := range v.Studies {
-		a, err := resolveStudy(ctx, tx, ownerID, st)
+	// Study descriptions are locked in the order of their ids, so that
+	// drafts of two configs naming the same studies cannot deadlock.
+	order := make([]int, len(v.Studies))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(v.Studies[a].StudyID, v.Studies[b].StudyID) })
+	actions := make([]StudyAction, len(v.Studies))
+	for _, pos := range order {
+		a, err := resolveStudy(ctx, tx, ownerID, v.Studies[pos])
 		if err != nil {
 			return nil, err
 		}
@@ -491,7 +500,7 @@ func saveDraft(ctx context.Context, tx pgx.Tx, ownerID, id int64, userID *int64,
 			VALUES ($1, $2, $3)`, versionID, pos, a.StudyDescriptionVersionID); err != nil {
 			return nil, mapErr("insert draft study", err)
 		}
-		actions = append(actions, a)
+		actions[pos] = a
 	}
 	return actions, nil
 }
@@ -630,6 +639,12 @@ func (s *Store) AssignConfig(ctx context.Context, ownerID int64, kind string, id
 			WHERE NOT EXISTS (SELECT 1 FROM client_groups g WHERE g.data_owner_id = $1 AND g.id = x) ORDER BY x)`, ownerID, a.ClientGroupIDs); err != nil {
 			return err
 		}
+		// Clients are locked in the order of their ids (concurrent
+		// assignments of overlapping clients wait instead of deadlocking).
+		if _, err := tx.Exec(ctx, `SELECT id FROM clients WHERE data_owner_id = $1 AND id = ANY($2) ORDER BY id FOR UPDATE`,
+			ownerID, a.ClientIDs); err != nil {
+			return mapErr("lock clients", err)
+		}
 		var target *int64
 		if assign {
 			target = &id
@@ -646,7 +661,7 @@ func (s *Store) AssignConfig(ctx context.Context, ownerID int64, kind string, id
 		var err error
 		if assign {
 			_, err = tx.Exec(ctx, `INSERT INTO client_group_configs (client_group_id, kind, config_id)
-				SELECT g.id, $3, $4 FROM client_groups g WHERE g.data_owner_id = $1 AND g.id = ANY($2)
+				SELECT g.id, $3, $4 FROM client_groups g WHERE g.data_owner_id = $1 AND g.id = ANY($2) ORDER BY g.id
 				ON CONFLICT (client_group_id, kind) DO UPDATE SET config_id = EXCLUDED.config_id, assigned_at = now()`,
 				ownerID, a.ClientGroupIDs, kind, id)
 		} else {

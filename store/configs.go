@@ -139,31 +139,36 @@ func StudiesByVersion(ownerID int64, versionIDs []int64) Read[VersionStudy] {
 		scan: pgx.RowToStructByName[VersionStudy]}
 }
 
-// deliveredFrom is the delivery rule, in one place: for each managed
-// client of data owner $1 (and of the condition the caller appends), the
-// config of each kind it gets: the first of its own assignment, its
-// groups' assignments (the latest assigned first) and the data owner's
-// default that has a published version.
-const deliveredFrom = ` FROM clients c
-	CROSS JOIN (VALUES ('public'), ('automator')) k(kind)
-	CROSS JOIN LATERAL (
-		SELECT m.id, m.name, m.is_default, cand.source, p.id AS version_id, p.revision::bigint AS revision, p.data_hash
-		FROM (
-			SELECT CASE k.kind WHEN 'public' THEN c.public_config_id ELSE c.automator_config_id END AS config_id,
-				1 AS rank, NULL::timestamptz AS assigned_at, 'client' AS source
-			UNION ALL
-			SELECT gc.config_id, 2, gc.assigned_at, 'client_group' FROM client_group_members gm
-				JOIN client_group_configs gc ON gc.client_group_id = gm.client_group_id AND gc.kind = k.kind
-				WHERE gm.client_id = c.id
-			UNION ALL
-			SELECT x.id, 3, NULL, 'default' FROM measurement_configs x
-				WHERE x.data_owner_id = $1 AND x.kind = k.kind AND x.is_default
-		) cand
-		JOIN measurement_configs m ON m.id = cand.config_id AND m.data_owner_id = $1 AND m.kind = k.kind
-		JOIN config_versions p ON p.config_id = m.id AND p.state = 'published'
-		ORDER BY cand.rank, cand.assigned_at DESC, m.id
-		LIMIT 1) d
-	WHERE c.data_owner_id = $1 AND c.config_managed`
+// deliveredWith is the delivery rule, in one place: the CTE "delivered"
+// holds, for each managed client of data owner $1 (those of the ids $2, or
+// all when $2 is NULL), the config of each kind it gets: the first of its
+// own assignment, its groups' assignments (the latest assigned first) and
+// the data owner's default that has a published version. It is computed
+// for the whole set with hash joins on the few published configs and group
+// assignments (a per-client subquery took ~300 ms for 2,000 clients).
+const deliveredWith = `WITH pub AS (
+		SELECT m.id, m.kind, m.name, m.is_default, p.id AS version_id, p.revision::bigint AS revision, p.data_hash
+		FROM measurement_configs m JOIN config_versions p ON p.config_id = m.id AND p.state = 'published'
+		WHERE m.data_owner_id = $1),
+	grp AS (
+		SELECT DISTINCT ON (gm.client_id, gc.kind) gm.client_id, gc.kind, gc.config_id
+		FROM client_group_configs gc
+		JOIN client_groups g ON g.id = gc.client_group_id AND g.data_owner_id = $1
+		JOIN pub ON pub.id = gc.config_id
+		JOIN client_group_members gm ON gm.client_group_id = gc.client_group_id
+		ORDER BY gm.client_id, gc.kind, gc.assigned_at DESC, gc.config_id),
+	delivered AS (
+		SELECT x.client_id, x.kind, d.id, d.name, d.is_default, x.source, d.version_id, d.revision, d.data_hash
+		FROM (SELECT c.id AS client_id, k.kind, coalesce(own.id, grp.config_id, def.id) AS config_id,
+				CASE WHEN own.id IS NOT NULL THEN 'client' WHEN grp.config_id IS NOT NULL THEN 'client_group' ELSE 'default' END AS source
+			FROM clients c CROSS JOIN (VALUES ('public'), ('automator')) k(kind)
+			LEFT JOIN pub own ON own.kind = k.kind
+				AND own.id = CASE k.kind WHEN 'public' THEN c.public_config_id ELSE c.automator_config_id END
+			LEFT JOIN grp ON grp.client_id = c.id AND grp.kind = k.kind
+			LEFT JOIN pub def ON def.kind = k.kind AND def.is_default
+			WHERE c.data_owner_id = $1 AND c.config_managed AND ($2::bigint[] IS NULL OR c.id = ANY($2))
+			OFFSET 0) x -- planned on its own: the few configs are joined once per client, not clients per config
+		JOIN pub d ON d.id = x.config_id) `
 
 // DeliveredConfig is the config of one kind a client gets: its published
 // version. Data is read only by DeliveredConfigsForClient.
@@ -185,8 +190,7 @@ type DeliveredConfig struct {
 // DeliveredConfigsByClients loads the configs the data owner's clients
 // get (none for clients it does not own or does not manage).
 func DeliveredConfigsByClients(ownerID int64, clientIDs []int64) Read[DeliveredConfig] {
-	const q = `SELECT c.id AS client_id, k.kind, d.id, d.name, d.is_default, d.source, d.version_id, d.revision,
-		d.data_hash, NULL::bytea AS data` + deliveredFrom + ` AND c.id = ANY($2)`
+	const q = deliveredWith + `SELECT d.*, NULL::bytea AS data FROM delivered d`
 	return Read[DeliveredConfig]{step: "load delivered configs", sql: q, args: []any{ownerID, clientIDs},
 		scan: pgx.RowToStructByName[DeliveredConfig]}
 }
@@ -207,10 +211,8 @@ type ClientDelivery struct {
 // default of the kind; nothing for a client whose configs are not managed.
 // The client API's check-in calls it (ETag over Revision/DataHash).
 func (s *Store) DeliveredConfigsForClient(ctx context.Context, ownerID, clientID int64) (ClientDelivery, error) {
-	const q = `SELECT dc.*, v.data FROM (SELECT c.id AS client_id, k.kind, d.id, d.name, d.is_default, d.source,
-		d.version_id, d.revision, d.data_hash` + deliveredFrom + ` AND c.id = $2) dc
-		JOIN config_versions v ON v.id = dc.version_id`
-	rows, _ := s.pool.Query(ctx, q, ownerID, clientID)
+	const q = deliveredWith + `SELECT d.*, v.data FROM delivered d JOIN config_versions v ON v.id = d.version_id`
+	rows, _ := s.pool.Query(ctx, q, ownerID, []int64{clientID})
 	ds, err := pgx.CollectRows(rows, pgx.RowToStructByName[DeliveredConfig])
 	if err != nil {
 		return ClientDelivery{}, mapErr("load delivery", err)
@@ -246,9 +248,10 @@ type ConfigClient struct {
 // DeliveredClientsByConfig loads the managed clients that get each of the
 // data owner's configs at their next check-in, by label.
 func DeliveredClientsByConfig(ownerID int64, configIDs []int64) Read[ConfigClient] {
-	const q = `SELECT d.id AS config_id, c.id, c.uuid::text AS uuid, c.label, c.last_seen_at` + deliveredFrom +
-		` AND d.id = ANY($2) ORDER BY d.id, c.label NULLS LAST, c.id`
-	return Read[ConfigClient]{step: "load delivered clients", sql: q, args: []any{ownerID, configIDs},
+	const q = deliveredWith + `SELECT d.id AS config_id, c.id, c.uuid::text AS uuid, c.label, c.last_seen_at
+		FROM delivered d JOIN clients c ON c.id = d.client_id
+		WHERE d.id = ANY($3) ORDER BY d.id, c.label NULLS LAST, c.id`
+	return Read[ConfigClient]{step: "load delivered clients", sql: q, args: []any{ownerID, nil, configIDs},
 		scan: pgx.RowToStructByName[ConfigClient]}
 }
 

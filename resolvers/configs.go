@@ -179,7 +179,9 @@ func configID(c *model.MeasurementConfig) int64 { return c.ID }
 
 // publicConfigID keys public configs only (schedule configs have no
 // schedule configs of their own).
-func publicConfigID(c *model.MeasurementConfig) (int64, bool) { return c.ID, c.Kind == model.ConfigPublic }
+func publicConfigID(c *model.MeasurementConfig) (int64, bool) {
+	return c.ID, c.Kind == model.ConfigPublic
+}
 
 func configVersionID(v *model.ConfigVersion) int64 { return v.ID }
 

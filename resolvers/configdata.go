@@ -118,16 +118,16 @@ func (d *configDoc) checkStudies(fe apierr.FieldErrors) {
 			continue
 		}
 		in := store.StudyInput{}
-		in.StudyID = docText(fe, st, at+".id", MaxStudyIDLength)
+		in.StudyID = docText(fe, st, "id", at+".id", MaxStudyIDLength)
 		if j, dup := seen[in.StudyID]; dup && in.StudyID != "" {
 			fe.Add(at+".id", fmt.Sprintf("is the id of study %d too", j))
 		}
 		seen[in.StudyID] = i
-		in.Type = docText(fe, st, at+".type", 32)
+		in.Type = docText(fe, st, "type", at+".type", 32)
 		if _, known := vocab.StudyTypes[in.Type]; in.Type != "" && !known {
 			fe.Add(at+".type", "must be one of "+strings.Join(vocab.StudyTypeNames, ", "))
 		}
-		in.Subject = docText(fe, st, at+".subject", 64)
+		in.Subject = docText(fe, st, "subject", at+".subject", 64)
 		for _, key := range []string{"params", "names"} {
 			if p, has := st[key]; has {
 				if _, isObj := p.(map[string]any); !isObj {
@@ -264,9 +264,10 @@ func checkSchedules(fe apierr.FieldErrors, doc map[string]any) {
 	}
 }
 
-// docText reads a required string of at most max bytes.
-func docText(fe apierr.FieldErrors, obj map[string]any, field string, max int) string {
-	s, ok := obj[field[strings.LastIndex(field, ".")+1:]].(string)
+// docText reads obj's key, a required string of at most max bytes (field
+// is where errors go: the path of the key).
+func docText(fe apierr.FieldErrors, obj map[string]any, key, field string, max int) string {
+	s, ok := obj[key].(string)
 	switch {
 	case !ok:
 		fe.Add(field, "must be a string")

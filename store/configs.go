@@ -83,23 +83,22 @@ type ConfigVersion struct {
 	StudyCount      int64      `db:"study_count"`
 }
 
-// userName is how a version names the user who made or published it.
-const userName = `coalesce(nullif(btrim(concat_ws(' ', %[1]s.first_name, %[1]s.last_name)), ''), %[1]s.username)`
-
 // ConfigVersionsByConfig loads every version of the data owner's configs,
 // newest revision first.
 func ConfigVersionsByConfig(ownerID int64, configIDs []int64) Read[ConfigVersion] {
-	q := fmt.Sprintf(`SELECT v.id, v.config_id, v.revision::bigint AS revision, v.state,
+	// A user is named by first and last name, else by username.
+	const q = `SELECT v.id, v.config_id, v.revision::bigint AS revision, v.state,
 		CASE WHEN v.state <> 'superseded' THEN v.data END AS data, v.data_hash, v.created_at, v.updated_at,
-		v.created_by_id, `+userName+` AS created_by_name, v.published_at, v.published_by_id,
-		`+userName+` AS published_by_name,
+		v.created_by_id, coalesce(nullif(btrim(concat_ws(' ', cu.first_name, cu.last_name)), ''), cu.username) AS created_by_name,
+		v.published_at, v.published_by_id,
+		coalesce(nullif(btrim(concat_ws(' ', pu.first_name, pu.last_name)), ''), pu.username) AS published_by_name,
 		CASE m.kind WHEN 'public' THEN (SELECT count(*) FROM config_version_studies s WHERE s.config_version_id = v.id)
 			ELSE (SELECT count(DISTINCT x) FROM jsonb_array_elements(v.data->'studySchedules') e,
 				jsonb_array_elements_text(e->'studyIds') x) END AS study_count
 		FROM config_versions v JOIN measurement_configs m ON m.id = v.config_id
 		LEFT JOIN users cu ON cu.id = v.created_by_id
 		LEFT JOIN users pu ON pu.id = v.published_by_id
-		WHERE m.data_owner_id = $1 AND v.config_id = ANY($2) ORDER BY v.config_id, v.revision DESC`, "cu", "pu")
+		WHERE m.data_owner_id = $1 AND v.config_id = ANY($2) ORDER BY v.config_id, v.revision DESC`
 	return Read[ConfigVersion]{step: "load config versions", sql: q, args: []any{ownerID, configIDs},
 		scan: pgx.RowToStructByName[ConfigVersion]}
 }
@@ -542,7 +541,7 @@ func resolveStudy(ctx context.Context, tx pgx.Tx, ownerID int64, st StudyInput) 
 }
 
 // ErrNoDraft: publish or discard of a config without a draft.
-var ErrNoDraft = apierr.Errorf(apierr.ErrConflict, "the config has no draft version; save one first (PUT with data)")
+var ErrNoDraft = apierr.Errorf(apierr.ErrConflict, "the config has no draft version: save a draft (its data) first")
 
 // PublishConfig makes the config's draft its published version (the
 // previous published version becomes superseded history).

@@ -222,14 +222,84 @@ func (o *Owner) NewCredential(t testing.TB, opts CredentialOpts) store.ServiceCr
 	return c
 }
 
-// NewConfig makes a measurement config of kind (public, automator, ...).
+// NewConfig makes a measurement config of kind (public or automator) with
+// a published version (revision 1) of an empty document, so that clients
+// get it.
 func (o *Owner) NewConfig(t testing.TB, kind, name string, isDefault bool) int64 {
 	t.Helper()
-	id, err := o.env.Store.CreateConfig(context.Background(), o.ID, kind, name, isDefault)
+	return o.NewConfigWith(t, ConfigOpts{Kind: kind, Name: name, IsDefault: isDefault})
+}
+
+// ConfigOpts are the overrides of NewConfigWith.
+type ConfigOpts struct {
+	Kind      string // default public
+	Name      string // default unique
+	IsDefault bool
+	// Published is the document of the published version (default: no
+	// studies, or no schedules); Unpublished leaves the config without one.
+	Published   any
+	Unpublished bool
+	// Draft, when set, is saved as the draft after publishing.
+	Draft any
+}
+
+// EmptyConfigDocument is a document of kind without studies or schedules.
+func EmptyConfigDocument(kind string) map[string]any {
+	if kind == store.ConfigAutomator {
+		return map[string]any{"version": 1, "studySchedules": []any{}}
+	}
+	return map[string]any{"version": 1, "studies": []any{}}
+}
+
+// NewConfigWith makes a measurement config through the store, its
+// documents checked as the API checks them.
+func (o *Owner) NewConfigWith(t testing.TB, opts ConfigOpts) int64 {
+	t.Helper()
+	if opts.Kind == "" {
+		opts.Kind = store.ConfigPublic
+	}
+	if opts.Name == "" {
+		opts.Name = Unique("config")
+	}
+	ctx := context.Background()
+	in := store.ConfigInput{Kind: opts.Kind, Name: &opts.Name, IsDefault: opts.IsDefault, Publish: !opts.Unpublished}
+	var build store.BuildVersion
+	if !opts.Unpublished {
+		doc := opts.Published
+		if doc == nil {
+			doc = EmptyConfigDocument(opts.Kind)
+		}
+		build = o.configVersion(t, opts.Kind, doc)
+	}
+	id, _, err := o.env.Store.CreateConfig(ctx, o.ID, nil, in, build)
 	if err != nil {
 		t.Fatalf("create config: %v", err)
 	}
+	if opts.Draft != nil {
+		if _, err := o.env.Store.UpdateConfig(ctx, o.ID, nil, id, store.ConfigInput{Kind: opts.Kind},
+			o.configVersion(t, opts.Kind, opts.Draft)); err != nil {
+			t.Fatalf("save config draft: %v", err)
+		}
+	}
 	return id
+}
+
+func (o *Owner) configVersion(t testing.TB, kind string, doc any) store.BuildVersion {
+	t.Helper()
+	// Round-trip through JSON: documents arrive decoded, as in a request.
+	raw, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatalf("config document: %v", err)
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatalf("config document: %v", err)
+	}
+	build, err := resolvers.ConfigDocument(model.ConfigKind(kind), v)
+	if err != nil {
+		t.Fatalf("config document: %v", err)
+	}
+	return build
 }
 
 // NewGroup makes a client group (a unique name when name is "") of clients.

@@ -178,10 +178,76 @@ type ComplexityRoot struct {
 		Type     func(childComplexity int) int
 	}
 
+	ConfigClient struct {
+		ID         func(childComplexity int) int
+		Label      func(childComplexity int) int
+		LastSeenAt func(childComplexity int) int
+		UUID       func(childComplexity int) int
+	}
+
+	ConfigClientGroup struct {
+		ID   func(childComplexity int) int
+		Name func(childComplexity int) int
+	}
+
+	ConfigImportReport struct {
+		ServiceCredentials func(childComplexity int) int
+		StudyDescriptions  func(childComplexity int) int
+		Warnings           func(childComplexity int) int
+	}
+
 	ConfigRef struct {
 		ID        func(childComplexity int) int
 		IsDefault func(childComplexity int) int
 		Name      func(childComplexity int) int
+	}
+
+	ConfigRevision struct {
+		CreatedAt       func(childComplexity int) int
+		CreatedByID     func(childComplexity int) int
+		CreatedByName   func(childComplexity int) int
+		DataHash        func(childComplexity int) int
+		ID              func(childComplexity int) int
+		Published       func(childComplexity int) int
+		PublishedAt     func(childComplexity int) int
+		PublishedByID   func(childComplexity int) int
+		PublishedByName func(childComplexity int) int
+		Revision        func(childComplexity int) int
+		State           func(childComplexity int) int
+		StudyCount      func(childComplexity int) int
+		UpdatedAt       func(childComplexity int) int
+	}
+
+	ConfigStudy struct {
+		ID                        func(childComplexity int) int
+		InternalID                func(childComplexity int) int
+		LatestRevision            func(childComplexity int) int
+		LatestVersionID           func(childComplexity int) int
+		Name                      func(childComplexity int) int
+		Position                  func(childComplexity int) int
+		Revision                  func(childComplexity int) int
+		StudyDescriptionID        func(childComplexity int) int
+		StudyDescriptionVersionID func(childComplexity int) int
+		StudyID                   func(childComplexity int) int
+		StudyType                 func(childComplexity int) int
+		Subject                   func(childComplexity int) int
+	}
+
+	ConfigVersion struct {
+		CreatedAt       func(childComplexity int) int
+		CreatedByID     func(childComplexity int) int
+		CreatedByName   func(childComplexity int) int
+		Data            func(childComplexity int) int
+		DataHash        func(childComplexity int) int
+		ID              func(childComplexity int) int
+		Published       func(childComplexity int) int
+		PublishedAt     func(childComplexity int) int
+		PublishedByID   func(childComplexity int) int
+		PublishedByName func(childComplexity int) int
+		Revision        func(childComplexity int) int
+		Studies         func(childComplexity int) int
+		StudyCount      func(childComplexity int) int
+		UpdatedAt       func(childComplexity int) int
 	}
 
 	DataOwnerSettings struct {
@@ -309,6 +375,34 @@ type ComplexityRoot struct {
 		Reports                                 func(childComplexity int) int
 	}
 
+	MeasurementConfig struct {
+		ClientGroups         func(childComplexity int) int
+		CreatedAt            func(childComplexity int) int
+		DeliveredClientCount func(childComplexity int) int
+		DeliveredClients     func(childComplexity int) int
+		Description          func(childComplexity int) int
+		DraftRevision        func(childComplexity int) int
+		DraftVersion         func(childComplexity int) int
+		DraftVersionID       func(childComplexity int) int
+		ID                   func(childComplexity int) int
+		ImportSource         func(childComplexity int) int
+		IsDefault            func(childComplexity int) int
+		Kind                 func(childComplexity int) int
+		Name                 func(childComplexity int) int
+		PublishedRevision    func(childComplexity int) int
+		PublishedVersion     func(childComplexity int) int
+		PublishedVersionID   func(childComplexity int) int
+		Revisions            func(childComplexity int) int
+		ScheduleConfigs      func(childComplexity int) int
+		UpdatedAt            func(childComplexity int) int
+		Warnings             func(childComplexity int) int
+	}
+
+	MeasurementConfigImport struct {
+		Config func(childComplexity int) int
+		Import func(childComplexity int) int
+	}
+
 	MeasurementConnection struct {
 		Edges    func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -345,6 +439,15 @@ type ComplexityRoot struct {
 		IspDelete                        func(childComplexity int, id int64) int
 		IspMergeInto                     func(childComplexity int, id int64, input gqlmodel.IspMergeInput) int
 		IspUpdate                        func(childComplexity int, id int64, input gqlmodel.IspUpdateInput) int
+		MeasurementConfigAssign          func(childComplexity int, kind model.ConfigKind, id int64, input gqlmodel.ConfigAssignmentInput) int
+		MeasurementConfigCreate          func(childComplexity int, kind model.ConfigKind, input gqlmodel.MeasurementConfigCreateInput) int
+		MeasurementConfigDelete          func(childComplexity int, kind model.ConfigKind, id int64) int
+		MeasurementConfigDiscardDraft    func(childComplexity int, kind model.ConfigKind, id int64) int
+		MeasurementConfigImport          func(childComplexity int, kind model.ConfigKind, input gqlmodel.MeasurementConfigImportInput) int
+		MeasurementConfigPublish         func(childComplexity int, kind model.ConfigKind, id int64) int
+		MeasurementConfigSetDefault      func(childComplexity int, kind model.ConfigKind, id int64, isDefault bool) int
+		MeasurementConfigUnassign        func(childComplexity int, kind model.ConfigKind, id int64, input gqlmodel.ConfigAssignmentInput) int
+		MeasurementConfigUpdate          func(childComplexity int, kind model.ConfigKind, id int64, input gqlmodel.MeasurementConfigUpdateInput) int
 		Noop                             func(childComplexity int) int
 		RegistrationKeyCreate            func(childComplexity int, input gqlmodel.RegistrationKeyCreateInput) int
 		RegistrationKeyDelete            func(childComplexity int, id int64) int
@@ -408,6 +511,8 @@ type ComplexityRoot struct {
 		Isp                        func(childComplexity int, id int64) int
 		Isps                       func(childComplexity int, filter *gqlmodel.IspFilter) int
 		Measurement                func(childComplexity int, id string) int
+		MeasurementConfig          func(childComplexity int, kind model.ConfigKind, id int64) int
+		MeasurementConfigs         func(childComplexity int, kind model.ConfigKind) int
 		MeasurementDocument        func(childComplexity int, id string, report *gqlmodel.MeasurementReportType) int
 		MeasurementSearch          func(childComplexity int, body model.JSON, indexScope *string, sourceOnly *bool, size *int64, from *int64, searchAfter *model.JSON, scroll *string) int
 		MeasurementSearchScroll    func(childComplexity int, scrollID string, scroll *string, sourceOnly *bool) int
@@ -439,6 +544,15 @@ type ComplexityRoot struct {
 		Updated   func(childComplexity int) int
 	}
 
+	ScheduleConfigRef struct {
+		DraftRevision     func(childComplexity int) int
+		ID                func(childComplexity int) int
+		IsDefault         func(childComplexity int) int
+		Name              func(childComplexity int) int
+		PublishedRevision func(childComplexity int) int
+		StudyIDs          func(childComplexity int) int
+	}
+
 	ServiceCredential struct {
 		CreatedAt   func(childComplexity int) int
 		ID          func(childComplexity int) int
@@ -447,6 +561,23 @@ type ComplexityRoot struct {
 		Service     func(childComplexity int) int
 		UpdatedAt   func(childComplexity int) int
 		Username    func(childComplexity int) int
+	}
+
+	ServiceCredentialImport struct {
+		Action              func(childComplexity int) int
+		Reason              func(childComplexity int) int
+		Service             func(childComplexity int) int
+		ServiceCredentialID func(childComplexity int) int
+	}
+
+	StudyDescriptionImport struct {
+		Action                    func(childComplexity int) int
+		FromRevision              func(childComplexity int) int
+		Name                      func(childComplexity int) int
+		Revision                  func(childComplexity int) int
+		StudyDescriptionID        func(childComplexity int) int
+		StudyDescriptionVersionID func(childComplexity int) int
+		StudyID                   func(childComplexity int) int
 	}
 
 	SystemStatusFilesystem struct {
@@ -547,6 +678,15 @@ type MutationResolver interface {
 	RegistrationKeyCreate(ctx context.Context, input gqlmodel.RegistrationKeyCreateInput) (*model.RegistrationKey, error)
 	RegistrationKeyUpdate(ctx context.Context, id int64, input gqlmodel.RegistrationKeyUpdateInput) (*model.RegistrationKey, error)
 	RegistrationKeyDelete(ctx context.Context, id int64) (bool, error)
+	MeasurementConfigCreate(ctx context.Context, kind model.ConfigKind, input gqlmodel.MeasurementConfigCreateInput) (*model.MeasurementConfig, error)
+	MeasurementConfigImport(ctx context.Context, kind model.ConfigKind, input gqlmodel.MeasurementConfigImportInput) (*gqlmodel.MeasurementConfigImport, error)
+	MeasurementConfigUpdate(ctx context.Context, kind model.ConfigKind, id int64, input gqlmodel.MeasurementConfigUpdateInput) (*model.MeasurementConfig, error)
+	MeasurementConfigPublish(ctx context.Context, kind model.ConfigKind, id int64) (*model.MeasurementConfig, error)
+	MeasurementConfigDiscardDraft(ctx context.Context, kind model.ConfigKind, id int64) (*model.MeasurementConfig, error)
+	MeasurementConfigSetDefault(ctx context.Context, kind model.ConfigKind, id int64, isDefault bool) (*model.MeasurementConfig, error)
+	MeasurementConfigDelete(ctx context.Context, kind model.ConfigKind, id int64) (bool, error)
+	MeasurementConfigAssign(ctx context.Context, kind model.ConfigKind, id int64, input gqlmodel.ConfigAssignmentInput) (*model.MeasurementConfig, error)
+	MeasurementConfigUnassign(ctx context.Context, kind model.ConfigKind, id int64, input gqlmodel.ConfigAssignmentInput) (*model.MeasurementConfig, error)
 	ServiceCredentialCreate(ctx context.Context, input gqlmodel.ServiceCredentialCreateInput) (*model.ServiceCredential, error)
 	ServiceCredentialUpdate(ctx context.Context, id int64, input gqlmodel.ServiceCredentialUpdateInput) (*model.ServiceCredential, error)
 	ServiceCredentialDelete(ctx context.Context, id int64) (bool, error)
@@ -580,6 +720,8 @@ type QueryResolver interface {
 	Client(ctx context.Context, id string) (*model.Client, error)
 	ClientLabelAvailable(ctx context.Context, label string, excludeID *string) (*model.LabelAvailability, error)
 	ClientGroups(ctx context.Context) ([]model.ClientGroup, error)
+	MeasurementConfigs(ctx context.Context, kind model.ConfigKind) ([]model.MeasurementConfig, error)
+	MeasurementConfig(ctx context.Context, kind model.ConfigKind, id int64) (*model.MeasurementConfig, error)
 	ServiceCredentials(ctx context.Context) ([]model.ServiceCredential, error)
 	ServiceCredential(ctx context.Context, id int64) (*model.ServiceCredential, error)
 	ExportMeasurements(ctx context.Context, filter *gqlmodel.ExportFilter, typeArg *string, subject []string, studyID []string, page *int64, perPage *int64) (*gqlmodel.ExportDocumentPage, error)
@@ -1224,6 +1366,63 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ClientReport.Type(childComplexity), true
 
+	case "ConfigClient.id":
+		if e.ComplexityRoot.ConfigClient.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigClient.ID(childComplexity), true
+	case "ConfigClient.label":
+		if e.ComplexityRoot.ConfigClient.Label == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigClient.Label(childComplexity), true
+	case "ConfigClient.lastSeenAt":
+		if e.ComplexityRoot.ConfigClient.LastSeenAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigClient.LastSeenAt(childComplexity), true
+	case "ConfigClient.uuid":
+		if e.ComplexityRoot.ConfigClient.UUID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigClient.UUID(childComplexity), true
+
+	case "ConfigClientGroup.id":
+		if e.ComplexityRoot.ConfigClientGroup.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigClientGroup.ID(childComplexity), true
+	case "ConfigClientGroup.name":
+		if e.ComplexityRoot.ConfigClientGroup.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigClientGroup.Name(childComplexity), true
+
+	case "ConfigImportReport.serviceCredentials":
+		if e.ComplexityRoot.ConfigImportReport.ServiceCredentials == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigImportReport.ServiceCredentials(childComplexity), true
+	case "ConfigImportReport.studyDescriptions":
+		if e.ComplexityRoot.ConfigImportReport.StudyDescriptions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigImportReport.StudyDescriptions(childComplexity), true
+	case "ConfigImportReport.warnings":
+		if e.ComplexityRoot.ConfigImportReport.Warnings == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigImportReport.Warnings(childComplexity), true
+
 	case "ConfigRef.id":
 		if e.ComplexityRoot.ConfigRef.ID == nil {
 			break
@@ -1242,6 +1441,243 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ConfigRef.Name(childComplexity), true
+
+	case "ConfigRevision.createdAt":
+		if e.ComplexityRoot.ConfigRevision.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigRevision.CreatedAt(childComplexity), true
+	case "ConfigRevision.createdById":
+		if e.ComplexityRoot.ConfigRevision.CreatedByID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigRevision.CreatedByID(childComplexity), true
+	case "ConfigRevision.createdByName":
+		if e.ComplexityRoot.ConfigRevision.CreatedByName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigRevision.CreatedByName(childComplexity), true
+	case "ConfigRevision.dataHash":
+		if e.ComplexityRoot.ConfigRevision.DataHash == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigRevision.DataHash(childComplexity), true
+	case "ConfigRevision.id":
+		if e.ComplexityRoot.ConfigRevision.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigRevision.ID(childComplexity), true
+	case "ConfigRevision.published":
+		if e.ComplexityRoot.ConfigRevision.Published == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigRevision.Published(childComplexity), true
+	case "ConfigRevision.publishedAt":
+		if e.ComplexityRoot.ConfigRevision.PublishedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigRevision.PublishedAt(childComplexity), true
+	case "ConfigRevision.publishedById":
+		if e.ComplexityRoot.ConfigRevision.PublishedByID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigRevision.PublishedByID(childComplexity), true
+	case "ConfigRevision.publishedByName":
+		if e.ComplexityRoot.ConfigRevision.PublishedByName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigRevision.PublishedByName(childComplexity), true
+	case "ConfigRevision.revision":
+		if e.ComplexityRoot.ConfigRevision.Revision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigRevision.Revision(childComplexity), true
+	case "ConfigRevision.state":
+		if e.ComplexityRoot.ConfigRevision.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigRevision.State(childComplexity), true
+	case "ConfigRevision.studyCount":
+		if e.ComplexityRoot.ConfigRevision.StudyCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigRevision.StudyCount(childComplexity), true
+	case "ConfigRevision.updatedAt":
+		if e.ComplexityRoot.ConfigRevision.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigRevision.UpdatedAt(childComplexity), true
+
+	case "ConfigStudy.id":
+		if e.ComplexityRoot.ConfigStudy.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigStudy.ID(childComplexity), true
+	case "ConfigStudy.internalId":
+		if e.ComplexityRoot.ConfigStudy.InternalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigStudy.InternalID(childComplexity), true
+	case "ConfigStudy.latestRevision":
+		if e.ComplexityRoot.ConfigStudy.LatestRevision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigStudy.LatestRevision(childComplexity), true
+	case "ConfigStudy.latestVersionId":
+		if e.ComplexityRoot.ConfigStudy.LatestVersionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigStudy.LatestVersionID(childComplexity), true
+	case "ConfigStudy.name":
+		if e.ComplexityRoot.ConfigStudy.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigStudy.Name(childComplexity), true
+	case "ConfigStudy.position":
+		if e.ComplexityRoot.ConfigStudy.Position == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigStudy.Position(childComplexity), true
+	case "ConfigStudy.revision":
+		if e.ComplexityRoot.ConfigStudy.Revision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigStudy.Revision(childComplexity), true
+	case "ConfigStudy.studyDescriptionId":
+		if e.ComplexityRoot.ConfigStudy.StudyDescriptionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigStudy.StudyDescriptionID(childComplexity), true
+	case "ConfigStudy.studyDescriptionVersionId":
+		if e.ComplexityRoot.ConfigStudy.StudyDescriptionVersionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigStudy.StudyDescriptionVersionID(childComplexity), true
+	case "ConfigStudy.studyId":
+		if e.ComplexityRoot.ConfigStudy.StudyID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigStudy.StudyID(childComplexity), true
+	case "ConfigStudy.studyType":
+		if e.ComplexityRoot.ConfigStudy.StudyType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigStudy.StudyType(childComplexity), true
+	case "ConfigStudy.subject":
+		if e.ComplexityRoot.ConfigStudy.Subject == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigStudy.Subject(childComplexity), true
+
+	case "ConfigVersion.createdAt":
+		if e.ComplexityRoot.ConfigVersion.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigVersion.CreatedAt(childComplexity), true
+	case "ConfigVersion.createdById":
+		if e.ComplexityRoot.ConfigVersion.CreatedByID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigVersion.CreatedByID(childComplexity), true
+	case "ConfigVersion.createdByName":
+		if e.ComplexityRoot.ConfigVersion.CreatedByName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigVersion.CreatedByName(childComplexity), true
+	case "ConfigVersion.data":
+		if e.ComplexityRoot.ConfigVersion.Data == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigVersion.Data(childComplexity), true
+	case "ConfigVersion.dataHash":
+		if e.ComplexityRoot.ConfigVersion.DataHash == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigVersion.DataHash(childComplexity), true
+	case "ConfigVersion.id":
+		if e.ComplexityRoot.ConfigVersion.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigVersion.ID(childComplexity), true
+	case "ConfigVersion.published":
+		if e.ComplexityRoot.ConfigVersion.Published == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigVersion.Published(childComplexity), true
+	case "ConfigVersion.publishedAt":
+		if e.ComplexityRoot.ConfigVersion.PublishedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigVersion.PublishedAt(childComplexity), true
+	case "ConfigVersion.publishedById":
+		if e.ComplexityRoot.ConfigVersion.PublishedByID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigVersion.PublishedByID(childComplexity), true
+	case "ConfigVersion.publishedByName":
+		if e.ComplexityRoot.ConfigVersion.PublishedByName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigVersion.PublishedByName(childComplexity), true
+	case "ConfigVersion.revision":
+		if e.ComplexityRoot.ConfigVersion.Revision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigVersion.Revision(childComplexity), true
+	case "ConfigVersion.studies":
+		if e.ComplexityRoot.ConfigVersion.Studies == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigVersion.Studies(childComplexity), true
+	case "ConfigVersion.studyCount":
+		if e.ComplexityRoot.ConfigVersion.StudyCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigVersion.StudyCount(childComplexity), true
+	case "ConfigVersion.updatedAt":
+		if e.ComplexityRoot.ConfigVersion.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigVersion.UpdatedAt(childComplexity), true
 
 	case "DataOwnerSettings.aiSystemPrompt":
 		if e.ComplexityRoot.DataOwnerSettings.AiSystemPrompt == nil {
@@ -1755,6 +2191,140 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Measurement.Reports(childComplexity), true
 
+	case "MeasurementConfig.clientGroups":
+		if e.ComplexityRoot.MeasurementConfig.ClientGroups == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeasurementConfig.ClientGroups(childComplexity), true
+	case "MeasurementConfig.createdAt":
+		if e.ComplexityRoot.MeasurementConfig.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeasurementConfig.CreatedAt(childComplexity), true
+	case "MeasurementConfig.deliveredClientCount":
+		if e.ComplexityRoot.MeasurementConfig.DeliveredClientCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeasurementConfig.DeliveredClientCount(childComplexity), true
+	case "MeasurementConfig.deliveredClients":
+		if e.ComplexityRoot.MeasurementConfig.DeliveredClients == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeasurementConfig.DeliveredClients(childComplexity), true
+	case "MeasurementConfig.description":
+		if e.ComplexityRoot.MeasurementConfig.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeasurementConfig.Description(childComplexity), true
+	case "MeasurementConfig.draftRevision":
+		if e.ComplexityRoot.MeasurementConfig.DraftRevision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeasurementConfig.DraftRevision(childComplexity), true
+	case "MeasurementConfig.draftVersion":
+		if e.ComplexityRoot.MeasurementConfig.DraftVersion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeasurementConfig.DraftVersion(childComplexity), true
+	case "MeasurementConfig.draftVersionId":
+		if e.ComplexityRoot.MeasurementConfig.DraftVersionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeasurementConfig.DraftVersionID(childComplexity), true
+	case "MeasurementConfig.id":
+		if e.ComplexityRoot.MeasurementConfig.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeasurementConfig.ID(childComplexity), true
+	case "MeasurementConfig.importSource":
+		if e.ComplexityRoot.MeasurementConfig.ImportSource == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeasurementConfig.ImportSource(childComplexity), true
+	case "MeasurementConfig.isDefault":
+		if e.ComplexityRoot.MeasurementConfig.IsDefault == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeasurementConfig.IsDefault(childComplexity), true
+	case "MeasurementConfig.kind":
+		if e.ComplexityRoot.MeasurementConfig.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeasurementConfig.Kind(childComplexity), true
+	case "MeasurementConfig.name":
+		if e.ComplexityRoot.MeasurementConfig.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeasurementConfig.Name(childComplexity), true
+	case "MeasurementConfig.publishedRevision":
+		if e.ComplexityRoot.MeasurementConfig.PublishedRevision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeasurementConfig.PublishedRevision(childComplexity), true
+	case "MeasurementConfig.publishedVersion":
+		if e.ComplexityRoot.MeasurementConfig.PublishedVersion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeasurementConfig.PublishedVersion(childComplexity), true
+	case "MeasurementConfig.publishedVersionId":
+		if e.ComplexityRoot.MeasurementConfig.PublishedVersionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeasurementConfig.PublishedVersionID(childComplexity), true
+	case "MeasurementConfig.revisions":
+		if e.ComplexityRoot.MeasurementConfig.Revisions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeasurementConfig.Revisions(childComplexity), true
+	case "MeasurementConfig.scheduleConfigs":
+		if e.ComplexityRoot.MeasurementConfig.ScheduleConfigs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeasurementConfig.ScheduleConfigs(childComplexity), true
+	case "MeasurementConfig.updatedAt":
+		if e.ComplexityRoot.MeasurementConfig.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeasurementConfig.UpdatedAt(childComplexity), true
+	case "MeasurementConfig.warnings":
+		if e.ComplexityRoot.MeasurementConfig.Warnings == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeasurementConfig.Warnings(childComplexity), true
+
+	case "MeasurementConfigImport.config":
+		if e.ComplexityRoot.MeasurementConfigImport.Config == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeasurementConfigImport.Config(childComplexity), true
+	case "MeasurementConfigImport.import":
+		if e.ComplexityRoot.MeasurementConfigImport.Import == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeasurementConfigImport.Import(childComplexity), true
+
 	case "MeasurementConnection.edges":
 		if e.ComplexityRoot.MeasurementConnection.Edges == nil {
 			break
@@ -2009,6 +2579,105 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.IspUpdate(childComplexity, args["id"].(int64), args["input"].(gqlmodel.IspUpdateInput)), true
+	case "Mutation.measurementConfigAssign":
+		if e.ComplexityRoot.Mutation.MeasurementConfigAssign == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_measurementConfigAssign_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.MeasurementConfigAssign(childComplexity, args["kind"].(model.ConfigKind), args["id"].(int64), args["input"].(gqlmodel.ConfigAssignmentInput)), true
+	case "Mutation.measurementConfigCreate":
+		if e.ComplexityRoot.Mutation.MeasurementConfigCreate == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_measurementConfigCreate_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.MeasurementConfigCreate(childComplexity, args["kind"].(model.ConfigKind), args["input"].(gqlmodel.MeasurementConfigCreateInput)), true
+	case "Mutation.measurementConfigDelete":
+		if e.ComplexityRoot.Mutation.MeasurementConfigDelete == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_measurementConfigDelete_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.MeasurementConfigDelete(childComplexity, args["kind"].(model.ConfigKind), args["id"].(int64)), true
+	case "Mutation.measurementConfigDiscardDraft":
+		if e.ComplexityRoot.Mutation.MeasurementConfigDiscardDraft == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_measurementConfigDiscardDraft_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.MeasurementConfigDiscardDraft(childComplexity, args["kind"].(model.ConfigKind), args["id"].(int64)), true
+	case "Mutation.measurementConfigImport":
+		if e.ComplexityRoot.Mutation.MeasurementConfigImport == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_measurementConfigImport_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.MeasurementConfigImport(childComplexity, args["kind"].(model.ConfigKind), args["input"].(gqlmodel.MeasurementConfigImportInput)), true
+	case "Mutation.measurementConfigPublish":
+		if e.ComplexityRoot.Mutation.MeasurementConfigPublish == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_measurementConfigPublish_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.MeasurementConfigPublish(childComplexity, args["kind"].(model.ConfigKind), args["id"].(int64)), true
+	case "Mutation.measurementConfigSetDefault":
+		if e.ComplexityRoot.Mutation.MeasurementConfigSetDefault == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_measurementConfigSetDefault_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.MeasurementConfigSetDefault(childComplexity, args["kind"].(model.ConfigKind), args["id"].(int64), args["isDefault"].(bool)), true
+	case "Mutation.measurementConfigUnassign":
+		if e.ComplexityRoot.Mutation.MeasurementConfigUnassign == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_measurementConfigUnassign_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.MeasurementConfigUnassign(childComplexity, args["kind"].(model.ConfigKind), args["id"].(int64), args["input"].(gqlmodel.ConfigAssignmentInput)), true
+	case "Mutation.measurementConfigUpdate":
+		if e.ComplexityRoot.Mutation.MeasurementConfigUpdate == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_measurementConfigUpdate_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.MeasurementConfigUpdate(childComplexity, args["kind"].(model.ConfigKind), args["id"].(int64), args["input"].(gqlmodel.MeasurementConfigUpdateInput)), true
 	case "Mutation.noop":
 		if e.ComplexityRoot.Mutation.Noop == nil {
 			break
@@ -2482,6 +3151,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Measurement(childComplexity, args["id"].(string)), true
+	case "Query.measurementConfig":
+		if e.ComplexityRoot.Query.MeasurementConfig == nil {
+			break
+		}
+
+		args, err := ec.field_Query_measurementConfig_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.MeasurementConfig(childComplexity, args["kind"].(model.ConfigKind), args["id"].(int64)), true
+	case "Query.measurementConfigs":
+		if e.ComplexityRoot.Query.MeasurementConfigs == nil {
+			break
+		}
+
+		args, err := ec.field_Query_measurementConfigs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.MeasurementConfigs(childComplexity, args["kind"].(model.ConfigKind)), true
 	case "Query.measurementDocument":
 		if e.ComplexityRoot.Query.MeasurementDocument == nil {
 			break
@@ -2658,6 +3349,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ResolveResult.Updated(childComplexity), true
 
+	case "ScheduleConfigRef.draftRevision":
+		if e.ComplexityRoot.ScheduleConfigRef.DraftRevision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScheduleConfigRef.DraftRevision(childComplexity), true
+	case "ScheduleConfigRef.id":
+		if e.ComplexityRoot.ScheduleConfigRef.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScheduleConfigRef.ID(childComplexity), true
+	case "ScheduleConfigRef.isDefault":
+		if e.ComplexityRoot.ScheduleConfigRef.IsDefault == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScheduleConfigRef.IsDefault(childComplexity), true
+	case "ScheduleConfigRef.name":
+		if e.ComplexityRoot.ScheduleConfigRef.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScheduleConfigRef.Name(childComplexity), true
+	case "ScheduleConfigRef.publishedRevision":
+		if e.ComplexityRoot.ScheduleConfigRef.PublishedRevision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScheduleConfigRef.PublishedRevision(childComplexity), true
+	case "ScheduleConfigRef.studyIds":
+		if e.ComplexityRoot.ScheduleConfigRef.StudyIDs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScheduleConfigRef.StudyIDs(childComplexity), true
+
 	case "ServiceCredential.createdAt":
 		if e.ComplexityRoot.ServiceCredential.CreatedAt == nil {
 			break
@@ -2700,6 +3428,74 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ServiceCredential.Username(childComplexity), true
+
+	case "ServiceCredentialImport.action":
+		if e.ComplexityRoot.ServiceCredentialImport.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ServiceCredentialImport.Action(childComplexity), true
+	case "ServiceCredentialImport.reason":
+		if e.ComplexityRoot.ServiceCredentialImport.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ServiceCredentialImport.Reason(childComplexity), true
+	case "ServiceCredentialImport.service":
+		if e.ComplexityRoot.ServiceCredentialImport.Service == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ServiceCredentialImport.Service(childComplexity), true
+	case "ServiceCredentialImport.serviceCredentialId":
+		if e.ComplexityRoot.ServiceCredentialImport.ServiceCredentialID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ServiceCredentialImport.ServiceCredentialID(childComplexity), true
+
+	case "StudyDescriptionImport.action":
+		if e.ComplexityRoot.StudyDescriptionImport.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StudyDescriptionImport.Action(childComplexity), true
+	case "StudyDescriptionImport.fromRevision":
+		if e.ComplexityRoot.StudyDescriptionImport.FromRevision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StudyDescriptionImport.FromRevision(childComplexity), true
+	case "StudyDescriptionImport.name":
+		if e.ComplexityRoot.StudyDescriptionImport.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StudyDescriptionImport.Name(childComplexity), true
+	case "StudyDescriptionImport.revision":
+		if e.ComplexityRoot.StudyDescriptionImport.Revision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StudyDescriptionImport.Revision(childComplexity), true
+	case "StudyDescriptionImport.studyDescriptionId":
+		if e.ComplexityRoot.StudyDescriptionImport.StudyDescriptionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StudyDescriptionImport.StudyDescriptionID(childComplexity), true
+	case "StudyDescriptionImport.studyDescriptionVersionId":
+		if e.ComplexityRoot.StudyDescriptionImport.StudyDescriptionVersionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StudyDescriptionImport.StudyDescriptionVersionID(childComplexity), true
+	case "StudyDescriptionImport.studyId":
+		if e.ComplexityRoot.StudyDescriptionImport.StudyID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StudyDescriptionImport.StudyID(childComplexity), true
 
 	case "SystemStatusFilesystem.averagePercent":
 		if e.ComplexityRoot.SystemStatusFilesystem.AveragePercent == nil {
@@ -3063,6 +3859,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputCapabilityCreateInput,
 		ec.unmarshalInputCapabilityUpdateInput,
 		ec.unmarshalInputClientAdminApiKeyCreateInput,
+		ec.unmarshalInputConfigAssignmentInput,
 		ec.unmarshalInputDataOwnerSettingsInput,
 		ec.unmarshalInputExportFilter,
 		ec.unmarshalInputHealthMetricThresholdsInput,
@@ -3071,6 +3868,9 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputIspFilter,
 		ec.unmarshalInputIspMergeInput,
 		ec.unmarshalInputIspUpdateInput,
+		ec.unmarshalInputMeasurementConfigCreateInput,
+		ec.unmarshalInputMeasurementConfigImportInput,
+		ec.unmarshalInputMeasurementConfigUpdateInput,
 		ec.unmarshalInputMeasurementFilter,
 		ec.unmarshalInputNotificationConfigInput,
 		ec.unmarshalInputRegistrationKeyCreateInput,
@@ -3528,6 +4328,217 @@ type Viewer {
   userId: Int
   role: Role!
   keyKind: String!
+}
+`, BuiltIn: false},
+	{Name: "../schema/config.graphqls", Input: `"The two kinds of measurement config."
+enum ConfigKind {
+  "A public (measurement) config: the studies a probe runs."
+  public
+  "A schedule (automator) config: when the probe runs which studies (cron)."
+  automator
+}
+
+"""
+A measurement config of either kind. It has at most one draft and one
+published version; probes get only the published one.
+"""
+type MeasurementConfig {
+  id: Int!
+  kind: ConfigKind!
+  name: String!
+  description: String
+  importSource: String
+  "The data owner's default of this kind: clients without an assignment get it."
+  isDefault: Boolean!
+  createdAt: Time!
+  updatedAt: Time!
+  draftVersionId: Int
+  publishedVersionId: Int
+  draftRevision: Int
+  publishedRevision: Int
+  draftVersion: ConfigVersion
+  publishedVersion: ConfigVersion
+  "Every version, newest revision first (superseded published versions included)."
+  revisions: [ConfigRevision!]!
+  "Managed clients that get this config at their next check-in."
+  deliveredClientCount: Int!
+  deliveredClients: [ConfigClient!]!
+  "The client groups the config is assigned to."
+  clientGroups: [ConfigClientGroup!]!
+  "Schedule configs that run studies of this public config (empty for schedule configs)."
+  scheduleConfigs: [ScheduleConfigRef!]!
+  "Problems of the current version (the draft, else the published one)."
+  warnings: [String!]!
+}
+
+"A version of a config: its document and the studies resolved from it."
+type ConfigVersion {
+  id: Int!
+  revision: Int!
+  "The config document a probe runs (credentials name services, never secrets)."
+  data: JSON!
+  "SHA-256 (hex) of the document's canonical JSON: keys sorted, no insignificant space."
+  dataHash: String!
+  createdAt: Time!
+  updatedAt: Time!
+  createdById: Int
+  createdByName: String
+  publishedAt: Time
+  publishedById: Int
+  publishedByName: String
+  published: Boolean!
+  studyCount: Int!
+  studies: [ConfigStudy!]!
+}
+
+"A version without its document and studies."
+type ConfigRevision {
+  id: Int!
+  revision: Int!
+  "draft, published or superseded."
+  state: String!
+  dataHash: String!
+  createdAt: Time!
+  updatedAt: Time!
+  createdById: Int
+  createdByName: String
+  publishedAt: Time
+  publishedById: Int
+  publishedByName: String
+  published: Boolean!
+  studyCount: Int!
+}
+
+"A study of a public config version, as the study description revision it was saved as."
+type ConfigStudy {
+  id: Int!
+  position: Int!
+  studyDescriptionVersionId: Int!
+  studyDescriptionId: Int!
+  revision: Int!
+  "The newest revision of the study's description; above revision when another config saved a newer one."
+  latestRevision: Int
+  latestVersionId: Int
+  name: String!
+  studyId: String!
+  studyType: String!
+  subject: String!
+  internalId: String
+}
+
+type ConfigClient {
+  id: Int!
+  uuid: String!
+  label: String
+  lastSeenAt: Time
+}
+
+type ConfigClientGroup {
+  id: Int!
+  name: String!
+}
+
+type ScheduleConfigRef {
+  id: Int!
+  name: String!
+  isDefault: Boolean!
+  draftRevision: Int
+  publishedRevision: Int
+  studyIds: [String!]!
+}
+
+"What an import did besides saving the draft."
+type ConfigImportReport {
+  studyDescriptions: [StudyDescriptionImport!]!
+  serviceCredentials: [ServiceCredentialImport!]!
+  warnings: [String!]!
+}
+
+type StudyDescriptionImport {
+  studyId: String!
+  "created (a new study), updated (a new revision) or unchanged (same content as its newest revision)."
+  action: String!
+  studyDescriptionId: Int!
+  name: String!
+  studyDescriptionVersionId: Int!
+  revision: Int!
+  fromRevision: Int
+}
+
+type ServiceCredentialImport {
+  service: String!
+  "linked (a stored credential of the service exists) or missing (none is stored)."
+  action: String!
+  serviceCredentialId: Int
+  reason: String
+}
+
+type MeasurementConfigImport {
+  config: MeasurementConfig!
+  import: ConfigImportReport!
+}
+
+input MeasurementConfigCreateInput {
+  name: String!
+  description: String
+  "Makes it the default of its kind (the previous default stops being one)."
+  isDefault: Boolean
+  "The first draft's document; without it the config has no version yet."
+  data: JSON
+  "Publish the first draft at once."
+  publish: Boolean
+}
+
+input MeasurementConfigUpdateInput {
+  name: String @goField(omittable: true)
+  description: String @goField(omittable: true)
+  "Saves the draft: an existing draft keeps its revision, a new one gets the next."
+  data: JSON @goField(omittable: true)
+  "Publish the draft after saving."
+  publish: Boolean
+}
+
+input MeasurementConfigImportInput {
+  "Import into this config's draft; without it a new config is created."
+  configId: Int
+  "Required for a new config."
+  name: String
+  description: String
+  "Where the document came from (a file name, a URL)."
+  importSource: String
+  "The config document, as an object or as its JSON text. Secrets in its credentials are dropped."
+  data: JSON!
+  isDefault: Boolean
+  publish: Boolean
+}
+
+input ConfigAssignmentInput {
+  clientIds: [Int!]
+  clientGroupIds: [Int!]
+}
+
+extend type Query {
+  "The data owner's configs of a kind, by name."
+  measurementConfigs(kind: ConfigKind!): [MeasurementConfig!]!
+  measurementConfig(kind: ConfigKind!, id: Int!): MeasurementConfig!
+}
+
+extend type Mutation {
+  measurementConfigCreate(kind: ConfigKind!, input: MeasurementConfigCreateInput!): MeasurementConfig!
+  measurementConfigImport(kind: ConfigKind!, input: MeasurementConfigImportInput!): MeasurementConfigImport!
+  "Updates name and description and saves the draft."
+  measurementConfigUpdate(kind: ConfigKind!, id: Int!, input: MeasurementConfigUpdateInput!): MeasurementConfig!
+  "Makes the draft the published version (409 without a draft)."
+  measurementConfigPublish(kind: ConfigKind!, id: Int!): MeasurementConfig!
+  "Deletes the draft (409 without a draft)."
+  measurementConfigDiscardDraft(kind: ConfigKind!, id: Int!): MeasurementConfig!
+  "Makes the config the default of its kind, or (false) no longer the default."
+  measurementConfigSetDefault(kind: ConfigKind!, id: Int!, isDefault: Boolean!): MeasurementConfig!
+  measurementConfigDelete(kind: ConfigKind!, id: Int!): Boolean!
+  "Assigns the config to clients and client groups (replacing their assignment of this kind)."
+  measurementConfigAssign(kind: ConfigKind!, id: Int!, input: ConfigAssignmentInput!): MeasurementConfig!
+  "Removes the config from those of the clients and client groups that have it."
+  measurementConfigUnassign(kind: ConfigKind!, id: Int!, input: ConfigAssignmentInput!): MeasurementConfig!
 }
 `, BuiltIn: false},
 	{Name: "../schema/credential.graphqls", Input: `"Credentials clients use for a measured service; the password is write-only."
@@ -4396,6 +5407,42 @@ func (ec *executionContext) childFields_ClientReport(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type ClientReport", field.Name)
 }
 
+func (ec *executionContext) childFields_ConfigClient(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ConfigClient_id(ctx, field)
+	case "uuid":
+		return ec.fieldContext_ConfigClient_uuid(ctx, field)
+	case "label":
+		return ec.fieldContext_ConfigClient_label(ctx, field)
+	case "lastSeenAt":
+		return ec.fieldContext_ConfigClient_lastSeenAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConfigClient", field.Name)
+}
+
+func (ec *executionContext) childFields_ConfigClientGroup(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ConfigClientGroup_id(ctx, field)
+	case "name":
+		return ec.fieldContext_ConfigClientGroup_name(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConfigClientGroup", field.Name)
+}
+
+func (ec *executionContext) childFields_ConfigImportReport(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "studyDescriptions":
+		return ec.fieldContext_ConfigImportReport_studyDescriptions(ctx, field)
+	case "serviceCredentials":
+		return ec.fieldContext_ConfigImportReport_serviceCredentials(ctx, field)
+	case "warnings":
+		return ec.fieldContext_ConfigImportReport_warnings(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConfigImportReport", field.Name)
+}
+
 func (ec *executionContext) childFields_ConfigRef(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -4406,6 +5453,102 @@ func (ec *executionContext) childFields_ConfigRef(ctx context.Context, field gra
 		return ec.fieldContext_ConfigRef_isDefault(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ConfigRef", field.Name)
+}
+
+func (ec *executionContext) childFields_ConfigRevision(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ConfigRevision_id(ctx, field)
+	case "revision":
+		return ec.fieldContext_ConfigRevision_revision(ctx, field)
+	case "state":
+		return ec.fieldContext_ConfigRevision_state(ctx, field)
+	case "dataHash":
+		return ec.fieldContext_ConfigRevision_dataHash(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ConfigRevision_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_ConfigRevision_updatedAt(ctx, field)
+	case "createdById":
+		return ec.fieldContext_ConfigRevision_createdById(ctx, field)
+	case "createdByName":
+		return ec.fieldContext_ConfigRevision_createdByName(ctx, field)
+	case "publishedAt":
+		return ec.fieldContext_ConfigRevision_publishedAt(ctx, field)
+	case "publishedById":
+		return ec.fieldContext_ConfigRevision_publishedById(ctx, field)
+	case "publishedByName":
+		return ec.fieldContext_ConfigRevision_publishedByName(ctx, field)
+	case "published":
+		return ec.fieldContext_ConfigRevision_published(ctx, field)
+	case "studyCount":
+		return ec.fieldContext_ConfigRevision_studyCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConfigRevision", field.Name)
+}
+
+func (ec *executionContext) childFields_ConfigStudy(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ConfigStudy_id(ctx, field)
+	case "position":
+		return ec.fieldContext_ConfigStudy_position(ctx, field)
+	case "studyDescriptionVersionId":
+		return ec.fieldContext_ConfigStudy_studyDescriptionVersionId(ctx, field)
+	case "studyDescriptionId":
+		return ec.fieldContext_ConfigStudy_studyDescriptionId(ctx, field)
+	case "revision":
+		return ec.fieldContext_ConfigStudy_revision(ctx, field)
+	case "latestRevision":
+		return ec.fieldContext_ConfigStudy_latestRevision(ctx, field)
+	case "latestVersionId":
+		return ec.fieldContext_ConfigStudy_latestVersionId(ctx, field)
+	case "name":
+		return ec.fieldContext_ConfigStudy_name(ctx, field)
+	case "studyId":
+		return ec.fieldContext_ConfigStudy_studyId(ctx, field)
+	case "studyType":
+		return ec.fieldContext_ConfigStudy_studyType(ctx, field)
+	case "subject":
+		return ec.fieldContext_ConfigStudy_subject(ctx, field)
+	case "internalId":
+		return ec.fieldContext_ConfigStudy_internalId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConfigStudy", field.Name)
+}
+
+func (ec *executionContext) childFields_ConfigVersion(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ConfigVersion_id(ctx, field)
+	case "revision":
+		return ec.fieldContext_ConfigVersion_revision(ctx, field)
+	case "data":
+		return ec.fieldContext_ConfigVersion_data(ctx, field)
+	case "dataHash":
+		return ec.fieldContext_ConfigVersion_dataHash(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ConfigVersion_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_ConfigVersion_updatedAt(ctx, field)
+	case "createdById":
+		return ec.fieldContext_ConfigVersion_createdById(ctx, field)
+	case "createdByName":
+		return ec.fieldContext_ConfigVersion_createdByName(ctx, field)
+	case "publishedAt":
+		return ec.fieldContext_ConfigVersion_publishedAt(ctx, field)
+	case "publishedById":
+		return ec.fieldContext_ConfigVersion_publishedById(ctx, field)
+	case "publishedByName":
+		return ec.fieldContext_ConfigVersion_publishedByName(ctx, field)
+	case "published":
+		return ec.fieldContext_ConfigVersion_published(ctx, field)
+	case "studyCount":
+		return ec.fieldContext_ConfigVersion_studyCount(ctx, field)
+	case "studies":
+		return ec.fieldContext_ConfigVersion_studies(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConfigVersion", field.Name)
 }
 
 func (ec *executionContext) childFields_DataOwnerSettings(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4658,6 +5801,62 @@ func (ec *executionContext) childFields_Measurement(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type Measurement", field.Name)
 }
 
+func (ec *executionContext) childFields_MeasurementConfig(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_MeasurementConfig_id(ctx, field)
+	case "kind":
+		return ec.fieldContext_MeasurementConfig_kind(ctx, field)
+	case "name":
+		return ec.fieldContext_MeasurementConfig_name(ctx, field)
+	case "description":
+		return ec.fieldContext_MeasurementConfig_description(ctx, field)
+	case "importSource":
+		return ec.fieldContext_MeasurementConfig_importSource(ctx, field)
+	case "isDefault":
+		return ec.fieldContext_MeasurementConfig_isDefault(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_MeasurementConfig_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_MeasurementConfig_updatedAt(ctx, field)
+	case "draftVersionId":
+		return ec.fieldContext_MeasurementConfig_draftVersionId(ctx, field)
+	case "publishedVersionId":
+		return ec.fieldContext_MeasurementConfig_publishedVersionId(ctx, field)
+	case "draftRevision":
+		return ec.fieldContext_MeasurementConfig_draftRevision(ctx, field)
+	case "publishedRevision":
+		return ec.fieldContext_MeasurementConfig_publishedRevision(ctx, field)
+	case "draftVersion":
+		return ec.fieldContext_MeasurementConfig_draftVersion(ctx, field)
+	case "publishedVersion":
+		return ec.fieldContext_MeasurementConfig_publishedVersion(ctx, field)
+	case "revisions":
+		return ec.fieldContext_MeasurementConfig_revisions(ctx, field)
+	case "deliveredClientCount":
+		return ec.fieldContext_MeasurementConfig_deliveredClientCount(ctx, field)
+	case "deliveredClients":
+		return ec.fieldContext_MeasurementConfig_deliveredClients(ctx, field)
+	case "clientGroups":
+		return ec.fieldContext_MeasurementConfig_clientGroups(ctx, field)
+	case "scheduleConfigs":
+		return ec.fieldContext_MeasurementConfig_scheduleConfigs(ctx, field)
+	case "warnings":
+		return ec.fieldContext_MeasurementConfig_warnings(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MeasurementConfig", field.Name)
+}
+
+func (ec *executionContext) childFields_MeasurementConfigImport(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "config":
+		return ec.fieldContext_MeasurementConfigImport_config(ctx, field)
+	case "import":
+		return ec.fieldContext_MeasurementConfigImport_import(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MeasurementConfigImport", field.Name)
+}
+
 func (ec *executionContext) childFields_MeasurementConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "edges":
@@ -4764,6 +5963,24 @@ func (ec *executionContext) childFields_ResolveResult(ctx context.Context, field
 	return nil, fmt.Errorf("no field named %q was found under type ResolveResult", field.Name)
 }
 
+func (ec *executionContext) childFields_ScheduleConfigRef(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ScheduleConfigRef_id(ctx, field)
+	case "name":
+		return ec.fieldContext_ScheduleConfigRef_name(ctx, field)
+	case "isDefault":
+		return ec.fieldContext_ScheduleConfigRef_isDefault(ctx, field)
+	case "draftRevision":
+		return ec.fieldContext_ScheduleConfigRef_draftRevision(ctx, field)
+	case "publishedRevision":
+		return ec.fieldContext_ScheduleConfigRef_publishedRevision(ctx, field)
+	case "studyIds":
+		return ec.fieldContext_ScheduleConfigRef_studyIds(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ScheduleConfigRef", field.Name)
+}
+
 func (ec *executionContext) childFields_ServiceCredential(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -4782,6 +5999,40 @@ func (ec *executionContext) childFields_ServiceCredential(ctx context.Context, f
 		return ec.fieldContext_ServiceCredential_passwordSet(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ServiceCredential", field.Name)
+}
+
+func (ec *executionContext) childFields_ServiceCredentialImport(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "service":
+		return ec.fieldContext_ServiceCredentialImport_service(ctx, field)
+	case "action":
+		return ec.fieldContext_ServiceCredentialImport_action(ctx, field)
+	case "serviceCredentialId":
+		return ec.fieldContext_ServiceCredentialImport_serviceCredentialId(ctx, field)
+	case "reason":
+		return ec.fieldContext_ServiceCredentialImport_reason(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ServiceCredentialImport", field.Name)
+}
+
+func (ec *executionContext) childFields_StudyDescriptionImport(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "studyId":
+		return ec.fieldContext_StudyDescriptionImport_studyId(ctx, field)
+	case "action":
+		return ec.fieldContext_StudyDescriptionImport_action(ctx, field)
+	case "studyDescriptionId":
+		return ec.fieldContext_StudyDescriptionImport_studyDescriptionId(ctx, field)
+	case "name":
+		return ec.fieldContext_StudyDescriptionImport_name(ctx, field)
+	case "studyDescriptionVersionId":
+		return ec.fieldContext_StudyDescriptionImport_studyDescriptionVersionId(ctx, field)
+	case "revision":
+		return ec.fieldContext_StudyDescriptionImport_revision(ctx, field)
+	case "fromRevision":
+		return ec.fieldContext_StudyDescriptionImport_fromRevision(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StudyDescriptionImport", field.Name)
 }
 
 func (ec *executionContext) childFields_SystemStatusFilesystem(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5393,6 +6644,236 @@ func (ec *executionContext) field_Mutation_ispUpdate_args(ctx context.Context, r
 		return nil, err
 	}
 	args["input"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_measurementConfigAssign_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "kind",
+		func(ctx context.Context, v any) (model.ConfigKind, error) {
+			return ec.unmarshalNConfigKind2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigKind(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["kind"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.ConfigAssignmentInput, error) {
+			return ec.unmarshalNConfigAssignmentInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐConfigAssignmentInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_measurementConfigCreate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "kind",
+		func(ctx context.Context, v any) (model.ConfigKind, error) {
+			return ec.unmarshalNConfigKind2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigKind(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["kind"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.MeasurementConfigCreateInput, error) {
+			return ec.unmarshalNMeasurementConfigCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementConfigCreateInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_measurementConfigDelete_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "kind",
+		func(ctx context.Context, v any) (model.ConfigKind, error) {
+			return ec.unmarshalNConfigKind2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigKind(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["kind"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_measurementConfigDiscardDraft_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "kind",
+		func(ctx context.Context, v any) (model.ConfigKind, error) {
+			return ec.unmarshalNConfigKind2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigKind(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["kind"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_measurementConfigImport_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "kind",
+		func(ctx context.Context, v any) (model.ConfigKind, error) {
+			return ec.unmarshalNConfigKind2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigKind(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["kind"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.MeasurementConfigImportInput, error) {
+			return ec.unmarshalNMeasurementConfigImportInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementConfigImportInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_measurementConfigPublish_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "kind",
+		func(ctx context.Context, v any) (model.ConfigKind, error) {
+			return ec.unmarshalNConfigKind2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigKind(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["kind"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_measurementConfigSetDefault_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "kind",
+		func(ctx context.Context, v any) (model.ConfigKind, error) {
+			return ec.unmarshalNConfigKind2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigKind(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["kind"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "isDefault",
+		func(ctx context.Context, v any) (bool, error) {
+			return ec.unmarshalNBoolean2bool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["isDefault"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_measurementConfigUnassign_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "kind",
+		func(ctx context.Context, v any) (model.ConfigKind, error) {
+			return ec.unmarshalNConfigKind2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigKind(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["kind"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.ConfigAssignmentInput, error) {
+			return ec.unmarshalNConfigAssignmentInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐConfigAssignmentInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_measurementConfigUpdate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "kind",
+		func(ctx context.Context, v any) (model.ConfigKind, error) {
+			return ec.unmarshalNConfigKind2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigKind(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["kind"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.MeasurementConfigUpdateInput, error) {
+			return ec.unmarshalNMeasurementConfigUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementConfigUpdateInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg2
 	return args, nil
 }
 
@@ -6143,6 +7624,42 @@ func (ec *executionContext) field_Query_isps_args(ctx context.Context, rawArgs m
 		return nil, err
 	}
 	args["filter"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_measurementConfig_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "kind",
+		func(ctx context.Context, v any) (model.ConfigKind, error) {
+			return ec.unmarshalNConfigKind2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigKind(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["kind"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_measurementConfigs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "kind",
+		func(ctx context.Context, v any) (model.ConfigKind, error) {
+			return ec.unmarshalNConfigKind2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigKind(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["kind"] = arg0
 	return args, nil
 }
 
@@ -8834,6 +10351,231 @@ func (ec *executionContext) fieldContext_ClientReport_document(_ context.Context
 	return graphql.NewScalarFieldContext("ClientReport", field, false, false, errors.New("field of type JSON does not have child fields"))
 }
 
+func (ec *executionContext) _ConfigClient_id(ctx context.Context, field graphql.CollectedField, obj *model.ConfigClient) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigClient_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigClient_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigClient", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigClient_uuid(ctx context.Context, field graphql.CollectedField, obj *model.ConfigClient) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigClient_uuid(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UUID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigClient_uuid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigClient", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigClient_label(ctx context.Context, field graphql.CollectedField, obj *model.ConfigClient) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigClient_label(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Label, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigClient_label(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigClient", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigClient_lastSeenAt(ctx context.Context, field graphql.CollectedField, obj *model.ConfigClient) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigClient_lastSeenAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastSeenAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigClient_lastSeenAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigClient", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigClientGroup_id(ctx context.Context, field graphql.CollectedField, obj *model.ConfigClientGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigClientGroup_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigClientGroup_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigClientGroup", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigClientGroup_name(ctx context.Context, field graphql.CollectedField, obj *model.ConfigClientGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigClientGroup_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigClientGroup_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigClientGroup", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigImportReport_studyDescriptions(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ConfigImportReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigImportReport_studyDescriptions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StudyDescriptions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []gqlmodel.StudyDescriptionImport) graphql.Marshaler {
+			return ec.marshalNStudyDescriptionImport2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐStudyDescriptionImportᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigImportReport_studyDescriptions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConfigImportReport",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StudyDescriptionImport(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConfigImportReport_serviceCredentials(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ConfigImportReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigImportReport_serviceCredentials(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ServiceCredentials, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []gqlmodel.ServiceCredentialImport) graphql.Marshaler {
+			return ec.marshalNServiceCredentialImport2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐServiceCredentialImportᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigImportReport_serviceCredentials(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConfigImportReport",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ServiceCredentialImport(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConfigImportReport_warnings(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ConfigImportReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigImportReport_warnings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Warnings, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigImportReport_warnings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigImportReport", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _ConfigRef_id(ctx context.Context, field graphql.CollectedField, obj *model.ConfigRef) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8901,6 +10643,912 @@ func (ec *executionContext) _ConfigRef_isDefault(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_ConfigRef_isDefault(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ConfigRef", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigRevision_id(ctx context.Context, field graphql.CollectedField, obj *model.ConfigRevision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigRevision_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigRevision_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigRevision", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigRevision_revision(ctx context.Context, field graphql.CollectedField, obj *model.ConfigRevision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigRevision_revision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Revision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigRevision_revision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigRevision", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigRevision_state(ctx context.Context, field graphql.CollectedField, obj *model.ConfigRevision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigRevision_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.State, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigRevision_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigRevision", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigRevision_dataHash(ctx context.Context, field graphql.CollectedField, obj *model.ConfigRevision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigRevision_dataHash(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DataHash, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigRevision_dataHash(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigRevision", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigRevision_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.ConfigRevision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigRevision_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigRevision_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigRevision", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigRevision_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.ConfigRevision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigRevision_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigRevision_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigRevision", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigRevision_createdById(ctx context.Context, field graphql.CollectedField, obj *model.ConfigRevision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigRevision_createdById(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedByID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigRevision_createdById(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigRevision", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigRevision_createdByName(ctx context.Context, field graphql.CollectedField, obj *model.ConfigRevision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigRevision_createdByName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedByName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigRevision_createdByName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigRevision", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigRevision_publishedAt(ctx context.Context, field graphql.CollectedField, obj *model.ConfigRevision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigRevision_publishedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PublishedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigRevision_publishedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigRevision", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigRevision_publishedById(ctx context.Context, field graphql.CollectedField, obj *model.ConfigRevision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigRevision_publishedById(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PublishedByID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigRevision_publishedById(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigRevision", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigRevision_publishedByName(ctx context.Context, field graphql.CollectedField, obj *model.ConfigRevision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigRevision_publishedByName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PublishedByName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigRevision_publishedByName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigRevision", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigRevision_published(ctx context.Context, field graphql.CollectedField, obj *model.ConfigRevision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigRevision_published(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Published, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigRevision_published(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigRevision", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigRevision_studyCount(ctx context.Context, field graphql.CollectedField, obj *model.ConfigRevision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigRevision_studyCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StudyCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigRevision_studyCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigRevision", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigStudy_id(ctx context.Context, field graphql.CollectedField, obj *model.ConfigStudy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigStudy_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigStudy_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigStudy", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigStudy_position(ctx context.Context, field graphql.CollectedField, obj *model.ConfigStudy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigStudy_position(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Position, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigStudy_position(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigStudy", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigStudy_studyDescriptionVersionId(ctx context.Context, field graphql.CollectedField, obj *model.ConfigStudy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigStudy_studyDescriptionVersionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StudyDescriptionVersionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigStudy_studyDescriptionVersionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigStudy", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigStudy_studyDescriptionId(ctx context.Context, field graphql.CollectedField, obj *model.ConfigStudy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigStudy_studyDescriptionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StudyDescriptionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigStudy_studyDescriptionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigStudy", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigStudy_revision(ctx context.Context, field graphql.CollectedField, obj *model.ConfigStudy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigStudy_revision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Revision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigStudy_revision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigStudy", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigStudy_latestRevision(ctx context.Context, field graphql.CollectedField, obj *model.ConfigStudy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigStudy_latestRevision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LatestRevision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigStudy_latestRevision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigStudy", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigStudy_latestVersionId(ctx context.Context, field graphql.CollectedField, obj *model.ConfigStudy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigStudy_latestVersionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LatestVersionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigStudy_latestVersionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigStudy", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigStudy_name(ctx context.Context, field graphql.CollectedField, obj *model.ConfigStudy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigStudy_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigStudy_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigStudy", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigStudy_studyId(ctx context.Context, field graphql.CollectedField, obj *model.ConfigStudy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigStudy_studyId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StudyID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigStudy_studyId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigStudy", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigStudy_studyType(ctx context.Context, field graphql.CollectedField, obj *model.ConfigStudy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigStudy_studyType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StudyType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigStudy_studyType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigStudy", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigStudy_subject(ctx context.Context, field graphql.CollectedField, obj *model.ConfigStudy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigStudy_subject(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Subject, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigStudy_subject(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigStudy", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigStudy_internalId(ctx context.Context, field graphql.CollectedField, obj *model.ConfigStudy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigStudy_internalId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.InternalID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigStudy_internalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigStudy", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigVersion_id(ctx context.Context, field graphql.CollectedField, obj *model.ConfigVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigVersion_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigVersion_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigVersion", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigVersion_revision(ctx context.Context, field graphql.CollectedField, obj *model.ConfigVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigVersion_revision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Revision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigVersion_revision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigVersion", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigVersion_data(ctx context.Context, field graphql.CollectedField, obj *model.ConfigVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigVersion_data(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Data, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigVersion_data(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigVersion", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigVersion_dataHash(ctx context.Context, field graphql.CollectedField, obj *model.ConfigVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigVersion_dataHash(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DataHash, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigVersion_dataHash(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigVersion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigVersion_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.ConfigVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigVersion_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigVersion_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigVersion", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigVersion_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.ConfigVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigVersion_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigVersion_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigVersion", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigVersion_createdById(ctx context.Context, field graphql.CollectedField, obj *model.ConfigVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigVersion_createdById(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedByID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigVersion_createdById(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigVersion", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigVersion_createdByName(ctx context.Context, field graphql.CollectedField, obj *model.ConfigVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigVersion_createdByName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedByName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigVersion_createdByName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigVersion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigVersion_publishedAt(ctx context.Context, field graphql.CollectedField, obj *model.ConfigVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigVersion_publishedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PublishedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigVersion_publishedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigVersion", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigVersion_publishedById(ctx context.Context, field graphql.CollectedField, obj *model.ConfigVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigVersion_publishedById(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PublishedByID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigVersion_publishedById(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigVersion", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigVersion_publishedByName(ctx context.Context, field graphql.CollectedField, obj *model.ConfigVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigVersion_publishedByName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PublishedByName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigVersion_publishedByName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigVersion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigVersion_published(ctx context.Context, field graphql.CollectedField, obj *model.ConfigVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigVersion_published(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Published, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigVersion_published(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigVersion", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigVersion_studyCount(ctx context.Context, field graphql.CollectedField, obj *model.ConfigVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigVersion_studyCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StudyCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigVersion_studyCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigVersion", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigVersion_studies(ctx context.Context, field graphql.CollectedField, obj *model.ConfigVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigVersion_studies(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Studies, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ConfigStudy) graphql.Marshaler {
+			return ec.marshalNConfigStudy2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigStudyᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigVersion_studies(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConfigVersion",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConfigStudy(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _DataOwnerSettings_aiSystemPrompt(ctx context.Context, field graphql.CollectedField, obj *model.DataOwnerSettings) (ret graphql.Marshaler) {
@@ -10920,6 +13568,584 @@ func (ec *executionContext) fieldContext_Measurement_lightweightVideoPlayerPerfo
 	return graphql.NewScalarFieldContext("Measurement", field, false, false, errors.New("field of type JSON does not have child fields"))
 }
 
+func (ec *executionContext) _MeasurementConfig_id(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfig) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeasurementConfig_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeasurementConfig_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _MeasurementConfig_kind(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfig) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeasurementConfig_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.ConfigKind) graphql.Marshaler {
+			return ec.marshalNConfigKind2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeasurementConfig_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, errors.New("field of type ConfigKind does not have child fields"))
+}
+
+func (ec *executionContext) _MeasurementConfig_name(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfig) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeasurementConfig_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeasurementConfig_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _MeasurementConfig_description(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfig) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeasurementConfig_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MeasurementConfig_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _MeasurementConfig_importSource(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfig) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeasurementConfig_importSource(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ImportSource, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MeasurementConfig_importSource(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _MeasurementConfig_isDefault(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfig) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeasurementConfig_isDefault(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IsDefault, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeasurementConfig_isDefault(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _MeasurementConfig_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfig) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeasurementConfig_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeasurementConfig_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _MeasurementConfig_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfig) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeasurementConfig_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeasurementConfig_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _MeasurementConfig_draftVersionId(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfig) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeasurementConfig_draftVersionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DraftVersionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MeasurementConfig_draftVersionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _MeasurementConfig_publishedVersionId(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfig) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeasurementConfig_publishedVersionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PublishedVersionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MeasurementConfig_publishedVersionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _MeasurementConfig_draftRevision(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfig) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeasurementConfig_draftRevision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DraftRevision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MeasurementConfig_draftRevision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _MeasurementConfig_publishedRevision(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfig) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeasurementConfig_publishedRevision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PublishedRevision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MeasurementConfig_publishedRevision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _MeasurementConfig_draftVersion(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfig) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeasurementConfig_draftVersion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DraftVersion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ConfigVersion) graphql.Marshaler {
+			return ec.marshalOConfigVersion2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigVersion(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MeasurementConfig_draftVersion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MeasurementConfig",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConfigVersion(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MeasurementConfig_publishedVersion(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfig) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeasurementConfig_publishedVersion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PublishedVersion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ConfigVersion) graphql.Marshaler {
+			return ec.marshalOConfigVersion2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigVersion(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MeasurementConfig_publishedVersion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MeasurementConfig",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConfigVersion(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MeasurementConfig_revisions(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfig) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeasurementConfig_revisions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Revisions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ConfigRevision) graphql.Marshaler {
+			return ec.marshalNConfigRevision2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigRevisionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeasurementConfig_revisions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MeasurementConfig",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConfigRevision(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MeasurementConfig_deliveredClientCount(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfig) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeasurementConfig_deliveredClientCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeliveredClientCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeasurementConfig_deliveredClientCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _MeasurementConfig_deliveredClients(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfig) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeasurementConfig_deliveredClients(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeliveredClients, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ConfigClient) graphql.Marshaler {
+			return ec.marshalNConfigClient2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigClientᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeasurementConfig_deliveredClients(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MeasurementConfig",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConfigClient(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MeasurementConfig_clientGroups(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfig) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeasurementConfig_clientGroups(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClientGroups, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ConfigClientGroup) graphql.Marshaler {
+			return ec.marshalNConfigClientGroup2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigClientGroupᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeasurementConfig_clientGroups(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MeasurementConfig",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConfigClientGroup(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MeasurementConfig_scheduleConfigs(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfig) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeasurementConfig_scheduleConfigs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ScheduleConfigs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ScheduleConfigRef) graphql.Marshaler {
+			return ec.marshalNScheduleConfigRef2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐScheduleConfigRefᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeasurementConfig_scheduleConfigs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MeasurementConfig",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ScheduleConfigRef(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MeasurementConfig_warnings(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfig) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeasurementConfig_warnings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Warnings, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeasurementConfig_warnings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _MeasurementConfigImport_config(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.MeasurementConfigImport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeasurementConfigImport_config(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Config, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MeasurementConfig) graphql.Marshaler {
+			return ec.marshalNMeasurementConfig2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurementConfig(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeasurementConfigImport_config(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MeasurementConfigImport",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MeasurementConfig(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MeasurementConfigImport_import(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.MeasurementConfigImport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeasurementConfigImport_import(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Import, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ConfigImportReport) graphql.Marshaler {
+			return ec.marshalNConfigImportReport2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐConfigImportReport(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeasurementConfigImport_import(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MeasurementConfigImport",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConfigImportReport(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _MeasurementConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11829,6 +15055,402 @@ func (ec *executionContext) fieldContext_Mutation_registrationKeyDelete(ctx cont
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_registrationKeyDelete_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_measurementConfigCreate(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_measurementConfigCreate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().MeasurementConfigCreate(ctx, fc.Args["kind"].(model.ConfigKind), fc.Args["input"].(gqlmodel.MeasurementConfigCreateInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MeasurementConfig) graphql.Marshaler {
+			return ec.marshalNMeasurementConfig2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurementConfig(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_measurementConfigCreate(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MeasurementConfig(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_measurementConfigCreate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_measurementConfigImport(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_measurementConfigImport(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().MeasurementConfigImport(ctx, fc.Args["kind"].(model.ConfigKind), fc.Args["input"].(gqlmodel.MeasurementConfigImportInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.MeasurementConfigImport) graphql.Marshaler {
+			return ec.marshalNMeasurementConfigImport2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementConfigImport(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_measurementConfigImport(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MeasurementConfigImport(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_measurementConfigImport_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_measurementConfigUpdate(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_measurementConfigUpdate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().MeasurementConfigUpdate(ctx, fc.Args["kind"].(model.ConfigKind), fc.Args["id"].(int64), fc.Args["input"].(gqlmodel.MeasurementConfigUpdateInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MeasurementConfig) graphql.Marshaler {
+			return ec.marshalNMeasurementConfig2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurementConfig(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_measurementConfigUpdate(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MeasurementConfig(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_measurementConfigUpdate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_measurementConfigPublish(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_measurementConfigPublish(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().MeasurementConfigPublish(ctx, fc.Args["kind"].(model.ConfigKind), fc.Args["id"].(int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MeasurementConfig) graphql.Marshaler {
+			return ec.marshalNMeasurementConfig2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurementConfig(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_measurementConfigPublish(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MeasurementConfig(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_measurementConfigPublish_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_measurementConfigDiscardDraft(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_measurementConfigDiscardDraft(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().MeasurementConfigDiscardDraft(ctx, fc.Args["kind"].(model.ConfigKind), fc.Args["id"].(int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MeasurementConfig) graphql.Marshaler {
+			return ec.marshalNMeasurementConfig2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurementConfig(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_measurementConfigDiscardDraft(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MeasurementConfig(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_measurementConfigDiscardDraft_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_measurementConfigSetDefault(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_measurementConfigSetDefault(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().MeasurementConfigSetDefault(ctx, fc.Args["kind"].(model.ConfigKind), fc.Args["id"].(int64), fc.Args["isDefault"].(bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MeasurementConfig) graphql.Marshaler {
+			return ec.marshalNMeasurementConfig2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurementConfig(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_measurementConfigSetDefault(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MeasurementConfig(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_measurementConfigSetDefault_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_measurementConfigDelete(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_measurementConfigDelete(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().MeasurementConfigDelete(ctx, fc.Args["kind"].(model.ConfigKind), fc.Args["id"].(int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_measurementConfigDelete(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_measurementConfigDelete_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_measurementConfigAssign(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_measurementConfigAssign(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().MeasurementConfigAssign(ctx, fc.Args["kind"].(model.ConfigKind), fc.Args["id"].(int64), fc.Args["input"].(gqlmodel.ConfigAssignmentInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MeasurementConfig) graphql.Marshaler {
+			return ec.marshalNMeasurementConfig2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurementConfig(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_measurementConfigAssign(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MeasurementConfig(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_measurementConfigAssign_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_measurementConfigUnassign(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_measurementConfigUnassign(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().MeasurementConfigUnassign(ctx, fc.Args["kind"].(model.ConfigKind), fc.Args["id"].(int64), fc.Args["input"].(gqlmodel.ConfigAssignmentInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MeasurementConfig) graphql.Marshaler {
+			return ec.marshalNMeasurementConfig2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurementConfig(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_measurementConfigUnassign(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MeasurementConfig(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_measurementConfigUnassign_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -13367,6 +16989,94 @@ func (ec *executionContext) fieldContext_Query_clientGroups(_ context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_measurementConfigs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_measurementConfigs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().MeasurementConfigs(ctx, fc.Args["kind"].(model.ConfigKind))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.MeasurementConfig) graphql.Marshaler {
+			return ec.marshalNMeasurementConfig2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurementConfigᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_measurementConfigs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MeasurementConfig(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_measurementConfigs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_measurementConfig(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_measurementConfig(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().MeasurementConfig(ctx, fc.Args["kind"].(model.ConfigKind), fc.Args["id"].(int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MeasurementConfig) graphql.Marshaler {
+			return ec.marshalNMeasurementConfig2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurementConfig(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_measurementConfig(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MeasurementConfig(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_measurementConfig_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_serviceCredentials(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14691,6 +18401,144 @@ func (ec *executionContext) fieldContext_ResolveResult_requested(_ context.Conte
 	return graphql.NewScalarFieldContext("ResolveResult", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _ScheduleConfigRef_id(ctx context.Context, field graphql.CollectedField, obj *model.ScheduleConfigRef) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScheduleConfigRef_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScheduleConfigRef_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScheduleConfigRef", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ScheduleConfigRef_name(ctx context.Context, field graphql.CollectedField, obj *model.ScheduleConfigRef) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScheduleConfigRef_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScheduleConfigRef_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScheduleConfigRef", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ScheduleConfigRef_isDefault(ctx context.Context, field graphql.CollectedField, obj *model.ScheduleConfigRef) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScheduleConfigRef_isDefault(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IsDefault, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScheduleConfigRef_isDefault(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScheduleConfigRef", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ScheduleConfigRef_draftRevision(ctx context.Context, field graphql.CollectedField, obj *model.ScheduleConfigRef) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScheduleConfigRef_draftRevision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DraftRevision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ScheduleConfigRef_draftRevision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScheduleConfigRef", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ScheduleConfigRef_publishedRevision(ctx context.Context, field graphql.CollectedField, obj *model.ScheduleConfigRef) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScheduleConfigRef_publishedRevision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PublishedRevision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ScheduleConfigRef_publishedRevision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScheduleConfigRef", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ScheduleConfigRef_studyIds(ctx context.Context, field graphql.CollectedField, obj *model.ScheduleConfigRef) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScheduleConfigRef_studyIds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StudyIDs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScheduleConfigRef_studyIds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScheduleConfigRef", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _ServiceCredential_id(ctx context.Context, field graphql.CollectedField, obj *model.ServiceCredential) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14850,6 +18698,259 @@ func (ec *executionContext) _ServiceCredential_passwordSet(ctx context.Context, 
 }
 func (ec *executionContext) fieldContext_ServiceCredential_passwordSet(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ServiceCredential", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ServiceCredentialImport_service(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ServiceCredentialImport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ServiceCredentialImport_service(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Service, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ServiceCredentialImport_service(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ServiceCredentialImport", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ServiceCredentialImport_action(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ServiceCredentialImport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ServiceCredentialImport_action(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Action, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ServiceCredentialImport_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ServiceCredentialImport", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ServiceCredentialImport_serviceCredentialId(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ServiceCredentialImport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ServiceCredentialImport_serviceCredentialId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ServiceCredentialID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ServiceCredentialImport_serviceCredentialId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ServiceCredentialImport", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ServiceCredentialImport_reason(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ServiceCredentialImport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ServiceCredentialImport_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ServiceCredentialImport_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ServiceCredentialImport", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _StudyDescriptionImport_studyId(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.StudyDescriptionImport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StudyDescriptionImport_studyId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StudyID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StudyDescriptionImport_studyId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StudyDescriptionImport", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _StudyDescriptionImport_action(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.StudyDescriptionImport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StudyDescriptionImport_action(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Action, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StudyDescriptionImport_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StudyDescriptionImport", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _StudyDescriptionImport_studyDescriptionId(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.StudyDescriptionImport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StudyDescriptionImport_studyDescriptionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StudyDescriptionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StudyDescriptionImport_studyDescriptionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StudyDescriptionImport", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _StudyDescriptionImport_name(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.StudyDescriptionImport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StudyDescriptionImport_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StudyDescriptionImport_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StudyDescriptionImport", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _StudyDescriptionImport_studyDescriptionVersionId(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.StudyDescriptionImport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StudyDescriptionImport_studyDescriptionVersionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StudyDescriptionVersionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StudyDescriptionImport_studyDescriptionVersionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StudyDescriptionImport", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _StudyDescriptionImport_revision(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.StudyDescriptionImport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StudyDescriptionImport_revision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Revision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StudyDescriptionImport_revision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StudyDescriptionImport", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _StudyDescriptionImport_fromRevision(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.StudyDescriptionImport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StudyDescriptionImport_fromRevision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FromRevision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_StudyDescriptionImport_fromRevision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StudyDescriptionImport", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _SystemStatusFilesystem_writable(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusFilesystem) (ret graphql.Marshaler) {
@@ -17592,6 +21693,43 @@ func (ec *executionContext) unmarshalInputClientAdminApiKeyCreateInput(ctx conte
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputConfigAssignmentInput(ctx context.Context, obj any) (gqlmodel.ConfigAssignmentInput, error) {
+	var it gqlmodel.ConfigAssignmentInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"clientIds", "clientGroupIds"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "clientIds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientIds"))
+			data, err := ec.unmarshalOInt2ᚕint64ᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientIds = data
+		case "clientGroupIds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientGroupIds"))
+			data, err := ec.unmarshalOInt2ᚕint64ᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientGroupIds = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputDataOwnerSettingsInput(ctx context.Context, obj any) (gqlmodel.DataOwnerSettingsInput, error) {
 	var it gqlmodel.DataOwnerSettingsInput
 	if obj == nil {
@@ -17974,6 +22112,187 @@ func (ec *executionContext) unmarshalInputIspUpdateInput(ctx context.Context, ob
 				return it, err
 			}
 			it.IsVpn = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputMeasurementConfigCreateInput(ctx context.Context, obj any) (gqlmodel.MeasurementConfigCreateInput, error) {
+	var it gqlmodel.MeasurementConfigCreateInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "description", "isDefault", "data", "publish"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		case "isDefault":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("isDefault"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IsDefault = data
+		case "data":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("data"))
+			data, err := ec.unmarshalOJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Data = data
+		case "publish":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("publish"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Publish = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputMeasurementConfigImportInput(ctx context.Context, obj any) (gqlmodel.MeasurementConfigImportInput, error) {
+	var it gqlmodel.MeasurementConfigImportInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"configId", "name", "description", "importSource", "data", "isDefault", "publish"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "configId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("configId"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ConfigID = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		case "importSource":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("importSource"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ImportSource = data
+		case "data":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("data"))
+			data, err := ec.unmarshalNJSON2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Data = data
+		case "isDefault":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("isDefault"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IsDefault = data
+		case "publish":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("publish"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Publish = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputMeasurementConfigUpdateInput(ctx context.Context, obj any) (gqlmodel.MeasurementConfigUpdateInput, error) {
+	var it gqlmodel.MeasurementConfigUpdateInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "description", "data", "publish"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = graphql.OmittableOf(data)
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = graphql.OmittableOf(data)
+		case "data":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("data"))
+			data, err := ec.unmarshalOJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Data = graphql.OmittableOf(data)
+		case "publish":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("publish"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Publish = data
 		}
 	}
 	return it, nil
@@ -19501,6 +23820,150 @@ func (ec *executionContext) _ClientReport(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var configClientImplementors = []string{"ConfigClient"}
+
+func (ec *executionContext) _ConfigClient(ctx context.Context, sel ast.SelectionSet, obj *model.ConfigClient) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, configClientImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConfigClient")
+		case "id":
+			out.Values[i] = ec._ConfigClient_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "uuid":
+			out.Values[i] = ec._ConfigClient_uuid(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "label":
+			out.Values[i] = ec._ConfigClient_label(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "lastSeenAt":
+			out.Values[i] = ec._ConfigClient_lastSeenAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var configClientGroupImplementors = []string{"ConfigClientGroup"}
+
+func (ec *executionContext) _ConfigClientGroup(ctx context.Context, sel ast.SelectionSet, obj *model.ConfigClientGroup) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, configClientGroupImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConfigClientGroup")
+		case "id":
+			out.Values[i] = ec._ConfigClientGroup_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._ConfigClientGroup_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var configImportReportImplementors = []string{"ConfigImportReport"}
+
+func (ec *executionContext) _ConfigImportReport(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.ConfigImportReport) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, configImportReportImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConfigImportReport")
+		case "studyDescriptions":
+			out.Values[i] = ec._ConfigImportReport_studyDescriptions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "serviceCredentials":
+			out.Values[i] = ec._ConfigImportReport_serviceCredentials(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "warnings":
+			out.Values[i] = ec._ConfigImportReport_warnings(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var configRefImplementors = []string{"ConfigRef"}
 
 func (ec *executionContext) _ConfigRef(ctx context.Context, sel ast.SelectionSet, obj *model.ConfigRef) graphql.Marshaler {
@@ -19525,6 +23988,300 @@ func (ec *executionContext) _ConfigRef(ctx context.Context, sel ast.SelectionSet
 			}
 		case "isDefault":
 			out.Values[i] = ec._ConfigRef_isDefault(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var configRevisionImplementors = []string{"ConfigRevision"}
+
+func (ec *executionContext) _ConfigRevision(ctx context.Context, sel ast.SelectionSet, obj *model.ConfigRevision) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, configRevisionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConfigRevision")
+		case "id":
+			out.Values[i] = ec._ConfigRevision_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "revision":
+			out.Values[i] = ec._ConfigRevision_revision(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "state":
+			out.Values[i] = ec._ConfigRevision_state(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dataHash":
+			out.Values[i] = ec._ConfigRevision_dataHash(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._ConfigRevision_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._ConfigRevision_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdById":
+			out.Values[i] = ec._ConfigRevision_createdById(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdByName":
+			out.Values[i] = ec._ConfigRevision_createdByName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "publishedAt":
+			out.Values[i] = ec._ConfigRevision_publishedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "publishedById":
+			out.Values[i] = ec._ConfigRevision_publishedById(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "publishedByName":
+			out.Values[i] = ec._ConfigRevision_publishedByName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "published":
+			out.Values[i] = ec._ConfigRevision_published(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "studyCount":
+			out.Values[i] = ec._ConfigRevision_studyCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var configStudyImplementors = []string{"ConfigStudy"}
+
+func (ec *executionContext) _ConfigStudy(ctx context.Context, sel ast.SelectionSet, obj *model.ConfigStudy) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, configStudyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConfigStudy")
+		case "id":
+			out.Values[i] = ec._ConfigStudy_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "position":
+			out.Values[i] = ec._ConfigStudy_position(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "studyDescriptionVersionId":
+			out.Values[i] = ec._ConfigStudy_studyDescriptionVersionId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "studyDescriptionId":
+			out.Values[i] = ec._ConfigStudy_studyDescriptionId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "revision":
+			out.Values[i] = ec._ConfigStudy_revision(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "latestRevision":
+			out.Values[i] = ec._ConfigStudy_latestRevision(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "latestVersionId":
+			out.Values[i] = ec._ConfigStudy_latestVersionId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._ConfigStudy_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "studyId":
+			out.Values[i] = ec._ConfigStudy_studyId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "studyType":
+			out.Values[i] = ec._ConfigStudy_studyType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "subject":
+			out.Values[i] = ec._ConfigStudy_subject(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "internalId":
+			out.Values[i] = ec._ConfigStudy_internalId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var configVersionImplementors = []string{"ConfigVersion"}
+
+func (ec *executionContext) _ConfigVersion(ctx context.Context, sel ast.SelectionSet, obj *model.ConfigVersion) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, configVersionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConfigVersion")
+		case "id":
+			out.Values[i] = ec._ConfigVersion_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "revision":
+			out.Values[i] = ec._ConfigVersion_revision(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "data":
+			out.Values[i] = ec._ConfigVersion_data(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dataHash":
+			out.Values[i] = ec._ConfigVersion_dataHash(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._ConfigVersion_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._ConfigVersion_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdById":
+			out.Values[i] = ec._ConfigVersion_createdById(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdByName":
+			out.Values[i] = ec._ConfigVersion_createdByName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "publishedAt":
+			out.Values[i] = ec._ConfigVersion_publishedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "publishedById":
+			out.Values[i] = ec._ConfigVersion_publishedById(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "publishedByName":
+			out.Values[i] = ec._ConfigVersion_publishedByName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "published":
+			out.Values[i] = ec._ConfigVersion_published(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "studyCount":
+			out.Values[i] = ec._ConfigVersion_studyCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "studies":
+			out.Values[i] = ec._ConfigVersion_studies(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -20426,6 +25183,182 @@ func (ec *executionContext) _Measurement(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var measurementConfigImplementors = []string{"MeasurementConfig"}
+
+func (ec *executionContext) _MeasurementConfig(ctx context.Context, sel ast.SelectionSet, obj *model.MeasurementConfig) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, measurementConfigImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MeasurementConfig")
+		case "id":
+			out.Values[i] = ec._MeasurementConfig_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._MeasurementConfig_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._MeasurementConfig_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "description":
+			out.Values[i] = ec._MeasurementConfig_description(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "importSource":
+			out.Values[i] = ec._MeasurementConfig_importSource(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "isDefault":
+			out.Values[i] = ec._MeasurementConfig_isDefault(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._MeasurementConfig_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._MeasurementConfig_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "draftVersionId":
+			out.Values[i] = ec._MeasurementConfig_draftVersionId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "publishedVersionId":
+			out.Values[i] = ec._MeasurementConfig_publishedVersionId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "draftRevision":
+			out.Values[i] = ec._MeasurementConfig_draftRevision(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "publishedRevision":
+			out.Values[i] = ec._MeasurementConfig_publishedRevision(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "draftVersion":
+			out.Values[i] = ec._MeasurementConfig_draftVersion(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "publishedVersion":
+			out.Values[i] = ec._MeasurementConfig_publishedVersion(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "revisions":
+			out.Values[i] = ec._MeasurementConfig_revisions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deliveredClientCount":
+			out.Values[i] = ec._MeasurementConfig_deliveredClientCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deliveredClients":
+			out.Values[i] = ec._MeasurementConfig_deliveredClients(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "clientGroups":
+			out.Values[i] = ec._MeasurementConfig_clientGroups(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "scheduleConfigs":
+			out.Values[i] = ec._MeasurementConfig_scheduleConfigs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "warnings":
+			out.Values[i] = ec._MeasurementConfig_warnings(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var measurementConfigImportImplementors = []string{"MeasurementConfigImport"}
+
+func (ec *executionContext) _MeasurementConfigImport(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.MeasurementConfigImport) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, measurementConfigImportImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MeasurementConfigImport")
+		case "config":
+			out.Values[i] = ec._MeasurementConfigImport_config(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "import":
+			out.Values[i] = ec._MeasurementConfigImport_import(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var measurementConnectionImplementors = []string{"MeasurementConnection"}
 
 func (ec *executionContext) _MeasurementConnection(ctx context.Context, sel ast.SelectionSet, obj *model.MeasurementConnection) graphql.Marshaler {
@@ -20695,6 +25628,69 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "registrationKeyDelete":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_registrationKeyDelete(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "measurementConfigCreate":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_measurementConfigCreate(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "measurementConfigImport":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_measurementConfigImport(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "measurementConfigUpdate":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_measurementConfigUpdate(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "measurementConfigPublish":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_measurementConfigPublish(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "measurementConfigDiscardDraft":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_measurementConfigDiscardDraft(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "measurementConfigSetDefault":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_measurementConfigSetDefault(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "measurementConfigDelete":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_measurementConfigDelete(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "measurementConfigAssign":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_measurementConfigAssign(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "measurementConfigUnassign":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_measurementConfigUnassign(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -21383,6 +26379,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "measurementConfigs":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_measurementConfigs(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "measurementConfig":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_measurementConfig(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "serviceCredentials":
 			field := field
 
@@ -22055,6 +27095,69 @@ func (ec *executionContext) _ResolveResult(ctx context.Context, sel ast.Selectio
 	return out
 }
 
+var scheduleConfigRefImplementors = []string{"ScheduleConfigRef"}
+
+func (ec *executionContext) _ScheduleConfigRef(ctx context.Context, sel ast.SelectionSet, obj *model.ScheduleConfigRef) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, scheduleConfigRefImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ScheduleConfigRef")
+		case "id":
+			out.Values[i] = ec._ScheduleConfigRef_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._ScheduleConfigRef_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "isDefault":
+			out.Values[i] = ec._ScheduleConfigRef_isDefault(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "draftRevision":
+			out.Values[i] = ec._ScheduleConfigRef_draftRevision(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "publishedRevision":
+			out.Values[i] = ec._ScheduleConfigRef_publishedRevision(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "studyIds":
+			out.Values[i] = ec._ScheduleConfigRef_studyIds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var serviceCredentialImplementors = []string{"ServiceCredential"}
 
 func (ec *executionContext) _ServiceCredential(ctx context.Context, sel ast.SelectionSet, obj *model.ServiceCredential) graphql.Marshaler {
@@ -22100,6 +27203,127 @@ func (ec *executionContext) _ServiceCredential(ctx context.Context, sel ast.Sele
 		case "passwordSet":
 			out.Values[i] = ec._ServiceCredential_passwordSet(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var serviceCredentialImportImplementors = []string{"ServiceCredentialImport"}
+
+func (ec *executionContext) _ServiceCredentialImport(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.ServiceCredentialImport) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, serviceCredentialImportImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ServiceCredentialImport")
+		case "service":
+			out.Values[i] = ec._ServiceCredentialImport_service(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "action":
+			out.Values[i] = ec._ServiceCredentialImport_action(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "serviceCredentialId":
+			out.Values[i] = ec._ServiceCredentialImport_serviceCredentialId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._ServiceCredentialImport_reason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var studyDescriptionImportImplementors = []string{"StudyDescriptionImport"}
+
+func (ec *executionContext) _StudyDescriptionImport(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.StudyDescriptionImport) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, studyDescriptionImportImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StudyDescriptionImport")
+		case "studyId":
+			out.Values[i] = ec._StudyDescriptionImport_studyId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "action":
+			out.Values[i] = ec._StudyDescriptionImport_action(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "studyDescriptionId":
+			out.Values[i] = ec._StudyDescriptionImport_studyDescriptionId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._StudyDescriptionImport_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "studyDescriptionVersionId":
+			out.Values[i] = ec._StudyDescriptionImport_studyDescriptionVersionId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "revision":
+			out.Values[i] = ec._StudyDescriptionImport_revision(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fromRevision":
+			out.Values[i] = ec._StudyDescriptionImport_fromRevision(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -23291,6 +28515,111 @@ func (ec *executionContext) marshalNClientReport2ᚕgithubᚗcomᚋfleetgraphᚋ
 	return ret
 }
 
+func (ec *executionContext) unmarshalNConfigAssignmentInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐConfigAssignmentInput(ctx context.Context, v any) (gqlmodel.ConfigAssignmentInput, error) {
+	res, err := ec.unmarshalInputConfigAssignmentInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNConfigClient2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigClient(ctx context.Context, sel ast.SelectionSet, v model.ConfigClient) graphql.Marshaler {
+	return ec._ConfigClient(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNConfigClient2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigClientᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ConfigClient) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNConfigClient2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigClient(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNConfigClientGroup2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigClientGroup(ctx context.Context, sel ast.SelectionSet, v model.ConfigClientGroup) graphql.Marshaler {
+	return ec._ConfigClientGroup(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNConfigClientGroup2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigClientGroupᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ConfigClientGroup) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNConfigClientGroup2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigClientGroup(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNConfigImportReport2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐConfigImportReport(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.ConfigImportReport) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ConfigImportReport(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNConfigKind2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigKind(ctx context.Context, v any) (model.ConfigKind, error) {
+	var res model.ConfigKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNConfigKind2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigKind(ctx context.Context, sel ast.SelectionSet, v model.ConfigKind) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNConfigRevision2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigRevision(ctx context.Context, sel ast.SelectionSet, v model.ConfigRevision) graphql.Marshaler {
+	return ec._ConfigRevision(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNConfigRevision2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigRevisionᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ConfigRevision) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNConfigRevision2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigRevision(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNConfigStudy2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigStudy(ctx context.Context, sel ast.SelectionSet, v model.ConfigStudy) graphql.Marshaler {
+	return ec._ConfigStudy(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNConfigStudy2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigStudyᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ConfigStudy) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNConfigStudy2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigStudy(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNDataOwnerSettings2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐDataOwnerSettings(ctx context.Context, sel ast.SelectionSet, v *model.DataOwnerSettings) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -23664,6 +28993,61 @@ func (ec *executionContext) marshalNMeasurement2ᚖgithubᚗcomᚋfleetgraphᚋf
 	return ec._Measurement(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNMeasurementConfig2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurementConfig(ctx context.Context, sel ast.SelectionSet, v model.MeasurementConfig) graphql.Marshaler {
+	return ec._MeasurementConfig(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNMeasurementConfig2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurementConfigᚄ(ctx context.Context, sel ast.SelectionSet, v []model.MeasurementConfig) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMeasurementConfig2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurementConfig(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNMeasurementConfig2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurementConfig(ctx context.Context, sel ast.SelectionSet, v *model.MeasurementConfig) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._MeasurementConfig(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNMeasurementConfigCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementConfigCreateInput(ctx context.Context, v any) (gqlmodel.MeasurementConfigCreateInput, error) {
+	res, err := ec.unmarshalInputMeasurementConfigCreateInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNMeasurementConfigImport2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementConfigImport(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.MeasurementConfigImport) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._MeasurementConfigImport(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNMeasurementConfigImportInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementConfigImportInput(ctx context.Context, v any) (gqlmodel.MeasurementConfigImportInput, error) {
+	res, err := ec.unmarshalInputMeasurementConfigImportInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNMeasurementConfigUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementConfigUpdateInput(ctx context.Context, v any) (gqlmodel.MeasurementConfigUpdateInput, error) {
+	res, err := ec.unmarshalInputMeasurementConfigUpdateInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNMeasurementConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurementConnection(ctx context.Context, sel ast.SelectionSet, v *model.MeasurementConnection) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -23788,6 +29172,26 @@ func (ec *executionContext) marshalNRole2githubᚗcomᚋfleetgraphᚋfleetgraph�
 	return v
 }
 
+func (ec *executionContext) marshalNScheduleConfigRef2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐScheduleConfigRef(ctx context.Context, sel ast.SelectionSet, v model.ScheduleConfigRef) graphql.Marshaler {
+	return ec._ScheduleConfigRef(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNScheduleConfigRef2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐScheduleConfigRefᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ScheduleConfigRef) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNScheduleConfigRef2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐScheduleConfigRef(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNServiceCredential2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐServiceCredential(ctx context.Context, sel ast.SelectionSet, v model.ServiceCredential) graphql.Marshaler {
 	return ec._ServiceCredential(ctx, sel, &v)
 }
@@ -23821,6 +29225,26 @@ func (ec *executionContext) marshalNServiceCredential2ᚖgithubᚗcomᚋfleetgra
 func (ec *executionContext) unmarshalNServiceCredentialCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐServiceCredentialCreateInput(ctx context.Context, v any) (gqlmodel.ServiceCredentialCreateInput, error) {
 	res, err := ec.unmarshalInputServiceCredentialCreateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNServiceCredentialImport2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐServiceCredentialImport(ctx context.Context, sel ast.SelectionSet, v gqlmodel.ServiceCredentialImport) graphql.Marshaler {
+	return ec._ServiceCredentialImport(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNServiceCredentialImport2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐServiceCredentialImportᚄ(ctx context.Context, sel ast.SelectionSet, v []gqlmodel.ServiceCredentialImport) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNServiceCredentialImport2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐServiceCredentialImport(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNServiceCredentialUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐServiceCredentialUpdateInput(ctx context.Context, v any) (gqlmodel.ServiceCredentialUpdateInput, error) {
@@ -23863,6 +29287,26 @@ func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel
 	for i := range v {
 		ret[i] = ec.marshalNString2string(ctx, sel, v[i])
 	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNStudyDescriptionImport2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐStudyDescriptionImport(ctx context.Context, sel ast.SelectionSet, v gqlmodel.StudyDescriptionImport) graphql.Marshaler {
+	return ec._StudyDescriptionImport(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNStudyDescriptionImport2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐStudyDescriptionImportᚄ(ctx context.Context, sel ast.SelectionSet, v []gqlmodel.StudyDescriptionImport) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNStudyDescriptionImport2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐStudyDescriptionImport(ctx, sel, v[i])
+	})
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -24180,6 +29624,13 @@ func (ec *executionContext) marshalOConfigRef2ᚖgithubᚗcomᚋfleetgraphᚋfle
 	return ec._ConfigRef(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOConfigVersion2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigVersion(ctx context.Context, sel ast.SelectionSet, v *model.ConfigVersion) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ConfigVersion(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOExportFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐExportFilter(ctx context.Context, v any) (*gqlmodel.ExportFilter, error) {
 	if v == nil {
 		return nil, nil
@@ -24211,6 +29662,41 @@ func (ec *executionContext) unmarshalOHealthMetricThresholdsInput2ᚖgithubᚗco
 	}
 	res, err := ec.unmarshalInputHealthMetricThresholdsInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOInt2ᚕint64ᚄ(ctx context.Context, v any) ([]int64, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]int64, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNInt2int64(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOInt2ᚕint64ᚄ(ctx context.Context, sel ast.SelectionSet, v []int64) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNInt2int64(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalOInt2ᚖint64(ctx context.Context, v any) (*int64, error) {

@@ -65,7 +65,7 @@ func clientOf(c store.Client) model.Client {
 
 func groupOf(g store.ClientGroup) model.ClientGroup { return model.ClientGroup{ID: g.ID, Name: g.Name} }
 
-func configRefOf(c store.ConfigRef) *model.ConfigRef {
+func configRefOf(c store.DeliveredConfig) *model.ConfigRef {
 	return &model.ConfigRef{ID: c.ID, Name: c.Name, IsDefault: c.IsDefault}
 }
 

@@ -79,6 +79,35 @@ func edgeTable() map[string]map[string]edge {
 			"clientsCount": {load: counts(registrationKeyID, store.CountClientsByRegistrationKey,
 				func(k *model.RegistrationKey, n int64) { k.ClientsCount = n })},
 		},
+		"MeasurementConfig": {
+			"revisions": {load: loadConfigVersions},
+			"draftVersion": {shares: "revisions", child: "ConfigVersion",
+				children: single(func(c *model.MeasurementConfig) *model.ConfigVersion { return c.DraftVersion })},
+			"publishedVersion": {shares: "revisions", child: "ConfigVersion",
+				children: single(func(c *model.MeasurementConfig) *model.ConfigVersion { return c.PublishedVersion })},
+			"deliveredClients": {load: hasMany(always(configID), store.DeliveredClientsByConfig,
+				func(c store.ConfigClient) int64 { return c.ConfigID }, configClientOf,
+				func(c *model.MeasurementConfig, cs []model.ConfigClient) {
+					c.DeliveredClients, c.DeliveredClientCount = cs, int64(len(cs))
+				})},
+			"deliveredClientCount": {shares: "deliveredClients"},
+			"clientGroups": {load: hasMany(always(configID), store.GroupsByConfig,
+				func(g store.ConfigGroup) int64 { return g.ConfigID }, configGroupOf,
+				func(c *model.MeasurementConfig, gs []model.ConfigClientGroup) { c.ClientGroups = gs })},
+			"scheduleConfigs": {load: hasMany(publicConfigID, store.ScheduleConfigsByPublic,
+				func(s store.ScheduleConfigRef) int64 { return s.PublicConfigID }, scheduleConfigRefOf,
+				func(c *model.MeasurementConfig, ss []model.ScheduleConfigRef) { c.ScheduleConfigs = ss })},
+			"warnings": {load: loadConfigWarnings},
+		},
+		"ConfigVersion": {
+			"studies": {load: hasMany(always(configVersionID), store.StudiesByVersion,
+				func(s store.VersionStudy) int64 { return s.ConfigVersionID }, configStudyOf,
+				func(v *model.ConfigVersion, ss []model.ConfigStudy) { v.Studies = ss })},
+		},
+		"MeasurementConfigImport": {
+			"config": {child: "MeasurementConfig",
+				children: single(func(i *gqlmodel.MeasurementConfigImport) *model.MeasurementConfig { return i.Config })},
+		},
 		"ExportClientPage": {
 			"items": {child: "Client", children: list(func(p *gqlmodel.ExportClientPage) []model.Client { return p.Items })},
 		},
@@ -126,57 +155,24 @@ var ispCounts = queued(always(ispID), store.IspChildCounts, func(parents []any, 
 	}
 })
 
-// loadConfigs attaches the configs each client gets: the assigned one of
-// each kind, else the data owner's default of that kind; none for shared
-// clients, whose configuration belongs to their owner.
-func loadConfigs(_ context.Context, q edgeQuery, parents []any) (func() error, error) {
-	var ids []int64
-	for _, p := range parents {
-		c := p.(*model.Client)
-		for _, id := range []*int64{c.Configuration.PublicConfigID, c.Configuration.AutomatorConfigID} {
-			if id != nil && c.AccessLevel != model.AccessShared {
-				ids = append(ids, *id)
-			}
-		}
+// loadConfigs attaches the configs each client gets (store.deliveredFrom
+// is the rule): published versions only; none for shared clients, whose
+// configuration belongs to their owner, nor for unmanaged ones.
+var loadConfigs = queued(always(clientID), store.DeliveredConfigsByClients, func(parents []any, rows []store.DeliveredConfig) {
+	type key struct {
+		client int64
+		kind   string
 	}
-	var rows []store.ConfigRef
-	var err error
-	store.Queue(q.batch, store.DeliverableConfigs(q.owner, ids), func(rs []store.ConfigRef, e error) { rows, err = rs, e })
-	return func() error {
-		if err != nil {
-			return err
-		}
-		attachConfigs(parents, rows)
-		return nil
-	}, nil
-}
-
-// attachConfigs sets each owned client's delivered configs from the rows
-// of its assigned configs and the defaults.
-func attachConfigs(parents []any, rows []store.ConfigRef) {
-	byID := map[int64]*model.ConfigRef{}
-	byKind := map[string]*model.ConfigRef{}
+	by := make(map[key]*model.ConfigRef, len(rows))
 	for _, r := range rows {
-		byID[r.ID] = configRefOf(r)
-		if r.IsDefault {
-			byKind[r.Kind] = byID[r.ID]
-		}
-	}
-	pick := func(id *int64, kind string) *model.ConfigRef {
-		if id != nil {
-			return byID[*id]
-		}
-		return byKind[kind]
+		by[key{r.ClientID, r.Kind}] = configRefOf(r)
 	}
 	for _, p := range parents {
 		c := p.(*model.Client)
-		if c.AccessLevel == model.AccessShared {
-			continue
-		}
-		c.DeliveredPublicConfig = pick(c.Configuration.PublicConfigID, "public")
-		c.DeliveredAutomatorConfig = pick(c.Configuration.AutomatorConfigID, "automator")
+		c.DeliveredPublicConfig = by[key{c.ID, store.ConfigPublic}]
+		c.DeliveredAutomatorConfig = by[key{c.ID, store.ConfigAutomator}]
 	}
-}
+})
 
 // loadReports attaches every measurement's client reports, and the latest
 // of each type the report fields name.

@@ -185,11 +185,16 @@ func snake(s string) string {
 	return b.String()
 }
 
-// snakePath converts each segment of a dotted camelCase path.
+// snakePath converts each segment of a dotted camelCase path, up to a
+// "data" segment: what follows names keys inside a free-form JSON document
+// (a config's data), which keep the document's own spelling.
 func snakePath(p string) string {
 	parts := strings.Split(p, ".")
 	for i, s := range parts {
 		parts[i] = snake(s)
+		if s == "data" {
+			break
+		}
 	}
 	return strings.Join(parts, ".")
 }

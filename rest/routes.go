@@ -89,6 +89,32 @@ var AdminRoutes = []Route{
 	{Method: http.MethodGet, Path: "/clients/{id}/system_status_records", Operation: "ClientSystemStatusRecords", Status: 200,
 		PagedKey: "system_status_records", StrictQuery: true},
 
+	{Method: http.MethodGet, Path: "/public_configs", Operation: "PublicConfigList", Status: 200, Derive: kindPublic},
+	{Method: http.MethodPost, Path: "/public_configs", Operation: "PublicConfigCreate", Status: 201, Derive: kindPublic},
+	{Method: http.MethodPost, Path: "/public_configs/import", Operation: "PublicConfigImport", Status: 200, Derive: kindPublic, Unwrap: true},
+	{Method: http.MethodGet, Path: "/public_configs/{id}", Operation: "PublicConfigGet", Status: 200, Derive: kindPublic},
+	{Method: http.MethodPut, Path: "/public_configs/{id}", Operation: "PublicConfigUpdate", Status: 200, Derive: kindPublic},
+	{Method: http.MethodDelete, Path: "/public_configs/{id}", Operation: "PublicConfigDelete", Status: 200, Derive: kindPublic, Empty: true},
+	{Method: http.MethodPost, Path: "/public_configs/{id}/publish", Operation: "PublicConfigPublish", Status: 200, Derive: kindPublic},
+	{Method: http.MethodDelete, Path: "/public_configs/{id}/draft", Operation: "PublicConfigDiscardDraft", Status: 200, Derive: kindPublic},
+	{Method: http.MethodPut, Path: "/public_configs/{id}/default", Operation: "PublicConfigSetDefault", Status: 200, Derive: kindPublic},
+	{Method: http.MethodDelete, Path: "/public_configs/{id}/default", Operation: "PublicConfigUnsetDefault", Status: 200, Derive: kindPublic},
+	{Method: http.MethodPost, Path: "/public_configs/{id}/assign", Operation: "PublicConfigAssign", Status: 200, Derive: kindPublic},
+	{Method: http.MethodPost, Path: "/public_configs/{id}/unassign", Operation: "PublicConfigUnassign", Status: 200, Derive: kindPublic},
+
+	{Method: http.MethodGet, Path: "/schedule_configs", Operation: "ScheduleConfigList", Status: 200, Derive: kindAutomator},
+	{Method: http.MethodPost, Path: "/schedule_configs", Operation: "ScheduleConfigCreate", Status: 201, Derive: kindAutomator},
+	{Method: http.MethodPost, Path: "/schedule_configs/import", Operation: "ScheduleConfigImport", Status: 200, Derive: kindAutomator, Unwrap: true},
+	{Method: http.MethodGet, Path: "/schedule_configs/{id}", Operation: "ScheduleConfigGet", Status: 200, Derive: kindAutomator},
+	{Method: http.MethodPut, Path: "/schedule_configs/{id}", Operation: "ScheduleConfigUpdate", Status: 200, Derive: kindAutomator},
+	{Method: http.MethodDelete, Path: "/schedule_configs/{id}", Operation: "ScheduleConfigDelete", Status: 200, Derive: kindAutomator, Empty: true},
+	{Method: http.MethodPost, Path: "/schedule_configs/{id}/publish", Operation: "ScheduleConfigPublish", Status: 200, Derive: kindAutomator},
+	{Method: http.MethodDelete, Path: "/schedule_configs/{id}/draft", Operation: "ScheduleConfigDiscardDraft", Status: 200, Derive: kindAutomator},
+	{Method: http.MethodPut, Path: "/schedule_configs/{id}/default", Operation: "ScheduleConfigSetDefault", Status: 200, Derive: kindAutomator},
+	{Method: http.MethodDelete, Path: "/schedule_configs/{id}/default", Operation: "ScheduleConfigUnsetDefault", Status: 200, Derive: kindAutomator},
+	{Method: http.MethodPost, Path: "/schedule_configs/{id}/assign", Operation: "ScheduleConfigAssign", Status: 200, Derive: kindAutomator},
+	{Method: http.MethodPost, Path: "/schedule_configs/{id}/unassign", Operation: "ScheduleConfigUnassign", Status: 200, Derive: kindAutomator},
+
 	{Method: http.MethodGet, Path: "/data_owner/settings", Operation: "DataOwnerSettingsGet", Status: 200},
 	{Method: http.MethodPut, Path: "/data_owner/settings", Operation: "DataOwnerSettingsUpdate", Status: 200},
 	{Method: http.MethodGet, Path: "/ai_assistant/status", Operation: "AiAssistantStatus", Status: 200, Unwrap: true},
@@ -113,6 +139,18 @@ var AdminRoutes = []Route{
 	{Method: http.MethodPost, Path: "/anomaly_detection_overrides/feedback", Operation: "AnomalyDetectionOverrideFeedback", Status: 200, Unwrap: true},
 	{Method: http.MethodGet, Path: "/anomaly_detection_overrides/dimensions", Operation: "AnomalyDetectionDimensions", Status: 200},
 	{Method: http.MethodGet, Path: "/anomaly_detection_overrides/{id}", Operation: "AnomalyDetectionOverrideGet", Status: 200},
+}
+
+// kindPublic and kindAutomator set the kind of /public_configs and
+// /schedule_configs: the path decides it, not a parameter.
+func kindPublic(_ url.Values, vars map[string]any) error {
+	vars["kind"] = "public"
+	return nil
+}
+
+func kindAutomator(_ url.Values, vars map[string]any) error {
+	vars["kind"] = "automator"
+	return nil
 }
 
 // compactWhenNamed: GET /isps with a name filter answers the compact shape.

@@ -21,6 +21,9 @@ func renderWorld(t *testing.T, e *apitest.Env) (adminKey, exportKey string) {
 	seedFleet(t, e, o.ID, 30)
 	cfg := o.NewConfig(t, "public", "assigned \"config\"", false)
 	o.NewConfig(t, "automator", "default schedule", true)
+	odd := cfgStudy("quote \" é 😀", "VIDEO", "youtube")
+	odd["params"] = map[string]any{"ratio": 0.1, "big": 12345678901234, "html": "<a&b>", "list": []any{nil, true, 1.5e-7}}
+	o.NewConfigWith(t, apitest.ConfigOpts{Name: "studies \"<é>\"", Published: cfgDoc(odd), Draft: cfgDoc(odd, cfgStudy("web", "WEB", "website"))})
 	label, extra, empty := "quote \" backslash \\ tab \t newline \n ctrl \x01 é 😀 <html>", "tab\tonly\x02", ""
 	o.NewClient(t, store.NewClient{ExtraLabel: &empty})
 	c := o.NewClient(t, store.NewClient{Label: &label, ExtraLabel: &extra, PublicConfigID: &cfg, LastSeenAt: apitest.Ptr(time.Now().Add(-48 * time.Hour))})
@@ -58,7 +61,8 @@ func TestRenderMatchesGqlgen(t *testing.T) {
 		}
 	}
 	for _, path := range []string{"/clients", "/isps", "/capabilities", "/client_admin_users", "/client_admin_api_keys",
-		"/service_credentials", "/export_api_keys", "/client_analytics_api_keys", "/anomaly_detection_overrides"} {
+		"/service_credentials", "/export_api_keys", "/client_analytics_api_keys", "/anomaly_detection_overrides",
+		"/public_configs", "/schedule_configs"} {
 		t.Run("admin "+path, func(t *testing.T) {
 			same(t, true, func(base string) *apitest.Response {
 				return apitest.DoAt(t, base, http.MethodGet, "/client_admin_api/v1"+path, admin, nil)
@@ -102,5 +106,10 @@ var renderQueries = []struct {
 		ispContracts { name client { label registrationKey { capability { name registrationKeysCount } } } } } }`, true},
 	{"capabilities", `{ capabilities { id name comment registrationKeysCount
 		registrationKeys { registrationKey clientsCount numRegistrationsLeft capability { id allowedMeasurementTypes } } } }`, true},
+	{"configs", `{ measurementConfigs(kind: public) { id kind name description isDefault draftRevision publishedRevision
+		draftVersion { id revision data dataHash createdAt createdByName published studyCount studies { id position name studyId latestRevision internalId } }
+		publishedVersion { data studies { studyType subject } } revisions { revision state publishedAt }
+		deliveredClientCount deliveredClients { id uuid label lastSeenAt } clientGroups { name }
+		scheduleConfigs { id studyIds } warnings } }`, true},
 	{"measurements", `{ clients { id measurements(first: 2) { edges { cursor node { id client { id } } } pageInfo { hasNextPage } } } }`, false},
 }

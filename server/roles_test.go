@@ -19,8 +19,8 @@ type rolesFixture struct {
 	o    *apitest.Owner
 	keys map[model.Role]string
 
-	isp, capability, credential, user, client int64
-	adminKey, analyticsKey, exportKey         int64
+	isp, capability, credential, user, client, config int64
+	adminKey, analyticsKey, exportKey                 int64
 }
 
 var rolesOrder = []model.Role{model.RoleViewer, model.RoleEditor, model.RoleAdmin, model.RoleOrgAdmin}
@@ -38,6 +38,7 @@ func newRolesFixture(t *testing.T, prefix string) *rolesFixture {
 	f.credential = f.o.NewCredential(t, rolesCredential).ID
 	f.user = f.o.NewUser(t, store.NewUser{}).ID
 	f.client = f.o.NewClient(t, store.NewClient{Label: apitest.Ptr(apitest.Unique("probe"))}).ID
+	f.config = f.o.NewConfigWith(t, apitest.ConfigOpts{Draft: apitest.EmptyConfigDocument(store.ConfigPublic)})
 	f.adminKey = f.newKey(t, auth.KindClientAdmin)
 	f.analyticsKey = f.newKey(t, auth.KindClientAnalytics)
 	f.exportKey = f.newKey(t, auth.KindExport)
@@ -222,6 +223,60 @@ var rolesMatrix = map[string]rolesCell{
 	"GET /ai_assistant/status": {"read AI assistant status", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
 		return rolesCall{path: "/ai_assistant/status"}
 	}},
+}
+
+func init() {
+	for base, kind := range map[string]string{"/public_configs": store.ConfigPublic, "/schedule_configs": store.ConfigAutomator} {
+		for pattern, cell := range configRoleCells(base, kind) {
+			rolesMatrix[pattern] = cell
+		}
+	}
+}
+
+// configRoleCells are the matrix cells of the config routes under base
+// (/public_configs, /schedule_configs): viewers read, editors manage.
+func configRoleCells(base, kind string) map[string]rolesCell {
+	doc := func() map[string]any { return apitest.EmptyConfigDocument(kind) }
+	fresh := func(t *testing.T, f *rolesFixture, draft bool) string {
+		opts := apitest.ConfigOpts{Kind: kind}
+		if draft {
+			opts.Draft = doc()
+		}
+		return fmt.Sprintf("%s/%d", base, f.o.NewConfigWith(t, opts))
+	}
+	editorCall := func(action, tail string, draft bool, body func(f *rolesFixture) any) rolesCell {
+		return rolesCell{action, model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
+			p := fresh(t, f, draft)
+			var b any
+			if body != nil {
+				b = body(f)
+			}
+			return rolesCall{path: p + tail, body: b, intact: p}
+		}}
+	}
+	assignment := func(f *rolesFixture) any { return map[string]any{"client_ids": []int64{f.client}} }
+	return map[string]rolesCell{
+		"GET " + base: {"list " + kind + " configs", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
+			return rolesCall{path: base}
+		}},
+		"POST " + base: {"create a " + kind + " config", model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
+			return rolesCall{path: base, body: map[string]any{"name": apitest.Unique("cfg"), "data": doc()}}
+		}},
+		"POST " + base + "/import": {"import a " + kind + " config", model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
+			return rolesCall{path: base + "/import", body: map[string]any{"name": apitest.Unique("cfg"), "data": doc()}}
+		}},
+		"GET " + base + "/{id}": {"read a " + kind + " config", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
+			return rolesCall{path: fresh(t, f, false)}
+		}},
+		"PUT " + base + "/{id}":            editorCall("save a "+kind+" config's draft", "", false, func(*rolesFixture) any { return map[string]any{"data": doc()} }),
+		"DELETE " + base + "/{id}":         editorCall("delete a "+kind+" config", "", false, nil),
+		"POST " + base + "/{id}/publish":   editorCall("publish a "+kind+" config", "/publish", true, nil),
+		"DELETE " + base + "/{id}/draft":   editorCall("discard a "+kind+" config's draft", "/draft", true, nil),
+		"PUT " + base + "/{id}/default":    editorCall("make a "+kind+" config the default", "/default", false, nil),
+		"DELETE " + base + "/{id}/default": editorCall("unmake a "+kind+" default", "/default", false, nil),
+		"POST " + base + "/{id}/assign":    editorCall("assign a "+kind+" config", "/assign", false, assignment),
+		"POST " + base + "/{id}/unassign":  editorCall("unassign a "+kind+" config", "/unassign", false, assignment),
+	}
 }
 
 // TestRoleMatrix calls every route of the administration API with a key of
@@ -479,6 +534,18 @@ func TestRolesThroughGraphQL(t *testing.T) {
 			`query($id: ID!) { systemStatusRecords(clientId: $id) { total } }`, map[string]any{"id": fmt.Sprint(f.client)}, true},
 		{"viewer can read service credentials", model.RoleViewer, "serviceCredentials",
 			`{ serviceCredentials { id name } }`, nil, true},
+		{"viewer can read configs", model.RoleViewer, "measurementConfigs",
+			`{ measurementConfigs(kind: public) { id name } }`, nil, true},
+		{"viewer cannot create config", model.RoleViewer, "measurementConfigCreate",
+			`mutation { measurementConfigCreate(kind: public, input: {name: "G"}) { id } }`, nil, false},
+		{"viewer cannot publish config", model.RoleViewer, "measurementConfigPublish",
+			`mutation($id: Int!) { measurementConfigPublish(kind: public, id: $id) { id } }`, map[string]any{"id": f.config}, false},
+		{"viewer cannot assign config", model.RoleViewer, "measurementConfigAssign",
+			`mutation($id: Int!, $c: Int!) { measurementConfigAssign(kind: public, id: $id, input: {clientIds: [$c]}) { id } }`,
+			map[string]any{"id": f.config, "c": f.client}, false},
+		{"editor can assign config", model.RoleEditor, "measurementConfigAssign",
+			`mutation($id: Int!, $c: Int!) { measurementConfigAssign(kind: public, id: $id, input: {clientIds: [$c]}) { id } }`,
+			map[string]any{"id": f.config, "c": f.client}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -22,7 +22,7 @@ type tenantWorld struct {
 
 	isp, contract, capability, regKey, client, group int64
 	user, adminKey, analyticsKey, exportKey          int64
-	credential, config, statusRecord                 int64
+	credential, config, statusRecord, schedule       int64
 	clientUUID, clientLabel, regKeyText, analytics   string
 	userEmail                                        string
 }
@@ -54,6 +54,8 @@ func newTenantWorld(t *testing.T, e *apitest.Env, prefix string) *tenantWorld {
 		RegistrationKeyID: &w.regKey, PublicConfigID: &w.config})
 	w.client, w.clientUUID, w.clientLabel = c.ID, c.UUID, c.Label
 	w.group = o.NewGroup(t, name("group"), w.client)
+	w.schedule = o.NewConfigWith(t, apitest.ConfigOpts{Kind: store.ConfigAutomator, Name: name("schedule"),
+		Draft: apitest.EmptyConfigDocument(store.ConfigAutomator)})
 	w.contract = o.NewContract(t, store.NewContract{IspID: w.isp, ClientID: w.client, Name: name("contract"),
 		MonthlyPrice: apitest.Ptr(39.9), Currency: apitest.Ptr("EUR"), ValidFrom: apitest.Ptr(time.Now().Add(-24 * time.Hour))})
 
@@ -115,6 +117,8 @@ func tenantSnapshot(t *testing.T, e *apitest.Env, w *tenantWorld) map[string]any
 		"/clients", fmt.Sprintf("/clients/%d", w.client),
 		"/data_owner/settings",
 		fmt.Sprintf("/clients/%d/system_status_records", w.client), "/fleet_health", "/fleet_health/thresholds",
+		"/public_configs", fmt.Sprintf("/public_configs/%d", w.config),
+		"/schedule_configs", fmt.Sprintf("/schedule_configs/%d", w.schedule),
 	}
 	snap := map[string]any{}
 	for _, p := range paths {
@@ -445,6 +449,64 @@ func TestCrossTenantIsolation(t *testing.T) {
 		}
 		g := e.GraphQLData(t, bKey, `mutation { healthThresholdsUpdate(input: {memory: {warningPercent: 11}}) { memory { warningPercent } } }`, nil)
 		checkNoLeak(t, "B's thresholds", mustJSON(t, g))
+	})
+
+	t.Run("B's configs never reach A's", func(t *testing.T) {
+		for _, l := range []struct {
+			path, field string
+			aID         int64
+		}{{"/public_configs", "public_configs", a.config}, {"/schedule_configs", "schedule_configs", a.schedule}} {
+			r := e.Admin(t, http.MethodGet, l.path, bKey, nil)
+			for _, id := range tenantIDs(t, r, l.field) {
+				if id == l.aID {
+					t.Errorf("B's %s lists A's config %d", l.path, id)
+				}
+			}
+			checkNoLeak(t, "B's "+l.path, r.Raw)
+		}
+		for base, id := range map[string]int64{"/public_configs": a.config, "/schedule_configs": a.schedule} {
+			p := fmt.Sprintf("%s/%d", base, id)
+			calls := []struct {
+				method, path string
+				body         any
+			}{
+				{http.MethodGet, p, nil},
+				{http.MethodPut, p, map[string]any{"name": "taken over"}},
+				{http.MethodPost, p + "/publish", nil},
+				{http.MethodDelete, p + "/draft", nil},
+				{http.MethodPut, p + "/default", nil},
+				{http.MethodDelete, p + "/default", nil},
+				{http.MethodPost, p + "/assign", map[string]any{"client_ids": []int64{b.client}}},
+				{http.MethodPost, p + "/unassign", map[string]any{"client_ids": []int64{a.client}}},
+				{http.MethodPost, base + "/import", map[string]any{"config_id": id, "data": map[string]any{"version": 1,
+					"studies": []any{}, "studySchedules": []any{}}}},
+				{http.MethodDelete, p, nil},
+			}
+			for _, c := range calls {
+				r := e.Admin(t, c.method, c.path, bKey, c.body)
+				if c.method == http.MethodPost && strings.HasSuffix(c.path, "/import") && r.Status == http.StatusUnprocessableEntity {
+					t.Errorf("%s %s: 422, the document should pass: %s", c.method, c.path, r.Raw)
+					continue
+				}
+				apitest.WantNotFound(t, r, c.method+" "+c.path)
+				checkNoLeak(t, c.method+" "+c.path, r.Raw)
+			}
+		}
+		// B's own config cannot be assigned to A's client or group.
+		for _, body := range []map[string]any{{"client_ids": []int64{a.client}}, {"client_group_ids": []int64{a.group}}} {
+			r := e.Admin(t, http.MethodPost, fmt.Sprintf("/public_configs/%d/assign", b.config), bKey, body)
+			apitest.WantNotFound(t, r, fmt.Sprintf("assign B's config to %v", body))
+		}
+		g := e.GraphQL(t, bKey, `query($id: Int!) { measurementConfig(kind: public, id: $id) { id name } }`, map[string]any{"id": a.config})
+		if g.Code() != "NOT_FOUND" {
+			t.Errorf("B reads A's config through GraphQL: %s", g.Raw)
+		}
+		g = e.GraphQL(t, bKey, `{ measurementConfigs(kind: public) { id name deliveredClients { id uuid label }
+			clientGroups { id name } scheduleConfigs { id name } draftVersion { studies { studyId } } warnings } }`, nil)
+		if len(g.Errors) > 0 {
+			t.Fatalf("B's configs: %s", g.Raw)
+		}
+		checkNoLeak(t, "B's nested configs", g.Raw)
 	})
 
 	t.Run("A's records are unchanged after B's attempts", func(t *testing.T) {

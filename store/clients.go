@@ -224,26 +224,3 @@ func (s *Store) CreateContract(ctx context.Context, ownerID int64, c NewContract
 		c.MonthlyPrice, c.Currency, c.ConnectionType, c.ValidFrom, c.ValidUntil).Scan(&id)
 	return id, mapErr("insert contract", err)
 }
-
-// ConfigRef names a measurement config.
-type ConfigRef struct {
-	ID        int64  `db:"id"`
-	Kind      string `db:"kind"`
-	Name      string `db:"name"`
-	IsDefault bool   `db:"is_default"`
-}
-
-// DeliverableConfigs loads the configs of the given ids and the data
-// owner's default config of each kind, in one statement.
-func DeliverableConfigs(ownerID int64, ids []int64) Read[ConfigRef] {
-	return Read[ConfigRef]{step: "load configs", sql: `SELECT id, kind, name, is_default FROM measurement_configs
-		WHERE data_owner_id = $1 AND (id = ANY($2) OR is_default)`, args: []any{ownerID, ids}, scan: pgx.RowToStructByName[ConfigRef]}
-}
-
-// CreateConfig inserts a measurement config (public or automator).
-func (s *Store) CreateConfig(ctx context.Context, ownerID int64, kind, name string, isDefault bool) (int64, error) {
-	var id int64
-	err := s.pool.QueryRow(ctx, `INSERT INTO measurement_configs (data_owner_id, kind, name, is_default)
-		VALUES ($1, $2, $3, $4) RETURNING id`, ownerID, kind, name, isDefault).Scan(&id)
-	return id, mapErr("insert config", err)
-}

@@ -50,3 +50,13 @@ var IndexScopes = map[string]string{
 	"web": TypeWebMeasurement, "video": TypeVideoMeasurement, "network": TypeNetworkMeasurement,
 	"speedtest": TypeSpeedtestMeasurement, "conferencing": TypeConferencingMeasurement, "gaming": TypeGamingMeasurement,
 }
+
+// StudyTypes maps the "type" of a study in a public config document onto
+// the measurement type its measurements carry.
+var StudyTypes = map[string]string{
+	"WEB": TypeWebMeasurement, "VIDEO": TypeVideoMeasurement, "SPEEDTEST": TypeSpeedtestMeasurement,
+	"NETWORK": TypeNetworkMeasurement, "CONFERENCING": TypeConferencingMeasurement, "GAMING": TypeGamingMeasurement,
+}
+
+// StudyTypeNames lists the study types in the order DESIGN.md names them.
+var StudyTypeNames = []string{"WEB", "VIDEO", "SPEEDTEST", "NETWORK", "CONFERENCING", "GAMING"}

@@ -22,6 +22,11 @@ BEGIN
     END IF;
     INSERT INTO measurement_configs (data_owner_id, kind, name, description, is_default, created_at, updated_at)
     VALUES (o, 'public', 'default speed test', 'bench', true, '2024-01-01', '2024-01-01');
+    -- Probes get published versions only.
+    INSERT INTO config_versions (config_id, revision, state, data, data_hash, published_at)
+    SELECT id, 1, 'published', '{"version": 1, "revision": 1, "studies": []}',
+        encode(sha256(convert_to('{"revision":1,"studies":[],"version":1}', 'UTF8')), 'hex'), '2024-01-01'
+    FROM measurement_configs WHERE data_owner_id = o AND kind = 'public';
     INSERT INTO capabilities (data_owner_id, name, comment, allowed_measurement_types, created_at, updated_at)
     VALUES (o, 'bench capability', 'for the API bench', '{speedtest,video}', '2024-01-01', '2024-01-01')
     RETURNING id INTO cap;

@@ -35,7 +35,7 @@ func (a *api) listClients(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	cs, err := a.clients(r.Context(), o, clientsSQL+` ORDER BY c.id`, o.id)
+	cs, err := a.clients(r.Context(), o, clientsSQL(`true`)+` ORDER BY c.id`, o.id)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "Internal server error")
 		return
@@ -50,11 +50,11 @@ func (a *api) getClient(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	q, arg := clientsSQL+` AND c.id = $2`, any(nil)
+	q, arg := clientsSQL(`c.id = $2`), any(nil)
 	if n, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64); err == nil {
 		arg = n
 	} else if u, err := uuid.Parse(chi.URLParam(r, "id")); err == nil {
-		q, arg = clientsSQL+` AND c.uuid = $2::uuid`, u.String()
+		q, arg = clientsSQL(`c.uuid = $2::uuid`), u.String()
 	} else {
 		writeError(w, http.StatusNotFound, "Not found")
 		return

@@ -6,9 +6,32 @@ import (
 )
 
 // clientsSQL reads the clients data owner $1 sees (its own and those shared
-// with it) with everything the REST shape shows; callers append a filter or
-// the order. A shared client shows no config, key or contracts of its owner.
-const clientsSQL = `SELECT c.id, c.uuid::text, c.type, c.data_owner_id <> $1, c.label, c.extra_label, c.tags,
+// with it) that filter picks (a condition on c, constant text) with
+// everything the REST shape shows; callers append the order. A shared
+// client shows no config, key or contracts of its owner. The delivered
+// configs follow fleetgraph's rule, computed for the picked clients at once:
+// the published config of the client's own assignment, else of its groups'
+// (the latest assigned first), else the data owner's default.
+func clientsSQL(filter string) string {
+	return `WITH pub AS (
+		SELECT m.id, m.kind, m.name, m.is_default FROM measurement_configs m
+		JOIN config_versions p ON p.config_id = m.id AND p.state = 'published' WHERE m.data_owner_id = $1),
+	grp AS (
+		SELECT DISTINCT ON (gm.client_id, gc.kind) gm.client_id, gc.kind, gc.config_id
+		FROM client_group_configs gc JOIN client_groups g ON g.id = gc.client_group_id AND g.data_owner_id = $1
+		JOIN pub ON pub.id = gc.config_id JOIN client_group_members gm ON gm.client_group_id = gc.client_group_id
+		ORDER BY gm.client_id, gc.kind, gc.assigned_at DESC, gc.config_id),
+	delivered AS (
+		SELECT x.client_id, x.kind, d.id, d.name, d.is_default
+		FROM (SELECT c.id AS client_id, k.kind, coalesce(own.id, grp.config_id, def.id) AS config_id
+			FROM clients c CROSS JOIN (VALUES ('public'), ('automator')) k(kind)
+			LEFT JOIN pub own ON own.kind = k.kind
+				AND own.id = CASE k.kind WHEN 'public' THEN c.public_config_id ELSE c.automator_config_id END
+			LEFT JOIN grp ON grp.client_id = c.id AND grp.kind = k.kind
+			LEFT JOIN pub def ON def.kind = k.kind AND def.is_default
+			WHERE c.data_owner_id = $1 AND c.config_managed AND ` + filter + ` OFFSET 0) x
+		JOIN pub d ON d.id = x.config_id)
+	SELECT c.id, c.uuid::text, c.type, c.data_owner_id <> $1, c.label, c.extra_label, c.tags,
 	c.created_at, c.updated_at, c.disabled_at, c.disabled_reason, c.last_measurement_at, c.last_seen_at,
 	c.last_client_type, c.last_client_version, c.config_managed, c.public_config_id, c.automator_config_id,
 	c.anomalies_muted, c.offline_notifications_muted, c.system_health_notifications_muted,
@@ -18,12 +41,8 @@ const clientsSQL = `SELECT c.id, c.uuid::text, c.type, c.data_owner_id <> $1, c.
 	ct.id, ct.isp_id, ct.upload_speed, ct.download_speed, ct.monthly_price, ct.currency, ct.assumed_tariff,
 	ct.connection_type, ct.name, ct.valid_from, ct.valid_until, ct.isp_name
 	FROM clients c
-	LEFT JOIN LATERAL (SELECT m.id, m.name, m.is_default FROM measurement_configs m
-		WHERE m.data_owner_id = $1 AND c.data_owner_id = $1 AND m.kind = 'public'
-		AND (m.id = c.public_config_id OR m.is_default) ORDER BY m.id = c.public_config_id DESC NULLS LAST LIMIT 1) pc ON true
-	LEFT JOIN LATERAL (SELECT m.id, m.name, m.is_default FROM measurement_configs m
-		WHERE m.data_owner_id = $1 AND c.data_owner_id = $1 AND m.kind = 'automator'
-		AND (m.id = c.automator_config_id OR m.is_default) ORDER BY m.id = c.automator_config_id DESC NULLS LAST LIMIT 1) ac ON true
+	LEFT JOIN delivered pc ON pc.client_id = c.id AND pc.kind = 'public'
+	LEFT JOIN delivered ac ON ac.client_id = c.id AND ac.kind = 'automator'
 	LEFT JOIN registration_keys k ON k.id = c.registration_key_id AND k.data_owner_id = $1 AND c.data_owner_id = $1
 	LEFT JOIN LATERAL (SELECT array_agg(g.id ORDER BY g.name, g.id) AS ids, array_agg(g.name ORDER BY g.name, g.id) AS names
 		FROM client_group_members m JOIN client_groups g ON g.id = m.client_group_id
@@ -34,7 +53,9 @@ const clientsSQL = `SELECT c.id, c.uuid::text, c.type, c.data_owner_id <> $1, c.
 		WHERE k.data_owner_id = $1 AND k.client_id = c.id
 		AND (k.valid_from IS NULL OR k.valid_from <= now()) AND (k.valid_until IS NULL OR k.valid_until > now())
 		ORDER BY k.valid_from DESC NULLS LAST, k.id DESC LIMIT 1) ct ON true
-	WHERE (c.data_owner_id = $1 OR EXISTS (SELECT 1 FROM client_shares s WHERE s.client_id = c.id AND s.data_owner_id = $1))`
+	WHERE (c.data_owner_id = $1 OR EXISTS (SELECT 1 FROM client_shares s WHERE s.client_id = c.id AND s.data_owner_id = $1))
+		AND ` + filter
+}
 
 // clientRow is one row of clientsSQL.
 type clientRow struct {

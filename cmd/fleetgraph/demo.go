@@ -129,11 +129,8 @@ func fillDemo(ctx context.Context, st *store.Store, sealer *auth.Sealer, owner i
 	if err != nil {
 		return err
 	}
-	cfg, err := st.CreateConfig(ctx, owner, "public", "Default measurements", true)
+	cfg, err := demoConfigs(ctx, st, owner)
 	if err != nil {
-		return err
-	}
-	if _, err := st.CreateConfig(ctx, owner, "automator", "Hourly schedule", true); err != nil {
 		return err
 	}
 	var berlin, vienna []int64

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -67,6 +68,22 @@ func TestDemoLoadsTheFixtureSet(t *testing.T) {
 	}
 	if total != want["measurement"] {
 		t.Errorf("%d measurements through the probes, want %d", total, want["measurement"])
+	}
+
+	// The demo's default config has a published version and a newer draft,
+	// and the probes get the published one.
+	cfgs := e.Admin(t, http.MethodGet, "/public_configs", key, nil).Obj(t)["public_configs"].([]any)
+	if len(cfgs) != 1 {
+		t.Fatalf("demo public configs: %v", cfgs)
+	}
+	id := apitest.Int(t, cfgs[0].(map[string]any)["id"])
+	cfg := apitest.WantEnvelope(t, e.Admin(t, http.MethodGet, fmt.Sprintf("/public_configs/%d", id), key, nil), 200, "public_config").(map[string]any)
+	if apitest.Int(t, cfg["published_revision"]) != 1 || apitest.Int(t, cfg["draft_revision"]) != 2 ||
+		apitest.Int(t, cfg["delivered_client_count"]) != 12 || len(cfg["schedule_configs"].([]any)) != 1 {
+		t.Errorf("demo config: %v", cfg)
+	}
+	if w := fmt.Sprint(cfg["warnings"]); strings.Contains(w, "credentials.ookla") {
+		t.Errorf("the demo stores the ookla credential its config names: %s", w)
 	}
 
 	// Fleet health shows one warning and one critical probe, one without

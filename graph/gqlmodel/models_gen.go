@@ -105,6 +105,18 @@ type ClientAdminAPIKeyCreateInput struct {
 	EffectiveRole *model.Role `json:"effectiveRole,omitempty"`
 }
 
+type ConfigAssignmentInput struct {
+	ClientIds      []int64 `json:"clientIds,omitempty"`
+	ClientGroupIds []int64 `json:"clientGroupIds,omitempty"`
+}
+
+// What an import did besides saving the draft.
+type ConfigImportReport struct {
+	StudyDescriptions  []StudyDescriptionImport  `json:"studyDescriptions"`
+	ServiceCredentials []ServiceCredentialImport `json:"serviceCredentials"`
+	Warnings           []string                  `json:"warnings"`
+}
+
 type DataOwnerSettingsInput struct {
 	AiSystemPrompt graphql.Omittable[*string] `json:"aiSystemPrompt,omitempty"`
 	// Minutes without contact after which a client counts as offline; null for the default.
@@ -195,6 +207,45 @@ type IspUpdateInput struct {
 	IsVpn   graphql.Omittable[*bool]          `json:"isVpn,omitempty"`
 }
 
+type MeasurementConfigCreateInput struct {
+	Name        string  `json:"name"`
+	Description *string `json:"description,omitempty"`
+	// Makes it the default of its kind (the previous default stops being one).
+	IsDefault *bool `json:"isDefault,omitempty"`
+	// The first draft's document; without it the config has no version yet.
+	Data *model.JSON `json:"data,omitempty"`
+	// Publish the first draft at once.
+	Publish *bool `json:"publish,omitempty"`
+}
+
+type MeasurementConfigImport struct {
+	Config *model.MeasurementConfig `json:"config"`
+	Import *ConfigImportReport      `json:"import"`
+}
+
+type MeasurementConfigImportInput struct {
+	// Import into this config's draft; without it a new config is created.
+	ConfigID *int64 `json:"configId,omitempty"`
+	// Required for a new config.
+	Name        *string `json:"name,omitempty"`
+	Description *string `json:"description,omitempty"`
+	// Where the document came from (a file name, a URL).
+	ImportSource *string `json:"importSource,omitempty"`
+	// The config document, as an object or as its JSON text. Secrets in its credentials are dropped.
+	Data      model.JSON `json:"data"`
+	IsDefault *bool      `json:"isDefault,omitempty"`
+	Publish   *bool      `json:"publish,omitempty"`
+}
+
+type MeasurementConfigUpdateInput struct {
+	Name        graphql.Omittable[*string] `json:"name,omitempty"`
+	Description graphql.Omittable[*string] `json:"description,omitempty"`
+	// Saves the draft: an existing draft keeps its revision, a new one gets the next.
+	Data graphql.Omittable[*model.JSON] `json:"data,omitempty"`
+	// Publish the draft after saving.
+	Publish *bool `json:"publish,omitempty"`
+}
+
 type MeasurementFilter struct {
 	// Document type, e.g. VideoMeasurement.
 	Type *string `json:"type,omitempty"`
@@ -276,12 +327,31 @@ type ServiceCredentialCreateInput struct {
 	Password *string `json:"password,omitempty"`
 }
 
+type ServiceCredentialImport struct {
+	Service string `json:"service"`
+	// linked (a stored credential of the service exists) or missing (none is stored).
+	Action              string  `json:"action"`
+	ServiceCredentialID *int64  `json:"serviceCredentialId,omitempty"`
+	Reason              *string `json:"reason,omitempty"`
+}
+
 type ServiceCredentialUpdateInput struct {
 	Name     graphql.Omittable[*string] `json:"name,omitempty"`
 	Service  graphql.Omittable[*string] `json:"service,omitempty"`
 	Username graphql.Omittable[*string] `json:"username,omitempty"`
 	// Blank or omitted keeps the stored password.
 	Password *string `json:"password,omitempty"`
+}
+
+type StudyDescriptionImport struct {
+	StudyID string `json:"studyId"`
+	// created (a new study), updated (a new revision) or unchanged (same content as its newest revision).
+	Action                    string `json:"action"`
+	StudyDescriptionID        int64  `json:"studyDescriptionId"`
+	Name                      string `json:"name"`
+	StudyDescriptionVersionID int64  `json:"studyDescriptionVersionId"`
+	Revision                  int64  `json:"revision"`
+	FromRevision              *int64 `json:"fromRevision,omitempty"`
 }
 
 type UserCreateInput struct {

@@ -1,0 +1,198 @@
+package resolvers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
+	"github.com/fleetgraph/fleetgraph/model"
+	"github.com/fleetgraph/fleetgraph/store"
+)
+
+// MaxAssignmentIDs caps the clients and the client groups of one
+// assignment.
+const MaxAssignmentIDs = 10000
+
+// loadConfig reads one of the data owner's configs of kind.
+func (r *Resolver) loadConfig(ctx context.Context, ownerID int64, kind model.ConfigKind, id int64) (*model.MeasurementConfig, error) {
+	c, err := r.Store.Config(ctx, ownerID, string(kind), id)
+	if err != nil {
+		return nil, err
+	}
+	return ptr(configOf(c)), nil
+}
+
+// assign assigns (or unassigns) the config to clients and client groups.
+func (r *mutationResolver) assign(ctx context.Context, kind model.ConfigKind, id int64, input gqlmodel.ConfigAssignmentInput, assign bool) (*model.MeasurementConfig, error) {
+	p, err := requireRole(ctx, model.RoleEditor)
+	if err != nil {
+		return nil, err
+	}
+	fe := apierr.FieldErrors{}
+	a := store.ConfigAssignment{ClientIDs: uniqueIDs(input.ClientIds), ClientGroupIDs: uniqueIDs(input.ClientGroupIds)}
+	if len(a.ClientIDs) == 0 && len(a.ClientGroupIDs) == 0 {
+		fe.Add("clientIds", "give clientIds or clientGroupIds (at least one id)")
+	}
+	for field, ids := range map[string][]int64{"clientIds": a.ClientIDs, "clientGroupIds": a.ClientGroupIDs} {
+		if len(ids) > MaxAssignmentIDs {
+			fe.Add(field, fmt.Sprintf("must have at most %d ids", MaxAssignmentIDs))
+		}
+	}
+	if err := fe.Err(); err != nil {
+		return nil, err
+	}
+	if err := r.Store.AssignConfig(ctx, p.DataOwnerID, string(kind), id, a, assign); err != nil {
+		return nil, err
+	}
+	return r.loadConfig(ctx, p.DataOwnerID, kind, id)
+}
+
+func uniqueIDs(ids []int64) []int64 {
+	out := slices.Clone(ids)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// importReport says what an import did: the study descriptions it made or
+// reused, and how the services its credentials name are linked.
+func (r *Resolver) importReport(ctx context.Context, ownerID int64, doc *configDoc, actions []store.StudyAction) (*gqlmodel.ConfigImportReport, error) {
+	rep := &gqlmodel.ConfigImportReport{StudyDescriptions: []gqlmodel.StudyDescriptionImport{},
+		ServiceCredentials: []gqlmodel.ServiceCredentialImport{}, Warnings: []string{}}
+	for _, a := range actions {
+		rep.StudyDescriptions = append(rep.StudyDescriptions, gqlmodel.StudyDescriptionImport{StudyID: a.StudyID,
+			Action: a.Action, StudyDescriptionID: a.StudyDescriptionID, Name: a.Name,
+			StudyDescriptionVersionID: a.StudyDescriptionVersionID, Revision: a.Revision, FromRevision: a.FromRevision})
+	}
+	if len(doc.credentials) == 0 {
+		return rep, nil
+	}
+	stored, err := r.Store.ServiceCredentials(ctx, ownerID)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range doc.dropped {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("credentials.%s: dropped; configs hold no secrets, a probe gets the stored service credential's", d))
+	}
+	for _, service := range doc.credentials {
+		item := gqlmodel.ServiceCredentialImport{Service: service, Action: "missing"}
+		if i := slices.IndexFunc(stored, func(c store.ServiceCredential) bool { return c.Service == service }); i >= 0 {
+			item.Action, item.ServiceCredentialID = "linked", &stored[i].ID
+			item.Reason = ptr(fmt.Sprintf("service credential %q (%d) of service %q is delivered to probes", stored[i].Name, stored[i].ID, service))
+		} else {
+			msg := fmt.Sprintf("no service credential for service %q is stored; create one (POST /service_credentials) or probes get none", service)
+			item.Reason = &msg
+			rep.Warnings = append(rep.Warnings, "credentials."+service+": "+msg)
+		}
+		rep.ServiceCredentials = append(rep.ServiceCredentials, item)
+	}
+	return rep, nil
+}
+
+func isTrue(b *bool) bool { return b != nil && *b }
+
+func configOf(c store.Config) model.MeasurementConfig {
+	return model.MeasurementConfig{ID: c.ID, Kind: model.ConfigKind(c.Kind), Name: c.Name, Description: c.Description,
+		ImportSource: c.ImportSource, IsDefault: c.IsDefault, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
+		DraftVersionID: c.DraftVersionID, PublishedVersionID: c.PublishedVersionID, DraftRevision: c.DraftRevision,
+		PublishedRevision: c.PublishedRevision, Revisions: []model.ConfigRevision{}, DeliveredClients: []model.ConfigClient{},
+		ClientGroups: []model.ConfigClientGroup{}, ScheduleConfigs: []model.ScheduleConfigRef{}, Warnings: []string{}}
+}
+
+func configVersionOf(v store.ConfigVersion) model.ConfigVersion {
+	return model.ConfigVersion{ID: v.ID, Revision: v.Revision, Data: model.JSON{Value: json.RawMessage(v.Data)},
+		DataHash: v.DataHash, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt, CreatedByID: v.CreatedByID,
+		CreatedByName: v.CreatedByName, PublishedAt: v.PublishedAt, PublishedByID: v.PublishedByID,
+		PublishedByName: v.PublishedByName, Published: v.State == "published", StudyCount: v.StudyCount,
+		Studies: []model.ConfigStudy{}}
+}
+
+func configRevisionOf(v store.ConfigVersion) model.ConfigRevision {
+	return model.ConfigRevision{ID: v.ID, Revision: v.Revision, State: v.State, DataHash: v.DataHash,
+		CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt, CreatedByID: v.CreatedByID, CreatedByName: v.CreatedByName,
+		PublishedAt: v.PublishedAt, PublishedByID: v.PublishedByID, PublishedByName: v.PublishedByName,
+		Published: v.State == "published", StudyCount: v.StudyCount}
+}
+
+func configStudyOf(s store.VersionStudy) model.ConfigStudy {
+	return model.ConfigStudy{ID: s.ID, Position: s.Position, StudyDescriptionVersionID: s.StudyDescriptionVersionID,
+		StudyDescriptionID: s.StudyDescriptionID, Revision: s.Revision, LatestRevision: s.LatestRevision,
+		LatestVersionID: s.LatestVersionID, Name: s.Name, StudyID: s.StudyID, StudyType: s.StudyType,
+		Subject: s.Subject, InternalID: s.InternalID}
+}
+
+func configClientOf(c store.ConfigClient) model.ConfigClient {
+	return model.ConfigClient{ID: c.ID, UUID: c.UUID, Label: c.Label, LastSeenAt: c.LastSeenAt}
+}
+
+func configGroupOf(g store.ConfigGroup) model.ConfigClientGroup {
+	return model.ConfigClientGroup{ID: g.ID, Name: g.Name}
+}
+
+func scheduleConfigRefOf(s store.ScheduleConfigRef) model.ScheduleConfigRef {
+	ids := s.StudyIDs
+	if ids == nil {
+		ids = []string{}
+	}
+	return model.ScheduleConfigRef{ID: s.ID, Name: s.Name, IsDefault: s.IsDefault, DraftRevision: s.DraftRevision,
+		PublishedRevision: s.PublishedRevision, StudyIDs: ids}
+}
+
+// loadConfigVersions attaches every config's revisions and its draft and
+// published versions, from one read of its versions.
+var loadConfigVersions = queued(always(configID), store.ConfigVersionsByConfig, func(parents []any, rows []store.ConfigVersion) {
+	by := map[int64][]store.ConfigVersion{}
+	for _, v := range rows {
+		by[v.ConfigID] = append(by[v.ConfigID], v)
+	}
+	for _, p := range parents {
+		c := p.(*model.MeasurementConfig)
+		vs := by[c.ID]
+		c.Revisions = convertAll(vs, configRevisionOf)
+		c.DraftVersion, c.PublishedVersion = nil, nil
+		for _, v := range vs {
+			switch v.State {
+			case "draft":
+				c.DraftVersion = ptr(configVersionOf(v))
+			case "published":
+				c.PublishedVersion = ptr(configVersionOf(v))
+			}
+		}
+	}
+})
+
+// loadConfigWarnings attaches every config's warnings.
+var loadConfigWarnings = queued(always(configID), store.ConfigWarnings, func(parents []any, rows []store.ConfigWarning) {
+	by := map[int64][]string{}
+	for _, w := range rows {
+		by[w.ConfigID] = append(by[w.ConfigID], w.Message)
+	}
+	for _, p := range parents {
+		c := p.(*model.MeasurementConfig)
+		c.Warnings = append([]string{}, by[c.ID]...)
+	}
+})
+
+func configID(c *model.MeasurementConfig) int64 { return c.ID }
+
+// publicConfigID keys public configs only (schedule configs have no
+// schedule configs of their own).
+func publicConfigID(c *model.MeasurementConfig) (int64, bool) {
+	return c.ID, c.Kind == model.ConfigPublic
+}
+
+func configVersionID(v *model.ConfigVersion) int64 { return v.ID }
+
+// ConfigDocument checks a config document of kind as the API does
+// (refusing secrets) and answers what saves it as a version; for tools
+// that write configs without a request (serve --demo, test factories).
+func ConfigDocument(kind model.ConfigKind, doc any) (store.BuildVersion, error) {
+	fe := apierr.FieldErrors{}
+	d := parseConfigDoc(fe, kind, doc, false, false)
+	if err := fe.Err(); err != nil {
+		return nil, err
+	}
+	return d.version(fe), nil
+}

@@ -62,8 +62,17 @@ var restBases = []string{server.AdminBase, server.ExportBase}
 // checkContract validates a REST answer against the served document.
 func checkContract(t testing.TB, req *http.Request, resp *Response) {
 	t.Helper()
+	if err := ContractError(req, resp); err != nil {
+		t.Errorf("%s %s: %v\nbody: %.1500s", req.Method, req.URL.RequestURI(), err, resp.Raw)
+	}
+}
+
+// ContractError checks an answer to req against the OpenAPI document of
+// the server and API req went to: nil when it matches, or when no
+// operation of the document describes it.
+func ContractError(req *http.Request, resp *Response) error {
 	if req.Method == http.MethodHead || req.Method == http.MethodOptions || resp.Header.Get("Content-Encoding") != "" {
-		return
+		return nil
 	}
 	base := ""
 	for _, b := range restBases {
@@ -72,19 +81,18 @@ func checkContract(t testing.TB, req *http.Request, resp *Response) {
 		}
 	}
 	if base == "" || req.URL.Path == base+server.OpenAPIPath {
-		return
+		return nil
 	}
 	doc, err := served(req.URL, base)
 	if err != nil {
-		t.Errorf("%s %s: the server's OpenAPI document: %v", req.Method, req.URL.Path, err)
-		return
+		return fmt.Errorf("the server's OpenAPI document: %w", err)
 	}
 	if doc == nil {
-		return // the server is gone; the test sees that itself
+		return nil // the server is gone; the test sees that itself
 	}
 	route, params := findRoute(doc, req.Method, strings.TrimPrefix(req.URL.EscapedPath(), base))
 	if route == nil {
-		return
+		return nil
 	}
 	input := &openapi3filter.ResponseValidationInput{
 		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route},
@@ -94,9 +102,10 @@ func checkContract(t testing.TB, req *http.Request, resp *Response) {
 		Options:                &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
 	}
 	if err := openapi3filter.ValidateResponse(context.Background(), input); err != nil {
-		t.Errorf("%s %s: the answer (status %d) does not match the served OpenAPI document (%s %s): %v\nbody: %.1500s",
-			req.Method, req.URL.RequestURI(), resp.Status, route.Method, route.Path, err, resp.Raw)
+		return fmt.Errorf("the answer (status %d) does not match the served OpenAPI document (%s %s): %w",
+			resp.Status, route.Method, route.Path, err)
 	}
+	return nil
 }
 
 // served loads (once) the document of the API at base of the server u

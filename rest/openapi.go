@@ -292,7 +292,9 @@ type fieldShape struct {
 	sub      *shape
 }
 
-func newShape(schema *ast.Schema) *shape { return &shape{schema: schema, fields: map[string]*fieldShape{}} }
+func newShape(schema *ast.Schema) *shape {
+	return &shape{schema: schema, fields: map[string]*fieldShape{}}
+}
 
 // collect adds a selection set on type on to s; conditional: under a
 // @skip/@include, or a type condition other than on.
@@ -486,4 +488,3 @@ func withDescription(s map[string]any, d string) map[string]any {
 	out["description"] = d
 	return out
 }
-

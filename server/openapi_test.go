@@ -215,3 +215,63 @@ func sortedKeys(m map[string]any) []string {
 	slices.Sort(out)
 	return out
 }
+
+// The generated shapes: required keys, conditional and @omitNull fields,
+// paging headers, flat search bodies and their NDJSON answer.
+func TestOpenAPIShapes(t *testing.T) {
+	docs, err := server.OpenAPIDocuments()
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(base string) map[string]any {
+		var d map[string]any
+		if err := json.Unmarshal(docs[base], &d); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	at := func(v any, path ...string) any {
+		for _, p := range path {
+			m, ok := v.(map[string]any)
+			if !ok {
+				t.Fatalf("no %s in %v", p, path)
+			}
+			v = m[p]
+		}
+		return v
+	}
+	admin, export := read(server.AdminBase), read(server.ExportBase)
+	body := func(doc map[string]any, path, method, status string) any {
+		return at(doc, "paths", path, method, "responses", status, "content", "application/json", "schema")
+	}
+	for _, tc := range []struct {
+		name string
+		got  any
+		want string
+	}{
+		{"GET /isps: the compact keys required, the rest under @skip optional",
+			at(body(admin, "/isps", "get", "200"), "properties", "isps", "items", "required"), `["id","name","country"]`},
+		{"notification_config: no key required", at(body(admin, "/client_admin_users/{id}", "get", "200"),
+			"properties", "user", "properties", "notification_config", "required"), `[]`},
+		{"notification_config: an @omitNull key is never null", at(body(admin, "/client_admin_users/{id}", "get", "200"),
+			"properties", "user", "properties", "notification_config", "properties", "client_offline", "type"), `"boolean"`},
+		{"a nullable field adds null", at(body(admin, "/clients/{id}", "get", "200"),
+			"properties", "client", "properties", "label", "type"), `["string","null"]`},
+		{"DELETE answers an empty object", at(body(admin, "/isps/{id}", "delete", "200"), "maxProperties"), `0`},
+		{"export clients: the spec's required fields", at(body(export, "/clients", "get", "200"), "items", "required"),
+			`["uuid","type","created_at","updated_at"]`},
+		{"export listings: paging headers", at(export, "paths", "/clients", "get", "responses", "200", "headers", "Total", "schema", "type"), `"integer"`},
+		{"search body: body required", at(admin, "paths", "/measurements/search", "post", "requestBody", "content",
+			"application/json", "schema", "required"), `["body"]`},
+		{"scroll answers NDJSON", at(admin, "paths", "/measurements/search", "post", "responses", "200", "content",
+			"application/x-ndjson", "schema", "type"), `"array"`},
+		{"GET and POST /search have their own ids", at(export, "paths", "/search", "post", "operationId"), `"ExportSearchPost"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, _ := json.Marshal(tc.got)
+			if string(got) != tc.want {
+				t.Fatalf("got %s, want %s", got, tc.want)
+			}
+		})
+	}
+}

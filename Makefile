@@ -36,6 +36,9 @@ lint: ## go vet and staticcheck (pinned as a Go tool in go.mod)
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
 
+openapi-lint: ## lint the REST APIs' generated OpenAPI documents (Redocly CLI, pinned in tools/openapi)
+	bash tools/openapi/lint.sh
+
 FUZZTIME ?= 15s
 fuzz: ## run the search isolation fuzzers briefly (FUZZTIME each)
 	$(GO) test ./search -run '^$$' -fuzz '^FuzzCheckDSL$$' -fuzztime $(FUZZTIME)
@@ -45,14 +48,15 @@ fuzz: ## run the search isolation fuzzers briefly (FUZZTIME each)
 # model under graph/, resolver stubs under resolvers/, and go.mod/go.sum,
 # which gqlgen tidies.
 GENERATED := graph resolvers go.mod go.sum
-check: ## CI checks: gofmt, generated code up to date and committed, lint, the tests, then the fuzzers briefly
+check: ## CI checks: gofmt, generated code up to date and committed, lint, the OpenAPI lint, the tests, then the fuzzers briefly
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	$(GO) mod tidy -diff
 	$(GO) generate ./...
 	@changed="$$(git status --porcelain --untracked-files=all -- $(GENERATED))"; \
 	test -z "$$changed" || { echo "$$changed"; echo "generated code is stale or not committed (changed or untracked files above): run make generate (and go mod tidy) and commit"; exit 1; }
 	$(MAKE) lint
+	$(MAKE) openapi-lint
 	$(MAKE) test
 	$(MAKE) fuzz
 
-.PHONY: help assets run build generate test lint fuzz check
+.PHONY: help assets run build generate test lint openapi-lint fuzz check

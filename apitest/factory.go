@@ -109,7 +109,7 @@ func (o *Owner) NewUser(t testing.TB, u store.NewUser) store.User {
 		u.Role = string(model.RoleViewer)
 	}
 	if u.NotificationConfig == nil {
-		u.NotificationConfig = []byte(`{}`)
+		u.NotificationConfig = []byte(store.DefaultNotificationConfig) // as POST /client_admin_users gives
 	}
 	rec, err := o.env.Store.CreateUser(context.Background(), o.ID, u)
 	if err != nil {

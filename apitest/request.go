@@ -34,7 +34,8 @@ func (r *Response) Obj(t testing.TB) map[string]any {
 var RawClient = &http.Client{Transport: &http.Transport{DisableCompression: true}}
 
 // Send sends req with client (http.DefaultClient when nil) and reads the
-// answer, decoding a JSON body that is not content-encoded.
+// answer, decoding a JSON body that is not content-encoded. A REST answer
+// is checked against the server's OpenAPI document (openapi.go).
 func Send(t testing.TB, client *http.Client, req *http.Request) *Response {
 	t.Helper()
 	if client == nil {
@@ -56,6 +57,7 @@ func Send(t testing.TB, client *http.Client, req *http.Request) *Response {
 			t.Fatalf("%s %s: invalid JSON body: %v: %s", req.Method, req.URL.Path, err, raw)
 		}
 	}
+	checkContract(t, req, out)
 	return out
 }
 

@@ -4867,7 +4867,8 @@ type IspContract {
   assumedTariff: String
   connectionType: String
   name: String!
-  validFrom: Time
+  "When the contract starts (never null: a contract made without a start starts when it is made)."
+  validFrom: Time!
   validUntil: Time
   isp: Isp!
   ispName: String!
@@ -13176,11 +13177,11 @@ func (ec *executionContext) _IspContract_validFrom(ctx context.Context, field gr
 			return obj.ValidFrom, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
-			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
 		},
 		true,
-		false,
+		true,
 	)
 }
 func (ec *executionContext) fieldContext_IspContract_validFrom(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -25018,7 +25019,7 @@ func (ec *executionContext) _IspContract(ctx context.Context, sel ast.SelectionS
 			}
 		case "validFrom":
 			out.Values[i] = ec._IspContract_validFrom(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "validUntil":

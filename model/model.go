@@ -67,7 +67,7 @@ type IspContract struct {
 	AssumedTariff  *string
 	ConnectionType *string
 	Name           string
-	ValidFrom      *time.Time
+	ValidFrom      time.Time
 	ValidUntil     *time.Time
 	// IspName is read with the contract (store.IspContract).
 	IspName string

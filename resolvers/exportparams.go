@@ -301,11 +301,31 @@ var networkRequestPruned = []struct {
 }
 
 // prunedNetworkRequest drops the request and response fields the export
-// spec omits.
+// spec omits. Beside the spec's client_time, client_time_skewed, data and
+// network_response, every item carries id, client_uuid and created_at (from
+// the indexed columns when the document lacks them, so every item of every
+// listing has them) and measurement_id when the request belongs to a
+// measurement (absent, not null, otherwise): they say which request, client
+// and measurement a line is about.
 func prunedNetworkRequest(d store.ExportDocument) (model.JSON, error) {
 	doc, err := decodeObject(d.Doc)
 	if err != nil {
 		return model.JSON{}, err
+	}
+	fill := func(key string, v any) {
+		if cur, ok := doc[key]; !ok || cur == nil {
+			doc[key] = v
+		}
+	}
+	fill("id", d.DocID)
+	if d.ClientUUID != nil {
+		fill("client_uuid", *d.ClientUUID)
+	}
+	fill("created_at", d.CreatedAt.UTC().Format(time.RFC3339Nano))
+	if d.MeasurementID != nil {
+		fill("measurement_id", *d.MeasurementID)
+	} else if doc["measurement_id"] == nil {
+		delete(doc, "measurement_id")
 	}
 	for _, p := range networkRequestPruned {
 		obj := doc

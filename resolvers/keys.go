@@ -21,7 +21,7 @@ func clientKeyID(c *model.Client) *int64               { return c.RegistrationKe
 func currentContract(cs []model.IspContract) *model.IspContract {
 	now := time.Now()
 	for i, c := range cs {
-		if (c.ValidFrom == nil || !c.ValidFrom.After(now)) && (c.ValidUntil == nil || c.ValidUntil.After(now)) {
+		if !c.ValidFrom.After(now) && (c.ValidUntil == nil || c.ValidUntil.After(now)) {
 			return &cs[i]
 		}
 	}

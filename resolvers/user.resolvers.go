@@ -36,7 +36,8 @@ func (r *mutationResolver) UserCreate(ctx context.Context, input gqlmodel.UserCr
 		u.NotifyUser = *input.NotifyUser
 	}
 	// Defaults first, then whatever the caller gave.
-	cfg := map[string]any{"client_offline": true, "anomaly_events": false}
+	cfg := map[string]any{}
+	_ = json.Unmarshal([]byte(store.DefaultNotificationConfig), &cfg) // a constant object
 	if patch := notificationPatch(fe, "notificationConfig.", input.NotificationConfig); patch != nil {
 		var given map[string]any
 		_ = json.Unmarshal(patch, &given)

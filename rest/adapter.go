@@ -109,17 +109,22 @@ func (a *Adapter) handler(rt Route, op *operation) http.HandlerFunc {
 			WriteJSON(w, status, body)
 			return
 		}
-		body := []byte(resp.Data)
+		data, err := op.omit.apply(resp.Data)
+		if err != nil {
+			WriteError(w, http.StatusInternalServerError, "")
+			return
+		}
+		body := data
 		switch {
 		case rt.Empty:
 			body = []byte("{}")
 		case rt.Paged:
-			body = pagedBody(w, r, resp.Data)
+			body = pagedBody(w, r, data)
 		case rt.PagedKey != "":
-			body, _ = json.Marshal(map[string]json.RawMessage{rt.PagedKey: pagedBody(w, r, resp.Data)})
+			body, _ = json.Marshal(map[string]json.RawMessage{rt.PagedKey: pagedBody(w, r, data)})
 		case rt.Unwrap:
 			var one map[string]json.RawMessage
-			_ = json.Unmarshal(resp.Data, &one) // our own executor's output
+			_ = json.Unmarshal(data, &one) // our own executor's output
 			for _, v := range one {
 				body = v
 			}

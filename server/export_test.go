@@ -375,8 +375,9 @@ func TestExportClients(t *testing.T) {
 			t.Fatalf("paging headers: %v", r.Header)
 		}
 		a := r.JSON.([]any)[2].(map[string]any)
-		wantKeys := []string{"created_at", "disabled_at", "disabled_reason", "extra_label", "label", "registration_key",
-			"tags", "type", "updated_at", "uuid"}
+		// Optional fields are absent when unset (never null): a has a label
+		// and tags, no extra label, is not disabled and has no registration key.
+		wantKeys := []string{"created_at", "label", "tags", "type", "updated_at", "uuid"}
 		var keys []string
 		for k := range a {
 			keys = append(keys, k)

@@ -82,6 +82,14 @@ func New(res *resolvers.Resolver) (http.Handler, error) {
 	r.With(limitBody, bufferGraphQLBody, auth.Middleware(res.Store, auth.KindClientAdmin, true, graphqlAuthError), loaders.Middleware(res.Store)).
 		Post("/graphql", gql.ServeHTTP)
 
+	docs, err := openAPIDocuments(adapter)
+	if err != nil {
+		return nil, err
+	}
+	for base, doc := range docs {
+		r.Get(base+OpenAPIPath, serveOpenAPI(doc)) // no key: the contract is public
+	}
+
 	var mountErr error
 	r.Route(AdminBase, func(r chi.Router) {
 		r.Use(limitBody, auth.Middleware(res.Store, auth.KindClientAdmin, false, restAuthError), loaders.Middleware(res.Store))
@@ -104,6 +112,56 @@ func New(res *resolvers.Resolver) (http.Handler, error) {
 		rest.WriteError(w, http.StatusMethodNotAllowed, "Method not allowed")
 	})
 	return r, nil
+}
+
+// OpenAPIPath is where each REST API serves its description, relative to
+// its base path.
+const OpenAPIPath = "/openapi.json"
+
+// apis are the REST APIs as their OpenAPI documents name them.
+var apis = []rest.API{
+	{Title: "fleetgraph Administration REST API", Base: AdminBase, Routes: rest.AdminRoutes,
+		Description: "Clients, users, capabilities and registration keys, ISPs, API keys, service credentials, " +
+			"settings, anomaly handling and measurement search of the key's data owner. Generated from the " +
+			"route table (rest/routes.go) and its stored GraphQL operations (rest/ops/); send an admin key " +
+			"(client_admin-...) in X-API-KEY."},
+	{Title: "fleetgraph Data Export REST API", Base: ExportBase, Routes: rest.ExportRoutes,
+		Description: "Read-only listings (newest first, paged by page and per_page; Per-Page, Total and Link " +
+			"headers), Query DSL search and ES|QL over the key's data owner's data. Generated from the " +
+			"route table (rest/routes.go) and its stored GraphQL operations (rest/ops/); send an export key " +
+			"(export-...) in X-API-KEY. Listed documents carry the stored fields as imported (see the README)."},
+}
+
+// openAPIDocuments are the OpenAPI documents of the REST APIs by base path.
+func openAPIDocuments(adapter *rest.Adapter) (map[string][]byte, error) {
+	out := make(map[string][]byte, len(apis))
+	for _, api := range apis {
+		doc, err := adapter.OpenAPI(api)
+		if err != nil {
+			return nil, fmt.Errorf("OpenAPI description of %s: %w", api.Base, err)
+		}
+		out[api.Base] = doc
+	}
+	return out, nil
+}
+
+// OpenAPIDocuments are the OpenAPI documents the server serves, by base
+// path, made without a database (fleetgraph openapi, the linter).
+func OpenAPIDocuments() (map[string][]byte, error) {
+	es := graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{}})
+	adapter, err := rest.NewAdapter(executor.New(es), es.Schema(), budget.DefaultBytes)
+	if err != nil {
+		return nil, err
+	}
+	return openAPIDocuments(adapter)
+}
+
+func serveOpenAPI(doc []byte) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-cache")
+		_, _ = w.Write(doc)
+	}
 }
 
 // executorConfig is what /graphql's server and the REST executor share.

@@ -213,11 +213,12 @@ type NewContract struct {
 	ValidFrom, ValidUntil      *time.Time
 }
 
-// CreateContract inserts a contract between an ISP and a client of the owner.
+// CreateContract inserts a contract between an ISP and a client of the
+// owner; without ValidFrom it starts now (valid_from is never null).
 func (s *Store) CreateContract(ctx context.Context, ownerID int64, c NewContract) (int64, error) {
 	const q = `INSERT INTO isp_contracts (data_owner_id, isp_id, client_id, name, upload_speed, download_speed,
 		monthly_price, currency, connection_type, valid_from, valid_until)
-		SELECT $1, i.id, c.id, $4, $5, $6, $7, $8, $9, $10, $11 FROM isps i, clients c
+		SELECT $1, i.id, c.id, $4, $5, $6, $7, $8, $9, COALESCE($10, now()), $11 FROM isps i, clients c
 		WHERE i.data_owner_id = $1 AND i.id = $2 AND c.data_owner_id = $1 AND c.id = $3 RETURNING id`
 	var id int64
 	err := s.pool.QueryRow(ctx, q, ownerID, c.IspID, c.ClientID, c.Name, c.UploadSpeed, c.DownloadSpeed,

@@ -32,10 +32,13 @@ type ExportFilter struct {
 	Offset   int64
 }
 
-// ExportDocument is one document of a listing.
+// ExportDocument is one document of a listing, with its indexed columns.
 type ExportDocument struct {
-	Doc        []byte  `db:"doc"`
-	ClientUUID *string `db:"client_uuid"`
+	Doc           []byte    `db:"doc"`
+	DocID         string    `db:"doc_id"`
+	ClientUUID    *string   `db:"client_uuid"`
+	MeasurementID *string   `db:"measurement_id"`
+	CreatedAt     time.Time `db:"created_at"`
 }
 
 // documentFilter is the WHERE clause of the document listings: $1 data
@@ -72,7 +75,8 @@ func (s *Store) ExportDocuments(ctx context.Context, ownerID int64, kind string,
 	}
 	rows, _ := s.pool.Query(ctx, `WITH page AS (SELECT d.id, d.created_at`+documentFilter+`
 		ORDER BY d.created_at DESC, d.id DESC LIMIT $11 OFFSET $12)
-		SELECT d.doc, d.client_uuid::text AS client_uuid FROM page JOIN documents d ON d.id = page.id
+		SELECT d.doc, d.doc_id, d.client_uuid::text AS client_uuid, d.measurement_id, d.created_at
+		FROM page JOIN documents d ON d.id = page.id
 		ORDER BY page.created_at DESC, page.id DESC`, append(args, f.Limit, f.Offset)...)
 	docs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ExportDocument, error) {
 		d, err := pgx.RowToStructByName[ExportDocument](row)

@@ -140,7 +140,7 @@ type IspContract struct {
 	Currency       *string    `db:"currency"`
 	AssumedTariff  *string    `db:"assumed_tariff"`
 	ConnectionType *string    `db:"connection_type"`
-	ValidFrom      *time.Time `db:"valid_from"`
+	ValidFrom      time.Time  `db:"valid_from"`
 	ValidUntil     *time.Time `db:"valid_until"`
 	// IspName is the name of the contract's ISP, read with the contract:
 	// the dashboard shows it beside every contract.

@@ -52,6 +52,11 @@ func (s *Store) User(ctx context.Context, ownerID, id int64) (User, error) {
 	return u, mapErr("load user", err)
 }
 
+// DefaultNotificationConfig is a new user's notification_config when its
+// creator gives none (userCreate starts from it; the column's default,
+// migration 00015, is the same, so users made by Bootstrap get it too).
+const DefaultNotificationConfig = `{"client_offline": true, "anomaly_events": false}`
+
 // CreateUser inserts a user (and its welcome e-mail, when asked) atomically.
 func (s *Store) CreateUser(ctx context.Context, ownerID int64, u NewUser) (User, error) {
 	var out User

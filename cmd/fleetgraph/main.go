@@ -4,6 +4,7 @@
 //	fleetgraph migrate     apply database migrations and exit
 //	fleetgraph bootstrap   create a data owner, an org_admin user and key
 //	fleetgraph import      load an NDJSON file of documents into a data owner
+//	fleetgraph openapi     write the REST APIs' OpenAPI documents
 //
 // Configuration comes from the environment, each variable also a flag.
 package main
@@ -58,6 +59,8 @@ Usage:
                                            bad lines are reported by number and skipped. Exit
                                            status 0: all loaded, 2: loaded but some lines bad,
                                            1: nothing loaded or an error
+  fleetgraph openapi [--out DIR]           write the REST APIs' OpenAPI documents (also served
+                                           at <base>/openapi.json) into DIR; no database needed
 
   fleetgraph --version                     print the version and exit
 
@@ -88,6 +91,8 @@ func command(ctx context.Context, args []string) error {
 		return bootstrap(ctx, args[1:], os.Stdout)
 	case "import":
 		return importDocs(ctx, args[1:], os.Stdin, os.Stdout, os.Stderr)
+	case "openapi":
+		return openapi(args[1:], os.Stdout)
 	case "help", "-h", "--help":
 		fmt.Fprint(os.Stdout, usage)
 		return nil

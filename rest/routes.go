@@ -83,6 +83,23 @@ var AdminRoutes = []Route{
 	{Method: http.MethodGet, Path: "/clients", Operation: "ClientList", Status: 200},
 	{Method: http.MethodGet, Path: "/clients/check_label_availability", Operation: "ClientLabelAvailability", Status: 200, Unwrap: true},
 	{Method: http.MethodGet, Path: "/clients/{id}", Operation: "ClientGet", Status: 200},
+	{Method: http.MethodPut, Path: "/clients/{id}", Operation: "ClientUpdate", Status: 200},
+	{Method: http.MethodDelete, Path: "/clients/{id}", Operation: "ClientDelete", Status: 200, Empty: true},
+	{Method: http.MethodPost, Path: "/clients/{id}/disable", Operation: "ClientDisable", Status: 200},
+	{Method: http.MethodPost, Path: "/clients/{id}/enable", Operation: "ClientEnable", Status: 200},
+
+	{Method: http.MethodGet, Path: "/client_groups", Operation: "ClientGroupList", Status: 200},
+	{Method: http.MethodPost, Path: "/client_groups", Operation: "ClientGroupCreate", Status: 201},
+	{Method: http.MethodGet, Path: "/client_groups/{id}", Operation: "ClientGroupGet", Status: 200},
+	{Method: http.MethodPut, Path: "/client_groups/{id}", Operation: "ClientGroupUpdate", Status: 200},
+	{Method: http.MethodDelete, Path: "/client_groups/{id}", Operation: "ClientGroupDelete", Status: 200, Empty: true},
+	{Method: http.MethodPost, Path: "/client_groups/{id}/add_clients", Operation: "ClientGroupAddClients", Status: 200},
+	{Method: http.MethodPost, Path: "/client_groups/{id}/remove_clients", Operation: "ClientGroupRemoveClients", Status: 200},
+
+	{Method: http.MethodPost, Path: "/isp_contracts", Operation: "IspContractCreate", Status: 201},
+	{Method: http.MethodGet, Path: "/isp_contracts/{id}", Operation: "IspContractGet", Status: 200},
+	{Method: http.MethodPut, Path: "/isp_contracts/{id}", Operation: "IspContractUpdate", Status: 200},
+	{Method: http.MethodPost, Path: "/isp_contracts/{id}/end", Operation: "IspContractEnd", Status: 200},
 
 	{Method: http.MethodGet, Path: "/data_owner/settings", Operation: "DataOwnerSettingsGet", Status: 200},
 	{Method: http.MethodPut, Path: "/data_owner/settings", Operation: "DataOwnerSettingsUpdate", Status: 200},

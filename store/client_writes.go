@@ -284,7 +284,7 @@ type ContractInput struct {
 	Currency, AssumedTariff, ConnectionType *string
 	ValidFrom, ValidUntil                   *time.Time
 
-	SetUploadSpeed, SetDownloadSpeed, SetMonthlyPrice, SetCurrency bool
+	SetUploadSpeed, SetDownloadSpeed, SetMonthlyPrice, SetCurrency   bool
 	SetAssumedTariff, SetConnectionType, SetValidFrom, SetValidUntil bool
 }
 

@@ -280,7 +280,7 @@ func TestCrossTenantIsolation(t *testing.T) {
 	t.Run("B's client management on A's records: 404", func(t *testing.T) {
 		posts := []struct {
 			what, path string
-			body map[string]any
+			body       map[string]any
 		}{
 			{"disable A's client", fmt.Sprintf("/clients/%d/disable", a.client), map[string]any{"reason": "eve"}},
 			{"enable A's client", "/clients/" + a.clientUUID + "/enable", nil},

@@ -3403,7 +3403,7 @@ input IspContractCreateInput {
   downloadSpeed: Int
   "0 or more, at most two decimal places."
   monthlyPrice: Float
-  "ISO 4217 currency code (EUR); needed with monthlyPrice."
+  "ISO 4217 currency code (EUR), any case; stored upper-case."
   currency: String
   assumedTariff: String
   connectionType: String

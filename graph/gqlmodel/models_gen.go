@@ -201,7 +201,7 @@ type IspContractCreateInput struct {
 	DownloadSpeed *int64 `json:"downloadSpeed,omitempty"`
 	// 0 or more, at most two decimal places.
 	MonthlyPrice *float64 `json:"monthlyPrice,omitempty"`
-	// ISO 4217 currency code (EUR); needed with monthlyPrice.
+	// ISO 4217 currency code (EUR), any case; stored upper-case.
 	Currency       *string    `json:"currency,omitempty"`
 	AssumedTariff  *string    `json:"assumedTariff,omitempty"`
 	ConnectionType *string    `json:"connectionType,omitempty"`

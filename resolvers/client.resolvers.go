@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/graph"
@@ -52,10 +51,7 @@ func (r *mutationResolver) ClientDisable(ctx context.Context, id string, input g
 		return nil, err
 	}
 	fe := apierr.FieldErrors{}
-	reason := text(fe, "reason", &input.Reason, true)
-	if reason != nil && utf8.RuneCountInString(*reason) > maxReason {
-		fe.Add("reason", fmt.Sprintf("is too long (maximum is %d characters)", maxReason))
-	}
+	reason := textMax(fe, "reason", &input.Reason, true, maxReason)
 	if err := fe.Err(); err != nil {
 		return nil, err
 	}

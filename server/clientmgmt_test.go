@@ -220,11 +220,13 @@ func TestClientDisableEnable(t *testing.T) {
 	wantFieldErrors(t, e.Admin(t, http.MethodPost, base+"/disable", o.Key, map[string]any{"reason": "  "}), "reason")
 	wantFieldErrors(t, e.Admin(t, http.MethodPost, base+"/disable", o.Key, map[string]any{"reason": strings.Repeat("r", 1001)}), "reason")
 
-	got := clientOfBody(t, e.Admin(t, http.MethodPost, base+"/disable", o.Key, map[string]any{"reason": "stolen"}))
-	if got["disabled_at"] == nil || got["disabled_reason"] != "stolen" {
+	long := strings.Repeat("r", 1000)
+	got := clientOfBody(t, e.Admin(t, http.MethodPost, base+"/disable", o.Key, map[string]any{"reason": long}))
+	if got["disabled_at"] == nil || got["disabled_reason"] != long {
 		t.Fatalf("disabled client = %v", got)
 	}
 	first := apitest.Time(t, got["disabled_at"])
+	time.Sleep(10 * time.Millisecond)
 	again := clientOfBody(t, e.Admin(t, http.MethodPost, base+"/disable", o.Key, map[string]any{"reason": "stolen, reported to police"}))
 	if !apitest.Time(t, again["disabled_at"]).Equal(first) || again["disabled_reason"] != "stolen, reported to police" {
 		t.Errorf("disabled again = %v, want disabled_at %s kept and the new reason", again, first)

@@ -990,7 +990,9 @@ var specRoutes = map[string]specRoute{
 			}
 		}},
 	"GET /isp_contracts/{id}": {"contract get answers {isp_contract}", 200,
-		func(t *testing.T, w *specWorld) (string, any) { return fmt.Sprintf("/isp_contracts/%d", w.contract), nil },
+		func(t *testing.T, w *specWorld) (string, any) {
+			return fmt.Sprintf("/isp_contracts/%d", w.contract), nil
+		},
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
 			c := specCheck(t, "isp_contract", apitest.WantEnvelope(t, r, 200, "isp_contract"), specContractShape)
 			for k, v := range map[string]any{"isp_id": w.isp, "client_id": w.probe.ID, "isp_name": "Telekom",

@@ -296,6 +296,7 @@ type ComplexityRoot struct {
 		ExportAPIKeyCreate               func(childComplexity int, input gqlmodel.APIKeyCreateInput) int
 		ExportAPIKeyDelete               func(childComplexity int, id int64) int
 		IspContractCreate                func(childComplexity int, input gqlmodel.IspContractCreateInput) int
+		IspContractDelete                func(childComplexity int, id int64) int
 		IspContractEnd                   func(childComplexity int, id int64, input *gqlmodel.IspContractEndInput) int
 		IspContractUpdate                func(childComplexity int, id int64, input gqlmodel.IspContractUpdateInput) int
 		IspCreate                        func(childComplexity int, input gqlmodel.IspCreateInput) int
@@ -474,6 +475,7 @@ type MutationResolver interface {
 	IspContractCreate(ctx context.Context, input gqlmodel.IspContractCreateInput) (*model.IspContract, error)
 	IspContractUpdate(ctx context.Context, id int64, input gqlmodel.IspContractUpdateInput) (*model.IspContract, error)
 	IspContractEnd(ctx context.Context, id int64, input *gqlmodel.IspContractEndInput) (*model.IspContract, error)
+	IspContractDelete(ctx context.Context, id int64) (bool, error)
 	DataOwnerSettingsUpdate(ctx context.Context, input gqlmodel.DataOwnerSettingsInput) (*model.DataOwnerSettings, error)
 	UserCreate(ctx context.Context, input gqlmodel.UserCreateInput) (*model.User, error)
 	UserUpdate(ctx context.Context, id int64, input gqlmodel.UserUpdateInput) (*model.User, error)
@@ -1777,6 +1779,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.IspContractCreate(childComplexity, args["input"].(gqlmodel.IspContractCreateInput)), true
+	case "Mutation.ispContractDelete":
+		if e.ComplexityRoot.Mutation.IspContractDelete == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_ispContractDelete_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.IspContractDelete(childComplexity, args["id"].(int64)), true
 	case "Mutation.ispContractEnd":
 		if e.ComplexityRoot.Mutation.IspContractEnd == nil {
 			break
@@ -3449,6 +3462,8 @@ extend type Mutation {
   ispContractUpdate(id: Int!, input: IspContractUpdateInput!): IspContract!
   "Ends a contract that has not ended yet: sets validUntil (now when not given)."
   ispContractEnd(id: Int!, input: IspContractEndInput): IspContract!
+  "Deletes a contract entered by mistake (end a contract that was real instead)."
+  ispContractDelete(id: Int!): Boolean!
 }
 `, BuiltIn: false},
 	{Name: "../schema/measurement.graphqls", Input: `"A measurement document of the data owner, with its client and client reports."
@@ -4826,6 +4841,20 @@ func (ec *executionContext) field_Mutation_ispContractCreate_args(ctx context.Co
 		return nil, err
 	}
 	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_ispContractDelete_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -11363,6 +11392,50 @@ func (ec *executionContext) fieldContext_Mutation_ispContractEnd(ctx context.Con
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_ispContractEnd_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_ispContractDelete(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_ispContractDelete(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().IspContractDelete(ctx, fc.Args["id"].(int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_ispContractDelete(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_ispContractDelete_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -19013,6 +19086,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "ispContractEnd":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_ispContractEnd(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ispContractDelete":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_ispContractDelete(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++

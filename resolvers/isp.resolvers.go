@@ -144,6 +144,15 @@ func (r *mutationResolver) IspContractEnd(ctx context.Context, id int64, input *
 	return ptr(contractOf(c)), nil
 }
 
+// IspContractDelete is the resolver for the ispContractDelete field.
+func (r *mutationResolver) IspContractDelete(ctx context.Context, id int64) (bool, error) {
+	p, err := requireRole(ctx, model.RoleEditor)
+	if err != nil {
+		return false, err
+	}
+	return true, r.Store.DeleteContract(ctx, p.DataOwnerID, id)
+}
+
 // Isps is the resolver for the isps field.
 func (r *queryResolver) Isps(ctx context.Context, filter *gqlmodel.IspFilter) ([]model.Isp, error) {
 	p, err := requireRole(ctx, model.RoleViewer)

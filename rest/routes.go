@@ -99,6 +99,7 @@ var AdminRoutes = []Route{
 	{Method: http.MethodPost, Path: "/isp_contracts", Operation: "IspContractCreate", Status: 201},
 	{Method: http.MethodGet, Path: "/isp_contracts/{id}", Operation: "IspContractGet", Status: 200},
 	{Method: http.MethodPut, Path: "/isp_contracts/{id}", Operation: "IspContractUpdate", Status: 200},
+	{Method: http.MethodDelete, Path: "/isp_contracts/{id}", Operation: "IspContractDelete", Status: 200, Empty: true},
 	{Method: http.MethodPost, Path: "/isp_contracts/{id}/end", Operation: "IspContractEnd", Status: 200},
 
 	{Method: http.MethodGet, Path: "/data_owner/settings", Operation: "DataOwnerSettingsGet", Status: 200},

@@ -519,7 +519,35 @@ func TestIspContracts(t *testing.T) {
 		if ge.Extensions["code"] != "BAD_USER_INPUT" {
 			t.Errorf("negative speed: %v", ge)
 		}
+		if d = e.GraphQLData(t, o.Key, `mutation($id: Int!) { ispContractDelete(id: $id) }`, map[string]any{"id": k["id"]}); d["ispContractDelete"] != true {
+			t.Errorf("ispContractDelete = %v", d)
+		}
 	})
+
+	t.Run("delete", func(t *testing.T) {
+		r := e.Admin(t, http.MethodDelete, path, o.Key, nil)
+		if apitest.WantStatus(t, r, http.StatusOK); string(r.Raw) != "{}" {
+			t.Errorf("DELETE answered %s", r.Raw)
+		}
+		apitest.WantNotFound(t, e.Admin(t, http.MethodGet, path, o.Key, nil), "deleted contract")
+		apitest.WantNotFound(t, e.Admin(t, http.MethodDelete, path, o.Key, nil), "deleted twice")
+		cl := clientOfBody(t, e.Admin(t, http.MethodGet, fmt.Sprintf("/clients/%d", c.ID), o.Key, nil))
+		for _, k := range apitest.List(t, mustGraphQLContracts(t, e, o.Key, c.UUID)) {
+			if apitest.Int(t, k.(map[string]any)["id"]) == id {
+				t.Errorf("the client still lists the deleted contract %d", id)
+			}
+		}
+		if cur, _ := cl["current_isp_contract"].(map[string]any); cur != nil && apitest.Int(t, cur["id"]) == id {
+			t.Errorf("the client's current contract is the deleted one: %v", cur)
+		}
+	})
+}
+
+// mustGraphQLContracts lists a client's contracts through GraphQL.
+func mustGraphQLContracts(t *testing.T, e *apitest.Env, key, client string) any {
+	t.Helper()
+	d := e.GraphQLData(t, key, `query($id: ID!) { client(id: $id) { ispContracts { id } } }`, map[string]any{"id": client})
+	return d["client"].(map[string]any)["ispContracts"]
 }
 
 // TestSharedClientIsReadOnly: a client shared with a data owner can be read

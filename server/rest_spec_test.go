@@ -1011,6 +1011,10 @@ var specRoutes = map[string]specRoute{
 				specWant(t, "isp_contract", c, k, v)
 			}
 		}},
+	"DELETE /isp_contracts/{id}": {"contract delete answers {}", 200,
+		func(t *testing.T, w *specWorld) (string, any) {
+			return fmt.Sprintf("/isp_contracts/%d", w.o.NewContract(t, store.NewContract{})), nil
+		}, nil},
 	"POST /isp_contracts/{id}/end": {"contract end answers {isp_contract} ended now", 200,
 		func(t *testing.T, w *specWorld) (string, any) {
 			return fmt.Sprintf("/isp_contracts/%d/end", w.o.NewContract(t, store.NewContract{})), nil

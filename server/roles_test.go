@@ -254,6 +254,10 @@ var rolesMatrix = map[string]rolesCell{
 		p := fmt.Sprintf("/isp_contracts/%d", f.o.NewContract(t, store.NewContract{ClientID: f.client}))
 		return rolesCall{path: p, body: map[string]any{"monthly_price": 20, "currency": "EUR"}, intact: p}
 	}},
+	"DELETE /isp_contracts/{id}": {"delete an ISP contract", model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
+		p := fmt.Sprintf("/isp_contracts/%d", f.o.NewContract(t, store.NewContract{ClientID: f.client}))
+		return rolesCall{path: p, intact: p}
+	}},
 	"POST /isp_contracts/{id}/end": {"end an ISP contract", model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
 		return rolesCall{path: fmt.Sprintf("/isp_contracts/%d/end", f.o.NewContract(t, store.NewContract{ClientID: f.client}))}
 	}},

@@ -271,6 +271,7 @@ func TestCrossTenantIsolation(t *testing.T) {
 			fmt.Sprintf("/clients/%d", a.client),
 			"/clients/" + a.clientUUID,
 			fmt.Sprintf("/client_groups/%d", a.group),
+			fmt.Sprintf("/isp_contracts/%d", a.contract),
 		}
 		for _, p := range deletes {
 			apitest.WantNotFound(t, e.Admin(t, http.MethodDelete, p, bKey, nil), "DELETE "+p)
@@ -378,6 +379,7 @@ func TestCrossTenantIsolation(t *testing.T) {
 				map[string]any{"c": b.clientUUID, "i": a.isp}},
 			{"ispContractUpdate", `mutation($id: Int!) { ispContractUpdate(id: $id, input: {name: "x"}) { id } }`, map[string]any{"id": a.contract}},
 			{"ispContractEnd", `mutation($id: Int!) { ispContractEnd(id: $id) { id } }`, map[string]any{"id": a.contract}},
+			{"ispContractDelete", `mutation($id: Int!) { ispContractDelete(id: $id) }`, map[string]any{"id": a.contract}},
 		}
 		for _, q := range queries {
 			g := e.GraphQL(t, bKey, q.query, q.vars)

@@ -380,6 +380,12 @@ func (s *Store) UpdateContract(ctx context.Context, ownerID, id int64, in Contra
 	return c, err
 }
 
+// DeleteContract deletes one of the owner's contracts.
+func (s *Store) DeleteContract(ctx context.Context, ownerID, id int64) error {
+	err := s.deleteOwned(ctx, "delete contract", `DELETE FROM isp_contracts WHERE data_owner_id = $1 AND id = $2`, ownerID, id)
+	return contractMissing(id, err)
+}
+
 // EndContract sets valid_until of one of the owner's contracts that has not
 // ended by now: ErrContractEnded when it has, ErrContractDates when at is
 // not after its valid_from.

@@ -308,11 +308,11 @@ func (o *Owner) NewGroup(t testing.TB, name string, clientIDs ...int64) int64 {
 	if name == "" {
 		name = Unique("group")
 	}
-	id, err := o.env.Store.CreateClientGroup(context.Background(), o.ID, name, clientIDs)
+	g, err := o.env.Store.CreateClientGroup(context.Background(), o.ID, name, store.ClientIDs(clientIDs))
 	if err != nil {
 		t.Fatalf("create group: %v", err)
 	}
-	return id
+	return g.ID
 }
 
 // NewContract makes an ISP contract. Defaults: a new ISP, a new client, a

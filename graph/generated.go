@@ -153,9 +153,10 @@ type ComplexityRoot struct {
 	}
 
 	ClientGroup struct {
-		Clients func(childComplexity int) int
-		ID      func(childComplexity int) int
-		Name    func(childComplexity int) int
+		Clients   func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Name      func(childComplexity int) int
 	}
 
 	ClientHealthState struct {
@@ -431,10 +432,23 @@ type ComplexityRoot struct {
 		ClientAdminAPIKeyDelete          func(childComplexity int, id int64) int
 		ClientAnalyticsAPIKeyCreate      func(childComplexity int, input gqlmodel.APIKeyCreateInput) int
 		ClientAnalyticsAPIKeyDelete      func(childComplexity int, id int64) int
+		ClientDelete                     func(childComplexity int, id string) int
+		ClientDisable                    func(childComplexity int, id string, input gqlmodel.ClientDisableInput) int
+		ClientEnable                     func(childComplexity int, id string) int
+		ClientGroupAddClients            func(childComplexity int, id int64, input gqlmodel.ClientGroupMembersInput) int
+		ClientGroupCreate                func(childComplexity int, input gqlmodel.ClientGroupCreateInput) int
+		ClientGroupDelete                func(childComplexity int, id int64) int
+		ClientGroupRemoveClients         func(childComplexity int, id int64, input gqlmodel.ClientGroupMembersInput) int
+		ClientGroupUpdate                func(childComplexity int, id int64, input gqlmodel.ClientGroupUpdateInput) int
+		ClientUpdate                     func(childComplexity int, id string, input gqlmodel.ClientUpdateInput) int
 		DataOwnerSettingsUpdate          func(childComplexity int, input gqlmodel.DataOwnerSettingsInput) int
 		ExportAPIKeyCreate               func(childComplexity int, input gqlmodel.APIKeyCreateInput) int
 		ExportAPIKeyDelete               func(childComplexity int, id int64) int
 		HealthThresholdsUpdate           func(childComplexity int, input gqlmodel.HealthThresholdsInput) int
+		IspContractCreate                func(childComplexity int, input gqlmodel.IspContractCreateInput) int
+		IspContractDelete                func(childComplexity int, id int64) int
+		IspContractEnd                   func(childComplexity int, id int64, input *gqlmodel.IspContractEndInput) int
+		IspContractUpdate                func(childComplexity int, id int64, input gqlmodel.IspContractUpdateInput) int
 		IspCreate                        func(childComplexity int, input gqlmodel.IspCreateInput) int
 		IspDelete                        func(childComplexity int, id int64) int
 		IspMergeInto                     func(childComplexity int, id int64, input gqlmodel.IspMergeInput) int
@@ -492,6 +506,7 @@ type ComplexityRoot struct {
 		ClientAdminAPIKeys         func(childComplexity int) int
 		ClientAnalyticsAPIKey      func(childComplexity int, id int64) int
 		ClientAnalyticsAPIKeys     func(childComplexity int) int
+		ClientGroup                func(childComplexity int, id int64) int
 		ClientGroups               func(childComplexity int) int
 		ClientLabelAvailable       func(childComplexity int, label string, excludeID *string) int
 		Clients                    func(childComplexity int) int
@@ -509,6 +524,7 @@ type ComplexityRoot struct {
 		FleetHealth                func(childComplexity int) int
 		HealthThresholds           func(childComplexity int) int
 		Isp                        func(childComplexity int, id int64) int
+		IspContract                func(childComplexity int, id int64) int
 		Isps                       func(childComplexity int, filter *gqlmodel.IspFilter) int
 		Measurement                func(childComplexity int, id string) int
 		MeasurementConfig          func(childComplexity int, kind model.ConfigKind, id int64) int
@@ -678,6 +694,15 @@ type MutationResolver interface {
 	RegistrationKeyCreate(ctx context.Context, input gqlmodel.RegistrationKeyCreateInput) (*model.RegistrationKey, error)
 	RegistrationKeyUpdate(ctx context.Context, id int64, input gqlmodel.RegistrationKeyUpdateInput) (*model.RegistrationKey, error)
 	RegistrationKeyDelete(ctx context.Context, id int64) (bool, error)
+	ClientUpdate(ctx context.Context, id string, input gqlmodel.ClientUpdateInput) (*model.Client, error)
+	ClientDisable(ctx context.Context, id string, input gqlmodel.ClientDisableInput) (*model.Client, error)
+	ClientEnable(ctx context.Context, id string) (*model.Client, error)
+	ClientDelete(ctx context.Context, id string) (bool, error)
+	ClientGroupCreate(ctx context.Context, input gqlmodel.ClientGroupCreateInput) (*model.ClientGroup, error)
+	ClientGroupUpdate(ctx context.Context, id int64, input gqlmodel.ClientGroupUpdateInput) (*model.ClientGroup, error)
+	ClientGroupDelete(ctx context.Context, id int64) (bool, error)
+	ClientGroupAddClients(ctx context.Context, id int64, input gqlmodel.ClientGroupMembersInput) (*model.ClientGroup, error)
+	ClientGroupRemoveClients(ctx context.Context, id int64, input gqlmodel.ClientGroupMembersInput) (*model.ClientGroup, error)
 	MeasurementConfigCreate(ctx context.Context, kind model.ConfigKind, input gqlmodel.MeasurementConfigCreateInput) (*model.MeasurementConfig, error)
 	MeasurementConfigImport(ctx context.Context, kind model.ConfigKind, input gqlmodel.MeasurementConfigImportInput) (*gqlmodel.MeasurementConfigImport, error)
 	MeasurementConfigUpdate(ctx context.Context, kind model.ConfigKind, id int64, input gqlmodel.MeasurementConfigUpdateInput) (*model.MeasurementConfig, error)
@@ -695,6 +720,10 @@ type MutationResolver interface {
 	IspUpdate(ctx context.Context, id int64, input gqlmodel.IspUpdateInput) (*model.Isp, error)
 	IspDelete(ctx context.Context, id int64) (bool, error)
 	IspMergeInto(ctx context.Context, id int64, input gqlmodel.IspMergeInput) (*model.Isp, error)
+	IspContractCreate(ctx context.Context, input gqlmodel.IspContractCreateInput) (*model.IspContract, error)
+	IspContractUpdate(ctx context.Context, id int64, input gqlmodel.IspContractUpdateInput) (*model.IspContract, error)
+	IspContractEnd(ctx context.Context, id int64, input *gqlmodel.IspContractEndInput) (*model.IspContract, error)
+	IspContractDelete(ctx context.Context, id int64) (bool, error)
 	DataOwnerSettingsUpdate(ctx context.Context, input gqlmodel.DataOwnerSettingsInput) (*model.DataOwnerSettings, error)
 	UserCreate(ctx context.Context, input gqlmodel.UserCreateInput) (*model.User, error)
 	UserUpdate(ctx context.Context, id int64, input gqlmodel.UserUpdateInput) (*model.User, error)
@@ -720,6 +749,7 @@ type QueryResolver interface {
 	Client(ctx context.Context, id string) (*model.Client, error)
 	ClientLabelAvailable(ctx context.Context, label string, excludeID *string) (*model.LabelAvailability, error)
 	ClientGroups(ctx context.Context) ([]model.ClientGroup, error)
+	ClientGroup(ctx context.Context, id int64) (*model.ClientGroup, error)
 	MeasurementConfigs(ctx context.Context, kind model.ConfigKind) ([]model.MeasurementConfig, error)
 	MeasurementConfig(ctx context.Context, kind model.ConfigKind, id int64) (*model.MeasurementConfig, error)
 	ServiceCredentials(ctx context.Context) ([]model.ServiceCredential, error)
@@ -737,6 +767,7 @@ type QueryResolver interface {
 	HealthThresholds(ctx context.Context) (*model.HealthThresholds, error)
 	Isps(ctx context.Context, filter *gqlmodel.IspFilter) ([]model.Isp, error)
 	Isp(ctx context.Context, id int64) (*model.Isp, error)
+	IspContract(ctx context.Context, id int64) (*model.IspContract, error)
 	MeasurementSearch(ctx context.Context, body model.JSON, indexScope *string, sourceOnly *bool, size *int64, from *int64, searchAfter *model.JSON, scroll *string) (*model.JSON, error)
 	MeasurementSearchScroll(ctx context.Context, scrollID string, scroll *string, sourceOnly *bool) (*model.JSON, error)
 	Measurement(ctx context.Context, id string) (*model.Measurement, error)
@@ -1267,6 +1298,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ClientGroup.Clients(childComplexity), true
+	case "ClientGroup.createdAt":
+		if e.ComplexityRoot.ClientGroup.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientGroup.CreatedAt(childComplexity), true
 	case "ClientGroup.id":
 		if e.ComplexityRoot.ClientGroup.ID == nil {
 			break
@@ -2491,6 +2528,105 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ClientAnalyticsAPIKeyDelete(childComplexity, args["id"].(int64)), true
+	case "Mutation.clientDelete":
+		if e.ComplexityRoot.Mutation.ClientDelete == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_clientDelete_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ClientDelete(childComplexity, args["id"].(string)), true
+	case "Mutation.clientDisable":
+		if e.ComplexityRoot.Mutation.ClientDisable == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_clientDisable_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ClientDisable(childComplexity, args["id"].(string), args["input"].(gqlmodel.ClientDisableInput)), true
+	case "Mutation.clientEnable":
+		if e.ComplexityRoot.Mutation.ClientEnable == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_clientEnable_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ClientEnable(childComplexity, args["id"].(string)), true
+	case "Mutation.clientGroupAddClients":
+		if e.ComplexityRoot.Mutation.ClientGroupAddClients == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_clientGroupAddClients_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ClientGroupAddClients(childComplexity, args["id"].(int64), args["input"].(gqlmodel.ClientGroupMembersInput)), true
+	case "Mutation.clientGroupCreate":
+		if e.ComplexityRoot.Mutation.ClientGroupCreate == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_clientGroupCreate_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ClientGroupCreate(childComplexity, args["input"].(gqlmodel.ClientGroupCreateInput)), true
+	case "Mutation.clientGroupDelete":
+		if e.ComplexityRoot.Mutation.ClientGroupDelete == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_clientGroupDelete_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ClientGroupDelete(childComplexity, args["id"].(int64)), true
+	case "Mutation.clientGroupRemoveClients":
+		if e.ComplexityRoot.Mutation.ClientGroupRemoveClients == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_clientGroupRemoveClients_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ClientGroupRemoveClients(childComplexity, args["id"].(int64), args["input"].(gqlmodel.ClientGroupMembersInput)), true
+	case "Mutation.clientGroupUpdate":
+		if e.ComplexityRoot.Mutation.ClientGroupUpdate == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_clientGroupUpdate_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ClientGroupUpdate(childComplexity, args["id"].(int64), args["input"].(gqlmodel.ClientGroupUpdateInput)), true
+	case "Mutation.clientUpdate":
+		if e.ComplexityRoot.Mutation.ClientUpdate == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_clientUpdate_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ClientUpdate(childComplexity, args["id"].(string), args["input"].(gqlmodel.ClientUpdateInput)), true
 	case "Mutation.dataOwnerSettingsUpdate":
 		if e.ComplexityRoot.Mutation.DataOwnerSettingsUpdate == nil {
 			break
@@ -2535,6 +2671,50 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.HealthThresholdsUpdate(childComplexity, args["input"].(gqlmodel.HealthThresholdsInput)), true
+	case "Mutation.ispContractCreate":
+		if e.ComplexityRoot.Mutation.IspContractCreate == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_ispContractCreate_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.IspContractCreate(childComplexity, args["input"].(gqlmodel.IspContractCreateInput)), true
+	case "Mutation.ispContractDelete":
+		if e.ComplexityRoot.Mutation.IspContractDelete == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_ispContractDelete_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.IspContractDelete(childComplexity, args["id"].(int64)), true
+	case "Mutation.ispContractEnd":
+		if e.ComplexityRoot.Mutation.IspContractEnd == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_ispContractEnd_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.IspContractEnd(childComplexity, args["id"].(int64), args["input"].(*gqlmodel.IspContractEndInput)), true
+	case "Mutation.ispContractUpdate":
+		if e.ComplexityRoot.Mutation.IspContractUpdate == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_ispContractUpdate_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.IspContractUpdate(childComplexity, args["id"].(int64), args["input"].(gqlmodel.IspContractUpdateInput)), true
 	case "Mutation.ispCreate":
 		if e.ComplexityRoot.Mutation.IspCreate == nil {
 			break
@@ -2971,6 +3151,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.ClientAnalyticsAPIKeys(childComplexity), true
+	case "Query.clientGroup":
+		if e.ComplexityRoot.Query.ClientGroup == nil {
+			break
+		}
+
+		args, err := ec.field_Query_clientGroup_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ClientGroup(childComplexity, args["id"].(int64)), true
 	case "Query.clientGroups":
 		if e.ComplexityRoot.Query.ClientGroups == nil {
 			break
@@ -3129,6 +3320,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Isp(childComplexity, args["id"].(int64)), true
+	case "Query.ispContract":
+		if e.ComplexityRoot.Query.IspContract == nil {
+			break
+		}
+
+		args, err := ec.field_Query_ispContract_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.IspContract(childComplexity, args["id"].(int64)), true
 	case "Query.isps":
 		if e.ComplexityRoot.Query.Isps == nil {
 			break
@@ -3859,11 +4061,19 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputCapabilityCreateInput,
 		ec.unmarshalInputCapabilityUpdateInput,
 		ec.unmarshalInputClientAdminApiKeyCreateInput,
+		ec.unmarshalInputClientDisableInput,
+		ec.unmarshalInputClientGroupCreateInput,
+		ec.unmarshalInputClientGroupMembersInput,
+		ec.unmarshalInputClientGroupUpdateInput,
+		ec.unmarshalInputClientUpdateInput,
 		ec.unmarshalInputConfigAssignmentInput,
 		ec.unmarshalInputDataOwnerSettingsInput,
 		ec.unmarshalInputExportFilter,
 		ec.unmarshalInputHealthMetricThresholdsInput,
 		ec.unmarshalInputHealthThresholdsInput,
+		ec.unmarshalInputIspContractCreateInput,
+		ec.unmarshalInputIspContractEndInput,
+		ec.unmarshalInputIspContractUpdateInput,
 		ec.unmarshalInputIspCreateInput,
 		ec.unmarshalInputIspFilter,
 		ec.unmarshalInputIspMergeInput,
@@ -4280,6 +4490,7 @@ type ClientConfiguration {
 type ClientGroup {
   id: Int!
   name: String!
+  createdAt: Time!
   clients: [Client!]!
 }
 
@@ -4296,6 +4507,64 @@ extend type Query {
   "Whether no other client of the data owner carries the label (trimmed, case-insensitive)."
   clientLabelAvailable(label: String!, excludeId: String): LabelAvailability!
   clientGroups: [ClientGroup!]!
+  clientGroup(id: Int!): ClientGroup!
+}
+
+"""
+Changes to a client; a field left out is left alone. Text is trimmed; an
+empty or null label or extra label clears it.
+"""
+input ClientUpdateInput {
+  "Unique among the data owner's clients (trimmed, case-insensitive; see clientLabelAvailable); at most 255 characters."
+  label: String @goField(omittable: true)
+  "At most 255 characters."
+  extraLabel: String @goField(omittable: true)
+  "At most 50 distinct tags of 1 to 64 characters: letters, digits, space, and _ - . : / @ #; null clears them."
+  tags: [String!] @goField(omittable: true)
+  anomaliesMuted: Boolean @goField(omittable: true)
+  offlineNotificationsMuted: Boolean @goField(omittable: true)
+  systemHealthNotificationsMuted: Boolean @goField(omittable: true)
+}
+
+input ClientDisableInput {
+  "Why the client is disabled (1 to 1000 characters)."
+  reason: String!
+}
+
+input ClientGroupCreateInput {
+  "Unique among the data owner's groups (trimmed, case-insensitive); at most 255 characters."
+  name: String!
+  "The group's first members: client ids or UUIDs of the data owner's own clients."
+  clientIds: [ID!]
+}
+
+input ClientGroupUpdateInput {
+  name: String!
+}
+
+input ClientGroupMembersInput {
+  "Client ids or UUIDs of the data owner's own clients (1 to 1000)."
+  clientIds: [ID!]!
+}
+
+extend type Mutation {
+  "Changes a client's labels, tags and muting. A label another client of the data owner carries is a CONFLICT."
+  clientUpdate(id: ID!, input: ClientUpdateInput!): Client!
+  "Disables a client (it keeps its first disabledAt when disabled again; the reason is replaced)."
+  clientDisable(id: ID!, input: ClientDisableInput!): Client!
+  "Enables a disabled client (clears disabledAt and disabledReason); an enabled client stays as it is."
+  clientEnable(id: ID!): Client!
+  "Unregisters a client: it leaves its groups, its ISP contracts are deleted; its documents stay."
+  clientDelete(id: ID!): Boolean!
+
+  clientGroupCreate(input: ClientGroupCreateInput!): ClientGroup!
+  clientGroupUpdate(id: Int!, input: ClientGroupUpdateInput!): ClientGroup!
+  "Deletes a group; its clients stay."
+  clientGroupDelete(id: Int!): Boolean!
+  "Adds clients to a group (clients already in it stay)."
+  clientGroupAddClients(id: Int!, input: ClientGroupMembersInput!): ClientGroup!
+  "Removes clients from a group (clients not in it are no error)."
+  clientGroupRemoveClients(id: Int!, input: ClientGroupMembersInput!): ClientGroup!
 }
 `, BuiltIn: false},
 	{Name: "../schema/common.graphqls", Input: `"An ISO 8601 date-time (RFC 3339)."
@@ -4906,10 +5175,52 @@ input IspMergeInput {
   targetId: Int!
 }
 
+input IspContractCreateInput {
+  "The client: its id or UUID (one of the data owner's own clients)."
+  clientId: ID!
+  "One of the data owner's ISPs."
+  ispId: Int!
+  "At most 255 characters; empty when left out."
+  name: String
+  "kbit/s, 0 or more."
+  uploadSpeed: Int
+  "kbit/s, 0 or more."
+  downloadSpeed: Int
+  "0 or more, at most two decimal places."
+  monthlyPrice: Float
+  "ISO 4217 currency code (EUR), any case; stored upper-case."
+  currency: String
+  assumedTariff: String
+  connectionType: String
+  validFrom: Time
+  "After validFrom."
+  validUntil: Time
+}
+
+"Changes to a contract; a field left out is left alone, null clears it."
+input IspContractUpdateInput {
+  ispId: Int @goField(omittable: true)
+  name: String @goField(omittable: true)
+  uploadSpeed: Int @goField(omittable: true)
+  downloadSpeed: Int @goField(omittable: true)
+  monthlyPrice: Float @goField(omittable: true)
+  currency: String @goField(omittable: true)
+  assumedTariff: String @goField(omittable: true)
+  connectionType: String @goField(omittable: true)
+  validFrom: Time @goField(omittable: true)
+  validUntil: Time @goField(omittable: true)
+}
+
+input IspContractEndInput {
+  "When the contract ends (ended); now when left out. Not before validFrom."
+  validUntil: Time
+}
+
 extend type Query {
   "ISPs of the data owner. With a name filter at most 20 are returned."
   isps(filter: IspFilter): [Isp!]!
   isp(id: Int!): Isp!
+  ispContract(id: Int!): IspContract!
 }
 
 extend type Mutation {
@@ -4918,6 +5229,13 @@ extend type Mutation {
   ispDelete(id: Int!): Boolean!
   "Moves the ISP's contracts, alternative names and AS numbers onto the target and deletes it."
   ispMergeInto(id: Int!, input: IspMergeInput!): Isp!
+  "A contract between one of the data owner's clients and one of its ISPs."
+  ispContractCreate(input: IspContractCreateInput!): IspContract!
+  ispContractUpdate(id: Int!, input: IspContractUpdateInput!): IspContract!
+  "Ends a contract that has not ended yet: sets validUntil (now when not given)."
+  ispContractEnd(id: Int!, input: IspContractEndInput): IspContract!
+  "Deletes a contract entered by mistake (end a contract that was real instead)."
+  ispContractDelete(id: Int!): Boolean!
 }
 `, BuiltIn: false},
 	{Name: "../schema/measurement.graphqls", Input: `"A measurement document of the data owner, with its client and client reports."
@@ -5362,6 +5680,8 @@ func (ec *executionContext) childFields_ClientGroup(ctx context.Context, field g
 		return ec.fieldContext_ClientGroup_id(ctx, field)
 	case "name":
 		return ec.fieldContext_ClientGroup_name(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ClientGroup_createdAt(ctx, field)
 	case "clients":
 		return ec.fieldContext_ClientGroup_clients(ctx, field)
 	}
@@ -6520,6 +6840,172 @@ func (ec *executionContext) field_Mutation_clientAnalyticsApiKeyDelete_args(ctx 
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_clientDelete_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_clientDisable_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.ClientDisableInput, error) {
+			return ec.unmarshalNClientDisableInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientDisableInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_clientEnable_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_clientGroupAddClients_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.ClientGroupMembersInput, error) {
+			return ec.unmarshalNClientGroupMembersInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientGroupMembersInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_clientGroupCreate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.ClientGroupCreateInput, error) {
+			return ec.unmarshalNClientGroupCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientGroupCreateInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_clientGroupDelete_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_clientGroupRemoveClients_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.ClientGroupMembersInput, error) {
+			return ec.unmarshalNClientGroupMembersInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientGroupMembersInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_clientGroupUpdate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.ClientGroupUpdateInput, error) {
+			return ec.unmarshalNClientGroupUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientGroupUpdateInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_clientUpdate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.ClientUpdateInput, error) {
+			return ec.unmarshalNClientUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientUpdateInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_dataOwnerSettingsUpdate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6573,6 +7059,78 @@ func (ec *executionContext) field_Mutation_healthThresholdsUpdate_args(ctx conte
 		return nil, err
 	}
 	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_ispContractCreate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.IspContractCreateInput, error) {
+			return ec.unmarshalNIspContractCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐIspContractCreateInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_ispContractDelete_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_ispContractEnd_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (*gqlmodel.IspContractEndInput, error) {
+			return ec.unmarshalOIspContractEndInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐIspContractEndInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_ispContractUpdate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.IspContractUpdateInput, error) {
+			return ec.unmarshalNIspContractUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐIspContractUpdateInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
 	return args, nil
 }
 
@@ -7158,6 +7716,20 @@ func (ec *executionContext) field_Query_clientAnalyticsApiKey_args(ctx context.C
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_clientGroup_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_clientLabelAvailable_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -7597,6 +8169,20 @@ func (ec *executionContext) field_Query_exportUserFeedbacks_args(ctx context.Con
 		return nil, err
 	}
 	args["perPage"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_ispContract_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -9969,6 +10555,29 @@ func (ec *executionContext) _ClientGroup_name(ctx context.Context, field graphql
 }
 func (ec *executionContext) fieldContext_ClientGroup_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientGroup", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ClientGroup_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.ClientGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientGroup_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientGroup_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientGroup", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _ClientGroup_clients(ctx context.Context, field graphql.CollectedField, obj *model.ClientGroup) (ret graphql.Marshaler) {
@@ -15062,6 +15671,402 @@ func (ec *executionContext) fieldContext_Mutation_registrationKeyDelete(ctx cont
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_clientUpdate(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_clientUpdate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ClientUpdate(ctx, fc.Args["id"].(string), fc.Args["input"].(gqlmodel.ClientUpdateInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Client) graphql.Marshaler {
+			return ec.marshalNClient2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClient(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_clientUpdate(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Client(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_clientUpdate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_clientDisable(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_clientDisable(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ClientDisable(ctx, fc.Args["id"].(string), fc.Args["input"].(gqlmodel.ClientDisableInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Client) graphql.Marshaler {
+			return ec.marshalNClient2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClient(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_clientDisable(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Client(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_clientDisable_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_clientEnable(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_clientEnable(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ClientEnable(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Client) graphql.Marshaler {
+			return ec.marshalNClient2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClient(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_clientEnable(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Client(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_clientEnable_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_clientDelete(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_clientDelete(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ClientDelete(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_clientDelete(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_clientDelete_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_clientGroupCreate(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_clientGroupCreate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ClientGroupCreate(ctx, fc.Args["input"].(gqlmodel.ClientGroupCreateInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ClientGroup) graphql.Marshaler {
+			return ec.marshalNClientGroup2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroup(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_clientGroupCreate(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientGroup(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_clientGroupCreate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_clientGroupUpdate(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_clientGroupUpdate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ClientGroupUpdate(ctx, fc.Args["id"].(int64), fc.Args["input"].(gqlmodel.ClientGroupUpdateInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ClientGroup) graphql.Marshaler {
+			return ec.marshalNClientGroup2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroup(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_clientGroupUpdate(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientGroup(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_clientGroupUpdate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_clientGroupDelete(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_clientGroupDelete(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ClientGroupDelete(ctx, fc.Args["id"].(int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_clientGroupDelete(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_clientGroupDelete_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_clientGroupAddClients(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_clientGroupAddClients(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ClientGroupAddClients(ctx, fc.Args["id"].(int64), fc.Args["input"].(gqlmodel.ClientGroupMembersInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ClientGroup) graphql.Marshaler {
+			return ec.marshalNClientGroup2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroup(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_clientGroupAddClients(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientGroup(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_clientGroupAddClients_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_clientGroupRemoveClients(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_clientGroupRemoveClients(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ClientGroupRemoveClients(ctx, fc.Args["id"].(int64), fc.Args["input"].(gqlmodel.ClientGroupMembersInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ClientGroup) graphql.Marshaler {
+			return ec.marshalNClientGroup2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroup(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_clientGroupRemoveClients(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientGroup(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_clientGroupRemoveClients_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_measurementConfigCreate(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15804,6 +16809,182 @@ func (ec *executionContext) fieldContext_Mutation_ispMergeInto(ctx context.Conte
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_ispMergeInto_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_ispContractCreate(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_ispContractCreate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().IspContractCreate(ctx, fc.Args["input"].(gqlmodel.IspContractCreateInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IspContract) graphql.Marshaler {
+			return ec.marshalNIspContract2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspContract(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_ispContractCreate(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IspContract(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_ispContractCreate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_ispContractUpdate(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_ispContractUpdate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().IspContractUpdate(ctx, fc.Args["id"].(int64), fc.Args["input"].(gqlmodel.IspContractUpdateInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IspContract) graphql.Marshaler {
+			return ec.marshalNIspContract2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspContract(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_ispContractUpdate(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IspContract(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_ispContractUpdate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_ispContractEnd(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_ispContractEnd(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().IspContractEnd(ctx, fc.Args["id"].(int64), fc.Args["input"].(*gqlmodel.IspContractEndInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IspContract) graphql.Marshaler {
+			return ec.marshalNIspContract2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspContract(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_ispContractEnd(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IspContract(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_ispContractEnd_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_ispContractDelete(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_ispContractDelete(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().IspContractDelete(ctx, fc.Args["id"].(int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_ispContractDelete(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_ispContractDelete_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -16990,6 +18171,50 @@ func (ec *executionContext) fieldContext_Query_clientGroups(_ context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_clientGroup(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_clientGroup(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ClientGroup(ctx, fc.Args["id"].(int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ClientGroup) graphql.Marshaler {
+			return ec.marshalNClientGroup2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroup(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_clientGroup(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientGroup(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_clientGroup_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_measurementConfigs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17696,6 +18921,50 @@ func (ec *executionContext) fieldContext_Query_isp(ctx context.Context, field gr
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_isp_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_ispContract(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_ispContract(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().IspContract(ctx, fc.Args["id"].(int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IspContract) graphql.Marshaler {
+			return ec.marshalNIspContract2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspContract(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_ispContract(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IspContract(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_ispContract_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -21694,6 +22963,198 @@ func (ec *executionContext) unmarshalInputClientAdminApiKeyCreateInput(ctx conte
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputClientDisableInput(ctx context.Context, obj any) (gqlmodel.ClientDisableInput, error) {
+	var it gqlmodel.ClientDisableInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"reason"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputClientGroupCreateInput(ctx context.Context, obj any) (gqlmodel.ClientGroupCreateInput, error) {
+	var it gqlmodel.ClientGroupCreateInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "clientIds"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "clientIds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientIds"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientIds = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputClientGroupMembersInput(ctx context.Context, obj any) (gqlmodel.ClientGroupMembersInput, error) {
+	var it gqlmodel.ClientGroupMembersInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"clientIds"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "clientIds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientIds"))
+			data, err := ec.unmarshalNID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientIds = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputClientGroupUpdateInput(ctx context.Context, obj any) (gqlmodel.ClientGroupUpdateInput, error) {
+	var it gqlmodel.ClientGroupUpdateInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputClientUpdateInput(ctx context.Context, obj any) (gqlmodel.ClientUpdateInput, error) {
+	var it gqlmodel.ClientUpdateInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"label", "extraLabel", "tags", "anomaliesMuted", "offlineNotificationsMuted", "systemHealthNotificationsMuted"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "label":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("label"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Label = graphql.OmittableOf(data)
+		case "extraLabel":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("extraLabel"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExtraLabel = graphql.OmittableOf(data)
+		case "tags":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tags"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Tags = graphql.OmittableOf(data)
+		case "anomaliesMuted":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("anomaliesMuted"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnomaliesMuted = graphql.OmittableOf(data)
+		case "offlineNotificationsMuted":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("offlineNotificationsMuted"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OfflineNotificationsMuted = graphql.OmittableOf(data)
+		case "systemHealthNotificationsMuted":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("systemHealthNotificationsMuted"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SystemHealthNotificationsMuted = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputConfigAssignmentInput(ctx context.Context, obj any) (gqlmodel.ConfigAssignmentInput, error) {
 	var it gqlmodel.ConfigAssignmentInput
 	if obj == nil {
@@ -21930,6 +23391,229 @@ func (ec *executionContext) unmarshalInputHealthThresholdsInput(ctx context.Cont
 				return it, err
 			}
 			it.Filesystem = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputIspContractCreateInput(ctx context.Context, obj any) (gqlmodel.IspContractCreateInput, error) {
+	var it gqlmodel.IspContractCreateInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"clientId", "ispId", "name", "uploadSpeed", "downloadSpeed", "monthlyPrice", "currency", "assumedTariff", "connectionType", "validFrom", "validUntil"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "clientId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientID = data
+		case "ispId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ispId"))
+			data, err := ec.unmarshalNInt2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IspID = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "uploadSpeed":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("uploadSpeed"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UploadSpeed = data
+		case "downloadSpeed":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("downloadSpeed"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DownloadSpeed = data
+		case "monthlyPrice":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("monthlyPrice"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MonthlyPrice = data
+		case "currency":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("currency"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Currency = data
+		case "assumedTariff":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("assumedTariff"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AssumedTariff = data
+		case "connectionType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("connectionType"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ConnectionType = data
+		case "validFrom":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("validFrom"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ValidFrom = data
+		case "validUntil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("validUntil"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ValidUntil = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputIspContractEndInput(ctx context.Context, obj any) (gqlmodel.IspContractEndInput, error) {
+	var it gqlmodel.IspContractEndInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"validUntil"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "validUntil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("validUntil"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ValidUntil = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputIspContractUpdateInput(ctx context.Context, obj any) (gqlmodel.IspContractUpdateInput, error) {
+	var it gqlmodel.IspContractUpdateInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ispId", "name", "uploadSpeed", "downloadSpeed", "monthlyPrice", "currency", "assumedTariff", "connectionType", "validFrom", "validUntil"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ispId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ispId"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IspID = graphql.OmittableOf(data)
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = graphql.OmittableOf(data)
+		case "uploadSpeed":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("uploadSpeed"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UploadSpeed = graphql.OmittableOf(data)
+		case "downloadSpeed":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("downloadSpeed"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DownloadSpeed = graphql.OmittableOf(data)
+		case "monthlyPrice":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("monthlyPrice"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MonthlyPrice = graphql.OmittableOf(data)
+		case "currency":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("currency"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Currency = graphql.OmittableOf(data)
+		case "assumedTariff":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("assumedTariff"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AssumedTariff = graphql.OmittableOf(data)
+		case "connectionType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("connectionType"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ConnectionType = graphql.OmittableOf(data)
+		case "validFrom":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("validFrom"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ValidFrom = graphql.OmittableOf(data)
+		case "validUntil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("validUntil"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ValidUntil = graphql.OmittableOf(data)
 		}
 	}
 	return it, nil
@@ -23656,6 +25340,11 @@ func (ec *executionContext) _ClientGroup(ctx context.Context, sel ast.SelectionS
 			}
 		case "name":
 			out.Values[i] = ec._ClientGroup_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._ClientGroup_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -25633,6 +27322,69 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "clientUpdate":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_clientUpdate(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "clientDisable":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_clientDisable(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "clientEnable":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_clientEnable(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "clientDelete":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_clientDelete(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "clientGroupCreate":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_clientGroupCreate(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "clientGroupUpdate":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_clientGroupUpdate(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "clientGroupDelete":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_clientGroupDelete(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "clientGroupAddClients":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_clientGroupAddClients(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "clientGroupRemoveClients":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_clientGroupRemoveClients(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "measurementConfigCreate":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_measurementConfigCreate(ctx, field)
@@ -25748,6 +27500,34 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "ispMergeInto":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_ispMergeInto(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ispContractCreate":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_ispContractCreate(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ispContractUpdate":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_ispContractUpdate(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ispContractEnd":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_ispContractEnd(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ispContractDelete":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_ispContractDelete(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -26380,6 +28160,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "clientGroup":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_clientGroup(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "measurementConfigs":
 			field := field
 
@@ -26742,6 +28544,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_isp(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "ispContract":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_ispContract(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -28456,6 +30280,11 @@ func (ec *executionContext) marshalNClientConfiguration2githubᚗcomᚋfleetgrap
 	return ec._ClientConfiguration(ctx, sel, &v)
 }
 
+func (ec *executionContext) unmarshalNClientDisableInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientDisableInput(ctx context.Context, v any) (gqlmodel.ClientDisableInput, error) {
+	res, err := ec.unmarshalInputClientDisableInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNClientGroup2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroup(ctx context.Context, sel ast.SelectionSet, v model.ClientGroup) graphql.Marshaler {
 	return ec._ClientGroup(ctx, sel, &v)
 }
@@ -28474,6 +30303,31 @@ func (ec *executionContext) marshalNClientGroup2ᚕgithubᚗcomᚋfleetgraphᚋf
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNClientGroup2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroup(ctx context.Context, sel ast.SelectionSet, v *model.ClientGroup) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ClientGroup(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNClientGroupCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientGroupCreateInput(ctx context.Context, v any) (gqlmodel.ClientGroupCreateInput, error) {
+	res, err := ec.unmarshalInputClientGroupCreateInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNClientGroupMembersInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientGroupMembersInput(ctx context.Context, v any) (gqlmodel.ClientGroupMembersInput, error) {
+	res, err := ec.unmarshalInputClientGroupMembersInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNClientGroupUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientGroupUpdateInput(ctx context.Context, v any) (gqlmodel.ClientGroupUpdateInput, error) {
+	res, err := ec.unmarshalInputClientGroupUpdateInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNClientHealthState2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientHealthState(ctx context.Context, sel ast.SelectionSet, v model.ClientHealthState) graphql.Marshaler {
@@ -28514,6 +30368,11 @@ func (ec *executionContext) marshalNClientReport2ᚕgithubᚗcomᚋfleetgraphᚋ
 	}
 
 	return ret
+}
+
+func (ec *executionContext) unmarshalNClientUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientUpdateInput(ctx context.Context, v any) (gqlmodel.ClientUpdateInput, error) {
+	res, err := ec.unmarshalInputClientUpdateInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNConfigAssignmentInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐConfigAssignmentInput(ctx context.Context, v any) (gqlmodel.ConfigAssignmentInput, error) {
@@ -28799,6 +30658,35 @@ func (ec *executionContext) marshalNID2string(ctx context.Context, sel ast.Selec
 	return res
 }
 
+func (ec *executionContext) unmarshalNID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNID2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNID2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNID2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalNInt2int64(ctx context.Context, v any) (int64, error) {
 	res, err := graphql.UnmarshalInt64(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -28892,6 +30780,26 @@ func (ec *executionContext) marshalNIspContract2ᚕgithubᚗcomᚋfleetgraphᚋf
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNIspContract2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspContract(ctx context.Context, sel ast.SelectionSet, v *model.IspContract) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IspContract(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNIspContractCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐIspContractCreateInput(ctx context.Context, v any) (gqlmodel.IspContractCreateInput, error) {
+	res, err := ec.unmarshalInputIspContractCreateInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNIspContractUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐIspContractUpdateInput(ctx context.Context, v any) (gqlmodel.IspContractUpdateInput, error) {
+	res, err := ec.unmarshalInputIspContractUpdateInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNIspCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐIspCreateInput(ctx context.Context, v any) (gqlmodel.IspCreateInput, error) {
@@ -29665,6 +31573,41 @@ func (ec *executionContext) unmarshalOHealthMetricThresholdsInput2ᚖgithubᚗco
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalOID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNID2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOID2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNID2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalOInt2ᚕint64ᚄ(ctx context.Context, v any) ([]int64, error) {
 	if v == nil {
 		return nil, nil
@@ -29723,6 +31666,14 @@ func (ec *executionContext) marshalOIspContract2ᚖgithubᚗcomᚋfleetgraphᚋf
 		return graphql.Null
 	}
 	return ec._IspContract(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOIspContractEndInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐIspContractEndInput(ctx context.Context, v any) (*gqlmodel.IspContractEndInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputIspContractEndInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOIspFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐIspFilter(ctx context.Context, v any) (*gqlmodel.IspFilter, error) {

@@ -179,8 +179,9 @@ type ConfigRef struct {
 }
 
 type ClientGroup struct {
-	ID   int64
-	Name string
+	ID        int64
+	Name      string
+	CreatedAt time.Time
 
 	// Attached by the edges below a query (resolvers/edges.go).
 	Clients []Client

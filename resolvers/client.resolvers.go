@@ -7,14 +7,167 @@ package resolvers
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/graph"
+	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/google/uuid"
 )
+
+// ClientUpdate is the resolver for the clientUpdate field.
+func (r *mutationResolver) ClientUpdate(ctx context.Context, id string, input gqlmodel.ClientUpdateInput) (*model.Client, error) {
+	p, err := requireRole(ctx, model.RoleEditor)
+	if err != nil {
+		return nil, err
+	}
+	ref, err := clientRefOf(id)
+	if err != nil {
+		return nil, err
+	}
+	u, err := clientUpdateOf(input)
+	if err != nil {
+		return nil, err
+	}
+	c, err := r.Store.UpdateClient(ctx, p.DataOwnerID, ref, u)
+	if err != nil {
+		return nil, labelConflict(err, u.Label)
+	}
+	return ptr(clientOf(c)), nil
+}
+
+// ClientDisable is the resolver for the clientDisable field.
+func (r *mutationResolver) ClientDisable(ctx context.Context, id string, input gqlmodel.ClientDisableInput) (*model.Client, error) {
+	p, err := requireRole(ctx, model.RoleEditor)
+	if err != nil {
+		return nil, err
+	}
+	ref, err := clientRefOf(id)
+	if err != nil {
+		return nil, err
+	}
+	fe := apierr.FieldErrors{}
+	reason := textMax(fe, "reason", &input.Reason, true, maxReason)
+	if err := fe.Err(); err != nil {
+		return nil, err
+	}
+	c, err := r.Store.DisableClient(ctx, p.DataOwnerID, ref, *reason)
+	if err != nil {
+		return nil, err
+	}
+	return ptr(clientOf(c)), nil
+}
+
+// ClientEnable is the resolver for the clientEnable field.
+func (r *mutationResolver) ClientEnable(ctx context.Context, id string) (*model.Client, error) {
+	p, err := requireRole(ctx, model.RoleEditor)
+	if err != nil {
+		return nil, err
+	}
+	ref, err := clientRefOf(id)
+	if err != nil {
+		return nil, err
+	}
+	c, err := r.Store.EnableClient(ctx, p.DataOwnerID, ref)
+	if err != nil {
+		return nil, err
+	}
+	return ptr(clientOf(c)), nil
+}
+
+// ClientDelete is the resolver for the clientDelete field.
+func (r *mutationResolver) ClientDelete(ctx context.Context, id string) (bool, error) {
+	p, err := requireRole(ctx, model.RoleEditor)
+	if err != nil {
+		return false, err
+	}
+	ref, err := clientRefOf(id)
+	if err != nil {
+		return false, err
+	}
+	return true, r.Store.DeleteClient(ctx, p.DataOwnerID, ref)
+}
+
+// ClientGroupCreate is the resolver for the clientGroupCreate field.
+func (r *mutationResolver) ClientGroupCreate(ctx context.Context, input gqlmodel.ClientGroupCreateInput) (*model.ClientGroup, error) {
+	p, err := requireRole(ctx, model.RoleEditor)
+	if err != nil {
+		return nil, err
+	}
+	fe := apierr.FieldErrors{}
+	name := text(fe, "name", &input.Name, true)
+	if len(input.ClientIds) > maxGroupMembers {
+		fe.Add("clientIds", fmt.Sprintf("must have at most %d entries", maxGroupMembers))
+	}
+	if err := fe.Err(); err != nil {
+		return nil, err
+	}
+	refs, err := clientRefsOf(input.ClientIds)
+	if err != nil {
+		return nil, err
+	}
+	g, err := r.Store.CreateClientGroup(ctx, p.DataOwnerID, *name, refs)
+	if err != nil {
+		return nil, groupConflict(err, *name)
+	}
+	return ptr(groupOf(g)), nil
+}
+
+// ClientGroupUpdate is the resolver for the clientGroupUpdate field.
+func (r *mutationResolver) ClientGroupUpdate(ctx context.Context, id int64, input gqlmodel.ClientGroupUpdateInput) (*model.ClientGroup, error) {
+	p, err := requireRole(ctx, model.RoleEditor)
+	if err != nil {
+		return nil, err
+	}
+	fe := apierr.FieldErrors{}
+	name := text(fe, "name", &input.Name, true)
+	if err := fe.Err(); err != nil {
+		return nil, err
+	}
+	g, err := r.Store.RenameClientGroup(ctx, p.DataOwnerID, id, *name)
+	if err != nil {
+		return nil, groupConflict(err, *name)
+	}
+	return ptr(groupOf(g)), nil
+}
+
+// ClientGroupDelete is the resolver for the clientGroupDelete field.
+func (r *mutationResolver) ClientGroupDelete(ctx context.Context, id int64) (bool, error) {
+	p, err := requireRole(ctx, model.RoleEditor)
+	if err != nil {
+		return false, err
+	}
+	return true, r.Store.DeleteClientGroup(ctx, p.DataOwnerID, id)
+}
+
+// ClientGroupAddClients is the resolver for the clientGroupAddClients field.
+func (r *mutationResolver) ClientGroupAddClients(ctx context.Context, id int64, input gqlmodel.ClientGroupMembersInput) (*model.ClientGroup, error) {
+	p, refs, err := groupMembersOf(ctx, input)
+	if err != nil {
+		return nil, err
+	}
+	g, err := r.Store.AddClientGroupMembers(ctx, p.DataOwnerID, id, refs)
+	if err != nil {
+		return nil, err
+	}
+	return ptr(groupOf(g)), nil
+}
+
+// ClientGroupRemoveClients is the resolver for the clientGroupRemoveClients field.
+func (r *mutationResolver) ClientGroupRemoveClients(ctx context.Context, id int64, input gqlmodel.ClientGroupMembersInput) (*model.ClientGroup, error) {
+	p, refs, err := groupMembersOf(ctx, input)
+	if err != nil {
+		return nil, err
+	}
+	g, err := r.Store.RemoveClientGroupMembers(ctx, p.DataOwnerID, id, refs)
+	if err != nil {
+		return nil, err
+	}
+	return ptr(groupOf(g)), nil
+}
 
 // Clients is the resolver for the clients field.
 func (r *queryResolver) Clients(ctx context.Context) ([]model.Client, error) {
@@ -84,6 +237,19 @@ func (r *queryResolver) ClientGroups(ctx context.Context) ([]model.ClientGroup, 
 	}
 	out := convertAll(gs, groupOf)
 	return out, nil
+}
+
+// ClientGroup is the resolver for the clientGroup field.
+func (r *queryResolver) ClientGroup(ctx context.Context, id int64) (*model.ClientGroup, error) {
+	p, err := requireRole(ctx, model.RoleViewer)
+	if err != nil {
+		return nil, err
+	}
+	g, err := r.Store.ClientGroup(ctx, p.DataOwnerID, id)
+	if err != nil {
+		return nil, err
+	}
+	return ptr(groupOf(g)), nil
 }
 
 // Client returns graph.ClientResolver implementation.

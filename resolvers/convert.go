@@ -63,7 +63,9 @@ func clientOf(c store.Client) model.Client {
 	return m
 }
 
-func groupOf(g store.ClientGroup) model.ClientGroup { return model.ClientGroup{ID: g.ID, Name: g.Name} }
+func groupOf(g store.ClientGroup) model.ClientGroup {
+	return model.ClientGroup{ID: g.ID, Name: g.Name, CreatedAt: g.CreatedAt}
+}
 
 func configRefOf(c store.DeliveredConfig) *model.ConfigRef {
 	return &model.ConfigRef{ID: c.ID, Name: c.Name, IsDefault: c.IsDefault}

@@ -93,6 +93,66 @@ func (r *mutationResolver) IspMergeInto(ctx context.Context, id int64, input gql
 	return ptr(ispOf(i)), nil
 }
 
+// IspContractCreate is the resolver for the ispContractCreate field.
+func (r *mutationResolver) IspContractCreate(ctx context.Context, input gqlmodel.IspContractCreateInput) (*model.IspContract, error) {
+	p, err := requireRole(ctx, model.RoleEditor)
+	if err != nil {
+		return nil, err
+	}
+	ref, err := clientRefOf(input.ClientID)
+	if err != nil {
+		return nil, err
+	}
+	in, err := contractCreateOf(input)
+	if err != nil {
+		return nil, err
+	}
+	c, err := r.Store.AddContract(ctx, p.DataOwnerID, ref, in)
+	if err != nil {
+		return nil, err
+	}
+	return ptr(contractOf(c)), nil
+}
+
+// IspContractUpdate is the resolver for the ispContractUpdate field.
+func (r *mutationResolver) IspContractUpdate(ctx context.Context, id int64, input gqlmodel.IspContractUpdateInput) (*model.IspContract, error) {
+	p, err := requireRole(ctx, model.RoleEditor)
+	if err != nil {
+		return nil, err
+	}
+	in, err := contractUpdateOf(input)
+	if err != nil {
+		return nil, err
+	}
+	c, err := r.Store.UpdateContract(ctx, p.DataOwnerID, id, in)
+	if err != nil {
+		return nil, contractDatesError(err)
+	}
+	return ptr(contractOf(c)), nil
+}
+
+// IspContractEnd is the resolver for the ispContractEnd field.
+func (r *mutationResolver) IspContractEnd(ctx context.Context, id int64, input *gqlmodel.IspContractEndInput) (*model.IspContract, error) {
+	p, err := requireRole(ctx, model.RoleEditor)
+	if err != nil {
+		return nil, err
+	}
+	c, err := r.Store.EndContract(ctx, p.DataOwnerID, id, endOf(input))
+	if err != nil {
+		return nil, contractDatesError(err)
+	}
+	return ptr(contractOf(c)), nil
+}
+
+// IspContractDelete is the resolver for the ispContractDelete field.
+func (r *mutationResolver) IspContractDelete(ctx context.Context, id int64) (bool, error) {
+	p, err := requireRole(ctx, model.RoleEditor)
+	if err != nil {
+		return false, err
+	}
+	return true, r.Store.DeleteContract(ctx, p.DataOwnerID, id)
+}
+
 // Isps is the resolver for the isps field.
 func (r *queryResolver) Isps(ctx context.Context, filter *gqlmodel.IspFilter) ([]model.Isp, error) {
 	p, err := requireRole(ctx, model.RoleViewer)
@@ -135,4 +195,17 @@ func (r *queryResolver) Isp(ctx context.Context, id int64) (*model.Isp, error) {
 	}
 	out := ptr(ispOf(i))
 	return out, nil
+}
+
+// IspContract is the resolver for the ispContract field.
+func (r *queryResolver) IspContract(ctx context.Context, id int64) (*model.IspContract, error) {
+	p, err := requireRole(ctx, model.RoleViewer)
+	if err != nil {
+		return nil, err
+	}
+	c, err := r.Store.IspContract(ctx, p.DataOwnerID, id)
+	if err != nil {
+		return nil, err
+	}
+	return ptr(contractOf(c)), nil
 }

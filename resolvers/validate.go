@@ -26,6 +26,11 @@ const maxText = 255
 
 // text trims s and checks it is non-empty (when required) and not too long.
 func text(fe apierr.FieldErrors, field string, s *string, required bool) *string {
+	return textMax(fe, field, s, required, maxText)
+}
+
+// textMax is text with a limit of max bytes.
+func textMax(fe apierr.FieldErrors, field string, s *string, required bool, max int) *string {
 	if s == nil {
 		if required {
 			fe.Add(field, "can't be blank")
@@ -36,8 +41,8 @@ func text(fe apierr.FieldErrors, field string, s *string, required bool) *string
 	switch {
 	case t == "" && required:
 		fe.Add(field, "can't be blank")
-	case len(t) > maxText:
-		fe.Add(field, "is too long (maximum is 255 characters)")
+	case len(t) > max:
+		fe.Add(field, fmt.Sprintf("is too long (maximum is %d characters)", max))
 	}
 	return &t
 }

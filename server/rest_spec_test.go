@@ -110,6 +110,10 @@ var (
 		"assumed_tariff": "str?", "connection_type": "str?", "name": "str", "valid_from": "time",
 		"valid_until": "time?"}
 	specLabelShape = specShape{"available": "bool", "label": "str"}
+	// Our own client management shapes (README "Client management").
+	specGroupShape       = specShape{"id": "int", "name": "str", "created_at": "time", "clients": "list"}
+	specGroupClientShape = specShape{"id": "int", "uuid": "str", "label": "str?"}
+	specContractShape    = specIspContractShape.with(specShape{"isp_name": "str"})
 
 	specSettingsShape = specShape{"ai_system_prompt": "str?", "offline_threshold_minutes": "int?",
 		"offline_threshold_minutes_default": "int", "client_offline_detection_enabled": "bool",
@@ -913,8 +917,13 @@ var specRoutes = map[string]specRoute{
 		func(t *testing.T, w *specWorld) (string, any) { return "/fleet_health", nil },
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
 			list := apitest.List(t, apitest.WantEnvelope(t, r, 200, "client_health_states"))
-			if len(list) != 2 {
-				t.Fatalf("%d states, want one per own client (2): %s", len(list), r.Raw)
+			var own int
+			if err := w.e.Store.Pool().QueryRow(context.Background(), `SELECT count(*) FROM clients WHERE data_owner_id = $1`,
+				w.o.ID).Scan(&own); err != nil {
+				t.Fatal(err)
+			}
+			if len(list) != own {
+				t.Fatalf("%d states, want one per own client (%d): %s", len(list), own, r.Raw)
 			}
 			for i, it := range list {
 				s := specCheck(t, fmt.Sprintf("client_health_states[%d]", i), it, specHealthStateShape)
@@ -953,6 +962,158 @@ var specRoutes = map[string]specRoute{
 			th := specCheck(t, "health_thresholds", apitest.WantEnvelope(t, r, 200, "health_thresholds"), specThresholdsShape)
 			specWant(t, "memory", specCheck(t, "memory", th["memory"], specMetricLimitsShape), "critical_percent", 75)
 			specWant(t, "cpu", specCheck(t, "cpu", th["cpu"], specMetricLimitsShape), "warning_percent", 80)
+		}},
+
+	"PUT /clients/{id}": {"client update answers {client} with configuration and the new values", 200,
+		func(t *testing.T, w *specWorld) (string, any) {
+			c := w.o.NewClient(t, store.NewClient{Label: apitest.Ptr("Spec rename"), ExtraLabel: apitest.Ptr("kept")})
+			return fmt.Sprintf("/clients/%d", c.ID), map[string]any{"label": "Spec renamed", "tags": []string{"a", "b"},
+				"system_health_notifications_muted": true}
+		},
+		func(t *testing.T, w *specWorld, r *apitest.Response) {
+			c := specCheckClient(t, "client", apitest.WantEnvelope(t, r, 200, "client"), specClientGetShape)
+			for k, v := range map[string]any{"label": "Spec renamed", "extra_label": "kept", "tags": []string{"a", "b"},
+				"system_health_notifications_muted": true, "anomalies_muted": false} {
+				specWant(t, "client", c, k, v)
+			}
+			specRecent(t, "client.updated_at", c["updated_at"])
+		}},
+	"DELETE /clients/{id}": {"client delete answers {}", 200,
+		func(t *testing.T, w *specWorld) (string, any) {
+			return fmt.Sprintf("/clients/%d", w.o.NewClient(t, store.NewClient{}).ID), nil
+		}, nil},
+	"POST /clients/{id}/disable": {"client disable answers {client} with disabled_at and the reason", 200,
+		func(t *testing.T, w *specWorld) (string, any) {
+			return fmt.Sprintf("/clients/%d/disable", w.o.NewClient(t, store.NewClient{}).ID), map[string]any{"reason": "moved"}
+		},
+		func(t *testing.T, w *specWorld, r *apitest.Response) {
+			c := specCheckClient(t, "client", apitest.WantEnvelope(t, r, 200, "client"), specClientGetShape)
+			specWant(t, "client", c, "disabled_reason", "moved")
+			specRecent(t, "client.disabled_at", c["disabled_at"])
+		}},
+	"POST /clients/{id}/enable": {"client enable answers {client} without disabled_at and reason", 200,
+		func(t *testing.T, w *specWorld) (string, any) {
+			c := w.o.NewClient(t, store.NewClient{})
+			w.e.SQL(t, `UPDATE clients SET disabled_at = now(), disabled_reason = 'x' WHERE id = $1`, c.ID)
+			return fmt.Sprintf("/clients/%d/enable", c.ID), nil
+		},
+		func(t *testing.T, w *specWorld, r *apitest.Response) {
+			c := specCheckClient(t, "client", apitest.WantEnvelope(t, r, 200, "client"), specClientGetShape)
+			specWant(t, "client", c, "disabled_at", nil)
+			specWant(t, "client", c, "disabled_reason", nil)
+		}},
+
+	"GET /client_groups": {"client group list answers {client_groups: [..]} with members", 200,
+		func(t *testing.T, w *specWorld) (string, any) { return "/client_groups", nil },
+		func(t *testing.T, w *specWorld, r *apitest.Response) {
+			list := apitest.List(t, apitest.WantEnvelope(t, r, 200, "client_groups"))
+			for i, item := range list {
+				specCheck(t, fmt.Sprintf("client_groups[%d]", i), item, specGroupShape)
+			}
+			g := specFind(t, list, w.group)
+			specWant(t, "group", g, "name", "Berlin")
+			m := specCheck(t, "group.clients[0]", specFind(t, apitest.List(t, g["clients"]), w.probe.ID), specGroupClientShape)
+			specWant(t, "member", m, "uuid", w.probe.UUID)
+		}},
+	"POST /client_groups": {"client group create answers 201 {client_group}", 201,
+		func(t *testing.T, w *specWorld) (string, any) {
+			return "/client_groups", map[string]any{"name": "Spec group", "client_ids": []any{w.bare.UUID}}
+		},
+		func(t *testing.T, w *specWorld, r *apitest.Response) {
+			g := specCheck(t, "client_group", apitest.WantEnvelope(t, r, 201, "client_group"), specGroupShape)
+			specWant(t, "client_group", g, "name", "Spec group")
+			specRecent(t, "client_group.created_at", g["created_at"])
+			specFind(t, apitest.List(t, g["clients"]), w.bare.ID)
+		}},
+	"GET /client_groups/{id}": {"client group get answers {client_group}", 200,
+		func(t *testing.T, w *specWorld) (string, any) { return fmt.Sprintf("/client_groups/%d", w.group), nil },
+		func(t *testing.T, w *specWorld, r *apitest.Response) {
+			g := specCheck(t, "client_group", apitest.WantEnvelope(t, r, 200, "client_group"), specGroupShape)
+			specWant(t, "client_group", g, "name", "Berlin")
+		}},
+	"PUT /client_groups/{id}": {"client group update answers {client_group} with the new name", 200,
+		func(t *testing.T, w *specWorld) (string, any) {
+			return fmt.Sprintf("/client_groups/%d", w.o.NewGroup(t, "")), map[string]any{"name": "Spec renamed group"}
+		},
+		func(t *testing.T, w *specWorld, r *apitest.Response) {
+			g := specCheck(t, "client_group", apitest.WantEnvelope(t, r, 200, "client_group"), specGroupShape)
+			specWant(t, "client_group", g, "name", "Spec renamed group")
+		}},
+	"DELETE /client_groups/{id}": {"client group delete answers {}", 200,
+		func(t *testing.T, w *specWorld) (string, any) {
+			return fmt.Sprintf("/client_groups/%d", w.o.NewGroup(t, "")), nil
+		}, nil},
+	"POST /client_groups/{id}/add_clients": {"adding clients answers {client_group} with them", 200,
+		func(t *testing.T, w *specWorld) (string, any) {
+			return fmt.Sprintf("/client_groups/%d/add_clients", w.o.NewGroup(t, "")), map[string]any{"client_ids": []any{w.bare.ID}}
+		},
+		func(t *testing.T, w *specWorld, r *apitest.Response) {
+			g := specCheck(t, "client_group", apitest.WantEnvelope(t, r, 200, "client_group"), specGroupShape)
+			specCheck(t, "member", specFind(t, apitest.List(t, g["clients"]), w.bare.ID), specGroupClientShape)
+		}},
+	"POST /client_groups/{id}/remove_clients": {"removing clients answers {client_group} without them", 200,
+		func(t *testing.T, w *specWorld) (string, any) {
+			return fmt.Sprintf("/client_groups/%d/remove_clients", w.o.NewGroup(t, "", w.bare.ID)),
+				map[string]any{"client_ids": []any{w.bare.UUID}}
+		},
+		func(t *testing.T, w *specWorld, r *apitest.Response) {
+			g := specCheck(t, "client_group", apitest.WantEnvelope(t, r, 200, "client_group"), specGroupShape)
+			if n := len(apitest.List(t, g["clients"])); n != 0 {
+				t.Errorf("%d members left, want 0", n)
+			}
+		}},
+
+	"POST /isp_contracts": {"contract create answers 201 {isp_contract} with ISP name and client", 201,
+		func(t *testing.T, w *specWorld) (string, any) {
+			c := w.o.NewClient(t, store.NewClient{Label: apitest.Ptr("Spec contract probe")})
+			w.passed = c.UUID
+			isp := w.create(t, "/isps", "isp", map[string]any{"name": "Spec ISP", "country": "DE", "type": "fixed"})
+			return "/isp_contracts", map[string]any{"client_id": c.ID, "isp_id": isp, "name": "Fiber 500", "upload_speed": 100,
+				"download_speed": 500, "monthly_price": 59.5, "currency": "EUR", "assumed_tariff": "home",
+				"connection_type": "fiber", "valid_from": w.from.Format(time.RFC3339)}
+		},
+		func(t *testing.T, w *specWorld, r *apitest.Response) {
+			c := specCheck(t, "isp_contract", apitest.WantEnvelope(t, r, 201, "isp_contract"), specContractShape)
+			for k, v := range map[string]any{"name": "Fiber 500", "upload_speed": 100, "download_speed": 500,
+				"monthly_price": 59.5, "currency": "EUR", "assumed_tariff": "home", "connection_type": "fiber",
+				"valid_from": w.from, "valid_until": nil, "isp_name": "Spec ISP", "client_uuid": w.passed,
+				"client_label": "Spec contract probe"} {
+				specWant(t, "isp_contract", c, k, v)
+			}
+		}},
+	"GET /isp_contracts/{id}": {"contract get answers {isp_contract}", 200,
+		func(t *testing.T, w *specWorld) (string, any) {
+			return fmt.Sprintf("/isp_contracts/%d", w.contract), nil
+		},
+		func(t *testing.T, w *specWorld, r *apitest.Response) {
+			c := specCheck(t, "isp_contract", apitest.WantEnvelope(t, r, 200, "isp_contract"), specContractShape)
+			for k, v := range map[string]any{"isp_id": w.isp, "client_id": w.probe.ID, "isp_name": "Telekom",
+				"monthly_price": 49.99, "assumed_tariff": "business", "valid_from": w.from, "client_uuid": w.probe.UUID} {
+				specWant(t, "isp_contract", c, k, v)
+			}
+		}},
+	"PUT /isp_contracts/{id}": {"contract update answers {isp_contract} with the new values", 200,
+		func(t *testing.T, w *specWorld) (string, any) {
+			id := w.o.NewContract(t, store.NewContract{MonthlyPrice: apitest.Ptr(10.0), Currency: apitest.Ptr("EUR")})
+			return fmt.Sprintf("/isp_contracts/%d", id), map[string]any{"monthly_price": 12.5, "currency": "chf", "name": "Renamed"}
+		},
+		func(t *testing.T, w *specWorld, r *apitest.Response) {
+			c := specCheck(t, "isp_contract", apitest.WantEnvelope(t, r, 200, "isp_contract"), specContractShape)
+			for k, v := range map[string]any{"monthly_price": 12.5, "currency": "CHF", "name": "Renamed"} {
+				specWant(t, "isp_contract", c, k, v)
+			}
+		}},
+	"DELETE /isp_contracts/{id}": {"contract delete answers {}", 200,
+		func(t *testing.T, w *specWorld) (string, any) {
+			return fmt.Sprintf("/isp_contracts/%d", w.o.NewContract(t, store.NewContract{})), nil
+		}, nil},
+	"POST /isp_contracts/{id}/end": {"contract end answers {isp_contract} ended now", 200,
+		func(t *testing.T, w *specWorld) (string, any) {
+			return fmt.Sprintf("/isp_contracts/%d/end", w.o.NewContract(t, store.NewContract{})), nil
+		},
+		func(t *testing.T, w *specWorld, r *apitest.Response) {
+			c := specCheck(t, "isp_contract", apitest.WantEnvelope(t, r, 200, "isp_contract"), specContractShape)
+			specRecent(t, "isp_contract.valid_until", c["valid_until"])
 		}},
 
 	"GET /data_owner/settings": {"settings get answers {settings} with all nine keys", 200,

@@ -214,6 +214,67 @@ var rolesMatrix = map[string]rolesCell{
 	"PUT /fleet_health/thresholds": {"update health thresholds", model.RoleAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
 		return rolesCall{path: "/fleet_health/thresholds", body: map[string]any{"cpu": map[string]any{"warning_percent": 70}}}
 	}},
+	"PUT /clients/{id}": {"update a client", model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
+		p := fmt.Sprintf("/clients/%d", f.o.NewClient(t, store.NewClient{}).ID)
+		return rolesCall{path: p, body: map[string]any{"label": apitest.Unique("renamed"), "tags": []string{"x"},
+			"anomalies_muted": true}, intact: p}
+	}},
+	"DELETE /clients/{id}": {"delete a client", model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
+		p := fmt.Sprintf("/clients/%d", f.o.NewClient(t, store.NewClient{}).ID)
+		return rolesCall{path: p, intact: p}
+	}},
+	"POST /clients/{id}/disable": {"disable a client", model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: fmt.Sprintf("/clients/%d/disable", f.o.NewClient(t, store.NewClient{}).ID),
+			body: map[string]any{"reason": "retired"}}
+	}},
+	"POST /clients/{id}/enable": {"enable a client", model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: fmt.Sprintf("/clients/%d/enable", f.client)}
+	}},
+
+	"GET /client_groups": {"list client groups", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: "/client_groups"}
+	}},
+	"POST /client_groups": {"create a client group", model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: "/client_groups", body: map[string]any{"name": apitest.Unique("group"), "client_ids": []int64{f.client}}}
+	}},
+	"GET /client_groups/{id}": {"read a client group", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: fmt.Sprintf("/client_groups/%d", f.o.NewGroup(t, "", f.client))}
+	}},
+	"PUT /client_groups/{id}": {"rename a client group", model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
+		p := fmt.Sprintf("/client_groups/%d", f.o.NewGroup(t, ""))
+		return rolesCall{path: p, body: map[string]any{"name": apitest.Unique("renamed-group")}, intact: p}
+	}},
+	"DELETE /client_groups/{id}": {"delete a client group", model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
+		p := fmt.Sprintf("/client_groups/%d", f.o.NewGroup(t, ""))
+		return rolesCall{path: p, intact: p}
+	}},
+	"POST /client_groups/{id}/add_clients": {"add clients to a group", model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: fmt.Sprintf("/client_groups/%d/add_clients", f.o.NewGroup(t, "")),
+			body: map[string]any{"client_ids": []int64{f.client}}}
+	}},
+	"POST /client_groups/{id}/remove_clients": {"remove clients from a group", model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: fmt.Sprintf("/client_groups/%d/remove_clients", f.o.NewGroup(t, "", f.client)),
+			body: map[string]any{"client_ids": []int64{f.client}}}
+	}},
+
+	"POST /isp_contracts": {"create an ISP contract", model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: "/isp_contracts", body: map[string]any{"client_id": f.client, "isp_id": f.isp, "download_speed": 100}}
+	}},
+	"GET /isp_contracts/{id}": {"read an ISP contract", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: fmt.Sprintf("/isp_contracts/%d", f.o.NewContract(t, store.NewContract{ClientID: f.client}))}
+	}},
+	"PUT /isp_contracts/{id}": {"update an ISP contract", model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
+		p := fmt.Sprintf("/isp_contracts/%d", f.o.NewContract(t, store.NewContract{ClientID: f.client}))
+		return rolesCall{path: p, body: map[string]any{"monthly_price": 20, "currency": "EUR"}, intact: p}
+	}},
+	"DELETE /isp_contracts/{id}": {"delete an ISP contract", model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
+		p := fmt.Sprintf("/isp_contracts/%d", f.o.NewContract(t, store.NewContract{ClientID: f.client}))
+		return rolesCall{path: p, intact: p}
+	}},
+	"POST /isp_contracts/{id}/end": {"end an ISP contract", model.RoleEditor, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: fmt.Sprintf("/isp_contracts/%d/end", f.o.NewContract(t, store.NewContract{ClientID: f.client}))}
+	}},
+
 	"GET /data_owner/settings": {"read settings", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
 		return rolesCall{path: "/data_owner/settings"}
 	}},

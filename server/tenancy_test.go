@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -115,6 +116,7 @@ func tenantSnapshot(t *testing.T, e *apitest.Env, w *tenantWorld) map[string]any
 		"/export_api_keys", fmt.Sprintf("/export_api_keys/%d", w.exportKey),
 		"/client_admin_users", fmt.Sprintf("/client_admin_users/%d", w.user),
 		"/clients", fmt.Sprintf("/clients/%d", w.client),
+		"/client_groups", fmt.Sprintf("/client_groups/%d", w.group), fmt.Sprintf("/isp_contracts/%d", w.contract),
 		"/data_owner/settings",
 		fmt.Sprintf("/clients/%d/system_status_records", w.client), "/fleet_health", "/fleet_health/thresholds",
 		"/public_configs", fmt.Sprintf("/public_configs/%d", w.config),
@@ -158,6 +160,12 @@ func tenantScrub(v any) any {
 	return v
 }
 
+// withoutSent drops from an answer the id B sent itself: a "client <uuid>
+// not found" names what B asked for, which tells B nothing of A.
+func withoutSent(raw []byte, sent string) []byte {
+	return bytes.ReplaceAll(raw, []byte(sent), nil)
+}
+
 // TestCrossTenantIsolation: data owner B, with an org_admin key, tries every
 // resource of data owner A by id and through lists, and sees nothing of it.
 func TestCrossTenantIsolation(t *testing.T) {
@@ -199,6 +207,7 @@ func TestCrossTenantIsolation(t *testing.T) {
 			{"/export_api_keys", "export_api_keys", a.exportKey},
 			{"/client_admin_users", "users", a.user},
 			{"/clients", "clients", a.client},
+			{"/client_groups", "client_groups", a.group},
 		}
 		for _, l := range lists {
 			r := e.Admin(t, http.MethodGet, l.path, bKey, nil)
@@ -240,6 +249,8 @@ func TestCrossTenantIsolation(t *testing.T) {
 			"/clients/" + a.clientUUID,
 			fmt.Sprintf("/clients/%d/system_status_records", a.client),
 			"/clients/" + a.clientUUID + "/system_status_records",
+			fmt.Sprintf("/client_groups/%d", a.group),
+			fmt.Sprintf("/isp_contracts/%d", a.contract),
 		}
 		for _, p := range gets {
 			r := e.Admin(t, http.MethodGet, p, bKey, nil)
@@ -255,11 +266,15 @@ func TestCrossTenantIsolation(t *testing.T) {
 			{fmt.Sprintf("/service_credentials/%d", a.credential), map[string]any{"username": "eve", "password": "pw2"}},
 			{fmt.Sprintf("/client_admin_users/%d", a.user), map[string]any{"first_name": "Eve"}},
 			{fmt.Sprintf("/client_admin_users/%d", a.o.UserID), map[string]any{"first_name": "Eve"}},
+			{fmt.Sprintf("/clients/%d", a.client), map[string]any{"label": "taken over", "anomalies_muted": true}},
+			{"/clients/" + a.clientUUID, map[string]any{"tags": []string{"eve"}}},
+			{fmt.Sprintf("/client_groups/%d", a.group), map[string]any{"name": "taken over"}},
+			{fmt.Sprintf("/isp_contracts/%d", a.contract), map[string]any{"name": "taken over", "isp_id": b.isp}},
 		}
 		for _, p := range puts {
 			r := e.Admin(t, http.MethodPut, p.path, bKey, p.body)
 			apitest.WantNotFound(t, r, "PUT "+p.path)
-			checkNoLeak(t, "PUT "+p.path, r.Raw)
+			checkNoLeak(t, "PUT "+p.path, withoutSent(r.Raw, a.clientUUID))
 		}
 		deletes := []string{
 			fmt.Sprintf("/isps/%d", a.isp),
@@ -268,9 +283,44 @@ func TestCrossTenantIsolation(t *testing.T) {
 			fmt.Sprintf("/client_admin_api_keys/%d", a.adminKey),
 			fmt.Sprintf("/client_analytics_api_keys/%d", a.analyticsKey),
 			fmt.Sprintf("/export_api_keys/%d", a.exportKey),
+			fmt.Sprintf("/clients/%d", a.client),
+			"/clients/" + a.clientUUID,
+			fmt.Sprintf("/client_groups/%d", a.group),
+			fmt.Sprintf("/isp_contracts/%d", a.contract),
 		}
 		for _, p := range deletes {
 			apitest.WantNotFound(t, e.Admin(t, http.MethodDelete, p, bKey, nil), "DELETE "+p)
+		}
+	})
+
+	t.Run("B's client management on A's records: 404", func(t *testing.T) {
+		posts := []struct {
+			what, path string
+			body       map[string]any
+		}{
+			{"disable A's client", fmt.Sprintf("/clients/%d/disable", a.client), map[string]any{"reason": "eve"}},
+			{"enable A's client", "/clients/" + a.clientUUID + "/enable", nil},
+			{"add B's client to A's group", fmt.Sprintf("/client_groups/%d/add_clients", a.group), map[string]any{"client_ids": []any{b.client}}},
+			{"remove A's client from A's group", fmt.Sprintf("/client_groups/%d/remove_clients", a.group), map[string]any{"client_ids": []any{a.client}}},
+			{"add A's client to B's group", fmt.Sprintf("/client_groups/%d/add_clients", b.group), map[string]any{"client_ids": []any{a.clientUUID}}},
+			{"group A's client", "/client_groups", map[string]any{"name": b.marker + "-stolen", "client_ids": []any{a.client}}},
+			{"contract for A's client", "/isp_contracts", map[string]any{"client_id": a.client, "isp_id": b.isp}},
+			{"contract with A's ISP", "/isp_contracts", map[string]any{"client_id": b.client, "isp_id": a.isp}},
+			{"end A's contract", fmt.Sprintf("/isp_contracts/%d/end", a.contract), map[string]any{}},
+		}
+		for _, p := range posts {
+			r := e.Admin(t, http.MethodPost, p.path, bKey, p.body)
+			apitest.WantNotFound(t, r, p.what)
+			checkNoLeak(t, p.what, withoutSent(r.Raw, a.clientUUID))
+		}
+		// B's own client may carry A's label: uniqueness is per data owner.
+		r := e.Admin(t, http.MethodPut, fmt.Sprintf("/clients/%d", b.client), bKey, map[string]any{"label": a.clientLabel})
+		if r.Status != http.StatusOK {
+			t.Errorf("B takes A's label for its own client: %d %s", r.Status, r.Raw)
+		}
+		r = e.Admin(t, http.MethodPut, fmt.Sprintf("/clients/%d", b.client), bKey, map[string]any{"label": b.marker + "-probe"})
+		if r.Status != http.StatusOK {
+			t.Errorf("B restores its label: %d %s", r.Status, r.Raw)
 		}
 	})
 
@@ -328,6 +378,27 @@ func TestCrossTenantIsolation(t *testing.T) {
 			{"clientAdminApiKeyDelete", `mutation($id: Int!) { clientAdminApiKeyDelete(id: $id) }`, map[string]any{"id": a.adminKey}},
 			{"clientAnalyticsApiKeyDelete", `mutation($id: Int!) { clientAnalyticsApiKeyDelete(id: $id) }`, map[string]any{"id": a.analyticsKey}},
 			{"exportApiKeyDelete", `mutation($id: Int!) { exportApiKeyDelete(id: $id) }`, map[string]any{"id": a.exportKey}},
+			{"clientUpdate", `mutation($id: ID!) { clientUpdate(id: $id, input: {label: "x"}) { id } }`, map[string]any{"id": a.clientUUID}},
+			{"clientDisable", `mutation($id: ID!) { clientDisable(id: $id, input: {reason: "x"}) { id } }`, map[string]any{"id": fmt.Sprint(a.client)}},
+			{"clientEnable", `mutation($id: ID!) { clientEnable(id: $id) { id } }`, map[string]any{"id": fmt.Sprint(a.client)}},
+			{"clientDelete", `mutation($id: ID!) { clientDelete(id: $id) }`, map[string]any{"id": a.clientUUID}},
+			{"clientGroup", `query($id: Int!) { clientGroup(id: $id) { id name } }`, map[string]any{"id": a.group}},
+			{"clientGroupUpdate", `mutation($id: Int!) { clientGroupUpdate(id: $id, input: {name: "x"}) { id } }`, map[string]any{"id": a.group}},
+			{"clientGroupDelete", `mutation($id: Int!) { clientGroupDelete(id: $id) }`, map[string]any{"id": a.group}},
+			{"clientGroupAddClients", `mutation($id: Int!, $c: ID!) { clientGroupAddClients(id: $id, input: {clientIds: [$c]}) { id } }`,
+				map[string]any{"id": b.group, "c": a.clientUUID}},
+			{"clientGroupRemoveClients", `mutation($id: Int!, $c: ID!) { clientGroupRemoveClients(id: $id, input: {clientIds: [$c]}) { id } }`,
+				map[string]any{"id": a.group, "c": fmt.Sprint(a.client)}},
+			{"clientGroupCreate", `mutation($c: ID!) { clientGroupCreate(input: {name: "stolen", clientIds: [$c]}) { id } }`,
+				map[string]any{"c": a.clientUUID}},
+			{"ispContract", `query($id: Int!) { ispContract(id: $id) { id name } }`, map[string]any{"id": a.contract}},
+			{"ispContractCreate", `mutation($c: ID!, $i: Int!) { ispContractCreate(input: {clientId: $c, ispId: $i}) { id } }`,
+				map[string]any{"c": a.clientUUID, "i": b.isp}},
+			{"ispContractCreate", `mutation($c: ID!, $i: Int!) { ispContractCreate(input: {clientId: $c, ispId: $i}) { id } }`,
+				map[string]any{"c": b.clientUUID, "i": a.isp}},
+			{"ispContractUpdate", `mutation($id: Int!) { ispContractUpdate(id: $id, input: {name: "x"}) { id } }`, map[string]any{"id": a.contract}},
+			{"ispContractEnd", `mutation($id: Int!) { ispContractEnd(id: $id) { id } }`, map[string]any{"id": a.contract}},
+			{"ispContractDelete", `mutation($id: Int!) { ispContractDelete(id: $id) }`, map[string]any{"id": a.contract}},
 		}
 		for _, q := range queries {
 			g := e.GraphQL(t, bKey, q.query, q.vars)
@@ -337,7 +408,7 @@ func TestCrossTenantIsolation(t *testing.T) {
 			if g.Data != nil && g.Data[q.field] != nil {
 				t.Errorf("%s %v answered data: %s", q.field, q.vars, g.Raw)
 			}
-			checkNoLeak(t, q.field, g.Raw)
+			checkNoLeak(t, q.field, withoutSent(g.Raw, a.clientUUID))
 		}
 	})
 

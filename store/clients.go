@@ -152,14 +152,15 @@ func (s *Store) ShareClient(ctx context.Context, ownerID, clientID, withOwnerID 
 
 // ClientGroup is a group row; ClientID is set when loaded per client.
 type ClientGroup struct {
-	ID       int64  `db:"id"`
-	Name     string `db:"name"`
-	ClientID int64  `db:"client_id"`
+	ID        int64     `db:"id"`
+	Name      string    `db:"name"`
+	CreatedAt time.Time `db:"created_at"`
+	ClientID  int64     `db:"client_id"`
 }
 
 // ClientGroups lists the data owner's groups.
 func (s *Store) ClientGroups(ctx context.Context, ownerID int64) ([]ClientGroup, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT id, name, 0::bigint AS client_id FROM client_groups
+	rows, _ := s.pool.Query(ctx, `SELECT `+groupCols+` FROM client_groups
 		WHERE data_owner_id = $1 ORDER BY name, id`, ownerID)
 	gs, err := pgx.CollectRows(rows, pgx.RowToStructByName[ClientGroup])
 	return gs, mapErr("list client groups", err)
@@ -167,7 +168,7 @@ func (s *Store) ClientGroups(ctx context.Context, ownerID int64) ([]ClientGroup,
 
 // GroupsByClient loads the data owner's groups of several clients.
 func GroupsByClient(ownerID int64, clientIDs []int64) Read[ClientGroup] {
-	const q = `SELECT g.id, g.name, m.client_id FROM client_group_members m
+	const q = `SELECT g.id, g.name, g.created_at, m.client_id FROM client_group_members m
 		JOIN client_groups g ON g.id = m.client_group_id
 		WHERE g.data_owner_id = $1 AND m.client_id = ANY($2) ORDER BY g.name, g.id`
 	return Read[ClientGroup]{step: "load client groups", sql: q, args: []any{ownerID, clientIDs}, scan: pgx.RowToStructByName[ClientGroup]}
@@ -186,21 +187,6 @@ func ClientsByGroup(ownerID int64, groupIDs []int64) Read[GroupClient] {
 		JOIN (` + clientSelect + `) v ON v.id = m.client_id
 		WHERE m.client_group_id = ANY($2) ORDER BY v.id`
 	return Read[GroupClient]{step: "load group clients", sql: q, args: []any{ownerID, groupIDs}, scan: scanGroupClient}
-}
-
-// CreateClientGroup inserts a group with the given member clients of the owner.
-func (s *Store) CreateClientGroup(ctx context.Context, ownerID int64, name string, clientIDs []int64) (int64, error) {
-	var id int64
-	err := s.tx(ctx, func(tx pgx.Tx) error {
-		if err := tx.QueryRow(ctx, `INSERT INTO client_groups (data_owner_id, name) VALUES ($1, $2) RETURNING id`,
-			ownerID, name).Scan(&id); err != nil {
-			return mapErr("insert client group", err)
-		}
-		_, err := tx.Exec(ctx, `INSERT INTO client_group_members (client_group_id, client_id)
-			SELECT $2, id FROM clients WHERE data_owner_id = $1 AND id = ANY($3)`, ownerID, id, clientIDs)
-		return mapErr("insert group members", err)
-	})
-	return id, err
 }
 
 // NewContract is an ISP contract to insert.

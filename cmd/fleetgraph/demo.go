@@ -154,7 +154,7 @@ func fillDemo(ctx context.Context, st *store.Store, sealer *auth.Sealer, owner i
 		}
 	}
 	for name, ids := range map[string][]int64{"Berlin": berlin, "Vienna": vienna} {
-		if _, err := st.CreateClientGroup(ctx, owner, name, ids); err != nil {
+		if _, err := st.CreateClientGroup(ctx, owner, name, store.ClientIDs(ids)); err != nil {
 			return err
 		}
 	}

@@ -105,6 +105,41 @@ type ClientAdminAPIKeyCreateInput struct {
 	EffectiveRole *model.Role `json:"effectiveRole,omitempty"`
 }
 
+type ClientDisableInput struct {
+	// Why the client is disabled (1 to 1000 characters).
+	Reason string `json:"reason"`
+}
+
+type ClientGroupCreateInput struct {
+	// Unique among the data owner's groups (trimmed, case-insensitive); at most 255 characters.
+	Name string `json:"name"`
+	// The group's first members: client ids or UUIDs of the data owner's own clients.
+	ClientIds []string `json:"clientIds,omitempty"`
+}
+
+type ClientGroupMembersInput struct {
+	// Client ids or UUIDs of the data owner's own clients (1 to 1000).
+	ClientIds []string `json:"clientIds"`
+}
+
+type ClientGroupUpdateInput struct {
+	Name string `json:"name"`
+}
+
+// Changes to a client; a field left out is left alone. Text is trimmed; an
+// empty or null label or extra label clears it.
+type ClientUpdateInput struct {
+	// Unique among the data owner's clients (trimmed, case-insensitive; see clientLabelAvailable); at most 255 characters.
+	Label graphql.Omittable[*string] `json:"label,omitempty"`
+	// At most 255 characters.
+	ExtraLabel graphql.Omittable[*string] `json:"extraLabel,omitempty"`
+	// At most 50 distinct tags of 1 to 64 characters: letters, digits, space, and _ - . : / @ #; null clears them.
+	Tags                           graphql.Omittable[[]string] `json:"tags,omitempty"`
+	AnomaliesMuted                 graphql.Omittable[*bool]    `json:"anomaliesMuted,omitempty"`
+	OfflineNotificationsMuted      graphql.Omittable[*bool]    `json:"offlineNotificationsMuted,omitempty"`
+	SystemHealthNotificationsMuted graphql.Omittable[*bool]    `json:"systemHealthNotificationsMuted,omitempty"`
+}
+
 type ConfigAssignmentInput struct {
 	ClientIds      []int64 `json:"clientIds,omitempty"`
 	ClientGroupIds []int64 `json:"clientGroupIds,omitempty"`
@@ -176,6 +211,47 @@ type HealthThresholdsInput struct {
 	CPU        graphql.Omittable[*HealthMetricThresholdsInput] `json:"cpu,omitempty"`
 	Memory     graphql.Omittable[*HealthMetricThresholdsInput] `json:"memory,omitempty"`
 	Filesystem graphql.Omittable[*HealthMetricThresholdsInput] `json:"filesystem,omitempty"`
+}
+
+type IspContractCreateInput struct {
+	// The client: its id or UUID (one of the data owner's own clients).
+	ClientID string `json:"clientId"`
+	// One of the data owner's ISPs.
+	IspID int64 `json:"ispId"`
+	// At most 255 characters; empty when left out.
+	Name *string `json:"name,omitempty"`
+	// kbit/s, 0 or more.
+	UploadSpeed *int64 `json:"uploadSpeed,omitempty"`
+	// kbit/s, 0 or more.
+	DownloadSpeed *int64 `json:"downloadSpeed,omitempty"`
+	// 0 or more, at most two decimal places.
+	MonthlyPrice *float64 `json:"monthlyPrice,omitempty"`
+	// ISO 4217 currency code (EUR), any case; stored upper-case.
+	Currency       *string    `json:"currency,omitempty"`
+	AssumedTariff  *string    `json:"assumedTariff,omitempty"`
+	ConnectionType *string    `json:"connectionType,omitempty"`
+	ValidFrom      *time.Time `json:"validFrom,omitempty"`
+	// After validFrom.
+	ValidUntil *time.Time `json:"validUntil,omitempty"`
+}
+
+type IspContractEndInput struct {
+	// When the contract ends (ended); now when left out. Not before validFrom.
+	ValidUntil *time.Time `json:"validUntil,omitempty"`
+}
+
+// Changes to a contract; a field left out is left alone, null clears it.
+type IspContractUpdateInput struct {
+	IspID          graphql.Omittable[*int64]     `json:"ispId,omitempty"`
+	Name           graphql.Omittable[*string]    `json:"name,omitempty"`
+	UploadSpeed    graphql.Omittable[*int64]     `json:"uploadSpeed,omitempty"`
+	DownloadSpeed  graphql.Omittable[*int64]     `json:"downloadSpeed,omitempty"`
+	MonthlyPrice   graphql.Omittable[*float64]   `json:"monthlyPrice,omitempty"`
+	Currency       graphql.Omittable[*string]    `json:"currency,omitempty"`
+	AssumedTariff  graphql.Omittable[*string]    `json:"assumedTariff,omitempty"`
+	ConnectionType graphql.Omittable[*string]    `json:"connectionType,omitempty"`
+	ValidFrom      graphql.Omittable[*time.Time] `json:"validFrom,omitempty"`
+	ValidUntil     graphql.Omittable[*time.Time] `json:"validUntil,omitempty"`
 }
 
 type IspCreateInput struct {

@@ -15,7 +15,7 @@ import (
 // with client_type "automator"). The data owner owns C1..C4:
 //
 //	C1 "Berlin lab" / "rack 1", automator, tags lab, berlin, created 2026-10-15T08:30:00.123456Z
-//	C2 "Berlin lab", app, tags berlin
+//	C2 "Berlin office", app, tags berlin (labels are unique per data owner)
 //	C3 "Munich", automator, tags lab, lab
 //	C4 no label, automator, tags {} (none)
 //
@@ -49,7 +49,7 @@ func TestESQLLookupJoin(t *testing.T) {
 	}
 	str := func(s string) *string { return &s }
 	client(f.owner, c1, str("Berlin lab"), str("rack 1"), "automator", []string{"lab", "berlin"}, "2026-10-15T08:30:00.123456Z")
-	client(f.owner, c2, str("Berlin lab"), nil, "app", []string{"berlin"}, "2026-10-20T00:00:00Z")
+	client(f.owner, c2, str("Berlin office"), nil, "app", []string{"berlin"}, "2026-10-20T00:00:00Z")
 	client(f.owner, c3, str("Munich"), nil, "automator", []string{"lab", "lab"}, "2026-09-01T12:00:00Z")
 	client(f.owner, c4, nil, nil, "automator", []string{}, "2026-10-01T00:00:00Z")
 	shared := client(other, c5, str("Foreign"), str("secret"), "automator", []string{"foreign"}, "2026-10-01T00:00:00Z")
@@ -62,22 +62,22 @@ func TestESQLLookupJoin(t *testing.T) {
 	L := "| LOOKUP JOIN $P-lookup-clients ON client_uuid "
 	M := "FROM $P-measurements* "
 	f.expect(t, []esqlCase{
-		// Join, then aggregate by a lookup field: C1 + C2 (10), C3 (5), and
+		// Join, then aggregate by a lookup field: C1, C2, C3 (5 each), and
 		// null for C4 (no label), C5 (shared) and C6 (no client) (15).
 		{"join then stats by label", M + L + "| STATS n = COUNT(*) BY client_label | SORT client_label",
-			`[{"n":10,"client_label":"Berlin lab"},{"n":5,"client_label":"Munich"},{"n":15,"client_label":null}]`},
+			`[{"n":5,"client_label":"Berlin lab"},{"n":5,"client_label":"Berlin office"},{"n":5,"client_label":"Munich"},{"n":15,"client_label":null}]`},
 		// Aggregate by client, then join: the typical use.
 		{"stats by client then join", M + "| STATS n = COUNT(*) BY client_uuid " + L +
 			"| KEEP client_uuid, client_label, client_extra_label, client_type, client_tags, n | SORT client_uuid",
 			`[{"client_uuid":"` + c1 + `","client_label":"Berlin lab","client_extra_label":"rack 1","client_type":"automator","client_tags":["berlin","lab"],"n":5},
-			  {"client_uuid":"` + c2 + `","client_label":"Berlin lab","client_extra_label":null,"client_type":"app","client_tags":"berlin","n":5},
+			  {"client_uuid":"` + c2 + `","client_label":"Berlin office","client_extra_label":null,"client_type":"app","client_tags":"berlin","n":5},
 			  {"client_uuid":"` + c3 + `","client_label":"Munich","client_extra_label":null,"client_type":"automator","client_tags":"lab","n":5},
 			  {"client_uuid":"` + c4 + `","client_label":null,"client_extra_label":null,"client_type":"automator","client_tags":null,"n":5},
 			  {"client_uuid":"` + c5 + `","client_label":null,"client_extra_label":null,"client_type":null,"client_tags":null,"n":5},
 			  {"client_uuid":"` + c6 + `","client_label":null,"client_extra_label":null,"client_type":null,"client_tags":null,"n":5}]`},
 		{"the spec's example, aggregated again", M + "| STATS n = COUNT(*) BY client_uuid " + L +
 			"| KEEP client_label, n | STATS clients = COUNT(*), total = SUM(n) BY client_label | SORT client_label",
-			`[{"clients":2,"total":10,"client_label":"Berlin lab"},{"clients":1,"total":5,"client_label":"Munich"},{"clients":3,"total":15,"client_label":null}]`},
+			`[{"clients":1,"total":5,"client_label":"Berlin lab"},{"clients":1,"total":5,"client_label":"Berlin office"},{"clients":1,"total":5,"client_label":"Munich"},{"clients":3,"total":15,"client_label":null}]`},
 		// Every lookup field of one row; the date has milliseconds.
 		{"all fields of one row", M + `| WHERE id == "` + mid + `01" ` + L +
 			"| KEEP id, client_uuid, client_label, client_extra_label, client_type, client_tags, client_created_at",
@@ -107,7 +107,7 @@ func TestESQLLookupJoin(t *testing.T) {
 		{"computed key", `FROM $P-anomaly_events | EVAL client_uuid = "` + c3 + `" | LIMIT 1 ` + L + "| KEEP client_label", `[{"client_label":"Munich"}]`},
 		// Joining twice changes nothing.
 		{"twice", M + L + L + "| STATS n = COUNT(*) BY client_label | SORT client_label",
-			`[{"n":10,"client_label":"Berlin lab"},{"n":5,"client_label":"Munich"},{"n":15,"client_label":null}]`},
+			`[{"n":5,"client_label":"Berlin lab"},{"n":5,"client_label":"Berlin office"},{"n":5,"client_label":"Munich"},{"n":15,"client_label":null}]`},
 		{"rename after the join", M + "| STATS n = COUNT(*) BY client_uuid " + L + `| WHERE client_uuid == "` + c3 + `" | RENAME client_label AS site | KEEP site, n`,
 			`[{"site":"Munich","n":5}]`},
 	})

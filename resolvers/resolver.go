@@ -8,6 +8,7 @@ import (
 	"log/slog"
 
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/releases"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/store"
 )
@@ -23,6 +24,9 @@ type Resolver struct {
 	OfflineDetectionOnServer  bool
 	DegradedDetectionOnServer bool
 	StudyFailureOnServer      bool
+	// Releases is the release catalogue of GET /software/downloads (nil:
+	// none configured, no components).
+	Releases *releases.Catalogue
 	// AIEnabled reports whether an AI provider is configured.
 	AIEnabled bool
 	// GqlgenMarshalOnly turns off the direct rendering of root lists

@@ -36,6 +36,9 @@ type config struct {
 	// DBMaxConns is the size of the PostgreSQL pool, a positive integer
 	// (dbMaxConns reads it; empty: defaultDBMaxConns).
 	DBMaxConns string
+	// Releases names the release catalogue file of GET /software/downloads
+	// (releases.Load; empty: no components).
+	Releases string
 }
 
 func envOr(key, def string) string {
@@ -51,6 +54,8 @@ func (c *config) flags(fs *flag.FlagSet) {
 	c.secretFlag(fs)
 	c.addrFlag(fs)
 	c.searchFlags(fs)
+	fs.StringVar(&c.Releases, "releases", envOr("FLEETGRAPH_RELEASES", ""),
+		"release catalogue `file` (JSON) answered by GET /software/downloads (env FLEETGRAPH_RELEASES); empty: no components")
 }
 
 // storeFlags registers the flags of the database connection.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/graphiql"
+	"github.com/fleetgraph/fleetgraph/releases"
 	"github.com/fleetgraph/fleetgraph/resolvers"
 	"github.com/fleetgraph/fleetgraph/server"
 )
@@ -30,6 +31,13 @@ func serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	catalogue, err := releases.Load(cfg.Releases)
+	if err != nil {
+		return err
+	}
+	if cfg.Releases == "" {
+		log.Info("no release catalogue configured (--releases, FLEETGRAPH_RELEASES): GET /software/downloads lists no components")
+	}
 	st, closeStore, err := cfg.openStore(ctx, log)
 	if err != nil {
 		return err
@@ -46,7 +54,9 @@ func serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	handler, err := server.New(&resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend,
+	waitLicense := runLicensePairs(ctx, st, log)
+	defer waitLicense()
+	handler, err := server.New(&resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend, Releases: catalogue,
 		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true})
 	if err != nil {
 		return err

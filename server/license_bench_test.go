@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/apitest"
+	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // The license usage benchmark: 1,000,000 measurements of 2,000 clients
@@ -125,6 +126,19 @@ func BenchmarkLicenseUsage(b *testing.B) {
 		b.ReportMetric(float64(took[len(took)-1].Microseconds())/1000, "ms/report-max")
 	}
 	b.Run("pairs", report)
+	b.Run("pairs-store-only", func(b *testing.B) { // the same without HTTP and GraphQL
+		months := store.LicenseMonths(time.Date(2025, 12, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+		var took []time.Duration
+		for b.Loop() {
+			start := time.Now()
+			if _, _, err := e.Store.LicenseUsage(context.Background(), o.ID, months, nil); err != nil {
+				b.Fatal(err)
+			}
+			took = append(took, time.Since(start))
+		}
+		slices.Sort(took)
+		b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "ms/report-median")
+	})
 	b.Run("dirty", func(b *testing.B) {
 		ctx := context.Background()
 		const dirty = `INSERT INTO license_dirty (data_owner_id, month)

@@ -133,6 +133,34 @@ func TestLicenseUsageCountsSubjectsPerClientAndMonth(t *testing.T) {
 		}
 		check(t)
 	})
+	t.Run("new pairs of counted clients", func(t *testing.T) {
+		// c1 measures a third January subject and one it had; c4 (no key)
+		// a first one in January.
+		w.o.NewMeasurements(t, apitest.MeasurementOpts{ClientUUID: w.c1.UUID, Subject: "dazn", CreatedAt: utc("2026-01-20T00:00:00Z")},
+			apitest.MeasurementOpts{ClientUUID: w.c1.UUID, Subject: "netflix", CreatedAt: utc("2026-01-21T00:00:00Z")},
+			apitest.MeasurementOpts{ClientUUID: w.c4.UUID, Subject: "dazn", CreatedAt: utc("2026-01-22T00:00:00Z")})
+		for _, state := range []string{"logged", "merged"} {
+			r := e.Admin(t, http.MethodGet, path, w.o.Key, nil)
+			jan := apitest.List(t, r.Obj(t)["monthly_usage"])[0].(map[string]any)
+			if apitest.Int(t, jan["license_units"]) != 5 || apitest.Int(t, jan["unique_clients"]) != 3 {
+				t.Errorf("%s: January = %v, want 5 units (c1 3, c2 1, c4 1) of 3 clients", state, jan)
+			}
+			if _, err := e.Store.RefreshLicensePairs(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// The per-client counts agree with the pairs.
+		var wrong int
+		_ = e.Store.Pool().QueryRow(context.Background(), `SELECT count(*) FROM license_clients lc FULL JOIN (
+			SELECT data_owner_id, month, client_uuid, count(*) FILTER (WHERE subject <> '') AS n FROM license_pairs GROUP BY 1, 2, 3) p
+			USING (data_owner_id, month, client_uuid) WHERE lc.subjects IS DISTINCT FROM p.n`).Scan(&wrong)
+		if wrong != 0 {
+			t.Errorf("%d per-client counts differ from the pairs", wrong)
+		}
+		// Back to the world of wantLicenseReport.
+		e.SQL(t, `DELETE FROM documents WHERE data_owner_id = $1 AND kind = 'measurement' AND created_at BETWEEN '2026-01-20' AND '2026-01-23'`, w.o.ID)
+		check(t)
+	})
 	t.Run("dirty months from the documents", func(t *testing.T) {
 		// Replacing a measurement (an import of the same id with another
 		// document) marks its month dirty.

@@ -11,11 +11,12 @@ import (
 )
 
 // License usage (DESIGN.md "Health and licensing"): a client that measured
-// k distinct subjects in a UTC month counts k units that month. The report
-// reads each month's distinct (client, subject) pairs from license_pairs
-// and license_pair_log when the month lies wholly in the range and is not
-// dirty, else from the documents (migration 00011 says how the tables are
-// kept).
+// k distinct subjects in a UTC month counts k units that month. A report
+// reads a month that lies wholly in its range and is not dirty from
+// license_clients (per client, its number of subjects), except for the
+// clients with pairs in license_pair_log, which it counts from their
+// license_pairs and the log; other months it reads from the documents.
+// Migration 00011 says how the tables are kept.
 
 // LicenseMonth is one UTC month of a report, cut to the report's range.
 type LicenseMonth struct {
@@ -66,23 +67,37 @@ WITH m AS (
     SELECT m.month, m.from_t, m.to_t,
            m.whole AND NOT EXISTS (SELECT 1 FROM license_dirty x WHERE x.data_owner_id = $1 AND x.month = m.month) AS rolled
     FROM unnest($2::date[], $3::timestamptz[], $4::timestamptz[], $5::bool[]) AS m(month, from_t, to_t, whole)
-), pairs AS (
-    SELECT month, client_uuid, subject FROM (
+), counted AS (
+    -- Whole, clean months: the per-client counts, but for the clients
+    -- with logged pairs not merged yet ...
+    SELECT lc.month, lc.client_uuid, lc.subjects::bigint AS n
+    FROM license_clients lc
+    WHERE lc.data_owner_id = $1 AND lc.month IN (SELECT month FROM m WHERE rolled)
+        AND NOT EXISTS (SELECT 1 FROM license_pair_log l
+            WHERE l.data_owner_id = $1 AND l.month = lc.month AND l.client_uuid = lc.client_uuid)
+    UNION ALL
+    -- ... which are counted from their pairs and the log ...
+    SELECT month, client_uuid, count(*) FILTER (WHERE subject <> '') FROM (
         SELECT p.month, p.client_uuid, p.subject
-        FROM m JOIN license_pairs p ON p.data_owner_id = $1 AND p.month = m.month WHERE m.rolled
-        UNION ALL
+        FROM (SELECT DISTINCT l.month, l.client_uuid FROM m JOIN license_pair_log l
+              ON l.data_owner_id = $1 AND l.month = m.month WHERE m.rolled) logged
+        JOIN license_pairs p ON p.data_owner_id = $1 AND p.month = logged.month AND p.client_uuid = logged.client_uuid
+        UNION
         SELECT l.month, l.client_uuid, l.subject
         FROM m JOIN license_pair_log l ON l.data_owner_id = $1 AND l.month = m.month WHERE m.rolled
-        UNION ALL
-        SELECT m.month, d.client_uuid, coalesce(d.subject, '')
+    ) pairs GROUP BY month, client_uuid
+    UNION ALL
+    -- ... and months cut by the range or dirty, from the documents.
+    SELECT month, client_uuid, count(*) FILTER (WHERE subject <> '') FROM (
+        SELECT m.month, d.client_uuid, coalesce(d.subject, '') AS subject
         FROM m JOIN documents d ON d.data_owner_id = $1 AND d.kind = 'measurement'
             AND d.created_at >= m.from_t AND d.created_at < m.to_t AND d.client_uuid IS NOT NULL
         WHERE NOT m.rolled
         GROUP BY 1, 2, 3
-    ) found GROUP BY month, client_uuid, subject
+    ) measured GROUP BY month, client_uuid
 ), per_client AS (
-    SELECT month, client_uuid, greatest(count(*) FILTER (WHERE subject <> ''), 1) AS subjects
-    FROM pairs GROUP BY month, client_uuid
+    -- The parts above count disjoint (month, client)s.
+    SELECT month, client_uuid, greatest(n, 1) AS subjects FROM counted
 )
 SELECT pc.month, rk.id AS registration_key_id, rk.registration_key, rk.comment, pc.subjects, count(*) AS clients
 FROM per_client pc
@@ -185,11 +200,18 @@ func (s *Store) RefreshLicensePairs(ctx context.Context) (months int, err error)
 // mergeLicenseLog moves the logged pairs it sees into license_pairs; pairs
 // logged meanwhile stay for the next merge.
 func (s *Store) mergeLicenseLog(ctx context.Context) error {
-	const merge = `WITH moved AS (DELETE FROM license_pair_log RETURNING data_owner_id, month, client_uuid, subject)
-		INSERT INTO license_pairs (data_owner_id, month, client_uuid, subject)
-		SELECT DISTINCT m.data_owner_id, m.month, m.client_uuid, m.subject FROM moved m
-		WHERE EXISTS (SELECT 1 FROM data_owners o WHERE o.id = m.data_owner_id)
-		ON CONFLICT DO NOTHING`
+	// The per-client counts grow by the pairs that were new (a statement
+	// does not see its own inserts, so they are counted from RETURNING).
+	const merge = `WITH moved AS (DELETE FROM license_pair_log RETURNING data_owner_id, month, client_uuid, subject),
+		added AS (
+			INSERT INTO license_pairs (data_owner_id, month, client_uuid, subject)
+			SELECT DISTINCT m.data_owner_id, m.month, m.client_uuid, m.subject FROM moved m
+			WHERE EXISTS (SELECT 1 FROM data_owners o WHERE o.id = m.data_owner_id)
+			ON CONFLICT DO NOTHING
+			RETURNING data_owner_id, month, client_uuid, subject)
+		INSERT INTO license_clients AS lc (data_owner_id, month, client_uuid, subjects)
+		SELECT data_owner_id, month, client_uuid, count(*) FILTER (WHERE subject <> '') FROM added GROUP BY 1, 2, 3
+		ON CONFLICT (data_owner_id, month, client_uuid) DO UPDATE SET subjects = lc.subjects + EXCLUDED.subjects`
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		var ok bool
 		if err := tx.QueryRow(ctx, licenseLock).Scan(&ok); err != nil || !ok {
@@ -217,8 +239,11 @@ func (s *Store) rebuildLicenseMonth(ctx context.Context, ownerID int64, month ti
 		if err != nil || len(ids) == 0 {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `DELETE FROM license_pairs WHERE data_owner_id = $1 AND month = $2`, ownerID, month); err != nil {
-			return err
+		for _, q := range []string{`DELETE FROM license_pairs WHERE data_owner_id = $1 AND month = $2`,
+			`DELETE FROM license_clients WHERE data_owner_id = $1 AND month = $2`} {
+			if _, err := tx.Exec(ctx, q, ownerID, month); err != nil {
+				return err
+			}
 		}
 		const build = `INSERT INTO license_pairs (data_owner_id, month, client_uuid, subject)
 			SELECT o.id, $2::date, d.client_uuid, coalesce(d.subject, '')
@@ -227,6 +252,13 @@ func (s *Store) rebuildLicenseMonth(ctx context.Context, ownerID int64, month ti
 			WHERE o.id = $1
 			GROUP BY 1, 2, 3, 4`
 		if _, err := tx.Exec(ctx, build, ownerID, month, month, month.AddDate(0, 1, 0)); err != nil {
+			return err
+		}
+		const count = `INSERT INTO license_clients (data_owner_id, month, client_uuid, subjects)
+			SELECT data_owner_id, month, client_uuid, count(*) FILTER (WHERE subject <> '')
+			FROM license_pairs WHERE data_owner_id = $1 AND month = $2
+			GROUP BY 1, 2, 3`
+		if _, err := tx.Exec(ctx, count, ownerID, month); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM license_dirty WHERE id = ANY($1)`, ids); err != nil {

@@ -8,8 +8,8 @@
 -- A month's pairs are complete unless the month has rows in license_dirty:
 --   - inserted measurements append their pairs to license_pair_log (a
 --     plain append, no unique index, so concurrent writers never wait on
---     each other); reports read the log beside license_pairs, and the
---     refresher merges it in;
+--     each other); reports read the log beside license_pairs for the
+--     clients it names, and the refresher merges it in;
 --   - updated and deleted measurements (and the documents stored before
 --     this migration) mark their months dirty; a report reads a dirty month
 --     from the documents, and the refresher rebuilds it.
@@ -23,6 +23,17 @@ CREATE TABLE license_pairs (
     PRIMARY KEY (data_owner_id, month, client_uuid, subject)
 );
 
+-- Per client and month, the number of its pairs with a subject (0 when
+-- its measurements named none): what a report of whole, clean months reads.
+-- Kept equal to license_pairs by the refresher.
+CREATE TABLE license_clients (
+    data_owner_id  bigint NOT NULL REFERENCES data_owners(id) ON DELETE CASCADE,
+    month          date NOT NULL,
+    client_uuid    uuid NOT NULL,
+    subjects       integer NOT NULL,
+    PRIMARY KEY (data_owner_id, month, client_uuid)
+);
+
 CREATE TABLE license_pair_log (
     id             bigserial PRIMARY KEY,
     data_owner_id  bigint NOT NULL,
@@ -30,7 +41,7 @@ CREATE TABLE license_pair_log (
     client_uuid    uuid NOT NULL,
     subject        text NOT NULL
 );
-CREATE INDEX license_pair_log_month ON license_pair_log (data_owner_id, month);
+CREATE INDEX license_pair_log_client ON license_pair_log (data_owner_id, month, client_uuid);
 
 CREATE TABLE license_dirty (
     id             bigserial PRIMARY KEY,
@@ -87,4 +98,4 @@ DROP TRIGGER documents_license_insert ON documents;
 DROP TRIGGER documents_license_update ON documents;
 DROP TRIGGER documents_license_delete ON documents;
 DROP FUNCTION fg_license_log(), fg_license_mark();
-DROP TABLE license_dirty, license_pair_log, license_pairs;
+DROP TABLE license_dirty, license_pair_log, license_clients, license_pairs;

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,5 +58,35 @@ func TestServeRefreshesLicensePairs(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the measurement's pair was not merged within %s", 3*licenseEvery)
 		}
+	}
+}
+
+// TestDemoHasAMonthOfLicenseUsage: the demo fleet's measurements (November
+// 2026) make a month of license usage under its registration key.
+func TestDemoHasAMonthOfLicenseUsage(t *testing.T) {
+	e := apitest.Get(t)
+	ctx := context.Background()
+	keys, err := seedDemo(ctx, e.Store, e.Sealer)
+	if err != nil {
+		t.Fatalf("seed: %v", err)
+	}
+	// Distinct subjects per probe, counted apart from the report's SQL.
+	var want int64
+	err = e.Store.Pool().QueryRow(ctx, `SELECT coalesce(sum(k), 0) FROM (
+		SELECT greatest(count(DISTINCT d.subject), 1) AS k FROM documents d JOIN data_owners o ON o.id = d.data_owner_id
+		WHERE o.slug = $1 AND d.kind = 'measurement' AND d.created_at >= '2026-11-01' AND d.created_at < '2026-12-01'
+		GROUP BY d.client_uuid) per_client`, demoOwner).Scan(&want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e.Admin(t, http.MethodGet, "/license_usage?extended=true&start_time=2026-11-01&end_time=2026-11-30", keys.Admin, nil)
+	apitest.WantStatus(t, r, http.StatusOK)
+	rep := r.Obj(t)
+	if got := apitest.Int(t, rep["total_units"]); got != want || want < 12 {
+		t.Errorf("total_units = %d, want %d (at least one per probe)", got, want)
+	}
+	byKey := apitest.List(t, rep["usage_by_registration_key"])
+	if len(byKey) != 1 || byKey[0].(map[string]any)["registration_key"] != "demo-fleet-2026" {
+		t.Errorf("usage_by_registration_key = %v, want the demo fleet's key alone", byKey)
 	}
 }

@@ -25,7 +25,7 @@ func (r *queryResolver) LicenseUsage(ctx context.Context, startTime *string, end
 		return nil, err
 	}
 	cells, key, err := r.Store.LicenseUsage(ctx, p.DataOwnerID, months, registrationKeyID)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) && registrationKeyID != nil {
 		return nil, notFound("registration key %d not found", *registrationKeyID)
 	}
 	if err != nil {

@@ -212,15 +212,27 @@ func (s *Store) mergeLicenseLog(ctx context.Context) error {
 		INSERT INTO license_clients AS lc (data_owner_id, month, client_uuid, subjects)
 		SELECT data_owner_id, month, client_uuid, count(*) FILTER (WHERE subject <> '') FROM added GROUP BY 1, 2, 3
 		ON CONFLICT (data_owner_id, month, client_uuid) DO UPDATE SET subjects = lc.subjects + EXCLUDED.subjects`
+	var moved int64
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		var ok bool
 		if err := tx.QueryRow(ctx, licenseLock).Scan(&ok); err != nil || !ok {
 			return err
 		}
-		_, err := tx.Exec(ctx, merge)
+		tag, err := tx.Exec(ctx, merge)
+		moved = tag.RowsAffected()
 		return err
 	})
-	return mapErr("license pairs: merge log", err)
+	if err != nil {
+		return mapErr("license pairs: merge log", err)
+	}
+	if moved > 0 {
+		// The log is a queue: reports probe it for every counted client, and
+		// its dead rows would stay in their way until autovacuum came by.
+		if _, err := s.pool.Exec(ctx, `VACUUM license_pair_log`); err != nil {
+			return mapErr("license pairs: vacuum log", err)
+		}
+	}
+	return nil
 }
 
 // rebuildLicenseMonth recomputes one month's pairs from the documents in

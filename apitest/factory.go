@@ -410,3 +410,39 @@ func (o *Owner) NewSystemStatus(t testing.TB, r StatusRecord) int64 {
 	}
 	return d.ID
 }
+
+// MeasurementOpts shape a measurement made by Owner.NewMeasurements.
+type MeasurementOpts struct {
+	ClientUUID string    // required
+	Subject    string    // study.subject; none when empty
+	Type       string    // default VideoMeasurement
+	CreatedAt  time.Time // default now
+	ID         string    // default unique
+}
+
+// NewMeasurements stores measurements of the data owner's clients (as
+// `fleetgraph import` does) and returns their ids.
+func (o *Owner) NewMeasurements(t testing.TB, ms ...MeasurementOpts) []string {
+	t.Helper()
+	docs := make([]map[string]any, len(ms))
+	ids := make([]string, len(ms))
+	for i, m := range ms {
+		if m.ID == "" {
+			m.ID = Unique("measurement-" + o.Slug)
+		}
+		if m.Type == "" {
+			m.Type = "VideoMeasurement"
+		}
+		if m.CreatedAt.IsZero() {
+			m.CreatedAt = time.Now()
+		}
+		d := map[string]any{"id": m.ID, "client_uuid": m.ClientUUID, "type": m.Type,
+			"created_at": m.CreatedAt.UTC().Format(time.RFC3339Nano)}
+		if m.Subject != "" {
+			d["study"] = map[string]any{"subject": m.Subject}
+		}
+		docs[i], ids[i] = d, m.ID
+	}
+	o.InsertDocuments(t, "measurement", docs...)
+	return ids
+}

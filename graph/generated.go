@@ -366,6 +366,19 @@ type ComplexityRoot struct {
 		Label     func(childComplexity int) int
 	}
 
+	LicenseMonthUsage struct {
+		BreakdownBySubjectCount func(childComplexity int) int
+		LicenseUnits            func(childComplexity int) int
+		Month                   func(childComplexity int) int
+		UniqueClients           func(childComplexity int) int
+	}
+
+	LicenseUsageReport struct {
+		MonthlyUsage           func(childComplexity int) int
+		TotalUnits             func(childComplexity int) int
+		UsageByRegistrationKey func(childComplexity int) int
+	}
+
 	Measurement struct {
 		Client                                  func(childComplexity int) int
 		Document                                func(childComplexity int) int
@@ -526,6 +539,7 @@ type ComplexityRoot struct {
 		Isp                        func(childComplexity int, id int64) int
 		IspContract                func(childComplexity int, id int64) int
 		Isps                       func(childComplexity int, filter *gqlmodel.IspFilter) int
+		LicenseUsage               func(childComplexity int, startTime *string, endTime *string, registrationKeyID *int64) int
 		Measurement                func(childComplexity int, id string) int
 		MeasurementConfig          func(childComplexity int, kind model.ConfigKind, id int64) int
 		MeasurementConfigs         func(childComplexity int, kind model.ConfigKind) int
@@ -535,6 +549,7 @@ type ComplexityRoot struct {
 		RegistrationKey            func(childComplexity int, id int64) int
 		ServiceCredential          func(childComplexity int, id int64) int
 		ServiceCredentials         func(childComplexity int) int
+		SoftwareDownloads          func(childComplexity int) int
 		SystemStatusRecords        func(childComplexity int, clientID string, page *int64, perPage *int64) int
 		User                       func(childComplexity int, id int64) int
 		Users                      func(childComplexity int) int
@@ -553,6 +568,21 @@ type ComplexityRoot struct {
 		UsageLimitDays       func(childComplexity int) int
 		ValidFrom            func(childComplexity int) int
 		ValidUntil           func(childComplexity int) int
+	}
+
+	RegistrationKeyLicenseUsage struct {
+		Comment            func(childComplexity int) int
+		MonthlyUsage       func(childComplexity int) int
+		RegistrationKey    func(childComplexity int) int
+		RegistrationKeyID  func(childComplexity int) int
+		TotalUniqueClients func(childComplexity int) int
+		TotalUnits         func(childComplexity int) int
+	}
+
+	RegistrationKeyMonthUsage struct {
+		LicenseUnits  func(childComplexity int) int
+		Month         func(childComplexity int) int
+		UniqueClients func(childComplexity int) int
 	}
 
 	ResolveResult struct {
@@ -584,6 +614,34 @@ type ComplexityRoot struct {
 		Reason              func(childComplexity int) int
 		Service             func(childComplexity int) int
 		ServiceCredentialID func(childComplexity int) int
+	}
+
+	SoftwareComponent struct {
+		ID       func(childComplexity int) int
+		Label    func(childComplexity int) int
+		Latest   func(childComplexity int) int
+		Versions func(childComplexity int) int
+	}
+
+	SoftwareDownloads struct {
+		Components func(childComplexity int) int
+		Customer   func(childComplexity int) int
+		Provider   func(childComplexity int) int
+	}
+
+	SoftwareLatest struct {
+		DownloadCommand func(childComplexity int) int
+		ExtractCommand  func(childComplexity int) int
+		Filename        func(childComplexity int) int
+		ResolvedURL     func(childComplexity int) int
+		URL             func(childComplexity int) int
+		Version         func(childComplexity int) int
+	}
+
+	SoftwareVersion struct {
+		Filename func(childComplexity int) int
+		URL      func(childComplexity int) int
+		Version  func(childComplexity int) int
 	}
 
 	StudyDescriptionImport struct {
@@ -768,6 +826,8 @@ type QueryResolver interface {
 	Isps(ctx context.Context, filter *gqlmodel.IspFilter) ([]model.Isp, error)
 	Isp(ctx context.Context, id int64) (*model.Isp, error)
 	IspContract(ctx context.Context, id int64) (*model.IspContract, error)
+	LicenseUsage(ctx context.Context, startTime *string, endTime *string, registrationKeyID *int64) (*model.LicenseUsageReport, error)
+	SoftwareDownloads(ctx context.Context) (*model.SoftwareDownloads, error)
 	MeasurementSearch(ctx context.Context, body model.JSON, indexScope *string, sourceOnly *bool, size *int64, from *int64, searchAfter *model.JSON, scroll *string) (*model.JSON, error)
 	MeasurementSearchScroll(ctx context.Context, scrollID string, scroll *string, sourceOnly *bool) (*model.JSON, error)
 	Measurement(ctx context.Context, id string) (*model.Measurement, error)
@@ -2185,6 +2245,50 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.LabelAvailability.Label(childComplexity), true
 
+	case "LicenseMonthUsage.breakdownBySubjectCount":
+		if e.ComplexityRoot.LicenseMonthUsage.BreakdownBySubjectCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseMonthUsage.BreakdownBySubjectCount(childComplexity), true
+	case "LicenseMonthUsage.licenseUnits":
+		if e.ComplexityRoot.LicenseMonthUsage.LicenseUnits == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseMonthUsage.LicenseUnits(childComplexity), true
+	case "LicenseMonthUsage.month":
+		if e.ComplexityRoot.LicenseMonthUsage.Month == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseMonthUsage.Month(childComplexity), true
+	case "LicenseMonthUsage.uniqueClients":
+		if e.ComplexityRoot.LicenseMonthUsage.UniqueClients == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseMonthUsage.UniqueClients(childComplexity), true
+
+	case "LicenseUsageReport.monthlyUsage":
+		if e.ComplexityRoot.LicenseUsageReport.MonthlyUsage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseUsageReport.MonthlyUsage(childComplexity), true
+	case "LicenseUsageReport.totalUnits":
+		if e.ComplexityRoot.LicenseUsageReport.TotalUnits == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseUsageReport.TotalUnits(childComplexity), true
+	case "LicenseUsageReport.usageByRegistrationKey":
+		if e.ComplexityRoot.LicenseUsageReport.UsageByRegistrationKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseUsageReport.UsageByRegistrationKey(childComplexity), true
+
 	case "Measurement.client":
 		if e.ComplexityRoot.Measurement.Client == nil {
 			break
@@ -3342,6 +3446,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Isps(childComplexity, args["filter"].(*gqlmodel.IspFilter)), true
+	case "Query.licenseUsage":
+		if e.ComplexityRoot.Query.LicenseUsage == nil {
+			break
+		}
+
+		args, err := ec.field_Query_licenseUsage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.LicenseUsage(childComplexity, args["startTime"].(*string), args["endTime"].(*string), args["registrationKeyId"].(*int64)), true
 	case "Query.measurement":
 		if e.ComplexityRoot.Query.Measurement == nil {
 			break
@@ -3436,6 +3551,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.ServiceCredentials(childComplexity), true
+	case "Query.softwareDownloads":
+		if e.ComplexityRoot.Query.SoftwareDownloads == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.SoftwareDownloads(childComplexity), true
 	case "Query.systemStatusRecords":
 		if e.ComplexityRoot.Query.SystemStatusRecords == nil {
 			break
@@ -3537,6 +3658,62 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RegistrationKey.ValidUntil(childComplexity), true
+
+	case "RegistrationKeyLicenseUsage.comment":
+		if e.ComplexityRoot.RegistrationKeyLicenseUsage.Comment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RegistrationKeyLicenseUsage.Comment(childComplexity), true
+	case "RegistrationKeyLicenseUsage.monthlyUsage":
+		if e.ComplexityRoot.RegistrationKeyLicenseUsage.MonthlyUsage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RegistrationKeyLicenseUsage.MonthlyUsage(childComplexity), true
+	case "RegistrationKeyLicenseUsage.registrationKey":
+		if e.ComplexityRoot.RegistrationKeyLicenseUsage.RegistrationKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RegistrationKeyLicenseUsage.RegistrationKey(childComplexity), true
+	case "RegistrationKeyLicenseUsage.registrationKeyId":
+		if e.ComplexityRoot.RegistrationKeyLicenseUsage.RegistrationKeyID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RegistrationKeyLicenseUsage.RegistrationKeyID(childComplexity), true
+	case "RegistrationKeyLicenseUsage.totalUniqueClients":
+		if e.ComplexityRoot.RegistrationKeyLicenseUsage.TotalUniqueClients == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RegistrationKeyLicenseUsage.TotalUniqueClients(childComplexity), true
+	case "RegistrationKeyLicenseUsage.totalUnits":
+		if e.ComplexityRoot.RegistrationKeyLicenseUsage.TotalUnits == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RegistrationKeyLicenseUsage.TotalUnits(childComplexity), true
+
+	case "RegistrationKeyMonthUsage.licenseUnits":
+		if e.ComplexityRoot.RegistrationKeyMonthUsage.LicenseUnits == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RegistrationKeyMonthUsage.LicenseUnits(childComplexity), true
+	case "RegistrationKeyMonthUsage.month":
+		if e.ComplexityRoot.RegistrationKeyMonthUsage.Month == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RegistrationKeyMonthUsage.Month(childComplexity), true
+	case "RegistrationKeyMonthUsage.uniqueClients":
+		if e.ComplexityRoot.RegistrationKeyMonthUsage.UniqueClients == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RegistrationKeyMonthUsage.UniqueClients(childComplexity), true
 
 	case "ResolveResult.requested":
 		if e.ComplexityRoot.ResolveResult.Requested == nil {
@@ -3655,6 +3832,106 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ServiceCredentialImport.ServiceCredentialID(childComplexity), true
+
+	case "SoftwareComponent.id":
+		if e.ComplexityRoot.SoftwareComponent.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SoftwareComponent.ID(childComplexity), true
+	case "SoftwareComponent.label":
+		if e.ComplexityRoot.SoftwareComponent.Label == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SoftwareComponent.Label(childComplexity), true
+	case "SoftwareComponent.latest":
+		if e.ComplexityRoot.SoftwareComponent.Latest == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SoftwareComponent.Latest(childComplexity), true
+	case "SoftwareComponent.versions":
+		if e.ComplexityRoot.SoftwareComponent.Versions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SoftwareComponent.Versions(childComplexity), true
+
+	case "SoftwareDownloads.components":
+		if e.ComplexityRoot.SoftwareDownloads.Components == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SoftwareDownloads.Components(childComplexity), true
+	case "SoftwareDownloads.customer":
+		if e.ComplexityRoot.SoftwareDownloads.Customer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SoftwareDownloads.Customer(childComplexity), true
+	case "SoftwareDownloads.provider":
+		if e.ComplexityRoot.SoftwareDownloads.Provider == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SoftwareDownloads.Provider(childComplexity), true
+
+	case "SoftwareLatest.downloadCommand":
+		if e.ComplexityRoot.SoftwareLatest.DownloadCommand == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SoftwareLatest.DownloadCommand(childComplexity), true
+	case "SoftwareLatest.extractCommand":
+		if e.ComplexityRoot.SoftwareLatest.ExtractCommand == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SoftwareLatest.ExtractCommand(childComplexity), true
+	case "SoftwareLatest.filename":
+		if e.ComplexityRoot.SoftwareLatest.Filename == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SoftwareLatest.Filename(childComplexity), true
+	case "SoftwareLatest.resolvedUrl":
+		if e.ComplexityRoot.SoftwareLatest.ResolvedURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SoftwareLatest.ResolvedURL(childComplexity), true
+	case "SoftwareLatest.url":
+		if e.ComplexityRoot.SoftwareLatest.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SoftwareLatest.URL(childComplexity), true
+	case "SoftwareLatest.version":
+		if e.ComplexityRoot.SoftwareLatest.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SoftwareLatest.Version(childComplexity), true
+
+	case "SoftwareVersion.filename":
+		if e.ComplexityRoot.SoftwareVersion.Filename == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SoftwareVersion.Filename(childComplexity), true
+	case "SoftwareVersion.url":
+		if e.ComplexityRoot.SoftwareVersion.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SoftwareVersion.URL(childComplexity), true
+	case "SoftwareVersion.version":
+		if e.ComplexityRoot.SoftwareVersion.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SoftwareVersion.Version(childComplexity), true
 
 	case "StudyDescriptionImport.action":
 		if e.ComplexityRoot.StudyDescriptionImport.Action == nil {
@@ -5238,6 +5515,103 @@ extend type Mutation {
   ispContractDelete(id: Int!): Boolean!
 }
 `, BuiltIn: false},
+	{Name: "../schema/license.graphqls", Input: `"""
+License usage of the data owner (DESIGN.md "Health and licensing"): a client
+that measured k distinct subjects in a UTC month counts k license units that
+month (1 when its measurements name no subject).
+"""
+type LicenseUsageReport {
+  "Every month of the range, oldest first."
+  monthlyUsage: [LicenseMonthUsage!]!
+  totalUnits: Int!
+  """
+  Per registration key, by totalUnits descending (then by id); the entry of
+  clients without a key (none, a deleted one, or a deleted client record)
+  comes last. Keys without usage in the range are left out, except the key
+  the report was asked for.
+  """
+  usageByRegistrationKey: [RegistrationKeyLicenseUsage!]!
+}
+
+type LicenseMonthUsage {
+  "YYYY-MM"
+  month: String!
+  licenseUnits: Int!
+  uniqueClients: Int!
+  """
+  Keyed by the number of subjects a client measured that month ("1", "2",
+  ...): {"clients": n, "units": n}.
+  """
+  breakdownBySubjectCount: JSON!
+}
+
+type RegistrationKeyLicenseUsage {
+  registrationKeyId: Int
+  registrationKey: String
+  comment: String
+  totalUnits: Int!
+  "Client-months: the sum of uniqueClients over the months."
+  totalUniqueClients: Int!
+  "Every month of the range, oldest first, zeros where inactive."
+  monthlyUsage: [RegistrationKeyMonthUsage!]!
+}
+
+type RegistrationKeyMonthUsage {
+  "YYYY-MM"
+  month: String!
+  licenseUnits: Int!
+  uniqueClients: Int!
+}
+
+"""
+The software the operator offers for download (the release catalogue named by
+FLEETGRAPH_RELEASES); no components when none is configured.
+"""
+type SoftwareDownloads {
+  provider: String!
+  "The data owner's name."
+  customer: String!
+  components: [SoftwareComponent!]!
+}
+
+type SoftwareComponent {
+  "automator, lab or configuration"
+  id: String!
+  label: String!
+  versions: [SoftwareVersion!]!
+  latest: SoftwareLatest
+}
+
+type SoftwareVersion {
+  version: String!
+  filename: String!
+  url: String!
+}
+
+type SoftwareLatest {
+  version: String!
+  filename: String!
+  url: String!
+  resolvedUrl: String!
+  "Shell command fetching the file, for this data owner."
+  downloadCommand: String!
+  "Shell command unpacking it, for this data owner."
+  extractCommand: String!
+}
+
+extend type Query {
+  """
+  License usage from startTime to endTime (both inclusive). Times: RFC 3339 /
+  ISO 8601 (no zone is UTC), a date alone (startTime: that day's midnight UTC;
+  endTime: the whole day), RFC 1123, or epoch seconds or milliseconds.
+  Defaults: endTime now, startTime the first day of the 11th month before
+  endTime's (12 months). At most 120 months. registrationKeyId limits the
+  report to the clients of that key (NOT_FOUND when it is not the data owner's).
+  """
+  licenseUsage(startTime: String, endTime: String, registrationKeyId: Int): LicenseUsageReport!
+  softwareDownloads: SoftwareDownloads!
+}
+`, BuiltIn: false},
 	{Name: "../schema/measurement.graphqls", Input: `"A measurement document of the data owner, with its client and client reports."
 type Measurement {
   "The measurement's id (the document's id)."
@@ -6102,6 +6476,32 @@ func (ec *executionContext) childFields_LabelAvailability(ctx context.Context, f
 	return nil, fmt.Errorf("no field named %q was found under type LabelAvailability", field.Name)
 }
 
+func (ec *executionContext) childFields_LicenseMonthUsage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "month":
+		return ec.fieldContext_LicenseMonthUsage_month(ctx, field)
+	case "licenseUnits":
+		return ec.fieldContext_LicenseMonthUsage_licenseUnits(ctx, field)
+	case "uniqueClients":
+		return ec.fieldContext_LicenseMonthUsage_uniqueClients(ctx, field)
+	case "breakdownBySubjectCount":
+		return ec.fieldContext_LicenseMonthUsage_breakdownBySubjectCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LicenseMonthUsage", field.Name)
+}
+
+func (ec *executionContext) childFields_LicenseUsageReport(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "monthlyUsage":
+		return ec.fieldContext_LicenseUsageReport_monthlyUsage(ctx, field)
+	case "totalUnits":
+		return ec.fieldContext_LicenseUsageReport_totalUnits(ctx, field)
+	case "usageByRegistrationKey":
+		return ec.fieldContext_LicenseUsageReport_usageByRegistrationKey(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LicenseUsageReport", field.Name)
+}
+
 func (ec *executionContext) childFields_Measurement(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -6274,6 +6674,36 @@ func (ec *executionContext) childFields_RegistrationKey(ctx context.Context, fie
 	return nil, fmt.Errorf("no field named %q was found under type RegistrationKey", field.Name)
 }
 
+func (ec *executionContext) childFields_RegistrationKeyLicenseUsage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "registrationKeyId":
+		return ec.fieldContext_RegistrationKeyLicenseUsage_registrationKeyId(ctx, field)
+	case "registrationKey":
+		return ec.fieldContext_RegistrationKeyLicenseUsage_registrationKey(ctx, field)
+	case "comment":
+		return ec.fieldContext_RegistrationKeyLicenseUsage_comment(ctx, field)
+	case "totalUnits":
+		return ec.fieldContext_RegistrationKeyLicenseUsage_totalUnits(ctx, field)
+	case "totalUniqueClients":
+		return ec.fieldContext_RegistrationKeyLicenseUsage_totalUniqueClients(ctx, field)
+	case "monthlyUsage":
+		return ec.fieldContext_RegistrationKeyLicenseUsage_monthlyUsage(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RegistrationKeyLicenseUsage", field.Name)
+}
+
+func (ec *executionContext) childFields_RegistrationKeyMonthUsage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "month":
+		return ec.fieldContext_RegistrationKeyMonthUsage_month(ctx, field)
+	case "licenseUnits":
+		return ec.fieldContext_RegistrationKeyMonthUsage_licenseUnits(ctx, field)
+	case "uniqueClients":
+		return ec.fieldContext_RegistrationKeyMonthUsage_uniqueClients(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RegistrationKeyMonthUsage", field.Name)
+}
+
 func (ec *executionContext) childFields_ResolveResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "updated":
@@ -6334,6 +6764,62 @@ func (ec *executionContext) childFields_ServiceCredentialImport(ctx context.Cont
 		return ec.fieldContext_ServiceCredentialImport_reason(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ServiceCredentialImport", field.Name)
+}
+
+func (ec *executionContext) childFields_SoftwareComponent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_SoftwareComponent_id(ctx, field)
+	case "label":
+		return ec.fieldContext_SoftwareComponent_label(ctx, field)
+	case "versions":
+		return ec.fieldContext_SoftwareComponent_versions(ctx, field)
+	case "latest":
+		return ec.fieldContext_SoftwareComponent_latest(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SoftwareComponent", field.Name)
+}
+
+func (ec *executionContext) childFields_SoftwareDownloads(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "provider":
+		return ec.fieldContext_SoftwareDownloads_provider(ctx, field)
+	case "customer":
+		return ec.fieldContext_SoftwareDownloads_customer(ctx, field)
+	case "components":
+		return ec.fieldContext_SoftwareDownloads_components(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SoftwareDownloads", field.Name)
+}
+
+func (ec *executionContext) childFields_SoftwareLatest(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "version":
+		return ec.fieldContext_SoftwareLatest_version(ctx, field)
+	case "filename":
+		return ec.fieldContext_SoftwareLatest_filename(ctx, field)
+	case "url":
+		return ec.fieldContext_SoftwareLatest_url(ctx, field)
+	case "resolvedUrl":
+		return ec.fieldContext_SoftwareLatest_resolvedUrl(ctx, field)
+	case "downloadCommand":
+		return ec.fieldContext_SoftwareLatest_downloadCommand(ctx, field)
+	case "extractCommand":
+		return ec.fieldContext_SoftwareLatest_extractCommand(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SoftwareLatest", field.Name)
+}
+
+func (ec *executionContext) childFields_SoftwareVersion(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "version":
+		return ec.fieldContext_SoftwareVersion_version(ctx, field)
+	case "filename":
+		return ec.fieldContext_SoftwareVersion_filename(ctx, field)
+	case "url":
+		return ec.fieldContext_SoftwareVersion_url(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SoftwareVersion", field.Name)
 }
 
 func (ec *executionContext) childFields_StudyDescriptionImport(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8211,6 +8697,36 @@ func (ec *executionContext) field_Query_isps_args(ctx context.Context, rawArgs m
 		return nil, err
 	}
 	args["filter"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_licenseUsage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "startTime",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["startTime"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "endTime",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["endTime"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "registrationKeyId",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["registrationKeyId"] = arg2
 	return args, nil
 }
 
@@ -13999,6 +14515,185 @@ func (ec *executionContext) fieldContext_LabelAvailability_label(_ context.Conte
 	return graphql.NewScalarFieldContext("LabelAvailability", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _LicenseMonthUsage_month(ctx context.Context, field graphql.CollectedField, obj *model.LicenseMonthUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LicenseMonthUsage_month(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Month, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LicenseMonthUsage_month(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LicenseMonthUsage", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LicenseMonthUsage_licenseUnits(ctx context.Context, field graphql.CollectedField, obj *model.LicenseMonthUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LicenseMonthUsage_licenseUnits(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LicenseUnits, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LicenseMonthUsage_licenseUnits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LicenseMonthUsage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _LicenseMonthUsage_uniqueClients(ctx context.Context, field graphql.CollectedField, obj *model.LicenseMonthUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LicenseMonthUsage_uniqueClients(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UniqueClients, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LicenseMonthUsage_uniqueClients(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LicenseMonthUsage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _LicenseMonthUsage_breakdownBySubjectCount(ctx context.Context, field graphql.CollectedField, obj *model.LicenseMonthUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LicenseMonthUsage_breakdownBySubjectCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BreakdownBySubjectCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LicenseMonthUsage_breakdownBySubjectCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LicenseMonthUsage", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _LicenseUsageReport_monthlyUsage(ctx context.Context, field graphql.CollectedField, obj *model.LicenseUsageReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LicenseUsageReport_monthlyUsage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MonthlyUsage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.LicenseMonthUsage) graphql.Marshaler {
+			return ec.marshalNLicenseMonthUsage2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐLicenseMonthUsageᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LicenseUsageReport_monthlyUsage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LicenseUsageReport",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LicenseMonthUsage(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LicenseUsageReport_totalUnits(ctx context.Context, field graphql.CollectedField, obj *model.LicenseUsageReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LicenseUsageReport_totalUnits(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalUnits, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LicenseUsageReport_totalUnits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LicenseUsageReport", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _LicenseUsageReport_usageByRegistrationKey(ctx context.Context, field graphql.CollectedField, obj *model.LicenseUsageReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LicenseUsageReport_usageByRegistrationKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UsageByRegistrationKey, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.RegistrationKeyLicenseUsage) graphql.Marshaler {
+			return ec.marshalNRegistrationKeyLicenseUsage2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRegistrationKeyLicenseUsageᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LicenseUsageReport_usageByRegistrationKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LicenseUsageReport",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RegistrationKeyLicenseUsage(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Measurement_id(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18971,6 +19666,82 @@ func (ec *executionContext) fieldContext_Query_ispContract(ctx context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_licenseUsage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_licenseUsage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().LicenseUsage(ctx, fc.Args["startTime"].(*string), fc.Args["endTime"].(*string), fc.Args["registrationKeyId"].(*int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.LicenseUsageReport) graphql.Marshaler {
+			return ec.marshalNLicenseUsageReport2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐLicenseUsageReport(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_licenseUsage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LicenseUsageReport(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_licenseUsage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_softwareDownloads(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_softwareDownloads(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().SoftwareDownloads(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SoftwareDownloads) graphql.Marshaler {
+			return ec.marshalNSoftwareDownloads2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐSoftwareDownloads(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_softwareDownloads(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SoftwareDownloads(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_measurementSearch(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -19625,6 +20396,222 @@ func (ec *executionContext) fieldContext_RegistrationKey_capability(_ context.Co
 	return fc, nil
 }
 
+func (ec *executionContext) _RegistrationKeyLicenseUsage_registrationKeyId(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKeyLicenseUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RegistrationKeyLicenseUsage_registrationKeyId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RegistrationKeyID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RegistrationKeyLicenseUsage_registrationKeyId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RegistrationKeyLicenseUsage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RegistrationKeyLicenseUsage_registrationKey(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKeyLicenseUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RegistrationKeyLicenseUsage_registrationKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RegistrationKey, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RegistrationKeyLicenseUsage_registrationKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RegistrationKeyLicenseUsage", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RegistrationKeyLicenseUsage_comment(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKeyLicenseUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RegistrationKeyLicenseUsage_comment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Comment, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RegistrationKeyLicenseUsage_comment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RegistrationKeyLicenseUsage", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RegistrationKeyLicenseUsage_totalUnits(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKeyLicenseUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RegistrationKeyLicenseUsage_totalUnits(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalUnits, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RegistrationKeyLicenseUsage_totalUnits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RegistrationKeyLicenseUsage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RegistrationKeyLicenseUsage_totalUniqueClients(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKeyLicenseUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RegistrationKeyLicenseUsage_totalUniqueClients(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalUniqueClients, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RegistrationKeyLicenseUsage_totalUniqueClients(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RegistrationKeyLicenseUsage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RegistrationKeyLicenseUsage_monthlyUsage(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKeyLicenseUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RegistrationKeyLicenseUsage_monthlyUsage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MonthlyUsage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.RegistrationKeyMonthUsage) graphql.Marshaler {
+			return ec.marshalNRegistrationKeyMonthUsage2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRegistrationKeyMonthUsageᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RegistrationKeyLicenseUsage_monthlyUsage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RegistrationKeyLicenseUsage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RegistrationKeyMonthUsage(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RegistrationKeyMonthUsage_month(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKeyMonthUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RegistrationKeyMonthUsage_month(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Month, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RegistrationKeyMonthUsage_month(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RegistrationKeyMonthUsage", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RegistrationKeyMonthUsage_licenseUnits(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKeyMonthUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RegistrationKeyMonthUsage_licenseUnits(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LicenseUnits, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RegistrationKeyMonthUsage_licenseUnits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RegistrationKeyMonthUsage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RegistrationKeyMonthUsage_uniqueClients(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKeyMonthUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RegistrationKeyMonthUsage_uniqueClients(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UniqueClients, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RegistrationKeyMonthUsage_uniqueClients(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RegistrationKeyMonthUsage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _ResolveResult_updated(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ResolveResult) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20060,6 +21047,401 @@ func (ec *executionContext) _ServiceCredentialImport_reason(ctx context.Context,
 }
 func (ec *executionContext) fieldContext_ServiceCredentialImport_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ServiceCredentialImport", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SoftwareComponent_id(ctx context.Context, field graphql.CollectedField, obj *model.SoftwareComponent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SoftwareComponent_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SoftwareComponent_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SoftwareComponent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SoftwareComponent_label(ctx context.Context, field graphql.CollectedField, obj *model.SoftwareComponent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SoftwareComponent_label(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Label, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SoftwareComponent_label(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SoftwareComponent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SoftwareComponent_versions(ctx context.Context, field graphql.CollectedField, obj *model.SoftwareComponent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SoftwareComponent_versions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Versions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.SoftwareVersion) graphql.Marshaler {
+			return ec.marshalNSoftwareVersion2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐSoftwareVersionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SoftwareComponent_versions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SoftwareComponent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SoftwareVersion(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SoftwareComponent_latest(ctx context.Context, field graphql.CollectedField, obj *model.SoftwareComponent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SoftwareComponent_latest(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Latest, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SoftwareLatest) graphql.Marshaler {
+			return ec.marshalOSoftwareLatest2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐSoftwareLatest(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SoftwareComponent_latest(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SoftwareComponent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SoftwareLatest(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SoftwareDownloads_provider(ctx context.Context, field graphql.CollectedField, obj *model.SoftwareDownloads) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SoftwareDownloads_provider(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Provider, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SoftwareDownloads_provider(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SoftwareDownloads", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SoftwareDownloads_customer(ctx context.Context, field graphql.CollectedField, obj *model.SoftwareDownloads) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SoftwareDownloads_customer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Customer, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SoftwareDownloads_customer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SoftwareDownloads", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SoftwareDownloads_components(ctx context.Context, field graphql.CollectedField, obj *model.SoftwareDownloads) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SoftwareDownloads_components(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Components, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.SoftwareComponent) graphql.Marshaler {
+			return ec.marshalNSoftwareComponent2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐSoftwareComponentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SoftwareDownloads_components(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SoftwareDownloads",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SoftwareComponent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SoftwareLatest_version(ctx context.Context, field graphql.CollectedField, obj *model.SoftwareLatest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SoftwareLatest_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SoftwareLatest_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SoftwareLatest", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SoftwareLatest_filename(ctx context.Context, field graphql.CollectedField, obj *model.SoftwareLatest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SoftwareLatest_filename(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Filename, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SoftwareLatest_filename(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SoftwareLatest", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SoftwareLatest_url(ctx context.Context, field graphql.CollectedField, obj *model.SoftwareLatest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SoftwareLatest_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SoftwareLatest_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SoftwareLatest", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SoftwareLatest_resolvedUrl(ctx context.Context, field graphql.CollectedField, obj *model.SoftwareLatest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SoftwareLatest_resolvedUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ResolvedURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SoftwareLatest_resolvedUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SoftwareLatest", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SoftwareLatest_downloadCommand(ctx context.Context, field graphql.CollectedField, obj *model.SoftwareLatest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SoftwareLatest_downloadCommand(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DownloadCommand, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SoftwareLatest_downloadCommand(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SoftwareLatest", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SoftwareLatest_extractCommand(ctx context.Context, field graphql.CollectedField, obj *model.SoftwareLatest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SoftwareLatest_extractCommand(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExtractCommand, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SoftwareLatest_extractCommand(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SoftwareLatest", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SoftwareVersion_version(ctx context.Context, field graphql.CollectedField, obj *model.SoftwareVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SoftwareVersion_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SoftwareVersion_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SoftwareVersion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SoftwareVersion_filename(ctx context.Context, field graphql.CollectedField, obj *model.SoftwareVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SoftwareVersion_filename(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Filename, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SoftwareVersion_filename(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SoftwareVersion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SoftwareVersion_url(ctx context.Context, field graphql.CollectedField, obj *model.SoftwareVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SoftwareVersion_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SoftwareVersion_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SoftwareVersion", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _StudyDescriptionImport_studyId(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.StudyDescriptionImport) (ret graphql.Marshaler) {
@@ -26805,6 +28187,107 @@ func (ec *executionContext) _LabelAvailability(ctx context.Context, sel ast.Sele
 	return out
 }
 
+var licenseMonthUsageImplementors = []string{"LicenseMonthUsage"}
+
+func (ec *executionContext) _LicenseMonthUsage(ctx context.Context, sel ast.SelectionSet, obj *model.LicenseMonthUsage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, licenseMonthUsageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LicenseMonthUsage")
+		case "month":
+			out.Values[i] = ec._LicenseMonthUsage_month(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "licenseUnits":
+			out.Values[i] = ec._LicenseMonthUsage_licenseUnits(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "uniqueClients":
+			out.Values[i] = ec._LicenseMonthUsage_uniqueClients(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "breakdownBySubjectCount":
+			out.Values[i] = ec._LicenseMonthUsage_breakdownBySubjectCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var licenseUsageReportImplementors = []string{"LicenseUsageReport"}
+
+func (ec *executionContext) _LicenseUsageReport(ctx context.Context, sel ast.SelectionSet, obj *model.LicenseUsageReport) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, licenseUsageReportImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LicenseUsageReport")
+		case "monthlyUsage":
+			out.Values[i] = ec._LicenseUsageReport_monthlyUsage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalUnits":
+			out.Values[i] = ec._LicenseUsageReport_totalUnits(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "usageByRegistrationKey":
+			out.Values[i] = ec._LicenseUsageReport_usageByRegistrationKey(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var measurementImplementors = []string{"Measurement"}
 
 func (ec *executionContext) _Measurement(ctx context.Context, sel ast.SelectionSet, obj *model.Measurement) graphql.Marshaler {
@@ -28578,6 +30061,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "licenseUsage":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_licenseUsage(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "softwareDownloads":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_softwareDownloads(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "measurementSearch":
 			field := field
 
@@ -28877,6 +30404,117 @@ func (ec *executionContext) _RegistrationKey(ctx context.Context, sel ast.Select
 	return out
 }
 
+var registrationKeyLicenseUsageImplementors = []string{"RegistrationKeyLicenseUsage"}
+
+func (ec *executionContext) _RegistrationKeyLicenseUsage(ctx context.Context, sel ast.SelectionSet, obj *model.RegistrationKeyLicenseUsage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, registrationKeyLicenseUsageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RegistrationKeyLicenseUsage")
+		case "registrationKeyId":
+			out.Values[i] = ec._RegistrationKeyLicenseUsage_registrationKeyId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "registrationKey":
+			out.Values[i] = ec._RegistrationKeyLicenseUsage_registrationKey(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "comment":
+			out.Values[i] = ec._RegistrationKeyLicenseUsage_comment(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "totalUnits":
+			out.Values[i] = ec._RegistrationKeyLicenseUsage_totalUnits(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalUniqueClients":
+			out.Values[i] = ec._RegistrationKeyLicenseUsage_totalUniqueClients(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "monthlyUsage":
+			out.Values[i] = ec._RegistrationKeyLicenseUsage_monthlyUsage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var registrationKeyMonthUsageImplementors = []string{"RegistrationKeyMonthUsage"}
+
+func (ec *executionContext) _RegistrationKeyMonthUsage(ctx context.Context, sel ast.SelectionSet, obj *model.RegistrationKeyMonthUsage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, registrationKeyMonthUsageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RegistrationKeyMonthUsage")
+		case "month":
+			out.Values[i] = ec._RegistrationKeyMonthUsage_month(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "licenseUnits":
+			out.Values[i] = ec._RegistrationKeyMonthUsage_licenseUnits(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "uniqueClients":
+			out.Values[i] = ec._RegistrationKeyMonthUsage_uniqueClients(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var resolveResultImplementors = []string{"ResolveResult"}
 
 func (ec *executionContext) _ResolveResult(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.ResolveResult) graphql.Marshaler {
@@ -29081,6 +30719,218 @@ func (ec *executionContext) _ServiceCredentialImport(ctx context.Context, sel as
 		case "reason":
 			out.Values[i] = ec._ServiceCredentialImport_reason(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var softwareComponentImplementors = []string{"SoftwareComponent"}
+
+func (ec *executionContext) _SoftwareComponent(ctx context.Context, sel ast.SelectionSet, obj *model.SoftwareComponent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, softwareComponentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SoftwareComponent")
+		case "id":
+			out.Values[i] = ec._SoftwareComponent_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "label":
+			out.Values[i] = ec._SoftwareComponent_label(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "versions":
+			out.Values[i] = ec._SoftwareComponent_versions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "latest":
+			out.Values[i] = ec._SoftwareComponent_latest(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var softwareDownloadsImplementors = []string{"SoftwareDownloads"}
+
+func (ec *executionContext) _SoftwareDownloads(ctx context.Context, sel ast.SelectionSet, obj *model.SoftwareDownloads) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, softwareDownloadsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SoftwareDownloads")
+		case "provider":
+			out.Values[i] = ec._SoftwareDownloads_provider(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "customer":
+			out.Values[i] = ec._SoftwareDownloads_customer(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "components":
+			out.Values[i] = ec._SoftwareDownloads_components(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var softwareLatestImplementors = []string{"SoftwareLatest"}
+
+func (ec *executionContext) _SoftwareLatest(ctx context.Context, sel ast.SelectionSet, obj *model.SoftwareLatest) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, softwareLatestImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SoftwareLatest")
+		case "version":
+			out.Values[i] = ec._SoftwareLatest_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "filename":
+			out.Values[i] = ec._SoftwareLatest_filename(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "url":
+			out.Values[i] = ec._SoftwareLatest_url(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resolvedUrl":
+			out.Values[i] = ec._SoftwareLatest_resolvedUrl(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "downloadCommand":
+			out.Values[i] = ec._SoftwareLatest_downloadCommand(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "extractCommand":
+			out.Values[i] = ec._SoftwareLatest_extractCommand(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var softwareVersionImplementors = []string{"SoftwareVersion"}
+
+func (ec *executionContext) _SoftwareVersion(ctx context.Context, sel ast.SelectionSet, obj *model.SoftwareVersion) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, softwareVersionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SoftwareVersion")
+		case "version":
+			out.Values[i] = ec._SoftwareVersion_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "filename":
+			out.Values[i] = ec._SoftwareVersion_filename(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "url":
+			out.Values[i] = ec._SoftwareVersion_url(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -30892,6 +32742,36 @@ func (ec *executionContext) marshalNLabelAvailability2ᚖgithubᚗcomᚋfleetgra
 	return ec._LabelAvailability(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNLicenseMonthUsage2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐLicenseMonthUsage(ctx context.Context, sel ast.SelectionSet, v model.LicenseMonthUsage) graphql.Marshaler {
+	return ec._LicenseMonthUsage(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNLicenseMonthUsage2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐLicenseMonthUsageᚄ(ctx context.Context, sel ast.SelectionSet, v []model.LicenseMonthUsage) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNLicenseMonthUsage2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐLicenseMonthUsage(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNLicenseUsageReport2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐLicenseUsageReport(ctx context.Context, sel ast.SelectionSet, v *model.LicenseUsageReport) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._LicenseUsageReport(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNMeasurement2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurement(ctx context.Context, sel ast.SelectionSet, v *model.Measurement) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -31056,6 +32936,46 @@ func (ec *executionContext) unmarshalNRegistrationKeyCreateInput2githubᚗcomᚋ
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNRegistrationKeyLicenseUsage2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRegistrationKeyLicenseUsage(ctx context.Context, sel ast.SelectionSet, v model.RegistrationKeyLicenseUsage) graphql.Marshaler {
+	return ec._RegistrationKeyLicenseUsage(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNRegistrationKeyLicenseUsage2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRegistrationKeyLicenseUsageᚄ(ctx context.Context, sel ast.SelectionSet, v []model.RegistrationKeyLicenseUsage) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRegistrationKeyLicenseUsage2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRegistrationKeyLicenseUsage(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNRegistrationKeyMonthUsage2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRegistrationKeyMonthUsage(ctx context.Context, sel ast.SelectionSet, v model.RegistrationKeyMonthUsage) graphql.Marshaler {
+	return ec._RegistrationKeyMonthUsage(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNRegistrationKeyMonthUsage2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRegistrationKeyMonthUsageᚄ(ctx context.Context, sel ast.SelectionSet, v []model.RegistrationKeyMonthUsage) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRegistrationKeyMonthUsage2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRegistrationKeyMonthUsage(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalNRegistrationKeyUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐRegistrationKeyUpdateInput(ctx context.Context, v any) (gqlmodel.RegistrationKeyUpdateInput, error) {
 	res, err := ec.unmarshalInputRegistrationKeyUpdateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -31159,6 +33079,56 @@ func (ec *executionContext) marshalNServiceCredentialImport2ᚕgithubᚗcomᚋfl
 func (ec *executionContext) unmarshalNServiceCredentialUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐServiceCredentialUpdateInput(ctx context.Context, v any) (gqlmodel.ServiceCredentialUpdateInput, error) {
 	res, err := ec.unmarshalInputServiceCredentialUpdateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSoftwareComponent2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐSoftwareComponent(ctx context.Context, sel ast.SelectionSet, v model.SoftwareComponent) graphql.Marshaler {
+	return ec._SoftwareComponent(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSoftwareComponent2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐSoftwareComponentᚄ(ctx context.Context, sel ast.SelectionSet, v []model.SoftwareComponent) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSoftwareComponent2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐSoftwareComponent(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSoftwareDownloads2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐSoftwareDownloads(ctx context.Context, sel ast.SelectionSet, v *model.SoftwareDownloads) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SoftwareDownloads(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSoftwareVersion2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐSoftwareVersion(ctx context.Context, sel ast.SelectionSet, v model.SoftwareVersion) graphql.Marshaler {
+	return ec._SoftwareVersion(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSoftwareVersion2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐSoftwareVersionᚄ(ctx context.Context, sel ast.SelectionSet, v []model.SoftwareVersion) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSoftwareVersion2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐSoftwareVersion(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
@@ -31769,6 +33739,13 @@ func (ec *executionContext) marshalORole2ᚖgithubᚗcomᚋfleetgraphᚋfleetgra
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) marshalOSoftwareLatest2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐSoftwareLatest(ctx context.Context, sel ast.SelectionSet, v *model.SoftwareLatest) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SoftwareLatest(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {

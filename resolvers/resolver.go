@@ -9,6 +9,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/admission"
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/releases"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/store"
 )
@@ -24,6 +25,9 @@ type Resolver struct {
 	OfflineDetectionOnServer  bool
 	DegradedDetectionOnServer bool
 	StudyFailureOnServer      bool
+	// Releases is the release catalogue of GET /software/downloads (nil:
+	// none configured, no components).
+	Releases *releases.Catalogue
 	// AIEnabled reports whether an AI provider is configured.
 	AIEnabled bool
 	// Heavy admits searches, ES|QL queries and export listings (package

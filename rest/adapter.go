@@ -109,6 +109,15 @@ func (a *Adapter) handler(rt Route, op *operation) http.HandlerFunc {
 			WriteJSON(w, status, body)
 			return
 		}
+		if rt.CSV != nil {
+			records, err := rt.CSV(resp.Data)
+			if err != nil {
+				WriteError(w, http.StatusInternalServerError, "Internal server error")
+				return
+			}
+			writeCSV(w, rt.Status, rt.CSVFile, records)
+			return
+		}
 		data, err := op.omit.apply(resp.Data)
 		if err != nil {
 			WriteError(w, http.StatusInternalServerError, "")

@@ -231,6 +231,11 @@ func (g *openAPIGen) scalarParam(name string) map[string]any {
 
 // success is the answer of a route that succeeds.
 func (g *openAPIGen) success(rt Route, op *operation) (map[string]any, error) {
+	if rt.CSV != nil {
+		return map[string]any{"description": "Success: CSV with a header row (RFC 4180).",
+			"headers": map[string]any{"Content-Disposition": map[string]any{"schema": map[string]any{"type": "string"}}},
+			"content": map[string]any{"text/csv": map[string]any{"schema": map[string]any{"type": "string"}}}}, nil
+	}
 	shape := newShape(g.schema)
 	root := g.schema.Query
 	if op.Annotated.Operation == ast.Mutation {

@@ -1,8 +1,10 @@
 package rest
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
@@ -41,6 +43,10 @@ type Route struct {
 	// single-valued one given twice or as a list, is a 400 (strictQuery in
 	// paging.go); blank values count as not given.
 	StrictQuery bool
+	// CSV answers text/csv instead of JSON: the records (header first) made
+	// from the operation's data, as an attachment named CSVFile (csv.go).
+	CSV     func(data json.RawMessage) ([][]string, error)
+	CSVFile string
 }
 
 // AdminRoutes is the Administration REST API v1: every documented path the
@@ -139,6 +145,11 @@ var AdminRoutes = []Route{
 	{Method: http.MethodGet, Path: "/fleet_health", Operation: "FleetHealth", Status: 200},
 	{Method: http.MethodGet, Path: "/fleet_health/thresholds", Operation: "HealthThresholdsGet", Status: 200},
 	{Method: http.MethodPut, Path: "/fleet_health/thresholds", Operation: "HealthThresholdsUpdate", Status: 200},
+	{Method: http.MethodGet, Path: "/license_usage", Operation: "LicenseUsage", Status: 200, Unwrap: true, StrictQuery: true,
+		Derive: keyNeedsExtended},
+	{Method: http.MethodGet, Path: "/license_usage/export", Operation: "LicenseUsageExport", Status: 200, StrictQuery: true,
+		CSV: licenseUsageCSV, CSVFile: "license_usage.csv"},
+	{Method: http.MethodGet, Path: "/software/downloads", Operation: "SoftwareDownloads", Status: 200, Unwrap: true, StrictQuery: true},
 
 	{Method: http.MethodPost, Path: "/measurements/search", Operation: "MeasurementSearch", Status: 200, Unwrap: true,
 		BodyVars: true, RejectStatus: http.StatusBadRequest, ScrollNext: "MeasurementSearchScroll"},
@@ -174,6 +185,18 @@ func kindAutomator(_ url.Values, vars map[string]any) error {
 // compactWhenNamed: GET /isps with a name filter answers the compact shape.
 func compactWhenNamed(q url.Values, vars map[string]any) error {
 	vars["compact"] = q.Has("name")
+	return nil
+}
+
+// keyNeedsExtended: registration_key_id limits the extended report only
+// (spec: 400 without extended=true).
+func keyNeedsExtended(q url.Values, _ map[string]any) error {
+	if q.Get("registration_key_id") == "" {
+		return nil
+	}
+	if ext, err := strconv.ParseBool(q.Get("extended")); err != nil || !ext {
+		return apierr.BadRequestf("registration_key_id needs extended=true: it limits the extended report")
+	}
 	return nil
 }
 

@@ -139,6 +139,12 @@ var (
 	specMetricSummaryShape = specShape{"percent": "num?", "warning_percent": "num", "critical_percent": "num"}
 	specMetricLimitsShape  = specShape{"warning_percent": "int", "critical_percent": "int"}
 	specThresholdsShape    = specShape{"cpu": "obj", "memory": "obj", "filesystem": "obj"}
+	specLicenseReportShape = specShape{"monthly_usage": "list", "total_units": "int", "usage_by_registration_key": "list"}
+	specLicenseMonthShape  = specShape{"month": "str", "license_units": "int", "unique_clients": "int", "breakdown_by_subject_count": "obj"}
+	specLicenseKeyShape    = specShape{"registration_key_id": "int?", "registration_key": "str?", "comment": "str?",
+		"total_units": "int", "total_unique_clients": "int", "monthly_usage": "list"}
+	specLicenseKeyMonthShape = specShape{"month": "str", "license_units": "int", "unique_clients": "int"}
+	specDownloadsShape       = specShape{"provider": "str", "customer": "str", "components": "list"}
 )
 
 // specCheck asserts v is an object with exactly the shape's keys, each of
@@ -1139,6 +1145,50 @@ var specRoutes = map[string]specRoute{
 			specWant(t, "body", s, "data_owner", w.o.Slug)
 			specWant(t, "body", s, "enabled", false) // the test server runs without an AI provider
 		}},
+	"GET /license_usage": {"license usage answers the extended report", 200,
+		func(t *testing.T, w *specWorld) (string, any) {
+			c := w.o.NewClient(t, store.NewClient{})
+			w.o.NewMeasurements(t, apitest.MeasurementOpts{ClientUUID: c.UUID, Subject: "youtube"},
+				apitest.MeasurementOpts{ClientUUID: c.UUID, Subject: "netflix"})
+			return "/license_usage?extended=true", nil
+		},
+		func(t *testing.T, w *specWorld, r *apitest.Response) {
+			rep := specCheck(t, "report", r.JSON, specLicenseReportShape)
+			months := apitest.List(t, rep["monthly_usage"])
+			if len(months) != 12 {
+				t.Errorf("%d months, want the default 12", len(months))
+			}
+			for i, m := range months {
+				mu := specCheck(t, fmt.Sprintf("monthly_usage[%d]", i), m, specLicenseMonthShape)
+				for k, b := range mu["breakdown_by_subject_count"].(map[string]any) {
+					specCheck(t, "breakdown_by_subject_count."+k, b, specShape{"clients": "int", "units": "int"})
+				}
+			}
+			last := months[len(months)-1].(map[string]any)
+			two, _ := last["breakdown_by_subject_count"].(map[string]any)["2"].(map[string]any)
+			if two == nil || apitest.Int(t, two["clients"]) != 1 || apitest.Int(t, two["units"]) != 2 {
+				t.Errorf("this month = %v, want one client with 2 subjects", last)
+			}
+			for i, k := range apitest.List(t, rep["usage_by_registration_key"]) {
+				e := specCheck(t, fmt.Sprintf("usage_by_registration_key[%d]", i), k, specLicenseKeyShape)
+				for j, m := range apitest.List(t, e["monthly_usage"]) {
+					specCheck(t, fmt.Sprintf("usage_by_registration_key[%d].monthly_usage[%d]", i, j), m, specLicenseKeyMonthShape)
+				}
+			}
+		}},
+	"GET /license_usage/export": {"license usage export answers CSV", 200,
+		func(t *testing.T, w *specWorld) (string, any) { return "/license_usage/export", nil },
+		func(t *testing.T, w *specWorld, r *apitest.Response) {
+			if !strings.HasPrefix(string(r.Raw), strings.Join(rest.LicenseUsageCSVHeader, ",")+"\n") {
+				t.Errorf("CSV does not start with its header: %.200s", r.Raw)
+			}
+		}},
+	"GET /software/downloads": {"software downloads answer provider, customer, components", 200,
+		func(t *testing.T, w *specWorld) (string, any) { return "/software/downloads", nil },
+		func(t *testing.T, w *specWorld, r *apitest.Response) {
+			d := specCheck(t, "downloads", r.JSON, specDownloadsShape)
+			specWant(t, "downloads", d, "customer", w.o.Slug)
+		}},
 }
 
 // specKeyUntil is the valid_until the key tests send.
@@ -1197,8 +1247,10 @@ func TestSpecEveryAdminRoute(t *testing.T) {
 			if r.Status != c.status {
 				t.Fatalf("%s %s: status %d, want %d: %s", rt.Method, path, r.Status, c.status, r.Raw)
 			}
-			if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+			if ct := r.Header.Get("Content-Type"); rt.CSV == nil && !strings.HasPrefix(ct, "application/json") {
 				t.Errorf("content type %q, want application/json", ct)
+			} else if rt.CSV != nil && ct != rest.CSVContentType {
+				t.Errorf("content type %q, want %q", ct, rest.CSVContentType)
 			}
 			if rt.Method == http.MethodDelete && rt.Empty {
 				if obj := r.Obj(t); len(obj) != 0 {

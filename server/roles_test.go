@@ -284,6 +284,15 @@ var rolesMatrix = map[string]rolesCell{
 	"GET /ai_assistant/status": {"read AI assistant status", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
 		return rolesCall{path: "/ai_assistant/status"}
 	}},
+	"GET /license_usage": {"read license usage", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: "/license_usage?extended=true"}
+	}},
+	"GET /license_usage/export": {"export license usage", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: "/license_usage/export"}
+	}},
+	"GET /software/downloads": {"read software downloads", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: "/software/downloads"}
+	}},
 }
 
 func init() {
@@ -379,6 +388,12 @@ func TestRoleMatrix(t *testing.T) {
 				}
 				if r.Status != rt.Status {
 					t.Errorf("%s %s as %s: status %d, want %d: %s", rt.Method, c.path, role, r.Status, rt.Status, r.Raw)
+					return
+				}
+				if rt.CSV != nil {
+					if ct := r.Header.Get("Content-Type"); ct != rest.CSVContentType {
+						t.Errorf("%s %s as %s: Content-Type %q, want %q", rt.Method, c.path, role, ct, rest.CSVContentType)
+					}
 					return
 				}
 				if _, ok := r.JSON.(map[string]any); !ok {

@@ -57,6 +57,7 @@ func newTenantWorld(t *testing.T, e *apitest.Env, prefix string) *tenantWorld {
 	w.group = o.NewGroup(t, name("group"), w.client)
 	w.schedule = o.NewConfigWith(t, apitest.ConfigOpts{Kind: store.ConfigAutomator, Name: name("schedule"),
 		Draft: apitest.EmptyConfigDocument(store.ConfigAutomator)})
+	o.NewMeasurements(t, apitest.MeasurementOpts{ClientUUID: w.clientUUID, Subject: name("subject")}) // license usage
 	w.contract = o.NewContract(t, store.NewContract{IspID: w.isp, ClientID: w.client, Name: name("contract"),
 		MonthlyPrice: apitest.Ptr(39.9), Currency: apitest.Ptr("EUR"), ValidFrom: apitest.Ptr(time.Now().Add(-24 * time.Hour))})
 
@@ -578,6 +579,42 @@ func TestCrossTenantIsolation(t *testing.T) {
 			t.Fatalf("B's configs: %s", g.Raw)
 		}
 		checkNoLeak(t, "B's nested configs", g.Raw)
+	})
+
+	t.Run("B's license usage and downloads show nothing of A's", func(t *testing.T) {
+		// A's report counts its client under its key, so B's being empty is about tenancy.
+		r := e.Admin(t, http.MethodGet, fmt.Sprintf("/license_usage?extended=true&registration_key_id=%d", a.regKey), a.o.Key, nil)
+		if r.Status != http.StatusOK || apitest.Int(t, r.Obj(t)["total_units"]) != 1 {
+			t.Fatalf("A's own license usage: %d %s, want 1 unit", r.Status, r.Raw)
+		}
+		for _, p := range []string{"/license_usage?extended=true", "/license_usage", "/license_usage/export", "/software/downloads"} {
+			r := e.Admin(t, http.MethodGet, p, bKey, nil)
+			if r.Status != http.StatusOK {
+				t.Errorf("B GET %s: %d %s", p, r.Status, r.Raw)
+			}
+			checkNoLeak(t, "B's "+p, r.Raw)
+		}
+		r = e.Admin(t, http.MethodGet, "/license_usage?extended=true", bKey, nil)
+		rep := r.Obj(t)
+		if keys := apitest.List(t, rep["usage_by_registration_key"]); apitest.Int(t, rep["total_units"]) != 1 || len(keys) != 1 ||
+			apitest.Int(t, keys[0].(map[string]any)["registration_key_id"]) != b.regKey {
+			t.Errorf("B's license usage should count B's one client under B's key: %s", r.Raw)
+		}
+		for _, p := range []string{
+			fmt.Sprintf("/license_usage?extended=true&registration_key_id=%d", a.regKey),
+			fmt.Sprintf("/license_usage/export?registration_key_id=%d", a.regKey),
+		} {
+			r := e.Admin(t, http.MethodGet, p, bKey, nil)
+			apitest.WantNotFound(t, r, "GET "+p)
+			checkNoLeak(t, "GET "+p, r.Raw)
+		}
+		g := e.GraphQL(t, bKey, `query($k: Int) { licenseUsage(registrationKeyId: $k) { totalUnits } }`, map[string]any{"k": a.regKey})
+		if g.Code() != "NOT_FOUND" {
+			t.Errorf("B's licenseUsage with A's key: code %q, want NOT_FOUND: %s", g.Code(), g.Raw)
+		}
+		if d := e.Admin(t, http.MethodGet, "/software/downloads", bKey, nil); d.Obj(t)["customer"] != b.o.Slug {
+			t.Errorf("B's downloads customer = %v, want %s", d.Obj(t)["customer"], b.o.Slug)
+		}
 	})
 
 	t.Run("A's records are unchanged after B's attempts", func(t *testing.T) {

@@ -40,6 +40,9 @@ type config struct {
 	// MaxAnswerBytes is the most one operation may answer, in bytes
 	// (maxAnswerBytes reads it; empty: budget.DefaultBytes).
 	MaxAnswerBytes string
+	// Releases names the release catalogue file of GET /software/downloads
+	// (releases.Load; empty: no components).
+	Releases string
 }
 
 func envOr(key, def string) string {
@@ -58,6 +61,8 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.MaxAnswerBytes, "max-answer-bytes", envOr("FLEETGRAPH_MAX_ANSWER_BYTES", ""),
 		fmt.Sprintf("most bytes one GraphQL or REST operation (one page of a stream) may answer; over it a 400 says how to ask for less (env FLEETGRAPH_MAX_ANSWER_BYTES); empty: %d (%s)",
 			budget.DefaultBytes, budget.Size(budget.DefaultBytes)))
+	fs.StringVar(&c.Releases, "releases", envOr("FLEETGRAPH_RELEASES", ""),
+		"release catalogue `file` (JSON) answered by GET /software/downloads (env FLEETGRAPH_RELEASES); empty: no components")
 }
 
 // storeFlags registers the flags of the database connection.

@@ -163,7 +163,7 @@ func checkImportFlags(owner string, opts *importer.Options, files []string) erro
 }
 
 // rollUp rolls up the days written, so that aggregations over them need
-// not wait for a server's refresher.
+// not wait for a server's refresher, and refreshes the license pairs.
 func rollUp(ctx context.Context, st *store.Store, stdout io.Writer) error {
 	start := time.Now()
 	days, err := pg.RefreshRollups(ctx, st.Pool())
@@ -171,6 +171,12 @@ func rollUp(ctx context.Context, st *store.Store, stdout io.Writer) error {
 		return fmt.Errorf("documents loaded, but rolling up their days failed (a running server retries): %w", err)
 	}
 	fmt.Fprintf(stdout, "rolled up %d days in %s\n", days, time.Since(start).Round(time.Millisecond))
+	start = time.Now()
+	months, err := st.RefreshLicensePairs(ctx)
+	if err != nil {
+		return fmt.Errorf("documents loaded, but refreshing their license usage failed (a running server retries): %w", err)
+	}
+	fmt.Fprintf(stdout, "license usage: %d months refreshed in %s\n", months, time.Since(start).Round(time.Millisecond))
 	return nil
 }
 

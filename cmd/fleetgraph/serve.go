@@ -13,6 +13,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/admission"
 	"github.com/fleetgraph/fleetgraph/graphiql"
+	"github.com/fleetgraph/fleetgraph/releases"
 	"github.com/fleetgraph/fleetgraph/resolvers"
 	"github.com/fleetgraph/fleetgraph/server"
 )
@@ -35,6 +36,13 @@ func serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	catalogue, err := releases.Load(cfg.Releases)
+	if err != nil {
+		return err
+	}
+	if cfg.Releases == "" {
+		log.Info("no release catalogue configured (--releases, FLEETGRAPH_RELEASES): GET /software/downloads lists no components")
+	}
 	st, closeStore, err := cfg.openStore(ctx, log)
 	if err != nil {
 		return err
@@ -53,7 +61,9 @@ func serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	handler, err := server.New(&resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend,
+	waitLicense := runLicensePairs(ctx, st, log)
+	defer waitLicense()
+	handler, err := server.New(&resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend, Releases: catalogue,
 		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true,
 		MaxAnswerBytes: answerBytes, Heavy: admission.New(heavySlots, heavyPerOwner, admission.DefaultWait)})
 	if err != nil {

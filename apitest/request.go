@@ -139,6 +139,7 @@ func (e *Env) Admin(t testing.TB, method, path, key string, body any) *Response 
 // GraphQLResponse is a decoded GraphQL answer.
 type GraphQLResponse struct {
 	Status int
+	Header http.Header
 	Data   map[string]any
 	Errors []GraphQLError
 	Raw    []byte
@@ -169,7 +170,7 @@ func (e *Env) GraphQL(t testing.TB, key, query string, vars map[string]any) *Gra
 	}
 	req := Request(t, http.MethodPost, e.URL+"/graphql", header, map[string]any{"query": query, "variables": vars})
 	r := Send(t, nil, req)
-	out := &GraphQLResponse{Status: r.Status, Raw: r.Raw}
+	out := &GraphQLResponse{Status: r.Status, Header: r.Header, Raw: r.Raw}
 	var env struct {
 		Data   map[string]any `json:"data"`
 		Errors []GraphQLError `json:"errors"`

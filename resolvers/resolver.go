@@ -6,6 +6,7 @@ package resolvers
 
 import (
 	"log/slog"
+	"time"
 
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/search"
@@ -23,6 +24,9 @@ type Resolver struct {
 	OfflineDetectionOnServer  bool
 	DegradedDetectionOnServer bool
 	StudyFailureOnServer      bool
+	// RequestTimeout is the deadline of each API request (0:
+	// server.DefaultRequestTimeout).
+	RequestTimeout time.Duration
 	// AIEnabled reports whether an AI provider is configured.
 	AIEnabled bool
 	// GqlgenMarshalOnly turns off the direct rendering of root lists

@@ -63,7 +63,11 @@ func (graphQLPost) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 		return
 	}
 	responses, ctx := exec.DispatchOperation(ctx, rc)
-	writeGraphQLResponse(w, responses(ctx))
+	resp := responses(ctx)
+	if status := unavailableStatus(w, resp.Errors); status != 0 {
+		w.WriteHeader(status)
+	}
+	writeGraphQLResponse(w, resp)
 }
 
 // responseMediaType is transport.POST's choice of the response's media

@@ -10,6 +10,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -51,7 +52,18 @@ type Options struct {
 	Tracer pgx.QueryTracer
 	// MaxConns caps the pool; 0 keeps pgx's default.
 	MaxConns int32
+	// StatementTimeout is PostgreSQL's statement_timeout on the pool's
+	// connections (0: none, the server's own setting): no statement runs
+	// longer, even when the cancel request for a request that ended does
+	// not get through. Searches set their own, per statement (search/pg);
+	// Migrate runs without one.
+	StatementTimeout time.Duration
 }
+
+// connectTimeout bounds opening one connection when the URL does not say
+// (connect_timeout): a frozen server accepts the TCP connection but never
+// answers the startup.
+const connectTimeout = 10 * time.Second
 
 // cancelGrace is how long a cancelled statement may take to stop on the
 // server before its connection is given up.
@@ -68,6 +80,13 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	}
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns
+	}
+	if opts.StatementTimeout > 0 {
+		ms := (opts.StatementTimeout + time.Millisecond - 1) / time.Millisecond
+		cfg.ConnConfig.RuntimeParams["statement_timeout"] = strconv.FormatInt(int64(ms), 10)
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = connectTimeout
 	}
 	// A request that ends (client gone, deadline) cancels its statement on
 	// the server with a cancel request, and the connection stays in the
@@ -102,7 +121,11 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
 // Migrate applies every embedded migration not yet applied.
 func (s *Store) Migrate(ctx context.Context) error {
-	db := stdlib.OpenDBFromPool(s.pool)
+	// Its own connection, without the pool's statement_timeout: a
+	// migration may rewrite a large table.
+	cc := s.pool.Config().ConnConfig.Copy()
+	cc.RuntimeParams["statement_timeout"] = "0"
+	db := stdlib.OpenDB(*cc)
 	defer db.Close()
 	provider, err := goose.NewProvider(goose.DialectPostgres, db, mustSub(migrations, "migrations"))
 	if err != nil {

@@ -26,6 +26,10 @@ func serve(ctx context.Context, args []string) error {
 		return err
 	}
 	log := newLogger()
+	requestTimeout, err := cfg.requestTimeout()
+	if err != nil {
+		return err
+	}
 	sealer, err := cfg.sealer(log)
 	if err != nil {
 		return err
@@ -48,7 +52,8 @@ func serve(ctx context.Context, args []string) error {
 		return err
 	}
 	handler, err := server.New(&resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend,
-		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true})
+		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true,
+		RequestTimeout: requestTimeout})
 	if err != nil {
 		return err
 	}

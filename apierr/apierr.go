@@ -144,7 +144,6 @@ func Outage(err error) bool {
 	return false
 }
 
-
 // ByCode is the class of an extensions.code (ErrInternal for codes of no
 // class, e.g. gqlgen's own).
 func ByCode(code string) *Class {

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -137,12 +138,22 @@ func (s *Store) Migrate(ctx context.Context) error {
 	return nil
 }
 
-// tx runs fn in a transaction, committing when it returns nil.
+// tx runs fn in a transaction, committing when it returns nil; what
+// beginning or committing fails with is mapped too (fn's own errors are
+// mapped already, and mapping them again changes nothing).
 func (s *Store) tx(ctx context.Context, fn func(pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, s.pool, fn)
+	return mapErr("transaction", pgx.BeginFunc(ctx, s.pool, fn))
 }
 
-// mapErr turns driver errors into domain errors.
+// ErrConcurrentChange is a write that PostgreSQL refused because a request
+// running at the same time changed the same rows first (a deadlock or a
+// serialization failure): a 409, which the caller may retry.
+var ErrConcurrentChange error = &apierr.Error{Class: apierr.ErrConflict,
+	Msg: "Conflicts with a change made at the same time; try again"}
+
+// mapErr turns driver errors into domain errors: every integrity
+// constraint violation (SQLSTATE class 23) and every race PostgreSQL
+// reports is a 404, 409 or 422 here, never an internal error.
 func mapErr(step string, err error) error {
 	if err == nil {
 		return nil
@@ -151,17 +162,29 @@ func mapErr(step string, err error) error {
 		return ErrNotFound
 	}
 	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
-		return fmt.Errorf("%s: %w", step, ErrConflict)
+	if !errors.As(err, &pgErr) {
+		return fmt.Errorf("%s: %w", step, err)
 	}
-	if errors.As(err, &pgErr) && pgErr.Code == "23503" {
+	switch code := pgErr.Code; {
+	case code == "23505", code == "23P01": // unique, exclusion
+		return fmt.Errorf("%s: %w", step, ErrConflict)
+	case code == "23503":
 		// Every foreign key cascades on delete, so a violation means a
 		// write referred to a row that is gone (deleted by a request that
 		// raced this one): the referenced record is not found.
 		return fmt.Errorf("%s: %w", step, ErrNotFound)
-	}
-	if errors.As(err, &pgErr) && pgErr.Code == "22021" { // character_not_in_repertoire: NUL in text
+	case code == "40001", code == "40P01": // serialization failure, deadlock
+		return fmt.Errorf("%s: %w", step, ErrConcurrentChange)
+	case code == "22021": // character_not_in_repertoire: NUL in text
 		return fmt.Errorf("%s: %w", step, ErrInvalidText)
+	case code == "23502" && pgErr.ColumnName != "": // not null
+		return fmt.Errorf("%s: %w", step, apierr.FieldErrors{pgErr.ColumnName: {"is required"}}.Err())
+	case strings.HasPrefix(code, "23"), strings.HasPrefix(code, "22"):
+		// Another constraint (check, not null, restrict) or a value the
+		// column cannot hold (too long, out of range): the input's doing,
+		// which the resolvers' validation should have caught first.
+		return fmt.Errorf("%s: %w", step, &apierr.Error{Class: apierr.ErrInvalid,
+			Msg: "Validation failed: a value is out of the range the record allows"})
 	}
 	return fmt.Errorf("%s: %w", step, err)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/rest"
 )
 
 // DefaultRequestTimeout is the deadline of an API request when
@@ -22,7 +23,9 @@ const DefaultRequestTimeout = 60 * time.Second
 // when it passes (pgx sends a cancel request, and gives up on the
 // connection 2 s later if PostgreSQL does not answer it), so a frozen
 // database answers a 503 within d plus that grace (apierr.Outage) instead
-// of holding the request and its connection indefinitely.
+// of holding the request and its connection indefinitely. A scroll
+// streamed as NDJSON gets d again for each page after the first
+// (rest.StreamDeadline): the deadline bounds waiting, not exporting.
 func deadline(d time.Duration) func(http.Handler) http.Handler {
 	if d <= 0 {
 		d = DefaultRequestTimeout
@@ -32,6 +35,7 @@ func deadline(d time.Duration) func(http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			ctx, cancel := context.WithTimeoutCause(r.Context(), d, cause)
 			defer cancel()
+			ctx = rest.WithStreamDeadline(ctx, rest.StreamDeadline{Client: r.Context(), Each: d})
 			next.ServeHTTP(w, r.WithContext(ctx))
 		})
 	}

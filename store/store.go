@@ -178,13 +178,15 @@ func mapErr(step string, err error) error {
 	case code == "22021": // character_not_in_repertoire: NUL in text
 		return fmt.Errorf("%s: %w", step, ErrInvalidText)
 	case code == "23502" && pgErr.ColumnName != "": // not null
-		return fmt.Errorf("%s: %w", step, apierr.FieldErrors{pgErr.ColumnName: {"is required"}}.Err())
+		return fmt.Errorf("%s: %w (%w)", step, apierr.FieldErrors{pgErr.ColumnName: {"is required"}}.Err(), err)
 	case strings.HasPrefix(code, "23"), strings.HasPrefix(code, "22"):
 		// Another constraint (check, not null, restrict) or a value the
 		// column cannot hold (too long, out of range): the input's doing,
-		// which the resolvers' validation should have caught first.
-		return fmt.Errorf("%s: %w", step, &apierr.Error{Class: apierr.ErrInvalid,
-			Msg: "Validation failed: a value is out of the range the record allows"})
+		// which the resolvers' validation should have caught first. The
+		// driver's error stays in the chain: the importer reads it to find
+		// the refused document.
+		return fmt.Errorf("%s: %w (%w)", step, &apierr.Error{Class: apierr.ErrInvalid,
+			Msg: "Validation failed: a value is out of the range the record allows"}, err)
 	}
 	return fmt.Errorf("%s: %w", step, err)
 }

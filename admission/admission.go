@@ -59,7 +59,7 @@ func (e *Busy) PublicMessage() string { return e.Error() }
 
 // retryAfter is what a refused caller is told to wait: about as long as it
 // waited already.
-const retryAfter = 2 * time.Second
+const retryAfter = apierr.BusyRetryAfterSeconds * time.Second
 
 // Enter waits for a place for owner's heavy work; leave gives it back.
 func (g *Gate) Enter(ctx context.Context, owner int64) (leave func(), err error) {

@@ -12,9 +12,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"sort"
 	"strings"
+	"syscall"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Class is a kind of failure. It is an error value: domain sentinels are
@@ -50,6 +55,12 @@ var (
 	// time; the caller may try again, the details go to the log only.
 	ErrUnavailable = &Class{"SERVICE_UNAVAILABLE", http.StatusServiceUnavailable,
 		"service unavailable", "Search is unavailable at the moment; try again later"}
+	// ErrDatabaseUnavailable: PostgreSQL is down, restarting, refusing
+	// connections, or did not answer within the request's time limit
+	// (Outage tells these apart from other failures). Like ErrUnavailable
+	// it is a 503 answered with Retry-After: the caller may try again.
+	ErrDatabaseUnavailable = &Class{"SERVICE_UNAVAILABLE", http.StatusServiceUnavailable,
+		"database unavailable", "The database is unavailable or did not answer in time; try again later"}
 	// ErrInternal is every error of no other class; its cause goes to the
 	// log only.
 	ErrInternal = &Class{"INTERNAL_SERVER_ERROR", http.StatusInternalServerError, "internal error", "Internal server error"}
@@ -60,17 +71,81 @@ var (
 )
 
 var classes = []*Class{ErrInvalid, ErrBadRequest, ErrUnauthenticated, ErrForbidden, ErrNotFound, ErrConflict,
-	ErrTooLarge, ErrTooManyRequests, ErrUnavailable, ErrGraphQLValidation}
+	ErrTooLarge, ErrTooManyRequests, ErrUnavailable, ErrDatabaseUnavailable, ErrGraphQLValidation}
 
 // ClassOf is the class of err: the first of the table that errors.Is
-// finds in it, else ErrInternal.
+// finds in it, else ErrDatabaseUnavailable for an Outage, else
+// ErrInternal.
 func ClassOf(err error) *Class {
 	for _, c := range classes {
 		if errors.Is(err, c) {
 			return c
 		}
 	}
+	if Outage(err) {
+		return ErrDatabaseUnavailable
+	}
 	return ErrInternal
+}
+
+// RetryAfterSeconds is the Retry-After of every 503: PostgreSQL restarts
+// in well under a second once it is back, so a few seconds is enough.
+const RetryAfterSeconds = 5
+
+// BusyRetryAfterSeconds is the Retry-After of a 429 of the admission gate
+// (package admission): about as long as the refused request waited.
+const BusyRetryAfterSeconds = 2
+
+// Outage reports whether err says that the database cannot answer now, as
+// opposed to a failure of the request itself. Every such failure is a 503
+// (ErrDatabaseUnavailable), none a 504: fleetgraph is the origin server,
+// not a gateway, and a caller cannot tell a dead database from a frozen
+// one, nor should it act differently (wait, then retry: 503 with
+// Retry-After says exactly that).
+//
+//   - no connection: refused, reset, broken pipe, unreachable, a connect
+//     that failed (pgconn.ConnectError), a connection closed mid-answer
+//     (unexpected EOF), a network timeout;
+//   - the server going away or not taking connections: SQLSTATE class 08
+//     (connection exception), 57P01 admin_shutdown (pg_ctl stop -m fast,
+//     pg_terminate_backend), 57P02 crash_shutdown, 57P03 cannot_connect_now
+//     (starting up, shutting down, recovering), 53300 too_many_connections;
+//   - the request's deadline: context.DeadlineExceeded (also waiting for a
+//     pool connection past it), and 57014 query_canceled, which is either
+//     statement_timeout or the cancel request pgx sends when the deadline
+//     passes. A statement the caller cancelled (client gone) also reads
+//     57014, but nobody is left to read that answer.
+//
+// context.Canceled is not an outage: it is the client leaving.
+func Outage(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return true
+	}
+	for _, e := range []error{syscall.ECONNREFUSED, syscall.ECONNRESET, syscall.ECONNABORTED, syscall.EPIPE,
+		syscall.ETIMEDOUT, syscall.EHOSTUNREACH, syscall.ENETUNREACH} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	var connect *pgconn.ConnectError
+	if errors.As(err, &connect) {
+		return true
+	}
+	var netErr net.Error
+	if errors.As(err, &netErr) && netErr.Timeout() {
+		return true
+	}
+	var pg interface{ SQLState() string }
+	if errors.As(err, &pg) {
+		switch code := pg.SQLState(); {
+		case strings.HasPrefix(code, "08"), code == "57P01", code == "57P02", code == "57P03", code == "53300", code == "57014":
+			return true
+		}
+	}
+	return false
 }
 
 // ByCode is the class of an extensions.code (ErrInternal for codes of no

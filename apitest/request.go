@@ -141,6 +141,7 @@ func (e *Env) Admin(t testing.TB, method, path, key string, body any) *Response 
 // GraphQLResponse is a decoded GraphQL answer.
 type GraphQLResponse struct {
 	Status int
+	Header http.Header
 	Data   map[string]any
 	Errors []GraphQLError
 	Raw    []byte
@@ -178,7 +179,7 @@ func GraphQLAt(t testing.TB, base, key, query string, vars map[string]any) *Grap
 	}
 	req := Request(t, http.MethodPost, base+"/graphql", header, map[string]any{"query": query, "variables": vars})
 	r := Send(t, nil, req)
-	out := &GraphQLResponse{Status: r.Status, Raw: r.Raw}
+	out := &GraphQLResponse{Status: r.Status, Header: r.Header, Raw: r.Raw}
 	var env struct {
 		Data   map[string]any `json:"data"`
 		Errors []GraphQLError `json:"errors"`

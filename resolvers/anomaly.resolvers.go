@@ -7,7 +7,6 @@ package resolvers
 
 import (
 	"context"
-	"errors"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
@@ -55,12 +54,8 @@ func (r *mutationResolver) AnomalyDetectionOverrideCreate(ctx context.Context, i
 	if err := fe.Err(); err != nil {
 		return nil, err
 	}
-	id, err := r.Store.SetOverride(ctx, p.DataOwnerID, sc, store.OverrideSet{Level: input.Level, Origin: originManual,
+	o, err := r.Store.SetOverride(ctx, p.DataOwnerID, sc, store.OverrideSet{Level: input.Level, Origin: originManual,
 		UpdatedByID: userRef(p.UserID)})
-	if err != nil {
-		return nil, err
-	}
-	o, err := r.Store.Override(ctx, p.DataOwnerID, id)
 	if err != nil {
 		return nil, err
 	}
@@ -99,30 +94,14 @@ func (r *mutationResolver) AnomalyDetectionOverrideFeedback(ctx context.Context,
 	if err := fe.Err(); err != nil {
 		return nil, err
 	}
-	level := levelDefault
-	cur, err := r.Store.OverrideByScope(ctx, p.DataOwnerID, sc)
+	o, deleted, err := r.Store.StepOverride(ctx, p.DataOwnerID, sc, levelDefault,
+		func(level string) string { return stepLevel(level, input.Direction) },
+		store.OverrideSet{Origin: originFeedback, SourceAnomalyID: source, UpdatedByID: userRef(p.UserID)})
 	switch {
-	case err == nil:
-		level = cur.Level
-	case !errors.Is(err, store.ErrNotFound):
+	case err != nil:
 		return nil, err
-	}
-	next := stepLevel(level, input.Direction)
-	if next == levelDefault {
-		n, err := r.Store.DeleteOverrideByScope(ctx, p.DataOwnerID, sc)
-		if err != nil {
-			return nil, err
-		}
-		return &gqlmodel.AnomalyDetectionOverrideFeedbackResult{Deleted: n > 0}, nil
-	}
-	id, err := r.Store.SetOverride(ctx, p.DataOwnerID, sc, store.OverrideSet{Level: next, Origin: originFeedback,
-		SourceAnomalyID: source, UpdatedByID: userRef(p.UserID)})
-	if err != nil {
-		return nil, err
-	}
-	o, err := r.Store.Override(ctx, p.DataOwnerID, id)
-	if err != nil {
-		return nil, err
+	case o.ID == 0:
+		return &gqlmodel.AnomalyDetectionOverrideFeedbackResult{Deleted: deleted}, nil
 	}
 	return &gqlmodel.AnomalyDetectionOverrideFeedbackResult{AnomalyDetectionOverride: ptr(overrideOf(o))}, nil
 }

@@ -71,6 +71,8 @@ func (r *Resolver) PresentError(ctx context.Context, err error) *gqlerror.Error 
 func (r *Resolver) logFailure(ctx context.Context, class *apierr.Class, path ast.Path, err error) {
 	switch {
 	case ctx.Err() != nil && apierr.Canceled(err):
+	case class == apierr.ErrDatabaseUnavailable:
+		r.Logger.WarnContext(ctx, "database unavailable", "path", path.String(), "err", err)
 	case class == apierr.ErrUnavailable:
 		r.Logger.WarnContext(ctx, "search backend unavailable", "path", path.String(), "err", err)
 	default:

@@ -6,6 +6,7 @@ package resolvers
 
 import (
 	"log/slog"
+	"time"
 
 	"github.com/fleetgraph/fleetgraph/admission"
 	"github.com/fleetgraph/fleetgraph/auth"
@@ -28,6 +29,9 @@ type Resolver struct {
 	// Releases is the release catalogue of GET /software/downloads (nil:
 	// none configured, no components).
 	Releases *releases.Catalogue
+	// RequestTimeout is the deadline of each API request (0:
+	// server.DefaultRequestTimeout).
+	RequestTimeout time.Duration
 	// AIEnabled reports whether an AI provider is configured.
 	AIEnabled bool
 	// Heavy admits searches, ES|QL queries and export listings (package

@@ -1,10 +1,12 @@
 package rest
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -171,7 +173,9 @@ func (a *Adapter) stream(w http.ResponseWriter, r *http.Request, rt Route, op *o
 		if page.ScrollID == "" {
 			return
 		}
-		page, _, errBody = a.page(r, next, map[string]any{"scrollId": page.ScrollID, "scroll": vars["scroll"]})
+		pr, done := pageRequest(r)
+		page, _, errBody = a.page(pr, next, map[string]any{"scrollId": page.ScrollID, "scroll": vars["scroll"]})
+		done()
 		if errBody != nil {
 			panic(http.ErrAbortHandler)
 		}
@@ -204,4 +208,35 @@ func hasVariable(op *operation, name string) bool {
 		}
 	}
 	return false
+}
+
+// StreamDeadline is how a stream renews the request's deadline for each
+// page after the first, so that the deadline bounds a wait for the
+// database, not the length of an export: Client is the request's context
+// before the deadline (it ends when the client goes away) and Each the
+// deadline's length. The server's deadline middleware sets it
+// (WithStreamDeadline).
+type StreamDeadline struct {
+	Client context.Context
+	Each   time.Duration
+}
+
+type streamDeadlineKey struct{}
+
+// WithStreamDeadline records sd in ctx for the streams.
+func WithStreamDeadline(ctx context.Context, sd StreamDeadline) context.Context {
+	return context.WithValue(ctx, streamDeadlineKey{}, sd)
+}
+
+// pageRequest is r with a deadline of its own for one more page of a
+// stream (r itself when no StreamDeadline was set): r's values, not its
+// deadline; cancelled when the client goes away. done releases it.
+func pageRequest(r *http.Request) (*http.Request, func()) {
+	sd, ok := r.Context().Value(streamDeadlineKey{}).(StreamDeadline)
+	if !ok {
+		return r, func() {}
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), sd.Each)
+	stop := context.AfterFunc(sd.Client, cancel)
+	return r.WithContext(ctx), func() { stop(); cancel() }
 }

@@ -63,7 +63,14 @@ func TestSlowSearchesOfOneOwnerLeaveRoom(t *testing.T) {
 	statusesA := make(chan int, 5)
 	for range 5 {
 		wg.Add(1)
-		go func() { defer wg.Done(); statusesA <- search(keyA).Status }()
+		go func() {
+			defer wg.Done()
+			r := search(keyA)
+			if r.Status == http.StatusTooManyRequests && r.Header.Get("Retry-After") != "2" {
+				t.Errorf("429 with Retry-After %q, want 2", r.Header.Get("Retry-After"))
+			}
+			statusesA <- r.Status
+		}()
 	}
 	statusB := make(chan int, 1)
 	time.Sleep(100 * time.Millisecond) // A's searches are in

@@ -191,7 +191,7 @@ func TestScrollAndESQLOnElasticsearch(t *testing.T) {
 	// GraphQL carries the same classification.
 	fake.SetAnswer(func(apitest.ESRequest) (int, string) { return 503, `{"error":"down","status":503}` })
 	status, _, out = do(http.MethodPost, "/graphql", o.Key, `{"query":"{ measurementSearch(body: {}) }"}`)
-	if status != http.StatusOK || !strings.Contains(out, `"code":"SERVICE_UNAVAILABLE"`) {
+	if status != http.StatusServiceUnavailable || !strings.Contains(out, `"code":"SERVICE_UNAVAILABLE"`) {
 		t.Fatalf("graphql es 503: %d %s", status, out)
 	}
 }

@@ -79,7 +79,8 @@ func New(res *resolvers.Resolver) (http.Handler, error) {
 	r.Get("/favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }) // browsers ask for it; no 404 in their console
 	r.Get("/graphql", graphiql.Page("/graphql", "/graphiql/assets/").ServeHTTP)
 	r.Handle("/graphiql/assets/*", graphiql.Assets("/graphiql/assets/"))
-	r.With(limitBody, bufferGraphQLBody, auth.Middleware(res.Store, auth.KindClientAdmin, true, graphqlAuthError), loaders.Middleware(res.Store)).
+	within := deadline(res.RequestTimeout)
+	r.With(within, limitBody, bufferGraphQLBody, auth.Middleware(res.Store, auth.KindClientAdmin, true, graphqlAuthError), loaders.Middleware(res.Store)).
 		Post("/graphql", gql.ServeHTTP)
 
 	docs, err := openAPIDocuments(adapter)
@@ -92,7 +93,7 @@ func New(res *resolvers.Resolver) (http.Handler, error) {
 
 	var mountErr error
 	r.Route(AdminBase, func(r chi.Router) {
-		r.Use(limitBody, auth.Middleware(res.Store, auth.KindClientAdmin, false, restAuthError), loaders.Middleware(res.Store))
+		r.Use(within, limitBody, auth.Middleware(res.Store, auth.KindClientAdmin, false, restAuthError), loaders.Middleware(res.Store))
 		mountErr = adapter.Mount(r, rest.AdminRoutes)
 	})
 	if mountErr != nil {
@@ -100,7 +101,7 @@ func New(res *resolvers.Resolver) (http.Handler, error) {
 	}
 	// Middleware on the mount itself: chi skips a router's own middleware
 	// while it has no routes, which would let any key reach a 404.
-	r.With(limitBody, auth.Middleware(res.Store, auth.KindExport, false, restAuthError), loaders.Middleware(res.Store)).
+	r.With(within, limitBody, auth.Middleware(res.Store, auth.KindExport, false, restAuthError), loaders.Middleware(res.Store)).
 		Route(ExportBase, func(r chi.Router) {
 			mountErr = adapter.Mount(r, rest.ExportRoutes)
 		})

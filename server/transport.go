@@ -69,7 +69,11 @@ func (h graphQLPost) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 		return
 	}
 	responses, ctx := exec.DispatchOperation(ctx, rc)
-	writeGraphQLResponse(w, budget.Within(ctx, responses(ctx)))
+	resp := budget.Within(ctx, responses(ctx))
+	if status := unavailableStatus(w, resp.Errors); status != 0 {
+		w.WriteHeader(status)
+	}
+	writeGraphQLResponse(w, resp)
 }
 
 // responseMediaType is transport.POST's choice of the response's media

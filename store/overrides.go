@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -65,20 +66,103 @@ type OverrideSet struct {
 	UpdatedByID     *int64
 }
 
-// SetOverride creates the data owner's override of the scope or replaces
+// setOverride creates the data owner's override of the scope or replaces
 // its level, origin, source and editor; it returns the override's id.
-func (s *Store) SetOverride(ctx context.Context, ownerID int64, sc OverrideScope, set OverrideSet) (int64, error) {
-	const q = `INSERT INTO anomaly_detection_overrides (data_owner_id, subject, measurement_type, metric,
+func setOverride(ctx context.Context, q pgx.Tx, ownerID int64, sc OverrideScope, set OverrideSet) (int64, error) {
+	var id int64
+	err := q.QueryRow(ctx, upsertOverride, ownerID, sc.Subject, sc.MeasurementType, sc.Metric, sc.DetectionPass,
+		set.Level, set.Origin, set.SourceAnomalyID, set.UpdatedByID).Scan(&id)
+	return id, mapErr("set override", err)
+}
+
+// upsertOverride creates or updates the override of a scope.
+const upsertOverride = `INSERT INTO anomaly_detection_overrides (data_owner_id, subject, measurement_type, metric,
 		detection_pass, level, origin, source_anomaly_id, updated_by_id)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 		ON CONFLICT (data_owner_id, subject, measurement_type, metric, detection_pass) DO UPDATE
 		SET level = EXCLUDED.level, origin = EXCLUDED.origin, source_anomaly_id = EXCLUDED.source_anomaly_id,
 			updated_by_id = EXCLUDED.updated_by_id, updated_at = now()
 		RETURNING id`
-	var id int64
-	err := s.pool.QueryRow(ctx, q, ownerID, sc.Subject, sc.MeasurementType, sc.Metric, sc.DetectionPass,
-		set.Level, set.Origin, set.SourceAnomalyID, set.UpdatedByID).Scan(&id)
-	return id, mapErr("set override", err)
+
+// SetOverride creates the data owner's override of the scope or replaces
+// its level, origin, source and editor, and returns it as stored, in one
+// transaction: the upsert's row lock holds until the read, so a request
+// deleting the scope at the same time cannot make the answer a 404. It
+// takes the scope's lock (lockScope), so it applies before or after a
+// feedback step on the scope, not within one.
+func (s *Store) SetOverride(ctx context.Context, ownerID int64, sc OverrideScope, set OverrideSet) (Override, error) {
+	var o Override
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		if err := lockScope(ctx, tx, ownerID, sc); err != nil {
+			return err
+		}
+		id, err := setOverride(ctx, tx, ownerID, sc, set)
+		if err != nil {
+			return err
+		}
+		o, err = overrideByID(ctx, tx, ownerID, id)
+		return err
+	})
+	return o, err
+}
+
+// StepOverride moves the scope's level one step atomically: next gives the
+// new level from the current one ("default" when the scope has no
+// override); landing on def deletes the override. Feedback on one scope is
+// serialised (a transaction-scoped advisory lock on the data owner and
+// scope, taken before the scope's row exists), so parallel steps apply one
+// after the other and none is lost. It returns the override after the step
+// (deleted: none left).
+func (s *Store) StepOverride(ctx context.Context, ownerID int64, sc OverrideScope, def string, next func(level string) string,
+	set OverrideSet) (o Override, deleted bool, err error) {
+	err = s.tx(ctx, func(tx pgx.Tx) error {
+		if err := lockScope(ctx, tx, ownerID, sc); err != nil {
+			return err
+		}
+		level := def
+		var cur string
+		err := tx.QueryRow(ctx, `SELECT level FROM anomaly_detection_overrides WHERE data_owner_id = $1 AND subject = $2
+			AND measurement_type = $3 AND metric = $4 AND detection_pass = $5`,
+			ownerID, sc.Subject, sc.MeasurementType, sc.Metric, sc.DetectionPass).Scan(&cur)
+		switch {
+		case err == nil:
+			level = cur
+		case !errors.Is(err, pgx.ErrNoRows):
+			return mapErr("load override", err)
+		}
+		set.Level = next(level)
+		if set.Level == def {
+			tag, err := tx.Exec(ctx, `DELETE FROM anomaly_detection_overrides WHERE data_owner_id = $1 AND subject = $2
+				AND measurement_type = $3 AND metric = $4 AND detection_pass = $5`,
+				ownerID, sc.Subject, sc.MeasurementType, sc.Metric, sc.DetectionPass)
+			deleted = tag.RowsAffected() > 0
+			return mapErr("delete override", err)
+		}
+		id, err := setOverride(ctx, tx, ownerID, sc, set)
+		if err != nil {
+			return err
+		}
+		o, err = overrideByID(ctx, tx, ownerID, id)
+		return err
+	})
+	return o, deleted, err
+}
+
+// lockScope takes the transaction-scoped advisory lock of the data
+// owner's override scope (the row may not exist yet, so no row lock can
+// serve). The key is a 64-bit hash of the scope seeded with the data owner;
+// two scopes sharing one would only wait for each other.
+func lockScope(ctx context.Context, tx pgx.Tx, ownerID int64, sc OverrideScope) error {
+	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended(concat_ws(chr(31), $2::text, $3::text, $4::text, $5::text), $1))`,
+		ownerID, sc.Subject, sc.MeasurementType, sc.Metric, sc.DetectionPass)
+	return mapErr("lock override scope", err)
+}
+
+// overrideByID reads one override in tx.
+func overrideByID(ctx context.Context, tx pgx.Tx, ownerID, id int64) (Override, error) {
+	rows, _ := tx.Query(ctx, overrideSelect+` AND o.id = $2`, ownerID, id)
+	o, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Override])
+	return o, mapErr("load override", err)
 }
 
 // DeleteOverride deletes one of the data owner's overrides by id; it

@@ -10,6 +10,8 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -51,7 +53,18 @@ type Options struct {
 	Tracer pgx.QueryTracer
 	// MaxConns caps the pool; 0 keeps pgx's default.
 	MaxConns int32
+	// StatementTimeout is PostgreSQL's statement_timeout on the pool's
+	// connections (0: none, the server's own setting): no statement runs
+	// longer, even when the cancel request for a request that ended does
+	// not get through. Searches set their own, per statement (search/pg);
+	// Migrate runs without one.
+	StatementTimeout time.Duration
 }
+
+// connectTimeout bounds opening one connection when the URL does not say
+// (connect_timeout): a frozen server accepts the TCP connection but never
+// answers the startup.
+const connectTimeout = 10 * time.Second
 
 // cancelGrace is how long a cancelled statement may take to stop on the
 // server before its connection is given up.
@@ -68,6 +81,13 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	}
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns
+	}
+	if opts.StatementTimeout > 0 {
+		ms := (opts.StatementTimeout + time.Millisecond - 1) / time.Millisecond
+		cfg.ConnConfig.RuntimeParams["statement_timeout"] = strconv.FormatInt(int64(ms), 10)
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = connectTimeout
 	}
 	// A request that ends (client gone, deadline) cancels its statement on
 	// the server with a cancel request, and the connection stays in the
@@ -102,7 +122,11 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
 // Migrate applies every embedded migration not yet applied.
 func (s *Store) Migrate(ctx context.Context) error {
-	db := stdlib.OpenDBFromPool(s.pool)
+	// Its own connection, without the pool's statement_timeout: a
+	// migration may rewrite a large table.
+	cc := s.pool.Config().ConnConfig.Copy()
+	cc.RuntimeParams["statement_timeout"] = "0"
+	db := stdlib.OpenDB(*cc)
 	defer db.Close()
 	provider, err := goose.NewProvider(goose.DialectPostgres, db, mustSub(migrations, "migrations"))
 	if err != nil {
@@ -114,12 +138,22 @@ func (s *Store) Migrate(ctx context.Context) error {
 	return nil
 }
 
-// tx runs fn in a transaction, committing when it returns nil.
+// tx runs fn in a transaction, committing when it returns nil; what
+// beginning or committing fails with is mapped too (fn's own errors are
+// mapped already, and mapping them again changes nothing).
 func (s *Store) tx(ctx context.Context, fn func(pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, s.pool, fn)
+	return mapErr("transaction", pgx.BeginFunc(ctx, s.pool, fn))
 }
 
-// mapErr turns driver errors into domain errors.
+// ErrConcurrentChange is a write that PostgreSQL refused because a request
+// running at the same time changed the same rows first (a deadlock or a
+// serialization failure): a 409, which the caller may retry.
+var ErrConcurrentChange error = &apierr.Error{Class: apierr.ErrConflict,
+	Msg: "Conflicts with a change made at the same time; try again"}
+
+// mapErr turns driver errors into domain errors: every integrity
+// constraint violation (SQLSTATE class 23) and every race PostgreSQL
+// reports is a 404, 409 or 422 here, never an internal error.
 func mapErr(step string, err error) error {
 	if err == nil {
 		return nil
@@ -128,17 +162,31 @@ func mapErr(step string, err error) error {
 		return ErrNotFound
 	}
 	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
-		return fmt.Errorf("%s: %w", step, ErrConflict)
+	if !errors.As(err, &pgErr) {
+		return fmt.Errorf("%s: %w", step, err)
 	}
-	if errors.As(err, &pgErr) && pgErr.Code == "23503" {
+	switch code := pgErr.Code; {
+	case code == "23505", code == "23P01": // unique, exclusion
+		return fmt.Errorf("%s: %w", step, ErrConflict)
+	case code == "23503":
 		// Every foreign key cascades on delete, so a violation means a
 		// write referred to a row that is gone (deleted by a request that
 		// raced this one): the referenced record is not found.
 		return fmt.Errorf("%s: %w", step, ErrNotFound)
-	}
-	if errors.As(err, &pgErr) && pgErr.Code == "22021" { // character_not_in_repertoire: NUL in text
+	case code == "40001", code == "40P01": // serialization failure, deadlock
+		return fmt.Errorf("%s: %w", step, ErrConcurrentChange)
+	case code == "22021": // character_not_in_repertoire: NUL in text
 		return fmt.Errorf("%s: %w", step, ErrInvalidText)
+	case code == "23502" && pgErr.ColumnName != "": // not null
+		return fmt.Errorf("%s: %w (%w)", step, apierr.FieldErrors{pgErr.ColumnName: {"is required"}}.Err(), err)
+	case strings.HasPrefix(code, "23"), strings.HasPrefix(code, "22"):
+		// Another constraint (check, not null, restrict) or a value the
+		// column cannot hold (too long, out of range): the input's doing,
+		// which the resolvers' validation should have caught first. The
+		// driver's error stays in the chain: the importer reads it to find
+		// the refused document.
+		return fmt.Errorf("%s: %w (%w)", step, &apierr.Error{Class: apierr.ErrInvalid,
+			Msg: "Validation failed: a value is out of the range the record allows"}, err)
 	}
 	return fmt.Errorf("%s: %w", step, err)
 }

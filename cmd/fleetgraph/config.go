@@ -20,6 +20,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/budget"
 	"github.com/fleetgraph/fleetgraph/search/pg"
+	"github.com/fleetgraph/fleetgraph/server"
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/store/pglocal"
 )
@@ -43,6 +44,11 @@ type config struct {
 	// Releases names the release catalogue file of GET /software/downloads
 	// (releases.Load; empty: no components).
 	Releases string
+	// RequestTimeout is the deadline of each API request and
+	// StatementTimeout PostgreSQL's statement_timeout on serve's pool, Go
+	// durations (requestTimeout, statementTimeout read them).
+	RequestTimeout   string
+	StatementTimeout string
 }
 
 func envOr(key, def string) string {
@@ -63,6 +69,24 @@ func (c *config) flags(fs *flag.FlagSet) {
 			budget.DefaultBytes, budget.Size(budget.DefaultBytes)))
 	fs.StringVar(&c.Releases, "releases", envOr("FLEETGRAPH_RELEASES", ""),
 		"release catalogue `file` (JSON) answered by GET /software/downloads (env FLEETGRAPH_RELEASES); empty: no components")
+	c.deadlineFlags(fs)
+}
+
+// Defaults of the request deadline and statement_timeout.
+const (
+	defaultRequestTimeout   = server.DefaultRequestTimeout
+	defaultStatementTimeout = 60 * time.Second
+)
+
+// deadlineFlags registers the time limits of requests and statements
+// (serve only: import and migrate run long statements on purpose).
+func (c *config) deadlineFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.RequestTimeout, "request-timeout", envOr("FLEETGRAPH_REQUEST_TIMEOUT", defaultRequestTimeout.String()),
+		"deadline of each API request, a Go duration, at least --search-timeout and at most 2m (env FLEETGRAPH_REQUEST_TIMEOUT); "+
+			"a request still waiting for PostgreSQL then answers 503")
+	fs.StringVar(&c.StatementTimeout, "statement-timeout", envOr("FLEETGRAPH_STATEMENT_TIMEOUT", defaultStatementTimeout.String()),
+		"PostgreSQL statement_timeout of the server's connections, a Go duration of at most 2m (env FLEETGRAPH_STATEMENT_TIMEOUT); "+
+			"searches use --search-timeout instead")
 }
 
 // storeFlags registers the flags of the database connection.
@@ -179,6 +203,50 @@ func (c *config) searchTimeout() (time.Duration, error) {
 	return d, nil
 }
 
+// maxRequestTimeout bounds --request-timeout and --statement-timeout: the
+// HTTP server's write timeout.
+const maxRequestTimeout = 2 * time.Minute
+
+// requestTimeout is the configured request deadline; it may not be shorter
+// than the search time limit, which must be able to report itself.
+func (c *config) requestTimeout() (time.Duration, error) {
+	d, err := duration(c.RequestTimeout, defaultRequestTimeout, maxRequestTimeout, "--request-timeout (FLEETGRAPH_REQUEST_TIMEOUT)")
+	if err != nil {
+		return 0, err
+	}
+	search, err := c.searchTimeout()
+	if err != nil {
+		return 0, err
+	}
+	if d < search {
+		return 0, fmt.Errorf("--request-timeout (FLEETGRAPH_REQUEST_TIMEOUT) %s is shorter than --search-timeout %s: "+
+			"a request must outlast its searches", d, search)
+	}
+	return d, nil
+}
+
+// statementTimeout is the configured statement_timeout of serve's pool (0
+// for the other commands, which do not register the flag).
+func (c *config) statementTimeout() (time.Duration, error) {
+	if strings.TrimSpace(c.StatementTimeout) == "" {
+		return 0, nil
+	}
+	return duration(c.StatementTimeout, defaultStatementTimeout, maxRequestTimeout, "--statement-timeout (FLEETGRAPH_STATEMENT_TIMEOUT)")
+}
+
+// duration reads a positive Go duration of at most maxD (def when blank);
+// name is the flag and variable, for the message.
+func duration(raw string, def, maxD time.Duration, name string) (time.Duration, error) {
+	if strings.TrimSpace(raw) == "" {
+		return def, nil
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(raw))
+	if err != nil || d <= 0 || d > maxD {
+		return 0, fmt.Errorf("%s %q must be a positive Go duration of at most %s, such as 30s or 1m30s", name, raw, maxD)
+	}
+	return d, nil
+}
+
 func newLogger() *slog.Logger {
 	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 }
@@ -200,7 +268,12 @@ func (c *config) openStore(ctx context.Context, log *slog.Logger) (*store.Store,
 			return nil, nil, err
 		}
 	}
-	s, err := store.Open(ctx, url, store.Options{MaxConns: maxConns})
+	stmtTimeout, err := c.statementTimeout()
+	if err != nil {
+		_ = stopPG(context.Background())
+		return nil, nil, err
+	}
+	s, err := store.Open(ctx, url, store.Options{MaxConns: maxConns, StatementTimeout: stmtTimeout})
 	if err != nil {
 		_ = stopPG(context.Background())
 		return nil, nil, err

@@ -186,8 +186,8 @@ func TestSearchTimeoutThroughTheServer(t *testing.T) {
 	}
 	status, out = post("/graphql", `{"query":"{ measurementSearch(body: {}) }"}`)
 	errs, _ := out["errors"].([]any)
-	if status != http.StatusOK || len(errs) != 1 {
-		t.Fatalf("GraphQL: %d %v", status, out)
+	if status != http.StatusServiceUnavailable || len(errs) != 1 {
+		t.Fatalf("GraphQL: %d %v, want 503", status, out)
 	}
 	e0 := errs[0].(map[string]any)
 	if msg, _ := e0["message"].(string); !strings.HasPrefix(msg, want) || e0["extensions"].(map[string]any)["code"] != "SERVICE_UNAVAILABLE" {

@@ -32,6 +32,10 @@ func serve(ctx context.Context, args []string) error {
 		return err
 	}
 	log := newLogger()
+	requestTimeout, err := cfg.requestTimeout()
+	if err != nil {
+		return err
+	}
 	sealer, err := cfg.sealer(log)
 	if err != nil {
 		return err
@@ -65,7 +69,8 @@ func serve(ctx context.Context, args []string) error {
 	defer waitLicense()
 	handler, err := server.New(&resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend, Releases: catalogue,
 		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true,
-		MaxAnswerBytes: answerBytes, Heavy: admission.New(heavySlots, heavyPerOwner, admission.DefaultWait)})
+		MaxAnswerBytes: answerBytes, Heavy: admission.New(heavySlots, heavyPerOwner, admission.DefaultWait),
+		RequestTimeout: requestTimeout})
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/obs"
 	"github.com/fleetgraph/fleetgraph/search/pg"
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/store/pglocal"
@@ -36,6 +39,12 @@ type config struct {
 	// DBMaxConns is the size of the PostgreSQL pool, a positive integer
 	// (dbMaxConns reads it; empty: defaultDBMaxConns).
 	DBMaxConns string
+	// MetricsAddr is where /metrics is served: empty on Addr, "off"
+	// nowhere, else a listener of its own.
+	MetricsAddr string
+	// tracer, when set, traces the store's statements (serve sets it when
+	// tracing is on).
+	tracer pgx.QueryTracer
 }
 
 func envOr(key, def string) string {
@@ -51,7 +60,13 @@ func (c *config) flags(fs *flag.FlagSet) {
 	c.secretFlag(fs)
 	c.addrFlag(fs)
 	c.searchFlags(fs)
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", envOr("FLEETGRAPH_METRICS_ADDR", ""),
+		"where GET /metrics (Prometheus) is served, without authentication (env FLEETGRAPH_METRICS_ADDR): empty on --addr, "+
+			"an address such as 127.0.0.1:9464 on a listener of its own (and not on --addr), off nowhere")
 }
+
+// metricsOff is the --metrics-addr that serves no metrics.
+const metricsOff = "off"
 
 // storeFlags registers the flags of the database connection.
 func (c *config) storeFlags(fs *flag.FlagSet) {
@@ -147,8 +162,10 @@ func (c *config) searchTimeout() (time.Duration, error) {
 	return d, nil
 }
 
+// newLogger is the process's JSON log on stderr; a line logged for a
+// request carries its request_id.
 func newLogger() *slog.Logger {
-	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	return obs.Logger(slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
 }
 
 // openStore connects (starting a private PostgreSQL when needed) and
@@ -168,7 +185,7 @@ func (c *config) openStore(ctx context.Context, log *slog.Logger) (*store.Store,
 			return nil, nil, err
 		}
 	}
-	s, err := store.Open(ctx, url, store.Options{MaxConns: maxConns})
+	s, err := store.Open(ctx, url, store.Options{MaxConns: maxConns, Tracer: c.tracer})
 	if err != nil {
 		_ = stopPG(context.Background())
 		return nil, nil, err

@@ -152,7 +152,7 @@ func (ix *Indexer) Run(ctx context.Context) error {
 	waiting := false
 	for ctx.Err() == nil {
 		n, err := ix.RunOnce(ctx)
-		if ix.Observe != nil && ctx.Err() == nil {
+		if ix.Observe != nil && (err == nil || ctx.Err() == nil) { // not a round cut short by the shutdown
 			ix.Observe(Progress{Sent: n, Cursor: ix.cursor, Horizon: ix.stable, LockHeld: !errors.Is(err, ErrLockHeld), Err: err})
 		}
 		var pause time.Duration

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -158,13 +159,26 @@ func names(spans []*tracepb.Span) []string {
 	return out
 }
 
-// FLEETGRAPH_METRICS_ADDR moves /metrics to a listener of its own.
+// FLEETGRAPH_METRICS_ADDR moves /metrics to a listener of its own, with
+// the rollup refresher's rounds that serve runs.
 func TestServeMetricsOnTheirOwnAddress(t *testing.T) {
 	metricsAddr := freeAddr(t)
 	addr, _ := startServe(t, apitest.Get(t), "--metrics-addr", metricsAddr)
-	m := apitest.Scrape(t, "http://"+metricsAddr+"/metrics")
-	if m["fleetgraph_db_pool_max_connections"] == nil || m["fleetgraph_rollup_refreshes_total"] == nil {
-		t.Errorf("the pool's or the rollup refresher's metrics are missing")
+	// The rollup refresher's first round runs at start; wait for its report.
+	var m apitest.Metrics
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		m = apitest.Scrape(t, "http://"+metricsAddr+"/metrics")
+		if m.Value("fleetgraph_rollup_refreshes_total", map[string]string{"outcome": "ok"}) >= 1 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if m.Value("fleetgraph_rollup_refreshes_total", map[string]string{"outcome": "ok"}) < 1 ||
+		m.Value("fleetgraph_rollup_last_success_timestamp_seconds", nil) < float64(time.Now().Add(-time.Minute).Unix()) ||
+		m.Value("fleetgraph_rollup_refresh_duration_seconds", nil) < 1 {
+		t.Errorf("the rollup refresher's rounds are not reported")
+	}
+	if m.Value("fleetgraph_db_pool_max_connections", nil) < 1 {
+		t.Errorf("the pool's metrics are missing")
 	}
 	resp, err := http.Get("http://" + addr + "/metrics")
 	if err != nil {

@@ -112,10 +112,9 @@ func (m *Metrics) Middleware(next http.Handler) http.Handler {
 			if status == 0 {
 				status = http.StatusOK
 			}
-			labels := prometheus.Labels{"method": methodLabel(r.Method), "route": RoutePattern(r),
-				"operation": info.operation, "status": strconv.Itoa(status)}
-			m.requests.With(labels).Inc()
-			m.duration.With(labels).Observe(time.Since(start).Seconds())
+			labels := []string{methodLabel(r.Method), RoutePattern(r), info.operation, strconv.Itoa(status)}
+			m.requests.WithLabelValues(labels...).Inc()
+			m.duration.WithLabelValues(labels...).Observe(time.Since(start).Seconds())
 		}()
 		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info)))
 	})

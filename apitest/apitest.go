@@ -15,7 +15,9 @@
 //   - the loader of the testdata/ fixture set with fresh client UUIDs
 //     (fixtures.go);
 //   - a fake Elasticsearch with scripted answers that records every request
-//     (fakees.go).
+//     (fakees.go);
+//   - Scrape, a /metrics answer parsed from the Prometheus exposition format,
+//     and readers of its series (metrics.go).
 //
 // The database server is the one named by FLEETGRAPH_TEST_DATABASE_URL; else
 // the local PostgreSQL at 127.0.0.1:5432; else a private PostgreSQL started

@@ -1,7 +1,7 @@
 // Package server assembles fleetgraph's HTTP surface: /graphql (with the
 // offline GraphiQL page), the Administration REST API v1 and the Data Export
 // REST API v1, all over one executable schema and one executor configuration,
-// plus /healthz and /readyz.
+// plus /healthz, /readyz and /metrics (package obs).
 package server
 
 import (
@@ -32,6 +32,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/graphiql"
 	"github.com/fleetgraph/fleetgraph/loaders"
+	"github.com/fleetgraph/fleetgraph/obs"
 	"github.com/fleetgraph/fleetgraph/resolvers"
 	"github.com/fleetgraph/fleetgraph/rest"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -46,8 +47,44 @@ const (
 	ExportBase = "/export_api/v1"
 )
 
-// New builds the HTTP handler of the whole server.
-func New(res *resolvers.Resolver) (http.Handler, error) {
+// Option adjusts New.
+type Option func(*options)
+
+type options struct {
+	metrics      *obs.Metrics
+	metricsRoute bool
+	tracing      *obs.Tracing
+}
+
+// WithMetrics records into m, the process's registry (the indexer and the
+// rollup refresher record into it too); without it New makes one of its own.
+func WithMetrics(m *obs.Metrics) Option { return func(o *options) { o.metrics = m } }
+
+// WithoutMetricsRoute leaves /metrics out: it is served on a listener of its
+// own (FLEETGRAPH_METRICS_ADDR) or not at all.
+func WithoutMetricsRoute() Option { return func(o *options) { o.metricsRoute = false } }
+
+// WithTracing traces requests, GraphQL operations (REST ones included) and,
+// through res.Store's tracer, statements; nil is tracing off.
+func WithTracing(t *obs.Tracing) Option { return func(o *options) { o.tracing = t } }
+
+// New builds the HTTP handler of the whole server. It instruments res for
+// the operator: res.Logger logs request ids (obs.Logger), res.Search is
+// timed, res.Store's pool is watched; GET /metrics serves the metrics
+// unless WithoutMetricsRoute.
+func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
+	o := options{metricsRoute: true}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.metrics == nil {
+		o.metrics = obs.NewMetrics()
+	}
+	res.Logger = obs.Logger(res.Logger)
+	res.Search = o.metrics.Search(res.Search)
+	if res.Store != nil {
+		o.metrics.WatchPool(res.Store.Pool())
+	}
 	es := graph.NewExecutableSchema(graph.Config{Resolvers: res, Complexity: complexity()})
 
 	answerBytes := res.MaxAnswerBytes
@@ -56,6 +93,7 @@ func New(res *resolvers.Resolver) (http.Handler, error) {
 	}
 	gql := handler.New(es)
 	gql.AddTransport(graphQLPost{answerBytes: answerBytes})
+	gql.Use(obs.GraphQL{Metrics: o.metrics, Tracer: o.tracing.Tracer()}) // first: labels refused documents too
 	gql.Use(extension.Introspection{})
 	gql.Use(newInputLimits(DefaultLimits))
 	gql.SetParserTokenLimit(DefaultLimits.Tokens)
@@ -63,6 +101,9 @@ func New(res *resolvers.Resolver) (http.Handler, error) {
 	configure(gql, res)
 
 	exec := executor.New(es)
+	if o.tracing != nil {
+		exec.Use(obs.GraphQL{Tracer: o.tracing.Tracer()}) // REST's stored operations; their label is the route
+	}
 	configure(exec, res)
 	adapter, err := rest.NewAdapter(exec, es.Schema(), answerBytes)
 	if err != nil {
@@ -70,7 +111,10 @@ func New(res *resolvers.Resolver) (http.Handler, error) {
 	}
 
 	r := chi.NewRouter()
-	r.Use(recoverer(res.Logger), accessLog(res.Logger), tidyPath, compressJSON)
+	r.Use(obs.RequestID, o.tracing.HTTP, o.metrics.Middleware, recoverer(res.Logger), accessLog(res.Logger), tidyPath, compressJSON)
+	if o.metricsRoute {
+		r.Get("/metrics", o.metrics.Handler().ServeHTTP)
+	}
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		rest.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -436,6 +480,9 @@ func accessLog(log *slog.Logger) func(http.Handler) http.Handler {
 			ctx := r.Context()
 			attrs := []any{"method", r.Method, "path", r.URL.Path,
 				"status", rec.status, "duration_ms", time.Since(start).Milliseconds()}
+			if op := obs.Operation(ctx); op != "" {
+				attrs = append(attrs, "operation", op)
+			}
 			if ctx.Err() != nil {
 				log.WarnContext(ctx, "request cancelled", append(attrs, "cause", context.Cause(ctx))...)
 				return

@@ -17,8 +17,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/budget"
+	"github.com/fleetgraph/fleetgraph/obs"
 	"github.com/fleetgraph/fleetgraph/search/pg"
 	"github.com/fleetgraph/fleetgraph/server"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -49,6 +52,12 @@ type config struct {
 	// durations (requestTimeout, statementTimeout read them).
 	RequestTimeout   string
 	StatementTimeout string
+	// MetricsAddr is where /metrics is served: empty on Addr, "off"
+	// nowhere, else a listener of its own.
+	MetricsAddr string
+	// tracer, when set, traces the store's statements (serve sets it when
+	// tracing is on).
+	tracer pgx.QueryTracer
 }
 
 func envOr(key, def string) string {
@@ -69,6 +78,9 @@ func (c *config) flags(fs *flag.FlagSet) {
 			budget.DefaultBytes, budget.Size(budget.DefaultBytes)))
 	fs.StringVar(&c.Releases, "releases", envOr("FLEETGRAPH_RELEASES", ""),
 		"release catalogue `file` (JSON) answered by GET /software/downloads (env FLEETGRAPH_RELEASES); empty: no components")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", envOr("FLEETGRAPH_METRICS_ADDR", ""),
+		"where GET /metrics (Prometheus) is served, without authentication (env FLEETGRAPH_METRICS_ADDR): empty on --addr, "+
+			"an address such as 127.0.0.1:9464 on a listener of its own (and not on --addr), off nowhere")
 	c.deadlineFlags(fs)
 }
 
@@ -88,6 +100,9 @@ func (c *config) deadlineFlags(fs *flag.FlagSet) {
 		"PostgreSQL statement_timeout of the server's connections, a Go duration of at most 2m (env FLEETGRAPH_STATEMENT_TIMEOUT); "+
 			"searches use --search-timeout instead")
 }
+
+// metricsOff is the --metrics-addr that serves no metrics.
+const metricsOff = "off"
 
 // storeFlags registers the flags of the database connection.
 func (c *config) storeFlags(fs *flag.FlagSet) {
@@ -247,8 +262,10 @@ func duration(raw string, def, maxD time.Duration, name string) (time.Duration, 
 	return d, nil
 }
 
+// newLogger is the process's JSON log on stderr; a line logged for a
+// request carries its request_id.
 func newLogger() *slog.Logger {
-	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	return obs.Logger(slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
 }
 
 // openStore connects (starting a private PostgreSQL when needed) and
@@ -273,7 +290,7 @@ func (c *config) openStore(ctx context.Context, log *slog.Logger) (*store.Store,
 		_ = stopPG(context.Background())
 		return nil, nil, err
 	}
-	s, err := store.Open(ctx, url, store.Options{MaxConns: maxConns, StatementTimeout: stmtTimeout})
+	s, err := store.Open(ctx, url, store.Options{MaxConns: maxConns, StatementTimeout: stmtTimeout, Tracer: c.tracer})
 	if err != nil {
 		_ = stopPG(context.Background())
 		return nil, nil, err

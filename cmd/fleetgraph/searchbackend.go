@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fleetgraph/fleetgraph/obs"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/search/es"
 	"github.com/fleetgraph/fleetgraph/search/pg"
@@ -25,7 +26,9 @@ const rollupEvery = 5 * time.Second
 // rollups must be current should the server run without Elasticsearch
 // again. wait returns once the background work has stopped after ctx
 // ended (the indexer's lock released), for a clean shutdown.
-func (c *config) searchBackend(ctx context.Context, st *store.Store, log *slog.Logger) (search.Backend, func(), error) {
+//
+// m, when not nil, records the rollup refresher's and the indexer's rounds.
+func (c *config) searchBackend(ctx context.Context, st *store.Store, log *slog.Logger, m *obs.Metrics) (search.Backend, func(), error) {
 	timeout, err := c.searchTimeout()
 	if err != nil {
 		return nil, nil, err
@@ -44,15 +47,23 @@ func (c *config) searchBackend(ctx context.Context, st *store.Store, log *slog.L
 		}
 	}
 	var wg sync.WaitGroup
-	wg.Go(func() { pg.RunRollups(ctx, st.Pool(), rollupEvery, log) })
+	var observeRollups func(int, time.Duration, error)
+	if m != nil {
+		observeRollups = m.RollupRound
+	}
+	wg.Go(func() { pg.RunRollups(ctx, st.Pool(), rollupEvery, log, observeRollups) })
 	if esb == nil {
 		log.Info("search backend: embedded PostgreSQL", "search_timeout", timeout.String())
 		b := pg.New(st.Pool())
 		b.Timeout = timeout
 		return b, wg.Wait, nil
 	}
+	ix := esb.Indexer()
+	if m != nil {
+		ix.Observe = func(p es.Progress) { m.IndexerRound(obs.IndexerProgress(p)) }
+	}
 	wg.Go(func() {
-		if err := esb.Indexer().Run(ctx); err != nil {
+		if err := ix.Run(ctx); err != nil {
 			log.Error("elasticsearch indexer stopped", "err", err)
 		}
 	})

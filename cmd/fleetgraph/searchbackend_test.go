@@ -34,7 +34,7 @@ func TestSearchBackendIsPostgreSQLByDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := config{DataDir: t.TempDir()}
-	b, wait, err := cfg.searchBackend(ctx, e.Store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	b, wait, err := cfg.searchBackend(ctx, e.Store, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestElasticsearchURLSelectsElasticsearchAndRunsTheIndexer(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cfg := config{DataDir: t.TempDir(), ElasticURL: fake.URL}
-	b, wait, err := cfg.searchBackend(ctx, e.Store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	b, wait, err := cfg.searchBackend(ctx, e.Store, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,14 +135,14 @@ func TestSearchTimeoutConfig(t *testing.T) {
 		if _, err := c.searchTimeout(); err == nil || !strings.Contains(err.Error(), "--search-timeout") {
 			t.Errorf("%q: %v, want an error naming --search-timeout", bad, err)
 		}
-		if _, _, err := c.searchBackend(context.Background(), apitest.Get(t).Store, slog.New(slog.NewTextHandler(io.Discard, nil))); err == nil {
+		if _, _, err := c.searchBackend(context.Background(), apitest.Get(t).Store, slog.New(slog.NewTextHandler(io.Discard, nil)), nil); err == nil {
 			t.Errorf("%q: the backend was made", bad)
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c := parse("--search-timeout", "250ms", "--data-dir", t.TempDir())
-	b, wait, err := c.searchBackend(ctx, apitest.Get(t).Store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	b, wait, err := c.searchBackend(ctx, apitest.Get(t).Store, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

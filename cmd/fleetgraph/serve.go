@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/admission"
 	"github.com/fleetgraph/fleetgraph/graphiql"
+	"github.com/fleetgraph/fleetgraph/obs"
 	"github.com/fleetgraph/fleetgraph/releases"
 	"github.com/fleetgraph/fleetgraph/resolvers"
 	"github.com/fleetgraph/fleetgraph/server"
@@ -47,6 +49,21 @@ func serve(ctx context.Context, args []string) error {
 	if cfg.Releases == "" {
 		log.Info("no release catalogue configured (--releases, FLEETGRAPH_RELEASES): GET /software/downloads lists no components")
 	}
+	tracing, err := obs.TracingFromEnv(ctx)
+	if err != nil {
+		return err
+	}
+	if tracing != nil {
+		log.Info("OpenTelemetry tracing on (OTEL_* environment)")
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := tracing.Shutdown(sctx); err != nil {
+				log.Warn("OpenTelemetry: sending the last spans failed", "err", err)
+			}
+		}()
+		cfg.tracer = tracing.Pgx()
+	}
 	st, closeStore, err := cfg.openStore(ctx, log)
 	if err != nil {
 		return err
@@ -61,19 +78,29 @@ func serve(ctx context.Context, args []string) error {
 		}
 	}
 
-	backend, waitSearch, err := cfg.searchBackend(ctx, st, log)
+	metrics := obs.NewMetrics()
+	backend, waitSearch, err := cfg.searchBackend(ctx, st, log, metrics)
 	if err != nil {
 		return err
+	}
+	opts := []server.Option{server.WithMetrics(metrics), server.WithTracing(tracing)}
+	if cfg.MetricsAddr != "" {
+		opts = append(opts, server.WithoutMetricsRoute())
 	}
 	waitLicense := runLicensePairs(ctx, st, log)
 	defer waitLicense()
 	handler, err := server.New(&resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend, Releases: catalogue,
 		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true,
 		MaxAnswerBytes: answerBytes, Heavy: admission.New(heavySlots, heavyPerOwner, admission.DefaultWait),
-		RequestTimeout: requestTimeout})
+		RequestTimeout: requestTimeout}, opts...)
 	if err != nil {
 		return err
 	}
+	stopMetrics, err := serveMetrics(ctx, cfg.MetricsAddr, metrics, log)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	srv := &http.Server{
 		Addr:              cfg.Addr,
 		Handler:           handler,
@@ -110,6 +137,29 @@ func serve(ctx context.Context, args []string) error {
 	}
 	waitSearch() // the indexer and the rollup refresher stop with ctx
 	return nil
+}
+
+// serveMetrics serves GET /metrics on a listener of its own when addr is
+// an address (not empty, not "off") until stop.
+func serveMetrics(ctx context.Context, addr string, m *obs.Metrics, log *slog.Logger) (stop func(), err error) {
+	if addr == "" || addr == metricsOff {
+		return func() {}, nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s (--metrics-addr): %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: time.Minute,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
+	log.Info("metrics listening", "addr", ln.Addr().String(), "path", "/metrics")
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("metrics listener stopped", "err", err)
+		}
+	}()
+	return func() { _ = srv.Close() }, nil
 }
 
 // printBanner tells where the server answers and how to get a key: the

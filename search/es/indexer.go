@@ -100,6 +100,9 @@ type Indexer struct {
 	// one, the next waits at least a backoff between MinBackoff and
 	// MaxBackoff of its own, doubling on each failure in a row.
 	LookupInterval time.Duration
+	// Observe, when set, is told the outcome of every round of Run (the
+	// server's metrics).
+	Observe func(Progress)
 
 	lookupAt    time.Time     // start of the last lookup pass
 	lookupMore  bool          // the last lookup pass left work behind
@@ -108,6 +111,16 @@ type Indexer struct {
 	conn     *pgx.Conn // the session holding the lock, nil when not held
 	horizons []horizon // candidates, oldest first
 	stable   int64     // highest settled version seen
+	cursor   int64     // the cursor as last read or moved
+}
+
+// Progress is a round of Run as Observe sees it.
+type Progress struct {
+	Sent     int   // documents, tombstones and lookup documents sent
+	Cursor   int64 // version up to which everything was sent
+	Horizon  int64 // highest settled version seen
+	LockHeld bool  // false: another indexer holds the lock
+	Err      error
 }
 
 // horizon: every version <= seq was handed out to a transaction older
@@ -139,6 +152,9 @@ func (ix *Indexer) Run(ctx context.Context) error {
 	waiting := false
 	for ctx.Err() == nil {
 		n, err := ix.RunOnce(ctx)
+		if ix.Observe != nil && (err == nil || ctx.Err() == nil) { // not a round cut short by the shutdown
+			ix.Observe(Progress{Sent: n, Cursor: ix.cursor, Horizon: ix.stable, LockHeld: !errors.Is(err, ErrLockHeld), Err: err})
+		}
 		var pause time.Duration
 		switch {
 		case err != nil && ctx.Err() != nil:
@@ -350,6 +366,7 @@ func (ix *Indexer) runBatch(ctx context.Context, conn *pgx.Conn) (int, error) {
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return 0, fmt.Errorf("elasticsearch indexer: read cursor: %w", err)
 	}
+	ix.cursor = cursor
 	if stable <= cursor {
 		return 0, nil
 	}
@@ -394,6 +411,7 @@ func (ix *Indexer) runBatch(ctx context.Context, conn *pgx.Conn) (int, error) {
 	if _, err := conn.Exec(ctx, moveCursor, CursorName, next); err != nil {
 		return 0, fmt.Errorf("elasticsearch indexer: move cursor: %w", err)
 	}
+	ix.cursor = next
 	return len(batch), nil
 }
 

@@ -475,6 +475,8 @@ func TestIndexerRun(t *testing.T) {
 	}
 	ix := newTestIndexer(t, f, pool, 2)
 	ix.Idle, ix.MinBackoff, ix.MaxBackoff = 5*time.Millisecond, 5*time.Millisecond, 20*time.Millisecond
+	var rounds []Progress // read after Run returned
+	ix.Observe = func(p Progress) { rounds = append(rounds, p) }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- ix.Run(ctx) }()
@@ -492,6 +494,21 @@ func TestIndexerRun(t *testing.T) {
 	reqs := f.Requests()
 	if len(reqs) != 4 { // the failed batch of 2, then 2 + 2 + 1
 		t.Fatalf("%d bulk requests, want 4", len(reqs))
+	}
+	// Observe saw every round: the failed one, 5 documents sent in all, the
+	// cursor at the last document's version, never behind the horizon.
+	failed, sent := 0, 0
+	for _, p := range rounds {
+		if p.Err != nil {
+			failed++
+		}
+		sent += p.Sent
+		if !p.LockHeld || p.Cursor > p.Horizon {
+			t.Errorf("round %+v", p)
+		}
+	}
+	if failed != 1 || sent != 5 || len(rounds) == 0 || rounds[len(rounds)-1].Cursor != last {
+		t.Errorf("observed %d failed rounds, %d sent, rounds %+v; want 1, 5 and the cursor at %d", failed, sent, rounds, last)
 	}
 	seen := map[string]int{}
 	for _, r := range reqs[1:] {

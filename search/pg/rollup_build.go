@@ -113,8 +113,10 @@ func RefreshRollups(ctx context.Context, pool *pgxpool.Pool) (days int, err erro
 }
 
 // RunRollups refreshes the rollups every interval until ctx ends, logging
-// failures (the next round retries them).
-func RunRollups(ctx context.Context, pool *pgxpool.Pool, every time.Duration, log *slog.Logger) {
+// failures (the next round retries them). observe, if not nil, is told
+// each round's days, time and error (the server's metrics).
+func RunRollups(ctx context.Context, pool *pgxpool.Pool, every time.Duration, log *slog.Logger,
+	observe func(days int, took time.Duration, err error)) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -122,6 +124,9 @@ func RunRollups(ctx context.Context, pool *pgxpool.Pool, every time.Duration, lo
 		days, err := RefreshRollups(ctx, pool)
 		if ctx.Err() != nil {
 			return
+		}
+		if observe != nil {
+			observe(days, time.Since(start), err)
 		}
 		if err != nil {
 			log.Error("rollup refresh failed", "err", err, "days", days)

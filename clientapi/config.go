@@ -19,10 +19,10 @@ import (
 // itself (no server time), so that its ETag changes only when what the
 // probe should run does.
 type checkIn struct {
-	ClientUUID     string          `json:"client_uuid"`
-	Label          *string         `json:"label"`
-	ReportUntil    *time.Time      `json:"report_until"`
-	ConfigManaged  bool            `json:"config_managed"`
+	ClientUUID     string           `json:"client_uuid"`
+	Label          *string          `json:"label"`
+	ReportUntil    *time.Time       `json:"report_until"`
+	ConfigManaged  bool             `json:"config_managed"`
 	PublicConfig   *deliveredConfig `json:"public_config"`
 	ScheduleConfig *deliveredConfig `json:"schedule_config"`
 }

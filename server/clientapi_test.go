@@ -25,7 +25,7 @@ import (
 // probeMeasurement is a measurement document of client cu.
 func probeMeasurement(id, cu, typ, subject string) map[string]any {
 	return map[string]any{"id": id, "type": typ, "client_uuid": cu, "created_at": "2026-11-20T10:00:00Z",
-		"study": map[string]any{"subject": subject, "study_id": subject + "-study"},
+		"study":            map[string]any{"subject": subject, "study_id": subject + "-study"},
 		"statistic_values": map[string]any{"rtt_avg": 12.5}}
 }
 

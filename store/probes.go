@@ -42,36 +42,28 @@ var (
 )
 
 // RegisterProbe makes a client of the registration key's data owner in one
-// transaction. The key's num_registrations_left is decremented in the same
-// UPDATE that checks it (-1 stays: unlimited), so concurrent registrations
-// never take it below zero: the row lock makes each one re-check the count
-// the one before left. Refused (and nothing written) when the key is
-// unknown (ErrRegistrationKeyUnknown), outside valid_from/valid_until, has
-// no registrations left (ErrRegistrationsExhausted), or when the label is
+// transaction. Refused (and nothing written) when the key is unknown
+// (ErrRegistrationKeyUnknown), outside valid_from/valid_until, has no
+// registrations left (ErrRegistrationsExhausted), or when the label is
 // another client's of the data owner (trimmed, case-insensitive: a
-// conflict).
+// conflict). A key with a number of registrations left is decremented by
+// an UPDATE that checks the count (-1 stays: unlimited), so concurrent
+// registrations never take it below zero: the row lock makes each one
+// re-check the count the one before left. The UPDATE comes last, so the
+// key's row is locked only until the commit that follows it.
 func (s *Store) RegisterProbe(ctx context.Context, r Registration) (Registered, error) {
 	var out Registered
 	err := s.tx(ctx, func(tx pgx.Tx) error {
-		const take = `UPDATE registration_keys SET num_registrations_left =
-			CASE WHEN num_registrations_left > 0 THEN num_registrations_left - 1 ELSE num_registrations_left END
-			WHERE registration_key = $1 AND num_registrations_left <> 0
-			AND valid_from <= now() AND (valid_until IS NULL OR valid_until > now())
-			RETURNING id, data_owner_id, usage_limit_days`
-		var keyID int64
-		var days *int64
-		err := tx.QueryRow(ctx, take, r.RegistrationKey).Scan(&keyID, &out.DataOwnerID, &days)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return registrationRefusal(ctx, tx, r.RegistrationKey)
-		}
+		k, err := registrationKey(ctx, tx, r.RegistrationKey)
 		if err != nil {
-			return mapErr("take registration", err)
+			return err
 		}
+		out.DataOwnerID = k.ownerID
 		if r.Label != nil {
 			const taken = `SELECT EXISTS (SELECT 1 FROM clients WHERE data_owner_id = $1
 				AND lower(btrim(label)) = lower(btrim($2)))`
 			var isTaken bool
-			if err := tx.QueryRow(ctx, taken, out.DataOwnerID, *r.Label).Scan(&isTaken); err != nil {
+			if err := tx.QueryRow(ctx, taken, k.ownerID, *r.Label).Scan(&isTaken); err != nil {
 				return mapErr("check label", err)
 			}
 			if isTaken {
@@ -82,30 +74,57 @@ func (s *Store) RegisterProbe(ctx context.Context, r Registration) (Registered, 
 			secret_digest, report_until, last_seen_at, last_client_type, last_client_version)
 			VALUES ($1, $2::uuid, 'automator', $3, $4, $5, $6, now() + make_interval(days => $7::int), now(), $8, $9)
 			RETURNING id, uuid::text, report_until, created_at`
-		err = tx.QueryRow(ctx, ins, out.DataOwnerID, r.UUID, r.Label, r.Tags, keyID, r.SecretDigest, days,
+		err = tx.QueryRow(ctx, ins, k.ownerID, r.UUID, r.Label, r.Tags, k.id, r.SecretDigest, k.usageLimitDays,
 			r.ClientType, r.ClientVersion).Scan(&out.ClientID, &out.UUID, &out.ReportUntil, &out.CreatedAt)
-		return mapErr("insert client", err)
+		if err != nil || k.left == -1 {
+			return mapErr("insert client", err)
+		}
+		const take = `UPDATE registration_keys SET num_registrations_left =
+			CASE WHEN num_registrations_left > 0 THEN num_registrations_left - 1 ELSE num_registrations_left END
+			WHERE id = $1 AND num_registrations_left <> 0
+			AND valid_from <= now() AND (valid_until IS NULL OR valid_until > now())`
+		tag, err := tx.Exec(ctx, take, k.id)
+		if err == nil && tag.RowsAffected() == 0 {
+			_, err = registrationKey(ctx, tx, r.RegistrationKey) // why, as it is now
+			if err == nil {
+				err = ErrRegistrationsExhausted
+			}
+		}
+		return mapErr("take registration", err)
 	})
 	return out, err
 }
 
-// registrationRefusal tells why a registration key could not be taken.
-func registrationRefusal(ctx context.Context, tx pgx.Tx, key string) error {
-	const q = `SELECT valid_from, valid_until, now() FROM registration_keys WHERE registration_key = $1`
+// regKey is what a registration reads of its registration key.
+type regKey struct {
+	id, ownerID    int64
+	left           int64
+	usageLimitDays *int64
+}
+
+// registrationKey reads the registration key with the given text, or tells
+// why it cannot register a client: unknown, outside its validity, no
+// registrations left.
+func registrationKey(ctx context.Context, tx pgx.Tx, key string) (regKey, error) {
+	const q = `SELECT id, data_owner_id, num_registrations_left, usage_limit_days, valid_from, valid_until, now()
+		FROM registration_keys WHERE registration_key = $1`
+	var k regKey
 	var from, now time.Time
 	var until *time.Time
-	err := tx.QueryRow(ctx, q, key).Scan(&from, &until, &now)
+	err := tx.QueryRow(ctx, q, key).Scan(&k.id, &k.ownerID, &k.left, &k.usageLimitDays, &from, &until, &now)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		return ErrRegistrationKeyUnknown
+		return k, ErrRegistrationKeyUnknown
 	case err != nil:
-		return mapErr("load registration key", err)
+		return k, mapErr("load registration key", err)
 	case now.Before(from):
-		return apierr.Errorf(apierr.ErrForbidden, "the registration key is valid from %s", from.UTC().Format(time.RFC3339))
+		return k, apierr.Errorf(apierr.ErrForbidden, "the registration key is valid from %s", from.UTC().Format(time.RFC3339))
 	case until != nil && !now.Before(*until):
-		return apierr.Errorf(apierr.ErrForbidden, "the registration key expired at %s", until.UTC().Format(time.RFC3339))
+		return k, apierr.Errorf(apierr.ErrForbidden, "the registration key expired at %s", until.UTC().Format(time.RFC3339))
+	case k.left == 0:
+		return k, ErrRegistrationsExhausted
 	}
-	return ErrRegistrationsExhausted
+	return k, nil
 }
 
 // Probe is what the client API needs to know about an authenticated probe:

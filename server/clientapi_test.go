@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -180,6 +181,40 @@ func TestClientAPIRegisterRace(t *testing.T) {
 	_ = e.Store.Pool().QueryRow(context.Background(), `SELECT count(*) FROM clients WHERE registration_key_id = $1`, key.ID).Scan(&clients)
 	if clients != 10 {
 		t.Errorf("%d clients registered with the key, want 10", clients)
+	}
+
+	// The server's pool lets a few registrations overlap; a store with a
+	// connection per registration lets all 50 race for the key at once.
+	st, err := store.Open(context.Background(), e.DatabaseURL, store.Options{MaxConns: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	key = o.NewRegistrationKey(t, store.RegistrationKeyInput{NumRegistrationsLeft: apitest.Ptr(int64(10))})
+	errs := make([]error, n)
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			_, errs[i] = st.RegisterProbe(context.Background(), store.Registration{RegistrationKey: key.RegistrationKey,
+				UUID: uuid.NewString(), SecretDigest: auth.Digest(auth.NewKey(auth.KindProbe))})
+		}()
+	}
+	close(start)
+	wg.Wait()
+	ok := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			ok++
+		case !errors.Is(err, store.ErrRegistrationsExhausted):
+			t.Errorf("registration failed otherwise: %v", err)
+		}
+	}
+	if left := regKeyLeft(t, e, key.ID); ok != 10 || left != 0 {
+		t.Errorf("50 registrations on 50 connections: %d registered, %d left; want 10 and 0", ok, left)
 	}
 }
 

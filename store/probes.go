@@ -84,13 +84,16 @@ func (s *Store) RegisterProbe(ctx context.Context, r Registration) (Registered, 
 			WHERE id = $1 AND num_registrations_left <> 0
 			AND valid_from <= now() AND (valid_until IS NULL OR valid_until > now())`
 		tag, err := tx.Exec(ctx, take, k.id)
-		if err == nil && tag.RowsAffected() == 0 {
-			_, err = registrationKey(ctx, tx, r.RegistrationKey) // why, as it is now
-			if err == nil {
-				err = ErrRegistrationsExhausted
-			}
+		if err != nil {
+			return mapErr("take registration", err)
 		}
-		return mapErr("take registration", err)
+		if tag.RowsAffected() == 0 {
+			if _, err := registrationKey(ctx, tx, r.RegistrationKey); err != nil { // why, as it is now
+				return err
+			}
+			return ErrRegistrationsExhausted
+		}
+		return nil
 	})
 	return out, err
 }

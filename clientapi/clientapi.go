@@ -36,6 +36,7 @@ const (
 type API struct {
 	Store  *store.Store
 	Logger *slog.Logger
+	writes writer // groups concurrent reports' documents (writer.go)
 }
 
 // reportKinds maps the report paths onto the document kinds they store.

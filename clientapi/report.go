@@ -12,21 +12,18 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/auth"
-	"github.com/fleetgraph/fleetgraph/importer"
 	"github.com/fleetgraph/fleetgraph/rest"
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
-// reported is the answer of a report: what was stored, and one entry per
+// reported is the answer of a report: how many documents were accepted
+// (stored, or already stored as sent) and refused, and one entry per
 // refused document.
 type reported struct {
-	Accepted  int         `json:"accepted"`
-	Refused   int         `json:"refused"`
-	Inserted  int         `json:"inserted"`
-	Updated   int         `json:"updated"`
-	Unchanged int         `json:"unchanged"`
-	Errors    []itemError `json:"errors"`
+	Accepted int         `json:"accepted"`
+	Refused  int         `json:"refused"`
+	Errors   []itemError `json:"errors"`
 }
 
 // itemError is the refusal of one document: its position (index among the
@@ -285,7 +282,9 @@ func (a *API) refuseOthersIDs(r *http.Request, ownerID int64, kind string, items
 	return nil
 }
 
-// store stores the accepted documents through the importer and counts.
+// store stores the accepted documents as "fleetgraph import" does
+// (importer.Store, grouped with concurrent reports by the writer) and
+// counts.
 func (a *API) store(r *http.Request, ownerID int64, items []item) (reported, error) {
 	var docs []store.Document
 	var at []int // index in items of each doc
@@ -294,17 +293,18 @@ func (a *API) store(r *http.Request, ownerID int64, items []item) (reported, err
 			docs, at = append(docs, it.doc), append(at, i)
 		}
 	}
-	res, err := importer.Store(r.Context(), a.Store, ownerID, docs, func(i int, err error) {
+	bad, err := a.writes.write(r.Context(), a.Store, ownerID, docs)
+	if err != nil {
+		return reported{}, err
+	}
+	for i, err := range bad {
 		rule := "document"
 		if errors.Is(err, store.ErrForeignClient) {
 			rule = "client_uuid"
 		}
 		items[at[i]].refuse(http.StatusUnprocessableEntity, rule, err.Error())
-	})
-	if err != nil {
-		return reported{}, err
 	}
-	out := reported{Inserted: res.Inserted, Updated: res.Updated, Unchanged: res.Unchanged, Errors: []itemError{}}
+	out := reported{Errors: []itemError{}}
 	for i, it := range items {
 		if it.refusal == nil {
 			out.Accepted++

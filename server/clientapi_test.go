@@ -314,7 +314,7 @@ func TestClientAPIReport(t *testing.T) {
 		}
 		r := e.Probe(t, http.MethodPost, "/measurements", p.Secret, docs)
 		body := apitest.Object(t, apitest.WantStatus(t, r, http.StatusMultiStatus))
-		if apitest.Int(t, body["accepted"]) != 1 || apitest.Int(t, body["refused"]) != 4 || apitest.Int(t, body["inserted"]) != 1 {
+		if apitest.Int(t, body["accepted"]) != 1 || apitest.Int(t, body["refused"]) != 4 {
 			t.Errorf("counts: %s", r.Raw)
 		}
 		want := map[int64]string{1: "forbidden_measurement_subjects", 2: "allowed_measurement_types", 3: "client_uuid", 4: "document"}
@@ -349,18 +349,65 @@ func TestClientAPIReport(t *testing.T) {
 
 	t.Run("reporting again is idempotent on the id", func(t *testing.T) {
 		docs := []any{probeMeasurement(id("ok"), p.UUID, "VideoMeasurement", "youtube")}
+		before, err := e.Store.Document(context.Background(), o.ID, store.KindMeasurement, id("ok"))
+		if err != nil {
+			t.Fatal(err)
+		}
 		for range 2 {
 			body := apitest.Object(t, apitest.WantStatus(t, e.Probe(t, http.MethodPost, "/measurements", p.Secret, docs), 200))
-			if apitest.Int(t, body["unchanged"]) != 1 || apitest.Int(t, body["inserted"]) != 0 {
+			if apitest.Int(t, body["accepted"]) != 1 {
 				t.Errorf("report again: %v", body)
 			}
 		}
 		var n int
 		_ = e.Store.Pool().QueryRow(context.Background(), `SELECT count(*) FROM documents WHERE data_owner_id = $1 AND doc_id = $2`,
 			o.ID, id("ok")).Scan(&n)
-		if n != 1 {
-			t.Errorf("%d copies stored", n)
+		after, _ := e.Store.Document(context.Background(), o.ID, store.KindMeasurement, id("ok"))
+		if n != 1 || after.Version != before.Version {
+			t.Errorf("%d copies stored, version %d -> %d (an unchanged document keeps its version)", n, before.Version, after.Version)
 		}
+		// A changed copy replaces it.
+		changed := probeMeasurement(id("ok"), p.UUID, "VideoMeasurement", "youtube")
+		changed["statistic_values"] = map[string]any{"rtt_avg": 99}
+		apitest.WantStatus(t, e.Probe(t, http.MethodPost, "/measurements", p.Secret, []any{changed}), 200)
+		if after, _ := e.Store.Document(context.Background(), o.ID, store.KindMeasurement, id("ok")); after.Version == before.Version ||
+			!bytes.Contains(after.Doc, []byte(`"rtt_avg": 99`)) {
+			t.Errorf("changed copy not stored: %s", after.Doc)
+		}
+	})
+
+	t.Run("concurrent reports are all stored, each answered for its own documents", func(t *testing.T) {
+		const probes = 30
+		var wg sync.WaitGroup
+		for i := range probes {
+			q := o.NewProbe(t, key.RegistrationKey)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				docs := []any{}
+				for j := range 20 {
+					docs = append(docs, probeMeasurement(fmt.Sprintf("%s-%d", q.UUID, j), q.UUID, "WebMeasurement", "website"))
+				}
+				// One refused document at a position of its own per probe.
+				docs[i%20] = probeMeasurement(fmt.Sprintf("%s-bad", q.UUID), q.UUID, "GamingMeasurement", "x")
+				r := e.Probe(t, http.MethodPost, "/measurements", q.Secret, docs)
+				if r.Status != http.StatusMultiStatus {
+					t.Errorf("probe %d: %d %s", i, r.Status, r.Raw)
+					return
+				}
+				body := apitest.Object(t, r.JSON)
+				errs := apitest.List(t, body["errors"])
+				if apitest.Int(t, body["accepted"]) != 19 || len(errs) != 1 || apitest.Int(t, apitest.Object(t, errs[0])["index"]) != int64(i%20) {
+					t.Errorf("probe %d: %s", i, r.Raw)
+				}
+				var n int
+				_ = e.Store.Pool().QueryRow(context.Background(), `SELECT count(*) FROM documents WHERE client_uuid = $1`, q.UUID).Scan(&n)
+				if n != 19 {
+					t.Errorf("probe %d: %d documents stored, want 19", i, n)
+				}
+			}()
+		}
+		wg.Wait()
 	})
 
 	t.Run("NDJSON of every other kind", func(t *testing.T) {

@@ -591,7 +591,7 @@ func TestCrossTenantClientAPI(t *testing.T) {
 			[]any{probeMeasurement(id, aProbe.UUID, "VideoMeasurement", "youtube")}), http.StatusOK)
 		// B's probe may use the same id: it is another data owner's document.
 		r := e.Probe(t, http.MethodPost, "/measurements", bProbe.Secret, []any{probeMeasurement(id, bProbe.UUID, "WebMeasurement", "website")})
-		if body := apitest.Object(t, apitest.WantStatus(t, r, http.StatusOK)); apitest.Int(t, body["inserted"]) != 1 {
+		if body := apitest.Object(t, apitest.WantStatus(t, r, http.StatusOK)); apitest.Int(t, body["accepted"]) != 1 {
 			t.Errorf("B's document with A's id: %s", r.Raw)
 		}
 		stored, err := e.Store.Document(context.Background(), a.ID, store.KindMeasurement, id)

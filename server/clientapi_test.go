@@ -515,6 +515,11 @@ func TestClientAPIKeyKinds(t *testing.T) {
 		}
 	})
 
+	t.Run("unknown paths and methods answer in JSON", func(t *testing.T) {
+		apitest.WantNotFound(t, e.Probe(t, http.MethodGet, "/nothing", p.Secret, nil), "unknown client API path")
+		apitest.WantError(t, e.Probe(t, http.MethodGet, "/register", "", nil), http.StatusMethodNotAllowed, "GET /register")
+	})
+
 	t.Run("missing and unknown secrets are 401s", func(t *testing.T) {
 		for _, k := range []string{"", "probe-nope", p.Secret + "x"} {
 			apitest.WantRefused(t, e.Probe(t, http.MethodGet, "/config", k, nil), http.StatusUnauthorized, k)

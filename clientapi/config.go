@@ -1,7 +1,6 @@
 package clientapi
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -57,16 +56,30 @@ func (a *API) config(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	if err := a.Store.CheckIn(r.Context(), p.DataOwnerID, p.ClientID, clientType, clientVersion); err != nil {
+	// The check-in and the reads of the answer go in one round trip.
+	var b store.Batch
+	var seen []int64
+	var seenErr error
+	store.Queue(&b, store.CheckIn(p.DataOwnerID, p.ClientID, clientType, clientVersion), func(ids []int64, err error) {
+		seen, seenErr = ids, err
+	})
+	out := checkIn{ClientUUID: p.UUID, Label: p.Label, ReportUntil: p.ReportUntil, ConfigManaged: p.ConfigManaged}
+	configs := func() error { return nil }
+	if p.ConfigManaged {
+		configs = deliveredConfigs(&b, p, &out.PublicConfig, &out.ScheduleConfig)
+	}
+	err = a.Store.Send(r.Context(), &b)
+	switch {
+	case err == nil && seenErr == nil && len(seen) == 0:
+		err = apierr.ErrUnauthenticated // the client was deleted since its secret was checked
+	case err == nil && seenErr != nil:
+		err = seenErr
+	case err == nil:
+		err = configs()
+	}
+	if err != nil {
 		a.fail(w, r, err)
 		return
-	}
-	out := checkIn{ClientUUID: p.UUID, Label: p.Label, ReportUntil: p.ReportUntil, ConfigManaged: p.ConfigManaged}
-	if p.ConfigManaged {
-		if out.PublicConfig, out.ScheduleConfig, err = deliveredConfigs(r.Context(), a.Store, p); err != nil {
-			a.fail(w, r, err)
-			return
-		}
 	}
 	body, _ := json.Marshal(out)
 	sum := sha256.Sum256(body)
@@ -83,24 +96,25 @@ func (a *API) config(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(body)
 }
 
-// deliveredConfigs reads the configs the probe gets: of each kind, the one
-// assigned to it, else the data owner's default.
+// deliveredConfigs queues in b the read of the configs the probe gets: of
+// each kind, the one assigned to it, else the data owner's default. Once b
+// is sent, the function it returns sets public and schedule (or tells the
+// read's error).
 //
 // It is the one place that reads them. It reads store.DeliverableConfigs,
 // the configs as they are today (no versions: revision and data null);
 // when configs have published versions, this becomes the store's read of
 // the client's delivered published configs.
-func deliveredConfigs(ctx context.Context, st *store.Store, p *store.Probe) (public, schedule *deliveredConfig, err error) {
+func deliveredConfigs(b *store.Batch, p *store.Probe, public, schedule **deliveredConfig) func() error {
 	var ids []int64
 	for _, id := range []*int64{p.PublicConfigID, p.AutomatorConfigID} {
 		if id != nil {
 			ids = append(ids, *id)
 		}
 	}
-	rows, err := store.All(ctx, st, store.DeliverableConfigs(p.DataOwnerID, ids))
-	if err != nil {
-		return nil, nil, err
-	}
+	var rows []store.ConfigRef
+	var err error
+	store.Queue(b, store.DeliverableConfigs(p.DataOwnerID, ids), func(rs []store.ConfigRef, e error) { rows, err = rs, e })
 	pick := func(assigned *int64, kind string) *deliveredConfig {
 		for _, c := range rows {
 			if c.Kind == kind && (assigned != nil && c.ID == *assigned || assigned == nil && c.IsDefault) {
@@ -109,7 +123,13 @@ func deliveredConfigs(ctx context.Context, st *store.Store, p *store.Probe) (pub
 		}
 		return nil
 	}
-	return pick(p.PublicConfigID, "public"), pick(p.AutomatorConfigID, "automator"), nil
+	return func() error {
+		if err != nil {
+			return err
+		}
+		*public, *schedule = pick(p.PublicConfigID, "public"), pick(p.AutomatorConfigID, "automator")
+		return nil
+	}
 }
 
 // etagMatches: an If-None-Match list names etag (weakly compared) or is *.

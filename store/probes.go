@@ -169,16 +169,14 @@ func (s *Store) ProbeByDigest(ctx context.Context, digest []byte) (Probe, error)
 }
 
 // CheckIn records that a probe was seen now, with the client type and
-// version it named (nil keeps the stored one).
-func (s *Store) CheckIn(ctx context.Context, ownerID, clientID int64, clientType, clientVersion *string) error {
+// version it named (nil keeps the stored one); its row is the client's id
+// (none when the client is gone). A statement that writes, as a Read so
+// that it goes in one round trip with the reads of the check-in's answer.
+func CheckIn(ownerID, clientID int64, clientType, clientVersion *string) Read[int64] {
 	const q = `UPDATE clients SET last_seen_at = now(),
 		last_client_type = coalesce($3, last_client_type), last_client_version = coalesce($4, last_client_version)
-		WHERE data_owner_id = $1 AND id = $2`
-	tag, err := s.pool.Exec(ctx, q, ownerID, clientID, clientType, clientVersion)
-	if err == nil && tag.RowsAffected() == 0 {
-		return ErrNotFound
-	}
-	return mapErr("check in", err)
+		WHERE data_owner_id = $1 AND id = $2 RETURNING id`
+	return Read[int64]{step: "check in", sql: q, args: []any{ownerID, clientID, clientType, clientVersion}, scan: pgx.RowTo[int64]}
 }
 
 // ReportingClient is a client a client-analytics key reports for.

@@ -3,7 +3,7 @@
 # check in and report measurements concurrently against one fleetgraph on
 # 127.0.0.1. Prints documents accepted per second and the check-in p99
 # against the targets (≥ 5,000 documents/s, p99 < 50 ms).
-#   bench/probes.sh                                  1,000 probes, 30 s
+#   bench/probes.sh                                  1,000 probes, 30 measurements every 5 s each, 40 s
 #   PROBES=200 DURATION=10s bench/probes.sh          a smaller run
 #   BATCH=100 INTERVAL=10s bench/probes.sh           another report shape
 #   FLEETGRAPH_BIN=/path/to/fleetgraph bench/probes.sh   a prebuilt fleetgraph
@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 DB=${DB:-fleetgraph_probebench}
 DB_URL="postgres://postgres@127.0.0.1:5432/$DB?sslmode=disable"
-PROBES=${PROBES:-1000} BATCH=${BATCH:-50} INTERVAL=${INTERVAL:-5s} DURATION=${DURATION:-30s}
+PROBES=${PROBES:-1000} BATCH=${BATCH:-30} INTERVAL=${INTERVAL:-5s} DURATION=${DURATION:-40s}
 POOL=${POOL:-8} PORT=${PORT:-18090}
 WORK=$(mktemp -d /tmp/fleetgraph-probebench.XXXXXX)
 # A fixed secret for the bench's data dir; never a production secret.

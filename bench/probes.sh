@@ -24,6 +24,9 @@ pid=
 cleanup() { [ -z "$pid" ] || { kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; }; }
 trap cleanup EXIT
 
+# A socket per probe on both sides: more than the usual 1,024 descriptors.
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+
 echo "== building (work dir $WORK)"
 FLEETGRAPH=${FLEETGRAPH_BIN:-$WORK/fleetgraph}
 [ -n "${FLEETGRAPH_BIN:-}" ] || go build -o "$FLEETGRAPH" ./cmd/fleetgraph
@@ -43,7 +46,6 @@ for _ in $(seq 150); do curl -sf -o /dev/null "http://127.0.0.1:$PORT/readyz" &&
 curl -sf -o /dev/null "http://127.0.0.1:$PORT/readyz" || { echo "fleetgraph did not start (log in $WORK)" >&2; exit 1; }
 
 echo "== load ($(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) before the run)"
-ulimit -n 65536 2>/dev/null || true
 "$WORK/probeload" -url "http://127.0.0.1:$PORT" -admin-key "$KEY" -probes "$PROBES" -batch "$BATCH" \
   -interval "$INTERVAL" -duration "$DURATION"
 echo "load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -298,11 +298,14 @@ func (a *API) store(r *http.Request, ownerID int64, items []item) (reported, err
 		return reported{}, err
 	}
 	for i, err := range bad {
-		rule := "document"
-		if errors.Is(err, store.ErrForeignClient) {
-			rule = "client_uuid"
+		switch {
+		case errors.Is(err, errIDInGroup):
+			items[at[i]].refuse(http.StatusConflict, "id", err.Error())
+		case errors.Is(err, store.ErrForeignClient):
+			items[at[i]].refuse(http.StatusUnprocessableEntity, "client_uuid", err.Error())
+		default:
+			items[at[i]].refuse(http.StatusUnprocessableEntity, "document", err.Error())
 		}
-		items[at[i]].refuse(http.StatusUnprocessableEntity, rule, err.Error())
 	}
 	out := reported{Errors: []itemError{}}
 	for i, it := range items {

@@ -81,3 +81,20 @@ func TestETagMatches(t *testing.T) {
 		}
 	}
 }
+
+// A group refuses a document whose id another client's document in it
+// has: the transaction would keep only the last copy.
+func TestGroupRefusesAnotherClientsID(t *testing.T) {
+	a, b := "a", "b"
+	doc := func(id string, cu *string) store.Document {
+		return store.Document{Kind: store.KindMeasurement, DocID: id, ClientUUID: cu}
+	}
+	g := newGroup()
+	if at := g.add([]store.Document{doc("x", &a), doc("y", &a)}); at[0] != 0 || at[1] != 1 {
+		t.Fatalf("first report: %v", at)
+	}
+	at := g.add([]store.Document{doc("x", &b), doc("x", &a), doc("z", &b)})
+	if at[0] != -1 || at[1] != 2 || at[2] != 3 || len(g.docs) != 4 {
+		t.Errorf("second report: %v (%d documents)", at, len(g.docs))
+	}
+}

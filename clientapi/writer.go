@@ -2,6 +2,7 @@ package clientapi
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/fleetgraph/fleetgraph/importer"
@@ -38,13 +39,39 @@ type ownerWrites struct {
 
 // group is documents of one or more reports written in one transaction.
 type group struct {
-	docs []store.Document
-	bad  map[int]error // refused documents, by index in docs
-	err  error         // the write failed as a whole
-	done chan struct{} // closed when written
+	docs    []store.Document
+	clients map[string]*string // client of each kind and id in docs
+	bad     map[int]error      // refused documents, by index in docs
+	err     error              // the write failed as a whole
+	done    chan struct{}      // closed when written
 }
 
-func newGroup() *group { return &group{bad: map[int]error{}, done: make(chan struct{})} }
+func newGroup() *group {
+	return &group{clients: map[string]*string{}, bad: map[int]error{}, done: make(chan struct{})}
+}
+
+// errIDInGroup refuses a document whose id another client's document of a
+// concurrent report takes (the last copy of an id in a transaction wins).
+var errIDInGroup = errors.New("a concurrent report of another client has a document of this id")
+
+// add appends docs to g and answers their index in g.docs (-1 for a
+// document refused with errIDInGroup).
+func (g *group) add(docs []store.Document) []int {
+	at := make([]int, len(docs))
+	for i, d := range docs {
+		key := d.Kind + "\x00" + d.DocID
+		if cu, ok := g.clients[key]; ok && !sameClient(cu, d.ClientUUID) {
+			at[i] = -1
+			continue
+		}
+		g.clients[key] = d.ClientUUID
+		at[i] = len(g.docs)
+		g.docs = append(g.docs, d)
+	}
+	return at
+}
+
+func sameClient(a, b *string) bool { return a == nil && b == nil || a != nil && b != nil && *a == *b }
 
 // write stores docs for the data owner (as importer.Store does) and
 // answers the refused ones by index in docs.
@@ -65,8 +92,7 @@ func (w *writer) write(ctx context.Context, st *store.Store, ownerID int64, docs
 		o.waiting = append(o.waiting, newGroup())
 	}
 	g := o.waiting[len(o.waiting)-1]
-	off := len(g.docs)
-	g.docs = append(g.docs, docs...)
+	at := g.add(docs)
 	var mine *group
 	if o.writing < writersPerOwner {
 		mine = o.take()
@@ -83,8 +109,10 @@ func (w *writer) write(ctx context.Context, st *store.Store, ownerID int64, docs
 		return nil, g.err
 	}
 	bad := map[int]error{}
-	for i := range docs {
-		if err, ok := g.bad[off+i]; ok {
+	for i, j := range at {
+		if j < 0 {
+			bad[i] = errIDInGroup
+		} else if err, ok := g.bad[j]; ok {
 			bad[i] = err
 		}
 	}

@@ -279,6 +279,15 @@ func TestClientAPICheckIn(t *testing.T) {
 		}
 	})
 
+	t.Run("a client whose configs are not managed gets none", func(t *testing.T) {
+		q := o.NewProbe(t, key.RegistrationKey)
+		e.SQL(t, `UPDATE clients SET config_managed = false WHERE id = $1`, q.ID)
+		body := apitest.Object(t, apitest.WantStatus(t, e.Probe(t, http.MethodGet, "/config", q.Secret, nil), http.StatusOK))
+		if body["config_managed"] != false || body["public_config"] != nil || body["schedule_config"] != nil {
+			t.Errorf("unmanaged client: %v", body)
+		}
+	})
+
 	t.Run("bad parameters are 400s", func(t *testing.T) {
 		apitest.Want400(t, get(t, "/config?client_type=web", http.Header{"X-Client-Type": {"automator"}}), "client_type")
 		apitest.Want400(t, get(t, "/config?colour=red", nil), "colour")
@@ -488,6 +497,11 @@ func TestClientAPIReport(t *testing.T) {
 		apitest.WantStatus(t, e.Probe(t, http.MethodPost, "/measurements", l.Secret, doc), http.StatusOK)
 		e.SQL(t, `UPDATE clients SET report_until = now() - interval '1 second' WHERE id = $1`, l.ID)
 		apitest.WantMessage(t, e.Probe(t, http.MethodPost, "/measurements", l.Secret, doc), http.StatusForbidden, "usage limit")
+		// It may still check in, and learns when its reports ended.
+		body := apitest.Object(t, apitest.WantStatus(t, e.Probe(t, http.MethodGet, "/config", l.Secret, nil), http.StatusOK))
+		if body["report_until"] == nil {
+			t.Errorf("check-in past the usage limit: %v", body)
+		}
 	})
 }
 

@@ -3,14 +3,15 @@
 //   - the end-to-end harness (this file): a fresh PostgreSQL database per
 //     test binary, migrated, behind the real HTTP server on a real port;
 //     tests isolate themselves by data owner;
-//   - request helpers: Env.Do, Env.Admin, Env.GraphQL, Send, DecodeJSON
+//   - request helpers: Env.Do, Env.Admin, Env.Probe, Env.GraphQL, Send, DecodeJSON
 //     (request.go);
 //   - want-status helpers that return the decoded body: WantStatus,
 //     WantEnvelope, WantMessage, WantRefused (want.go), and readers of
 //     decoded JSON values: Int, Strings, List, Time (json.go);
 //   - test factories with defaults and optional overrides, in the style of
 //     river's testfactory: Env.NewOwner, Owner.NewKey, NewUser, NewClient,
-//     NewISP, NewCapability, NewRegistrationKey, NewCredential, NewConfig
+//     NewISP, NewCapability, NewRegistrationKey, NewCredential, NewConfig,
+//     NewProbe
 //     (factory.go);
 //   - the loader of the testdata/ fixture set with fresh client UUIDs
 //     (fixtures.go);

@@ -446,3 +446,27 @@ func (o *Owner) NewMeasurements(t testing.TB, ms ...MeasurementOpts) []string {
 	o.InsertDocuments(t, "measurement", docs...)
 	return ids
 }
+
+// Probe is a client registered through the client API's store path, with
+// the secret it authenticates with.
+type Probe struct {
+	ID     int64
+	UUID   string
+	Secret string
+}
+
+// NewProbe registers a probe with the registration key regKey (text), as
+// POST /client_api/v1/register does, straight through the store.
+func (o *Owner) NewProbe(t testing.TB, regKey string) Probe {
+	t.Helper()
+	secret := auth.NewKey(auth.KindProbe)
+	c, err := o.env.Store.RegisterProbe(context.Background(), store.Registration{RegistrationKey: regKey,
+		UUID: uuid.NewString(), SecretDigest: auth.Digest(secret)})
+	if err != nil {
+		t.Fatalf("register probe: %v", err)
+	}
+	if c.DataOwnerID != o.ID {
+		t.Fatalf("registration key %q is another data owner's", regKey)
+	}
+	return Probe{ID: c.ClientID, UUID: c.UUID, Secret: secret}
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetgraph/fleetgraph/clientapi"
 	"github.com/fleetgraph/fleetgraph/server"
 )
 
@@ -136,6 +137,13 @@ func DoAt(t testing.TB, base, method, path, key string, body any) *Response {
 func (e *Env) Admin(t testing.TB, method, path, key string, body any) *Response {
 	t.Helper()
 	return e.Do(t, method, server.AdminBase+path, key, body)
+}
+
+// Probe sends a request to the client API (path relative to its base)
+// with key (a probe secret or a client analytics key) in X-API-KEY.
+func (e *Env) Probe(t testing.TB, method, path, key string, body any) *Response {
+	t.Helper()
+	return e.Do(t, method, clientapi.Base+path, key, body)
 }
 
 // GraphQLResponse is a decoded GraphQL answer.

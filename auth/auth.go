@@ -2,7 +2,9 @@
 // (data owner, user, role, key kind), carries it in the request context, and
 // holds the key and secret primitives (random keys with kind prefixes,
 // SHA-256 digests, AES-GCM sealing of secrets that must be readable again).
-// REST, the export API and GraphQL all authenticate through Middleware.
+// REST, the export API, GraphQL and the client API all authenticate
+// through Middleware: API keys by their digest in api_keys, probe secrets
+// (the client API's per-client secrets) by theirs on the client.
 package auth
 
 import (
@@ -10,6 +12,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/model"
+	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // Kind is the kind of an API key; its string is also the key's prefix.
@@ -19,6 +22,9 @@ const (
 	KindClientAdmin     Kind = "client_admin"
 	KindClientAnalytics Kind = "client_analytics"
 	KindExport          Kind = "export"
+	// KindProbe is a probe's per-client secret, made when it registers
+	// through the client API; it works there only.
+	KindProbe Kind = "probe"
 )
 
 // Sentinel errors, the classes of apierr's table.
@@ -38,6 +44,9 @@ type Principal struct {
 	Role model.Role
 	// UserRole is the creator's own role, uncapped.
 	UserRole model.Role
+	// Probe is the client a probe secret belongs to (Kind probe only; such
+	// a caller has no user and no role).
+	Probe *store.Probe
 }
 
 type ctxKey struct{}

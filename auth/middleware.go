@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,16 +14,21 @@ import (
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
-// KeyStore finds a key by its digest.
+// KeyStore finds a key, or a probe's secret, by its digest.
 type KeyStore interface {
 	KeyByDigest(ctx context.Context, digest []byte) (store.KeyOwner, error)
+	ProbeByDigest(ctx context.Context, digest []byte) (store.Probe, error)
 }
 
 // Authenticate resolves a presented key into a Principal. It fails with
-// ErrUnauthenticated for unknown, not yet valid or expired keys.
+// ErrUnauthenticated for unknown, not yet valid or expired keys. A key
+// with the probe- prefix is a probe secret, looked up among the clients.
 func Authenticate(ctx context.Context, keys KeyStore, key string, now time.Time) (*Principal, error) {
 	if key == "" {
 		return nil, ErrUnauthenticated
+	}
+	if strings.HasPrefix(key, string(KindProbe)+"-") {
+		return authenticateProbe(ctx, keys, key)
 	}
 	k, err := keys.KeyByDigest(ctx, Digest(key))
 	if errors.Is(err, store.ErrNotFound) {
@@ -49,15 +55,28 @@ func Authenticate(ctx context.Context, keys KeyStore, key string, now time.Time)
 	}, nil
 }
 
+// authenticateProbe resolves a probe secret: the caller is the client,
+// acting for its data owner with no user and no role.
+func authenticateProbe(ctx context.Context, keys KeyStore, key string) (*Principal, error) {
+	p, err := keys.ProbeByDigest(ctx, Digest(key))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, ErrUnauthenticated
+	}
+	if err != nil {
+		return nil, fmt.Errorf("authenticate probe: %w", err)
+	}
+	return &Principal{DataOwnerID: p.DataOwnerID, DataOwnerSlug: p.DataOwnerSlug, Kind: KindProbe, Probe: &p}, nil
+}
+
 // ErrorWriter writes an authentication failure in the interface's own
 // shape; apierr.Describe tells its status, code and message.
 type ErrorWriter func(w http.ResponseWriter, r *http.Request, err error)
 
 // Middleware authenticates every request with the key in X-API-KEY (or,
-// when bearer is set, Authorization: Bearer) and admits only keys of kind.
-// Missing or bad keys fail with ErrUnauthenticated (401); keys of another
-// kind with ErrForbidden (403).
-func Middleware(keys KeyStore, kind Kind, bearer bool, fail ErrorWriter) func(http.Handler) http.Handler {
+// when bearer is set, Authorization: Bearer) and admits only keys of the
+// given kinds. Missing or bad keys fail with ErrUnauthenticated (401); keys
+// of another kind with ErrForbidden (403).
+func Middleware(keys KeyStore, bearer bool, fail ErrorWriter, kinds ...Kind) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			key := r.Header.Get("X-API-KEY")
@@ -74,8 +93,8 @@ func Middleware(keys KeyStore, kind Kind, bearer bool, fail ErrorWriter) func(ht
 			case err != nil:
 				fail(w, r, err)
 				return
-			case p.Kind != kind:
-				fail(w, r, wrongKind(p.Kind, kind))
+			case !slices.Contains(kinds, p.Kind):
+				fail(w, r, wrongKind(p.Kind, kinds))
 				return
 			}
 			next.ServeHTTP(w, r.WithContext(With(r.Context(), p)))
@@ -89,10 +108,15 @@ var errBearerNotRead = apierr.Errorf(apierr.ErrUnauthenticated,
 	"missing API key: send it in the X-API-KEY header (Authorization: Bearer is read on /graphql only)")
 
 // wrongKind is the 403 answered for a key of kind got where only keys of
-// kind want are taken: it names both kinds and how to get the right key.
-func wrongKind(got, want Kind) error {
-	return apierr.Errorf(apierr.ErrForbidden, "%s key cannot be used here: this API takes %s key; %s",
-		withArticle(got), withArticle(want), howToGet[want])
+// the kinds want are taken: it names the kinds and how to get the right key.
+func wrongKind(got Kind, want []Kind) error {
+	names := make([]string, len(want))
+	how := make([]string, len(want))
+	for i, k := range want {
+		names[i], how[i] = withArticle(k), howToGet[k]
+	}
+	return apierr.Errorf(apierr.ErrForbidden, "%s cannot be used here: this API takes %s; %s",
+		withArticle(got), strings.Join(names, " or "), strings.Join(how, "; "))
 }
 
 // howToGet tells how a key of each kind is made.
@@ -103,12 +127,17 @@ var howToGet = map[Kind]string{
 		"POST /client_admin_api/v1/export_api_keys or the exportApiKeyCreate mutation",
 	KindClientAnalytics: "an admin creates one with " +
 		"POST /client_admin_api/v1/client_analytics_api_keys or the clientAnalyticsApiKeyCreate mutation",
+	KindProbe: "a probe gets its secret once, from POST /client_api/v1/register with a registration key",
 }
 
-// withArticle is "a client_admin", "an export".
+// withArticle is "a client_admin key", "an export key", "a probe secret".
 func withArticle(k Kind) string {
-	if k != "" && strings.ContainsRune("aeiou", rune(k[0])) {
-		return "an " + string(k)
+	noun := string(k) + " key"
+	if k == KindProbe {
+		noun = "probe secret"
 	}
-	return "a " + string(k)
+	if k != "" && strings.ContainsRune("aeiou", rune(k[0])) {
+		return "an " + noun
+	}
+	return "a " + noun
 }

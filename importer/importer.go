@@ -157,30 +157,11 @@ func (im *importer) write(ctx context.Context, cancel func(), queue <-chan lineB
 	return err
 }
 
-// insert stores a batch; when the database refuses the batch because of
-// one document's data, it halves the batch until the culprit is alone.
+// insert stores a batch (Store), reporting its bad documents by line.
 func (im *importer) insert(ctx context.Context, b lineBatch) error {
-	res, err := im.st.InsertDocuments(ctx, im.OwnerID, b.docs)
-	if err != nil && isDataError(err) {
-		if len(b.docs) == 1 {
-			var pgErr *pgconn.PgError
-			if errors.As(err, &pgErr) {
-				err = errors.New("refused by the database: " + pgErr.Message)
-			}
-			im.reportBad(b.lines[0], err)
-			return nil
-		}
-		h := len(b.docs) / 2
-		if err := im.insert(ctx, lineBatch{docs: b.docs[:h], lines: b.lines[:h]}); err != nil {
-			return err
-		}
-		return im.insert(ctx, lineBatch{docs: b.docs[h:], lines: b.lines[h:]})
-	}
+	res, err := Store(ctx, im.st, im.OwnerID, b.docs, func(i int, err error) { im.reportBad(b.lines[i], err) })
 	if err != nil {
 		return err
-	}
-	for _, i := range res.Refused {
-		im.reportBad(b.lines[i], store.ErrForeignClient)
 	}
 	im.mu.Lock()
 	s := &im.sum
@@ -189,6 +170,52 @@ func (im *importer) insert(ctx context.Context, b lineBatch) error {
 	s.Unchanged += res.Unchanged
 	s.ClientsCreated += res.ClientsCreated
 	im.mu.Unlock()
+	return nil
+}
+
+// Store stores parsed documents (store.ParseDocument) of the data owner as
+// "fleetgraph import" does, and is what the client API's reports are
+// stored by: in one transaction, replacing a stored document of the same
+// kind and id, creating the clients they name. When the database refuses
+// the batch because of one document's data, the batch is halved until the
+// culprit is alone; such a document and one naming another data owner's
+// client are passed to bad with their index in docs, and not stored. The
+// result counts what the other documents did (Refused is left empty).
+func Store(ctx context.Context, st *store.Store, ownerID int64, docs []store.Document, bad func(i int, err error)) (store.InsertResult, error) {
+	var sum store.InsertResult
+	err := storeFrom(ctx, st, ownerID, docs, 0, bad, &sum)
+	return sum, err
+}
+
+// storeFrom stores docs, the documents from index off of a batch.
+func storeFrom(ctx context.Context, st *store.Store, ownerID int64, docs []store.Document, off int,
+	bad func(int, error), sum *store.InsertResult) error {
+	res, err := st.InsertDocuments(ctx, ownerID, docs)
+	if err != nil && isDataError(err) {
+		if len(docs) == 1 {
+			var pgErr *pgconn.PgError
+			if errors.As(err, &pgErr) {
+				err = errors.New("refused by the database: " + pgErr.Message)
+			}
+			bad(off, err)
+			return nil
+		}
+		h := len(docs) / 2
+		if err := storeFrom(ctx, st, ownerID, docs[:h], off, bad, sum); err != nil {
+			return err
+		}
+		return storeFrom(ctx, st, ownerID, docs[h:], off+h, bad, sum)
+	}
+	if err != nil {
+		return err
+	}
+	for _, i := range res.Refused {
+		bad(off+i, store.ErrForeignClient)
+	}
+	sum.Inserted += res.Inserted
+	sum.Updated += res.Updated
+	sum.Unchanged += res.Unchanged
+	sum.ClientsCreated += res.ClientsCreated
 	return nil
 }
 

@@ -1,7 +1,6 @@
-package importer
+package importer_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -15,66 +14,14 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/fleetgraph/fleetgraph/apitest"
+	"github.com/fleetgraph/fleetgraph/importer"
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
+// The tests that store documents run outside package importer: apitest's
+// server imports the client API, which stores through this package.
+
 func TestMain(m *testing.M) { apitest.Main(m) }
-
-func TestReadLine(t *testing.T) {
-	tests := []struct {
-		name, in string
-		max      int
-		want     []string // each line's text; "<long>" for a line not kept
-		lengths  []int64
-	}{
-		{"lines and their ends", "ab\ncd\n", 10, []string{"ab", "cd", ""}, []int64{3, 3, 0}},
-		{"no final line end", "ab\ncd", 10, []string{"ab", "cd"}, []int64{3, 2}},
-		{"CRLF trimmed, counted", "ab\r\ncd\r\n", 10, []string{"ab", "cd", ""}, []int64{4, 4, 0}},
-		{"exactly max bytes", "abcd\r\n", 4, []string{"abcd", ""}, []int64{6, 0}},
-		{"one byte over max", "abcde\nab\n", 4, []string{"<long>", "ab", ""}, []int64{6, 3, 0}},
-		{"over max, last line", "ab\nabcdefgh", 4, []string{"ab", "<long>"}, []int64{3, 8}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			r := bufio.NewReaderSize(strings.NewReader(tc.in), 16) // lines span buffer fills
-			var got []string
-			var lengths []int64
-			for {
-				line, n, err := readLine(r, tc.max)
-				if line == nil && n > 0 {
-					got = append(got, "<long>")
-				} else {
-					got = append(got, string(line))
-				}
-				lengths = append(lengths, n)
-				if err != nil {
-					if err != io.EOF {
-						t.Fatal(err)
-					}
-					break
-				}
-			}
-			if fmt.Sprint(got, lengths) != fmt.Sprint(tc.want, tc.lengths) {
-				t.Errorf("lines %q lengths %v, want %q %v", got, lengths, tc.want, tc.lengths)
-			}
-		})
-	}
-}
-
-func TestWriterOfIsStableAndInRange(t *testing.T) {
-	seen := map[int]bool{}
-	for i := range 100 {
-		id := fmt.Sprintf("doc-%d", i)
-		w := writerOf(id, 3)
-		if w < 0 || w >= 3 || writerOf(id, 3) != w {
-			t.Fatalf("writerOf(%q, 3) = %d", id, w)
-		}
-		seen[w] = true
-	}
-	if len(seen) != 3 {
-		t.Errorf("100 ids went to writers %v, want all 3", seen)
-	}
-}
 
 // measurement is one NDJSON line of a measurement of client c.
 func measurement(id, c string) string {
@@ -93,12 +40,12 @@ func TestRunStoresTheDocumentsAndReportsBadLines(t *testing.T) {
 		measurement("a", c) + ` `,                                 // the same document again: unchanged
 	}, "\n")
 	var out bytes.Buffer
-	s, err := Run(context.Background(), e.Store, strings.NewReader(in), Options{
+	s, err := importer.Run(context.Background(), e.Store, strings.NewReader(in), importer.Options{
 		OwnerID: o.ID, Kind: store.KindMeasurement, Batch: 1, Workers: 3, MaxLineBytes: 200, Out: &out})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Summary{InsertResult: store.InsertResult{Inserted: 2, Unchanged: 1, ClientsCreated: 1}, Bad: 2}
+	want := importer.Summary{InsertResult: store.InsertResult{Inserted: 2, Unchanged: 1, ClientsCreated: 1}, Bad: 2}
 	if fmt.Sprint(s) != fmt.Sprint(want) {
 		t.Errorf("summary %+v, want %+v", s, want)
 	}
@@ -132,7 +79,7 @@ func TestRunDrawsAndClearsTheProgressLine(t *testing.T) {
 	var out syncBuffer
 	done := make(chan error, 1)
 	go func() {
-		_, err := Run(context.Background(), e.Store, pr, Options{OwnerID: o.ID, Kind: store.KindMeasurement,
+		_, err := importer.Run(context.Background(), e.Store, pr, importer.Options{OwnerID: o.ID, Kind: store.KindMeasurement,
 			Out: &out, Progress: true, Size: int64(2 * len(line))})
 		done <- err
 	}()
@@ -160,8 +107,33 @@ func TestRunStopsWhenTheContextHasEnded(t *testing.T) {
 	o := e.NewOwner(t, "importer-cancel")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	s, err := Run(ctx, e.Store, strings.NewReader(measurement("x", uuid.NewString())), Options{OwnerID: o.ID, Kind: store.KindMeasurement})
+	s, err := importer.Run(ctx, e.Store, strings.NewReader(measurement("x", uuid.NewString())), importer.Options{OwnerID: o.ID, Kind: store.KindMeasurement})
 	if !errors.Is(err, context.Canceled) || s.Loaded() != 0 {
 		t.Errorf("err = %v, %d loaded; want context.Canceled, 0", err, s.Loaded())
+	}
+}
+
+// Store sets apart a document the database refuses by halving the batch,
+// and names it by its index in the batch; the others are stored.
+func TestStoreNamesTheRefusedDocumentByIndex(t *testing.T) {
+	e := apitest.Get(t)
+	o := e.NewOwner(t, "importer-store")
+	c := uuid.NewString()
+	docs := make([]store.Document, 7)
+	for i := range docs {
+		d, err := store.ParseDocument(store.KindMeasurement, []byte(measurement(fmt.Sprintf("s%d", i), c)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs[i] = d
+	}
+	docs[5].DocID = "nul\x00id" // PostgreSQL's text takes no NUL
+	bad := map[int]error{}
+	res, err := importer.Store(context.Background(), e.Store, o.ID, docs, func(i int, err error) { bad[i] = err })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bad) != 1 || bad[5] == nil || res.Inserted != 6 {
+		t.Errorf("refused %v, inserted %d; want only index 5 refused and 6 inserted", bad, res.Inserted)
 	}
 }

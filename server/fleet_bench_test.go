@@ -7,9 +7,11 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/fleetgraph/fleetgraph/apitest"
+	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // seedFleet gives owner n clients, each in two of ten groups, with a
@@ -114,4 +116,49 @@ func BenchmarkFleet(b *testing.B) {
 			})
 		})
 	}
+}
+
+// BenchmarkClientAPI: check-ins (If-None-Match, so 304s) and reports of
+// 50 measurements by 20 probes at once, over the real HTTP server and
+// PostgreSQL (bench/probes.sh is the fleet-sized load test).
+func BenchmarkClientAPI(b *testing.B) {
+	e := apitest.Get(b)
+	o := e.NewOwner(b, "bench-probes")
+	key := o.NewRegistrationKey(b, store.RegistrationKeyInput{}).RegistrationKey
+	probes := make(chan apitest.Probe, 64)
+	for range cap(probes) {
+		probes <- o.NewProbe(b, key)
+	}
+	b.Run("check-in", func(b *testing.B) {
+		p := <-probes
+		defer func() { probes <- p }()
+		r := e.Probe(b, http.MethodGet, "/config", p.Secret, nil)
+		etag := r.Header.Get("ETag")
+		benchParallel(b, func(c *http.Client) (int, error) {
+			req, _ := http.NewRequest(http.MethodGet, e.URL+"/client_api/v1/config", nil)
+			req.Header.Set("X-API-KEY", p.Secret)
+			req.Header.Set("If-None-Match", etag)
+			status, err := drain(c.Do(req))
+			if status == http.StatusNotModified {
+				status = http.StatusOK
+			}
+			return status, err
+		})
+	})
+	b.Run("report-50", func(b *testing.B) {
+		var seq atomic.Int64
+		benchParallel(b, func(c *http.Client) (int, error) {
+			p := <-probes
+			defer func() { probes <- p }()
+			var body strings.Builder
+			for range 50 {
+				fmt.Fprintf(&body, `{"id":"%s-%d","type":"VideoMeasurement","client_uuid":"%s","created_at":"2026-11-20T10:00:00Z",`+
+					`"study":{"subject":"youtube"},"statistic_values":{"rtt_avg":12.5}}`+"\n", p.UUID, seq.Add(1), p.UUID)
+			}
+			req, _ := http.NewRequest(http.MethodPost, e.URL+"/client_api/v1/measurements", strings.NewReader(body.String()))
+			req.Header.Set("X-API-KEY", p.Secret)
+			return drain(c.Do(req))
+		})
+		b.ReportMetric(float64(50*b.N)/b.Elapsed().Seconds(), "docs/s")
+	})
 }

@@ -368,7 +368,7 @@ func bufferGraphQLBody(next http.Handler) http.Handler {
 		var tooBig *http.MaxBytesError
 		switch {
 		case errors.As(err, &tooBig):
-			bodyTooLarge(w)
+			bodyTooLarge(w, rest.MaxBodyBytes)
 			return
 		case err != nil:
 			rest.WriteError(w, http.StatusBadRequest, "request body could not be read")
@@ -379,7 +379,7 @@ func bufferGraphQLBody(next http.Handler) http.Handler {
 	})
 }
 
-// bodyTooLarge is the answer to a body over rest.MaxBodyBytes.
-func bodyTooLarge(w http.ResponseWriter) {
-	rest.WriteError(w, http.StatusRequestEntityTooLarge, "request body is too large")
+// bodyTooLarge is the answer to a body over max bytes.
+func bodyTooLarge(w http.ResponseWriter, max int64) {
+	rest.WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is too large (at most %d bytes)", max))
 }

@@ -3,10 +3,15 @@ package server_test
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"testing"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
 
 	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/clientapi"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/rest"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -647,5 +652,89 @@ func TestRolesThroughGraphQL(t *testing.T) {
 	// The refused ispDelete left the ISP alone.
 	if r := f.e.Admin(t, http.MethodGet, fmt.Sprintf("/isps/%d", f.isp), f.o.Key, nil); r.Status != http.StatusOK {
 		t.Errorf("ISP gone after refused GraphQL delete: %d %s", r.Status, r.Raw)
+	}
+}
+
+// clientAPIKinds is the role matrix of the client API (/client_api/v1),
+// whose callers are told apart by the kind of their key, not by a role:
+// one cell per route of clientapi.API.Mount, keyed "METHOD path", with the
+// kinds it admits (none: register takes a registration key in its body)
+// and a body for the call.
+var clientAPIKinds = map[string]struct {
+	kinds []auth.Kind
+	body  func(probeUUID string) any
+}{
+	"POST /register": {nil, nil},
+	"GET /config":    {[]auth.Kind{auth.KindProbe}, nil},
+	"POST /measurements": {[]auth.Kind{auth.KindProbe, auth.KindClientAnalytics}, func(cu string) any {
+		return []any{probeMeasurement(uuid.NewString(), cu, "VideoMeasurement", "youtube")}
+	}},
+	"POST /client_reports": {[]auth.Kind{auth.KindProbe, auth.KindClientAnalytics}, func(cu string) any {
+		return []any{map[string]any{"id": uuid.NewString(), "type": "P1203ClientReport", "client_uuid": cu, "created_at": "2026-11-20T10:00:00Z"}}
+	}},
+	"POST /event_bundles": {[]auth.Kind{auth.KindProbe, auth.KindClientAnalytics}, func(cu string) any {
+		return []any{map[string]any{"id": uuid.NewString(), "type": "VideoEventBundle", "client_uuid": cu, "created_at": "2026-11-20T10:00:00Z"}}
+	}},
+	"POST /network_requests": {[]auth.Kind{auth.KindProbe, auth.KindClientAnalytics}, func(cu string) any {
+		return []any{map[string]any{"id": uuid.NewString(), "client_uuid": cu, "created_at": "2026-11-20T10:00:00Z"}}
+	}},
+	"POST /user_feedbacks": {[]auth.Kind{auth.KindProbe, auth.KindClientAnalytics}, func(cu string) any {
+		return []any{map[string]any{"id": uuid.NewString(), "client_uuid": cu, "created_at": "2026-11-20T10:00:00Z"}}
+	}},
+	"POST /system_status_records": {[]auth.Kind{auth.KindProbe, auth.KindClientAnalytics}, func(cu string) any {
+		return []any{map[string]any{"id": uuid.NewString(), "client_uuid": cu, "created_at": "2026-11-20T10:00:00Z"}}
+	}},
+}
+
+// TestClientAPIKeyKindMatrix calls every route of the client API with a
+// key of every kind: the kinds a route admits get through (the answer is
+// neither 401 nor 403), every other kind is a 403 naming what it takes.
+// Analytics keys report for a web client, probes for themselves.
+func TestClientAPIKeyKindMatrix(t *testing.T) {
+	e := apitest.Get(t)
+	o := e.NewOwner(t, "probe-matrix")
+	p := o.NewProbe(t, o.NewRegistrationKey(t, store.RegistrationKeyInput{}).RegistrationKey)
+	keys := map[auth.Kind]string{auth.KindClientAdmin: o.Key, auth.KindProbe: p.Secret}
+	keys[auth.KindExport], _ = o.NewKey(t, apitest.KeyOpts{Kind: auth.KindExport})
+	keys[auth.KindClientAnalytics], _ = o.NewKey(t, apitest.KeyOpts{Kind: auth.KindClientAnalytics})
+
+	r := chi.NewRouter()
+	(&clientapi.API{}).Mount(r)
+	routes := 0
+	_ = chi.Walk(r, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		routes++
+		pattern := method + " " + route
+		cell, ok := clientAPIKinds[pattern]
+		if !ok {
+			t.Errorf("%s has no entry in clientAPIKinds", pattern)
+			return nil
+		}
+		if cell.kinds == nil {
+			return nil
+		}
+		t.Run(pattern, func(t *testing.T) {
+			for kind, key := range keys {
+				cu := p.UUID
+				if kind != auth.KindProbe {
+					cu = uuid.NewString() // a web client
+				}
+				var body any
+				if cell.body != nil {
+					body = cell.body(cu)
+				}
+				got := e.Probe(t, method, route, key, body)
+				if slices.Contains(cell.kinds, kind) {
+					if got.Status != http.StatusOK {
+						t.Errorf("%s key: %d %s, want 200", kind, got.Status, got.Raw)
+					}
+					continue
+				}
+				apitest.WantRefused(t, got, http.StatusForbidden, key)
+			}
+		})
+		return nil
+	})
+	if routes != len(clientAPIKinds) {
+		t.Errorf("%d client API routes, %d entries in clientAPIKinds", routes, len(clientAPIKinds))
 	}
 }

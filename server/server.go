@@ -1,7 +1,7 @@
 // Package server assembles fleetgraph's HTTP surface: /graphql (with the
 // offline GraphiQL page), the Administration REST API v1 and the Data Export
 // REST API v1, all over one executable schema and one executor configuration,
-// plus /healthz, /readyz and /metrics (package obs).
+// the probes' client API (package clientapi), plus /healthz, /readyz and /metrics (package obs).
 package server
 
 import (
@@ -29,6 +29,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/budget"
+	"github.com/fleetgraph/fleetgraph/clientapi"
 	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/graphiql"
 	"github.com/fleetgraph/fleetgraph/loaders"
@@ -124,7 +125,7 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 	r.Get("/graphql", graphiql.Page("/graphql", "/graphiql/assets/").ServeHTTP)
 	r.Handle("/graphiql/assets/*", graphiql.Assets("/graphiql/assets/"))
 	within := deadline(res.RequestTimeout)
-	r.With(within, limitBody, bufferGraphQLBody, auth.Middleware(res.Store, auth.KindClientAdmin, true, graphqlAuthError), loaders.Middleware(res.Store)).
+	r.With(within, limitBody, bufferGraphQLBody, auth.Middleware(res.Store, true, graphqlAuthError, auth.KindClientAdmin), loaders.Middleware(res.Store)).
 		Post("/graphql", gql.ServeHTTP)
 
 	docs, err := openAPIDocuments(adapter)
@@ -137,7 +138,7 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 
 	var mountErr error
 	r.Route(AdminBase, func(r chi.Router) {
-		r.Use(within, limitBody, auth.Middleware(res.Store, auth.KindClientAdmin, false, restAuthError), loaders.Middleware(res.Store))
+		r.Use(within, limitBody, auth.Middleware(res.Store, false, restAuthError, auth.KindClientAdmin), loaders.Middleware(res.Store))
 		mountErr = adapter.Mount(r, rest.AdminRoutes)
 	})
 	if mountErr != nil {
@@ -145,13 +146,15 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 	}
 	// Middleware on the mount itself: chi skips a router's own middleware
 	// while it has no routes, which would let any key reach a 404.
-	r.With(within, limitBody, auth.Middleware(res.Store, auth.KindExport, false, restAuthError), loaders.Middleware(res.Store)).
+	r.With(within, limitBody, auth.Middleware(res.Store, false, restAuthError, auth.KindExport), loaders.Middleware(res.Store)).
 		Route(ExportBase, func(r chi.Router) {
 			mountErr = adapter.Mount(r, rest.ExportRoutes)
 		})
 	if mountErr != nil {
 		return nil, mountErr
 	}
+	probes := &clientapi.API{Store: res.Store, Sealer: res.Sealer, Logger: res.Logger}
+	r.With(within, limitBodyTo(clientapi.MaxBodyBytes)).Route(clientapi.Base, probes.Mount)
 	r.NotFound(func(w http.ResponseWriter, _ *http.Request) { rest.WriteError(w, http.StatusNotFound, "Not found") })
 	r.MethodNotAllowed(func(w http.ResponseWriter, _ *http.Request) {
 		rest.WriteError(w, http.StatusMethodNotAllowed, "Method not allowed")
@@ -243,38 +246,43 @@ func graphqlAuthError(w http.ResponseWriter, _ *http.Request, err error) {
 	}}})
 }
 
-// limitBody answers 413 for bodies over the limit and caps the rest. A
+// limitBody is limitBodyTo the REST APIs' and /graphql's limit.
+func limitBody(next http.Handler) http.Handler { return limitBodyTo(rest.MaxBodyBytes)(next) }
+
+// limitBodyTo answers 413 for bodies over max bytes and caps the rest. A
 // gzip-compressed body (Content-Encoding: gzip, as Elasticsearch clients
-// may send) is decompressed, and the limit applies to both its compressed
-// and its decompressed size; other content codings are a 415.
-func limitBody(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength > rest.MaxBodyBytes {
-			bodyTooLarge(w)
-			return
-		}
-		r.Body = http.MaxBytesReader(w, r.Body, rest.MaxBodyBytes)
-		switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
-		case "", "identity":
-		case "gzip", "x-gzip":
-			zr, err := gzip.NewReader(r.Body)
-			switch {
-			case errors.Is(err, io.EOF): // no body at all
-			case err != nil:
-				rest.WriteError(w, http.StatusBadRequest, "request body is not valid gzip data (Content-Encoding: "+enc+")")
+// and probes may send) is decompressed, and the limit applies to both its
+// compressed and its decompressed size; other content codings are a 415.
+func limitBodyTo(max int64) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.ContentLength > max {
+				bodyTooLarge(w, max)
 				return
-			default:
-				r.Body = http.MaxBytesReader(w, zr, rest.MaxBodyBytes)
 			}
-			r.Header.Del("Content-Encoding")
-			r.ContentLength = -1
-		default:
-			rest.WriteError(w, http.StatusUnsupportedMediaType, fmt.Sprintf(
-				"Content-Encoding %q is not supported: send the body uncompressed or gzip-compressed", enc))
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
+			r.Body = http.MaxBytesReader(w, r.Body, max)
+			switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
+			case "", "identity":
+			case "gzip", "x-gzip":
+				zr, err := gzip.NewReader(r.Body)
+				switch {
+				case errors.Is(err, io.EOF): // no body at all
+				case err != nil:
+					rest.WriteError(w, http.StatusBadRequest, "request body is not valid gzip data (Content-Encoding: "+enc+")")
+					return
+				default:
+					r.Body = http.MaxBytesReader(w, zr, max)
+				}
+				r.Header.Del("Content-Encoding")
+				r.ContentLength = -1
+			default:
+				rest.WriteError(w, http.StatusUnsupportedMediaType, fmt.Sprintf(
+					"Content-Encoding %q is not supported: send the body uncompressed or gzip-compressed", enc))
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
 }
 
 // tidyPath routes a path with repeated or trailing slashes as the path

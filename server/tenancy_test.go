@@ -12,7 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/fleetgraph/fleetgraph/apitest"
+	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/server"
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
@@ -749,4 +753,69 @@ func TestSharedClientShowsOnlyTheClient(t *testing.T) {
 
 	// B cannot reach A's records through the shared client's ids either.
 	apitest.WantNotFound(t, e.Admin(t, http.MethodGet, fmt.Sprintf("/isps/%d", a.isp), b.o.Key, nil), "A's ISP via the share")
+}
+
+// TestCrossTenantClientAPI: what a probe or an analytics key of one data
+// owner sends through the client API never reaches another data owner.
+func TestCrossTenantClientAPI(t *testing.T) {
+	e := apitest.Get(t)
+	a, b := e.NewOwner(t, "probe-tenant-a"), e.NewOwner(t, "probe-tenant-b")
+	aKey := a.NewRegistrationKey(t, store.RegistrationKeyInput{})
+	aProbe := a.NewProbe(t, aKey.RegistrationKey)
+	bProbe := b.NewProbe(t, b.NewRegistrationKey(t, store.RegistrationKeyInput{}).RegistrationKey)
+	bAnalytics, _ := b.NewKey(t, apitest.KeyOpts{Kind: auth.KindClientAnalytics})
+	bExport, _ := b.NewKey(t, apitest.KeyOpts{Kind: auth.KindExport})
+	aDefault := a.NewConfig(t, "public", "a default", true)
+	b.NewConfig(t, "public", "b default", true)
+
+	t.Run("a registration key makes clients of its own data owner", func(t *testing.T) {
+		r := register(t, e, map[string]any{"registration_key": aKey.RegistrationKey})
+		cu, _ := apitest.Object(t, apitest.WantStatus(t, r, http.StatusCreated))["client_uuid"].(string)
+		apitest.WantStatus(t, e.Admin(t, http.MethodGet, "/clients/"+cu, a.Key, nil), http.StatusOK)
+		apitest.WantNotFound(t, e.Admin(t, http.MethodGet, "/clients/"+cu, b.Key, nil), "A's probe read by B")
+	})
+
+	t.Run("a probe gets its own data owner's configs", func(t *testing.T) {
+		r := e.Probe(t, http.MethodGet, "/config", aProbe.Secret, nil)
+		pc := apitest.Object(t, apitest.Object(t, apitest.WantStatus(t, r, http.StatusOK))["public_config"])
+		if apitest.Int(t, pc["id"]) != aDefault {
+			t.Errorf("A's probe got config %v, want A's default %d", pc["id"], aDefault)
+		}
+	})
+
+	t.Run("nobody reports for another data owner's client", func(t *testing.T) {
+		// B's probe naming A's probe, B's analytics key naming A's probe.
+		for _, key := range []string{bProbe.Secret, bAnalytics} {
+			doc := []any{probeMeasurement(uuid.NewString(), aProbe.UUID, "VideoMeasurement", "youtube")}
+			r := e.Probe(t, http.MethodPost, "/measurements", key, doc)
+			item := apitest.Object(t, apitest.List(t, apitest.Object(t, apitest.WantStatus(t, r, 422))["errors"])[0])
+			if item["rule"] != "client_uuid" {
+				t.Errorf("B reporting for A's client: %s", r.Raw)
+			}
+		}
+		var n int
+		_ = e.Store.Pool().QueryRow(context.Background(), `SELECT count(*) FROM documents WHERE client_uuid = $1`, aProbe.UUID).Scan(&n)
+		if n != 0 {
+			t.Errorf("%d documents stored for A's probe", n)
+		}
+	})
+
+	t.Run("document ids are the data owner's own", func(t *testing.T) {
+		id := uuid.NewString()
+		apitest.WantStatus(t, e.Probe(t, http.MethodPost, "/measurements", aProbe.Secret,
+			[]any{probeMeasurement(id, aProbe.UUID, "VideoMeasurement", "youtube")}), http.StatusOK)
+		// B's probe may use the same id: it is another data owner's document.
+		r := e.Probe(t, http.MethodPost, "/measurements", bProbe.Secret, []any{probeMeasurement(id, bProbe.UUID, "WebMeasurement", "website")})
+		if body := apitest.Object(t, apitest.WantStatus(t, r, http.StatusOK)); apitest.Int(t, body["accepted"]) != 1 {
+			t.Errorf("B's document with A's id: %s", r.Raw)
+		}
+		stored, err := e.Store.Document(context.Background(), a.ID, store.KindMeasurement, id)
+		if err != nil || *stored.ClientUUID != aProbe.UUID || *stored.Type != "VideoMeasurement" {
+			t.Errorf("A's document after B's report: %+v %v", stored, err)
+		}
+		raw := e.Do(t, http.MethodGet, server.ExportBase+"/measurements", bExport, nil).Raw
+		if bytes.Contains(raw, []byte(aProbe.UUID)) {
+			t.Errorf("B's export shows A's probe: %s", raw)
+		}
+	})
 }

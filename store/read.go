@@ -7,7 +7,8 @@ import (
 )
 
 // Read is one statement that reads rows of R, scoped like every store
-// query. It runs alone (All) or queued in a Batch with the other reads of
+// query (an UPDATE ... RETURNING that must go with reads is one too:
+// CheckIn). It runs alone (All) or queued in a Batch with the other reads of
 // the same step, which PostgreSQL receives and answers in one round trip:
 // the edges of a query level (resolvers/edges.go) are read that way.
 type Read[R any] struct {

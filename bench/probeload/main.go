@@ -1,0 +1,391 @@
+// Command probeload is the client API's load test (bench/probes.sh starts
+// the server and runs it): -probes goroutines, each a simulated probe,
+// register with one registration key, then each -interval (first tick at a
+// random offset, so the fleet's calls spread over the interval as a real
+// fleet's do) check in (GET /config with the ETag of its last answer) and
+// report -batch measurements, until -duration is over. All probes run at
+// once from the first moment: registrations, check-ins and reports overlap.
+// It prints the documents accepted per second and the latencies (p50,
+// p99, max) of registration, check-in and report: over the whole run, and
+// over its steady state, from one interval after the last registration to
+// the end (every probe then reports at its pace). The targets are judged
+// on the steady state's documents/s and on the whole run's check-in p99
+// (registrations included, the stricter figure).
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/signal"
+	"slices"
+	"sync"
+	"syscall"
+	"time"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:])
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "probeload:", err)
+		os.Exit(1)
+	}
+}
+
+// options are the command's flags.
+type options struct {
+	url, adminKey     string
+	probes, batch     int
+	interval, runFor  time.Duration
+	checkInTarget     time.Duration
+	docsPerSecTarget  float64
+	requestTimeout    time.Duration
+	registrationLimit int
+}
+
+func parseFlags(args []string) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("probeload", flag.ContinueOnError)
+	fs.StringVar(&o.url, "url", "http://127.0.0.1:18090", "fleetgraph's base URL")
+	fs.StringVar(&o.adminKey, "admin-key", "", "an admin key of the bench data owner (makes the capability and registration key)")
+	fs.IntVar(&o.probes, "probes", 1000, "simulated probes (goroutines)")
+	fs.IntVar(&o.batch, "batch", 30, "measurements per report")
+	fs.DurationVar(&o.interval, "interval", 5*time.Second, "each probe checks in and reports once per interval")
+	fs.DurationVar(&o.runFor, "duration", 40*time.Second, "length of the run")
+	fs.DurationVar(&o.requestTimeout, "timeout", 30*time.Second, "time limit of one request")
+	fs.DurationVar(&o.checkInTarget, "checkin-p99-target", 50*time.Millisecond, "target of the check-in p99")
+	fs.Float64Var(&o.docsPerSecTarget, "docs-target", 5000, "target of documents accepted per second")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if o.adminKey == "" {
+		return o, errors.New("-admin-key is required")
+	}
+	o.registrationLimit = o.probes
+	return o, nil
+}
+
+// stats are one probe's observations.
+type stats struct {
+	register          []time.Duration
+	checkIn, report   []call
+	registeredAt      time.Time
+	accepted, refused int
+	failures          map[string]int
+}
+
+// call is one timed request: when it started, how long it took, and for
+// reports the documents accepted.
+type call struct {
+	at       time.Time
+	took     time.Duration
+	accepted int
+}
+
+func run(ctx context.Context, args []string) error {
+	o, err := parseFlags(args)
+	if err != nil {
+		return err
+	}
+	client := &http.Client{Timeout: o.requestTimeout, Transport: &http.Transport{
+		MaxIdleConns: o.probes, MaxIdleConnsPerHost: o.probes, IdleConnTimeout: time.Minute}}
+	regKey, err := setUp(ctx, client, o)
+	if err != nil {
+		return fmt.Errorf("set up: %w", err)
+	}
+	fmt.Printf("%d probes, a check-in and a report of %d measurements every %s each (offered %.0f documents/s), for %s\n",
+		o.probes, o.batch, o.interval, float64(o.probes*o.batch)/o.interval.Seconds(), o.runFor)
+
+	start := time.Now()
+	deadline := start.Add(o.runFor)
+	all := make([]stats, o.probes)
+	var wg sync.WaitGroup
+	for i := range all {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := &probe{client: client, o: o, stats: &all[i], seq: i}
+			p.run(ctx, regKey, deadline)
+		}()
+	}
+	wg.Wait()
+	report(o, all, start, deadline, time.Now())
+	return ctx.Err()
+}
+
+// setUp makes the capability and the registration key the probes register
+// with (as many registrations as probes), through the admin API and GraphQL.
+func setUp(ctx context.Context, client *http.Client, o options) (string, error) {
+	var capability struct {
+		Capability struct {
+			ID int64 `json:"id"`
+		} `json:"capability"`
+	}
+	name := fmt.Sprintf("probeload-%d", time.Now().UnixNano())
+	err := send(ctx, client, http.MethodPost, o.url+"/client_admin_api/v1/capabilities", o.adminKey, map[string]any{
+		"name": name, "allowed_measurement_types": []string{"VideoMeasurement", "WebMeasurement"},
+		"forbidden_measurement_subjects": []string{"netflix"}}, http.StatusCreated, &capability)
+	if err != nil {
+		return "", err
+	}
+	var key struct {
+		Data struct {
+			RegistrationKeyCreate struct {
+				RegistrationKey string `json:"registrationKey"`
+			} `json:"registrationKeyCreate"`
+		} `json:"data"`
+	}
+	q := `mutation($in: RegistrationKeyCreateInput!) { registrationKeyCreate(input: $in) { registrationKey } }`
+	err = send(ctx, client, http.MethodPost, o.url+"/graphql", o.adminKey, map[string]any{"query": q, "variables": map[string]any{
+		"in": map[string]any{"capabilityId": capability.Capability.ID, "numRegistrationsLeft": o.registrationLimit}}},
+		http.StatusOK, &key)
+	if err != nil {
+		return "", err
+	}
+	if key.Data.RegistrationKeyCreate.RegistrationKey == "" {
+		return "", errors.New("registrationKeyCreate answered no key")
+	}
+	return key.Data.RegistrationKeyCreate.RegistrationKey, nil
+}
+
+// probe is one simulated probe.
+type probe struct {
+	client  *http.Client
+	o       options
+	stats   *stats
+	seq     int
+	uuid    string
+	secret  string
+	etag    string
+	sent    int
+	scratch bytes.Buffer
+}
+
+func (p *probe) run(ctx context.Context, regKey string, deadline time.Time) {
+	p.stats.failures = map[string]int{}
+	if !p.register(ctx, regKey) {
+		return
+	}
+	next := time.Now().Add(rand.N(p.o.interval))
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Until(next)):
+		}
+		if time.Now().After(deadline) {
+			return
+		}
+		p.checkIn(ctx)
+		p.report(ctx)
+		next = next.Add(p.o.interval)
+	}
+}
+
+func (p *probe) fail(what string, err error) {
+	p.stats.failures[what+": "+err.Error()]++
+}
+
+func (p *probe) register(ctx context.Context, regKey string) bool {
+	var out struct {
+		ClientUUID string `json:"client_uuid"`
+		Secret     string `json:"secret"`
+	}
+	t := time.Now()
+	err := send(ctx, p.client, http.MethodPost, p.o.url+"/client_api/v1/register", "", map[string]any{
+		"registration_key": regKey, "label": fmt.Sprintf("load probe %d %d", p.seq, time.Now().UnixNano()),
+		"client_type": "automator", "client_version": "3.6.0"}, http.StatusCreated, &out)
+	if err != nil {
+		p.fail("register", err)
+		return false
+	}
+	p.stats.register = append(p.stats.register, time.Since(t))
+	p.stats.registeredAt = time.Now()
+	p.uuid, p.secret = out.ClientUUID, out.Secret
+	return true
+}
+
+func (p *probe) checkIn(ctx context.Context) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, p.o.url+"/client_api/v1/config", nil)
+	req.Header.Set("X-API-KEY", p.secret)
+	req.Header.Set("X-Client-Type", "automator")
+	req.Header.Set("X-Client-Version", "3.6.0")
+	if p.etag != "" {
+		req.Header.Set("If-None-Match", p.etag)
+	}
+	t := time.Now()
+	resp, err := p.client.Do(req)
+	if err != nil {
+		p.fail("check-in", err)
+		return
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusNotModified {
+		p.fail("check-in", fmt.Errorf("status %d", resp.StatusCode))
+		return
+	}
+	p.stats.checkIn = append(p.stats.checkIn, call{at: t, took: time.Since(t)})
+	p.etag = resp.Header.Get("ETag")
+}
+
+// report sends -batch measurements of fresh ids as NDJSON.
+func (p *probe) report(ctx context.Context) {
+	p.scratch.Reset()
+	for range p.o.batch {
+		p.sent++
+		subject := [...]string{"youtube", "website", "amazon_trailer"}[p.sent%3]
+		typ := "VideoMeasurement"
+		if subject == "website" {
+			typ = "WebMeasurement"
+		}
+		fmt.Fprintf(&p.scratch, `{"id":"%s-%d","type":"%s","client_uuid":"%s","created_at":"%s","client_type":"automator",`+
+			`"client_version":"3.6.0","study":{"subject":"%s","study_id":"%s-default","study_name":"%s default"},`+
+			`"network":{"isp":"Example Net","asn":64500,"connection_type":"fiber"},"statistic_values":{"initial_loading_time":%d,`+
+			`"stalling_count":%d,"rtt_avg":%.2f,"throughput_mbps":%.1f}}`+"\n",
+			p.uuid, p.sent, typ, p.uuid, time.Now().UTC().Format(time.RFC3339Nano), subject, subject, subject,
+			300+rand.IntN(900), rand.IntN(3), 5+rand.Float64()*40, 20+rand.Float64()*500)
+	}
+	var out struct {
+		Accepted int `json:"accepted"`
+		Refused  int `json:"refused"`
+	}
+	t := time.Now()
+	err := send(ctx, p.client, http.MethodPost, p.o.url+"/client_api/v1/measurements", p.secret, p.scratch.Bytes(), http.StatusOK, &out)
+	if err != nil {
+		p.fail("report", err)
+		return
+	}
+	p.stats.report = append(p.stats.report, call{at: t, took: time.Since(t), accepted: out.Accepted})
+	p.stats.accepted += out.Accepted
+	p.stats.refused += out.Refused
+}
+
+// send sends body (raw bytes, or a value sent as JSON) and decodes the
+// answer into out unless its status is not want.
+func send(ctx context.Context, client *http.Client, method, url, key string, body any, want int, out any) error {
+	raw, ok := body.([]byte)
+	if !ok {
+		var err error
+		if raw, err = json.Marshal(body); err != nil {
+			return err
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(raw))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("X-API-KEY", key)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	got, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != want {
+		return fmt.Errorf("status %d: %.200s", resp.StatusCode, got)
+	}
+	return json.Unmarshal(got, out)
+}
+
+// report prints the figures of the run against the targets.
+func report(o options, all []stats, start, deadline, end time.Time) {
+	var reg []time.Duration
+	var chk, rep []call
+	var lastRegistration time.Time
+	accepted, refused := 0, 0
+	failures := map[string]int{}
+	for _, s := range all {
+		reg, chk, rep = append(reg, s.register...), append(chk, s.checkIn...), append(rep, s.report...)
+		accepted += s.accepted
+		refused += s.refused
+		if s.registeredAt.After(lastRegistration) {
+			lastRegistration = s.registeredAt
+		}
+		for k, n := range s.failures {
+			failures[k] += n
+		}
+	}
+	steady := lastRegistration.Add(o.interval)
+	fmt.Printf("run took %s; %d probes registered, the last after %s; steady state from %s to the end (%s)\n",
+		end.Sub(start).Round(time.Millisecond), len(reg), lastRegistration.Sub(start).Round(time.Millisecond),
+		steady.Sub(start).Round(time.Millisecond), deadline.Sub(steady).Round(time.Millisecond))
+	latencies("registration", reg)
+	latencies("check-in", took(chk, time.Time{}))
+	latencies("  steady", took(chk, steady))
+	latencies("report", took(rep, time.Time{}))
+	latencies("  steady", took(rep, steady))
+	steadyDocs := 0
+	for _, c := range rep {
+		if !c.at.Before(steady) {
+			steadyDocs += c.accepted
+		}
+	}
+	docsPerSec := float64(accepted) / end.Sub(start).Seconds()
+	fmt.Printf("documents accepted: %d (%d refused), %.0f documents/s over the whole run\n", accepted, refused, docsPerSec)
+	if window := deadline.Sub(steady); window > 0 {
+		rate := float64(steadyDocs) / window.Seconds()
+		fmt.Printf("steady state: %.0f documents/s (target ≥ %.0f: %s)\n", rate, o.docsPerSecTarget, verdict(rate >= o.docsPerSecTarget))
+	} else {
+		fmt.Println("steady state: none (the registrations took the whole run; give it a longer -duration)")
+	}
+	if ds := took(chk, time.Time{}); len(ds) > 0 {
+		p99 := percentile(ds, 0.99)
+		fmt.Printf("check-in p99: %s over the whole run (target < %s: %s)\n", p99.Round(10*time.Microsecond),
+			o.checkInTarget, verdict(p99 < o.checkInTarget))
+	}
+	for k, n := range failures {
+		fmt.Printf("FAILED %d× %s\n", n, k)
+	}
+}
+
+// took are the durations of the calls started at from or later, sorted.
+func took(calls []call, from time.Time) []time.Duration {
+	var ds []time.Duration
+	for _, c := range calls {
+		if !c.at.Before(from) {
+			ds = append(ds, c.took)
+		}
+	}
+	slices.Sort(ds)
+	return ds
+}
+
+// percentile of sorted durations.
+func percentile(ds []time.Duration, p float64) time.Duration {
+	return ds[min(len(ds)-1, int(p*float64(len(ds))))]
+}
+
+// latencies prints a line of p50, p99 and max.
+func latencies(name string, ds []time.Duration) {
+	slices.Sort(ds)
+	if len(ds) == 0 {
+		fmt.Printf("%-13s none\n", name)
+		return
+	}
+	r := func(d time.Duration) time.Duration { return d.Round(10 * time.Microsecond) }
+	fmt.Printf("%-13s %6d calls  p50 %9s  p99 %9s  max %9s\n", name, len(ds),
+		r(percentile(ds, 0.50)), r(percentile(ds, 0.99)), r(ds[len(ds)-1]))
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "missed"
+}

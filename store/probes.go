@@ -1,0 +1,220 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fleetgraph/fleetgraph/apierr"
+)
+
+// Probes: the clients that registered through the client API
+// (/client_api/v1, package clientapi) and authenticate with a per-client
+// secret, of which only the digest is stored (clients.secret_digest).
+
+// Registration is what a probe sends to register, with the UUID and the
+// secret's digest the server made for it.
+type Registration struct {
+	RegistrationKey string
+	UUID            string
+	SecretDigest    []byte
+	Label           *string
+	Tags            []string
+	ClientType      *string
+	ClientVersion   *string
+}
+
+// Registered is the client a registration made.
+type Registered struct {
+	ClientID    int64
+	DataOwnerID int64
+	UUID        string
+	ReportUntil *time.Time
+	CreatedAt   time.Time
+}
+
+// Refusals of a registration, each with a message for the probe.
+var (
+	ErrRegistrationKeyUnknown = apierr.Errorf(apierr.ErrUnauthenticated, "unknown registration key")
+	ErrRegistrationsExhausted = apierr.Errorf(apierr.ErrForbidden, "the registration key has no registrations left")
+)
+
+// RegisterProbe makes a client of the registration key's data owner in one
+// transaction. Refused (and nothing written) when the key is unknown
+// (ErrRegistrationKeyUnknown), outside valid_from/valid_until, has no
+// registrations left (ErrRegistrationsExhausted), or when the label is
+// another client's of the data owner (trimmed, case-insensitive: a
+// conflict). A key with a number of registrations left is decremented by
+// an UPDATE that checks the count (-1 stays: unlimited), so concurrent
+// registrations never take it below zero: the row lock makes each one
+// re-check the count the one before left. The UPDATE comes last, so the
+// key's row is locked only until the commit that follows it.
+func (s *Store) RegisterProbe(ctx context.Context, r Registration) (Registered, error) {
+	var out Registered
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		k, err := registrationKey(ctx, tx, r.RegistrationKey)
+		if err != nil {
+			return err
+		}
+		out.DataOwnerID = k.ownerID
+		if r.Label != nil {
+			const taken = `SELECT EXISTS (SELECT 1 FROM clients WHERE data_owner_id = $1
+				AND lower(btrim(label)) = lower(btrim($2)))`
+			var isTaken bool
+			if err := tx.QueryRow(ctx, taken, k.ownerID, *r.Label).Scan(&isTaken); err != nil {
+				return mapErr("check label", err)
+			}
+			if isTaken {
+				return apierr.Errorf(apierr.ErrConflict, "label %q is already another client's", *r.Label)
+			}
+		}
+		const ins = `INSERT INTO clients (data_owner_id, uuid, type, label, tags, registration_key_id,
+			secret_digest, report_until, last_seen_at, last_client_type, last_client_version)
+			VALUES ($1, $2::uuid, 'automator', $3, $4, $5, $6, now() + make_interval(days => $7::int), now(), $8, $9)
+			RETURNING id, uuid::text, report_until, created_at`
+		err = tx.QueryRow(ctx, ins, k.ownerID, r.UUID, r.Label, r.Tags, k.id, r.SecretDigest, k.usageLimitDays,
+			r.ClientType, r.ClientVersion).Scan(&out.ClientID, &out.UUID, &out.ReportUntil, &out.CreatedAt)
+		if err != nil || k.left == -1 {
+			return mapErr("insert client", err)
+		}
+		const take = `UPDATE registration_keys SET num_registrations_left =
+			CASE WHEN num_registrations_left > 0 THEN num_registrations_left - 1 ELSE num_registrations_left END
+			WHERE id = $1 AND num_registrations_left <> 0
+			AND valid_from <= now() AND (valid_until IS NULL OR valid_until > now())`
+		tag, err := tx.Exec(ctx, take, k.id)
+		if err != nil {
+			return mapErr("take registration", err)
+		}
+		if tag.RowsAffected() == 0 {
+			if _, err := registrationKey(ctx, tx, r.RegistrationKey); err != nil { // why, as it is now
+				return err
+			}
+			return ErrRegistrationsExhausted
+		}
+		return nil
+	})
+	return out, err
+}
+
+// regKey is what a registration reads of its registration key.
+type regKey struct {
+	id, ownerID    int64
+	left           int64
+	usageLimitDays *int64
+}
+
+// registrationKey reads the registration key with the given text, or tells
+// why it cannot register a client: unknown, outside its validity, no
+// registrations left.
+func registrationKey(ctx context.Context, tx pgx.Tx, key string) (regKey, error) {
+	const q = `SELECT id, data_owner_id, num_registrations_left, usage_limit_days, valid_from, valid_until, now()
+		FROM registration_keys WHERE registration_key = $1`
+	var k regKey
+	var from, now time.Time
+	var until *time.Time
+	err := tx.QueryRow(ctx, q, key).Scan(&k.id, &k.ownerID, &k.left, &k.usageLimitDays, &from, &until, &now)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return k, ErrRegistrationKeyUnknown
+	case err != nil:
+		return k, mapErr("load registration key", err)
+	case now.Before(from):
+		return k, apierr.Errorf(apierr.ErrForbidden, "the registration key is valid from %s", from.UTC().Format(time.RFC3339))
+	case until != nil && !now.Before(*until):
+		return k, apierr.Errorf(apierr.ErrForbidden, "the registration key expired at %s", until.UTC().Format(time.RFC3339))
+	case k.left == 0:
+		return k, ErrRegistrationsExhausted
+	}
+	return k, nil
+}
+
+// Probe is what the client API needs to know about an authenticated probe:
+// its client, and the capability of the registration key it registered
+// with (all lists empty when the key is gone).
+type Probe struct {
+	ClientID          int64
+	UUID              string
+	DataOwnerID       int64
+	DataOwnerSlug     string
+	Label             *string
+	DisabledAt        *time.Time
+	DisabledReason    *string
+	ReportUntil       *time.Time
+	ConfigManaged     bool
+	PublicConfigID    *int64
+	AutomatorConfigID *int64
+	CapabilityName    *string
+	Capability        Capability
+}
+
+// ProbeByDigest finds the probe whose secret has the given digest.
+func (s *Store) ProbeByDigest(ctx context.Context, digest []byte) (Probe, error) {
+	const q = `SELECT c.id, c.uuid::text, c.data_owner_id, d.slug, c.label, c.disabled_at, c.disabled_reason,
+		c.report_until, c.config_managed, c.public_config_id, c.automator_config_id, cap.name,
+		coalesce(cap.allowed_measurement_types, '{}'), coalesce(cap.allowed_measurement_subjects, '{}'),
+		coalesce(cap.forbidden_measurement_types, '{}'), coalesce(cap.forbidden_measurement_subjects, '{}')
+		FROM clients c JOIN data_owners d ON d.id = c.data_owner_id
+		LEFT JOIN registration_keys k ON k.id = c.registration_key_id AND k.data_owner_id = c.data_owner_id
+		LEFT JOIN capabilities cap ON cap.id = k.capability_id AND cap.data_owner_id = c.data_owner_id
+		WHERE c.secret_digest = $1`
+	var p Probe
+	cp := &p.Capability
+	err := s.pool.QueryRow(ctx, q, digest).Scan(&p.ClientID, &p.UUID, &p.DataOwnerID, &p.DataOwnerSlug, &p.Label,
+		&p.DisabledAt, &p.DisabledReason, &p.ReportUntil, &p.ConfigManaged, &p.PublicConfigID, &p.AutomatorConfigID,
+		&p.CapabilityName, &cp.AllowedMeasurementTypes, &cp.AllowedMeasurementSubjects,
+		&cp.ForbiddenMeasurementTypes, &cp.ForbiddenMeasurementSubjects)
+	return p, mapErr("find probe", err)
+}
+
+// CheckIn records that a probe was seen now, with the client type and
+// version it named (nil keeps the stored one); its row is the client's id
+// (none when the client is gone). A statement that writes, as a Read so
+// that it goes in one round trip with the reads of the check-in's answer.
+func CheckIn(ownerID, clientID int64, clientType, clientVersion *string) Read[int64] {
+	const q = `UPDATE clients SET last_seen_at = now(),
+		last_client_type = coalesce($3, last_client_type), last_client_version = coalesce($4, last_client_version)
+		WHERE data_owner_id = $1 AND id = $2 RETURNING id`
+	return Read[int64]{step: "check in", sql: q, args: []any{ownerID, clientID, clientType, clientVersion}, scan: pgx.RowTo[int64]}
+}
+
+// ReportingClient is a client a client-analytics key reports for.
+type ReportingClient struct {
+	UUID       string     `db:"uuid"`
+	Foreign    bool       `db:"foreign"`    // another data owner's
+	Registered bool       `db:"registered"` // a probe with its own secret
+	DisabledAt *time.Time `db:"disabled_at"`
+}
+
+// EnsureWebClients makes the clients of the given UUIDs that do not exist
+// yet (type web: web-embedded clients that do not register) for the data
+// owner, and answers what the client API checks of each UUID.
+func (s *Store) EnsureWebClients(ctx context.Context, ownerID int64, uuids []string) ([]ReportingClient, error) {
+	const ins = `INSERT INTO clients (data_owner_id, uuid, type)
+		SELECT $1, u, 'web' FROM unnest($2::uuid[]) u ORDER BY u ON CONFLICT (uuid) DO NOTHING`
+	if _, err := s.pool.Exec(ctx, ins, ownerID, uuids); err != nil {
+		return nil, mapErr("create web clients", err)
+	}
+	const q = `SELECT uuid::text AS uuid, data_owner_id <> $1 AS foreign, secret_digest IS NOT NULL AS registered,
+		disabled_at FROM clients WHERE uuid = ANY($2::uuid[])`
+	rows, _ := s.pool.Query(ctx, q, ownerID, uuids)
+	cs, err := pgx.CollectRows(rows, pgx.RowToStructByName[ReportingClient])
+	return cs, mapErr("load reporting clients", err)
+}
+
+// DocumentOwner is the client of a stored document.
+type DocumentOwner struct {
+	DocID      string  `db:"doc_id"`
+	ClientUUID *string `db:"client_uuid"`
+}
+
+// DocumentOwners answers the clients of the data owner's stored documents
+// of kind with the given ids (ids not stored are left out).
+func (s *Store) DocumentOwners(ctx context.Context, ownerID int64, kind string, docIDs []string) ([]DocumentOwner, error) {
+	const q = `SELECT doc_id, client_uuid::text AS client_uuid FROM documents
+		WHERE data_owner_id = $1 AND kind = $2 AND doc_id = ANY($3)`
+	rows, _ := s.pool.Query(ctx, q, ownerID, kind, docIDs)
+	ds, err := pgx.CollectRows(rows, pgx.RowToStructByName[DocumentOwner])
+	return ds, mapErr("load document owners", err)
+}

@@ -110,7 +110,7 @@ var (
 		"assumed_tariff": "str?", "connection_type": "str?", "name": "str", "valid_from": "time",
 		"valid_until": "time?"}
 	specLabelShape = specShape{"available": "bool", "label": "str"}
-	// Our own client management shapes (README "Client management").
+	// Our own client management shapes (docs/decisions.md, "Client management").
 	specGroupShape       = specShape{"id": "int", "name": "str", "created_at": "time", "clients": "list"}
 	specGroupClientShape = specShape{"id": "int", "uuid": "str", "label": "str?"}
 	specContractShape    = specIspContractShape.with(specShape{"isp_name": "str"})

@@ -177,7 +177,7 @@ var apis = []rest.API{
 		Description: "Read-only listings (newest first, paged by page and per_page; Per-Page, Total and Link " +
 			"headers), Query DSL search and ES|QL over the key's data owner's data. Generated from the " +
 			"route table (rest/routes.go) and its stored GraphQL operations (rest/ops/); send an export key " +
-			"(export-...) in X-API-KEY. Listed documents carry the stored fields as imported (see the README)."},
+			"(export-...) in X-API-KEY. Listed documents carry the stored fields as imported (see docs/export-api.md)."},
 }
 
 // openAPIDocuments are the OpenAPI documents of the REST APIs by base path.

@@ -48,7 +48,7 @@ fuzz: ## run the search isolation fuzzers briefly (FUZZTIME each)
 # model under graph/, resolver stubs under resolvers/, and go.mod/go.sum,
 # which gqlgen tidies.
 GENERATED := graph resolvers go.mod go.sum
-check: ## CI checks: gofmt, generated code up to date and committed, lint, the OpenAPI lint, the tests, then the fuzzers briefly
+check: ## CI checks: gofmt, generated code up to date and committed, lint, the OpenAPI lint, relative links of every Markdown file, the tests, then the fuzzers briefly
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	$(GO) mod tidy -diff
 	$(GO) generate ./...
@@ -56,6 +56,7 @@ check: ## CI checks: gofmt, generated code up to date and committed, lint, the O
 	test -z "$$changed" || { echo "$$changed"; echo "generated code is stale or not committed (changed or untracked files above): run make generate (and go mod tidy) and commit"; exit 1; }
 	$(MAKE) lint
 	$(MAKE) openapi-lint
+	sh tools/doclinks.sh $$(git ls-files '*.md')
 	$(MAKE) test
 	$(MAKE) fuzz
 

@@ -155,6 +155,7 @@ const deliveredWith = `WITH pub AS (
 		JOIN client_groups g ON g.id = gc.client_group_id AND g.data_owner_id = $1
 		JOIN pub ON pub.id = gc.config_id
 		JOIN client_group_members gm ON gm.client_group_id = gc.client_group_id
+			AND ($2::bigint[] IS NULL OR gm.client_id = ANY($2))
 		ORDER BY gm.client_id, gc.kind, gc.assigned_at DESC, gc.config_id),
 	delivered AS (
 		SELECT x.client_id, x.kind, d.id, d.name, d.is_default, x.source, d.version_id, d.revision, d.data_hash

@@ -34,7 +34,8 @@ type NewUser struct {
 	Email, Username, Role string
 	FirstName, LastName   *string
 	NotificationConfig    json.RawMessage
-	// NotifyUser queues the account-created e-mail in the outbox.
+	// NotifyUser queues the account-created e-mail in the outbox
+	// (TemplateAccountCreated).
 	NotifyUser bool
 }
 
@@ -72,9 +73,12 @@ func (s *Store) CreateUser(ctx context.Context, ownerID int64, u NewUser) (User,
 		if !u.NotifyUser {
 			return nil
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO email_outbox (data_owner_id, user_id, template, recipient)
-			VALUES ($1, $2, 'account_created', $3)`, ownerID, out.ID, out.Email)
-		return mapErr("queue welcome e-mail", err)
+		var owner string
+		if err := tx.QueryRow(ctx, `SELECT name FROM data_owners WHERE id = $1`, ownerID).Scan(&owner); err != nil {
+			return mapErr("load data owner", err)
+		}
+		return queueEmail(ctx, tx, ownerID, &out.ID, TemplateAccountCreated, out.Email, AccountCreated{
+			Username: out.Username, Role: out.Role, FirstName: out.FirstName, DataOwner: owner})
 	})
 	return out, err
 }
@@ -116,4 +120,16 @@ func (s *Store) UpdateUser(ctx context.Context, ownerID, id int64, p UserPatch) 
 		p.ClearLastVisitedDashboardVersion, p.LastVisitedDashboardVersion, p.DashboardWhatsNewDisabled, cfg)
 	u, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[User])
 	return u, mapErr("update user", err)
+}
+
+// TemplateAccountCreated is the outbox template of the mail a new user gets
+// when its creator asks (notify_user); its data is an AccountCreated.
+const TemplateAccountCreated = "account_created"
+
+// AccountCreated is the data of an account_created mail.
+type AccountCreated struct {
+	Username  string  `json:"username"`
+	Role      string  `json:"role"`
+	FirstName *string `json:"first_name"`
+	DataOwner string  `json:"data_owner"`
 }

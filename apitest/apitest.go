@@ -35,6 +35,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"sync"
 	"testing"
 
 	"github.com/fleetgraph/fleetgraph/admission"
@@ -57,6 +58,11 @@ type Env struct {
 	adminURL    string
 	dropDB      func()
 	srv         *httptest.Server
+	// The outbox sender and its mailbox, started by Mailbox.
+	mailOnce sync.Once
+	mailbox  *Mailbox
+	mailErr  error
+	stopMail func()
 }
 
 var env *Env
@@ -70,6 +76,9 @@ func Main(m *testing.M) {
 	}
 	env = e
 	code := m.Run()
+	if e.stopMail != nil {
+		e.stopMail()
+	}
 	e.srv.Close()
 	e.Store.Close()
 	e.dropDB()

@@ -2,6 +2,7 @@ package apitest
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"mime"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
+
+	"github.com/fleetgraph/fleetgraph/notify"
 )
 
 // Mailbox is a real SMTP server on 127.0.0.1 (emersion/go-smtp) that keeps
@@ -54,9 +57,18 @@ type MailboxOpts struct {
 // NewMailbox starts a mailbox; it stops when t ends.
 func NewMailbox(t testing.TB, opts MailboxOpts) *Mailbox {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	m, err := newMailbox(opts)
 	if err != nil {
 		t.Fatalf("mailbox: %v", err)
+	}
+	t.Cleanup(m.close)
+	return m
+}
+
+func newMailbox(opts MailboxOpts) (*Mailbox, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
 	}
 	m := &Mailbox{Host: "127.0.0.1", Port: ln.Addr().(*net.TCPAddr).Port, Username: "fleetgraph-" + randomHex(4),
 		Password: randomHex(12), failFirst: opts.FailFirst, arrived: make(chan struct{})}
@@ -65,8 +77,61 @@ func NewMailbox(t testing.TB, opts MailboxOpts) *Mailbox {
 	m.srv.AllowInsecureAuth = true // loopback only
 	m.srv.ReadTimeout, m.srv.WriteTimeout = 30*time.Second, 30*time.Second
 	go func() { _ = m.srv.Serve(ln) }()
-	t.Cleanup(func() { _ = m.srv.Close() })
-	return m
+	return m, nil
+}
+
+func (m *Mailbox) close() { _ = m.srv.Close() }
+
+// Mailer answers a mailer that sends to m as fleetgraph's does (AUTH PLAIN,
+// no TLS: loopback).
+func (m *Mailbox) Mailer(t testing.TB) *notify.Mailer {
+	t.Helper()
+	mailer, err := m.mailer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mailer
+}
+
+func (m *Mailbox) mailer() (*notify.Mailer, error) {
+	return notify.NewMailer(notify.SMTP{Host: m.Host, Port: m.Port, Username: m.Username, Password: m.Password,
+		From: "fleetgraph <" + MailSender + ">", TLS: notify.TLSNone, Auth: "plain"})
+}
+
+// MailSender is the sender address of the test servers' mail.
+const MailSender = "noreply@fleetgraph.test"
+
+// Mailbox answers the package's mailbox, where the outbox of the test
+// server's database is sent (a notify.Sender looking every 50 ms), started
+// on first use and kept until the test binary ends.
+func (e *Env) Mailbox(t testing.TB) *Mailbox {
+	t.Helper()
+	e.mailOnce.Do(func() {
+		m, err := newMailbox(MailboxOpts{})
+		if err != nil {
+			e.mailErr = err
+			return
+		}
+		mailer, err := m.mailer()
+		if err != nil {
+			m.close()
+			e.mailErr = err
+			return
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			(&notify.Sender{Store: e.Store, Mailer: mailer, Log: quietLog(), Poll: 50 * time.Millisecond,
+				Retry: func(int) time.Duration { return 50 * time.Millisecond }}).Run(ctx)
+		}()
+		e.mailbox = m
+		e.stopMail = func() { cancel(); <-done; m.close() }
+	})
+	if e.mailErr != nil {
+		t.Fatalf("mailbox: %v", e.mailErr)
+	}
+	return e.mailbox
 }
 
 // Mails answers the messages accepted so far.

@@ -49,6 +49,10 @@ func serve(ctx context.Context, args []string) error {
 	if cfg.Releases == "" {
 		log.Info("no release catalogue configured (--releases, FLEETGRAPH_RELEASES): GET /software/downloads lists no components")
 	}
+	mailer, err := cfg.mailer()
+	if err != nil {
+		return err
+	}
 	tracing, err := obs.TracingFromEnv(ctx)
 	if err != nil {
 		return err
@@ -89,6 +93,8 @@ func serve(ctx context.Context, args []string) error {
 	}
 	waitLicense := runLicensePairs(ctx, st, log)
 	defer waitLicense()
+	waitMail := runMail(ctx, st, mailer, log)
+	defer waitMail()
 	handler, err := server.New(&resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend, Releases: catalogue,
 		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true,
 		MaxAnswerBytes: answerBytes, Heavy: admission.New(heavySlots, heavyPerOwner, admission.DefaultWait),

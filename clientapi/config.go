@@ -57,10 +57,10 @@ func (a *API) config(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var b store.Batch
-	var seen []int64
+	var seen []bool // whether the client was marked offline
 	var seenErr error
-	store.Queue(&b, store.CheckIn(p.DataOwnerID, p.ClientID, clientType, clientVersion), func(ids []int64, err error) {
-		seen, seenErr = ids, err
+	store.Queue(&b, store.CheckIn(p.DataOwnerID, p.ClientID, clientType, clientVersion), func(rows []bool, err error) {
+		seen, seenErr = rows, err
 	})
 	out := checkIn{ClientUUID: p.UUID, Label: p.Label, ReportUntil: p.ReportUntil, ConfigManaged: p.ConfigManaged}
 	err = a.Store.Send(r.Context(), &b)
@@ -69,7 +69,10 @@ func (a *API) config(w http.ResponseWriter, r *http.Request) {
 		err = apierr.ErrUnauthenticated // the client was deleted since its secret was checked
 	case err == nil && seenErr != nil:
 		err = seenErr
-	case err == nil && p.ConfigManaged:
+	case err == nil && seen[0]:
+		err = a.Store.ClientOnline(r.Context(), p.DataOwnerID, p.ClientID)
+	}
+	if err == nil && p.ConfigManaged {
 		out.PublicConfig, out.ScheduleConfig, err = a.deliveredConfigs(r, p)
 	}
 	if err != nil {

@@ -309,7 +309,8 @@ func (r InsertResult) Loaded() int { return r.Inserted + r.Updated + r.Unchanged
 // Clients named by the documents that do not exist yet are created for the
 // data owner (type automator); documents naming another data owner's
 // client are refused, not stored. The health of the clients of system
-// status records is evaluated in the same transaction (evaluateHealth).
+// status records is evaluated in the same transaction (evaluateHealth), and
+// the events the documents tell are emitted in it (docevents.go).
 func (s *Store) InsertDocuments(ctx context.Context, ownerID int64, docs []Document) (InsertResult, error) {
 	var res InsertResult
 	if len(docs) == 0 {
@@ -345,6 +346,18 @@ func (s *Store) InsertDocuments(ctx context.Context, ownerID int64, docs []Docum
 		if res.Refused, err = pgx.CollectRows(rows, pgx.RowTo[int]); err != nil {
 			return mapErr("check clients", err)
 		}
+		var prior map[[2]string]string
+		var studyFailures bool
+		if hasEventDocuments(docs) {
+			if prior, err = priorDocuments(ctx, tx, ownerID); err != nil {
+				return err
+			}
+			err = tx.QueryRow(ctx, `SELECT study_failure_detection_enabled FROM data_owners WHERE id = $1`,
+				ownerID).Scan(&studyFailures)
+			if err != nil {
+				return mapErr("load study failure detection", err)
+			}
+		}
 		const upsert = `WITH src AS (
 			SELECT DISTINCT ON (kind, doc_id) * FROM documents_import t
 			WHERE NOT EXISTS (SELECT 1 FROM clients c WHERE c.uuid = t.client_uuid AND c.data_owner_id <> $1)
@@ -363,8 +376,13 @@ func (s *Store) InsertDocuments(ctx context.Context, ownerID int64, docs []Docum
 			return mapErr("insert documents", err)
 		}
 		res.Unchanged = len(docs) - len(res.Refused) - res.Inserted - res.Updated
+		if prior != nil {
+			if err := s.Emit(ctx, tx, ownerID, documentEvents(docs, res.Refused, prior, studyFailures)...); err != nil {
+				return err
+			}
+		}
 		if uuids := statusClients(docs); len(uuids) > 0 {
-			_, err := evaluateHealth(ctx, tx, ownerID, uuids)
+			_, err := s.evaluateHealth(ctx, tx, ownerID, uuids)
 			return err
 		}
 		return nil
@@ -444,18 +462,34 @@ func (s *Store) DocumentsByMeasurement(ctx context.Context, ownerID int64, kind,
 }
 
 // ResolveAnomalyEvents marks the data owner's anomaly events with the given
-// ids resolved (status "resolved", resolved_at now, new version). Only
-// events with status "new" change; the others and unknown ids are skipped.
+// ids resolved (status "resolved", resolved_at now, new version), each
+// with an anomaly_event.resolved event. Only events with status "new"
+// change; the others and unknown ids are skipped.
 func (s *Store) ResolveAnomalyEvents(ctx context.Context, ownerID int64, ids []string) (int, error) {
 	const q = `UPDATE documents SET version = next_document_version(),
 		doc = doc || jsonb_build_object('status', 'resolved',
 			'resolved_at', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
-		WHERE data_owner_id = $1 AND kind = 'anomaly_event' AND doc_id = ANY($2) AND doc->>'status' = 'new'`
-	tag, err := s.pool.Exec(ctx, q, ownerID, ids)
-	if err != nil {
-		return 0, mapErr("resolve anomaly events", err)
-	}
-	return int(tag.RowsAffected()), nil
+		WHERE data_owner_id = $1 AND kind = 'anomaly_event' AND doc_id = ANY($2) AND doc->>'status' = 'new'
+		RETURNING ` + documentCols
+	var n int
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		rows, _ := tx.Query(ctx, q, ownerID, ids)
+		ds, err := pgx.CollectRows(rows, pgx.RowToStructByName[Document])
+		if err != nil {
+			return mapErr("resolve anomaly events", err)
+		}
+		n = len(ds)
+		events := make([]NewEvent, 0, len(ds))
+		for _, d := range ds {
+			var doc map[string]any
+			if err := json.Unmarshal(d.Doc, &doc); err != nil {
+				return fmt.Errorf("resolve anomaly events: %w", err)
+			}
+			events = append(events, anomalyEvent(EventAnomalyResolved, d, doc))
+		}
+		return s.Emit(ctx, tx, ownerID, events...)
+	})
+	return n, err
 }
 
 // DataOwnerBySlug loads a data owner by its short name.

@@ -46,6 +46,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/server"
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/store/testdb"
+	"github.com/fleetgraph/fleetgraph/stream"
 )
 
 // Env is a running server over its own database.
@@ -55,9 +56,11 @@ type Env struct {
 	Store       *store.Store
 	Sealer      *auth.Sealer
 	Counter     *store.StatementCounter
-	adminURL    string
-	dropDB      func()
-	srv         *httptest.Server
+	// Stream is the servers' event hub (one per process, as in serve).
+	Stream   *stream.Hub
+	adminURL string
+	dropDB   func()
+	srv      *httptest.Server
 	// The outbox sender and its mailbox, started by Mailbox.
 	mailOnce sync.Once
 	mailbox  *Mailbox
@@ -114,14 +117,15 @@ func start() (*Env, error) {
 	if os.Getenv("FLEETGRAPH_TEST_LOG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	h, err := newHandler(st, sealer, log, pg.New(st.Pool()))
+	hub := stream.Start(context.Background(), st, log) // lives as long as the test binary
+	h, err := newHandler(st, sealer, log, pg.New(st.Pool()), func(r *resolvers.Resolver) { r.Stream = hub })
 	if err != nil {
 		st.Close()
 		drop()
 		return nil, err
 	}
 	srv := httptest.NewServer(h)
-	return &Env{URL: srv.URL, DatabaseURL: db.URL, Store: st, Sealer: sealer, Counter: counter, adminURL: srv.URL + server.AdminBase,
+	return &Env{Stream: hub, URL: srv.URL, DatabaseURL: db.URL, Store: st, Sealer: sealer, Counter: counter, adminURL: srv.URL + server.AdminBase,
 		dropDB: drop, srv: srv}, nil
 }
 
@@ -130,7 +134,7 @@ func start() (*Env, error) {
 func newHandler(st *store.Store, sealer *auth.Sealer, log *slog.Logger, backend search.Backend,
 	change ...func(*resolvers.Resolver)) (http.Handler, error) {
 	slots, perOwner := admission.Sizes(testPoolSize)
-	res := &resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend,
+	res := &resolvers.Resolver{ Store: st, Sealer: sealer, Logger: log, Search: backend,
 		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true,
 		Heavy: admission.New(slots, perOwner, admission.DefaultWait)}
 	for _, c := range change {
@@ -144,7 +148,7 @@ func newHandler(st *store.Store, sealer *auth.Sealer, log *slog.Logger, backend 
 // it stops when t ends. It returns the server's base URL.
 func (e *Env) StartServerWith(t testing.TB, change func(*resolvers.Resolver)) string {
 	t.Helper()
-	h, err := newHandler(e.Store, e.Sealer, slog.New(slog.NewTextHandler(io.Discard, nil)), pg.New(e.Store.Pool()), change)
+	h, err := newHandler(e.Store, e.Sealer, slog.New(slog.NewTextHandler(io.Discard, nil)), pg.New(e.Store.Pool()), e.useStream, change)
 	if err != nil {
 		t.Fatalf("start server: %v", err)
 	}
@@ -161,7 +165,7 @@ func (e *Env) StartServer(t testing.TB, log *slog.Logger, backend search.Backend
 	if backend == nil {
 		backend = pg.New(e.Store.Pool())
 	}
-	h, err := newHandler(e.Store, e.Sealer, log, backend)
+	h, err := newHandler(e.Store, e.Sealer, log, backend, e.useStream)
 	if err != nil {
 		t.Fatalf("start server: %v", err)
 	}
@@ -169,3 +173,6 @@ func (e *Env) StartServer(t testing.TB, log *slog.Logger, backend search.Backend
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
+
+// useStream gives another server over the package's database its hub.
+func (e *Env) useStream(r *resolvers.Resolver) { r.Stream = e.Stream }

@@ -33,6 +33,7 @@ type ResolverRoot interface {
 	Client() ClientResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
+	Subscription() SubscriptionResolver
 }
 
 type DirectiveRoot struct {
@@ -261,6 +262,13 @@ type ComplexityRoot struct {
 		OfflineThresholdMinutesDefault         func(childComplexity int) int
 		StudyFailureDetectionEnabled           func(childComplexity int) int
 		StudyFailureDetectionEnabledOnServer   func(childComplexity int) int
+	}
+
+	Event struct {
+		Data      func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Timestamp func(childComplexity int) int
+		Type      func(childComplexity int) int
 	}
 
 	ExportApiKey struct {
@@ -665,6 +673,10 @@ type ComplexityRoot struct {
 		StudyID                   func(childComplexity int) int
 	}
 
+	Subscription struct {
+		Events func(childComplexity int, types []string) int
+	}
+
 	SystemStatusFilesystem struct {
 		AveragePercent        func(childComplexity int) int
 		Device                func(childComplexity int) int
@@ -959,6 +971,9 @@ type QueryResolver interface {
 	WebhookEventTypes(ctx context.Context) (*model.WebhookCatalogue, error)
 	WebhookDeliveries(ctx context.Context, webhookID int64, page *int64, perPage *int64) (*model.WebhookDeliveryPage, error)
 	WebhookDelivery(ctx context.Context, webhookID int64, id int64) (*model.WebhookDelivery, error)
+}
+type SubscriptionResolver interface {
+	Events(ctx context.Context, types []string) (<-chan *model.Event, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -1953,6 +1968,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DataOwnerSettings.StudyFailureDetectionEnabledOnServer(childComplexity), true
+
+	case "Event.data":
+		if e.ComplexityRoot.Event.Data == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Event.Data(childComplexity), true
+	case "Event.id":
+		if e.ComplexityRoot.Event.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Event.ID(childComplexity), true
+	case "Event.timestamp":
+		if e.ComplexityRoot.Event.Timestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Event.Timestamp(childComplexity), true
+	case "Event.type":
+		if e.ComplexityRoot.Event.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Event.Type(childComplexity), true
 
 	case "ExportApiKey.apiKey":
 		if e.ComplexityRoot.ExportApiKey.APIKey == nil {
@@ -4210,6 +4250,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.StudyDescriptionImport.StudyID(childComplexity), true
 
+	case "Subscription.events":
+		if e.ComplexityRoot.Subscription.Events == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_events_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.Events(childComplexity, args["types"].([]string)), true
+
 	case "SystemStatusFilesystem.averagePercent":
 		if e.ComplexityRoot.SystemStatusFilesystem.AveragePercent == nil {
 			break
@@ -5087,6 +5139,23 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 				Data: buf.Bytes(),
 			}
 		}
+	case ast.Subscription:
+		next := ec._Subscription(ctx, opCtx.Operation.SelectionSet)
+
+		var buf bytes.Buffer
+		return func(ctx context.Context) *graphql.Response {
+			buf.Reset()
+			data := next(ctx)
+
+			if data == nil {
+				return nil
+			}
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
+		}
 
 	default:
 		return graphql.OneShot(graphql.ErrorResponse(ctx, "unsupported GraphQL operation"))
@@ -5795,6 +5864,29 @@ extend type Mutation {
   serviceCredentialCreate(input: ServiceCredentialCreateInput!): ServiceCredential!
   serviceCredentialUpdate(id: Int!, input: ServiceCredentialUpdateInput!): ServiceCredential!
   serviceCredentialDelete(id: Int!): Boolean!
+}
+`, BuiltIn: false},
+	{Name: "../schema/event.graphqls", Input: `"""
+One event of the data owner's stream: the envelope webhooks deliver
+(see webhookEventTypes for every type and its data).
+"""
+type Event {
+  id: ID!
+  "An event type of the catalogue, e.g. anomaly_event.created."
+  type: String!
+  timestamp: Time!
+  data: JSON!
+}
+
+type Subscription {
+  """
+  The data owner's events as they are committed, of the given types (every
+  type when null or empty). Over WebSocket (graphql-transport-ws; the API key
+  in the connection_init payload as apiKey, X-API-KEY or Authorization:
+  Bearer) or SSE (POST /graphql with Accept: text/event-stream and the key in
+  X-API-KEY). At most 10 subscriptions per connection and 20 per API key.
+  """
+  events(types: [String!]): Event!
 }
 `, BuiltIn: false},
 	{Name: "../schema/export.graphqls", Input: `"""
@@ -7117,6 +7209,20 @@ func (ec *executionContext) childFields_DataOwnerSettings(ctx context.Context, f
 		return ec.fieldContext_DataOwnerSettings_studyFailureDetectionEnabledOnServer(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DataOwnerSettings", field.Name)
+}
+
+func (ec *executionContext) childFields_Event(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Event_id(ctx, field)
+	case "type":
+		return ec.fieldContext_Event_type(ctx, field)
+	case "timestamp":
+		return ec.fieldContext_Event_timestamp(ctx, field)
+	case "data":
+		return ec.fieldContext_Event_data(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Event", field.Name)
 }
 
 func (ec *executionContext) childFields_ExportApiKey(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -10180,6 +10286,20 @@ func (ec *executionContext) field_Query_webhook_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_events_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "types",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["types"] = arg0
 	return args, nil
 }
 
@@ -14099,6 +14219,98 @@ func (ec *executionContext) _DataOwnerSettings_studyFailureDetectionEnabledOnSer
 }
 func (ec *executionContext) fieldContext_DataOwnerSettings_studyFailureDetectionEnabledOnServer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Event_id(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Event_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Event_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Event_type(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Event_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Event_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Event_timestamp(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Event_timestamp(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Timestamp, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Event_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Event_data(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Event_data(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Data, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Event_data(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type JSON does not have child fields"))
 }
 
 func (ec *executionContext) _ExportApiKey_id(ctx context.Context, field graphql.CollectedField, obj *model.ExportAPIKey) (ret graphql.Marshaler) {
@@ -23282,6 +23494,50 @@ func (ec *executionContext) fieldContext_StudyDescriptionImport_fromRevision(_ c
 	return graphql.NewScalarFieldContext("StudyDescriptionImport", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _Subscription_events(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_events(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().Events(ctx, fc.Args["types"].([]string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Event) graphql.Marshaler {
+			return ec.marshalNEvent2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_events(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Event(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_events_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _SystemStatusFilesystem_writable(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusFilesystem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -31001,6 +31257,59 @@ func (ec *executionContext) _DataOwnerSettings(ctx context.Context, sel ast.Sele
 	return out
 }
 
+var eventImplementors = []string{"Event"}
+
+func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, obj *model.Event) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, eventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Event")
+		case "id":
+			out.Values[i] = ec._Event_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._Event_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "timestamp":
+			out.Values[i] = ec._Event_timestamp(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "data":
+			out.Values[i] = ec._Event_data(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var exportApiKeyImplementors = []string{"ExportApiKey"}
 
 func (ec *executionContext) _ExportApiKey(ctx context.Context, sel ast.SelectionSet, obj *model.ExportAPIKey) graphql.Marshaler {
@@ -34719,6 +35028,26 @@ func (ec *executionContext) _StudyDescriptionImport(ctx context.Context, sel ast
 	return out
 }
 
+var subscriptionImplementors = []string{"Subscription"}
+
+func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Subscription",
+	})
+	if len(fields) != 1 {
+		graphql.AddErrorf(ctx, "must subscribe to exactly one stream")
+		return nil
+	}
+
+	switch fields[0].Name {
+	case "events":
+		return ec._Subscription_events(ctx, fields[0])
+	default:
+		panic("unknown field " + strconv.Quote(fields[0].Name))
+	}
+}
+
 var systemStatusFilesystemImplementors = []string{"SystemStatusFilesystem"}
 
 func (ec *executionContext) _SystemStatusFilesystem(ctx context.Context, sel ast.SelectionSet, obj *model.SystemStatusFilesystem) graphql.Marshaler {
@@ -36725,6 +37054,16 @@ func (ec *executionContext) marshalNDataOwnerSettings2ᚖgithubᚗcomᚋfleetgra
 func (ec *executionContext) unmarshalNDataOwnerSettingsInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐDataOwnerSettingsInput(ctx context.Context, v any) (gqlmodel.DataOwnerSettingsInput, error) {
 	res, err := ec.unmarshalInputDataOwnerSettingsInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNEvent2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐEvent(ctx context.Context, sel ast.SelectionSet, v *model.Event) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Event(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNExportApiKey2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐExportAPIKey(ctx context.Context, sel ast.SelectionSet, v model.ExportAPIKey) graphql.Marshaler {

@@ -13,6 +13,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/releases"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/stream"
 )
 
 // Resolver is the dependency root of the graph.
@@ -43,4 +44,6 @@ type Resolver struct {
 	// GqlgenMarshalOnly turns off the direct rendering of root lists
 	// (render.go), so that tests can compare it with gqlgen's marshalling.
 	GqlgenMarshalOnly bool
+	// Stream feeds subscriptions (nil: subscribing fails as unavailable).
+	Stream *stream.Hub
 }

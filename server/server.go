@@ -122,11 +122,26 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 	r.Get("/readyz", readyz(res.Store))
 	r.Get("/", http.RedirectHandler("/graphql", http.StatusFound).ServeHTTP)
 	r.Get("/favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }) // browsers ask for it; no 404 in their console
-	r.Get("/graphql", graphiql.Page("/graphql", "/graphiql/assets/").ServeHTTP)
+	streams := subscriptions(es, res, o)
+	page := graphiql.Page("/graphql", "/graphiql/assets/")
+	r.Get("/graphql", func(w http.ResponseWriter, r *http.Request) {
+		if isWebSocket(r) {
+			streams.webSocket.ServeHTTP(w, r)
+			return
+		}
+		page.ServeHTTP(w, r)
+	})
 	r.Handle("/graphiql/assets/*", graphiql.Assets("/graphiql/assets/"))
 	within := deadline(res.RequestTimeout)
-	r.With(within, limitBody, bufferGraphQLBody, auth.Middleware(res.Store, true, graphqlAuthError, auth.KindClientAdmin), loaders.Middleware(res.Store)).
-		Post("/graphql", gql.ServeHTTP)
+	post := chi.Chain(within, limitBody, bufferGraphQLBody, auth.Middleware(res.Store, true, graphqlAuthError, auth.KindClientAdmin), loaders.Middleware(res.Store)).
+		Handler(gql)
+	r.Post("/graphql", func(w http.ResponseWriter, r *http.Request) {
+		if isEventStream(r) {
+			streams.sse.ServeHTTP(w, r)
+			return
+		}
+		post.ServeHTTP(w, r)
+	})
 
 	docs, err := openAPIDocuments(adapter)
 	if err != nil {
@@ -474,6 +489,10 @@ func (s *statusRecorder) Flush() {
 		f.Flush()
 	}
 }
+
+// Unwrap lets http.ResponseController and WebSocket upgrades (Hijack)
+// reach the connection.
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // accessLog logs one line per request. A request whose client went away
 // (or whose deadline passed) before it was answered is logged as cancelled,

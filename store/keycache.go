@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"sync"
 	"time"
 
@@ -110,7 +111,8 @@ func (c *keyCache) flush(live bool) {
 
 // CacheKeys turns on the key cache: it listens for the triggers'
 // notifications on a connection of its own (outside the pool) until the
-// store is closed, reconnecting when the connection drops.
+// store is closed, reconnecting when the connection drops. The connection
+// also listens for the event stream (OnEvents).
 func (s *Store) CacheKeys() {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -139,15 +141,52 @@ func (s *Store) listen(ctx context.Context, cfg *pgx.ConnConfig) {
 		return
 	}
 	defer func() { _ = conn.Close(context.Background()) }()
-	if _, err := conn.Exec(ctx, "LISTEN "+authChannel); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+authChannel+"; LISTEN "+eventsChannel); err != nil {
 		return
 	}
 	// Listening from here on: whatever changes later is announced.
 	s.keys.flush(true)
+	s.tellEvents(EventNotice{Resync: true})
 	for {
-		if _, err := conn.WaitForNotification(ctx); err != nil {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
 			return
+		}
+		if n.Channel == eventsChannel {
+			s.eventNotice(n.Payload)
+			continue
 		}
 		s.keys.flush(true)
 	}
+}
+
+// The same listening connection carries the event stream's notifications
+// (channel fleetgraph_events, migration 00016): one LISTEN connection per
+// process, whatever listens in memory.
+
+// EventNotice is one notification of the event stream: an event of the
+// data owner was committed. Resync (no event) says the listener has just
+// (re)connected, so that notifications may have been missed before it.
+type EventNotice struct {
+	ID          string `json:"id"`
+	DataOwnerID int64  `json:"data_owner_id"`
+	Resync      bool   `json:"-"`
+}
+
+// OnEvents has fn told of every event notification while CacheKeys'
+// listener runs (fn must not block: it runs on the listener).
+func (s *Store) OnEvents(fn func(EventNotice)) { s.onEvents.Store(&fn) }
+
+func (s *Store) tellEvents(n EventNotice) {
+	if fn := s.onEvents.Load(); fn != nil {
+		(*fn)(n)
+	}
+}
+
+func (s *Store) eventNotice(payload string) {
+	var n EventNotice
+	if err := json.Unmarshal([]byte(payload), &n); err != nil || n.ID == "" || n.DataOwnerID == 0 {
+		return // not one of the trigger's
+	}
+	s.tellEvents(n)
 }

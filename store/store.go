@@ -47,6 +47,8 @@ type Store struct {
 	keys keyCache
 	// stopListen ends CacheKeys' listener.
 	stopListen func()
+	// onEvents is told of the event stream's notifications (keycache.go).
+	onEvents atomic.Pointer[func(EventNotice)]
 	// jobs queues River jobs in the caller's transaction (jobs.go).
 	jobs *river.Client[pgx.Tx]
 }

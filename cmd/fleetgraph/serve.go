@@ -18,6 +18,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/releases"
 	"github.com/fleetgraph/fleetgraph/resolvers"
 	"github.com/fleetgraph/fleetgraph/server"
+	"github.com/fleetgraph/fleetgraph/stream"
 )
 
 func serve(ctx context.Context, args []string) error {
@@ -98,7 +99,7 @@ func serve(ctx context.Context, args []string) error {
 	handler, err := server.New(&resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend, Releases: catalogue,
 		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true,
 		MaxAnswerBytes: answerBytes, Heavy: admission.New(heavySlots, heavyPerOwner, admission.DefaultWait),
-		RequestTimeout: requestTimeout}, opts...)
+		RequestTimeout: requestTimeout, Stream: stream.Start(ctx, st, log)}, opts...)
 	if err != nil {
 		return err
 	}

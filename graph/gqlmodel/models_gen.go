@@ -430,6 +430,9 @@ type StudyDescriptionImport struct {
 	FromRevision              *int64 `json:"fromRevision,omitempty"`
 }
 
+type Subscription struct {
+}
+
 type UserCreateInput struct {
 	Email     string     `json:"email"`
 	Username  string     `json:"username"`

@@ -1,0 +1,165 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/coder/websocket"
+	"github.com/go-chi/chi/v5"
+
+	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/obs"
+	"github.com/fleetgraph/fleetgraph/resolvers"
+	"github.com/fleetgraph/fleetgraph/stream"
+)
+
+// Subscriptions (the events of package stream) are served on /graphql
+// beside POST: over WebSocket (GET with Upgrade, graphql-transport-ws) and
+// over Server-Sent Events (POST with Accept: text/event-stream). Both run
+// without the request deadline, which would end every stream after it, and
+// with the server's read and write time-outs lifted for their connection;
+// keep-alives every keepAlive show a dead peer instead.
+
+// keepAlive is the ping (WebSocket) and comment (SSE) interval.
+const keepAlive = 15 * time.Second
+
+// reauthEvery is how often a stream's key is checked again: a key revoked,
+// expired or demoted ends its streams within it.
+const reauthEvery = 30 * time.Second
+
+type streamHandlers struct {
+	webSocket, sse http.Handler
+}
+
+func subscriptions(es graphql.ExecutableSchema, res *resolvers.Resolver, o options) streamHandlers {
+	newServer := func(t graphql.Transport) *handler.Server {
+		h := handler.New(es)
+		h.AddTransport(t)
+		h.Use(obs.GraphQL{Metrics: o.metrics, Tracer: o.tracing.Tracer()})
+		h.Use(extension.Introspection{})
+		h.Use(newInputLimits(DefaultLimits))
+		h.SetParserTokenLimit(DefaultLimits.Tokens)
+		h.SetValidationRulesFn(cappedRules(DefaultLimits.Errors))
+		configure(h, res)
+		return h
+	}
+	ws := newServer(transport.Websocket{
+		// The key travels in connection_init, not in cookies, so another
+		// site's page cannot ride a user's credentials: every origin may
+		// connect (dashboards are served from their own origins).
+		Implementation:        transport.CoderWebsocketImplementation{AcceptOptions: websocket.AcceptOptions{OriginPatterns: []string{"*"}}},
+		InitFunc:              webSocketInit(res.Store),
+		InitTimeout:           10 * time.Second,
+		KeepAlivePingInterval: keepAlive,
+	})
+	sse := newServer(transport.SSE{KeepAlivePingInterval: keepAlive})
+	sseChain := chi.Chain(limitBody, auth.Middleware(res.Store, true, graphqlAuthError, auth.KindClientAdmin), stayAuthenticated(res.Store))
+	return streamHandlers{
+		webSocket: longLived(ws),
+		sse:       longLived(sseChain.Handler(sse)),
+	}
+}
+
+// longLived lifts the server's read and write time-outs for a stream's
+// connection.
+func longLived(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Time{})
+		_ = rc.SetWriteDeadline(time.Time{})
+		next.ServeHTTP(w, r)
+	})
+}
+
+func isWebSocket(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+}
+
+func isEventStream(r *http.Request) bool {
+	return strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+}
+
+// webSocketInit authenticates a WebSocket connection by the key in its
+// connection_init payload: apiKey, X-API-KEY or Authorization: Bearer.
+// Only admin keys are taken, as on POST /graphql.
+func webSocketInit(keys auth.KeyStore) transport.WebsocketInitFunc {
+	return func(ctx context.Context, payload transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+		key := payload.GetString("apiKey")
+		if key == "" {
+			key = payload.GetString("X-API-KEY")
+		}
+		if key == "" {
+			key = payload.GetString("x-api-key")
+		}
+		if key == "" {
+			key = strings.TrimSpace(strings.TrimPrefix(payload.Authorization(), "Bearer "))
+		}
+		p, err := auth.Authenticate(ctx, keys, key, time.Now())
+		if err != nil {
+			return ctx, nil, streamAuthError(err)
+		}
+		if p.Kind != auth.KindClientAdmin {
+			return ctx, nil, errors.New("an admin key (client_admin-...) is needed for subscriptions")
+		}
+		ctx = stream.WithConnection(auth.With(ctx, p))
+		ctx, cancel := context.WithCancel(ctx)
+		go watchKey(ctx, cancel, keys, key, p)
+		return ctx, nil, nil
+	}
+}
+
+// streamAuthError is the message a refused connection is closed with.
+func streamAuthError(err error) error {
+	_, msg, _ := apierr.Describe(err)
+	return errors.New(msg)
+}
+
+// stayAuthenticated ends an SSE stream when its key stops being valid.
+func stayAuthenticated(keys auth.KeyStore) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ctx, cancel := context.WithCancel(r.Context())
+			defer cancel()
+			go watchKey(ctx, cancel, keys, requestKey(r), auth.From(ctx))
+			next.ServeHTTP(w, r.WithContext(ctx))
+		})
+	}
+}
+
+func requestKey(r *http.Request) string {
+	if k := r.Header.Get("X-API-KEY"); k != "" {
+		return k
+	}
+	v, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return strings.TrimSpace(v)
+}
+
+// watchKey checks the key every reauthEvery and cancels the stream when it
+// no longer authenticates as it did (revoked, expired, another role).
+func watchKey(ctx context.Context, cancel context.CancelFunc, keys auth.KeyStore, key string, was *auth.Principal) {
+	t := time.NewTicker(reauthEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		p, err := auth.Authenticate(ctx, keys, key, time.Now())
+		if ctx.Err() != nil {
+			return
+		}
+		if errors.Is(err, auth.ErrUnauthenticated) || (err == nil && (p.Role != was.Role || p.DataOwnerID != was.DataOwnerID)) {
+			cancel()
+			return
+		}
+	}
+}

@@ -134,7 +134,7 @@ func start() (*Env, error) {
 func newHandler(st *store.Store, sealer *auth.Sealer, log *slog.Logger, backend search.Backend,
 	change ...func(*resolvers.Resolver)) (http.Handler, error) {
 	slots, perOwner := admission.Sizes(testPoolSize)
-	res := &resolvers.Resolver{ Store: st, Sealer: sealer, Logger: log, Search: backend,
+	res := &resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend,
 		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true,
 		Heavy: admission.New(slots, perOwner, admission.DefaultWait)}
 	for _, c := range change {

@@ -103,11 +103,11 @@ func webSocketInit(keys auth.KeyStore) transport.WebsocketInitFunc {
 			key = strings.TrimSpace(strings.TrimPrefix(payload.Authorization(), "Bearer "))
 		}
 		p, err := auth.Authenticate(ctx, keys, key, time.Now())
-		if err != nil {
-			return ctx, nil, streamAuthError(err)
+		if err == nil && p.Kind != auth.KindClientAdmin {
+			err = apierr.Errorf(apierr.ErrForbidden, "an admin key (client_admin-...) is needed for subscriptions")
 		}
-		if p.Kind != auth.KindClientAdmin {
-			return ctx, nil, errors.New("an admin key (client_admin-...) is needed for subscriptions")
+		if err != nil {
+			return refuseConnection(ctx, err)
 		}
 		ctx = stream.WithConnection(auth.With(ctx, p))
 		ctx, cancel := context.WithCancel(ctx)
@@ -116,10 +116,13 @@ func webSocketInit(keys auth.KeyStore) transport.WebsocketInitFunc {
 	}
 }
 
-// streamAuthError is the message a refused connection is closed with.
-func streamAuthError(err error) error {
+// refuseConnection closes a connection whose init failed as the
+// graphql-transport-ws protocol says: 4403 Forbidden, with the reason
+// (a bad key is no transient failure a client should retry).
+func refuseConnection(ctx context.Context, err error) (context.Context, *transport.InitPayload, error) {
 	_, msg, _ := apierr.Describe(err)
-	return errors.New(msg)
+	ctx = transport.WithWebsocketCloseCode(ctx, 4403)
+	return transport.AppendCloseReason(ctx, msg), nil, errors.New(msg)
 }
 
 // stayAuthenticated ends an SSE stream when its key stops being valid.

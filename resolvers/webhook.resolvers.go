@@ -147,7 +147,7 @@ func (r *mutationResolver) WebhookTest(ctx context.Context, id int64) (*model.We
 	eventID := uuid.NewString()
 	payload, _ := json.Marshal(map[string]any{"id": eventID, "type": webhooks.EventTest,
 		"timestamp": time.Now().UTC().Format("2006-01-02T15:04:05.000Z"),
-		"data": map[string]any{"webhook_id": id, "message": "A test event sent from fleetgraph."}})
+		"data":      map[string]any{"webhook_id": id, "message": "A test event sent from fleetgraph."}})
 	d, err := r.Store.TestWebhook(ctx, p.DataOwnerID, id, eventID, payload)
 	if err != nil {
 		return nil, err

@@ -55,6 +55,8 @@ type config struct {
 	// MetricsAddr is where /metrics is served: empty on Addr, "off"
 	// nowhere, else a listener of its own.
 	MetricsAddr string
+	// Webhooks are the delivery engine's settings (webhooks.go).
+	Webhooks webhookConfig
 	// tracer, when set, traces the store's statements (serve sets it when
 	// tracing is on).
 	tracer pgx.QueryTracer
@@ -82,6 +84,7 @@ func (c *config) flags(fs *flag.FlagSet) {
 		"where GET /metrics (Prometheus) is served, without authentication (env FLEETGRAPH_METRICS_ADDR): empty on --addr, "+
 			"an address such as 127.0.0.1:9464 on a listener of its own (and not on --addr), off nowhere")
 	c.deadlineFlags(fs)
+	c.webhookFlags(fs)
 }
 
 // Defaults of the request deadline and statement_timeout.

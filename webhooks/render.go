@@ -1,6 +1,7 @@
 package webhooks
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -45,8 +46,11 @@ func Render(format string, opts model.WebhookFormatOptions, payload json.RawMess
 	default:
 		return nil, "", fmt.Errorf("render: unknown payload format %q", format)
 	}
-	b, err := json.Marshal(msg)
-	return b, "application/json", err
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // Slack's and Teams' markup reads better unescaped
+	err := enc.Encode(msg)
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), "application/json", err
 }
 
 type fact struct{ title, value string }

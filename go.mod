@@ -8,6 +8,7 @@ tool (
 )
 
 require (
+	code.dny.dev/ssrf v0.2.0
 	github.com/99designs/gqlgen v0.17.95
 	github.com/elastic/elastic-transport-go/v8 v8.9.0
 	github.com/elastic/go-elasticsearch/v8 v8.19.7
@@ -37,7 +38,6 @@ require (
 )
 
 require (
-	code.dny.dev/ssrf v0.2.0 // indirect
 	github.com/BurntSushi/toml v1.4.1-0.20240526193622-a339e1f7089c // indirect
 	github.com/agnivade/levenshtein v1.2.1 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect

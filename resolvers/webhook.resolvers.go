@@ -10,12 +10,11 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/webhooks"
+	"github.com/google/uuid"
 )
 
 // WebhookCreate is the resolver for the webhookCreate field.

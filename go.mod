@@ -8,6 +8,7 @@ tool (
 )
 
 require (
+	code.dny.dev/ssrf v0.2.0
 	github.com/99designs/gqlgen v0.17.95
 	github.com/coder/websocket v1.8.15
 	github.com/elastic/elastic-transport-go/v8 v8.9.0
@@ -78,6 +79,7 @@ require (
 	go.uber.org/multierr v1.11.0 // indirect
 	go.yaml.in/yaml/v2 v2.4.2 // indirect
 	go.yaml.in/yaml/v4 v4.0.0 // indirect
+	golang.org/x/exp v0.0.0-20261011100332-faecfb24eb49 // indirect
 	golang.org/x/exp/typeparams v0.0.0-20231108232855-2478ac86f678 // indirect
 	golang.org/x/mod v0.42.0 // indirect
 	golang.org/x/net v0.61.0 // indirect

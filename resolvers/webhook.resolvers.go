@@ -10,12 +10,11 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/webhooks"
+	"github.com/google/uuid"
 )
 
 // WebhookCreate is the resolver for the webhookCreate field.
@@ -147,7 +146,7 @@ func (r *mutationResolver) WebhookTest(ctx context.Context, id int64) (*model.We
 	eventID := uuid.NewString()
 	payload, _ := json.Marshal(map[string]any{"id": eventID, "type": webhooks.EventTest,
 		"timestamp": time.Now().UTC().Format("2006-01-02T15:04:05.000Z"),
-		"data": map[string]any{"webhook_id": id, "message": "A test event sent from fleetgraph."}})
+		"data":      map[string]any{"webhook_id": id, "message": "A test event sent from fleetgraph."}})
 	d, err := r.Store.TestWebhook(ctx, p.DataOwnerID, id, eventID, payload)
 	if err != nil {
 		return nil, err

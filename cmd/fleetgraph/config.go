@@ -57,6 +57,8 @@ type config struct {
 	MetricsAddr string
 	// SMTP is the mail server (mail.go).
 	SMTP smtpConfig
+	// Webhooks are the delivery engine's settings (webhooks.go).
+	Webhooks webhookConfig
 	// tracer, when set, traces the store's statements (serve sets it when
 	// tracing is on).
 	tracer pgx.QueryTracer
@@ -85,6 +87,7 @@ func (c *config) flags(fs *flag.FlagSet) {
 			"an address such as 127.0.0.1:9464 on a listener of its own (and not on --addr), off nowhere")
 	c.deadlineFlags(fs)
 	c.mailFlags(fs)
+	c.webhookFlags(fs)
 }
 
 // Defaults of the request deadline and statement_timeout.

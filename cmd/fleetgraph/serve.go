@@ -96,6 +96,11 @@ func serve(ctx context.Context, args []string) error {
 	defer waitLicense()
 	waitMail := runMail(ctx, st, mailer, log)
 	defer waitMail()
+	stopWebhooks, err := cfg.startWebhooks(ctx, st, sealer, log)
+	if err != nil {
+		return err
+	}
+	defer stopWebhooks()
 	handler, err := server.New(&resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend, Releases: catalogue,
 		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true,
 		MaxAnswerBytes: answerBytes, Heavy: admission.New(heavySlots, heavyPerOwner, admission.DefaultWait),

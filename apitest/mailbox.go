@@ -102,8 +102,9 @@ func (m *Mailbox) mailer() (*notify.Mailer, error) {
 const MailSender = "noreply@fleetgraph.test"
 
 // Mailbox answers the package's mailbox, where the outbox of the test
-// server's database is sent (a notify.Sender looking every 50 ms), started
-// on first use and kept until the test binary ends.
+// server's database is sent (a notify.Sender looking every 50 ms, beside a
+// notify.Notifier fanning events out to users' mail), started on first use
+// and kept until the test binary ends.
 func (e *Env) Mailbox(t testing.TB) *Mailbox {
 	t.Helper()
 	e.mailOnce.Do(func() {
@@ -120,13 +121,18 @@ func (e *Env) Mailbox(t testing.TB) *Mailbox {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
+		notifierDone := make(chan struct{})
 		go func() {
 			defer close(done)
 			(&notify.Sender{Store: e.Store, Mailer: mailer, Log: quietLog(), Poll: 50 * time.Millisecond,
 				Retry: func(int) time.Duration { return 50 * time.Millisecond }}).Run(ctx)
 		}()
+		go func() {
+			defer close(notifierDone)
+			(&notify.Notifier{Store: e.Store, Log: quietLog(), Poll: 50 * time.Millisecond}).Run(ctx)
+		}()
 		e.mailbox = m
-		e.stopMail = func() { cancel(); <-done; m.close() }
+		e.stopMail = func() { cancel(); <-done; <-notifierDone; m.close() }
 	})
 	if e.mailErr != nil {
 		t.Fatalf("mailbox: %v", e.mailErr)

@@ -53,15 +53,17 @@ func (c *config) mailer() (*notify.Mailer, error) {
 	return mailer, nil
 }
 
-// runMail sends the outbox's mail until ctx ends; without a mailer it only
-// says that mail stays queued.
+// runMail fans events out to the users' mail (always: what is queued waits
+// for a mailer) and sends the outbox through mailer, when there is one,
+// until ctx ends.
 func runMail(ctx context.Context, st *store.Store, mailer *notify.Mailer, log *slog.Logger) (wait func()) {
+	var wg sync.WaitGroup
+	wg.Go(func() { (&notify.Notifier{Store: st, Log: log}).Run(ctx) })
 	if mailer == nil {
 		log.Info("no SMTP server configured (--smtp-host, FLEETGRAPH_SMTP_HOST): e-mail stays queued in the outbox")
-		return func() {}
+		return wg.Wait
 	}
 	log.Info("e-mail goes out through SMTP", "server", mailer.Addr())
-	var wg sync.WaitGroup
 	wg.Go(func() { (&notify.Sender{Store: st, Mailer: mailer, Log: log}).Run(ctx) })
 	return wg.Wait
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -139,4 +140,44 @@ func TestEventsClients(t *testing.T) {
 		}
 	}
 	wantEventTypes(t, eventsOf(t, e, o.ID, seq), store.EventClientOffline, store.EventClientOnline, store.EventClientDisabled)
+}
+
+// TestEventsFromProbeReports: a probe's failed measurement reported through
+// the client API tells study_execution.failed, with the probe as client.
+func TestEventsFromProbeReports(t *testing.T) {
+	e := apitest.Get(t)
+	o := e.NewOwner(t, "ev-probe")
+	rk := o.NewRegistrationKey(t, store.RegistrationKeyInput{})
+	p := o.NewProbe(t, rk.RegistrationKey)
+	failed := probeMeasurement(uuid.NewString(), p.UUID, "VideoMeasurement", "youtube")
+	failed["success"] = false
+	failed["error"] = map[string]any{"code": "PLAYER_ERROR"}
+	ok := probeMeasurement(uuid.NewString(), p.UUID, "VideoMeasurement", "youtube")
+	apitest.WantStatus(t, e.Probe(t, "POST", "/measurements", p.Secret, []any{ok, failed}), 200)
+	evs := eventsOf(t, e, o.ID, 0)
+	wantEventTypes(t, evs, store.EventClientRegistered, store.EventStudyExecutionFailed)
+	if evs[1].ClientID == nil || *evs[1].ClientID != p.ID {
+		t.Fatalf("client %v, want the probe %d", evs[1].ClientID, p.ID)
+	}
+}
+
+// TestEventsHealth: a client's health going critical, then warning, then
+// healthy tells client_health.critical, .warning and .recovered with the
+// metrics over their thresholds; a healthy first evaluation tells nothing.
+func TestEventsHealth(t *testing.T) {
+	e := apitest.Get(t)
+	o := e.NewOwner(t, "ev-health")
+	c := o.NewClient(t, store.NewClient{})
+	at := time.Now().Add(-10 * time.Minute)
+	for i, cpu := range []float64{20, 97, 85, 30} {
+		o.NewSystemStatus(t, apitest.StatusRecord{ClientUUID: c.UUID, CPU: &cpu, CreatedAt: at.Add(time.Duration(i) * time.Minute)})
+	}
+	evs := eventsOf(t, e, o.ID, 0)
+	wantEventTypes(t, evs, store.EventHealthCritical, store.EventHealthWarning, store.EventHealthRecovered)
+	if evs[0].Severity == nil || *evs[0].Severity != "critical" || len(evs[0].HealthMetrics) != 1 || evs[0].HealthMetrics[0] != "cpu" {
+		t.Fatalf("critical event %+v", evs[0])
+	}
+	if evs[2].Severity != nil {
+		t.Fatalf("recovered event has severity %v", *evs[2].Severity)
+	}
 }

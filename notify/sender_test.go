@@ -28,6 +28,18 @@ func closedPort(t *testing.T) int {
 	return port
 }
 
+// freshStore is a new migrated database of the test's own: the outbox
+// holds only what the test queues.
+func freshStore(t *testing.T) *store.Store {
+	t.Helper()
+	db, st, err := testdb.Create(context.Background(), "fleetgraph_notify", store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close(); db.Drop() })
+	return st
+}
+
 func mailerFor(t *testing.T, host string, port int, user, password string) *notify.Mailer {
 	t.Helper()
 	m, err := notify.NewMailer(notify.SMTP{Host: host, Port: port, Username: user, Password: password,
@@ -43,11 +55,7 @@ func mailerFor(t *testing.T, host string, port int, user, password string) *noti
 // next one, once, after a refused attempt (451) is retried.
 func TestQueuedMailSurvivesRestart(t *testing.T) {
 	ctx := context.Background()
-	db, st, err := testdb.Create(ctx, "fleetgraph_notify", store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close(); db.Drop() })
+	st := freshStore(t)
 	var owner int64
 	if err := st.Pool().QueryRow(ctx, `INSERT INTO data_owners (slug, name) VALUES ('acme', 'Acme Networks') RETURNING id`).Scan(&owner); err != nil {
 		t.Fatal(err)
@@ -79,7 +87,7 @@ func TestQueuedMailSurvivesRestart(t *testing.T) {
 	}
 
 	box := apitest.NewMailbox(t, apitest.MailboxOpts{FailFirst: 1})
-	next := &notify.Sender{Store: st, Mailer: mailerFor(t, box.Host, box.Port, box.Username, box.Password), Log: quiet(),
+	next := &notify.Sender{Store: st, Mailer: box.Mailer(t), Log: quiet(),
 		Retry: func(int) time.Duration { return 0 }}
 	if n, err := next.SendDue(ctx); err != nil || n != 1 {
 		t.Fatalf("after the restart: sent %d, err %v; want 1, nil", n, err)
@@ -112,17 +120,13 @@ func TestQueuedMailSurvivesRestart(t *testing.T) {
 // instead of being tried ten times.
 func TestUnknownTemplateGivenUp(t *testing.T) {
 	ctx := context.Background()
-	db, st, err := testdb.Create(ctx, "fleetgraph_notify", store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close(); db.Drop() })
+	st := freshStore(t)
 	if _, err := st.Pool().Exec(ctx, `WITH o AS (INSERT INTO data_owners (slug, name) VALUES ('acme', 'Acme') RETURNING id)
 		INSERT INTO email_outbox (data_owner_id, template, recipient) SELECT id, 'no_such_template', 'x@acme.test' FROM o`); err != nil {
 		t.Fatal(err)
 	}
 	box := apitest.NewMailbox(t, apitest.MailboxOpts{})
-	s := &notify.Sender{Store: st, Mailer: mailerFor(t, box.Host, box.Port, box.Username, box.Password), Log: quiet(),
+	s := &notify.Sender{Store: st, Mailer: box.Mailer(t), Log: quiet(),
 		Retry: func(int) time.Duration { return 0 }}
 	if n, err := s.SendDue(ctx); err != nil || n != 0 {
 		t.Fatalf("sent %d, err %v", n, err)

@@ -151,3 +151,45 @@ func TestSubscriptionRefusals(t *testing.T) {
 		t.Fatalf("21st subscription of a key: %+v", ev)
 	}
 }
+
+// An event committed while the process's listening connection is down
+// (its notification lost) still reaches a subscriber: when the listener is
+// back, each subscriber gets the events after the last one it had.
+func TestSubscriptionCatchesUpAfterListenerLoss(t *testing.T) {
+	e := apitest.Get(t)
+	o := e.NewOwner(t, "sub-resync")
+	c := o.NewClient(t, store.NewClient{})
+	before := e.Stream.Subscribers()
+	events := subscribeSSE(t, e, o.Key, []string{store.EventClientDisabled, store.EventClientOffline})
+	waitSubscribers(t, e, before, 1)
+
+	emit(t, e, o.ID, store.NewEvent{Type: store.EventClientOffline, ClientID: &c.ID, Data: map[string]any{"offline_threshold_minutes": 60}})
+	if ev := next(t, events); ev.Data.Events.Type != store.EventClientOffline {
+		t.Fatalf("first event %+v", ev)
+	}
+	// One transaction ends the listener's connection and writes an event:
+	// its notification goes out when nobody listens (the listener comes
+	// back after a second at the earliest).
+	ctx := context.Background()
+	tx, err := e.Store.Pool().Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	var ended bool
+	if err := tx.QueryRow(ctx, `SELECT bool_or(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE datname = current_database() AND application_name = 'fleetgraph key cache'`).Scan(&ended); err != nil || !ended {
+		t.Fatalf("ending the listener: %v, %v", ended, err)
+	}
+	if err := e.Store.Emit(ctx, tx, o.ID, store.NewEvent{Type: store.EventClientDisabled, ClientID: &c.ID,
+		Data: map[string]any{"reason": "while nobody listened"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ev := next(t, events)
+	if ev.Data.Events.Type != store.EventClientDisabled || ev.Data.Events.Data["reason"] != "while nobody listened" {
+		t.Fatalf("after the listener came back: %+v", ev)
+	}
+}

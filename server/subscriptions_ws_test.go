@@ -50,8 +50,8 @@ func TestSubscriptionLimitPerConnection(t *testing.T) {
 	}
 	for {
 		var m struct {
-			ID      string                `json:"id"`
-			Type    string                `json:"type"`
+			ID      string          `json:"id"`
+			Type    string          `json:"type"`
 			Payload json.RawMessage `json:"payload"`
 		}
 		if err := wsjson.Read(ctx, conn, &m); err != nil {

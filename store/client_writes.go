@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -86,6 +87,9 @@ func (s *Store) DisableClient(ctx context.Context, ownerID int64, ref ClientRef,
 		return s.Emit(ctx, tx, ownerID, NewEvent{Type: EventClientDisabled, ClientID: &id,
 			Data: map[string]any{"reason": reason}})
 	})
+	if errors.Is(err, ErrNotFound) {
+		err = pgx.ErrNoRows // no such own client: clientMissing tells a shared one apart
+	}
 	if err != nil {
 		return Client{}, s.clientMissing(ctx, "disable client", ownerID, ref, err)
 	}

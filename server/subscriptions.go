@@ -40,10 +40,10 @@ type streamHandlers struct {
 }
 
 func subscriptions(es graphql.ExecutableSchema, res *resolvers.Resolver, o options) streamHandlers {
-	newServer := func(t graphql.Transport) *handler.Server {
+	newServer := func(t graphql.Transport, observe obs.GraphQL) *handler.Server {
 		h := handler.New(es)
 		h.AddTransport(t)
-		h.Use(obs.GraphQL{Metrics: o.metrics, Tracer: o.tracing.Tracer()})
+		h.Use(observe)
 		h.Use(extension.Introspection{})
 		h.Use(newInputLimits(DefaultLimits))
 		h.SetParserTokenLimit(DefaultLimits.Tokens)
@@ -59,8 +59,8 @@ func subscriptions(es graphql.ExecutableSchema, res *resolvers.Resolver, o optio
 		InitFunc:              webSocketInit(res.Store),
 		InitTimeout:           10 * time.Second,
 		KeepAlivePingInterval: keepAlive,
-	})
-	sse := newServer(transport.SSE{KeepAlivePingInterval: keepAlive})
+	}, obs.GraphQL{Tracer: o.tracing.Tracer()}) // no operation label: one connection runs many operations at once
+	sse := newServer(transport.SSE{KeepAlivePingInterval: keepAlive}, obs.GraphQL{Metrics: o.metrics, Tracer: o.tracing.Tracer()})
 	sseChain := chi.Chain(limitBody, auth.Middleware(res.Store, true, graphqlAuthError, auth.KindClientAdmin), stayAuthenticated(res.Store))
 	return streamHandlers{
 		webSocket: longLived(ws),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -42,6 +43,10 @@ type edge struct {
 	// children yields them for one parent after load; both empty for leaves.
 	child    string
 	children func(parent any, args map[string]any) []any
+	// byID marks a load keyed by the parent's own id alone (and built on
+	// queued), which below a root lookup by id is read ahead, in the round
+	// trip of the root's own read (readahead.go).
+	byID bool
 }
 
 type loadFunc func(ctx context.Context, q edgeQuery, parents []any) (attach func() error, err error)
@@ -111,17 +116,26 @@ func (Attacher) Validate(es graphql.ExecutableSchema) error {
 // InterceptField attaches below the results of root fields and passes
 // every other field through.
 func (a Attacher) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil || (fc.Object != "Query" && fc.Object != "Mutation") {
+		return next(ctx)
+	}
+	ahead := a.readAhead(ctx, fc)
+	if ahead != nil {
+		ctx = store.WithRider(ctx, &ahead.rider)
+	}
 	res, err := next(ctx)
 	if err != nil || res == nil {
 		return res, err
 	}
-	fc := graphql.GetFieldContext(ctx)
-	if fc == nil || (fc.Object != "Query" && fc.Object != "Mutation") {
-		return res, nil
-	}
 	typeName := fc.Field.Definition.Type.Name()
 	if _, ok := edges[typeName]; ok {
-		if err := a.Attach(ctx, typeName, objectsOf(res), fc.Field.Selections); err != nil {
+		parents := objectsOf(res)
+		read, err := ahead.attach(parents)
+		if err != nil {
+			return nil, err
+		}
+		if err := a.attach(ctx, typeName, parents, fc.Field.Selections, read); err != nil {
 			return nil, err
 		}
 	}
@@ -163,6 +177,12 @@ func objectsOf(res any) []any {
 // (pointers to objects of GraphQL type typeName). The statements of one
 // level go to PostgreSQL in one round trip.
 func (a Attacher) Attach(ctx context.Context, typeName string, parents []any, sel ast.SelectionSet) error {
+	return a.attach(ctx, typeName, parents, sel, nil)
+}
+
+// attach is Attach with the edges of the first level that are attached
+// already (read ahead).
+func (a Attacher) attach(ctx context.Context, typeName string, parents []any, sel ast.SelectionSet, attached map[string]bool) error {
 	if len(parents) == 0 || len(sel) == 0 {
 		return nil
 	}
@@ -175,7 +195,10 @@ func (a Attacher) Attach(ctx context.Context, typeName string, parents []any, se
 	args := make([]map[string]any, len(fields))
 	batch := &store.Batch{}
 	var attachers []func() error
-	loaded := map[string]bool{}
+	loaded := maps.Clone(attached)
+	if loaded == nil {
+		loaded = map[string]bool{}
+	}
 	for i, f := range fields {
 		e, ok := edges[typeName][f.Name]
 		if !ok {
@@ -313,16 +336,6 @@ func hasOne[P any, K comparable, R, C any](key func(*P) (K, bool), read readFunc
 // always is the key function of parents that always have a key.
 func always[P any, K comparable](id func(*P) K) func(*P) (K, bool) {
 	return func(p *P) (K, bool) { return id(p), true }
-}
-
-// optional is the key function of parents with an optional reference.
-func optional[P any](id func(*P) *int64) func(*P) (int64, bool) {
-	return func(p *P) (int64, bool) {
-		if v := id(p); v != nil {
-			return *v, true
-		}
-		return 0, false
-	}
 }
 
 // list yields the elements of an attached list as pointers.

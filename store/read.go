@@ -31,12 +31,40 @@ type Read[R any] struct {
 // PostgreSQL's choice.
 const genericPlans = "SELECT set_config('plan_cache_mode', 'force_generic_plan', true)"
 
-// All runs r alone (in one round trip with genericPlans).
+// Rider holds reads that go to PostgreSQL with the next read run alone
+// (All, One) under a context carrying it (WithRider), after that read and
+// in its round trip: the reads of a root field's first level ahead of the
+// field's own read (resolvers/readahead.go).
+type Rider struct {
+	b    Batch
+	sent bool
+}
+
+type riderKey struct{}
+
+// WithRider makes the next read alone under ctx take r's reads along.
+func WithRider(ctx context.Context, r *Rider) context.Context {
+	return context.WithValue(ctx, riderKey{}, r)
+}
+
+// Batch is where the reads to take along are queued.
+func (r *Rider) Batch() *Batch { return &r.b }
+
+// Sent reports whether a read took the reads along (their done functions
+// have run once it returned).
+func (r *Rider) Sent() bool { return r.sent }
+
+// All runs r alone (in one round trip with genericPlans, and with the
+// reads of ctx's Rider if any).
 func All[R any](ctx context.Context, s *Store, r Read[R]) ([]R, error) {
 	var b Batch
 	var out []R
 	var err error
 	Queue(&b, r, func(rs []R, e error) { out, err = rs, e })
+	if rd, _ := ctx.Value(riderKey{}).(*Rider); rd != nil && !rd.sent && rd.b.b.Len() > 0 {
+		rd.sent = true
+		b.b.QueuedQueries = append(b.b.QueuedQueries, rd.b.b.QueuedQueries[1:]...) // after its own genericPlans
+	}
 	if sendErr := s.Send(ctx, &b); err == nil {
 		err = sendErr
 	}

@@ -175,68 +175,99 @@ func objectsOf(res any) []any {
 
 // Attach loads and attaches, level by level, what sel reads below parents
 // (pointers to objects of GraphQL type typeName). The statements of one
-// level go to PostgreSQL in one round trip.
+// level, whichever fields and types they come from, go to PostgreSQL in one
+// round trip.
 func (a Attacher) Attach(ctx context.Context, typeName string, parents []any, sel ast.SelectionSet) error {
 	return a.attach(ctx, typeName, parents, sel, nil)
+}
+
+// selected is one field's selection below a set of parents of one type: a
+// part of a level.
+type selected struct {
+	typeName string
+	parents  []any
+	sel      ast.SelectionSet
+	attached map[string]bool // edges attached already (read ahead)
 }
 
 // attach is Attach with the edges of the first level that are attached
 // already (read ahead).
 func (a Attacher) attach(ctx context.Context, typeName string, parents []any, sel ast.SelectionSet, attached map[string]bool) error {
-	if len(parents) == 0 || len(sel) == 0 {
-		return nil
-	}
 	p := auth.From(ctx)
 	if p == nil {
 		return nil // the root field refused the caller already
 	}
-	oc := graphql.GetOperationContext(ctx)
-	fields := graphql.CollectFields(oc, sel, []string{typeName})
-	args := make([]map[string]any, len(fields))
-	batch := &store.Batch{}
-	var attachers []func() error
-	loaded := maps.Clone(attached)
-	if loaded == nil {
-		loaded = map[string]bool{}
-	}
-	for i, f := range fields {
-		e, ok := edges[typeName][f.Name]
-		if !ok {
-			continue
-		}
-		args[i] = f.ArgumentMap(oc.Variables)
-		name, load := f.Name, e.load
-		if e.shares != "" {
-			name, load = e.shares, edges[typeName][e.shares].load
-		}
-		if load == nil || (len(args[i]) == 0 && loaded[name]) {
-			continue
-		}
-		loaded[name] = true
-		attach, err := load(ctx, edgeQuery{store: a.Store, owner: p.DataOwnerID, args: args[i], batch: batch}, parents)
+	level := []selected{{typeName: typeName, parents: parents, sel: sel, attached: attached}}
+	for len(level) > 0 {
+		next, err := a.attachLevel(ctx, p.DataOwnerID, level)
 		if err != nil {
 			return err
 		}
-		if attach != nil {
-			attachers = append(attachers, attach)
+		level = next
+	}
+	return nil
+}
+
+// attachLevel loads the edges of every part of a level in one batch,
+// attaches them, and answers the next level's parts.
+func (a Attacher) attachLevel(ctx context.Context, owner int64, level []selected) ([]selected, error) {
+	oc := graphql.GetOperationContext(ctx)
+	batch := &store.Batch{}
+	var attachers []func() error
+	fields := make([][]graphql.CollectedField, len(level))
+	args := make([][]map[string]any, len(level))
+	for k, part := range level {
+		if len(part.parents) == 0 || len(part.sel) == 0 {
+			continue
 		}
-	}
-	if err := a.Store.Send(ctx, batch); err != nil {
-		return err
-	}
-	for _, attach := range attachers {
-		if err := attach(); err != nil {
-			return err
+		fields[k] = graphql.CollectFields(oc, part.sel, []string{part.typeName})
+		args[k] = make([]map[string]any, len(fields[k]))
+		loaded := maps.Clone(part.attached)
+		if loaded == nil {
+			loaded = map[string]bool{}
 		}
-	}
-	for i, f := range fields {
-		if e, ok := edges[typeName][f.Name]; ok && e.child != "" {
-			if err := a.Attach(ctx, e.child, childrenOf(parents, e, args[i]), f.Selections); err != nil {
-				return err
+		for i, f := range fields[k] {
+			e, ok := edges[part.typeName][f.Name]
+			if !ok {
+				continue
+			}
+			args[k][i] = f.ArgumentMap(oc.Variables)
+			name, load := f.Name, e.load
+			if e.shares != "" {
+				name, load = e.shares, edges[part.typeName][e.shares].load
+			}
+			if load == nil || (len(args[k][i]) == 0 && loaded[name]) {
+				continue
+			}
+			loaded[name] = true
+			attach, err := load(ctx, edgeQuery{store: a.Store, owner: owner, args: args[k][i], batch: batch}, part.parents)
+			if err != nil {
+				return nil, err
+			}
+			if attach != nil {
+				attachers = append(attachers, attach)
 			}
 		}
 	}
-	return nil
+	if err := a.Store.Send(ctx, batch); err != nil {
+		return nil, err
+	}
+	for _, attach := range attachers {
+		if err := attach(); err != nil {
+			return nil, err
+		}
+	}
+	var next []selected
+	for k, part := range level {
+		for i, f := range fields[k] {
+			if e, ok := edges[part.typeName][f.Name]; ok && e.child != "" {
+				if children := childrenOf(part.parents, e, args[k][i]); len(children) > 0 && len(f.Selections) > 0 {
+					next = append(next, selected{typeName: e.child, parents: children, sel: f.Selections})
+				}
+			}
+		}
+	}
+	return next, nil
 }
 
 // childrenOf collects the children of all parents, each object once.

@@ -95,7 +95,7 @@ func (Attacher) Validate(es graphql.ExecutableSchema) error {
 	}
 	var missing []error
 	for name, t := range s.Types {
-		if t.Kind != ast.Object || name == s.Query.Name || (s.Mutation != nil && name == s.Mutation.Name) {
+		if t.Kind != ast.Object || name == s.Query.Name || (s.Mutation != nil && name == s.Mutation.Name) || name == federationResolverType {
 			continue
 		}
 		for _, f := range t.Fields {
@@ -108,9 +108,19 @@ func (Attacher) Validate(es graphql.ExecutableSchema) error {
 	return errors.Join(missing...)
 }
 
+// federationResolverType is the object type gqlgen's federation plugin
+// declares only to generate the entity resolvers' interface: no field
+// leads to it, so nothing is ever attached below it (_entities is attached
+// by attachEntities).
+const federationResolverType = "Entity"
+
 // InterceptField attaches below the results of root fields and passes
 // every other field through.
 func (a Attacher) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
+	if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Object == "Query" && fc.Field.Name == "_entities" {
+		reps, _ := fc.Args["representations"].([]map[string]any)
+		ctx = readClientsAhead(ctx, a.Store, reps)
+	}
 	res, err := next(ctx)
 	if err != nil || res == nil {
 		return res, err
@@ -118,6 +128,9 @@ func (a Attacher) InterceptField(ctx context.Context, next graphql.Resolver) (an
 	fc := graphql.GetFieldContext(ctx)
 	if fc == nil || (fc.Object != "Query" && fc.Object != "Mutation") {
 		return res, nil
+	}
+	if fc.Object == "Query" && fc.Field.Name == "_entities" { // federation: a list of several types
+		return res, a.attachEntities(ctx, res, fc.Field.Selections)
 	}
 	typeName := fc.Field.Definition.Type.Name()
 	if _, ok := edges[typeName]; ok {

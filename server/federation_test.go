@@ -1,10 +1,14 @@
 package server_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -153,5 +157,123 @@ func TestFederationNeedsAKey(t *testing.T) {
 		if !strings.Contains(sdl, s) {
 			t.Errorf("_service.sdl lacks %q", s)
 		}
+	}
+}
+
+// composition is check.mjs compose's answer.
+type composition struct {
+	OK         bool     `json:"ok"`
+	Errors     []string `json:"errors"`
+	Supergraph string   `json:"supergraph"`
+}
+
+// compose composes fleetgraph's SDL (the server's _service when sdl is
+// empty) with the Node check's second subgraph.
+func compose(t *testing.T, e *apitest.Env, key, sdl string) composition {
+	t.Helper()
+	env := []string{"FLEETGRAPH_URL=" + e.URL, "FLEETGRAPH_KEY=" + key}
+	if sdl != "" {
+		file := filepath.Join(t.TempDir(), "fleetgraph.graphql")
+		if err := os.WriteFile(file, []byte(sdl), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		env = append(env, "FLEETGRAPH_SDL_FILE="+file)
+	}
+	var c composition
+	if err := json.Unmarshal(apitest.RunNode(t, "federation", 2*time.Minute, env, "check.mjs", "compose"), &c); err != nil {
+		t.Fatalf("check.mjs compose: %v", err)
+	}
+	return c
+}
+
+// TestFederationComposition composes fleetgraph's subgraph schema, as its
+// server serves it, with a second subgraph that extends Client, with
+// Apollo's composition (tools/federation): a schema change that breaks
+// composition fails here.
+func TestFederationComposition(t *testing.T) {
+	e := apitest.Get(t)
+	o := e.NewOwner(t, "fed-compose")
+	c := compose(t, e, o.Key, "")
+	if !c.OK {
+		t.Fatalf("fleetgraph's schema does not compose:\n%s", strings.Join(c.Errors, "\n"))
+	}
+	// (extension: true: the keys are declared in schema/federation.graphqls
+	// as extensions of the types.)
+	for _, s := range []string{`@join__type(graph: FLEETGRAPH, key: "id"`, `@join__type(graph: FLEETGRAPH, key: "uuid"`,
+		`@join__type(graph: RACKS, key: "uuid")`, `rack: String @join__field(graph: RACKS)`} {
+		if !strings.Contains(c.Supergraph, s) {
+			t.Errorf("supergraph lacks %s:\n%s", s, c.Supergraph)
+		}
+	}
+
+	sdl := e.GraphQLData(t, o.Key, `{ _service { sdl } }`, nil)["_service"].(map[string]any)["sdl"].(string)
+	breaking := []struct{ name, from, to, mention string }{
+		{"a key field changes type", "type Client {\n  id: Int!\n  uuid: String!", "type Client {\n  id: Int!\n  uuid: Int!", "uuid"},
+		{"the key the other subgraph uses goes", `@key(fields: "id") @key(fields: "uuid")`, `@key(fields: "id")`, "uuid"},
+	}
+	for _, b := range breaking {
+		t.Run(b.name+" fails composition", func(t *testing.T) {
+			if !strings.Contains(sdl, b.from) {
+				t.Fatalf("the SDL no longer holds %q: adjust the test", b.from)
+			}
+			c := compose(t, e, o.Key, strings.Replace(sdl, b.from, b.to, 1))
+			t.Logf("composition errors: %q", c.Errors)
+			if c.OK || !strings.Contains(strings.Join(c.Errors, "\n"), b.mention) {
+				t.Errorf("composed: %v, errors %q; want a failure naming %s", c.OK, c.Errors, b.mention)
+			}
+		})
+	}
+}
+
+// TestFederationGateway runs an Apollo gateway (tools/federation) over the
+// running fleetgraph server and a second subgraph that extends Client with
+// its rack and references clients by UUID from its own root field: answers
+// cross the subgraphs both ways, with the caller's key forwarded to
+// fleetgraph, so another data owner's probe stays null.
+func TestFederationGateway(t *testing.T) {
+	e := apitest.Get(t)
+	a, b := newFedWorld(t, e, "fed-gw-a"), newFedWorld(t, e, "fed-gw-b")
+	unknown := "00000000-0000-4000-8000-00000000f00d"
+	racks := map[string]any{
+		"slots": []map[string]string{{"slot": "A1", "uuid": a.client.UUID}, {"slot": "A2", "uuid": b.client.UUID}, {"slot": "A3", "uuid": unknown}},
+		"racks": map[string]string{a.client.UUID: "rack-7", a.other.UUID: "rack-9", b.client.UUID: "rack-b"},
+	}
+	queries := []map[string]string{
+		{"key": a.o.Key, "query": `{ clients { id label rack } }`},
+		{"key": a.o.Key, "query": `{ rackSlots { slot probe { uuid label clientGroups { name } } } }`},
+		{"key": b.o.Key, "query": `{ rackSlots { slot probe { label } } }`},
+		{"key": "", "query": `{ clients { id } }`},
+	}
+	env := []string{"FLEETGRAPH_URL=" + e.URL, "FLEETGRAPH_KEY=" + a.o.Key, "RACKS=" + string(mustJSON(t, racks)), "QUERIES=" + string(mustJSON(t, queries))}
+	var out struct {
+		Answers []struct {
+			Status int `json:"status"`
+			Body   struct {
+				Data   json.RawMessage  `json:"data"`
+				Errors []map[string]any `json:"errors"`
+			} `json:"body"`
+		} `json:"answers"`
+	}
+	raw := apitest.RunNode(t, "federation", 2*time.Minute, env, "check.mjs", "gateway")
+	if err := json.Unmarshal(raw, &out); err != nil || len(out.Answers) != len(queries) {
+		t.Fatalf("check.mjs gateway: %v: %s", err, raw)
+	}
+	for i, want := range []string{
+		fmt.Sprintf(`{"clients":[{"id":%d,"label":%q,"rack":"rack-7"},{"id":%d,"label":null,"rack":"rack-9"}]}`, a.client.ID, a.label, a.other.ID),
+		fmt.Sprintf(`{"rackSlots":[{"slot":"A1","probe":{"uuid":%q,"label":%q,"clientGroups":[{"name":%q}]}},{"slot":"A2","probe":null},{"slot":"A3","probe":null}]}`,
+			a.client.UUID, a.label, a.groupTag),
+		fmt.Sprintf(`{"rackSlots":[{"slot":"A1","probe":{"label":null}},{"slot":"A2","probe":{"label":%q}},{"slot":"A3","probe":{"label":null}}]}`, b.label),
+	} {
+		ans := out.Answers[i]
+		if ans.Status != http.StatusOK {
+			t.Errorf("query %d: status %d", i, ans.Status)
+		}
+		apitest.SameJSON(t, queries[i]["query"], ans.Body.Data, want)
+	}
+	if strings.Contains(string(out.Answers[1].Body.Data), b.label) || strings.Contains(string(out.Answers[2].Body.Data), a.label) {
+		t.Errorf("another data owner's probe leaked through the gateway: %s %s", out.Answers[1].Body.Data, out.Answers[2].Body.Data)
+	}
+	if noKey := out.Answers[3].Body; len(noKey.Errors) == 0 || strings.Contains(string(noKey.Data), `"id"`) {
+		t.Errorf("without a key: data %s, errors %v; want an error and no clients", noKey.Data, noKey.Errors)
 	}
 }

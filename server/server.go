@@ -92,15 +92,6 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 	if answerBytes <= 0 {
 		answerBytes = budget.DefaultBytes
 	}
-	gql := handler.New(es)
-	gql.AddTransport(graphQLPost{answerBytes: answerBytes})
-	gql.Use(obs.GraphQL{Metrics: o.metrics, Tracer: o.tracing.Tracer()}) // first: labels refused documents too
-	gql.Use(extension.Introspection{})
-	gql.Use(newInputLimits(DefaultLimits))
-	gql.SetParserTokenLimit(DefaultLimits.Tokens)
-	gql.SetValidationRulesFn(cappedRules(DefaultLimits.Errors))
-	configure(gql, res)
-
 	exec := executor.New(es)
 	if o.tracing != nil {
 		exec.Use(obs.GraphQL{Tracer: o.tracing.Tracer()}) // REST's stored operations; their label is the route
@@ -110,6 +101,17 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	gql := handler.New(es)
+	gql.AddTransport(graphQLPost{answerBytes: answerBytes})
+	gql.AddTransport(graphQLGet{answerBytes: answerBytes})
+	gql.Use(obs.GraphQL{Metrics: o.metrics, Tracer: o.tracing.Tracer()}) // first: labels refused documents too
+	gql.Use(extension.AutomaticPersistedQuery{Cache: newPersistedQueries(PersistedQueryCacheSize, adapter.PersistedQueries())})
+	gql.Use(extension.Introspection{})
+	gql.Use(newInputLimits(DefaultLimits))
+	gql.SetParserTokenLimit(DefaultLimits.Tokens)
+	gql.SetValidationRulesFn(cappedRules(DefaultLimits.Errors))
+	configure(gql, res)
 
 	r := chi.NewRouter()
 	r.Use(obs.RequestID, o.tracing.HTTP, o.metrics.Middleware, recoverer(res.Logger), accessLog(res.Logger), tidyPath, compressJSON)
@@ -122,10 +124,12 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 	r.Get("/readyz", readyz(res.Store))
 	r.Get("/", http.RedirectHandler("/graphql", http.StatusFound).ServeHTTP)
 	r.Get("/favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }) // browsers ask for it; no 404 in their console
-	r.Get("/graphql", graphiql.Page("/graphql", "/graphiql/assets/").ServeHTTP)
-	r.Handle("/graphiql/assets/*", graphiql.Assets("/graphiql/assets/"))
 	within := deadline(res.RequestTimeout)
-	r.With(within, limitBody, bufferGraphQLBody, auth.Middleware(res.Store, true, graphqlAuthError, auth.KindClientAdmin), loaders.Middleware(res.Store)).
+	graphqlAuth := auth.Middleware(res.Store, true, graphqlAuthError, auth.KindClientAdmin)
+	r.Get("/graphql", graphQLOrPage(chi.Chain(within, graphqlAuth, loaders.Middleware(res.Store)).Handler(gql),
+		graphiql.Page("/graphql", "/graphiql/assets/")))
+	r.Handle("/graphiql/assets/*", graphiql.Assets("/graphiql/assets/"))
+	r.With(within, limitBody, bufferGraphQLBody, graphqlAuth, loaders.Middleware(res.Store)).
 		Post("/graphql", gql.ServeHTTP)
 
 	docs, err := openAPIDocuments(adapter)
@@ -160,6 +164,19 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 		rest.WriteError(w, http.StatusMethodNotAllowed, "Method not allowed")
 	})
 	return r, nil
+}
+
+// graphQLOrPage answers GET /graphql: a GraphQL query when the URL carries
+// one (query, or extensions with a persisted query's hash), else the
+// GraphiQL page.
+func graphQLOrPage(api, page http.Handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if q := r.URL.Query(); q.Has("query") || q.Has("extensions") {
+			api.ServeHTTP(w, r)
+			return
+		}
+		page.ServeHTTP(w, r)
+	}
 }
 
 // OpenAPIPath is where each REST API serves its description, relative to

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -160,6 +161,13 @@ func TestFederationNeedsAKey(t *testing.T) {
 	}
 }
 
+// lastLine is the last line a Node check printed: its answer (the Apollo
+// libraries may log lines of their own before it).
+func lastLine(out []byte) []byte {
+	lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
+	return lines[len(lines)-1]
+}
+
 // composition is check.mjs compose's answer.
 type composition struct {
 	OK         bool     `json:"ok"`
@@ -180,7 +188,7 @@ func compose(t *testing.T, e *apitest.Env, key, sdl string) composition {
 		env = append(env, "FLEETGRAPH_SDL_FILE="+file)
 	}
 	var c composition
-	if err := json.Unmarshal(apitest.RunNode(t, "federation", 2*time.Minute, env, "check.mjs", "compose"), &c); err != nil {
+	if err := json.Unmarshal(lastLine(apitest.RunNode(t, "federation", 2*time.Minute, env, "check.mjs", "compose")), &c); err != nil {
 		t.Fatalf("check.mjs compose: %v", err)
 	}
 	return c
@@ -255,7 +263,7 @@ func TestFederationGateway(t *testing.T) {
 		} `json:"answers"`
 	}
 	raw := apitest.RunNode(t, "federation", 2*time.Minute, env, "check.mjs", "gateway")
-	if err := json.Unmarshal(raw, &out); err != nil || len(out.Answers) != len(queries) {
+	if err := json.Unmarshal(lastLine(raw), &out); err != nil || len(out.Answers) != len(queries) {
 		t.Fatalf("check.mjs gateway: %v: %s", err, raw)
 	}
 	for i, want := range []string{

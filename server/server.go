@@ -7,6 +7,7 @@ package server
 import (
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -219,6 +220,34 @@ func OpenAPIDocuments() (map[string][]byte, error) {
 		return nil, err
 	}
 	return openAPIDocuments(adapter)
+}
+
+// SubgraphSDL is fleetgraph's Apollo Federation subgraph schema, as
+// _service { sdl } answers it, made without a database (fleetgraph sdl,
+// for composing a supergraph without a running server).
+func SubgraphSDL() (string, error) {
+	es := graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{}})
+	exec := executor.New(es)
+	exec.Use(extension.Introspection{}) // _service is federated introspection
+	ctx := graphql.StartOperationTrace(context.Background())
+	rc, errs := exec.CreateOperationContext(ctx, &graphql.RawParams{Query: `{ _service { sdl } }`})
+	if errs != nil {
+		return "", fmt.Errorf("subgraph SDL: %w", errs)
+	}
+	answer, ctx := exec.DispatchOperation(ctx, rc)
+	resp := answer(ctx)
+	if len(resp.Errors) > 0 {
+		return "", fmt.Errorf("subgraph SDL: %w", resp.Errors)
+	}
+	var data struct {
+		Service struct {
+			SDL string `json:"sdl"`
+		} `json:"_service"`
+	}
+	if err := json.Unmarshal(resp.Data, &data); err != nil {
+		return "", fmt.Errorf("subgraph SDL: %w", err)
+	}
+	return data.Service.SDL, nil
 }
 
 func serveOpenAPI(doc []byte) http.HandlerFunc {

@@ -77,7 +77,7 @@ func TestAutomaticPersistedQueries(t *testing.T) {
 	want := `{"clients":[{"label":"apq-probe"}],"viewer":{"dataOwner":"` + o.Slug + `"}}`
 
 	r := apqPost(t, e, o.Key, "", hash, nil)
-	if code, msg := gqlErrorCode(t, r); code != "PERSISTED_QUERY_NOT_FOUND" || msg != "PersistedQueryNotFound" || r.Obj(t)["data"] != nil {
+	if code, msg := gqlErrorCode(t, r); r.Status != http.StatusOK || code != "PERSISTED_QUERY_NOT_FOUND" || msg != "PersistedQueryNotFound" || r.Obj(t)["data"] != nil {
 		t.Fatalf("unknown hash: %d %s", r.Status, r.Raw)
 	}
 	r = apqPost(t, e, o.Key, query, hash, nil)

@@ -139,12 +139,17 @@ func TestAutomaticPersistedQueries(t *testing.T) {
 			t.Errorf("the mutation ran: %v", groups)
 		}
 	})
-	t.Run("GET without a query is the GraphiQL page", func(t *testing.T) {
+	t.Run("GET without a query, or from a browser, is the GraphiQL page", func(t *testing.T) {
 		// (a 503 in a checkout whose GraphiQL files are not built; never a
 		// GraphQL answer, which would be a 401 without a key)
-		r := e.Do(t, http.MethodGet, "/graphql", "", nil)
-		if r.Status == http.StatusUnauthorized || strings.Contains(r.Header.Get("Content-Type"), "json") {
-			t.Errorf("GraphiQL: %d %s %s", r.Status, r.Header.Get("Content-Type"), r.Raw)
+		for _, req := range []*http.Request{
+			apitest.Request(t, http.MethodGet, e.URL+"/graphql", nil, nil),
+			apitest.Request(t, http.MethodGet, e.URL+"/graphql?query=%7Bviewer%7Brole%7D%7D", http.Header{"Accept": {"text/html,*/*;q=0.8"}}, nil),
+		} {
+			r := apitest.Send(t, nil, req)
+			if r.Status == http.StatusUnauthorized || strings.Contains(r.Header.Get("Content-Type"), "json") {
+				t.Errorf("GraphiQL at %s: %d %s %s", req.URL, r.Status, r.Header.Get("Content-Type"), r.Raw)
+			}
 		}
 	})
 }

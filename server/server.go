@@ -168,11 +168,12 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 }
 
 // graphQLOrPage answers GET /graphql: a GraphQL query when the URL carries
-// one (query, or extensions with a persisted query's hash), else the
-// GraphiQL page.
+// one (query, or extensions with a persisted query's hash), else, or to a
+// browser navigating there (Accept: text/html), the GraphiQL page.
 func graphQLOrPage(api, page http.Handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if q := r.URL.Query(); q.Has("query") || q.Has("extensions") {
+		q := r.URL.Query()
+		if (q.Has("query") || q.Has("extensions")) && !strings.Contains(r.Header.Get("Accept"), "text/html") {
 			api.ServeHTTP(w, r)
 			return
 		}

@@ -100,7 +100,7 @@ func (Attacher) Validate(es graphql.ExecutableSchema) error {
 	}
 	var missing []error
 	for name, t := range s.Types {
-		if t.Kind != ast.Object || name == s.Query.Name || (s.Mutation != nil && name == s.Mutation.Name) {
+		if t.Kind != ast.Object || name == s.Query.Name || (s.Mutation != nil && name == s.Mutation.Name) || name == federationResolverType {
 			continue
 		}
 		for _, f := range t.Fields {
@@ -113,12 +113,22 @@ func (Attacher) Validate(es graphql.ExecutableSchema) error {
 	return errors.Join(missing...)
 }
 
+// federationResolverType is the object type gqlgen's federation plugin
+// declares only to generate the entity resolvers' interface: no field
+// leads to it, so nothing is ever attached below it (_entities is attached
+// by attachEntities).
+const federationResolverType = "Entity"
+
 // InterceptField attaches below the results of root fields and passes
 // every other field through.
 func (a Attacher) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
 	fc := graphql.GetFieldContext(ctx)
 	if fc == nil || (fc.Object != "Query" && fc.Object != "Mutation") {
 		return next(ctx)
+	}
+	if fc.Object == "Query" && fc.Field.Name == "_entities" {
+		reps, _ := fc.Args["representations"].([]map[string]any)
+		ctx = readClientsAhead(ctx, a.Store, reps)
 	}
 	ahead := a.readAhead(ctx, fc)
 	if ahead != nil {
@@ -127,6 +137,9 @@ func (a Attacher) InterceptField(ctx context.Context, next graphql.Resolver) (an
 	res, err := next(ctx)
 	if err != nil || res == nil {
 		return res, err
+	}
+	if fc.Object == "Query" && fc.Field.Name == "_entities" { // federation: a list of several types
+		return res, a.attachEntities(ctx, res, fc.Field.Selections)
 	}
 	typeName := fc.Field.Definition.Type.Name()
 	if _, ok := edges[typeName]; ok {
@@ -193,11 +206,16 @@ type selected struct {
 // attach is Attach with the edges of the first level that are attached
 // already (read ahead).
 func (a Attacher) attach(ctx context.Context, typeName string, parents []any, sel ast.SelectionSet, attached map[string]bool) error {
+	return a.attachParts(ctx, []selected{{typeName: typeName, parents: parents, sel: sel, attached: attached}})
+}
+
+// attachParts attaches below the parts of a first level (several types:
+// federation's _entities), level by level.
+func (a Attacher) attachParts(ctx context.Context, level []selected) error {
 	p := auth.From(ctx)
 	if p == nil {
 		return nil // the root field refused the caller already
 	}
-	level := []selected{{typeName: typeName, parents: parents, sel: sel, attached: attached}}
 	for len(level) > 0 {
 		next, err := a.attachLevel(ctx, p.DataOwnerID, level)
 		if err != nil {

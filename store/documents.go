@@ -423,6 +423,14 @@ func (s *Store) Document(ctx context.Context, ownerID int64, kind, docID string)
 	return d, mapErr("load document", err)
 }
 
+// DocumentsByIDs loads the data owner's documents of kind by document id
+// (the federation entities); unknown ids match nothing.
+func DocumentsByIDs(ownerID int64, kind string, docIDs []string) Read[Document] {
+	return Read[Document]{step: "load documents by id", sql: `SELECT ` + documentCols + ` FROM documents
+		WHERE data_owner_id = $1 AND kind = $2 AND doc_id = ANY($3::text[])`,
+		args: []any{ownerID, kind, docIDs}, scan: pgx.RowToStructByName[Document]}
+}
+
 // DocumentsByMeasurement lists the data owner's documents of a kind that
 // belong to a measurement, oldest first.
 // DocumentsByMeasurements loads the documents of kind of several

@@ -73,10 +73,18 @@ type AnomalyDetectionOverrideScopeInput struct {
 	DetectionPass string `json:"detectionPass"`
 }
 
+type AnomalyEventByIDsInput struct {
+	ID string `json:"ID"`
+}
+
 type APIKeyCreateInput struct {
 	Name *string `json:"name,omitempty"`
 	// Defaults to one year from now.
 	ValidUntil *time.Time `json:"validUntil,omitempty"`
+}
+
+type CapabilityByIDsInput struct {
+	ID int64 `json:"ID"`
 }
 
 type CapabilityCreateInput struct {
@@ -108,6 +116,10 @@ type ClientAdminAPIKeyCreateInput struct {
 type ClientDisableInput struct {
 	// Why the client is disabled (1 to 1000 characters).
 	Reason string `json:"reason"`
+}
+
+type ClientGroupByIDsInput struct {
+	ID int64 `json:"ID"`
 }
 
 type ClientGroupCreateInput struct {
@@ -213,6 +225,10 @@ type HealthThresholdsInput struct {
 	Filesystem graphql.Omittable[*HealthMetricThresholdsInput] `json:"filesystem,omitempty"`
 }
 
+type IspByIDsInput struct {
+	ID int64 `json:"ID"`
+}
+
 type IspContractCreateInput struct {
 	// The client: its id or UUID (one of the data owner's own clients).
 	ClientID string `json:"clientId"`
@@ -281,6 +297,10 @@ type IspUpdateInput struct {
 	Country graphql.Omittable[*string]        `json:"country,omitempty"`
 	Type    graphql.Omittable[*model.IspType] `json:"type,omitempty"`
 	IsVpn   graphql.Omittable[*bool]          `json:"isVpn,omitempty"`
+}
+
+type MeasurementByIDsInput struct {
+	ID string `json:"ID"`
 }
 
 type MeasurementConfigCreateInput struct {
@@ -365,6 +385,10 @@ type NotificationConfigInput struct {
 }
 
 type Query struct {
+}
+
+type RegistrationKeyByIDsInput struct {
+	ID int64 `json:"ID"`
 }
 
 type RegistrationKeyCreateInput struct {

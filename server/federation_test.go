@@ -109,14 +109,14 @@ func TestFederationEntities(t *testing.T) {
 			map[string]any{"r": reps})["_entities"].([]any)
 		apitest.SameJSON(t, "entities", mustJSON(t, ents), fmt.Sprintf(`[null,{"id":%d},null,{"id":%d},null]`, a.other.ID, a.client.ID))
 	})
-	t.Run("one statement per entity type, whatever the number of representations", func(t *testing.T) {
-		count := func(reps []map[string]any) int64 {
-			before := e.Counter.Count()
+	t.Run("one read per entity type, whatever the number of representations", func(t *testing.T) {
+		count := func(reps []map[string]any) int64 { // round trips: each read is one, with its plan setting (store/read.go)
+			before := e.Counter.RoundTrips()
 			g := e.GraphQL(t, a.o.Key, `query($r: [_Any!]!) { _entities(representations: $r) { __typename } }`, map[string]any{"r": reps})
 			if len(g.Errors) > 0 {
 				t.Fatalf("errors: %s", g.Raw)
 			}
-			return e.Counter.Count() - before
+			return e.Counter.RoundTrips() - before
 		}
 		one := count(a.reps())
 		var many []map[string]any
@@ -124,9 +124,9 @@ func TestFederationEntities(t *testing.T) {
 			many = append(many, a.reps()...)
 			many = append(many, b.reps()...)
 		}
-		t.Logf("%d statements for %d representations of %d types", one, len(a.reps()), 7)
+		t.Logf("%d reads for %d representations of %d types", one, len(a.reps()), 7)
 		if n := count(many); n != one || n > int64(len(a.reps())) {
-			t.Errorf("%d statements for %d representations, %d for %d; want the same, at most one per key", n, len(many), one, len(a.reps()))
+			t.Errorf("%d reads for %d representations, %d for %d; want the same, at most one per key", n, len(many), one, len(a.reps()))
 		}
 	})
 	t.Run("the representations count against the complexity limit", func(t *testing.T) {

@@ -202,19 +202,3 @@ func (s *Store) EnsureWebClients(ctx context.Context, ownerID int64, uuids []str
 	cs, err := pgx.CollectRows(rows, pgx.RowToStructByName[ReportingClient])
 	return cs, mapErr("load reporting clients", err)
 }
-
-// DocumentOwner is the client of a stored document.
-type DocumentOwner struct {
-	DocID      string  `db:"doc_id"`
-	ClientUUID *string `db:"client_uuid"`
-}
-
-// DocumentOwners answers the clients of the data owner's stored documents
-// of kind with the given ids (ids not stored are left out).
-func (s *Store) DocumentOwners(ctx context.Context, ownerID int64, kind string, docIDs []string) ([]DocumentOwner, error) {
-	const q = `SELECT doc_id, client_uuid::text AS client_uuid FROM documents
-		WHERE data_owner_id = $1 AND kind = $2 AND doc_id = ANY($3)`
-	rows, _ := s.pool.Query(ctx, q, ownerID, kind, docIDs)
-	ds, err := pgx.CollectRows(rows, pgx.RowToStructByName[DocumentOwner])
-	return ds, mapErr("load document owners", err)
-}

@@ -59,7 +59,7 @@ func (a *API) config(w http.ResponseWriter, r *http.Request) {
 	var b store.Batch
 	var seen []int64
 	var seenErr error
-	store.Queue(&b, store.CheckIn(p.DataOwnerID, p.ClientID, clientType, clientVersion), func(ids []int64, err error) {
+	store.QueueCheckIn(&b, p.DataOwnerID, p.ClientID, clientType, clientVersion, func(ids []int64, err error) {
 		seen, seenErr = ids, err
 	})
 	out := checkIn{ClientUUID: p.UUID, Label: p.Label, ReportUntil: p.ReportUntil, ConfigManaged: p.ConfigManaged}

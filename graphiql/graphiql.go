@@ -30,8 +30,10 @@
 // GraphiQL's own header editor (which take precedence on a clash).
 // The status line beside the box says whether the server accepted the key
 // or rejected it (with the server's message) and, without a usable key, how
-// to get one; applying a key after a rejection starts GraphiQL afresh, so
-// the rejected answer does not linger in the response pane.
+// to get one; so does the documentation panel below GraphiQL's "Error
+// fetching schema". Applying a key after a rejection starts GraphiQL
+// afresh, so the rejected answer does not linger in the response pane.
+// server/graphiql_browser_test.go checks all of it in a real browser.
 package graphiql
 
 import (

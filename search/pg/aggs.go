@@ -10,6 +10,7 @@ import (
 	_ "time/tzdata" // time zones of date_histogram on hosts without zoneinfo
 
 	"github.com/fleetgraph/fleetgraph/search"
+	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/search/dateformat"
 )
 
@@ -52,6 +53,9 @@ func (b *Backend) aggregations(ctx context.Context, q querier, a *args, where st
 	count := 0
 	nodes, err := parseAggs(aggs, nil, &count)
 	if err != nil {
+		return nil, err
+	}
+	if err := typeAggs(nodes, a.types); err != nil {
 		return nil, err
 	}
 	scope, _ := ctx.Value(aggScopeKey{}).(search.Scope)
@@ -121,6 +125,7 @@ type aggNode struct {
 	parent *aggNode // enclosing aggregation (always a bucket aggregation)
 
 	field       string
+	ftype       string // the field's type in the mapping (mapping.go), "" untyped
 	missing     any
 	hasMissing  bool
 	size        int
@@ -315,4 +320,32 @@ var aggCompilers = map[string]func(n *aggNode, v any) error{
 	"cardinality":    (*aggNode).compileCardinality,
 	"percentiles":    (*aggNode).compilePercentiles,
 	"top_hits":       (*aggNode).compileTopHits,
+}
+
+// typeAggs gives the nodes their fields' mapped types, refusing what
+// Elasticsearch refuses: numeric metrics of a text or keyword field.
+func typeAggs(nodes []*aggNode, types fieldTypes) error {
+	for _, n := range nodes {
+		if n.field != "" {
+			n.ftype = types.of(n.field)
+			if baseField(n.field) == "created_at" {
+				n.ftype = store.FieldDate
+			}
+		}
+		switch n.typ {
+		case "avg", "min", "max", "sum", "stats", "percentiles":
+			switch n.ftype {
+			case store.FieldText:
+				return search.Badf("Text fields are not optimised for operations that require per-document field data like "+
+					"aggregations and sorting, so these operations are disabled by default. Please use a keyword field instead. "+
+					"Alternatively, set fielddata=true on [%s] in order to load field data by uninverting the inverted index.", n.field)
+			case "keyword":
+				return search.Badf("Field [%s] of type [keyword] is not supported for aggregation [%s]", n.field, n.typ)
+			}
+		}
+		if err := typeAggs(n.subs, types); err != nil {
+			return err
+		}
+	}
+	return nil
 }

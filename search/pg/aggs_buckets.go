@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/search"
+	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // Bucket aggregations: their statement, zero-count terms, bucket results and
@@ -340,7 +341,7 @@ func (x *aggExec) bucketResult(n *aggNode, pp string, rows []bucketRow, metrics 
 			default:
 				b["key"] = key
 			}
-			if n.field == "created_at" {
+			if n.ftype == store.FieldDate {
 				if ms, err := strconv.ParseInt(r.key, 10, 64); err == nil {
 					b["key_as_string"] = time.UnixMilli(ms).UTC().Format(esTimeLayout)
 				}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/budget"
 	"github.com/fleetgraph/fleetgraph/search"
+	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // Execution of parsed aggregations: one statement per bucket level, the
@@ -310,6 +311,16 @@ func valueJSON(st *args, field string) string {
 // distinct non-null values, the elements of an array. Scalars skip the
 // element expansion, which costs more than reading them.
 func termValues(st *args, field string) string {
+	if baseField(field) != "created_at" && st.isDate(field) {
+		// A date of the mapping: keyed by epoch milliseconds.
+		return "(SELECT to_jsonb(floor(extract(epoch from fg_time(t.k)) * 1000)::bigint) AS k FROM " +
+			plainTermValues(st, field) + " t WHERE fg_time(t.k) IS NOT NULL)"
+	}
+	return plainTermValues(st, field)
+}
+
+// plainTermValues is termValues of the JSON values as they are.
+func plainTermValues(st *args, field string) string {
 	j := valueJSON(st, field)
 	isArray := "jsonb_typeof(" + j + ") = 'array'"
 	return "(SELECT " + j + " AS k WHERE jsonb_typeof(" + j + ") NOT IN ('array', 'null') UNION ALL " +
@@ -464,7 +475,7 @@ func metricResult(n *aggNode, v []any) map[string]any {
 	switch n.typ {
 	case "avg", "min", "max", "sum":
 		r := map[string]any{"value": toFloat(v[0])}
-		if (n.typ == "min" || n.typ == "max") && n.field == "created_at" && v[0] != nil {
+		if (n.typ == "min" || n.typ == "max") && n.ftype == store.FieldDate && v[0] != nil {
 			r["value_as_string"] = time.UnixMilli(int64(toFloat(v[0]).(float64))).UTC().Format(esTimeLayout)
 		}
 		return withMeta(n, r)

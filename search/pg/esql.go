@@ -15,6 +15,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/budget"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/search/esql"
+	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // ES|QL over the documents table.
@@ -109,6 +110,19 @@ type esqlExpr struct {
 	lit  *esql.Literal
 	arg  int    // the placeholder number of a literal's value
 	uuid string // the same value as a uuid column, when it is one (client_uuid)
+	// mt is the mapped type of a document value (t etJSON): its values are
+	// read as that type where a type is chosen (arithmetic, comparisons,
+	// MIN/MAX); etNull when the field is not typed (mapping.go).
+	mt esqlType
+}
+
+// typ is the type e takes where a type is chosen: its mapped type for a
+// typed document value.
+func (e esqlExpr) typ() esqlType {
+	if e.t == etJSON && e.mt != etNull {
+		return e.mt
+	}
+	return e.t
 }
 
 // reuse gives a literal's placeholder a new value (converted in Go), so that
@@ -129,7 +143,8 @@ type esqlCol struct {
 	name string
 	sql  string
 	t    esqlType
-	uuid string // as esqlExpr.uuid
+	mt   esqlType // as esqlExpr.mt
+	uuid string   // as esqlExpr.uuid
 }
 
 // esqlView says which document fields are visible: all of them minus the
@@ -179,6 +194,10 @@ type esqlTranslator struct {
 	// inlined is the estimated inlined size of the EVAL columns above the
 	// last fence, by alias (esql_inline.go).
 	inlined map[string]int
+	// mappings are the data owner's index mappings (mapping.go), types the
+	// merged mapping of the FROM indices (nil: nothing is typed).
+	mappings []indexFields
+	types    fieldTypes
 	// plain turns off the shortcuts that only make the statement faster
 	// (the kind alone for whole kinds, ordered branches, uuid comparisons
 	// of client_uuid): tests compare both translations' answers.
@@ -256,7 +275,15 @@ func (b *Backend) esql(ctx context.Context, dataOwnerID int64, slug, query strin
 	if err != nil {
 		return nil, search.Badf("%s", err.Error())
 	}
-	tr := &esqlTranslator{a: &args{}, ownerID: dataOwnerID, slug: slug, limit: -1, plain: plain}
+	kinds := make([]string, len(search.Kinds))
+	for i, k := range search.Kinds {
+		kinds[i] = string(k)
+	}
+	ims, err := loadMappings(ctx, b.pool, dataOwnerID, kinds)
+	if err != nil {
+		return nil, err
+	}
+	tr := &esqlTranslator{a: &args{}, ownerID: dataOwnerID, slug: slug, limit: -1, plain: plain, mappings: ims}
 	stmt, err := tr.translate(q)
 	if err != nil {
 		return nil, err
@@ -535,10 +562,16 @@ func (tr *esqlTranslator) fromClause(f *esql.From) error {
 	whole := map[string]bool{}
 	candidates := map[string]bool{}
 	var include, exclude []string
+	var incGlobs, excGlobs []string
 	for _, ip := range f.Indices {
 		pat := ip.Pattern
 		if p, ok := strings.CutSuffix(pat, "::data"); ok {
 			pat = p
+		}
+		if ip.Exclude {
+			excGlobs = append(excGlobs, pat)
+		} else {
+			incGlobs = append(incGlobs, pat, pat+"-*")
 		}
 		if strings.ContainsAny(pat, ":<>{}") {
 			return esqlBad(ip.At, "index expression [%s] is not supported", ip.Pattern)
@@ -590,6 +623,18 @@ func (tr *esqlTranslator) fromClause(f *esql.From) error {
 			}
 		}
 	}
+	tr.types = mergeMappings(tr.mappings, func(kind, typ string) bool {
+		bare := search.IndexName(tr.slug, search.Kind(kind), "")
+		name := search.IndexName(tr.slug, search.Kind(kind), typ)
+		in := false
+		for i, g := range incGlobs {
+			// a bare kind name (i even, its "-*" after it) reads its types
+			if search.GlobMatch(g, name) && (i%2 == 0 || incGlobs[i-1] == bare) {
+				in = true
+			}
+		}
+		return in && !globMatchAny(excGlobs, name)
+	})
 	a := tr.a
 	indexExpr := "((" + a.add(names) + "::text[])[array_position(" + a.add(kinds) +
 		"::text[], d.kind)] || COALESCE('-' || lower(d.type), ''))"
@@ -680,6 +725,10 @@ func (tr *esqlTranslator) findCol(name string) (esqlCol, bool) {
 	return esqlCol{}, false
 }
 
+// esqlMapped is the ES|QL type of a mapped field type.
+var esqlMapped = map[string]esqlType{store.FieldLong: etInt, store.FieldFloat: etNum, store.FieldBoolean: etBool,
+	store.FieldDate: etTime, store.FieldText: etText, "keyword": etText}
+
 // docField is the expression of a document field (a mapped column or a
 // path into the document).
 func (tr *esqlTranslator) docField(name string) esqlExpr {
@@ -696,12 +745,13 @@ func (tr *esqlTranslator) docField(name string) esqlExpr {
 		return esqlExpr{sql: "s.fg_type", t: etText}
 	}
 	path := strings.Split(strings.TrimSuffix(name, ".keyword"), ".")
-	return esqlExpr{sql: "NULLIF(s.fg_doc #> " + tr.a.add(path) + "::text[], 'null'::jsonb)", t: etJSON}
+	return esqlExpr{sql: "NULLIF(s.fg_doc #> " + tr.a.add(path) + "::text[], 'null'::jsonb)", t: etJSON,
+		mt: esqlMapped[tr.types.of(name)]}
 }
 
 func (tr *esqlTranslator) resolve(at esql.Pos, name string) (esqlExpr, error) {
 	if c, ok := tr.findCol(name); ok {
-		return esqlExpr{sql: c.sql, t: c.t, uuid: c.uuid}, nil
+		return esqlExpr{sql: c.sql, t: c.t, mt: c.mt, uuid: c.uuid}, nil
 	}
 	if name == "_id" || name == "_index" {
 		return esqlExpr{}, esqlBad(at, "Unknown column [%s]: name it in FROM ... METADATA %s", name, name)

@@ -43,7 +43,7 @@ func (tr *esqlTranslator) eval(c *esql.Eval) error {
 		al := tr.alias("c")
 		tr.wrap("s.*, "+sqlText+" AS "+al, "")
 		tr.recordInlined(al, size)
-		tr.setCol(esqlCol{name: f.Name, sql: "s." + al, t: e.t})
+		tr.setCol(esqlCol{name: f.Name, sql: "s." + al, t: e.t, mt: e.mt})
 	}
 	return nil
 }
@@ -71,12 +71,12 @@ func (tr *esqlTranslator) stats(c *esql.Stats) error {
 			// converted to text once per group.
 			inner = append(inner, e.uuid+" AS "+al)
 			group = append(group, "s."+al)
-			st.by = append(st.by, esqlCol{name: f.Name, sql: "(s." + al + ")::text", t: e.t, uuid: "s." + al})
+			st.by = append(st.by, esqlCol{name: f.Name, sql: "(s." + al + ")::text", t: e.t, mt: e.mt, uuid: "s." + al})
 			continue
 		}
 		inner = append(inner, e.sql+" AS "+al)
 		group = append(group, "s."+al)
-		st.by = append(st.by, esqlCol{name: f.Name, sql: "s." + al, t: e.t})
+		st.by = append(st.by, esqlCol{name: f.Name, sql: "s." + al, t: e.t, mt: e.mt})
 	}
 	var sel []string
 	var cols []esqlCol
@@ -95,7 +95,7 @@ func (tr *esqlTranslator) stats(c *esql.Stats) error {
 		tr.fenceIfHeavy(e.sql)
 		al := tr.alias("c")
 		sel = append(sel, e.sql+" AS "+al)
-		cols = append(cols, esqlCol{name: f.Name, sql: "s." + al, t: e.t})
+		cols = append(cols, esqlCol{name: f.Name, sql: "s." + al, t: e.t, mt: e.mt})
 	}
 	for _, b := range st.by {
 		al := tr.alias("c")
@@ -206,7 +206,7 @@ func (tr *esqlTranslator) keep(c *esql.Keep) error {
 		if !added[p] {
 			added[p] = true
 			e := tr.docField(p)
-			cols = append(cols, esqlCol{name: p, sql: e.sql, t: e.t, uuid: e.uuid})
+			cols = append(cols, esqlCol{name: p, sql: e.sql, t: e.t, mt: e.mt, uuid: e.uuid})
 		}
 	}
 	tr.cols = cols
@@ -256,7 +256,7 @@ func (tr *esqlTranslator) rename(c *esql.Rename) error {
 		if tr.doc != nil && tr.doc.visible(p.Old) {
 			e := tr.docField(p.Old)
 			tr.doc.hidden[p.Old] = true
-			tr.setCol(esqlCol{name: p.New, sql: e.sql, t: e.t, uuid: e.uuid})
+			tr.setCol(esqlCol{name: p.New, sql: e.sql, t: e.t, mt: e.mt, uuid: e.uuid})
 			continue
 		}
 		return esqlBad(c.At, "Unknown column [%s]", p.Old)

@@ -270,11 +270,15 @@ func (tr *esqlTranslator) unary(x *esql.Unary, st *esqlStats) (esqlExpr, error) 
 	case etNull:
 		return e, nil
 	}
-	n, err := tr.conv(x.X.Position(), e, etNum)
+	t := etNum
+	if e.typ() == etInt {
+		t = etInt
+	}
+	n, err := tr.conv(x.X.Position(), e, t)
 	if err != nil {
 		return e, err
 	}
-	return esqlExpr{sql: "(-" + n + ")", t: etNum}, nil
+	return esqlExpr{sql: "(-" + n + ")", t: t}, nil
 }
 
 // like compiles LIKE and RLIKE.
@@ -311,7 +315,7 @@ func (tr *esqlTranslator) in(x *esql.In, st *esqlStats) (esqlExpr, error) {
 		if err != nil {
 			return e, err
 		}
-		es[i], ats[i], ts[i] = e, y.Position(), e.t
+		es[i], ats[i], ts[i] = e, y.Position(), e.typ()
 	}
 	t := esqlUnify(ts...)
 	ss, err := tr.convAll(es, ats, t)
@@ -347,7 +351,7 @@ func (tr *esqlTranslator) binary(x *esql.Binary, st *esqlStats) (esqlExpr, error
 		}
 		return esqlExpr{sql: "(" + ls + " " + x.Op + " " + rs + ")", t: etBool}, nil
 	case "==", "!=", "<", "<=", ">", ">=":
-		t := esqlUnify(l.t, r.t)
+		t := esqlUnify(l.typ(), r.typ())
 		if t == etDur {
 			return l, esqlBad(x.At, "cannot compare time spans")
 		}
@@ -394,8 +398,10 @@ func (tr *esqlTranslator) binary(x *esql.Binary, st *esqlStats) (esqlExpr, error
 	if l.t == etTime || r.t == etTime {
 		return l, esqlBad(x.At, "operator %s on a datetime needs a time span such as 1 day", x.Op)
 	}
+	// long op long is a long (a mapped long field too): 75000 / 2 is 37500,
+	// 74999 / 2 is 37499, as in ES|QL.
 	t := etNum
-	if (l.t == etInt || l.t == etNull) && (r.t == etInt || r.t == etNull) {
+	if (l.typ() == etInt || l.t == etNull) && (r.typ() == etInt || r.t == etNull) {
 		t = etInt
 	}
 	ls, err := tr.conv(lp, l, t)

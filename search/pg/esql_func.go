@@ -406,8 +406,12 @@ func (tr *esqlTranslator) aggregate(x *esql.Call, st *esqlStats) (esqlExpr, erro
 	case "COUNT_DISTINCT":
 		return esqlExpr{sql: "count(DISTINCT " + e.sql + ")", t: etInt}, nil
 	case "SUM":
-		if e.t == etInt {
-			return esqlExpr{sql: "sum(" + e.sql + ")::bigint", t: etInt}, nil
+		if e.typ() == etInt {
+			i, err := tr.conv(p0, e, etInt)
+			if err != nil {
+				return esqlExpr{}, err
+			}
+			return esqlExpr{sql: "sum(" + i + ")::bigint", t: etInt}, nil
 		}
 		n, err := num()
 		if err != nil {
@@ -458,6 +462,15 @@ func (tr *esqlTranslator) aggregate(x *esql.Call, st *esqlStats) (esqlExpr, erro
 		}, agg), t: etJSON}, nil
 	case "MIN", "MAX":
 		fn := strings.ToLower(x.Name)
+		if e.t == etJSON && e.mt != etNull {
+			// A typed document value: MIN/MAX of its type (of a boolean, a
+			// boolean: false < true).
+			v, err := tr.conv(p0, e, e.mt)
+			if err != nil {
+				return esqlExpr{}, err
+			}
+			e = esqlExpr{sql: v, t: e.mt}
+		}
 		switch e.t {
 		case etBool:
 			if fn == "min" {

@@ -25,8 +25,9 @@ type sortKey struct {
 	subs  []subKey
 	// sel is the expression whose value is reported in the hit's sort array.
 	sel string
-	// kind: score, doc, time, column, json
+	// kind: score, doc, time, date, column, json
 	kind string
+	desc bool // (date) descending
 }
 
 // parseSort reads the sort clause (string, object or list of either).
@@ -140,6 +141,17 @@ func (c *compiler) sortKey(field, order, missing string) (sortKey, error) {
 			{"COALESCE(" + col + `, '') COLLATE "C"`, desc, "text"},
 		}}, nil
 	}
+	if c.a.isDate(field) {
+		// A date of the mapping: ordered as dates, reported and continued
+		// (search_after) in epoch milliseconds; a document without one
+		// reports Long.MAX_VALUE ascending, Long.MIN_VALUE descending, as
+		// Elasticsearch does.
+		t := "fg_time(" + jsonExpr(c.a, f) + ")"
+		return sortKey{field: f, kind: "date", sel: t, desc: desc, subs: []subKey{
+			{"(CASE WHEN " + t + " IS NULL THEN 1 ELSE 0 END)", missingFirst, "int"},
+			{"COALESCE(" + t + ", " + c.a.add(time.Time{}) + "::timestamptz)", desc, "timestamptz"},
+		}}, nil
+	}
 	v := jsonExpr(c.a, f)
 	present := "(" + v + " IS NOT NULL AND " + v + " <> 'null'::jsonb)"
 	return sortKey{field: f, kind: "json", sel: v, subs: []subKey{
@@ -170,6 +182,17 @@ func (k sortKey) afterValues(v any) ([]any, error) {
 			return nil, search.Badf("search_after value for %q must be a date or epoch milliseconds", k.field)
 		}
 		return []any{msTime{t}}, nil
+	case "date":
+		if f, ok := numberOrNumeric(v); v == nil || ok && (f >= math.MaxInt64 || f <= math.MinInt64) {
+			return []any{1, time.Time{}}, nil
+		}
+		var c compiler
+		c.now = time.Now()
+		t, err := c.dateValue(v, false, nil)
+		if err != nil {
+			return nil, search.Badf("search_after value for %q must be a date or epoch milliseconds", k.field)
+		}
+		return []any{0, msTime{t}}, nil
 	case "column":
 		if v == nil {
 			return []any{1, ""}, nil

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/fleetgraph/fleetgraph/search"
+	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/search/datemath"
 )
 
@@ -181,7 +182,7 @@ func rollupKeywordField(n *aggNode) (string, bool) {
 		return "", false
 	}
 	f, ok := rollupPath(n.field)
-	if !ok || f == "created_at" || f == "_id" || n.field == indexField {
+	if !ok || f == "created_at" || f == "_id" || n.field == indexField || n.ftype == store.FieldDate {
 		return "", false
 	}
 	return f, true
@@ -192,7 +193,7 @@ func rollupMetricField(n *aggNode) (string, bool) {
 		return "", false
 	}
 	f, ok := rollupPath(n.field)
-	if !ok {
+	if !ok || n.ftype == store.FieldDate {
 		return "", false
 	}
 	if _, col := columns[f]; col || n.field == indexField {

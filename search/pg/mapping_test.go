@@ -1,0 +1,231 @@
+package pg
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/fleetgraph/fleetgraph/search"
+	"github.com/fleetgraph/fleetgraph/store"
+)
+
+// storeDocs stores docs through store.InsertDocuments (the path of imports
+// and client API reports), which types their fields in the mapping.
+func storeDocs(t *testing.T, ownerID int64, kind search.Kind, docs ...map[string]any) {
+	t.Helper()
+	var rows []store.Document
+	for _, d := range docs {
+		raw, err := json.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := store.ParseDocument(string(kind), raw)
+		if err != nil {
+			t.Fatalf("document %s: %v", raw, err)
+		}
+		rows = append(rows, doc)
+	}
+	if _, err := testStore.InsertDocuments(context.Background(), ownerID, rows); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDetectMappings(t *testing.T) {
+	docs := []store.Document{
+		{Kind: "measurement", Type: ptr("VideoMeasurement"), Doc: []byte(`{"n": 1, "f": 1.5, "e": 1e3, "b": true,
+			"d": "2016-05-03", "dt": "2016-05-03T10:00:00.123Z", "s": "2016", "x": null, "arr": [], "o": {"k": "v"},
+			"l": [null, 3, "a"], "objs": [{"a": 1}, {"a": "z", "c": false}]}`)},
+		// Later documents never change a type (Elasticsearch's first type wins).
+		{Kind: "measurement", Type: ptr("VideoMeasurement"), Doc: []byte(`{"n": "text", "x": 2.5}`)},
+		{Kind: "measurement", Type: ptr("WebMeasurement"), Doc: []byte(`{"n": "other index"}`)},
+		{Kind: "measurement", Type: ptr("VideoMeasurement"), Doc: []byte(`{"skipped": 1}`)},
+	}
+	got := map[string]string{}
+	for _, m := range store.DetectMappings(docs, []int{3}) {
+		got[m.Type+":"+m.Field] = m.FieldType
+	}
+	want := map[string]string{
+		"videomeasurement:n": "long", "videomeasurement:f": "float", "videomeasurement:e": "float",
+		"videomeasurement:b": "boolean", "videomeasurement:d": "date", "videomeasurement:dt": "date",
+		"videomeasurement:s": "text", "videomeasurement:o.k": "text", "videomeasurement:l": "long",
+		"videomeasurement:objs.a": "long", "videomeasurement:objs.c": "boolean", "videomeasurement:x": "float",
+		"webmeasurement:n": "text",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("mappings\n got  %v\n want %v", got, want)
+	}
+}
+
+func ptr(s string) *string { return &s }
+
+// The mapping is kept in PostgreSQL across imports: the first type stays.
+func TestMappingFirstTypeWins(t *testing.T) {
+	owner, slug := testOwner(t, "mapfirst")
+	storeDocs(t, owner, search.KindAnomalyEvent, map[string]any{"id": "a", "created_at": "2026-01-01T00:00:00Z", "v": 1})
+	storeDocs(t, owner, search.KindAnomalyEvent, map[string]any{"id": "b", "created_at": "2026-01-02T00:00:00Z", "v": "x", "w": 2.5})
+	ms, err := testStore.FieldMappings(context.Background(), owner, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := search.Mapping(slug, "", ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx := search.IndexName(slug, search.KindAnomalyEvent, "")
+	want := map[string]any{idx: map[string]any{"mappings": map[string]any{"properties": map[string]any{
+		"id":         map[string]any{"type": "text", "fields": map[string]any{"keyword": map[string]any{"type": "keyword", "ignore_above": 256}}},
+		"created_at": map[string]any{"type": "date"},
+		"v":          map[string]any{"type": "long"},
+		"w":          map[string]any{"type": "float"},
+	}}}}
+	if !reflect.DeepEqual(m, want) {
+		g, _ := json.Marshal(m)
+		w, _ := json.Marshal(want)
+		t.Fatalf("mapping\n got  %s\n want %s", g, w)
+	}
+	if _, err := search.Mapping(slug, idx+"-nothere", ms); err == nil {
+		t.Fatal("an unknown concrete index must be a 404")
+	}
+	if _, err := search.Mapping(slug, "analytics-production-other-*", ms); !errors.Is(err, search.ErrBadRequest) {
+		t.Fatalf("another data owner's pattern: %v, want a 400", err)
+	}
+}
+
+// Numbers typed long in one index and float in another are float together;
+// other conflicts leave the field untyped.
+func TestMappingAcrossIndices(t *testing.T) {
+	ims := []indexFields{
+		{kind: "measurement", typ: "a", fields: map[string]string{"x": "long", "y": "long", "z": "date"}},
+		{kind: "measurement", typ: "b", fields: map[string]string{"x": "float", "y": "text", "z": "date"}},
+	}
+	got := mergeMappings(ims, func(string, string) bool { return true })
+	want := fieldTypes{"x": "float", "y": "", "z": "date"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("merged %v, want %v", got, want)
+	}
+	if got := mergeMappings(ims, func(_, typ string) bool { return typ == "a" }); got["y"] != "long" {
+		t.Fatalf("one index: y is %q, want long", got["y"])
+	}
+}
+
+const mapU = "6a1e0c0e-1111-4a4a-9a9a-000000000001"
+
+func mappedMeasurements(t *testing.T) (search.Scope, int64, string) {
+	owner, slug := testOwner(t, "mapdsl")
+	m := func(id, start, name string) map[string]any {
+		return map[string]any{"id": id, "type": "VideoMeasurement", "client_uuid": mapU,
+			"created_at": "2026-01-01T00:00:00Z", "start_date": start, "name": name}
+	}
+	storeDocs(t, owner, search.KindMeasurement,
+		m("m1", "2016-05-03", "alpha"), m("m2", "2016-05-04", "beta"), m("m3", "2017-05-03", "gamma"),
+		m("m4", "2016-05-03T12:00:00Z", "delta"), m("m5", "2003-05-16", "eps"))
+	return search.Scope{DataOwnerID: owner, Slug: slug, Kind: search.KindMeasurement}, owner, slug
+}
+
+// Date fields of the mapping in the DSL, with Elasticsearch's answers.
+func TestMappedDatesDSL(t *testing.T) {
+	scope, _, _ := mappedMeasurements(t)
+	// terms on a date: keys are epoch milliseconds with key_as_string
+	// (2016-05-03 is 1462233600000).
+	resp, err := runSearch(t, scope, `{"size": 0, "aggs": {"d": {"terms": {"field": "start_date", "order": {"_key": "asc"}}}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buckets := resp["aggregations"].(map[string]any)["d"].(map[string]any)["buckets"].([]any)
+	first := buckets[1].(map[string]any)
+	if k := first["key"]; esqlJSON(t, k) != esqlJSON(t, 1462233600000) || first["key_as_string"] != "2016-05-03T00:00:00.000Z" {
+		t.Fatalf("terms bucket %v, want key 1462233600000, key_as_string 2016-05-03T00:00:00.000Z", first)
+	}
+	// match on a date is a date match: the day 2016-05-03 (a partial date
+	// is its whole unit, as Elasticsearch's date term query), not the tokens
+	// 2016, 05 and 03.
+	resp, err = runSearch(t, scope, `{"query": {"match": {"start_date": "2016-05-03"}}, "sort": ["_id"]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := idsOf(t, resp); !reflect.DeepEqual(got, []string{"m1", "m4"}) {
+		t.Fatalf("match on a date: %v, want [m1 m4]", got)
+	}
+	resp, err = runSearch(t, scope, `{"query": {"term": {"start_date": "2016-05-03T12:00:00Z"}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := idsOf(t, resp); !reflect.DeepEqual(got, []string{"m4"}) {
+		t.Fatalf("term on a date time: %v, want [m4]", got)
+	}
+	if _, err := runSearch(t, scope, `{"query": {"match": {"start_date": "not a date"}}}`); !errors.Is(err, search.ErrBadRequest) {
+		t.Fatalf("match of a non-date on a date field: %v, want a 400", err)
+	}
+	// Sort values are epoch milliseconds, and search_after takes them back
+	// (what Elasticsearch clients send): the pages do not repeat.
+	resp, err = runSearch(t, scope, `{"size": 2, "sort": [{"start_date": "asc"}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits := hitsOf(t, resp)
+	if got := esqlJSON(t, hits[1]["sort"]); !reflect.DeepEqual(got, esqlJSON(t, []any{1462233600000})) {
+		t.Fatalf("sort values %v, want [1462233600000]", got)
+	}
+	if got := idsOf(t, resp); !reflect.DeepEqual(got, []string{"m5", "m1"}) {
+		t.Fatalf("first page %v, want [m5 m1]", got)
+	}
+	resp, err = runSearch(t, scope, `{"size": 2, "sort": [{"start_date": "asc"}], "search_after": [1462233600000]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := idsOf(t, resp); !reflect.DeepEqual(got, []string{"m4", "m2"}) {
+		t.Fatalf("page after 1462233600000: %v, want [m4 m2]", got)
+	}
+	// Numeric metrics of text and keyword fields are refused, as
+	// Elasticsearch does (it answers 400, never a null).
+	for _, f := range []string{"name", "name.keyword"} {
+		_, err := runSearch(t, scope, `{"size": 0, "aggs": {"a": {"avg": {"field": "`+f+`"}}}}`)
+		if !errors.Is(err, search.ErrBadRequest) || !strings.Contains(err.Error(), f) {
+			t.Fatalf("avg of %s: %v, want a 400 naming it", f, err)
+		}
+	}
+	// min of a date has value_as_string.
+	resp, err = runSearch(t, scope, `{"size": 0, "aggs": {"a": {"min": {"field": "start_date"}}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resp["aggregations"].(map[string]any)["a"].(map[string]any); got["value_as_string"] != "2003-05-16T00:00:00.000Z" {
+		t.Fatalf("min of a date: %v", got)
+	}
+}
+
+// Employees, after Elasticsearch's ES|QL test data set (employees.csv):
+// integers are long, salary_change a multi-valued float, still_hired a
+// boolean, job_positions multi-valued text.
+func mappedEmployees(t *testing.T) esqlFixture {
+	owner, slug := testOwner(t, "mapesql")
+	e := func(no, salary int, hired bool, change any, jobs any, langs, secs int) map[string]any {
+		return map[string]any{"id": no, "created_at": "2026-01-01T00:00:00Z", "emp_no": no, "salary": salary,
+			"still_hired": hired, "salary_change": change, "job_positions": jobs, "languages": langs, "avg_worked_seconds": secs}
+	}
+	storeDocs(t, owner, search.KindAnomalyEvent,
+		e(10001, 74999, true, []any{1.19, -2.5}, []any{"Accountant", "Senior Python Developer"}, 2, 268728049),
+		e(10002, 56371, true, []any{-7.23, 11.17}, "Senior Team Lead", 5, 328922887),
+		e(10003, 61805, false, 14.68, []any{"Accountant"}, 4, 200296405),
+		e(10004, 36174, true, []any{3.65, -0.35, 1.13, 13.48}, []any{"Tech Lead", "Accountant"}, 5, 311267831),
+	)
+	return esqlFixture{owner: owner, slug: slug, p: search.IndexName(slug, search.KindAnomalyEvent, "")}
+}
+
+func TestMappedESQL(t *testing.T) {
+	f := mappedEmployees(t)
+	f.expect(t, []esqlCase{
+		// "Division of two integer types will yield an integer result,
+		// rounding towards 0" (ES|QL operators).
+		{"long division", `FROM $P | WHERE emp_no == 10001 | EVAL h = salary / 2, m = -salary / 2 | KEEP h, m`,
+			`[{"h": 37499, "m": -37499}]`},
+		{"long division groups", `FROM $P | EVAL b = avg_worked_seconds / 100000000 * 100000000 | STATS c = COUNT(*) BY b | SORT b`,
+			`[{"c": 2, "b": 200000000}, {"c": 2, "b": 300000000}]`},
+		{"min and max of a boolean are booleans", `FROM $P | STATS mn = MIN(still_hired), mx = MAX(still_hired)`,
+			`[{"mn": false, "mx": true}]`},
+		{"sum of longs is a long", `FROM $P | STATS s = SUM(languages)`, `[{"s": 16}]`},
+	})
+}

@@ -1,0 +1,46 @@
+-- +goose Up
+-- The field mapping of the embedded search backend (search/pg): per data
+-- owner and Elasticsearch index (kind and lower-cased document type, ''
+-- without one), the type of every field, detected as documents are stored
+-- the way Elasticsearch's dynamic mapping does (store.DetectMappings): the
+-- first value of a field decides its type; later documents never change it.
+CREATE TABLE search_field_mappings (
+    data_owner_id  bigint NOT NULL REFERENCES data_owners(id) ON DELETE CASCADE,
+    kind           text NOT NULL,
+    type           text NOT NULL, -- lower(documents.type), '' for documents without a type
+    field          text NOT NULL, -- dotted path
+    field_type     text NOT NULL CHECK (field_type IN ('long', 'float', 'boolean', 'date', 'text')),
+    PRIMARY KEY (data_owner_id, kind, type, field)
+);
+
+-- The documents already stored, oldest (by id) first, with the rules of
+-- store.DetectMappings: integers long, other numbers float, true/false
+-- boolean, strings fg_time reads as dates date, other strings text; an
+-- array's elements are values of its field; objects are walked.
+INSERT INTO search_field_mappings (data_owner_id, kind, type, field, field_type)
+WITH RECURSIVE walk (id, data_owner_id, kind, type, path, ord, v) AS (
+    SELECT d.id, d.data_owner_id, d.kind, lower(COALESCE(d.type, '')), e.key, ARRAY[0::bigint], e.value
+    FROM documents d CROSS JOIN LATERAL jsonb_each(d.doc) e
+  UNION ALL
+    SELECT w.id, w.data_owner_id, w.kind, w.type, c.path, w.ord || c.n, c.v
+    FROM walk w CROSS JOIN LATERAL (
+        SELECT w.path || '.' || o.key AS path, 0::bigint AS n, o.value AS v
+        FROM jsonb_each(CASE jsonb_typeof(w.v) WHEN 'object' THEN w.v ELSE '{}' END) o
+      UNION ALL
+        SELECT w.path, a.n, a.value
+        FROM jsonb_array_elements(CASE jsonb_typeof(w.v) WHEN 'array' THEN w.v ELSE '[]' END) WITH ORDINALITY a(value, n)
+    ) c
+)
+SELECT DISTINCT ON (data_owner_id, kind, type, path) data_owner_id, kind, type, path,
+    CASE jsonb_typeof(v)
+        WHEN 'number' THEN CASE WHEN (v #>> '{}') ~ '^-?[0-9]+$' THEN 'long' ELSE 'float' END
+        WHEN 'boolean' THEN 'boolean'
+        ELSE CASE WHEN (v #>> '{}') ~ '^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}(:?\d{2})?)?$'
+                  THEN 'date' ELSE 'text' END
+    END
+FROM walk
+WHERE jsonb_typeof(v) IN ('number', 'boolean', 'string')
+ORDER BY data_owner_id, kind, type, path, id, ord;
+
+-- +goose Down
+DROP TABLE search_field_mappings;

@@ -10,8 +10,8 @@ import (
 	_ "time/tzdata" // time zones of date_histogram on hosts without zoneinfo
 
 	"github.com/fleetgraph/fleetgraph/search"
-	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/search/dateformat"
+	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // Limits of aggregations (400 beyond them).

@@ -13,8 +13,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/fleetgraph/fleetgraph/search"
-	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/search/datemath"
+	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // Aggregations from rollups.

@@ -446,6 +446,9 @@ func (x *aggExec) join(st *args, n *aggNode) (string, error) {
 
 // metricCols are the aggregate expressions of a metric aggregation.
 func metricCols(st *args, n *aggNode) []string {
+	if mv := mvMetricCols(st, n); mv != nil {
+		return mv
+	}
 	switch n.typ {
 	case "avg", "min", "max":
 		return []string{n.typ + "(" + numVal(st, n) + ")"}
@@ -468,6 +471,36 @@ func metricCols(st *args, n *aggNode) []string {
 		return []string{"percentile_cont(" + st.add(fr) + "::float8[]) WITHIN GROUP (ORDER BY " + numVal(st, n) + ")"}
 	}
 	return nil
+}
+
+// mvMetricCols are metricCols of a document field whose arrays are
+// several values, as on Elasticsearch: avg, min, max, sum and stats take
+// every element (nil for columns, fields with missing and other types).
+func mvMetricCols(st *args, n *aggNode) []string {
+	switch n.typ {
+	case "avg", "min", "max", "sum", "stats":
+	default:
+		return nil
+	}
+	if n.hasMissing || isColumn(n.field, columns) {
+		return nil
+	}
+	j := jsonExpr(st, n.field)
+	v := "coalesce(fg_num(mv.v), (extract(epoch from fg_time(mv.v)) * 1000)::float8)"
+	each := func(agg string) string { return "(SELECT " + agg + "(" + v + ") FROM fg_mv(" + j + ") AS mv(v))" }
+	sum := "sum(" + each("sum") + ")"
+	count := "sum(" + each("count") + ")"
+	avg := "(" + sum + " / NULLIF(" + count + ", 0))::float8"
+	switch n.typ {
+	case "avg":
+		return []string{avg}
+	case "min", "max":
+		return []string{n.typ + "(" + each(n.typ) + ")"}
+	case "sum":
+		return []string{"coalesce(" + sum + ", 0)::float8"}
+	}
+	return []string{"coalesce(" + count + ", 0)::bigint", "min(" + each("min") + ")", "max(" + each("max") + ")", avg,
+		"coalesce(" + sum + ", 0)::float8"}
 }
 
 // metricResult builds the result of a metric aggregation from its columns.

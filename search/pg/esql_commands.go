@@ -52,8 +52,14 @@ func (tr *esqlTranslator) stats(c *esql.Stats) error {
 	tr.decideBase(nil)
 	st := &esqlStats{}
 	inner := []string{"s.*"}
-	var group []string
-	for _, f := range c.By {
+	var group, lateral []string
+	// aliases are the BY columns named by an alias (BY a = x + y): the
+	// aggregates may read them (MAX(a)), as the grouping value.
+	var aliases []esqlCol
+	for i, f := range c.By {
+		if slices.ContainsFunc(c.By[i+1:], func(g esql.Field) bool { return g.Name == f.Name }) {
+			continue // shadowed by a later BY column of the same name (ES|QL)
+		}
 		e, err := tr.compile(f.Expr, nil)
 		if err != nil {
 			return err
@@ -74,10 +80,24 @@ func (tr *esqlTranslator) stats(c *esql.Stats) error {
 			st.by = append(st.by, esqlCol{name: f.Name, sql: "(s." + al + ")::text", t: e.t, mt: e.mt, uuid: "s." + al})
 			continue
 		}
-		inner = append(inner, e.sql+" AS "+al)
+		if e.t == etJSON {
+			// A document value: a multi-value (array) puts the row in one
+			// group per value; a row without one is in the null group.
+			lx := tr.alias("x")
+			lateral = append(lateral, " LEFT JOIN LATERAL fg_mv("+e.sql+") AS "+lx+"(v) ON true")
+			inner = append(inner, lx+".v AS "+al)
+		} else {
+			inner = append(inner, e.sql+" AS "+al)
+		}
 		group = append(group, "s."+al)
-		st.by = append(st.by, esqlCol{name: f.Name, sql: "s." + al, t: e.t, mt: e.mt})
+		col := esqlCol{name: f.Name, sql: "s." + al, t: e.t, mt: e.mt}
+		st.by = append(st.by, col)
+		if id, ok := f.Expr.(*esql.Ident); !ok || id.Name != f.Name {
+			aliases = append(aliases, col)
+		}
 	}
+	outerCols := tr.cols
+	tr.cols = append(slices.Clip(tr.cols), aliases...)
 	var sel []string
 	var cols []esqlCol
 	for _, f := range c.Aggs {
@@ -97,6 +117,7 @@ func (tr *esqlTranslator) stats(c *esql.Stats) error {
 		sel = append(sel, e.sql+" AS "+al)
 		cols = append(cols, esqlCol{name: f.Name, sql: "s." + al, t: e.t, mt: e.mt})
 	}
+	tr.cols = outerCols
 	for _, b := range st.by {
 		al := tr.alias("c")
 		sel = append(sel, b.sql+" AS "+al)
@@ -108,7 +129,7 @@ func (tr *esqlTranslator) stats(c *esql.Stats) error {
 		}
 		cols = append(cols, col)
 	}
-	tr.from = "(SELECT " + strings.Join(inner, ", ") + " FROM " + tr.from + " s)"
+	tr.from = "(SELECT " + strings.Join(inner, ", ") + " FROM " + tr.from + " s" + strings.Join(lateral, "") + ")"
 	tail := ""
 	if len(group) > 0 {
 		tail = " GROUP BY " + strings.Join(group, ", ")

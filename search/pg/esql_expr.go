@@ -53,7 +53,7 @@ func (tr *esqlTranslator) conv(at esql.Pos, e esqlExpr, t esqlType) (string, err
 		case etInt:
 			return "(" + x + ")::double precision", nil
 		case etJSON:
-			return "fg_num(" + x + ")", nil
+			return "fg_num(fg_sv(" + x + "))", nil
 		case etText:
 			return "fg_num(to_jsonb(" + x + "))", nil
 		case etBool:
@@ -66,7 +66,7 @@ func (tr *esqlTranslator) conv(at esql.Pos, e esqlExpr, t esqlType) (string, err
 		case etNum:
 			return "trunc(" + x + ")::bigint", nil
 		case etJSON:
-			return "trunc(fg_num(" + x + "))::bigint", nil
+			return "trunc(fg_num(fg_sv(" + x + ")))::bigint", nil
 		case etText:
 			return "trunc(fg_num(to_jsonb(" + x + ")))::bigint", nil
 		case etBool:
@@ -76,8 +76,8 @@ func (tr *esqlTranslator) conv(at esql.Pos, e esqlExpr, t esqlType) (string, err
 		}
 	case etText:
 		switch e.t {
-		case etJSON:
-			return "(" + x + " #>> '{}')", nil
+		case etJSON: // a multi-value (array) is no single string: null
+			return "(fg_sv(" + x + ") #>> '{}')", nil
 		case etNum, etInt, etBool:
 			return "(" + x + ")::text", nil
 		case etTime:
@@ -86,7 +86,7 @@ func (tr *esqlTranslator) conv(at esql.Pos, e esqlExpr, t esqlType) (string, err
 	case etTime:
 		switch e.t {
 		case etJSON:
-			return "fg_time(" + x + ")", nil
+			return "fg_time(fg_sv(" + x + "))", nil
 		case etText:
 			return "fg_time(to_jsonb(" + x + "))", nil
 		case etNum, etInt:
@@ -96,7 +96,7 @@ func (tr *esqlTranslator) conv(at esql.Pos, e esqlExpr, t esqlType) (string, err
 		switch e.t {
 		case etJSON:
 			return tr.bind(func(v []string) string {
-				j := v[0]
+				j := "fg_sv(" + v[0] + ")"
 				return "CASE jsonb_typeof(" + j + ") WHEN 'boolean' THEN (" + j + ")::boolean WHEN 'string' THEN (CASE lower(" + j +
 					" #>> '{}') WHEN 'true' THEN true WHEN 'false' THEN false END) WHEN 'number' THEN fg_num(" + j + ") <> 0 END"
 			}, x), nil
@@ -322,6 +322,11 @@ func (tr *esqlTranslator) in(x *esql.In, st *esqlStats) (esqlExpr, error) {
 	if err != nil {
 		return esqlExpr{}, err
 	}
+	if t == etJSON {
+		for i := range ss {
+			ss[i] = "fg_sv(" + ss[i] + ")"
+		}
+	}
 	op := " IN ("
 	if x.Not {
 		op = " NOT IN ("
@@ -362,6 +367,10 @@ func (tr *esqlTranslator) binary(x *esql.Binary, st *esqlStats) (esqlExpr, error
 		rs, err := tr.conv(rp, r, t)
 		if err != nil {
 			return r, err
+		}
+		if t == etJSON {
+			// A comparison with a multi-value is null (ES|QL).
+			ls, rs = "fg_sv("+ls+")", "fg_sv("+rs+")"
 		}
 		op := x.Op
 		switch op {

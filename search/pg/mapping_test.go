@@ -229,3 +229,71 @@ func TestMappedESQL(t *testing.T) {
 		{"sum of longs is a long", `FROM $P | STATS s = SUM(languages)`, `[{"s": 16}]`},
 	})
 }
+
+// Multi-valued fields in ES|QL: an array is several values of its field
+// (ES|QL multivalue semantics; stats.csv-spec count_mv, countMultiValue).
+func TestESQLMultiValues(t *testing.T) {
+	f := mappedEmployees(t)
+	f.expect(t, []esqlCase{
+		{"max and min over every element", `FROM $P | STATS mx = MAX(salary_change), mn = MIN(salary_change)`,
+			`[{"mx": 14.68, "mn": -7.23}]`},
+		{"count counts values", `FROM $P | STATS cs = COUNT(salary_change), cj = COUNT(job_positions), c = COUNT(*)`,
+			`[{"cs": 9, "cj": 6, "c": 4}]`},
+		{"sum and avg over every element", `FROM $P | STATS s = SUM(salary_change), a = AVG(salary_change) | EVAL s = ROUND(s, 2), a = ROUND(a, 4)`,
+			`[{"s": 35.22, "a": 3.9133}]`},
+		{"max of multi-valued text", `FROM $P | STATS m = MAX(job_positions)`, `[{"m": "Tech Lead"}]`},
+		{"one group per value", `FROM $P | STATS c = COUNT(*) BY job_positions | SORT job_positions`,
+			`[{"c": 3, "job_positions": "Accountant"}, {"c": 1, "job_positions": "Senior Python Developer"},
+			  {"c": 1, "job_positions": "Senior Team Lead"}, {"c": 1, "job_positions": "Tech Lead"}]`},
+		{"aggregates read the whole multi-value in each group",
+			`FROM $P | WHERE emp_no == 10004 | STATS c = COUNT(job_positions) BY job_positions | SORT job_positions`,
+			`[{"c": 2, "job_positions": "Accountant"}, {"c": 2, "job_positions": "Tech Lead"}]`},
+		{"to_string of a multi-value is a multi-value", `FROM $P | WHERE emp_no == 10001 | EVAL s = TO_STRING(salary_change) | KEEP s`,
+			`[{"s": ["1.19", "-2.5"]}]`},
+		// "a single-value function encountered multi-value": null, so the
+		// row is not kept; a one-element array is a single value.
+		{"comparisons with a multi-value are null", `FROM $P | WHERE salary_change > 10 | KEEP emp_no`, `[{"emp_no": 10003}]`},
+		{"a one-element array is one value", `FROM $P | WHERE job_positions == "Accountant" | KEEP emp_no`, `[{"emp_no": 10003}]`},
+	})
+}
+
+// ES|QL grouping (stats.csv-spec nestedAggsOverGroupingExpressionWithAliasMultipleAggs,
+// nestedAggsOverGroupingTwiceWithAlias, byTwoCalculatedSecondShadowingAndReferencingFirst).
+func TestESQLGroupingAliases(t *testing.T) {
+	f := mappedEmployees(t)
+	f.expect(t, []esqlCase{
+		{"aggregating the grouping alias", `FROM $P | STATS e = MAX(a), f = MIN(a), g = COUNT(a) + 1 BY a = languages + emp_no | SORT a`,
+			`[{"e": 10003, "f": 10003, "g": 2, "a": 10003}, {"e": 10007, "f": 10007, "g": 3, "a": 10007},
+			  {"e": 10009, "f": 10009, "g": 2, "a": 10009}]`},
+		{"a second grouping of the same name shadows the first", `FROM $P | STATS c = COUNT(*) BY x = emp_no, x = languages | SORT x`,
+			`[{"c": 1, "x": 2}, {"c": 1, "x": 4}, {"c": 2, "x": 5}]`},
+		{"the shadowing grouping reads the input, not the first grouping",
+			`FROM $P | EVAL l = languages | STATS m = MAX(salary) BY l = l + 1, l = l + 1 | SORT l`,
+			`[{"m": 74999, "l": 3}, {"m": 61805, "l": 5}, {"m": 56371, "l": 6}]`},
+		{"an aggregate of the grouping's name is shadowed by it", `FROM $P | STATS languages = MAX(salary) BY languages | SORT languages`,
+			`[{"languages": 2}, {"languages": 4}, {"languages": 5}]`},
+	})
+}
+
+// Multi-valued fields in DSL metric aggregations: every element counts, as
+// on Elasticsearch.
+func TestDSLMultiValueMetrics(t *testing.T) {
+	f := mappedEmployees(t)
+	scope := search.Scope{DataOwnerID: f.owner, Slug: f.slug, Kind: search.KindAnomalyEvent}
+	resp, err := runSearch(t, scope, `{"size": 0, "aggs": {"mx": {"max": {"field": "salary_change"}}, "mn": {"min": {"field": "salary_change"}},
+		"c": {"value_count": {"field": "salary_change"}}, "s": {"stats": {"field": "salary_change"}}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aggs := resp["aggregations"].(map[string]any)
+	if mx, mn := aggs["mx"].(map[string]any)["value"], aggs["mn"].(map[string]any)["value"]; mx != 14.68 || mn != -7.23 {
+		t.Fatalf("max %v min %v, want 14.68 and -7.23", mx, mn)
+	}
+	st := aggs["s"].(map[string]any)
+	if esqlJSON(t, st["count"]) != esqlJSON(t, 9) || esqlJSON(t, aggs["c"].(map[string]any)["value"]) != esqlJSON(t, 9) {
+		t.Fatalf("stats %v, value_count %v: want count 9", st, aggs["c"])
+	}
+	if s := st["sum"].(float64); s < 35.2199 || s > 35.2201 {
+		t.Fatalf("stats sum %v, want 35.22", s)
+	}
+}

@@ -42,5 +42,26 @@ FROM walk
 WHERE jsonb_typeof(v) IN ('number', 'boolean', 'string')
 ORDER BY data_owner_id, kind, type, path, id, ord;
 
+-- Multi-valued fields (search/pg): an array is several values of one field.
+-- fg_mv is the values of a JSON value (an array's non-null elements, a
+-- scalar itself, none for null); fg_sv is a single value: NULL for an array
+-- of several (ES|QL: a single-value operation on a multi-value is null),
+-- the element of an array of one (which Elasticsearch indexes as one value).
+-- +goose StatementBegin
+CREATE FUNCTION fg_mv(j jsonb) RETURNS SETOF jsonb
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT e FROM jsonb_array_elements(CASE jsonb_typeof(j) WHEN 'array' THEN j WHEN 'null' THEN '[]'::jsonb
+        ELSE jsonb_build_array(j) END) e WHERE e <> 'null'::jsonb
+$$;
+-- +goose StatementEnd
+-- +goose StatementBegin
+CREATE FUNCTION fg_sv(j jsonb) RETURNS jsonb
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT CASE WHEN jsonb_typeof(j) <> 'array' THEN j WHEN jsonb_array_length(j) = 1 THEN j -> 0 END
+$$;
+-- +goose StatementEnd
+
 -- +goose Down
+DROP FUNCTION fg_sv(jsonb);
+DROP FUNCTION fg_mv(jsonb);
 DROP TABLE search_field_mappings;

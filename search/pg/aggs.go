@@ -134,6 +134,8 @@ type aggNode struct {
 	zeroTerms   bool // terms with min_doc_count 0: values without documents too
 	keyed       bool
 	dfmt        dateformat.Format // date_histogram format of key_as_string
+	numFmt      *decimalFormat    // histogram and numeric metric format (key_as_string, value_as_string)
+	termsFmt    string            // terms format, read by typeAggs: a date format of a date field, else a decimal one
 	hasFmt      bool
 	orders      []termsOrder
 
@@ -330,6 +332,17 @@ func typeAggs(nodes []*aggNode, types fieldTypes) error {
 			n.ftype = types.of(n.field)
 			if baseField(n.field) == "created_at" {
 				n.ftype = store.FieldDate
+			}
+		}
+		if n.termsFmt != "" {
+			var err error
+			if n.ftype == store.FieldDate {
+				if n.dfmt, err = dateformat.Parse(n.termsFmt); err != nil {
+					return n.badf("%v", err)
+				}
+				n.hasFmt = true
+			} else if err := n.numFormatParam(map[string]any{"format": n.termsFmt}); err != nil {
+				return err
 			}
 		}
 		switch n.typ {

@@ -343,7 +343,21 @@ func (x *aggExec) bucketResult(n *aggNode, pp string, rows []bucketRow, metrics 
 			}
 			if n.ftype == store.FieldDate {
 				if ms, err := strconv.ParseInt(r.key, 10, 64); err == nil {
-					b["key_as_string"] = time.UnixMilli(ms).UTC().Format(esTimeLayout)
+					t := time.UnixMilli(ms).UTC()
+					switch {
+					case n.hasFmt && len(n.dfmt.Layouts) > 0:
+						b["key_as_string"] = t.Format(n.dfmt.Layouts[0].Layout)
+					case n.hasFmt && n.dfmt.Seconds && !n.dfmt.Millis:
+						b["key_as_string"] = strconv.FormatInt(ms/1000, 10)
+					case n.hasFmt && n.dfmt.Millis:
+						b["key_as_string"] = strconv.FormatInt(ms, 10)
+					default:
+						b["key_as_string"] = t.Format(esTimeLayout)
+					}
+				}
+			} else if f, isNum := numberOrNumeric(key); isNum && n.numFmt != nil {
+				if _, isBool := key.(bool); !isBool {
+					b["key_as_string"] = n.numFmt.format(f)
 				}
 			}
 			buckets = append(buckets, b)
@@ -552,6 +566,10 @@ func (x *aggExec) histResult(n *aggNode, rows []bucketRow, metrics []*aggNode, r
 			key := e.k*n.interval + n.offset
 			b["key"] = key
 			kstr = javaDouble(key)
+			if n.numFmt != nil {
+				kstr = n.numFmt.format(key)
+				b["key_as_string"] = kstr
+			}
 		}
 		if e.row != nil && e.row.count > 0 {
 			register(e.raw, b)

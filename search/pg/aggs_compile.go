@@ -51,6 +51,11 @@ func (n *aggNode) compileTerms(v any) error {
 			return n.badf("[missing] must be a string, number or boolean")
 		}
 	}
+	if f, ok := p["format"]; ok {
+		if n.termsFmt, _ = f.(string); n.termsFmt == "" {
+			return n.badf("[format] must be a non-empty string")
+		}
+	}
 	return n.orderParam(p["order"])
 }
 
@@ -128,13 +133,45 @@ func (n *aggNode) compileHistogram(v any) error {
 	if err := n.boundsParams(p); err != nil {
 		return err
 	}
+	if err := n.numFormatParam(p); err != nil {
+		return err
+	}
 	return n.keyedParam(p)
+}
+
+// numFormatParam reads the format of a numeric aggregation: a Java
+// DecimalFormat pattern (decimalformat.go).
+func (n *aggNode) numFormatParam(p map[string]any) error {
+	f, ok := p["format"]
+	if !ok {
+		return nil
+	}
+	s, isStr := f.(string)
+	if !isStr {
+		return n.badf("[format] must be a string")
+	}
+	var err error
+	if n.numFmt, err = parseDecimalFormat(s); err != nil {
+		return n.badf("[format] %s", strings.TrimPrefix(err.Error(), "400 "))
+	}
+	return nil
+}
+
+// noFormat refuses a format where this backend would not apply it.
+func (n *aggNode) noFormat(p map[string]any) error {
+	if _, ok := p["format"]; ok {
+		return n.badf("[format] is not supported on this aggregation")
+	}
+	return nil
 }
 
 // compileRange reads a range aggregation: its ranges, ordered by from, then to.
 func (n *aggNode) compileRange(v any) error {
 	p, err := n.params(v, "field", "ranges", "keyed", "format")
 	if err != nil {
+		return err
+	}
+	if err := n.noFormat(p); err != nil {
 		return err
 	}
 	if err := n.fieldParam(p); err != nil {
@@ -275,6 +312,9 @@ func (n *aggNode) compileNumericMetric(v any) error {
 	if err := n.fieldParam(p); err != nil {
 		return err
 	}
+	if err := n.numFormatParam(p); err != nil {
+		return err
+	}
 	return n.numMissing(p)
 }
 
@@ -292,6 +332,14 @@ func (n *aggNode) compileCardinality(v any) error {
 	p, err := n.params(v, "field", "precision_threshold")
 	if err != nil {
 		return err
+	}
+	if t, ok := p["precision_threshold"]; ok {
+		// Counts are exact; the threshold must still be valid, as on
+		// Elasticsearch.
+		f, err := floatParam(t)
+		if err != nil || f < 0 {
+			return n.badf("[precision_threshold] must be greater than or equal to 0. Found [%v]", t)
+		}
 	}
 	return n.fieldParam(p)
 }
@@ -319,6 +367,31 @@ func (n *aggNode) compilePercentiles(v any) error {
 			}
 			n.percents = append(n.percents, f)
 		}
+	}
+	if td, ok := p["tdigest"]; ok {
+		m, isObj := td.(map[string]any)
+		if !isObj {
+			return n.badf("[tdigest] must be an object")
+		}
+		for k, v := range m {
+			switch k {
+			case "compression":
+				// Values are exact (see metricCols); the compression must
+				// still be valid, as on Elasticsearch.
+				if f, err := floatParam(v); err != nil || f < 0 {
+					return n.badf("[compression] must be greater than or equal to 0. Found [%v]", v)
+				}
+			case "execution_hint":
+				if v != "default" && v != "high_accuracy" {
+					return n.badf("[execution_hint] must be default or high_accuracy")
+				}
+			default:
+				return n.badf("unsupported [tdigest] parameter [%s]", k)
+			}
+		}
+	}
+	if err := n.noFormat(p); err != nil {
+		return err
 	}
 	n.keyed = true
 	if err := n.keyedParam(p); err != nil {

@@ -510,13 +510,23 @@ func metricResult(n *aggNode, v []any) map[string]any {
 		r := map[string]any{"value": toFloat(v[0])}
 		if (n.typ == "min" || n.typ == "max") && n.ftype == store.FieldDate && v[0] != nil {
 			r["value_as_string"] = time.UnixMilli(int64(toFloat(v[0]).(float64))).UTC().Format(esTimeLayout)
+		} else if f, ok := r["value"].(float64); ok && n.numFmt != nil {
+			r["value_as_string"] = n.numFmt.format(f)
 		}
 		return withMeta(n, r)
 	case "value_count", "cardinality":
 		return withMeta(n, map[string]any{"value": toInt(v[0])})
 	case "stats":
-		return withMeta(n, map[string]any{"count": toInt(v[0]), "min": toFloat(v[1]), "max": toFloat(v[2]),
-			"avg": toFloat(v[3]), "sum": toFloat(v[4])})
+		r := map[string]any{"count": toInt(v[0]), "min": toFloat(v[1]), "max": toFloat(v[2]),
+			"avg": toFloat(v[3]), "sum": toFloat(v[4])}
+		if n.numFmt != nil {
+			for _, k := range []string{"min", "max", "avg", "sum"} {
+				if f, ok := r[k].(float64); ok {
+					r[k+"_as_string"] = n.numFmt.format(f)
+				}
+			}
+		}
+		return withMeta(n, r)
 	case "percentiles":
 		var vals []any
 		switch t := v[0].(type) {

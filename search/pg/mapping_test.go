@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/store"
 )
@@ -28,8 +30,8 @@ func storeDocs(t *testing.T, ownerID int64, kind search.Kind, docs ...map[string
 		}
 		rows = append(rows, doc)
 	}
-	if _, err := testStore.InsertDocuments(context.Background(), ownerID, rows); err != nil {
-		t.Fatal(err)
+	if res, err := testStore.InsertDocuments(context.Background(), ownerID, rows); err != nil || len(res.Refused) > 0 {
+		t.Fatalf("insert: %v %+v", err, res)
 	}
 }
 
@@ -111,12 +113,11 @@ func TestMappingAcrossIndices(t *testing.T) {
 	}
 }
 
-const mapU = "6a1e0c0e-1111-4a4a-9a9a-000000000001"
-
 func mappedMeasurements(t *testing.T) (search.Scope, int64, string) {
 	owner, slug := testOwner(t, "mapdsl")
+	client := uuid.NewString() // a client of this data owner only
 	m := func(id, start, name string) map[string]any {
-		return map[string]any{"id": id, "type": "VideoMeasurement", "client_uuid": mapU,
+		return map[string]any{"id": id, "type": "VideoMeasurement", "client_uuid": client,
 			"created_at": "2026-01-01T00:00:00Z", "start_date": start, "name": name}
 	}
 	storeDocs(t, owner, search.KindMeasurement,
@@ -296,4 +297,91 @@ func TestDSLMultiValueMetrics(t *testing.T) {
 	if s := st["sum"].(float64); s < 35.2199 || s > 35.2201 {
 		t.Fatalf("stats sum %v, want 35.22", s)
 	}
+}
+
+// Options the backend used to accept and ignore: implemented or refused
+// with a 400, never ignored.
+func TestOptionsImplementedOrRefused(t *testing.T) {
+	scope, _, _ := mappedMeasurements(t)
+	owner, slug := testOwner(t, "mapopts")
+	storeDocs(t, owner, search.KindAnomalyEvent,
+		map[string]any{"id": "a", "created_at": "2026-01-01T00:00:00Z", "v": 1, "msg": "foo bar"},
+		map[string]any{"id": "b", "created_at": "2026-01-01T00:00:00Z", "v": 1234.5, "msg": "Bazaar"},
+		map[string]any{"id": "c", "created_at": "2026-01-01T00:00:00Z", "v": 2, "msg": "qux"})
+	anomalies := search.Scope{DataOwnerID: owner, Slug: slug, Kind: search.KindAnomalyEvent}
+	aggs := func(t *testing.T, s search.Scope, q string) map[string]any {
+		t.Helper()
+		resp, err := runSearch(t, s, `{"size": 0, "aggs": `+q+`}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp["aggregations"].(map[string]any)
+	}
+	// histogram.format is a Java DecimalFormat pattern for key_as_string.
+	h := aggs(t, anomalies, `{"h": {"histogram": {"field": "v", "interval": 1000, "format": "#,##0.00"}}}`)
+	b := h["h"].(map[string]any)["buckets"].([]any)
+	if b[0].(map[string]any)["key_as_string"] != "0.00" || b[1].(map[string]any)["key_as_string"] != "1,000.00" {
+		t.Fatalf("histogram with format: %v", b)
+	}
+	m := aggs(t, anomalies, `{"s": {"sum": {"field": "v", "format": "0.0"}}}`)
+	if got := m["s"].(map[string]any)["value_as_string"]; got != "1237.5" {
+		t.Fatalf("sum value_as_string %v, want 1237.5", got)
+	}
+	for _, c := range []struct{ name, body, mention string }{
+		{"a format that is no decimal pattern", `{"aggs": {"h": {"histogram": {"field": "v", "interval": 1, "format": "0.0%"}}}}`, "format"},
+		{"negative precision_threshold", `{"aggs": {"c": {"cardinality": {"field": "v", "precision_threshold": -1}}}}`, "precision_threshold"},
+		{"negative compression", `{"aggs": {"p": {"percentiles": {"field": "v", "tdigest": {"compression": -5}}}}}`, "compression"},
+		{"format on range", `{"aggs": {"r": {"range": {"field": "v", "ranges": [{"to": 2}], "format": "0.0"}}}}`, "format"},
+		{"exists on _source", `{"query": {"exists": {"field": "_source"}}}`, "_source"},
+		{"avg of a keyword", `{"aggs": {"a": {"avg": {"field": "msg.keyword"}}}}`, "msg.keyword"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := runSearch(t, anomalies, c.body)
+			if !errors.Is(err, search.ErrBadRequest) || !strings.Contains(err.Error(), c.mention) {
+				t.Fatalf("%v, want a 400 naming %s", err, c.mention)
+			}
+		})
+	}
+	// query_string wildcards on analysed text match words, case-folded as
+	// Elasticsearch normalises them: msg:BA* matches "foo bar" and "Bazaar".
+	resp, err := runSearch(t, anomalies, `{"query": {"query_string": {"query": "msg:BA*"}}, "sort": ["_id"]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := idsOf(t, resp); !reflect.DeepEqual(got, []string{"a", "b"}) {
+		t.Fatalf("msg:BA* matched %v, want [a b]", got)
+	}
+	// terms of a date with a date format.
+	d := aggs(t, scope, `{"d": {"terms": {"field": "start_date", "format": "yyyy-MM-dd", "order": {"_key": "asc"}}}}`)
+	if got := d["d"].(map[string]any)["buckets"].([]any)[0].(map[string]any)["key_as_string"]; got != "2003-05-16" {
+		t.Fatalf("terms key_as_string with a date format: %v", got)
+	}
+}
+
+// Percentiles: Elasticsearch 8.9 and later (the versions this project
+// targets, 8.18+) compute them with a hybrid t-digest that keeps every
+// sample up to 20 × compression (2,000 by default) and answers exactly by
+// linear interpolation between the sorted samples (libs/tdigest
+// SortingDigest, Dist.quantile: index q·(n−1)); so on {1, 51, 101, 151}
+// p25 is 38.5, p75 113.5 and p1 2.5. (Before 8.9 the t-digest answered 26,
+// 126 and 1.) Above 2,000 values Elasticsearch approximates, the embedded
+// backend stays exact.
+func TestPercentilesAsElasticsearch(t *testing.T) {
+	owner, slug := testOwner(t, "pct")
+	for i, v := range []int{1, 51, 101, 151} {
+		storeDocs(t, owner, search.KindAnomalyEvent, map[string]any{"id": i, "created_at": "2026-01-01T00:00:00Z", "v": v})
+	}
+	scope := search.Scope{DataOwnerID: owner, Slug: slug, Kind: search.KindAnomalyEvent}
+	resp, err := runSearch(t, scope, `{"size": 0, "aggs": {"p": {"percentiles": {"field": "v", "percents": [1, 25, 50, 75]}}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := resp["aggregations"].(map[string]any)["p"].(map[string]any)["values"]
+	want := map[string]any{"1.0": 2.5, "25.0": 38.5, "50.0": 76.0, "75.0": 113.5}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("percentiles %v, want %v", got, want)
+	}
+	f := esqlFixture{owner: owner, slug: slug, p: search.IndexName(slug, search.KindAnomalyEvent, "")}
+	f.expect(t, []esqlCase{{"ES|QL PERCENTILE", `FROM $P | STATS p25 = PERCENTILE(v, 25), p75 = PERCENTILE(v, 75), m = MEDIAN(v)`,
+		`[{"p25": 38.5, "p75": 113.5, "m": 76.0}]`}})
 }

@@ -161,6 +161,9 @@ func (c *compiler) query(q any) (string, error) {
 			if err := checkKeys(name, b, "field", "boost", "_name"); err != nil {
 				return "", err
 			}
+			if f == "_source" {
+				return "", search.Badf("exists on [_source] is not supported: the _source field is not searchable (as on Elasticsearch)")
+			}
 			if err := checkField(f); err != nil {
 				return "", err
 			}

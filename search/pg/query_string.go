@@ -5,6 +5,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/search/querystring"
+	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // query_string: its options, and the per-field conditions the
@@ -71,7 +72,44 @@ func (q qsConditions) Words(field, text string) (string, error) {
 	return q.c.matchCond(field, text, matchOpts{and: true})
 }
 func (q qsConditions) Wildcard(field, pattern string) string {
+	if q.c.analysed(field) {
+		// Analysed text: the pattern, normalised to lower case as
+		// Elasticsearch does, matches a word (field:BA* matches "foo bar").
+		p := q.c.a.add(`(^|[^[:alnum:]_])` + wordPattern(strings.ToLower(pattern)) + `($|[^[:alnum:]_])`)
+		return q.c.textPred(field, func(x string) string { return x + " ~* " + p })
+	}
 	return q.c.wildcardCond(field, pattern, true)
+}
+
+// analysed reports whether field is text Elasticsearch analyses into words:
+// not a .keyword sub-field, a column or _index, and text in the mapping (or
+// unmapped).
+func (c *compiler) analysed(field string) bool {
+	if strings.HasSuffix(field, ".keyword") || field == indexField || isColumn(field, textColumns) || baseField(field) == "created_at" {
+		return false
+	}
+	t := c.a.types.of(field)
+	return t == "" || t == store.FieldText
+}
+
+// wordPattern is a wildcard pattern (* and ?) as a regular expression over
+// one word.
+func wordPattern(p string) string {
+	var b strings.Builder
+	for _, r := range p {
+		switch {
+		case r == '*':
+			b.WriteString(`[[:alnum:]_]*`)
+		case r == '?':
+			b.WriteString(`[[:alnum:]_]`)
+		case strings.ContainsRune(`\.+()[]{}|^$-`, r):
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 func (q qsConditions) Range(field string, bounds []querystring.Bound) (string, error) {
 	bs := make([]qBound, len(bounds))

@@ -261,6 +261,10 @@ func (b esqlBase) sql() string {
 type esqlStats struct {
 	by     []esqlCol
 	sawAgg bool
+	// where is the condition of the aggregate being compiled (STATS
+	// ... WHERE), "" when none: its aggregate calls read only the rows
+	// meeting it.
+	where string
 }
 
 // ESQL runs a piped query (already scope-checked by search.CheckESQL) over

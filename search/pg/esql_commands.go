@@ -101,7 +101,16 @@ func (tr *esqlTranslator) stats(c *esql.Stats) error {
 	var sel []string
 	var cols []esqlCol
 	for _, f := range c.Aggs {
-		st.sawAgg = false
+		st.sawAgg, st.where = false, ""
+		if f.Where != nil {
+			w, err := tr.compile(f.Where, nil)
+			if err != nil {
+				return err
+			}
+			if st.where, err = tr.conv(f.Where.Position(), w, etBool); err != nil {
+				return err
+			}
+		}
 		e, err := tr.compile(f.Expr, st)
 		if err != nil {
 			return err

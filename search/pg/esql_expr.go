@@ -1,6 +1,7 @@
 package pg
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -234,6 +235,16 @@ func (tr *esqlTranslator) literalExpr(x *esql.Literal, st *esqlStats) (esqlExpr,
 		return tr.literal(x, x.Value, "::text", etText), nil
 	case esql.LitDuration:
 		return tr.literal(x, fmt.Sprintf("%d %s", x.Value, x.Unit), "::text::interval", etDur), nil
+	case esql.LitMulti:
+		// A multi-value: a JSON array, its elements typed as its kind.
+		raw, err := json.Marshal(x.Value)
+		if err != nil {
+			return esqlExpr{}, esqlBad(x.Position(), "bad multi-value literal")
+		}
+		e := tr.literal(x, string(raw), "::text::jsonb", etJSON)
+		e.mt = map[string]esqlType{"boolean": etBool, "long": etInt, "double": etNum, "keyword": etText}[x.Unit]
+		e.lit = nil
+		return e, nil
 	}
 	return esqlExpr{}, esqlBad(x.Position(), "unsupported expression")
 }
@@ -291,12 +302,34 @@ func (tr *esqlTranslator) like(x *esql.Like, st *esqlStats) (esqlExpr, error) {
 	if err != nil {
 		return e, err
 	}
-	var sqlText string
-	if x.Regex {
-		sqlText = "(" + s + " ~ " + tr.a.add("^(?:"+x.Pattern+")$") + "::text)"
-	} else {
-		sqlText = "(" + s + " LIKE " + tr.a.add(likePattern(x.Pattern)) + "::text)"
+	pats := x.Patterns
+	if len(pats) == 0 {
+		pats = []string{x.Pattern}
 	}
+	// A list of patterns matches when any of them does.
+	var ors []string
+	for _, p := range pats {
+		if x.Regex {
+			ors = append(ors, s+" ~ "+tr.a.add("^(?:"+p+")$")+"::text")
+		} else {
+			ors = append(ors, s+" LIKE "+tr.a.add(likePattern(p))+"::text")
+		}
+	}
+	if len(ors) > 1 {
+		// s is evaluated once for all patterns.
+		sqlText := tr.bind(func(v []string) string {
+			out := make([]string, len(ors))
+			for i, o := range ors {
+				out[i] = strings.Replace(o, s, v[0], 1)
+			}
+			return "(" + strings.Join(out, " OR ") + ")"
+		}, s)
+		if x.Not {
+			sqlText = "(NOT " + sqlText + ")"
+		}
+		return esqlExpr{sql: sqlText, t: etBool}, nil
+	}
+	sqlText := "(" + ors[0] + ")"
 	if x.Not {
 		sqlText = "(NOT " + sqlText + ")"
 	}

@@ -380,6 +380,9 @@ func (tr *esqlTranslator) aggregate(x *esql.Call, st *esqlStats) (esqlExpr, erro
 	}
 	st.sawAgg = true
 	if x.Star {
+		if st.where != "" {
+			return esqlExpr{sql: "count(CASE WHEN " + st.where + " THEN 1 END)", t: etInt}, nil
+		}
 		return esqlExpr{sql: "count(*)", t: etInt}, nil
 	}
 	nargs := len(x.Args)
@@ -391,6 +394,10 @@ func (tr *esqlTranslator) aggregate(x *esql.Call, st *esqlStats) (esqlExpr, erro
 		e, err := tr.compile(y, nil) // row context: no nested aggregates
 		if err != nil {
 			return esqlExpr{}, err
+		}
+		if st.where != "" && i == 0 && e.t != etNull {
+			// STATS ... WHERE: the other rows give null, which aggregates skip.
+			e = esqlExpr{sql: "(CASE WHEN " + st.where + " THEN " + e.sql + " END)", t: e.t, mt: e.mt}
 		}
 		es[i] = e
 	}

@@ -385,3 +385,32 @@ func TestPercentilesAsElasticsearch(t *testing.T) {
 	f.expect(t, []esqlCase{{"ES|QL PERCENTILE", `FROM $P | STATS p25 = PERCENTILE(v, 25), p75 = PERCENTILE(v, 75), m = MEDIAN(v)`,
 		`[{"p25": 38.5, "p75": 113.5, "m": 76.0}]`}})
 }
+
+// ES|QL forms that used to be a 400, with Elasticsearch's answers
+// (stats.csv-spec countAllOnly, count_where_many, countOfConst, sumOfConst,
+// minOfConst, avgOfConst; LIKE and RLIKE with a list match any pattern).
+func TestESQLMoreForms(t *testing.T) {
+	f := mappedEmployees(t)
+	f.expect(t, []esqlCase{
+		{"COUNT() counts rows", `FROM $P | STATS c = COUNT(), s = COUNT(*)`, `[{"c": 4, "s": 4}]`},
+		{"STATS ... WHERE", `FROM $P | STATS hi = COUNT(*) WHERE salary >= 60000, lo = COUNT(*) WHERE salary < 60000, m = MAX(salary) WHERE still_hired == false`,
+			`[{"hi": 2, "lo": 2, "m": 61805}]`},
+		{"STATS ... WHERE keeps groups without rows", `FROM $P | STATS c = COUNT(*) WHERE salary > 70000 BY languages | SORT languages`,
+			`[{"c": 1, "languages": 2}, {"c": 0, "languages": 4}, {"c": 0, "languages": 5}]`},
+		{"LIKE with a list of patterns", `FROM $P | WHERE TO_STRING(emp_no) LIKE ("*01", "*03") | KEEP emp_no | SORT emp_no`,
+			`[{"emp_no": 10001}, {"emp_no": 10003}]`},
+		{"RLIKE with a list of patterns", `FROM $P | WHERE TO_STRING(salary) RLIKE ("7.*", "3.*") | KEEP emp_no | SORT emp_no`,
+			`[{"emp_no": 10001}, {"emp_no": 10004}]`},
+		{"NOT LIKE with a list", `FROM $P | WHERE TO_STRING(emp_no) NOT LIKE ("*01", "*03") | KEEP emp_no | SORT emp_no`,
+			`[{"emp_no": 10002}, {"emp_no": 10004}]`},
+		{"multi-value literals", `FROM $P | STATS c = COUNT([-1, 0, 3]), s = SUM([-1, 0, 3]), mn = MIN([-1, 0, 3]), a = AVG([-1, 0, 3]) * 3`,
+			`[{"c": 12, "s": 8, "mn": -1, "a": 2.0}]`},
+		{"a multi-value literal is a multi-value", `FROM $P | WHERE emp_no == 10001 | EVAL x = ["a", "b"], y = [1.5, 2] | KEEP x, y`,
+			`[{"x": ["a", "b"], "y": [1.5, 2.0]}]`},
+	})
+	for _, q := range []string{`FROM $P | EVAL x = [1, "a"]`, `FROM $P | EVAL x = [salary]`} {
+		if _, err := f.query(t, q); !errors.Is(err, search.ErrBadRequest) {
+			t.Errorf("%s: %v, want a 400", q, err)
+		}
+	}
+}

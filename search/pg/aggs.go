@@ -136,8 +136,13 @@ type aggNode struct {
 	dfmt        dateformat.Format // date_histogram format of key_as_string
 	numFmt      *decimalFormat    // histogram and numeric metric format (key_as_string, value_as_string)
 	termsFmt    string            // terms format, read by typeAggs: a date format of a date field, else a decimal one
-	hasFmt      bool
-	orders      []termsOrder
+	include     *termsFilter      // terms include (nil: every value)
+	// only, when set, is a SQL condition the metric reads its documents
+	// under (a terms order path through a filter: "f>m").
+	only    string
+	exclude *termsFilter // terms exclude (nil: none)
+	hasFmt  bool
+	orders  []termsOrder
 
 	// date_histogram
 	calUnit string // date_trunc unit, "" for fixed intervals
@@ -162,6 +167,13 @@ type aggNode struct {
 	percents []float64
 	sort     []hitSort
 	source   *srcFilter // nil keeps the whole _source
+}
+
+// termsFilter is a terms include or exclude: a regular expression the
+// whole value must match, or exact values.
+type termsFilter struct {
+	regex  string
+	values []string
 }
 
 type termsOrder struct {

@@ -21,7 +21,8 @@ import (
 // compileTerms reads a terms aggregation: size, order, min_doc_count, missing.
 func (n *aggNode) compileTerms(v any) error {
 	p, err := n.params(v, "field", "size", "order", "min_doc_count", "missing", "shard_size",
-		"show_term_doc_count_error", "execution_hint", "collect_mode", "value_type", "format", "shard_min_doc_count")
+		"show_term_doc_count_error", "execution_hint", "collect_mode", "value_type", "format", "shard_min_doc_count",
+		"include", "exclude")
 	if err != nil {
 		return err
 	}
@@ -50,6 +51,12 @@ func (n *aggNode) compileTerms(v any) error {
 		default:
 			return n.badf("[missing] must be a string, number or boolean")
 		}
+	}
+	if n.include, err = n.termsFilterParam(p, "include"); err != nil {
+		return err
+	}
+	if n.exclude, err = n.termsFilterParam(p, "exclude"); err != nil {
+		return err
 	}
 	if f, ok := p["format"]; ok {
 		if n.termsFmt, _ = f.(string); n.termsFmt == "" {
@@ -137,6 +144,32 @@ func (n *aggNode) compileHistogram(v any) error {
 		return err
 	}
 	return n.keyedParam(p)
+}
+
+// termsFilterParam reads a terms include or exclude: a regular expression
+// (matching whole values) or an array of exact values. Partitions
+// ({"partition": ..., "num_partitions": ...}) are refused.
+func (n *aggNode) termsFilterParam(p map[string]any, key string) (*termsFilter, error) {
+	switch v := p[key].(type) {
+	case nil:
+		return nil, nil
+	case string:
+		return &termsFilter{regex: v}, nil
+	case []any:
+		f := &termsFilter{values: []string{}}
+		for _, e := range v {
+			switch e.(type) {
+			case string, float64, json.Number, bool, int, int64:
+				f.values = append(f.values, scalarText(e))
+			default:
+				return nil, n.badf("[%s] values must be strings, numbers or booleans", key)
+			}
+		}
+		return f, nil
+	case map[string]any:
+		return nil, n.badf("[%s] partitions are not supported", key)
+	}
+	return nil, n.badf("[%s] must be a regular expression or an array of values", key)
 }
 
 // numFormatParam reads the format of a numeric aggregation: a Java
@@ -320,17 +353,38 @@ func (n *aggNode) compileNumericMetric(v any) error {
 
 // compileValueCount reads a value_count.
 func (n *aggNode) compileValueCount(v any) error {
-	p, err := n.params(v, "field")
+	p, err := n.params(v, "field", "missing")
 	if err != nil {
+		return err
+	}
+	if err := n.anyMissing(p); err != nil {
 		return err
 	}
 	return n.fieldParam(p)
 }
 
+// anyMissing reads the missing value of value_count and cardinality: any
+// scalar, standing for the value of documents without one.
+func (n *aggNode) anyMissing(p map[string]any) error {
+	m, ok := p["missing"]
+	if !ok {
+		return nil
+	}
+	switch m.(type) {
+	case string, float64, json.Number, bool, int, int64:
+		n.missing, n.hasMissing = m, true
+		return nil
+	}
+	return n.badf("[missing] must be a string, number or boolean")
+}
+
 // compileCardinality reads a cardinality.
 func (n *aggNode) compileCardinality(v any) error {
-	p, err := n.params(v, "field", "precision_threshold")
+	p, err := n.params(v, "field", "precision_threshold", "missing")
 	if err != nil {
+		return err
+	}
+	if err := n.anyMissing(p); err != nil {
 		return err
 	}
 	if t, ok := p["precision_threshold"]; ok {

@@ -319,6 +319,38 @@ func termValues(st *args, field string) string {
 	return plainTermValues(st, field)
 }
 
+// filteredTermValues is termValues of a terms aggregation, kept to the
+// values its include and not its exclude take (compared as text: a
+// regular expression matches the whole value, as on Elasticsearch).
+func (n *aggNode) filteredTermValues(st *args) string {
+	q := termValues(st, n.field)
+	var conds []string
+	for _, f := range []*termsFilter{n.include, n.exclude} {
+		if f == nil {
+			conds = append(conds, "")
+			continue
+		}
+		var c string
+		if f.values != nil {
+			c = "(t.k #>> '{}') = ANY(" + st.add(f.values) + "::text[])"
+		} else {
+			c = "(t.k #>> '{}') ~ " + st.add("^(?:"+f.regex+")$") + "::text"
+		}
+		conds = append(conds, c)
+	}
+	var where []string
+	if conds[0] != "" {
+		where = append(where, conds[0])
+	}
+	if conds[1] != "" {
+		where = append(where, "NOT "+conds[1])
+	}
+	if len(where) == 0 {
+		return q
+	}
+	return "(SELECT t.k FROM " + q + " t WHERE " + strings.Join(where, " AND ") + ")"
+}
+
 // plainTermValues is termValues of the JSON values as they are.
 func plainTermValues(st *args, field string) string {
 	j := valueJSON(st, field)
@@ -345,6 +377,9 @@ func numVal(st *args, n *aggNode) string {
 	if n.hasMissing {
 		v = "coalesce(" + v + ", " + st.add(n.missing) + "::float8)"
 	}
+	if n.only != "" {
+		v = "(CASE WHEN " + n.only + " THEN " + v + " END)"
+	}
 	return v
 }
 
@@ -370,7 +405,7 @@ func (x *aggExec) cond(st *args, n *aggNode, q map[string]any) (string, error) {
 func (x *aggExec) join(st *args, n *aggNode) (string, error) {
 	switch n.typ {
 	case "terms":
-		q := termValues(st, n.field)
+		q := n.filteredTermValues(st)
 		if n.hasMissing {
 			mv, _ := json.Marshal(n.missing)
 			q = "(SELECT t.k FROM " + q + " t UNION ALL SELECT " + st.add(string(mv)) +
@@ -458,11 +493,26 @@ func metricCols(st *args, n *aggNode) []string {
 		v := numVal(st, n)
 		return []string{"count(" + v + ")", "min(" + v + ")", "max(" + v + ")", "avg(" + v + ")", "coalesce(sum(" + v + "), 0)::float8"}
 	case "value_count":
+		// With missing, a document without a value counts its one missing value.
 		j := presentJSON(st, n.field)
+		none := "0"
+		if n.hasMissing {
+			none = "1"
+		}
+		if n.only != "" {
+			return []string{"coalesce(sum(CASE WHEN NOT (" + n.only + ") THEN 0 WHEN jsonb_typeof(" + j + ") = 'array' THEN jsonb_array_length(" + j +
+				") WHEN " + j + " IS NOT NULL THEN 1 ELSE " + none + " END), 0)::bigint"}
+		}
 		return []string{"coalesce(sum(CASE WHEN jsonb_typeof(" + j + ") = 'array' THEN jsonb_array_length(" + j +
-			") WHEN " + j + " IS NOT NULL THEN 1 ELSE 0 END), 0)::bigint"}
+			") WHEN " + j + " IS NOT NULL THEN 1 ELSE " + none + " END), 0)::bigint"}
 	case "cardinality":
-		return []string{"count(DISTINCT " + presentJSON(st, n.field) + ")"}
+		j := presentJSON(st, n.field)
+		if n.hasMissing {
+			// The missing value is one more distinct value (unless present).
+			mv, _ := json.Marshal(n.missing)
+			j = "coalesce(" + j + ", " + st.add(string(mv)) + "::text::jsonb)"
+		}
+		return []string{"count(DISTINCT " + j + ")"}
 	case "percentiles":
 		fr := make([]float64, len(n.percents))
 		for i, p := range n.percents {
@@ -486,6 +536,9 @@ func mvMetricCols(st *args, n *aggNode) []string {
 		return nil
 	}
 	j := jsonExpr(st, n.field)
+	if n.only != "" {
+		j = "(CASE WHEN " + n.only + " THEN " + j + " END)"
+	}
 	v := "coalesce(fg_num(mv.v), (extract(epoch from fg_time(mv.v)) * 1000)::float8)"
 	each := func(agg string) string { return "(SELECT " + agg + "(" + v + ") FROM fg_mv(" + j + ") AS mv(v))" }
 	sum := "sum(" + each("sum") + ")"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -411,6 +412,93 @@ func TestESQLMoreForms(t *testing.T) {
 	for _, q := range []string{`FROM $P | EVAL x = [1, "a"]`, `FROM $P | EVAL x = [salary]`} {
 		if _, err := f.query(t, q); !errors.Is(err, search.ErrBadRequest) {
 			t.Errorf("%s: %v, want a 400", q, err)
+		}
+	}
+}
+
+// DSL forms that used to be a 400: terms include/exclude, missing on
+// value_count and cardinality, simple_query_string, terms ordered by a
+// sub-aggregation path.
+func TestDSLMoreForms(t *testing.T) {
+	f := mappedEmployees(t)
+	scope := search.Scope{DataOwnerID: f.owner, Slug: f.slug, Kind: search.KindAnomalyEvent}
+	keys := func(t *testing.T, aggs string) []string {
+		t.Helper()
+		resp, err := runSearch(t, scope, `{"size": 0, "aggs": {"t": `+aggs+`}}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, b := range resp["aggregations"].(map[string]any)["t"].(map[string]any)["buckets"].([]any) {
+			bm := b.(map[string]any)
+			out = append(out, fmt.Sprintf("%v:%v", bm["key"], bm["doc_count"]))
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name, aggs string
+		want       []string
+	}{
+		{"include values", `{"terms": {"field": "languages", "include": [2, 5]}}`, []string{"5:2", "2:1"}},
+		{"exclude a regular expression", `{"terms": {"field": "languages", "exclude": "4"}}`, []string{"5:2", "2:1"}},
+		{"include a regular expression of a multi-value", `{"terms": {"field": "job_positions.keyword", "include": "Acc.*|Tech.*"}}`,
+			[]string{"Accountant:3", "Tech Lead:1"}},
+		{"include and exclude", `{"terms": {"field": "job_positions.keyword", "include": "Senior.*", "exclude": ["Senior Team Lead"]}}`,
+			[]string{"Senior Python Developer:1"}},
+		// Elasticsearch's order paths: through a filter (its doc count, or
+		// a metric under it) and to a percentile; a missing value sorts last.
+		{"order by a metric under a filter", `{"terms": {"field": "languages", "order": {"hired>max_sal": "desc"}},
+			"aggs": {"hired": {"filter": {"term": {"still_hired": true}}, "aggs": {"max_sal": {"max": {"field": "salary"}}}}}}`,
+			[]string{"2:1", "5:2", "4:1"}},
+		{"order by a filter's doc count", `{"terms": {"field": "languages", "order": {"hired": "asc"}},
+			"aggs": {"hired": {"filter": {"term": {"still_hired": true}}}}}`, []string{"4:1", "2:1", "5:2"}},
+		{"order by a percentile", `{"terms": {"field": "languages", "order": {"p.50": "asc"}},
+			"aggs": {"p": {"percentiles": {"field": "salary", "percents": [50]}}}}`, []string{"5:2", "4:1", "2:1"}},
+		{"order by a percentile in brackets", `{"terms": {"field": "languages", "order": {"p[50.0]": "desc"}},
+			"aggs": {"p": {"percentiles": {"field": "salary", "percents": [50]}}}}`, []string{"2:1", "4:1", "5:2"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := keys(t, c.aggs); !reflect.DeepEqual(got, c.want) {
+				t.Fatalf("buckets %v, want %v", got, c.want)
+			}
+		})
+	}
+	if _, err := runSearch(t, scope, `{"aggs": {"t": {"terms": {"field": "languages", "include": {"partition": 0, "num_partitions": 2}}}}}`); !errors.Is(err, search.ErrBadRequest) {
+		t.Fatalf("include partitions: %v, want a 400", err)
+	}
+	resp, err := runSearch(t, scope, `{"size": 0, "aggs": {"vc": {"value_count": {"field": "nope", "missing": 0}},
+		"cl": {"cardinality": {"field": "languages"}}, "cm": {"cardinality": {"field": "nope", "missing": "x"}}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aggs := resp["aggregations"].(map[string]any)
+	if got := fmt.Sprint(aggs["vc"].(map[string]any)["value"], aggs["cl"].(map[string]any)["value"], aggs["cm"].(map[string]any)["value"]); got != "4 3 1" {
+		t.Fatalf("value_count with missing, cardinality, cardinality with missing: %s, want 4 3 1", got)
+	}
+	for _, c := range []struct {
+		name, body string
+		want       []string
+	}{
+		{"phrase or prefix", `{"query": "\"Senior Python\" | Tech*", "fields": ["job_positions"]}`, []string{"10001", "10004"}},
+		{"or with a negation (Elasticsearch's default_operator or)", `{"query": "Accountant -Tech", "fields": ["job_positions"]}`,
+			[]string{"10001", "10002", "10003", "10004"}},
+		{"and with a negation", `{"query": "Accountant -Tech", "fields": ["job_positions"], "default_operator": "and"}`,
+			[]string{"10001", "10003"}},
+		{"groups", `{"query": "senior + (python | team)"}`, []string{"10001", "10002"}},
+	} {
+		t.Run("simple_query_string "+c.name, func(t *testing.T) {
+			resp, err := runSearch(t, scope, `{"query": {"simple_query_string": `+c.body+`}, "sort": ["emp_no"]}`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := idsOf(t, resp); !reflect.DeepEqual(got, c.want) {
+				t.Fatalf("ids %v, want %v", got, c.want)
+			}
+		})
+	}
+	for _, body := range []string{`{"query": "fo~2"}`, `{"query": "\"a b\"~2"}`, `{"query": "a", "flags": "PHRASE"}`, `{"query": "a", "quote_field_suffix": ".x"}`} {
+		if _, err := runSearch(t, scope, `{"query": {"simple_query_string": `+body+`}}`); !errors.Is(err, search.ErrBadRequest) {
+			t.Errorf("simple_query_string %s: %v, want a 400", body, err)
 		}
 	}
 }

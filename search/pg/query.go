@@ -196,6 +196,8 @@ func (c *compiler) query(q any) (string, error) {
 			return "d.doc_id = ANY(" + c.a.add(ids) + "::text[])", nil
 		case "query_string":
 			return c.queryString(body)
+		case "simple_query_string":
+			return c.simpleQueryString(body)
 		default:
 			return "", search.Badf("unsupported query clause %q", name)
 		}

@@ -178,7 +178,7 @@ func rollupPath(field string) (string, bool) {
 }
 
 func rollupKeywordField(n *aggNode) (string, bool) {
-	if n.hasMissing {
+	if n.hasMissing || n.include != nil || n.exclude != nil {
 		return "", false
 	}
 	f, ok := rollupPath(n.field)

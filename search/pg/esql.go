@@ -38,9 +38,20 @@ import (
 //     lookupJoin). Another index or join field is a 400. The lookup index
 //     is not a FROM target: FROM patterns read documents only.
 //   - Operators = == != < <= > >= AND OR NOT, IS [NOT] NULL, [NOT] LIKE
-//     (* ?), [NOT] RLIKE (whole-string match), [NOT] IN, + - * / %, x::type;
-//     literals: strings (also """raw"""), numbers, true/false/null, time spans
-//     (7 days, 1 hour, ...); strings compared with dates are read as dates.
+//     (* ?), [NOT] RLIKE (whole-string match), each with one pattern or a
+//     list ("a*", "b*"), [NOT] IN, + - * / %, x::type; literals: strings
+//     (also """raw"""), numbers, true/false/null, time spans (7 days, 1
+//     hour, ...), multi-values [1, 2, 3]; strings compared with dates are
+//     read as dates.
+//   - Field values take their type from the mapping (mapping.go): long /
+//     long is a long (truncated), MIN/MAX of a boolean is a boolean. An
+//     array is a multi-value: COUNT counts values, SUM/AVG/MIN/MAX read
+//     every element, STATS BY one puts the row in a group per value,
+//     TO_STRING of one is a multi-value, and comparisons and other
+//     single-value functions of one are null (without Elasticsearch's
+//     Warning header). STATS aggregates may read a BY alias, take WHERE
+//     conditions (STATS c = COUNT(*) WHERE x > 1), and a later BY of the
+//     same name shadows an earlier one; COUNT() is COUNT(*).
 //   - Functions TO_LOWER TO_UPPER LENGTH CONCAT SUBSTRING TRIM LEFT RIGHT
 //     STARTS_WITH ENDS_WITH ROUND ABS FLOOR CEIL SQRT POW LOG10 GREATEST
 //     LEAST COALESCE CASE DATE_TRUNC BUCKET DATE_EXTRACT DATE_DIFF

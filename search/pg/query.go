@@ -12,9 +12,13 @@ package pg
 //     (numbers, dates with date math, time_zone and format: named formats
 //     and Java patterns, text), exists, prefix, wildcard, ids, query_string
 //     (Lucene classic syntax: field:value, AND/OR/NOT, && || ! + -, groups,
-//     quoted phrases, [a TO b] {a TO b}, field:>n, _exists_, wildcards).
-//     Unknown options of a clause, and options that would change matching
-//     without support here (fuzziness, slop), are a 400.
+//     quoted phrases, [a TO b] {a TO b}, field:>n, _exists_, wildcards;
+//     on analysed text a wildcard matches a word, case-folded),
+//     simple_query_string (query_simple.go). Unknown options of a clause,
+//     and options that would change matching without support here
+//     (fuzziness, slop), are a 400; so is exists on _source.
+//   - The mapping (mapping.go): term, terms and match on a date field are
+//     date matches; sort values of a date field are epoch milliseconds.
 //   - Text matching is analyzer-free: a match token must appear as a whole
 //     word of the field's text, case-insensitively; a phrase's tokens must
 //     appear in order, separated only by non-word characters. term is exact

@@ -442,17 +442,7 @@ func (x *aggExec) bucketResult(n *aggNode, pp string, rows []bucketRow, metrics 
 			}
 			if n.ftype == store.FieldDate {
 				if ms, err := strconv.ParseInt(r.key, 10, 64); err == nil {
-					t := time.UnixMilli(ms).UTC()
-					switch {
-					case n.hasFmt && len(n.dfmt.Layouts) > 0:
-						b["key_as_string"] = t.Format(n.dfmt.Layouts[0].Layout)
-					case n.hasFmt && n.dfmt.Seconds && !n.dfmt.Millis:
-						b["key_as_string"] = strconv.FormatInt(ms/1000, 10)
-					case n.hasFmt && n.dfmt.Millis:
-						b["key_as_string"] = strconv.FormatInt(ms, 10)
-					default:
-						b["key_as_string"] = t.Format(esTimeLayout)
-					}
+					b["key_as_string"] = n.dateKeyString(ms)
 				}
 			} else if f, isNum := numberOrNumeric(key); isNum && n.numFmt != nil {
 				if _, isBool := key.(bool); !isBool {
@@ -689,7 +679,11 @@ func (x *aggExec) histResult(n *aggNode, rows []bucketRow, metrics []*aggNode, r
 // its format's patterns (epoch formats as numbers), else ISO 8601 with
 // milliseconds, in the time zone.
 func (n *aggNode) dateKeyString(ms int64) string {
-	t := time.UnixMilli(ms).In(n.tz.loc)
+	loc := n.tz.loc
+	if loc == nil { // terms: no time_zone, UTC
+		loc = time.UTC
+	}
+	t := time.UnixMilli(ms).In(loc)
 	switch {
 	case n.hasFmt && len(n.dfmt.Layouts) > 0:
 		return t.Format(n.dfmt.Layouts[0].Layout)

@@ -29,20 +29,9 @@ func (c *compiler) simpleQueryString(body any) (string, error) {
 		switch k {
 		case "query":
 		case "fields":
-			fs, err := stringList(v)
-			if err != nil {
+			var err error
+			if fields, err = queryFields(v); err != nil {
 				return "", err
-			}
-			fields = nil
-			for _, f := range fs {
-				f = stripBoost(f)
-				if err := checkField(f); err != nil {
-					return "", err
-				}
-				fields = append(fields, f)
-			}
-			if len(fields) == 0 {
-				fields = []string{"*"}
 			}
 		case "default_operator":
 			switch strings.ToLower(scalarText(v)) {

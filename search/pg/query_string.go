@@ -32,20 +32,9 @@ func (c *compiler) queryString(body any) (string, error) {
 			}
 			fields = []string{f}
 		case "fields":
-			fs, err := stringList(v)
-			if err != nil {
+			var err error
+			if fields, err = queryFields(v); err != nil {
 				return "", err
-			}
-			fields = nil
-			for _, f := range fs {
-				f = stripBoost(f)
-				if err := checkField(f); err != nil {
-					return "", err
-				}
-				fields = append(fields, f)
-			}
-			if len(fields) == 0 {
-				fields = []string{"*"}
 			}
 		case "default_operator":
 			and = strings.EqualFold(scalarText(v), "and")
@@ -58,6 +47,28 @@ func (c *compiler) queryString(body any) (string, error) {
 		}
 	}
 	return querystring.Translate(q, fields, and, qsConditions{c})
+}
+
+// queryFields reads the fields option of query_string and
+// simple_query_string: field names, boosts (^n) dropped; none is every
+// field ("*").
+func queryFields(v any) ([]string, error) {
+	fs, err := stringList(v)
+	if err != nil {
+		return nil, err
+	}
+	var fields []string
+	for _, f := range fs {
+		f = stripBoost(f)
+		if err := checkField(f); err != nil {
+			return nil, err
+		}
+		fields = append(fields, f)
+	}
+	if len(fields) == 0 {
+		fields = []string{"*"}
+	}
+	return fields, nil
 }
 
 // qsConditions make query_string's per-field conditions with the compiler.

@@ -158,6 +158,13 @@ func TestMappedDatesDSL(t *testing.T) {
 	if got := idsOf(t, resp); !reflect.DeepEqual(got, []string{"m4"}) {
 		t.Fatalf("term on a date time: %v, want [m4]", got)
 	}
+	resp, err = runSearch(t, scope, `{"query": {"terms": {"start_date": ["2017-05-03", 1053043200000]}}, "sort": ["_id"]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := idsOf(t, resp); !reflect.DeepEqual(got, []string{"m3", "m5"}) {
+		t.Fatalf("terms on a date (a date and epoch millis of 2003-05-16): %v, want [m3 m5]", got)
+	}
 	if _, err := runSearch(t, scope, `{"query": {"match": {"start_date": "not a date"}}}`); !errors.Is(err, search.ErrBadRequest) {
 		t.Fatalf("match of a non-date on a date field: %v, want a 400", err)
 	}

@@ -95,7 +95,7 @@ func (c *compiler) termsQuery(body any) (string, error) {
 		}
 		return col + " = ANY(" + c.a.add(ss) + "::text[])", nil
 	}
-	if baseField(field) == "created_at" {
+	if c.a.isDate(field) { // created_at and date fields of the mapping: date matches
 		parts := make([]string, 0, len(vals))
 		for _, v := range vals {
 			s, err := c.termCond(field, v, false)

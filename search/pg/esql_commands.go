@@ -168,6 +168,15 @@ func (tr *esqlTranslator) sort(c *esql.Sort) error {
 		}
 		tr.fenceIfHeavy(e.sql)
 		item := e.sql
+		if e.t == etJSON {
+			// A multi-value sorts by its least value ascending, its
+			// greatest descending, as in ES|QL.
+			if o.Desc {
+				item = "fg_mv_max(" + item + ")"
+			} else {
+				item = "fg_mv_min(" + item + ")"
+			}
+		}
 		if o.Desc {
 			item += " DESC"
 		} else {

@@ -509,3 +509,44 @@ func TestDSLMoreForms(t *testing.T) {
 		}
 	}
 }
+
+// Sorting by a multi-valued field: by its least value ascending, its
+// greatest descending (Elasticsearch's default sort mode; ES|QL SORT does
+// the same), or the mode asked for.
+func TestSortMultiValues(t *testing.T) {
+	f := mappedEmployees(t)
+	scope := search.Scope{DataOwnerID: f.owner, Slug: f.slug, Kind: search.KindAnomalyEvent}
+	for _, c := range []struct {
+		sort string
+		want []string
+	}{
+		{`[{"salary_change": "asc"}]`, []string{"10002", "10001", "10004", "10003"}},
+		{`[{"salary_change": "desc"}]`, []string{"10003", "10004", "10002", "10001"}},
+		{`[{"salary_change": {"order": "asc", "mode": "avg"}}]`, []string{"10001", "10002", "10004", "10003"}},
+		{`[{"salary_change": {"order": "asc", "mode": "max"}}]`, []string{"10001", "10002", "10004", "10003"}},
+	} {
+		resp, err := runSearch(t, scope, `{"sort": `+c.sort+`}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := idsOf(t, resp); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("sort %s: %v, want %v", c.sort, got, c.want)
+		}
+	}
+	resp, err := runSearch(t, scope, `{"sort": [{"salary_change": "asc"}], "size": 1}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := esqlJSON(t, hitsOf(t, resp)[0]["sort"]); !reflect.DeepEqual(got, esqlJSON(t, []any{-7.23})) {
+		t.Errorf("sort value %v, want [-7.23]", got)
+	}
+	if _, err := runSearch(t, scope, `{"sort": [{"salary_change": {"mode": "median"}}]}`); !errors.Is(err, search.ErrBadRequest) {
+		t.Errorf("sort mode median: %v, want a 400", err)
+	}
+	f.expect(t, []esqlCase{
+		{"SORT a multi-value ascending", `FROM $P | SORT job_positions, emp_no | KEEP emp_no`,
+			`[{"emp_no": 10001}, {"emp_no": 10003}, {"emp_no": 10004}, {"emp_no": 10002}]`},
+		{"SORT a multi-value descending", `FROM $P | SORT job_positions DESC | KEEP emp_no`,
+			`[{"emp_no": 10004}, {"emp_no": 10002}, {"emp_no": 10001}, {"emp_no": 10003}]`},
+	})
+}

@@ -56,7 +56,7 @@ func (c *compiler) parseSort(v any) ([]sortKey, error) {
 	}
 	var keys []sortKey
 	for _, it := range items {
-		var field, order, missing string
+		var field, order, missing, mode string
 		switch t := it.(type) {
 		case string:
 			field = t
@@ -79,7 +79,9 @@ func (c *compiler) parseSort(v any) ([]sortKey, error) {
 							order = scalarText(x)
 						case "missing":
 							missing = scalarText(x)
-						case "unmapped_type", "format", "numeric_type", "mode":
+						case "mode":
+							mode = strings.ToLower(scalarText(x))
+						case "unmapped_type", "format", "numeric_type":
 						default:
 							return nil, search.Badf("unsupported sort option %q", ok2)
 						}
@@ -91,7 +93,7 @@ func (c *compiler) parseSort(v any) ([]sortKey, error) {
 		default:
 			return nil, search.Badf("bad sort entry")
 		}
-		key, err := c.sortKey(field, order, missing)
+		key, err := c.sortKey(field, order, missing, mode)
 		if err != nil {
 			return nil, err
 		}
@@ -100,7 +102,7 @@ func (c *compiler) parseSort(v any) ([]sortKey, error) {
 	return keys, nil
 }
 
-func (c *compiler) sortKey(field, order, missing string) (sortKey, error) {
+func (c *compiler) sortKey(field, order, missing, mode string) (sortKey, error) {
 	if field == "" {
 		return sortKey{}, search.Badf("empty sort field")
 	}
@@ -141,18 +143,40 @@ func (c *compiler) sortKey(field, order, missing string) (sortKey, error) {
 			{"COALESCE(" + col + `, '') COLLATE "C"`, desc, "text"},
 		}}, nil
 	}
+	// A multi-valued field sorts by one value of each document: its least
+	// ascending, its greatest descending (mode min, max, avg or sum
+	// chooses), as Elasticsearch does.
+	if mode == "" {
+		mode = "min"
+		if desc {
+			mode = "max"
+		}
+	}
+	var mv func(j string) string
+	switch mode {
+	case "min":
+		mv = func(j string) string { return "fg_mv_min(" + j + ")" }
+	case "max":
+		mv = func(j string) string { return "fg_mv_max(" + j + ")" }
+	case "avg", "sum":
+		mv = func(j string) string {
+			return "(SELECT to_jsonb(" + mode + "(fg_num(e))) FROM fg_mv(" + j + ") e)"
+		}
+	default:
+		return sortKey{}, search.Badf("unsupported sort mode %q (min, max, avg or sum)", mode)
+	}
 	if c.a.isDate(field) {
 		// A date of the mapping: ordered as dates, reported and continued
 		// (search_after) in epoch milliseconds; a document without one
 		// reports Long.MAX_VALUE ascending, Long.MIN_VALUE descending, as
 		// Elasticsearch does.
-		t := "fg_time(" + jsonExpr(c.a, f) + ")"
+		t := "fg_time(" + mv(jsonExpr(c.a, f)) + ")"
 		return sortKey{field: f, kind: "date", sel: t, desc: desc, subs: []subKey{
 			{"(CASE WHEN " + t + " IS NULL THEN 1 ELSE 0 END)", missingFirst, "int"},
 			{"COALESCE(" + t + ", " + c.a.add(time.Time{}) + "::timestamptz)", desc, "timestamptz"},
 		}}, nil
 	}
-	v := jsonExpr(c.a, f)
+	v := mv(jsonExpr(c.a, f))
 	present := "(" + v + " IS NOT NULL AND " + v + " <> 'null'::jsonb)"
 	return sortKey{field: f, kind: "json", sel: v, subs: []subKey{
 		{"(CASE WHEN " + present + " THEN 0 ELSE 1 END)", missingFirst, "int"},

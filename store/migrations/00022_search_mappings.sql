@@ -61,7 +61,24 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 $$;
 -- +goose StatementEnd
 
+-- The least and the greatest of a field's values (jsonb order), what
+-- Elasticsearch sorts a multi-valued field by ascending and descending.
+-- +goose StatementBegin
+CREATE FUNCTION fg_mv_min(j jsonb) RETURNS jsonb
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT CASE WHEN jsonb_typeof(j) = 'array' THEN (SELECT e FROM fg_mv(j) e ORDER BY e LIMIT 1) ELSE j END
+$$;
+-- +goose StatementEnd
+-- +goose StatementBegin
+CREATE FUNCTION fg_mv_max(j jsonb) RETURNS jsonb
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT CASE WHEN jsonb_typeof(j) = 'array' THEN (SELECT e FROM fg_mv(j) e ORDER BY e DESC LIMIT 1) ELSE j END
+$$;
+-- +goose StatementEnd
+
 -- +goose Down
+DROP FUNCTION fg_mv_max(jsonb);
+DROP FUNCTION fg_mv_min(jsonb);
 DROP FUNCTION fg_sv(jsonb);
 DROP FUNCTION fg_mv(jsonb);
 DROP TABLE search_field_mappings;

@@ -45,8 +45,8 @@ import (
 //     read as dates.
 //   - Field values take their type from the mapping (mapping.go): long /
 //     long is a long (truncated), MIN/MAX of a boolean is a boolean. An
-//     array is a multi-value: COUNT counts values, SUM/AVG/MIN/MAX read
-//     every element, STATS BY one puts the row in a group per value,
+//     array is a multi-value: COUNT counts values, SUM/AVG/MIN/MAX/VALUES
+//     read every element, STATS BY one puts the row in a group per value,
 //     TO_STRING of one is a multi-value, and comparisons and other
 //     single-value functions of one are null (without Elasticsearch's
 //     Warning header). STATS aggregates may read a BY alias, take WHERE

@@ -464,6 +464,14 @@ func (tr *esqlTranslator) aggregate(x *esql.Call, st *esqlStats) (esqlExpr, erro
 		if err != nil {
 			return esqlExpr{}, err
 		}
+		if e.t == etJSON {
+			// Document values: a multi-value gives each of its values.
+			agg := "array_agg(DISTINCT " + j + ") FILTER (WHERE " + j + " IS NOT NULL)"
+			return esqlExpr{sql: tr.bind(func(v []string) string {
+				return "(SELECT CASE WHEN count(*) = 1 THEN (array_agg(x.e))[1] ELSE jsonb_agg(x.e ORDER BY x.e) END " +
+					"FROM (SELECT DISTINCT e FROM unnest(" + v[0] + ") AS a(j), fg_mv(a.j) AS e) x)"
+			}, agg), t: etJSON, mt: e.mt}, nil
+		}
 		agg := "array_agg(DISTINCT " + j + " ORDER BY " + j + ") FILTER (WHERE " + j + " IS NOT NULL)"
 		return esqlExpr{sql: tr.bind(func(v []string) string {
 			return "CASE WHEN cardinality(" + v[0] + ") = 1 THEN " + v[0] + "[1] ELSE to_jsonb(" + v[0] + ") END"

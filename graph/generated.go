@@ -543,6 +543,7 @@ type ComplexityRoot struct {
 		ExportClients              func(childComplexity int, filter *gqlmodel.ExportFilter, page *int64, perPage *int64) int
 		ExportEsql                 func(childComplexity int, query string) int
 		ExportEventBundles         func(childComplexity int, filter *gqlmodel.ExportFilter, typeArg *string, page *int64, perPage *int64) int
+		ExportMapping              func(childComplexity int, index *string) int
 		ExportMeasurements         func(childComplexity int, filter *gqlmodel.ExportFilter, typeArg *string, subject []string, studyID []string, page *int64, perPage *int64) int
 		ExportNetworkRequests      func(childComplexity int, filter *gqlmodel.ExportFilter, page *int64, perPage *int64) int
 		ExportSearch               func(childComplexity int, body model.JSON, q *string, df *string, defaultOperator *string, analyzer *string, lenient *bool, analyzeWildcard *bool, size *int64, from *int64, sort *model.JSON, searchAfter *model.JSON, source *model.JSON, sourceIncludes []string, sourceExcludes []string, trackTotalHits *model.JSON, sourceOnly *bool, scroll *string, otherParams *model.JSON) int
@@ -849,6 +850,7 @@ type QueryResolver interface {
 	ExportUserFeedbacks(ctx context.Context, filter *gqlmodel.ExportFilter, typeArg *string, page *int64, perPage *int64) (*gqlmodel.ExportDocumentPage, error)
 	ExportSearch(ctx context.Context, body model.JSON, q *string, df *string, defaultOperator *string, analyzer *string, lenient *bool, analyzeWildcard *bool, size *int64, from *int64, sort *model.JSON, searchAfter *model.JSON, source *model.JSON, sourceIncludes []string, sourceExcludes []string, trackTotalHits *model.JSON, sourceOnly *bool, scroll *string, otherParams *model.JSON) (*model.JSON, error)
 	ExportEsql(ctx context.Context, query string) ([]model.JSON, error)
+	ExportMapping(ctx context.Context, index *string) (*model.JSON, error)
 	SystemStatusRecords(ctx context.Context, clientID string, page *int64, perPage *int64) (*model.SystemStatusRecordPage, error)
 	FleetHealth(ctx context.Context) ([]model.ClientHealthState, error)
 	HealthThresholds(ctx context.Context) (*model.HealthThresholds, error)
@@ -3474,6 +3476,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.ExportEventBundles(childComplexity, args["filter"].(*gqlmodel.ExportFilter), args["type"].(*string), args["page"].(*int64), args["perPage"].(*int64)), true
+	case "Query.exportMapping":
+		if e.ComplexityRoot.Query.ExportMapping == nil {
+			break
+		}
+
+		args, err := ec.field_Query_exportMapping_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ExportMapping(childComplexity, args["index"].(*string)), true
 	case "Query.exportMeasurements":
 		if e.ComplexityRoot.Query.ExportMeasurements == nil {
 			break
@@ -5358,6 +5371,16 @@ extend type Query {
   one object per row, keyed by column.
   """
   exportEsql(query: String!): [JSON!]!
+  """
+  The field mapping of the data owner's indices whose names match index (a
+  name or '*' pattern, every index when absent), in Elasticsearch's GET
+  <index>/_mapping shape: {"<index>": {"mappings": {"properties": {...}}}}.
+  Fields are typed as Elasticsearch's dynamic mapping does when documents
+  are stored (the first value of a field decides: long, float, boolean,
+  date, or text with a keyword sub-field); the embedded search backend
+  follows it. An index without stored documents is absent.
+  """
+  exportMapping(index: String): JSON!
 }
 `, BuiltIn: false},
 	{Name: "../schema/federation.graphqls", Input: `# Apollo Federation v2: fleetgraph is a subgraph (docs/federation.md). The
@@ -8790,6 +8813,20 @@ func (ec *executionContext) field_Query_exportEventBundles_args(ctx context.Cont
 		return nil, err
 	}
 	args["perPage"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_exportMapping_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "index",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["index"] = arg0
 	return args, nil
 }
 
@@ -20185,6 +20222,50 @@ func (ec *executionContext) fieldContext_Query_exportEsql(ctx context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_exportMapping(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_exportMapping(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ExportMapping(ctx, fc.Args["index"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_exportMapping(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type JSON does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_exportMapping_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_systemStatusRecords(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -31234,6 +31315,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_exportEsql(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "exportMapping":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_exportMapping(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}

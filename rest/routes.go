@@ -220,6 +220,8 @@ var ExportRoutes = []Route{
 	{Method: http.MethodGet, Path: "/esql", Operation: "ExportEsql", Status: 200, Unwrap: true, StrictQuery: true},
 	{Method: http.MethodPost, Path: "/esql", Operation: "ExportEsql", Status: 200, Unwrap: true,
 		BodyVars: true, RejectStatus: http.StatusBadRequest},
+	{Method: http.MethodGet, Path: "/_mapping", Operation: "ExportMapping", Status: 200, Unwrap: true, StrictQuery: true},
+	{Method: http.MethodGet, Path: "/{index}/_mapping", Operation: "ExportMapping", Status: 200, Unwrap: true, StrictQuery: true},
 }
 
 // searchVariables are the query parameters ExportSearch declares.

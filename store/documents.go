@@ -326,7 +326,8 @@ func (r InsertResult) Loaded() int { return r.Inserted + r.Updated + r.Unchanged
 // when its JSON changed; within docs the last copy of a document wins.
 // Clients named by the documents that do not exist yet are created for the
 // data owner (type automator); documents naming another data owner's
-// client are refused, not stored. The health of the clients of system
+// client are refused, not stored. The fields of the stored documents are
+// typed in the search mapping (DetectMappings; first type wins). The health of the clients of system
 // status records is evaluated in the same transaction (evaluateHealth).
 func (s *Store) InsertDocuments(ctx context.Context, ownerID int64, docs []Document) (InsertResult, error) {
 	return s.InsertDocumentsWith(ctx, ownerID, docs, InsertOptions{})
@@ -402,6 +403,9 @@ func (s *Store) InsertDocumentsWith(ctx context.Context, ownerID int64, docs []D
 			}
 		}
 		res.Unchanged = len(docs) - len(res.Refused) - len(res.Taken) - res.Inserted - res.Updated
+		if err := saveMappings(ctx, tx, ownerID, DetectMappings(docs, slices.Concat(res.Refused, res.Taken))); err != nil {
+			return err
+		}
 		if uuids := statusClients(docs); len(uuids) > 0 {
 			_, err := evaluateHealth(ctx, tx, ownerID, uuids)
 			return err

@@ -51,6 +51,9 @@ var (
 	ErrBadRequest      = &Class{"BAD_REQUEST", http.StatusBadRequest, "bad request", ""}
 	ErrTooLarge        = &Class{"PAYLOAD_TOO_LARGE", http.StatusRequestEntityTooLarge, "request body too large", "request body is too large"}
 	ErrTooManyRequests = &Class{"TOO_MANY_REQUESTS", http.StatusTooManyRequests, "too many requests", ""}
+	// ErrBadGateway: a service the server called on the caller's behalf
+	// (the AI model provider) failed; the details go to the log only.
+	ErrBadGateway = &Class{"BAD_GATEWAY", http.StatusBadGateway, "upstream failed", "An upstream service failed; try again later"}
 	// ErrUnavailable: a backend failed, is overloaded or did not answer in
 	// time; the caller may try again, the details go to the log only.
 	ErrUnavailable = &Class{"SERVICE_UNAVAILABLE", http.StatusServiceUnavailable,
@@ -71,7 +74,7 @@ var (
 )
 
 var classes = []*Class{ErrInvalid, ErrBadRequest, ErrUnauthenticated, ErrForbidden, ErrNotFound, ErrConflict,
-	ErrTooLarge, ErrTooManyRequests, ErrUnavailable, ErrDatabaseUnavailable, ErrGraphQLValidation}
+	ErrTooLarge, ErrTooManyRequests, ErrBadGateway, ErrUnavailable, ErrDatabaseUnavailable, ErrGraphQLValidation}
 
 // ClassOf is the class of err: the first of the table that errors.Is
 // finds in it, else ErrDatabaseUnavailable for an Outage, else

@@ -99,6 +99,10 @@ func (a *Adapter) handler(rt Route, op *operation) http.HandlerFunc {
 			WriteJSON(w, class.Status, ErrorBody{Message: msg, Errors: fields})
 			return
 		}
+		if rt.SSE != "" && acceptsEventStream(r) {
+			a.sse(w, r, rt, vars)
+			return
+		}
 		if streams(rt, vars) {
 			a.stream(w, r, rt, op, vars)
 			return

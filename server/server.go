@@ -22,6 +22,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/go-chi/chi/v5"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -93,6 +94,7 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 		answerBytes = budget.DefaultBytes
 	}
 	gql := handler.New(es)
+	gql.AddTransport(transport.SSE{}) // subscriptions (the AI assistant's streams), POST with Accept: text/event-stream
 	gql.AddTransport(graphQLPost{answerBytes: answerBytes})
 	gql.Use(obs.GraphQL{Metrics: o.metrics, Tracer: o.tracing.Tracer()}) // first: labels refused documents too
 	gql.Use(extension.Introspection{})
@@ -110,6 +112,7 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	res.Operations = adapter // the AI assistant's tools read through the stored operations
 
 	r := chi.NewRouter()
 	r.Use(obs.RequestID, o.tracing.HTTP, o.metrics.Middleware, recoverer(res.Logger), accessLog(res.Logger), tidyPath, compressJSON)

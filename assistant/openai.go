@@ -50,11 +50,11 @@ func (p *openAIProvider) Call(ctx context.Context, req Request, onText func(stri
 	stream := p.client.Chat.Completions.NewStreaming(ctx, params)
 	defer stream.Close()
 	var (
-		reply   Reply
-		text    strings.Builder
-		calls   = map[int64]*ToolCall{}
-		args    = map[int64]*strings.Builder{}
-		finish  string
+		reply  Reply
+		text   strings.Builder
+		calls  = map[int64]*ToolCall{}
+		args   = map[int64]*strings.Builder{}
+		finish string
 	)
 	for stream.Next() {
 		chunk := stream.Current()

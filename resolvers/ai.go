@@ -56,7 +56,7 @@ func (r *Resolver) aiUser(ctx context.Context, p *auth.Principal) (store.User, e
 		return u, err
 	}
 	if u.AiUsageAccepted == nil || !*u.AiUsageAccepted {
-		return u, forbidden("the AI assistant is used only by users who accepted AI usage: " +
+		return u, forbidden("the AI assistant is used only by users who accepted AI usage: "+
 			"set ai_usage_accepted to true on your user (PUT /client_admin_users/%d)", p.UserID)
 	}
 	return u, nil

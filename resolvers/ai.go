@@ -135,6 +135,9 @@ func messagesOf(fe apierr.FieldErrors, msgs []model.JSON, one *model.JSON) []map
 // storedMessages is what a write stores: the array, a title derived from
 // the first user message's text and a preview of the newest message's.
 func storedMessages(msgs []map[string]any) (store.AIMessages, error) {
+	if msgs == nil {
+		msgs = []map[string]any{}
+	}
 	raw, err := json.Marshal(msgs)
 	if err != nil {
 		return store.AIMessages{}, fmt.Errorf("encode messages: %w", err)

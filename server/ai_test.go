@@ -236,4 +236,201 @@ func anyStrings(v any) []string {
 	return out
 }
 
-var _ = time.Now
+// TestAIRefusals: what is refused before the provider is contacted, and
+// how the provider's failures read (never a 500).
+func TestAIRefusals(t *testing.T) {
+	w := newAIWorld(t, "openai")
+	id := w.newConversation(t)
+	path := fmt.Sprintf("/ai_conversations/%d/complete", id)
+	ask := func() map[string]any { return map[string]any{"message": aiUserMessage("Anything new?")} }
+
+	t.Run("a user who has not accepted AI usage is refused", func(t *testing.T) {
+		w.e.SQL(t, `UPDATE users SET ai_usage_accepted = NULL WHERE data_owner_id = $1`, w.o.ID)
+		defer w.e.SQL(t, `UPDATE users SET ai_usage_accepted = true WHERE data_owner_id = $1`, w.o.ID)
+		apitest.WantMessage(t, w.do(t, http.MethodPut, path, ask()), http.StatusForbidden, "ai_usage_accepted")
+		if n := len(w.fake.Requests()); n != 0 {
+			t.Errorf("the provider got %d requests", n)
+		}
+	})
+	t.Run("a completion needs a new user message", func(t *testing.T) {
+		r := w.do(t, http.MethodPut, path, map[string]any{"messages": []any{map[string]any{"id": "a1", "role": "assistant", "parts": []any{}}}})
+		apitest.WantMessage(t, r, http.StatusUnprocessableEntity, "user message")
+		r = w.do(t, http.MethodPut, path, map[string]any{"message": map[string]any{"role": "robot", "parts": "no"}})
+		apitest.WantMessage(t, r, http.StatusUnprocessableEntity, "role")
+	})
+	for _, c := range []struct {
+		name   string
+		answer apitest.FakeAnswer
+		status int
+		says   string
+	}{
+		{"the provider rate limiting is a 429", apitest.FakeAnswer{Status: 429}, http.StatusTooManyRequests, "rate limiting"},
+		{"the provider failing is a 502", apitest.FakeAnswer{Status: 500}, http.StatusBadGateway, "HTTP 500"},
+		{"the provider refusing the key is a 502 naming the setting", apitest.FakeAnswer{Status: 401}, http.StatusBadGateway, "FLEETGRAPH_AI_API_KEY"},
+		{"the provider unavailable is a 503", apitest.FakeAnswer{Status: 503}, http.StatusServiceUnavailable, "unavailable"},
+		{"a stream that breaks off before the answer is a 502", apitest.FakeAnswer{BreakOff: true}, http.StatusBadGateway, "broke off"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w.fake.Script(c.answer)
+			apitest.WantMessage(t, w.do(t, http.MethodPut, path, ask()), c.status, c.says)
+			w.fake.Script(c.answer)
+			r, _ := w.stream(t, http.MethodPut, path, ask())
+			apitest.WantMessage(t, r, c.status, c.says)
+		})
+	}
+	t.Run("a stream that breaks off after text ends with an error chunk", func(t *testing.T) {
+		w.fake.Script(apitest.FakeAnswer{Text: "Half an answ", BreakOff: true})
+		_, chunks := w.stream(t, http.MethodPut, path, ask())
+		types := chunkTypes(chunks)
+		if len(types) < 2 || types[len(types)-1] != "error" || slices.Contains(types, "finish") {
+			t.Fatalf("chunks %v, want text then an error chunk and no finish", types)
+		}
+		if !strings.Contains(chunks[len(chunks)-1]["errorText"].(string), "broke off") {
+			t.Errorf("error chunk %v", chunks[len(chunks)-1])
+		}
+	})
+	t.Run("no answer was stored by the failed calls", func(t *testing.T) {
+		c := apitest.Object(t, apitest.WantEnvelope(t, w.do(t, http.MethodGet, fmt.Sprintf("/ai_conversations/%d", id), nil), 200, "conversation"))
+		if n := apitest.Int(t, c["message_count"]); n != 0 {
+			t.Errorf("message_count %d, want 0", n)
+		}
+	})
+	t.Run("with the month's budget used up the call is refused before the provider", func(t *testing.T) {
+		w.fake.Script(apitest.FakeAnswer{Text: "A long answer.", PromptTokens: 900, CompletionTokens: 200})
+		r := w.do(t, http.MethodPut, "/ai_assistant/token_limit", map[string]any{"limit": 1000})
+		apitest.WantEnvelope(t, r, http.StatusOK, "usage")
+		w.e.SQL(t, `DELETE FROM ai_usage WHERE data_owner_id = $1`, w.o.ID)
+		apitest.WantEnvelope(t, w.do(t, http.MethodPut, path, ask()), http.StatusOK, "conversation") // crosses the limit: finishes
+		u := apitest.Object(t, apitest.WantEnvelope(t, w.do(t, http.MethodGet, "/ai_assistant/usage", nil), http.StatusOK, "usage"))
+		if apitest.Int(t, u["total_tokens"]) != 1100 || apitest.Int(t, u["remaining"]) != 0 {
+			t.Errorf("usage %v, want the overrun counted (1100 of 1000)", u)
+		}
+		before := len(w.fake.Requests())
+		_, next := time.Now().UTC(), time.Date(time.Now().UTC().Year(), time.Now().UTC().Month()+1, 1, 0, 0, 0, 0, time.UTC)
+		apitest.WantMessage(t, w.do(t, http.MethodPut, path, ask()), http.StatusTooManyRequests, next.Format(time.RFC3339))
+		r, _ = w.stream(t, http.MethodPut, path, ask())
+		apitest.WantMessage(t, r, http.StatusTooManyRequests, "used up")
+		apitest.WantMessage(t, w.do(t, http.MethodPatch, fmt.Sprintf("/ai_conversations/%d/generated_title", id), nil),
+			http.StatusTooManyRequests, "used up")
+		if after := len(w.fake.Requests()); after != before {
+			t.Errorf("the provider got %d more requests after the budget was used up", after-before)
+		}
+	})
+}
+
+// TestAINotConfigured: without a provider the status says so and every
+// other AI operation answers a 503 naming the setting.
+func TestAINotConfigured(t *testing.T) {
+	e := apitest.Get(t)
+	o := e.NewOwner(t, "noai")
+	base := e.StartServerWith(t, func(res *resolvers.Resolver) { res.AI = nil })
+	st := apitest.DoAt(t, base, http.MethodGet, server.AdminBase+"/ai_assistant/status", o.Key, nil)
+	if st.Status != http.StatusOK || st.Obj(t)["enabled"] != false {
+		t.Errorf("status %d %s, want enabled false", st.Status, st.Raw)
+	}
+	for _, c := range []struct{ method, path string }{{http.MethodGet, "/ai_conversations"}, {http.MethodPost, "/ai_conversations"},
+		{http.MethodGet, "/ai_assistant/usage"}, {http.MethodPut, "/ai_conversations/1/complete"},
+		{http.MethodPost, "/ai_assistant/explain_anomaly"}} {
+		var body any
+		if c.method != http.MethodGet {
+			body = map[string]any{}
+		}
+		r := apitest.DoAt(t, base, c.method, server.AdminBase+c.path, o.Key, body)
+		if c.path == "/ai_assistant/explain_anomaly" && r.Status == http.StatusUnprocessableEntity {
+			continue // anomaly_id is required: the input is refused first
+		}
+		apitest.WantMessage(t, r, http.StatusServiceUnavailable, "FLEETGRAPH_AI_PROVIDER")
+	}
+}
+
+// TestAIConversationsAreTheUsers: another user of the same data owner, or
+// another data owner, sees none of a user's conversations (404), and an
+// anomaly of another data owner cannot be explained.
+func TestAIConversationsAreTheUsers(t *testing.T) {
+	e := apitest.Get(t)
+	o := e.NewOwner(t, "aimine")
+	other := e.NewOwner(t, "aitheirs")
+	colleague, _ := o.NewKey(t, apitest.KeyOpts{UserRole: "admin"})
+	e.SQL(t, `UPDATE users SET ai_usage_accepted = true WHERE data_owner_id = ANY($1)`, []int64{o.ID, other.ID})
+	c := e.AdminCreate(t, o.Key, "/ai_conversations", map[string]any{"message": aiUserMessage("Mine")})
+	path := fmt.Sprintf("/ai_conversations/%d", apitest.Int(t, c["id"]))
+	for name, key := range map[string]string{"a colleague": colleague, "another data owner": other.Key} {
+		t.Run(name+" gets 404 on every route of the conversation", func(t *testing.T) {
+			apitest.WantNotFound(t, e.Admin(t, http.MethodGet, path, key, nil), "conversation")
+			apitest.WantNotFound(t, e.Admin(t, http.MethodPatch, path, key, map[string]any{"title": "x"}), "conversation")
+			apitest.WantNotFound(t, e.Admin(t, http.MethodPut, path+"/complete", key, map[string]any{"message": aiUserMessage("x")}), "conversation")
+			apitest.WantNotFound(t, e.Admin(t, http.MethodPatch, path+"/generated_title", key, nil), "conversation")
+			apitest.WantNotFound(t, e.Admin(t, http.MethodDelete, path, key, nil), "conversation")
+			list := apitest.List(t, apitest.WantEnvelope(t, e.Admin(t, http.MethodGet, "/ai_conversations", key, nil), 200, "conversations"))
+			for _, item := range list {
+				if apitest.Object(t, item)["id"] == c["id"] {
+					t.Errorf("%s lists the conversation", name)
+				}
+			}
+			r := e.Admin(t, http.MethodPost, "/ai_assistant/explain_anomaly", key,
+				map[string]any{"anomaly_id": "rule-x::spike::1740787200", "conversation_id": c["id"]})
+			apitest.WantNotFound(t, r, "conversation")
+		})
+	}
+	t.Run("another data owner's anomaly is 404", func(t *testing.T) {
+		id := apitest.Unique("rule-theirs") + "::spike::1740787200"
+		other.InsertDocuments(t, "anomaly_event", anomEvent(id, "c0ffee00-0000-4000-8000-000000000000", "new"))
+		apitest.WantNotFound(t, e.Admin(t, http.MethodPost, "/ai_assistant/explain_anomaly", o.Key, map[string]any{"anomaly_id": id}), "anomaly")
+	})
+	t.Run("usage is the data owner's own", func(t *testing.T) {
+		u := apitest.Object(t, apitest.WantEnvelope(t, e.Admin(t, http.MethodGet, "/ai_assistant/usage", other.Key, nil), 200, "usage"))
+		if apitest.Int(t, u["total_tokens"]) != 0 {
+			t.Errorf("another data owner's usage %v", u)
+		}
+	})
+}
+
+// TestAIStreamReadByTheAISDK reads a completion's stream, with a tool
+// call, through the AI SDK's own reader (readUIMessageStream over its SSE
+// parser and chunk schema) and validates the message with its validator
+// (tools/ai-stream, the npm package ai at a pinned version).
+func TestAIStreamReadByTheAISDK(t *testing.T) {
+	w := newAIWorld(t, "openai")
+	w.o.NewMeasurements(t, apitest.MeasurementOpts{ClientUUID: w.client.UUID, Subject: "netflix"})
+	id := w.newConversation(t)
+	w.fake.Script(
+		apitest.FakeAnswer{ToolCalls: []apitest.FakeToolCall{{ID: "call_9", Name: "fleet_health", Arguments: `{}`},
+			{ID: "call_10", Name: "search_measurements", Arguments: `{"body":{"query":{"match_all":{}}},"size":3}`}},
+			PromptTokens: 10, CompletionTokens: 5},
+		apitest.FakeAnswer{Text: "All clients are healthy.", PromptTokens: 20, CompletionTokens: 6})
+	ask := aiUserMessage("Is the fleet healthy?")
+	body, _ := json.Marshal(map[string]any{"messages": []any{ask}})
+	askJSON, _ := json.Marshal(ask)
+	out := apitest.RunNode(t, "ai-stream", 2*time.Minute, []string{
+		"FG_URL=" + fmt.Sprintf("%s%s/ai_conversations/%d/complete", w.base, server.AdminBase, id),
+		"FG_KEY=" + w.o.Key, "FG_METHOD=PUT", "FG_BODY=" + string(body), "FG_USER_MESSAGE=" + string(askJSON)}, "check.mjs")
+	var got struct {
+		Message struct {
+			ID    string           `json:"id"`
+			Role  string           `json:"role"`
+			Parts []map[string]any `json:"parts"`
+		} `json:"message"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("node output %s: %v", out, err)
+	}
+	var types []string
+	for _, p := range got.Message.Parts {
+		types = append(types, p["type"].(string))
+		if strings.HasPrefix(p["type"].(string), "tool-") && p["state"] != "output-available" {
+			t.Errorf("tool part %v, want output-available", p)
+		}
+	}
+	want := []string{"step-start", "tool-fleet_health", "tool-search_measurements", "step-start", "text"}
+	if got.Message.Role != "assistant" || !slices.Equal(types, want) {
+		t.Errorf("the AI SDK read %s, want an assistant message with parts %v", out, want)
+	}
+	if text := got.Message.Parts[len(got.Message.Parts)-1]["text"]; text != "All clients are healthy." {
+		t.Errorf("text %v", text)
+	}
+	conv := apitest.Object(t, apitest.WantEnvelope(t, w.do(t, http.MethodGet, fmt.Sprintf("/ai_conversations/%d", id), nil), 200, "conversation"))
+	msgs := apitest.List(t, conv["messages"])
+	if stored := apitest.Object(t, msgs[len(msgs)-1]); stored["id"] != got.Message.ID {
+		t.Errorf("stored answer id %v, the stream's %s", stored["id"], got.Message.ID)
+	}
+}

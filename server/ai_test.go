@@ -434,3 +434,54 @@ func TestAIStreamReadByTheAISDK(t *testing.T) {
 		t.Errorf("stored answer id %v, the stream's %s", stored["id"], got.Message.ID)
 	}
 }
+
+// TestAIExplainAnomaly: the explanation is built from the anomaly, its
+// client, the metric's values before, during and after it and similar
+// anomalies; the model gets them as data and the answer cites them.
+func TestAIExplainAnomaly(t *testing.T) {
+	w := newAIWorld(t, "anthropic")
+	anomaly := apitest.Unique("rule-explain") + "::spike::1740787200"
+	similar := apitest.Unique("rule-explain-old") + "::spike::1740700000"
+	w.o.InsertDocuments(t, "anomaly_event", anomEvent(anomaly, w.client.UUID, "new"), anomEvent(similar, w.client.UUID, "resolved"))
+	var docs []map[string]any
+	for i, at := range []time.Time{srchBase.Add(-2 * time.Hour), srchBase.Add(30 * time.Minute), srchBase.Add(3 * time.Hour), srchBase.Add(48 * time.Hour)} {
+		docs = append(docs, map[string]any{"id": fmt.Sprintf("m-explain-%d-%s", i, w.o.Slug), "client_uuid": w.client.UUID,
+			"type": "VideoMeasurement", "created_at": at.Format(time.RFC3339), "study": map[string]any{"subject": "youtube"},
+			"statistic_values": map[string]any{"bitrate": 1000 * (i + 1)}})
+	}
+	w.o.InsertDocuments(t, "measurement", docs...)
+	w.fake.Script(apitest.FakeAnswer{Text: "The bitrate jumped to 2000 (m-explain-1).", PromptTokens: 300, CompletionTokens: 40})
+	r, chunks := w.stream(t, http.MethodPost, "/ai_assistant/explain_anomaly", map[string]any{"anomaly_id": anomaly})
+	if r.Status != http.StatusOK {
+		t.Fatalf("explain: %d %s", r.Status, r.Raw)
+	}
+	var sources map[string]any
+	for _, c := range chunks {
+		if c["type"] == "data-sources" {
+			sources = c["data"].(map[string]any)
+		}
+	}
+	if sources["anomaly_id"] != anomaly || sources["client_uuid"] != w.client.UUID ||
+		len(anyStrings(sources["measurement_ids"])) != 3 || !slices.Equal(anyStrings(sources["similar_anomaly_ids"]), []string{similar}) {
+		t.Errorf("data-sources %v: want the anomaly, its client, the 3 measurements within 6 h and the similar anomaly", sources)
+	}
+	reqs := w.fake.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("the provider got %d requests", len(reqs))
+	}
+	sent, _ := json.Marshal(reqs[0]["messages"])
+	for _, want := range []string{"Explain the anomaly " + anomaly, `\"phase\":\"before\"`, `\"phase\":\"during\"`, `\"phase\":\"after\"`,
+		`\"value\":2000`, similar, "data-anomaly-context (data)"} {
+		if !strings.Contains(string(sent), want) {
+			t.Errorf("the model was not given %s: %s", want, sent)
+		}
+	}
+	if strings.Contains(string(sent), "m-explain-3") {
+		t.Errorf("a measurement two days after the anomaly was sent: %s", sent)
+	}
+	list := apitest.List(t, apitest.WantEnvelope(t, w.do(t, http.MethodGet, "/ai_conversations", nil), 200, "conversations"))
+	c := apitest.Object(t, list[0])
+	if c["title"] != "Anomaly "+anomaly || apitest.Int(t, c["message_count"]) != 2 || !strings.Contains(c["preview"].(string), "m-explain-1") {
+		t.Errorf("the explanation's conversation %v", c)
+	}
+}

@@ -76,8 +76,10 @@ const (
 	MaxContextMessages = 20
 	// MaxContextChars bounds the text of the messages sent, newest kept.
 	MaxContextChars = 32_000
-	// maxPartChars bounds one tool or data part of an earlier message.
-	maxPartChars = 2_000
+	// maxToolPartChars bounds one tool result of an earlier message,
+	// maxDataPartChars one data part (the context of an explanation).
+	maxToolPartChars = 2_000
+	maxDataPartChars = 12_000
 )
 
 // UIMessage is what the assistant reads of a stored message.
@@ -135,9 +137,9 @@ func partsText(parts []json.RawMessage) string {
 		case p.Type == "text":
 			add = p.Text
 		case strings.HasPrefix(p.Type, "tool-") && len(p.Output) > 0:
-			add = "[result of tool " + strings.TrimPrefix(p.Type, "tool-") + " (data): " + clip(string(p.Output)) + "]"
+			add = "[result of tool " + strings.TrimPrefix(p.Type, "tool-") + " (data): " + clip(string(p.Output), maxToolPartChars) + "]"
 		case strings.HasPrefix(p.Type, "data-") && len(p.Data) > 0:
-			add = "[" + p.Type + " (data): " + clip(string(p.Data)) + "]"
+			add = "[" + p.Type + " (data): " + clip(string(p.Data), maxDataPartChars) + "]"
 		}
 		if add != "" {
 			if b.Len() > 0 {
@@ -149,11 +151,11 @@ func partsText(parts []json.RawMessage) string {
 	return b.String()
 }
 
-func clip(s string) string {
-	if len(s) <= maxPartChars {
+func clip(s string, n int) string {
+	if len(s) <= n {
 		return s
 	}
-	cut := maxPartChars
+	cut := n
 	for cut > 0 && s[cut]&0xC0 == 0x80 {
 		cut--
 	}

@@ -377,6 +377,13 @@ func TestAIConversationsAreTheUsers(t *testing.T) {
 		other.InsertDocuments(t, "anomaly_event", anomEvent(id, "c0ffee00-0000-4000-8000-000000000000", "new"))
 		apitest.WantNotFound(t, e.Admin(t, http.MethodPost, "/ai_assistant/explain_anomaly", o.Key, map[string]any{"anomaly_id": id}), "anomaly")
 	})
+	t.Run("another data owner's token limit is its own", func(t *testing.T) {
+		apitest.WantEnvelope(t, e.Admin(t, http.MethodPut, "/ai_assistant/token_limit", other.Key, map[string]any{"limit": 5}), 200, "usage")
+		u := apitest.Object(t, apitest.WantEnvelope(t, e.Admin(t, http.MethodGet, "/ai_assistant/usage", o.Key, nil), 200, "usage"))
+		if apitest.Int(t, u["limit"]) == 5 {
+			t.Errorf("another data owner's limit applies here: %v", u)
+		}
+	})
 	t.Run("usage is the data owner's own", func(t *testing.T) {
 		u := apitest.Object(t, apitest.WantEnvelope(t, e.Admin(t, http.MethodGet, "/ai_assistant/usage", other.Key, nil), 200, "usage"))
 		if apitest.Int(t, u["total_tokens"]) != 0 {
@@ -483,5 +490,21 @@ func TestAIExplainAnomaly(t *testing.T) {
 	c := apitest.Object(t, list[0])
 	if c["title"] != "Anomaly "+anomaly || apitest.Int(t, c["message_count"]) != 2 || !strings.Contains(c["preview"].(string), "m-explain-1") {
 		t.Errorf("the explanation's conversation %v", c)
+	}
+}
+
+// TestAIStreamOverGraphQL: the completion stream is a subscription that
+// /graphql serves as Server-Sent Events too.
+func TestAIStreamOverGraphQL(t *testing.T) {
+	w := newAIWorld(t, "openai")
+	id := w.newConversation(t)
+	w.fake.Script(apitest.FakeAnswer{Text: "Hello from GraphQL.", PromptTokens: 5, CompletionTokens: 4})
+	h := http.Header{"X-API-KEY": {w.o.Key}, "Content-Type": {"application/json"}, "Accept": {"text/event-stream"}}
+	body := map[string]any{"query": `subscription($id: Int!, $input: AiCompleteInput!) { aiConversationCompleteStream(id: $id, input: $input) }`,
+		"variables": map[string]any{"id": id, "input": map[string]any{"message": aiUserMessage("Hi")}}}
+	r := apitest.Send(t, nil, apitest.Request(t, http.MethodPost, w.base+"/graphql", h, body))
+	if r.Status != http.StatusOK || !strings.Contains(string(r.Raw), `"type":"text-delta"`) ||
+		!strings.Contains(string(r.Raw), `"type":"finish"`) || !strings.Contains(string(r.Raw), "event: complete") {
+		t.Errorf("GraphQL stream %d:\n%s", r.Status, r.Raw)
 	}
 }

@@ -143,15 +143,9 @@ func (r *run) loop(ctx context.Context) error {
 // call makes one model call within its time limit, streaming its text as
 // one text part, and records its usage whatever the outcome.
 func (r *run) call(ctx context.Context, req Request, step int) (Reply, error) {
-	timeout := r.a.CallTimeout
-	if timeout <= 0 {
-		timeout = DefaultCallTimeout
-	}
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	textID := fmt.Sprintf("text-%d", step)
 	open := false
-	reply, err := r.a.Provider.Call(cctx, req, func(delta string) {
+	reply, err := r.a.call(ctx, req, func(delta string) {
 		r.release()
 		if !open {
 			r.send(Chunk{Type: "text-start", ID: textID})
@@ -177,6 +171,22 @@ func (r *run) call(ctx context.Context, req Request, step int) (Reply, error) {
 	}
 	r.release()
 	return reply, nil
+}
+
+// Call makes one model call (no streaming of its text) within the call
+// time limit; its error is the provider's (Public tells the caller).
+func (a *Assistant) Call(ctx context.Context, req Request) (Reply, error) {
+	return a.call(ctx, req, func(string) {})
+}
+
+func (a *Assistant) call(ctx context.Context, req Request, onText func(string)) (Reply, error) {
+	timeout := a.CallTimeout
+	if timeout <= 0 {
+		timeout = DefaultCallTimeout
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return a.Provider.Call(cctx, req, onText)
 }
 
 // runTool runs one tool call and answers the tool message for the model.

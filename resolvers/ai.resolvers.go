@@ -7,7 +7,6 @@ package resolvers
 
 import (
 	"context"
-	"strings"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/graph"
@@ -74,14 +73,7 @@ func (r *mutationResolver) AiConversationDelete(ctx context.Context, id int64) (
 // AiConversationComplete is the resolver for the aiConversationComplete field.
 func (r *mutationResolver) AiConversationComplete(ctx context.Context, id int64, input gqlmodel.AiCompleteInput) (*model.AiConversation, error) {
 	t, err := r.completionTurn(ctx, id, completeInput{Messages: input.Messages, Message: input.Message})
-	if err != nil {
-		return nil, err
-	}
-	c, err := r.runTurn(ctx, t, func(assistantChunk) {})
-	if err != nil {
-		return nil, err
-	}
-	return ptr(conversationOf(c)), nil
+	return r.answer(ctx, t, err)
 }
 
 // AiConversationGenerateTitle is the resolver for the aiConversationGenerateTitle field.
@@ -96,14 +88,7 @@ func (r *mutationResolver) AiConversationGenerateTitle(ctx context.Context, id i
 // AiExplainAnomaly is the resolver for the aiExplainAnomaly field.
 func (r *mutationResolver) AiExplainAnomaly(ctx context.Context, input gqlmodel.AiExplainAnomalyInput) (*model.AiConversation, error) {
 	t, err := r.explainTurn(ctx, input)
-	if err != nil {
-		return nil, err
-	}
-	c, err := r.runTurn(ctx, t, func(assistantChunk) {})
-	if err != nil {
-		return nil, err
-	}
-	return ptr(conversationOf(c)), nil
+	return r.answer(ctx, t, err)
 }
 
 // AiTokenLimitSet is the resolver for the aiTokenLimitSet field.
@@ -186,15 +171,3 @@ func (r *subscriptionResolver) AiExplainAnomalyStream(ctx context.Context, input
 func (r *Resolver) Subscription() graph.SubscriptionResolver { return &subscriptionResolver{r} }
 
 type subscriptionResolver struct{ *Resolver }
-
-// titleOf reads a title: blank is none.
-func titleOf(fe apierr.FieldErrors, t *string) *string {
-	if t == nil || strings.TrimSpace(*t) == "" {
-		return nil
-	}
-	s := strings.TrimSpace(*t)
-	if len([]rune(s)) > maxTitleRunes {
-		fe.Add("title", "is longer than 200 characters")
-	}
-	return &s
-}

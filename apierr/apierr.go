@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -274,3 +275,24 @@ func (e *ValidationError) Error() string {
 }
 
 func (e *ValidationError) Unwrap() error { return ErrInvalid }
+
+// Later is a refusal the caller may retry at a known time (an AI token
+// budget used up until the month's end): /graphql carries the seconds to
+// wait in extensions.retryAfter, REST answers them as Retry-After.
+type Later struct {
+	Err error
+	At  time.Time
+}
+
+func (e *Later) Error() string { return e.Err.Error() }
+func (e *Later) Unwrap() error { return e.Err }
+
+// RetryAfter is how many whole seconds (at least 1) the caller of err
+// should wait, when err is a Later.
+func RetryAfter(err error) (int64, bool) {
+	var l *Later
+	if !errors.As(err, &l) {
+		return 0, false
+	}
+	return max(1, int64(time.Until(l.At).Seconds()+0.999)), true
+}

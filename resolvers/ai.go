@@ -220,9 +220,9 @@ func (r *Resolver) withinBudget(ctx context.Context, ownerID int64) error {
 		return err
 	}
 	if u.TotalTokens >= u.Limit {
-		return apierr.Errorf(apierr.ErrTooManyRequests,
+		return &apierr.Later{At: u.ResetsAt, Err: apierr.Errorf(apierr.ErrTooManyRequests,
 			"the AI token budget of this data owner for this month (%d tokens) is used up; it resets at %s",
-			u.Limit, u.ResetsAt.Format(time.RFC3339))
+			u.Limit, u.ResetsAt.Format(time.RFC3339))}
 	}
 	return nil
 }

@@ -63,8 +63,7 @@ func (a *Adapter) sse(w http.ResponseWriter, r *http.Request, rt Route, vars map
 		return
 	}
 	if len(resp.Errors) > 0 {
-		status, body := errorResponse(resp.Errors)
-		WriteJSON(w, status, body)
+		writeErrors(w, resp.Errors)
 		return
 	}
 	h := w.Header()

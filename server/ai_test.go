@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -307,7 +308,12 @@ func TestAIRefusals(t *testing.T) {
 		}
 		before := len(w.fake.Requests())
 		_, next := time.Now().UTC(), time.Date(time.Now().UTC().Year(), time.Now().UTC().Month()+1, 1, 0, 0, 0, 0, time.UTC)
-		apitest.WantMessage(t, w.do(t, http.MethodPut, path, ask()), http.StatusTooManyRequests, next.Format(time.RFC3339))
+		refused := w.do(t, http.MethodPut, path, ask())
+		apitest.WantMessage(t, refused, http.StatusTooManyRequests, next.Format(time.RFC3339))
+		if secs, err := strconv.ParseInt(refused.Header.Get("Retry-After"), 10, 64); err != nil ||
+			secs < int64(time.Until(next).Seconds())-60 || secs > int64(time.Until(next).Seconds())+60 {
+			t.Errorf("Retry-After %q, want the seconds until %s", refused.Header.Get("Retry-After"), next)
+		}
 		r, _ = w.stream(t, http.MethodPut, path, ask())
 		apitest.WantMessage(t, r, http.StatusTooManyRequests, "used up")
 		apitest.WantMessage(t, w.do(t, http.MethodPatch, fmt.Sprintf("/ai_conversations/%d/generated_title", id), nil),

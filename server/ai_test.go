@@ -141,7 +141,14 @@ func TestAICompletionStreamsWithATool(t *testing.T) {
 			if len(reqs) != 2 {
 				t.Fatalf("the provider got %d requests, want 2", len(reqs))
 			}
+			hdr := w.fake.Headers()[0]
+			if key := hdr.Get("Authorization") + hdr.Get("X-Api-Key"); key != "Bearer test-key" && key != "test-key" {
+				t.Errorf("the provider got key %q, want the configured test-key", key)
+			}
 			first := reqs[0]
+			if protocol == "anthropic" && (first["max_tokens"] != float64(2048) || hdr.Get("Anthropic-Version") == "") {
+				t.Errorf("anthropic request max_tokens %v, anthropic-version %q", first["max_tokens"], hdr.Get("Anthropic-Version"))
+			}
 			if first["model"] != apitest.FakeModel || first["stream"] != true {
 				t.Errorf("request model/stream = %v/%v", first["model"], first["stream"])
 			}

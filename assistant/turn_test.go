@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/fleetgraph/fleetgraph/apierr"
 )
 
 // scripted answers each call with the next reply and records requests.
@@ -117,5 +120,23 @@ func TestContextKeepsTheNewestMessages(t *testing.T) {
 	out, dropped = Context([]UIMessage{msgs[0], {ID: "l", Role: RoleUser, Parts: []json.RawMessage{long}}})
 	if len(out) != 1 || dropped != 1 {
 		t.Errorf("over MaxContextChars: kept %d, dropped %d", len(out), dropped)
+	}
+}
+
+// hanging answers only when its context ends.
+type hanging struct{}
+
+func (hanging) Call(ctx context.Context, _ Request, _ func(string)) (Reply, error) {
+	<-ctx.Done()
+	return Reply{}, ctx.Err()
+}
+
+func TestCallTimeLimitIsA502(t *testing.T) {
+	a := &Assistant{Provider: hanging{}, Model: "m", CallTimeout: time.Millisecond}
+	emitted := 0
+	_, err := a.Run(context.Background(), Turn{Messages: []Message{{Role: RoleUser, Text: "hi"}}}, func(Chunk) { emitted++ })
+	class, msg, _ := apierr.Describe(err)
+	if class.Status != 502 || !strings.Contains(msg, "in time") || emitted != 0 {
+		t.Errorf("a call past its limit: %d %q with %d chunks emitted, want 502 before any chunk", class.Status, msg, emitted)
 	}
 }

@@ -521,3 +521,27 @@ func TestAIStreamOverGraphQL(t *testing.T) {
 		t.Errorf("GraphQL stream %d:\n%s", r.Status, r.Raw)
 	}
 }
+
+// TestAIAnthropicFailures: the Anthropic provider's failures read as the
+// OpenAI-compatible one's.
+func TestAIAnthropicFailures(t *testing.T) {
+	w := newAIWorld(t, "anthropic")
+	path := fmt.Sprintf("/ai_conversations/%d/complete", w.newConversation(t))
+	for _, c := range []struct {
+		answer apitest.FakeAnswer
+		status int
+		says   string
+	}{
+		{apitest.FakeAnswer{Status: 429}, http.StatusTooManyRequests, "rate limiting"},
+		{apitest.FakeAnswer{Status: 529}, http.StatusServiceUnavailable, "unavailable"},
+		{apitest.FakeAnswer{Status: 400}, http.StatusBadGateway, "HTTP 400"},
+		{apitest.FakeAnswer{Text: "Cut sh", BreakOff: true}, http.StatusBadGateway, "broke off"},
+	} {
+		w.fake.Script(c.answer)
+		r := w.do(t, http.MethodPut, path, map[string]any{"message": aiUserMessage("Hi")})
+		apitest.WantMessage(t, r, c.status, c.says)
+		if strings.Contains(string(r.Raw), "scripted") {
+			t.Errorf("the provider's own words reached the caller: %s", r.Raw)
+		}
+	}
+}

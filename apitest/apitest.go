@@ -54,9 +54,13 @@ type Env struct {
 	Store       *store.Store
 	Sealer      *auth.Sealer
 	Counter     *store.StatementCounter
-	adminURL    string
-	dropDB      func()
-	srv         *httptest.Server
+	// AI is the fake model provider (OpenAI-compatible) of the package's
+	// server: it answers "ok" unless a test scripts it. Tests that check
+	// requests exactly start a server of their own (StartServerWith).
+	AI       *FakeAI
+	adminURL string
+	dropDB   func()
+	srv      *httptest.Server
 }
 
 var env *Env
@@ -71,6 +75,7 @@ func Main(m *testing.M) {
 	env = e
 	code := m.Run()
 	e.srv.Close()
+	e.AI.srv.Close()
 	e.Store.Close()
 	e.dropDB()
 	os.Exit(code)
@@ -105,7 +110,9 @@ func start() (*Env, error) {
 	if os.Getenv("FLEETGRAPH_TEST_LOG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	h, err := newHandler(st, sealer, log, pg.New(st.Pool()))
+	fake := startFakeAI("openai")
+	withAI := func(res *resolvers.Resolver) { res.AI = FakeAssistant(fake) }
+	h, err := newHandler(st, sealer, log, pg.New(st.Pool()), withAI)
 	if err != nil {
 		st.Close()
 		drop()
@@ -113,7 +120,7 @@ func start() (*Env, error) {
 	}
 	srv := httptest.NewServer(h)
 	return &Env{URL: srv.URL, DatabaseURL: db.URL, Store: st, Sealer: sealer, Counter: counter, adminURL: srv.URL + server.AdminBase,
-		dropDB: drop, srv: srv}, nil
+		AI: fake, dropDB: drop, srv: srv}, nil
 }
 
 // newHandler is the server the tests drive; change, if not nil, adjusts its

@@ -35,6 +35,7 @@ type ResolverRoot interface {
 	Entity() EntityResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
+	Subscription() SubscriptionResolver
 }
 
 type DirectiveRoot struct {
@@ -44,6 +45,27 @@ type ComplexityRoot struct {
 	AiAssistantStatus struct {
 		DataOwner func(childComplexity int) int
 		Enabled   func(childComplexity int) int
+	}
+
+	AiConversation struct {
+		CreatedAt    func(childComplexity int) int
+		DisplayTitle func(childComplexity int) int
+		ID           func(childComplexity int) int
+		MessageCount func(childComplexity int) int
+		Messages     func(childComplexity int) int
+		Preview      func(childComplexity int) int
+		Title        func(childComplexity int) int
+		UpdatedAt    func(childComplexity int) int
+	}
+
+	AiUsage struct {
+		ConversationCount func(childComplexity int) int
+		Limit             func(childComplexity int) int
+		PercentageUsed    func(childComplexity int) int
+		Remaining         func(childComplexity int) int
+		RequestCount      func(childComplexity int) int
+		ResetsAt          func(childComplexity int) int
+		TotalTokens       func(childComplexity int) int
 	}
 
 	AnomalyDetectionDimensions struct {
@@ -447,6 +469,13 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
+		AiConversationComplete           func(childComplexity int, id int64, input gqlmodel.AiCompleteInput) int
+		AiConversationCreate             func(childComplexity int, input gqlmodel.AiConversationCreateInput) int
+		AiConversationDelete             func(childComplexity int, id int64) int
+		AiConversationGenerateTitle      func(childComplexity int, id int64) int
+		AiConversationUpdate             func(childComplexity int, id int64, input gqlmodel.AiConversationUpdateInput) int
+		AiExplainAnomaly                 func(childComplexity int, input gqlmodel.AiExplainAnomalyInput) int
+		AiTokenLimitSet                  func(childComplexity int, limit *int64) int
 		AnomalyDetectionOverrideCreate   func(childComplexity int, input gqlmodel.AnomalyDetectionOverrideCreateInput) int
 		AnomalyDetectionOverrideFeedback func(childComplexity int, input gqlmodel.AnomalyDetectionOverrideFeedbackInput) int
 		AnomalyDetectionOverridesDelete  func(childComplexity int, id *int64, subject *string, measurementType *string, metric *string, detectionPass *string) int
@@ -519,6 +548,9 @@ type ComplexityRoot struct {
 
 	Query struct {
 		AiAssistantStatus          func(childComplexity int) int
+		AiConversation             func(childComplexity int, id int64) int
+		AiConversations            func(childComplexity int) int
+		AiUsage                    func(childComplexity int) int
 		AnomalyDetectionDimensions func(childComplexity int) int
 		AnomalyDetectionOverride   func(childComplexity int, id int64) int
 		AnomalyDetectionOverrides  func(childComplexity int) int
@@ -670,6 +702,11 @@ type ComplexityRoot struct {
 		StudyID                   func(childComplexity int) int
 	}
 
+	Subscription struct {
+		AiConversationCompleteStream func(childComplexity int, id int64, input gqlmodel.AiCompleteInput) int
+		AiExplainAnomalyStream       func(childComplexity int, input gqlmodel.AiExplainAnomalyInput) int
+	}
+
 	SystemStatusFilesystem struct {
 		AveragePercent        func(childComplexity int) int
 		Device                func(childComplexity int) int
@@ -766,6 +803,13 @@ type EntityResolver interface {
 }
 type MutationResolver interface {
 	Noop(ctx context.Context) (*bool, error)
+	AiConversationCreate(ctx context.Context, input gqlmodel.AiConversationCreateInput) (*model.AiConversation, error)
+	AiConversationUpdate(ctx context.Context, id int64, input gqlmodel.AiConversationUpdateInput) (*model.AiConversation, error)
+	AiConversationDelete(ctx context.Context, id int64) (bool, error)
+	AiConversationComplete(ctx context.Context, id int64, input gqlmodel.AiCompleteInput) (*model.AiConversation, error)
+	AiConversationGenerateTitle(ctx context.Context, id int64) (*model.AiConversation, error)
+	AiExplainAnomaly(ctx context.Context, input gqlmodel.AiExplainAnomalyInput) (*model.AiConversation, error)
+	AiTokenLimitSet(ctx context.Context, limit *int64) (*model.AiUsage, error)
 	AnomalyEventsResolve(ctx context.Context, anomalyIds []string) (*gqlmodel.ResolveResult, error)
 	AnomalyDetectionOverrideCreate(ctx context.Context, input gqlmodel.AnomalyDetectionOverrideCreateInput) (*gqlmodel.AnomalyDetectionOverride, error)
 	AnomalyDetectionOverridesDelete(ctx context.Context, id *int64, subject *string, measurementType *string, metric *string, detectionPass *string) (int64, error)
@@ -818,6 +862,9 @@ type MutationResolver interface {
 }
 type QueryResolver interface {
 	Viewer(ctx context.Context) (*model.Viewer, error)
+	AiConversations(ctx context.Context) ([]model.AiConversation, error)
+	AiConversation(ctx context.Context, id int64) (*model.AiConversation, error)
+	AiUsage(ctx context.Context) (*model.AiUsage, error)
 	AnomalyEventSearch(ctx context.Context, body model.JSON, sourceOnly *bool, size *int64, from *int64, searchAfter *model.JSON) (*model.JSON, error)
 	AnomalyEvent(ctx context.Context, id string) (*model.AnomalyEvent, error)
 	AnomalyEventDocument(ctx context.Context, id string) (*model.JSON, error)
@@ -868,6 +915,10 @@ type QueryResolver interface {
 	Users(ctx context.Context) ([]model.User, error)
 	User(ctx context.Context, id int64) (*model.User, error)
 }
+type SubscriptionResolver interface {
+	AiConversationCompleteStream(ctx context.Context, id int64, input gqlmodel.AiCompleteInput) (<-chan *model.JSON, error)
+	AiExplainAnomalyStream(ctx context.Context, input gqlmodel.AiExplainAnomalyInput) (<-chan *model.JSON, error)
+}
 
 // endregion ************************** generated!.gotpl **************************
 
@@ -899,6 +950,98 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AiAssistantStatus.Enabled(childComplexity), true
+
+	case "AiConversation.createdAt":
+		if e.ComplexityRoot.AiConversation.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AiConversation.CreatedAt(childComplexity), true
+	case "AiConversation.displayTitle":
+		if e.ComplexityRoot.AiConversation.DisplayTitle == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AiConversation.DisplayTitle(childComplexity), true
+	case "AiConversation.id":
+		if e.ComplexityRoot.AiConversation.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AiConversation.ID(childComplexity), true
+	case "AiConversation.messageCount":
+		if e.ComplexityRoot.AiConversation.MessageCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AiConversation.MessageCount(childComplexity), true
+	case "AiConversation.messages":
+		if e.ComplexityRoot.AiConversation.Messages == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AiConversation.Messages(childComplexity), true
+	case "AiConversation.preview":
+		if e.ComplexityRoot.AiConversation.Preview == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AiConversation.Preview(childComplexity), true
+	case "AiConversation.title":
+		if e.ComplexityRoot.AiConversation.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AiConversation.Title(childComplexity), true
+	case "AiConversation.updatedAt":
+		if e.ComplexityRoot.AiConversation.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AiConversation.UpdatedAt(childComplexity), true
+
+	case "AiUsage.conversationCount":
+		if e.ComplexityRoot.AiUsage.ConversationCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AiUsage.ConversationCount(childComplexity), true
+	case "AiUsage.limit":
+		if e.ComplexityRoot.AiUsage.Limit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AiUsage.Limit(childComplexity), true
+	case "AiUsage.percentageUsed":
+		if e.ComplexityRoot.AiUsage.PercentageUsed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AiUsage.PercentageUsed(childComplexity), true
+	case "AiUsage.remaining":
+		if e.ComplexityRoot.AiUsage.Remaining == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AiUsage.Remaining(childComplexity), true
+	case "AiUsage.requestCount":
+		if e.ComplexityRoot.AiUsage.RequestCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AiUsage.RequestCount(childComplexity), true
+	case "AiUsage.resetsAt":
+		if e.ComplexityRoot.AiUsage.ResetsAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AiUsage.ResetsAt(childComplexity), true
+	case "AiUsage.totalTokens":
+		if e.ComplexityRoot.AiUsage.TotalTokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AiUsage.TotalTokens(childComplexity), true
 
 	case "AnomalyDetectionDimensions.detectionPasses":
 		if e.ComplexityRoot.AnomalyDetectionDimensions.DetectionPasses == nil {
@@ -2631,6 +2774,83 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.MeasurementTypeDimension.Subjects(childComplexity), true
 
+	case "Mutation.aiConversationComplete":
+		if e.ComplexityRoot.Mutation.AiConversationComplete == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_aiConversationComplete_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AiConversationComplete(childComplexity, args["id"].(int64), args["input"].(gqlmodel.AiCompleteInput)), true
+	case "Mutation.aiConversationCreate":
+		if e.ComplexityRoot.Mutation.AiConversationCreate == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_aiConversationCreate_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AiConversationCreate(childComplexity, args["input"].(gqlmodel.AiConversationCreateInput)), true
+	case "Mutation.aiConversationDelete":
+		if e.ComplexityRoot.Mutation.AiConversationDelete == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_aiConversationDelete_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AiConversationDelete(childComplexity, args["id"].(int64)), true
+	case "Mutation.aiConversationGenerateTitle":
+		if e.ComplexityRoot.Mutation.AiConversationGenerateTitle == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_aiConversationGenerateTitle_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AiConversationGenerateTitle(childComplexity, args["id"].(int64)), true
+	case "Mutation.aiConversationUpdate":
+		if e.ComplexityRoot.Mutation.AiConversationUpdate == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_aiConversationUpdate_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AiConversationUpdate(childComplexity, args["id"].(int64), args["input"].(gqlmodel.AiConversationUpdateInput)), true
+	case "Mutation.aiExplainAnomaly":
+		if e.ComplexityRoot.Mutation.AiExplainAnomaly == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_aiExplainAnomaly_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AiExplainAnomaly(childComplexity, args["input"].(gqlmodel.AiExplainAnomalyInput)), true
+	case "Mutation.aiTokenLimitSet":
+		if e.ComplexityRoot.Mutation.AiTokenLimitSet == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_aiTokenLimitSet_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AiTokenLimitSet(childComplexity, args["limit"].(*int64)), true
 	case "Mutation.anomalyDetectionOverrideCreate":
 		if e.ComplexityRoot.Mutation.AnomalyDetectionOverrideCreate == nil {
 			break
@@ -3257,6 +3477,29 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.AiAssistantStatus(childComplexity), true
+	case "Query.aiConversation":
+		if e.ComplexityRoot.Query.AiConversation == nil {
+			break
+		}
+
+		args, err := ec.field_Query_aiConversation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.AiConversation(childComplexity, args["id"].(int64)), true
+	case "Query.aiConversations":
+		if e.ComplexityRoot.Query.AiConversations == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.AiConversations(childComplexity), true
+	case "Query.aiUsage":
+		if e.ComplexityRoot.Query.AiUsage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.AiUsage(childComplexity), true
 	case "Query.anomalyDetectionDimensions":
 		if e.ComplexityRoot.Query.AnomalyDetectionDimensions == nil {
 			break
@@ -4124,6 +4367,29 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.StudyDescriptionImport.StudyID(childComplexity), true
 
+	case "Subscription.aiConversationCompleteStream":
+		if e.ComplexityRoot.Subscription.AiConversationCompleteStream == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_aiConversationCompleteStream_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.AiConversationCompleteStream(childComplexity, args["id"].(int64), args["input"].(gqlmodel.AiCompleteInput)), true
+	case "Subscription.aiExplainAnomalyStream":
+		if e.ComplexityRoot.Subscription.AiExplainAnomalyStream == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_aiExplainAnomalyStream_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.AiExplainAnomalyStream(childComplexity, args["input"].(gqlmodel.AiExplainAnomalyInput)), true
+
 	case "SystemStatusFilesystem.averagePercent":
 		if e.ComplexityRoot.SystemStatusFilesystem.AveragePercent == nil {
 			break
@@ -4486,6 +4752,10 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
+		ec.unmarshalInputAiCompleteInput,
+		ec.unmarshalInputAiConversationCreateInput,
+		ec.unmarshalInputAiConversationUpdateInput,
+		ec.unmarshalInputAiExplainAnomalyInput,
 		ec.unmarshalInputAnomalyDetectionOverrideCreateInput,
 		ec.unmarshalInputAnomalyDetectionOverrideFeedbackInput,
 		ec.unmarshalInputAnomalyDetectionOverrideScopeInput,
@@ -4576,6 +4846,23 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 				Data: buf.Bytes(),
 			}
 		}
+	case ast.Subscription:
+		next := ec._Subscription(ctx, opCtx.Operation.SelectionSet)
+
+		var buf bytes.Buffer
+		return func(ctx context.Context) *graphql.Response {
+			buf.Reset()
+			data := next(ctx)
+
+			if data == nil {
+				return nil
+			}
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
+		}
 
 	default:
 		return graphql.OneShot(graphql.ErrorResponse(ctx, "unsupported GraphQL operation"))
@@ -4602,6 +4889,102 @@ func newExecutionContext(
 }
 
 var sources = []*ast.Source{
+	{Name: "../schema/ai.graphqls", Input: `"""
+A conversation of a user with the AI assistant. It belongs to the user who
+made it: other users of the data owner do not see it.
+"""
+type AiConversation {
+  id: Int!
+  title: String
+  "The title, else the one the model generated, else one derived from the first user message."
+  displayTitle: String!
+  "The start of the newest message's text."
+  preview: String!
+  messageCount: Int!
+  "The messages as sent (the AI SDK's UIMessage: id, role, parts, extra properties kept); null in lists."
+  messages: [JSON!]
+  createdAt: Time!
+  updatedAt: Time!
+}
+
+input AiConversationCreateInput {
+  title: String
+  "Messages to start with (UIMessage objects)."
+  messages: [JSON!]
+  "One message to start with, as an alternative to messages."
+  message: JSON
+}
+
+input AiConversationUpdateInput {
+  title: String
+}
+
+"""
+The new message(s) of a completion. messages may repeat the conversation's
+stored messages (the AI SDK's chat transport sends them all): messages whose
+id is stored already are skipped. The last new message must be the user's.
+"""
+input AiCompleteInput {
+  messages: [JSON!]
+  message: JSON
+  "Sent by the AI SDK's chat transport; ignored."
+  id: JSON
+  "Sent by the AI SDK's chat transport; ignored."
+  trigger: String
+  "Sent by the AI SDK's chat transport; ignored."
+  messageId: String
+}
+
+input AiExplainAnomalyInput {
+  anomalyId: String!
+  "A conversation of the caller to continue; without it a new one is made."
+  conversationId: Int
+}
+
+"The data owner's AI token usage this calendar month (UTC)."
+type AiUsage {
+  totalTokens: Int!
+  limit: Int!
+  remaining: Int!
+  percentageUsed: Float!
+  requestCount: Int!
+  conversationCount: Int!
+  "When the month's budget starts again (the next month's first instant, UTC)."
+  resetsAt: Time!
+}
+
+extend type Query {
+  "The caller's conversations, newest activity first, without messages."
+  aiConversations: [AiConversation!]!
+  aiConversation(id: Int!): AiConversation!
+  aiUsage: AiUsage!
+}
+
+extend type Mutation {
+  aiConversationCreate(input: AiConversationCreateInput!): AiConversation!
+  aiConversationUpdate(id: Int!, input: AiConversationUpdateInput!): AiConversation!
+  aiConversationDelete(id: Int!): Boolean!
+  "Appends the new user message(s) and the assistant's answer; answers the conversation."
+  aiConversationComplete(id: Int!, input: AiCompleteInput!): AiConversation!
+  "Asks the model for a short title from the first exchange and stores it."
+  aiConversationGenerateTitle(id: Int!): AiConversation!
+  "Explains an anomaly from the data around it, in a new or the given conversation."
+  aiExplainAnomaly(input: AiExplainAnomalyInput!): AiConversation!
+  "Sets the data owner's monthly token limit (null: the server's default). org_admin."
+  aiTokenLimitSet(limit: Int): AiUsage!
+}
+
+"""
+The streamed forms of aiConversationComplete and aiExplainAnomaly: each
+event is one chunk of the AI SDK's UI message stream protocol (start,
+text-start/-delta/-end, tool-input-available, tool-output-available, data-*,
+finish, error).
+"""
+type Subscription {
+  aiConversationCompleteStream(id: Int!, input: AiCompleteInput!): JSON!
+  aiExplainAnomalyStream(input: AiExplainAnomalyInput!): JSON!
+}
+`, BuiltIn: false},
 	{Name: "../schema/anomaly.graphqls", Input: `"An anomaly event document of the data owner."
 type AnomalyEvent {
   "The anomaly id: {rule_id}::{detection_pass}::{first_seen_epoch}."
@@ -6128,6 +6511,48 @@ func (ec *executionContext) childFields_AiAssistantStatus(ctx context.Context, f
 	return nil, fmt.Errorf("no field named %q was found under type AiAssistantStatus", field.Name)
 }
 
+func (ec *executionContext) childFields_AiConversation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_AiConversation_id(ctx, field)
+	case "title":
+		return ec.fieldContext_AiConversation_title(ctx, field)
+	case "displayTitle":
+		return ec.fieldContext_AiConversation_displayTitle(ctx, field)
+	case "preview":
+		return ec.fieldContext_AiConversation_preview(ctx, field)
+	case "messageCount":
+		return ec.fieldContext_AiConversation_messageCount(ctx, field)
+	case "messages":
+		return ec.fieldContext_AiConversation_messages(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_AiConversation_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_AiConversation_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AiConversation", field.Name)
+}
+
+func (ec *executionContext) childFields_AiUsage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "totalTokens":
+		return ec.fieldContext_AiUsage_totalTokens(ctx, field)
+	case "limit":
+		return ec.fieldContext_AiUsage_limit(ctx, field)
+	case "remaining":
+		return ec.fieldContext_AiUsage_remaining(ctx, field)
+	case "percentageUsed":
+		return ec.fieldContext_AiUsage_percentageUsed(ctx, field)
+	case "requestCount":
+		return ec.fieldContext_AiUsage_requestCount(ctx, field)
+	case "conversationCount":
+		return ec.fieldContext_AiUsage_conversationCount(ctx, field)
+	case "resetsAt":
+		return ec.fieldContext_AiUsage_resetsAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AiUsage", field.Name)
+}
+
 func (ec *executionContext) childFields_AnomalyDetectionDimensions(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "measurementTypes":
@@ -7548,6 +7973,120 @@ func (ec *executionContext) field_Entity_findManyRegistrationKeyByIDs_args(ctx c
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_aiConversationComplete_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.AiCompleteInput, error) {
+			return ec.unmarshalNAiCompleteInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAiCompleteInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_aiConversationCreate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.AiConversationCreateInput, error) {
+			return ec.unmarshalNAiConversationCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAiConversationCreateInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_aiConversationDelete_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_aiConversationGenerateTitle_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_aiConversationUpdate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.AiConversationUpdateInput, error) {
+			return ec.unmarshalNAiConversationUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAiConversationUpdateInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_aiExplainAnomaly_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.AiExplainAnomalyInput, error) {
+			return ec.unmarshalNAiExplainAnomalyInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAiExplainAnomalyInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_aiTokenLimitSet_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_anomalyDetectionOverrideCreate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -8502,6 +9041,20 @@ func (ec *executionContext) field_Query__entities_args(ctx context.Context, rawA
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_aiConversation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_anomalyDetectionOverride_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -9410,6 +9963,42 @@ func (ec *executionContext) field_Query_user_args(ctx context.Context, rawArgs m
 	return args, nil
 }
 
+func (ec *executionContext) field_Subscription_aiConversationCompleteStream_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.AiCompleteInput, error) {
+			return ec.unmarshalNAiCompleteInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAiCompleteInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_aiExplainAnomalyStream_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.AiExplainAnomalyInput, error) {
+			return ec.unmarshalNAiExplainAnomalyInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAiExplainAnomalyInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field___Directive_args_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -9514,6 +10103,351 @@ func (ec *executionContext) _AiAssistantStatus_dataOwner(ctx context.Context, fi
 }
 func (ec *executionContext) fieldContext_AiAssistantStatus_dataOwner(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AiAssistantStatus", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AiConversation_id(ctx context.Context, field graphql.CollectedField, obj *model.AiConversation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AiConversation_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AiConversation_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AiConversation", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AiConversation_title(ctx context.Context, field graphql.CollectedField, obj *model.AiConversation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AiConversation_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AiConversation_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AiConversation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AiConversation_displayTitle(ctx context.Context, field graphql.CollectedField, obj *model.AiConversation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AiConversation_displayTitle(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DisplayTitle, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AiConversation_displayTitle(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AiConversation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AiConversation_preview(ctx context.Context, field graphql.CollectedField, obj *model.AiConversation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AiConversation_preview(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Preview, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AiConversation_preview(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AiConversation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AiConversation_messageCount(ctx context.Context, field graphql.CollectedField, obj *model.AiConversation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AiConversation_messageCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MessageCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AiConversation_messageCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AiConversation", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AiConversation_messages(ctx context.Context, field graphql.CollectedField, obj *model.AiConversation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AiConversation_messages(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Messages, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.JSON) graphql.Marshaler {
+			return ec.marshalOJSON2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSONᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AiConversation_messages(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AiConversation", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _AiConversation_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.AiConversation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AiConversation_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AiConversation_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AiConversation", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _AiConversation_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.AiConversation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AiConversation_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AiConversation_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AiConversation", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _AiUsage_totalTokens(ctx context.Context, field graphql.CollectedField, obj *model.AiUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AiUsage_totalTokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalTokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AiUsage_totalTokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AiUsage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AiUsage_limit(ctx context.Context, field graphql.CollectedField, obj *model.AiUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AiUsage_limit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Limit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AiUsage_limit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AiUsage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AiUsage_remaining(ctx context.Context, field graphql.CollectedField, obj *model.AiUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AiUsage_remaining(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Remaining, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AiUsage_remaining(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AiUsage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AiUsage_percentageUsed(ctx context.Context, field graphql.CollectedField, obj *model.AiUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AiUsage_percentageUsed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PercentageUsed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AiUsage_percentageUsed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AiUsage", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _AiUsage_requestCount(ctx context.Context, field graphql.CollectedField, obj *model.AiUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AiUsage_requestCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RequestCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AiUsage_requestCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AiUsage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AiUsage_conversationCount(ctx context.Context, field graphql.CollectedField, obj *model.AiUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AiUsage_conversationCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConversationCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AiUsage_conversationCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AiUsage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AiUsage_resetsAt(ctx context.Context, field graphql.CollectedField, obj *model.AiUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AiUsage_resetsAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ResetsAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AiUsage_resetsAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AiUsage", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _AnomalyDetectionDimensions_measurementTypes(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyDetectionDimensions) (ret graphql.Marshaler) {
@@ -16458,6 +17392,314 @@ func (ec *executionContext) fieldContext_Mutation_noop(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Mutation", field, true, true, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _Mutation_aiConversationCreate(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_aiConversationCreate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AiConversationCreate(ctx, fc.Args["input"].(gqlmodel.AiConversationCreateInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AiConversation) graphql.Marshaler {
+			return ec.marshalNAiConversation2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAiConversation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_aiConversationCreate(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AiConversation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_aiConversationCreate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_aiConversationUpdate(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_aiConversationUpdate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AiConversationUpdate(ctx, fc.Args["id"].(int64), fc.Args["input"].(gqlmodel.AiConversationUpdateInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AiConversation) graphql.Marshaler {
+			return ec.marshalNAiConversation2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAiConversation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_aiConversationUpdate(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AiConversation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_aiConversationUpdate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_aiConversationDelete(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_aiConversationDelete(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AiConversationDelete(ctx, fc.Args["id"].(int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_aiConversationDelete(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_aiConversationDelete_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_aiConversationComplete(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_aiConversationComplete(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AiConversationComplete(ctx, fc.Args["id"].(int64), fc.Args["input"].(gqlmodel.AiCompleteInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AiConversation) graphql.Marshaler {
+			return ec.marshalNAiConversation2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAiConversation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_aiConversationComplete(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AiConversation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_aiConversationComplete_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_aiConversationGenerateTitle(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_aiConversationGenerateTitle(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AiConversationGenerateTitle(ctx, fc.Args["id"].(int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AiConversation) graphql.Marshaler {
+			return ec.marshalNAiConversation2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAiConversation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_aiConversationGenerateTitle(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AiConversation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_aiConversationGenerateTitle_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_aiExplainAnomaly(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_aiExplainAnomaly(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AiExplainAnomaly(ctx, fc.Args["input"].(gqlmodel.AiExplainAnomalyInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AiConversation) graphql.Marshaler {
+			return ec.marshalNAiConversation2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAiConversation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_aiExplainAnomaly(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AiConversation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_aiExplainAnomaly_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_aiTokenLimitSet(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_aiTokenLimitSet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AiTokenLimitSet(ctx, fc.Args["limit"].(*int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AiUsage) graphql.Marshaler {
+			return ec.marshalNAiUsage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAiUsage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_aiTokenLimitSet(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AiUsage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_aiTokenLimitSet_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_anomalyEventsResolve(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18917,6 +20159,114 @@ func (ec *executionContext) fieldContext_Query_viewer(_ context.Context, field g
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Viewer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_aiConversations(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_aiConversations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().AiConversations(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.AiConversation) graphql.Marshaler {
+			return ec.marshalNAiConversation2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAiConversationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_aiConversations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AiConversation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_aiConversation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_aiConversation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().AiConversation(ctx, fc.Args["id"].(int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AiConversation) graphql.Marshaler {
+			return ec.marshalNAiConversation2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAiConversation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_aiConversation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AiConversation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_aiConversation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_aiUsage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_aiUsage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().AiUsage(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AiUsage) graphql.Marshaler {
+			return ec.marshalNAiUsage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAiUsage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_aiUsage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AiUsage(ctx, field)
 		},
 	}
 	return fc, nil
@@ -22521,6 +23871,94 @@ func (ec *executionContext) fieldContext_StudyDescriptionImport_fromRevision(_ c
 	return graphql.NewScalarFieldContext("StudyDescriptionImport", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _Subscription_aiConversationCompleteStream(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_aiConversationCompleteStream(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().AiConversationCompleteStream(ctx, fc.Args["id"].(int64), fc.Args["input"].(gqlmodel.AiCompleteInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_aiConversationCompleteStream(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type JSON does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_aiConversationCompleteStream_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_aiExplainAnomalyStream(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_aiExplainAnomalyStream(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().AiExplainAnomalyStream(ctx, fc.Args["input"].(gqlmodel.AiExplainAnomalyInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_aiExplainAnomalyStream(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type JSON does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_aiExplainAnomalyStream_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _SystemStatusFilesystem_writable(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusFilesystem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -24941,6 +26379,175 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputAiCompleteInput(ctx context.Context, obj any) (gqlmodel.AiCompleteInput, error) {
+	var it gqlmodel.AiCompleteInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"messages", "message", "id", "trigger", "messageId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "messages":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("messages"))
+			data, err := ec.unmarshalOJSON2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSONᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Messages = data
+		case "message":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("message"))
+			data, err := ec.unmarshalOJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Message = data
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalOJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "trigger":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("trigger"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Trigger = data
+		case "messageId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("messageId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MessageID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputAiConversationCreateInput(ctx context.Context, obj any) (gqlmodel.AiConversationCreateInput, error) {
+	var it gqlmodel.AiConversationCreateInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"title", "messages", "message"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "title":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("title"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Title = data
+		case "messages":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("messages"))
+			data, err := ec.unmarshalOJSON2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSONᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Messages = data
+		case "message":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("message"))
+			data, err := ec.unmarshalOJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Message = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputAiConversationUpdateInput(ctx context.Context, obj any) (gqlmodel.AiConversationUpdateInput, error) {
+	var it gqlmodel.AiConversationUpdateInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"title"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "title":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("title"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Title = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputAiExplainAnomalyInput(ctx context.Context, obj any) (gqlmodel.AiExplainAnomalyInput, error) {
+	var it gqlmodel.AiExplainAnomalyInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"anomalyId", "conversationId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "anomalyId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("anomalyId"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnomalyID = data
+		case "conversationId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("conversationId"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ConversationID = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputAnomalyDetectionOverrideCreateInput(ctx context.Context, obj any) (gqlmodel.AnomalyDetectionOverrideCreateInput, error) {
 	var it gqlmodel.AnomalyDetectionOverrideCreateInput
 	if obj == nil {
@@ -27107,6 +28714,147 @@ func (ec *executionContext) _AiAssistantStatus(ctx context.Context, sel ast.Sele
 			}
 		case "dataOwner":
 			out.Values[i] = ec._AiAssistantStatus_dataOwner(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var aiConversationImplementors = []string{"AiConversation"}
+
+func (ec *executionContext) _AiConversation(ctx context.Context, sel ast.SelectionSet, obj *model.AiConversation) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, aiConversationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AiConversation")
+		case "id":
+			out.Values[i] = ec._AiConversation_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "title":
+			out.Values[i] = ec._AiConversation_title(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "displayTitle":
+			out.Values[i] = ec._AiConversation_displayTitle(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "preview":
+			out.Values[i] = ec._AiConversation_preview(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "messageCount":
+			out.Values[i] = ec._AiConversation_messageCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "messages":
+			out.Values[i] = ec._AiConversation_messages(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._AiConversation_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._AiConversation_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var aiUsageImplementors = []string{"AiUsage"}
+
+func (ec *executionContext) _AiUsage(ctx context.Context, sel ast.SelectionSet, obj *model.AiUsage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, aiUsageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AiUsage")
+		case "totalTokens":
+			out.Values[i] = ec._AiUsage_totalTokens(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "limit":
+			out.Values[i] = ec._AiUsage_limit(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "remaining":
+			out.Values[i] = ec._AiUsage_remaining(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "percentageUsed":
+			out.Values[i] = ec._AiUsage_percentageUsed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "requestCount":
+			out.Values[i] = ec._AiUsage_requestCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "conversationCount":
+			out.Values[i] = ec._AiUsage_conversationCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resetsAt":
+			out.Values[i] = ec._AiUsage_resetsAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -30091,6 +31839,55 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "aiConversationCreate":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_aiConversationCreate(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "aiConversationUpdate":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_aiConversationUpdate(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "aiConversationDelete":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_aiConversationDelete(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "aiConversationComplete":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_aiConversationComplete(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "aiConversationGenerateTitle":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_aiConversationGenerateTitle(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "aiExplainAnomaly":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_aiExplainAnomaly(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "aiTokenLimitSet":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_aiTokenLimitSet(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "anomalyEventsResolve":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_anomalyEventsResolve(ctx, field)
@@ -30611,6 +32408,72 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_viewer(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "aiConversations":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_aiConversations(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "aiConversation":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_aiConversation(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "aiUsage":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_aiUsage(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -32486,6 +34349,28 @@ func (ec *executionContext) _StudyDescriptionImport(ctx context.Context, sel ast
 	return out
 }
 
+var subscriptionImplementors = []string{"Subscription"}
+
+func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Subscription",
+	})
+	if len(fields) != 1 {
+		graphql.AddErrorf(ctx, "must subscribe to exactly one stream")
+		return nil
+	}
+
+	switch fields[0].Name {
+	case "aiConversationCompleteStream":
+		return ec._Subscription_aiConversationCompleteStream(ctx, fields[0])
+	case "aiExplainAnomalyStream":
+		return ec._Subscription_aiExplainAnomalyStream(ctx, fields[0])
+	default:
+		panic("unknown field " + strconv.Quote(fields[0].Name))
+	}
+}
+
 var systemStatusFilesystemImplementors = []string{"SystemStatusFilesystem"}
 
 func (ec *executionContext) _SystemStatusFilesystem(ctx context.Context, sel ast.SelectionSet, obj *model.SystemStatusFilesystem) graphql.Marshaler {
@@ -33384,6 +35269,66 @@ func (ec *executionContext) marshalNAiAssistantStatus2ᚖgithubᚗcomᚋfleetgra
 		return graphql.Null
 	}
 	return ec._AiAssistantStatus(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNAiCompleteInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAiCompleteInput(ctx context.Context, v any) (gqlmodel.AiCompleteInput, error) {
+	res, err := ec.unmarshalInputAiCompleteInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAiConversation2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAiConversation(ctx context.Context, sel ast.SelectionSet, v model.AiConversation) graphql.Marshaler {
+	return ec._AiConversation(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNAiConversation2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAiConversationᚄ(ctx context.Context, sel ast.SelectionSet, v []model.AiConversation) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAiConversation2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAiConversation(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAiConversation2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAiConversation(ctx context.Context, sel ast.SelectionSet, v *model.AiConversation) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AiConversation(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNAiConversationCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAiConversationCreateInput(ctx context.Context, v any) (gqlmodel.AiConversationCreateInput, error) {
+	res, err := ec.unmarshalInputAiConversationCreateInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNAiConversationUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAiConversationUpdateInput(ctx context.Context, v any) (gqlmodel.AiConversationUpdateInput, error) {
+	res, err := ec.unmarshalInputAiConversationUpdateInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNAiExplainAnomalyInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAiExplainAnomalyInput(ctx context.Context, v any) (gqlmodel.AiExplainAnomalyInput, error) {
+	res, err := ec.unmarshalInputAiExplainAnomalyInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAiUsage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAiUsage(ctx context.Context, sel ast.SelectionSet, v *model.AiUsage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AiUsage(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNAnomalyDetectionDimensions2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyDetectionDimensions(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.AnomalyDetectionDimensions) graphql.Marshaler {
@@ -35612,6 +37557,41 @@ func (ec *executionContext) marshalOIspType2ᚖgithubᚗcomᚋfleetgraphᚋfleet
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) unmarshalOJSON2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSONᚄ(ctx context.Context, v any) ([]model.JSON, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]model.JSON, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNJSON2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOJSON2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSONᚄ(ctx context.Context, sel ast.SelectionSet, v []model.JSON) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNJSON2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalOJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx context.Context, v any) (*model.JSON, error) {

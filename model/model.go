@@ -425,3 +425,27 @@ type AnomalyEvent struct {
 	// Attached by the edges below a query (resolvers/edges.go).
 	Client *Client
 }
+
+// AiConversation is a conversation with the AI assistant; Messages is nil
+// in lists.
+type AiConversation struct {
+	ID           int64
+	Title        *string
+	DisplayTitle string
+	Preview      string
+	MessageCount int64
+	Messages     []JSON
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+// AiUsage is a data owner's AI token usage of the month.
+type AiUsage struct {
+	TotalTokens       int64
+	Limit             int64
+	Remaining         int64
+	PercentageUsed    float64
+	RequestCount      int64
+	ConversationCount int64
+	ResetsAt          time.Time
+}

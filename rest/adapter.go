@@ -111,14 +111,17 @@ func (a *Adapter) handler(rt Route, op *operation) http.HandlerFunc {
 			WriteJSON(w, class.Status, ErrorBody{Message: msg, Errors: fields})
 			return
 		}
+		if rt.SSE != "" && acceptsEventStream(r) {
+			a.sse(w, r, rt, vars)
+			return
+		}
 		if streams(rt, vars) {
 			a.stream(w, r, rt, op, vars)
 			return
 		}
 		resp := a.execute(r, op, vars)
 		if len(resp.Errors) > 0 {
-			status, body := errorResponse(resp.Errors)
-			WriteJSON(w, status, body)
+			writeErrors(w, resp.Errors)
 			return
 		}
 		if rt.CSV != nil {
@@ -166,6 +169,19 @@ func (a *Adapter) execute(r *http.Request, op *operation, vars map[string]any) *
 	}
 	handle, ctx := a.exec.DispatchOperation(ctx, rc)
 	return budget.Within(ctx, handle(ctx))
+}
+
+// writeErrors answers errs: the first error's status and body, with the
+// Retry-After it names (extensions.retryAfter).
+func writeErrors(w http.ResponseWriter, errs gqlerror.List) {
+	status, body := errorResponse(errs)
+	switch secs := errs[0].Extensions["retryAfter"].(type) {
+	case int64:
+		w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+	case int:
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+	}
+	WriteJSON(w, status, body)
 }
 
 // errorResponse turns the first GraphQL error into the REST status (its

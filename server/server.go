@@ -23,6 +23,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/go-chi/chi/v5"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -102,8 +103,10 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	res.Operations = adapter // the AI assistant's tools read through the stored operations
 
 	gql := handler.New(es)
+	gql.AddTransport(transport.SSE{}) // subscriptions (the AI assistant's streams), POST with Accept: text/event-stream
 	gql.AddTransport(graphQLPost{answerBytes: answerBytes})
 	gql.AddTransport(graphQLGet{answerBytes: answerBytes})
 	gql.Use(obs.GraphQL{Metrics: o.metrics, Tracer: o.tracing.Tracer()}) // first: labels refused documents too

@@ -87,12 +87,16 @@ func serve(ctx context.Context, args []string) error {
 	if cfg.MetricsAddr != "" {
 		opts = append(opts, server.WithoutMetricsRoute())
 	}
+	ai, err := cfg.aiAssistant()
+	if err != nil {
+		return err
+	}
 	waitLicense := runLicensePairs(ctx, st, log)
 	defer waitLicense()
 	handler, err := server.New(&resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend, Releases: catalogue,
 		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true,
 		MaxAnswerBytes: answerBytes, Heavy: admission.New(heavySlots, heavyPerOwner, admission.DefaultWait),
-		RequestTimeout: requestTimeout}, opts...)
+		RequestTimeout: requestTimeout, AI: ai}, opts...)
 	if err != nil {
 		return err
 	}

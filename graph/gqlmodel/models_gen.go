@@ -13,6 +13,38 @@ import (
 	"github.com/fleetgraph/fleetgraph/model"
 )
 
+// The new message(s) of a completion. messages may repeat the conversation's
+// stored messages (the AI SDK's chat transport sends them all): messages whose
+// id is stored already are skipped. The last new message must be the user's.
+type AiCompleteInput struct {
+	Messages []model.JSON `json:"messages,omitempty"`
+	Message  *model.JSON  `json:"message,omitempty"`
+	// Sent by the AI SDK's chat transport; ignored.
+	ID *model.JSON `json:"id,omitempty"`
+	// Sent by the AI SDK's chat transport; ignored.
+	Trigger *string `json:"trigger,omitempty"`
+	// Sent by the AI SDK's chat transport; ignored.
+	MessageID *string `json:"messageId,omitempty"`
+}
+
+type AiConversationCreateInput struct {
+	Title *string `json:"title,omitempty"`
+	// Messages to start with (UIMessage objects).
+	Messages []model.JSON `json:"messages,omitempty"`
+	// One message to start with, as an alternative to messages.
+	Message *model.JSON `json:"message,omitempty"`
+}
+
+type AiConversationUpdateInput struct {
+	Title *string `json:"title,omitempty"`
+}
+
+type AiExplainAnomalyInput struct {
+	AnomalyID string `json:"anomalyId"`
+	// A conversation of the caller to continue; without it a new one is made.
+	ConversationID *int64 `json:"conversationId,omitempty"`
+}
+
 type AnomalyDetectionDimensions struct {
 	// From the data owner's own measurement documents.
 	MeasurementTypes []MeasurementTypeDimension `json:"measurementTypes"`
@@ -452,6 +484,13 @@ type StudyDescriptionImport struct {
 	StudyDescriptionVersionID int64  `json:"studyDescriptionVersionId"`
 	Revision                  int64  `json:"revision"`
 	FromRevision              *int64 `json:"fromRevision,omitempty"`
+}
+
+// The streamed forms of aiConversationComplete and aiExplainAnomaly: each
+// event is one chunk of the AI SDK's UI message stream protocol (start,
+// text-start/-delta/-end, tool-input-available, tool-output-available, data-*,
+// finish, error).
+type Subscription struct {
 }
 
 type UserCreateInput struct {

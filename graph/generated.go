@@ -89,6 +89,7 @@ type ComplexityRoot struct {
 		ForbiddenMeasurementTypes    func(childComplexity int) int
 		ID                           func(childComplexity int) int
 		Name                         func(childComplexity int) int
+		NodeID                       func(childComplexity int) int
 		RegistrationKeys             func(childComplexity int) int
 		RegistrationKeysCount        func(childComplexity int) int
 	}
@@ -115,6 +116,7 @@ type ComplexityRoot struct {
 		LastSeenAt                     func(childComplexity int) int
 		LatestSystemStatusRecord       func(childComplexity int) int
 		Measurements                   func(childComplexity int, filter *gqlmodel.MeasurementFilter, first *int64, after *string) int
+		NodeID                         func(childComplexity int) int
 		Offline                        func(childComplexity int) int
 		OfflineNotificationsMuted      func(childComplexity int) int
 		RegistrationKey                func(childComplexity int) int
@@ -152,11 +154,23 @@ type ComplexityRoot struct {
 		PublicConfigID    func(childComplexity int) int
 	}
 
+	ClientConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	ClientEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	ClientGroup struct {
 		Clients   func(childComplexity int) int
 		CreatedAt func(childComplexity int) int
 		ID        func(childComplexity int) int
 		Name      func(childComplexity int) int
+		NodeID    func(childComplexity int) int
 	}
 
 	ClientHealthState struct {
@@ -337,6 +351,7 @@ type ComplexityRoot struct {
 		IspContractsCount func(childComplexity int) int
 		IspDetailsCount   func(childComplexity int) int
 		Name              func(childComplexity int) int
+		NodeID            func(childComplexity int) int
 		Type              func(childComplexity int) int
 		Verified          func(childComplexity int) int
 	}
@@ -500,8 +515,10 @@ type ComplexityRoot struct {
 	}
 
 	PageInfo struct {
-		EndCursor   func(childComplexity int) int
-		HasNextPage func(childComplexity int) int
+		EndCursor       func(childComplexity int) int
+		HasNextPage     func(childComplexity int) int
+		HasPreviousPage func(childComplexity int) int
+		StartCursor     func(childComplexity int) int
 	}
 
 	Query struct {
@@ -523,6 +540,7 @@ type ComplexityRoot struct {
 		ClientGroups               func(childComplexity int) int
 		ClientLabelAvailable       func(childComplexity int, label string, excludeID *string) int
 		Clients                    func(childComplexity int) int
+		ClientsConnection          func(childComplexity int, first *int64, after *string, last *int64, before *string, filter *gqlmodel.ClientFilter, orderBy *gqlmodel.ClientOrder) int
 		DataOwnerSettings          func(childComplexity int) int
 		ExportAPIKey               func(childComplexity int, id int64) int
 		ExportAPIKeys              func(childComplexity int) int
@@ -546,6 +564,8 @@ type ComplexityRoot struct {
 		MeasurementDocument        func(childComplexity int, id string, report *gqlmodel.MeasurementReportType) int
 		MeasurementSearch          func(childComplexity int, body model.JSON, indexScope *string, sourceOnly *bool, size *int64, from *int64, searchAfter *model.JSON, scroll *string) int
 		MeasurementSearchScroll    func(childComplexity int, scrollID string, scroll *string, sourceOnly *bool) int
+		Node                       func(childComplexity int, id string) int
+		Nodes                      func(childComplexity int, ids []string) int
 		RegistrationKey            func(childComplexity int, id int64) int
 		ServiceCredential          func(childComplexity int, id int64) int
 		ServiceCredentials         func(childComplexity int) int
@@ -562,6 +582,7 @@ type ComplexityRoot struct {
 		ClientsCount         func(childComplexity int) int
 		Comment              func(childComplexity int) int
 		ID                   func(childComplexity int) int
+		NodeID               func(childComplexity int) int
 		NumRegistrationsLeft func(childComplexity int) int
 		RegistrationKey      func(childComplexity int) int
 		Testing              func(childComplexity int) int
@@ -711,6 +732,7 @@ type ComplexityRoot struct {
 		ID                          func(childComplexity int) int
 		LastName                    func(childComplexity int) int
 		LastVisitedDashboardVersion func(childComplexity int) int
+		NodeID                      func(childComplexity int) int
 		NotificationConfig          func(childComplexity int) int
 		PendingEmail                func(childComplexity int) int
 		PendingEmailState           func(childComplexity int) int
@@ -804,6 +826,7 @@ type QueryResolver interface {
 	Capability(ctx context.Context, id int64) (*model.Capability, error)
 	RegistrationKey(ctx context.Context, id int64) (*model.RegistrationKey, error)
 	Clients(ctx context.Context) ([]model.Client, error)
+	ClientsConnection(ctx context.Context, first *int64, after *string, last *int64, before *string, filter *gqlmodel.ClientFilter, orderBy *gqlmodel.ClientOrder) (*model.ClientConnection, error)
 	Client(ctx context.Context, id string) (*model.Client, error)
 	ClientLabelAvailable(ctx context.Context, label string, excludeID *string) (*model.LabelAvailability, error)
 	ClientGroups(ctx context.Context) ([]model.ClientGroup, error)
@@ -832,6 +855,8 @@ type QueryResolver interface {
 	MeasurementSearchScroll(ctx context.Context, scrollID string, scroll *string, sourceOnly *bool) (*model.JSON, error)
 	Measurement(ctx context.Context, id string) (*model.Measurement, error)
 	MeasurementDocument(ctx context.Context, id string, report *gqlmodel.MeasurementReportType) (*model.JSON, error)
+	Node(ctx context.Context, id string) (model.Node, error)
+	Nodes(ctx context.Context, ids []string) ([]model.Node, error)
 	DataOwnerSettings(ctx context.Context) (*model.DataOwnerSettings, error)
 	AiAssistantStatus(ctx context.Context) (*model.AiAssistantStatus, error)
 	Users(ctx context.Context) ([]model.User, error)
@@ -1048,6 +1073,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Capability.Name(childComplexity), true
+	case "Capability.nodeId":
+		if e.ComplexityRoot.Capability.NodeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Capability.NodeID(childComplexity), true
 	case "Capability.registrationKeys":
 		if e.ComplexityRoot.Capability.RegistrationKeys == nil {
 			break
@@ -1192,6 +1223,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Client.Measurements(childComplexity, args["filter"].(*gqlmodel.MeasurementFilter), args["first"].(*int64), args["after"].(*string)), true
+	case "Client.nodeId":
+		if e.ComplexityRoot.Client.NodeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Client.NodeID(childComplexity), true
 	case "Client.offline":
 		if e.ComplexityRoot.Client.Offline == nil {
 			break
@@ -1352,6 +1389,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ClientConfiguration.PublicConfigID(childComplexity), true
 
+	case "ClientConnection.edges":
+		if e.ComplexityRoot.ClientConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientConnection.Edges(childComplexity), true
+	case "ClientConnection.pageInfo":
+		if e.ComplexityRoot.ClientConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientConnection.PageInfo(childComplexity), true
+	case "ClientConnection.totalCount":
+		if e.ComplexityRoot.ClientConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientConnection.TotalCount(childComplexity), true
+
+	case "ClientEdge.cursor":
+		if e.ComplexityRoot.ClientEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientEdge.Cursor(childComplexity), true
+	case "ClientEdge.node":
+		if e.ComplexityRoot.ClientEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientEdge.Node(childComplexity), true
+
 	case "ClientGroup.clients":
 		if e.ComplexityRoot.ClientGroup.Clients == nil {
 			break
@@ -1376,6 +1445,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ClientGroup.Name(childComplexity), true
+	case "ClientGroup.nodeId":
+		if e.ComplexityRoot.ClientGroup.NodeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientGroup.NodeID(childComplexity), true
 
 	case "ClientHealthState.clientId":
 		if e.ComplexityRoot.ClientHealthState.ClientID == nil {
@@ -2116,6 +2191,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Isp.Name(childComplexity), true
+	case "Isp.nodeId":
+		if e.ComplexityRoot.Isp.NodeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Isp.NodeID(childComplexity), true
 	case "Isp.type":
 		if e.ComplexityRoot.Isp.Type == nil {
 			break
@@ -3130,6 +3211,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PageInfo.HasNextPage(childComplexity), true
+	case "PageInfo.hasPreviousPage":
+		if e.ComplexityRoot.PageInfo.HasPreviousPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.HasPreviousPage(childComplexity), true
+	case "PageInfo.startCursor":
+		if e.ComplexityRoot.PageInfo.StartCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
 	case "Query.aiAssistantStatus":
 		if e.ComplexityRoot.Query.AiAssistantStatus == nil {
@@ -3289,6 +3382,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Clients(childComplexity), true
+	case "Query.clientsConnection":
+		if e.ComplexityRoot.Query.ClientsConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Query_clientsConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ClientsConnection(childComplexity, args["first"].(*int64), args["after"].(*string), args["last"].(*int64), args["before"].(*string), args["filter"].(*gqlmodel.ClientFilter), args["orderBy"].(*gqlmodel.ClientOrder)), true
 	case "Query.dataOwnerSettings":
 		if e.ComplexityRoot.Query.DataOwnerSettings == nil {
 			break
@@ -3523,6 +3627,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.MeasurementSearchScroll(childComplexity, args["scrollId"].(string), args["scroll"].(*string), args["sourceOnly"].(*bool)), true
+	case "Query.node":
+		if e.ComplexityRoot.Query.Node == nil {
+			break
+		}
+
+		args, err := ec.field_Query_node_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Node(childComplexity, args["id"].(string)), true
+	case "Query.nodes":
+		if e.ComplexityRoot.Query.Nodes == nil {
+			break
+		}
+
+		args, err := ec.field_Query_nodes_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Nodes(childComplexity, args["ids"].([]string)), true
 	case "Query.registrationKey":
 		if e.ComplexityRoot.Query.RegistrationKey == nil {
 			break
@@ -3622,6 +3748,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RegistrationKey.ID(childComplexity), true
+	case "RegistrationKey.nodeId":
+		if e.ComplexityRoot.RegistrationKey.NodeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RegistrationKey.NodeID(childComplexity), true
 	case "RegistrationKey.numRegistrationsLeft":
 		if e.ComplexityRoot.RegistrationKey.NumRegistrationsLeft == nil {
 			break
@@ -4261,6 +4393,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.User.LastVisitedDashboardVersion(childComplexity), true
+	case "User.nodeId":
+		if e.ComplexityRoot.User.NodeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.User.NodeID(childComplexity), true
 	case "User.notificationConfig":
 		if e.ComplexityRoot.User.NotificationConfig == nil {
 			break
@@ -4339,9 +4477,11 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputCapabilityUpdateInput,
 		ec.unmarshalInputClientAdminApiKeyCreateInput,
 		ec.unmarshalInputClientDisableInput,
+		ec.unmarshalInputClientFilter,
 		ec.unmarshalInputClientGroupCreateInput,
 		ec.unmarshalInputClientGroupMembersInput,
 		ec.unmarshalInputClientGroupUpdateInput,
+		ec.unmarshalInputClientOrder,
 		ec.unmarshalInputClientUpdateInput,
 		ec.unmarshalInputConfigAssignmentInput,
 		ec.unmarshalInputDataOwnerSettingsInput,
@@ -4627,7 +4767,9 @@ extend type Mutation {
 }
 `, BuiltIn: false},
 	{Name: "../schema/capability.graphqls", Input: `"What the clients registered with a capability's keys may measure."
-type Capability {
+type Capability implements Node {
+  "The capability's opaque global id (see Node)."
+  nodeId: ID!
   id: Int!
   name: String!
   comment: String
@@ -4640,7 +4782,9 @@ type Capability {
 }
 
 "A key measurement clients register with."
-type RegistrationKey {
+type RegistrationKey implements Node {
+  "The registration key's opaque global id (see Node)."
+  nodeId: ID!
   id: Int!
   capabilityId: Int!
   registrationKey: String!
@@ -4718,7 +4862,9 @@ extend type Mutation {
 }
 
 "A measurement client (probe)."
-type Client {
+type Client implements Node {
+  "The client's opaque global id (see Node)."
+  nodeId: ID!
   id: Int!
   uuid: String!
   type: String!
@@ -4764,11 +4910,71 @@ type ClientConfiguration {
   automatorConfigId: Int
 }
 
-type ClientGroup {
+type ClientGroup implements Node {
+  "The group's opaque global id (see Node)."
+  nodeId: ID!
   id: Int!
   name: String!
   createdAt: Time!
   clients: [Client!]!
+}
+
+"What the clients connection is ordered by; the client id breaks ties."
+enum ClientOrderField {
+  "The client id (the order clients were registered in)."
+  id
+  "When the client was created."
+  createdAt
+  "The label, trimmed and case-insensitive; clients without a label first."
+  label
+}
+
+"An order of the clients connection."
+input ClientOrder {
+  field: ClientOrderField! = id
+  direction: OrderDirection! = asc
+}
+
+"""
+Filters of the clients connection; every given filter must match. groupId,
+registrationKeyId and healthStates concern the data owner's own clients (a
+shared client matches none of them).
+"""
+input ClientFilter {
+  "A substring of the label or of the UUID, case-insensitive (1 to 255 characters)."
+  search: String
+  "The client carries every one of these tags (at most 50)."
+  tags: [String!]
+  "A member of this client group."
+  groupId: Int
+  "Of this type (Client.type)."
+  type: String
+  "Offline (true) or online (false) as Client.offline; clients whose offline is null match neither."
+  offline: Boolean
+  "Disabled (true) or enabled (false)."
+  disabled: Boolean
+  "In one of these health states, as fleetHealth reports them (unknown when none was evaluated)."
+  healthStates: [HealthState!]
+  "Registered with this registration key."
+  registrationKeyId: Int
+}
+
+"A page of clients."
+type ClientConnection {
+  "The page's clients with their cursors."
+  edges: [ClientEdge!]!
+  "Where the page is in the whole list."
+  pageInfo: PageInfo!
+  "The clients of the filter over all pages."
+  totalCount: Int!
+}
+
+"A client of a page, with its cursor."
+type ClientEdge {
+  "Opaque; pass it as after or before to page on from this client."
+  cursor: String!
+  "The client."
+  node: Client!
 }
 
 type LabelAvailability {
@@ -4777,8 +4983,16 @@ type LabelAvailability {
 }
 
 extend type Query {
-  "The data owner's clients and the clients shared with it."
-  clients: [Client!]!
+  "The data owner's clients and the clients shared with it, in one list without paging."
+  clients: [Client!]! @deprecated(reason: "Answers every client at once; use clientsConnection, which pages and filters.")
+  """
+  A page of the clients the data owner sees (its own and those shared with
+  it), filtered and ordered (by id unless orderBy says otherwise). Page
+  forward with first (1 to 100, default 20) and after, backward with last
+  and before; the cursors are opaque and belong to the order they were made
+  in. totalCount counts the filter's clients over all pages.
+  """
+  clientsConnection(first: Int, after: String, last: Int, before: String, filter: ClientFilter, orderBy: ClientOrder): ClientConnection!
   "A client by its integer id or its UUID."
   client(id: ID!): Client!
   "Whether no other client of the data owner carries the label (trimmed, case-insensitive)."
@@ -5385,7 +5599,9 @@ extend type Mutation {
 }
 
 "An internet service provider reference record."
-type Isp {
+type Isp implements Node {
+  "The ISP's opaque global id (see Node)."
+  nodeId: ID!
   id: Int!
   name: String!
   type: IspType!
@@ -5665,12 +5881,6 @@ type MeasurementEdge {
   node: Measurement!
 }
 
-"Relay-style paging state of a connection."
-type PageInfo {
-  hasNextPage: Boolean!
-  endCursor: String
-}
-
 extend type Client {
   "The client's measurements, newest first (first at most 100)."
   measurements(filter: MeasurementFilter, first: Int = 20, after: String): MeasurementConnection! @goField(forceResolver: true)
@@ -5692,6 +5902,53 @@ extend type Query {
   measurement(id: ID!): Measurement!
   "A measurement's document or, with report, that client report's document (NOT_FOUND when none)."
   measurementDocument(id: ID!, report: MeasurementReportType): JSON!
+}
+`, BuiltIn: false},
+	{Name: "../schema/relay.graphqls", Input: `# Relay conventions shared by every domain: global object identification
+# (Node, node, nodes) and the paging state of connections.
+
+"""
+An object with an opaque global id. The global id is nodeId, not id: every
+type kept its integer id (REST and existing callers read it); a Relay client
+is configured to read nodeId (as with PostGraphile's classic ids).
+"""
+interface Node {
+  "The object's opaque global id, for node(id:) and nodes(ids:); stable, not to be parsed."
+  nodeId: ID!
+}
+
+"Relay-style paging state of a connection."
+type PageInfo {
+  "More edges follow the page's last one (when paging forward; false when paging backward with last)."
+  hasNextPage: Boolean!
+  "More edges precede the page's first one (when paging backward with last; false when paging forward)."
+  hasPreviousPage: Boolean!
+  "The cursor of the page's first edge; null when the page is empty."
+  startCursor: String
+  "The cursor of the page's last edge; null when the page is empty."
+  endCursor: String
+}
+
+"The direction of a connection's order."
+enum OrderDirection {
+  "Smallest first."
+  asc
+  "Largest first."
+  desc
+}
+
+extend type Query {
+  """
+  The object of a global id (Node.nodeId); null when the id names nothing
+  the caller's data owner sees (unknown, deleted, or another data owner's).
+  An id that is not a global id is BAD_USER_INPUT.
+  """
+  node(id: ID!): Node
+  """
+  The objects of up to 100 global ids, in the order asked, each null like
+  node(id:). The ids of one type are read in one statement.
+  """
+  nodes(ids: [ID!]!): [Node]!
 }
 `, BuiltIn: false},
 	{Name: "../schema/settings.graphqls", Input: `"Organisation-wide settings of the data owner."
@@ -5731,7 +5988,9 @@ extend type Mutation {
 }
 `, BuiltIn: false},
 	{Name: "../schema/user.graphqls", Input: `"A dashboard user of the data owner."
-type User {
+type User implements Node {
+  "The user's opaque global id (see Node)."
+  nodeId: ID!
   id: Int!
   email: String!
   username: String!
@@ -5908,6 +6167,8 @@ func (ec *executionContext) childFields_AnomalyEvent(ctx context.Context, field 
 
 func (ec *executionContext) childFields_Capability(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "nodeId":
+		return ec.fieldContext_Capability_nodeId(ctx, field)
 	case "id":
 		return ec.fieldContext_Capability_id(ctx, field)
 	case "name":
@@ -5932,6 +6193,8 @@ func (ec *executionContext) childFields_Capability(ctx context.Context, field gr
 
 func (ec *executionContext) childFields_Client(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "nodeId":
+		return ec.fieldContext_Client_nodeId(ctx, field)
 	case "id":
 		return ec.fieldContext_Client_id(ctx, field)
 	case "uuid":
@@ -6048,8 +6311,32 @@ func (ec *executionContext) childFields_ClientConfiguration(ctx context.Context,
 	return nil, fmt.Errorf("no field named %q was found under type ClientConfiguration", field.Name)
 }
 
+func (ec *executionContext) childFields_ClientConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ClientConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ClientConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_ClientConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClientConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ClientEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ClientEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ClientEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClientEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_ClientGroup(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "nodeId":
+		return ec.fieldContext_ClientGroup_nodeId(ctx, field)
 	case "id":
 		return ec.fieldContext_ClientGroup_id(ctx, field)
 	case "name":
@@ -6398,6 +6685,8 @@ func (ec *executionContext) childFields_HealthThresholds(ctx context.Context, fi
 
 func (ec *executionContext) childFields_Isp(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "nodeId":
+		return ec.fieldContext_Isp_nodeId(ctx, field)
 	case "id":
 		return ec.fieldContext_Isp_id(ctx, field)
 	case "name":
@@ -6640,6 +6929,10 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 	switch field.Name {
 	case "hasNextPage":
 		return ec.fieldContext_PageInfo_hasNextPage(ctx, field)
+	case "hasPreviousPage":
+		return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+	case "startCursor":
+		return ec.fieldContext_PageInfo_startCursor(ctx, field)
 	case "endCursor":
 		return ec.fieldContext_PageInfo_endCursor(ctx, field)
 	}
@@ -6648,6 +6941,8 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 
 func (ec *executionContext) childFields_RegistrationKey(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "nodeId":
+		return ec.fieldContext_RegistrationKey_nodeId(ctx, field)
 	case "id":
 		return ec.fieldContext_RegistrationKey_id(ctx, field)
 	case "capabilityId":
@@ -6940,6 +7235,8 @@ func (ec *executionContext) childFields_SystemStatusRecordPage(ctx context.Conte
 
 func (ec *executionContext) childFields_User(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "nodeId":
+		return ec.fieldContext_User_nodeId(ctx, field)
 	case "id":
 		return ec.fieldContext_User_id(ctx, field)
 	case "email":
@@ -8252,6 +8549,60 @@ func (ec *executionContext) field_Query_client_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_clientsConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*gqlmodel.ClientFilter, error) {
+			return ec.unmarshalOClientFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
+		func(ctx context.Context, v any) (*gqlmodel.ClientOrder, error) {
+			return ec.unmarshalOClientOrder2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientOrder(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderBy"] = arg5
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_exportApiKey_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -8891,6 +9242,34 @@ func (ec *executionContext) field_Query_measurement_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_node_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_nodes_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "ids",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNID2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["ids"] = arg0
 	return args, nil
 }
 
@@ -9614,6 +9993,29 @@ func (ec *executionContext) fieldContext_AnomalyEvent_client(_ context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _Capability_nodeId(ctx context.Context, field graphql.CollectedField, obj *model.Capability) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Capability_nodeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Capability_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Capability", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
 func (ec *executionContext) _Capability_id(ctx context.Context, field graphql.CollectedField, obj *model.Capability) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9828,6 +10230,29 @@ func (ec *executionContext) fieldContext_Capability_registrationKeys(_ context.C
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Client_nodeId(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Client_nodeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Client_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Client", field, true, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Client_id(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
@@ -11025,6 +11450,171 @@ func (ec *executionContext) _ClientConfiguration_automatorConfigId(ctx context.C
 }
 func (ec *executionContext) fieldContext_ClientConfiguration_automatorConfigId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientConfiguration", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ClientConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ClientConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ClientEdge) graphql.Marshaler {
+			return ec.marshalNClientEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClientConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClientConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ClientConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClientConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClientConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.ClientConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ClientEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.ClientEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ClientEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.ClientEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Client) graphql.Marshaler {
+			return ec.marshalNClient2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClient(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClientEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Client(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClientGroup_nodeId(ctx context.Context, field graphql.CollectedField, obj *model.ClientGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientGroup_nodeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientGroup_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientGroup", field, true, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _ClientGroup_id(ctx context.Context, field graphql.CollectedField, obj *model.ClientGroup) (ret graphql.Marshaler) {
@@ -13773,6 +14363,29 @@ func (ec *executionContext) fieldContext_HealthThresholds_filesystem(_ context.C
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Isp_nodeId(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Isp_nodeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Isp_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Isp", field, true, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Isp_id(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (ret graphql.Marshaler) {
@@ -18071,6 +18684,52 @@ func (ec *executionContext) fieldContext_PageInfo_hasNextPage(_ context.Context,
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasPreviousPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_hasPreviousPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_startCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_startCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18742,6 +19401,50 @@ func (ec *executionContext) fieldContext_Query_clients(_ context.Context, field 
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Client(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_clientsConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_clientsConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ClientsConnection(ctx, fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["last"].(*int64), fc.Args["before"].(*string), fc.Args["filter"].(*gqlmodel.ClientFilter), fc.Args["orderBy"].(*gqlmodel.ClientOrder))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ClientConnection) graphql.Marshaler {
+			return ec.marshalNClientConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_clientsConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_clientsConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -19918,6 +20621,94 @@ func (ec *executionContext) fieldContext_Query_measurementDocument(ctx context.C
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_node(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Node(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.Node) graphql.Marshaler {
+			return ec.marshalONode2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐNode(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_node(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("FieldContext.Child cannot be called on type INTERFACE")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_node_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_nodes(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Nodes(ctx, fc.Args["ids"].([]string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Node) graphql.Marshaler {
+			return ec.marshalNNode2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐNode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_nodes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("FieldContext.Child cannot be called on type INTERFACE")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_nodes_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_dataOwnerSettings(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20132,6 +20923,29 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _RegistrationKey_nodeId(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RegistrationKey_nodeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RegistrationKey_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RegistrationKey", field, true, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _RegistrationKey_id(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKey) (ret graphql.Marshaler) {
@@ -22520,6 +23334,29 @@ func (ec *executionContext) fieldContext_SystemStatusRecordPage_perPage(_ contex
 	return graphql.NewScalarFieldContext("SystemStatusRecordPage", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _User_nodeId(ctx context.Context, field graphql.CollectedField, obj *model.User) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_User_nodeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_User_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("User", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
 func (ec *executionContext) _User_id(ctx context.Context, field graphql.CollectedField, obj *model.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -24375,6 +25212,85 @@ func (ec *executionContext) unmarshalInputClientDisableInput(ctx context.Context
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputClientFilter(ctx context.Context, obj any) (gqlmodel.ClientFilter, error) {
+	var it gqlmodel.ClientFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"search", "tags", "groupId", "type", "offline", "disabled", "healthStates", "registrationKeyId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "search":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("search"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Search = data
+		case "tags":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tags"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Tags = data
+		case "groupId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("groupId"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GroupID = data
+		case "type":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("type"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Type = data
+		case "offline":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("offline"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Offline = data
+		case "disabled":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("disabled"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Disabled = data
+		case "healthStates":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("healthStates"))
+			data, err := ec.unmarshalOHealthState2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthStateᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HealthStates = data
+		case "registrationKeyId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("registrationKeyId"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RegistrationKeyID = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputClientGroupCreateInput(ctx context.Context, obj any) (gqlmodel.ClientGroupCreateInput, error) {
 	var it gqlmodel.ClientGroupCreateInput
 	if obj == nil {
@@ -24467,6 +25383,50 @@ func (ec *executionContext) unmarshalInputClientGroupUpdateInput(ctx context.Con
 				return it, err
 			}
 			it.Name = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputClientOrder(ctx context.Context, obj any) (gqlmodel.ClientOrder, error) {
+	var it gqlmodel.ClientOrder
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["field"]; !present {
+		asMap["field"] = "id"
+	}
+	if _, present := asMap["direction"]; !present {
+		asMap["direction"] = "asc"
+	}
+
+	fieldsInOrder := [...]string{"field", "direction"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "field":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("field"))
+			data, err := ec.unmarshalNClientOrderField2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientOrderField(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Field = data
+		case "direction":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("direction"))
+			data, err := ec.unmarshalNOrderDirection2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐOrderDirection(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Direction = data
 		}
 	}
 	return it, nil
@@ -25903,6 +26863,61 @@ func (ec *executionContext) unmarshalInputUserUpdateInput(ctx context.Context, o
 
 // region    ************************** interface.gotpl ***************************
 
+func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj model.Node) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case model.User:
+		return ec._User(ctx, sel, &obj)
+	case *model.User:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._User(ctx, sel, obj)
+	case model.RegistrationKey:
+		return ec._RegistrationKey(ctx, sel, &obj)
+	case *model.RegistrationKey:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._RegistrationKey(ctx, sel, obj)
+	case model.Isp:
+		return ec._Isp(ctx, sel, &obj)
+	case *model.Isp:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Isp(ctx, sel, obj)
+	case model.ClientGroup:
+		return ec._ClientGroup(ctx, sel, &obj)
+	case *model.ClientGroup:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ClientGroup(ctx, sel, obj)
+	case model.Client:
+		return ec._Client(ctx, sel, &obj)
+	case *model.Client:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Client(ctx, sel, obj)
+	case model.Capability:
+		return ec._Capability(ctx, sel, &obj)
+	case *model.Capability:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Capability(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of Node must implement graphql.Marshaler", obj))
+		}
+	}
+}
+
 // endregion ************************** interface.gotpl ***************************
 
 // region    **************************** object.gotpl ****************************
@@ -26225,7 +27240,7 @@ func (ec *executionContext) _AnomalyEvent(ctx context.Context, sel ast.Selection
 	return out
 }
 
-var capabilityImplementors = []string{"Capability"}
+var capabilityImplementors = []string{"Capability", "Node"}
 
 func (ec *executionContext) _Capability(ctx context.Context, sel ast.SelectionSet, obj *model.Capability) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, capabilityImplementors)
@@ -26237,6 +27252,11 @@ func (ec *executionContext) _Capability(ctx context.Context, sel ast.SelectionSe
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Capability")
+		case "nodeId":
+			out.Values[i] = ec._Capability_nodeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "id":
 			out.Values[i] = ec._Capability_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -26303,7 +27323,7 @@ func (ec *executionContext) _Capability(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
-var clientImplementors = []string{"Client"}
+var clientImplementors = []string{"Client", "Node"}
 
 func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, obj *model.Client) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, clientImplementors)
@@ -26315,6 +27335,11 @@ func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, o
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Client")
+		case "nodeId":
+			out.Values[i] = ec._Client_nodeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "id":
 			out.Values[i] = ec._Client_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -26703,7 +27728,98 @@ func (ec *executionContext) _ClientConfiguration(ctx context.Context, sel ast.Se
 	return out
 }
 
-var clientGroupImplementors = []string{"ClientGroup"}
+var clientConnectionImplementors = []string{"ClientConnection"}
+
+func (ec *executionContext) _ClientConnection(ctx context.Context, sel ast.SelectionSet, obj *model.ClientConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clientConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClientConnection")
+		case "edges":
+			out.Values[i] = ec._ClientConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ClientConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._ClientConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var clientEdgeImplementors = []string{"ClientEdge"}
+
+func (ec *executionContext) _ClientEdge(ctx context.Context, sel ast.SelectionSet, obj *model.ClientEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clientEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClientEdge")
+		case "cursor":
+			out.Values[i] = ec._ClientEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ClientEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var clientGroupImplementors = []string{"ClientGroup", "Node"}
 
 func (ec *executionContext) _ClientGroup(ctx context.Context, sel ast.SelectionSet, obj *model.ClientGroup) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, clientGroupImplementors)
@@ -26715,6 +27831,11 @@ func (ec *executionContext) _ClientGroup(ctx context.Context, sel ast.SelectionS
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ClientGroup")
+		case "nodeId":
+			out.Values[i] = ec._ClientGroup_nodeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "id":
 			out.Values[i] = ec._ClientGroup_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -27933,7 +29054,7 @@ func (ec *executionContext) _HealthThresholds(ctx context.Context, sel ast.Selec
 	return out
 }
 
-var ispImplementors = []string{"Isp"}
+var ispImplementors = []string{"Isp", "Node"}
 
 func (ec *executionContext) _Isp(ctx context.Context, sel ast.SelectionSet, obj *model.Isp) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, ispImplementors)
@@ -27945,6 +29066,11 @@ func (ec *executionContext) _Isp(ctx context.Context, sel ast.SelectionSet, obj 
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Isp")
+		case "nodeId":
+			out.Values[i] = ec._Isp_nodeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "id":
 			out.Values[i] = ec._Isp_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -29157,6 +30283,16 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "hasPreviousPage":
+			out.Values[i] = ec._PageInfo_hasPreviousPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startCursor":
+			out.Values[i] = ec._PageInfo_startCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "endCursor":
 			out.Values[i] = ec._PageInfo_endCursor(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -29565,6 +30701,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_clients(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "clientsConnection":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_clientsConnection(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -30193,6 +31351,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "node":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_node(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "nodes":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_nodes(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "dataOwnerSettings":
 			field := field
 
@@ -30316,7 +31518,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 	return out
 }
 
-var registrationKeyImplementors = []string{"RegistrationKey"}
+var registrationKeyImplementors = []string{"RegistrationKey", "Node"}
 
 func (ec *executionContext) _RegistrationKey(ctx context.Context, sel ast.SelectionSet, obj *model.RegistrationKey) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, registrationKeyImplementors)
@@ -30328,6 +31530,11 @@ func (ec *executionContext) _RegistrationKey(ctx context.Context, sel ast.Select
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("RegistrationKey")
+		case "nodeId":
+			out.Values[i] = ec._RegistrationKey_nodeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "id":
 			out.Values[i] = ec._RegistrationKey_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -31316,7 +32523,7 @@ func (ec *executionContext) _SystemStatusRecordPage(ctx context.Context, sel ast
 	return out
 }
 
-var userImplementors = []string{"User"}
+var userImplementors = []string{"User", "Node"}
 
 func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj *model.User) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, userImplementors)
@@ -31328,6 +32535,11 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("User")
+		case "nodeId":
+			out.Values[i] = ec._User_nodeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "id":
 			out.Values[i] = ec._User_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -32130,9 +33342,39 @@ func (ec *executionContext) marshalNClientConfiguration2githubᚗcomᚋfleetgrap
 	return ec._ClientConfiguration(ctx, sel, &v)
 }
 
+func (ec *executionContext) marshalNClientConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientConnection(ctx context.Context, sel ast.SelectionSet, v *model.ClientConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ClientConnection(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNClientDisableInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientDisableInput(ctx context.Context, v any) (gqlmodel.ClientDisableInput, error) {
 	res, err := ec.unmarshalInputClientDisableInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNClientEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientEdge(ctx context.Context, sel ast.SelectionSet, v model.ClientEdge) graphql.Marshaler {
+	return ec._ClientEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNClientEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ClientEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNClientEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNClientGroup2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroup(ctx context.Context, sel ast.SelectionSet, v model.ClientGroup) graphql.Marshaler {
@@ -32198,6 +33440,16 @@ func (ec *executionContext) marshalNClientHealthState2ᚕgithubᚗcomᚋfleetgra
 	}
 
 	return ret
+}
+
+func (ec *executionContext) unmarshalNClientOrderField2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientOrderField(ctx context.Context, v any) (gqlmodel.ClientOrderField, error) {
+	var res gqlmodel.ClientOrderField
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNClientOrderField2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientOrderField(ctx context.Context, sel ast.SelectionSet, v gqlmodel.ClientOrderField) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) marshalNClientReport2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientReport(ctx context.Context, sel ast.SelectionSet, v model.ClientReport) graphql.Marshaler {
@@ -32887,8 +34139,45 @@ func (ec *executionContext) marshalNMeasurementTypeDimension2ᚕgithubᚗcomᚋf
 	return ret
 }
 
+func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐNode(ctx context.Context, sel ast.SelectionSet, v []model.Node) graphql.Marshaler {
+	{
+		var batchItemsClient []*model.Client
+		batchIdxMapClient := map[int]int{}
+		for i, item := range v {
+			switch concrete := item.(type) {
+			case model.Client:
+				batchIdxMapClient[i] = len(batchItemsClient)
+				batchItemsClient = append(batchItemsClient, &concrete)
+			case *model.Client:
+				batchIdxMapClient[i] = len(batchItemsClient)
+				batchItemsClient = append(batchItemsClient, concrete)
+			}
+		}
+		if len(batchItemsClient) > 0 {
+			ctx = graphql.WithBatchParents(ctx, "Client", batchItemsClient, batchIdxMapClient)
+		}
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalONode2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐNode(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
 func (ec *executionContext) marshalNNotificationConfig2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐNotificationConfig(ctx context.Context, sel ast.SelectionSet, v model.NotificationConfig) graphql.Marshaler {
 	return ec._NotificationConfig(ctx, sel, &v)
+}
+
+func (ec *executionContext) unmarshalNOrderDirection2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐOrderDirection(ctx context.Context, v any) (gqlmodel.OrderDirection, error) {
+	var res gqlmodel.OrderDirection
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNOrderDirection2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐOrderDirection(ctx context.Context, sel ast.SelectionSet, v gqlmodel.OrderDirection) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
@@ -33496,6 +34785,22 @@ func (ec *executionContext) marshalOClient2ᚖgithubᚗcomᚋfleetgraphᚋfleetg
 	return ec._Client(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalOClientFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientFilter(ctx context.Context, v any) (*gqlmodel.ClientFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputClientFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOClientOrder2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientOrder(ctx context.Context, v any) (*gqlmodel.ClientOrder, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputClientOrder(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalOConfigRef2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigRef(ctx context.Context, sel ast.SelectionSet, v *model.ConfigRef) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -33541,6 +34846,42 @@ func (ec *executionContext) unmarshalOHealthMetricThresholdsInput2ᚖgithubᚗco
 	}
 	res, err := ec.unmarshalInputHealthMetricThresholdsInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOHealthState2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthStateᚄ(ctx context.Context, v any) ([]model.HealthState, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]model.HealthState, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNHealthState2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthState(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOHealthState2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthStateᚄ(ctx context.Context, sel ast.SelectionSet, v []model.HealthState) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNHealthState2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthState(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalOID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
@@ -33708,6 +35049,13 @@ func (ec *executionContext) marshalOMeasurementReportType2ᚖgithubᚗcomᚋflee
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) marshalONode2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐNode(ctx context.Context, sel ast.SelectionSet, v model.Node) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Node(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalONotificationConfigInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐNotificationConfigInput(ctx context.Context, v any) (*gqlmodel.NotificationConfigInput, error) {

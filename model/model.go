@@ -411,10 +411,25 @@ type MeasurementEdge struct {
 	Node   *Measurement
 }
 
-// PageInfo tells whether a page has a next one.
+// PageInfo is where a page is in its connection.
 type PageInfo struct {
-	HasNextPage bool
-	EndCursor   *string
+	HasNextPage     bool
+	HasPreviousPage bool
+	StartCursor     *string
+	EndCursor       *string
+}
+
+// ClientConnection is one page of clients.
+type ClientConnection struct {
+	Edges      []ClientEdge
+	PageInfo   *PageInfo
+	TotalCount int64
+}
+
+// ClientEdge is one client of a page.
+type ClientEdge struct {
+	Cursor string
+	Node   *Client
 }
 
 // AnomalyEvent is an anomaly event document of the data owner.

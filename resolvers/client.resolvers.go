@@ -183,6 +183,23 @@ func (r *queryResolver) Clients(ctx context.Context) ([]model.Client, error) {
 	return out, nil
 }
 
+// ClientsConnection is the resolver for the clientsConnection field.
+func (r *queryResolver) ClientsConnection(ctx context.Context, first *int64, after *string, last *int64, before *string, filter *gqlmodel.ClientFilter, orderBy *gqlmodel.ClientOrder) (*model.ClientConnection, error) {
+	p, err := requireRole(ctx, model.RoleViewer)
+	if err != nil {
+		return nil, err
+	}
+	w, err := pageWindowOf(first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	q, err := clientPageQueryOf(w, filter, orderBy)
+	if err != nil {
+		return nil, err
+	}
+	return r.clientsConnection(ctx, p.DataOwnerID, w, q)
+}
+
 // Client is the resolver for the client field.
 func (r *queryResolver) Client(ctx context.Context, id string) (*model.Client, error) {
 	p, err := requireRole(ctx, model.RoleViewer)

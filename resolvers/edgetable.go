@@ -111,6 +111,12 @@ func edgeTable() map[string]map[string]edge {
 		"ExportClientPage": {
 			"items": {child: "Client", children: list(func(p *gqlmodel.ExportClientPage) []model.Client { return p.Items })},
 		},
+		"ClientConnection": {
+			"edges": {child: "ClientEdge", children: list(func(c *model.ClientConnection) []model.ClientEdge { return c.Edges })},
+		},
+		"ClientEdge": {
+			"node": {child: "Client", children: single(func(e *model.ClientEdge) *model.Client { return e.Node })},
+		},
 		"MeasurementConnection": {
 			"edges": {child: "MeasurementEdge", children: list(func(c *model.MeasurementConnection) []model.MeasurementEdge { return c.Edges })},
 		},

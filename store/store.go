@@ -200,6 +200,18 @@ func (c *StatementCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ p
 	return ctx
 }
 
+// TraceBatchStart does nothing: each statement of a batch is counted by
+// TraceBatchQuery.
+func (c *StatementCounter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return ctx
+}
+
+// TraceBatchQuery counts one statement of a batch.
+func (c *StatementCounter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) { c.n.Add(1) }
+
+// TraceBatchEnd does nothing.
+func (c *StatementCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
 // TraceQueryEnd does nothing.
 func (c *StatementCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 

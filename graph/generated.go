@@ -4931,7 +4931,9 @@ enum ClientOrderField {
 
 "An order of the clients connection."
 input ClientOrder {
+  "What to order by."
   field: ClientOrderField! = id
+  "Smallest or largest first."
   direction: OrderDirection! = asc
 }
 
@@ -4992,7 +4994,20 @@ extend type Query {
   and before; the cursors are opaque and belong to the order they were made
   in. totalCount counts the filter's clients over all pages.
   """
-  clientsConnection(first: Int, after: String, last: Int, before: String, filter: ClientFilter, orderBy: ClientOrder): ClientConnection!
+  clientsConnection(
+    "The page's size when paging forward: 1 to 100, default 20."
+    first: Int,
+    "The page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String,
+    "The page's size when paging backward from the end or from before: 1 to 100."
+    last: Int,
+    "The page ends before this cursor (an edge's cursor or pageInfo.startCursor)."
+    before: String,
+    "Which clients; all when left out."
+    filter: ClientFilter,
+    "The order; by id, ascending, when left out."
+    orderBy: ClientOrder
+  ): ClientConnection!
   "A client by its integer id or its UUID."
   client(id: ID!): Client!
   "Whether no other client of the data owner carries the label (trimmed, case-insensitive)."
@@ -5871,13 +5886,19 @@ input MeasurementFilter {
   until: Time
 }
 
+"A page of a client's measurements, newest first."
 type MeasurementConnection {
+  "The page's measurements with their cursors."
   edges: [MeasurementEdge!]!
+  "Whether more follow, and the cursor to ask for them with (pages go forward only)."
   pageInfo: PageInfo!
 }
 
+"A measurement of a page, with its cursor."
 type MeasurementEdge {
+  "Opaque; pass it as after to page on from this measurement."
   cursor: String!
+  "The measurement."
   node: Measurement!
 }
 
@@ -5943,12 +5964,12 @@ extend type Query {
   the caller's data owner sees (unknown, deleted, or another data owner's).
   An id that is not a global id is BAD_USER_INPUT.
   """
-  node(id: ID!): Node
+  node("A global id (Node.nodeId)." id: ID!): Node
   """
   The objects of up to 100 global ids, in the order asked, each null like
   node(id:). The ids of one type are read in one statement.
   """
-  nodes(ids: [ID!]!): [Node]!
+  nodes("Global ids (Node.nodeId), at most 100." ids: [ID!]!): [Node]!
 }
 `, BuiltIn: false},
 	{Name: "../schema/settings.graphqls", Input: `"Organisation-wide settings of the data owner."

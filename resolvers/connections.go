@@ -191,29 +191,11 @@ func selects(ctx context.Context, typeName, field string) bool {
 	return false
 }
 
-// clientsConnection reads the page (and, when asked for, the total) in
-// one round trip.
+// clientsConnection reads the page and, when asked for, the total.
 func (r *Resolver) clientsConnection(ctx context.Context, ownerID int64, w pageWindow, q store.ClientPageQuery) (*model.ClientConnection, error) {
-	batch := &store.Batch{}
-	var rows []store.PagedClient
-	var total []int64
-	var pageErr, countErr error
-	store.Queue(batch, store.ClientPage(ownerID, q), func(rs []store.PagedClient, err error) { rows, pageErr = rs, err })
-	if selects(ctx, "ClientConnection", "totalCount") {
-		store.Queue(batch, store.CountClients(ownerID, q.Filter), func(ns []int64, err error) { total, countErr = ns, err })
-	}
-	if err := r.Store.Send(ctx, batch); err != nil {
+	rows, total, err := r.Store.ClientPage(ctx, ownerID, q, selects(ctx, "ClientConnection", "totalCount"))
+	if err != nil {
 		return nil, err
 	}
-	if pageErr != nil {
-		return nil, pageErr
-	}
-	if countErr != nil {
-		return nil, countErr
-	}
-	var n int64
-	if len(total) == 1 {
-		n = total[0]
-	}
-	return clientConnection(rows, w, q, n), nil
+	return clientConnection(rows, w, q, total), nil
 }

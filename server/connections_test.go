@@ -261,3 +261,21 @@ func TestClientsConnectionStatementCount(t *testing.T) {
 	run(small)() // the first request of a key also reads the key
 	ldrCompareCounts(t, 3, 20, small, large, run(small), run(large))
 }
+
+// TestConnectionComplexity: a connection costs its selection once per
+// server.PageComplexityUnit edges it may answer, so the same selection
+// passes on a page of 10 and exceeds the limit on a page of 100 that holds
+// pages of 100 measurements.
+func TestConnectionComplexity(t *testing.T) {
+	e := apitest.Get(t)
+	o := e.NewOwner(t, "conncplx")
+	o.NewClient(t, store.NewClient{Label: apitest.Ptr("one")})
+	const q = `query($first: Int) { clientsConnection(first: $first) { edges { node { id
+		measurements(first: 100) { edges { cursor node { id document reports { id type document } client { id } } } } } } } }`
+	if g := e.GraphQL(t, o.Key, q, map[string]any{"first": 10}); len(g.Errors) > 0 {
+		t.Fatalf("a page of 10: %s", g.Raw)
+	}
+	if g := e.GraphQL(t, o.Key, q, map[string]any{"first": 100}); g.Code() != "COMPLEXITY_LIMIT_EXCEEDED" {
+		t.Fatalf("a page of 100 with pages of 100 below: %s", g.Raw)
+	}
+}

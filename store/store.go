@@ -207,7 +207,9 @@ func (c *StatementCounter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ p
 }
 
 // TraceBatchQuery counts one statement of a batch.
-func (c *StatementCounter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) { c.n.Add(1) }
+func (c *StatementCounter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {
+	c.n.Add(1)
+}
 
 // TraceBatchEnd does nothing.
 func (c *StatementCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}

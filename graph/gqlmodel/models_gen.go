@@ -150,8 +150,10 @@ type ClientGroupUpdateInput struct {
 
 // An order of the clients connection.
 type ClientOrder struct {
-	Field     ClientOrderField `json:"field"`
-	Direction OrderDirection   `json:"direction"`
+	// What to order by.
+	Field ClientOrderField `json:"field"`
+	// Smallest or largest first.
+	Direction OrderDirection `json:"direction"`
 }
 
 // Changes to a client; a field left out is left alone. Text is trimmed; an

@@ -94,6 +94,17 @@ type ComplexityRoot struct {
 		RegistrationKeysCount        func(childComplexity int) int
 	}
 
+	CapabilityConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	CapabilityEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	Client struct {
 		AccessLevel                    func(childComplexity int) int
 		AnomaliesMuted                 func(childComplexity int) int
@@ -171,6 +182,17 @@ type ComplexityRoot struct {
 		ID        func(childComplexity int) int
 		Name      func(childComplexity int) int
 		NodeID    func(childComplexity int) int
+	}
+
+	ClientGroupConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	ClientGroupEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	ClientHealthState struct {
@@ -356,6 +378,12 @@ type ComplexityRoot struct {
 		Verified          func(childComplexity int) int
 	}
 
+	IspConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
 	IspContract struct {
 		AssumedTariff  func(childComplexity int) int
 		Client         func(childComplexity int) int
@@ -374,6 +402,11 @@ type ComplexityRoot struct {
 		UploadSpeed    func(childComplexity int) int
 		ValidFrom      func(childComplexity int) int
 		ValidUntil     func(childComplexity int) int
+	}
+
+	IspEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	LabelAvailability struct {
@@ -530,6 +563,7 @@ type ComplexityRoot struct {
 		AnomalyEventDocument       func(childComplexity int, id string) int
 		AnomalyEventSearch         func(childComplexity int, body model.JSON, sourceOnly *bool, size *int64, from *int64, searchAfter *model.JSON) int
 		Capabilities               func(childComplexity int) int
+		CapabilitiesConnection     func(childComplexity int, first *int64, after *string, last *int64, before *string) int
 		Capability                 func(childComplexity int, id int64) int
 		Client                     func(childComplexity int, id string) int
 		ClientAdminAPIKey          func(childComplexity int, id int64) int
@@ -538,6 +572,7 @@ type ComplexityRoot struct {
 		ClientAnalyticsAPIKeys     func(childComplexity int) int
 		ClientGroup                func(childComplexity int, id int64) int
 		ClientGroups               func(childComplexity int) int
+		ClientGroupsConnection     func(childComplexity int, first *int64, after *string, last *int64, before *string) int
 		ClientLabelAvailable       func(childComplexity int, label string, excludeID *string) int
 		Clients                    func(childComplexity int) int
 		ClientsConnection          func(childComplexity int, first *int64, after *string, last *int64, before *string, filter *gqlmodel.ClientFilter, orderBy *gqlmodel.ClientOrder) int
@@ -557,6 +592,7 @@ type ComplexityRoot struct {
 		Isp                        func(childComplexity int, id int64) int
 		IspContract                func(childComplexity int, id int64) int
 		Isps                       func(childComplexity int, filter *gqlmodel.IspFilter) int
+		IspsConnection             func(childComplexity int, first *int64, after *string, last *int64, before *string) int
 		LicenseUsage               func(childComplexity int, startTime *string, endTime *string, registrationKeyID *int64) int
 		Measurement                func(childComplexity int, id string) int
 		MeasurementConfig          func(childComplexity int, kind model.ConfigKind, id int64) int
@@ -573,6 +609,7 @@ type ComplexityRoot struct {
 		SystemStatusRecords        func(childComplexity int, clientID string, page *int64, perPage *int64) int
 		User                       func(childComplexity int, id int64) int
 		Users                      func(childComplexity int) int
+		UsersConnection            func(childComplexity int, first *int64, after *string, last *int64, before *string) int
 		Viewer                     func(childComplexity int) int
 	}
 
@@ -741,6 +778,17 @@ type ComplexityRoot struct {
 		Username                    func(childComplexity int) int
 	}
 
+	UserConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	UserEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	Viewer struct {
 		DataOwner func(childComplexity int) int
 		KeyKind   func(childComplexity int) int
@@ -825,12 +873,14 @@ type QueryResolver interface {
 	Capabilities(ctx context.Context) ([]model.Capability, error)
 	Capability(ctx context.Context, id int64) (*model.Capability, error)
 	RegistrationKey(ctx context.Context, id int64) (*model.RegistrationKey, error)
+	CapabilitiesConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.CapabilityConnection, error)
 	Clients(ctx context.Context) ([]model.Client, error)
 	ClientsConnection(ctx context.Context, first *int64, after *string, last *int64, before *string, filter *gqlmodel.ClientFilter, orderBy *gqlmodel.ClientOrder) (*model.ClientConnection, error)
 	Client(ctx context.Context, id string) (*model.Client, error)
 	ClientLabelAvailable(ctx context.Context, label string, excludeID *string) (*model.LabelAvailability, error)
 	ClientGroups(ctx context.Context) ([]model.ClientGroup, error)
 	ClientGroup(ctx context.Context, id int64) (*model.ClientGroup, error)
+	ClientGroupsConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.ClientGroupConnection, error)
 	MeasurementConfigs(ctx context.Context, kind model.ConfigKind) ([]model.MeasurementConfig, error)
 	MeasurementConfig(ctx context.Context, kind model.ConfigKind, id int64) (*model.MeasurementConfig, error)
 	ServiceCredentials(ctx context.Context) ([]model.ServiceCredential, error)
@@ -849,6 +899,7 @@ type QueryResolver interface {
 	Isps(ctx context.Context, filter *gqlmodel.IspFilter) ([]model.Isp, error)
 	Isp(ctx context.Context, id int64) (*model.Isp, error)
 	IspContract(ctx context.Context, id int64) (*model.IspContract, error)
+	IspsConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.IspConnection, error)
 	LicenseUsage(ctx context.Context, startTime *string, endTime *string, registrationKeyID *int64) (*model.LicenseUsageReport, error)
 	SoftwareDownloads(ctx context.Context) (*model.SoftwareDownloads, error)
 	MeasurementSearch(ctx context.Context, body model.JSON, indexScope *string, sourceOnly *bool, size *int64, from *int64, searchAfter *model.JSON, scroll *string) (*model.JSON, error)
@@ -861,6 +912,7 @@ type QueryResolver interface {
 	AiAssistantStatus(ctx context.Context) (*model.AiAssistantStatus, error)
 	Users(ctx context.Context) ([]model.User, error)
 	User(ctx context.Context, id int64) (*model.User, error)
+	UsersConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.UserConnection, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -1091,6 +1143,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Capability.RegistrationKeysCount(childComplexity), true
+
+	case "CapabilityConnection.edges":
+		if e.ComplexityRoot.CapabilityConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CapabilityConnection.Edges(childComplexity), true
+	case "CapabilityConnection.pageInfo":
+		if e.ComplexityRoot.CapabilityConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CapabilityConnection.PageInfo(childComplexity), true
+	case "CapabilityConnection.totalCount":
+		if e.ComplexityRoot.CapabilityConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CapabilityConnection.TotalCount(childComplexity), true
+
+	case "CapabilityEdge.cursor":
+		if e.ComplexityRoot.CapabilityEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CapabilityEdge.Cursor(childComplexity), true
+	case "CapabilityEdge.node":
+		if e.ComplexityRoot.CapabilityEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CapabilityEdge.Node(childComplexity), true
 
 	case "Client.accessLevel":
 		if e.ComplexityRoot.Client.AccessLevel == nil {
@@ -1451,6 +1535,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ClientGroup.NodeID(childComplexity), true
+
+	case "ClientGroupConnection.edges":
+		if e.ComplexityRoot.ClientGroupConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientGroupConnection.Edges(childComplexity), true
+	case "ClientGroupConnection.pageInfo":
+		if e.ComplexityRoot.ClientGroupConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientGroupConnection.PageInfo(childComplexity), true
+	case "ClientGroupConnection.totalCount":
+		if e.ComplexityRoot.ClientGroupConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientGroupConnection.TotalCount(childComplexity), true
+
+	case "ClientGroupEdge.cursor":
+		if e.ComplexityRoot.ClientGroupEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientGroupEdge.Cursor(childComplexity), true
+	case "ClientGroupEdge.node":
+		if e.ComplexityRoot.ClientGroupEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientGroupEdge.Node(childComplexity), true
 
 	case "ClientHealthState.clientId":
 		if e.ComplexityRoot.ClientHealthState.ClientID == nil {
@@ -2210,6 +2326,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Isp.Verified(childComplexity), true
 
+	case "IspConnection.edges":
+		if e.ComplexityRoot.IspConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IspConnection.Edges(childComplexity), true
+	case "IspConnection.pageInfo":
+		if e.ComplexityRoot.IspConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IspConnection.PageInfo(childComplexity), true
+	case "IspConnection.totalCount":
+		if e.ComplexityRoot.IspConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IspConnection.TotalCount(childComplexity), true
+
 	case "IspContract.assumedTariff":
 		if e.ComplexityRoot.IspContract.AssumedTariff == nil {
 			break
@@ -2312,6 +2447,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.IspContract.ValidUntil(childComplexity), true
+
+	case "IspEdge.cursor":
+		if e.ComplexityRoot.IspEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IspEdge.Cursor(childComplexity), true
+	case "IspEdge.node":
+		if e.ComplexityRoot.IspEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IspEdge.Node(childComplexity), true
 
 	case "LabelAvailability.available":
 		if e.ComplexityRoot.LabelAvailability.Available == nil {
@@ -3292,6 +3440,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Capabilities(childComplexity), true
+	case "Query.capabilitiesConnection":
+		if e.ComplexityRoot.Query.CapabilitiesConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Query_capabilitiesConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.CapabilitiesConnection(childComplexity, args["first"].(*int64), args["after"].(*string), args["last"].(*int64), args["before"].(*string)), true
 	case "Query.capability":
 		if e.ComplexityRoot.Query.Capability == nil {
 			break
@@ -3365,6 +3524,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.ClientGroups(childComplexity), true
+	case "Query.clientGroupsConnection":
+		if e.ComplexityRoot.Query.ClientGroupsConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Query_clientGroupsConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ClientGroupsConnection(childComplexity, args["first"].(*int64), args["after"].(*string), args["last"].(*int64), args["before"].(*string)), true
 	case "Query.clientLabelAvailable":
 		if e.ComplexityRoot.Query.ClientLabelAvailable == nil {
 			break
@@ -3550,6 +3720,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Isps(childComplexity, args["filter"].(*gqlmodel.IspFilter)), true
+	case "Query.ispsConnection":
+		if e.ComplexityRoot.Query.IspsConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Query_ispsConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.IspsConnection(childComplexity, args["first"].(*int64), args["after"].(*string), args["last"].(*int64), args["before"].(*string)), true
 	case "Query.licenseUsage":
 		if e.ComplexityRoot.Query.LicenseUsage == nil {
 			break
@@ -3711,6 +3892,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Users(childComplexity), true
+	case "Query.usersConnection":
+		if e.ComplexityRoot.Query.UsersConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Query_usersConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.UsersConnection(childComplexity, args["first"].(*int64), args["after"].(*string), args["last"].(*int64), args["before"].(*string)), true
 	case "Query.viewer":
 		if e.ComplexityRoot.Query.Viewer == nil {
 			break
@@ -4436,6 +4628,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.User.Username(childComplexity), true
 
+	case "UserConnection.edges":
+		if e.ComplexityRoot.UserConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserConnection.Edges(childComplexity), true
+	case "UserConnection.pageInfo":
+		if e.ComplexityRoot.UserConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserConnection.PageInfo(childComplexity), true
+	case "UserConnection.totalCount":
+		if e.ComplexityRoot.UserConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserConnection.TotalCount(childComplexity), true
+
+	case "UserEdge.cursor":
+		if e.ComplexityRoot.UserEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserEdge.Cursor(childComplexity), true
+	case "UserEdge.node":
+		if e.ComplexityRoot.UserEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserEdge.Node(childComplexity), true
+
 	case "Viewer.dataOwner":
 		if e.ComplexityRoot.Viewer.DataOwner == nil {
 			break
@@ -4840,7 +5064,8 @@ input RegistrationKeyUpdateInput {
 }
 
 extend type Query {
-  capabilities: [Capability!]!
+  "Every capability of the data owner, by id."
+  capabilities: [Capability!]! @deprecated(reason: "Answers every capability at once; use capabilitiesConnection, which pages.")
   capability(id: Int!): Capability!
   registrationKey(id: Int!): RegistrationKey!
 }
@@ -4852,6 +5077,41 @@ extend type Mutation {
   registrationKeyCreate(input: RegistrationKeyCreateInput!): RegistrationKey!
   registrationKeyUpdate(id: Int!, input: RegistrationKeyUpdateInput!): RegistrationKey!
   registrationKeyDelete(id: Int!): Boolean!
+}
+
+"A page of capabilities, by id."
+type CapabilityConnection {
+  "The page's capabilities with their cursors."
+  edges: [CapabilityEdge!]!
+  "Where the page is in the whole list."
+  pageInfo: PageInfo!
+  "The data owner's capabilities over all pages."
+  totalCount: Int!
+}
+
+"A capability of a page, with its cursor."
+type CapabilityEdge {
+  "Opaque; pass it as after or before to page on from here."
+  cursor: String!
+  "The capability."
+  node: Capability!
+}
+
+extend type Query {
+  """
+  A page of the data owner's capabilities, by id. Page forward with first (1 to
+  100, default 20) and after, backward with last and before.
+  """
+  capabilitiesConnection(
+    "The page's size when paging forward: 1 to 100, default 20."
+    first: Int,
+    "The page starts after this cursor."
+    after: String,
+    "The page's size when paging backward: 1 to 100."
+    last: Int,
+    "The page ends before this cursor."
+    before: String
+  ): CapabilityConnection!
 }
 `, BuiltIn: false},
 	{Name: "../schema/client.graphqls", Input: `enum AccessLevel {
@@ -4892,6 +5152,7 @@ type Client implements Node {
   offlineNotificationsMuted: Boolean!
   systemHealthNotificationsMuted: Boolean!
   registrationKey: RegistrationKey
+  "The data owner's groups the client is in, by name."
   clientGroups: [ClientGroup!]!
   currentIspContract: IspContract
   ispContracts: [IspContract!]!
@@ -5012,7 +5273,8 @@ extend type Query {
   client(id: ID!): Client!
   "Whether no other client of the data owner carries the label (trimmed, case-insensitive)."
   clientLabelAvailable(label: String!, excludeId: String): LabelAvailability!
-  clientGroups: [ClientGroup!]!
+  "Every client group of the data owner, by name."
+  clientGroups: [ClientGroup!]! @deprecated(reason: "Answers every group at once; use clientGroupsConnection, which pages.")
   clientGroup(id: Int!): ClientGroup!
 }
 
@@ -5071,6 +5333,41 @@ extend type Mutation {
   clientGroupAddClients(id: Int!, input: ClientGroupMembersInput!): ClientGroup!
   "Removes clients from a group (clients not in it are no error)."
   clientGroupRemoveClients(id: Int!, input: ClientGroupMembersInput!): ClientGroup!
+}
+
+"A page of client groups, by id."
+type ClientGroupConnection {
+  "The page's client groups with their cursors."
+  edges: [ClientGroupEdge!]!
+  "Where the page is in the whole list."
+  pageInfo: PageInfo!
+  "The data owner's client groups over all pages."
+  totalCount: Int!
+}
+
+"A client group of a page, with its cursor."
+type ClientGroupEdge {
+  "Opaque; pass it as after or before to page on from here."
+  cursor: String!
+  "The client group."
+  node: ClientGroup!
+}
+
+extend type Query {
+  """
+  A page of the data owner's client groups, by id. Page forward with first (1 to
+  100, default 20) and after, backward with last and before.
+  """
+  clientGroupsConnection(
+    "The page's size when paging forward: 1 to 100, default 20."
+    first: Int,
+    "The page starts after this cursor."
+    after: String,
+    "The page's size when paging backward: 1 to 100."
+    last: Int,
+    "The page ends before this cursor."
+    before: String
+  ): ClientGroupConnection!
 }
 `, BuiltIn: false},
 	{Name: "../schema/common.graphqls", Input: `"An ISO 8601 date-time (RFC 3339)."
@@ -5745,6 +6042,41 @@ extend type Mutation {
   "Deletes a contract entered by mistake (end a contract that was real instead)."
   ispContractDelete(id: Int!): Boolean!
 }
+
+"A page of ISPs, by id."
+type IspConnection {
+  "The page's ISPs with their cursors."
+  edges: [IspEdge!]!
+  "Where the page is in the whole list."
+  pageInfo: PageInfo!
+  "The data owner's ISPs over all pages."
+  totalCount: Int!
+}
+
+"An ISP of a page, with its cursor."
+type IspEdge {
+  "Opaque; pass it as after or before to page on from here."
+  cursor: String!
+  "The ISP."
+  node: Isp!
+}
+
+extend type Query {
+  """
+  A page of the data owner's ISPs, by id. Page forward with first (1 to
+  100, default 20) and after, backward with last and before.
+  """
+  ispsConnection(
+    "The page's size when paging forward: 1 to 100, default 20."
+    first: Int,
+    "The page starts after this cursor."
+    after: String,
+    "The page's size when paging backward: 1 to 100."
+    last: Int,
+    "The page ends before this cursor."
+    before: String
+  ): IspConnection!
+}
 `, BuiltIn: false},
 	{Name: "../schema/license.graphqls", Input: `"""
 License usage of the data owner (DESIGN.md "Health and licensing"): a client
@@ -6086,13 +6418,49 @@ input UserUpdateInput {
 }
 
 extend type Query {
-  users: [User!]!
+  "Every user of the data owner, by id."
+  users: [User!]! @deprecated(reason: "Answers every user at once; use usersConnection, which pages.")
   user(id: Int!): User!
 }
 
 extend type Mutation {
   userCreate(input: UserCreateInput!): User!
   userUpdate(id: Int!, input: UserUpdateInput!): User!
+}
+
+"A page of users, by id."
+type UserConnection {
+  "The page's users with their cursors."
+  edges: [UserEdge!]!
+  "Where the page is in the whole list."
+  pageInfo: PageInfo!
+  "The data owner's users over all pages."
+  totalCount: Int!
+}
+
+"A user of a page, with its cursor."
+type UserEdge {
+  "Opaque; pass it as after or before to page on from here."
+  cursor: String!
+  "The user."
+  node: User!
+}
+
+extend type Query {
+  """
+  A page of the data owner's users, by id. Page forward with first (1 to
+  100, default 20) and after, backward with last and before.
+  """
+  usersConnection(
+    "The page's size when paging forward: 1 to 100, default 20."
+    first: Int,
+    "The page starts after this cursor."
+    after: String,
+    "The page's size when paging backward: 1 to 100."
+    last: Int,
+    "The page ends before this cursor."
+    before: String
+  ): UserConnection!
 }
 `, BuiltIn: false},
 }
@@ -6210,6 +6578,28 @@ func (ec *executionContext) childFields_Capability(ctx context.Context, field gr
 		return ec.fieldContext_Capability_registrationKeys(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Capability", field.Name)
+}
+
+func (ec *executionContext) childFields_CapabilityConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_CapabilityConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_CapabilityConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_CapabilityConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CapabilityConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_CapabilityEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_CapabilityEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_CapabilityEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CapabilityEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_Client(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6368,6 +6758,28 @@ func (ec *executionContext) childFields_ClientGroup(ctx context.Context, field g
 		return ec.fieldContext_ClientGroup_clients(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ClientGroup", field.Name)
+}
+
+func (ec *executionContext) childFields_ClientGroupConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ClientGroupConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ClientGroupConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_ClientGroupConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClientGroupConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ClientGroupEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ClientGroupEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ClientGroupEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClientGroupEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_ClientHealthState(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6736,6 +7148,18 @@ func (ec *executionContext) childFields_Isp(ctx context.Context, field graphql.C
 	return nil, fmt.Errorf("no field named %q was found under type Isp", field.Name)
 }
 
+func (ec *executionContext) childFields_IspConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_IspConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_IspConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_IspConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IspConnection", field.Name)
+}
+
 func (ec *executionContext) childFields_IspContract(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -6774,6 +7198,16 @@ func (ec *executionContext) childFields_IspContract(ctx context.Context, field g
 		return ec.fieldContext_IspContract_clientLabel(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type IspContract", field.Name)
+}
+
+func (ec *executionContext) childFields_IspEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_IspEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_IspEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IspEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_LabelAvailability(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7288,6 +7722,28 @@ func (ec *executionContext) childFields_User(ctx context.Context, field graphql.
 		return ec.fieldContext_User_notificationConfig(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type User", field.Name)
+}
+
+func (ec *executionContext) childFields_UserConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_UserConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_UserConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_UserConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UserConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_UserEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_UserEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_UserEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UserEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_Viewer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8478,6 +8934,44 @@ func (ec *executionContext) field_Query_anomalyEvent_args(ctx context.Context, r
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_capabilitiesConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_capability_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -8531,6 +9025,44 @@ func (ec *executionContext) field_Query_clientGroup_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_clientGroupsConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -9058,6 +9590,44 @@ func (ec *executionContext) field_Query_isp_args(ctx context.Context, rawArgs ma
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_ispsConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_isps_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -9363,6 +9933,44 @@ func (ec *executionContext) field_Query_user_args(ctx context.Context, rawArgs m
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_usersConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -10248,6 +10856,148 @@ func (ec *executionContext) fieldContext_Capability_registrationKeys(_ context.C
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_RegistrationKey(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CapabilityConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.CapabilityConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CapabilityConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.CapabilityEdge) graphql.Marshaler {
+			return ec.marshalNCapabilityEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapabilityEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CapabilityConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CapabilityConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CapabilityEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CapabilityConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.CapabilityConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CapabilityConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CapabilityConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CapabilityConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CapabilityConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.CapabilityConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CapabilityConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CapabilityConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CapabilityConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CapabilityEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.CapabilityEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CapabilityEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CapabilityEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CapabilityEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CapabilityEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.CapabilityEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CapabilityEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Capability) graphql.Marshaler {
+			return ec.marshalNCapability2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapability(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CapabilityEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CapabilityEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Capability(ctx, field)
 		},
 	}
 	return fc, nil
@@ -11734,6 +12484,148 @@ func (ec *executionContext) fieldContext_ClientGroup_clients(_ context.Context, 
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Client(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClientGroupConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ClientGroupConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientGroupConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ClientGroupEdge) graphql.Marshaler {
+			return ec.marshalNClientGroupEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroupEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientGroupConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClientGroupConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientGroupEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClientGroupConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ClientGroupConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientGroupConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientGroupConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClientGroupConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClientGroupConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.ClientGroupConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientGroupConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientGroupConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientGroupConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ClientGroupEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.ClientGroupEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientGroupEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientGroupEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientGroupEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ClientGroupEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.ClientGroupEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientGroupEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ClientGroup) graphql.Marshaler {
+			return ec.marshalNClientGroup2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroup(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientGroupEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClientGroupEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientGroup(ctx, field)
 		},
 	}
 	return fc, nil
@@ -14694,6 +15586,93 @@ func (ec *executionContext) fieldContext_Isp_ispContracts(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _IspConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.IspConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IspConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.IspEdge) graphql.Marshaler {
+			return ec.marshalNIspEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IspConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IspConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IspEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IspConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.IspConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IspConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IspConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IspConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IspConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.IspConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IspConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IspConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IspConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _IspContract_id(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15101,6 +16080,61 @@ func (ec *executionContext) _IspContract_clientLabel(ctx context.Context, field 
 }
 func (ec *executionContext) fieldContext_IspContract_clientLabel(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("IspContract", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IspEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.IspEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IspEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IspEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IspEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IspEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.IspEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IspEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Isp) graphql.Marshaler {
+			return ec.marshalNIsp2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIsp(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IspEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IspEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Isp(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _LabelAvailability_available(ctx context.Context, field graphql.CollectedField, obj *model.LabelAvailability) (ret graphql.Marshaler) {
@@ -19394,6 +20428,50 @@ func (ec *executionContext) fieldContext_Query_registrationKey(ctx context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_capabilitiesConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_capabilitiesConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().CapabilitiesConnection(ctx, fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["last"].(*int64), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CapabilityConnection) graphql.Marshaler {
+			return ec.marshalNCapabilityConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapabilityConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_capabilitiesConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CapabilityConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_capabilitiesConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_clients(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -19628,6 +20706,50 @@ func (ec *executionContext) fieldContext_Query_clientGroup(ctx context.Context, 
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_clientGroup_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_clientGroupsConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_clientGroupsConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ClientGroupsConnection(ctx, fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["last"].(*int64), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ClientGroupConnection) graphql.Marshaler {
+			return ec.marshalNClientGroupConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroupConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_clientGroupsConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientGroupConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_clientGroupsConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -20390,6 +21512,50 @@ func (ec *executionContext) fieldContext_Query_ispContract(ctx context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_ispsConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_ispsConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().IspsConnection(ctx, fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["last"].(*int64), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IspConnection) graphql.Marshaler {
+			return ec.marshalNIspConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_ispsConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IspConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_ispsConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_licenseUsage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20864,6 +22030,50 @@ func (ec *executionContext) fieldContext_Query_user(ctx context.Context, field g
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_user_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_usersConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_usersConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().UsersConnection(ctx, fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["last"].(*int64), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.UserConnection) graphql.Marshaler {
+			return ec.marshalNUserConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐUserConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_usersConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_usersConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -23704,6 +24914,148 @@ func (ec *executionContext) fieldContext_User_notificationConfig(_ context.Conte
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_NotificationConfig(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UserConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.UserConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.UserEdge) graphql.Marshaler {
+			return ec.marshalNUserEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐUserEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UserConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UserConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UserConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.UserConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UserConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UserConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UserConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.UserConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UserConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UserConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _UserEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.UserEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UserEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UserEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _UserEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.UserEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐUser(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UserEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UserEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
 		},
 	}
 	return fc, nil
@@ -27344,6 +28696,97 @@ func (ec *executionContext) _Capability(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var capabilityConnectionImplementors = []string{"CapabilityConnection"}
+
+func (ec *executionContext) _CapabilityConnection(ctx context.Context, sel ast.SelectionSet, obj *model.CapabilityConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, capabilityConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CapabilityConnection")
+		case "edges":
+			out.Values[i] = ec._CapabilityConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._CapabilityConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._CapabilityConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var capabilityEdgeImplementors = []string{"CapabilityEdge"}
+
+func (ec *executionContext) _CapabilityEdge(ctx context.Context, sel ast.SelectionSet, obj *model.CapabilityEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, capabilityEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CapabilityEdge")
+		case "cursor":
+			out.Values[i] = ec._CapabilityEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._CapabilityEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var clientImplementors = []string{"Client", "Node"}
 
 func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, obj *model.Client) graphql.Marshaler {
@@ -27874,6 +29317,97 @@ func (ec *executionContext) _ClientGroup(ctx context.Context, sel ast.SelectionS
 			}
 		case "clients":
 			out.Values[i] = ec._ClientGroup_clients(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var clientGroupConnectionImplementors = []string{"ClientGroupConnection"}
+
+func (ec *executionContext) _ClientGroupConnection(ctx context.Context, sel ast.SelectionSet, obj *model.ClientGroupConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clientGroupConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClientGroupConnection")
+		case "edges":
+			out.Values[i] = ec._ClientGroupConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ClientGroupConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._ClientGroupConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var clientGroupEdgeImplementors = []string{"ClientGroupEdge"}
+
+func (ec *executionContext) _ClientGroupEdge(ctx context.Context, sel ast.SelectionSet, obj *model.ClientGroupEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clientGroupEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClientGroupEdge")
+		case "cursor":
+			out.Values[i] = ec._ClientGroupEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ClientGroupEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -29173,6 +30707,54 @@ func (ec *executionContext) _Isp(ctx context.Context, sel ast.SelectionSet, obj 
 	return out
 }
 
+var ispConnectionImplementors = []string{"IspConnection"}
+
+func (ec *executionContext) _IspConnection(ctx context.Context, sel ast.SelectionSet, obj *model.IspConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, ispConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IspConnection")
+		case "edges":
+			out.Values[i] = ec._IspConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._IspConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._IspConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var ispContractImplementors = []string{"IspContract"}
 
 func (ec *executionContext) _IspContract(ctx context.Context, sel ast.SelectionSet, obj *model.IspContract) graphql.Marshaler {
@@ -29268,6 +30850,49 @@ func (ec *executionContext) _IspContract(ctx context.Context, sel ast.SelectionS
 		case "clientLabel":
 			out.Values[i] = ec._IspContract_clientLabel(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var ispEdgeImplementors = []string{"IspEdge"}
+
+func (ec *executionContext) _IspEdge(ctx context.Context, sel ast.SelectionSet, obj *model.IspEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, ispEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IspEdge")
+		case "cursor":
+			out.Values[i] = ec._IspEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._IspEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -30712,6 +32337,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "capabilitiesConnection":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_capabilitiesConnection(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "clients":
 			field := field
 
@@ -30832,6 +32479,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_clientGroup(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "clientGroupsConnection":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_clientGroupsConnection(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -31240,6 +32909,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "ispsConnection":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_ispsConnection(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "licenseUsage":
 			field := field
 
@@ -31492,6 +33183,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_user(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "usersConnection":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_usersConnection(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -32652,6 +34365,97 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 	return out
 }
 
+var userConnectionImplementors = []string{"UserConnection"}
+
+func (ec *executionContext) _UserConnection(ctx context.Context, sel ast.SelectionSet, obj *model.UserConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, userConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UserConnection")
+		case "edges":
+			out.Values[i] = ec._UserConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._UserConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._UserConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var userEdgeImplementors = []string{"UserEdge"}
+
+func (ec *executionContext) _UserEdge(ctx context.Context, sel ast.SelectionSet, obj *model.UserEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, userEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UserEdge")
+		case "cursor":
+			out.Values[i] = ec._UserEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._UserEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var viewerImplementors = []string{"Viewer"}
 
 func (ec *executionContext) _Viewer(ctx context.Context, sel ast.SelectionSet, obj *model.Viewer) graphql.Marshaler {
@@ -33253,9 +35057,39 @@ func (ec *executionContext) marshalNCapability2ᚖgithubᚗcomᚋfleetgraphᚋfl
 	return ec._Capability(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNCapabilityConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapabilityConnection(ctx context.Context, sel ast.SelectionSet, v *model.CapabilityConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CapabilityConnection(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNCapabilityCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐCapabilityCreateInput(ctx context.Context, v any) (gqlmodel.CapabilityCreateInput, error) {
 	res, err := ec.unmarshalInputCapabilityCreateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCapabilityEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapabilityEdge(ctx context.Context, sel ast.SelectionSet, v model.CapabilityEdge) graphql.Marshaler {
+	return ec._CapabilityEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNCapabilityEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapabilityEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.CapabilityEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCapabilityEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapabilityEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNCapabilityUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐCapabilityUpdateInput(ctx context.Context, v any) (gqlmodel.CapabilityUpdateInput, error) {
@@ -33428,9 +35262,39 @@ func (ec *executionContext) marshalNClientGroup2ᚖgithubᚗcomᚋfleetgraphᚋf
 	return ec._ClientGroup(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNClientGroupConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroupConnection(ctx context.Context, sel ast.SelectionSet, v *model.ClientGroupConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ClientGroupConnection(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNClientGroupCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientGroupCreateInput(ctx context.Context, v any) (gqlmodel.ClientGroupCreateInput, error) {
 	res, err := ec.unmarshalInputClientGroupCreateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNClientGroupEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroupEdge(ctx context.Context, sel ast.SelectionSet, v model.ClientGroupEdge) graphql.Marshaler {
+	return ec._ClientGroupEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNClientGroupEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroupEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ClientGroupEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNClientGroupEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroupEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNClientGroupMembersInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientGroupMembersInput(ctx context.Context, v any) (gqlmodel.ClientGroupMembersInput, error) {
@@ -33885,6 +35749,16 @@ func (ec *executionContext) marshalNIsp2ᚖgithubᚗcomᚋfleetgraphᚋfleetgrap
 	return ec._Isp(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNIspConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspConnection(ctx context.Context, sel ast.SelectionSet, v *model.IspConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IspConnection(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNIspContract2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspContract(ctx context.Context, sel ast.SelectionSet, v model.IspContract) graphql.Marshaler {
 	return ec._IspContract(ctx, sel, &v)
 }
@@ -33928,6 +35802,26 @@ func (ec *executionContext) unmarshalNIspContractUpdateInput2githubᚗcomᚋflee
 func (ec *executionContext) unmarshalNIspCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐIspCreateInput(ctx context.Context, v any) (gqlmodel.IspCreateInput, error) {
 	res, err := ec.unmarshalInputIspCreateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNIspEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspEdge(ctx context.Context, sel ast.SelectionSet, v model.IspEdge) graphql.Marshaler {
+	return ec._IspEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNIspEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.IspEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNIspEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNIspMergeInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐIspMergeInput(ctx context.Context, v any) (gqlmodel.IspMergeInput, error) {
@@ -34602,9 +36496,39 @@ func (ec *executionContext) marshalNUser2ᚖgithubᚗcomᚋfleetgraphᚋfleetgra
 	return ec._User(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNUserConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐUserConnection(ctx context.Context, sel ast.SelectionSet, v *model.UserConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._UserConnection(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNUserCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐUserCreateInput(ctx context.Context, v any) (gqlmodel.UserCreateInput, error) {
 	res, err := ec.unmarshalInputUserCreateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNUserEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐUserEdge(ctx context.Context, sel ast.SelectionSet, v model.UserEdge) graphql.Marshaler {
+	return ec._UserEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNUserEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐUserEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.UserEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNUserEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐUserEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNUserUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐUserUpdateInput(ctx context.Context, v any) (gqlmodel.UserUpdateInput, error) {

@@ -15,6 +15,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
+	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/google/uuid"
 )
 
@@ -267,6 +268,27 @@ func (r *queryResolver) ClientGroup(ctx context.Context, id int64) (*model.Clien
 		return nil, err
 	}
 	return ptr(groupOf(g)), nil
+}
+
+// ClientGroupsConnection is the resolver for the clientGroupsConnection field.
+func (r *queryResolver) ClientGroupsConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.ClientGroupConnection, error) {
+	p, err := requireRole(ctx, model.RoleViewer)
+	if err != nil {
+		return nil, err
+	}
+	w, q, err := idPageOf(first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	l, err := r.Store.ClientGroupPage(ctx, p.DataOwnerID, q, selects(ctx, "ClientGroupConnection", "totalCount"))
+	if err != nil {
+		return nil, err
+	}
+	edges, info := idEdges(l.Rows, w, func(x store.ClientGroup) int64 { return x.ID }, groupOf,
+		func(c string, n *model.ClientGroup) model.ClientGroupEdge {
+			return model.ClientGroupEdge{Cursor: c, Node: n}
+		})
+	return &model.ClientGroupConnection{Edges: edges, PageInfo: info, TotalCount: l.Total}, nil
 }
 
 // Client returns graph.ClientResolver implementation.

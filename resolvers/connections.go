@@ -152,14 +152,8 @@ func clientFilterOf(in *gqlmodel.ClientFilter) (store.ClientFilter, error) {
 // clientConnection makes the page of rows read for w (one more than its
 // size when there are more).
 func clientConnection(rows []store.PagedClient, w pageWindow, q store.ClientPageQuery, total int64) *model.ClientConnection {
-	conn := &model.ClientConnection{Edges: []model.ClientEdge{}, PageInfo: &model.PageInfo{}, TotalCount: total}
-	if len(rows) > w.Size {
-		if w.FromEnd {
-			rows, conn.PageInfo.HasPreviousPage = rows[1:], true
-		} else {
-			rows, conn.PageInfo.HasNextPage = rows[:w.Size], true
-		}
-	}
+	conn := &model.ClientConnection{Edges: []model.ClientEdge{}, TotalCount: total}
+	rows, conn.PageInfo = cut(rows, w)
 	order := string(q.Order)
 	if q.Desc {
 		order += " desc"
@@ -174,10 +168,67 @@ func clientConnection(rows []store.PagedClient, w pageWindow, q store.ClientPage
 		}
 		conn.Edges = append(conn.Edges, model.ClientEdge{Cursor: encodeCursor(c), Node: ptr(clientOf(r.Client))})
 	}
-	if n := len(conn.Edges); n > 0 {
-		conn.PageInfo.StartCursor, conn.PageInfo.EndCursor = &conn.Edges[0].Cursor, &conn.Edges[n-1].Cursor
-	}
+	conn.PageInfo.StartCursor, conn.PageInfo.EndCursor = ends(conn.Edges, func(e model.ClientEdge) string { return e.Cursor })
 	return conn
+}
+
+// cut drops the row read beyond the page (rows hold one more than the
+// page when there are more) and says so in the page info.
+func cut[R any](rows []R, w pageWindow) ([]R, *model.PageInfo) {
+	info := &model.PageInfo{}
+	if len(rows) > w.Size {
+		if w.FromEnd {
+			rows, info.HasPreviousPage = rows[len(rows)-w.Size:], true
+		} else {
+			rows, info.HasNextPage = rows[:w.Size], true
+		}
+	}
+	return rows, info
+}
+
+// ends answers the cursors of a page's first and last edges (nil when empty).
+func ends[E any](edges []E, cursorOf func(E) string) (start, end *string) {
+	if n := len(edges); n > 0 {
+		return ptr(cursorOf(edges[0])), ptr(cursorOf(edges[n-1]))
+	}
+	return nil, nil
+}
+
+// idPageOf parses the Relay arguments of a list paged by id.
+func idPageOf(first *int64, after *string, last *int64, before *string) (pageWindow, store.IDPage, error) {
+	w, err := pageWindowOf(first, after, last, before)
+	if err != nil {
+		return w, store.IDPage{}, err
+	}
+	p := store.IDPage{Limit: w.Size + 1, FromEnd: w.FromEnd}
+	for _, b := range []struct {
+		field string
+		arg   *string
+		dst   **int64
+	}{{"after", after, &p.AfterID}, {"before", before, &p.BeforeID}} {
+		if b.arg != nil {
+			c, err := decodeCursor(b.field, *b.arg, string(store.ClientOrderID))
+			if err != nil {
+				return w, p, err
+			}
+			*b.dst = &c.ID
+		}
+	}
+	return w, p, nil
+}
+
+// idEdges makes the edges and page info of a page read by idPageOf.
+func idEdges[R, C, E any](rows []R, w pageWindow, id func(R) int64, conv func(R) C,
+	edge func(cursor string, node *C) E) ([]E, *model.PageInfo) {
+	rows, info := cut(rows, w)
+	edges := make([]E, len(rows))
+	cursors := make([]string, len(rows))
+	for i, r := range rows {
+		cursors[i] = encodeCursor(cursor{Order: string(store.ClientOrderID), ID: id(r)})
+		edges[i] = edge(cursors[i], ptr(conv(r)))
+	}
+	info.StartCursor, info.EndCursor = ends(cursors, func(c string) string { return c })
+	return edges, info
 }
 
 // selects tells whether the current field's selection asks for a field of

@@ -121,3 +121,22 @@ func (r *queryResolver) User(ctx context.Context, id int64) (*model.User, error)
 	}
 	return ptr(userOf(u)), nil
 }
+
+// UsersConnection is the resolver for the usersConnection field.
+func (r *queryResolver) UsersConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.UserConnection, error) {
+	p, err := requireRole(ctx, model.RoleViewer)
+	if err != nil {
+		return nil, err
+	}
+	w, q, err := idPageOf(first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	l, err := r.Store.UserPage(ctx, p.DataOwnerID, q, selects(ctx, "UserConnection", "totalCount"))
+	if err != nil {
+		return nil, err
+	}
+	edges, info := idEdges(l.Rows, w, func(x store.User) int64 { return x.ID }, userOf,
+		func(c string, n *model.User) model.UserEdge { return model.UserEdge{Cursor: c, Node: n} })
+	return &model.UserConnection{Edges: edges, PageInfo: info, TotalCount: l.Total}, nil
+}

@@ -279,3 +279,63 @@ func TestConnectionComplexity(t *testing.T) {
 		t.Fatalf("a page of 100 with pages of 100 below: %s", g.Raw)
 	}
 }
+
+// TestListConnections: the data owner's client groups, users, capabilities
+// and ISPs page forward and backward by id, each exactly once, counted by
+// totalCount, without another data owner's; a cursor of another order is
+// refused.
+func TestListConnections(t *testing.T) {
+	e := apitest.Get(t)
+	o := e.NewOwner(t, "connlists")
+	other := e.NewOwner(t, "connlists-other")
+	for i := range 5 {
+		for _, x := range []*apitest.Owner{o, other} {
+			x.NewGroup(t, fmt.Sprintf("group %d", i))
+			x.NewUser(t, store.NewUser{Email: fmt.Sprintf("u%d-%s@example.com", i, x.Slug), Username: fmt.Sprintf("u%d-%s", i, x.Slug), Role: "viewer"})
+			x.NewCapability(t, store.CapabilityInput{Name: apitest.Ptr(fmt.Sprintf("cap %d", i))})
+			x.NewISP(t, store.IspInput{Name: apitest.Ptr(fmt.Sprintf("ISP %d", i))})
+		}
+	}
+	for field, want := range map[string]int64{"clientGroupsConnection": 5, "usersConnection": 6, "capabilitiesConnection": 5, "ispsConnection": 5} {
+		t.Run(field, func(t *testing.T) {
+			q := `query($first: Int, $after: String, $last: Int, $before: String) { c: ` + field + `(first: $first, after: $after, last: $last, before: $before) {
+				totalCount pageInfo { hasNextPage hasPreviousPage startCursor endCursor } edges { cursor node { nodeId id } } } }`
+			page := func(vars map[string]any) (ids []int64, info map[string]any, total int64) {
+				c := e.GraphQLData(t, o.Key, q, vars)["c"].(map[string]any)
+				for _, edge := range c["edges"].([]any) {
+					ids = append(ids, apitest.Int(t, edge.(map[string]any)["node"].(map[string]any)["id"]))
+				}
+				return ids, c["pageInfo"].(map[string]any), apitest.Int(t, c["totalCount"])
+			}
+			var forward, backward []int64
+			vars := map[string]any{"first": 2}
+			for {
+				ids, info, total := page(vars)
+				if total != want {
+					t.Fatalf("totalCount %d, want %d", total, want)
+				}
+				forward = append(forward, ids...)
+				if info["hasNextPage"] != true {
+					break
+				}
+				vars["after"] = info["endCursor"]
+			}
+			vars = map[string]any{"last": 2}
+			for {
+				ids, info, _ := page(vars)
+				backward = append(slices.Clone(ids), backward...)
+				if info["hasPreviousPage"] != true {
+					break
+				}
+				vars["before"] = info["startCursor"]
+			}
+			if int64(len(forward)) != want || !slices.Equal(forward, backward) || !slices.IsSorted(forward) {
+				t.Fatalf("forward %v, backward %v: want the %d of the data owner by id, both ways", forward, backward, want)
+			}
+			g := e.GraphQL(t, o.Key, q, map[string]any{"after": "bm90IGEgY3Vyc29y"})
+			if g.Code() != "BAD_USER_INPUT" {
+				t.Fatalf("a bad cursor: %s", g.Raw)
+			}
+		})
+	}
+}

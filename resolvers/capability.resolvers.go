@@ -195,21 +195,10 @@ func (r *queryResolver) RegistrationKey(ctx context.Context, id int64) (*model.R
 
 // CapabilitiesConnection is the resolver for the capabilitiesConnection field.
 func (r *queryResolver) CapabilitiesConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.CapabilityConnection, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
-	if err != nil {
-		return nil, err
-	}
-	w, q, err := idPageOf(first, after, last, before)
-	if err != nil {
-		return nil, err
-	}
-	l, err := r.Store.CapabilityPage(ctx, p.DataOwnerID, q, selects(ctx, "CapabilityConnection", "totalCount"))
-	if err != nil {
-		return nil, err
-	}
-	edges, info := idEdges(l.Rows, w, func(x store.Capability) int64 { return x.ID }, capabilityOf,
+	edges, info, total, err := idConnection(ctx, first, after, last, before, "CapabilityConnection", r.Store.CapabilityPage,
+		func(x store.Capability) int64 { return x.ID }, capabilityOf,
 		func(c string, n *model.Capability) model.CapabilityEdge {
 			return model.CapabilityEdge{Cursor: c, Node: n}
 		})
-	return &model.CapabilityConnection{Edges: edges, PageInfo: info, TotalCount: l.Total}, nil
+	return &model.CapabilityConnection{Edges: edges, PageInfo: info, TotalCount: total}, err
 }

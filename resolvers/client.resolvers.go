@@ -272,23 +272,12 @@ func (r *queryResolver) ClientGroup(ctx context.Context, id int64) (*model.Clien
 
 // ClientGroupsConnection is the resolver for the clientGroupsConnection field.
 func (r *queryResolver) ClientGroupsConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.ClientGroupConnection, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
-	if err != nil {
-		return nil, err
-	}
-	w, q, err := idPageOf(first, after, last, before)
-	if err != nil {
-		return nil, err
-	}
-	l, err := r.Store.ClientGroupPage(ctx, p.DataOwnerID, q, selects(ctx, "ClientGroupConnection", "totalCount"))
-	if err != nil {
-		return nil, err
-	}
-	edges, info := idEdges(l.Rows, w, func(x store.ClientGroup) int64 { return x.ID }, groupOf,
+	edges, info, total, err := idConnection(ctx, first, after, last, before, "ClientGroupConnection", r.Store.ClientGroupPage,
+		func(x store.ClientGroup) int64 { return x.ID }, groupOf,
 		func(c string, n *model.ClientGroup) model.ClientGroupEdge {
 			return model.ClientGroupEdge{Cursor: c, Node: n}
 		})
-	return &model.ClientGroupConnection{Edges: edges, PageInfo: info, TotalCount: l.Total}, nil
+	return &model.ClientGroupConnection{Edges: edges, PageInfo: info, TotalCount: total}, err
 }
 
 // Client returns graph.ClientResolver implementation.

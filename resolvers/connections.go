@@ -217,6 +217,27 @@ func idPageOf(first *int64, after *string, last *int64, before *string) (pageWin
 	return w, p, nil
 }
 
+// idConnection answers a page of a short list paged by id (read): its
+// edges, page info and, when typeName's totalCount is selected, total.
+func idConnection[R, C, E any](ctx context.Context, first *int64, after *string, last *int64, before *string, typeName string,
+	read func(context.Context, int64, store.IDPage, bool) (store.PagedList[R], error),
+	id func(R) int64, conv func(R) C, edge func(cursor string, node *C) E) ([]E, *model.PageInfo, int64, error) {
+	p, err := requireRole(ctx, model.RoleViewer)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	w, q, err := idPageOf(first, after, last, before)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	l, err := read(ctx, p.DataOwnerID, q, selects(ctx, typeName, "totalCount"))
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	edges, info := idEdges(l.Rows, w, id, conv, edge)
+	return edges, info, l.Total, nil
+}
+
 // idEdges makes the edges and page info of a page read by idPageOf.
 func idEdges[R, C, E any](rows []R, w pageWindow, id func(R) int64, conv func(R) C,
 	edge func(cursor string, node *C) E) ([]E, *model.PageInfo) {

@@ -212,19 +212,8 @@ func (r *queryResolver) IspContract(ctx context.Context, id int64) (*model.IspCo
 
 // IspsConnection is the resolver for the ispsConnection field.
 func (r *queryResolver) IspsConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.IspConnection, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
-	if err != nil {
-		return nil, err
-	}
-	w, q, err := idPageOf(first, after, last, before)
-	if err != nil {
-		return nil, err
-	}
-	l, err := r.Store.IspPage(ctx, p.DataOwnerID, q, selects(ctx, "IspConnection", "totalCount"))
-	if err != nil {
-		return nil, err
-	}
-	edges, info := idEdges(l.Rows, w, func(x store.Isp) int64 { return x.ID }, ispOf,
+	edges, info, total, err := idConnection(ctx, first, after, last, before, "IspConnection", r.Store.IspPage,
+		func(x store.Isp) int64 { return x.ID }, ispOf,
 		func(c string, n *model.Isp) model.IspEdge { return model.IspEdge{Cursor: c, Node: n} })
-	return &model.IspConnection{Edges: edges, PageInfo: info, TotalCount: l.Total}, nil
+	return &model.IspConnection{Edges: edges, PageInfo: info, TotalCount: total}, err
 }

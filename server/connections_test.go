@@ -107,6 +107,16 @@ func TestClientsConnectionPaging(t *testing.T) {
 		})
 	}
 
+	t.Run("a cursor keeps its place when clients come and go before it", func(t *testing.T) {
+		vars := map[string]any{"first": 2, "orderBy": map[string]any{"field": "label"}}
+		first := getPage(t, e, o.Key, vars) // <nil>, Alpha
+		aardvark := o.NewClient(t, store.NewClient{Label: apitest.Ptr("aardvark")})
+		vars["after"] = first.end
+		if p := getPage(t, e, o.Key, vars); !slices.Equal(p.labels, []string{"bravo", "charlie"}) {
+			t.Fatalf("the page after Alpha once aardvark came before it: %v, want [bravo charlie]", p.labels)
+		}
+		e.GraphQLData(t, o.Key, `mutation($id: ID!) { clientDelete(id: $id) }`, map[string]any{"id": fmt.Sprint(aardvark.ID)})
+	})
 	t.Run("after and before together bound the page", func(t *testing.T) {
 		all := getPage(t, e, o.Key, map[string]any{"first": 8})
 		p := getPage(t, e, o.Key, map[string]any{"first": 10, "after": all.edgeCursors[1], "before": all.edgeCursors[5]})

@@ -5125,20 +5125,35 @@ extend type Query {
 type Client implements Node {
   "The client's opaque global id (see Node)."
   nodeId: ID!
+  "The client's integer id (REST and the id arguments of the API use it)."
   id: Int!
+  "The UUID the client reports its documents under."
   uuid: String!
+  "The kind of client, e.g. automator (a probe that runs scheduled measurements)."
   type: String!
+  "Whether the client is the caller's data owner's own or shared with it."
   accessLevel: AccessLevel!
+  "A name unique among the data owner's clients (trimmed, case-insensitive); null when none."
   label: String
+  "A second, free label; null when none."
   extraLabel: String
+  "Tags for filtering (clientsConnection, export and webhook filters); null when none."
   tags: [String!]
+  "When the client was created (registered, or first reported)."
   createdAt: Time!
+  "When the client was last changed."
   updatedAt: Time!
+  "When the client was disabled; null while enabled."
   disabledAt: Time
+  "Why the client was disabled; null while enabled."
   disabledReason: String
+  "When the client last reported a measurement; null when never."
   lastMeasurementAt: Time
+  "When the server last heard from the client; null when never."
   lastSeenAt: Time
+  "The client software type the client last reported; null when none."
   lastClientType: String
+  "The client software version the client last reported; null when none."
   lastClientVersion: String
   "Whether the server delivers configs to the client; null for shared clients."
   configManaged: Boolean
@@ -5148,35 +5163,52 @@ type Client implements Node {
   deliveredAutomatorConfig: ConfigRef
   "Not seen within the data owner's offline threshold; null when never seen or while the data owner's client offline detection is off."
   offline: Boolean
+  "No anomaly notifications are sent for the client."
   anomaliesMuted: Boolean!
+  "No offline notifications are sent for the client."
   offlineNotificationsMuted: Boolean!
+  "No system health notifications are sent for the client."
   systemHealthNotificationsMuted: Boolean!
+  "The registration key the client registered with; null when none (or deleted)."
   registrationKey: RegistrationKey
   "The data owner's groups the client is in, by name."
   clientGroups: [ClientGroup!]!
+  "The ISP contract valid now (of several, the one that started last); null when none."
   currentIspContract: IspContract
+  "Every ISP contract of the client, the latest started first."
   ispContracts: [IspContract!]!
+  "Whether configs are managed and which are assigned to the client itself."
   configuration: ClientConfiguration!
 }
 
 type ConfigRef {
+  "The config's id."
   id: Int!
+  "The config's name."
   name: String!
+  "The data owner's default config of its kind."
   isDefault: Boolean!
 }
 
 type ClientConfiguration {
+  "Whether the server delivers configs to the client."
   managed: Boolean!
+  "The measurement config assigned to the client itself; null when none."
   publicConfigId: Int
+  "The schedule config assigned to the client itself; null when none."
   automatorConfigId: Int
 }
 
 type ClientGroup implements Node {
   "The group's opaque global id (see Node)."
   nodeId: ID!
+  "The group's integer id."
   id: Int!
+  "Unique among the data owner's groups (trimmed, case-insensitive)."
   name: String!
+  "When the group was created."
   createdAt: Time!
+  "The group's clients, by id."
   clients: [Client!]!
 }
 
@@ -5241,7 +5273,9 @@ type ClientEdge {
 }
 
 type LabelAvailability {
+  "No other client of the data owner carries the label."
   available: Boolean!
+  "The label asked about, as given."
   label: String!
 }
 
@@ -5396,9 +5430,13 @@ type Mutation {
 }
 
 type Viewer {
+  "The slug of the caller's data owner."
   dataOwner: String!
+  "The user the key acts for; null when it acts for none."
   userId: Int
+  "The role the caller acts with (its user's, capped by the key's effective role)."
   role: Role!
+  "The kind of key the caller authenticated with (client_admin, export, ...)."
   keyKind: String!
 }
 `, BuiltIn: false},

@@ -4994,14 +4994,23 @@ extend type Mutation {
 type Capability implements Node {
   "The capability's opaque global id (see Node)."
   nodeId: ID!
+  "The capability's integer id."
   id: Int!
+  "The capability's name."
   name: String!
+  "A free note; null when none."
   comment: String
+  "When not empty, the only document types (e.g. VideoMeasurement) its clients may report."
   allowedMeasurementTypes: [String!]!
+  "When not empty, the only study subjects (e.g. youtube) its clients may report."
   allowedMeasurementSubjects: [String!]!
+  "Document types its clients may not report."
   forbiddenMeasurementTypes: [String!]!
+  "Study subjects its clients may not report."
   forbiddenMeasurementSubjects: [String!]!
+  "How many registration keys grant the capability."
   registrationKeysCount: Int!
+  "The registration keys that grant the capability."
   registrationKeys: [RegistrationKey!]!
 }
 
@@ -5009,17 +5018,25 @@ type Capability implements Node {
 type RegistrationKey implements Node {
   "The registration key's opaque global id (see Node)."
   nodeId: ID!
+  "The key's integer id."
   id: Int!
+  "The capability the key grants."
   capabilityId: Int!
+  "The key a client registers with."
   registrationKey: String!
+  "A free note; null when none."
   comment: String
+  "Clients may register with the key from this time."
   validFrom: Time!
+  "Clients may register with the key until this time; null when it does not expire."
   validUntil: Time
   "-1 means unlimited."
   numRegistrationsLeft: Int!
   usageLimitDays: Int
   testing: Boolean!
+  "How many clients registered with the key."
   clientsCount: Int!
+  "The capability the key grants."
   capability: Capability!
 }
 
@@ -5952,18 +5969,28 @@ extend type Mutation {
 type Isp implements Node {
   "The ISP's opaque global id (see Node)."
   nodeId: ID!
+  "The ISP's integer id."
   id: Int!
+  "The ISP's name."
   name: String!
+  "The kind of access the ISP sells."
   type: IspType!
+  "Other names the ISP is known by."
   alternativeNames: [String!]!
+  "The ISP's autonomous system numbers."
   asNumbers: [String!]!
   "Two-letter ISO 3166 country code."
   country: String!
+  "The ISP is a VPN provider; null when not known."
   isVpn: Boolean
+  "The record was checked; null when not known."
   verified: Boolean
+  "When the record was created."
   createdAt: Time!
+  "How many client contracts name the ISP."
   ispContractsCount: Int!
   ispDetailsCount: Int!
+  "The client contracts that name the ISP."
   ispContracts: [IspContract!]!
 }
 

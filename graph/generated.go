@@ -5996,23 +5996,39 @@ type Isp implements Node {
 
 "A client's contract with an ISP."
 type IspContract {
+  "The contract's integer id."
   id: Int!
+  "The ISP of the contract."
   ispId: Int!
+  "The client of the contract."
   clientId: Int!
+  "The contracted upload speed; null when not known."
   uploadSpeed: Int
+  "The contracted download speed; null when not known."
   downloadSpeed: Int
+  "The monthly price in currency (at most two decimal places); null when not known."
   monthlyPrice: Float
+  "The ISO 4217 code of monthlyPrice's currency; null when not known."
   currency: String
+  "The tariff the contract is assumed to be; null when none."
   assumedTariff: String
+  "The kind of connection, as given; null when none."
   connectionType: String
+  "The contract's name."
   name: String!
   "When the contract starts (never null: a contract made without a start starts when it is made)."
   validFrom: Time!
+  "When the contract ends; null while open-ended."
   validUntil: Time
+  "The ISP of the contract."
   isp: Isp!
+  "The ISP's name."
   ispName: String!
+  "The client of the contract."
   client: Client!
+  "The client's UUID; null when the caller cannot see the client."
   clientUuid: String
+  "The client's label; null when none or when the caller cannot see the client."
   clientLabel: String
 }
 
@@ -6409,20 +6425,28 @@ extend type Mutation {
 type User implements Node {
   "The user's opaque global id (see Node)."
   nodeId: ID!
+  "The user's integer id."
   id: Int!
+  "The user's e-mail address."
   email: String!
+  "The user's name to sign in with."
   username: String!
+  "The user's role."
   role: Role!
+  "Null when not given."
   firstName: String
+  "Null when not given."
   lastName: String
   aiUsageAccepted: Boolean
   aiCustomPrompt: String
   lastVisitedDashboardVersion: String
   dashboardWhatsNewDisabled: Boolean!
+  "A new e-mail address waiting for its confirmation; null when none."
   pendingEmail: String
   pendingEmailTokenSentAt: Time
   "active, expired or null."
   pendingEmailState: String
+  "Which notifications the user receives."
   notificationConfig: NotificationConfig!
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/introspection"
+	"github.com/99designs/gqlgen/plugin/federation/fedruntime"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	gqlparser "github.com/vektah/gqlparser/v2"
@@ -31,6 +32,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	Client() ClientResolver
+	Entity() EntityResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
 }
@@ -297,6 +299,17 @@ type ComplexityRoot struct {
 		OfflineThresholdMinutesDefault         func(childComplexity int) int
 		StudyFailureDetectionEnabled           func(childComplexity int) int
 		StudyFailureDetectionEnabledOnServer   func(childComplexity int) int
+	}
+
+	Entity struct {
+		FindClientByID               func(childComplexity int, id int64) int
+		FindClientByUUID             func(childComplexity int, uuid string) int
+		FindManyAnomalyEventByIDs    func(childComplexity int, reps []*gqlmodel.AnomalyEventByIDsInput) int
+		FindManyCapabilityByIDs      func(childComplexity int, reps []*gqlmodel.CapabilityByIDsInput) int
+		FindManyClientGroupByIDs     func(childComplexity int, reps []*gqlmodel.ClientGroupByIDsInput) int
+		FindManyIspByIDs             func(childComplexity int, reps []*gqlmodel.IspByIDsInput) int
+		FindManyMeasurementByIDs     func(childComplexity int, reps []*gqlmodel.MeasurementByIDsInput) int
+		FindManyRegistrationKeyByIDs func(childComplexity int, reps []*gqlmodel.RegistrationKeyByIDsInput) int
 	}
 
 	ExportApiKey struct {
@@ -611,6 +624,8 @@ type ComplexityRoot struct {
 		Users                      func(childComplexity int) int
 		UsersConnection            func(childComplexity int, first *int64, after *string, last *int64, before *string) int
 		Viewer                     func(childComplexity int) int
+		__resolve__service         func(childComplexity int) int
+		__resolve_entities         func(childComplexity int, representations []map[string]any) int
 	}
 
 	RegistrationKey struct {
@@ -795,6 +810,10 @@ type ComplexityRoot struct {
 		Role      func(childComplexity int) int
 		UserID    func(childComplexity int) int
 	}
+
+	_Service struct {
+		SDL func(childComplexity int) int
+	}
 }
 
 // endregion ***************************** api!.gotpl *****************************
@@ -803,6 +822,16 @@ type ComplexityRoot struct {
 
 type ClientResolver interface {
 	Measurements(ctx context.Context, objs []*model.Client, filter *gqlmodel.MeasurementFilter, first *int64, after *string) ([]*model.MeasurementConnection, error)
+}
+type EntityResolver interface {
+	FindManyAnomalyEventByIDs(ctx context.Context, reps []*gqlmodel.AnomalyEventByIDsInput) ([]*model.AnomalyEvent, error)
+	FindManyCapabilityByIDs(ctx context.Context, reps []*gqlmodel.CapabilityByIDsInput) ([]*model.Capability, error)
+	FindClientByID(ctx context.Context, id int64) (*model.Client, error)
+	FindClientByUUID(ctx context.Context, uuid string) (*model.Client, error)
+	FindManyClientGroupByIDs(ctx context.Context, reps []*gqlmodel.ClientGroupByIDsInput) ([]*model.ClientGroup, error)
+	FindManyIspByIDs(ctx context.Context, reps []*gqlmodel.IspByIDsInput) ([]*model.Isp, error)
+	FindManyMeasurementByIDs(ctx context.Context, reps []*gqlmodel.MeasurementByIDsInput) ([]*model.Measurement, error)
+	FindManyRegistrationKeyByIDs(ctx context.Context, reps []*gqlmodel.RegistrationKeyByIDsInput) ([]*model.RegistrationKey, error)
 }
 type MutationResolver interface {
 	Noop(ctx context.Context) (*bool, error)
@@ -2021,6 +2050,95 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DataOwnerSettings.StudyFailureDetectionEnabledOnServer(childComplexity), true
+
+	case "Entity.findClientByID":
+		if e.ComplexityRoot.Entity.FindClientByID == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findClientByID_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindClientByID(childComplexity, args["id"].(int64)), true
+	case "Entity.findClientByUUID":
+		if e.ComplexityRoot.Entity.FindClientByUUID == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findClientByUUID_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindClientByUUID(childComplexity, args["uuid"].(string)), true
+	case "Entity.findManyAnomalyEventByIDs":
+		if e.ComplexityRoot.Entity.FindManyAnomalyEventByIDs == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findManyAnomalyEventByIDs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindManyAnomalyEventByIDs(childComplexity, args["reps"].([]*gqlmodel.AnomalyEventByIDsInput)), true
+	case "Entity.findManyCapabilityByIDs":
+		if e.ComplexityRoot.Entity.FindManyCapabilityByIDs == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findManyCapabilityByIDs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindManyCapabilityByIDs(childComplexity, args["reps"].([]*gqlmodel.CapabilityByIDsInput)), true
+	case "Entity.findManyClientGroupByIDs":
+		if e.ComplexityRoot.Entity.FindManyClientGroupByIDs == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findManyClientGroupByIDs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindManyClientGroupByIDs(childComplexity, args["reps"].([]*gqlmodel.ClientGroupByIDsInput)), true
+	case "Entity.findManyIspByIDs":
+		if e.ComplexityRoot.Entity.FindManyIspByIDs == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findManyIspByIDs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindManyIspByIDs(childComplexity, args["reps"].([]*gqlmodel.IspByIDsInput)), true
+	case "Entity.findManyMeasurementByIDs":
+		if e.ComplexityRoot.Entity.FindManyMeasurementByIDs == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findManyMeasurementByIDs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindManyMeasurementByIDs(childComplexity, args["reps"].([]*gqlmodel.MeasurementByIDsInput)), true
+	case "Entity.findManyRegistrationKeyByIDs":
+		if e.ComplexityRoot.Entity.FindManyRegistrationKeyByIDs == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findManyRegistrationKeyByIDs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindManyRegistrationKeyByIDs(childComplexity, args["reps"].([]*gqlmodel.RegistrationKeyByIDsInput)), true
 
 	case "ExportApiKey.apiKey":
 		if e.ComplexityRoot.ExportApiKey.APIKey == nil {
@@ -3909,6 +4027,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Viewer(childComplexity), true
+	case "Query._service":
+		if e.ComplexityRoot.Query.__resolve__service == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.__resolve__service(childComplexity), true
+	case "Query._entities":
+		if e.ComplexityRoot.Query.__resolve_entities == nil {
+			break
+		}
+
+		args, err := ec.field_Query__entities_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.__resolve_entities(childComplexity, args["representations"].([]map[string]any)), true
 
 	case "RegistrationKey.capability":
 		if e.ComplexityRoot.RegistrationKey.Capability == nil {
@@ -4685,6 +4820,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Viewer.UserID(childComplexity), true
 
+	case "_Service.sdl":
+		if e.ComplexityRoot._Service.SDL == nil {
+			break
+		}
+
+		return e.ComplexityRoot._Service.SDL(childComplexity), true
+
 	}
 	return 0, false
 }
@@ -4696,12 +4838,15 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputAnomalyDetectionOverrideCreateInput,
 		ec.unmarshalInputAnomalyDetectionOverrideFeedbackInput,
 		ec.unmarshalInputAnomalyDetectionOverrideScopeInput,
+		ec.unmarshalInputAnomalyEventByIDsInput,
 		ec.unmarshalInputApiKeyCreateInput,
+		ec.unmarshalInputCapabilityByIDsInput,
 		ec.unmarshalInputCapabilityCreateInput,
 		ec.unmarshalInputCapabilityUpdateInput,
 		ec.unmarshalInputClientAdminApiKeyCreateInput,
 		ec.unmarshalInputClientDisableInput,
 		ec.unmarshalInputClientFilter,
+		ec.unmarshalInputClientGroupByIDsInput,
 		ec.unmarshalInputClientGroupCreateInput,
 		ec.unmarshalInputClientGroupMembersInput,
 		ec.unmarshalInputClientGroupUpdateInput,
@@ -4712,6 +4857,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputExportFilter,
 		ec.unmarshalInputHealthMetricThresholdsInput,
 		ec.unmarshalInputHealthThresholdsInput,
+		ec.unmarshalInputIspByIDsInput,
 		ec.unmarshalInputIspContractCreateInput,
 		ec.unmarshalInputIspContractEndInput,
 		ec.unmarshalInputIspContractUpdateInput,
@@ -4719,11 +4865,13 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputIspFilter,
 		ec.unmarshalInputIspMergeInput,
 		ec.unmarshalInputIspUpdateInput,
+		ec.unmarshalInputMeasurementByIDsInput,
 		ec.unmarshalInputMeasurementConfigCreateInput,
 		ec.unmarshalInputMeasurementConfigImportInput,
 		ec.unmarshalInputMeasurementConfigUpdateInput,
 		ec.unmarshalInputMeasurementFilter,
 		ec.unmarshalInputNotificationConfigInput,
+		ec.unmarshalInputRegistrationKeyByIDsInput,
 		ec.unmarshalInputRegistrationKeyCreateInput,
 		ec.unmarshalInputRegistrationKeyUpdateInput,
 		ec.unmarshalInputServiceCredentialCreateInput,
@@ -5793,6 +5941,30 @@ extend type Query {
   exportEsql(query: String!): [JSON!]!
 }
 `, BuiltIn: false},
+	{Name: "../schema/federation.graphqls", Input: `# Apollo Federation v2: fleetgraph is a subgraph (docs/federation.md). The
+# entities a neighbouring service may reference, each by the keys it can
+# know. A representation of another data owner's object resolves to null,
+# as an unknown key does.
+extend schema @link(url: "https://specs.apollo.dev/federation/v2.7", import: ["@key"])
+
+"""
+gqlgen's federation plugin: multi: false gives the entity one resolver per
+key, called once per representation (every other entity has one batch
+resolver per key).
+"""
+directive @entityResolver(multi: Boolean) on OBJECT
+
+# Resolved per representation, from one statement read ahead for the whole
+# call (resolvers/entities.go): a batch resolver would read a batch mixing
+# the two keys by the first one's key only.
+extend type Client @key(fields: "id") @key(fields: "uuid") @entityResolver(multi: false)
+extend type ClientGroup @key(fields: "id")
+extend type Measurement @key(fields: "id")
+extend type AnomalyEvent @key(fields: "id")
+extend type Isp @key(fields: "id")
+extend type Capability @key(fields: "id")
+extend type RegistrationKey @key(fields: "id")
+`, BuiltIn: false},
 	{Name: "../schema/health.graphqls", Input: `"A system status record a client reported (a document of kind system_status)."
 type SystemStatusRecord {
   "The record's id on the server."
@@ -6552,6 +6724,107 @@ extend type Query {
   ): UserConnection!
 }
 `, BuiltIn: false},
+	{Name: "../federation/directives.graphql", Input: `
+	directive @authenticated on FIELD_DEFINITION | OBJECT | INTERFACE | SCALAR | ENUM
+	directive @composeDirective(name: String!) repeatable on SCHEMA
+	directive @extends on OBJECT | INTERFACE
+	directive @external on OBJECT | FIELD_DEFINITION
+	directive @key(fields: FieldSet!, resolvable: Boolean = true) repeatable on OBJECT | INTERFACE
+	directive @inaccessible on
+	  | ARGUMENT_DEFINITION
+	  | ENUM
+	  | ENUM_VALUE
+	  | FIELD_DEFINITION
+	  | INPUT_FIELD_DEFINITION
+	  | INPUT_OBJECT
+	  | INTERFACE
+	  | OBJECT
+	  | SCALAR
+	  | UNION
+	directive @interfaceObject on OBJECT
+	directive @link(import: [String!], url: String!) repeatable on SCHEMA
+	directive @override(from: String!, label: String) on FIELD_DEFINITION
+	directive @policy(policies: [[federation__Policy!]!]!) on
+	  | FIELD_DEFINITION
+	  | OBJECT
+	  | INTERFACE
+	  | SCALAR
+	  | ENUM
+	directive @provides(fields: FieldSet!) on FIELD_DEFINITION
+	directive @requires(fields: FieldSet!) on FIELD_DEFINITION
+	directive @requiresScopes(scopes: [[federation__Scope!]!]!) on
+	  | FIELD_DEFINITION
+	  | OBJECT
+	  | INTERFACE
+	  | SCALAR
+	  | ENUM
+	directive @shareable repeatable on FIELD_DEFINITION | OBJECT
+	directive @computedRequires on FIELD_DEFINITION
+	directive @tag(name: String!) repeatable on
+	  | ARGUMENT_DEFINITION
+	  | ENUM
+	  | ENUM_VALUE
+	  | FIELD_DEFINITION
+	  | INPUT_FIELD_DEFINITION
+	  | INPUT_OBJECT
+	  | INTERFACE
+	  | OBJECT
+	  | SCALAR
+	  | UNION
+	scalar _Any
+	scalar FieldSet
+	scalar federation__Policy
+	scalar federation__Scope
+`, BuiltIn: true},
+	{Name: "../federation/entity.graphql", Input: `
+# a union of all types that use the @key directive
+union _Entity = AnomalyEvent | Capability | Client | ClientGroup | Isp | Measurement | RegistrationKey
+
+input AnomalyEventByIDsInput {
+	ID: ID!
+}
+
+input CapabilityByIDsInput {
+	ID: Int!
+}
+
+input ClientGroupByIDsInput {
+	ID: Int!
+}
+
+input IspByIDsInput {
+	ID: Int!
+}
+
+input MeasurementByIDsInput {
+	ID: ID!
+}
+
+input RegistrationKeyByIDsInput {
+	ID: Int!
+}
+
+# fake type to build resolver interfaces for users to implement
+type Entity {
+	findManyAnomalyEventByIDs(reps: [AnomalyEventByIDsInput]!): [AnomalyEvent]
+	findManyCapabilityByIDs(reps: [CapabilityByIDsInput]!): [Capability]
+	findClientByID(id: Int!,): Client!
+	findClientByUUID(uuid: String!,): Client!
+	findManyClientGroupByIDs(reps: [ClientGroupByIDsInput]!): [ClientGroup]
+	findManyIspByIDs(reps: [IspByIDsInput]!): [Isp]
+	findManyMeasurementByIDs(reps: [MeasurementByIDsInput]!): [Measurement]
+	findManyRegistrationKeyByIDs(reps: [RegistrationKeyByIDsInput]!): [RegistrationKey]
+}
+
+type _Service {
+  sdl: String
+}
+
+extend type Query {
+  _entities(representations: [_Any!]!): [_Entity]!
+  _service: _Service!
+}
+`, BuiltIn: true},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -7849,6 +8122,14 @@ func (ec *executionContext) childFields_Viewer(ctx context.Context, field graphq
 	return nil, fmt.Errorf("no field named %q was found under type Viewer", field.Name)
 }
 
+func (ec *executionContext) childFields__Service(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "sdl":
+		return ec.fieldContext__Service_sdl(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type _Service", field.Name)
+}
+
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "name":
@@ -7992,6 +8273,118 @@ func (ec *executionContext) field_Client_measurements_args(ctx context.Context, 
 		return nil, err
 	}
 	args["after"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findClientByID_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findClientByUUID_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "uuid",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["uuid"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyAnomalyEventByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*gqlmodel.AnomalyEventByIDsInput, error) {
+			return ec.unmarshalNAnomalyEventByIDsInput2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyEventByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyCapabilityByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*gqlmodel.CapabilityByIDsInput, error) {
+			return ec.unmarshalNCapabilityByIDsInput2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐCapabilityByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyClientGroupByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*gqlmodel.ClientGroupByIDsInput, error) {
+			return ec.unmarshalNClientGroupByIDsInput2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientGroupByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyIspByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*gqlmodel.IspByIDsInput, error) {
+			return ec.unmarshalNIspByIDsInput2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐIspByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyMeasurementByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*gqlmodel.MeasurementByIDsInput, error) {
+			return ec.unmarshalNMeasurementByIDsInput2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyRegistrationKeyByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*gqlmodel.RegistrationKeyByIDsInput, error) {
+			return ec.unmarshalNRegistrationKeyByIDsInput2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐRegistrationKeyByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
 	return args, nil
 }
 
@@ -8932,6 +9325,20 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query__entities_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "representations",
+		func(ctx context.Context, v any) ([]map[string]any, error) {
+			return ec.unmarshalN_Any2ᚕmapᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["representations"] = arg0
 	return args, nil
 }
 
@@ -14474,6 +14881,358 @@ func (ec *executionContext) _DataOwnerSettings_studyFailureDetectionEnabledOnSer
 }
 func (ec *executionContext) fieldContext_DataOwnerSettings_studyFailureDetectionEnabledOnServer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Entity_findManyAnomalyEventByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyAnomalyEventByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyAnomalyEventByIDs(ctx, fc.Args["reps"].([]*gqlmodel.AnomalyEventByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.AnomalyEvent) graphql.Marshaler {
+			return ec.marshalOAnomalyEvent2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAnomalyEvent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyAnomalyEventByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnomalyEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyAnomalyEventByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyCapabilityByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyCapabilityByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyCapabilityByIDs(ctx, fc.Args["reps"].([]*gqlmodel.CapabilityByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Capability) graphql.Marshaler {
+			return ec.marshalOCapability2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapability(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyCapabilityByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Capability(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyCapabilityByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findClientByID(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findClientByID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindClientByID(ctx, fc.Args["id"].(int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Client) graphql.Marshaler {
+			return ec.marshalNClient2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClient(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findClientByID(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Client(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findClientByID_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findClientByUUID(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findClientByUUID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindClientByUUID(ctx, fc.Args["uuid"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Client) graphql.Marshaler {
+			return ec.marshalNClient2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClient(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findClientByUUID(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Client(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findClientByUUID_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyClientGroupByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyClientGroupByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyClientGroupByIDs(ctx, fc.Args["reps"].([]*gqlmodel.ClientGroupByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ClientGroup) graphql.Marshaler {
+			return ec.marshalOClientGroup2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroup(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyClientGroupByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientGroup(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyClientGroupByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyIspByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyIspByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyIspByIDs(ctx, fc.Args["reps"].([]*gqlmodel.IspByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Isp) graphql.Marshaler {
+			return ec.marshalOIsp2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIsp(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyIspByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Isp(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyIspByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyMeasurementByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyMeasurementByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyMeasurementByIDs(ctx, fc.Args["reps"].([]*gqlmodel.MeasurementByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Measurement) graphql.Marshaler {
+			return ec.marshalOMeasurement2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurement(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyMeasurementByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Measurement(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyMeasurementByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyRegistrationKeyByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyRegistrationKeyByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyRegistrationKeyByIDs(ctx, fc.Args["reps"].([]*gqlmodel.RegistrationKeyByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.RegistrationKey) graphql.Marshaler {
+			return ec.marshalORegistrationKey2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRegistrationKey(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyRegistrationKeyByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RegistrationKey(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyRegistrationKeyByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _ExportApiKey_id(ctx context.Context, field graphql.CollectedField, obj *model.ExportAPIKey) (ret graphql.Marshaler) {
@@ -22169,6 +22928,82 @@ func (ec *executionContext) fieldContext_Query_usersConnection(ctx context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Query__entities(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query__entities(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.__resolve_entities(ctx, fc.Args["representations"].([]map[string]any)), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []fedruntime.Entity) graphql.Marshaler {
+			return ec.marshalN_Entity2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐEntity(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query__entities(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type _Entity does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query__entities_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query__service(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query__service(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.__resolve__service(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v fedruntime.Service) graphql.Marshaler {
+			return ec.marshalN_Service2githubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐService(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query__service(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields__Service(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -25242,6 +26077,29 @@ func (ec *executionContext) fieldContext_Viewer_keyKind(_ context.Context, field
 	return graphql.NewScalarFieldContext("Viewer", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) __Service_sdl(ctx context.Context, field graphql.CollectedField, obj *fedruntime.Service) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext__Service_sdl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SDL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext__Service_sdl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("_Service", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -26433,6 +27291,36 @@ func (ec *executionContext) unmarshalInputAnomalyDetectionOverrideScopeInput(ctx
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputAnomalyEventByIDsInput(ctx context.Context, obj any) (gqlmodel.AnomalyEventByIDsInput, error) {
+	var it gqlmodel.AnomalyEventByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputApiKeyCreateInput(ctx context.Context, obj any) (gqlmodel.APIKeyCreateInput, error) {
 	var it gqlmodel.APIKeyCreateInput
 	if obj == nil {
@@ -26465,6 +27353,36 @@ func (ec *executionContext) unmarshalInputApiKeyCreateInput(ctx context.Context,
 				return it, err
 			}
 			it.ValidUntil = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCapabilityByIDsInput(ctx context.Context, obj any) (gqlmodel.CapabilityByIDsInput, error) {
+	var it gqlmodel.CapabilityByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNInt2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
 		}
 	}
 	return it, nil
@@ -26748,6 +27666,36 @@ func (ec *executionContext) unmarshalInputClientFilter(ctx context.Context, obj 
 				return it, err
 			}
 			it.RegistrationKeyID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputClientGroupByIDsInput(ctx context.Context, obj any) (gqlmodel.ClientGroupByIDsInput, error) {
+	var it gqlmodel.ClientGroupByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNInt2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
 		}
 	}
 	return it, nil
@@ -27200,6 +28148,36 @@ func (ec *executionContext) unmarshalInputHealthThresholdsInput(ctx context.Cont
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputIspByIDsInput(ctx context.Context, obj any) (gqlmodel.IspByIDsInput, error) {
+	var it gqlmodel.IspByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNInt2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputIspContractCreateInput(ctx context.Context, obj any) (gqlmodel.IspContractCreateInput, error) {
 	var it gqlmodel.IspContractCreateInput
 	if obj == nil {
@@ -27606,6 +28584,36 @@ func (ec *executionContext) unmarshalInputIspUpdateInput(ctx context.Context, ob
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputMeasurementByIDsInput(ctx context.Context, obj any) (gqlmodel.MeasurementByIDsInput, error) {
+	var it gqlmodel.MeasurementByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputMeasurementConfigCreateInput(ctx context.Context, obj any) (gqlmodel.MeasurementConfigCreateInput, error) {
 	var it gqlmodel.MeasurementConfigCreateInput
 	if obj == nil {
@@ -27926,6 +28934,36 @@ func (ec *executionContext) unmarshalInputNotificationConfigInput(ctx context.Co
 				return it, err
 			}
 			it.AnomalyEventsDigestDayOfWeek = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputRegistrationKeyByIDsInput(ctx context.Context, obj any) (gqlmodel.RegistrationKeyByIDsInput, error) {
+	var it gqlmodel.RegistrationKeyByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNInt2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
 		}
 	}
 	return it, nil
@@ -28380,6 +29418,68 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 	}
 }
 
+func (ec *executionContext) __Entity(ctx context.Context, sel ast.SelectionSet, obj fedruntime.Entity) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case model.RegistrationKey:
+		return ec._RegistrationKey(ctx, sel, &obj)
+	case *model.RegistrationKey:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._RegistrationKey(ctx, sel, obj)
+	case model.Isp:
+		return ec._Isp(ctx, sel, &obj)
+	case *model.Isp:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Isp(ctx, sel, obj)
+	case model.ClientGroup:
+		return ec._ClientGroup(ctx, sel, &obj)
+	case *model.ClientGroup:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ClientGroup(ctx, sel, obj)
+	case model.Client:
+		return ec._Client(ctx, sel, &obj)
+	case *model.Client:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Client(ctx, sel, obj)
+	case model.Capability:
+		return ec._Capability(ctx, sel, &obj)
+	case *model.Capability:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Capability(ctx, sel, obj)
+	case model.Measurement:
+		return ec._Measurement(ctx, sel, &obj)
+	case *model.Measurement:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Measurement(ctx, sel, obj)
+	case model.AnomalyEvent:
+		return ec._AnomalyEvent(ctx, sel, &obj)
+	case *model.AnomalyEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._AnomalyEvent(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of _Entity must implement graphql.Marshaler", obj))
+		}
+	}
+}
+
 // endregion ************************** interface.gotpl ***************************
 
 // region    **************************** object.gotpl ****************************
@@ -28654,7 +29754,7 @@ func (ec *executionContext) _AnomalyDetectionOverrideScope(ctx context.Context, 
 	return out
 }
 
-var anomalyEventImplementors = []string{"AnomalyEvent"}
+var anomalyEventImplementors = []string{"AnomalyEvent", "_Entity"}
 
 func (ec *executionContext) _AnomalyEvent(ctx context.Context, sel ast.SelectionSet, obj *model.AnomalyEvent) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, anomalyEventImplementors)
@@ -28702,7 +29802,7 @@ func (ec *executionContext) _AnomalyEvent(ctx context.Context, sel ast.Selection
 	return out
 }
 
-var capabilityImplementors = []string{"Capability", "Node"}
+var capabilityImplementors = []string{"Capability", "Node", "_Entity"}
 
 func (ec *executionContext) _Capability(ctx context.Context, sel ast.SelectionSet, obj *model.Capability) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, capabilityImplementors)
@@ -28876,7 +29976,7 @@ func (ec *executionContext) _CapabilityEdge(ctx context.Context, sel ast.Selecti
 	return out
 }
 
-var clientImplementors = []string{"Client", "Node"}
+var clientImplementors = []string{"Client", "Node", "_Entity"}
 
 func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, obj *model.Client) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, clientImplementors)
@@ -29372,7 +30472,7 @@ func (ec *executionContext) _ClientEdge(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
-var clientGroupImplementors = []string{"ClientGroup", "Node"}
+var clientGroupImplementors = []string{"ClientGroup", "Node", "_Entity"}
 
 func (ec *executionContext) _ClientGroup(ctx context.Context, sel ast.SelectionSet, obj *model.ClientGroup) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, clientGroupImplementors)
@@ -30221,6 +31321,223 @@ func (ec *executionContext) _DataOwnerSettings(ctx context.Context, sel ast.Sele
 	return out
 }
 
+var entityImplementors = []string{"Entity"}
+
+func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, entityImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Entity",
+	})
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		innerCtx := graphql.WithRootFieldContext(ctx, &graphql.RootFieldContext{
+			Object: field.Name,
+			Field:  field,
+		})
+
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Entity")
+		case "findManyAnomalyEventByIDs":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findManyAnomalyEventByIDs(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findManyCapabilityByIDs":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findManyCapabilityByIDs(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findClientByID":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findClientByID(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findClientByUUID":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findClientByUUID(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findManyClientGroupByIDs":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findManyClientGroupByIDs(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findManyIspByIDs":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findManyIspByIDs(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findManyMeasurementByIDs":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findManyMeasurementByIDs(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findManyRegistrationKeyByIDs":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findManyRegistrationKeyByIDs(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var exportApiKeyImplementors = []string{"ExportApiKey"}
 
 func (ec *executionContext) _ExportApiKey(ctx context.Context, sel ast.SelectionSet, obj *model.ExportAPIKey) graphql.Marshaler {
@@ -30698,7 +32015,7 @@ func (ec *executionContext) _HealthThresholds(ctx context.Context, sel ast.Selec
 	return out
 }
 
-var ispImplementors = []string{"Isp", "Node"}
+var ispImplementors = []string{"Isp", "Node", "_Entity"}
 
 func (ec *executionContext) _Isp(ctx context.Context, sel ast.SelectionSet, obj *model.Isp) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, ispImplementors)
@@ -31149,7 +32466,7 @@ func (ec *executionContext) _LicenseUsageReport(ctx context.Context, sel ast.Sel
 	return out
 }
 
-var measurementImplementors = []string{"Measurement"}
+var measurementImplementors = []string{"Measurement", "_Entity"}
 
 func (ec *executionContext) _Measurement(ctx context.Context, sel ast.SelectionSet, obj *model.Measurement) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, measurementImplementors)
@@ -33306,6 +34623,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "_entities":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query__entities(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "_service":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query__service(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -33341,7 +34702,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 	return out
 }
 
-var registrationKeyImplementors = []string{"RegistrationKey", "Node"}
+var registrationKeyImplementors = []string{"RegistrationKey", "Node", "_Entity"}
 
 func (ec *executionContext) _RegistrationKey(ctx context.Context, sel ast.SelectionSet, obj *model.RegistrationKey) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, registrationKeyImplementors)
@@ -34598,6 +35959,44 @@ func (ec *executionContext) _Viewer(ctx context.Context, sel ast.SelectionSet, o
 	return out
 }
 
+var _ServiceImplementors = []string{"_Service"}
+
+func (ec *executionContext) __Service(ctx context.Context, sel ast.SelectionSet, obj *fedruntime.Service) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, _ServiceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("_Service")
+		case "sdl":
+			out.Values[i] = ec.__Service_sdl(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var __DirectiveImplementors = []string{"__Directive"}
 
 func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionSet, obj *introspection.Directive) graphql.Marshaler {
@@ -35095,6 +36494,20 @@ func (ec *executionContext) marshalNAnomalyEvent2ᚖgithubᚗcomᚋfleetgraphᚋ
 	return ec._AnomalyEvent(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNAnomalyEventByIDsInput2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyEventByIDsInput(ctx context.Context, v any) ([]*gqlmodel.AnomalyEventByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*gqlmodel.AnomalyEventByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOAnomalyEventByIDsInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyEventByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
 func (ec *executionContext) unmarshalNApiKeyCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAPIKeyCreateInput(ctx context.Context, v any) (gqlmodel.APIKeyCreateInput, error) {
 	res, err := ec.unmarshalInputApiKeyCreateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -35144,6 +36557,20 @@ func (ec *executionContext) marshalNCapability2ᚖgithubᚗcomᚋfleetgraphᚋfl
 		return graphql.Null
 	}
 	return ec._Capability(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCapabilityByIDsInput2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐCapabilityByIDsInput(ctx context.Context, v any) ([]*gqlmodel.CapabilityByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*gqlmodel.CapabilityByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOCapabilityByIDsInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐCapabilityByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) marshalNCapabilityConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapabilityConnection(ctx context.Context, sel ast.SelectionSet, v *model.CapabilityConnection) graphql.Marshaler {
@@ -35349,6 +36776,20 @@ func (ec *executionContext) marshalNClientGroup2ᚖgithubᚗcomᚋfleetgraphᚋf
 		return graphql.Null
 	}
 	return ec._ClientGroup(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNClientGroupByIDsInput2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientGroupByIDsInput(ctx context.Context, v any) ([]*gqlmodel.ClientGroupByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*gqlmodel.ClientGroupByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOClientGroupByIDsInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientGroupByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) marshalNClientGroupConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroupConnection(ctx context.Context, sel ast.SelectionSet, v *model.ClientGroupConnection) graphql.Marshaler {
@@ -35631,6 +37072,22 @@ func (ec *executionContext) marshalNFeedbackDirection2githubᚗcomᚋfleetgraph�
 	return v
 }
 
+func (ec *executionContext) unmarshalNFieldSet2string(ctx context.Context, v any) (string, error) {
+	res, err := graphql.UnmarshalString(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFieldSet2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
 func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
 	res, err := graphql.UnmarshalFloatContext(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -35838,6 +37295,20 @@ func (ec *executionContext) marshalNIsp2ᚖgithubᚗcomᚋfleetgraphᚋfleetgrap
 	return ec._Isp(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNIspByIDsInput2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐIspByIDsInput(ctx context.Context, v any) ([]*gqlmodel.IspByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*gqlmodel.IspByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOIspByIDsInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐIspByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
 func (ec *executionContext) marshalNIspConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspConnection(ctx context.Context, sel ast.SelectionSet, v *model.IspConnection) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -36038,6 +37509,20 @@ func (ec *executionContext) marshalNMeasurement2ᚖgithubᚗcomᚋfleetgraphᚋf
 	return ec._Measurement(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNMeasurementByIDsInput2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementByIDsInput(ctx context.Context, v any) ([]*gqlmodel.MeasurementByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*gqlmodel.MeasurementByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOMeasurementByIDsInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
 func (ec *executionContext) marshalNMeasurementConfig2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurementConfig(ctx context.Context, sel ast.SelectionSet, v model.MeasurementConfig) graphql.Marshaler {
 	return ec._MeasurementConfig(ctx, sel, &v)
 }
@@ -36222,6 +37707,20 @@ func (ec *executionContext) marshalNRegistrationKey2ᚖgithubᚗcomᚋfleetgraph
 		return graphql.Null
 	}
 	return ec._RegistrationKey(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRegistrationKeyByIDsInput2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐRegistrationKeyByIDsInput(ctx context.Context, v any) ([]*gqlmodel.RegistrationKeyByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*gqlmodel.RegistrationKeyByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalORegistrationKeyByIDsInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐRegistrationKeyByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) unmarshalNRegistrationKeyCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐRegistrationKeyCreateInput(ctx context.Context, v any) (gqlmodel.RegistrationKeyCreateInput, error) {
@@ -36635,6 +38134,88 @@ func (ec *executionContext) marshalNViewer2ᚖgithubᚗcomᚋfleetgraphᚋfleetg
 	return ec._Viewer(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalN_Any2map(ctx context.Context, v any) (map[string]any, error) {
+	res, err := graphql.UnmarshalMap(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalN_Any2map(ctx context.Context, sel ast.SelectionSet, v map[string]any) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	_ = sel
+	res := graphql.MarshalMap(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalN_Any2ᚕmapᚄ(ctx context.Context, v any) ([]map[string]any, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]map[string]any, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalN_Any2map(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalN_Any2ᚕmapᚄ(ctx context.Context, sel ast.SelectionSet, v []map[string]any) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalN_Any2map(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalN_Entity2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐEntity(ctx context.Context, sel ast.SelectionSet, v []fedruntime.Entity) graphql.Marshaler {
+	{
+		var batchItemsClient []*model.Client
+		batchIdxMapClient := map[int]int{}
+		for i, item := range v {
+			switch concrete := item.(type) {
+			case model.Client:
+				batchIdxMapClient[i] = len(batchItemsClient)
+				batchItemsClient = append(batchItemsClient, &concrete)
+			case *model.Client:
+				batchIdxMapClient[i] = len(batchItemsClient)
+				batchItemsClient = append(batchItemsClient, concrete)
+			}
+		}
+		if len(batchItemsClient) > 0 {
+			ctx = graphql.WithBatchParents(ctx, "Client", batchItemsClient, batchIdxMapClient)
+		}
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalO_Entity2githubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐEntity(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalN_Service2githubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐService(ctx context.Context, sel ast.SelectionSet, v fedruntime.Service) graphql.Marshaler {
+	return ec.__Service(ctx, sel, &v)
+}
+
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {
 	return ec.___Directive(ctx, sel, &v)
 }
@@ -36775,11 +38356,187 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 	return res
 }
 
+func (ec *executionContext) unmarshalNfederation__Policy2string(ctx context.Context, v any) (string, error) {
+	res, err := graphql.UnmarshalString(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNfederation__Policy2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNfederation__Policy2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNfederation__Policy2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNfederation__Policy2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNfederation__Policy2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNfederation__Policy2ᚕᚕstringᚄ(ctx context.Context, v any) ([][]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([][]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNfederation__Policy2ᚕstringᚄ(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNfederation__Policy2ᚕᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v [][]string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNfederation__Policy2ᚕstringᚄ(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNfederation__Scope2string(ctx context.Context, v any) (string, error) {
+	res, err := graphql.UnmarshalString(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNfederation__Scope2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNfederation__Scope2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNfederation__Scope2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNfederation__Scope2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNfederation__Scope2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNfederation__Scope2ᚕᚕstringᚄ(ctx context.Context, v any) ([][]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([][]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNfederation__Scope2ᚕstringᚄ(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNfederation__Scope2ᚕᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v [][]string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNfederation__Scope2ᚕstringᚄ(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalOAnomalyDetectionOverride2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyDetectionOverride(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.AnomalyDetectionOverride) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._AnomalyDetectionOverride(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOAnomalyEvent2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAnomalyEvent(ctx context.Context, sel ast.SelectionSet, v []*model.AnomalyEvent) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOAnomalyEvent2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAnomalyEvent(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalOAnomalyEvent2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAnomalyEvent(ctx context.Context, sel ast.SelectionSet, v *model.AnomalyEvent) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._AnomalyEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOAnomalyEventByIDsInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyEventByIDsInput(ctx context.Context, v any) (*gqlmodel.AnomalyEventByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputAnomalyEventByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOBoolean2bool(ctx context.Context, v any) (bool, error) {
@@ -36812,6 +38569,34 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	return res
 }
 
+func (ec *executionContext) marshalOCapability2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapability(ctx context.Context, sel ast.SelectionSet, v []*model.Capability) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOCapability2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapability(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalOCapability2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapability(ctx context.Context, sel ast.SelectionSet, v *model.Capability) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Capability(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOCapabilityByIDsInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐCapabilityByIDsInput(ctx context.Context, v any) (*gqlmodel.CapabilityByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputCapabilityByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalOClient2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClient(ctx context.Context, sel ast.SelectionSet, v *model.Client) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -36824,6 +38609,34 @@ func (ec *executionContext) unmarshalOClientFilter2ᚖgithubᚗcomᚋfleetgraph�
 		return nil, nil
 	}
 	res, err := ec.unmarshalInputClientFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOClientGroup2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroup(ctx context.Context, sel ast.SelectionSet, v []*model.ClientGroup) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOClientGroup2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroup(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalOClientGroup2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroup(ctx context.Context, sel ast.SelectionSet, v *model.ClientGroup) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ClientGroup(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOClientGroupByIDsInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientGroupByIDsInput(ctx context.Context, v any) (*gqlmodel.ClientGroupByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputClientGroupByIDsInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -37006,6 +38819,34 @@ func (ec *executionContext) marshalOInt2ᚖint64(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) marshalOIsp2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIsp(ctx context.Context, sel ast.SelectionSet, v []*model.Isp) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOIsp2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIsp(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalOIsp2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIsp(ctx context.Context, sel ast.SelectionSet, v *model.Isp) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Isp(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOIspByIDsInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐIspByIDsInput(ctx context.Context, v any) (*gqlmodel.IspByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputIspByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalOIspContract2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspContract(ctx context.Context, sel ast.SelectionSet, v *model.IspContract) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -37061,6 +38902,34 @@ func (ec *executionContext) marshalOJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgra
 	return v
 }
 
+func (ec *executionContext) marshalOMeasurement2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurement(ctx context.Context, sel ast.SelectionSet, v []*model.Measurement) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOMeasurement2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurement(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalOMeasurement2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurement(ctx context.Context, sel ast.SelectionSet, v *model.Measurement) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Measurement(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOMeasurementByIDsInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementByIDsInput(ctx context.Context, v any) (*gqlmodel.MeasurementByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputMeasurementByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalOMeasurementFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementFilter(ctx context.Context, v any) (*gqlmodel.MeasurementFilter, error) {
 	if v == nil {
 		return nil, nil
@@ -37100,11 +38969,32 @@ func (ec *executionContext) unmarshalONotificationConfigInput2ᚖgithubᚗcomᚋ
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalORegistrationKey2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRegistrationKey(ctx context.Context, sel ast.SelectionSet, v []*model.RegistrationKey) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalORegistrationKey2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRegistrationKey(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
 func (ec *executionContext) marshalORegistrationKey2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRegistrationKey(ctx context.Context, sel ast.SelectionSet, v *model.RegistrationKey) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._RegistrationKey(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalORegistrationKeyByIDsInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐRegistrationKeyByIDsInput(ctx context.Context, v any) (*gqlmodel.RegistrationKeyByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputRegistrationKeyByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalORole2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRole(ctx context.Context, v any) (*model.Role, error) {
@@ -37128,6 +39018,18 @@ func (ec *executionContext) marshalOSoftwareLatest2ᚖgithubᚗcomᚋfleetgraph�
 		return graphql.Null
 	}
 	return ec._SoftwareLatest(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOString2string(ctx context.Context, v any) (string, error) {
+	res, err := model.UnmarshalStrictString(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOString2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	_ = ctx
+	res := model.MarshalStrictString(v)
+	return res
 }
 
 func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
@@ -37206,6 +39108,13 @@ func (ec *executionContext) marshalOTime2ᚖtimeᚐTime(ctx context.Context, sel
 	_ = ctx
 	res := graphql.MarshalTime(*v)
 	return res
+}
+
+func (ec *executionContext) marshalO_Entity2githubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐEntity(ctx context.Context, sel ast.SelectionSet, v fedruntime.Entity) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec.__Entity(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.EnumValue) graphql.Marshaler {

@@ -43,7 +43,7 @@ func nodeByID[R any, C any, PC interface {
 // nodeTypes are the types with global ids (schema: implements Node).
 var nodeTypes = map[string]nodeRead{
 	"Client":          nodeByID(store.ClientsByIDs, clientOf, func(c store.Client) int64 { return c.ID }),
-	"ClientGroup":     nodeByID(store.ClientGroupsByIDs, groupOf, func(g store.ClientGroup) int64 { return g.ID }),
+	"ClientGroup":     nodeByID(store.GroupsByIDs, groupOf, func(g store.ClientGroup) int64 { return g.ID }),
 	"Isp":             nodeByID(store.IspsByIDs, ispOf, func(i store.Isp) int64 { return i.ID }),
 	"Capability":      nodeByID(store.CapabilitiesByIDs, capabilityOf, func(c store.Capability) int64 { return c.ID }),
 	"RegistrationKey": nodeByID(store.RegistrationKeysByIDs, registrationKeyOf, func(k store.RegistrationKey) int64 { return k.ID }),

@@ -51,6 +51,18 @@ func NewAdapter(exec *executor.Executor, schema *ast.Schema, answerBytes int64) 
 	return &Adapter{exec: exec, schema: schema, ops: ops, answerBytes: answerBytes}, nil
 }
 
+// PersistedQueries answers every stored operation's document by its
+// Hash, for /graphql to know them as persisted queries from the start: a
+// dashboard may run a REST route's operation on /graphql by its hash alone
+// (the OpenAPI description names it under x-graphql-operation).
+func (a *Adapter) PersistedQueries() map[string]string {
+	out := make(map[string]string, len(a.ops))
+	for _, op := range a.ops {
+		out[op.Hash] = op.Document
+	}
+	return out
+}
+
 // Mount registers every route of the table on r, and JSON answers for
 // unknown paths (404) and wrong methods (405).
 func (a *Adapter) Mount(r chi.Router, routes []Route) error {

@@ -116,7 +116,9 @@ func (g *openAPIGen) operation(rt Route, op *operation, id string) (map[string]a
 			}
 		}
 	}
-	out := map[string]any{"operationId": id, "summary": summary(rt, op)}
+	out := map[string]any{"operationId": id, "summary": summary(rt, op),
+		// The stored operation, for a client that runs it on /graphql as a persisted query.
+		"x-graphql-operation": map[string]any{"name": op.Name, "sha256Hash": op.Hash}}
 	if d := opDescription(op); d != "" {
 		out["description"] = d
 	}

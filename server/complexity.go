@@ -59,5 +59,7 @@ func complexity() graph.ComplexityRoot {
 		return SearchComplexity + child
 	}
 	q.ExportEsql = func(child int, _ string) int { return SearchComplexity + child }
+	// A gateway's _entities asks for its selection once per representation.
+	c.SetEntitiesComplexity(func(child int, reps []map[string]any) int { return 1 + len(reps)*child })
 	return c
 }

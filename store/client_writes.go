@@ -147,9 +147,9 @@ func (s *Store) ClientGroup(ctx context.Context, ownerID, id int64) (ClientGroup
 	return g, groupMissing(id, mapErr("load client group", err))
 }
 
-// ClientGroupsByIDs loads the data owner's groups by id.
-func ClientGroupsByIDs(ownerID int64, ids []int64) Read[ClientGroup] {
-	return Read[ClientGroup]{step: "load client groups", sql: `SELECT ` + groupCols + ` FROM client_groups
+// GroupsByIDs loads the data owner's groups by id (the federation entities).
+func GroupsByIDs(ownerID int64, ids []int64) Read[ClientGroup] {
+	return Read[ClientGroup]{step: "load client groups by id", sql: `SELECT ` + groupCols + ` FROM client_groups
 		WHERE data_owner_id = $1 AND id = ANY($2)`, args: []any{ownerID, ids}, scan: pgx.RowToStructByName[ClientGroup]}
 }
 

@@ -73,10 +73,18 @@ type AnomalyDetectionOverrideScopeInput struct {
 	DetectionPass string `json:"detectionPass"`
 }
 
+type AnomalyEventByIDsInput struct {
+	ID string `json:"ID"`
+}
+
 type APIKeyCreateInput struct {
 	Name *string `json:"name,omitempty"`
 	// Defaults to one year from now.
 	ValidUntil *time.Time `json:"validUntil,omitempty"`
+}
+
+type CapabilityByIDsInput struct {
+	ID int64 `json:"ID"`
 }
 
 type CapabilityCreateInput struct {
@@ -130,6 +138,10 @@ type ClientFilter struct {
 	HealthStates []model.HealthState `json:"healthStates,omitempty"`
 	// Registered with this registration key.
 	RegistrationKeyID *int64 `json:"registrationKeyId,omitempty"`
+}
+
+type ClientGroupByIDsInput struct {
+	ID int64 `json:"ID"`
 }
 
 type ClientGroupCreateInput struct {
@@ -243,6 +255,10 @@ type HealthThresholdsInput struct {
 	Filesystem graphql.Omittable[*HealthMetricThresholdsInput] `json:"filesystem,omitempty"`
 }
 
+type IspByIDsInput struct {
+	ID int64 `json:"ID"`
+}
+
 type IspContractCreateInput struct {
 	// The client: its id or UUID (one of the data owner's own clients).
 	ClientID string `json:"clientId"`
@@ -311,6 +327,10 @@ type IspUpdateInput struct {
 	Country graphql.Omittable[*string]        `json:"country,omitempty"`
 	Type    graphql.Omittable[*model.IspType] `json:"type,omitempty"`
 	IsVpn   graphql.Omittable[*bool]          `json:"isVpn,omitempty"`
+}
+
+type MeasurementByIDsInput struct {
+	ID string `json:"ID"`
 }
 
 type MeasurementConfigCreateInput struct {
@@ -395,6 +415,10 @@ type NotificationConfigInput struct {
 }
 
 type Query struct {
+}
+
+type RegistrationKeyByIDsInput struct {
+	ID int64 `json:"ID"`
 }
 
 type RegistrationKeyCreateInput struct {

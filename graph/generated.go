@@ -113,8 +113,20 @@ type ComplexityRoot struct {
 		ForbiddenMeasurementTypes    func(childComplexity int) int
 		ID                           func(childComplexity int) int
 		Name                         func(childComplexity int) int
+		NodeID                       func(childComplexity int) int
 		RegistrationKeys             func(childComplexity int) int
 		RegistrationKeysCount        func(childComplexity int) int
+	}
+
+	CapabilityConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	CapabilityEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	Client struct {
@@ -139,6 +151,7 @@ type ComplexityRoot struct {
 		LastSeenAt                     func(childComplexity int) int
 		LatestSystemStatusRecord       func(childComplexity int) int
 		Measurements                   func(childComplexity int, filter *gqlmodel.MeasurementFilter, first *int64, after *string) int
+		NodeID                         func(childComplexity int) int
 		Offline                        func(childComplexity int) int
 		OfflineNotificationsMuted      func(childComplexity int) int
 		RegistrationKey                func(childComplexity int) int
@@ -176,11 +189,34 @@ type ComplexityRoot struct {
 		PublicConfigID    func(childComplexity int) int
 	}
 
+	ClientConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	ClientEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	ClientGroup struct {
 		Clients   func(childComplexity int) int
 		CreatedAt func(childComplexity int) int
 		ID        func(childComplexity int) int
 		Name      func(childComplexity int) int
+		NodeID    func(childComplexity int) int
+	}
+
+	ClientGroupConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	ClientGroupEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	ClientHealthState struct {
@@ -372,8 +408,15 @@ type ComplexityRoot struct {
 		IspContractsCount func(childComplexity int) int
 		IspDetailsCount   func(childComplexity int) int
 		Name              func(childComplexity int) int
+		NodeID            func(childComplexity int) int
 		Type              func(childComplexity int) int
 		Verified          func(childComplexity int) int
+	}
+
+	IspConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
 	}
 
 	IspContract struct {
@@ -394,6 +437,11 @@ type ComplexityRoot struct {
 		UploadSpeed    func(childComplexity int) int
 		ValidFrom      func(childComplexity int) int
 		ValidUntil     func(childComplexity int) int
+	}
+
+	IspEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	LabelAvailability struct {
@@ -542,8 +590,10 @@ type ComplexityRoot struct {
 	}
 
 	PageInfo struct {
-		EndCursor   func(childComplexity int) int
-		HasNextPage func(childComplexity int) int
+		EndCursor       func(childComplexity int) int
+		HasNextPage     func(childComplexity int) int
+		HasPreviousPage func(childComplexity int) int
+		StartCursor     func(childComplexity int) int
 	}
 
 	Query struct {
@@ -558,6 +608,7 @@ type ComplexityRoot struct {
 		AnomalyEventDocument       func(childComplexity int, id string) int
 		AnomalyEventSearch         func(childComplexity int, body model.JSON, sourceOnly *bool, size *int64, from *int64, searchAfter *model.JSON) int
 		Capabilities               func(childComplexity int) int
+		CapabilitiesConnection     func(childComplexity int, first *int64, after *string, last *int64, before *string) int
 		Capability                 func(childComplexity int, id int64) int
 		Client                     func(childComplexity int, id string) int
 		ClientAdminAPIKey          func(childComplexity int, id int64) int
@@ -566,8 +617,10 @@ type ComplexityRoot struct {
 		ClientAnalyticsAPIKeys     func(childComplexity int) int
 		ClientGroup                func(childComplexity int, id int64) int
 		ClientGroups               func(childComplexity int) int
+		ClientGroupsConnection     func(childComplexity int, first *int64, after *string, last *int64, before *string) int
 		ClientLabelAvailable       func(childComplexity int, label string, excludeID *string) int
 		Clients                    func(childComplexity int) int
+		ClientsConnection          func(childComplexity int, first *int64, after *string, last *int64, before *string, filter *gqlmodel.ClientFilter, orderBy *gqlmodel.ClientOrder) int
 		DataOwnerSettings          func(childComplexity int) int
 		ExportAPIKey               func(childComplexity int, id int64) int
 		ExportAPIKeys              func(childComplexity int) int
@@ -585,6 +638,7 @@ type ComplexityRoot struct {
 		Isp                        func(childComplexity int, id int64) int
 		IspContract                func(childComplexity int, id int64) int
 		Isps                       func(childComplexity int, filter *gqlmodel.IspFilter) int
+		IspsConnection             func(childComplexity int, first *int64, after *string, last *int64, before *string) int
 		LicenseUsage               func(childComplexity int, startTime *string, endTime *string, registrationKeyID *int64) int
 		Measurement                func(childComplexity int, id string) int
 		MeasurementConfig          func(childComplexity int, kind model.ConfigKind, id int64) int
@@ -592,6 +646,8 @@ type ComplexityRoot struct {
 		MeasurementDocument        func(childComplexity int, id string, report *gqlmodel.MeasurementReportType) int
 		MeasurementSearch          func(childComplexity int, body model.JSON, indexScope *string, sourceOnly *bool, size *int64, from *int64, searchAfter *model.JSON, scroll *string) int
 		MeasurementSearchScroll    func(childComplexity int, scrollID string, scroll *string, sourceOnly *bool) int
+		Node                       func(childComplexity int, id string) int
+		Nodes                      func(childComplexity int, ids []string) int
 		RegistrationKey            func(childComplexity int, id int64) int
 		ServiceCredential          func(childComplexity int, id int64) int
 		ServiceCredentials         func(childComplexity int) int
@@ -599,6 +655,7 @@ type ComplexityRoot struct {
 		SystemStatusRecords        func(childComplexity int, clientID string, page *int64, perPage *int64) int
 		User                       func(childComplexity int, id int64) int
 		Users                      func(childComplexity int) int
+		UsersConnection            func(childComplexity int, first *int64, after *string, last *int64, before *string) int
 		Viewer                     func(childComplexity int) int
 		__resolve__service         func(childComplexity int) int
 		__resolve_entities         func(childComplexity int, representations []map[string]any) int
@@ -610,6 +667,7 @@ type ComplexityRoot struct {
 		ClientsCount         func(childComplexity int) int
 		Comment              func(childComplexity int) int
 		ID                   func(childComplexity int) int
+		NodeID               func(childComplexity int) int
 		NumRegistrationsLeft func(childComplexity int) int
 		RegistrationKey      func(childComplexity int) int
 		Testing              func(childComplexity int) int
@@ -764,12 +822,24 @@ type ComplexityRoot struct {
 		ID                          func(childComplexity int) int
 		LastName                    func(childComplexity int) int
 		LastVisitedDashboardVersion func(childComplexity int) int
+		NodeID                      func(childComplexity int) int
 		NotificationConfig          func(childComplexity int) int
 		PendingEmail                func(childComplexity int) int
 		PendingEmailState           func(childComplexity int) int
 		PendingEmailTokenSentAt     func(childComplexity int) int
 		Role                        func(childComplexity int) int
 		Username                    func(childComplexity int) int
+	}
+
+	UserConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	UserEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	Viewer struct {
@@ -880,11 +950,14 @@ type QueryResolver interface {
 	Capabilities(ctx context.Context) ([]model.Capability, error)
 	Capability(ctx context.Context, id int64) (*model.Capability, error)
 	RegistrationKey(ctx context.Context, id int64) (*model.RegistrationKey, error)
+	CapabilitiesConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.CapabilityConnection, error)
 	Clients(ctx context.Context) ([]model.Client, error)
+	ClientsConnection(ctx context.Context, first *int64, after *string, last *int64, before *string, filter *gqlmodel.ClientFilter, orderBy *gqlmodel.ClientOrder) (*model.ClientConnection, error)
 	Client(ctx context.Context, id string) (*model.Client, error)
 	ClientLabelAvailable(ctx context.Context, label string, excludeID *string) (*model.LabelAvailability, error)
 	ClientGroups(ctx context.Context) ([]model.ClientGroup, error)
 	ClientGroup(ctx context.Context, id int64) (*model.ClientGroup, error)
+	ClientGroupsConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.ClientGroupConnection, error)
 	MeasurementConfigs(ctx context.Context, kind model.ConfigKind) ([]model.MeasurementConfig, error)
 	MeasurementConfig(ctx context.Context, kind model.ConfigKind, id int64) (*model.MeasurementConfig, error)
 	ServiceCredentials(ctx context.Context) ([]model.ServiceCredential, error)
@@ -904,16 +977,20 @@ type QueryResolver interface {
 	Isps(ctx context.Context, filter *gqlmodel.IspFilter) ([]model.Isp, error)
 	Isp(ctx context.Context, id int64) (*model.Isp, error)
 	IspContract(ctx context.Context, id int64) (*model.IspContract, error)
+	IspsConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.IspConnection, error)
 	LicenseUsage(ctx context.Context, startTime *string, endTime *string, registrationKeyID *int64) (*model.LicenseUsageReport, error)
 	SoftwareDownloads(ctx context.Context) (*model.SoftwareDownloads, error)
 	MeasurementSearch(ctx context.Context, body model.JSON, indexScope *string, sourceOnly *bool, size *int64, from *int64, searchAfter *model.JSON, scroll *string) (*model.JSON, error)
 	MeasurementSearchScroll(ctx context.Context, scrollID string, scroll *string, sourceOnly *bool) (*model.JSON, error)
 	Measurement(ctx context.Context, id string) (*model.Measurement, error)
 	MeasurementDocument(ctx context.Context, id string, report *gqlmodel.MeasurementReportType) (*model.JSON, error)
+	Node(ctx context.Context, id string) (model.Node, error)
+	Nodes(ctx context.Context, ids []string) ([]model.Node, error)
 	DataOwnerSettings(ctx context.Context) (*model.DataOwnerSettings, error)
 	AiAssistantStatus(ctx context.Context) (*model.AiAssistantStatus, error)
 	Users(ctx context.Context) ([]model.User, error)
 	User(ctx context.Context, id int64) (*model.User, error)
+	UsersConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.UserConnection, error)
 }
 type SubscriptionResolver interface {
 	AiConversationCompleteStream(ctx context.Context, id int64, input gqlmodel.AiCompleteInput) (<-chan *model.JSON, error)
@@ -1222,6 +1299,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Capability.Name(childComplexity), true
+	case "Capability.nodeId":
+		if e.ComplexityRoot.Capability.NodeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Capability.NodeID(childComplexity), true
 	case "Capability.registrationKeys":
 		if e.ComplexityRoot.Capability.RegistrationKeys == nil {
 			break
@@ -1234,6 +1317,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Capability.RegistrationKeysCount(childComplexity), true
+
+	case "CapabilityConnection.edges":
+		if e.ComplexityRoot.CapabilityConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CapabilityConnection.Edges(childComplexity), true
+	case "CapabilityConnection.pageInfo":
+		if e.ComplexityRoot.CapabilityConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CapabilityConnection.PageInfo(childComplexity), true
+	case "CapabilityConnection.totalCount":
+		if e.ComplexityRoot.CapabilityConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CapabilityConnection.TotalCount(childComplexity), true
+
+	case "CapabilityEdge.cursor":
+		if e.ComplexityRoot.CapabilityEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CapabilityEdge.Cursor(childComplexity), true
+	case "CapabilityEdge.node":
+		if e.ComplexityRoot.CapabilityEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CapabilityEdge.Node(childComplexity), true
 
 	case "Client.accessLevel":
 		if e.ComplexityRoot.Client.AccessLevel == nil {
@@ -1366,6 +1481,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Client.Measurements(childComplexity, args["filter"].(*gqlmodel.MeasurementFilter), args["first"].(*int64), args["after"].(*string)), true
+	case "Client.nodeId":
+		if e.ComplexityRoot.Client.NodeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Client.NodeID(childComplexity), true
 	case "Client.offline":
 		if e.ComplexityRoot.Client.Offline == nil {
 			break
@@ -1526,6 +1647,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ClientConfiguration.PublicConfigID(childComplexity), true
 
+	case "ClientConnection.edges":
+		if e.ComplexityRoot.ClientConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientConnection.Edges(childComplexity), true
+	case "ClientConnection.pageInfo":
+		if e.ComplexityRoot.ClientConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientConnection.PageInfo(childComplexity), true
+	case "ClientConnection.totalCount":
+		if e.ComplexityRoot.ClientConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientConnection.TotalCount(childComplexity), true
+
+	case "ClientEdge.cursor":
+		if e.ComplexityRoot.ClientEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientEdge.Cursor(childComplexity), true
+	case "ClientEdge.node":
+		if e.ComplexityRoot.ClientEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientEdge.Node(childComplexity), true
+
 	case "ClientGroup.clients":
 		if e.ComplexityRoot.ClientGroup.Clients == nil {
 			break
@@ -1550,6 +1703,44 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ClientGroup.Name(childComplexity), true
+	case "ClientGroup.nodeId":
+		if e.ComplexityRoot.ClientGroup.NodeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientGroup.NodeID(childComplexity), true
+
+	case "ClientGroupConnection.edges":
+		if e.ComplexityRoot.ClientGroupConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientGroupConnection.Edges(childComplexity), true
+	case "ClientGroupConnection.pageInfo":
+		if e.ComplexityRoot.ClientGroupConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientGroupConnection.PageInfo(childComplexity), true
+	case "ClientGroupConnection.totalCount":
+		if e.ComplexityRoot.ClientGroupConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientGroupConnection.TotalCount(childComplexity), true
+
+	case "ClientGroupEdge.cursor":
+		if e.ComplexityRoot.ClientGroupEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientGroupEdge.Cursor(childComplexity), true
+	case "ClientGroupEdge.node":
+		if e.ComplexityRoot.ClientGroupEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientGroupEdge.Node(childComplexity), true
 
 	case "ClientHealthState.clientId":
 		if e.ComplexityRoot.ClientHealthState.ClientID == nil {
@@ -2379,6 +2570,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Isp.Name(childComplexity), true
+	case "Isp.nodeId":
+		if e.ComplexityRoot.Isp.NodeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Isp.NodeID(childComplexity), true
 	case "Isp.type":
 		if e.ComplexityRoot.Isp.Type == nil {
 			break
@@ -2391,6 +2588,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Isp.Verified(childComplexity), true
+
+	case "IspConnection.edges":
+		if e.ComplexityRoot.IspConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IspConnection.Edges(childComplexity), true
+	case "IspConnection.pageInfo":
+		if e.ComplexityRoot.IspConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IspConnection.PageInfo(childComplexity), true
+	case "IspConnection.totalCount":
+		if e.ComplexityRoot.IspConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IspConnection.TotalCount(childComplexity), true
 
 	case "IspContract.assumedTariff":
 		if e.ComplexityRoot.IspContract.AssumedTariff == nil {
@@ -2494,6 +2710,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.IspContract.ValidUntil(childComplexity), true
+
+	case "IspEdge.cursor":
+		if e.ComplexityRoot.IspEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IspEdge.Cursor(childComplexity), true
+	case "IspEdge.node":
+		if e.ComplexityRoot.IspEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IspEdge.Node(childComplexity), true
 
 	case "LabelAvailability.available":
 		if e.ComplexityRoot.LabelAvailability.Available == nil {
@@ -3470,6 +3699,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PageInfo.HasNextPage(childComplexity), true
+	case "PageInfo.hasPreviousPage":
+		if e.ComplexityRoot.PageInfo.HasPreviousPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.HasPreviousPage(childComplexity), true
+	case "PageInfo.startCursor":
+		if e.ComplexityRoot.PageInfo.StartCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
 	case "Query.aiAssistantStatus":
 		if e.ComplexityRoot.Query.AiAssistantStatus == nil {
@@ -3562,6 +3803,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Capabilities(childComplexity), true
+	case "Query.capabilitiesConnection":
+		if e.ComplexityRoot.Query.CapabilitiesConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Query_capabilitiesConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.CapabilitiesConnection(childComplexity, args["first"].(*int64), args["after"].(*string), args["last"].(*int64), args["before"].(*string)), true
 	case "Query.capability":
 		if e.ComplexityRoot.Query.Capability == nil {
 			break
@@ -3635,6 +3887,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.ClientGroups(childComplexity), true
+	case "Query.clientGroupsConnection":
+		if e.ComplexityRoot.Query.ClientGroupsConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Query_clientGroupsConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ClientGroupsConnection(childComplexity, args["first"].(*int64), args["after"].(*string), args["last"].(*int64), args["before"].(*string)), true
 	case "Query.clientLabelAvailable":
 		if e.ComplexityRoot.Query.ClientLabelAvailable == nil {
 			break
@@ -3652,6 +3915,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Clients(childComplexity), true
+	case "Query.clientsConnection":
+		if e.ComplexityRoot.Query.ClientsConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Query_clientsConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ClientsConnection(childComplexity, args["first"].(*int64), args["after"].(*string), args["last"].(*int64), args["before"].(*string), args["filter"].(*gqlmodel.ClientFilter), args["orderBy"].(*gqlmodel.ClientOrder)), true
 	case "Query.dataOwnerSettings":
 		if e.ComplexityRoot.Query.DataOwnerSettings == nil {
 			break
@@ -3820,6 +4094,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Isps(childComplexity, args["filter"].(*gqlmodel.IspFilter)), true
+	case "Query.ispsConnection":
+		if e.ComplexityRoot.Query.IspsConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Query_ispsConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.IspsConnection(childComplexity, args["first"].(*int64), args["after"].(*string), args["last"].(*int64), args["before"].(*string)), true
 	case "Query.licenseUsage":
 		if e.ComplexityRoot.Query.LicenseUsage == nil {
 			break
@@ -3897,6 +4182,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.MeasurementSearchScroll(childComplexity, args["scrollId"].(string), args["scroll"].(*string), args["sourceOnly"].(*bool)), true
+	case "Query.node":
+		if e.ComplexityRoot.Query.Node == nil {
+			break
+		}
+
+		args, err := ec.field_Query_node_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Node(childComplexity, args["id"].(string)), true
+	case "Query.nodes":
+		if e.ComplexityRoot.Query.Nodes == nil {
+			break
+		}
+
+		args, err := ec.field_Query_nodes_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Nodes(childComplexity, args["ids"].([]string)), true
 	case "Query.registrationKey":
 		if e.ComplexityRoot.Query.RegistrationKey == nil {
 			break
@@ -3959,6 +4266,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Users(childComplexity), true
+	case "Query.usersConnection":
+		if e.ComplexityRoot.Query.UsersConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Query_usersConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.UsersConnection(childComplexity, args["first"].(*int64), args["after"].(*string), args["last"].(*int64), args["before"].(*string)), true
 	case "Query.viewer":
 		if e.ComplexityRoot.Query.Viewer == nil {
 			break
@@ -4013,6 +4331,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RegistrationKey.ID(childComplexity), true
+	case "RegistrationKey.nodeId":
+		if e.ComplexityRoot.RegistrationKey.NodeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RegistrationKey.NodeID(childComplexity), true
 	case "RegistrationKey.numRegistrationsLeft":
 		if e.ComplexityRoot.RegistrationKey.NumRegistrationsLeft == nil {
 			break
@@ -4675,6 +4999,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.User.LastVisitedDashboardVersion(childComplexity), true
+	case "User.nodeId":
+		if e.ComplexityRoot.User.NodeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.User.NodeID(childComplexity), true
 	case "User.notificationConfig":
 		if e.ComplexityRoot.User.NotificationConfig == nil {
 			break
@@ -4711,6 +5041,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.User.Username(childComplexity), true
+
+	case "UserConnection.edges":
+		if e.ComplexityRoot.UserConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserConnection.Edges(childComplexity), true
+	case "UserConnection.pageInfo":
+		if e.ComplexityRoot.UserConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserConnection.PageInfo(childComplexity), true
+	case "UserConnection.totalCount":
+		if e.ComplexityRoot.UserConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserConnection.TotalCount(childComplexity), true
+
+	case "UserEdge.cursor":
+		if e.ComplexityRoot.UserEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserEdge.Cursor(childComplexity), true
+	case "UserEdge.node":
+		if e.ComplexityRoot.UserEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserEdge.Node(childComplexity), true
 
 	case "Viewer.dataOwner":
 		if e.ComplexityRoot.Viewer.DataOwner == nil {
@@ -4766,10 +5128,12 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputCapabilityUpdateInput,
 		ec.unmarshalInputClientAdminApiKeyCreateInput,
 		ec.unmarshalInputClientDisableInput,
+		ec.unmarshalInputClientFilter,
 		ec.unmarshalInputClientGroupByIDsInput,
 		ec.unmarshalInputClientGroupCreateInput,
 		ec.unmarshalInputClientGroupMembersInput,
 		ec.unmarshalInputClientGroupUpdateInput,
+		ec.unmarshalInputClientOrder,
 		ec.unmarshalInputClientUpdateInput,
 		ec.unmarshalInputConfigAssignmentInput,
 		ec.unmarshalInputDataOwnerSettingsInput,
@@ -5171,31 +5535,52 @@ extend type Mutation {
 }
 `, BuiltIn: false},
 	{Name: "../schema/capability.graphqls", Input: `"What the clients registered with a capability's keys may measure."
-type Capability {
+type Capability implements Node {
+  "The capability's opaque global id (see Node)."
+  nodeId: ID!
+  "The capability's integer id."
   id: Int!
+  "The capability's name."
   name: String!
+  "A free note; null when none."
   comment: String
+  "When not empty, the only document types (e.g. VideoMeasurement) its clients may report."
   allowedMeasurementTypes: [String!]!
+  "When not empty, the only study subjects (e.g. youtube) its clients may report."
   allowedMeasurementSubjects: [String!]!
+  "Document types its clients may not report."
   forbiddenMeasurementTypes: [String!]!
+  "Study subjects its clients may not report."
   forbiddenMeasurementSubjects: [String!]!
+  "How many registration keys grant the capability."
   registrationKeysCount: Int!
+  "The registration keys that grant the capability."
   registrationKeys: [RegistrationKey!]!
 }
 
 "A key measurement clients register with."
-type RegistrationKey {
+type RegistrationKey implements Node {
+  "The registration key's opaque global id (see Node)."
+  nodeId: ID!
+  "The key's integer id."
   id: Int!
+  "The capability the key grants."
   capabilityId: Int!
+  "The key a client registers with."
   registrationKey: String!
+  "A free note; null when none."
   comment: String
+  "Clients may register with the key from this time."
   validFrom: Time!
+  "Clients may register with the key until this time; null when it does not expire."
   validUntil: Time
   "-1 means unlimited."
   numRegistrationsLeft: Int!
   usageLimitDays: Int
   testing: Boolean!
+  "How many clients registered with the key."
   clientsCount: Int!
+  "The capability the key grants."
   capability: Capability!
 }
 
@@ -5240,7 +5625,8 @@ input RegistrationKeyUpdateInput {
 }
 
 extend type Query {
-  capabilities: [Capability!]!
+  "Every capability of the data owner, by id."
+  capabilities: [Capability!]! @deprecated(reason: "Answers every capability at once; use capabilitiesConnection, which pages.")
   capability(id: Int!): Capability!
   registrationKey(id: Int!): RegistrationKey!
 }
@@ -5253,6 +5639,41 @@ extend type Mutation {
   registrationKeyUpdate(id: Int!, input: RegistrationKeyUpdateInput!): RegistrationKey!
   registrationKeyDelete(id: Int!): Boolean!
 }
+
+"A page of capabilities, by id."
+type CapabilityConnection {
+  "The page's capabilities with their cursors."
+  edges: [CapabilityEdge!]!
+  "Where the page is in the whole list."
+  pageInfo: PageInfo!
+  "The data owner's capabilities over all pages."
+  totalCount: Int!
+}
+
+"A capability of a page, with its cursor."
+type CapabilityEdge {
+  "Opaque; pass it as after or before to page on from here."
+  cursor: String!
+  "The capability."
+  node: Capability!
+}
+
+extend type Query {
+  """
+  A page of the data owner's capabilities, by id. Page forward with first (1 to
+  100, default 20) and after, backward with last and before.
+  """
+  capabilitiesConnection(
+    "The page's size when paging forward: 1 to 100, default 20."
+    first: Int,
+    "The page starts after this cursor."
+    after: String,
+    "The page's size when paging backward: 1 to 100."
+    last: Int,
+    "The page ends before this cursor."
+    before: String
+  ): CapabilityConnection!
+}
 `, BuiltIn: false},
 	{Name: "../schema/client.graphqls", Input: `enum AccessLevel {
   "The client belongs to the caller's data owner."
@@ -5262,21 +5683,38 @@ extend type Mutation {
 }
 
 "A measurement client (probe)."
-type Client {
+type Client implements Node {
+  "The client's opaque global id (see Node)."
+  nodeId: ID!
+  "The client's integer id (REST and the id arguments of the API use it)."
   id: Int!
+  "The UUID the client reports its documents under."
   uuid: String!
+  "The kind of client, e.g. automator (a probe that runs scheduled measurements)."
   type: String!
+  "Whether the client is the caller's data owner's own or shared with it."
   accessLevel: AccessLevel!
+  "A name unique among the data owner's clients (trimmed, case-insensitive); null when none."
   label: String
+  "A second, free label; null when none."
   extraLabel: String
+  "Tags for filtering (clientsConnection, export and webhook filters); null when none."
   tags: [String!]
+  "When the client was created (registered, or first reported)."
   createdAt: Time!
+  "When the client was last changed."
   updatedAt: Time!
+  "When the client was disabled; null while enabled."
   disabledAt: Time
+  "Why the client was disabled; null while enabled."
   disabledReason: String
+  "When the client last reported a measurement; null when never."
   lastMeasurementAt: Time
+  "When the server last heard from the client; null when never."
   lastSeenAt: Time
+  "The client software type the client last reported; null when none."
   lastClientType: String
+  "The client software version the client last reported; null when none."
   lastClientVersion: String
   "Whether the server delivers configs to the client; null for shared clients."
   configManaged: Boolean
@@ -5286,48 +5724,152 @@ type Client {
   deliveredAutomatorConfig: ConfigRef
   "Not seen within the data owner's offline threshold; null when never seen or while the data owner's client offline detection is off."
   offline: Boolean
+  "No anomaly notifications are sent for the client."
   anomaliesMuted: Boolean!
+  "No offline notifications are sent for the client."
   offlineNotificationsMuted: Boolean!
+  "No system health notifications are sent for the client."
   systemHealthNotificationsMuted: Boolean!
+  "The registration key the client registered with; null when none (or deleted)."
   registrationKey: RegistrationKey
+  "The data owner's groups the client is in, by name."
   clientGroups: [ClientGroup!]!
+  "The ISP contract valid now (of several, the one that started last); null when none."
   currentIspContract: IspContract
+  "Every ISP contract of the client, the latest started first."
   ispContracts: [IspContract!]!
+  "Whether configs are managed and which are assigned to the client itself."
   configuration: ClientConfiguration!
 }
 
 type ConfigRef {
+  "The config's id."
   id: Int!
+  "The config's name."
   name: String!
+  "The data owner's default config of its kind."
   isDefault: Boolean!
 }
 
 type ClientConfiguration {
+  "Whether the server delivers configs to the client."
   managed: Boolean!
+  "The measurement config assigned to the client itself; null when none."
   publicConfigId: Int
+  "The schedule config assigned to the client itself; null when none."
   automatorConfigId: Int
 }
 
-type ClientGroup {
+type ClientGroup implements Node {
+  "The group's opaque global id (see Node)."
+  nodeId: ID!
+  "The group's integer id."
   id: Int!
+  "Unique among the data owner's groups (trimmed, case-insensitive)."
   name: String!
+  "When the group was created."
   createdAt: Time!
+  "The group's clients, by id."
   clients: [Client!]!
 }
 
+"What the clients connection is ordered by; the client id breaks ties."
+enum ClientOrderField {
+  "The client id (the order clients were registered in)."
+  id
+  "When the client was created."
+  createdAt
+  "The label, trimmed and case-insensitive; clients without a label first."
+  label
+}
+
+"An order of the clients connection."
+input ClientOrder {
+  "What to order by."
+  field: ClientOrderField! = id
+  "Smallest or largest first."
+  direction: OrderDirection! = asc
+}
+
+"""
+Filters of the clients connection; every given filter must match. groupId,
+registrationKeyId and healthStates concern the data owner's own clients (a
+shared client matches none of them).
+"""
+input ClientFilter {
+  "A substring of the label or of the UUID, case-insensitive (1 to 255 characters)."
+  search: String
+  "The client carries every one of these tags (at most 50)."
+  tags: [String!]
+  "A member of this client group."
+  groupId: Int
+  "Of this type (Client.type)."
+  type: String
+  "Offline (true) or online (false) as Client.offline; clients whose offline is null match neither."
+  offline: Boolean
+  "Disabled (true) or enabled (false)."
+  disabled: Boolean
+  "In one of these health states, as fleetHealth reports them (unknown when none was evaluated)."
+  healthStates: [HealthState!]
+  "Registered with this registration key."
+  registrationKeyId: Int
+}
+
+"A page of clients."
+type ClientConnection {
+  "The page's clients with their cursors."
+  edges: [ClientEdge!]!
+  "Where the page is in the whole list."
+  pageInfo: PageInfo!
+  "The clients of the filter over all pages."
+  totalCount: Int!
+}
+
+"A client of a page, with its cursor."
+type ClientEdge {
+  "Opaque; pass it as after or before to page on from this client."
+  cursor: String!
+  "The client."
+  node: Client!
+}
+
 type LabelAvailability {
+  "No other client of the data owner carries the label."
   available: Boolean!
+  "The label asked about, as given."
   label: String!
 }
 
 extend type Query {
-  "The data owner's clients and the clients shared with it."
-  clients: [Client!]!
+  "The data owner's clients and the clients shared with it, in one list without paging."
+  clients: [Client!]! @deprecated(reason: "Answers every client at once; use clientsConnection, which pages and filters.")
+  """
+  A page of the clients the data owner sees (its own and those shared with
+  it), filtered and ordered (by id unless orderBy says otherwise). Page
+  forward with first (1 to 100, default 20) and after, backward with last
+  and before; the cursors are opaque and belong to the order they were made
+  in. totalCount counts the filter's clients over all pages.
+  """
+  clientsConnection(
+    "The page's size when paging forward: 1 to 100, default 20."
+    first: Int,
+    "The page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String,
+    "The page's size when paging backward from the end or from before: 1 to 100."
+    last: Int,
+    "The page ends before this cursor (an edge's cursor or pageInfo.startCursor)."
+    before: String,
+    "Which clients; all when left out."
+    filter: ClientFilter,
+    "The order; by id, ascending, when left out."
+    orderBy: ClientOrder
+  ): ClientConnection!
   "A client by its integer id or its UUID."
   client(id: ID!): Client!
   "Whether no other client of the data owner carries the label (trimmed, case-insensitive)."
   clientLabelAvailable(label: String!, excludeId: String): LabelAvailability!
-  clientGroups: [ClientGroup!]!
+  "Every client group of the data owner, by name."
+  clientGroups: [ClientGroup!]! @deprecated(reason: "Answers every group at once; use clientGroupsConnection, which pages.")
   clientGroup(id: Int!): ClientGroup!
 }
 
@@ -5387,6 +5929,41 @@ extend type Mutation {
   "Removes clients from a group (clients not in it are no error)."
   clientGroupRemoveClients(id: Int!, input: ClientGroupMembersInput!): ClientGroup!
 }
+
+"A page of client groups, by id."
+type ClientGroupConnection {
+  "The page's client groups with their cursors."
+  edges: [ClientGroupEdge!]!
+  "Where the page is in the whole list."
+  pageInfo: PageInfo!
+  "The data owner's client groups over all pages."
+  totalCount: Int!
+}
+
+"A client group of a page, with its cursor."
+type ClientGroupEdge {
+  "Opaque; pass it as after or before to page on from here."
+  cursor: String!
+  "The client group."
+  node: ClientGroup!
+}
+
+extend type Query {
+  """
+  A page of the data owner's client groups, by id. Page forward with first (1 to
+  100, default 20) and after, backward with last and before.
+  """
+  clientGroupsConnection(
+    "The page's size when paging forward: 1 to 100, default 20."
+    first: Int,
+    "The page starts after this cursor."
+    after: String,
+    "The page's size when paging backward: 1 to 100."
+    last: Int,
+    "The page ends before this cursor."
+    before: String
+  ): ClientGroupConnection!
+}
 `, BuiltIn: false},
 	{Name: "../schema/common.graphqls", Input: `"An ISO 8601 date-time (RFC 3339)."
 scalar Time
@@ -5414,9 +5991,13 @@ type Mutation {
 }
 
 type Viewer {
+  "The slug of the caller's data owner."
   dataOwner: String!
+  "The user the key acts for; null when it acts for none."
   userId: Int
+  "The role the caller acts with (its user's, capped by the key's effective role)."
   role: Role!
+  "The kind of key the caller authenticated with (client_admin, export, ...)."
   keyKind: String!
 }
 `, BuiltIn: false},
@@ -5963,41 +6544,69 @@ extend type Mutation {
 }
 
 "An internet service provider reference record."
-type Isp {
+type Isp implements Node {
+  "The ISP's opaque global id (see Node)."
+  nodeId: ID!
+  "The ISP's integer id."
   id: Int!
+  "The ISP's name."
   name: String!
+  "The kind of access the ISP sells."
   type: IspType!
+  "Other names the ISP is known by."
   alternativeNames: [String!]!
+  "The ISP's autonomous system numbers."
   asNumbers: [String!]!
   "Two-letter ISO 3166 country code."
   country: String!
+  "The ISP is a VPN provider; null when not known."
   isVpn: Boolean
+  "The record was checked; null when not known."
   verified: Boolean
+  "When the record was created."
   createdAt: Time!
+  "How many client contracts name the ISP."
   ispContractsCount: Int!
   ispDetailsCount: Int!
+  "The client contracts that name the ISP."
   ispContracts: [IspContract!]!
 }
 
 "A client's contract with an ISP."
 type IspContract {
+  "The contract's integer id."
   id: Int!
+  "The ISP of the contract."
   ispId: Int!
+  "The client of the contract."
   clientId: Int!
+  "The contracted upload speed; null when not known."
   uploadSpeed: Int
+  "The contracted download speed; null when not known."
   downloadSpeed: Int
+  "The monthly price in currency (at most two decimal places); null when not known."
   monthlyPrice: Float
+  "The ISO 4217 code of monthlyPrice's currency; null when not known."
   currency: String
+  "The tariff the contract is assumed to be; null when none."
   assumedTariff: String
+  "The kind of connection, as given; null when none."
   connectionType: String
+  "The contract's name."
   name: String!
   "When the contract starts (never null: a contract made without a start starts when it is made)."
   validFrom: Time!
+  "When the contract ends; null while open-ended."
   validUntil: Time
+  "The ISP of the contract."
   isp: Isp!
+  "The ISP's name."
   ispName: String!
+  "The client of the contract."
   client: Client!
+  "The client's UUID; null when the caller cannot see the client."
   clientUuid: String
+  "The client's label; null when none or when the caller cannot see the client."
   clientLabel: String
 }
 
@@ -6091,6 +6700,41 @@ extend type Mutation {
   ispContractEnd(id: Int!, input: IspContractEndInput): IspContract!
   "Deletes a contract entered by mistake (end a contract that was real instead)."
   ispContractDelete(id: Int!): Boolean!
+}
+
+"A page of ISPs, by id."
+type IspConnection {
+  "The page's ISPs with their cursors."
+  edges: [IspEdge!]!
+  "Where the page is in the whole list."
+  pageInfo: PageInfo!
+  "The data owner's ISPs over all pages."
+  totalCount: Int!
+}
+
+"An ISP of a page, with its cursor."
+type IspEdge {
+  "Opaque; pass it as after or before to page on from here."
+  cursor: String!
+  "The ISP."
+  node: Isp!
+}
+
+extend type Query {
+  """
+  A page of the data owner's ISPs, by id. Page forward with first (1 to
+  100, default 20) and after, backward with last and before.
+  """
+  ispsConnection(
+    "The page's size when paging forward: 1 to 100, default 20."
+    first: Int,
+    "The page starts after this cursor."
+    after: String,
+    "The page's size when paging backward: 1 to 100."
+    last: Int,
+    "The page ends before this cursor."
+    before: String
+  ): IspConnection!
 }
 `, BuiltIn: false},
 	{Name: "../schema/license.graphqls", Input: `"""
@@ -6233,20 +6877,20 @@ input MeasurementFilter {
   until: Time
 }
 
+"A page of a client's measurements, newest first."
 type MeasurementConnection {
+  "The page's measurements with their cursors."
   edges: [MeasurementEdge!]!
+  "Whether more follow, and the cursor to ask for them with (pages go forward only)."
   pageInfo: PageInfo!
 }
 
+"A measurement of a page, with its cursor."
 type MeasurementEdge {
+  "Opaque; pass it as after to page on from this measurement."
   cursor: String!
+  "The measurement."
   node: Measurement!
-}
-
-"Relay-style paging state of a connection."
-type PageInfo {
-  hasNextPage: Boolean!
-  endCursor: String
 }
 
 extend type Client {
@@ -6270,6 +6914,53 @@ extend type Query {
   measurement(id: ID!): Measurement!
   "A measurement's document or, with report, that client report's document (NOT_FOUND when none)."
   measurementDocument(id: ID!, report: MeasurementReportType): JSON!
+}
+`, BuiltIn: false},
+	{Name: "../schema/relay.graphqls", Input: `# Relay conventions shared by every domain: global object identification
+# (Node, node, nodes) and the paging state of connections.
+
+"""
+An object with an opaque global id. The global id is nodeId, not id: every
+type kept its integer id (REST and existing callers read it); a Relay client
+is configured to read nodeId (as with PostGraphile's classic ids).
+"""
+interface Node {
+  "The object's opaque global id, for node(id:) and nodes(ids:); stable, not to be parsed."
+  nodeId: ID!
+}
+
+"Relay-style paging state of a connection."
+type PageInfo {
+  "More edges follow the page's last one (when paging forward; false when paging backward with last)."
+  hasNextPage: Boolean!
+  "More edges precede the page's first one (when paging backward with last; false when paging forward)."
+  hasPreviousPage: Boolean!
+  "The cursor of the page's first edge; null when the page is empty."
+  startCursor: String
+  "The cursor of the page's last edge; null when the page is empty."
+  endCursor: String
+}
+
+"The direction of a connection's order."
+enum OrderDirection {
+  "Smallest first."
+  asc
+  "Largest first."
+  desc
+}
+
+extend type Query {
+  """
+  The object of a global id (Node.nodeId); null when the id names nothing
+  the caller's data owner sees (unknown, deleted, or another data owner's).
+  An id that is not a global id is BAD_USER_INPUT.
+  """
+  node("A global id (Node.nodeId)." id: ID!): Node
+  """
+  The objects of up to 100 global ids, in the order asked, each null like
+  node(id:). The ids of one type are read in one statement.
+  """
+  nodes("Global ids (Node.nodeId), at most 100." ids: [ID!]!): [Node]!
 }
 `, BuiltIn: false},
 	{Name: "../schema/settings.graphqls", Input: `"Organisation-wide settings of the data owner."
@@ -6309,21 +7000,31 @@ extend type Mutation {
 }
 `, BuiltIn: false},
 	{Name: "../schema/user.graphqls", Input: `"A dashboard user of the data owner."
-type User {
+type User implements Node {
+  "The user's opaque global id (see Node)."
+  nodeId: ID!
+  "The user's integer id."
   id: Int!
+  "The user's e-mail address."
   email: String!
+  "The user's name to sign in with."
   username: String!
+  "The user's role."
   role: Role!
+  "Null when not given."
   firstName: String
+  "Null when not given."
   lastName: String
   aiUsageAccepted: Boolean
   aiCustomPrompt: String
   lastVisitedDashboardVersion: String
   dashboardWhatsNewDisabled: Boolean!
+  "A new e-mail address waiting for its confirmation; null when none."
   pendingEmail: String
   pendingEmailTokenSentAt: Time
   "active, expired or null."
   pendingEmailState: String
+  "Which notifications the user receives."
   notificationConfig: NotificationConfig!
 }
 
@@ -6384,13 +7085,49 @@ input UserUpdateInput {
 }
 
 extend type Query {
-  users: [User!]!
+  "Every user of the data owner, by id."
+  users: [User!]! @deprecated(reason: "Answers every user at once; use usersConnection, which pages.")
   user(id: Int!): User!
 }
 
 extend type Mutation {
   userCreate(input: UserCreateInput!): User!
   userUpdate(id: Int!, input: UserUpdateInput!): User!
+}
+
+"A page of users, by id."
+type UserConnection {
+  "The page's users with their cursors."
+  edges: [UserEdge!]!
+  "Where the page is in the whole list."
+  pageInfo: PageInfo!
+  "The data owner's users over all pages."
+  totalCount: Int!
+}
+
+"A user of a page, with its cursor."
+type UserEdge {
+  "Opaque; pass it as after or before to page on from here."
+  cursor: String!
+  "The user."
+  node: User!
+}
+
+extend type Query {
+  """
+  A page of the data owner's users, by id. Page forward with first (1 to
+  100, default 20) and after, backward with last and before.
+  """
+  usersConnection(
+    "The page's size when paging forward: 1 to 100, default 20."
+    first: Int,
+    "The page starts after this cursor."
+    after: String,
+    "The page's size when paging backward: 1 to 100."
+    last: Int,
+    "The page ends before this cursor."
+    before: String
+  ): UserConnection!
 }
 `, BuiltIn: false},
 	{Name: "../federation/directives.graphql", Input: `
@@ -6629,6 +7366,8 @@ func (ec *executionContext) childFields_AnomalyEvent(ctx context.Context, field 
 
 func (ec *executionContext) childFields_Capability(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "nodeId":
+		return ec.fieldContext_Capability_nodeId(ctx, field)
 	case "id":
 		return ec.fieldContext_Capability_id(ctx, field)
 	case "name":
@@ -6651,8 +7390,32 @@ func (ec *executionContext) childFields_Capability(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type Capability", field.Name)
 }
 
+func (ec *executionContext) childFields_CapabilityConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_CapabilityConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_CapabilityConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_CapabilityConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CapabilityConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_CapabilityEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_CapabilityEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_CapabilityEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CapabilityEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_Client(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "nodeId":
+		return ec.fieldContext_Client_nodeId(ctx, field)
 	case "id":
 		return ec.fieldContext_Client_id(ctx, field)
 	case "uuid":
@@ -6769,8 +7532,32 @@ func (ec *executionContext) childFields_ClientConfiguration(ctx context.Context,
 	return nil, fmt.Errorf("no field named %q was found under type ClientConfiguration", field.Name)
 }
 
+func (ec *executionContext) childFields_ClientConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ClientConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ClientConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_ClientConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClientConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ClientEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ClientEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ClientEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClientEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_ClientGroup(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "nodeId":
+		return ec.fieldContext_ClientGroup_nodeId(ctx, field)
 	case "id":
 		return ec.fieldContext_ClientGroup_id(ctx, field)
 	case "name":
@@ -6781,6 +7568,28 @@ func (ec *executionContext) childFields_ClientGroup(ctx context.Context, field g
 		return ec.fieldContext_ClientGroup_clients(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ClientGroup", field.Name)
+}
+
+func (ec *executionContext) childFields_ClientGroupConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ClientGroupConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ClientGroupConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_ClientGroupConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClientGroupConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ClientGroupEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ClientGroupEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ClientGroupEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClientGroupEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_ClientHealthState(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7119,6 +7928,8 @@ func (ec *executionContext) childFields_HealthThresholds(ctx context.Context, fi
 
 func (ec *executionContext) childFields_Isp(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "nodeId":
+		return ec.fieldContext_Isp_nodeId(ctx, field)
 	case "id":
 		return ec.fieldContext_Isp_id(ctx, field)
 	case "name":
@@ -7145,6 +7956,18 @@ func (ec *executionContext) childFields_Isp(ctx context.Context, field graphql.C
 		return ec.fieldContext_Isp_ispContracts(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Isp", field.Name)
+}
+
+func (ec *executionContext) childFields_IspConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_IspConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_IspConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_IspConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IspConnection", field.Name)
 }
 
 func (ec *executionContext) childFields_IspContract(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7185,6 +8008,16 @@ func (ec *executionContext) childFields_IspContract(ctx context.Context, field g
 		return ec.fieldContext_IspContract_clientLabel(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type IspContract", field.Name)
+}
+
+func (ec *executionContext) childFields_IspEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_IspEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_IspEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IspEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_LabelAvailability(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7361,6 +8194,10 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 	switch field.Name {
 	case "hasNextPage":
 		return ec.fieldContext_PageInfo_hasNextPage(ctx, field)
+	case "hasPreviousPage":
+		return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+	case "startCursor":
+		return ec.fieldContext_PageInfo_startCursor(ctx, field)
 	case "endCursor":
 		return ec.fieldContext_PageInfo_endCursor(ctx, field)
 	}
@@ -7369,6 +8206,8 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 
 func (ec *executionContext) childFields_RegistrationKey(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "nodeId":
+		return ec.fieldContext_RegistrationKey_nodeId(ctx, field)
 	case "id":
 		return ec.fieldContext_RegistrationKey_id(ctx, field)
 	case "capabilityId":
@@ -7661,6 +8500,8 @@ func (ec *executionContext) childFields_SystemStatusRecordPage(ctx context.Conte
 
 func (ec *executionContext) childFields_User(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "nodeId":
+		return ec.fieldContext_User_nodeId(ctx, field)
 	case "id":
 		return ec.fieldContext_User_id(ctx, field)
 	case "email":
@@ -7691,6 +8532,28 @@ func (ec *executionContext) childFields_User(ctx context.Context, field graphql.
 		return ec.fieldContext_User_notificationConfig(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type User", field.Name)
+}
+
+func (ec *executionContext) childFields_UserConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_UserConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_UserConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_UserConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UserConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_UserEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_UserEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_UserEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UserEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_Viewer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -9143,6 +10006,44 @@ func (ec *executionContext) field_Query_anomalyEvent_args(ctx context.Context, r
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_capabilitiesConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_capability_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -9199,6 +10100,44 @@ func (ec *executionContext) field_Query_clientGroup_args(ctx context.Context, ra
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_clientGroupsConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_clientLabelAvailable_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -9232,6 +10171,60 @@ func (ec *executionContext) field_Query_client_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_clientsConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*gqlmodel.ClientFilter, error) {
+			return ec.unmarshalOClientFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
+		func(ctx context.Context, v any) (*gqlmodel.ClientOrder, error) {
+			return ec.unmarshalOClientOrder2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientOrder(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderBy"] = arg5
 	return args, nil
 }
 
@@ -9683,6 +10676,44 @@ func (ec *executionContext) field_Query_isp_args(ctx context.Context, rawArgs ma
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_ispsConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_isps_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -9891,6 +10922,34 @@ func (ec *executionContext) field_Query_measurement_args(ctx context.Context, ra
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_node_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_nodes_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "ids",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNID2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["ids"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_registrationKey_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -9960,6 +11019,44 @@ func (ec *executionContext) field_Query_user_args(ctx context.Context, rawArgs m
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_usersConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -10992,6 +12089,29 @@ func (ec *executionContext) fieldContext_AnomalyEvent_client(_ context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _Capability_nodeId(ctx context.Context, field graphql.CollectedField, obj *model.Capability) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Capability_nodeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Capability_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Capability", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
 func (ec *executionContext) _Capability_id(ctx context.Context, field graphql.CollectedField, obj *model.Capability) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11206,6 +12326,171 @@ func (ec *executionContext) fieldContext_Capability_registrationKeys(_ context.C
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _CapabilityConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.CapabilityConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CapabilityConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.CapabilityEdge) graphql.Marshaler {
+			return ec.marshalNCapabilityEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapabilityEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CapabilityConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CapabilityConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CapabilityEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CapabilityConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.CapabilityConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CapabilityConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CapabilityConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CapabilityConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CapabilityConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.CapabilityConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CapabilityConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CapabilityConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CapabilityConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CapabilityEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.CapabilityEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CapabilityEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CapabilityEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CapabilityEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CapabilityEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.CapabilityEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CapabilityEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Capability) graphql.Marshaler {
+			return ec.marshalNCapability2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapability(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CapabilityEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CapabilityEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Capability(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Client_nodeId(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Client_nodeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Client_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Client", field, true, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Client_id(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
@@ -12405,6 +13690,171 @@ func (ec *executionContext) fieldContext_ClientConfiguration_automatorConfigId(_
 	return graphql.NewScalarFieldContext("ClientConfiguration", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _ClientConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ClientConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ClientEdge) graphql.Marshaler {
+			return ec.marshalNClientEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClientConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClientConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ClientConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClientConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClientConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.ClientConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ClientEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.ClientEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ClientEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.ClientEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Client) graphql.Marshaler {
+			return ec.marshalNClient2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClient(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClientEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Client(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClientGroup_nodeId(ctx context.Context, field graphql.CollectedField, obj *model.ClientGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientGroup_nodeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientGroup_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientGroup", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
 func (ec *executionContext) _ClientGroup_id(ctx context.Context, field graphql.CollectedField, obj *model.ClientGroup) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12501,6 +13951,148 @@ func (ec *executionContext) fieldContext_ClientGroup_clients(_ context.Context, 
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Client(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClientGroupConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ClientGroupConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientGroupConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ClientGroupEdge) graphql.Marshaler {
+			return ec.marshalNClientGroupEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroupEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientGroupConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClientGroupConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientGroupEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClientGroupConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ClientGroupConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientGroupConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientGroupConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClientGroupConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClientGroupConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.ClientGroupConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientGroupConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientGroupConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientGroupConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ClientGroupEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.ClientGroupEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientGroupEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientGroupEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientGroupEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ClientGroupEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.ClientGroupEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientGroupEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ClientGroup) graphql.Marshaler {
+			return ec.marshalNClientGroup2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroup(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientGroupEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClientGroupEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientGroup(ctx, field)
 		},
 	}
 	return fc, nil
@@ -15505,6 +17097,29 @@ func (ec *executionContext) fieldContext_HealthThresholds_filesystem(_ context.C
 	return fc, nil
 }
 
+func (ec *executionContext) _Isp_nodeId(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Isp_nodeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Isp_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Isp", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
 func (ec *executionContext) _Isp_id(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15788,6 +17403,93 @@ func (ec *executionContext) fieldContext_Isp_ispContracts(_ context.Context, fie
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _IspConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.IspConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IspConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.IspEdge) graphql.Marshaler {
+			return ec.marshalNIspEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IspConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IspConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IspEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IspConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.IspConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IspConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IspConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IspConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IspConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.IspConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IspConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IspConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IspConnection", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _IspContract_id(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
@@ -16197,6 +17899,61 @@ func (ec *executionContext) _IspContract_clientLabel(ctx context.Context, field 
 }
 func (ec *executionContext) fieldContext_IspContract_clientLabel(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("IspContract", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IspEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.IspEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IspEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IspEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IspEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IspEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.IspEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IspEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Isp) graphql.Marshaler {
+			return ec.marshalNIsp2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIsp(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IspEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IspEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Isp(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _LabelAvailability_available(ctx context.Context, field graphql.CollectedField, obj *model.LabelAvailability) (ret graphql.Marshaler) {
@@ -20109,6 +21866,52 @@ func (ec *executionContext) fieldContext_PageInfo_hasNextPage(_ context.Context,
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasPreviousPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_hasPreviousPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_startCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_startCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20860,6 +22663,50 @@ func (ec *executionContext) fieldContext_Query_registrationKey(ctx context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_capabilitiesConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_capabilitiesConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().CapabilitiesConnection(ctx, fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["last"].(*int64), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CapabilityConnection) graphql.Marshaler {
+			return ec.marshalNCapabilityConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapabilityConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_capabilitiesConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CapabilityConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_capabilitiesConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_clients(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20888,6 +22735,50 @@ func (ec *executionContext) fieldContext_Query_clients(_ context.Context, field 
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Client(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_clientsConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_clientsConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ClientsConnection(ctx, fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["last"].(*int64), fc.Args["before"].(*string), fc.Args["filter"].(*gqlmodel.ClientFilter), fc.Args["orderBy"].(*gqlmodel.ClientOrder))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ClientConnection) graphql.Marshaler {
+			return ec.marshalNClientConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_clientsConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_clientsConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -21050,6 +22941,50 @@ func (ec *executionContext) fieldContext_Query_clientGroup(ctx context.Context, 
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_clientGroup_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_clientGroupsConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_clientGroupsConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ClientGroupsConnection(ctx, fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["last"].(*int64), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ClientGroupConnection) graphql.Marshaler {
+			return ec.marshalNClientGroupConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroupConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_clientGroupsConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientGroupConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_clientGroupsConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -21856,6 +23791,50 @@ func (ec *executionContext) fieldContext_Query_ispContract(ctx context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_ispsConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_ispsConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().IspsConnection(ctx, fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["last"].(*int64), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IspConnection) graphql.Marshaler {
+			return ec.marshalNIspConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_ispsConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IspConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_ispsConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_licenseUsage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -22108,6 +24087,94 @@ func (ec *executionContext) fieldContext_Query_measurementDocument(ctx context.C
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_node(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Node(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.Node) graphql.Marshaler {
+			return ec.marshalONode2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐNode(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_node(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("FieldContext.Child cannot be called on type INTERFACE")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_node_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_nodes(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Nodes(ctx, fc.Args["ids"].([]string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Node) graphql.Marshaler {
+			return ec.marshalNNode2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐNode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_nodes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("FieldContext.Child cannot be called on type INTERFACE")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_nodes_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_dataOwnerSettings(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -22242,6 +24309,50 @@ func (ec *executionContext) fieldContext_Query_user(ctx context.Context, field g
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_user_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_usersConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_usersConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().UsersConnection(ctx, fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["last"].(*int64), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.UserConnection) graphql.Marshaler {
+			return ec.marshalNUserConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐUserConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_usersConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_usersConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -22398,6 +24509,29 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _RegistrationKey_nodeId(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RegistrationKey_nodeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RegistrationKey_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RegistrationKey", field, true, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _RegistrationKey_id(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKey) (ret graphql.Marshaler) {
@@ -24874,6 +27008,29 @@ func (ec *executionContext) fieldContext_SystemStatusRecordPage_perPage(_ contex
 	return graphql.NewScalarFieldContext("SystemStatusRecordPage", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _User_nodeId(ctx context.Context, field graphql.CollectedField, obj *model.User) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_User_nodeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_User_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("User", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
 func (ec *executionContext) _User_id(ctx context.Context, field graphql.CollectedField, obj *model.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -25200,6 +27357,148 @@ func (ec *executionContext) fieldContext_User_notificationConfig(_ context.Conte
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_NotificationConfig(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UserConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.UserConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.UserEdge) graphql.Marshaler {
+			return ec.marshalNUserEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐUserEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UserConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UserConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UserConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.UserConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UserConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UserConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UserConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.UserConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UserConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UserConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _UserEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.UserEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UserEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UserEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _UserEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.UserEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐUser(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UserEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UserEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
 		},
 	}
 	return fc, nil
@@ -26981,6 +29280,85 @@ func (ec *executionContext) unmarshalInputClientDisableInput(ctx context.Context
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputClientFilter(ctx context.Context, obj any) (gqlmodel.ClientFilter, error) {
+	var it gqlmodel.ClientFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"search", "tags", "groupId", "type", "offline", "disabled", "healthStates", "registrationKeyId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "search":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("search"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Search = data
+		case "tags":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tags"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Tags = data
+		case "groupId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("groupId"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GroupID = data
+		case "type":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("type"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Type = data
+		case "offline":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("offline"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Offline = data
+		case "disabled":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("disabled"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Disabled = data
+		case "healthStates":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("healthStates"))
+			data, err := ec.unmarshalOHealthState2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthStateᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HealthStates = data
+		case "registrationKeyId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("registrationKeyId"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RegistrationKeyID = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputClientGroupByIDsInput(ctx context.Context, obj any) (gqlmodel.ClientGroupByIDsInput, error) {
 	var it gqlmodel.ClientGroupByIDsInput
 	if obj == nil {
@@ -27103,6 +29481,50 @@ func (ec *executionContext) unmarshalInputClientGroupUpdateInput(ctx context.Con
 				return it, err
 			}
 			it.Name = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputClientOrder(ctx context.Context, obj any) (gqlmodel.ClientOrder, error) {
+	var it gqlmodel.ClientOrder
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["field"]; !present {
+		asMap["field"] = "id"
+	}
+	if _, present := asMap["direction"]; !present {
+		asMap["direction"] = "asc"
+	}
+
+	fieldsInOrder := [...]string{"field", "direction"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "field":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("field"))
+			data, err := ec.unmarshalNClientOrderField2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientOrderField(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Field = data
+		case "direction":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("direction"))
+			data, err := ec.unmarshalNOrderDirection2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐOrderDirection(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Direction = data
 		}
 	}
 	return it, nil
@@ -28629,10 +31051,17 @@ func (ec *executionContext) unmarshalInputUserUpdateInput(ctx context.Context, o
 
 // region    ************************** interface.gotpl ***************************
 
-func (ec *executionContext) __Entity(ctx context.Context, sel ast.SelectionSet, obj fedruntime.Entity) graphql.Marshaler {
+func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj model.Node) graphql.Marshaler {
 	switch obj := (obj).(type) {
 	case nil:
 		return graphql.Null
+	case model.User:
+		return ec._User(ctx, sel, &obj)
+	case *model.User:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._User(ctx, sel, obj)
 	case model.RegistrationKey:
 		return ec._RegistrationKey(ctx, sel, &obj)
 	case *model.RegistrationKey:
@@ -28640,13 +31069,6 @@ func (ec *executionContext) __Entity(ctx context.Context, sel ast.SelectionSet, 
 			return graphql.Null
 		}
 		return ec._RegistrationKey(ctx, sel, obj)
-	case model.Measurement:
-		return ec._Measurement(ctx, sel, &obj)
-	case *model.Measurement:
-		if obj == nil {
-			return graphql.Null
-		}
-		return ec._Measurement(ctx, sel, obj)
 	case model.Isp:
 		return ec._Isp(ctx, sel, &obj)
 	case *model.Isp:
@@ -28675,6 +31097,61 @@ func (ec *executionContext) __Entity(ctx context.Context, sel ast.SelectionSet, 
 			return graphql.Null
 		}
 		return ec._Capability(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of Node must implement graphql.Marshaler", obj))
+		}
+	}
+}
+
+func (ec *executionContext) __Entity(ctx context.Context, sel ast.SelectionSet, obj fedruntime.Entity) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case model.RegistrationKey:
+		return ec._RegistrationKey(ctx, sel, &obj)
+	case *model.RegistrationKey:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._RegistrationKey(ctx, sel, obj)
+	case model.Isp:
+		return ec._Isp(ctx, sel, &obj)
+	case *model.Isp:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Isp(ctx, sel, obj)
+	case model.ClientGroup:
+		return ec._ClientGroup(ctx, sel, &obj)
+	case *model.ClientGroup:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ClientGroup(ctx, sel, obj)
+	case model.Client:
+		return ec._Client(ctx, sel, &obj)
+	case *model.Client:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Client(ctx, sel, obj)
+	case model.Capability:
+		return ec._Capability(ctx, sel, &obj)
+	case *model.Capability:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Capability(ctx, sel, obj)
+	case model.Measurement:
+		return ec._Measurement(ctx, sel, &obj)
+	case *model.Measurement:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Measurement(ctx, sel, obj)
 	case model.AnomalyEvent:
 		return ec._AnomalyEvent(ctx, sel, &obj)
 	case *model.AnomalyEvent:
@@ -29154,7 +31631,7 @@ func (ec *executionContext) _AnomalyEvent(ctx context.Context, sel ast.Selection
 	return out
 }
 
-var capabilityImplementors = []string{"Capability", "_Entity"}
+var capabilityImplementors = []string{"Capability", "Node", "_Entity"}
 
 func (ec *executionContext) _Capability(ctx context.Context, sel ast.SelectionSet, obj *model.Capability) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, capabilityImplementors)
@@ -29166,6 +31643,11 @@ func (ec *executionContext) _Capability(ctx context.Context, sel ast.SelectionSe
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Capability")
+		case "nodeId":
+			out.Values[i] = ec._Capability_nodeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "id":
 			out.Values[i] = ec._Capability_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -29232,7 +31714,98 @@ func (ec *executionContext) _Capability(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
-var clientImplementors = []string{"Client", "_Entity"}
+var capabilityConnectionImplementors = []string{"CapabilityConnection"}
+
+func (ec *executionContext) _CapabilityConnection(ctx context.Context, sel ast.SelectionSet, obj *model.CapabilityConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, capabilityConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CapabilityConnection")
+		case "edges":
+			out.Values[i] = ec._CapabilityConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._CapabilityConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._CapabilityConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var capabilityEdgeImplementors = []string{"CapabilityEdge"}
+
+func (ec *executionContext) _CapabilityEdge(ctx context.Context, sel ast.SelectionSet, obj *model.CapabilityEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, capabilityEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CapabilityEdge")
+		case "cursor":
+			out.Values[i] = ec._CapabilityEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._CapabilityEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var clientImplementors = []string{"Client", "Node", "_Entity"}
 
 func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, obj *model.Client) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, clientImplementors)
@@ -29244,6 +31817,11 @@ func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, o
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Client")
+		case "nodeId":
+			out.Values[i] = ec._Client_nodeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "id":
 			out.Values[i] = ec._Client_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -29632,7 +32210,98 @@ func (ec *executionContext) _ClientConfiguration(ctx context.Context, sel ast.Se
 	return out
 }
 
-var clientGroupImplementors = []string{"ClientGroup", "_Entity"}
+var clientConnectionImplementors = []string{"ClientConnection"}
+
+func (ec *executionContext) _ClientConnection(ctx context.Context, sel ast.SelectionSet, obj *model.ClientConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clientConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClientConnection")
+		case "edges":
+			out.Values[i] = ec._ClientConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ClientConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._ClientConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var clientEdgeImplementors = []string{"ClientEdge"}
+
+func (ec *executionContext) _ClientEdge(ctx context.Context, sel ast.SelectionSet, obj *model.ClientEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clientEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClientEdge")
+		case "cursor":
+			out.Values[i] = ec._ClientEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ClientEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var clientGroupImplementors = []string{"ClientGroup", "Node", "_Entity"}
 
 func (ec *executionContext) _ClientGroup(ctx context.Context, sel ast.SelectionSet, obj *model.ClientGroup) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, clientGroupImplementors)
@@ -29644,6 +32313,11 @@ func (ec *executionContext) _ClientGroup(ctx context.Context, sel ast.SelectionS
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ClientGroup")
+		case "nodeId":
+			out.Values[i] = ec._ClientGroup_nodeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "id":
 			out.Values[i] = ec._ClientGroup_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -29661,6 +32335,97 @@ func (ec *executionContext) _ClientGroup(ctx context.Context, sel ast.SelectionS
 			}
 		case "clients":
 			out.Values[i] = ec._ClientGroup_clients(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var clientGroupConnectionImplementors = []string{"ClientGroupConnection"}
+
+func (ec *executionContext) _ClientGroupConnection(ctx context.Context, sel ast.SelectionSet, obj *model.ClientGroupConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clientGroupConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClientGroupConnection")
+		case "edges":
+			out.Values[i] = ec._ClientGroupConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ClientGroupConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._ClientGroupConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var clientGroupEdgeImplementors = []string{"ClientGroupEdge"}
+
+func (ec *executionContext) _ClientGroupEdge(ctx context.Context, sel ast.SelectionSet, obj *model.ClientGroupEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clientGroupEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClientGroupEdge")
+		case "cursor":
+			out.Values[i] = ec._ClientGroupEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ClientGroupEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -31079,7 +33844,7 @@ func (ec *executionContext) _HealthThresholds(ctx context.Context, sel ast.Selec
 	return out
 }
 
-var ispImplementors = []string{"Isp", "_Entity"}
+var ispImplementors = []string{"Isp", "Node", "_Entity"}
 
 func (ec *executionContext) _Isp(ctx context.Context, sel ast.SelectionSet, obj *model.Isp) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, ispImplementors)
@@ -31091,6 +33856,11 @@ func (ec *executionContext) _Isp(ctx context.Context, sel ast.SelectionSet, obj 
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Isp")
+		case "nodeId":
+			out.Values[i] = ec._Isp_nodeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "id":
 			out.Values[i] = ec._Isp_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -31148,6 +33918,54 @@ func (ec *executionContext) _Isp(ctx context.Context, sel ast.SelectionSet, obj 
 			}
 		case "ispContracts":
 			out.Values[i] = ec._Isp_ispContracts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var ispConnectionImplementors = []string{"IspConnection"}
+
+func (ec *executionContext) _IspConnection(ctx context.Context, sel ast.SelectionSet, obj *model.IspConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, ispConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IspConnection")
+		case "edges":
+			out.Values[i] = ec._IspConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._IspConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._IspConnection_totalCount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -31267,6 +34085,49 @@ func (ec *executionContext) _IspContract(ctx context.Context, sel ast.SelectionS
 		case "clientLabel":
 			out.Values[i] = ec._IspContract_clientLabel(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var ispEdgeImplementors = []string{"IspEdge"}
+
+func (ec *executionContext) _IspEdge(ctx context.Context, sel ast.SelectionSet, obj *model.IspEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, ispEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IspEdge")
+		case "cursor":
+			out.Values[i] = ec._IspEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._IspEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -32352,6 +35213,16 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "hasPreviousPage":
+			out.Values[i] = ec._PageInfo_hasPreviousPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startCursor":
+			out.Values[i] = ec._PageInfo_startCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "endCursor":
 			out.Values[i] = ec._PageInfo_endCursor(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -32816,6 +35687,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "capabilitiesConnection":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_capabilitiesConnection(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "clients":
 			field := field
 
@@ -32826,6 +35719,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_clients(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "clientsConnection":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_clientsConnection(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -32914,6 +35829,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_clientGroup(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "clientGroupsConnection":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_clientGroupsConnection(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -33344,6 +36281,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "ispsConnection":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_ispsConnection(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "licenseUsage":
 			field := field
 
@@ -33476,6 +36435,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "node":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_node(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "nodes":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_nodes(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "dataOwnerSettings":
 			field := field
 
@@ -33552,6 +36555,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_user(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "usersConnection":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_usersConnection(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -33643,7 +36668,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 	return out
 }
 
-var registrationKeyImplementors = []string{"RegistrationKey", "_Entity"}
+var registrationKeyImplementors = []string{"RegistrationKey", "Node", "_Entity"}
 
 func (ec *executionContext) _RegistrationKey(ctx context.Context, sel ast.SelectionSet, obj *model.RegistrationKey) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, registrationKeyImplementors)
@@ -33655,6 +36680,11 @@ func (ec *executionContext) _RegistrationKey(ctx context.Context, sel ast.Select
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("RegistrationKey")
+		case "nodeId":
+			out.Values[i] = ec._RegistrationKey_nodeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "id":
 			out.Values[i] = ec._RegistrationKey_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -34665,7 +37695,7 @@ func (ec *executionContext) _SystemStatusRecordPage(ctx context.Context, sel ast
 	return out
 }
 
-var userImplementors = []string{"User"}
+var userImplementors = []string{"User", "Node"}
 
 func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj *model.User) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, userImplementors)
@@ -34677,6 +37707,11 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("User")
+		case "nodeId":
+			out.Values[i] = ec._User_nodeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "id":
 			out.Values[i] = ec._User_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -34744,6 +37779,97 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 			}
 		case "notificationConfig":
 			out.Values[i] = ec._User_notificationConfig(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var userConnectionImplementors = []string{"UserConnection"}
+
+func (ec *executionContext) _UserConnection(ctx context.Context, sel ast.SelectionSet, obj *model.UserConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, userConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UserConnection")
+		case "edges":
+			out.Values[i] = ec._UserConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._UserConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._UserConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var userEdgeImplementors = []string{"UserEdge"}
+
+func (ec *executionContext) _UserEdge(ctx context.Context, sel ast.SelectionSet, obj *model.UserEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, userEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UserEdge")
+		case "cursor":
+			out.Values[i] = ec._UserEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._UserEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -35495,9 +38621,39 @@ func (ec *executionContext) unmarshalNCapabilityByIDsInput2ᚕᚖgithubᚗcomᚋ
 	return res, nil
 }
 
+func (ec *executionContext) marshalNCapabilityConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapabilityConnection(ctx context.Context, sel ast.SelectionSet, v *model.CapabilityConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CapabilityConnection(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNCapabilityCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐCapabilityCreateInput(ctx context.Context, v any) (gqlmodel.CapabilityCreateInput, error) {
 	res, err := ec.unmarshalInputCapabilityCreateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCapabilityEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapabilityEdge(ctx context.Context, sel ast.SelectionSet, v model.CapabilityEdge) graphql.Marshaler {
+	return ec._CapabilityEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNCapabilityEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapabilityEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.CapabilityEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCapabilityEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapabilityEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNCapabilityUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐCapabilityUpdateInput(ctx context.Context, v any) (gqlmodel.CapabilityUpdateInput, error) {
@@ -35605,9 +38761,39 @@ func (ec *executionContext) marshalNClientConfiguration2githubᚗcomᚋfleetgrap
 	return ec._ClientConfiguration(ctx, sel, &v)
 }
 
+func (ec *executionContext) marshalNClientConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientConnection(ctx context.Context, sel ast.SelectionSet, v *model.ClientConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ClientConnection(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNClientDisableInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientDisableInput(ctx context.Context, v any) (gqlmodel.ClientDisableInput, error) {
 	res, err := ec.unmarshalInputClientDisableInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNClientEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientEdge(ctx context.Context, sel ast.SelectionSet, v model.ClientEdge) graphql.Marshaler {
+	return ec._ClientEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNClientEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ClientEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNClientEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNClientGroup2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroup(ctx context.Context, sel ast.SelectionSet, v model.ClientGroup) graphql.Marshaler {
@@ -35654,9 +38840,39 @@ func (ec *executionContext) unmarshalNClientGroupByIDsInput2ᚕᚖgithubᚗcom�
 	return res, nil
 }
 
+func (ec *executionContext) marshalNClientGroupConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroupConnection(ctx context.Context, sel ast.SelectionSet, v *model.ClientGroupConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ClientGroupConnection(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNClientGroupCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientGroupCreateInput(ctx context.Context, v any) (gqlmodel.ClientGroupCreateInput, error) {
 	res, err := ec.unmarshalInputClientGroupCreateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNClientGroupEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroupEdge(ctx context.Context, sel ast.SelectionSet, v model.ClientGroupEdge) graphql.Marshaler {
+	return ec._ClientGroupEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNClientGroupEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroupEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ClientGroupEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNClientGroupEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroupEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNClientGroupMembersInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientGroupMembersInput(ctx context.Context, v any) (gqlmodel.ClientGroupMembersInput, error) {
@@ -35687,6 +38903,16 @@ func (ec *executionContext) marshalNClientHealthState2ᚕgithubᚗcomᚋfleetgra
 	}
 
 	return ret
+}
+
+func (ec *executionContext) unmarshalNClientOrderField2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientOrderField(ctx context.Context, v any) (gqlmodel.ClientOrderField, error) {
+	var res gqlmodel.ClientOrderField
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNClientOrderField2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientOrderField(ctx context.Context, sel ast.SelectionSet, v gqlmodel.ClientOrderField) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) marshalNClientReport2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientReport(ctx context.Context, sel ast.SelectionSet, v model.ClientReport) graphql.Marshaler {
@@ -36131,6 +39357,16 @@ func (ec *executionContext) unmarshalNIspByIDsInput2ᚕᚖgithubᚗcomᚋfleetgr
 	return res, nil
 }
 
+func (ec *executionContext) marshalNIspConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspConnection(ctx context.Context, sel ast.SelectionSet, v *model.IspConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IspConnection(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNIspContract2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspContract(ctx context.Context, sel ast.SelectionSet, v model.IspContract) graphql.Marshaler {
 	return ec._IspContract(ctx, sel, &v)
 }
@@ -36174,6 +39410,26 @@ func (ec *executionContext) unmarshalNIspContractUpdateInput2githubᚗcomᚋflee
 func (ec *executionContext) unmarshalNIspCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐIspCreateInput(ctx context.Context, v any) (gqlmodel.IspCreateInput, error) {
 	res, err := ec.unmarshalInputIspCreateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNIspEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspEdge(ctx context.Context, sel ast.SelectionSet, v model.IspEdge) graphql.Marshaler {
+	return ec._IspEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNIspEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.IspEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNIspEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNIspMergeInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐIspMergeInput(ctx context.Context, v any) (gqlmodel.IspMergeInput, error) {
@@ -36420,8 +39676,45 @@ func (ec *executionContext) marshalNMeasurementTypeDimension2ᚕgithubᚗcomᚋf
 	return ret
 }
 
+func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐNode(ctx context.Context, sel ast.SelectionSet, v []model.Node) graphql.Marshaler {
+	{
+		var batchItemsClient []*model.Client
+		batchIdxMapClient := map[int]int{}
+		for i, item := range v {
+			switch concrete := item.(type) {
+			case model.Client:
+				batchIdxMapClient[i] = len(batchItemsClient)
+				batchItemsClient = append(batchItemsClient, &concrete)
+			case *model.Client:
+				batchIdxMapClient[i] = len(batchItemsClient)
+				batchItemsClient = append(batchItemsClient, concrete)
+			}
+		}
+		if len(batchItemsClient) > 0 {
+			ctx = graphql.WithBatchParents(ctx, "Client", batchItemsClient, batchIdxMapClient)
+		}
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalONode2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐNode(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
 func (ec *executionContext) marshalNNotificationConfig2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐNotificationConfig(ctx context.Context, sel ast.SelectionSet, v model.NotificationConfig) graphql.Marshaler {
 	return ec._NotificationConfig(ctx, sel, &v)
+}
+
+func (ec *executionContext) unmarshalNOrderDirection2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐOrderDirection(ctx context.Context, v any) (gqlmodel.OrderDirection, error) {
+	var res gqlmodel.OrderDirection
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNOrderDirection2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐOrderDirection(ctx context.Context, sel ast.SelectionSet, v gqlmodel.OrderDirection) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
@@ -36839,9 +40132,39 @@ func (ec *executionContext) marshalNUser2ᚖgithubᚗcomᚋfleetgraphᚋfleetgra
 	return ec._User(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNUserConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐUserConnection(ctx context.Context, sel ast.SelectionSet, v *model.UserConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._UserConnection(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNUserCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐUserCreateInput(ctx context.Context, v any) (gqlmodel.UserCreateInput, error) {
 	res, err := ec.unmarshalInputUserCreateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNUserEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐUserEdge(ctx context.Context, sel ast.SelectionSet, v model.UserEdge) graphql.Marshaler {
+	return ec._UserEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNUserEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐUserEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.UserEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNUserEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐUserEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNUserUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐUserUpdateInput(ctx context.Context, v any) (gqlmodel.UserUpdateInput, error) {
@@ -37329,6 +40652,14 @@ func (ec *executionContext) marshalOClient2ᚖgithubᚗcomᚋfleetgraphᚋfleetg
 	return ec._Client(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalOClientFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientFilter(ctx context.Context, v any) (*gqlmodel.ClientFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputClientFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalOClientGroup2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroup(ctx context.Context, sel ast.SelectionSet, v []*model.ClientGroup) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -37354,6 +40685,14 @@ func (ec *executionContext) unmarshalOClientGroupByIDsInput2ᚖgithubᚗcomᚋfl
 		return nil, nil
 	}
 	res, err := ec.unmarshalInputClientGroupByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOClientOrder2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientOrder(ctx context.Context, v any) (*gqlmodel.ClientOrder, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputClientOrder(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -37402,6 +40741,42 @@ func (ec *executionContext) unmarshalOHealthMetricThresholdsInput2ᚖgithubᚗco
 	}
 	res, err := ec.unmarshalInputHealthMetricThresholdsInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOHealthState2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthStateᚄ(ctx context.Context, v any) ([]model.HealthState, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]model.HealthState, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNHealthState2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthState(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOHealthState2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthStateᚄ(ctx context.Context, sel ast.SelectionSet, v []model.HealthState) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNHealthState2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthState(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalOID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
@@ -37660,6 +41035,13 @@ func (ec *executionContext) marshalOMeasurementReportType2ᚖgithubᚗcomᚋflee
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) marshalONode2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐNode(ctx context.Context, sel ast.SelectionSet, v model.Node) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Node(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalONotificationConfigInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐNotificationConfigInput(ctx context.Context, v any) (*gqlmodel.NotificationConfigInput, error) {

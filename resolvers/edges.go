@@ -142,6 +142,12 @@ func (a Attacher) InterceptField(ctx context.Context, next graphql.Resolver) (an
 		return res, a.attachEntities(ctx, res, fc.Field.Selections)
 	}
 	typeName := fc.Field.Definition.Type.Name()
+	if typeName == "Node" {
+		if err := a.attachNodes(ctx, objectsOf(res), fc.Field.Selections); err != nil {
+			return nil, err
+		}
+		return res, nil // an interface: never rendered (render.go)
+	}
 	if _, ok := edges[typeName]; ok {
 		parents := objectsOf(res)
 		read, err := ahead.attach(parents)
@@ -162,8 +168,34 @@ func (a Attacher) InterceptField(ctx context.Context, next graphql.Resolver) (an
 	return res, nil
 }
 
+// attachNodes attaches below the objects of node and nodes (model.Node
+// pointers, nil where none) type by type: the GraphQL type of each is the
+// name of its Go type (model.GlobalID's types are named alike).
+func (a Attacher) attachNodes(ctx context.Context, objs []any, sel ast.SelectionSet) error {
+	byType := map[string][]any{}
+	var order []string
+	for _, o := range objs {
+		v := reflect.ValueOf(o)
+		if !v.IsValid() || v.Kind() != reflect.Pointer || v.IsNil() {
+			continue
+		}
+		t := v.Elem().Type().Name()
+		if byType[t] == nil {
+			order = append(order, t)
+		}
+		byType[t] = append(byType[t], o)
+	}
+	for _, t := range order {
+		if err := a.Attach(ctx, t, byType[t], sel); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // objectsOf lists a root result's objects as pointers: the result itself,
-// or the addresses of a slice's elements.
+// the addresses of a slice's elements, or the pointers a slice of
+// interfaces holds.
 func objectsOf(res any) []any {
 	v := reflect.ValueOf(res)
 	switch v.Kind() {
@@ -175,7 +207,7 @@ func objectsOf(res any) []any {
 	case reflect.Slice:
 		out := make([]any, v.Len())
 		for i := range out {
-			if e := v.Index(i); e.Kind() == reflect.Pointer {
+			if e := v.Index(i); e.Kind() == reflect.Pointer || e.Kind() == reflect.Interface {
 				out[i] = e.Interface()
 			} else {
 				out[i] = e.Addr().Interface()

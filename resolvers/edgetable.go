@@ -110,6 +110,36 @@ func edgeTable() map[string]map[string]edge {
 		"ExportClientPage": {
 			"items": {child: "Client", children: list(func(p *gqlmodel.ExportClientPage) []model.Client { return p.Items })},
 		},
+		"ClientConnection": {
+			"edges": {child: "ClientEdge", children: list(func(c *model.ClientConnection) []model.ClientEdge { return c.Edges })},
+		},
+		"ClientEdge": {
+			"node": {child: "Client", children: single(func(e *model.ClientEdge) *model.Client { return e.Node })},
+		},
+		"ClientGroupConnection": {
+			"edges": {child: "ClientGroupEdge", children: list(func(c *model.ClientGroupConnection) []model.ClientGroupEdge { return c.Edges })},
+		},
+		"ClientGroupEdge": {
+			"node": {child: "ClientGroup", children: single(func(e *model.ClientGroupEdge) *model.ClientGroup { return e.Node })},
+		},
+		"UserConnection": {
+			"edges": {child: "UserEdge", children: list(func(c *model.UserConnection) []model.UserEdge { return c.Edges })},
+		},
+		"UserEdge": {
+			"node": {child: "User", children: single(func(e *model.UserEdge) *model.User { return e.Node })},
+		},
+		"CapabilityConnection": {
+			"edges": {child: "CapabilityEdge", children: list(func(c *model.CapabilityConnection) []model.CapabilityEdge { return c.Edges })},
+		},
+		"CapabilityEdge": {
+			"node": {child: "Capability", children: single(func(e *model.CapabilityEdge) *model.Capability { return e.Node })},
+		},
+		"IspConnection": {
+			"edges": {child: "IspEdge", children: list(func(c *model.IspConnection) []model.IspEdge { return c.Edges })},
+		},
+		"IspEdge": {
+			"node": {child: "Isp", children: single(func(e *model.IspEdge) *model.Isp { return e.Node })},
+		},
 		"MeasurementConnection": {
 			"edges": {child: "MeasurementEdge", children: list(func(c *model.MeasurementConnection) []model.MeasurementEdge { return c.Edges })},
 		},

@@ -80,9 +80,13 @@ func scanGroupClient(row pgx.CollectableRow) (GroupClient, error) {
 	return c, err
 }
 
-// Clients lists the clients visible to the data owner.
+// Clients lists the clients visible to the data owner: its own (through
+// clients_owner) and those shared with it, apart, as clientSelect's "own
+// or shared" condition alone reads every client of every data owner.
 func (s *Store) Clients(ctx context.Context, ownerID int64) ([]Client, error) {
-	return All(ctx, s, Read[Client]{step: "list clients", sql: clientSelect + ` ORDER BY c.id`, args: []any{ownerID}, scan: scanClient})
+	return All(ctx, s, Read[Client]{step: "list clients", sql: clientSelect + ` AND c.data_owner_id = $1 UNION ALL ` + clientSelect +
+		` AND c.data_owner_id <> $1 AND c.id IN (SELECT client_id FROM client_shares WHERE data_owner_id = $1) ORDER BY id`,
+		args: []any{ownerID}, scan: scanClient})
 }
 
 // ClientsByIDs loads visible clients by id (for the dataloader).

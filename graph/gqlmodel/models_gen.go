@@ -150,6 +150,28 @@ type ClientDisableInput struct {
 	Reason string `json:"reason"`
 }
 
+// Filters of the clients connection; every given filter must match. groupId,
+// registrationKeyId and healthStates concern the data owner's own clients (a
+// shared client matches none of them).
+type ClientFilter struct {
+	// A substring of the label or of the UUID, case-insensitive (1 to 255 characters).
+	Search *string `json:"search,omitempty"`
+	// The client carries every one of these tags (at most 50).
+	Tags []string `json:"tags,omitempty"`
+	// A member of this client group.
+	GroupID *int64 `json:"groupId,omitempty"`
+	// Of this type (Client.type).
+	Type *string `json:"type,omitempty"`
+	// Offline (true) or online (false) as Client.offline; clients whose offline is null match neither.
+	Offline *bool `json:"offline,omitempty"`
+	// Disabled (true) or enabled (false).
+	Disabled *bool `json:"disabled,omitempty"`
+	// In one of these health states, as fleetHealth reports them (unknown when none was evaluated).
+	HealthStates []model.HealthState `json:"healthStates,omitempty"`
+	// Registered with this registration key.
+	RegistrationKeyID *int64 `json:"registrationKeyId,omitempty"`
+}
+
 type ClientGroupByIDsInput struct {
 	ID int64 `json:"ID"`
 }
@@ -168,6 +190,14 @@ type ClientGroupMembersInput struct {
 
 type ClientGroupUpdateInput struct {
 	Name string `json:"name"`
+}
+
+// An order of the clients connection.
+type ClientOrder struct {
+	// What to order by.
+	Field ClientOrderField `json:"field"`
+	// Smallest or largest first.
+	Direction OrderDirection `json:"direction"`
 }
 
 // Changes to a client; a field left out is left alone. Text is trimmed; an
@@ -515,6 +545,67 @@ type UserUpdateInput struct {
 	NotificationConfig          *NotificationConfigInput   `json:"notificationConfig,omitempty"`
 }
 
+// What the clients connection is ordered by; the client id breaks ties.
+type ClientOrderField string
+
+const (
+	// The client id (the order clients were registered in).
+	ClientOrderFieldID ClientOrderField = "id"
+	// When the client was created.
+	ClientOrderFieldCreatedAt ClientOrderField = "createdAt"
+	// The label, trimmed and case-insensitive; clients without a label first.
+	ClientOrderFieldLabel ClientOrderField = "label"
+)
+
+var AllClientOrderField = []ClientOrderField{
+	ClientOrderFieldID,
+	ClientOrderFieldCreatedAt,
+	ClientOrderFieldLabel,
+}
+
+func (e ClientOrderField) IsValid() bool {
+	switch e {
+	case ClientOrderFieldID, ClientOrderFieldCreatedAt, ClientOrderFieldLabel:
+		return true
+	}
+	return false
+}
+
+func (e ClientOrderField) String() string {
+	return string(e)
+}
+
+func (e *ClientOrderField) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ClientOrderField(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ClientOrderField", str)
+	}
+	return nil
+}
+
+func (e ClientOrderField) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ClientOrderField) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ClientOrderField) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
 type FeedbackDirection string
 
 const (
@@ -625,6 +716,64 @@ func (e *MeasurementReportType) UnmarshalJSON(b []byte) error {
 }
 
 func (e MeasurementReportType) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// The direction of a connection's order.
+type OrderDirection string
+
+const (
+	// Smallest first.
+	OrderDirectionAsc OrderDirection = "asc"
+	// Largest first.
+	OrderDirectionDesc OrderDirection = "desc"
+)
+
+var AllOrderDirection = []OrderDirection{
+	OrderDirectionAsc,
+	OrderDirectionDesc,
+}
+
+func (e OrderDirection) IsValid() bool {
+	switch e {
+	case OrderDirectionAsc, OrderDirectionDesc:
+		return true
+	}
+	return false
+}
+
+func (e OrderDirection) String() string {
+	return string(e)
+}
+
+func (e *OrderDirection) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = OrderDirection(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid OrderDirection", str)
+	}
+	return nil
+}
+
+func (e OrderDirection) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *OrderDirection) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e OrderDirection) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

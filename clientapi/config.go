@@ -58,11 +58,11 @@ func (a *API) config(w http.ResponseWriter, r *http.Request) {
 	}
 	// One round trip: the check-in and the delivered configs.
 	var b store.Batch
-	var seen []int64
+	var seen []bool // whether the client was marked offline
 	var seenErr, deliveryErr error
 	var d store.ClientDelivery
-	store.QueueCheckIn(&b, p.DataOwnerID, p.ClientID, clientType, clientVersion, func(ids []int64, err error) {
-		seen, seenErr = ids, err
+	store.QueueCheckIn(&b, p.DataOwnerID, p.ClientID, clientType, clientVersion, func(rows []bool, err error) {
+		seen, seenErr = rows, err
 	})
 	if p.ConfigManaged {
 		store.QueueDeliveredConfigs(&b, p.DataOwnerID, p.ClientID, &d, func(err error) { deliveryErr = err })
@@ -76,7 +76,10 @@ func (a *API) config(w http.ResponseWriter, r *http.Request) {
 		err = seenErr
 	case err == nil && deliveryErr != nil:
 		err = deliveryErr
-	case err == nil && p.ConfigManaged:
+	case err == nil && seen[0]:
+		err = a.Store.ClientOnline(r.Context(), p.DataOwnerID, p.ClientID)
+	}
+	if err == nil && p.ConfigManaged {
 		out.PublicConfig, out.ScheduleConfig, err = a.deliveredConfigs(d)
 	}
 	if err != nil {

@@ -183,6 +183,19 @@ var AdminRoutes = []Route{
 	{Method: http.MethodPost, Path: "/anomaly_detection_overrides/feedback", Operation: "AnomalyDetectionOverrideFeedback", Status: 200, Unwrap: true},
 	{Method: http.MethodGet, Path: "/anomaly_detection_overrides/dimensions", Operation: "AnomalyDetectionDimensions", Status: 200},
 	{Method: http.MethodGet, Path: "/anomaly_detection_overrides/{id}", Operation: "AnomalyDetectionOverrideGet", Status: 200},
+
+	{Method: http.MethodGet, Path: "/webhooks/event_types", Operation: "WebhookEventTypes", Status: 200, Unwrap: true},
+	{Method: http.MethodGet, Path: "/webhooks", Operation: "WebhookList", Status: 200},
+	{Method: http.MethodPost, Path: "/webhooks", Operation: "WebhookCreate", Status: 201},
+	{Method: http.MethodGet, Path: "/webhooks/{id}", Operation: "WebhookGet", Status: 200},
+	{Method: http.MethodPut, Path: "/webhooks/{id}", Operation: "WebhookUpdate", Status: 200},
+	{Method: http.MethodDelete, Path: "/webhooks/{id}", Operation: "WebhookDelete", Status: 200, Empty: true},
+	{Method: http.MethodPost, Path: "/webhooks/{id}/enable", Operation: "WebhookEnable", Status: 200},
+	{Method: http.MethodPost, Path: "/webhooks/{id}/test", Operation: "WebhookTest", Status: 200},
+	{Method: http.MethodGet, Path: "/webhooks/{webhook_id}/deliveries", Operation: "WebhookDeliveryList", Status: 200,
+		Unwrap: true, StrictQuery: true},
+	{Method: http.MethodGet, Path: "/webhooks/{webhook_id}/deliveries/{id}", Operation: "WebhookDeliveryGet", Status: 200},
+	{Method: http.MethodPost, Path: "/webhooks/{webhook_id}/deliveries/{id}/redeliver", Operation: "WebhookDeliveryRedeliver", Status: 200},
 }
 
 // kindPublic and kindAutomator set the kind of /public_configs and

@@ -335,6 +335,7 @@ type specWorld struct {
 	credential, credentialNoPw    int64
 	probe, bare, shared           apitest.Client
 	statusRecord                  int64  // the probe's system status record
+	webhook, delivery             int64  // a webhook and its (pending) test delivery
 	passed                        string // what a route's call hands to its check
 }
 
@@ -426,6 +427,7 @@ func specSeed(t testing.TB, prefix string) *specWorld {
 		map[string]any{"name": "Ookla account", "service": "ookla", "username": "probe", "password": "s3cret"})
 	w.credentialNoPw = w.create(t, "/service_credentials", "service_credential",
 		map[string]any{"name": "Open SMTP", "service": "smtp"})
+	specSeedWebhook(t, w)
 	return w
 }
 

@@ -23,10 +23,10 @@ func TestCheckInCommitsAsynchronouslyAlone(t *testing.T) {
 	o := e.NewOwner(t, "checkin-commit")
 	probe := o.NewProbe(t, o.NewRegistrationKey(t, store.RegistrationKeyInput{}).RegistrationKey)
 	var b store.Batch
-	var seen []int64
+	var seen []bool
 	var seenErr error
-	store.QueueCheckIn(&b, o.ID, probe.ID, nil, nil, func(ids []int64, err error) { seen, seenErr = ids, err })
-	if err := st.Send(ctx, &b); err != nil || seenErr != nil || len(seen) != 1 || seen[0] != probe.ID {
+	store.QueueCheckIn(&b, o.ID, probe.ID, nil, nil, func(offline []bool, err error) { seen, seenErr = offline, err })
+	if err := st.Send(ctx, &b); err != nil || seenErr != nil || len(seen) != 1 || seen[0] {
 		t.Fatalf("check-in: %v, %v, %v", err, seenErr, seen)
 	}
 	var setting string

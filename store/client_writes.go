@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -71,11 +72,28 @@ func (s *Store) UpdateClient(ctx context.Context, ownerID int64, ref ClientRef, 
 }
 
 // DisableClient disables one of the owner's clients with a reason; a
-// client disabled before keeps its disabled_at.
+// client disabled before keeps its disabled_at. A client that was not
+// disabled gets a client.disabled event in the same transaction.
 func (s *Store) DisableClient(ctx context.Context, ownerID int64, ref ClientRef, reason string) (Client, error) {
-	const q = `UPDATE clients SET disabled_at = COALESCE(disabled_at, now()), disabled_reason = $4, updated_at = now()
-		WHERE ` + ownedClient + ` RETURNING id`
-	return s.writeClient(ctx, "disable client", ownerID, ref, q, reason)
+	const q = `UPDATE clients c SET disabled_at = COALESCE(c.disabled_at, now()), disabled_reason = $4, updated_at = now()
+		FROM (SELECT id, disabled_at FROM clients WHERE ` + ownedClient + ` FOR UPDATE) old
+		WHERE c.id = old.id RETURNING c.id, old.disabled_at IS NULL`
+	var id int64
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		var newly bool
+		if err := tx.QueryRow(ctx, q, ownerID, ref.ID, ref.UUID, reason).Scan(&id, &newly); err != nil || !newly {
+			return err
+		}
+		return s.Emit(ctx, tx, ownerID, NewEvent{Type: EventClientDisabled, ClientID: &id,
+			Data: map[string]any{"reason": reason}})
+	})
+	if errors.Is(err, ErrNotFound) {
+		err = pgx.ErrNoRows // no such own client: clientMissing tells a shared one apart
+	}
+	if err != nil {
+		return Client{}, s.clientMissing(ctx, "disable client", ownerID, ref, err)
+	}
+	return s.Client(ctx, ownerID, id)
 }
 
 // EnableClient clears a client's disabled_at and disabled_reason (a client

@@ -327,8 +327,10 @@ func (r InsertResult) Loaded() int { return r.Inserted + r.Updated + r.Unchanged
 // Clients named by the documents that do not exist yet are created for the
 // data owner (type automator); documents naming another data owner's
 // client are refused, not stored. The fields of the stored documents are
-// typed in the search mapping (DetectMappings; first type wins). The health of the clients of system
-// status records is evaluated in the same transaction (evaluateHealth).
+// typed in the search mapping (DetectMappings; first type wins). The
+// health of the clients of system status records is evaluated in the same
+// transaction (evaluateHealth), and the events the documents tell are
+// emitted in it (docevents.go).
 func (s *Store) InsertDocuments(ctx context.Context, ownerID int64, docs []Document) (InsertResult, error) {
 	return s.InsertDocumentsWith(ctx, ownerID, docs, InsertOptions{})
 }
@@ -369,6 +371,18 @@ func (s *Store) InsertDocumentsWith(ctx context.Context, ownerID int64, docs []D
 		if res.Refused, err = pgx.CollectRows(rows, pgx.RowTo[int]); err != nil {
 			return mapErr("check clients", err)
 		}
+		var prior map[[2]string]string
+		var studyFailures bool
+		if hasEventDocuments(docs) {
+			if prior, err = priorDocuments(ctx, tx, ownerID); err != nil {
+				return err
+			}
+			err = tx.QueryRow(ctx, `SELECT study_failure_detection_enabled FROM data_owners WHERE id = $1`,
+				ownerID).Scan(&studyFailures)
+			if err != nil {
+				return mapErr("load study failure detection", err)
+			}
+		}
 		// The last copy of a document repeated in docs wins; without
 		// repeats (the client API's groups) no sort is needed.
 		src := `SELECT * FROM documents_import t
@@ -406,8 +420,13 @@ func (s *Store) InsertDocumentsWith(ctx context.Context, ownerID int64, docs []D
 		if err := saveMappings(ctx, tx, ownerID, DetectMappings(docs, slices.Concat(res.Refused, res.Taken))); err != nil {
 			return err
 		}
+		if prior != nil {
+			if err := s.Emit(ctx, tx, ownerID, documentEvents(docs, slices.Concat(res.Refused, res.Taken), prior, studyFailures)...); err != nil {
+				return err
+			}
+		}
 		if uuids := statusClients(docs); len(uuids) > 0 {
-			_, err := evaluateHealth(ctx, tx, ownerID, uuids)
+			_, err := s.evaluateHealth(ctx, tx, ownerID, uuids)
 			return err
 		}
 		return nil
@@ -549,18 +568,34 @@ func (s *Store) DocumentsByMeasurement(ctx context.Context, ownerID int64, kind,
 }
 
 // ResolveAnomalyEvents marks the data owner's anomaly events with the given
-// ids resolved (status "resolved", resolved_at now, new version). Only
-// events with status "new" change; the others and unknown ids are skipped.
+// ids resolved (status "resolved", resolved_at now, new version), each
+// with an anomaly_event.resolved event. Only events with status "new"
+// change; the others and unknown ids are skipped.
 func (s *Store) ResolveAnomalyEvents(ctx context.Context, ownerID int64, ids []string) (int, error) {
 	const q = `UPDATE documents SET version = next_document_version(),
 		doc = doc || jsonb_build_object('status', 'resolved',
 			'resolved_at', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
-		WHERE data_owner_id = $1 AND kind = 'anomaly_event' AND doc_id = ANY($2) AND doc->>'status' = 'new'`
-	tag, err := s.pool.Exec(ctx, q, ownerID, ids)
-	if err != nil {
-		return 0, mapErr("resolve anomaly events", err)
-	}
-	return int(tag.RowsAffected()), nil
+		WHERE data_owner_id = $1 AND kind = 'anomaly_event' AND doc_id = ANY($2) AND doc->>'status' = 'new'
+		RETURNING ` + documentCols
+	var n int
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		rows, _ := tx.Query(ctx, q, ownerID, ids)
+		ds, err := pgx.CollectRows(rows, pgx.RowToStructByName[Document])
+		if err != nil {
+			return mapErr("resolve anomaly events", err)
+		}
+		n = len(ds)
+		events := make([]NewEvent, 0, len(ds))
+		for _, d := range ds {
+			var doc map[string]any
+			if err := json.Unmarshal(d.Doc, &doc); err != nil {
+				return fmt.Errorf("resolve anomaly events: %w", err)
+			}
+			events = append(events, anomalyEvent(EventAnomalyResolved, d, doc))
+		}
+		return s.Emit(ctx, tx, ownerID, events...)
+	})
+	return n, err
 }
 
 // DataOwnerBySlug loads a data owner by its short name.

@@ -119,7 +119,7 @@ func (s *Store) FleetHealth(ctx context.Context, ownerID int64) ([]HealthState, 
 	var out []HealthState
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		var err error
-		out, err = evaluateHealth(ctx, tx, ownerID, nil)
+		out, err = s.evaluateHealth(ctx, tx, ownerID, nil)
 		return err
 	})
 	return out, err
@@ -141,7 +141,7 @@ func (s *Store) FleetHealth(ctx context.Context, ownerID int64) ([]HealthState, 
 // The data owner's row is locked (FOR NO KEY UPDATE, which inserts
 // referencing it do not wait for) so evaluations and threshold changes of
 // one data owner apply one after the other.
-func evaluateHealth(ctx context.Context, tx pgx.Tx, ownerID int64, clientUUIDs []string) ([]HealthState, error) {
+func (s *Store) evaluateHealth(ctx context.Context, tx pgx.Tx, ownerID int64, clientUUIDs []string) ([]HealthState, error) {
 	var set health.Settings
 	var now time.Time
 	const settings = `SELECT ` + healthThresholdCols + `, coalesce(offline_threshold_minutes, $2),
@@ -187,7 +187,7 @@ func evaluateHealth(ctx context.Context, tx pgx.Tx, ownerID int64, clientUUIDs [
 		}
 		st.Evaluation = health.Evaluate(reading, set)
 		if set.DegradedDetectionEnabled {
-			at, err := recordHealth(ctx, tx, ownerID, h, st.Evaluation, now)
+			at, err := s.recordHealth(ctx, tx, ownerID, h, st.Evaluation, now)
 			if err != nil {
 				return nil, err
 			}
@@ -231,9 +231,9 @@ func scanHealthRow(row pgx.CollectableRow) (healthRow, error) {
 // recordHealth stores e as client h's evaluation when it differs from the
 // stored one, and records a change of state. This is the one place a
 // client's health state changes: each change is a client_health_changes
-// row (from_state null for a client's first evaluation), the event the
-// webhook events publish. It answers when the stored evaluation was made.
-func recordHealth(ctx context.Context, tx pgx.Tx, ownerID int64, h healthRow, e health.Evaluation, now time.Time) (time.Time, error) {
+// row (from_state null for a client's first evaluation) and, when it is
+// one worth telling, an event (healthEvent). It answers when the stored evaluation was made.
+func (s *Store) recordHealth(ctx context.Context, tx pgx.Tx, ownerID int64, h healthRow, e health.Evaluation, now time.Time) (time.Time, error) {
 	if h.Stored != nil && h.Stored.State == e.State && sameRecordOrNone(h.Stored.SourceRecordID, e.SourceRecordID) &&
 		sameRecordOrNone(h.StoredVersion, h.RecordVersion) && h.Stored.Snapshot == e.Snapshot && h.StoredAt != nil {
 		return *h.StoredAt, nil // nothing new: the stored evaluation and its time stand
@@ -262,8 +262,41 @@ func recordHealth(ctx context.Context, tx pgx.Tx, ownerID int64, h healthRow, e 
 	}
 	const change = `INSERT INTO client_health_changes (data_owner_id, client_id, from_state, to_state, reasons,
 		source_document_id, changed_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`
-	_, err := tx.Exec(ctx, change, ownerID, h.ClientID, before, e.State, reasons, e.SourceRecordID, now)
-	return now, mapErr("record health change", err)
+	if _, err := tx.Exec(ctx, change, ownerID, h.ClientID, before, e.State, reasons, e.SourceRecordID, now); err != nil {
+		return now, mapErr("record health change", err)
+	}
+	if ev, ok := healthEvent(h.ClientID, before, e); ok {
+		return now, s.Emit(ctx, tx, ownerID, ev)
+	}
+	return now, nil
+}
+
+// healthEvent tells a change of a client's health state: to warning or
+// critical (client_health.warning, .critical, with the metrics over their
+// thresholds), or back to healthy from one of them (.recovered). Other
+// changes (a first evaluation that is healthy, to or from unknown without
+// a warning or critical state before) tell nothing: client.offline and
+// client.online tell a client going quiet.
+func healthEvent(clientID int64, before *string, e health.Evaluation) (NewEvent, bool) {
+	ev := NewEvent{ClientID: &clientID, Data: map[string]any{"from_state": before, "to_state": e.State,
+		"reasons": e.Reasons, "metric_summary": e.MetricSummary}}
+	switch {
+	case e.State == "warning" || e.State == "critical":
+		ev.Type = EventHealthWarning
+		if e.State == "critical" {
+			ev.Type = EventHealthCritical
+		}
+		ev.Severity = &e.State
+		ev.HealthMetrics = []string{}
+		for _, r := range e.Reasons {
+			ev.HealthMetrics = append(ev.HealthMetrics, r.Metric)
+		}
+		return ev, true
+	case e.State == "healthy" && before != nil && (*before == "warning" || *before == "critical"):
+		ev.Type = EventHealthRecovered
+		return ev, true
+	}
+	return ev, false
 }
 
 func sameRecordOrNone(a, b *int64) bool {

@@ -2,11 +2,9 @@ package store_test
 
 import (
 	"context"
-	"os"
 	"testing"
 
 	"github.com/jackc/pgx/v5/stdlib"
-	"github.com/pressly/goose/v3"
 
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/store/testdb"
@@ -25,7 +23,7 @@ func TestMigrationUniqueLabels(t *testing.T) {
 	t.Cleanup(func() { st.Close(); db.Drop() })
 	sqlDB := stdlib.OpenDBFromPool(st.Pool())
 	defer sqlDB.Close()
-	p, err := goose.NewProvider(goose.DialectPostgres, sqlDB, os.DirFS("migrations"))
+	p, err := store.MigrationProvider(sqlDB)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,7 +49,8 @@ var (
 // conflict). A key with a number of registrations left is decremented by
 // an UPDATE that checks the count (-1 stays: unlimited), so concurrent
 // registrations never take it below zero: the row lock makes each one
-// re-check the count the one before left. The UPDATE comes last, so the
+// re-check the count the one before left. The client.registered event is
+// emitted in the same transaction. The UPDATE comes last, so the
 // key's row is locked only until the commit that follows it.
 func (s *Store) RegisterProbe(ctx context.Context, r Registration) (Registered, error) {
 	var out Registered
@@ -76,8 +77,13 @@ func (s *Store) RegisterProbe(ctx context.Context, r Registration) (Registered, 
 			RETURNING id, uuid::text, report_until, created_at`
 		err = tx.QueryRow(ctx, ins, k.ownerID, r.UUID, r.Label, r.Tags, k.id, r.SecretDigest, k.usageLimitDays,
 			r.ClientType, r.ClientVersion).Scan(&out.ClientID, &out.UUID, &out.ReportUntil, &out.CreatedAt)
-		if err != nil || k.left == -1 {
+		if err != nil {
 			return mapErr("insert client", err)
+		}
+		err = s.Emit(ctx, tx, k.ownerID, NewEvent{Type: EventClientRegistered, ClientID: &out.ClientID,
+			Data: map[string]any{"registration_key_id": k.id, "client_type": r.ClientType, "client_version": r.ClientVersion}})
+		if err != nil || k.left == -1 {
+			return err
 		}
 		const take = `UPDATE registration_keys SET num_registrations_left =
 			CASE WHEN num_registrations_left > 0 THEN num_registrations_left - 1 ELSE num_registrations_left END
@@ -170,7 +176,8 @@ func (s *Store) ProbeByDigest(ctx context.Context, digest []byte) (Probe, error)
 
 // QueueCheckIn queues to b the record that a probe was seen now, with the
 // client type and version it named (nil keeps the stored one); done gets
-// the client's id (none when the client is gone).
+// whether the client was marked offline (then ClientOnline tells it is
+// back; no row when the client is gone).
 //
 // The batch commits without waiting for its WAL to reach the disk
 // (synchronous_commit off for its transaction alone): a crash may lose the
@@ -178,12 +185,79 @@ func (s *Store) ProbeByDigest(ctx context.Context, digest []byte) (Probe, error)
 // redo, while a check-in no longer queues for the WAL flush behind the
 // reports' large transactions (bench/probes.sh: most check-ins waited on
 // WALWrite).
-func QueueCheckIn(b *Batch, ownerID, clientID int64, clientType, clientVersion *string, done func([]int64, error)) {
+func QueueCheckIn(b *Batch, ownerID, clientID int64, clientType, clientVersion *string, done func([]bool, error)) {
 	b.b.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
 	const q = `UPDATE clients SET last_seen_at = now(),
 		last_client_type = coalesce($3, last_client_type), last_client_version = coalesce($4, last_client_version)
-		WHERE data_owner_id = $1 AND id = $2 RETURNING id`
-	Queue(b, Read[int64]{step: "check in", sql: q, args: []any{ownerID, clientID, clientType, clientVersion}, scan: pgx.RowTo[int64]}, done)
+		WHERE data_owner_id = $1 AND id = $2 RETURNING offline_since IS NOT NULL`
+	Queue(b, Read[bool]{step: "check in", sql: q, args: []any{ownerID, clientID, clientType, clientVersion}, scan: pgx.RowTo[bool]}, done)
+}
+
+// ClientOnline clears the offline mark of one of the data owner's clients
+// and emits client.online in the same transaction; a client not marked
+// offline (another check-in cleared it first) changes nothing.
+func (s *Store) ClientOnline(ctx context.Context, ownerID, clientID int64) error {
+	return s.tx(ctx, func(tx pgx.Tx) error {
+		const q = `UPDATE clients c SET offline_since = NULL FROM (SELECT id, offline_since FROM clients
+			WHERE data_owner_id = $1 AND id = $2 AND offline_since IS NOT NULL FOR UPDATE) old
+			WHERE c.id = old.id RETURNING old.offline_since, c.last_seen_at`
+		var since, seen time.Time
+		err := tx.QueryRow(ctx, q, ownerID, clientID).Scan(&since, &seen)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return mapErr("mark client online", err)
+		}
+		return s.Emit(ctx, tx, ownerID, NewEvent{Type: EventClientOnline, ClientID: &clientID,
+			Data: map[string]any{"offline_since": since.UTC(), "last_seen_at": seen.UTC()}})
+	})
+}
+
+// MarkOfflineClients marks offline every client of every data owner with
+// client offline detection on that was seen once but not within its
+// owner's offline threshold, is not disabled and is not marked yet, each
+// with a client.offline event in the same transaction (run periodically
+// by the job queue). It answers how many it marked.
+func (s *Store) MarkOfflineClients(ctx context.Context) (int, error) {
+	var n int
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		const q = `UPDATE clients c SET offline_since = now() FROM data_owners d
+			WHERE d.id = c.data_owner_id AND d.client_offline_detection_enabled
+			AND c.offline_since IS NULL AND c.disabled_at IS NULL AND c.last_seen_at IS NOT NULL
+			AND c.last_seen_at < now() - make_interval(mins => coalesce(d.offline_threshold_minutes, $1))
+			RETURNING c.data_owner_id, c.id, c.last_seen_at, coalesce(d.offline_threshold_minutes, $1)`
+		rows, err := tx.Query(ctx, q, DefaultOfflineThresholdMinutes)
+		if err != nil {
+			return mapErr("mark clients offline", err)
+		}
+		byOwner := map[int64][]NewEvent{}
+		var owners []int64
+		for rows.Next() {
+			var owner, id int64
+			var seen time.Time
+			var minutes int
+			if err := rows.Scan(&owner, &id, &seen, &minutes); err != nil {
+				return mapErr("mark clients offline", err)
+			}
+			if byOwner[owner] == nil {
+				owners = append(owners, owner)
+			}
+			byOwner[owner] = append(byOwner[owner], NewEvent{Type: EventClientOffline, ClientID: &id,
+				Data: map[string]any{"last_seen_at": seen.UTC(), "offline_threshold_minutes": minutes}})
+			n++
+		}
+		if err := rows.Err(); err != nil {
+			return mapErr("mark clients offline", err)
+		}
+		for _, owner := range owners {
+			if err := s.Emit(ctx, tx, owner, byOwner[owner]...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return n, err
 }
 
 // ReportingClient is a client a client-analytics key reports for.

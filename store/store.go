@@ -7,6 +7,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"embed"
 	"errors"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
+	"github.com/riverqueue/river"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 )
@@ -45,6 +47,8 @@ type Store struct {
 	keys keyCache
 	// stopListen ends CacheKeys' listener.
 	stopListen func()
+	// jobs queues River jobs in the caller's transaction (jobs.go).
+	jobs *river.Client[pgx.Tx]
 }
 
 // Options tune Open.
@@ -103,7 +107,12 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("ping database: %w", err)
 	}
-	return &Store{pool: pool, keys: keyCache{entries: map[[32]byte]cachedKey{}}}, nil
+	jobs, err := newJobClient(pool)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return &Store{pool: pool, keys: keyCache{entries: map[[32]byte]cachedKey{}}, jobs: jobs}, nil
 }
 
 // Close stops the key cache's listener and releases the pool.
@@ -128,7 +137,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 	cc.RuntimeParams["statement_timeout"] = "0"
 	db := stdlib.OpenDB(*cc)
 	defer db.Close()
-	provider, err := goose.NewProvider(goose.DialectPostgres, db, mustSub(migrations, "migrations"))
+	provider, err := MigrationProvider(db)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
@@ -136,6 +145,13 @@ func (s *Store) Migrate(ctx context.Context) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	return nil
+}
+
+// MigrationProvider is goose over db with every migration: the embedded
+// .sql files and migration 17, River's schema (jobs.go).
+func MigrationProvider(db *sql.DB) (*goose.Provider, error) {
+	return goose.NewProvider(goose.DialectPostgres, db, mustSub(migrations, "migrations"),
+		goose.WithGoMigrations(riverMigration()))
 }
 
 // tx runs fn in a transaction, committing when it returns nil; what

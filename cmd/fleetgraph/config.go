@@ -59,6 +59,8 @@ type config struct {
 	// AI* configure the AI assistant (assistant.Config; aiAssistant reads
 	// them): provider openai or anthropic, empty is off.
 	AIProvider, AIBaseURL, AIAPIKey, AIModel, AIMonthlyTokens string
+	// Webhooks are the delivery engine's settings (webhooks.go).
+	Webhooks webhookConfig
 	// tracer, when set, traces the store's statements (serve sets it when
 	// tracing is on).
 	tracer pgx.QueryTracer
@@ -87,6 +89,7 @@ func (c *config) flags(fs *flag.FlagSet) {
 			"an address such as 127.0.0.1:9464 on a listener of its own (and not on --addr), off nowhere")
 	c.deadlineFlags(fs)
 	c.aiFlags(fs)
+	c.webhookFlags(fs)
 }
 
 // aiFlags registers the AI assistant's settings.

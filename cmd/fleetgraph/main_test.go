@@ -16,7 +16,24 @@ import (
 	"github.com/fleetgraph/fleetgraph/apitest"
 )
 
-func TestMain(m *testing.M) { apitest.Main(m) }
+// asMainEnv, set to a JSON array of arguments, makes the test binary run
+// fleetgraph's main with them instead of the tests: a real server process
+// that a test may kill (TestWebhookDeliveriesSurviveKill).
+const asMainEnv = "FLEETGRAPH_TEST_AS_MAIN"
+
+func TestMain(m *testing.M) {
+	if raw := os.Getenv(asMainEnv); raw != "" {
+		var args []string
+		if err := json.Unmarshal([]byte(raw), &args); err != nil {
+			fmt.Fprintln(os.Stderr, asMainEnv, err)
+			os.Exit(2)
+		}
+		os.Args = append([]string{"fleetgraph"}, args...)
+		main()
+		os.Exit(0)
+	}
+	apitest.Main(m)
+}
 
 func TestBootstrapPrintsJSONWithAWorkingKey(t *testing.T) {
 	e := apitest.Get(t)

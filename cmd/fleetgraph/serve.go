@@ -93,6 +93,11 @@ func serve(ctx context.Context, args []string) error {
 	}
 	waitLicense := runLicensePairs(ctx, st, log)
 	defer waitLicense()
+	stopWebhooks, err := cfg.startWebhooks(ctx, st, sealer, log)
+	if err != nil {
+		return err
+	}
+	defer stopWebhooks()
 	handler, err := server.New(&resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend, Releases: catalogue,
 		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true,
 		MaxAnswerBytes: answerBytes, Heavy: admission.New(heavySlots, heavyPerOwner, admission.DefaultWait),

@@ -545,6 +545,34 @@ type UserUpdateInput struct {
 	NotificationConfig          *NotificationConfigInput   `json:"notificationConfig,omitempty"`
 }
 
+type WebhookCreateInput struct {
+	Name        string   `json:"name"`
+	Description *string  `json:"description,omitempty"`
+	URL         string   `json:"url"`
+	EventTypes  []string `json:"eventTypes"`
+	// Object with keys client_tags, measurement_types, min_severity, health_metrics.
+	Filters *model.JSON `json:"filters,omitempty"`
+	// Object of header names to string values.
+	Headers       *model.JSON `json:"headers,omitempty"`
+	Enabled       *bool       `json:"enabled,omitempty"`
+	PayloadFormat *string     `json:"payloadFormat,omitempty"`
+	// Object with keys mention_users, mention_groups, mention_channel (chat formats only).
+	FormatOptions *model.JSON `json:"formatOptions,omitempty"`
+}
+
+type WebhookUpdateInput struct {
+	Name        graphql.Omittable[*string]     `json:"name,omitempty"`
+	Description graphql.Omittable[*string]     `json:"description,omitempty"`
+	URL         graphql.Omittable[*string]     `json:"url,omitempty"`
+	EventTypes  graphql.Omittable[[]string]    `json:"eventTypes,omitempty"`
+	Filters     graphql.Omittable[*model.JSON] `json:"filters,omitempty"`
+	// A value of eight asterisks keeps the stored value of that header.
+	Headers       graphql.Omittable[*model.JSON] `json:"headers,omitempty"`
+	Enabled       graphql.Omittable[*bool]       `json:"enabled,omitempty"`
+	PayloadFormat graphql.Omittable[*string]     `json:"payloadFormat,omitempty"`
+	FormatOptions graphql.Omittable[*model.JSON] `json:"formatOptions,omitempty"`
+}
+
 // What the clients connection is ordered by; the client id breaks ties.
 type ClientOrderField string
 

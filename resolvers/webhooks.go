@@ -1,0 +1,368 @@
+package resolvers
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/health"
+	"github.com/fleetgraph/fleetgraph/model"
+	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/vocab"
+	"github.com/fleetgraph/fleetgraph/webhooks"
+)
+
+// Webhooks: validation is parsing the input into a complete webhook (the
+// stored one with the input's changes) or field errors; headers and the
+// secret are sealed like service credential passwords.
+
+// maskedHeader is how header values are shown; sent back, it keeps the
+// stored value.
+const maskedHeader = "********"
+
+// Limits of a webhook's lists.
+const (
+	maxWebhookHeaders = 20
+	maxFilterValues   = 50
+	maxMentions       = 20
+)
+
+var (
+	headerNameRe   = regexp.MustCompile(`^[A-Za-z0-9!#$%&'*+.^_` + "`" + `|~-]{1,100}$`)
+	slackUserRe    = regexp.MustCompile(`^[UW][A-Z0-9]{2,30}$`)
+	slackGroupRe   = regexp.MustCompile(`^S[A-Z0-9]{2,30}$`)
+	teamsUserRe    = regexp.MustCompile(`^[^@\s<>]+@[^@\s<>]+$`)
+	reservedHeader = map[string]bool{"webhook-id": true, "webhook-timestamp": true, "webhook-signature": true,
+		"content-type": true, "content-length": true, "host": true, "user-agent": true, "transfer-encoding": true,
+		"connection": true}
+)
+
+// webhookDraft is a webhook as it will be stored.
+type webhookDraft struct {
+	name          string
+	description   *string
+	url           string
+	payloadFormat string
+	formatOptions model.WebhookFormatOptions
+	eventTypes    []string
+	filters       model.WebhookFilters
+	enabled       bool
+	headers       map[string]string
+}
+
+// draftOf is the stored webhook as a draft (its headers opened).
+func (r *Resolver) draftOf(w store.WebhookEndpoint) (webhookDraft, error) {
+	d := webhookDraft{name: w.Name, description: w.Description, url: w.URL, payloadFormat: w.PayloadFormat,
+		eventTypes: w.EventTypes, enabled: w.Enabled}
+	_ = json.Unmarshal(w.FormatOptions, &d.formatOptions) // written by this file: valid
+	_ = json.Unmarshal(w.Filters, &d.filters)
+	h, err := r.openHeaders(w.SealedHeaders)
+	d.headers = h
+	return d, err
+}
+
+func (r *Resolver) openHeaders(sealed []byte) (map[string]string, error) {
+	h := map[string]string{}
+	if len(sealed) == 0 {
+		return h, nil
+	}
+	plain, err := r.Sealer.Open(sealed)
+	if err != nil {
+		return nil, err
+	}
+	return h, json.Unmarshal([]byte(plain), &h)
+}
+
+// validate checks the draft as a whole and adds what is wrong to fe.
+func (d *webhookDraft) validate(fe apierr.FieldErrors) {
+	if u, err := url.Parse(d.url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" ||
+		u.User != nil || u.Fragment != "" {
+		fe.Add("url", "must be an http or https URL with a host (no user info, no fragment)")
+	} else if len(d.url) > 2048 {
+		fe.Add("url", "is too long (maximum is 2048 characters)")
+	}
+	if len(d.eventTypes) == 0 {
+		fe.Add("event_types", "can't be empty")
+	}
+	for _, t := range d.eventTypes {
+		if !webhooks.IsEventType(t) {
+			fe.Add("event_types", fmt.Sprintf("%q is not an event type (see GET /webhooks/event_types)", t))
+		}
+	}
+	if !slices.Contains([]string{"standard", "slack", "microsoft_teams"}, d.payloadFormat) {
+		fe.Add("payload_format", "must be one of standard, slack, microsoft_teams")
+	}
+	d.validateFormatOptions(fe)
+	for name := range d.headers {
+		if !headerNameRe.MatchString(name) {
+			fe.Add("headers", fmt.Sprintf("%q is not a valid header name", name))
+		} else if reservedHeader[strings.ToLower(name)] {
+			fe.Add("headers", fmt.Sprintf("%q is set by the server", name))
+		}
+	}
+	if len(d.headers) > maxWebhookHeaders {
+		fe.Add("headers", fmt.Sprintf("at most %d headers", maxWebhookHeaders))
+	}
+}
+
+func (d *webhookDraft) validateFormatOptions(fe apierr.FieldErrors) {
+	o := d.formatOptions
+	empty := len(o.MentionUsers) == 0 && len(o.MentionGroups) == 0 && o.MentionChannel == nil
+	switch {
+	case empty:
+	case d.payloadFormat == "standard":
+		fe.Add("format_options", "are only allowed with the slack and microsoft_teams formats")
+	case d.payloadFormat == "slack":
+		for _, u := range o.MentionUsers {
+			if !slackUserRe.MatchString(u) {
+				fe.Add("format_options", fmt.Sprintf("mention_users: %q is not a Slack member id (U…)", u))
+			}
+		}
+		for _, g := range o.MentionGroups {
+			if !slackGroupRe.MatchString(g) {
+				fe.Add("format_options", fmt.Sprintf("mention_groups: %q is not a Slack user group id (S…)", g))
+			}
+		}
+	case d.payloadFormat == "microsoft_teams":
+		for _, u := range o.MentionUsers {
+			if !teamsUserRe.MatchString(u) {
+				fe.Add("format_options", fmt.Sprintf("mention_users: %q is not a user principal name (name@domain)", u))
+			}
+		}
+		if len(o.MentionGroups) > 0 || o.MentionChannel != nil {
+			fe.Add("format_options", "mention_groups and mention_channel are Slack's: Teams mentions users only")
+		}
+	}
+	if o.MentionChannel != nil && *o.MentionChannel != "here" && *o.MentionChannel != "channel" {
+		fe.Add("format_options", "mention_channel must be here, channel or null")
+	}
+	if len(o.MentionUsers) > maxMentions || len(o.MentionGroups) > maxMentions {
+		fe.Add("format_options", fmt.Sprintf("at most %d mentions of each kind", maxMentions))
+	}
+}
+
+// parseFilters reads the filters object: only its four keys, each checked.
+func parseFilters(fe apierr.FieldErrors, j *model.JSON) model.WebhookFilters {
+	f := model.WebhookFilters{ClientTags: []string{}, MeasurementTypes: []string{}, HealthMetrics: []string{}}
+	if j == nil || j.Value == nil {
+		return f
+	}
+	obj, ok := j.Value.(map[string]any)
+	if !ok {
+		fe.Add("filters", "must be an object")
+		return f
+	}
+	for k, v := range obj {
+		switch k {
+		case webhooks.FilterClientTags:
+			f.ClientTags = jsonStrings(fe, "filters", k, v, nil)
+		case webhooks.FilterMeasurementTypes:
+			f.MeasurementTypes = jsonStrings(fe, "filters", k, v, vocab.MeasurementTypes)
+		case webhooks.FilterHealthMetrics:
+			f.HealthMetrics = jsonStrings(fe, "filters", k, v, health.Metrics)
+		case webhooks.FilterMinSeverity:
+			if v == nil {
+				continue
+			}
+			s, ok := v.(string)
+			if !ok || !slices.Contains(webhooks.Severities, s) {
+				fe.Add("filters", "min_severity must be warning, critical or null")
+				continue
+			}
+			f.MinSeverity = &s
+		default:
+			fe.Add("filters", fmt.Sprintf("unknown key %q (client_tags, measurement_types, min_severity, health_metrics)", k))
+		}
+	}
+	return f
+}
+
+// parseFormatOptions reads the format_options object.
+func parseFormatOptions(fe apierr.FieldErrors, j *model.JSON) model.WebhookFormatOptions {
+	o := model.WebhookFormatOptions{MentionUsers: []string{}, MentionGroups: []string{}}
+	if j == nil || j.Value == nil {
+		return o
+	}
+	obj, ok := j.Value.(map[string]any)
+	if !ok {
+		fe.Add("format_options", "must be an object")
+		return o
+	}
+	for k, v := range obj {
+		switch k {
+		case "mention_users":
+			o.MentionUsers = jsonStrings(fe, "format_options", k, v, nil)
+		case "mention_groups":
+			o.MentionGroups = jsonStrings(fe, "format_options", k, v, nil)
+		case "mention_channel":
+			if v == nil {
+				continue
+			}
+			s, ok := v.(string)
+			if !ok {
+				fe.Add("format_options", "mention_channel must be here, channel or null")
+				continue
+			}
+			o.MentionChannel = &s
+		default:
+			fe.Add("format_options", fmt.Sprintf("unknown key %q (mention_users, mention_groups, mention_channel)", k))
+		}
+	}
+	return o
+}
+
+// jsonStrings reads an array of distinct non-blank strings (of allowed,
+// when given) for key of field.
+func jsonStrings(fe apierr.FieldErrors, field, key string, v any, allowed []string) []string {
+	arr, ok := v.([]any)
+	if !ok {
+		fe.Add(field, key+" must be an array of strings")
+		return []string{}
+	}
+	out := []string{}
+	for _, e := range arr {
+		s, ok := e.(string)
+		switch {
+		case !ok || strings.TrimSpace(s) == "" || len(s) > 255:
+			fe.Add(field, key+" must hold non-blank strings of at most 255 characters")
+		case allowed != nil && !slices.Contains(allowed, s):
+			fe.Add(field, fmt.Sprintf("%s: %q is not one of %s", key, s, strings.Join(allowed, ", ")))
+		case !slices.Contains(out, s):
+			out = append(out, s)
+		}
+	}
+	if len(out) > maxFilterValues {
+		fe.Add(field, fmt.Sprintf("%s: at most %d values", key, maxFilterValues))
+	}
+	return out
+}
+
+// parseHeaders reads the headers object; a value of eight asterisks keeps
+// the value stored under that name (stored: the current headers).
+func parseHeaders(fe apierr.FieldErrors, j *model.JSON, stored map[string]string) map[string]string {
+	h := map[string]string{}
+	if j == nil || j.Value == nil {
+		return h
+	}
+	obj, ok := j.Value.(map[string]any)
+	if !ok {
+		fe.Add("headers", "must be an object of header names to string values")
+		return h
+	}
+	for k, v := range obj {
+		s, ok := v.(string)
+		switch {
+		case !ok:
+			fe.Add("headers", fmt.Sprintf("the value of %q must be a string", k))
+		case s == maskedHeader:
+			old, found := stored[k]
+			if !found {
+				fe.Add("headers", fmt.Sprintf("%q has no stored value to keep", k))
+			}
+			h[k] = old
+		case strings.ContainsAny(s, "\r\n\x00") || len(s) > 4096:
+			fe.Add("headers", fmt.Sprintf("the value of %q must be one line of at most 4096 characters", k))
+		default:
+			h[k] = s
+		}
+	}
+	return h
+}
+
+// input makes the store's input of the draft (headers sealed).
+func (r *Resolver) input(d webhookDraft) store.WebhookInput {
+	opts, _ := json.Marshal(d.formatOptions) // plain structs: cannot fail
+	filters, _ := json.Marshal(d.filters)
+	in := store.WebhookInput{Name: &d.name, Description: d.description, SetDescription: true, URL: &d.url,
+		PayloadFormat: &d.payloadFormat, FormatOptions: opts, EventTypes: d.eventTypes, Filters: filters,
+		Enabled: &d.enabled, SealedHeaders: []byte{}}
+	if len(d.headers) > 0 {
+		h, _ := json.Marshal(d.headers)
+		in.SealedHeaders = r.Sealer.Seal(string(h))
+	}
+	return in
+}
+
+// newWebhookSecret makes a signing secret: whsec_ and 32 random bytes in
+// base64 (Standard Webhooks), and its hint.
+func newWebhookSecret() (secret, hint string) {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	secret = "whsec_" + base64.StdEncoding.EncodeToString(b)
+	return secret, "whsec_…" + secret[len(secret)-4:]
+}
+
+// webhookOf converts a stored webhook; header values are masked.
+func (r *Resolver) webhookOf(w store.WebhookEndpoint) (*model.Webhook, error) {
+	d, err := r.draftOf(w)
+	if err != nil {
+		return nil, err
+	}
+	masked := map[string]string{}
+	names := make([]string, 0, len(d.headers))
+	for k := range d.headers {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		masked[k] = maskedHeader
+	}
+	if d.formatOptions.MentionUsers == nil {
+		d.formatOptions.MentionUsers = []string{}
+	}
+	if d.formatOptions.MentionGroups == nil {
+		d.formatOptions.MentionGroups = []string{}
+	}
+	for _, l := range []*[]string{&d.filters.ClientTags, &d.filters.MeasurementTypes, &d.filters.HealthMetrics} {
+		if *l == nil {
+			*l = []string{}
+		}
+	}
+	return &model.Webhook{ID: w.ID, Name: w.Name, Description: w.Description, URL: w.URL, PayloadFormat: w.PayloadFormat,
+		FormatOptions: d.formatOptions, EventTypes: w.EventTypes, Filters: d.filters, Enabled: w.Enabled, Active: w.Active,
+		Headers: model.JSON{Value: masked}, SecretHint: w.SecretHint, AutoDisabledAt: w.AutoDisabledAt,
+		AutoDisabledReason: w.AutoDisabledReason, ConsecutiveFailures: w.ConsecutiveFailures,
+		LastDeliveryAt: w.LastDeliveryAt, LastSuccessAt: w.LastSuccessAt, LastFailureAt: w.LastFailureAt,
+		LastResponseStatus: w.LastResponseStatus, LastError: w.LastError, CreatedByID: w.CreatedByID,
+		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}, nil
+}
+
+// deliveryOf converts a stored delivery.
+func deliveryOf(d store.WebhookDelivery) model.WebhookDelivery {
+	var payload any
+	_ = json.Unmarshal(d.Payload, &payload) // jsonb: valid
+	return model.WebhookDelivery{ID: d.ID, WebhookEndpointID: d.WebhookEndpointID, EventID: d.EventID,
+		EventType: d.EventType, Status: d.Status, Attempts: d.Attempts, MaxAttempts: d.MaxAttempts,
+		NextAttemptAt: d.NextAttemptAt, ResponseStatus: d.ResponseStatus, ErrorMessage: d.ErrorMessage,
+		DurationMs: d.DurationMs, DeliveredAt: d.DeliveredAt, Manual: d.Manual, CreatedAt: d.CreatedAt,
+		UpdatedAt: d.UpdatedAt, Payload: model.JSON{Value: payload}, ResponseBody: d.ResponseBody,
+		RenderedBody: d.RenderedBody, PayloadFormat: d.PayloadFormat, RenderedContentType: d.RenderedContentType}
+}
+
+// Paging of the delivery list (DESIGN.md "Lists").
+const (
+	deliveriesPerPage    = 25
+	deliveriesPerPageMax = 100
+)
+
+// deliveryPage reads page and per_page: from 1, per_page 1 to 100.
+func deliveryPage(page, perPage *int64) (int64, int64, error) {
+	p, pp := int64(1), int64(deliveriesPerPage)
+	if page != nil {
+		p = *page
+	}
+	if perPage != nil {
+		pp = *perPage
+	}
+	if p < 1 || pp < 1 || pp > deliveriesPerPageMax {
+		return 0, 0, apierr.BadRequestf("page must be 1 or more and per_page 1 to %d", deliveriesPerPageMax)
+	}
+	return p, pp, nil
+}

@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -51,6 +52,9 @@ var (
 	ErrBadRequest      = &Class{"BAD_REQUEST", http.StatusBadRequest, "bad request", ""}
 	ErrTooLarge        = &Class{"PAYLOAD_TOO_LARGE", http.StatusRequestEntityTooLarge, "request body too large", "request body is too large"}
 	ErrTooManyRequests = &Class{"TOO_MANY_REQUESTS", http.StatusTooManyRequests, "too many requests", ""}
+	// ErrBadGateway: a service the server called on the caller's behalf
+	// (the AI model provider) failed; the details go to the log only.
+	ErrBadGateway = &Class{"BAD_GATEWAY", http.StatusBadGateway, "upstream failed", "An upstream service failed; try again later"}
 	// ErrUnavailable: a backend failed, is overloaded or did not answer in
 	// time; the caller may try again, the details go to the log only.
 	ErrUnavailable = &Class{"SERVICE_UNAVAILABLE", http.StatusServiceUnavailable,
@@ -71,7 +75,7 @@ var (
 )
 
 var classes = []*Class{ErrInvalid, ErrBadRequest, ErrUnauthenticated, ErrForbidden, ErrNotFound, ErrConflict,
-	ErrTooLarge, ErrTooManyRequests, ErrUnavailable, ErrDatabaseUnavailable, ErrGraphQLValidation}
+	ErrTooLarge, ErrTooManyRequests, ErrBadGateway, ErrUnavailable, ErrDatabaseUnavailable, ErrGraphQLValidation}
 
 // ClassOf is the class of err: the first of the table that errors.Is
 // finds in it, else ErrDatabaseUnavailable for an Outage, else
@@ -271,3 +275,24 @@ func (e *ValidationError) Error() string {
 }
 
 func (e *ValidationError) Unwrap() error { return ErrInvalid }
+
+// Later is a refusal the caller may retry at a known time (an AI token
+// budget used up until the month's end): /graphql carries the seconds to
+// wait in extensions.retryAfter, REST answers them as Retry-After.
+type Later struct {
+	Err error
+	At  time.Time
+}
+
+func (e *Later) Error() string { return e.Err.Error() }
+func (e *Later) Unwrap() error { return e.Err }
+
+// RetryAfter is how many whole seconds (at least 1) the caller of err
+// should wait, when err is a Later.
+func RetryAfter(err error) (int64, bool) {
+	var l *Later
+	if !errors.As(err, &l) {
+		return 0, false
+	}
+	return max(1, int64(time.Until(l.At).Seconds()+0.999)), true
+}

@@ -57,7 +57,11 @@ type Env struct {
 	Sealer      *auth.Sealer
 	Counter     *store.StatementCounter
 	// Stream is the servers' event hub (one per process, as in serve).
-	Stream   *stream.Hub
+	Stream *stream.Hub
+	// AI is the fake model provider (OpenAI-compatible) of the package's
+	// server: it answers "ok" unless a test scripts it. Tests that check
+	// requests exactly start a server of their own (StartServerWith).
+	AI       *FakeAI
 	adminURL string
 	dropDB   func()
 	srv      *httptest.Server
@@ -83,6 +87,7 @@ func Main(m *testing.M) {
 		e.stopMail()
 	}
 	e.srv.Close()
+	e.AI.srv.Close()
 	e.Store.Close()
 	e.dropDB()
 	os.Exit(code)
@@ -118,7 +123,10 @@ func start() (*Env, error) {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	hub := stream.Start(context.Background(), st, log) // lives as long as the test binary
-	h, err := newHandler(st, sealer, log, pg.New(st.Pool()), func(r *resolvers.Resolver) { r.Stream = hub })
+	fake := startFakeAI("openai")
+	h, err := newHandler(st, sealer, log, pg.New(st.Pool()), func(r *resolvers.Resolver) {
+		r.Stream, r.AI = hub, FakeAssistant(fake)
+	})
 	if err != nil {
 		st.Close()
 		drop()
@@ -126,7 +134,7 @@ func start() (*Env, error) {
 	}
 	srv := httptest.NewServer(h)
 	return &Env{Stream: hub, URL: srv.URL, DatabaseURL: db.URL, Store: st, Sealer: sealer, Counter: counter, adminURL: srv.URL + server.AdminBase,
-		dropDB: drop, srv: srv}, nil
+		AI: fake, dropDB: drop, srv: srv}, nil
 }
 
 // newHandler is the server the tests drive; change, if not nil, adjusts its

@@ -45,6 +45,45 @@ func init() {
 			}
 			return lines, sc.Err()
 		})
+	// AI completions: SSE events, their data checked as an array of chunks.
+	openapi3filter.RegisterBodyDecoder(rest.EventStreamContentType,
+		func(body io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openapi3filter.EncodingFn) (any, error) {
+			return SSEChunks(body)
+		})
+}
+
+// SSEChunks reads Server-Sent Events whose data are JSON chunks, ended by
+// data: [DONE] (which must come last).
+func SSEChunks(body io.Reader) ([]any, error) {
+	var chunks []any
+	done := false
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" {
+			continue
+		}
+		data, ok := strings.CutPrefix(line, "data: ")
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("SSE line %q is not a data line", line)
+		case done:
+			return nil, fmt.Errorf("SSE event after [DONE]: %s", data)
+		case data == "[DONE]":
+			done = true
+			continue
+		}
+		var v any
+		if err := json.Unmarshal([]byte(data), &v); err != nil {
+			return nil, fmt.Errorf("SSE event %d: %w", len(chunks)+1, err)
+		}
+		chunks = append(chunks, v)
+	}
+	if !done && sc.Err() == nil {
+		return chunks, fmt.Errorf("SSE stream ended without data: [DONE]")
+	}
+	return chunks, sc.Err()
 }
 
 // contract is one served OpenAPI document, loaded once per server and API.

@@ -9,8 +9,10 @@
 package clientapi
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
+	"sync"
 
 	"github.com/go-chi/chi/v5"
 
@@ -38,7 +40,36 @@ type API struct {
 	Sealer *auth.Sealer // opens the service credentials a delivered config names
 	Logger *slog.Logger
 	writes writer // groups concurrent reports' documents (writer.go)
+	// registering admits registrations to the database (register.go).
+	registering lane
 }
+
+// registrationLane is how many registrations run in the database at once:
+// the registrations of one key take turns on its row (the count of
+// registrations left) anyway, and more of them waiting there would hold
+// pool connections that check-ins and reports need.
+const registrationLane = 2
+
+// lane admits at most n requests at once to a piece of work; the others
+// wait in the server, holding no database connection. The zero lane is
+// made on first use with registrationLane places.
+type lane struct {
+	once  sync.Once
+	slots chan struct{}
+}
+
+// enter waits for a place (false when ctx ends first); leave gives it back.
+func (l *lane) enter(ctx context.Context) bool {
+	l.once.Do(func() { l.slots = make(chan struct{}, registrationLane) })
+	select {
+	case l.slots <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (l *lane) leave() { <-l.slots }
 
 // reportKinds maps the report paths onto the document kinds they store.
 var reportKinds = map[string]string{

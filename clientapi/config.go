@@ -56,12 +56,17 @@ func (a *API) config(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
+	// One round trip: the check-in and the delivered configs.
 	var b store.Batch
 	var seen []bool // whether the client was marked offline
-	var seenErr error
-	store.Queue(&b, store.CheckIn(p.DataOwnerID, p.ClientID, clientType, clientVersion), func(rows []bool, err error) {
+	var seenErr, deliveryErr error
+	var d store.ClientDelivery
+	store.QueueCheckIn(&b, p.DataOwnerID, p.ClientID, clientType, clientVersion, func(rows []bool, err error) {
 		seen, seenErr = rows, err
 	})
+	if p.ConfigManaged {
+		store.QueueDeliveredConfigs(&b, p.DataOwnerID, p.ClientID, &d, func(err error) { deliveryErr = err })
+	}
 	out := checkIn{ClientUUID: p.UUID, Label: p.Label, ReportUntil: p.ReportUntil, ConfigManaged: p.ConfigManaged}
 	err = a.Store.Send(r.Context(), &b)
 	switch {
@@ -69,11 +74,13 @@ func (a *API) config(w http.ResponseWriter, r *http.Request) {
 		err = apierr.ErrUnauthenticated // the client was deleted since its secret was checked
 	case err == nil && seenErr != nil:
 		err = seenErr
+	case err == nil && deliveryErr != nil:
+		err = deliveryErr
 	case err == nil && seen[0]:
 		err = a.Store.ClientOnline(r.Context(), p.DataOwnerID, p.ClientID)
 	}
 	if err == nil && p.ConfigManaged {
-		out.PublicConfig, out.ScheduleConfig, err = a.deliveredConfigs(r, p)
+		out.PublicConfig, out.ScheduleConfig, err = a.deliveredConfigs(d)
 	}
 	if err != nil {
 		a.fail(w, r, err)
@@ -94,16 +101,12 @@ func (a *API) config(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(body)
 }
 
-// deliveredConfigs reads the configs the probe gets: of each kind the
+// deliveredConfigs answers the configs the probe gets: of each kind the
 // published version of the one assigned to it (directly, else through a
-// client group), else the data owner's default (store.DeliveredConfigsForClient,
+// client group), else the data owner's default (store.QueueDeliveredConfigs,
 // the one delivery rule). The public config carries the stored secrets of
 // the service credentials it names: only a registered probe sees them.
-func (a *API) deliveredConfigs(r *http.Request, p *store.Probe) (public, schedule *deliveredConfig, err error) {
-	d, err := a.Store.DeliveredConfigsForClient(r.Context(), p.DataOwnerID, p.ClientID)
-	if err != nil {
-		return nil, nil, err
-	}
+func (a *API) deliveredConfigs(d store.ClientDelivery) (public, schedule *deliveredConfig, err error) {
 	if d.Public != nil {
 		data, err := d.WithSecrets(a.Sealer.Open)
 		if err != nil {

@@ -54,7 +54,12 @@ func (a *API) register(w http.ResponseWriter, r *http.Request) {
 	secret := auth.NewKey(auth.KindProbe)
 	in.UUID = uuid.NewString()
 	in.SecretDigest = auth.Digest(secret)
+	if !a.registering.enter(r.Context()) {
+		a.fail(w, r, r.Context().Err())
+		return
+	}
 	c, err := a.Store.RegisterProbe(r.Context(), in)
+	a.registering.leave()
 	if err != nil {
 		a.fail(w, r, err)
 		return

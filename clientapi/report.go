@@ -82,10 +82,6 @@ func (a *API) report(kind string) http.HandlerFunc {
 			a.fail(w, r, err)
 			return
 		}
-		if err := a.refuseOthersIDs(r, p.DataOwnerID, kind, items); err != nil {
-			a.fail(w, r, err)
-			return
-		}
 		out, err := a.store(r, p.DataOwnerID, items)
 		if err != nil {
 			a.fail(w, r, err)
@@ -251,37 +247,6 @@ func (a *API) admitWebClients(r *http.Request, ownerID int64, items []item) erro
 	return nil
 }
 
-// refuseOthersIDs refuses documents whose id is stored for another client
-// (a 409 per item): reporting is idempotent on the id for the client that
-// owns it, and no client replaces another's documents.
-func (a *API) refuseOthersIDs(r *http.Request, ownerID int64, kind string, items []item) error {
-	var ids []string
-	for _, it := range items {
-		if it.refusal == nil {
-			ids = append(ids, it.doc.DocID)
-		}
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	stored, err := a.Store.DocumentOwners(r.Context(), ownerID, kind, ids)
-	if err != nil || len(stored) == 0 {
-		return err
-	}
-	owner := make(map[string]*string, len(stored))
-	for _, d := range stored {
-		owner[d.DocID] = d.ClientUUID
-	}
-	for i := range items {
-		it := &items[i]
-		cu, ok := owner[it.doc.DocID]
-		if it.refusal == nil && ok && (cu == nil || *cu != *it.doc.ClientUUID) {
-			it.refuse(http.StatusConflict, "id", fmt.Sprintf("id %q is another client's document", it.doc.DocID))
-		}
-	}
-	return nil
-}
-
 // store stores the accepted documents as "fleetgraph import" does
 // (importer.Store, grouped with concurrent reports by the writer) and
 // counts.
@@ -301,6 +266,10 @@ func (a *API) store(r *http.Request, ownerID int64, items []item) (reported, err
 		switch {
 		case errors.Is(err, errIDInGroup):
 			items[at[i]].refuse(http.StatusConflict, "id", err.Error())
+		case errors.Is(err, store.ErrTakenID):
+			// Reporting is idempotent on the id for the client that
+			// owns it; no client replaces another's documents.
+			items[at[i]].refuse(http.StatusConflict, "id", fmt.Sprintf("id %q is another client's document", items[at[i]].doc.DocID))
 		case errors.Is(err, store.ErrForeignClient):
 			items[at[i]].refuse(http.StatusUnprocessableEntity, "client_uuid", err.Error())
 		default:

@@ -130,7 +130,8 @@ func (o *ownerWrites) take() *group {
 // flush writes g, then hands the next waiting group, if any, to a new
 // goroutine, so that this report's answer does not wait for it.
 func (w *writer) flush(ctx context.Context, st *store.Store, ownerID int64, o *ownerWrites, g *group) {
-	_, g.err = importer.Store(ctx, st, ownerID, g.docs, func(i int, err error) { g.bad[i] = err })
+	_, g.err = importer.StoreWith(ctx, st, ownerID, g.docs, store.InsertOptions{KeepOthers: true},
+		func(i int, err error) { g.bad[i] = err })
 	close(g.done)
 	w.mu.Lock()
 	defer w.mu.Unlock()

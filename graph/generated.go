@@ -14,6 +14,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/introspection"
+	"github.com/99designs/gqlgen/plugin/federation/fedruntime"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	gqlparser "github.com/vektah/gqlparser/v2"
@@ -31,6 +32,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	Client() ClientResolver
+	Entity() EntityResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
 	Subscription() SubscriptionResolver
@@ -43,6 +45,27 @@ type ComplexityRoot struct {
 	AiAssistantStatus struct {
 		DataOwner func(childComplexity int) int
 		Enabled   func(childComplexity int) int
+	}
+
+	AiConversation struct {
+		CreatedAt    func(childComplexity int) int
+		DisplayTitle func(childComplexity int) int
+		ID           func(childComplexity int) int
+		MessageCount func(childComplexity int) int
+		Messages     func(childComplexity int) int
+		Preview      func(childComplexity int) int
+		Title        func(childComplexity int) int
+		UpdatedAt    func(childComplexity int) int
+	}
+
+	AiUsage struct {
+		ConversationCount func(childComplexity int) int
+		Limit             func(childComplexity int) int
+		PercentageUsed    func(childComplexity int) int
+		Remaining         func(childComplexity int) int
+		RequestCount      func(childComplexity int) int
+		ResetsAt          func(childComplexity int) int
+		TotalTokens       func(childComplexity int) int
 	}
 
 	AnomalyDetectionDimensions struct {
@@ -90,8 +113,20 @@ type ComplexityRoot struct {
 		ForbiddenMeasurementTypes    func(childComplexity int) int
 		ID                           func(childComplexity int) int
 		Name                         func(childComplexity int) int
+		NodeID                       func(childComplexity int) int
 		RegistrationKeys             func(childComplexity int) int
 		RegistrationKeysCount        func(childComplexity int) int
+	}
+
+	CapabilityConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	CapabilityEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	Client struct {
@@ -116,6 +151,7 @@ type ComplexityRoot struct {
 		LastSeenAt                     func(childComplexity int) int
 		LatestSystemStatusRecord       func(childComplexity int) int
 		Measurements                   func(childComplexity int, filter *gqlmodel.MeasurementFilter, first *int64, after *string) int
+		NodeID                         func(childComplexity int) int
 		Offline                        func(childComplexity int) int
 		OfflineNotificationsMuted      func(childComplexity int) int
 		RegistrationKey                func(childComplexity int) int
@@ -153,11 +189,34 @@ type ComplexityRoot struct {
 		PublicConfigID    func(childComplexity int) int
 	}
 
+	ClientConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	ClientEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	ClientGroup struct {
 		Clients   func(childComplexity int) int
 		CreatedAt func(childComplexity int) int
 		ID        func(childComplexity int) int
 		Name      func(childComplexity int) int
+		NodeID    func(childComplexity int) int
+	}
+
+	ClientGroupConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	ClientGroupEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	ClientHealthState struct {
@@ -264,6 +323,17 @@ type ComplexityRoot struct {
 		StudyFailureDetectionEnabledOnServer   func(childComplexity int) int
 	}
 
+	Entity struct {
+		FindClientByID               func(childComplexity int, id int64) int
+		FindClientByUUID             func(childComplexity int, uuid string) int
+		FindManyAnomalyEventByIDs    func(childComplexity int, reps []*gqlmodel.AnomalyEventByIDsInput) int
+		FindManyCapabilityByIDs      func(childComplexity int, reps []*gqlmodel.CapabilityByIDsInput) int
+		FindManyClientGroupByIDs     func(childComplexity int, reps []*gqlmodel.ClientGroupByIDsInput) int
+		FindManyIspByIDs             func(childComplexity int, reps []*gqlmodel.IspByIDsInput) int
+		FindManyMeasurementByIDs     func(childComplexity int, reps []*gqlmodel.MeasurementByIDsInput) int
+		FindManyRegistrationKeyByIDs func(childComplexity int, reps []*gqlmodel.RegistrationKeyByIDsInput) int
+	}
+
 	Event struct {
 		Data      func(childComplexity int) int
 		ID        func(childComplexity int) int
@@ -345,8 +415,15 @@ type ComplexityRoot struct {
 		IspContractsCount func(childComplexity int) int
 		IspDetailsCount   func(childComplexity int) int
 		Name              func(childComplexity int) int
+		NodeID            func(childComplexity int) int
 		Type              func(childComplexity int) int
 		Verified          func(childComplexity int) int
+	}
+
+	IspConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
 	}
 
 	IspContract struct {
@@ -367,6 +444,11 @@ type ComplexityRoot struct {
 		UploadSpeed    func(childComplexity int) int
 		ValidFrom      func(childComplexity int) int
 		ValidUntil     func(childComplexity int) int
+	}
+
+	IspEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	LabelAvailability struct {
@@ -442,6 +524,13 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
+		AiConversationComplete           func(childComplexity int, id int64, input gqlmodel.AiCompleteInput) int
+		AiConversationCreate             func(childComplexity int, input gqlmodel.AiConversationCreateInput) int
+		AiConversationDelete             func(childComplexity int, id int64) int
+		AiConversationGenerateTitle      func(childComplexity int, id int64) int
+		AiConversationUpdate             func(childComplexity int, id int64, input gqlmodel.AiConversationUpdateInput) int
+		AiExplainAnomaly                 func(childComplexity int, input gqlmodel.AiExplainAnomalyInput) int
+		AiTokenLimitSet                  func(childComplexity int, limit *int64) int
 		AnomalyDetectionOverrideCreate   func(childComplexity int, input gqlmodel.AnomalyDetectionOverrideCreateInput) int
 		AnomalyDetectionOverrideFeedback func(childComplexity int, input gqlmodel.AnomalyDetectionOverrideFeedbackInput) int
 		AnomalyDetectionOverridesDelete  func(childComplexity int, id *int64, subject *string, measurementType *string, metric *string, detectionPass *string) int
@@ -514,12 +603,17 @@ type ComplexityRoot struct {
 	}
 
 	PageInfo struct {
-		EndCursor   func(childComplexity int) int
-		HasNextPage func(childComplexity int) int
+		EndCursor       func(childComplexity int) int
+		HasNextPage     func(childComplexity int) int
+		HasPreviousPage func(childComplexity int) int
+		StartCursor     func(childComplexity int) int
 	}
 
 	Query struct {
 		AiAssistantStatus          func(childComplexity int) int
+		AiConversation             func(childComplexity int, id int64) int
+		AiConversations            func(childComplexity int) int
+		AiUsage                    func(childComplexity int) int
 		AnomalyDetectionDimensions func(childComplexity int) int
 		AnomalyDetectionOverride   func(childComplexity int, id int64) int
 		AnomalyDetectionOverrides  func(childComplexity int) int
@@ -527,6 +621,7 @@ type ComplexityRoot struct {
 		AnomalyEventDocument       func(childComplexity int, id string) int
 		AnomalyEventSearch         func(childComplexity int, body model.JSON, sourceOnly *bool, size *int64, from *int64, searchAfter *model.JSON) int
 		Capabilities               func(childComplexity int) int
+		CapabilitiesConnection     func(childComplexity int, first *int64, after *string, last *int64, before *string) int
 		Capability                 func(childComplexity int, id int64) int
 		Client                     func(childComplexity int, id string) int
 		ClientAdminAPIKey          func(childComplexity int, id int64) int
@@ -535,8 +630,10 @@ type ComplexityRoot struct {
 		ClientAnalyticsAPIKeys     func(childComplexity int) int
 		ClientGroup                func(childComplexity int, id int64) int
 		ClientGroups               func(childComplexity int) int
+		ClientGroupsConnection     func(childComplexity int, first *int64, after *string, last *int64, before *string) int
 		ClientLabelAvailable       func(childComplexity int, label string, excludeID *string) int
 		Clients                    func(childComplexity int) int
+		ClientsConnection          func(childComplexity int, first *int64, after *string, last *int64, before *string, filter *gqlmodel.ClientFilter, orderBy *gqlmodel.ClientOrder) int
 		DataOwnerSettings          func(childComplexity int) int
 		ExportAPIKey               func(childComplexity int, id int64) int
 		ExportAPIKeys              func(childComplexity int) int
@@ -544,6 +641,7 @@ type ComplexityRoot struct {
 		ExportClients              func(childComplexity int, filter *gqlmodel.ExportFilter, page *int64, perPage *int64) int
 		ExportEsql                 func(childComplexity int, query string) int
 		ExportEventBundles         func(childComplexity int, filter *gqlmodel.ExportFilter, typeArg *string, page *int64, perPage *int64) int
+		ExportMapping              func(childComplexity int, index *string) int
 		ExportMeasurements         func(childComplexity int, filter *gqlmodel.ExportFilter, typeArg *string, subject []string, studyID []string, page *int64, perPage *int64) int
 		ExportNetworkRequests      func(childComplexity int, filter *gqlmodel.ExportFilter, page *int64, perPage *int64) int
 		ExportSearch               func(childComplexity int, body model.JSON, q *string, df *string, defaultOperator *string, analyzer *string, lenient *bool, analyzeWildcard *bool, size *int64, from *int64, sort *model.JSON, searchAfter *model.JSON, source *model.JSON, sourceIncludes []string, sourceExcludes []string, trackTotalHits *model.JSON, sourceOnly *bool, scroll *string, otherParams *model.JSON) int
@@ -553,6 +651,7 @@ type ComplexityRoot struct {
 		Isp                        func(childComplexity int, id int64) int
 		IspContract                func(childComplexity int, id int64) int
 		Isps                       func(childComplexity int, filter *gqlmodel.IspFilter) int
+		IspsConnection             func(childComplexity int, first *int64, after *string, last *int64, before *string) int
 		LicenseUsage               func(childComplexity int, startTime *string, endTime *string, registrationKeyID *int64) int
 		Measurement                func(childComplexity int, id string) int
 		MeasurementConfig          func(childComplexity int, kind model.ConfigKind, id int64) int
@@ -560,6 +659,8 @@ type ComplexityRoot struct {
 		MeasurementDocument        func(childComplexity int, id string, report *gqlmodel.MeasurementReportType) int
 		MeasurementSearch          func(childComplexity int, body model.JSON, indexScope *string, sourceOnly *bool, size *int64, from *int64, searchAfter *model.JSON, scroll *string) int
 		MeasurementSearchScroll    func(childComplexity int, scrollID string, scroll *string, sourceOnly *bool) int
+		Node                       func(childComplexity int, id string) int
+		Nodes                      func(childComplexity int, ids []string) int
 		RegistrationKey            func(childComplexity int, id int64) int
 		ServiceCredential          func(childComplexity int, id int64) int
 		ServiceCredentials         func(childComplexity int) int
@@ -567,12 +668,15 @@ type ComplexityRoot struct {
 		SystemStatusRecords        func(childComplexity int, clientID string, page *int64, perPage *int64) int
 		User                       func(childComplexity int, id int64) int
 		Users                      func(childComplexity int) int
+		UsersConnection            func(childComplexity int, first *int64, after *string, last *int64, before *string) int
 		Viewer                     func(childComplexity int) int
 		Webhook                    func(childComplexity int, id int64) int
 		WebhookDeliveries          func(childComplexity int, webhookID int64, page *int64, perPage *int64) int
 		WebhookDelivery            func(childComplexity int, webhookID int64, id int64) int
 		WebhookEventTypes          func(childComplexity int) int
 		Webhooks                   func(childComplexity int) int
+		__resolve__service         func(childComplexity int) int
+		__resolve_entities         func(childComplexity int, representations []map[string]any) int
 	}
 
 	RegistrationKey struct {
@@ -581,6 +685,7 @@ type ComplexityRoot struct {
 		ClientsCount         func(childComplexity int) int
 		Comment              func(childComplexity int) int
 		ID                   func(childComplexity int) int
+		NodeID               func(childComplexity int) int
 		NumRegistrationsLeft func(childComplexity int) int
 		RegistrationKey      func(childComplexity int) int
 		Testing              func(childComplexity int) int
@@ -674,7 +779,9 @@ type ComplexityRoot struct {
 	}
 
 	Subscription struct {
-		Events func(childComplexity int, types []string) int
+		AiConversationCompleteStream func(childComplexity int, id int64, input gqlmodel.AiCompleteInput) int
+		AiExplainAnomalyStream       func(childComplexity int, input gqlmodel.AiExplainAnomalyInput) int
+		Events                       func(childComplexity int, types []string) int
 	}
 
 	SystemStatusFilesystem struct {
@@ -734,12 +841,24 @@ type ComplexityRoot struct {
 		ID                          func(childComplexity int) int
 		LastName                    func(childComplexity int) int
 		LastVisitedDashboardVersion func(childComplexity int) int
+		NodeID                      func(childComplexity int) int
 		NotificationConfig          func(childComplexity int) int
 		PendingEmail                func(childComplexity int) int
 		PendingEmailState           func(childComplexity int) int
 		PendingEmailTokenSentAt     func(childComplexity int) int
 		Role                        func(childComplexity int) int
 		Username                    func(childComplexity int) int
+	}
+
+	UserConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	UserEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	Viewer struct {
@@ -849,6 +968,10 @@ type ComplexityRoot struct {
 		MentionGroups  func(childComplexity int) int
 		MentionUsers   func(childComplexity int) int
 	}
+
+	_Service struct {
+		SDL func(childComplexity int) int
+	}
 }
 
 // endregion ***************************** api!.gotpl *****************************
@@ -858,8 +981,25 @@ type ComplexityRoot struct {
 type ClientResolver interface {
 	Measurements(ctx context.Context, objs []*model.Client, filter *gqlmodel.MeasurementFilter, first *int64, after *string) ([]*model.MeasurementConnection, error)
 }
+type EntityResolver interface {
+	FindManyAnomalyEventByIDs(ctx context.Context, reps []*gqlmodel.AnomalyEventByIDsInput) ([]*model.AnomalyEvent, error)
+	FindManyCapabilityByIDs(ctx context.Context, reps []*gqlmodel.CapabilityByIDsInput) ([]*model.Capability, error)
+	FindClientByID(ctx context.Context, id int64) (*model.Client, error)
+	FindClientByUUID(ctx context.Context, uuid string) (*model.Client, error)
+	FindManyClientGroupByIDs(ctx context.Context, reps []*gqlmodel.ClientGroupByIDsInput) ([]*model.ClientGroup, error)
+	FindManyIspByIDs(ctx context.Context, reps []*gqlmodel.IspByIDsInput) ([]*model.Isp, error)
+	FindManyMeasurementByIDs(ctx context.Context, reps []*gqlmodel.MeasurementByIDsInput) ([]*model.Measurement, error)
+	FindManyRegistrationKeyByIDs(ctx context.Context, reps []*gqlmodel.RegistrationKeyByIDsInput) ([]*model.RegistrationKey, error)
+}
 type MutationResolver interface {
 	Noop(ctx context.Context) (*bool, error)
+	AiConversationCreate(ctx context.Context, input gqlmodel.AiConversationCreateInput) (*model.AiConversation, error)
+	AiConversationUpdate(ctx context.Context, id int64, input gqlmodel.AiConversationUpdateInput) (*model.AiConversation, error)
+	AiConversationDelete(ctx context.Context, id int64) (bool, error)
+	AiConversationComplete(ctx context.Context, id int64, input gqlmodel.AiCompleteInput) (*model.AiConversation, error)
+	AiConversationGenerateTitle(ctx context.Context, id int64) (*model.AiConversation, error)
+	AiExplainAnomaly(ctx context.Context, input gqlmodel.AiExplainAnomalyInput) (*model.AiConversation, error)
+	AiTokenLimitSet(ctx context.Context, limit *int64) (*model.AiUsage, error)
 	AnomalyEventsResolve(ctx context.Context, anomalyIds []string) (*gqlmodel.ResolveResult, error)
 	AnomalyDetectionOverrideCreate(ctx context.Context, input gqlmodel.AnomalyDetectionOverrideCreateInput) (*gqlmodel.AnomalyDetectionOverride, error)
 	AnomalyDetectionOverridesDelete(ctx context.Context, id *int64, subject *string, measurementType *string, metric *string, detectionPass *string) (int64, error)
@@ -918,6 +1058,9 @@ type MutationResolver interface {
 }
 type QueryResolver interface {
 	Viewer(ctx context.Context) (*model.Viewer, error)
+	AiConversations(ctx context.Context) ([]model.AiConversation, error)
+	AiConversation(ctx context.Context, id int64) (*model.AiConversation, error)
+	AiUsage(ctx context.Context) (*model.AiUsage, error)
 	AnomalyEventSearch(ctx context.Context, body model.JSON, sourceOnly *bool, size *int64, from *int64, searchAfter *model.JSON) (*model.JSON, error)
 	AnomalyEvent(ctx context.Context, id string) (*model.AnomalyEvent, error)
 	AnomalyEventDocument(ctx context.Context, id string) (*model.JSON, error)
@@ -933,11 +1076,14 @@ type QueryResolver interface {
 	Capabilities(ctx context.Context) ([]model.Capability, error)
 	Capability(ctx context.Context, id int64) (*model.Capability, error)
 	RegistrationKey(ctx context.Context, id int64) (*model.RegistrationKey, error)
+	CapabilitiesConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.CapabilityConnection, error)
 	Clients(ctx context.Context) ([]model.Client, error)
+	ClientsConnection(ctx context.Context, first *int64, after *string, last *int64, before *string, filter *gqlmodel.ClientFilter, orderBy *gqlmodel.ClientOrder) (*model.ClientConnection, error)
 	Client(ctx context.Context, id string) (*model.Client, error)
 	ClientLabelAvailable(ctx context.Context, label string, excludeID *string) (*model.LabelAvailability, error)
 	ClientGroups(ctx context.Context) ([]model.ClientGroup, error)
 	ClientGroup(ctx context.Context, id int64) (*model.ClientGroup, error)
+	ClientGroupsConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.ClientGroupConnection, error)
 	MeasurementConfigs(ctx context.Context, kind model.ConfigKind) ([]model.MeasurementConfig, error)
 	MeasurementConfig(ctx context.Context, kind model.ConfigKind, id int64) (*model.MeasurementConfig, error)
 	ServiceCredentials(ctx context.Context) ([]model.ServiceCredential, error)
@@ -950,22 +1096,27 @@ type QueryResolver interface {
 	ExportUserFeedbacks(ctx context.Context, filter *gqlmodel.ExportFilter, typeArg *string, page *int64, perPage *int64) (*gqlmodel.ExportDocumentPage, error)
 	ExportSearch(ctx context.Context, body model.JSON, q *string, df *string, defaultOperator *string, analyzer *string, lenient *bool, analyzeWildcard *bool, size *int64, from *int64, sort *model.JSON, searchAfter *model.JSON, source *model.JSON, sourceIncludes []string, sourceExcludes []string, trackTotalHits *model.JSON, sourceOnly *bool, scroll *string, otherParams *model.JSON) (*model.JSON, error)
 	ExportEsql(ctx context.Context, query string) ([]model.JSON, error)
+	ExportMapping(ctx context.Context, index *string) (*model.JSON, error)
 	SystemStatusRecords(ctx context.Context, clientID string, page *int64, perPage *int64) (*model.SystemStatusRecordPage, error)
 	FleetHealth(ctx context.Context) ([]model.ClientHealthState, error)
 	HealthThresholds(ctx context.Context) (*model.HealthThresholds, error)
 	Isps(ctx context.Context, filter *gqlmodel.IspFilter) ([]model.Isp, error)
 	Isp(ctx context.Context, id int64) (*model.Isp, error)
 	IspContract(ctx context.Context, id int64) (*model.IspContract, error)
+	IspsConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.IspConnection, error)
 	LicenseUsage(ctx context.Context, startTime *string, endTime *string, registrationKeyID *int64) (*model.LicenseUsageReport, error)
 	SoftwareDownloads(ctx context.Context) (*model.SoftwareDownloads, error)
 	MeasurementSearch(ctx context.Context, body model.JSON, indexScope *string, sourceOnly *bool, size *int64, from *int64, searchAfter *model.JSON, scroll *string) (*model.JSON, error)
 	MeasurementSearchScroll(ctx context.Context, scrollID string, scroll *string, sourceOnly *bool) (*model.JSON, error)
 	Measurement(ctx context.Context, id string) (*model.Measurement, error)
 	MeasurementDocument(ctx context.Context, id string, report *gqlmodel.MeasurementReportType) (*model.JSON, error)
+	Node(ctx context.Context, id string) (model.Node, error)
+	Nodes(ctx context.Context, ids []string) ([]model.Node, error)
 	DataOwnerSettings(ctx context.Context) (*model.DataOwnerSettings, error)
 	AiAssistantStatus(ctx context.Context) (*model.AiAssistantStatus, error)
 	Users(ctx context.Context) ([]model.User, error)
 	User(ctx context.Context, id int64) (*model.User, error)
+	UsersConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.UserConnection, error)
 	Webhooks(ctx context.Context) ([]model.Webhook, error)
 	Webhook(ctx context.Context, id int64) (*model.Webhook, error)
 	WebhookEventTypes(ctx context.Context) (*model.WebhookCatalogue, error)
@@ -973,6 +1124,8 @@ type QueryResolver interface {
 	WebhookDelivery(ctx context.Context, webhookID int64, id int64) (*model.WebhookDelivery, error)
 }
 type SubscriptionResolver interface {
+	AiConversationCompleteStream(ctx context.Context, id int64, input gqlmodel.AiCompleteInput) (<-chan *model.JSON, error)
+	AiExplainAnomalyStream(ctx context.Context, input gqlmodel.AiExplainAnomalyInput) (<-chan *model.JSON, error)
 	Events(ctx context.Context, types []string) (<-chan *model.Event, error)
 }
 
@@ -1006,6 +1159,98 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AiAssistantStatus.Enabled(childComplexity), true
+
+	case "AiConversation.createdAt":
+		if e.ComplexityRoot.AiConversation.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AiConversation.CreatedAt(childComplexity), true
+	case "AiConversation.displayTitle":
+		if e.ComplexityRoot.AiConversation.DisplayTitle == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AiConversation.DisplayTitle(childComplexity), true
+	case "AiConversation.id":
+		if e.ComplexityRoot.AiConversation.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AiConversation.ID(childComplexity), true
+	case "AiConversation.messageCount":
+		if e.ComplexityRoot.AiConversation.MessageCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AiConversation.MessageCount(childComplexity), true
+	case "AiConversation.messages":
+		if e.ComplexityRoot.AiConversation.Messages == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AiConversation.Messages(childComplexity), true
+	case "AiConversation.preview":
+		if e.ComplexityRoot.AiConversation.Preview == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AiConversation.Preview(childComplexity), true
+	case "AiConversation.title":
+		if e.ComplexityRoot.AiConversation.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AiConversation.Title(childComplexity), true
+	case "AiConversation.updatedAt":
+		if e.ComplexityRoot.AiConversation.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AiConversation.UpdatedAt(childComplexity), true
+
+	case "AiUsage.conversationCount":
+		if e.ComplexityRoot.AiUsage.ConversationCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AiUsage.ConversationCount(childComplexity), true
+	case "AiUsage.limit":
+		if e.ComplexityRoot.AiUsage.Limit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AiUsage.Limit(childComplexity), true
+	case "AiUsage.percentageUsed":
+		if e.ComplexityRoot.AiUsage.PercentageUsed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AiUsage.PercentageUsed(childComplexity), true
+	case "AiUsage.remaining":
+		if e.ComplexityRoot.AiUsage.Remaining == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AiUsage.Remaining(childComplexity), true
+	case "AiUsage.requestCount":
+		if e.ComplexityRoot.AiUsage.RequestCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AiUsage.RequestCount(childComplexity), true
+	case "AiUsage.resetsAt":
+		if e.ComplexityRoot.AiUsage.ResetsAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AiUsage.ResetsAt(childComplexity), true
+	case "AiUsage.totalTokens":
+		if e.ComplexityRoot.AiUsage.TotalTokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AiUsage.TotalTokens(childComplexity), true
 
 	case "AnomalyDetectionDimensions.detectionPasses":
 		if e.ComplexityRoot.AnomalyDetectionDimensions.DetectionPasses == nil {
@@ -1186,6 +1431,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Capability.Name(childComplexity), true
+	case "Capability.nodeId":
+		if e.ComplexityRoot.Capability.NodeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Capability.NodeID(childComplexity), true
 	case "Capability.registrationKeys":
 		if e.ComplexityRoot.Capability.RegistrationKeys == nil {
 			break
@@ -1198,6 +1449,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Capability.RegistrationKeysCount(childComplexity), true
+
+	case "CapabilityConnection.edges":
+		if e.ComplexityRoot.CapabilityConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CapabilityConnection.Edges(childComplexity), true
+	case "CapabilityConnection.pageInfo":
+		if e.ComplexityRoot.CapabilityConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CapabilityConnection.PageInfo(childComplexity), true
+	case "CapabilityConnection.totalCount":
+		if e.ComplexityRoot.CapabilityConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CapabilityConnection.TotalCount(childComplexity), true
+
+	case "CapabilityEdge.cursor":
+		if e.ComplexityRoot.CapabilityEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CapabilityEdge.Cursor(childComplexity), true
+	case "CapabilityEdge.node":
+		if e.ComplexityRoot.CapabilityEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CapabilityEdge.Node(childComplexity), true
 
 	case "Client.accessLevel":
 		if e.ComplexityRoot.Client.AccessLevel == nil {
@@ -1330,6 +1613,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Client.Measurements(childComplexity, args["filter"].(*gqlmodel.MeasurementFilter), args["first"].(*int64), args["after"].(*string)), true
+	case "Client.nodeId":
+		if e.ComplexityRoot.Client.NodeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Client.NodeID(childComplexity), true
 	case "Client.offline":
 		if e.ComplexityRoot.Client.Offline == nil {
 			break
@@ -1490,6 +1779,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ClientConfiguration.PublicConfigID(childComplexity), true
 
+	case "ClientConnection.edges":
+		if e.ComplexityRoot.ClientConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientConnection.Edges(childComplexity), true
+	case "ClientConnection.pageInfo":
+		if e.ComplexityRoot.ClientConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientConnection.PageInfo(childComplexity), true
+	case "ClientConnection.totalCount":
+		if e.ComplexityRoot.ClientConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientConnection.TotalCount(childComplexity), true
+
+	case "ClientEdge.cursor":
+		if e.ComplexityRoot.ClientEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientEdge.Cursor(childComplexity), true
+	case "ClientEdge.node":
+		if e.ComplexityRoot.ClientEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientEdge.Node(childComplexity), true
+
 	case "ClientGroup.clients":
 		if e.ComplexityRoot.ClientGroup.Clients == nil {
 			break
@@ -1514,6 +1835,44 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ClientGroup.Name(childComplexity), true
+	case "ClientGroup.nodeId":
+		if e.ComplexityRoot.ClientGroup.NodeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientGroup.NodeID(childComplexity), true
+
+	case "ClientGroupConnection.edges":
+		if e.ComplexityRoot.ClientGroupConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientGroupConnection.Edges(childComplexity), true
+	case "ClientGroupConnection.pageInfo":
+		if e.ComplexityRoot.ClientGroupConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientGroupConnection.PageInfo(childComplexity), true
+	case "ClientGroupConnection.totalCount":
+		if e.ComplexityRoot.ClientGroupConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientGroupConnection.TotalCount(childComplexity), true
+
+	case "ClientGroupEdge.cursor":
+		if e.ComplexityRoot.ClientGroupEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientGroupEdge.Cursor(childComplexity), true
+	case "ClientGroupEdge.node":
+		if e.ComplexityRoot.ClientGroupEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientGroupEdge.Node(childComplexity), true
 
 	case "ClientHealthState.clientId":
 		if e.ComplexityRoot.ClientHealthState.ClientID == nil {
@@ -1969,6 +2328,95 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DataOwnerSettings.StudyFailureDetectionEnabledOnServer(childComplexity), true
 
+	case "Entity.findClientByID":
+		if e.ComplexityRoot.Entity.FindClientByID == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findClientByID_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindClientByID(childComplexity, args["id"].(int64)), true
+	case "Entity.findClientByUUID":
+		if e.ComplexityRoot.Entity.FindClientByUUID == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findClientByUUID_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindClientByUUID(childComplexity, args["uuid"].(string)), true
+	case "Entity.findManyAnomalyEventByIDs":
+		if e.ComplexityRoot.Entity.FindManyAnomalyEventByIDs == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findManyAnomalyEventByIDs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindManyAnomalyEventByIDs(childComplexity, args["reps"].([]*gqlmodel.AnomalyEventByIDsInput)), true
+	case "Entity.findManyCapabilityByIDs":
+		if e.ComplexityRoot.Entity.FindManyCapabilityByIDs == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findManyCapabilityByIDs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindManyCapabilityByIDs(childComplexity, args["reps"].([]*gqlmodel.CapabilityByIDsInput)), true
+	case "Entity.findManyClientGroupByIDs":
+		if e.ComplexityRoot.Entity.FindManyClientGroupByIDs == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findManyClientGroupByIDs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindManyClientGroupByIDs(childComplexity, args["reps"].([]*gqlmodel.ClientGroupByIDsInput)), true
+	case "Entity.findManyIspByIDs":
+		if e.ComplexityRoot.Entity.FindManyIspByIDs == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findManyIspByIDs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindManyIspByIDs(childComplexity, args["reps"].([]*gqlmodel.IspByIDsInput)), true
+	case "Entity.findManyMeasurementByIDs":
+		if e.ComplexityRoot.Entity.FindManyMeasurementByIDs == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findManyMeasurementByIDs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindManyMeasurementByIDs(childComplexity, args["reps"].([]*gqlmodel.MeasurementByIDsInput)), true
+	case "Entity.findManyRegistrationKeyByIDs":
+		if e.ComplexityRoot.Entity.FindManyRegistrationKeyByIDs == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findManyRegistrationKeyByIDs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindManyRegistrationKeyByIDs(childComplexity, args["reps"].([]*gqlmodel.RegistrationKeyByIDsInput)), true
+
 	case "Event.data":
 		if e.ComplexityRoot.Event.Data == nil {
 			break
@@ -2279,6 +2727,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Isp.Name(childComplexity), true
+	case "Isp.nodeId":
+		if e.ComplexityRoot.Isp.NodeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Isp.NodeID(childComplexity), true
 	case "Isp.type":
 		if e.ComplexityRoot.Isp.Type == nil {
 			break
@@ -2291,6 +2745,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Isp.Verified(childComplexity), true
+
+	case "IspConnection.edges":
+		if e.ComplexityRoot.IspConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IspConnection.Edges(childComplexity), true
+	case "IspConnection.pageInfo":
+		if e.ComplexityRoot.IspConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IspConnection.PageInfo(childComplexity), true
+	case "IspConnection.totalCount":
+		if e.ComplexityRoot.IspConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IspConnection.TotalCount(childComplexity), true
 
 	case "IspContract.assumedTariff":
 		if e.ComplexityRoot.IspContract.AssumedTariff == nil {
@@ -2394,6 +2867,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.IspContract.ValidUntil(childComplexity), true
+
+	case "IspEdge.cursor":
+		if e.ComplexityRoot.IspEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IspEdge.Cursor(childComplexity), true
+	case "IspEdge.node":
+		if e.ComplexityRoot.IspEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IspEdge.Node(childComplexity), true
 
 	case "LabelAvailability.available":
 		if e.ComplexityRoot.LabelAvailability.Available == nil {
@@ -2674,6 +3160,83 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.MeasurementTypeDimension.Subjects(childComplexity), true
 
+	case "Mutation.aiConversationComplete":
+		if e.ComplexityRoot.Mutation.AiConversationComplete == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_aiConversationComplete_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AiConversationComplete(childComplexity, args["id"].(int64), args["input"].(gqlmodel.AiCompleteInput)), true
+	case "Mutation.aiConversationCreate":
+		if e.ComplexityRoot.Mutation.AiConversationCreate == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_aiConversationCreate_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AiConversationCreate(childComplexity, args["input"].(gqlmodel.AiConversationCreateInput)), true
+	case "Mutation.aiConversationDelete":
+		if e.ComplexityRoot.Mutation.AiConversationDelete == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_aiConversationDelete_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AiConversationDelete(childComplexity, args["id"].(int64)), true
+	case "Mutation.aiConversationGenerateTitle":
+		if e.ComplexityRoot.Mutation.AiConversationGenerateTitle == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_aiConversationGenerateTitle_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AiConversationGenerateTitle(childComplexity, args["id"].(int64)), true
+	case "Mutation.aiConversationUpdate":
+		if e.ComplexityRoot.Mutation.AiConversationUpdate == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_aiConversationUpdate_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AiConversationUpdate(childComplexity, args["id"].(int64), args["input"].(gqlmodel.AiConversationUpdateInput)), true
+	case "Mutation.aiExplainAnomaly":
+		if e.ComplexityRoot.Mutation.AiExplainAnomaly == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_aiExplainAnomaly_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AiExplainAnomaly(childComplexity, args["input"].(gqlmodel.AiExplainAnomalyInput)), true
+	case "Mutation.aiTokenLimitSet":
+		if e.ComplexityRoot.Mutation.AiTokenLimitSet == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_aiTokenLimitSet_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AiTokenLimitSet(childComplexity, args["limit"].(*int64)), true
 	case "Mutation.anomalyDetectionOverrideCreate":
 		if e.ComplexityRoot.Mutation.AnomalyDetectionOverrideCreate == nil {
 			break
@@ -3359,6 +3922,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PageInfo.HasNextPage(childComplexity), true
+	case "PageInfo.hasPreviousPage":
+		if e.ComplexityRoot.PageInfo.HasPreviousPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.HasPreviousPage(childComplexity), true
+	case "PageInfo.startCursor":
+		if e.ComplexityRoot.PageInfo.StartCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
 	case "Query.aiAssistantStatus":
 		if e.ComplexityRoot.Query.AiAssistantStatus == nil {
@@ -3366,6 +3941,29 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.AiAssistantStatus(childComplexity), true
+	case "Query.aiConversation":
+		if e.ComplexityRoot.Query.AiConversation == nil {
+			break
+		}
+
+		args, err := ec.field_Query_aiConversation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.AiConversation(childComplexity, args["id"].(int64)), true
+	case "Query.aiConversations":
+		if e.ComplexityRoot.Query.AiConversations == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.AiConversations(childComplexity), true
+	case "Query.aiUsage":
+		if e.ComplexityRoot.Query.AiUsage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.AiUsage(childComplexity), true
 	case "Query.anomalyDetectionDimensions":
 		if e.ComplexityRoot.Query.AnomalyDetectionDimensions == nil {
 			break
@@ -3428,6 +4026,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Capabilities(childComplexity), true
+	case "Query.capabilitiesConnection":
+		if e.ComplexityRoot.Query.CapabilitiesConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Query_capabilitiesConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.CapabilitiesConnection(childComplexity, args["first"].(*int64), args["after"].(*string), args["last"].(*int64), args["before"].(*string)), true
 	case "Query.capability":
 		if e.ComplexityRoot.Query.Capability == nil {
 			break
@@ -3501,6 +4110,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.ClientGroups(childComplexity), true
+	case "Query.clientGroupsConnection":
+		if e.ComplexityRoot.Query.ClientGroupsConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Query_clientGroupsConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ClientGroupsConnection(childComplexity, args["first"].(*int64), args["after"].(*string), args["last"].(*int64), args["before"].(*string)), true
 	case "Query.clientLabelAvailable":
 		if e.ComplexityRoot.Query.ClientLabelAvailable == nil {
 			break
@@ -3518,6 +4138,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Clients(childComplexity), true
+	case "Query.clientsConnection":
+		if e.ComplexityRoot.Query.ClientsConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Query_clientsConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ClientsConnection(childComplexity, args["first"].(*int64), args["after"].(*string), args["last"].(*int64), args["before"].(*string), args["filter"].(*gqlmodel.ClientFilter), args["orderBy"].(*gqlmodel.ClientOrder)), true
 	case "Query.dataOwnerSettings":
 		if e.ComplexityRoot.Query.DataOwnerSettings == nil {
 			break
@@ -3585,6 +4216,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.ExportEventBundles(childComplexity, args["filter"].(*gqlmodel.ExportFilter), args["type"].(*string), args["page"].(*int64), args["perPage"].(*int64)), true
+	case "Query.exportMapping":
+		if e.ComplexityRoot.Query.ExportMapping == nil {
+			break
+		}
+
+		args, err := ec.field_Query_exportMapping_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ExportMapping(childComplexity, args["index"].(*string)), true
 	case "Query.exportMeasurements":
 		if e.ComplexityRoot.Query.ExportMeasurements == nil {
 			break
@@ -3675,6 +4317,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Isps(childComplexity, args["filter"].(*gqlmodel.IspFilter)), true
+	case "Query.ispsConnection":
+		if e.ComplexityRoot.Query.IspsConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Query_ispsConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.IspsConnection(childComplexity, args["first"].(*int64), args["after"].(*string), args["last"].(*int64), args["before"].(*string)), true
 	case "Query.licenseUsage":
 		if e.ComplexityRoot.Query.LicenseUsage == nil {
 			break
@@ -3752,6 +4405,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.MeasurementSearchScroll(childComplexity, args["scrollId"].(string), args["scroll"].(*string), args["sourceOnly"].(*bool)), true
+	case "Query.node":
+		if e.ComplexityRoot.Query.Node == nil {
+			break
+		}
+
+		args, err := ec.field_Query_node_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Node(childComplexity, args["id"].(string)), true
+	case "Query.nodes":
+		if e.ComplexityRoot.Query.Nodes == nil {
+			break
+		}
+
+		args, err := ec.field_Query_nodes_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Nodes(childComplexity, args["ids"].([]string)), true
 	case "Query.registrationKey":
 		if e.ComplexityRoot.Query.RegistrationKey == nil {
 			break
@@ -3814,6 +4489,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Users(childComplexity), true
+	case "Query.usersConnection":
+		if e.ComplexityRoot.Query.UsersConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Query_usersConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.UsersConnection(childComplexity, args["first"].(*int64), args["after"].(*string), args["last"].(*int64), args["before"].(*string)), true
 	case "Query.viewer":
 		if e.ComplexityRoot.Query.Viewer == nil {
 			break
@@ -3865,6 +4551,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Webhooks(childComplexity), true
+	case "Query._service":
+		if e.ComplexityRoot.Query.__resolve__service == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.__resolve__service(childComplexity), true
+	case "Query._entities":
+		if e.ComplexityRoot.Query.__resolve_entities == nil {
+			break
+		}
+
+		args, err := ec.field_Query__entities_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.__resolve_entities(childComplexity, args["representations"].([]map[string]any)), true
 
 	case "RegistrationKey.capability":
 		if e.ComplexityRoot.RegistrationKey.Capability == nil {
@@ -3896,6 +4599,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RegistrationKey.ID(childComplexity), true
+	case "RegistrationKey.nodeId":
+		if e.ComplexityRoot.RegistrationKey.NodeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RegistrationKey.NodeID(childComplexity), true
 	case "RegistrationKey.numRegistrationsLeft":
 		if e.ComplexityRoot.RegistrationKey.NumRegistrationsLeft == nil {
 			break
@@ -4250,6 +4959,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.StudyDescriptionImport.StudyID(childComplexity), true
 
+	case "Subscription.aiConversationCompleteStream":
+		if e.ComplexityRoot.Subscription.AiConversationCompleteStream == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_aiConversationCompleteStream_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.AiConversationCompleteStream(childComplexity, args["id"].(int64), args["input"].(gqlmodel.AiCompleteInput)), true
+	case "Subscription.aiExplainAnomalyStream":
+		if e.ComplexityRoot.Subscription.AiExplainAnomalyStream == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_aiExplainAnomalyStream_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.AiExplainAnomalyStream(childComplexity, args["input"].(gqlmodel.AiExplainAnomalyInput)), true
 	case "Subscription.events":
 		if e.ComplexityRoot.Subscription.Events == nil {
 			break
@@ -4547,6 +5278,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.User.LastVisitedDashboardVersion(childComplexity), true
+	case "User.nodeId":
+		if e.ComplexityRoot.User.NodeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.User.NodeID(childComplexity), true
 	case "User.notificationConfig":
 		if e.ComplexityRoot.User.NotificationConfig == nil {
 			break
@@ -4583,6 +5320,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.User.Username(childComplexity), true
+
+	case "UserConnection.edges":
+		if e.ComplexityRoot.UserConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserConnection.Edges(childComplexity), true
+	case "UserConnection.pageInfo":
+		if e.ComplexityRoot.UserConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserConnection.PageInfo(childComplexity), true
+	case "UserConnection.totalCount":
+		if e.ComplexityRoot.UserConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserConnection.TotalCount(childComplexity), true
+
+	case "UserEdge.cursor":
+		if e.ComplexityRoot.UserEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserEdge.Cursor(childComplexity), true
+	case "UserEdge.node":
+		if e.ComplexityRoot.UserEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserEdge.Node(childComplexity), true
 
 	case "Viewer.dataOwner":
 		if e.ComplexityRoot.Viewer.DataOwner == nil {
@@ -5045,6 +5814,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.WebhookFormatOptions.MentionUsers(childComplexity), true
 
+	case "_Service.sdl":
+		if e.ComplexityRoot._Service.SDL == nil {
+			break
+		}
+
+		return e.ComplexityRoot._Service.SDL(childComplexity), true
+
 	}
 	return 0, false
 }
@@ -5053,23 +5829,33 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
+		ec.unmarshalInputAiCompleteInput,
+		ec.unmarshalInputAiConversationCreateInput,
+		ec.unmarshalInputAiConversationUpdateInput,
+		ec.unmarshalInputAiExplainAnomalyInput,
 		ec.unmarshalInputAnomalyDetectionOverrideCreateInput,
 		ec.unmarshalInputAnomalyDetectionOverrideFeedbackInput,
 		ec.unmarshalInputAnomalyDetectionOverrideScopeInput,
+		ec.unmarshalInputAnomalyEventByIDsInput,
 		ec.unmarshalInputApiKeyCreateInput,
+		ec.unmarshalInputCapabilityByIDsInput,
 		ec.unmarshalInputCapabilityCreateInput,
 		ec.unmarshalInputCapabilityUpdateInput,
 		ec.unmarshalInputClientAdminApiKeyCreateInput,
 		ec.unmarshalInputClientDisableInput,
+		ec.unmarshalInputClientFilter,
+		ec.unmarshalInputClientGroupByIDsInput,
 		ec.unmarshalInputClientGroupCreateInput,
 		ec.unmarshalInputClientGroupMembersInput,
 		ec.unmarshalInputClientGroupUpdateInput,
+		ec.unmarshalInputClientOrder,
 		ec.unmarshalInputClientUpdateInput,
 		ec.unmarshalInputConfigAssignmentInput,
 		ec.unmarshalInputDataOwnerSettingsInput,
 		ec.unmarshalInputExportFilter,
 		ec.unmarshalInputHealthMetricThresholdsInput,
 		ec.unmarshalInputHealthThresholdsInput,
+		ec.unmarshalInputIspByIDsInput,
 		ec.unmarshalInputIspContractCreateInput,
 		ec.unmarshalInputIspContractEndInput,
 		ec.unmarshalInputIspContractUpdateInput,
@@ -5077,11 +5863,13 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputIspFilter,
 		ec.unmarshalInputIspMergeInput,
 		ec.unmarshalInputIspUpdateInput,
+		ec.unmarshalInputMeasurementByIDsInput,
 		ec.unmarshalInputMeasurementConfigCreateInput,
 		ec.unmarshalInputMeasurementConfigImportInput,
 		ec.unmarshalInputMeasurementConfigUpdateInput,
 		ec.unmarshalInputMeasurementFilter,
 		ec.unmarshalInputNotificationConfigInput,
+		ec.unmarshalInputRegistrationKeyByIDsInput,
 		ec.unmarshalInputRegistrationKeyCreateInput,
 		ec.unmarshalInputRegistrationKeyUpdateInput,
 		ec.unmarshalInputServiceCredentialCreateInput,
@@ -5182,6 +5970,102 @@ func newExecutionContext(
 }
 
 var sources = []*ast.Source{
+	{Name: "../schema/ai.graphqls", Input: `"""
+A conversation of a user with the AI assistant. It belongs to the user who
+made it: other users of the data owner do not see it.
+"""
+type AiConversation {
+  id: Int!
+  title: String
+  "The title, else the one the model generated, else one derived from the first user message."
+  displayTitle: String!
+  "The start of the newest message's text."
+  preview: String!
+  messageCount: Int!
+  "The messages as sent (the AI SDK's UIMessage: id, role, parts, extra properties kept); null in lists."
+  messages: [JSON!]
+  createdAt: Time!
+  updatedAt: Time!
+}
+
+input AiConversationCreateInput {
+  title: String
+  "Messages to start with (UIMessage objects)."
+  messages: [JSON!]
+  "One message to start with, as an alternative to messages."
+  message: JSON
+}
+
+input AiConversationUpdateInput {
+  title: String
+}
+
+"""
+The new message(s) of a completion. messages may repeat the conversation's
+stored messages (the AI SDK's chat transport sends them all): messages whose
+id is stored already are skipped. The last new message must be the user's.
+"""
+input AiCompleteInput {
+  messages: [JSON!]
+  message: JSON
+  "Sent by the AI SDK's chat transport; ignored."
+  id: JSON
+  "Sent by the AI SDK's chat transport; ignored."
+  trigger: String
+  "Sent by the AI SDK's chat transport; ignored."
+  messageId: String
+}
+
+input AiExplainAnomalyInput {
+  anomalyId: String!
+  "A conversation of the caller to continue; without it a new one is made."
+  conversationId: Int
+}
+
+"The data owner's AI token usage this calendar month (UTC)."
+type AiUsage {
+  totalTokens: Int!
+  limit: Int!
+  remaining: Int!
+  percentageUsed: Float!
+  requestCount: Int!
+  conversationCount: Int!
+  "When the month's budget starts again (the next month's first instant, UTC)."
+  resetsAt: Time!
+}
+
+extend type Query {
+  "The caller's conversations, newest activity first, without messages."
+  aiConversations: [AiConversation!]!
+  aiConversation(id: Int!): AiConversation!
+  aiUsage: AiUsage!
+}
+
+extend type Mutation {
+  aiConversationCreate(input: AiConversationCreateInput!): AiConversation!
+  aiConversationUpdate(id: Int!, input: AiConversationUpdateInput!): AiConversation!
+  aiConversationDelete(id: Int!): Boolean!
+  "Appends the new user message(s) and the assistant's answer; answers the conversation."
+  aiConversationComplete(id: Int!, input: AiCompleteInput!): AiConversation!
+  "Asks the model for a short title from the first exchange and stores it."
+  aiConversationGenerateTitle(id: Int!): AiConversation!
+  "Explains an anomaly from the data around it, in a new or the given conversation."
+  aiExplainAnomaly(input: AiExplainAnomalyInput!): AiConversation!
+  "Sets the data owner's monthly token limit (null: the server's default). org_admin."
+  aiTokenLimitSet(limit: Int): AiUsage!
+}
+
+"""
+The streamed forms of aiConversationComplete and aiExplainAnomaly: each
+event is one chunk of the AI SDK's UI message stream protocol (start,
+text-start/-delta/-end, tool-input-available, tool-output-available, data-*,
+finish, error).
+"""
+type Subscription {
+  aiConversationCompleteStream(id: Int!, input: AiCompleteInput!): JSON!
+  aiExplainAnomalyStream(input: AiExplainAnomalyInput!): JSON!
+}
+`, BuiltIn: false},
 	{Name: "../schema/anomaly.graphqls", Input: `"An anomaly event document of the data owner."
 type AnomalyEvent {
   "The anomaly id: {rule_id}::{detection_pass}::{first_seen_epoch}."
@@ -5368,31 +6252,52 @@ extend type Mutation {
 }
 `, BuiltIn: false},
 	{Name: "../schema/capability.graphqls", Input: `"What the clients registered with a capability's keys may measure."
-type Capability {
+type Capability implements Node {
+  "The capability's opaque global id (see Node)."
+  nodeId: ID!
+  "The capability's integer id."
   id: Int!
+  "The capability's name."
   name: String!
+  "A free note; null when none."
   comment: String
+  "When not empty, the only document types (e.g. VideoMeasurement) its clients may report."
   allowedMeasurementTypes: [String!]!
+  "When not empty, the only study subjects (e.g. youtube) its clients may report."
   allowedMeasurementSubjects: [String!]!
+  "Document types its clients may not report."
   forbiddenMeasurementTypes: [String!]!
+  "Study subjects its clients may not report."
   forbiddenMeasurementSubjects: [String!]!
+  "How many registration keys grant the capability."
   registrationKeysCount: Int!
+  "The registration keys that grant the capability."
   registrationKeys: [RegistrationKey!]!
 }
 
 "A key measurement clients register with."
-type RegistrationKey {
+type RegistrationKey implements Node {
+  "The registration key's opaque global id (see Node)."
+  nodeId: ID!
+  "The key's integer id."
   id: Int!
+  "The capability the key grants."
   capabilityId: Int!
+  "The key a client registers with."
   registrationKey: String!
+  "A free note; null when none."
   comment: String
+  "Clients may register with the key from this time."
   validFrom: Time!
+  "Clients may register with the key until this time; null when it does not expire."
   validUntil: Time
   "-1 means unlimited."
   numRegistrationsLeft: Int!
   usageLimitDays: Int
   testing: Boolean!
+  "How many clients registered with the key."
   clientsCount: Int!
+  "The capability the key grants."
   capability: Capability!
 }
 
@@ -5437,7 +6342,8 @@ input RegistrationKeyUpdateInput {
 }
 
 extend type Query {
-  capabilities: [Capability!]!
+  "Every capability of the data owner, by id."
+  capabilities: [Capability!]! @deprecated(reason: "Answers every capability at once; use capabilitiesConnection, which pages.")
   capability(id: Int!): Capability!
   registrationKey(id: Int!): RegistrationKey!
 }
@@ -5450,6 +6356,41 @@ extend type Mutation {
   registrationKeyUpdate(id: Int!, input: RegistrationKeyUpdateInput!): RegistrationKey!
   registrationKeyDelete(id: Int!): Boolean!
 }
+
+"A page of capabilities, by id."
+type CapabilityConnection {
+  "The page's capabilities with their cursors."
+  edges: [CapabilityEdge!]!
+  "Where the page is in the whole list."
+  pageInfo: PageInfo!
+  "The data owner's capabilities over all pages."
+  totalCount: Int!
+}
+
+"A capability of a page, with its cursor."
+type CapabilityEdge {
+  "Opaque; pass it as after or before to page on from here."
+  cursor: String!
+  "The capability."
+  node: Capability!
+}
+
+extend type Query {
+  """
+  A page of the data owner's capabilities, by id. Page forward with first (1 to
+  100, default 20) and after, backward with last and before.
+  """
+  capabilitiesConnection(
+    "The page's size when paging forward: 1 to 100, default 20."
+    first: Int,
+    "The page starts after this cursor."
+    after: String,
+    "The page's size when paging backward: 1 to 100."
+    last: Int,
+    "The page ends before this cursor."
+    before: String
+  ): CapabilityConnection!
+}
 `, BuiltIn: false},
 	{Name: "../schema/client.graphqls", Input: `enum AccessLevel {
   "The client belongs to the caller's data owner."
@@ -5459,21 +6400,38 @@ extend type Mutation {
 }
 
 "A measurement client (probe)."
-type Client {
+type Client implements Node {
+  "The client's opaque global id (see Node)."
+  nodeId: ID!
+  "The client's integer id (REST and the id arguments of the API use it)."
   id: Int!
+  "The UUID the client reports its documents under."
   uuid: String!
+  "The kind of client, e.g. automator (a probe that runs scheduled measurements)."
   type: String!
+  "Whether the client is the caller's data owner's own or shared with it."
   accessLevel: AccessLevel!
+  "A name unique among the data owner's clients (trimmed, case-insensitive); null when none."
   label: String
+  "A second, free label; null when none."
   extraLabel: String
+  "Tags for filtering (clientsConnection, export and webhook filters); null when none."
   tags: [String!]
+  "When the client was created (registered, or first reported)."
   createdAt: Time!
+  "When the client was last changed."
   updatedAt: Time!
+  "When the client was disabled; null while enabled."
   disabledAt: Time
+  "Why the client was disabled; null while enabled."
   disabledReason: String
+  "When the client last reported a measurement; null when never."
   lastMeasurementAt: Time
+  "When the server last heard from the client; null when never."
   lastSeenAt: Time
+  "The client software type the client last reported; null when none."
   lastClientType: String
+  "The client software version the client last reported; null when none."
   lastClientVersion: String
   "Whether the server delivers configs to the client; null for shared clients."
   configManaged: Boolean
@@ -5483,48 +6441,152 @@ type Client {
   deliveredAutomatorConfig: ConfigRef
   "Not seen within the data owner's offline threshold; null when never seen or while the data owner's client offline detection is off."
   offline: Boolean
+  "No anomaly notifications are sent for the client."
   anomaliesMuted: Boolean!
+  "No offline notifications are sent for the client."
   offlineNotificationsMuted: Boolean!
+  "No system health notifications are sent for the client."
   systemHealthNotificationsMuted: Boolean!
+  "The registration key the client registered with; null when none (or deleted)."
   registrationKey: RegistrationKey
+  "The data owner's groups the client is in, by name."
   clientGroups: [ClientGroup!]!
+  "The ISP contract valid now (of several, the one that started last); null when none."
   currentIspContract: IspContract
+  "Every ISP contract of the client, the latest started first."
   ispContracts: [IspContract!]!
+  "Whether configs are managed and which are assigned to the client itself."
   configuration: ClientConfiguration!
 }
 
 type ConfigRef {
+  "The config's id."
   id: Int!
+  "The config's name."
   name: String!
+  "The data owner's default config of its kind."
   isDefault: Boolean!
 }
 
 type ClientConfiguration {
+  "Whether the server delivers configs to the client."
   managed: Boolean!
+  "The measurement config assigned to the client itself; null when none."
   publicConfigId: Int
+  "The schedule config assigned to the client itself; null when none."
   automatorConfigId: Int
 }
 
-type ClientGroup {
+type ClientGroup implements Node {
+  "The group's opaque global id (see Node)."
+  nodeId: ID!
+  "The group's integer id."
   id: Int!
+  "Unique among the data owner's groups (trimmed, case-insensitive)."
   name: String!
+  "When the group was created."
   createdAt: Time!
+  "The group's clients, by id."
   clients: [Client!]!
 }
 
+"What the clients connection is ordered by; the client id breaks ties."
+enum ClientOrderField {
+  "The client id (the order clients were registered in)."
+  id
+  "When the client was created."
+  createdAt
+  "The label, trimmed and case-insensitive; clients without a label first."
+  label
+}
+
+"An order of the clients connection."
+input ClientOrder {
+  "What to order by."
+  field: ClientOrderField! = id
+  "Smallest or largest first."
+  direction: OrderDirection! = asc
+}
+
+"""
+Filters of the clients connection; every given filter must match. groupId,
+registrationKeyId and healthStates concern the data owner's own clients (a
+shared client matches none of them).
+"""
+input ClientFilter {
+  "A substring of the label or of the UUID, case-insensitive (1 to 255 characters)."
+  search: String
+  "The client carries every one of these tags (at most 50)."
+  tags: [String!]
+  "A member of this client group."
+  groupId: Int
+  "Of this type (Client.type)."
+  type: String
+  "Offline (true) or online (false) as Client.offline; clients whose offline is null match neither."
+  offline: Boolean
+  "Disabled (true) or enabled (false)."
+  disabled: Boolean
+  "In one of these health states, as fleetHealth reports them (unknown when none was evaluated)."
+  healthStates: [HealthState!]
+  "Registered with this registration key."
+  registrationKeyId: Int
+}
+
+"A page of clients."
+type ClientConnection {
+  "The page's clients with their cursors."
+  edges: [ClientEdge!]!
+  "Where the page is in the whole list."
+  pageInfo: PageInfo!
+  "The clients of the filter over all pages."
+  totalCount: Int!
+}
+
+"A client of a page, with its cursor."
+type ClientEdge {
+  "Opaque; pass it as after or before to page on from this client."
+  cursor: String!
+  "The client."
+  node: Client!
+}
+
 type LabelAvailability {
+  "No other client of the data owner carries the label."
   available: Boolean!
+  "The label asked about, as given."
   label: String!
 }
 
 extend type Query {
-  "The data owner's clients and the clients shared with it."
-  clients: [Client!]!
+  "The data owner's clients and the clients shared with it, in one list without paging."
+  clients: [Client!]! @deprecated(reason: "Answers every client at once; use clientsConnection, which pages and filters.")
+  """
+  A page of the clients the data owner sees (its own and those shared with
+  it), filtered and ordered (by id unless orderBy says otherwise). Page
+  forward with first (1 to 100, default 20) and after, backward with last
+  and before; the cursors are opaque and belong to the order they were made
+  in. totalCount counts the filter's clients over all pages.
+  """
+  clientsConnection(
+    "The page's size when paging forward: 1 to 100, default 20."
+    first: Int,
+    "The page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String,
+    "The page's size when paging backward from the end or from before: 1 to 100."
+    last: Int,
+    "The page ends before this cursor (an edge's cursor or pageInfo.startCursor)."
+    before: String,
+    "Which clients; all when left out."
+    filter: ClientFilter,
+    "The order; by id, ascending, when left out."
+    orderBy: ClientOrder
+  ): ClientConnection!
   "A client by its integer id or its UUID."
   client(id: ID!): Client!
   "Whether no other client of the data owner carries the label (trimmed, case-insensitive)."
   clientLabelAvailable(label: String!, excludeId: String): LabelAvailability!
-  clientGroups: [ClientGroup!]!
+  "Every client group of the data owner, by name."
+  clientGroups: [ClientGroup!]! @deprecated(reason: "Answers every group at once; use clientGroupsConnection, which pages.")
   clientGroup(id: Int!): ClientGroup!
 }
 
@@ -5584,6 +6646,41 @@ extend type Mutation {
   "Removes clients from a group (clients not in it are no error)."
   clientGroupRemoveClients(id: Int!, input: ClientGroupMembersInput!): ClientGroup!
 }
+
+"A page of client groups, by id."
+type ClientGroupConnection {
+  "The page's client groups with their cursors."
+  edges: [ClientGroupEdge!]!
+  "Where the page is in the whole list."
+  pageInfo: PageInfo!
+  "The data owner's client groups over all pages."
+  totalCount: Int!
+}
+
+"A client group of a page, with its cursor."
+type ClientGroupEdge {
+  "Opaque; pass it as after or before to page on from here."
+  cursor: String!
+  "The client group."
+  node: ClientGroup!
+}
+
+extend type Query {
+  """
+  A page of the data owner's client groups, by id. Page forward with first (1 to
+  100, default 20) and after, backward with last and before.
+  """
+  clientGroupsConnection(
+    "The page's size when paging forward: 1 to 100, default 20."
+    first: Int,
+    "The page starts after this cursor."
+    after: String,
+    "The page's size when paging backward: 1 to 100."
+    last: Int,
+    "The page ends before this cursor."
+    before: String
+  ): ClientGroupConnection!
+}
 `, BuiltIn: false},
 	{Name: "../schema/common.graphqls", Input: `"An ISO 8601 date-time (RFC 3339)."
 scalar Time
@@ -5611,9 +6708,13 @@ type Mutation {
 }
 
 type Viewer {
+  "The slug of the caller's data owner."
   dataOwner: String!
+  "The user the key acts for; null when it acts for none."
   userId: Int
+  "The role the caller acts with (its user's, capped by the key's effective role)."
   role: Role!
+  "The kind of key the caller authenticated with (client_admin, export, ...)."
   keyKind: String!
 }
 `, BuiltIn: false},
@@ -5878,7 +6979,7 @@ type Event {
   data: JSON!
 }
 
-type Subscription {
+extend type Subscription {
   """
   The data owner's events as they are committed, of the given types (every
   type when null or empty). Over WebSocket (graphql-transport-ws; the API key
@@ -5974,7 +7075,41 @@ extend type Query {
   one object per row, keyed by column.
   """
   exportEsql(query: String!): [JSON!]!
+  """
+  The field mapping of the data owner's indices whose names match index (a
+  name or '*' pattern, every index when absent), in Elasticsearch's GET
+  <index>/_mapping shape: {"<index>": {"mappings": {"properties": {...}}}}.
+  Fields are typed as Elasticsearch's dynamic mapping does when documents
+  are stored (the first value of a field decides: long, float, boolean,
+  date, or text with a keyword sub-field); the embedded search backend
+  follows it. An index without stored documents is absent.
+  """
+  exportMapping(index: String): JSON!
 }
+`, BuiltIn: false},
+	{Name: "../schema/federation.graphqls", Input: `# Apollo Federation v2: fleetgraph is a subgraph (docs/federation.md). The
+# entities a neighbouring service may reference, each by the keys it can
+# know. A representation of another data owner's object resolves to null,
+# as an unknown key does.
+extend schema @link(url: "https://specs.apollo.dev/federation/v2.7", import: ["@key"])
+
+"""
+gqlgen's federation plugin: multi: false gives the entity one resolver per
+key, called once per representation (every other entity has one batch
+resolver per key).
+"""
+directive @entityResolver(multi: Boolean) on OBJECT
+
+# Resolved per representation, from one statement read ahead for the whole
+# call (resolvers/entities.go): a batch resolver would read a batch mixing
+# the two keys by the first one's key only.
+extend type Client @key(fields: "id") @key(fields: "uuid") @entityResolver(multi: false)
+extend type ClientGroup @key(fields: "id")
+extend type Measurement @key(fields: "id")
+extend type AnomalyEvent @key(fields: "id")
+extend type Isp @key(fields: "id")
+extend type Capability @key(fields: "id")
+extend type RegistrationKey @key(fields: "id")
 `, BuiltIn: false},
 	{Name: "../schema/health.graphqls", Input: `"A system status record a client reported (a document of kind system_status)."
 type SystemStatusRecord {
@@ -6149,41 +7284,69 @@ extend type Mutation {
 }
 
 "An internet service provider reference record."
-type Isp {
+type Isp implements Node {
+  "The ISP's opaque global id (see Node)."
+  nodeId: ID!
+  "The ISP's integer id."
   id: Int!
+  "The ISP's name."
   name: String!
+  "The kind of access the ISP sells."
   type: IspType!
+  "Other names the ISP is known by."
   alternativeNames: [String!]!
+  "The ISP's autonomous system numbers."
   asNumbers: [String!]!
   "Two-letter ISO 3166 country code."
   country: String!
+  "The ISP is a VPN provider; null when not known."
   isVpn: Boolean
+  "The record was checked; null when not known."
   verified: Boolean
+  "When the record was created."
   createdAt: Time!
+  "How many client contracts name the ISP."
   ispContractsCount: Int!
   ispDetailsCount: Int!
+  "The client contracts that name the ISP."
   ispContracts: [IspContract!]!
 }
 
 "A client's contract with an ISP."
 type IspContract {
+  "The contract's integer id."
   id: Int!
+  "The ISP of the contract."
   ispId: Int!
+  "The client of the contract."
   clientId: Int!
+  "The contracted upload speed; null when not known."
   uploadSpeed: Int
+  "The contracted download speed; null when not known."
   downloadSpeed: Int
+  "The monthly price in currency (at most two decimal places); null when not known."
   monthlyPrice: Float
+  "The ISO 4217 code of monthlyPrice's currency; null when not known."
   currency: String
+  "The tariff the contract is assumed to be; null when none."
   assumedTariff: String
+  "The kind of connection, as given; null when none."
   connectionType: String
+  "The contract's name."
   name: String!
   "When the contract starts (never null: a contract made without a start starts when it is made)."
   validFrom: Time!
+  "When the contract ends; null while open-ended."
   validUntil: Time
+  "The ISP of the contract."
   isp: Isp!
+  "The ISP's name."
   ispName: String!
+  "The client of the contract."
   client: Client!
+  "The client's UUID; null when the caller cannot see the client."
   clientUuid: String
+  "The client's label; null when none or when the caller cannot see the client."
   clientLabel: String
 }
 
@@ -6277,6 +7440,41 @@ extend type Mutation {
   ispContractEnd(id: Int!, input: IspContractEndInput): IspContract!
   "Deletes a contract entered by mistake (end a contract that was real instead)."
   ispContractDelete(id: Int!): Boolean!
+}
+
+"A page of ISPs, by id."
+type IspConnection {
+  "The page's ISPs with their cursors."
+  edges: [IspEdge!]!
+  "Where the page is in the whole list."
+  pageInfo: PageInfo!
+  "The data owner's ISPs over all pages."
+  totalCount: Int!
+}
+
+"An ISP of a page, with its cursor."
+type IspEdge {
+  "Opaque; pass it as after or before to page on from here."
+  cursor: String!
+  "The ISP."
+  node: Isp!
+}
+
+extend type Query {
+  """
+  A page of the data owner's ISPs, by id. Page forward with first (1 to
+  100, default 20) and after, backward with last and before.
+  """
+  ispsConnection(
+    "The page's size when paging forward: 1 to 100, default 20."
+    first: Int,
+    "The page starts after this cursor."
+    after: String,
+    "The page's size when paging backward: 1 to 100."
+    last: Int,
+    "The page ends before this cursor."
+    before: String
+  ): IspConnection!
 }
 `, BuiltIn: false},
 	{Name: "../schema/license.graphqls", Input: `"""
@@ -6419,20 +7617,20 @@ input MeasurementFilter {
   until: Time
 }
 
+"A page of a client's measurements, newest first."
 type MeasurementConnection {
+  "The page's measurements with their cursors."
   edges: [MeasurementEdge!]!
+  "Whether more follow, and the cursor to ask for them with (pages go forward only)."
   pageInfo: PageInfo!
 }
 
+"A measurement of a page, with its cursor."
 type MeasurementEdge {
+  "Opaque; pass it as after to page on from this measurement."
   cursor: String!
+  "The measurement."
   node: Measurement!
-}
-
-"Relay-style paging state of a connection."
-type PageInfo {
-  hasNextPage: Boolean!
-  endCursor: String
 }
 
 extend type Client {
@@ -6456,6 +7654,53 @@ extend type Query {
   measurement(id: ID!): Measurement!
   "A measurement's document or, with report, that client report's document (NOT_FOUND when none)."
   measurementDocument(id: ID!, report: MeasurementReportType): JSON!
+}
+`, BuiltIn: false},
+	{Name: "../schema/relay.graphqls", Input: `# Relay conventions shared by every domain: global object identification
+# (Node, node, nodes) and the paging state of connections.
+
+"""
+An object with an opaque global id. The global id is nodeId, not id: every
+type kept its integer id (REST and existing callers read it); a Relay client
+is configured to read nodeId (as with PostGraphile's classic ids).
+"""
+interface Node {
+  "The object's opaque global id, for node(id:) and nodes(ids:); stable, not to be parsed."
+  nodeId: ID!
+}
+
+"Relay-style paging state of a connection."
+type PageInfo {
+  "More edges follow the page's last one (when paging forward; false when paging backward with last)."
+  hasNextPage: Boolean!
+  "More edges precede the page's first one (when paging backward with last; false when paging forward)."
+  hasPreviousPage: Boolean!
+  "The cursor of the page's first edge; null when the page is empty."
+  startCursor: String
+  "The cursor of the page's last edge; null when the page is empty."
+  endCursor: String
+}
+
+"The direction of a connection's order."
+enum OrderDirection {
+  "Smallest first."
+  asc
+  "Largest first."
+  desc
+}
+
+extend type Query {
+  """
+  The object of a global id (Node.nodeId); null when the id names nothing
+  the caller's data owner sees (unknown, deleted, or another data owner's).
+  An id that is not a global id is BAD_USER_INPUT.
+  """
+  node("A global id (Node.nodeId)." id: ID!): Node
+  """
+  The objects of up to 100 global ids, in the order asked, each null like
+  node(id:). The ids of one type are read in one statement.
+  """
+  nodes("Global ids (Node.nodeId), at most 100." ids: [ID!]!): [Node]!
 }
 `, BuiltIn: false},
 	{Name: "../schema/settings.graphqls", Input: `"Organisation-wide settings of the data owner."
@@ -6495,21 +7740,31 @@ extend type Mutation {
 }
 `, BuiltIn: false},
 	{Name: "../schema/user.graphqls", Input: `"A dashboard user of the data owner."
-type User {
+type User implements Node {
+  "The user's opaque global id (see Node)."
+  nodeId: ID!
+  "The user's integer id."
   id: Int!
+  "The user's e-mail address."
   email: String!
+  "The user's name to sign in with."
   username: String!
+  "The user's role."
   role: Role!
+  "Null when not given."
   firstName: String
+  "Null when not given."
   lastName: String
   aiUsageAccepted: Boolean
   aiCustomPrompt: String
   lastVisitedDashboardVersion: String
   dashboardWhatsNewDisabled: Boolean!
+  "A new e-mail address waiting for its confirmation; null when none."
   pendingEmail: String
   pendingEmailTokenSentAt: Time
   "active, expired or null."
   pendingEmailState: String
+  "Which notifications the user receives."
   notificationConfig: NotificationConfig!
 }
 
@@ -6570,13 +7825,49 @@ input UserUpdateInput {
 }
 
 extend type Query {
-  users: [User!]!
+  "Every user of the data owner, by id."
+  users: [User!]! @deprecated(reason: "Answers every user at once; use usersConnection, which pages.")
   user(id: Int!): User!
 }
 
 extend type Mutation {
   userCreate(input: UserCreateInput!): User!
   userUpdate(id: Int!, input: UserUpdateInput!): User!
+}
+
+"A page of users, by id."
+type UserConnection {
+  "The page's users with their cursors."
+  edges: [UserEdge!]!
+  "Where the page is in the whole list."
+  pageInfo: PageInfo!
+  "The data owner's users over all pages."
+  totalCount: Int!
+}
+
+"A user of a page, with its cursor."
+type UserEdge {
+  "Opaque; pass it as after or before to page on from here."
+  cursor: String!
+  "The user."
+  node: User!
+}
+
+extend type Query {
+  """
+  A page of the data owner's users, by id. Page forward with first (1 to
+  100, default 20) and after, backward with last and before.
+  """
+  usersConnection(
+    "The page's size when paging forward: 1 to 100, default 20."
+    first: Int,
+    "The page starts after this cursor."
+    after: String,
+    "The page's size when paging backward: 1 to 100."
+    last: Int,
+    "The page ends before this cursor."
+    before: String
+  ): UserConnection!
 }
 `, BuiltIn: false},
 	{Name: "../schema/webhook.graphqls", Input: `"""
@@ -6756,6 +8047,107 @@ extend type Mutation {
   webhookDeliveryRedeliver(webhookId: Int!, id: Int!): WebhookDelivery!
 }
 `, BuiltIn: false},
+	{Name: "../federation/directives.graphql", Input: `
+	directive @authenticated on FIELD_DEFINITION | OBJECT | INTERFACE | SCALAR | ENUM
+	directive @composeDirective(name: String!) repeatable on SCHEMA
+	directive @extends on OBJECT | INTERFACE
+	directive @external on OBJECT | FIELD_DEFINITION
+	directive @key(fields: FieldSet!, resolvable: Boolean = true) repeatable on OBJECT | INTERFACE
+	directive @inaccessible on
+	  | ARGUMENT_DEFINITION
+	  | ENUM
+	  | ENUM_VALUE
+	  | FIELD_DEFINITION
+	  | INPUT_FIELD_DEFINITION
+	  | INPUT_OBJECT
+	  | INTERFACE
+	  | OBJECT
+	  | SCALAR
+	  | UNION
+	directive @interfaceObject on OBJECT
+	directive @link(import: [String!], url: String!) repeatable on SCHEMA
+	directive @override(from: String!, label: String) on FIELD_DEFINITION
+	directive @policy(policies: [[federation__Policy!]!]!) on
+	  | FIELD_DEFINITION
+	  | OBJECT
+	  | INTERFACE
+	  | SCALAR
+	  | ENUM
+	directive @provides(fields: FieldSet!) on FIELD_DEFINITION
+	directive @requires(fields: FieldSet!) on FIELD_DEFINITION
+	directive @requiresScopes(scopes: [[federation__Scope!]!]!) on
+	  | FIELD_DEFINITION
+	  | OBJECT
+	  | INTERFACE
+	  | SCALAR
+	  | ENUM
+	directive @shareable repeatable on FIELD_DEFINITION | OBJECT
+	directive @computedRequires on FIELD_DEFINITION
+	directive @tag(name: String!) repeatable on
+	  | ARGUMENT_DEFINITION
+	  | ENUM
+	  | ENUM_VALUE
+	  | FIELD_DEFINITION
+	  | INPUT_FIELD_DEFINITION
+	  | INPUT_OBJECT
+	  | INTERFACE
+	  | OBJECT
+	  | SCALAR
+	  | UNION
+	scalar _Any
+	scalar FieldSet
+	scalar federation__Policy
+	scalar federation__Scope
+`, BuiltIn: true},
+	{Name: "../federation/entity.graphql", Input: `
+# a union of all types that use the @key directive
+union _Entity = AnomalyEvent | Capability | Client | ClientGroup | Isp | Measurement | RegistrationKey
+
+input AnomalyEventByIDsInput {
+	ID: ID!
+}
+
+input CapabilityByIDsInput {
+	ID: Int!
+}
+
+input ClientGroupByIDsInput {
+	ID: Int!
+}
+
+input IspByIDsInput {
+	ID: Int!
+}
+
+input MeasurementByIDsInput {
+	ID: ID!
+}
+
+input RegistrationKeyByIDsInput {
+	ID: Int!
+}
+
+# fake type to build resolver interfaces for users to implement
+type Entity {
+	findManyAnomalyEventByIDs(reps: [AnomalyEventByIDsInput]!): [AnomalyEvent]
+	findManyCapabilityByIDs(reps: [CapabilityByIDsInput]!): [Capability]
+	findClientByID(id: Int!,): Client!
+	findClientByUUID(uuid: String!,): Client!
+	findManyClientGroupByIDs(reps: [ClientGroupByIDsInput]!): [ClientGroup]
+	findManyIspByIDs(reps: [IspByIDsInput]!): [Isp]
+	findManyMeasurementByIDs(reps: [MeasurementByIDsInput]!): [Measurement]
+	findManyRegistrationKeyByIDs(reps: [RegistrationKeyByIDsInput]!): [RegistrationKey]
+}
+
+type _Service {
+  sdl: String
+}
+
+extend type Query {
+  _entities(representations: [_Any!]!): [_Entity]!
+  _service: _Service!
+}
+`, BuiltIn: true},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -6771,6 +8163,48 @@ func (ec *executionContext) childFields_AiAssistantStatus(ctx context.Context, f
 		return ec.fieldContext_AiAssistantStatus_dataOwner(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AiAssistantStatus", field.Name)
+}
+
+func (ec *executionContext) childFields_AiConversation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_AiConversation_id(ctx, field)
+	case "title":
+		return ec.fieldContext_AiConversation_title(ctx, field)
+	case "displayTitle":
+		return ec.fieldContext_AiConversation_displayTitle(ctx, field)
+	case "preview":
+		return ec.fieldContext_AiConversation_preview(ctx, field)
+	case "messageCount":
+		return ec.fieldContext_AiConversation_messageCount(ctx, field)
+	case "messages":
+		return ec.fieldContext_AiConversation_messages(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_AiConversation_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_AiConversation_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AiConversation", field.Name)
+}
+
+func (ec *executionContext) childFields_AiUsage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "totalTokens":
+		return ec.fieldContext_AiUsage_totalTokens(ctx, field)
+	case "limit":
+		return ec.fieldContext_AiUsage_limit(ctx, field)
+	case "remaining":
+		return ec.fieldContext_AiUsage_remaining(ctx, field)
+	case "percentageUsed":
+		return ec.fieldContext_AiUsage_percentageUsed(ctx, field)
+	case "requestCount":
+		return ec.fieldContext_AiUsage_requestCount(ctx, field)
+	case "conversationCount":
+		return ec.fieldContext_AiUsage_conversationCount(ctx, field)
+	case "resetsAt":
+		return ec.fieldContext_AiUsage_resetsAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AiUsage", field.Name)
 }
 
 func (ec *executionContext) childFields_AnomalyDetectionDimensions(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6849,6 +8283,8 @@ func (ec *executionContext) childFields_AnomalyEvent(ctx context.Context, field 
 
 func (ec *executionContext) childFields_Capability(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "nodeId":
+		return ec.fieldContext_Capability_nodeId(ctx, field)
 	case "id":
 		return ec.fieldContext_Capability_id(ctx, field)
 	case "name":
@@ -6871,8 +8307,32 @@ func (ec *executionContext) childFields_Capability(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type Capability", field.Name)
 }
 
+func (ec *executionContext) childFields_CapabilityConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_CapabilityConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_CapabilityConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_CapabilityConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CapabilityConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_CapabilityEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_CapabilityEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_CapabilityEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CapabilityEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_Client(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "nodeId":
+		return ec.fieldContext_Client_nodeId(ctx, field)
 	case "id":
 		return ec.fieldContext_Client_id(ctx, field)
 	case "uuid":
@@ -6989,8 +8449,32 @@ func (ec *executionContext) childFields_ClientConfiguration(ctx context.Context,
 	return nil, fmt.Errorf("no field named %q was found under type ClientConfiguration", field.Name)
 }
 
+func (ec *executionContext) childFields_ClientConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ClientConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ClientConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_ClientConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClientConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ClientEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ClientEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ClientEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClientEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_ClientGroup(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "nodeId":
+		return ec.fieldContext_ClientGroup_nodeId(ctx, field)
 	case "id":
 		return ec.fieldContext_ClientGroup_id(ctx, field)
 	case "name":
@@ -7001,6 +8485,28 @@ func (ec *executionContext) childFields_ClientGroup(ctx context.Context, field g
 		return ec.fieldContext_ClientGroup_clients(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ClientGroup", field.Name)
+}
+
+func (ec *executionContext) childFields_ClientGroupConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ClientGroupConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ClientGroupConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_ClientGroupConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClientGroupConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ClientGroupEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ClientGroupEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ClientGroupEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClientGroupEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_ClientHealthState(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7353,6 +8859,8 @@ func (ec *executionContext) childFields_HealthThresholds(ctx context.Context, fi
 
 func (ec *executionContext) childFields_Isp(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "nodeId":
+		return ec.fieldContext_Isp_nodeId(ctx, field)
 	case "id":
 		return ec.fieldContext_Isp_id(ctx, field)
 	case "name":
@@ -7379,6 +8887,18 @@ func (ec *executionContext) childFields_Isp(ctx context.Context, field graphql.C
 		return ec.fieldContext_Isp_ispContracts(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Isp", field.Name)
+}
+
+func (ec *executionContext) childFields_IspConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_IspConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_IspConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_IspConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IspConnection", field.Name)
 }
 
 func (ec *executionContext) childFields_IspContract(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7419,6 +8939,16 @@ func (ec *executionContext) childFields_IspContract(ctx context.Context, field g
 		return ec.fieldContext_IspContract_clientLabel(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type IspContract", field.Name)
+}
+
+func (ec *executionContext) childFields_IspEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_IspEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_IspEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IspEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_LabelAvailability(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7595,6 +9125,10 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 	switch field.Name {
 	case "hasNextPage":
 		return ec.fieldContext_PageInfo_hasNextPage(ctx, field)
+	case "hasPreviousPage":
+		return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+	case "startCursor":
+		return ec.fieldContext_PageInfo_startCursor(ctx, field)
 	case "endCursor":
 		return ec.fieldContext_PageInfo_endCursor(ctx, field)
 	}
@@ -7603,6 +9137,8 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 
 func (ec *executionContext) childFields_RegistrationKey(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "nodeId":
+		return ec.fieldContext_RegistrationKey_nodeId(ctx, field)
 	case "id":
 		return ec.fieldContext_RegistrationKey_id(ctx, field)
 	case "capabilityId":
@@ -7895,6 +9431,8 @@ func (ec *executionContext) childFields_SystemStatusRecordPage(ctx context.Conte
 
 func (ec *executionContext) childFields_User(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "nodeId":
+		return ec.fieldContext_User_nodeId(ctx, field)
 	case "id":
 		return ec.fieldContext_User_id(ctx, field)
 	case "email":
@@ -7925,6 +9463,28 @@ func (ec *executionContext) childFields_User(ctx context.Context, field graphql.
 		return ec.fieldContext_User_notificationConfig(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type User", field.Name)
+}
+
+func (ec *executionContext) childFields_UserConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_UserConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_UserConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_UserConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UserConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_UserEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_UserEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_UserEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UserEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_Viewer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8143,6 +9703,14 @@ func (ec *executionContext) childFields_WebhookFormatOptions(ctx context.Context
 	return nil, fmt.Errorf("no field named %q was found under type WebhookFormatOptions", field.Name)
 }
 
+func (ec *executionContext) childFields__Service(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "sdl":
+		return ec.fieldContext__Service_sdl(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type _Service", field.Name)
+}
+
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "name":
@@ -8286,6 +9854,232 @@ func (ec *executionContext) field_Client_measurements_args(ctx context.Context, 
 		return nil, err
 	}
 	args["after"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findClientByID_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findClientByUUID_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "uuid",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["uuid"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyAnomalyEventByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*gqlmodel.AnomalyEventByIDsInput, error) {
+			return ec.unmarshalNAnomalyEventByIDsInput2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyEventByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyCapabilityByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*gqlmodel.CapabilityByIDsInput, error) {
+			return ec.unmarshalNCapabilityByIDsInput2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐCapabilityByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyClientGroupByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*gqlmodel.ClientGroupByIDsInput, error) {
+			return ec.unmarshalNClientGroupByIDsInput2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientGroupByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyIspByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*gqlmodel.IspByIDsInput, error) {
+			return ec.unmarshalNIspByIDsInput2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐIspByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyMeasurementByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*gqlmodel.MeasurementByIDsInput, error) {
+			return ec.unmarshalNMeasurementByIDsInput2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyRegistrationKeyByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*gqlmodel.RegistrationKeyByIDsInput, error) {
+			return ec.unmarshalNRegistrationKeyByIDsInput2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐRegistrationKeyByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_aiConversationComplete_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.AiCompleteInput, error) {
+			return ec.unmarshalNAiCompleteInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAiCompleteInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_aiConversationCreate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.AiConversationCreateInput, error) {
+			return ec.unmarshalNAiConversationCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAiConversationCreateInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_aiConversationDelete_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_aiConversationGenerateTitle_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_aiConversationUpdate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.AiConversationUpdateInput, error) {
+			return ec.unmarshalNAiConversationUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAiConversationUpdateInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_aiExplainAnomaly_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.AiExplainAnomalyInput, error) {
+			return ec.unmarshalNAiExplainAnomalyInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAiExplainAnomalyInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_aiTokenLimitSet_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg0
 	return args, nil
 }
 
@@ -9329,6 +11123,34 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query__entities_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "representations",
+		func(ctx context.Context, v any) ([]map[string]any, error) {
+			return ec.unmarshalN_Any2ᚕmapᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["representations"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_aiConversation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_anomalyDetectionOverride_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -9417,6 +11239,44 @@ func (ec *executionContext) field_Query_anomalyEvent_args(ctx context.Context, r
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_capabilitiesConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_capability_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -9473,6 +11333,44 @@ func (ec *executionContext) field_Query_clientGroup_args(ctx context.Context, ra
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_clientGroupsConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_clientLabelAvailable_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -9506,6 +11404,60 @@ func (ec *executionContext) field_Query_client_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_clientsConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*gqlmodel.ClientFilter, error) {
+			return ec.unmarshalOClientFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
+		func(ctx context.Context, v any) (*gqlmodel.ClientOrder, error) {
+			return ec.unmarshalOClientOrder2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientOrder(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderBy"] = arg5
 	return args, nil
 }
 
@@ -9640,6 +11592,20 @@ func (ec *executionContext) field_Query_exportEventBundles_args(ctx context.Cont
 		return nil, err
 	}
 	args["perPage"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_exportMapping_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "index",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["index"] = arg0
 	return args, nil
 }
 
@@ -9943,6 +11909,44 @@ func (ec *executionContext) field_Query_isp_args(ctx context.Context, rawArgs ma
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_ispsConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_isps_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -10151,6 +12155,34 @@ func (ec *executionContext) field_Query_measurement_args(ctx context.Context, ra
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_node_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_nodes_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "ids",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNID2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["ids"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_registrationKey_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -10223,6 +12255,44 @@ func (ec *executionContext) field_Query_user_args(ctx context.Context, rawArgs m
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_usersConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_webhookDeliveries_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -10286,6 +12356,42 @@ func (ec *executionContext) field_Query_webhook_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_aiConversationCompleteStream_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.AiCompleteInput, error) {
+			return ec.unmarshalNAiCompleteInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAiCompleteInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_aiExplainAnomalyStream_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.AiExplainAnomalyInput, error) {
+			return ec.unmarshalNAiExplainAnomalyInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAiExplainAnomalyInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -10407,6 +12513,351 @@ func (ec *executionContext) _AiAssistantStatus_dataOwner(ctx context.Context, fi
 }
 func (ec *executionContext) fieldContext_AiAssistantStatus_dataOwner(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AiAssistantStatus", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AiConversation_id(ctx context.Context, field graphql.CollectedField, obj *model.AiConversation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AiConversation_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AiConversation_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AiConversation", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AiConversation_title(ctx context.Context, field graphql.CollectedField, obj *model.AiConversation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AiConversation_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AiConversation_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AiConversation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AiConversation_displayTitle(ctx context.Context, field graphql.CollectedField, obj *model.AiConversation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AiConversation_displayTitle(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DisplayTitle, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AiConversation_displayTitle(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AiConversation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AiConversation_preview(ctx context.Context, field graphql.CollectedField, obj *model.AiConversation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AiConversation_preview(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Preview, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AiConversation_preview(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AiConversation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AiConversation_messageCount(ctx context.Context, field graphql.CollectedField, obj *model.AiConversation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AiConversation_messageCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MessageCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AiConversation_messageCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AiConversation", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AiConversation_messages(ctx context.Context, field graphql.CollectedField, obj *model.AiConversation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AiConversation_messages(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Messages, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.JSON) graphql.Marshaler {
+			return ec.marshalOJSON2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSONᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AiConversation_messages(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AiConversation", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _AiConversation_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.AiConversation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AiConversation_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AiConversation_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AiConversation", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _AiConversation_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.AiConversation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AiConversation_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AiConversation_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AiConversation", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _AiUsage_totalTokens(ctx context.Context, field graphql.CollectedField, obj *model.AiUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AiUsage_totalTokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalTokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AiUsage_totalTokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AiUsage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AiUsage_limit(ctx context.Context, field graphql.CollectedField, obj *model.AiUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AiUsage_limit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Limit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AiUsage_limit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AiUsage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AiUsage_remaining(ctx context.Context, field graphql.CollectedField, obj *model.AiUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AiUsage_remaining(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Remaining, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AiUsage_remaining(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AiUsage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AiUsage_percentageUsed(ctx context.Context, field graphql.CollectedField, obj *model.AiUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AiUsage_percentageUsed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PercentageUsed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AiUsage_percentageUsed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AiUsage", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _AiUsage_requestCount(ctx context.Context, field graphql.CollectedField, obj *model.AiUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AiUsage_requestCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RequestCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AiUsage_requestCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AiUsage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AiUsage_conversationCount(ctx context.Context, field graphql.CollectedField, obj *model.AiUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AiUsage_conversationCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConversationCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AiUsage_conversationCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AiUsage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AiUsage_resetsAt(ctx context.Context, field graphql.CollectedField, obj *model.AiUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AiUsage_resetsAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ResetsAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AiUsage_resetsAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AiUsage", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _AnomalyDetectionDimensions_measurementTypes(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyDetectionDimensions) (ret graphql.Marshaler) {
@@ -10951,6 +13402,29 @@ func (ec *executionContext) fieldContext_AnomalyEvent_client(_ context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _Capability_nodeId(ctx context.Context, field graphql.CollectedField, obj *model.Capability) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Capability_nodeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Capability_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Capability", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
 func (ec *executionContext) _Capability_id(ctx context.Context, field graphql.CollectedField, obj *model.Capability) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11165,6 +13639,171 @@ func (ec *executionContext) fieldContext_Capability_registrationKeys(_ context.C
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _CapabilityConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.CapabilityConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CapabilityConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.CapabilityEdge) graphql.Marshaler {
+			return ec.marshalNCapabilityEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapabilityEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CapabilityConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CapabilityConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CapabilityEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CapabilityConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.CapabilityConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CapabilityConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CapabilityConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CapabilityConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CapabilityConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.CapabilityConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CapabilityConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CapabilityConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CapabilityConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CapabilityEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.CapabilityEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CapabilityEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CapabilityEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CapabilityEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CapabilityEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.CapabilityEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CapabilityEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Capability) graphql.Marshaler {
+			return ec.marshalNCapability2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapability(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CapabilityEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CapabilityEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Capability(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Client_nodeId(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Client_nodeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Client_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Client", field, true, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Client_id(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
@@ -12364,6 +15003,171 @@ func (ec *executionContext) fieldContext_ClientConfiguration_automatorConfigId(_
 	return graphql.NewScalarFieldContext("ClientConfiguration", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _ClientConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ClientConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ClientEdge) graphql.Marshaler {
+			return ec.marshalNClientEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClientConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClientConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ClientConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClientConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClientConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.ClientConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ClientEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.ClientEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ClientEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.ClientEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Client) graphql.Marshaler {
+			return ec.marshalNClient2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClient(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClientEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Client(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClientGroup_nodeId(ctx context.Context, field graphql.CollectedField, obj *model.ClientGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientGroup_nodeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientGroup_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientGroup", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
 func (ec *executionContext) _ClientGroup_id(ctx context.Context, field graphql.CollectedField, obj *model.ClientGroup) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12460,6 +15264,148 @@ func (ec *executionContext) fieldContext_ClientGroup_clients(_ context.Context, 
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Client(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClientGroupConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ClientGroupConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientGroupConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ClientGroupEdge) graphql.Marshaler {
+			return ec.marshalNClientGroupEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroupEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientGroupConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClientGroupConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientGroupEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClientGroupConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ClientGroupConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientGroupConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientGroupConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClientGroupConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClientGroupConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.ClientGroupConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientGroupConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientGroupConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientGroupConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ClientGroupEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.ClientGroupEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientGroupEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientGroupEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientGroupEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ClientGroupEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.ClientGroupEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientGroupEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ClientGroup) graphql.Marshaler {
+			return ec.marshalNClientGroup2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroup(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientGroupEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClientGroupEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientGroup(ctx, field)
 		},
 	}
 	return fc, nil
@@ -14221,6 +17167,358 @@ func (ec *executionContext) fieldContext_DataOwnerSettings_studyFailureDetection
 	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _Entity_findManyAnomalyEventByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyAnomalyEventByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyAnomalyEventByIDs(ctx, fc.Args["reps"].([]*gqlmodel.AnomalyEventByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.AnomalyEvent) graphql.Marshaler {
+			return ec.marshalOAnomalyEvent2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAnomalyEvent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyAnomalyEventByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnomalyEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyAnomalyEventByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyCapabilityByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyCapabilityByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyCapabilityByIDs(ctx, fc.Args["reps"].([]*gqlmodel.CapabilityByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Capability) graphql.Marshaler {
+			return ec.marshalOCapability2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapability(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyCapabilityByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Capability(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyCapabilityByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findClientByID(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findClientByID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindClientByID(ctx, fc.Args["id"].(int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Client) graphql.Marshaler {
+			return ec.marshalNClient2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClient(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findClientByID(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Client(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findClientByID_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findClientByUUID(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findClientByUUID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindClientByUUID(ctx, fc.Args["uuid"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Client) graphql.Marshaler {
+			return ec.marshalNClient2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClient(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findClientByUUID(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Client(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findClientByUUID_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyClientGroupByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyClientGroupByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyClientGroupByIDs(ctx, fc.Args["reps"].([]*gqlmodel.ClientGroupByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ClientGroup) graphql.Marshaler {
+			return ec.marshalOClientGroup2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroup(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyClientGroupByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientGroup(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyClientGroupByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyIspByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyIspByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyIspByIDs(ctx, fc.Args["reps"].([]*gqlmodel.IspByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Isp) graphql.Marshaler {
+			return ec.marshalOIsp2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIsp(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyIspByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Isp(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyIspByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyMeasurementByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyMeasurementByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyMeasurementByIDs(ctx, fc.Args["reps"].([]*gqlmodel.MeasurementByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Measurement) graphql.Marshaler {
+			return ec.marshalOMeasurement2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurement(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyMeasurementByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Measurement(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyMeasurementByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyRegistrationKeyByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyRegistrationKeyByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyRegistrationKeyByIDs(ctx, fc.Args["reps"].([]*gqlmodel.RegistrationKeyByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.RegistrationKey) graphql.Marshaler {
+			return ec.marshalORegistrationKey2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRegistrationKey(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyRegistrationKeyByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RegistrationKey(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyRegistrationKeyByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Event_id(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15204,6 +18502,29 @@ func (ec *executionContext) fieldContext_HealthThresholds_filesystem(_ context.C
 	return fc, nil
 }
 
+func (ec *executionContext) _Isp_nodeId(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Isp_nodeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Isp_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Isp", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
 func (ec *executionContext) _Isp_id(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15487,6 +18808,93 @@ func (ec *executionContext) fieldContext_Isp_ispContracts(_ context.Context, fie
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _IspConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.IspConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IspConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.IspEdge) graphql.Marshaler {
+			return ec.marshalNIspEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IspConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IspConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IspEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IspConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.IspConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IspConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IspConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IspConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IspConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.IspConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IspConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IspConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IspConnection", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _IspContract_id(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
@@ -15896,6 +19304,61 @@ func (ec *executionContext) _IspContract_clientLabel(ctx context.Context, field 
 }
 func (ec *executionContext) fieldContext_IspContract_clientLabel(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("IspContract", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IspEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.IspEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IspEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IspEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IspEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IspEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.IspEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IspEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Isp) graphql.Marshaler {
+			return ec.marshalNIsp2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIsp(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IspEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IspEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Isp(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _LabelAvailability_available(ctx context.Context, field graphql.CollectedField, obj *model.LabelAvailability) (ret graphql.Marshaler) {
@@ -17089,6 +20552,314 @@ func (ec *executionContext) _Mutation_noop(ctx context.Context, field graphql.Co
 }
 func (ec *executionContext) fieldContext_Mutation_noop(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Mutation", field, true, true, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Mutation_aiConversationCreate(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_aiConversationCreate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AiConversationCreate(ctx, fc.Args["input"].(gqlmodel.AiConversationCreateInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AiConversation) graphql.Marshaler {
+			return ec.marshalNAiConversation2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAiConversation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_aiConversationCreate(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AiConversation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_aiConversationCreate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_aiConversationUpdate(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_aiConversationUpdate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AiConversationUpdate(ctx, fc.Args["id"].(int64), fc.Args["input"].(gqlmodel.AiConversationUpdateInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AiConversation) graphql.Marshaler {
+			return ec.marshalNAiConversation2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAiConversation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_aiConversationUpdate(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AiConversation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_aiConversationUpdate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_aiConversationDelete(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_aiConversationDelete(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AiConversationDelete(ctx, fc.Args["id"].(int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_aiConversationDelete(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_aiConversationDelete_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_aiConversationComplete(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_aiConversationComplete(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AiConversationComplete(ctx, fc.Args["id"].(int64), fc.Args["input"].(gqlmodel.AiCompleteInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AiConversation) graphql.Marshaler {
+			return ec.marshalNAiConversation2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAiConversation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_aiConversationComplete(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AiConversation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_aiConversationComplete_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_aiConversationGenerateTitle(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_aiConversationGenerateTitle(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AiConversationGenerateTitle(ctx, fc.Args["id"].(int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AiConversation) graphql.Marshaler {
+			return ec.marshalNAiConversation2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAiConversation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_aiConversationGenerateTitle(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AiConversation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_aiConversationGenerateTitle_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_aiExplainAnomaly(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_aiExplainAnomaly(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AiExplainAnomaly(ctx, fc.Args["input"].(gqlmodel.AiExplainAnomalyInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AiConversation) graphql.Marshaler {
+			return ec.marshalNAiConversation2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAiConversation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_aiExplainAnomaly(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AiConversation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_aiExplainAnomaly_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_aiTokenLimitSet(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_aiTokenLimitSet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AiTokenLimitSet(ctx, fc.Args["limit"].(*int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AiUsage) graphql.Marshaler {
+			return ec.marshalNAiUsage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAiUsage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_aiTokenLimitSet(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AiUsage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_aiTokenLimitSet_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Mutation_anomalyEventsResolve(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -19764,6 +23535,52 @@ func (ec *executionContext) fieldContext_PageInfo_hasNextPage(_ context.Context,
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasPreviousPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_hasPreviousPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_startCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_startCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -19814,6 +23631,114 @@ func (ec *executionContext) fieldContext_Query_viewer(_ context.Context, field g
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Viewer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_aiConversations(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_aiConversations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().AiConversations(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.AiConversation) graphql.Marshaler {
+			return ec.marshalNAiConversation2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAiConversationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_aiConversations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AiConversation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_aiConversation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_aiConversation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().AiConversation(ctx, fc.Args["id"].(int64))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AiConversation) graphql.Marshaler {
+			return ec.marshalNAiConversation2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAiConversation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_aiConversation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AiConversation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_aiConversation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_aiUsage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_aiUsage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().AiUsage(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AiUsage) graphql.Marshaler {
+			return ec.marshalNAiUsage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAiUsage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_aiUsage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AiUsage(ctx, field)
 		},
 	}
 	return fc, nil
@@ -20407,6 +24332,50 @@ func (ec *executionContext) fieldContext_Query_registrationKey(ctx context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_capabilitiesConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_capabilitiesConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().CapabilitiesConnection(ctx, fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["last"].(*int64), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CapabilityConnection) graphql.Marshaler {
+			return ec.marshalNCapabilityConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapabilityConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_capabilitiesConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CapabilityConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_capabilitiesConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_clients(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20435,6 +24404,50 @@ func (ec *executionContext) fieldContext_Query_clients(_ context.Context, field 
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Client(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_clientsConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_clientsConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ClientsConnection(ctx, fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["last"].(*int64), fc.Args["before"].(*string), fc.Args["filter"].(*gqlmodel.ClientFilter), fc.Args["orderBy"].(*gqlmodel.ClientOrder))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ClientConnection) graphql.Marshaler {
+			return ec.marshalNClientConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_clientsConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_clientsConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -20597,6 +24610,50 @@ func (ec *executionContext) fieldContext_Query_clientGroup(ctx context.Context, 
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_clientGroup_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_clientGroupsConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_clientGroupsConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ClientGroupsConnection(ctx, fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["last"].(*int64), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ClientGroupConnection) graphql.Marshaler {
+			return ec.marshalNClientGroupConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroupConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_clientGroupsConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientGroupConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_clientGroupsConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -21119,6 +25176,50 @@ func (ec *executionContext) fieldContext_Query_exportEsql(ctx context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_exportMapping(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_exportMapping(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ExportMapping(ctx, fc.Args["index"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_exportMapping(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type JSON does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_exportMapping_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_systemStatusRecords(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -21353,6 +25454,50 @@ func (ec *executionContext) fieldContext_Query_ispContract(ctx context.Context, 
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_ispContract_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_ispsConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_ispsConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().IspsConnection(ctx, fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["last"].(*int64), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IspConnection) graphql.Marshaler {
+			return ec.marshalNIspConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_ispsConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IspConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_ispsConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -21611,6 +25756,94 @@ func (ec *executionContext) fieldContext_Query_measurementDocument(ctx context.C
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_node(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Node(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.Node) graphql.Marshaler {
+			return ec.marshalONode2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐNode(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_node(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("FieldContext.Child cannot be called on type INTERFACE")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_node_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_nodes(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Nodes(ctx, fc.Args["ids"].([]string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Node) graphql.Marshaler {
+			return ec.marshalNNode2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐNode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_nodes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("FieldContext.Child cannot be called on type INTERFACE")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_nodes_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_dataOwnerSettings(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -21745,6 +25978,50 @@ func (ec *executionContext) fieldContext_Query_user(ctx context.Context, field g
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_user_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_usersConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_usersConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().UsersConnection(ctx, fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["last"].(*int64), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.UserConnection) graphql.Marshaler {
+			return ec.marshalNUserConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐUserConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_usersConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_usersConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -21947,6 +26224,82 @@ func (ec *executionContext) fieldContext_Query_webhookDelivery(ctx context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Query__entities(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query__entities(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.__resolve_entities(ctx, fc.Args["representations"].([]map[string]any)), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []fedruntime.Entity) graphql.Marshaler {
+			return ec.marshalN_Entity2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐEntity(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query__entities(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type _Entity does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query__entities_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query__service(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query__service(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.__resolve__service(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v fedruntime.Service) graphql.Marshaler {
+			return ec.marshalN_Service2githubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐService(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query__service(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields__Service(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -22021,6 +26374,29 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _RegistrationKey_nodeId(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RegistrationKey_nodeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RegistrationKey_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RegistrationKey", field, true, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _RegistrationKey_id(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKey) (ret graphql.Marshaler) {
@@ -23494,6 +27870,94 @@ func (ec *executionContext) fieldContext_StudyDescriptionImport_fromRevision(_ c
 	return graphql.NewScalarFieldContext("StudyDescriptionImport", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _Subscription_aiConversationCompleteStream(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_aiConversationCompleteStream(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().AiConversationCompleteStream(ctx, fc.Args["id"].(int64), fc.Args["input"].(gqlmodel.AiCompleteInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_aiConversationCompleteStream(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type JSON does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_aiConversationCompleteStream_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_aiExplainAnomalyStream(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_aiExplainAnomalyStream(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().AiExplainAnomalyStream(ctx, fc.Args["input"].(gqlmodel.AiExplainAnomalyInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_aiExplainAnomalyStream(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type JSON does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_aiExplainAnomalyStream_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Subscription_events(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
 	return graphql.ResolveFieldStream(
 		ctx,
@@ -24453,6 +28917,29 @@ func (ec *executionContext) fieldContext_SystemStatusRecordPage_perPage(_ contex
 	return graphql.NewScalarFieldContext("SystemStatusRecordPage", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _User_nodeId(ctx context.Context, field graphql.CollectedField, obj *model.User) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_User_nodeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_User_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("User", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
 func (ec *executionContext) _User_id(ctx context.Context, field graphql.CollectedField, obj *model.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -24779,6 +29266,148 @@ func (ec *executionContext) fieldContext_User_notificationConfig(_ context.Conte
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_NotificationConfig(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UserConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.UserConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.UserEdge) graphql.Marshaler {
+			return ec.marshalNUserEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐUserEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UserConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UserConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UserConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.UserConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UserConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UserConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UserConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.UserConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UserConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UserConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _UserEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.UserEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UserEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UserEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _UserEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.UserEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐUser(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UserEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UserEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
 		},
 	}
 	return fc, nil
@@ -26572,6 +31201,29 @@ func (ec *executionContext) fieldContext_WebhookFormatOptions_mentionChannel(_ c
 	return graphql.NewScalarFieldContext("WebhookFormatOptions", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) __Service_sdl(ctx context.Context, field graphql.CollectedField, obj *fedruntime.Service) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext__Service_sdl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SDL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext__Service_sdl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("_Service", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -27631,6 +32283,175 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputAiCompleteInput(ctx context.Context, obj any) (gqlmodel.AiCompleteInput, error) {
+	var it gqlmodel.AiCompleteInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"messages", "message", "id", "trigger", "messageId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "messages":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("messages"))
+			data, err := ec.unmarshalOJSON2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSONᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Messages = data
+		case "message":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("message"))
+			data, err := ec.unmarshalOJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Message = data
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalOJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "trigger":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("trigger"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Trigger = data
+		case "messageId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("messageId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MessageID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputAiConversationCreateInput(ctx context.Context, obj any) (gqlmodel.AiConversationCreateInput, error) {
+	var it gqlmodel.AiConversationCreateInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"title", "messages", "message"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "title":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("title"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Title = data
+		case "messages":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("messages"))
+			data, err := ec.unmarshalOJSON2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSONᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Messages = data
+		case "message":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("message"))
+			data, err := ec.unmarshalOJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Message = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputAiConversationUpdateInput(ctx context.Context, obj any) (gqlmodel.AiConversationUpdateInput, error) {
+	var it gqlmodel.AiConversationUpdateInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"title"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "title":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("title"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Title = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputAiExplainAnomalyInput(ctx context.Context, obj any) (gqlmodel.AiExplainAnomalyInput, error) {
+	var it gqlmodel.AiExplainAnomalyInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"anomalyId", "conversationId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "anomalyId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("anomalyId"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnomalyID = data
+		case "conversationId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("conversationId"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ConversationID = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputAnomalyDetectionOverrideCreateInput(ctx context.Context, obj any) (gqlmodel.AnomalyDetectionOverrideCreateInput, error) {
 	var it gqlmodel.AnomalyDetectionOverrideCreateInput
 	if obj == nil {
@@ -27763,6 +32584,36 @@ func (ec *executionContext) unmarshalInputAnomalyDetectionOverrideScopeInput(ctx
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputAnomalyEventByIDsInput(ctx context.Context, obj any) (gqlmodel.AnomalyEventByIDsInput, error) {
+	var it gqlmodel.AnomalyEventByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputApiKeyCreateInput(ctx context.Context, obj any) (gqlmodel.APIKeyCreateInput, error) {
 	var it gqlmodel.APIKeyCreateInput
 	if obj == nil {
@@ -27795,6 +32646,36 @@ func (ec *executionContext) unmarshalInputApiKeyCreateInput(ctx context.Context,
 				return it, err
 			}
 			it.ValidUntil = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCapabilityByIDsInput(ctx context.Context, obj any) (gqlmodel.CapabilityByIDsInput, error) {
+	var it gqlmodel.CapabilityByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNInt2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
 		}
 	}
 	return it, nil
@@ -28004,6 +32885,115 @@ func (ec *executionContext) unmarshalInputClientDisableInput(ctx context.Context
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputClientFilter(ctx context.Context, obj any) (gqlmodel.ClientFilter, error) {
+	var it gqlmodel.ClientFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"search", "tags", "groupId", "type", "offline", "disabled", "healthStates", "registrationKeyId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "search":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("search"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Search = data
+		case "tags":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tags"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Tags = data
+		case "groupId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("groupId"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GroupID = data
+		case "type":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("type"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Type = data
+		case "offline":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("offline"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Offline = data
+		case "disabled":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("disabled"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Disabled = data
+		case "healthStates":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("healthStates"))
+			data, err := ec.unmarshalOHealthState2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthStateᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HealthStates = data
+		case "registrationKeyId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("registrationKeyId"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RegistrationKeyID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputClientGroupByIDsInput(ctx context.Context, obj any) (gqlmodel.ClientGroupByIDsInput, error) {
+	var it gqlmodel.ClientGroupByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNInt2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputClientGroupCreateInput(ctx context.Context, obj any) (gqlmodel.ClientGroupCreateInput, error) {
 	var it gqlmodel.ClientGroupCreateInput
 	if obj == nil {
@@ -28096,6 +33086,50 @@ func (ec *executionContext) unmarshalInputClientGroupUpdateInput(ctx context.Con
 				return it, err
 			}
 			it.Name = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputClientOrder(ctx context.Context, obj any) (gqlmodel.ClientOrder, error) {
+	var it gqlmodel.ClientOrder
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["field"]; !present {
+		asMap["field"] = "id"
+	}
+	if _, present := asMap["direction"]; !present {
+		asMap["direction"] = "asc"
+	}
+
+	fieldsInOrder := [...]string{"field", "direction"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "field":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("field"))
+			data, err := ec.unmarshalNClientOrderField2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientOrderField(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Field = data
+		case "direction":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("direction"))
+			data, err := ec.unmarshalNOrderDirection2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐOrderDirection(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Direction = data
 		}
 	}
 	return it, nil
@@ -28402,6 +33436,36 @@ func (ec *executionContext) unmarshalInputHealthThresholdsInput(ctx context.Cont
 				return it, err
 			}
 			it.Filesystem = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputIspByIDsInput(ctx context.Context, obj any) (gqlmodel.IspByIDsInput, error) {
+	var it gqlmodel.IspByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNInt2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
 		}
 	}
 	return it, nil
@@ -28813,6 +33877,36 @@ func (ec *executionContext) unmarshalInputIspUpdateInput(ctx context.Context, ob
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputMeasurementByIDsInput(ctx context.Context, obj any) (gqlmodel.MeasurementByIDsInput, error) {
+	var it gqlmodel.MeasurementByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputMeasurementConfigCreateInput(ctx context.Context, obj any) (gqlmodel.MeasurementConfigCreateInput, error) {
 	var it gqlmodel.MeasurementConfigCreateInput
 	if obj == nil {
@@ -29133,6 +34227,36 @@ func (ec *executionContext) unmarshalInputNotificationConfigInput(ctx context.Co
 				return it, err
 			}
 			it.AnomalyEventsDigestDayOfWeek = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputRegistrationKeyByIDsInput(ctx context.Context, obj any) (gqlmodel.RegistrationKeyByIDsInput, error) {
+	var it gqlmodel.RegistrationKeyByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNInt2int64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
 		}
 	}
 	return it, nil
@@ -29704,6 +34828,123 @@ func (ec *executionContext) unmarshalInputWebhookUpdateInput(ctx context.Context
 
 // region    ************************** interface.gotpl ***************************
 
+func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj model.Node) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case model.User:
+		return ec._User(ctx, sel, &obj)
+	case *model.User:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._User(ctx, sel, obj)
+	case model.RegistrationKey:
+		return ec._RegistrationKey(ctx, sel, &obj)
+	case *model.RegistrationKey:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._RegistrationKey(ctx, sel, obj)
+	case model.Isp:
+		return ec._Isp(ctx, sel, &obj)
+	case *model.Isp:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Isp(ctx, sel, obj)
+	case model.ClientGroup:
+		return ec._ClientGroup(ctx, sel, &obj)
+	case *model.ClientGroup:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ClientGroup(ctx, sel, obj)
+	case model.Client:
+		return ec._Client(ctx, sel, &obj)
+	case *model.Client:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Client(ctx, sel, obj)
+	case model.Capability:
+		return ec._Capability(ctx, sel, &obj)
+	case *model.Capability:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Capability(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of Node must implement graphql.Marshaler", obj))
+		}
+	}
+}
+
+func (ec *executionContext) __Entity(ctx context.Context, sel ast.SelectionSet, obj fedruntime.Entity) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case model.RegistrationKey:
+		return ec._RegistrationKey(ctx, sel, &obj)
+	case *model.RegistrationKey:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._RegistrationKey(ctx, sel, obj)
+	case model.Isp:
+		return ec._Isp(ctx, sel, &obj)
+	case *model.Isp:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Isp(ctx, sel, obj)
+	case model.ClientGroup:
+		return ec._ClientGroup(ctx, sel, &obj)
+	case *model.ClientGroup:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ClientGroup(ctx, sel, obj)
+	case model.Client:
+		return ec._Client(ctx, sel, &obj)
+	case *model.Client:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Client(ctx, sel, obj)
+	case model.Capability:
+		return ec._Capability(ctx, sel, &obj)
+	case *model.Capability:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Capability(ctx, sel, obj)
+	case model.Measurement:
+		return ec._Measurement(ctx, sel, &obj)
+	case *model.Measurement:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Measurement(ctx, sel, obj)
+	case model.AnomalyEvent:
+		return ec._AnomalyEvent(ctx, sel, &obj)
+	case *model.AnomalyEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._AnomalyEvent(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of _Entity must implement graphql.Marshaler", obj))
+		}
+	}
+}
+
 // endregion ************************** interface.gotpl ***************************
 
 // region    **************************** object.gotpl ****************************
@@ -29727,6 +34968,147 @@ func (ec *executionContext) _AiAssistantStatus(ctx context.Context, sel ast.Sele
 			}
 		case "dataOwner":
 			out.Values[i] = ec._AiAssistantStatus_dataOwner(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var aiConversationImplementors = []string{"AiConversation"}
+
+func (ec *executionContext) _AiConversation(ctx context.Context, sel ast.SelectionSet, obj *model.AiConversation) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, aiConversationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AiConversation")
+		case "id":
+			out.Values[i] = ec._AiConversation_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "title":
+			out.Values[i] = ec._AiConversation_title(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "displayTitle":
+			out.Values[i] = ec._AiConversation_displayTitle(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "preview":
+			out.Values[i] = ec._AiConversation_preview(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "messageCount":
+			out.Values[i] = ec._AiConversation_messageCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "messages":
+			out.Values[i] = ec._AiConversation_messages(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._AiConversation_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._AiConversation_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var aiUsageImplementors = []string{"AiUsage"}
+
+func (ec *executionContext) _AiUsage(ctx context.Context, sel ast.SelectionSet, obj *model.AiUsage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, aiUsageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AiUsage")
+		case "totalTokens":
+			out.Values[i] = ec._AiUsage_totalTokens(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "limit":
+			out.Values[i] = ec._AiUsage_limit(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "remaining":
+			out.Values[i] = ec._AiUsage_remaining(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "percentageUsed":
+			out.Values[i] = ec._AiUsage_percentageUsed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "requestCount":
+			out.Values[i] = ec._AiUsage_requestCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "conversationCount":
+			out.Values[i] = ec._AiUsage_conversationCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resetsAt":
+			out.Values[i] = ec._AiUsage_resetsAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -29978,7 +35360,7 @@ func (ec *executionContext) _AnomalyDetectionOverrideScope(ctx context.Context, 
 	return out
 }
 
-var anomalyEventImplementors = []string{"AnomalyEvent"}
+var anomalyEventImplementors = []string{"AnomalyEvent", "_Entity"}
 
 func (ec *executionContext) _AnomalyEvent(ctx context.Context, sel ast.SelectionSet, obj *model.AnomalyEvent) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, anomalyEventImplementors)
@@ -30026,7 +35408,7 @@ func (ec *executionContext) _AnomalyEvent(ctx context.Context, sel ast.Selection
 	return out
 }
 
-var capabilityImplementors = []string{"Capability"}
+var capabilityImplementors = []string{"Capability", "Node", "_Entity"}
 
 func (ec *executionContext) _Capability(ctx context.Context, sel ast.SelectionSet, obj *model.Capability) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, capabilityImplementors)
@@ -30038,6 +35420,11 @@ func (ec *executionContext) _Capability(ctx context.Context, sel ast.SelectionSe
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Capability")
+		case "nodeId":
+			out.Values[i] = ec._Capability_nodeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "id":
 			out.Values[i] = ec._Capability_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -30104,7 +35491,98 @@ func (ec *executionContext) _Capability(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
-var clientImplementors = []string{"Client"}
+var capabilityConnectionImplementors = []string{"CapabilityConnection"}
+
+func (ec *executionContext) _CapabilityConnection(ctx context.Context, sel ast.SelectionSet, obj *model.CapabilityConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, capabilityConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CapabilityConnection")
+		case "edges":
+			out.Values[i] = ec._CapabilityConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._CapabilityConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._CapabilityConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var capabilityEdgeImplementors = []string{"CapabilityEdge"}
+
+func (ec *executionContext) _CapabilityEdge(ctx context.Context, sel ast.SelectionSet, obj *model.CapabilityEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, capabilityEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CapabilityEdge")
+		case "cursor":
+			out.Values[i] = ec._CapabilityEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._CapabilityEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var clientImplementors = []string{"Client", "Node", "_Entity"}
 
 func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, obj *model.Client) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, clientImplementors)
@@ -30116,6 +35594,11 @@ func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, o
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Client")
+		case "nodeId":
+			out.Values[i] = ec._Client_nodeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "id":
 			out.Values[i] = ec._Client_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -30504,7 +35987,98 @@ func (ec *executionContext) _ClientConfiguration(ctx context.Context, sel ast.Se
 	return out
 }
 
-var clientGroupImplementors = []string{"ClientGroup"}
+var clientConnectionImplementors = []string{"ClientConnection"}
+
+func (ec *executionContext) _ClientConnection(ctx context.Context, sel ast.SelectionSet, obj *model.ClientConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clientConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClientConnection")
+		case "edges":
+			out.Values[i] = ec._ClientConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ClientConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._ClientConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var clientEdgeImplementors = []string{"ClientEdge"}
+
+func (ec *executionContext) _ClientEdge(ctx context.Context, sel ast.SelectionSet, obj *model.ClientEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clientEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClientEdge")
+		case "cursor":
+			out.Values[i] = ec._ClientEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ClientEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var clientGroupImplementors = []string{"ClientGroup", "Node", "_Entity"}
 
 func (ec *executionContext) _ClientGroup(ctx context.Context, sel ast.SelectionSet, obj *model.ClientGroup) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, clientGroupImplementors)
@@ -30516,6 +36090,11 @@ func (ec *executionContext) _ClientGroup(ctx context.Context, sel ast.SelectionS
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ClientGroup")
+		case "nodeId":
+			out.Values[i] = ec._ClientGroup_nodeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "id":
 			out.Values[i] = ec._ClientGroup_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -30533,6 +36112,97 @@ func (ec *executionContext) _ClientGroup(ctx context.Context, sel ast.SelectionS
 			}
 		case "clients":
 			out.Values[i] = ec._ClientGroup_clients(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var clientGroupConnectionImplementors = []string{"ClientGroupConnection"}
+
+func (ec *executionContext) _ClientGroupConnection(ctx context.Context, sel ast.SelectionSet, obj *model.ClientGroupConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clientGroupConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClientGroupConnection")
+		case "edges":
+			out.Values[i] = ec._ClientGroupConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ClientGroupConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._ClientGroupConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var clientGroupEdgeImplementors = []string{"ClientGroupEdge"}
+
+func (ec *executionContext) _ClientGroupEdge(ctx context.Context, sel ast.SelectionSet, obj *model.ClientGroupEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clientGroupEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClientGroupEdge")
+		case "cursor":
+			out.Values[i] = ec._ClientGroupEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ClientGroupEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -31257,6 +36927,223 @@ func (ec *executionContext) _DataOwnerSettings(ctx context.Context, sel ast.Sele
 	return out
 }
 
+var entityImplementors = []string{"Entity"}
+
+func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, entityImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Entity",
+	})
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		innerCtx := graphql.WithRootFieldContext(ctx, &graphql.RootFieldContext{
+			Object: field.Name,
+			Field:  field,
+		})
+
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Entity")
+		case "findManyAnomalyEventByIDs":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findManyAnomalyEventByIDs(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findManyCapabilityByIDs":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findManyCapabilityByIDs(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findClientByID":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findClientByID(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findClientByUUID":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findClientByUUID(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findManyClientGroupByIDs":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findManyClientGroupByIDs(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findManyIspByIDs":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findManyIspByIDs(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findManyMeasurementByIDs":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findManyMeasurementByIDs(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findManyRegistrationKeyByIDs":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findManyRegistrationKeyByIDs(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var eventImplementors = []string{"Event"}
 
 func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, obj *model.Event) graphql.Marshaler {
@@ -31787,7 +37674,7 @@ func (ec *executionContext) _HealthThresholds(ctx context.Context, sel ast.Selec
 	return out
 }
 
-var ispImplementors = []string{"Isp"}
+var ispImplementors = []string{"Isp", "Node", "_Entity"}
 
 func (ec *executionContext) _Isp(ctx context.Context, sel ast.SelectionSet, obj *model.Isp) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, ispImplementors)
@@ -31799,6 +37686,11 @@ func (ec *executionContext) _Isp(ctx context.Context, sel ast.SelectionSet, obj 
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Isp")
+		case "nodeId":
+			out.Values[i] = ec._Isp_nodeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "id":
 			out.Values[i] = ec._Isp_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -31856,6 +37748,54 @@ func (ec *executionContext) _Isp(ctx context.Context, sel ast.SelectionSet, obj 
 			}
 		case "ispContracts":
 			out.Values[i] = ec._Isp_ispContracts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var ispConnectionImplementors = []string{"IspConnection"}
+
+func (ec *executionContext) _IspConnection(ctx context.Context, sel ast.SelectionSet, obj *model.IspConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, ispConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IspConnection")
+		case "edges":
+			out.Values[i] = ec._IspConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._IspConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._IspConnection_totalCount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -31975,6 +37915,49 @@ func (ec *executionContext) _IspContract(ctx context.Context, sel ast.SelectionS
 		case "clientLabel":
 			out.Values[i] = ec._IspContract_clientLabel(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var ispEdgeImplementors = []string{"IspEdge"}
+
+func (ec *executionContext) _IspEdge(ctx context.Context, sel ast.SelectionSet, obj *model.IspEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, ispEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IspEdge")
+		case "cursor":
+			out.Values[i] = ec._IspEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._IspEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -32142,7 +38125,7 @@ func (ec *executionContext) _LicenseUsageReport(ctx context.Context, sel ast.Sel
 	return out
 }
 
-var measurementImplementors = []string{"Measurement"}
+var measurementImplementors = []string{"Measurement", "_Entity"}
 
 func (ec *executionContext) _Measurement(ctx context.Context, sel ast.SelectionSet, obj *model.Measurement) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, measurementImplementors)
@@ -32545,6 +38528,55 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 				return ec._Mutation_noop(ctx, field)
 			})
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "aiConversationCreate":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_aiConversationCreate(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "aiConversationUpdate":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_aiConversationUpdate(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "aiConversationDelete":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_aiConversationDelete(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "aiConversationComplete":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_aiConversationComplete(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "aiConversationGenerateTitle":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_aiConversationGenerateTitle(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "aiExplainAnomaly":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_aiExplainAnomaly(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "aiTokenLimitSet":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_aiTokenLimitSet(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "anomalyEventsResolve":
@@ -33053,6 +39085,16 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "hasPreviousPage":
+			out.Values[i] = ec._PageInfo_hasPreviousPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startCursor":
+			out.Values[i] = ec._PageInfo_startCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "endCursor":
 			out.Values[i] = ec._PageInfo_endCursor(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -33109,6 +39151,72 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_viewer(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "aiConversations":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_aiConversations(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "aiConversation":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_aiConversation(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "aiUsage":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_aiUsage(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -33451,6 +39559,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "capabilitiesConnection":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_capabilitiesConnection(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "clients":
 			field := field
 
@@ -33461,6 +39591,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_clients(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "clientsConnection":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_clientsConnection(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -33549,6 +39701,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_clientGroup(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "clientGroupsConnection":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_clientGroupsConnection(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -33825,6 +39999,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "exportMapping":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_exportMapping(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "systemStatusRecords":
 			field := field
 
@@ -33945,6 +40141,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_ispContract(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "ispsConnection":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_ispsConnection(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -34089,6 +40307,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "node":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_node(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "nodes":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_nodes(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "dataOwnerSettings":
 			field := field
 
@@ -34165,6 +40427,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_user(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "usersConnection":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_usersConnection(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -34287,6 +40571,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "_entities":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query__entities(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "_service":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query__service(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -34322,7 +40650,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 	return out
 }
 
-var registrationKeyImplementors = []string{"RegistrationKey"}
+var registrationKeyImplementors = []string{"RegistrationKey", "Node", "_Entity"}
 
 func (ec *executionContext) _RegistrationKey(ctx context.Context, sel ast.SelectionSet, obj *model.RegistrationKey) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, registrationKeyImplementors)
@@ -34334,6 +40662,11 @@ func (ec *executionContext) _RegistrationKey(ctx context.Context, sel ast.Select
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("RegistrationKey")
+		case "nodeId":
+			out.Values[i] = ec._RegistrationKey_nodeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "id":
 			out.Values[i] = ec._RegistrationKey_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -35041,6 +41374,10 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 	}
 
 	switch fields[0].Name {
+	case "aiConversationCompleteStream":
+		return ec._Subscription_aiConversationCompleteStream(ctx, fields[0])
+	case "aiExplainAnomalyStream":
+		return ec._Subscription_aiExplainAnomalyStream(ctx, fields[0])
 	case "events":
 		return ec._Subscription_events(ctx, fields[0])
 	default:
@@ -35342,7 +41679,7 @@ func (ec *executionContext) _SystemStatusRecordPage(ctx context.Context, sel ast
 	return out
 }
 
-var userImplementors = []string{"User"}
+var userImplementors = []string{"User", "Node"}
 
 func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj *model.User) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, userImplementors)
@@ -35354,6 +41691,11 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("User")
+		case "nodeId":
+			out.Values[i] = ec._User_nodeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "id":
 			out.Values[i] = ec._User_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -35421,6 +41763,97 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 			}
 		case "notificationConfig":
 			out.Values[i] = ec._User_notificationConfig(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var userConnectionImplementors = []string{"UserConnection"}
+
+func (ec *executionContext) _UserConnection(ctx context.Context, sel ast.SelectionSet, obj *model.UserConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, userConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UserConnection")
+		case "edges":
+			out.Values[i] = ec._UserConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._UserConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._UserConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var userEdgeImplementors = []string{"UserEdge"}
+
+func (ec *executionContext) _UserEdge(ctx context.Context, sel ast.SelectionSet, obj *model.UserEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, userEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UserEdge")
+		case "cursor":
+			out.Values[i] = ec._UserEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._UserEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -36183,6 +42616,44 @@ func (ec *executionContext) _WebhookFormatOptions(ctx context.Context, sel ast.S
 	return out
 }
 
+var _ServiceImplementors = []string{"_Service"}
+
+func (ec *executionContext) __Service(ctx context.Context, sel ast.SelectionSet, obj *fedruntime.Service) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, _ServiceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("_Service")
+		case "sdl":
+			out.Values[i] = ec.__Service_sdl(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var __DirectiveImplementors = []string{"__Directive"}
 
 func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionSet, obj *introspection.Directive) graphql.Marshaler {
@@ -36595,6 +43066,66 @@ func (ec *executionContext) marshalNAiAssistantStatus2ᚖgithubᚗcomᚋfleetgra
 	return ec._AiAssistantStatus(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNAiCompleteInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAiCompleteInput(ctx context.Context, v any) (gqlmodel.AiCompleteInput, error) {
+	res, err := ec.unmarshalInputAiCompleteInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAiConversation2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAiConversation(ctx context.Context, sel ast.SelectionSet, v model.AiConversation) graphql.Marshaler {
+	return ec._AiConversation(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNAiConversation2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAiConversationᚄ(ctx context.Context, sel ast.SelectionSet, v []model.AiConversation) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAiConversation2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAiConversation(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAiConversation2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAiConversation(ctx context.Context, sel ast.SelectionSet, v *model.AiConversation) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AiConversation(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNAiConversationCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAiConversationCreateInput(ctx context.Context, v any) (gqlmodel.AiConversationCreateInput, error) {
+	res, err := ec.unmarshalInputAiConversationCreateInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNAiConversationUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAiConversationUpdateInput(ctx context.Context, v any) (gqlmodel.AiConversationUpdateInput, error) {
+	res, err := ec.unmarshalInputAiConversationUpdateInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNAiExplainAnomalyInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAiExplainAnomalyInput(ctx context.Context, v any) (gqlmodel.AiExplainAnomalyInput, error) {
+	res, err := ec.unmarshalInputAiExplainAnomalyInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAiUsage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAiUsage(ctx context.Context, sel ast.SelectionSet, v *model.AiUsage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AiUsage(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNAnomalyDetectionDimensions2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyDetectionDimensions(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.AnomalyDetectionDimensions) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -36680,6 +43211,20 @@ func (ec *executionContext) marshalNAnomalyEvent2ᚖgithubᚗcomᚋfleetgraphᚋ
 	return ec._AnomalyEvent(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNAnomalyEventByIDsInput2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyEventByIDsInput(ctx context.Context, v any) ([]*gqlmodel.AnomalyEventByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*gqlmodel.AnomalyEventByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOAnomalyEventByIDsInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyEventByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
 func (ec *executionContext) unmarshalNApiKeyCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAPIKeyCreateInput(ctx context.Context, v any) (gqlmodel.APIKeyCreateInput, error) {
 	res, err := ec.unmarshalInputApiKeyCreateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -36731,9 +43276,53 @@ func (ec *executionContext) marshalNCapability2ᚖgithubᚗcomᚋfleetgraphᚋfl
 	return ec._Capability(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNCapabilityByIDsInput2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐCapabilityByIDsInput(ctx context.Context, v any) ([]*gqlmodel.CapabilityByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*gqlmodel.CapabilityByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOCapabilityByIDsInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐCapabilityByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNCapabilityConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapabilityConnection(ctx context.Context, sel ast.SelectionSet, v *model.CapabilityConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CapabilityConnection(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNCapabilityCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐCapabilityCreateInput(ctx context.Context, v any) (gqlmodel.CapabilityCreateInput, error) {
 	res, err := ec.unmarshalInputCapabilityCreateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCapabilityEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapabilityEdge(ctx context.Context, sel ast.SelectionSet, v model.CapabilityEdge) graphql.Marshaler {
+	return ec._CapabilityEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNCapabilityEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapabilityEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.CapabilityEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCapabilityEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapabilityEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNCapabilityUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐCapabilityUpdateInput(ctx context.Context, v any) (gqlmodel.CapabilityUpdateInput, error) {
@@ -36841,9 +43430,39 @@ func (ec *executionContext) marshalNClientConfiguration2githubᚗcomᚋfleetgrap
 	return ec._ClientConfiguration(ctx, sel, &v)
 }
 
+func (ec *executionContext) marshalNClientConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientConnection(ctx context.Context, sel ast.SelectionSet, v *model.ClientConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ClientConnection(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNClientDisableInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientDisableInput(ctx context.Context, v any) (gqlmodel.ClientDisableInput, error) {
 	res, err := ec.unmarshalInputClientDisableInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNClientEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientEdge(ctx context.Context, sel ast.SelectionSet, v model.ClientEdge) graphql.Marshaler {
+	return ec._ClientEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNClientEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ClientEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNClientEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNClientGroup2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroup(ctx context.Context, sel ast.SelectionSet, v model.ClientGroup) graphql.Marshaler {
@@ -36876,9 +43495,53 @@ func (ec *executionContext) marshalNClientGroup2ᚖgithubᚗcomᚋfleetgraphᚋf
 	return ec._ClientGroup(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNClientGroupByIDsInput2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientGroupByIDsInput(ctx context.Context, v any) ([]*gqlmodel.ClientGroupByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*gqlmodel.ClientGroupByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOClientGroupByIDsInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientGroupByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNClientGroupConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroupConnection(ctx context.Context, sel ast.SelectionSet, v *model.ClientGroupConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ClientGroupConnection(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNClientGroupCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientGroupCreateInput(ctx context.Context, v any) (gqlmodel.ClientGroupCreateInput, error) {
 	res, err := ec.unmarshalInputClientGroupCreateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNClientGroupEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroupEdge(ctx context.Context, sel ast.SelectionSet, v model.ClientGroupEdge) graphql.Marshaler {
+	return ec._ClientGroupEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNClientGroupEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroupEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ClientGroupEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNClientGroupEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroupEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNClientGroupMembersInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientGroupMembersInput(ctx context.Context, v any) (gqlmodel.ClientGroupMembersInput, error) {
@@ -36909,6 +43572,16 @@ func (ec *executionContext) marshalNClientHealthState2ᚕgithubᚗcomᚋfleetgra
 	}
 
 	return ret
+}
+
+func (ec *executionContext) unmarshalNClientOrderField2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientOrderField(ctx context.Context, v any) (gqlmodel.ClientOrderField, error) {
+	var res gqlmodel.ClientOrderField
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNClientOrderField2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientOrderField(ctx context.Context, sel ast.SelectionSet, v gqlmodel.ClientOrderField) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) marshalNClientReport2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientReport(ctx context.Context, sel ast.SelectionSet, v model.ClientReport) graphql.Marshaler {
@@ -37126,6 +43799,22 @@ func (ec *executionContext) marshalNFeedbackDirection2githubᚗcomᚋfleetgraph�
 	return v
 }
 
+func (ec *executionContext) unmarshalNFieldSet2string(ctx context.Context, v any) (string, error) {
+	res, err := graphql.UnmarshalString(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFieldSet2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
 func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
 	res, err := graphql.UnmarshalFloatContext(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -37333,6 +44022,30 @@ func (ec *executionContext) marshalNIsp2ᚖgithubᚗcomᚋfleetgraphᚋfleetgrap
 	return ec._Isp(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNIspByIDsInput2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐIspByIDsInput(ctx context.Context, v any) ([]*gqlmodel.IspByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*gqlmodel.IspByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOIspByIDsInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐIspByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNIspConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspConnection(ctx context.Context, sel ast.SelectionSet, v *model.IspConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IspConnection(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNIspContract2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspContract(ctx context.Context, sel ast.SelectionSet, v model.IspContract) graphql.Marshaler {
 	return ec._IspContract(ctx, sel, &v)
 }
@@ -37376,6 +44089,26 @@ func (ec *executionContext) unmarshalNIspContractUpdateInput2githubᚗcomᚋflee
 func (ec *executionContext) unmarshalNIspCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐIspCreateInput(ctx context.Context, v any) (gqlmodel.IspCreateInput, error) {
 	res, err := ec.unmarshalInputIspCreateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNIspEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspEdge(ctx context.Context, sel ast.SelectionSet, v model.IspEdge) graphql.Marshaler {
+	return ec._IspEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNIspEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.IspEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNIspEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNIspMergeInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐIspMergeInput(ctx context.Context, v any) (gqlmodel.IspMergeInput, error) {
@@ -37503,6 +44236,20 @@ func (ec *executionContext) marshalNMeasurement2ᚖgithubᚗcomᚋfleetgraphᚋf
 	return ec._Measurement(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNMeasurementByIDsInput2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementByIDsInput(ctx context.Context, v any) ([]*gqlmodel.MeasurementByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*gqlmodel.MeasurementByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOMeasurementByIDsInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
 func (ec *executionContext) marshalNMeasurementConfig2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurementConfig(ctx context.Context, sel ast.SelectionSet, v model.MeasurementConfig) graphql.Marshaler {
 	return ec._MeasurementConfig(ctx, sel, &v)
 }
@@ -37608,8 +44355,45 @@ func (ec *executionContext) marshalNMeasurementTypeDimension2ᚕgithubᚗcomᚋf
 	return ret
 }
 
+func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐNode(ctx context.Context, sel ast.SelectionSet, v []model.Node) graphql.Marshaler {
+	{
+		var batchItemsClient []*model.Client
+		batchIdxMapClient := map[int]int{}
+		for i, item := range v {
+			switch concrete := item.(type) {
+			case model.Client:
+				batchIdxMapClient[i] = len(batchItemsClient)
+				batchItemsClient = append(batchItemsClient, &concrete)
+			case *model.Client:
+				batchIdxMapClient[i] = len(batchItemsClient)
+				batchItemsClient = append(batchItemsClient, concrete)
+			}
+		}
+		if len(batchItemsClient) > 0 {
+			ctx = graphql.WithBatchParents(ctx, "Client", batchItemsClient, batchIdxMapClient)
+		}
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalONode2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐNode(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
 func (ec *executionContext) marshalNNotificationConfig2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐNotificationConfig(ctx context.Context, sel ast.SelectionSet, v model.NotificationConfig) graphql.Marshaler {
 	return ec._NotificationConfig(ctx, sel, &v)
+}
+
+func (ec *executionContext) unmarshalNOrderDirection2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐOrderDirection(ctx context.Context, v any) (gqlmodel.OrderDirection, error) {
+	var res gqlmodel.OrderDirection
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNOrderDirection2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐOrderDirection(ctx context.Context, sel ast.SelectionSet, v gqlmodel.OrderDirection) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
@@ -37650,6 +44434,20 @@ func (ec *executionContext) marshalNRegistrationKey2ᚖgithubᚗcomᚋfleetgraph
 		return graphql.Null
 	}
 	return ec._RegistrationKey(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRegistrationKeyByIDsInput2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐRegistrationKeyByIDsInput(ctx context.Context, v any) ([]*gqlmodel.RegistrationKeyByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*gqlmodel.RegistrationKeyByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalORegistrationKeyByIDsInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐRegistrationKeyByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) unmarshalNRegistrationKeyCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐRegistrationKeyCreateInput(ctx context.Context, v any) (gqlmodel.RegistrationKeyCreateInput, error) {
@@ -38013,9 +44811,39 @@ func (ec *executionContext) marshalNUser2ᚖgithubᚗcomᚋfleetgraphᚋfleetgra
 	return ec._User(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNUserConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐUserConnection(ctx context.Context, sel ast.SelectionSet, v *model.UserConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._UserConnection(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNUserCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐUserCreateInput(ctx context.Context, v any) (gqlmodel.UserCreateInput, error) {
 	res, err := ec.unmarshalInputUserCreateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNUserEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐUserEdge(ctx context.Context, sel ast.SelectionSet, v model.UserEdge) graphql.Marshaler {
+	return ec._UserEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNUserEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐUserEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.UserEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNUserEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐUserEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNUserUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐUserUpdateInput(ctx context.Context, v any) (gqlmodel.UserUpdateInput, error) {
@@ -38195,6 +45023,88 @@ func (ec *executionContext) unmarshalNWebhookUpdateInput2githubᚗcomᚋfleetgra
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalN_Any2map(ctx context.Context, v any) (map[string]any, error) {
+	res, err := graphql.UnmarshalMap(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalN_Any2map(ctx context.Context, sel ast.SelectionSet, v map[string]any) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	_ = sel
+	res := graphql.MarshalMap(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalN_Any2ᚕmapᚄ(ctx context.Context, v any) ([]map[string]any, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]map[string]any, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalN_Any2map(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalN_Any2ᚕmapᚄ(ctx context.Context, sel ast.SelectionSet, v []map[string]any) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalN_Any2map(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalN_Entity2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐEntity(ctx context.Context, sel ast.SelectionSet, v []fedruntime.Entity) graphql.Marshaler {
+	{
+		var batchItemsClient []*model.Client
+		batchIdxMapClient := map[int]int{}
+		for i, item := range v {
+			switch concrete := item.(type) {
+			case model.Client:
+				batchIdxMapClient[i] = len(batchItemsClient)
+				batchItemsClient = append(batchItemsClient, &concrete)
+			case *model.Client:
+				batchIdxMapClient[i] = len(batchItemsClient)
+				batchItemsClient = append(batchItemsClient, concrete)
+			}
+		}
+		if len(batchItemsClient) > 0 {
+			ctx = graphql.WithBatchParents(ctx, "Client", batchItemsClient, batchIdxMapClient)
+		}
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalO_Entity2githubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐEntity(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalN_Service2githubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐService(ctx context.Context, sel ast.SelectionSet, v fedruntime.Service) graphql.Marshaler {
+	return ec.__Service(ctx, sel, &v)
+}
+
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {
 	return ec.___Directive(ctx, sel, &v)
 }
@@ -38335,11 +45245,187 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 	return res
 }
 
+func (ec *executionContext) unmarshalNfederation__Policy2string(ctx context.Context, v any) (string, error) {
+	res, err := graphql.UnmarshalString(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNfederation__Policy2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNfederation__Policy2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNfederation__Policy2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNfederation__Policy2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNfederation__Policy2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNfederation__Policy2ᚕᚕstringᚄ(ctx context.Context, v any) ([][]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([][]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNfederation__Policy2ᚕstringᚄ(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNfederation__Policy2ᚕᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v [][]string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNfederation__Policy2ᚕstringᚄ(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNfederation__Scope2string(ctx context.Context, v any) (string, error) {
+	res, err := graphql.UnmarshalString(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNfederation__Scope2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNfederation__Scope2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNfederation__Scope2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNfederation__Scope2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNfederation__Scope2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNfederation__Scope2ᚕᚕstringᚄ(ctx context.Context, v any) ([][]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([][]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNfederation__Scope2ᚕstringᚄ(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNfederation__Scope2ᚕᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v [][]string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNfederation__Scope2ᚕstringᚄ(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalOAnomalyDetectionOverride2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyDetectionOverride(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.AnomalyDetectionOverride) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._AnomalyDetectionOverride(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOAnomalyEvent2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAnomalyEvent(ctx context.Context, sel ast.SelectionSet, v []*model.AnomalyEvent) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOAnomalyEvent2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAnomalyEvent(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalOAnomalyEvent2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAnomalyEvent(ctx context.Context, sel ast.SelectionSet, v *model.AnomalyEvent) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._AnomalyEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOAnomalyEventByIDsInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyEventByIDsInput(ctx context.Context, v any) (*gqlmodel.AnomalyEventByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputAnomalyEventByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOBoolean2bool(ctx context.Context, v any) (bool, error) {
@@ -38372,11 +45458,83 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	return res
 }
 
+func (ec *executionContext) marshalOCapability2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapability(ctx context.Context, sel ast.SelectionSet, v []*model.Capability) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOCapability2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapability(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalOCapability2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapability(ctx context.Context, sel ast.SelectionSet, v *model.Capability) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Capability(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOCapabilityByIDsInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐCapabilityByIDsInput(ctx context.Context, v any) (*gqlmodel.CapabilityByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputCapabilityByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalOClient2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClient(ctx context.Context, sel ast.SelectionSet, v *model.Client) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Client(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOClientFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientFilter(ctx context.Context, v any) (*gqlmodel.ClientFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputClientFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOClientGroup2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroup(ctx context.Context, sel ast.SelectionSet, v []*model.ClientGroup) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOClientGroup2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroup(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalOClientGroup2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroup(ctx context.Context, sel ast.SelectionSet, v *model.ClientGroup) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ClientGroup(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOClientGroupByIDsInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientGroupByIDsInput(ctx context.Context, v any) (*gqlmodel.ClientGroupByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputClientGroupByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOClientOrder2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientOrder(ctx context.Context, v any) (*gqlmodel.ClientOrder, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputClientOrder(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOConfigRef2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigRef(ctx context.Context, sel ast.SelectionSet, v *model.ConfigRef) graphql.Marshaler {
@@ -38424,6 +45582,42 @@ func (ec *executionContext) unmarshalOHealthMetricThresholdsInput2ᚖgithubᚗco
 	}
 	res, err := ec.unmarshalInputHealthMetricThresholdsInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOHealthState2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthStateᚄ(ctx context.Context, v any) ([]model.HealthState, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]model.HealthState, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNHealthState2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthState(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOHealthState2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthStateᚄ(ctx context.Context, sel ast.SelectionSet, v []model.HealthState) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNHealthState2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthState(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalOID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
@@ -38514,6 +45708,34 @@ func (ec *executionContext) marshalOInt2ᚖint64(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) marshalOIsp2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIsp(ctx context.Context, sel ast.SelectionSet, v []*model.Isp) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOIsp2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIsp(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalOIsp2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIsp(ctx context.Context, sel ast.SelectionSet, v *model.Isp) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Isp(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOIspByIDsInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐIspByIDsInput(ctx context.Context, v any) (*gqlmodel.IspByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputIspByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalOIspContract2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspContract(ctx context.Context, sel ast.SelectionSet, v *model.IspContract) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -38553,6 +45775,41 @@ func (ec *executionContext) marshalOIspType2ᚖgithubᚗcomᚋfleetgraphᚋfleet
 	return v
 }
 
+func (ec *executionContext) unmarshalOJSON2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSONᚄ(ctx context.Context, v any) ([]model.JSON, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]model.JSON, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNJSON2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOJSON2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSONᚄ(ctx context.Context, sel ast.SelectionSet, v []model.JSON) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNJSON2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalOJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx context.Context, v any) (*model.JSON, error) {
 	if v == nil {
 		return nil, nil
@@ -38567,6 +45824,34 @@ func (ec *executionContext) marshalOJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgra
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) marshalOMeasurement2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurement(ctx context.Context, sel ast.SelectionSet, v []*model.Measurement) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOMeasurement2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurement(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalOMeasurement2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurement(ctx context.Context, sel ast.SelectionSet, v *model.Measurement) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Measurement(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOMeasurementByIDsInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementByIDsInput(ctx context.Context, v any) (*gqlmodel.MeasurementByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputMeasurementByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOMeasurementFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementFilter(ctx context.Context, v any) (*gqlmodel.MeasurementFilter, error) {
@@ -38593,6 +45878,13 @@ func (ec *executionContext) marshalOMeasurementReportType2ᚖgithubᚗcomᚋflee
 	return v
 }
 
+func (ec *executionContext) marshalONode2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐNode(ctx context.Context, sel ast.SelectionSet, v model.Node) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Node(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalONotificationConfigInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐNotificationConfigInput(ctx context.Context, v any) (*gqlmodel.NotificationConfigInput, error) {
 	if v == nil {
 		return nil, nil
@@ -38601,11 +45893,32 @@ func (ec *executionContext) unmarshalONotificationConfigInput2ᚖgithubᚗcomᚋ
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalORegistrationKey2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRegistrationKey(ctx context.Context, sel ast.SelectionSet, v []*model.RegistrationKey) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalORegistrationKey2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRegistrationKey(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
 func (ec *executionContext) marshalORegistrationKey2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRegistrationKey(ctx context.Context, sel ast.SelectionSet, v *model.RegistrationKey) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._RegistrationKey(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalORegistrationKeyByIDsInput2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐRegistrationKeyByIDsInput(ctx context.Context, v any) (*gqlmodel.RegistrationKeyByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputRegistrationKeyByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalORole2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRole(ctx context.Context, v any) (*model.Role, error) {
@@ -38629,6 +45942,18 @@ func (ec *executionContext) marshalOSoftwareLatest2ᚖgithubᚗcomᚋfleetgraph�
 		return graphql.Null
 	}
 	return ec._SoftwareLatest(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOString2string(ctx context.Context, v any) (string, error) {
+	res, err := model.UnmarshalStrictString(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOString2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	_ = ctx
+	res := model.MarshalStrictString(v)
+	return res
 }
 
 func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
@@ -38707,6 +46032,13 @@ func (ec *executionContext) marshalOTime2ᚖtimeᚐTime(ctx context.Context, sel
 	_ = ctx
 	res := graphql.MarshalTime(*v)
 	return res
+}
+
+func (ec *executionContext) marshalO_Entity2githubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐEntity(ctx context.Context, sel ast.SelectionSet, v fedruntime.Entity) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec.__Entity(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.EnumValue) graphql.Marshaler {

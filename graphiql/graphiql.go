@@ -30,8 +30,10 @@
 // GraphiQL's own header editor (which take precedence on a clash).
 // The status line beside the box says whether the server accepted the key
 // or rejected it (with the server's message) and, without a usable key, how
-// to get one; applying a key after a rejection starts GraphiQL afresh, so
-// the rejected answer does not linger in the response pane.
+// to get one; so does the documentation panel below GraphiQL's "Error
+// fetching schema". Applying a key after a rejection starts GraphiQL
+// afresh, so the rejected answer does not linger in the response pane.
+// server/graphiql_browser_test.go checks all of it in a real browser.
 package graphiql
 
 import (
@@ -405,6 +407,7 @@ var pageTemplate = template.Must(template.New("graphiql").Parse(`<!DOCTYPE html>
   }
   #fg-auth-status { opacity: 0.75; }
   #fg-auth-status.fg-rejected { opacity: 1; color: hsl(0, 70%, 45%); font-weight: 600; }
+  .fg-docs-hint { font-weight: normal; margin: 0.75rem 0 0; }
   #graphiql { flex: 1; min-height: 0; }
   #graphiql > .fg-message {
     height: 100%; display: flex; align-items: center; justify-content: center;
@@ -463,24 +466,54 @@ var pageTemplate = template.Must(template.New("graphiql").Parse(`<!DOCTYPE html>
   var lastRejected = false;
   function showStatus(answer) {
     status.classList.toggle('fg-rejected', !!(answer && answer.rejected));
-    if (answer && answer.rejected) {
+    if (!currentKey()) {
+      status.textContent = 'No key: requests are sent without X-API-KEY, and the server needs one. ' + howToGetAKey;
+    } else if (answer && answer.rejected) {
       status.textContent = 'Rejected (HTTP ' + answer.status + '): ' +
         String(answer.message).replace(/\.?$/, '. ') + howToGetAKey;
-    } else if (!currentKey()) {
-      status.textContent = 'No key: requests are sent without X-API-KEY. ' + howToGetAKey;
     } else {
       status.textContent = (answer ? 'Accepted; sent' : 'Sent') + ' as X-API-KEY; saved in this browser.';
     }
   }
   // showAnswer shows the verdict on a request sent with key, unless the
   // key has changed since.
+  var lastAnswer = null;
   function showAnswer(key, httpStatus, body) {
     if (key !== currentKey()) { return; }
     var rejected = httpStatus === 401 || httpStatus === 403;
     lastRejected = rejected;
     var message = body && body.errors && body.errors[0] && body.errors[0].message;
-    showStatus({ rejected: rejected, status: httpStatus, message: message || 'the key was refused.' });
+    lastAnswer = { rejected: rejected, status: httpStatus, message: message || 'the key was refused.' };
+    showStatus(lastAnswer);
+    explainSchemaError();
   }
+
+  // GraphiQL's documentation panel says only "Error fetching schema" when
+  // the introspection was refused; say why and how to get a key below it.
+  function explainSchemaError() {
+    var errors = container.querySelectorAll('.graphiql-doc-explorer-error');
+    for (var i = 0; i < errors.length; i++) {
+      var el = errors[i];
+      if (!/Error fetching schema/.test(el.textContent)) { continue; }
+      var hint = el.querySelector('.fg-docs-hint');
+      if (!hint) {
+        hint = document.createElement('p');
+        hint.className = 'fg-docs-hint';
+        el.appendChild(hint);
+      }
+      var why;
+      if (!currentKey()) {
+        why = 'The schema needs an API key: paste one into the "API key" box above and press Apply. ';
+      } else if (lastAnswer && lastAnswer.rejected) {
+        why = 'The server rejected the API key (HTTP ' + lastAnswer.status + '): ' +
+          String(lastAnswer.message).replace(/\.?$/, '. ');
+      } else {
+        why = 'Check the server and the API key above. ';
+      }
+      if (hint.textContent !== why + howToGetAKey) { hint.textContent = why + howToGetAKey; }
+    }
+  }
+  new MutationObserver(explainSchemaError).observe(container, { childList: true, subtree: true });
 
   // GraphiQL runs its first introspection before its header editor exists,
   // so it passes no headers then; use what the editor persisted last time.

@@ -182,15 +182,23 @@ func (im *importer) insert(ctx context.Context, b lineBatch) error {
 // client are passed to bad with their index in docs, and not stored. The
 // result counts what the other documents did (Refused is left empty).
 func Store(ctx context.Context, st *store.Store, ownerID int64, docs []store.Document, bad func(i int, err error)) (store.InsertResult, error) {
+	return StoreWith(ctx, st, ownerID, docs, store.InsertOptions{}, bad)
+}
+
+// StoreWith is Store with the store's insert options; a document whose id
+// another client's stored document has (InsertOptions.KeepOthers) is
+// refused with store.ErrTakenID.
+func StoreWith(ctx context.Context, st *store.Store, ownerID int64, docs []store.Document, opt store.InsertOptions,
+	bad func(i int, err error)) (store.InsertResult, error) {
 	var sum store.InsertResult
-	err := storeFrom(ctx, st, ownerID, docs, 0, bad, &sum)
+	err := storeFrom(ctx, st, ownerID, docs, 0, opt, bad, &sum)
 	return sum, err
 }
 
 // storeFrom stores docs, the documents from index off of a batch.
-func storeFrom(ctx context.Context, st *store.Store, ownerID int64, docs []store.Document, off int,
+func storeFrom(ctx context.Context, st *store.Store, ownerID int64, docs []store.Document, off int, opt store.InsertOptions,
 	bad func(int, error), sum *store.InsertResult) error {
-	res, err := st.InsertDocuments(ctx, ownerID, docs)
+	res, err := st.InsertDocumentsWith(ctx, ownerID, docs, opt)
 	if err != nil && isDataError(err) {
 		if len(docs) == 1 {
 			var pgErr *pgconn.PgError
@@ -201,16 +209,19 @@ func storeFrom(ctx context.Context, st *store.Store, ownerID int64, docs []store
 			return nil
 		}
 		h := len(docs) / 2
-		if err := storeFrom(ctx, st, ownerID, docs[:h], off, bad, sum); err != nil {
+		if err := storeFrom(ctx, st, ownerID, docs[:h], off, opt, bad, sum); err != nil {
 			return err
 		}
-		return storeFrom(ctx, st, ownerID, docs[h:], off+h, bad, sum)
+		return storeFrom(ctx, st, ownerID, docs[h:], off+h, opt, bad, sum)
 	}
 	if err != nil {
 		return err
 	}
 	for _, i := range res.Refused {
 		bad(off+i, store.ErrForeignClient)
+	}
+	for _, i := range res.Taken {
+		bad(off+i, store.ErrTakenID)
 	}
 	sum.Inserted += res.Inserted
 	sum.Updated += res.Updated

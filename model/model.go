@@ -411,10 +411,77 @@ type MeasurementEdge struct {
 	Node   *Measurement
 }
 
-// PageInfo tells whether a page has a next one.
+// PageInfo is where a page is in its connection.
 type PageInfo struct {
-	HasNextPage bool
-	EndCursor   *string
+	HasNextPage     bool
+	HasPreviousPage bool
+	StartCursor     *string
+	EndCursor       *string
+}
+
+// ClientConnection is one page of clients.
+type ClientConnection struct {
+	Edges      []ClientEdge
+	PageInfo   *PageInfo
+	TotalCount int64
+}
+
+// ClientGroupConnection is one page of client groups.
+type ClientGroupConnection struct {
+	Edges      []ClientGroupEdge
+	PageInfo   *PageInfo
+	TotalCount int64
+}
+
+// ClientGroupEdge is one of a page's client groups.
+type ClientGroupEdge struct {
+	Cursor string
+	Node   *ClientGroup
+}
+
+// UserConnection is one page of users.
+type UserConnection struct {
+	Edges      []UserEdge
+	PageInfo   *PageInfo
+	TotalCount int64
+}
+
+// UserEdge is one of a page's users.
+type UserEdge struct {
+	Cursor string
+	Node   *User
+}
+
+// CapabilityConnection is one page of capabilities.
+type CapabilityConnection struct {
+	Edges      []CapabilityEdge
+	PageInfo   *PageInfo
+	TotalCount int64
+}
+
+// CapabilityEdge is one of a page's capabilities.
+type CapabilityEdge struct {
+	Cursor string
+	Node   *Capability
+}
+
+// IspConnection is one page of ISPs.
+type IspConnection struct {
+	Edges      []IspEdge
+	PageInfo   *PageInfo
+	TotalCount int64
+}
+
+// IspEdge is one of a page's ISPs.
+type IspEdge struct {
+	Cursor string
+	Node   *Isp
+}
+
+// ClientEdge is one client of a page.
+type ClientEdge struct {
+	Cursor string
+	Node   *Client
 }
 
 // AnomalyEvent is an anomaly event document of the data owner.
@@ -424,4 +491,28 @@ type AnomalyEvent struct {
 
 	// Attached by the edges below a query (resolvers/edges.go).
 	Client *Client
+}
+
+// AiConversation is a conversation with the AI assistant; Messages is nil
+// in lists.
+type AiConversation struct {
+	ID           int64
+	Title        *string
+	DisplayTitle string
+	Preview      string
+	MessageCount int64
+	Messages     []JSON
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+// AiUsage is a data owner's AI token usage of the month.
+type AiUsage struct {
+	TotalTokens       int64
+	Limit             int64
+	Remaining         int64
+	PercentageUsed    float64
+	RequestCount      int64
+	ConversationCount int64
+	ResetsAt          time.Time
 }

@@ -192,3 +192,13 @@ func (r *queryResolver) RegistrationKey(ctx context.Context, id int64) (*model.R
 	}
 	return ptr(registrationKeyOf(ks[0])), nil
 }
+
+// CapabilitiesConnection is the resolver for the capabilitiesConnection field.
+func (r *queryResolver) CapabilitiesConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.CapabilityConnection, error) {
+	edges, info, total, err := idConnection(ctx, first, after, last, before, "CapabilityConnection", r.Store.CapabilityPage,
+		func(x store.Capability) int64 { return x.ID }, capabilityOf,
+		func(c string, n *model.Capability) model.CapabilityEdge {
+			return model.CapabilityEdge{Cursor: c, Node: n}
+		})
+	return &model.CapabilityConnection{Edges: edges, PageInfo: info, TotalCount: total}, err
+}

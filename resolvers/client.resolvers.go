@@ -15,6 +15,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
+	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/google/uuid"
 )
 
@@ -183,6 +184,23 @@ func (r *queryResolver) Clients(ctx context.Context) ([]model.Client, error) {
 	return out, nil
 }
 
+// ClientsConnection is the resolver for the clientsConnection field.
+func (r *queryResolver) ClientsConnection(ctx context.Context, first *int64, after *string, last *int64, before *string, filter *gqlmodel.ClientFilter, orderBy *gqlmodel.ClientOrder) (*model.ClientConnection, error) {
+	p, err := requireRole(ctx, model.RoleViewer)
+	if err != nil {
+		return nil, err
+	}
+	w, err := pageWindowOf(first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	q, err := clientPageQueryOf(w, filter, orderBy)
+	if err != nil {
+		return nil, err
+	}
+	return r.clientsConnection(ctx, p.DataOwnerID, w, q)
+}
+
 // Client is the resolver for the client field.
 func (r *queryResolver) Client(ctx context.Context, id string) (*model.Client, error) {
 	p, err := requireRole(ctx, model.RoleViewer)
@@ -250,6 +268,16 @@ func (r *queryResolver) ClientGroup(ctx context.Context, id int64) (*model.Clien
 		return nil, err
 	}
 	return ptr(groupOf(g)), nil
+}
+
+// ClientGroupsConnection is the resolver for the clientGroupsConnection field.
+func (r *queryResolver) ClientGroupsConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.ClientGroupConnection, error) {
+	edges, info, total, err := idConnection(ctx, first, after, last, before, "ClientGroupConnection", r.Store.ClientGroupPage,
+		func(x store.ClientGroup) int64 { return x.ID }, groupOf,
+		func(c string, n *model.ClientGroup) model.ClientGroupEdge {
+			return model.ClientGroupEdge{Cursor: c, Node: n}
+		})
+	return &model.ClientGroupConnection{Edges: edges, PageInfo: info, TotalCount: total}, err
 }
 
 // Client returns graph.ClientResolver implementation.

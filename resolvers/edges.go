@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -42,6 +43,10 @@ type edge struct {
 	// children yields them for one parent after load; both empty for leaves.
 	child    string
 	children func(parent any, args map[string]any) []any
+	// byID marks a load keyed by the parent's own id alone (and built on
+	// queued), which below a root lookup by id is read ahead, in the round
+	// trip of the root's own read (readahead.go).
+	byID bool
 }
 
 type loadFunc func(ctx context.Context, q edgeQuery, parents []any) (attach func() error, err error)
@@ -95,7 +100,7 @@ func (Attacher) Validate(es graphql.ExecutableSchema) error {
 	}
 	var missing []error
 	for name, t := range s.Types {
-		if t.Kind != ast.Object || name == s.Query.Name || (s.Mutation != nil && name == s.Mutation.Name) {
+		if t.Kind != ast.Object || name == s.Query.Name || (s.Mutation != nil && name == s.Mutation.Name) || name == federationResolverType {
 			continue
 		}
 		for _, f := range t.Fields {
@@ -108,20 +113,48 @@ func (Attacher) Validate(es graphql.ExecutableSchema) error {
 	return errors.Join(missing...)
 }
 
+// federationResolverType is the object type gqlgen's federation plugin
+// declares only to generate the entity resolvers' interface: no field
+// leads to it, so nothing is ever attached below it (_entities is attached
+// by attachEntities).
+const federationResolverType = "Entity"
+
 // InterceptField attaches below the results of root fields and passes
 // every other field through.
 func (a Attacher) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil || (fc.Object != "Query" && fc.Object != "Mutation") {
+		return next(ctx)
+	}
+	if fc.Object == "Query" && fc.Field.Name == "_entities" {
+		reps, _ := fc.Args["representations"].([]map[string]any)
+		ctx = readClientsAhead(ctx, a.Store, reps)
+	}
+	ahead := a.readAhead(ctx, fc)
+	if ahead != nil {
+		ctx = store.WithRider(ctx, &ahead.rider)
+	}
 	res, err := next(ctx)
 	if err != nil || res == nil {
 		return res, err
 	}
-	fc := graphql.GetFieldContext(ctx)
-	if fc == nil || (fc.Object != "Query" && fc.Object != "Mutation") {
-		return res, nil
+	if fc.Object == "Query" && fc.Field.Name == "_entities" { // federation: a list of several types
+		return res, a.attachEntities(ctx, res, fc.Field.Selections)
 	}
 	typeName := fc.Field.Definition.Type.Name()
+	if typeName == "Node" {
+		if err := a.attachNodes(ctx, objectsOf(res), fc.Field.Selections); err != nil {
+			return nil, err
+		}
+		return res, nil // an interface: never rendered (render.go)
+	}
 	if _, ok := edges[typeName]; ok {
-		if err := a.Attach(ctx, typeName, objectsOf(res), fc.Field.Selections); err != nil {
+		parents := objectsOf(res)
+		read, err := ahead.attach(parents)
+		if err != nil {
+			return nil, err
+		}
+		if err := a.attach(ctx, typeName, parents, fc.Field.Selections, read); err != nil {
 			return nil, err
 		}
 	}
@@ -135,8 +168,34 @@ func (a Attacher) InterceptField(ctx context.Context, next graphql.Resolver) (an
 	return res, nil
 }
 
+// attachNodes attaches below the objects of node and nodes (model.Node
+// pointers, nil where none) type by type: the GraphQL type of each is the
+// name of its Go type (model.GlobalID's types are named alike).
+func (a Attacher) attachNodes(ctx context.Context, objs []any, sel ast.SelectionSet) error {
+	byType := map[string][]any{}
+	var order []string
+	for _, o := range objs {
+		v := reflect.ValueOf(o)
+		if !v.IsValid() || v.Kind() != reflect.Pointer || v.IsNil() {
+			continue
+		}
+		t := v.Elem().Type().Name()
+		if byType[t] == nil {
+			order = append(order, t)
+		}
+		byType[t] = append(byType[t], o)
+	}
+	for _, t := range order {
+		if err := a.Attach(ctx, t, byType[t], sel); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // objectsOf lists a root result's objects as pointers: the result itself,
-// or the addresses of a slice's elements.
+// the addresses of a slice's elements, or the pointers a slice of
+// interfaces holds.
 func objectsOf(res any) []any {
 	v := reflect.ValueOf(res)
 	switch v.Kind() {
@@ -148,7 +207,7 @@ func objectsOf(res any) []any {
 	case reflect.Slice:
 		out := make([]any, v.Len())
 		for i := range out {
-			if e := v.Index(i); e.Kind() == reflect.Pointer {
+			if e := v.Index(i); e.Kind() == reflect.Pointer || e.Kind() == reflect.Interface {
 				out[i] = e.Interface()
 			} else {
 				out[i] = e.Addr().Interface()
@@ -161,59 +220,104 @@ func objectsOf(res any) []any {
 
 // Attach loads and attaches, level by level, what sel reads below parents
 // (pointers to objects of GraphQL type typeName). The statements of one
-// level go to PostgreSQL in one round trip.
+// level, whichever fields and types they come from, go to PostgreSQL in one
+// round trip.
 func (a Attacher) Attach(ctx context.Context, typeName string, parents []any, sel ast.SelectionSet) error {
-	if len(parents) == 0 || len(sel) == 0 {
-		return nil
-	}
+	return a.attach(ctx, typeName, parents, sel, nil)
+}
+
+// selected is one field's selection below a set of parents of one type: a
+// part of a level.
+type selected struct {
+	typeName string
+	parents  []any
+	sel      ast.SelectionSet
+	attached map[string]bool // edges attached already (read ahead)
+}
+
+// attach is Attach with the edges of the first level that are attached
+// already (read ahead).
+func (a Attacher) attach(ctx context.Context, typeName string, parents []any, sel ast.SelectionSet, attached map[string]bool) error {
+	return a.attachParts(ctx, []selected{{typeName: typeName, parents: parents, sel: sel, attached: attached}})
+}
+
+// attachParts attaches below the parts of a first level (several types:
+// federation's _entities), level by level.
+func (a Attacher) attachParts(ctx context.Context, level []selected) error {
 	p := auth.From(ctx)
 	if p == nil {
 		return nil // the root field refused the caller already
 	}
-	oc := graphql.GetOperationContext(ctx)
-	fields := graphql.CollectFields(oc, sel, []string{typeName})
-	args := make([]map[string]any, len(fields))
-	batch := &store.Batch{}
-	var attachers []func() error
-	loaded := map[string]bool{}
-	for i, f := range fields {
-		e, ok := edges[typeName][f.Name]
-		if !ok {
-			continue
-		}
-		args[i] = f.ArgumentMap(oc.Variables)
-		name, load := f.Name, e.load
-		if e.shares != "" {
-			name, load = e.shares, edges[typeName][e.shares].load
-		}
-		if load == nil || (len(args[i]) == 0 && loaded[name]) {
-			continue
-		}
-		loaded[name] = true
-		attach, err := load(ctx, edgeQuery{store: a.Store, owner: p.DataOwnerID, args: args[i], batch: batch}, parents)
+	for len(level) > 0 {
+		next, err := a.attachLevel(ctx, p.DataOwnerID, level)
 		if err != nil {
 			return err
 		}
-		if attach != nil {
-			attachers = append(attachers, attach)
+		level = next
+	}
+	return nil
+}
+
+// attachLevel loads the edges of every part of a level in one batch,
+// attaches them, and answers the next level's parts.
+func (a Attacher) attachLevel(ctx context.Context, owner int64, level []selected) ([]selected, error) {
+	oc := graphql.GetOperationContext(ctx)
+	batch := &store.Batch{}
+	var attachers []func() error
+	fields := make([][]graphql.CollectedField, len(level))
+	args := make([][]map[string]any, len(level))
+	for k, part := range level {
+		if len(part.parents) == 0 || len(part.sel) == 0 {
+			continue
 		}
-	}
-	if err := a.Store.Send(ctx, batch); err != nil {
-		return err
-	}
-	for _, attach := range attachers {
-		if err := attach(); err != nil {
-			return err
+		fields[k] = graphql.CollectFields(oc, part.sel, []string{part.typeName})
+		args[k] = make([]map[string]any, len(fields[k]))
+		loaded := maps.Clone(part.attached)
+		if loaded == nil {
+			loaded = map[string]bool{}
 		}
-	}
-	for i, f := range fields {
-		if e, ok := edges[typeName][f.Name]; ok && e.child != "" {
-			if err := a.Attach(ctx, e.child, childrenOf(parents, e, args[i]), f.Selections); err != nil {
-				return err
+		for i, f := range fields[k] {
+			e, ok := edges[part.typeName][f.Name]
+			if !ok {
+				continue
+			}
+			args[k][i] = f.ArgumentMap(oc.Variables)
+			name, load := f.Name, e.load
+			if e.shares != "" {
+				name, load = e.shares, edges[part.typeName][e.shares].load
+			}
+			if load == nil || (len(args[k][i]) == 0 && loaded[name]) {
+				continue
+			}
+			loaded[name] = true
+			attach, err := load(ctx, edgeQuery{store: a.Store, owner: owner, args: args[k][i], batch: batch}, part.parents)
+			if err != nil {
+				return nil, err
+			}
+			if attach != nil {
+				attachers = append(attachers, attach)
 			}
 		}
 	}
-	return nil
+	if err := a.Store.Send(ctx, batch); err != nil {
+		return nil, err
+	}
+	for _, attach := range attachers {
+		if err := attach(); err != nil {
+			return nil, err
+		}
+	}
+	var next []selected
+	for k, part := range level {
+		for i, f := range fields[k] {
+			if e, ok := edges[part.typeName][f.Name]; ok && e.child != "" {
+				if children := childrenOf(part.parents, e, args[k][i]); len(children) > 0 && len(f.Selections) > 0 {
+					next = append(next, selected{typeName: e.child, parents: children, sel: f.Selections})
+				}
+			}
+		}
+	}
+	return next, nil
 }
 
 // childrenOf collects the children of all parents, each object once.
@@ -313,16 +417,6 @@ func hasOne[P any, K comparable, R, C any](key func(*P) (K, bool), read readFunc
 // always is the key function of parents that always have a key.
 func always[P any, K comparable](id func(*P) K) func(*P) (K, bool) {
 	return func(p *P) (K, bool) { return id(p), true }
-}
-
-// optional is the key function of parents with an optional reference.
-func optional[P any](id func(*P) *int64) func(*P) (int64, bool) {
-	return func(p *P) (int64, bool) {
-		if v := id(p); v != nil {
-			return *v, true
-		}
-		return 0, false
-	}
 }
 
 // list yields the elements of an attached list as pointers.

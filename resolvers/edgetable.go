@@ -20,20 +20,19 @@ var edges = edgeTable()
 func edgeTable() map[string]map[string]edge {
 	return map[string]map[string]edge{
 		"Client": {
-			"clientGroups": {child: "ClientGroup", children: list(func(c *model.Client) []model.ClientGroup { return c.ClientGroups }),
+			"clientGroups": {byID: true, child: "ClientGroup", children: list(func(c *model.Client) []model.ClientGroup { return c.ClientGroups }),
 				load: hasMany(always(clientID), store.GroupsByClient, func(g store.ClientGroup) int64 { return g.ClientID },
 					groupOf, func(c *model.Client, gs []model.ClientGroup) { c.ClientGroups = gs })},
-			"ispContracts": {child: "IspContract", children: list(func(c *model.Client) []model.IspContract { return c.IspContracts }),
+			"ispContracts": {byID: true, child: "IspContract", children: list(func(c *model.Client) []model.IspContract { return c.IspContracts }),
 				load: hasMany(always(clientID), store.ContractsByClient, func(c store.IspContract) int64 { return c.ClientID },
 					contractOf, func(c *model.Client, cs []model.IspContract) {
 						c.IspContracts, c.CurrentIspContract = cs, currentContract(cs)
 					})},
 			"currentIspContract": {shares: "ispContracts", child: "IspContract",
 				children: single(func(c *model.Client) *model.IspContract { return c.CurrentIspContract })},
-			"registrationKey": {child: "RegistrationKey", children: single(func(c *model.Client) *model.RegistrationKey { return c.RegistrationKey }),
-				load: hasOne(optional(clientKeyID), store.RegistrationKeysByIDs, func(k store.RegistrationKey) int64 { return k.ID },
-					registrationKeyOf, func(c *model.Client, k *model.RegistrationKey) { c.RegistrationKey = k })},
-			"deliveredPublicConfig":    {load: loadConfigs},
+			"registrationKey": {byID: true, child: "RegistrationKey", children: single(func(c *model.Client) *model.RegistrationKey { return c.RegistrationKey }),
+				load: loadClientKeys},
+			"deliveredPublicConfig":    {byID: true, load: loadConfigs},
 			"deliveredAutomatorConfig": {shares: "deliveredPublicConfig"},
 			"measurements":             {load: loadMeasurementPages, child: "MeasurementConnection", children: measurementConnectionOf},
 			"latestSystemStatusRecord": {load: hasOne(always(func(c *model.Client) string { return c.UUID }),
@@ -58,7 +57,7 @@ func edgeTable() map[string]map[string]edge {
 			"clientLabel": {shares: "client"},
 		},
 		"Isp": {
-			"ispContracts": {child: "IspContract", children: list(func(i *model.Isp) []model.IspContract { return i.IspContracts }),
+			"ispContracts": {byID: true, child: "IspContract", children: list(func(i *model.Isp) []model.IspContract { return i.IspContracts }),
 				load: hasMany(always(ispID), store.ContractsByIsp, func(c store.IspContract) int64 { return c.IspID },
 					contractOf, func(i *model.Isp, cs []model.IspContract) { i.IspContracts = cs })},
 			"ispContractsCount": {load: ispCounts},
@@ -111,6 +110,36 @@ func edgeTable() map[string]map[string]edge {
 		"ExportClientPage": {
 			"items": {child: "Client", children: list(func(p *gqlmodel.ExportClientPage) []model.Client { return p.Items })},
 		},
+		"ClientConnection": {
+			"edges": {child: "ClientEdge", children: list(func(c *model.ClientConnection) []model.ClientEdge { return c.Edges })},
+		},
+		"ClientEdge": {
+			"node": {child: "Client", children: single(func(e *model.ClientEdge) *model.Client { return e.Node })},
+		},
+		"ClientGroupConnection": {
+			"edges": {child: "ClientGroupEdge", children: list(func(c *model.ClientGroupConnection) []model.ClientGroupEdge { return c.Edges })},
+		},
+		"ClientGroupEdge": {
+			"node": {child: "ClientGroup", children: single(func(e *model.ClientGroupEdge) *model.ClientGroup { return e.Node })},
+		},
+		"UserConnection": {
+			"edges": {child: "UserEdge", children: list(func(c *model.UserConnection) []model.UserEdge { return c.Edges })},
+		},
+		"UserEdge": {
+			"node": {child: "User", children: single(func(e *model.UserEdge) *model.User { return e.Node })},
+		},
+		"CapabilityConnection": {
+			"edges": {child: "CapabilityEdge", children: list(func(c *model.CapabilityConnection) []model.CapabilityEdge { return c.Edges })},
+		},
+		"CapabilityEdge": {
+			"node": {child: "Capability", children: single(func(e *model.CapabilityEdge) *model.Capability { return e.Node })},
+		},
+		"IspConnection": {
+			"edges": {child: "IspEdge", children: list(func(c *model.IspConnection) []model.IspEdge { return c.Edges })},
+		},
+		"IspEdge": {
+			"node": {child: "Isp", children: single(func(e *model.IspEdge) *model.Isp { return e.Node })},
+		},
 		"MeasurementConnection": {
 			"edges": {child: "MeasurementEdge", children: list(func(c *model.MeasurementConnection) []model.MeasurementEdge { return c.Edges })},
 		},
@@ -152,6 +181,26 @@ var ispCounts = queued(always(ispID), store.IspChildCounts, func(parents []any, 
 	for _, p := range parents {
 		i := p.(*model.Isp)
 		i.IspContractsCount, i.IspDetailsCount = by[i.ID].Contracts, by[i.ID].Details
+	}
+})
+
+// loadClientKeys attaches each client's registration key, read by the
+// clients' ids (so that it can be read ahead); one object per key, shared
+// by the clients registered with it.
+var loadClientKeys = queued(always(clientID), store.RegistrationKeysByClients, func(parents []any, rows []store.ClientRegistrationKey) {
+	keys := make(map[int64]*model.RegistrationKey, len(rows))
+	byClient := make(map[int64]*model.RegistrationKey, len(rows))
+	for _, r := range rows {
+		k := keys[r.ID]
+		if k == nil {
+			k = ptr(registrationKeyOf(r.RegistrationKey))
+			keys[r.ID] = k
+		}
+		byClient[r.ClientID] = k
+	}
+	for _, p := range parents {
+		c := p.(*model.Client)
+		c.RegistrationKey = byClient[c.ID]
 	}
 })
 

@@ -61,6 +61,9 @@ func (r *Resolver) PresentError(ctx context.Context, err error) *gqlerror.Error 
 	if fields != nil {
 		out.Extensions["errors"] = map[string][]string(fields)
 	}
+	if secs, ok := apierr.RetryAfter(err); ok {
+		out.Extensions["retryAfter"] = secs
+	}
 	return out
 }
 

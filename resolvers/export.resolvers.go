@@ -155,3 +155,24 @@ func (r *queryResolver) ExportEsql(ctx context.Context, query string) ([]model.J
 	}
 	return out, nil
 }
+
+// ExportMapping is the resolver for the exportMapping field.
+func (r *queryResolver) ExportMapping(ctx context.Context, index *string) (*model.JSON, error) {
+	p, err := requireRole(ctx, model.RoleViewer)
+	if err != nil {
+		return nil, err
+	}
+	fields, err := r.Store.FieldMappings(ctx, p.DataOwnerID, "")
+	if err != nil {
+		return nil, err
+	}
+	idx := ""
+	if index != nil {
+		idx = *index
+	}
+	m, err := search.Mapping(p.DataOwnerSlug, idx, fields)
+	if err != nil {
+		return nil, searchError(err)
+	}
+	return &model.JSON{Value: m}, nil
+}

@@ -484,6 +484,11 @@ func parseExportSearch(v any) (exportSearchArgs, error) {
 	if err := mergeExportParams(b, qs, top); err != nil {
 		return a, err
 	}
+	if a.totalAsInt {
+		if err := totalAsIntTracking(b); err != nil {
+			return a, err
+		}
+	}
 	// The merged body (q included) must pass the scope check of the search
 	// package before anything runs.
 	if err := search.CheckDSL(b); err != nil {
@@ -504,10 +509,31 @@ func totalAsNumber(out model.JSON) model.JSON {
 	if !ok {
 		return out
 	}
-	if total, ok := hits["total"].(map[string]any); ok {
+	switch total, ok := hits["total"].(map[string]any); {
+	case ok:
 		hits["total"] = total["value"]
+	case hits["total"] == nil:
+		hits["total"] = -1 // track_total_hits false, as Elasticsearch answers it
 	}
 	return out
+}
+
+// totalAsIntTracking applies rest_total_hits_as_int to the body's
+// track_total_hits as Elasticsearch does: exact when absent; true and
+// false are kept (false answers hits.total -1); a count to track up to is
+// refused, since the total as a number must be exact.
+func totalAsIntTracking(body map[string]any) error {
+	switch v := body["track_total_hits"].(type) {
+	case nil:
+		body["track_total_hits"] = true
+	case bool:
+	default:
+		if fmt.Sprint(v) == strconv.Itoa(math.MaxInt32) {
+			return nil // Elasticsearch's "accurate"
+		}
+		return apierr.BadRequestf("[rest_total_hits_as_int] cannot be used if the tracking of total hits is not accurate, got %v", v)
+	}
+	return nil
 }
 
 // mergeExportParams puts the top-level parameters into the body (they win

@@ -15,7 +15,6 @@ func capabilityID(c *model.Capability) int64           { return c.ID }
 func registrationKeyID(k *model.RegistrationKey) int64 { return k.ID }
 func keyCapabilityID(k *model.RegistrationKey) int64   { return k.CapabilityID }
 func clientID(c *model.Client) int64                   { return c.ID }
-func clientKeyID(c *model.Client) *int64               { return c.RegistrationKeyID }
 
 // currentContract picks the contract valid now (the list is newest first).
 func currentContract(cs []model.IspContract) *model.IspContract {

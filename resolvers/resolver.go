@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/admission"
+	"github.com/fleetgraph/fleetgraph/assistant"
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/releases"
 	"github.com/fleetgraph/fleetgraph/search"
@@ -33,8 +34,12 @@ type Resolver struct {
 	// RequestTimeout is the deadline of each API request (0:
 	// server.DefaultRequestTimeout).
 	RequestTimeout time.Duration
-	// AIEnabled reports whether an AI provider is configured.
-	AIEnabled bool
+	// AI is the configured model of the AI assistant (nil: none
+	// configured; every AI operation but the status answers 503).
+	AI *assistant.Assistant
+	// Operations runs stored REST operations for the assistant's tools
+	// (server.New sets it to the REST adapter).
+	Operations OperationRunner
 	// Heavy admits searches, ES|QL queries and export listings (package
 	// admission); nil admits everything.
 	Heavy *admission.Gate

@@ -404,7 +404,7 @@ func measurementConnection(rows []store.MeasurementPage, limit int) *model.Measu
 			Node: &model.Measurement{ID: m.DocID, Document: documentJSON(m.Doc)}})
 	}
 	if n := len(conn.Edges); n > 0 {
-		conn.PageInfo.EndCursor = &conn.Edges[n-1].Cursor
+		conn.PageInfo.StartCursor, conn.PageInfo.EndCursor = &conn.Edges[0].Cursor, &conn.Edges[n-1].Cursor
 	}
 	return conn
 }

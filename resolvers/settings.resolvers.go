@@ -64,5 +64,5 @@ func (r *queryResolver) AiAssistantStatus(ctx context.Context) (*model.AiAssista
 	if err != nil {
 		return nil, err
 	}
-	return &model.AiAssistantStatus{Enabled: r.AIEnabled, DataOwner: p.DataOwnerSlug}, nil
+	return &model.AiAssistantStatus{Enabled: r.AI != nil, DataOwner: p.DataOwnerSlug}, nil
 }

@@ -51,6 +51,18 @@ func NewAdapter(exec *executor.Executor, schema *ast.Schema, answerBytes int64) 
 	return &Adapter{exec: exec, schema: schema, ops: ops, answerBytes: answerBytes}, nil
 }
 
+// PersistedQueries answers every stored operation's document by its
+// Hash, for /graphql to know them as persisted queries from the start: a
+// dashboard may run a REST route's operation on /graphql by its hash alone
+// (the OpenAPI description names it under x-graphql-operation).
+func (a *Adapter) PersistedQueries() map[string]string {
+	out := make(map[string]string, len(a.ops))
+	for _, op := range a.ops {
+		out[op.Hash] = op.Document
+	}
+	return out
+}
+
 // Mount registers every route of the table on r, and JSON answers for
 // unknown paths (404) and wrong methods (405).
 func (a *Adapter) Mount(r chi.Router, routes []Route) error {
@@ -99,14 +111,17 @@ func (a *Adapter) handler(rt Route, op *operation) http.HandlerFunc {
 			WriteJSON(w, class.Status, ErrorBody{Message: msg, Errors: fields})
 			return
 		}
+		if rt.SSE != "" && acceptsEventStream(r) {
+			a.sse(w, r, rt, vars)
+			return
+		}
 		if streams(rt, vars) {
 			a.stream(w, r, rt, op, vars)
 			return
 		}
 		resp := a.execute(r, op, vars)
 		if len(resp.Errors) > 0 {
-			status, body := errorResponse(resp.Errors)
-			WriteJSON(w, status, body)
+			writeErrors(w, resp.Errors)
 			return
 		}
 		if rt.CSV != nil {
@@ -154,6 +169,19 @@ func (a *Adapter) execute(r *http.Request, op *operation, vars map[string]any) *
 	}
 	handle, ctx := a.exec.DispatchOperation(ctx, rc)
 	return budget.Within(ctx, handle(ctx))
+}
+
+// writeErrors answers errs: the first error's status and body, with the
+// Retry-After it names (extensions.retryAfter).
+func writeErrors(w http.ResponseWriter, errs gqlerror.List) {
+	status, body := errorResponse(errs)
+	switch secs := errs[0].Extensions["retryAfter"].(type) {
+	case int64:
+		w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+	case int:
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+	}
+	WriteJSON(w, status, body)
 }
 
 // errorResponse turns the first GraphQL error into the REST status (its

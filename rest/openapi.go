@@ -116,7 +116,9 @@ func (g *openAPIGen) operation(rt Route, op *operation, id string) (map[string]a
 			}
 		}
 	}
-	out := map[string]any{"operationId": id, "summary": summary(rt, op)}
+	out := map[string]any{"operationId": id, "summary": summary(rt, op),
+		// The stored operation, for a client that runs it on /graphql as a persisted query.
+		"x-graphql-operation": map[string]any{"name": op.Name, "sha256Hash": op.Hash}}
 	if d := opDescription(op); d != "" {
 		out["description"] = d
 	}
@@ -277,6 +279,12 @@ func (g *openAPIGen) success(rt Route, op *operation) (map[string]any, error) {
 	if rt.ScrollNext != "" {
 		content[NDJSONContentType] = map[string]any{"schema": map[string]any{"type": "array", "items": map[string]any{},
 			"description": "With scroll: every hit's _source over all pages, one JSON document a line."}}
+	}
+	if rt.SSE != "" {
+		content[EventStreamContentType] = map[string]any{"schema": map[string]any{"type": "array",
+			"items": map[string]any{"type": "object", "required": []string{"type"}, "properties": map[string]any{"type": map[string]any{"type": "string"}}},
+			"description": "With Accept: text/event-stream: Server-Sent Events in the AI SDK's UI message stream protocol " +
+				"(header " + UIMessageStreamHeader + ": v1), one chunk a `data:` event, ended by `data: [DONE]`."}}
 	}
 	out := map[string]any{"description": "Success.", "content": content}
 	if len(headers) > 0 {

@@ -2,7 +2,9 @@ package rest
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -24,8 +26,11 @@ var opFiles embed.FS
 // document (the operation plus the fragments it uses, without the REST
 // directives of ops/directives.graphqls) and its variables.
 type operation struct {
-	Name      string
-	Document  string
+	Name     string
+	Document string
+	// Hash is the SHA-256 of Document in hex: the operation's key as a
+	// persisted query on /graphql (Adapter.PersistedQueries).
+	Hash      string
 	Variables ast.VariableDefinitionList
 	// Annotated is the operation as stored, REST directives included,
 	// validated against the schema and its REST extension (field
@@ -86,7 +91,8 @@ func loadOperations(schema *ast.Schema) (map[string]*operation, error) {
 		if errs != nil {
 			return nil, fmt.Errorf("stored operation %s: %w", op.Name, errs)
 		}
-		ops[op.Name] = &operation{Name: op.Name, Document: buf.String(), Variables: checked.Operations[0].VariableDefinitions,
+		sum := sha256.Sum256(buf.Bytes())
+		ops[op.Name] = &operation{Name: op.Name, Document: buf.String(), Hash: hex.EncodeToString(sum[:]), Variables: checked.Operations[0].VariableDefinitions,
 			Annotated: annotated.Operations[0], omit: omit}
 	}
 	return ops, nil

@@ -47,6 +47,10 @@ type Route struct {
 	// from the operation's data, as an attachment named CSVFile (csv.go).
 	CSV     func(data json.RawMessage) ([][]string, error)
 	CSVFile string
+	// SSE names a subscription answering the same variables as Server-Sent
+	// Events in the AI SDK's UI message stream protocol, for requests that
+	// accept text/event-stream (sse.go); others get Operation's JSON.
+	SSE string
 }
 
 // AdminRoutes is the Administration REST API v1: every documented path the
@@ -142,6 +146,17 @@ var AdminRoutes = []Route{
 	{Method: http.MethodGet, Path: "/data_owner/settings", Operation: "DataOwnerSettingsGet", Status: 200},
 	{Method: http.MethodPut, Path: "/data_owner/settings", Operation: "DataOwnerSettingsUpdate", Status: 200},
 	{Method: http.MethodGet, Path: "/ai_assistant/status", Operation: "AiAssistantStatus", Status: 200, Unwrap: true},
+	{Method: http.MethodPost, Path: "/ai_assistant/explain_anomaly", Operation: "AiExplainAnomaly", Status: 200, SSE: "AiExplainAnomalyStream"},
+	{Method: http.MethodGet, Path: "/ai_assistant/usage", Operation: "AiUsage", Status: 200},
+	{Method: http.MethodPut, Path: "/ai_assistant/token_limit", Operation: "AiTokenLimitSet", Status: 200, BodyVars: true},
+	{Method: http.MethodGet, Path: "/ai_conversations", Operation: "AiConversationList", Status: 200},
+	{Method: http.MethodPost, Path: "/ai_conversations", Operation: "AiConversationCreate", Status: 201},
+	{Method: http.MethodGet, Path: "/ai_conversations/{id}", Operation: "AiConversationGet", Status: 200},
+	{Method: http.MethodPatch, Path: "/ai_conversations/{id}", Operation: "AiConversationUpdate", Status: 200},
+	{Method: http.MethodDelete, Path: "/ai_conversations/{id}", Operation: "AiConversationDelete", Status: 200, Empty: true},
+	{Method: http.MethodPut, Path: "/ai_conversations/{id}/complete", Operation: "AiConversationComplete", Status: 200,
+		SSE: "AiConversationCompleteStream"},
+	{Method: http.MethodPatch, Path: "/ai_conversations/{id}/generated_title", Operation: "AiConversationGenerateTitle", Status: 200},
 	{Method: http.MethodGet, Path: "/fleet_health", Operation: "FleetHealth", Status: 200},
 	{Method: http.MethodGet, Path: "/fleet_health/thresholds", Operation: "HealthThresholdsGet", Status: 200},
 	{Method: http.MethodPut, Path: "/fleet_health/thresholds", Operation: "HealthThresholdsUpdate", Status: 200},
@@ -233,6 +248,8 @@ var ExportRoutes = []Route{
 	{Method: http.MethodGet, Path: "/esql", Operation: "ExportEsql", Status: 200, Unwrap: true, StrictQuery: true},
 	{Method: http.MethodPost, Path: "/esql", Operation: "ExportEsql", Status: 200, Unwrap: true,
 		BodyVars: true, RejectStatus: http.StatusBadRequest},
+	{Method: http.MethodGet, Path: "/_mapping", Operation: "ExportMapping", Status: 200, Unwrap: true, StrictQuery: true},
+	{Method: http.MethodGet, Path: "/{index}/_mapping", Operation: "ExportMapping", Status: 200, Unwrap: true, StrictQuery: true},
 }
 
 // searchVariables are the query parameters ExportSearch declares.

@@ -2,6 +2,7 @@ package server
 
 import (
 	"github.com/fleetgraph/fleetgraph/graph"
+	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 )
 
@@ -12,10 +13,40 @@ import (
 // included), not a thousand.
 const SearchComplexity = 100
 
+// PageComplexityUnit is how many edges of a connection (or objects of
+// nodes) cost their selection once: a page of n costs its selection
+// ceil(n / PageComplexityUnit) times, so first: 100 costs ten times
+// first: 10, and a connection inside a connection multiplies.
+const PageComplexityUnit = 10
+
+// pageComplexity prices a page of at most n objects of child complexity
+// child; out-of-range sizes are priced at the default (the resolver refuses
+// them with a clearer error than the limit's).
+func pageComplexity(child int, n *int64, def int64) int {
+	size := def
+	if n != nil && *n > 0 && *n <= 1000 {
+		size = *n
+	}
+	return 1 + child*int((size+PageComplexityUnit-1)/PageComplexityUnit)
+}
+
 // complexity prices the fields whose cost is not their size.
 func complexity() graph.ComplexityRoot {
 	var c graph.ComplexityRoot
 	q := &c.Query
+	q.ClientsConnection = func(child int, first *int64, _ *string, last *int64, _ *string, _ *gqlmodel.ClientFilter, _ *gqlmodel.ClientOrder) int {
+		if last != nil {
+			return pageComplexity(child, last, 20)
+		}
+		return pageComplexity(child, first, 20)
+	}
+	q.Nodes = func(child int, ids []string) int {
+		n := int64(len(ids))
+		return pageComplexity(child, &n, 1)
+	}
+	c.Client.Measurements = func(child int, _ *gqlmodel.MeasurementFilter, first *int64, _ *string) int {
+		return pageComplexity(child, first, 20)
+	}
 	q.MeasurementSearch = func(child int, _ model.JSON, _ *string, _ *bool, _ *int64, _ *int64, _ *model.JSON, _ *string) int {
 		return SearchComplexity + child
 	}
@@ -28,5 +59,7 @@ func complexity() graph.ComplexityRoot {
 		return SearchComplexity + child
 	}
 	q.ExportEsql = func(child int, _ string) int { return SearchComplexity + child }
+	// A gateway's _entities asks for its selection once per representation.
+	c.SetEntitiesComplexity(func(child int, reps []map[string]any) int { return 1 + len(reps)*child })
 	return c
 }

@@ -153,6 +153,19 @@ func TestExportSearchParameters(t *testing.T) {
 			t.Fatalf("hits.total = %v, want 1", got)
 		}
 	})
+	// Elasticsearch's RestSearchAction: rest_total_hits_as_int needs an
+	// exact total (a count to track up to is a 400); without tracking the
+	// total is -1.
+	t.Run("rest_total_hits_as_int with track_total_hits false is -1", func(t *testing.T) {
+		if got := hitsTotal(t, w.get(t, "/search", "body="+body+"&rest_total_hits_as_int=true&track_total_hits=false")); fmt.Sprint(got) != "-1" {
+			t.Fatalf("hits.total = %v, want -1", got)
+		}
+	})
+	t.Run("rest_total_hits_as_int with track_total_hits 100 is refused", func(t *testing.T) {
+		apitest.Want400(t, w.get(t, "/search", "body="+body+"&rest_total_hits_as_int=true&track_total_hits=100"), "rest_total_hits_as_int")
+		r := w.post(t, "/search", map[string]any{"body": map[string]any{"track_total_hits": 100}, "rest_total_hits_as_int": true})
+		apitest.Want400(t, r, "rest_total_hits_as_int")
+	})
 	t.Run("without it hits.total is an object", func(t *testing.T) {
 		got, _ := hitsTotal(t, w.get(t, "/search", "body="+body)).(map[string]any)
 		if fmt.Sprint(got["value"]) != "5" || got["relation"] != "eq" {

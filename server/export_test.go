@@ -833,8 +833,12 @@ func TestExportEveryRoute(t *testing.T) {
 		"POST /search": func(t *testing.T) *apitest.Response {
 			return w.post(t, "/search", map[string]any{"body": map[string]any{}})
 		},
-		"GET /esql":  func(t *testing.T) *apitest.Response { return w.get(t, "/esql", "query="+url.QueryEscape(esql)) },
-		"POST /esql": func(t *testing.T) *apitest.Response { return w.post(t, "/esql", map[string]any{"query": esql}) },
+		"GET /esql":     func(t *testing.T) *apitest.Response { return w.get(t, "/esql", "query="+url.QueryEscape(esql)) },
+		"POST /esql":    func(t *testing.T) *apitest.Response { return w.post(t, "/esql", map[string]any{"query": esql}) },
+		"GET /_mapping": func(t *testing.T) *apitest.Response { return w.get(t, "/_mapping", "") },
+		"GET /{index}/_mapping": func(t *testing.T) *apitest.Response {
+			return w.get(t, "/analytics-production-"+w.o.Slug+"-*/_mapping", "")
+		},
 	}
 	for _, rt := range rest.ExportRoutes {
 		pattern := rt.Method + " " + rt.Path

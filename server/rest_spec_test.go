@@ -120,7 +120,13 @@ var (
 		"client_degraded_detection_enabled": "bool", "study_failure_detection_enabled": "bool",
 		"client_offline_detection_enabled_on_server": "bool", "client_degraded_detection_enabled_on_server": "bool",
 		"study_failure_detection_enabled_on_server": "bool"}
-	specAiStatusShape = specShape{"enabled": "bool", "data_owner": "str"}
+	specAiStatusShape       = specShape{"enabled": "bool", "data_owner": "str"}
+	specAiConversationShape = specShape{"id": "int", "title": "str?", "display_title": "str", "preview": "str",
+		"message_count": "int", "created_at": "time", "updated_at": "time"}
+	specAiConversationFullShape = specShape{"id": "int", "title": "str?", "display_title": "str", "preview": "str",
+		"message_count": "int", "created_at": "time", "updated_at": "time", "messages": "list"}
+	specAiUsageShape = specShape{"total_tokens": "int", "limit": "int", "remaining": "int", "percentage_used": "num",
+		"request_count": "int", "conversation_count": "int", "resets_at": "time"}
 
 	specStatusRecordShape = specShape{"id": "int", "run_id": "str", "study_ids": "strs", "measurement_ids": "list",
 		"filesystems": "list", "connection_details": "list", "collection_errors": "strs", "created_at": "time",
@@ -331,6 +337,19 @@ type specWorld struct {
 	statusRecord                  int64  // the probe's system status record
 	webhook, delivery             int64  // a webhook and its (pending) test delivery
 	passed                        string // what a route's call hands to its check
+}
+
+// specAcceptAI lets the spec world's user use the assistant.
+func specAcceptAI(t *testing.T, w *specWorld) {
+	w.e.SQL(t, `UPDATE users SET ai_usage_accepted = true WHERE data_owner_id = $1`, w.o.ID)
+}
+
+// specAIConversation makes a conversation with one user message.
+func specAIConversation(t *testing.T, w *specWorld) int64 {
+	t.Helper()
+	specAcceptAI(t, w)
+	c := w.e.AdminCreate(t, w.o.Key, "/ai_conversations", map[string]any{"message": aiUserMessage("How is my fleet?")})
+	return apitest.Int(t, c["id"])
 }
 
 func (w *specWorld) admin(t testing.TB, method, path string, body any) *apitest.Response {
@@ -1145,7 +1164,106 @@ var specRoutes = map[string]specRoute{
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
 			s := specCheck(t, "body", r.JSON, specAiStatusShape)
 			specWant(t, "body", s, "data_owner", w.o.Slug)
-			specWant(t, "body", s, "enabled", false) // the test server runs without an AI provider
+			specWant(t, "body", s, "enabled", true) // the test server's provider is a fake (apitest.FakeAI)
+		}},
+	"GET /ai_conversations": {"conversation list answers {conversations} without messages", 200,
+		func(t *testing.T, w *specWorld) (string, any) {
+			w.passed = fmt.Sprint(specAIConversation(t, w))
+			return "/ai_conversations", nil
+		},
+		func(t *testing.T, w *specWorld, r *apitest.Response) {
+			list := apitest.List(t, apitest.WantEnvelope(t, r, 200, "conversations"))
+			for i, item := range list {
+				specCheck(t, fmt.Sprintf("conversations[%d]", i), item, specAiConversationShape)
+			}
+			c := specFind(t, list, apitest.Int(t, json.Number(w.passed)))
+			specWant(t, "conversation", c, "message_count", 1)
+			specWant(t, "conversation", c, "display_title", "How is my fleet?")
+		}},
+	"POST /ai_conversations": {"conversation create answers 201 {conversation} with messages as sent", 201,
+		func(t *testing.T, w *specWorld) (string, any) {
+			m := aiUserMessage("Hi")
+			m["metadata"] = map[string]any{"kept": true}
+			return "/ai_conversations", map[string]any{"title": "Mine", "messages": []any{m}}
+		},
+		func(t *testing.T, w *specWorld, r *apitest.Response) {
+			c := specCheck(t, "conversation", apitest.WantEnvelope(t, r, 201, "conversation"), specAiConversationFullShape)
+			specWant(t, "conversation", c, "title", "Mine")
+			specWant(t, "conversation", c, "display_title", "Mine")
+			specWant(t, "conversation", c, "preview", "Hi")
+			msg := apitest.Object(t, apitest.List(t, c["messages"])[0])
+			if m, _ := msg["metadata"].(map[string]any); m["kept"] != true {
+				t.Errorf("message %v lost its extra property", msg)
+			}
+		}},
+	"GET /ai_conversations/{id}": {"conversation get answers {conversation} with messages", 200,
+		func(t *testing.T, w *specWorld) (string, any) {
+			return fmt.Sprintf("/ai_conversations/%d", specAIConversation(t, w)), nil
+		},
+		func(t *testing.T, w *specWorld, r *apitest.Response) {
+			c := specCheck(t, "conversation", apitest.WantEnvelope(t, r, 200, "conversation"), specAiConversationFullShape)
+			specWant(t, "conversation", c, "message_count", 1)
+		}},
+	"PATCH /ai_conversations/{id}": {"conversation rename answers {conversation} with the title", 200,
+		func(t *testing.T, w *specWorld) (string, any) {
+			return fmt.Sprintf("/ai_conversations/%d", specAIConversation(t, w)), map[string]any{"title": "Renamed"}
+		},
+		func(t *testing.T, w *specWorld, r *apitest.Response) {
+			c := specCheck(t, "conversation", apitest.WantEnvelope(t, r, 200, "conversation"), specAiConversationFullShape)
+			specWant(t, "conversation", c, "title", "Renamed")
+			specWant(t, "conversation", c, "display_title", "Renamed")
+		}},
+	"DELETE /ai_conversations/{id}": {"conversation delete answers {} and the conversation is gone", 200,
+		func(t *testing.T, w *specWorld) (string, any) {
+			w.passed = fmt.Sprintf("/ai_conversations/%d", specAIConversation(t, w))
+			return w.passed, nil
+		},
+		func(t *testing.T, w *specWorld, r *apitest.Response) {
+			apitest.WantNotFound(t, w.admin(t, http.MethodGet, w.passed, nil), "conversation")
+		}},
+	"PUT /ai_conversations/{id}/complete": {"completion answers {conversation} with the assistant's message", 200,
+		func(t *testing.T, w *specWorld) (string, any) {
+			return fmt.Sprintf("/ai_conversations/%d/complete", specAIConversation(t, w)),
+				map[string]any{"message": aiUserMessage("And now?")}
+		},
+		func(t *testing.T, w *specWorld, r *apitest.Response) {
+			c := specCheck(t, "conversation", apitest.WantEnvelope(t, r, 200, "conversation"), specAiConversationFullShape)
+			msgs := apitest.List(t, c["messages"])
+			specWant(t, "conversation", c, "message_count", 3)
+			specWant(t, "answer", apitest.Object(t, msgs[2]), "role", "assistant")
+		}},
+	"PATCH /ai_conversations/{id}/generated_title": {"generated title answers {conversation} titled by the model", 200,
+		func(t *testing.T, w *specWorld) (string, any) {
+			return fmt.Sprintf("/ai_conversations/%d/generated_title", specAIConversation(t, w)), nil
+		},
+		func(t *testing.T, w *specWorld, r *apitest.Response) {
+			c := specCheck(t, "conversation", apitest.WantEnvelope(t, r, 200, "conversation"), specAiConversationFullShape)
+			specWant(t, "conversation", c, "display_title", "ok") // the fake model's default answer
+		}},
+	"POST /ai_assistant/explain_anomaly": {"explain anomaly answers {conversation} with the explanation", 200,
+		func(t *testing.T, w *specWorld) (string, any) {
+			specAcceptAI(t, w)
+			id := apitest.Unique("rule-spec") + "::spike::1740787200"
+			w.o.InsertDocuments(t, "anomaly_event", anomEvent(id, w.probe.UUID, "new"))
+			return "/ai_assistant/explain_anomaly", map[string]any{"anomaly_id": id}
+		},
+		func(t *testing.T, w *specWorld, r *apitest.Response) {
+			c := specCheck(t, "conversation", apitest.WantEnvelope(t, r, 200, "conversation"), specAiConversationFullShape)
+			specWant(t, "conversation", c, "message_count", 2)
+		}},
+	"GET /ai_assistant/usage": {"usage answers {usage} with the AI usage fields", 200,
+		func(t *testing.T, w *specWorld) (string, any) { return "/ai_assistant/usage", nil },
+		func(t *testing.T, w *specWorld, r *apitest.Response) {
+			specCheck(t, "usage", apitest.WantEnvelope(t, r, 200, "usage"), specAiUsageShape)
+		}},
+	"PUT /ai_assistant/token_limit": {"token limit answers {usage} with the new limit", 200,
+		func(t *testing.T, w *specWorld) (string, any) {
+			return "/ai_assistant/token_limit", map[string]any{"limit": 123456}
+		},
+		func(t *testing.T, w *specWorld, r *apitest.Response) {
+			u := specCheck(t, "usage", apitest.WantEnvelope(t, r, 200, "usage"), specAiUsageShape)
+			specWant(t, "usage", u, "limit", 123456)
+			w.admin(t, http.MethodPut, "/ai_assistant/token_limit", map[string]any{"limit": nil})
 		}},
 	"GET /license_usage": {"license usage answers the extended report", 200,
 		func(t *testing.T, w *specWorld) (string, any) {

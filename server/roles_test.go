@@ -26,6 +26,10 @@ type rolesFixture struct {
 
 	isp, capability, credential, user, client, config int64
 	adminKey, analyticsKey, exportKey                 int64
+	clientUUID                                        string
+	// role is the role of the key the matrix is about to call with (for
+	// records that belong to the key's user: AI conversations).
+	role model.Role
 }
 
 var rolesOrder = []model.Role{model.RoleViewer, model.RoleEditor, model.RoleAdmin, model.RoleOrgAdmin}
@@ -42,12 +46,26 @@ func newRolesFixture(t *testing.T, prefix string) *rolesFixture {
 	f.capability = f.o.NewCapability(t, store.CapabilityInput{}).ID
 	f.credential = f.o.NewCredential(t, rolesCredential).ID
 	f.user = f.o.NewUser(t, store.NewUser{}).ID
-	f.client = f.o.NewClient(t, store.NewClient{Label: apitest.Ptr(apitest.Unique("probe"))}).ID
+	c := f.o.NewClient(t, store.NewClient{Label: apitest.Ptr(apitest.Unique("probe"))})
+	f.client, f.clientUUID = c.ID, c.UUID
+	e.SQL(t, `UPDATE users SET ai_usage_accepted = true WHERE data_owner_id = $1`, o.ID)
+	o.InsertDocuments(t, "anomaly_event", anomEvent(rolesAnomaly, f.clientUUID, "new"))
 	f.config = f.o.NewConfigWith(t, apitest.ConfigOpts{Draft: apitest.EmptyConfigDocument(store.ConfigPublic)})
 	f.adminKey = f.newKey(t, auth.KindClientAdmin)
 	f.analyticsKey = f.newKey(t, auth.KindClientAnalytics)
 	f.exportKey = f.newKey(t, auth.KindExport)
 	return f
+}
+
+// rolesAnomaly is the anomaly event of the roles fixture.
+const rolesAnomaly = "rule-roles::spike::1740787200"
+
+// conversation makes an AI conversation of the user of the key of f.role
+// (with one user message) and answers its path.
+func (f *rolesFixture) conversation(t *testing.T) string {
+	t.Helper()
+	c := f.e.AdminCreate(t, f.keys[f.role], "/ai_conversations", map[string]any{"message": aiUserMessage("Hello")})
+	return fmt.Sprintf("/ai_conversations/%d", apitest.Int(t, c["id"]))
 }
 
 // rolesCredential is a service credential with a login and a password.
@@ -289,6 +307,36 @@ var rolesMatrix = map[string]rolesCell{
 	"GET /ai_assistant/status": {"read AI assistant status", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
 		return rolesCall{path: "/ai_assistant/status"}
 	}},
+	"POST /ai_assistant/explain_anomaly": {"have an anomaly explained", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: "/ai_assistant/explain_anomaly", body: map[string]any{"anomaly_id": rolesAnomaly}}
+	}},
+	"GET /ai_assistant/usage": {"read AI usage", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: "/ai_assistant/usage"}
+	}},
+	"PUT /ai_assistant/token_limit": {"set the AI token limit", model.RoleOrgAdmin, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: "/ai_assistant/token_limit", body: map[string]any{"limit": nil}, intact: "/ai_assistant/usage"}
+	}},
+	"GET /ai_conversations": {"list own AI conversations", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: "/ai_conversations"}
+	}},
+	"POST /ai_conversations": {"start an AI conversation", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: "/ai_conversations", body: map[string]any{"title": "matrix"}}
+	}},
+	"GET /ai_conversations/{id}": {"read own AI conversation", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: f.conversation(t)}
+	}},
+	"PATCH /ai_conversations/{id}": {"rename own AI conversation", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: f.conversation(t), body: map[string]any{"title": "renamed"}}
+	}},
+	"DELETE /ai_conversations/{id}": {"delete own AI conversation", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: f.conversation(t)}
+	}},
+	"PUT /ai_conversations/{id}/complete": {"complete own AI conversation", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: f.conversation(t) + "/complete", body: map[string]any{"message": aiUserMessage("How is the fleet?")}}
+	}},
+	"PATCH /ai_conversations/{id}/generated_title": {"title own AI conversation", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
+		return rolesCall{path: f.conversation(t) + "/generated_title"}
+	}},
 	"GET /license_usage": {"read license usage", model.RoleViewer, func(t *testing.T, f *rolesFixture) rolesCall {
 		return rolesCall{path: "/license_usage?extended=true"}
 	}},
@@ -380,6 +428,7 @@ func TestRoleMatrix(t *testing.T) {
 			}
 			cells++
 			t.Run(fmt.Sprintf("%s %s %s", role, verb, cell.action), func(t *testing.T) {
+				f.role = role
 				c := cell.call(t, f)
 				r := f.e.Admin(t, rt.Method, c.path, f.keys[role], c.body)
 				if !allowed {

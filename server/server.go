@@ -7,6 +7,7 @@ package server
 import (
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -92,15 +93,6 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 	if answerBytes <= 0 {
 		answerBytes = budget.DefaultBytes
 	}
-	gql := handler.New(es)
-	gql.AddTransport(graphQLPost{answerBytes: answerBytes})
-	gql.Use(obs.GraphQL{Metrics: o.metrics, Tracer: o.tracing.Tracer()}) // first: labels refused documents too
-	gql.Use(extension.Introspection{})
-	gql.Use(newInputLimits(DefaultLimits))
-	gql.SetParserTokenLimit(DefaultLimits.Tokens)
-	gql.SetValidationRulesFn(cappedRules(DefaultLimits.Errors))
-	configure(gql, res)
-
 	exec := executor.New(es)
 	if o.tracing != nil {
 		exec.Use(obs.GraphQL{Tracer: o.tracing.Tracer()}) // REST's stored operations; their label is the route
@@ -110,6 +102,18 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	res.Operations = adapter // the AI assistant's tools read through the stored operations
+
+	gql := handler.New(es)
+	gql.AddTransport(graphQLPost{answerBytes: answerBytes})
+	gql.AddTransport(graphQLGet{answerBytes: answerBytes})
+	gql.Use(obs.GraphQL{Metrics: o.metrics, Tracer: o.tracing.Tracer()}) // first: labels refused documents too
+	gql.Use(extension.AutomaticPersistedQuery{Cache: newPersistedQueries(PersistedQueryCacheSize, adapter.PersistedQueries())})
+	gql.Use(extension.Introspection{})
+	gql.Use(newInputLimits(DefaultLimits))
+	gql.SetParserTokenLimit(DefaultLimits.Tokens)
+	gql.SetValidationRulesFn(cappedRules(DefaultLimits.Errors))
+	configure(gql, res)
 
 	r := chi.NewRouter()
 	r.Use(obs.RequestID, o.tracing.HTTP, o.metrics.Middleware, recoverer(res.Logger), accessLog(res.Logger), tidyPath, compressJSON)
@@ -123,20 +127,21 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 	r.Get("/", http.RedirectHandler("/graphql", http.StatusFound).ServeHTTP)
 	r.Get("/favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }) // browsers ask for it; no 404 in their console
 	streams := subscriptions(es, res, o)
-	page := graphiql.Page("/graphql", "/graphiql/assets/")
+	within := deadline(res.RequestTimeout)
+	graphqlAuth := auth.Middleware(res.Store, true, graphqlAuthError, auth.KindClientAdmin)
+	get := graphQLOrPage(chi.Chain(within, graphqlAuth, loaders.Middleware(res.Store)).Handler(gql),
+		graphiql.Page("/graphql", "/graphiql/assets/"))
 	r.Get("/graphql", func(w http.ResponseWriter, r *http.Request) {
 		if isWebSocket(r) {
 			streams.webSocket.ServeHTTP(w, r)
 			return
 		}
-		page.ServeHTTP(w, r)
+		get.ServeHTTP(w, r)
 	})
 	r.Handle("/graphiql/assets/*", graphiql.Assets("/graphiql/assets/"))
-	within := deadline(res.RequestTimeout)
-	post := chi.Chain(within, limitBody, bufferGraphQLBody, auth.Middleware(res.Store, true, graphqlAuthError, auth.KindClientAdmin), loaders.Middleware(res.Store)).
-		Handler(gql)
+	post := chi.Chain(within, limitBody, bufferGraphQLBody, graphqlAuth, loaders.Middleware(res.Store)).Handler(gql)
 	r.Post("/graphql", func(w http.ResponseWriter, r *http.Request) {
-		if isEventStream(r) {
+		if isEventStream(r) { // subscriptions (events, the AI assistant's streams) over SSE
 			streams.sse.ServeHTTP(w, r)
 			return
 		}
@@ -175,6 +180,20 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 		rest.WriteError(w, http.StatusMethodNotAllowed, "Method not allowed")
 	})
 	return r, nil
+}
+
+// graphQLOrPage answers GET /graphql: a GraphQL query when the URL carries
+// one (query, or extensions with a persisted query's hash), else, or to a
+// browser navigating there (Accept: text/html), the GraphiQL page.
+func graphQLOrPage(api, page http.Handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		if (q.Has("query") || q.Has("extensions")) && !strings.Contains(r.Header.Get("Accept"), "text/html") {
+			api.ServeHTTP(w, r)
+			return
+		}
+		page.ServeHTTP(w, r)
+	}
 }
 
 // OpenAPIPath is where each REST API serves its description, relative to
@@ -217,6 +236,34 @@ func OpenAPIDocuments() (map[string][]byte, error) {
 		return nil, err
 	}
 	return openAPIDocuments(adapter)
+}
+
+// SubgraphSDL is fleetgraph's Apollo Federation subgraph schema, as
+// _service { sdl } answers it, made without a database (fleetgraph sdl,
+// for composing a supergraph without a running server).
+func SubgraphSDL() (string, error) {
+	es := graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{}})
+	exec := executor.New(es)
+	exec.Use(extension.Introspection{}) // _service is federated introspection
+	ctx := graphql.StartOperationTrace(context.Background())
+	rc, errs := exec.CreateOperationContext(ctx, &graphql.RawParams{Query: `{ _service { sdl } }`})
+	if errs != nil {
+		return "", fmt.Errorf("subgraph SDL: %w", errs)
+	}
+	answer, ctx := exec.DispatchOperation(ctx, rc)
+	resp := answer(ctx)
+	if len(resp.Errors) > 0 {
+		return "", fmt.Errorf("subgraph SDL: %w", resp.Errors)
+	}
+	var data struct {
+		Service struct {
+			SDL string `json:"sdl"`
+		} `json:"_service"`
+	}
+	if err := json.Unmarshal(resp.Data, &data); err != nil {
+		return "", fmt.Errorf("subgraph SDL: %w", err)
+	}
+	return data.Service.SDL, nil
 }
 
 func serveOpenAPI(doc []byte) http.HandlerFunc {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/loaders"
 	"github.com/fleetgraph/fleetgraph/obs"
 	"github.com/fleetgraph/fleetgraph/resolvers"
 	"github.com/fleetgraph/fleetgraph/stream"
@@ -61,7 +62,8 @@ func subscriptions(es graphql.ExecutableSchema, res *resolvers.Resolver, o optio
 		KeepAlivePingInterval: keepAlive,
 	}, obs.GraphQL{Tracer: o.tracing.Tracer()}) // no operation label: one connection runs many operations at once
 	sse := newServer(transport.SSE{KeepAlivePingInterval: keepAlive}, obs.GraphQL{Metrics: o.metrics, Tracer: o.tracing.Tracer()})
-	sseChain := chi.Chain(limitBody, auth.Middleware(res.Store, true, graphqlAuthError, auth.KindClientAdmin), stayAuthenticated(res.Store))
+	sseChain := chi.Chain(limitBody, auth.Middleware(res.Store, true, graphqlAuthError, auth.KindClientAdmin), stayAuthenticated(res.Store),
+		loaders.Middleware(res.Store))
 	return streamHandlers{
 		webSocket: longLived(ws),
 		sse:       longLived(sseChain.Handler(sse)),

@@ -2,9 +2,15 @@ package server
 
 import (
 	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 
@@ -56,24 +62,124 @@ func (h graphQLPost) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 	}
 	params.Headers = r.Header
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
-	rc, opErr := exec.CreateOperationContext(ctx, params)
-	if opErr != nil {
-		if errcode.GetErrorKind(opErr) == errcode.KindProtocol {
-			if contentType == mediaGraphQLResponse {
-				w.WriteHeader(http.StatusBadRequest)
-			} else {
-				w.WriteHeader(http.StatusUnprocessableEntity)
-			}
-		}
-		writeGraphQLResponse(w, exec.DispatchError(graphql.WithOperationContext(ctx, rc), opErr))
-		return
-	}
-	responses, ctx := exec.DispatchOperation(ctx, rc)
-	resp := budget.Within(ctx, responses(ctx))
-	if status := unavailableStatus(w, resp.Errors); status != 0 {
+	status, resp := execute(ctx, w, exec, params, contentType, false)
+	if status != 0 {
 		w.WriteHeader(status)
 	}
 	writeGraphQLResponse(w, resp)
+}
+
+// execute runs params as transport.POST does and answers the response and
+// its status (0: 200); with queriesOnly (GET) an operation other than a
+// query is refused with a 405 before it runs.
+func execute(ctx context.Context, w http.ResponseWriter, exec graphql.GraphExecutor, params *graphql.RawParams,
+	contentType string, queriesOnly bool) (int, *graphql.Response) {
+	rc, opErr := exec.CreateOperationContext(ctx, params)
+	if opErr != nil {
+		status := 0
+		if errcode.GetErrorKind(opErr) == errcode.KindProtocol {
+			status = http.StatusUnprocessableEntity
+			if contentType == mediaGraphQLResponse {
+				status = http.StatusBadRequest
+			}
+		}
+		return status, exec.DispatchError(graphql.WithOperationContext(ctx, rc), opErr)
+	}
+	if op := rc.Doc.Operations.ForName(rc.OperationName); queriesOnly && (op == nil || op.Operation != ast.Query) {
+		w.Header().Set("Allow", http.MethodPost)
+		return http.StatusMethodNotAllowed, &graphql.Response{Errors: gqlerror.List{gqlerror.Errorf(
+			"GET requests only allow query operations: send mutations with POST")}}
+	}
+	responses, ctx := exec.DispatchOperation(ctx, rc)
+	resp := budget.Within(ctx, responses(ctx))
+	return unavailableStatus(w, resp.Errors), resp
+}
+
+// graphQLGet answers queries sent as GET /graphql?query=&operationName=
+// &variables=&extensions= (GraphQL over HTTP), typically an automatic
+// persisted query's hash without the query (persisted.go), so that a
+// dashboard's repeated queries are short URLs. Queries only: a mutation is
+// a 405. A successful answer is cacheable by the caller alone
+// (Cache-Control: private, no-cache; Vary on the key headers) with an
+// ETag, so that the browser revalidates it and an unchanged answer is a
+// 304 without a body; an answer with errors is not stored (no-store).
+type graphQLGet struct {
+	answerBytes int64
+}
+
+func (graphQLGet) Supports(r *http.Request) bool {
+	return r.Method == http.MethodGet && r.Header.Get("Upgrade") == ""
+}
+
+func (h graphQLGet) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	ctx := budget.With(r.Context(), h.answerBytes)
+	contentType := responseMediaType(r.Header.Get("Accept"))
+	w.Header().Set("Content-Type", contentType)
+	w.Header().Set("Vary", "Authorization, X-API-KEY")
+	start := graphql.Now()
+	params := &graphql.RawParams{Headers: r.Header}
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err == nil {
+		params.Query, params.OperationName = q.Get("query"), q.Get("operationName")
+		err = decodeParam(q, "variables", &params.Variables)
+	}
+	if err == nil {
+		err = decodeParam(q, "extensions", &params.Extensions)
+	}
+	if err != nil {
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusBadRequest)
+		writeGraphQLResponse(w, exec.DispatchError(ctx, gqlerror.List{gqlerror.Errorf("query string could not be decoded: %v", err)}))
+		return
+	}
+	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
+	status, resp := execute(ctx, w, exec, params, contentType, true)
+	if status != 0 || len(resp.Errors) > 0 {
+		w.Header().Set("Cache-Control", "no-store")
+		if status != 0 {
+			w.WriteHeader(status)
+		}
+		writeGraphQLResponse(w, resp)
+		return
+	}
+	var body bytes.Buffer
+	writeGraphQLResponse(&body, resp)
+	sum := sha256.Sum256(body.Bytes())
+	etag := `W/"` + hex.EncodeToString(sum[:16]) + `"`
+	w.Header().Set("Cache-Control", "private, no-cache")
+	w.Header().Set("ETag", etag)
+	if ifNoneMatch(r.Header.Get("If-None-Match"), etag) {
+		w.Header().Del("Content-Type")
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	_, _ = w.Write(body.Bytes())
+}
+
+// decodeParam decodes the JSON object of query parameter name, if any.
+func decodeParam(q url.Values, name string, v *map[string]any) error {
+	raw := q.Get(name)
+	if raw == "" {
+		return nil
+	}
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+// ifNoneMatch reports whether an If-None-Match header names etag (weak
+// comparison, RFC 9110 13.1.2) or is *.
+func ifNoneMatch(header, etag string) bool {
+	for tag := range strings.SplitSeq(header, ",") {
+		tag = strings.TrimSpace(tag)
+		if tag == "*" || strings.TrimPrefix(tag, "W/") == strings.TrimPrefix(etag, "W/") {
+			return true
+		}
+	}
+	return false
 }
 
 // responseMediaType is transport.POST's choice of the response's media
@@ -102,7 +208,7 @@ var responseBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // writeGraphQLResponse writes resp as json.Marshal would, with its data
 // copied instead of re-validated (only escaped as json.Marshal escapes:
 // <, >, &, U+2028 and U+2029).
-func writeGraphQLResponse(w http.ResponseWriter, resp *graphql.Response) {
+func writeGraphQLResponse(w io.Writer, resp *graphql.Response) {
 	head, err := json.Marshal(struct {
 		Errors gqlerror.List `json:"errors,omitempty"`
 	}{resp.Errors})

@@ -113,6 +113,22 @@ func RegistrationKeysByIDs(ownerID int64, ids []int64) Read[RegistrationKey] {
 		WHERE data_owner_id = $1 AND id = ANY($2)`, args: []any{ownerID, ids}, scan: pgx.RowToStructByName[RegistrationKey]}
 }
 
+// ClientRegistrationKey is the registration key a client registered with.
+type ClientRegistrationKey struct {
+	ClientID int64 `db:"client_id"`
+	RegistrationKey
+}
+
+// RegistrationKeysByClients loads the registration keys of several clients
+// by the clients' ids (so that it can be read before the clients are:
+// resolvers/edges.go's reads ahead of a root field).
+func RegistrationKeysByClients(ownerID int64, clientIDs []int64) Read[ClientRegistrationKey] {
+	return Read[ClientRegistrationKey]{step: "load registration keys", sql: `SELECT c.id AS client_id, k.id, k.capability_id,
+		k.registration_key, k.comment, k.valid_from, k.valid_until, k.num_registrations_left, k.usage_limit_days, k.testing
+		FROM clients c JOIN registration_keys k ON k.id = c.registration_key_id
+		WHERE k.data_owner_id = $1 AND c.id = ANY($2)`, args: []any{ownerID, clientIDs}, scan: pgx.RowToStructByName[ClientRegistrationKey]}
+}
+
 // CountRegistrationKeys counts keys per capability.
 func CountRegistrationKeys(ownerID int64, capIDs []int64) Read[CountByParent] {
 	return Read[CountByParent]{step: "count registration keys", sql: `SELECT capability_id AS parent_id, count(*) AS n

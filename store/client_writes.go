@@ -165,6 +165,12 @@ func (s *Store) ClientGroup(ctx context.Context, ownerID, id int64) (ClientGroup
 	return g, groupMissing(id, mapErr("load client group", err))
 }
 
+// GroupsByIDs loads the data owner's groups by id (the federation entities).
+func GroupsByIDs(ownerID int64, ids []int64) Read[ClientGroup] {
+	return Read[ClientGroup]{step: "load client groups by id", sql: `SELECT ` + groupCols + ` FROM client_groups
+		WHERE data_owner_id = $1 AND id = ANY($2)`, args: []any{ownerID, ids}, scan: pgx.RowToStructByName[ClientGroup]}
+}
+
 // RenameClientGroup renames one of the owner's groups; a name another of
 // its groups carries (trimmed, case-insensitive) is ErrConflict.
 func (s *Store) RenameClientGroup(ctx context.Context, ownerID, id int64, name string) (ClientGroup, error) {

@@ -80,11 +80,13 @@ func scanGroupClient(row pgx.CollectableRow) (GroupClient, error) {
 	return c, err
 }
 
-// Clients lists the clients visible to the data owner.
+// Clients lists the clients visible to the data owner: its own (through
+// clients_owner) and those shared with it, apart, as clientSelect's "own
+// or shared" condition alone reads every client of every data owner.
 func (s *Store) Clients(ctx context.Context, ownerID int64) ([]Client, error) {
-	rows, _ := s.pool.Query(ctx, clientSelect+` ORDER BY c.id`, ownerID)
-	cs, err := pgx.CollectRows(rows, scanClient)
-	return cs, mapErr("list clients", err)
+	return All(ctx, s, Read[Client]{step: "list clients", sql: clientSelect + ` AND c.data_owner_id = $1 UNION ALL ` + clientSelect +
+		` AND c.data_owner_id <> $1 AND c.id IN (SELECT client_id FROM client_shares WHERE data_owner_id = $1) ORDER BY id`,
+		args: []any{ownerID}, scan: scanClient})
 }
 
 // ClientsByIDs loads visible clients by id (for the dataloader).
@@ -94,9 +96,7 @@ func ClientsByIDs(ownerID int64, ids []int64) Read[Client] {
 
 // Client loads a visible client by id.
 func (s *Store) Client(ctx context.Context, ownerID, id int64) (Client, error) {
-	rows, _ := s.pool.Query(ctx, clientSelect+` AND c.id = $2`, ownerID, id)
-	c, err := pgx.CollectExactlyOneRow(rows, scanClient)
-	return c, mapErr("load client", err)
+	return One(ctx, s, Read[Client]{step: "load client", sql: clientSelect + ` AND c.id = $2`, args: []any{ownerID, id}, scan: scanClient})
 }
 
 // ClientByUUID loads a visible client by UUID (uuid must be well-formed).

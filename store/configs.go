@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -226,29 +227,44 @@ type ClientDelivery struct {
 // default of the kind; nothing for a client whose configs are not managed.
 // The client API's check-in calls it (ETag over Revision/DataHash).
 func (s *Store) DeliveredConfigsForClient(ctx context.Context, ownerID, clientID int64) (ClientDelivery, error) {
-	q := deliveredToClients + `SELECT d.*, v.data FROM delivered d JOIN config_versions v ON v.id = d.version_id`
-	rows, _ := s.pool.Query(ctx, q, ownerID, []int64{clientID})
-	ds, err := pgx.CollectRows(rows, pgx.RowToStructByName[DeliveredConfig])
-	if err != nil {
-		return ClientDelivery{}, mapErr("load delivery", err)
-	}
+	var b Batch
 	var out ClientDelivery
-	for i := range ds {
-		if ds[i].Kind == ConfigPublic {
-			out.Public = &ds[i]
-		} else {
-			out.Automator = &ds[i]
+	var readErr error
+	QueueDeliveredConfigs(&b, ownerID, clientID, &out, func(err error) { readErr = err })
+	if err := s.Send(ctx, &b); err != nil {
+		return ClientDelivery{}, err
+	}
+	return out, readErr
+}
+
+// QueueDeliveredConfigs queues to b the reads of DeliveredConfigsForClient
+// (the configs and the credentials the public one names, in the same
+// round trip as the rest of b): out is filled and done called when b is
+// sent.
+func QueueDeliveredConfigs(b *Batch, ownerID, clientID int64, out *ClientDelivery, done func(error)) {
+	var errs []error
+	q := deliveredToClients + `SELECT d.*, v.data FROM delivered d JOIN config_versions v ON v.id = d.version_id`
+	Queue(b, Read[DeliveredConfig]{step: "load delivery", sql: q, args: []any{ownerID, []int64{clientID}},
+		scan: pgx.RowToStructByName[DeliveredConfig]}, func(ds []DeliveredConfig, err error) {
+		errs = append(errs, err)
+		for i := range ds {
+			if ds[i].Kind == ConfigPublic {
+				out.Public = &ds[i]
+			} else {
+				out.Automator = &ds[i]
+			}
 		}
-	}
-	if out.Public == nil {
-		return out, nil
-	}
-	const credQ = `SELECT ` + credentialCols + ` FROM service_credentials
+	})
+	credQ := deliveredToClients + `SELECT ` + credentialCols + ` FROM service_credentials
 		WHERE data_owner_id = $1 AND service IN (SELECT jsonb_object_keys(coalesce(v.data->'credentials', '{}'))
-			FROM config_versions v WHERE v.id = $2) ORDER BY service, id`
-	rows, _ = s.pool.Query(ctx, credQ, ownerID, out.Public.VersionID)
-	out.Credentials, err = pgx.CollectRows(rows, pgx.RowToStructByName[ServiceCredential])
-	return out, mapErr("load delivered credentials", err)
+			FROM delivered d JOIN config_versions v ON v.id = d.version_id WHERE d.kind = 'public') ORDER BY service, id`
+	Queue(b, Read[ServiceCredential]{step: "load delivered credentials", sql: credQ, args: []any{ownerID, []int64{clientID}},
+		scan: pgx.RowToStructByName[ServiceCredential]}, func(cs []ServiceCredential, err error) {
+		if out.Public != nil {
+			out.Credentials = cs
+		}
+		done(errors.Join(append(errs, err)...))
+	})
 }
 
 // ConfigClient is a client that gets a config.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -297,7 +298,24 @@ type InsertResult struct {
 	// Refused are the indices (into the docs given) of documents whose
 	// client belongs to another data owner (ErrForeignClient).
 	Refused []int
+	// Taken are the indices of documents whose kind and id a stored
+	// document of another client (or of none) has, kept as it was
+	// (InsertOptions.KeepOthers; ErrTakenID).
+	Taken []int
 }
+
+// InsertOptions change what InsertDocumentsWith does.
+type InsertOptions struct {
+	// KeepOthers keeps every stored document whose client differs from the
+	// one of the document of the same kind and id given: it is neither
+	// replaced nor counted, and its index is in InsertResult.Taken. The
+	// client API reports so (a probe never replaces another's document);
+	// fleetgraph import replaces whatever is stored.
+	KeepOthers bool
+}
+
+// ErrTakenID refuses a document whose id is another client's document.
+var ErrTakenID = errors.New("this id is another client's document")
 
 // Loaded counts the documents now stored as given.
 func (r InsertResult) Loaded() int { return r.Inserted + r.Updated + r.Unchanged }
@@ -308,10 +326,17 @@ func (r InsertResult) Loaded() int { return r.Inserted + r.Updated + r.Unchanged
 // when its JSON changed; within docs the last copy of a document wins.
 // Clients named by the documents that do not exist yet are created for the
 // data owner (type automator); documents naming another data owner's
-// client are refused, not stored. The health of the clients of system
-// status records is evaluated in the same transaction (evaluateHealth), and
-// the events the documents tell are emitted in it (docevents.go).
+// client are refused, not stored. The fields of the stored documents are
+// typed in the search mapping (DetectMappings; first type wins). The
+// health of the clients of system status records is evaluated in the same
+// transaction (evaluateHealth), and the events the documents tell are
+// emitted in it (docevents.go).
 func (s *Store) InsertDocuments(ctx context.Context, ownerID int64, docs []Document) (InsertResult, error) {
+	return s.InsertDocumentsWith(ctx, ownerID, docs, InsertOptions{})
+}
+
+// InsertDocumentsWith is InsertDocuments with options.
+func (s *Store) InsertDocumentsWith(ctx context.Context, ownerID int64, docs []Document, opt InsertOptions) (InsertResult, error) {
 	var res InsertResult
 	if len(docs) == 0 {
 		return res, nil
@@ -358,26 +383,45 @@ func (s *Store) InsertDocuments(ctx context.Context, ownerID int64, docs []Docum
 				return mapErr("load study failure detection", err)
 			}
 		}
-		const upsert = `WITH src AS (
-			SELECT DISTINCT ON (kind, doc_id) * FROM documents_import t
+		// The last copy of a document repeated in docs wins; without
+		// repeats (the client API's groups) no sort is needed.
+		src := `SELECT * FROM documents_import t
+			WHERE NOT EXISTS (SELECT 1 FROM clients c WHERE c.uuid = t.client_uuid AND c.data_owner_id <> $1)`
+		if repeats(docs) {
+			src = `SELECT DISTINCT ON (kind, doc_id) * FROM documents_import t
 			WHERE NOT EXISTS (SELECT 1 FROM clients c WHERE c.uuid = t.client_uuid AND c.data_owner_id <> $1)
-			ORDER BY kind, doc_id, seq DESC
-		), ins AS (
+			ORDER BY kind, doc_id, seq DESC`
+		}
+		upsert := `WITH src AS (` + src + `), ins AS (
 			INSERT INTO documents AS d (data_owner_id, kind, doc_id, client_uuid, type, subject, measurement_id, created_at, doc)
 			SELECT $1, kind, doc_id, client_uuid, type, subject, measurement_id, created_at, doc FROM src
 			ON CONFLICT (data_owner_id, kind, doc_id) DO UPDATE SET client_uuid = EXCLUDED.client_uuid,
 				type = EXCLUDED.type, subject = EXCLUDED.subject, measurement_id = EXCLUDED.measurement_id,
 				created_at = EXCLUDED.created_at, doc = EXCLUDED.doc, version = next_document_version()
-			WHERE d.doc IS DISTINCT FROM EXCLUDED.doc
-			RETURNING (d.xmax = 0) AS inserted
+			WHERE d.doc IS DISTINCT FROM EXCLUDED.doc AND (NOT $2 OR d.client_uuid IS NOT DISTINCT FROM EXCLUDED.client_uuid)
+			RETURNING (d.xmax = 0) AS inserted, d.kind, d.doc_id
 		)
-		SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted) FROM ins`
-		if err := tx.QueryRow(ctx, upsert, ownerID).Scan(&res.Inserted, &res.Updated); err != nil {
+		SELECT (SELECT count(*) FILTER (WHERE inserted) FROM ins), (SELECT count(*) FILTER (WHERE NOT inserted) FROM ins),
+			CASE WHEN $2 THEN (SELECT coalesce(array_agg(s.seq ORDER BY s.seq), '{}') FROM src s
+				WHERE NOT EXISTS (SELECT 1 FROM ins WHERE ins.kind = s.kind AND ins.doc_id = s.doc_id)) END`
+		// With KeepOthers, the documents given that neither were inserted
+		// nor replaced one: identical to the stored ones, or another
+		// client's id (the arbiter index decides, whatever the statistics).
+		var untouched []int
+		if err := tx.QueryRow(ctx, upsert, ownerID, opt.KeepOthers).Scan(&res.Inserted, &res.Updated, &untouched); err != nil {
 			return mapErr("insert documents", err)
 		}
-		res.Unchanged = len(docs) - len(res.Refused) - res.Inserted - res.Updated
+		if len(untouched) > 0 {
+			if res.Taken, err = takenIDs(ctx, tx, ownerID, docs, untouched); err != nil {
+				return err
+			}
+		}
+		res.Unchanged = len(docs) - len(res.Refused) - len(res.Taken) - res.Inserted - res.Updated
+		if err := saveMappings(ctx, tx, ownerID, DetectMappings(docs, slices.Concat(res.Refused, res.Taken))); err != nil {
+			return err
+		}
 		if prior != nil {
-			if err := s.Emit(ctx, tx, ownerID, documentEvents(docs, res.Refused, prior, studyFailures)...); err != nil {
+			if err := s.Emit(ctx, tx, ownerID, documentEvents(docs, slices.Concat(res.Refused, res.Taken), prior, studyFailures)...); err != nil {
 				return err
 			}
 		}
@@ -391,6 +435,60 @@ func (s *Store) InsertDocuments(ctx context.Context, ownerID int64, docs []Docum
 		return InsertResult{}, err
 	}
 	return res, nil
+}
+
+// repeats: some document of docs is there twice (same kind and id).
+func repeats(docs []Document) bool {
+	seen := make(map[[2]string]struct{}, len(docs))
+	for _, d := range docs {
+		k := [2]string{d.Kind, d.DocID}
+		if _, ok := seen[k]; ok {
+			return true
+		}
+		seen[k] = struct{}{}
+	}
+	return false
+}
+
+// takenIDs answers which of the documents at the indices given have their
+// id stored for another client (or for none). Each lookup is planned with
+// its ids (QueryExecModeExec): a generic plan made while the documents'
+// statistics are missing (a new database) may scan every document of the
+// data owner instead of the unique index.
+func takenIDs(ctx context.Context, tx pgx.Tx, ownerID int64, docs []Document, at []int) ([]int, error) {
+	byKind := map[string][]int{}
+	for _, i := range at {
+		byKind[docs[i].Kind] = append(byKind[docs[i].Kind], i)
+	}
+	var taken []int
+	for kind, idx := range byKind {
+		ids := make([]string, len(idx))
+		for j, i := range idx {
+			ids[j] = docs[i].DocID
+		}
+		const q = `SELECT doc_id, client_uuid::text FROM documents WHERE data_owner_id = $1 AND kind = $2 AND doc_id = ANY($3)`
+		rows, _ := tx.Query(ctx, q, pgx.QueryExecModeExec, ownerID, kind, ids)
+		stored := map[string]*string{}
+		var id string
+		var cu *string
+		_, err := pgx.ForEachRow(rows, []any{&id, &cu}, func() error { stored[id] = cu; return nil })
+		if err != nil {
+			return nil, mapErr("check document ids", err)
+		}
+		for _, i := range idx {
+			cu, ok := stored[docs[i].DocID]
+			if ok && !sameUUID(cu, docs[i].ClientUUID) {
+				taken = append(taken, i)
+			}
+		}
+	}
+	slices.Sort(taken)
+	return taken, nil
+}
+
+// sameUUID compares two optional UUIDs as text (any case).
+func sameUUID(a, b *string) bool {
+	return a == nil && b == nil || a != nil && b != nil && strings.EqualFold(*a, *b)
 }
 
 // statusClients lists the clients of the system status records among docs
@@ -439,6 +537,14 @@ func (s *Store) Document(ctx context.Context, ownerID int64, kind, docID string)
 		WHERE data_owner_id = $1 AND kind = $2 AND doc_id = $3`, ownerID, kind, docID)
 	d, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Document])
 	return d, mapErr("load document", err)
+}
+
+// DocumentsByIDs loads the data owner's documents of kind by document id
+// (the federation entities); unknown ids match nothing.
+func DocumentsByIDs(ownerID int64, kind string, docIDs []string) Read[Document] {
+	return Read[Document]{step: "load documents by id", sql: `SELECT ` + documentCols + ` FROM documents
+		WHERE data_owner_id = $1 AND kind = $2 AND doc_id = ANY($3::text[])`,
+		args: []any{ownerID, kind, docIDs}, scan: pgx.RowToStructByName[Document]}
 }
 
 // DocumentsByMeasurement lists the data owner's documents of a kind that

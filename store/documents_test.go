@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -181,6 +182,51 @@ func TestInsertDocumentsInsertsAndReimportUpdates(t *testing.T) {
 	m4, _ := apitest.Get(t).Store.Document(ctx, owner, store.KindMeasurement, "m4")
 	if !strings.Contains(string(m4.Doc), `"final"`) {
 		t.Errorf("m4 = %s, want the last copy", m4.Doc)
+	}
+}
+
+// TestInsertDocumentsKeepOthers: with KeepOthers (the client API) a stored
+// document of another client, or of none, keeps its id: the document given
+// is answered in Taken, and the stored one is left as it was; the client's
+// own documents are inserted, replaced and kept unchanged as always.
+func TestInsertDocumentsKeepOthers(t *testing.T) {
+	ctx := context.Background()
+	st := apitest.Get(t).Store
+	owner := apitest.Get(t).NewOwner(t, "keep-others").ID
+	mine, other := uuid.NewString(), uuid.NewString()
+	first := []store.Document{
+		mustParse(t, store.KindMeasurement, measurementJSON("own-changed", mine, "2026-11-01T06:00:00Z", "")),
+		mustParse(t, store.KindMeasurement, measurementJSON("own-same", mine, "2026-11-01T06:00:00Z", "")),
+		mustParse(t, store.KindMeasurement, measurementJSON("others", other, "2026-11-01T06:00:00Z", "")),
+		mustParse(t, store.KindAnomalyEvent, `{"id":"no-client","subject":"youtube","created_at":"2026-11-01T06:00:00Z"}`),
+	}
+	if _, err := st.InsertDocuments(ctx, owner, first); err != nil {
+		t.Fatal(err)
+	}
+	second := []store.Document{
+		mustParse(t, store.KindMeasurement, measurementJSON("own-changed", mine, "2026-11-01T07:00:00Z", "")),
+		first[1],
+		mustParse(t, store.KindMeasurement, measurementJSON("others", mine, "2026-11-01T08:00:00Z", "")),
+		mustParse(t, store.KindMeasurement, measurementJSON("new", mine, "2026-11-01T06:00:00Z", "")),
+		mustParse(t, store.KindAnomalyEvent, fmt.Sprintf(`{"id":"no-client","client_uuid":%q,"subject":"youtube","created_at":"2026-11-01T06:00:00Z"}`, mine)),
+	}
+	res, err := st.InsertDocumentsWith(ctx, owner, second, store.InsertOptions{KeepOthers: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Inserted != 1 || res.Updated != 1 || res.Unchanged != 1 || !slices.Equal(res.Taken, []int{2, 4}) {
+		t.Errorf("KeepOthers: %+v, want 1 inserted, 1 updated, 1 unchanged, taken [2 4]", res)
+	}
+	if d, _ := st.Document(ctx, owner, store.KindMeasurement, "others"); d.ClientUUID == nil || *d.ClientUUID != other {
+		t.Errorf("another client's document was replaced: %+v", show(d))
+	}
+	if d, _ := st.Document(ctx, owner, store.KindAnomalyEvent, "no-client"); d.ClientUUID != nil {
+		t.Errorf("a document without a client was replaced: %+v", show(d))
+	}
+	// Without the option (fleetgraph import) the last copy wins, as before.
+	res, err = st.InsertDocuments(ctx, owner, second)
+	if err != nil || res.Updated != 2 || len(res.Taken) != 0 {
+		t.Errorf("without KeepOthers: %+v, %v; want the 2 taken documents replaced", res, err)
 	}
 }
 

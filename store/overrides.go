@@ -249,3 +249,10 @@ func (s *Store) ClientMeasurements(ctx context.Context, ownerID int64, clientUUI
 func ClientsByUUIDs(ownerID int64, uuids []string) Read[Client] {
 	return Read[Client]{step: "load clients by uuid", sql: clientSelect + ` AND c.uuid::text = ANY($2::text[])`, args: []any{ownerID, uuids}, scan: scanClient}
 }
+
+// ClientsByKeys loads the clients visible to the data owner that have one
+// of ids or one of uuids (malformed UUIDs match nothing), in one statement.
+func ClientsByKeys(ownerID int64, ids []int64, uuids []string) Read[Client] {
+	return Read[Client]{step: "load clients by key", sql: clientSelect + ` AND (c.id = ANY($2) OR c.uuid::text = ANY($3::text[]))`,
+		args: []any{ownerID, ids, uuids}, scan: scanClient}
+}

@@ -174,16 +174,23 @@ func (s *Store) ProbeByDigest(ctx context.Context, digest []byte) (Probe, error)
 	return p, mapErr("find probe", err)
 }
 
-// CheckIn records that a probe was seen now, with the client type and
-// version it named (nil keeps the stored one); its row tells whether the
-// client was marked offline (then ClientOnline tells it is back; no row
-// when the client is gone). A statement that writes, as a Read so that it
-// goes in one round trip with the reads of the check-in's answer.
-func CheckIn(ownerID, clientID int64, clientType, clientVersion *string) Read[bool] {
+// QueueCheckIn queues to b the record that a probe was seen now, with the
+// client type and version it named (nil keeps the stored one); done gets
+// whether the client was marked offline (then ClientOnline tells it is
+// back; no row when the client is gone).
+//
+// The batch commits without waiting for its WAL to reach the disk
+// (synchronous_commit off for its transaction alone): a crash may lose the
+// last fraction of a second of check-ins, which the probes' next check-ins
+// redo, while a check-in no longer queues for the WAL flush behind the
+// reports' large transactions (bench/probes.sh: most check-ins waited on
+// WALWrite).
+func QueueCheckIn(b *Batch, ownerID, clientID int64, clientType, clientVersion *string, done func([]bool, error)) {
+	b.b.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
 	const q = `UPDATE clients SET last_seen_at = now(),
 		last_client_type = coalesce($3, last_client_type), last_client_version = coalesce($4, last_client_version)
 		WHERE data_owner_id = $1 AND id = $2 RETURNING offline_since IS NOT NULL`
-	return Read[bool]{step: "check in", sql: q, args: []any{ownerID, clientID, clientType, clientVersion}, scan: pgx.RowTo[bool]}
+	Queue(b, Read[bool]{step: "check in", sql: q, args: []any{ownerID, clientID, clientType, clientVersion}, scan: pgx.RowTo[bool]}, done)
 }
 
 // ClientOnline clears the offline mark of one of the data owner's clients
@@ -275,20 +282,4 @@ func (s *Store) EnsureWebClients(ctx context.Context, ownerID int64, uuids []str
 	rows, _ := s.pool.Query(ctx, q, ownerID, uuids)
 	cs, err := pgx.CollectRows(rows, pgx.RowToStructByName[ReportingClient])
 	return cs, mapErr("load reporting clients", err)
-}
-
-// DocumentOwner is the client of a stored document.
-type DocumentOwner struct {
-	DocID      string  `db:"doc_id"`
-	ClientUUID *string `db:"client_uuid"`
-}
-
-// DocumentOwners answers the clients of the data owner's stored documents
-// of kind with the given ids (ids not stored are left out).
-func (s *Store) DocumentOwners(ctx context.Context, ownerID int64, kind string, docIDs []string) ([]DocumentOwner, error) {
-	const q = `SELECT doc_id, client_uuid::text AS client_uuid FROM documents
-		WHERE data_owner_id = $1 AND kind = $2 AND doc_id = ANY($3)`
-	rows, _ := s.pool.Query(ctx, q, ownerID, kind, docIDs)
-	ds, err := pgx.CollectRows(rows, pgx.RowToStructByName[DocumentOwner])
-	return ds, mapErr("load document owners", err)
 }

@@ -209,17 +209,35 @@ func mapErr(step string, err error) error {
 	return fmt.Errorf("%s: %w", step, err)
 }
 
-// StatementCounter is a pgx tracer that counts the statements run.
-type StatementCounter struct{ n atomic.Int64 }
+// StatementCounter is a pgx tracer that counts the statements run, alone
+// or in batches, and the round trips they took.
+type StatementCounter struct{ n, trips atomic.Int64 }
 
-// TraceQueryStart counts one statement.
+// TraceQueryStart counts one statement alone: one round trip.
 func (c *StatementCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
 	c.n.Add(1)
+	c.trips.Add(1)
 	return ctx
 }
 
 // TraceQueryEnd does nothing.
 func (c *StatementCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
+// TraceBatchStart counts a batch's round trip and its statements.
+func (c *StatementCounter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
+	c.n.Add(int64(d.Batch.Len()))
+	c.trips.Add(1)
+	return ctx
+}
+
+// TraceBatchQuery does nothing.
+func (c *StatementCounter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+
+// TraceBatchEnd does nothing.
+func (c *StatementCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
 // Count returns the statements counted so far.
 func (c *StatementCounter) Count() int64 { return c.n.Load() }
+
+// RoundTrips returns the round trips counted so far.
+func (c *StatementCounter) RoundTrips() int64 { return c.trips.Load() }

@@ -46,6 +46,12 @@ func (s *Store) Users(ctx context.Context, ownerID int64) ([]User, error) {
 	return us, mapErr("list users", err)
 }
 
+// UsersByIDs loads the data owner's users by id.
+func UsersByIDs(ownerID int64, ids []int64) Read[User] {
+	return Read[User]{step: "load users", sql: `SELECT ` + userCols + ` FROM users WHERE data_owner_id = $1 AND id = ANY($2)`,
+		args: []any{ownerID, ids}, scan: pgx.RowToStructByName[User]}
+}
+
 // User loads one user.
 func (s *Store) User(ctx context.Context, ownerID, id int64) (User, error) {
 	rows, _ := s.pool.Query(ctx, `SELECT `+userCols+` FROM users WHERE data_owner_id = $1 AND id = $2`, ownerID, id)

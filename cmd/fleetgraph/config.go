@@ -19,6 +19,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/fleetgraph/fleetgraph/assistant"
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/budget"
 	"github.com/fleetgraph/fleetgraph/obs"
@@ -57,6 +58,9 @@ type config struct {
 	MetricsAddr string
 	// SMTP is the mail server (mail.go).
 	SMTP smtpConfig
+	// AI* configure the AI assistant (assistant.Config; aiAssistant reads
+	// them): provider openai or anthropic, empty is off.
+	AIProvider, AIBaseURL, AIAPIKey, AIModel, AIMonthlyTokens string
 	// Webhooks are the delivery engine's settings (webhooks.go).
 	Webhooks webhookConfig
 	// tracer, when set, traces the store's statements (serve sets it when
@@ -87,7 +91,38 @@ func (c *config) flags(fs *flag.FlagSet) {
 			"an address such as 127.0.0.1:9464 on a listener of its own (and not on --addr), off nowhere")
 	c.deadlineFlags(fs)
 	c.mailFlags(fs)
+	c.aiFlags(fs)
 	c.webhookFlags(fs)
+}
+
+// aiFlags registers the AI assistant's settings.
+func (c *config) aiFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.AIProvider, "ai-provider", envOr("FLEETGRAPH_AI_PROVIDER", ""),
+		"AI assistant's model API (env FLEETGRAPH_AI_PROVIDER): openai (any OpenAI-compatible chat completions server: "+
+			"OpenAI, Azure OpenAI, Ollama, llama.cpp, vLLM) or anthropic; empty: the assistant is off (its operations answer 503)")
+	fs.StringVar(&c.AIBaseURL, "ai-base-url", envOr("FLEETGRAPH_AI_BASE_URL", ""),
+		"base `URL` of the model API (env FLEETGRAPH_AI_BASE_URL), e.g. http://127.0.0.1:11434/v1 for Ollama; empty: the vendor's")
+	fs.Var(secretEnv(&c.AIAPIKey, "FLEETGRAPH_AI_API_KEY"), "ai-api-key",
+		"API `key` of the model API (env FLEETGRAPH_AI_API_KEY); required for anthropic")
+	fs.StringVar(&c.AIModel, "ai-model", envOr("FLEETGRAPH_AI_MODEL", ""),
+		"model name sent to the model API (env FLEETGRAPH_AI_MODEL); required with --ai-provider")
+	fs.StringVar(&c.AIMonthlyTokens, "ai-monthly-tokens", envOr("FLEETGRAPH_AI_MONTHLY_TOKENS", ""),
+		fmt.Sprintf("default monthly token limit of a data owner (env FLEETGRAPH_AI_MONTHLY_TOKENS); an org_admin sets a data owner's own "+
+			"(PUT /ai_assistant/token_limit); empty: %d", assistant.DefaultMonthlyTokens))
+}
+
+// aiAssistant is the configured AI assistant (nil when off).
+func (c *config) aiAssistant() (*assistant.Assistant, error) {
+	var monthly int64
+	if raw := strings.TrimSpace(c.AIMonthlyTokens); raw != "" {
+		n, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("--ai-monthly-tokens (FLEETGRAPH_AI_MONTHLY_TOKENS) %q must be a positive whole number of tokens", raw)
+		}
+		monthly = n
+	}
+	return assistant.New(assistant.Config{Provider: c.AIProvider, BaseURL: strings.TrimSpace(c.AIBaseURL), APIKey: c.AIAPIKey,
+		Model: strings.TrimSpace(c.AIModel), MonthlyTokens: monthly})
 }
 
 // Defaults of the request deadline and statement_timeout.

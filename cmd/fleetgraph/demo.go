@@ -4,16 +4,23 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
+	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"path"
 	"regexp"
 	"strings"
 	"time"
 
+	"github.com/go-chi/chi/v5"
+
 	"github.com/fleetgraph/fleetgraph"
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/clientapi"
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
@@ -63,10 +70,14 @@ func demoStatus(n int) (cpu, memory, filesystem float64, ok bool) {
 // (same ids), so that fleet health shows its warning and critical probes
 // whenever the demo starts, not unknown once the records aged out.
 func refreshDemoStatus(ctx context.Context, st *store.Store, owner int64, now time.Time) error {
+	uuids, err := demoProbeUUIDs(ctx, st, owner)
+	if err != nil {
+		return err
+	}
 	var docs []store.Document
 	for n := 1; n <= 12; n++ {
 		cpu, memory, fs, ok := demoStatus(n)
-		if !ok {
+		if !ok || uuids[n] == "" {
 			continue
 		}
 		transport := []string{"ethernet", "wifi"}[n%2]
@@ -86,7 +97,7 @@ func refreshDemoStatus(ctx context.Context, st *store.Store, owner int64, now ti
 					"subnet": "192.168.1.0/24", "ssid": null, "bssid": null, "rssi": null, "signal_strength": null,
 					"channel": null, "frequency": null, "link_speed": 1000, "link_speed_rx": null, "link_speed_tx": null}],
 				"collection_errors": []}`,
-				n, k, demoUUID(n), at.Format(time.RFC3339), n, k, at.Add(-5*time.Minute).Format(time.RFC3339), at.Format(time.RFC3339),
+				n, k, uuids[n], at.Format(time.RFC3339), n, k, at.Add(-5*time.Minute).Format(time.RFC3339), at.Format(time.RFC3339),
 				cpu-drift, cpu+7-drift, cpu-1-drift, memory-drift, memory+3-drift, memory-drift,
 				int64(31268536320*(100-fs-2)/100), int64(31268536320*(100-fs)/100), fs-0.5, fs+0.3, fs,
 				100*n+k, transport, at.Format(time.RFC3339), 10+n)
@@ -133,15 +144,18 @@ func fillDemo(ctx context.Context, st *store.Store, sealer *auth.Sealer, owner i
 	if err != nil {
 		return err
 	}
-	var berlin, vienna []int64
+	uuids, err := registerDemoProbes(ctx, st, sealer, regKey.RegistrationKey)
+	if err != nil {
+		return err
+	}
+	var berlin, vienna, all []int64
 	for n := 1; n <= 12; n++ {
-		seen := time.Now().Add(-time.Duration(n*13) * time.Minute)
-		id, err := st.CreateClient(ctx, owner, store.NewClient{UUID: demoUUID(n), Type: "automator",
-			Label: s(fmt.Sprintf("probe-%02d", n)), Tags: []string{[]string{"berlin", "vienna"}[n%2], "fiber"},
-			RegistrationKeyID: &regKey.ID, PublicConfigID: &cfg, LastSeenAt: &seen})
+		c, err := st.ClientByUUID(ctx, owner, uuids[n])
 		if err != nil {
-			return err
+			return fmt.Errorf("demo: probe-%02d: %w", n, err)
 		}
+		id := c.ID
+		all = append(all, id)
 		from := time.Now().AddDate(0, -n, 0)
 		if _, err := st.CreateContract(ctx, owner, store.NewContract{IspID: isps[n%len(isps)], ClientID: id,
 			Name: "Home 250", DownloadSpeed: i(250000), UploadSpeed: i(40000), ValidFrom: &from}); err != nil {
@@ -158,12 +172,93 @@ func fillDemo(ctx context.Context, st *store.Store, sealer *auth.Sealer, owner i
 			return err
 		}
 	}
+	if err := st.AssignConfig(ctx, owner, store.ConfigPublic, cfg, store.ConfigAssignment{ClientIDs: all}, true); err != nil {
+		return fmt.Errorf("demo: assign the config: %w", err)
+	}
 	_, err = st.CreateServiceCredential(ctx, owner, store.CredentialInput{Name: s("Ookla account"), Service: s("ookla"),
 		Username: s("fleet"), SealedPassword: sealer.Seal("demo-password")})
 	if err != nil {
 		return err
 	}
-	return loadDemoDocuments(ctx, st, owner, fleetgraph.Fixtures)
+	return loadDemoDocuments(ctx, st, owner, uuids, fleetgraph.Fixtures)
+}
+
+// demoProbeVersion is the software the demo probes name at registration
+// and check-in.
+const demoProbeVersion = "3.6.0"
+
+// registerDemoProbes registers the 12 demo probes through the client API
+// (in process, through the same handlers and middleware as a probe's
+// requests) with the demo registration key, and checks each in once, so
+// that they are probes as a real fleet's are: a registration key, a
+// secret (not kept: the demo reports nothing through it), the last check-in
+// and the software it named. It answers probe n's UUID at index n.
+func registerDemoProbes(ctx context.Context, st *store.Store, sealer *auth.Sealer, regKey string) ([]string, error) {
+	api := chi.NewRouter()
+	api.Route(clientapi.Base, (&clientapi.API{Store: st, Sealer: sealer, Logger: slog.Default()}).Mount)
+	call := func(method, path, secret string, body any, want int) ([]byte, error) {
+		var rd io.Reader = http.NoBody
+		if body != nil {
+			raw, err := json.Marshal(body)
+			if err != nil {
+				return nil, err
+			}
+			rd = bytes.NewReader(raw)
+		}
+		req := httptest.NewRequestWithContext(ctx, method, clientapi.Base+path, rd)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Client-Type", "automator")
+		req.Header.Set("X-Client-Version", demoProbeVersion)
+		if secret != "" {
+			req.Header.Set("X-API-KEY", secret)
+		}
+		rec := httptest.NewRecorder()
+		api.ServeHTTP(rec, req)
+		if rec.Code != want {
+			return nil, fmt.Errorf("demo: %s %s answered %d: %s", method, path, rec.Code, rec.Body)
+		}
+		return rec.Body.Bytes(), nil
+	}
+	uuids := make([]string, 13)
+	for n := 1; n <= 12; n++ {
+		raw, err := call(http.MethodPost, "/register", "", map[string]any{"registration_key": regKey,
+			"label": fmt.Sprintf("probe-%02d", n), "tags": []string{[]string{"berlin", "vienna"}[n%2], "fiber"},
+			"client_type": "automator", "client_version": demoProbeVersion}, http.StatusCreated)
+		if err != nil {
+			return nil, err
+		}
+		var reg struct {
+			ClientUUID string `json:"client_uuid"`
+			Secret     string `json:"secret"`
+		}
+		if err := json.Unmarshal(raw, &reg); err != nil {
+			return nil, fmt.Errorf("demo: registration of probe-%02d: %w", n, err)
+		}
+		if _, err := call(http.MethodGet, "/config", reg.Secret, nil, http.StatusOK); err != nil {
+			return nil, err
+		}
+		uuids[n] = reg.ClientUUID
+	}
+	return uuids, nil
+}
+
+// demoProbeUUIDs finds the demo probes' UUIDs by their labels (probe n's
+// at index n; "" for one that is gone).
+func demoProbeUUIDs(ctx context.Context, st *store.Store, owner int64) ([]string, error) {
+	clients, err := st.Clients(ctx, owner)
+	if err != nil {
+		return nil, err
+	}
+	uuids := make([]string, 13)
+	for _, c := range clients {
+		var n int
+		if c.Label != nil && len(*c.Label) == len("probe-00") {
+			if _, err := fmt.Sscanf(*c.Label, "probe-%02d", &n); err == nil && n >= 1 && n <= 12 {
+				uuids[n] = c.UUID
+			}
+		}
+	}
+	return uuids, nil
 }
 
 // fixtureUUID matches the client UUIDs the fixture documents name.
@@ -173,7 +268,7 @@ var fixtureUUID = regexp.MustCompile(`"(?:client_uuid|uuid)":"([0-9a-f-]{36})"`)
 // the demo data owner, its clients renamed to the demo fleet's probes in
 // order of appearance, so that the measurements carry the probes' labels,
 // tags and groups.
-func loadDemoDocuments(ctx context.Context, st *store.Store, owner int64, fixtures fs.FS) error {
+func loadDemoDocuments(ctx context.Context, st *store.Store, owner int64, uuids []string, fixtures fs.FS) error {
 	names, err := fs.Glob(fixtures, "testdata/*.ndjson")
 	if err != nil {
 		return err
@@ -187,7 +282,7 @@ func loadDemoDocuments(ctx context.Context, st *store.Store, owner int64, fixtur
 		raw = fixtureUUID.ReplaceAllFunc(raw, func(m []byte) []byte {
 			u := string(fixtureUUID.FindSubmatch(m)[1])
 			if probes[u] == "" {
-				probes[u] = demoUUID(len(probes)%12 + 1)
+				probes[u] = uuids[len(probes)%12+1]
 			}
 			return bytes.Replace(m, []byte(u), []byte(probes[u]), 1)
 		})
@@ -217,12 +312,4 @@ func loadDemoDocuments(ctx context.Context, st *store.Store, owner int64, fixtur
 		}
 	}
 	return nil
-}
-
-// demoUUID derives a stable UUID for demo client n.
-func demoUUID(n int) string {
-	h := sha256.Sum256([]byte(fmt.Sprintf("fleetgraph-demo-client-%d", n)))
-	h[6] = h[6]&0x0f | 0x40
-	h[8] = h[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
 }

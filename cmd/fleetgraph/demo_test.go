@@ -47,6 +47,22 @@ func TestDemoLoadsTheFixtureSet(t *testing.T) {
 	if strays != 0 {
 		t.Errorf("%d clients without a label: fixture clients were created instead of using the probes", strays)
 	}
+	// The probes registered through the client API with the demo key and
+	// checked in once: a secret, the key, the software they named.
+	var registered int
+	if err := e.Store.Pool().QueryRow(ctx, `SELECT count(*) FROM clients c JOIN registration_keys k ON k.id = c.registration_key_id
+		WHERE c.data_owner_id = $1 AND c.label LIKE 'probe-%' AND c.secret_digest IS NOT NULL
+		AND k.registration_key = 'demo-fleet-2026' AND c.last_client_version = $2 AND c.last_seen_at IS NOT NULL`,
+		owner, demoProbeVersion).Scan(&registered); err != nil {
+		t.Fatal(err)
+	}
+	var left int
+	if err := e.Store.Pool().QueryRow(ctx, `SELECT num_registrations_left FROM registration_keys WHERE registration_key = 'demo-fleet-2026'`).Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	if registered != 12 || left != 50-12 {
+		t.Errorf("%d probes registered through the client API, %d registrations left on the key; want 12 and 38", registered, left)
+	}
 	for _, c := range apitest.FixtureClients {
 		if r := e.Admin(t, http.MethodGet, "/clients/"+c, key, nil); r.Status != http.StatusNotFound {
 			t.Errorf("fixture client %s: GET = %d, want 404", c, r.Status)

@@ -17,7 +17,15 @@ import (
 )
 
 // What a new user meets in the first hour: usage text, bootstrap's keys and
-// example, the messages of a wrong key.
+// example, the messages of a wrong key. Issue 17's items, test by test:
+// 1 TestUsageTextNeverShowsASecret; 3 TestBootstrapPrintsBothKeysAndTheConfiguredAddress
+// (both keys, the 403 naming the key kinds) and TestBannerSaysWhenGraphiQLIsMissingAndTheAddressIsOpen
+// (serve's keys); 4 TestBootstrapPrintsBothKeysAndTheConfiguredAddress; 6
+// TestStopPrivateStopsALeftServer (store/pglocal; make test runs ./store/testdb/stop);
+// 8 TestCommandsHelpSucceedsAndListsOnlyTheirFlags (-h, ignored flags, --version),
+// TestBootstrapSaysWhatItExpects (positional arguments, a mysql:// URL), the Bearer 401 in
+// TestBootstrapPrintsBothKeysAndTheConfiguredAddress and the open address in the banner test;
+// 9 TestGraphiQLInABrowser (server/).
 
 func TestUsageTextNeverShowsASecret(t *testing.T) {
 	const dbURL, secret, esURL = "postgres://fleet:hunter2-db@db.example/fleet", "c2VjcmV0LWtleS12YWx1ZQ==", "https://elastic:hunter2-es@es.example"
@@ -76,8 +84,13 @@ func TestCommandsHelpSucceedsAndListsOnlyTheirFlags(t *testing.T) {
 			}
 		}
 	}
-	if err := run(context.Background(), []string{"--version"}); err != nil {
-		t.Errorf("--version: %v", err)
+	for _, arg := range []string{"--version", "-h"} {
+		var err error
+		out := captureFile(t, &os.Stdout, func() { err = run(context.Background(), []string{arg}) })
+		want := map[string]string{"--version": "fleetgraph ", "-h": "fleetgraph --version"}[arg]
+		if err != nil || !strings.HasPrefix(strings.TrimSpace(out), "fleetgraph") || !strings.Contains(out, want) {
+			t.Errorf("fleetgraph %s: %v, printed %q (want success and %q)", arg, err, out, want)
+		}
 	}
 }
 
@@ -165,19 +178,25 @@ func wantMessage(t *testing.T, r *apitest.Response, status int, parts ...string)
 // captureStderr answers what f writes to os.Stderr.
 func captureStderr(t *testing.T, f func()) string {
 	t.Helper()
+	return captureFile(t, &os.Stderr, f)
+}
+
+// captureFile answers what f writes to *file (os.Stdout or os.Stderr).
+func captureFile(t *testing.T, file **os.File, f func()) string {
+	t.Helper()
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	stderr := os.Stderr
-	os.Stderr = w
+	saved := *file
+	*file = w
 	done := make(chan string)
 	go func() {
 		b, _ := io.ReadAll(r)
 		done <- string(b)
 	}()
 	f()
-	os.Stderr = stderr
+	*file = saved
 	w.Close()
 	return <-done
 }

@@ -5,6 +5,7 @@
 //	fleetgraph bootstrap   create a data owner, an org_admin user and key
 //	fleetgraph import      load an NDJSON file of documents into a data owner
 //	fleetgraph openapi     write the REST APIs' OpenAPI documents
+//	fleetgraph sdl         write the Apollo Federation subgraph schema
 //
 // Configuration comes from the environment, each variable also a flag.
 package main
@@ -61,6 +62,9 @@ Usage:
                                            1: nothing loaded or an error
   fleetgraph openapi [--out DIR]           write the REST APIs' OpenAPI documents (also served
                                            at <base>/openapi.json) into DIR; no database needed
+  fleetgraph sdl [--out FILE]              write the Apollo Federation subgraph schema (what
+                                           _service { sdl } answers; docs/federation.md) to FILE
+                                           or stdout; no database needed
 
   fleetgraph --version                     print the version and exit
 
@@ -93,6 +97,8 @@ func command(ctx context.Context, args []string) error {
 		return importDocs(ctx, args[1:], os.Stdin, os.Stdout, os.Stderr)
 	case "openapi":
 		return openapi(args[1:], os.Stdout)
+	case "sdl":
+		return sdl(args[1:], os.Stdout)
 	case "help", "-h", "--help":
 		fmt.Fprint(os.Stdout, usage)
 		return nil

@@ -92,6 +92,10 @@ func serve(ctx context.Context, args []string) error {
 	if cfg.MetricsAddr != "" {
 		opts = append(opts, server.WithoutMetricsRoute())
 	}
+	ai, err := cfg.aiAssistant()
+	if err != nil {
+		return err
+	}
 	waitLicense := runLicensePairs(ctx, st, log)
 	defer waitLicense()
 	waitMail := runMail(ctx, st, mailer, log)
@@ -104,7 +108,7 @@ func serve(ctx context.Context, args []string) error {
 	handler, err := server.New(&resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend, Releases: catalogue,
 		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true,
 		MaxAnswerBytes: answerBytes, Heavy: admission.New(heavySlots, heavyPerOwner, admission.DefaultWait),
-		RequestTimeout: requestTimeout, Stream: stream.Start(ctx, st, log)}, opts...)
+		RequestTimeout: requestTimeout, AI: ai, Stream: stream.Start(ctx, st, log)}, opts...)
 	if err != nil {
 		return err
 	}

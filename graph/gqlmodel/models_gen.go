@@ -13,6 +13,38 @@ import (
 	"github.com/fleetgraph/fleetgraph/model"
 )
 
+// The new message(s) of a completion. messages may repeat the conversation's
+// stored messages (the AI SDK's chat transport sends them all): messages whose
+// id is stored already are skipped. The last new message must be the user's.
+type AiCompleteInput struct {
+	Messages []model.JSON `json:"messages,omitempty"`
+	Message  *model.JSON  `json:"message,omitempty"`
+	// Sent by the AI SDK's chat transport; ignored.
+	ID *model.JSON `json:"id,omitempty"`
+	// Sent by the AI SDK's chat transport; ignored.
+	Trigger *string `json:"trigger,omitempty"`
+	// Sent by the AI SDK's chat transport; ignored.
+	MessageID *string `json:"messageId,omitempty"`
+}
+
+type AiConversationCreateInput struct {
+	Title *string `json:"title,omitempty"`
+	// Messages to start with (UIMessage objects).
+	Messages []model.JSON `json:"messages,omitempty"`
+	// One message to start with, as an alternative to messages.
+	Message *model.JSON `json:"message,omitempty"`
+}
+
+type AiConversationUpdateInput struct {
+	Title *string `json:"title,omitempty"`
+}
+
+type AiExplainAnomalyInput struct {
+	AnomalyID string `json:"anomalyId"`
+	// A conversation of the caller to continue; without it a new one is made.
+	ConversationID *int64 `json:"conversationId,omitempty"`
+}
+
 type AnomalyDetectionDimensions struct {
 	// From the data owner's own measurement documents.
 	MeasurementTypes []MeasurementTypeDimension `json:"measurementTypes"`
@@ -73,10 +105,18 @@ type AnomalyDetectionOverrideScopeInput struct {
 	DetectionPass string `json:"detectionPass"`
 }
 
+type AnomalyEventByIDsInput struct {
+	ID string `json:"ID"`
+}
+
 type APIKeyCreateInput struct {
 	Name *string `json:"name,omitempty"`
 	// Defaults to one year from now.
 	ValidUntil *time.Time `json:"validUntil,omitempty"`
+}
+
+type CapabilityByIDsInput struct {
+	ID int64 `json:"ID"`
 }
 
 type CapabilityCreateInput struct {
@@ -110,6 +150,32 @@ type ClientDisableInput struct {
 	Reason string `json:"reason"`
 }
 
+// Filters of the clients connection; every given filter must match. groupId,
+// registrationKeyId and healthStates concern the data owner's own clients (a
+// shared client matches none of them).
+type ClientFilter struct {
+	// A substring of the label or of the UUID, case-insensitive (1 to 255 characters).
+	Search *string `json:"search,omitempty"`
+	// The client carries every one of these tags (at most 50).
+	Tags []string `json:"tags,omitempty"`
+	// A member of this client group.
+	GroupID *int64 `json:"groupId,omitempty"`
+	// Of this type (Client.type).
+	Type *string `json:"type,omitempty"`
+	// Offline (true) or online (false) as Client.offline; clients whose offline is null match neither.
+	Offline *bool `json:"offline,omitempty"`
+	// Disabled (true) or enabled (false).
+	Disabled *bool `json:"disabled,omitempty"`
+	// In one of these health states, as fleetHealth reports them (unknown when none was evaluated).
+	HealthStates []model.HealthState `json:"healthStates,omitempty"`
+	// Registered with this registration key.
+	RegistrationKeyID *int64 `json:"registrationKeyId,omitempty"`
+}
+
+type ClientGroupByIDsInput struct {
+	ID int64 `json:"ID"`
+}
+
 type ClientGroupCreateInput struct {
 	// Unique among the data owner's groups (trimmed, case-insensitive); at most 255 characters.
 	Name string `json:"name"`
@@ -124,6 +190,14 @@ type ClientGroupMembersInput struct {
 
 type ClientGroupUpdateInput struct {
 	Name string `json:"name"`
+}
+
+// An order of the clients connection.
+type ClientOrder struct {
+	// What to order by.
+	Field ClientOrderField `json:"field"`
+	// Smallest or largest first.
+	Direction OrderDirection `json:"direction"`
 }
 
 // Changes to a client; a field left out is left alone. Text is trimmed; an
@@ -213,6 +287,10 @@ type HealthThresholdsInput struct {
 	Filesystem graphql.Omittable[*HealthMetricThresholdsInput] `json:"filesystem,omitempty"`
 }
 
+type IspByIDsInput struct {
+	ID int64 `json:"ID"`
+}
+
 type IspContractCreateInput struct {
 	// The client: its id or UUID (one of the data owner's own clients).
 	ClientID string `json:"clientId"`
@@ -281,6 +359,10 @@ type IspUpdateInput struct {
 	Country graphql.Omittable[*string]        `json:"country,omitempty"`
 	Type    graphql.Omittable[*model.IspType] `json:"type,omitempty"`
 	IsVpn   graphql.Omittable[*bool]          `json:"isVpn,omitempty"`
+}
+
+type MeasurementByIDsInput struct {
+	ID string `json:"ID"`
 }
 
 type MeasurementConfigCreateInput struct {
@@ -367,6 +449,10 @@ type NotificationConfigInput struct {
 type Query struct {
 }
 
+type RegistrationKeyByIDsInput struct {
+	ID int64 `json:"ID"`
+}
+
 type RegistrationKeyCreateInput struct {
 	CapabilityID int64 `json:"capabilityId"`
 	// Generated when omitted.
@@ -430,6 +516,10 @@ type StudyDescriptionImport struct {
 	FromRevision              *int64 `json:"fromRevision,omitempty"`
 }
 
+// The streamed forms of aiConversationComplete and aiExplainAnomaly: each
+// event is one chunk of the AI SDK's UI message stream protocol (start,
+// text-start/-delta/-end, tool-input-available, tool-output-available, data-*,
+// finish, error).
 type Subscription struct {
 }
 
@@ -481,6 +571,67 @@ type WebhookUpdateInput struct {
 	Enabled       graphql.Omittable[*bool]       `json:"enabled,omitempty"`
 	PayloadFormat graphql.Omittable[*string]     `json:"payloadFormat,omitempty"`
 	FormatOptions graphql.Omittable[*model.JSON] `json:"formatOptions,omitempty"`
+}
+
+// What the clients connection is ordered by; the client id breaks ties.
+type ClientOrderField string
+
+const (
+	// The client id (the order clients were registered in).
+	ClientOrderFieldID ClientOrderField = "id"
+	// When the client was created.
+	ClientOrderFieldCreatedAt ClientOrderField = "createdAt"
+	// The label, trimmed and case-insensitive; clients without a label first.
+	ClientOrderFieldLabel ClientOrderField = "label"
+)
+
+var AllClientOrderField = []ClientOrderField{
+	ClientOrderFieldID,
+	ClientOrderFieldCreatedAt,
+	ClientOrderFieldLabel,
+}
+
+func (e ClientOrderField) IsValid() bool {
+	switch e {
+	case ClientOrderFieldID, ClientOrderFieldCreatedAt, ClientOrderFieldLabel:
+		return true
+	}
+	return false
+}
+
+func (e ClientOrderField) String() string {
+	return string(e)
+}
+
+func (e *ClientOrderField) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ClientOrderField(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ClientOrderField", str)
+	}
+	return nil
+}
+
+func (e ClientOrderField) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ClientOrderField) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ClientOrderField) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }
 
 type FeedbackDirection string
@@ -593,6 +744,64 @@ func (e *MeasurementReportType) UnmarshalJSON(b []byte) error {
 }
 
 func (e MeasurementReportType) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// The direction of a connection's order.
+type OrderDirection string
+
+const (
+	// Smallest first.
+	OrderDirectionAsc OrderDirection = "asc"
+	// Largest first.
+	OrderDirectionDesc OrderDirection = "desc"
+)
+
+var AllOrderDirection = []OrderDirection{
+	OrderDirectionAsc,
+	OrderDirectionDesc,
+}
+
+func (e OrderDirection) IsValid() bool {
+	switch e {
+	case OrderDirectionAsc, OrderDirectionDesc:
+		return true
+	}
+	return false
+}
+
+func (e OrderDirection) String() string {
+	return string(e)
+}
+
+func (e *OrderDirection) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = OrderDirection(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid OrderDirection", str)
+	}
+	return nil
+}
+
+func (e OrderDirection) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *OrderDirection) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e OrderDirection) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

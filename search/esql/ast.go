@@ -147,6 +147,9 @@ func (*LookupJoin) command() {}
 type Field struct {
 	Name string
 	Expr Expr
+	// Where is the condition of a STATS aggregate (STATS c = COUNT(*)
+	// WHERE x > 1): only the rows meeting it are aggregated.
+	Where Expr
 }
 
 // Order is one SORT key.
@@ -174,6 +177,7 @@ const (
 	LitFloat
 	LitString
 	LitDuration
+	LitMulti // a multi-value literal [1, 2, 3]: Value is []any of one kind's values
 )
 
 // Literal is a constant. Value holds nil, bool, int64, float64 or string;
@@ -227,8 +231,11 @@ type Like struct {
 	At      Pos
 	X       Expr
 	Pattern string
-	Regex   bool
-	Not     bool
+	// Patterns are all the patterns of x LIKE ("a*", "b*"): x matches any
+	// of them (Pattern is the first).
+	Patterns []string
+	Regex    bool
+	Not      bool
 }
 
 // In is "x [NOT] IN (list)".

@@ -69,6 +69,9 @@ func commandExprs(c Command) []Expr {
 	case *Stats:
 		for _, f := range append(append([]Field(nil), c.Aggs...), c.By...) {
 			out = append(out, f.Expr)
+			if f.Where != nil {
+				out = append(out, f.Where)
+			}
 		}
 	case *Sort:
 		for _, o := range c.Orders {

@@ -221,7 +221,7 @@ func (p *parser) command() (Command, *Error) {
 	case "STATS":
 		s := &Stats{At: at}
 		if !isKw(p.peek(), "BY") {
-			aggs, err := p.fields(true)
+			aggs, err := p.fieldsWhere(true, true)
 			if err != nil {
 				return nil, err
 			}
@@ -233,9 +233,6 @@ func (p *parser) command() (Command, *Error) {
 				return nil, err
 			}
 			s.By = by
-		}
-		if isKw(p.peek(), "WHERE") {
-			return nil, p.unsupported(p.peek(), "STATS ... WHERE is not supported")
 		}
 		return s, nil
 	case "SORT":
@@ -483,7 +480,11 @@ func (p *parser) columnPattern(wild bool) (string, *Error) {
 
 // fields reads "[name =] expr, ..."; aggs allows aggregate calls (checked by
 // the translator, which knows where they may appear).
-func (p *parser) fields(aggs bool) ([]Field, *Error) {
+func (p *parser) fields(aggs bool) ([]Field, *Error) { return p.fieldsWhere(aggs, false) }
+
+// fieldsWhere is fields, each optionally followed by WHERE and a condition
+// when where is set (the aggregates of STATS).
+func (p *parser) fieldsWhere(aggs, where bool) ([]Field, *Error) {
 	var out []Field
 	for {
 		var f Field
@@ -506,6 +507,11 @@ func (p *parser) fields(aggs bool) ([]Field, *Error) {
 		f.Expr = e
 		if f.Name == "" {
 			f.Name = strings.TrimSpace(p.src[startTok.start:p.toks[p.i-1].end])
+		}
+		if where && p.acceptKw("WHERE") {
+			if f.Where, err = p.expr(); err != nil {
+				return nil, err
+			}
 		}
 		out = append(out, f)
 		if !p.acceptSym(",") {
@@ -592,11 +598,25 @@ func (p *parser) predicate() (Expr, *Error) {
 		op := p.next()
 		switch {
 		case isKw(op, "LIKE"), isKw(op, "RLIKE"):
-			pt := p.next()
-			if pt.kind != tString {
-				return nil, p.unexpected(pt, "a string pattern")
+			// One pattern, or a list of them: x LIKE ("a*", "b*").
+			list := p.acceptSym("(")
+			var pats []string
+			for {
+				pt := p.next()
+				if pt.kind != tString {
+					return nil, p.unexpected(pt, "a string pattern")
+				}
+				pats = append(pats, pt.text)
+				if !list || !p.acceptSym(",") {
+					break
+				}
 			}
-			return &Like{At: at, X: x, Pattern: pt.text, Regex: isKw(op, "RLIKE"), Not: not}, nil
+			if list {
+				if err := p.expectSym(")"); err != nil {
+					return nil, err
+				}
+			}
+			return &Like{At: at, X: x, Pattern: pats[0], Patterns: pats, Regex: isKw(op, "RLIKE"), Not: not}, nil
 		case isKw(op, "IN"):
 			if err := p.expectSym("("); err != nil {
 				return nil, err
@@ -775,7 +795,7 @@ func (p *parser) primary() (Expr, *Error) {
 			return nil, p.unsupported(t, "query parameters (?) are not supported")
 		}
 		if t.text == "[" {
-			return nil, p.unsupported(t, "multi-value literals are not supported")
+			return p.multiValue(t)
 		}
 	case tIdent:
 		switch strings.ToUpper(t.text) {
@@ -792,6 +812,68 @@ func (p *parser) primary() (Expr, *Error) {
 		return p.identRest(t, t.text)
 	}
 	return nil, p.unexpected(t, "an expression")
+}
+
+// multiValue reads a multi-value literal after its "[": constants of one
+// kind (numbers may mix integers and decimals, which are then decimals),
+// comma-separated.
+func (p *parser) multiValue(open token) (Expr, *Error) {
+	lit := &Literal{At: p.pos(open), Kind: LitMulti}
+	var vals []any
+	kind := LitNull
+	for {
+		e, err := p.expr()
+		if err != nil {
+			return nil, err
+		}
+		l, ok := e.(*Literal)
+		if neg, isNeg := e.(*Unary); isNeg && neg.Op == "-" {
+			if x, isLit := neg.X.(*Literal); isLit && (x.Kind == LitInt || x.Kind == LitFloat) {
+				l, ok = &Literal{At: x.At, Kind: x.Kind, Value: negate(x.Value)}, true
+			}
+		}
+		if !ok || l.Kind == LitNull || l.Kind == LitDuration || l.Kind == LitMulti {
+			return nil, p.errf(open, "a multi-value literal holds constants (numbers, strings or booleans)")
+		}
+		switch {
+		case kind == LitNull:
+			kind = l.Kind
+		case kind == l.Kind:
+		case (kind == LitInt || kind == LitFloat) && (l.Kind == LitInt || l.Kind == LitFloat):
+			kind = LitFloat
+		default:
+			return nil, p.errf(open, "a multi-value literal holds values of one type")
+		}
+		vals = append(vals, l.Value)
+		if !p.acceptSym(",") {
+			break
+		}
+	}
+	if err := p.expectSym("]"); err != nil {
+		return nil, err
+	}
+	if kind == LitFloat {
+		for i, v := range vals {
+			if n, ok := v.(int64); ok {
+				vals[i] = float64(n)
+			}
+		}
+	}
+	lit.Value, lit.Unit = vals, litKindNames[kind]
+	return lit, nil
+}
+
+// litKindNames name the element kind of a multi-value literal (its Unit).
+var litKindNames = map[LitKind]string{LitBool: "boolean", LitInt: "long", LitFloat: "double", LitString: "keyword"}
+
+func negate(v any) any {
+	switch n := v.(type) {
+	case int64:
+		return -n
+	case float64:
+		return -n
+	}
+	return v
 }
 
 // identRest reads the ".part" continuations of a dotted column name.
@@ -821,6 +903,8 @@ func (p *parser) call(nameTok token) (Expr, *Error) {
 	if name == "COUNT" && isSym(p.peek(), "*") {
 		p.next()
 		c.Star = true
+	} else if name == "COUNT" && isSym(p.peek(), ")") {
+		c.Star = true // COUNT() counts rows, as COUNT(*)
 	} else if !isSym(p.peek(), ")") {
 		for {
 			e, err := p.expr()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/search/dateformat"
+	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // Limits of aggregations (400 beyond them).
@@ -52,6 +53,9 @@ func (b *Backend) aggregations(ctx context.Context, q querier, a *args, where st
 	count := 0
 	nodes, err := parseAggs(aggs, nil, &count)
 	if err != nil {
+		return nil, err
+	}
+	if err := typeAggs(nodes, a.types); err != nil {
 		return nil, err
 	}
 	scope, _ := ctx.Value(aggScopeKey{}).(search.Scope)
@@ -121,6 +125,7 @@ type aggNode struct {
 	parent *aggNode // enclosing aggregation (always a bucket aggregation)
 
 	field       string
+	ftype       string // the field's type in the mapping (mapping.go), "" untyped
 	missing     any
 	hasMissing  bool
 	size        int
@@ -129,8 +134,15 @@ type aggNode struct {
 	zeroTerms   bool // terms with min_doc_count 0: values without documents too
 	keyed       bool
 	dfmt        dateformat.Format // date_histogram format of key_as_string
-	hasFmt      bool
-	orders      []termsOrder
+	numFmt      *decimalFormat    // histogram and numeric metric format (key_as_string, value_as_string)
+	termsFmt    string            // terms format, read by typeAggs: a date format of a date field, else a decimal one
+	include     *termsFilter      // terms include (nil: every value)
+	// only, when set, is a SQL condition the metric reads its documents
+	// under (a terms order path through a filter: "f>m").
+	only    string
+	exclude *termsFilter // terms exclude (nil: none)
+	hasFmt  bool
+	orders  []termsOrder
 
 	// date_histogram
 	calUnit string // date_trunc unit, "" for fixed intervals
@@ -155,6 +167,13 @@ type aggNode struct {
 	percents []float64
 	sort     []hitSort
 	source   *srcFilter // nil keeps the whole _source
+}
+
+// termsFilter is a terms include or exclude: a regular expression the
+// whole value must match, or exact values.
+type termsFilter struct {
+	regex  string
+	values []string
 }
 
 type termsOrder struct {
@@ -315,4 +334,43 @@ var aggCompilers = map[string]func(n *aggNode, v any) error{
 	"cardinality":    (*aggNode).compileCardinality,
 	"percentiles":    (*aggNode).compilePercentiles,
 	"top_hits":       (*aggNode).compileTopHits,
+}
+
+// typeAggs gives the nodes their fields' mapped types, refusing what
+// Elasticsearch refuses: numeric metrics of a text or keyword field.
+func typeAggs(nodes []*aggNode, types fieldTypes) error {
+	for _, n := range nodes {
+		if n.field != "" {
+			n.ftype = types.of(n.field)
+			if baseField(n.field) == "created_at" {
+				n.ftype = store.FieldDate
+			}
+		}
+		if n.termsFmt != "" {
+			var err error
+			if n.ftype == store.FieldDate {
+				if n.dfmt, err = dateformat.Parse(n.termsFmt); err != nil {
+					return n.badf("%v", err)
+				}
+				n.hasFmt = true
+			} else if err := n.numFormatParam(map[string]any{"format": n.termsFmt}); err != nil {
+				return err
+			}
+		}
+		switch n.typ {
+		case "avg", "min", "max", "sum", "stats", "percentiles":
+			switch n.ftype {
+			case store.FieldText:
+				return search.Badf("Text fields are not optimised for operations that require per-document field data like "+
+					"aggregations and sorting, so these operations are disabled by default. Please use a keyword field instead. "+
+					"Alternatively, set fielddata=true on [%s] in order to load field data by uninverting the inverted index.", n.field)
+			case "keyword":
+				return search.Badf("Field [%s] of type [keyword] is not supported for aggregation [%s]", n.field, n.typ)
+			}
+		}
+		if err := typeAggs(n.subs, types); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/search"
+	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // Bucket aggregations: their statement, zero-count terms, bucket results and
@@ -61,6 +63,13 @@ func (x *aggExec) runBucket(n *aggNode, objs map[string]map[string]any, sel []st
 			mcols = append(mcols, cols...)
 		}
 	}
+	// Order paths the columns above do not hold (percentiles values,
+	// filter doc counts and the metrics under a filter: f, f>m, f>s.max),
+	// computed only when an order names them.
+	extra, err := x.orderColumns(st, n)
+	if err != nil {
+		return err
+	}
 	sel1 := make([]string, 0, L+3+len(mcols))
 	sel1 = append(sel1, keyCols(L, "::text"), "count(*)")
 	sel1 = append(sel1, mcols...)
@@ -80,6 +89,10 @@ func (x *aggExec) runBucket(n *aggNode, objs map[string]map[string]any, sel []st
 			case "_key":
 				ob = append(ob, "jsonb_typeof("+k+")"+dir, keyNum(k)+dir, "("+k+" #>> '{}') COLLATE \"C\""+dir)
 			default:
+				if e, ok := extra[o.by]; ok {
+					ob = append(ob, e+dir+" NULLS LAST")
+					continue
+				}
 				i, ok := mindex[o.by]
 				if !ok {
 					return n.badf("cannot order by [%s]: not a single-value metric sub-aggregation", o.by)
@@ -152,6 +165,93 @@ func (x *aggExec) runBucket(n *aggNode, objs map[string]map[string]any, sel []st
 	return x.runLevel(n, n.subs, childObjs, childSel)
 }
 
+// orderColumns are the SQL expressions of the terms order paths of n that
+// name a percentile (p.99, p[99.0]), a filter sub-aggregation's doc count
+// (f) or a metric under one (f>m, f>s.max), by path.
+func (x *aggExec) orderColumns(st *args, n *aggNode) (map[string]string, error) {
+	if n.typ != "terms" {
+		return nil, nil
+	}
+	out := map[string]string{}
+	for _, o := range n.orders {
+		path := o.by
+		if path == "_count" || path == "_key" {
+			continue
+		}
+		head, rest, through := strings.Cut(path, ">")
+		sub := findSub(n, head)
+		if sub == nil {
+			sub = findSub(n, strings.FieldsFunc(head, func(r rune) bool { return r == '.' || r == '[' })[0])
+		}
+		switch {
+		case sub == nil:
+		case sub.typ == "percentiles" && !through:
+			name, key := splitMetricPath(path)
+			if name != sub.name {
+				continue
+			}
+			f, err := strconv.ParseFloat(key, 64)
+			if err != nil {
+				return nil, n.badf("cannot order by [%s]: not a percentile of [%s]", path, sub.name)
+			}
+			i := slices.Index(sub.percents, f)
+			if i < 0 {
+				return nil, n.badf("cannot order by [%s]: [%s] does not compute the %s percentile", path, sub.name, key)
+			}
+			out[path] = "(" + metricCols(st, sub)[0] + ")[" + strconv.Itoa(i+1) + "]"
+		case sub.typ == "filter":
+			cond, err := x.cond(st, sub, sub.query)
+			if err != nil {
+				return nil, err
+			}
+			if !through {
+				out[path] = "count(*) FILTER (WHERE " + cond + ")"
+				continue
+			}
+			name, key := splitMetricPath(rest)
+			m := findSub(sub, name)
+			if m == nil || !metricTypes[m.typ] || m.typ == "top_hits" || m.typ == "percentiles" {
+				return nil, n.badf("cannot order by [%s]: [%s] is not a metric under [%s]", path, name, sub.name)
+			}
+			only := *m
+			only.only = cond
+			cols := metricCols(st, &only)
+			i := 0
+			if m.typ == "stats" {
+				i = slices.Index([]string{"count", "min", "max", "avg", "sum"}, key)
+			} else if key != "" && key != "value" {
+				i = -1
+			}
+			if i < 0 {
+				return nil, n.badf("cannot order by [%s]: unknown metric [%s]", path, key)
+			}
+			out[path] = cols[i]
+		}
+	}
+	return out, nil
+}
+
+// findSub is the sub-aggregation of n named name, nil when none.
+func findSub(n *aggNode, name string) *aggNode {
+	for _, s := range n.subs {
+		if s.name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// splitMetricPath splits "m.key" or "m[key]" into m and key ("" for m alone).
+func splitMetricPath(p string) (name, key string) {
+	if i := strings.IndexByte(p, '['); i > 0 && strings.HasSuffix(p, "]") {
+		return p[:i], p[i+1 : len(p)-1]
+	}
+	if i := strings.IndexByte(p, '.'); i > 0 {
+		return p[:i], p[i+1:]
+	}
+	return p, ""
+}
+
 // fillZeroTerms adds to the terms buckets under each parent (min_doc_count
 // 0) the values of the field in the whole scope that have no matching
 // document, ordered as the statement orders buckets, and cuts each list to
@@ -163,7 +263,7 @@ func (x *aggExec) fillZeroTerms(n *aggNode, byParent map[string][]bucketRow, par
 	if x.scope.DataOwnerID == 0 {
 		where = "FALSE"
 	}
-	rows, err := x.query("SELECT DISTINCT t.k::text FROM documents d CROSS JOIN LATERAL "+termValues(st, n.field)+
+	rows, err := x.query("SELECT DISTINCT t.k::text FROM documents d CROSS JOIN LATERAL "+n.filteredTermValues(st)+
 		" t WHERE "+where+fmt.Sprintf(" LIMIT %d", maxZeroTerms+1), st)
 	if err != nil {
 		return nil, err
@@ -340,9 +440,13 @@ func (x *aggExec) bucketResult(n *aggNode, pp string, rows []bucketRow, metrics 
 			default:
 				b["key"] = key
 			}
-			if n.field == "created_at" {
+			if n.ftype == store.FieldDate {
 				if ms, err := strconv.ParseInt(r.key, 10, 64); err == nil {
-					b["key_as_string"] = time.UnixMilli(ms).UTC().Format(esTimeLayout)
+					b["key_as_string"] = n.dateKeyString(ms)
+				}
+			} else if f, isNum := numberOrNumeric(key); isNum && n.numFmt != nil {
+				if _, isBool := key.(bool); !isBool {
+					b["key_as_string"] = n.numFmt.format(f)
 				}
 			}
 			buckets = append(buckets, b)
@@ -551,6 +655,10 @@ func (x *aggExec) histResult(n *aggNode, rows []bucketRow, metrics []*aggNode, r
 			key := e.k*n.interval + n.offset
 			b["key"] = key
 			kstr = javaDouble(key)
+			if n.numFmt != nil {
+				kstr = n.numFmt.format(key)
+				b["key_as_string"] = kstr
+			}
 		}
 		if e.row != nil && e.row.count > 0 {
 			register(e.raw, b)
@@ -571,7 +679,11 @@ func (x *aggExec) histResult(n *aggNode, rows []bucketRow, metrics []*aggNode, r
 // its format's patterns (epoch formats as numbers), else ISO 8601 with
 // milliseconds, in the time zone.
 func (n *aggNode) dateKeyString(ms int64) string {
-	t := time.UnixMilli(ms).In(n.tz.loc)
+	loc := n.tz.loc
+	if loc == nil { // terms: no time_zone, UTC
+		loc = time.UTC
+	}
+	t := time.UnixMilli(ms).In(loc)
 	switch {
 	case n.hasFmt && len(n.dfmt.Layouts) > 0:
 		return t.Format(n.dfmt.Layouts[0].Layout)

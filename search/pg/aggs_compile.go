@@ -21,7 +21,8 @@ import (
 // compileTerms reads a terms aggregation: size, order, min_doc_count, missing.
 func (n *aggNode) compileTerms(v any) error {
 	p, err := n.params(v, "field", "size", "order", "min_doc_count", "missing", "shard_size",
-		"show_term_doc_count_error", "execution_hint", "collect_mode", "value_type", "format", "shard_min_doc_count")
+		"show_term_doc_count_error", "execution_hint", "collect_mode", "value_type", "format", "shard_min_doc_count",
+		"include", "exclude")
 	if err != nil {
 		return err
 	}
@@ -49,6 +50,17 @@ func (n *aggNode) compileTerms(v any) error {
 			n.missing, n.hasMissing = m, true
 		default:
 			return n.badf("[missing] must be a string, number or boolean")
+		}
+	}
+	if n.include, err = n.termsFilterParam(p, "include"); err != nil {
+		return err
+	}
+	if n.exclude, err = n.termsFilterParam(p, "exclude"); err != nil {
+		return err
+	}
+	if f, ok := p["format"]; ok {
+		if n.termsFmt, _ = f.(string); n.termsFmt == "" {
+			return n.badf("[format] must be a non-empty string")
 		}
 	}
 	return n.orderParam(p["order"])
@@ -128,13 +140,71 @@ func (n *aggNode) compileHistogram(v any) error {
 	if err := n.boundsParams(p); err != nil {
 		return err
 	}
+	if err := n.numFormatParam(p); err != nil {
+		return err
+	}
 	return n.keyedParam(p)
+}
+
+// termsFilterParam reads a terms include or exclude: a regular expression
+// (matching whole values) or an array of exact values. Partitions
+// ({"partition": ..., "num_partitions": ...}) are refused.
+func (n *aggNode) termsFilterParam(p map[string]any, key string) (*termsFilter, error) {
+	switch v := p[key].(type) {
+	case nil:
+		return nil, nil
+	case string:
+		return &termsFilter{regex: v}, nil
+	case []any:
+		f := &termsFilter{values: []string{}}
+		for _, e := range v {
+			switch e.(type) {
+			case string, float64, json.Number, bool, int, int64:
+				f.values = append(f.values, scalarText(e))
+			default:
+				return nil, n.badf("[%s] values must be strings, numbers or booleans", key)
+			}
+		}
+		return f, nil
+	case map[string]any:
+		return nil, n.badf("[%s] partitions are not supported", key)
+	}
+	return nil, n.badf("[%s] must be a regular expression or an array of values", key)
+}
+
+// numFormatParam reads the format of a numeric aggregation: a Java
+// DecimalFormat pattern (decimalformat.go).
+func (n *aggNode) numFormatParam(p map[string]any) error {
+	f, ok := p["format"]
+	if !ok {
+		return nil
+	}
+	s, isStr := f.(string)
+	if !isStr {
+		return n.badf("[format] must be a string")
+	}
+	var err error
+	if n.numFmt, err = parseDecimalFormat(s); err != nil {
+		return n.badf("[format] %s", strings.TrimPrefix(err.Error(), "400 "))
+	}
+	return nil
+}
+
+// noFormat refuses a format where this backend would not apply it.
+func (n *aggNode) noFormat(p map[string]any) error {
+	if _, ok := p["format"]; ok {
+		return n.badf("[format] is not supported on this aggregation")
+	}
+	return nil
 }
 
 // compileRange reads a range aggregation: its ranges, ordered by from, then to.
 func (n *aggNode) compileRange(v any) error {
 	p, err := n.params(v, "field", "ranges", "keyed", "format")
 	if err != nil {
+		return err
+	}
+	if err := n.noFormat(p); err != nil {
 		return err
 	}
 	if err := n.fieldParam(p); err != nil {
@@ -275,23 +345,55 @@ func (n *aggNode) compileNumericMetric(v any) error {
 	if err := n.fieldParam(p); err != nil {
 		return err
 	}
+	if err := n.numFormatParam(p); err != nil {
+		return err
+	}
 	return n.numMissing(p)
 }
 
 // compileValueCount reads a value_count.
 func (n *aggNode) compileValueCount(v any) error {
-	p, err := n.params(v, "field")
+	p, err := n.params(v, "field", "missing")
 	if err != nil {
+		return err
+	}
+	if err := n.anyMissing(p); err != nil {
 		return err
 	}
 	return n.fieldParam(p)
 }
 
+// anyMissing reads the missing value of value_count and cardinality: any
+// scalar, standing for the value of documents without one.
+func (n *aggNode) anyMissing(p map[string]any) error {
+	m, ok := p["missing"]
+	if !ok {
+		return nil
+	}
+	switch m.(type) {
+	case string, float64, json.Number, bool, int, int64:
+		n.missing, n.hasMissing = m, true
+		return nil
+	}
+	return n.badf("[missing] must be a string, number or boolean")
+}
+
 // compileCardinality reads a cardinality.
 func (n *aggNode) compileCardinality(v any) error {
-	p, err := n.params(v, "field", "precision_threshold")
+	p, err := n.params(v, "field", "precision_threshold", "missing")
 	if err != nil {
 		return err
+	}
+	if err := n.anyMissing(p); err != nil {
+		return err
+	}
+	if t, ok := p["precision_threshold"]; ok {
+		// Counts are exact; the threshold must still be valid, as on
+		// Elasticsearch.
+		f, err := floatParam(t)
+		if err != nil || f < 0 {
+			return n.badf("[precision_threshold] must be greater than or equal to 0. Found [%v]", t)
+		}
 	}
 	return n.fieldParam(p)
 }
@@ -319,6 +421,31 @@ func (n *aggNode) compilePercentiles(v any) error {
 			}
 			n.percents = append(n.percents, f)
 		}
+	}
+	if td, ok := p["tdigest"]; ok {
+		m, isObj := td.(map[string]any)
+		if !isObj {
+			return n.badf("[tdigest] must be an object")
+		}
+		for k, v := range m {
+			switch k {
+			case "compression":
+				// Values are exact (see metricCols); the compression must
+				// still be valid, as on Elasticsearch.
+				if f, err := floatParam(v); err != nil || f < 0 {
+					return n.badf("[compression] must be greater than or equal to 0. Found [%v]", v)
+				}
+			case "execution_hint":
+				if v != "default" && v != "high_accuracy" {
+					return n.badf("[execution_hint] must be default or high_accuracy")
+				}
+			default:
+				return n.badf("unsupported [tdigest] parameter [%s]", k)
+			}
+		}
+	}
+	if err := n.noFormat(p); err != nil {
+		return err
 	}
 	n.keyed = true
 	if err := n.keyedParam(p); err != nil {

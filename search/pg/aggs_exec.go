@@ -14,6 +14,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/budget"
 	"github.com/fleetgraph/fleetgraph/search"
+	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // Execution of parsed aggregations: one statement per bucket level, the
@@ -310,6 +311,48 @@ func valueJSON(st *args, field string) string {
 // distinct non-null values, the elements of an array. Scalars skip the
 // element expansion, which costs more than reading them.
 func termValues(st *args, field string) string {
+	if baseField(field) != "created_at" && st.isDate(field) {
+		// A date of the mapping: keyed by epoch milliseconds.
+		return "(SELECT to_jsonb(floor(extract(epoch from fg_time(t.k)) * 1000)::bigint) AS k FROM " +
+			plainTermValues(st, field) + " t WHERE fg_time(t.k) IS NOT NULL)"
+	}
+	return plainTermValues(st, field)
+}
+
+// filteredTermValues is termValues of a terms aggregation, kept to the
+// values its include and not its exclude take (compared as text: a
+// regular expression matches the whole value, as on Elasticsearch).
+func (n *aggNode) filteredTermValues(st *args) string {
+	q := termValues(st, n.field)
+	var conds []string
+	for _, f := range []*termsFilter{n.include, n.exclude} {
+		if f == nil {
+			conds = append(conds, "")
+			continue
+		}
+		var c string
+		if f.values != nil {
+			c = "(t.k #>> '{}') = ANY(" + st.add(f.values) + "::text[])"
+		} else {
+			c = "(t.k #>> '{}') ~ " + st.add("^(?:"+f.regex+")$") + "::text"
+		}
+		conds = append(conds, c)
+	}
+	var where []string
+	if conds[0] != "" {
+		where = append(where, conds[0])
+	}
+	if conds[1] != "" {
+		where = append(where, "NOT "+conds[1])
+	}
+	if len(where) == 0 {
+		return q
+	}
+	return "(SELECT t.k FROM " + q + " t WHERE " + strings.Join(where, " AND ") + ")"
+}
+
+// plainTermValues is termValues of the JSON values as they are.
+func plainTermValues(st *args, field string) string {
 	j := valueJSON(st, field)
 	isArray := "jsonb_typeof(" + j + ") = 'array'"
 	return "(SELECT " + j + " AS k WHERE jsonb_typeof(" + j + ") NOT IN ('array', 'null') UNION ALL " +
@@ -333,6 +376,9 @@ func numVal(st *args, n *aggNode) string {
 	}
 	if n.hasMissing {
 		v = "coalesce(" + v + ", " + st.add(n.missing) + "::float8)"
+	}
+	if n.only != "" {
+		v = "(CASE WHEN " + n.only + " THEN " + v + " END)"
 	}
 	return v
 }
@@ -359,7 +405,7 @@ func (x *aggExec) cond(st *args, n *aggNode, q map[string]any) (string, error) {
 func (x *aggExec) join(st *args, n *aggNode) (string, error) {
 	switch n.typ {
 	case "terms":
-		q := termValues(st, n.field)
+		q := n.filteredTermValues(st)
 		if n.hasMissing {
 			mv, _ := json.Marshal(n.missing)
 			q = "(SELECT t.k FROM " + q + " t UNION ALL SELECT " + st.add(string(mv)) +
@@ -435,6 +481,9 @@ func (x *aggExec) join(st *args, n *aggNode) (string, error) {
 
 // metricCols are the aggregate expressions of a metric aggregation.
 func metricCols(st *args, n *aggNode) []string {
+	if mv := mvMetricCols(st, n); mv != nil {
+		return mv
+	}
 	switch n.typ {
 	case "avg", "min", "max":
 		return []string{n.typ + "(" + numVal(st, n) + ")"}
@@ -444,11 +493,26 @@ func metricCols(st *args, n *aggNode) []string {
 		v := numVal(st, n)
 		return []string{"count(" + v + ")", "min(" + v + ")", "max(" + v + ")", "avg(" + v + ")", "coalesce(sum(" + v + "), 0)::float8"}
 	case "value_count":
+		// With missing, a document without a value counts its one missing value.
 		j := presentJSON(st, n.field)
+		none := "0"
+		if n.hasMissing {
+			none = "1"
+		}
+		if n.only != "" {
+			return []string{"coalesce(sum(CASE WHEN NOT (" + n.only + ") THEN 0 WHEN jsonb_typeof(" + j + ") = 'array' THEN jsonb_array_length(" + j +
+				") WHEN " + j + " IS NOT NULL THEN 1 ELSE " + none + " END), 0)::bigint"}
+		}
 		return []string{"coalesce(sum(CASE WHEN jsonb_typeof(" + j + ") = 'array' THEN jsonb_array_length(" + j +
-			") WHEN " + j + " IS NOT NULL THEN 1 ELSE 0 END), 0)::bigint"}
+			") WHEN " + j + " IS NOT NULL THEN 1 ELSE " + none + " END), 0)::bigint"}
 	case "cardinality":
-		return []string{"count(DISTINCT " + presentJSON(st, n.field) + ")"}
+		j := presentJSON(st, n.field)
+		if n.hasMissing {
+			// The missing value is one more distinct value (unless present).
+			mv, _ := json.Marshal(n.missing)
+			j = "coalesce(" + j + ", " + st.add(string(mv)) + "::text::jsonb)"
+		}
+		return []string{"count(DISTINCT " + j + ")"}
 	case "percentiles":
 		fr := make([]float64, len(n.percents))
 		for i, p := range n.percents {
@@ -459,20 +523,63 @@ func metricCols(st *args, n *aggNode) []string {
 	return nil
 }
 
+// mvMetricCols are metricCols of a document field whose arrays are
+// several values, as on Elasticsearch: avg, min, max, sum and stats take
+// every element (nil for columns, fields with missing and other types).
+func mvMetricCols(st *args, n *aggNode) []string {
+	switch n.typ {
+	case "avg", "min", "max", "sum", "stats":
+	default:
+		return nil
+	}
+	if n.hasMissing || isColumn(n.field, columns) {
+		return nil
+	}
+	j := jsonExpr(st, n.field)
+	if n.only != "" {
+		j = "(CASE WHEN " + n.only + " THEN " + j + " END)"
+	}
+	v := "coalesce(fg_num(mv.v), (extract(epoch from fg_time(mv.v)) * 1000)::float8)"
+	each := func(agg string) string { return "(SELECT " + agg + "(" + v + ") FROM fg_mv(" + j + ") AS mv(v))" }
+	sum := "sum(" + each("sum") + ")"
+	count := "sum(" + each("count") + ")"
+	avg := "(" + sum + " / NULLIF(" + count + ", 0))::float8"
+	switch n.typ {
+	case "avg":
+		return []string{avg}
+	case "min", "max":
+		return []string{n.typ + "(" + each(n.typ) + ")"}
+	case "sum":
+		return []string{"coalesce(" + sum + ", 0)::float8"}
+	}
+	return []string{"coalesce(" + count + ", 0)::bigint", "min(" + each("min") + ")", "max(" + each("max") + ")", avg,
+		"coalesce(" + sum + ", 0)::float8"}
+}
+
 // metricResult builds the result of a metric aggregation from its columns.
 func metricResult(n *aggNode, v []any) map[string]any {
 	switch n.typ {
 	case "avg", "min", "max", "sum":
 		r := map[string]any{"value": toFloat(v[0])}
-		if (n.typ == "min" || n.typ == "max") && n.field == "created_at" && v[0] != nil {
+		if (n.typ == "min" || n.typ == "max") && n.ftype == store.FieldDate && v[0] != nil {
 			r["value_as_string"] = time.UnixMilli(int64(toFloat(v[0]).(float64))).UTC().Format(esTimeLayout)
+		} else if f, ok := r["value"].(float64); ok && n.numFmt != nil {
+			r["value_as_string"] = n.numFmt.format(f)
 		}
 		return withMeta(n, r)
 	case "value_count", "cardinality":
 		return withMeta(n, map[string]any{"value": toInt(v[0])})
 	case "stats":
-		return withMeta(n, map[string]any{"count": toInt(v[0]), "min": toFloat(v[1]), "max": toFloat(v[2]),
-			"avg": toFloat(v[3]), "sum": toFloat(v[4])})
+		r := map[string]any{"count": toInt(v[0]), "min": toFloat(v[1]), "max": toFloat(v[2]),
+			"avg": toFloat(v[3]), "sum": toFloat(v[4])}
+		if n.numFmt != nil {
+			for _, k := range []string{"min", "max", "avg", "sum"} {
+				if f, ok := r[k].(float64); ok {
+					r[k+"_as_string"] = n.numFmt.format(f)
+				}
+			}
+		}
+		return withMeta(n, r)
 	case "percentiles":
 		var vals []any
 		switch t := v[0].(type) {

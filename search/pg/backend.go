@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -177,7 +178,11 @@ type result struct {
 // scroll; aggs are computed when withAggs is set.
 func (b *Backend) run(ctx context.Context, q querier, p *plan, after *cursor, withAggs bool) (*result, error) {
 	start := time.Now()
-	a := &args{}
+	types, err := scopeMapping(ctx, q, p.scope)
+	if err != nil {
+		return nil, err
+	}
+	a := &args{types: types}
 	c := &compiler{a: a, now: start}
 	where := scopeWhere(a, p.scope)
 	if p.query != nil {
@@ -398,6 +403,16 @@ func (p *plan) hit(keys []sortKey, base, rest []any) (map[string]any, *cursor, e
 			case "time":
 				t, _ := rest[i].(time.Time)
 				sortVals = append(sortVals, t.UnixMilli())
+			case "date":
+				t, ok := rest[i].(time.Time)
+				switch {
+				case ok:
+					sortVals = append(sortVals, t.UnixMilli())
+				case k.desc:
+					sortVals = append(sortVals, int64(math.MinInt64))
+				default:
+					sortVals = append(sortVals, int64(math.MaxInt64))
+				}
 			case "json":
 				var v any
 				if s, ok := rest[i].(string); ok {

@@ -15,6 +15,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/budget"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/search/esql"
+	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // ES|QL over the documents table.
@@ -37,9 +38,20 @@ import (
 //     lookupJoin). Another index or join field is a 400. The lookup index
 //     is not a FROM target: FROM patterns read documents only.
 //   - Operators = == != < <= > >= AND OR NOT, IS [NOT] NULL, [NOT] LIKE
-//     (* ?), [NOT] RLIKE (whole-string match), [NOT] IN, + - * / %, x::type;
-//     literals: strings (also """raw"""), numbers, true/false/null, time spans
-//     (7 days, 1 hour, ...); strings compared with dates are read as dates.
+//     (* ?), [NOT] RLIKE (whole-string match), each with one pattern or a
+//     list ("a*", "b*"), [NOT] IN, + - * / %, x::type; literals: strings
+//     (also """raw"""), numbers, true/false/null, time spans (7 days, 1
+//     hour, ...), multi-values [1, 2, 3]; strings compared with dates are
+//     read as dates.
+//   - Field values take their type from the mapping (mapping.go): long /
+//     long is a long (truncated), MIN/MAX of a boolean is a boolean. An
+//     array is a multi-value: COUNT counts values, SUM/AVG/MIN/MAX/VALUES
+//     read every element, STATS BY one puts the row in a group per value,
+//     TO_STRING of one is a multi-value, and comparisons and other
+//     single-value functions of one are null (without Elasticsearch's
+//     Warning header). STATS aggregates may read a BY alias, take WHERE
+//     conditions (STATS c = COUNT(*) WHERE x > 1), and a later BY of the
+//     same name shadows an earlier one; COUNT() is COUNT(*).
 //   - Functions TO_LOWER TO_UPPER LENGTH CONCAT SUBSTRING TRIM LEFT RIGHT
 //     STARTS_WITH ENDS_WITH ROUND ABS FLOOR CEIL SQRT POW LOG10 GREATEST
 //     LEAST COALESCE CASE DATE_TRUNC BUCKET DATE_EXTRACT DATE_DIFF
@@ -109,6 +121,19 @@ type esqlExpr struct {
 	lit  *esql.Literal
 	arg  int    // the placeholder number of a literal's value
 	uuid string // the same value as a uuid column, when it is one (client_uuid)
+	// mt is the mapped type of a document value (t etJSON): its values are
+	// read as that type where a type is chosen (arithmetic, comparisons,
+	// MIN/MAX); etNull when the field is not typed (mapping.go).
+	mt esqlType
+}
+
+// typ is the type e takes where a type is chosen: its mapped type for a
+// typed document value.
+func (e esqlExpr) typ() esqlType {
+	if e.t == etJSON && e.mt != etNull {
+		return e.mt
+	}
+	return e.t
 }
 
 // reuse gives a literal's placeholder a new value (converted in Go), so that
@@ -129,7 +154,8 @@ type esqlCol struct {
 	name string
 	sql  string
 	t    esqlType
-	uuid string // as esqlExpr.uuid
+	mt   esqlType // as esqlExpr.mt
+	uuid string   // as esqlExpr.uuid
 }
 
 // esqlView says which document fields are visible: all of them minus the
@@ -179,6 +205,10 @@ type esqlTranslator struct {
 	// inlined is the estimated inlined size of the EVAL columns above the
 	// last fence, by alias (esql_inline.go).
 	inlined map[string]int
+	// mappings are the data owner's index mappings (mapping.go), types the
+	// merged mapping of the FROM indices (nil: nothing is typed).
+	mappings []indexFields
+	types    fieldTypes
 	// plain turns off the shortcuts that only make the statement faster
 	// (the kind alone for whole kinds, ordered branches, uuid comparisons
 	// of client_uuid): tests compare both translations' answers.
@@ -242,6 +272,10 @@ func (b esqlBase) sql() string {
 type esqlStats struct {
 	by     []esqlCol
 	sawAgg bool
+	// where is the condition of the aggregate being compiled (STATS
+	// ... WHERE), "" when none: its aggregate calls read only the rows
+	// meeting it.
+	where string
 }
 
 // ESQL runs a piped query (already scope-checked by search.CheckESQL) over
@@ -256,7 +290,15 @@ func (b *Backend) esql(ctx context.Context, dataOwnerID int64, slug, query strin
 	if err != nil {
 		return nil, search.Badf("%s", err.Error())
 	}
-	tr := &esqlTranslator{a: &args{}, ownerID: dataOwnerID, slug: slug, limit: -1, plain: plain}
+	kinds := make([]string, len(search.Kinds))
+	for i, k := range search.Kinds {
+		kinds[i] = string(k)
+	}
+	ims, err := loadMappings(ctx, b.pool, dataOwnerID, kinds)
+	if err != nil {
+		return nil, err
+	}
+	tr := &esqlTranslator{a: &args{}, ownerID: dataOwnerID, slug: slug, limit: -1, plain: plain, mappings: ims}
 	stmt, err := tr.translate(q)
 	if err != nil {
 		return nil, err
@@ -535,10 +577,16 @@ func (tr *esqlTranslator) fromClause(f *esql.From) error {
 	whole := map[string]bool{}
 	candidates := map[string]bool{}
 	var include, exclude []string
+	var incGlobs, excGlobs []string
 	for _, ip := range f.Indices {
 		pat := ip.Pattern
 		if p, ok := strings.CutSuffix(pat, "::data"); ok {
 			pat = p
+		}
+		if ip.Exclude {
+			excGlobs = append(excGlobs, pat)
+		} else {
+			incGlobs = append(incGlobs, pat, pat+"-*")
 		}
 		if strings.ContainsAny(pat, ":<>{}") {
 			return esqlBad(ip.At, "index expression [%s] is not supported", ip.Pattern)
@@ -590,6 +638,18 @@ func (tr *esqlTranslator) fromClause(f *esql.From) error {
 			}
 		}
 	}
+	tr.types = mergeMappings(tr.mappings, func(kind, typ string) bool {
+		bare := search.IndexName(tr.slug, search.Kind(kind), "")
+		name := search.IndexName(tr.slug, search.Kind(kind), typ)
+		in := false
+		for i, g := range incGlobs {
+			// a bare kind name (i even, its "-*" after it) reads its types
+			if search.GlobMatch(g, name) && (i%2 == 0 || incGlobs[i-1] == bare) {
+				in = true
+			}
+		}
+		return in && !globMatchAny(excGlobs, name)
+	})
 	a := tr.a
 	indexExpr := "((" + a.add(names) + "::text[])[array_position(" + a.add(kinds) +
 		"::text[], d.kind)] || COALESCE('-' || lower(d.type), ''))"
@@ -680,6 +740,10 @@ func (tr *esqlTranslator) findCol(name string) (esqlCol, bool) {
 	return esqlCol{}, false
 }
 
+// esqlMapped is the ES|QL type of a mapped field type.
+var esqlMapped = map[string]esqlType{store.FieldLong: etInt, store.FieldFloat: etNum, store.FieldBoolean: etBool,
+	store.FieldDate: etTime, store.FieldText: etText, "keyword": etText}
+
 // docField is the expression of a document field (a mapped column or a
 // path into the document).
 func (tr *esqlTranslator) docField(name string) esqlExpr {
@@ -696,12 +760,13 @@ func (tr *esqlTranslator) docField(name string) esqlExpr {
 		return esqlExpr{sql: "s.fg_type", t: etText}
 	}
 	path := strings.Split(strings.TrimSuffix(name, ".keyword"), ".")
-	return esqlExpr{sql: "NULLIF(s.fg_doc #> " + tr.a.add(path) + "::text[], 'null'::jsonb)", t: etJSON}
+	return esqlExpr{sql: "NULLIF(s.fg_doc #> " + tr.a.add(path) + "::text[], 'null'::jsonb)", t: etJSON,
+		mt: esqlMapped[tr.types.of(name)]}
 }
 
 func (tr *esqlTranslator) resolve(at esql.Pos, name string) (esqlExpr, error) {
 	if c, ok := tr.findCol(name); ok {
-		return esqlExpr{sql: c.sql, t: c.t, uuid: c.uuid}, nil
+		return esqlExpr{sql: c.sql, t: c.t, mt: c.mt, uuid: c.uuid}, nil
 	}
 	if name == "_id" || name == "_index" {
 		return esqlExpr{}, esqlBad(at, "Unknown column [%s]: name it in FROM ... METADATA %s", name, name)

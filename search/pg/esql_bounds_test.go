@@ -37,8 +37,10 @@ func TestESQLOverLimitsIsAFast400(t *testing.T) {
 			if !errors.As(err, &bad) || !strings.Contains(err.Error(), c.limit) {
 				t.Fatalf("want a 400 naming %s, got %v", c.limit, err)
 			}
-			if elapsed > 300*time.Millisecond {
-				t.Errorf("answered in %s, want well under a second", elapsed)
+			// Refused before SQL is built: the chain's planning took
+			// minutes; a loaded test machine may take a second or two.
+			if elapsed > 2*time.Second {
+				t.Errorf("answered in %s, want a fast refusal", elapsed)
 			}
 		})
 	}

@@ -43,7 +43,7 @@ func (tr *esqlTranslator) eval(c *esql.Eval) error {
 		al := tr.alias("c")
 		tr.wrap("s.*, "+sqlText+" AS "+al, "")
 		tr.recordInlined(al, size)
-		tr.setCol(esqlCol{name: f.Name, sql: "s." + al, t: e.t})
+		tr.setCol(esqlCol{name: f.Name, sql: "s." + al, t: e.t, mt: e.mt})
 	}
 	return nil
 }
@@ -52,8 +52,14 @@ func (tr *esqlTranslator) stats(c *esql.Stats) error {
 	tr.decideBase(nil)
 	st := &esqlStats{}
 	inner := []string{"s.*"}
-	var group []string
-	for _, f := range c.By {
+	var group, lateral []string
+	// aliases are the BY columns named by an alias (BY a = x + y): the
+	// aggregates may read them (MAX(a)), as the grouping value.
+	var aliases []esqlCol
+	for i, f := range c.By {
+		if slices.ContainsFunc(c.By[i+1:], func(g esql.Field) bool { return g.Name == f.Name }) {
+			continue // shadowed by a later BY column of the same name (ES|QL)
+		}
 		e, err := tr.compile(f.Expr, nil)
 		if err != nil {
 			return err
@@ -71,17 +77,40 @@ func (tr *esqlTranslator) stats(c *esql.Stats) error {
 			// converted to text once per group.
 			inner = append(inner, e.uuid+" AS "+al)
 			group = append(group, "s."+al)
-			st.by = append(st.by, esqlCol{name: f.Name, sql: "(s." + al + ")::text", t: e.t, uuid: "s." + al})
+			st.by = append(st.by, esqlCol{name: f.Name, sql: "(s." + al + ")::text", t: e.t, mt: e.mt, uuid: "s." + al})
 			continue
 		}
-		inner = append(inner, e.sql+" AS "+al)
+		if e.t == etJSON {
+			// A document value: a multi-value (array) puts the row in one
+			// group per value; a row without one is in the null group.
+			lx := tr.alias("x")
+			lateral = append(lateral, " LEFT JOIN LATERAL fg_mv("+e.sql+") AS "+lx+"(v) ON true")
+			inner = append(inner, lx+".v AS "+al)
+		} else {
+			inner = append(inner, e.sql+" AS "+al)
+		}
 		group = append(group, "s."+al)
-		st.by = append(st.by, esqlCol{name: f.Name, sql: "s." + al, t: e.t})
+		col := esqlCol{name: f.Name, sql: "s." + al, t: e.t, mt: e.mt}
+		st.by = append(st.by, col)
+		if id, ok := f.Expr.(*esql.Ident); !ok || id.Name != f.Name {
+			aliases = append(aliases, col)
+		}
 	}
+	outerCols := tr.cols
+	tr.cols = append(slices.Clip(tr.cols), aliases...)
 	var sel []string
 	var cols []esqlCol
 	for _, f := range c.Aggs {
-		st.sawAgg = false
+		st.sawAgg, st.where = false, ""
+		if f.Where != nil {
+			w, err := tr.compile(f.Where, nil)
+			if err != nil {
+				return err
+			}
+			if st.where, err = tr.conv(f.Where.Position(), w, etBool); err != nil {
+				return err
+			}
+		}
 		e, err := tr.compile(f.Expr, st)
 		if err != nil {
 			return err
@@ -95,8 +124,9 @@ func (tr *esqlTranslator) stats(c *esql.Stats) error {
 		tr.fenceIfHeavy(e.sql)
 		al := tr.alias("c")
 		sel = append(sel, e.sql+" AS "+al)
-		cols = append(cols, esqlCol{name: f.Name, sql: "s." + al, t: e.t})
+		cols = append(cols, esqlCol{name: f.Name, sql: "s." + al, t: e.t, mt: e.mt})
 	}
+	tr.cols = outerCols
 	for _, b := range st.by {
 		al := tr.alias("c")
 		sel = append(sel, b.sql+" AS "+al)
@@ -108,7 +138,7 @@ func (tr *esqlTranslator) stats(c *esql.Stats) error {
 		}
 		cols = append(cols, col)
 	}
-	tr.from = "(SELECT " + strings.Join(inner, ", ") + " FROM " + tr.from + " s)"
+	tr.from = "(SELECT " + strings.Join(inner, ", ") + " FROM " + tr.from + " s" + strings.Join(lateral, "") + ")"
 	tail := ""
 	if len(group) > 0 {
 		tail = " GROUP BY " + strings.Join(group, ", ")
@@ -138,6 +168,15 @@ func (tr *esqlTranslator) sort(c *esql.Sort) error {
 		}
 		tr.fenceIfHeavy(e.sql)
 		item := e.sql
+		if e.t == etJSON {
+			// A multi-value sorts by its least value ascending, its
+			// greatest descending, as in ES|QL.
+			if o.Desc {
+				item = "fg_mv_max(" + item + ")"
+			} else {
+				item = "fg_mv_min(" + item + ")"
+			}
+		}
 		if o.Desc {
 			item += " DESC"
 		} else {
@@ -206,7 +245,7 @@ func (tr *esqlTranslator) keep(c *esql.Keep) error {
 		if !added[p] {
 			added[p] = true
 			e := tr.docField(p)
-			cols = append(cols, esqlCol{name: p, sql: e.sql, t: e.t, uuid: e.uuid})
+			cols = append(cols, esqlCol{name: p, sql: e.sql, t: e.t, mt: e.mt, uuid: e.uuid})
 		}
 	}
 	tr.cols = cols
@@ -256,7 +295,7 @@ func (tr *esqlTranslator) rename(c *esql.Rename) error {
 		if tr.doc != nil && tr.doc.visible(p.Old) {
 			e := tr.docField(p.Old)
 			tr.doc.hidden[p.Old] = true
-			tr.setCol(esqlCol{name: p.New, sql: e.sql, t: e.t, uuid: e.uuid})
+			tr.setCol(esqlCol{name: p.New, sql: e.sql, t: e.t, mt: e.mt, uuid: e.uuid})
 			continue
 		}
 		return esqlBad(c.At, "Unknown column [%s]", p.Old)

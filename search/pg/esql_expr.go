@@ -1,6 +1,7 @@
 package pg
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -53,7 +54,7 @@ func (tr *esqlTranslator) conv(at esql.Pos, e esqlExpr, t esqlType) (string, err
 		case etInt:
 			return "(" + x + ")::double precision", nil
 		case etJSON:
-			return "fg_num(" + x + ")", nil
+			return "fg_num(fg_sv(" + x + "))", nil
 		case etText:
 			return "fg_num(to_jsonb(" + x + "))", nil
 		case etBool:
@@ -66,7 +67,7 @@ func (tr *esqlTranslator) conv(at esql.Pos, e esqlExpr, t esqlType) (string, err
 		case etNum:
 			return "trunc(" + x + ")::bigint", nil
 		case etJSON:
-			return "trunc(fg_num(" + x + "))::bigint", nil
+			return "trunc(fg_num(fg_sv(" + x + ")))::bigint", nil
 		case etText:
 			return "trunc(fg_num(to_jsonb(" + x + ")))::bigint", nil
 		case etBool:
@@ -76,8 +77,8 @@ func (tr *esqlTranslator) conv(at esql.Pos, e esqlExpr, t esqlType) (string, err
 		}
 	case etText:
 		switch e.t {
-		case etJSON:
-			return "(" + x + " #>> '{}')", nil
+		case etJSON: // a multi-value (array) is no single string: null
+			return "(fg_sv(" + x + ") #>> '{}')", nil
 		case etNum, etInt, etBool:
 			return "(" + x + ")::text", nil
 		case etTime:
@@ -86,7 +87,7 @@ func (tr *esqlTranslator) conv(at esql.Pos, e esqlExpr, t esqlType) (string, err
 	case etTime:
 		switch e.t {
 		case etJSON:
-			return "fg_time(" + x + ")", nil
+			return "fg_time(fg_sv(" + x + "))", nil
 		case etText:
 			return "fg_time(to_jsonb(" + x + "))", nil
 		case etNum, etInt:
@@ -96,7 +97,7 @@ func (tr *esqlTranslator) conv(at esql.Pos, e esqlExpr, t esqlType) (string, err
 		switch e.t {
 		case etJSON:
 			return tr.bind(func(v []string) string {
-				j := v[0]
+				j := "fg_sv(" + v[0] + ")"
 				return "CASE jsonb_typeof(" + j + ") WHEN 'boolean' THEN (" + j + ")::boolean WHEN 'string' THEN (CASE lower(" + j +
 					" #>> '{}') WHEN 'true' THEN true WHEN 'false' THEN false END) WHEN 'number' THEN fg_num(" + j + ") <> 0 END"
 			}, x), nil
@@ -234,6 +235,16 @@ func (tr *esqlTranslator) literalExpr(x *esql.Literal, st *esqlStats) (esqlExpr,
 		return tr.literal(x, x.Value, "::text", etText), nil
 	case esql.LitDuration:
 		return tr.literal(x, fmt.Sprintf("%d %s", x.Value, x.Unit), "::text::interval", etDur), nil
+	case esql.LitMulti:
+		// A multi-value: a JSON array, its elements typed as its kind.
+		raw, err := json.Marshal(x.Value)
+		if err != nil {
+			return esqlExpr{}, esqlBad(x.Position(), "bad multi-value literal")
+		}
+		e := tr.literal(x, string(raw), "::text::jsonb", etJSON)
+		e.mt = map[string]esqlType{"boolean": etBool, "long": etInt, "double": etNum, "keyword": etText}[x.Unit]
+		e.lit = nil
+		return e, nil
 	}
 	return esqlExpr{}, esqlBad(x.Position(), "unsupported expression")
 }
@@ -270,11 +281,15 @@ func (tr *esqlTranslator) unary(x *esql.Unary, st *esqlStats) (esqlExpr, error) 
 	case etNull:
 		return e, nil
 	}
-	n, err := tr.conv(x.X.Position(), e, etNum)
+	t := etNum
+	if e.typ() == etInt {
+		t = etInt
+	}
+	n, err := tr.conv(x.X.Position(), e, t)
 	if err != nil {
 		return e, err
 	}
-	return esqlExpr{sql: "(-" + n + ")", t: etNum}, nil
+	return esqlExpr{sql: "(-" + n + ")", t: t}, nil
 }
 
 // like compiles LIKE and RLIKE.
@@ -287,12 +302,34 @@ func (tr *esqlTranslator) like(x *esql.Like, st *esqlStats) (esqlExpr, error) {
 	if err != nil {
 		return e, err
 	}
-	var sqlText string
-	if x.Regex {
-		sqlText = "(" + s + " ~ " + tr.a.add("^(?:"+x.Pattern+")$") + "::text)"
-	} else {
-		sqlText = "(" + s + " LIKE " + tr.a.add(likePattern(x.Pattern)) + "::text)"
+	pats := x.Patterns
+	if len(pats) == 0 {
+		pats = []string{x.Pattern}
 	}
+	// A list of patterns matches when any of them does.
+	var ors []string
+	for _, p := range pats {
+		if x.Regex {
+			ors = append(ors, s+" ~ "+tr.a.add("^(?:"+p+")$")+"::text")
+		} else {
+			ors = append(ors, s+" LIKE "+tr.a.add(likePattern(p))+"::text")
+		}
+	}
+	if len(ors) > 1 {
+		// s is evaluated once for all patterns.
+		sqlText := tr.bind(func(v []string) string {
+			out := make([]string, len(ors))
+			for i, o := range ors {
+				out[i] = strings.Replace(o, s, v[0], 1)
+			}
+			return "(" + strings.Join(out, " OR ") + ")"
+		}, s)
+		if x.Not {
+			sqlText = "(NOT " + sqlText + ")"
+		}
+		return esqlExpr{sql: sqlText, t: etBool}, nil
+	}
+	sqlText := "(" + ors[0] + ")"
 	if x.Not {
 		sqlText = "(NOT " + sqlText + ")"
 	}
@@ -311,12 +348,17 @@ func (tr *esqlTranslator) in(x *esql.In, st *esqlStats) (esqlExpr, error) {
 		if err != nil {
 			return e, err
 		}
-		es[i], ats[i], ts[i] = e, y.Position(), e.t
+		es[i], ats[i], ts[i] = e, y.Position(), e.typ()
 	}
 	t := esqlUnify(ts...)
 	ss, err := tr.convAll(es, ats, t)
 	if err != nil {
 		return esqlExpr{}, err
+	}
+	if t == etJSON {
+		for i := range ss {
+			ss[i] = "fg_sv(" + ss[i] + ")"
+		}
 	}
 	op := " IN ("
 	if x.Not {
@@ -347,7 +389,7 @@ func (tr *esqlTranslator) binary(x *esql.Binary, st *esqlStats) (esqlExpr, error
 		}
 		return esqlExpr{sql: "(" + ls + " " + x.Op + " " + rs + ")", t: etBool}, nil
 	case "==", "!=", "<", "<=", ">", ">=":
-		t := esqlUnify(l.t, r.t)
+		t := esqlUnify(l.typ(), r.typ())
 		if t == etDur {
 			return l, esqlBad(x.At, "cannot compare time spans")
 		}
@@ -358,6 +400,10 @@ func (tr *esqlTranslator) binary(x *esql.Binary, st *esqlStats) (esqlExpr, error
 		rs, err := tr.conv(rp, r, t)
 		if err != nil {
 			return r, err
+		}
+		if t == etJSON {
+			// A comparison with a multi-value is null (ES|QL).
+			ls, rs = "fg_sv("+ls+")", "fg_sv("+rs+")"
 		}
 		op := x.Op
 		switch op {
@@ -394,8 +440,10 @@ func (tr *esqlTranslator) binary(x *esql.Binary, st *esqlStats) (esqlExpr, error
 	if l.t == etTime || r.t == etTime {
 		return l, esqlBad(x.At, "operator %s on a datetime needs a time span such as 1 day", x.Op)
 	}
+	// long op long is a long (a mapped long field too): 75000 / 2 is 37500,
+	// 74999 / 2 is 37499, as in ES|QL.
 	t := etNum
-	if (l.t == etInt || l.t == etNull) && (r.t == etInt || r.t == etNull) {
+	if (l.typ() == etInt || l.t == etNull) && (r.typ() == etInt || r.t == etNull) {
 		t = etInt
 	}
 	ls, err := tr.conv(lp, l, t)

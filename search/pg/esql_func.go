@@ -102,7 +102,7 @@ var esqlFunctions = map[string]func(c *esqlCall) (esqlExpr, error){
 	"TO_UPPER":    esqlOne(etText, "upper(X)", etText),
 	"LENGTH":      esqlOne(etText, "char_length(X)::bigint", etInt),
 	"TRIM":        esqlOne(etText, "btrim(X)", etText),
-	"TO_STRING":   esqlOne(etText, "X", etText),
+	"TO_STRING":   esqlToString,
 	"TO_INTEGER":  esqlOne(etInt, "X", etInt),
 	"TO_LONG":     esqlOne(etInt, "X", etInt),
 	"TO_DOUBLE":   esqlOne(etNum, "X", etNum),
@@ -380,6 +380,9 @@ func (tr *esqlTranslator) aggregate(x *esql.Call, st *esqlStats) (esqlExpr, erro
 	}
 	st.sawAgg = true
 	if x.Star {
+		if st.where != "" {
+			return esqlExpr{sql: "count(CASE WHEN " + st.where + " THEN 1 END)", t: etInt}, nil
+		}
 		return esqlExpr{sql: "count(*)", t: etInt}, nil
 	}
 	nargs := len(x.Args)
@@ -392,6 +395,10 @@ func (tr *esqlTranslator) aggregate(x *esql.Call, st *esqlStats) (esqlExpr, erro
 		if err != nil {
 			return esqlExpr{}, err
 		}
+		if st.where != "" && i == 0 && e.t != etNull {
+			// STATS ... WHERE: the other rows give null, which aggregates skip.
+			e = esqlExpr{sql: "(CASE WHEN " + st.where + " THEN " + e.sql + " END)", t: e.t, mt: e.mt}
+		}
 		es[i] = e
 	}
 	p0 := x.Args[0].Position()
@@ -400,6 +407,11 @@ func (tr *esqlTranslator) aggregate(x *esql.Call, st *esqlStats) (esqlExpr, erro
 		return esqlExpr{}, esqlBad(p0, "%s of a time span is not supported", x.Name)
 	}
 	num := func() (string, error) { return tr.conv(p0, e, etNum) }
+	if e.t == etJSON {
+		if r, ok, err := tr.mvAggregate(x.Name, p0, e); ok || err != nil {
+			return r, err
+		}
+	}
 	switch x.Name {
 	case "COUNT":
 		return esqlExpr{sql: "count(" + e.sql + ")", t: etInt}, nil
@@ -452,6 +464,14 @@ func (tr *esqlTranslator) aggregate(x *esql.Call, st *esqlStats) (esqlExpr, erro
 		if err != nil {
 			return esqlExpr{}, err
 		}
+		if e.t == etJSON {
+			// Document values: a multi-value gives each of its values.
+			agg := "array_agg(DISTINCT " + j + ") FILTER (WHERE " + j + " IS NOT NULL)"
+			return esqlExpr{sql: tr.bind(func(v []string) string {
+				return "(SELECT CASE WHEN count(*) = 1 THEN (array_agg(x.e))[1] ELSE jsonb_agg(x.e ORDER BY x.e) END " +
+					"FROM (SELECT DISTINCT e FROM unnest(" + v[0] + ") AS a(j), fg_mv(a.j) AS e) x)"
+			}, agg), t: etJSON, mt: e.mt}, nil
+		}
 		agg := "array_agg(DISTINCT " + j + " ORDER BY " + j + ") FILTER (WHERE " + j + " IS NOT NULL)"
 		return esqlExpr{sql: tr.bind(func(v []string) string {
 			return "CASE WHEN cardinality(" + v[0] + ") = 1 THEN " + v[0] + "[1] ELSE to_jsonb(" + v[0] + ") END"
@@ -464,11 +484,6 @@ func (tr *esqlTranslator) aggregate(x *esql.Call, st *esqlStats) (esqlExpr, erro
 				return esqlExpr{sql: "bool_and(" + e.sql + ")", t: etBool}, nil
 			}
 			return esqlExpr{sql: "bool_or(" + e.sql + ")", t: etBool}, nil
-		case etJSON:
-			// A document value: numbers first, then dates, then strings.
-			sqlText := "COALESCE(to_jsonb(" + fn + "(fg_num(" + e.sql + "))), to_jsonb(to_char(" + fn + "(fg_time(" + e.sql +
-				")) AT TIME ZONE 'UTC', " + esqlTimeFormat + ")), to_jsonb(" + fn + "(" + e.sql + " #>> '{}')))"
-			return esqlExpr{sql: sqlText, t: etJSON}, nil
 		case etNull:
 			return esqlExpr{sql: "NULL::text", t: etText}, nil
 		}
@@ -543,4 +558,66 @@ func (tr *esqlTranslator) dateFunction(x *esql.Call, st *esqlStats) (esqlExpr, e
 	}
 	return esqlExpr{sql: "trunc(extract(epoch from (" + dates[1] + ") - (" + dates[0] + ")) * 1000 / " +
 		strconv.FormatInt(ms, 10) + ")::bigint", t: etInt}, nil
+}
+
+// mvAggregate is an aggregate over a document value (e, etJSON) whose
+// arrays are several values (Elasticsearch's multi-valued fields): COUNT
+// counts the values, SUM, AVG, MIN and MAX take every element (MIN and MAX
+// in the field's mapped type; untyped, numbers before dates before
+// strings, as for single values). ok is false for the other aggregates,
+// which read single values.
+func (tr *esqlTranslator) mvAggregate(name string, at esql.Pos, e esqlExpr) (esqlExpr, bool, error) {
+	// each is a per-row subquery over the row's values (column mv.v).
+	each := func(inner string) string { return "(SELECT " + inner + " FROM fg_mv(" + e.sql + ") AS mv(v))" }
+	elem := esqlExpr{sql: "mv.v", t: etJSON, mt: e.mt}
+	switch name {
+	case "COUNT":
+		return esqlExpr{sql: "coalesce(sum(" + each("count(*)") + "), 0)::bigint", t: etInt}, true, nil
+	case "SUM", "AVG":
+		t := etNum
+		if name == "SUM" && e.typ() == etInt {
+			t = etInt
+		}
+		v, err := tr.conv(at, elem, t)
+		if err != nil {
+			return esqlExpr{}, true, err
+		}
+		if name == "AVG" {
+			return esqlExpr{sql: "(sum(" + each("sum("+v+")") + ") / NULLIF(sum(" + each("count("+v+")") + "), 0))::double precision",
+				t: etNum}, true, nil
+		}
+		if t == etInt {
+			return esqlExpr{sql: "sum(" + each("sum("+v+")") + ")::bigint", t: etInt}, true, nil
+		}
+		return esqlExpr{sql: "sum(" + each("sum("+v+")") + ")", t: etNum}, true, nil
+	case "MIN", "MAX":
+		fn := strings.ToLower(name)
+		if e.mt != etNull {
+			v, err := tr.conv(at, elem, e.mt)
+			if err != nil {
+				return esqlExpr{}, true, err
+			}
+			if e.mt == etBool {
+				fn = map[string]string{"min": "bool_and", "max": "bool_or"}[fn]
+			}
+			return esqlExpr{sql: fn + "(" + each(fn+"("+v+")") + ")", t: e.mt}, true, nil
+		}
+		sqlText := "COALESCE(to_jsonb(" + fn + "(" + each(fn+"(fg_num(mv.v))") + ")), to_jsonb(to_char(" + fn + "(" +
+			each(fn+"(fg_time(mv.v))") + ") AT TIME ZONE 'UTC', " + esqlTimeFormat + ")), to_jsonb(" + fn + "(" +
+			each(fn+"(mv.v #>> '{}')") + ")))"
+		return esqlExpr{sql: sqlText, t: etJSON}, true, nil
+	}
+	return esqlExpr{}, false, nil
+}
+
+// esqlToString is TO_STRING; of a multi-valued document value, the
+// multi-value of its elements' strings (a one-element array is one value).
+func esqlToString(c *esqlCall) (esqlExpr, error) {
+	if c.es[0].t != etJSON {
+		return c.one(etText, "X", etText)
+	}
+	return esqlExpr{sql: c.tr.bind(func(v []string) string {
+		return "CASE WHEN jsonb_typeof(" + v[0] + ") = 'array' THEN (SELECT CASE WHEN count(*) = 1 THEN (array_agg(to_jsonb(mv.v #>> '{}')))[1] " +
+			"ELSE jsonb_agg(to_jsonb(mv.v #>> '{}')) END FROM fg_mv(" + v[0] + ") AS mv(v)) ELSE to_jsonb(" + v[0] + " #>> '{}') END"
+	}, c.es[0].sql), t: etJSON, mt: etText}, nil
 }

@@ -12,9 +12,13 @@ package pg
 //     (numbers, dates with date math, time_zone and format: named formats
 //     and Java patterns, text), exists, prefix, wildcard, ids, query_string
 //     (Lucene classic syntax: field:value, AND/OR/NOT, && || ! + -, groups,
-//     quoted phrases, [a TO b] {a TO b}, field:>n, _exists_, wildcards).
-//     Unknown options of a clause, and options that would change matching
-//     without support here (fuzziness, slop), are a 400.
+//     quoted phrases, [a TO b] {a TO b}, field:>n, _exists_, wildcards;
+//     on analysed text a wildcard matches a word, case-folded),
+//     simple_query_string (query_simple.go). Unknown options of a clause,
+//     and options that would change matching without support here
+//     (fuzziness, slop), are a 400; so is exists on _source.
+//   - The mapping (mapping.go): term, terms and match on a date field are
+//     date matches; sort values of a date field are epoch milliseconds.
 //   - Text matching is analyzer-free: a match token must appear as a whole
 //     word of the field's text, case-insensitively; a phrase's tokens must
 //     appear in order, separated only by non-word characters. term is exact
@@ -161,6 +165,9 @@ func (c *compiler) query(q any) (string, error) {
 			if err := checkKeys(name, b, "field", "boost", "_name"); err != nil {
 				return "", err
 			}
+			if f == "_source" {
+				return "", search.Badf("exists on [_source] is not supported: the _source field is not searchable (as on Elasticsearch)")
+			}
 			if err := checkField(f); err != nil {
 				return "", err
 			}
@@ -193,6 +200,8 @@ func (c *compiler) query(q any) (string, error) {
 			return "d.doc_id = ANY(" + c.a.add(ids) + "::text[])", nil
 		case "query_string":
 			return c.queryString(body)
+		case "simple_query_string":
+			return c.simpleQueryString(body)
 		default:
 			return "", search.Badf("unsupported query clause %q", name)
 		}

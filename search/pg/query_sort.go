@@ -25,8 +25,9 @@ type sortKey struct {
 	subs  []subKey
 	// sel is the expression whose value is reported in the hit's sort array.
 	sel string
-	// kind: score, doc, time, column, json
+	// kind: score, doc, time, date, column, json
 	kind string
+	desc bool // (date) descending
 }
 
 // parseSort reads the sort clause (string, object or list of either).
@@ -55,7 +56,7 @@ func (c *compiler) parseSort(v any) ([]sortKey, error) {
 	}
 	var keys []sortKey
 	for _, it := range items {
-		var field, order, missing string
+		var field, order, missing, mode string
 		switch t := it.(type) {
 		case string:
 			field = t
@@ -78,7 +79,9 @@ func (c *compiler) parseSort(v any) ([]sortKey, error) {
 							order = scalarText(x)
 						case "missing":
 							missing = scalarText(x)
-						case "unmapped_type", "format", "numeric_type", "mode":
+						case "mode":
+							mode = strings.ToLower(scalarText(x))
+						case "unmapped_type", "format", "numeric_type":
 						default:
 							return nil, search.Badf("unsupported sort option %q", ok2)
 						}
@@ -90,7 +93,7 @@ func (c *compiler) parseSort(v any) ([]sortKey, error) {
 		default:
 			return nil, search.Badf("bad sort entry")
 		}
-		key, err := c.sortKey(field, order, missing)
+		key, err := c.sortKey(field, order, missing, mode)
 		if err != nil {
 			return nil, err
 		}
@@ -99,7 +102,7 @@ func (c *compiler) parseSort(v any) ([]sortKey, error) {
 	return keys, nil
 }
 
-func (c *compiler) sortKey(field, order, missing string) (sortKey, error) {
+func (c *compiler) sortKey(field, order, missing, mode string) (sortKey, error) {
 	if field == "" {
 		return sortKey{}, search.Badf("empty sort field")
 	}
@@ -140,7 +143,40 @@ func (c *compiler) sortKey(field, order, missing string) (sortKey, error) {
 			{"COALESCE(" + col + `, '') COLLATE "C"`, desc, "text"},
 		}}, nil
 	}
-	v := jsonExpr(c.a, f)
+	// A multi-valued field sorts by one value of each document: its least
+	// ascending, its greatest descending (mode min, max, avg or sum
+	// chooses), as Elasticsearch does.
+	if mode == "" {
+		mode = "min"
+		if desc {
+			mode = "max"
+		}
+	}
+	var mv func(j string) string
+	switch mode {
+	case "min":
+		mv = func(j string) string { return "fg_mv_min(" + j + ")" }
+	case "max":
+		mv = func(j string) string { return "fg_mv_max(" + j + ")" }
+	case "avg", "sum":
+		mv = func(j string) string {
+			return "(SELECT to_jsonb(" + mode + "(fg_num(e))) FROM fg_mv(" + j + ") e)"
+		}
+	default:
+		return sortKey{}, search.Badf("unsupported sort mode %q (min, max, avg or sum)", mode)
+	}
+	if c.a.isDate(field) {
+		// A date of the mapping: ordered as dates, reported and continued
+		// (search_after) in epoch milliseconds; a document without one
+		// reports Long.MAX_VALUE ascending, Long.MIN_VALUE descending, as
+		// Elasticsearch does.
+		t := "fg_time(" + mv(jsonExpr(c.a, f)) + ")"
+		return sortKey{field: f, kind: "date", sel: t, desc: desc, subs: []subKey{
+			{"(CASE WHEN " + t + " IS NULL THEN 1 ELSE 0 END)", missingFirst, "int"},
+			{"COALESCE(" + t + ", " + c.a.add(time.Time{}) + "::timestamptz)", desc, "timestamptz"},
+		}}, nil
+	}
+	v := mv(jsonExpr(c.a, f))
 	present := "(" + v + " IS NOT NULL AND " + v + " <> 'null'::jsonb)"
 	return sortKey{field: f, kind: "json", sel: v, subs: []subKey{
 		{"(CASE WHEN " + present + " THEN 0 ELSE 1 END)", missingFirst, "int"},
@@ -170,6 +206,17 @@ func (k sortKey) afterValues(v any) ([]any, error) {
 			return nil, search.Badf("search_after value for %q must be a date or epoch milliseconds", k.field)
 		}
 		return []any{msTime{t}}, nil
+	case "date":
+		if f, ok := numberOrNumeric(v); v == nil || ok && (f >= math.MaxInt64 || f <= math.MinInt64) {
+			return []any{1, time.Time{}}, nil
+		}
+		var c compiler
+		c.now = time.Now()
+		t, err := c.dateValue(v, false, nil)
+		if err != nil {
+			return nil, search.Badf("search_after value for %q must be a date or epoch milliseconds", k.field)
+		}
+		return []any{0, msTime{t}}, nil
 	case "column":
 		if v == nil {
 			return []any{1, ""}, nil

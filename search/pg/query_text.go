@@ -25,6 +25,9 @@ func (c *compiler) termCond(field string, v any, caseInsensitive bool) (string, 
 		}
 		return "FALSE", nil
 	}
+	if c.a.isDate(name) {
+		return c.dateTerm(field, v)
+	}
 	if col, ok := columnOf(c.a, name, textColumns); ok {
 		if caseInsensitive {
 			return "lower(" + col + ") = lower(" + c.a.add(scalarText(v)) + ")", nil
@@ -92,7 +95,7 @@ func (c *compiler) termsQuery(body any) (string, error) {
 		}
 		return col + " = ANY(" + c.a.add(ss) + "::text[])", nil
 	}
-	if baseField(field) == "created_at" {
+	if c.a.isDate(field) { // created_at and date fields of the mapping: date matches
 		parts := make([]string, 0, len(vals))
 		for _, v := range vals {
 			s, err := c.termCond(field, v, false)
@@ -169,6 +172,10 @@ func (c *compiler) matchCond(field string, v any, o matchOpts) (string, error) {
 		return c.termCond(field, v, false)
 	}
 	if _, ok := number(v); ok && field != "*" {
+		return c.termCond(field, v, false)
+	}
+	if field != "*" && c.a.isDate(field) {
+		// A date field: the value is one date, as on Elasticsearch.
 		return c.termCond(field, v, false)
 	}
 	if field == indexField {
@@ -560,4 +567,23 @@ func (c *compiler) wildcardQuery(body any) (string, error) {
 		return "", search.Badf("wildcard on %q needs a string value", field)
 	}
 	return c.wildcardCond(field, scalarText(v), ci), nil
+}
+
+// dateTerm is a term on a date field of the mapping: as Elasticsearch's
+// date term query, the range from the value rounded down to the value
+// rounded up, so that 2016-05-03 is that whole day and epoch milliseconds
+// one millisecond. Any element of an array may match.
+func (c *compiler) dateTerm(field string, v any) (string, error) {
+	lo, err := c.dateValue(v, false, nil)
+	if err != nil {
+		return "", search.Badf("failed to parse date field [%v] with format [strict_date_optional_time||epoch_millis]", v)
+	}
+	hi, err := c.dateValue(v, true, nil)
+	if err != nil {
+		return "", search.Badf("failed to parse date field [%v] with format [strict_date_optional_time||epoch_millis]", v)
+	}
+	j := jsonExpr(c.a, field)
+	l, h := c.a.add(lo)+"::timestamptz", c.a.add(hi)+"::timestamptz"
+	return "(COALESCE(fg_time(" + j + ") BETWEEN " + l + " AND " + h + ", false) OR (jsonb_typeof(" + j +
+		") = 'array' AND EXISTS (SELECT 1 FROM jsonb_array_elements(" + j + ") e WHERE fg_time(e) BETWEEN " + l + " AND " + h + ")))", nil
 }

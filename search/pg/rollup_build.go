@@ -64,21 +64,40 @@ func (d rollupDay) String() string {
 // rebuilt leave it dirty for the next refresh. Errors of single days do not
 // stop the others; they are returned together.
 func RefreshRollups(ctx context.Context, pool *pgxpool.Pool) (days int, err error) {
-	const q = `SELECT DISTINCT data_owner_id, kind, day FROM rollup_dirty ORDER BY 1, 2, 3`
+	todo, err := listDirtyDays(ctx, pool)
+	if err != nil {
+		return 0, err
+	}
+	return refreshDays(ctx, pool, todo)
+}
+
+// dirtyDay is a day with dirty marks, and the newest mark's id.
+type dirtyDay struct {
+	rollupDay
+	newest int64
+}
+
+// listDirtyDays lists the days with dirty marks.
+func listDirtyDays(ctx context.Context, pool *pgxpool.Pool) ([]dirtyDay, error) {
+	const q = `SELECT data_owner_id, kind, day, max(id) FROM rollup_dirty GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`
 	rows, err := pool.Query(ctx, q)
 	if err != nil {
-		return 0, fmt.Errorf("rollups: list dirty days: %w", err)
+		return nil, fmt.Errorf("rollups: list dirty days: %w", err)
 	}
-	todo, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (rollupDay, error) {
-		var d rollupDay
-		err := r.Scan(&d.ownerID, &d.kind, &d.day)
+	todo, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (dirtyDay, error) {
+		var d dirtyDay
+		err := r.Scan(&d.ownerID, &d.kind, &d.day, &d.newest)
 		d.day = time.Date(d.day.Year(), d.day.Month(), d.day.Day(), 0, 0, 0, 0, time.UTC)
 		return d, err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("rollups: list dirty days: %w", err)
+		return nil, fmt.Errorf("rollups: list dirty days: %w", err)
 	}
+	return todo, nil
+}
 
+// refreshDays rebuilds the days given, rollupWorkers at a time.
+func refreshDays(ctx context.Context, pool *pgxpool.Pool, todo []dirtyDay) (days int, err error) {
 	queue := make(chan rollupDay)
 	var mu sync.Mutex
 	var errs []error
@@ -102,7 +121,7 @@ func RefreshRollups(ctx context.Context, pool *pgxpool.Pool) (days int, err erro
 		if ctx.Err() != nil {
 			break
 		}
-		queue <- d
+		queue <- d.rollupDay
 	}
 	close(queue)
 	wg.Wait()
@@ -112,16 +131,68 @@ func RefreshRollups(ctx context.Context, pool *pgxpool.Pool) (days int, err erro
 	return days, errors.Join(errs...)
 }
 
+// LiveDayWait bounds how long the refresher leaves a day that keeps being
+// written to unrebuilt (see liveDays).
+const LiveDayWait = 5 * time.Minute
+
+// liveDays is what the refresher remembers of the dirty days between its
+// rounds, to leave alone a day still being written to. Rebuilding such a
+// day is wasted: the next write marks it dirty again at once, and searches
+// read a dirty day from its documents anyway. So a dirty day is rebuilt
+// once a round has seen no new write to it (its newest dirty mark is the
+// one the round before saw), or once it has waited LiveDayWait since a
+// round first saw it dirty. A day written to once is rebuilt one round
+// later than it would be without this rule; the day the probes are
+// reporting into (today) every LiveDayWait instead of every round.
+type liveDays struct {
+	wait time.Duration
+	seen map[rollupDay]dirtySeen
+}
+
+type dirtySeen struct {
+	newest int64     // the newest dirty mark seen
+	since  time.Time // when a round first saw the day dirty
+}
+
+func newLiveDays(wait time.Duration) *liveDays {
+	return &liveDays{wait: wait, seen: map[rollupDay]dirtySeen{}}
+}
+
+// due answers the days of dirty to rebuild now, and remembers the others.
+func (l *liveDays) due(dirty []dirtyDay, now time.Time) []dirtyDay {
+	var todo []dirtyDay
+	still := make(map[rollupDay]dirtySeen, len(dirty))
+	for _, d := range dirty {
+		prev, ok := l.seen[d.rollupDay]
+		switch {
+		case ok && (prev.newest == d.newest || now.Sub(prev.since) >= l.wait):
+			todo = append(todo, d)
+		case ok:
+			still[d.rollupDay] = dirtySeen{newest: d.newest, since: prev.since}
+		default:
+			still[d.rollupDay] = dirtySeen{newest: d.newest, since: now}
+		}
+	}
+	l.seen = still
+	return todo
+}
+
 // RunRollups refreshes the rollups every interval until ctx ends, logging
-// failures (the next round retries them). observe, if not nil, is told
-// each round's days, time and error (the server's metrics).
+// failures (the next round retries them), and leaving days still being
+// written to for later (liveDays). observe, if not nil, is told each
+// round's days, time and error (the server's metrics).
 func RunRollups(ctx context.Context, pool *pgxpool.Pool, every time.Duration, log *slog.Logger,
 	observe func(days int, took time.Duration, err error)) {
 	t := time.NewTicker(every)
 	defer t.Stop()
+	live := newLiveDays(LiveDayWait)
 	for {
 		start := time.Now()
-		days, err := RefreshRollups(ctx, pool)
+		dirty, err := listDirtyDays(ctx, pool)
+		days := 0
+		if err == nil {
+			days, err = refreshDays(ctx, pool, live.due(dirty, start))
+		}
 		if ctx.Err() != nil {
 			return
 		}

@@ -307,3 +307,37 @@ func TestRollupExcludesNearlyUniqueKeywords(t *testing.T) {
 		t.Errorf("cells: uid %d, grp %d; want 0 and 2", uidCells, grpCells)
 	}
 }
+
+// TestLiveDaysWaitForAQuietRound: the refresher rebuilds a dirty day once a
+// round saw no new write to it, or once it has waited LiveDayWait; a day
+// written to in every round (today, while the probes report) waits.
+func TestLiveDaysWaitForAQuietRound(t *testing.T) {
+	t0 := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	today := rollupDay{ownerID: 1, kind: "measurement", day: t0.Truncate(24 * time.Hour)}
+	old := rollupDay{ownerID: 1, kind: "measurement", day: today.day.AddDate(0, 0, -3)}
+	l := newLiveDays(time.Minute)
+	names := func(ds []dirtyDay) []string {
+		var out []string
+		for _, d := range ds {
+			out = append(out, d.String())
+		}
+		return out
+	}
+	round := func(at time.Duration, dirty ...dirtyDay) []string { return names(l.due(dirty, t0.Add(at))) }
+
+	// First sight: nothing is rebuilt (a write may follow at once).
+	sameList(t, "round 1", round(0, dirtyDay{today, 10}, dirtyDay{old, 3}), nil)
+	// The old day got no new write: rebuilt; today got one: it waits.
+	sameList(t, "round 2", round(5*time.Second, dirtyDay{today, 20}, dirtyDay{old, 3}), []string{old.String()})
+	// Writes go on into today; after a minute it is rebuilt all the same.
+	sameList(t, "round 3", round(30*time.Second, dirtyDay{today, 30}), nil)
+	sameList(t, "round 4", round(time.Minute, dirtyDay{today, 40}), []string{today.String()})
+	// Rebuilt days start afresh; a quiet round rebuilds at once.
+	sameList(t, "round 5", round(65*time.Second, dirtyDay{today, 50}), nil)
+	sameList(t, "round 6", round(70*time.Second, dirtyDay{today, 50}), []string{today.String()})
+	// A day no longer dirty is forgotten.
+	sameList(t, "round 7", round(75*time.Second), nil)
+	if len(l.seen) != 0 {
+		t.Errorf("remembered %v", l.seen)
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/search/datemath"
+	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // Aggregations from rollups.
@@ -177,11 +178,11 @@ func rollupPath(field string) (string, bool) {
 }
 
 func rollupKeywordField(n *aggNode) (string, bool) {
-	if n.hasMissing {
+	if n.hasMissing || n.include != nil || n.exclude != nil {
 		return "", false
 	}
 	f, ok := rollupPath(n.field)
-	if !ok || f == "created_at" || f == "_id" || n.field == indexField {
+	if !ok || f == "created_at" || f == "_id" || n.field == indexField || n.ftype == store.FieldDate {
 		return "", false
 	}
 	return f, true
@@ -192,7 +193,7 @@ func rollupMetricField(n *aggNode) (string, bool) {
 		return "", false
 	}
 	f, ok := rollupPath(n.field)
-	if !ok {
+	if !ok || n.ftype == store.FieldDate {
 		return "", false
 	}
 	if _, col := columns[f]; col || n.field == indexField {

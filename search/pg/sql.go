@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fleetgraph/fleetgraph/search"
+	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // Backend is the PostgreSQL search backend.
@@ -34,12 +35,15 @@ type args struct {
 	// (search.IndexName(slug, kind, "")), which the virtual field _index
 	// extends; scopeWhere sets it and copies of args keep it.
 	index string
+	// types is the mapping of the request's indices (mapping.go); copies
+	// of args keep it. nil: no field is typed.
+	types fieldTypes
 }
 
 // clone is a copy of a with the same placeholders (for another statement
 // that starts from the same condition).
 func (a *args) clone() *args {
-	return &args{vals: append([]any(nil), a.vals...), index: a.index}
+	return &args{vals: append([]any(nil), a.vals...), index: a.index, types: a.types}
 }
 
 // add appends v and returns its placeholder ($n).
@@ -108,6 +112,12 @@ func jsonExpr(a *args, field string) string {
 // numExpr is the field's value as a number, NULL when it is not one.
 func numExpr(a *args, field string) string {
 	return "fg_num" + jsonExpr(a, field)
+}
+
+// isDate reports whether field is a date: created_at, or a field the
+// mapping types date.
+func (a *args) isDate(field string) bool {
+	return baseField(field) == "created_at" || a.types.of(field) == store.FieldDate
 }
 
 // timeExpr is the field's value as a timestamp (created_at is the column).

@@ -1,0 +1,273 @@
+package resolvers
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
+	"github.com/fleetgraph/fleetgraph/model"
+	"github.com/fleetgraph/fleetgraph/store"
+)
+
+// Relay connections: page arguments, opaque keyset cursors and page info.
+
+const (
+	defaultPageSize = 20
+	maxPageSize     = 100
+	maxSearchLength = 255
+)
+
+// pageWindow is a connection's first/after/last/before, checked: Size rows
+// after After and before Before, the last ones when FromEnd.
+type pageWindow struct {
+	Size          int
+	FromEnd       bool
+	After, Before *string
+}
+
+// pageWindowOf checks the Relay arguments: first or last (not both), 1 to
+// maxPageSize, first defaultPageSize when neither is given.
+func pageWindowOf(first *int64, after *string, last *int64, before *string) (pageWindow, error) {
+	w := pageWindow{Size: defaultPageSize, After: after, Before: before}
+	switch {
+	case first != nil && last != nil:
+		return w, invalid("last", "cannot be given with first: page forward with first and after, backward with last and before")
+	case last != nil:
+		w.Size, w.FromEnd = int(*last), true
+		if *last < 1 || *last > maxPageSize {
+			return w, invalid("last", fmt.Sprintf("must be between 1 and %d", maxPageSize))
+		}
+	case first != nil:
+		w.Size = int(*first)
+		if *first < 1 || *first > maxPageSize {
+			return w, invalid("first", fmt.Sprintf("must be between 1 and %d", maxPageSize))
+		}
+	}
+	return w, nil
+}
+
+// cursor is what an opaque cursor holds: the order it was made in and the
+// key of its row in that order.
+type cursor struct {
+	Order string    `json:"o"`
+	ID    int64     `json:"i"`
+	Time  time.Time `json:"t,omitzero"`
+	Text  *string   `json:"s,omitempty"`
+}
+
+// encodeCursor makes a cursor opaque: unpadded base64url of its JSON.
+func encodeCursor(c cursor) string {
+	b, _ := json.Marshal(c) // a struct of plain fields always marshals
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// decodeCursor reads the cursor argument field of a connection in order;
+// a cursor of another connection or order is refused by name.
+func decodeCursor(field, s, order string) (cursor, error) {
+	var c cursor
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || !utf8.Valid(b) || json.Unmarshal(b, &c) != nil || c.ID < 1 || c.Order == "" {
+		return c, invalid(field, "is not a cursor of this connection")
+	}
+	if c.Order != order {
+		return c, invalid(field, fmt.Sprintf("was made for the order %q, not %q: ask again from the first page", c.Order, order))
+	}
+	return c, nil
+}
+
+// clientOrders maps the schema's orders onto the store's.
+var clientOrders = map[gqlmodel.ClientOrderField]store.ClientOrder{
+	gqlmodel.ClientOrderFieldID:        store.ClientOrderID,
+	gqlmodel.ClientOrderFieldCreatedAt: store.ClientOrderCreatedAt,
+	gqlmodel.ClientOrderFieldLabel:     store.ClientOrderLabel,
+}
+
+// clientPageQueryOf parses clientsConnection's arguments.
+func clientPageQueryOf(w pageWindow, filter *gqlmodel.ClientFilter, orderBy *gqlmodel.ClientOrder) (store.ClientPageQuery, error) {
+	q := store.ClientPageQuery{Order: store.ClientOrderID, Limit: w.Size + 1, FromEnd: w.FromEnd}
+	if orderBy != nil {
+		q.Order, q.Desc = clientOrders[orderBy.Field], orderBy.Direction == gqlmodel.OrderDirectionDesc
+	}
+	order := string(q.Order)
+	if q.Desc {
+		order += " desc"
+	}
+	for _, b := range []struct {
+		field string
+		arg   *string
+		dst   **store.ClientKey
+	}{{"after", w.After, &q.After}, {"before", w.Before, &q.Before}} {
+		if b.arg == nil {
+			continue
+		}
+		c, err := decodeCursor(b.field, *b.arg, order)
+		if err != nil {
+			return q, err
+		}
+		*b.dst = &store.ClientKey{ID: c.ID, CreatedAt: c.Time}
+		if c.Text != nil {
+			(*b.dst).Label = *c.Text
+		}
+	}
+	var err error
+	q.Filter, err = clientFilterOf(filter)
+	return q, err
+}
+
+// clientFilterOf parses the clients connection's filter.
+func clientFilterOf(in *gqlmodel.ClientFilter) (store.ClientFilter, error) {
+	var f store.ClientFilter
+	if in == nil {
+		return f, nil
+	}
+	fe := apierr.FieldErrors{}
+	if in.Search != nil {
+		s := strings.TrimSpace(*in.Search)
+		if n := utf8.RuneCountInString(s); n < 1 || n > maxSearchLength {
+			fe.Add("filter.search", fmt.Sprintf("must have 1 to %d characters (leave it out to match every client)", maxSearchLength))
+		}
+		f.Search = &s
+	}
+	if in.Tags != nil {
+		f.Tags = tags(fe, "filter.tags", in.Tags)
+	}
+	if in.Type != nil && strings.TrimSpace(*in.Type) == "" {
+		fe.Add("filter.type", "must not be blank (leave it out to match every type)")
+	}
+	f.GroupID, f.Type, f.Offline, f.Disabled, f.RegistrationKeyID = in.GroupID, in.Type, in.Offline, in.Disabled, in.RegistrationKeyID
+	for _, s := range in.HealthStates {
+		f.HealthStates = append(f.HealthStates, string(s))
+	}
+	return f, fe.Err()
+}
+
+// clientConnection makes the page of rows read for w (one more than its
+// size when there are more).
+func clientConnection(rows []store.PagedClient, w pageWindow, q store.ClientPageQuery, total int64) *model.ClientConnection {
+	conn := &model.ClientConnection{Edges: []model.ClientEdge{}, TotalCount: total}
+	rows, conn.PageInfo = cut(rows, w)
+	order := string(q.Order)
+	if q.Desc {
+		order += " desc"
+	}
+	for _, r := range rows {
+		c := cursor{Order: order, ID: r.ID}
+		switch q.Order {
+		case store.ClientOrderCreatedAt:
+			c.Time = r.Key.CreatedAt
+		case store.ClientOrderLabel:
+			c.Text = &r.Key.Label
+		}
+		conn.Edges = append(conn.Edges, model.ClientEdge{Cursor: encodeCursor(c), Node: ptr(clientOf(r.Client))})
+	}
+	conn.PageInfo.StartCursor, conn.PageInfo.EndCursor = ends(conn.Edges, func(e model.ClientEdge) string { return e.Cursor })
+	return conn
+}
+
+// cut drops the row read beyond the page (rows hold one more than the
+// page when there are more) and says so in the page info.
+func cut[R any](rows []R, w pageWindow) ([]R, *model.PageInfo) {
+	info := &model.PageInfo{}
+	if len(rows) > w.Size {
+		if w.FromEnd {
+			rows, info.HasPreviousPage = rows[len(rows)-w.Size:], true
+		} else {
+			rows, info.HasNextPage = rows[:w.Size], true
+		}
+	}
+	return rows, info
+}
+
+// ends answers the cursors of a page's first and last edges (nil when empty).
+func ends[E any](edges []E, cursorOf func(E) string) (start, end *string) {
+	if n := len(edges); n > 0 {
+		return ptr(cursorOf(edges[0])), ptr(cursorOf(edges[n-1]))
+	}
+	return nil, nil
+}
+
+// idPageOf parses the Relay arguments of a list paged by id.
+func idPageOf(first *int64, after *string, last *int64, before *string) (pageWindow, store.IDPage, error) {
+	w, err := pageWindowOf(first, after, last, before)
+	if err != nil {
+		return w, store.IDPage{}, err
+	}
+	p := store.IDPage{Limit: w.Size + 1, FromEnd: w.FromEnd}
+	for _, b := range []struct {
+		field string
+		arg   *string
+		dst   **int64
+	}{{"after", after, &p.AfterID}, {"before", before, &p.BeforeID}} {
+		if b.arg != nil {
+			c, err := decodeCursor(b.field, *b.arg, string(store.ClientOrderID))
+			if err != nil {
+				return w, p, err
+			}
+			*b.dst = &c.ID
+		}
+	}
+	return w, p, nil
+}
+
+// idConnection answers a page of a short list paged by id (read): its
+// edges, page info and, when typeName's totalCount is selected, total.
+func idConnection[R, C, E any](ctx context.Context, first *int64, after *string, last *int64, before *string, typeName string,
+	read func(context.Context, int64, store.IDPage, bool) (store.PagedList[R], error),
+	id func(R) int64, conv func(R) C, edge func(cursor string, node *C) E) ([]E, *model.PageInfo, int64, error) {
+	p, err := requireRole(ctx, model.RoleViewer)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	w, q, err := idPageOf(first, after, last, before)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	l, err := read(ctx, p.DataOwnerID, q, selects(ctx, typeName, "totalCount"))
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	edges, info := idEdges(l.Rows, w, id, conv, edge)
+	return edges, info, l.Total, nil
+}
+
+// idEdges makes the edges and page info of a page read by idPageOf.
+func idEdges[R, C, E any](rows []R, w pageWindow, id func(R) int64, conv func(R) C,
+	edge func(cursor string, node *C) E) ([]E, *model.PageInfo) {
+	rows, info := cut(rows, w)
+	edges := make([]E, len(rows))
+	cursors := make([]string, len(rows))
+	for i, r := range rows {
+		cursors[i] = encodeCursor(cursor{Order: string(store.ClientOrderID), ID: id(r)})
+		edges[i] = edge(cursors[i], ptr(conv(r)))
+	}
+	info.StartCursor, info.EndCursor = ends(cursors, func(c string) string { return c })
+	return edges, info
+}
+
+// selects tells whether the current field's selection asks for a field of
+// the object type typeName.
+func selects(ctx context.Context, typeName, field string) bool {
+	for _, f := range graphql.CollectFieldsCtx(ctx, []string{typeName}) {
+		if f.Name == field {
+			return true
+		}
+	}
+	return false
+}
+
+// clientsConnection reads the page and, when asked for, the total.
+func (r *Resolver) clientsConnection(ctx context.Context, ownerID int64, w pageWindow, q store.ClientPageQuery) (*model.ClientConnection, error) {
+	rows, total, err := r.Store.ClientPage(ctx, ownerID, q, selects(ctx, "ClientConnection", "totalCount"))
+	if err != nil {
+		return nil, err
+	}
+	return clientConnection(rows, w, q, total), nil
+}

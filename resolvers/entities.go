@@ -1,0 +1,187 @@
+package resolvers
+
+import (
+	"context"
+	"reflect"
+	"strings"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/plugin/federation/fedruntime"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/fleetgraph/fleetgraph/model"
+	"github.com/fleetgraph/fleetgraph/store"
+)
+
+// Apollo Federation entities (schema/federation.graphqls, docs/federation.md).
+// A gateway hands fleetgraph representations of its entities by key; each
+// entity type's batch resolver reads all of them in one statement scoped by
+// the caller's data owner, exactly like the type's root field, and answers
+// one object per representation, null where the key is unknown or belongs
+// to another data owner (the two are indistinguishable). The edges below
+// the entities are attached as below any root field (attachEntities).
+
+// entitiesByKey reads the objects of keys (in the order of keys, nil where
+// none) with read, one statement for all of them.
+func entitiesByKey[K comparable, R, M any](ctx context.Context, r *Resolver, keys []K,
+	read func(owner int64, keys []K) store.Read[R], keyOf func(R) K, conv func(R) M) ([]*M, error) {
+	p, err := requireRole(ctx, model.RoleViewer)
+	if err != nil {
+		return nil, err
+	}
+	distinct := make([]K, 0, len(keys))
+	seen := make(map[K]bool, len(keys))
+	for _, k := range keys {
+		if !seen[k] {
+			seen[k] = true
+			distinct = append(distinct, k)
+		}
+	}
+	rows, err := store.All(ctx, r.Store, read(p.DataOwnerID, distinct))
+	if err != nil {
+		return nil, err
+	}
+	by := make(map[K]*M, len(rows))
+	for _, row := range rows {
+		by[keyOf(row)] = ptr(conv(row))
+	}
+	out := make([]*M, len(keys))
+	for i, k := range keys {
+		out[i] = by[k]
+	}
+	return out, nil
+}
+
+// keysOfReps lists the key of every representation.
+func keysOfReps[T any, K any](reps []*T, key func(*T) K) []K {
+	out := make([]K, len(reps))
+	for i, rep := range reps {
+		out[i] = key(rep)
+	}
+	return out
+}
+
+// documentsByID reads documents of kind as entities of type M.
+func documentsByID[M any](ctx context.Context, r *Resolver, kind string, ids []string, conv func(store.Document) M) ([]*M, error) {
+	return entitiesByKey(ctx, r, ids, func(owner int64, ids []string) store.Read[store.Document] {
+		return store.DocumentsByIDs(owner, kind, ids)
+	}, func(d store.Document) string { return d.DocID }, conv)
+}
+
+// clientKey is one Client representation's key: its id, or else its UUID.
+type clientKey struct {
+	id   int64
+	uuid string // lower case; "" when the representation has an id
+}
+
+func clientKeyOf(rep map[string]any) (clientKey, bool) {
+	if v, ok := rep["id"]; ok && v != nil {
+		id, err := graphql.UnmarshalInt64(v)
+		return clientKey{id: id}, err == nil
+	}
+	if s, ok := rep["uuid"].(string); ok {
+		return clientKey{uuid: clientUUIDKey(s)}, true
+	}
+	return clientKey{}, false
+}
+
+// clientsAhead are the clients of one _entities call's Client
+// representations, read in one statement before gqlgen resolves the
+// representations one by one (FindClientByID, FindClientByUUID): the
+// Client entity has a resolver per key, since gqlgen's batch resolver
+// would read a batch mixing the keys by the first one's key only.
+type clientsAhead struct {
+	byID   map[int64]*model.Client
+	byUUID map[string]*model.Client
+	err    error
+}
+
+type clientsAheadKey struct{}
+
+// readClientsAhead reads the clients of reps' Client representations, by
+// id or by UUID, in one statement scoped by the caller's data owner, and
+// answers ctx carrying them.
+func readClientsAhead(ctx context.Context, s *store.Store, reps []map[string]any) context.Context {
+	ids, uuids := []int64{}, []string{}
+	for _, rep := range reps {
+		if rep["__typename"] != "Client" {
+			continue
+		}
+		k, ok := clientKeyOf(rep)
+		switch {
+		case !ok: // gqlgen reports it
+		case k.uuid != "":
+			uuids = append(uuids, k.uuid)
+		default:
+			ids = append(ids, k.id)
+		}
+	}
+	p, err := requireRole(ctx, model.RoleViewer)
+	if err != nil || len(ids)+len(uuids) == 0 {
+		return ctx // the resolvers report the refusal
+	}
+	rows, err := store.All(ctx, s, store.ClientsByKeys(p.DataOwnerID, ids, uuids))
+	ahead := &clientsAhead{byID: make(map[int64]*model.Client, len(rows)), byUUID: make(map[string]*model.Client, len(rows)), err: err}
+	for _, row := range rows {
+		c := ptr(clientOf(row))
+		ahead.byID[row.ID], ahead.byUUID[clientUUIDKey(row.UUID)] = c, c
+	}
+	return context.WithValue(ctx, clientsAheadKey{}, ahead)
+}
+
+// clientEntity is the client of k read ahead, or else read alone; nil
+// when none is visible to the caller.
+func (r *Resolver) clientEntity(ctx context.Context, k clientKey) (*model.Client, error) {
+	ahead, ok := ctx.Value(clientsAheadKey{}).(*clientsAhead)
+	if !ok {
+		ahead, ok = readClientsAhead(ctx, r.Store, []map[string]any{k.representation()}).Value(clientsAheadKey{}).(*clientsAhead)
+	}
+	if !ok {
+		_, err := requireRole(ctx, model.RoleViewer)
+		return nil, err
+	}
+	if ahead.err != nil {
+		return nil, ahead.err
+	}
+	if k.uuid != "" {
+		return ahead.byUUID[k.uuid], nil
+	}
+	return ahead.byID[k.id], nil
+}
+
+func (k clientKey) representation() map[string]any {
+	if k.uuid != "" {
+		return map[string]any{"__typename": "Client", "uuid": k.uuid}
+	}
+	return map[string]any{"__typename": "Client", "id": k.id}
+}
+
+// clientUUIDKey is a client UUID as the store writes it (lower case), so
+// that a representation in upper case finds its client.
+func clientUUIDKey(uuid string) string { return strings.ToLower(uuid) }
+
+// attachEntities attaches the edges selected below _entities: its objects
+// grouped by type, each group attached as a root list of that type.
+func (a Attacher) attachEntities(ctx context.Context, res any, sel ast.SelectionSet) error {
+	entities, _ := res.([]fedruntime.Entity)
+	byType := map[string][]any{}
+	var types []string
+	for _, e := range entities {
+		v := reflect.ValueOf(e)
+		if e == nil || v.Kind() != reflect.Pointer || v.IsNil() {
+			continue
+		}
+		name := v.Elem().Type().Name() // the Go model types carry the GraphQL type names
+		if _, ok := byType[name]; !ok {
+			types = append(types, name)
+		}
+		byType[name] = append(byType[name], e)
+	}
+	var parts []selected
+	for _, name := range types {
+		if _, ok := edges[name]; ok {
+			parts = append(parts, selected{typeName: name, parents: byType[name], sel: sel})
+		}
+	}
+	return a.attachParts(ctx, parts) // one round trip per level for every type
+}

@@ -1,0 +1,8 @@
+package store
+
+import "github.com/jackc/pgx/v5"
+
+// SettingRead is a Read of a setting's value as the reads run under it.
+func SettingRead(name string) Read[string] {
+	return Read[string]{step: "read setting", sql: `SELECT current_setting($1)`, args: []any{name}, scan: pgx.RowTo[string]}
+}

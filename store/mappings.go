@@ -1,0 +1,138 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"regexp"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Field types of the search mapping (search_field_mappings.field_type), as
+// Elasticsearch's dynamic mapping names them. A text field also has the
+// exact-match sub-field <name>.keyword.
+const (
+	FieldLong    = "long"
+	FieldFloat   = "float"
+	FieldBoolean = "boolean"
+	FieldDate    = "date"
+	FieldText    = "text"
+)
+
+// FieldMapping is the type of one field of one index: the data owner's
+// documents of a kind and (lower-cased) type, "" for documents without one.
+type FieldMapping struct {
+	Kind      string `db:"kind"`
+	Type      string `db:"type"`
+	Field     string `db:"field"`
+	FieldType string `db:"field_type"`
+}
+
+// dateLike is what Elasticsearch's default dynamic_date_formats
+// (strict_date_optional_time) read as a date that fg_time also reads: a
+// date, optionally a time and a zone. It is fg_time's pattern.
+var dateLike = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}(:?\d{2})?)?$`)
+
+// ValueFieldType is the type Elasticsearch's dynamic mapping gives a field
+// whose first value is v (decoded with UseNumber): a JSON integer long,
+// another number float, true/false boolean, a date-looking string date,
+// another string text; "" for null, objects and arrays (which are walked).
+func ValueFieldType(v any) string {
+	switch x := v.(type) {
+	case json.Number:
+		if strings.ContainsAny(string(x), ".eE") {
+			return FieldFloat
+		}
+		return FieldLong
+	case bool:
+		return FieldBoolean
+	case string:
+		if dateLike.MatchString(x) {
+			return FieldDate
+		}
+		return FieldText
+	}
+	return ""
+}
+
+// DetectMappings types the fields of docs in order as Elasticsearch's
+// dynamic mapping does: the first value of a field in an index decides its
+// type (an array's elements are values of its field, objects are walked
+// to dotted names). skip holds indices into docs not to read.
+func DetectMappings(docs []Document, skip []int) []FieldMapping {
+	skipped := map[int]bool{}
+	for _, i := range skip {
+		skipped[i] = true
+	}
+	type key struct{ kind, typ, field string }
+	seen := map[key]bool{}
+	var out []FieldMapping
+	for i, d := range docs {
+		if skipped[i] {
+			continue
+		}
+		var m map[string]any
+		dec := json.NewDecoder(bytes.NewReader(d.Doc))
+		dec.UseNumber()
+		if dec.Decode(&m) != nil {
+			continue
+		}
+		typ := ""
+		if d.Type != nil {
+			typ = strings.ToLower(*d.Type)
+		}
+		var walk func(prefix string, v any)
+		walk = func(path string, v any) {
+			switch x := v.(type) {
+			case map[string]any:
+				for k, sub := range x {
+					p := k
+					if path != "" {
+						p = path + "." + k
+					}
+					walk(p, sub)
+				}
+			case []any:
+				for _, e := range x {
+					walk(path, e)
+				}
+			default:
+				ft := ValueFieldType(x)
+				k := key{d.Kind, typ, path}
+				if ft == "" || path == "" || seen[k] {
+					return
+				}
+				seen[k] = true
+				out = append(out, FieldMapping{Kind: d.Kind, Type: typ, Field: path, FieldType: ft})
+			}
+		}
+		walk("", m)
+	}
+	return out
+}
+
+// saveMappings adds the fields not mapped yet; a mapped field keeps its type.
+func saveMappings(ctx context.Context, tx pgx.Tx, ownerID int64, ms []FieldMapping) error {
+	if len(ms) == 0 {
+		return nil
+	}
+	kinds, types, fields, fts := make([]string, len(ms)), make([]string, len(ms)), make([]string, len(ms)), make([]string, len(ms))
+	for i, m := range ms {
+		kinds[i], types[i], fields[i], fts[i] = m.Kind, m.Type, m.Field, m.FieldType
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO search_field_mappings (data_owner_id, kind, type, field, field_type)
+		SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[])
+		ON CONFLICT (data_owner_id, kind, type, field) DO NOTHING`, ownerID, kinds, types, fields, fts)
+	return mapErr("save mappings", err)
+}
+
+// FieldMappings lists the data owner's mapped fields of a kind (every kind
+// when kind is ""), by kind, type and field.
+func (s *Store) FieldMappings(ctx context.Context, ownerID int64, kind string) ([]FieldMapping, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT kind, type, field, field_type FROM search_field_mappings
+		WHERE data_owner_id = $1 AND ($2 = '' OR kind = $2) ORDER BY kind, type, field`, ownerID, kind)
+	ms, err := pgx.CollectRows(rows, pgx.RowToStructByName[FieldMapping])
+	return ms, mapErr("field mappings", err)
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/budget"
 	"github.com/fleetgraph/fleetgraph/obs"
+	"github.com/fleetgraph/fleetgraph/ratelimit"
 	"github.com/fleetgraph/fleetgraph/search/pg"
 	"github.com/fleetgraph/fleetgraph/server"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -55,6 +56,9 @@ type config struct {
 	// MetricsAddr is where /metrics is served: empty on Addr, "off"
 	// nowhere, else a listener of its own.
 	MetricsAddr string
+	// RateKey, RateDataOwner and RateProbe are the rate limits, "N/PERIOD"
+	// or "off" (rateLimits reads them).
+	RateKey, RateDataOwner, RateProbe string
 	// tracer, when set, traces the store's statements (serve sets it when
 	// tracing is on).
 	tracer pgx.QueryTracer
@@ -82,6 +86,37 @@ func (c *config) flags(fs *flag.FlagSet) {
 		"where GET /metrics (Prometheus) is served, without authentication (env FLEETGRAPH_METRICS_ADDR): empty on --addr, "+
 			"an address such as 127.0.0.1:9464 on a listener of its own (and not on --addr), off nowhere")
 	c.deadlineFlags(fs)
+	c.rateFlags(fs)
+}
+
+// rateFlags registers the rate limits.
+func (c *config) rateFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.RateKey, "rate-limit-key", envOr("FLEETGRAPH_RATE_LIMIT_KEY", ratelimit.DefaultKey.String()),
+		"requests one admin or export API key may make, count/period such as 1200/1m, or off (env FLEETGRAPH_RATE_LIMIT_KEY)")
+	fs.StringVar(&c.RateDataOwner, "rate-limit-data-owner", envOr("FLEETGRAPH_RATE_LIMIT_DATA_OWNER", ratelimit.DefaultDataOwner.String()),
+		"requests the admin and export API keys of one data owner may make together, count/period, or off (env FLEETGRAPH_RATE_LIMIT_DATA_OWNER)")
+	fs.StringVar(&c.RateProbe, "rate-limit-probe", envOr("FLEETGRAPH_RATE_LIMIT_PROBE", ratelimit.DefaultProbe.String()),
+		"requests one probe may make on the client API, count/period, or off (env FLEETGRAPH_RATE_LIMIT_PROBE)")
+}
+
+// rateLimits is the configured limiter over st.
+func (c *config) rateLimits(st *store.Store, log *slog.Logger) (*ratelimit.Limiter, error) {
+	l := &ratelimit.Limiter{Store: st, Logger: log}
+	for _, s := range []struct {
+		raw, name string
+		to        *ratelimit.Rate
+	}{
+		{c.RateKey, "--rate-limit-key (FLEETGRAPH_RATE_LIMIT_KEY)", &l.Key},
+		{c.RateDataOwner, "--rate-limit-data-owner (FLEETGRAPH_RATE_LIMIT_DATA_OWNER)", &l.DataOwner},
+		{c.RateProbe, "--rate-limit-probe (FLEETGRAPH_RATE_LIMIT_PROBE)", &l.Probe},
+	} {
+		r, err := ratelimit.ParseRate(s.raw)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.name, err)
+		}
+		*s.to = r
+	}
+	return l, nil
 }
 
 // Defaults of the request deadline and statement_timeout.

@@ -70,6 +70,10 @@ func serve(ctx context.Context, args []string) error {
 	}
 	defer closeStore()
 	st.CacheKeys()
+	limiter, err := cfg.rateLimits(st, log)
+	if err != nil {
+		return err
+	}
 	heavySlots, heavyPerOwner := admission.Sizes(int(st.Pool().Config().MaxConns))
 	var demoKeys issuedKeys
 	if demo {
@@ -92,7 +96,7 @@ func serve(ctx context.Context, args []string) error {
 	handler, err := server.New(&resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend, Releases: catalogue,
 		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true,
 		MaxAnswerBytes: answerBytes, Heavy: admission.New(heavySlots, heavyPerOwner, admission.DefaultWait),
-		RequestTimeout: requestTimeout}, opts...)
+		RequestTimeout: requestTimeout, RateLimits: limiter}, opts...)
 	if err != nil {
 		return err
 	}

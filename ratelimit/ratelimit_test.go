@@ -35,7 +35,7 @@ func TestParseRate(t *testing.T) {
 // request is told to wait until its most distant bucket has room.
 func TestVerdict(t *testing.T) {
 	now := time.Unix(1_000_000, 0)
-	key := limit{name: "key:1", what: "this API key", rate: Rate{10, time.Minute}}    // one per 6 s
+	key := limit{name: "key:1", what: "this API key", rate: Rate{10, time.Minute}}      // one per 6 s
 	owner := limit{name: "owner:1", what: "the data owner", rate: Rate{4, time.Minute}} // one per 15 s
 	charge := func(allowed bool, keyTAT, ownerTAT time.Duration) store.Charge {
 		return store.Charge{Allowed: allowed, Now: now, Buckets: []store.BucketState{

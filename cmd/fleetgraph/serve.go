@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/admission"
@@ -32,6 +33,13 @@ func serve(ctx context.Context, args []string) error {
 	answerBytes, err := cfg.maxAnswerBytes()
 	if err != nil {
 		return err
+	}
+	memLimit, err := cfg.memoryLimit()
+	if err != nil {
+		return err
+	}
+	if memLimit > 0 {
+		debug.SetMemoryLimit(memLimit)
 	}
 	log := newLogger()
 	requestTimeout, err := cfg.requestTimeout()

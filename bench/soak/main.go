@@ -261,7 +261,7 @@ func (s *soak) seed(ctx context.Context, name string, big bool) error {
 	for i := range 2000 {
 		_ = enc.Encode(map[string]any{"id": fmt.Sprintf("%s-m%05d", name, i), "type": "VideoMeasurement",
 			"client_uuid": fmt.Sprintf("00000000-0000-4000-8000-%06d%06d", tenantNo, i%20), "created_at": time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Minute),
-			"study": map[string]any{"subject": subjects[i%len(subjects)], "study_id": "s1"},
+			"study":            map[string]any{"subject": subjects[i%len(subjects)], "study_id": "s1"},
 			"statistic_values": map[string]any{"bitrate": 1000 + i%700, "stalls": i % 3}})
 	}
 	if big {
@@ -513,12 +513,16 @@ func (s *soak) behave(ctx context.Context, t *tenant, worker int) {
 	search := []byte(`{"body": {"query": {"bool": {"filter": [{"term": {"study.subject": "youtube"}}]}}, "size": 20}}`)
 	steps := []func(){
 		func() { s.do(ctx, t.name, "GET /isps", http.MethodGet, "/client_admin_api/v1/isps", t.admin, "", nil) },
-		func() { s.do(ctx, t.name, "GET /clients", http.MethodGet, "/client_admin_api/v1/clients", t.admin, "", nil) },
+		func() {
+			s.do(ctx, t.name, "GET /clients", http.MethodGet, "/client_admin_api/v1/clients", t.admin, "", nil)
+		},
 		func() { s.graphql(ctx, t, "GraphQL isps+clients", `{ isps { id name } clients { id uuid } }`) },
 		func() {
 			s.do(ctx, t.name, "export GET /measurements", http.MethodGet, "/export_api/v1/measurements?per_page=25", t.export, "", nil)
 		},
-		func() { s.do(ctx, t.name, "export POST /search", http.MethodPost, "/export_api/v1/search", t.export, "", search) },
+		func() {
+			s.do(ctx, t.name, "export POST /search", http.MethodPost, "/export_api/v1/search", t.export, "", search)
+		},
 		func() { s.do(ctx, t.name, "export ES|QL", http.MethodGet, esql, t.export, "", nil) },
 		func() {
 			r := s.do(ctx, t.name, "POST /isps", http.MethodPost, "/client_admin_api/v1/isps", t.admin, "",

@@ -10,12 +10,13 @@
 # RSS_BOUND_MB. The rate limits are fleetgraph's defaults.
 #   bench/soak.sh                       10 minutes
 #   DURATION=2m bench/soak.sh           a shorter run
+#   ATTACKERS=0 bench/soak.sh           no attacker: the well-behaved tenants' baseline
 #   FLEETGRAPH_BIN=/path/to/fleetgraph bench/soak.sh   a prebuilt fleetgraph
 # Needs Go and the PostgreSQL server binaries (initdb, pg_ctl).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION=${DURATION:-10m} PORT=${PORT:-18095} RSS_BOUND_MB=${RSS_BOUND_MB:-500}
-TENANT_RATE=${TENANT_RATE:-10}
+TENANT_RATE=${TENANT_RATE:-10} ATTACKERS=${ATTACKERS:-4}
 WORK=$(mktemp -d /tmp/fleetgraph-soak.XXXXXX)
 chmod 755 "$WORK" # the private cluster runs as an unprivileged account when we are root
 unset DATABASE_URL FLEETGRAPH_RATE_LIMIT_KEY FLEETGRAPH_RATE_LIMIT_DATA_OWNER FLEETGRAPH_RATE_LIMIT_PROBE
@@ -25,8 +26,8 @@ FLEETGRAPH=${FLEETGRAPH_BIN:-$WORK/fleetgraph}
 [ -n "${FLEETGRAPH_BIN:-}" ] || go build -o "$FLEETGRAPH" ./cmd/fleetgraph
 go build -o "$WORK/soak" ./bench/soak
 
+status=0
 "$WORK/soak" -bin "$FLEETGRAPH" -work "$WORK" -port "$PORT" -duration "$DURATION" -rss-bound "$RSS_BOUND_MB" \
-  -tenant-rate "$TENANT_RATE"
-status=$?
+  -tenant-rate "$TENANT_RATE" -attack-workers "$ATTACKERS" || status=$?
 echo "fleetgraph logged $(grep -c '"level":"ERROR"' "$WORK/server.log" || true) ERROR lines (log in $WORK/server.log)"
 exit $status

@@ -76,7 +76,7 @@ func run(ctx context.Context, args []string) error {
 	fs.DurationVar(&o.grace, "grace", 5*time.Second, "how long after an outage's end answers still count as inside it")
 	fs.Float64Var(&o.tenantRate, "tenant-rate", 10, "requests per second of each well-behaved tenant")
 	fs.IntVar(&o.workers, "workers", 4, "goroutines of each well-behaved tenant")
-	fs.IntVar(&o.attackWorkers, "attack-workers", 4, "goroutines of the attacker (one more floods the rate limit)")
+	fs.IntVar(&o.attackWorkers, "attack-workers", 4, "goroutines of the attacker (one more floods the rate limit); 0: no attacker, a baseline")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -113,7 +113,9 @@ type result struct {
 	tenant, kind string
 	at           time.Time
 	took         time.Duration
-	status       int // 0: transport error
+	status       int  // 0: transport error
+	rateHeaders  bool // X-RateLimit-Limit, -Remaining and -Reset all present
+	retryAfter   bool // Retry-After present
 }
 
 type tenant struct {
@@ -188,7 +190,9 @@ func (s *soak) run(ctx context.Context) error {
 	for w := range s.o.attackWorkers {
 		wg.Go(func() { s.attack(runCtx, tenants[2], attacks, w) })
 	}
-	wg.Go(func() { s.flood(runCtx, tenants[2]) })
+	if s.o.attackWorkers > 0 {
+		wg.Go(func() { s.flood(runCtx, tenants[2]) })
+	}
 	wg.Go(func() { s.faults(runCtx) })
 	wg.Wait()
 	load, _ = os.ReadFile("/proc/loadavg")
@@ -452,8 +456,9 @@ func (s *soak) inside(at time.Time, took time.Duration) bool {
 }
 
 type answer struct {
-	status int
-	body   []byte
+	status             int
+	body               []byte
+	rateHeaders, retry bool
 }
 
 // do sends one request and records it under tenant and kind.
@@ -483,6 +488,9 @@ func (s *soak) do(ctx context.Context, tenantName, kind, method, path, key, enco
 		_, _ = io.Copy(io.Discard, resp.Body)
 		_ = resp.Body.Close()
 		a.status = resp.StatusCode
+		h := resp.Header
+		a.rateHeaders = h.Get("X-RateLimit-Limit") != "" && h.Get("X-RateLimit-Remaining") != "" && h.Get("X-RateLimit-Reset") != ""
+		a.retry = h.Get("Retry-After") != ""
 		if err != nil {
 			a.status = 0
 		}
@@ -491,7 +499,8 @@ func (s *soak) do(ctx context.Context, tenantName, kind, method, path, key, enco
 		return a
 	}
 	s.mu.Lock()
-	s.results = append(s.results, result{tenant: tenantName, kind: kind, at: start, took: time.Since(start), status: a.status})
+	s.results = append(s.results, result{tenant: tenantName, kind: kind, at: start, took: time.Since(start), status: a.status,
+		rateHeaders: a.rateHeaders, retryAfter: a.retry})
 	s.mu.Unlock()
 	if a.status == 0 || a.status >= 500 {
 		time.Sleep(200 * time.Millisecond) // as a client would, rather than spin through an outage
@@ -655,6 +664,7 @@ func (s *soak) flood(ctx context.Context, evil *tenant) {
 
 type stats struct {
 	n, c2, c4, c429, c5in, c5out, errIn, errOut int
+	noRate, noRetry                             int // answers outside the outages without X-RateLimit headers; 429s without Retry-After
 	took                                        []time.Duration
 }
 
@@ -679,6 +689,12 @@ func (st *stats) add(s *soak, r result) {
 	}
 	if r.status != 0 && !in {
 		st.took = append(st.took, r.took)
+		if !r.rateHeaders {
+			st.noRate++
+		}
+		if r.status == http.StatusTooManyRequests && !r.retryAfter {
+			st.noRetry++
+		}
 	}
 }
 
@@ -717,27 +733,29 @@ func (s *soak) report() error {
 	for _, w := range s.windows {
 		fmt.Printf("  %-24s %.1f s (+ %s grace)\n", w.what, w.end.Sub(w.start).Seconds(), s.o.grace)
 	}
-	header := "| %-52s | %7s | %6s | %6s | %6s | %12s | %13s | %10s | %10s | %10s |\n"
-	row := "| %-52s | %7d | %6d | %6d | %6d | %5d / %-4d | %6d / %-4d | %10s | %10s | %10s |\n"
+	header := "| %-52s | %7s | %6s | %6s | %6s | %12s | %13s | %10s | %10s | %10s | %11s |\n"
+	row := "| %-52s | %7d | %6d | %6d | %6d | %5d / %-4d | %6d / %-4d | %10s | %10s | %10s | %5d / %-3d |\n"
 	print := func(title string, names []string, m map[string]*stats) {
 		fmt.Println()
 		fmt.Println(title)
-		fmt.Printf(header, "", "reqs", "2xx", "4xx", "429", "5xx in/out", "errors in/out", "p50", "p99", "max")
+		fmt.Printf(header, "", "reqs", "2xx", "4xx", "429", "5xx in/out", "errors in/out", "p50", "p99", "max", "no RL / RA")
 		for _, n := range names {
 			st := m[n]
 			fmt.Printf(row, n, st.n, st.c2, st.c4, st.c429, st.c5in, st.c5out, st.errIn, st.errOut,
-				ms(pct(st.took, 0.5)), ms(pct(st.took, 0.99)), ms(pct(st.took, 1)))
+				ms(pct(st.took, 0.5)), ms(pct(st.took, 0.99)), ms(pct(st.took, 1)), st.noRate, st.noRetry)
 		}
 	}
-	print("per tenant (latencies of answers outside the outage windows; soakevil is the attacker):", tenants, byTenant)
+	print("per tenant (latencies of answers outside the outage windows; soakevil is the attacker; "+
+		"no RL / RA: answers without the X-RateLimit headers, 429s without Retry-After):", tenants, byTenant)
 	print("per request kind:", kinds, byKind)
 	hwm := slices.Max(append([]int64{0}, s.hwm...))
 	fmt.Printf("\npeak RSS of the server: %d MB sampled (VmRSS every 100 ms), %d MB VmHWM of its processes; bound %d MB\n",
 		s.peakRSS>>20, hwm>>20, s.o.rssBound>>20)
 	var fails []string
 	for _, n := range tenants {
-		if st := byTenant[n]; st.c5out > 0 || st.errOut > 0 {
-			fails = append(fails, fmt.Sprintf("%s: %d 5xx and %d transport errors outside the outage windows", n, st.c5out, st.errOut))
+		if st := byTenant[n]; st.c5out > 0 || st.errOut > 0 || st.noRetry > 0 {
+			fails = append(fails, fmt.Sprintf("%s: %d 5xx and %d transport errors outside the outage windows, %d 429s without Retry-After",
+				n, st.c5out, st.errOut, st.noRetry))
 		}
 	}
 	if max(s.peakRSS, hwm) > s.o.rssBound {

@@ -14,6 +14,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/budget"
 )
 
@@ -69,7 +70,15 @@ func (h graphQLPost) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 		return
 	}
 	responses, ctx := exec.DispatchOperation(ctx, rc)
-	resp := budget.Within(ctx, responses(ctx))
+	resp := responses(ctx)
+	if resp == nil && ctx.Err() != nil {
+		return // gqlgen answers nothing once the client went away; the access log says so
+	}
+	if resp == nil {
+		resp = exec.DispatchError(ctx, gqlerror.List{{Message: "internal system error",
+			Extensions: map[string]any{"code": apierr.ErrInternal.Code}}})
+	}
+	resp = budget.Within(ctx, resp)
 	if status := unavailableStatus(w, resp.Errors); status != 0 {
 		w.WriteHeader(status)
 	}

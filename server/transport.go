@@ -14,8 +14,8 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/budget"
+	"github.com/fleetgraph/fleetgraph/rest"
 )
 
 // graphQLPost is gqlgen's POST transport (transport.POST, whose Supports it
@@ -70,15 +70,7 @@ func (h graphQLPost) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 		return
 	}
 	responses, ctx := exec.DispatchOperation(ctx, rc)
-	resp := responses(ctx)
-	if resp == nil && ctx.Err() != nil {
-		return // gqlgen answers nothing once the client went away; the access log says so
-	}
-	if resp == nil {
-		resp = exec.DispatchError(ctx, gqlerror.List{{Message: "internal system error",
-			Extensions: map[string]any{"code": apierr.ErrInternal.Code}}})
-	}
-	resp = budget.Within(ctx, resp)
+	resp := budget.Within(ctx, rest.Answered(ctx, responses(ctx)))
 	if status := unavailableStatus(w, resp.Errors); status != 0 {
 		w.WriteHeader(status)
 	}

@@ -36,7 +36,7 @@ func (s *lockedBuffer) Write(p []byte) (int, error) {
 // 500s with "resolver panicked" and "handler panicked").
 func TestGraphQLClientGoneMidOperation(t *testing.T) {
 	e := apitest.Get(t)
-	var buf lockedBuffer
+	var buf logBuffer
 	base := e.StartServer(t, slog.New(slog.NewTextHandler(&buf, nil)), nil)
 	o := e.NewOwner(t, "clientgone")
 	for range 20 {
@@ -69,9 +69,7 @@ func TestGraphQLClientGoneMidOperation(t *testing.T) {
 	if g.Status != http.StatusOK || len(g.Errors) > 0 {
 		t.Fatalf("a request after the cancelled ones: %d %s", g.Status, g.Raw)
 	}
-	buf.mu.Lock()
-	defer buf.mu.Unlock()
-	for _, l := range strings.Split(buf.b.String(), "\n") {
+	for _, l := range buf.lines() {
 		if strings.Contains(l, "panicked") {
 			t.Fatalf("the server panicked: %.3000s", l)
 		}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/ratelimit"
 	"github.com/fleetgraph/fleetgraph/rest"
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/vocab"
@@ -39,7 +40,9 @@ type API struct {
 	Store  *store.Store
 	Sealer *auth.Sealer // opens the service credentials a delivered config names
 	Logger *slog.Logger
-	writes writer // groups concurrent reports' documents (writer.go)
+	// RateLimits limits each probe's requests (nil: no limit).
+	RateLimits *ratelimit.Limiter
+	writes     writer // groups concurrent reports' documents (writer.go)
 	// registering admits registrations to the database (register.go).
 	registering lane
 }
@@ -86,11 +89,12 @@ var reportKinds = map[string]string{
 func (a *API) Mount(r chi.Router) {
 	probe := auth.Middleware(a.Store, false, a.authError, auth.KindProbe)
 	reporter := auth.Middleware(a.Store, false, a.authError, auth.KindProbe, auth.KindClientAnalytics)
+	rate := a.RateLimits.Middleware(a.authError)
 
 	r.Post("/register", a.register)
-	r.With(probe).Get("/config", a.config)
+	r.With(probe, rate).Get("/config", a.config)
 	for path, kind := range reportKinds {
-		r.With(reporter).Post(path, a.report(kind))
+		r.With(reporter, rate).Post(path, a.report(kind))
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -156,6 +157,6 @@ func conflict(err error, msg string) error {
 
 // RecoverPanic turns a panic in a resolver into an internal error.
 func (r *Resolver) RecoverPanic(ctx context.Context, p any) error {
-	r.Logger.ErrorContext(ctx, "resolver panicked", "panic", p)
+	r.Logger.ErrorContext(ctx, "resolver panicked", "panic", p, "stack", string(debug.Stack()))
 	return errors.New("internal panic")
 }

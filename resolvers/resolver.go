@@ -11,6 +11,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/admission"
 	"github.com/fleetgraph/fleetgraph/assistant"
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/ratelimit"
 	"github.com/fleetgraph/fleetgraph/releases"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -43,6 +44,9 @@ type Resolver struct {
 	// Heavy admits searches, ES|QL queries and export listings (package
 	// admission); nil admits everything.
 	Heavy *admission.Gate
+	// RateLimits limits requests per API key, data owner and probe
+	// (package ratelimit); nil limits nothing.
+	RateLimits *ratelimit.Limiter
 	// MaxAnswerBytes is the budget of one operation's answer (package
 	// budget); 0 means budget.DefaultBytes.
 	MaxAnswerBytes int64

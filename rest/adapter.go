@@ -8,6 +8,7 @@ package rest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -168,7 +169,24 @@ func (a *Adapter) execute(r *http.Request, op *operation, vars map[string]any) *
 		return a.exec.DispatchError(graphql.WithOperationContext(ctx, rc), errs)
 	}
 	handle, ctx := a.exec.DispatchOperation(ctx, rc)
-	return budget.Within(ctx, handle(ctx))
+	return budget.Within(ctx, Answered(ctx, handle(ctx)))
+}
+
+// Answered is resp, or, when gqlgen answered nothing, the error of the
+// operation's end: gqlgen's executor answers nil for an operation whose
+// context ended before its response was made (the request's deadline
+// passed: a 503 SERVICE_UNAVAILABLE with Retry-After; or its client went
+// away: nobody reads the answer). Reading that nil was a panic, a 500.
+func Answered(ctx context.Context, resp *graphql.Response) *graphql.Response {
+	if resp != nil {
+		return resp
+	}
+	err := context.Cause(ctx)
+	if err == nil {
+		err = errors.New("the executor answered nothing")
+	}
+	class, msg, _ := apierr.Describe(err)
+	return &graphql.Response{Errors: gqlerror.List{{Message: msg, Extensions: map[string]any{"code": class.Code}}}}
 }
 
 // writeErrors answers errs: the first error's status and body, with the

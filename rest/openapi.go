@@ -175,12 +175,30 @@ func (g *openAPIGen) operation(rt Route, op *operation, id string) (map[string]a
 	errRef := map[string]any{"$ref": "#/components/schemas/Error"}
 	out["responses"] = map[string]any{
 		fmt.Sprint(rt.Status): ok,
-		"4XX": map[string]any{"description": "The request is refused: 400 malformed, 401 no valid key, 403 role or key kind, 404 unknown, 409 conflict, 413 too large, 422 invalid (with errors per field).",
+		"4XX": map[string]any{"description": "The request is refused: 400 malformed, 401 no valid key, 403 role or key kind, 404 unknown, 409 conflict, 413 too large, 422 invalid (with errors per field), 429 rate limited or too many searches at once (Retry-After: seconds until a request would pass).",
+			"headers": rateLimitHeaders(true),
 			"content": map[string]any{"application/json": map[string]any{"schema": errRef}}},
 		"default": map[string]any{"description": "The server failed (5XX: no details).",
 			"content": map[string]any{"application/json": map[string]any{"schema": errRef}}},
 	}
 	return out, nil
+}
+
+// rateLimitHeaders describes the headers of package ratelimit, present on
+// every answer of a charged request; retry adds a 429's Retry-After.
+func rateLimitHeaders(retry bool) map[string]any {
+	integer := func(desc string) map[string]any {
+		return map[string]any{"schema": map[string]any{"type": "integer"}, "description": desc}
+	}
+	h := map[string]any{
+		"X-RateLimit-Limit":     integer("Requests the binding limit (of the key or its data owner, whichever has fewer left) allows per period."),
+		"X-RateLimit-Remaining": integer("Requests that would pass now."),
+		"X-RateLimit-Reset":     integer("Unix time (seconds) when the binding limit is full again."),
+	}
+	if retry {
+		h["Retry-After"] = integer("With 429 and 503: seconds until a request would pass.")
+	}
+	return h
 }
 
 // summary is the route in words, from the table.
@@ -245,7 +263,7 @@ func (g *openAPIGen) success(rt Route, op *operation) (map[string]any, error) {
 	}
 	shape.collect(op.Annotated.SelectionSet, root, false)
 	var body map[string]any
-	headers := map[string]any{}
+	headers := rateLimitHeaders(false)
 	switch {
 	case rt.Empty:
 		body = map[string]any{"type": "object", "maxProperties": 0, "description": "An empty object."}

@@ -139,7 +139,8 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 		get.ServeHTTP(w, r)
 	})
 	r.Handle("/graphiql/assets/*", graphiql.Assets("/graphiql/assets/"))
-	post := chi.Chain(within, limitBody, bufferGraphQLBody, graphqlAuth, loaders.Middleware(res.Store)).Handler(gql)
+	rate := res.RateLimits.Middleware
+	post := chi.Chain(within, limitBody, bufferGraphQLBody, graphqlAuth, rate(graphqlAuthError), loaders.Middleware(res.Store)).Handler(gql)
 	r.Post("/graphql", func(w http.ResponseWriter, r *http.Request) {
 		if isEventStream(r) { // subscriptions (events, the AI assistant's streams) over SSE
 			streams.sse.ServeHTTP(w, r)
@@ -158,7 +159,8 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 
 	var mountErr error
 	r.Route(AdminBase, func(r chi.Router) {
-		r.Use(within, limitBody, auth.Middleware(res.Store, false, restAuthError, auth.KindClientAdmin), loaders.Middleware(res.Store))
+		r.Use(within, limitBody, auth.Middleware(res.Store, false, restAuthError, auth.KindClientAdmin), rate(restAuthError),
+			loaders.Middleware(res.Store))
 		mountErr = adapter.Mount(r, rest.AdminRoutes)
 	})
 	if mountErr != nil {
@@ -166,14 +168,15 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 	}
 	// Middleware on the mount itself: chi skips a router's own middleware
 	// while it has no routes, which would let any key reach a 404.
-	r.With(within, limitBody, auth.Middleware(res.Store, false, restAuthError, auth.KindExport), loaders.Middleware(res.Store)).
+	r.With(within, limitBody, auth.Middleware(res.Store, false, restAuthError, auth.KindExport), rate(restAuthError),
+		loaders.Middleware(res.Store)).
 		Route(ExportBase, func(r chi.Router) {
 			mountErr = adapter.Mount(r, rest.ExportRoutes)
 		})
 	if mountErr != nil {
 		return nil, mountErr
 	}
-	probes := &clientapi.API{Store: res.Store, Sealer: res.Sealer, Logger: res.Logger}
+	probes := &clientapi.API{Store: res.Store, Sealer: res.Sealer, Logger: res.Logger, RateLimits: res.RateLimits}
 	r.With(within, limitBodyTo(clientapi.MaxBodyBytes)).Route(clientapi.Base, probes.Mount)
 	r.NotFound(func(w http.ResponseWriter, _ *http.Request) { rest.WriteError(w, http.StatusNotFound, "Not found") })
 	r.MethodNotAllowed(func(w http.ResponseWriter, _ *http.Request) {

@@ -21,6 +21,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/fleetgraph/fleetgraph/budget"
+	"github.com/fleetgraph/fleetgraph/rest"
 )
 
 // graphQLPost is gqlgen's POST transport (transport.POST, whose Supports it
@@ -91,7 +92,7 @@ func execute(ctx context.Context, w http.ResponseWriter, exec graphql.GraphExecu
 			"GET requests only allow query operations: send mutations with POST")}}
 	}
 	responses, ctx := exec.DispatchOperation(ctx, rc)
-	resp := budget.Within(ctx, responses(ctx))
+	resp := budget.Within(ctx, rest.Answered(ctx, responses(ctx)))
 	return unavailableStatus(w, resp.Errors), resp
 }
 

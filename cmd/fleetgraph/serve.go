@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/admission"
@@ -33,6 +34,13 @@ func serve(ctx context.Context, args []string) error {
 	answerBytes, err := cfg.maxAnswerBytes()
 	if err != nil {
 		return err
+	}
+	memLimit, err := cfg.memoryLimit()
+	if err != nil {
+		return err
+	}
+	if memLimit > 0 {
+		debug.SetMemoryLimit(memLimit)
 	}
 	log := newLogger()
 	requestTimeout, err := cfg.requestTimeout()
@@ -75,6 +83,10 @@ func serve(ctx context.Context, args []string) error {
 	}
 	defer closeStore()
 	st.CacheKeys()
+	limiter, err := cfg.rateLimits(st, log)
+	if err != nil {
+		return err
+	}
 	heavySlots, heavyPerOwner := admission.Sizes(int(st.Pool().Config().MaxConns))
 	var demoKeys issuedKeys
 	if demo {
@@ -108,7 +120,7 @@ func serve(ctx context.Context, args []string) error {
 	handler, err := server.New(&resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend, Releases: catalogue,
 		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true,
 		MaxAnswerBytes: answerBytes, Heavy: admission.New(heavySlots, heavyPerOwner, admission.DefaultWait),
-		RequestTimeout: requestTimeout, AI: ai, Stream: stream.Start(ctx, st, log)}, opts...)
+		RequestTimeout: requestTimeout, AI: ai, Stream: stream.Start(ctx, st, log), RateLimits: limiter}, opts...)
 	if err != nil {
 		return err
 	}

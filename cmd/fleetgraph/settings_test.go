@@ -1,0 +1,45 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fleetgraph/fleetgraph/ratelimit"
+)
+
+func TestRateLimitSettings(t *testing.T) {
+	c := config{RateKey: "10/1s", RateDataOwner: "off", RateProbe: ratelimit.DefaultProbe.String()}
+	l, err := c.rateLimits(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Key != (ratelimit.Rate{Limit: 10, Period: time.Second}) || !l.DataOwner.Off() || l.Probe != ratelimit.DefaultProbe {
+		t.Errorf("limits %+v", l)
+	}
+	c.RateDataOwner = "6000"
+	if _, err := c.rateLimits(nil, nil); err == nil || !strings.Contains(err.Error(), "FLEETGRAPH_RATE_LIMIT_DATA_OWNER") ||
+		!strings.Contains(err.Error(), "1200/1m") {
+		t.Errorf("a rate without a period: %v, want an error naming the setting and an example", err)
+	}
+}
+
+func TestMemoryLimitSetting(t *testing.T) {
+	t.Setenv("GOMEMLIMIT", "")
+	for raw, want := range map[string]int64{"": 384 << 20, "384MiB": 384 << 20, "2GiB": 2 << 30, "off": -1, "OFF": -1,
+		"100000000": 100000000, "524288KiB": 512 << 20} {
+		got, err := (&config{MemoryLimit: raw}).memoryLimit()
+		if err != nil || got != want {
+			t.Errorf("memoryLimit(%q) = %d, %v; want %d", raw, got, err, want)
+		}
+	}
+	for _, raw := range []string{"32MiB", "lots", "-1GiB", "1.5GiB", "12TB"} {
+		if _, err := (&config{MemoryLimit: raw}).memoryLimit(); err == nil {
+			t.Errorf("memoryLimit(%q) accepted", raw)
+		}
+	}
+	t.Setenv("GOMEMLIMIT", "1GiB")
+	if got, _ := (&config{MemoryLimit: "384MiB"}).memoryLimit(); got != -1 {
+		t.Errorf("with GOMEMLIMIT set: %d, want it left to the runtime", got)
+	}
+}

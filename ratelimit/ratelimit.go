@@ -1,0 +1,243 @@
+// Package ratelimit limits how many requests an API key, a data owner and
+// a probe may make in a period, with the count kept in PostgreSQL (one row
+// per bucket, store.TakeRate) so that every replica of the server agrees.
+//
+// Each limit is a GCRA bucket ("generic cell rate algorithm", the leaky
+// bucket as a meter): a limit of N per period P lets N requests through at
+// once and then one every P/N. One statement per request charges every
+// bucket of the request, or none when one of them is empty, and tells when
+// each is full again; from that the answer's X-RateLimit-Limit, -Remaining
+// and -Reset headers are exact, and a refused request's Retry-After is the
+// time until a request would pass, not the period.
+package ratelimit
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/store"
+)
+
+// Rate is a limit of Limit requests per Period; the zero Rate is no limit.
+type Rate struct {
+	Limit  int
+	Period time.Duration
+}
+
+// Off reports whether r limits nothing.
+func (r Rate) Off() bool { return r.Limit <= 0 || r.Period <= 0 }
+
+func (r Rate) String() string {
+	if r.Off() {
+		return "off"
+	}
+	return fmt.Sprintf("%d/%s", r.Limit, period(r.Period))
+}
+
+// period writes 1m rather than time.Duration's 1m0s.
+func period(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// maxLimit bounds a rate's count: the emission interval must stay at a
+// microsecond or more, PostgreSQL's clock resolution.
+const maxLimit = 1_000_000
+
+// ParseRate reads "N/PERIOD" (a count and a Go duration: 1200/1m, 50/1s)
+// or "off".
+func ParseRate(s string) (Rate, error) {
+	s = strings.TrimSpace(s)
+	if strings.EqualFold(s, "off") {
+		return Rate{}, nil
+	}
+	n, p, ok := strings.Cut(s, "/")
+	limit, err := strconv.Atoi(strings.TrimSpace(n))
+	period, perr := time.ParseDuration(strings.TrimSpace(p))
+	if !ok || err != nil || perr != nil || limit < 1 || limit > maxLimit || period < time.Second || period > 24*time.Hour ||
+		period/time.Duration(limit) < time.Microsecond {
+		return Rate{}, fmt.Errorf("%q is not a rate: write requests/period, such as 1200/1m (a count from 1 to %d, "+
+			"a period from 1s to 24h), or off", s, maxLimit)
+	}
+	return Rate{Limit: limit, Period: period}, nil
+}
+
+// Defaults of the limits (fleetgraph serve's settings).
+var (
+	DefaultKey       = Rate{Limit: 1200, Period: time.Minute}
+	DefaultDataOwner = Rate{Limit: 6000, Period: time.Minute}
+	DefaultProbe     = Rate{Limit: 120, Period: time.Minute}
+)
+
+// Limiter charges requests to their buckets. A nil *Limiter limits nothing.
+type Limiter struct {
+	Store *store.Store
+	// Key limits each admin or export API key, DataOwner all the keys of a
+	// data owner together (GraphQL, admin and export APIs), Probe each
+	// probe's secret on the client API.
+	Key, DataOwner, Probe Rate
+	Logger                *slog.Logger
+}
+
+// chargeTimeout bounds the charge: when PostgreSQL does not answer in time
+// the request goes on unlimited (its own statements meet the outage and
+// answer 503), so that the limiter never adds an outage of its own.
+const chargeTimeout = time.Second
+
+// Headers of the answers.
+const (
+	HeaderLimit     = "X-RateLimit-Limit"
+	HeaderRemaining = "X-RateLimit-Remaining"
+	HeaderReset     = "X-RateLimit-Reset"
+)
+
+// Middleware charges each authenticated request (auth.Middleware runs
+// first) and sets the X-RateLimit headers; a request over a limit is
+// answered by fail with a 429 (apierr.ErrTooManyRequests) whose
+// Retry-After is set.
+func (l *Limiter) Middleware(fail auth.ErrorWriter) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		if l == nil {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			p := auth.From(r.Context())
+			limits := l.limits(p)
+			if len(limits) == 0 {
+				next.ServeHTTP(w, r)
+				return
+			}
+			ctx, cancel := context.WithTimeout(r.Context(), chargeTimeout)
+			charge, err := l.Store.TakeRate(ctx, buckets(limits))
+			cancel()
+			if err != nil {
+				if r.Context().Err() == nil && l.Logger != nil {
+					l.Logger.WarnContext(r.Context(), "rate limit not checked: the request goes on unlimited", "err", err)
+				}
+				next.ServeHTTP(w, r)
+				return
+			}
+			v := verdict(limits, charge)
+			h := w.Header()
+			h.Set(HeaderLimit, strconv.Itoa(v.limit))
+			h.Set(HeaderRemaining, strconv.Itoa(v.remaining))
+			h.Set(HeaderReset, strconv.FormatInt(v.reset, 10))
+			if !charge.Allowed {
+				h.Set("Retry-After", strconv.Itoa(v.retryAfter))
+				fail(w, r, v.err())
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// limit is one bucket of a request and its rate.
+type limit struct {
+	name string
+	what string // for the 429's message: "this API key"
+	rate Rate
+}
+
+// limits are the buckets p's request is charged to: an admin or export
+// key's own and its data owner's; a probe's own. Client analytics keys are
+// shared by the browsers of a web-embedded client, so they are not limited.
+func (l *Limiter) limits(p *auth.Principal) []limit {
+	if p == nil {
+		return nil
+	}
+	var out []limit
+	add := func(name, what string, r Rate) {
+		if !r.Off() {
+			out = append(out, limit{name: name, what: what, rate: r})
+		}
+	}
+	switch p.Kind {
+	case auth.KindProbe:
+		if p.Probe != nil {
+			add(fmt.Sprintf("probe:%d", p.Probe.ClientID), "this probe", l.Probe)
+		}
+	case auth.KindClientAdmin, auth.KindExport:
+		add(fmt.Sprintf("key:%d", p.KeyID), "this API key", l.Key)
+		add(fmt.Sprintf("owner:%d", p.DataOwnerID), "the API keys of this data owner together", l.DataOwner)
+	}
+	return out
+}
+
+func buckets(limits []limit) []store.Bucket {
+	out := make([]store.Bucket, len(limits))
+	for i, lim := range limits {
+		emission := lim.rate.Period / time.Duration(lim.rate.Limit)
+		out[i] = store.Bucket{Name: lim.name, Emission: emission, Burst: emission * time.Duration(lim.rate.Limit)}
+	}
+	return out
+}
+
+// answer is what the headers and a 429 say: about the bucket that binds,
+// the one with the fewest requests left (of a refused request, the one
+// that refuses it longest).
+type answer struct {
+	limit, remaining int
+	reset            int64 // Unix seconds when the bucket is full again
+	retryAfter       int   // seconds until a request would pass (refused only)
+	what             string
+	rate             Rate
+}
+
+func verdict(limits []limit, c store.Charge) answer {
+	var best answer
+	var bestWait time.Duration = -1
+	for i, lim := range limits {
+		b := buckets(limits[i : i+1])[0]
+		tat := c.Buckets[i].TAT
+		if tat.Before(c.Now) {
+			tat = c.Now
+		}
+		// Room left: requests that would pass now.
+		remaining := int((c.Now.Add(b.Burst).Sub(tat)) / b.Emission)
+		remaining = max(0, min(remaining, lim.rate.Limit))
+		// Wait until one more would pass.
+		wait := tat.Add(b.Emission).Sub(c.Now.Add(b.Burst))
+		a := answer{limit: lim.rate.Limit, remaining: remaining, reset: ceilUnix(tat), what: lim.what, rate: lim.rate}
+		switch {
+		case !c.Allowed && wait > 0 && wait > bestWait:
+			best, bestWait = a, wait
+			best.remaining = 0
+			best.retryAfter = int(math.Ceil(wait.Seconds()))
+		case bestWait < 0 && (i == 0 || remaining < best.remaining):
+			best = a
+		}
+	}
+	if !c.Allowed {
+		best.remaining, best.retryAfter = 0, max(1, best.retryAfter)
+	}
+	return best
+}
+
+func ceilUnix(t time.Time) int64 {
+	s := t.Unix()
+	if t.Nanosecond() > 0 {
+		s++
+	}
+	return s
+}
+
+// err is the 429 of a refused request.
+func (a answer) err() error {
+	return apierr.Errorf(apierr.ErrTooManyRequests, "rate limit exceeded: %s may make %d requests per %s; try again in %d seconds",
+		a.what, a.rate.Limit, period(a.rate.Period), a.retryAfter)
+}

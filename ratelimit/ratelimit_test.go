@@ -1,0 +1,61 @@
+package ratelimit
+
+import (
+	"testing"
+	"time"
+
+	"github.com/fleetgraph/fleetgraph/store"
+)
+
+func TestParseRate(t *testing.T) {
+	for in, want := range map[string]Rate{
+		"1200/1m": {1200, time.Minute}, " 5 / 1s ": {5, time.Second}, "off": {}, "OFF": {},
+		"100/1h30m": {100, 90 * time.Minute},
+	} {
+		got, err := ParseRate(in)
+		if err != nil || got != want {
+			t.Errorf("ParseRate(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "10", "0/1m", "-1/1m", "10/0s", "10/500ms", "10/48h", "x/1m", "10/m", "2000000/1m"} {
+		if _, err := ParseRate(in); err == nil {
+			t.Errorf("ParseRate(%q) accepted", in)
+		}
+	}
+	if s := (Rate{1200, time.Minute}).String(); s != "1200/1m" {
+		t.Errorf("String = %q", s)
+	}
+	if s := (Rate{5, 90 * time.Minute}).String(); s != "5/1h30m" {
+		t.Errorf("String = %q", s)
+	}
+}
+
+// TestVerdict: what the headers say follows from the buckets' TATs: the
+// binding bucket is the one with the fewest requests left, and a refused
+// request is told to wait until its most distant bucket has room.
+func TestVerdict(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	key := limit{name: "key:1", what: "this API key", rate: Rate{10, time.Minute}}      // one per 6 s
+	owner := limit{name: "owner:1", what: "the data owner", rate: Rate{4, time.Minute}} // one per 15 s
+	charge := func(allowed bool, keyTAT, ownerTAT time.Duration) store.Charge {
+		return store.Charge{Allowed: allowed, Now: now, Buckets: []store.BucketState{
+			{Name: "key:1", TAT: now.Add(keyTAT)}, {Name: "owner:1", TAT: now.Add(ownerTAT)}}}
+	}
+	// Allowed: the key has 10-1 left, the owner 4-3: the owner binds.
+	a := verdict([]limit{key, owner}, charge(true, 6*time.Second, 45*time.Second))
+	if a.limit != 4 || a.remaining != 1 || a.reset != now.Add(45*time.Second).Unix() {
+		t.Errorf("allowed: %+v", a)
+	}
+	// Refused by the owner (full: TAT a minute ahead): the next place
+	// frees in 15 s, not a minute.
+	a = verdict([]limit{key, owner}, charge(false, 6*time.Second, 60*time.Second))
+	if a.limit != 4 || a.remaining != 0 || a.retryAfter != 15 || a.what != "the data owner" {
+		t.Errorf("refused: %+v", a)
+	}
+	// A wait of 2.1 s is told as 3 s.
+	a = verdict([]limit{key}, store.Charge{Allowed: false, Now: now,
+		Buckets: []store.BucketState{{Name: "key:1", TAT: now.Add(time.Minute - 3900*time.Millisecond)}}})
+	if a.retryAfter != 3 {
+		t.Errorf("retry after %d, want 3 (2.1 s rounded up)", a.retryAfter)
+	}
+}

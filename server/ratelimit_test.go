@@ -1,0 +1,220 @@
+package server_test
+
+import (
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fleetgraph/fleetgraph/apitest"
+	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/ratelimit"
+	"github.com/fleetgraph/fleetgraph/resolvers"
+	"github.com/fleetgraph/fleetgraph/store"
+)
+
+// limitedServer starts a server over the package's database with the
+// given limits. Periods are an hour, so that no bucket refills noticeably
+// while a test runs: the counts below are exact.
+func limitedServer(t *testing.T, key, owner, probe ratelimit.Rate) string {
+	t.Helper()
+	e := apitest.Get(t)
+	return e.StartServerWith(t, func(r *resolvers.Resolver) {
+		r.RateLimits = &ratelimit.Limiter{Store: e.Store, Key: key, DataOwner: owner, Probe: probe, Logger: slog.Default()}
+	})
+}
+
+func perHour(n int) ratelimit.Rate { return ratelimit.Rate{Limit: n, Period: time.Hour} }
+
+// wantRateHeaders checks the X-RateLimit headers of an answer: the limit,
+// what is left, and a reset in the future no later than a period away.
+func wantRateHeaders(t *testing.T, h http.Header, limit, remaining int) {
+	t.Helper()
+	if got := h.Get(ratelimit.HeaderLimit); got != strconv.Itoa(limit) {
+		t.Errorf("%s = %q, want %d", ratelimit.HeaderLimit, got, limit)
+	}
+	if got := h.Get(ratelimit.HeaderRemaining); got != strconv.Itoa(remaining) {
+		t.Errorf("%s = %q, want %d", ratelimit.HeaderRemaining, got, remaining)
+	}
+	reset, err := strconv.ParseInt(h.Get(ratelimit.HeaderReset), 10, 64)
+	now := time.Now().Unix()
+	if err != nil || reset < now || reset > now+3600+5 {
+		t.Errorf("%s = %q, want Unix seconds within the next hour (now %d)", ratelimit.HeaderReset, h.Get(ratelimit.HeaderReset), now)
+	}
+}
+
+// wantRetryAfter checks a 429's Retry-After: the time until one more
+// request would pass (a limit of n per hour refills one every 3600/n s),
+// not the period.
+func wantRetryAfter(t *testing.T, h http.Header, n int) {
+	t.Helper()
+	got, err := strconv.Atoi(h.Get("Retry-After"))
+	want := 3600 / n
+	if err != nil || got > want || got < want-60 {
+		t.Errorf("Retry-After = %q, want about %d seconds (one request's refill of %d/1h, not the hour)", h.Get("Retry-After"), want, n)
+	}
+}
+
+// TestRateLimitPerKey: every answer of a limited key carries the
+// X-RateLimit headers (errors too), the request over the limit is a 429
+// {"message"} naming the limit with a Retry-After of the refill time, and
+// /graphql refuses the same key with TOO_MANY_REQUESTS.
+func TestRateLimitPerKey(t *testing.T) {
+	e := apitest.Get(t)
+	base := limitedServer(t, perHour(3), perHour(100), ratelimit.Rate{})
+	o := e.NewOwner(t, "rlkey")
+	key, _ := o.NewKey(t, apitest.KeyOpts{})
+
+	r := apitest.DoAt(t, base, http.MethodGet, "/client_admin_api/v1/isps", key, nil)
+	apitest.WantStatus(t, r, http.StatusOK)
+	wantRateHeaders(t, r.Header, 3, 2)
+	r = apitest.DoAt(t, base, http.MethodGet, "/client_admin_api/v1/isps/999999999", key, nil)
+	apitest.WantStatus(t, r, http.StatusNotFound)
+	wantRateHeaders(t, r.Header, 3, 1)
+	g := apitest.GraphQLAt(t, base, key, `{ isps { id } }`, nil)
+	if g.Status != http.StatusOK || len(g.Errors) > 0 {
+		t.Fatalf("graphql: %d %s", g.Status, g.Raw)
+	}
+	wantRateHeaders(t, g.Header, 3, 0)
+
+	r = apitest.DoAt(t, base, http.MethodGet, "/client_admin_api/v1/isps", key, nil)
+	msg := apitest.WantMessage(t, r, http.StatusTooManyRequests, "this API key may make 3 requests per 1h")
+	if !strings.Contains(msg, "try again in") {
+		t.Errorf("message %q does not say when to try again", msg)
+	}
+	wantRateHeaders(t, r.Header, 3, 0)
+	wantRetryAfter(t, r.Header, 3)
+
+	g = apitest.GraphQLAt(t, base, key, `{ isps { id } }`, nil)
+	if g.Status != http.StatusTooManyRequests || g.Code() != "TOO_MANY_REQUESTS" || g.Data != nil {
+		t.Fatalf("graphql over the limit: %d %s, want 429 TOO_MANY_REQUESTS", g.Status, g.Raw)
+	}
+	wantRetryAfter(t, g.Header, 3)
+
+	// Another key of the same data owner has its own bucket.
+	other, _ := o.NewKey(t, apitest.KeyOpts{})
+	r = apitest.DoAt(t, base, http.MethodGet, "/client_admin_api/v1/isps", other, nil)
+	apitest.WantStatus(t, r, http.StatusOK)
+	wantRateHeaders(t, r.Header, 3, 2)
+}
+
+// TestRateLimitPerDataOwner: the keys of one data owner share its limit
+// (admin and export keys alike); the refused request is not charged to the
+// key's own bucket; and another data owner, with the same limits, is not
+// limited at all by the first one's exhaustion.
+func TestRateLimitPerDataOwner(t *testing.T) {
+	e := apitest.Get(t)
+	base := limitedServer(t, perHour(50), perHour(4), ratelimit.Rate{})
+	a, b := e.NewOwner(t, "rlownA"), e.NewOwner(t, "rlownB")
+	admin, _ := a.NewKey(t, apitest.KeyOpts{})
+	export, _ := a.NewKey(t, apitest.KeyOpts{Kind: auth.KindExport})
+	keyB, _ := b.NewKey(t, apitest.KeyOpts{Kind: auth.KindExport})
+
+	for i := range 2 {
+		r := apitest.DoAt(t, base, http.MethodGet, "/client_admin_api/v1/isps", admin, nil)
+		apitest.WantStatus(t, r, http.StatusOK)
+		wantRateHeaders(t, r.Header, 4, 3-i) // the owner's bucket binds: fewer left than the key's
+	}
+	for i := range 2 {
+		r := apitest.DoAt(t, base, http.MethodGet, "/export_api/v1/clients", export, nil)
+		apitest.WantStatus(t, r, http.StatusOK)
+		wantRateHeaders(t, r.Header, 4, 1-i)
+	}
+	r := apitest.DoAt(t, base, http.MethodGet, "/export_api/v1/clients", export, nil)
+	apitest.WantMessage(t, r, http.StatusTooManyRequests, "the API keys of this data owner together may make 4 requests per 1h")
+	wantRetryAfter(t, r.Header, 4)
+
+	for range 3 {
+		r = apitest.DoAt(t, base, http.MethodGet, "/export_api/v1/clients", keyB, nil)
+		apitest.WantStatus(t, r, http.StatusOK)
+	}
+	wantRateHeaders(t, r.Header, 4, 1)
+
+	// The refused requests took nothing from the export key's own bucket:
+	// 2 of its 50 are spent.
+	var tat time.Time
+	if err := e.Store.Pool().QueryRow(t.Context(),
+		`SELECT to_timestamp(tat / 1e6) FROM rate_buckets WHERE bucket = 'key:' || (SELECT id FROM api_keys WHERE digest = $1)`,
+		auth.Digest(export)).Scan(&tat); err != nil {
+		t.Fatal(err)
+	}
+	// One request is 72 s of an hour's 50; three would put it 216 s ahead.
+	if ahead := time.Until(tat); ahead > 2*time.Hour/50 || ahead < 2*time.Hour/50-time.Minute {
+		t.Errorf("the export key's bucket is %s ahead, want 2 requests (%s)", ahead, 2*time.Hour/50)
+	}
+}
+
+// TestRateLimitSharedByServers: two servers on one database count the
+// same requests: what one server let through is gone for the other.
+func TestRateLimitSharedByServers(t *testing.T) {
+	e := apitest.Get(t)
+	one := limitedServer(t, perHour(5), perHour(100), ratelimit.Rate{})
+	two := limitedServer(t, perHour(5), perHour(100), ratelimit.Rate{})
+	o := e.NewOwner(t, "rlshared")
+	key, _ := o.NewKey(t, apitest.KeyOpts{})
+	for i, base := range []string{one, two, one, two, two} {
+		r := apitest.DoAt(t, base, http.MethodGet, "/client_admin_api/v1/isps", key, nil)
+		apitest.WantStatus(t, r, http.StatusOK)
+		wantRateHeaders(t, r.Header, 5, 4-i)
+	}
+	for _, base := range []string{one, two} {
+		r := apitest.DoAt(t, base, http.MethodGet, "/client_admin_api/v1/isps", key, nil)
+		apitest.WantStatus(t, r, http.StatusTooManyRequests)
+		wantRetryAfter(t, r.Header, 5)
+	}
+}
+
+// TestRateLimitProbes: a probe's check-ins and reports count against its
+// own limit on the client API, not against its data owner's API limit.
+func TestRateLimitProbes(t *testing.T) {
+	e := apitest.Get(t)
+	base := limitedServer(t, perHour(50), perHour(2), perHour(2))
+	o := e.NewOwner(t, "rlprobe")
+	rk := o.NewRegistrationKey(t, store.RegistrationKeyInput{})
+	p1, p2 := o.NewProbe(t, rk.RegistrationKey), o.NewProbe(t, rk.RegistrationKey)
+
+	for i := range 2 {
+		r := apitest.DoAt(t, base, http.MethodGet, "/client_api/v1/config", p1.Secret, nil)
+		apitest.WantStatus(t, r, http.StatusOK)
+		wantRateHeaders(t, r.Header, 2, 1-i)
+	}
+	r := apitest.DoAt(t, base, http.MethodGet, "/client_api/v1/config", p1.Secret, nil)
+	apitest.WantMessage(t, r, http.StatusTooManyRequests, "this probe may make 2 requests per 1h")
+	wantRetryAfter(t, r.Header, 2)
+
+	r = apitest.DoAt(t, base, http.MethodGet, "/client_api/v1/config", p2.Secret, nil)
+	apitest.WantStatus(t, r, http.StatusOK)
+	key, _ := o.NewKey(t, apitest.KeyOpts{})
+	r = apitest.DoAt(t, base, http.MethodGet, "/client_admin_api/v1/isps", key, nil)
+	apitest.WantStatus(t, r, http.StatusOK)
+	wantRateHeaders(t, r.Header, 2, 1)
+}
+
+// TestRateLimitParallel: 30 requests of one key at once, over two
+// servers, against a limit of 10: exactly 10 pass (the charge locks the
+// bucket's row, so no two requests spend the same place).
+func TestRateLimitParallel(t *testing.T) {
+	e := apitest.Get(t)
+	servers := []string{limitedServer(t, perHour(10), perHour(100), ratelimit.Rate{}),
+		limitedServer(t, perHour(10), perHour(100), ratelimit.Rate{})}
+	o := e.NewOwner(t, "rlpar")
+	key, _ := o.NewKey(t, apitest.KeyOpts{})
+	statuses := make([]int, 30)
+	var wg sync.WaitGroup
+	for i := range statuses {
+		wg.Go(func() {
+			statuses[i] = apitest.DoAt(t, servers[i%2], http.MethodGet, "/client_admin_api/v1/isps", key, nil).Status
+		})
+	}
+	wg.Wait()
+	counts := map[int]int{}
+	for _, s := range statuses {
+		counts[s]++
+	}
+	if counts[http.StatusOK] != 10 || counts[http.StatusTooManyRequests] != 20 {
+		t.Fatalf("statuses %v, want 10 × 200 and 20 × 429", counts)
+	}
+}

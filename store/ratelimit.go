@@ -1,0 +1,108 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Bucket is one rate limit a request is charged to (package ratelimit): at
+// most Burst requests at once, refilled by one every Emission.
+type Bucket struct {
+	Name     string
+	Emission time.Duration // the period divided by the limit
+	Burst    time.Duration // the period: Emission times the limit
+}
+
+// BucketState is a bucket as the charge left it (or found it, when the
+// request was refused).
+type BucketState struct {
+	Name string
+	// TAT is the bucket's theoretical arrival time: when it is full again.
+	TAT time.Time
+}
+
+// Charge is the outcome of TakeRate.
+type Charge struct {
+	Allowed bool
+	// Now is PostgreSQL's clock at the charge; every time is on it.
+	Now     time.Time
+	Buckets []BucketState // in the order asked
+}
+
+// takeRate charges one request to every bucket, or to none: it locks the
+// buckets' rows (in name order, so that two charges never deadlock), and
+// moves each one's TAT on by its emission only when every bucket has room.
+// It reports found = false, charging nothing, when a row is missing.
+const takeRate = `
+WITH want AS (
+    SELECT w.bucket, w.emission, w.burst
+    FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS w(bucket, emission, burst)
+), clock AS (
+    SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint AS now
+), cur AS (
+    SELECT r.bucket, greatest(r.tat, clock.now) AS tat, w.emission, w.burst, clock.now
+    FROM rate_buckets r JOIN want w USING (bucket) CROSS JOIN clock
+    ORDER BY r.bucket
+    FOR UPDATE OF r
+), verdict AS (
+    SELECT count(*) = cardinality($1::text[]) AS found,
+           count(*) = cardinality($1::text[]) AND coalesce(bool_and(tat + emission - burst <= now), true) AS pass
+    FROM cur
+), moved AS (
+    UPDATE rate_buckets r SET tat = cur.tat + cur.emission
+    FROM cur, verdict
+    WHERE verdict.pass AND r.bucket = cur.bucket
+    RETURNING r.bucket, r.tat
+)
+SELECT verdict.found, verdict.pass, (SELECT now FROM clock),
+       coalesce(array_agg(cur.bucket) FILTER (WHERE cur.bucket IS NOT NULL), '{}'),
+       coalesce(array_agg(coalesce(moved.tat, cur.tat)) FILTER (WHERE cur.bucket IS NOT NULL), '{}')
+FROM verdict LEFT JOIN cur ON true LEFT JOIN moved USING (bucket)
+GROUP BY verdict.found, verdict.pass`
+
+// addBuckets makes missing buckets, full.
+const addBuckets = `
+INSERT INTO rate_buckets (bucket, tat)
+SELECT b, 0 FROM unnest($1::text[]) AS b
+ON CONFLICT (bucket) DO NOTHING`
+
+// TakeRate charges one request to every bucket if each has room (one
+// statement; a second and a retry only the first time a bucket is seen).
+func (s *Store) TakeRate(ctx context.Context, buckets []Bucket) (Charge, error) {
+	var c Charge
+	names := make([]string, len(buckets))
+	emission := make([]int64, len(buckets))
+	burst := make([]int64, len(buckets))
+	for i, b := range buckets {
+		names[i], emission[i], burst[i] = b.Name, b.Emission.Microseconds(), b.Burst.Microseconds()
+	}
+	for attempt := 0; ; attempt++ {
+		var found bool
+		var now int64
+		var got []string
+		var tats []int64
+		if err := s.pool.QueryRow(ctx, takeRate, names, emission, burst).Scan(&found, &c.Allowed, &now, &got, &tats); err != nil {
+			return Charge{}, mapErr("charge rate buckets", err)
+		}
+		if !found && attempt == 0 {
+			if _, err := s.pool.Exec(ctx, addBuckets, names); err != nil {
+				return Charge{}, mapErr("add rate buckets", err)
+			}
+			continue
+		}
+		if !found {
+			return Charge{}, fmt.Errorf("charge rate buckets: %v vanished", names)
+		}
+		c.Now = time.UnixMicro(now)
+		byName := make(map[string]int64, len(got))
+		for i, n := range got {
+			byName[n] = tats[i]
+		}
+		c.Buckets = make([]BucketState, len(names))
+		for i, n := range names {
+			c.Buckets[i] = BucketState{Name: n, TAT: time.UnixMicro(byName[n])}
+		}
+		return c, nil
+	}
+}

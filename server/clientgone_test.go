@@ -16,18 +16,6 @@ import (
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
-// lockedBuffer is a log written by the server's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *lockedBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
 // TestGraphQLClientGoneMidOperation: clients that go away at every moment
 // of a GraphQL or REST operation (1,600 requests cancelled after 0–60 ms)
 // never make the server panic. gqlgen answers no response at all for an

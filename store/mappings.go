@@ -2,9 +2,11 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -118,6 +120,12 @@ func saveMappings(ctx context.Context, tx pgx.Tx, ownerID int64, ms []FieldMappi
 	if len(ms) == 0 {
 		return nil
 	}
+	// In one order everywhere: two imports typing the same new fields at
+	// once then wait for each other instead of deadlocking.
+	ms = slices.Clone(ms)
+	slices.SortFunc(ms, func(a, b FieldMapping) int {
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Type, b.Type), cmp.Compare(a.Field, b.Field))
+	})
 	kinds, types, fields, fts := make([]string, len(ms)), make([]string, len(ms)), make([]string, len(ms)), make([]string, len(ms))
 	for i, m := range ms {
 		kinds[i], types[i], fields[i], fts[i] = m.Kind, m.Type, m.Field, m.FieldType

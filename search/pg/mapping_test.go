@@ -250,6 +250,18 @@ func TestESQLMultiValues(t *testing.T) {
 			`[{"cs": 9, "cj": 6, "c": 4}]`},
 		{"sum and avg over every element", `FROM $P | STATS s = SUM(salary_change), a = AVG(salary_change) | EVAL s = ROUND(s, 2), a = ROUND(a, 4)`,
 			`[{"s": 35.22, "a": 3.9133}]`},
+		// Every element is a value of MEDIAN, PERCENTILE and COUNT_DISTINCT
+		// (stats_percentile.csv-spec medianOfSalaryChange style: the nine
+		// values sorted are -7.23 -2.5 -0.35 1.13 1.19 3.65 11.17 13.48 14.68).
+		{"median and percentile over every element",
+			`FROM $P | STATS m = MEDIAN(salary_change), p25 = PERCENTILE(salary_change, 25), p75 = PERCENTILE(salary_change, 75)`,
+			`[{"m": 1.19, "p25": -0.35, "p75": 11.17}]`},
+		{"median per group over every element", `FROM $P | STATS m = ROUND(MEDIAN(salary_change), 4) BY languages | SORT languages`,
+			`[{"m": -0.655, "languages": 2}, {"m": 14.68, "languages": 4}, {"m": 2.39, "languages": 5}]`},
+		{"count_distinct counts element values", `FROM $P | STATS cs = COUNT_DISTINCT(salary_change), cj = COUNT_DISTINCT(job_positions)`,
+			`[{"cs": 9, "cj": 4}]`},
+		{"count_distinct of a group", `FROM $P | WHERE emp_no != 10002 | STATS cj = COUNT_DISTINCT(job_positions), c = COUNT(*)`,
+			`[{"cj": 3, "c": 3}]`},
 		{"max of multi-valued text", `FROM $P | STATS m = MAX(job_positions)`, `[{"m": "Tech Lead"}]`},
 		{"values of a multi-value are its values", `FROM $P | WHERE emp_no <= 10002 | STATS v = VALUES(job_positions)`,
 			`[{"v": ["Accountant", "Senior Python Developer", "Senior Team Lead"]}]`},
@@ -307,6 +319,35 @@ func TestDSLMultiValueMetrics(t *testing.T) {
 	}
 	if s := st["sum"].(float64); s < 35.2199 || s > 35.2201 {
 		t.Fatalf("stats sum %v, want 35.22", s)
+	}
+	// percentiles and cardinality read every element too: the nine values
+	// sorted are -7.23 -2.5 -0.35 1.13 1.19 3.65 11.17 13.48 14.68, the
+	// job positions Accountant (three times), Senior Python Developer,
+	// Senior Team Lead and Tech Lead.
+	resp, err = runSearch(t, scope, `{"size": 0, "aggs": {"p": {"percentiles": {"field": "salary_change", "percents": [25, 50, 75]}},
+		"cs": {"cardinality": {"field": "salary_change"}}, "cj": {"cardinality": {"field": "job_positions.keyword"}},
+		"by": {"terms": {"field": "languages"}, "aggs": {"m": {"percentiles": {"field": "salary_change", "percents": [50]}},
+			"c": {"cardinality": {"field": "job_positions.keyword"}}}}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aggs = resp["aggregations"].(map[string]any)
+	if got, want := esqlJSON(t, aggs["p"].(map[string]any)["values"]), esqlJSON(t, map[string]any{"25.0": -0.35, "50.0": 1.19, "75.0": 11.17}); !reflect.DeepEqual(got, want) {
+		t.Fatalf("percentiles %v, want %v", got, want)
+	}
+	if got := esqlJSON(t, []any{aggs["cs"].(map[string]any)["value"], aggs["cj"].(map[string]any)["value"]}); !reflect.DeepEqual(got, esqlJSON(t, []any{9, 4})) {
+		t.Fatalf("cardinality of salary_change, job_positions: %v, want [9, 4]", got)
+	}
+	var per []any
+	for _, b := range aggs["by"].(map[string]any)["buckets"].([]any) {
+		b := b.(map[string]any)
+		per = append(per, esqlJSON(t, []any{b["key"], b["m"].(map[string]any)["values"], b["c"].(map[string]any)["value"]}))
+	}
+	lo, hi := 1.13, 3.65 // the middle two of languages 5, interpolated in doubles as Elasticsearch does
+	want := []any{esqlJSON(t, []any{5, map[string]any{"50.0": lo + (hi-lo)*0.5}, 3}), esqlJSON(t, []any{2, map[string]any{"50.0": -0.655}, 2}),
+		esqlJSON(t, []any{4, map[string]any{"50.0": 14.68}, 1})}
+	if !reflect.DeepEqual(per, want) {
+		t.Fatalf("per languages: %v, want %v", per, want)
 	}
 }
 

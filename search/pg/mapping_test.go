@@ -594,3 +594,51 @@ func TestSortMultiValues(t *testing.T) {
 			`[{"emp_no": 10004}, {"emp_no": 10002}, {"emp_no": 10001}, {"emp_no": 10003}]`},
 	})
 }
+
+// A comparison of a multi-value is null, and Elasticsearch adds two
+// warnings per expression (Warning headers, esql-multivalued-fields: "Line
+// 1:N: evaluation of [...] failed, treating result as null. Only first 20
+// failures recorded." and "Line 1:N: java.lang.IllegalArgumentException:
+// single-value function encountered multi-value"), N the column where the
+// expression starts.
+func TestESQLMultiValueWarnings(t *testing.T) {
+	f := mappedEmployees(t)
+	run := func(q string) ([]map[string]any, []string) {
+		t.Helper()
+		q = strings.ReplaceAll(q, "$P", f.p)
+		ctx, w := search.WithWarnings(context.Background())
+		rows, err := New(testPool(t)).ESQL(ctx, f.owner, f.slug, q)
+		if err != nil {
+			t.Fatalf("query %q: %v", q, err)
+		}
+		return rows, w.Messages()
+	}
+	q := `FROM $P | WHERE salary_change > 10 OR job_positions == "Tech Lead" | KEEP emp_no`
+	rows, warns := run(q)
+	if len(rows) != 1 || esqlJSON(t, rows[0]["emp_no"]) != esqlJSON(t, 10003) {
+		t.Fatalf("rows %v, want emp_no 10003 alone", rows)
+	}
+	full := strings.ReplaceAll(q, "$P", f.p)
+	c1 := strings.Index(full, "salary_change") + 1
+	c2 := strings.Index(full, "job_positions") + 1
+	want := []string{
+		fmt.Sprintf("Line 1:%d: evaluation of [salary_change > 10] failed, treating result as null. Only first 20 failures recorded.", c1),
+		fmt.Sprintf("Line 1:%d: java.lang.IllegalArgumentException: single-value function encountered multi-value", c1),
+		fmt.Sprintf(`Line 1:%d: evaluation of [job_positions == "Tech Lead"] failed, treating result as null. Only first 20 failures recorded.`, c2),
+		fmt.Sprintf("Line 1:%d: java.lang.IllegalArgumentException: single-value function encountered multi-value", c2),
+	}
+	if !reflect.DeepEqual(warns, want) {
+		t.Fatalf("warnings\n%q\nwant\n%q", warns, want)
+	}
+	// A function of a multi-value, and none where no multi-value is met.
+	q = `FROM $P | EVAL r = ROUND(salary_change) | WHERE emp_no == 10004 | KEEP r`
+	if _, warns = run(q); len(warns) != 2 || !strings.Contains(warns[0], "evaluation of [ROUND(salary_change)] failed") {
+		t.Fatalf("ROUND of a multi-value: warnings %q", warns)
+	}
+	if _, warns = run(`FROM $P | WHERE salary > 60000 AND languages == 2 | KEEP emp_no`); len(warns) != 0 {
+		t.Fatalf("single values: warnings %q, want none", warns)
+	}
+	if got := search.WarningHeader(`a "b" \ é`); got != `299 Elasticsearch-`+search.ESVersion+`-unknown "a \"b\" \\ %C3%A9"` {
+		t.Fatalf("header %s", got)
+	}
+}

@@ -26,6 +26,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/budget"
+	"github.com/fleetgraph/fleetgraph/search"
 )
 
 // MaxBodyBytes caps every REST request body.
@@ -120,10 +121,16 @@ func (a *Adapter) handler(rt Route, op *operation) http.HandlerFunc {
 			a.stream(w, r, rt, op, vars)
 			return
 		}
-		resp := a.execute(r, op, vars)
+		ctx, warns := search.WithWarnings(r.Context())
+		resp := a.execute(r.WithContext(ctx), op, vars)
 		if len(resp.Errors) > 0 {
 			writeErrors(w, resp.Errors)
 			return
+		}
+		// Elasticsearch's Warning headers (an ES|QL single-value function
+		// of a multi-value).
+		for _, m := range warns.Messages() {
+			w.Header().Add("Warning", search.WarningHeader(m))
 		}
 		if rt.CSV != nil {
 			records, err := rt.CSV(resp.Data)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/rest"
+	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/server"
 	"github.com/fleetgraph/fleetgraph/store"
 )
@@ -904,5 +906,31 @@ func TestExportESQLKeepsNumbersExact(t *testing.T) {
 	r = w.get(t, "/esql", "query="+url.QueryEscape("FROM analytics-production-"+w.o.Slug+"-measurements* | WHERE id == \"big\""))
 	if r.Status != http.StatusOK || !strings.Contains(string(r.Raw), `"n":12345678901234567`) {
 		t.Fatalf("status %d: %s", r.Status, r.Raw)
+	}
+}
+
+// An ES|QL comparison of a multi-value is null, and the answer carries
+// Elasticsearch's Warning headers (299, the agent, the quoted text).
+func TestExportESQLMultiValueWarnings(t *testing.T) {
+	w := newExportWorld(t, "expwarn")
+	w.o.InsertDocuments(t, "measurement", map[string]any{"id": "mv", "client_uuid": w.a, "type": "GamingMeasurement",
+		"created_at": "2026-11-05T00:00:00Z", "v": []any{1, 20}})
+	q := "FROM analytics-production-" + w.o.Slug + "-measurements* | WHERE v > 10 | KEEP id"
+	r := w.get(t, "/esql", "query="+url.QueryEscape(q))
+	if r.Status != http.StatusOK || strings.TrimSpace(string(r.Raw)) != "[]" {
+		t.Fatalf("status %d: %s, want no rows", r.Status, r.Raw)
+	}
+	col := strings.Index(q, "v > 10") + 1
+	agent := "299 Elasticsearch-" + search.ESVersion + "-unknown "
+	want := []string{
+		agent + fmt.Sprintf(`"Line 1:%d: evaluation of [v > 10] failed, treating result as null. Only first 20 failures recorded."`, col),
+		agent + fmt.Sprintf(`"Line 1:%d: java.lang.IllegalArgumentException: single-value function encountered multi-value"`, col),
+	}
+	if got := r.Header.Values("Warning"); !slices.Equal(got, want) {
+		t.Fatalf("Warning headers %q, want %q", got, want)
+	}
+	r = w.get(t, "/esql", "query="+url.QueryEscape("FROM analytics-production-"+w.o.Slug+"-measurements* | WHERE id == \"mv\" | KEEP id"))
+	if r.Status != http.StatusOK || len(r.Header.Values("Warning")) != 0 {
+		t.Fatalf("status %d, Warning %q: want none", r.Status, r.Header.Values("Warning"))
 	}
 }

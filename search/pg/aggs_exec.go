@@ -506,21 +506,45 @@ func metricCols(st *args, n *aggNode) []string {
 		return []string{"coalesce(sum(CASE WHEN jsonb_typeof(" + j + ") = 'array' THEN jsonb_array_length(" + j +
 			") WHEN " + j + " IS NOT NULL THEN 1 ELSE " + none + " END), 0)::bigint"}
 	case "cardinality":
+		// Distinct element values: an array is several values.
 		j := presentJSON(st, n.field)
 		if n.hasMissing {
 			// The missing value is one more distinct value (unless present).
 			mv, _ := json.Marshal(n.missing)
 			j = "coalesce(" + j + ", " + st.add(string(mv)) + "::text::jsonb)"
 		}
-		return []string{"count(DISTINCT " + j + ")"}
+		if n.only != "" {
+			j = "(CASE WHEN " + n.only + " THEN " + j + " END)"
+		}
+		return []string{overElements(j, "count(DISTINCT mv.v)")}
 	case "percentiles":
 		fr := make([]float64, len(n.percents))
 		for i, p := range n.percents {
 			fr[i] = p / 100
 		}
+		if !isColumn(n.field, columns) {
+			// Every element of a multi-valued field.
+			order := "coalesce(fg_num(mv.v), (extract(epoch from fg_time(mv.v)) * 1000)::float8)"
+			j := jsonExpr(st, n.field)
+			if n.hasMissing {
+				j = "coalesce(nullif(" + j + ", 'null'::jsonb), to_jsonb(" + st.add(n.missing) + "::float8))"
+			}
+			if n.only != "" {
+				j = "(CASE WHEN " + n.only + " THEN " + j + " END)"
+			}
+			return []string{overElements(j, "percentile_cont("+st.add(fr)+"::float8[]) WITHIN GROUP (ORDER BY "+order+")")}
+		}
 		return []string{"percentile_cont(" + st.add(fr) + "::float8[]) WITHIN GROUP (ORDER BY " + numVal(st, n) + ")"}
 	}
 	return nil
+}
+
+// overElements is the aggregate agg over the elements (column mv.v) of
+// the values of the per-document JSON expression j in the group: j's
+// values are gathered by the group's query, agg reads their elements (a
+// scalar is one element, an array each of its non-null elements).
+func overElements(j, agg string) string {
+	return "(SELECT " + agg + " FROM unnest(array_agg(" + j + ")) AS mvj(j), fg_mv(mvj.j) AS mv(v))"
 }
 
 // mvMetricCols are metricCols of a document field whose arrays are

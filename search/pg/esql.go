@@ -213,6 +213,13 @@ type esqlTranslator struct {
 	// (the kind alone for whole kinds, ordered branches, uuid comparisons
 	// of client_uuid): tests compare both translations' answers.
 	plain bool
+	// src is the query's text; cur the operation being compiled, the one a
+	// warning names; warnSites the operations that read single values
+	// (esql_warn.go), curSites their nodes.
+	src       string
+	cur       esql.Expr
+	warnSites []esqlWarnSite
+	curSites  []esql.Expr
 }
 
 // esqlBaseMarker stands for the base relation in tr.from until translate
@@ -298,7 +305,7 @@ func (b *Backend) esql(ctx context.Context, dataOwnerID int64, slug, query strin
 	if err != nil {
 		return nil, err
 	}
-	tr := &esqlTranslator{a: &args{}, ownerID: dataOwnerID, slug: slug, limit: -1, plain: plain, mappings: ims}
+	tr := &esqlTranslator{a: &args{}, ownerID: dataOwnerID, slug: slug, limit: -1, plain: plain, mappings: ims, src: query}
 	stmt, err := tr.translate(q)
 	if err != nil {
 		return nil, err
@@ -306,7 +313,11 @@ func (b *Backend) esql(ctx context.Context, dataOwnerID int64, slug, query strin
 	var out []map[string]any
 	err = b.limited(ctx, b.limit(0), searchTx, "ES|QL query", func(ctx context.Context, q *limitedTx) error {
 		var err error
-		out, err = tr.run(ctx, q, stmt)
+		if out, err = tr.run(ctx, q, stmt); err != nil {
+			return err
+		}
+		warns, err := tr.esqlWarnings(ctx, q)
+		search.AddWarnings(ctx, warns...)
 		return err
 	})
 	if err != nil {

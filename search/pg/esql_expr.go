@@ -54,7 +54,7 @@ func (tr *esqlTranslator) conv(at esql.Pos, e esqlExpr, t esqlType) (string, err
 		case etInt:
 			return "(" + x + ")::double precision", nil
 		case etJSON:
-			return "fg_num(fg_sv(" + x + "))", nil
+			return "fg_num(" + tr.sv(x) + ")", nil
 		case etText:
 			return "fg_num(to_jsonb(" + x + "))", nil
 		case etBool:
@@ -67,7 +67,7 @@ func (tr *esqlTranslator) conv(at esql.Pos, e esqlExpr, t esqlType) (string, err
 		case etNum:
 			return "trunc(" + x + ")::bigint", nil
 		case etJSON:
-			return "trunc(fg_num(fg_sv(" + x + ")))::bigint", nil
+			return "trunc(fg_num(" + tr.sv(x) + "))::bigint", nil
 		case etText:
 			return "trunc(fg_num(to_jsonb(" + x + ")))::bigint", nil
 		case etBool:
@@ -78,7 +78,7 @@ func (tr *esqlTranslator) conv(at esql.Pos, e esqlExpr, t esqlType) (string, err
 	case etText:
 		switch e.t {
 		case etJSON: // a multi-value (array) is no single string: null
-			return "(fg_sv(" + x + ") #>> '{}')", nil
+			return "(" + tr.sv(x) + " #>> '{}')", nil
 		case etNum, etInt, etBool:
 			return "(" + x + ")::text", nil
 		case etTime:
@@ -87,7 +87,7 @@ func (tr *esqlTranslator) conv(at esql.Pos, e esqlExpr, t esqlType) (string, err
 	case etTime:
 		switch e.t {
 		case etJSON:
-			return "fg_time(fg_sv(" + x + "))", nil
+			return "fg_time(" + tr.sv(x) + ")", nil
 		case etText:
 			return "fg_time(to_jsonb(" + x + "))", nil
 		case etNum, etInt:
@@ -97,7 +97,7 @@ func (tr *esqlTranslator) conv(at esql.Pos, e esqlExpr, t esqlType) (string, err
 		switch e.t {
 		case etJSON:
 			return tr.bind(func(v []string) string {
-				j := "fg_sv(" + v[0] + ")"
+				j := tr.sv(v[0])
 				return "CASE jsonb_typeof(" + j + ") WHEN 'boolean' THEN (" + j + ")::boolean WHEN 'string' THEN (CASE lower(" + j +
 					" #>> '{}') WHEN 'true' THEN true WHEN 'false' THEN false END) WHEN 'number' THEN fg_num(" + j + ") <> 0 END"
 			}, x), nil
@@ -165,6 +165,7 @@ func (tr *esqlTranslator) convAll(es []esqlExpr, ats []esql.Pos, t esqlType) ([]
 }
 
 func (tr *esqlTranslator) compile(x esql.Expr, st *esqlStats) (esqlExpr, error) {
+	defer tr.enter(x)()
 	switch x := x.(type) {
 	case *esql.Literal:
 		return tr.literalExpr(x, st)
@@ -357,7 +358,7 @@ func (tr *esqlTranslator) in(x *esql.In, st *esqlStats) (esqlExpr, error) {
 	}
 	if t == etJSON {
 		for i := range ss {
-			ss[i] = "fg_sv(" + ss[i] + ")"
+			ss[i] = tr.sv(ss[i])
 		}
 	}
 	op := " IN ("
@@ -403,7 +404,7 @@ func (tr *esqlTranslator) binary(x *esql.Binary, st *esqlStats) (esqlExpr, error
 		}
 		if t == etJSON {
 			// A comparison with a multi-value is null (ES|QL).
-			ls, rs = "fg_sv("+ls+")", "fg_sv("+rs+")"
+			ls, rs = tr.sv(ls), tr.sv(rs)
 		}
 		op := x.Op
 		switch op {

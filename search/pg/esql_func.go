@@ -433,6 +433,9 @@ func (tr *esqlTranslator) aggregate(x *esql.Call, st *esqlStats) (esqlExpr, erro
 		}
 		return esqlExpr{sql: "avg(" + n + ")::double precision", t: etNum}, nil
 	case "MEDIAN":
+		if e.t == etJSON {
+			return tr.mvPercentile(p0, e, "0.5")
+		}
 		n, err := num()
 		if err != nil {
 			return esqlExpr{}, err
@@ -451,6 +454,9 @@ func (tr *esqlTranslator) aggregate(x *esql.Call, st *esqlStats) (esqlExpr, erro
 		}
 		if p < 0 || p > 100 || math.IsNaN(p) {
 			return esqlExpr{}, esqlBad(x.Args[1].Position(), "PERCENTILE must be between 0 and 100")
+		}
+		if e.t == etJSON {
+			return tr.mvPercentile(p0, e, tr.reuse(es[1], p/100)+"::double precision")
 		}
 		n, err := num()
 		if err != nil {
@@ -562,7 +568,8 @@ func (tr *esqlTranslator) dateFunction(x *esql.Call, st *esqlStats) (esqlExpr, e
 
 // mvAggregate is an aggregate over a document value (e, etJSON) whose
 // arrays are several values (Elasticsearch's multi-valued fields): COUNT
-// counts the values, SUM, AVG, MIN and MAX take every element (MIN and MAX
+// counts the values, COUNT_DISTINCT the distinct element values, SUM, AVG,
+// MIN and MAX take every element (MIN and MAX
 // in the field's mapped type; untyped, numbers before dates before
 // strings, as for single values). ok is false for the other aggregates,
 // which read single values.
@@ -590,6 +597,11 @@ func (tr *esqlTranslator) mvAggregate(name string, at esql.Pos, e esqlExpr) (esq
 			return esqlExpr{sql: "sum(" + each("sum("+v+")") + ")::bigint", t: etInt}, true, nil
 		}
 		return esqlExpr{sql: "sum(" + each("sum("+v+")") + ")", t: etNum}, true, nil
+	case "COUNT_DISTINCT":
+		// Distinct element values.
+		return esqlExpr{sql: tr.bind(func(v []string) string {
+			return "(SELECT count(DISTINCT mv.v) FROM unnest(" + v[0] + ") AS a(j), fg_mv(a.j) AS mv(v))"
+		}, "array_agg("+e.sql+")"), t: etInt}, true, nil
 	case "MIN", "MAX":
 		fn := strings.ToLower(name)
 		if e.mt != etNull {
@@ -608,6 +620,19 @@ func (tr *esqlTranslator) mvAggregate(name string, at esql.Pos, e esqlExpr) (esq
 		return esqlExpr{sql: sqlText, t: etJSON}, true, nil
 	}
 	return esqlExpr{}, false, nil
+}
+
+// mvPercentile is MEDIAN or PERCENTILE (frac, SQL of a fraction) of a
+// document value: every element of a multi-value counts, as on
+// Elasticsearch.
+func (tr *esqlTranslator) mvPercentile(at esql.Pos, e esqlExpr, frac string) (esqlExpr, error) {
+	n, err := tr.conv(at, esqlExpr{sql: "mv.v", t: etJSON, mt: e.mt}, etNum)
+	if err != nil {
+		return esqlExpr{}, err
+	}
+	return esqlExpr{sql: tr.bind(func(v []string) string {
+		return "(SELECT percentile_cont(" + frac + ") WITHIN GROUP (ORDER BY " + n + ") FROM unnest(" + v[0] + ") AS a(j), fg_mv(a.j) AS mv(v))"
+	}, "array_agg("+e.sql+")"), t: etNum}, nil
 }
 
 // esqlToString is TO_STRING; of a multi-valued document value, the

@@ -250,6 +250,18 @@ func TestESQLMultiValues(t *testing.T) {
 			`[{"cs": 9, "cj": 6, "c": 4}]`},
 		{"sum and avg over every element", `FROM $P | STATS s = SUM(salary_change), a = AVG(salary_change) | EVAL s = ROUND(s, 2), a = ROUND(a, 4)`,
 			`[{"s": 35.22, "a": 3.9133}]`},
+		// Every element is a value of MEDIAN, PERCENTILE and COUNT_DISTINCT
+		// (stats_percentile.csv-spec medianOfSalaryChange style: the nine
+		// values sorted are -7.23 -2.5 -0.35 1.13 1.19 3.65 11.17 13.48 14.68).
+		{"median and percentile over every element",
+			`FROM $P | STATS m = MEDIAN(salary_change), p25 = PERCENTILE(salary_change, 25), p75 = PERCENTILE(salary_change, 75)`,
+			`[{"m": 1.19, "p25": -0.35, "p75": 11.17}]`},
+		{"median per group over every element", `FROM $P | STATS m = ROUND(MEDIAN(salary_change), 4) BY languages | SORT languages`,
+			`[{"m": -0.655, "languages": 2}, {"m": 14.68, "languages": 4}, {"m": 2.39, "languages": 5}]`},
+		{"count_distinct counts element values", `FROM $P | STATS cs = COUNT_DISTINCT(salary_change), cj = COUNT_DISTINCT(job_positions)`,
+			`[{"cs": 9, "cj": 4}]`},
+		{"count_distinct of a group", `FROM $P | WHERE emp_no != 10002 | STATS cj = COUNT_DISTINCT(job_positions), c = COUNT(*)`,
+			`[{"cj": 3, "c": 3}]`},
 		{"max of multi-valued text", `FROM $P | STATS m = MAX(job_positions)`, `[{"m": "Tech Lead"}]`},
 		{"values of a multi-value are its values", `FROM $P | WHERE emp_no <= 10002 | STATS v = VALUES(job_positions)`,
 			`[{"v": ["Accountant", "Senior Python Developer", "Senior Team Lead"]}]`},
@@ -307,6 +319,35 @@ func TestDSLMultiValueMetrics(t *testing.T) {
 	}
 	if s := st["sum"].(float64); s < 35.2199 || s > 35.2201 {
 		t.Fatalf("stats sum %v, want 35.22", s)
+	}
+	// percentiles and cardinality read every element too: the nine values
+	// sorted are -7.23 -2.5 -0.35 1.13 1.19 3.65 11.17 13.48 14.68, the
+	// job positions Accountant (three times), Senior Python Developer,
+	// Senior Team Lead and Tech Lead.
+	resp, err = runSearch(t, scope, `{"size": 0, "aggs": {"p": {"percentiles": {"field": "salary_change", "percents": [25, 50, 75]}},
+		"cs": {"cardinality": {"field": "salary_change"}}, "cj": {"cardinality": {"field": "job_positions.keyword"}},
+		"by": {"terms": {"field": "languages"}, "aggs": {"m": {"percentiles": {"field": "salary_change", "percents": [50]}},
+			"c": {"cardinality": {"field": "job_positions.keyword"}}}}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aggs = resp["aggregations"].(map[string]any)
+	if got, want := esqlJSON(t, aggs["p"].(map[string]any)["values"]), esqlJSON(t, map[string]any{"25.0": -0.35, "50.0": 1.19, "75.0": 11.17}); !reflect.DeepEqual(got, want) {
+		t.Fatalf("percentiles %v, want %v", got, want)
+	}
+	if got := esqlJSON(t, []any{aggs["cs"].(map[string]any)["value"], aggs["cj"].(map[string]any)["value"]}); !reflect.DeepEqual(got, esqlJSON(t, []any{9, 4})) {
+		t.Fatalf("cardinality of salary_change, job_positions: %v, want [9, 4]", got)
+	}
+	var per []any
+	for _, b := range aggs["by"].(map[string]any)["buckets"].([]any) {
+		b := b.(map[string]any)
+		per = append(per, esqlJSON(t, []any{b["key"], b["m"].(map[string]any)["values"], b["c"].(map[string]any)["value"]}))
+	}
+	lo, hi := 1.13, 3.65 // the middle two of languages 5, interpolated in doubles as Elasticsearch does
+	want := []any{esqlJSON(t, []any{5, map[string]any{"50.0": lo + (hi-lo)*0.5}, 3}), esqlJSON(t, []any{2, map[string]any{"50.0": -0.655}, 2}),
+		esqlJSON(t, []any{4, map[string]any{"50.0": 14.68}, 1})}
+	if !reflect.DeepEqual(per, want) {
+		t.Fatalf("per languages: %v, want %v", per, want)
 	}
 }
 
@@ -552,4 +593,52 @@ func TestSortMultiValues(t *testing.T) {
 		{"SORT a multi-value descending", `FROM $P | SORT job_positions DESC | KEEP emp_no`,
 			`[{"emp_no": 10004}, {"emp_no": 10002}, {"emp_no": 10001}, {"emp_no": 10003}]`},
 	})
+}
+
+// A comparison of a multi-value is null, and Elasticsearch adds two
+// warnings per expression (Warning headers, esql-multivalued-fields: "Line
+// 1:N: evaluation of [...] failed, treating result as null. Only first 20
+// failures recorded." and "Line 1:N: java.lang.IllegalArgumentException:
+// single-value function encountered multi-value"), N the column where the
+// expression starts.
+func TestESQLMultiValueWarnings(t *testing.T) {
+	f := mappedEmployees(t)
+	run := func(q string) ([]map[string]any, []string) {
+		t.Helper()
+		q = strings.ReplaceAll(q, "$P", f.p)
+		ctx, w := search.WithWarnings(context.Background())
+		rows, err := New(testPool(t)).ESQL(ctx, f.owner, f.slug, q)
+		if err != nil {
+			t.Fatalf("query %q: %v", q, err)
+		}
+		return rows, w.Messages()
+	}
+	q := `FROM $P | WHERE salary_change > 10 OR job_positions == "Tech Lead" | KEEP emp_no`
+	rows, warns := run(q)
+	if len(rows) != 1 || esqlJSON(t, rows[0]["emp_no"]) != esqlJSON(t, 10003) {
+		t.Fatalf("rows %v, want emp_no 10003 alone", rows)
+	}
+	full := strings.ReplaceAll(q, "$P", f.p)
+	c1 := strings.Index(full, "salary_change") + 1
+	c2 := strings.Index(full, "job_positions") + 1
+	want := []string{
+		fmt.Sprintf("Line 1:%d: evaluation of [salary_change > 10] failed, treating result as null. Only first 20 failures recorded.", c1),
+		fmt.Sprintf("Line 1:%d: java.lang.IllegalArgumentException: single-value function encountered multi-value", c1),
+		fmt.Sprintf(`Line 1:%d: evaluation of [job_positions == "Tech Lead"] failed, treating result as null. Only first 20 failures recorded.`, c2),
+		fmt.Sprintf("Line 1:%d: java.lang.IllegalArgumentException: single-value function encountered multi-value", c2),
+	}
+	if !reflect.DeepEqual(warns, want) {
+		t.Fatalf("warnings\n%q\nwant\n%q", warns, want)
+	}
+	// A function of a multi-value, and none where no multi-value is met.
+	q = `FROM $P | EVAL r = ROUND(salary_change) | WHERE emp_no == 10004 | KEEP r`
+	if _, warns = run(q); len(warns) != 2 || !strings.Contains(warns[0], "evaluation of [ROUND(salary_change)] failed") {
+		t.Fatalf("ROUND of a multi-value: warnings %q", warns)
+	}
+	if _, warns = run(`FROM $P | WHERE salary > 60000 AND languages == 2 | KEEP emp_no`); len(warns) != 0 {
+		t.Fatalf("single values: warnings %q, want none", warns)
+	}
+	if got := search.WarningHeader(`a "b" \ é`); got != `299 Elasticsearch-`+search.ESVersion+`-unknown "a \"b\" \\ %C3%A9"` {
+		t.Fatalf("header %s", got)
+	}
 }

@@ -1,0 +1,216 @@
+package pg
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/fleetgraph/fleetgraph/search/esql"
+)
+
+// ES|QL warnings: a comparison or another single-value function of a
+// multi-value is null, and Elasticsearch adds two Warning headers for the
+// expression evaluated ("Line 1:23: evaluation of [a > 1] failed, treating
+// result as null. Only first 20 failures recorded." and "Line 1:23:
+// java.lang.IllegalArgumentException: single-value function encountered
+// multi-value"). The translator numbers the expressions that read a single
+// value of a document value (sv); fg_sv_warn (migration 00025) records the
+// numbers of those that met a multi-value in the transaction, read after
+// the query (esqlWarnings).
+
+// esqlWarnSite is an expression that reads single values.
+type esqlWarnSite struct {
+	at   esql.Pos
+	text string
+}
+
+// sv is the single value of the document value x (SQL): null for a
+// multi-value, which records a warning for the expression being compiled.
+func (tr *esqlTranslator) sv(x string) string {
+	if tr.cur == nil {
+		return "fg_sv(" + x + ")"
+	}
+	site := -1
+	for i, n := range tr.curSites {
+		if n == tr.cur {
+			site = i
+		}
+	}
+	if site < 0 {
+		start, end := esqlSpan(tr.src, tr.cur)
+		at := esqlPosAt(tr.src, start)
+		tr.curSites = append(tr.curSites, tr.cur)
+		tr.warnSites = append(tr.warnSites, esqlWarnSite{at: at, text: tr.src[start:end]})
+		site = len(tr.warnSites) - 1
+	}
+	return "COALESCE(fg_sv(" + x + "), fg_sv_warn(" + x + ", " + strconv.Itoa(site) + "))"
+}
+
+// enter makes x the expression being compiled (the one warnings name)
+// when it is an operation; the returned function restores the previous one.
+func (tr *esqlTranslator) enter(x esql.Expr) func() {
+	switch x.(type) {
+	case *esql.Binary, *esql.Unary, *esql.Call, *esql.In, *esql.Like, *esql.Cast:
+	default:
+		return func() {}
+	}
+	prev := tr.cur
+	tr.cur = x
+	return func() { tr.cur = prev }
+}
+
+// esqlWarnings reads which expressions met a multi-value (q's transaction)
+// and gives Elasticsearch's warnings for them, at most search.MaxWarnings.
+func (tr *esqlTranslator) esqlWarnings(ctx context.Context, q querier) ([]string, error) {
+	if len(tr.warnSites) == 0 {
+		return nil, nil
+	}
+	rows, err := q.Query(ctx, "SELECT coalesce(current_setting('fg.esql_mv', true), '')")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var seen string
+	for rows.Next() {
+		if err := rows.Scan(&seen); err != nil {
+			return nil, err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, f := range strings.Split(seen, ",") {
+		i, err := strconv.Atoi(f)
+		if err != nil || i < 0 || i >= len(tr.warnSites) {
+			continue
+		}
+		s := tr.warnSites[i]
+		line := fmt.Sprintf("Line %d:%d: ", s.at.Line, s.at.Col)
+		out = append(out, line+"evaluation of ["+s.text+"] failed, treating result as null. Only first 20 failures recorded.",
+			line+"java.lang.IllegalArgumentException: single-value function encountered multi-value")
+	}
+	return out, nil
+}
+
+// esqlSpan is the source text of x in src: from its first token to the end
+// of its last one, with the closing parentheses of calls and a cast.
+func esqlSpan(src string, x esql.Expr) (int, int) {
+	lo, hi := len(src), 0
+	var walk func(e esql.Expr)
+	walk = func(e esql.Expr) {
+		if e == nil {
+			return
+		}
+		if o := e.Position().Offset; o >= 0 && o <= len(src) {
+			lo, hi = min(lo, o), max(hi, o)
+		}
+		switch e := e.(type) {
+		case *esql.Binary:
+			walk(e.L)
+			walk(e.R)
+		case *esql.Unary:
+			walk(e.X)
+		case *esql.Call:
+			for _, a := range e.Args {
+				walk(a)
+			}
+		case *esql.In:
+			walk(e.X)
+			for _, a := range e.List {
+				walk(a)
+			}
+		case *esql.Like:
+			walk(e.X)
+		case *esql.Cast:
+			walk(e.X)
+		case *esql.IsNull:
+			walk(e.X)
+		}
+	}
+	walk(x)
+	if lo > hi {
+		return 0, 0
+	}
+	end := esqlTokenEnd(src, hi)
+	// Close what is open (a call's or a list's parentheses), take a cast.
+	for {
+		depth := esqlDepth(src[lo:end])
+		j := end
+		for j < len(src) && (src[j] == ' ' || src[j] == '\t' || src[j] == '\n' || src[j] == '\r') {
+			j++
+		}
+		switch {
+		case depth > 0 && j < len(src) && src[j] == ')':
+			end = j + 1
+		case strings.HasPrefix(src[j:], "::"):
+			end = esqlTokenEnd(src, j+2)
+		default:
+			return lo, end
+		}
+	}
+}
+
+// esqlTokenEnd is the end of the token starting at i: a quoted string or
+// name, a word, or one character.
+func esqlTokenEnd(src string, i int) int {
+	if i >= len(src) {
+		return len(src)
+	}
+	switch q := src[i]; q {
+	case '"', '`':
+		if q == '"' && strings.HasPrefix(src[i:], `"""`) {
+			if k := strings.Index(src[i+3:], `"""`); k >= 0 {
+				return i + 3 + k + 3
+			}
+			return len(src)
+		}
+		for j := i + 1; j < len(src); j++ {
+			if src[j] == '\\' && q == '"' {
+				j++
+			} else if src[j] == q {
+				return j + 1
+			}
+		}
+		return len(src)
+	}
+	j := i
+	for j < len(src) && (src[j] == '_' || src[j] == '.' || src[j] == '@' || src[j] == '*' ||
+		('0' <= src[j] && src[j] <= '9') || ('a' <= src[j] && src[j] <= 'z') || ('A' <= src[j] && src[j] <= 'Z')) {
+		j++
+	}
+	if j == i {
+		return i + 1
+	}
+	return j
+}
+
+// esqlDepth is the count of parentheses s leaves open (outside strings).
+func esqlDepth(s string) int {
+	d := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '"', '`':
+			i = esqlTokenEnd(s, i) - 1
+		case '(':
+			d++
+		case ')':
+			d--
+		}
+	}
+	return d
+}
+
+// esqlPosAt is the line and column (1-based) of offset o in src.
+func esqlPosAt(src string, o int) esql.Pos {
+	line, col := 1, 1
+	for i := 0; i < o; i++ {
+		if src[i] == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return esql.Pos{Line: line, Col: col, Offset: o}
+}

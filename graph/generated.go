@@ -5975,20 +5975,27 @@ A conversation of a user with the AI assistant. It belongs to the user who
 made it: other users of the data owner do not see it.
 """
 type AiConversation {
+  "The conversation's id (unique within the data owner)."
   id: Int!
+  "The title the user set; null when none was set."
   title: String
   "The title, else the one the model generated, else one derived from the first user message."
   displayTitle: String!
   "The start of the newest message's text."
   preview: String!
+  "How many messages the conversation holds."
   messageCount: Int!
   "The messages as sent (the AI SDK's UIMessage: id, role, parts, extra properties kept); null in lists."
   messages: [JSON!]
+  "When the conversation was made."
   createdAt: Time!
+  "When the conversation or its messages last changed."
   updatedAt: Time!
 }
 
+"A new conversation of the caller, empty or with messages to start with."
 input AiConversationCreateInput {
+  "A title (at most 200 characters); blank or null for none."
   title: String
   "Messages to start with (UIMessage objects)."
   messages: [JSON!]
@@ -5996,7 +6003,9 @@ input AiConversationCreateInput {
   message: JSON
 }
 
+"The changes to a conversation."
 input AiConversationUpdateInput {
+  "The new title (at most 200 characters); blank or null removes it."
   title: String
 }
 
@@ -6006,7 +6015,9 @@ stored messages (the AI SDK's chat transport sends them all): messages whose
 id is stored already are skipped. The last new message must be the user's.
 """
 input AiCompleteInput {
+  "The messages (UIMessage objects), possibly with the stored ones before the new ones."
   messages: [JSON!]
+  "One new message (a UIMessage object), as an alternative to messages."
   message: JSON
   "Sent by the AI SDK's chat transport; ignored."
   id: JSON
@@ -6016,7 +6027,9 @@ input AiCompleteInput {
   messageId: String
 }
 
+"The anomaly to explain and where to put the explanation."
 input AiExplainAnomalyInput {
+  "The id of one of the data owner's anomaly events."
   anomalyId: String!
   "A conversation of the caller to continue; without it a new one is made."
   conversationId: Int
@@ -6024,11 +6037,17 @@ input AiExplainAnomalyInput {
 
 "The data owner's AI token usage this calendar month (UTC)."
 type AiUsage {
+  "Tokens (input and output) used this month by every model call of the data owner."
   totalTokens: Int!
+  "The monthly token limit: the one set by aiTokenLimitSet, else the server's default. Model calls are refused once totalTokens reaches it."
   limit: Int!
+  "Tokens left this month: limit minus totalTokens, never below 0."
   remaining: Int!
+  "totalTokens as a percentage of limit (two decimals, may exceed 100; 100 when the limit is 0 and tokens were used)."
   percentageUsed: Float!
+  "Model calls made this month."
   requestCount: Int!
+  "Conversations with at least one model call this month."
   conversationCount: Int!
   "When the month's budget starts again (the next month's first instant, UTC)."
   resetsAt: Time!
@@ -6037,22 +6056,27 @@ type AiUsage {
 extend type Query {
   "The caller's conversations, newest activity first, without messages."
   aiConversations: [AiConversation!]!
-  aiConversation(id: Int!): AiConversation!
+  "One conversation of the caller, with its messages."
+  aiConversation("The conversation's id." id: Int!): AiConversation!
+  "The data owner's AI token usage this month. Any role."
   aiUsage: AiUsage!
 }
 
 extend type Mutation {
-  aiConversationCreate(input: AiConversationCreateInput!): AiConversation!
-  aiConversationUpdate(id: Int!, input: AiConversationUpdateInput!): AiConversation!
-  aiConversationDelete(id: Int!): Boolean!
+  "Makes a conversation of the caller (no model call)."
+  aiConversationCreate("The title and first messages." input: AiConversationCreateInput!): AiConversation!
+  "Changes the title of one of the caller's conversations."
+  aiConversationUpdate("The conversation's id." id: Int!, "The changes." input: AiConversationUpdateInput!): AiConversation!
+  "Deletes one of the caller's conversations with its messages; true when done."
+  aiConversationDelete("The conversation's id." id: Int!): Boolean!
   "Appends the new user message(s) and the assistant's answer; answers the conversation."
-  aiConversationComplete(id: Int!, input: AiCompleteInput!): AiConversation!
+  aiConversationComplete("The conversation's id." id: Int!, "The new message(s)." input: AiCompleteInput!): AiConversation!
   "Asks the model for a short title from the first exchange and stores it."
-  aiConversationGenerateTitle(id: Int!): AiConversation!
+  aiConversationGenerateTitle("The conversation's id." id: Int!): AiConversation!
   "Explains an anomaly from the data around it, in a new or the given conversation."
-  aiExplainAnomaly(input: AiExplainAnomalyInput!): AiConversation!
+  aiExplainAnomaly("The anomaly and the conversation to use." input: AiExplainAnomalyInput!): AiConversation!
   "Sets the data owner's monthly token limit (null: the server's default). org_admin."
-  aiTokenLimitSet(limit: Int): AiUsage!
+  aiTokenLimitSet("Tokens per calendar month (UTC), 0 or more; null restores the server's default." limit: Int): AiUsage!
 }
 
 """
@@ -6062,8 +6086,10 @@ text-start/-delta/-end, tool-input-available, tool-output-available, data-*,
 finish, error).
 """
 type Subscription {
-  aiConversationCompleteStream(id: Int!, input: AiCompleteInput!): JSON!
-  aiExplainAnomalyStream(input: AiExplainAnomalyInput!): JSON!
+  "aiConversationComplete, its answer streamed as UI message chunks."
+  aiConversationCompleteStream("The conversation's id." id: Int!, "The new message(s)." input: AiCompleteInput!): JSON!
+  "aiExplainAnomaly, its answer streamed as UI message chunks."
+  aiExplainAnomalyStream("The anomaly and the conversation to use." input: AiExplainAnomalyInput!): JSON!
 }
 `, BuiltIn: false},
 	{Name: "../schema/anomaly.graphqls", Input: `"An anomaly event document of the data owner."
@@ -6972,10 +6998,13 @@ One event of the data owner's stream: the envelope webhooks deliver
 (see webhookEventTypes for every type and its data).
 """
 type Event {
+  "The event's id; a webhook delivery of the event carries the same id."
   id: ID!
   "An event type of the catalogue, e.g. anomaly_event.created."
   type: String!
+  "When the event happened."
   timestamp: Time!
+  "The event's data, shaped per type (see the sample of its type in webhookEventTypes)."
   data: JSON!
 }
 
@@ -6987,7 +7016,7 @@ extend type Subscription {
   Bearer) or SSE (POST /graphql with Accept: text/event-stream and the key in
   X-API-KEY). At most 10 subscriptions per connection and 20 per API key.
   """
-  events(types: [String!]): Event!
+  events("Event types of the catalogue to receive; null or empty for every type." types: [String!]): Event!
 }
 `, BuiltIn: false},
 	{Name: "../schema/export.graphqls", Input: `"""
@@ -7084,7 +7113,7 @@ extend type Query {
   date, or text with a keyword sub-field); the embedded search backend
   follows it. An index without stored documents is absent.
   """
-  exportMapping(index: String): JSON!
+  exportMapping("An index name or '*' pattern; null for every index of the data owner." index: String): JSON!
 }
 `, BuiltIn: false},
 	{Name: "../schema/federation.graphqls", Input: `# Apollo Federation v2: fleetgraph is a subgraph (docs/federation.md). The
@@ -7876,14 +7905,21 @@ pass its filters are delivered to url as signed HTTP requests (Standard
 Webhooks), rendered per payloadFormat. Managed by editors.
 """
 type Webhook {
+  "The webhook's id (unique within the data owner)."
   id: Int!
+  "The name shown in lists."
   name: String!
+  "Free text about the webhook; null for none."
   description: String
+  "The http(s) URL deliveries are POSTed to."
   url: String!
   "standard, slack or microsoft_teams."
   payloadFormat: String!
+  "Mentions of chat-formatted deliveries."
   formatOptions: WebhookFormatOptions!
+  "The event types delivered (names of webhookEventTypes)."
   eventTypes: [String!]!
+  "What an event must match to be delivered."
   filters: WebhookFilters!
   "Set by the editor: false stops deliveries."
   enabled: Boolean!
@@ -7893,16 +7929,27 @@ type Webhook {
   headers: JSON!
   "The secret's last characters."
   secretHint: String!
+  "When the server disabled the webhook (the receiver answered 410 Gone, 50 consecutive failed attempts, or only failed attempts for 5 days); null when not disabled. webhookEnable clears it."
   autoDisabledAt: Time
+  "Why the server disabled the webhook, in words; null when not disabled."
   autoDisabledReason: String
+  "Failed delivery attempts since the last success."
   consecutiveFailures: Int!
+  "When the last delivery attempt was made; null before the first."
   lastDeliveryAt: Time
+  "When the last attempt succeeded (a 2xx answer); null when none has."
   lastSuccessAt: Time
+  "When the last attempt failed; null when none has."
   lastFailureAt: Time
+  "The HTTP status of the last attempt's answer; null when it got none."
   lastResponseStatus: Int
+  "The error of the last attempt; null when it succeeded or before the first."
   lastError: String
+  "The user who made the webhook; null when made with an API key without a user."
   createdById: Int
+  "When the webhook was made."
   createdAt: Time!
+  "When the webhook was last changed."
   updatedAt: Time!
   "The signing secret (whsec_...): only in the answer of webhookCreate."
   secret: String
@@ -7920,59 +7967,91 @@ type WebhookFormatOptions {
 
 "What an event must match to be delivered; an empty list matches all."
 type WebhookFilters {
+  "Only events of clients carrying at least one of these tags (events about no client pass)."
   clientTags: [String!]!
+  "Only events of these measurement types."
   measurementTypes: [String!]!
   "warning or critical: events with a lower severity are not delivered."
   minSeverity: String
+  "Only health events about at least one of these metrics (cpu, memory, filesystem)."
   healthMetrics: [String!]!
 }
 
+"A new webhook. Its signing secret is made by the server and answered once."
 input WebhookCreateInput {
+  "The name shown in lists."
   name: String!
+  "Free text about the webhook."
   description: String
+  "An http or https URL with a host, without user info or fragment, at most 2048 characters."
   url: String!
+  "The event types to deliver (names of webhookEventTypes); at least one."
   eventTypes: [String!]!
   "Object with keys client_tags, measurement_types, min_severity, health_metrics."
   filters: JSON
   "Object of header names to string values."
   headers: JSON
+  "false makes the webhook disabled; true when absent."
   enabled: Boolean
+  "standard (the default), slack or microsoft_teams."
   payloadFormat: String
   "Object with keys mention_users, mention_groups, mention_channel (chat formats only)."
   formatOptions: JSON
 }
 
+"The changes to a webhook: an absent field keeps the stored value."
 input WebhookUpdateInput {
+  "The new name."
   name: String @goField(omittable: true)
+  "The new description; null or blank removes it."
   description: String @goField(omittable: true)
+  "The new URL (the rules of WebhookCreateInput.url)."
   url: String @goField(omittable: true)
+  "The new event types; at least one."
   eventTypes: [String!] @goField(omittable: true)
+  "The new filters: object with keys client_tags, measurement_types, min_severity, health_metrics."
   filters: JSON @goField(omittable: true)
   "A value of eight asterisks keeps the stored value of that header."
   headers: JSON @goField(omittable: true)
+  "false stops deliveries; true does not clear an automatic disabling (webhookEnable does)."
   enabled: Boolean @goField(omittable: true)
+  "standard, slack or microsoft_teams."
   payloadFormat: String @goField(omittable: true)
+  "The new mentions: object with keys mention_users, mention_groups, mention_channel."
   formatOptions: JSON @goField(omittable: true)
 }
 
 "One event delivered (or to be delivered) to one webhook."
 type WebhookDelivery {
+  "The delivery's id."
   id: Int!
+  "The id of the webhook it is delivered to."
   webhookEndpointId: Int!
+  "The id of the event delivered (the envelope's id)."
   eventId: String!
+  "The type of the event delivered."
   eventType: String!
   "pending, succeeded, failed (will retry), exhausted or cancelled."
   status: String!
+  "Attempts made so far."
   attempts: Int!
+  "Attempts made at most before the delivery is exhausted."
   maxAttempts: Int!
+  "When the next attempt is due; null when none is scheduled."
   nextAttemptAt: Time
+  "The HTTP status of the last attempt's answer; null before an attempt or when it got no answer."
   responseStatus: Int
+  "Why the last attempt failed; null when it did not."
   errorMessage: String
+  "How long the last attempt took, in milliseconds; null before an attempt."
   durationMs: Int
+  "When an attempt succeeded; null until one does."
   deliveredAt: Time
   "Made by redeliver or test-send."
   manual: Boolean!
+  "When the delivery was made (queued)."
   createdAt: Time!
+  "When the delivery last changed."
   updatedAt: Time!
   "The envelope: id, type, timestamp, data."
   payload: JSON!
@@ -7980,44 +8059,69 @@ type WebhookDelivery {
   responseBody: String
   "The body sent, as payloadFormat rendered it (empty before the first attempt)."
   renderedBody: String!
+  "The webhook's payload format when the body was rendered: standard, slack or microsoft_teams."
   payloadFormat: String!
+  "The Content-Type header sent with renderedBody."
   renderedContentType: String!
 }
 
+"Where a page of deliveries is in the whole list."
 type WebhookDeliveryPagination {
+  "The page answered, from 1."
   page: Int!
+  "Deliveries per page."
   perPage: Int!
+  "Deliveries of the webhook in all pages."
   totalCount: Int!
 }
 
+"One page of a webhook's deliveries, newest first."
 type WebhookDeliveryPage {
+  "The deliveries of the page (without payload and response)."
   items: [WebhookDelivery!]!
+  "The page, its size and the total count."
   pagination: WebhookDeliveryPagination!
 }
 
 "The event types webhooks can subscribe to, with what filters them."
 type WebhookCatalogue {
+  "The groups event types are listed in."
   groups: [WebhookEventGroup!]!
+  "The filters a webhook can set."
   filters: [WebhookFilterInfo!]!
+  "The values of the min_severity filter."
   severities: [String!]!
+  "The values of the health_metrics filter."
   healthMetrics: [String!]!
+  "The values of the measurement_types filter."
   measurementTypes: [String!]!
+  "Every event type a webhook can subscribe to."
   eventTypes: [WebhookEventType!]!
 }
 
+"A group of event types."
 type WebhookEventGroup {
+  "The group's key, as in WebhookEventType.group."
   key: String!
+  "The group's name for display."
   label: String!
 }
 
+"A filter a webhook can set."
 type WebhookFilterInfo {
+  "The filter's key in filters (client_tags, measurement_types, min_severity or health_metrics)."
   key: String!
+  "What the filter matches."
   description: String!
 }
 
+"An event type webhooks can subscribe to."
 type WebhookEventType {
+  "The type's name, e.g. anomaly_event.created."
   type: String!
+  "The key of the type's group."
   group: String!
+  "When an event of this type happens."
   description: String!
   "The filters that apply to events of this type."
   filters: [String!]!
@@ -8026,25 +8130,31 @@ type WebhookEventType {
 }
 
 extend type Query {
+  "The data owner's webhooks. Any role."
   webhooks: [Webhook!]!
-  webhook(id: Int!): Webhook!
+  "One webhook of the data owner. Any role."
+  webhook("The webhook's id." id: Int!): Webhook!
+  "The catalogue of event types and filters. Any role."
   webhookEventTypes: WebhookCatalogue!
   "Newest first; page from 1, perPage 25 by default, at most 100."
-  webhookDeliveries(webhookId: Int!, page: Int, perPage: Int): WebhookDeliveryPage!
-  webhookDelivery(webhookId: Int!, id: Int!): WebhookDelivery!
+  webhookDeliveries("The webhook's id." webhookId: Int!, "The page, from 1 (1 when null)." page: Int, "Deliveries per page, 1 to 100 (25 when null)." perPage: Int): WebhookDeliveryPage!
+  "One delivery of a webhook, with its payload and the receiver's answer. Any role."
+  webhookDelivery("The webhook's id." webhookId: Int!, "The delivery's id." id: Int!): WebhookDelivery!
 }
 
 extend type Mutation {
-  webhookCreate(input: WebhookCreateInput!): Webhook!
-  webhookUpdate(id: Int!, input: WebhookUpdateInput!): Webhook!
+  "Makes a webhook; the answer alone carries its signing secret. Editor."
+  webhookCreate("The new webhook." input: WebhookCreateInput!): Webhook!
+  "Changes a webhook. Editor."
+  webhookUpdate("The webhook's id." id: Int!, "The changes." input: WebhookUpdateInput!): Webhook!
   "Deletes the webhook with its deliveries (pending ones are not sent)."
-  webhookDelete(id: Int!): Boolean!
+  webhookDelete("The webhook's id." id: Int!): Boolean!
   "Enables the webhook and clears an automatic disabling and its failure count."
-  webhookEnable(id: Int!): Webhook!
+  webhookEnable("The webhook's id." id: Int!): Webhook!
   "Sends a webhook.test event to this webhook alone (a manual delivery)."
-  webhookTest(id: Int!): WebhookDelivery!
+  webhookTest("The webhook's id." id: Int!): WebhookDelivery!
   "A new manual delivery of the delivery's event to its webhook."
-  webhookDeliveryRedeliver(webhookId: Int!, id: Int!): WebhookDelivery!
+  webhookDeliveryRedeliver("The webhook's id." webhookId: Int!, "The id of the delivery to send again." id: Int!): WebhookDelivery!
 }
 `, BuiltIn: false},
 	{Name: "../federation/directives.graphql", Input: `

@@ -17,8 +17,10 @@ import (
 // stored messages (the AI SDK's chat transport sends them all): messages whose
 // id is stored already are skipped. The last new message must be the user's.
 type AiCompleteInput struct {
+	// The messages (UIMessage objects), possibly with the stored ones before the new ones.
 	Messages []model.JSON `json:"messages,omitempty"`
-	Message  *model.JSON  `json:"message,omitempty"`
+	// One new message (a UIMessage object), as an alternative to messages.
+	Message *model.JSON `json:"message,omitempty"`
 	// Sent by the AI SDK's chat transport; ignored.
 	ID *model.JSON `json:"id,omitempty"`
 	// Sent by the AI SDK's chat transport; ignored.
@@ -27,7 +29,9 @@ type AiCompleteInput struct {
 	MessageID *string `json:"messageId,omitempty"`
 }
 
+// A new conversation of the caller, empty or with messages to start with.
 type AiConversationCreateInput struct {
+	// A title (at most 200 characters); blank or null for none.
 	Title *string `json:"title,omitempty"`
 	// Messages to start with (UIMessage objects).
 	Messages []model.JSON `json:"messages,omitempty"`
@@ -35,11 +39,15 @@ type AiConversationCreateInput struct {
 	Message *model.JSON `json:"message,omitempty"`
 }
 
+// The changes to a conversation.
 type AiConversationUpdateInput struct {
+	// The new title (at most 200 characters); blank or null removes it.
 	Title *string `json:"title,omitempty"`
 }
 
+// The anomaly to explain and where to put the explanation.
 type AiExplainAnomalyInput struct {
+	// The id of one of the data owner's anomaly events.
 	AnomalyID string `json:"anomalyId"`
 	// A conversation of the caller to continue; without it a new one is made.
 	ConversationID *int64 `json:"conversationId,omitempty"`
@@ -545,31 +553,47 @@ type UserUpdateInput struct {
 	NotificationConfig          *NotificationConfigInput   `json:"notificationConfig,omitempty"`
 }
 
+// A new webhook. Its signing secret is made by the server and answered once.
 type WebhookCreateInput struct {
-	Name        string   `json:"name"`
-	Description *string  `json:"description,omitempty"`
-	URL         string   `json:"url"`
-	EventTypes  []string `json:"eventTypes"`
+	// The name shown in lists.
+	Name string `json:"name"`
+	// Free text about the webhook.
+	Description *string `json:"description,omitempty"`
+	// An http or https URL with a host, without user info or fragment, at most 2048 characters.
+	URL string `json:"url"`
+	// The event types to deliver (names of webhookEventTypes); at least one.
+	EventTypes []string `json:"eventTypes"`
 	// Object with keys client_tags, measurement_types, min_severity, health_metrics.
 	Filters *model.JSON `json:"filters,omitempty"`
 	// Object of header names to string values.
-	Headers       *model.JSON `json:"headers,omitempty"`
-	Enabled       *bool       `json:"enabled,omitempty"`
-	PayloadFormat *string     `json:"payloadFormat,omitempty"`
+	Headers *model.JSON `json:"headers,omitempty"`
+	// false makes the webhook disabled; true when absent.
+	Enabled *bool `json:"enabled,omitempty"`
+	// standard (the default), slack or microsoft_teams.
+	PayloadFormat *string `json:"payloadFormat,omitempty"`
 	// Object with keys mention_users, mention_groups, mention_channel (chat formats only).
 	FormatOptions *model.JSON `json:"formatOptions,omitempty"`
 }
 
+// The changes to a webhook: an absent field keeps the stored value.
 type WebhookUpdateInput struct {
-	Name        graphql.Omittable[*string]     `json:"name,omitempty"`
-	Description graphql.Omittable[*string]     `json:"description,omitempty"`
-	URL         graphql.Omittable[*string]     `json:"url,omitempty"`
-	EventTypes  graphql.Omittable[[]string]    `json:"eventTypes,omitempty"`
-	Filters     graphql.Omittable[*model.JSON] `json:"filters,omitempty"`
+	// The new name.
+	Name graphql.Omittable[*string] `json:"name,omitempty"`
+	// The new description; null or blank removes it.
+	Description graphql.Omittable[*string] `json:"description,omitempty"`
+	// The new URL (the rules of WebhookCreateInput.url).
+	URL graphql.Omittable[*string] `json:"url,omitempty"`
+	// The new event types; at least one.
+	EventTypes graphql.Omittable[[]string] `json:"eventTypes,omitempty"`
+	// The new filters: object with keys client_tags, measurement_types, min_severity, health_metrics.
+	Filters graphql.Omittable[*model.JSON] `json:"filters,omitempty"`
 	// A value of eight asterisks keeps the stored value of that header.
-	Headers       graphql.Omittable[*model.JSON] `json:"headers,omitempty"`
-	Enabled       graphql.Omittable[*bool]       `json:"enabled,omitempty"`
-	PayloadFormat graphql.Omittable[*string]     `json:"payloadFormat,omitempty"`
+	Headers graphql.Omittable[*model.JSON] `json:"headers,omitempty"`
+	// false stops deliveries; true does not clear an automatic disabling (webhookEnable does).
+	Enabled graphql.Omittable[*bool] `json:"enabled,omitempty"`
+	// standard, slack or microsoft_teams.
+	PayloadFormat graphql.Omittable[*string] `json:"payloadFormat,omitempty"`
+	// The new mentions: object with keys mention_users, mention_groups, mention_channel.
 	FormatOptions graphql.Omittable[*model.JSON] `json:"formatOptions,omitempty"`
 }
 

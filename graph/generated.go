@@ -6260,21 +6260,33 @@ input ApiKeyCreateInput {
 }
 
 extend type Query {
+  "The data owner's admin API keys. Admin."
   clientAdminApiKeys: [ClientAdminApiKey!]!
-  clientAdminApiKey(id: Int!): ClientAdminApiKey!
+  "One admin API key of the data owner. Admin."
+  clientAdminApiKey("The key's id." id: Int!): ClientAdminApiKey!
+  "The data owner's analytics API keys. Admin."
   clientAnalyticsApiKeys: [ClientAnalyticsApiKey!]!
-  clientAnalyticsApiKey(id: Int!): ClientAnalyticsApiKey!
+  "One analytics API key of the data owner. Admin."
+  clientAnalyticsApiKey("The key's id." id: Int!): ClientAnalyticsApiKey!
+  "The data owner's export API keys. Admin."
   exportApiKeys: [ExportApiKey!]!
-  exportApiKey(id: Int!): ExportApiKey!
+  "One export API key of the data owner. Admin."
+  exportApiKey("The key's id." id: Int!): ExportApiKey!
 }
 
 extend type Mutation {
-  clientAdminApiKeyCreate(input: ClientAdminApiKeyCreateInput!): ClientAdminApiKey!
-  clientAdminApiKeyDelete(id: Int!): Boolean!
-  clientAnalyticsApiKeyCreate(input: ApiKeyCreateInput!): ClientAnalyticsApiKey!
-  clientAnalyticsApiKeyDelete(id: Int!): Boolean!
-  exportApiKeyCreate(input: ApiKeyCreateInput!): ExportApiKey!
-  exportApiKeyDelete(id: Int!): Boolean!
+  "Makes an admin API key, acting at most with the caller's role. Admin."
+  clientAdminApiKeyCreate("The new key." input: ClientAdminApiKeyCreateInput!): ClientAdminApiKey!
+  "Deletes an admin API key (not one acting above the caller's role); true when done. Admin."
+  clientAdminApiKeyDelete("The key's id." id: Int!): Boolean!
+  "Makes an analytics API key. Admin."
+  clientAnalyticsApiKeyCreate("The new key." input: ApiKeyCreateInput!): ClientAnalyticsApiKey!
+  "Deletes an analytics API key; true when done. Admin."
+  clientAnalyticsApiKeyDelete("The key's id." id: Int!): Boolean!
+  "Makes an export API key. Admin."
+  exportApiKeyCreate("The new key." input: ApiKeyCreateInput!): ExportApiKey!
+  "Deletes an export API key; true when done. Admin."
+  exportApiKeyDelete("The key's id." id: Int!): Boolean!
 }
 `, BuiltIn: false},
 	{Name: "../schema/capability.graphqls", Input: `"What the clients registered with a capability's keys may measure."
@@ -6370,17 +6382,25 @@ input RegistrationKeyUpdateInput {
 extend type Query {
   "Every capability of the data owner, by id."
   capabilities: [Capability!]! @deprecated(reason: "Answers every capability at once; use capabilitiesConnection, which pages.")
-  capability(id: Int!): Capability!
-  registrationKey(id: Int!): RegistrationKey!
+  "One capability of the data owner. Any role."
+  capability("The capability's id." id: Int!): Capability!
+  "One registration key of the data owner. Any role."
+  registrationKey("The registration key's id." id: Int!): RegistrationKey!
 }
 
 extend type Mutation {
-  capabilityCreate(input: CapabilityCreateInput!): Capability!
-  capabilityUpdate(id: Int!, input: CapabilityUpdateInput!): Capability!
-  capabilityDelete(id: Int!): Boolean!
-  registrationKeyCreate(input: RegistrationKeyCreateInput!): RegistrationKey!
-  registrationKeyUpdate(id: Int!, input: RegistrationKeyUpdateInput!): RegistrationKey!
-  registrationKeyDelete(id: Int!): Boolean!
+  "Makes a capability. Editor."
+  capabilityCreate("The new capability." input: CapabilityCreateInput!): Capability!
+  "Changes a capability. Editor."
+  capabilityUpdate("The capability's id." id: Int!, "The changes." input: CapabilityUpdateInput!): Capability!
+  "Deletes a capability; true when done. Editor."
+  capabilityDelete("The capability's id." id: Int!): Boolean!
+  "Makes a registration key. Editor."
+  registrationKeyCreate("The new registration key." input: RegistrationKeyCreateInput!): RegistrationKey!
+  "Changes a registration key. Editor."
+  registrationKeyUpdate("The registration key's id." id: Int!, "The changes." input: RegistrationKeyUpdateInput!): RegistrationKey!
+  "Deletes a registration key; true when done. Editor."
+  registrationKeyDelete("The registration key's id." id: Int!): Boolean!
 }
 
 "A page of capabilities, by id."
@@ -6983,14 +7003,19 @@ input ServiceCredentialUpdateInput {
 }
 
 extend type Query {
+  "The data owner's service credentials. Any role."
   serviceCredentials: [ServiceCredential!]!
-  serviceCredential(id: Int!): ServiceCredential!
+  "One service credential of the data owner. Any role."
+  serviceCredential("The credential's id." id: Int!): ServiceCredential!
 }
 
 extend type Mutation {
-  serviceCredentialCreate(input: ServiceCredentialCreateInput!): ServiceCredential!
-  serviceCredentialUpdate(id: Int!, input: ServiceCredentialUpdateInput!): ServiceCredential!
-  serviceCredentialDelete(id: Int!): Boolean!
+  "Stores a service credential. Admin."
+  serviceCredentialCreate("The new credential." input: ServiceCredentialCreateInput!): ServiceCredential!
+  "Changes a service credential. Admin."
+  serviceCredentialUpdate("The credential's id." id: Int!, "The changes." input: ServiceCredentialUpdateInput!): ServiceCredential!
+  "Deletes a service credential; true when done. Admin."
+  serviceCredentialDelete("The credential's id." id: Int!): Boolean!
 }
 `, BuiltIn: false},
 	{Name: "../schema/event.graphqls", Input: `"""
@@ -7451,24 +7476,30 @@ input IspContractEndInput {
 
 extend type Query {
   "ISPs of the data owner. With a name filter at most 20 are returned."
-  isps(filter: IspFilter): [Isp!]!
-  isp(id: Int!): Isp!
-  ispContract(id: Int!): IspContract!
+  isps("What the ISPs must match; null for every ISP." filter: IspFilter): [Isp!]!
+  "One ISP of the data owner. Any role."
+  isp("The ISP's id." id: Int!): Isp!
+  "One ISP contract of the data owner. Any role."
+  ispContract("The contract's id." id: Int!): IspContract!
 }
 
 extend type Mutation {
-  ispCreate(input: IspCreateInput!): Isp!
-  ispUpdate(id: Int!, input: IspUpdateInput!): Isp!
-  ispDelete(id: Int!): Boolean!
+  "Makes an ISP. Editor."
+  ispCreate("The new ISP." input: IspCreateInput!): Isp!
+  "Changes an ISP. Editor."
+  ispUpdate("The ISP's id." id: Int!, "The changes." input: IspUpdateInput!): Isp!
+  "Deletes an ISP; true when done. Editor."
+  ispDelete("The ISP's id." id: Int!): Boolean!
   "Moves the ISP's contracts, alternative names and AS numbers onto the target and deletes it."
-  ispMergeInto(id: Int!, input: IspMergeInput!): Isp!
+  ispMergeInto("The id of the ISP merged away (deleted)." id: Int!, "The target ISP." input: IspMergeInput!): Isp!
   "A contract between one of the data owner's clients and one of its ISPs."
-  ispContractCreate(input: IspContractCreateInput!): IspContract!
-  ispContractUpdate(id: Int!, input: IspContractUpdateInput!): IspContract!
+  ispContractCreate("The new contract." input: IspContractCreateInput!): IspContract!
+  "Changes a contract. Editor."
+  ispContractUpdate("The contract's id." id: Int!, "The changes." input: IspContractUpdateInput!): IspContract!
   "Ends a contract that has not ended yet: sets validUntil (now when not given)."
-  ispContractEnd(id: Int!, input: IspContractEndInput): IspContract!
+  ispContractEnd("The contract's id." id: Int!, "When it ends; null for now." input: IspContractEndInput): IspContract!
   "Deletes a contract entered by mistake (end a contract that was real instead)."
-  ispContractDelete(id: Int!): Boolean!
+  ispContractDelete("The contract's id." id: Int!): Boolean!
 }
 
 "A page of ISPs, by id."
@@ -7856,12 +7887,15 @@ input UserUpdateInput {
 extend type Query {
   "Every user of the data owner, by id."
   users: [User!]! @deprecated(reason: "Answers every user at once; use usersConnection, which pages.")
-  user(id: Int!): User!
+  "One user of the data owner. Any role."
+  user("The user's id." id: Int!): User!
 }
 
 extend type Mutation {
-  userCreate(input: UserCreateInput!): User!
-  userUpdate(id: Int!, input: UserUpdateInput!): User!
+  "Makes a user of the data owner. Admin."
+  userCreate("The new user." input: UserCreateInput!): User!
+  "Changes a user: any role may change its own user, admins any user."
+  userUpdate("The user's id." id: Int!, "The changes." input: UserUpdateInput!): User!
 }
 
 "A page of users, by id."

@@ -6331,7 +6331,9 @@ type RegistrationKey implements Node {
   validUntil: Time
   "-1 means unlimited."
   numRegistrationsLeft: Int!
+  "Days a client may report after it registered with the key; null for no limit."
   usageLimitDays: Int
+  "Marks a key used for tests; nothing else depends on it."
   testing: Boolean!
   "How many clients registered with the key."
   clientsCount: Int!
@@ -6339,43 +6341,71 @@ type RegistrationKey implements Node {
   capability: Capability!
 }
 
+"A new capability."
 input CapabilityCreateInput {
+  "The name."
   name: String!
+  "A free note."
   comment: String
+  "When not empty, the only document types its clients may report; an empty list allows every type."
   allowedMeasurementTypes: [String!]
+  "When not empty, the only study subjects its clients may report; an empty list allows every subject."
   allowedMeasurementSubjects: [String!]
+  "Document types its clients may not report."
   forbiddenMeasurementTypes: [String!]
+  "Study subjects its clients may not report."
   forbiddenMeasurementSubjects: [String!]
 }
 
+"The changes to a capability: an absent field keeps the stored value."
 input CapabilityUpdateInput {
+  "The new name."
   name: String @goField(omittable: true)
+  "The new note; null removes it."
   comment: String @goField(omittable: true)
+  "When not empty, the only document types its clients may report; an empty list allows every type."
   allowedMeasurementTypes: [String!] @goField(omittable: true)
+  "When not empty, the only study subjects its clients may report; an empty list allows every subject."
   allowedMeasurementSubjects: [String!] @goField(omittable: true)
+  "Document types its clients may not report."
   forbiddenMeasurementTypes: [String!] @goField(omittable: true)
+  "Study subjects its clients may not report."
   forbiddenMeasurementSubjects: [String!] @goField(omittable: true)
 }
 
+"A new registration key."
 input RegistrationKeyCreateInput {
+  "The capability the key grants (one of the data owner's)."
   capabilityId: Int!
   "Generated when omitted."
   registrationKey: String
+  "A free note."
   comment: String
+  "Clients may register with the key from this time; now when omitted."
   validFrom: Time
+  "Clients may register with the key until this time; null for no end."
   validUntil: Time
   "-1 (the default) means unlimited."
   numRegistrationsLeft: Int
+  "Days a client may report after it registered (1 to 36500); null for no limit."
   usageLimitDays: Int
+  "Marks a key used for tests; false when omitted."
   testing: Boolean
 }
 
+"The changes to a registration key: an absent field keeps the stored value."
 input RegistrationKeyUpdateInput {
+  "The new note; null removes it."
   comment: String @goField(omittable: true)
+  "The new start of registrations (not null)."
   validFrom: Time @goField(omittable: true)
+  "The new end of registrations; null for no end."
   validUntil: Time @goField(omittable: true)
+  "Registrations left; -1 means unlimited (not null)."
   numRegistrationsLeft: Int @goField(omittable: true)
+  "Days a client may report after it registered (1 to 36500); null for no limit. Clients registered already keep theirs."
   usageLimitDays: Int @goField(omittable: true)
+  "Marks a key used for tests (not null)."
   testing: Boolean @goField(omittable: true)
 }
 
@@ -7330,10 +7360,15 @@ extend type Mutation {
   healthThresholdsUpdate(input: HealthThresholdsInput!): HealthThresholds!
 }
 `, BuiltIn: false},
-	{Name: "../schema/isp.graphqls", Input: `enum IspType {
+	{Name: "../schema/isp.graphqls", Input: `"The kind of access an ISP sells."
+enum IspType {
+  "Fixed-line access (DSL, cable, fibre)."
   fixed
+  "Mobile (cellular) access."
   mobile
+  "Satellite access."
   satellite
+  "Any other kind."
   other
 }
 
@@ -7361,6 +7396,7 @@ type Isp implements Node {
   createdAt: Time!
   "How many client contracts name the ISP."
   ispContractsCount: Int!
+  "How many detail records are stored for the ISP."
   ispDetailsCount: Int!
   "The client contracts that name the ISP."
   ispContracts: [IspContract!]!
@@ -7404,6 +7440,7 @@ type IspContract {
   clientLabel: String
 }
 
+"What listed ISPs must match; a field left out matches every ISP."
 input IspFilter {
   "Two-letter ISO country code."
   country: String
@@ -7411,28 +7448,41 @@ input IspFilter {
   name: String
   "One of the IspType values; other values are ignored."
   type: String
+  "Only ISPs with this verified value."
   verified: Boolean
 }
 
+"A new ISP record."
 input IspCreateInput {
+  "The ISP's name."
   name: String!
+  "Two-letter ISO 3166 country code."
   country: String!
+  "The kind of access the ISP sells."
   type: IspType!
+  "The ISP is a VPN provider; null when not known."
   isVpn: Boolean
 }
 
+"The changes to an ISP: an absent field keeps the stored value."
 input IspUpdateInput {
+  "The new name."
   name: String @goField(omittable: true)
+  "The new two-letter ISO 3166 country code."
   country: String @goField(omittable: true)
+  "The new kind of access."
   type: IspType @goField(omittable: true)
+  "Whether the ISP is a VPN provider; null when not known."
   isVpn: Boolean @goField(omittable: true)
 }
 
+"Where an ISP is merged into."
 input IspMergeInput {
   "The ISP that receives the contracts, alternative names and AS numbers."
   targetId: Int!
 }
 
+"A new contract between a client and an ISP."
 input IspContractCreateInput {
   "The client: its id or UUID (one of the data owner's own clients)."
   clientId: ID!
@@ -7448,8 +7498,11 @@ input IspContractCreateInput {
   monthlyPrice: Float
   "ISO 4217 currency code (EUR), any case; stored upper-case."
   currency: String
+  "The tariff the contract is assumed to be."
   assumedTariff: String
+  "The kind of connection, free text."
   connectionType: String
+  "When the contract starts; now when left out."
   validFrom: Time
   "After validFrom."
   validUntil: Time
@@ -7457,18 +7510,29 @@ input IspContractCreateInput {
 
 "Changes to a contract; a field left out is left alone, null clears it."
 input IspContractUpdateInput {
+  "Another of the data owner's ISPs."
   ispId: Int @goField(omittable: true)
+  "At most 255 characters."
   name: String @goField(omittable: true)
+  "kbit/s, 0 or more."
   uploadSpeed: Int @goField(omittable: true)
+  "kbit/s, 0 or more."
   downloadSpeed: Int @goField(omittable: true)
+  "0 or more, at most two decimal places."
   monthlyPrice: Float @goField(omittable: true)
+  "ISO 4217 currency code, any case; stored upper-case."
   currency: String @goField(omittable: true)
+  "The tariff the contract is assumed to be."
   assumedTariff: String @goField(omittable: true)
+  "The kind of connection, free text."
   connectionType: String @goField(omittable: true)
+  "When the contract starts."
   validFrom: Time @goField(omittable: true)
+  "When the contract ends; after validFrom."
   validUntil: Time @goField(omittable: true)
 }
 
+"When a contract ends."
 input IspContractEndInput {
   "When the contract ends (ended); now when left out. Not before validFrom."
   validUntil: Time
@@ -7815,12 +7879,17 @@ type User implements Node {
   firstName: String
   "Null when not given."
   lastName: String
+  "Whether the user accepted the use of the AI assistant (only then does the assistant answer it); null when not set."
   aiUsageAccepted: Boolean
+  "The user's own instructions added to the AI assistant's system prompt; null for none."
   aiCustomPrompt: String
+  "The dashboard version the user last visited (kept for the dashboard); null when none."
   lastVisitedDashboardVersion: String
+  "True when the user turned off the dashboard's what's-new notes."
   dashboardWhatsNewDisabled: Boolean!
   "A new e-mail address waiting for its confirmation; null when none."
   pendingEmail: String
+  "When the confirmation of pendingEmail was sent; null when none is pending."
   pendingEmailTokenSentAt: Time
   "active, expired or null."
   pendingEmailState: String
@@ -7862,11 +7931,17 @@ input NotificationConfigInput {
   anomalyEventsDigestDayOfWeek: Int @goField(omittable: true)
 }
 
+"A new user of the data owner."
 input UserCreateInput {
+  "The user's e-mail address."
   email: String!
+  "The name to sign in with."
   username: String!
+  "The user's role: at most the caller's own."
   role: Role!
+  "The first name."
   firstName: String
+  "The last name."
   lastName: String
   "When true the new user is e-mailed about the account."
   notifyUser: Boolean
@@ -7874,13 +7949,21 @@ input UserCreateInput {
   notificationConfig: NotificationConfigInput
 }
 
+"The changes to a user: an absent field keeps the stored value."
 input UserUpdateInput {
+  "The new first name; null removes it."
   firstName: String @goField(omittable: true)
+  "The new last name; null removes it."
   lastName: String @goField(omittable: true)
+  "Whether the user accepts the use of the AI assistant."
   aiUsageAccepted: Boolean @goField(omittable: true)
+  "The user's instructions for the AI assistant; null removes them."
   aiCustomPrompt: String @goField(omittable: true)
+  "The dashboard version the user last visited."
   lastVisitedDashboardVersion: String @goField(omittable: true)
+  "True turns off the dashboard's what's-new notes."
   dashboardWhatsNewDisabled: Boolean @goField(omittable: true)
+  "Notification settings to change (keys present are written)."
   notificationConfig: NotificationConfigInput
 }
 

@@ -127,21 +127,35 @@ type CapabilityByIDsInput struct {
 	ID int64 `json:"ID"`
 }
 
+// A new capability.
 type CapabilityCreateInput struct {
-	Name                         string   `json:"name"`
-	Comment                      *string  `json:"comment,omitempty"`
-	AllowedMeasurementTypes      []string `json:"allowedMeasurementTypes,omitempty"`
-	AllowedMeasurementSubjects   []string `json:"allowedMeasurementSubjects,omitempty"`
-	ForbiddenMeasurementTypes    []string `json:"forbiddenMeasurementTypes,omitempty"`
+	// The name.
+	Name string `json:"name"`
+	// A free note.
+	Comment *string `json:"comment,omitempty"`
+	// When not empty, the only document types its clients may report; an empty list allows every type.
+	AllowedMeasurementTypes []string `json:"allowedMeasurementTypes,omitempty"`
+	// When not empty, the only study subjects its clients may report; an empty list allows every subject.
+	AllowedMeasurementSubjects []string `json:"allowedMeasurementSubjects,omitempty"`
+	// Document types its clients may not report.
+	ForbiddenMeasurementTypes []string `json:"forbiddenMeasurementTypes,omitempty"`
+	// Study subjects its clients may not report.
 	ForbiddenMeasurementSubjects []string `json:"forbiddenMeasurementSubjects,omitempty"`
 }
 
+// The changes to a capability: an absent field keeps the stored value.
 type CapabilityUpdateInput struct {
-	Name                         graphql.Omittable[*string]  `json:"name,omitempty"`
-	Comment                      graphql.Omittable[*string]  `json:"comment,omitempty"`
-	AllowedMeasurementTypes      graphql.Omittable[[]string] `json:"allowedMeasurementTypes,omitempty"`
-	AllowedMeasurementSubjects   graphql.Omittable[[]string] `json:"allowedMeasurementSubjects,omitempty"`
-	ForbiddenMeasurementTypes    graphql.Omittable[[]string] `json:"forbiddenMeasurementTypes,omitempty"`
+	// The new name.
+	Name graphql.Omittable[*string] `json:"name,omitempty"`
+	// The new note; null removes it.
+	Comment graphql.Omittable[*string] `json:"comment,omitempty"`
+	// When not empty, the only document types its clients may report; an empty list allows every type.
+	AllowedMeasurementTypes graphql.Omittable[[]string] `json:"allowedMeasurementTypes,omitempty"`
+	// When not empty, the only study subjects its clients may report; an empty list allows every subject.
+	AllowedMeasurementSubjects graphql.Omittable[[]string] `json:"allowedMeasurementSubjects,omitempty"`
+	// Document types its clients may not report.
+	ForbiddenMeasurementTypes graphql.Omittable[[]string] `json:"forbiddenMeasurementTypes,omitempty"`
+	// Study subjects its clients may not report.
 	ForbiddenMeasurementSubjects graphql.Omittable[[]string] `json:"forbiddenMeasurementSubjects,omitempty"`
 }
 
@@ -299,6 +313,7 @@ type IspByIDsInput struct {
 	ID int64 `json:"ID"`
 }
 
+// A new contract between a client and an ISP.
 type IspContractCreateInput struct {
 	// The client: its id or UUID (one of the data owner's own clients).
 	ClientID string `json:"clientId"`
@@ -313,14 +328,18 @@ type IspContractCreateInput struct {
 	// 0 or more, at most two decimal places.
 	MonthlyPrice *float64 `json:"monthlyPrice,omitempty"`
 	// ISO 4217 currency code (EUR), any case; stored upper-case.
-	Currency       *string    `json:"currency,omitempty"`
-	AssumedTariff  *string    `json:"assumedTariff,omitempty"`
-	ConnectionType *string    `json:"connectionType,omitempty"`
-	ValidFrom      *time.Time `json:"validFrom,omitempty"`
+	Currency *string `json:"currency,omitempty"`
+	// The tariff the contract is assumed to be.
+	AssumedTariff *string `json:"assumedTariff,omitempty"`
+	// The kind of connection, free text.
+	ConnectionType *string `json:"connectionType,omitempty"`
+	// When the contract starts; now when left out.
+	ValidFrom *time.Time `json:"validFrom,omitempty"`
 	// After validFrom.
 	ValidUntil *time.Time `json:"validUntil,omitempty"`
 }
 
+// When a contract ends.
 type IspContractEndInput struct {
 	// When the contract ends (ended); now when left out. Not before validFrom.
 	ValidUntil *time.Time `json:"validUntil,omitempty"`
@@ -328,45 +347,68 @@ type IspContractEndInput struct {
 
 // Changes to a contract; a field left out is left alone, null clears it.
 type IspContractUpdateInput struct {
-	IspID          graphql.Omittable[*int64]     `json:"ispId,omitempty"`
-	Name           graphql.Omittable[*string]    `json:"name,omitempty"`
-	UploadSpeed    graphql.Omittable[*int64]     `json:"uploadSpeed,omitempty"`
-	DownloadSpeed  graphql.Omittable[*int64]     `json:"downloadSpeed,omitempty"`
-	MonthlyPrice   graphql.Omittable[*float64]   `json:"monthlyPrice,omitempty"`
-	Currency       graphql.Omittable[*string]    `json:"currency,omitempty"`
-	AssumedTariff  graphql.Omittable[*string]    `json:"assumedTariff,omitempty"`
-	ConnectionType graphql.Omittable[*string]    `json:"connectionType,omitempty"`
-	ValidFrom      graphql.Omittable[*time.Time] `json:"validFrom,omitempty"`
-	ValidUntil     graphql.Omittable[*time.Time] `json:"validUntil,omitempty"`
+	// Another of the data owner's ISPs.
+	IspID graphql.Omittable[*int64] `json:"ispId,omitempty"`
+	// At most 255 characters.
+	Name graphql.Omittable[*string] `json:"name,omitempty"`
+	// kbit/s, 0 or more.
+	UploadSpeed graphql.Omittable[*int64] `json:"uploadSpeed,omitempty"`
+	// kbit/s, 0 or more.
+	DownloadSpeed graphql.Omittable[*int64] `json:"downloadSpeed,omitempty"`
+	// 0 or more, at most two decimal places.
+	MonthlyPrice graphql.Omittable[*float64] `json:"monthlyPrice,omitempty"`
+	// ISO 4217 currency code, any case; stored upper-case.
+	Currency graphql.Omittable[*string] `json:"currency,omitempty"`
+	// The tariff the contract is assumed to be.
+	AssumedTariff graphql.Omittable[*string] `json:"assumedTariff,omitempty"`
+	// The kind of connection, free text.
+	ConnectionType graphql.Omittable[*string] `json:"connectionType,omitempty"`
+	// When the contract starts.
+	ValidFrom graphql.Omittable[*time.Time] `json:"validFrom,omitempty"`
+	// When the contract ends; after validFrom.
+	ValidUntil graphql.Omittable[*time.Time] `json:"validUntil,omitempty"`
 }
 
+// A new ISP record.
 type IspCreateInput struct {
-	Name    string        `json:"name"`
-	Country string        `json:"country"`
-	Type    model.IspType `json:"type"`
-	IsVpn   *bool         `json:"isVpn,omitempty"`
+	// The ISP's name.
+	Name string `json:"name"`
+	// Two-letter ISO 3166 country code.
+	Country string `json:"country"`
+	// The kind of access the ISP sells.
+	Type model.IspType `json:"type"`
+	// The ISP is a VPN provider; null when not known.
+	IsVpn *bool `json:"isVpn,omitempty"`
 }
 
+// What listed ISPs must match; a field left out matches every ISP.
 type IspFilter struct {
 	// Two-letter ISO country code.
 	Country *string `json:"country,omitempty"`
 	// Case-insensitive substring of the name.
 	Name *string `json:"name,omitempty"`
 	// One of the IspType values; other values are ignored.
-	Type     *string `json:"type,omitempty"`
-	Verified *bool   `json:"verified,omitempty"`
+	Type *string `json:"type,omitempty"`
+	// Only ISPs with this verified value.
+	Verified *bool `json:"verified,omitempty"`
 }
 
+// Where an ISP is merged into.
 type IspMergeInput struct {
 	// The ISP that receives the contracts, alternative names and AS numbers.
 	TargetID int64 `json:"targetId"`
 }
 
+// The changes to an ISP: an absent field keeps the stored value.
 type IspUpdateInput struct {
-	Name    graphql.Omittable[*string]        `json:"name,omitempty"`
-	Country graphql.Omittable[*string]        `json:"country,omitempty"`
-	Type    graphql.Omittable[*model.IspType] `json:"type,omitempty"`
-	IsVpn   graphql.Omittable[*bool]          `json:"isVpn,omitempty"`
+	// The new name.
+	Name graphql.Omittable[*string] `json:"name,omitempty"`
+	// The new two-letter ISO 3166 country code.
+	Country graphql.Omittable[*string] `json:"country,omitempty"`
+	// The new kind of access.
+	Type graphql.Omittable[*model.IspType] `json:"type,omitempty"`
+	// Whether the ISP is a VPN provider; null when not known.
+	IsVpn graphql.Omittable[*bool] `json:"isVpn,omitempty"`
 }
 
 type MeasurementByIDsInput struct {
@@ -461,26 +503,40 @@ type RegistrationKeyByIDsInput struct {
 	ID int64 `json:"ID"`
 }
 
+// A new registration key.
 type RegistrationKeyCreateInput struct {
+	// The capability the key grants (one of the data owner's).
 	CapabilityID int64 `json:"capabilityId"`
 	// Generated when omitted.
-	RegistrationKey *string    `json:"registrationKey,omitempty"`
-	Comment         *string    `json:"comment,omitempty"`
-	ValidFrom       *time.Time `json:"validFrom,omitempty"`
-	ValidUntil      *time.Time `json:"validUntil,omitempty"`
+	RegistrationKey *string `json:"registrationKey,omitempty"`
+	// A free note.
+	Comment *string `json:"comment,omitempty"`
+	// Clients may register with the key from this time; now when omitted.
+	ValidFrom *time.Time `json:"validFrom,omitempty"`
+	// Clients may register with the key until this time; null for no end.
+	ValidUntil *time.Time `json:"validUntil,omitempty"`
 	// -1 (the default) means unlimited.
 	NumRegistrationsLeft *int64 `json:"numRegistrationsLeft,omitempty"`
-	UsageLimitDays       *int64 `json:"usageLimitDays,omitempty"`
-	Testing              *bool  `json:"testing,omitempty"`
+	// Days a client may report after it registered (1 to 36500); null for no limit.
+	UsageLimitDays *int64 `json:"usageLimitDays,omitempty"`
+	// Marks a key used for tests; false when omitted.
+	Testing *bool `json:"testing,omitempty"`
 }
 
+// The changes to a registration key: an absent field keeps the stored value.
 type RegistrationKeyUpdateInput struct {
-	Comment              graphql.Omittable[*string]    `json:"comment,omitempty"`
-	ValidFrom            graphql.Omittable[*time.Time] `json:"validFrom,omitempty"`
-	ValidUntil           graphql.Omittable[*time.Time] `json:"validUntil,omitempty"`
-	NumRegistrationsLeft graphql.Omittable[*int64]     `json:"numRegistrationsLeft,omitempty"`
-	UsageLimitDays       graphql.Omittable[*int64]     `json:"usageLimitDays,omitempty"`
-	Testing              graphql.Omittable[*bool]      `json:"testing,omitempty"`
+	// The new note; null removes it.
+	Comment graphql.Omittable[*string] `json:"comment,omitempty"`
+	// The new start of registrations (not null).
+	ValidFrom graphql.Omittable[*time.Time] `json:"validFrom,omitempty"`
+	// The new end of registrations; null for no end.
+	ValidUntil graphql.Omittable[*time.Time] `json:"validUntil,omitempty"`
+	// Registrations left; -1 means unlimited (not null).
+	NumRegistrationsLeft graphql.Omittable[*int64] `json:"numRegistrationsLeft,omitempty"`
+	// Days a client may report after it registered (1 to 36500); null for no limit. Clients registered already keep theirs.
+	UsageLimitDays graphql.Omittable[*int64] `json:"usageLimitDays,omitempty"`
+	// Marks a key used for tests (not null).
+	Testing graphql.Omittable[*bool] `json:"testing,omitempty"`
 }
 
 type ResolveResult struct {
@@ -531,26 +587,40 @@ type StudyDescriptionImport struct {
 type Subscription struct {
 }
 
+// A new user of the data owner.
 type UserCreateInput struct {
-	Email     string     `json:"email"`
-	Username  string     `json:"username"`
-	Role      model.Role `json:"role"`
-	FirstName *string    `json:"firstName,omitempty"`
-	LastName  *string    `json:"lastName,omitempty"`
+	// The user's e-mail address.
+	Email string `json:"email"`
+	// The name to sign in with.
+	Username string `json:"username"`
+	// The user's role: at most the caller's own.
+	Role model.Role `json:"role"`
+	// The first name.
+	FirstName *string `json:"firstName,omitempty"`
+	// The last name.
+	LastName *string `json:"lastName,omitempty"`
 	// When true the new user is e-mailed about the account.
 	NotifyUser *bool `json:"notifyUser,omitempty"`
 	// Defaults: clientOffline on, anomalyEvents off.
 	NotificationConfig *NotificationConfigInput `json:"notificationConfig,omitempty"`
 }
 
+// The changes to a user: an absent field keeps the stored value.
 type UserUpdateInput struct {
-	FirstName                   graphql.Omittable[*string] `json:"firstName,omitempty"`
-	LastName                    graphql.Omittable[*string] `json:"lastName,omitempty"`
-	AiUsageAccepted             graphql.Omittable[*bool]   `json:"aiUsageAccepted,omitempty"`
-	AiCustomPrompt              graphql.Omittable[*string] `json:"aiCustomPrompt,omitempty"`
+	// The new first name; null removes it.
+	FirstName graphql.Omittable[*string] `json:"firstName,omitempty"`
+	// The new last name; null removes it.
+	LastName graphql.Omittable[*string] `json:"lastName,omitempty"`
+	// Whether the user accepts the use of the AI assistant.
+	AiUsageAccepted graphql.Omittable[*bool] `json:"aiUsageAccepted,omitempty"`
+	// The user's instructions for the AI assistant; null removes them.
+	AiCustomPrompt graphql.Omittable[*string] `json:"aiCustomPrompt,omitempty"`
+	// The dashboard version the user last visited.
 	LastVisitedDashboardVersion graphql.Omittable[*string] `json:"lastVisitedDashboardVersion,omitempty"`
-	DashboardWhatsNewDisabled   graphql.Omittable[*bool]   `json:"dashboardWhatsNewDisabled,omitempty"`
-	NotificationConfig          *NotificationConfigInput   `json:"notificationConfig,omitempty"`
+	// True turns off the dashboard's what's-new notes.
+	DashboardWhatsNewDisabled graphql.Omittable[*bool] `json:"dashboardWhatsNewDisabled,omitempty"`
+	// Notification settings to change (keys present are written).
+	NotificationConfig *NotificationConfigInput `json:"notificationConfig,omitempty"`
 }
 
 // A new webhook. Its signing secret is made by the server and answered once.

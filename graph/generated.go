@@ -6189,25 +6189,50 @@ extend type Query {
   Searches the data owner's anomaly events with an Elasticsearch Query DSL
   body (object or string); size, from and searchAfter as for measurementSearch.
   """
-  anomalyEventSearch(body: JSON!, sourceOnly: Boolean, size: Int, from: Int, searchAfter: JSON): JSON!
+  anomalyEventSearch(
+    "The Query DSL body: an object, or a string holding one."
+    body: JSON!,
+    "True answers the array of _source documents instead of the search envelope."
+    sourceOnly: Boolean,
+    "Hits to answer (overrides body's size): default 10, at most 10000."
+    size: Int,
+    "Hits to skip (overrides body's from)."
+    from: Int,
+    "The sort values of the last hit of the previous page (overrides body's search_after)."
+    searchAfter: JSON
+  ): JSON!
   "An anomaly event of the data owner by anomaly id."
-  anomalyEvent(id: ID!): AnomalyEvent!
+  anomalyEvent("The anomaly id." id: ID!): AnomalyEvent!
   "An anomaly event's document by anomaly id."
-  anomalyEventDocument(id: ID!): JSON!
+  anomalyEventDocument("The anomaly id." id: ID!): JSON!
+  "The data owner's anomaly detection overrides. Any role."
   anomalyDetectionOverrides: [AnomalyDetectionOverride!]!
-  anomalyDetectionOverride(id: Int!): AnomalyDetectionOverride!
+  "One anomaly detection override of the data owner. Any role."
+  anomalyDetectionOverride("The override's id." id: Int!): AnomalyDetectionOverride!
+  "The values an override's scope can take. Any role."
   anomalyDetectionDimensions: AnomalyDetectionDimensions!
 }
 
 extend type Mutation {
   "Resolves the data owner's active anomaly episodes among anomalyIds (1 to 500); others are ignored."
-  anomalyEventsResolve(anomalyIds: [String!]!): ResolveResult!
+  anomalyEventsResolve("The anomaly ids to resolve, 1 to 500." anomalyIds: [String!]!): ResolveResult!
   "Sets the override of a scope (creating or replacing it)."
-  anomalyDetectionOverrideCreate(input: AnomalyDetectionOverrideCreateInput!): AnomalyDetectionOverride!
+  anomalyDetectionOverrideCreate("The scope and its level." input: AnomalyDetectionOverrideCreateInput!): AnomalyDetectionOverride!
   "Deletes overrides by id or by the full scope; answers how many were deleted."
-  anomalyDetectionOverridesDelete(id: Int, subject: String, measurementType: String, metric: String, detectionPass: String): Int!
+  anomalyDetectionOverridesDelete(
+    "The override's id; or give the whole scope instead."
+    id: Int,
+    "The scope's study subject."
+    subject: String,
+    "The scope's measurement type."
+    measurementType: String,
+    "The scope's metric."
+    metric: String,
+    "The scope's detection pass."
+    detectionPass: String
+  ): Int!
   "Moves a scope's level one step (down quieter, up louder); landing on default deletes the override."
-  anomalyDetectionOverrideFeedback(input: AnomalyDetectionOverrideFeedbackInput!): AnomalyDetectionOverrideFeedbackResult!
+  anomalyDetectionOverrideFeedback("The scope and the direction." input: AnomalyDetectionOverrideFeedbackInput!): AnomalyDetectionOverrideFeedbackResult!
 }
 `, BuiltIn: false},
 	{Name: "../schema/apikey.graphqls", Input: `"A key for the administration API and GraphQL."
@@ -6658,12 +6683,13 @@ extend type Query {
     orderBy: ClientOrder
   ): ClientConnection!
   "A client by its integer id or its UUID."
-  client(id: ID!): Client!
+  client("The client's integer id or UUID." id: ID!): Client!
   "Whether no other client of the data owner carries the label (trimmed, case-insensitive)."
-  clientLabelAvailable(label: String!, excludeId: String): LabelAvailability!
+  clientLabelAvailable("The label to check." label: String!, "A client (id or UUID) whose own label does not count, e.g. the one being edited." excludeId: String): LabelAvailability!
   "Every client group of the data owner, by name."
   clientGroups: [ClientGroup!]! @deprecated(reason: "Answers every group at once; use clientGroupsConnection, which pages.")
-  clientGroup(id: Int!): ClientGroup!
+  "One client group of the data owner. Any role."
+  clientGroup("The group's id." id: Int!): ClientGroup!
 }
 
 """
@@ -6705,22 +6731,24 @@ input ClientGroupMembersInput {
 
 extend type Mutation {
   "Changes a client's labels, tags and muting. A label another client of the data owner carries is a CONFLICT."
-  clientUpdate(id: ID!, input: ClientUpdateInput!): Client!
+  clientUpdate("The client's integer id or UUID." id: ID!, "The changes." input: ClientUpdateInput!): Client!
   "Disables a client (it keeps its first disabledAt when disabled again; the reason is replaced)."
-  clientDisable(id: ID!, input: ClientDisableInput!): Client!
+  clientDisable("The client's integer id or UUID." id: ID!, "Why it is disabled." input: ClientDisableInput!): Client!
   "Enables a disabled client (clears disabledAt and disabledReason); an enabled client stays as it is."
-  clientEnable(id: ID!): Client!
+  clientEnable("The client's integer id or UUID." id: ID!): Client!
   "Unregisters a client: it leaves its groups, its ISP contracts are deleted; its documents stay."
-  clientDelete(id: ID!): Boolean!
+  clientDelete("The client's integer id or UUID." id: ID!): Boolean!
 
-  clientGroupCreate(input: ClientGroupCreateInput!): ClientGroup!
-  clientGroupUpdate(id: Int!, input: ClientGroupUpdateInput!): ClientGroup!
+  "Makes a client group. Editor."
+  clientGroupCreate("The new group." input: ClientGroupCreateInput!): ClientGroup!
+  "Renames a client group. Editor."
+  clientGroupUpdate("The group's id." id: Int!, "The changes." input: ClientGroupUpdateInput!): ClientGroup!
   "Deletes a group; its clients stay."
-  clientGroupDelete(id: Int!): Boolean!
+  clientGroupDelete("The group's id." id: Int!): Boolean!
   "Adds clients to a group (clients already in it stay)."
-  clientGroupAddClients(id: Int!, input: ClientGroupMembersInput!): ClientGroup!
+  clientGroupAddClients("The group's id." id: Int!, "The clients to add." input: ClientGroupMembersInput!): ClientGroup!
   "Removes clients from a group (clients not in it are no error)."
-  clientGroupRemoveClients(id: Int!, input: ClientGroupMembersInput!): ClientGroup!
+  clientGroupRemoveClients("The group's id." id: Int!, "The clients to remove." input: ClientGroupMembersInput!): ClientGroup!
 }
 
 "A page of client groups, by id."
@@ -7349,15 +7377,16 @@ extend type Client {
 
 extend type Query {
   "A page of a client's system status records, newest first (perPage 1 to 100)."
-  systemStatusRecords(clientId: ID!, page: Int = 1, perPage: Int = 25): SystemStatusRecordPage!
+  systemStatusRecords("The client's integer id or UUID." clientId: ID!, "The page, from 1." page: Int = 1, "Records per page, 1 to 100." perPage: Int = 25): SystemStatusRecordPage!
   "The health of each of the data owner's own clients, by client id (evaluated on read)."
   fleetHealth: [ClientHealthState!]!
+  "The data owner's health thresholds. Any role."
   healthThresholds: HealthThresholds!
 }
 
 extend type Mutation {
   "Changes the data owner's health thresholds (admin)."
-  healthThresholdsUpdate(input: HealthThresholdsInput!): HealthThresholds!
+  healthThresholdsUpdate("The thresholds to change." input: HealthThresholdsInput!): HealthThresholds!
 }
 `, BuiltIn: false},
 	{Name: "../schema/isp.graphqls", Input: `"The kind of access an ISP sells."
@@ -7694,7 +7723,8 @@ extend type Query {
   endTime's (12 months). At most 120 months. registrationKeyId limits the
   report to the clients of that key (NOT_FOUND when it is not the data owner's).
   """
-  licenseUsage(startTime: String, endTime: String, registrationKeyId: Int): LicenseUsageReport!
+  licenseUsage("The first instant reported; see above for formats and the default." startTime: String, "The last instant reported; now when null." endTime: String, "Only the clients of this registration key; every client when null." registrationKeyId: Int): LicenseUsageReport!
+  "The software the data owner may download (the configured releases). Any role."
   softwareDownloads: SoftwareDownloads!
 }
 `, BuiltIn: false},
@@ -7771,13 +7801,28 @@ extend type Query {
   sourceOnly answers the array of _source documents. scroll (at most 5m)
   starts a scroll: the envelope carries _scroll_id for measurementSearchScroll.
   """
-  measurementSearch(body: JSON!, indexScope: String, sourceOnly: Boolean, size: Int, from: Int, searchAfter: JSON, scroll: String): JSON!
+  measurementSearch(
+    "The Query DSL body: an object, or a string holding one."
+    body: JSON!,
+    "web, video, network, speedtest, conferencing or gaming: only that type's measurements; every type when null."
+    indexScope: String,
+    "True answers the array of _source documents instead of the envelope (not with scroll)."
+    sourceOnly: Boolean,
+    "Hits to answer (overrides body's size): default 10, at most 10000."
+    size: Int,
+    "Hits to skip (overrides body's from)."
+    from: Int,
+    "The sort values of the last hit of the previous page (overrides body's search_after)."
+    searchAfter: JSON,
+    "A keep-alive such as 1m (at most 5m): starts a scroll."
+    scroll: String
+  ): JSON!
   "The next page of a scroll started by measurementSearch; keep-alive at most 5m."
-  measurementSearchScroll(scrollId: String!, scroll: String, sourceOnly: Boolean): JSON!
+  measurementSearchScroll("The _scroll_id of the previous answer." scrollId: String!, "The new keep-alive, at most 5m." scroll: String, "True answers the array of _source documents." sourceOnly: Boolean): JSON!
   "A measurement of the data owner by id."
-  measurement(id: ID!): Measurement!
+  measurement("The measurement's id." id: ID!): Measurement!
   "A measurement's document or, with report, that client report's document (NOT_FOUND when none)."
-  measurementDocument(id: ID!, report: MeasurementReportType): JSON!
+  measurementDocument("The measurement's id." id: ID!, "A client report type; null for the measurement's own document." report: MeasurementReportType): JSON!
 }
 `, BuiltIn: false},
 	{Name: "../schema/relay.graphqls", Input: `# Relay conventions shared by every domain: global object identification
@@ -7855,12 +7900,15 @@ type AiAssistantStatus {
 }
 
 extend type Query {
+  "The data owner's settings. Any role."
   dataOwnerSettings: DataOwnerSettings!
+  "Whether the AI assistant is enabled, and for which data owner. Any role."
   aiAssistantStatus: AiAssistantStatus!
 }
 
 extend type Mutation {
-  dataOwnerSettingsUpdate(input: DataOwnerSettingsInput!): DataOwnerSettings!
+  "Changes the data owner's settings. Admin."
+  dataOwnerSettingsUpdate("The settings to change." input: DataOwnerSettingsInput!): DataOwnerSettings!
 }
 `, BuiltIn: false},
 	{Name: "../schema/user.graphqls", Input: `"A dashboard user of the data owner."

@@ -6835,25 +6835,39 @@ A measurement config of either kind. It has at most one draft and one
 published version; probes get only the published one.
 """
 type MeasurementConfig {
+  "The config's id (unique within the data owner)."
   id: Int!
+  "Public or schedule (automator) config."
   kind: ConfigKind!
+  "The config's name."
   name: String!
+  "Free text about the config; null for none."
   description: String
+  "Where an imported document came from (a file name, a URL); null when not imported."
   importSource: String
   "The data owner's default of this kind: clients without an assignment get it."
   isDefault: Boolean!
+  "When the config was made."
   createdAt: Time!
+  "When the config or a version of it last changed."
   updatedAt: Time!
+  "The id of the draft version; null when there is no draft."
   draftVersionId: Int
+  "The id of the published version; null when none was published."
   publishedVersionId: Int
+  "The draft's revision number; null when there is no draft."
   draftRevision: Int
+  "The published version's revision number; null when none was published."
   publishedRevision: Int
+  "The draft version with its document; null when there is no draft."
   draftVersion: ConfigVersion
+  "The published version with its document; null when none was published."
   publishedVersion: ConfigVersion
   "Every version, newest revision first (superseded published versions included)."
   revisions: [ConfigRevision!]!
   "Managed clients that get this config at their next check-in."
   deliveredClientCount: Int!
+  "The managed clients counted by deliveredClientCount."
   deliveredClients: [ConfigClient!]!
   "The client groups the config is assigned to."
   clientGroups: [ConfigClientGroup!]!
@@ -6865,113 +6879,183 @@ type MeasurementConfig {
 
 "A version of a config: its document and the studies resolved from it."
 type ConfigVersion {
+  "The version's id."
   id: Int!
+  "The version's revision number within its config, from 1."
   revision: Int!
   "The config document a probe runs (credentials name services, never secrets)."
   data: JSON!
   "SHA-256 (hex) of the document's canonical JSON: keys sorted, no insignificant space."
   dataHash: String!
+  "When the version was saved first."
   createdAt: Time!
+  "When the version was last saved."
   updatedAt: Time!
+  "The user who saved the version; null when unknown or saved with an API key without a user."
   createdById: Int
+  "That user's name; null when createdById is null."
   createdByName: String
+  "When the version was published; null while a draft."
   publishedAt: Time
+  "The user who published it; null when not published or unknown."
   publishedById: Int
+  "That user's name; null when publishedById is null."
   publishedByName: String
+  "True when the version is the published one (false for a draft or a superseded version)."
   published: Boolean!
+  "How many studies the document holds."
   studyCount: Int!
+  "The document's studies, in their order."
   studies: [ConfigStudy!]!
 }
 
 "A version without its document and studies."
 type ConfigRevision {
+  "The version's id."
   id: Int!
+  "The version's revision number within its config, from 1."
   revision: Int!
   "draft, published or superseded."
   state: String!
+  "SHA-256 (hex) of the document's canonical JSON."
   dataHash: String!
+  "When the version was saved first."
   createdAt: Time!
+  "When the version was last saved."
   updatedAt: Time!
+  "The user who saved the version; null when unknown or saved with an API key without a user."
   createdById: Int
+  "That user's name; null when createdById is null."
   createdByName: String
+  "When the version was published; null while a draft."
   publishedAt: Time
+  "The user who published it; null when not published or unknown."
   publishedById: Int
+  "That user's name; null when publishedById is null."
   publishedByName: String
+  "True when the version is the published one (false for a draft or a superseded version)."
   published: Boolean!
+  "How many studies the document holds."
   studyCount: Int!
 }
 
 "A study of a public config version, as the study description revision it was saved as."
 type ConfigStudy {
+  "The id of the study's entry in the version."
   id: Int!
+  "The study's place in the document, from 0."
   position: Int!
+  "The id of the study description revision saved."
   studyDescriptionVersionId: Int!
+  "The id of the study description."
   studyDescriptionId: Int!
+  "The study description's revision saved."
   revision: Int!
   "The newest revision of the study's description; above revision when another config saved a newer one."
   latestRevision: Int
+  "The id of the newest revision of the study's description."
   latestVersionId: Int
+  "The study's name."
   name: String!
+  "The study's id in the document."
   studyId: String!
+  "The study's type."
   studyType: String!
+  "The study's subject (e.g. youtube)."
   subject: String!
+  "An internal id from the document; null when none."
   internalId: String
 }
 
+"A managed client that gets a config."
 type ConfigClient {
+  "The client's integer id."
   id: Int!
+  "The client's UUID."
   uuid: String!
+  "The client's label; null when none."
   label: String
+  "When the client last checked in; null when never."
   lastSeenAt: Time
 }
 
+"A client group a config is assigned to."
 type ConfigClientGroup {
+  "The group's id."
   id: Int!
+  "The group's name."
   name: String!
 }
 
+"A schedule config that runs studies of a public config."
 type ScheduleConfigRef {
+  "The schedule config's id."
   id: Int!
+  "Its name."
   name: String!
+  "It is the data owner's default schedule config."
   isDefault: Boolean!
+  "Its draft's revision; null when there is no draft."
   draftRevision: Int
+  "Its published revision; null when none was published."
   publishedRevision: Int
+  "The studies of the public config it runs."
   studyIds: [String!]!
 }
 
 "What an import did besides saving the draft."
 type ConfigImportReport {
+  "What the import did with each study of the document."
   studyDescriptions: [StudyDescriptionImport!]!
+  "Each service the document's credentials name, linked or missing."
   serviceCredentials: [ServiceCredentialImport!]!
+  "Problems found in the document; the draft is saved nevertheless."
   warnings: [String!]!
 }
 
+"What an import did with one study."
 type StudyDescriptionImport {
+  "The study's id in the document."
   studyId: String!
   "created (a new study), updated (a new revision) or unchanged (same content as its newest revision)."
   action: String!
+  "The id of the study description."
   studyDescriptionId: Int!
+  "The study's name."
   name: String!
+  "The id of the revision the draft now uses."
   studyDescriptionVersionId: Int!
+  "The revision the draft now uses."
   revision: Int!
+  "The revision before an update; null otherwise."
   fromRevision: Int
 }
 
+"A service a config document's credentials name."
 type ServiceCredentialImport {
+  "The service's name."
   service: String!
   "linked (a stored credential of the service exists) or missing (none is stored)."
   action: String!
+  "The stored credential linked; null when missing."
   serviceCredentialId: Int
+  "Why it is missing; null when linked."
   reason: String
 }
 
+"The result of an import: the config and what the import did."
 type MeasurementConfigImport {
+  "The config the document was imported into."
   config: MeasurementConfig!
+  "What the import did besides saving the draft."
   import: ConfigImportReport!
 }
 
+"A new config."
 input MeasurementConfigCreateInput {
+  "The config's name."
   name: String!
+  "Free text about the config."
   description: String
   "Makes it the default of its kind (the previous default stops being one)."
   isDefault: Boolean
@@ -6981,8 +7065,11 @@ input MeasurementConfigCreateInput {
   publish: Boolean
 }
 
+"The changes to a config: an absent field keeps the stored value."
 input MeasurementConfigUpdateInput {
+  "The new name."
   name: String @goField(omittable: true)
+  "The new description; null removes it."
   description: String @goField(omittable: true)
   "Saves the draft: an existing draft keeps its revision, a new one gets the next."
   data: JSON @goField(omittable: true)
@@ -6990,47 +7077,58 @@ input MeasurementConfigUpdateInput {
   publish: Boolean
 }
 
+"A config document to import into a new config or a config's draft."
 input MeasurementConfigImportInput {
   "Import into this config's draft; without it a new config is created."
   configId: Int
   "Required for a new config."
   name: String
+  "The description of a new config."
   description: String
   "Where the document came from (a file name, a URL)."
   importSource: String
   "The config document, as an object or as its JSON text. Secrets in its credentials are dropped."
   data: JSON!
+  "Makes the config the default of its kind."
   isDefault: Boolean
+  "Publish the draft after the import."
   publish: Boolean
 }
 
+"Clients and client groups of the data owner."
 input ConfigAssignmentInput {
+  "Client ids."
   clientIds: [Int!]
+  "Client group ids."
   clientGroupIds: [Int!]
 }
 
 extend type Query {
   "The data owner's configs of a kind, by name."
-  measurementConfigs(kind: ConfigKind!): [MeasurementConfig!]!
-  measurementConfig(kind: ConfigKind!, id: Int!): MeasurementConfig!
+  measurementConfigs("Public or schedule (automator) config." kind: ConfigKind!): [MeasurementConfig!]!
+  "One config of the data owner. Any role."
+  measurementConfig("Public or schedule (automator) config." kind: ConfigKind!, "The config's id." id: Int!): MeasurementConfig!
 }
 
 extend type Mutation {
-  measurementConfigCreate(kind: ConfigKind!, input: MeasurementConfigCreateInput!): MeasurementConfig!
-  measurementConfigImport(kind: ConfigKind!, input: MeasurementConfigImportInput!): MeasurementConfigImport!
+  "Makes a config. Editor."
+  measurementConfigCreate("Public or schedule (automator) config." kind: ConfigKind!, "The new config." input: MeasurementConfigCreateInput!): MeasurementConfig!
+  "Imports a config document as a new config or into a config's draft, linking its studies and credentials. Editor."
+  measurementConfigImport("Public or schedule (automator) config." kind: ConfigKind!, "The document and where it goes." input: MeasurementConfigImportInput!): MeasurementConfigImport!
   "Updates name and description and saves the draft."
-  measurementConfigUpdate(kind: ConfigKind!, id: Int!, input: MeasurementConfigUpdateInput!): MeasurementConfig!
+  measurementConfigUpdate("Public or schedule (automator) config." kind: ConfigKind!, "The config's id." id: Int!, "The changes." input: MeasurementConfigUpdateInput!): MeasurementConfig!
   "Makes the draft the published version (409 without a draft)."
-  measurementConfigPublish(kind: ConfigKind!, id: Int!): MeasurementConfig!
+  measurementConfigPublish("Public or schedule (automator) config." kind: ConfigKind!, "The config's id." id: Int!): MeasurementConfig!
   "Deletes the draft (409 without a draft)."
-  measurementConfigDiscardDraft(kind: ConfigKind!, id: Int!): MeasurementConfig!
+  measurementConfigDiscardDraft("Public or schedule (automator) config." kind: ConfigKind!, "The config's id." id: Int!): MeasurementConfig!
   "Makes the config the default of its kind, or (false) no longer the default."
-  measurementConfigSetDefault(kind: ConfigKind!, id: Int!, isDefault: Boolean!): MeasurementConfig!
-  measurementConfigDelete(kind: ConfigKind!, id: Int!): Boolean!
+  measurementConfigSetDefault("Public or schedule (automator) config." kind: ConfigKind!, "The config's id." id: Int!, "True makes it the default, false no longer the default." isDefault: Boolean!): MeasurementConfig!
+  "Deletes a config with its versions; true when done. Editor."
+  measurementConfigDelete("Public or schedule (automator) config." kind: ConfigKind!, "The config's id." id: Int!): Boolean!
   "Assigns the config to clients and client groups (replacing their assignment of this kind)."
-  measurementConfigAssign(kind: ConfigKind!, id: Int!, input: ConfigAssignmentInput!): MeasurementConfig!
+  measurementConfigAssign("Public or schedule (automator) config." kind: ConfigKind!, "The config's id." id: Int!, "The clients and client groups." input: ConfigAssignmentInput!): MeasurementConfig!
   "Removes the config from those of the clients and client groups that have it."
-  measurementConfigUnassign(kind: ConfigKind!, id: Int!, input: ConfigAssignmentInput!): MeasurementConfig!
+  measurementConfigUnassign("Public or schedule (automator) config." kind: ConfigKind!, "The config's id." id: Int!, "The clients and client groups." input: ConfigAssignmentInput!): MeasurementConfig!
 }
 `, BuiltIn: false},
 	{Name: "../schema/credential.graphqls", Input: `"Credentials clients use for a measured service; the password is write-only."

@@ -236,16 +236,22 @@ type ClientUpdateInput struct {
 	SystemHealthNotificationsMuted graphql.Omittable[*bool]    `json:"systemHealthNotificationsMuted,omitempty"`
 }
 
+// Clients and client groups of the data owner.
 type ConfigAssignmentInput struct {
-	ClientIds      []int64 `json:"clientIds,omitempty"`
+	// Client ids.
+	ClientIds []int64 `json:"clientIds,omitempty"`
+	// Client group ids.
 	ClientGroupIds []int64 `json:"clientGroupIds,omitempty"`
 }
 
 // What an import did besides saving the draft.
 type ConfigImportReport struct {
-	StudyDescriptions  []StudyDescriptionImport  `json:"studyDescriptions"`
+	// What the import did with each study of the document.
+	StudyDescriptions []StudyDescriptionImport `json:"studyDescriptions"`
+	// Each service the document's credentials name, linked or missing.
 	ServiceCredentials []ServiceCredentialImport `json:"serviceCredentials"`
-	Warnings           []string                  `json:"warnings"`
+	// Problems found in the document; the draft is saved nevertheless.
+	Warnings []string `json:"warnings"`
 }
 
 type DataOwnerSettingsInput struct {
@@ -415,8 +421,11 @@ type MeasurementByIDsInput struct {
 	ID string `json:"ID"`
 }
 
+// A new config.
 type MeasurementConfigCreateInput struct {
-	Name        string  `json:"name"`
+	// The config's name.
+	Name string `json:"name"`
+	// Free text about the config.
 	Description *string `json:"description,omitempty"`
 	// Makes it the default of its kind (the previous default stops being one).
 	IsDefault *bool `json:"isDefault,omitempty"`
@@ -426,27 +435,37 @@ type MeasurementConfigCreateInput struct {
 	Publish *bool `json:"publish,omitempty"`
 }
 
+// The result of an import: the config and what the import did.
 type MeasurementConfigImport struct {
+	// The config the document was imported into.
 	Config *model.MeasurementConfig `json:"config"`
-	Import *ConfigImportReport      `json:"import"`
+	// What the import did besides saving the draft.
+	Import *ConfigImportReport `json:"import"`
 }
 
+// A config document to import into a new config or a config's draft.
 type MeasurementConfigImportInput struct {
 	// Import into this config's draft; without it a new config is created.
 	ConfigID *int64 `json:"configId,omitempty"`
 	// Required for a new config.
-	Name        *string `json:"name,omitempty"`
+	Name *string `json:"name,omitempty"`
+	// The description of a new config.
 	Description *string `json:"description,omitempty"`
 	// Where the document came from (a file name, a URL).
 	ImportSource *string `json:"importSource,omitempty"`
 	// The config document, as an object or as its JSON text. Secrets in its credentials are dropped.
-	Data      model.JSON `json:"data"`
-	IsDefault *bool      `json:"isDefault,omitempty"`
-	Publish   *bool      `json:"publish,omitempty"`
+	Data model.JSON `json:"data"`
+	// Makes the config the default of its kind.
+	IsDefault *bool `json:"isDefault,omitempty"`
+	// Publish the draft after the import.
+	Publish *bool `json:"publish,omitempty"`
 }
 
+// The changes to a config: an absent field keeps the stored value.
 type MeasurementConfigUpdateInput struct {
-	Name        graphql.Omittable[*string] `json:"name,omitempty"`
+	// The new name.
+	Name graphql.Omittable[*string] `json:"name,omitempty"`
+	// The new description; null removes it.
 	Description graphql.Omittable[*string] `json:"description,omitempty"`
 	// Saves the draft: an existing draft keeps its revision, a new one gets the next.
 	Data graphql.Omittable[*model.JSON] `json:"data,omitempty"`
@@ -553,12 +572,16 @@ type ServiceCredentialCreateInput struct {
 	Password *string `json:"password,omitempty"`
 }
 
+// A service a config document's credentials name.
 type ServiceCredentialImport struct {
+	// The service's name.
 	Service string `json:"service"`
 	// linked (a stored credential of the service exists) or missing (none is stored).
-	Action              string  `json:"action"`
-	ServiceCredentialID *int64  `json:"serviceCredentialId,omitempty"`
-	Reason              *string `json:"reason,omitempty"`
+	Action string `json:"action"`
+	// The stored credential linked; null when missing.
+	ServiceCredentialID *int64 `json:"serviceCredentialId,omitempty"`
+	// Why it is missing; null when linked.
+	Reason *string `json:"reason,omitempty"`
 }
 
 type ServiceCredentialUpdateInput struct {
@@ -569,15 +592,22 @@ type ServiceCredentialUpdateInput struct {
 	Password *string `json:"password,omitempty"`
 }
 
+// What an import did with one study.
 type StudyDescriptionImport struct {
+	// The study's id in the document.
 	StudyID string `json:"studyId"`
 	// created (a new study), updated (a new revision) or unchanged (same content as its newest revision).
-	Action                    string `json:"action"`
-	StudyDescriptionID        int64  `json:"studyDescriptionId"`
-	Name                      string `json:"name"`
-	StudyDescriptionVersionID int64  `json:"studyDescriptionVersionId"`
-	Revision                  int64  `json:"revision"`
-	FromRevision              *int64 `json:"fromRevision,omitempty"`
+	Action string `json:"action"`
+	// The id of the study description.
+	StudyDescriptionID int64 `json:"studyDescriptionId"`
+	// The study's name.
+	Name string `json:"name"`
+	// The id of the revision the draft now uses.
+	StudyDescriptionVersionID int64 `json:"studyDescriptionVersionId"`
+	// The revision the draft now uses.
+	Revision int64 `json:"revision"`
+	// The revision before an update; null otherwise.
+	FromRevision *int64 `json:"fromRevision,omitempty"`
 }
 
 // The streamed forms of aiConversationComplete and aiExplainAnomaly: each

@@ -7232,14 +7232,19 @@ type ExportDocumentPage {
   total: Int!
   "The page, from 1."
   page: Int!
+  "Items per page."
   perPage: Int!
 }
 
 "One page of the data owner's own clients, newest first."
 type ExportClientPage {
+  "The page's clients."
   items: [Client!]!
+  "Clients matching the filters, over all pages."
   total: Int!
+  "The page, from 1."
   page: Int!
+  "Items per page."
   perPage: Int!
 }
 
@@ -7251,17 +7256,17 @@ extend type Query {
   SpeedtestMeasurement, ConferencingMeasurement or GamingMeasurement; subject and
   studyId match study.subject and study.study_id (any of the given values).
   """
-  exportMeasurements(filter: ExportFilter, type: String, subject: [String!], studyId: [String!], page: Int, perPage: Int): ExportDocumentPage!
+  exportMeasurements("The common filters; none when null." filter: ExportFilter, "One measurement document type; every type when null." type: String, "study.subject values (any)." subject: [String!], "study.study_id values (any)." studyId: [String!], "The page, from 1 (1 when null)." page: Int, "Items per page, at most 1000 (100 when null)." perPage: Int): ExportDocumentPage!
   "Client reports, optionally of one type (e.g. IcmpPingClientReport)."
-  exportClientReports(filter: ExportFilter, type: String, page: Int, perPage: Int): ExportDocumentPage!
+  exportClientReports("The common filters; none when null." filter: ExportFilter, "One client report type; every type when null." type: String, "The page, from 1 (1 when null)." page: Int, "Items per page, at most 1000 (100 when null)." perPage: Int): ExportDocumentPage!
   "Event bundles of one type (required unless filter.measurementId): VideoEventBundle or WebEventBundle."
-  exportEventBundles(filter: ExportFilter, type: String, page: Int, perPage: Int): ExportDocumentPage!
+  exportEventBundles("The common filters; none when null." filter: ExportFilter, "VideoEventBundle or WebEventBundle." type: String, "The page, from 1 (1 when null)." page: Int, "Items per page, at most 1000 (100 when null)." perPage: Int): ExportDocumentPage!
   "Network requests (request and response data pruned as the export spec lists)."
-  exportNetworkRequests(filter: ExportFilter, page: Int, perPage: Int): ExportDocumentPage!
+  exportNetworkRequests("The common filters; none when null." filter: ExportFilter, "The page, from 1 (1 when null)." page: Int, "Items per page, at most 1000 (100 when null)." perPage: Int): ExportDocumentPage!
   "The data owner's own clients (shared clients are not exported); times filter created_at."
-  exportClients(filter: ExportFilter, page: Int, perPage: Int): ExportClientPage!
+  exportClients("The common filters; none when null." filter: ExportFilter, "The page, from 1 (1 when null)." page: Int, "Items per page, at most 1000 (100 when null)." perPage: Int): ExportClientPage!
   "User feedbacks, optionally of one type; each carries client { uuid }."
-  exportUserFeedbacks(filter: ExportFilter, type: String, page: Int, perPage: Int): ExportDocumentPage!
+  exportUserFeedbacks("The common filters; none when null." filter: ExportFilter, "One feedback type; every type when null." type: String, "The page, from 1 (1 when null)." page: Int, "Items per page, at most 1000 (100 when null)." perPage: Int): ExportDocumentPage!
   """
   A Query DSL search over the data owner's measurements (indices
   analytics-production-<data_owner>-measurements*; the other kinds have their own
@@ -7275,16 +7280,50 @@ extend type Query {
   Elasticsearch URL parameter: those that choose indices (index, routing, ...)
   are refused, as are the unsupported ones.
   """
-  exportSearch(body: JSON!, q: String, df: String, defaultOperator: String, analyzer: String, lenient: Boolean,
-    analyzeWildcard: Boolean, size: Int, from: Int, sort: JSON, searchAfter: JSON, source: JSON,
-    sourceIncludes: [String!], sourceExcludes: [String!], trackTotalHits: JSON, sourceOnly: Boolean, scroll: String,
-    otherParams: JSON): JSON!
+  exportSearch(
+    "The Query DSL body: an object, or a string holding one."
+    body: JSON!,
+    "A Lucene query string, ANDed with body.query."
+    q: String,
+    "The default field of q."
+    df: String,
+    "The default operator of q: AND or OR."
+    defaultOperator: String,
+    "The analyzer of q."
+    analyzer: String,
+    "q ignores format errors (e.g. text in a numeric field)."
+    lenient: Boolean,
+    "q analyzes wildcard and prefix terms."
+    analyzeWildcard: Boolean,
+    "Hits to answer (body's size)."
+    size: Int,
+    "Hits to skip (body's from)."
+    from: Int,
+    "The sort: a DSL value or \"field:asc,field2:desc\"."
+    sort: JSON,
+    "The sort values of the previous page's last hit (body's search_after)."
+    searchAfter: JSON,
+    "body's _source: true, false, a field pattern or a list of them."
+    source: JSON,
+    "Field patterns _source keeps."
+    sourceIncludes: [String!],
+    "Field patterns _source drops."
+    sourceExcludes: [String!],
+    "body's track_total_hits: true, false or a count."
+    trackTotalHits: JSON,
+    "True answers the array of _source documents instead of the envelope."
+    sourceOnly: Boolean,
+    "A keep-alive such as 1m (at most 5m): starts a scroll."
+    scroll: String,
+    "Other Elasticsearch URL parameters, as an object of names to values."
+    otherParams: JSON
+  ): JSON!
   """
   An ES|QL query over the data owner's indices (its FROM must name indices
   starting with analytics-production-<data_owner>; ENRICH is not supported):
   one object per row, keyed by column.
   """
-  exportEsql(query: String!): [JSON!]!
+  exportEsql("The ES|QL query." query: String!): [JSON!]!
   """
   The field mapping of the data owner's indices whose names match index (a
   name or '*' pattern, every index when absent), in Elasticsearch's GET

@@ -265,10 +265,14 @@ type DataOwnerSettingsInput struct {
 
 // One page of the data owner's own clients, newest first.
 type ExportClientPage struct {
-	Items   []model.Client `json:"items"`
-	Total   int64          `json:"total"`
-	Page    int64          `json:"page"`
-	PerPage int64          `json:"perPage"`
+	// The page's clients.
+	Items []model.Client `json:"items"`
+	// Clients matching the filters, over all pages.
+	Total int64 `json:"total"`
+	// The page, from 1.
+	Page int64 `json:"page"`
+	// Items per page.
+	PerPage int64 `json:"perPage"`
 }
 
 // One page of an export listing of documents, newest first.
@@ -278,7 +282,8 @@ type ExportDocumentPage struct {
 	// Documents matching the filters, over all pages.
 	Total int64 `json:"total"`
 	// The page, from 1.
-	Page    int64 `json:"page"`
+	Page int64 `json:"page"`
+	// Items per page.
 	PerPage int64 `json:"perPage"`
 }
 

@@ -6102,6 +6102,7 @@ type AnomalyEvent {
   client: Client
 }
 
+"What anomalyEventsResolve did."
 type ResolveResult {
   "Episodes moved from new to resolved."
   updated: Int!
@@ -6111,15 +6112,21 @@ type ResolveResult {
 
 "The anomalies an override applies to."
 type AnomalyDetectionOverrideScope {
+  "The study subject (study.subject), e.g. youtube."
   subject: String!
+  "The measurement document type, e.g. VideoMeasurement."
   measurementType: String!
+  "The metric (a key of statistic_values)."
   metric: String!
+  "The detection pass: spike, shift or data_quality."
   detectionPass: String!
 }
 
 "How loud anomaly detection is for one scope; no override means level default."
 type AnomalyDetectionOverride {
+  "The override's id."
   id: Int!
+  "The anomalies it applies to."
   scope: AnomalyDetectionOverrideScope!
   "subject|measurement_type|metric|detection_pass"
   scopeKey: String!
@@ -6127,27 +6134,39 @@ type AnomalyDetectionOverride {
   level: String!
   "manual or feedback."
   origin: String!
+  "The anomaly whose feedback set the override; null when none."
   sourceAnomalyId: String
+  "When the override was made."
   createdAt: Time!
+  "When the override last changed."
   updatedAt: Time!
+  "The user who last changed it; null when unknown or changed with an API key without a user."
   updatedById: Int
+  "That user's name; null when updatedById is null."
   updatedByName: String
 }
 
+"The anomalies an override applies to."
 input AnomalyDetectionOverrideScopeInput {
+  "The study subject (study.subject), e.g. youtube."
   subject: String!
+  "The measurement document type, e.g. VideoMeasurement."
   measurementType: String!
+  "The metric (a key of statistic_values)."
   metric: String!
   "spike, shift or data_quality."
   detectionPass: String!
 }
 
+"An override to set."
 input AnomalyDetectionOverrideCreateInput {
+  "The anomalies it applies to."
   scope: AnomalyDetectionOverrideScopeInput!
   "off, low or high (default is the absence of an override)."
   level: String!
 }
 
+"Which way feedback moves a scope's level."
 enum FeedbackDirection {
   "One level louder."
   up
@@ -6155,12 +6174,17 @@ enum FeedbackDirection {
   down
 }
 
+"Feedback on a scope's anomalies."
 input AnomalyDetectionOverrideFeedbackInput {
+  "The anomalies it applies to."
   scope: AnomalyDetectionOverrideScopeInput!
+  "up (louder) or down (quieter)."
   direction: FeedbackDirection!
+  "The anomaly the feedback is about; kept on the override."
   sourceAnomalyId: String
 }
 
+"What anomalyDetectionOverrideFeedback did."
 type AnomalyDetectionOverrideFeedbackResult {
   "The override after the step; null when the step landed on default."
   anomalyDetectionOverride: AnomalyDetectionOverride
@@ -6168,7 +6192,9 @@ type AnomalyDetectionOverrideFeedbackResult {
   deleted: Boolean!
 }
 
+"A measurement type with its metrics and subjects."
 type MeasurementTypeDimension {
+  "The measurement document type."
   measurementType: String!
   "Keys of statistic_values."
   metrics: [String!]!
@@ -6176,9 +6202,11 @@ type MeasurementTypeDimension {
   subjects: [String!]!
 }
 
+"The values an override's scope can take."
 type AnomalyDetectionDimensions {
   "From the data owner's own measurement documents."
   measurementTypes: [MeasurementTypeDimension!]!
+  "The detection passes: spike, shift, data_quality."
   detectionPasses: [String!]!
   "From quiet to loud."
   levels: [String!]!
@@ -6237,14 +6265,23 @@ extend type Mutation {
 `, BuiltIn: false},
 	{Name: "../schema/apikey.graphqls", Input: `"A key for the administration API and GraphQL."
 type ClientAdminApiKey {
+  "The key's id."
   id: Int!
+  "A name for the key; null for none."
   name: String
+  "The key works from this time."
   validFrom: Time!
+  "The key works until this time."
   validUntil: Time!
+  "The key's prefix and last four characters, to recognise it."
   keyPreview: String!
+  "The role the key acts with (at most its user's); null: its user's role."
   effectiveRole: Role
+  "When the key was last used (to the minute); null when never."
   lastUsedAt: Time
+  "When the key was made."
   createdAt: Time!
+  "The user the key belongs to (the one who made it)."
   clientAdminUserId: Int!
   "The key itself: only in the result of clientAdminApiKeyCreate."
   apiKey: String
@@ -6252,25 +6289,37 @@ type ClientAdminApiKey {
 
 "A key for the analytics clients; readable again."
 type ClientAnalyticsApiKey {
+  "The key's id."
   id: Int!
+  "A name for the key; null for none."
   name: String
+  "The key works from this time."
   validFrom: Time!
+  "The key works until this time."
   validUntil: Time!
+  "The key itself."
   apiKey: String!
 }
 
 "A key for the data export API."
 type ExportApiKey {
+  "The key's id."
   id: Int!
+  "A name for the key; null for none."
   name: String
+  "The key works from this time."
   validFrom: Time!
+  "The key works until this time."
   validUntil: Time!
+  "The key's prefix and last four characters, to recognise it."
   keyPreview: String!
   "The key itself: only in the result of exportApiKeyCreate."
   apiKey: String
 }
 
+"A new admin API key."
 input ClientAdminApiKeyCreateInput {
+  "A name for the key."
   name: String
   "Defaults to one year from now."
   validUntil: Time
@@ -6278,7 +6327,9 @@ input ClientAdminApiKeyCreateInput {
   effectiveRole: Role
 }
 
+"A new analytics or export API key."
 input ApiKeyCreateInput {
+  "A name for the key."
   name: String
   "Defaults to one year from now."
   validUntil: Time
@@ -7133,26 +7184,41 @@ extend type Mutation {
 `, BuiltIn: false},
 	{Name: "../schema/credential.graphqls", Input: `"Credentials clients use for a measured service; the password is write-only."
 type ServiceCredential {
+  "The credential's id."
   id: Int!
+  "A name to tell credentials apart."
   name: String!
   "A lower-case identifier such as ookla, netflix or smtp."
   service: String!
+  "The user name; null for none."
   username: String
+  "When the credential was stored."
   createdAt: Time!
+  "When it last changed."
   updatedAt: Time!
+  "True when a password is stored (it is never answered)."
   passwordSet: Boolean!
 }
 
+"A new service credential."
 input ServiceCredentialCreateInput {
+  "A name to tell credentials apart."
   name: String!
+  "A lower-case identifier such as ookla, netflix or smtp."
   service: String!
+  "The user name."
   username: String
+  "The password; stored sealed, never answered."
   password: String
 }
 
+"The changes to a service credential: an absent field keeps the stored value."
 input ServiceCredentialUpdateInput {
+  "The new name."
   name: String @goField(omittable: true)
+  "The new service identifier."
   service: String @goField(omittable: true)
+  "The new user name; null removes it."
   username: String @goField(omittable: true)
   "Blank or omitted keeps the stored password."
   password: String

@@ -53,43 +53,59 @@ type AiExplainAnomalyInput struct {
 	ConversationID *int64 `json:"conversationId,omitempty"`
 }
 
+// The values an override's scope can take.
 type AnomalyDetectionDimensions struct {
 	// From the data owner's own measurement documents.
 	MeasurementTypes []MeasurementTypeDimension `json:"measurementTypes"`
-	DetectionPasses  []string                   `json:"detectionPasses"`
+	// The detection passes: spike, shift, data_quality.
+	DetectionPasses []string `json:"detectionPasses"`
 	// From quiet to loud.
 	Levels []string `json:"levels"`
 }
 
 // How loud anomaly detection is for one scope; no override means level default.
 type AnomalyDetectionOverride struct {
-	ID    int64                          `json:"id"`
+	// The override's id.
+	ID int64 `json:"id"`
+	// The anomalies it applies to.
 	Scope *AnomalyDetectionOverrideScope `json:"scope"`
 	// subject|measurement_type|metric|detection_pass
 	ScopeKey string `json:"scopeKey"`
 	// off, low or high.
 	Level string `json:"level"`
 	// manual or feedback.
-	Origin          string    `json:"origin"`
-	SourceAnomalyID *string   `json:"sourceAnomalyId,omitempty"`
-	CreatedAt       time.Time `json:"createdAt"`
-	UpdatedAt       time.Time `json:"updatedAt"`
-	UpdatedByID     *int64    `json:"updatedById,omitempty"`
-	UpdatedByName   *string   `json:"updatedByName,omitempty"`
+	Origin string `json:"origin"`
+	// The anomaly whose feedback set the override; null when none.
+	SourceAnomalyID *string `json:"sourceAnomalyId,omitempty"`
+	// When the override was made.
+	CreatedAt time.Time `json:"createdAt"`
+	// When the override last changed.
+	UpdatedAt time.Time `json:"updatedAt"`
+	// The user who last changed it; null when unknown or changed with an API key without a user.
+	UpdatedByID *int64 `json:"updatedById,omitempty"`
+	// That user's name; null when updatedById is null.
+	UpdatedByName *string `json:"updatedByName,omitempty"`
 }
 
+// An override to set.
 type AnomalyDetectionOverrideCreateInput struct {
+	// The anomalies it applies to.
 	Scope *AnomalyDetectionOverrideScopeInput `json:"scope"`
 	// off, low or high (default is the absence of an override).
 	Level string `json:"level"`
 }
 
+// Feedback on a scope's anomalies.
 type AnomalyDetectionOverrideFeedbackInput struct {
-	Scope           *AnomalyDetectionOverrideScopeInput `json:"scope"`
-	Direction       FeedbackDirection                   `json:"direction"`
-	SourceAnomalyID *string                             `json:"sourceAnomalyId,omitempty"`
+	// The anomalies it applies to.
+	Scope *AnomalyDetectionOverrideScopeInput `json:"scope"`
+	// up (louder) or down (quieter).
+	Direction FeedbackDirection `json:"direction"`
+	// The anomaly the feedback is about; kept on the override.
+	SourceAnomalyID *string `json:"sourceAnomalyId,omitempty"`
 }
 
+// What anomalyDetectionOverrideFeedback did.
 type AnomalyDetectionOverrideFeedbackResult struct {
 	// The override after the step; null when the step landed on default.
 	AnomalyDetectionOverride *AnomalyDetectionOverride `json:"anomalyDetectionOverride,omitempty"`
@@ -99,16 +115,24 @@ type AnomalyDetectionOverrideFeedbackResult struct {
 
 // The anomalies an override applies to.
 type AnomalyDetectionOverrideScope struct {
-	Subject         string `json:"subject"`
+	// The study subject (study.subject), e.g. youtube.
+	Subject string `json:"subject"`
+	// The measurement document type, e.g. VideoMeasurement.
 	MeasurementType string `json:"measurementType"`
-	Metric          string `json:"metric"`
-	DetectionPass   string `json:"detectionPass"`
+	// The metric (a key of statistic_values).
+	Metric string `json:"metric"`
+	// The detection pass: spike, shift or data_quality.
+	DetectionPass string `json:"detectionPass"`
 }
 
+// The anomalies an override applies to.
 type AnomalyDetectionOverrideScopeInput struct {
-	Subject         string `json:"subject"`
+	// The study subject (study.subject), e.g. youtube.
+	Subject string `json:"subject"`
+	// The measurement document type, e.g. VideoMeasurement.
 	MeasurementType string `json:"measurementType"`
-	Metric          string `json:"metric"`
+	// The metric (a key of statistic_values).
+	Metric string `json:"metric"`
 	// spike, shift or data_quality.
 	DetectionPass string `json:"detectionPass"`
 }
@@ -117,7 +141,9 @@ type AnomalyEventByIDsInput struct {
 	ID string `json:"ID"`
 }
 
+// A new analytics or export API key.
 type APIKeyCreateInput struct {
+	// A name for the key.
 	Name *string `json:"name,omitempty"`
 	// Defaults to one year from now.
 	ValidUntil *time.Time `json:"validUntil,omitempty"`
@@ -159,7 +185,9 @@ type CapabilityUpdateInput struct {
 	ForbiddenMeasurementSubjects graphql.Omittable[[]string] `json:"forbiddenMeasurementSubjects,omitempty"`
 }
 
+// A new admin API key.
 type ClientAdminAPIKeyCreateInput struct {
+	// A name for the key.
 	Name *string `json:"name,omitempty"`
 	// Defaults to one year from now.
 	ValidUntil *time.Time `json:"validUntil,omitempty"`
@@ -489,7 +517,9 @@ type MeasurementFilter struct {
 	Until *time.Time `json:"until,omitempty"`
 }
 
+// A measurement type with its metrics and subjects.
 type MeasurementTypeDimension struct {
+	// The measurement document type.
 	MeasurementType string `json:"measurementType"`
 	// Keys of statistic_values.
 	Metrics []string `json:"metrics"`
@@ -563,6 +593,7 @@ type RegistrationKeyUpdateInput struct {
 	Testing graphql.Omittable[*bool] `json:"testing,omitempty"`
 }
 
+// What anomalyEventsResolve did.
 type ResolveResult struct {
 	// Episodes moved from new to resolved.
 	Updated int64 `json:"updated"`
@@ -570,10 +601,15 @@ type ResolveResult struct {
 	Requested int64 `json:"requested"`
 }
 
+// A new service credential.
 type ServiceCredentialCreateInput struct {
-	Name     string  `json:"name"`
-	Service  string  `json:"service"`
+	// A name to tell credentials apart.
+	Name string `json:"name"`
+	// A lower-case identifier such as ookla, netflix or smtp.
+	Service string `json:"service"`
+	// The user name.
 	Username *string `json:"username,omitempty"`
+	// The password; stored sealed, never answered.
 	Password *string `json:"password,omitempty"`
 }
 
@@ -589,9 +625,13 @@ type ServiceCredentialImport struct {
 	Reason *string `json:"reason,omitempty"`
 }
 
+// The changes to a service credential: an absent field keeps the stored value.
 type ServiceCredentialUpdateInput struct {
-	Name     graphql.Omittable[*string] `json:"name,omitempty"`
-	Service  graphql.Omittable[*string] `json:"service,omitempty"`
+	// The new name.
+	Name graphql.Omittable[*string] `json:"name,omitempty"`
+	// The new service identifier.
+	Service graphql.Omittable[*string] `json:"service,omitempty"`
+	// The new user name; null removes it.
 	Username graphql.Omittable[*string] `json:"username,omitempty"`
 	// Blank or omitted keeps the stored password.
 	Password *string `json:"password,omitempty"`
@@ -763,6 +803,7 @@ func (e ClientOrderField) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// Which way feedback moves a scope's level.
 type FeedbackDirection string
 
 const (

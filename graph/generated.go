@@ -6544,7 +6544,8 @@ extend type Query {
   ): CapabilityConnection!
 }
 `, BuiltIn: false},
-	{Name: "../schema/client.graphqls", Input: `enum AccessLevel {
+	{Name: "../schema/client.graphqls", Input: `"How the caller's data owner holds a client."
+enum AccessLevel {
   "The client belongs to the caller's data owner."
   owner
   "The client belongs to another data owner that shares it."
@@ -6846,9 +6847,13 @@ directive @goField(forceResolver: Boolean, name: String, omittable: Boolean) on 
 
 "Dashboard roles; each includes the rights of the ones below it."
 enum Role {
+  "Everything admin may, plus setting the AI token limit (aiTokenLimitSet)."
   org_admin
+  "Everything editor may, plus users, API keys, service credentials, settings and health thresholds."
   admin
+  "Everything viewer may, plus changing clients, capabilities, ISPs, configs, overrides and webhooks."
   editor
+  "Reads the data owner's data."
   viewer
 }
 
@@ -6862,6 +6867,7 @@ type Mutation {
   noop: Boolean
 }
 
+"Who the caller is."
 type Viewer {
   "The slug of the caller's data owner."
   dataOwner: String!
@@ -8077,28 +8083,45 @@ extend type Query {
 `, BuiltIn: false},
 	{Name: "../schema/settings.graphqls", Input: `"Organisation-wide settings of the data owner."
 type DataOwnerSettings {
+  "The organisation's instructions added to the AI assistant's system prompt; null for none."
   aiSystemPrompt: String
+  "Minutes without contact after which a client counts as offline; null: offlineThresholdMinutesDefault applies."
   offlineThresholdMinutes: Int
+  "The server's default of offlineThresholdMinutes."
   offlineThresholdMinutesDefault: Int!
+  "The data owner's switch for detecting offline clients."
   clientOfflineDetectionEnabled: Boolean!
+  "The data owner's switch for detecting degraded (unhealthy) clients."
   clientDegradedDetectionEnabled: Boolean!
+  "The data owner's switch for detecting failed study executions."
   studyFailureDetectionEnabled: Boolean!
+  "The server-wide switch for offline detection (set by the operator)."
   clientOfflineDetectionEnabledOnServer: Boolean!
+  "The server-wide switch for degraded-client detection (set by the operator)."
   clientDegradedDetectionEnabledOnServer: Boolean!
+  "The server-wide switch for study failure detection (set by the operator)."
   studyFailureDetectionEnabledOnServer: Boolean!
 }
 
+"The settings to change: an absent field keeps the stored value."
 input DataOwnerSettingsInput {
+  "The organisation's instructions for the AI assistant; null removes them."
   aiSystemPrompt: String @goField(omittable: true)
   "Minutes without contact after which a client counts as offline; null for the default."
   offlineThresholdMinutes: Int @goField(omittable: true)
+  "Switches detection of offline clients."
   clientOfflineDetectionEnabled: Boolean @goField(omittable: true)
+  "Switches detection of degraded clients."
   clientDegradedDetectionEnabled: Boolean @goField(omittable: true)
+  "Switches detection of failed study executions."
   studyFailureDetectionEnabled: Boolean @goField(omittable: true)
 }
 
+"Whether the AI assistant can be used."
 type AiAssistantStatus {
+  "True when a model is configured on the server."
   enabled: Boolean!
+  "The slug of the caller's data owner."
   dataOwner: String!
 }
 

@@ -282,13 +282,18 @@ type ConfigImportReport struct {
 	Warnings []string `json:"warnings"`
 }
 
+// The settings to change: an absent field keeps the stored value.
 type DataOwnerSettingsInput struct {
+	// The organisation's instructions for the AI assistant; null removes them.
 	AiSystemPrompt graphql.Omittable[*string] `json:"aiSystemPrompt,omitempty"`
 	// Minutes without contact after which a client counts as offline; null for the default.
-	OfflineThresholdMinutes        graphql.Omittable[*int64] `json:"offlineThresholdMinutes,omitempty"`
-	ClientOfflineDetectionEnabled  graphql.Omittable[*bool]  `json:"clientOfflineDetectionEnabled,omitempty"`
-	ClientDegradedDetectionEnabled graphql.Omittable[*bool]  `json:"clientDegradedDetectionEnabled,omitempty"`
-	StudyFailureDetectionEnabled   graphql.Omittable[*bool]  `json:"studyFailureDetectionEnabled,omitempty"`
+	OfflineThresholdMinutes graphql.Omittable[*int64] `json:"offlineThresholdMinutes,omitempty"`
+	// Switches detection of offline clients.
+	ClientOfflineDetectionEnabled graphql.Omittable[*bool] `json:"clientOfflineDetectionEnabled,omitempty"`
+	// Switches detection of degraded clients.
+	ClientDegradedDetectionEnabled graphql.Omittable[*bool] `json:"clientDegradedDetectionEnabled,omitempty"`
+	// Switches detection of failed study executions.
+	StudyFailureDetectionEnabled graphql.Omittable[*bool] `json:"studyFailureDetectionEnabled,omitempty"`
 }
 
 // One page of the data owner's own clients, newest first.

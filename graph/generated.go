@@ -7436,100 +7436,159 @@ extend type RegistrationKey @key(fields: "id")
 type SystemStatusRecord {
   "The record's id on the server."
   id: Int!
+  "The UUID of the client that reported it."
   clientUuid: String!
+  "The id of the probe run the record covers."
   runId: String!
+  "The studies the run executed."
   studyIds: [String!]!
+  "The ids of the measurements the run made."
   measurementIds: [Int!]!
+  "When the run started; null when the record does not say."
   startedAt: Time
+  "When the run finished; null when the record does not say."
   finishedAt: Time
+  "The client's platform as reported; null when not given."
   platform: String
+  "The scope the client measured its resources in, as reported; null when not given."
   runtimeScope: String
   "0 when the record does not say."
   sampleIntervalSeconds: Int!
+  "The id of the connection detail trace; null when none."
   connectionDetailTraceId: Int
   "0 when the record does not say."
   cpuValidSampleCount: Int!
+  "Average CPU use over the run, in percent; null when not measured."
   cpuAveragePercent: Float
+  "Highest CPU use, in percent; null when not measured."
   cpuMaxPercent: Float
+  "CPU use at the end of the run, in percent; null when not measured."
   cpuFinalPercent: Float
   "0 when the record does not say."
   memoryValidSampleCount: Int!
+  "The memory available to the client, in bytes; null when not measured."
   memoryEffectiveTotalBytes: Int
+  "Average memory use, in percent; null when not measured."
   memoryAveragePercent: Float
+  "Highest memory use, in percent; null when not measured."
   memoryMaxPercent: Float
+  "Memory use at the end of the run, in percent; null when not measured."
   memoryFinalPercent: Float
+  "The client's filesystems during the run."
   filesystems: [SystemStatusFilesystem!]!
   "Connection detail items as the client sent them (id, type, client_time, ip_address, ssid, rssi, ...)."
   connectionDetails: [JSON!]!
+  "Errors the client met collecting the figures."
   collectionErrors: [String!]!
+  "When the server stored the record."
   createdAt: Time!
 }
 
+"One filesystem of a system status record; sizes in bytes, use in percent."
 type SystemStatusFilesystem {
+  "The filesystem was writable."
   writable: Boolean!
+  "How many samples were taken successfully."
   validSampleCount: Int!
+  "The device; null when not given."
   device: String
+  "The mount point; null when not given."
   mount: String
+  "The filesystem type; null when not given."
   type: String
+  "Its size; null when not measured."
   totalBytes: Int
+  "The least free space seen; null when not measured."
   minimumAvailableBytes: Int
+  "Free space at the end of the run; null when not measured."
   finalAvailableBytes: Int
+  "Average use; null when not measured."
   averagePercent: Float
+  "Highest use; null when not measured."
   maximumPercent: Float
+  "Use at the end of the run; null when not measured."
   finalPercent: Float
 }
 
 "A page of a client's system status records, newest first."
 type SystemStatusRecordPage {
+  "The page's records."
   items: [SystemStatusRecord!]!
   "Records of the client over all pages."
   total: Int!
+  "The page, from 1."
   page: Int!
+  "Records per page."
   perPage: Int!
 }
 
+"A client's health."
 enum HealthState {
+  "No measured metric reaches a threshold."
   healthy
+  "A metric at or above its warning threshold."
   warning
+  "A metric at or above its critical threshold."
   critical
+  "No record within the offline threshold, a record without any metric, or degraded detection off."
   unknown
 }
 
+"How far a metric is over its thresholds."
 enum HealthSeverity {
+  "At or above the warning threshold."
   warning
+  "At or above the critical threshold."
   critical
 }
 
 "A metric at or above one of its thresholds."
 type HealthReason {
+  "cpu, memory or filesystem."
   metric: String!
+  "The metric's value, in percent."
   percent: Float!
+  "The threshold it reached."
   severity: HealthSeverity!
 }
 
+"One metric of an evaluation with the thresholds it was compared to."
 type HealthMetricSummary {
   "The metric's value in the evaluated record; null when it has none."
   percent: Float
+  "The warning threshold, in percent."
   warningPercent: Float!
+  "The critical threshold, in percent."
   criticalPercent: Float!
 }
 
 "The summary of each metric: cpu and memory (average percent of the record), filesystem (the fullest filesystem)."
 type HealthMetricSummaries {
+  "CPU."
   cpu: HealthMetricSummary!
+  "Memory."
   memory: HealthMetricSummary!
+  "The fullest filesystem."
   filesystem: HealthMetricSummary!
 }
 
 "The settings an evaluation was made with."
 type HealthThresholdSnapshot {
+  "CPU warning threshold, percent."
   cpuWarningPercent: Int!
+  "CPU critical threshold, percent."
   cpuCriticalPercent: Int!
+  "Memory warning threshold, percent."
   memoryWarningPercent: Int!
+  "Memory critical threshold, percent."
   memoryCriticalPercent: Int!
+  "Filesystem warning threshold, percent."
   filesystemWarningPercent: Int!
+  "Filesystem critical threshold, percent."
   filesystemCriticalPercent: Int!
+  "Minutes without contact after which the client counted as offline."
   offlineThresholdMinutes: Int!
+  "Whether degraded detection was on."
   clientDegradedDetectionEnabled: Boolean!
 }
 
@@ -7538,44 +7597,63 @@ A client's health: its latest system status record within the offline
 threshold against the data owner's thresholds.
 """
 type ClientHealthState {
+  "The client's integer id."
   clientId: Int!
+  "The client's UUID."
   clientUuid: String!
+  "The client's label; null when none."
   clientLabel: String
+  "The client's health."
   state: HealthState!
+  "The metrics at or above a threshold."
   reasons: [HealthReason!]!
+  "Each metric's value and thresholds."
   metricSummary: HealthMetricSummaries!
   "When the state was evaluated; null when it was not (degraded detection off)."
   evaluatedAt: Time
+  "The settings the evaluation used."
   thresholdSnapshot: HealthThresholdSnapshot!
   "The thresholds changed after this evaluation (it is re-evaluated with the client's next record)."
   thresholdsOutdated: Boolean!
+  "The id of the record evaluated; null when none."
   sourceSystemStatusRecordId: Int
   "The transport of the record's newest connection detail (its type)."
   networkTransport: String
 }
 
+"The thresholds of one metric."
 type HealthMetricThresholds {
+  "At or above this percentage the metric warns."
   warningPercent: Int!
+  "At or above this percentage the metric is critical."
   criticalPercent: Int!
 }
 
 "The data owner's health thresholds in percent, per metric."
 type HealthThresholds {
+  "CPU use."
   cpu: HealthMetricThresholds!
+  "Memory use."
   memory: HealthMetricThresholds!
+  "Use of the fullest filesystem."
   filesystem: HealthMetricThresholds!
 }
 
 "New thresholds of one metric; an omitted value is kept. 0 to 100, warning below critical."
 input HealthMetricThresholdsInput {
+  "The new warning threshold."
   warningPercent: Int @goField(omittable: true)
+  "The new critical threshold."
   criticalPercent: Int @goField(omittable: true)
 }
 
 "Thresholds to change; an omitted metric is kept."
 input HealthThresholdsInput {
+  "CPU use."
   cpu: HealthMetricThresholdsInput @goField(omittable: true)
+  "Memory use."
   memory: HealthMetricThresholdsInput @goField(omittable: true)
+  "Use of the fullest filesystem."
   filesystem: HealthMetricThresholdsInput @goField(omittable: true)
 }
 

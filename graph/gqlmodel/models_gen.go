@@ -342,14 +342,19 @@ type ExportFilter struct {
 
 // New thresholds of one metric; an omitted value is kept. 0 to 100, warning below critical.
 type HealthMetricThresholdsInput struct {
-	WarningPercent  graphql.Omittable[*int64] `json:"warningPercent,omitempty"`
+	// The new warning threshold.
+	WarningPercent graphql.Omittable[*int64] `json:"warningPercent,omitempty"`
+	// The new critical threshold.
 	CriticalPercent graphql.Omittable[*int64] `json:"criticalPercent,omitempty"`
 }
 
 // Thresholds to change; an omitted metric is kept.
 type HealthThresholdsInput struct {
-	CPU        graphql.Omittable[*HealthMetricThresholdsInput] `json:"cpu,omitempty"`
-	Memory     graphql.Omittable[*HealthMetricThresholdsInput] `json:"memory,omitempty"`
+	// CPU use.
+	CPU graphql.Omittable[*HealthMetricThresholdsInput] `json:"cpu,omitempty"`
+	// Memory use.
+	Memory graphql.Omittable[*HealthMetricThresholdsInput] `json:"memory,omitempty"`
+	// Use of the fullest filesystem.
 	Filesystem graphql.Omittable[*HealthMetricThresholdsInput] `json:"filesystem,omitempty"`
 }
 

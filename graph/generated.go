@@ -6612,6 +6612,7 @@ type Client implements Node {
   configuration: ClientConfiguration!
 }
 
+"A config delivered to a client."
 type ConfigRef {
   "The config's id."
   id: Int!
@@ -6621,6 +6622,7 @@ type ConfigRef {
   isDefault: Boolean!
 }
 
+"How a client gets its configs."
 type ClientConfiguration {
   "Whether the server delivers configs to the client."
   managed: Boolean!
@@ -6630,6 +6632,7 @@ type ClientConfiguration {
   automatorConfigId: Int
 }
 
+"A named group of the data owner's clients (configs can be assigned to it)."
 type ClientGroup implements Node {
   "The group's opaque global id (see Node)."
   nodeId: ID!
@@ -6703,6 +6706,7 @@ type ClientEdge {
   node: Client!
 }
 
+"Whether a client label is free."
 type LabelAvailability {
   "No other client of the data owner carries the label."
   available: Boolean!
@@ -6755,16 +6759,21 @@ input ClientUpdateInput {
   extraLabel: String @goField(omittable: true)
   "At most 50 distinct tags of 1 to 64 characters: letters, digits, space, and _ - . : / @ #; null clears them."
   tags: [String!] @goField(omittable: true)
+  "True stops anomaly notifications for the client."
   anomaliesMuted: Boolean @goField(omittable: true)
+  "True stops offline notifications for the client."
   offlineNotificationsMuted: Boolean @goField(omittable: true)
+  "True stops system health notifications for the client."
   systemHealthNotificationsMuted: Boolean @goField(omittable: true)
 }
 
+"Why a client is disabled."
 input ClientDisableInput {
   "Why the client is disabled (1 to 1000 characters)."
   reason: String!
 }
 
+"A new client group."
 input ClientGroupCreateInput {
   "Unique among the data owner's groups (trimmed, case-insensitive); at most 255 characters."
   name: String!
@@ -6772,10 +6781,13 @@ input ClientGroupCreateInput {
   clientIds: [ID!]
 }
 
+"The changes to a client group."
 input ClientGroupUpdateInput {
+  "The new name: unique among the data owner's groups (trimmed, case-insensitive); at most 255 characters."
   name: String!
 }
 
+"Clients to add to or remove from a group."
 input ClientGroupMembersInput {
   "Client ids or UUIDs of the data owner's own clients (1 to 1000)."
   clientIds: [ID!]!
@@ -8035,18 +8047,25 @@ type Measurement {
 
 "A client report document (P1203ClientReport, PerformanceClientReport, ...)."
 type ClientReport {
+  "The report's document id."
   id: ID!
+  "The report's document type; null when the document has none."
   type: String
+  "The report document as stored."
   document: JSON!
 }
 
 "The client reports a measurement may have, by document type."
 enum MeasurementReportType {
+  "The ITU-T P.1203 video quality report."
   P1203ClientReport
+  "The client's performance report."
   PerformanceClientReport
+  "The lightweight video player's performance report."
   LightweightVideoPlayerPerformanceReport
 }
 
+"Which of a client's measurements; a field left out matches all."
 input MeasurementFilter {
   "Document type, e.g. VideoMeasurement."
   type: String
@@ -8076,7 +8095,7 @@ type MeasurementEdge {
 
 extend type Client {
   "The client's measurements, newest first (first at most 100)."
-  measurements(filter: MeasurementFilter, first: Int = 20, after: String): MeasurementConnection! @goField(forceResolver: true)
+  measurements("Which measurements; all when null." filter: MeasurementFilter, "The page's size, 1 to 100." first: Int = 20, "The page starts after this cursor." after: String): MeasurementConnection! @goField(forceResolver: true)
 }
 
 extend type Query {

@@ -195,6 +195,7 @@ type ClientAdminAPIKeyCreateInput struct {
 	EffectiveRole *model.Role `json:"effectiveRole,omitempty"`
 }
 
+// Why a client is disabled.
 type ClientDisableInput struct {
 	// Why the client is disabled (1 to 1000 characters).
 	Reason string `json:"reason"`
@@ -226,6 +227,7 @@ type ClientGroupByIDsInput struct {
 	ID int64 `json:"ID"`
 }
 
+// A new client group.
 type ClientGroupCreateInput struct {
 	// Unique among the data owner's groups (trimmed, case-insensitive); at most 255 characters.
 	Name string `json:"name"`
@@ -233,12 +235,15 @@ type ClientGroupCreateInput struct {
 	ClientIds []string `json:"clientIds,omitempty"`
 }
 
+// Clients to add to or remove from a group.
 type ClientGroupMembersInput struct {
 	// Client ids or UUIDs of the data owner's own clients (1 to 1000).
 	ClientIds []string `json:"clientIds"`
 }
 
+// The changes to a client group.
 type ClientGroupUpdateInput struct {
+	// The new name: unique among the data owner's groups (trimmed, case-insensitive); at most 255 characters.
 	Name string `json:"name"`
 }
 
@@ -258,10 +263,13 @@ type ClientUpdateInput struct {
 	// At most 255 characters.
 	ExtraLabel graphql.Omittable[*string] `json:"extraLabel,omitempty"`
 	// At most 50 distinct tags of 1 to 64 characters: letters, digits, space, and _ - . : / @ #; null clears them.
-	Tags                           graphql.Omittable[[]string] `json:"tags,omitempty"`
-	AnomaliesMuted                 graphql.Omittable[*bool]    `json:"anomaliesMuted,omitempty"`
-	OfflineNotificationsMuted      graphql.Omittable[*bool]    `json:"offlineNotificationsMuted,omitempty"`
-	SystemHealthNotificationsMuted graphql.Omittable[*bool]    `json:"systemHealthNotificationsMuted,omitempty"`
+	Tags graphql.Omittable[[]string] `json:"tags,omitempty"`
+	// True stops anomaly notifications for the client.
+	AnomaliesMuted graphql.Omittable[*bool] `json:"anomaliesMuted,omitempty"`
+	// True stops offline notifications for the client.
+	OfflineNotificationsMuted graphql.Omittable[*bool] `json:"offlineNotificationsMuted,omitempty"`
+	// True stops system health notifications for the client.
+	SystemHealthNotificationsMuted graphql.Omittable[*bool] `json:"systemHealthNotificationsMuted,omitempty"`
 }
 
 // Clients and client groups of the data owner.
@@ -516,6 +524,7 @@ type MeasurementConfigUpdateInput struct {
 	Publish *bool `json:"publish,omitempty"`
 }
 
+// Which of a client's measurements; a field left out matches all.
 type MeasurementFilter struct {
 	// Document type, e.g. VideoMeasurement.
 	Type *string `json:"type,omitempty"`
@@ -875,8 +884,11 @@ func (e FeedbackDirection) MarshalJSON() ([]byte, error) {
 type MeasurementReportType string
 
 const (
-	MeasurementReportTypeP1203ClientReport                       MeasurementReportType = "P1203ClientReport"
-	MeasurementReportTypePerformanceClientReport                 MeasurementReportType = "PerformanceClientReport"
+	// The ITU-T P.1203 video quality report.
+	MeasurementReportTypeP1203ClientReport MeasurementReportType = "P1203ClientReport"
+	// The client's performance report.
+	MeasurementReportTypePerformanceClientReport MeasurementReportType = "PerformanceClientReport"
+	// The lightweight video player's performance report.
 	MeasurementReportTypeLightweightVideoPlayerPerformanceReport MeasurementReportType = "LightweightVideoPlayerPerformanceReport"
 )
 

@@ -7937,6 +7937,7 @@ month (1 when its measurements name no subject).
 type LicenseUsageReport {
   "Every month of the range, oldest first."
   monthlyUsage: [LicenseMonthUsage!]!
+  "License units over the whole range."
   totalUnits: Int!
   """
   Per registration key, by totalUnits descending (then by id); the entry of
@@ -7947,10 +7948,13 @@ type LicenseUsageReport {
   usageByRegistrationKey: [RegistrationKeyLicenseUsage!]!
 }
 
+"License usage of one UTC month."
 type LicenseMonthUsage {
   "YYYY-MM"
   month: String!
+  "License units counted that month."
   licenseUnits: Int!
+  "Clients that measured that month."
   uniqueClients: Int!
   """
   Keyed by the number of subjects a client measured that month ("1", "2",
@@ -7959,10 +7963,15 @@ type LicenseMonthUsage {
   breakdownBySubjectCount: JSON!
 }
 
+"License usage of the clients of one registration key."
 type RegistrationKeyLicenseUsage {
+  "The key's id; null for clients without a key."
   registrationKeyId: Int
+  "The key itself; null for clients without a key."
   registrationKey: String
+  "The key's note; null when none or without a key."
   comment: String
+  "License units over the range."
   totalUnits: Int!
   "Client-months: the sum of uniqueClients over the months."
   totalUniqueClients: Int!
@@ -7970,10 +7979,13 @@ type RegistrationKeyLicenseUsage {
   monthlyUsage: [RegistrationKeyMonthUsage!]!
 }
 
+"License usage of a key's clients in one UTC month."
 type RegistrationKeyMonthUsage {
   "YYYY-MM"
   month: String!
+  "License units counted that month."
   licenseUnits: Int!
+  "Clients that measured that month."
   uniqueClients: Int!
 }
 
@@ -7982,30 +7994,45 @@ The software the operator offers for download (the release catalogue named by
 FLEETGRAPH_RELEASES); no components when none is configured.
 """
 type SoftwareDownloads {
+  "The name of the software's provider."
   provider: String!
   "The data owner's name."
   customer: String!
+  "The components offered."
   components: [SoftwareComponent!]!
 }
 
+"A piece of software offered for download."
 type SoftwareComponent {
   "automator, lab or configuration"
   id: String!
+  "The component's name for display."
   label: String!
+  "The versions offered."
   versions: [SoftwareVersion!]!
+  "The newest version with its commands; null when there is none."
   latest: SoftwareLatest
 }
 
+"One downloadable version of a component."
 type SoftwareVersion {
+  "The version."
   version: String!
+  "The file's name."
   filename: String!
+  "Where the file is downloaded, for this data owner."
   url: String!
 }
 
+"The newest version of a component."
 type SoftwareLatest {
+  "The version."
   version: String!
+  "The file's name."
   filename: String!
+  "The link to the newest version (a stable latest link when the catalogue has one, else resolvedUrl)."
   url: String!
+  "Where this version's file is downloaded, for this data owner."
   resolvedUrl: String!
   "Shell command fetching the file, for this data owner."
   downloadCommand: String!
@@ -8270,23 +8297,37 @@ type User implements Node {
 
 "Which notifications a user receives; every key is optional."
 type NotificationConfig {
+  "Notifications of anomaly events."
   anomalyEvents: Boolean
+  "Notifications when a client goes offline."
   clientOffline: Boolean
+  "Notifications when a client's health degrades."
   clientDegraded: Boolean
+  "Notifications of failed study executions."
   studyExecutionFailures: Boolean
+  "immediate or digest."
   anomalyEventsFrequency: String
+  "Hours a digest covers (1 to 168)."
   anomalyEventsDigestHours: Int
+  "hour, day or week: the unit of the digest interval."
   anomalyEventsDigestIntervalUnit: String
+  "Digest interval units between digests (1 to 168)."
   anomalyEventsDigestIntervalCount: Int
+  "The time of day digests are sent, HH:MM."
   anomalyEventsDigestAtTime: String
+  "The day weekly digests are sent: 1 (Monday) to 7."
   anomalyEventsDigestDayOfWeek: Int
 }
 
 "Keys present are written; a key set to null is removed."
 input NotificationConfigInput {
+  "Notifications of anomaly events."
   anomalyEvents: Boolean @goField(omittable: true)
+  "Notifications when a client goes offline."
   clientOffline: Boolean @goField(omittable: true)
+  "Notifications when a client's health degrades."
   clientDegraded: Boolean @goField(omittable: true)
+  "Notifications of failed study executions."
   studyExecutionFailures: Boolean @goField(omittable: true)
   "immediate or digest"
   anomalyEventsFrequency: String @goField(omittable: true)

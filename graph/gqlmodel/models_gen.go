@@ -551,9 +551,13 @@ type Mutation struct {
 
 // Keys present are written; a key set to null is removed.
 type NotificationConfigInput struct {
-	AnomalyEvents          graphql.Omittable[*bool] `json:"anomalyEvents,omitempty"`
-	ClientOffline          graphql.Omittable[*bool] `json:"clientOffline,omitempty"`
-	ClientDegraded         graphql.Omittable[*bool] `json:"clientDegraded,omitempty"`
+	// Notifications of anomaly events.
+	AnomalyEvents graphql.Omittable[*bool] `json:"anomalyEvents,omitempty"`
+	// Notifications when a client goes offline.
+	ClientOffline graphql.Omittable[*bool] `json:"clientOffline,omitempty"`
+	// Notifications when a client's health degrades.
+	ClientDegraded graphql.Omittable[*bool] `json:"clientDegraded,omitempty"`
+	// Notifications of failed study executions.
 	StudyExecutionFailures graphql.Omittable[*bool] `json:"studyExecutionFailures,omitempty"`
 	// immediate or digest
 	AnomalyEventsFrequency graphql.Omittable[*string] `json:"anomalyEventsFrequency,omitempty"`

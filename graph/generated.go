@@ -6863,7 +6863,7 @@ enum Role {
   org_admin
   "Everything editor may, plus users, API keys, service credentials, settings and health thresholds."
   admin
-  "Everything viewer may, plus changing clients, capabilities, ISPs, configs, overrides and webhooks."
+  "Everything viewer may, plus changing clients, client groups, capabilities, registration keys, ISPs, configs, anomaly overrides and webhooks."
   editor
   "Reads the data owner's data."
   viewer
@@ -8307,15 +8307,15 @@ type NotificationConfig {
   studyExecutionFailures: Boolean
   "immediate or digest."
   anomalyEventsFrequency: String
-  "Hours a digest covers (1 to 168)."
+  "Without an interval unit: a digest every this many hours (1 to 168; 24 when not set)."
   anomalyEventsDigestHours: Int
-  "hour, day or week: the unit of the digest interval."
+  "hour, day or week: digests every anomalyEventsDigestIntervalCount of these."
   anomalyEventsDigestIntervalUnit: String
-  "Digest interval units between digests (1 to 168)."
+  "How many interval units between digests (1 to 168; 1 when not set)."
   anomalyEventsDigestIntervalCount: Int
-  "The time of day digests are sent, HH:MM."
+  "The time of day (HH:MM, UTC) daily and weekly digests are sent; 08:00 when not set."
   anomalyEventsDigestAtTime: String
-  "The day weekly digests are sent: 1 (Monday) to 7."
+  "The day weekly digests are sent: 1 (Monday) to 7; 1 when not set."
   anomalyEventsDigestDayOfWeek: Int
 }
 

@@ -5975,20 +5975,27 @@ A conversation of a user with the AI assistant. It belongs to the user who
 made it: other users of the data owner do not see it.
 """
 type AiConversation {
+  "The conversation's id (unique within the data owner)."
   id: Int!
+  "The title the user set; null when none was set."
   title: String
   "The title, else the one the model generated, else one derived from the first user message."
   displayTitle: String!
   "The start of the newest message's text."
   preview: String!
+  "How many messages the conversation holds."
   messageCount: Int!
   "The messages as sent (the AI SDK's UIMessage: id, role, parts, extra properties kept); null in lists."
   messages: [JSON!]
+  "When the conversation was made."
   createdAt: Time!
+  "When the conversation or its messages last changed."
   updatedAt: Time!
 }
 
+"A new conversation of the caller, empty or with messages to start with."
 input AiConversationCreateInput {
+  "A title (at most 200 characters); blank or null for none."
   title: String
   "Messages to start with (UIMessage objects)."
   messages: [JSON!]
@@ -5996,7 +6003,9 @@ input AiConversationCreateInput {
   message: JSON
 }
 
+"The changes to a conversation."
 input AiConversationUpdateInput {
+  "The new title (at most 200 characters); blank or null removes it."
   title: String
 }
 
@@ -6006,7 +6015,9 @@ stored messages (the AI SDK's chat transport sends them all): messages whose
 id is stored already are skipped. The last new message must be the user's.
 """
 input AiCompleteInput {
+  "The messages (UIMessage objects), possibly with the stored ones before the new ones."
   messages: [JSON!]
+  "One new message (a UIMessage object), as an alternative to messages."
   message: JSON
   "Sent by the AI SDK's chat transport; ignored."
   id: JSON
@@ -6016,7 +6027,9 @@ input AiCompleteInput {
   messageId: String
 }
 
+"The anomaly to explain and where to put the explanation."
 input AiExplainAnomalyInput {
+  "The id of one of the data owner's anomaly events."
   anomalyId: String!
   "A conversation of the caller to continue; without it a new one is made."
   conversationId: Int
@@ -6024,11 +6037,17 @@ input AiExplainAnomalyInput {
 
 "The data owner's AI token usage this calendar month (UTC)."
 type AiUsage {
+  "Tokens (input and output) used this month by every model call of the data owner."
   totalTokens: Int!
+  "The monthly token limit: the one set by aiTokenLimitSet, else the server's default. Model calls are refused once totalTokens reaches it."
   limit: Int!
+  "Tokens left this month: limit minus totalTokens, never below 0."
   remaining: Int!
+  "totalTokens as a percentage of limit (two decimals, may exceed 100; 100 when the limit is 0 and tokens were used)."
   percentageUsed: Float!
+  "Model calls made this month."
   requestCount: Int!
+  "Conversations with at least one model call this month."
   conversationCount: Int!
   "When the month's budget starts again (the next month's first instant, UTC)."
   resetsAt: Time!
@@ -6037,22 +6056,27 @@ type AiUsage {
 extend type Query {
   "The caller's conversations, newest activity first, without messages."
   aiConversations: [AiConversation!]!
-  aiConversation(id: Int!): AiConversation!
+  "One conversation of the caller, with its messages."
+  aiConversation("The conversation's id." id: Int!): AiConversation!
+  "The data owner's AI token usage this month. Any role."
   aiUsage: AiUsage!
 }
 
 extend type Mutation {
-  aiConversationCreate(input: AiConversationCreateInput!): AiConversation!
-  aiConversationUpdate(id: Int!, input: AiConversationUpdateInput!): AiConversation!
-  aiConversationDelete(id: Int!): Boolean!
+  "Makes a conversation of the caller (no model call)."
+  aiConversationCreate("The title and first messages." input: AiConversationCreateInput!): AiConversation!
+  "Changes the title of one of the caller's conversations."
+  aiConversationUpdate("The conversation's id." id: Int!, "The changes." input: AiConversationUpdateInput!): AiConversation!
+  "Deletes one of the caller's conversations with its messages; true when done."
+  aiConversationDelete("The conversation's id." id: Int!): Boolean!
   "Appends the new user message(s) and the assistant's answer; answers the conversation."
-  aiConversationComplete(id: Int!, input: AiCompleteInput!): AiConversation!
+  aiConversationComplete("The conversation's id." id: Int!, "The new message(s)." input: AiCompleteInput!): AiConversation!
   "Asks the model for a short title from the first exchange and stores it."
-  aiConversationGenerateTitle(id: Int!): AiConversation!
+  aiConversationGenerateTitle("The conversation's id." id: Int!): AiConversation!
   "Explains an anomaly from the data around it, in a new or the given conversation."
-  aiExplainAnomaly(input: AiExplainAnomalyInput!): AiConversation!
+  aiExplainAnomaly("The anomaly and the conversation to use." input: AiExplainAnomalyInput!): AiConversation!
   "Sets the data owner's monthly token limit (null: the server's default). org_admin."
-  aiTokenLimitSet(limit: Int): AiUsage!
+  aiTokenLimitSet("Tokens per calendar month (UTC), 0 or more; null restores the server's default." limit: Int): AiUsage!
 }
 
 """
@@ -6062,8 +6086,10 @@ text-start/-delta/-end, tool-input-available, tool-output-available, data-*,
 finish, error).
 """
 type Subscription {
-  aiConversationCompleteStream(id: Int!, input: AiCompleteInput!): JSON!
-  aiExplainAnomalyStream(input: AiExplainAnomalyInput!): JSON!
+  "aiConversationComplete, its answer streamed as UI message chunks."
+  aiConversationCompleteStream("The conversation's id." id: Int!, "The new message(s)." input: AiCompleteInput!): JSON!
+  "aiExplainAnomaly, its answer streamed as UI message chunks."
+  aiExplainAnomalyStream("The anomaly and the conversation to use." input: AiExplainAnomalyInput!): JSON!
 }
 `, BuiltIn: false},
 	{Name: "../schema/anomaly.graphqls", Input: `"An anomaly event document of the data owner."
@@ -6076,6 +6102,7 @@ type AnomalyEvent {
   client: Client
 }
 
+"What anomalyEventsResolve did."
 type ResolveResult {
   "Episodes moved from new to resolved."
   updated: Int!
@@ -6085,15 +6112,21 @@ type ResolveResult {
 
 "The anomalies an override applies to."
 type AnomalyDetectionOverrideScope {
+  "The study subject (study.subject), e.g. youtube."
   subject: String!
+  "The measurement document type, e.g. VideoMeasurement."
   measurementType: String!
+  "The metric (a key of statistic_values)."
   metric: String!
+  "The detection pass: spike, shift or data_quality."
   detectionPass: String!
 }
 
 "How loud anomaly detection is for one scope; no override means level default."
 type AnomalyDetectionOverride {
+  "The override's id."
   id: Int!
+  "The anomalies it applies to."
   scope: AnomalyDetectionOverrideScope!
   "subject|measurement_type|metric|detection_pass"
   scopeKey: String!
@@ -6101,27 +6134,39 @@ type AnomalyDetectionOverride {
   level: String!
   "manual or feedback."
   origin: String!
+  "The anomaly whose feedback set the override; null when none."
   sourceAnomalyId: String
+  "When the override was made."
   createdAt: Time!
+  "When the override last changed."
   updatedAt: Time!
+  "The user who last changed it; null when unknown or changed with an API key without a user."
   updatedById: Int
+  "That user's name; null when updatedById is null."
   updatedByName: String
 }
 
+"The anomalies an override applies to."
 input AnomalyDetectionOverrideScopeInput {
+  "The study subject (study.subject), e.g. youtube."
   subject: String!
+  "The measurement document type, e.g. VideoMeasurement."
   measurementType: String!
+  "The metric (a key of statistic_values)."
   metric: String!
   "spike, shift or data_quality."
   detectionPass: String!
 }
 
+"An override to set."
 input AnomalyDetectionOverrideCreateInput {
+  "The anomalies it applies to."
   scope: AnomalyDetectionOverrideScopeInput!
   "off, low or high (default is the absence of an override)."
   level: String!
 }
 
+"Which way feedback moves a scope's level."
 enum FeedbackDirection {
   "One level louder."
   up
@@ -6129,12 +6174,17 @@ enum FeedbackDirection {
   down
 }
 
+"Feedback on a scope's anomalies."
 input AnomalyDetectionOverrideFeedbackInput {
+  "The anomalies it applies to."
   scope: AnomalyDetectionOverrideScopeInput!
+  "up (louder) or down (quieter)."
   direction: FeedbackDirection!
+  "The anomaly the feedback is about; kept on the override."
   sourceAnomalyId: String
 }
 
+"What anomalyDetectionOverrideFeedback did."
 type AnomalyDetectionOverrideFeedbackResult {
   "The override after the step; null when the step landed on default."
   anomalyDetectionOverride: AnomalyDetectionOverride
@@ -6142,7 +6192,9 @@ type AnomalyDetectionOverrideFeedbackResult {
   deleted: Boolean!
 }
 
+"A measurement type with its metrics and subjects."
 type MeasurementTypeDimension {
+  "The measurement document type."
   measurementType: String!
   "Keys of statistic_values."
   metrics: [String!]!
@@ -6150,9 +6202,11 @@ type MeasurementTypeDimension {
   subjects: [String!]!
 }
 
+"The values an override's scope can take."
 type AnomalyDetectionDimensions {
   "From the data owner's own measurement documents."
   measurementTypes: [MeasurementTypeDimension!]!
+  "The detection passes: spike, shift, data_quality."
   detectionPasses: [String!]!
   "From quiet to loud."
   levels: [String!]!
@@ -6163,37 +6217,71 @@ extend type Query {
   Searches the data owner's anomaly events with an Elasticsearch Query DSL
   body (object or string); size, from and searchAfter as for measurementSearch.
   """
-  anomalyEventSearch(body: JSON!, sourceOnly: Boolean, size: Int, from: Int, searchAfter: JSON): JSON!
+  anomalyEventSearch(
+    "The Query DSL body: an object, or a string holding one."
+    body: JSON!,
+    "True answers the array of _source documents instead of the search envelope."
+    sourceOnly: Boolean,
+    "Hits to answer (overrides body's size): default 10, at most 10000."
+    size: Int,
+    "Hits to skip (overrides body's from)."
+    from: Int,
+    "The sort values of the last hit of the previous page (overrides body's search_after)."
+    searchAfter: JSON
+  ): JSON!
   "An anomaly event of the data owner by anomaly id."
-  anomalyEvent(id: ID!): AnomalyEvent!
+  anomalyEvent("The anomaly id." id: ID!): AnomalyEvent!
   "An anomaly event's document by anomaly id."
-  anomalyEventDocument(id: ID!): JSON!
+  anomalyEventDocument("The anomaly id." id: ID!): JSON!
+  "The data owner's anomaly detection overrides. Any role."
   anomalyDetectionOverrides: [AnomalyDetectionOverride!]!
-  anomalyDetectionOverride(id: Int!): AnomalyDetectionOverride!
+  "One anomaly detection override of the data owner. Any role."
+  anomalyDetectionOverride("The override's id." id: Int!): AnomalyDetectionOverride!
+  "The values an override's scope can take. Any role."
   anomalyDetectionDimensions: AnomalyDetectionDimensions!
 }
 
 extend type Mutation {
   "Resolves the data owner's active anomaly episodes among anomalyIds (1 to 500); others are ignored."
-  anomalyEventsResolve(anomalyIds: [String!]!): ResolveResult!
+  anomalyEventsResolve("The anomaly ids to resolve, 1 to 500." anomalyIds: [String!]!): ResolveResult!
   "Sets the override of a scope (creating or replacing it)."
-  anomalyDetectionOverrideCreate(input: AnomalyDetectionOverrideCreateInput!): AnomalyDetectionOverride!
+  anomalyDetectionOverrideCreate("The scope and its level." input: AnomalyDetectionOverrideCreateInput!): AnomalyDetectionOverride!
   "Deletes overrides by id or by the full scope; answers how many were deleted."
-  anomalyDetectionOverridesDelete(id: Int, subject: String, measurementType: String, metric: String, detectionPass: String): Int!
+  anomalyDetectionOverridesDelete(
+    "The override's id; or give the whole scope instead."
+    id: Int,
+    "The scope's study subject."
+    subject: String,
+    "The scope's measurement type."
+    measurementType: String,
+    "The scope's metric."
+    metric: String,
+    "The scope's detection pass."
+    detectionPass: String
+  ): Int!
   "Moves a scope's level one step (down quieter, up louder); landing on default deletes the override."
-  anomalyDetectionOverrideFeedback(input: AnomalyDetectionOverrideFeedbackInput!): AnomalyDetectionOverrideFeedbackResult!
+  anomalyDetectionOverrideFeedback("The scope and the direction." input: AnomalyDetectionOverrideFeedbackInput!): AnomalyDetectionOverrideFeedbackResult!
 }
 `, BuiltIn: false},
 	{Name: "../schema/apikey.graphqls", Input: `"A key for the administration API and GraphQL."
 type ClientAdminApiKey {
+  "The key's id."
   id: Int!
+  "A name for the key; null for none."
   name: String
+  "The key works from this time."
   validFrom: Time!
+  "The key works until this time."
   validUntil: Time!
+  "The key's prefix and last four characters, to recognise it."
   keyPreview: String!
+  "The role the key acts with (at most its user's); null: its user's role."
   effectiveRole: Role
+  "When the key was last used (to the minute); null when never."
   lastUsedAt: Time
+  "When the key was made."
   createdAt: Time!
+  "The user the key belongs to (the one who made it)."
   clientAdminUserId: Int!
   "The key itself: only in the result of clientAdminApiKeyCreate."
   apiKey: String
@@ -6201,25 +6289,37 @@ type ClientAdminApiKey {
 
 "A key for the analytics clients; readable again."
 type ClientAnalyticsApiKey {
+  "The key's id."
   id: Int!
+  "A name for the key; null for none."
   name: String
+  "The key works from this time."
   validFrom: Time!
+  "The key works until this time."
   validUntil: Time!
+  "The key itself."
   apiKey: String!
 }
 
 "A key for the data export API."
 type ExportApiKey {
+  "The key's id."
   id: Int!
+  "A name for the key; null for none."
   name: String
+  "The key works from this time."
   validFrom: Time!
+  "The key works until this time."
   validUntil: Time!
+  "The key's prefix and last four characters, to recognise it."
   keyPreview: String!
   "The key itself: only in the result of exportApiKeyCreate."
   apiKey: String
 }
 
+"A new admin API key."
 input ClientAdminApiKeyCreateInput {
+  "A name for the key."
   name: String
   "Defaults to one year from now."
   validUntil: Time
@@ -6227,28 +6327,42 @@ input ClientAdminApiKeyCreateInput {
   effectiveRole: Role
 }
 
+"A new analytics or export API key."
 input ApiKeyCreateInput {
+  "A name for the key."
   name: String
   "Defaults to one year from now."
   validUntil: Time
 }
 
 extend type Query {
+  "The data owner's admin API keys. Admin."
   clientAdminApiKeys: [ClientAdminApiKey!]!
-  clientAdminApiKey(id: Int!): ClientAdminApiKey!
+  "One admin API key of the data owner. Admin."
+  clientAdminApiKey("The key's id." id: Int!): ClientAdminApiKey!
+  "The data owner's analytics API keys. Admin."
   clientAnalyticsApiKeys: [ClientAnalyticsApiKey!]!
-  clientAnalyticsApiKey(id: Int!): ClientAnalyticsApiKey!
+  "One analytics API key of the data owner. Admin."
+  clientAnalyticsApiKey("The key's id." id: Int!): ClientAnalyticsApiKey!
+  "The data owner's export API keys. Admin."
   exportApiKeys: [ExportApiKey!]!
-  exportApiKey(id: Int!): ExportApiKey!
+  "One export API key of the data owner. Admin."
+  exportApiKey("The key's id." id: Int!): ExportApiKey!
 }
 
 extend type Mutation {
-  clientAdminApiKeyCreate(input: ClientAdminApiKeyCreateInput!): ClientAdminApiKey!
-  clientAdminApiKeyDelete(id: Int!): Boolean!
-  clientAnalyticsApiKeyCreate(input: ApiKeyCreateInput!): ClientAnalyticsApiKey!
-  clientAnalyticsApiKeyDelete(id: Int!): Boolean!
-  exportApiKeyCreate(input: ApiKeyCreateInput!): ExportApiKey!
-  exportApiKeyDelete(id: Int!): Boolean!
+  "Makes an admin API key, acting at most with the caller's role. Admin."
+  clientAdminApiKeyCreate("The new key." input: ClientAdminApiKeyCreateInput!): ClientAdminApiKey!
+  "Deletes an admin API key (not one acting above the caller's role); true when done. Admin."
+  clientAdminApiKeyDelete("The key's id." id: Int!): Boolean!
+  "Makes an analytics API key. Admin."
+  clientAnalyticsApiKeyCreate("The new key." input: ApiKeyCreateInput!): ClientAnalyticsApiKey!
+  "Deletes an analytics API key; true when done. Admin."
+  clientAnalyticsApiKeyDelete("The key's id." id: Int!): Boolean!
+  "Makes an export API key. Admin."
+  exportApiKeyCreate("The new key." input: ApiKeyCreateInput!): ExportApiKey!
+  "Deletes an export API key; true when done. Admin."
+  exportApiKeyDelete("The key's id." id: Int!): Boolean!
 }
 `, BuiltIn: false},
 	{Name: "../schema/capability.graphqls", Input: `"What the clients registered with a capability's keys may measure."
@@ -6293,7 +6407,9 @@ type RegistrationKey implements Node {
   validUntil: Time
   "-1 means unlimited."
   numRegistrationsLeft: Int!
+  "Days a client may report after it registered with the key; null for no limit."
   usageLimitDays: Int
+  "Marks a key used for tests; nothing else depends on it."
   testing: Boolean!
   "How many clients registered with the key."
   clientsCount: Int!
@@ -6301,60 +6417,96 @@ type RegistrationKey implements Node {
   capability: Capability!
 }
 
+"A new capability."
 input CapabilityCreateInput {
+  "The name."
   name: String!
+  "A free note."
   comment: String
+  "When not empty, the only document types its clients may report; an empty list allows every type."
   allowedMeasurementTypes: [String!]
+  "When not empty, the only study subjects its clients may report; an empty list allows every subject."
   allowedMeasurementSubjects: [String!]
+  "Document types its clients may not report."
   forbiddenMeasurementTypes: [String!]
+  "Study subjects its clients may not report."
   forbiddenMeasurementSubjects: [String!]
 }
 
+"The changes to a capability: an absent field keeps the stored value."
 input CapabilityUpdateInput {
+  "The new name."
   name: String @goField(omittable: true)
+  "The new note; null removes it."
   comment: String @goField(omittable: true)
+  "When not empty, the only document types its clients may report; an empty list allows every type."
   allowedMeasurementTypes: [String!] @goField(omittable: true)
+  "When not empty, the only study subjects its clients may report; an empty list allows every subject."
   allowedMeasurementSubjects: [String!] @goField(omittable: true)
+  "Document types its clients may not report."
   forbiddenMeasurementTypes: [String!] @goField(omittable: true)
+  "Study subjects its clients may not report."
   forbiddenMeasurementSubjects: [String!] @goField(omittable: true)
 }
 
+"A new registration key."
 input RegistrationKeyCreateInput {
+  "The capability the key grants (one of the data owner's)."
   capabilityId: Int!
   "Generated when omitted."
   registrationKey: String
+  "A free note."
   comment: String
+  "Clients may register with the key from this time; now when omitted."
   validFrom: Time
+  "Clients may register with the key until this time; null for no end."
   validUntil: Time
   "-1 (the default) means unlimited."
   numRegistrationsLeft: Int
+  "Days a client may report after it registered (1 to 36500); null for no limit."
   usageLimitDays: Int
+  "Marks a key used for tests; false when omitted."
   testing: Boolean
 }
 
+"The changes to a registration key: an absent field keeps the stored value."
 input RegistrationKeyUpdateInput {
+  "The new note; null removes it."
   comment: String @goField(omittable: true)
+  "The new start of registrations (not null)."
   validFrom: Time @goField(omittable: true)
+  "The new end of registrations; null for no end."
   validUntil: Time @goField(omittable: true)
+  "Registrations left; -1 means unlimited (not null)."
   numRegistrationsLeft: Int @goField(omittable: true)
+  "Days a client may report after it registered (1 to 36500); null for no limit. Clients registered already keep theirs."
   usageLimitDays: Int @goField(omittable: true)
+  "Marks a key used for tests (not null)."
   testing: Boolean @goField(omittable: true)
 }
 
 extend type Query {
   "Every capability of the data owner, by id."
   capabilities: [Capability!]! @deprecated(reason: "Answers every capability at once; use capabilitiesConnection, which pages.")
-  capability(id: Int!): Capability!
-  registrationKey(id: Int!): RegistrationKey!
+  "One capability of the data owner. Any role."
+  capability("The capability's id." id: Int!): Capability!
+  "One registration key of the data owner. Any role."
+  registrationKey("The registration key's id." id: Int!): RegistrationKey!
 }
 
 extend type Mutation {
-  capabilityCreate(input: CapabilityCreateInput!): Capability!
-  capabilityUpdate(id: Int!, input: CapabilityUpdateInput!): Capability!
-  capabilityDelete(id: Int!): Boolean!
-  registrationKeyCreate(input: RegistrationKeyCreateInput!): RegistrationKey!
-  registrationKeyUpdate(id: Int!, input: RegistrationKeyUpdateInput!): RegistrationKey!
-  registrationKeyDelete(id: Int!): Boolean!
+  "Makes a capability. Editor."
+  capabilityCreate("The new capability." input: CapabilityCreateInput!): Capability!
+  "Changes a capability. Editor."
+  capabilityUpdate("The capability's id." id: Int!, "The changes." input: CapabilityUpdateInput!): Capability!
+  "Deletes a capability; true when done. Editor."
+  capabilityDelete("The capability's id." id: Int!): Boolean!
+  "Makes a registration key. Editor."
+  registrationKeyCreate("The new registration key." input: RegistrationKeyCreateInput!): RegistrationKey!
+  "Changes a registration key. Editor."
+  registrationKeyUpdate("The registration key's id." id: Int!, "The changes." input: RegistrationKeyUpdateInput!): RegistrationKey!
+  "Deletes a registration key; true when done. Editor."
+  registrationKeyDelete("The registration key's id." id: Int!): Boolean!
 }
 
 "A page of capabilities, by id."
@@ -6392,7 +6544,8 @@ extend type Query {
   ): CapabilityConnection!
 }
 `, BuiltIn: false},
-	{Name: "../schema/client.graphqls", Input: `enum AccessLevel {
+	{Name: "../schema/client.graphqls", Input: `"How the caller's data owner holds a client."
+enum AccessLevel {
   "The client belongs to the caller's data owner."
   owner
   "The client belongs to another data owner that shares it."
@@ -6459,6 +6612,7 @@ type Client implements Node {
   configuration: ClientConfiguration!
 }
 
+"A config delivered to a client."
 type ConfigRef {
   "The config's id."
   id: Int!
@@ -6468,6 +6622,7 @@ type ConfigRef {
   isDefault: Boolean!
 }
 
+"How a client gets its configs."
 type ClientConfiguration {
   "Whether the server delivers configs to the client."
   managed: Boolean!
@@ -6477,6 +6632,7 @@ type ClientConfiguration {
   automatorConfigId: Int
 }
 
+"A named group of the data owner's clients (configs can be assigned to it)."
 type ClientGroup implements Node {
   "The group's opaque global id (see Node)."
   nodeId: ID!
@@ -6550,6 +6706,7 @@ type ClientEdge {
   node: Client!
 }
 
+"Whether a client label is free."
 type LabelAvailability {
   "No other client of the data owner carries the label."
   available: Boolean!
@@ -6582,12 +6739,13 @@ extend type Query {
     orderBy: ClientOrder
   ): ClientConnection!
   "A client by its integer id or its UUID."
-  client(id: ID!): Client!
+  client("The client's integer id or UUID." id: ID!): Client!
   "Whether no other client of the data owner carries the label (trimmed, case-insensitive)."
-  clientLabelAvailable(label: String!, excludeId: String): LabelAvailability!
+  clientLabelAvailable("The label to check." label: String!, "A client (id or UUID) whose own label does not count, e.g. the one being edited." excludeId: String): LabelAvailability!
   "Every client group of the data owner, by name."
   clientGroups: [ClientGroup!]! @deprecated(reason: "Answers every group at once; use clientGroupsConnection, which pages.")
-  clientGroup(id: Int!): ClientGroup!
+  "One client group of the data owner. Any role."
+  clientGroup("The group's id." id: Int!): ClientGroup!
 }
 
 """
@@ -6601,16 +6759,21 @@ input ClientUpdateInput {
   extraLabel: String @goField(omittable: true)
   "At most 50 distinct tags of 1 to 64 characters: letters, digits, space, and _ - . : / @ #; null clears them."
   tags: [String!] @goField(omittable: true)
+  "True stops anomaly notifications for the client."
   anomaliesMuted: Boolean @goField(omittable: true)
+  "True stops offline notifications for the client."
   offlineNotificationsMuted: Boolean @goField(omittable: true)
+  "True stops system health notifications for the client."
   systemHealthNotificationsMuted: Boolean @goField(omittable: true)
 }
 
+"Why a client is disabled."
 input ClientDisableInput {
   "Why the client is disabled (1 to 1000 characters)."
   reason: String!
 }
 
+"A new client group."
 input ClientGroupCreateInput {
   "Unique among the data owner's groups (trimmed, case-insensitive); at most 255 characters."
   name: String!
@@ -6618,10 +6781,13 @@ input ClientGroupCreateInput {
   clientIds: [ID!]
 }
 
+"The changes to a client group."
 input ClientGroupUpdateInput {
+  "The new name: unique among the data owner's groups (trimmed, case-insensitive); at most 255 characters."
   name: String!
 }
 
+"Clients to add to or remove from a group."
 input ClientGroupMembersInput {
   "Client ids or UUIDs of the data owner's own clients (1 to 1000)."
   clientIds: [ID!]!
@@ -6629,22 +6795,24 @@ input ClientGroupMembersInput {
 
 extend type Mutation {
   "Changes a client's labels, tags and muting. A label another client of the data owner carries is a CONFLICT."
-  clientUpdate(id: ID!, input: ClientUpdateInput!): Client!
+  clientUpdate("The client's integer id or UUID." id: ID!, "The changes." input: ClientUpdateInput!): Client!
   "Disables a client (it keeps its first disabledAt when disabled again; the reason is replaced)."
-  clientDisable(id: ID!, input: ClientDisableInput!): Client!
+  clientDisable("The client's integer id or UUID." id: ID!, "Why it is disabled." input: ClientDisableInput!): Client!
   "Enables a disabled client (clears disabledAt and disabledReason); an enabled client stays as it is."
-  clientEnable(id: ID!): Client!
+  clientEnable("The client's integer id or UUID." id: ID!): Client!
   "Unregisters a client: it leaves its groups, its ISP contracts are deleted; its documents stay."
-  clientDelete(id: ID!): Boolean!
+  clientDelete("The client's integer id or UUID." id: ID!): Boolean!
 
-  clientGroupCreate(input: ClientGroupCreateInput!): ClientGroup!
-  clientGroupUpdate(id: Int!, input: ClientGroupUpdateInput!): ClientGroup!
+  "Makes a client group. Editor."
+  clientGroupCreate("The new group." input: ClientGroupCreateInput!): ClientGroup!
+  "Renames a client group. Editor."
+  clientGroupUpdate("The group's id." id: Int!, "The changes." input: ClientGroupUpdateInput!): ClientGroup!
   "Deletes a group; its clients stay."
-  clientGroupDelete(id: Int!): Boolean!
+  clientGroupDelete("The group's id." id: Int!): Boolean!
   "Adds clients to a group (clients already in it stay)."
-  clientGroupAddClients(id: Int!, input: ClientGroupMembersInput!): ClientGroup!
+  clientGroupAddClients("The group's id." id: Int!, "The clients to add." input: ClientGroupMembersInput!): ClientGroup!
   "Removes clients from a group (clients not in it are no error)."
-  clientGroupRemoveClients(id: Int!, input: ClientGroupMembersInput!): ClientGroup!
+  clientGroupRemoveClients("The group's id." id: Int!, "The clients to remove." input: ClientGroupMembersInput!): ClientGroup!
 }
 
 "A page of client groups, by id."
@@ -6691,9 +6859,13 @@ directive @goField(forceResolver: Boolean, name: String, omittable: Boolean) on 
 
 "Dashboard roles; each includes the rights of the ones below it."
 enum Role {
+  "Everything admin may, plus setting the AI token limit (aiTokenLimitSet)."
   org_admin
+  "Everything editor may, plus users, API keys, service credentials, settings and health thresholds."
   admin
+  "Everything viewer may, plus changing clients, client groups, capabilities, registration keys, ISPs, configs, anomaly overrides and webhooks."
   editor
+  "Reads the data owner's data."
   viewer
 }
 
@@ -6707,6 +6879,7 @@ type Mutation {
   noop: Boolean
 }
 
+"Who the caller is."
 type Viewer {
   "The slug of the caller's data owner."
   dataOwner: String!
@@ -6731,25 +6904,39 @@ A measurement config of either kind. It has at most one draft and one
 published version; probes get only the published one.
 """
 type MeasurementConfig {
+  "The config's id (unique within the data owner)."
   id: Int!
+  "Public or schedule (automator) config."
   kind: ConfigKind!
+  "The config's name."
   name: String!
+  "Free text about the config; null for none."
   description: String
+  "Where an imported document came from (a file name, a URL); null when not imported."
   importSource: String
   "The data owner's default of this kind: clients without an assignment get it."
   isDefault: Boolean!
+  "When the config was made."
   createdAt: Time!
+  "When the config or a version of it last changed."
   updatedAt: Time!
+  "The id of the draft version; null when there is no draft."
   draftVersionId: Int
+  "The id of the published version; null when none was published."
   publishedVersionId: Int
+  "The draft's revision number; null when there is no draft."
   draftRevision: Int
+  "The published version's revision number; null when none was published."
   publishedRevision: Int
+  "The draft version with its document; null when there is no draft."
   draftVersion: ConfigVersion
+  "The published version with its document; null when none was published."
   publishedVersion: ConfigVersion
   "Every version, newest revision first (superseded published versions included)."
   revisions: [ConfigRevision!]!
   "Managed clients that get this config at their next check-in."
   deliveredClientCount: Int!
+  "The managed clients counted by deliveredClientCount."
   deliveredClients: [ConfigClient!]!
   "The client groups the config is assigned to."
   clientGroups: [ConfigClientGroup!]!
@@ -6761,113 +6948,183 @@ type MeasurementConfig {
 
 "A version of a config: its document and the studies resolved from it."
 type ConfigVersion {
+  "The version's id."
   id: Int!
+  "The version's revision number within its config, from 1."
   revision: Int!
   "The config document a probe runs (credentials name services, never secrets)."
   data: JSON!
   "SHA-256 (hex) of the document's canonical JSON: keys sorted, no insignificant space."
   dataHash: String!
+  "When the version was saved first."
   createdAt: Time!
+  "When the version was last saved."
   updatedAt: Time!
+  "The user who saved the version; null when unknown or saved with an API key without a user."
   createdById: Int
+  "That user's name; null when createdById is null."
   createdByName: String
+  "When the version was published; null while a draft."
   publishedAt: Time
+  "The user who published it; null when not published or unknown."
   publishedById: Int
+  "That user's name; null when publishedById is null."
   publishedByName: String
+  "True when the version is the published one (false for a draft or a superseded version)."
   published: Boolean!
+  "How many studies the document holds."
   studyCount: Int!
+  "The document's studies, in their order."
   studies: [ConfigStudy!]!
 }
 
 "A version without its document and studies."
 type ConfigRevision {
+  "The version's id."
   id: Int!
+  "The version's revision number within its config, from 1."
   revision: Int!
   "draft, published or superseded."
   state: String!
+  "SHA-256 (hex) of the document's canonical JSON."
   dataHash: String!
+  "When the version was saved first."
   createdAt: Time!
+  "When the version was last saved."
   updatedAt: Time!
+  "The user who saved the version; null when unknown or saved with an API key without a user."
   createdById: Int
+  "That user's name; null when createdById is null."
   createdByName: String
+  "When the version was published; null while a draft."
   publishedAt: Time
+  "The user who published it; null when not published or unknown."
   publishedById: Int
+  "That user's name; null when publishedById is null."
   publishedByName: String
+  "True when the version is the published one (false for a draft or a superseded version)."
   published: Boolean!
+  "How many studies the document holds."
   studyCount: Int!
 }
 
 "A study of a public config version, as the study description revision it was saved as."
 type ConfigStudy {
+  "The id of the study's entry in the version."
   id: Int!
+  "The study's place in the document, from 0."
   position: Int!
+  "The id of the study description revision saved."
   studyDescriptionVersionId: Int!
+  "The id of the study description."
   studyDescriptionId: Int!
+  "The study description's revision saved."
   revision: Int!
   "The newest revision of the study's description; above revision when another config saved a newer one."
   latestRevision: Int
+  "The id of the newest revision of the study's description."
   latestVersionId: Int
+  "The study's name."
   name: String!
+  "The study's id in the document."
   studyId: String!
+  "The study's type."
   studyType: String!
+  "The study's subject (e.g. youtube)."
   subject: String!
+  "An internal id from the document; null when none."
   internalId: String
 }
 
+"A managed client that gets a config."
 type ConfigClient {
+  "The client's integer id."
   id: Int!
+  "The client's UUID."
   uuid: String!
+  "The client's label; null when none."
   label: String
+  "When the client last checked in; null when never."
   lastSeenAt: Time
 }
 
+"A client group a config is assigned to."
 type ConfigClientGroup {
+  "The group's id."
   id: Int!
+  "The group's name."
   name: String!
 }
 
+"A schedule config that runs studies of a public config."
 type ScheduleConfigRef {
+  "The schedule config's id."
   id: Int!
+  "Its name."
   name: String!
+  "It is the data owner's default schedule config."
   isDefault: Boolean!
+  "Its draft's revision; null when there is no draft."
   draftRevision: Int
+  "Its published revision; null when none was published."
   publishedRevision: Int
+  "The studies of the public config it runs."
   studyIds: [String!]!
 }
 
 "What an import did besides saving the draft."
 type ConfigImportReport {
+  "What the import did with each study of the document."
   studyDescriptions: [StudyDescriptionImport!]!
+  "Each service the document's credentials name, linked or missing."
   serviceCredentials: [ServiceCredentialImport!]!
+  "Problems found in the document; the draft is saved nevertheless."
   warnings: [String!]!
 }
 
+"What an import did with one study."
 type StudyDescriptionImport {
+  "The study's id in the document."
   studyId: String!
   "created (a new study), updated (a new revision) or unchanged (same content as its newest revision)."
   action: String!
+  "The id of the study description."
   studyDescriptionId: Int!
+  "The study's name."
   name: String!
+  "The id of the revision the draft now uses."
   studyDescriptionVersionId: Int!
+  "The revision the draft now uses."
   revision: Int!
+  "The revision before an update; null otherwise."
   fromRevision: Int
 }
 
+"A service a config document's credentials name."
 type ServiceCredentialImport {
+  "The service's name."
   service: String!
   "linked (a stored credential of the service exists) or missing (none is stored)."
   action: String!
+  "The stored credential linked; null when missing."
   serviceCredentialId: Int
+  "Why it is missing; null when linked."
   reason: String
 }
 
+"The result of an import: the config and what the import did."
 type MeasurementConfigImport {
+  "The config the document was imported into."
   config: MeasurementConfig!
+  "What the import did besides saving the draft."
   import: ConfigImportReport!
 }
 
+"A new config."
 input MeasurementConfigCreateInput {
+  "The config's name."
   name: String!
+  "Free text about the config."
   description: String
   "Makes it the default of its kind (the previous default stops being one)."
   isDefault: Boolean
@@ -6877,8 +7134,11 @@ input MeasurementConfigCreateInput {
   publish: Boolean
 }
 
+"The changes to a config: an absent field keeps the stored value."
 input MeasurementConfigUpdateInput {
+  "The new name."
   name: String @goField(omittable: true)
+  "The new description; null removes it."
   description: String @goField(omittable: true)
   "Saves the draft: an existing draft keeps its revision, a new one gets the next."
   data: JSON @goField(omittable: true)
@@ -6886,85 +7146,116 @@ input MeasurementConfigUpdateInput {
   publish: Boolean
 }
 
+"A config document to import into a new config or a config's draft."
 input MeasurementConfigImportInput {
   "Import into this config's draft; without it a new config is created."
   configId: Int
   "Required for a new config."
   name: String
+  "The description of a new config."
   description: String
   "Where the document came from (a file name, a URL)."
   importSource: String
   "The config document, as an object or as its JSON text. Secrets in its credentials are dropped."
   data: JSON!
+  "Makes the config the default of its kind."
   isDefault: Boolean
+  "Publish the draft after the import."
   publish: Boolean
 }
 
+"Clients and client groups of the data owner."
 input ConfigAssignmentInput {
+  "Client ids."
   clientIds: [Int!]
+  "Client group ids."
   clientGroupIds: [Int!]
 }
 
 extend type Query {
   "The data owner's configs of a kind, by name."
-  measurementConfigs(kind: ConfigKind!): [MeasurementConfig!]!
-  measurementConfig(kind: ConfigKind!, id: Int!): MeasurementConfig!
+  measurementConfigs("Public or schedule (automator) config." kind: ConfigKind!): [MeasurementConfig!]!
+  "One config of the data owner. Any role."
+  measurementConfig("Public or schedule (automator) config." kind: ConfigKind!, "The config's id." id: Int!): MeasurementConfig!
 }
 
 extend type Mutation {
-  measurementConfigCreate(kind: ConfigKind!, input: MeasurementConfigCreateInput!): MeasurementConfig!
-  measurementConfigImport(kind: ConfigKind!, input: MeasurementConfigImportInput!): MeasurementConfigImport!
+  "Makes a config. Editor."
+  measurementConfigCreate("Public or schedule (automator) config." kind: ConfigKind!, "The new config." input: MeasurementConfigCreateInput!): MeasurementConfig!
+  "Imports a config document as a new config or into a config's draft, linking its studies and credentials. Editor."
+  measurementConfigImport("Public or schedule (automator) config." kind: ConfigKind!, "The document and where it goes." input: MeasurementConfigImportInput!): MeasurementConfigImport!
   "Updates name and description and saves the draft."
-  measurementConfigUpdate(kind: ConfigKind!, id: Int!, input: MeasurementConfigUpdateInput!): MeasurementConfig!
+  measurementConfigUpdate("Public or schedule (automator) config." kind: ConfigKind!, "The config's id." id: Int!, "The changes." input: MeasurementConfigUpdateInput!): MeasurementConfig!
   "Makes the draft the published version (409 without a draft)."
-  measurementConfigPublish(kind: ConfigKind!, id: Int!): MeasurementConfig!
+  measurementConfigPublish("Public or schedule (automator) config." kind: ConfigKind!, "The config's id." id: Int!): MeasurementConfig!
   "Deletes the draft (409 without a draft)."
-  measurementConfigDiscardDraft(kind: ConfigKind!, id: Int!): MeasurementConfig!
+  measurementConfigDiscardDraft("Public or schedule (automator) config." kind: ConfigKind!, "The config's id." id: Int!): MeasurementConfig!
   "Makes the config the default of its kind, or (false) no longer the default."
-  measurementConfigSetDefault(kind: ConfigKind!, id: Int!, isDefault: Boolean!): MeasurementConfig!
-  measurementConfigDelete(kind: ConfigKind!, id: Int!): Boolean!
+  measurementConfigSetDefault("Public or schedule (automator) config." kind: ConfigKind!, "The config's id." id: Int!, "True makes it the default, false no longer the default." isDefault: Boolean!): MeasurementConfig!
+  "Deletes a config with its versions; true when done. Editor."
+  measurementConfigDelete("Public or schedule (automator) config." kind: ConfigKind!, "The config's id." id: Int!): Boolean!
   "Assigns the config to clients and client groups (replacing their assignment of this kind)."
-  measurementConfigAssign(kind: ConfigKind!, id: Int!, input: ConfigAssignmentInput!): MeasurementConfig!
+  measurementConfigAssign("Public or schedule (automator) config." kind: ConfigKind!, "The config's id." id: Int!, "The clients and client groups." input: ConfigAssignmentInput!): MeasurementConfig!
   "Removes the config from those of the clients and client groups that have it."
-  measurementConfigUnassign(kind: ConfigKind!, id: Int!, input: ConfigAssignmentInput!): MeasurementConfig!
+  measurementConfigUnassign("Public or schedule (automator) config." kind: ConfigKind!, "The config's id." id: Int!, "The clients and client groups." input: ConfigAssignmentInput!): MeasurementConfig!
 }
 `, BuiltIn: false},
 	{Name: "../schema/credential.graphqls", Input: `"Credentials clients use for a measured service; the password is write-only."
 type ServiceCredential {
+  "The credential's id."
   id: Int!
+  "A name to tell credentials apart."
   name: String!
   "A lower-case identifier such as ookla, netflix or smtp."
   service: String!
+  "The user name; null for none."
   username: String
+  "When the credential was stored."
   createdAt: Time!
+  "When it last changed."
   updatedAt: Time!
+  "True when a password is stored (it is never answered)."
   passwordSet: Boolean!
 }
 
+"A new service credential."
 input ServiceCredentialCreateInput {
+  "A name to tell credentials apart."
   name: String!
+  "A lower-case identifier such as ookla, netflix or smtp."
   service: String!
+  "The user name."
   username: String
+  "The password; stored sealed, never answered."
   password: String
 }
 
+"The changes to a service credential: an absent field keeps the stored value."
 input ServiceCredentialUpdateInput {
+  "The new name."
   name: String @goField(omittable: true)
+  "The new service identifier."
   service: String @goField(omittable: true)
+  "The new user name; null removes it."
   username: String @goField(omittable: true)
   "Blank or omitted keeps the stored password."
   password: String
 }
 
 extend type Query {
+  "The data owner's service credentials. Any role."
   serviceCredentials: [ServiceCredential!]!
-  serviceCredential(id: Int!): ServiceCredential!
+  "One service credential of the data owner. Any role."
+  serviceCredential("The credential's id." id: Int!): ServiceCredential!
 }
 
 extend type Mutation {
-  serviceCredentialCreate(input: ServiceCredentialCreateInput!): ServiceCredential!
-  serviceCredentialUpdate(id: Int!, input: ServiceCredentialUpdateInput!): ServiceCredential!
-  serviceCredentialDelete(id: Int!): Boolean!
+  "Stores a service credential. Admin."
+  serviceCredentialCreate("The new credential." input: ServiceCredentialCreateInput!): ServiceCredential!
+  "Changes a service credential. Admin."
+  serviceCredentialUpdate("The credential's id." id: Int!, "The changes." input: ServiceCredentialUpdateInput!): ServiceCredential!
+  "Deletes a service credential; true when done. Admin."
+  serviceCredentialDelete("The credential's id." id: Int!): Boolean!
 }
 `, BuiltIn: false},
 	{Name: "../schema/event.graphqls", Input: `"""
@@ -6972,10 +7263,13 @@ One event of the data owner's stream: the envelope webhooks deliver
 (see webhookEventTypes for every type and its data).
 """
 type Event {
+  "The event's id; a webhook delivery of the event carries the same id."
   id: ID!
   "An event type of the catalogue, e.g. anomaly_event.created."
   type: String!
+  "When the event happened."
   timestamp: Time!
+  "The event's data, shaped per type (see the sample of its type in webhookEventTypes)."
   data: JSON!
 }
 
@@ -6987,7 +7281,7 @@ extend type Subscription {
   Bearer) or SSE (POST /graphql with Accept: text/event-stream and the key in
   X-API-KEY). At most 10 subscriptions per connection and 20 per API key.
   """
-  events(types: [String!]): Event!
+  events("Event types of the catalogue to receive; null or empty for every type." types: [String!]): Event!
 }
 `, BuiltIn: false},
 	{Name: "../schema/export.graphqls", Input: `"""
@@ -7022,14 +7316,19 @@ type ExportDocumentPage {
   total: Int!
   "The page, from 1."
   page: Int!
+  "Items per page."
   perPage: Int!
 }
 
 "One page of the data owner's own clients, newest first."
 type ExportClientPage {
+  "The page's clients."
   items: [Client!]!
+  "Clients matching the filters, over all pages."
   total: Int!
+  "The page, from 1."
   page: Int!
+  "Items per page."
   perPage: Int!
 }
 
@@ -7041,17 +7340,17 @@ extend type Query {
   SpeedtestMeasurement, ConferencingMeasurement or GamingMeasurement; subject and
   studyId match study.subject and study.study_id (any of the given values).
   """
-  exportMeasurements(filter: ExportFilter, type: String, subject: [String!], studyId: [String!], page: Int, perPage: Int): ExportDocumentPage!
+  exportMeasurements("The common filters; none when null." filter: ExportFilter, "One measurement document type; every type when null." type: String, "study.subject values (any)." subject: [String!], "study.study_id values (any)." studyId: [String!], "The page, from 1 (1 when null)." page: Int, "Items per page, at most 1000 (100 when null)." perPage: Int): ExportDocumentPage!
   "Client reports, optionally of one type (e.g. IcmpPingClientReport)."
-  exportClientReports(filter: ExportFilter, type: String, page: Int, perPage: Int): ExportDocumentPage!
+  exportClientReports("The common filters; none when null." filter: ExportFilter, "One client report type; every type when null." type: String, "The page, from 1 (1 when null)." page: Int, "Items per page, at most 1000 (100 when null)." perPage: Int): ExportDocumentPage!
   "Event bundles of one type (required unless filter.measurementId): VideoEventBundle or WebEventBundle."
-  exportEventBundles(filter: ExportFilter, type: String, page: Int, perPage: Int): ExportDocumentPage!
+  exportEventBundles("The common filters; none when null." filter: ExportFilter, "VideoEventBundle or WebEventBundle." type: String, "The page, from 1 (1 when null)." page: Int, "Items per page, at most 1000 (100 when null)." perPage: Int): ExportDocumentPage!
   "Network requests (request and response data pruned as the export spec lists)."
-  exportNetworkRequests(filter: ExportFilter, page: Int, perPage: Int): ExportDocumentPage!
+  exportNetworkRequests("The common filters; none when null." filter: ExportFilter, "The page, from 1 (1 when null)." page: Int, "Items per page, at most 1000 (100 when null)." perPage: Int): ExportDocumentPage!
   "The data owner's own clients (shared clients are not exported); times filter created_at."
-  exportClients(filter: ExportFilter, page: Int, perPage: Int): ExportClientPage!
+  exportClients("The common filters; none when null." filter: ExportFilter, "The page, from 1 (1 when null)." page: Int, "Items per page, at most 1000 (100 when null)." perPage: Int): ExportClientPage!
   "User feedbacks, optionally of one type; each carries client { uuid }."
-  exportUserFeedbacks(filter: ExportFilter, type: String, page: Int, perPage: Int): ExportDocumentPage!
+  exportUserFeedbacks("The common filters; none when null." filter: ExportFilter, "One feedback type; every type when null." type: String, "The page, from 1 (1 when null)." page: Int, "Items per page, at most 1000 (100 when null)." perPage: Int): ExportDocumentPage!
   """
   A Query DSL search over the data owner's measurements (indices
   analytics-production-<data_owner>-measurements*; the other kinds have their own
@@ -7065,16 +7364,50 @@ extend type Query {
   Elasticsearch URL parameter: those that choose indices (index, routing, ...)
   are refused, as are the unsupported ones.
   """
-  exportSearch(body: JSON!, q: String, df: String, defaultOperator: String, analyzer: String, lenient: Boolean,
-    analyzeWildcard: Boolean, size: Int, from: Int, sort: JSON, searchAfter: JSON, source: JSON,
-    sourceIncludes: [String!], sourceExcludes: [String!], trackTotalHits: JSON, sourceOnly: Boolean, scroll: String,
-    otherParams: JSON): JSON!
+  exportSearch(
+    "The Query DSL body: an object, or a string holding one."
+    body: JSON!,
+    "A Lucene query string, ANDed with body.query."
+    q: String,
+    "The default field of q."
+    df: String,
+    "The default operator of q: AND or OR."
+    defaultOperator: String,
+    "The analyzer of q."
+    analyzer: String,
+    "q ignores format errors (e.g. text in a numeric field)."
+    lenient: Boolean,
+    "q analyzes wildcard and prefix terms."
+    analyzeWildcard: Boolean,
+    "Hits to answer (body's size)."
+    size: Int,
+    "Hits to skip (body's from)."
+    from: Int,
+    "The sort: a DSL value or \"field:asc,field2:desc\"."
+    sort: JSON,
+    "The sort values of the previous page's last hit (body's search_after)."
+    searchAfter: JSON,
+    "body's _source: true, false, a field pattern or a list of them."
+    source: JSON,
+    "Field patterns _source keeps."
+    sourceIncludes: [String!],
+    "Field patterns _source drops."
+    sourceExcludes: [String!],
+    "body's track_total_hits: true, false or a count."
+    trackTotalHits: JSON,
+    "True answers the array of _source documents instead of the envelope."
+    sourceOnly: Boolean,
+    "A keep-alive such as 1m (at most 5m): starts a scroll."
+    scroll: String,
+    "Other Elasticsearch URL parameters, as an object of names to values."
+    otherParams: JSON
+  ): JSON!
   """
   An ES|QL query over the data owner's indices (its FROM must name indices
   starting with analytics-production-<data_owner>; ENRICH is not supported):
   one object per row, keyed by column.
   """
-  exportEsql(query: String!): [JSON!]!
+  exportEsql("The ES|QL query." query: String!): [JSON!]!
   """
   The field mapping of the data owner's indices whose names match index (a
   name or '*' pattern, every index when absent), in Elasticsearch's GET
@@ -7084,7 +7417,7 @@ extend type Query {
   date, or text with a keyword sub-field); the embedded search backend
   follows it. An index without stored documents is absent.
   """
-  exportMapping(index: String): JSON!
+  exportMapping("An index name or '*' pattern; null for every index of the data owner." index: String): JSON!
 }
 `, BuiltIn: false},
 	{Name: "../schema/federation.graphqls", Input: `# Apollo Federation v2: fleetgraph is a subgraph (docs/federation.md). The
@@ -7115,100 +7448,159 @@ extend type RegistrationKey @key(fields: "id")
 type SystemStatusRecord {
   "The record's id on the server."
   id: Int!
+  "The UUID of the client that reported it."
   clientUuid: String!
+  "The id of the probe run the record covers."
   runId: String!
+  "The studies the run executed."
   studyIds: [String!]!
+  "The ids of the measurements the run made."
   measurementIds: [Int!]!
+  "When the run started; null when the record does not say."
   startedAt: Time
+  "When the run finished; null when the record does not say."
   finishedAt: Time
+  "The client's platform as reported; null when not given."
   platform: String
+  "The scope the client measured its resources in, as reported; null when not given."
   runtimeScope: String
   "0 when the record does not say."
   sampleIntervalSeconds: Int!
+  "The id of the connection detail trace; null when none."
   connectionDetailTraceId: Int
   "0 when the record does not say."
   cpuValidSampleCount: Int!
+  "Average CPU use over the run, in percent; null when not measured."
   cpuAveragePercent: Float
+  "Highest CPU use, in percent; null when not measured."
   cpuMaxPercent: Float
+  "CPU use at the end of the run, in percent; null when not measured."
   cpuFinalPercent: Float
   "0 when the record does not say."
   memoryValidSampleCount: Int!
+  "The memory available to the client, in bytes; null when not measured."
   memoryEffectiveTotalBytes: Int
+  "Average memory use, in percent; null when not measured."
   memoryAveragePercent: Float
+  "Highest memory use, in percent; null when not measured."
   memoryMaxPercent: Float
+  "Memory use at the end of the run, in percent; null when not measured."
   memoryFinalPercent: Float
+  "The client's filesystems during the run."
   filesystems: [SystemStatusFilesystem!]!
   "Connection detail items as the client sent them (id, type, client_time, ip_address, ssid, rssi, ...)."
   connectionDetails: [JSON!]!
+  "Errors the client met collecting the figures."
   collectionErrors: [String!]!
+  "When the server stored the record."
   createdAt: Time!
 }
 
+"One filesystem of a system status record; sizes in bytes, use in percent."
 type SystemStatusFilesystem {
+  "The filesystem was writable."
   writable: Boolean!
+  "How many samples were taken successfully."
   validSampleCount: Int!
+  "The device; null when not given."
   device: String
+  "The mount point; null when not given."
   mount: String
+  "The filesystem type; null when not given."
   type: String
+  "Its size; null when not measured."
   totalBytes: Int
+  "The least free space seen; null when not measured."
   minimumAvailableBytes: Int
+  "Free space at the end of the run; null when not measured."
   finalAvailableBytes: Int
+  "Average use; null when not measured."
   averagePercent: Float
+  "Highest use; null when not measured."
   maximumPercent: Float
+  "Use at the end of the run; null when not measured."
   finalPercent: Float
 }
 
 "A page of a client's system status records, newest first."
 type SystemStatusRecordPage {
+  "The page's records."
   items: [SystemStatusRecord!]!
   "Records of the client over all pages."
   total: Int!
+  "The page, from 1."
   page: Int!
+  "Records per page."
   perPage: Int!
 }
 
+"A client's health."
 enum HealthState {
+  "No measured metric reaches a threshold."
   healthy
+  "A metric at or above its warning threshold."
   warning
+  "A metric at or above its critical threshold."
   critical
+  "No record within the offline threshold, a record without any metric, or degraded detection off."
   unknown
 }
 
+"How far a metric is over its thresholds."
 enum HealthSeverity {
+  "At or above the warning threshold."
   warning
+  "At or above the critical threshold."
   critical
 }
 
 "A metric at or above one of its thresholds."
 type HealthReason {
+  "cpu, memory or filesystem."
   metric: String!
+  "The metric's value, in percent."
   percent: Float!
+  "The threshold it reached."
   severity: HealthSeverity!
 }
 
+"One metric of an evaluation with the thresholds it was compared to."
 type HealthMetricSummary {
   "The metric's value in the evaluated record; null when it has none."
   percent: Float
+  "The warning threshold, in percent."
   warningPercent: Float!
+  "The critical threshold, in percent."
   criticalPercent: Float!
 }
 
 "The summary of each metric: cpu and memory (average percent of the record), filesystem (the fullest filesystem)."
 type HealthMetricSummaries {
+  "CPU."
   cpu: HealthMetricSummary!
+  "Memory."
   memory: HealthMetricSummary!
+  "The fullest filesystem."
   filesystem: HealthMetricSummary!
 }
 
 "The settings an evaluation was made with."
 type HealthThresholdSnapshot {
+  "CPU warning threshold, percent."
   cpuWarningPercent: Int!
+  "CPU critical threshold, percent."
   cpuCriticalPercent: Int!
+  "Memory warning threshold, percent."
   memoryWarningPercent: Int!
+  "Memory critical threshold, percent."
   memoryCriticalPercent: Int!
+  "Filesystem warning threshold, percent."
   filesystemWarningPercent: Int!
+  "Filesystem critical threshold, percent."
   filesystemCriticalPercent: Int!
+  "Minutes without contact after which the client counted as offline."
   offlineThresholdMinutes: Int!
+  "Whether degraded detection was on."
   clientDegradedDetectionEnabled: Boolean!
 }
 
@@ -7217,44 +7609,63 @@ A client's health: its latest system status record within the offline
 threshold against the data owner's thresholds.
 """
 type ClientHealthState {
+  "The client's integer id."
   clientId: Int!
+  "The client's UUID."
   clientUuid: String!
+  "The client's label; null when none."
   clientLabel: String
+  "The client's health."
   state: HealthState!
+  "The metrics at or above a threshold."
   reasons: [HealthReason!]!
+  "Each metric's value and thresholds."
   metricSummary: HealthMetricSummaries!
   "When the state was evaluated; null when it was not (degraded detection off)."
   evaluatedAt: Time
+  "The settings the evaluation used."
   thresholdSnapshot: HealthThresholdSnapshot!
   "The thresholds changed after this evaluation (it is re-evaluated with the client's next record)."
   thresholdsOutdated: Boolean!
+  "The id of the record evaluated; null when none."
   sourceSystemStatusRecordId: Int
   "The transport of the record's newest connection detail (its type)."
   networkTransport: String
 }
 
+"The thresholds of one metric."
 type HealthMetricThresholds {
+  "At or above this percentage the metric warns."
   warningPercent: Int!
+  "At or above this percentage the metric is critical."
   criticalPercent: Int!
 }
 
 "The data owner's health thresholds in percent, per metric."
 type HealthThresholds {
+  "CPU use."
   cpu: HealthMetricThresholds!
+  "Memory use."
   memory: HealthMetricThresholds!
+  "Use of the fullest filesystem."
   filesystem: HealthMetricThresholds!
 }
 
 "New thresholds of one metric; an omitted value is kept. 0 to 100, warning below critical."
 input HealthMetricThresholdsInput {
+  "The new warning threshold."
   warningPercent: Int @goField(omittable: true)
+  "The new critical threshold."
   criticalPercent: Int @goField(omittable: true)
 }
 
 "Thresholds to change; an omitted metric is kept."
 input HealthThresholdsInput {
+  "CPU use."
   cpu: HealthMetricThresholdsInput @goField(omittable: true)
+  "Memory use."
   memory: HealthMetricThresholdsInput @goField(omittable: true)
+  "Use of the fullest filesystem."
   filesystem: HealthMetricThresholdsInput @goField(omittable: true)
 }
 
@@ -7265,21 +7676,27 @@ extend type Client {
 
 extend type Query {
   "A page of a client's system status records, newest first (perPage 1 to 100)."
-  systemStatusRecords(clientId: ID!, page: Int = 1, perPage: Int = 25): SystemStatusRecordPage!
+  systemStatusRecords("The client's integer id or UUID." clientId: ID!, "The page, from 1." page: Int = 1, "Records per page, 1 to 100." perPage: Int = 25): SystemStatusRecordPage!
   "The health of each of the data owner's own clients, by client id (evaluated on read)."
   fleetHealth: [ClientHealthState!]!
+  "The data owner's health thresholds. Any role."
   healthThresholds: HealthThresholds!
 }
 
 extend type Mutation {
   "Changes the data owner's health thresholds (admin)."
-  healthThresholdsUpdate(input: HealthThresholdsInput!): HealthThresholds!
+  healthThresholdsUpdate("The thresholds to change." input: HealthThresholdsInput!): HealthThresholds!
 }
 `, BuiltIn: false},
-	{Name: "../schema/isp.graphqls", Input: `enum IspType {
+	{Name: "../schema/isp.graphqls", Input: `"The kind of access an ISP sells."
+enum IspType {
+  "Fixed-line access (DSL, cable, fibre)."
   fixed
+  "Mobile (cellular) access."
   mobile
+  "Satellite access."
   satellite
+  "Any other kind."
   other
 }
 
@@ -7307,6 +7724,7 @@ type Isp implements Node {
   createdAt: Time!
   "How many client contracts name the ISP."
   ispContractsCount: Int!
+  "How many detail records are stored for the ISP."
   ispDetailsCount: Int!
   "The client contracts that name the ISP."
   ispContracts: [IspContract!]!
@@ -7350,6 +7768,7 @@ type IspContract {
   clientLabel: String
 }
 
+"What listed ISPs must match; a field left out matches every ISP."
 input IspFilter {
   "Two-letter ISO country code."
   country: String
@@ -7357,28 +7776,41 @@ input IspFilter {
   name: String
   "One of the IspType values; other values are ignored."
   type: String
+  "Only ISPs with this verified value."
   verified: Boolean
 }
 
+"A new ISP record."
 input IspCreateInput {
+  "The ISP's name."
   name: String!
+  "Two-letter ISO 3166 country code."
   country: String!
+  "The kind of access the ISP sells."
   type: IspType!
+  "The ISP is a VPN provider; null when not known."
   isVpn: Boolean
 }
 
+"The changes to an ISP: an absent field keeps the stored value."
 input IspUpdateInput {
+  "The new name."
   name: String @goField(omittable: true)
+  "The new two-letter ISO 3166 country code."
   country: String @goField(omittable: true)
+  "The new kind of access."
   type: IspType @goField(omittable: true)
+  "Whether the ISP is a VPN provider; null when not known."
   isVpn: Boolean @goField(omittable: true)
 }
 
+"Where an ISP is merged into."
 input IspMergeInput {
   "The ISP that receives the contracts, alternative names and AS numbers."
   targetId: Int!
 }
 
+"A new contract between a client and an ISP."
 input IspContractCreateInput {
   "The client: its id or UUID (one of the data owner's own clients)."
   clientId: ID!
@@ -7394,8 +7826,11 @@ input IspContractCreateInput {
   monthlyPrice: Float
   "ISO 4217 currency code (EUR), any case; stored upper-case."
   currency: String
+  "The tariff the contract is assumed to be."
   assumedTariff: String
+  "The kind of connection, free text."
   connectionType: String
+  "When the contract starts; now when left out."
   validFrom: Time
   "After validFrom."
   validUntil: Time
@@ -7403,18 +7838,29 @@ input IspContractCreateInput {
 
 "Changes to a contract; a field left out is left alone, null clears it."
 input IspContractUpdateInput {
+  "Another of the data owner's ISPs."
   ispId: Int @goField(omittable: true)
+  "At most 255 characters."
   name: String @goField(omittable: true)
+  "kbit/s, 0 or more."
   uploadSpeed: Int @goField(omittable: true)
+  "kbit/s, 0 or more."
   downloadSpeed: Int @goField(omittable: true)
+  "0 or more, at most two decimal places."
   monthlyPrice: Float @goField(omittable: true)
+  "ISO 4217 currency code, any case; stored upper-case."
   currency: String @goField(omittable: true)
+  "The tariff the contract is assumed to be."
   assumedTariff: String @goField(omittable: true)
+  "The kind of connection, free text."
   connectionType: String @goField(omittable: true)
+  "When the contract starts."
   validFrom: Time @goField(omittable: true)
+  "When the contract ends; after validFrom."
   validUntil: Time @goField(omittable: true)
 }
 
+"When a contract ends."
 input IspContractEndInput {
   "When the contract ends (ended); now when left out. Not before validFrom."
   validUntil: Time
@@ -7422,24 +7868,30 @@ input IspContractEndInput {
 
 extend type Query {
   "ISPs of the data owner. With a name filter at most 20 are returned."
-  isps(filter: IspFilter): [Isp!]!
-  isp(id: Int!): Isp!
-  ispContract(id: Int!): IspContract!
+  isps("What the ISPs must match; null for every ISP." filter: IspFilter): [Isp!]!
+  "One ISP of the data owner. Any role."
+  isp("The ISP's id." id: Int!): Isp!
+  "One ISP contract of the data owner. Any role."
+  ispContract("The contract's id." id: Int!): IspContract!
 }
 
 extend type Mutation {
-  ispCreate(input: IspCreateInput!): Isp!
-  ispUpdate(id: Int!, input: IspUpdateInput!): Isp!
-  ispDelete(id: Int!): Boolean!
+  "Makes an ISP. Editor."
+  ispCreate("The new ISP." input: IspCreateInput!): Isp!
+  "Changes an ISP. Editor."
+  ispUpdate("The ISP's id." id: Int!, "The changes." input: IspUpdateInput!): Isp!
+  "Deletes an ISP; true when done. Editor."
+  ispDelete("The ISP's id." id: Int!): Boolean!
   "Moves the ISP's contracts, alternative names and AS numbers onto the target and deletes it."
-  ispMergeInto(id: Int!, input: IspMergeInput!): Isp!
+  ispMergeInto("The id of the ISP merged away (deleted)." id: Int!, "The target ISP." input: IspMergeInput!): Isp!
   "A contract between one of the data owner's clients and one of its ISPs."
-  ispContractCreate(input: IspContractCreateInput!): IspContract!
-  ispContractUpdate(id: Int!, input: IspContractUpdateInput!): IspContract!
+  ispContractCreate("The new contract." input: IspContractCreateInput!): IspContract!
+  "Changes a contract. Editor."
+  ispContractUpdate("The contract's id." id: Int!, "The changes." input: IspContractUpdateInput!): IspContract!
   "Ends a contract that has not ended yet: sets validUntil (now when not given)."
-  ispContractEnd(id: Int!, input: IspContractEndInput): IspContract!
+  ispContractEnd("The contract's id." id: Int!, "When it ends; null for now." input: IspContractEndInput): IspContract!
   "Deletes a contract entered by mistake (end a contract that was real instead)."
-  ispContractDelete(id: Int!): Boolean!
+  ispContractDelete("The contract's id." id: Int!): Boolean!
 }
 
 "A page of ISPs, by id."
@@ -7485,6 +7937,7 @@ month (1 when its measurements name no subject).
 type LicenseUsageReport {
   "Every month of the range, oldest first."
   monthlyUsage: [LicenseMonthUsage!]!
+  "License units over the whole range."
   totalUnits: Int!
   """
   Per registration key, by totalUnits descending (then by id); the entry of
@@ -7495,10 +7948,13 @@ type LicenseUsageReport {
   usageByRegistrationKey: [RegistrationKeyLicenseUsage!]!
 }
 
+"License usage of one UTC month."
 type LicenseMonthUsage {
   "YYYY-MM"
   month: String!
+  "License units counted that month."
   licenseUnits: Int!
+  "Clients that measured that month."
   uniqueClients: Int!
   """
   Keyed by the number of subjects a client measured that month ("1", "2",
@@ -7507,10 +7963,15 @@ type LicenseMonthUsage {
   breakdownBySubjectCount: JSON!
 }
 
+"License usage of the clients of one registration key."
 type RegistrationKeyLicenseUsage {
+  "The key's id; null for clients without a key."
   registrationKeyId: Int
+  "The key itself; null for clients without a key."
   registrationKey: String
+  "The key's note; null when none or without a key."
   comment: String
+  "License units over the range."
   totalUnits: Int!
   "Client-months: the sum of uniqueClients over the months."
   totalUniqueClients: Int!
@@ -7518,10 +7979,13 @@ type RegistrationKeyLicenseUsage {
   monthlyUsage: [RegistrationKeyMonthUsage!]!
 }
 
+"License usage of a key's clients in one UTC month."
 type RegistrationKeyMonthUsage {
   "YYYY-MM"
   month: String!
+  "License units counted that month."
   licenseUnits: Int!
+  "Clients that measured that month."
   uniqueClients: Int!
 }
 
@@ -7530,30 +7994,45 @@ The software the operator offers for download (the release catalogue named by
 FLEETGRAPH_RELEASES); no components when none is configured.
 """
 type SoftwareDownloads {
+  "The name of the software's provider."
   provider: String!
   "The data owner's name."
   customer: String!
+  "The components offered."
   components: [SoftwareComponent!]!
 }
 
+"A piece of software offered for download."
 type SoftwareComponent {
   "automator, lab or configuration"
   id: String!
+  "The component's name for display."
   label: String!
+  "The versions offered."
   versions: [SoftwareVersion!]!
+  "The newest version with its commands; null when there is none."
   latest: SoftwareLatest
 }
 
+"One downloadable version of a component."
 type SoftwareVersion {
+  "The version."
   version: String!
+  "The file's name."
   filename: String!
+  "Where the file is downloaded, for this data owner."
   url: String!
 }
 
+"The newest version of a component."
 type SoftwareLatest {
+  "The version."
   version: String!
+  "The file's name."
   filename: String!
+  "The link to the newest version (a stable latest link when the catalogue has one, else resolvedUrl)."
   url: String!
+  "Where this version's file is downloaded, for this data owner."
   resolvedUrl: String!
   "Shell command fetching the file, for this data owner."
   downloadCommand: String!
@@ -7570,7 +8049,8 @@ extend type Query {
   endTime's (12 months). At most 120 months. registrationKeyId limits the
   report to the clients of that key (NOT_FOUND when it is not the data owner's).
   """
-  licenseUsage(startTime: String, endTime: String, registrationKeyId: Int): LicenseUsageReport!
+  licenseUsage("The first instant reported; see above for formats and the default." startTime: String, "The last instant reported; now when null." endTime: String, "Only the clients of this registration key; every client when null." registrationKeyId: Int): LicenseUsageReport!
+  "The software the data owner may download (the configured releases). Any role."
   softwareDownloads: SoftwareDownloads!
 }
 `, BuiltIn: false},
@@ -7594,18 +8074,25 @@ type Measurement {
 
 "A client report document (P1203ClientReport, PerformanceClientReport, ...)."
 type ClientReport {
+  "The report's document id."
   id: ID!
+  "The report's document type; null when the document has none."
   type: String
+  "The report document as stored."
   document: JSON!
 }
 
 "The client reports a measurement may have, by document type."
 enum MeasurementReportType {
+  "The ITU-T P.1203 video quality report."
   P1203ClientReport
+  "The client's performance report."
   PerformanceClientReport
+  "The lightweight video player's performance report."
   LightweightVideoPlayerPerformanceReport
 }
 
+"Which of a client's measurements; a field left out matches all."
 input MeasurementFilter {
   "Document type, e.g. VideoMeasurement."
   type: String
@@ -7635,7 +8122,7 @@ type MeasurementEdge {
 
 extend type Client {
   "The client's measurements, newest first (first at most 100)."
-  measurements(filter: MeasurementFilter, first: Int = 20, after: String): MeasurementConnection! @goField(forceResolver: true)
+  measurements("Which measurements; all when null." filter: MeasurementFilter, "The page's size, 1 to 100." first: Int = 20, "The page starts after this cursor." after: String): MeasurementConnection! @goField(forceResolver: true)
 }
 
 extend type Query {
@@ -7647,13 +8134,28 @@ extend type Query {
   sourceOnly answers the array of _source documents. scroll (at most 5m)
   starts a scroll: the envelope carries _scroll_id for measurementSearchScroll.
   """
-  measurementSearch(body: JSON!, indexScope: String, sourceOnly: Boolean, size: Int, from: Int, searchAfter: JSON, scroll: String): JSON!
+  measurementSearch(
+    "The Query DSL body: an object, or a string holding one."
+    body: JSON!,
+    "web, video, network, speedtest, conferencing or gaming: only that type's measurements; every type when null."
+    indexScope: String,
+    "True answers the array of _source documents instead of the envelope (not with scroll)."
+    sourceOnly: Boolean,
+    "Hits to answer (overrides body's size): default 10, at most 10000."
+    size: Int,
+    "Hits to skip (overrides body's from)."
+    from: Int,
+    "The sort values of the last hit of the previous page (overrides body's search_after)."
+    searchAfter: JSON,
+    "A keep-alive such as 1m (at most 5m): starts a scroll."
+    scroll: String
+  ): JSON!
   "The next page of a scroll started by measurementSearch; keep-alive at most 5m."
-  measurementSearchScroll(scrollId: String!, scroll: String, sourceOnly: Boolean): JSON!
+  measurementSearchScroll("The _scroll_id of the previous answer." scrollId: String!, "The new keep-alive, at most 5m." scroll: String, "True answers the array of _source documents." sourceOnly: Boolean): JSON!
   "A measurement of the data owner by id."
-  measurement(id: ID!): Measurement!
+  measurement("The measurement's id." id: ID!): Measurement!
   "A measurement's document or, with report, that client report's document (NOT_FOUND when none)."
-  measurementDocument(id: ID!, report: MeasurementReportType): JSON!
+  measurementDocument("The measurement's id." id: ID!, "A client report type; null for the measurement's own document." report: MeasurementReportType): JSON!
 }
 `, BuiltIn: false},
 	{Name: "../schema/relay.graphqls", Input: `# Relay conventions shared by every domain: global object identification
@@ -7705,38 +8207,58 @@ extend type Query {
 `, BuiltIn: false},
 	{Name: "../schema/settings.graphqls", Input: `"Organisation-wide settings of the data owner."
 type DataOwnerSettings {
+  "The organisation's instructions added to the AI assistant's system prompt; null for none."
   aiSystemPrompt: String
+  "Minutes without contact after which a client counts as offline; null: offlineThresholdMinutesDefault applies."
   offlineThresholdMinutes: Int
+  "The server's default of offlineThresholdMinutes."
   offlineThresholdMinutesDefault: Int!
+  "The data owner's switch for detecting offline clients."
   clientOfflineDetectionEnabled: Boolean!
+  "The data owner's switch for detecting degraded (unhealthy) clients."
   clientDegradedDetectionEnabled: Boolean!
+  "The data owner's switch for detecting failed study executions."
   studyFailureDetectionEnabled: Boolean!
+  "The server-wide switch for offline detection (set by the operator)."
   clientOfflineDetectionEnabledOnServer: Boolean!
+  "The server-wide switch for degraded-client detection (set by the operator)."
   clientDegradedDetectionEnabledOnServer: Boolean!
+  "The server-wide switch for study failure detection (set by the operator)."
   studyFailureDetectionEnabledOnServer: Boolean!
 }
 
+"The settings to change: an absent field keeps the stored value."
 input DataOwnerSettingsInput {
+  "The organisation's instructions for the AI assistant; null removes them."
   aiSystemPrompt: String @goField(omittable: true)
   "Minutes without contact after which a client counts as offline; null for the default."
   offlineThresholdMinutes: Int @goField(omittable: true)
+  "Switches detection of offline clients."
   clientOfflineDetectionEnabled: Boolean @goField(omittable: true)
+  "Switches detection of degraded clients."
   clientDegradedDetectionEnabled: Boolean @goField(omittable: true)
+  "Switches detection of failed study executions."
   studyFailureDetectionEnabled: Boolean @goField(omittable: true)
 }
 
+"Whether the AI assistant can be used."
 type AiAssistantStatus {
+  "True when a model is configured on the server."
   enabled: Boolean!
+  "The slug of the caller's data owner."
   dataOwner: String!
 }
 
 extend type Query {
+  "The data owner's settings. Any role."
   dataOwnerSettings: DataOwnerSettings!
+  "Whether the AI assistant is enabled, and for which data owner. Any role."
   aiAssistantStatus: AiAssistantStatus!
 }
 
 extend type Mutation {
-  dataOwnerSettingsUpdate(input: DataOwnerSettingsInput!): DataOwnerSettings!
+  "Changes the data owner's settings. Admin."
+  dataOwnerSettingsUpdate("The settings to change." input: DataOwnerSettingsInput!): DataOwnerSettings!
 }
 `, BuiltIn: false},
 	{Name: "../schema/user.graphqls", Input: `"A dashboard user of the data owner."
@@ -7755,12 +8277,17 @@ type User implements Node {
   firstName: String
   "Null when not given."
   lastName: String
+  "Whether the user accepted the use of the AI assistant (only then does the assistant answer it); null when not set."
   aiUsageAccepted: Boolean
+  "The user's own instructions added to the AI assistant's system prompt; null for none."
   aiCustomPrompt: String
+  "The dashboard version the user last visited (kept for the dashboard); null when none."
   lastVisitedDashboardVersion: String
+  "True when the user turned off the dashboard's what's-new notes."
   dashboardWhatsNewDisabled: Boolean!
   "A new e-mail address waiting for its confirmation; null when none."
   pendingEmail: String
+  "When the confirmation of pendingEmail was sent; null when none is pending."
   pendingEmailTokenSentAt: Time
   "active, expired or null."
   pendingEmailState: String
@@ -7770,23 +8297,37 @@ type User implements Node {
 
 "Which notifications a user receives; every key is optional."
 type NotificationConfig {
+  "Notifications of anomaly events."
   anomalyEvents: Boolean
+  "Notifications when a client goes offline."
   clientOffline: Boolean
+  "Notifications when a client's health degrades."
   clientDegraded: Boolean
+  "Notifications of failed study executions."
   studyExecutionFailures: Boolean
+  "immediate or digest."
   anomalyEventsFrequency: String
+  "Without an interval unit: a digest every this many hours (1 to 168; 24 when not set)."
   anomalyEventsDigestHours: Int
+  "hour, day or week: digests every anomalyEventsDigestIntervalCount of these."
   anomalyEventsDigestIntervalUnit: String
+  "How many interval units between digests (1 to 168; 1 when not set)."
   anomalyEventsDigestIntervalCount: Int
+  "The time of day (HH:MM, UTC) daily and weekly digests are sent; 08:00 when not set."
   anomalyEventsDigestAtTime: String
+  "The day weekly digests are sent: 1 (Monday) to 7; 1 when not set."
   anomalyEventsDigestDayOfWeek: Int
 }
 
 "Keys present are written; a key set to null is removed."
 input NotificationConfigInput {
+  "Notifications of anomaly events."
   anomalyEvents: Boolean @goField(omittable: true)
+  "Notifications when a client goes offline."
   clientOffline: Boolean @goField(omittable: true)
+  "Notifications when a client's health degrades."
   clientDegraded: Boolean @goField(omittable: true)
+  "Notifications of failed study executions."
   studyExecutionFailures: Boolean @goField(omittable: true)
   "immediate or digest"
   anomalyEventsFrequency: String @goField(omittable: true)
@@ -7802,11 +8343,17 @@ input NotificationConfigInput {
   anomalyEventsDigestDayOfWeek: Int @goField(omittable: true)
 }
 
+"A new user of the data owner."
 input UserCreateInput {
+  "The user's e-mail address."
   email: String!
+  "The name to sign in with."
   username: String!
+  "The user's role: at most the caller's own."
   role: Role!
+  "The first name."
   firstName: String
+  "The last name."
   lastName: String
   "When true the new user is e-mailed about the account."
   notifyUser: Boolean
@@ -7814,25 +8361,36 @@ input UserCreateInput {
   notificationConfig: NotificationConfigInput
 }
 
+"The changes to a user: an absent field keeps the stored value."
 input UserUpdateInput {
+  "The new first name; null removes it."
   firstName: String @goField(omittable: true)
+  "The new last name; null removes it."
   lastName: String @goField(omittable: true)
+  "Whether the user accepts the use of the AI assistant."
   aiUsageAccepted: Boolean @goField(omittable: true)
+  "The user's instructions for the AI assistant; null removes them."
   aiCustomPrompt: String @goField(omittable: true)
+  "The dashboard version the user last visited."
   lastVisitedDashboardVersion: String @goField(omittable: true)
+  "True turns off the dashboard's what's-new notes."
   dashboardWhatsNewDisabled: Boolean @goField(omittable: true)
+  "Notification settings to change (keys present are written)."
   notificationConfig: NotificationConfigInput
 }
 
 extend type Query {
   "Every user of the data owner, by id."
   users: [User!]! @deprecated(reason: "Answers every user at once; use usersConnection, which pages.")
-  user(id: Int!): User!
+  "One user of the data owner. Any role."
+  user("The user's id." id: Int!): User!
 }
 
 extend type Mutation {
-  userCreate(input: UserCreateInput!): User!
-  userUpdate(id: Int!, input: UserUpdateInput!): User!
+  "Makes a user of the data owner. Admin."
+  userCreate("The new user." input: UserCreateInput!): User!
+  "Changes a user: any role may change its own user, admins any user."
+  userUpdate("The user's id." id: Int!, "The changes." input: UserUpdateInput!): User!
 }
 
 "A page of users, by id."
@@ -7876,14 +8434,21 @@ pass its filters are delivered to url as signed HTTP requests (Standard
 Webhooks), rendered per payloadFormat. Managed by editors.
 """
 type Webhook {
+  "The webhook's id (unique within the data owner)."
   id: Int!
+  "The name shown in lists."
   name: String!
+  "Free text about the webhook; null for none."
   description: String
+  "The http(s) URL deliveries are POSTed to."
   url: String!
   "standard, slack or microsoft_teams."
   payloadFormat: String!
+  "Mentions of chat-formatted deliveries."
   formatOptions: WebhookFormatOptions!
+  "The event types delivered (names of webhookEventTypes)."
   eventTypes: [String!]!
+  "What an event must match to be delivered."
   filters: WebhookFilters!
   "Set by the editor: false stops deliveries."
   enabled: Boolean!
@@ -7893,16 +8458,27 @@ type Webhook {
   headers: JSON!
   "The secret's last characters."
   secretHint: String!
+  "When the server disabled the webhook (the receiver answered 410 Gone, 50 consecutive failed attempts, or only failed attempts for 5 days); null when not disabled. webhookEnable clears it."
   autoDisabledAt: Time
+  "Why the server disabled the webhook, in words; null when not disabled."
   autoDisabledReason: String
+  "Failed delivery attempts since the last success."
   consecutiveFailures: Int!
+  "When the last delivery attempt was made; null before the first."
   lastDeliveryAt: Time
+  "When the last attempt succeeded (a 2xx answer); null when none has."
   lastSuccessAt: Time
+  "When the last attempt failed; null when none has."
   lastFailureAt: Time
+  "The HTTP status of the last attempt's answer; null when it got none."
   lastResponseStatus: Int
+  "The error of the last attempt; null when it succeeded or before the first."
   lastError: String
+  "The user who made the webhook; null when made with an API key without a user."
   createdById: Int
+  "When the webhook was made."
   createdAt: Time!
+  "When the webhook was last changed."
   updatedAt: Time!
   "The signing secret (whsec_...): only in the answer of webhookCreate."
   secret: String
@@ -7920,59 +8496,91 @@ type WebhookFormatOptions {
 
 "What an event must match to be delivered; an empty list matches all."
 type WebhookFilters {
+  "Only events of clients carrying at least one of these tags (events about no client pass)."
   clientTags: [String!]!
+  "Only events of these measurement types."
   measurementTypes: [String!]!
   "warning or critical: events with a lower severity are not delivered."
   minSeverity: String
+  "Only health events about at least one of these metrics (cpu, memory, filesystem)."
   healthMetrics: [String!]!
 }
 
+"A new webhook. Its signing secret is made by the server and answered once."
 input WebhookCreateInput {
+  "The name shown in lists."
   name: String!
+  "Free text about the webhook."
   description: String
+  "An http or https URL with a host, without user info or fragment, at most 2048 characters."
   url: String!
+  "The event types to deliver (names of webhookEventTypes); at least one."
   eventTypes: [String!]!
   "Object with keys client_tags, measurement_types, min_severity, health_metrics."
   filters: JSON
   "Object of header names to string values."
   headers: JSON
+  "false makes the webhook disabled; true when absent."
   enabled: Boolean
+  "standard (the default), slack or microsoft_teams."
   payloadFormat: String
   "Object with keys mention_users, mention_groups, mention_channel (chat formats only)."
   formatOptions: JSON
 }
 
+"The changes to a webhook: an absent field keeps the stored value."
 input WebhookUpdateInput {
+  "The new name."
   name: String @goField(omittable: true)
+  "The new description; null or blank removes it."
   description: String @goField(omittable: true)
+  "The new URL (the rules of WebhookCreateInput.url)."
   url: String @goField(omittable: true)
+  "The new event types; at least one."
   eventTypes: [String!] @goField(omittable: true)
+  "The new filters: object with keys client_tags, measurement_types, min_severity, health_metrics."
   filters: JSON @goField(omittable: true)
   "A value of eight asterisks keeps the stored value of that header."
   headers: JSON @goField(omittable: true)
+  "false stops deliveries; true does not clear an automatic disabling (webhookEnable does)."
   enabled: Boolean @goField(omittable: true)
+  "standard, slack or microsoft_teams."
   payloadFormat: String @goField(omittable: true)
+  "The new mentions: object with keys mention_users, mention_groups, mention_channel."
   formatOptions: JSON @goField(omittable: true)
 }
 
 "One event delivered (or to be delivered) to one webhook."
 type WebhookDelivery {
+  "The delivery's id."
   id: Int!
+  "The id of the webhook it is delivered to."
   webhookEndpointId: Int!
+  "The id of the event delivered (the envelope's id)."
   eventId: String!
+  "The type of the event delivered."
   eventType: String!
   "pending, succeeded, failed (will retry), exhausted or cancelled."
   status: String!
+  "Attempts made so far."
   attempts: Int!
+  "Attempts made at most before the delivery is exhausted."
   maxAttempts: Int!
+  "When the next attempt is due; null when none is scheduled."
   nextAttemptAt: Time
+  "The HTTP status of the last attempt's answer; null before an attempt or when it got no answer."
   responseStatus: Int
+  "Why the last attempt failed; null when it did not."
   errorMessage: String
+  "How long the last attempt took, in milliseconds; null before an attempt."
   durationMs: Int
+  "When an attempt succeeded; null until one does."
   deliveredAt: Time
   "Made by redeliver or test-send."
   manual: Boolean!
+  "When the delivery was made (queued)."
   createdAt: Time!
+  "When the delivery last changed."
   updatedAt: Time!
   "The envelope: id, type, timestamp, data."
   payload: JSON!
@@ -7980,44 +8588,69 @@ type WebhookDelivery {
   responseBody: String
   "The body sent, as payloadFormat rendered it (empty before the first attempt)."
   renderedBody: String!
+  "The webhook's payload format when the body was rendered: standard, slack or microsoft_teams."
   payloadFormat: String!
+  "The Content-Type header sent with renderedBody."
   renderedContentType: String!
 }
 
+"Where a page of deliveries is in the whole list."
 type WebhookDeliveryPagination {
+  "The page answered, from 1."
   page: Int!
+  "Deliveries per page."
   perPage: Int!
+  "Deliveries of the webhook in all pages."
   totalCount: Int!
 }
 
+"One page of a webhook's deliveries, newest first."
 type WebhookDeliveryPage {
+  "The deliveries of the page (without payload and response)."
   items: [WebhookDelivery!]!
+  "The page, its size and the total count."
   pagination: WebhookDeliveryPagination!
 }
 
 "The event types webhooks can subscribe to, with what filters them."
 type WebhookCatalogue {
+  "The groups event types are listed in."
   groups: [WebhookEventGroup!]!
+  "The filters a webhook can set."
   filters: [WebhookFilterInfo!]!
+  "The values of the min_severity filter."
   severities: [String!]!
+  "The values of the health_metrics filter."
   healthMetrics: [String!]!
+  "The values of the measurement_types filter."
   measurementTypes: [String!]!
+  "Every event type a webhook can subscribe to."
   eventTypes: [WebhookEventType!]!
 }
 
+"A group of event types."
 type WebhookEventGroup {
+  "The group's key, as in WebhookEventType.group."
   key: String!
+  "The group's name for display."
   label: String!
 }
 
+"A filter a webhook can set."
 type WebhookFilterInfo {
+  "The filter's key in filters (client_tags, measurement_types, min_severity or health_metrics)."
   key: String!
+  "What the filter matches."
   description: String!
 }
 
+"An event type webhooks can subscribe to."
 type WebhookEventType {
+  "The type's name, e.g. anomaly_event.created."
   type: String!
+  "The key of the type's group."
   group: String!
+  "When an event of this type happens."
   description: String!
   "The filters that apply to events of this type."
   filters: [String!]!
@@ -8026,25 +8659,31 @@ type WebhookEventType {
 }
 
 extend type Query {
+  "The data owner's webhooks. Any role."
   webhooks: [Webhook!]!
-  webhook(id: Int!): Webhook!
+  "One webhook of the data owner. Any role."
+  webhook("The webhook's id." id: Int!): Webhook!
+  "The catalogue of event types and filters. Any role."
   webhookEventTypes: WebhookCatalogue!
   "Newest first; page from 1, perPage 25 by default, at most 100."
-  webhookDeliveries(webhookId: Int!, page: Int, perPage: Int): WebhookDeliveryPage!
-  webhookDelivery(webhookId: Int!, id: Int!): WebhookDelivery!
+  webhookDeliveries("The webhook's id." webhookId: Int!, "The page, from 1 (1 when null)." page: Int, "Deliveries per page, 1 to 100 (25 when null)." perPage: Int): WebhookDeliveryPage!
+  "One delivery of a webhook, with its payload and the receiver's answer. Any role."
+  webhookDelivery("The webhook's id." webhookId: Int!, "The delivery's id." id: Int!): WebhookDelivery!
 }
 
 extend type Mutation {
-  webhookCreate(input: WebhookCreateInput!): Webhook!
-  webhookUpdate(id: Int!, input: WebhookUpdateInput!): Webhook!
+  "Makes a webhook; the answer alone carries its signing secret. Editor."
+  webhookCreate("The new webhook." input: WebhookCreateInput!): Webhook!
+  "Changes a webhook. Editor."
+  webhookUpdate("The webhook's id." id: Int!, "The changes." input: WebhookUpdateInput!): Webhook!
   "Deletes the webhook with its deliveries (pending ones are not sent)."
-  webhookDelete(id: Int!): Boolean!
+  webhookDelete("The webhook's id." id: Int!): Boolean!
   "Enables the webhook and clears an automatic disabling and its failure count."
-  webhookEnable(id: Int!): Webhook!
+  webhookEnable("The webhook's id." id: Int!): Webhook!
   "Sends a webhook.test event to this webhook alone (a manual delivery)."
-  webhookTest(id: Int!): WebhookDelivery!
+  webhookTest("The webhook's id." id: Int!): WebhookDelivery!
   "A new manual delivery of the delivery's event to its webhook."
-  webhookDeliveryRedeliver(webhookId: Int!, id: Int!): WebhookDelivery!
+  webhookDeliveryRedeliver("The webhook's id." webhookId: Int!, "The id of the delivery to send again." id: Int!): WebhookDelivery!
 }
 `, BuiltIn: false},
 	{Name: "../federation/directives.graphql", Input: `

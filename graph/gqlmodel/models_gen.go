@@ -17,8 +17,10 @@ import (
 // stored messages (the AI SDK's chat transport sends them all): messages whose
 // id is stored already are skipped. The last new message must be the user's.
 type AiCompleteInput struct {
+	// The messages (UIMessage objects), possibly with the stored ones before the new ones.
 	Messages []model.JSON `json:"messages,omitempty"`
-	Message  *model.JSON  `json:"message,omitempty"`
+	// One new message (a UIMessage object), as an alternative to messages.
+	Message *model.JSON `json:"message,omitempty"`
 	// Sent by the AI SDK's chat transport; ignored.
 	ID *model.JSON `json:"id,omitempty"`
 	// Sent by the AI SDK's chat transport; ignored.
@@ -27,7 +29,9 @@ type AiCompleteInput struct {
 	MessageID *string `json:"messageId,omitempty"`
 }
 
+// A new conversation of the caller, empty or with messages to start with.
 type AiConversationCreateInput struct {
+	// A title (at most 200 characters); blank or null for none.
 	Title *string `json:"title,omitempty"`
 	// Messages to start with (UIMessage objects).
 	Messages []model.JSON `json:"messages,omitempty"`
@@ -35,53 +39,73 @@ type AiConversationCreateInput struct {
 	Message *model.JSON `json:"message,omitempty"`
 }
 
+// The changes to a conversation.
 type AiConversationUpdateInput struct {
+	// The new title (at most 200 characters); blank or null removes it.
 	Title *string `json:"title,omitempty"`
 }
 
+// The anomaly to explain and where to put the explanation.
 type AiExplainAnomalyInput struct {
+	// The id of one of the data owner's anomaly events.
 	AnomalyID string `json:"anomalyId"`
 	// A conversation of the caller to continue; without it a new one is made.
 	ConversationID *int64 `json:"conversationId,omitempty"`
 }
 
+// The values an override's scope can take.
 type AnomalyDetectionDimensions struct {
 	// From the data owner's own measurement documents.
 	MeasurementTypes []MeasurementTypeDimension `json:"measurementTypes"`
-	DetectionPasses  []string                   `json:"detectionPasses"`
+	// The detection passes: spike, shift, data_quality.
+	DetectionPasses []string `json:"detectionPasses"`
 	// From quiet to loud.
 	Levels []string `json:"levels"`
 }
 
 // How loud anomaly detection is for one scope; no override means level default.
 type AnomalyDetectionOverride struct {
-	ID    int64                          `json:"id"`
+	// The override's id.
+	ID int64 `json:"id"`
+	// The anomalies it applies to.
 	Scope *AnomalyDetectionOverrideScope `json:"scope"`
 	// subject|measurement_type|metric|detection_pass
 	ScopeKey string `json:"scopeKey"`
 	// off, low or high.
 	Level string `json:"level"`
 	// manual or feedback.
-	Origin          string    `json:"origin"`
-	SourceAnomalyID *string   `json:"sourceAnomalyId,omitempty"`
-	CreatedAt       time.Time `json:"createdAt"`
-	UpdatedAt       time.Time `json:"updatedAt"`
-	UpdatedByID     *int64    `json:"updatedById,omitempty"`
-	UpdatedByName   *string   `json:"updatedByName,omitempty"`
+	Origin string `json:"origin"`
+	// The anomaly whose feedback set the override; null when none.
+	SourceAnomalyID *string `json:"sourceAnomalyId,omitempty"`
+	// When the override was made.
+	CreatedAt time.Time `json:"createdAt"`
+	// When the override last changed.
+	UpdatedAt time.Time `json:"updatedAt"`
+	// The user who last changed it; null when unknown or changed with an API key without a user.
+	UpdatedByID *int64 `json:"updatedById,omitempty"`
+	// That user's name; null when updatedById is null.
+	UpdatedByName *string `json:"updatedByName,omitempty"`
 }
 
+// An override to set.
 type AnomalyDetectionOverrideCreateInput struct {
+	// The anomalies it applies to.
 	Scope *AnomalyDetectionOverrideScopeInput `json:"scope"`
 	// off, low or high (default is the absence of an override).
 	Level string `json:"level"`
 }
 
+// Feedback on a scope's anomalies.
 type AnomalyDetectionOverrideFeedbackInput struct {
-	Scope           *AnomalyDetectionOverrideScopeInput `json:"scope"`
-	Direction       FeedbackDirection                   `json:"direction"`
-	SourceAnomalyID *string                             `json:"sourceAnomalyId,omitempty"`
+	// The anomalies it applies to.
+	Scope *AnomalyDetectionOverrideScopeInput `json:"scope"`
+	// up (louder) or down (quieter).
+	Direction FeedbackDirection `json:"direction"`
+	// The anomaly the feedback is about; kept on the override.
+	SourceAnomalyID *string `json:"sourceAnomalyId,omitempty"`
 }
 
+// What anomalyDetectionOverrideFeedback did.
 type AnomalyDetectionOverrideFeedbackResult struct {
 	// The override after the step; null when the step landed on default.
 	AnomalyDetectionOverride *AnomalyDetectionOverride `json:"anomalyDetectionOverride,omitempty"`
@@ -91,16 +115,24 @@ type AnomalyDetectionOverrideFeedbackResult struct {
 
 // The anomalies an override applies to.
 type AnomalyDetectionOverrideScope struct {
-	Subject         string `json:"subject"`
+	// The study subject (study.subject), e.g. youtube.
+	Subject string `json:"subject"`
+	// The measurement document type, e.g. VideoMeasurement.
 	MeasurementType string `json:"measurementType"`
-	Metric          string `json:"metric"`
-	DetectionPass   string `json:"detectionPass"`
+	// The metric (a key of statistic_values).
+	Metric string `json:"metric"`
+	// The detection pass: spike, shift or data_quality.
+	DetectionPass string `json:"detectionPass"`
 }
 
+// The anomalies an override applies to.
 type AnomalyDetectionOverrideScopeInput struct {
-	Subject         string `json:"subject"`
+	// The study subject (study.subject), e.g. youtube.
+	Subject string `json:"subject"`
+	// The measurement document type, e.g. VideoMeasurement.
 	MeasurementType string `json:"measurementType"`
-	Metric          string `json:"metric"`
+	// The metric (a key of statistic_values).
+	Metric string `json:"metric"`
 	// spike, shift or data_quality.
 	DetectionPass string `json:"detectionPass"`
 }
@@ -109,7 +141,9 @@ type AnomalyEventByIDsInput struct {
 	ID string `json:"ID"`
 }
 
+// A new analytics or export API key.
 type APIKeyCreateInput struct {
+	// A name for the key.
 	Name *string `json:"name,omitempty"`
 	// Defaults to one year from now.
 	ValidUntil *time.Time `json:"validUntil,omitempty"`
@@ -119,25 +153,41 @@ type CapabilityByIDsInput struct {
 	ID int64 `json:"ID"`
 }
 
+// A new capability.
 type CapabilityCreateInput struct {
-	Name                         string   `json:"name"`
-	Comment                      *string  `json:"comment,omitempty"`
-	AllowedMeasurementTypes      []string `json:"allowedMeasurementTypes,omitempty"`
-	AllowedMeasurementSubjects   []string `json:"allowedMeasurementSubjects,omitempty"`
-	ForbiddenMeasurementTypes    []string `json:"forbiddenMeasurementTypes,omitempty"`
+	// The name.
+	Name string `json:"name"`
+	// A free note.
+	Comment *string `json:"comment,omitempty"`
+	// When not empty, the only document types its clients may report; an empty list allows every type.
+	AllowedMeasurementTypes []string `json:"allowedMeasurementTypes,omitempty"`
+	// When not empty, the only study subjects its clients may report; an empty list allows every subject.
+	AllowedMeasurementSubjects []string `json:"allowedMeasurementSubjects,omitempty"`
+	// Document types its clients may not report.
+	ForbiddenMeasurementTypes []string `json:"forbiddenMeasurementTypes,omitempty"`
+	// Study subjects its clients may not report.
 	ForbiddenMeasurementSubjects []string `json:"forbiddenMeasurementSubjects,omitempty"`
 }
 
+// The changes to a capability: an absent field keeps the stored value.
 type CapabilityUpdateInput struct {
-	Name                         graphql.Omittable[*string]  `json:"name,omitempty"`
-	Comment                      graphql.Omittable[*string]  `json:"comment,omitempty"`
-	AllowedMeasurementTypes      graphql.Omittable[[]string] `json:"allowedMeasurementTypes,omitempty"`
-	AllowedMeasurementSubjects   graphql.Omittable[[]string] `json:"allowedMeasurementSubjects,omitempty"`
-	ForbiddenMeasurementTypes    graphql.Omittable[[]string] `json:"forbiddenMeasurementTypes,omitempty"`
+	// The new name.
+	Name graphql.Omittable[*string] `json:"name,omitempty"`
+	// The new note; null removes it.
+	Comment graphql.Omittable[*string] `json:"comment,omitempty"`
+	// When not empty, the only document types its clients may report; an empty list allows every type.
+	AllowedMeasurementTypes graphql.Omittable[[]string] `json:"allowedMeasurementTypes,omitempty"`
+	// When not empty, the only study subjects its clients may report; an empty list allows every subject.
+	AllowedMeasurementSubjects graphql.Omittable[[]string] `json:"allowedMeasurementSubjects,omitempty"`
+	// Document types its clients may not report.
+	ForbiddenMeasurementTypes graphql.Omittable[[]string] `json:"forbiddenMeasurementTypes,omitempty"`
+	// Study subjects its clients may not report.
 	ForbiddenMeasurementSubjects graphql.Omittable[[]string] `json:"forbiddenMeasurementSubjects,omitempty"`
 }
 
+// A new admin API key.
 type ClientAdminAPIKeyCreateInput struct {
+	// A name for the key.
 	Name *string `json:"name,omitempty"`
 	// Defaults to one year from now.
 	ValidUntil *time.Time `json:"validUntil,omitempty"`
@@ -145,6 +195,7 @@ type ClientAdminAPIKeyCreateInput struct {
 	EffectiveRole *model.Role `json:"effectiveRole,omitempty"`
 }
 
+// Why a client is disabled.
 type ClientDisableInput struct {
 	// Why the client is disabled (1 to 1000 characters).
 	Reason string `json:"reason"`
@@ -176,6 +227,7 @@ type ClientGroupByIDsInput struct {
 	ID int64 `json:"ID"`
 }
 
+// A new client group.
 type ClientGroupCreateInput struct {
 	// Unique among the data owner's groups (trimmed, case-insensitive); at most 255 characters.
 	Name string `json:"name"`
@@ -183,12 +235,15 @@ type ClientGroupCreateInput struct {
 	ClientIds []string `json:"clientIds,omitempty"`
 }
 
+// Clients to add to or remove from a group.
 type ClientGroupMembersInput struct {
 	// Client ids or UUIDs of the data owner's own clients (1 to 1000).
 	ClientIds []string `json:"clientIds"`
 }
 
+// The changes to a client group.
 type ClientGroupUpdateInput struct {
+	// The new name: unique among the data owner's groups (trimmed, case-insensitive); at most 255 characters.
 	Name string `json:"name"`
 }
 
@@ -208,39 +263,57 @@ type ClientUpdateInput struct {
 	// At most 255 characters.
 	ExtraLabel graphql.Omittable[*string] `json:"extraLabel,omitempty"`
 	// At most 50 distinct tags of 1 to 64 characters: letters, digits, space, and _ - . : / @ #; null clears them.
-	Tags                           graphql.Omittable[[]string] `json:"tags,omitempty"`
-	AnomaliesMuted                 graphql.Omittable[*bool]    `json:"anomaliesMuted,omitempty"`
-	OfflineNotificationsMuted      graphql.Omittable[*bool]    `json:"offlineNotificationsMuted,omitempty"`
-	SystemHealthNotificationsMuted graphql.Omittable[*bool]    `json:"systemHealthNotificationsMuted,omitempty"`
+	Tags graphql.Omittable[[]string] `json:"tags,omitempty"`
+	// True stops anomaly notifications for the client.
+	AnomaliesMuted graphql.Omittable[*bool] `json:"anomaliesMuted,omitempty"`
+	// True stops offline notifications for the client.
+	OfflineNotificationsMuted graphql.Omittable[*bool] `json:"offlineNotificationsMuted,omitempty"`
+	// True stops system health notifications for the client.
+	SystemHealthNotificationsMuted graphql.Omittable[*bool] `json:"systemHealthNotificationsMuted,omitempty"`
 }
 
+// Clients and client groups of the data owner.
 type ConfigAssignmentInput struct {
-	ClientIds      []int64 `json:"clientIds,omitempty"`
+	// Client ids.
+	ClientIds []int64 `json:"clientIds,omitempty"`
+	// Client group ids.
 	ClientGroupIds []int64 `json:"clientGroupIds,omitempty"`
 }
 
 // What an import did besides saving the draft.
 type ConfigImportReport struct {
-	StudyDescriptions  []StudyDescriptionImport  `json:"studyDescriptions"`
+	// What the import did with each study of the document.
+	StudyDescriptions []StudyDescriptionImport `json:"studyDescriptions"`
+	// Each service the document's credentials name, linked or missing.
 	ServiceCredentials []ServiceCredentialImport `json:"serviceCredentials"`
-	Warnings           []string                  `json:"warnings"`
+	// Problems found in the document; the draft is saved nevertheless.
+	Warnings []string `json:"warnings"`
 }
 
+// The settings to change: an absent field keeps the stored value.
 type DataOwnerSettingsInput struct {
+	// The organisation's instructions for the AI assistant; null removes them.
 	AiSystemPrompt graphql.Omittable[*string] `json:"aiSystemPrompt,omitempty"`
 	// Minutes without contact after which a client counts as offline; null for the default.
-	OfflineThresholdMinutes        graphql.Omittable[*int64] `json:"offlineThresholdMinutes,omitempty"`
-	ClientOfflineDetectionEnabled  graphql.Omittable[*bool]  `json:"clientOfflineDetectionEnabled,omitempty"`
-	ClientDegradedDetectionEnabled graphql.Omittable[*bool]  `json:"clientDegradedDetectionEnabled,omitempty"`
-	StudyFailureDetectionEnabled   graphql.Omittable[*bool]  `json:"studyFailureDetectionEnabled,omitempty"`
+	OfflineThresholdMinutes graphql.Omittable[*int64] `json:"offlineThresholdMinutes,omitempty"`
+	// Switches detection of offline clients.
+	ClientOfflineDetectionEnabled graphql.Omittable[*bool] `json:"clientOfflineDetectionEnabled,omitempty"`
+	// Switches detection of degraded clients.
+	ClientDegradedDetectionEnabled graphql.Omittable[*bool] `json:"clientDegradedDetectionEnabled,omitempty"`
+	// Switches detection of failed study executions.
+	StudyFailureDetectionEnabled graphql.Omittable[*bool] `json:"studyFailureDetectionEnabled,omitempty"`
 }
 
 // One page of the data owner's own clients, newest first.
 type ExportClientPage struct {
-	Items   []model.Client `json:"items"`
-	Total   int64          `json:"total"`
-	Page    int64          `json:"page"`
-	PerPage int64          `json:"perPage"`
+	// The page's clients.
+	Items []model.Client `json:"items"`
+	// Clients matching the filters, over all pages.
+	Total int64 `json:"total"`
+	// The page, from 1.
+	Page int64 `json:"page"`
+	// Items per page.
+	PerPage int64 `json:"perPage"`
 }
 
 // One page of an export listing of documents, newest first.
@@ -250,7 +323,8 @@ type ExportDocumentPage struct {
 	// Documents matching the filters, over all pages.
 	Total int64 `json:"total"`
 	// The page, from 1.
-	Page    int64 `json:"page"`
+	Page int64 `json:"page"`
+	// Items per page.
 	PerPage int64 `json:"perPage"`
 }
 
@@ -276,14 +350,19 @@ type ExportFilter struct {
 
 // New thresholds of one metric; an omitted value is kept. 0 to 100, warning below critical.
 type HealthMetricThresholdsInput struct {
-	WarningPercent  graphql.Omittable[*int64] `json:"warningPercent,omitempty"`
+	// The new warning threshold.
+	WarningPercent graphql.Omittable[*int64] `json:"warningPercent,omitempty"`
+	// The new critical threshold.
 	CriticalPercent graphql.Omittable[*int64] `json:"criticalPercent,omitempty"`
 }
 
 // Thresholds to change; an omitted metric is kept.
 type HealthThresholdsInput struct {
-	CPU        graphql.Omittable[*HealthMetricThresholdsInput] `json:"cpu,omitempty"`
-	Memory     graphql.Omittable[*HealthMetricThresholdsInput] `json:"memory,omitempty"`
+	// CPU use.
+	CPU graphql.Omittable[*HealthMetricThresholdsInput] `json:"cpu,omitempty"`
+	// Memory use.
+	Memory graphql.Omittable[*HealthMetricThresholdsInput] `json:"memory,omitempty"`
+	// Use of the fullest filesystem.
 	Filesystem graphql.Omittable[*HealthMetricThresholdsInput] `json:"filesystem,omitempty"`
 }
 
@@ -291,6 +370,7 @@ type IspByIDsInput struct {
 	ID int64 `json:"ID"`
 }
 
+// A new contract between a client and an ISP.
 type IspContractCreateInput struct {
 	// The client: its id or UUID (one of the data owner's own clients).
 	ClientID string `json:"clientId"`
@@ -305,14 +385,18 @@ type IspContractCreateInput struct {
 	// 0 or more, at most two decimal places.
 	MonthlyPrice *float64 `json:"monthlyPrice,omitempty"`
 	// ISO 4217 currency code (EUR), any case; stored upper-case.
-	Currency       *string    `json:"currency,omitempty"`
-	AssumedTariff  *string    `json:"assumedTariff,omitempty"`
-	ConnectionType *string    `json:"connectionType,omitempty"`
-	ValidFrom      *time.Time `json:"validFrom,omitempty"`
+	Currency *string `json:"currency,omitempty"`
+	// The tariff the contract is assumed to be.
+	AssumedTariff *string `json:"assumedTariff,omitempty"`
+	// The kind of connection, free text.
+	ConnectionType *string `json:"connectionType,omitempty"`
+	// When the contract starts; now when left out.
+	ValidFrom *time.Time `json:"validFrom,omitempty"`
 	// After validFrom.
 	ValidUntil *time.Time `json:"validUntil,omitempty"`
 }
 
+// When a contract ends.
 type IspContractEndInput struct {
 	// When the contract ends (ended); now when left out. Not before validFrom.
 	ValidUntil *time.Time `json:"validUntil,omitempty"`
@@ -320,53 +404,79 @@ type IspContractEndInput struct {
 
 // Changes to a contract; a field left out is left alone, null clears it.
 type IspContractUpdateInput struct {
-	IspID          graphql.Omittable[*int64]     `json:"ispId,omitempty"`
-	Name           graphql.Omittable[*string]    `json:"name,omitempty"`
-	UploadSpeed    graphql.Omittable[*int64]     `json:"uploadSpeed,omitempty"`
-	DownloadSpeed  graphql.Omittable[*int64]     `json:"downloadSpeed,omitempty"`
-	MonthlyPrice   graphql.Omittable[*float64]   `json:"monthlyPrice,omitempty"`
-	Currency       graphql.Omittable[*string]    `json:"currency,omitempty"`
-	AssumedTariff  graphql.Omittable[*string]    `json:"assumedTariff,omitempty"`
-	ConnectionType graphql.Omittable[*string]    `json:"connectionType,omitempty"`
-	ValidFrom      graphql.Omittable[*time.Time] `json:"validFrom,omitempty"`
-	ValidUntil     graphql.Omittable[*time.Time] `json:"validUntil,omitempty"`
+	// Another of the data owner's ISPs.
+	IspID graphql.Omittable[*int64] `json:"ispId,omitempty"`
+	// At most 255 characters.
+	Name graphql.Omittable[*string] `json:"name,omitempty"`
+	// kbit/s, 0 or more.
+	UploadSpeed graphql.Omittable[*int64] `json:"uploadSpeed,omitempty"`
+	// kbit/s, 0 or more.
+	DownloadSpeed graphql.Omittable[*int64] `json:"downloadSpeed,omitempty"`
+	// 0 or more, at most two decimal places.
+	MonthlyPrice graphql.Omittable[*float64] `json:"monthlyPrice,omitempty"`
+	// ISO 4217 currency code, any case; stored upper-case.
+	Currency graphql.Omittable[*string] `json:"currency,omitempty"`
+	// The tariff the contract is assumed to be.
+	AssumedTariff graphql.Omittable[*string] `json:"assumedTariff,omitempty"`
+	// The kind of connection, free text.
+	ConnectionType graphql.Omittable[*string] `json:"connectionType,omitempty"`
+	// When the contract starts.
+	ValidFrom graphql.Omittable[*time.Time] `json:"validFrom,omitempty"`
+	// When the contract ends; after validFrom.
+	ValidUntil graphql.Omittable[*time.Time] `json:"validUntil,omitempty"`
 }
 
+// A new ISP record.
 type IspCreateInput struct {
-	Name    string        `json:"name"`
-	Country string        `json:"country"`
-	Type    model.IspType `json:"type"`
-	IsVpn   *bool         `json:"isVpn,omitempty"`
+	// The ISP's name.
+	Name string `json:"name"`
+	// Two-letter ISO 3166 country code.
+	Country string `json:"country"`
+	// The kind of access the ISP sells.
+	Type model.IspType `json:"type"`
+	// The ISP is a VPN provider; null when not known.
+	IsVpn *bool `json:"isVpn,omitempty"`
 }
 
+// What listed ISPs must match; a field left out matches every ISP.
 type IspFilter struct {
 	// Two-letter ISO country code.
 	Country *string `json:"country,omitempty"`
 	// Case-insensitive substring of the name.
 	Name *string `json:"name,omitempty"`
 	// One of the IspType values; other values are ignored.
-	Type     *string `json:"type,omitempty"`
-	Verified *bool   `json:"verified,omitempty"`
+	Type *string `json:"type,omitempty"`
+	// Only ISPs with this verified value.
+	Verified *bool `json:"verified,omitempty"`
 }
 
+// Where an ISP is merged into.
 type IspMergeInput struct {
 	// The ISP that receives the contracts, alternative names and AS numbers.
 	TargetID int64 `json:"targetId"`
 }
 
+// The changes to an ISP: an absent field keeps the stored value.
 type IspUpdateInput struct {
-	Name    graphql.Omittable[*string]        `json:"name,omitempty"`
-	Country graphql.Omittable[*string]        `json:"country,omitempty"`
-	Type    graphql.Omittable[*model.IspType] `json:"type,omitempty"`
-	IsVpn   graphql.Omittable[*bool]          `json:"isVpn,omitempty"`
+	// The new name.
+	Name graphql.Omittable[*string] `json:"name,omitempty"`
+	// The new two-letter ISO 3166 country code.
+	Country graphql.Omittable[*string] `json:"country,omitempty"`
+	// The new kind of access.
+	Type graphql.Omittable[*model.IspType] `json:"type,omitempty"`
+	// Whether the ISP is a VPN provider; null when not known.
+	IsVpn graphql.Omittable[*bool] `json:"isVpn,omitempty"`
 }
 
 type MeasurementByIDsInput struct {
 	ID string `json:"ID"`
 }
 
+// A new config.
 type MeasurementConfigCreateInput struct {
-	Name        string  `json:"name"`
+	// The config's name.
+	Name string `json:"name"`
+	// Free text about the config.
 	Description *string `json:"description,omitempty"`
 	// Makes it the default of its kind (the previous default stops being one).
 	IsDefault *bool `json:"isDefault,omitempty"`
@@ -376,27 +486,37 @@ type MeasurementConfigCreateInput struct {
 	Publish *bool `json:"publish,omitempty"`
 }
 
+// The result of an import: the config and what the import did.
 type MeasurementConfigImport struct {
+	// The config the document was imported into.
 	Config *model.MeasurementConfig `json:"config"`
-	Import *ConfigImportReport      `json:"import"`
+	// What the import did besides saving the draft.
+	Import *ConfigImportReport `json:"import"`
 }
 
+// A config document to import into a new config or a config's draft.
 type MeasurementConfigImportInput struct {
 	// Import into this config's draft; without it a new config is created.
 	ConfigID *int64 `json:"configId,omitempty"`
 	// Required for a new config.
-	Name        *string `json:"name,omitempty"`
+	Name *string `json:"name,omitempty"`
+	// The description of a new config.
 	Description *string `json:"description,omitempty"`
 	// Where the document came from (a file name, a URL).
 	ImportSource *string `json:"importSource,omitempty"`
 	// The config document, as an object or as its JSON text. Secrets in its credentials are dropped.
-	Data      model.JSON `json:"data"`
-	IsDefault *bool      `json:"isDefault,omitempty"`
-	Publish   *bool      `json:"publish,omitempty"`
+	Data model.JSON `json:"data"`
+	// Makes the config the default of its kind.
+	IsDefault *bool `json:"isDefault,omitempty"`
+	// Publish the draft after the import.
+	Publish *bool `json:"publish,omitempty"`
 }
 
+// The changes to a config: an absent field keeps the stored value.
 type MeasurementConfigUpdateInput struct {
-	Name        graphql.Omittable[*string] `json:"name,omitempty"`
+	// The new name.
+	Name graphql.Omittable[*string] `json:"name,omitempty"`
+	// The new description; null removes it.
 	Description graphql.Omittable[*string] `json:"description,omitempty"`
 	// Saves the draft: an existing draft keeps its revision, a new one gets the next.
 	Data graphql.Omittable[*model.JSON] `json:"data,omitempty"`
@@ -404,6 +524,7 @@ type MeasurementConfigUpdateInput struct {
 	Publish *bool `json:"publish,omitempty"`
 }
 
+// Which of a client's measurements; a field left out matches all.
 type MeasurementFilter struct {
 	// Document type, e.g. VideoMeasurement.
 	Type *string `json:"type,omitempty"`
@@ -415,7 +536,9 @@ type MeasurementFilter struct {
 	Until *time.Time `json:"until,omitempty"`
 }
 
+// A measurement type with its metrics and subjects.
 type MeasurementTypeDimension struct {
+	// The measurement document type.
 	MeasurementType string `json:"measurementType"`
 	// Keys of statistic_values.
 	Metrics []string `json:"metrics"`
@@ -428,9 +551,13 @@ type Mutation struct {
 
 // Keys present are written; a key set to null is removed.
 type NotificationConfigInput struct {
-	AnomalyEvents          graphql.Omittable[*bool] `json:"anomalyEvents,omitempty"`
-	ClientOffline          graphql.Omittable[*bool] `json:"clientOffline,omitempty"`
-	ClientDegraded         graphql.Omittable[*bool] `json:"clientDegraded,omitempty"`
+	// Notifications of anomaly events.
+	AnomalyEvents graphql.Omittable[*bool] `json:"anomalyEvents,omitempty"`
+	// Notifications when a client goes offline.
+	ClientOffline graphql.Omittable[*bool] `json:"clientOffline,omitempty"`
+	// Notifications when a client's health degrades.
+	ClientDegraded graphql.Omittable[*bool] `json:"clientDegraded,omitempty"`
+	// Notifications of failed study executions.
 	StudyExecutionFailures graphql.Omittable[*bool] `json:"studyExecutionFailures,omitempty"`
 	// immediate or digest
 	AnomalyEventsFrequency graphql.Omittable[*string] `json:"anomalyEventsFrequency,omitempty"`
@@ -453,28 +580,43 @@ type RegistrationKeyByIDsInput struct {
 	ID int64 `json:"ID"`
 }
 
+// A new registration key.
 type RegistrationKeyCreateInput struct {
+	// The capability the key grants (one of the data owner's).
 	CapabilityID int64 `json:"capabilityId"`
 	// Generated when omitted.
-	RegistrationKey *string    `json:"registrationKey,omitempty"`
-	Comment         *string    `json:"comment,omitempty"`
-	ValidFrom       *time.Time `json:"validFrom,omitempty"`
-	ValidUntil      *time.Time `json:"validUntil,omitempty"`
+	RegistrationKey *string `json:"registrationKey,omitempty"`
+	// A free note.
+	Comment *string `json:"comment,omitempty"`
+	// Clients may register with the key from this time; now when omitted.
+	ValidFrom *time.Time `json:"validFrom,omitempty"`
+	// Clients may register with the key until this time; null for no end.
+	ValidUntil *time.Time `json:"validUntil,omitempty"`
 	// -1 (the default) means unlimited.
 	NumRegistrationsLeft *int64 `json:"numRegistrationsLeft,omitempty"`
-	UsageLimitDays       *int64 `json:"usageLimitDays,omitempty"`
-	Testing              *bool  `json:"testing,omitempty"`
+	// Days a client may report after it registered (1 to 36500); null for no limit.
+	UsageLimitDays *int64 `json:"usageLimitDays,omitempty"`
+	// Marks a key used for tests; false when omitted.
+	Testing *bool `json:"testing,omitempty"`
 }
 
+// The changes to a registration key: an absent field keeps the stored value.
 type RegistrationKeyUpdateInput struct {
-	Comment              graphql.Omittable[*string]    `json:"comment,omitempty"`
-	ValidFrom            graphql.Omittable[*time.Time] `json:"validFrom,omitempty"`
-	ValidUntil           graphql.Omittable[*time.Time] `json:"validUntil,omitempty"`
-	NumRegistrationsLeft graphql.Omittable[*int64]     `json:"numRegistrationsLeft,omitempty"`
-	UsageLimitDays       graphql.Omittable[*int64]     `json:"usageLimitDays,omitempty"`
-	Testing              graphql.Omittable[*bool]      `json:"testing,omitempty"`
+	// The new note; null removes it.
+	Comment graphql.Omittable[*string] `json:"comment,omitempty"`
+	// The new start of registrations (not null).
+	ValidFrom graphql.Omittable[*time.Time] `json:"validFrom,omitempty"`
+	// The new end of registrations; null for no end.
+	ValidUntil graphql.Omittable[*time.Time] `json:"validUntil,omitempty"`
+	// Registrations left; -1 means unlimited (not null).
+	NumRegistrationsLeft graphql.Omittable[*int64] `json:"numRegistrationsLeft,omitempty"`
+	// Days a client may report after it registered (1 to 36500); null for no limit. Clients registered already keep theirs.
+	UsageLimitDays graphql.Omittable[*int64] `json:"usageLimitDays,omitempty"`
+	// Marks a key used for tests (not null).
+	Testing graphql.Omittable[*bool] `json:"testing,omitempty"`
 }
 
+// What anomalyEventsResolve did.
 type ResolveResult struct {
 	// Episodes moved from new to resolved.
 	Updated int64 `json:"updated"`
@@ -482,38 +624,58 @@ type ResolveResult struct {
 	Requested int64 `json:"requested"`
 }
 
+// A new service credential.
 type ServiceCredentialCreateInput struct {
-	Name     string  `json:"name"`
-	Service  string  `json:"service"`
+	// A name to tell credentials apart.
+	Name string `json:"name"`
+	// A lower-case identifier such as ookla, netflix or smtp.
+	Service string `json:"service"`
+	// The user name.
 	Username *string `json:"username,omitempty"`
+	// The password; stored sealed, never answered.
 	Password *string `json:"password,omitempty"`
 }
 
+// A service a config document's credentials name.
 type ServiceCredentialImport struct {
+	// The service's name.
 	Service string `json:"service"`
 	// linked (a stored credential of the service exists) or missing (none is stored).
-	Action              string  `json:"action"`
-	ServiceCredentialID *int64  `json:"serviceCredentialId,omitempty"`
-	Reason              *string `json:"reason,omitempty"`
+	Action string `json:"action"`
+	// The stored credential linked; null when missing.
+	ServiceCredentialID *int64 `json:"serviceCredentialId,omitempty"`
+	// Why it is missing; null when linked.
+	Reason *string `json:"reason,omitempty"`
 }
 
+// The changes to a service credential: an absent field keeps the stored value.
 type ServiceCredentialUpdateInput struct {
-	Name     graphql.Omittable[*string] `json:"name,omitempty"`
-	Service  graphql.Omittable[*string] `json:"service,omitempty"`
+	// The new name.
+	Name graphql.Omittable[*string] `json:"name,omitempty"`
+	// The new service identifier.
+	Service graphql.Omittable[*string] `json:"service,omitempty"`
+	// The new user name; null removes it.
 	Username graphql.Omittable[*string] `json:"username,omitempty"`
 	// Blank or omitted keeps the stored password.
 	Password *string `json:"password,omitempty"`
 }
 
+// What an import did with one study.
 type StudyDescriptionImport struct {
+	// The study's id in the document.
 	StudyID string `json:"studyId"`
 	// created (a new study), updated (a new revision) or unchanged (same content as its newest revision).
-	Action                    string `json:"action"`
-	StudyDescriptionID        int64  `json:"studyDescriptionId"`
-	Name                      string `json:"name"`
-	StudyDescriptionVersionID int64  `json:"studyDescriptionVersionId"`
-	Revision                  int64  `json:"revision"`
-	FromRevision              *int64 `json:"fromRevision,omitempty"`
+	Action string `json:"action"`
+	// The id of the study description.
+	StudyDescriptionID int64 `json:"studyDescriptionId"`
+	// The study's name.
+	Name string `json:"name"`
+	// The id of the revision the draft now uses.
+	StudyDescriptionVersionID int64 `json:"studyDescriptionVersionId"`
+	// The revision the draft now uses.
+	Revision int64 `json:"revision"`
+	// The revision before an update; null otherwise.
+	FromRevision *int64 `json:"fromRevision,omitempty"`
 }
 
 // The streamed forms of aiConversationComplete and aiExplainAnomaly: each
@@ -523,53 +685,83 @@ type StudyDescriptionImport struct {
 type Subscription struct {
 }
 
+// A new user of the data owner.
 type UserCreateInput struct {
-	Email     string     `json:"email"`
-	Username  string     `json:"username"`
-	Role      model.Role `json:"role"`
-	FirstName *string    `json:"firstName,omitempty"`
-	LastName  *string    `json:"lastName,omitempty"`
+	// The user's e-mail address.
+	Email string `json:"email"`
+	// The name to sign in with.
+	Username string `json:"username"`
+	// The user's role: at most the caller's own.
+	Role model.Role `json:"role"`
+	// The first name.
+	FirstName *string `json:"firstName,omitempty"`
+	// The last name.
+	LastName *string `json:"lastName,omitempty"`
 	// When true the new user is e-mailed about the account.
 	NotifyUser *bool `json:"notifyUser,omitempty"`
 	// Defaults: clientOffline on, anomalyEvents off.
 	NotificationConfig *NotificationConfigInput `json:"notificationConfig,omitempty"`
 }
 
+// The changes to a user: an absent field keeps the stored value.
 type UserUpdateInput struct {
-	FirstName                   graphql.Omittable[*string] `json:"firstName,omitempty"`
-	LastName                    graphql.Omittable[*string] `json:"lastName,omitempty"`
-	AiUsageAccepted             graphql.Omittable[*bool]   `json:"aiUsageAccepted,omitempty"`
-	AiCustomPrompt              graphql.Omittable[*string] `json:"aiCustomPrompt,omitempty"`
+	// The new first name; null removes it.
+	FirstName graphql.Omittable[*string] `json:"firstName,omitempty"`
+	// The new last name; null removes it.
+	LastName graphql.Omittable[*string] `json:"lastName,omitempty"`
+	// Whether the user accepts the use of the AI assistant.
+	AiUsageAccepted graphql.Omittable[*bool] `json:"aiUsageAccepted,omitempty"`
+	// The user's instructions for the AI assistant; null removes them.
+	AiCustomPrompt graphql.Omittable[*string] `json:"aiCustomPrompt,omitempty"`
+	// The dashboard version the user last visited.
 	LastVisitedDashboardVersion graphql.Omittable[*string] `json:"lastVisitedDashboardVersion,omitempty"`
-	DashboardWhatsNewDisabled   graphql.Omittable[*bool]   `json:"dashboardWhatsNewDisabled,omitempty"`
-	NotificationConfig          *NotificationConfigInput   `json:"notificationConfig,omitempty"`
+	// True turns off the dashboard's what's-new notes.
+	DashboardWhatsNewDisabled graphql.Omittable[*bool] `json:"dashboardWhatsNewDisabled,omitempty"`
+	// Notification settings to change (keys present are written).
+	NotificationConfig *NotificationConfigInput `json:"notificationConfig,omitempty"`
 }
 
+// A new webhook. Its signing secret is made by the server and answered once.
 type WebhookCreateInput struct {
-	Name        string   `json:"name"`
-	Description *string  `json:"description,omitempty"`
-	URL         string   `json:"url"`
-	EventTypes  []string `json:"eventTypes"`
+	// The name shown in lists.
+	Name string `json:"name"`
+	// Free text about the webhook.
+	Description *string `json:"description,omitempty"`
+	// An http or https URL with a host, without user info or fragment, at most 2048 characters.
+	URL string `json:"url"`
+	// The event types to deliver (names of webhookEventTypes); at least one.
+	EventTypes []string `json:"eventTypes"`
 	// Object with keys client_tags, measurement_types, min_severity, health_metrics.
 	Filters *model.JSON `json:"filters,omitempty"`
 	// Object of header names to string values.
-	Headers       *model.JSON `json:"headers,omitempty"`
-	Enabled       *bool       `json:"enabled,omitempty"`
-	PayloadFormat *string     `json:"payloadFormat,omitempty"`
+	Headers *model.JSON `json:"headers,omitempty"`
+	// false makes the webhook disabled; true when absent.
+	Enabled *bool `json:"enabled,omitempty"`
+	// standard (the default), slack or microsoft_teams.
+	PayloadFormat *string `json:"payloadFormat,omitempty"`
 	// Object with keys mention_users, mention_groups, mention_channel (chat formats only).
 	FormatOptions *model.JSON `json:"formatOptions,omitempty"`
 }
 
+// The changes to a webhook: an absent field keeps the stored value.
 type WebhookUpdateInput struct {
-	Name        graphql.Omittable[*string]     `json:"name,omitempty"`
-	Description graphql.Omittable[*string]     `json:"description,omitempty"`
-	URL         graphql.Omittable[*string]     `json:"url,omitempty"`
-	EventTypes  graphql.Omittable[[]string]    `json:"eventTypes,omitempty"`
-	Filters     graphql.Omittable[*model.JSON] `json:"filters,omitempty"`
+	// The new name.
+	Name graphql.Omittable[*string] `json:"name,omitempty"`
+	// The new description; null or blank removes it.
+	Description graphql.Omittable[*string] `json:"description,omitempty"`
+	// The new URL (the rules of WebhookCreateInput.url).
+	URL graphql.Omittable[*string] `json:"url,omitempty"`
+	// The new event types; at least one.
+	EventTypes graphql.Omittable[[]string] `json:"eventTypes,omitempty"`
+	// The new filters: object with keys client_tags, measurement_types, min_severity, health_metrics.
+	Filters graphql.Omittable[*model.JSON] `json:"filters,omitempty"`
 	// A value of eight asterisks keeps the stored value of that header.
-	Headers       graphql.Omittable[*model.JSON] `json:"headers,omitempty"`
-	Enabled       graphql.Omittable[*bool]       `json:"enabled,omitempty"`
-	PayloadFormat graphql.Omittable[*string]     `json:"payloadFormat,omitempty"`
+	Headers graphql.Omittable[*model.JSON] `json:"headers,omitempty"`
+	// false stops deliveries; true does not clear an automatic disabling (webhookEnable does).
+	Enabled graphql.Omittable[*bool] `json:"enabled,omitempty"`
+	// standard, slack or microsoft_teams.
+	PayloadFormat graphql.Omittable[*string] `json:"payloadFormat,omitempty"`
+	// The new mentions: object with keys mention_users, mention_groups, mention_channel.
 	FormatOptions graphql.Omittable[*model.JSON] `json:"formatOptions,omitempty"`
 }
 
@@ -634,6 +826,7 @@ func (e ClientOrderField) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// Which way feedback moves a scope's level.
 type FeedbackDirection string
 
 const (
@@ -695,8 +888,11 @@ func (e FeedbackDirection) MarshalJSON() ([]byte, error) {
 type MeasurementReportType string
 
 const (
-	MeasurementReportTypeP1203ClientReport                       MeasurementReportType = "P1203ClientReport"
-	MeasurementReportTypePerformanceClientReport                 MeasurementReportType = "PerformanceClientReport"
+	// The ITU-T P.1203 video quality report.
+	MeasurementReportTypeP1203ClientReport MeasurementReportType = "P1203ClientReport"
+	// The client's performance report.
+	MeasurementReportTypePerformanceClientReport MeasurementReportType = "PerformanceClientReport"
+	// The lightweight video player's performance report.
 	MeasurementReportTypeLightweightVideoPlayerPerformanceReport MeasurementReportType = "LightweightVideoPlayerPerformanceReport"
 )
 

@@ -148,7 +148,15 @@ func newHandler(st *store.Store, sealer *auth.Sealer, log *slog.Logger, backend 
 	for _, c := range change {
 		c(res)
 	}
-	return server.New(res)
+	h, err := server.New(res)
+	if err != nil {
+		return nil, err
+	}
+	// The statements of the requests are counted (Env.Counter), not those
+	// of the jobs running beside them.
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(store.Counted(r.Context())))
+	}), nil
 }
 
 // StartServerWith starts another server over the package's database whose

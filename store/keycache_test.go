@@ -19,7 +19,7 @@ func lookupCached(t *testing.T, e *apitest.Env, key string) store.KeyOwner {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		before := e.Counter.Count()
-		k, err := e.Store.KeyByDigest(context.Background(), auth.Digest(key))
+		k, err := e.Store.KeyByDigest(store.Counted(context.Background()), auth.Digest(key))
 		if err != nil {
 			t.Fatalf("lookup: %v", err)
 		}
@@ -141,7 +141,7 @@ func TestKeyCacheSurvivesListenerLoss(t *testing.T) {
 // (they cannot fill the cache), and a key created after a miss works.
 func TestKeyCacheUnknownKeysNotCached(t *testing.T) {
 	e := apitest.Get(t)
-	ctx := context.Background()
+	ctx := store.Counted(context.Background())
 	unknown := auth.NewKey(auth.KindClientAdmin)
 	for range 3 {
 		before := e.Counter.Count()

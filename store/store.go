@@ -210,13 +210,25 @@ func mapErr(step string, err error) error {
 }
 
 // StatementCounter is a pgx tracer that counts the statements run, alone
-// or in batches, and the round trips they took.
+// or in batches, and the round trips they took, under contexts marked by
+// Counted (the requests a test sends): the work of background jobs (the
+// job queue, the mail sender, the event hub) running on the same pool at
+// the same time is not counted.
 type StatementCounter struct{ n, trips atomic.Int64 }
+
+type countedKey struct{}
+
+// Counted marks ctx: the statements run under it are counted.
+func Counted(ctx context.Context) context.Context { return context.WithValue(ctx, countedKey{}, true) }
+
+func counted(ctx context.Context) bool { return ctx.Value(countedKey{}) != nil }
 
 // TraceQueryStart counts one statement alone: one round trip.
 func (c *StatementCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	c.n.Add(1)
-	c.trips.Add(1)
+	if counted(ctx) {
+		c.n.Add(1)
+		c.trips.Add(1)
+	}
 	return ctx
 }
 
@@ -225,8 +237,10 @@ func (c *StatementCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQu
 
 // TraceBatchStart counts a batch's round trip and its statements.
 func (c *StatementCounter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
-	c.n.Add(int64(d.Batch.Len()))
-	c.trips.Add(1)
+	if counted(ctx) {
+		c.n.Add(int64(d.Batch.Len()))
+		c.trips.Add(1)
+	}
 	return ctx
 }
 

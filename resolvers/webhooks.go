@@ -148,18 +148,23 @@ func (d *webhookDraft) validateFormatOptions(fe apierr.FieldErrors) {
 	}
 }
 
-// parseFilters reads the filters object: only its four keys, each checked.
-func parseFilters(fe apierr.FieldErrors, j *model.JSON) model.WebhookFilters {
-	f := model.WebhookFilters{ClientTags: []string{}, MeasurementTypes: []string{}, HealthMetrics: []string{}}
+// jsonObject is the object j holds: none when j is null, and an error
+// on field when it holds anything else.
+func jsonObject(fe apierr.FieldErrors, field string, j *model.JSON) map[string]any {
 	if j == nil || j.Value == nil {
-		return f
+		return nil
 	}
 	obj, ok := j.Value.(map[string]any)
 	if !ok {
-		fe.Add("filters", "must be an object")
-		return f
+		fe.Add(field, "must be an object")
 	}
-	for k, v := range obj {
+	return obj
+}
+
+// parseFilters reads the filters object: only its four keys, each checked.
+func parseFilters(fe apierr.FieldErrors, j *model.JSON) model.WebhookFilters {
+	f := model.WebhookFilters{ClientTags: []string{}, MeasurementTypes: []string{}, HealthMetrics: []string{}}
+	for k, v := range jsonObject(fe, "filters", j) {
 		switch k {
 		case webhooks.FilterClientTags:
 			f.ClientTags = jsonStrings(fe, "filters", k, v, nil)
@@ -187,15 +192,7 @@ func parseFilters(fe apierr.FieldErrors, j *model.JSON) model.WebhookFilters {
 // parseFormatOptions reads the format_options object.
 func parseFormatOptions(fe apierr.FieldErrors, j *model.JSON) model.WebhookFormatOptions {
 	o := model.WebhookFormatOptions{MentionUsers: []string{}, MentionGroups: []string{}}
-	if j == nil || j.Value == nil {
-		return o
-	}
-	obj, ok := j.Value.(map[string]any)
-	if !ok {
-		fe.Add("format_options", "must be an object")
-		return o
-	}
-	for k, v := range obj {
+	for k, v := range jsonObject(fe, "format_options", j) {
 		switch k {
 		case "mention_users":
 			o.MentionUsers = jsonStrings(fe, "format_options", k, v, nil)

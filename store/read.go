@@ -74,17 +74,15 @@ func All[R any](ctx context.Context, s *Store, r Read[R]) ([]R, error) {
 // One runs r alone and answers its only row; ErrNotFound when there is
 // none.
 func One[R any](ctx context.Context, s *Store, r Read[R]) (R, error) {
+	var zero R
 	rows, err := All(ctx, s, r)
-	if err == nil && len(rows) != 1 {
-		var zero R
-		if len(rows) == 0 {
-			return zero, ErrNotFound
-		}
-		return zero, fmt.Errorf("%s: %d rows where one was expected", r.step, len(rows))
-	}
-	if err != nil {
-		var zero R
+	switch {
+	case err != nil:
 		return zero, err
+	case len(rows) == 0:
+		return zero, ErrNotFound
+	case len(rows) > 1:
+		return zero, fmt.Errorf("%s: %d rows where one was expected", r.step, len(rows))
 	}
 	return rows[0], nil
 }

@@ -4,11 +4,13 @@
 //
 // Each limit is a GCRA bucket ("generic cell rate algorithm", the leaky
 // bucket as a meter): a limit of N per period P lets N requests through at
-// once and then one every P/N. One statement per request charges every
-// bucket of the request, or none when one of them is empty, and tells when
-// each is full again; from that the answer's X-RateLimit-Limit, -Remaining
-// and -Reset headers are exact, and a refused request's Retry-After is the
-// time until a request would pass, not the period.
+// once and then one every P/N. One statement charges every bucket of the
+// request, or none when one of them is empty, and tells when each is full
+// again; from that the answer's X-RateLimit-Limit, -Remaining and -Reset
+// headers are exact, and a refused request's Retry-After is the time until
+// a request would pass, not the period. A busy key's charge takes several
+// requests at once, spent by the server without a statement each
+// (lease.go).
 package ratelimit
 
 import (
@@ -83,14 +85,21 @@ var (
 	DefaultProbe     = Rate{Limit: 120, Period: time.Minute}
 )
 
+// Charger charges requests to buckets in PostgreSQL (store.Store).
+type Charger interface {
+	TakeRate(ctx context.Context, buckets []store.Bucket, t store.Take) (store.Charge, error)
+}
+
 // Limiter charges requests to their buckets. A nil *Limiter limits nothing.
 type Limiter struct {
-	Store *store.Store
+	Store Charger
 	// Key limits each admin or export API key, DataOwner all the keys of a
 	// data owner together (GraphQL, admin and export APIs), Probe each
 	// probe's secret on the client API.
 	Key, DataOwner, Probe Rate
 	Logger                *slog.Logger
+
+	leases leases // lease.go
 }
 
 // chargeTimeout bounds the charge: when PostgreSQL does not answer in time
@@ -122,7 +131,7 @@ func (l *Limiter) Middleware(fail auth.ErrorWriter) func(http.Handler) http.Hand
 				return
 			}
 			ctx, cancel := context.WithTimeout(r.Context(), chargeTimeout)
-			charge, err := l.Store.TakeRate(ctx, buckets(limits))
+			charge, err := l.take(ctx, limits)
 			cancel()
 			if err != nil {
 				if r.Context().Err() == nil && l.Logger != nil {

@@ -1,11 +1,13 @@
 package server_test
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -216,5 +218,116 @@ func TestRateLimitParallel(t *testing.T) {
 	}
 	if counts[http.StatusOK] != 10 || counts[http.StatusTooManyRequests] != 20 {
 		t.Fatalf("statuses %v, want 10 × 200 and 20 × 429", counts)
+	}
+}
+
+// countingCharger counts the charges the limiter sends to the real store.
+type countingCharger struct {
+	*store.Store
+	n atomic.Int64
+}
+
+func (c *countingCharger) TakeRate(ctx context.Context, b []store.Bucket, t store.Take) (store.Charge, error) {
+	c.n.Add(1)
+	return c.Store.TakeRate(ctx, b, t)
+}
+
+// leasedServer is limitedServer with the limiter's charges counted.
+func leasedServer(t *testing.T, key, owner ratelimit.Rate) (string, *countingCharger) {
+	t.Helper()
+	e := apitest.Get(t)
+	c := &countingCharger{Store: e.Store}
+	return e.StartServerWith(t, func(r *resolvers.Resolver) {
+		r.RateLimits = &ratelimit.Limiter{Store: c, Key: key, DataOwner: owner, Logger: slog.Default()}
+	}), c
+}
+
+// perDay is a limit of n a day: one refill every 86400/n s, so that none
+// comes while a test runs.
+func perDay(n int) ratelimit.Rate { return ratelimit.Rate{Limit: n, Period: 24 * time.Hour} }
+
+// TestRateLimitLeasesABusyKey: a key making request after request is
+// charged in leases, not a statement a request, while every answer's
+// headers count down by one exactly as if each request were charged alone;
+// and PostgreSQL's bucket holds what was spent plus one lease at most.
+func TestRateLimitLeasesABusyKey(t *testing.T) {
+	e := apitest.Get(t)
+	base, charges := leasedServer(t, perDay(2560), perDay(100000)) // leases of 2560/20 = 128 at most
+	o := e.NewOwner(t, "rllease")
+	key, _ := o.NewKey(t, apitest.KeyOpts{})
+	const n = 300
+	for i := range n {
+		r := apitest.DoAt(t, base, http.MethodGet, "/client_admin_api/v1/isps", key, nil)
+		apitest.WantStatus(t, r, http.StatusOK)
+		wantRateHeaders24h(t, r.Header, 2560, 2560-1-i)
+	}
+	t.Logf("%d requests, %d charges", n, charges.n.Load())
+	if c := charges.n.Load(); c > 20 {
+		t.Errorf("%d requests took %d charges, want leases (at most 20 charges)", n, c)
+	}
+	var tat time.Time
+	if err := e.Store.Pool().QueryRow(t.Context(),
+		`SELECT to_timestamp(tat / 1e6) FROM rate_buckets WHERE bucket = 'key:' || (SELECT id FROM api_keys WHERE digest = $1)`,
+		auth.Digest(key)).Scan(&tat); err != nil {
+		t.Fatal(err)
+	}
+	emission := 24 * time.Hour / 2560
+	if spent := int((time.Until(tat) + emission/2) / emission); spent < n || spent > n+128 {
+		t.Errorf("the key's bucket holds %d requests, want %d spent plus one lease of 128 at most", spent, n)
+	}
+}
+
+// wantRateHeaders24h is wantRateHeaders for a limit per day.
+func wantRateHeaders24h(t *testing.T, h http.Header, limit, remaining int) {
+	t.Helper()
+	if got := h.Get(ratelimit.HeaderLimit) + "/" + h.Get(ratelimit.HeaderRemaining); got != strconv.Itoa(limit)+"/"+strconv.Itoa(remaining) {
+		t.Errorf("limit/remaining = %s, want %d/%d", got, limit, remaining)
+	}
+}
+
+// TestRateLimitLeasesNeverExceedTheLimit: two servers leasing from one
+// bucket let at most the limit through together, and at most a lease per
+// server less; once refused, a server refuses the key's flood without a
+// charge each, with a Retry-After of the refill time.
+func TestRateLimitLeasesNeverExceedTheLimit(t *testing.T) {
+	e := apitest.Get(t)
+	one, c1 := leasedServer(t, perDay(400), perDay(100000)) // leases of 20 at most
+	two, c2 := leasedServer(t, perDay(400), perDay(100000))
+	o := e.NewOwner(t, "rlleasepar")
+	key, _ := o.NewKey(t, apitest.KeyOpts{})
+	const n = 1000
+	statuses := make([]int, n)
+	retry := make([]string, n)
+	var wg sync.WaitGroup
+	next := atomic.Int64{}
+	for range 40 {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				base := one
+				if i%2 == 1 {
+					base = two
+				}
+				r := apitest.DoAt(t, base, http.MethodGet, "/client_admin_api/v1/isps", key, nil)
+				statuses[i], retry[i] = r.Status, r.Header.Get("Retry-After")
+			}
+		})
+	}
+	wg.Wait()
+	counts := map[int]int{}
+	for i, s := range statuses {
+		counts[s]++
+		if s == http.StatusTooManyRequests {
+			if got, err := strconv.Atoi(retry[i]); err != nil || got < 1 || got > 86400/400 {
+				t.Fatalf("Retry-After %q, want the refill time of 400/24h (216 s) at most", retry[i])
+			}
+		}
+	}
+	if ok := counts[http.StatusOK]; ok > 400 || ok < 400-2*20 || ok+counts[http.StatusTooManyRequests] != n {
+		t.Fatalf("statuses %v: want 360 to 400 × 200 (the limit, less a lease per server), the rest 429", counts)
+	}
+	t.Logf("statuses %v, %d charges", counts, c1.n.Load()+c2.n.Load())
+	if c := c1.n.Load() + c2.n.Load(); c > int64(counts[http.StatusOK])+40 {
+		t.Errorf("%d charges for %d requests passed and %d refused: a refused flood should cost no charge each",
+			c, counts[http.StatusOK], counts[http.StatusTooManyRequests])
 	}
 }

@@ -22,18 +22,30 @@ type BucketState struct {
 	TAT time.Time
 }
 
+// Take is what TakeRate is asked: Want requests at most (at least one is
+// taken, or none), after giving back Refund requests taken earlier by the
+// same caller and not spent (a lease that ended).
+type Take struct {
+	Want, Refund int
+}
+
 // Charge is the outcome of TakeRate.
 type Charge struct {
 	Allowed bool
+	// Taken is how many requests were charged: from 1 to Want when
+	// allowed, 0 when refused.
+	Taken int
 	// Now is PostgreSQL's clock at the charge; every time is on it.
 	Now     time.Time
 	Buckets []BucketState // in the order asked
 }
 
-// takeRate charges one request to every bucket, or to none: it locks the
-// buckets' rows (in name order, so that two charges never deadlock), and
-// moves each one's TAT on by its emission only when every bucket has room.
-// It reports found = false, charging nothing, when a row is missing.
+// takeRate charges up to $4 requests to every bucket, as many as the
+// fullest-charged bucket has room for, or none: it locks the buckets' rows
+// (in name order, so that two charges never deadlock), gives back $5
+// unspent requests of an earlier charge, and moves each one's TAT on by
+// its emission times the count taken. It reports found = false, charging
+// nothing, when a row is missing.
 const takeRate = `
 WITH want AS (
     SELECT w.bucket, w.emission, w.burst
@@ -41,25 +53,27 @@ WITH want AS (
 ), clock AS (
     SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint AS now
 ), cur AS (
-    SELECT r.bucket, greatest(r.tat, clock.now) AS tat, w.emission, w.burst, clock.now
+    SELECT r.bucket, greatest(r.tat - $5::bigint * w.emission, clock.now) AS tat, w.emission, w.burst, clock.now
     FROM rate_buckets r JOIN want w USING (bucket) CROSS JOIN clock
     ORDER BY r.bucket
     FOR UPDATE OF r
 ), verdict AS (
     SELECT count(*) = cardinality($1::text[]) AS found,
-           count(*) = cardinality($1::text[]) AND coalesce(bool_and(tat + emission - burst <= now), true) AS pass
+           CASE WHEN count(*) = cardinality($1::text[])
+                THEN greatest(0, least($4::bigint, coalesce(min((now + burst - tat) / emission), $4::bigint)))
+                ELSE 0 END AS taken
     FROM cur
 ), moved AS (
-    UPDATE rate_buckets r SET tat = cur.tat + cur.emission
+    UPDATE rate_buckets r SET tat = cur.tat + verdict.taken * cur.emission
     FROM cur, verdict
-    WHERE verdict.pass AND r.bucket = cur.bucket
+    WHERE (verdict.taken > 0 OR $5::bigint > 0) AND r.bucket = cur.bucket
     RETURNING r.bucket, r.tat
 )
-SELECT verdict.found, verdict.pass, (SELECT now FROM clock),
+SELECT verdict.found, verdict.taken, (SELECT now FROM clock),
        coalesce(array_agg(cur.bucket) FILTER (WHERE cur.bucket IS NOT NULL), '{}'),
        coalesce(array_agg(coalesce(moved.tat, cur.tat)) FILTER (WHERE cur.bucket IS NOT NULL), '{}')
 FROM verdict LEFT JOIN cur ON true LEFT JOIN moved USING (bucket)
-GROUP BY verdict.found, verdict.pass`
+GROUP BY verdict.found, verdict.taken`
 
 // addBuckets makes missing buckets, full.
 const addBuckets = `
@@ -67,9 +81,10 @@ INSERT INTO rate_buckets (bucket, tat)
 SELECT b, 0 FROM unnest($1::text[]) AS b
 ON CONFLICT (bucket) DO NOTHING`
 
-// TakeRate charges one request to every bucket if each has room (one
-// statement; a second and a retry only the first time a bucket is seen).
-func (s *Store) TakeRate(ctx context.Context, buckets []Bucket) (Charge, error) {
+// TakeRate charges up to t.Want requests to every bucket if each has room
+// for one at least (one statement; a second and a retry only the first time
+// a bucket is seen).
+func (s *Store) TakeRate(ctx context.Context, buckets []Bucket, t Take) (Charge, error) {
 	var c Charge
 	names := make([]string, len(buckets))
 	emission := make([]int64, len(buckets))
@@ -77,12 +92,15 @@ func (s *Store) TakeRate(ctx context.Context, buckets []Bucket) (Charge, error) 
 	for i, b := range buckets {
 		names[i], emission[i], burst[i] = b.Name, b.Emission.Microseconds(), b.Burst.Microseconds()
 	}
+	want := max(1, t.Want)
 	for attempt := 0; ; attempt++ {
 		var found bool
-		var now int64
+		var taken, now int64
 		var got []string
 		var tats []int64
-		if err := s.pool.QueryRow(ctx, takeRate, names, emission, burst).Scan(&found, &c.Allowed, &now, &got, &tats); err != nil {
+		err := s.pool.QueryRow(ctx, takeRate, names, emission, burst, want, max(0, t.Refund)).
+			Scan(&found, &taken, &now, &got, &tats)
+		if err != nil {
 			return Charge{}, mapErr("charge rate buckets", err)
 		}
 		if !found && attempt == 0 {
@@ -94,6 +112,7 @@ func (s *Store) TakeRate(ctx context.Context, buckets []Bucket) (Charge, error) 
 		if !found {
 			return Charge{}, fmt.Errorf("charge rate buckets: %v vanished", names)
 		}
+		c.Taken, c.Allowed = int(taken), taken > 0
 		c.Now = time.UnixMicro(now)
 		byName := make(map[string]int64, len(got))
 		for i, n := range got {

@@ -1,0 +1,208 @@
+package ratelimit
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fleetgraph/fleetgraph/store"
+)
+
+// Leases spare a busy key the round trip to PostgreSQL on every request.
+// A charge may take several requests at once (store.TakeRate's Want): the
+// server spends them on the key's next requests without asking again,
+// for leaseTTL at most, and gives back what is left with its next charge.
+// What a lease holds is spent in PostgreSQL, so servers sharing a bucket
+// never let more requests through than the limit together; a server's
+// unspent lease is, for at most leaseTTL, room the others do not see.
+//
+// A lease starts at one request (a charge per request, as without leases)
+// and doubles while each one is spent within growWithin of being taken,
+// up to a twentieth of the smallest limit it charges (leaseShare) and
+// maxLease; it halves when one ends unspent. So a key making a few
+// requests a second is charged request by request, and the small limits
+// of tests stay exact, while a key making thousands pays one statement
+// for up to maxLease of them. The headers stay exact for one server: the
+// bucket's TAT minus what the lease still holds is the TAT as if each
+// request had been charged alone.
+//
+// A refused charge is remembered too: until the time it names, the key's
+// requests are refused here without a statement (a flood of requests over
+// the limit costs PostgreSQL nothing).
+const (
+	leaseTTL   = time.Second
+	growWithin = 100 * time.Millisecond
+	leaseShare = 20
+	maxLease   = 128
+	// maxLeases bounds the leases kept; past it, the ones that ended go.
+	maxLeases = 10000
+)
+
+// leases are the limiter's leases by bucket set.
+type leases struct {
+	mu  sync.Mutex
+	all map[string]*lease
+}
+
+// lease is what this server holds of one set of buckets.
+type lease struct {
+	mu sync.Mutex
+	// charge is the last answer of PostgreSQL, taken at local time at.
+	charge store.Charge
+	at     time.Time
+	// left requests of the charge are not spent yet; they may be until.
+	left  int
+	until time.Time
+	// size is how many the next charge asks for.
+	size int
+	// refusedUntil: the last charge was refused, and no request passes
+	// before then.
+	refusedUntil time.Time
+	// fetching is open while a request charges for the set; the others
+	// wait for its answer.
+	fetching chan struct{}
+}
+
+// get answers the lease of the bucket set named key.
+func (ls *leases) get(key string, now time.Time) *lease {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if le, ok := ls.all[key]; ok {
+		return le
+	}
+	if ls.all == nil {
+		ls.all = map[string]*lease{}
+	}
+	if len(ls.all) >= maxLeases {
+		for k, le := range ls.all {
+			if le.ended(now) {
+				delete(ls.all, k)
+			}
+		}
+		if len(ls.all) >= maxLeases {
+			return &lease{} // kept by nobody: a charge per request
+		}
+	}
+	le := &lease{}
+	ls.all[key] = le
+	return le
+}
+
+// ended reports whether le holds nothing a request could use at now.
+func (le *lease) ended(now time.Time) bool {
+	le.mu.Lock()
+	defer le.mu.Unlock()
+	return le.fetching == nil && !now.Before(le.until) && !now.Before(le.refusedUntil)
+}
+
+// take charges one request to the buckets of limits: from the lease when
+// it holds one, else with a charge to PostgreSQL that takes the next
+// lease. The Charge answered describes the buckets as if this request had
+// been charged alone (for the headers).
+func (l *Limiter) take(ctx context.Context, limits []limit) (store.Charge, error) {
+	names := make([]string, len(limits))
+	for i, lim := range limits {
+		names[i] = lim.name
+	}
+	le := l.leases.get(strings.Join(names, " "), time.Now())
+	le.mu.Lock()
+	for {
+		now := time.Now()
+		switch {
+		case le.left > 0 && now.Before(le.until):
+			le.left--
+			c := le.view(limits, now)
+			le.mu.Unlock()
+			return c, nil
+		case now.Before(le.refusedUntil):
+			c := le.view(limits, now)
+			le.mu.Unlock()
+			return c, nil
+		case le.fetching != nil:
+			wait := le.fetching
+			le.mu.Unlock()
+			select {
+			case <-wait:
+			case <-ctx.Done():
+				return store.Charge{}, ctx.Err()
+			}
+			le.mu.Lock()
+			continue
+		}
+		break
+	}
+	refund := 0
+	if le.left > 0 { // ended unspent
+		refund, le.left = le.left, 0
+	}
+	want := le.nextSize(time.Now(), refund > 0, leaseCap(limits))
+	fetched := make(chan struct{})
+	le.fetching = fetched
+	le.mu.Unlock()
+
+	c, err := l.Store.TakeRate(ctx, buckets(limits), store.Take{Want: want, Refund: refund})
+
+	le.mu.Lock()
+	defer le.mu.Unlock()
+	le.fetching = nil
+	close(fetched)
+	if err != nil {
+		return c, err
+	}
+	le.charge, le.at, le.size = c, time.Now(), want
+	if !c.Allowed {
+		le.refusedUntil = le.at.Add(refusedFor(limits, c))
+		return c, nil
+	}
+	le.left, le.until = c.Taken-1, le.at.Add(leaseTTL)
+	return le.view(limits, le.at), nil
+}
+
+// nextSize is how many requests the next charge asks for.
+func (le *lease) nextSize(now time.Time, unspent bool, limit int) int {
+	switch {
+	case le.size == 0:
+		return 1
+	case unspent:
+		return max(1, le.size/2)
+	case now.Sub(le.at) < growWithin:
+		return min(le.size*2, limit)
+	}
+	return min(le.size, limit)
+}
+
+// leaseCap is the largest lease of limits' buckets.
+func leaseCap(limits []limit) int {
+	n := maxLease
+	for _, lim := range limits {
+		n = min(n, lim.rate.Limit/leaseShare)
+	}
+	return max(1, n)
+}
+
+// refusedFor is how long after a refused charge c no request passes: until
+// every bucket has room for one.
+func refusedFor(limits []limit, c store.Charge) time.Duration {
+	var wait time.Duration
+	for i, b := range buckets(limits) {
+		wait = max(wait, c.Buckets[i].TAT.Add(b.Emission).Sub(c.Now.Add(b.Burst)))
+	}
+	return wait
+}
+
+// view is the lease's last charge seen at local time now: PostgreSQL's
+// clock moved on as much as ours, and each bucket's TAT is what it would
+// be had only the spent requests been charged.
+func (le *lease) view(limits []limit, now time.Time) store.Charge {
+	c := store.Charge{Allowed: !now.Before(le.refusedUntil), Now: le.charge.Now.Add(now.Sub(le.at)),
+		Buckets: make([]store.BucketState, len(le.charge.Buckets))}
+	if c.Allowed {
+		c.Taken = 1
+	}
+	for i, b := range buckets(limits) {
+		c.Buckets[i] = le.charge.Buckets[i]
+		c.Buckets[i].TAT = c.Buckets[i].TAT.Add(-time.Duration(le.left) * b.Emission)
+	}
+	return c
+}

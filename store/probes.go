@@ -186,11 +186,13 @@ func (s *Store) ProbeByDigest(ctx context.Context, digest []byte) (Probe, error)
 // reports' large transactions (bench/probes.sh: most check-ins waited on
 // WALWrite).
 func QueueCheckIn(b *Batch, ownerID, clientID int64, clientType, clientVersion *string, done func([]bool, error)) {
-	b.b.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
 	const q = `UPDATE clients SET last_seen_at = now(),
 		last_client_type = coalesce($3, last_client_type), last_client_version = coalesce($4, last_client_version)
 		WHERE data_owner_id = $1 AND id = $2 RETURNING offline_since IS NOT NULL`
 	Queue(b, Read[bool]{step: "check in", sql: q, args: []any{ownerID, clientID, clientType, clientVersion}, scan: pgx.RowTo[bool]}, done)
+	// After Queue, which opens the batch with genericPlans for the reads
+	// queued after it (the delivered configs); it counts at the commit.
+	b.b.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
 }
 
 // ClientOnline clears the offline mark of one of the data owner's clients

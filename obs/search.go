@@ -54,6 +54,8 @@ func (t timedSearch) ESQL(ctx context.Context, dataOwnerID int64, slug, query st
 	return rows, err
 }
 
+func (t timedSearch) PrecheckESQL(query string) error { return t.b.PrecheckESQL(query) }
+
 func (t timedSearch) observe(ctx context.Context, kind, index string, start time.Time, err error) {
 	t.m.search.WithLabelValues(apiOf(ctx), kind, index, outcome(ctx, err)).Observe(time.Since(start).Seconds())
 }

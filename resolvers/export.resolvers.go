@@ -140,6 +140,9 @@ func (r *queryResolver) ExportEsql(ctx context.Context, query string) ([]model.J
 	if search.ESQLUsesEnrich(query) {
 		return nil, apierr.BadRequestf("ENRICH is not supported")
 	}
+	if err := r.Search.PrecheckESQL(query); err != nil {
+		return nil, searchError(err)
+	}
 	leave, err := r.Heavy.Enter(ctx, p.DataOwnerID)
 	if err != nil {
 		return nil, err

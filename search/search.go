@@ -122,6 +122,10 @@ type Backend interface {
 	ScrollNext(ctx context.Context, dataOwnerID int64, scrollID, keepAlive string) (Response, error)
 	// ESQL runs a piped query already checked by CheckESQL; one object per row.
 	ESQL(ctx context.Context, dataOwnerID int64, slug, query string) ([]map[string]any, error)
+	// PrecheckESQL refuses, without reading anything, a query this
+	// backend would refuse whatever the data (a BadRequestError): callers
+	// ask before they wait for a place to run it (package admission).
+	PrecheckESQL(query string) error
 }
 
 // BadRequestError is a request the backends refuse (unsupported clause,

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -28,7 +30,8 @@ const isps99Bound = 500 * time.Millisecond
 // search does), data owner A's five parallel searches get one place of
 // A's share and four 429s after the gate's wait; data owner B's short
 // requests answer within isps99Bound; B's own search still gets a place;
-// and once the lock goes, the admitted searches answer 200.
+// A's ES|QL over the parser's limits is a 400 without waiting for a
+// place; and once the lock goes, the admitted searches answer 200.
 func TestSlowSearchesOfOneOwnerLeaveRoom(t *testing.T) {
 	e := apitest.Get(t)
 	base := e.StartServerWith(t, func(r *resolvers.Resolver) { r.Heavy = admission.New(2, 1, 300*time.Millisecond) })
@@ -76,6 +79,16 @@ func TestSlowSearchesOfOneOwnerLeaveRoom(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // A's searches are in
 	wg.Add(1)
 	go func() { defer wg.Done(); statusB <- search(keyB).Status }()
+
+	// A's ES|QL over the parser's limits is refused at once, a 400 naming
+	// the limit, not made to wait for A's full share (then a 429).
+	cols := make([]string, 2000)
+	for i := range cols {
+		cols[i] = fmt.Sprintf("c%d = 1", i)
+	}
+	apitest.WantMessage(t, apitest.DoAt(t, base, http.MethodGet, "/export_api/v1/esql?query="+
+		url.QueryEscape("FROM analytics-production-"+a.Slug+"-measurements | EVAL "+strings.Join(cols, ", ")), keyA, nil),
+		http.StatusBadRequest, "MaxEvalColumns")
 
 	var took []time.Duration
 	for range 50 {

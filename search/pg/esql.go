@@ -291,11 +291,28 @@ func (b *Backend) ESQL(ctx context.Context, dataOwnerID int64, slug, query strin
 	return b.esql(ctx, dataOwnerID, slug, query, false)
 }
 
-// esql is ESQL, with the shortcuts off when plain (esqlTranslator.plain).
-func (b *Backend) esql(ctx context.Context, dataOwnerID int64, slug, query string, plain bool) ([]map[string]any, error) {
+// PrecheckESQL parses the query: what the parser refuses (syntax, what
+// the embedded backend does not support, the size limits of search/esql)
+// is refused before the query waits for a place.
+func (b *Backend) PrecheckESQL(query string) error {
+	_, err := parseESQL(query)
+	return err
+}
+
+// parseESQL is esql.Parse with its refusal as a 400.
+func parseESQL(query string) (*esql.Query, error) {
 	q, err := esql.Parse(query)
 	if err != nil {
 		return nil, search.Badf("%s", err.Error())
+	}
+	return q, nil
+}
+
+// esql is ESQL, with the shortcuts off when plain (esqlTranslator.plain).
+func (b *Backend) esql(ctx context.Context, dataOwnerID int64, slug, query string, plain bool) ([]map[string]any, error) {
+	q, err := parseESQL(query)
+	if err != nil {
+		return nil, err
 	}
 	kinds := make([]string, len(search.Kinds))
 	for i, k := range search.Kinds {

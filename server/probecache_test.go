@@ -7,6 +7,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/clientapi"
+	"github.com/fleetgraph/fleetgraph/ratelimit"
 	"github.com/fleetgraph/fleetgraph/server"
 	"github.com/fleetgraph/fleetgraph/store"
 )
@@ -36,7 +37,8 @@ func waitCached(t *testing.T, base, secret string, counter *store.StatementCount
 // TestClientAPICheckInIsOneRoundTrip: a probe's check-in looks its secret
 // up once; after that the server holds the probe in memory and a check-in
 // (the record of the visit and the delivered configs, one batch) is one
-// round trip to PostgreSQL.
+// round trip to PostgreSQL. With the probe rate limit on (fleetgraph
+// serve's default) the charge of its bucket is a second.
 func TestClientAPICheckInIsOneRoundTrip(t *testing.T) {
 	e := apitest.Get(t)
 	o := e.NewOwner(t, "probe-trips")
@@ -52,6 +54,12 @@ func TestClientAPICheckInIsOneRoundTrip(t *testing.T) {
 		if status, trips := checkInTrips(t, e.URL, p.Secret, e.Counter); status != http.StatusOK || trips != 1 {
 			t.Fatalf("check-in of a cached probe: %d in %d round trips, want 200 in 1", status, trips)
 		}
+	}
+
+	limited := limitedServer(t, ratelimit.Rate{}, ratelimit.Rate{}, perHour(1000))
+	checkInTrips(t, limited, p.Secret, e.Counter) // the first charge makes the probe's bucket
+	if status, trips := checkInTrips(t, limited, p.Secret, e.Counter); status != http.StatusOK || trips != 2 {
+		t.Fatalf("check-in of a cached probe with the probe rate limit on: %d in %d round trips, want 200 in 2", status, trips)
 	}
 }
 

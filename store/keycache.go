@@ -130,10 +130,10 @@ func (s *Store) flushAuth(live bool) {
 	s.probes.flush(live)
 }
 
-// CacheKeys turns on the caches of keys and probes: it listens for the triggers'
-// notifications on a connection of its own (outside the pool) until the
-// store is closed, reconnecting when the connection drops. The connection
-// also listens for the event stream (OnEvents).
+// CacheKeys turns on the caches of keys and probes: it listens for the
+// triggers' notifications on a connection of its own (outside the pool)
+// until the store is closed, reconnecting when the connection drops. The
+// connection also listens for the event stream (OnEvents).
 func (s *Store) CacheKeys() {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

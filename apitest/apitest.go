@@ -173,6 +173,30 @@ func (e *Env) StartServerWith(t testing.TB, change func(*resolvers.Resolver)) st
 	return srv.URL
 }
 
+// StartServerOwnStore starts another server over the package's database
+// as another process would run it: with a store of its own (own pool, own
+// key and probe caches, own listening connection), so that it learns of
+// the first server's changes only through the database's notifications.
+// It stops when t ends. It returns the server's base URL and the counter
+// of its requests' statements.
+func (e *Env) StartServerOwnStore(t testing.TB) (string, *store.StatementCounter) {
+	t.Helper()
+	counter := &store.StatementCounter{}
+	st, err := store.Open(context.Background(), e.DatabaseURL, store.Options{Tracer: counter, MaxConns: 4})
+	if err != nil {
+		t.Fatalf("open another store: %v", err)
+	}
+	t.Cleanup(st.Close)
+	st.CacheKeys()
+	h, err := newHandler(st, e.Sealer, slog.New(slog.NewTextHandler(io.Discard, nil)), pg.New(st.Pool()), e.useStream)
+	if err != nil {
+		t.Fatalf("start server: %v", err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL, counter
+}
+
 // StartServer starts another server over the package's database for tests
 // that need to read its log or give it another search backend (nil: the
 // embedded one); it stops when t ends. It returns the server's base URL.

@@ -5,7 +5,22 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
+
+// Eventually polls cond every 20 ms until it holds, failing the test with
+// what after 3 s: far below the auth caches' 30 s lifetime, so a cached
+// entry that changes within it was changed by a notification.
+func Eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 3 s: %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
 
 // WantStatus fails the test unless r has status, and returns the decoded
 // body.

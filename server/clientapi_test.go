@@ -517,6 +517,11 @@ func TestClientAPIReport(t *testing.T) {
 		doc[0].(map[string]any)["client_uuid"] = l.UUID
 		apitest.WantStatus(t, e.Probe(t, http.MethodPost, "/measurements", l.Secret, doc), http.StatusOK)
 		e.SQL(t, `UPDATE clients SET report_until = now() - interval '1 second' WHERE id = $1`, l.ID)
+		// Written in another session: the server that cached the probe
+		// learns it by notification.
+		apitest.Eventually(t, "the usage limit written in another session is not seen", func() bool {
+			return e.Probe(t, http.MethodPost, "/measurements", l.Secret, doc).Status == http.StatusForbidden
+		})
 		apitest.WantMessage(t, e.Probe(t, http.MethodPost, "/measurements", l.Secret, doc), http.StatusForbidden, "usage limit")
 		// It may still check in, and learns when its reports ended.
 		body := apitest.Object(t, apitest.WantStatus(t, e.Probe(t, http.MethodGet, "/config", l.Secret, nil), http.StatusOK))

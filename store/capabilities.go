@@ -66,6 +66,7 @@ func (s *Store) CreateCapability(ctx context.Context, ownerID int64, in Capabili
 
 // UpdateCapability writes the fields present in in.
 func (s *Store) UpdateCapability(ctx context.Context, ownerID, id int64, in CapabilityInput) (Capability, error) {
+	defer s.probes.changed() // the capability is cached with its probes
 	const q = `UPDATE capabilities SET name = COALESCE($3, name),
 		comment = CASE WHEN $4 THEN NULL ELSE COALESCE($5, comment) END,
 		allowed_measurement_types = COALESCE($6, allowed_measurement_types),
@@ -82,6 +83,7 @@ func (s *Store) UpdateCapability(ctx context.Context, ownerID, id int64, in Capa
 
 // DeleteCapability removes a capability and its registration keys.
 func (s *Store) DeleteCapability(ctx context.Context, ownerID, id int64) error {
+	defer s.probes.changed() // its probes lose their capability
 	return s.deleteOwned(ctx, "delete capability", `DELETE FROM capabilities WHERE data_owner_id = $1 AND id = $2`, ownerID, id)
 }
 
@@ -189,5 +191,6 @@ func (s *Store) UpdateRegistrationKey(ctx context.Context, ownerID, id int64, in
 
 // DeleteRegistrationKey removes a key; its clients keep running without one.
 func (s *Store) DeleteRegistrationKey(ctx context.Context, ownerID, id int64) error {
+	defer s.probes.changed() // its probes lose their capability
 	return s.deleteOwned(ctx, "delete registration key", `DELETE FROM registration_keys WHERE data_owner_id = $1 AND id = $2`, ownerID, id)
 }

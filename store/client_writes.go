@@ -75,6 +75,7 @@ func (s *Store) UpdateClient(ctx context.Context, ownerID int64, ref ClientRef, 
 // client disabled before keeps its disabled_at. A client that was not
 // disabled gets a client.disabled event in the same transaction.
 func (s *Store) DisableClient(ctx context.Context, ownerID int64, ref ClientRef, reason string) (Client, error) {
+	defer s.probes.changed() // after the commit: a disabled probe is refused at its next request
 	const q = `UPDATE clients c SET disabled_at = COALESCE(c.disabled_at, now()), disabled_reason = $4, updated_at = now()
 		FROM (SELECT id, disabled_at FROM clients WHERE ` + ownedClient + ` FOR UPDATE) old
 		WHERE c.id = old.id RETURNING c.id, old.disabled_at IS NULL`
@@ -108,6 +109,7 @@ func (s *Store) EnableClient(ctx context.Context, ownerID int64, ref ClientRef) 
 // writeClient runs an UPDATE of one owned client (arguments $1 to $3 are
 // the owner and ref, args follow) and reads the client back.
 func (s *Store) writeClient(ctx context.Context, step string, ownerID int64, ref ClientRef, q string, args ...any) (Client, error) {
+	defer s.probes.changed() // the label and disabled_at are cached with the probe
 	var id int64
 	err := s.pool.QueryRow(ctx, q, append([]any{ownerID, ref.ID, ref.UUID}, args...)...).Scan(&id)
 	if err != nil {
@@ -120,6 +122,7 @@ func (s *Store) writeClient(ctx context.Context, step string, ownerID int64, ref
 // memberships, shares and ISP contracts (foreign keys cascade). Its
 // documents stay: they are the history of what it measured.
 func (s *Store) DeleteClient(ctx context.Context, ownerID int64, ref ClientRef) error {
+	defer s.probes.changed() // a deleted probe's secret stops working at once
 	tag, err := s.pool.Exec(ctx, `DELETE FROM clients WHERE `+ownedClient, ownerID, ref.ID, ref.UUID)
 	if err == nil && tag.RowsAffected() == 0 {
 		err = pgx.ErrNoRows

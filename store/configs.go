@@ -642,6 +642,7 @@ func (s *Store) SetDefaultConfig(ctx context.Context, ownerID int64, kind string
 // DeleteConfig removes a config; its clients and groups fall back to the
 // next config of the delivery rule.
 func (s *Store) DeleteConfig(ctx context.Context, ownerID int64, kind string, id int64) error {
+	defer s.probes.changed() // clients' config ids (cached with their probes) go null
 	tag, err := s.pool.Exec(ctx, `DELETE FROM measurement_configs WHERE data_owner_id = $1 AND kind = $2 AND id = $3`,
 		ownerID, kind, id)
 	if err == nil && tag.RowsAffected() == 0 {
@@ -661,6 +662,7 @@ type ConfigAssignment struct {
 // name one of the data owner's clients or groups: else nothing changes
 // and the answer is a 404 naming the ids.
 func (s *Store) AssignConfig(ctx context.Context, ownerID int64, kind string, id int64, a ConfigAssignment, assign bool) error {
+	defer s.probes.changed() // after the commit: config ids are cached with the probes
 	return s.tx(ctx, func(tx pgx.Tx) error {
 		if err := lockConfig(ctx, tx, ownerID, kind, id); err != nil {
 			return err

@@ -6,3 +6,8 @@ import "github.com/jackc/pgx/v5"
 func SettingRead(name string) Read[string] {
 	return Read[string]{step: "read setting", sql: `SELECT current_setting($1)`, args: []any{name}, scan: pgx.RowTo[string]}
 }
+
+// CacheDeaf turns the caches of keys and probes on without listening: no
+// notification ever empties them, so a test sees exactly what the store's
+// own writes empty.
+func (s *Store) CacheDeaf() { s.flushAuth(true) }

@@ -10,25 +10,31 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Found keys are kept in memory so that most requests authenticate without
-// a round trip to PostgreSQL. A cached key is as current as the database:
+// Found API keys and probes are kept in memory so that most requests
+// authenticate without a round trip to PostgreSQL. A cached key or probe is
+// as current as the database:
 //
-//   - triggers on api_keys, users and data_owners (migration 00013) notify
-//     channel authChannel when anything a key's authentication depends on
-//     changes or goes, in whatever session or server it happens, and every
-//     server listening empties its cache on the notification;
+//   - triggers on api_keys, users and data_owners (migration 00013), and on
+//     clients, registration_keys and capabilities (migration 00026), notify
+//     channel authChannel when anything authenticating a key or a probe
+//     reads changes or goes, in whatever session or server it happens, and
+//     every server listening empties both caches on the notification (a
+//     probe's check-in, which writes last_seen_at, does not notify);
 //   - the store's own writes empty the cache before they return
-//     (DeleteAPIKey), so this server never answers from a stale entry after
-//     its own change;
-//   - the cache is used only while the listening connection is up: when it
-//     drops, the cache is emptied and every lookup reads the database until
+//     (DeleteAPIKey; DisableClient, AssignConfig, UpdateCapability ... for
+//     probes), so this server never answers from a stale entry after its
+//     own change;
+//   - the caches are used only while the listening connection is up: when
+//     it drops, they are emptied and every lookup reads the database until
 //     the connection is back;
-//   - an entry lives keyCacheTTL at most, which also bounds how stale
-//     last_used_at gets (a lookup that reads the database records the use).
+//   - an entry lives authCacheTTL at most, which also bounds how stale a
+//     key's last_used_at gets (a lookup that reads the database records the
+//     use).
 //
-// Validity in time (valid_from, valid_until) is checked on every request
-// against the cached times (auth.Authenticate). Unknown digests are not
-// cached: a flood of wrong keys cannot grow the cache.
+// Validity is checked on every request against the cached values: a key's
+// valid_from and valid_until (auth.Authenticate), a probe's disabled_at and
+// report_until (package clientapi). Unknown digests are not cached: a flood
+// of wrong keys or secrets cannot grow a cache.
 
 // authChannel is the notification channel of the triggers.
 const authChannel = "fleetgraph_auth"
@@ -37,47 +43,54 @@ const authChannel = "fleetgraph_auth"
 const keyCacheApplication = "fleetgraph key cache"
 
 const (
-	keyCacheTTL  = 30 * time.Second
-	keyCacheSize = 10000
+	authCacheTTL = 30 * time.Second
+	// authCacheSize bounds each cache: a full one is emptied.
+	authCacheSize = 10000
 	// listenRetry is how long the listener waits before reconnecting.
 	listenRetry = time.Second
 )
 
-type keyCache struct {
+// authCache holds what authentication found, V, by digest; its zero value
+// is an empty cache that is not live.
+type authCache[V any] struct {
 	mu sync.Mutex
 	// live is set while the listener receives notifications.
 	live bool
 	// gen counts the times the cache was emptied: a lookup stores what it
 	// read only when no change was announced while it read.
 	gen     uint64
-	entries map[[sha256.Size]byte]cachedKey
+	entries map[[sha256.Size]byte]cached[V]
 }
 
-type cachedKey struct {
-	k  KeyOwner
+type cached[V any] struct {
+	v  V
 	at time.Time
 }
 
-func (c *keyCache) get(digest []byte, now time.Time) (KeyOwner, bool) {
+func (c *authCache[V]) get(digest []byte, now time.Time) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.entries[[sha256.Size]byte(digest)]
-	if !ok || !c.live || now.Sub(e.at) >= keyCacheTTL {
-		return KeyOwner{}, false
+	var zero V
+	if len(digest) != sha256.Size {
+		return zero, false
 	}
-	return e.k, true
+	e, ok := c.entries[[sha256.Size]byte(digest)]
+	if !ok || !c.live || now.Sub(e.at) >= authCacheTTL {
+		return zero, false
+	}
+	return e.v, true
 }
 
 // generation answers the generation a lookup starts in, and whether what it
 // reads may be cached at all.
-func (c *keyCache) generation() (uint64, bool) {
+func (c *authCache[V]) generation() (uint64, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.gen, c.live
 }
 
-// put caches k when the cache was not emptied since generation gen.
-func (c *keyCache) put(digest []byte, k KeyOwner, gen uint64, now time.Time) {
+// put caches v when the cache was not emptied since generation gen.
+func (c *authCache[V]) put(digest []byte, v V, gen uint64, now time.Time) {
 	if len(digest) != sha256.Size {
 		return
 	}
@@ -86,14 +99,15 @@ func (c *keyCache) put(digest []byte, k KeyOwner, gen uint64, now time.Time) {
 	if !c.live || c.gen != gen {
 		return
 	}
-	if len(c.entries) >= keyCacheSize {
-		clear(c.entries)
+	if c.entries == nil || len(c.entries) >= authCacheSize {
+		c.entries = map[[sha256.Size]byte]cached[V]{}
 	}
-	c.entries[[sha256.Size]byte(digest)] = cachedKey{k: k, at: now}
+	c.entries[[sha256.Size]byte(digest)] = cached[V]{v: v, at: now}
 }
 
-// changed empties the cache after a change this server made.
-func (c *keyCache) changed() {
+// changed empties the cache after a change this server made (call it once
+// the change is committed).
+func (c *authCache[V]) changed() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gen++
@@ -101,7 +115,7 @@ func (c *keyCache) changed() {
 }
 
 // flush empties the cache and sets whether it may be used from now on.
-func (c *keyCache) flush(live bool) {
+func (c *authCache[V]) flush(live bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gen++
@@ -109,10 +123,17 @@ func (c *keyCache) flush(live bool) {
 	clear(c.entries)
 }
 
-// CacheKeys turns on the key cache: it listens for the triggers'
-// notifications on a connection of its own (outside the pool) until the
-// store is closed, reconnecting when the connection drops. The connection
-// also listens for the event stream (OnEvents).
+// flushAuth empties both caches on a notification or a change of the
+// listener.
+func (s *Store) flushAuth(live bool) {
+	s.keys.flush(live)
+	s.probes.flush(live)
+}
+
+// CacheKeys turns on the caches of keys and probes: it listens for the
+// triggers' notifications on a connection of its own (outside the pool)
+// until the store is closed, reconnecting when the connection drops. The
+// connection also listens for the event stream (OnEvents).
 func (s *Store) CacheKeys() {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -124,7 +145,7 @@ func (s *Store) CacheKeys() {
 		defer close(done)
 		for {
 			s.listen(ctx, cfg)
-			s.keys.flush(false)
+			s.flushAuth(false)
 			select {
 			case <-ctx.Done():
 				return
@@ -145,7 +166,7 @@ func (s *Store) listen(ctx context.Context, cfg *pgx.ConnConfig) {
 		return
 	}
 	// Listening from here on: whatever changes later is announced.
-	s.keys.flush(true)
+	s.flushAuth(true)
 	s.tellEvents(EventNotice{Resync: true})
 	for {
 		n, err := conn.WaitForNotification(ctx)
@@ -156,7 +177,7 @@ func (s *Store) listen(ctx context.Context, cfg *pgx.ConnConfig) {
 			s.eventNotice(n.Payload)
 			continue
 		}
-		s.keys.flush(true)
+		s.flushAuth(true)
 	}
 }
 

@@ -12,37 +12,38 @@ import (
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
-// lookupCached waits until looking key up runs no statement (the cache
-// holds it and is live), failing after 5 s.
-func lookupCached(t *testing.T, e *apitest.Env, key string) store.KeyOwner {
+// lookupCached waits until looking secret up (a key, or a probe's secret,
+// with lookup) runs no statement (the cache holds it and is live), failing
+// after 5 s.
+func lookupCached[V any](t *testing.T, e *apitest.Env, lookup func(context.Context, []byte) (V, error), secret string) V {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		before := e.Counter.Count()
-		k, err := e.Store.KeyByDigest(store.Counted(context.Background()), auth.Digest(key))
+		v, err := lookup(store.Counted(context.Background()), auth.Digest(secret))
 		if err != nil {
 			t.Fatalf("lookup: %v", err)
 		}
 		if e.Counter.Count() == before {
-			return k
+			return v
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the key is still read from the database 5 s after its first use: the cache is not used")
+			t.Fatal("still read from the database 5 s after its first use: the cache is not used")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 }
 
-// eventually polls cond for up to 3 s (far below the cache's 30 s TTL, so
-// only a notification can have made it true).
-func eventually(t *testing.T, what string, cond func() bool) {
+// killListener terminates the caches' listening connection.
+func killListener(t *testing.T, e *apitest.Env) {
 	t.Helper()
-	deadline := time.Now().Add(3 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after 3 s: %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var killed int
+	if err := e.Store.Pool().QueryRow(context.Background(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE application_name = 'fleetgraph key cache' AND datname = current_database()`).Scan(&killed); err != nil {
+		t.Fatal(err)
+	}
+	if killed != 1 {
+		t.Fatalf("terminated %d listeners, want 1", killed)
 	}
 }
 
@@ -54,13 +55,13 @@ func TestKeyCacheSeesChangesMadeElsewhere(t *testing.T) {
 	o := e.NewOwner(t, "keycache")
 	ctx := context.Background()
 	key, id := o.NewKey(t, apitest.KeyOpts{})
-	lookupCached(t, e, key)
+	lookupCached(t, e, e.Store.KeyByDigest, key)
 
 	past := time.Now().Add(-time.Hour).Truncate(time.Second)
 	if _, err := e.Store.Pool().Exec(ctx, `UPDATE api_keys SET valid_until = $2 WHERE id = $1`, id, past); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the expiry written in another session is not seen", func() bool {
+	apitest.Eventually(t, "the expiry written in another session is not seen", func() bool {
 		k, err := e.Store.KeyByDigest(ctx, auth.Digest(key))
 		return err == nil && k.ValidUntil.Equal(past)
 	})
@@ -69,12 +70,12 @@ func TestKeyCacheSeesChangesMadeElsewhere(t *testing.T) {
 	}
 
 	viewerKey, _ := o.NewKey(t, apitest.KeyOpts{UserRole: "editor"})
-	lookupCached(t, e, viewerKey)
+	lookupCached(t, e, e.Store.KeyByDigest, viewerKey)
 	if _, err := e.Store.Pool().Exec(ctx, `UPDATE users SET role = 'viewer' WHERE id = (SELECT user_id FROM api_keys WHERE digest = $1)`,
 		auth.Digest(viewerKey)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the user's new role is not seen", func() bool {
+	apitest.Eventually(t, "the user's new role is not seen", func() bool {
 		k, err := e.Store.KeyByDigest(ctx, auth.Digest(viewerKey))
 		return err == nil && k.UserRole != nil && *k.UserRole == "viewer"
 	})
@@ -82,7 +83,7 @@ func TestKeyCacheSeesChangesMadeElsewhere(t *testing.T) {
 	if _, err := e.Store.Pool().Exec(ctx, `DELETE FROM api_keys WHERE digest = $1`, auth.Digest(viewerKey)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the key deleted in another session still authenticates", func() bool {
+	apitest.Eventually(t, "the key deleted in another session still authenticates", func() bool {
 		_, err := e.Store.KeyByDigest(ctx, auth.Digest(viewerKey))
 		return errors.Is(err, store.ErrNotFound)
 	})
@@ -96,7 +97,7 @@ func TestKeyCacheOwnDeleteIsImmediate(t *testing.T) {
 	ctx := context.Background()
 	for range 20 {
 		key, id := o.NewKey(t, apitest.KeyOpts{})
-		lookupCached(t, e, key)
+		lookupCached(t, e, e.Store.KeyByDigest, key)
 		if err := e.Store.DeleteAPIKey(ctx, o.ID, string(auth.KindClientAdmin), id); err != nil {
 			t.Fatal(err)
 		}
@@ -115,41 +116,40 @@ func TestKeyCacheSurvivesListenerLoss(t *testing.T) {
 	o := e.NewOwner(t, "keycachekill")
 	ctx := context.Background()
 	key, id := o.NewKey(t, apitest.KeyOpts{})
-	lookupCached(t, e, key)
+	lookupCached(t, e, e.Store.KeyByDigest, key)
 
-	var killed int
-	if err := e.Store.Pool().QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-		WHERE application_name = 'fleetgraph key cache' AND datname = current_database()`).Scan(&killed); err != nil {
-		t.Fatal(err)
-	}
-	if killed != 1 {
-		t.Fatalf("terminated %d listeners, want 1", killed)
-	}
+	killListener(t, e)
 	past := time.Now().Add(-time.Hour).Truncate(time.Second)
 	if _, err := e.Store.Pool().Exec(ctx, `UPDATE api_keys SET valid_until = $2 WHERE id = $1`, id, past); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "a change made while the listener was gone is not seen", func() bool {
+	apitest.Eventually(t, "a change made while the listener was gone is not seen", func() bool {
 		k, err := e.Store.KeyByDigest(ctx, auth.Digest(key))
 		return err == nil && k.ValidUntil.Equal(past)
 	})
 	other, _ := o.NewKey(t, apitest.KeyOpts{})
-	lookupCached(t, e, other) // the listener came back
+	lookupCached(t, e, e.Store.KeyByDigest, other) // the listener came back
 }
 
-// TestKeyCacheUnknownKeysNotCached: wrong keys always read the database
-// (they cannot fill the cache), and a key created after a miss works.
-func TestKeyCacheUnknownKeysNotCached(t *testing.T) {
+// TestAuthCacheUnknownSecretsNotCached: wrong keys and probe secrets
+// always read the database (they cannot fill the caches).
+func TestAuthCacheUnknownSecretsNotCached(t *testing.T) {
 	e := apitest.Get(t)
 	ctx := store.Counted(context.Background())
-	unknown := auth.NewKey(auth.KindClientAdmin)
-	for range 3 {
-		before := e.Counter.Count()
-		if _, err := e.Store.KeyByDigest(ctx, auth.Digest(unknown)); !errors.Is(err, store.ErrNotFound) {
-			t.Fatalf("unknown key: %v", err)
-		}
-		if e.Counter.Count() == before {
-			t.Fatal("an unknown key was answered without reading the database")
+	lookups := map[auth.Kind]func(context.Context, []byte) error{
+		auth.KindClientAdmin: func(ctx context.Context, d []byte) error { _, err := e.Store.KeyByDigest(ctx, d); return err },
+		auth.KindProbe:       func(ctx context.Context, d []byte) error { _, err := e.Store.ProbeByDigest(ctx, d); return err },
+	}
+	for kind, lookup := range lookups {
+		unknown := auth.NewKey(kind)
+		for range 3 {
+			before := e.Counter.Count()
+			if err := lookup(ctx, auth.Digest(unknown)); !errors.Is(err, store.ErrNotFound) {
+				t.Fatalf("unknown %s secret: %v", kind, err)
+			}
+			if e.Counter.Count() == before {
+				t.Fatalf("an unknown %s secret was answered without reading the database", kind)
+			}
 		}
 	}
 }

@@ -155,8 +155,15 @@ type Probe struct {
 	Capability        Capability
 }
 
-// ProbeByDigest finds the probe whose secret has the given digest.
+// ProbeByDigest finds the probe whose secret has the given digest, from
+// the probe cache when it holds it (keycache.go). The caller checks
+// DisabledAt and ReportUntil at every request, as they are cached too.
 func (s *Store) ProbeByDigest(ctx context.Context, digest []byte) (Probe, error) {
+	now := time.Now()
+	if p, ok := s.probes.get(digest, now); ok {
+		return p, nil
+	}
+	gen, _ := s.probes.generation()
 	const q = `SELECT c.id, c.uuid::text, c.data_owner_id, d.slug, c.label, c.disabled_at, c.disabled_reason,
 		c.report_until, c.config_managed, c.public_config_id, c.automator_config_id, cap.name,
 		coalesce(cap.allowed_measurement_types, '{}'), coalesce(cap.allowed_measurement_subjects, '{}'),
@@ -171,7 +178,11 @@ func (s *Store) ProbeByDigest(ctx context.Context, digest []byte) (Probe, error)
 		&p.DisabledAt, &p.DisabledReason, &p.ReportUntil, &p.ConfigManaged, &p.PublicConfigID, &p.AutomatorConfigID,
 		&p.CapabilityName, &cp.AllowedMeasurementTypes, &cp.AllowedMeasurementSubjects,
 		&cp.ForbiddenMeasurementTypes, &cp.ForbiddenMeasurementSubjects)
-	return p, mapErr("find probe", err)
+	if err != nil {
+		return p, mapErr("find probe", err)
+	}
+	s.probes.put(digest, p, gen, now)
+	return p, nil
 }
 
 // QueueCheckIn queues to b the record that a probe was seen now, with the

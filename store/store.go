@@ -43,8 +43,10 @@ var migrations embed.FS
 // Store is the database handle shared by the whole server.
 type Store struct {
 	pool *pgxpool.Pool
-	// keys caches found API keys once CacheKeys listens (keycache.go).
-	keys keyCache
+	// keys and probes cache found API keys and probes once CacheKeys
+	// listens (keycache.go).
+	keys   authCache[KeyOwner]
+	probes authCache[Probe]
 	// stopListen ends CacheKeys' listener.
 	stopListen func()
 	// onEvents is told of the event stream's notifications (keycache.go).
@@ -114,10 +116,10 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
-	return &Store{pool: pool, keys: keyCache{entries: map[[32]byte]cachedKey{}}, jobs: jobs}, nil
+	return &Store{pool: pool, jobs: jobs}, nil
 }
 
-// Close stops the key cache's listener and releases the pool.
+// Close stops the auth caches' listener and releases the pool.
 func (s *Store) Close() {
 	if s.stopListen != nil {
 		s.stopListen()

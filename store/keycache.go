@@ -44,7 +44,7 @@ const keyCacheApplication = "fleetgraph key cache"
 
 const (
 	authCacheTTL = 30 * time.Second
-	// authCacheSize bounds each cache: a full one is emptied.
+	// authCacheSize bounds each cache (evict).
 	authCacheSize = 10000
 	// listenRetry is how long the listener waits before reconnecting.
 	listenRetry = time.Second
@@ -99,10 +99,31 @@ func (c *authCache[V]) put(digest []byte, v V, gen uint64, now time.Time) {
 	if !c.live || c.gen != gen {
 		return
 	}
-	if c.entries == nil || len(c.entries) >= authCacheSize {
+	if c.entries == nil {
 		c.entries = map[[sha256.Size]byte]cached[V]{}
 	}
+	if len(c.entries) >= authCacheSize {
+		c.evict(now)
+	}
 	c.entries[[sha256.Size]byte(digest)] = cached[V]{v: v, at: now}
+}
+
+// evict makes room in a full cache: the entries past their time go, and
+// when that is not an eighth of them, as many others (map order: at
+// random), so that the busy ones mostly stay.
+func (c *authCache[V]) evict(now time.Time) {
+	room := authCacheSize / 8
+	for d, e := range c.entries {
+		if now.Sub(e.at) >= authCacheTTL {
+			delete(c.entries, d)
+		}
+	}
+	for d := range c.entries {
+		if authCacheSize-len(c.entries) >= room {
+			return
+		}
+		delete(c.entries, d)
+	}
 }
 
 // changed empties the cache after a change this server made (call it once

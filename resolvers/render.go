@@ -18,13 +18,15 @@ import (
 	"github.com/fleetgraph/fleetgraph/graph"
 )
 
-// Lists of plain objects are written straight to JSON.
+// Lists of plain objects, and plain objects, are written straight to JSON.
 //
-// Once Attach has run, every field of a root list is a plain read: a struct
-// field, an attached edge or a method without arguments. gqlgen would still
-// build a field context, a middleware call and a marshaler per field and a
-// goroutine per list item, which for 2,000 clients with their groups, key
-// and contract is most of the request's time and memory. The renderer
+// Once Attach has run, every field of a root list or object is a plain
+// read: a struct field, an attached edge or a method without arguments.
+// gqlgen would still build a field context, a middleware call and a
+// marshaler per field and a goroutine per list item, which for 2,000
+// clients with their groups, key and contract is most of the request's
+// time and memory, and for one client (a lookup by id) about a fifth of
+// the server's CPU of the request. The renderer
 // writes the same bytes from a plan compiled once per request from the
 // selection (aliases, fragments, @skip/@include through CollectFields),
 // through gqlgen's own scalar marshalers. Whatever it cannot write exactly
@@ -34,8 +36,8 @@ import (
 // usual; TestRenderMatchesGqlgen compares the two on every REST operation's
 // shape.
 
-// Rendered counts the root lists written by the renderer (for tests and
-// metrics).
+// Rendered counts the root lists and objects written by the renderer (for
+// tests and metrics).
 var Rendered atomic.Int64
 
 // errNotPlain makes the renderer give the result back to gqlgen.
@@ -89,25 +91,41 @@ func noteItemSize(field string, buf *bytes.Buffer, n int) {
 	}
 }
 
-// render writes a root list result into the slot, if it is plain; it
-// answers the value gqlgen should marshal instead (an empty list of the
-// same type) and whether it rendered.
+// render writes a root list or object result into the slot, if it is
+// plain; it answers the value gqlgen should marshal instead (an empty list
+// of the same type, or renderedObject) and whether it rendered.
 func render(ctx context.Context, fc *graphql.FieldContext, res any) (any, bool) {
 	slot, _ := ctx.Value(renderSlotKey{}).(*renderSlot)
 	v := reflect.ValueOf(res)
-	if slot == nil || v.Kind() != reflect.Slice {
+	n := 1
+	switch {
+	case slot == nil:
+		return res, false
+	case v.Kind() == reflect.Slice:
+		n = v.Len()
+	case v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct,
+		strings.HasPrefix(fc.Field.Name, "__"): // introspection stays gqlgen's
 		return res, false
 	}
 	r := &renderer{oc: graphql.GetOperationContext(ctx), plans: map[planKey]*objectPlan{}}
-	buf := bufferFor(fc.Field.Name, v.Len())
+	buf := bufferFor(fc.Field.Name, n)
 	if err := r.value(buf, fc.Field.Definition.Type, v, fc.Field.Selections); err != nil {
 		buffers.Put(buf)
 		return res, false
 	}
-	noteItemSize(fc.Field.Name, buf, v.Len())
+	noteItemSize(fc.Field.Name, buf, n)
 	slot.json = buf
+	if v.Kind() == reflect.Pointer {
+		return renderedObject, true
+	}
 	return reflect.MakeSlice(v.Type(), 0, 0).Interface(), true
 }
+
+// renderedObject stands for a rendered root object until InterceptRootField
+// puts its JSON in its place: gqlgen takes a marshaler answered for a field
+// as the field's value, without marshalling. It is not graphql.Null, which
+// in a non-null root field would null the whole data.
+var renderedObject = graphql.WriterFunc(func(io.Writer) {})
 
 type renderer struct {
 	oc    *graphql.OperationContext
@@ -142,8 +160,9 @@ func (r *renderer) plan(typeName string, goType reflect.Type, sel ast.SelectionS
 	if p, ok := r.plans[k]; ok {
 		return p, nil
 	}
-	p := &objectPlan{}
-	for _, f := range graphql.CollectFields(r.oc, sel, []string{typeName}) {
+	fields := graphql.CollectFields(r.oc, sel, []string{typeName})
+	p := &objectPlan{fields: make([]fieldPlan, 0, len(fields))}
+	for _, f := range fields {
 		fp := fieldPlan{key: strconv.Quote(f.Alias) + ":", sel: f.Selections, typ: f.Definition.Type, name: typeName}
 		if f.Name == "__typename" {
 			fp.typeName = true

@@ -1,6 +1,17 @@
 package server
 
 import (
+	"context"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
 	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
@@ -62,4 +73,92 @@ func complexity() graph.ComplexityRoot {
 	// A gateway's _entities asks for its selection once per representation.
 	c.SetEntitiesComplexity(func(child int, reps []map[string]any) int { return 1 + len(reps)*child })
 	return c
+}
+
+// storedComplexity is FixedComplexityLimit(ComplexityLimit) for the REST
+// executor, which runs only stored operations (package rest): the
+// complexity of one that no variable can change (no field priced by its
+// arguments, above, takes a variable) is the same at every request, so it
+// is computed at the operation's first request only. An operation over the
+// limit is refused as FixedComplexityLimit refuses it, and never cached.
+type storedComplexity struct {
+	*extension.ComplexityLimit
+	priced map[string]bool // the fields priced above, by normalName
+	fixed  sync.Map        // storedOperation -> *extension.ComplexityStats
+}
+
+type storedOperation struct{ document, name string }
+
+func newStoredComplexity() *storedComplexity {
+	s := &storedComplexity{ComplexityLimit: extension.FixedComplexityLimit(ComplexityLimit), priced: map[string]bool{}}
+	root := reflect.ValueOf(complexity())
+	for i := range root.NumField() {
+		typ := root.Field(i)
+		for j := range typ.NumField() {
+			if f := typ.Field(j); f.Kind() == reflect.Func && !f.IsNil() {
+				s.priced[normalName(typ.Type().Field(j).Name)] = true
+			}
+		}
+	}
+	return s
+}
+
+// normalName is a field's name as GraphQL's and gqlgen's Go names of it
+// share it: lower case, without underscores (clientsConnection and
+// ClientsConnection, ispId and IspID).
+func normalName(name string) string { return strings.ToLower(strings.ReplaceAll(name, "_", "")) }
+
+// MutateOperationContext computes the operation's complexity, or takes it
+// from its first request.
+func (s *storedComplexity) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+	key := storedOperation{oc.RawQuery, oc.OperationName}
+	if stats, ok := s.fixed.Load(key); ok {
+		oc.Stats.SetExtension(s.ExtensionName(), stats)
+		return nil
+	}
+	if err := s.ComplexityLimit.MutateOperationContext(ctx, oc); err != nil {
+		return err
+	}
+	if op := oc.Doc.Operations.ForName(oc.OperationName); op != nil && !s.variable(op.SelectionSet) {
+		s.fixed.Store(key, oc.Stats.GetExtension(s.ExtensionName()))
+	}
+	return nil
+}
+
+// variable reports whether a variable can change the complexity of set: a
+// priced field there takes one in its arguments. Fields are matched by
+// name whatever their type, and every field whose name starts with "_"
+// (federation's _entities, priced through an unexported field) counts as
+// priced.
+func (s *storedComplexity) variable(set ast.SelectionSet) bool {
+	for _, sel := range set {
+		switch x := sel.(type) {
+		case *ast.Field:
+			priced := s.priced[normalName(x.Name)] || strings.HasPrefix(x.Name, "_")
+			if priced && slices.ContainsFunc(x.Arguments, func(a *ast.Argument) bool { return usesVariable(a.Value) }) ||
+				s.variable(x.SelectionSet) {
+				return true
+			}
+		case *ast.InlineFragment:
+			if s.variable(x.SelectionSet) {
+				return true
+			}
+		case *ast.FragmentSpread:
+			if x.Definition == nil || s.variable(x.Definition.SelectionSet) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// usesVariable reports whether v is or holds a variable.
+func usesVariable(v *ast.Value) bool {
+	if v == nil {
+		return false
+	}
+	if v.Kind == ast.Variable {
+		return true
+	}
+	return slices.ContainsFunc(v.Children, func(c *ast.ChildValue) bool { return usesVariable(c.Value) })
 }

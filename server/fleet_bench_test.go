@@ -1,14 +1,21 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -42,12 +49,64 @@ SELECT count(*) FROM cli`
 	}
 }
 
-// fleetQuery is the dashboard's fleet list: clients with groups,
+// fleetClientFields are the dashboard's fields of a client: groups,
 // registration key and current contract with its ISP's name.
-const fleetQuery = `{ clients { id uuid label tags lastSeenAt offline
+const fleetClientFields = `id uuid label tags lastSeenAt offline
 	clientGroups { id name }
 	registrationKey { id registrationKey capability { id name } }
-	currentIspContract { id name downloadSpeed validFrom ispName } } }`
+	currentIspContract { id name downloadSpeed validFrom ispName }`
+
+// fleetQuery is the dashboard's fleet list.
+const fleetQuery = `{ clients { ` + fleetClientFields + ` } }`
+
+// reportStatements reports the statements and round trips per request of
+// the benchmark b from now until the function it answers is called, and
+// the CPU time per request of the test process (server and client) and of
+// the PostgreSQL backends serving its database (when they run on this
+// machine): on a shared machine they vary less than the time per request.
+func reportStatements(b *testing.B, e *apitest.Env) func() {
+	n, trips, cpu, pgCPU := e.Counter.Count(), e.Counter.RoundTrips(), processCPU(), backendCPU(b, e)
+	return func() {
+		b.ReportMetric(float64(e.Counter.Count()-n)/float64(b.N), "stmts/op")
+		b.ReportMetric(float64(e.Counter.RoundTrips()-trips)/float64(b.N), "trips/op")
+		b.ReportMetric(float64((processCPU()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
+		b.ReportMetric(float64((backendCPU(b, e)-pgCPU).Microseconds())/float64(b.N), "pg-cpu-µs/op")
+	}
+}
+
+// backendCPU is the CPU time the PostgreSQL backends connected to e's
+// database have used (from /proc: 0 when PostgreSQL runs elsewhere).
+func backendCPU(b *testing.B, e *apitest.Env) time.Duration {
+	rows, err := e.Store.Pool().Query(context.Background(),
+		`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		b.Fatal(err)
+	}
+	var total time.Duration
+	for _, pid := range pids {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		// Fields 14 and 15, after the command in parentheses: utime, stime in ticks of 10 ms.
+		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		utime, _ := strconv.ParseInt(f[11], 10, 64)
+		stime, _ := strconv.ParseInt(f[12], 10, 64)
+		total += time.Duration(utime+stime) * 10 * time.Millisecond
+	}
+	return total
+}
+
+// processCPU is the user and system CPU time the process has used.
+func processCPU() time.Duration {
+	var u syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &u)
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
+}
 
 // benchParallel sends req from 20 concurrent connections until b.N are done.
 func benchParallel(b *testing.B, do func(c *http.Client) (int, error)) {
@@ -74,6 +133,16 @@ func benchFleet(b *testing.B, n int) (*apitest.Env, string) {
 	return e, o.Key
 }
 
+// firstClientID is the id of one client of key's data owner.
+func firstClientID(b *testing.B, e *apitest.Env, key string) int64 {
+	var id int64
+	if err := e.Store.Pool().QueryRow(context.Background(), `SELECT c.id FROM clients c JOIN api_keys k ON k.data_owner_id = c.data_owner_id
+		WHERE k.digest = sha256($1::bytea) LIMIT 1`, []byte(key)).Scan(&id); err != nil {
+		b.Fatal(err)
+	}
+	return id
+}
+
 func drain(resp *http.Response, err error) (int, error) {
 	if err != nil {
 		return 0, err
@@ -96,15 +165,23 @@ func BenchmarkFleet(b *testing.B) {
 			})
 		})
 		b.Run(fmt.Sprintf("rest-get/%d", n), func(b *testing.B) {
-			var id int64
-			if err := e.Store.Pool().QueryRow(context.Background(), `SELECT c.id FROM clients c JOIN api_keys k ON k.data_owner_id = c.data_owner_id
-				WHERE k.digest = sha256($1::bytea) LIMIT 1`, []byte(key)).Scan(&id); err != nil {
-				b.Fatal(err)
-			}
+			id := firstClientID(b, e, key)
 			url := fmt.Sprintf("%s/client_admin_api/v1/clients/%d", e.URL, id)
+			defer reportStatements(b, e)()
 			benchParallel(b, func(c *http.Client) (int, error) {
 				req, _ := http.NewRequest(http.MethodGet, url, nil)
 				req.Header.Set("X-API-KEY", key)
+				return drain(c.Do(req))
+			})
+		})
+		b.Run(fmt.Sprintf("graphql-get/%d", n), func(b *testing.B) {
+			id := firstClientID(b, e, key)
+			body := fmt.Sprintf(`{"query": %q}`, fmt.Sprintf(`{ client(id: "%d") { %s } }`, id, fleetClientFields))
+			defer reportStatements(b, e)()
+			benchParallel(b, func(c *http.Client) (int, error) {
+				req, _ := http.NewRequest(http.MethodPost, e.URL+"/graphql", strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Authorization", "Bearer "+key)
 				return drain(c.Do(req))
 			})
 		})

@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -39,7 +40,7 @@ func renderWorld(t *testing.T, e *apitest.Env) (adminKey, exportKey string) {
 	return o.Key, exportKey
 }
 
-// TestRenderMatchesGqlgen: every list answer is byte for byte what
+// TestRenderMatchesGqlgen: every list and object answer is byte for byte what
 // gqlgen's own marshalling gives, through REST and GraphQL, whether the
 // renderer writes it or gives it back (a resolver field below).
 func TestRenderMatchesGqlgen(t *testing.T) {
@@ -68,11 +69,26 @@ func TestRenderMatchesGqlgen(t *testing.T) {
 				return apitest.DoAt(t, base, http.MethodGet, "/client_admin_api/v1"+path, admin, nil)
 			})
 		})
+		t.Run("admin "+path+"/{id}", func(t *testing.T) { // each item by its id: one object
+			for _, id := range listedIDs(t, apitest.DoAt(t, gqlgenOnly, http.MethodGet, "/client_admin_api/v1"+path, admin, nil)) {
+				same(t, true, func(base string) *apitest.Response {
+					return apitest.DoAt(t, base, http.MethodGet, "/client_admin_api/v1"+path+"/"+id, admin, nil)
+				})
+			}
+		})
 	}
-	t.Run("export /clients", func(t *testing.T) { // a page object, marshalled by gqlgen
-		same(t, false, func(base string) *apitest.Response {
+	t.Run("export /clients", func(t *testing.T) { // a page object
+		same(t, true, func(base string) *apitest.Response {
 			return apitest.DoAt(t, base, http.MethodGet, "/export_api/v1/clients?per_page=100", export, nil)
 		})
+	})
+	t.Run("graphql client by id", func(t *testing.T) {
+		for _, id := range listedIDs(t, apitest.DoAt(t, gqlgenOnly, http.MethodGet, "/client_admin_api/v1/clients", admin, nil)) {
+			same(t, true, func(base string) *apitest.Response {
+				return apitest.DoAt(t, base, http.MethodPost, "/graphql", admin, map[string]any{
+					"query": clientByIDQuery, "variables": map[string]any{"id": id, "withKey": true}})
+			})
+		}
 	})
 	for _, q := range renderQueries {
 		t.Run("graphql "+q.name, func(t *testing.T) {
@@ -83,6 +99,34 @@ func TestRenderMatchesGqlgen(t *testing.T) {
 		})
 	}
 }
+
+// listedIDs are the ids of the items of a REST list answer ({"items": [...]}).
+func listedIDs(t *testing.T, list *apitest.Response) []string {
+	t.Helper()
+	var ids []string
+	for _, items := range list.Obj(t) {
+		for _, item := range items.([]any) {
+			ids = append(ids, fmt.Sprint(item.(map[string]any)["id"]))
+		}
+	}
+	if len(ids) == 0 {
+		t.Skipf("nothing listed to read by id: %s", list.Raw)
+	}
+	return ids
+}
+
+// renderClientFields are every field of a client but its resolver fields.
+const renderClientFields = `fragment C on Client { id uuid type accessLevel label extraLabel tags createdAt updatedAt disabledAt disabledReason
+		lastMeasurementAt lastSeenAt lastClientType lastClientVersion configManaged offline anomaliesMuted
+		deliveredPublicConfig { id name isDefault } deliveredAutomatorConfig { id name isDefault }
+		configuration { managed publicConfigId automatorConfigId }
+		ispContracts { id monthlyPrice currency validFrom validUntil ispName clientUuid clientLabel } }`
+
+// clientByIDQuery is a client by id with every edge below it.
+const clientByIDQuery = `query($id: ID!, $withKey: Boolean!) { client(id: $id) { ...C __typename
+		k: registrationKey @include(if: $withKey) { ... on RegistrationKey { validUntil clientsCount capability { name } } }
+		clientGroups { name clients { uuid } } currentIspContract { ispName isp { name type country } } } }
+	` + renderClientFields
 
 // renderQueries reach every edge, through aliases, fragments, inline
 // fragments, __typename and @include/@skip; the last one selects a
@@ -96,11 +140,7 @@ var renderQueries = []struct {
 	{"fragments", `query($withKey: Boolean!, $skipGroups: Boolean!) {
 		all: clients { ...C __typename k: registrationKey @include(if: $withKey) { ... on RegistrationKey { validUntil clientsCount } } }
 		again: clients { id clientGroups @skip(if: $skipGroups) { name clients { uuid offline } } } }
-	fragment C on Client { id uuid type accessLevel label extraLabel tags createdAt updatedAt disabledAt disabledReason
-		lastMeasurementAt lastSeenAt lastClientType lastClientVersion configManaged offline anomaliesMuted
-		deliveredPublicConfig { id name isDefault } deliveredAutomatorConfig { id name isDefault }
-		configuration { managed publicConfigId automatorConfigId }
-		ispContracts { id monthlyPrice currency validFrom validUntil ispName clientUuid clientLabel } }`, true},
+	` + renderClientFields, true},
 	{"groups", `{ clientGroups { id name clients { uuid label currentIspContract { ispName isp { name type country alternativeNames } } } } }`, true},
 	{"isps", `{ isps { id name type country isVpn verified createdAt ispContractsCount ispDetailsCount
 		ispContracts { name client { label registrationKey { capability { name registrationKeysCount } } } } } }`, true},

@@ -97,7 +97,7 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 	if o.tracing != nil {
 		exec.Use(obs.GraphQL{Tracer: o.tracing.Tracer()}) // REST's stored operations; their label is the route
 	}
-	configure(exec, res)
+	configure(exec, res, newStoredComplexity())
 	adapter, err := rest.NewAdapter(exec, es.Schema(), answerBytes)
 	if err != nil {
 		return nil, err
@@ -113,7 +113,7 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 	gql.Use(newInputLimits(DefaultLimits))
 	gql.SetParserTokenLimit(DefaultLimits.Tokens)
 	gql.SetValidationRulesFn(cappedRules(DefaultLimits.Errors))
-	configure(gql, res)
+	configure(gql, res, extension.FixedComplexityLimit(ComplexityLimit))
 
 	r := chi.NewRouter()
 	r.Use(obs.RequestID, o.tracing.HTTP, o.metrics.Middleware, recoverer(res.Logger), accessLog(res.Logger), tidyPath, compressJSON)
@@ -287,9 +287,10 @@ type executorConfig interface {
 
 // configure gives both executors the same extensions (the complexity
 // limit, the edges attached below root fields), error presenter, recovery
-// and query cache.
-func configure(x executorConfig, res *resolvers.Resolver) {
-	x.Use(extension.FixedComplexityLimit(ComplexityLimit))
+// and query cache; limit is the complexity limit's extension (REST's
+// remembers the complexity of its stored operations: storedComplexity).
+func configure(x executorConfig, res *resolvers.Resolver, limit graphql.HandlerExtension) {
+	x.Use(limit)
 	x.Use(resolvers.Attacher{Store: res.Store, GqlgenMarshalOnly: res.GqlgenMarshalOnly})
 	x.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	x.SetErrorPresenter(res.PresentError)

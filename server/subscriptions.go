@@ -49,7 +49,7 @@ func subscriptions(es graphql.ExecutableSchema, res *resolvers.Resolver, o optio
 		h.Use(newInputLimits(DefaultLimits))
 		h.SetParserTokenLimit(DefaultLimits.Tokens)
 		h.SetValidationRulesFn(cappedRules(DefaultLimits.Errors))
-		configure(h, res)
+		configure(h, res, extension.FixedComplexityLimit(ComplexityLimit))
 		return h
 	}
 	ws := newServer(transport.Websocket{

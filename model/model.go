@@ -5,24 +5,25 @@
 package model
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/fleetgraph/fleetgraph/rawjson"
 )
 
 // JSON is a free-form JSON value passed through untouched.
 type JSON struct{ Value any }
 
-// MarshalGQL writes the value as JSON.
+// MarshalGQL writes the value as json.Marshal does (null when it cannot),
+// writing the stored documents in it (rawjson.Raw) as they are rather than
+// validating and copying them again.
 func (j JSON) MarshalGQL(w io.Writer) {
-	b, err := json.Marshal(j.Value)
-	if err != nil {
-		b = []byte("null")
+	if err := rawjson.Write(w, j.Value); err != nil {
+		_, _ = w.Write([]byte("null"))
 	}
-	_, _ = w.Write(b)
 }
 
 // UnmarshalGQL accepts any JSON value.

@@ -16,6 +16,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
+	"github.com/fleetgraph/fleetgraph/rawjson"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/vocab"
@@ -270,7 +271,7 @@ func (r *queryResolver) exportDocuments(ctx context.Context, kind string, l expo
 
 // asStored answers the document as stored.
 func asStored(d store.ExportDocument) (model.JSON, error) {
-	return model.JSON{Value: json.RawMessage(d.Doc)}, nil
+	return model.JSON{Value: rawjson.Compact(d.Doc)}, nil
 }
 
 // withClientObject gives a user feedback its client as {"uuid": ...}.

@@ -26,6 +26,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/budget"
+	"github.com/fleetgraph/fleetgraph/rawjson"
 	"github.com/fleetgraph/fleetgraph/search"
 )
 
@@ -155,11 +156,7 @@ func (a *Adapter) handler(rt Route, op *operation) http.HandlerFunc {
 		case rt.PagedKey != "":
 			body, _ = json.Marshal(map[string]json.RawMessage{rt.PagedKey: pagedBody(w, r, data)})
 		case rt.Unwrap:
-			var one map[string]json.RawMessage
-			_ = json.Unmarshal(data, &one) // our own executor's output
-			for _, v := range one {
-				body = v
-			}
+			body = rawjson.OnlyValue(data)
 		}
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		w.Header().Set("Content-Length", strconv.Itoa(len(body)))

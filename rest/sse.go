@@ -12,6 +12,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/budget"
+	"github.com/fleetgraph/fleetgraph/rawjson"
 )
 
 // Server-Sent Events in the AI SDK's UI message stream protocol
@@ -80,7 +81,7 @@ func (a *Adapter) sse(w http.ResponseWriter, r *http.Request, rt Route, vars map
 			writeEvent(w, chunk)
 			break
 		}
-		if !writeEvent(w, onlyValue(resp.Data)) {
+		if !writeEvent(w, rawjson.OnlyValue(resp.Data)) {
 			return // the client went away
 		}
 		if flusher != nil {
@@ -96,16 +97,6 @@ func (a *Adapter) sse(w http.ResponseWriter, r *http.Request, rt Route, vars map
 func writeEvent(w http.ResponseWriter, data []byte) bool {
 	_, err := w.Write(append(append([]byte("data: "), data...), '\n', '\n'))
 	return err == nil
-}
-
-// onlyValue is the value of the data's only field.
-func onlyValue(data json.RawMessage) json.RawMessage {
-	var one map[string]json.RawMessage
-	_ = json.Unmarshal(data, &one) // our own executor's output
-	for _, v := range one {
-		return v
-	}
-	return json.RawMessage("null")
 }
 
 // RunOperation executes the stored operation name with ctx's caller and
@@ -129,7 +120,7 @@ func (a *Adapter) RunOperation(ctx context.Context, name string, vars map[string
 	if len(resp.Errors) > 0 {
 		return nil, operationError(resp.Errors)
 	}
-	return onlyValue(resp.Data), nil
+	return rawjson.OnlyValue(resp.Data), nil
 }
 
 func operationError(errs gqlerror.List) error {

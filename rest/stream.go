@@ -12,6 +12,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/rawjson"
 )
 
 // Flat bodies and NDJSON scroll streams (Route.BodyVars, Route.ScrollNext).
@@ -191,12 +192,8 @@ func (a *Adapter) page(r *http.Request, op *operation, vars map[string]any) (scr
 		status, body := errorResponse(resp.Errors)
 		return page, status, &body
 	}
-	var one map[string]json.RawMessage
-	_ = json.Unmarshal(resp.Data, &one) // our own executor's output
-	for _, v := range one {
-		if err := json.Unmarshal(v, &page); err != nil {
-			return page, http.StatusInternalServerError, &ErrorBody{Message: "Internal server error"}
-		}
+	if err := json.Unmarshal(rawjson.OnlyValue(resp.Data), &page); err != nil {
+		return page, http.StatusInternalServerError, &ErrorBody{Message: "Internal server error"}
 	}
 	return page, 0, nil
 }

@@ -1,7 +1,6 @@
 package pg
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -95,19 +94,17 @@ func (x *aggExec) runTopHits(n *aggNode, objs map[string]map[string]any, sel []s
 		id, _ := r[3].(string)
 		typ, _ := r[4].(string)
 		raw, _ := r[5].(string)
-		var src map[string]any
-		dec := json.NewDecoder(strings.NewReader(raw))
-		dec.UseNumber()
-		if err := dec.Decode(&src); err != nil {
-			return fmt.Errorf("aggregations: document %s: %w", id, err)
-		}
 		// Like the search hits: every document scores 1 unless sorted by a field.
 		hit := map[string]any{"_id": id, "_score": score}
 		if x.scope.Slug != "" {
 			hit["_index"] = search.IndexName(x.scope.Slug, x.scope.Kind, typ)
 		}
 		if n.source == nil || !n.source.none {
-			hit["_source"] = n.source.apply(src)
+			src, err := n.source.source(raw)
+			if err != nil {
+				return fmt.Errorf("aggregations: document %s: %w", id, err)
+			}
+			hit["_source"] = src
 		}
 		if len(n.sort) > 0 {
 			sv := make([]any, len(n.sort))

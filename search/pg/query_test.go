@@ -1,6 +1,7 @@
 package pg
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetgraph/fleetgraph/rawjson"
 	"github.com/fleetgraph/fleetgraph/search"
 )
 
@@ -108,12 +110,23 @@ func body(t *testing.T, s string) map[string]any {
 	return m
 }
 
+// hitsOf lists the hits of resp, each _source copied as bytes decoded as a
+// client decodes it.
 func hitsOf(t *testing.T, resp search.Response) []map[string]any {
 	t.Helper()
 	hs := resp["hits"].(map[string]any)["hits"].([]any)
 	out := make([]map[string]any, len(hs))
 	for i, h := range hs {
 		out[i] = h.(map[string]any)
+		if raw, ok := out[i]["_source"].(rawjson.Raw); ok {
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.UseNumber()
+			var src any
+			if err := dec.Decode(&src); err != nil {
+				t.Fatalf("hit %d: _source %s: %v", i, raw, err)
+			}
+			out[i]["_source"] = src
+		}
 	}
 	return out
 }

@@ -13,6 +13,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -27,8 +29,8 @@ const DefaultBytes = 32 << 20
 type key struct{}
 
 type budget struct {
-	limit int64
-	spent atomic.Int64
+	limit          int64
+	spent, settled atomic.Int64
 }
 
 // With gives ctx a fresh budget of limit bytes; limit <= 0 means none.
@@ -50,6 +52,44 @@ func Spend(ctx context.Context, n int) error {
 		return Exceeded(b.limit)
 	}
 	return nil
+}
+
+// Settle answers what ctx's operation has spent since the last Settle (0
+// without a budget): the bytes to charge for the work just done, each byte
+// once, also when several pieces of work of one operation (aliased
+// searches) run at once and settle in any order.
+func Settle(ctx context.Context) int64 {
+	b, _ := ctx.Value(key{}).(*budget)
+	if b == nil {
+		return 0
+	}
+	for {
+		old, cur := b.settled.Load(), b.spent.Load()
+		if cur <= old || b.settled.CompareAndSwap(old, cur) {
+			return max(0, cur-old)
+		}
+	}
+}
+
+// ParseSize reads bytes with a unit, as people write them in settings:
+// 384MiB, 2GiB, 64KiB, 4096 (or 4096B); positive, up to 1 PiB.
+func ParseSize(s string) (int64, bool) {
+	s = strings.TrimSpace(s)
+	for _, u := range []struct {
+		suffix string
+		shift  uint
+	}{{"GiB", 30}, {"MiB", 20}, {"KiB", 10}, {"B", 0}, {"", 0}} {
+		num, ok := strings.CutSuffix(s, u.suffix)
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
+		if err != nil || n <= 0 || n > (1<<50)>>u.shift {
+			return 0, false
+		}
+		return n << u.shift, true
+	}
+	return 0, false
 }
 
 // Check fails when an answer of n bytes is over ctx's budget by itself

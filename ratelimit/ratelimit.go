@@ -88,6 +88,7 @@ var (
 // Charger charges requests to buckets in PostgreSQL (store.Store).
 type Charger interface {
 	TakeRate(ctx context.Context, buckets []store.Bucket, t store.Take) (store.Charge, error)
+	ChargeRate(ctx context.Context, bucket string, cost time.Duration) (tat, now time.Time, err error)
 }
 
 // Limiter charges requests to their buckets. A nil *Limiter limits nothing.
@@ -97,9 +98,13 @@ type Limiter struct {
 	// data owner together (GraphQL, admin and export APIs), Probe each
 	// probe's secret on the client API.
 	Key, DataOwner, Probe Rate
-	Logger                *slog.Logger
+	// AnswerBytes limits what the heavy work of each data owner may
+	// answer (answers.go).
+	AnswerBytes ByteRate
+	Logger      *slog.Logger
 
-	leases leases // lease.go
+	leases  leases      // lease.go
+	answers answerDebts // answers.go
 }
 
 // chargeTimeout bounds the charge: when PostgreSQL does not answer in time

@@ -65,11 +65,11 @@ func (r *queryResolver) ExportClients(ctx context.Context, filter *gqlmodel.Expo
 	if err != nil {
 		return nil, err
 	}
-	leave, err := r.Heavy.Enter(ctx, p.DataOwnerID)
+	done, err := r.heavy(ctx, p.DataOwnerID)
 	if err != nil {
 		return nil, err
 	}
-	defer leave()
+	defer done()
 	cs, total, err := r.Store.ExportClients(ctx, p.DataOwnerID, l.filter)
 	if err != nil {
 		return nil, err
@@ -143,11 +143,11 @@ func (r *queryResolver) ExportEsql(ctx context.Context, query string) ([]model.J
 	if err := r.Search.PrecheckESQL(query); err != nil {
 		return nil, searchError(err)
 	}
-	leave, err := r.Heavy.Enter(ctx, p.DataOwnerID)
+	done, err := r.heavy(ctx, p.DataOwnerID)
 	if err != nil {
 		return nil, err
 	}
-	defer leave()
+	defer done()
 	rows, err := r.Search.ESQL(ctx, p.DataOwnerID, p.DataOwnerSlug, query)
 	if err != nil {
 		return nil, searchError(err)

@@ -251,11 +251,11 @@ func (r *queryResolver) exportDocuments(ctx context.Context, kind string, l expo
 	if err != nil {
 		return nil, err
 	}
-	leave, err := r.Heavy.Enter(ctx, p.DataOwnerID)
+	done, err := r.heavy(ctx, p.DataOwnerID)
 	if err != nil {
 		return nil, err
 	}
-	defer leave()
+	defer done()
 	docs, total, err := r.Store.ExportDocuments(ctx, p.DataOwnerID, kind, l.filter)
 	if err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/budget"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/loaders"
 	"github.com/fleetgraph/fleetgraph/model"
@@ -39,6 +40,25 @@ type searchArgs struct {
 	Scroll      *string
 }
 
+// heavy admits a data owner's heavy work (a search, an ES|QL query, an
+// export listing, a scroll page): refused while the data owner's answers
+// are over their rate (ratelimit.AnswerRoom), then given a place of the
+// admission gate. done leaves the place and charges what the work read
+// (package budget's count) to the data owner's answer bytes.
+func (r *Resolver) heavy(ctx context.Context, ownerID int64) (done func(), err error) {
+	if err := r.RateLimits.AnswerRoom(ownerID); err != nil {
+		return nil, err
+	}
+	leave, err := r.Heavy.Enter(ctx, ownerID)
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		leave()
+		r.RateLimits.ChargeAnswer(ctx, ownerID, budget.Settle(ctx))
+	}, nil
+}
+
 // runSearch answers one search of kind for the caller.
 func (r *Resolver) runSearch(ctx context.Context, kind search.Kind, a searchArgs) (model.JSON, error) {
 	p, err := requireRole(ctx, model.RoleViewer)
@@ -55,11 +75,11 @@ func (r *Resolver) runSearch(ctx context.Context, kind search.Kind, a searchArgs
 		return model.JSON{}, err
 	}
 	req.Scope.DataOwnerID, req.Scope.Slug = p.DataOwnerID, p.DataOwnerSlug
-	leave, err := r.Heavy.Enter(ctx, p.DataOwnerID)
+	done, err := r.heavy(ctx, p.DataOwnerID)
 	if err != nil {
 		return model.JSON{}, err
 	}
-	defer leave()
+	defer done()
 	resp, err := r.Search.Search(ctx, req)
 	if err != nil {
 		return model.JSON{}, searchError(err)
@@ -80,11 +100,11 @@ func (r *Resolver) scrollNext(ctx context.Context, scrollID string, keepAlive *s
 	if ka == "" {
 		ka = "1m"
 	}
-	leave, err := r.Heavy.Enter(ctx, p.DataOwnerID)
+	done, err := r.heavy(ctx, p.DataOwnerID)
 	if err != nil {
 		return model.JSON{}, err
 	}
-	defer leave()
+	defer done()
 	resp, err := r.Search.ScrollNext(ctx, p.DataOwnerID, scrollID, ka)
 	if err != nil {
 		return model.JSON{}, searchError(err)

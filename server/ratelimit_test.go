@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -330,4 +331,45 @@ func TestRateLimitLeasesNeverExceedTheLimit(t *testing.T) {
 		t.Errorf("%d charges for %d requests passed and %d refused: a refused flood should cost no charge each",
 			c, counts[http.StatusOK], counts[http.StatusTooManyRequests])
 	}
+}
+
+// TestAnswerBytesPerDataOwner: a data owner's searches and exports may
+// answer so many bytes per period together: the search that goes over is
+// answered (its cost is known after it), the next one is a 429 with the
+// time the data owner has room again, on REST and GraphQL alike; its small
+// requests and another data owner's searches are not refused.
+func TestAnswerBytesPerDataOwner(t *testing.T) {
+	e := apitest.Get(t)
+	base := e.StartServerWith(t, func(r *resolvers.Resolver) {
+		r.RateLimits = &ratelimit.Limiter{Store: e.Store, Logger: slog.Default(),
+			AnswerBytes: ratelimit.ByteRate{Bytes: 64 << 10, Period: time.Hour}}
+	})
+	a, b := e.NewOwner(t, "rlbytesA"), e.NewOwner(t, "rlbytesB")
+	keyA, _ := a.NewKey(t, apitest.KeyOpts{Kind: auth.KindExport})
+	adminA, _ := a.NewKey(t, apitest.KeyOpts{})
+	keyB, _ := b.NewKey(t, apitest.KeyOpts{Kind: auth.KindExport})
+	for _, o := range []*apitest.Owner{a, b} {
+		c := o.NewClient(t, store.NewClient{})
+		for i := range 10 { // 10 KB each: 100 KB in all, over A's 64 KiB an hour
+			o.InsertDocuments(t, "measurement", map[string]any{"id": fmt.Sprintf("m%d", i), "type": "WebMeasurement",
+				"client_uuid": c.UUID, "created_at": "2026-11-01T10:00:00Z", "padding": strings.Repeat("x", 10_000)})
+		}
+	}
+	search := func(key string) *apitest.Response {
+		return apitest.DoAt(t, base, http.MethodPost, "/export_api/v1/search", key,
+			map[string]any{"body": map[string]any{"size": 100, "query": map[string]any{"match_all": map[string]any{}}}})
+	}
+	apitest.WantStatus(t, search(keyA), http.StatusOK)
+	r := search(keyA)
+	apitest.WantMessage(t, r, http.StatusTooManyRequests, "may answer 64 KiB per 1h")
+	// 100 KB of a 64 KiB hour is about 1.5 hours: room again in about half an hour.
+	if s, err := strconv.Atoi(r.Header.Get("Retry-After")); err != nil || s < 1200 || s > 2400 {
+		t.Errorf("Retry-After %q, want about 1,800 s (the debt past the hour's worth)", r.Header.Get("Retry-After"))
+	}
+	g := apitest.GraphQLAt(t, base, adminA, `{ measurementSearch(body: {query: {match_all: {}}}) }`, nil)
+	if g.Code() != "TOO_MANY_REQUESTS" || g.Errors[0].Extensions["retryAfter"] == nil {
+		t.Errorf("GraphQL search in debt: %s, want TOO_MANY_REQUESTS with retryAfter", g.Raw)
+	}
+	apitest.WantStatus(t, apitest.DoAt(t, base, http.MethodGet, "/client_admin_api/v1/isps", adminA, nil), http.StatusOK)
+	apitest.WantStatus(t, search(keyB), http.StatusOK)
 }

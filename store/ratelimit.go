@@ -125,3 +125,27 @@ func (s *Store) TakeRate(ctx context.Context, buckets []Bucket, t Take) (Charge,
 		return c, nil
 	}
 }
+
+// chargeRate moves a bucket's TAT on by $2 microseconds whatever room it
+// has (it may go past now + burst: a debt), making a missing bucket.
+const chargeRate = `
+WITH clock AS (
+    SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint AS now
+)
+INSERT INTO rate_buckets AS r (bucket, tat)
+SELECT $1, clock.now + $2::bigint FROM clock
+ON CONFLICT (bucket) DO UPDATE SET tat = greatest(r.tat, (SELECT now FROM clock)) + $2::bigint
+RETURNING r.tat, (SELECT now FROM clock)`
+
+// ChargeRate charges cost to the named bucket after the fact (what an
+// answer cost, known once it is made), even past its room, and answers
+// the bucket's TAT and PostgreSQL's clock: the bucket has room again once
+// the clock passes the TAT less the bucket's burst.
+func (s *Store) ChargeRate(ctx context.Context, bucket string, cost time.Duration) (tat, now time.Time, err error) {
+	var t, n int64
+	err = s.pool.QueryRow(ctx, chargeRate, bucket, cost.Microseconds()).Scan(&t, &n)
+	if err != nil {
+		return tat, now, mapErr("charge rate bucket", err)
+	}
+	return time.UnixMicro(t), time.UnixMicro(n), nil
+}

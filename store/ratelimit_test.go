@@ -123,3 +123,19 @@ func benchmarkCharge(b *testing.B) {
 		}
 	})
 }
+
+// TestChargeRateGoesIntoDebt: a charge after the fact moves the bucket on
+// by its cost whatever room is left, from now for a new or full bucket.
+func TestChargeRateGoesIntoDebt(t *testing.T) {
+	e := apitest.Get(t)
+	name := apitest.Unique("debt")
+	for i, want := range []time.Duration{10 * time.Minute, 70 * time.Minute} {
+		tat, now, err := e.Store.ChargeRate(context.Background(), name, []time.Duration{10 * time.Minute, time.Hour}[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ahead := tat.Sub(now); ahead < want-time.Second || ahead > want {
+			t.Errorf("charge %d: TAT %s ahead, want %s", i, ahead, want)
+		}
+	}
+}

@@ -67,6 +67,9 @@ type config struct {
 	// RateKey, RateDataOwner and RateProbe are the rate limits, "N/PERIOD"
 	// or "off" (rateLimits reads them).
 	RateKey, RateDataOwner, RateProbe string
+	// RateAnswerBytes limits what each data owner's searches and exports
+	// may answer, "SIZE/PERIOD" or "off".
+	RateAnswerBytes string
 	// MemoryLimit is the Go runtime's soft memory limit, "384MiB" or
 	// "off" (memoryLimit reads it).
 	MemoryLimit string
@@ -152,23 +155,11 @@ func (c *config) memoryLimit() (int64, error) {
 	if raw == "" {
 		raw = defaultMemoryLimit
 	}
-	units := []struct {
-		suffix string
-		shift  uint
-	}{{"GiB", 30}, {"MiB", 20}, {"KiB", 10}, {"B", 0}, {"", 0}}
-	for _, u := range units {
-		num, ok := strings.CutSuffix(raw, u.suffix)
-		if !ok {
-			continue
-		}
-		n, err := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
-		if err != nil || n <= 0 || n > (1<<50)>>u.shift {
-			break
-		}
-		if n<<u.shift < 64<<20 {
+	if n, ok := budget.ParseSize(raw); ok {
+		if n < 64<<20 {
 			return 0, fmt.Errorf("--memory-limit (FLEETGRAPH_MEMORY_LIMIT) %q is under 64MiB: the server would spend its time collecting garbage", c.MemoryLimit)
 		}
-		return n << u.shift, nil
+		return n, nil
 	}
 	return 0, fmt.Errorf("--memory-limit (FLEETGRAPH_MEMORY_LIMIT) %q must be bytes with a unit, such as 384MiB or 2GiB, or off", c.MemoryLimit)
 }
@@ -181,6 +172,8 @@ func (c *config) rateFlags(fs *flag.FlagSet) {
 		"requests the admin and export API keys of one data owner may make together, count/period, or off (env FLEETGRAPH_RATE_LIMIT_DATA_OWNER)")
 	fs.StringVar(&c.RateProbe, "rate-limit-probe", envOr("FLEETGRAPH_RATE_LIMIT_PROBE", ratelimit.DefaultProbe.String()),
 		"requests one probe may make on the client API, count/period, or off (env FLEETGRAPH_RATE_LIMIT_PROBE)")
+	fs.StringVar(&c.RateAnswerBytes, "rate-limit-answer-bytes", envOr("FLEETGRAPH_RATE_LIMIT_ANSWER_BYTES", ratelimit.DefaultAnswerBytes.String()),
+		"bytes the searches, ES|QL queries and export listings of one data owner may answer together, size/period such as 1GiB/1m, or off (env FLEETGRAPH_RATE_LIMIT_ANSWER_BYTES)")
 }
 
 // rateLimits is the configured limiter over st.
@@ -200,6 +193,11 @@ func (c *config) rateLimits(st *store.Store, log *slog.Logger) (*ratelimit.Limit
 		}
 		*s.to = r
 	}
+	b, err := ratelimit.ParseByteRate(c.RateAnswerBytes)
+	if err != nil {
+		return nil, fmt.Errorf("--rate-limit-answer-bytes (FLEETGRAPH_RATE_LIMIT_ANSWER_BYTES): %w", err)
+	}
+	l.AnswerBytes = b
 	return l, nil
 }
 

@@ -9,14 +9,29 @@ import (
 )
 
 func TestRateLimitSettings(t *testing.T) {
-	c := config{RateKey: "10/1s", RateDataOwner: "off", RateProbe: ratelimit.DefaultProbe.String()}
+	c := config{RateKey: "10/1s", RateDataOwner: "off", RateProbe: ratelimit.DefaultProbe.String(),
+		RateAnswerBytes: ratelimit.DefaultAnswerBytes.String()}
 	l, err := c.rateLimits(nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.Key != (ratelimit.Rate{Limit: 10, Period: time.Second}) || !l.DataOwner.Off() || l.Probe != ratelimit.DefaultProbe {
+	if l.Key != (ratelimit.Rate{Limit: 10, Period: time.Second}) || !l.DataOwner.Off() || l.Probe != ratelimit.DefaultProbe ||
+		l.AnswerBytes != (ratelimit.ByteRate{Bytes: 1 << 30, Period: time.Minute}) {
 		t.Errorf("limits %+v", l)
 	}
+	for raw, want := range map[string]ratelimit.ByteRate{"512MiB/30s": {512 << 20, 30 * time.Second}, "off": {}, "2GiB/1h": {2 << 30, time.Hour}} {
+		c.RateAnswerBytes = raw
+		if l, err := c.rateLimits(nil, nil); err != nil || l.AnswerBytes != want {
+			t.Errorf("answer bytes %q: %+v, %v; want %+v", raw, l, err, want)
+		}
+	}
+	for _, raw := range []string{"1GiB", "1MiB/1m", "lots/1m", "1GiB/500ms", "1GiB/48h", ""} {
+		c.RateAnswerBytes = raw
+		if _, err := c.rateLimits(nil, nil); err == nil || !strings.Contains(err.Error(), "FLEETGRAPH_RATE_LIMIT_ANSWER_BYTES") {
+			t.Errorf("answer bytes %q: %v, want an error naming the setting", raw, err)
+		}
+	}
+	c.RateAnswerBytes = "off"
 	c.RateDataOwner = "6000"
 	if _, err := c.rateLimits(nil, nil); err == nil || !strings.Contains(err.Error(), "FLEETGRAPH_RATE_LIMIT_DATA_OWNER") ||
 		!strings.Contains(err.Error(), "1200/1m") {

@@ -103,6 +103,7 @@ type ComplexityRoot struct {
 		Client   func(childComplexity int) int
 		Document func(childComplexity int) int
 		ID       func(childComplexity int) int
+		NodeID   func(childComplexity int) int
 	}
 
 	Capability struct {
@@ -508,6 +509,7 @@ type ComplexityRoot struct {
 		ID                                      func(childComplexity int) int
 		LightweightVideoPlayerPerformanceReport func(childComplexity int) int
 		NetworkPerformanceReport                func(childComplexity int) int
+		NodeID                                  func(childComplexity int) int
 		P1203ClientReport                       func(childComplexity int) int
 		Reports                                 func(childComplexity int) int
 	}
@@ -1466,6 +1468,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AnomalyEvent.ID(childComplexity), true
+	case "AnomalyEvent.nodeId":
+		if e.ComplexityRoot.AnomalyEvent.NodeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyEvent.NodeID(childComplexity), true
 
 	case "Capability.allowedMeasurementSubjects":
 		if e.ComplexityRoot.Capability.AllowedMeasurementSubjects == nil {
@@ -3142,6 +3150,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Measurement.NetworkPerformanceReport(childComplexity), true
+	case "Measurement.nodeId":
+		if e.ComplexityRoot.Measurement.NodeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Measurement.NodeID(childComplexity), true
 	case "Measurement.p1203ClientReport":
 		if e.ComplexityRoot.Measurement.P1203ClientReport == nil {
 			break
@@ -6429,7 +6443,9 @@ type Subscription {
 }
 `, BuiltIn: false},
 	{Name: "../schema/anomaly.graphqls", Input: `"An anomaly event document of the data owner."
-type AnomalyEvent {
+type AnomalyEvent implements Node {
+  "The anomaly event's opaque global id (see Node)."
+  nodeId: ID!
   "The anomaly id: {rule_id}::{detection_pass}::{first_seen_epoch}."
   id: ID!
   "The anomaly event document as stored."
@@ -8527,7 +8543,9 @@ extend type Query {
 }
 `, BuiltIn: false},
 	{Name: "../schema/measurement.graphqls", Input: `"A measurement document of the data owner, with its client and client reports."
-type Measurement {
+type Measurement implements Node {
+  "The measurement's opaque global id (see Node)."
+  nodeId: ID!
   "The measurement's id (the document's id)."
   id: ID!
   "The measurement document as stored."
@@ -9451,6 +9469,8 @@ func (ec *executionContext) childFields_AnomalyDetectionOverrideScope(ctx contex
 
 func (ec *executionContext) childFields_AnomalyEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "nodeId":
+		return ec.fieldContext_AnomalyEvent_nodeId(ctx, field)
 	case "id":
 		return ec.fieldContext_AnomalyEvent_id(ctx, field)
 	case "document":
@@ -10235,6 +10255,8 @@ func (ec *executionContext) childFields_LicenseUsageReport(ctx context.Context, 
 
 func (ec *executionContext) childFields_Measurement(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "nodeId":
+		return ec.fieldContext_Measurement_nodeId(ctx, field)
 	case "id":
 		return ec.fieldContext_Measurement_id(ctx, field)
 	case "document":
@@ -14878,6 +14900,29 @@ func (ec *executionContext) _AnomalyDetectionOverrideScope_detectionPass(ctx con
 }
 func (ec *executionContext) fieldContext_AnomalyDetectionOverrideScope_detectionPass(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AnomalyDetectionOverrideScope", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyEvent_nodeId(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyEvent_nodeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyEvent_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyEvent", field, true, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AnomalyEvent_id(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
@@ -21566,6 +21611,29 @@ func (ec *executionContext) fieldContext_LicenseUsageReport_usageByRegistrationK
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Measurement_nodeId(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Measurement_nodeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Measurement_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Measurement", field, true, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Measurement_id(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (ret graphql.Marshaler) {
@@ -37518,6 +37586,13 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._RegistrationKey(ctx, sel, obj)
+	case model.Measurement:
+		return ec._Measurement(ctx, sel, &obj)
+	case *model.Measurement:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Measurement(ctx, sel, obj)
 	case model.Isp:
 		return ec._Isp(ctx, sel, &obj)
 	case *model.Isp:
@@ -37546,6 +37621,13 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Capability(ctx, sel, obj)
+	case model.AnomalyEvent:
+		return ec._AnomalyEvent(ctx, sel, &obj)
+	case *model.AnomalyEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._AnomalyEvent(ctx, sel, obj)
 	default:
 		if typedObj, ok := obj.(graphql.Marshaler); ok {
 			return typedObj
@@ -37566,6 +37648,13 @@ func (ec *executionContext) __Entity(ctx context.Context, sel ast.SelectionSet, 
 			return graphql.Null
 		}
 		return ec._RegistrationKey(ctx, sel, obj)
+	case model.Measurement:
+		return ec._Measurement(ctx, sel, &obj)
+	case *model.Measurement:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Measurement(ctx, sel, obj)
 	case model.Isp:
 		return ec._Isp(ctx, sel, &obj)
 	case *model.Isp:
@@ -37594,13 +37683,6 @@ func (ec *executionContext) __Entity(ctx context.Context, sel ast.SelectionSet, 
 			return graphql.Null
 		}
 		return ec._Capability(ctx, sel, obj)
-	case model.Measurement:
-		return ec._Measurement(ctx, sel, &obj)
-	case *model.Measurement:
-		if obj == nil {
-			return graphql.Null
-		}
-		return ec._Measurement(ctx, sel, obj)
 	case model.AnomalyEvent:
 		return ec._AnomalyEvent(ctx, sel, &obj)
 	case *model.AnomalyEvent:
@@ -38032,7 +38114,7 @@ func (ec *executionContext) _AnomalyDetectionOverrideScope(ctx context.Context, 
 	return out
 }
 
-var anomalyEventImplementors = []string{"AnomalyEvent", "_Entity"}
+var anomalyEventImplementors = []string{"AnomalyEvent", "Node", "_Entity"}
 
 func (ec *executionContext) _AnomalyEvent(ctx context.Context, sel ast.SelectionSet, obj *model.AnomalyEvent) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, anomalyEventImplementors)
@@ -38044,6 +38126,11 @@ func (ec *executionContext) _AnomalyEvent(ctx context.Context, sel ast.Selection
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("AnomalyEvent")
+		case "nodeId":
+			out.Values[i] = ec._AnomalyEvent_nodeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "id":
 			out.Values[i] = ec._AnomalyEvent_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -41070,7 +41157,7 @@ func (ec *executionContext) _LicenseUsageReport(ctx context.Context, sel ast.Sel
 	return out
 }
 
-var measurementImplementors = []string{"Measurement", "_Entity"}
+var measurementImplementors = []string{"Measurement", "Node", "_Entity"}
 
 func (ec *executionContext) _Measurement(ctx context.Context, sel ast.SelectionSet, obj *model.Measurement) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, measurementImplementors)
@@ -41082,6 +41169,11 @@ func (ec *executionContext) _Measurement(ctx context.Context, sel ast.SelectionS
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Measurement")
+		case "nodeId":
+			out.Values[i] = ec._Measurement_nodeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "id":
 			out.Values[i] = ec._Measurement_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {

@@ -289,6 +289,20 @@ func TestConnectionComplexity(t *testing.T) {
 	if g := e.GraphQL(t, o.Key, q, map[string]any{"first": 100}); g.Code() != "COMPLEXITY_LIMIT_EXCEEDED" {
 		t.Fatalf("a page of 100 with pages of 100 below: %s", g.Raw)
 	}
+	t.Run("lists paged by id", func(t *testing.T) {
+		// Five pages of every delivery field (a selection of 23): 5 × (1 + 23)
+		// for pages of 10, 5 × (1 + 230) over the limit of 1000 for pages of 100.
+		page := `webhookDeliveriesConnection(webhookId: 1, first: $first) { edges { cursor node { id webhookEndpointId eventId
+			eventType status attempts maxAttempts nextAttemptAt responseStatus errorMessage durationMs deliveredAt manual
+			createdAt updatedAt payload responseBody renderedBody payloadFormat renderedContentType } } }`
+		q := `query($first: Int) { a: ` + page + ` b: ` + page + ` c: ` + page + ` d: ` + page + ` e: ` + page + ` }`
+		if g := e.GraphQL(t, o.Key, q, map[string]any{"first": 10}); g.Code() == "COMPLEXITY_LIMIT_EXCEEDED" {
+			t.Fatalf("five pages of 10: %s", g.Raw)
+		}
+		if g := e.GraphQL(t, o.Key, q, map[string]any{"first": 100}); g.Code() != "COMPLEXITY_LIMIT_EXCEEDED" {
+			t.Fatalf("five pages of 100: %s", g.Raw)
+		}
+	})
 }
 
 // TestListConnections: the data owner's client groups, users,

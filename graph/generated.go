@@ -103,6 +103,7 @@ type ComplexityRoot struct {
 		Client   func(childComplexity int) int
 		Document func(childComplexity int) int
 		ID       func(childComplexity int) int
+		NodeID   func(childComplexity int) int
 	}
 
 	Capability struct {
@@ -175,12 +176,34 @@ type ComplexityRoot struct {
 		ValidUntil        func(childComplexity int) int
 	}
 
+	ClientAdminApiKeyConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	ClientAdminApiKeyEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	ClientAnalyticsApiKey struct {
 		APIKey     func(childComplexity int) int
 		ID         func(childComplexity int) int
 		Name       func(childComplexity int) int
 		ValidFrom  func(childComplexity int) int
 		ValidUntil func(childComplexity int) int
+	}
+
+	ClientAnalyticsApiKeyConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	ClientAnalyticsApiKeyEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	ClientConfiguration struct {
@@ -350,6 +373,17 @@ type ComplexityRoot struct {
 		ValidUntil func(childComplexity int) int
 	}
 
+	ExportApiKeyConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	ExportApiKeyEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	ExportClientPage struct {
 		Items   func(childComplexity int) int
 		Page    func(childComplexity int) int
@@ -475,6 +509,7 @@ type ComplexityRoot struct {
 		ID                                      func(childComplexity int) int
 		LightweightVideoPlayerPerformanceReport func(childComplexity int) int
 		NetworkPerformanceReport                func(childComplexity int) int
+		NodeID                                  func(childComplexity int) int
 		P1203ClientReport                       func(childComplexity int) int
 		Reports                                 func(childComplexity int) int
 	}
@@ -500,6 +535,17 @@ type ComplexityRoot struct {
 		ScheduleConfigs      func(childComplexity int) int
 		UpdatedAt            func(childComplexity int) int
 		Warnings             func(childComplexity int) int
+	}
+
+	MeasurementConfigConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	MeasurementConfigEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	MeasurementConfigImport struct {
@@ -610,73 +656,79 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		AiAssistantStatus          func(childComplexity int) int
-		AiConversation             func(childComplexity int, id int64) int
-		AiConversations            func(childComplexity int) int
-		AiUsage                    func(childComplexity int) int
-		AnomalyDetectionDimensions func(childComplexity int) int
-		AnomalyDetectionOverride   func(childComplexity int, id int64) int
-		AnomalyDetectionOverrides  func(childComplexity int) int
-		AnomalyEvent               func(childComplexity int, id string) int
-		AnomalyEventDocument       func(childComplexity int, id string) int
-		AnomalyEventSearch         func(childComplexity int, body model.JSON, sourceOnly *bool, size *int64, from *int64, searchAfter *model.JSON) int
-		Capabilities               func(childComplexity int) int
-		CapabilitiesConnection     func(childComplexity int, first *int64, after *string, last *int64, before *string) int
-		Capability                 func(childComplexity int, id int64) int
-		Client                     func(childComplexity int, id string) int
-		ClientAdminAPIKey          func(childComplexity int, id int64) int
-		ClientAdminAPIKeys         func(childComplexity int) int
-		ClientAnalyticsAPIKey      func(childComplexity int, id int64) int
-		ClientAnalyticsAPIKeys     func(childComplexity int) int
-		ClientGroup                func(childComplexity int, id int64) int
-		ClientGroups               func(childComplexity int) int
-		ClientGroupsConnection     func(childComplexity int, first *int64, after *string, last *int64, before *string) int
-		ClientLabelAvailable       func(childComplexity int, label string, excludeID *string) int
-		Clients                    func(childComplexity int) int
-		ClientsConnection          func(childComplexity int, first *int64, after *string, last *int64, before *string, filter *gqlmodel.ClientFilter, orderBy *gqlmodel.ClientOrder) int
-		DataOwnerSettings          func(childComplexity int) int
-		ExportAPIKey               func(childComplexity int, id int64) int
-		ExportAPIKeys              func(childComplexity int) int
-		ExportClientReports        func(childComplexity int, filter *gqlmodel.ExportFilter, typeArg *string, page *int64, perPage *int64) int
-		ExportClients              func(childComplexity int, filter *gqlmodel.ExportFilter, page *int64, perPage *int64) int
-		ExportEsql                 func(childComplexity int, query string) int
-		ExportEventBundles         func(childComplexity int, filter *gqlmodel.ExportFilter, typeArg *string, page *int64, perPage *int64) int
-		ExportMapping              func(childComplexity int, index *string) int
-		ExportMeasurements         func(childComplexity int, filter *gqlmodel.ExportFilter, typeArg *string, subject []string, studyID []string, page *int64, perPage *int64) int
-		ExportNetworkRequests      func(childComplexity int, filter *gqlmodel.ExportFilter, page *int64, perPage *int64) int
-		ExportSearch               func(childComplexity int, body model.JSON, q *string, df *string, defaultOperator *string, analyzer *string, lenient *bool, analyzeWildcard *bool, size *int64, from *int64, sort *model.JSON, searchAfter *model.JSON, source *model.JSON, sourceIncludes []string, sourceExcludes []string, trackTotalHits *model.JSON, sourceOnly *bool, scroll *string, otherParams *model.JSON) int
-		ExportUserFeedbacks        func(childComplexity int, filter *gqlmodel.ExportFilter, typeArg *string, page *int64, perPage *int64) int
-		FleetHealth                func(childComplexity int) int
-		HealthThresholds           func(childComplexity int) int
-		Isp                        func(childComplexity int, id int64) int
-		IspContract                func(childComplexity int, id int64) int
-		Isps                       func(childComplexity int, filter *gqlmodel.IspFilter) int
-		IspsConnection             func(childComplexity int, first *int64, after *string, last *int64, before *string) int
-		LicenseUsage               func(childComplexity int, startTime *string, endTime *string, registrationKeyID *int64) int
-		Measurement                func(childComplexity int, id string) int
-		MeasurementConfig          func(childComplexity int, kind model.ConfigKind, id int64) int
-		MeasurementConfigs         func(childComplexity int, kind model.ConfigKind) int
-		MeasurementDocument        func(childComplexity int, id string, report *gqlmodel.MeasurementReportType) int
-		MeasurementSearch          func(childComplexity int, body model.JSON, indexScope *string, sourceOnly *bool, size *int64, from *int64, searchAfter *model.JSON, scroll *string) int
-		MeasurementSearchScroll    func(childComplexity int, scrollID string, scroll *string, sourceOnly *bool) int
-		Node                       func(childComplexity int, id string) int
-		Nodes                      func(childComplexity int, ids []string) int
-		RegistrationKey            func(childComplexity int, id int64) int
-		ServiceCredential          func(childComplexity int, id int64) int
-		ServiceCredentials         func(childComplexity int) int
-		SoftwareDownloads          func(childComplexity int) int
-		SystemStatusRecords        func(childComplexity int, clientID string, page *int64, perPage *int64) int
-		User                       func(childComplexity int, id int64) int
-		Users                      func(childComplexity int) int
-		UsersConnection            func(childComplexity int, first *int64, after *string, last *int64, before *string) int
-		Viewer                     func(childComplexity int) int
-		Webhook                    func(childComplexity int, id int64) int
-		WebhookDeliveries          func(childComplexity int, webhookID int64, page *int64, perPage *int64) int
-		WebhookDelivery            func(childComplexity int, webhookID int64, id int64) int
-		WebhookEventTypes          func(childComplexity int) int
-		Webhooks                   func(childComplexity int) int
-		__resolve__service         func(childComplexity int) int
-		__resolve_entities         func(childComplexity int, representations []map[string]any) int
+		AiAssistantStatus                func(childComplexity int) int
+		AiConversation                   func(childComplexity int, id int64) int
+		AiConversations                  func(childComplexity int) int
+		AiUsage                          func(childComplexity int) int
+		AnomalyDetectionDimensions       func(childComplexity int) int
+		AnomalyDetectionOverride         func(childComplexity int, id int64) int
+		AnomalyDetectionOverrides        func(childComplexity int) int
+		AnomalyEvent                     func(childComplexity int, id string) int
+		AnomalyEventDocument             func(childComplexity int, id string) int
+		AnomalyEventSearch               func(childComplexity int, body model.JSON, sourceOnly *bool, size *int64, from *int64, searchAfter *model.JSON) int
+		Capabilities                     func(childComplexity int) int
+		CapabilitiesConnection           func(childComplexity int, first *int64, after *string, last *int64, before *string) int
+		Capability                       func(childComplexity int, id int64) int
+		Client                           func(childComplexity int, id string) int
+		ClientAdminAPIKey                func(childComplexity int, id int64) int
+		ClientAdminAPIKeys               func(childComplexity int) int
+		ClientAdminAPIKeysConnection     func(childComplexity int, first *int64, after *string, last *int64, before *string) int
+		ClientAnalyticsAPIKey            func(childComplexity int, id int64) int
+		ClientAnalyticsAPIKeys           func(childComplexity int) int
+		ClientAnalyticsAPIKeysConnection func(childComplexity int, first *int64, after *string, last *int64, before *string) int
+		ClientGroup                      func(childComplexity int, id int64) int
+		ClientGroups                     func(childComplexity int) int
+		ClientGroupsConnection           func(childComplexity int, first *int64, after *string, last *int64, before *string) int
+		ClientLabelAvailable             func(childComplexity int, label string, excludeID *string) int
+		Clients                          func(childComplexity int) int
+		ClientsConnection                func(childComplexity int, first *int64, after *string, last *int64, before *string, filter *gqlmodel.ClientFilter, orderBy *gqlmodel.ClientOrder) int
+		DataOwnerSettings                func(childComplexity int) int
+		ExportAPIKey                     func(childComplexity int, id int64) int
+		ExportAPIKeys                    func(childComplexity int) int
+		ExportAPIKeysConnection          func(childComplexity int, first *int64, after *string, last *int64, before *string) int
+		ExportClientReports              func(childComplexity int, filter *gqlmodel.ExportFilter, typeArg *string, page *int64, perPage *int64) int
+		ExportClients                    func(childComplexity int, filter *gqlmodel.ExportFilter, page *int64, perPage *int64) int
+		ExportEsql                       func(childComplexity int, query string) int
+		ExportEventBundles               func(childComplexity int, filter *gqlmodel.ExportFilter, typeArg *string, page *int64, perPage *int64) int
+		ExportMapping                    func(childComplexity int, index *string) int
+		ExportMeasurements               func(childComplexity int, filter *gqlmodel.ExportFilter, typeArg *string, subject []string, studyID []string, page *int64, perPage *int64) int
+		ExportNetworkRequests            func(childComplexity int, filter *gqlmodel.ExportFilter, page *int64, perPage *int64) int
+		ExportSearch                     func(childComplexity int, body model.JSON, q *string, df *string, defaultOperator *string, analyzer *string, lenient *bool, analyzeWildcard *bool, size *int64, from *int64, sort *model.JSON, searchAfter *model.JSON, source *model.JSON, sourceIncludes []string, sourceExcludes []string, trackTotalHits *model.JSON, sourceOnly *bool, scroll *string, otherParams *model.JSON) int
+		ExportUserFeedbacks              func(childComplexity int, filter *gqlmodel.ExportFilter, typeArg *string, page *int64, perPage *int64) int
+		FleetHealth                      func(childComplexity int) int
+		HealthThresholds                 func(childComplexity int) int
+		Isp                              func(childComplexity int, id int64) int
+		IspContract                      func(childComplexity int, id int64) int
+		Isps                             func(childComplexity int, filter *gqlmodel.IspFilter) int
+		IspsConnection                   func(childComplexity int, first *int64, after *string, last *int64, before *string) int
+		LicenseUsage                     func(childComplexity int, startTime *string, endTime *string, registrationKeyID *int64) int
+		Measurement                      func(childComplexity int, id string) int
+		MeasurementConfig                func(childComplexity int, kind model.ConfigKind, id int64) int
+		MeasurementConfigs               func(childComplexity int, kind model.ConfigKind) int
+		MeasurementConfigsConnection     func(childComplexity int, kind model.ConfigKind, first *int64, after *string, last *int64, before *string) int
+		MeasurementDocument              func(childComplexity int, id string, report *gqlmodel.MeasurementReportType) int
+		MeasurementSearch                func(childComplexity int, body model.JSON, indexScope *string, sourceOnly *bool, size *int64, from *int64, searchAfter *model.JSON, scroll *string) int
+		MeasurementSearchScroll          func(childComplexity int, scrollID string, scroll *string, sourceOnly *bool) int
+		Node                             func(childComplexity int, id string) int
+		Nodes                            func(childComplexity int, ids []string) int
+		RegistrationKey                  func(childComplexity int, id int64) int
+		ServiceCredential                func(childComplexity int, id int64) int
+		ServiceCredentials               func(childComplexity int) int
+		SoftwareDownloads                func(childComplexity int) int
+		SystemStatusRecords              func(childComplexity int, clientID string, page *int64, perPage *int64) int
+		User                             func(childComplexity int, id int64) int
+		Users                            func(childComplexity int) int
+		UsersConnection                  func(childComplexity int, first *int64, after *string, last *int64, before *string) int
+		Viewer                           func(childComplexity int) int
+		Webhook                          func(childComplexity int, id int64) int
+		WebhookDeliveries                func(childComplexity int, webhookID int64, page *int64, perPage *int64) int
+		WebhookDeliveriesConnection      func(childComplexity int, webhookID int64, first *int64, after *string, last *int64, before *string) int
+		WebhookDelivery                  func(childComplexity int, webhookID int64, id int64) int
+		WebhookEventTypes                func(childComplexity int) int
+		Webhooks                         func(childComplexity int) int
+		WebhooksConnection               func(childComplexity int, first *int64, after *string, last *int64, before *string) int
+		__resolve__service               func(childComplexity int) int
+		__resolve_entities               func(childComplexity int, representations []map[string]any) int
 	}
 
 	RegistrationKey struct {
@@ -904,6 +956,12 @@ type ComplexityRoot struct {
 		Severities       func(childComplexity int) int
 	}
 
+	WebhookConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
 	WebhookDelivery struct {
 		Attempts            func(childComplexity int) int
 		CreatedAt           func(childComplexity int) int
@@ -927,6 +985,17 @@ type ComplexityRoot struct {
 		WebhookEndpointID   func(childComplexity int) int
 	}
 
+	WebhookDeliveryConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	WebhookDeliveryEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	WebhookDeliveryPage struct {
 		Items      func(childComplexity int) int
 		Pagination func(childComplexity int) int
@@ -936,6 +1005,11 @@ type ComplexityRoot struct {
 		Page       func(childComplexity int) int
 		PerPage    func(childComplexity int) int
 		TotalCount func(childComplexity int) int
+	}
+
+	WebhookEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	WebhookEventGroup struct {
@@ -1073,6 +1147,9 @@ type QueryResolver interface {
 	ClientAnalyticsAPIKey(ctx context.Context, id int64) (*model.ClientAnalyticsAPIKey, error)
 	ExportAPIKeys(ctx context.Context) ([]model.ExportAPIKey, error)
 	ExportAPIKey(ctx context.Context, id int64) (*model.ExportAPIKey, error)
+	ClientAdminAPIKeysConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.ClientAdminAPIKeyConnection, error)
+	ClientAnalyticsAPIKeysConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.ClientAnalyticsAPIKeyConnection, error)
+	ExportAPIKeysConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.ExportAPIKeyConnection, error)
 	Capabilities(ctx context.Context) ([]model.Capability, error)
 	Capability(ctx context.Context, id int64) (*model.Capability, error)
 	RegistrationKey(ctx context.Context, id int64) (*model.RegistrationKey, error)
@@ -1086,6 +1163,7 @@ type QueryResolver interface {
 	ClientGroupsConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.ClientGroupConnection, error)
 	MeasurementConfigs(ctx context.Context, kind model.ConfigKind) ([]model.MeasurementConfig, error)
 	MeasurementConfig(ctx context.Context, kind model.ConfigKind, id int64) (*model.MeasurementConfig, error)
+	MeasurementConfigsConnection(ctx context.Context, kind model.ConfigKind, first *int64, after *string, last *int64, before *string) (*model.MeasurementConfigConnection, error)
 	ServiceCredentials(ctx context.Context) ([]model.ServiceCredential, error)
 	ServiceCredential(ctx context.Context, id int64) (*model.ServiceCredential, error)
 	ExportMeasurements(ctx context.Context, filter *gqlmodel.ExportFilter, typeArg *string, subject []string, studyID []string, page *int64, perPage *int64) (*gqlmodel.ExportDocumentPage, error)
@@ -1122,6 +1200,8 @@ type QueryResolver interface {
 	WebhookEventTypes(ctx context.Context) (*model.WebhookCatalogue, error)
 	WebhookDeliveries(ctx context.Context, webhookID int64, page *int64, perPage *int64) (*model.WebhookDeliveryPage, error)
 	WebhookDelivery(ctx context.Context, webhookID int64, id int64) (*model.WebhookDelivery, error)
+	WebhooksConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.WebhookConnection, error)
+	WebhookDeliveriesConnection(ctx context.Context, webhookID int64, first *int64, after *string, last *int64, before *string) (*model.WebhookDeliveryConnection, error)
 }
 type SubscriptionResolver interface {
 	AiConversationCompleteStream(ctx context.Context, id int64, input gqlmodel.AiCompleteInput) (<-chan *model.JSON, error)
@@ -1388,6 +1468,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AnomalyEvent.ID(childComplexity), true
+	case "AnomalyEvent.nodeId":
+		if e.ComplexityRoot.AnomalyEvent.NodeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyEvent.NodeID(childComplexity), true
 
 	case "Capability.allowedMeasurementSubjects":
 		if e.ComplexityRoot.Capability.AllowedMeasurementSubjects == nil {
@@ -1729,6 +1815,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ClientAdminApiKey.ValidUntil(childComplexity), true
 
+	case "ClientAdminApiKeyConnection.edges":
+		if e.ComplexityRoot.ClientAdminApiKeyConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientAdminApiKeyConnection.Edges(childComplexity), true
+	case "ClientAdminApiKeyConnection.pageInfo":
+		if e.ComplexityRoot.ClientAdminApiKeyConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientAdminApiKeyConnection.PageInfo(childComplexity), true
+	case "ClientAdminApiKeyConnection.totalCount":
+		if e.ComplexityRoot.ClientAdminApiKeyConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientAdminApiKeyConnection.TotalCount(childComplexity), true
+
+	case "ClientAdminApiKeyEdge.cursor":
+		if e.ComplexityRoot.ClientAdminApiKeyEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientAdminApiKeyEdge.Cursor(childComplexity), true
+	case "ClientAdminApiKeyEdge.node":
+		if e.ComplexityRoot.ClientAdminApiKeyEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientAdminApiKeyEdge.Node(childComplexity), true
+
 	case "ClientAnalyticsApiKey.apiKey":
 		if e.ComplexityRoot.ClientAnalyticsApiKey.APIKey == nil {
 			break
@@ -1759,6 +1877,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ClientAnalyticsApiKey.ValidUntil(childComplexity), true
+
+	case "ClientAnalyticsApiKeyConnection.edges":
+		if e.ComplexityRoot.ClientAnalyticsApiKeyConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientAnalyticsApiKeyConnection.Edges(childComplexity), true
+	case "ClientAnalyticsApiKeyConnection.pageInfo":
+		if e.ComplexityRoot.ClientAnalyticsApiKeyConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientAnalyticsApiKeyConnection.PageInfo(childComplexity), true
+	case "ClientAnalyticsApiKeyConnection.totalCount":
+		if e.ComplexityRoot.ClientAnalyticsApiKeyConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientAnalyticsApiKeyConnection.TotalCount(childComplexity), true
+
+	case "ClientAnalyticsApiKeyEdge.cursor":
+		if e.ComplexityRoot.ClientAnalyticsApiKeyEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientAnalyticsApiKeyEdge.Cursor(childComplexity), true
+	case "ClientAnalyticsApiKeyEdge.node":
+		if e.ComplexityRoot.ClientAnalyticsApiKeyEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClientAnalyticsApiKeyEdge.Node(childComplexity), true
 
 	case "ClientConfiguration.automatorConfigId":
 		if e.ComplexityRoot.ClientConfiguration.AutomatorConfigID == nil {
@@ -2479,6 +2629,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ExportApiKey.ValidUntil(childComplexity), true
 
+	case "ExportApiKeyConnection.edges":
+		if e.ComplexityRoot.ExportApiKeyConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExportApiKeyConnection.Edges(childComplexity), true
+	case "ExportApiKeyConnection.pageInfo":
+		if e.ComplexityRoot.ExportApiKeyConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExportApiKeyConnection.PageInfo(childComplexity), true
+	case "ExportApiKeyConnection.totalCount":
+		if e.ComplexityRoot.ExportApiKeyConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExportApiKeyConnection.TotalCount(childComplexity), true
+
+	case "ExportApiKeyEdge.cursor":
+		if e.ComplexityRoot.ExportApiKeyEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExportApiKeyEdge.Cursor(childComplexity), true
+	case "ExportApiKeyEdge.node":
+		if e.ComplexityRoot.ExportApiKeyEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExportApiKeyEdge.Node(childComplexity), true
+
 	case "ExportClientPage.items":
 		if e.ComplexityRoot.ExportClientPage.Items == nil {
 			break
@@ -2968,6 +3150,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Measurement.NetworkPerformanceReport(childComplexity), true
+	case "Measurement.nodeId":
+		if e.ComplexityRoot.Measurement.NodeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Measurement.NodeID(childComplexity), true
 	case "Measurement.p1203ClientReport":
 		if e.ComplexityRoot.Measurement.P1203ClientReport == nil {
 			break
@@ -3101,6 +3289,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MeasurementConfig.Warnings(childComplexity), true
+
+	case "MeasurementConfigConnection.edges":
+		if e.ComplexityRoot.MeasurementConfigConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeasurementConfigConnection.Edges(childComplexity), true
+	case "MeasurementConfigConnection.pageInfo":
+		if e.ComplexityRoot.MeasurementConfigConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeasurementConfigConnection.PageInfo(childComplexity), true
+	case "MeasurementConfigConnection.totalCount":
+		if e.ComplexityRoot.MeasurementConfigConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeasurementConfigConnection.TotalCount(childComplexity), true
+
+	case "MeasurementConfigEdge.cursor":
+		if e.ComplexityRoot.MeasurementConfigEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeasurementConfigEdge.Cursor(childComplexity), true
+	case "MeasurementConfigEdge.node":
+		if e.ComplexityRoot.MeasurementConfigEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeasurementConfigEdge.Node(childComplexity), true
 
 	case "MeasurementConfigImport.config":
 		if e.ComplexityRoot.MeasurementConfigImport.Config == nil {
@@ -4076,6 +4296,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.ClientAdminAPIKeys(childComplexity), true
+	case "Query.clientAdminApiKeysConnection":
+		if e.ComplexityRoot.Query.ClientAdminAPIKeysConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Query_clientAdminApiKeysConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ClientAdminAPIKeysConnection(childComplexity, args["first"].(*int64), args["after"].(*string), args["last"].(*int64), args["before"].(*string)), true
 	case "Query.clientAnalyticsApiKey":
 		if e.ComplexityRoot.Query.ClientAnalyticsAPIKey == nil {
 			break
@@ -4093,6 +4324,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.ClientAnalyticsAPIKeys(childComplexity), true
+	case "Query.clientAnalyticsApiKeysConnection":
+		if e.ComplexityRoot.Query.ClientAnalyticsAPIKeysConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Query_clientAnalyticsApiKeysConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ClientAnalyticsAPIKeysConnection(childComplexity, args["first"].(*int64), args["after"].(*string), args["last"].(*int64), args["before"].(*string)), true
 	case "Query.clientGroup":
 		if e.ComplexityRoot.Query.ClientGroup == nil {
 			break
@@ -4172,6 +4414,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.ExportAPIKeys(childComplexity), true
+	case "Query.exportApiKeysConnection":
+		if e.ComplexityRoot.Query.ExportAPIKeysConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Query_exportApiKeysConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ExportAPIKeysConnection(childComplexity, args["first"].(*int64), args["after"].(*string), args["last"].(*int64), args["before"].(*string)), true
 	case "Query.exportClientReports":
 		if e.ComplexityRoot.Query.ExportClientReports == nil {
 			break
@@ -4372,6 +4625,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.MeasurementConfigs(childComplexity, args["kind"].(model.ConfigKind)), true
+	case "Query.measurementConfigsConnection":
+		if e.ComplexityRoot.Query.MeasurementConfigsConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Query_measurementConfigsConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.MeasurementConfigsConnection(childComplexity, args["kind"].(model.ConfigKind), args["first"].(*int64), args["after"].(*string), args["last"].(*int64), args["before"].(*string)), true
 	case "Query.measurementDocument":
 		if e.ComplexityRoot.Query.MeasurementDocument == nil {
 			break
@@ -4528,6 +4792,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.WebhookDeliveries(childComplexity, args["webhookId"].(int64), args["page"].(*int64), args["perPage"].(*int64)), true
+	case "Query.webhookDeliveriesConnection":
+		if e.ComplexityRoot.Query.WebhookDeliveriesConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Query_webhookDeliveriesConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.WebhookDeliveriesConnection(childComplexity, args["webhookId"].(int64), args["first"].(*int64), args["after"].(*string), args["last"].(*int64), args["before"].(*string)), true
 	case "Query.webhookDelivery":
 		if e.ComplexityRoot.Query.WebhookDelivery == nil {
 			break
@@ -4551,6 +4826,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Webhooks(childComplexity), true
+	case "Query.webhooksConnection":
+		if e.ComplexityRoot.Query.WebhooksConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Query_webhooksConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.WebhooksConnection(childComplexity, args["first"].(*int64), args["after"].(*string), args["last"].(*int64), args["before"].(*string)), true
 	case "Query._service":
 		if e.ComplexityRoot.Query.__resolve__service == nil {
 			break
@@ -5560,6 +5846,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.WebhookCatalogue.Severities(childComplexity), true
 
+	case "WebhookConnection.edges":
+		if e.ComplexityRoot.WebhookConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookConnection.Edges(childComplexity), true
+	case "WebhookConnection.pageInfo":
+		if e.ComplexityRoot.WebhookConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookConnection.PageInfo(childComplexity), true
+	case "WebhookConnection.totalCount":
+		if e.ComplexityRoot.WebhookConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookConnection.TotalCount(childComplexity), true
+
 	case "WebhookDelivery.attempts":
 		if e.ComplexityRoot.WebhookDelivery.Attempts == nil {
 			break
@@ -5681,6 +5986,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.WebhookDelivery.WebhookEndpointID(childComplexity), true
 
+	case "WebhookDeliveryConnection.edges":
+		if e.ComplexityRoot.WebhookDeliveryConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDeliveryConnection.Edges(childComplexity), true
+	case "WebhookDeliveryConnection.pageInfo":
+		if e.ComplexityRoot.WebhookDeliveryConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDeliveryConnection.PageInfo(childComplexity), true
+	case "WebhookDeliveryConnection.totalCount":
+		if e.ComplexityRoot.WebhookDeliveryConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDeliveryConnection.TotalCount(childComplexity), true
+
+	case "WebhookDeliveryEdge.cursor":
+		if e.ComplexityRoot.WebhookDeliveryEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDeliveryEdge.Cursor(childComplexity), true
+	case "WebhookDeliveryEdge.node":
+		if e.ComplexityRoot.WebhookDeliveryEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDeliveryEdge.Node(childComplexity), true
+
 	case "WebhookDeliveryPage.items":
 		if e.ComplexityRoot.WebhookDeliveryPage.Items == nil {
 			break
@@ -5712,6 +6049,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.WebhookDeliveryPagination.TotalCount(childComplexity), true
+
+	case "WebhookEdge.cursor":
+		if e.ComplexityRoot.WebhookEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEdge.Cursor(childComplexity), true
+	case "WebhookEdge.node":
+		if e.ComplexityRoot.WebhookEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEdge.Node(childComplexity), true
 
 	case "WebhookEventGroup.key":
 		if e.ComplexityRoot.WebhookEventGroup.Key == nil {
@@ -6093,7 +6443,9 @@ type Subscription {
 }
 `, BuiltIn: false},
 	{Name: "../schema/anomaly.graphqls", Input: `"An anomaly event document of the data owner."
-type AnomalyEvent {
+type AnomalyEvent implements Node {
+  "The anomaly event's opaque global id (see Node)."
+  nodeId: ID!
   "The anomaly id: {rule_id}::{detection_pass}::{first_seen_epoch}."
   id: ID!
   "The anomaly event document as stored."
@@ -6337,15 +6689,15 @@ input ApiKeyCreateInput {
 
 extend type Query {
   "The data owner's admin API keys. Admin."
-  clientAdminApiKeys: [ClientAdminApiKey!]!
+  clientAdminApiKeys: [ClientAdminApiKey!]! @deprecated(reason: "Answers every key at once; use clientAdminApiKeysConnection, which pages.")
   "One admin API key of the data owner. Admin."
   clientAdminApiKey("The key's id." id: Int!): ClientAdminApiKey!
   "The data owner's analytics API keys. Admin."
-  clientAnalyticsApiKeys: [ClientAnalyticsApiKey!]!
+  clientAnalyticsApiKeys: [ClientAnalyticsApiKey!]! @deprecated(reason: "Answers every key at once; use clientAnalyticsApiKeysConnection, which pages.")
   "One analytics API key of the data owner. Admin."
   clientAnalyticsApiKey("The key's id." id: Int!): ClientAnalyticsApiKey!
   "The data owner's export API keys. Admin."
-  exportApiKeys: [ExportApiKey!]!
+  exportApiKeys: [ExportApiKey!]! @deprecated(reason: "Answers every key at once; use exportApiKeysConnection, which pages.")
   "One export API key of the data owner. Admin."
   exportApiKey("The key's id." id: Int!): ExportApiKey!
 }
@@ -6363,6 +6715,105 @@ extend type Mutation {
   exportApiKeyCreate("The new key." input: ApiKeyCreateInput!): ExportApiKey!
   "Deletes an export API key; true when done. Admin."
   exportApiKeyDelete("The key's id." id: Int!): Boolean!
+}
+
+"A page of admin API keys, by id."
+type ClientAdminApiKeyConnection {
+  "The page's admin API keys with their cursors."
+  edges: [ClientAdminApiKeyEdge!]!
+  "Where the page is in the whole list."
+  pageInfo: PageInfo!
+  "The admin API keys over all pages."
+  totalCount: Int!
+}
+
+"An admin API key of a page, with its cursor."
+type ClientAdminApiKeyEdge {
+  "Opaque; pass it as after or before to page on from here."
+  cursor: String!
+  "The admin API key."
+  node: ClientAdminApiKey!
+}
+
+"A page of analytics API keys, by id."
+type ClientAnalyticsApiKeyConnection {
+  "The page's analytics API keys with their cursors."
+  edges: [ClientAnalyticsApiKeyEdge!]!
+  "Where the page is in the whole list."
+  pageInfo: PageInfo!
+  "The analytics API keys over all pages."
+  totalCount: Int!
+}
+
+"An analytics API key of a page, with its cursor."
+type ClientAnalyticsApiKeyEdge {
+  "Opaque; pass it as after or before to page on from here."
+  cursor: String!
+  "The analytics API key."
+  node: ClientAnalyticsApiKey!
+}
+
+"A page of export API keys, by id."
+type ExportApiKeyConnection {
+  "The page's export API keys with their cursors."
+  edges: [ExportApiKeyEdge!]!
+  "Where the page is in the whole list."
+  pageInfo: PageInfo!
+  "The export API keys over all pages."
+  totalCount: Int!
+}
+
+"An export API key of a page, with its cursor."
+type ExportApiKeyEdge {
+  "Opaque; pass it as after or before to page on from here."
+  cursor: String!
+  "The export API key."
+  node: ExportApiKey!
+}
+
+extend type Query {
+  """
+  A page of the data owner's admin API keys, by id. Admin. Page forward with first (1 to
+  100, default 20) and after, backward with last and before.
+  """
+  clientAdminApiKeysConnection(
+    "The page's size when paging forward: 1 to 100, default 20."
+    first: Int,
+    "The page starts after this cursor."
+    after: String,
+    "The page's size when paging backward: 1 to 100."
+    last: Int,
+    "The page ends before this cursor."
+    before: String
+  ): ClientAdminApiKeyConnection!
+  """
+  A page of the data owner's analytics API keys, by id. Admin. Page forward with first (1 to
+  100, default 20) and after, backward with last and before.
+  """
+  clientAnalyticsApiKeysConnection(
+    "The page's size when paging forward: 1 to 100, default 20."
+    first: Int,
+    "The page starts after this cursor."
+    after: String,
+    "The page's size when paging backward: 1 to 100."
+    last: Int,
+    "The page ends before this cursor."
+    before: String
+  ): ClientAnalyticsApiKeyConnection!
+  """
+  A page of the data owner's export API keys, by id. Admin. Page forward with first (1 to
+  100, default 20) and after, backward with last and before.
+  """
+  exportApiKeysConnection(
+    "The page's size when paging forward: 1 to 100, default 20."
+    first: Int,
+    "The page starts after this cursor."
+    after: String,
+    "The page's size when paging backward: 1 to 100."
+    last: Int,
+    "The page ends before this cursor."
+    before: String
+  ): ExportApiKeyConnection!
 }
 `, BuiltIn: false},
 	{Name: "../schema/capability.graphqls", Input: `"What the clients registered with a capability's keys may measure."
@@ -7174,7 +7625,7 @@ input ConfigAssignmentInput {
 
 extend type Query {
   "The data owner's configs of a kind, by name."
-  measurementConfigs("Public or schedule (automator) config." kind: ConfigKind!): [MeasurementConfig!]!
+  measurementConfigs("Public or schedule (automator) config." kind: ConfigKind!): [MeasurementConfig!]! @deprecated(reason: "Answers every config of the kind at once; use measurementConfigsConnection, which pages.")
   "One config of the data owner. Any role."
   measurementConfig("Public or schedule (automator) config." kind: ConfigKind!, "The config's id." id: Int!): MeasurementConfig!
 }
@@ -7198,6 +7649,43 @@ extend type Mutation {
   measurementConfigAssign("Public or schedule (automator) config." kind: ConfigKind!, "The config's id." id: Int!, "The clients and client groups." input: ConfigAssignmentInput!): MeasurementConfig!
   "Removes the config from those of the clients and client groups that have it."
   measurementConfigUnassign("Public or schedule (automator) config." kind: ConfigKind!, "The config's id." id: Int!, "The clients and client groups." input: ConfigAssignmentInput!): MeasurementConfig!
+}
+
+"A page of configs of the kind, by id."
+type MeasurementConfigConnection {
+  "The page's configs of the kind with their cursors."
+  edges: [MeasurementConfigEdge!]!
+  "Where the page is in the whole list."
+  pageInfo: PageInfo!
+  "The configs of the kind over all pages."
+  totalCount: Int!
+}
+
+"A measurement config of a page, with its cursor."
+type MeasurementConfigEdge {
+  "Opaque; pass it as after or before to page on from here."
+  cursor: String!
+  "The measurement config."
+  node: MeasurementConfig!
+}
+
+extend type Query {
+  """
+  A page of the data owner's configs of a kind, by id. Page forward with first (1 to
+  100, default 20) and after, backward with last and before.
+  """
+  measurementConfigsConnection(
+    "Public or schedule (automator) config."
+    kind: ConfigKind!,
+    "The page's size when paging forward: 1 to 100, default 20."
+    first: Int,
+    "The page starts after this cursor."
+    after: String,
+    "The page's size when paging backward: 1 to 100."
+    last: Int,
+    "The page ends before this cursor."
+    before: String
+  ): MeasurementConfigConnection!
 }
 `, BuiltIn: false},
 	{Name: "../schema/credential.graphqls", Input: `"Credentials clients use for a measured service; the password is write-only."
@@ -8055,7 +8543,9 @@ extend type Query {
 }
 `, BuiltIn: false},
 	{Name: "../schema/measurement.graphqls", Input: `"A measurement document of the data owner, with its client and client reports."
-type Measurement {
+type Measurement implements Node {
+  "The measurement's opaque global id (see Node)."
+  nodeId: ID!
   "The measurement's id (the document's id)."
   id: ID!
   "The measurement document as stored."
@@ -8660,13 +9150,13 @@ type WebhookEventType {
 
 extend type Query {
   "The data owner's webhooks. Any role."
-  webhooks: [Webhook!]!
+  webhooks: [Webhook!]! @deprecated(reason: "Answers every webhook at once; use webhooksConnection, which pages.")
   "One webhook of the data owner. Any role."
   webhook("The webhook's id." id: Int!): Webhook!
   "The catalogue of event types and filters. Any role."
   webhookEventTypes: WebhookCatalogue!
   "Newest first; page from 1, perPage 25 by default, at most 100."
-  webhookDeliveries("The webhook's id." webhookId: Int!, "The page, from 1 (1 when null)." page: Int, "Deliveries per page, 1 to 100 (25 when null)." perPage: Int): WebhookDeliveryPage!
+  webhookDeliveries("The webhook's id." webhookId: Int!, "The page, from 1 (1 when null)." page: Int, "Deliveries per page, 1 to 100 (25 when null)." perPage: Int): WebhookDeliveryPage! @deprecated(reason: "Pages by number, which shifts as deliveries are made; use webhookDeliveriesConnection, which pages by cursor.")
   "One delivery of a webhook, with its payload and the receiver's answer. Any role."
   webhookDelivery("The webhook's id." webhookId: Int!, "The delivery's id." id: Int!): WebhookDelivery!
 }
@@ -8684,6 +9174,75 @@ extend type Mutation {
   webhookTest("The webhook's id." id: Int!): WebhookDelivery!
   "A new manual delivery of the delivery's event to its webhook."
   webhookDeliveryRedeliver("The webhook's id." webhookId: Int!, "The id of the delivery to send again." id: Int!): WebhookDelivery!
+}
+
+"A page of webhooks, by id."
+type WebhookConnection {
+  "The page's webhooks with their cursors."
+  edges: [WebhookEdge!]!
+  "Where the page is in the whole list."
+  pageInfo: PageInfo!
+  "The webhooks over all pages."
+  totalCount: Int!
+}
+
+"A webhook of a page, with its cursor."
+type WebhookEdge {
+  "Opaque; pass it as after or before to page on from here."
+  cursor: String!
+  "The webhook."
+  node: Webhook!
+}
+
+"A page of deliveries of the webhook, newest first."
+type WebhookDeliveryConnection {
+  "The page's deliveries of the webhook with their cursors."
+  edges: [WebhookDeliveryEdge!]!
+  "Where the page is in the whole list."
+  pageInfo: PageInfo!
+  "The deliveries of the webhook over all pages."
+  totalCount: Int!
+}
+
+"A delivery of a page, with its cursor."
+type WebhookDeliveryEdge {
+  "Opaque; pass it as after or before to page on from here."
+  cursor: String!
+  "The delivery."
+  node: WebhookDelivery!
+}
+
+extend type Query {
+  """
+  A page of the data owner's webhooks, by id. Any role. Page forward with first (1 to
+  100, default 20) and after, backward with last and before.
+  """
+  webhooksConnection(
+    "The page's size when paging forward: 1 to 100, default 20."
+    first: Int,
+    "The page starts after this cursor."
+    after: String,
+    "The page's size when paging backward: 1 to 100."
+    last: Int,
+    "The page ends before this cursor."
+    before: String
+  ): WebhookConnection!
+  """
+  A page of a webhook's deliveries, newest first (without payload and response, as in webhookDeliveries); NOT_FOUND for a webhook the data owner does not have. Any role. Page forward with first (1 to
+  100, default 20) and after, backward with last and before.
+  """
+  webhookDeliveriesConnection(
+    "The webhook's id."
+    webhookId: Int!,
+    "The page's size when paging forward: 1 to 100, default 20."
+    first: Int,
+    "The page starts after this cursor."
+    after: String,
+    "The page's size when paging backward: 1 to 100."
+    last: Int,
+    "The page ends before this cursor."
+    before: String
+  ): WebhookDeliveryConnection!
 }
 `, BuiltIn: false},
 	{Name: "../federation/directives.graphql", Input: `
@@ -8910,6 +9469,8 @@ func (ec *executionContext) childFields_AnomalyDetectionOverrideScope(ctx contex
 
 func (ec *executionContext) childFields_AnomalyEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "nodeId":
+		return ec.fieldContext_AnomalyEvent_nodeId(ctx, field)
 	case "id":
 		return ec.fieldContext_AnomalyEvent_id(ctx, field)
 	case "document":
@@ -9060,6 +9621,28 @@ func (ec *executionContext) childFields_ClientAdminApiKey(ctx context.Context, f
 	return nil, fmt.Errorf("no field named %q was found under type ClientAdminApiKey", field.Name)
 }
 
+func (ec *executionContext) childFields_ClientAdminApiKeyConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ClientAdminApiKeyConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ClientAdminApiKeyConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_ClientAdminApiKeyConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClientAdminApiKeyConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ClientAdminApiKeyEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ClientAdminApiKeyEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ClientAdminApiKeyEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClientAdminApiKeyEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_ClientAnalyticsApiKey(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -9074,6 +9657,28 @@ func (ec *executionContext) childFields_ClientAnalyticsApiKey(ctx context.Contex
 		return ec.fieldContext_ClientAnalyticsApiKey_apiKey(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ClientAnalyticsApiKey", field.Name)
+}
+
+func (ec *executionContext) childFields_ClientAnalyticsApiKeyConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ClientAnalyticsApiKeyConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ClientAnalyticsApiKeyConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_ClientAnalyticsApiKeyConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClientAnalyticsApiKeyConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ClientAnalyticsApiKeyEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ClientAnalyticsApiKeyEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ClientAnalyticsApiKeyEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClientAnalyticsApiKeyEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_ClientConfiguration(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -9388,6 +9993,28 @@ func (ec *executionContext) childFields_ExportApiKey(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type ExportApiKey", field.Name)
 }
 
+func (ec *executionContext) childFields_ExportApiKeyConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ExportApiKeyConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ExportApiKeyConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_ExportApiKeyConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ExportApiKeyConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ExportApiKeyEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ExportApiKeyEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ExportApiKeyEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ExportApiKeyEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_ExportClientPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
@@ -9628,6 +10255,8 @@ func (ec *executionContext) childFields_LicenseUsageReport(ctx context.Context, 
 
 func (ec *executionContext) childFields_Measurement(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "nodeId":
+		return ec.fieldContext_Measurement_nodeId(ctx, field)
 	case "id":
 		return ec.fieldContext_Measurement_id(ctx, field)
 	case "document":
@@ -9690,6 +10319,28 @@ func (ec *executionContext) childFields_MeasurementConfig(ctx context.Context, f
 		return ec.fieldContext_MeasurementConfig_warnings(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type MeasurementConfig", field.Name)
+}
+
+func (ec *executionContext) childFields_MeasurementConfigConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_MeasurementConfigConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_MeasurementConfigConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_MeasurementConfigConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MeasurementConfigConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_MeasurementConfigEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_MeasurementConfigEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_MeasurementConfigEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MeasurementConfigEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_MeasurementConfigImport(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -10212,6 +10863,18 @@ func (ec *executionContext) childFields_WebhookCatalogue(ctx context.Context, fi
 	return nil, fmt.Errorf("no field named %q was found under type WebhookCatalogue", field.Name)
 }
 
+func (ec *executionContext) childFields_WebhookConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_WebhookConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_WebhookConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_WebhookConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookConnection", field.Name)
+}
+
 func (ec *executionContext) childFields_WebhookDelivery(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -10258,6 +10921,28 @@ func (ec *executionContext) childFields_WebhookDelivery(ctx context.Context, fie
 	return nil, fmt.Errorf("no field named %q was found under type WebhookDelivery", field.Name)
 }
 
+func (ec *executionContext) childFields_WebhookDeliveryConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_WebhookDeliveryConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_WebhookDeliveryConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_WebhookDeliveryConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookDeliveryConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_WebhookDeliveryEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_WebhookDeliveryEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_WebhookDeliveryEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookDeliveryEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_WebhookDeliveryPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
@@ -10278,6 +10963,16 @@ func (ec *executionContext) childFields_WebhookDeliveryPagination(ctx context.Co
 		return ec.fieldContext_WebhookDeliveryPagination_totalCount(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type WebhookDeliveryPagination", field.Name)
+}
+
+func (ec *executionContext) childFields_WebhookEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_WebhookEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_WebhookEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_WebhookEventGroup(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -11944,6 +12639,44 @@ func (ec *executionContext) field_Query_clientAdminApiKey_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_clientAdminApiKeysConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_clientAnalyticsApiKey_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -11955,6 +12688,44 @@ func (ec *executionContext) field_Query_clientAnalyticsApiKey_args(ctx context.C
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_clientAnalyticsApiKeysConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -12111,6 +12882,44 @@ func (ec *executionContext) field_Query_exportApiKey_args(ctx context.Context, r
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_exportApiKeysConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -12652,6 +13461,52 @@ func (ec *executionContext) field_Query_measurementConfig_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_measurementConfigsConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "kind",
+		func(ctx context.Context, v any) (model.ConfigKind, error) {
+			return ec.unmarshalNConfigKind2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐConfigKind(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["kind"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg4
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_measurementConfigs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -12932,6 +13787,52 @@ func (ec *executionContext) field_Query_usersConnection_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_webhookDeliveriesConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "webhookId",
+		func(ctx context.Context, v any) (int64, error) {
+			return ec.unmarshalNInt2int64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["webhookId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg4
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_webhookDeliveries_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -12995,6 +13896,44 @@ func (ec *executionContext) field_Query_webhook_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_webhooksConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -13961,6 +14900,29 @@ func (ec *executionContext) _AnomalyDetectionOverrideScope_detectionPass(ctx con
 }
 func (ec *executionContext) fieldContext_AnomalyDetectionOverrideScope_detectionPass(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AnomalyDetectionOverrideScope", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyEvent_nodeId(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyEvent_nodeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyEvent_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyEvent", field, true, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _AnomalyEvent_id(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
@@ -15458,6 +16420,148 @@ func (ec *executionContext) fieldContext_ClientAdminApiKey_apiKey(_ context.Cont
 	return graphql.NewScalarFieldContext("ClientAdminApiKey", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _ClientAdminApiKeyConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ClientAdminAPIKeyConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientAdminApiKeyConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ClientAdminAPIKeyEdge) graphql.Marshaler {
+			return ec.marshalNClientAdminApiKeyEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientAdminAPIKeyEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientAdminApiKeyConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClientAdminApiKeyConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientAdminApiKeyEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClientAdminApiKeyConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ClientAdminAPIKeyConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientAdminApiKeyConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientAdminApiKeyConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClientAdminApiKeyConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClientAdminApiKeyConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.ClientAdminAPIKeyConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientAdminApiKeyConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientAdminApiKeyConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientAdminApiKeyConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ClientAdminApiKeyEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.ClientAdminAPIKeyEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientAdminApiKeyEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientAdminApiKeyEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientAdminApiKeyEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ClientAdminApiKeyEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.ClientAdminAPIKeyEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientAdminApiKeyEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ClientAdminAPIKey) graphql.Marshaler {
+			return ec.marshalNClientAdminApiKey2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientAdminAPIKey(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientAdminApiKeyEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClientAdminApiKeyEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientAdminApiKey(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ClientAnalyticsApiKey_id(ctx context.Context, field graphql.CollectedField, obj *model.ClientAnalyticsAPIKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15571,6 +16675,148 @@ func (ec *executionContext) _ClientAnalyticsApiKey_apiKey(ctx context.Context, f
 }
 func (ec *executionContext) fieldContext_ClientAnalyticsApiKey_apiKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClientAnalyticsApiKey", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ClientAnalyticsApiKeyConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ClientAnalyticsAPIKeyConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientAnalyticsApiKeyConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ClientAnalyticsAPIKeyEdge) graphql.Marshaler {
+			return ec.marshalNClientAnalyticsApiKeyEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientAnalyticsAPIKeyEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientAnalyticsApiKeyConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClientAnalyticsApiKeyConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientAnalyticsApiKeyEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClientAnalyticsApiKeyConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ClientAnalyticsAPIKeyConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientAnalyticsApiKeyConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientAnalyticsApiKeyConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClientAnalyticsApiKeyConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClientAnalyticsApiKeyConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.ClientAnalyticsAPIKeyConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientAnalyticsApiKeyConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientAnalyticsApiKeyConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientAnalyticsApiKeyConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ClientAnalyticsApiKeyEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.ClientAnalyticsAPIKeyEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientAnalyticsApiKeyEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientAnalyticsApiKeyEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClientAnalyticsApiKeyEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ClientAnalyticsApiKeyEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.ClientAnalyticsAPIKeyEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientAnalyticsApiKeyEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ClientAnalyticsAPIKey) graphql.Marshaler {
+			return ec.marshalNClientAnalyticsApiKey2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientAnalyticsAPIKey(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientAnalyticsApiKeyEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClientAnalyticsApiKeyEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientAnalyticsApiKey(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _ClientConfiguration_managed(ctx context.Context, field graphql.CollectedField, obj *model.ClientConfiguration) (ret graphql.Marshaler) {
@@ -18388,6 +19634,148 @@ func (ec *executionContext) fieldContext_ExportApiKey_apiKey(_ context.Context, 
 	return graphql.NewScalarFieldContext("ExportApiKey", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _ExportApiKeyConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ExportAPIKeyConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExportApiKeyConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ExportAPIKeyEdge) graphql.Marshaler {
+			return ec.marshalNExportApiKeyEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐExportAPIKeyEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExportApiKeyConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExportApiKeyConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExportApiKeyEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ExportApiKeyConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ExportAPIKeyConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExportApiKeyConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExportApiKeyConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExportApiKeyConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ExportApiKeyConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.ExportAPIKeyConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExportApiKeyConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExportApiKeyConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExportApiKeyConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExportApiKeyEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.ExportAPIKeyEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExportApiKeyEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExportApiKeyEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExportApiKeyEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ExportApiKeyEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.ExportAPIKeyEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExportApiKeyEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ExportAPIKey) graphql.Marshaler {
+			return ec.marshalNExportApiKey2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐExportAPIKey(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExportApiKeyEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExportApiKeyEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExportApiKey(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ExportClientPage_items(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ExportClientPage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20225,6 +21613,29 @@ func (ec *executionContext) fieldContext_LicenseUsageReport_usageByRegistrationK
 	return fc, nil
 }
 
+func (ec *executionContext) _Measurement_nodeId(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Measurement_nodeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Measurement_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Measurement", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
 func (ec *executionContext) _Measurement_id(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20916,6 +22327,148 @@ func (ec *executionContext) _MeasurementConfig_warnings(ctx context.Context, fie
 }
 func (ec *executionContext) fieldContext_MeasurementConfig_warnings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _MeasurementConfigConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfigConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeasurementConfigConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.MeasurementConfigEdge) graphql.Marshaler {
+			return ec.marshalNMeasurementConfigEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurementConfigEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeasurementConfigConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MeasurementConfigConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MeasurementConfigEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MeasurementConfigConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfigConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeasurementConfigConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeasurementConfigConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MeasurementConfigConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MeasurementConfigConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfigConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeasurementConfigConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeasurementConfigConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MeasurementConfigConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _MeasurementConfigEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfigEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeasurementConfigEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeasurementConfigEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MeasurementConfigEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _MeasurementConfigEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfigEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeasurementConfigEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MeasurementConfig) graphql.Marshaler {
+			return ec.marshalNMeasurementConfig2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurementConfig(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeasurementConfigEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MeasurementConfigEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MeasurementConfig(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _MeasurementConfigImport_config(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.MeasurementConfigImport) (ret graphql.Marshaler) {
@@ -24851,6 +26404,138 @@ func (ec *executionContext) fieldContext_Query_exportApiKey(ctx context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_clientAdminApiKeysConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_clientAdminApiKeysConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ClientAdminAPIKeysConnection(ctx, fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["last"].(*int64), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ClientAdminAPIKeyConnection) graphql.Marshaler {
+			return ec.marshalNClientAdminApiKeyConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientAdminAPIKeyConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_clientAdminApiKeysConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientAdminApiKeyConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_clientAdminApiKeysConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_clientAnalyticsApiKeysConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_clientAnalyticsApiKeysConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ClientAnalyticsAPIKeysConnection(ctx, fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["last"].(*int64), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ClientAnalyticsAPIKeyConnection) graphql.Marshaler {
+			return ec.marshalNClientAnalyticsApiKeyConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientAnalyticsAPIKeyConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_clientAnalyticsApiKeysConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientAnalyticsApiKeyConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_clientAnalyticsApiKeysConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_exportApiKeysConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_exportApiKeysConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ExportAPIKeysConnection(ctx, fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["last"].(*int64), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ExportAPIKeyConnection) graphql.Marshaler {
+			return ec.marshalNExportApiKeyConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐExportAPIKeyConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_exportApiKeysConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExportApiKeyConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_exportApiKeysConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_capabilities(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -25381,6 +27066,50 @@ func (ec *executionContext) fieldContext_Query_measurementConfig(ctx context.Con
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_measurementConfig_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_measurementConfigsConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_measurementConfigsConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().MeasurementConfigsConnection(ctx, fc.Args["kind"].(model.ConfigKind), fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["last"].(*int64), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MeasurementConfigConnection) graphql.Marshaler {
+			return ec.marshalNMeasurementConfigConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurementConfigConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_measurementConfigsConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MeasurementConfigConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_measurementConfigsConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -26857,6 +28586,94 @@ func (ec *executionContext) fieldContext_Query_webhookDelivery(ctx context.Conte
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_webhookDelivery_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_webhooksConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_webhooksConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().WebhooksConnection(ctx, fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["last"].(*int64), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.WebhookConnection) graphql.Marshaler {
+			return ec.marshalNWebhookConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐWebhookConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_webhooksConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_webhooksConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_webhookDeliveriesConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_webhookDeliveriesConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().WebhookDeliveriesConnection(ctx, fc.Args["webhookId"].(int64), fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["last"].(*int64), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.WebhookDeliveryConnection) graphql.Marshaler {
+			return ec.marshalNWebhookDeliveryConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐWebhookDeliveryConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_webhookDeliveriesConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookDeliveryConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_webhookDeliveriesConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -30879,6 +32696,93 @@ func (ec *executionContext) fieldContext_WebhookCatalogue_eventTypes(_ context.C
 	return fc, nil
 }
 
+func (ec *executionContext) _WebhookConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.WebhookConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.WebhookEdge) graphql.Marshaler {
+			return ec.marshalNWebhookEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐWebhookEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.WebhookConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.WebhookConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _WebhookDelivery_id(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDelivery) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -31339,6 +33243,148 @@ func (ec *executionContext) fieldContext_WebhookDelivery_renderedContentType(_ c
 	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _WebhookDeliveryConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDeliveryConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDeliveryConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.WebhookDeliveryEdge) graphql.Marshaler {
+			return ec.marshalNWebhookDeliveryEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐWebhookDeliveryEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDeliveryConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookDeliveryConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookDeliveryEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookDeliveryConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDeliveryConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDeliveryConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDeliveryConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookDeliveryConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookDeliveryConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDeliveryConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDeliveryConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDeliveryConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookDeliveryConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookDeliveryEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDeliveryEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDeliveryEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDeliveryEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookDeliveryEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookDeliveryEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDeliveryEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDeliveryEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.WebhookDelivery) graphql.Marshaler {
+			return ec.marshalNWebhookDelivery2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐWebhookDelivery(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDeliveryEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookDeliveryEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookDelivery(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _WebhookDeliveryPage_items(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDeliveryPage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -31470,6 +33516,61 @@ func (ec *executionContext) _WebhookDeliveryPagination_totalCount(ctx context.Co
 }
 func (ec *executionContext) fieldContext_WebhookDeliveryPagination_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("WebhookDeliveryPagination", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.WebhookEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.WebhookEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Webhook) graphql.Marshaler {
+			return ec.marshalNWebhook2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐWebhook(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Webhook(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _WebhookEventGroup_key(ctx context.Context, field graphql.CollectedField, obj *model.WebhookEventGroup) (ret graphql.Marshaler) {
@@ -35485,6 +37586,13 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._RegistrationKey(ctx, sel, obj)
+	case model.Measurement:
+		return ec._Measurement(ctx, sel, &obj)
+	case *model.Measurement:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Measurement(ctx, sel, obj)
 	case model.Isp:
 		return ec._Isp(ctx, sel, &obj)
 	case *model.Isp:
@@ -35513,6 +37621,13 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Capability(ctx, sel, obj)
+	case model.AnomalyEvent:
+		return ec._AnomalyEvent(ctx, sel, &obj)
+	case *model.AnomalyEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._AnomalyEvent(ctx, sel, obj)
 	default:
 		if typedObj, ok := obj.(graphql.Marshaler); ok {
 			return typedObj
@@ -35533,6 +37648,13 @@ func (ec *executionContext) __Entity(ctx context.Context, sel ast.SelectionSet, 
 			return graphql.Null
 		}
 		return ec._RegistrationKey(ctx, sel, obj)
+	case model.Measurement:
+		return ec._Measurement(ctx, sel, &obj)
+	case *model.Measurement:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Measurement(ctx, sel, obj)
 	case model.Isp:
 		return ec._Isp(ctx, sel, &obj)
 	case *model.Isp:
@@ -35561,13 +37683,6 @@ func (ec *executionContext) __Entity(ctx context.Context, sel ast.SelectionSet, 
 			return graphql.Null
 		}
 		return ec._Capability(ctx, sel, obj)
-	case model.Measurement:
-		return ec._Measurement(ctx, sel, &obj)
-	case *model.Measurement:
-		if obj == nil {
-			return graphql.Null
-		}
-		return ec._Measurement(ctx, sel, obj)
 	case model.AnomalyEvent:
 		return ec._AnomalyEvent(ctx, sel, &obj)
 	case *model.AnomalyEvent:
@@ -35999,7 +38114,7 @@ func (ec *executionContext) _AnomalyDetectionOverrideScope(ctx context.Context, 
 	return out
 }
 
-var anomalyEventImplementors = []string{"AnomalyEvent", "_Entity"}
+var anomalyEventImplementors = []string{"AnomalyEvent", "Node", "_Entity"}
 
 func (ec *executionContext) _AnomalyEvent(ctx context.Context, sel ast.SelectionSet, obj *model.AnomalyEvent) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, anomalyEventImplementors)
@@ -36011,6 +38126,11 @@ func (ec *executionContext) _AnomalyEvent(ctx context.Context, sel ast.Selection
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("AnomalyEvent")
+		case "nodeId":
+			out.Values[i] = ec._AnomalyEvent_nodeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "id":
 			out.Values[i] = ec._AnomalyEvent_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -36520,6 +38640,97 @@ func (ec *executionContext) _ClientAdminApiKey(ctx context.Context, sel ast.Sele
 	return out
 }
 
+var clientAdminApiKeyConnectionImplementors = []string{"ClientAdminApiKeyConnection"}
+
+func (ec *executionContext) _ClientAdminApiKeyConnection(ctx context.Context, sel ast.SelectionSet, obj *model.ClientAdminAPIKeyConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clientAdminApiKeyConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClientAdminApiKeyConnection")
+		case "edges":
+			out.Values[i] = ec._ClientAdminApiKeyConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ClientAdminApiKeyConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._ClientAdminApiKeyConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var clientAdminApiKeyEdgeImplementors = []string{"ClientAdminApiKeyEdge"}
+
+func (ec *executionContext) _ClientAdminApiKeyEdge(ctx context.Context, sel ast.SelectionSet, obj *model.ClientAdminAPIKeyEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clientAdminApiKeyEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClientAdminApiKeyEdge")
+		case "cursor":
+			out.Values[i] = ec._ClientAdminApiKeyEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ClientAdminApiKeyEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var clientAnalyticsApiKeyImplementors = []string{"ClientAnalyticsApiKey"}
 
 func (ec *executionContext) _ClientAnalyticsApiKey(ctx context.Context, sel ast.SelectionSet, obj *model.ClientAnalyticsAPIKey) graphql.Marshaler {
@@ -36554,6 +38765,97 @@ func (ec *executionContext) _ClientAnalyticsApiKey(ctx context.Context, sel ast.
 			}
 		case "apiKey":
 			out.Values[i] = ec._ClientAnalyticsApiKey_apiKey(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var clientAnalyticsApiKeyConnectionImplementors = []string{"ClientAnalyticsApiKeyConnection"}
+
+func (ec *executionContext) _ClientAnalyticsApiKeyConnection(ctx context.Context, sel ast.SelectionSet, obj *model.ClientAnalyticsAPIKeyConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clientAnalyticsApiKeyConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClientAnalyticsApiKeyConnection")
+		case "edges":
+			out.Values[i] = ec._ClientAnalyticsApiKeyConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ClientAnalyticsApiKeyConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._ClientAnalyticsApiKeyConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var clientAnalyticsApiKeyEdgeImplementors = []string{"ClientAnalyticsApiKeyEdge"}
+
+func (ec *executionContext) _ClientAnalyticsApiKeyEdge(ctx context.Context, sel ast.SelectionSet, obj *model.ClientAnalyticsAPIKeyEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clientAnalyticsApiKeyEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClientAnalyticsApiKeyEdge")
+		case "cursor":
+			out.Values[i] = ec._ClientAnalyticsApiKeyEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ClientAnalyticsApiKeyEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -37899,6 +40201,97 @@ func (ec *executionContext) _ExportApiKey(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var exportApiKeyConnectionImplementors = []string{"ExportApiKeyConnection"}
+
+func (ec *executionContext) _ExportApiKeyConnection(ctx context.Context, sel ast.SelectionSet, obj *model.ExportAPIKeyConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, exportApiKeyConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ExportApiKeyConnection")
+		case "edges":
+			out.Values[i] = ec._ExportApiKeyConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ExportApiKeyConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._ExportApiKeyConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var exportApiKeyEdgeImplementors = []string{"ExportApiKeyEdge"}
+
+func (ec *executionContext) _ExportApiKeyEdge(ctx context.Context, sel ast.SelectionSet, obj *model.ExportAPIKeyEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, exportApiKeyEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ExportApiKeyEdge")
+		case "cursor":
+			out.Values[i] = ec._ExportApiKeyEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ExportApiKeyEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var exportClientPageImplementors = []string{"ExportClientPage"}
 
 func (ec *executionContext) _ExportClientPage(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.ExportClientPage) graphql.Marshaler {
@@ -38764,7 +41157,7 @@ func (ec *executionContext) _LicenseUsageReport(ctx context.Context, sel ast.Sel
 	return out
 }
 
-var measurementImplementors = []string{"Measurement", "_Entity"}
+var measurementImplementors = []string{"Measurement", "Node", "_Entity"}
 
 func (ec *executionContext) _Measurement(ctx context.Context, sel ast.SelectionSet, obj *model.Measurement) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, measurementImplementors)
@@ -38776,6 +41169,11 @@ func (ec *executionContext) _Measurement(ctx context.Context, sel ast.SelectionS
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Measurement")
+		case "nodeId":
+			out.Values[i] = ec._Measurement_nodeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "id":
 			out.Values[i] = ec._Measurement_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -38941,6 +41339,97 @@ func (ec *executionContext) _MeasurementConfig(ctx context.Context, sel ast.Sele
 			}
 		case "warnings":
 			out.Values[i] = ec._MeasurementConfig_warnings(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var measurementConfigConnectionImplementors = []string{"MeasurementConfigConnection"}
+
+func (ec *executionContext) _MeasurementConfigConnection(ctx context.Context, sel ast.SelectionSet, obj *model.MeasurementConfigConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, measurementConfigConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MeasurementConfigConnection")
+		case "edges":
+			out.Values[i] = ec._MeasurementConfigConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._MeasurementConfigConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._MeasurementConfigConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var measurementConfigEdgeImplementors = []string{"MeasurementConfigEdge"}
+
+func (ec *executionContext) _MeasurementConfigEdge(ctx context.Context, sel ast.SelectionSet, obj *model.MeasurementConfigEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, measurementConfigEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MeasurementConfigEdge")
+		case "cursor":
+			out.Values[i] = ec._MeasurementConfigEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._MeasurementConfigEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -40132,6 +42621,72 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "clientAdminApiKeysConnection":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_clientAdminApiKeysConnection(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "clientAnalyticsApiKeysConnection":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_clientAnalyticsApiKeysConnection(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "exportApiKeysConnection":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_exportApiKeysConnection(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "capabilities":
 			field := field
 
@@ -40406,6 +42961,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_measurementConfig(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "measurementConfigsConnection":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_measurementConfigsConnection(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -41198,6 +43775,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_webhookDelivery(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "webhooksConnection":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_webhooksConnection(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "webhookDeliveriesConnection":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_webhookDeliveriesConnection(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -42786,6 +45407,54 @@ func (ec *executionContext) _WebhookCatalogue(ctx context.Context, sel ast.Selec
 	return out
 }
 
+var webhookConnectionImplementors = []string{"WebhookConnection"}
+
+func (ec *executionContext) _WebhookConnection(ctx context.Context, sel ast.SelectionSet, obj *model.WebhookConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, webhookConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WebhookConnection")
+		case "edges":
+			out.Values[i] = ec._WebhookConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._WebhookConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._WebhookConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var webhookDeliveryImplementors = []string{"WebhookDelivery"}
 
 func (ec *executionContext) _WebhookDelivery(ctx context.Context, sel ast.SelectionSet, obj *model.WebhookDelivery) graphql.Marshaler {
@@ -42919,6 +45588,97 @@ func (ec *executionContext) _WebhookDelivery(ctx context.Context, sel ast.Select
 	return out
 }
 
+var webhookDeliveryConnectionImplementors = []string{"WebhookDeliveryConnection"}
+
+func (ec *executionContext) _WebhookDeliveryConnection(ctx context.Context, sel ast.SelectionSet, obj *model.WebhookDeliveryConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, webhookDeliveryConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WebhookDeliveryConnection")
+		case "edges":
+			out.Values[i] = ec._WebhookDeliveryConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._WebhookDeliveryConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._WebhookDeliveryConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var webhookDeliveryEdgeImplementors = []string{"WebhookDeliveryEdge"}
+
+func (ec *executionContext) _WebhookDeliveryEdge(ctx context.Context, sel ast.SelectionSet, obj *model.WebhookDeliveryEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, webhookDeliveryEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WebhookDeliveryEdge")
+		case "cursor":
+			out.Values[i] = ec._WebhookDeliveryEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._WebhookDeliveryEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var webhookDeliveryPageImplementors = []string{"WebhookDeliveryPage"}
 
 func (ec *executionContext) _WebhookDeliveryPage(ctx context.Context, sel ast.SelectionSet, obj *model.WebhookDeliveryPage) graphql.Marshaler {
@@ -42986,6 +45746,49 @@ func (ec *executionContext) _WebhookDeliveryPagination(ctx context.Context, sel 
 			}
 		case "totalCount":
 			out.Values[i] = ec._WebhookDeliveryPagination_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var webhookEdgeImplementors = []string{"WebhookEdge"}
+
+func (ec *executionContext) _WebhookEdge(ctx context.Context, sel ast.SelectionSet, obj *model.WebhookEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, webhookEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WebhookEdge")
+		case "cursor":
+			out.Values[i] = ec._WebhookEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._WebhookEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -44030,9 +46833,39 @@ func (ec *executionContext) marshalNClientAdminApiKey2ᚖgithubᚗcomᚋfleetgra
 	return ec._ClientAdminApiKey(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNClientAdminApiKeyConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientAdminAPIKeyConnection(ctx context.Context, sel ast.SelectionSet, v *model.ClientAdminAPIKeyConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ClientAdminApiKeyConnection(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNClientAdminApiKeyCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientAdminAPIKeyCreateInput(ctx context.Context, v any) (gqlmodel.ClientAdminAPIKeyCreateInput, error) {
 	res, err := ec.unmarshalInputClientAdminApiKeyCreateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNClientAdminApiKeyEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientAdminAPIKeyEdge(ctx context.Context, sel ast.SelectionSet, v model.ClientAdminAPIKeyEdge) graphql.Marshaler {
+	return ec._ClientAdminApiKeyEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNClientAdminApiKeyEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientAdminAPIKeyEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ClientAdminAPIKeyEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNClientAdminApiKeyEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientAdminAPIKeyEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNClientAnalyticsApiKey2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientAnalyticsAPIKey(ctx context.Context, sel ast.SelectionSet, v model.ClientAnalyticsAPIKey) graphql.Marshaler {
@@ -44063,6 +46896,36 @@ func (ec *executionContext) marshalNClientAnalyticsApiKey2ᚖgithubᚗcomᚋflee
 		return graphql.Null
 	}
 	return ec._ClientAnalyticsApiKey(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNClientAnalyticsApiKeyConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientAnalyticsAPIKeyConnection(ctx context.Context, sel ast.SelectionSet, v *model.ClientAnalyticsAPIKeyConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ClientAnalyticsApiKeyConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNClientAnalyticsApiKeyEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientAnalyticsAPIKeyEdge(ctx context.Context, sel ast.SelectionSet, v model.ClientAnalyticsAPIKeyEdge) graphql.Marshaler {
+	return ec._ClientAnalyticsApiKeyEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNClientAnalyticsApiKeyEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientAnalyticsAPIKeyEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ClientAnalyticsAPIKeyEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNClientAnalyticsApiKeyEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientAnalyticsAPIKeyEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNClientConfiguration2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientConfiguration(ctx context.Context, sel ast.SelectionSet, v model.ClientConfiguration) graphql.Marshaler {
@@ -44406,6 +47269,36 @@ func (ec *executionContext) marshalNExportApiKey2ᚖgithubᚗcomᚋfleetgraphᚋ
 		return graphql.Null
 	}
 	return ec._ExportApiKey(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNExportApiKeyConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐExportAPIKeyConnection(ctx context.Context, sel ast.SelectionSet, v *model.ExportAPIKeyConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ExportApiKeyConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNExportApiKeyEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐExportAPIKeyEdge(ctx context.Context, sel ast.SelectionSet, v model.ExportAPIKeyEdge) graphql.Marshaler {
+	return ec._ExportApiKeyEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNExportApiKeyEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐExportAPIKeyEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ExportAPIKeyEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNExportApiKeyEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐExportAPIKeyEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNExportClientPage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐExportClientPage(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.ExportClientPage) graphql.Marshaler {
@@ -44919,9 +47812,39 @@ func (ec *executionContext) marshalNMeasurementConfig2ᚖgithubᚗcomᚋfleetgra
 	return ec._MeasurementConfig(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNMeasurementConfigConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurementConfigConnection(ctx context.Context, sel ast.SelectionSet, v *model.MeasurementConfigConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._MeasurementConfigConnection(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNMeasurementConfigCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementConfigCreateInput(ctx context.Context, v any) (gqlmodel.MeasurementConfigCreateInput, error) {
 	res, err := ec.unmarshalInputMeasurementConfigCreateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNMeasurementConfigEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurementConfigEdge(ctx context.Context, sel ast.SelectionSet, v model.MeasurementConfigEdge) graphql.Marshaler {
+	return ec._MeasurementConfigEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNMeasurementConfigEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurementConfigEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.MeasurementConfigEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMeasurementConfigEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurementConfigEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNMeasurementConfigImport2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementConfigImport(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.MeasurementConfigImport) graphql.Marshaler {
@@ -45540,6 +48463,16 @@ func (ec *executionContext) marshalNWebhookCatalogue2ᚖgithubᚗcomᚋfleetgrap
 	return ec._WebhookCatalogue(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNWebhookConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐWebhookConnection(ctx context.Context, sel ast.SelectionSet, v *model.WebhookConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._WebhookConnection(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNWebhookCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐWebhookCreateInput(ctx context.Context, v any) (gqlmodel.WebhookCreateInput, error) {
 	res, err := ec.unmarshalInputWebhookCreateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -45575,6 +48508,36 @@ func (ec *executionContext) marshalNWebhookDelivery2ᚖgithubᚗcomᚋfleetgraph
 	return ec._WebhookDelivery(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNWebhookDeliveryConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐWebhookDeliveryConnection(ctx context.Context, sel ast.SelectionSet, v *model.WebhookDeliveryConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._WebhookDeliveryConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNWebhookDeliveryEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐWebhookDeliveryEdge(ctx context.Context, sel ast.SelectionSet, v model.WebhookDeliveryEdge) graphql.Marshaler {
+	return ec._WebhookDeliveryEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNWebhookDeliveryEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐWebhookDeliveryEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.WebhookDeliveryEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWebhookDeliveryEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐWebhookDeliveryEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNWebhookDeliveryPage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐWebhookDeliveryPage(ctx context.Context, sel ast.SelectionSet, v *model.WebhookDeliveryPage) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -45587,6 +48550,26 @@ func (ec *executionContext) marshalNWebhookDeliveryPage2ᚖgithubᚗcomᚋfleetg
 
 func (ec *executionContext) marshalNWebhookDeliveryPagination2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐWebhookDeliveryPagination(ctx context.Context, sel ast.SelectionSet, v model.WebhookDeliveryPagination) graphql.Marshaler {
 	return ec._WebhookDeliveryPagination(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNWebhookEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐWebhookEdge(ctx context.Context, sel ast.SelectionSet, v model.WebhookEdge) graphql.Marshaler {
+	return ec._WebhookEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNWebhookEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐWebhookEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.WebhookEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWebhookEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐWebhookEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNWebhookEventGroup2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐWebhookEventGroup(ctx context.Context, sel ast.SelectionSet, v model.WebhookEventGroup) graphql.Marshaler {

@@ -125,3 +125,16 @@ type ScheduleConfigRef struct {
 	PublishedRevision *int64
 	StudyIDs          []string
 }
+
+// MeasurementConfigConnection is one page of measurement configs.
+type MeasurementConfigConnection struct {
+	Edges      []MeasurementConfigEdge
+	PageInfo   *PageInfo
+	TotalCount int64
+}
+
+// MeasurementConfigEdge is one of a page's measurement configs.
+type MeasurementConfigEdge struct {
+	Cursor string
+	Node   *MeasurementConfig
+}

@@ -517,3 +517,42 @@ type AiUsage struct {
 	ConversationCount int64
 	ResetsAt          time.Time
 }
+
+// ClientAdminAPIKeyConnection is one page of admin API keys.
+type ClientAdminAPIKeyConnection struct {
+	Edges      []ClientAdminAPIKeyEdge
+	PageInfo   *PageInfo
+	TotalCount int64
+}
+
+// ClientAdminAPIKeyEdge is one of a page's admin API keys.
+type ClientAdminAPIKeyEdge struct {
+	Cursor string
+	Node   *ClientAdminAPIKey
+}
+
+// ClientAnalyticsAPIKeyConnection is one page of analytics API keys.
+type ClientAnalyticsAPIKeyConnection struct {
+	Edges      []ClientAnalyticsAPIKeyEdge
+	PageInfo   *PageInfo
+	TotalCount int64
+}
+
+// ClientAnalyticsAPIKeyEdge is one of a page's analytics API keys.
+type ClientAnalyticsAPIKeyEdge struct {
+	Cursor string
+	Node   *ClientAnalyticsAPIKey
+}
+
+// ExportAPIKeyConnection is one page of export API keys.
+type ExportAPIKeyConnection struct {
+	Edges      []ExportAPIKeyEdge
+	PageInfo   *PageInfo
+	TotalCount int64
+}
+
+// ExportAPIKeyEdge is one of a page's export API keys.
+type ExportAPIKeyEdge struct {
+	Cursor string
+	Node   *ExportAPIKey
+}

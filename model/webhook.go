@@ -102,3 +102,29 @@ type WebhookEventType struct {
 	Filters                  []string
 	Sample                   JSON
 }
+
+// WebhookConnection is one page of webhooks.
+type WebhookConnection struct {
+	Edges      []WebhookEdge
+	PageInfo   *PageInfo
+	TotalCount int64
+}
+
+// WebhookEdge is one of a page's webhooks.
+type WebhookEdge struct {
+	Cursor string
+	Node   *Webhook
+}
+
+// WebhookDeliveryConnection is one page of webhook deliveries.
+type WebhookDeliveryConnection struct {
+	Edges      []WebhookDeliveryEdge
+	PageInfo   *PageInfo
+	TotalCount int64
+}
+
+// WebhookDeliveryEdge is one of a page's webhook deliveries.
+type WebhookDeliveryEdge struct {
+	Cursor string
+	Node   *WebhookDelivery
+}

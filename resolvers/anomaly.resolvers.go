@@ -126,8 +126,7 @@ func (r *queryResolver) AnomalyEvent(ctx context.Context, id string) (*model.Ano
 	if err != nil {
 		return nil, err
 	}
-	out := &model.AnomalyEvent{ID: d.DocID, Document: documentJSON(d.Doc)}
-	return out, nil
+	return ptr(anomalyEventOf(d)), nil
 }
 
 // AnomalyEventDocument is the resolver for the anomalyEventDocument field.

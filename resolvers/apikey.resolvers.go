@@ -11,6 +11,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
+	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // ClientAdminAPIKeyCreate is the resolver for the clientAdminApiKeyCreate field.
@@ -136,4 +137,34 @@ func (r *queryResolver) ExportAPIKey(ctx context.Context, id int64) (*model.Expo
 		return nil, err
 	}
 	return ptr(exportKeyOf(k)), nil
+}
+
+// ClientAdminAPIKeysConnection is the resolver for the clientAdminApiKeysConnection field.
+func (r *queryResolver) ClientAdminAPIKeysConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.ClientAdminAPIKeyConnection, error) {
+	edges, info, total, err := idConnection(ctx, model.RoleAdmin, first, after, last, before, "ClientAdminApiKeyConnection",
+		r.keyPage(auth.KindClientAdmin), func(k store.APIKey) int64 { return k.ID }, infallible(adminKeyOf),
+		func(c string, n *model.ClientAdminAPIKey) model.ClientAdminAPIKeyEdge {
+			return model.ClientAdminAPIKeyEdge{Cursor: c, Node: n}
+		})
+	return &model.ClientAdminAPIKeyConnection{Edges: edges, PageInfo: info, TotalCount: total}, err
+}
+
+// ClientAnalyticsAPIKeysConnection is the resolver for the clientAnalyticsApiKeysConnection field.
+func (r *queryResolver) ClientAnalyticsAPIKeysConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.ClientAnalyticsAPIKeyConnection, error) {
+	edges, info, total, err := idConnection(ctx, model.RoleAdmin, first, after, last, before, "ClientAnalyticsApiKeyConnection",
+		r.keyPage(auth.KindClientAnalytics), func(k store.APIKey) int64 { return k.ID }, r.analyticsKeyOf,
+		func(c string, n *model.ClientAnalyticsAPIKey) model.ClientAnalyticsAPIKeyEdge {
+			return model.ClientAnalyticsAPIKeyEdge{Cursor: c, Node: n}
+		})
+	return &model.ClientAnalyticsAPIKeyConnection{Edges: edges, PageInfo: info, TotalCount: total}, err
+}
+
+// ExportAPIKeysConnection is the resolver for the exportApiKeysConnection field.
+func (r *queryResolver) ExportAPIKeysConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.ExportAPIKeyConnection, error) {
+	edges, info, total, err := idConnection(ctx, model.RoleAdmin, first, after, last, before, "ExportApiKeyConnection",
+		r.keyPage(auth.KindExport), func(k store.APIKey) int64 { return k.ID }, infallible(exportKeyOf),
+		func(c string, n *model.ExportAPIKey) model.ExportAPIKeyEdge {
+			return model.ExportAPIKeyEdge{Cursor: c, Node: n}
+		})
+	return &model.ExportAPIKeyConnection{Edges: edges, PageInfo: info, TotalCount: total}, err
 }

@@ -49,6 +49,13 @@ func (r *Resolver) listKeys(ctx context.Context, kind auth.Kind) ([]store.APIKey
 	return r.Store.APIKeys(ctx, p.DataOwnerID, string(kind))
 }
 
+// keyPage reads a page of the caller's data owner's keys of kind.
+func (r *Resolver) keyPage(kind auth.Kind) func(context.Context, int64, store.IDPage, bool) (store.PagedList[store.APIKey], error) {
+	return func(ctx context.Context, ownerID int64, p store.IDPage, count bool) (store.PagedList[store.APIKey], error) {
+		return r.Store.APIKeyPage(ctx, ownerID, string(kind), p, count)
+	}
+}
+
 func (r *Resolver) getKey(ctx context.Context, kind auth.Kind, id int64) (store.APIKey, error) {
 	p, err := requireRole(ctx, model.RoleAdmin)
 	if err != nil {

@@ -195,8 +195,8 @@ func (r *queryResolver) RegistrationKey(ctx context.Context, id int64) (*model.R
 
 // CapabilitiesConnection is the resolver for the capabilitiesConnection field.
 func (r *queryResolver) CapabilitiesConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.CapabilityConnection, error) {
-	edges, info, total, err := idConnection(ctx, first, after, last, before, "CapabilityConnection", r.Store.CapabilityPage,
-		func(x store.Capability) int64 { return x.ID }, capabilityOf,
+	edges, info, total, err := idConnection(ctx, model.RoleViewer, first, after, last, before, "CapabilityConnection", r.Store.CapabilityPage,
+		func(x store.Capability) int64 { return x.ID }, infallible(capabilityOf),
 		func(c string, n *model.Capability) model.CapabilityEdge {
 			return model.CapabilityEdge{Cursor: c, Node: n}
 		})

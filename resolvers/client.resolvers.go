@@ -272,8 +272,8 @@ func (r *queryResolver) ClientGroup(ctx context.Context, id int64) (*model.Clien
 
 // ClientGroupsConnection is the resolver for the clientGroupsConnection field.
 func (r *queryResolver) ClientGroupsConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.ClientGroupConnection, error) {
-	edges, info, total, err := idConnection(ctx, first, after, last, before, "ClientGroupConnection", r.Store.ClientGroupPage,
-		func(x store.ClientGroup) int64 { return x.ID }, groupOf,
+	edges, info, total, err := idConnection(ctx, model.RoleViewer, first, after, last, before, "ClientGroupConnection", r.Store.ClientGroupPage,
+		func(x store.ClientGroup) int64 { return x.ID }, infallible(groupOf),
 		func(c string, n *model.ClientGroup) model.ClientGroupEdge {
 			return model.ClientGroupEdge{Cursor: c, Node: n}
 		})

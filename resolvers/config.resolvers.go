@@ -192,3 +192,15 @@ func (r *queryResolver) MeasurementConfig(ctx context.Context, kind model.Config
 	}
 	return r.loadConfig(ctx, p.DataOwnerID, kind, id)
 }
+
+// MeasurementConfigsConnection is the resolver for the measurementConfigsConnection field.
+func (r *queryResolver) MeasurementConfigsConnection(ctx context.Context, kind model.ConfigKind, first *int64, after *string, last *int64, before *string) (*model.MeasurementConfigConnection, error) {
+	edges, info, total, err := idConnection(ctx, model.RoleViewer, first, after, last, before, "MeasurementConfigConnection",
+		func(ctx context.Context, ownerID int64, p store.IDPage, count bool) (store.PagedList[store.Config], error) {
+			return r.Store.ConfigPage(ctx, ownerID, string(kind), p, count)
+		}, func(c store.Config) int64 { return c.ID }, infallible(configOf),
+		func(c string, n *model.MeasurementConfig) model.MeasurementConfigEdge {
+			return model.MeasurementConfigEdge{Cursor: c, Node: n}
+		})
+	return &model.MeasurementConfigConnection{Edges: edges, PageInfo: info, TotalCount: total}, err
+}

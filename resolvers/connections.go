@@ -194,8 +194,10 @@ func ends[E any](edges []E, cursorOf func(E) string) (start, end *string) {
 	return nil, nil
 }
 
-// idPageOf parses the Relay arguments of a list paged by id.
-func idPageOf(first *int64, after *string, last *int64, before *string) (pageWindow, store.IDPage, error) {
+// idPageOf parses the Relay arguments of a list paged by id; its cursors
+// carry list (the connection's type) as their order, so that a cursor of
+// another connection is refused.
+func idPageOf(list string, first *int64, after *string, last *int64, before *string) (pageWindow, store.IDPage, error) {
 	w, err := pageWindowOf(first, after, last, before)
 	if err != nil {
 		return w, store.IDPage{}, err
@@ -207,7 +209,7 @@ func idPageOf(first *int64, after *string, last *int64, before *string) (pageWin
 		dst   **int64
 	}{{"after", after, &p.AfterID}, {"before", before, &p.BeforeID}} {
 		if b.arg != nil {
-			c, err := decodeCursor(b.field, *b.arg, string(store.ClientOrderID))
+			c, err := decodeCursor(b.field, *b.arg, list)
 			if err != nil {
 				return w, p, err
 			}
@@ -217,16 +219,17 @@ func idPageOf(first *int64, after *string, last *int64, before *string) (pageWin
 	return w, p, nil
 }
 
-// idConnection answers a page of a short list paged by id (read): its
-// edges, page info and, when typeName's totalCount is selected, total.
-func idConnection[R, C, E any](ctx context.Context, first *int64, after *string, last *int64, before *string, typeName string,
+// idConnection answers a page of a list paged by id (read) to a caller of
+// at least role: its edges, page info and, when typeName's totalCount is
+// selected, total.
+func idConnection[R, C, E any](ctx context.Context, role model.Role, first *int64, after *string, last *int64, before *string, typeName string,
 	read func(context.Context, int64, store.IDPage, bool) (store.PagedList[R], error),
-	id func(R) int64, conv func(R) C, edge func(cursor string, node *C) E) ([]E, *model.PageInfo, int64, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	id func(R) int64, conv func(R) (*C, error), edge func(cursor string, node *C) E) ([]E, *model.PageInfo, int64, error) {
+	p, err := requireRole(ctx, role)
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	w, q, err := idPageOf(first, after, last, before)
+	w, q, err := idPageOf(typeName, first, after, last, before)
 	if err != nil {
 		return nil, nil, 0, err
 	}
@@ -234,22 +237,31 @@ func idConnection[R, C, E any](ctx context.Context, first *int64, after *string,
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	edges, info := idEdges(l.Rows, w, id, conv, edge)
-	return edges, info, l.Total, nil
+	edges, info, err := idEdges(typeName, l.Rows, w, id, conv, edge)
+	return edges, info, l.Total, err
 }
 
 // idEdges makes the edges and page info of a page read by idPageOf.
-func idEdges[R, C, E any](rows []R, w pageWindow, id func(R) int64, conv func(R) C,
-	edge func(cursor string, node *C) E) ([]E, *model.PageInfo) {
+func idEdges[R, C, E any](list string, rows []R, w pageWindow, id func(R) int64, conv func(R) (*C, error),
+	edge func(cursor string, node *C) E) ([]E, *model.PageInfo, error) {
 	rows, info := cut(rows, w)
 	edges := make([]E, len(rows))
 	cursors := make([]string, len(rows))
 	for i, r := range rows {
-		cursors[i] = encodeCursor(cursor{Order: string(store.ClientOrderID), ID: id(r)})
-		edges[i] = edge(cursors[i], ptr(conv(r)))
+		n, err := conv(r)
+		if err != nil {
+			return nil, nil, err
+		}
+		cursors[i] = encodeCursor(cursor{Order: list, ID: id(r)})
+		edges[i] = edge(cursors[i], n)
 	}
 	info.StartCursor, info.EndCursor = ends(cursors, func(c string) string { return c })
-	return edges, info
+	return edges, info, nil
+}
+
+// infallible makes a converter that cannot fail one idConnection takes.
+func infallible[R, C any](conv func(R) C) func(R) (*C, error) {
+	return func(r R) (*C, error) { return ptr(conv(r)), nil }
 }
 
 // selects tells whether the current field's selection asks for a field of

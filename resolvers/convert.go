@@ -143,3 +143,13 @@ func deref[T any](p *T) T {
 	}
 	return *p
 }
+
+// measurementOf is a measurement document as the API answers it.
+func measurementOf(d store.Document) model.Measurement {
+	return model.Measurement{ID: d.DocID, Document: documentJSON(d.Doc)}
+}
+
+// anomalyEventOf is an anomaly event document as the API answers it.
+func anomalyEventOf(d store.Document) model.AnomalyEvent {
+	return model.AnomalyEvent{ID: d.DocID, Document: documentJSON(d.Doc)}
+}

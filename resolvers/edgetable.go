@@ -140,6 +140,42 @@ func edgeTable() map[string]map[string]edge {
 		"IspEdge": {
 			"node": {child: "Isp", children: single(func(e *model.IspEdge) *model.Isp { return e.Node })},
 		},
+		"ClientAdminApiKeyConnection": {
+			"edges": {child: "ClientAdminApiKeyEdge", children: list(func(c *model.ClientAdminAPIKeyConnection) []model.ClientAdminAPIKeyEdge { return c.Edges })},
+		},
+		"ClientAdminApiKeyEdge": {
+			"node": {child: "ClientAdminApiKey", children: single(func(e *model.ClientAdminAPIKeyEdge) *model.ClientAdminAPIKey { return e.Node })},
+		},
+		"ClientAnalyticsApiKeyConnection": {
+			"edges": {child: "ClientAnalyticsApiKeyEdge", children: list(func(c *model.ClientAnalyticsAPIKeyConnection) []model.ClientAnalyticsAPIKeyEdge { return c.Edges })},
+		},
+		"ClientAnalyticsApiKeyEdge": {
+			"node": {child: "ClientAnalyticsApiKey", children: single(func(e *model.ClientAnalyticsAPIKeyEdge) *model.ClientAnalyticsAPIKey { return e.Node })},
+		},
+		"ExportApiKeyConnection": {
+			"edges": {child: "ExportApiKeyEdge", children: list(func(c *model.ExportAPIKeyConnection) []model.ExportAPIKeyEdge { return c.Edges })},
+		},
+		"ExportApiKeyEdge": {
+			"node": {child: "ExportApiKey", children: single(func(e *model.ExportAPIKeyEdge) *model.ExportAPIKey { return e.Node })},
+		},
+		"MeasurementConfigConnection": {
+			"edges": {child: "MeasurementConfigEdge", children: list(func(c *model.MeasurementConfigConnection) []model.MeasurementConfigEdge { return c.Edges })},
+		},
+		"MeasurementConfigEdge": {
+			"node": {child: "MeasurementConfig", children: single(func(e *model.MeasurementConfigEdge) *model.MeasurementConfig { return e.Node })},
+		},
+		"WebhookConnection": {
+			"edges": {child: "WebhookEdge", children: list(func(c *model.WebhookConnection) []model.WebhookEdge { return c.Edges })},
+		},
+		"WebhookEdge": {
+			"node": {child: "Webhook", children: single(func(e *model.WebhookEdge) *model.Webhook { return e.Node })},
+		},
+		"WebhookDeliveryConnection": {
+			"edges": {child: "WebhookDeliveryEdge", children: list(func(c *model.WebhookDeliveryConnection) []model.WebhookDeliveryEdge { return c.Edges })},
+		},
+		"WebhookDeliveryEdge": {
+			"node": {child: "WebhookDelivery", children: single(func(e *model.WebhookDeliveryEdge) *model.WebhookDelivery { return e.Node })},
+		},
 		"MeasurementConnection": {
 			"edges": {child: "MeasurementEdge", children: list(func(c *model.MeasurementConnection) []model.MeasurementEdge { return c.Edges })},
 		},

@@ -17,9 +17,7 @@ import (
 // FindManyAnomalyEventByIDs is the resolver for the findManyAnomalyEventByIDs field.
 func (r *entityResolver) FindManyAnomalyEventByIDs(ctx context.Context, reps []*gqlmodel.AnomalyEventByIDsInput) ([]*model.AnomalyEvent, error) {
 	ids := keysOfReps(reps, func(r *gqlmodel.AnomalyEventByIDsInput) string { return r.ID })
-	return documentsByID(ctx, r.Resolver, store.KindAnomalyEvent, ids, func(d store.Document) model.AnomalyEvent {
-		return model.AnomalyEvent{ID: d.DocID, Document: documentJSON(d.Doc)}
-	})
+	return documentsByID(ctx, r.Resolver, store.KindAnomalyEvent, ids, anomalyEventOf)
 }
 
 // FindManyCapabilityByIDs is the resolver for the findManyCapabilityByIDs field.
@@ -53,9 +51,7 @@ func (r *entityResolver) FindManyIspByIDs(ctx context.Context, reps []*gqlmodel.
 // FindManyMeasurementByIDs is the resolver for the findManyMeasurementByIDs field.
 func (r *entityResolver) FindManyMeasurementByIDs(ctx context.Context, reps []*gqlmodel.MeasurementByIDsInput) ([]*model.Measurement, error) {
 	ids := keysOfReps(reps, func(r *gqlmodel.MeasurementByIDsInput) string { return r.ID })
-	return documentsByID(ctx, r.Resolver, store.KindMeasurement, ids, func(d store.Document) model.Measurement {
-		return model.Measurement{ID: d.DocID, Document: documentJSON(d.Doc)}
-	})
+	return documentsByID(ctx, r.Resolver, store.KindMeasurement, ids, measurementOf)
 }
 
 // FindManyRegistrationKeyByIDs is the resolver for the findManyRegistrationKeyByIDs field.

@@ -212,8 +212,8 @@ func (r *queryResolver) IspContract(ctx context.Context, id int64) (*model.IspCo
 
 // IspsConnection is the resolver for the ispsConnection field.
 func (r *queryResolver) IspsConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.IspConnection, error) {
-	edges, info, total, err := idConnection(ctx, first, after, last, before, "IspConnection", r.Store.IspPage,
-		func(x store.Isp) int64 { return x.ID }, ispOf,
+	edges, info, total, err := idConnection(ctx, model.RoleViewer, first, after, last, before, "IspConnection", r.Store.IspPage,
+		func(x store.Isp) int64 { return x.ID }, infallible(ispOf),
 		func(c string, n *model.Isp) model.IspEdge { return model.IspEdge{Cursor: c, Node: n} })
 	return &model.IspConnection{Edges: edges, PageInfo: info, TotalCount: total}, err
 }

@@ -64,8 +64,7 @@ func (r *queryResolver) Measurement(ctx context.Context, id string) (*model.Meas
 	if err != nil {
 		return nil, err
 	}
-	out := &model.Measurement{ID: d.DocID, Document: documentJSON(d.Doc)}
-	return out, nil
+	return ptr(measurementOf(d)), nil
 }
 
 // MeasurementDocument is the resolver for the measurementDocument field.

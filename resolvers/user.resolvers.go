@@ -124,8 +124,8 @@ func (r *queryResolver) User(ctx context.Context, id int64) (*model.User, error)
 
 // UsersConnection is the resolver for the usersConnection field.
 func (r *queryResolver) UsersConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.UserConnection, error) {
-	edges, info, total, err := idConnection(ctx, first, after, last, before, "UserConnection", r.Store.UserPage,
-		func(x store.User) int64 { return x.ID }, userOf,
+	edges, info, total, err := idConnection(ctx, model.RoleViewer, first, after, last, before, "UserConnection", r.Store.UserPage,
+		func(x store.User) int64 { return x.ID }, infallible(userOf),
 		func(c string, n *model.User) model.UserEdge { return model.UserEdge{Cursor: c, Node: n} })
 	return &model.UserConnection{Edges: edges, PageInfo: info, TotalCount: total}, err
 }

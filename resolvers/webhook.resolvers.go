@@ -13,6 +13,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
+	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/webhooks"
 	"github.com/google/uuid"
 )
@@ -242,4 +243,24 @@ func (r *queryResolver) WebhookDelivery(ctx context.Context, webhookID int64, id
 		return nil, err
 	}
 	return ptr(deliveryOf(d)), nil
+}
+
+// WebhooksConnection is the resolver for the webhooksConnection field.
+func (r *queryResolver) WebhooksConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.WebhookConnection, error) {
+	edges, info, total, err := idConnection(ctx, model.RoleViewer, first, after, last, before, "WebhookConnection", r.Store.WebhookPage,
+		func(w store.WebhookEndpoint) int64 { return w.ID }, r.webhookOf,
+		func(c string, n *model.Webhook) model.WebhookEdge { return model.WebhookEdge{Cursor: c, Node: n} })
+	return &model.WebhookConnection{Edges: edges, PageInfo: info, TotalCount: total}, err
+}
+
+// WebhookDeliveriesConnection is the resolver for the webhookDeliveriesConnection field.
+func (r *queryResolver) WebhookDeliveriesConnection(ctx context.Context, webhookID int64, first *int64, after *string, last *int64, before *string) (*model.WebhookDeliveryConnection, error) {
+	edges, info, total, err := idConnection(ctx, model.RoleViewer, first, after, last, before, "WebhookDeliveryConnection",
+		func(ctx context.Context, ownerID int64, p store.IDPage, count bool) (store.PagedList[store.WebhookDelivery], error) {
+			return r.Store.WebhookDeliveryPage(ctx, ownerID, webhookID, p, count)
+		}, func(d store.WebhookDelivery) int64 { return d.ID }, infallible(deliveryOf),
+		func(c string, n *model.WebhookDelivery) model.WebhookDeliveryEdge {
+			return model.WebhookDeliveryEdge{Cursor: c, Node: n}
+		})
+	return &model.WebhookDeliveryConnection{Edges: edges, PageInfo: info, TotalCount: total}, err
 }

@@ -41,15 +41,32 @@ func pageComplexity(child int, n *int64, def int64) int {
 	return 1 + child*int((size+PageComplexityUnit-1)/PageComplexityUnit)
 }
 
+// connectionComplexity prices a Relay connection's page of first or last
+// edges (20 by default).
+func connectionComplexity(child int, first *int64, _ *string, last *int64, _ *string) int {
+	if last != nil {
+		return pageComplexity(child, last, 20)
+	}
+	return pageComplexity(child, first, 20)
+}
+
 // complexity prices the fields whose cost is not their size.
 func complexity() graph.ComplexityRoot {
 	var c graph.ComplexityRoot
 	q := &c.Query
 	q.ClientsConnection = func(child int, first *int64, _ *string, last *int64, _ *string, _ *gqlmodel.ClientFilter, _ *gqlmodel.ClientOrder) int {
-		if last != nil {
-			return pageComplexity(child, last, 20)
-		}
-		return pageComplexity(child, first, 20)
+		return connectionComplexity(child, first, nil, last, nil)
+	}
+	for _, f := range []*func(int, *int64, *string, *int64, *string) int{&q.ClientGroupsConnection, &q.UsersConnection,
+		&q.CapabilitiesConnection, &q.IspsConnection, &q.ClientAdminAPIKeysConnection, &q.ClientAnalyticsAPIKeysConnection,
+		&q.ExportAPIKeysConnection, &q.WebhooksConnection} {
+		*f = connectionComplexity
+	}
+	q.MeasurementConfigsConnection = func(child int, _ model.ConfigKind, first *int64, after *string, last *int64, before *string) int {
+		return connectionComplexity(child, first, after, last, before)
+	}
+	q.WebhookDeliveriesConnection = func(child int, _ int64, first *int64, after *string, last *int64, before *string) int {
+		return connectionComplexity(child, first, after, last, before)
 	}
 	q.Nodes = func(child int, ids []string) int {
 		n := int64(len(ids))

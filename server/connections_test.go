@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/apitest"
+	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
@@ -288,28 +289,74 @@ func TestConnectionComplexity(t *testing.T) {
 	if g := e.GraphQL(t, o.Key, q, map[string]any{"first": 100}); g.Code() != "COMPLEXITY_LIMIT_EXCEEDED" {
 		t.Fatalf("a page of 100 with pages of 100 below: %s", g.Raw)
 	}
+	t.Run("lists paged by id", func(t *testing.T) {
+		// Five pages of every delivery field (a selection of 23): 5 × (1 + 23)
+		// for pages of 10, 5 × (1 + 230) over the limit of 1000 for pages of 100.
+		page := `webhookDeliveriesConnection(webhookId: 1, first: $first) { edges { cursor node { id webhookEndpointId eventId
+			eventType status attempts maxAttempts nextAttemptAt responseStatus errorMessage durationMs deliveredAt manual
+			createdAt updatedAt payload responseBody renderedBody payloadFormat renderedContentType } } }`
+		q := `query($first: Int) { a: ` + page + ` b: ` + page + ` c: ` + page + ` d: ` + page + ` e: ` + page + ` }`
+		if g := e.GraphQL(t, o.Key, q, map[string]any{"first": 10}); g.Code() == "COMPLEXITY_LIMIT_EXCEEDED" {
+			t.Fatalf("five pages of 10: %s", g.Raw)
+		}
+		if g := e.GraphQL(t, o.Key, q, map[string]any{"first": 100}); g.Code() != "COMPLEXITY_LIMIT_EXCEEDED" {
+			t.Fatalf("five pages of 100: %s", g.Raw)
+		}
+	})
 }
 
-// TestListConnections: the data owner's client groups, users, capabilities
-// and ISPs page forward and backward by id, each exactly once, counted by
-// totalCount, without another data owner's; a cursor of another order is
-// refused.
+// TestListConnections: the data owner's client groups, users,
+// capabilities, ISPs, API keys of each kind, configs of a kind, webhooks
+// and a webhook's deliveries page forward and backward in their order
+// (by id; deliveries newest first), each exactly once, counted by
+// totalCount, without another data owner's, in the same statements
+// whatever the page's size; a cursor that is none, or one of another
+// connection, is refused.
 func TestListConnections(t *testing.T) {
 	e := apitest.Get(t)
 	o := e.NewOwner(t, "connlists")
 	other := e.NewOwner(t, "connlists-other")
+	hooks := map[*apitest.Owner]int64{}
 	for i := range 5 {
 		for _, x := range []*apitest.Owner{o, other} {
 			x.NewGroup(t, fmt.Sprintf("group %d", i))
 			x.NewUser(t, store.NewUser{Email: fmt.Sprintf("u%d-%s@example.com", i, x.Slug), Username: fmt.Sprintf("u%d-%s", i, x.Slug), Role: "viewer"})
 			x.NewCapability(t, store.CapabilityInput{Name: apitest.Ptr(fmt.Sprintf("cap %d", i))})
 			x.NewISP(t, store.IspInput{Name: apitest.Ptr(fmt.Sprintf("ISP %d", i))})
+			for _, kind := range []auth.Kind{auth.KindClientAdmin, auth.KindClientAnalytics, auth.KindExport} {
+				x.NewKey(t, apitest.KeyOpts{Kind: kind})
+			}
+			x.NewConfig(t, store.ConfigPublic, fmt.Sprintf("config %d", 5-i), false) // names against the ids
+			hook := apitest.Int(t, newWebhook(t, e, x, nil)["id"])
+			if i == 0 {
+				hooks[x] = hook
+				x.NewConfig(t, store.ConfigAutomator, "schedule", false)
+			}
+			e.GraphQLData(t, x.Key, `mutation($id: Int!) { webhookTest(id: $id) { id } }`, map[string]any{"id": hooks[x]})
 		}
 	}
-	for field, want := range map[string]int64{"clientGroupsConnection": 5, "usersConnection": 6, "capabilitiesConnection": 5, "ispsConnection": 5} {
-		t.Run(field, func(t *testing.T) {
-			q := `query($first: Int, $after: String, $last: Int, $before: String) { c: ` + field + `(first: $first, after: $after, last: $last, before: $before) {
-				totalCount pageInfo { hasNextPage hasPreviousPage startCursor endCursor } edges { cursor node { nodeId id } } } }`
+	hook := fmt.Sprint(hooks[o])
+	isps := e.GraphQLData(t, o.Key, `{ ispsConnection(first: 1) { pageInfo { endCursor } } }`, nil)
+	ispCursor := isps["ispsConnection"].(map[string]any)["pageInfo"].(map[string]any)["endCursor"]
+	for _, tc := range []struct {
+		field, args string
+		want        int64
+		desc        bool
+	}{
+		{"clientGroupsConnection", "", 5, false},
+		{"usersConnection", "", 6, false}, // with the owner's own
+		{"capabilitiesConnection", "", 5, false},
+		{"ispsConnection", "", 5, false},
+		{"clientAdminApiKeysConnection", "", 6, false}, // with the owner's own
+		{"clientAnalyticsApiKeysConnection", "", 5, false},
+		{"exportApiKeysConnection", "", 5, false},
+		{"measurementConfigsConnection", "kind: public, ", 5, false},
+		{"webhooksConnection", "", 5, false},
+		{"webhookDeliveriesConnection", "webhookId: " + hook + ", ", 5, true},
+	} {
+		t.Run(tc.field, func(t *testing.T) {
+			q := `query($first: Int, $after: String, $last: Int, $before: String) { c: ` + tc.field + `(` + tc.args + `first: $first, after: $after, last: $last, before: $before) {
+				totalCount pageInfo { hasNextPage hasPreviousPage startCursor endCursor } edges { cursor node { id } } } }`
 			page := func(vars map[string]any) (ids []int64, info map[string]any, total int64) {
 				c := e.GraphQLData(t, o.Key, q, vars)["c"].(map[string]any)
 				for _, edge := range c["edges"].([]any) {
@@ -321,8 +368,8 @@ func TestListConnections(t *testing.T) {
 			vars := map[string]any{"first": 2}
 			for {
 				ids, info, total := page(vars)
-				if total != want {
-					t.Fatalf("totalCount %d, want %d", total, want)
+				if total != tc.want {
+					t.Fatalf("totalCount %d, want %d", total, tc.want)
 				}
 				forward = append(forward, ids...)
 				if info["hasNextPage"] != true {
@@ -339,13 +386,49 @@ func TestListConnections(t *testing.T) {
 				}
 				vars["before"] = info["startCursor"]
 			}
-			if int64(len(forward)) != want || !slices.Equal(forward, backward) || !slices.IsSorted(forward) {
-				t.Fatalf("forward %v, backward %v: want the %d of the data owner by id, both ways", forward, backward, want)
+			ordered := slices.Clone(forward)
+			if slices.Sort(ordered); tc.desc {
+				slices.Reverse(ordered)
 			}
-			g := e.GraphQL(t, o.Key, q, map[string]any{"after": "bm90IGEgY3Vyc29y"})
-			if g.Code() != "BAD_USER_INPUT" {
-				t.Fatalf("a bad cursor: %s", g.Raw)
+			if int64(len(forward)) != tc.want || !slices.Equal(forward, backward) || !slices.Equal(forward, ordered) {
+				t.Fatalf("forward %v, backward %v: want the %d of the data owner in order (descending: %v), both ways", forward, backward, tc.want, tc.desc)
+			}
+			counts := map[int]int64{}
+			for _, n := range []int{1, 5} {
+				before := e.Counter.Count()
+				if ids, _, _ := page(map[string]any{"first": n}); len(ids) != n {
+					t.Fatalf("first %d: %d rows", n, len(ids))
+				}
+				counts[n] = e.Counter.Count() - before
+			}
+			if counts[1] != counts[5] {
+				t.Errorf("%d statements for a page of 1, %d for a page of 5", counts[1], counts[5])
+			}
+			for _, bad := range []struct {
+				name string
+				vars map[string]any
+				arg  string
+			}{
+				{"not a cursor", map[string]any{"after": "bm90IGEgY3Vyc29y"}, "after"},
+				{"another connection's cursor", map[string]any{"before": ispCursor}, "before"},
+				{"first and last", map[string]any{"first": 1, "last": 1}, "last"},
+				{"first over 100", map[string]any{"first": 101}, "first"},
+				{"last 0", map[string]any{"last": 0}, "last"},
+			} {
+				if tc.field == "ispsConnection" && bad.name == "another connection's cursor" {
+					continue
+				}
+				g := e.GraphQL(t, o.Key, q, bad.vars)
+				if g.Code() != "BAD_USER_INPUT" || !strings.Contains(string(g.Raw), bad.arg) {
+					t.Errorf("%s: %s", bad.name, g.Raw)
+				}
 			}
 		})
 	}
+	t.Run("another data owner's webhook has no deliveries to page", func(t *testing.T) {
+		q := `query($id: Int!) { webhookDeliveriesConnection(webhookId: $id) { totalCount } }`
+		if g := e.GraphQL(t, o.Key, q, map[string]any{"id": hooks[other]}); g.Code() != "NOT_FOUND" {
+			t.Fatalf("another data owner's webhook: %s", g.Raw)
+		}
+	})
 }

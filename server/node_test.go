@@ -17,7 +17,9 @@ const nodeQuery = `query($id: ID!) { node(id: $id) { __typename nodeId
 	... on Isp { id name }
 	... on Capability { id name registrationKeysCount }
 	... on RegistrationKey { id registrationKey capability { name } }
-	... on User { id email } } }`
+	... on User { id email }
+	... on Measurement { docId: id client { label } }
+	... on AnomalyEvent { docId: id client { label } } } }`
 
 // TestNodeLookup: every type's nodeId reads the object back through node
 // (with the edges below it attached); another data owner's id is null like
@@ -34,8 +36,15 @@ func TestNodeLookup(t *testing.T) {
 	lists := e.GraphQLData(t, o.Key, `{ clients { nodeId } clientGroups { nodeId } isps { nodeId }
 		capabilities { nodeId registrationKeys { nodeId } } users { nodeId } }`, nil)
 	lists["registrationKeys"] = lists["capabilities"].([]any)[0].(map[string]any)["registrationKeys"]
+	measurement := o.NewMeasurements(t, apitest.MeasurementOpts{ClientUUID: c.UUID})[0]
+	anomaly := "rule-1::spike::1700000000" // a real anomaly id has colons
+	o.InsertDocuments(t, "anomaly_event", anomEvent(anomaly, c.UUID, "new"))
+	docs := e.GraphQLData(t, o.Key, `query($m: ID!, $a: ID!) { measurement(id: $m) { nodeId } anomalyEvent(id: $a) { nodeId } }`,
+		map[string]any{"m": measurement, "a": anomaly})
+	lists["measurements"], lists["anomalyEvents"] = []any{docs["measurement"]}, []any{docs["anomalyEvent"]}
 	want := map[string]string{"clients": "Client", "clientGroups": "ClientGroup", "isps": "Isp",
-		"capabilities": "Capability", "registrationKeys": "RegistrationKey", "users": "User"}
+		"capabilities": "Capability", "registrationKeys": "RegistrationKey", "users": "User",
+		"measurements": "Measurement", "anomalyEvents": "AnomalyEvent"}
 	var ids []any
 	for field, typ := range want {
 		items := lists[field].([]any)
@@ -54,7 +63,8 @@ func TestNodeLookup(t *testing.T) {
 	}
 	t.Run("edges below a node are attached", func(t *testing.T) {
 		for field, want := range map[string]string{"clients": "clientGroups:[map[name:north]]",
-			"clientGroups": "clients:[map[label:probe-a]]", "capabilities": "registrationKeysCount:1"} {
+			"clientGroups": "clients:[map[label:probe-a]]", "capabilities": "registrationKeysCount:1",
+			"measurements": "client:map[label:probe-a]", "anomalyEvents": "client:map[label:probe-a]"} {
 			id := lists[field].([]any)[0].(map[string]any)["nodeId"]
 			n := e.GraphQLData(t, o.Key, nodeQuery, map[string]any{"id": id})["node"]
 			if !strings.Contains(fmt.Sprint(n), want) {
@@ -89,6 +99,8 @@ func TestNodeLookup(t *testing.T) {
 		{"unknown type", base64.RawURLEncoding.EncodeToString([]byte("Planet:1"))},
 		{"no number", base64.RawURLEncoding.EncodeToString([]byte("Client:x"))},
 		{"zero", base64.RawURLEncoding.EncodeToString([]byte("Client:0"))},
+		{"no key", base64.RawURLEncoding.EncodeToString([]byte("Measurement:"))},
+		{"document id too long", base64.RawURLEncoding.EncodeToString([]byte("Measurement:" + strings.Repeat("m", 513)))},
 		{"empty", ""},
 	} {
 		t.Run("bad id: "+tc.name, func(t *testing.T) {

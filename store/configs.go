@@ -42,25 +42,32 @@ type Config struct {
 	PublishedRevision  *int64    `db:"published_revision"`
 }
 
-// configSelect reads the configs of kind $2 of data owner $1.
-const configSelect = `SELECT m.id, m.kind, m.name, m.description, m.import_source, m.is_default, m.created_at, m.updated_at,
-	d.id AS draft_version_id, p.id AS published_version_id,
+// configTable is the configs with their current versions, as a table
+// of Config's columns with data_owner_id.
+const configTable = `(SELECT m.data_owner_id, m.id, m.kind, m.name, m.description, m.import_source, m.is_default,
+	m.created_at, m.updated_at, d.id AS draft_version_id, p.id AS published_version_id,
 	d.revision::bigint AS draft_revision, p.revision::bigint AS published_revision
 	FROM measurement_configs m
 	LEFT JOIN config_versions d ON d.config_id = m.id AND d.state = 'draft'
-	LEFT JOIN config_versions p ON p.config_id = m.id AND p.state = 'published'
-	WHERE m.data_owner_id = $1 AND m.kind = $2`
+	LEFT JOIN config_versions p ON p.config_id = m.id AND p.state = 'published') configs`
+
+// configCols are Config's columns of configTable.
+const configCols = `id, kind, name, description, import_source, is_default, created_at, updated_at,
+	draft_version_id, published_version_id, draft_revision, published_revision`
+
+// configSelect reads the configs of kind $2 of data owner $1.
+const configSelect = `SELECT ` + configCols + ` FROM ` + configTable + ` WHERE data_owner_id = $1 AND kind = $2`
 
 // Configs lists the data owner's configs of kind, by name.
 func (s *Store) Configs(ctx context.Context, ownerID int64, kind string) ([]Config, error) {
-	rows, _ := s.pool.Query(ctx, configSelect+` ORDER BY m.name, m.id`, ownerID, kind)
+	rows, _ := s.pool.Query(ctx, configSelect+` ORDER BY name, id`, ownerID, kind)
 	cs, err := pgx.CollectRows(rows, pgx.RowToStructByName[Config])
 	return cs, mapErr("list configs", err)
 }
 
 // Config loads one of the data owner's configs of kind.
 func (s *Store) Config(ctx context.Context, ownerID int64, kind string, id int64) (Config, error) {
-	rows, _ := s.pool.Query(ctx, configSelect+` AND m.id = $3`, ownerID, kind, id)
+	rows, _ := s.pool.Query(ctx, configSelect+` AND id = $3`, ownerID, kind, id)
 	c, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Config])
 	return c, mapErr("load config", err)
 }

@@ -130,13 +130,21 @@ func startServe(t *testing.T, e *apitest.Env, extra ...string) (addr string, sto
 		}
 	}
 	t.Cleanup(func() { _ = stop() })
+	// Up to 30 s: a start under the race detector on a busy 2-core
+	// machine took over 5 s (migrations, the listener, the job queue).
 	for i := 0; ; i++ {
 		resp, err := http.Get("http://" + addr + "/readyz")
 		if err == nil {
 			resp.Body.Close()
 			return addr, stop
 		}
-		if i == 100 {
+		select {
+		case serr := <-done:
+			stopped = true
+			t.Fatalf("serve ended before it answered: %v", serr)
+		default:
+		}
+		if i == 600 {
 			t.Fatalf("server never answered: %v", err)
 		}
 		time.Sleep(50 * time.Millisecond)

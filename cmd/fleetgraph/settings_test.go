@@ -19,7 +19,7 @@ func TestRateLimitSettings(t *testing.T) {
 		l.AnswerBytes != (ratelimit.ByteRate{Bytes: 1 << 30, Period: time.Minute}) {
 		t.Errorf("limits %+v", l)
 	}
-	for raw, want := range map[string]ratelimit.ByteRate{"512MiB/30s": {512 << 20, 30 * time.Second}, "off": {}, "2GiB/1h": {2 << 30, time.Hour}} {
+	for raw, want := range map[string]ratelimit.ByteRate{"512MiB/30s": {Bytes: 512 << 20, Period: 30 * time.Second}, "off": {}, "2GiB/1h": {Bytes: 2 << 30, Period: time.Hour}} {
 		c.RateAnswerBytes = raw
 		if l, err := c.rateLimits(nil, nil); err != nil || l.AnswerBytes != want {
 			t.Errorf("answer bytes %q: %+v, %v; want %+v", raw, l, err, want)

@@ -15,7 +15,7 @@ import (
 // A data owner's heavy work (searches, ES|QL, export listings, scroll
 // pages) may answer at most AnswerBytes per period together. Each heavy
 // read is charged, once done, with the bytes it read (package budget's
-// count) to the data owner's bucket in PostgreSQL (store.ChargeRate: a
+// count) to the data owner's bucket in PostgreSQL (store.ChargeRates: a
 // GCRA bucket that may go into debt, as the cost is known only after the
 // work), and while the bucket is in debt the data owner's next heavy work
 // is refused with a 429 whose Retry-After says when it has room again.
@@ -104,7 +104,9 @@ func (l *Limiter) ChargeAnswer(ctx context.Context, ownerID, n int64) {
 	cost := time.Duration(float64(rate.Period) * float64(n) / float64(rate.Bytes))
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), chargeTimeout)
 	defer cancel()
-	tat, now, err := l.Store.ChargeRate(ctx, "answer-bytes:"+strconv.FormatInt(ownerID, 10), cost)
+	bucket := "answer-bytes:" + strconv.FormatInt(ownerID, 10)
+	tats, now, err := l.Store.ChargeRates(ctx, map[string]time.Duration{bucket: cost})
+	tat := tats[bucket]
 	if err != nil {
 		if l.Logger != nil {
 			l.Logger.WarnContext(ctx, "answer bytes not charged", "bytes", n, "err", err)

@@ -30,11 +30,24 @@ import (
 // A refused charge is remembered too: until the time it names, the key's
 // requests are refused here without a statement (a flood of requests over
 // the limit costs PostgreSQL nothing).
+//
+// And a key far from its limit is not made to wait for a charge at all:
+// while what this server last heard of its buckets (at most creditTTL ago)
+// leaves more than half of each limit after the request, the request
+// passes on credit and its charge is sent with the others' within
+// flushEvery, in one statement (credit.go). Each request is still charged
+// once in PostgreSQL; with several servers, the requests a server passed on
+// credit are not seen by the others until its next flush, so a key that
+// sends to N servers at once may pass up to half a limit more per other
+// server while its bucket is less than half used. Like leases, credit is
+// for limits of 40 a period and more.
 const (
 	leaseTTL   = time.Second
 	growWithin = 100 * time.Millisecond
 	leaseShare = 20
 	maxLease   = 128
+	creditTTL  = 10 * time.Second
+	flushEvery = 100 * time.Millisecond
 	// maxLeases bounds the leases kept; past it, the ones that ended go.
 	maxLeases = 10000
 )
@@ -48,9 +61,17 @@ type leases struct {
 // lease is what this server holds of one set of buckets.
 type lease struct {
 	mu sync.Mutex
-	// charge is the last answer of PostgreSQL, taken at local time at.
+	// buckets are the set's buckets (for the flusher).
+	buckets []store.Bucket
+	// charge is the last answer of PostgreSQL about the buckets, heard at
+	// local time seen (a charge or a flush).
 	charge store.Charge
-	at     time.Time
+	seen   time.Time
+	// at is when the last lease was taken.
+	at time.Time
+	// owed requests passed on credit and are not charged yet; flushing of
+	// them are on their way to PostgreSQL.
+	owed, flushing int
 	// left requests of the charge are not spent yet; they may be until.
 	left  int
 	until time.Time
@@ -93,7 +114,7 @@ func (ls *leases) get(key string, now time.Time) *lease {
 func (le *lease) ended(now time.Time) bool {
 	le.mu.Lock()
 	defer le.mu.Unlock()
-	return le.fetching == nil && !now.Before(le.until) && !now.Before(le.refusedUntil)
+	return le.fetching == nil && le.owed+le.flushing == 0 && !now.Before(le.until) && !now.Before(le.refusedUntil)
 }
 
 // take charges one request to the buckets of limits: from the lease when
@@ -119,6 +140,12 @@ func (l *Limiter) take(ctx context.Context, limits []limit) (store.Charge, error
 			c := le.view(limits, now)
 			le.mu.Unlock()
 			return c, nil
+		case le.credit(limits, now):
+			le.owed++
+			c := le.view(limits, now)
+			le.mu.Unlock()
+			l.owe(le)
+			return c, nil
 		case le.fetching != nil:
 			wait := le.fetching
 			le.mu.Unlock()
@@ -137,11 +164,14 @@ func (l *Limiter) take(ctx context.Context, limits []limit) (store.Charge, error
 		refund, le.left = le.left, 0
 	}
 	want := le.nextSize(time.Now(), refund > 0, leaseCap(limits))
+	owed := le.owed // charged with this statement, not by the flusher
+	le.owed = 0
 	fetched := make(chan struct{})
 	le.fetching = fetched
+	le.buckets = buckets(limits)
 	le.mu.Unlock()
 
-	c, err := l.Store.TakeRate(ctx, buckets(limits), store.Take{Want: want, Refund: refund})
+	c, err := l.Store.TakeRate(ctx, buckets(limits), store.Take{Want: want, Refund: refund, Owed: owed})
 
 	le.mu.Lock()
 	defer le.mu.Unlock()
@@ -151,6 +181,7 @@ func (l *Limiter) take(ctx context.Context, limits []limit) (store.Charge, error
 		return c, err
 	}
 	le.charge, le.at, le.size = c, time.Now(), want
+	le.seen = le.at
 	if !c.Allowed {
 		le.refusedUntil = le.at.Add(refusedFor(limits, c))
 		return c, nil
@@ -193,16 +224,27 @@ func refusedFor(limits []limit, c store.Charge) time.Duration {
 
 // view is the lease's last charge seen at local time now: PostgreSQL's
 // clock moved on as much as ours, and each bucket's TAT is what it would
-// be had only the spent requests been charged.
+// be had only the spent requests been charged, those on credit included.
 func (le *lease) view(limits []limit, now time.Time) store.Charge {
-	c := store.Charge{Allowed: !now.Before(le.refusedUntil), Now: le.charge.Now.Add(now.Sub(le.at)),
+	c := store.Charge{Allowed: !now.Before(le.refusedUntil), Now: le.charge.Now.Add(now.Sub(le.seen)),
 		Buckets: make([]store.BucketState, len(le.charge.Buckets))}
 	if c.Allowed {
 		c.Taken = 1
 	}
 	for i, b := range buckets(limits) {
 		c.Buckets[i] = le.charge.Buckets[i]
-		c.Buckets[i].TAT = c.Buckets[i].TAT.Add(-time.Duration(le.left) * b.Emission)
+		tat := c.Buckets[i].TAT
+		if owed := le.owed + le.flushing; owed > 0 {
+			tat = later(tat, c.Now).Add(time.Duration(owed) * b.Emission)
+		}
+		c.Buckets[i].TAT = tat.Add(-time.Duration(le.left) * b.Emission)
 	}
 	return c
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

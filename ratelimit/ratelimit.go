@@ -88,7 +88,7 @@ var (
 // Charger charges requests to buckets in PostgreSQL (store.Store).
 type Charger interface {
 	TakeRate(ctx context.Context, buckets []store.Bucket, t store.Take) (store.Charge, error)
-	ChargeRate(ctx context.Context, bucket string, cost time.Duration) (tat, now time.Time, err error)
+	ChargeRates(ctx context.Context, costs map[string]time.Duration) (tats map[string]time.Time, now time.Time, err error)
 }
 
 // Limiter charges requests to their buckets. A nil *Limiter limits nothing.
@@ -104,6 +104,7 @@ type Limiter struct {
 	Logger      *slog.Logger
 
 	leases  leases      // lease.go
+	flusher flusher     // credit.go
 	answers answerDebts // answers.go
 }
 

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"github.com/jackc/pgx/v5"
 	"time"
 )
 
@@ -24,9 +25,10 @@ type BucketState struct {
 
 // Take is what TakeRate is asked: Want requests at most (at least one is
 // taken, or none), after giving back Refund requests taken earlier by the
-// same caller and not spent (a lease that ended).
+// same caller and not spent (a lease that ended), and after charging Owed
+// requests the caller let through before charging them (on credit).
 type Take struct {
-	Want, Refund int
+	Want, Refund, Owed int
 }
 
 // Charge is the outcome of TakeRate.
@@ -43,7 +45,7 @@ type Charge struct {
 // takeRate charges up to $4 requests to every bucket, as many as the
 // fullest-charged bucket has room for, or none: it locks the buckets' rows
 // (in name order, so that two charges never deadlock), gives back $5
-// unspent requests of an earlier charge, and moves each one's TAT on by
+// unspent requests of an earlier charge, charges $6 owed ones, and moves each one's TAT on by
 // its emission times the count taken. It reports found = false, charging
 // nothing, when a row is missing.
 const takeRate = `
@@ -53,7 +55,8 @@ WITH want AS (
 ), clock AS (
     SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint AS now
 ), cur AS (
-    SELECT r.bucket, greatest(r.tat - $5::bigint * w.emission, clock.now) AS tat, w.emission, w.burst, clock.now
+    SELECT r.bucket, greatest(r.tat - $5::bigint * w.emission, clock.now) + $6::bigint * w.emission AS tat,
+           w.emission, w.burst, clock.now
     FROM rate_buckets r JOIN want w USING (bucket) CROSS JOIN clock
     ORDER BY r.bucket
     FOR UPDATE OF r
@@ -66,7 +69,7 @@ WITH want AS (
 ), moved AS (
     UPDATE rate_buckets r SET tat = cur.tat + verdict.taken * cur.emission
     FROM cur, verdict
-    WHERE (verdict.taken > 0 OR $5::bigint > 0) AND r.bucket = cur.bucket
+    WHERE (verdict.taken > 0 OR $5::bigint > 0 OR $6::bigint > 0) AND r.bucket = cur.bucket
     RETURNING r.bucket, r.tat
 )
 SELECT verdict.found, verdict.taken, (SELECT now FROM clock),
@@ -98,7 +101,7 @@ func (s *Store) TakeRate(ctx context.Context, buckets []Bucket, t Take) (Charge,
 		var taken, now int64
 		var got []string
 		var tats []int64
-		err := s.pool.QueryRow(ctx, takeRate, names, emission, burst, want, max(0, t.Refund)).
+		err := s.pool.QueryRow(ctx, takeRate, names, emission, burst, want, max(0, t.Refund), max(0, t.Owed)).
 			Scan(&found, &taken, &now, &got, &tats)
 		if err != nil {
 			return Charge{}, mapErr("charge rate buckets", err)
@@ -126,26 +129,38 @@ func (s *Store) TakeRate(ctx context.Context, buckets []Bucket, t Take) (Charge,
 	}
 }
 
-// chargeRate moves a bucket's TAT on by $2 microseconds whatever room it
-// has (it may go past now + burst: a debt), making a missing bucket.
-const chargeRate = `
+// chargeRates moves each bucket's TAT on by its cost in microseconds
+// whatever room it has (it may go past now + burst: a debt), making missing
+// buckets; the rows are written in name order, as takeRate locks them.
+const chargeRates = `
 WITH clock AS (
     SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint AS now
+), want AS (
+    SELECT w.bucket, w.cost FROM unnest($1::text[], $2::bigint[]) AS w(bucket, cost) ORDER BY w.bucket
 )
 INSERT INTO rate_buckets AS r (bucket, tat)
-SELECT $1, clock.now + $2::bigint FROM clock
-ON CONFLICT (bucket) DO UPDATE SET tat = greatest(r.tat, (SELECT now FROM clock)) + $2::bigint
-RETURNING r.tat, (SELECT now FROM clock)`
+SELECT want.bucket, clock.now + want.cost FROM want CROSS JOIN clock
+ON CONFLICT (bucket) DO UPDATE SET tat = greatest(r.tat, (SELECT now FROM clock)) + excluded.tat - (SELECT now FROM clock)
+RETURNING r.bucket, r.tat, (SELECT now FROM clock)`
 
-// ChargeRate charges cost to the named bucket after the fact (what an
-// answer cost, known once it is made), even past its room, and answers
-// the bucket's TAT and PostgreSQL's clock: the bucket has room again once
-// the clock passes the TAT less the bucket's burst.
-func (s *Store) ChargeRate(ctx context.Context, bucket string, cost time.Duration) (tat, now time.Time, err error) {
-	var t, n int64
-	err = s.pool.QueryRow(ctx, chargeRate, bucket, cost.Microseconds()).Scan(&t, &n)
-	if err != nil {
-		return tat, now, mapErr("charge rate bucket", err)
+// ChargeRates charges costs to the named buckets after the fact (what an
+// answer cost, known once it is made; requests let through on credit),
+// even past their room, in one statement, and answers each bucket's TAT
+// and PostgreSQL's clock: a bucket has room again once the clock passes
+// its TAT less its burst. Names must be distinct.
+func (s *Store) ChargeRates(ctx context.Context, costs map[string]time.Duration) (tats map[string]time.Time, now time.Time, err error) {
+	names := make([]string, 0, len(costs))
+	micros := make([]int64, 0, len(costs))
+	for n, c := range costs {
+		names, micros = append(names, n), append(micros, c.Microseconds())
 	}
-	return time.UnixMicro(t), time.UnixMicro(n), nil
+	rows, _ := s.pool.Query(ctx, chargeRates, names, micros)
+	tats = make(map[string]time.Time, len(costs))
+	var name string
+	var tat, clock int64
+	_, err = pgx.ForEachRow(rows, []any{&name, &tat, &clock}, func() error {
+		tats[name], now = time.UnixMicro(tat), time.UnixMicro(clock)
+		return nil
+	})
+	return tats, now, mapErr("charge rate buckets", err)
 }

@@ -130,11 +130,11 @@ func TestChargeRateGoesIntoDebt(t *testing.T) {
 	e := apitest.Get(t)
 	name := apitest.Unique("debt")
 	for i, want := range []time.Duration{10 * time.Minute, 70 * time.Minute} {
-		tat, now, err := e.Store.ChargeRate(context.Background(), name, []time.Duration{10 * time.Minute, time.Hour}[i])
+		tats, now, err := e.Store.ChargeRates(context.Background(), map[string]time.Duration{name: []time.Duration{10 * time.Minute, time.Hour}[i]})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ahead := tat.Sub(now); ahead < want-time.Second || ahead > want {
+		if ahead := tats[name].Sub(now); ahead < want-time.Second || ahead > want {
 			t.Errorf("charge %d: TAT %s ahead, want %s", i, ahead, want)
 		}
 	}

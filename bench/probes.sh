@@ -19,7 +19,7 @@ WORK=$(mktemp -d /tmp/fleetgraph-probebench.XXXXXX)
 # A fixed secret for the bench's data dir; never a production secret.
 export DATABASE_URL=$DB_URL FLEETGRAPH_DATA_DIR=$WORK/data
 export FLEETGRAPH_SECRET_KEY=${FLEETGRAPH_SECRET_KEY:-0000000000000000000000000000000000000000000000000000000000000000}
-# Rate limits stay on, so that their charge (a statement per lease of requests) is in the figures, but so
+# Rate limits stay on, so that their charges (on credit, in leases) are in the figures, but so
 # high that no request of the load is refused.
 export FLEETGRAPH_RATE_LIMIT_KEY=${FLEETGRAPH_RATE_LIMIT_KEY:-1000000/1s} FLEETGRAPH_RATE_LIMIT_DATA_OWNER=${FLEETGRAPH_RATE_LIMIT_DATA_OWNER:-1000000/1s}
 export FLEETGRAPH_RATE_LIMIT_PROBE=${FLEETGRAPH_RATE_LIMIT_PROBE:-1000000/1s}

@@ -10,11 +10,12 @@ import (
 // and are charged afterwards, many in one statement.
 
 // credit reports whether one more request may pass on credit at local
-// time now: this server heard of the buckets at most creditTTL ago, they
+// time now: this server heard of the buckets at most creditTTL ago (or
+// has just seen them first), they
 // allow leases (limits of 40 a period and more), and after this request
 // and the ones owed each would still have more than half its limit left.
 func (le *lease) credit(limits []limit, now time.Time) bool {
-	if le.seen.IsZero() || now.Sub(le.seen) > creditTTL || leaseCap(limits) < 2 {
+	if le.buckets == nil || now.Sub(le.seen) > creditTTL || leaseCap(limits) < 2 {
 		return false
 	}
 	c := le.view(limits, now)

@@ -32,15 +32,17 @@ import (
 // the limit costs PostgreSQL nothing).
 //
 // And a key far from its limit is not made to wait for a charge at all:
-// while what this server last heard of its buckets (at most creditTTL ago)
-// leaves more than half of each limit after the request, the request
-// passes on credit and its charge is sent with the others' within
-// flushEvery, in one statement (credit.go). Each request is still charged
-// once in PostgreSQL; with several servers, the requests a server passed on
-// credit are not seen by the others until its next flush, so a key that
-// sends to N servers at once may pass up to half a limit more per other
-// server while its bucket is less than half used. Like leases, credit is
-// for limits of 40 a period and more.
+// while what this server last heard of its buckets (at most creditTTL ago;
+// a key it has not seen yet counts as full) leaves more than half of each
+// limit after the request, the request passes on credit and its charge is
+// sent with the others' within flushEvery, in one statement (credit.go).
+// Each request is still charged once in PostgreSQL; with several servers,
+// the requests a server passed on credit are not seen by the others until
+// its next flush, so a key that sends to N servers at once may pass up to
+// half a limit more per other server while its bucket is less than half
+// used, and a server that starts may pass up to half a limit of a key
+// that had spent it all before its first flush. Like leases, credit is for
+// limits of 40 a period and more.
 const (
 	leaseTTL   = time.Second
 	growWithin = 100 * time.Millisecond
@@ -105,7 +107,9 @@ func (ls *leases) get(key string, now time.Time) *lease {
 			return &lease{} // kept by nobody: a charge per request
 		}
 	}
-	le := &lease{}
+	// A new lease takes its buckets as full, on our clock, until its first
+	// charge or flush tells better.
+	le := &lease{seen: now, charge: store.Charge{Allowed: true, Now: now}}
 	ls.all[key] = le
 	return le
 }
@@ -128,6 +132,13 @@ func (l *Limiter) take(ctx context.Context, limits []limit) (store.Charge, error
 	}
 	le := l.leases.get(strings.Join(names, " "), time.Now())
 	le.mu.Lock()
+	if le.buckets == nil && !le.seen.IsZero() { // new: its buckets are taken as full
+		le.buckets = buckets(limits)
+		le.charge.Buckets = make([]store.BucketState, len(limits))
+		for i, b := range le.buckets {
+			le.charge.Buckets[i].Name = b.Name
+		}
+	}
 	for {
 		now := time.Now()
 		switch {

@@ -265,14 +265,23 @@ func TestRateLimitLeasesABusyKey(t *testing.T) {
 	o := e.NewOwner(t, "rllease")
 	key, _ := o.NewKey(t, apitest.KeyOpts{})
 	const n = 700 // 400 on credit, then leases
+	start := time.Now()
 	for i := range n {
 		r := apitest.DoAt(t, base, http.MethodGet, "/client_admin_api/v1/isps", key, nil)
 		apitest.WantStatus(t, r, http.StatusOK)
 		wantRateHeaders24h(t, r.Header, 800, 800-1-i)
 	}
-	t.Logf("%d requests, %d charges, %d flushes", n, charges.n.Load(), charges.flushes.Load())
-	if c := charges.n.Load() + charges.flushes.Load(); c > 60 {
-		t.Errorf("%d requests took %d statements, want credit and leases (at most 60)", n, c)
+	elapsed := time.Since(start)
+	t.Logf("%d requests in %s, %d charges, %d flushes", n, elapsed, charges.n.Load(), charges.flushes.Load())
+	// A flush every 100 ms at most while requests are owed; a charge per
+	// lease. (On a loaded machine the requests take longer: more flushes,
+	// and leases, which grow while each is spent within 100 ms, stay
+	// smaller.)
+	if f := charges.flushes.Load(); f > int64(elapsed/(100*time.Millisecond))+2 {
+		t.Errorf("%d flushes in %s, want one per 100 ms at most", f, elapsed)
+	}
+	if c := charges.n.Load() + charges.flushes.Load(); c > n/5 {
+		t.Errorf("%d requests took %d statements, want credit and leases (under a fifth)", n, c)
 	}
 	if charges.n.Load() < 5 {
 		t.Errorf("%d charges: past half the limit, requests should have been charged in leases", charges.n.Load())

@@ -86,10 +86,12 @@ func (l *Limiter) AnswerRoom(ownerID int64) error {
 	if !ok || !time.Now().Before(until) {
 		return nil
 	}
-	wait := int(time.Until(until).Seconds() + 0.999)
-	return &apierr.Later{At: until, Err: apierr.Errorf(apierr.ErrTooManyRequests,
+	refusal := &apierr.Later{At: until}
+	wait, _ := apierr.RetryAfter(refusal) // the Retry-After the answer carries
+	refusal.Err = apierr.Errorf(apierr.ErrTooManyRequests,
 		"rate limit exceeded: the searches and exports of this data owner may answer %s per %s together; "+
-			"try again in %d seconds", budget.Size(l.AnswerBytes.Bytes), period(l.AnswerBytes.Period), max(1, wait))}
+			"try again in %d seconds", budget.Size(l.AnswerBytes.Bytes), period(l.AnswerBytes.Period), wait)
+	return refusal
 }
 
 // ChargeAnswer charges n bytes of the data owner's heavy work to its

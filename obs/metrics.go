@@ -176,3 +176,12 @@ func (s *statusWriter) Flush() {
 }
 
 func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// WatchRefusalHolds registers how many rate-limited requests the server is
+// holding before their 429 (ratelimit's repeat hold), read by held.
+func (m *Metrics) WatchRefusalHolds(held func() int64) {
+	m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "fleetgraph_rate_limit_held_requests",
+		Help: "Refused requests held before their 429: their key came back before the Retry-After it was given.",
+	}, func() float64 { return float64(held()) }))
+}

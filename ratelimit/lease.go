@@ -2,7 +2,6 @@ package ratelimit
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"time"
 
@@ -82,6 +81,9 @@ type lease struct {
 	// refusedUntil: the last charge was refused, and no request passes
 	// before then.
 	refusedUntil time.Time
+	// announced is the latest time a 429 of the set told its client to
+	// come back (hold.go).
+	announced time.Time
 	// fetching is open while a request charges for the set; the others
 	// wait for its answer.
 	fetching chan struct{}
@@ -118,7 +120,8 @@ func (ls *leases) get(key string, now time.Time) *lease {
 func (le *lease) ended(now time.Time) bool {
 	le.mu.Lock()
 	defer le.mu.Unlock()
-	return le.fetching == nil && le.owed+le.flushing == 0 && !now.Before(le.until) && !now.Before(le.refusedUntil)
+	return le.fetching == nil && le.owed+le.flushing == 0 && !now.Before(le.until) && !now.Before(le.refusedUntil) &&
+		!now.Before(le.announced)
 }
 
 // take charges one request to the buckets of limits: from the lease when
@@ -126,11 +129,7 @@ func (le *lease) ended(now time.Time) bool {
 // lease. The Charge answered describes the buckets as if this request had
 // been charged alone (for the headers).
 func (l *Limiter) take(ctx context.Context, limits []limit) (store.Charge, error) {
-	names := make([]string, len(limits))
-	for i, lim := range limits {
-		names[i] = lim.name
-	}
-	le := l.leases.get(strings.Join(names, " "), time.Now())
+	le := l.leases.get(setKey(limits), time.Now())
 	le.mu.Lock()
 	if le.buckets == nil && !le.seen.IsZero() { // new: its buckets are taken as full
 		le.buckets = buckets(limits)

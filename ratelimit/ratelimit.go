@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
@@ -101,11 +102,15 @@ type Limiter struct {
 	// AnswerBytes limits what the heavy work of each data owner may
 	// answer (answers.go).
 	AnswerBytes ByteRate
-	Logger      *slog.Logger
+	// RepeatHold pauses a refusal of a key refused before that comes back
+	// before its Retry-After (hold.go); zero answers every refusal at once.
+	RepeatHold time.Duration
+	Logger     *slog.Logger
 
-	leases  leases      // lease.go
-	flusher flusher     // credit.go
-	answers answerDebts // answers.go
+	leases  leases       // lease.go
+	flusher flusher      // credit.go
+	answers answerDebts  // answers.go
+	held    atomic.Int64 // hold.go
 }
 
 // chargeTimeout bounds the charge: when PostgreSQL does not answer in time
@@ -147,6 +152,11 @@ func (l *Limiter) Middleware(fail auth.ErrorWriter) func(http.Handler) http.Hand
 				return
 			}
 			v := verdict(limits, charge)
+			if !charge.Allowed {
+				// The headers are of the moment the answer goes.
+				charge.Now = charge.Now.Add(l.holdRefusal(r.Context(), limits, time.Now().Add(time.Duration(v.retryAfter)*time.Second)))
+				v = verdict(limits, charge)
+			}
 			h := w.Header()
 			h.Set(HeaderLimit, strconv.Itoa(v.limit))
 			h.Set(HeaderRemaining, strconv.Itoa(v.remaining))

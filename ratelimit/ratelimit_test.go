@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -57,5 +58,55 @@ func TestVerdict(t *testing.T) {
 		Buckets: []store.BucketState{{Name: "key:1", TAT: now.Add(time.Minute - 3900*time.Millisecond)}}})
 	if a.retryAfter != 3 {
 		t.Errorf("retry after %d, want 3 (2.1 s rounded up)", a.retryAfter)
+	}
+}
+
+// TestHoldRefusal: a refusal is held only when the key's last 429 told it
+// to come back later than now, for at most RepeatHold, never past that
+// time, not at all when the setting is off or maxHeld are held already,
+// and not after the client went away.
+func TestHoldRefusal(t *testing.T) {
+	limits := []limit{{name: "key:7", what: "this API key", rate: Rate{2, time.Hour}}}
+	l := &Limiter{RepeatHold: 200 * time.Millisecond}
+	ctx := t.Context()
+	if d := l.holdRefusal(ctx, limits, time.Now().Add(time.Hour)); d != 0 {
+		t.Errorf("first refusal held %s", d)
+	}
+	if d := l.holdRefusal(ctx, limits, time.Now().Add(time.Hour)); d < 200*time.Millisecond {
+		t.Errorf("repeated refusal held %s, want the 200ms hold", d)
+	}
+	// Told to come back in 50 ms: held until then, not for the whole hold.
+	other := []limit{{name: "key:8", rate: Rate{2, time.Hour}}}
+	l.holdRefusal(ctx, other, time.Now().Add(50*time.Millisecond))
+	if d := l.holdRefusal(ctx, other, time.Now().Add(time.Hour)); d < 40*time.Millisecond || d >= 200*time.Millisecond {
+		t.Errorf("held %s, want until the Retry-After given (50 ms)", d)
+	}
+	// Back after the time it was given: refused at once.
+	late := []limit{{name: "key:9", rate: Rate{2, time.Hour}}}
+	l.holdRefusal(ctx, late, time.Now().Add(-time.Millisecond))
+	if d := l.holdRefusal(ctx, late, time.Now().Add(time.Hour)); d != 0 {
+		t.Errorf("a key back after its Retry-After held %s", d)
+	}
+	// Full: maxHeld are held already.
+	l.held.Store(maxHeld)
+	if d := l.holdRefusal(ctx, limits, time.Now().Add(time.Hour)); d != 0 {
+		t.Errorf("held %s with %d held already", d, maxHeld)
+	}
+	l.held.Store(0)
+	// The client goes away: the hold ends, and the count with it.
+	l.RepeatHold = time.Hour
+	gone, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
+	defer cancel()
+	if d := l.holdRefusal(gone, limits, time.Now().Add(time.Hour)); d > 10*time.Second {
+		t.Errorf("held %s after the client went away", d)
+	}
+	if n := l.Held(); n != 0 {
+		t.Errorf("Held = %d after the holds ended", n)
+	}
+	// Off: never held.
+	off := &Limiter{}
+	off.holdRefusal(ctx, limits, time.Now().Add(time.Hour))
+	if d := off.holdRefusal(ctx, limits, time.Now().Add(time.Hour)); d != 0 {
+		t.Errorf("held %s with the hold off", d)
 	}
 }

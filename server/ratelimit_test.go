@@ -1,9 +1,11 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -397,4 +399,89 @@ func TestAnswerBytesPerDataOwner(t *testing.T) {
 	}
 	apitest.WantStatus(t, apitest.DoAt(t, base, http.MethodGet, "/client_admin_api/v1/isps", adminA, nil), http.StatusOK)
 	apitest.WantStatus(t, search(keyB), http.StatusOK)
+}
+
+// TestRateLimitHoldsRepeatedRefusals: with a repeat hold, a key's first
+// 429 is answered at once; a key that comes back before its Retry-After
+// and is refused again waits the hold for the same 429 (REST and
+// /graphql), with a Retry-After of the moment the answer goes; a client
+// that goes away ends its hold, which the held-requests metric shows.
+func TestRateLimitHoldsRepeatedRefusals(t *testing.T) {
+	const hold = 2 * time.Second
+	e := apitest.Get(t)
+	limiter := &ratelimit.Limiter{Store: e.Store, Key: perHour(2), DataOwner: perHour(100), RepeatHold: hold, Logger: slog.Default()}
+	base := e.StartServerWith(t, func(r *resolvers.Resolver) { r.RateLimits = limiter })
+	o := e.NewOwner(t, "rlhold")
+	key, _ := o.NewKey(t, apitest.KeyOpts{})
+	for range 2 {
+		apitest.WantStatus(t, apitest.DoAt(t, base, http.MethodGet, "/client_admin_api/v1/isps", key, nil), http.StatusOK)
+	}
+	start := time.Now()
+	r := apitest.DoAt(t, base, http.MethodGet, "/client_admin_api/v1/isps", key, nil)
+	if took := time.Since(start); r.Status != http.StatusTooManyRequests || took >= hold {
+		t.Fatalf("first refusal: %d after %s, want a 429 at once", r.Status, took)
+	}
+	wantRetryAfter(t, r.Header, 2)
+
+	start = time.Now()
+	r = apitest.DoAt(t, base, http.MethodGet, "/client_admin_api/v1/isps", key, nil)
+	if took := time.Since(start); r.Status != http.StatusTooManyRequests || took < hold {
+		t.Fatalf("refusal before the Retry-After given: %d after %s, want a 429 after the %s hold", r.Status, took, hold)
+	}
+	wantRetryAfter(t, r.Header, 2)
+	wantRateHeaders(t, r.Header, 2, 0)
+
+	start = time.Now()
+	g := apitest.GraphQLAt(t, base, key, `{ isps { id } }`, nil)
+	if took := time.Since(start); g.Status != http.StatusTooManyRequests || g.Code() != "TOO_MANY_REQUESTS" || took < hold {
+		t.Fatalf("graphql refusal before the Retry-After: %d %s after %s, want 429 TOO_MANY_REQUESTS after the hold", g.Status, g.Raw, took)
+	}
+
+	// A client that goes away ends its hold.
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/client_admin_api/v1/isps", nil)
+		req.Header.Set("X-API-KEY", key)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			_ = resp.Body.Close()
+		}
+		done <- err
+	}()
+	waitFor(t, 5*time.Second, "request held", func() bool { return limiter.Held() == 1 })
+	if m := apitest.Scrape(t, base+"/metrics"); m.Value("fleetgraph_rate_limit_held_requests", nil) != 1 {
+		t.Errorf("fleetgraph_rate_limit_held_requests = %v while one is held, want 1", m.Value("fleetgraph_rate_limit_held_requests", nil))
+	}
+	cancel()
+	<-done
+	waitFor(t, hold/2, "end of the hold with its client", func() bool { return limiter.Held() == 0 })
+}
+
+// TestRateLimitedGraphQLBodyIsNotRead: a /graphql request refused by its
+// rate limit is answered without its body being read. The client sends
+// the headers of a 1 MiB body and 10 bytes of it, and waits: the 429
+// comes anyway.
+func TestRateLimitedGraphQLBodyIsNotRead(t *testing.T) {
+	e := apitest.Get(t)
+	base := limitedServer(t, perHour(1), perHour(100), ratelimit.Rate{})
+	key, _ := e.NewOwner(t, "rlbody").NewKey(t, apitest.KeyOpts{})
+	apitest.WantStatus(t, apitest.DoAt(t, base, http.MethodGet, "/client_admin_api/v1/isps", key, nil), http.StatusOK)
+
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(20 * time.Second))
+	fmt.Fprintf(conn, "POST /graphql HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{\"query\":",
+		key, 1<<20)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer while the body is still being sent: %v", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("status %d, Retry-After %q; want 429 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
 }

@@ -87,6 +87,7 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 	if res.Store != nil {
 		o.metrics.WatchPool(res.Store.Pool())
 	}
+	o.metrics.WatchRefusalHolds(res.RateLimits.Held)
 	es := graph.NewExecutableSchema(graph.Config{Resolvers: res, Complexity: complexity()})
 
 	answerBytes := res.MaxAnswerBytes
@@ -140,7 +141,9 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 	})
 	r.Handle("/graphiql/assets/*", graphiql.Assets("/graphiql/assets/"))
 	rate := res.RateLimits.Middleware
-	post := chi.Chain(within, limitBody, bufferGraphQLBody, graphqlAuth, rate(graphqlAuthError), loaders.Middleware(res.Store)).Handler(gql)
+	// The body is read after the key and rate checks: a refused request costs
+	// no read of up to a megabyte (or its gunzipping).
+	post := chi.Chain(within, limitBody, graphqlAuth, rate(graphqlAuthError), bufferGraphQLBody, loaders.Middleware(res.Store)).Handler(gql)
 	r.Post("/graphql", func(w http.ResponseWriter, r *http.Request) {
 		if isEventStream(r) { // subscriptions (events, the AI assistant's streams) over SSE
 			streams.sse.ServeHTTP(w, r)

@@ -70,6 +70,9 @@ type config struct {
 	// RateAnswerBytes limits what each data owner's searches and exports
 	// may answer, "SIZE/PERIOD" or "off".
 	RateAnswerBytes string
+	// RateRepeatHold pauses the repeated refusals of a key that does not
+	// wait its Retry-After, a Go duration, or "off".
+	RateRepeatHold string
 	// MemoryLimit is the Go runtime's soft memory limit, "384MiB" or
 	// "off" (memoryLimit reads it).
 	MemoryLimit string
@@ -174,6 +177,8 @@ func (c *config) rateFlags(fs *flag.FlagSet) {
 		"requests one probe may make on the client API, count/period, or off (env FLEETGRAPH_RATE_LIMIT_PROBE)")
 	fs.StringVar(&c.RateAnswerBytes, "rate-limit-answer-bytes", envOr("FLEETGRAPH_RATE_LIMIT_ANSWER_BYTES", ratelimit.DefaultAnswerBytes.String()),
 		"bytes the searches, ES|QL queries and export listings of one data owner may answer together, size/period such as 1GiB/1m, or off (env FLEETGRAPH_RATE_LIMIT_ANSWER_BYTES)")
+	fs.StringVar(&c.RateRepeatHold, "rate-limit-repeat-hold", envOr("FLEETGRAPH_RATE_LIMIT_REPEAT_HOLD", ratelimit.DefaultRepeatHold.String()),
+		"how long a key refused again before its Retry-After waits for its 429, a Go duration of at most 10s, or off (env FLEETGRAPH_RATE_LIMIT_REPEAT_HOLD)")
 }
 
 // rateLimits is the configured limiter over st.
@@ -198,6 +203,12 @@ func (c *config) rateLimits(st *store.Store, log *slog.Logger) (*ratelimit.Limit
 		return nil, fmt.Errorf("--rate-limit-answer-bytes (FLEETGRAPH_RATE_LIMIT_ANSWER_BYTES): %w", err)
 	}
 	l.AnswerBytes = b
+	if raw := strings.TrimSpace(c.RateRepeatHold); !strings.EqualFold(raw, "off") && raw != "0" {
+		if l.RepeatHold, err = duration(raw, ratelimit.DefaultRepeatHold, ratelimit.MaxRepeatHold,
+			"--rate-limit-repeat-hold (FLEETGRAPH_RATE_LIMIT_REPEAT_HOLD)"); err != nil {
+			return nil, err
+		}
+	}
 	return l, nil
 }
 

@@ -32,6 +32,20 @@ func TestRateLimitSettings(t *testing.T) {
 		}
 	}
 	c.RateAnswerBytes = "off"
+	for raw, want := range map[string]time.Duration{"": ratelimit.DefaultRepeatHold, "250ms": 250 * time.Millisecond,
+		"10s": 10 * time.Second, "off": 0, "0": 0} {
+		c.RateRepeatHold = raw
+		if l, err := c.rateLimits(nil, nil); err != nil || l.RepeatHold != want {
+			t.Errorf("repeat hold %q: %+v, %v; want %s", raw, l, err, want)
+		}
+	}
+	for _, raw := range []string{"11s", "-1s", "1", "soon"} {
+		c.RateRepeatHold = raw
+		if _, err := c.rateLimits(nil, nil); err == nil || !strings.Contains(err.Error(), "FLEETGRAPH_RATE_LIMIT_REPEAT_HOLD") {
+			t.Errorf("repeat hold %q: %v, want an error naming the setting", raw, err)
+		}
+	}
+	c.RateRepeatHold = ""
 	c.RateDataOwner = "6000"
 	if _, err := c.rateLimits(nil, nil); err == nil || !strings.Contains(err.Error(), "FLEETGRAPH_RATE_LIMIT_DATA_OWNER") ||
 		!strings.Contains(err.Error(), "1200/1m") {

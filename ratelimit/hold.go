@@ -1,0 +1,68 @@
+package ratelimit
+
+import (
+	"context"
+	"strings"
+	"time"
+)
+
+// Holding a refusal: a client that comes back before the Retry-After it
+// was given, and is refused again, gets its 429 only after a pause (the
+// Limiter's RepeatHold, at most until that Retry-After). A client that
+// honours Retry-After never waits; one that loops on its 429s, as a flood
+// does, makes a few requests a second per connection instead of thousands,
+// and its refusals stop taking the CPU the other tenants' requests need.
+// The first refusal of a key is answered at once, and no more than
+// maxHeld requests of a server are held at a time: past that, refusals are
+// answered at once (a held request costs a goroutine and a connection).
+const maxHeld = 1024
+
+// DefaultRepeatHold is the hold of fleetgraph serve's default setting.
+const DefaultRepeatHold = time.Second
+
+// MaxRepeatHold bounds the setting: a held request keeps its connection.
+const MaxRepeatHold = 10 * time.Second
+
+// Held is how many refused requests this server is holding now (a metric).
+func (l *Limiter) Held() int64 {
+	if l == nil {
+		return 0
+	}
+	return l.held.Load()
+}
+
+// holdRefusal pauses a refused request when its key was already refused
+// and told to come back later than now, and answers how long it paused.
+// retryAt is when this refusal tells the client to come back.
+func (l *Limiter) holdRefusal(ctx context.Context, limits []limit, retryAt time.Time) time.Duration {
+	now := time.Now()
+	le := l.leases.get(setKey(limits), now)
+	le.mu.Lock()
+	announced := le.announced
+	le.announced = later(le.announced, retryAt)
+	le.mu.Unlock()
+	if l.RepeatHold <= 0 || !now.Before(announced) {
+		return 0
+	}
+	if l.held.Add(1) > maxHeld {
+		l.held.Add(-1)
+		return 0
+	}
+	defer l.held.Add(-1)
+	t := time.NewTimer(min(l.RepeatHold, announced.Sub(now)))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return time.Since(now)
+}
+
+// setKey names the lease of limits' buckets.
+func setKey(limits []limit) string {
+	names := make([]string, len(limits))
+	for i, lim := range limits {
+		names[i] = lim.name
+	}
+	return strings.Join(names, " ")
+}

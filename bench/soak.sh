@@ -11,6 +11,7 @@
 #   bench/soak.sh                       10 minutes
 #   DURATION=2m bench/soak.sh           a shorter run
 #   ATTACKERS=0 bench/soak.sh           no attacker: the well-behaved tenants' baseline
+#   ATTACKS='size 10,000|per_page' bench/soak.sh   only the attacks whose names match (a regexp; "flood" names the flood)
 #   FLEETGRAPH_BIN=/path/to/fleetgraph bench/soak.sh   a prebuilt fleetgraph
 # Needs Go and the PostgreSQL server binaries (initdb, pg_ctl).
 set -euo pipefail
@@ -28,6 +29,6 @@ go build -o "$WORK/soak" ./bench/soak
 
 status=0
 "$WORK/soak" -bin "$FLEETGRAPH" -work "$WORK" -port "$PORT" -duration "$DURATION" -rss-bound "$RSS_BOUND_MB" \
-  -tenant-rate "$TENANT_RATE" -attack-workers "$ATTACKERS" || status=$?
+  -tenant-rate "$TENANT_RATE" -attack-workers "$ATTACKERS" -attacks "${ATTACKS:-}" || status=$?
 echo "fleetgraph logged $(grep -c '"level":"ERROR"' "$WORK/server.log" || true) ERROR lines (log in $WORK/server.log)"
 exit $status

@@ -10,7 +10,10 @@
 // of the run the server is killed with SIGKILL and started again; at 65 %
 // PostgreSQL is stopped and started again. It reports per tenant the
 // requests, answers by status class, 5xx and transport errors inside and
-// outside the outage windows, p50/p99/max latency, and the server's peak
+// outside the outage windows, p50/p99/max latency (and the p99 of the
+// answers other than 429, since a key's repeated 429s are held), the
+// tenants' p50/p99 as the server's access log measured them (each request
+// carries an X-Request-Id naming its tenant), and the server's peak
 // RSS (VmRSS sampled every 100 ms, and the kernel's VmHWM of each server
 // process). It exits 1 when a 5xx or a transport error happened outside
 // the outage windows, or when the peak RSS passed -rss-bound.

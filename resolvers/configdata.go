@@ -100,13 +100,8 @@ func parseConfigDoc(fe apierr.FieldErrors, kind model.ConfigKind, v any, fromTex
 
 // checkStudies checks the studies and makes their description inputs.
 func (d *configDoc) checkStudies(fe apierr.FieldErrors) {
-	list, ok := d.doc["studies"].([]any)
+	list, ok := docList(fe, d.doc, "studies", "studies")
 	if !ok {
-		fe.Add("data.studies", "must be an array of studies")
-		return
-	}
-	if len(list) > MaxConfigStudies {
-		fe.Add("data.studies", fmt.Sprintf("must have at most %d studies", MaxConfigStudies))
 		return
 	}
 	seen := map[string]int{}
@@ -228,13 +223,8 @@ func (d *configDoc) checkCredentials(fe apierr.FieldErrors, dropSecrets bool) {
 
 // checkSchedules checks a schedule config's studySchedules.
 func checkSchedules(fe apierr.FieldErrors, doc map[string]any) {
-	list, ok := doc["studySchedules"].([]any)
+	list, ok := docList(fe, doc, "studySchedules", "schedules")
 	if !ok {
-		fe.Add("data.studySchedules", "must be an array of schedules")
-		return
-	}
-	if len(list) > MaxConfigStudies {
-		fe.Add("data.studySchedules", fmt.Sprintf("must have at most %d schedules", MaxConfigStudies))
 		return
 	}
 	for i, v := range list {
@@ -262,6 +252,22 @@ func checkSchedules(fe apierr.FieldErrors, doc map[string]any) {
 			fe.Add(at+".cron", err.Error())
 		}
 	}
+}
+
+// docList is the array doc holds at key, of at most MaxConfigStudies
+// elements (of what, for the messages); false, and the error on
+// data.key, when it is anything else.
+func docList(fe apierr.FieldErrors, doc map[string]any, key, what string) ([]any, bool) {
+	list, ok := doc[key].([]any)
+	if !ok {
+		fe.Add("data."+key, "must be an array of "+what)
+		return nil, false
+	}
+	if len(list) > MaxConfigStudies {
+		fe.Add("data."+key, fmt.Sprintf("must have at most %d %s", MaxConfigStudies, what))
+		return nil, false
+	}
+	return list, true
 }
 
 // docText reads obj's key, a required string of at most max bytes (field

@@ -148,15 +148,15 @@ func (d *webhookDraft) validateFormatOptions(fe apierr.FieldErrors) {
 	}
 }
 
-// jsonObject is the object j holds: none when j is null, and an error
-// on field when it holds anything else.
-func jsonObject(fe apierr.FieldErrors, field string, j *model.JSON) map[string]any {
+// jsonObject is the object j holds: none when j is null, and the error
+// msg on field when it holds anything else.
+func jsonObject(fe apierr.FieldErrors, field, msg string, j *model.JSON) map[string]any {
 	if j == nil || j.Value == nil {
 		return nil
 	}
 	obj, ok := j.Value.(map[string]any)
 	if !ok {
-		fe.Add(field, "must be an object")
+		fe.Add(field, msg)
 	}
 	return obj
 }
@@ -164,7 +164,7 @@ func jsonObject(fe apierr.FieldErrors, field string, j *model.JSON) map[string]a
 // parseFilters reads the filters object: only its four keys, each checked.
 func parseFilters(fe apierr.FieldErrors, j *model.JSON) model.WebhookFilters {
 	f := model.WebhookFilters{ClientTags: []string{}, MeasurementTypes: []string{}, HealthMetrics: []string{}}
-	for k, v := range jsonObject(fe, "filters", j) {
+	for k, v := range jsonObject(fe, "filters", "must be an object", j) {
 		switch k {
 		case webhooks.FilterClientTags:
 			f.ClientTags = jsonStrings(fe, "filters", k, v, nil)
@@ -173,15 +173,8 @@ func parseFilters(fe apierr.FieldErrors, j *model.JSON) model.WebhookFilters {
 		case webhooks.FilterHealthMetrics:
 			f.HealthMetrics = jsonStrings(fe, "filters", k, v, health.Metrics)
 		case webhooks.FilterMinSeverity:
-			if v == nil {
-				continue
-			}
-			s, ok := v.(string)
-			if !ok || !slices.Contains(webhooks.Severities, s) {
-				fe.Add("filters", "min_severity must be warning, critical or null")
-				continue
-			}
-			f.MinSeverity = &s
+			f.MinSeverity = jsonNullableString(fe, "filters", v, webhooks.Severities,
+				"min_severity must be warning, critical or null")
 		default:
 			fe.Add("filters", fmt.Sprintf("unknown key %q (client_tags, measurement_types, min_severity, health_metrics)", k))
 		}
@@ -192,27 +185,34 @@ func parseFilters(fe apierr.FieldErrors, j *model.JSON) model.WebhookFilters {
 // parseFormatOptions reads the format_options object.
 func parseFormatOptions(fe apierr.FieldErrors, j *model.JSON) model.WebhookFormatOptions {
 	o := model.WebhookFormatOptions{MentionUsers: []string{}, MentionGroups: []string{}}
-	for k, v := range jsonObject(fe, "format_options", j) {
+	for k, v := range jsonObject(fe, "format_options", "must be an object", j) {
 		switch k {
 		case "mention_users":
 			o.MentionUsers = jsonStrings(fe, "format_options", k, v, nil)
 		case "mention_groups":
 			o.MentionGroups = jsonStrings(fe, "format_options", k, v, nil)
-		case "mention_channel":
-			if v == nil {
-				continue
-			}
-			s, ok := v.(string)
-			if !ok {
-				fe.Add("format_options", "mention_channel must be here, channel or null")
-				continue
-			}
-			o.MentionChannel = &s
+		case "mention_channel": // here or channel: checked with the format (validateFormatOptions)
+			o.MentionChannel = jsonNullableString(fe, "format_options", v, nil,
+				"mention_channel must be here, channel or null")
 		default:
 			fe.Add("format_options", fmt.Sprintf("unknown key %q (mention_users, mention_groups, mention_channel)", k))
 		}
 	}
 	return o
+}
+
+// jsonNullableString reads a string (one of allowed, when given) or null;
+// anything else adds msg on field and reads as null.
+func jsonNullableString(fe apierr.FieldErrors, field string, v any, allowed []string, msg string) *string {
+	if v == nil {
+		return nil
+	}
+	s, ok := v.(string)
+	if !ok || (allowed != nil && !slices.Contains(allowed, s)) {
+		fe.Add(field, msg)
+		return nil
+	}
+	return &s
 }
 
 // jsonStrings reads an array of distinct non-blank strings (of allowed,
@@ -245,15 +245,7 @@ func jsonStrings(fe apierr.FieldErrors, field, key string, v any, allowed []stri
 // the value stored under that name (stored: the current headers).
 func parseHeaders(fe apierr.FieldErrors, j *model.JSON, stored map[string]string) map[string]string {
 	h := map[string]string{}
-	if j == nil || j.Value == nil {
-		return h
-	}
-	obj, ok := j.Value.(map[string]any)
-	if !ok {
-		fe.Add("headers", "must be an object of header names to string values")
-		return h
-	}
-	for k, v := range obj {
+	for k, v := range jsonObject(fe, "headers", "must be an object of header names to string values", j) {
 		s, ok := v.(string)
 		switch {
 		case !ok:

@@ -35,14 +35,20 @@ func omitPlanOf(set ast.SelectionSet) (*omitPlan, error) {
 	return p.prune(), nil
 }
 
+// responseKey is the key a field's value has in the answer: its alias,
+// else its name.
+func responseKey(f *ast.Field) string {
+	if f.Alias != "" {
+		return f.Alias
+	}
+	return f.Name
+}
+
 func (p *omitPlan) add(set ast.SelectionSet) error {
 	for _, sel := range set {
 		switch s := sel.(type) {
 		case *ast.Field:
-			key := s.Alias
-			if key == "" {
-				key = s.Name
-			}
+			key := responseKey(s)
 			if s.Directives.ForName("omitNull") != nil {
 				if s.Definition != nil && s.Definition.Type.NonNull {
 					return fmt.Errorf("field %s is marked @omitNull but is never null (%s)", key, s.Definition.Type)

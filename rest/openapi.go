@@ -337,10 +337,7 @@ func (s *shape) collect(set ast.SelectionSet, on *ast.Definition, conditional bo
 	for _, sel := range set {
 		switch x := sel.(type) {
 		case *ast.Field:
-			key := x.Alias
-			if key == "" {
-				key = x.Name
-			}
+			key := responseKey(x)
 			f := s.fields[key]
 			if f == nil {
 				f = &fieldShape{def: x.Definition}

@@ -940,6 +940,7 @@ type ComplexityRoot struct {
 		LastResponseStatus  func(childComplexity int) int
 		LastSuccessAt       func(childComplexity int) int
 		Name                func(childComplexity int) int
+		NodeID              func(childComplexity int) int
 		PayloadFormat       func(childComplexity int) int
 		Secret              func(childComplexity int) int
 		SecretHint          func(childComplexity int) int
@@ -5778,6 +5779,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Webhook.Name(childComplexity), true
+	case "Webhook.nodeId":
+		if e.ComplexityRoot.Webhook.NodeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Webhook.NodeID(childComplexity), true
 	case "Webhook.payloadFormat":
 		if e.ComplexityRoot.Webhook.PayloadFormat == nil {
 			break
@@ -8923,7 +8930,9 @@ An outbound webhook endpoint: the data owner's events of its eventTypes that
 pass its filters are delivered to url as signed HTTP requests (Standard
 Webhooks), rendered per payloadFormat. Managed by editors.
 """
-type Webhook {
+type Webhook implements Node {
+  "The webhook's opaque global id (see Node)."
+  nodeId: ID!
   "The webhook's id (unique within the data owner)."
   id: Int!
   "The name shown in lists."
@@ -10793,6 +10802,8 @@ func (ec *executionContext) childFields_Viewer(ctx context.Context, field graphq
 
 func (ec *executionContext) childFields_Webhook(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "nodeId":
+		return ec.fieldContext_Webhook_nodeId(ctx, field)
 	case "id":
 		return ec.fieldContext_Webhook_id(ctx, field)
 	case "name":
@@ -31961,6 +31972,29 @@ func (ec *executionContext) fieldContext_Viewer_keyKind(_ context.Context, field
 	return graphql.NewScalarFieldContext("Viewer", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Webhook_nodeId(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Webhook_nodeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Webhook_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Webhook", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
 func (ec *executionContext) _Webhook_id(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -37572,6 +37606,13 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 	switch obj := (obj).(type) {
 	case nil:
 		return graphql.Null
+	case model.Webhook:
+		return ec._Webhook(ctx, sel, &obj)
+	case *model.Webhook:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Webhook(ctx, sel, obj)
 	case model.User:
 		return ec._User(ctx, sel, &obj)
 	case *model.User:
@@ -45191,7 +45232,7 @@ func (ec *executionContext) _Viewer(ctx context.Context, sel ast.SelectionSet, o
 	return out
 }
 
-var webhookImplementors = []string{"Webhook"}
+var webhookImplementors = []string{"Webhook", "Node"}
 
 func (ec *executionContext) _Webhook(ctx context.Context, sel ast.SelectionSet, obj *model.Webhook) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, webhookImplementors)
@@ -45203,6 +45244,11 @@ func (ec *executionContext) _Webhook(ctx context.Context, sel ast.SelectionSet, 
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Webhook")
+		case "nodeId":
+			out.Values[i] = ec._Webhook_nodeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "id":
 			out.Values[i] = ec._Webhook_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {

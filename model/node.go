@@ -54,3 +54,4 @@ func (k RegistrationKey) NodeID() string { return GlobalID("RegistrationKey", k.
 func (u User) NodeID() string            { return GlobalID("User", u.ID) }
 func (m Measurement) NodeID() string     { return DocumentGlobalID("Measurement", m.ID) }
 func (a AnomalyEvent) NodeID() string    { return DocumentGlobalID("AnomalyEvent", a.ID) }
+func (w Webhook) NodeID() string         { return GlobalID("Webhook", w.ID) }

@@ -29,7 +29,7 @@ type nodeType struct {
 func nodeByKey[K comparable, R any, C any, PC interface {
 	*C
 	model.Node
-}](parse func(string) (K, bool), read readFunc[K, R], conv func(R) C, keyOf func(R) K) nodeType {
+}](parse func(string) (K, bool), read readFunc[K, R], conv func(R) (*C, error), keyOf func(R) K) nodeType {
 	return nodeType{
 		parse: func(key string) bool { _, ok := parse(key); return ok },
 		read: func(b *store.Batch, ownerID int64, keys []string) func() (map[string]model.Node, error) {
@@ -41,12 +41,18 @@ func nodeByKey[K comparable, R any, C any, PC interface {
 			var err error
 			store.Queue(b, read(ownerID, ks), func(rs []R, e error) { rows, err = rs, e })
 			return func() (map[string]model.Node, error) {
+				if err != nil {
+					return nil, err
+				}
 				out := make(map[string]model.Node, len(rows))
 				for _, r := range rows {
-					c := conv(r)
-					out[fmt.Sprint(keyOf(r))] = PC(&c) // a key as parse read it: GlobalID writes ids so
+					c, err := conv(r)
+					if err != nil {
+						return nil, err
+					}
+					out[fmt.Sprint(keyOf(r))] = PC(c) // a key as parse read it: GlobalID writes ids so
 				}
-				return out, err
+				return out, nil
 			}
 		},
 	}
@@ -57,7 +63,7 @@ func nodeByID[R any, C any, PC interface {
 	*C
 	model.Node
 }](read readFunc[int64, R], conv func(R) C, idOf func(R) int64) nodeType {
-	return nodeByKey[int64, R, C, PC](model.IntKey, read, conv, idOf)
+	return nodeByKey[int64, R, C, PC](model.IntKey, read, infallible(conv), idOf)
 }
 
 // nodeByDocument is the nodeType of a document kind (keyed by its id).
@@ -69,19 +75,25 @@ func nodeByDocument[C any, PC interface {
 		func(owner int64, ids []string) store.Read[store.Document] {
 			return store.DocumentsByIDs(owner, kind, ids)
 		},
-		conv, func(d store.Document) string { return d.DocID })
+		infallible(conv), func(d store.Document) string { return d.DocID })
 }
 
-// nodeTypes are the types with global ids (schema: implements Node).
-var nodeTypes = map[string]nodeType{
-	"Client":          nodeByID(store.ClientsByIDs, clientOf, func(c store.Client) int64 { return c.ID }),
-	"ClientGroup":     nodeByID(store.GroupsByIDs, groupOf, func(g store.ClientGroup) int64 { return g.ID }),
-	"Isp":             nodeByID(store.IspsByIDs, ispOf, func(i store.Isp) int64 { return i.ID }),
-	"Capability":      nodeByID(store.CapabilitiesByIDs, capabilityOf, func(c store.Capability) int64 { return c.ID }),
-	"RegistrationKey": nodeByID(store.RegistrationKeysByIDs, registrationKeyOf, func(k store.RegistrationKey) int64 { return k.ID }),
-	"User":            nodeByID(store.UsersByIDs, userOf, func(u store.User) int64 { return u.ID }),
-	"Measurement":     nodeByDocument(store.KindMeasurement, measurementOf),
-	"AnomalyEvent":    nodeByDocument(store.KindAnomalyEvent, anomalyEventOf),
+// nodeTypes are the types with global ids (schema: implements Node). It
+// is made per call, not a table of the package, because a webhook is
+// converted with r's Sealer (its headers are sealed); the readers are a
+// few closures, nothing is read until a batch runs.
+func (r *Resolver) nodeTypes() map[string]nodeType {
+	return map[string]nodeType{
+		"Client":          nodeByID(store.ClientsByIDs, clientOf, func(c store.Client) int64 { return c.ID }),
+		"ClientGroup":     nodeByID(store.GroupsByIDs, groupOf, func(g store.ClientGroup) int64 { return g.ID }),
+		"Isp":             nodeByID(store.IspsByIDs, ispOf, func(i store.Isp) int64 { return i.ID }),
+		"Capability":      nodeByID(store.CapabilitiesByIDs, capabilityOf, func(c store.Capability) int64 { return c.ID }),
+		"RegistrationKey": nodeByID(store.RegistrationKeysByIDs, registrationKeyOf, func(k store.RegistrationKey) int64 { return k.ID }),
+		"User":            nodeByID(store.UsersByIDs, userOf, func(u store.User) int64 { return u.ID }),
+		"Webhook":         nodeByKey(model.IntKey, store.WebhooksByIDs, r.webhookOf, func(w store.WebhookEndpoint) int64 { return w.ID }),
+		"Measurement":     nodeByDocument(store.KindMeasurement, measurementOf),
+		"AnomalyEvent":    nodeByDocument(store.KindAnomalyEvent, anomalyEventOf),
+	}
 }
 
 // globalRef is a parsed global id.
@@ -90,15 +102,16 @@ type globalRef struct {
 	key      string
 }
 
-// globalRefsOf parses global ids; field names the argument in errors.
-func globalRefsOf(field string, ids []string) ([]globalRef, error) {
+// globalRefsOf parses global ids of the node types given; field names the
+// argument in errors.
+func globalRefsOf(types map[string]nodeType, field string, ids []string) ([]globalRef, error) {
 	if len(ids) > maxNodes {
 		return nil, invalid(field, fmt.Sprintf("must have at most %d entries", maxNodes))
 	}
 	refs := make([]globalRef, len(ids))
 	for i, id := range ids {
 		t, key, ok := model.ParseGlobalID(id)
-		if nt, known := nodeTypes[t]; !ok || !known || !nt.parse(key) {
+		if nt, known := types[t]; !ok || !known || !nt.parse(key) {
 			at := field
 			if len(ids) > 1 || field == "ids" {
 				at = fmt.Sprintf("%s[%d]", field, i)
@@ -110,23 +123,28 @@ func globalRefsOf(field string, ids []string) ([]globalRef, error) {
 	return refs, nil
 }
 
-// nodes reads the objects of refs in their order; nil where none.
-func (r *Resolver) nodes(ctx context.Context, ownerID int64, refs []globalRef) ([]model.Node, error) {
+// nodes reads the objects of the global ids in their order, nil where
+// none; field names the argument in errors.
+func (r *Resolver) nodes(ctx context.Context, ownerID int64, field string, ids []string) ([]model.Node, error) {
+	types := r.nodeTypes()
+	refs, err := globalRefsOf(types, field, ids)
+	if err != nil {
+		return nil, err
+	}
 	byType := map[string][]string{}
 	for _, ref := range refs {
 		byType[ref.typeName] = append(byType[ref.typeName], ref.key)
 	}
 	batch := &store.Batch{}
 	results := map[string]func() (map[string]model.Node, error){}
-	for t, ids := range byType {
-		results[t] = nodeTypes[t].read(batch, ownerID, ids)
+	for t, keys := range byType {
+		results[t] = types[t].read(batch, ownerID, keys)
 	}
 	if err := r.Store.Send(ctx, batch); err != nil {
 		return nil, err
 	}
 	found := map[string]map[string]model.Node{}
 	for t, result := range results {
-		var err error
 		if found[t], err = result(); err != nil {
 			return nil, err
 		}

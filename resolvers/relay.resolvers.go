@@ -17,11 +17,7 @@ func (r *queryResolver) Node(ctx context.Context, id string) (model.Node, error)
 	if err != nil {
 		return nil, err
 	}
-	refs, err := globalRefsOf("id", []string{id})
-	if err != nil {
-		return nil, err
-	}
-	ns, err := r.nodes(ctx, p.DataOwnerID, refs)
+	ns, err := r.nodes(ctx, p.DataOwnerID, "id", []string{id})
 	if err != nil {
 		return nil, err
 	}
@@ -34,9 +30,5 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]model.Node, 
 	if err != nil {
 		return nil, err
 	}
-	refs, err := globalRefsOf("ids", ids)
-	if err != nil {
-		return nil, err
-	}
-	return r.nodes(ctx, p.DataOwnerID, refs)
+	return r.nodes(ctx, p.DataOwnerID, "ids", ids)
 }

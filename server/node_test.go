@@ -3,10 +3,12 @@ package server_test
 import (
 	"encoding/base64"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/fleetgraph/fleetgraph/apitest"
+	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
@@ -18,12 +20,15 @@ const nodeQuery = `query($id: ID!) { node(id: $id) { __typename nodeId
 	... on Capability { id name registrationKeysCount }
 	... on RegistrationKey { id registrationKey capability { name } }
 	... on User { id email }
+	... on Webhook { id name headers }
 	... on Measurement { docId: id client { label } }
 	... on AnomalyEvent { docId: id client { label } } } }`
 
 // TestNodeLookup: every type's nodeId reads the object back through node
 // (with the edges below it attached); another data owner's id is null like
-// an unknown one; an id that is not a global id is BAD_USER_INPUT.
+// an unknown one; an id that is not a global id is BAD_USER_INPUT. A
+// webhook reads as the webhook query shows it (headers masked), to a viewer
+// too: viewers read webhooks.
 func TestNodeLookup(t *testing.T) {
 	e := apitest.Get(t)
 	o := e.NewOwner(t, "node")
@@ -33,8 +38,9 @@ func TestNodeLookup(t *testing.T) {
 	o.NewISP(t, store.IspInput{Name: apitest.Ptr("Telco")})
 	capability := o.NewCapability(t, store.CapabilityInput{Name: apitest.Ptr("probes")})
 	o.NewRegistrationKey(t, store.RegistrationKeyInput{CapabilityID: capability.ID})
+	newWebhook(t, e, o, map[string]any{"headers": map[string]any{"X-Token": "s3cret"}})
 	lists := e.GraphQLData(t, o.Key, `{ clients { nodeId } clientGroups { nodeId } isps { nodeId }
-		capabilities { nodeId registrationKeys { nodeId } } users { nodeId } }`, nil)
+		capabilities { nodeId registrationKeys { nodeId } } users { nodeId } webhooks { nodeId } }`, nil)
 	lists["registrationKeys"] = lists["capabilities"].([]any)[0].(map[string]any)["registrationKeys"]
 	measurement := o.NewMeasurements(t, apitest.MeasurementOpts{ClientUUID: c.UUID})[0]
 	anomaly := "rule-1::spike::1700000000" // a real anomaly id has colons
@@ -44,7 +50,7 @@ func TestNodeLookup(t *testing.T) {
 	lists["measurements"], lists["anomalyEvents"] = []any{docs["measurement"]}, []any{docs["anomalyEvent"]}
 	want := map[string]string{"clients": "Client", "clientGroups": "ClientGroup", "isps": "Isp",
 		"capabilities": "Capability", "registrationKeys": "RegistrationKey", "users": "User",
-		"measurements": "Measurement", "anomalyEvents": "AnomalyEvent"}
+		"webhooks": "Webhook", "measurements": "Measurement", "anomalyEvents": "AnomalyEvent"}
 	var ids []any
 	for field, typ := range want {
 		items := lists[field].([]any)
@@ -69,6 +75,31 @@ func TestNodeLookup(t *testing.T) {
 			n := e.GraphQLData(t, o.Key, nodeQuery, map[string]any{"id": id})["node"]
 			if !strings.Contains(fmt.Sprint(n), want) {
 				t.Fatalf("%s node: %v, want %s in it", field, n, want)
+			}
+		}
+	})
+	t.Run("a webhook reads as the webhook query shows it, to a viewer too", func(t *testing.T) {
+		const fields = `nodeId id name description url payloadFormat eventTypes enabled active headers secretHint
+			formatOptions { mentionUsers mentionGroups mentionChannel }
+			filters { clientTags measurementTypes minSeverity healthMetrics }
+			consecutiveFailures lastError createdById createdAt updatedAt secret`
+		id := lists["webhooks"].([]any)[0].(map[string]any)["nodeId"]
+		viewer, _ := o.NewKey(t, apitest.KeyOpts{UserRole: model.RoleViewer})
+		for role, key := range map[string]string{"org_admin": o.Key, "viewer": viewer} {
+			hooks := e.GraphQLData(t, key, `{ webhooks { `+fields+` } }`, nil)["webhooks"].([]any)
+			want := hooks[0].(map[string]any)
+			if fmt.Sprint(want["headers"]) != "map[X-Token:********]" || want["nodeId"] != id {
+				t.Fatalf("%s: webhooks query: %v", role, want)
+			}
+			byID := e.GraphQLData(t, key, `query($id: Int!) { webhook(id: $id) { `+fields+` } }`, map[string]any{"id": want["id"]})
+			node := e.GraphQLData(t, key, `query($id: ID!) { node(id: $id) { ... on Webhook { `+fields+` } } }`,
+				map[string]any{"id": id})
+			nodes := e.GraphQLData(t, key, `query($ids: [ID!]!) { nodes(ids: $ids) { ... on Webhook { `+fields+` } } }`,
+				map[string]any{"ids": []any{id}})
+			for name, got := range map[string]any{"webhook": byID["webhook"], "node": node["node"], "nodes": nodes["nodes"].([]any)[0]} {
+				if !reflect.DeepEqual(got, any(want)) {
+					t.Errorf("%s: %s = %v\nwant %v", role, name, got, want)
+				}
 			}
 		}
 	})

@@ -83,6 +83,12 @@ func (s *Store) Webhook(ctx context.Context, ownerID, id int64) (WebhookEndpoint
 	return w, mapErr("load webhook", err)
 }
 
+// WebhooksByIDs loads several of the data owner's webhooks (node ids).
+func WebhooksByIDs(ownerID int64, ids []int64) Read[WebhookEndpoint] {
+	return Read[WebhookEndpoint]{step: "load webhooks", sql: `SELECT ` + webhookCols + ` FROM webhook_endpoints
+		WHERE data_owner_id = $1 AND id = ANY($2)`, args: []any{ownerID, ids}, scan: pgx.RowToStructByName[WebhookEndpoint]}
+}
+
 // CreateWebhook inserts a webhook.
 func (s *Store) CreateWebhook(ctx context.Context, ownerID int64, in WebhookInput) (WebhookEndpoint, error) {
 	const q = `INSERT INTO webhook_endpoints (data_owner_id, name, description, url, payload_format, format_options,

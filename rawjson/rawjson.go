@@ -290,6 +290,9 @@ func sortedValue(dst, v []byte) ([]byte, error) {
 		}
 		return append(dst, ']'), nil
 	case '"':
+		if verbatim(v) {
+			return append(dst, v...), nil
+		}
 		str, err := unquote(v)
 		if err != nil {
 			return nil, err
@@ -297,6 +300,19 @@ func sortedValue(dst, v []byte) ([]byte, error) {
 		return appendString(dst, str), nil
 	}
 	return append(dst, v...), nil // a number, true, false or null, as UseNumber keeps it
+}
+
+// verbatim reports whether json.Marshal writes the string of the literal
+// lit as lit is: printable ASCII only, nothing it escapes (no backslash,
+// so no escape sequence to read either). Most stored strings are; a long
+// one is then copied in one pass rather than decoded and encoded again.
+func verbatim(lit []byte) bool {
+	for _, c := range lit[1 : len(lit)-1] {
+		if c >= utf8.RuneSelf || !safe[c] {
+			return false
+		}
+	}
+	return true
 }
 
 func sortedObject(dst, obj []byte) ([]byte, error) {

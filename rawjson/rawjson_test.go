@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -19,6 +20,8 @@ var seeds = []string{
 	`{"dup": 1, "x": 0, "dup": 2}`,
 	`[{"b": 1, "a": 2}, "s", 3, [], {}]`,
 	`"just a string"`, `12.5`, `null`, `  {"a" : [ 1 , { "c" : 3 , "b" : 2 } ] }  `,
+	// Long plain strings (copied as they are) and ones that turn out not to be, late.
+	`{"pad": "` + strings.Repeat("x", 300) + `", "late": "` + strings.Repeat("y", 200) + `<", "é": "` + strings.Repeat("z", 100) + `é", "q": "` + strings.Repeat("w", 50) + `\"", "c": "` + strings.Repeat("v", 20) + `\u0007"}`,
 }
 
 func marshalDecoded(t *testing.T, text []byte) []byte {
@@ -67,6 +70,9 @@ func check(t *testing.T, text []byte) {
 
 func TestSortedCompactAndAppendGiveJSONMarshalsBytes(t *testing.T) {
 	for _, s := range seeds {
+		if !json.Valid([]byte(s)) {
+			t.Fatalf("seed %q is not JSON: check would skip it", s)
+		}
 		check(t, []byte(s))
 	}
 }
@@ -123,5 +129,17 @@ func TestMembers(t *testing.T) {
 	}
 	if v := OnlyValue([]byte(`{}`)); string(v) != `null` {
 		t.Fatalf("OnlyValue of {} = %s", v)
+	}
+}
+
+// BenchmarkSortedBigString: a stored document with a 200 KB string, as the
+// soak's big documents are.
+func BenchmarkSortedBigString(b *testing.B) {
+	text := []byte(`{"id": "m1", "pad": "` + string(bytes.Repeat([]byte("x"), 200<<10)) + `", "type": "VideoMeasurement"}`)
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		if _, err := Sorted(text); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

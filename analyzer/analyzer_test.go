@@ -167,13 +167,13 @@ func TestStoppedReporting(t *testing.T) {
 		t.Fatalf("changes %+v", cs)
 	}
 	last := ps[49].At
-	if cs := s.Sweep(r, nil, last.Add(2*time.Hour)); len(cs) != 0 {
-		t.Fatalf("two hours of silence raised %+v", cs)
+	if cs := s.Sweep(r, nil, last.Add(5*time.Hour)); len(cs) != 0 {
+		t.Fatalf("five hours of silence raised %+v", cs)
 	}
-	cs = s.Sweep(r, nil, last.Add(5*time.Hour))
+	cs = s.Sweep(r, nil, last.Add(7*time.Hour))
 	if len(cs) != 1 || cs[0].Kind != Opened || cs[0].Episode.Reason != ReasonStopped ||
-		!cs[0].Episode.FirstSeen.Equal(last.Add(3*time.Hour)) {
-		t.Fatalf("sweep %+v, want stopped_reporting from 6 intervals after the last point", cs)
+		!cs[0].Episode.FirstSeen.Equal(last.Add(6*time.Hour)) {
+		t.Fatalf("sweep %+v, want stopped_reporting from 12 intervals after the last point", cs)
 	}
 	if again := s.Sweep(r, nil, last.Add(9*time.Hour)); len(again) != 0 {
 		t.Fatalf("second sweep %+v", again)
@@ -187,7 +187,7 @@ func TestStoppedReporting(t *testing.T) {
 	// Without a sweep, the same point tells the same story.
 	s2, _ := run(r, Default, ps)
 	cs = s2.Observe(r, nil, back)
-	if len(cs) != 2 || cs[0].Kind != Opened || cs[1].Kind != Resolved || cs[0].Episode.ID != "speedtest-ping::data_quality::"+unix(last.Add(3*time.Hour)) {
+	if len(cs) != 2 || cs[0].Kind != Opened || cs[1].Kind != Resolved || cs[0].Episode.ID != "speedtest-ping::data_quality::"+unix(last.Add(6*time.Hour)) {
 		t.Fatalf("unswept return %+v", cs)
 	}
 }

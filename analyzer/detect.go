@@ -10,17 +10,22 @@ type baseline struct {
 	median, scale float64
 }
 
-// baseline is the window's median and robust scale (1.4826 MAD, at least
-// minScale).
+// baseline is the window's median and robust scale: the larger of
+// 1.4826 x the median absolute deviation and 1.2533 x the mean absolute
+// deviation (both estimate a normal sd; the second stays above zero for
+// a metric that is mostly 0, such as stalling time), at least minScale.
 func (s *State) baseline() baseline {
 	var buf [window]float64
 	w := buf[:s.winN]
 	copy(w, s.win[:s.winN])
 	med := median(w)
+	mean := 0.0
 	for i := range w {
 		w[i] = math.Abs(w[i] - med)
+		mean += w[i]
 	}
-	return baseline{median: med, scale: max(1.4826*median(w), minScale)}
+	mean /= float64(len(w))
+	return baseline{median: med, scale: max(1.4826*median(w), 1.2533*mean, minScale)}
 }
 
 // median sorts w and answers its median.
@@ -45,63 +50,170 @@ type verdict struct {
 	ref, scale float64 // shift: the reference level and scale judged against
 }
 
-// band is a verdict on deviation dev from centre c (both on the
-// transformed scale, c including the time-of-day offset) for threshold thr.
-func band(r Rule, dev, c, thr, value float64) verdict {
+// sign is +1 when the bad direction is up, -1 when it is down, 0 for both.
+func sign(d Direction) float64 {
+	switch d {
+	case Up:
+		return 1
+	case Down:
+		return -1
+	}
+	return 0
+}
+
+// badness is how far dev lies in the bad direction (negative: the good one).
+func badness(d Direction, dev float64) float64 {
+	if d == Both {
+		return math.Abs(dev)
+	}
+	return sign(d) * dev
+}
+
+// judgeValue runs spike and shift on a usable value and learns from it.
+func (s *State) judgeValue(r Rule, lv LevelFunc, p Point, changes []Change) []Change {
+	y := math.Log1p(p.Value)
+	h := p.At.UTC().Hour()
+	off := s.offset(h)
+	res := y - off
+	if s.winN < minPoints {
+		s.push(res)
+		s.learnProfile(h, y, 0)
+		return changes
+	}
+	b := s.baseline()
+	z := (res - b.median) / b.scale
+
+	sl := levelOf(r, lv, Spike)
+	changes = s.judge(r, sl, Spike, p, s.spikeVerdict(r, sl, b, z, off, p.Value), changes)
+	hl := levelOf(r, lv, Shift)
+	changes = s.judge(r, hl, Shift, p, s.shiftVerdict(r, hl, b, res, z, off, p.Value), changes)
+
+	s.learnTail(badness(r.Direction, z))
+	s.push(clamp(res, b.median-clipScales*b.scale, b.median+clipScales*b.scale))
+	s.learnProfile(h, y, b.scale)
+	return changes
+}
+
+// spikeVerdict: z lies beyond the spike threshold in the bad direction:
+// spikeK robust scales, or the client's own tail if that is farther out,
+// times the level's multiplier.
+func (s *State) spikeVerdict(r Rule, l Level, b baseline, z, off, value float64) verdict {
+	if l == Off {
+		return verdict{}
+	}
+	k := max(spikeK, s.tailThreshold()) * multiplier(l)
+	thr := k * b.scale
+	c := b.median + off
 	v := verdict{value: value, baseline: untransform(c), lo: untransform(c - thr), hi: untransform(c + thr)}
-	bad := r.Direction != Down && dev > thr || r.Direction != Up && dev < -thr
-	if bad {
+	if out := badness(r.Direction, z) - k; out > 0 {
 		v.bad = true
-		v.critical = math.Abs(dev) >= criticalFactor*thr
+		v.critical = out*b.scale >= criticalSpike
 	}
 	return v
+}
+
+// shiftVerdict: a lasting change of level. Page's CUSUM of the values'
+// z (clipped to ±shiftClip, less shiftDrift) in the bad direction passes
+// shiftH, and the current level (the winsorised mean of the latest shiftN
+// residuals) lies at least shiftFloor from the reference (the median of
+// the older ones), both times the level's multiplier. While the episode
+// is open, the reference and scale it left are held: it lasts as long as
+// the current level stays shiftFloor away.
+func (s *State) shiftVerdict(r Rule, l Level, b baseline, res, z, off, value float64) verdict {
+	t := &s.tracks[passIndex(Shift)]
+	if l == Off {
+		s.cusum = [2]float64{}
+		return verdict{}
+	}
+	m := multiplier(l)
+	alarm := false
+	if !t.open {
+		for i, dir := range [2]float64{1, -1} {
+			s.cusum[i] = max(0, s.cusum[i]+clamp(dir*z, -shiftClip, shiftClip)-shiftDrift)
+			if s.cusum[i] > shiftH*m && (r.Direction == Both || sign(r.Direction) == dir) {
+				alarm = true
+			}
+		}
+		if !alarm {
+			return verdict{}
+		}
+	}
+	ref, scale := t.ref, t.scale
+	if !t.open {
+		ref, scale = s.reference(), b.scale
+	}
+	level := s.currentLevel(res, ref, scale)
+	thr := shiftFloor * m
+	c := ref + off
+	v := verdict{value: value, baseline: untransform(c), lo: untransform(c - thr), hi: untransform(c + thr), ref: ref, scale: scale}
+	if dev := badness(r.Direction, level-ref); dev >= thr {
+		v.bad = true
+		v.critical = dev >= criticalShift*thr
+		s.cusum = [2]float64{}
+	}
+	return v
+}
+
+// reference is the median of the window's residuals older than the latest
+// shiftN-1 (the current one is not in the window yet).
+func (s *State) reference() float64 {
+	var buf [window]float64
+	o := buf[:max(s.winN-(shiftN-1), 1)]
+	for i := range o {
+		o[i] = s.recent(shiftN - 1 + i)
+	}
+	return median(o)
+}
+
+// currentLevel is the mean of res and the latest shiftN-1 residuals, each
+// clipped to ref ± levelClip (at least clipScales x scale): one outlier
+// cannot make a level.
+func (s *State) currentLevel(res, ref, scale float64) float64 {
+	w := max(clipScales*scale, levelClip)
+	lo, hi := ref-w, ref+w
+	sum := clamp(res, lo, hi)
+	for i := range shiftN - 1 {
+		sum += clamp(s.recent(i), lo, hi)
+	}
+	return sum / shiftN
 }
 
 func untransform(y float64) float64 { return max(math.Expm1(y), 0) }
 
-// spikeVerdict: the residual res is more than spikeK robust scales from
-// the window's median in the bad direction.
-func spikeVerdict(r Rule, l Level, b baseline, res, off, value float64) verdict {
-	if l == Off {
-		return verdict{}
+// tailEdge is the lower edge of tail bin j.
+func tailEdge(j int) float64 { return tailFirst * math.Pow(tailGrowth, float64(j)) }
+
+// learnTail counts a value that lay z robust scales out in the bad
+// direction and lets the older counts decay.
+func (s *State) learnTail(z float64) {
+	const keep = 1 - 1.0/tailMemory
+	for j := range s.tail {
+		s.tail[j] *= keep
 	}
-	thr := spikeK * b.scale * multiplier(l)
-	return band(r, res-b.median, b.median+off, thr, value)
+	s.tailTotal = s.tailTotal*keep + 1
+	if z < tailFirst {
+		return
+	}
+	j := int(math.Log(z/tailFirst) / math.Log(tailGrowth))
+	s.tail[min(j, tailBins-1)]++
 }
 
-// shiftVerdict: the median of the latest shiftN residuals (res the
-// latest) lies more than the shift threshold from the reference level in
-// the bad direction. The reference is the median of the older residuals
-// in the window; while a shift episode is open, the level and scale it
-// left (so that the new level does not become normal while it lasts).
-func (s *State) shiftVerdict(r Rule, l Level, b baseline, res, off, value float64) verdict {
-	older := s.winN - (shiftN - 1)
-	if l == Off || older < minPoints {
-		return verdict{}
-	}
-	var sb [shiftN]float64
-	sb[0] = res
-	for i := 1; i < shiftN; i++ {
-		sb[i] = s.recent(i - 1)
-	}
-	t := &s.tracks[passIndex(Shift)]
-	ref, scale := t.ref, t.scale
-	if !t.open {
-		var ob [window]float64
-		o := ob[:older]
-		for i := range o {
-			o[i] = s.recent(shiftN - 1 + i)
+// tailThreshold is the lowest bin edge beyond which at most tailRate of
+// the client's values lay (0 when even the first edge is rarely passed).
+func (s *State) tailThreshold() float64 {
+	beyond := 0.0
+	for j := tailBins - 1; j >= 0; j-- {
+		beyond += s.tail[j]
+		if beyond > tailRate*s.tailTotal {
+			return tailEdge(j + 1)
 		}
-		ref, scale = median(o), b.scale
 	}
-	thr := max(shiftK*scale, shiftFloor) * multiplier(l)
-	v := band(r, median(sb[:])-ref, ref+off, thr, value)
-	v.ref, v.scale = ref, scale
-	return v
+	return 0
 }
 
 // offset is the time-of-day correction of hour h: how far its profile
-// lies from the mean of the profile's ready hours (0 until it is ready).
+// lies from the mean of the profile's ready hours (0 until at least half
+// the hours are ready).
 func (s *State) offset(h int) float64 {
 	if s.profile[h].n < profileReady {
 		return 0
@@ -119,13 +231,19 @@ func (s *State) offset(h int) float64 {
 	return s.profile[h].mean - sum/float64(n)
 }
 
-// learnProfile moves hour h's profile towards y (a transformed value).
-func (s *State) learnProfile(h int, y float64) {
+// learnProfile moves hour h's profile towards y (a transformed value) by
+// profileAlpha of the difference clipped to ±scale (when scale > 0): the
+// bin follows the hour's typical value, not its outliers.
+func (s *State) learnProfile(h int, y, scale float64) {
 	b := &s.profile[h]
+	d := y - b.mean
+	if scale > 0 {
+		d = clamp(d, -scale, scale)
+	}
 	if b.n == 0 {
 		b.mean = y
 	} else {
-		b.mean += profileAlpha * (y - b.mean)
+		b.mean += profileAlpha * d
 	}
 	if b.n < math.MaxUint16 {
 		b.n++

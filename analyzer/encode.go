@@ -31,6 +31,12 @@ func (s *State) MarshalBinary() ([]byte, error) {
 		b = appendFloat(b, h.mean)
 		b = binary.AppendUvarint(b, uint64(h.n))
 	}
+	for _, f := range s.tail {
+		b = appendFloat(b, f)
+	}
+	b = appendFloat(b, s.tailTotal)
+	b = appendFloat(b, s.cusum[0])
+	b = appendFloat(b, s.cusum[1])
 	for i := range s.tracks {
 		b = appendTrack(b, &s.tracks[i])
 	}
@@ -55,6 +61,11 @@ func (s *State) UnmarshalBinary(data []byte) error {
 		n.profile[i].mean = d.float()
 		n.profile[i].n = int(d.uvarint(math.MaxUint16))
 	}
+	for i := range n.tail {
+		n.tail[i] = d.float()
+	}
+	n.tailTotal = d.float()
+	n.cusum[0], n.cusum[1] = d.float(), d.float()
 	for i := range n.tracks {
 		d.track(&n.tracks[i])
 	}

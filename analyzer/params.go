@@ -10,23 +10,37 @@ const (
 	minScale   = 0.05 // least robust scale: excursions under ~5 % per scale unit never count
 	clipScales = 6.0  // a value enters the baseline clipped to median ± clipScales x scale
 
-	spikeK = 4.5 // spike threshold, in robust scales from the median
+	spikeK = 4.5 // spike threshold, in robust scales from the median, at least...
 
-	shiftN     = 6    // the latest values whose median is compared with the older ones'
-	shiftK     = 3.0  // shift threshold in robust scales...
-	shiftFloor = 0.22 // ...and at least this far (ln 1.25: a change of a quarter)
+	// ...and beyond the client's own tail: the distance (in robust scales)
+	// exceeded by at most tailRate of its values (decayed over tailMemory
+	// values), read off a histogram of tailBins bins growing geometrically.
+	tailRate   = 1.0 / 1000
+	tailMemory = 2000
+	tailBins   = 32
+	tailFirst  = 3.0  // the lower edge of the first bin
+	tailGrowth = 1.25 // each bin's lower edge is the previous one's times this
+
+	criticalSpike = 0.6931 // a spike beyond its band's edge by ln 2 (twice / half the edge value) is critical
+
+	shiftN     = 6    // the latest values whose winsorised mean is the current level
+	shiftClip  = 3.0  // CUSUM: z clipped to ±shiftClip...
+	shiftDrift = 1.0  // ...less this drift per value...
+	shiftH     = 6.0  // ...summed beyond this: a shift...
+	shiftFloor = 0.22 // ...when the current level lies this far from the reference (ln 1.25: a quarter)
+	levelClip  = 1.0  // the current level's values are clipped to the reference ± this (ln e)
 
 	maxShiftAge = 48 * time.Hour // a shift older than this is the new normal: resolved
 
-	criticalFactor = 2.0 // an excursion this many times the threshold is critical
+	criticalShift = 2.0 // a shift this many times its floor is critical
 
 	profileAlpha = 0.2 // weight of a new value in its hour's profile
 	profileReady = 3   // values an hour needs before the profile corrects it
 
-	steadyIntervals  = 8   // intervals a client must have reported at before silence counts
-	steadySpread     = 3.0 // ...with the upper quartile interval at most this times the median
-	silenceIntervals = 6.0 // silence longer than this many median intervals: stopped reporting
-	minSilence       = time.Hour
+	steadyIntervals  = 8             // intervals a client must have reported at before silence counts
+	steadySpread     = 3.0           // ...with the upper quartile interval at most this times the median
+	silenceIntervals = 12.0          // silence longer than this many median intervals: stopped reporting...
+	minSilence       = 6 * time.Hour // ...and at least this long
 )
 
 // How an episode resolves: after this many consecutive values inside the

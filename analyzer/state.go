@@ -1,7 +1,6 @@
 package analyzer
 
 import (
-	"math"
 	"slices"
 	"time"
 )
@@ -29,6 +28,15 @@ type State struct {
 	gapN, gapI int
 
 	profile [hours]hourBin // time-of-day profile of the transformed value (UTC hours)
+
+	// tail is the decayed count of values by how far out in the bad
+	// direction they lay (bin j: tailEdge(j) <= z < tailEdge(j+1), z in
+	// robust scales), tailTotal the decayed count of every value: the
+	// client's own tail, which raises the spike threshold of a jumpy metric.
+	tail      [tailBins]float64
+	tailTotal float64
+
+	cusum [2]float64 // shift: Page's CUSUM of clipped z, upwards and downwards
 
 	tracks [3]track // by passIndex
 }
@@ -120,22 +128,10 @@ func (s *State) Observe(r Rule, lv LevelFunc, p Point) []Change {
 	}
 	changes = s.judge(r, levelOf(r, lv, DataQuality), DataQuality, p, verdict{}, changes)
 
-	x := math.Log1p(p.Value)
-	h := p.At.UTC().Hour()
-	off := s.offset(h)
-	res := x - off
 	if t := &s.tracks[passIndex(Shift)]; t.open && p.At.Sub(t.ep.FirstSeen) >= maxShiftAge {
 		changes = s.resolve(Shift, p.At, changes) // the new level has become the normal one
 	}
-	if s.winN >= minPoints {
-		b := s.baseline()
-		changes = s.judge(r, levelOf(r, lv, Spike), Spike, p, spikeVerdict(r, levelOf(r, lv, Spike), b, res, off, p.Value), changes)
-		changes = s.judge(r, levelOf(r, lv, Shift), Shift, p, s.shiftVerdict(r, levelOf(r, lv, Shift), b, res, off, p.Value), changes)
-		res = clamp(res, b.median-clipScales*b.scale, b.median+clipScales*b.scale)
-	}
-	s.push(res)
-	s.learnProfile(h, res+off)
-	return changes
+	return s.judgeValue(r, lv, p, changes)
 }
 
 // Sweep is the resolution sweep at time now: episodes of a client that

@@ -88,7 +88,9 @@ func (s *State) judgeValue(r Rule, lv LevelFunc, p Point, changes []Change) []Ch
 	hl := levelOf(r, lv, Shift)
 	changes = s.judge(r, hl, Shift, p, s.shiftVerdict(r, hl, b, res, z, off, p.Value), changes)
 
-	s.learnTail(badness(r.Direction, z))
+	if !s.tracks[passIndex(Shift)].open { // a shifted level does not widen the band
+		s.learnTail(badness(r.Direction, res-b.median))
+	}
 	s.push(clamp(res, b.median-clipScales*b.scale, b.median+clipScales*b.scale))
 	s.learnProfile(h, y, b.scale)
 	return changes
@@ -101,13 +103,16 @@ func (s *State) spikeVerdict(r Rule, l Level, b baseline, z, off, value float64)
 	if l == Off {
 		return verdict{}
 	}
-	k := max(spikeK, s.tailThreshold()) * multiplier(l)
-	thr := k * b.scale
+	k := spikeK
+	if s.tailTotal < tailWarm {
+		k = warmK
+	}
+	thr := max(k*b.scale, s.tailThreshold()) * multiplier(l)
 	c := b.median + off
 	v := verdict{value: value, baseline: untransform(c), lo: untransform(c - thr), hi: untransform(c + thr)}
-	if out := badness(r.Direction, z) - k; out > 0 {
+	if out := badness(r.Direction, z*b.scale) - thr; out > 0 {
 		v.bad = true
-		v.critical = out*b.scale >= criticalSpike
+		v.critical = out >= criticalSpike
 	}
 	return v
 }
@@ -183,8 +188,8 @@ func untransform(y float64) float64 { return max(math.Expm1(y), 0) }
 // tailEdge is the lower edge of tail bin j.
 func tailEdge(j int) float64 { return tailFirst * math.Pow(tailGrowth, float64(j)) }
 
-// learnTail counts a value that lay z robust scales out in the bad
-// direction and lets the older counts decay.
+// learnTail counts a value that lay z out from the median in the bad
+// direction (transformed scale) and lets the older counts decay.
 func (s *State) learnTail(z float64) {
 	const keep = 1 - 1.0/tailMemory
 	for j := range s.tail {
@@ -198,17 +203,27 @@ func (s *State) learnTail(z float64) {
 	s.tail[min(j, tailBins-1)]++
 }
 
-// tailThreshold is the lowest bin edge beyond which at most tailRate of
-// the client's values lay (0 when even the first edge is rarely passed).
+// tailThreshold is the spike threshold the client's own tail asks for
+// (transformed scale): q1 + tailMult x (q1 - q5).
 func (s *State) tailThreshold() float64 {
+	q1, q5 := s.tailQuantile(0.01), s.tailQuantile(0.05)
+	return q1 + tailMult*(q1-q5)
+}
+
+// tailQuantile is the distance exceeded by a fraction p of the counted
+// values, interpolated geometrically inside its bin (tailFirst when
+// fewer than p lay beyond tailFirst).
+func (s *State) tailQuantile(p float64) float64 {
+	want := p * s.tailTotal
 	beyond := 0.0
 	for j := tailBins - 1; j >= 0; j-- {
-		beyond += s.tail[j]
-		if beyond > tailRate*s.tailTotal {
-			return tailEdge(j + 1)
+		if c := s.tail[j]; beyond+c >= want && c > 0 {
+			f := (want - beyond) / c // the share of bin j beyond the quantile
+			return tailEdge(j) * math.Pow(tailGrowth, 1-f)
 		}
+		beyond += s.tail[j]
 	}
-	return 0
+	return tailFirst
 }
 
 // offset is the time-of-day correction of hour h: how far its profile

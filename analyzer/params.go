@@ -12,14 +12,21 @@ const (
 
 	spikeK = 4.5 // spike threshold, in robust scales from the median, at least...
 
-	// ...and beyond the client's own tail: the distance (in robust scales)
-	// exceeded by at most tailRate of its values (decayed over tailMemory
-	// values), read off a histogram of tailBins bins growing geometrically.
-	tailRate   = 1.0 / 1000
+	// ...and at least the client's own tail extrapolated: q1 + tailMult x
+	// (q1 - q5), where q1 and q5 are the distances from the median (on the
+	// transformed scale, bad direction) exceeded by 1 % and 5 % of its
+	// values, read off a decayed histogram (memory tailMemory values,
+	// tailBins bins from tailFirst, each tailGrowth times the previous).
+	// A jumpy or heavy-tailed metric gets a wider band; a metric that is
+	// mostly 0 is judged against its nonzero values. Until tailWarm values
+	// are counted, at least warmK robust scales.
+	tailMult   = 2.5
 	tailMemory = 2000
-	tailBins   = 32
-	tailFirst  = 3.0  // the lower edge of the first bin
-	tailGrowth = 1.25 // each bin's lower edge is the previous one's times this
+	tailBins   = 50
+	tailFirst  = 0.01
+	tailGrowth = 1.2
+	tailWarm   = 200
+	warmK      = 7.0
 
 	criticalSpike = 0.6931 // a spike beyond its band's edge by ln 2 (twice / half the edge value) is critical
 

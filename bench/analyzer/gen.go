@@ -30,7 +30,7 @@ var shapes = []shape{
 	{rule: "speedtest-ping", baseLo: 6, baseHi: 60, sdLo: 0.06, sdHi: 0.2, tailDF: 3, dailyLo: 0.05, dailyHi: 0.3},
 	{rule: "web-plt", baseLo: 500, baseHi: 4000, sdLo: 0.1, sdHi: 0.25, tailDF: 3, dailyLo: 0, dailyHi: 0.2},
 	{rule: "dns-resolve-time", baseLo: 5, baseHi: 80, sdLo: 0.15, sdHi: 0.35, tailDF: 2.5, dailyLo: 0, dailyHi: 0.15},
-	{rule: "video-stalling", baseLo: 300, baseHi: 2000, sdLo: 0.6, sdHi: 1.0, tailDF: 5, dailyLo: 0, dailyHi: 0.6, nonzeroLo: 0.03, nonzeroHi: 0.15},
+	{rule: "video-stalling", baseLo: 300, baseHi: 2000, sdLo: 0.5, sdHi: 0.8, tailDF: 5, dailyLo: 0, dailyHi: 0.6, nonzeroLo: 0.03, nonzeroHi: 0.15},
 	{rule: "conferencing-packet-loss", baseLo: 0.05, baseHi: 0.6, sdLo: 0.5, sdHi: 0.9, tailDF: 5, dailyLo: 0, dailyHi: 0.4, nonzeroLo: 0.1, nonzeroHi: 0.5},
 	{rule: "gaming-latency", baseLo: 15, baseHi: 80, sdLo: 0.05, sdHi: 0.15, tailDF: 3, dailyLo: 0.05, dailyHi: 0.25},
 	{rule: "gaming-fps", baseLo: 45, baseHi: 60, sdLo: 0.02, sdHi: 0.06, tailDF: 3, dailyLo: 0, dailyHi: 0.08, capAt: 60},
@@ -124,9 +124,11 @@ func generate(seed uint64, sh shape, weeks float64, withAnomalies bool) labelled
 			switch what := []string{"spike", "spike", "shift", "shift", "impossible", "silence"}[rng.IntN(6)]; what {
 			case "spike":
 				e := effect{what: what, from: at, to: at.Add(time.Duration(1+rng.IntN(2)) * c.cadence)}
-				e.factor = math.Exp(bad * uniform(rng, 1.0, 2.3)) // 2.7x to 10x (down: to 37 % .. 10 %)
-				if sh.nonzeroHi > 0 {
-					e.absolute = c.base * math.Exp(uniform(rng, 2.5, 3.5)) // far beyond the usual nonzero values
+				// well beyond the client's own variability: 6 to 10 noise sds out
+				// on the log scale, and at least 2.7x (down: to 37 %)
+				e.factor = math.Exp(bad * max(1, uniform(rng, 6, 10)*c.sd))
+				if sh.nonzeroHi > 0 { // far beyond the usual nonzero values
+					e.absolute = min(c.base*math.Exp(uniform(rng, 4.5, 6)*c.sd), 120_000)
 				}
 				effects = append(effects, e)
 				labels = append(labels, anomaly{pass: analyzer.Spike, what: what, start: at})
@@ -140,7 +142,7 @@ func generate(seed uint64, sh shape, weeks float64, withAnomalies bool) labelled
 				effects = append(effects, e)
 				labels = append(labels, anomaly{pass: analyzer.Shift, what: what, start: at})
 			case "impossible":
-				effects = append(effects, effect{what: what, from: at, to: at.Add(c.cadence / 2)})
+				effects = append(effects, effect{what: what, from: at, to: at.Add(c.cadence * 23 / 20)}) // the next one or two points
 				labels = append(labels, anomaly{pass: analyzer.DataQuality, what: what, start: at})
 			case "silence":
 				effects = append(effects, effect{what: what, from: at, to: at.Add(time.Duration(uniform(rng, 12, 48) * float64(time.Hour)))})

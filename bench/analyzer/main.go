@@ -166,7 +166,11 @@ func score(l labelled, eps []analyzer.Episode, passes map[analyzer.Pass]*passSta
 		if found[i] {
 			passes[a.pass].detected++
 		} else if verbose {
-			fmt.Printf("missed %s %s (%s) at row %d of %d\n", l.rule.ID, a.pass, a.what, a.row, rows)
+			fmt.Printf("missed %s %s (%s) at row %d of %d:", l.rule.ID, a.pass, a.what, a.row, rows)
+			for j := max(a.row-3, 0); j < min(a.row+4, rows); j++ {
+				fmt.Printf(" %.4g%s", l.points[j].Value, l.points[j].Problem)
+			}
+			fmt.Println()
 		}
 	}
 	sort.Ints(sc.Detections)

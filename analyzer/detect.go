@@ -83,31 +83,45 @@ func (s *State) judgeValue(r Rule, lv LevelFunc, p Point, changes []Change) []Ch
 	b := s.baseline()
 	z := (res - b.median) / b.scale
 
+	thr := s.spikeThreshold(b)
 	sl := levelOf(r, lv, Spike)
-	changes = s.judge(r, sl, Spike, p, s.spikeVerdict(r, sl, b, z, off, p.Value), changes)
+	changes = s.judge(r, sl, Spike, p, spikeVerdict(r, sl, b, thr, z, off, p.Value), changes)
 	hl := levelOf(r, lv, Shift)
 	changes = s.judge(r, hl, Shift, p, s.shiftVerdict(r, hl, b, res, z, off, p.Value), changes)
 
-	if !s.tracks[passIndex(Shift)].open { // a shifted level does not widen the band
-		s.learnTail(badness(r.Direction, res-b.median))
+	// Once warm, the tail learns a value no farther out than the threshold
+	// (a spike widens the band no more than a normal value could), shiftN values
+	// later and only if no shift opened meanwhile (a shifted level, even
+	// before it is recognised, does not widen it at all).
+	d := badness(r.Direction, res-b.median)
+	if s.tailTotal >= tailWarm {
+		d = min(d, thr)
 	}
+	s.learnTailLater(d)
 	s.push(clamp(res, b.median-clipScales*b.scale, b.median+clipScales*b.scale))
 	s.learnProfile(h, y, b.scale)
 	return changes
 }
 
-// spikeVerdict: z lies beyond the spike threshold in the bad direction:
-// spikeK robust scales, or the client's own tail if that is farther out,
-// times the level's multiplier.
-func (s *State) spikeVerdict(r Rule, l Level, b baseline, z, off, value float64) verdict {
-	if l == Off {
-		return verdict{}
-	}
+// spikeThreshold is the distance from the median (transformed scale)
+// beyond which a value is a spike at the default level: spikeK robust
+// scales (warmK while the tail is being learnt), or the client's own tail
+// if that lies farther out.
+func (s *State) spikeThreshold(b baseline) float64 {
 	k := spikeK
 	if s.tailTotal < tailWarm {
 		k = warmK
 	}
-	thr := max(k*b.scale, s.tailThreshold()) * multiplier(l)
+	return max(k*b.scale, s.tailThreshold())
+}
+
+// spikeVerdict: z lies beyond the spike threshold thr times the level's
+// multiplier in the bad direction.
+func spikeVerdict(r Rule, l Level, b baseline, thr, z, off, value float64) verdict {
+	if l == Off {
+		return verdict{}
+	}
+	thr *= multiplier(l)
 	c := b.median + off
 	v := verdict{value: value, baseline: untransform(c), lo: untransform(c - thr), hi: untransform(c + thr)}
 	if out := badness(r.Direction, z*b.scale) - thr; out > 0 {
@@ -184,6 +198,22 @@ func (s *State) currentLevel(res, ref, scale float64) float64 {
 }
 
 func untransform(y float64) float64 { return max(math.Expm1(y), 0) }
+
+// learnTailLater queues d for the tail and learns the one queued shiftN
+// values ago, unless a shift is open; opening a shift empties the queue.
+func (s *State) learnTailLater(d float64) {
+	if s.tracks[passIndex(Shift)].open {
+		s.pendingN = 0
+		return
+	}
+	if s.pendingN == shiftN {
+		s.learnTail(s.pending[0])
+		copy(s.pending[:], s.pending[1:])
+		s.pendingN--
+	}
+	s.pending[s.pendingN] = d
+	s.pendingN++
+}
 
 // tailEdge is the lower edge of tail bin j.
 func tailEdge(j int) float64 { return tailFirst * math.Pow(tailGrowth, float64(j)) }

@@ -35,6 +35,10 @@ func (s *State) MarshalBinary() ([]byte, error) {
 		b = appendFloat(b, f)
 	}
 	b = appendFloat(b, s.tailTotal)
+	b = binary.AppendUvarint(b, uint64(s.pendingN))
+	for _, f := range s.pending[:s.pendingN] {
+		b = appendFloat(b, f)
+	}
 	b = appendFloat(b, s.cusum[0])
 	b = appendFloat(b, s.cusum[1])
 	for i := range s.tracks {
@@ -65,6 +69,10 @@ func (s *State) UnmarshalBinary(data []byte) error {
 		n.tail[i] = d.float()
 	}
 	n.tailTotal = d.float()
+	n.pendingN = int(d.uvarint(shiftN))
+	for i := range n.pendingN {
+		n.pending[i] = d.float()
+	}
 	n.cusum[0], n.cusum[1] = d.float(), d.float()
 	for i := range n.tracks {
 		d.track(&n.tracks[i])

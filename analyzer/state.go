@@ -35,6 +35,8 @@ type State struct {
 	// client's own tail, which raises the spike threshold of a jumpy metric.
 	tail      [tailBins]float64
 	tailTotal float64
+	pending   [shiftN]float64 // distances waiting to be learnt (learnTailLater)
+	pendingN  int
 
 	cusum [2]float64 // shift: Page's CUSUM of clipped z, upwards and downwards
 

@@ -384,3 +384,28 @@ func TestCatalogue(t *testing.T) {
 		}
 	}
 }
+
+// The incremental sorted window answers what sorting the window answers.
+func TestBaselineMatchesSorting(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	s := NewState()
+	for i := range 500 {
+		v := rng.NormFloat64()
+		if rng.IntN(3) == 0 {
+			v = 0 // ties, as a mostly-0 metric has
+		}
+		s.push(v)
+		w := append([]float64(nil), s.win[:s.winN]...)
+		med := median(w)
+		dev := make([]float64, len(w))
+		mean := 0.0
+		for j := range w {
+			dev[j] = math.Abs(w[j] - med)
+			mean += dev[j]
+		}
+		want := max(1.4826*median(dev), 1.2533*mean/float64(len(w)), minScale)
+		if b := s.baseline(); math.Abs(b.median-med) > 1e-12 || math.Abs(b.scale-want) > 1e-12 {
+			t.Fatalf("after %d values: %+v, want median %v scale %v", i+1, b, med, want)
+		}
+	}
+}

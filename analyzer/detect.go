@@ -14,18 +14,51 @@ type baseline struct {
 // 1.4826 x the median absolute deviation and 1.2533 x the mean absolute
 // deviation (both estimate a normal sd; the second stays above zero for
 // a metric that is mostly 0, such as stalling time), at least minScale.
+// It reads the sorted window: no sorting, no allocation.
 func (s *State) baseline() baseline {
-	var buf [window]float64
-	w := buf[:s.winN]
-	copy(w, s.win[:s.winN])
-	med := median(w)
+	w := s.sorted[:s.winN]
+	med := sortedMedian(w)
+	split, _ := slices.BinarySearch(w, med) // w[:split] < med <= w[split:]
 	mean := 0.0
-	for i := range w {
-		w[i] = math.Abs(w[i] - med)
-		mean += w[i]
+	for _, v := range w {
+		mean += math.Abs(v - med)
 	}
 	mean /= float64(len(w))
-	return baseline{median: med, scale: max(1.4826*median(w), 1.2533*mean, minScale)}
+	return baseline{median: med, scale: max(1.4826*deviationMedian(w, med, split), 1.2533*mean, minScale)}
+}
+
+// sortedMedian is the median of w, sorted.
+func sortedMedian(w []float64) float64 {
+	n := len(w)
+	if n%2 == 1 {
+		return w[n/2]
+	}
+	return (w[n/2-1] + w[n/2]) / 2
+}
+
+// deviationMedian is the median of |w[i] - med| for w sorted, split the
+// first index of a value not below med: the deviations grow outwards
+// from split on both sides, so merging the two runs finds the middle
+// ones in len(w)/2 steps.
+func deviationMedian(w []float64, med float64, split int) float64 {
+	n := len(w)
+	lo, hi := split-1, split
+	next := func() float64 {
+		if hi >= n || lo >= 0 && med-w[lo] <= w[hi]-med {
+			lo--
+			return med - w[lo+1]
+		}
+		hi++
+		return w[hi-1] - med
+	}
+	var prev, cur float64
+	for range n/2 + 1 {
+		prev, cur = cur, next()
+	}
+	if n%2 == 1 {
+		return cur
+	}
+	return (prev + cur) / 2
 }
 
 // median sorts w and answers its median.
@@ -215,8 +248,13 @@ func (s *State) learnTailLater(d float64) {
 	s.pendingN++
 }
 
-// tailEdge is the lower edge of tail bin j.
-func tailEdge(j int) float64 { return tailFirst * math.Pow(tailGrowth, float64(j)) }
+// tailEdges are the lower edges of the tail's bins.
+var tailEdges = func() (e [tailBins + 1]float64) {
+	for j := range e {
+		e[j] = tailFirst * math.Pow(tailGrowth, float64(j))
+	}
+	return e
+}()
 
 // learnTail counts a value that lay z out from the median in the bad
 // direction (transformed scale) and lets the older counts decay.
@@ -249,7 +287,7 @@ func (s *State) tailQuantile(p float64) float64 {
 	for j := tailBins - 1; j >= 0; j-- {
 		if c := s.tail[j]; beyond+c >= want && c > 0 {
 			f := (want - beyond) / c // the share of bin j beyond the quantile
-			return tailEdge(j) * math.Pow(tailGrowth, 1-f)
+			return tailEdges[j+1] * math.Pow(tailGrowth, -f)
 		}
 		beyond += s.tail[j]
 	}

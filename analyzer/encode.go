@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -60,6 +61,8 @@ func (s *State) UnmarshalBinary(data []byte) error {
 	n.points = d.varint()
 	n.last = d.varint()
 	n.winN, n.winI = d.ring(n.win[:])
+	copy(n.sorted[:], n.win[:n.winN])
+	slices.Sort(n.sorted[:n.winN])
 	n.gapN, n.gapI = d.ring(n.gaps[:])
 	for i := range n.profile {
 		n.profile[i].mean = d.float()

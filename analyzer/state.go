@@ -23,16 +23,18 @@ type State struct {
 
 	win        [window]float64 // ring of residuals, oldest first from winI when full
 	winN, winI int
+	sorted     [window]float64 // the window's residuals in order (not encoded: rebuilt)
 
 	gaps       [maxGaps]float64 // ring of seconds between consecutive points
 	gapN, gapI int
 
 	profile [hours]hourBin // time-of-day profile of the transformed value (UTC hours)
 
-	// tail is the decayed count of values by how far out in the bad
-	// direction they lay (bin j: tailEdge(j) <= z < tailEdge(j+1), z in
-	// robust scales), tailTotal the decayed count of every value: the
-	// client's own tail, which raises the spike threshold of a jumpy metric.
+	// tail is the decayed count of values by how far from the median they
+	// lay in the bad direction on the transformed scale (bin j: from
+	// tailEdges[j] to tailEdges[j+1]), tailTotal the decayed count of every
+	// value: the client's own tail, which widens the spike band of a jumpy
+	// or mostly-0 metric.
 	tail      [tailBins]float64
 	tailTotal float64
 	pending   [shiftN]float64 // distances waiting to be learnt (learnTailLater)
@@ -145,7 +147,7 @@ func (s *State) Sweep(r Rule, lv LevelFunc, now time.Time) []Change {
 
 // expire applies what the silence since the latest point means at now.
 func (s *State) expire(r Rule, lv LevelFunc, now int64, changes []Change) []Change {
-	if s.last == 0 {
+	if s.last == 0 || now-s.last < int64(minSilence)*3/4 { // no silence limit is shorter
 		return changes
 	}
 	limit := s.silenceLimit(levelOf(r, lv, DataQuality))
@@ -189,7 +191,19 @@ func (s *State) pushGap(sec float64) {
 	s.gapN = min(s.gapN+1, maxGaps)
 }
 
+// push adds res to the window, the oldest leaving a full one, and keeps
+// sorted in step.
 func (s *State) push(res float64) {
+	n := s.winN
+	if n == window {
+		old := s.win[s.winI]
+		i, _ := slices.BinarySearch(s.sorted[:n], old)
+		copy(s.sorted[i:n-1], s.sorted[i+1:n])
+		n--
+	}
+	i, _ := slices.BinarySearch(s.sorted[:n], res)
+	copy(s.sorted[i+1:n+1], s.sorted[i:n])
+	s.sorted[i] = res
 	s.win[s.winI] = res
 	s.winI = (s.winI + 1) % window
 	s.winN = min(s.winN+1, window)

@@ -409,3 +409,133 @@ func TestBaselineMatchesSorting(t *testing.T) {
 		}
 	}
 }
+
+// stalls is a mostly-0 stalling time: 10 % of sessions stall, for about a
+// second (lognormal), more often in the evening.
+func stalls(seed uint64) func(int) float64 {
+	rng := rand.New(rand.NewPCG(seed, 2))
+	return func(i int) float64 {
+		evening := 1 + math.Cos(2*math.Pi*float64(i%48-40)/48)
+		if rng.Float64() >= 0.07*evening {
+			return 0
+		}
+		return math.Round(1000 * math.Exp(0.6*rng.NormFloat64()))
+	}
+}
+
+func TestHeavyTailedStallingAlarmsOnlyOnOutsizedStalls(t *testing.T) {
+	r := rule("video-stalling")
+	ps := series(4*7*48, stalls(5))
+	_, cs := run(r, Default, ps)
+	var late []Episode
+	for _, e := range opened(cs, Spike) {
+		if e.FirstSeen.After(t0.Add(7 * 24 * time.Hour)) { // after the first week's learning
+			late = append(late, e)
+		}
+	}
+	if len(late) > 1 || len(opened(cs, Shift)) > 1 {
+		t.Fatalf("ordinary stalls raised %d spikes after the first week, %d shifts", len(late), len(opened(cs, Shift)))
+	}
+	ps[1000].Value = 60000 // a minute of stalling
+	_, cs = run(r, Default, ps)
+	for _, e := range opened(cs, Spike) {
+		if e.FirstSeen.Equal(ps[1000].At) {
+			if e.Severity != Critical {
+				t.Fatalf("a minute of stalling: %+v, want critical", e)
+			}
+			return
+		}
+	}
+	t.Fatal("a minute of stalling raised no spike")
+}
+
+func TestADailyCycleIsNotAnAnomaly(t *testing.T) {
+	noise := noisy(8, 1, 0.05)
+	ps := series(4*7*48, func(i int) float64 {
+		evening := (1 + math.Cos(2*math.Pi*float64(i%48-42)/48)) / 2
+		return 100 * math.Exp(-0.4*evening) * noise(i) // a third less every evening
+	})
+	_, cs := run(rule("speedtest-download"), Default, ps)
+	var after []Episode
+	for _, c := range cs {
+		if c.Kind == Opened && c.Episode.FirstSeen.After(t0.Add(4*24*time.Hour)) {
+			after = append(after, c.Episode)
+		}
+	}
+	if len(after) > 1 {
+		t.Fatalf("%d episodes on a daily cycle after it was learnt: %+v", len(after), after[0])
+	}
+}
+
+func TestLatencyDoublingIsACriticalShift(t *testing.T) {
+	base := noisy(12, 20, 0.1)
+	ps := series(400, func(i int) float64 {
+		if i >= 250 && i < 274 { // twelve hours at twice the latency
+			return 2 * base(i)
+		}
+		return base(i)
+	})
+	_, cs := run(rule("speedtest-ping"), Default, ps)
+	eps := opened(cs, Shift)
+	if len(eps) != 1 || eps[0].FirstSeen.Before(ps[250].At) || eps[0].FirstSeen.After(ps[254].At) {
+		t.Fatalf("shift episodes %+v", eps)
+	}
+	var last Episode
+	for _, c := range cs {
+		if c.Episode.ID == eps[0].ID {
+			last = c.Episode
+		}
+	}
+	if last.Severity != Critical || !last.Resolved || last.ResolvedAt.Before(ps[274].At) {
+		t.Fatalf("at its end %+v", last)
+	}
+}
+
+func TestBothDirectionsAlarm(t *testing.T) {
+	r := Rule{ID: "custom", MeasurementType: "SpeedtestMeasurement", Metric: "statistic_values.ping",
+		Direction: Both, Unit: "ms", Passes: []Pass{Spike}, Enabled: true}
+	ps := series(300, noisy(13, 20, 0.05))
+	ps[200].Value, ps[250].Value = 80, 5
+	_, cs := run(r, Default, ps)
+	if eps := opened(cs, Spike); len(eps) != 2 || eps[0].Value != 80 || eps[1].Value != 5 {
+		t.Fatalf("spikes %+v", eps)
+	}
+	for _, c := range cs {
+		if c.Episode.Pass != Spike {
+			t.Fatalf("a pass the rule does not run: %+v", c)
+		}
+	}
+}
+
+func TestRecurrenceOpensANewEpisode(t *testing.T) {
+	ps := series(300, noisy(14, 80, 0.05))
+	ps[200].Value, ps[220].Value = 10, 10
+	_, cs := run(rule("speedtest-download"), Default, ps)
+	eps := opened(cs, Spike)
+	if len(eps) != 2 || eps[0].ID == eps[1].ID || kinds(cs)[Resolved] != 2 {
+		t.Fatalf("changes %+v", cs)
+	}
+}
+
+func TestASilentClientsEpisodesResolve(t *testing.T) {
+	r := rule("speedtest-download")
+	ps := series(200, noisy(15, 80, 0.05))
+	ps[199].Value = 10
+	s, cs := run(r, Default, ps)
+	if len(s.Open()) != 1 || len(opened(cs, Spike)) != 1 {
+		t.Fatalf("open %+v", s.Open())
+	}
+	off := func(p Pass) Level {
+		if p == DataQuality {
+			return Off
+		}
+		return Default
+	}
+	cs = s.Sweep(r, off, ps[199].At.Add(7*time.Hour))
+	if len(cs) != 1 || cs[0].Kind != Resolved || !cs[0].Episode.ResolvedAt.Equal(ps[199].At.Add(6*time.Hour)) {
+		t.Fatalf("sweep %+v, want the spike resolved six hours (12 intervals) after the last point", cs)
+	}
+	if len(s.Open()) != 0 {
+		t.Fatalf("still open %+v", s.Open())
+	}
+}

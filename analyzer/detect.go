@@ -103,24 +103,32 @@ func badness(d Direction, dev float64) float64 {
 }
 
 // judgeValue runs spike and shift on a usable value and learns from it.
-func (s *State) judgeValue(r Rule, lv LevelFunc, p Point, changes []Change) []Change {
+func (s *State) judgeValue(r Rule, ls levels, p Point, changes []Change) []Change {
 	y := math.Log1p(p.Value)
 	h := p.At.UTC().Hour()
 	off := s.offset(h)
 	res := y - off
 	if s.winN < minPoints {
+		centre := y
+		if s.winN > 0 {
+			centre = sortedMedian(s.sorted[:s.winN])
+		}
 		s.push(res)
-		s.learnProfile(h, y, 0)
+		s.learnProfile(h, y, centre, 0)
 		return changes
 	}
 	b := s.baseline()
 	z := (res - b.median) / b.scale
 
-	thr := s.spikeThreshold(b)
-	sl := levelOf(r, lv, Spike)
-	changes = s.judge(r, sl, Spike, p, spikeVerdict(r, sl, b, thr, z, off, p.Value), changes)
-	hl := levelOf(r, lv, Shift)
+	hl := ls.of(Shift)
 	changes = s.judge(r, hl, Shift, p, s.shiftVerdict(r, hl, b, res, z, off, p.Value), changes)
+	sb := b // while a shift lasts, spikes are excursions from the shifted level
+	if t := &s.tracks[passIndex(Shift)]; t.open {
+		sb = baseline{median: s.latestMedian(), scale: t.scale}
+	}
+	thr := s.spikeThreshold(sb)
+	sl := ls.of(Spike)
+	changes = s.judge(r, sl, Spike, p, spikeVerdict(r, sl, sb, thr, (res-sb.median)/sb.scale, off, p.Value), changes)
 
 	// Once warm, the tail learns a value no farther out than the threshold
 	// (a spike widens the band no more than a normal value could), shiftN values
@@ -132,7 +140,7 @@ func (s *State) judgeValue(r Rule, lv LevelFunc, p Point, changes []Change) []Ch
 	}
 	s.learnTailLater(d)
 	s.push(clamp(res, b.median-clipScales*b.scale, b.median+clipScales*b.scale))
-	s.learnProfile(h, y, b.scale)
+	s.learnProfile(h, y, b.median, b.scale)
 	return changes
 }
 
@@ -217,6 +225,15 @@ func (s *State) reference() float64 {
 	return median(o)
 }
 
+// latestMedian is the median of the latest shiftN residuals.
+func (s *State) latestMedian() float64 {
+	var buf [shiftN]float64
+	for i := range buf {
+		buf[i] = s.recent(i)
+	}
+	return median(buf[:])
+}
+
 // currentLevel is the mean of res and the latest shiftN-1 residuals, each
 // clipped to ref ± levelClip (at least clipScales x scale): one outlier
 // cannot make a level.
@@ -274,7 +291,9 @@ func (s *State) learnTail(z float64) {
 // tailThreshold is the spike threshold the client's own tail asks for
 // (transformed scale): q1 + tailMult x (q1 - q5).
 func (s *State) tailThreshold() float64 {
-	q1, q5 := s.tailQuantile(0.01), s.tailQuantile(0.05)
+	hi := max(tailHigh, tailFewest/s.tailTotal) // no fewer than tailFewest values decide
+	lo := max(tailLow, 4*hi)
+	q1, q5 := s.tailQuantile(hi), s.tailQuantile(lo)
 	return q1 + tailMult*(q1-q5)
 }
 
@@ -315,18 +334,18 @@ func (s *State) offset(h int) float64 {
 }
 
 // learnProfile moves hour h's profile towards y (a transformed value) by
-// profileAlpha of the difference clipped to ±scale (when scale > 0): the
-// bin follows the hour's typical value, not its outliers.
-func (s *State) learnProfile(h int, y, scale float64) {
+// profileAlpha of the difference clipped to ±scale: the bin follows the
+// hour's typical value, not its outliers. An hour's first value sets it
+// to centre, the window's median (y itself while there is none).
+func (s *State) learnProfile(h int, y, centre, scale float64) {
 	b := &s.profile[h]
-	d := y - b.mean
-	if scale > 0 {
-		d = clamp(d, -scale, scale)
-	}
-	if b.n == 0 {
-		b.mean = y
-	} else {
-		b.mean += profileAlpha * d
+	switch {
+	case b.n == 0:
+		b.mean = centre
+	case scale > 0:
+		b.mean += profileAlpha * clamp(y-b.mean, -scale, scale)
+	default:
+		b.mean += profileAlpha * (y - b.mean)
 	}
 	if b.n < math.MaxUint16 {
 		b.n++

@@ -20,7 +20,10 @@ const (
 	// A jumpy or heavy-tailed metric gets a wider band; a metric that is
 	// mostly 0 is judged against its nonzero values. Until tailWarm values
 	// are counted, at least warmK robust scales.
-	tailMult   = 2.5
+	tailMult   = 2.0
+	tailHigh   = 0.005
+	tailLow    = 0.02
+	tailFewest = 3 // the quantiles lie no farther out than this many values
 	tailMemory = 2000
 	tailBins   = 50
 	tailFirst  = 0.01
@@ -31,7 +34,7 @@ const (
 	criticalSpike = 0.6931 // a spike beyond its band's edge by ln 2 (twice / half the edge value) is critical
 
 	shiftN     = 6    // the latest values whose winsorised mean is the current level
-	shiftClip  = 3.0  // CUSUM: z clipped to ±shiftClip...
+	shiftClip  = 2.5  // CUSUM: z clipped to ±shiftClip...
 	shiftDrift = 1.0  // ...less this drift per value...
 	shiftH     = 6.0  // ...summed beyond this: a shift...
 	shiftFloor = 0.22 // ...when the current level lies this far from the reference (ln 1.25: a quarter)
@@ -44,10 +47,11 @@ const (
 	profileAlpha = 0.2 // weight of a new value in its hour's profile
 	profileReady = 3   // values an hour needs before the profile corrects it
 
-	steadyIntervals  = 8             // intervals a client must have reported at before silence counts
-	steadySpread     = 3.0           // ...with the upper quartile interval at most this times the median
-	silenceIntervals = 12.0          // silence longer than this many median intervals: stopped reporting...
-	minSilence       = 6 * time.Hour // ...and at least this long
+	steadyIntervals  = 8              // intervals a client must have reported at before silence counts
+	steadySpread     = 3.0            // ...with the upper quartile interval at most this times the median
+	silenceIntervals = 12.0           // silence longer than this many median intervals: stopped reporting...
+	minSilence       = 6 * time.Hour  // ...and at least this long
+	unsteadySilence  = 72 * time.Hour // an unsteady client's episodes resolve after this silence
 )
 
 // How an episode resolves: after this many consecutive values inside the

@@ -90,20 +90,30 @@ func passIndex(p Pass) int {
 // runs reports whether rule r runs pass p.
 func runs(r Rule, p Pass) bool { return slices.Contains(r.Passes, p) }
 
-// levelOf is the level of pass p, Off when r does not run it.
-func levelOf(r Rule, lv LevelFunc, p Pass) Level {
-	if !runs(r, p) {
-		return Off
+// levels are the level of each pass (by passIndex) for one point, asked
+// of lv once each; Off for a pass the rule does not run.
+type levels [3]Level
+
+func levelsOf(r Rule, lv LevelFunc) levels {
+	var ls levels
+	for _, p := range Passes {
+		l := Default
+		switch {
+		case !runs(r, p):
+			l = Off
+		case lv != nil:
+			switch l = lv(p); l {
+			case Off, Low, High:
+			default:
+				l = Default
+			}
+		}
+		ls[passIndex(p)] = l
 	}
-	if lv == nil {
-		return Default
-	}
-	switch l := lv(p); l {
-	case Off, Low, High:
-		return l
-	}
-	return Default
+	return ls
 }
+
+func (ls levels) of(p Pass) Level { return ls[passIndex(p)] }
 
 // Observe judges p against what came before it and returns what happened
 // to the episodes. Points older than the latest one seen are ignored.
@@ -112,7 +122,8 @@ func (s *State) Observe(r Rule, lv LevelFunc, p Point) []Change {
 	if s.last != 0 && at < s.last {
 		return nil
 	}
-	changes := s.expire(r, lv, at, nil)
+	ls := levelsOf(r, lv)
+	changes := s.expire(r, ls, at, nil)
 	if dq := &s.tracks[passIndex(DataQuality)]; dq.open && dq.ep.Reason == ReasonStopped {
 		changes = s.resolve(DataQuality, p.At, changes) // it reports again
 	}
@@ -128,49 +139,62 @@ func (s *State) Observe(r Rule, lv LevelFunc, p Point) []Change {
 	}
 	if why != "" {
 		v := verdict{bad: true, value: p.Value, reason: why}
-		return s.judge(r, levelOf(r, lv, DataQuality), DataQuality, p, v, changes)
+		return s.judge(r, ls.of(DataQuality), DataQuality, p, v, changes)
 	}
-	changes = s.judge(r, levelOf(r, lv, DataQuality), DataQuality, p, verdict{}, changes)
+	changes = s.judge(r, ls.of(DataQuality), DataQuality, p, verdict{}, changes)
 
 	if t := &s.tracks[passIndex(Shift)]; t.open && p.At.Sub(t.ep.FirstSeen) >= maxShiftAge {
 		changes = s.resolve(Shift, p.At, changes) // the new level has become the normal one
 	}
-	return s.judgeValue(r, lv, p, changes)
+	return s.judgeValue(r, ls, p, changes)
 }
 
 // Sweep is the resolution sweep at time now: episodes of a client that
 // stopped reporting are resolved and, when it reported steadily before,
 // a data_quality episode is opened for the silence.
 func (s *State) Sweep(r Rule, lv LevelFunc, now time.Time) []Change {
-	return s.expire(r, lv, now.UnixNano(), nil)
+	return s.expire(r, levelsOf(r, lv), now.UnixNano(), nil)
 }
 
-// expire applies what the silence since the latest point means at now.
-func (s *State) expire(r Rule, lv LevelFunc, now int64, changes []Change) []Change {
-	if s.last == 0 || now-s.last < int64(minSilence)*3/4 { // no silence limit is shorter
+// expire applies what the silence since the latest point means at now:
+// a steady client silent for its silence limit has stopped reporting (its
+// spike and shift episodes resolve then, and, unless data_quality is off,
+// a data_quality episode opens at the limit scaled by the level); the
+// episodes of an unsteady client resolve after unsteadySilence.
+func (s *State) expire(r Rule, ls levels, now int64, changes []Change) []Change {
+	if s.last == 0 || now-s.last < int64(minSilence)*3/4 { // no limit is shorter
 		return changes
 	}
-	limit := s.silenceLimit(levelOf(r, lv, DataQuality))
-	if limit == 0 || now-s.last < limit {
+	limit := s.silenceLimit()
+	stale := limit
+	if stale == 0 {
+		stale = int64(unsteadySilence)
+	}
+	if now-s.last >= stale {
+		at := time.Unix(0, s.last+stale).UTC()
+		changes = s.resolve(Spike, at, changes)
+		changes = s.resolve(Shift, at, changes)
+	}
+	dl := ls.of(DataQuality)
+	if limit == 0 || dl == Off {
+		return changes
+	}
+	limit = int64(float64(limit) * multiplier(dl))
+	dq := &s.tracks[passIndex(DataQuality)]
+	if now-s.last < limit || dq.open && dq.ep.Reason == ReasonStopped {
 		return changes
 	}
 	at := time.Unix(0, s.last+limit).UTC()
-	changes = s.resolve(Spike, at, changes)
-	changes = s.resolve(Shift, at, changes)
-	dq := &s.tracks[passIndex(DataQuality)]
-	if dq.open && dq.ep.Reason == ReasonStopped || levelOf(r, lv, DataQuality) == Off {
-		return changes
-	}
 	changes = s.resolve(DataQuality, at, changes)
 	return s.open(r, DataQuality, Point{At: at}, verdict{bad: true, reason: ReasonStopped}, changes)
 }
 
 // silenceLimit is how long a client that reported steadily may stay
-// silent before it counts as having stopped (nanoseconds), 0 when it
-// has not reported steadily or the pass is off: silenceIntervals times
-// its median interval, at least minSilence, scaled by the level.
-func (s *State) silenceLimit(l Level) int64 {
-	if s.gapN < steadyIntervals || l == Off {
+// silent before it counts as having stopped (nanoseconds, default
+// level), 0 when it has not reported steadily: silenceIntervals times its
+// median interval, at least minSilence.
+func (s *State) silenceLimit() int64 {
+	if s.gapN < steadyIntervals {
 		return 0
 	}
 	var buf [maxGaps]float64
@@ -181,8 +205,7 @@ func (s *State) silenceLimit(l Level) int64 {
 	if g[len(g)*3/4] > steadySpread*med {
 		return 0
 	}
-	limit := max(silenceIntervals*med, minSilence.Seconds()) * multiplier(l)
-	return int64(limit * 1e9)
+	return int64(max(silenceIntervals*med, minSilence.Seconds()) * 1e9)
 }
 
 func (s *State) pushGap(sec float64) {

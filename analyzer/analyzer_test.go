@@ -133,7 +133,7 @@ func TestShiftOpensOnALastingDrop(t *testing.T) {
 	if last.Severity != Critical || !last.Resolved || last.ID != eps[0].ID {
 		t.Fatalf("shift at its end %+v, want critical and resolved", last)
 	}
-	if n := len(opened(cs, Spike)); n > 1 {
+	if n := len(opened(cs, Spike)); n != 0 {
 		t.Fatalf("%d spike episodes on a shift", n)
 	}
 }
@@ -537,5 +537,79 @@ func TestASilentClientsEpisodesResolve(t *testing.T) {
 	}
 	if len(s.Open()) != 0 {
 		t.Fatalf("still open %+v", s.Open())
+	}
+}
+
+func TestAModerateSpikeOpensWhenItIsOver(t *testing.T) {
+	r := rule("speedtest-download")
+	ps := series(300, noisy(16, 80, 0.05))
+	ps[200].Value, ps[201].Value = 45, 48 // about 45 % down for two points: not critical
+	s := NewState()
+	for i, p := range ps {
+		cs := s.Observe(r, nil, p)
+		switch {
+		case i < 202 && len(cs) != 0:
+			t.Fatalf("point %d: %+v", i, cs)
+		case i == 202:
+			if len(cs) != 1 || cs[0].Kind != Opened || !cs[0].Episode.FirstSeen.Equal(ps[200].At) ||
+				!cs[0].Episode.LastSeen.Equal(ps[201].At) || cs[0].Episode.Value != 45 ||
+				cs[0].Episode.Severity != Warning || len(cs[0].Episode.MeasurementIDs) != 2 {
+				t.Fatalf("when the excursion ended: %+v", cs)
+			}
+		}
+	}
+}
+
+// The acceptance scenario at the analyzer's level: a month of a
+// probe's hourly measurements with a 40 % download shift for two days and
+// three stalling spikes raises exactly those episodes; the untouched probe
+// raises none.
+func TestAMonthOfAProbe(t *testing.T) {
+	const n = 30 * 24
+	for _, injected := range []bool{false, true} {
+		dlNoise, stall := noisy(21, 1, 0.06), stalls(22)
+		download := series(n, func(i int) float64 {
+			evening := (1 + math.Cos(2*math.Pi*float64(i%24-20)/24)) / 2
+			v := 100 * math.Exp(-0.2*evening) * dlNoise(i)
+			if injected && i >= 400 && i < 448 {
+				v *= 0.6
+			}
+			return math.Round(v*10) / 10
+		})
+		for i := range download {
+			download[i].At = t0.Add(time.Duration(i) * time.Hour)
+		}
+		video := series(n, stall)
+		for i := range video {
+			video[i].At = t0.Add(time.Duration(i)*time.Hour + 30*time.Minute)
+			if injected && (i == 300 || i == 500 || i == 600) {
+				video[i].Value = 45000 + float64(i)
+			}
+		}
+		_, dl := run(rule("speedtest-download"), Default, download)
+		_, vs := run(rule("video-stalling"), Default, video)
+		var got []string
+		for _, c := range append(dl, vs...) {
+			if c.Kind == Resolved {
+				e := c.Episode
+				got = append(got, string(e.Pass)+" "+e.FirstSeen.Format("01-02T15"))
+				if e.Pass == Shift && e.Severity != Critical || e.Pass == Spike && e.Value > 2*e.BandHigh != (e.Severity == Critical) {
+					t.Errorf("severity of %+v", e)
+				}
+			}
+		}
+		want := []string(nil)
+		if injected {
+			want = []string{"shift " + download[403].At.Format("01-02T15"),
+				"spike " + video[300].At.Format("01-02T15"),
+				"spike " + video[500].At.Format("01-02T15"),
+				"spike " + video[600].At.Format("01-02T15")}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("injected %v: episodes %q, want %q", injected, got, want)
+		}
+		if kinds(dl)[Opened] != kinds(dl)[Resolved] || kinds(vs)[Opened] != kinds(vs)[Resolved] {
+			t.Errorf("not every episode resolved: %v %v", kinds(dl), kinds(vs))
+		}
 	}
 }

@@ -125,10 +125,13 @@ func (s *State) judgeValue(r Rule, ls levels, p Point, changes []Change) []Chang
 	sb := b // while a shift lasts, spikes are excursions from the shifted level
 	if t := &s.tracks[passIndex(Shift)]; t.open {
 		sb = baseline{median: s.latestMedian(), scale: t.scale}
+		if t.ep.FirstSeen.Equal(p.At) {
+			s.tracks[passIndex(Spike)].pending = false // the excursion was the shift's start
+		}
 	}
 	thr := s.spikeThreshold(sb)
 	sl := ls.of(Spike)
-	changes = s.judge(r, sl, Spike, p, spikeVerdict(r, sl, sb, thr, (res-sb.median)/sb.scale, off, p.Value), changes)
+	changes = s.judge(r, sl, Spike, p, s.spikeVerdict(r, sl, sb, thr, (res-sb.median)/sb.scale, off, p.Value), changes)
 
 	// Once warm, the tail learns a value no farther out than the threshold
 	// (a spike widens the band no more than a normal value could), shiftN values
@@ -146,20 +149,16 @@ func (s *State) judgeValue(r Rule, ls levels, p Point, changes []Change) []Chang
 
 // spikeThreshold is the distance from the median (transformed scale)
 // beyond which a value is a spike at the default level: spikeK robust
-// scales (warmK while the tail is being learnt), or the client's own tail
-// if that lies farther out.
+// scales, or the client's own tail if that lies farther out.
 func (s *State) spikeThreshold(b baseline) float64 {
-	k := spikeK
-	if s.tailTotal < tailWarm {
-		k = warmK
-	}
-	return max(k*b.scale, s.tailThreshold())
+	return max(spikeK*b.scale, s.tailThreshold())
 }
 
 // spikeVerdict: z lies beyond the spike threshold thr times the level's
-// multiplier in the bad direction.
-func spikeVerdict(r Rule, l Level, b baseline, thr, z, off, value float64) verdict {
-	if l == Off {
+// multiplier in the bad direction. Nothing is a spike while the client's
+// tail is being learnt (its first tailWarm values).
+func (s *State) spikeVerdict(r Rule, l Level, b baseline, thr, z, off, value float64) verdict {
+	if l == Off || s.tailTotal < tailWarm {
 		return verdict{}
 	}
 	thr *= multiplier(l)
@@ -292,7 +291,7 @@ func (s *State) learnTail(z float64) {
 // (transformed scale): q1 + tailMult x (q1 - q5).
 func (s *State) tailThreshold() float64 {
 	hi := max(tailHigh, tailFewest/s.tailTotal) // no fewer than tailFewest values decide
-	lo := max(tailLow, 4*hi)
+	lo := max(tailLow, tailRatio*hi)
 	q1, q5 := s.tailQuantile(hi), s.tailQuantile(lo)
 	return q1 + tailMult*(q1-q5)
 }

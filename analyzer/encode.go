@@ -117,10 +117,15 @@ func appendRing(b []byte, ring []float64, n, next int) []byte {
 }
 
 func appendTrack(b []byte, t *track) []byte {
-	if !t.open {
+	switch {
+	case t.open:
+		b = append(b, 1)
+	case t.pending:
+		b = append(b, 2)
+		b = binary.AppendUvarint(b, uint64(t.pendingN))
+	default:
 		return append(b, 0)
 	}
-	b = append(b, 1)
 	b = binary.AppendUvarint(b, uint64(t.calm))
 	b = binary.AppendVarint(b, t.lastBad)
 	b = appendFloat(b, t.ref)
@@ -230,11 +235,14 @@ func (d *decoder) track(t *track) {
 	case 0:
 		return
 	case 1:
+		t.open = true
+	case 2:
+		t.pending = true
+		t.pendingN = int(d.uvarint(maxSpikeLen + 1))
 	default:
 		d.fail("bad track flag")
 		return
 	}
-	t.open = true
 	t.calm = int(d.uvarint(math.MaxInt32))
 	t.lastBad = d.varint()
 	t.ref, t.scale = d.float(), d.float()

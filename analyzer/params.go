@@ -19,17 +19,19 @@ const (
 	// tailBins bins from tailFirst, each tailGrowth times the previous).
 	// A jumpy or heavy-tailed metric gets a wider band; a metric that is
 	// mostly 0 is judged against its nonzero values. Until tailWarm values
-	// are counted, at least warmK robust scales.
-	tailMult   = 2.0
+	// are counted (the learning period), nothing is a spike.
+	tailMult   = 2.5
 	tailHigh   = 0.005
-	tailLow    = 0.02
+	tailLow    = 0.015
 	tailFewest = 3 // the quantiles lie no farther out than this many values
+	tailRatio  = 3 // the lower quantile's share is at least this times the higher one's
 	tailMemory = 2000
 	tailBins   = 50
 	tailFirst  = 0.01
 	tailGrowth = 1.2
-	tailWarm   = 200
-	warmK      = 7.0
+	tailWarm   = 100
+
+	maxSpikeLen = 3 // a non-critical excursion of more points than this is no spike
 
 	criticalSpike = 0.6931 // a spike beyond its band's edge by ln 2 (twice / half the edge value) is critical
 

@@ -58,6 +58,11 @@ type track struct {
 	calm    int   // consecutive points inside the band since the last anomalous one
 	lastBad int64 // unix nanoseconds of the last anomalous point
 
+	// spike: an excursion drafted in ep, not published until it proves
+	// short (or critical); pendingN its anomalous points so far.
+	pending  bool
+	pendingN int
+
 	// shift: the reference level (median residual) and robust scale the
 	// open episode left, held while it lasts (at most maxShiftAge).
 	ref, scale float64
@@ -172,6 +177,7 @@ func (s *State) expire(r Rule, ls levels, now int64, changes []Change) []Change 
 	}
 	if now-s.last >= stale {
 		at := time.Unix(0, s.last+stale).UTC()
+		s.tracks[passIndex(Spike)].pending = false // an excursion nobody saw end
 		changes = s.resolve(Spike, at, changes)
 		changes = s.resolve(Shift, at, changes)
 	}

@@ -7,19 +7,21 @@ import "time"
 // ratio is a given distance whatever the metric's unit.
 const (
 	minPoints  = 12   // usable values a client must have reported before spike and shift judge
-	minScale   = 0.05 // least robust scale: excursions under ~5 % per scale unit never count
+	minScale   = 0.05 // least robust scale (ln 1.05)
 	clipScales = 6.0  // a value enters the baseline clipped to median ± clipScales x scale
 
 	spikeK = 4.5 // spike threshold, in robust scales from the median, at least...
 
-	// ...and at least the client's own tail extrapolated: q1 + tailMult x
-	// (q1 - q5), where q1 and q5 are the distances from the median (on the
-	// transformed scale, bad direction) exceeded by 1 % and 5 % of its
-	// values, read off a decayed histogram (memory tailMemory values,
-	// tailBins bins from tailFirst, each tailGrowth times the previous).
-	// A jumpy or heavy-tailed metric gets a wider band; a metric that is
-	// mostly 0 is judged against its nonzero values. Until tailWarm values
-	// are counted (the learning period), nothing is a spike.
+	// ...and at least the client's own tail extrapolated: qh + tailMult x
+	// (qh - ql), where qh and ql are the distances from the median (on the
+	// transformed scale, bad direction) exceeded by tailHigh and tailLow
+	// of its values (no farther out than tailFewest values, ql's share at
+	// least tailRatio times qh's), read off a decayed histogram (memory
+	// tailMemory values, tailBins bins from tailFirst, each tailGrowth
+	// times the previous). A jumpy or heavy-tailed metric gets a wider
+	// band; a metric that is mostly 0 is judged against its nonzero values.
+	// Until tailWarm values are counted (the learning period), nothing is
+	// a spike.
 	tailMult   = 2.5
 	tailHigh   = 0.005
 	tailLow    = 0.015

@@ -130,7 +130,9 @@ func (s *State) Observe(r Rule, lv LevelFunc, p Point) []Change {
 	ls := levelsOf(r, lv)
 	changes := s.expire(r, ls, at, nil)
 	if dq := &s.tracks[passIndex(DataQuality)]; dq.open && dq.ep.Reason == ReasonStopped {
-		changes = s.resolve(DataQuality, p.At, changes) // it reports again
+		// It reports again (not before the silence began: a sweep may have
+		// run ahead of a value that arrived late).
+		changes = s.resolve(DataQuality, later(p.At, dq.ep.FirstSeen), changes)
 	}
 	if s.last != 0 {
 		s.pushGap(float64(at-s.last) / 1e9)
@@ -244,3 +246,10 @@ func (s *State) recent(i int) float64 {
 }
 
 func clamp(v, lo, hi float64) float64 { return min(max(v, lo), hi) }
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}

@@ -613,3 +613,26 @@ func TestAMonthOfAProbe(t *testing.T) {
 		}
 	}
 }
+
+func TestShiftLevelsAndDirection(t *testing.T) {
+	base := noisy(17, 80, 0.02)
+	step := func(factor float64) []Point {
+		return series(500, func(i int) float64 {
+			if i >= 300 && i < 360 {
+				return factor * base(i)
+			}
+			return base(i)
+		})
+	}
+	count := func(l Level, ps []Point) int {
+		_, cs := run(rule("speedtest-download"), l, ps)
+		return len(opened(cs, Shift)) + len(opened(cs, Spike))
+	}
+	quarter := step(0.75) // a quarter down for 30 hours
+	if got := []int{count(Off, quarter), count(Low, quarter), count(Default, quarter), count(High, quarter)}; !reflect.DeepEqual(got, []int{0, 0, 1, 1}) {
+		t.Fatalf("episodes of a 25 %% drop at off, low, default, high = %v", got)
+	}
+	if n := count(High, step(2)); n != 0 {
+		t.Fatalf("download doubling raised %d episodes", n)
+	}
+}

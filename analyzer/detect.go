@@ -121,7 +121,8 @@ func (s *State) judgeValue(r Rule, ls levels, p Point, changes []Change) []Chang
 	z := (res - b.median) / b.scale
 
 	hl := ls.of(Shift)
-	changes = s.judge(r, hl, Shift, p, s.shiftVerdict(r, hl, b, res, z, off, p.Value), changes)
+	long := s.longTerm(h)
+	changes = s.judge(r, hl, Shift, p, s.shiftVerdict(r, hl, b, res, z, off, long, p.Value), changes)
 	sb := b // while a shift lasts, spikes are excursions from the shifted level
 	if t := &s.tracks[passIndex(Shift)]; t.open {
 		sb = baseline{median: s.latestMedian(), scale: t.scale}
@@ -131,7 +132,7 @@ func (s *State) judgeValue(r Rule, ls levels, p Point, changes []Change) []Chang
 	}
 	thr := s.spikeThreshold(sb)
 	sl := ls.of(Spike)
-	changes = s.judge(r, sl, Spike, p, s.spikeVerdict(r, sl, sb, thr, (res-sb.median)/sb.scale, off, p.Value), changes)
+	changes = s.judge(r, sl, Spike, p, s.spikeVerdict(r, sl, sb, thr, (res-sb.median)/sb.scale, off, y-long, p.Value), changes)
 
 	// Once warm, the tail learns a value no farther out than the threshold
 	// (a spike widens the band no more than a normal value could), shiftN values
@@ -155,16 +156,18 @@ func (s *State) spikeThreshold(b baseline) float64 {
 }
 
 // spikeVerdict: z lies beyond the spike threshold thr times the level's
-// multiplier in the bad direction. Nothing is a spike while the client's
-// tail is being learnt (its first tailWarm values).
-func (s *State) spikeVerdict(r Rule, l Level, b baseline, thr, z, off, value float64) verdict {
+// multiplier in the bad direction, and so does the value's distance from
+// its hour's long-term level, fromLong (NaN: no long-term level yet).
+// Nothing is a spike while the client's tail is being learnt (its first
+// tailWarm values).
+func (s *State) spikeVerdict(r Rule, l Level, b baseline, thr, z, off, fromLong, value float64) verdict {
 	if l == Off || s.tailTotal < tailWarm {
 		return verdict{}
 	}
 	thr *= multiplier(l)
 	c := b.median + off
 	v := verdict{value: value, baseline: untransform(c), lo: untransform(c - thr), hi: untransform(c + thr)}
-	if out := badness(r.Direction, z*b.scale) - thr; out > 0 {
+	if out := badness(r.Direction, z*b.scale) - thr; out > 0 && !(badness(r.Direction, fromLong) <= thr) {
 		v.bad = true
 		v.critical = out >= criticalSpike
 	}
@@ -178,7 +181,7 @@ func (s *State) spikeVerdict(r Rule, l Level, b baseline, thr, z, off, value flo
 // the older ones), both times the level's multiplier. While the episode
 // is open, the reference and scale it left are held: it lasts as long as
 // the current level stays shiftFloor away.
-func (s *State) shiftVerdict(r Rule, l Level, b baseline, res, z, off, value float64) verdict {
+func (s *State) shiftVerdict(r Rule, l Level, b baseline, res, z, off, long, value float64) verdict {
 	t := &s.tracks[passIndex(Shift)]
 	if l == Off {
 		s.cusum = [2]float64{}
@@ -205,12 +208,24 @@ func (s *State) shiftVerdict(r Rule, l Level, b baseline, res, z, off, value flo
 	thr := shiftFloor * m
 	c := ref + off
 	v := verdict{value: value, baseline: untransform(c), lo: untransform(c - thr), hi: untransform(c + thr), ref: ref, scale: scale}
-	if dev := badness(r.Direction, level-ref); dev >= thr {
+	if dev := badness(r.Direction, level-ref); dev >= thr && !(badness(r.Direction, level+off-long) < thr) {
 		v.bad = true
 		v.critical = dev >= criticalShift*thr
 		s.cusum = [2]float64{}
 	}
 	return v
+}
+
+// longTerm is hour h's long-term level on the transformed scale (its
+// profile bin, which moves by at most profileAlpha x scale a value), NaN
+// until the profile is ready. A value or level is anomalous only if it
+// is also beyond the threshold from it: returning to the usual level
+// after a stretch on the good side is no anomaly.
+func (s *State) longTerm(h int) float64 {
+	if s.profile[h].n < profileReady {
+		return math.NaN()
+	}
+	return s.profile[h].mean
 }
 
 // reference is the median of the window's residuals older than the latest
@@ -342,6 +357,7 @@ func (s *State) learnProfile(h int, y, centre, scale float64) {
 	case b.n == 0:
 		b.mean = centre
 	case scale > 0:
+		scale = min(scale, profileStep)
 		b.mean += profileAlpha * clamp(y-b.mean, -scale, scale)
 	default:
 		b.mean += profileAlpha * (y - b.mean)

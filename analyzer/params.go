@@ -48,8 +48,8 @@ const (
 
 	criticalShift = 2.0 // a shift this many times its floor is critical
 
-	profileAlpha = 0.2 // weight of a new value in its hour's profile
-	profileReady = 3   // values an hour needs before the profile corrects it
+	profileAlpha = 0.2  // weight of a new value in its hour's profile
+	profileReady = 3    // values an hour needs before the profile corrects it
 	profileStep  = 0.15 // an hour's profile moves by at most profileAlpha x this a value
 
 	steadyIntervals  = 8              // intervals a client must have reported at before silence counts

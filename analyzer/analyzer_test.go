@@ -636,3 +636,32 @@ func TestShiftLevelsAndDirection(t *testing.T) {
 		t.Fatalf("download doubling raised %d episodes", n)
 	}
 }
+
+// A client measuring three times a day whose download drops for good: one
+// shift episode, resolved once the new level has filled the window.
+func TestALastingDropOfASparseClientIsOneEpisode(t *testing.T) {
+	base := noisy(18, 80, 0.05)
+	ps := series(260, func(i int) float64 {
+		if i >= 120 {
+			return 0.55 * base(i)
+		}
+		return base(i)
+	})
+	for i := range ps {
+		ps[i].At = t0.Add(time.Duration(i) * 8 * time.Hour)
+	}
+	_, cs := run(rule("speedtest-download"), Default, ps)
+	eps := opened(cs, Shift)
+	if len(eps) != 1 || len(opened(cs, Spike)) != 0 {
+		t.Fatalf("episodes %v", kinds(cs))
+	}
+	for _, c := range cs {
+		if c.Kind == Resolved && c.Episode.Pass == Shift {
+			if n := c.Episode.ResolvedAt.Sub(eps[0].FirstSeen) / (8 * time.Hour); n < maxShiftValues {
+				t.Fatalf("resolved after %d values", n)
+			}
+			return
+		}
+	}
+	t.Fatal("the shift never resolved")
+}

@@ -130,6 +130,7 @@ func appendTrack(b []byte, t *track) []byte {
 	b = binary.AppendVarint(b, t.lastBad)
 	b = appendFloat(b, t.ref)
 	b = appendFloat(b, t.scale)
+	b = binary.AppendUvarint(b, uint64(t.values))
 	e := &t.ep
 	b = appendString(b, e.ID)
 	b = appendString(b, e.RuleID)
@@ -246,6 +247,7 @@ func (d *decoder) track(t *track) {
 	t.calm = int(d.uvarint(math.MaxInt32))
 	t.lastBad = d.varint()
 	t.ref, t.scale = d.float(), d.float()
+	t.values = int(d.uvarint(math.MaxInt32))
 	e := &t.ep
 	e.ID = d.string(maxString)
 	e.RuleID = d.string(maxString)

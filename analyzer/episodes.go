@@ -64,7 +64,7 @@ func (s *State) open(r Rule, pass Pass, p Point, v verdict, changes []Change) []
 func (s *State) start(r Rule, t *track, pass Pass, p Point, v verdict) {
 	at := p.At.UTC()
 	t.calm, t.lastBad = 0, at.UnixNano()
-	t.ref, t.scale = v.ref, v.scale
+	t.ref, t.scale, t.values = v.ref, v.scale, 0
 	t.ep = Episode{
 		ID:        r.ID + "::" + string(pass) + "::" + strconv.FormatInt(at.Unix(), 10),
 		RuleID:    r.ID,
@@ -121,7 +121,7 @@ func (s *State) resolve(pass Pass, at time.Time, changes []Change) []Change {
 	if !t.open {
 		return changes
 	}
-	t.open, t.ref, t.scale = false, 0, 0
+	t.open, t.ref, t.scale, t.values = false, 0, 0, 0
 	t.ep.Resolved = true
 	t.ep.ResolvedAt = at.UTC()
 	changes = append(changes, Change{Kind: Resolved, Episode: cloneEpisode(t.ep)})

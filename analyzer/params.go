@@ -44,7 +44,8 @@ const (
 	shiftFloor = 0.22 // ...when the current level lies this far from the reference (ln 1.25: a quarter)
 	levelClip  = 1.0  // the current level's values are clipped to the reference ± this (ln e)
 
-	maxShiftAge = 48 * time.Hour // a shift older than this is the new normal: resolved
+	maxShiftAge    = 48 * time.Hour // a shift older than this...
+	maxShiftValues = 40             // ...and this many values is the new normal: resolved
 
 	criticalShift = 2.0 // a shift this many times its floor is critical
 

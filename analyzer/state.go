@@ -64,8 +64,10 @@ type track struct {
 	pendingN int
 
 	// shift: the reference level (median residual) and robust scale the
-	// open episode left, held while it lasts (at most maxShiftAge).
+	// open episode left, held while it lasts (at most maxShiftAge and
+	// maxShiftValues), and the usable values judged since it opened.
 	ref, scale float64
+	values     int
 }
 
 // NewState is the state of a client x rule that has seen nothing yet.
@@ -150,8 +152,10 @@ func (s *State) Observe(r Rule, lv LevelFunc, p Point) []Change {
 	}
 	changes = s.judge(r, ls.of(DataQuality), DataQuality, p, verdict{}, changes)
 
-	if t := &s.tracks[passIndex(Shift)]; t.open && p.At.Sub(t.ep.FirstSeen) >= maxShiftAge {
-		changes = s.resolve(Shift, p.At, changes) // the new level has become the normal one
+	if t := &s.tracks[passIndex(Shift)]; t.open {
+		if t.values++; t.values > maxShiftValues && p.At.Sub(t.ep.FirstSeen) >= maxShiftAge {
+			changes = s.resolve(Shift, p.At, changes) // the new level has become the normal one
+		}
 	}
 	return s.judgeValue(r, ls, p, changes)
 }

@@ -287,28 +287,28 @@ var tailEdges = func() (e [tailBins + 1]float64) {
 	return e
 }()
 
-// learnTail counts a value that lay z out from the median in the bad
+// learnTail counts a value that lay d from the median in the bad
 // direction (transformed scale) and lets the older counts decay.
-func (s *State) learnTail(z float64) {
+func (s *State) learnTail(d float64) {
 	const keep = 1 - 1.0/tailMemory
 	for j := range s.tail {
 		s.tail[j] *= keep
 	}
 	s.tailTotal = s.tailTotal*keep + 1
-	if z < tailFirst {
+	if d < tailFirst {
 		return
 	}
-	j := int(math.Log(z/tailFirst) / math.Log(tailGrowth))
+	j := int(math.Log(d/tailFirst) / math.Log(tailGrowth))
 	s.tail[min(j, tailBins-1)]++
 }
 
 // tailThreshold is the spike threshold the client's own tail asks for
-// (transformed scale): q1 + tailMult x (q1 - q5).
+// (transformed scale): qh + tailMult x (qh - ql).
 func (s *State) tailThreshold() float64 {
 	hi := max(tailHigh, tailFewest/s.tailTotal) // no fewer than tailFewest values decide
 	lo := max(tailLow, tailRatio*hi)
-	q1, q5 := s.tailQuantile(hi), s.tailQuantile(lo)
-	return q1 + tailMult*(q1-q5)
+	qh, ql := s.tailQuantile(hi), s.tailQuantile(lo)
+	return qh + tailMult*(qh-ql)
 }
 
 // tailQuantile is the distance exceeded by a fraction p of the counted

@@ -15,8 +15,8 @@ const (
 // State is one client x rule's detector state: the recent values of the
 // metric (as residuals from its time-of-day profile), the profile itself,
 // the rhythm the client reports at and the open episode of each pass. Its
-// size is bounded (see MarshalBinary); the zero value is not usable, use
-// NewState.
+// size is bounded (docs/analyzer.md, "State"). Use NewState; a State is
+// not safe for concurrent use.
 type State struct {
 	points int64 // values judged (usable or not)
 	last   int64 // unix nanoseconds of the latest point, 0 before the first
@@ -123,10 +123,11 @@ func levelsOf(r Rule, lv LevelFunc) levels {
 func (ls levels) of(p Pass) Level { return ls[passIndex(p)] }
 
 // Observe judges p against what came before it and returns what happened
-// to the episodes. Points older than the latest one seen are ignored.
+// to the episodes. Points older than the latest one seen, and points
+// without a time, are ignored.
 func (s *State) Observe(r Rule, lv LevelFunc, p Point) []Change {
 	at := p.At.UnixNano()
-	if s.last != 0 && at < s.last {
+	if p.At.IsZero() || s.last != 0 && at < s.last {
 		return nil
 	}
 	ls := levelsOf(r, lv)

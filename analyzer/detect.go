@@ -191,7 +191,7 @@ func (s *State) shiftVerdict(r Rule, l Level, b baseline, res, z, off, long, val
 	alarm := false
 	if !t.open {
 		for i, dir := range [2]float64{1, -1} {
-			s.cusum[i] = max(0, s.cusum[i]+clamp(dir*z, -shiftClip, shiftClip)-shiftDrift)
+			s.cusum[i] = f32(max(0, s.cusum[i]+clamp(dir*z, -shiftClip, shiftClip)-shiftDrift))
 			if s.cusum[i] > shiftH*m && (r.Direction == Both || sign(r.Direction) == dir) {
 				alarm = true
 			}
@@ -275,7 +275,7 @@ func (s *State) learnTailLater(d float64) {
 		copy(s.pending[:], s.pending[1:])
 		s.pendingN--
 	}
-	s.pending[s.pendingN] = d
+	s.pending[s.pendingN] = f32(d)
 	s.pendingN++
 }
 
@@ -292,14 +292,14 @@ var tailEdges = func() (e [tailBins + 1]float64) {
 func (s *State) learnTail(d float64) {
 	const keep = 1 - 1.0/tailMemory
 	for j := range s.tail {
-		s.tail[j] *= keep
+		s.tail[j] = f32(s.tail[j] * keep)
 	}
-	s.tailTotal = s.tailTotal*keep + 1
+	s.tailTotal = f32(s.tailTotal*keep + 1)
 	if d < tailFirst {
 		return
 	}
-	j := int(math.Log(d/tailFirst) / math.Log(tailGrowth))
-	s.tail[min(j, tailBins-1)]++
+	j := min(int(math.Log(d/tailFirst)/math.Log(tailGrowth)), tailBins-1)
+	s.tail[j] = f32(s.tail[j] + 1)
 }
 
 // tailThreshold is the spike threshold the client's own tail asks for
@@ -355,12 +355,12 @@ func (s *State) learnProfile(h int, y, centre, scale float64) {
 	b := &s.profile[h]
 	switch {
 	case b.n == 0:
-		b.mean = centre
+		b.mean = f32(centre)
 	case scale > 0:
 		scale = min(scale, profileStep)
-		b.mean += profileAlpha * clamp(y-b.mean, -scale, scale)
+		b.mean = f32(b.mean + profileAlpha*clamp(y-b.mean, -scale, scale))
 	default:
-		b.mean += profileAlpha * (y - b.mean)
+		b.mean = f32(b.mean + profileAlpha*(y-b.mean))
 	}
 	if b.n < math.MaxUint16 {
 		b.n++

@@ -222,7 +222,7 @@ func (s *State) silenceLimit() int64 {
 }
 
 func (s *State) pushGap(sec float64) {
-	s.gaps[s.gapI] = sec
+	s.gaps[s.gapI] = f32(sec)
 	s.gapI = (s.gapI + 1) % maxGaps
 	s.gapN = min(s.gapN+1, maxGaps)
 }
@@ -230,6 +230,7 @@ func (s *State) pushGap(sec float64) {
 // push adds res to the window, the oldest leaving a full one, and keeps
 // sorted in step.
 func (s *State) push(res float64) {
+	res = f32(res)
 	n := s.winN
 	if n == window {
 		old := s.win[s.winI]
@@ -251,6 +252,11 @@ func (s *State) recent(i int) float64 {
 }
 
 func clamp(v, lo, hi float64) float64 { return min(max(v, lo), hi) }
+
+// f32 rounds v to the nearest float32: every number the state keeps from
+// value to value is so rounded, so that its encoding (4 bytes a number)
+// loses nothing.
+func f32(v float64) float64 { return float64(float32(v)) }
 
 func later(a, b time.Time) time.Time {
 	if a.After(b) {

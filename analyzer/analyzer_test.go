@@ -665,3 +665,50 @@ func TestALastingDropOfASparseClientIsOneEpisode(t *testing.T) {
 	}
 	t.Fatal("the shift never resolved")
 }
+
+// Whether and when the sweep runs changes when a change is reported, never
+// which episodes there are, their ids or times.
+func TestSweepingChangesNothingButWhen(t *testing.T) {
+	r := rule("speedtest-ping")
+	rng := rand.New(rand.NewPCG(19, 19))
+	var ps []Point
+	at := t0
+	for i := range 3000 {
+		at = at.Add(time.Duration(25+rng.IntN(10)) * time.Minute)
+		if rng.IntN(400) == 0 {
+			at = at.Add(time.Duration(rng.IntN(40)) * time.Hour) // silences, some long enough
+		}
+		v := 20 * math.Exp(0.1*rng.NormFloat64())
+		switch {
+		case rng.IntN(300) == 0:
+			v *= 6
+		case rng.IntN(500) == 0:
+			v = -1
+		}
+		ps = append(ps, Point{At: at, MeasurementID: itoa(i), Value: v})
+	}
+	story := func(sweep bool) []string {
+		s := NewState()
+		var out []string
+		add := func(cs []Change) {
+			for _, c := range cs {
+				if c.Kind != Extended {
+					out = append(out, string(c.Kind)+" "+c.Episode.ID+" "+c.Episode.ResolvedAt.String())
+				}
+			}
+		}
+		next := ps[0].At
+		for _, p := range ps {
+			for sweep && next.Before(p.At) {
+				add(s.Sweep(r, nil, next))
+				next = next.Add(time.Hour)
+			}
+			add(s.Observe(r, nil, p))
+		}
+		return out
+	}
+	plain, swept := story(false), story(true)
+	if len(plain) < 10 || !reflect.DeepEqual(plain, swept) {
+		t.Fatalf("without sweeps %d changes, with %d:\n%q\n%q", len(plain), len(swept), plain, swept)
+	}
+}

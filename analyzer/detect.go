@@ -267,16 +267,16 @@ func untransform(y float64) float64 { return max(math.Expm1(y), 0) }
 // values ago, unless a shift is open; opening a shift empties the queue.
 func (s *State) learnTailLater(d float64) {
 	if s.tracks[passIndex(Shift)].open {
-		s.pendingN = 0
+		s.tailQueueN = 0
 		return
 	}
-	if s.pendingN == shiftN {
-		s.learnTail(s.pending[0])
-		copy(s.pending[:], s.pending[1:])
-		s.pendingN--
+	if s.tailQueueN == shiftN {
+		s.learnTail(s.tailQueue[0])
+		copy(s.tailQueue[:], s.tailQueue[1:])
+		s.tailQueueN--
 	}
-	s.pending[s.pendingN] = f32(d)
-	s.pendingN++
+	s.tailQueue[s.tailQueueN] = f32(d)
+	s.tailQueueN++
 }
 
 // tailEdges are the lower edges of the tail's bins.

@@ -43,8 +43,8 @@ func (s *State) MarshalBinary() ([]byte, error) {
 		b = appendFloat32(b, f)
 	}
 	b = appendFloat32(b, s.tailTotal)
-	b = binary.AppendUvarint(b, uint64(s.pendingN))
-	for _, f := range s.pending[:s.pendingN] {
+	b = binary.AppendUvarint(b, uint64(s.tailQueueN))
+	for _, f := range s.tailQueue[:s.tailQueueN] {
 		b = appendFloat32(b, f)
 	}
 	b = appendFloat32(b, s.cusum[0])
@@ -80,9 +80,9 @@ func (s *State) UnmarshalBinary(data []byte) error {
 		n.tail[i] = d.float32()
 	}
 	n.tailTotal = d.float32()
-	n.pendingN = int(d.uvarint(shiftN))
-	for i := range n.pendingN {
-		n.pending[i] = d.float32()
+	n.tailQueueN = int(d.uvarint(shiftN))
+	for i := range n.tailQueueN {
+		n.tailQueue[i] = d.float32()
 	}
 	n.cusum[0], n.cusum[1] = d.float32(), d.float32()
 	for i := range n.tracks {

@@ -35,10 +35,10 @@ type State struct {
 	// tailEdges[j] to tailEdges[j+1]), tailTotal the decayed count of every
 	// value: the client's own tail, which widens the spike band of a jumpy
 	// or mostly-0 metric.
-	tail      [tailBins]float64
-	tailTotal float64
-	pending   [shiftN]float64 // distances waiting to be learnt (learnTailLater)
-	pendingN  int
+	tail       [tailBins]float64
+	tailTotal  float64
+	tailQueue  [shiftN]float64 // distances waiting to be learnt (learnTailLater)
+	tailQueueN int
 
 	cusum [2]float64 // shift: Page's CUSUM of clipped z, upwards and downwards
 

@@ -140,6 +140,8 @@ type Change struct {
 //	    may open, extend and resolve episodes: an episode whose metric
 //	    stayed inside its band long enough resolves at the value that
 //	    showed it; a silence p ends is applied first, as Sweep would have.
+//	    A spike that is not critical opens at the value after it (back
+//	    inside the band), its first_seen the spike's.
 //	func (s *State) Sweep(r Rule, lv LevelFunc, now time.Time) []Change
 //	    the resolution sweep: resolves the episodes of a client that
 //	    stopped reporting and opens a data_quality episode for a metric

@@ -117,7 +117,7 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 	configure(gql, res, extension.FixedComplexityLimit(ComplexityLimit))
 
 	r := chi.NewRouter()
-	r.Use(obs.RequestID, o.tracing.HTTP, o.metrics.Middleware, recoverer(res.Logger), accessLog(res.Logger), tidyPath, compressJSON)
+	r.Use(obs.RequestID, o.tracing.HTTP, o.metrics.Middleware, recoverer(res), accessLog(res.Logger), tidyPath, compressJSON)
 	if o.metricsRoute {
 		r.Get("/metrics", o.metrics.Handler().ServeHTTP)
 	}
@@ -511,7 +511,7 @@ func readyz(s *store.Store) http.HandlerFunc {
 	}
 }
 
-func recoverer(log *slog.Logger) func(http.Handler) http.Handler {
+func recoverer(res *resolvers.Resolver) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			defer func() {
@@ -519,7 +519,7 @@ func recoverer(log *slog.Logger) func(http.Handler) http.Handler {
 					if p == http.ErrAbortHandler {
 						panic(p)
 					}
-					log.ErrorContext(r.Context(), "handler panicked", "panic", p, "path", r.URL.Path)
+					res.Panicked(r.Context(), "handler panicked at "+r.URL.Path, p)
 					rest.WriteError(w, http.StatusInternalServerError, "")
 				}
 			}()

@@ -389,3 +389,49 @@ func TestFederationEntitiesMixed(t *testing.T) {
 		})
 	}
 }
+
+// TestFederationEntitiesBadRepresentations: a representation that names no
+// entity type, none at all, or lacks its type's key is refused as bad input
+// naming it and what is wrong, before anything is read (gqlgen's federation
+// code answered them as internal errors).
+func TestFederationEntitiesBadRepresentations(t *testing.T) {
+	e := apitest.Get(t)
+	w := newFedWorld(t, e, "fed-bad")
+	own := map[string]any{"__typename": "Client", "id": w.client.ID}
+	for _, c := range []struct {
+		name    string
+		rep     map[string]any
+		field   string
+		mention string
+	}{
+		{"a type that is not an entity", map[string]any{"__typename": "Query", "id": 1}, "representations[1].__typename", `"Query" is not an entity type`},
+		{"an unknown type", map[string]any{"__typename": "Nope", "id": 1}, "representations[1].__typename", `"Nope" is not an entity type`},
+		{"no __typename", map[string]any{"id": 1}, "representations[1].__typename", "must be the name of an entity type"},
+		{"a __typename that is not a string", map[string]any{"__typename": 7, "id": 1}, "representations[1].__typename", "must be the name"},
+		{"no key", map[string]any{"__typename": "Isp", "name": "x"}, "representations[1]", "holds no key of Isp"},
+		{"a null key", map[string]any{"__typename": "Client", "id": nil}, "representations[1]", "holds no key of Client: one of id, uuid"},
+		{"a key of the wrong type", map[string]any{"__typename": "Isp", "id": "abc"}, "representations[1]", "holds no key of Isp"},
+		{"a key of the wrong type, batch of many", map[string]any{"__typename": "RegistrationKey", "id": []int{1}}, "representations[1]", "holds no key of RegistrationKey"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := e.Counter.RoundTrips()
+			start := time.Now()
+			g, gerr := e.GraphQLFail(t, w.o.Key, `query($r: [_Any!]!) { _entities(representations: $r) { __typename ... on Client { id } } }`,
+				map[string]any{"r": []map[string]any{own, c.rep}})
+			if took := time.Since(start); took > 3*time.Second {
+				t.Errorf("answered after %s", took)
+			}
+			if len(g.Errors) != 1 || gerr.Extensions["code"] != "BAD_USER_INPUT" {
+				t.Fatalf("errors %s, want one BAD_USER_INPUT", g.Raw)
+			}
+			fields, _ := gerr.Extensions["errors"].(map[string]any)
+			msgs, _ := fields[c.field].([]any)
+			if len(fields) != 1 || len(msgs) != 1 || !strings.Contains(msgs[0].(string), c.mention) {
+				t.Errorf("errors %v, want %s: …%s…", gerr.Extensions["errors"], c.field, c.mention)
+			}
+			if n := e.Counter.RoundTrips() - before; n > 2 { // the key's authentication at most
+				t.Errorf("%d statements for a refused batch", n)
+			}
+		})
+	}
+}

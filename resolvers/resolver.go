@@ -37,6 +37,10 @@ type Resolver struct {
 	// RequestTimeout is the deadline of each API request (0:
 	// server.DefaultRequestTimeout).
 	RequestTimeout time.Duration
+	// Liveness, when set, watches PostgreSQL: API requests end with a 503
+	// as soon as it is declared down (store.Liveness), and /readyz answers
+	// 503 at once while it is.
+	Liveness *store.Liveness
 	// AI is the configured model of the AI assistant (nil: none
 	// configured; every AI operation but the status answers 503).
 	AI *assistant.Assistant

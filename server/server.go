@@ -124,11 +124,11 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		rest.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
-	r.Get("/readyz", readyz(res.Store))
+	r.Get("/readyz", readyz(res.Store, res.Liveness))
 	r.Get("/", http.RedirectHandler("/graphql", http.StatusFound).ServeHTTP)
 	r.Get("/favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }) // browsers ask for it; no 404 in their console
 	streams := subscriptions(es, res, o)
-	within := deadline(res.RequestTimeout)
+	within := deadline(res.RequestTimeout, res.Liveness)
 	graphqlAuth := auth.Middleware(res.Store, true, graphqlAuthError, auth.KindClientAdmin)
 	get := graphQLOrPage(chi.Chain(within, graphqlAuth, loaders.Middleware(res.Store)).Handler(gql),
 		graphiql.Page("/graphql", "/graphiql/assets/"))
@@ -492,8 +492,16 @@ func (g *gzipWriter) close() {
 	g.gz = nil
 }
 
-func readyz(s *store.Store) http.HandlerFunc {
+func readyz(s *store.Store, live *store.Liveness) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if live != nil {
+			select {
+			case <-live.Down(): // no ping would answer either
+				rest.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "database unavailable"})
+				return
+			default:
+			}
+		}
 		// Every connection in use: a load balancer should send new
 		// requests elsewhere for now (and a ping would only queue).
 		if st := s.Pool().Stat(); st.AcquiredConns() >= st.MaxConns() {

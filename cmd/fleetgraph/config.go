@@ -54,6 +54,10 @@ type config struct {
 	// durations (requestTimeout, statementTimeout read them).
 	RequestTimeout   string
 	StatementTimeout string
+	// DatabaseWait is how long PostgreSQL may leave a ping unanswered
+	// before requests answer 503, a Go duration or "off" (databaseWait
+	// reads it).
+	DatabaseWait string
 	// MetricsAddr is where /metrics is served: empty on Addr, "off"
 	// nowhere, else a listener of its own.
 	MetricsAddr string
@@ -216,6 +220,7 @@ func (c *config) rateLimits(st *store.Store, log *slog.Logger) (*ratelimit.Limit
 const (
 	defaultRequestTimeout   = server.DefaultRequestTimeout
 	defaultStatementTimeout = 60 * time.Second
+	defaultDatabaseWait     = 5 * time.Second
 )
 
 // deadlineFlags registers the time limits of requests and statements
@@ -227,6 +232,18 @@ func (c *config) deadlineFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.StatementTimeout, "statement-timeout", envOr("FLEETGRAPH_STATEMENT_TIMEOUT", defaultStatementTimeout.String()),
 		"PostgreSQL statement_timeout of the server's connections, a Go duration of at most 2m (env FLEETGRAPH_STATEMENT_TIMEOUT); "+
 			"searches use --search-timeout instead")
+	fs.StringVar(&c.DatabaseWait, "database-wait", envOr("FLEETGRAPH_DATABASE_WAIT", defaultDatabaseWait.String()),
+		"how long PostgreSQL may leave a ping unanswered (pinged every second over a connection of its own) before it is declared down: "+
+			"API requests then answer 503 with Retry-After at once, whatever --request-timeout, and /readyz 503; "+
+			"a Go duration of at most --request-timeout, or off (env FLEETGRAPH_DATABASE_WAIT)")
+}
+
+// databaseWait is the configured --database-wait (0: off).
+func (c *config) databaseWait(requestTimeout time.Duration) (time.Duration, error) {
+	if strings.EqualFold(strings.TrimSpace(c.DatabaseWait), "off") {
+		return 0, nil
+	}
+	return duration(c.DatabaseWait, defaultDatabaseWait, requestTimeout, "--database-wait (FLEETGRAPH_DATABASE_WAIT)")
 }
 
 // metricsOff is the --metrics-addr that serves no metrics.

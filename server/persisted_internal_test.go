@@ -54,7 +54,9 @@ func TestPersistedQueriesBounded(t *testing.T) {
 // only its own, by count and by bytes; only PersistedQueryOwners other
 // data owners, each active since, push a data owner's share out.
 func TestPersistedQueriesOwnerShares(t *testing.T) {
-	owner := func(id int64) context.Context { return auth.With(context.Background(), &auth.Principal{DataOwnerID: id}) }
+	owner := func(id int64) context.Context {
+		return auth.With(context.Background(), &auth.Principal{DataOwnerID: id})
+	}
 	a, b := owner(1), owner(2)
 	p := newPersistedQueries(3, nil)
 	p.Add(a, "a1", "{ a1 }")

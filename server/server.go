@@ -88,6 +88,7 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 		o.metrics.WatchPool(res.Store.Pool())
 	}
 	o.metrics.WatchRefusalHolds(res.RateLimits.Held)
+	o.metrics.WatchWebClientsRefused(res.RateLimits.WebClientsRefusedTotal)
 	es := graph.NewExecutableSchema(graph.Config{Resolvers: res, Complexity: complexity()})
 
 	answerBytes := res.MaxAnswerBytes

@@ -14,8 +14,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/fleetgraph/fleetgraph/apitest"
-	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/model"
+	"github.com/fleetgraph/fleetgraph/search"
 )
 
 // srchWorld is a data owner with measurements, client reports and anomaly

@@ -235,11 +235,7 @@ func (a *API) admitWebClients(r *http.Request, ownerID int64, items []item) erro
 		return nil
 	}
 	bound := a.RateLimits.WebClientBound()
-	limit := bound.Limit
-	if bound.Off() {
-		limit = 0
-	}
-	clients, err := a.Store.EnsureWebClients(r.Context(), ownerID, uuids, limit, bound.Period)
+	clients, limit, err := a.Store.EnsureWebClients(r.Context(), ownerID, uuids, bound.DefaultLimit(), bound.BoundPeriod())
 	if err != nil {
 		return err
 	}
@@ -260,7 +256,8 @@ func (a *API) admitWebClients(r *http.Request, ownerID int64, items []item) erro
 		switch c := byUUID[*it.doc.ClientUUID]; {
 		case c.Limited:
 			it.refuse(http.StatusTooManyRequests, "client_uuid", fmt.Sprintf("client %s is not made: the client analytics keys "+
-				"of this data owner may create %d new clients per %s, and did (FLEETGRAPH_ANALYTICS_NEW_CLIENTS)", c.UUID, bound.Limit, bound.Period))
+				"of this data owner may create %d new clients per %s, and did (its analytics_new_clients setting, "+
+				"else FLEETGRAPH_ANALYTICS_NEW_CLIENTS)", c.UUID, limit, bound.BoundPeriod()))
 		case c.Foreign:
 			it.refuse(http.StatusUnprocessableEntity, "client_uuid", store.ErrForeignClient.Error())
 		case c.Registered:

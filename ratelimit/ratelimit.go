@@ -130,6 +130,24 @@ func (l *Limiter) WebClientBound() Rate {
 	return l.WebClients
 }
 
+// DefaultLimit is r as the default bound on new web clients: its count,
+// -1 (no bound) when off.
+func (r Rate) DefaultLimit() int {
+	if r.Off() {
+		return -1
+	}
+	return r.Limit
+}
+
+// BoundPeriod is r's period as the period of the bounds on new web
+// clients: a data owner's own bound counts per it; 24 h when r is off.
+func (r Rate) BoundPeriod() time.Duration {
+	if r.Off() {
+		return 24 * time.Hour
+	}
+	return r.Period
+}
+
 // WebClientsRefused counts n clients not made for the WebClients bound.
 func (l *Limiter) WebClientsRefused(n int) {
 	if l != nil {

@@ -676,4 +676,39 @@ func TestAnalyticsKeyNewClientsBounded(t *testing.T) {
 	if n := webClients(other.ID); n != bound {
 		t.Errorf("the other data owner has %d web clients, want %d", n, bound)
 	}
+
+	t.Run("a data owner's own bound, in its settings", func(t *testing.T) {
+		own := e.NewOwner(t, "webbound-own")
+		ownKey, _ := own.NewKey(t, apitest.KeyOpts{Kind: auth.KindClientAnalytics})
+		settings := func(r *apitest.Response) map[string]any {
+			return apitest.Object(t, apitest.WantEnvelope(t, r, http.StatusOK, "settings"))
+		}
+		s := settings(apitest.DoAt(t, base, http.MethodGet, server.AdminBase+"/data_owner/settings", own.Key, nil))
+		if s["analytics_new_clients"] != nil || apitest.Int(t, s["analytics_new_clients_default"]) != bound ||
+			s["analytics_new_clients_period"] != "1h0m0s" {
+			t.Errorf("settings %v, want no own bound, the server's %d per 1h0m0s", s, bound)
+		}
+		s = settings(apitest.DoAt(t, base, http.MethodPut, server.AdminBase+"/data_owner/settings", own.Key,
+			map[string]any{"analytics_new_clients": 2}))
+		if apitest.Int(t, s["analytics_new_clients"]) != 2 {
+			t.Errorf("settings after PUT: %v", s)
+		}
+		r := report(t, ownKey, newUUIDs(bound))
+		body := apitest.Object(t, apitest.WantStatus(t, r, http.StatusMultiStatus))
+		if apitest.Int(t, body["accepted"]) != 2 || !strings.Contains(string(r.Raw), "2 new clients per 1h0m0s") {
+			t.Errorf("own bound of 2: %s", r.Raw)
+		}
+		for _, bad := range []any{-1, 1_000_001, "many"} {
+			r := apitest.DoAt(t, base, http.MethodPut, server.AdminBase+"/data_owner/settings", own.Key, map[string]any{"analytics_new_clients": bad})
+			if r.Status != http.StatusUnprocessableEntity && r.Status != http.StatusBadRequest {
+				t.Errorf("analytics_new_clients %v: %d %s", bad, r.Status, r.Raw)
+			}
+		}
+		s = settings(apitest.DoAt(t, base, http.MethodPut, server.AdminBase+"/data_owner/settings", own.Key,
+			map[string]any{"analytics_new_clients": nil}))
+		if s["analytics_new_clients"] != nil {
+			t.Errorf("settings after null: %v", s)
+		}
+		apitest.WantStatus(t, report(t, ownKey, newUUIDs(bound-2)), http.StatusOK) // the server's bound again: 3 more
+	})
 }

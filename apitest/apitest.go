@@ -150,7 +150,7 @@ func newHandler(st *store.Store, sealer *auth.Sealer, log *slog.Logger, backend 
 	slots, perOwner := admission.Sizes(testPoolSize)
 	res := &resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend,
 		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true,
-		Heavy: admission.New(slots, perOwner, admission.DefaultWait), OnPanic: panics.record}
+		Heavy: admission.New(slots, perOwner, admission.DefaultWait), OnPanic: OnPanic}
 	for _, c := range change {
 		c(res)
 	}

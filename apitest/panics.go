@@ -25,7 +25,12 @@ type panicLog struct {
 	byRequest map[string][]string // request id → panic and stack
 }
 
-// record is the servers' OnPanic.
+// OnPanic is the resolvers.Resolver.OnPanic of every server the harness
+// starts; a test that builds a server of its own (server.New) sets it too,
+// so that a panic there fails the test as well.
+func OnPanic(ctx context.Context, p any) { panics.record(ctx, p) }
+
+// record notes p, recovered while answering the request of ctx.
 func (l *panicLog) record(ctx context.Context, p any) {
 	id := obs.RequestIDFrom(ctx)
 	l.mu.Lock()

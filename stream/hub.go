@@ -49,6 +49,7 @@ var readableFrom = map[string]model.Role{
 	store.EventHealthRecovered:      model.RoleViewer,
 	store.EventStudyExecutionFailed: model.RoleViewer,
 	store.EventWebhookAutoDisabled:  model.RoleViewer,
+	store.EventWebClientsLimited:    model.RoleViewer,
 }
 
 // Readable reports whether role may read events of type typ.

@@ -19,6 +19,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/releases"
 	"github.com/fleetgraph/fleetgraph/resolvers"
 	"github.com/fleetgraph/fleetgraph/server"
+	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/stream"
 )
 
@@ -83,6 +84,14 @@ func serve(ctx context.Context, args []string) error {
 	}
 	defer closeStore()
 	st.CacheKeys()
+	dbWait, err := cfg.databaseWait(requestTimeout)
+	if err != nil {
+		return err
+	}
+	var live *store.Liveness
+	if dbWait > 0 {
+		live = st.WatchLiveness(ctx, dbWait)
+	}
 	limiter, err := cfg.rateLimits(st, log)
 	if err != nil {
 		return err
@@ -120,7 +129,7 @@ func serve(ctx context.Context, args []string) error {
 	handler, err := server.New(&resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend, Releases: catalogue,
 		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true,
 		MaxAnswerBytes: answerBytes, Heavy: admission.New(heavySlots, heavyPerOwner, admission.DefaultWait),
-		RequestTimeout: requestTimeout, AI: ai, Stream: stream.Start(ctx, st, log), RateLimits: limiter}, opts...)
+		RequestTimeout: requestTimeout, Liveness: live, AI: ai, Stream: stream.Start(ctx, st, log), RateLimits: limiter}, opts...)
 	if err != nil {
 		return err
 	}

@@ -65,11 +65,15 @@ func (tr *esqlTranslator) conv(at esql.Pos, e esqlExpr, t esqlType) (string, err
 	case etInt:
 		switch e.t {
 		case etNum:
-			return "trunc(" + x + ")::bigint", nil
+			return esqlInRange(tr, "trunc(("+x+")::numeric)", esqlLongMin, esqlLongMax, "bigint"), nil
 		case etJSON:
-			return "trunc(fg_num(" + tr.sv(x) + "))::bigint", nil
+			// exact: a long's JSON number is read as numeric, not double
+			return esqlInRange(tr, tr.bind(func(v []string) string {
+				return "trunc(CASE jsonb_typeof(" + v[0] + ") WHEN 'number' THEN (" + v[0] + " #>> '{}')::numeric ELSE fg_num(" +
+					v[0] + ")::numeric END)"
+			}, tr.sv(x)), esqlLongMin, esqlLongMax, "bigint"), nil
 		case etText:
-			return "trunc(fg_num(to_jsonb(" + x + ")))::bigint", nil
+			return esqlInRange(tr, "trunc(fg_num(to_jsonb("+x+"))::numeric)", esqlLongMin, esqlLongMax, "bigint"), nil
 		case etBool:
 			return "(" + x + ")::int::bigint", nil
 		case etTime:
@@ -197,21 +201,7 @@ func (tr *esqlTranslator) compile(x esql.Expr, st *esqlStats) (esqlExpr, error) 
 		if err != nil {
 			return e, err
 		}
-		var t esqlType
-		switch x.Type {
-		case "integer", "int", "long":
-			t = etInt
-		case "double":
-			t = etNum
-		case "keyword", "text", "string":
-			t = etText
-		case "datetime", "date":
-			t = etTime
-		case "boolean", "bool":
-			t = etBool
-		}
-		s, err := tr.conv(x.At, e, t)
-		return esqlExpr{sql: s, t: t}, err
+		return tr.convert(x.At, e, esqlCastTypes[x.Type], x.Type == "integer" || x.Type == "int")
 	case *esql.Call:
 		if _, ok := esql.Aggregates[x.Name]; ok {
 			return tr.aggregate(x, st)
@@ -454,6 +444,18 @@ func (tr *esqlTranslator) binary(x *esql.Binary, st *esqlStats) (esqlExpr, error
 	rs, err := tr.conv(rp, r, t)
 	if err != nil {
 		return r, err
+	}
+	if t == etInt && x.Op != "%" {
+		// Computed as numeric: a result outside a long is null with
+		// Elasticsearch's "long overflow" warning, not a failed query.
+		num := "((" + ls + ")::numeric " + x.Op + " (" + rs + ")::numeric)"
+		if x.Op == "/" {
+			num = "div((" + ls + ")::numeric, NULLIF(" + rs + ", 0)::numeric)"
+		}
+		if st != nil { // over aggregates: see checkedLong
+			return esqlExpr{sql: esqlClampLong(num), t: t}, nil
+		}
+		return esqlExpr{sql: tr.checkedLong(num), t: t}, nil
 	}
 	switch x.Op {
 	case "/":

@@ -164,3 +164,38 @@ func TestESQLLongOverflow(t *testing.T) {
 		}
 	})
 }
+
+// Negated patterns under three-valued logic: a value that is null makes
+// LIKE null and NOT LIKE null (the row is not kept), except that
+// Elasticsearch replaces a pattern that matches every string by IS NOT
+// NULL, so that NOT LIKE ("*") keeps exactly the rows whose value is null
+// (where-like.csv-spec notLikeListAllWildcard, likeListAllWildcard).
+func TestESQLNegatedPatterns(t *testing.T) {
+	owner, slug := testOwner(t, "esqlnotlike")
+	storeDocs(t, owner, search.KindAnomalyEvent,
+		map[string]any{"id": "p1", "created_at": "2026-01-01T00:00:00Z", "name": "alpha"},
+		map[string]any{"id": "p2", "created_at": "2026-01-01T00:00:00Z", "name": nil},
+		map[string]any{"id": "p3", "created_at": "2026-01-01T00:00:00Z"},
+		map[string]any{"id": "p4", "created_at": "2026-01-01T00:00:00Z", "name": []any{"beta", "gamma"}},
+	)
+	f := esqlFixture{owner: owner, slug: slug, p: search.IndexName(slug, search.KindAnomalyEvent, "")}
+	ids := func(ids ...string) string {
+		out := make([]string, len(ids))
+		for i, id := range ids {
+			out[i] = `{"id": "` + id + `"}`
+		}
+		return "[" + strings.Join(out, ", ") + "]"
+	}
+	q := func(where string) string { return `FROM $P | WHERE ` + where + ` | SORT id | KEEP id` }
+	f.expect(t, []esqlCase{
+		{"NOT LIKE of *: the null rows", q(`name NOT LIKE ("*")`), ids("p2", "p3")},
+		{"NOT LIKE of a list with *: the null rows", q(`name NOT LIKE ("x*", "*")`), ids("p2", "p3")},
+		{"NOT RLIKE of .*: the null rows", q(`name NOT RLIKE (".*", "b.*")`), ids("p2", "p3")},
+		{"NOT of LIKE *: the null rows", q(`NOT name LIKE "*"`), ids("p2", "p3")},
+		{"LIKE *: every value, a multi-value too", q(`name LIKE "*"`), ids("p1", "p4")},
+		{"NOT LIKE of other patterns: null is not kept", q(`name NOT LIKE ("x*", "b*")`), ids("p1")},
+		{"NOT IN with a null value: null, not kept", q(`name NOT IN ("x", null)`), "[]"},
+		{"NOT IN: null is not kept", q(`name NOT IN ("x")`), ids("p1")},
+		{"IS NULL", q(`name IS NULL`), ids("p2", "p3")},
+	})
+}

@@ -297,6 +297,23 @@ func (tr *esqlTranslator) like(x *esql.Like, st *esqlStats) (esqlExpr, error) {
 	if len(pats) == 0 {
 		pats = []string{x.Pattern}
 	}
+	for _, p := range pats {
+		if esqlMatchesAll(p, x.Regex) {
+			// Elasticsearch replaces a pattern (list) that matches every
+			// string by IS NOT NULL (its ReplaceRegexMatch rule): NOT LIKE
+			// ("*") keeps the rows where the value is null, and a
+			// multi-value matches (where-like.csv-spec
+			// notLikeListAllWildcard).
+			op := " IS NOT NULL)"
+			if x.Not {
+				op = " IS NULL)"
+			}
+			if e.t == etNull {
+				return esqlExpr{sql: fmt.Sprint(x.Not), t: etBool}, nil
+			}
+			return esqlExpr{sql: "(" + e.sql + op, t: etBool}, nil
+		}
+	}
 	// A list of patterns matches when any of them does.
 	var ors []string
 	for _, p := range pats {
@@ -325,6 +342,22 @@ func (tr *esqlTranslator) like(x *esql.Like, st *esqlStats) (esqlExpr, error) {
 		sqlText = "(NOT " + sqlText + ")"
 	}
 	return esqlExpr{sql: sqlText, t: etBool}, nil
+}
+
+// esqlMatchesAll reports whether pattern p matches every string: a LIKE
+// pattern of * alone, an RLIKE pattern of .* alone (also in a group).
+func esqlMatchesAll(p string, regex bool) bool {
+	if !regex {
+		return p != "" && strings.Trim(p, "*") == ""
+	}
+	for {
+		inner, ok := strings.CutPrefix(p, "(")
+		if !ok || !strings.HasSuffix(inner, ")") {
+			break
+		}
+		p = strings.TrimSuffix(inner, ")")
+	}
+	return p != "" && strings.Trim(strings.ReplaceAll(p, ".*", ""), "") == "" && strings.Count(p, ".*")*2 == len(p)
 }
 
 // in compiles IN and NOT IN over the common type of the values.

@@ -167,6 +167,9 @@ type aggNode struct {
 	percents []float64
 	sort     []hitSort
 	source   *srcFilter // nil keeps the whole _source
+	// top_hits version and seq_no_primary_term: the hits carry _version,
+	// _seq_no and _primary_term as the search hits do (backend.go hit).
+	version, seqNo bool
 }
 
 // termsFilter is a terms include or exclude: a regular expression the

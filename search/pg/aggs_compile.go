@@ -454,9 +454,10 @@ func (n *aggNode) compilePercentiles(v any) error {
 	return n.numMissing(p)
 }
 
-// compileTopHits reads top_hits: size, from, sort and _source.
+// compileTopHits reads top_hits: size, from, sort, _source, version and
+// seq_no_primary_term.
 func (n *aggNode) compileTopHits(v any) error {
-	p, err := n.params(v, "size", "from", "sort", "_source")
+	p, err := n.params(v, "size", "from", "sort", "_source", "version", "seq_no_primary_term")
 	if err != nil {
 		return err
 	}
@@ -480,6 +481,13 @@ func (n *aggNode) compileTopHits(v any) error {
 	if s, ok := p["_source"]; ok {
 		if n.source, err = parseSource(s); err != nil {
 			return n.badf("%v", err)
+		}
+	}
+	for key, to := range map[string]*bool{"version": &n.version, "seq_no_primary_term": &n.seqNo} {
+		if b, ok := p[key]; ok {
+			if *to, ok = b.(bool); !ok {
+				return n.badf("[%s] must be a boolean", key)
+			}
 		}
 	}
 	return nil

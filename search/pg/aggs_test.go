@@ -713,3 +713,35 @@ func TestJavaDouble(t *testing.T) {
 		}
 	}
 }
+
+// top_hits takes from in every bucket, and version and
+// seq_no_primary_term as the search hits do (Elasticsearch's top_hits
+// reference: "from", "version", "seq_no_primary_term" are options of the
+// hits; rest-api-spec search.aggregation/200_top_hits_metric.yml "top_hits
+// aggregation with sequence numbers": _seq_no >= 0, _primary_term >= 1).
+func TestAggsTopHitsFromVersion(t *testing.T) {
+	f := newAggFixture(t)
+	got := f.must(t, `{"s": {"terms": {"field": "study.subject", "size": 1}, "aggs": {
+		"next": {"top_hits": {"size": 2, "from": 1, "sort": [{"statistic_values.bitrate": {"order": "desc"}}], "_source": false,
+			"version": true, "seq_no_primary_term": true}}}}}`)
+	b := got.(map[string]any)["s"].(map[string]any)["buckets"].([]any)[0].(map[string]any)
+	th := b["next"].(map[string]any)["hits"].(map[string]any)
+	hits := th["hits"].([]any)
+	// youtube's bitrates by id: m7 6000, then the next two after from 1.
+	if b["key"] != "youtube" || th["total"].(map[string]any)["value"].(float64) != 4 || len(hits) != 2 {
+		t.Fatalf("top_hits with from: %v", th)
+	}
+	for _, h := range hits {
+		hit := h.(map[string]any)
+		if hit["_id"] == "m7" {
+			t.Errorf("from 1 answered the first hit: %v", hits)
+		}
+		if v, ok := hit["_version"].(float64); !ok || v < 1 || hit["_seq_no"] != hit["_version"] || hit["_primary_term"] != float64(1) {
+			t.Errorf("hit %v: want _version, _seq_no and _primary_term 1", hit)
+		}
+	}
+	if _, err := f.run(t, New(testPool(t)), f.scope(), `{"t": {"top_hits": {"version": "yes"}}}`); err == nil ||
+		!strings.Contains(err.Error(), "version") {
+		t.Fatalf("version \"yes\": %v, want a 400 naming version", err)
+	}
+}

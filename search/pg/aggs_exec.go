@@ -413,7 +413,13 @@ func (x *aggExec) join(st *args, n *aggNode) (string, error) {
 		}
 		return q, nil
 	case "date_histogram":
-		ts := timeExpr(st, n.field)
+		// A multi-valued date puts the document in the bucket of each of
+		// its values, once per bucket (Elasticsearch: rest-api-spec
+		// search.aggregation/361_date_histogram_multivalue.yml).
+		ts, from := "d.created_at", ""
+		if n.field != "created_at" {
+			ts, from = "fg_time(mv.v)", " FROM fg_mv("+jsonExpr(st, n.field)+") AS mv(v)"
+		}
 		cast := "::text"
 		if n.tz.interval {
 			cast = "::interval"
@@ -439,7 +445,7 @@ func (x *aggExec) join(st *args, n *aggNode) (string, error) {
 			b := "(floor((" + lms + " - " + off + ")::float8 / " + iv + ")::bigint * " + iv + " + " + off + ")"
 			keyTs = "(('epoch'::timestamp + " + b + "::float8 * interval '1 millisecond') AT TIME ZONE " + z + ")"
 		}
-		return "(SELECT to_jsonb(floor(extract(epoch from " + keyTs + ") * 1000)::bigint) AS k WHERE " + ts + " IS NOT NULL)", nil
+		return "(SELECT DISTINCT to_jsonb(floor(extract(epoch from " + keyTs + ") * 1000)::bigint) AS k" + from + " WHERE " + ts + " IS NOT NULL)", nil
 	case "histogram":
 		v := numVal(st, n)
 		return "(SELECT to_jsonb(floor((" + v + " - " + st.add(n.offset) + "::float8) / " + st.add(n.interval) +

@@ -164,9 +164,10 @@ type aggNode struct {
 	otherKy string
 	query   map[string]any // filter
 
-	percents []float64
-	sort     []hitSort
-	source   *srcFilter // nil keeps the whole _source
+	percents  []float64
+	sort      []hitSort
+	source    *srcFilter // nil keeps the whole _source
+	valueType string     // terms value_type ("date" reads an unmapped field's missing as a date)
 	// top_hits version and seq_no_primary_term: the hits carry _version,
 	// _seq_no and _primary_term as the search hits do (backend.go hit).
 	version, seqNo bool
@@ -349,6 +350,9 @@ func typeAggs(nodes []*aggNode, types fieldTypes) error {
 				n.ftype = store.FieldDate
 			}
 		}
+		if n.valueType == "date" && n.ftype == "" {
+			n.ftype = store.FieldDate // an unmapped field read as dates (its missing)
+		}
 		if n.termsFmt != "" {
 			var err error
 			if n.ftype == store.FieldDate {
@@ -357,6 +361,11 @@ func typeAggs(nodes []*aggNode, types fieldTypes) error {
 				}
 				n.hasFmt = true
 			} else if err := n.numFormatParam(map[string]any{"format": n.termsFmt}); err != nil {
+				return err
+			}
+		}
+		if n.typ == "terms" && n.ftype == store.FieldDate {
+			if err := n.dateTermsParams(); err != nil {
 				return err
 			}
 		}

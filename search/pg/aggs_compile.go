@@ -63,7 +63,63 @@ func (n *aggNode) compileTerms(v any) error {
 			return n.badf("[format] must be a non-empty string")
 		}
 	}
+	if vt, ok := p["value_type"]; ok {
+		if n.valueType, _ = vt.(string); n.valueType == "" {
+			return n.badf("[value_type] must be a string")
+		}
+	}
 	return n.orderParam(p["order"])
+}
+
+// dateTermsParams reads the include, exclude and missing of terms of a
+// date field as Elasticsearch does: dates in the aggregation's format (or
+// the field's, strict_date_optional_time||epoch_millis), compared and
+// keyed as epoch milliseconds. A regular expression is refused, as
+// Elasticsearch refuses it on a field that is not a string.
+func (n *aggNode) dateTermsParams() error {
+	for key, f := range map[string]*termsFilter{"include": n.include, "exclude": n.exclude} {
+		if f == nil {
+			continue
+		}
+		if f.values == nil {
+			return n.badf("Aggregation [%s] cannot support regular expression style include/exclude settings as they can only "+
+				"be applied to string fields. Use an array of values for include/exclude clauses", n.name)
+		}
+		for i, v := range f.values {
+			ms, err := n.dateMillis(v)
+			if err != nil {
+				return n.badf("[%s] %v", key, err)
+			}
+			f.values[i] = strconv.FormatInt(ms, 10)
+		}
+	}
+	if n.hasMissing {
+		ms, err := n.dateMillis(scalarText(n.missing))
+		if err != nil {
+			return n.badf("[missing] %v", err)
+		}
+		n.missing = ms
+	}
+	return nil
+}
+
+// dateMillis reads a date of a date field's terms: epoch milliseconds, or
+// a date in the aggregation's format, else ISO 8601.
+func (n *aggNode) dateMillis(s string) (int64, error) {
+	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return ms, nil
+	}
+	if n.hasFmt && n.dfmt.Custom() {
+		if t, _, ok := n.dfmt.Read(s, time.UTC); ok {
+			return t.UnixMilli(), nil
+		}
+		return 0, fmt.Errorf("failed to parse date field [%s] with format [%s]", s, n.termsFmt)
+	}
+	t, _, err := datemath.Parse(s, time.UTC)
+	if err != nil {
+		return 0, fmt.Errorf("failed to parse date field [%s] with format [strict_date_optional_time||epoch_millis]", s)
+	}
+	return t.UnixMilli(), nil
 }
 
 // compileDateHistogram reads a date_histogram: interval, time_zone, format, offset, bounds.

@@ -2,6 +2,7 @@ package pg
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/fleetgraph/fleetgraph/search"
@@ -53,4 +54,46 @@ func jsonAny(t *testing.T, s string) any {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// terms of a date field: include and exclude are dates in the field's
+// format, the missing bucket's key is epoch milliseconds with
+// key_as_string, also of an unmapped field read as dates with value_type
+// date (rest-api-spec search.aggregation/20_terms.yml "Date test",
+// "Unmapped dates").
+func TestTermsOfDates(t *testing.T) {
+	scope := datedDocs(t)
+	cases := []struct{ name, aggs, want string }{
+		{"include dates", `{"t": {"terms": {"field": "when", "include": ["2021-04-10", "2021-05-01"], "order": {"_key": "asc"}}}}`,
+			`{"t": {"doc_count_error_upper_bound": 0, "sum_other_doc_count": 0, "buckets": [
+				{"key": 1618012800000, "key_as_string": "2021-04-10T00:00:00.000Z", "doc_count": 1},
+				{"key": 1619827200000, "key_as_string": "2021-05-01T00:00:00.000Z", "doc_count": 1}]}}`},
+		{"exclude dates", `{"t": {"terms": {"field": "when", "exclude": ["2021-04-01", "2021-04-22", "2021-05-01"]}}}`,
+			`{"t": {"doc_count_error_upper_bound": 0, "sum_other_doc_count": 0, "buckets": [
+				{"key": 1618012800000, "key_as_string": "2021-04-10T00:00:00.000Z", "doc_count": 1}]}}`},
+		{"include epoch millis", `{"t": {"terms": {"field": "when", "include": [1618012800000]}}}`,
+			`{"t": {"doc_count_error_upper_bound": 0, "sum_other_doc_count": 0, "buckets": [
+				{"key": 1618012800000, "key_as_string": "2021-04-10T00:00:00.000Z", "doc_count": 1}]}}`},
+		{"missing of a date field", `{"t": {"terms": {"field": "when", "missing": "2016-05-11", "include": ["2016-05-11"]}}}`,
+			`{"t": {"doc_count_error_upper_bound": 0, "sum_other_doc_count": 0, "buckets": [
+				{"key": 1462924800000, "key_as_string": "2016-05-11T00:00:00.000Z", "doc_count": 1}]}}`},
+		{"unmapped with value_type date", `{"t": {"terms": {"field": "unmapped_date", "value_type": "date", "missing": "2016-05-11"}}}`,
+			`{"t": {"doc_count_error_upper_bound": 0, "sum_other_doc_count": 0, "buckets": [
+				{"key": 1462924800000, "key_as_string": "2016-05-11T00:00:00.000Z", "doc_count": 3}]}}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			expect(t, jsonAny(t, aggsOf(t, scope, `{"size": 0, "aggs": `+c.aggs+`}`)), c.want)
+		})
+	}
+	for _, c := range []struct{ name, aggs, mention string }{
+		{"a regular expression on a date field", `{"t": {"terms": {"field": "when", "include": "2021.*"}}}`, "regular expression"},
+		{"a value that is no date", `{"t": {"terms": {"field": "when", "include": ["soon"]}}}`, "failed to parse date field [soon]"},
+	} {
+		t.Run("refused: "+c.name, func(t *testing.T) {
+			if _, err := runSearch(t, scope, `{"size": 0, "aggs": `+c.aggs+`}`); err == nil || !strings.Contains(err.Error(), c.mention) {
+				t.Fatalf("%v, want a 400 naming %s", err, c.mention)
+			}
+		})
+	}
 }

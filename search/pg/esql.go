@@ -279,6 +279,7 @@ func (b esqlBase) sql() string {
 type esqlStats struct {
 	by     []esqlCol
 	sawAgg bool
+	sawBy  bool // a BY column was read outside an aggregate
 	// where is the condition of the aggregate being compiled (STATS
 	// ... WHERE), "" when none: its aggregate calls read only the rows
 	// meeting it.

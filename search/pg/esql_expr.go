@@ -245,6 +245,7 @@ func (tr *esqlTranslator) ident(x *esql.Ident, st *esqlStats) (esqlExpr, error) 
 	if st != nil {
 		for i := len(st.by) - 1; i >= 0; i-- {
 			if st.by[i].name == x.Name {
+				st.sawBy = true
 				return esqlExpr{sql: st.by[i].sql, t: st.by[i].t, uuid: st.by[i].uuid}, nil
 			}
 		}

@@ -16,8 +16,11 @@ import (
 
 // Limits of aggregations (400 beyond them).
 const (
-	maxAggBuckets   = 10000 // buckets in one response, all levels together
-	maxTermsSize    = 10000
+	// maxAggBuckets is Elasticsearch's search.max_buckets default: buckets
+	// in one response, all levels together; a terms size may ask for as
+	// many (Elasticsearch checks the buckets made, not the size).
+	maxAggBuckets   = 65536
+	maxTermsSize    = maxAggBuckets
 	maxTopHitsSize  = 100 // from + size of one top_hits
 	maxTopHitsTotal = 10000
 	maxAggNodes     = 200           // aggregations in one request, all levels together
@@ -60,6 +63,9 @@ func (b *Backend) aggregations(ctx context.Context, q querier, a *args, where st
 	}
 	scope, _ := ctx.Value(aggScopeKey{}).(search.Scope)
 	x := &aggExec{ctx: ctx, b: b, q: q, base: a, where: where, scope: scope}
+	if err := x.partitionTerms(nodes); err != nil {
+		return nil, err
+	}
 	if rq != nil {
 		if x.cells, err = x.loadCells(nodes, rq); err != nil {
 			return nil, err
@@ -178,6 +184,9 @@ type aggNode struct {
 type termsFilter struct {
 	regex  string
 	values []string
+	// partition of num_partitions (num > 0): the values whose hash falls
+	// in it, resolved to values before the statements run (partitionTerms).
+	partition, numPartitions int
 }
 
 type termsOrder struct {

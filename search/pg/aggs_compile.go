@@ -78,8 +78,8 @@ func (n *aggNode) compileTerms(v any) error {
 // Elasticsearch refuses it on a field that is not a string.
 func (n *aggNode) dateTermsParams() error {
 	for key, f := range map[string]*termsFilter{"include": n.include, "exclude": n.exclude} {
-		if f == nil {
-			continue
+		if f == nil || f.numPartitions > 0 {
+			continue // a partition: resolved to epoch milliseconds (partitionTerms)
 		}
 		if f.values == nil {
 			return n.badf("Aggregation [%s] cannot support regular expression style include/exclude settings as they can only "+
@@ -223,7 +223,27 @@ func (n *aggNode) termsFilterParam(p map[string]any, key string) (*termsFilter, 
 		}
 		return f, nil
 	case map[string]any:
-		return nil, n.badf("[%s] partitions are not supported", key)
+		if key != "include" {
+			return nil, n.badf("[%s] must be a regular expression or an array of values", key)
+		}
+		f := &termsFilter{}
+		for k, x := range v {
+			i, err := intParam(x)
+			switch {
+			case k != "partition" && k != "num_partitions":
+				return nil, n.badf("[include] takes partition and num_partitions, not [%s]", k)
+			case err != nil || i < 0:
+				return nil, n.badf("[include] [%s] must be a non-negative integer", k)
+			case k == "partition":
+				f.partition = i
+			default:
+				f.numPartitions = i
+			}
+		}
+		if f.numPartitions < 1 || f.partition >= f.numPartitions {
+			return nil, n.badf("[include] needs num_partitions above 0 and partition below it")
+		}
+		return f, nil
 	}
 	return nil, n.badf("[%s] must be a regular expression or an array of values", key)
 }

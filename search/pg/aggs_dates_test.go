@@ -2,6 +2,7 @@ package pg
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -95,5 +96,50 @@ func TestTermsOfDates(t *testing.T) {
 				t.Fatalf("%v, want a 400 naming %s", err, c.mention)
 			}
 		})
+	}
+}
+
+// terms include partitions, with Elasticsearch's hashes: rest-api-spec
+// search.aggregation/20_terms.yml "Partitioned string test" ("abc" is in
+// partition 1 of 2, "bcd" in 0) and "Partitioned integer test" (1234 in
+// 1, 5678 in 0).
+func TestTermsPartitions(t *testing.T) {
+	owner, slug := testOwner(t, "aggparts")
+	storeDocs(t, owner, search.KindAnomalyEvent,
+		map[string]any{"id": "1", "created_at": "2026-01-01T00:00:00Z", "str": "abc", "integer": 1234},
+		map[string]any{"id": "2", "created_at": "2026-01-01T00:00:00Z", "str": "abc", "integer": 5678},
+		map[string]any{"id": "3", "created_at": "2026-01-01T00:00:00Z", "str": "bcd", "integer": 1234},
+	)
+	scope := search.Scope{DataOwnerID: owner, Slug: slug, Kind: search.KindAnomalyEvent}
+	terms := func(field string, partition int) string {
+		return aggsOf(t, scope, fmt.Sprintf(`{"size": 0, "aggs": {"t": {"terms": {"field": %q, "include": {"partition": %d, "num_partitions": 2}}}}}`,
+			field, partition))
+	}
+	for _, c := range []struct {
+		field     string
+		partition int
+		want      string
+	}{
+		{"str.keyword", 0, `[{"key": "bcd", "doc_count": 1}]`},
+		{"str.keyword", 1, `[{"key": "abc", "doc_count": 2}]`},
+		{"integer", 0, `[{"key": 5678, "doc_count": 1}]`},
+		{"integer", 1, `[{"key": 1234, "doc_count": 2}]`},
+	} {
+		got := jsonAny(t, terms(c.field, c.partition)).(map[string]any)["t"].(map[string]any)["buckets"]
+		expect(t, got, c.want)
+	}
+	if _, err := runSearch(t, scope, `{"aggs": {"t": {"terms": {"field": "str.keyword", "include": {"partition": 2, "num_partitions": 2}}}}}`); err == nil ||
+		!strings.Contains(err.Error(), "num_partitions") {
+		t.Fatalf("partition 2 of 2: %v, want a 400", err)
+	}
+}
+
+// A terms size above 10,000 is taken, up to Elasticsearch's
+// search.max_buckets (65,536): the limit is the buckets made.
+func TestTermsSizeUpToMaxBuckets(t *testing.T) {
+	scope := datedDocs(t)
+	got := aggsOf(t, scope, `{"size": 0, "aggs": {"t": {"terms": {"field": "id.keyword", "size": 20000}}}}`)
+	if n := len(jsonAny(t, got).(map[string]any)["t"].(map[string]any)["buckets"].([]any)); n != 3 {
+		t.Fatalf("%d buckets, want 3: %s", n, got)
 	}
 }

@@ -141,7 +141,7 @@ func (tr *esqlTranslator) convertScalar(at esql.Pos, from esqlType, x string, t 
 		case etInt, etBool:
 			return "(" + x + ")::text", nil
 		case etNum:
-			return tr.javaDouble(x), nil
+			return tr.javaDoubleSQL(x), nil
 		case etTime:
 			return "to_char((" + x + ") AT TIME ZONE 'UTC', " + esqlTimeFormat + ")", nil
 		}
@@ -216,11 +216,12 @@ func esqlInRangeNum(s string, int32 bool) string {
 	return "CASE WHEN " + n + " BETWEEN " + lo + " AND " + hi + " THEN " + n + "::bigint END"
 }
 
-// javaDouble is the text of the double x as Java's Double.toString writes
-// it, what Elasticsearch's TO_STRING answers: at least one digit after the
-// point, scientific notation (1.0E10, 1.5E-5) below 10^-3 and from 10^7.
-// PostgreSQL's shortest text gives the digits.
-func (tr *esqlTranslator) javaDouble(x string) string {
+// javaDoubleSQL is javaDouble (aggs_compile.go) in SQL: the text of the
+// double x as Java's Double.toString writes it, what Elasticsearch's
+// TO_STRING answers: at least one digit after the point, scientific
+// notation (1.0E10, 1.5E-5) below 10^-3 and from 10^7. PostgreSQL's
+// shortest text gives the digits.
+func (tr *esqlTranslator) javaDoubleSQL(x string) string {
 	return tr.bind(func(v []string) string {
 		d, a := v[0], "abs("+v[0]+")::text"
 		sign := "CASE WHEN " + d + " < 0 OR " + d + "::text = '-0' THEN '-' ELSE '' END"

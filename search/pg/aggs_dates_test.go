@@ -128,6 +128,9 @@ func TestTermsPartitions(t *testing.T) {
 		got := jsonAny(t, terms(c.field, c.partition)).(map[string]any)["t"].(map[string]any)["buckets"]
 		expect(t, got, c.want)
 	}
+	// histogram format with literal text (Java DecimalFormat: "#,##0 'ms'").
+	h := jsonAny(t, aggsOf(t, scope, `{"size": 0, "aggs": {"h": {"histogram": {"field": "integer", "interval": 1000, "format": "#,##0 'ms'", "min_doc_count": 1}}}}`))
+	expect(t, h, `{"h": {"buckets": [{"key": 1000, "key_as_string": "1,000 ms", "doc_count": 2}, {"key": 5000, "key_as_string": "5,000 ms", "doc_count": 1}]}}`)
 	if _, err := runSearch(t, scope, `{"aggs": {"t": {"terms": {"field": "str.keyword", "include": {"partition": 2, "num_partitions": 2}}}}}`); err == nil ||
 		!strings.Contains(err.Error(), "num_partitions") {
 		t.Fatalf("partition 2 of 2: %v, want a 400", err)

@@ -198,6 +198,9 @@ type aggRange struct {
 	from, to float64 // ±Inf when open
 	key      string
 	keySet   bool
+	// fromDate, toDate are bounds given as dates or date math (a date
+	// field's range), read when the field's type is known (typeAggs).
+	fromDate, toDate string
 }
 
 type aggFilter struct {
@@ -370,6 +373,11 @@ func typeAggs(nodes []*aggNode, types fieldTypes) error {
 				}
 				n.hasFmt = true
 			} else if err := n.numFormatParam(map[string]any{"format": n.termsFmt}); err != nil {
+				return err
+			}
+		}
+		if n.typ == "range" {
+			if err := n.finishRanges(); err != nil {
 				return err
 			}
 		}

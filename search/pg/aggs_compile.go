@@ -16,6 +16,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/search/dateformat"
 	"github.com/fleetgraph/fleetgraph/search/datemath"
+	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // compileTerms reads a terms aggregation: size, order, min_doc_count, missing.
@@ -274,9 +275,10 @@ func (n *aggNode) noFormat(p map[string]any) error {
 	return nil
 }
 
-// compileRange reads a range aggregation: its ranges, ordered by from, then to.
+// compileRange reads a range aggregation: its ranges (ordered by from, then
+// to, by finishRanges once the field's type is known) and missing.
 func (n *aggNode) compileRange(v any) error {
-	p, err := n.params(v, "field", "ranges", "keyed", "format")
+	p, err := n.params(v, "field", "ranges", "keyed", "format", "missing")
 	if err != nil {
 		return err
 	}
@@ -285,6 +287,14 @@ func (n *aggNode) compileRange(v any) error {
 	}
 	if err := n.fieldParam(p); err != nil {
 		return err
+	}
+	if m, ok := p["missing"]; ok {
+		switch m.(type) {
+		case string, float64, json.Number, int, int64:
+			n.missing, n.hasMissing = m, true
+		default:
+			return n.badf("[missing] must be a number or a date")
+		}
 	}
 	rs, ok := p["ranges"].([]any)
 	if !ok || len(rs) == 0 {
@@ -303,6 +313,15 @@ func (n *aggNode) compileRange(v any) error {
 					continue
 				}
 				f, err := floatParam(val)
+				if s, isStr := val.(string); err != nil && isStr {
+					// a date or date math: a date field's bound (finishRanges)
+					if k == "from" {
+						ar.fromDate = s
+					} else {
+						ar.toDate = s
+					}
+					continue
+				}
 				if err != nil {
 					return n.badf("range [%s] must be a number", k)
 				}
@@ -321,10 +340,58 @@ func (n *aggNode) compileRange(v any) error {
 				return n.badf("unsupported range parameter [%s]", k)
 			}
 		}
-		if !ar.keySet {
-			ar.key = rangeBound(ar.from) + "-" + rangeBound(ar.to)
-		}
 		n.ranges = append(n.ranges, ar)
+	}
+	return n.keyedParam(p)
+}
+
+// finishRanges reads the date bounds and missing of a range aggregation of
+// a date field as Elasticsearch does (dates or date math, compared as
+// epoch milliseconds, keys written as dates), refuses them on other fields,
+// names the ranges and orders them by from, then to.
+func (n *aggNode) finishRanges() error {
+	date := n.ftype == store.FieldDate
+	read := func(what, s string, roundUp bool) (float64, error) {
+		if !date {
+			return 0, n.badf("range [%s] must be a number", what)
+		}
+		t, err := datemath.Eval(s, time.Now(), roundUp, time.UTC, dateformat.Format{})
+		if err != nil {
+			return 0, n.badf("range [%s] %v", what, err)
+		}
+		return float64(t.UnixMilli()), nil
+	}
+	for i := range n.ranges {
+		ar := &n.ranges[i]
+		var err error
+		if ar.fromDate != "" {
+			if ar.from, err = read("from", ar.fromDate, false); err != nil {
+				return err
+			}
+		}
+		if ar.toDate != "" {
+			if ar.to, err = read("to", ar.toDate, false); err != nil {
+				return err
+			}
+		}
+		if !ar.keySet {
+			ar.key = n.rangeBound(ar.from) + "-" + n.rangeBound(ar.to)
+		}
+	}
+	if s, ok := n.missing.(string); ok && n.hasMissing {
+		f, err := floatParam(s)
+		if err != nil {
+			if f, err = read("missing", s, false); err != nil {
+				return err
+			}
+		}
+		n.missing = f
+	} else if n.hasMissing {
+		f, err := floatParam(n.missing)
+		if err != nil {
+			return n.badf("[missing] must be a number or a date")
+		}
+		n.missing = f
 	}
 	// Elasticsearch answers ranges ordered by from, then to.
 	sort.SliceStable(n.ranges, func(i, j int) bool {
@@ -333,7 +400,26 @@ func (n *aggNode) compileRange(v any) error {
 		}
 		return n.ranges[i].to < n.ranges[j].to
 	})
-	return n.keyedParam(p)
+	return nil
+}
+
+// rangeFields sets the key, from and to of range bucket i on b (of a date
+// field, also from_as_string and to_as_string).
+func (n *aggNode) rangeFields(b map[string]any, i int) {
+	r := n.ranges[i]
+	b["key"] = r.key
+	if !math.IsInf(r.from, 0) {
+		b["from"] = r.from
+		if n.ftype == store.FieldDate {
+			b["from_as_string"] = n.dateKeyString(int64(r.from))
+		}
+	}
+	if !math.IsInf(r.to, 0) {
+		b["to"] = r.to
+		if n.ftype == store.FieldDate {
+			b["to_as_string"] = n.dateKeyString(int64(r.to))
+		}
+	}
 }
 
 // compileFilter reads a filter aggregation: its query.
@@ -828,9 +914,14 @@ func javaDouble(f float64) string {
 	return mant + "E" + strconv.Itoa(e)
 }
 
-func rangeBound(f float64) string {
-	if math.IsInf(f, 0) {
+// rangeBound is a bound in a range's key: * when open, a date of a date
+// field, else the number as Java writes it.
+func (n *aggNode) rangeBound(f float64) string {
+	switch {
+	case math.IsInf(f, 0):
 		return "*"
+	case n.ftype == store.FieldDate:
+		return n.dateKeyString(int64(f))
 	}
 	return javaDouble(f)
 }

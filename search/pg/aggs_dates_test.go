@@ -146,3 +146,37 @@ func TestTermsSizeUpToMaxBuckets(t *testing.T) {
 		t.Fatalf("%d buckets, want 3: %s", n, got)
 	}
 }
+
+// range on a date field: bounds as dates or date math, keys and
+// from_as_string / to_as_string as dates, missing as a date; every value
+// of a multi-value counts (Elasticsearch's range aggregation reference:
+// "missing", the field's format for keys and *_as_string). The range query
+// matches a multi-valued date when one of its values is in the range.
+func TestRangeOfDates(t *testing.T) {
+	scope := datedDocs(t)
+	got := aggsOf(t, scope, `{"size": 0, "aggs": {"r": {"range": {"field": "when",
+		"ranges": [{"to": "2021-04-15"}, {"from": "2021-04-15||/M", "to": "2021-04-20"}, {"from": "2021-04-20"}]}}}}`)
+	expect(t, jsonAny(t, got), `{"r": {"buckets": [
+		{"key": "*-2021-04-15T00:00:00.000Z", "to": 1618444800000, "to_as_string": "2021-04-15T00:00:00.000Z", "doc_count": 2},
+		{"key": "2021-04-01T00:00:00.000Z-2021-04-20T00:00:00.000Z", "from": 1617235200000, "from_as_string": "2021-04-01T00:00:00.000Z",
+		 "to": 1618876800000, "to_as_string": "2021-04-20T00:00:00.000Z", "doc_count": 2},
+		{"key": "2021-04-20T00:00:00.000Z-*", "from": 1618876800000, "from_as_string": "2021-04-20T00:00:00.000Z", "doc_count": 1}]}}`)
+	// d3 has no date: missing puts it in the first range.
+	got = aggsOf(t, scope, `{"size": 0, "aggs": {"r": {"range": {"field": "when", "missing": "2020-01-01", "ranges": [{"to": "2021-01-01"}]}}}}`)
+	expect(t, jsonAny(t, got), `{"r": {"buckets": [
+		{"key": "*-2021-01-01T00:00:00.000Z", "to": 1609459200000, "to_as_string": "2021-01-01T00:00:00.000Z", "doc_count": 1}]}}`)
+	// missing of a number field.
+	got = aggsOf(t, scope, `{"size": 0, "aggs": {"r": {"range": {"field": "other", "missing": 5, "ranges": [{"to": 3}, {"from": 3}]}}}}`)
+	expect(t, jsonAny(t, got), `{"r": {"buckets": [{"key": "*-3.0", "to": 3, "doc_count": 1}, {"key": "3.0-*", "from": 3, "doc_count": 2}]}}`)
+	if _, err := runSearch(t, scope, `{"aggs": {"r": {"range": {"field": "other", "ranges": [{"to": "2021-01-01"}]}}}}`); err == nil ||
+		!strings.Contains(err.Error(), "must be a number") {
+		t.Fatalf("a date bound on a number field: %v, want a 400", err)
+	}
+	resp, err := runSearch(t, scope, `{"query": {"range": {"when": {"gte": "2021-04-01||+5d", "lt": "now"}}}, "sort": ["_id"]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := idsOf(t, resp); strings.Join(got, ",") != "d1,d2" {
+		t.Fatalf("range query over a multi-valued date: %v, want d1, d2", got)
+	}
+}

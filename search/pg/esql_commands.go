@@ -51,7 +51,7 @@ func (tr *esqlTranslator) eval(c *esql.Eval) error {
 func (tr *esqlTranslator) stats(c *esql.Stats) error {
 	tr.decideBase(nil)
 	st := &esqlStats{}
-	inner := []string{"s.*"}
+	inner := []string{"s.*", "true AS fg_row"} // fg_row: see aggregate's COUNT(*)
 	var group, lateral []string
 	// aliases are the BY columns named by an alias (BY a = x + y): the
 	// aggregates may read them (MAX(a)), as the grouping value.

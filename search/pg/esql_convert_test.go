@@ -199,3 +199,21 @@ func TestESQLNegatedPatterns(t *testing.T) {
 		{"IS NULL", q(`name IS NULL`), ids("p2", "p3")},
 	})
 }
+
+// Overflow over aggregates in STATS: null with the warning too.
+func TestESQLLongOverflowInStats(t *testing.T) {
+	f := convertedDocs(t)
+	full := strings.ReplaceAll(`FROM $P | STATS x = MAX(n) + COUNT(*), c = COUNT(*) + 1`, "$P", f.p)
+	ctx, w := search.WithWarnings(context.Background())
+	rows, err := New(testPool(t)).ESQL(ctx, f.owner, f.slug, full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := esqlJSON(t, rows), esqlJSON(t, `[{"x": null, "c": 3}]`); !reflect.DeepEqual(got, want) {
+		t.Fatalf("rows %v, want %v", got, want)
+	}
+	col := strings.Index(full, "MAX(n) + COUNT(*)") + 1
+	if warns := w.Messages(); len(warns) != 2 || warns[1] != fmt.Sprintf("Line 1:%d: java.lang.ArithmeticException: long overflow", col) {
+		t.Fatalf("warnings %q", warns)
+	}
+}

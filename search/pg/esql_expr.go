@@ -486,9 +486,6 @@ func (tr *esqlTranslator) binary(x *esql.Binary, st *esqlStats) (esqlExpr, error
 		if x.Op == "/" {
 			num = "div((" + ls + ")::numeric, NULLIF(" + rs + ", 0)::numeric)"
 		}
-		if st != nil { // over aggregates: see checkedLong
-			return esqlExpr{sql: esqlClampLong(num), t: t}, nil
-		}
 		return esqlExpr{sql: tr.checkedLong(num), t: t}, nil
 	}
 	switch x.Op {

@@ -14,6 +14,11 @@ func TestESQLAnsweredForms(t *testing.T) {
 			`[{"emp_no": 10001}]`},
 		{"DROP of a computed column twice", `FROM $P | EVAL x = 1 | KEEP emp_no, x | DROP x, x | SORT emp_no | LIMIT 1`,
 			`[{"emp_no": 10001}]`},
+		// COUNT(*) and aggregates of constants inside functions that bind
+		// their argument once (a conversion, a double's string).
+		{"conversions of COUNT(*) and SUM(1)", `FROM $P | STATS c = COUNT(*), s = TO_STRING(COUNT(*) * 1.5), i = TO_INTEGER(COUNT(*)),
+				m = SUM(1) + 0, l = TO_INTEGER(SUM(1) * 2)`,
+			`[{"c": 4, "s": "6.0", "i": 4, "m": 4, "l": 8}]`},
 		{"a function of a grouping alias", `FROM $P | STATS m = MAX(salary), s = CONCAT(TO_STRING(g), "!"), a = ABS(-g) BY g = languages | SORT g`,
 			`[{"m": 74999, "s": "2!", "a": 2, "g": 2}, {"m": 61805, "s": "4!", "a": 4, "g": 4}, {"m": 56371, "s": "5!", "a": 5, "g": 5}]`},
 	})

@@ -380,10 +380,13 @@ func (tr *esqlTranslator) aggregate(x *esql.Call, st *esqlStats) (esqlExpr, erro
 	}
 	st.sawAgg = true
 	if x.Star {
+		// s.fg_row (always true) rather than *: an aggregate reading a
+		// column belongs to the STATS query even where an expression over
+		// it is bound in a subquery (bind), as COUNT(*) would not.
 		if st.where != "" {
-			return esqlExpr{sql: "count(CASE WHEN " + st.where + " THEN 1 END)", t: etInt}, nil
+			return esqlExpr{sql: "count(CASE WHEN " + st.where + " THEN s.fg_row END)", t: etInt}, nil
 		}
-		return esqlExpr{sql: "count(*)", t: etInt}, nil
+		return esqlExpr{sql: "count(s.fg_row)", t: etInt}, nil
 	}
 	nargs := len(x.Args)
 	if x.Name == "COUNT_DISTINCT" {
@@ -398,6 +401,10 @@ func (tr *esqlTranslator) aggregate(x *esql.Call, st *esqlStats) (esqlExpr, erro
 		if st.where != "" && i == 0 && e.t != etNull {
 			// STATS ... WHERE: the other rows give null, which aggregates skip.
 			e = esqlExpr{sql: "(CASE WHEN " + st.where + " THEN " + e.sql + " END)", t: e.t, mt: e.mt}
+		}
+		if i == 0 && e.t != etNull && !strings.Contains(e.sql, "s.") {
+			// A constant (SUM(1)) reads s.fg_row, as COUNT(*) does.
+			e = esqlExpr{sql: "(CASE WHEN s.fg_row THEN " + e.sql + " END)", t: e.t, mt: e.mt}
 		}
 		es[i] = e
 	}

@@ -63,9 +63,8 @@ func (tr *esqlTranslator) sv(x string) string {
 // checkedLong is the long of num (SQL of a numeric computed without
 // overflow): null, with Elasticsearch's "long overflow" warning for the
 // expression being compiled, when it does not fit in a long. num is bound
-// once (bind), so it must not hold an aggregate of no column (COUNT(*)):
-// in a STATS expression see esqlClampLong, for an aggregate call
-// checkedLongAgg.
+// once (bind): over aggregates too, since every aggregate of STATS reads a
+// column (aggregate: COUNT(*) reads s.fg_row).
 func (tr *esqlTranslator) checkedLong(num string) string {
 	return tr.bind(func(v []string) string { return tr.longOrWarn(v[0]) }, num)
 }
@@ -82,14 +81,6 @@ func (tr *esqlTranslator) longOrWarn(v string) string {
 		fail = "(fg_sv_warn('[0, 0]'::jsonb, " + strconv.Itoa(site) + "))::bigint"
 	}
 	return "CASE WHEN " + v + " < " + esqlLongMin + " OR " + v + " > " + esqlLongMax + " THEN " + fail + " ELSE " + v + "::bigint END"
-}
-
-// esqlClampLong is num as a long, null when it does not fit, without a
-// warning: num appears once (no subquery), for arithmetic over aggregates
-// in STATS.
-func esqlClampLong(num string) string {
-	return "NULLIF(NULLIF(LEAST(GREATEST(" + num + ", -9223372036854775809), 9223372036854775808), 9223372036854775808), " +
-		"-9223372036854775809)::bigint"
 }
 
 // enter makes x the expression being compiled (the one warnings name)

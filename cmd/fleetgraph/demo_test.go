@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -18,7 +19,7 @@ import (
 func TestDemoLoadsTheFixtureSet(t *testing.T) {
 	e := apitest.Get(t)
 	ctx := context.Background()
-	keys, err := seedDemo(ctx, e.Store, e.Sealer)
+	keys, err := seedDemo(ctx, e.Store, e.Sealer, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatalf("seed: %v", err)
 	}
@@ -131,8 +132,12 @@ func TestDemoLoadsTheFixtureSet(t *testing.T) {
 
 	// Seeding again (a restart with --demo) adds nothing; the status records
 	// are renewed in place.
-	if _, err := seedDemo(ctx, e.Store, e.Sealer); err != nil {
+	var said bytes.Buffer
+	if _, err := seedDemo(ctx, e.Store, e.Sealer, slog.New(slog.NewTextHandler(&said, nil))); err != nil {
 		t.Fatalf("second seed: %v", err)
+	}
+	if !strings.Contains(said.String(), "the demo data owner is loaded already") {
+		t.Errorf("a second seed does not say the demo is there already; it logged:\n%s", said.String())
 	}
 	if got := countDocs(t, owner, "measurement"); got != want["measurement"] {
 		t.Errorf("after a second seed: %d measurements, want %d", got, want["measurement"])

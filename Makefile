@@ -29,11 +29,24 @@ bench-api: ## fleetgraph vs PostGraphile and a hand-written handler (ROUNDS, ROU
 generate: ## regenerate graph/ and the resolver stubs from schema/ (gqlgen, pinned as a Go tool)
 	$(GO) generate ./...
 
-# TESTFLAGS are go test's flags of make test: CI's second run, without a
-# PostgreSQL server, leaves out the race detector the first one had.
-TESTFLAGS ?= -race
-test: ## run every test with the race detector (needs PostgreSQL binaries or a server); stops the private PostgreSQL the tests may have started
-	@status=0; $(GO) test $(TESTFLAGS) -count=1 ./... || status=$$?; $(GO) run ./store/testdb/stop || status=1; exit $$status
+# make test runs every test once, and the race detector over RACE_PKGS: the
+# packages whose own goroutines share state (caches, hubs, gates, limiters,
+# batched writers, the indexer), so a newcomer waits minutes, not half an
+# hour. CI (make check) runs every package under the race detector
+# (TESTFLAGS=-race RACE_PKGS=); TESTFLAGS are go test's flags for the whole
+# run.
+RACE_PKGS ?= ./admission ./budget ./clientapi ./importer ./loaders ./notify ./obs ./ratelimit ./rest \
+	./resolvers ./search/es ./search/pg ./store ./stream ./webhooks
+TESTFLAGS ?=
+test: ## run every test, the race detector over the packages whose goroutines share state (needs PostgreSQL binaries or a server); stops the private PostgreSQL the tests may have started
+	@status=0; \
+	echo "make test: every package (go test -count=1 $(TESTFLAGS) ./...)"; \
+	$(GO) test $(TESTFLAGS) -count=1 ./... || status=$$?; \
+	if [ -n "$(strip $(RACE_PKGS))" ]; then \
+		echo "make test: the race detector over $(RACE_PKGS)"; \
+		$(GO) test -race -count=1 $(RACE_PKGS) || status=$$?; \
+	fi; \
+	$(GO) run ./store/testdb/stop || status=1; exit $$status
 
 lint: ## go vet and staticcheck (pinned as a Go tool in go.mod)
 	$(GO) vet ./...
@@ -60,7 +73,7 @@ check: ## CI checks: gofmt, generated code up to date and committed, lint, the O
 	$(MAKE) lint
 	$(MAKE) openapi-lint
 	sh tools/doclinks.sh $$(git ls-files '*.md')
-	$(MAKE) test
+	$(MAKE) test TESTFLAGS=-race RACE_PKGS=
 	$(MAKE) fuzz
 
 .PHONY: help assets run build generate test lint openapi-lint fuzz check

@@ -15,12 +15,28 @@ GRAPHIQL_DIST := $(addprefix graphiql/dist/,react.production.min.js react-dom.pr
 $(GRAPHIQL_DIST) &: graphiql/package.json graphiql/package-lock.json graphiql/build.sh
 	bash graphiql/build.sh
 
-run: $(GRAPHIQL_DIST) ## run fleetgraph on its embedded default (local or private PostgreSQL)
-	@echo "make run: compiling fleetgraph (the first build takes about 3 minutes on 2 cores; later ones seconds), then starting it"
-	$(GO) run ./cmd/fleetgraph serve
+# bin/fleetgraph is built with go build -v, whose package names are counted
+# into a progress line every 50 packages: the first build compiles about 680
+# packages (go list -deps ./cmd/fleetgraph | wc -l) and is otherwise silent
+# for minutes. Go's own messages (downloads, errors) pass through.
+FLEETGRAPH_PKGS := 680
+compile: $(GRAPHIQL_DIST)
+	@echo "make: Go modules (downloaded once; go mod download)"
+	@$(GO) mod download
+	@echo "make: compiling bin/fleetgraph (the first build compiles about $(FLEETGRAPH_PKGS) packages, minutes on 2 cores; later builds seconds)"
+	@{ $(GO) build -v -o bin/fleetgraph ./cmd/fleetgraph 2>&1; echo "exit=$$?"; } | awk \
+		'/^exit=/ { code = substr($$0, 6); next } \
+		/^(go: |#|[^ ]+\.go:|\t)/ { print; next } \
+		{ n++; if (n % 50 == 0) printf "make:   %d of about $(FLEETGRAPH_PKGS) packages compiled\n", n } \
+		END { if (n >= 50) printf "make:   %d packages compiled\n", n; exit code }'
 
-build: assets ## build bin/fleetgraph
-	$(GO) build -o bin/fleetgraph ./cmd/fleetgraph
+run: compile ## run fleetgraph on its embedded default (local or private PostgreSQL); SERVE_FLAGS adds serve flags
+	./bin/fleetgraph serve $(SERVE_FLAGS)
+
+demo: compile ## run fleetgraph with a demo data owner (12 probes, measurements, health) and print its keys
+	./bin/fleetgraph serve --demo $(SERVE_FLAGS)
+
+build: assets compile ## build bin/fleetgraph
 
 bench-api: ## fleetgraph vs PostGraphile and a hand-written handler (ROUNDS, ROUND, ONLY: see bench/api.sh)
 	bash bench/api.sh
@@ -76,4 +92,4 @@ check: ## CI checks: gofmt, generated code up to date and committed, lint, the O
 	$(MAKE) test TESTFLAGS=-race RACE_PKGS=
 	$(MAKE) fuzz
 
-.PHONY: help assets run build generate test lint openapi-lint fuzz check
+.PHONY: help assets compile run demo build generate test lint openapi-lint fuzz check

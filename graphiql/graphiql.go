@@ -33,6 +33,10 @@
 // to get one; so does the documentation panel below GraphiQL's "Error
 // fetching schema". Applying a key after a rejection starts GraphiQL
 // afresh, so the rejected answer does not linger in the response pane.
+// A new tab opens with ExampleQuery (it answers on serve --demo's data).
+// Queries and mutations are one POST each; subscriptions run over
+// server-sent events (POST with Accept: text/event-stream), each event handed
+// to GraphiQL as it arrives, so a subscription stays live until stopped.
 // server/graphiql_browser_test.go checks all of it in a real browser.
 package graphiql
 

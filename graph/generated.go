@@ -8446,9 +8446,9 @@ extend type Query {
 }
 `, BuiltIn: false},
 	{Name: "../schema/license.graphqls", Input: `"""
-License usage of the data owner (DESIGN.md "Health and licensing"): a client
-that measured k distinct subjects in a UTC month counts k license units that
-month (1 when its measurements name no subject).
+License usage of the data owner: a client that measured k distinct subjects
+in a UTC month counts k license units that month (1 when its measurements
+name no subject).
 """
 type LicenseUsageReport {
   "Every month of the range, oldest first."

@@ -35,7 +35,7 @@ const (
 
 // readableFrom is the least role that may read each event type; a type not
 // listed is read by nobody until it is added (fail closed). Everything the
-// stream tells today is readable by viewers (DESIGN.md "Roles": viewers
+// stream tells today is readable by viewers (docs/design.md "Roles": viewers
 // read everything, webhook deliveries included).
 var readableFrom = map[string]model.Role{
 	store.EventAnomalyCreated:       model.RoleViewer,

@@ -2,7 +2,7 @@
 // of event types (GET /webhooks/event_types), the payload formats
 // (standard, slack, microsoft_teams), Standard Webhooks signing, the HTTP
 // client that refuses private addresses (SSRF), and the River worker that
-// makes each attempt of a delivery on the schedule DESIGN.md decides.
+// makes each attempt of a delivery on the schedule docs/design.md decides.
 // Events and deliveries are written by the store (store.Emit); this
 // package only sends them.
 package webhooks

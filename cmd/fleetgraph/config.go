@@ -448,7 +448,12 @@ func (c *config) openStore(ctx context.Context, log *slog.Logger) (*store.Store,
 		_ = stopPG(context.Background())
 		return nil, nil, err
 	}
+	log.Info("connected to PostgreSQL; applying migrations", "database", s.Database())
 	if err := s.Migrate(ctx); err != nil {
+		var busy *store.BusyError
+		if errors.As(err, &busy) {
+			err = fmt.Errorf("%w. Wait until it has finished and start again, or stop it", err)
+		}
 		s.Close()
 		_ = stopPG(context.Background())
 		return nil, nil, err

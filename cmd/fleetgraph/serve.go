@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
+	"syscall"
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/admission"
@@ -48,6 +49,15 @@ func serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The address first: a taken one ends the start before anything else
+	// runs, and everything started below stops when serve returns early.
+	ln, err := listen(cfg.Addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	sealer, err := cfg.sealer(log)
 	if err != nil {
 		return err
@@ -99,7 +109,7 @@ func serve(ctx context.Context, args []string) error {
 	heavySlots, heavyPerOwner := admission.Sizes(int(st.Pool().Config().MaxConns))
 	var demoKeys issuedKeys
 	if demo {
-		if demoKeys, err = seedDemo(ctx, st, sealer); err != nil {
+		if demoKeys, err = seedDemo(ctx, st, sealer, log); err != nil {
 			return err
 		}
 	}
@@ -118,9 +128,9 @@ func serve(ctx context.Context, args []string) error {
 		return err
 	}
 	waitLicense := runLicensePairs(ctx, st, log)
-	defer waitLicense()
+	defer func() { cancel(); waitLicense() }()
 	waitMail := runMail(ctx, st, mailer, log)
-	defer waitMail()
+	defer func() { cancel(); waitMail() }()
 	stopWebhooks, err := cfg.startWebhooks(ctx, st, sealer, log)
 	if err != nil {
 		return err
@@ -147,10 +157,6 @@ func serve(ctx context.Context, args []string) error {
 		IdleTimeout:       2 * time.Minute,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
-	}
 	log.Info("fleetgraph listening", "addr", ln.Addr().String())
 	missing := graphiql.Missing()
 	if len(missing) > 0 {
@@ -174,6 +180,20 @@ func serve(ctx context.Context, args []string) error {
 	}
 	waitSearch() // the indexer and the rollup refresher stop with ctx
 	return nil
+}
+
+// listen opens the server's address; a taken one is an error that says
+// what to do about it.
+func listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, fmt.Errorf("address %s is taken: another process listens there (another fleetgraph, such as a make run "+
+			"in another terminal?). Stop it, or choose another address with --addr or FLEETGRAPH_ADDR (e.g. --addr 127.0.0.1:8081)", addr)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s (--addr, FLEETGRAPH_ADDR): %w", addr, err)
+	}
+	return ln, nil
 }
 
 // serveMetrics serves GET /metrics on a listener of its own when addr is

@@ -194,7 +194,7 @@ type ClientMembership struct {
 
 // The parents whose clients are paged.
 var (
-	KeyClients = ClientMembership{"registration key clients", `c.registration_key_id = p.id`}
+	KeyClients        = ClientMembership{"registration key clients", `c.registration_key_id = p.id`}
 	CapabilityClients = ClientMembership{"capability clients", `c.registration_key_id IN
 		(SELECT k.id FROM registration_keys k WHERE k.data_owner_id = $1 AND k.capability_id = p.id)`}
 	IspClients = ClientMembership{"isp clients", `EXISTS (SELECT 1 FROM isp_contracts x

@@ -151,6 +151,27 @@ func TestGraphLinks(t *testing.T) {
 		}
 	})
 
+	t.Run("health as fleetHealth reports it", func(t *testing.T) {
+		// clients[1]'s only record is older than the offline threshold
+		// (60 minutes): unknown; clients[2] has none: unknown.
+		o.NewSystemStatus(t, apitest.StatusRecord{ClientUUID: clients[1].UUID, CreatedAt: time.Now().Add(-2 * time.Hour), CPU: apitest.Ptr(95.0)})
+		d := e.GraphQLData(t, o.Key, `{ fleetHealth { clientId state evaluatedAt reasons { metric } }
+			clients { id health { clientId state reasons { metric } } } }`, nil)
+		fleet := map[int64]string{}
+		for _, h := range apitest.List(t, d["fleetHealth"]) {
+			fleet[apitest.Int(t, h.(map[string]any)["clientId"])] = h.(map[string]any)["state"].(string)
+		}
+		want := map[int64]string{a.ID: "healthy", clients[1].ID: "unknown", clients[2].ID: "unknown"}
+		for _, c := range apitest.List(t, d["clients"]) {
+			c := c.(map[string]any)
+			id := apitest.Int(t, c["id"])
+			h := c["health"].(map[string]any)
+			if h["state"] != want[id] || fleet[id] != want[id] || apitest.Int(t, h["clientId"]) != id {
+				t.Errorf("client %d: health %v, fleetHealth %s, want %s", id, h, fleet[id], want[id])
+			}
+		}
+	})
+
 	t.Run("recent filter", func(t *testing.T) {
 		// since: episodes still seen at or after it; a-2 was last seen at
 		// day+25h, a-3 at day+49h.

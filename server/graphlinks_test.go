@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -172,6 +173,26 @@ func TestGraphLinks(t *testing.T) {
 		}
 	})
 
+	t.Run("the resolvers answer the pages the walk read", func(t *testing.T) {
+		// A page and its count: two statements per connection, none read
+		// again by the field's resolver (whose arguments, parsed by gqlgen,
+		// must name the page the walk kept), with literals and variables.
+		stmts := func(q string, vars map[string]any) int64 {
+			e.GraphQLData(t, o.Key, q, vars) // the key is read once
+			before := e.Counter.Count()
+			e.GraphQLData(t, o.Key, q, vars)
+			return e.Counter.Count() - before
+		}
+		base := stmts(`query($id: ID!) { client(id: $id) { id } }`, map[string]any{"id": a.UUID})
+		withPages := stmts(`query($id: ID!, $since: Time, $first: Int) { client(id: $id) { id
+			a: anomalyEvents(first: $first, filter: {since: $since, statuses: ["new"], severities: []}) { totalCount edges { node { id } } }
+			b: systemStatusRecords(first: 2, filter: {since: $since}) { totalCount edges { node { id } } } } }`,
+			map[string]any{"id": a.UUID, "since": day.Add(-time.Hour).Format(time.RFC3339Nano), "first": 2})
+		if withPages-base != 5 { // the level's round trip opens with its plan setting (store.genericPlans)
+			t.Errorf("two connections with counts cost %d statements more than none, want 5: 4 reads and the plan setting", withPages-base)
+		}
+	})
+
 	t.Run("recent filter", func(t *testing.T) {
 		// since: episodes still seen at or after it; a-2 was last seen at
 		// day+25h, a-3 at day+49h.
@@ -270,6 +291,10 @@ func TestGraphLinks(t *testing.T) {
 			{"a cursor of another connection", o.Key, `{ webhooks { deliveries(after: "eyJvIjoiaWQiLCJpIjoxfQ") { totalCount } } }`, "BAD_USER_INPUT"},
 			{"until before since", o.Key, `{ anomalyEventsConnection(filter: {since: "2026-01-02T00:00:00Z", until: "2026-01-01T00:00:00Z"}) { totalCount } }`, "BAD_USER_INPUT"},
 			{"no client ids", o.Key, `{ anomalyEventsConnection(clientIds: []) { totalCount } }`, "BAD_USER_INPUT"},
+			{"a client id that is none", o.Key, `{ anomalyEventsConnection(clientIds: ["probe-1"]) { totalCount } }`, "BAD_USER_INPUT"},
+			{"a filter list of 51", o.Key, `{ anomalyEventsConnection(filter: {metrics: [` + strings.Repeat(`"m", `, 51) + `]}) { totalCount } }`, "BAD_USER_INPUT"},
+			{"system status until before since", o.Key, `{ clients { systemStatusRecords(filter: {since: "2026-01-02T00:00:00Z", until: "2026-01-01T00:00:00Z"}) { totalCount } } }`, "BAD_USER_INPUT"},
+			{"first 0 of a group's clients", o.Key, `{ clientGroups { clientsConnection(first: 0) { totalCount } } }`, "BAD_USER_INPUT"},
 			{"a viewer asking for users' keys", viewer, `{ usersConnection { edges { node { apiKeys { id } } } } }`, "FORBIDDEN"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {

@@ -309,7 +309,7 @@ func TestGraphLinks(t *testing.T) {
 // dashSeed is ldrSeed's fleet with, per client, an open anomaly event of
 // a measurement and a system status record; it answers the clients' UUIDs
 // (by id) and a webhook with deliveries.
-func dashSeed(t *testing.T, e *apitest.Env, prefix string, n int) (*apitest.Owner, []store.Client, int64) {
+func dashSeed(t testing.TB, e *apitest.Env, prefix string, n int) (*apitest.Owner, []store.Client, int64) {
 	t.Helper()
 	o := ldrSeed(t, e, prefix, n)
 	cs, err := e.Store.Clients(context.Background(), o.ID)
@@ -331,11 +331,38 @@ func dashSeed(t *testing.T, e *apitest.Env, prefix string, n int) (*apitest.Owne
 	o.InsertDocuments(t, store.KindMeasurement, measurements...)
 	o.InsertDocuments(t, store.KindAnomalyEvent, events...)
 	o.InsertDocuments(t, store.KindSystemStatus, records...)
-	hook := apitest.Int(t, newWebhook(t, e, o, nil)["id"])
+	hook := apitest.Int(t, e.AdminCreate(t, o.Key, "/webhooks", map[string]any{"name": "dashboard hook",
+		"url": "http://127.0.0.1:9/hook", "event_types": []string{store.EventAnomalyCreated}})["id"])
 	for range 3 {
 		e.GraphQLData(t, o.Key, `mutation($id: Int!) { webhookTest(id: $id) { id } }`, map[string]any{"id": hook})
 	}
 	return o, cs, hook
+}
+
+// BenchmarkDashboardViews runs each dashboard view's query over a fleet
+// of 1,000 clients (the fleet view's page: 100 of them).
+func BenchmarkDashboardViews(b *testing.B) {
+	e := apitest.Get(b)
+	o, cs, _ := dashSeed(b, e, "dash-bench", 1000)
+	e.SQL(b, "ANALYZE") // as autovacuum would have by then
+	for _, v := range []struct {
+		name, query string
+		vars        map[string]any
+	}{
+		{"fleet", dashFleetQuery, map[string]any{"first": 100}},
+		{"probe", dashProbeQuery, map[string]any{"id": fmt.Sprint(cs[500].ID)}},
+		{"anomalies", dashAnomaliesQuery, nil},
+		{"webhooks", dashWebhookQuery, nil},
+		{"groups", dashGroupsQuery, nil},
+	} {
+		b.Run(v.name, func(b *testing.B) {
+			start := e.Counter.Count()
+			for b.Loop() {
+				e.GraphQLData(b, o.Key, v.query, v.vars)
+			}
+			b.ReportMetric(float64(e.Counter.Count()-start)/float64(b.N), "stmts/op")
+		})
+	}
 }
 
 // The dashboard's views, as the queries they send.

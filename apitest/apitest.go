@@ -40,6 +40,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/admission"
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/listener"
 	"github.com/fleetgraph/fleetgraph/resolvers"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/search/pg"
@@ -62,6 +63,7 @@ type Env struct {
 	// server: it answers "ok" unless a test scripts it. Tests that check
 	// requests exactly start a server of their own (StartServerWith).
 	AI       *FakeAI
+	notices  *listener.Listener
 	adminURL string
 	dropDB   func()
 	srv      *httptest.Server
@@ -88,6 +90,7 @@ func Main(m *testing.M) {
 	}
 	e.srv.Close()
 	e.AI.srv.Close()
+	e.notices.Close()
 	e.Store.Close()
 	e.dropDB()
 	os.Exit(code)
@@ -113,7 +116,7 @@ func start() (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	st.CacheKeys() // as fleetgraph serve does
+	notices := Listen(st) // as fleetgraph serve does
 	drop := db.Drop
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
@@ -122,18 +125,20 @@ func start() (*Env, error) {
 	if os.Getenv("FLEETGRAPH_TEST_LOG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	hub := stream.Start(context.Background(), st, log) // lives as long as the test binary
+	hub := stream.Start(context.Background(), st, notices, log) // lives as long as the test binary
+	notices.Start()
 	fake := startFakeAI("openai")
 	h, err := newHandler(st, sealer, log, pg.New(st.Pool()), func(r *resolvers.Resolver) {
 		r.Stream, r.AI = hub, FakeAssistant(fake)
 	})
 	if err != nil {
+		notices.Close()
 		st.Close()
 		drop()
 		return nil, err
 	}
 	srv := httptest.NewServer(h)
-	return &Env{Stream: hub, URL: srv.URL, DatabaseURL: db.URL, Store: st, Sealer: sealer, Counter: counter, adminURL: srv.URL + server.AdminBase,
+	return &Env{notices: notices, Stream: hub, URL: srv.URL, DatabaseURL: db.URL, Store: st, Sealer: sealer, Counter: counter, adminURL: srv.URL + server.AdminBase,
 		AI: fake, dropDB: drop, srv: srv}, nil
 }
 
@@ -187,7 +192,9 @@ func (e *Env) StartServerOwnStore(t testing.TB) (string, *store.StatementCounter
 		t.Fatalf("open another store: %v", err)
 	}
 	t.Cleanup(st.Close)
-	st.CacheKeys()
+	notices := Listen(st)
+	notices.Start()
+	t.Cleanup(notices.Close)
 	h, err := newHandler(st, e.Sealer, slog.New(slog.NewTextHandler(io.Discard, nil)), pg.New(st.Pool()), e.useStream)
 	if err != nil {
 		t.Fatalf("start server: %v", err)
@@ -212,6 +219,15 @@ func (e *Env) StartServer(t testing.TB, log *slog.Logger, backend search.Backend
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// Listen answers the listening connection of st's process with the caches
+// of keys and probes subscribed (as in fleetgraph serve); subscribe the
+// rest, then Start it.
+func Listen(st *store.Store) *listener.Listener {
+	l := listener.New(st.Pool().Config().ConnConfig)
+	l.Subscribe(store.AuthChannel, st.AuthCaches())
+	return l
 }
 
 // useStream gives another server over the package's database its hub.

@@ -15,10 +15,12 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/admission"
 	"github.com/fleetgraph/fleetgraph/graphiql"
+	"github.com/fleetgraph/fleetgraph/listener"
 	"github.com/fleetgraph/fleetgraph/obs"
 	"github.com/fleetgraph/fleetgraph/releases"
 	"github.com/fleetgraph/fleetgraph/resolvers"
 	"github.com/fleetgraph/fleetgraph/server"
+	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/stream"
 )
 
@@ -82,7 +84,8 @@ func serve(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeStore()
-	st.CacheKeys()
+	notices := listener.New(st.Pool().Config().ConnConfig)
+	notices.Subscribe(store.AuthChannel, st.AuthCaches())
 	limiter, err := cfg.rateLimits(st, log)
 	if err != nil {
 		return err
@@ -120,10 +123,12 @@ func serve(ctx context.Context, args []string) error {
 	handler, err := server.New(&resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend, Releases: catalogue,
 		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true,
 		MaxAnswerBytes: answerBytes, Heavy: admission.New(heavySlots, heavyPerOwner, admission.DefaultWait),
-		RequestTimeout: requestTimeout, AI: ai, Stream: stream.Start(ctx, st, log), RateLimits: limiter}, opts...)
+		RequestTimeout: requestTimeout, AI: ai, Stream: stream.Start(ctx, st, notices, log), RateLimits: limiter}, opts...)
 	if err != nil {
 		return err
 	}
+	notices.Start()
+	defer notices.Close()
 	stopMetrics, err := serveMetrics(ctx, cfg.MetricsAddr, metrics, log)
 	if err != nil {
 		return err

@@ -111,15 +111,11 @@ func serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	waitLicense := runLicensePairs(ctx, st, log)
-	defer waitLicense()
-	waitMail := runMail(ctx, st, mailer, log)
-	defer waitMail()
-	stopWebhooks, err := cfg.startWebhooks(ctx, st, sealer, log)
+	stopJobs, err := cfg.startJobs(ctx, st, sealer, mailer, log)
 	if err != nil {
 		return err
 	}
-	defer stopWebhooks()
+	defer stopJobs()
 	handler, err := server.New(&resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend, Releases: catalogue,
 		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true,
 		MaxAnswerBytes: answerBytes, Heavy: admission.New(heavySlots, heavyPerOwner, admission.DefaultWait),

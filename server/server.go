@@ -88,7 +88,10 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 		o.metrics.WatchPool(res.Store.Pool())
 	}
 	o.metrics.WatchRefusalHolds(res.RateLimits.Held)
-	es := graph.NewExecutableSchema(graph.Config{Resolvers: res, Complexity: complexity()})
+	es := graph.NewExecutableSchema(graph.Config{Resolvers: res, Complexity: prices()})
+	if missing := unpriced(es.Schema(), prices()); len(missing) > 0 {
+		return nil, fmt.Errorf("fields that answer a page have no price in server/complexity.go: %s", strings.Join(missing, ", "))
+	}
 
 	answerBytes := res.MaxAnswerBytes
 	if answerBytes <= 0 {

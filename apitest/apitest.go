@@ -37,10 +37,11 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 
-	"github.com/fleetgraph/fleetgraph/admission"
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/listener"
+	"github.com/fleetgraph/fleetgraph/ratelimit"
 	"github.com/fleetgraph/fleetgraph/resolvers"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/search/pg"
@@ -142,14 +143,19 @@ func start() (*Env, error) {
 		AI: fake, dropDB: drop, srv: srv}, nil
 }
 
-// newHandler is the server the tests drive; change, if not nil, adjusts its
+// TestRate is the rate limit of the test servers' keys, data owners and
+// probes: the production middleware runs, and no test meets it. (The
+// answer bytes are not limited: their charge is a statement of the
+// request, which the tests that count statements would count.)
+var TestRate = ratelimit.Rate{Limit: 1_000_000, Period: time.Minute}
+
+// newHandler is the server the tests drive (as fleetgraph serve builds it,
+// with the rate limiter at TestRate); change, if not nil, adjusts its
 // resolver first.
 func newHandler(st *store.Store, sealer *auth.Sealer, log *slog.Logger, backend search.Backend,
 	change ...func(*resolvers.Resolver)) (http.Handler, error) {
-	slots, perOwner := admission.Sizes(testPoolSize)
-	res := &resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend,
-		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true,
-		Heavy: admission.New(slots, perOwner, admission.DefaultWait)}
+	res := resolvers.New(st, sealer, log, backend)
+	res.RateLimits = &ratelimit.Limiter{Store: st, Logger: log, Key: TestRate, DataOwner: TestRate, Probe: TestRate}
 	for _, c := range change {
 		c(res)
 	}

@@ -56,3 +56,15 @@ type Resolver struct {
 	// Stream feeds subscriptions (nil: subscribing fails as unavailable).
 	Stream *stream.Hub
 }
+
+// New is the resolver of fleetgraph serve, and of the tests' servers:
+// over st, with the server-side detections on and the heavy requests
+// admitted by the size of st's pool. The caller sets what it configures
+// beyond that (RateLimits, Releases, AI, Stream, RequestTimeout,
+// MaxAnswerBytes).
+func New(st *store.Store, sealer *auth.Sealer, log *slog.Logger, backend search.Backend) *Resolver {
+	slots, perOwner := admission.Sizes(int(st.Pool().Config().MaxConns))
+	return &Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend,
+		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true,
+		Heavy: admission.New(slots, perOwner, admission.DefaultWait)}
+}

@@ -13,7 +13,6 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/fleetgraph/fleetgraph/admission"
 	"github.com/fleetgraph/fleetgraph/graphiql"
 	"github.com/fleetgraph/fleetgraph/listener"
 	"github.com/fleetgraph/fleetgraph/obs"
@@ -90,7 +89,6 @@ func serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	heavySlots, heavyPerOwner := admission.Sizes(int(st.Pool().Config().MaxConns))
 	var demoKeys issuedKeys
 	if demo {
 		if demoKeys, err = seedDemo(ctx, st, sealer); err != nil {
@@ -116,10 +114,10 @@ func serve(ctx context.Context, args []string) error {
 		return err
 	}
 	defer stopJobs()
-	handler, err := server.New(&resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend, Releases: catalogue,
-		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true,
-		MaxAnswerBytes: answerBytes, Heavy: admission.New(heavySlots, heavyPerOwner, admission.DefaultWait),
-		RequestTimeout: requestTimeout, AI: ai, Stream: stream.Start(ctx, st, notices, log), RateLimits: limiter}, opts...)
+	res := resolvers.New(st, sealer, log, backend)
+	res.Releases, res.MaxAnswerBytes, res.RequestTimeout, res.AI, res.RateLimits = catalogue, answerBytes, requestTimeout, ai, limiter
+	res.Stream = stream.Start(ctx, st, notices, log)
+	handler, err := server.New(res, opts...)
 	if err != nil {
 		return err
 	}

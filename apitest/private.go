@@ -61,7 +61,9 @@ func NewPrivateEnv(t testing.TB, opts PrivateOpts) (*Env, *PrivatePG) {
 	if err := st.Migrate(ctx); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
-	st.CacheKeys()
+	notices := Listen(st)
+	notices.Start()
+	t.Cleanup(notices.Close)
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
 	sealer, _ := auth.NewSealer(key)

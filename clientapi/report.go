@@ -12,7 +12,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/auth"
-	"github.com/fleetgraph/fleetgraph/rest"
+	"github.com/fleetgraph/fleetgraph/respond"
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/vocab"
 )
@@ -96,7 +96,7 @@ func (a *API) report(kind string) http.HandlerFunc {
 		case out.Refused > 0:
 			status = http.StatusMultiStatus
 		}
-		rest.WriteJSON(w, status, out)
+		respond.JSON(w, status, out)
 	}
 }
 

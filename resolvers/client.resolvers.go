@@ -8,7 +8,6 @@ package resolvers
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
@@ -16,7 +15,6 @@ import (
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
-	"github.com/google/uuid"
 )
 
 // ClientsConnection is the batch resolver for the clientsConnection field.
@@ -232,14 +230,11 @@ func (r *queryResolver) ClientLabelAvailable(ctx context.Context, label string, 
 	var exID *int64
 	var exUUID *string
 	if excludeID != nil && strings.TrimSpace(*excludeID) != "" {
-		e := strings.TrimSpace(*excludeID)
-		if n, convErr := strconv.ParseInt(e, 10, 64); convErr == nil {
-			exID = &n
-		} else if u, convErr := uuid.Parse(e); convErr == nil {
-			exUUID = ptr(u.String())
-		} else {
+		ref, ok := parseClientRef(strings.TrimSpace(*excludeID))
+		if !ok {
 			return nil, &apierr.BadRequest{Msg: "exclude_id must be a client id or a UUID"}
 		}
+		exID, exUUID = ref.ID, ref.UUID
 	}
 	taken, err := r.Store.LabelTaken(ctx, p.DataOwnerID, strings.TrimSpace(label), exID, exUUID)
 	if err != nil {

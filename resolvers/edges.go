@@ -147,7 +147,7 @@ func (a Attacher) InterceptField(ctx context.Context, next graphql.Resolver) (an
 	}
 	ahead := a.readAhead(ctx, fc)
 	if ahead != nil {
-		ctx = store.WithRider(ctx, &ahead.rider)
+		ctx = context.WithValue(store.WithRider(ctx, &ahead.rider), parsedRefKey{}, ahead.parsed)
 	}
 	res, err := next(ctx)
 	if err != nil || res == nil {

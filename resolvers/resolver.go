@@ -76,3 +76,15 @@ func (r *Resolver) Panicked(ctx context.Context, what string, p any) {
 		r.OnPanic(ctx, p)
 	}
 }
+
+// New is the resolver of fleetgraph serve, and of the tests' servers:
+// over st, with the server-side detections on and the heavy requests
+// admitted by the size of st's pool. The caller sets what it configures
+// beyond that (RateLimits, Releases, AI, Stream, RequestTimeout,
+// MaxAnswerBytes).
+func New(st *store.Store, sealer *auth.Sealer, log *slog.Logger, backend search.Backend) *Resolver {
+	slots, perOwner := admission.Sizes(int(st.Pool().Config().MaxConns))
+	return &Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend,
+		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true,
+		Heavy: admission.New(slots, perOwner, admission.DefaultWait)}
+}

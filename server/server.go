@@ -36,6 +36,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/loaders"
 	"github.com/fleetgraph/fleetgraph/obs"
 	"github.com/fleetgraph/fleetgraph/resolvers"
+	"github.com/fleetgraph/fleetgraph/respond"
 	"github.com/fleetgraph/fleetgraph/rest"
 	"github.com/fleetgraph/fleetgraph/store"
 )
@@ -89,7 +90,10 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 	}
 	o.metrics.WatchRefusalHolds(res.RateLimits.Held)
 	o.metrics.WatchWebClientsRefused(res.RateLimits.WebClientsRefusedTotal)
-	es := graph.NewExecutableSchema(graph.Config{Resolvers: res, Complexity: complexity()})
+	es := graph.NewExecutableSchema(graph.Config{Resolvers: res, Complexity: prices()})
+	if missing := unpriced(es.Schema(), prices()); len(missing) > 0 {
+		return nil, fmt.Errorf("fields that answer a page have no price in server/complexity.go: %s", strings.Join(missing, ", "))
+	}
 
 	answerBytes := res.MaxAnswerBytes
 	if answerBytes <= 0 {
@@ -123,7 +127,7 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 		r.Get("/metrics", o.metrics.Handler().ServeHTTP)
 	}
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		rest.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		respond.JSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	r.Get("/readyz", readyz(res.Store, res.Liveness))
 	r.Get("/", http.RedirectHandler("/graphql", http.StatusFound).ServeHTTP)
@@ -182,9 +186,9 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 	}
 	probes := &clientapi.API{Store: res.Store, Sealer: res.Sealer, Logger: res.Logger, RateLimits: res.RateLimits}
 	r.With(within, limitBodyTo(clientapi.MaxBodyBytes)).Route(clientapi.Base, probes.Mount)
-	r.NotFound(func(w http.ResponseWriter, _ *http.Request) { rest.WriteError(w, http.StatusNotFound, "Not found") })
+	r.NotFound(func(w http.ResponseWriter, _ *http.Request) { respond.Error(w, http.StatusNotFound, "Not found") })
 	r.MethodNotAllowed(func(w http.ResponseWriter, _ *http.Request) {
-		rest.WriteError(w, http.StatusMethodNotAllowed, "Method not allowed")
+		respond.Error(w, http.StatusMethodNotAllowed, "Method not allowed")
 	})
 	return r, nil
 }
@@ -203,8 +207,8 @@ func graphQLOrPage(api, page http.Handler) http.HandlerFunc {
 	}
 }
 
-// OpenAPIPath is where each REST API serves its description, relative to
-// its base path.
+// OpenAPIPath is where each HTTP API (the REST APIs, the client API)
+// serves its description, relative to its base path.
 const OpenAPIPath = "/openapi.json"
 
 // apis are the REST APIs as their OpenAPI documents name them.
@@ -221,9 +225,10 @@ var apis = []rest.API{
 			"(export-...) in X-API-KEY. Listed documents carry the stored fields as imported (see docs/export-api.md)."},
 }
 
-// openAPIDocuments are the OpenAPI documents of the REST APIs by base path.
+// openAPIDocuments are the OpenAPI documents of the HTTP APIs by base
+// path: the REST APIs' and the client API's.
 func openAPIDocuments(adapter *rest.Adapter) (map[string][]byte, error) {
-	out := make(map[string][]byte, len(apis))
+	out := make(map[string][]byte, len(apis)+1)
 	for _, api := range apis {
 		doc, err := adapter.OpenAPI(api)
 		if err != nil {
@@ -231,6 +236,11 @@ func openAPIDocuments(adapter *rest.Adapter) (map[string][]byte, error) {
 		}
 		out[api.Base] = doc
 	}
+	doc, err := clientapi.OpenAPI()
+	if err != nil {
+		return nil, fmt.Errorf("OpenAPI description of %s: %w", clientapi.Base, err)
+	}
+	out[clientapi.Base] = doc
 	return out, nil
 }
 
@@ -304,14 +314,14 @@ func configure(x executorConfig, res *resolvers.Resolver, limit graphql.HandlerE
 // restAuthError answers an authentication failure as the REST APIs do.
 func restAuthError(w http.ResponseWriter, _ *http.Request, err error) {
 	class, msg, _ := apierr.Describe(err)
-	rest.WriteError(w, class.Status, msg)
+	respond.Error(w, class.Status, msg)
 }
 
 // graphqlAuthError answers an authentication failure as /graphql does: a
 // GraphQL error with the class's extensions.code.
 func graphqlAuthError(w http.ResponseWriter, _ *http.Request, err error) {
 	class, msg, _ := apierr.Describe(err)
-	rest.WriteJSON(w, class.Status, map[string]any{"errors": gqlerror.List{{
+	respond.JSON(w, class.Status, map[string]any{"errors": gqlerror.List{{
 		Message: msg, Extensions: map[string]any{"code": class.Code},
 	}}})
 }
@@ -338,7 +348,7 @@ func limitBodyTo(max int64) func(http.Handler) http.Handler {
 				switch {
 				case errors.Is(err, io.EOF): // no body at all
 				case err != nil:
-					rest.WriteError(w, http.StatusBadRequest, "request body is not valid gzip data (Content-Encoding: "+enc+")")
+					respond.Error(w, http.StatusBadRequest, "request body is not valid gzip data (Content-Encoding: "+enc+")")
 					return
 				default:
 					r.Body = http.MaxBytesReader(w, zr, max)
@@ -346,7 +356,7 @@ func limitBodyTo(max int64) func(http.Handler) http.Handler {
 				r.Header.Del("Content-Encoding")
 				r.ContentLength = -1
 			default:
-				rest.WriteError(w, http.StatusUnsupportedMediaType, fmt.Sprintf(
+				respond.Error(w, http.StatusUnsupportedMediaType, fmt.Sprintf(
 					"Content-Encoding %q is not supported: send the body uncompressed or gzip-compressed", enc))
 				return
 			}
@@ -498,7 +508,7 @@ func readyz(s *store.Store, live *store.Liveness) http.HandlerFunc {
 		if live != nil {
 			select {
 			case <-live.Down(): // no ping would answer either
-				rest.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "database unavailable"})
+				respond.JSON(w, http.StatusServiceUnavailable, map[string]string{"status": "database unavailable"})
 				return
 			default:
 			}
@@ -506,17 +516,17 @@ func readyz(s *store.Store, live *store.Liveness) http.HandlerFunc {
 		// Every connection in use: a load balancer should send new
 		// requests elsewhere for now (and a ping would only queue).
 		if st := s.Pool().Stat(); st.AcquiredConns() >= st.MaxConns() {
-			rest.WriteJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "saturated",
+			respond.JSON(w, http.StatusServiceUnavailable, map[string]any{"status": "saturated",
 				"connections_in_use": st.AcquiredConns(), "connections_max": st.MaxConns()})
 			return
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		if err := s.Ping(ctx); err != nil {
-			rest.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "database unavailable"})
+			respond.JSON(w, http.StatusServiceUnavailable, map[string]string{"status": "database unavailable"})
 			return
 		}
-		rest.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+		respond.JSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	}
 }
 
@@ -529,7 +539,7 @@ func recoverer(res *resolvers.Resolver) func(http.Handler) http.Handler {
 						panic(p)
 					}
 					res.Panicked(r.Context(), "handler panicked at "+r.URL.Path, p)
-					rest.WriteError(w, http.StatusInternalServerError, "")
+					respond.Error(w, http.StatusInternalServerError, "")
 				}
 			}()
 			next.ServeHTTP(w, r)

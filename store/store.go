@@ -43,14 +43,10 @@ var migrations embed.FS
 // Store is the database handle shared by the whole server.
 type Store struct {
 	pool *pgxpool.Pool
-	// keys and probes cache found API keys and probes once CacheKeys
-	// listens (keycache.go).
+	// keys and probes cache found API keys and probes while the
+	// process's listener listens (keycache.go).
 	keys   authCache[KeyOwner]
 	probes authCache[Probe]
-	// stopListen ends CacheKeys' listener.
-	stopListen func()
-	// onEvents is told of the event stream's notifications (keycache.go).
-	onEvents atomic.Pointer[func(EventNotice)]
 	// jobs queues River jobs in the caller's transaction (jobs.go).
 	jobs *river.Client[pgx.Tx]
 }
@@ -124,13 +120,8 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	return &Store{pool: pool, jobs: jobs}, nil
 }
 
-// Close stops the auth caches' listener and releases the pool.
-func (s *Store) Close() {
-	if s.stopListen != nil {
-		s.stopListen()
-	}
-	s.pool.Close()
-}
+// Close releases the pool.
+func (s *Store) Close() { s.pool.Close() }
 
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }

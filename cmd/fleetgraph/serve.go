@@ -14,8 +14,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/fleetgraph/fleetgraph/admission"
 	"github.com/fleetgraph/fleetgraph/graphiql"
+	"github.com/fleetgraph/fleetgraph/listener"
 	"github.com/fleetgraph/fleetgraph/obs"
 	"github.com/fleetgraph/fleetgraph/releases"
 	"github.com/fleetgraph/fleetgraph/resolvers"
@@ -93,7 +93,6 @@ func serve(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeStore()
-	st.CacheKeys()
 	dbWait, err := cfg.databaseWait(requestTimeout)
 	if err != nil {
 		return err
@@ -102,11 +101,12 @@ func serve(ctx context.Context, args []string) error {
 	if dbWait > 0 {
 		live = st.WatchLiveness(ctx, dbWait)
 	}
+	notices := listener.New(st.Pool().Config().ConnConfig)
+	notices.Subscribe(store.AuthChannel, st.AuthCaches())
 	limiter, err := cfg.rateLimits(st, log)
 	if err != nil {
 		return err
 	}
-	heavySlots, heavyPerOwner := admission.Sizes(int(st.Pool().Config().MaxConns))
 	var demoKeys issuedKeys
 	if demo {
 		if demoKeys, err = seedDemo(ctx, st, sealer, log); err != nil {
@@ -127,22 +127,21 @@ func serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	waitLicense := runLicensePairs(ctx, st, log)
-	defer func() { cancel(); waitLicense() }()
-	waitMail := runMail(ctx, st, mailer, log)
-	defer func() { cancel(); waitMail() }()
-	stopWebhooks, err := cfg.startWebhooks(ctx, st, sealer, log)
+	stopJobs, err := cfg.startJobs(ctx, st, sealer, mailer, log)
 	if err != nil {
 		return err
 	}
-	defer stopWebhooks()
-	handler, err := server.New(&resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend, Releases: catalogue,
-		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true,
-		MaxAnswerBytes: answerBytes, Heavy: admission.New(heavySlots, heavyPerOwner, admission.DefaultWait),
-		RequestTimeout: requestTimeout, Liveness: live, AI: ai, Stream: stream.Start(ctx, st, log), RateLimits: limiter}, opts...)
+	defer stopJobs()
+	res := resolvers.New(st, sealer, log, backend)
+	res.Releases, res.MaxAnswerBytes, res.RequestTimeout, res.AI, res.RateLimits = catalogue, answerBytes, requestTimeout, ai, limiter
+	res.Liveness = live
+	res.Stream = stream.Start(ctx, st, notices, log)
+	handler, err := server.New(res, opts...)
 	if err != nil {
 		return err
 	}
+	notices.Start()
+	defer notices.Close()
 	stopMetrics, err := serveMetrics(ctx, cfg.MetricsAddr, metrics, log)
 	if err != nil {
 		return err

@@ -98,8 +98,13 @@ func (pe pagedEdge[P, A, C]) resolve(ctx context.Context, s *store.Store, objs [
 	}
 	key := pe.key(a)
 	out := make([]*C, len(objs))
+	found := make([]*P, 0, len(objs)) // below _entities, a representation that found nothing is a nil parent
 	missing := false
 	for i, o := range objs {
+		if o == nil {
+			continue
+		}
+		found = append(found, o)
 		out[i] = pe.kept(o, key)
 		missing = missing || out[i] == nil
 	}
@@ -107,7 +112,7 @@ func (pe pagedEdge[P, A, C]) resolve(ctx context.Context, s *store.Store, objs [
 		return out, nil
 	}
 	b := &store.Batch{}
-	done, err := pe.queue(ctx, edgeQuery{store: s, owner: p.DataOwnerID, batch: b, sel: graphql.GetFieldContext(ctx).Field.Selections}, objs, a)
+	done, err := pe.queue(ctx, edgeQuery{store: s, owner: p.DataOwnerID, batch: b, sel: graphql.GetFieldContext(ctx).Field.Selections}, found, a)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +124,9 @@ func (pe pagedEdge[P, A, C]) resolve(ctx context.Context, s *store.Store, objs [
 		return nil, err
 	}
 	for i, o := range objs {
-		out[i] = page(o)
+		if o != nil {
+			out[i] = page(o)
+		}
 	}
 	return out, nil
 }

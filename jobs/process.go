@@ -8,6 +8,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/fleetgraph/fleetgraph/notify"
+	"github.com/fleetgraph/fleetgraph/search/pg"
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/webhooks"
 )
@@ -20,6 +21,7 @@ var periodic = []Periodic{
 	{Every: webhooks.DefaultOfflineSweep, Args: webhooks.OfflineArgs{}},
 	{Every: notify.RoundEvery, Args: notify.RoundArgs{}},
 	{Every: LicenseEvery, Args: LicenseArgs{}},
+	{Every: pg.RollupEvery, Args: pg.RollupArgs{}},
 }
 
 // Process is what the process's jobs need.
@@ -34,6 +36,9 @@ type Process struct {
 	// RescueAfter: Config.RescueAfter (0: the delivery job's timeout
 	// plus 30 s).
 	RescueAfter time.Duration
+	// ObserveRollups, if not nil, is told each rollup refresh's days,
+	// time and error (the server's metrics).
+	ObserveRollups func(days int, took time.Duration, err error)
 }
 
 // Queue sizes of the process.
@@ -52,6 +57,7 @@ func Workers(p Process) (*river.Workers, error) {
 	}
 	river.AddWorker(w, &notify.RoundWorker{Notifier: &notify.Notifier{Store: p.Store, Log: p.Log}})
 	river.AddWorker(w, &LicenseWorker{Store: p.Store, Log: p.Log})
+	river.AddWorker(w, &pg.RollupWorker{Pool: p.Store.Pool(), Log: p.Log, Observe: p.ObserveRollups})
 	if p.Mailer != nil {
 		river.AddWorker(w, &notify.MailWorker{Store: p.Store, Mailer: p.Mailer, Log: p.Log})
 	}

@@ -127,7 +127,7 @@ func serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	stopJobs, err := cfg.startJobs(ctx, st, sealer, mailer, log)
+	stopJobs, err := cfg.startJobs(ctx, st, sealer, mailer, metrics, log)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/jobs"
 	"github.com/fleetgraph/fleetgraph/notify"
+	"github.com/fleetgraph/fleetgraph/obs"
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/webhooks"
 )
@@ -37,9 +38,10 @@ func (c *config) webhookFlags(fs *flag.FlagSet) {
 
 // startJobs starts the process's background work (package jobs): the
 // webhook deliveries, the e-mail (through mailer, when there is one) and
-// every periodic job; stop waits for the running jobs (at most 10 s).
+// every periodic job (m records the rollup refreshes); stop waits for the
+// running jobs (at most 10 s).
 func (c *config) startJobs(ctx context.Context, st *store.Store, sealer *auth.Sealer, mailer *notify.Mailer,
-	log *slog.Logger) (stop func(), err error) {
+	m *obs.Metrics, log *slog.Logger) (stop func(), err error) {
 	allow, err := webhooks.ParseCIDRs(c.Webhooks.AllowCIDRs)
 	if err != nil {
 		return nil, err
@@ -57,7 +59,7 @@ func (c *config) startJobs(ctx context.Context, st *store.Store, sealer *auth.Se
 	} else {
 		log.Info("e-mail goes out through SMTP", "server", mailer.Addr())
 	}
-	r, err := jobs.StartProcess(ctx, jobs.Process{Store: st, Log: log, Mailer: mailer, RescueAfter: rescue,
+	r, err := jobs.StartProcess(ctx, jobs.Process{Store: st, Log: log, Mailer: mailer, RescueAfter: rescue, ObserveRollups: m.RollupRound,
 		Webhooks: webhooks.New(webhooks.Config{Store: st, Sealer: sealer, Logger: log, AllowCIDRs: allow, Timeout: timeout})})
 	if err != nil {
 		return nil, err

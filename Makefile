@@ -5,8 +5,9 @@ GO ?= go
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
-assets: ## fetch GraphiQL from npm (pinned) into graphiql/dist for the binary
+assets: ## fetch GraphiQL from npm (pinned) into graphiql/dist and build the dashboard into dashboard/dist, for the binary
 	bash graphiql/build.sh
+	bash dashboard/build.sh
 
 # GRAPHIQL_DIST are the files graphiql/build.sh writes; run rebuilds them
 # (and so needs Node.js) only when one is missing or older than what they
@@ -15,7 +16,17 @@ GRAPHIQL_DIST := $(addprefix graphiql/dist/,react.production.min.js react-dom.pr
 $(GRAPHIQL_DIST) &: graphiql/package.json graphiql/package-lock.json graphiql/build.sh
 	bash graphiql/build.sh
 
-run: $(GRAPHIQL_DIST) ## run fleetgraph on its embedded default (local or private PostgreSQL)
+# The dashboard's build (dashboard/build.sh: npm ci when stale, vite build),
+# again when its sources are newer than the built page.
+DASHBOARD_SRC := $(filter-out dashboard/src/graphql-env.d.ts,$(wildcard dashboard/src/*.ts dashboard/src/*.tsx dashboard/src/*.css dashboard/src/*/*.tsx))
+dashboard/dist/index.html: dashboard/package.json dashboard/package-lock.json dashboard/build.sh dashboard/index.html dashboard/vite.config.ts $(DASHBOARD_SRC)
+	bash dashboard/build.sh
+
+dashboard-check: ## the dashboard's GraphQL documents type-checked against server/testdata/schema.graphql (gql.tada), tsc --noEmit, eslint
+	bash dashboard/build.sh --install-only
+	cd dashboard && npm run --silent check
+
+run: $(GRAPHIQL_DIST) dashboard/dist/index.html ## run fleetgraph on its embedded default (local or private PostgreSQL)
 	@echo "make run: compiling fleetgraph (the first build takes about 3 minutes on 2 cores; later ones seconds), then starting it"
 	$(GO) run ./cmd/fleetgraph serve
 
@@ -63,4 +74,4 @@ check: ## CI checks: gofmt, generated code up to date and committed, lint, the O
 	$(MAKE) test
 	$(MAKE) fuzz
 
-.PHONY: help assets run build generate test lint openapi-lint fuzz check
+.PHONY: help assets run build generate test lint openapi-lint fuzz check dashboard-check

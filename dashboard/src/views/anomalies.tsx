@@ -45,6 +45,7 @@ export function Anomalies({ ai, probe }: { ai: boolean; probe: string }) {
   const [metric, setMetric] = useState('');
   const [explaining, setExplaining] = useState<string | null>(null);
   const [note, setNote] = useState('');
+  const [feedbacks, setFeedbacks] = useState(0); // the overrides refetch after each
   const body = useMemo(() => {
     const filter: unknown[] = [];
     const mustNot: unknown[] = [];
@@ -71,6 +72,7 @@ export function Anomalies({ ai, probe }: { ai: boolean; probe: string }) {
   const doFeedback = async (a: Doc, direction: 'up' | 'down') => {
     const r = await feedback({ input: { direction, sourceAnomalyId: a.id, scope: { subject: a.subject, measurementType: a.measurement_type, metric: a.metric, detectionPass: a.detection_pass } } });
     const o = r.data?.anomalyDetectionOverrideFeedback;
+    if (o) setFeedbacks((n) => n + 1);
     if (o) setNote(o.deleted ? 'Feedback noted: the override was removed.' : `Feedback noted: ${a.metric} is now detected at level ${o.anomalyDetectionOverride?.level}.`);
   };
 
@@ -130,7 +132,7 @@ export function Anomalies({ ai, probe }: { ai: boolean; probe: string }) {
         </tbody>
       </table>
       {explaining && <Explanation id={explaining} onClose={() => setExplaining(null)} />}
-      <Overrides />
+      <Overrides feedbacks={feedbacks} />
     </div>
   );
 }
@@ -153,10 +155,10 @@ function Explanation({ id, onClose }: { id: string; onClose: () => void }) {
   );
 }
 
-function Overrides() {
+function Overrides({ feedbacks }: { feedbacks: number }) {
   const { canEdit, tick } = useSession();
   const [{ data, error }, refetch] = useQuery({ query: OverridesQuery });
-  useRefetchOn(tick, refetch);
+  useRefetchOn(tick + feedbacks, refetch);
   const [del, remove] = useMutation(DeleteOverride);
   return (
     <Section title="Detection overrides">

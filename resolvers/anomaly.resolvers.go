@@ -15,6 +15,11 @@ import (
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
+// AnomalyEvents is the batch resolver for the anomalyEvents field.
+func (r *clientResolver) AnomalyEvents(ctx context.Context, objs []*model.Client, first *int64, after *string, filter *gqlmodel.AnomalyEventFilter) ([]*model.AnomalyEventConnection, error) {
+	return clientAnomalyEvents.resolve(ctx, r.Store, objs, anomalyArgs{pageArgs{first, after}, filter})
+}
+
 // AnomalyEventsResolve is the resolver for the anomalyEventsResolve field.
 func (r *mutationResolver) AnomalyEventsResolve(ctx context.Context, anomalyIds []string) (*gqlmodel.ResolveResult, error) {
 	p, err := requireRole(ctx, model.RoleEditor)
@@ -176,4 +181,9 @@ func (r *queryResolver) AnomalyDetectionDimensions(ctx context.Context) (*gqlmod
 	}
 	return &gqlmodel.AnomalyDetectionDimensions{MeasurementTypes: convertAll(ds, dimensionOf),
 		DetectionPasses: detectionPasses, Levels: overrideLevels}, nil
+}
+
+// AnomalyEventsConnection is the resolver for the anomalyEventsConnection field.
+func (r *queryResolver) AnomalyEventsConnection(ctx context.Context, first *int64, after *string, filter *gqlmodel.AnomalyEventFilter, clientIds []string) (*model.AnomalyEventConnection, error) {
+	return r.anomalyEventsConnection(ctx, anomalyArgs{pageArgs{first, after}, filter}, clientIds)
 }

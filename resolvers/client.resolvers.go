@@ -19,6 +19,11 @@ import (
 	"github.com/google/uuid"
 )
 
+// ClientsConnection is the batch resolver for the clientsConnection field.
+func (r *clientGroupResolver) ClientsConnection(ctx context.Context, objs []*model.ClientGroup, first *int64, after *string) ([]*model.ClientConnection, error) {
+	return groupClients.resolve(ctx, r.Store, objs, pageArgs{first, after})
+}
+
 // ClientUpdate is the resolver for the clientUpdate field.
 func (r *mutationResolver) ClientUpdate(ctx context.Context, id string, input gqlmodel.ClientUpdateInput) (*model.Client, error) {
 	p, err := requireRole(ctx, model.RoleEditor)
@@ -283,4 +288,10 @@ func (r *queryResolver) ClientGroupsConnection(ctx context.Context, first *int64
 // Client returns graph.ClientResolver implementation.
 func (r *Resolver) Client() graph.ClientResolver { return &clientResolver{r} }
 
-type clientResolver struct{ *Resolver }
+// ClientGroup returns graph.ClientGroupResolver implementation.
+func (r *Resolver) ClientGroup() graph.ClientGroupResolver { return &clientGroupResolver{r} }
+
+type (
+	clientResolver      struct{ *Resolver }
+	clientGroupResolver struct{ *Resolver }
+)

@@ -20,3 +20,24 @@ func (r *Resolver) clientByRef(ctx context.Context, ownerID int64, id string) (s
 	}
 	return store.Client{}, store.ErrNotFound
 }
+
+// clientUUIDs answers the UUIDs of the clients visible to the data owner
+// that refs name by integer id or UUID (an empty list, not nil, when none
+// does); refs naming none are left out.
+func (r *Resolver) clientUUIDs(ctx context.Context, ownerID int64, refs []string) ([]string, error) {
+	var ids []int64
+	var uuids []string
+	for _, ref := range refs {
+		if n, err := strconv.ParseInt(ref, 10, 64); err == nil {
+			ids = append(ids, n)
+		} else if u, err := uuid.Parse(ref); err == nil {
+			uuids = append(uuids, u.String())
+		}
+	}
+	cs, err := store.All(ctx, r.Store, store.ClientsByKeys(ownerID, ids, uuids))
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.UUID
+	}
+	return out, err
+}

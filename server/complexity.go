@@ -75,6 +75,24 @@ func complexity() graph.ComplexityRoot {
 	c.Client.Measurements = func(child int, _ *gqlmodel.MeasurementFilter, first *int64, _ *string) int {
 		return pageComplexity(child, first, 20)
 	}
+	// The connections below a parent page forward (first, after).
+	forward := func(child int, first *int64, _ *string) int { return pageComplexity(child, first, 20) }
+	c.Capability.Clients, c.RegistrationKey.Clients, c.Isp.Clients, c.ClientGroup.ClientsConnection = forward, forward, forward, forward
+	c.Webhook.Deliveries = forward
+	c.Client.AnomalyEvents = func(child int, first *int64, after *string, _ *gqlmodel.AnomalyEventFilter) int {
+		return forward(child, first, after)
+	}
+	c.Client.SystemStatusRecords = func(child int, first *int64, after *string, _ *gqlmodel.SystemStatusRecordFilter) int {
+		return forward(child, first, after)
+	}
+	q.AnomalyEventsConnection = func(child int, first *int64, after *string, _ *gqlmodel.AnomalyEventFilter, _ []string) int {
+		return forward(child, first, after)
+	}
+	// An anomaly event's measurements: at most 100.
+	c.AnomalyEvent.Measurements = func(child int) int {
+		n := int64(100)
+		return pageComplexity(child, &n, 100)
+	}
 	q.MeasurementSearch = func(child int, _ model.JSON, _ *string, _ *bool, _ *int64, _ *int64, _ *model.JSON, _ *string) int {
 		return SearchComplexity + child
 	}

@@ -141,6 +141,25 @@ type AnomalyEventByIDsInput struct {
 	ID string `json:"ID"`
 }
 
+// Filters of anomaly event connections; every given filter must match, a list
+// matches any of its values.
+type AnomalyEventFilter struct {
+	// Episodes of these statuses (new: open; resolved).
+	Statuses []string `json:"statuses,omitempty"`
+	// Episodes of these severities (warning, critical).
+	Severities []string `json:"severities,omitempty"`
+	// Episodes about these measurement types (measurement_type), e.g. SpeedtestMeasurement.
+	MeasurementTypes []string `json:"measurementTypes,omitempty"`
+	// Episodes of these metrics (metric), e.g. download.
+	Metrics []string `json:"metrics,omitempty"`
+	// Episodes of these detection passes (spike, shift, data_quality).
+	DetectionPasses []string `json:"detectionPasses,omitempty"`
+	// Episodes that were still seen at or after this time (last_seen_at, else first_seen_at, else created_at).
+	Since *time.Time `json:"since,omitempty"`
+	// Episodes first seen before this time (first_seen_at, else created_at).
+	Until *time.Time `json:"until,omitempty"`
+}
+
 // A new analytics or export API key.
 type APIKeyCreateInput struct {
 	// A name for the key.
@@ -683,6 +702,14 @@ type StudyDescriptionImport struct {
 // text-start/-delta/-end, tool-input-available, tool-output-available, data-*,
 // finish, error).
 type Subscription struct {
+}
+
+// Filters of a client's system status records.
+type SystemStatusRecordFilter struct {
+	// Records stored at or after this time.
+	Since *time.Time `json:"since,omitempty"`
+	// Records stored before this time.
+	Until *time.Time `json:"until,omitempty"`
 }
 
 // A new user of the data owner.

@@ -18,7 +18,7 @@ import (
 )
 
 // chromiumPath finds Debian's chromium, failing the test without it.
-func chromiumPath(t *testing.T) string {
+func chromiumPath(t testing.TB) string {
 	t.Helper()
 	for _, name := range []string{"chromium", "chromium-browser"} {
 		if p, err := exec.LookPath(name); err == nil {

@@ -69,12 +69,6 @@ export function useDebounced<T>(value: T, ms = 250): T {
   return v;
 }
 
-/** The search hits of an Elasticsearch-shaped answer, as their _source documents. */
-export function hits<T>(answer: unknown): T[] {
-  const h = (answer as { hits?: { hits?: { _source: T }[] } })?.hits?.hits;
-  return h ? h.map((x) => x._source) : [];
-}
-
 export function Section({ title, children, actions }: { title: string; children: ComponentChildren; actions?: ComponentChildren }) {
   return (
     <section>

@@ -3,16 +3,29 @@
 // overrides, and the assistant's explanation streamed when it is on.
 import { useMemo, useState } from 'preact/hooks';
 import { useMutation, useQuery, useSubscription } from '@urql/preact';
-import { graphql } from '../graphql';
+import { graphql, type ResultOf } from '../graphql';
 import { useSession } from '../app';
 import { Badge, Err, fmtTime, Section, useRefetchOn } from '../ui';
 
 const AnomaliesQuery = graphql(`
-  query Anomalies($body: JSON!) {
-    anomalyEventSearch(body: $body)
-    anomalyDetectionDimensions { measurementTypes { measurementType metrics } levels }
+  query Anomalies($filter: AnomalyEventFilter, $ids: [ID!], $facets: JSON!) {
+    anomalyEventsConnection(first: 100, filter: $filter, clientIds: $ids) {
+      totalCount
+      edges { node {
+        id status severity measurementType subject metric detectionPass firstSeenAt lastSeenAt resolvedAt value
+        client { id uuid label }
+      } }
+    }
+    facets: anomalyEventSearch(body: $facets)
   }
 `);
+
+/** The types and metrics the data owner's episodes have, for the filters. */
+const facets = {
+  size: 0,
+  aggs: { types: { terms: { field: 'measurement_type.keyword', size: 100 }, aggs: { metrics: { terms: { field: 'metric.keyword', size: 100 } } } } },
+};
+interface Facets { aggregations?: { types?: { buckets: { key: string; metrics: { buckets: { key: string }[] } }[] } } }
 
 const OverridesQuery = graphql(`
   query Overrides {
@@ -32,10 +45,7 @@ const DeleteOverride = graphql(`mutation DeleteOverride($id: Int) { anomalyDetec
 
 const Explain = graphql(`subscription Explain($input: AiExplainAnomalyInput!) { aiExplainAnomalyStream(input: $input) }`);
 
-interface Doc {
-  id: string; client_uuid: string; measurement_type: string; subject: string; metric: string; detection_pass: string;
-  severity: string; status: string; first_seen_at: string; last_seen_at: string; value?: number; resolved_at?: string;
-}
+type Doc = NonNullable<ResultOf<typeof AnomaliesQuery>>['anomalyEventsConnection']['edges'][number]['node'];
 
 export function Anomalies({ ai, probe }: { ai: boolean; probe: string }) {
   const { tick, canEdit } = useSession();
@@ -46,31 +56,32 @@ export function Anomalies({ ai, probe }: { ai: boolean; probe: string }) {
   const [explaining, setExplaining] = useState<string | null>(null);
   const [note, setNote] = useState('');
   const [feedbacks, setFeedbacks] = useState(0); // the overrides refetch after each
-  const body = useMemo(() => {
-    const filter: unknown[] = [];
-    const mustNot: unknown[] = [];
-    if (status === 'open') mustNot.push({ term: { 'status.keyword': 'resolved' } });
-    if (status === 'resolved') filter.push({ term: { 'status.keyword': 'resolved' } });
-    if (severity) filter.push({ term: { 'severity.keyword': severity } });
-    if (type) filter.push({ term: { 'measurement_type.keyword': type } });
-    if (metric) filter.push({ term: { 'metric.keyword': metric } });
-    if (probe) filter.push({ term: { 'client_uuid.keyword': probe } });
-    return { size: 200, query: { bool: { filter, must_not: mustNot } }, sort: [{ first_seen_at: 'desc' }] };
-  }, [status, severity, type, metric, probe]);
-  const [{ data, error, fetching }, refetch] = useQuery({ query: AnomaliesQuery, variables: { body } });
+  const variables = useMemo(() => ({
+    filter: {
+      statuses: status === 'open' ? ['new'] : status === 'resolved' ? ['resolved'] : undefined,
+      severities: severity ? [severity] : undefined,
+      measurementTypes: type ? [type] : undefined,
+      metrics: metric ? [metric] : undefined,
+    },
+    ids: probe ? [probe] : undefined,
+    facets,
+  }), [status, severity, type, metric, probe]);
+  const [{ data, error, fetching }, refetch] = useQuery({ query: AnomaliesQuery, variables });
   useRefetchOn(tick, refetch);
   const [resolved, resolve] = useMutation(Resolve);
   const [fed, feedback] = useMutation(Feedback);
-  const docs = (data ? (data.anomalyEventSearch as { hits: { hits: { _source: Doc }[]; total?: { value: number } } }).hits : null);
-  const types = data?.anomalyDetectionDimensions.measurementTypes || [];
+  const conn = data?.anomalyEventsConnection;
+  const types = useMemo(() => ((data?.facets as Facets)?.aggregations?.types?.buckets || []).map((b) => ({
+    measurementType: b.key, metrics: b.metrics.buckets.map((m) => m.key),
+  })), [data?.facets]);
   const again = () => refetch({ requestPolicy: 'network-only' });
 
   const doResolve = async (a: Doc) => {
     const r = await resolve({ ids: [a.id] });
-    if (!r.error) { setNote(`Resolved ${a.metric} on ${a.client_uuid.slice(0, 8)}.`); again(); }
+    if (!r.error) { setNote(`Resolved ${a.metric} on ${a.client?.label || a.client?.uuid}.`); again(); }
   };
   const doFeedback = async (a: Doc, direction: 'up' | 'down') => {
-    const r = await feedback({ input: { direction, sourceAnomalyId: a.id, scope: { subject: a.subject, measurementType: a.measurement_type, metric: a.metric, detectionPass: a.detection_pass } } });
+    const r = await feedback({ input: { direction, sourceAnomalyId: a.id, scope: { subject: a.subject || '', measurementType: a.measurementType || '', metric: a.metric || '', detectionPass: a.detectionPass || '' } } });
     const o = r.data?.anomalyDetectionOverrideFeedback;
     if (o) setFeedbacks((n) => n + 1);
     if (o) setNote(o.deleted ? 'Feedback noted: the override was removed.' : `Feedback noted: ${a.metric} is now detected at level ${o.anomalyDetectionOverride?.level}.`);
@@ -79,7 +90,7 @@ export function Anomalies({ ai, probe }: { ai: boolean; probe: string }) {
   return (
     <div>
       <div class="section-head"><h1>Anomalies</h1>
-        <span class="muted" data-testid="anomaly-total">{docs ? `${docs.total?.value ?? docs.hits.length} episodes` : ''}</span>
+        <span class="muted" data-testid="anomaly-total">{conn ? `${conn.totalCount} episodes` : ''}</span>
       </div>
       <form class="filters" onSubmit={(e) => e.preventDefault()}>
         <label>Status
@@ -104,7 +115,7 @@ export function Anomalies({ ai, probe }: { ai: boolean; probe: string }) {
             {(types.find((t) => t.measurementType === type)?.metrics || [...new Set(types.flatMap((t) => t.metrics))]).map((m) => <option value={m}>{m}</option>)}
           </select>
         </label>
-        {probe && <span>Probe <a href={`#/probe/${probe}`}>{probe.slice(0, 8)}</a> <a href="#/anomalies">(all probes)</a></span>}
+        {probe && <span>Probe <a href={`#/probe/${probe}`}>{conn?.edges[0]?.node.client?.label || probe.slice(0, 8)}</a> <a href="#/anomalies">(all probes)</a></span>}
       </form>
       <Err error={error || resolved.error || fed.error} />
       {note && <p class="note" role="status">{note}</p>}
@@ -114,13 +125,13 @@ export function Anomalies({ ai, probe }: { ai: boolean; probe: string }) {
           <th scope="col">First seen</th><th scope="col">Last seen</th><th scope="col">Value</th><th scope="col">Actions</th>
         </tr></thead>
         <tbody>
-          {docs?.hits.map(({ _source: a }) => (
+          {conn?.edges.map(({ node: a }) => (
             <tr key={a.id} data-anomaly={a.id}>
-              <th scope="row">{a.measurement_type} · {a.subject} · {a.metric} <span class="muted">({a.detection_pass})</span></th>
-              <td><a href={`#/probe/${a.client_uuid}`}>{a.client_uuid.slice(0, 8)}</a></td>
-              <td><Badge kind={a.severity}>{a.severity}</Badge></td>
-              <td>{a.status}{a.resolved_at ? <span class="muted"> {fmtTime(a.resolved_at)}</span> : null}</td>
-              <td>{fmtTime(a.first_seen_at)}</td><td>{fmtTime(a.last_seen_at)}</td><td>{a.value ?? ''}</td>
+              <th scope="row">{a.measurementType} · {a.subject} · {a.metric} <span class="muted">({a.detectionPass})</span></th>
+              <td>{a.client ? <a href={`#/probe/${a.client.id}`}>{a.client.label || a.client.uuid}</a> : '—'}</td>
+              <td><Badge kind={a.severity || 'unknown'}>{a.severity}</Badge></td>
+              <td>{a.status}{a.resolvedAt ? <span class="muted"> {fmtTime(a.resolvedAt)}</span> : null}</td>
+              <td>{fmtTime(a.firstSeenAt)}</td><td>{fmtTime(a.lastSeenAt)}</td><td>{a.value ?? ''}</td>
               <td class="actions">
                 {canEdit && a.status !== 'resolved' && <button onClick={() => doResolve(a)}>Resolve</button>}
                 {canEdit && <button aria-label={`Useful: keep detecting ${a.metric}`} title="Useful" onClick={() => doFeedback(a, 'up')}>👍</button>}

@@ -8,13 +8,14 @@ import { useSession } from '../app';
 import { Badge, Err, fmtAgo, fmtTime, useDebounced, useRefetchOn, go } from '../ui';
 
 const FleetQuery = graphql(`
-  query Fleet($first: Int, $after: String, $last: Int, $before: String, $filter: ClientFilter, $orderBy: ClientOrder, $openBody: JSON!) {
+  query Fleet($first: Int, $after: String, $last: Int, $before: String, $filter: ClientFilter, $orderBy: ClientOrder) {
     clientsConnection(first: $first, after: $after, last: $last, before: $before, filter: $filter, orderBy: $orderBy) {
       totalCount
       pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
       edges {
         node {
-          id uuid label tags offline lastSeenAt disabledAt lastClientVersion
+          id uuid label tags offline lastSeenAt disabledAt lastClientVersion openAnomalyCount
+          health { state reasons { metric percent severity } }
           clientGroups { id name }
           currentIspContract { id ispName }
           deliveredPublicConfig { id name }
@@ -22,19 +23,10 @@ const FleetQuery = graphql(`
         }
       }
     }
-    fleetHealth { clientId state reasons { metric percent severity } }
-    open: anomalyEventSearch(body: $openBody)
   }
 `);
 
 const GroupsQuery = graphql(`query FleetGroups { clientGroupsConnection(first: 100) { edges { node { id name } } } }`);
-
-/** Open anomalies counted per probe, in one aggregation over every probe. */
-const openBody = {
-  size: 0,
-  query: { bool: { must_not: [{ term: { status: 'resolved' } }] } },
-  aggs: { byClient: { terms: { field: 'client_uuid', size: 10000 } } },
-};
 
 const pageSize = 50;
 type Order = NonNullable<VariablesOf<typeof FleetQuery>['orderBy']>;
@@ -57,17 +49,12 @@ export function Fleet() {
     groupId: group ? Number(group) : undefined,
   }), [q, online, health, group]);
   const variables = page.before
-    ? { last: pageSize, before: page.before, filter, orderBy: order, openBody }
-    : { first: pageSize, after: page.after, filter, orderBy: order, openBody };
+    ? { last: pageSize, before: page.before, filter, orderBy: order }
+    : { first: pageSize, after: page.after, filter, orderBy: order };
   const [{ data, error, fetching }, refetch] = useQuery({ query: FleetQuery, variables });
   const [groups] = useQuery({ query: GroupsQuery });
   useRefetchOn(tick, refetch);
 
-  const health$ = useMemo(() => new Map((data?.fleetHealth || []).map((h) => [h.clientId, h])), [data?.fleetHealth]);
-  const open = useMemo(() => {
-    const b = (data?.open as { aggregations?: { byClient?: { buckets?: { key: string; doc_count: number }[] } } })?.aggregations?.byClient?.buckets || [];
-    return new Map(b.map((x) => [x.key, x.doc_count]));
-  }, [data?.open]);
   const reset = (f: () => void) => { f(); setPage({}); };
   const sortBy = (field: Order['field']) => reset(() => setOrder((o) => ({ field, direction: o.field === field && o.direction === 'asc' ? 'desc' : 'asc' })));
   const sortMark = (field: string) => (order.field === field ? (order.direction === 'asc' ? 'ascending' : 'descending') : undefined);
@@ -127,8 +114,8 @@ export function Fleet() {
         </thead>
         <tbody>
           {conn?.edges.map(({ node: c }) => {
-            const h = health$.get(c.id);
-            const n = open.get(c.uuid) || 0;
+            const h = c.health;
+            const n = c.openAnomalyCount;
             const name = c.label || c.uuid;
             return (
               <tr key={c.id}>

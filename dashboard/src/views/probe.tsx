@@ -1,7 +1,7 @@
 // Probe: its measurements' metric over time (type, metric and range picked;
 // other probes side by side), its anomaly episodes shaded on the chart, its
 // system status history, registration key, contracts and configuration.
-import { useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useState } from 'preact/hooks';
 import { useQuery } from '@urql/preact';
 import { graphql } from '../graphql';
 import { useSession } from '../app';
@@ -18,12 +18,12 @@ const ProbeQuery = graphql(`
       configuration { managed publicConfigId automatorConfigId }
       deliveredPublicConfig { id name }
       deliveredAutomatorConfig { id name }
+      health { state reasons { metric percent severity } }
+      systemStatusRecords(first: 100) {
+        totalCount
+        edges { node { id createdAt cpuAveragePercent memoryAveragePercent filesystems { mount finalPercent } } }
+      }
     }
-    systemStatusRecords(clientId: $id, perPage: 100) {
-      total
-      items { id createdAt cpuAveragePercent memoryAveragePercent filesystems { mount finalPercent } }
-    }
-    anomalyDetectionDimensions { measurementTypes { measurementType metrics } }
   }
 `);
 
@@ -36,11 +36,16 @@ const PeersQuery = graphql(`
 const PeerQuery = graphql(`query ProbePeer($id: ID!) { client(id: $id) { id uuid label } }`);
 
 const SeriesQuery = graphql(`
-  query ProbeSeries($body: JSON!, $anomalies: JSON!) {
+  query ProbeSeries($body: JSON!, $ids: [ID!], $since: Time) {
     measurementSearch(body: $body)
-    anomalyEventSearch(body: $anomalies, sourceOnly: true)
+    anomalyEventsConnection(first: 100, clientIds: $ids, filter: { since: $since }) {
+      edges { node { id severity status measurementType metric firstSeenAt lastSeenAt value client { id uuid label } } }
+    }
   }
 `);
+
+/** The probe's measurement types, and the metrics of each (its newest measurement's statistic_values). */
+const TypesQuery = graphql(`query ProbeTypes($body: JSON!) { measurementSearch(body: $body) }`);
 
 const ranges: Record<string, { seconds: number; interval: string; step: number }> = {
   '24 hours': { seconds: 86400, interval: '1h', step: 3600 },
@@ -49,28 +54,30 @@ const ranges: Record<string, { seconds: number; interval: string; step: number }
   '90 days': { seconds: 90 * 86400, interval: '1d', step: 86400 },
 };
 
-interface AnomalyDoc { id: string; client_uuid: string; measurement_type: string; metric: string; severity: string; status: string; first_seen_at: string; last_seen_at: string; value?: number }
-
 export function Probe({ ids }: { ids: string[] }) {
   const { tick } = useSession();
   const [main, ...others] = ids;
   const [{ data, error }, refetch] = useQuery({ query: ProbeQuery, variables: { id: main } });
   useRefetchOn(tick, refetch);
   const c = data?.client;
-  const types = data?.anomalyDetectionDimensions.measurementTypes || [];
   const [type, setType] = useState('SpeedtestMeasurement');
   const [metric, setMetric] = useState('download');
   const [range, setRange] = useState('30 days');
+  const types = useProbeTypes(c?.uuid);
+  useEffect(() => { // the probe has no measurement of the type shown: show its first type
+    if (types.length && !types.some((t) => t.measurementType === type)) { setType(types[0].measurementType); setMetric(types[0].metrics[0] || ''); }
+  }, [types]);
   const metrics = types.find((t) => t.measurementType === type)?.metrics || [];
   const peers = others.map((id) => <PeerName key={id} id={id} />);
   if (error && !data) return <Err error={error} />;
   if (!c) return <p aria-busy="true">Loading…</p>;
-  const status = data.systemStatusRecords.items.slice().reverse();
+  const status = c.systemStatusRecords.edges.map((e) => e.node).reverse();
   const name = c.label || c.uuid;
   return (
     <div>
       <div class="section-head">
         <h1>{name}</h1>
+        <Badge kind={c.health?.state || 'unknown'}>{c.health?.state || 'unknown'}</Badge>
         {c.disabledAt ? <Badge kind="disabled">disabled</Badge> : c.offline ? <Badge kind="offline">offline</Badge> : <Badge kind="online">online</Badge>}
         <span class="muted">last seen {fmtAgo(c.lastSeenAt)} · {c.lastClientType} {c.lastClientVersion} · {c.uuid}</span>
       </div>
@@ -104,7 +111,7 @@ export function Probe({ ids }: { ids: string[] }) {
               { label: 'Filesystem (fullest)', values: status.map((r) => r.filesystems.reduce<number | null>((m, f) => Math.max(m ?? 0, f.finalPercent ?? 0), null)) },
             ]} />
         )}
-        <p class="muted">{data.systemStatusRecords.total} records.</p>
+        <p class="muted">{c.systemStatusRecords.totalCount} records{c.health?.reasons.length ? `; ${c.health.reasons.map((r) => `${r.metric} at ${r.percent.toFixed(0)}% (${r.severity})`).join(', ')}` : ''}.</p>
       </Section>
       <div class="cards">
         <Section title="Registration key">
@@ -180,14 +187,8 @@ function MetricChart({ ids, type, metric, range }: { ids: string[]; type: string
         t: { date_histogram: { field: 'created_at', fixed_interval: r.interval }, aggs: { v: { avg: { field: `statistic_values.${metric}` } } } },
       } } },
     },
-    anomalies: {
-      size: 500,
-      query: { bool: { filter: [
-        { terms: { 'client_uuid.keyword': uuids.map((u) => u.uuid) } },
-        { range: { last_seen_at: { gte: new Date(from * 1000).toISOString() } } },
-      ] } },
-      sort: [{ first_seen_at: 'desc' }],
-    },
+    ids: uuids.map((u) => u.uuid),
+    since: new Date(from * 1000).toISOString(),
   }), [uuids, type, metric, from]);
   const [{ data, error, fetching }] = useQuery({ query: SeriesQuery, variables: vars, pause: uuids.length < ids.length || !metric });
   const chart = useMemo(() => {
@@ -205,9 +206,9 @@ function MetricChart({ ids, type, metric, range }: { ids: string[]; type: string
       }
       return { label: u.label, values };
     });
-    const anomalies = (data.anomalyEventSearch as AnomalyDoc[]) || [];
-    const bands: Band[] = anomalies.filter((a) => a.measurement_type === type).map((a) => ({
-      from: new Date(a.first_seen_at).getTime() / 1000, to: new Date(a.last_seen_at).getTime() / 1000,
+    const anomalies = data.anomalyEventsConnection.edges.map((e) => e.node);
+    const bands: Band[] = anomalies.filter((a) => a.measurementType === type && a.firstSeenAt).map((a) => ({
+      from: new Date(a.firstSeenAt!).getTime() / 1000, to: new Date(a.lastSeenAt || a.firstSeenAt!).getTime() / 1000,
       critical: a.severity === 'critical', label: `${a.metric} ${a.severity}`,
     }));
     const points = series.reduce((n, s) => n + s.values.filter((v) => v != null).length, 0);
@@ -225,13 +226,14 @@ function MetricChart({ ids, type, metric, range }: { ids: string[]; type: string
           <h3>Anomaly episodes in range</h3>
           {chart.anomalies.length === 0 ? <p class="muted">None.</p> : (
             <table class="grid" data-testid="probe-anomalies">
-              <thead><tr><th scope="col">Episode</th><th scope="col">Severity</th><th scope="col">Status</th><th scope="col">From</th><th scope="col">To</th><th scope="col">Value</th></tr></thead>
+              <thead><tr><th scope="col">Episode</th><th scope="col">Probe</th><th scope="col">Severity</th><th scope="col">Status</th><th scope="col">From</th><th scope="col">To</th><th scope="col">Value</th></tr></thead>
               <tbody>
                 {chart.anomalies.map((a) => (
                   <tr key={a.id}>
-                    <th scope="row"><a href={`#/anomalies?probe=${encodeURIComponent(a.client_uuid)}`}>{a.measurement_type} {a.metric}</a></th>
-                    <td><Badge kind={a.severity}>{a.severity}</Badge></td><td>{a.status}</td>
-                    <td>{fmtTime(a.first_seen_at)}</td><td>{fmtTime(a.last_seen_at)}</td><td>{a.value ?? ''}</td>
+                    <th scope="row"><a href={`#/anomalies?probe=${encodeURIComponent(a.client?.uuid || '')}`}>{a.measurementType} {a.metric}</a></th>
+                    <td>{a.client?.label || a.client?.uuid}</td>
+                    <td><Badge kind={a.severity || 'unknown'}>{a.severity}</Badge></td><td>{a.status}</td>
+                    <td>{fmtTime(a.firstSeenAt)}</td><td>{fmtTime(a.lastSeenAt)}</td><td>{a.value ?? ''}</td>
                   </tr>
                 ))}
               </tbody>
@@ -252,4 +254,22 @@ function useUuids(ids: string[]): { uuid: string; label: string }[] {
     if (data) out.push({ uuid: data.client.uuid, label: data.client.label || data.client.uuid });
   }
   return useMemo(() => out, [out.map((u) => u.uuid).join()]);
+}
+
+interface TypeBuckets { aggregations?: { types?: { buckets: { key: string; last: { hits: { hits: { _source: { statistic_values?: Record<string, unknown> } }[] } } }[] } } }
+
+/** useProbeTypes answers the probe's measurement types with the numeric metrics of each (from its newest measurement). */
+function useProbeTypes(uuid?: string): { measurementType: string; metrics: string[] }[] {
+  const body = useMemo(() => ({
+    size: 0,
+    query: { term: { 'client_uuid.keyword': uuid } },
+    aggs: { types: { terms: { field: 'type.keyword', size: 50 }, aggs: {
+      last: { top_hits: { size: 1, sort: [{ created_at: { order: 'desc' } }], _source: ['statistic_values'] } },
+    } } },
+  }), [uuid]);
+  const [{ data }] = useQuery({ query: TypesQuery, variables: { body }, pause: !uuid });
+  return useMemo(() => ((data?.measurementSearch as TypeBuckets)?.aggregations?.types?.buckets || []).map((b) => ({
+    measurementType: b.key,
+    metrics: Object.entries(b.last.hits.hits[0]?._source.statistic_values || {}).filter(([, v]) => typeof v === 'number').map(([k]) => k).sort(),
+  })), [data]);
 }

@@ -1,0 +1,71 @@
+// Times the dashboard in a real Chromium (playwright-core, the system's
+// browser) as a person sees it: the fleet view's first render (from the
+// navigation until the first page of probes and the total are on screen)
+// and a probe's chart (from following the link until the chart and its
+// summary are drawn), for one probe and for three side by side. Prints one
+// JSON object of milliseconds per round; server/dashboard_bench_test.go
+// reports them.
+//
+// Environment: FLEETGRAPH_URL, ADMIN_KEY, CHROMIUM, PROBE_IDS (comma
+// separated, the first charted alone), ROUNDS (default 5).
+'use strict';
+
+const { chromium } = require('playwright-core');
+
+const base = process.env.FLEETGRAPH_URL;
+const key = process.env.ADMIN_KEY;
+const executablePath = process.env.CHROMIUM;
+const probes = (process.env.PROBE_IDS || '').split(',').filter(Boolean);
+const rounds = Number(process.env.ROUNDS || 5);
+if (!base || !key || !executablePath || probes.length < 3) {
+  console.error('dashboard-bench.js needs FLEETGRAPH_URL, ADMIN_KEY, CHROMIUM and three PROBE_IDS');
+  process.exit(2);
+}
+
+// chartDrawn resolves, in the page, once the metric chart and its summary are drawn.
+function untilChart() {
+  return new Promise((resolve) => {
+    const done = () => document.querySelector('.uplot canvas') && /\d+ intervals/.test((document.querySelector('[data-testid=chart-summary]') || {}).textContent || '');
+    const poll = () => (done() ? resolve(performance.now()) : requestAnimationFrame(poll));
+    poll();
+  });
+}
+
+async function main() {
+  const browser = await chromium.launch({ executablePath, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+  const out = { fleetCold: [], fleetWarm: [], chart: [], chart3: [], rows: 0, total: '' };
+  try {
+    for (let r = 0; r < rounds; r++) {
+      // A new context each round: the first load of the round is cold (no HTTP cache), the second warm.
+      const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+      await context.addInitScript((k) => sessionStorage.setItem('fleetgraph.apiKey', k), key);
+      const page = await context.newPage();
+      page.setDefaultTimeout(30000);
+      for (const series of [out.fleetCold, out.fleetWarm]) {
+        await page.goto(base + '/?r=' + r + series.length + '#/fleet', { waitUntil: 'commit' });
+        await page.waitForFunction(() => document.querySelectorAll('[data-testid=fleet] tbody tr').length === 50 &&
+          /\d+ probes/.test((document.querySelector('[data-testid=fleet-total]') || {}).textContent || ''), null, { polling: 'raf' });
+        series.push(await page.evaluate(() => performance.now())); // since the navigation started
+      }
+      out.rows = await page.$$eval('[data-testid=fleet] tbody tr', (t) => t.length);
+      out.total = await page.textContent('[data-testid=fleet-total]');
+      for (const [series, ids] of [[out.chart, [probes[0]]], [out.chart3, probes.slice(0, 3)]]) {
+        const t0 = await page.evaluate((hash) => { const t = performance.now(); location.hash = hash; return t; }, `#/probe/${ids.join('/')}`);
+        const t1 = await page.evaluate(untilChart);
+        series.push(t1 - t0);
+        if (!out.summary) out.summary = await page.textContent('[data-testid=chart-summary]');
+        await page.evaluate(() => { location.hash = '#/fleet'; });
+        await page.waitForSelector('[data-testid=fleet] tbody tr');
+      }
+      await context.close();
+    }
+  } finally {
+    await browser.close();
+  }
+  process.stdout.write(JSON.stringify(out));
+}
+
+main().catch((err) => {
+  console.error(err && err.stack || String(err));
+  process.exit(1);
+});

@@ -10,7 +10,7 @@
 // separated, the first charted alone), ROUNDS (default 5).
 'use strict';
 
-const { chromium } = require('playwright-core');
+const run = require('./run');
 
 const base = process.env.FLEETGRAPH_URL;
 const key = process.env.ADMIN_KEY;
@@ -31,41 +31,31 @@ function untilChart() {
   });
 }
 
-async function main() {
-  const browser = await chromium.launch({ executablePath, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+run(executablePath, async (browser) => {
   const out = { fleetCold: [], fleetWarm: [], chart: [], chart3: [], rows: 0, total: '' };
-  try {
-    for (let r = 0; r < rounds; r++) {
-      // A new context each round: the first load of the round is cold (no HTTP cache), the second warm.
-      const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
-      await context.addInitScript((k) => sessionStorage.setItem('fleetgraph.apiKey', k), key);
-      const page = await context.newPage();
-      page.setDefaultTimeout(30000);
-      for (const series of [out.fleetCold, out.fleetWarm]) {
-        await page.goto(base + '/?r=' + r + series.length + '#/fleet', { waitUntil: 'commit' });
-        await page.waitForFunction(() => document.querySelectorAll('[data-testid=fleet] tbody tr').length === 50 &&
-          /\d+ probes/.test((document.querySelector('[data-testid=fleet-total]') || {}).textContent || ''), null, { polling: 'raf' });
-        series.push(await page.evaluate(() => performance.now())); // since the navigation started
-      }
-      out.rows = await page.$$eval('[data-testid=fleet] tbody tr', (t) => t.length);
-      out.total = await page.textContent('[data-testid=fleet-total]');
-      for (const [series, ids] of [[out.chart, [probes[0]]], [out.chart3, probes.slice(0, 3)]]) {
-        const t0 = await page.evaluate((hash) => { const t = performance.now(); location.hash = hash; return t; }, `#/probe/${ids.join('/')}`);
-        const t1 = await page.evaluate(untilChart);
-        series.push(t1 - t0);
-        if (!out.summary) out.summary = await page.textContent('[data-testid=chart-summary]');
-        await page.evaluate(() => { location.hash = '#/fleet'; });
-        await page.waitForSelector('[data-testid=fleet] tbody tr');
-      }
-      await context.close();
+  for (let r = 0; r < rounds; r++) {
+    // A new context each round: the first load of the round is cold (no HTTP cache), the second warm.
+    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+    await context.addInitScript((k) => sessionStorage.setItem('fleetgraph.apiKey', k), key);
+    const page = await context.newPage();
+    page.setDefaultTimeout(30000);
+    for (const series of [out.fleetCold, out.fleetWarm]) {
+      await page.goto(base + '/?r=' + r + series.length + '#/fleet', { waitUntil: 'commit' });
+      await page.waitForFunction(() => document.querySelectorAll('[data-testid=fleet] tbody tr').length === 50 &&
+        /\d+ probes/.test((document.querySelector('[data-testid=fleet-total]') || {}).textContent || ''), null, { polling: 'raf' });
+      series.push(await page.evaluate(() => performance.now())); // since the navigation started
     }
-  } finally {
-    await browser.close();
+    out.rows = await page.$$eval('[data-testid=fleet] tbody tr', (t) => t.length);
+    out.total = await page.textContent('[data-testid=fleet-total]');
+    for (const [series, ids] of [[out.chart, [probes[0]]], [out.chart3, probes.slice(0, 3)]]) {
+      const t0 = await page.evaluate((hash) => { const t = performance.now(); location.hash = hash; return t; }, `#/probe/${ids.join('/')}`);
+      const t1 = await page.evaluate(untilChart);
+      series.push(t1 - t0);
+      if (!out.summary) out.summary = await page.textContent('[data-testid=chart-summary]');
+      await page.evaluate(() => { location.hash = '#/fleet'; });
+      await page.waitForSelector('[data-testid=fleet] tbody tr');
+    }
+    await context.close();
   }
-  process.stdout.write(JSON.stringify(out));
-}
-
-main().catch((err) => {
-  console.error(err && err.stack || String(err));
-  process.exit(1);
+  return out;
 });

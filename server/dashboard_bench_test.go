@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -36,7 +35,7 @@ func BenchmarkDashboardInABrowser(b *testing.B) {
 		}
 	}
 	b.Logf("seeded 1000 probes, %d measurements each, in %s", f.MeasurementsPerProbe, time.Since(t0).Round(time.Second))
-	ids := fmt.Sprintf("%d,%d,%d", f.Probes[0].ID, f.Probes[1].ID, f.Probes[2].ID)
+	ids := f.Probes[0].UUID + "," + f.Probes[1].UUID + "," + f.Probes[2].UUID
 	for b.Loop() {
 		out := apitest.RunNode(b, "browser", 10*time.Minute, []string{"FLEETGRAPH_URL=" + e.URL, "ADMIN_KEY=" + o.Key,
 			"CHROMIUM=" + browser, "PROBE_IDS=" + ids, "ROUNDS=" + cmp.Or(os.Getenv("ROUNDS"), "5")}, "dashboard-bench.js")

@@ -92,7 +92,7 @@ func TestDashboardInABrowser(t *testing.T) {
 		shots = abs
 	}
 	out := apitest.RunNode(t, "browser", 4*time.Minute, []string{"FLEETGRAPH_URL=" + e.URL, "ADMIN_KEY=" + o.Key,
-		"VIEWER_KEY=" + viewerKey, "CHROMIUM=" + browser, fmt.Sprintf("PROBE_ID=%d", f.Probes[0].ID),
+		"VIEWER_KEY=" + viewerKey, "CHROMIUM=" + browser, "PROBE_ID=" + f.Probes[0].UUID,
 		"OPEN_ANOMALY=" + f.OpenAnomaly, "OTHER_OPEN=" + f.OtherOpen, "LIVE_ANOMALY=" + live, "SCREENSHOTS=" + shots}, "dashboard.js")
 
 	var seen map[string]json.RawMessage

@@ -147,7 +147,7 @@ function LiveItem({ e }: { e: LiveEvent }) {
   const probe = d.client?.label || d.client?.uuid || '';
   return (
     <span>
-      <time>{fmtTime(e.timestamp)}</time> <b>{e.type}</b> {probe && (d.client?.id ? <a href={`#/probe/${d.client.id}`}>{probe}</a> : probe)}
+      <time>{fmtTime(e.timestamp)}</time> <b>{e.type}</b> {probe && (d.client?.uuid ? <a href={`#/probe/${d.client.uuid}`}>{probe}</a> : probe)}
       {d.anomaly_event && <> · {d.anomaly_event.severity} {d.anomaly_event.metric}</>}
     </span>
   );

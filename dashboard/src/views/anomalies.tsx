@@ -128,7 +128,7 @@ export function Anomalies({ ai, probe }: { ai: boolean; probe: string }) {
           {conn?.edges.map(({ node: a }) => (
             <tr key={a.id} data-anomaly={a.id}>
               <th scope="row">{a.measurementType} · {a.subject} · {a.metric} <span class="muted">({a.detectionPass})</span></th>
-              <td>{a.client ? <a href={`#/probe/${a.client.id}`}>{a.client.label || a.client.uuid}</a> : '—'}</td>
+              <td>{a.client ? <a href={`#/probe/${a.client.uuid}`}>{a.client.label || a.client.uuid}</a> : '—'}</td>
               <td><Badge kind={a.severity || 'unknown'}>{a.severity}</Badge></td>
               <td>{a.status}{a.resolvedAt ? <span class="muted"> {fmtTime(a.resolvedAt)}</span> : null}</td>
               <td>{fmtTime(a.firstSeenAt)}</td><td>{fmtTime(a.lastSeenAt)}</td><td>{a.value ?? ''}</td>

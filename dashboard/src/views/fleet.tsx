@@ -40,7 +40,7 @@ export function Fleet() {
   const [group, setGroup] = useState('');
   const [order, setOrder] = useState<Order>({ field: 'label', direction: 'asc' });
   const [page, setPage] = useState<Page>({});
-  const [picked, setPicked] = useState<number[]>([]);
+  const [picked, setPicked] = useState<string[]>([]);
   const q = useDebounced(search);
   const filter = useMemo(() => ({
     search: q || undefined,
@@ -119,9 +119,9 @@ export function Fleet() {
             const name = c.label || c.uuid;
             return (
               <tr key={c.id}>
-                <td><input type="checkbox" aria-label={`Select ${name} to compare`} checked={picked.includes(c.id)}
-                  onChange={(e) => setPicked((p) => (e.currentTarget.checked ? [...p, c.id] : p.filter((x) => x !== c.id)))} /></td>
-                <th scope="row"><a href={`#/probe/${c.id}`}>{name}</a>{c.tags?.length ? <span class="muted"> {c.tags.join(', ')}</span> : null}</th>
+                <td><input type="checkbox" aria-label={`Select ${name} to compare`} checked={picked.includes(c.uuid)}
+                  onChange={(e) => setPicked((p) => (e.currentTarget.checked ? [...p, c.uuid] : p.filter((x) => x !== c.uuid)))} /></td>
+                <th scope="row"><a href={`#/probe/${c.uuid}`}>{name}</a>{c.tags?.length ? <span class="muted"> {c.tags.join(', ')}</span> : null}</th>
                 <td><Badge kind={h?.state || 'unknown'}>{h?.state || 'unknown'}</Badge>
                   {h?.reasons.length ? <span class="muted"> {h.reasons.map((r) => `${r.metric} ${r.percent.toFixed(0)}%`).join(', ')}</span> : null}</td>
                 <td>{c.disabledAt ? <Badge kind="disabled">disabled</Badge> : c.offline ? <Badge kind="offline">offline</Badge> : <Badge kind="online">online</Badge>}</td>

@@ -63,7 +63,7 @@ export function Probe({ ids }: { ids: string[] }) {
   const [type, setType] = useState('SpeedtestMeasurement');
   const [metric, setMetric] = useState('download');
   const [range, setRange] = useState('30 days');
-  const types = useProbeTypes(c?.uuid);
+  const types = useProbeTypes(isUuid(main) ? main : c?.uuid);
   useEffect(() => { // the probe has no measurement of the type shown: show its first type
     if (types.length && !types.some((t) => t.measurementType === type)) { setType(types[0].measurementType); setMetric(types[0].metrics[0] || ''); }
   }, [types]);
@@ -160,8 +160,8 @@ function AddPeer({ ids }: { ids: string[] }) {
       <label>Compare with <input type="search" value={text} placeholder="probe label" onInput={(e) => setText(e.currentTarget.value)} /></label>
       {search.length >= 2 && data && (
         <ul class="suggest">
-          {data.clientsConnection.edges.filter(({ node }) => !ids.includes(String(node.id))).map(({ node }) => (
-            <li key={node.id}><button type="button" class="link-button" onClick={() => { setText(''); go(`#/probe/${[...ids, node.id].join('/')}`); }}>{node.label || node.uuid}</button></li>
+          {data.clientsConnection.edges.filter(({ node }) => !ids.includes(node.uuid) && !ids.includes(String(node.id))).map(({ node }) => (
+            <li key={node.id}><button type="button" class="link-button" onClick={() => { setText(''); go(`#/probe/${[...ids, node.uuid].join('/')}`); }}>{node.label || node.uuid}</button></li>
           ))}
         </ul>
       )}
@@ -171,7 +171,11 @@ function AddPeer({ ids }: { ids: string[] }) {
 
 /** MetricChart draws the average of one metric per interval for each probe, with their anomaly episodes. */
 function MetricChart({ ids, type, metric, range }: { ids: string[]; type: string; metric: string; range: string }) {
-  const uuids = useUuids(ids);
+  // Probes are linked by UUID, so the chart's queries start with the view's
+  // (one round trip); a numeric id in a typed URL is looked up first.
+  const named = useUuids(ids);
+  const uuids = useMemo(() => (ids.every(isUuid) ? ids : named.map((u) => u.uuid)), [ids, named]);
+  const labels = useMemo(() => new Map(named.map((u) => [u.uuid, u.label])), [named]);
   const r = ranges[range];
   const [now] = useState(() => Math.floor(Date.now() / 1000));
   const from = now - r.seconds;
@@ -179,7 +183,7 @@ function MetricChart({ ids, type, metric, range }: { ids: string[]; type: string
     body: {
       size: 0,
       query: { bool: { filter: [
-        { terms: { 'client_uuid.keyword': uuids.map((u) => u.uuid) } },
+        { terms: { 'client_uuid.keyword': uuids } },
         { term: { 'type.keyword': type } },
         { range: { created_at: { gte: new Date(from * 1000).toISOString() } } },
       ] } },
@@ -187,7 +191,7 @@ function MetricChart({ ids, type, metric, range }: { ids: string[]; type: string
         t: { date_histogram: { field: 'created_at', fixed_interval: r.interval }, aggs: { v: { avg: { field: `statistic_values.${metric}` } } } },
       } } },
     },
-    ids: uuids.map((u) => u.uuid),
+    ids: uuids,
     since: new Date(from * 1000).toISOString(),
   }), [uuids, type, metric, from]);
   const [{ data, error, fetching }] = useQuery({ query: SeriesQuery, variables: vars, pause: uuids.length < ids.length || !metric });
@@ -198,13 +202,13 @@ function MetricChart({ ids, type, metric, range }: { ids: string[]; type: string
     const x: number[] = [];
     for (let t = Math.floor(from / r.step) * r.step; t <= now; t += r.step) x.push(t);
     const index = new Map(x.map((t, i) => [t, i]));
-    const series = uuids.map((u) => {
+    const series = uuids.map((uuid) => {
       const values: (number | null)[] = new Array(x.length).fill(null);
-      for (const b of byClient.find((c) => c.key === u.uuid)?.t.buckets || []) {
+      for (const b of byClient.find((c) => c.key === uuid)?.t.buckets || []) {
         const i = index.get(Math.floor(b.key / 1000 / r.step) * r.step);
         if (i !== undefined && b.v.value != null) values[i] = Math.round(b.v.value * 100) / 100;
       }
-      return { label: u.label, values };
+      return { label: labels.get(uuid) || uuid.slice(0, 8), values };
     });
     const anomalies = data.anomalyEventsConnection.edges.map((e) => e.node);
     const bands: Band[] = anomalies.filter((a) => a.measurementType === type && a.firstSeenAt).map((a) => ({
@@ -213,7 +217,7 @@ function MetricChart({ ids, type, metric, range }: { ids: string[]; type: string
     }));
     const points = series.reduce((n, s) => n + s.values.filter((v) => v != null).length, 0);
     return { x, series, bands, anomalies, points };
-  }, [data]);
+  }, [data, labels]);
   return (
     <Section title={`${type} · ${metric}`}>
       <Err error={error} />
@@ -244,6 +248,8 @@ function MetricChart({ ids, type, metric, range }: { ids: string[]; type: string
     </Section>
   );
 }
+
+const isUuid = (s: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s);
 
 /** useUuids answers the probes' UUIDs and names (one small query each, cached). */
 function useUuids(ids: string[]): { uuid: string; label: string }[] {

@@ -43,6 +43,7 @@ func BenchmarkDashboardInABrowser(b *testing.B) {
 			FleetCold, FleetWarm, Chart, Chart3 []float64
 			Rows                                int
 			Total, Summary                      string
+			Requests                            map[string][]int
 		}
 		if err := json.Unmarshal(out, &got); err != nil {
 			b.Fatalf("the browser script printed %q: %v", out, err)
@@ -50,7 +51,7 @@ func BenchmarkDashboardInABrowser(b *testing.B) {
 		if got.Rows != 50 || got.Total != "1000 probes" || !strings.Contains(got.Summary, "intervals with measurements") {
 			b.Fatalf("the fleet showed %d rows of %q; the chart %q", got.Rows, got.Total, got.Summary)
 		}
-		b.Logf("chart: %s", got.Summary)
+		b.Logf("chart: %s; the last round's GraphQL requests (ms): %v", got.Summary, got.Requests)
 		for _, m := range []struct {
 			name string
 			ms   []float64

@@ -106,8 +106,9 @@ function Shell({ link, signOut }: { link: Link; signOut: (why?: string) => void 
     if (error && /401|403|API key|unauthori[sz]ed|forbidden/i.test(error.message)) signOut(`The server refused the key: ${error.message}`);
   }, [error]);
   if (error && !data) return <main class="login"><p class="error" role="alert">{error.message}</p><button onClick={() => signOut()}>Use another key</button></main>;
-  if (!data) return <main class="loading" aria-busy="true">Loading…</main>;
-  const role = data.viewer.role;
+  // The view renders (and fetches) at once, beside the viewer query: until
+  // the role is known it shows no edit control.
+  const role = data?.viewer.role || 'viewer';
   const ctx: Ctx = { role, canEdit: role !== 'viewer', isAdmin: role === 'admin' || role === 'org_admin', tick };
   return (
     <SessionCtx.Provider value={ctx}>
@@ -122,12 +123,12 @@ function Shell({ link, signOut }: { link: Link; signOut: (why?: string) => void 
         <span class={`link link-${link}`} role="status" aria-live="polite" data-testid="link">
           {link === 'live' ? 'Live' : link === 'lost' ? 'Connection lost — reconnecting…' : link === 'connecting' ? 'Connecting…' : 'Idle'}
         </span>
-        <span class="who" title={`key kind ${data.viewer.keyKind}`}>{data.viewer.dataOwner} · <span data-testid="role">{role}</span></span>
+        {data && <span class="who" title={`key kind ${data.viewer.keyKind}`}>{data.viewer.dataOwner} · <span data-testid="role">{role}</span></span>}
         <button class="small" onClick={() => signOut()}>Sign out</button>
       </header>
       <div class="layout">
         <main id="main" tabIndex={-1}>
-          <View route={route} ai={data.aiAssistantStatus.enabled} />
+          <View route={route} ai={!!data?.aiAssistantStatus.enabled} />
         </main>
         <aside aria-label="Live events">
           <h2>Live events</h2>

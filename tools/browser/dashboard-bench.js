@@ -32,7 +32,13 @@ function untilChart() {
 }
 
 run(executablePath, async (browser) => {
-  const out = { fleetCold: [], fleetWarm: [], chart: [], chart3: [], rows: 0, total: '' };
+  const out = { fleetCold: [], fleetWarm: [], chart: [], chart3: [], rows: 0, total: '', requests: {} };
+  // The GraphQL requests' durations of the step just timed (the last round's are kept).
+  const requests = (page, step) => page.evaluate(() => {
+    const d = performance.getEntriesByType('resource').filter((e) => e.name.includes('/graphql')).map((e) => Math.round(e.duration));
+    performance.clearResourceTimings();
+    return d;
+  }).then((d) => { out.requests[step] = d; });
   for (let r = 0; r < rounds; r++) {
     // A new context each round: the first load of the round is cold (no HTTP cache), the second warm.
     const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
@@ -44,6 +50,7 @@ run(executablePath, async (browser) => {
       await page.waitForFunction(() => document.querySelectorAll('[data-testid=fleet] tbody tr').length === 50 &&
         /\d+ probes/.test((document.querySelector('[data-testid=fleet-total]') || {}).textContent || ''), null, { polling: 'raf' });
       series.push(await page.evaluate(() => performance.now())); // since the navigation started
+      await requests(page, series === out.fleetCold ? 'fleetCold' : 'fleetWarm');
     }
     out.rows = await page.$$eval('[data-testid=fleet] tbody tr', (t) => t.length);
     out.total = await page.textContent('[data-testid=fleet-total]');
@@ -51,6 +58,7 @@ run(executablePath, async (browser) => {
       const t0 = await page.evaluate((hash) => { const t = performance.now(); location.hash = hash; return t; }, `#/probe/${ids.join('/')}`);
       const t1 = await page.evaluate(untilChart);
       series.push(t1 - t0);
+      await requests(page, ids.length === 1 ? 'chart' : 'chart3');
       if (!out.summary) out.summary = await page.textContent('[data-testid=chart-summary]');
       await page.evaluate(() => { location.hash = '#/fleet'; });
       await page.waitForSelector('[data-testid=fleet] tbody tr');

@@ -63,10 +63,14 @@ export function Probe({ ids }: { ids: string[] }) {
   const [type, setType] = useState('SpeedtestMeasurement');
   const [metric, setMetric] = useState('download');
   const [range, setRange] = useState('30 days');
-  const types = useProbeTypes(isUuid(main) ? main : c?.uuid);
+  // The types and metrics are asked for once the first chart is drawn: the
+  // chart's aggregation goes first, without this one beside it.
+  const [drawn, setDrawn] = useState(false);
+  const found = useProbeTypes(drawn ? (isUuid(main) ? main : c?.uuid) : undefined);
+  const types = found.length ? found : [{ measurementType: type, metrics: [metric] }]; // the shown one until then
   useEffect(() => { // the probe has no measurement of the type shown: show its first type
-    if (types.length && !types.some((t) => t.measurementType === type)) { setType(types[0].measurementType); setMetric(types[0].metrics[0] || ''); }
-  }, [types]);
+    if (found.length && !found.some((t) => t.measurementType === type)) { setType(found[0].measurementType); setMetric(found[0].metrics[0] || ''); }
+  }, [found]);
   const metrics = types.find((t) => t.measurementType === type)?.metrics || [];
   const peers = others.map((id) => <PeerName key={id} id={id} />);
   if (error && !data) return <Err error={error} />;
@@ -100,7 +104,7 @@ export function Probe({ ids }: { ids: string[] }) {
         </label>
         <AddPeer ids={ids} />
       </form>
-      <MetricChart ids={ids} type={type} metric={metric} range={range} />
+      <MetricChart ids={ids} type={type} metric={metric} range={range} onDrawn={() => setDrawn(true)} />
       <Section title="System status">
         {status.length === 0 ? <p class="muted">No system status records.</p> : (
           <Chart title="CPU, memory and filesystem (percent)" unit="%" height={200}
@@ -170,7 +174,7 @@ function AddPeer({ ids }: { ids: string[] }) {
 }
 
 /** MetricChart draws the average of one metric per interval for each probe, with their anomaly episodes. */
-function MetricChart({ ids, type, metric, range }: { ids: string[]; type: string; metric: string; range: string }) {
+function MetricChart({ ids, type, metric, range, onDrawn }: { ids: string[]; type: string; metric: string; range: string; onDrawn: () => void }) {
   // Probes are linked by UUID, so the chart's queries start with the view's
   // (one round trip); a numeric id in a typed URL is looked up first.
   const named = useUuids(ids);
@@ -218,6 +222,7 @@ function MetricChart({ ids, type, metric, range }: { ids: string[]; type: string
     const points = series.reduce((n, s) => n + s.values.filter((v) => v != null).length, 0);
     return { x, series, bands, anomalies, points };
   }, [data, labels]);
+  useEffect(() => { if (chart) onDrawn(); }, [chart]);
   return (
     <Section title={`${type} · ${metric}`}>
       <Err error={error} />

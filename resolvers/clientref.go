@@ -2,6 +2,7 @@ package resolvers
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 
 	"github.com/google/uuid"
@@ -22,9 +23,9 @@ func (r *Resolver) clientByRef(ctx context.Context, ownerID int64, id string) (s
 }
 
 // clientUUIDs answers the UUIDs of the clients visible to the data owner
-// that refs name by integer id or UUID (an empty list, not nil, when none
-// does); refs naming none are left out.
-func (r *Resolver) clientUUIDs(ctx context.Context, ownerID int64, refs []string) ([]string, error) {
+// that refs (argument field) name by integer id or UUID (an empty list,
+// not nil, when none does); a ref that is neither is a field error.
+func (r *Resolver) clientUUIDs(ctx context.Context, ownerID int64, field string, refs []string) ([]string, error) {
 	var ids []int64
 	var uuids []string
 	for _, ref := range refs {
@@ -32,6 +33,8 @@ func (r *Resolver) clientUUIDs(ctx context.Context, ownerID int64, refs []string
 			ids = append(ids, n)
 		} else if u, err := uuid.Parse(ref); err == nil {
 			uuids = append(uuids, u.String())
+		} else {
+			return nil, invalid(field, fmt.Sprintf("%q is neither a client id nor a UUID", ref))
 		}
 	}
 	cs, err := store.All(ctx, r.Store, store.ClientsByKeys(ownerID, ids, uuids))

@@ -284,8 +284,9 @@ func (r *Resolver) clientsConnection(ctx context.Context, ownerID int64, w pageW
 	return clientConnection(rows, w, q, total), nil
 }
 
-// anomalyFilterOf parses an anomaly event connection's filter (each list
-// of at most maxFilterValues, as a webhook's filters).
+// anomalyFilterOf parses an anomaly event connection's filter: each list
+// of at most maxFilterValues, as a webhook's filters; an empty list
+// filters nothing, as gqlgen hands it over as none.
 func anomalyFilterOf(in *gqlmodel.AnomalyEventFilter) (store.AnomalyFilter, error) {
 	var f store.AnomalyFilter
 	if in == nil {
@@ -302,7 +303,9 @@ func anomalyFilterOf(in *gqlmodel.AnomalyEventFilter) (store.AnomalyFilter, erro
 		if len(l.in) > maxFilterValues {
 			fe.Add(l.field, fmt.Sprintf("must have at most %d values", maxFilterValues))
 		}
-		*l.dst = l.in
+		if len(l.in) > 0 {
+			*l.dst = l.in
+		}
 	}
 	f.Since, f.Until = in.Since, in.Until
 	if err := timeRange(f.Since, f.Until); err != nil {
@@ -352,7 +355,7 @@ func (r *Resolver) anomalyEventsConnection(ctx context.Context, a anomalyArgs, c
 		if len(clientIDs) < 1 || len(clientIDs) > maxConnectionClients {
 			return nil, invalid("clientIds", fmt.Sprintf("must have 1 to %d entries (leave it out for every client)", maxConnectionClients))
 		}
-		if uuids, err = r.clientUUIDs(ctx, p.DataOwnerID, clientIDs); err != nil {
+		if uuids, err = r.clientUUIDs(ctx, p.DataOwnerID, "clientIds", clientIDs); err != nil {
 			return nil, err
 		}
 	}

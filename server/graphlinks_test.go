@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -151,6 +152,47 @@ func TestGraphLinks(t *testing.T) {
 		}
 	})
 
+	t.Run("health as fleetHealth reports it", func(t *testing.T) {
+		// clients[1]'s only record is older than the offline threshold
+		// (60 minutes): unknown; clients[2] has none: unknown.
+		o.NewSystemStatus(t, apitest.StatusRecord{ClientUUID: clients[1].UUID, CreatedAt: time.Now().Add(-2 * time.Hour), CPU: apitest.Ptr(95.0)})
+		d := e.GraphQLData(t, o.Key, `{ fleetHealth { clientId state evaluatedAt reasons { metric } }
+			clients { id health { clientId state reasons { metric } } } }`, nil)
+		fleet := map[int64]string{}
+		for _, h := range apitest.List(t, d["fleetHealth"]) {
+			fleet[apitest.Int(t, h.(map[string]any)["clientId"])] = h.(map[string]any)["state"].(string)
+		}
+		want := map[int64]string{a.ID: "healthy", clients[1].ID: "unknown", clients[2].ID: "unknown"}
+		for _, c := range apitest.List(t, d["clients"]) {
+			c := c.(map[string]any)
+			id := apitest.Int(t, c["id"])
+			h := c["health"].(map[string]any)
+			if h["state"] != want[id] || fleet[id] != want[id] || apitest.Int(t, h["clientId"]) != id {
+				t.Errorf("client %d: health %v, fleetHealth %s, want %s", id, h, fleet[id], want[id])
+			}
+		}
+	})
+
+	t.Run("the resolvers answer the pages the walk read", func(t *testing.T) {
+		// A page and its count: two statements per connection, none read
+		// again by the field's resolver (whose arguments, parsed by gqlgen,
+		// must name the page the walk kept), with literals and variables.
+		stmts := func(q string, vars map[string]any) int64 {
+			e.GraphQLData(t, o.Key, q, vars) // the key is read once
+			before := e.Counter.Count()
+			e.GraphQLData(t, o.Key, q, vars)
+			return e.Counter.Count() - before
+		}
+		base := stmts(`query($id: ID!) { client(id: $id) { id } }`, map[string]any{"id": a.UUID})
+		withPages := stmts(`query($id: ID!, $since: Time, $first: Int) { client(id: $id) { id
+			a: anomalyEvents(first: $first, filter: {since: $since, statuses: ["new"], severities: []}) { totalCount edges { node { id } } }
+			b: systemStatusRecords(first: 2, filter: {since: $since}) { totalCount edges { node { id } } } } }`,
+			map[string]any{"id": a.UUID, "since": day.Add(-time.Hour).Format(time.RFC3339Nano), "first": 2})
+		if withPages-base != 5 { // the level's round trip opens with its plan setting (store.genericPlans)
+			t.Errorf("two connections with counts cost %d statements more than none, want 5: 4 reads and the plan setting", withPages-base)
+		}
+	})
+
 	t.Run("recent filter", func(t *testing.T) {
 		// since: episodes still seen at or after it; a-2 was last seen at
 		// day+25h, a-3 at day+49h.
@@ -249,6 +291,10 @@ func TestGraphLinks(t *testing.T) {
 			{"a cursor of another connection", o.Key, `{ webhooks { deliveries(after: "eyJvIjoiaWQiLCJpIjoxfQ") { totalCount } } }`, "BAD_USER_INPUT"},
 			{"until before since", o.Key, `{ anomalyEventsConnection(filter: {since: "2026-01-02T00:00:00Z", until: "2026-01-01T00:00:00Z"}) { totalCount } }`, "BAD_USER_INPUT"},
 			{"no client ids", o.Key, `{ anomalyEventsConnection(clientIds: []) { totalCount } }`, "BAD_USER_INPUT"},
+			{"a client id that is none", o.Key, `{ anomalyEventsConnection(clientIds: ["probe-1"]) { totalCount } }`, "BAD_USER_INPUT"},
+			{"a filter list of 51", o.Key, `{ anomalyEventsConnection(filter: {metrics: [` + strings.Repeat(`"m", `, 51) + `]}) { totalCount } }`, "BAD_USER_INPUT"},
+			{"system status until before since", o.Key, `{ clients { systemStatusRecords(filter: {since: "2026-01-02T00:00:00Z", until: "2026-01-01T00:00:00Z"}) { totalCount } } }`, "BAD_USER_INPUT"},
+			{"first 0 of a group's clients", o.Key, `{ clientGroups { clientsConnection(first: 0) { totalCount } } }`, "BAD_USER_INPUT"},
 			{"a viewer asking for users' keys", viewer, `{ usersConnection { edges { node { apiKeys { id } } } } }`, "FORBIDDEN"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
@@ -263,7 +309,7 @@ func TestGraphLinks(t *testing.T) {
 // dashSeed is ldrSeed's fleet with, per client, an open anomaly event of
 // a measurement and a system status record; it answers the clients' UUIDs
 // (by id) and a webhook with deliveries.
-func dashSeed(t *testing.T, e *apitest.Env, prefix string, n int) (*apitest.Owner, []store.Client, int64) {
+func dashSeed(t testing.TB, e *apitest.Env, prefix string, n int) (*apitest.Owner, []store.Client, int64) {
 	t.Helper()
 	o := ldrSeed(t, e, prefix, n)
 	cs, err := e.Store.Clients(context.Background(), o.ID)
@@ -271,7 +317,7 @@ func dashSeed(t *testing.T, e *apitest.Env, prefix string, n int) (*apitest.Owne
 		t.Fatal(err)
 	}
 	var events, measurements, records []map[string]any
-	now := time.Now().Add(-time.Hour)
+	now := time.Now().Add(-10 * time.Minute)
 	for i, c := range cs {
 		mid := fmt.Sprintf("%s-m-%d", o.Slug, i)
 		measurements = append(measurements, map[string]any{"id": mid, "client_uuid": c.UUID, "type": "SpeedtestMeasurement",
@@ -285,11 +331,38 @@ func dashSeed(t *testing.T, e *apitest.Env, prefix string, n int) (*apitest.Owne
 	o.InsertDocuments(t, store.KindMeasurement, measurements...)
 	o.InsertDocuments(t, store.KindAnomalyEvent, events...)
 	o.InsertDocuments(t, store.KindSystemStatus, records...)
-	hook := apitest.Int(t, newWebhook(t, e, o, nil)["id"])
+	hook := apitest.Int(t, e.AdminCreate(t, o.Key, "/webhooks", map[string]any{"name": "dashboard hook",
+		"url": "http://127.0.0.1:9/hook", "event_types": []string{store.EventAnomalyCreated}})["id"])
 	for range 3 {
 		e.GraphQLData(t, o.Key, `mutation($id: Int!) { webhookTest(id: $id) { id } }`, map[string]any{"id": hook})
 	}
 	return o, cs, hook
+}
+
+// BenchmarkDashboardViews runs each dashboard view's query over a fleet
+// of 1,000 clients (the fleet view's page: 100 of them).
+func BenchmarkDashboardViews(b *testing.B) {
+	e := apitest.Get(b)
+	o, cs, _ := dashSeed(b, e, "dash-bench", 1000)
+	e.SQL(b, "ANALYZE") // as autovacuum would have by then
+	for _, v := range []struct {
+		name, query string
+		vars        map[string]any
+	}{
+		{"fleet", dashFleetQuery, map[string]any{"first": 100}},
+		{"probe", dashProbeQuery, map[string]any{"id": fmt.Sprint(cs[500].ID)}},
+		{"anomalies", dashAnomaliesQuery, nil},
+		{"webhooks", dashWebhookQuery, nil},
+		{"groups", dashGroupsQuery, nil},
+	} {
+		b.Run(v.name, func(b *testing.B) {
+			start := e.Counter.Count()
+			for b.Loop() {
+				e.GraphQLData(b, o.Key, v.query, v.vars)
+			}
+			b.ReportMetric(float64(e.Counter.Count()-start)/float64(b.N), "stmts/op")
+		})
+	}
 }
 
 // The dashboard's views, as the queries they send.
@@ -318,24 +391,15 @@ func TestDashboardQueriesStatementCount(t *testing.T) {
 	const small, large = 10, 1000
 	so, scs, _ := dashSeed(t, e, "dash-small", small)
 	lo, lcs, _ := dashSeed(t, e, "dash-large", large)
-	count := func(o *apitest.Owner, query string, vars map[string]any, check func(map[string]any)) func() int64 {
-		return func() int64 {
-			before := e.Counter.Count()
-			d := e.GraphQLData(t, o.Key, query, vars)
-			n := e.Counter.Count() - before
-			check(d)
-			return n
-		}
-	}
 	for _, v := range []struct {
 		name  string
 		query string
 		vars  func([]store.Client) map[string]any
-		check func(d map[string]any, n int)
+		check func(t *testing.T, d map[string]any, n int)
 		most  int64
 	}{
 		{"fleet", dashFleetQuery, func([]store.Client) map[string]any { return map[string]any{"first": 100} },
-			func(d map[string]any, n int) {
+			func(t *testing.T, d map[string]any, n int) {
 				nodes := edgeNodes(t, d["clientsConnection"])
 				if len(nodes) != min(n, 100) {
 					t.Fatalf("fleet page of %d clients: %d", n, len(nodes))
@@ -348,7 +412,7 @@ func TestDashboardQueriesStatementCount(t *testing.T) {
 				}
 			}, 20},
 		{"probe", dashProbeQuery, func(cs []store.Client) map[string]any { return map[string]any{"id": fmt.Sprint(cs[len(cs)/2].ID)} },
-			func(d map[string]any, _ int) {
+			func(t *testing.T, d map[string]any, _ int) {
 				c := d["client"].(map[string]any)
 				events := edgeNodes(t, c["anomalyEvents"])
 				if len(events) != 1 || len(apitest.List(t, events[0]["measurements"])) != 1 ||
@@ -357,21 +421,21 @@ func TestDashboardQueriesStatementCount(t *testing.T) {
 				}
 			}, 20},
 		{"anomalies", dashAnomaliesQuery, func([]store.Client) map[string]any { return nil },
-			func(d map[string]any, n int) {
+			func(t *testing.T, d map[string]any, n int) {
 				events := edgeNodes(t, d["anomalyEventsConnection"])
 				if len(events) != min(n, 50) || events[0]["client"] == nil || len(apitest.List(t, events[0]["measurements"])) != 1 {
 					t.Fatalf("anomalies page %v", events[:1])
 				}
 			}, 20},
 		{"webhooks", dashWebhookQuery, func([]store.Client) map[string]any { return nil },
-			func(d map[string]any, _ int) {
+			func(t *testing.T, d map[string]any, _ int) {
 				hooks := edgeNodes(t, d["webhooksConnection"])
 				if len(hooks) != 1 || len(edgeNodes(t, hooks[0]["deliveries"])) != 3 {
 					t.Fatalf("webhooks %v", hooks)
 				}
 			}, 20},
 		{"groups, capabilities and ISPs", dashGroupsQuery, func([]store.Client) map[string]any { return nil },
-			func(d map[string]any, n int) {
+			func(t *testing.T, d map[string]any, n int) {
 				groups := edgeNodes(t, d["clientGroupsConnection"])
 				if len(groups) != min(n/ldrGroupSize, 100) || len(edgeNodes(t, groups[0]["clientsConnection"])) != ldrGroupSize {
 					t.Fatalf("groups %v", groups[:1])
@@ -379,8 +443,16 @@ func TestDashboardQueriesStatementCount(t *testing.T) {
 			}, 30},
 	} {
 		t.Run(v.name, func(t *testing.T) {
-			runSmall := count(so, v.query, v.vars(scs), func(d map[string]any) { v.check(d, small) })
-			runLarge := count(lo, v.query, v.vars(lcs), func(d map[string]any) { v.check(d, large) })
+			count := func(o *apitest.Owner, vars map[string]any, n int) func() int64 {
+				return func() int64 {
+					before := e.Counter.Count()
+					d := e.GraphQLData(t, o.Key, v.query, vars)
+					stmts := e.Counter.Count() - before
+					v.check(t, d, n)
+					return stmts
+				}
+			}
+			runSmall, runLarge := count(so, v.vars(scs), small), count(lo, v.vars(lcs), large)
 			runSmall() // a key's first request also reads the key
 			runLarge()
 			ldrCompareCounts(t, 2, v.most, small, large, runSmall, runLarge)

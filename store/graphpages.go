@@ -186,29 +186,35 @@ type ParentClient struct {
 	Client
 }
 
-// ClientMembership is what makes a client of the data owner ($1, over c)
-// one of a parent's (p.id) clients.
+// ClientMembership is which of the data owner's ($1) clients are whose:
+// a statement of (parent_id, client_id) pairs, each once, that a page
+// walks from the parent's side (an index on the parent serves it).
 type ClientMembership struct {
-	noun, cond string
+	noun, pairs string
 }
 
 // The parents whose clients are paged.
 var (
-	KeyClients        = ClientMembership{"registration key clients", `c.registration_key_id = p.id`}
-	CapabilityClients = ClientMembership{"capability clients", `c.registration_key_id IN
-		(SELECT k.id FROM registration_keys k WHERE k.data_owner_id = $1 AND k.capability_id = p.id)`}
-	IspClients = ClientMembership{"isp clients", `EXISTS (SELECT 1 FROM isp_contracts x
-		WHERE x.data_owner_id = $1 AND x.isp_id = p.id AND x.client_id = c.id)`}
-	GroupClients = ClientMembership{"group clients", `EXISTS (SELECT 1 FROM client_group_members m
-		JOIN client_groups g ON g.id = m.client_group_id AND g.data_owner_id = $1
-		WHERE m.client_group_id = p.id AND m.client_id = c.id)`}
+	KeyClients = ClientMembership{"registration key clients",
+		`SELECT registration_key_id AS parent_id, id AS client_id FROM clients WHERE data_owner_id = $1`}
+	CapabilityClients = ClientMembership{"capability clients", `SELECT k.capability_id AS parent_id, c.id AS client_id
+		FROM clients c JOIN registration_keys k ON k.id = c.registration_key_id AND k.data_owner_id = $1 WHERE c.data_owner_id = $1`}
+	IspClients = ClientMembership{"isp clients",
+		`SELECT DISTINCT isp_id AS parent_id, client_id FROM isp_contracts WHERE data_owner_id = $1`}
+	GroupClients = ClientMembership{"group clients", `SELECT m.client_group_id AS parent_id, m.client_id
+		FROM client_group_members m JOIN client_groups g ON g.id = m.client_group_id AND g.data_owner_id = $1`}
 )
 
 // ClientsByParents reads the page of each parent's clients (the data
-// owner's own), by id.
+// owner's own), by id: the pairs first, then each page's clients by id
+// (the LIMIT 1 keeps the planner from turning that around into a scan of
+// every client of the data owner per parent).
 func ClientsByParents(m ClientMembership, ownerID int64, parentIDs []int64, p ParentPage) Read[ParentClient] {
-	q := `SELECT p.id, v.* FROM unnest($2::bigint[]) AS p(id) CROSS JOIN LATERAL (` + clientSelect + `
-		AND c.data_owner_id = $1 AND ` + m.cond + ` AND ($3::bigint IS NULL OR c.id > $3) ORDER BY c.id LIMIT $4) v`
+	q := `SELECT r.parent_id, v.* FROM unnest($2::bigint[]) AS p(id) CROSS JOIN LATERAL (
+			SELECT r.parent_id, r.client_id FROM (` + m.pairs + `) r
+			WHERE r.parent_id = p.id AND ($3::bigint IS NULL OR r.client_id > $3) ORDER BY r.client_id LIMIT $4) r
+		CROSS JOIN LATERAL (` + clientSelect + ` AND c.data_owner_id = $1 AND c.id = r.client_id LIMIT 1) v
+		ORDER BY r.parent_id, r.client_id`
 	return Read[ParentClient]{step: "page " + m.noun, sql: q, args: []any{ownerID, parentIDs, p.afterID(), p.Limit},
 		scan: func(row pgx.CollectableRow) (ParentClient, error) {
 			var c ParentClient
@@ -217,10 +223,11 @@ func ClientsByParents(m ClientMembership, ownerID int64, parentIDs []int64, p Pa
 		}}
 }
 
-// CountClientsByParents counts each parent's clients (the data owner's own).
+// CountClientsByParents counts each parent's clients (parents without
+// any are left out). The pairs are the data owner's own clients already
+// (contracts and group members are of its own clients only).
 func CountClientsByParents(m ClientMembership, ownerID int64, parentIDs []int64) Read[CountByParent] {
-	q := `SELECT p.id AS parent_id, (SELECT count(*) FROM clients c WHERE c.data_owner_id = $1 AND ` + m.cond + `) AS n
-		FROM unnest($2::bigint[]) AS p(id)`
+	q := `SELECT r.parent_id, count(*) AS n FROM (` + m.pairs + `) r WHERE r.parent_id = ANY($2) GROUP BY r.parent_id`
 	return Read[CountByParent]{step: "count " + m.noun, sql: q, args: []any{ownerID, parentIDs}, scan: pgx.RowToStructByName[CountByParent]}
 }
 

@@ -4,7 +4,9 @@
 //     test binary, migrated, behind the real HTTP server on a real port;
 //     tests isolate themselves by data owner;
 //   - request helpers: Env.Do, Env.Admin, Env.Probe, Env.GraphQL, Send, DecodeJSON
-//     (request.go);
+//     (request.go); a request whose answer names a panic the server
+//     recovered from fails its test, and panics no request claimed fail
+//     the test binary (panics.go);
 //   - want-status helpers that return the decoded body: WantStatus,
 //     WantEnvelope, WantMessage, WantRefused (want.go), and readers of
 //     decoded JSON values: Int, Strings, List, Time (json.go);
@@ -83,6 +85,10 @@ func Main(m *testing.M) {
 	}
 	env = e
 	code := m.Run()
+	if p := panics.unclaimed(); p != "" {
+		fmt.Fprintf(os.Stderr, "apitest: the server recovered from panics (a test's request caused them):\n%s", p)
+		code = 1
+	}
 	if e.stopMail != nil {
 		e.stopMail()
 	}
@@ -144,7 +150,7 @@ func newHandler(st *store.Store, sealer *auth.Sealer, log *slog.Logger, backend 
 	slots, perOwner := admission.Sizes(testPoolSize)
 	res := &resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend,
 		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true,
-		Heavy: admission.New(slots, perOwner, admission.DefaultWait)}
+		Heavy: admission.New(slots, perOwner, admission.DefaultWait), OnPanic: OnPanic}
 	for _, c := range change {
 		c(res)
 	}

@@ -371,6 +371,9 @@ type ComplexityRoot struct {
 
 	DataOwnerSettings struct {
 		AiSystemPrompt                         func(childComplexity int) int
+		AnalyticsNewClients                    func(childComplexity int) int
+		AnalyticsNewClientsDefault             func(childComplexity int) int
+		AnalyticsNewClientsPeriod              func(childComplexity int) int
 		ClientDegradedDetectionEnabled         func(childComplexity int) int
 		ClientDegradedDetectionEnabledOnServer func(childComplexity int) int
 		ClientOfflineDetectionEnabled          func(childComplexity int) int
@@ -2666,6 +2669,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DataOwnerSettings.AiSystemPrompt(childComplexity), true
+	case "DataOwnerSettings.analyticsNewClients":
+		if e.ComplexityRoot.DataOwnerSettings.AnalyticsNewClients == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DataOwnerSettings.AnalyticsNewClients(childComplexity), true
+	case "DataOwnerSettings.analyticsNewClientsDefault":
+		if e.ComplexityRoot.DataOwnerSettings.AnalyticsNewClientsDefault == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DataOwnerSettings.AnalyticsNewClientsDefault(childComplexity), true
+	case "DataOwnerSettings.analyticsNewClientsPeriod":
+		if e.ComplexityRoot.DataOwnerSettings.AnalyticsNewClientsPeriod == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DataOwnerSettings.AnalyticsNewClientsPeriod(childComplexity), true
 	case "DataOwnerSettings.clientDegradedDetectionEnabled":
 		if e.ComplexityRoot.DataOwnerSettings.ClientDegradedDetectionEnabled == nil {
 			break
@@ -8951,9 +8972,9 @@ extend type Isp {
 }
 `, BuiltIn: false},
 	{Name: "../schema/license.graphqls", Input: `"""
-License usage of the data owner (DESIGN.md "Health and licensing"): a client
-that measured k distinct subjects in a UTC month counts k license units that
-month (1 when its measurements name no subject).
+License usage of the data owner: a client that measured k distinct subjects
+in a UTC month counts k license units that month (1 when its measurements
+name no subject).
 """
 type LicenseUsageReport {
   "Every month of the range, oldest first."
@@ -9248,6 +9269,12 @@ type DataOwnerSettings {
   clientDegradedDetectionEnabledOnServer: Boolean!
   "The server-wide switch for study failure detection (set by the operator)."
   studyFailureDetectionEnabledOnServer: Boolean!
+  "New clients the client analytics keys may create per analyticsNewClientsPeriod (license units; past it their reports are refused with 429); null: analyticsNewClientsDefault applies."
+  analyticsNewClients: Int
+  "The server's bound on new clients of the client analytics keys (FLEETGRAPH_ANALYTICS_NEW_CLIENTS); null: none."
+  analyticsNewClientsDefault: Int
+  "The period both bounds count over, a Go duration such as 24h0m0s."
+  analyticsNewClientsPeriod: String!
 }
 
 "The settings to change: an absent field keeps the stored value."
@@ -9262,6 +9289,8 @@ input DataOwnerSettingsInput {
   clientDegradedDetectionEnabled: Boolean @goField(omittable: true)
   "Switches detection of failed study executions."
   studyFailureDetectionEnabled: Boolean @goField(omittable: true)
+  "New clients the client analytics keys may create per analyticsNewClientsPeriod, 0 to 1,000,000; null for the server's bound."
+  analyticsNewClients: Int @goField(omittable: true)
 }
 
 "Whether the AI assistant can be used."
@@ -10571,6 +10600,12 @@ func (ec *executionContext) childFields_DataOwnerSettings(ctx context.Context, f
 		return ec.fieldContext_DataOwnerSettings_clientDegradedDetectionEnabledOnServer(ctx, field)
 	case "studyFailureDetectionEnabledOnServer":
 		return ec.fieldContext_DataOwnerSettings_studyFailureDetectionEnabledOnServer(ctx, field)
+	case "analyticsNewClients":
+		return ec.fieldContext_DataOwnerSettings_analyticsNewClients(ctx, field)
+	case "analyticsNewClientsDefault":
+		return ec.fieldContext_DataOwnerSettings_analyticsNewClientsDefault(ctx, field)
+	case "analyticsNewClientsPeriod":
+		return ec.fieldContext_DataOwnerSettings_analyticsNewClientsPeriod(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DataOwnerSettings", field.Name)
 }
@@ -20677,6 +20712,75 @@ func (ec *executionContext) _DataOwnerSettings_studyFailureDetectionEnabledOnSer
 }
 func (ec *executionContext) fieldContext_DataOwnerSettings_studyFailureDetectionEnabledOnServer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _DataOwnerSettings_analyticsNewClients(ctx context.Context, field graphql.CollectedField, obj *model.DataOwnerSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DataOwnerSettings_analyticsNewClients(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AnalyticsNewClients, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DataOwnerSettings_analyticsNewClients(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DataOwnerSettings_analyticsNewClientsDefault(ctx context.Context, field graphql.CollectedField, obj *model.DataOwnerSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DataOwnerSettings_analyticsNewClientsDefault(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AnalyticsNewClientsDefault, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DataOwnerSettings_analyticsNewClientsDefault(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DataOwnerSettings_analyticsNewClientsPeriod(ctx context.Context, field graphql.CollectedField, obj *model.DataOwnerSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DataOwnerSettings_analyticsNewClientsPeriod(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AnalyticsNewClientsPeriod, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DataOwnerSettings_analyticsNewClientsPeriod(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Entity_findManyAnomalyEventByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -38129,7 +38233,7 @@ func (ec *executionContext) unmarshalInputDataOwnerSettingsInput(ctx context.Con
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"aiSystemPrompt", "offlineThresholdMinutes", "clientOfflineDetectionEnabled", "clientDegradedDetectionEnabled", "studyFailureDetectionEnabled"}
+	fieldsInOrder := [...]string{"aiSystemPrompt", "offlineThresholdMinutes", "clientOfflineDetectionEnabled", "clientDegradedDetectionEnabled", "studyFailureDetectionEnabled", "analyticsNewClients"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -38171,6 +38275,13 @@ func (ec *executionContext) unmarshalInputDataOwnerSettingsInput(ctx context.Con
 				return it, err
 			}
 			it.StudyFailureDetectionEnabled = graphql.OmittableOf(data)
+		case "analyticsNewClients":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("analyticsNewClients"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnalyticsNewClients = graphql.OmittableOf(data)
 		}
 	}
 	return it, nil
@@ -42347,6 +42458,21 @@ func (ec *executionContext) _DataOwnerSettings(ctx context.Context, sel ast.Sele
 			}
 		case "studyFailureDetectionEnabledOnServer":
 			out.Values[i] = ec._DataOwnerSettings_studyFailureDetectionEnabledOnServer(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "analyticsNewClients":
+			out.Values[i] = ec._DataOwnerSettings_analyticsNewClients(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "analyticsNewClientsDefault":
+			out.Values[i] = ec._DataOwnerSettings_analyticsNewClientsDefault(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "analyticsNewClientsPeriod":
+			out.Values[i] = ec._DataOwnerSettings_analyticsNewClientsPeriod(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

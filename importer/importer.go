@@ -67,9 +67,14 @@ type importer struct {
 	st *store.Store
 	Options
 
-	mu       sync.Mutex // guards Out, sum and progress
+	mu       sync.Mutex // guards Out, sum, progress, groups, order and hint
 	sum      Summary
 	progress bool // a progress line is on screen
+	// groups are the bad lines by reason, order the reasons as first met
+	// (reportBad).
+	groups map[string]*badGroup
+	order  []string
+	hint   string // what the input's shape suggests (noteShape)
 
 	read      atomic.Int64 // bytes read
 	lines     atomic.Int64 // lines read
@@ -91,7 +96,7 @@ type lineBatch struct {
 func Run(ctx context.Context, st *store.Store, in io.Reader, opts Options) (Summary, error) {
 	im := &importer{st: st, Options: withDefaults(opts)}
 	err := im.run(ctx, in)
-	im.clearProgress()
+	im.reportGroups()
 	return im.sum, err
 }
 

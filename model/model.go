@@ -292,6 +292,9 @@ type DataOwnerSettings struct {
 	ClientOfflineDetectionEnabledOnServer  bool
 	ClientDegradedDetectionEnabledOnServer bool
 	StudyFailureDetectionEnabledOnServer   bool
+	AnalyticsNewClients                    *int64
+	AnalyticsNewClientsDefault             *int64
+	AnalyticsNewClientsPeriod              string
 }
 
 type AiAssistantStatus struct {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/model"
+	"github.com/fleetgraph/fleetgraph/ratelimit"
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
@@ -130,7 +131,18 @@ func (r *Resolver) settingsOf(d store.DataOwner) model.DataOwnerSettings {
 		StudyFailureDetectionEnabled:           d.StudyFailureDetectionEnabled,
 		ClientOfflineDetectionEnabledOnServer:  r.OfflineDetectionOnServer,
 		ClientDegradedDetectionEnabledOnServer: r.DegradedDetectionOnServer,
-		StudyFailureDetectionEnabledOnServer:   r.StudyFailureOnServer}
+		StudyFailureDetectionEnabledOnServer:   r.StudyFailureOnServer,
+		AnalyticsNewClients:                    d.AnalyticsNewClients,
+		AnalyticsNewClientsDefault:             webClientsDefault(r.RateLimits.WebClientBound()),
+		AnalyticsNewClientsPeriod:              r.RateLimits.WebClientBound().BoundPeriod().String()}
+}
+
+// webClientsDefault is the server's bound on new web clients (nil: none).
+func webClientsDefault(bound ratelimit.Rate) *int64 {
+	if n := bound.DefaultLimit(); n >= 0 {
+		return ptr(int64(n))
+	}
+	return nil
 }
 
 func ptr[T any](v T) *T { return &v }

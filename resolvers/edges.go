@@ -140,6 +140,9 @@ func (a Attacher) InterceptField(ctx context.Context, next graphql.Resolver) (an
 	}
 	if fc.Object == "Query" && fc.Field.Name == "_entities" {
 		reps, _ := fc.Args["representations"].([]map[string]any)
+		if err := checkRepresentations(reps); err != nil {
+			return nil, err
+		}
 		ctx = readClientsAhead(ctx, a.Store, reps)
 	}
 	ahead := a.readAhead(ctx, fc)

@@ -368,9 +368,12 @@ func measurementPages(ctx context.Context, clients []*model.Client, page string,
 		return loaders.MeasurementPageKey{ClientUUID: c.UUID, Page: page}, true
 	}
 	l := loaders.For(ctx).MeasurementPages
-	keys := make([]loaders.MeasurementPageKey, len(clients))
-	for i, c := range clients {
-		keys[i], _ = key(c)
+	keys := make([]loaders.MeasurementPageKey, 0, len(clients))
+	for _, c := range clients {
+		if c != nil { // an _entities representation that found nothing
+			k, _ := key(c)
+			keys = append(keys, k)
+		}
 	}
 	l.Fetch(ctx, keys) // one statement now, not after the loader's timer
 	return loadAll(ctx, clients, l, key,

@@ -9,7 +9,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
-// Anomaly detection overrides (DESIGN.md "Anomalies"): a scope's level is
+// Anomaly detection overrides (docs/design.md "Anomalies"): a scope's level is
 // off, low, default or high, from quiet to loud; default is the absence of
 // an override, so only off, low and high are stored.
 

@@ -5,7 +5,9 @@
 package resolvers
 
 import (
+	"context"
 	"log/slog"
+	"runtime/debug"
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/admission"
@@ -35,6 +37,10 @@ type Resolver struct {
 	// RequestTimeout is the deadline of each API request (0:
 	// server.DefaultRequestTimeout).
 	RequestTimeout time.Duration
+	// Liveness, when set, watches PostgreSQL: API requests end with a 503
+	// as soon as it is declared down (store.Liveness), and /readyz answers
+	// 503 at once while it is.
+	Liveness *store.Liveness
 	// AI is the configured model of the AI assistant (nil: none
 	// configured; every AI operation but the status answers 503).
 	AI *assistant.Assistant
@@ -55,4 +61,18 @@ type Resolver struct {
 	GqlgenMarshalOnly bool
 	// Stream feeds subscriptions (nil: subscribing fails as unavailable).
 	Stream *stream.Hub
+	// OnPanic, when set, is told of every panic the server recovers from
+	// (a resolver's, RecoverPanic, or an HTTP handler's), after it is
+	// logged; ctx is the request's. apitest sets it so that a recovered
+	// panic fails the test whose request caused it.
+	OnPanic func(ctx context.Context, p any)
+}
+
+// Panicked logs p, a recovered panic of the request of ctx, as what
+// (e.g. "resolver panicked") and tells OnPanic.
+func (r *Resolver) Panicked(ctx context.Context, what string, p any) {
+	r.Logger.ErrorContext(ctx, what, "panic", p, "stack", string(debug.Stack()))
+	if r.OnPanic != nil {
+		r.OnPanic(ctx, p)
+	}
 }

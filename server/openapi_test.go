@@ -151,6 +151,41 @@ func TestSpecAbsentNotNull(t *testing.T) {
 			t.Fatalf("notification_config %v, want %v", nc, want)
 		}
 	})
+	t.Run("a webhook without min_severity answers no such key (create, get, list, update)", func(t *testing.T) {
+		// The spec types filters.min_severity as warning or critical: unset is absent, never null.
+		severity := func(t *testing.T, where string, h any) (any, bool) {
+			t.Helper()
+			v, ok := apitest.Object(t, apitest.Object(t, h)["filters"])["min_severity"]
+			if ok && v == nil {
+				t.Fatalf("%s: filters.min_severity is null, want it absent", where)
+			}
+			return v, ok
+		}
+		r := e.Admin(t, http.MethodPost, "/webhooks", o.Key, map[string]any{"name": "Ops", "url": "https://hooks.example.com/a",
+			"event_types": []string{store.EventClientOffline}, "filters": map[string]any{"client_tags": []string{"x"}}})
+		h := apitest.WantEnvelope(t, r, 201, "webhook")
+		id := apitest.Int(t, apitest.Object(t, h)["id"])
+		if v, ok := severity(t, "create", h); ok {
+			t.Fatalf("create: min_severity %v, want absent", v)
+		}
+		path := fmt.Sprintf("/webhooks/%d", id)
+		if v, ok := severity(t, "get", apitest.WantEnvelope(t, e.Admin(t, http.MethodGet, path, o.Key, nil), 200, "webhook")); ok {
+			t.Fatalf("get: min_severity %v, want absent", v)
+		}
+		for _, item := range apitest.List(t, apitest.WantEnvelope(t, e.Admin(t, http.MethodGet, "/webhooks", o.Key, nil), 200, "webhooks")) {
+			if v, ok := severity(t, "list", item); ok && apitest.Int(t, apitest.Object(t, item)["id"]) == id {
+				t.Fatalf("list: min_severity %v, want absent", v)
+			}
+		}
+		set := e.Admin(t, http.MethodPut, path, o.Key, map[string]any{"filters": map[string]any{"min_severity": "critical"}})
+		if v, _ := severity(t, "update", apitest.WantEnvelope(t, set, 200, "webhook")); v != "critical" {
+			t.Fatalf("update to critical: min_severity %v", v)
+		}
+		unset := e.Admin(t, http.MethodPut, path, o.Key, map[string]any{"filters": map[string]any{"min_severity": nil}})
+		if v, ok := severity(t, "update", apitest.WantEnvelope(t, unset, 200, "webhook")); ok {
+			t.Fatalf("update to null: min_severity %v, want absent", v)
+		}
+	})
 	t.Run("a registration key without an end has no valid_until in GET /capabilities/{id}", func(t *testing.T) {
 		capability := o.NewCapability(t, store.CapabilityInput{})
 		until := time.Now().Add(48 * time.Hour).UTC().Truncate(time.Second)
@@ -257,6 +292,10 @@ func TestOpenAPIShapes(t *testing.T) {
 			"properties", "user", "properties", "notification_config", "properties", "client_offline", "type"), `"boolean"`},
 		{"a nullable field adds null", at(body(admin, "/clients/{id}", "get", "200"),
 			"properties", "client", "properties", "label", "type"), `["string","null"]`},
+		{"webhook filters: min_severity is never null (absent when unset)", at(body(admin, "/webhooks/{id}", "get", "200"),
+			"properties", "webhook", "properties", "filters", "properties", "min_severity", "type"), `"string"`},
+		{"webhook filters: min_severity is not required", at(body(admin, "/webhooks/{id}", "get", "200"),
+			"properties", "webhook", "properties", "filters", "required"), `["client_tags","measurement_types","health_metrics"]`},
 		{"DELETE answers an empty object", at(body(admin, "/isps/{id}", "delete", "200"), "maxProperties"), `0`},
 		{"export clients: the spec's required fields", at(body(export, "/clients", "get", "200"), "items", "required"),
 			`["uuid","type","created_at","updated_at"]`},

@@ -89,6 +89,7 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 		o.metrics.WatchPool(res.Store.Pool())
 	}
 	o.metrics.WatchRefusalHolds(res.RateLimits.Held)
+	o.metrics.WatchWebClientsRefused(res.RateLimits.WebClientsRefusedTotal)
 	es := graph.NewExecutableSchema(graph.Config{Resolvers: res, Complexity: complexity()})
 
 	answerBytes := res.MaxAnswerBytes
@@ -110,7 +111,7 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 	gql.AddTransport(graphQLPost{answerBytes: answerBytes})
 	gql.AddTransport(graphQLGet{answerBytes: answerBytes})
 	gql.Use(obs.GraphQL{Metrics: o.metrics, Tracer: o.tracing.Tracer()}) // first: labels refused documents too
-	gql.Use(extension.AutomaticPersistedQuery{Cache: newPersistedQueries(PersistedQueryCacheSize, adapter.PersistedQueries())})
+	gql.Use(extension.AutomaticPersistedQuery{Cache: newPersistedQueries(PersistedQueriesPerOwner, adapter.PersistedQueries())})
 	gql.Use(extension.Introspection{})
 	gql.Use(newInputLimits(DefaultLimits))
 	gql.SetParserTokenLimit(DefaultLimits.Tokens)
@@ -118,19 +119,19 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 	configure(gql, res, extension.FixedComplexityLimit(ComplexityLimit))
 
 	r := chi.NewRouter()
-	r.Use(obs.RequestID, o.tracing.HTTP, o.metrics.Middleware, recoverer(res.Logger), accessLog(res.Logger), tidyPath, compressJSON)
+	r.Use(obs.RequestID, o.tracing.HTTP, o.metrics.Middleware, recoverer(res), accessLog(res.Logger), tidyPath, compressJSON)
 	if o.metricsRoute {
 		r.Get("/metrics", o.metrics.Handler().ServeHTTP)
 	}
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		rest.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
-	r.Get("/readyz", readyz(res.Store))
+	r.Get("/readyz", readyz(res.Store, res.Liveness))
 	r.Get("/", dashboard.Page().ServeHTTP) // the web dashboard (a single-page app on the GraphQL API)
 	r.Handle(dashboard.AssetsPrefix+"*", dashboard.Assets())
 	r.Get("/favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }) // browsers ask for it; no 404 in their console
 	streams := subscriptions(es, res, o)
-	within := deadline(res.RequestTimeout)
+	within := deadline(res.RequestTimeout, res.Liveness)
 	graphqlAuth := auth.Middleware(res.Store, true, graphqlAuthError, auth.KindClientAdmin)
 	get := graphQLOrPage(chi.Chain(within, graphqlAuth, loaders.Middleware(res.Store)).Handler(gql),
 		graphiql.Page("/graphql", "/graphiql/assets/"))
@@ -494,8 +495,16 @@ func (g *gzipWriter) close() {
 	g.gz = nil
 }
 
-func readyz(s *store.Store) http.HandlerFunc {
+func readyz(s *store.Store, live *store.Liveness) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if live != nil {
+			select {
+			case <-live.Down(): // no ping would answer either
+				rest.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "database unavailable"})
+				return
+			default:
+			}
+		}
 		// Every connection in use: a load balancer should send new
 		// requests elsewhere for now (and a ping would only queue).
 		if st := s.Pool().Stat(); st.AcquiredConns() >= st.MaxConns() {
@@ -513,7 +522,7 @@ func readyz(s *store.Store) http.HandlerFunc {
 	}
 }
 
-func recoverer(log *slog.Logger) func(http.Handler) http.Handler {
+func recoverer(res *resolvers.Resolver) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			defer func() {
@@ -521,7 +530,7 @@ func recoverer(log *slog.Logger) func(http.Handler) http.Handler {
 					if p == http.ErrAbortHandler {
 						panic(p)
 					}
-					log.ErrorContext(r.Context(), "handler panicked", "panic", p, "path", r.URL.Path)
+					res.Panicked(r.Context(), "handler panicked at "+r.URL.Path, p)
 					rest.WriteError(w, http.StatusInternalServerError, "")
 				}
 			}()

@@ -196,7 +196,7 @@ func DocumentFields(kind string, doc map[string]any) (Document, error) {
 	return d, nil
 }
 
-// typedKind: documents of these kinds must carry a type (DESIGN.md: a
+// typedKind: documents of these kinds must carry a type (docs/design.md: a
 // measurement's type; listings and indices of client reports and event
 // bundles go by it).
 func typedKind(kind string) bool {

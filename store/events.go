@@ -23,6 +23,7 @@ const (
 	EventHealthRecovered       = "client_health.recovered"
 	EventStudyExecutionFailed  = "study_execution.failed"
 	EventWebhookAutoDisabled   = "webhook.auto_disabled"
+	EventWebClientsLimited     = "client_analytics.clients_limited"
 	eventTimestampFormatPG     = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`
 	eventsChannel              = "fleetgraph_events"
 	defaultDeliveryMaxAttempts = 8
@@ -35,7 +36,7 @@ const EventsChannel = eventsChannel
 // EventTypes lists every event type, in the catalogue's order.
 var EventTypes = []string{EventAnomalyCreated, EventAnomalyResolved, EventClientRegistered, EventClientOffline,
 	EventClientOnline, EventClientDisabled, EventHealthWarning, EventHealthCritical, EventHealthRecovered,
-	EventStudyExecutionFailed, EventWebhookAutoDisabled}
+	EventStudyExecutionFailed, EventWebhookAutoDisabled, EventWebClientsLimited}
 
 // NewEvent is an event to write with Emit. When it names a client (by id
 // or UUID, of the data owner), Emit adds the client to data ("client":

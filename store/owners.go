@@ -17,10 +17,13 @@ type DataOwner struct {
 	ClientOfflineDetectionEnabled  bool    `db:"client_offline_detection_enabled"`
 	ClientDegradedDetectionEnabled bool    `db:"client_degraded_detection_enabled"`
 	StudyFailureDetectionEnabled   bool    `db:"study_failure_detection_enabled"`
+	// AnalyticsNewClients is its own bound on the clients its client
+	// analytics keys create (nil: the server's; EnsureWebClients).
+	AnalyticsNewClients *int64 `db:"analytics_new_clients"`
 }
 
 const dataOwnerCols = `id, slug, name, ai_system_prompt, offline_threshold_minutes,
-	client_offline_detection_enabled, client_degraded_detection_enabled, study_failure_detection_enabled`
+	client_offline_detection_enabled, client_degraded_detection_enabled, study_failure_detection_enabled, analytics_new_clients`
 
 // DataOwner loads the caller's data owner (settings included).
 func (s *Store) DataOwner(ctx context.Context, ownerID int64) (DataOwner, error) {
@@ -39,6 +42,8 @@ type SettingsPatch struct {
 	ClientOfflineDetectionEnabled  *bool
 	ClientDegradedDetectionEnabled *bool
 	StudyFailureDetectionEnabled   *bool
+	AnalyticsNewClients            *int64
+	ClearAnalyticsNewClients       bool
 }
 
 // UpdateSettings writes the fields present in p.
@@ -48,11 +53,12 @@ func (s *Store) UpdateSettings(ctx context.Context, ownerID int64, p SettingsPat
 		offline_threshold_minutes = CASE WHEN $4 THEN NULL ELSE COALESCE($5, offline_threshold_minutes) END,
 		client_offline_detection_enabled = COALESCE($6, client_offline_detection_enabled),
 		client_degraded_detection_enabled = COALESCE($7, client_degraded_detection_enabled),
-		study_failure_detection_enabled = COALESCE($8, study_failure_detection_enabled)
+		study_failure_detection_enabled = COALESCE($8, study_failure_detection_enabled),
+		analytics_new_clients = CASE WHEN $9 THEN NULL ELSE COALESCE($10, analytics_new_clients) END
 	WHERE id = $1 RETURNING ` + dataOwnerCols
 	rows, _ := s.pool.Query(ctx, q, ownerID, p.ClearAiSystemPrompt, p.AiSystemPrompt,
 		p.ClearOfflineThreshold, p.OfflineThresholdMinutes, p.ClientOfflineDetectionEnabled,
-		p.ClientDegradedDetectionEnabled, p.StudyFailureDetectionEnabled)
+		p.ClientDegradedDetectionEnabled, p.StudyFailureDetectionEnabled, p.ClearAnalyticsNewClients, p.AnalyticsNewClients)
 	d, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[DataOwner])
 	return d, mapErr("update settings", err)
 }

@@ -94,6 +94,11 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		ms := (opts.StatementTimeout + time.Millisecond - 1) / time.Millisecond
 		cfg.ConnConfig.RuntimeParams["statement_timeout"] = strconv.FormatInt(int64(ms), 10)
 	}
+	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
+		// What pg_stat_activity shows, and a start step waiting for
+		// another process names (startlock.go).
+		cfg.ConnConfig.RuntimeParams["application_name"] = "fleetgraph"
+	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = connectTimeout
 	}
@@ -133,8 +138,14 @@ func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
 // Pool exposes the pool for packages that own their own SQL (search).
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
-// Migrate applies every embedded migration not yet applied.
+// Migrate applies every embedded migration not yet applied, one process at
+// a time: while another process migrates the database it waits up to
+// StartWait, then answers a *BusyError.
 func (s *Store) Migrate(ctx context.Context) error {
+	return s.Alone(ctx, StepMigrate, StartWait, func() error { return s.migrate(ctx) })
+}
+
+func (s *Store) migrate(ctx context.Context) error {
 	// Its own connection, without the pool's statement_timeout: a
 	// migration may rewrite a large table.
 	cc := s.pool.Config().ConnConfig.Copy()

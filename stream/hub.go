@@ -35,7 +35,7 @@ const (
 
 // readableFrom is the least role that may read each event type; a type not
 // listed is read by nobody until it is added (fail closed). Everything the
-// stream tells today is readable by viewers (DESIGN.md "Roles": viewers
+// stream tells today is readable by viewers (docs/design.md "Roles": viewers
 // read everything, webhook deliveries included).
 var readableFrom = map[string]model.Role{
 	store.EventAnomalyCreated:       model.RoleViewer,
@@ -49,6 +49,7 @@ var readableFrom = map[string]model.Role{
 	store.EventHealthRecovered:      model.RoleViewer,
 	store.EventStudyExecutionFailed: model.RoleViewer,
 	store.EventWebhookAutoDisabled:  model.RoleViewer,
+	store.EventWebClientsLimited:    model.RoleViewer,
 }
 
 // Readable reports whether role may read events of type typ.

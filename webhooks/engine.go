@@ -19,7 +19,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
-// Schedule is when the attempts of a delivery are made (DESIGN.md
+// Schedule is when the attempts of a delivery are made (docs/design.md
 // "Webhooks"): Schedule[n] is the wait before attempt n+1, so at most
 // len(Schedule) attempts: at once, then after 5 s, 5 min, 30 min, 2 h, 5 h,
 // 10 h and 10 h.

@@ -183,16 +183,19 @@ func rollUp(ctx context.Context, st *store.Store, stdout io.Writer) error {
 // parseInterspersed parses flags that may come after the positional ones.
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
+	err := parseBriefly(fs, func() error {
+		for {
+			if err := fs.Parse(args); err != nil {
+				return err
+			}
+			if fs.NArg() == 0 {
+				return nil
+			}
+			pos = append(pos, fs.Arg(0))
+			args = fs.Args()[1:]
 		}
-		if fs.NArg() == 0 {
-			return pos, nil
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
+	})
+	return pos, err
 }
 
 func validKind(kind string) bool {

@@ -66,7 +66,7 @@ func TestServeRefreshesLicensePairs(t *testing.T) {
 func TestDemoHasAMonthOfLicenseUsage(t *testing.T) {
 	e := apitest.Get(t)
 	ctx := context.Background()
-	keys, err := seedDemo(ctx, e.Store, e.Sealer)
+	keys, err := seedDemo(ctx, e.Store, e.Sealer, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatalf("seed: %v", err)
 	}

@@ -115,7 +115,7 @@ func command(ctx context.Context, args []string) error {
 // succeeds), a bad flag errUsage (the flag package has said why), and an
 // argument that is not a flag an error naming it.
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	err := fs.Parse(args)
+	err := parseBriefly(fs, func() error { return fs.Parse(args) })
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		return err
@@ -126,6 +126,27 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 			fs.Name(), fs.Arg(0), fs.Name())
 	}
 	return nil
+}
+
+// parseBriefly runs parse (fs.Parse, once or more) with fs's usage held
+// back: -h prints it in full; a bad flag prints the flag package's one line
+// and where the flags are listed, so that the error does not scroll away
+// above some 70 lines of flags.
+func parseBriefly(fs *flag.FlagSet, parse func() error) error {
+	usage := fs.Usage
+	fs.Usage = func() {}
+	err := parse()
+	fs.Usage = usage
+	switch {
+	case errors.Is(err, flag.ErrHelp) && usage != nil:
+		usage()
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprintf(fs.Output(), "Usage of fleetgraph %s:\n", fs.Name())
+		fs.PrintDefaults()
+	case err != nil:
+		fmt.Fprintf(fs.Output(), "see fleetgraph %s -h for its flags\n", fs.Name())
+	}
+	return err
 }
 
 // version is the module version and VCS revision the binary was built from.

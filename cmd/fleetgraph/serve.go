@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
+	"syscall"
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/admission"
@@ -20,6 +21,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/releases"
 	"github.com/fleetgraph/fleetgraph/resolvers"
 	"github.com/fleetgraph/fleetgraph/server"
+	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/stream"
 )
 
@@ -48,6 +50,15 @@ func serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The address first: a taken one ends the start before anything else
+	// runs, and everything started below stops when serve returns early.
+	ln, err := listen(cfg.Addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	sealer, err := cfg.sealer(log)
 	if err != nil {
 		return err
@@ -84,6 +95,14 @@ func serve(ctx context.Context, args []string) error {
 	}
 	defer closeStore()
 	st.CacheKeys()
+	dbWait, err := cfg.databaseWait(requestTimeout)
+	if err != nil {
+		return err
+	}
+	var live *store.Liveness
+	if dbWait > 0 {
+		live = st.WatchLiveness(ctx, dbWait)
+	}
 	limiter, err := cfg.rateLimits(st, log)
 	if err != nil {
 		return err
@@ -91,7 +110,7 @@ func serve(ctx context.Context, args []string) error {
 	heavySlots, heavyPerOwner := admission.Sizes(int(st.Pool().Config().MaxConns))
 	var demoKeys issuedKeys
 	if demo {
-		if demoKeys, err = seedDemo(ctx, st, sealer); err != nil {
+		if demoKeys, err = seedDemo(ctx, st, sealer, log); err != nil {
 			return err
 		}
 	}
@@ -110,9 +129,9 @@ func serve(ctx context.Context, args []string) error {
 		return err
 	}
 	waitLicense := runLicensePairs(ctx, st, log)
-	defer waitLicense()
+	defer func() { cancel(); waitLicense() }()
 	waitMail := runMail(ctx, st, mailer, log)
-	defer waitMail()
+	defer func() { cancel(); waitMail() }()
 	stopWebhooks, err := cfg.startWebhooks(ctx, st, sealer, log)
 	if err != nil {
 		return err
@@ -121,7 +140,7 @@ func serve(ctx context.Context, args []string) error {
 	handler, err := server.New(&resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend, Releases: catalogue,
 		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true,
 		MaxAnswerBytes: answerBytes, Heavy: admission.New(heavySlots, heavyPerOwner, admission.DefaultWait),
-		RequestTimeout: requestTimeout, AI: ai, Stream: stream.Start(ctx, st, log), RateLimits: limiter}, opts...)
+		RequestTimeout: requestTimeout, Liveness: live, AI: ai, Stream: stream.Start(ctx, st, log), RateLimits: limiter}, opts...)
 	if err != nil {
 		return err
 	}
@@ -138,10 +157,6 @@ func serve(ctx context.Context, args []string) error {
 		WriteTimeout:      2 * time.Minute,
 		IdleTimeout:       2 * time.Minute,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
-	}
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	log.Info("fleetgraph listening", "addr", ln.Addr().String())
 	missing := graphiql.Missing()
@@ -166,6 +181,20 @@ func serve(ctx context.Context, args []string) error {
 	}
 	waitSearch() // the indexer and the rollup refresher stop with ctx
 	return nil
+}
+
+// listen opens the server's address; a taken one is an error that says
+// what to do about it.
+func listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, fmt.Errorf("address %s is taken: another process listens there (another fleetgraph, such as a make run "+
+			"in another terminal?). Stop it, or choose another address with --addr or FLEETGRAPH_ADDR (e.g. --addr 127.0.0.1:8081)", addr)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s (--addr, FLEETGRAPH_ADDR): %w", addr, err)
+	}
+	return ln, nil
 }
 
 // serveMetrics serves GET /metrics on a listener of its own when addr is

@@ -321,6 +321,8 @@ type DataOwnerSettingsInput struct {
 	ClientDegradedDetectionEnabled graphql.Omittable[*bool] `json:"clientDegradedDetectionEnabled,omitempty"`
 	// Switches detection of failed study executions.
 	StudyFailureDetectionEnabled graphql.Omittable[*bool] `json:"studyFailureDetectionEnabled,omitempty"`
+	// New clients the client analytics keys may create per analyticsNewClientsPeriod, 0 to 1,000,000; null for the server's bound.
+	AnalyticsNewClients graphql.Omittable[*int64] `json:"analyticsNewClients,omitempty"`
 }
 
 // One page of the data owner's own clients, newest first.

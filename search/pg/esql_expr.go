@@ -65,11 +65,15 @@ func (tr *esqlTranslator) conv(at esql.Pos, e esqlExpr, t esqlType) (string, err
 	case etInt:
 		switch e.t {
 		case etNum:
-			return "trunc(" + x + ")::bigint", nil
+			return esqlInRange(tr, "trunc(("+x+")::numeric)", esqlLongMin, esqlLongMax, "bigint"), nil
 		case etJSON:
-			return "trunc(fg_num(" + tr.sv(x) + "))::bigint", nil
+			// exact: a long's JSON number is read as numeric, not double
+			return esqlInRange(tr, tr.bind(func(v []string) string {
+				return "trunc(CASE jsonb_typeof(" + v[0] + ") WHEN 'number' THEN (" + v[0] + " #>> '{}')::numeric ELSE fg_num(" +
+					v[0] + ")::numeric END)"
+			}, tr.sv(x)), esqlLongMin, esqlLongMax, "bigint"), nil
 		case etText:
-			return "trunc(fg_num(to_jsonb(" + x + ")))::bigint", nil
+			return esqlInRange(tr, "trunc(fg_num(to_jsonb("+x+"))::numeric)", esqlLongMin, esqlLongMax, "bigint"), nil
 		case etBool:
 			return "(" + x + ")::int::bigint", nil
 		case etTime:
@@ -197,21 +201,7 @@ func (tr *esqlTranslator) compile(x esql.Expr, st *esqlStats) (esqlExpr, error) 
 		if err != nil {
 			return e, err
 		}
-		var t esqlType
-		switch x.Type {
-		case "integer", "int", "long":
-			t = etInt
-		case "double":
-			t = etNum
-		case "keyword", "text", "string":
-			t = etText
-		case "datetime", "date":
-			t = etTime
-		case "boolean", "bool":
-			t = etBool
-		}
-		s, err := tr.conv(x.At, e, t)
-		return esqlExpr{sql: s, t: t}, err
+		return tr.convert(x.At, e, esqlCastTypes[x.Type], x.Type == "integer" || x.Type == "int")
 	case *esql.Call:
 		if _, ok := esql.Aggregates[x.Name]; ok {
 			return tr.aggregate(x, st)
@@ -255,6 +245,7 @@ func (tr *esqlTranslator) ident(x *esql.Ident, st *esqlStats) (esqlExpr, error) 
 	if st != nil {
 		for i := len(st.by) - 1; i >= 0; i-- {
 			if st.by[i].name == x.Name {
+				st.sawBy = true
 				return esqlExpr{sql: st.by[i].sql, t: st.by[i].t, uuid: st.by[i].uuid}, nil
 			}
 		}
@@ -307,6 +298,23 @@ func (tr *esqlTranslator) like(x *esql.Like, st *esqlStats) (esqlExpr, error) {
 	if len(pats) == 0 {
 		pats = []string{x.Pattern}
 	}
+	for _, p := range pats {
+		if esqlMatchesAll(p, x.Regex) {
+			// Elasticsearch replaces a pattern (list) that matches every
+			// string by IS NOT NULL (its ReplaceRegexMatch rule): NOT LIKE
+			// ("*") keeps the rows where the value is null, and a
+			// multi-value matches (where-like.csv-spec
+			// notLikeListAllWildcard).
+			op := " IS NOT NULL)"
+			if x.Not {
+				op = " IS NULL)"
+			}
+			if e.t == etNull {
+				return esqlExpr{sql: fmt.Sprint(x.Not), t: etBool}, nil
+			}
+			return esqlExpr{sql: "(" + e.sql + op, t: etBool}, nil
+		}
+	}
 	// A list of patterns matches when any of them does.
 	var ors []string
 	for _, p := range pats {
@@ -335,6 +343,22 @@ func (tr *esqlTranslator) like(x *esql.Like, st *esqlStats) (esqlExpr, error) {
 		sqlText = "(NOT " + sqlText + ")"
 	}
 	return esqlExpr{sql: sqlText, t: etBool}, nil
+}
+
+// esqlMatchesAll reports whether pattern p matches every string: a LIKE
+// pattern of * alone, an RLIKE pattern of .* alone (also in a group).
+func esqlMatchesAll(p string, regex bool) bool {
+	if !regex {
+		return p != "" && strings.Trim(p, "*") == ""
+	}
+	for {
+		inner, ok := strings.CutPrefix(p, "(")
+		if !ok || !strings.HasSuffix(inner, ")") {
+			break
+		}
+		p = strings.TrimSuffix(inner, ")")
+	}
+	return p != "" && strings.Trim(strings.ReplaceAll(p, ".*", ""), "") == "" && strings.Count(p, ".*")*2 == len(p)
 }
 
 // in compiles IN and NOT IN over the common type of the values.
@@ -454,6 +478,15 @@ func (tr *esqlTranslator) binary(x *esql.Binary, st *esqlStats) (esqlExpr, error
 	rs, err := tr.conv(rp, r, t)
 	if err != nil {
 		return r, err
+	}
+	if t == etInt && x.Op != "%" {
+		// Computed as numeric: a result outside a long is null with
+		// Elasticsearch's "long overflow" warning, not a failed query.
+		num := "((" + ls + ")::numeric " + x.Op + " (" + rs + ")::numeric)"
+		if x.Op == "/" {
+			num = "div((" + ls + ")::numeric, NULLIF(" + rs + ", 0)::numeric)"
+		}
+		return esqlExpr{sql: tr.checkedLong(num), t: t}, nil
 	}
 	switch x.Op {
 	case "/":

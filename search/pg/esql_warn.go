@@ -9,42 +9,78 @@ import (
 	"github.com/fleetgraph/fleetgraph/search/esql"
 )
 
-// ES|QL warnings: a comparison or another single-value function of a
-// multi-value is null, and Elasticsearch adds two Warning headers for the
-// expression evaluated ("Line 1:23: evaluation of [a > 1] failed, treating
-// result as null. Only first 20 failures recorded." and "Line 1:23:
-// java.lang.IllegalArgumentException: single-value function encountered
-// multi-value"). The translator numbers the expressions that read a single
-// value of a document value (sv); fg_sv_warn (migration 00025) records the
-// numbers of those that met a multi-value in the transaction, read after
-// the query (esqlWarnings).
+// ES|QL warnings: an expression that cannot be evaluated for a row is null
+// there, and Elasticsearch adds two Warning headers for it ("Line 1:23:
+// evaluation of [a > 1] failed, treating result as null. Only first 20
+// failures recorded." and "Line 1:23: <the exception>"). Two causes are
+// recorded: a comparison or another single-value function of a multi-value
+// ("java.lang.IllegalArgumentException: single-value function encountered
+// multi-value") and a long that overflows ("java.lang.ArithmeticException:
+// long overflow"). The translator numbers the expressions that can fail
+// (sites); fg_sv_warn (migration 00025) records the numbers of those that
+// failed in the transaction, read after the query (esqlWarnings).
 
-// esqlWarnSite is an expression that reads single values.
+const (
+	esqlWarnMultiValue = "java.lang.IllegalArgumentException: single-value function encountered multi-value"
+	esqlWarnOverflow   = "java.lang.ArithmeticException: long overflow"
+)
+
+// esqlWarnSite is an expression that can fail, and the exception its
+// failure reports.
 type esqlWarnSite struct {
-	at   esql.Pos
-	text string
+	at     esql.Pos
+	text   string
+	reason string
+}
+
+// site is the number of the warning site of the expression being compiled
+// for reason; -1 when no expression is (no warning is recorded).
+func (tr *esqlTranslator) site(reason string) int {
+	if tr.cur == nil {
+		return -1
+	}
+	for i, n := range tr.curSites {
+		if n == tr.cur && tr.warnSites[i].reason == reason {
+			return i
+		}
+	}
+	start, end := esqlSpan(tr.src, tr.cur)
+	tr.curSites = append(tr.curSites, tr.cur)
+	tr.warnSites = append(tr.warnSites, esqlWarnSite{at: esqlPosAt(tr.src, start), text: tr.src[start:end], reason: reason})
+	return len(tr.warnSites) - 1
 }
 
 // sv is the single value of the document value x (SQL): null for a
 // multi-value, which records a warning for the expression being compiled.
 func (tr *esqlTranslator) sv(x string) string {
-	if tr.cur == nil {
+	site := tr.site(esqlWarnMultiValue)
+	if site < 0 {
 		return "fg_sv(" + x + ")"
 	}
-	site := -1
-	for i, n := range tr.curSites {
-		if n == tr.cur {
-			site = i
-		}
-	}
-	if site < 0 {
-		start, end := esqlSpan(tr.src, tr.cur)
-		at := esqlPosAt(tr.src, start)
-		tr.curSites = append(tr.curSites, tr.cur)
-		tr.warnSites = append(tr.warnSites, esqlWarnSite{at: at, text: tr.src[start:end]})
-		site = len(tr.warnSites) - 1
-	}
 	return "COALESCE(fg_sv(" + x + "), fg_sv_warn(" + x + ", " + strconv.Itoa(site) + "))"
+}
+
+// checkedLong is the long of num (SQL of a numeric computed without
+// overflow): null, with Elasticsearch's "long overflow" warning for the
+// expression being compiled, when it does not fit in a long. num is bound
+// once (bind): over aggregates too, since every aggregate of STATS reads a
+// column (aggregate: COUNT(*) reads s.fg_row).
+func (tr *esqlTranslator) checkedLong(num string) string {
+	return tr.bind(func(v []string) string { return tr.longOrWarn(v[0]) }, num)
+}
+
+// checkedLongAgg is checkedLong of an aggregate call, repeated (PostgreSQL
+// computes identical aggregates of a query once).
+func (tr *esqlTranslator) checkedLongAgg(agg string) string { return tr.longOrWarn(agg) }
+
+func (tr *esqlTranslator) longOrWarn(v string) string {
+	fail := "NULL::bigint"
+	if site := tr.site(esqlWarnOverflow); site >= 0 {
+		// fg_sv_warn records its site when handed a multi-value: a
+		// constant one records the failure.
+		fail = "(fg_sv_warn('[0, 0]'::jsonb, " + strconv.Itoa(site) + "))::bigint"
+	}
+	return "CASE WHEN " + v + " < " + esqlLongMin + " OR " + v + " > " + esqlLongMax + " THEN " + fail + " ELSE " + v + "::bigint END"
 }
 
 // enter makes x the expression being compiled (the one warnings name)
@@ -60,7 +96,7 @@ func (tr *esqlTranslator) enter(x esql.Expr) func() {
 	return func() { tr.cur = prev }
 }
 
-// esqlWarnings reads which expressions met a multi-value (q's transaction)
+// esqlWarnings reads which expressions failed (q's transaction)
 // and gives Elasticsearch's warnings for them, at most search.MaxWarnings.
 func (tr *esqlTranslator) esqlWarnings(ctx context.Context, q querier) ([]string, error) {
 	if len(tr.warnSites) == 0 {
@@ -89,7 +125,7 @@ func (tr *esqlTranslator) esqlWarnings(ctx context.Context, q querier) ([]string
 		s := tr.warnSites[i]
 		line := fmt.Sprintf("Line %d:%d: ", s.at.Line, s.at.Col)
 		out = append(out, line+"evaluation of ["+s.text+"] failed, treating result as null. Only first 20 failures recorded.",
-			line+"java.lang.IllegalArgumentException: single-value function encountered multi-value")
+			line+s.reason)
 	}
 	return out, nil
 }

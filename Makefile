@@ -5,8 +5,9 @@ GO ?= go
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
-assets: ## fetch GraphiQL from npm (pinned) into graphiql/dist for the binary
+assets: ## fetch GraphiQL from npm (pinned) into graphiql/dist and build the dashboard into dashboard/dist, for the binary
 	bash graphiql/build.sh
+	bash dashboard/build.sh
 
 # GRAPHIQL_DIST are the files graphiql/build.sh writes; run rebuilds them
 # (and so needs Node.js) only when one is missing or older than what they
@@ -15,12 +16,22 @@ GRAPHIQL_DIST := $(addprefix graphiql/dist/,react.production.min.js react-dom.pr
 $(GRAPHIQL_DIST) &: graphiql/package.json graphiql/package-lock.json graphiql/build.sh
 	bash graphiql/build.sh
 
+# The dashboard's build (dashboard/build.sh: npm ci when stale, vite build),
+# again when its sources are newer than the built page.
+DASHBOARD_SRC := $(filter-out dashboard/src/graphql-env.d.ts,$(wildcard dashboard/src/*.ts dashboard/src/*.tsx dashboard/src/*.css dashboard/src/*/*.tsx))
+dashboard/dist/index.html: dashboard/package.json dashboard/package-lock.json dashboard/build.sh dashboard/index.html dashboard/vite.config.ts $(DASHBOARD_SRC)
+	bash dashboard/build.sh
+
+dashboard-check: ## the dashboard's GraphQL documents type-checked against server/testdata/schema.graphql (gql.tada), tsc --noEmit, eslint
+	bash dashboard/build.sh --install-only
+	cd dashboard && npm run --silent check
+
 # bin/fleetgraph is built with go build -v, whose package names are counted
 # into a progress line every 50 packages: the first build compiles about 680
 # packages (go list -deps ./cmd/fleetgraph | wc -l) and is otherwise silent
 # for minutes. Go's own messages (downloads, errors) pass through.
 FLEETGRAPH_PKGS := 680
-compile: $(GRAPHIQL_DIST)
+compile: $(GRAPHIQL_DIST) dashboard/dist/index.html
 	@echo "make: Go modules (downloaded once; go mod download)"
 	@$(GO) mod download
 	@echo "make: compiling bin/fleetgraph (the first build compiles about $(FLEETGRAPH_PKGS) packages, minutes on 2 cores; later builds seconds)"
@@ -92,4 +103,4 @@ check: ## CI checks: gofmt, generated code up to date and committed, lint, the O
 	$(MAKE) test TESTFLAGS=-race RACE_PKGS=
 	$(MAKE) fuzz
 
-.PHONY: help assets compile run demo build generate test lint openapi-lint fuzz check
+.PHONY: help assets compile run demo build generate test lint openapi-lint fuzz check dashboard-check

@@ -159,7 +159,7 @@ func loadBundle(fsys fs.FS) *bundle {
 		version := hex.EncodeToString(sum[:8])
 		b.files[name] = &asset{
 			data:        data,
-			contentType: contentType(name),
+			contentType: ContentType(name),
 			version:     version,
 			etag:        `"` + version + `"`,
 		}
@@ -179,7 +179,9 @@ func (b *bundle) url(prefix, name string) string {
 	return prefix + name + "?v=" + b.files[name].version
 }
 
-func contentType(name string) string {
+// ContentType is the Content-Type of a served browser file by its name's
+// extension (the dashboard's files too).
+func ContentType(name string) string {
 	switch path.Ext(name) {
 	case ".js", ".mjs":
 		return "text/javascript; charset=utf-8"

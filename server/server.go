@@ -31,6 +31,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/budget"
 	"github.com/fleetgraph/fleetgraph/clientapi"
+	"github.com/fleetgraph/fleetgraph/dashboard"
 	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/graphiql"
 	"github.com/fleetgraph/fleetgraph/loaders"
@@ -130,7 +131,8 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 		respond.JSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	r.Get("/readyz", readyz(res.Store, res.Liveness))
-	r.Get("/", http.RedirectHandler("/graphql", http.StatusFound).ServeHTTP)
+	r.Get("/", dashboard.Page().ServeHTTP) // the web dashboard (a single-page app on the GraphQL API)
+	r.Handle(dashboard.AssetsPrefix+"*", dashboard.Assets())
 	r.Get("/favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }) // browsers ask for it; no 404 in their console
 	streams := subscriptions(es, res, o)
 	within := deadline(res.RequestTimeout, res.Liveness)

@@ -195,6 +195,9 @@ func fillDemo(ctx context.Context, st *store.Store, sealer *auth.Sealer, owner i
 	if err != nil {
 		return err
 	}
+	if err := loadDemoHistory(ctx, st, owner, uuids, time.Now()); err != nil {
+		return err
+	}
 	return loadDemoDocuments(ctx, st, owner, uuids, fleetgraph.Fixtures)
 }
 

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fleetgraph/fleetgraph/dashboard"
 	"github.com/fleetgraph/fleetgraph/graphiql"
 	"github.com/fleetgraph/fleetgraph/listener"
 	"github.com/fleetgraph/fleetgraph/obs"
@@ -226,8 +227,12 @@ func printBanner(out io.Writer, addr net.Addr, demoKeys issuedKeys, noGraphiQL b
 	if noGraphiQL {
 		notBuilt = "  (not built into this binary: run make assets, then rebuild)"
 	}
-	fmt.Fprintf(out, "fleetgraph is running.\n  GraphiQL:   %s/graphql%s\n  Admin API:  %s%s\n  Export API: %s%s\n",
-		base, notBuilt, base, server.AdminBase, base, server.ExportBase)
+	dashboardNote := "  (sign in with an admin API key)"
+	if !dashboard.Built() {
+		dashboardNote = "  (not built into this binary: run make assets, then rebuild)"
+	}
+	fmt.Fprintf(out, "fleetgraph is running.\n  Dashboard:  %s/%s\n  GraphiQL:   %s/graphql%s\n  Admin API:  %s%s\n  Export API: %s%s\n",
+		base, dashboardNote, base, notBuilt, base, server.AdminBase, base, server.ExportBase)
 	if tcp, ok := addr.(*net.TCPAddr); ok && tcp.IP.IsUnspecified() {
 		fmt.Fprintf(out, "It listens on all network interfaces (port %d); --addr 127.0.0.1:%d keeps it to this machine.\n",
 			tcp.Port, tcp.Port)

@@ -480,13 +480,9 @@ func (tr *esqlTranslator) binary(x *esql.Binary, st *esqlStats) (esqlExpr, error
 		return r, err
 	}
 	if t == etInt && x.Op != "%" {
-		// Computed as numeric: a result outside a long is null with
-		// Elasticsearch's "long overflow" warning, not a failed query.
-		num := "((" + ls + ")::numeric " + x.Op + " (" + rs + ")::numeric)"
-		if x.Op == "/" {
-			num = "div((" + ls + ")::numeric, NULLIF(" + rs + ", 0)::numeric)"
-		}
-		return esqlExpr{sql: tr.checkedLong(num), t: t}, nil
+		// A result outside a long is null with Elasticsearch's "long
+		// overflow" warning, not a failed query.
+		return esqlExpr{sql: tr.checkedLongOp(x.Op, ls, rs), t: t}, nil
 	}
 	switch x.Op {
 	case "/":

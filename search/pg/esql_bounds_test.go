@@ -116,9 +116,9 @@ func esqlChain(n int, step, sep string) string {
 }
 
 // maxPlanBytesPerStep bounds the EXPLAIN VERBOSE text of a step: linear
-// growth, not doubling, is what it guards. Long arithmetic checked for
-// overflow (null with a warning, esql_warn.go checkedLong) makes a step of
-// x + ... about 5.6 KB.
+// growth, not doubling, is what it guards. A conversion of a document value
+// (element by element, esql_convert.go) and long arithmetic checked for
+// overflow (esql_warn.go checkedLongOp) make a step of shape 3 about 5.6 KB.
 const maxPlanBytesPerStep = 6144
 
 // esqlPlanSize translates q and returns how long PostgreSQL took to plan it and

@@ -1,6 +1,10 @@
 package pg
 
-import "github.com/fleetgraph/fleetgraph/search/esql"
+import (
+	"strings"
+
+	"github.com/fleetgraph/fleetgraph/search/esql"
+)
 
 // ES|QL's explicit conversions: the functions TO_LONG, TO_INTEGER,
 // TO_DOUBLE, TO_DATETIME, TO_BOOLEAN, TO_STRING and the casts x::type,
@@ -172,9 +176,16 @@ func (tr *esqlTranslator) convertDoc(at esql.Pos, e esqlExpr, t esqlType, int32 
 	if t == etTime {
 		out = "to_jsonb(to_char((" + elem + ") AT TIME ZONE 'UTC', " + esqlTimeFormat + "))"
 	}
+	scalar, err := tr.convertElement("fg_elem_value", e.mt, t, int32)
+	if err != nil {
+		return esqlExpr{}, err
+	}
 	return esqlExpr{sql: tr.bind(func(v []string) string {
-		return "(SELECT CASE count(*) WHEN 0 THEN NULL WHEN 1 THEN (array_agg(c.j))[1] ELSE jsonb_agg(c.j) END FROM " +
-			"(SELECT " + out + " AS j FROM fg_mv(" + v[0] + ") AS mv(v)) c WHERE c.j IS NOT NULL)"
+		// A single value converts in place; only an array is walked.
+		one := strings.ReplaceAll(out, elem, strings.ReplaceAll(scalar, "fg_elem_value", v[0]))
+		return "CASE WHEN jsonb_typeof(" + v[0] + ") = 'array' THEN (SELECT CASE count(*) WHEN 0 THEN NULL WHEN 1 THEN " +
+			"(array_agg(c.j))[1] ELSE jsonb_agg(c.j) END FROM (SELECT " + out + " AS j FROM fg_mv(" + v[0] + ") AS mv(v)) c " +
+			"WHERE c.j IS NOT NULL) ELSE " + one + " END"
 	}, e.sql), t: etJSON, mt: t}, nil
 }
 

@@ -3,6 +3,7 @@ package pg
 import (
 	"context"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -144,6 +145,25 @@ func TestESQLLongOverflow(t *testing.T) {
 			t.Fatalf("rows %v, want x null", rows)
 		}
 		warned(t, q, "TO_LONG(ls) * 3000000000000000000", warns)
+	})
+	t.Run("at the bounds", func(t *testing.T) {
+		// Exact where the result fits, null where it does not: -n - 1 is
+		// the least long, one less overflows, and so does it divided by -1.
+		q := `FROM $P | WHERE id == "c1" | EVAL a = -n - 1, b = -n - 2, c = (-n - 1) / -1, d = n * 1, e = 3037000499 * 3037000499,
+			f = -4611686018427387904 * 2, g = -4611686018427387904 * -2, h = (-n - 1) / 2, i = n / 0 | KEEP a, b, c, d, e, f, g, h, i`
+		rows, warns := run(t, q)
+		want := `[{"a": -9223372036854775808, "b": null, "c": null, "d": 9223372036854775807, "e": 9223372030926249001,
+			"f": -9223372036854775808, "g": null, "h": -4611686018427387904, "i": null}]`
+		if got := esqlJSON(t, rows); !reflect.DeepEqual(got, esqlJSON(t, want)) {
+			t.Fatalf("rows %v, want %s", got, want)
+		}
+		// exactly (the JSON comparison above reads numbers as doubles)
+		if r := rows[0]; r["a"] != int64(math.MinInt64) || r["d"] != int64(math.MaxInt64) || r["e"] != int64(9223372030926249001) {
+			t.Fatalf("a %v, d %v, e %v: want the exact longs", r["a"], r["d"], r["e"])
+		}
+		if len(warns) != 6 { // b, c and g: two headers each
+			t.Fatalf("warnings %q, want those of b, c and g", warns)
+		}
 	})
 	t.Run("SUM", func(t *testing.T) {
 		q := `FROM $P | STATS s = SUM(n), c = COUNT(*), m = MIN(n)`

@@ -67,11 +67,10 @@ func (tr *esqlTranslator) conv(at esql.Pos, e esqlExpr, t esqlType) (string, err
 		case etNum:
 			return esqlInRange(tr, "trunc(("+x+")::numeric)", esqlLongMin, esqlLongMax, "bigint"), nil
 		case etJSON:
-			// exact: a long's JSON number is read as numeric, not double
-			return esqlInRange(tr, tr.bind(func(v []string) string {
-				return "trunc(CASE jsonb_typeof(" + v[0] + ") WHEN 'number' THEN (" + v[0] + " #>> '{}')::numeric ELSE fg_num(" +
-					v[0] + ")::numeric END)"
-			}, tr.sv(x)), esqlLongMin, esqlLongMax, "bigint"), nil
+			// Through a double, in one evaluation (comparisons read every
+			// row); a value beyond a long is null, not an error. Arithmetic
+			// reads longs exactly (exactLong).
+			return esqlClampDouble("trunc(fg_num(" + tr.sv(x) + "))"), nil
 		case etText:
 			return esqlInRange(tr, "trunc(fg_num(to_jsonb("+x+"))::numeric)", esqlLongMin, esqlLongMax, "bigint"), nil
 		case etBool:
@@ -277,9 +276,12 @@ func (tr *esqlTranslator) unary(x *esql.Unary, st *esqlStats) (esqlExpr, error) 
 	if e.typ() == etInt {
 		t = etInt
 	}
-	n, err := tr.conv(x.X.Position(), e, t)
+	n, err := tr.arithOperand(x.X.Position(), e, t)
 	if err != nil {
 		return e, err
+	}
+	if t == etInt { // -(-2^63) overflows
+		return esqlExpr{sql: tr.checkedLongOp("-", "0::bigint", n), t: t}, nil
 	}
 	return esqlExpr{sql: "(-" + n + ")", t: t}, nil
 }
@@ -471,22 +473,18 @@ func (tr *esqlTranslator) binary(x *esql.Binary, st *esqlStats) (esqlExpr, error
 	if (l.typ() == etInt || l.t == etNull) && (r.typ() == etInt || r.t == etNull) {
 		t = etInt
 	}
-	ls, err := tr.conv(lp, l, t)
+	ls, err := tr.arithOperand(lp, l, t)
 	if err != nil {
 		return l, err
 	}
-	rs, err := tr.conv(rp, r, t)
+	rs, err := tr.arithOperand(rp, r, t)
 	if err != nil {
 		return r, err
 	}
 	if t == etInt && x.Op != "%" {
-		// Computed as numeric: a result outside a long is null with
-		// Elasticsearch's "long overflow" warning, not a failed query.
-		num := "((" + ls + ")::numeric " + x.Op + " (" + rs + ")::numeric)"
-		if x.Op == "/" {
-			num = "div((" + ls + ")::numeric, NULLIF(" + rs + ", 0)::numeric)"
-		}
-		return esqlExpr{sql: tr.checkedLong(num), t: t}, nil
+		// A result outside a long is null with Elasticsearch's "long
+		// overflow" warning, not a failed query.
+		return esqlExpr{sql: tr.checkedLongOp(x.Op, ls, rs), t: t}, nil
 	}
 	switch x.Op {
 	case "/":
@@ -498,6 +496,37 @@ func (tr *esqlTranslator) binary(x *esql.Binary, st *esqlStats) (esqlExpr, error
 		return esqlExpr{sql: "mod((" + ls + ")::numeric, NULLIF(" + rs + ", 0)::numeric)::double precision", t: t}, nil
 	}
 	return esqlExpr{sql: "(" + ls + " " + x.Op + " " + rs + ")", t: t}, nil
+}
+
+// arithOperand is e as an operand of arithmetic in t: a document value as
+// a long exactly (exactLong), where overflow is judged.
+func (tr *esqlTranslator) arithOperand(at esql.Pos, e esqlExpr, t esqlType) (string, error) {
+	if t == etInt && e.t == etJSON {
+		return tr.exactLong(e.sql), nil
+	}
+	return tr.conv(at, e, t)
+}
+
+// exactLong is the document value x as a long, exact beyond 2^53 (a JSON
+// number read as numeric where a double would round it); null when it is
+// no number or beyond a long.
+func (tr *esqlTranslator) exactLong(x string) string {
+	return tr.bind(func(v []string) string {
+		j := v[0]
+		f := "(" + j + " #>> '{}')::float8"
+		n := "trunc((" + j + " #>> '{}')::numeric)"
+		return "CASE WHEN jsonb_typeof(" + j + ") <> 'number' THEN " + esqlClampDouble("trunc(fg_num("+j+"))") +
+			" WHEN abs(" + f + ") < 4.5e15 THEN trunc(" + f + ")::bigint WHEN " + n + " BETWEEN " + esqlLongMin + " AND " +
+			esqlLongMax + " THEN " + n + "::bigint END"
+	}, tr.sv(x))
+}
+
+// esqlClampDouble is the double f as a long, null beyond a long, f
+// evaluated once: -2^63 and 2^63 are doubles, and so is the next one
+// below -2^63.
+func esqlClampDouble(f string) string {
+	return "NULLIF(NULLIF(LEAST(GREATEST(" + f + ", -9223372036854777856::float8), 9223372036854775808::float8), " +
+		"9223372036854775808::float8), -9223372036854777856::float8)::bigint"
 }
 
 // clientUUIDEquality compares the document's client_uuid with a string

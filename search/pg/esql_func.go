@@ -592,7 +592,7 @@ func (tr *esqlTranslator) mvAggregate(name string, at esql.Pos, e esqlExpr) (esq
 		if name == "SUM" && e.typ() == etInt {
 			t = etInt
 		}
-		v, err := tr.conv(at, elem, t)
+		v, err := tr.arithOperand(at, elem, t) // SUM judges overflow: longs exactly
 		if err != nil {
 			return esqlExpr{}, true, err
 		}
@@ -612,7 +612,7 @@ func (tr *esqlTranslator) mvAggregate(name string, at esql.Pos, e esqlExpr) (esq
 	case "MIN", "MAX":
 		fn := strings.ToLower(name)
 		if e.mt != etNull {
-			v, err := tr.conv(at, elem, e.mt)
+			v, err := tr.arithOperand(at, elem, e.mt) // a long exactly
 			if err != nil {
 				return esqlExpr{}, true, err
 			}

@@ -60,27 +60,54 @@ func (tr *esqlTranslator) sv(x string) string {
 	return "COALESCE(fg_sv(" + x + "), fg_sv_warn(" + x + ", " + strconv.Itoa(site) + "))"
 }
 
-// checkedLong is the long of num (SQL of a numeric computed without
-// overflow): null, with Elasticsearch's "long overflow" warning for the
-// expression being compiled, when it does not fit in a long. num is bound
-// once (bind): over aggregates too, since every aggregate of STATS reads a
-// column (aggregate: COUNT(*) reads s.fg_row).
-func (tr *esqlTranslator) checkedLong(num string) string {
-	return tr.bind(func(v []string) string { return tr.longOrWarn(v[0]) }, num)
+// checkedLongOp is l op r (+ - * /) of longs, null with the "long
+// overflow" warning where it overflows. The test is done in bigint (a
+// numeric computation costs about four times as much): + and - compare
+// with the bounds less the other operand, * goes through numeric only
+// where the product's double is near the bounds, / overflows only for
+// the least long divided by -1 (and is null for a zero divisor, as
+// before).
+func (tr *esqlTranslator) checkedLongOp(op, l, r string) string {
+	fail := tr.overflowFail()
+	return tr.bind(func(v []string) string {
+		a, b := v[0], v[1]
+		switch op {
+		case "+":
+			return "CASE WHEN (" + b + " > 0 AND " + a + " > " + esqlLongMax + " - " + b + ") OR (" + b + " < 0 AND " + a +
+				" < " + esqlLongMin + " - " + b + ") THEN " + fail + " ELSE " + a + " + " + b + " END"
+		case "-":
+			return "CASE WHEN (" + b + " < 0 AND " + a + " > " + esqlLongMax + " + " + b + ") OR (" + b + " > 0 AND " + a +
+				" < " + esqlLongMin + " + " + b + ") THEN " + fail + " ELSE " + a + " - " + b + " END"
+		case "*":
+			return "CASE WHEN abs(" + a + "::float8 * " + b + "::float8) < 9.2e18 THEN " + a + " * " + b + " ELSE " +
+				tr.longOrWarn("("+a+"::numeric * "+b+"::numeric)") + " END"
+		}
+		return "CASE WHEN " + b + " = 0 THEN NULL::bigint WHEN " + b + " = -1 AND " + a + " = " + esqlLongMin + " THEN " + fail +
+			" ELSE " + a + " / " + b + " END"
+	}, l, r)
 }
 
-// checkedLongAgg is checkedLong of an aggregate call, repeated (PostgreSQL
-// computes identical aggregates of a query once).
+// checkedLongAgg is the long of an aggregate call computed as numeric
+// (sum), null with the "long overflow" warning when it does not fit;
+// repeated, not bound (PostgreSQL computes identical aggregates of a query
+// once).
 func (tr *esqlTranslator) checkedLongAgg(agg string) string { return tr.longOrWarn(agg) }
 
 func (tr *esqlTranslator) longOrWarn(v string) string {
-	fail := "NULL::bigint"
-	if site := tr.site(esqlWarnOverflow); site >= 0 {
-		// fg_sv_warn records its site when handed a multi-value: a
-		// constant one records the failure.
-		fail = "(fg_sv_warn('[0, 0]'::jsonb, " + strconv.Itoa(site) + "))::bigint"
+	return "CASE WHEN " + v + " < " + esqlLongMin + " OR " + v + " > " + esqlLongMax + " THEN " + tr.overflowFail() +
+		" ELSE " + v + "::bigint END"
+}
+
+// overflowFail is the SQL of a long that overflowed: null, recording the
+// "long overflow" warning of the expression being compiled.
+func (tr *esqlTranslator) overflowFail() string {
+	site := tr.site(esqlWarnOverflow)
+	if site < 0 {
+		return "NULL::bigint"
 	}
-	return "CASE WHEN " + v + " < " + esqlLongMin + " OR " + v + " > " + esqlLongMax + " THEN " + fail + " ELSE " + v + "::bigint END"
+	// fg_sv_warn records its site when handed a multi-value: a constant
+	// one records the failure.
+	return "(fg_sv_warn('[0, 0]'::jsonb, " + strconv.Itoa(site) + "))::bigint"
 }
 
 // enter makes x the expression being compiled (the one warnings name)

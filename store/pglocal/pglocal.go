@@ -556,11 +556,13 @@ func (c *cluster) stopFunc() func(context.Context) error {
 		if err != nil {
 			if ctx.Err() == nil && !c.running(ctx) {
 				stopped = true
+				c.removeSocketDir()
 				return nil
 			}
 			return fmt.Errorf("pglocal: pg_ctl stop %s: %w: %s", c.pgdata, err, lastLines(out, 10))
 		}
 		stopped = true
+		c.removeSocketDir()
 		c.logger.Info("stopped private PostgreSQL", "data_dir", c.pgdata)
 		return nil
 	}
@@ -614,6 +616,15 @@ func (c *cluster) prepareSocketDir() error {
 		}
 	}
 	return nil
+}
+
+// removeSocketDir removes a stopped server's socket directory when it is
+// one of its own under /tmp (socketDir), so that stopped test clusters leave
+// nothing there; one inside the data directory stays with it.
+func (c *cluster) removeSocketDir() {
+	if c.sockDir != "" && !strings.HasPrefix(c.sockDir, c.root+string(filepath.Separator)) {
+		_ = os.Remove(c.sockDir) // empty once the server is stopped
+	}
 }
 
 // writeConf writes the settings fleetgraph manages; postgresql.conf includes

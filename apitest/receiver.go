@@ -83,11 +83,11 @@ var Loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
 
 // StartWebhooks runs a webhook delivery engine over the test database until
 // the test ends, allowed to deliver to 127.0.0.1, with schedule (nil: the
-// real one) and no offline sweep.
-func (e *Env) StartWebhooks(t testing.TB, schedule []time.Duration) {
+// real one) and no offline sweep; jobs run on it too (the analyzer's).
+func (e *Env) StartWebhooks(t testing.TB, schedule []time.Duration, jobs ...webhooks.Jobs) {
 	t.Helper()
 	eng, err := webhooks.New(webhooks.Config{Store: e.Store, Sealer: e.Sealer, AllowCIDRs: Loopback,
-		Schedule: schedule, OfflineSweep: -1, Timeout: 2 * time.Second})
+		Schedule: schedule, OfflineSweep: -1, Timeout: 2 * time.Second, Jobs: jobs})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/netip"
 	"time"
@@ -55,6 +56,18 @@ type Config struct {
 	OfflineSweep time.Duration
 	// Workers is the number of attempts made at once (0: 10).
 	Workers int
+	// Jobs is more background work run on the engine's River client, the
+	// process's one (River elects one leader per database for the periodic
+	// jobs of a client; a second client would compete with this one).
+	Jobs []Jobs
+}
+
+// Jobs is a set of River workers with their periodic jobs and queues (the
+// analyzer's: package detector).
+type Jobs interface {
+	Register(*river.Workers) error
+	Periodic() []*river.PeriodicJob
+	Queues() map[string]river.QueueConfig
 }
 
 // Engine runs the delivery worker and the offline sweep on River.
@@ -101,8 +114,16 @@ func New(cfg Config) (*Engine, error) {
 		periodic = append(periodic, river.NewPeriodicJob(river.PeriodicInterval(cfg.OfflineSweep),
 			func() (river.JobArgs, *river.InsertOpts) { return offlineArgs{}, nil }, &river.PeriodicJobOpts{RunOnStart: true}))
 	}
+	queues := map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Workers}}
+	for _, j := range cfg.Jobs {
+		if err := j.Register(workers); err != nil {
+			return nil, fmt.Errorf("webhooks: %w", err)
+		}
+		periodic = append(periodic, j.Periodic()...)
+		maps.Copy(queues, j.Queues())
+	}
 	c, err := river.NewClient(riverpgxv5.New(cfg.Store.Pool()), &river.Config{
-		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Workers}},
+		Queues:               queues,
 		Workers:              workers,
 		JobTimeout:           jobTimeout,
 		RescueStuckJobsAfter: cfg.RescueAfter,

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"flag"
+	"github.com/fleetgraph/fleetgraph/detector"
 	"log/slog"
 	"time"
 
@@ -33,8 +34,8 @@ func (c *config) webhookFlags(fs *flag.FlagSet) {
 			"(env FLEETGRAPH_WEBHOOK_RESCUE_AFTER); empty: the attempt time limit plus 35s")
 }
 
-// startWebhooks starts the delivery engine; stop waits for the running
-// attempts (at most 10 s).
+// startWebhooks starts the delivery engine, which runs the analyzer's jobs
+// too (package detector); stop waits for the running attempts (at most 10 s).
 func (c *config) startWebhooks(ctx context.Context, st *store.Store, sealer *auth.Sealer, log *slog.Logger) (stop func(), err error) {
 	allow, err := webhooks.ParseCIDRs(c.Webhooks.AllowCIDRs)
 	if err != nil {
@@ -49,7 +50,7 @@ func (c *config) startWebhooks(ctx context.Context, st *store.Store, sealer *aut
 		return nil, err
 	}
 	e, err := webhooks.New(webhooks.Config{Store: st, Sealer: sealer, Logger: log, AllowCIDRs: allow,
-		Timeout: timeout, RescueAfter: rescue})
+		Timeout: timeout, RescueAfter: rescue, Jobs: []webhooks.Jobs{detector.New(detector.Config{Store: st, Logger: log})}})
 	if err != nil {
 		return nil, err
 	}

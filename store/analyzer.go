@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -267,9 +269,12 @@ func (s *Store) writeAnalysis(ctx context.Context, tx pgx.Tx, ownerID int64, cli
 	if len(res.Episodes) == 0 {
 		return nil
 	}
+	prior, err := placeEpisodes(ctx, tx, ownerID, clientUUID, res.Episodes)
+	if err != nil {
+		return err
+	}
 	docs := make([]Document, 0, len(res.Episodes))
-	ids := make([]string, len(res.Episodes))
-	for i, e := range res.Episodes {
+	for _, e := range res.Episodes {
 		d, err := DocumentFields(KindAnomalyEvent, e)
 		if err != nil {
 			return fmt.Errorf("episode document: %w", err)
@@ -278,16 +283,6 @@ func (s *Store) writeAnalysis(ctx context.Context, tx pgx.Tx, ownerID int64, cli
 			return fmt.Errorf("episode document: %w", err)
 		}
 		docs = append(docs, d)
-		ids[i] = d.DocID
-	}
-	// The events tell what changed against what was stored: a replay or a
-	// retried step tells nothing twice.
-	rows, _ := tx.Query(ctx, `SELECT doc_id, coalesce(doc->>'status', '') FROM documents
-		WHERE data_owner_id = $1 AND kind = 'anomaly_event' AND doc_id = ANY($2)`, ownerID, ids)
-	prior := map[string]string{}
-	var pid, pstatus string
-	if _, err := pgx.ForEachRow(rows, []any{&pid, &pstatus}, func() error { prior[pid] = pstatus; return nil }); err != nil {
-		return mapErr("read stored episodes", err)
 	}
 	const q = `INSERT INTO documents AS d (data_owner_id, kind, doc_id, client_uuid, type, subject, created_at, doc)
 		SELECT $1, 'anomaly_event', x.doc_id, x.client_uuid, x.type, x.subject, x.created_at, x.doc
@@ -304,6 +299,10 @@ func (s *Store) writeAnalysis(ctx context.Context, tx pgx.Tx, ownerID int64, cli
 	for i, d := range docs {
 		clients[i], types[i], subjects[i], times[i], bodies[i] = d.ClientUUID, d.Type, d.Subject, d.CreatedAt, string(d.Doc)
 	}
+	ids := make([]string, len(docs))
+	for i, d := range docs {
+		ids[i] = d.DocID
+	}
 	if _, err := tx.Exec(ctx, q, ownerID, ids, clients, types, subjects, times, bodies); err != nil {
 		return mapErr("store episodes", err)
 	}
@@ -311,7 +310,7 @@ func (s *Store) writeAnalysis(ctx context.Context, tx pgx.Tx, ownerID int64, cli
 		return err
 	}
 	var muted bool
-	err := tx.QueryRow(ctx, `SELECT coalesce((SELECT anomalies_muted FROM clients WHERE data_owner_id = $1 AND uuid = $2), false)`,
+	err = tx.QueryRow(ctx, `SELECT coalesce((SELECT anomalies_muted FROM clients WHERE data_owner_id = $1 AND uuid = $2), false)`,
 		ownerID, clientUUID).Scan(&muted)
 	if err != nil {
 		return mapErr("read client muting", err)
@@ -321,8 +320,8 @@ func (s *Store) writeAnalysis(ctx context.Context, tx pgx.Tx, ownerID int64, cli
 	}
 	var events []NewEvent
 	for i, e := range res.Episodes {
-		before, stored := prior[docs[i].DocID]
-		if !stored {
+		before := prior[docs[i].DocID]
+		if before == "" {
 			events = append(events, anomalyEvent(EventAnomalyCreated, docs[i], e))
 		}
 		if e["status"] == "resolved" && before != "resolved" {
@@ -330,6 +329,65 @@ func (s *Store) writeAnalysis(ctx context.Context, tx pgx.Tx, ownerID int64, cli
 		}
 	}
 	return s.Emit(ctx, tx, ownerID, events...)
+}
+
+// maxIDBump bounds how far an episode's id moves off another client's.
+const maxIDBump = 60
+
+// placeEpisodes gives each episode its document id and answers the stored
+// status of each id placed ("" absent), so that events tell only what
+// changed (a replay or a retried step tells nothing twice). An episode id
+// ({rule_id}::{pass}::{first_seen_epoch}) names no client, so two clients'
+// episodes of a rule may start in the same second: the episode takes the
+// first id from its own on, one second later each time, that no other
+// episode of the data owner holds (the same lookup finds it again when
+// the episode changes: same client, rule, pass and first_seen_at).
+func placeEpisodes(ctx context.Context, tx pgx.Tx, ownerID int64, clientUUID string, eps []map[string]any) (map[string]string, error) {
+	var cand []string
+	for _, e := range eps {
+		base, epoch := splitEpisodeID(e["id"].(string))
+		for k := range maxIDBump {
+			cand = append(cand, base+strconv.FormatInt(epoch+int64(k), 10))
+		}
+	}
+	type held struct{ client, pass, rule, first, status string }
+	stored := map[string]held{}
+	rows, _ := tx.Query(ctx, `SELECT doc_id, coalesce(client_uuid::text, ''), coalesce(doc->>'detection_pass', ''),
+			coalesce(doc->>'rule_id', ''), coalesce(doc->>'first_seen_at', ''), coalesce(doc->>'status', '')
+		FROM documents WHERE data_owner_id = $1 AND kind = 'anomaly_event' AND doc_id = ANY($2)`, ownerID, cand)
+	var id string
+	var h held
+	_, err := pgx.ForEachRow(rows, []any{&id, &h.client, &h.pass, &h.rule, &h.first, &h.status}, func() error {
+		stored[id] = h
+		return nil
+	})
+	if err != nil {
+		return nil, mapErr("read stored episodes", err)
+	}
+	prior := map[string]string{}
+	taken := map[string]bool{}
+	for _, e := range eps {
+		base, epoch := splitEpisodeID(e["id"].(string))
+		for k := range maxIDBump {
+			id := base + strconv.FormatInt(epoch+int64(k), 10)
+			h, ok := stored[id]
+			mine := ok && h.client == clientUUID && h.rule == e["rule_id"] && h.pass == e["detection_pass"] && h.first == e["first_seen_at"]
+			if taken[id] || ok && !mine {
+				continue
+			}
+			e["id"], taken[id], prior[id] = id, true, h.status
+			break
+		}
+	}
+	return prior, nil
+}
+
+// splitEpisodeID splits an episode id into "{rule_id}::{pass}::" and the
+// epoch.
+func splitEpisodeID(id string) (string, int64) {
+	i := strings.LastIndex(id, "::")
+	epoch, _ := strconv.ParseInt(id[i+2:], 10, 64)
+	return id[:i+2], epoch
 }
 
 // saveStates upserts the client's detector states.

@@ -136,8 +136,8 @@ func overrideOf(o store.Override) gqlmodel.AnomalyDetectionOverride {
 
 // coveredDimensions is what overrides can act on: each measurement type of
 // the stored data that an enabled rule watches, with the metrics those
-// rules watch (an episode's metric: the last segment of the rule's path)
-// and the stored subjects they apply to.
+// rules watch that the data has (an episode's metric: the last segment of
+// the rule's path) and the stored subjects they apply to.
 func coveredDimensions(ds []store.MeasurementDimension, rules []analyzer.Rule) []gqlmodel.MeasurementTypeDimension {
 	out := []gqlmodel.MeasurementTypeDimension{}
 	for _, d := range ds {
@@ -149,6 +149,9 @@ func coveredDimensions(ds []store.MeasurementDimension, rules []analyzer.Rule) [
 			}
 			if r.Subject != "" && !slices.Contains(d.Subjects, r.Subject) {
 				continue
+			}
+			if key, ok := strings.CutPrefix(r.Metric, "statistic_values."); ok && !slices.Contains(d.Metrics, key) {
+				continue // no stored measurement of the type has the metric
 			}
 			if !slices.Contains(metrics, r.MetricName()) {
 				metrics = append(metrics, r.MetricName())

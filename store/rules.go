@@ -18,8 +18,8 @@ import (
 
 // ErrBuiltinRule refuses to delete a rule of the catalogue (it can be
 // disabled instead).
-var ErrBuiltinRule = apierr.Sentinel(apierr.ErrConflict,
-	"a built-in rule cannot be deleted; disable it instead (enabled: false)")
+var ErrBuiltinRule error = &apierr.Error{Class: apierr.ErrConflict,
+	Msg: "a built-in rule cannot be deleted; disable it instead (enabled: false)"}
 
 // ruleRow is an anomaly_rules row.
 type ruleRow struct {

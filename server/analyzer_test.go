@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"net/http"
 	"slices"
@@ -24,69 +23,6 @@ import (
 // two probes' measurements imported (lines shuffled), one probe with a
 // 40 % download shift and three stalling spikes.
 
-var analyzerStart = time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
-
-// The injected anomalies of probe A.
-var (
-	shiftFrom, shiftUntil = analyzerStart.Add(12 * 24 * time.Hour), analyzerStart.Add(13 * 24 * time.Hour)
-	stallSpikes           = []time.Time{analyzerStart.Add(5*24*time.Hour + 18*time.Hour + 30*time.Minute),
-		analyzerStart.Add(15*24*time.Hour + 20*time.Hour + 30*time.Minute), analyzerStart.Add(22*24*time.Hour + 19*time.Hour + 30*time.Minute)}
-)
-
-// probeMonth is a month of hourly speedtests (download with a daily cycle
-// and 3 % noise) and video measurements (stalling time log-normal around
-// 150 ms) of a client; inject adds the shift and the spikes (a minute of
-// stalling).
-func probeMonth(client, subject string, seed uint64, inject bool) []map[string]any {
-	rnd := rand.New(rand.NewPCG(seed, 7))
-	var docs []map[string]any
-	for h := 0; h < 30*24; h++ {
-		at := analyzerStart.Add(time.Duration(h) * time.Hour)
-		down := 100 * (1 + 0.1*math.Sin(2*math.Pi*float64(at.Hour())/24)) * (1 + 0.03*rnd.NormFloat64())
-		if inject && !at.Before(shiftFrom) && at.Before(shiftUntil) {
-			down *= 0.6
-		}
-		docs = append(docs, analyzerDoc(fmt.Sprintf("st-%s-%d", client[:8], h), client, "SpeedtestMeasurement", "ookla", at,
-			map[string]any{"download": math.Round(down*10) / 10}))
-		vat := at.Add(30 * time.Minute)
-		stall := math.Round(math.Exp(5 + 0.5*rnd.NormFloat64())) // ~150 ms, a heavy right tail
-		if inject && slices.Contains(stallSpikes, vat) {
-			stall = 60000
-		}
-		docs = append(docs, analyzerDoc(fmt.Sprintf("vid-%s-%d", client[:8], h), client, "VideoMeasurement", subject, vat,
-			map[string]any{"total_stalling_time": stall}))
-	}
-	return docs
-}
-
-func analyzerDoc(id, client, typ, subject string, at time.Time, values map[string]any) map[string]any {
-	return map[string]any{"id": id, "client_uuid": client, "type": typ, "study": map[string]any{"subject": subject},
-		"created_at": at.Format(time.RFC3339), "statistic_values": values}
-}
-
-// analyzerIdle waits until the data owner's inbox is empty and no analysis
-// job of it is left.
-func analyzerIdle(t *testing.T, e *apitest.Env, ownerID int64) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		var n int
-		err := e.Store.Pool().QueryRow(context.Background(), `SELECT (SELECT count(*) FROM analyzer_inbox WHERE data_owner_id = $1)
-			+ (SELECT count(*) FROM river_job WHERE kind = 'analyze_client' AND (args->>'data_owner_id')::bigint = $1
-				AND state IN ('available', 'running', 'scheduled', 'retryable', 'pending'))`, ownerID).Scan(&n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the analyzer left %d inbox rows and jobs after 60s", n)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // episodes reads the data owner's anomaly events through the search API.
 func episodes(t *testing.T, e *apitest.Env, key string) map[string]map[string]any {
 	t.Helper()
@@ -100,7 +36,7 @@ func episodes(t *testing.T, e *apitest.Env, key string) map[string]map[string]an
 	return out
 }
 
-func ids(m map[string]map[string]any) []string {
+func episodeIDs(m map[string]map[string]any) []string {
 	out := make([]string, 0, len(m))
 	for id := range m {
 		out = append(out, id)
@@ -129,7 +65,7 @@ func TestAnalyzerDoneWhen(t *testing.T) {
 	waitSubscribers(t, e, before, 1)
 
 	// The import: both probes' month, lines shuffled.
-	docs := append(probeMonth(a.UUID, "youtube", 1, true), probeMonth(b.UUID, "netflix", 2, false)...)
+	docs := append(apitest.ProbeMonth(a.UUID, "youtube", 1, true), apitest.ProbeMonth(b.UUID, "netflix", 2, false)...)
 	rand.New(rand.NewPCG(3, 3)).Shuffle(len(docs), func(i, j int) { docs[i], docs[j] = docs[j], docs[i] })
 	var file bytes.Buffer
 	for _, d := range docs {
@@ -140,7 +76,7 @@ func TestAnalyzerDoneWhen(t *testing.T) {
 	if err != nil || sum.Inserted != len(docs) {
 		t.Fatalf("import: %+v %v", sum, err)
 	}
-	analyzerIdle(t, e, o.ID)
+	e.AnalyzerIdle(t, o.ID, time.Minute)
 
 	got := episodes(t, e, viewer)
 	var shifts, spikes []map[string]any
@@ -162,28 +98,28 @@ func TestAnalyzerDoneWhen(t *testing.T) {
 		}
 	}
 	if len(shifts) != 1 || len(spikes) != 3 {
-		t.Fatalf("episodes %v, want one download shift and three stalling spikes", ids(got))
+		t.Fatalf("episodes %v, want one download shift and three stalling spikes", episodeIDs(got))
 	}
 	sh := shifts[0]
-	if first := apitest.Time(t, sh["first_seen_at"]); first.Before(shiftFrom) || first.After(shiftFrom.Add(6*time.Hour)) ||
+	if first := apitest.Time(t, sh["first_seen_at"]); first.Before(apitest.ShiftFrom) || first.After(apitest.ShiftFrom.Add(6*time.Hour)) ||
 		sh["severity"] != "critical" || sh["status"] != "resolved" || sh["metric"] != "download" || sh["subject"] != "ookla" ||
 		sh["measurement_type"] != "SpeedtestMeasurement" || sh["baseline"] == nil || sh["band"] == nil {
 		t.Errorf("shift episode %v", sh)
 	}
 	if onset != nil {
-		if first := apitest.Time(t, onset["first_seen_at"]); first.Before(shiftFrom) || first.After(shiftFrom.Add(6*time.Hour)) ||
+		if first := apitest.Time(t, onset["first_seen_at"]); first.Before(apitest.ShiftFrom) || first.After(apitest.ShiftFrom.Add(6*time.Hour)) ||
 			onset["status"] != "resolved" {
 			t.Errorf("a download spike that is not the shift's onset: %v", onset)
 		}
 	}
-	if resolved := apitest.Time(t, sh["resolved_at"]); resolved.Before(shiftUntil) || resolved.After(shiftUntil.Add(12*time.Hour)) {
-		t.Errorf("the shift resolved at %v; the data recovered at %v", resolved, shiftUntil)
+	if resolved := apitest.Time(t, sh["resolved_at"]); resolved.Before(apitest.ShiftUntil) || resolved.After(apitest.ShiftUntil.Add(12*time.Hour)) {
+		t.Errorf("the shift resolved at %v; the data recovered at %v", resolved, apitest.ShiftUntil)
 	}
 	sort.Slice(spikes, func(i, j int) bool { return spikes[i]["first_seen_at"].(string) < spikes[j]["first_seen_at"].(string) })
 	for i, sp := range spikes {
-		want := fmt.Sprintf("video-stalling::spike::%d", stallSpikes[i].Unix())
+		want := fmt.Sprintf("video-stalling::spike::%d", apitest.StallSpikes[i].Unix())
 		if sp["id"] != want || sp["severity"] != "critical" || sp["status"] != "resolved" || fmt.Sprint(sp["value"]) != "60000" ||
-			fmt.Sprint(sp["measurement_ids"]) != fmt.Sprintf("[vid-%s-%d]", a.UUID[:8], int(stallSpikes[i].Sub(analyzerStart)/time.Hour)) {
+			fmt.Sprint(sp["measurement_ids"]) != fmt.Sprintf("[vid-%s-%d]", a.UUID[:8], int(apitest.StallSpikes[i].Sub(apitest.AnalyzerStart)/time.Hour)) {
 			t.Errorf("spike %d: %v, want id %s, critical, resolved, value 60000", i, sp, want)
 		}
 	}
@@ -210,8 +146,8 @@ func TestAnalyzerDoneWhen(t *testing.T) {
 		t.Fatal(err)
 	}
 	again := episodes(t, e, viewer)
-	if !slices.Equal(ids(again), ids(got)) {
-		t.Errorf("analyze made %v, the import %v", ids(again), ids(got))
+	if !slices.Equal(episodeIDs(again), episodeIDs(got)) {
+		t.Errorf("analyze made %v, the import %v", episodeIDs(again), episodeIDs(got))
 	}
 	for id, ep := range again {
 		if ep["severity"] != got[id]["severity"] || ep["status"] != got[id]["status"] {
@@ -229,15 +165,15 @@ func TestAnalyzerDoneWhen(t *testing.T) {
 	apitest.WantStatus(t, e.Admin(t, http.MethodPost, "/anomaly_detection_overrides", o.Key, map[string]any{
 		"scope": map[string]any{"subject": "youtube", "measurement_type": "VideoMeasurement", "metric": "total_stalling_time",
 			"detection_pass": "spike"}, "level": "off"}), http.StatusCreated)
-	late := analyzerStart.Add(30*24*time.Hour + time.Hour)
-	apitest.WantStatus(t, e.Probe(t, http.MethodPost, "/measurements", a.Secret, []any{analyzerDoc("late-a", a.UUID,
+	late := apitest.AnalyzerStart.Add(30*24*time.Hour + time.Hour)
+	apitest.WantStatus(t, e.Probe(t, http.MethodPost, "/measurements", a.Secret, []any{apitest.AnalyzerDoc("late-a", a.UUID,
 		"VideoMeasurement", "youtube", late, map[string]any{"total_stalling_time": 60000})}), http.StatusOK)
-	apitest.WantStatus(t, e.Probe(t, http.MethodPost, "/measurements", b.Secret, []any{analyzerDoc("late-b", b.UUID,
+	apitest.WantStatus(t, e.Probe(t, http.MethodPost, "/measurements", b.Secret, []any{apitest.AnalyzerDoc("late-b", b.UUID,
 		"VideoMeasurement", "netflix", late, map[string]any{"total_stalling_time": 60000})}), http.StatusOK)
-	analyzerIdle(t, e, o.ID)
+	e.AnalyzerIdle(t, o.ID, time.Minute)
 	after := episodes(t, e, viewer)
 	newID := fmt.Sprintf("video-stalling::spike::%d", late.Unix())
 	if len(after) != len(got)+1 || after[newID] == nil || after[newID]["client_uuid"] != b.UUID {
-		t.Errorf("after the off override: %v, want one new spike of probe B (%s)", ids(after), newID)
+		t.Errorf("after the off override: %v, want one new spike of probe B (%s)", episodeIDs(after), newID)
 	}
 }

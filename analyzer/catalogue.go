@@ -21,7 +21,7 @@ func Catalogue() []Rule {
 	return rules
 }
 
-// Units a value of which cannot lie outside [0, 100].
+// Percent is the unit of a percentage: its values lie in [0, 100].
 const Percent = "%"
 
 var catalogue = []struct {

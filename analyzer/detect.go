@@ -103,24 +103,36 @@ func badness(d Direction, dev float64) float64 {
 }
 
 // judgeValue runs spike and shift on a usable value and learns from it.
-func (s *State) judgeValue(r Rule, lv LevelFunc, p Point, changes []Change) []Change {
+func (s *State) judgeValue(r Rule, ls levels, p Point, changes []Change) []Change {
 	y := math.Log1p(p.Value)
 	h := p.At.UTC().Hour()
 	off := s.offset(h)
 	res := y - off
 	if s.winN < minPoints {
+		centre := y
+		if s.winN > 0 {
+			centre = sortedMedian(s.sorted[:s.winN])
+		}
 		s.push(res)
-		s.learnProfile(h, y, 0)
+		s.learnProfile(h, y, centre, 0)
 		return changes
 	}
 	b := s.baseline()
 	z := (res - b.median) / b.scale
 
-	thr := s.spikeThreshold(b)
-	sl := levelOf(r, lv, Spike)
-	changes = s.judge(r, sl, Spike, p, spikeVerdict(r, sl, b, thr, z, off, p.Value), changes)
-	hl := levelOf(r, lv, Shift)
-	changes = s.judge(r, hl, Shift, p, s.shiftVerdict(r, hl, b, res, z, off, p.Value), changes)
+	hl := ls.of(Shift)
+	long := s.longTerm(h)
+	changes = s.judge(r, hl, Shift, p, s.shiftVerdict(r, hl, b, res, z, off, long, p.Value), changes)
+	sb := b // while a shift lasts, spikes are excursions from the shifted level
+	if t := &s.tracks[passIndex(Shift)]; t.open {
+		sb = baseline{median: s.latestMedian(), scale: t.scale}
+		if t.ep.FirstSeen.Equal(p.At) {
+			s.tracks[passIndex(Spike)].pending = false // the excursion was the shift's start
+		}
+	}
+	thr := s.spikeThreshold(sb)
+	sl := ls.of(Spike)
+	changes = s.judge(r, sl, Spike, p, s.spikeVerdict(r, sl, sb, thr, (res-sb.median)/sb.scale, off, y-long, p.Value), changes)
 
 	// Once warm, the tail learns a value no farther out than the threshold
 	// (a spike widens the band no more than a normal value could), shiftN values
@@ -132,32 +144,30 @@ func (s *State) judgeValue(r Rule, lv LevelFunc, p Point, changes []Change) []Ch
 	}
 	s.learnTailLater(d)
 	s.push(clamp(res, b.median-clipScales*b.scale, b.median+clipScales*b.scale))
-	s.learnProfile(h, y, b.scale)
+	s.learnProfile(h, y, b.median, b.scale)
 	return changes
 }
 
 // spikeThreshold is the distance from the median (transformed scale)
 // beyond which a value is a spike at the default level: spikeK robust
-// scales (warmK while the tail is being learnt), or the client's own tail
-// if that lies farther out.
+// scales, or the client's own tail if that lies farther out.
 func (s *State) spikeThreshold(b baseline) float64 {
-	k := spikeK
-	if s.tailTotal < tailWarm {
-		k = warmK
-	}
-	return max(k*b.scale, s.tailThreshold())
+	return max(spikeK*b.scale, s.tailThreshold())
 }
 
 // spikeVerdict: z lies beyond the spike threshold thr times the level's
-// multiplier in the bad direction.
-func spikeVerdict(r Rule, l Level, b baseline, thr, z, off, value float64) verdict {
-	if l == Off {
+// multiplier in the bad direction, and so does the value's distance from
+// its hour's long-term level, fromLong (NaN: no long-term level yet).
+// Nothing is a spike while the client's tail is being learnt (its first
+// tailWarm values).
+func (s *State) spikeVerdict(r Rule, l Level, b baseline, thr, z, off, fromLong, value float64) verdict {
+	if l == Off || s.tailTotal < tailWarm {
 		return verdict{}
 	}
 	thr *= multiplier(l)
 	c := b.median + off
 	v := verdict{value: value, baseline: untransform(c), lo: untransform(c - thr), hi: untransform(c + thr)}
-	if out := badness(r.Direction, z*b.scale) - thr; out > 0 {
+	if out := badness(r.Direction, z*b.scale) - thr; out > 0 && !(badness(r.Direction, fromLong) <= thr) {
 		v.bad = true
 		v.critical = out >= criticalSpike
 	}
@@ -171,7 +181,7 @@ func spikeVerdict(r Rule, l Level, b baseline, thr, z, off, value float64) verdi
 // the older ones), both times the level's multiplier. While the episode
 // is open, the reference and scale it left are held: it lasts as long as
 // the current level stays shiftFloor away.
-func (s *State) shiftVerdict(r Rule, l Level, b baseline, res, z, off, value float64) verdict {
+func (s *State) shiftVerdict(r Rule, l Level, b baseline, res, z, off, long, value float64) verdict {
 	t := &s.tracks[passIndex(Shift)]
 	if l == Off {
 		s.cusum = [2]float64{}
@@ -181,7 +191,7 @@ func (s *State) shiftVerdict(r Rule, l Level, b baseline, res, z, off, value flo
 	alarm := false
 	if !t.open {
 		for i, dir := range [2]float64{1, -1} {
-			s.cusum[i] = max(0, s.cusum[i]+clamp(dir*z, -shiftClip, shiftClip)-shiftDrift)
+			s.cusum[i] = f32(max(0, s.cusum[i]+clamp(dir*z, -shiftClip, shiftClip)-shiftDrift))
 			if s.cusum[i] > shiftH*m && (r.Direction == Both || sign(r.Direction) == dir) {
 				alarm = true
 			}
@@ -198,12 +208,24 @@ func (s *State) shiftVerdict(r Rule, l Level, b baseline, res, z, off, value flo
 	thr := shiftFloor * m
 	c := ref + off
 	v := verdict{value: value, baseline: untransform(c), lo: untransform(c - thr), hi: untransform(c + thr), ref: ref, scale: scale}
-	if dev := badness(r.Direction, level-ref); dev >= thr {
+	if dev := badness(r.Direction, level-ref); dev >= thr && !(badness(r.Direction, level+off-long) < thr) {
 		v.bad = true
 		v.critical = dev >= criticalShift*thr
 		s.cusum = [2]float64{}
 	}
 	return v
+}
+
+// longTerm is hour h's long-term level on the transformed scale (its
+// profile bin, which moves by at most profileAlpha x scale a value), NaN
+// until the profile is ready. A value or level is anomalous only if it
+// is also beyond the threshold from it: returning to the usual level
+// after a stretch on the good side is no anomaly.
+func (s *State) longTerm(h int) float64 {
+	if s.profile[h].n < profileReady {
+		return math.NaN()
+	}
+	return s.profile[h].mean
 }
 
 // reference is the median of the window's residuals older than the latest
@@ -215,6 +237,15 @@ func (s *State) reference() float64 {
 		o[i] = s.recent(shiftN - 1 + i)
 	}
 	return median(o)
+}
+
+// latestMedian is the median of the latest shiftN residuals.
+func (s *State) latestMedian() float64 {
+	var buf [shiftN]float64
+	for i := range buf {
+		buf[i] = s.recent(i)
+	}
+	return median(buf[:])
 }
 
 // currentLevel is the mean of res and the latest shiftN-1 residuals, each
@@ -236,16 +267,16 @@ func untransform(y float64) float64 { return max(math.Expm1(y), 0) }
 // values ago, unless a shift is open; opening a shift empties the queue.
 func (s *State) learnTailLater(d float64) {
 	if s.tracks[passIndex(Shift)].open {
-		s.pendingN = 0
+		s.tailQueueN = 0
 		return
 	}
-	if s.pendingN == shiftN {
-		s.learnTail(s.pending[0])
-		copy(s.pending[:], s.pending[1:])
-		s.pendingN--
+	if s.tailQueueN == shiftN {
+		s.learnTail(s.tailQueue[0])
+		copy(s.tailQueue[:], s.tailQueue[1:])
+		s.tailQueueN--
 	}
-	s.pending[s.pendingN] = d
-	s.pendingN++
+	s.tailQueue[s.tailQueueN] = f32(d)
+	s.tailQueueN++
 }
 
 // tailEdges are the lower edges of the tail's bins.
@@ -256,26 +287,28 @@ var tailEdges = func() (e [tailBins + 1]float64) {
 	return e
 }()
 
-// learnTail counts a value that lay z out from the median in the bad
+// learnTail counts a value that lay d from the median in the bad
 // direction (transformed scale) and lets the older counts decay.
-func (s *State) learnTail(z float64) {
+func (s *State) learnTail(d float64) {
 	const keep = 1 - 1.0/tailMemory
 	for j := range s.tail {
-		s.tail[j] *= keep
+		s.tail[j] = f32(s.tail[j] * keep)
 	}
-	s.tailTotal = s.tailTotal*keep + 1
-	if z < tailFirst {
+	s.tailTotal = f32(s.tailTotal*keep + 1)
+	if d < tailFirst {
 		return
 	}
-	j := int(math.Log(z/tailFirst) / math.Log(tailGrowth))
-	s.tail[min(j, tailBins-1)]++
+	j := min(int(math.Log(d/tailFirst)/math.Log(tailGrowth)), tailBins-1)
+	s.tail[j] = f32(s.tail[j] + 1)
 }
 
 // tailThreshold is the spike threshold the client's own tail asks for
-// (transformed scale): q1 + tailMult x (q1 - q5).
+// (transformed scale): qh + tailMult x (qh - ql).
 func (s *State) tailThreshold() float64 {
-	q1, q5 := s.tailQuantile(0.01), s.tailQuantile(0.05)
-	return q1 + tailMult*(q1-q5)
+	hi := max(tailHigh, tailFewest/s.tailTotal) // no fewer than tailFewest values decide
+	lo := max(tailLow, tailRatio*hi)
+	qh, ql := s.tailQuantile(hi), s.tailQuantile(lo)
+	return qh + tailMult*(qh-ql)
 }
 
 // tailQuantile is the distance exceeded by a fraction p of the counted
@@ -315,18 +348,19 @@ func (s *State) offset(h int) float64 {
 }
 
 // learnProfile moves hour h's profile towards y (a transformed value) by
-// profileAlpha of the difference clipped to ±scale (when scale > 0): the
-// bin follows the hour's typical value, not its outliers.
-func (s *State) learnProfile(h int, y, scale float64) {
+// profileAlpha of the difference clipped to ±scale: the bin follows the
+// hour's typical value, not its outliers. An hour's first value sets it
+// to centre, the window's median (y itself while there is none).
+func (s *State) learnProfile(h int, y, centre, scale float64) {
 	b := &s.profile[h]
-	d := y - b.mean
-	if scale > 0 {
-		d = clamp(d, -scale, scale)
-	}
-	if b.n == 0 {
-		b.mean = y
-	} else {
-		b.mean += profileAlpha * d
+	switch {
+	case b.n == 0:
+		b.mean = f32(centre)
+	case scale > 0:
+		scale = min(scale, profileStep)
+		b.mean = f32(b.mean + profileAlpha*clamp(y-b.mean, -scale, scale))
+	default:
+		b.mean = f32(b.mean + profileAlpha*(y-b.mean))
 	}
 	if b.n < math.MaxUint16 {
 		b.n++

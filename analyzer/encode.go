@@ -12,7 +12,7 @@ import (
 // encodingVersion is the first byte of an encoded State. A state of
 // another version is refused by UnmarshalBinary; the caller starts over
 // with NewState (the client's baseline is learnt again).
-const encodingVersion = 1
+const encodingVersion = 2
 
 // ErrVersion is UnmarshalBinary's answer to a state of another version.
 var ErrVersion = errors.New("analyzer: state of another encoding version")
@@ -20,28 +20,35 @@ var ErrVersion = errors.New("analyzer: state of another encoding version")
 // maxString bounds every string of a decoded state (ids, reasons).
 const maxString = 4096
 
-// MarshalBinary encodes the state: a version byte, then every field.
+// MarshalBinary encodes the state: a version byte, then every field; the
+// numbers kept from value to value as 4-byte floats (they are float32
+// values already, see f32), the tail up to its last nonzero bin.
 func (s *State) MarshalBinary() ([]byte, error) {
-	b := make([]byte, 0, 2048)
+	b := make([]byte, 0, 1024)
 	b = append(b, encodingVersion)
 	b = binary.AppendVarint(b, s.points)
 	b = binary.AppendVarint(b, s.last)
 	b = appendRing(b, s.win[:], s.winN, s.winI)
 	b = appendRing(b, s.gaps[:], s.gapN, s.gapI)
 	for _, h := range s.profile {
-		b = appendFloat(b, h.mean)
+		b = appendFloat32(b, h.mean)
 		b = binary.AppendUvarint(b, uint64(h.n))
 	}
-	for _, f := range s.tail {
-		b = appendFloat(b, f)
+	bins := len(s.tail)
+	for bins > 0 && s.tail[bins-1] == 0 {
+		bins--
 	}
-	b = appendFloat(b, s.tailTotal)
-	b = binary.AppendUvarint(b, uint64(s.pendingN))
-	for _, f := range s.pending[:s.pendingN] {
-		b = appendFloat(b, f)
+	b = binary.AppendUvarint(b, uint64(bins))
+	for _, f := range s.tail[:bins] {
+		b = appendFloat32(b, f)
 	}
-	b = appendFloat(b, s.cusum[0])
-	b = appendFloat(b, s.cusum[1])
+	b = appendFloat32(b, s.tailTotal)
+	b = binary.AppendUvarint(b, uint64(s.tailQueueN))
+	for _, f := range s.tailQueue[:s.tailQueueN] {
+		b = appendFloat32(b, f)
+	}
+	b = appendFloat32(b, s.cusum[0])
+	b = appendFloat32(b, s.cusum[1])
 	for i := range s.tracks {
 		b = appendTrack(b, &s.tracks[i])
 	}
@@ -65,18 +72,19 @@ func (s *State) UnmarshalBinary(data []byte) error {
 	slices.Sort(n.sorted[:n.winN])
 	n.gapN, n.gapI = d.ring(n.gaps[:])
 	for i := range n.profile {
-		n.profile[i].mean = d.float()
+		n.profile[i].mean = d.float32()
 		n.profile[i].n = int(d.uvarint(math.MaxUint16))
 	}
-	for i := range n.tail {
-		n.tail[i] = d.float()
+	bins := int(d.uvarint(tailBins))
+	for i := range bins {
+		n.tail[i] = d.float32()
 	}
-	n.tailTotal = d.float()
-	n.pendingN = int(d.uvarint(shiftN))
-	for i := range n.pendingN {
-		n.pending[i] = d.float()
+	n.tailTotal = d.float32()
+	n.tailQueueN = int(d.uvarint(shiftN))
+	for i := range n.tailQueueN {
+		n.tailQueue[i] = d.float32()
 	}
-	n.cusum[0], n.cusum[1] = d.float(), d.float()
+	n.cusum[0], n.cusum[1] = d.float32(), d.float32()
 	for i := range n.tracks {
 		d.track(&n.tracks[i])
 	}
@@ -92,6 +100,10 @@ func (s *State) UnmarshalBinary(data []byte) error {
 
 func appendFloat(b []byte, f float64) []byte {
 	return binary.LittleEndian.AppendUint64(b, math.Float64bits(f))
+}
+
+func appendFloat32(b []byte, f float64) []byte {
+	return binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(f)))
 }
 
 func appendString(b []byte, s string) []byte {
@@ -111,20 +123,26 @@ func appendRing(b []byte, ring []float64, n, next int) []byte {
 	b = binary.AppendUvarint(b, uint64(n))
 	start := (next - n + len(ring)) % len(ring)
 	for i := range n {
-		b = appendFloat(b, ring[(start+i)%len(ring)])
+		b = appendFloat32(b, ring[(start+i)%len(ring)])
 	}
 	return b
 }
 
 func appendTrack(b []byte, t *track) []byte {
-	if !t.open {
+	switch {
+	case t.open:
+		b = append(b, 1)
+	case t.pending:
+		b = append(b, 2)
+		b = binary.AppendUvarint(b, uint64(t.pendingN))
+	default:
 		return append(b, 0)
 	}
-	b = append(b, 1)
 	b = binary.AppendUvarint(b, uint64(t.calm))
 	b = binary.AppendVarint(b, t.lastBad)
 	b = appendFloat(b, t.ref)
 	b = appendFloat(b, t.scale)
+	b = binary.AppendUvarint(b, uint64(t.values))
 	e := &t.ep
 	b = appendString(b, e.ID)
 	b = appendString(b, e.RuleID)
@@ -186,6 +204,16 @@ func (d *decoder) float() float64 {
 	return f
 }
 
+func (d *decoder) float32() float64 {
+	if len(d.b) < 4 {
+		d.fail("short float")
+		return 0
+	}
+	f := math.Float32frombits(binary.LittleEndian.Uint32(d.b))
+	d.b = d.b[4:]
+	return float64(f)
+}
+
 func (d *decoder) byte() byte {
 	if len(d.b) < 1 {
 		d.fail("short byte")
@@ -220,7 +248,7 @@ func (d *decoder) time() time.Time {
 func (d *decoder) ring(ring []float64) (n, next int) {
 	n = int(d.uvarint(uint64(len(ring))))
 	for i := range n {
-		ring[i] = d.float()
+		ring[i] = d.float32()
 	}
 	return n, n % len(ring)
 }
@@ -230,14 +258,18 @@ func (d *decoder) track(t *track) {
 	case 0:
 		return
 	case 1:
+		t.open = true
+	case 2:
+		t.pending = true
+		t.pendingN = int(d.uvarint(maxSpikeLen + 1))
 	default:
 		d.fail("bad track flag")
 		return
 	}
-	t.open = true
 	t.calm = int(d.uvarint(math.MaxInt32))
 	t.lastBad = d.varint()
 	t.ref, t.scale = d.float(), d.float()
+	t.values = int(d.uvarint(math.MaxInt32))
 	e := &t.ep
 	e.ID = d.string(maxString)
 	e.RuleID = d.string(maxString)

@@ -9,13 +9,39 @@ import (
 // judge applies pass's verdict v on point p to its episode: an anomalous
 // point opens an episode or extends the open one; a normal one counts
 // towards resolving it.
+//
+// A spike is a short excursion: unless it is critical at once, it opens
+// when the metric is back inside its band after at most maxSpikeLen
+// anomalous points (the episode's first_seen is then its first point);
+// an excursion that lasts longer is a level change, the shift pass's.
 func (s *State) judge(r Rule, l Level, pass Pass, p Point, v verdict, changes []Change) []Change {
 	t := &s.tracks[passIndex(pass)]
+	if l == Off {
+		t.pending = false
+	}
 	if v.bad && l != Off {
-		if t.open {
+		switch {
+		case t.open:
 			return s.extend(pass, p, v, changes)
+		case t.pending:
+			s.add(t, p, v)
+			if t.ep.Severity == Critical {
+				return s.publish(t, changes)
+			}
+			if t.pendingN++; t.pendingN > maxSpikeLen {
+				t.pending = false
+			}
+			return changes
+		case pass == Spike && !v.critical:
+			s.start(r, t, pass, p, v)
+			t.pending, t.pendingN = true, 1
+			return changes
 		}
-		return s.open(r, pass, p, v, changes)
+		s.start(r, t, pass, p, v)
+		return s.publish(t, changes)
+	}
+	if t.pending { // back inside the band: it was a spike
+		changes = s.publish(t, changes)
 	}
 	if !t.open {
 		return changes
@@ -30,9 +56,15 @@ func (s *State) judge(r Rule, l Level, pass Pass, p Point, v verdict, changes []
 // open opens an episode of pass at p.
 func (s *State) open(r Rule, pass Pass, p Point, v verdict, changes []Change) []Change {
 	t := &s.tracks[passIndex(pass)]
+	s.start(r, t, pass, p, v)
+	return s.publish(t, changes)
+}
+
+// start drafts t's episode from its first point p.
+func (s *State) start(r Rule, t *track, pass Pass, p Point, v verdict) {
 	at := p.At.UTC()
-	t.open, t.calm, t.lastBad = true, 0, at.UnixNano()
-	t.ref, t.scale = v.ref, v.scale
+	t.calm, t.lastBad = 0, at.UnixNano()
+	t.ref, t.scale, t.values = v.ref, v.scale, 0
 	t.ep = Episode{
 		ID:        r.ID + "::" + string(pass) + "::" + strconv.FormatInt(at.Unix(), 10),
 		RuleID:    r.ID,
@@ -49,12 +81,23 @@ func (s *State) open(r Rule, pass Pass, p Point, v verdict, changes []Change) []
 	if p.MeasurementID != "" {
 		t.ep.MeasurementIDs = []string{p.MeasurementID}
 	}
+}
+
+// publish opens t's drafted episode.
+func (s *State) publish(t *track, changes []Change) []Change {
+	t.open, t.pending = true, false
 	return append(changes, Change{Kind: Opened, Episode: cloneEpisode(t.ep)})
 }
 
 // extend adds p to pass's open episode.
 func (s *State) extend(pass Pass, p Point, v verdict, changes []Change) []Change {
 	t := &s.tracks[passIndex(pass)]
+	s.add(t, p, v)
+	return append(changes, Change{Kind: Extended, Episode: cloneEpisode(t.ep)})
+}
+
+// add adds anomalous point p to t's episode (open or drafted).
+func (s *State) add(t *track, p Point, v verdict) {
 	ep := &t.ep
 	t.calm, t.lastBad = 0, p.At.UnixNano()
 	ep.LastSeen = p.At.UTC()
@@ -70,7 +113,6 @@ func (s *State) extend(pass Pass, p Point, v verdict, changes []Change) []Change
 	if p.MeasurementID != "" {
 		ep.MeasurementIDs = appendBounded(ep.MeasurementIDs, p.MeasurementID)
 	}
-	return append(changes, Change{Kind: Extended, Episode: cloneEpisode(*ep)})
 }
 
 // resolve resolves pass's open episode, if any, at time at.
@@ -79,7 +121,7 @@ func (s *State) resolve(pass Pass, at time.Time, changes []Change) []Change {
 	if !t.open {
 		return changes
 	}
-	t.open, t.ref, t.scale = false, 0, 0
+	t.open, t.ref, t.scale, t.values = false, 0, 0, 0
 	t.ep.Resolved = true
 	t.ep.ResolvedAt = at.UTC()
 	changes = append(changes, Change{Kind: Resolved, Episode: cloneEpisode(t.ep)})

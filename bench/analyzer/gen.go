@@ -118,9 +118,12 @@ func generate(seed uint64, sh shape, weeks float64, withAnomalies bool) labelled
 	var labels []anomaly
 	if withAnomalies {
 		n := 1 + rng.IntN(3)
-		slot := (end.Sub(start) - 5*24*time.Hour) / time.Duration(n) // anomalies after 5 days (probation)
+		// anomalies after the scorer's probation (15 %) and the analyzer's
+		// learning: after 5 days and a fifth of the series
+		first := max(5*24*time.Hour, end.Sub(start)/5)
+		slot := (end.Sub(start) - first) / time.Duration(n)
 		for k := range n {
-			at := start.Add(5*24*time.Hour + time.Duration(k)*slot + time.Duration(rng.Float64()*0.5*float64(slot)))
+			at := start.Add(first + time.Duration(k)*slot + time.Duration(rng.Float64()*0.5*float64(slot)))
 			switch what := []string{"spike", "spike", "shift", "shift", "impossible", "silence"}[rng.IntN(6)]; what {
 			case "spike":
 				e := effect{what: what, from: at, to: at.Add(time.Duration(1+rng.IntN(2)) * c.cadence)}

@@ -73,7 +73,7 @@ func evaluate(seed uint64, perShape int, weeks float64, lv analyzer.Level, verbo
 				res.passes[e.Pass].healthyOpenings++
 				if verbose {
 					fmt.Printf("healthy FP %s %s at row %d of %d: %s value %.4g baseline %.4g band %.4g..%.4g %s\n",
-						h.rule.ID, e.Pass, firstRow(h.points, e.FirstSeen), len(h.points), e.FirstSeen.Format(time.RFC3339), e.Value, e.Baseline, e.BandLow, e.BandHigh, e.Reason)
+						h.rule.ID, e.Pass, e.row, len(h.points), e.FirstSeen.Format(time.RFC3339), e.Value, e.Baseline, e.BandLow, e.BandHigh, e.Reason)
 				}
 			}
 			res.healthy++
@@ -88,26 +88,33 @@ func evaluate(seed uint64, perShape int, weeks float64, lv analyzer.Level, verbo
 	return res
 }
 
+// opening is an episode opened and the row at which the detector said so
+// (a Sweep's opening counts at the next row).
+type opening struct {
+	analyzer.Episode
+	row int
+}
+
 // detect runs a fresh State over a series, sweeping every hour as the
 // server does, and answers the episodes opened.
-func detect(l labelled, lv analyzer.Level) []analyzer.Episode {
+func detect(l labelled, lv analyzer.Level) []opening {
 	s := analyzer.NewState()
 	level := func(analyzer.Pass) analyzer.Level { return lv }
-	var opened []analyzer.Episode
-	collect := func(cs []analyzer.Change) {
+	var opened []opening
+	collect := func(row int, cs []analyzer.Change) {
 		for _, c := range cs {
 			if c.Kind == analyzer.Opened {
-				opened = append(opened, c.Episode)
+				opened = append(opened, opening{c.Episode, row})
 			}
 		}
 	}
 	var nextSweep time.Time
-	for _, p := range l.points {
+	for i, p := range l.points {
 		for !nextSweep.IsZero() && nextSweep.Before(p.At) {
-			collect(s.Sweep(l.rule, level, nextSweep))
+			collect(i, s.Sweep(l.rule, level, nextSweep))
 			nextSweep = nextSweep.Add(time.Hour)
 		}
-		collect(s.Observe(l.rule, level, p))
+		collect(i, s.Observe(l.rule, level, p))
 		if nextSweep.IsZero() {
 			nextSweep = p.At.Truncate(time.Hour).Add(time.Hour)
 		}
@@ -116,8 +123,9 @@ func detect(l labelled, lv analyzer.Level) []analyzer.Episode {
 }
 
 // score turns a series and its detector's openings into NAB's view (rows,
-// windows, detection rows) and counts them per pass.
-func score(l labelled, eps []analyzer.Episode, passes map[analyzer.Pass]*passStats, verbose bool) Scored {
+// windows, detection rows: where each opening was reported) and counts
+// them per pass.
+func score(l labelled, eps []opening, passes map[analyzer.Pass]*passStats, verbose bool) Scored {
 	rows := len(l.points)
 	sc := Scored{Rows: rows}
 	width := int(0.1 * float64(rows) / float64(max(len(l.anomalies), 1)))
@@ -140,7 +148,7 @@ func score(l labelled, eps []analyzer.Episode, passes map[analyzer.Pass]*passSta
 	first := probation(rows)
 	found := make([]bool, len(l.anomalies))
 	for _, e := range eps {
-		row := firstRow(l.points, e.FirstSeen)
+		row := e.row
 		sc.Detections = append(sc.Detections, row)
 		if row < first || row >= rows {
 			continue

@@ -103,7 +103,7 @@ func TestAnalyzerDoneWhen(t *testing.T) {
 	sh := shifts[0]
 	if first := apitest.Time(t, sh["first_seen_at"]); first.Before(apitest.ShiftFrom) || first.After(apitest.ShiftFrom.Add(6*time.Hour)) ||
 		sh["severity"] != "critical" || sh["status"] != "resolved" || sh["metric"] != "download" || sh["subject"] != "ookla" ||
-		sh["measurement_type"] != "SpeedtestMeasurement" || sh["baseline"] == nil || sh["band"] == nil {
+		sh["measurement_type"] != "SpeedtestMeasurement" || sh["baseline"] == nil || sh["band_low"] == nil || sh["band_high"] == nil {
 		t.Errorf("shift episode %v", sh)
 	}
 	if onset != nil {

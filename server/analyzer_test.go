@@ -176,4 +176,18 @@ func TestAnalyzerDoneWhen(t *testing.T) {
 	if len(after) != len(got)+1 || after[newID] == nil || after[newID]["client_uuid"] != b.UUID {
 		t.Errorf("after the off override: %v, want one new spike of probe B (%s)", episodeIDs(after), newID)
 	}
+
+	// A detected episode resolved by hand stays resolved while the
+	// analyzer extends it.
+	r := apitest.Object(t, apitest.WantStatus(t, e.Admin(t, http.MethodPatch, "/anomaly_events/resolve", o.Key,
+		map[string]any{"anomaly_ids": []string{newID}}), http.StatusOK))
+	if apitest.Int(t, r["updated"]) != 1 {
+		t.Fatalf("resolve answered %v", r)
+	}
+	apitest.WantStatus(t, e.Probe(t, http.MethodPost, "/measurements", b.Secret, []any{apitest.AnalyzerDoc("later-b", b.UUID,
+		"VideoMeasurement", "netflix", late.Add(time.Hour), map[string]any{"total_stalling_time": 60000})}), http.StatusOK)
+	e.AnalyzerIdle(t, o.ID, time.Minute)
+	if final := episodes(t, e, viewer); len(final) != len(after) || final[newID]["status"] != "resolved" {
+		t.Errorf("after resolving %s by hand and another spike: %v (status %v)", newID, episodeIDs(final), final[newID]["status"])
+	}
 }

@@ -273,8 +273,20 @@ func (s *Store) writeAnalysis(ctx context.Context, tx pgx.Tx, ownerID int64, cli
 	if err != nil {
 		return err
 	}
-	docs := make([]Document, 0, len(res.Episodes))
+	// An episode someone resolved (PATCH /anomaly_events/resolve) stays
+	// resolved while the analyzer still holds it open; it resolves it in
+	// its own time, and a recurrence after that opens a new one.
+	var eps []map[string]any
 	for _, e := range res.Episodes {
+		if !(prior[e["id"].(string)] == "resolved" && e["status"] != "resolved") {
+			eps = append(eps, e)
+		}
+	}
+	if len(eps) == 0 {
+		return nil
+	}
+	docs := make([]Document, 0, len(eps))
+	for _, e := range eps {
 		d, err := DocumentFields(KindAnomalyEvent, e)
 		if err != nil {
 			return fmt.Errorf("episode document: %w", err)
@@ -319,7 +331,7 @@ func (s *Store) writeAnalysis(ctx context.Context, tx pgx.Tx, ownerID int64, cli
 		return nil
 	}
 	var events []NewEvent
-	for i, e := range res.Episodes {
+	for i, e := range eps {
 		before := prior[docs[i].DocID]
 		if before == "" {
 			events = append(events, anomalyEvent(EventAnomalyCreated, docs[i], e))

@@ -131,7 +131,7 @@ func changedRule(r analyzer.Rule, in gqlmodel.AnomalyRuleUpdateInput) (analyzer.
 	f.Enabled, _, _ = omitted(in.Enabled)
 	for field, null := range map[string]bool{"name": f.Name == nil && in.Name.IsSet(),
 		"measurementType": f.MeasurementType == nil && in.MeasurementType.IsSet(),
-		"metric": f.Metric == nil && in.Metric.IsSet(), "direction": f.Direction == nil && in.Direction.IsSet(),
+		"metric":          f.Metric == nil && in.Metric.IsSet(), "direction": f.Direction == nil && in.Direction.IsSet(),
 		"unit": f.Unit == nil && in.Unit.IsSet(), "enabled": f.Enabled == nil && in.Enabled.IsSet()} {
 		if null {
 			fe.Add(field, "can't be null")

@@ -139,7 +139,9 @@ func init() {
 			ruleShape(t, "anomaly_rule", apitest.WantEnvelope(t, r, 200, "anomaly_rule"))
 		}}
 	specRoutes["PUT /anomaly_rules/{id}"] = specRoute{"rule update answers {anomaly_rule}", 200,
-		func(t *testing.T, w *specWorld) (string, any) { return newRule(t, w.e, w.o.Key), map[string]any{"name": "renamed"} },
+		func(t *testing.T, w *specWorld) (string, any) {
+			return newRule(t, w.e, w.o.Key), map[string]any{"name": "renamed"}
+		},
 		func(t *testing.T, w *specWorld, r *apitest.Response) {
 			if ruleShape(t, "anomaly_rule", apitest.WantEnvelope(t, r, 200, "anomaly_rule"))["name"] != "renamed" {
 				t.Errorf("update answered %s", r.Raw)

@@ -107,7 +107,9 @@ func Run(ctx context.Context, st *store.Store, in io.Reader, opts Options) (Summ
 
 // releaseTimeout bounds the release of an import's analysis (else the
 // analyzer's sweep releases it: detector.heldFor).
-const releaseTimeout = 30 * time.Second
+// (one statement over every row the import held: a million rows take
+// tens of seconds on a busy machine).
+const releaseTimeout = 10 * time.Minute
 
 func withDefaults(o Options) Options {
 	if o.Batch == 0 {

@@ -135,6 +135,19 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	AnomalyRule struct {
+		Builtin         func(childComplexity int) int
+		Direction       func(childComplexity int) int
+		Enabled         func(childComplexity int) int
+		ID              func(childComplexity int) int
+		MeasurementType func(childComplexity int) int
+		Metric          func(childComplexity int) int
+		Name            func(childComplexity int) int
+		Passes          func(childComplexity int) int
+		Subject         func(childComplexity int) int
+		Unit            func(childComplexity int) int
+	}
+
 	Capability struct {
 		AllowedMeasurementSubjects   func(childComplexity int) int
 		AllowedMeasurementTypes      func(childComplexity int) int
@@ -620,6 +633,9 @@ type ComplexityRoot struct {
 		AnomalyDetectionOverrideFeedback func(childComplexity int, input gqlmodel.AnomalyDetectionOverrideFeedbackInput) int
 		AnomalyDetectionOverridesDelete  func(childComplexity int, id *int64, subject *string, measurementType *string, metric *string, detectionPass *string) int
 		AnomalyEventsResolve             func(childComplexity int, anomalyIds []string) int
+		AnomalyRuleCreate                func(childComplexity int, input gqlmodel.AnomalyRuleCreateInput) int
+		AnomalyRuleDelete                func(childComplexity int, id string) int
+		AnomalyRuleUpdate                func(childComplexity int, id string, input gqlmodel.AnomalyRuleUpdateInput) int
 		CapabilityCreate                 func(childComplexity int, input gqlmodel.CapabilityCreateInput) int
 		CapabilityDelete                 func(childComplexity int, id int64) int
 		CapabilityUpdate                 func(childComplexity int, id int64, input gqlmodel.CapabilityUpdateInput) int
@@ -706,6 +722,8 @@ type ComplexityRoot struct {
 		AnomalyEventDocument             func(childComplexity int, id string) int
 		AnomalyEventSearch               func(childComplexity int, body model.JSON, sourceOnly *bool, size *int64, from *int64, searchAfter *model.JSON) int
 		AnomalyEventsConnection          func(childComplexity int, first *int64, after *string, filter *gqlmodel.AnomalyEventFilter, clientIds []string) int
+		AnomalyRule                      func(childComplexity int, id string) int
+		AnomalyRules                     func(childComplexity int) int
 		Capabilities                     func(childComplexity int) int
 		CapabilitiesConnection           func(childComplexity int, first *int64, after *string, last *int64, before *string) int
 		Capability                       func(childComplexity int, id int64) int
@@ -1145,6 +1163,9 @@ type MutationResolver interface {
 	AnomalyDetectionOverrideCreate(ctx context.Context, input gqlmodel.AnomalyDetectionOverrideCreateInput) (*gqlmodel.AnomalyDetectionOverride, error)
 	AnomalyDetectionOverridesDelete(ctx context.Context, id *int64, subject *string, measurementType *string, metric *string, detectionPass *string) (int64, error)
 	AnomalyDetectionOverrideFeedback(ctx context.Context, input gqlmodel.AnomalyDetectionOverrideFeedbackInput) (*gqlmodel.AnomalyDetectionOverrideFeedbackResult, error)
+	AnomalyRuleCreate(ctx context.Context, input gqlmodel.AnomalyRuleCreateInput) (*model.AnomalyRule, error)
+	AnomalyRuleUpdate(ctx context.Context, id string, input gqlmodel.AnomalyRuleUpdateInput) (*model.AnomalyRule, error)
+	AnomalyRuleDelete(ctx context.Context, id string) (bool, error)
 	ClientAdminAPIKeyCreate(ctx context.Context, input gqlmodel.ClientAdminAPIKeyCreateInput) (*model.ClientAdminAPIKey, error)
 	ClientAdminAPIKeyDelete(ctx context.Context, id int64) (bool, error)
 	ClientAnalyticsAPIKeyCreate(ctx context.Context, input gqlmodel.APIKeyCreateInput) (*model.ClientAnalyticsAPIKey, error)
@@ -1209,6 +1230,8 @@ type QueryResolver interface {
 	AnomalyDetectionOverride(ctx context.Context, id int64) (*gqlmodel.AnomalyDetectionOverride, error)
 	AnomalyDetectionDimensions(ctx context.Context) (*gqlmodel.AnomalyDetectionDimensions, error)
 	AnomalyEventsConnection(ctx context.Context, first *int64, after *string, filter *gqlmodel.AnomalyEventFilter, clientIds []string) (*model.AnomalyEventConnection, error)
+	AnomalyRules(ctx context.Context) ([]model.AnomalyRule, error)
+	AnomalyRule(ctx context.Context, id string) (*model.AnomalyRule, error)
 	ClientAdminAPIKeys(ctx context.Context) ([]model.ClientAdminAPIKey, error)
 	ClientAdminAPIKey(ctx context.Context, id int64) (*model.ClientAdminAPIKey, error)
 	ClientAnalyticsAPIKeys(ctx context.Context) ([]model.ClientAnalyticsAPIKey, error)
@@ -1658,6 +1681,67 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AnomalyEventEdge.Node(childComplexity), true
+
+	case "AnomalyRule.builtin":
+		if e.ComplexityRoot.AnomalyRule.Builtin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyRule.Builtin(childComplexity), true
+	case "AnomalyRule.direction":
+		if e.ComplexityRoot.AnomalyRule.Direction == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyRule.Direction(childComplexity), true
+	case "AnomalyRule.enabled":
+		if e.ComplexityRoot.AnomalyRule.Enabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyRule.Enabled(childComplexity), true
+	case "AnomalyRule.id":
+		if e.ComplexityRoot.AnomalyRule.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyRule.ID(childComplexity), true
+	case "AnomalyRule.measurementType":
+		if e.ComplexityRoot.AnomalyRule.MeasurementType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyRule.MeasurementType(childComplexity), true
+	case "AnomalyRule.metric":
+		if e.ComplexityRoot.AnomalyRule.Metric == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyRule.Metric(childComplexity), true
+	case "AnomalyRule.name":
+		if e.ComplexityRoot.AnomalyRule.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyRule.Name(childComplexity), true
+	case "AnomalyRule.passes":
+		if e.ComplexityRoot.AnomalyRule.Passes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyRule.Passes(childComplexity), true
+	case "AnomalyRule.subject":
+		if e.ComplexityRoot.AnomalyRule.Subject == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyRule.Subject(childComplexity), true
+	case "AnomalyRule.unit":
+		if e.ComplexityRoot.AnomalyRule.Unit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyRule.Unit(childComplexity), true
 
 	case "Capability.allowedMeasurementSubjects":
 		if e.ComplexityRoot.Capability.AllowedMeasurementSubjects == nil {
@@ -3770,6 +3854,39 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AnomalyEventsResolve(childComplexity, args["anomalyIds"].([]string)), true
+	case "Mutation.anomalyRuleCreate":
+		if e.ComplexityRoot.Mutation.AnomalyRuleCreate == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_anomalyRuleCreate_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AnomalyRuleCreate(childComplexity, args["input"].(gqlmodel.AnomalyRuleCreateInput)), true
+	case "Mutation.anomalyRuleDelete":
+		if e.ComplexityRoot.Mutation.AnomalyRuleDelete == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_anomalyRuleDelete_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AnomalyRuleDelete(childComplexity, args["id"].(string)), true
+	case "Mutation.anomalyRuleUpdate":
+		if e.ComplexityRoot.Mutation.AnomalyRuleUpdate == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_anomalyRuleUpdate_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AnomalyRuleUpdate(childComplexity, args["id"].(string), args["input"].(gqlmodel.AnomalyRuleUpdateInput)), true
 	case "Mutation.capabilityCreate":
 		if e.ComplexityRoot.Mutation.CapabilityCreate == nil {
 			break
@@ -4520,6 +4637,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.AnomalyEventsConnection(childComplexity, args["first"].(*int64), args["after"].(*string), args["filter"].(*gqlmodel.AnomalyEventFilter), args["clientIds"].([]string)), true
+	case "Query.anomalyRule":
+		if e.ComplexityRoot.Query.AnomalyRule == nil {
+			break
+		}
+
+		args, err := ec.field_Query_anomalyRule_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.AnomalyRule(childComplexity, args["id"].(string)), true
+	case "Query.anomalyRules":
+		if e.ComplexityRoot.Query.AnomalyRules == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.AnomalyRules(childComplexity), true
 	case "Query.capabilities":
 		if e.ComplexityRoot.Query.Capabilities == nil {
 			break
@@ -6534,6 +6668,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputAnomalyDetectionOverrideScopeInput,
 		ec.unmarshalInputAnomalyEventByIDsInput,
 		ec.unmarshalInputAnomalyEventFilter,
+		ec.unmarshalInputAnomalyRuleCreateInput,
+		ec.unmarshalInputAnomalyRuleUpdateInput,
 		ec.unmarshalInputApiKeyCreateInput,
 		ec.unmarshalInputCapabilityByIDsInput,
 		ec.unmarshalInputCapabilityCreateInput,
@@ -7067,6 +7203,90 @@ extend type Query {
     "Only the episodes of these clients (integer ids or UUIDs, 1 to 100); unknown ones match nothing."
     clientIds: [ID!]
   ): AnomalyEventConnection!
+}
+
+"""
+An anomaly rule: what the analyzer watches (docs/analyzer.md). The
+catalogue's rules (builtin) apply to every data owner until it disables
+them; a data owner adds its own.
+"""
+type AnomalyRule {
+  "The rule's id: a catalogue id (e.g. speedtest-download) or custom-<n>; the rule_id of its episodes."
+  id: ID!
+  "A name for people."
+  name: String!
+  "The measurement document type it watches, e.g. SpeedtestMeasurement."
+  measurementType: String!
+  "The dotted path of the metric in the document, e.g. statistic_values.download."
+  metric: String!
+  "The study subject it is limited to; null: any subject."
+  subject: String
+  "The direction that is bad: up, down or both."
+  direction: String!
+  "The metric's unit, e.g. ms (% bounds values to 0..100)."
+  unit: String!
+  "The passes it runs: spike, shift, data_quality."
+  passes: [String!]!
+  "Whether it runs."
+  enabled: Boolean!
+  "A rule of the catalogue: it can be disabled, not changed or deleted."
+  builtin: Boolean!
+}
+
+"A new rule of the data owner."
+input AnomalyRuleCreateInput {
+  "A name for people."
+  name: String!
+  "The measurement document type, e.g. SpeedtestMeasurement."
+  measurementType: String!
+  "The dotted path of the metric, e.g. statistic_values.download."
+  metric: String!
+  "The study subject to limit it to; null or absent: any subject."
+  subject: String
+  "up, down or both."
+  direction: String!
+  "The unit (default none)."
+  unit: String
+  "The passes to run (default all: spike, shift, data_quality)."
+  passes: [String!]
+  "Whether it runs (default true)."
+  enabled: Boolean
+}
+
+"The changes to a rule: an absent field keeps the stored value. Of a built-in rule only enabled can change."
+input AnomalyRuleUpdateInput {
+  "A name for people."
+  name: String @goField(omittable: true)
+  "The measurement document type."
+  measurementType: String @goField(omittable: true)
+  "The dotted path of the metric."
+  metric: String @goField(omittable: true)
+  "The study subject; null: any subject."
+  subject: String @goField(omittable: true)
+  "up, down or both."
+  direction: String @goField(omittable: true)
+  "The unit."
+  unit: String @goField(omittable: true)
+  "The passes to run."
+  passes: [String!] @goField(omittable: true)
+  "Whether it runs."
+  enabled: Boolean @goField(omittable: true)
+}
+
+extend type Query {
+  "The data owner's anomaly rules: the catalogue's, then its own. Any role."
+  anomalyRules: [AnomalyRule!]!
+  "One of the data owner's anomaly rules. Any role."
+  anomalyRule("The rule's id." id: ID!): AnomalyRule!
+}
+
+extend type Mutation {
+  "Adds a rule of the data owner. Editor and above."
+  anomalyRuleCreate("The rule." input: AnomalyRuleCreateInput!): AnomalyRule!
+  "Changes a rule (of a built-in rule only enabled). Editor and above."
+  anomalyRuleUpdate("The rule's id." id: ID!, "The changes." input: AnomalyRuleUpdateInput!): AnomalyRule!
+  "Deletes one of the data owner's own rules (a built-in rule can only be disabled). Editor and above."
+  anomalyRuleDelete("The rule's id." id: ID!): Boolean!
 }
 `, BuiltIn: false},
 	{Name: "../schema/apikey.graphqls", Input: `"A key for the administration API and GraphQL."
@@ -10112,6 +10332,32 @@ func (ec *executionContext) childFields_AnomalyEventEdge(ctx context.Context, fi
 	return nil, fmt.Errorf("no field named %q was found under type AnomalyEventEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_AnomalyRule(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_AnomalyRule_id(ctx, field)
+	case "name":
+		return ec.fieldContext_AnomalyRule_name(ctx, field)
+	case "measurementType":
+		return ec.fieldContext_AnomalyRule_measurementType(ctx, field)
+	case "metric":
+		return ec.fieldContext_AnomalyRule_metric(ctx, field)
+	case "subject":
+		return ec.fieldContext_AnomalyRule_subject(ctx, field)
+	case "direction":
+		return ec.fieldContext_AnomalyRule_direction(ctx, field)
+	case "unit":
+		return ec.fieldContext_AnomalyRule_unit(ctx, field)
+	case "passes":
+		return ec.fieldContext_AnomalyRule_passes(ctx, field)
+	case "enabled":
+		return ec.fieldContext_AnomalyRule_enabled(ctx, field)
+	case "builtin":
+		return ec.fieldContext_AnomalyRule_builtin(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AnomalyRule", field.Name)
+}
+
 func (ec *executionContext) childFields_Capability(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "nodeId":
@@ -12312,6 +12558,56 @@ func (ec *executionContext) field_Mutation_anomalyEventsResolve_args(ctx context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_anomalyRuleCreate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.AnomalyRuleCreateInput, error) {
+			return ec.unmarshalNAnomalyRuleCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyRuleCreateInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_anomalyRuleDelete_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_anomalyRuleUpdate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.AnomalyRuleUpdateInput, error) {
+			return ec.unmarshalNAnomalyRuleUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyRuleUpdateInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_capabilityCreate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -13415,6 +13711,20 @@ func (ec *executionContext) field_Query_anomalyEventsConnection_args(ctx context
 		return nil, err
 	}
 	args["clientIds"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_anomalyRule_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -16340,6 +16650,236 @@ func (ec *executionContext) fieldContext_AnomalyEventEdge_node(_ context.Context
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _AnomalyRule_id(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyRule_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyRule_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyRule_name(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyRule_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyRule_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyRule_measurementType(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyRule_measurementType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MeasurementType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyRule_measurementType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyRule_metric(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyRule_metric(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Metric, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyRule_metric(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyRule_subject(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyRule_subject(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Subject, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyRule_subject(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyRule_direction(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyRule_direction(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Direction, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyRule_direction(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyRule_unit(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyRule_unit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Unit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyRule_unit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyRule_passes(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyRule_passes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Passes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyRule_passes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyRule_enabled(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyRule_enabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Enabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyRule_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyRule_builtin(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyRule_builtin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Builtin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyRule_builtin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _Capability_nodeId(ctx context.Context, field graphql.CollectedField, obj *model.Capability) (ret graphql.Marshaler) {
@@ -25028,6 +25568,138 @@ func (ec *executionContext) fieldContext_Mutation_anomalyDetectionOverrideFeedba
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_anomalyRuleCreate(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_anomalyRuleCreate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AnomalyRuleCreate(ctx, fc.Args["input"].(gqlmodel.AnomalyRuleCreateInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AnomalyRule) graphql.Marshaler {
+			return ec.marshalNAnomalyRule2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAnomalyRule(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_anomalyRuleCreate(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnomalyRule(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_anomalyRuleCreate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_anomalyRuleUpdate(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_anomalyRuleUpdate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AnomalyRuleUpdate(ctx, fc.Args["id"].(string), fc.Args["input"].(gqlmodel.AnomalyRuleUpdateInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AnomalyRule) graphql.Marshaler {
+			return ec.marshalNAnomalyRule2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAnomalyRule(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_anomalyRuleUpdate(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnomalyRule(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_anomalyRuleUpdate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_anomalyRuleDelete(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_anomalyRuleDelete(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AnomalyRuleDelete(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_anomalyRuleDelete(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_anomalyRuleDelete_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_clientAdminApiKeyCreate(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -28012,6 +28684,82 @@ func (ec *executionContext) fieldContext_Query_anomalyEventsConnection(ctx conte
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_anomalyEventsConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_anomalyRules(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_anomalyRules(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().AnomalyRules(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.AnomalyRule) graphql.Marshaler {
+			return ec.marshalNAnomalyRule2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAnomalyRuleᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_anomalyRules(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnomalyRule(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_anomalyRule(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_anomalyRule(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().AnomalyRule(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AnomalyRule) graphql.Marshaler {
+			return ec.marshalNAnomalyRule2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAnomalyRule(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_anomalyRule(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnomalyRule(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_anomalyRule_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -37599,6 +38347,164 @@ func (ec *executionContext) unmarshalInputAnomalyEventFilter(ctx context.Context
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputAnomalyRuleCreateInput(ctx context.Context, obj any) (gqlmodel.AnomalyRuleCreateInput, error) {
+	var it gqlmodel.AnomalyRuleCreateInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "measurementType", "metric", "subject", "direction", "unit", "passes", "enabled"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "measurementType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("measurementType"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MeasurementType = data
+		case "metric":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("metric"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Metric = data
+		case "subject":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("subject"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Subject = data
+		case "direction":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("direction"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Direction = data
+		case "unit":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("unit"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Unit = data
+		case "passes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("passes"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Passes = data
+		case "enabled":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("enabled"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Enabled = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputAnomalyRuleUpdateInput(ctx context.Context, obj any) (gqlmodel.AnomalyRuleUpdateInput, error) {
+	var it gqlmodel.AnomalyRuleUpdateInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "measurementType", "metric", "subject", "direction", "unit", "passes", "enabled"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = graphql.OmittableOf(data)
+		case "measurementType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("measurementType"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MeasurementType = graphql.OmittableOf(data)
+		case "metric":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("metric"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Metric = graphql.OmittableOf(data)
+		case "subject":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("subject"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Subject = graphql.OmittableOf(data)
+		case "direction":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("direction"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Direction = graphql.OmittableOf(data)
+		case "unit":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("unit"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Unit = graphql.OmittableOf(data)
+		case "passes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("passes"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Passes = graphql.OmittableOf(data)
+		case "enabled":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("enabled"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Enabled = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputApiKeyCreateInput(ctx context.Context, obj any) (gqlmodel.APIKeyCreateInput, error) {
 	var it gqlmodel.APIKeyCreateInput
 	if obj == nil {
@@ -40595,6 +41501,89 @@ func (ec *executionContext) _AnomalyEventEdge(ctx context.Context, sel ast.Selec
 			}
 		case "node":
 			out.Values[i] = ec._AnomalyEventEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var anomalyRuleImplementors = []string{"AnomalyRule"}
+
+func (ec *executionContext) _AnomalyRule(ctx context.Context, sel ast.SelectionSet, obj *model.AnomalyRule) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, anomalyRuleImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AnomalyRule")
+		case "id":
+			out.Values[i] = ec._AnomalyRule_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._AnomalyRule_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "measurementType":
+			out.Values[i] = ec._AnomalyRule_measurementType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "metric":
+			out.Values[i] = ec._AnomalyRule_metric(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "subject":
+			out.Values[i] = ec._AnomalyRule_subject(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "direction":
+			out.Values[i] = ec._AnomalyRule_direction(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unit":
+			out.Values[i] = ec._AnomalyRule_unit(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "passes":
+			out.Values[i] = ec._AnomalyRule_passes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "enabled":
+			out.Values[i] = ec._AnomalyRule_enabled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "builtin":
+			out.Values[i] = ec._AnomalyRule_builtin(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -44402,6 +45391,27 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "anomalyRuleCreate":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_anomalyRuleCreate(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "anomalyRuleUpdate":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_anomalyRuleUpdate(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "anomalyRuleDelete":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_anomalyRuleDelete(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "clientAdminApiKeyCreate":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_clientAdminApiKeyCreate(ctx, field)
@@ -45166,6 +46176,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_anomalyEventsConnection(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "anomalyRules":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_anomalyRules(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "anomalyRule":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_anomalyRule(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -49561,6 +50615,46 @@ func (ec *executionContext) marshalNAnomalyEventEdge2ᚕgithubᚗcomᚋfleetgrap
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNAnomalyRule2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAnomalyRule(ctx context.Context, sel ast.SelectionSet, v model.AnomalyRule) graphql.Marshaler {
+	return ec._AnomalyRule(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNAnomalyRule2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAnomalyRuleᚄ(ctx context.Context, sel ast.SelectionSet, v []model.AnomalyRule) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAnomalyRule2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAnomalyRule(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAnomalyRule2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAnomalyRule(ctx context.Context, sel ast.SelectionSet, v *model.AnomalyRule) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AnomalyRule(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNAnomalyRuleCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyRuleCreateInput(ctx context.Context, v any) (gqlmodel.AnomalyRuleCreateInput, error) {
+	res, err := ec.unmarshalInputAnomalyRuleCreateInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNAnomalyRuleUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyRuleUpdateInput(ctx context.Context, v any) (gqlmodel.AnomalyRuleUpdateInput, error) {
+	res, err := ec.unmarshalInputAnomalyRuleUpdateInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNApiKeyCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAPIKeyCreateInput(ctx context.Context, v any) (gqlmodel.APIKeyCreateInput, error) {

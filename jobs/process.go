@@ -7,6 +7,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/fleetgraph/fleetgraph/detector"
 	"github.com/fleetgraph/fleetgraph/notify"
 	"github.com/fleetgraph/fleetgraph/search/pg"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -33,6 +34,9 @@ type Process struct {
 	// Mailer sends the outbox; nil: the mail waits in the outbox (the
 	// e-mail queue is not worked).
 	Mailer *notify.Mailer
+	// Analyzer judges the stored measurements (nil: the detector's
+	// defaults).
+	Analyzer *detector.Jobs
 	// RescueAfter: Config.RescueAfter (0: the delivery job's timeout
 	// plus 30 s).
 	RescueAfter time.Duration
@@ -57,11 +61,22 @@ func Workers(p Process) (*river.Workers, error) {
 	}
 	river.AddWorker(w, &notify.RoundWorker{Notifier: &notify.Notifier{Store: p.Store, Log: p.Log}})
 	river.AddWorker(w, &LicenseWorker{Store: p.Store, Log: p.Log})
+	if err := p.analyzer().Register(w); err != nil {
+		return nil, err
+	}
 	river.AddWorker(w, &pg.RollupWorker{Pool: p.Store.Pool(), Log: p.Log, Observe: p.ObserveRollups})
 	if p.Mailer != nil {
 		river.AddWorker(w, &notify.MailWorker{Store: p.Store, Mailer: p.Mailer, Log: p.Log})
 	}
 	return w, nil
+}
+
+// analyzer is p.Analyzer, or the detector with its defaults.
+func (p Process) analyzer() *detector.Jobs {
+	if p.Analyzer != nil {
+		return p.Analyzer
+	}
+	return detector.New(detector.Config{Store: p.Store, Logger: p.Log})
 }
 
 // StartProcess works every job of the process until Stop (or ctx ends).
@@ -76,6 +91,8 @@ func StartProcess(ctx context.Context, p Process) (*Runner, error) {
 	if p.Mailer != nil {
 		queues[store.QueueEmail] = mailWorkers
 	}
+	q, n := p.analyzer().Queue()
+	queues[q] = n
 	rescue, jobTimeout := p.RescueAfter, p.Webhooks.JobTimeout()
 	switch {
 	case rescue == 0:

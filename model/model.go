@@ -612,3 +612,18 @@ type ExportAPIKeyEdge struct {
 	Cursor string
 	Node   *ExportAPIKey
 }
+
+// AnomalyRule is an anomaly rule as the API answers it (store keeps
+// analyzer.Rule).
+type AnomalyRule struct {
+	ID              string
+	Name            string
+	MeasurementType string
+	Metric          string
+	Subject         *string
+	Direction       string
+	Unit            string
+	Passes          []string
+	Enabled         bool
+	Builtin         bool
+}

@@ -71,6 +71,7 @@ func TestCommandsHelpSucceedsAndListsOnlyTheirFlags(t *testing.T) {
 		"migrate":   {"-addr", "-elasticsearch-url", "-search-timeout", "-secret-key"},
 		"bootstrap": {"-elasticsearch-url", "-search-timeout"},
 		"import":    {"-addr", "-elasticsearch-url", "-search-timeout"},
+		"analyze":   {"-addr", "-elasticsearch-url", "-search-timeout"},
 	}
 	for cmd, flags := range ignored {
 		out := captureStderr(t, func() {

@@ -160,6 +160,46 @@ type AnomalyEventFilter struct {
 	Until *time.Time `json:"until,omitempty"`
 }
 
+// A new rule of the data owner.
+type AnomalyRuleCreateInput struct {
+	// A name for people.
+	Name string `json:"name"`
+	// The measurement document type, e.g. SpeedtestMeasurement.
+	MeasurementType string `json:"measurementType"`
+	// The dotted path of the metric, e.g. statistic_values.download.
+	Metric string `json:"metric"`
+	// The study subject to limit it to; null or absent: any subject.
+	Subject *string `json:"subject,omitempty"`
+	// up, down or both.
+	Direction string `json:"direction"`
+	// The unit (default none).
+	Unit *string `json:"unit,omitempty"`
+	// The passes to run (default all: spike, shift, data_quality).
+	Passes []string `json:"passes,omitempty"`
+	// Whether it runs (default true).
+	Enabled *bool `json:"enabled,omitempty"`
+}
+
+// The changes to a rule: an absent field keeps the stored value. Of a built-in rule only enabled can change.
+type AnomalyRuleUpdateInput struct {
+	// A name for people.
+	Name graphql.Omittable[*string] `json:"name,omitempty"`
+	// The measurement document type.
+	MeasurementType graphql.Omittable[*string] `json:"measurementType,omitempty"`
+	// The dotted path of the metric.
+	Metric graphql.Omittable[*string] `json:"metric,omitempty"`
+	// The study subject; null: any subject.
+	Subject graphql.Omittable[*string] `json:"subject,omitempty"`
+	// up, down or both.
+	Direction graphql.Omittable[*string] `json:"direction,omitempty"`
+	// The unit.
+	Unit graphql.Omittable[*string] `json:"unit,omitempty"`
+	// The passes to run.
+	Passes graphql.Omittable[[]string] `json:"passes,omitempty"`
+	// Whether it runs.
+	Enabled graphql.Omittable[*bool] `json:"enabled,omitempty"`
+}
+
 // A new analytics or export API key.
 type APIKeyCreateInput struct {
 	// A name for the key.

@@ -557,7 +557,9 @@ func TestAITokenLimitParallel(t *testing.T) {
 	const limit, cost, parallel = 60, 50, 8
 	const delay = 3 * time.Second // the model's answer time
 	w := newAIWorld(t, "openai")
-	w.fake.Default = apitest.FakeAnswer{Text: "ok", PromptTokens: 40, CompletionTokens: cost - 40, Delay: delay}
+	for range parallel {
+		w.fake.Script(apitest.FakeAnswer{Text: "ok", PromptTokens: 40, CompletionTokens: cost - 40, Delay: delay})
+	}
 	apitest.WantEnvelope(t, w.do(t, http.MethodPut, "/ai_assistant/token_limit", map[string]any{"limit": limit}), http.StatusOK, "usage")
 	ids := make([]int64, parallel)
 	for i := range ids {

@@ -182,18 +182,33 @@ func TestFrozenDatabaseWithinDatabaseWait(t *testing.T) {
 		unavailable(t, append(outageCalls(e, o.Key, exportKey, freshAdmin, freshExport), viewer, readyz), bound)
 	})
 	pg.Thaw(t)
-	start := time.Now()
-	for _, c := range append(warm, viewer) {
-		for {
-			status, _, _, body := c.do(t)
-			if status == http.StatusOK {
-				break
+	recovered := func(after string) {
+		t.Helper()
+		start := time.Now()
+		for _, c := range append(warm, viewer) {
+			for {
+				status, _, _, body := c.do(t)
+				if status == http.StatusOK {
+					break
+				}
+				if time.Since(start) > 15*time.Second {
+					t.Fatalf("%s: still %d %s %s after %s", c.name, status, body, time.Since(start), after)
+				}
+				time.Sleep(100 * time.Millisecond)
 			}
-			if time.Since(start) > 15*time.Second {
-				t.Fatalf("%s: still %d %s %s after SIGCONT", c.name, status, body, time.Since(start))
-			}
-			time.Sleep(100 * time.Millisecond)
 		}
+		t.Logf("recovered %s after %s", time.Since(start), after)
 	}
-	t.Logf("recovered %s after SIGCONT", time.Since(start))
+	recovered("SIGCONT")
+
+	// Killed, the database is declared down too (its pings fail at once),
+	// and answers again once it is restarted.
+	t.Run("killed", func(t *testing.T) {
+		freshAdmin, _ := o.NewKey(t, apitest.KeyOpts{})
+		freshExport, _ := o.NewKey(t, apitest.KeyOpts{Kind: auth.KindExport})
+		pg.Kill(t)
+		unavailable(t, outageCalls(e, o.Key, exportKey, freshAdmin, freshExport), bound)
+	})
+	pg.Start(t)
+	recovered("the restart")
 }

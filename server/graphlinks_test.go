@@ -282,6 +282,22 @@ func TestGraphLinks(t *testing.T) {
 		}
 	})
 
+	t.Run("a client shared with another data owner", func(t *testing.T) {
+		// x sees a, shared with it, but none of o's documents of it and no
+		// health (a's health is o's); only what x itself holds of a.
+		if err := e.Store.ShareClient(context.Background(), o.ID, a.ID, x.ID); err != nil {
+			t.Fatal(err)
+		}
+		c := e.GraphQLData(t, x.Key, `query($id: ID!) { client(id: $id) { accessLevel health { state } openAnomalyCount
+			anomalyEvents { edges { node { id } } } systemStatusRecords { edges { node { cpuAveragePercent } } } } }`,
+			map[string]any{"id": a.UUID})["client"].(map[string]any)
+		events, recs := edgeNodes(t, c["anomalyEvents"]), edgeNodes(t, c["systemStatusRecords"])
+		if c["accessLevel"] != "shared" || c["health"] != nil || apitest.Int(t, c["openAnomalyCount"]) != 1 ||
+			len(events) != 1 || events[0]["id"] != "x-under-a" || len(recs) != 1 || fmt.Sprint(recs[0]["cpuAveragePercent"]) != "99" {
+			t.Errorf("the shared client as x sees it: %v", c)
+		}
+	})
+
 	t.Run("bad arguments and roles", func(t *testing.T) {
 		viewer, _ := o.NewKey(t, apitest.KeyOpts{UserRole: "viewer"})
 		for _, tc := range []struct {

@@ -63,7 +63,7 @@ generate: ## regenerate graph/ and the resolver stubs from schema/ (gqlgen, pinn
 # (TESTFLAGS=-race RACE_PKGS=); TESTFLAGS are go test's flags for the whole
 # run.
 RACE_PKGS ?= ./admission ./budget ./clientapi ./importer ./loaders ./notify ./obs ./ratelimit ./rest \
-	./resolvers ./search/es ./search/pg ./store ./stream ./webhooks
+	./detector ./jobs ./listener ./resolvers ./search/es ./search/pg ./store ./stream ./webhooks
 TESTFLAGS ?=
 test: ## run every test, the race detector over the packages whose goroutines share state (needs PostgreSQL binaries or a server); stops the private PostgreSQL the tests may have started
 	@status=0; \
@@ -91,13 +91,14 @@ fuzz: ## run the search isolation fuzzers briefly (FUZZTIME each)
 # model under graph/, resolver stubs under resolvers/, and go.mod/go.sum,
 # which gqlgen tidies.
 GENERATED := graph resolvers go.mod go.sum
-check: ## CI checks: gofmt, generated code up to date and committed, lint, the OpenAPI lint, relative links of every Markdown file, the tests, then the fuzzers briefly
+check: ## CI checks: gofmt, generated code up to date and committed, lint, the dashboard's type check and lint, the OpenAPI lint, relative links of every Markdown file, the tests, then the fuzzers briefly
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	$(GO) mod tidy -diff
 	$(GO) generate ./...
 	@changed="$$(git status --porcelain --untracked-files=all -- $(GENERATED))"; \
 	test -z "$$changed" || { echo "$$changed"; echo "generated code is stale or not committed (changed or untracked files above): run make generate (and go mod tidy) and commit"; exit 1; }
 	$(MAKE) lint
+	$(MAKE) dashboard-check
 	$(MAKE) openapi-lint
 	sh tools/doclinks.sh $$(git ls-files '*.md')
 	$(MAKE) test TESTFLAGS=-race RACE_PKGS=

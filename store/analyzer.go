@@ -45,10 +45,27 @@ var analyzeOpts = &river.InsertOpts{Queue: AnalyzerQueue, MaxAttempts: 25, Uniqu
 	ByState: []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStatePending,
 		rivertype.JobStateRunning, rivertype.JobStateScheduled, rivertype.JobStateRetryable}}}
 
+// maxSharedLocks bounds the client locks a write takes (lock table
+// space); a write of more clients relies on the sweep's requeue instead.
+const maxSharedLocks = 16
+
 // queueAnalysis queues the analysis of the data owner's clients in tx.
+// First it takes each client's analysis lock in shared mode (up to
+// maxSharedLocks clients): a judging transaction of the client that is
+// running (its job running, so the unique insert below is skipped) then
+// finishes first and this write's rows wait for a new job, or it waits
+// for this write to commit and judges its rows; no row is left without
+// a job.
 func (s *Store) queueAnalysis(ctx context.Context, tx pgx.Tx, ownerID int64, clients []string) error {
 	if len(clients) == 0 {
 		return nil
+	}
+	if len(clients) <= maxSharedLocks {
+		_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared(hashtextextended('analyzer:' || c, $1))
+			FROM unnest($2::text[]) AS c`, ownerID, clients)
+		if err != nil {
+			return mapErr("lock client analysis", err)
+		}
 	}
 	params := make([]river.InsertManyParams, len(clients))
 	for i, c := range clients {

@@ -12,8 +12,8 @@ import (
 )
 
 // The analyzer's latency (issue 24): some probes report one anomalous
-// measurement (a video that took 10 minutes to start) in their third
-// report; the time from that report's 2xx to its episode being readable
+// measurement (a video that took 10 minutes to start) in their
+// -anomaly-report-th report; the time from that report's 2xx to its episode being readable
 // (a search over the anomaly events, every 200 ms) and to its webhook
 // delivery arriving (a receiver on 127.0.0.1) is measured.
 

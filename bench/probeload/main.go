@@ -51,8 +51,8 @@ type options struct {
 	requestTimeout    time.Duration
 	registrationLimit int
 	// anomalyEvery: every anomalyEvery-th probe reports one anomaly (0: none).
-	anomalyEvery int
-	tracker      *tracker
+	anomalyEvery, anomalyReport int
+	tracker                     *tracker
 }
 
 func parseFlags(args []string) (options, error) {
@@ -67,8 +67,10 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.requestTimeout, "timeout", 30*time.Second, "time limit of one request")
 	fs.DurationVar(&o.checkInTarget, "checkin-p99-target", 50*time.Millisecond, "target of the check-in p99")
 	fs.Float64Var(&o.docsPerSecTarget, "docs-target", 5000, "target of documents accepted per second")
-	fs.IntVar(&o.anomalyEvery, "anomaly-every", 5, "every n-th probe reports one anomalous value in its third report, "+
+	fs.IntVar(&o.anomalyEvery, "anomaly-every", 5, "every n-th probe reports one anomalous value in its -anomaly-report-th report, "+
 		"to measure the analyzer's latency (0: none)")
+	fs.IntVar(&o.anomalyReport, "anomaly-report", 32, "the report that carries the anomaly (the analyzer judges spikes "+
+		"once it has seen some 300 values of the client's metric: 30 reports of 10)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -288,8 +290,8 @@ func (p *probe) report(ctx context.Context) {
 			300+rand.IntN(900), rand.IntN(3), 5+rand.Float64()*40, 20+rand.Float64()*500)
 	}
 	p.reports++
-	anomalous := p.o.anomalyEvery > 0 && p.seq%p.o.anomalyEvery == 0 && p.reports == 3
-	if anomalous { // after two reports of normal values: a video that took 10 minutes to start
+	anomalous := p.o.anomalyEvery > 0 && p.seq%p.o.anomalyEvery == 0 && p.reports == p.o.anomalyReport
+	if anomalous { // after enough normal values: a video that took 10 minutes to start
 		p.sent++
 		fmt.Fprintf(&p.scratch, `{"id":"%s-%d","type":"VideoMeasurement","client_uuid":"%s","created_at":"%s",`+
 			`"study":{"subject":"youtube"},"statistic_values":{"initial_loading_time":600000}}`+"\n",

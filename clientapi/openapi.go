@@ -86,6 +86,9 @@ func (rt route) describe() map[string]any {
 			"headers": headers, "content": jsonOf(answer)}
 		responses["422"] = map[string]any{"description": "No document was accepted: the refusals per document, or the error shape.",
 			"headers": headers, "content": jsonOf(map[string]any{"oneOf": []any{answer, errRef}})}
+		responses["429"] = map[string]any{"description": "Rate limited (the error shape), or no document was accepted because " +
+			"each named a client past the client analytics keys' bound on new clients (the refusals per document).",
+			"headers": headers, "content": jsonOf(map[string]any{"oneOf": []any{answer, errRef}})}
 		doc := map[string]any{"type": "object", "description": "A document of the route's kind (docs/client-api.md)."}
 		out["requestBody"] = map[string]any{"required": true, "content": map[string]any{
 			"application/json":     map[string]any{"schema": map[string]any{"type": "array", "items": doc, "minItems": 1, "maxItems": MaxDocuments}},

@@ -11,8 +11,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fleetgraph/fleetgraph/apitest"
+	"github.com/fleetgraph/fleetgraph/detector"
 	"github.com/fleetgraph/fleetgraph/graphiql"
 )
 
@@ -37,11 +39,9 @@ func TestDemoLoadsTheFixtureSet(t *testing.T) {
 			t.Fatal(err)
 		}
 		want[kind] = len(bytes.Split(bytes.TrimSpace(raw), []byte("\n")))
-		switch kind { // and the speed test history (loadDemoHistory): 4 a day per probe, probe-01's open episode
+		switch kind { // and the speed test history (loadDemoHistory): demoTestsPerDay a day per probe
 		case "measurement":
-			want[kind] += 12 * demoHistoryDays * 4
-		case "anomaly_event":
-			want[kind]++
+			want[kind] += 12 * demoHistoryDays * demoTestsPerDay
 		}
 		if got := countDocs(t, owner, kind); got != want[kind] {
 			t.Errorf("%s: %d documents, want the fixture's and the history's %d", kind, got, want[kind])
@@ -209,5 +209,49 @@ func TestTheExampleQueryAnswersOnTheDemo(t *testing.T) {
 	}
 	if states["probe-07"] != "critical" || states["probe-03"] != "warning" {
 		t.Errorf("fleet health %v, want probe-07 critical and probe-03 at a warning", states)
+	}
+}
+
+// The analyzer finds the demo history's anomalies as serve --demo stores
+// them: probe-01's download shift and probe-02's two ping spikes, and no
+// detected episode on another probe.
+func TestDemoAnomaliesAreDetected(t *testing.T) {
+	e := apitest.Get(t)
+	ctx := context.Background()
+	if _, err := seedDemo(ctx, e.Store, e.Sealer, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatalf("seed: %v", err)
+	}
+	var owner int64
+	if err := e.Store.Pool().QueryRow(ctx, `SELECT id FROM data_owners WHERE slug = $1`, demoOwner).Scan(&owner); err != nil {
+		t.Fatal(err)
+	}
+	e.StartWebhooks(t, nil, detector.New(detector.Config{Store: e.Store, SweepEvery: -1}))
+	e.AnalyzerIdle(t, owner, 2*time.Minute)
+	rows, err := e.Store.Pool().Query(ctx, `SELECT c.label, d.doc->>'rule_id', d.doc->>'detection_pass', count(*)
+		FROM documents d JOIN clients c ON c.data_owner_id = d.data_owner_id AND c.uuid::text = d.doc->>'client_uuid'
+		WHERE d.data_owner_id = $1 AND d.kind = 'anomaly_event' AND d.doc->>'detected_by' = 'analyzer'
+		GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`, owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for rows.Next() {
+		var label, rule, pass string
+		var n int
+		if err := rows.Scan(&label, &rule, &pass, &n); err != nil {
+			t.Fatal(err)
+		}
+		got[label+" "+rule+" "+pass] = n
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got["probe-01 speedtest-download shift"] != 1 || got["probe-02 speedtest-ping spike"] != 2 {
+		t.Errorf("detected %v, want probe-01's download shift and probe-02's two ping spikes", got)
+	}
+	for k := range got {
+		if !strings.HasPrefix(k, "probe-01 speedtest-download ") && k != "probe-02 speedtest-ping spike" {
+			t.Errorf("detected %s (%d): the demo history has no such anomaly", k, got[k])
+		}
 	}
 }

@@ -26,6 +26,8 @@ func (r *mutationResolver) DataOwnerSettingsUpdate(ctx context.Context, input gq
 	longText(fe, "aiSystemPrompt", sp.AiSystemPrompt)
 	sp.OfflineThresholdMinutes, _, sp.ClearOfflineThreshold = omitted(input.OfflineThresholdMinutes)
 	intRange(fe, "offlineThresholdMinutes", sp.OfflineThresholdMinutes, 1, 525600)
+	sp.RetentionDays, _, sp.ClearRetention = omitted(input.RetentionDays)
+	intRange(fe, "retentionDays", sp.RetentionDays, 1, store.MaxRetentionDays)
 	var nulls [3]bool
 	sp.ClientOfflineDetectionEnabled, _, nulls[0] = omitted(input.ClientOfflineDetectionEnabled)
 	sp.ClientDegradedDetectionEnabled, _, nulls[1] = omitted(input.ClientDegradedDetectionEnabled)

@@ -14,12 +14,13 @@ type DataOwner struct {
 	Name                           string  `db:"name"`
 	AiSystemPrompt                 *string `db:"ai_system_prompt"`
 	OfflineThresholdMinutes        *int64  `db:"offline_threshold_minutes"`
+	RetentionDays                  *int64  `db:"retention_days"`
 	ClientOfflineDetectionEnabled  bool    `db:"client_offline_detection_enabled"`
 	ClientDegradedDetectionEnabled bool    `db:"client_degraded_detection_enabled"`
 	StudyFailureDetectionEnabled   bool    `db:"study_failure_detection_enabled"`
 }
 
-const dataOwnerCols = `id, slug, name, ai_system_prompt, offline_threshold_minutes,
+const dataOwnerCols = `id, slug, name, ai_system_prompt, offline_threshold_minutes, retention_days,
 	client_offline_detection_enabled, client_degraded_detection_enabled, study_failure_detection_enabled`
 
 // DataOwner loads the caller's data owner (settings included).
@@ -36,6 +37,8 @@ type SettingsPatch struct {
 	ClearAiSystemPrompt            bool
 	OfflineThresholdMinutes        *int64
 	ClearOfflineThreshold          bool
+	RetentionDays                  *int64
+	ClearRetention                 bool
 	ClientOfflineDetectionEnabled  *bool
 	ClientDegradedDetectionEnabled *bool
 	StudyFailureDetectionEnabled   *bool
@@ -48,11 +51,12 @@ func (s *Store) UpdateSettings(ctx context.Context, ownerID int64, p SettingsPat
 		offline_threshold_minutes = CASE WHEN $4 THEN NULL ELSE COALESCE($5, offline_threshold_minutes) END,
 		client_offline_detection_enabled = COALESCE($6, client_offline_detection_enabled),
 		client_degraded_detection_enabled = COALESCE($7, client_degraded_detection_enabled),
-		study_failure_detection_enabled = COALESCE($8, study_failure_detection_enabled)
+		study_failure_detection_enabled = COALESCE($8, study_failure_detection_enabled),
+		retention_days = CASE WHEN $9 THEN NULL ELSE COALESCE($10, retention_days) END
 	WHERE id = $1 RETURNING ` + dataOwnerCols
 	rows, _ := s.pool.Query(ctx, q, ownerID, p.ClearAiSystemPrompt, p.AiSystemPrompt,
 		p.ClearOfflineThreshold, p.OfflineThresholdMinutes, p.ClientOfflineDetectionEnabled,
-		p.ClientDegradedDetectionEnabled, p.StudyFailureDetectionEnabled)
+		p.ClientDegradedDetectionEnabled, p.StudyFailureDetectionEnabled, p.ClearRetention, p.RetentionDays)
 	d, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[DataOwner])
 	return d, mapErr("update settings", err)
 }

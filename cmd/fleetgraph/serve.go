@@ -43,6 +43,10 @@ func serve(ctx context.Context, args []string) error {
 		debug.SetMemoryLimit(memLimit)
 	}
 	log := newLogger()
+	retention, err := cfg.retentionDays()
+	if err != nil {
+		return err
+	}
 	requestTimeout, err := cfg.requestTimeout()
 	if err != nil {
 		return err
@@ -110,6 +114,8 @@ func serve(ctx context.Context, args []string) error {
 	}
 	waitLicense := runLicensePairs(ctx, st, log)
 	defer waitLicense()
+	waitExpiry := runExpiry(ctx, st, retention, log)
+	defer waitExpiry()
 	waitMail := runMail(ctx, st, mailer, log)
 	defer waitMail()
 	stopWebhooks, err := cfg.startWebhooks(ctx, st, sealer, log)
@@ -118,7 +124,7 @@ func serve(ctx context.Context, args []string) error {
 	}
 	defer stopWebhooks()
 	handler, err := server.New(&resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend, Releases: catalogue,
-		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true,
+		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true, RetentionDaysDefault: retention,
 		MaxAnswerBytes: answerBytes, Heavy: admission.New(heavySlots, heavyPerOwner, admission.DefaultWait),
 		RequestTimeout: requestTimeout, AI: ai, Stream: stream.Start(ctx, st, log), RateLimits: limiter}, opts...)
 	if err != nil {

@@ -40,7 +40,7 @@ $$;
 -- Triggers read this setting: the expiry's deletions (store/expire.go)
 -- leave rollups and license usage as they are.
 -- +goose StatementBegin
-CREATE FUNCTION fg_expiring() RETURNS boolean
+CREATE OR REPLACE FUNCTION fg_expiring() RETURNS boolean
 LANGUAGE sql STABLE AS $$
     SELECT coalesce(current_setting('fleetgraph.expiring', true), '') = 'on'
 $$;

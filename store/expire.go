@@ -105,7 +105,9 @@ func (s *Store) Expire(ctx context.Context, now time.Time, defaultDays *int64) (
 	if !mine {
 		return res, nil
 	}
-	defer func() { _, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(hashtext('fleetgraph.expire'))`) }()
+	defer func() {
+		_, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(hashtext('fleetgraph.expire'))`)
+	}()
 	if res.Created, err = s.EnsurePartitions(ctx, now); err != nil {
 		return res, err
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"strconv"
 	"slices"
 	"strings"
 	"testing"
@@ -410,4 +412,65 @@ func TestMigrationPartitionsPopulatedDocuments(t *testing.T) {
 	if _, err := p.Up(ctx); err != nil {
 		t.Fatalf("up again: %v", err)
 	}
+}
+
+// BenchmarkMigrationPartitions times migration 00050 over a documents
+// table of FLEETGRAPH_BENCH_DOCUMENTS measurements (default 1,000,000,
+// spread over 24 months, about 600 bytes of JSON each):
+//
+//	go test ./store -run '^$' -bench MigrationPartitions -benchtime 1x
+func BenchmarkMigrationPartitions(b *testing.B) {
+	ctx := context.Background()
+	n := 1_000_000
+	if v := os.Getenv("FLEETGRAPH_BENCH_DOCUMENTS"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil {
+			b.Fatal(err)
+		}
+	}
+	db, st, err := testdb.Create(ctx, "fleetgraph_bench_partition", store.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { st.Close(); db.Drop() }()
+	pool := st.Pool()
+	sqlDB := stdlib.OpenDBFromPool(pool)
+	defer sqlDB.Close()
+	p, err := store.MigrationProvider(sqlDB)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var owner int64
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		if _, err := p.DownTo(ctx, 49); err != nil {
+			b.Fatal(err)
+		}
+		if owner == 0 {
+			if err := pool.QueryRow(ctx, `INSERT INTO data_owners (slug, name) VALUES ('bench', 'bench') RETURNING id`).Scan(&owner); err != nil {
+				b.Fatal(err)
+			}
+			_, err = pool.Exec(ctx, `INSERT INTO documents (data_owner_id, kind, doc_id, client_uuid, type, subject, created_at, doc)
+				SELECT $1, 'measurement', 'm' || i, md5((i % 2000)::text)::uuid, 'VideoMeasurement', 'youtube', ts,
+					jsonb_build_object('id', 'm' || i, 'created_at', ts, 'type', 'VideoMeasurement',
+						'client_uuid', md5((i % 2000)::text)::uuid, 'study', jsonb_build_object('subject', 'youtube', 'study_id', 'yt'),
+						'statistic_values', jsonb_build_object('initial_loading_time', i % 1000, 'stalling_number', i % 7,
+							'average_bitrate', i * 13 % 100000, 'resolution', '1920x1080', 'player', 'html5', 'isp', 'Example ISP'))
+				FROM generate_series(1, $2::int) i,
+				LATERAL (SELECT now() - make_interval(secs => (i::float8 / $2) * 730 * 86400) AS ts) t`, owner, n)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := pool.Exec(ctx, `VACUUM ANALYZE documents`); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+		start := time.Now()
+		if _, err := p.Up(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(time.Since(start).Milliseconds())/1000, "s/migration")
+	}
+	b.ReportMetric(float64(n), "documents")
 }

@@ -8,10 +8,12 @@ import (
 	"strconv"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 
@@ -396,6 +398,37 @@ func TestMigrationPartitionsPopulatedDocuments(t *testing.T) {
 			t.Errorf("plan reads other partitions than documents_p202601: %s", plan)
 		}
 	})
+	t.Run("a search with a time range reads only its months", func(t *testing.T) {
+		cfg := pool.Config().Copy()
+		tr := &queryCapture{}
+		cfg.ConnConfig.Tracer = tr
+		traced, err := pgxpool.NewWithConfig(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer traced.Close()
+		var body map[string]any
+		if err := json.Unmarshal([]byte(bodies[0]), &body); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pg.New(traced).Search(ctx, search.Request{Scope: scope, Body: body}); err != nil {
+			t.Fatal(err)
+		}
+		q, ok := tr.last("FROM documents")
+		if !ok {
+			t.Fatalf("no query read documents: %v", tr.sqls)
+		}
+		t.Logf("the search's statement: %s %v", q.SQL, q.Args)
+		var plan string
+		if err := pool.QueryRow(ctx, "EXPLAIN (FORMAT JSON) "+q.SQL, q.Args...).Scan(&plan); err != nil {
+			t.Fatalf("explain %s: %v", q.SQL, err)
+		}
+		for _, part := range partitions(t, pool) {
+			if strings.Contains(plan, `"`+part+`"`) != (part == "documents_p202601") {
+				t.Errorf("the search's plan reads %s: %v\n%s\n%s", part, strings.Contains(plan, `"`+part+`"`), q.SQL, plan)
+			}
+		}
+	})
 	t.Run("ingest after the migration", func(t *testing.T) {
 		res, err := st.InsertDocuments(ctx, owner, []store.Document{mustParse(t, store.KindMeasurement,
 			measurementJSON("m1", uuid.NewString(), "2025-09-01T02:00:00Z", `,"stalling_number":1`))})
@@ -473,4 +506,31 @@ func BenchmarkMigrationPartitions(b *testing.B) {
 		b.ReportMetric(float64(time.Since(start).Milliseconds())/1000, "s/migration")
 	}
 	b.ReportMetric(float64(n), "documents")
+}
+
+// queryCapture records the statements of a pool (pgx.QueryTracer).
+type queryCapture struct {
+	mu   sync.Mutex
+	sqls []pgx.TraceQueryStartData
+}
+
+func (c *queryCapture) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sqls = append(c.sqls, d)
+	return ctx
+}
+
+func (c *queryCapture) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// last is the last statement containing s.
+func (c *queryCapture) last(s string) (pgx.TraceQueryStartData, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := len(c.sqls) - 1; i >= 0; i-- {
+		if strings.Contains(c.sqls[i].SQL, s) {
+			return c.sqls[i], true
+		}
+	}
+	return pgx.TraceQueryStartData{}, false
 }

@@ -395,19 +395,18 @@ func (s *Store) InsertDocumentsWith(ctx context.Context, ownerID int64, docs []D
 		if err := moveDocuments(ctx, tx, ownerID, src, opt.KeepOthers); err != nil {
 			return err
 		}
-		// A document still stored at another created_at is another
-		// client's (KeepOthers): not inserted beside it, reported Taken.
 		// pre: the documents of src stored before (xmax, which told
 		// inserted from updated rows, cannot be read from a partitioned
-		// table's RETURNING).
-		upsert := `WITH src AS (` + src + `), pre AS (
-			SELECT s.kind, s.doc_id FROM src s WHERE EXISTS (SELECT 1 FROM documents o
-				WHERE o.data_owner_id = $1 AND o.kind = s.kind AND o.doc_id = s.doc_id)
+		// table's RETURNING). One still stored at another created_at
+		// (elsewhere) is another client's (KeepOthers): not inserted
+		// beside it, reported Taken.
+		upsert := `WITH src AS (` + src + `), pre AS MATERIALIZED (
+			SELECT s.kind, s.doc_id, o.created_at <> s.created_at AS elsewhere FROM src s
+			JOIN documents o ON o.data_owner_id = $1 AND o.kind = s.kind AND o.doc_id = s.doc_id
 		), ins AS (
 			INSERT INTO documents AS d (data_owner_id, kind, doc_id, client_uuid, type, subject, measurement_id, created_at, doc)
 			SELECT $1, kind, doc_id, client_uuid, type, subject, measurement_id, created_at, doc FROM src s
-			WHERE NOT EXISTS (SELECT 1 FROM documents o WHERE o.data_owner_id = $1 AND o.kind = s.kind
-				AND o.doc_id = s.doc_id AND o.created_at <> s.created_at)
+			WHERE NOT EXISTS (SELECT 1 FROM pre WHERE pre.kind = s.kind AND pre.doc_id = s.doc_id AND pre.elsewhere)
 			ON CONFLICT (data_owner_id, kind, doc_id, created_at) DO UPDATE SET client_uuid = EXCLUDED.client_uuid,
 				type = EXCLUDED.type, subject = EXCLUDED.subject, measurement_id = EXCLUDED.measurement_id,
 				created_at = EXCLUDED.created_at, doc = EXCLUDED.doc, version = next_document_version()

@@ -10,7 +10,7 @@
 -- months' partitions (fg_documents_partition) and drops expired ones.
 --
 -- The table is copied, not attached: the rows are spread over their
--- months. About 60 s per 1,000,000 documents (docs/operating.md).
+-- months. Its duration per 1,000,000 documents is in docs/operating.md.
 
 -- Creates the partition of the UTC month holding m unless it exists; the
 -- month's rows already in documents_default move into it. Returns the

@@ -117,7 +117,7 @@ var (
 
 	specSettingsShape = specShape{"ai_system_prompt": "str?", "offline_threshold_minutes": "int?",
 		"offline_threshold_minutes_default": "int", "retention_days": "int?", "retention_days_default": "int?",
-		"client_offline_detection_enabled": "bool",
+		"client_offline_detection_enabled":  "bool",
 		"client_degraded_detection_enabled": "bool", "study_failure_detection_enabled": "bool",
 		"client_offline_detection_enabled_on_server": "bool", "client_degraded_detection_enabled_on_server": "bool",
 		"study_failure_detection_enabled_on_server": "bool"}
@@ -1999,7 +1999,7 @@ func TestSpecSettingsRoundTrip(t *testing.T) {
 		s := get(t)
 		for k, v := range map[string]any{"ai_system_prompt": nil, "offline_threshold_minutes": nil,
 			"offline_threshold_minutes_default": 60, "retention_days": nil, "retention_days_default": nil,
-			"client_offline_detection_enabled": true,
+			"client_offline_detection_enabled":  true,
 			"client_degraded_detection_enabled": true, "study_failure_detection_enabled": true,
 			"client_offline_detection_enabled_on_server": true, "client_degraded_detection_enabled_on_server": true,
 			"study_failure_detection_enabled_on_server": true} {

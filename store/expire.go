@@ -38,7 +38,7 @@ func (s *Store) EnsurePartitions(ctx context.Context, now time.Time) ([]string, 
 		var existed bool
 		err := s.tx(ctx, func(tx pgx.Tx) error {
 			// Attaching locks the default partition: wait briefly, retry at the next pass.
-			if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '5s'`); err != nil {
+			if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '1s'`); err != nil {
 				return mapErr("set lock timeout", err)
 			}
 			const q = `SELECT to_regclass('documents_p' || to_char($1::timestamptz AT TIME ZONE 'UTC', 'YYYYMM')) IS NOT NULL,
@@ -225,7 +225,7 @@ func (s *Store) dropPartition(ctx context.Context, name string) error {
 		after = *last
 	}
 	return s.tx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '5s'`); err != nil {
+		if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '1s'`); err != nil {
 			return mapErr("set lock timeout", err)
 		}
 		if _, err := tx.Exec(ctx, `ALTER TABLE documents DETACH PARTITION `+part); err != nil {

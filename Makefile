@@ -5,8 +5,9 @@ GO ?= go
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
-assets: ## fetch GraphiQL from npm (pinned) into graphiql/dist for the binary
+assets: ## fetch GraphiQL from npm (pinned) into graphiql/dist and build the dashboard into dashboard/dist, for the binary
 	bash graphiql/build.sh
+	bash dashboard/build.sh
 
 # GRAPHIQL_DIST are the files graphiql/build.sh writes; run rebuilds them
 # (and so needs Node.js) only when one is missing or older than what they
@@ -15,12 +16,38 @@ GRAPHIQL_DIST := $(addprefix graphiql/dist/,react.production.min.js react-dom.pr
 $(GRAPHIQL_DIST) &: graphiql/package.json graphiql/package-lock.json graphiql/build.sh
 	bash graphiql/build.sh
 
-run: $(GRAPHIQL_DIST) ## run fleetgraph on its embedded default (local or private PostgreSQL)
-	@echo "make run: compiling fleetgraph (the first build takes about 3 minutes on 2 cores; later ones seconds), then starting it"
-	$(GO) run ./cmd/fleetgraph serve
+# The dashboard's build (dashboard/build.sh: npm ci when stale, vite build),
+# again when its sources are newer than the built page.
+DASHBOARD_SRC := $(filter-out dashboard/src/graphql-env.d.ts,$(wildcard dashboard/src/*.ts dashboard/src/*.tsx dashboard/src/*.css dashboard/src/*/*.tsx))
+dashboard/dist/index.html: dashboard/package.json dashboard/package-lock.json dashboard/build.sh dashboard/index.html dashboard/vite.config.ts $(DASHBOARD_SRC)
+	bash dashboard/build.sh
 
-build: assets ## build bin/fleetgraph
-	$(GO) build -o bin/fleetgraph ./cmd/fleetgraph
+dashboard-check: ## the dashboard's GraphQL documents type-checked against server/testdata/schema.graphql (gql.tada), tsc --noEmit, eslint
+	bash dashboard/build.sh --install-only
+	cd dashboard && npm run --silent check
+
+# bin/fleetgraph is built with go build -v, whose package names are counted
+# into a progress line every 50 packages: the first build compiles about 680
+# packages (go list -deps ./cmd/fleetgraph | wc -l) and is otherwise silent
+# for minutes. Go's own messages (downloads, errors) pass through.
+FLEETGRAPH_PKGS := 680
+compile: $(GRAPHIQL_DIST) dashboard/dist/index.html
+	@echo "make: Go modules (downloaded once; go mod download)"
+	@$(GO) mod download
+	@echo "make: compiling bin/fleetgraph (the first build compiles about $(FLEETGRAPH_PKGS) packages, minutes on 2 cores; later builds seconds)"
+	@{ $(GO) build -v -o bin/fleetgraph ./cmd/fleetgraph 2>&1; echo "exit=$$?"; } | awk \
+		'/^exit=/ { code = substr($$0, 6); next } \
+		/^(go: |#|[^ ]+\.go:|\t)/ { print; next } \
+		{ n++; if (n % 50 == 0) printf "make:   %d of about $(FLEETGRAPH_PKGS) packages compiled\n", n } \
+		END { if (n >= 50) printf "make:   %d packages compiled\n", n; exit code }'
+
+run: compile ## run fleetgraph on its embedded default (local or private PostgreSQL); SERVE_FLAGS adds serve flags
+	./bin/fleetgraph serve $(SERVE_FLAGS)
+
+demo: compile ## run fleetgraph with a demo data owner (12 probes, measurements, health) and print its keys
+	./bin/fleetgraph serve --demo $(SERVE_FLAGS)
+
+build: assets compile ## build bin/fleetgraph
 
 bench-api: ## fleetgraph vs PostGraphile and a hand-written handler (ROUNDS, ROUND, ONLY: see bench/api.sh)
 	bash bench/api.sh
@@ -29,11 +56,24 @@ bench-api: ## fleetgraph vs PostGraphile and a hand-written handler (ROUNDS, ROU
 generate: ## regenerate graph/ and the resolver stubs from schema/ (gqlgen, pinned as a Go tool)
 	$(GO) generate ./...
 
-# TESTFLAGS are go test's flags of make test: CI's second run, without a
-# PostgreSQL server, leaves out the race detector the first one had.
-TESTFLAGS ?= -race
-test: ## run every test with the race detector (needs PostgreSQL binaries or a server); stops the private PostgreSQL the tests may have started
-	@status=0; $(GO) test $(TESTFLAGS) -count=1 ./... || status=$$?; $(GO) run ./store/testdb/stop || status=1; exit $$status
+# make test runs every test once, and the race detector over RACE_PKGS: the
+# packages whose own goroutines share state (caches, hubs, gates, limiters,
+# batched writers, the indexer), so a newcomer waits minutes, not half an
+# hour. CI (make check) runs every package under the race detector
+# (TESTFLAGS=-race RACE_PKGS=); TESTFLAGS are go test's flags for the whole
+# run.
+RACE_PKGS ?= ./admission ./budget ./clientapi ./importer ./loaders ./notify ./obs ./ratelimit ./rest \
+	./resolvers ./search/es ./search/pg ./store ./stream ./webhooks
+TESTFLAGS ?=
+test: ## run every test, the race detector over the packages whose goroutines share state (needs PostgreSQL binaries or a server); stops the private PostgreSQL the tests may have started
+	@status=0; \
+	echo "make test: every package (go test -count=1 $(TESTFLAGS) ./...)"; \
+	$(GO) test $(TESTFLAGS) -count=1 ./... || status=$$?; \
+	if [ -n "$(strip $(RACE_PKGS))" ]; then \
+		echo "make test: the race detector over $(RACE_PKGS)"; \
+		$(GO) test -race -count=1 $(RACE_PKGS) || status=$$?; \
+	fi; \
+	$(GO) run ./store/testdb/stop || status=1; exit $$status
 
 lint: ## go vet and staticcheck (pinned as a Go tool in go.mod)
 	$(GO) vet ./...
@@ -60,7 +100,7 @@ check: ## CI checks: gofmt, generated code up to date and committed, lint, the O
 	$(MAKE) lint
 	$(MAKE) openapi-lint
 	sh tools/doclinks.sh $$(git ls-files '*.md')
-	$(MAKE) test
+	$(MAKE) test TESTFLAGS=-race RACE_PKGS=
 	$(MAKE) fuzz
 
-.PHONY: help assets run build generate test lint openapi-lint fuzz check
+.PHONY: help assets compile run demo build generate test lint openapi-lint fuzz check dashboard-check

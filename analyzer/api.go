@@ -5,7 +5,8 @@
 // data owner x client x rule, feeds it points in time order and stores it.
 //
 // This file is the contract between the algorithms and their callers; the
-// algorithms live beside it (spike.go, shift.go, quality.go, episodes.go).
+// algorithms live beside it (state.go, detect.go, episodes.go, encode.go,
+// params.go; docs/analyzer.md describes them).
 package analyzer
 
 import "time"
@@ -135,11 +136,19 @@ type Change struct {
 //	func NewState() *State
 //	func (s *State) Observe(r Rule, lv LevelFunc, p Point) []Change
 //	    judges p against what came before it (never the future); points
-//	    older than the last one seen are ignored (returns nil).
+//	    older than the last one seen are ignored (returns nil). Its changes
+//	    may open, extend and resolve episodes: an episode whose metric
+//	    stayed inside its band long enough resolves at the value that
+//	    showed it; a silence p ends is applied first, as Sweep would have.
+//	    A spike that is not critical opens at the value after it (back
+//	    inside the band), its first_seen the spike's.
 //	func (s *State) Sweep(r Rule, lv LevelFunc, now time.Time) []Change
-//	    the resolution sweep: resolves episodes whose metric stayed inside
-//	    its band long enough or whose client stopped reporting; opens a
-//	    data_quality episode for a metric that stopped arriving.
+//	    the resolution sweep: resolves the episodes of a client that
+//	    stopped reporting and opens a data_quality episode for a metric
+//	    that stopped arriving (both dated from the data, not from now, so
+//	    ids do not depend on when the sweep runs). Sweep only with a now
+//	    no later than the data still to come for this state: a sweep ahead
+//	    of an import or replay sees a silence that is not there.
 //	func (s *State) MarshalBinary() ([]byte, error)
 //	func (s *State) UnmarshalBinary([]byte) error
 //	    a bounded, versioned encoding stored in PostgreSQL.

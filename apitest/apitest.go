@@ -4,7 +4,9 @@
 //     test binary, migrated, behind the real HTTP server on a real port;
 //     tests isolate themselves by data owner;
 //   - request helpers: Env.Do, Env.Admin, Env.Probe, Env.GraphQL, Send, DecodeJSON
-//     (request.go);
+//     (request.go); a request whose answer names a panic the server
+//     recovered from fails its test, and panics no request claimed fail
+//     the test binary (panics.go);
 //   - want-status helpers that return the decoded body: WantStatus,
 //     WantEnvelope, WantMessage, WantRefused (want.go), and readers of
 //     decoded JSON values: Int, Strings, List, Time (json.go);
@@ -37,9 +39,11 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 
-	"github.com/fleetgraph/fleetgraph/admission"
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/listener"
+	"github.com/fleetgraph/fleetgraph/ratelimit"
 	"github.com/fleetgraph/fleetgraph/resolvers"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/search/pg"
@@ -62,6 +66,7 @@ type Env struct {
 	// server: it answers "ok" unless a test scripts it. Tests that check
 	// requests exactly start a server of their own (StartServerWith).
 	AI       *FakeAI
+	notices  *listener.Listener
 	adminURL string
 	dropDB   func()
 	srv      *httptest.Server
@@ -83,11 +88,16 @@ func Main(m *testing.M) {
 	}
 	env = e
 	code := m.Run()
+	if p := panics.unclaimed(); p != "" {
+		fmt.Fprintf(os.Stderr, "apitest: the server recovered from panics (a test's request caused them):\n%s", p)
+		code = 1
+	}
 	if e.stopMail != nil {
 		e.stopMail()
 	}
 	e.srv.Close()
 	e.AI.srv.Close()
+	e.notices.Close()
 	e.Store.Close()
 	e.dropDB()
 	os.Exit(code)
@@ -113,7 +123,7 @@ func start() (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	st.CacheKeys() // as fleetgraph serve does
+	notices := Listen(st) // as fleetgraph serve does
 	drop := db.Drop
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
@@ -122,29 +132,37 @@ func start() (*Env, error) {
 	if os.Getenv("FLEETGRAPH_TEST_LOG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	hub := stream.Start(context.Background(), st, log) // lives as long as the test binary
+	hub := stream.Start(context.Background(), st, notices, log) // lives as long as the test binary
+	notices.Start()
 	fake := startFakeAI("openai")
 	h, err := newHandler(st, sealer, log, pg.New(st.Pool()), func(r *resolvers.Resolver) {
 		r.Stream, r.AI = hub, FakeAssistant(fake)
 	})
 	if err != nil {
+		notices.Close()
 		st.Close()
 		drop()
 		return nil, err
 	}
 	srv := httptest.NewServer(h)
-	return &Env{Stream: hub, URL: srv.URL, DatabaseURL: db.URL, Store: st, Sealer: sealer, Counter: counter, adminURL: srv.URL + server.AdminBase,
+	return &Env{notices: notices, Stream: hub, URL: srv.URL, DatabaseURL: db.URL, Store: st, Sealer: sealer, Counter: counter, adminURL: srv.URL + server.AdminBase,
 		AI: fake, dropDB: drop, srv: srv}, nil
 }
 
-// newHandler is the server the tests drive; change, if not nil, adjusts its
+// TestRate is the rate limit of the test servers' keys, data owners and
+// probes: the production middleware runs, and no test meets it. (The
+// answer bytes are not limited: their charge is a statement of the
+// request, which the tests that count statements would count.)
+var TestRate = ratelimit.Rate{Limit: 1_000_000, Period: time.Minute}
+
+// newHandler is the server the tests drive (as fleetgraph serve builds it,
+// with the rate limiter at TestRate); change, if not nil, adjusts its
 // resolver first.
 func newHandler(st *store.Store, sealer *auth.Sealer, log *slog.Logger, backend search.Backend,
 	change ...func(*resolvers.Resolver)) (http.Handler, error) {
-	slots, perOwner := admission.Sizes(testPoolSize)
-	res := &resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend,
-		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true,
-		Heavy: admission.New(slots, perOwner, admission.DefaultWait)}
+	res := resolvers.New(st, sealer, log, backend)
+	res.RateLimits = &ratelimit.Limiter{Store: st, Logger: log, Key: TestRate, DataOwner: TestRate, Probe: TestRate}
+	res.OnPanic = OnPanic
 	for _, c := range change {
 		c(res)
 	}
@@ -187,7 +205,9 @@ func (e *Env) StartServerOwnStore(t testing.TB) (string, *store.StatementCounter
 		t.Fatalf("open another store: %v", err)
 	}
 	t.Cleanup(st.Close)
-	st.CacheKeys()
+	notices := Listen(st)
+	notices.Start()
+	t.Cleanup(notices.Close)
 	h, err := newHandler(st, e.Sealer, slog.New(slog.NewTextHandler(io.Discard, nil)), pg.New(st.Pool()), e.useStream)
 	if err != nil {
 		t.Fatalf("start server: %v", err)
@@ -212,6 +232,15 @@ func (e *Env) StartServer(t testing.TB, log *slog.Logger, backend search.Backend
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// Listen answers the listening connection of st's process with the caches
+// of keys and probes subscribed (as in fleetgraph serve); subscribe the
+// rest, then Start it.
+func Listen(st *store.Store) *listener.Listener {
+	l := listener.New(st.Pool().Config().ConnConfig)
+	l.Subscribe(store.AuthChannel, st.AuthCaches())
+	return l
 }
 
 // useStream gives another server over the package's database its hub.

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/fleetgraph/fleetgraph/assistant"
 )
@@ -35,8 +36,9 @@ type FakeAnswer struct {
 	ToolCalls        []FakeToolCall
 	PromptTokens     int64
 	CompletionTokens int64
-	Status           int  // not 0 or 200: an error answer with this status
-	BreakOff         bool // the stream ends after the text, without finishing
+	Status           int           // not 0 or 200: an error answer with this status
+	BreakOff         bool          // the stream ends after the text, without finishing
+	Delay            time.Duration // waited before answering (a slow model)
 }
 
 // FakeToolCall is a tool call the fake model makes.
@@ -116,6 +118,7 @@ func (f *FakeAI) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "fake AI: body is not JSON", http.StatusBadRequest)
 		return
 	}
+	time.Sleep(a.Delay)
 	if a.Status != 0 && a.Status != http.StatusOK {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(a.Status)

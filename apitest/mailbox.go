@@ -16,8 +16,11 @@ import (
 
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
+	"github.com/riverqueue/river"
 
+	"github.com/fleetgraph/fleetgraph/jobs"
 	"github.com/fleetgraph/fleetgraph/notify"
+	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // Mailbox is a real SMTP server on 127.0.0.1 (emersion/go-smtp) that keeps
@@ -102,8 +105,9 @@ func (m *Mailbox) mailer() (*notify.Mailer, error) {
 const MailSender = "noreply@fleetgraph.test"
 
 // Mailbox answers the package's mailbox, where the outbox of the test
-// server's database is sent (a notify.Sender looking every 50 ms, beside a
-// notify.Notifier fanning events out to users' mail), started on first use
+// server's database is sent (a River client working the e-mail jobs,
+// beside notification rounds every 50 ms fanning events out to users'
+// mail), started on first use
 // and kept until the test binary ends.
 func (e *Env) Mailbox(t testing.TB) *Mailbox {
 	t.Helper()
@@ -119,20 +123,40 @@ func (e *Env) Mailbox(t testing.TB) *Mailbox {
 			e.mailErr = err
 			return
 		}
+		w := river.NewWorkers()
+		river.AddWorker(w, &notify.MailWorker{Store: e.Store, Mailer: mailer, Log: quietLog(),
+			Retry: func(int) time.Duration { return 50 * time.Millisecond }})
+		r, err := jobs.Start(context.Background(), jobs.Config{Store: e.Store, Log: quietLog(), Workers: w,
+			Queues: map[string]int{store.QueueEmail: 2}, JobTimeout: time.Minute, RescueAfter: 2 * time.Minute})
+		if err != nil {
+			m.close()
+			e.mailErr = err
+			return
+		}
+		// The notification rounds, which fleetgraph serve runs as a
+		// periodic job (jobs.Process), run here every 50 ms.
 		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
 		notifierDone := make(chan struct{})
 		go func() {
-			defer close(done)
-			(&notify.Sender{Store: e.Store, Mailer: mailer, Log: quietLog(), Poll: 50 * time.Millisecond,
-				Retry: func(int) time.Duration { return 50 * time.Millisecond }}).Run(ctx)
-		}()
-		go func() {
 			defer close(notifierDone)
-			(&notify.Notifier{Store: e.Store, Log: quietLog(), Poll: 50 * time.Millisecond}).Run(ctx)
+			n := &notify.Notifier{Store: e.Store, Log: quietLog()}
+			for ctx.Err() == nil {
+				_ = n.Round(ctx)
+				select {
+				case <-ctx.Done():
+				case <-time.After(50 * time.Millisecond):
+				}
+			}
 		}()
 		e.mailbox = m
-		e.stopMail = func() { cancel(); <-done; <-notifierDone; m.close() }
+		e.stopMail = func() {
+			cancel()
+			<-notifierDone
+			sctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+			defer stop()
+			_ = r.Stop(sctx)
+			m.close()
+		}
 	})
 	if e.mailErr != nil {
 		t.Fatalf("mailbox: %v", e.mailErr)

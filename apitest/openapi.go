@@ -17,6 +17,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 
+	"github.com/fleetgraph/fleetgraph/clientapi"
 	"github.com/fleetgraph/fleetgraph/rest"
 	"github.com/fleetgraph/fleetgraph/server"
 )
@@ -95,8 +96,9 @@ type contract struct {
 
 var contracts sync.Map // "<scheme://host><base>" -> *contract
 
-// restBases are the REST APIs' base paths.
-var restBases = []string{server.AdminBase, server.ExportBase}
+// restBases are the base paths of the APIs with an OpenAPI document: the
+// REST APIs and the client API.
+var restBases = []string{server.AdminBase, server.ExportBase, clientapi.Base}
 
 // checkContract validates a REST answer against the served document.
 func checkContract(t testing.TB, req *http.Request, resp *Response) {

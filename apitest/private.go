@@ -26,6 +26,9 @@ import (
 type PrivateOpts struct {
 	RequestTimeout   time.Duration // the server's request deadline (0: its default)
 	StatementTimeout time.Duration // statement_timeout of its pool (0: none)
+	// DatabaseWait is the server's bound on an unanswered ping of
+	// PostgreSQL (resolvers.Resolver.Liveness; 0: not watched).
+	DatabaseWait time.Duration
 }
 
 // PrivatePG is a PostgreSQL cluster of one test, which the test may kill,
@@ -58,7 +61,9 @@ func NewPrivateEnv(t testing.TB, opts PrivateOpts) (*Env, *PrivatePG) {
 	if err := st.Migrate(ctx); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
-	st.CacheKeys()
+	notices := Listen(st)
+	notices.Start()
+	t.Cleanup(notices.Close)
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
 	sealer, _ := auth.NewSealer(key)
@@ -66,7 +71,15 @@ func NewPrivateEnv(t testing.TB, opts PrivateOpts) (*Env, *PrivatePG) {
 	if os.Getenv("FLEETGRAPH_TEST_LOG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	h, err := newHandler(st, sealer, log, pg.New(st.Pool()), func(r *resolvers.Resolver) { r.RequestTimeout = opts.RequestTimeout })
+	var live *store.Liveness
+	if opts.DatabaseWait > 0 {
+		ctx, stop := context.WithCancel(context.Background())
+		t.Cleanup(stop)
+		live = st.WatchLiveness(ctx, opts.DatabaseWait)
+	}
+	h, err := newHandler(st, sealer, log, pg.New(st.Pool()), func(r *resolvers.Resolver) {
+		r.RequestTimeout, r.Liveness = opts.RequestTimeout, live
+	})
 	if err != nil {
 		t.Fatalf("server: %v", err)
 	}

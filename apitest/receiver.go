@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/riverqueue/river"
+
+	"github.com/fleetgraph/fleetgraph/jobs"
 	"github.com/fleetgraph/fleetgraph/webhooks"
 )
 
@@ -81,22 +84,41 @@ func (rc *Receiver) WaitFor(t testing.TB, n int, limit time.Duration) []Received
 // Loopback is the allow-list of tests' local receivers.
 var Loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
 
+// Jobs are more workers for StartWebhooks' River client, on a queue of
+// their own (detector.Jobs).
+type Jobs interface {
+	Register(*river.Workers) error
+	Queue() (name string, workers int)
+}
+
 // StartWebhooks runs a webhook delivery engine over the test database until
 // the test ends, allowed to deliver to 127.0.0.1, with schedule (nil: the
-// real one) and no offline sweep.
-func (e *Env) StartWebhooks(t testing.TB, schedule []time.Duration) {
+// real one), on a River client of its own that works the webhook jobs
+// and those of more (the analyzer's), with no periodic jobs and no e-mail.
+func (e *Env) StartWebhooks(t testing.TB, schedule []time.Duration, more ...Jobs) {
 	t.Helper()
-	eng, err := webhooks.New(webhooks.Config{Store: e.Store, Sealer: e.Sealer, AllowCIDRs: Loopback,
-		Schedule: schedule, OfflineSweep: -1, Timeout: 2 * time.Second})
-	if err != nil {
+	eng := webhooks.New(webhooks.Config{Store: e.Store, Sealer: e.Sealer, AllowCIDRs: Loopback,
+		Schedule: schedule, Timeout: 2 * time.Second})
+	w := river.NewWorkers()
+	if err := eng.Register(w); err != nil {
 		t.Fatal(err)
 	}
-	if err := eng.Start(context.Background()); err != nil {
+	queues := map[string]int{river.QueueDefault: 10}
+	for _, m := range more {
+		if err := m.Register(w); err != nil {
+			t.Fatal(err)
+		}
+		q, n := m.Queue()
+		queues[q] = n
+	}
+	r, err := jobs.Start(context.Background(), jobs.Config{Store: e.Store, Log: quietLog(), Workers: w,
+		Queues: queues, JobTimeout: eng.JobTimeout(), RescueAfter: eng.JobTimeout() + 30*time.Second})
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_ = eng.Stop(ctx)
+		_ = r.Stop(ctx)
 	})
 }

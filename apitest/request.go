@@ -58,6 +58,7 @@ func Send(t testing.TB, client *http.Client, req *http.Request) *Response {
 			t.Fatalf("%s %s: invalid JSON body: %v: %s", req.Method, req.URL.Path, err, raw)
 		}
 	}
+	failOnPanic(t, req, resp.Header)
 	checkContract(t, req, out)
 	return out
 }

@@ -44,6 +44,10 @@ type Turn struct {
 	// answer is based on), kept as parts of the answer's message.
 	Data   []Chunk
 	Record func(Usage) error
+	// Reserve, when set, is asked before each model call for maxTokens
+	// (the call's output limit) of the budget: its error refuses the call
+	// (and ends the turn); release runs once the call's usage is recorded.
+	Reserve func(ctx context.Context, maxTokens int64) (release func(), err error)
 }
 
 // Chunk is one chunk of the AI SDK's UI message stream protocol.
@@ -143,6 +147,13 @@ func (r *run) loop(ctx context.Context) error {
 // call makes one model call within its time limit, streaming its text as
 // one text part, and records its usage whatever the outcome.
 func (r *run) call(ctx context.Context, req Request, step int) (Reply, error) {
+	if r.t.Reserve != nil {
+		release, err := r.t.Reserve(ctx, req.MaxTokens)
+		if err != nil {
+			return Reply{}, err
+		}
+		defer release()
+	}
 	textID := fmt.Sprintf("text-%d", step)
 	open := false
 	reply, err := r.a.call(ctx, req, func(delta string) {

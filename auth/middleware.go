@@ -18,6 +18,9 @@ import (
 type KeyStore interface {
 	KeyByDigest(ctx context.Context, digest []byte) (store.KeyOwner, error)
 	ProbeByDigest(ctx context.Context, digest []byte) (store.Probe, error)
+	// Database names the database the keys are looked up in (name, host
+	// and port; store.Store.Database).
+	Database() string
 }
 
 // Authenticate resolves a presented key into a Principal. It fails with
@@ -32,7 +35,7 @@ func Authenticate(ctx context.Context, keys KeyStore, key string, now time.Time)
 	}
 	k, err := keys.KeyByDigest(ctx, Digest(key))
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, ErrUnauthenticated
+		return nil, unknownKey(keys, key)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("authenticate: %w", err)
@@ -53,6 +56,22 @@ func Authenticate(ctx context.Context, keys KeyStore, key string, now time.Time)
 		Role:          role,
 		UserRole:      model.Role(*k.UserRole),
 	}, nil
+}
+
+// unknownKey is the 401 of a key that is not in the database. A key of
+// fleetgraph's form (a kind's prefix) that is not there was most likely
+// made on another database, by a bootstrap or serve --demo run with another
+// DATABASE_URL: the answer names the server's database (name, host and
+// port; never a user, a password or anything of a data owner) and what to
+// do. Anything else is the plain 401.
+func unknownKey(keys KeyStore, key string) error {
+	kind, _, ok := strings.Cut(key, "-")
+	if !ok || !slices.Contains([]Kind{KindClientAdmin, KindClientAnalytics, KindExport}, Kind(kind)) {
+		return ErrUnauthenticated
+	}
+	return apierr.Errorf(apierr.ErrUnauthenticated, "unknown API key: this server's database (%s) holds no such %s key. "+
+		"A key printed by fleetgraph bootstrap or serve --demo is in the database that command used: run it with the "+
+		"server's --database-url (DATABASE_URL), or send a key this server made", keys.Database(), kind)
 }
 
 // authenticateProbe resolves a probe secret: the caller is the client,

@@ -12,6 +12,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 
 	"github.com/go-chi/chi/v5"
@@ -19,7 +20,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/ratelimit"
-	"github.com/fleetgraph/fleetgraph/rest"
+	"github.com/fleetgraph/fleetgraph/respond"
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/vocab"
 )
@@ -84,17 +85,56 @@ var reportKinds = map[string]string{
 	"/system_status_records": vocab.KindSystemStatus,
 }
 
-// Mount adds the routes to r (mounted at Base): every path of the API,
-// and who may call it.
-func (a *API) Mount(r chi.Router) {
-	probe := auth.Middleware(a.Store, false, a.authError, auth.KindProbe)
-	reporter := auth.Middleware(a.Store, false, a.authError, auth.KindProbe, auth.KindClientAnalytics)
-	rate := a.RateLimits.Middleware(a.authError)
+// route is one path of the API: who may call it, what it takes and what
+// it answers. Mount serves the table and OpenAPI describes it.
+type route struct {
+	method, path, summary string
+	// kinds may call it (auth.Middleware); none: no key (the
+	// registration key is in the body).
+	kinds []auth.Kind
+	// body is the JSON request body's Go type (nil: no body); report
+	// routes take a JSON array or NDJSON of documents instead.
+	body   any
+	report bool
+	// status is the success's status, answer its body's Go type.
+	status int
+	answer any
+	handle func(*API) http.HandlerFunc
+}
 
-	r.Post("/register", a.register)
-	r.With(probe, rate).Get("/config", a.config)
-	for path, kind := range reportKinds {
-		r.With(reporter, rate).Post(path, a.report(kind))
+// routes is the table of the API's routes: every path, and who may call it.
+func routes() []route {
+	rs := []route{
+		{method: http.MethodPost, path: "/register", summary: "Register a probe: a registration key for a client UUID and its secret (shown once)",
+			body: registrationBody{}, status: http.StatusCreated, answer: registered{},
+			handle: func(a *API) http.HandlerFunc { return a.register }},
+		{method: http.MethodGet, path: "/config", summary: "Check in and fetch the probe's configs (ETag; 304 when If-None-Match names it)",
+			kinds: []auth.Kind{auth.KindProbe}, status: http.StatusOK, answer: checkIn{},
+			handle: func(a *API) http.HandlerFunc { return a.config }},
+	}
+	paths := make([]string, 0, len(reportKinds))
+	for path := range reportKinds {
+		paths = append(paths, path)
+	}
+	slices.Sort(paths)
+	for _, path := range paths {
+		kind := reportKinds[path]
+		rs = append(rs, route{method: http.MethodPost, path: path, summary: "Report " + kind + " documents",
+			kinds: []auth.Kind{auth.KindProbe, auth.KindClientAnalytics}, report: true, status: http.StatusOK, answer: reported{},
+			handle: func(a *API) http.HandlerFunc { return a.report(kind) }})
+	}
+	return rs
+}
+
+// Mount adds the routes to r (mounted at Base).
+func (a *API) Mount(r chi.Router) {
+	rate := a.RateLimits.Middleware(a.authError)
+	for _, rt := range routes() {
+		if len(rt.kinds) == 0 {
+			r.Method(rt.method, rt.path, rt.handle(a))
+			continue
+		}
+		r.With(auth.Middleware(a.Store, false, a.authError, rt.kinds...), rate).Method(rt.method, rt.path, rt.handle(a))
 	}
 }
 
@@ -108,7 +148,7 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if class == apierr.ErrInternal && !apierr.Canceled(err) {
 		a.Logger.ErrorContext(r.Context(), "client api", "path", r.URL.Path, "error", err)
 	}
-	rest.WriteJSON(w, class.Status, rest.ErrorBody{Message: msg, Errors: fields})
+	respond.JSON(w, class.Status, respond.ErrorBody{Message: msg, Errors: fields})
 }
 
 // refuseDisabled is the 403 of a disabled probe.

@@ -15,7 +15,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/auth"
-	"github.com/fleetgraph/fleetgraph/rest"
+	"github.com/fleetgraph/fleetgraph/respond"
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
@@ -35,6 +35,17 @@ type registered struct {
 	Tags        []string   `json:"tags"`
 	ReportUntil *time.Time `json:"report_until"`
 	CreatedAt   time.Time  `json:"created_at"`
+}
+
+// registrationBody is the body of POST /register as the API describes it
+// (openapi.go); parseRegistration reads it field by field, to name each
+// wrong one.
+type registrationBody struct {
+	RegistrationKey string   `json:"registration_key"`
+	Label           *string  `json:"label,omitempty"`
+	Tags            []string `json:"tags,omitempty"`
+	ClientType      *string  `json:"client_type,omitempty"`
+	ClientVersion   *string  `json:"client_version,omitempty"`
 }
 
 // register exchanges a registration key for a new client and its secret:
@@ -64,7 +75,7 @@ func (a *API) register(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	rest.WriteJSON(w, http.StatusCreated, registered{ClientUUID: c.UUID, Secret: secret, Label: in.Label,
+	respond.JSON(w, http.StatusCreated, registered{ClientUUID: c.UUID, Secret: secret, Label: in.Label,
 		Tags: in.Tags, ReportUntil: c.ReportUntil, CreatedAt: c.CreatedAt})
 }
 

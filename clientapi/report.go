@@ -12,7 +12,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/auth"
-	"github.com/fleetgraph/fleetgraph/rest"
+	"github.com/fleetgraph/fleetgraph/respond"
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/vocab"
 )
@@ -89,13 +89,25 @@ func (a *API) report(kind string) http.HandlerFunc {
 		}
 		status := http.StatusOK
 		switch {
+		case out.Accepted == 0 && allStatus(out.Errors, http.StatusTooManyRequests):
+			status = http.StatusTooManyRequests
 		case out.Accepted == 0:
 			status = http.StatusUnprocessableEntity
 		case out.Refused > 0:
 			status = http.StatusMultiStatus
 		}
-		rest.WriteJSON(w, status, out)
+		respond.JSON(w, status, out)
 	}
+}
+
+// allStatus tells whether every refusal of errs has status.
+func allStatus(errs []itemError, status int) bool {
+	for _, e := range errs {
+		if e.Status != status {
+			return false
+		}
+	}
+	return len(errs) > 0
 }
 
 // refuseReporter: a disabled probe, or one past its registration key's
@@ -208,9 +220,10 @@ func capabilityRefusal(p *store.Probe, d store.Document) (rule, msg string) {
 }
 
 // admitWebClients checks the clients a client analytics key's documents
-// name: missing ones are made (type web); another data owner's client, a
-// registered probe (it reports with its own secret) and a disabled client
-// are refused.
+// name: missing ones are made (type web), within the data owner's bound on
+// new web clients (ratelimit.Limiter.WebClients: past it, 429); another
+// data owner's client, a registered probe (it reports with its own secret)
+// and a disabled client are refused.
 func (a *API) admitWebClients(r *http.Request, ownerID int64, items []item) error {
 	var uuids []string
 	for _, it := range items {
@@ -221,20 +234,30 @@ func (a *API) admitWebClients(r *http.Request, ownerID int64, items []item) erro
 	if len(uuids) == 0 {
 		return nil
 	}
-	clients, err := a.Store.EnsureWebClients(r.Context(), ownerID, uuids)
+	bound := a.RateLimits.WebClientBound()
+	clients, limit, err := a.Store.EnsureWebClients(r.Context(), ownerID, uuids, bound.DefaultLimit(), bound.BoundPeriod())
 	if err != nil {
 		return err
 	}
 	byUUID := map[string]store.ReportingClient{}
+	limited := 0
 	for _, c := range clients {
 		byUUID[c.UUID] = c
+		if c.Limited {
+			limited++
+		}
 	}
+	a.RateLimits.WebClientsRefused(limited)
 	for i := range items {
 		it := &items[i]
 		if it.refusal != nil || it.doc.ClientUUID == nil {
 			continue
 		}
 		switch c := byUUID[*it.doc.ClientUUID]; {
+		case c.Limited:
+			it.refuse(http.StatusTooManyRequests, "client_uuid", fmt.Sprintf("client %s is not made: the client analytics keys "+
+				"of this data owner may create %d new clients per %s, and did (its analytics_new_clients setting, "+
+				"else FLEETGRAPH_ANALYTICS_NEW_CLIENTS)", c.UUID, limit, bound.BoundPeriod()))
 		case c.Foreign:
 			it.refuse(http.StatusUnprocessableEntity, "client_uuid", store.ErrForeignClient.Error())
 		case c.Registered:

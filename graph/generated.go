@@ -31,11 +31,16 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	Capability() CapabilityResolver
 	Client() ClientResolver
+	ClientGroup() ClientGroupResolver
 	Entity() EntityResolver
+	Isp() IspResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
+	RegistrationKey() RegistrationKeyResolver
 	Subscription() SubscriptionResolver
+	Webhook() WebhookResolver
 }
 
 type DirectiveRoot struct {
@@ -100,15 +105,53 @@ type ComplexityRoot struct {
 	}
 
 	AnomalyEvent struct {
-		Client   func(childComplexity int) int
-		Document func(childComplexity int) int
-		ID       func(childComplexity int) int
-		NodeID   func(childComplexity int) int
+		Client          func(childComplexity int) int
+		CreatedAt       func(childComplexity int) int
+		DetectionPass   func(childComplexity int) int
+		Document        func(childComplexity int) int
+		FirstSeenAt     func(childComplexity int) int
+		ID              func(childComplexity int) int
+		LastSeenAt      func(childComplexity int) int
+		MeasurementType func(childComplexity int) int
+		Measurements    func(childComplexity int) int
+		Metric          func(childComplexity int) int
+		NodeID          func(childComplexity int) int
+		ResolvedAt      func(childComplexity int) int
+		RuleID          func(childComplexity int) int
+		Severity        func(childComplexity int) int
+		Status          func(childComplexity int) int
+		Subject         func(childComplexity int) int
+		Value           func(childComplexity int) int
+	}
+
+	AnomalyEventConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	AnomalyEventEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	AnomalyRule struct {
+		Builtin         func(childComplexity int) int
+		Direction       func(childComplexity int) int
+		Enabled         func(childComplexity int) int
+		ID              func(childComplexity int) int
+		MeasurementType func(childComplexity int) int
+		Metric          func(childComplexity int) int
+		Name            func(childComplexity int) int
+		Passes          func(childComplexity int) int
+		Subject         func(childComplexity int) int
+		Unit            func(childComplexity int) int
 	}
 
 	Capability struct {
 		AllowedMeasurementSubjects   func(childComplexity int) int
 		AllowedMeasurementTypes      func(childComplexity int) int
+		Clients                      func(childComplexity int, first *int64, after *string) int
 		Comment                      func(childComplexity int) int
 		ForbiddenMeasurementSubjects func(childComplexity int) int
 		ForbiddenMeasurementTypes    func(childComplexity int) int
@@ -133,6 +176,7 @@ type ComplexityRoot struct {
 	Client struct {
 		AccessLevel                    func(childComplexity int) int
 		AnomaliesMuted                 func(childComplexity int) int
+		AnomalyEvents                  func(childComplexity int, first *int64, after *string, filter *gqlmodel.AnomalyEventFilter) int
 		ClientGroups                   func(childComplexity int) int
 		ConfigManaged                  func(childComplexity int) int
 		Configuration                  func(childComplexity int) int
@@ -143,6 +187,7 @@ type ComplexityRoot struct {
 		DisabledAt                     func(childComplexity int) int
 		DisabledReason                 func(childComplexity int) int
 		ExtraLabel                     func(childComplexity int) int
+		Health                         func(childComplexity int) int
 		ID                             func(childComplexity int) int
 		IspContracts                   func(childComplexity int) int
 		Label                          func(childComplexity int) int
@@ -155,8 +200,10 @@ type ComplexityRoot struct {
 		NodeID                         func(childComplexity int) int
 		Offline                        func(childComplexity int) int
 		OfflineNotificationsMuted      func(childComplexity int) int
+		OpenAnomalyCount               func(childComplexity int) int
 		RegistrationKey                func(childComplexity int) int
 		SystemHealthNotificationsMuted func(childComplexity int) int
+		SystemStatusRecords            func(childComplexity int, first *int64, after *string, filter *gqlmodel.SystemStatusRecordFilter) int
 		Tags                           func(childComplexity int) int
 		Type                           func(childComplexity int) int
 		UUID                           func(childComplexity int) int
@@ -224,11 +271,12 @@ type ComplexityRoot struct {
 	}
 
 	ClientGroup struct {
-		Clients   func(childComplexity int) int
-		CreatedAt func(childComplexity int) int
-		ID        func(childComplexity int) int
-		Name      func(childComplexity int) int
-		NodeID    func(childComplexity int) int
+		Clients           func(childComplexity int) int
+		ClientsConnection func(childComplexity int, first *int64, after *string) int
+		CreatedAt         func(childComplexity int) int
+		ID                func(childComplexity int) int
+		Name              func(childComplexity int) int
+		NodeID            func(childComplexity int) int
 	}
 
 	ClientGroupConnection struct {
@@ -336,6 +384,9 @@ type ComplexityRoot struct {
 
 	DataOwnerSettings struct {
 		AiSystemPrompt                         func(childComplexity int) int
+		AnalyticsNewClients                    func(childComplexity int) int
+		AnalyticsNewClientsDefault             func(childComplexity int) int
+		AnalyticsNewClientsPeriod              func(childComplexity int) int
 		ClientDegradedDetectionEnabled         func(childComplexity int) int
 		ClientDegradedDetectionEnabledOnServer func(childComplexity int) int
 		ClientOfflineDetectionEnabled          func(childComplexity int) int
@@ -443,6 +494,7 @@ type ComplexityRoot struct {
 	Isp struct {
 		AlternativeNames  func(childComplexity int) int
 		AsNumbers         func(childComplexity int) int
+		Clients           func(childComplexity int, first *int64, after *string) int
 		Country           func(childComplexity int) int
 		CreatedAt         func(childComplexity int) int
 		ID                func(childComplexity int) int
@@ -583,6 +635,9 @@ type ComplexityRoot struct {
 		AnomalyDetectionOverrideFeedback func(childComplexity int, input gqlmodel.AnomalyDetectionOverrideFeedbackInput) int
 		AnomalyDetectionOverridesDelete  func(childComplexity int, id *int64, subject *string, measurementType *string, metric *string, detectionPass *string) int
 		AnomalyEventsResolve             func(childComplexity int, anomalyIds []string) int
+		AnomalyRuleCreate                func(childComplexity int, input gqlmodel.AnomalyRuleCreateInput) int
+		AnomalyRuleDelete                func(childComplexity int, id string) int
+		AnomalyRuleUpdate                func(childComplexity int, id string, input gqlmodel.AnomalyRuleUpdateInput) int
 		CapabilityCreate                 func(childComplexity int, input gqlmodel.CapabilityCreateInput) int
 		CapabilityDelete                 func(childComplexity int, id int64) int
 		CapabilityUpdate                 func(childComplexity int, id int64, input gqlmodel.CapabilityUpdateInput) int
@@ -668,6 +723,9 @@ type ComplexityRoot struct {
 		AnomalyEvent                     func(childComplexity int, id string) int
 		AnomalyEventDocument             func(childComplexity int, id string) int
 		AnomalyEventSearch               func(childComplexity int, body model.JSON, sourceOnly *bool, size *int64, from *int64, searchAfter *model.JSON) int
+		AnomalyEventsConnection          func(childComplexity int, first *int64, after *string, filter *gqlmodel.AnomalyEventFilter, clientIds []string) int
+		AnomalyRule                      func(childComplexity int, id string) int
+		AnomalyRules                     func(childComplexity int) int
 		Capabilities                     func(childComplexity int) int
 		CapabilitiesConnection           func(childComplexity int, first *int64, after *string, last *int64, before *string) int
 		Capability                       func(childComplexity int, id int64) int
@@ -736,6 +794,7 @@ type ComplexityRoot struct {
 	RegistrationKey struct {
 		Capability           func(childComplexity int) int
 		CapabilityID         func(childComplexity int) int
+		Clients              func(childComplexity int, first *int64, after *string) int
 		ClientsCount         func(childComplexity int) int
 		Comment              func(childComplexity int) int
 		ID                   func(childComplexity int) int
@@ -879,6 +938,17 @@ type ComplexityRoot struct {
 		StudyIds                  func(childComplexity int) int
 	}
 
+	SystemStatusRecordConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	SystemStatusRecordEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	SystemStatusRecordPage struct {
 		Items   func(childComplexity int) int
 		Page    func(childComplexity int) int
@@ -887,6 +957,7 @@ type ComplexityRoot struct {
 	}
 
 	User struct {
+		APIKeys                     func(childComplexity int) int
 		AiCustomPrompt              func(childComplexity int) int
 		AiUsageAccepted             func(childComplexity int) int
 		DashboardWhatsNewDisabled   func(childComplexity int) int
@@ -929,6 +1000,7 @@ type ComplexityRoot struct {
 		ConsecutiveFailures func(childComplexity int) int
 		CreatedAt           func(childComplexity int) int
 		CreatedByID         func(childComplexity int) int
+		Deliveries          func(childComplexity int, first *int64, after *string) int
 		Description         func(childComplexity int) int
 		Enabled             func(childComplexity int) int
 		EventTypes          func(childComplexity int) int
@@ -1055,8 +1127,17 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type CapabilityResolver interface {
+	Clients(ctx context.Context, objs []*model.Capability, first *int64, after *string) ([]*model.ClientConnection, error)
+}
 type ClientResolver interface {
+	AnomalyEvents(ctx context.Context, objs []*model.Client, first *int64, after *string, filter *gqlmodel.AnomalyEventFilter) ([]*model.AnomalyEventConnection, error)
+
+	SystemStatusRecords(ctx context.Context, objs []*model.Client, first *int64, after *string, filter *gqlmodel.SystemStatusRecordFilter) ([]*model.SystemStatusRecordConnection, error)
 	Measurements(ctx context.Context, objs []*model.Client, filter *gqlmodel.MeasurementFilter, first *int64, after *string) ([]*model.MeasurementConnection, error)
+}
+type ClientGroupResolver interface {
+	ClientsConnection(ctx context.Context, objs []*model.ClientGroup, first *int64, after *string) ([]*model.ClientConnection, error)
 }
 type EntityResolver interface {
 	FindManyAnomalyEventByIDs(ctx context.Context, reps []*gqlmodel.AnomalyEventByIDsInput) ([]*model.AnomalyEvent, error)
@@ -1067,6 +1148,9 @@ type EntityResolver interface {
 	FindManyIspByIDs(ctx context.Context, reps []*gqlmodel.IspByIDsInput) ([]*model.Isp, error)
 	FindManyMeasurementByIDs(ctx context.Context, reps []*gqlmodel.MeasurementByIDsInput) ([]*model.Measurement, error)
 	FindManyRegistrationKeyByIDs(ctx context.Context, reps []*gqlmodel.RegistrationKeyByIDsInput) ([]*model.RegistrationKey, error)
+}
+type IspResolver interface {
+	Clients(ctx context.Context, objs []*model.Isp, first *int64, after *string) ([]*model.ClientConnection, error)
 }
 type MutationResolver interface {
 	Noop(ctx context.Context) (*bool, error)
@@ -1081,6 +1165,9 @@ type MutationResolver interface {
 	AnomalyDetectionOverrideCreate(ctx context.Context, input gqlmodel.AnomalyDetectionOverrideCreateInput) (*gqlmodel.AnomalyDetectionOverride, error)
 	AnomalyDetectionOverridesDelete(ctx context.Context, id *int64, subject *string, measurementType *string, metric *string, detectionPass *string) (int64, error)
 	AnomalyDetectionOverrideFeedback(ctx context.Context, input gqlmodel.AnomalyDetectionOverrideFeedbackInput) (*gqlmodel.AnomalyDetectionOverrideFeedbackResult, error)
+	AnomalyRuleCreate(ctx context.Context, input gqlmodel.AnomalyRuleCreateInput) (*model.AnomalyRule, error)
+	AnomalyRuleUpdate(ctx context.Context, id string, input gqlmodel.AnomalyRuleUpdateInput) (*model.AnomalyRule, error)
+	AnomalyRuleDelete(ctx context.Context, id string) (bool, error)
 	ClientAdminAPIKeyCreate(ctx context.Context, input gqlmodel.ClientAdminAPIKeyCreateInput) (*model.ClientAdminAPIKey, error)
 	ClientAdminAPIKeyDelete(ctx context.Context, id int64) (bool, error)
 	ClientAnalyticsAPIKeyCreate(ctx context.Context, input gqlmodel.APIKeyCreateInput) (*model.ClientAnalyticsAPIKey, error)
@@ -1144,6 +1231,9 @@ type QueryResolver interface {
 	AnomalyDetectionOverrides(ctx context.Context) ([]gqlmodel.AnomalyDetectionOverride, error)
 	AnomalyDetectionOverride(ctx context.Context, id int64) (*gqlmodel.AnomalyDetectionOverride, error)
 	AnomalyDetectionDimensions(ctx context.Context) (*gqlmodel.AnomalyDetectionDimensions, error)
+	AnomalyEventsConnection(ctx context.Context, first *int64, after *string, filter *gqlmodel.AnomalyEventFilter, clientIds []string) (*model.AnomalyEventConnection, error)
+	AnomalyRules(ctx context.Context) ([]model.AnomalyRule, error)
+	AnomalyRule(ctx context.Context, id string) (*model.AnomalyRule, error)
 	ClientAdminAPIKeys(ctx context.Context) ([]model.ClientAdminAPIKey, error)
 	ClientAdminAPIKey(ctx context.Context, id int64) (*model.ClientAdminAPIKey, error)
 	ClientAnalyticsAPIKeys(ctx context.Context) ([]model.ClientAnalyticsAPIKey, error)
@@ -1206,10 +1296,16 @@ type QueryResolver interface {
 	WebhooksConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.WebhookConnection, error)
 	WebhookDeliveriesConnection(ctx context.Context, webhookID int64, first *int64, after *string, last *int64, before *string) (*model.WebhookDeliveryConnection, error)
 }
+type RegistrationKeyResolver interface {
+	Clients(ctx context.Context, objs []*model.RegistrationKey, first *int64, after *string) ([]*model.ClientConnection, error)
+}
 type SubscriptionResolver interface {
 	AiConversationCompleteStream(ctx context.Context, id int64, input gqlmodel.AiCompleteInput) (<-chan *model.JSON, error)
 	AiExplainAnomalyStream(ctx context.Context, input gqlmodel.AiExplainAnomalyInput) (<-chan *model.JSON, error)
 	Events(ctx context.Context, types []string) (<-chan *model.Event, error)
+}
+type WebhookResolver interface {
+	Deliveries(ctx context.Context, objs []*model.Webhook, first *int64, after *string) ([]*model.WebhookDeliveryConnection, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -1459,24 +1555,195 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AnomalyEvent.Client(childComplexity), true
+	case "AnomalyEvent.createdAt":
+		if e.ComplexityRoot.AnomalyEvent.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyEvent.CreatedAt(childComplexity), true
+	case "AnomalyEvent.detectionPass":
+		if e.ComplexityRoot.AnomalyEvent.DetectionPass == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyEvent.DetectionPass(childComplexity), true
 	case "AnomalyEvent.document":
 		if e.ComplexityRoot.AnomalyEvent.Document == nil {
 			break
 		}
 
 		return e.ComplexityRoot.AnomalyEvent.Document(childComplexity), true
+	case "AnomalyEvent.firstSeenAt":
+		if e.ComplexityRoot.AnomalyEvent.FirstSeenAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyEvent.FirstSeenAt(childComplexity), true
 	case "AnomalyEvent.id":
 		if e.ComplexityRoot.AnomalyEvent.ID == nil {
 			break
 		}
 
 		return e.ComplexityRoot.AnomalyEvent.ID(childComplexity), true
+	case "AnomalyEvent.lastSeenAt":
+		if e.ComplexityRoot.AnomalyEvent.LastSeenAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyEvent.LastSeenAt(childComplexity), true
+	case "AnomalyEvent.measurementType":
+		if e.ComplexityRoot.AnomalyEvent.MeasurementType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyEvent.MeasurementType(childComplexity), true
+	case "AnomalyEvent.measurements":
+		if e.ComplexityRoot.AnomalyEvent.Measurements == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyEvent.Measurements(childComplexity), true
+	case "AnomalyEvent.metric":
+		if e.ComplexityRoot.AnomalyEvent.Metric == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyEvent.Metric(childComplexity), true
 	case "AnomalyEvent.nodeId":
 		if e.ComplexityRoot.AnomalyEvent.NodeID == nil {
 			break
 		}
 
 		return e.ComplexityRoot.AnomalyEvent.NodeID(childComplexity), true
+	case "AnomalyEvent.resolvedAt":
+		if e.ComplexityRoot.AnomalyEvent.ResolvedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyEvent.ResolvedAt(childComplexity), true
+	case "AnomalyEvent.ruleId":
+		if e.ComplexityRoot.AnomalyEvent.RuleID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyEvent.RuleID(childComplexity), true
+	case "AnomalyEvent.severity":
+		if e.ComplexityRoot.AnomalyEvent.Severity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyEvent.Severity(childComplexity), true
+	case "AnomalyEvent.status":
+		if e.ComplexityRoot.AnomalyEvent.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyEvent.Status(childComplexity), true
+	case "AnomalyEvent.subject":
+		if e.ComplexityRoot.AnomalyEvent.Subject == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyEvent.Subject(childComplexity), true
+	case "AnomalyEvent.value":
+		if e.ComplexityRoot.AnomalyEvent.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyEvent.Value(childComplexity), true
+
+	case "AnomalyEventConnection.edges":
+		if e.ComplexityRoot.AnomalyEventConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyEventConnection.Edges(childComplexity), true
+	case "AnomalyEventConnection.pageInfo":
+		if e.ComplexityRoot.AnomalyEventConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyEventConnection.PageInfo(childComplexity), true
+	case "AnomalyEventConnection.totalCount":
+		if e.ComplexityRoot.AnomalyEventConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyEventConnection.TotalCount(childComplexity), true
+
+	case "AnomalyEventEdge.cursor":
+		if e.ComplexityRoot.AnomalyEventEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyEventEdge.Cursor(childComplexity), true
+	case "AnomalyEventEdge.node":
+		if e.ComplexityRoot.AnomalyEventEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyEventEdge.Node(childComplexity), true
+
+	case "AnomalyRule.builtin":
+		if e.ComplexityRoot.AnomalyRule.Builtin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyRule.Builtin(childComplexity), true
+	case "AnomalyRule.direction":
+		if e.ComplexityRoot.AnomalyRule.Direction == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyRule.Direction(childComplexity), true
+	case "AnomalyRule.enabled":
+		if e.ComplexityRoot.AnomalyRule.Enabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyRule.Enabled(childComplexity), true
+	case "AnomalyRule.id":
+		if e.ComplexityRoot.AnomalyRule.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyRule.ID(childComplexity), true
+	case "AnomalyRule.measurementType":
+		if e.ComplexityRoot.AnomalyRule.MeasurementType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyRule.MeasurementType(childComplexity), true
+	case "AnomalyRule.metric":
+		if e.ComplexityRoot.AnomalyRule.Metric == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyRule.Metric(childComplexity), true
+	case "AnomalyRule.name":
+		if e.ComplexityRoot.AnomalyRule.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyRule.Name(childComplexity), true
+	case "AnomalyRule.passes":
+		if e.ComplexityRoot.AnomalyRule.Passes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyRule.Passes(childComplexity), true
+	case "AnomalyRule.subject":
+		if e.ComplexityRoot.AnomalyRule.Subject == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyRule.Subject(childComplexity), true
+	case "AnomalyRule.unit":
+		if e.ComplexityRoot.AnomalyRule.Unit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnomalyRule.Unit(childComplexity), true
 
 	case "Capability.allowedMeasurementSubjects":
 		if e.ComplexityRoot.Capability.AllowedMeasurementSubjects == nil {
@@ -1490,6 +1757,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Capability.AllowedMeasurementTypes(childComplexity), true
+	case "Capability.clients":
+		if e.ComplexityRoot.Capability.Clients == nil {
+			break
+		}
+
+		args, err := ec.field_Capability_clients_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Capability.Clients(childComplexity, args["first"].(*int64), args["after"].(*string)), true
 	case "Capability.comment":
 		if e.ComplexityRoot.Capability.Comment == nil {
 			break
@@ -1583,6 +1861,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Client.AnomaliesMuted(childComplexity), true
+	case "Client.anomalyEvents":
+		if e.ComplexityRoot.Client.AnomalyEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Client_anomalyEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Client.AnomalyEvents(childComplexity, args["first"].(*int64), args["after"].(*string), args["filter"].(*gqlmodel.AnomalyEventFilter)), true
 	case "Client.clientGroups":
 		if e.ComplexityRoot.Client.ClientGroups == nil {
 			break
@@ -1643,6 +1932,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Client.ExtraLabel(childComplexity), true
+	case "Client.health":
+		if e.ComplexityRoot.Client.Health == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Client.Health(childComplexity), true
 	case "Client.id":
 		if e.ComplexityRoot.Client.ID == nil {
 			break
@@ -1720,6 +2015,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Client.OfflineNotificationsMuted(childComplexity), true
+	case "Client.openAnomalyCount":
+		if e.ComplexityRoot.Client.OpenAnomalyCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Client.OpenAnomalyCount(childComplexity), true
 	case "Client.registrationKey":
 		if e.ComplexityRoot.Client.RegistrationKey == nil {
 			break
@@ -1732,6 +2033,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Client.SystemHealthNotificationsMuted(childComplexity), true
+	case "Client.systemStatusRecords":
+		if e.ComplexityRoot.Client.SystemStatusRecords == nil {
+			break
+		}
+
+		args, err := ec.field_Client_systemStatusRecords_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Client.SystemStatusRecords(childComplexity, args["first"].(*int64), args["after"].(*string), args["filter"].(*gqlmodel.SystemStatusRecordFilter)), true
 	case "Client.tags":
 		if e.ComplexityRoot.Client.Tags == nil {
 			break
@@ -1970,6 +2282,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ClientGroup.Clients(childComplexity), true
+	case "ClientGroup.clientsConnection":
+		if e.ComplexityRoot.ClientGroup.ClientsConnection == nil {
+			break
+		}
+
+		args, err := ec.field_ClientGroup_clientsConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.ClientGroup.ClientsConnection(childComplexity, args["first"].(*int64), args["after"].(*string)), true
 	case "ClientGroup.createdAt":
 		if e.ComplexityRoot.ClientGroup.CreatedAt == nil {
 			break
@@ -2432,6 +2755,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DataOwnerSettings.AiSystemPrompt(childComplexity), true
+	case "DataOwnerSettings.analyticsNewClients":
+		if e.ComplexityRoot.DataOwnerSettings.AnalyticsNewClients == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DataOwnerSettings.AnalyticsNewClients(childComplexity), true
+	case "DataOwnerSettings.analyticsNewClientsDefault":
+		if e.ComplexityRoot.DataOwnerSettings.AnalyticsNewClientsDefault == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DataOwnerSettings.AnalyticsNewClientsDefault(childComplexity), true
+	case "DataOwnerSettings.analyticsNewClientsPeriod":
+		if e.ComplexityRoot.DataOwnerSettings.AnalyticsNewClientsPeriod == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DataOwnerSettings.AnalyticsNewClientsPeriod(childComplexity), true
 	case "DataOwnerSettings.clientDegradedDetectionEnabled":
 		if e.ComplexityRoot.DataOwnerSettings.ClientDegradedDetectionEnabled == nil {
 			break
@@ -2876,6 +3217,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Isp.AsNumbers(childComplexity), true
+	case "Isp.clients":
+		if e.ComplexityRoot.Isp.Clients == nil {
+			break
+		}
+
+		args, err := ec.field_Isp_clients_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Isp.Clients(childComplexity, args["first"].(*int64), args["after"].(*string)), true
 	case "Isp.country":
 		if e.ComplexityRoot.Isp.Country == nil {
 			break
@@ -3516,6 +3868,39 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AnomalyEventsResolve(childComplexity, args["anomalyIds"].([]string)), true
+	case "Mutation.anomalyRuleCreate":
+		if e.ComplexityRoot.Mutation.AnomalyRuleCreate == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_anomalyRuleCreate_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AnomalyRuleCreate(childComplexity, args["input"].(gqlmodel.AnomalyRuleCreateInput)), true
+	case "Mutation.anomalyRuleDelete":
+		if e.ComplexityRoot.Mutation.AnomalyRuleDelete == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_anomalyRuleDelete_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AnomalyRuleDelete(childComplexity, args["id"].(string)), true
+	case "Mutation.anomalyRuleUpdate":
+		if e.ComplexityRoot.Mutation.AnomalyRuleUpdate == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_anomalyRuleUpdate_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AnomalyRuleUpdate(childComplexity, args["id"].(string), args["input"].(gqlmodel.AnomalyRuleUpdateInput)), true
 	case "Mutation.capabilityCreate":
 		if e.ComplexityRoot.Mutation.CapabilityCreate == nil {
 			break
@@ -4255,6 +4640,34 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.AnomalyEventSearch(childComplexity, args["body"].(model.JSON), args["sourceOnly"].(*bool), args["size"].(*int64), args["from"].(*int64), args["searchAfter"].(*model.JSON)), true
+	case "Query.anomalyEventsConnection":
+		if e.ComplexityRoot.Query.AnomalyEventsConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Query_anomalyEventsConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.AnomalyEventsConnection(childComplexity, args["first"].(*int64), args["after"].(*string), args["filter"].(*gqlmodel.AnomalyEventFilter), args["clientIds"].([]string)), true
+	case "Query.anomalyRule":
+		if e.ComplexityRoot.Query.AnomalyRule == nil {
+			break
+		}
+
+		args, err := ec.field_Query_anomalyRule_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.AnomalyRule(childComplexity, args["id"].(string)), true
+	case "Query.anomalyRules":
+		if e.ComplexityRoot.Query.AnomalyRules == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.AnomalyRules(childComplexity), true
 	case "Query.capabilities":
 		if e.ComplexityRoot.Query.Capabilities == nil {
 			break
@@ -4882,6 +5295,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RegistrationKey.CapabilityID(childComplexity), true
+	case "RegistrationKey.clients":
+		if e.ComplexityRoot.RegistrationKey.Clients == nil {
+			break
+		}
+
+		args, err := ec.field_RegistrationKey_clients_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.RegistrationKey.Clients(childComplexity, args["first"].(*int64), args["after"].(*string)), true
 	case "RegistrationKey.clientsCount":
 		if e.ComplexityRoot.RegistrationKey.ClientsCount == nil {
 			break
@@ -5506,6 +5930,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SystemStatusRecord.StudyIds(childComplexity), true
 
+	case "SystemStatusRecordConnection.edges":
+		if e.ComplexityRoot.SystemStatusRecordConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusRecordConnection.Edges(childComplexity), true
+	case "SystemStatusRecordConnection.pageInfo":
+		if e.ComplexityRoot.SystemStatusRecordConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusRecordConnection.PageInfo(childComplexity), true
+	case "SystemStatusRecordConnection.totalCount":
+		if e.ComplexityRoot.SystemStatusRecordConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusRecordConnection.TotalCount(childComplexity), true
+
+	case "SystemStatusRecordEdge.cursor":
+		if e.ComplexityRoot.SystemStatusRecordEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusRecordEdge.Cursor(childComplexity), true
+	case "SystemStatusRecordEdge.node":
+		if e.ComplexityRoot.SystemStatusRecordEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemStatusRecordEdge.Node(childComplexity), true
+
 	case "SystemStatusRecordPage.items":
 		if e.ComplexityRoot.SystemStatusRecordPage.Items == nil {
 			break
@@ -5531,6 +5987,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SystemStatusRecordPage.Total(childComplexity), true
 
+	case "User.apiKeys":
+		if e.ComplexityRoot.User.APIKeys == nil {
+			break
+		}
+
+		return e.ComplexityRoot.User.APIKeys(childComplexity), true
 	case "User.aiCustomPrompt":
 		if e.ComplexityRoot.User.AiCustomPrompt == nil {
 			break
@@ -5715,6 +6177,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Webhook.CreatedByID(childComplexity), true
+	case "Webhook.deliveries":
+		if e.ComplexityRoot.Webhook.Deliveries == nil {
+			break
+		}
+
+		args, err := ec.field_Webhook_deliveries_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Webhook.Deliveries(childComplexity, args["first"].(*int64), args["after"].(*string)), true
 	case "Webhook.description":
 		if e.ComplexityRoot.Webhook.Description == nil {
 			break
@@ -6208,6 +6681,9 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputAnomalyDetectionOverrideFeedbackInput,
 		ec.unmarshalInputAnomalyDetectionOverrideScopeInput,
 		ec.unmarshalInputAnomalyEventByIDsInput,
+		ec.unmarshalInputAnomalyEventFilter,
+		ec.unmarshalInputAnomalyRuleCreateInput,
+		ec.unmarshalInputAnomalyRuleUpdateInput,
 		ec.unmarshalInputApiKeyCreateInput,
 		ec.unmarshalInputCapabilityByIDsInput,
 		ec.unmarshalInputCapabilityCreateInput,
@@ -6245,6 +6721,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputRegistrationKeyUpdateInput,
 		ec.unmarshalInputServiceCredentialCreateInput,
 		ec.unmarshalInputServiceCredentialUpdateInput,
+		ec.unmarshalInputSystemStatusRecordFilter,
 		ec.unmarshalInputUserCreateInput,
 		ec.unmarshalInputUserUpdateInput,
 		ec.unmarshalInputWebhookCreateInput,
@@ -6635,6 +7112,196 @@ extend type Mutation {
   "Moves a scope's level one step (down quieter, up louder); landing on default deletes the override."
   anomalyDetectionOverrideFeedback("The scope and the direction." input: AnomalyDetectionOverrideFeedbackInput!): AnomalyDetectionOverrideFeedbackResult!
 }
+
+extend type AnomalyEvent {
+  "The id of the rule that found the episode (rule_id); null when the document has none."
+  ruleId: String
+  "The episode's status: new while open, resolved once resolved (status); null when the document has none."
+  status: String
+  "warning or critical (severity); null when the document has none."
+  severity: String
+  "The measurement document type the episode concerns (measurement_type); null when none."
+  measurementType: String
+  "The study subject (subject); null when none."
+  subject: String
+  "The metric, a key of statistic_values (metric); null when none."
+  metric: String
+  "spike, shift or data_quality (detection_pass); null when none."
+  detectionPass: String
+  "When the episode was first seen (first_seen_at); null when the document has no ISO 8601 time there."
+  firstSeenAt: Time
+  "When the episode was last seen (last_seen_at); null as firstSeenAt."
+  lastSeenAt: Time
+  "When the episode was resolved (resolved_at); null while open."
+  resolvedAt: Time
+  "The metric's value that raised the episode (value); null when not a number."
+  value: Float
+  "When the episode was stored (created_at)."
+  createdAt: Time!
+  """
+  The measurements the episode was seen in (measurement_ids), in the
+  document's order: the first 100 of them, those the data owner still has.
+  """
+  measurements: [Measurement!]!
+}
+
+"""
+Filters of anomaly event connections; every given filter must match, a list
+matches any of its values.
+"""
+input AnomalyEventFilter {
+  "Episodes of these statuses (new: open; resolved)."
+  statuses: [String!]
+  "Episodes of these severities (warning, critical)."
+  severities: [String!]
+  "Episodes about these measurement types (measurement_type), e.g. SpeedtestMeasurement."
+  measurementTypes: [String!]
+  "Episodes of these metrics (metric), e.g. download."
+  metrics: [String!]
+  "Episodes of these detection passes (spike, shift, data_quality)."
+  detectionPasses: [String!]
+  "Episodes that were still seen at or after this time (last_seen_at, else first_seen_at, else created_at)."
+  since: Time
+  "Episodes first seen before this time (first_seen_at, else created_at)."
+  until: Time
+}
+
+"A page of anomaly events, newest first (by createdAt, then id)."
+type AnomalyEventConnection {
+  "The page's anomaly events with their cursors."
+  edges: [AnomalyEventEdge!]!
+  "Where the page is in the whole list (forward paging: hasNextPage)."
+  pageInfo: PageInfo!
+  "The anomaly events of the filter over all pages."
+  totalCount: Int!
+}
+
+"An anomaly event of a page, with its cursor."
+type AnomalyEventEdge {
+  "Opaque; pass it as after to page on from this event."
+  cursor: String!
+  "The anomaly event."
+  node: AnomalyEvent!
+}
+
+extend type Client {
+  """
+  A page of the client's anomaly events (episodes), newest first, filtered.
+  Page forward with first (1 to 100, default 20) and after.
+  """
+  anomalyEvents(
+    "The page's size: 1 to 100, default 20."
+    first: Int,
+    "The page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String,
+    "Which episodes; all when left out."
+    filter: AnomalyEventFilter
+  ): AnomalyEventConnection!
+  "How many of the client's anomaly episodes are open (status new)."
+  openAnomalyCount: Int!
+}
+
+extend type Query {
+  """
+  A page of the data owner's anomaly events (episodes) over the fleet, newest
+  first, filtered, of the given clients only when clientIds is given. Page
+  forward with first (1 to 100, default 20) and after. Any role.
+  """
+  anomalyEventsConnection(
+    "The page's size: 1 to 100, default 20."
+    first: Int,
+    "The page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String,
+    "Which episodes; all when left out."
+    filter: AnomalyEventFilter,
+    "Only the episodes of these clients (integer ids or UUIDs, 1 to 100); unknown ones match nothing."
+    clientIds: [ID!]
+  ): AnomalyEventConnection!
+}
+
+"""
+An anomaly rule: what the analyzer watches (docs/analyzer.md). The
+catalogue's rules (builtin) apply to every data owner until it disables
+them; a data owner adds its own.
+"""
+type AnomalyRule {
+  "The rule's id: a catalogue id (e.g. speedtest-download) or custom-<n>; the rule_id of its episodes."
+  id: ID!
+  "A name for people."
+  name: String!
+  "The measurement document type it watches, e.g. SpeedtestMeasurement."
+  measurementType: String!
+  "The dotted path of the metric in the document, e.g. statistic_values.download."
+  metric: String!
+  "The study subject it is limited to; null: any subject."
+  subject: String
+  "The direction that is bad: up, down or both."
+  direction: String!
+  "The metric's unit, e.g. ms (% bounds values to 0..100)."
+  unit: String!
+  "The passes it runs: spike, shift, data_quality."
+  passes: [String!]!
+  "Whether it runs."
+  enabled: Boolean!
+  "A rule of the catalogue: it can be disabled, not changed or deleted."
+  builtin: Boolean!
+}
+
+"A new rule of the data owner."
+input AnomalyRuleCreateInput {
+  "A name for people."
+  name: String!
+  "The measurement document type, e.g. SpeedtestMeasurement."
+  measurementType: String!
+  "The dotted path of the metric, e.g. statistic_values.download."
+  metric: String!
+  "The study subject to limit it to; null or absent: any subject."
+  subject: String
+  "up, down or both."
+  direction: String!
+  "The unit (default none)."
+  unit: String
+  "The passes to run (default all: spike, shift, data_quality)."
+  passes: [String!]
+  "Whether it runs (default true)."
+  enabled: Boolean
+}
+
+"The changes to a rule: an absent field keeps the stored value. Of a built-in rule only enabled can change."
+input AnomalyRuleUpdateInput {
+  "A name for people."
+  name: String @goField(omittable: true)
+  "The measurement document type."
+  measurementType: String @goField(omittable: true)
+  "The dotted path of the metric."
+  metric: String @goField(omittable: true)
+  "The study subject; null: any subject."
+  subject: String @goField(omittable: true)
+  "up, down or both."
+  direction: String @goField(omittable: true)
+  "The unit."
+  unit: String @goField(omittable: true)
+  "The passes to run."
+  passes: [String!] @goField(omittable: true)
+  "Whether it runs."
+  enabled: Boolean @goField(omittable: true)
+}
+
+extend type Query {
+  "The data owner's anomaly rules: the catalogue's, then its own. Any role."
+  anomalyRules: [AnomalyRule!]!
+  "One of the data owner's anomaly rules. Any role."
+  anomalyRule("The rule's id." id: ID!): AnomalyRule!
+}
+
+extend type Mutation {
+  "Adds a rule of the data owner. Editor and above."
+  anomalyRuleCreate("The rule." input: AnomalyRuleCreateInput!): AnomalyRule!
+  "Changes a rule (of a built-in rule only enabled). Editor and above."
+  anomalyRuleUpdate("The rule's id." id: ID!, "The changes." input: AnomalyRuleUpdateInput!): AnomalyRule!
+  "Deletes one of the data owner's own rules (a built-in rule can only be disabled). Editor and above."
+  anomalyRuleDelete("The rule's id." id: ID!): Boolean!
+}
 `, BuiltIn: false},
 	{Name: "../schema/apikey.graphqls", Input: `"A key for the administration API and GraphQL."
 type ClientAdminApiKey {
@@ -7015,6 +7682,32 @@ extend type Query {
     before: String
   ): CapabilityConnection!
 }
+
+extend type Capability {
+  """
+  A page of the data owner's clients registered with a key of the
+  capability, by id. Page forward with first (1 to 100, default 20) and after.
+  """
+  clients(
+    "The page's size: 1 to 100, default 20."
+    first: Int,
+    "The page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String
+  ): ClientConnection!
+}
+
+extend type RegistrationKey {
+  """
+  A page of the data owner's clients registered with the key, by id. Page
+  forward with first (1 to 100, default 20) and after.
+  """
+  clients(
+    "The page's size: 1 to 100, default 20."
+    first: Int,
+    "The page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String
+  ): ClientConnection!
+}
 `, BuiltIn: false},
 	{Name: "../schema/client.graphqls", Input: `"How the caller's data owner holds a client."
 enum AccessLevel {
@@ -7320,6 +8013,19 @@ extend type Query {
     "The page ends before this cursor."
     before: String
   ): ClientGroupConnection!
+}
+
+extend type ClientGroup {
+  """
+  A page of the group's clients, by id (clients answers them all at once).
+  Page forward with first (1 to 100, default 20) and after.
+  """
+  clientsConnection(
+    "The page's size: 1 to 100, default 20."
+    first: Int,
+    "The page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String
+  ): ClientConnection!
 }
 `, BuiltIn: false},
 	{Name: "../schema/common.graphqls", Input: `"An ISO 8601 date-time (RFC 3339)."
@@ -8196,6 +8902,54 @@ extend type Mutation {
   "Changes the data owner's health thresholds (admin)."
   healthThresholdsUpdate("The thresholds to change." input: HealthThresholdsInput!): HealthThresholds!
 }
+
+"Filters of a client's system status records."
+input SystemStatusRecordFilter {
+  "Records stored at or after this time."
+  since: Time
+  "Records stored before this time."
+  until: Time
+}
+
+"A page of a client's system status records, newest first (by createdAt, then id)."
+type SystemStatusRecordConnection {
+  "The page's records with their cursors."
+  edges: [SystemStatusRecordEdge!]!
+  "Where the page is in the whole list (forward paging: hasNextPage)."
+  pageInfo: PageInfo!
+  "The client's records of the filter over all pages."
+  totalCount: Int!
+}
+
+"A system status record of a page, with its cursor."
+type SystemStatusRecordEdge {
+  "Opaque; pass it as after to page on from this record."
+  cursor: String!
+  "The record."
+  node: SystemStatusRecord!
+}
+
+extend type Client {
+  """
+  The client's health as fleetHealth reports it: its stored evaluation of its
+  newest system status record within the offline threshold, else unknown
+  (evaluated on read, not stored). Null for a client shared with the data
+  owner: its health is its owner's.
+  """
+  health: ClientHealthState
+  """
+  A page of the client's system status records, newest first. Page forward
+  with first (1 to 100, default 20) and after.
+  """
+  systemStatusRecords(
+    "The page's size: 1 to 100, default 20."
+    first: Int,
+    "The page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String,
+    "Which records; all when left out."
+    filter: SystemStatusRecordFilter
+  ): SystemStatusRecordConnection!
+}
 `, BuiltIn: false},
 	{Name: "../schema/isp.graphqls", Input: `"The kind of access an ISP sells."
 enum IspType {
@@ -8437,11 +9191,24 @@ extend type Query {
     before: String
   ): IspConnection!
 }
+
+extend type Isp {
+  """
+  A page of the data owner's clients with a contract of the ISP (valid now
+  or not), by id. Page forward with first (1 to 100, default 20) and after.
+  """
+  clients(
+    "The page's size: 1 to 100, default 20."
+    first: Int,
+    "The page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String
+  ): ClientConnection!
+}
 `, BuiltIn: false},
 	{Name: "../schema/license.graphqls", Input: `"""
-License usage of the data owner (DESIGN.md "Health and licensing"): a client
-that measured k distinct subjects in a UTC month counts k license units that
-month (1 when its measurements name no subject).
+License usage of the data owner: a client that measured k distinct subjects
+in a UTC month counts k license units that month (1 when its measurements
+name no subject).
 """
 type LicenseUsageReport {
   "Every month of the range, oldest first."
@@ -8740,6 +9507,12 @@ type DataOwnerSettings {
   clientDegradedDetectionEnabledOnServer: Boolean!
   "The server-wide switch for study failure detection (set by the operator)."
   studyFailureDetectionEnabledOnServer: Boolean!
+  "New clients the client analytics keys may create per analyticsNewClientsPeriod (license units; past it their reports are refused with 429); null: analyticsNewClientsDefault applies."
+  analyticsNewClients: Int
+  "The server's bound on new clients of the client analytics keys (FLEETGRAPH_ANALYTICS_NEW_CLIENTS); null: none."
+  analyticsNewClientsDefault: Int
+  "The period both bounds count over, a Go duration such as 24h0m0s."
+  analyticsNewClientsPeriod: String!
 }
 
 "The settings to change: an absent field keeps the stored value."
@@ -8756,6 +9529,8 @@ input DataOwnerSettingsInput {
   clientDegradedDetectionEnabled: Boolean @goField(omittable: true)
   "Switches detection of failed study executions."
   studyFailureDetectionEnabled: Boolean @goField(omittable: true)
+  "New clients the client analytics keys may create per analyticsNewClientsPeriod, 0 to 1,000,000; null for the server's bound."
+  analyticsNewClients: Int @goField(omittable: true)
 }
 
 "Whether the AI assistant can be used."
@@ -8943,6 +9718,11 @@ extend type Query {
     "The page ends before this cursor."
     before: String
   ): UserConnection!
+}
+
+extend type User {
+  "The user's client admin API keys, by id. Admin (another role asking is FORBIDDEN)."
+  apiKeys: [ClientAdminApiKey!]!
 }
 `, BuiltIn: false},
 	{Name: "../schema/webhook.graphqls", Input: `"""
@@ -9273,6 +10053,20 @@ extend type Query {
     before: String
   ): WebhookDeliveryConnection!
 }
+
+extend type Webhook {
+  """
+  A page of the webhook's deliveries, newest first (as
+  webhookDeliveriesConnection). Page forward with first (1 to 100, default
+  20) and after.
+  """
+  deliveries(
+    "The page's size: 1 to 100, default 20."
+    first: Int,
+    "The page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String
+  ): WebhookDeliveryConnection!
+}
 `, BuiltIn: false},
 	{Name: "../federation/directives.graphql", Input: `
 	directive @authenticated on FIELD_DEFINITION | OBJECT | INTERFACE | SCALAR | ENUM
@@ -9506,8 +10300,82 @@ func (ec *executionContext) childFields_AnomalyEvent(ctx context.Context, field 
 		return ec.fieldContext_AnomalyEvent_document(ctx, field)
 	case "client":
 		return ec.fieldContext_AnomalyEvent_client(ctx, field)
+	case "ruleId":
+		return ec.fieldContext_AnomalyEvent_ruleId(ctx, field)
+	case "status":
+		return ec.fieldContext_AnomalyEvent_status(ctx, field)
+	case "severity":
+		return ec.fieldContext_AnomalyEvent_severity(ctx, field)
+	case "measurementType":
+		return ec.fieldContext_AnomalyEvent_measurementType(ctx, field)
+	case "subject":
+		return ec.fieldContext_AnomalyEvent_subject(ctx, field)
+	case "metric":
+		return ec.fieldContext_AnomalyEvent_metric(ctx, field)
+	case "detectionPass":
+		return ec.fieldContext_AnomalyEvent_detectionPass(ctx, field)
+	case "firstSeenAt":
+		return ec.fieldContext_AnomalyEvent_firstSeenAt(ctx, field)
+	case "lastSeenAt":
+		return ec.fieldContext_AnomalyEvent_lastSeenAt(ctx, field)
+	case "resolvedAt":
+		return ec.fieldContext_AnomalyEvent_resolvedAt(ctx, field)
+	case "value":
+		return ec.fieldContext_AnomalyEvent_value(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_AnomalyEvent_createdAt(ctx, field)
+	case "measurements":
+		return ec.fieldContext_AnomalyEvent_measurements(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AnomalyEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_AnomalyEventConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_AnomalyEventConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_AnomalyEventConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_AnomalyEventConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AnomalyEventConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_AnomalyEventEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_AnomalyEventEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_AnomalyEventEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AnomalyEventEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_AnomalyRule(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_AnomalyRule_id(ctx, field)
+	case "name":
+		return ec.fieldContext_AnomalyRule_name(ctx, field)
+	case "measurementType":
+		return ec.fieldContext_AnomalyRule_measurementType(ctx, field)
+	case "metric":
+		return ec.fieldContext_AnomalyRule_metric(ctx, field)
+	case "subject":
+		return ec.fieldContext_AnomalyRule_subject(ctx, field)
+	case "direction":
+		return ec.fieldContext_AnomalyRule_direction(ctx, field)
+	case "unit":
+		return ec.fieldContext_AnomalyRule_unit(ctx, field)
+	case "passes":
+		return ec.fieldContext_AnomalyRule_passes(ctx, field)
+	case "enabled":
+		return ec.fieldContext_AnomalyRule_enabled(ctx, field)
+	case "builtin":
+		return ec.fieldContext_AnomalyRule_builtin(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AnomalyRule", field.Name)
 }
 
 func (ec *executionContext) childFields_Capability(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -9532,6 +10400,8 @@ func (ec *executionContext) childFields_Capability(ctx context.Context, field gr
 		return ec.fieldContext_Capability_registrationKeysCount(ctx, field)
 	case "registrationKeys":
 		return ec.fieldContext_Capability_registrationKeys(ctx, field)
+	case "clients":
+		return ec.fieldContext_Capability_clients(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Capability", field.Name)
 }
@@ -9616,8 +10486,16 @@ func (ec *executionContext) childFields_Client(ctx context.Context, field graphq
 		return ec.fieldContext_Client_ispContracts(ctx, field)
 	case "configuration":
 		return ec.fieldContext_Client_configuration(ctx, field)
+	case "anomalyEvents":
+		return ec.fieldContext_Client_anomalyEvents(ctx, field)
+	case "openAnomalyCount":
+		return ec.fieldContext_Client_openAnomalyCount(ctx, field)
 	case "latestSystemStatusRecord":
 		return ec.fieldContext_Client_latestSystemStatusRecord(ctx, field)
+	case "health":
+		return ec.fieldContext_Client_health(ctx, field)
+	case "systemStatusRecords":
+		return ec.fieldContext_Client_systemStatusRecords(ctx, field)
 	case "measurements":
 		return ec.fieldContext_Client_measurements(ctx, field)
 	}
@@ -9756,6 +10634,8 @@ func (ec *executionContext) childFields_ClientGroup(ctx context.Context, field g
 		return ec.fieldContext_ClientGroup_createdAt(ctx, field)
 	case "clients":
 		return ec.fieldContext_ClientGroup_clients(ctx, field)
+	case "clientsConnection":
+		return ec.fieldContext_ClientGroup_clientsConnection(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ClientGroup", field.Name)
 }
@@ -9990,6 +10870,12 @@ func (ec *executionContext) childFields_DataOwnerSettings(ctx context.Context, f
 		return ec.fieldContext_DataOwnerSettings_clientDegradedDetectionEnabledOnServer(ctx, field)
 	case "studyFailureDetectionEnabledOnServer":
 		return ec.fieldContext_DataOwnerSettings_studyFailureDetectionEnabledOnServer(ctx, field)
+	case "analyticsNewClients":
+		return ec.fieldContext_DataOwnerSettings_analyticsNewClients(ctx, field)
+	case "analyticsNewClientsDefault":
+		return ec.fieldContext_DataOwnerSettings_analyticsNewClientsDefault(ctx, field)
+	case "analyticsNewClientsPeriod":
+		return ec.fieldContext_DataOwnerSettings_analyticsNewClientsPeriod(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DataOwnerSettings", field.Name)
 }
@@ -10184,6 +11070,8 @@ func (ec *executionContext) childFields_Isp(ctx context.Context, field graphql.C
 		return ec.fieldContext_Isp_ispDetailsCount(ctx, field)
 	case "ispContracts":
 		return ec.fieldContext_Isp_ispContracts(ctx, field)
+	case "clients":
+		return ec.fieldContext_Isp_clients(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Isp", field.Name)
 }
@@ -10484,6 +11372,8 @@ func (ec *executionContext) childFields_RegistrationKey(ctx context.Context, fie
 		return ec.fieldContext_RegistrationKey_clientsCount(ctx, field)
 	case "capability":
 		return ec.fieldContext_RegistrationKey_capability(ctx, field)
+	case "clients":
+		return ec.fieldContext_RegistrationKey_clients(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RegistrationKey", field.Name)
 }
@@ -10738,6 +11628,28 @@ func (ec *executionContext) childFields_SystemStatusRecord(ctx context.Context, 
 	return nil, fmt.Errorf("no field named %q was found under type SystemStatusRecord", field.Name)
 }
 
+func (ec *executionContext) childFields_SystemStatusRecordConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_SystemStatusRecordConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_SystemStatusRecordConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_SystemStatusRecordConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SystemStatusRecordConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_SystemStatusRecordEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_SystemStatusRecordEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_SystemStatusRecordEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SystemStatusRecordEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_SystemStatusRecordPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
@@ -10784,6 +11696,8 @@ func (ec *executionContext) childFields_User(ctx context.Context, field graphql.
 		return ec.fieldContext_User_pendingEmailState(ctx, field)
 	case "notificationConfig":
 		return ec.fieldContext_User_notificationConfig(ctx, field)
+	case "apiKeys":
+		return ec.fieldContext_User_apiKeys(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type User", field.Name)
 }
@@ -10876,6 +11790,8 @@ func (ec *executionContext) childFields_Webhook(ctx context.Context, field graph
 		return ec.fieldContext_Webhook_updatedAt(ctx, field)
 	case "secret":
 		return ec.fieldContext_Webhook_secret(ctx, field)
+	case "deliveries":
+		return ec.fieldContext_Webhook_deliveries(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Webhook", field.Name)
 }
@@ -11196,6 +12112,80 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_Capability_clients_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_ClientGroup_clientsConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Client_anomalyEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*gqlmodel.AnomalyEventFilter, error) {
+			return ec.unmarshalOAnomalyEventFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyEventFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Client_measurements_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -11223,6 +12213,36 @@ func (ec *executionContext) field_Client_measurements_args(ctx context.Context, 
 		return nil, err
 	}
 	args["after"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Client_systemStatusRecords_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*gqlmodel.SystemStatusRecordFilter, error) {
+			return ec.unmarshalOSystemStatusRecordFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐSystemStatusRecordFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg2
 	return args, nil
 }
 
@@ -11335,6 +12355,28 @@ func (ec *executionContext) field_Entity_findManyRegistrationKeyByIDs_args(ctx c
 		return nil, err
 	}
 	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Isp_clients_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
 	return args, nil
 }
 
@@ -11537,6 +12579,56 @@ func (ec *executionContext) field_Mutation_anomalyEventsResolve_args(ctx context
 		return nil, err
 	}
 	args["anomalyIds"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_anomalyRuleCreate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.AnomalyRuleCreateInput, error) {
+			return ec.unmarshalNAnomalyRuleCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyRuleCreateInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_anomalyRuleDelete_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_anomalyRuleUpdate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.AnomalyRuleUpdateInput, error) {
+			return ec.unmarshalNAnomalyRuleUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyRuleUpdateInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
 	return args, nil
 }
 
@@ -12595,6 +13687,58 @@ func (ec *executionContext) field_Query_anomalyEventSearch_args(ctx context.Cont
 }
 
 func (ec *executionContext) field_Query_anomalyEvent_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_anomalyEventsConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*gqlmodel.AnomalyEventFilter, error) {
+			return ec.unmarshalOAnomalyEventFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyEventFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "clientIds",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["clientIds"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_anomalyRule_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
@@ -13972,6 +15116,28 @@ func (ec *executionContext) field_Query_webhooksConnection_args(ctx context.Cont
 	return args, nil
 }
 
+func (ec *executionContext) field_RegistrationKey_clients_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Subscription_aiConversationCompleteStream_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -14019,6 +15185,28 @@ func (ec *executionContext) field_Subscription_events_args(ctx context.Context, 
 		return nil, err
 	}
 	args["types"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Webhook_deliveries_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int64, error) {
+			return ec.unmarshalOInt2ᚖint64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
 	return args, nil
 }
 
@@ -15038,6 +16226,686 @@ func (ec *executionContext) fieldContext_AnomalyEvent_client(_ context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _AnomalyEvent_ruleId(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyEvent_ruleId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RuleID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyEvent_ruleId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyEvent_status(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyEvent_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyEvent_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyEvent_severity(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyEvent_severity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Severity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyEvent_severity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyEvent_measurementType(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyEvent_measurementType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MeasurementType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyEvent_measurementType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyEvent_subject(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyEvent_subject(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Subject, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyEvent_subject(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyEvent_metric(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyEvent_metric(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Metric, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyEvent_metric(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyEvent_detectionPass(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyEvent_detectionPass(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DetectionPass, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyEvent_detectionPass(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyEvent_firstSeenAt(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyEvent_firstSeenAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FirstSeenAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyEvent_firstSeenAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyEvent_lastSeenAt(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyEvent_lastSeenAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastSeenAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyEvent_lastSeenAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyEvent_resolvedAt(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyEvent_resolvedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ResolvedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyEvent_resolvedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyEvent_value(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyEvent_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Value, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyEvent_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyEvent_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyEvent_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyEvent_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyEvent_measurements(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyEvent_measurements(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Measurements, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Measurement) graphql.Marshaler {
+			return ec.marshalNMeasurement2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurementᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyEvent_measurements(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AnomalyEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Measurement(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AnomalyEventConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEventConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyEventConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.AnomalyEventEdge) graphql.Marshaler {
+			return ec.marshalNAnomalyEventEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAnomalyEventEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyEventConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AnomalyEventConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnomalyEventEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AnomalyEventConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEventConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyEventConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyEventConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AnomalyEventConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AnomalyEventConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEventConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyEventConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyEventConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyEventConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyEventEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEventEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyEventEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyEventEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyEventEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyEventEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEventEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyEventEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AnomalyEvent) graphql.Marshaler {
+			return ec.marshalNAnomalyEvent2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAnomalyEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyEventEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AnomalyEventEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnomalyEvent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AnomalyRule_id(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyRule_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyRule_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyRule_name(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyRule_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyRule_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyRule_measurementType(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyRule_measurementType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MeasurementType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyRule_measurementType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyRule_metric(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyRule_metric(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Metric, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyRule_metric(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyRule_subject(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyRule_subject(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Subject, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyRule_subject(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyRule_direction(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyRule_direction(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Direction, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyRule_direction(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyRule_unit(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyRule_unit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Unit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyRule_unit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyRule_passes(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyRule_passes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Passes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyRule_passes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyRule_enabled(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyRule_enabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Enabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyRule_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _AnomalyRule_builtin(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnomalyRule_builtin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Builtin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnomalyRule_builtin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _Capability_nodeId(ctx context.Context, field graphql.CollectedField, obj *model.Capability) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15275,6 +17143,73 @@ func (ec *executionContext) fieldContext_Capability_registrationKeys(_ context.C
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Capability_clients(ctx context.Context, field graphql.CollectedField, obj *model.Capability) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Capability_clients(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.resolveBatch_Capability_clients(ctx, field, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ClientConnection) graphql.Marshaler {
+			return ec.marshalNClientConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Capability_clients(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Capability",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Capability_clients_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+func (ec *executionContext) resolveBatch_Capability_clients(ctx context.Context, field graphql.CollectedField, obj *model.Capability) (any, error) {
+	resolver := ec.Resolvers.Capability()
+	fc := graphql.GetFieldContext(ctx)
+	if batch, ok := graphql.BatchParentsFor[*model.Capability](ctx, "Capability"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.Clients(ctx, batch.Parents, fc.Args["first"].(*int64), fc.Args["after"].(*string))
+		})
+		return graphql.ResolveBatchGroupResult[*model.ClientConnection](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Capability.clients",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.Clients(ctx, []*model.Capability{obj}, fc.Args["first"].(*int64), fc.Args["after"].(*string))
+	return graphql.ResolveBatchSingleResult[*model.ClientConnection](
+		ctx,
+		results,
+		err,
+		"Capability.clients",
+	)
 }
 
 func (ec *executionContext) _CapabilityConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.CapabilityConnection) (ret graphql.Marshaler) {
@@ -16126,6 +18061,96 @@ func (ec *executionContext) fieldContext_Client_configuration(_ context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _Client_anomalyEvents(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Client_anomalyEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.resolveBatch_Client_anomalyEvents(ctx, field, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AnomalyEventConnection) graphql.Marshaler {
+			return ec.marshalNAnomalyEventConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAnomalyEventConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Client_anomalyEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Client",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnomalyEventConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Client_anomalyEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+func (ec *executionContext) resolveBatch_Client_anomalyEvents(ctx context.Context, field graphql.CollectedField, obj *model.Client) (any, error) {
+	resolver := ec.Resolvers.Client()
+	fc := graphql.GetFieldContext(ctx)
+	if batch, ok := graphql.BatchParentsFor[*model.Client](ctx, "Client"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.AnomalyEvents(ctx, batch.Parents, fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["filter"].(*gqlmodel.AnomalyEventFilter))
+		})
+		return graphql.ResolveBatchGroupResult[*model.AnomalyEventConnection](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Client.anomalyEvents",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.AnomalyEvents(ctx, []*model.Client{obj}, fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["filter"].(*gqlmodel.AnomalyEventFilter))
+	return graphql.ResolveBatchSingleResult[*model.AnomalyEventConnection](
+		ctx,
+		results,
+		err,
+		"Client.anomalyEvents",
+	)
+}
+
+func (ec *executionContext) _Client_openAnomalyCount(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Client_openAnomalyCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OpenAnomalyCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Client_openAnomalyCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _Client_latestSystemStatusRecord(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -16156,6 +18181,105 @@ func (ec *executionContext) fieldContext_Client_latestSystemStatusRecord(_ conte
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Client_health(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Client_health(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Health, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ClientHealthState) graphql.Marshaler {
+			return ec.marshalOClientHealthState2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientHealthState(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Client_health(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Client",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientHealthState(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Client_systemStatusRecords(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Client_systemStatusRecords(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.resolveBatch_Client_systemStatusRecords(ctx, field, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SystemStatusRecordConnection) graphql.Marshaler {
+			return ec.marshalNSystemStatusRecordConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐSystemStatusRecordConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Client_systemStatusRecords(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Client",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SystemStatusRecordConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Client_systemStatusRecords_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+func (ec *executionContext) resolveBatch_Client_systemStatusRecords(ctx context.Context, field graphql.CollectedField, obj *model.Client) (any, error) {
+	resolver := ec.Resolvers.Client()
+	fc := graphql.GetFieldContext(ctx)
+	if batch, ok := graphql.BatchParentsFor[*model.Client](ctx, "Client"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.SystemStatusRecords(ctx, batch.Parents, fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["filter"].(*gqlmodel.SystemStatusRecordFilter))
+		})
+		return graphql.ResolveBatchGroupResult[*model.SystemStatusRecordConnection](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Client.systemStatusRecords",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.SystemStatusRecords(ctx, []*model.Client{obj}, fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["filter"].(*gqlmodel.SystemStatusRecordFilter))
+	return graphql.ResolveBatchSingleResult[*model.SystemStatusRecordConnection](
+		ctx,
+		results,
+		err,
+		"Client.systemStatusRecords",
+	)
 }
 
 func (ec *executionContext) _Client_measurements(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
@@ -17187,6 +19311,73 @@ func (ec *executionContext) fieldContext_ClientGroup_clients(_ context.Context, 
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _ClientGroup_clientsConnection(ctx context.Context, field graphql.CollectedField, obj *model.ClientGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClientGroup_clientsConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.resolveBatch_ClientGroup_clientsConnection(ctx, field, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ClientConnection) graphql.Marshaler {
+			return ec.marshalNClientConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClientGroup_clientsConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClientGroup",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_ClientGroup_clientsConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+func (ec *executionContext) resolveBatch_ClientGroup_clientsConnection(ctx context.Context, field graphql.CollectedField, obj *model.ClientGroup) (any, error) {
+	resolver := ec.Resolvers.ClientGroup()
+	fc := graphql.GetFieldContext(ctx)
+	if batch, ok := graphql.BatchParentsFor[*model.ClientGroup](ctx, "ClientGroup"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.ClientsConnection(ctx, batch.Parents, fc.Args["first"].(*int64), fc.Args["after"].(*string))
+		})
+		return graphql.ResolveBatchGroupResult[*model.ClientConnection](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"ClientGroup.clientsConnection",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.ClientsConnection(ctx, []*model.ClientGroup{obj}, fc.Args["first"].(*int64), fc.Args["after"].(*string))
+	return graphql.ResolveBatchSingleResult[*model.ClientConnection](
+		ctx,
+		results,
+		err,
+		"ClientGroup.clientsConnection",
+	)
 }
 
 func (ec *executionContext) _ClientGroupConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ClientGroupConnection) (ret graphql.Marshaler) {
@@ -19133,6 +21324,75 @@ func (ec *executionContext) fieldContext_DataOwnerSettings_studyFailureDetection
 	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _DataOwnerSettings_analyticsNewClients(ctx context.Context, field graphql.CollectedField, obj *model.DataOwnerSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DataOwnerSettings_analyticsNewClients(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AnalyticsNewClients, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DataOwnerSettings_analyticsNewClients(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DataOwnerSettings_analyticsNewClientsDefault(ctx context.Context, field graphql.CollectedField, obj *model.DataOwnerSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DataOwnerSettings_analyticsNewClientsDefault(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AnalyticsNewClientsDefault, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DataOwnerSettings_analyticsNewClientsDefault(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DataOwnerSettings_analyticsNewClientsPeriod(ctx context.Context, field graphql.CollectedField, obj *model.DataOwnerSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DataOwnerSettings_analyticsNewClientsPeriod(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AnalyticsNewClientsPeriod, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DataOwnerSettings_analyticsNewClientsPeriod(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Entity_findManyAnomalyEventByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20916,6 +23176,73 @@ func (ec *executionContext) fieldContext_Isp_ispContracts(_ context.Context, fie
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Isp_clients(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Isp_clients(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.resolveBatch_Isp_clients(ctx, field, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ClientConnection) graphql.Marshaler {
+			return ec.marshalNClientConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Isp_clients(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Isp",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Isp_clients_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+func (ec *executionContext) resolveBatch_Isp_clients(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (any, error) {
+	resolver := ec.Resolvers.Isp()
+	fc := graphql.GetFieldContext(ctx)
+	if batch, ok := graphql.BatchParentsFor[*model.Isp](ctx, "Isp"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.Clients(ctx, batch.Parents, fc.Args["first"].(*int64), fc.Args["after"].(*string))
+		})
+		return graphql.ResolveBatchGroupResult[*model.ClientConnection](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Isp.clients",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.Clients(ctx, []*model.Isp{obj}, fc.Args["first"].(*int64), fc.Args["after"].(*string))
+	return graphql.ResolveBatchSingleResult[*model.ClientConnection](
+		ctx,
+		results,
+		err,
+		"Isp.clients",
+	)
 }
 
 func (ec *executionContext) _IspConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.IspConnection) (ret graphql.Marshaler) {
@@ -23305,6 +25632,138 @@ func (ec *executionContext) fieldContext_Mutation_anomalyDetectionOverrideFeedba
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_anomalyDetectionOverrideFeedback_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_anomalyRuleCreate(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_anomalyRuleCreate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AnomalyRuleCreate(ctx, fc.Args["input"].(gqlmodel.AnomalyRuleCreateInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AnomalyRule) graphql.Marshaler {
+			return ec.marshalNAnomalyRule2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAnomalyRule(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_anomalyRuleCreate(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnomalyRule(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_anomalyRuleCreate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_anomalyRuleUpdate(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_anomalyRuleUpdate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AnomalyRuleUpdate(ctx, fc.Args["id"].(string), fc.Args["input"].(gqlmodel.AnomalyRuleUpdateInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AnomalyRule) graphql.Marshaler {
+			return ec.marshalNAnomalyRule2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAnomalyRule(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_anomalyRuleUpdate(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnomalyRule(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_anomalyRuleUpdate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_anomalyRuleDelete(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_anomalyRuleDelete(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AnomalyRuleDelete(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_anomalyRuleDelete(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_anomalyRuleDelete_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -26257,6 +28716,126 @@ func (ec *executionContext) fieldContext_Query_anomalyDetectionDimensions(_ cont
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_anomalyEventsConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_anomalyEventsConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().AnomalyEventsConnection(ctx, fc.Args["first"].(*int64), fc.Args["after"].(*string), fc.Args["filter"].(*gqlmodel.AnomalyEventFilter), fc.Args["clientIds"].([]string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AnomalyEventConnection) graphql.Marshaler {
+			return ec.marshalNAnomalyEventConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAnomalyEventConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_anomalyEventsConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnomalyEventConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_anomalyEventsConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_anomalyRules(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_anomalyRules(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().AnomalyRules(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.AnomalyRule) graphql.Marshaler {
+			return ec.marshalNAnomalyRule2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAnomalyRuleᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_anomalyRules(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnomalyRule(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_anomalyRule(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_anomalyRule(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().AnomalyRule(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AnomalyRule) graphql.Marshaler {
+			return ec.marshalNAnomalyRule2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAnomalyRule(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_anomalyRule(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnomalyRule(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_anomalyRule_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_clientAdminApiKeys(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -29198,6 +31777,73 @@ func (ec *executionContext) fieldContext_RegistrationKey_capability(_ context.Co
 	return fc, nil
 }
 
+func (ec *executionContext) _RegistrationKey_clients(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RegistrationKey_clients(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.resolveBatch_RegistrationKey_clients(ctx, field, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ClientConnection) graphql.Marshaler {
+			return ec.marshalNClientConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RegistrationKey_clients(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RegistrationKey",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_RegistrationKey_clients_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+func (ec *executionContext) resolveBatch_RegistrationKey_clients(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKey) (any, error) {
+	resolver := ec.Resolvers.RegistrationKey()
+	fc := graphql.GetFieldContext(ctx)
+	if batch, ok := graphql.BatchParentsFor[*model.RegistrationKey](ctx, "RegistrationKey"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.Clients(ctx, batch.Parents, fc.Args["first"].(*int64), fc.Args["after"].(*string))
+		})
+		return graphql.ResolveBatchGroupResult[*model.ClientConnection](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"RegistrationKey.clients",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.Clients(ctx, []*model.RegistrationKey{obj}, fc.Args["first"].(*int64), fc.Args["after"].(*string))
+	return graphql.ResolveBatchSingleResult[*model.ClientConnection](
+		ctx,
+		results,
+		err,
+		"RegistrationKey.clients",
+	)
+}
+
 func (ec *executionContext) _RegistrationKeyLicenseUsage_registrationKeyId(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKeyLicenseUsage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -31353,6 +33999,148 @@ func (ec *executionContext) fieldContext_SystemStatusRecord_createdAt(_ context.
 	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
+func (ec *executionContext) _SystemStatusRecordConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecordConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusRecordConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.SystemStatusRecordEdge) graphql.Marshaler {
+			return ec.marshalNSystemStatusRecordEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐSystemStatusRecordEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusRecordConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SystemStatusRecordConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SystemStatusRecordEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SystemStatusRecordConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecordConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusRecordConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusRecordConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SystemStatusRecordConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SystemStatusRecordConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecordConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusRecordConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusRecordConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemStatusRecordConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SystemStatusRecordEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecordEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusRecordEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusRecordEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemStatusRecordEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SystemStatusRecordEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecordEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemStatusRecordEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SystemStatusRecord) graphql.Marshaler {
+			return ec.marshalNSystemStatusRecord2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐSystemStatusRecord(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SystemStatusRecordEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SystemStatusRecordEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SystemStatusRecord(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _SystemStatusRecordPage_items(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecordPage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -31803,6 +34591,38 @@ func (ec *executionContext) fieldContext_User_notificationConfig(_ context.Conte
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_NotificationConfig(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _User_apiKeys(ctx context.Context, field graphql.CollectedField, obj *model.User) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_User_apiKeys(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.APIKeys, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ClientAdminAPIKey) graphql.Marshaler {
+			return ec.marshalNClientAdminApiKey2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientAdminAPIKeyᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_User_apiKeys(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "User",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClientAdminApiKey(ctx, field)
 		},
 	}
 	return fc, nil
@@ -32633,6 +35453,73 @@ func (ec *executionContext) _Webhook_secret(ctx context.Context, field graphql.C
 }
 func (ec *executionContext) fieldContext_Webhook_secret(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Webhook", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Webhook_deliveries(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Webhook_deliveries(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.resolveBatch_Webhook_deliveries(ctx, field, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.WebhookDeliveryConnection) graphql.Marshaler {
+			return ec.marshalNWebhookDeliveryConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐWebhookDeliveryConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Webhook_deliveries(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Webhook",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookDeliveryConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Webhook_deliveries_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+func (ec *executionContext) resolveBatch_Webhook_deliveries(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (any, error) {
+	resolver := ec.Resolvers.Webhook()
+	fc := graphql.GetFieldContext(ctx)
+	if batch, ok := graphql.BatchParentsFor[*model.Webhook](ctx, "Webhook"); ok {
+		result := batch.FieldResult(field, func() (any, error) {
+			return resolver.Deliveries(ctx, batch.Parents, fc.Args["first"].(*int64), fc.Args["after"].(*string))
+		})
+		return graphql.ResolveBatchGroupResult[*model.WebhookDeliveryConnection](
+			ctx,
+			batch.Index,
+			len(batch.Parents),
+			result,
+			"Webhook.deliveries",
+			batch.IndexMap,
+		)
+	}
+	results, err := resolver.Deliveries(ctx, []*model.Webhook{obj}, fc.Args["first"].(*int64), fc.Args["after"].(*string))
+	return graphql.ResolveBatchSingleResult[*model.WebhookDeliveryConnection](
+		ctx,
+		results,
+		err,
+		"Webhook.deliveries",
+	)
 }
 
 func (ec *executionContext) _WebhookCatalogue_groups(ctx context.Context, field graphql.CollectedField, obj *model.WebhookCatalogue) (ret graphql.Marshaler) {
@@ -35458,6 +38345,236 @@ func (ec *executionContext) unmarshalInputAnomalyEventByIDsInput(ctx context.Con
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputAnomalyEventFilter(ctx context.Context, obj any) (gqlmodel.AnomalyEventFilter, error) {
+	var it gqlmodel.AnomalyEventFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"statuses", "severities", "measurementTypes", "metrics", "detectionPasses", "since", "until"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "statuses":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("statuses"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Statuses = data
+		case "severities":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("severities"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Severities = data
+		case "measurementTypes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("measurementTypes"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MeasurementTypes = data
+		case "metrics":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("metrics"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Metrics = data
+		case "detectionPasses":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("detectionPasses"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DetectionPasses = data
+		case "since":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("since"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Since = data
+		case "until":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("until"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Until = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputAnomalyRuleCreateInput(ctx context.Context, obj any) (gqlmodel.AnomalyRuleCreateInput, error) {
+	var it gqlmodel.AnomalyRuleCreateInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "measurementType", "metric", "subject", "direction", "unit", "passes", "enabled"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "measurementType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("measurementType"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MeasurementType = data
+		case "metric":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("metric"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Metric = data
+		case "subject":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("subject"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Subject = data
+		case "direction":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("direction"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Direction = data
+		case "unit":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("unit"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Unit = data
+		case "passes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("passes"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Passes = data
+		case "enabled":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("enabled"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Enabled = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputAnomalyRuleUpdateInput(ctx context.Context, obj any) (gqlmodel.AnomalyRuleUpdateInput, error) {
+	var it gqlmodel.AnomalyRuleUpdateInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "measurementType", "metric", "subject", "direction", "unit", "passes", "enabled"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = graphql.OmittableOf(data)
+		case "measurementType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("measurementType"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MeasurementType = graphql.OmittableOf(data)
+		case "metric":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("metric"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Metric = graphql.OmittableOf(data)
+		case "subject":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("subject"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Subject = graphql.OmittableOf(data)
+		case "direction":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("direction"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Direction = graphql.OmittableOf(data)
+		case "unit":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("unit"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Unit = graphql.OmittableOf(data)
+		case "passes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("passes"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Passes = graphql.OmittableOf(data)
+		case "enabled":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("enabled"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Enabled = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputApiKeyCreateInput(ctx context.Context, obj any) (gqlmodel.APIKeyCreateInput, error) {
 	var it gqlmodel.APIKeyCreateInput
 	if obj == nil {
@@ -36092,7 +39209,7 @@ func (ec *executionContext) unmarshalInputDataOwnerSettingsInput(ctx context.Con
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"aiSystemPrompt", "offlineThresholdMinutes", "retentionDays", "clientOfflineDetectionEnabled", "clientDegradedDetectionEnabled", "studyFailureDetectionEnabled"}
+	fieldsInOrder := [...]string{"aiSystemPrompt", "offlineThresholdMinutes", "retentionDays", "clientOfflineDetectionEnabled", "clientDegradedDetectionEnabled", "studyFailureDetectionEnabled", "analyticsNewClients"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -36141,6 +39258,13 @@ func (ec *executionContext) unmarshalInputDataOwnerSettingsInput(ctx context.Con
 				return it, err
 			}
 			it.StudyFailureDetectionEnabled = graphql.OmittableOf(data)
+		case "analyticsNewClients":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("analyticsNewClients"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AnalyticsNewClients = graphql.OmittableOf(data)
 		}
 	}
 	return it, nil
@@ -37359,6 +40483,43 @@ func (ec *executionContext) unmarshalInputServiceCredentialUpdateInput(ctx conte
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputSystemStatusRecordFilter(ctx context.Context, obj any) (gqlmodel.SystemStatusRecordFilter, error) {
+	var it gqlmodel.SystemStatusRecordFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"since", "until"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "since":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("since"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Since = data
+		case "until":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("until"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Until = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputUserCreateInput(ctx context.Context, obj any) (gqlmodel.UserCreateInput, error) {
 	var it gqlmodel.UserCreateInput
 	if obj == nil {
@@ -38264,6 +41425,245 @@ func (ec *executionContext) _AnomalyEvent(ctx context.Context, sel ast.Selection
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "ruleId":
+			out.Values[i] = ec._AnomalyEvent_ruleId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._AnomalyEvent_status(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "severity":
+			out.Values[i] = ec._AnomalyEvent_severity(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "measurementType":
+			out.Values[i] = ec._AnomalyEvent_measurementType(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "subject":
+			out.Values[i] = ec._AnomalyEvent_subject(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "metric":
+			out.Values[i] = ec._AnomalyEvent_metric(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "detectionPass":
+			out.Values[i] = ec._AnomalyEvent_detectionPass(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "firstSeenAt":
+			out.Values[i] = ec._AnomalyEvent_firstSeenAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "lastSeenAt":
+			out.Values[i] = ec._AnomalyEvent_lastSeenAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "resolvedAt":
+			out.Values[i] = ec._AnomalyEvent_resolvedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "value":
+			out.Values[i] = ec._AnomalyEvent_value(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._AnomalyEvent_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "measurements":
+			out.Values[i] = ec._AnomalyEvent_measurements(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var anomalyEventConnectionImplementors = []string{"AnomalyEventConnection"}
+
+func (ec *executionContext) _AnomalyEventConnection(ctx context.Context, sel ast.SelectionSet, obj *model.AnomalyEventConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, anomalyEventConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AnomalyEventConnection")
+		case "edges":
+			out.Values[i] = ec._AnomalyEventConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._AnomalyEventConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._AnomalyEventConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var anomalyEventEdgeImplementors = []string{"AnomalyEventEdge"}
+
+func (ec *executionContext) _AnomalyEventEdge(ctx context.Context, sel ast.SelectionSet, obj *model.AnomalyEventEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, anomalyEventEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AnomalyEventEdge")
+		case "cursor":
+			out.Values[i] = ec._AnomalyEventEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._AnomalyEventEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var anomalyRuleImplementors = []string{"AnomalyRule"}
+
+func (ec *executionContext) _AnomalyRule(ctx context.Context, sel ast.SelectionSet, obj *model.AnomalyRule) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, anomalyRuleImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AnomalyRule")
+		case "id":
+			out.Values[i] = ec._AnomalyRule_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._AnomalyRule_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "measurementType":
+			out.Values[i] = ec._AnomalyRule_measurementType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "metric":
+			out.Values[i] = ec._AnomalyRule_metric(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "subject":
+			out.Values[i] = ec._AnomalyRule_subject(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "direction":
+			out.Values[i] = ec._AnomalyRule_direction(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unit":
+			out.Values[i] = ec._AnomalyRule_unit(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "passes":
+			out.Values[i] = ec._AnomalyRule_passes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "enabled":
+			out.Values[i] = ec._AnomalyRule_enabled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "builtin":
+			out.Values[i] = ec._AnomalyRule_builtin(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -38300,53 +41700,91 @@ func (ec *executionContext) _Capability(ctx context.Context, sel ast.SelectionSe
 		case "nodeId":
 			out.Values[i] = ec._Capability_nodeId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "id":
 			out.Values[i] = ec._Capability_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "name":
 			out.Values[i] = ec._Capability_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "comment":
 			out.Values[i] = ec._Capability_comment(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "allowedMeasurementTypes":
 			out.Values[i] = ec._Capability_allowedMeasurementTypes(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "allowedMeasurementSubjects":
 			out.Values[i] = ec._Capability_allowedMeasurementSubjects(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "forbiddenMeasurementTypes":
 			out.Values[i] = ec._Capability_forbiddenMeasurementTypes(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "forbiddenMeasurementSubjects":
 			out.Values[i] = ec._Capability_forbiddenMeasurementSubjects(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "registrationKeysCount":
 			out.Values[i] = ec._Capability_registrationKeysCount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "registrationKeys":
 			out.Values[i] = ec._Capability_registrationKeys(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "clients":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Capability_clients(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -38611,11 +42049,97 @@ func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, o
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "anomalyEvents":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Client_anomalyEvents(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "openAnomalyCount":
+			out.Values[i] = ec._Client_openAnomalyCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "latestSystemStatusRecord":
 			out.Values[i] = ec._Client_latestSystemStatusRecord(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "health":
+			out.Values[i] = ec._Client_health(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "systemStatusRecords":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Client_systemStatusRecords(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "measurements":
 			field := field
 
@@ -39152,28 +42676,66 @@ func (ec *executionContext) _ClientGroup(ctx context.Context, sel ast.SelectionS
 		case "nodeId":
 			out.Values[i] = ec._ClientGroup_nodeId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "id":
 			out.Values[i] = ec._ClientGroup_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "name":
 			out.Values[i] = ec._ClientGroup_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
 			out.Values[i] = ec._ClientGroup_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "clients":
 			out.Values[i] = ec._ClientGroup_clients(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "clientsConnection":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ClientGroup_clientsConnection(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -39972,6 +43534,21 @@ func (ec *executionContext) _DataOwnerSettings(ctx context.Context, sel ast.Sele
 			}
 		case "studyFailureDetectionEnabledOnServer":
 			out.Values[i] = ec._DataOwnerSettings_studyFailureDetectionEnabledOnServer(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "analyticsNewClients":
+			out.Values[i] = ec._DataOwnerSettings_analyticsNewClients(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "analyticsNewClientsDefault":
+			out.Values[i] = ec._DataOwnerSettings_analyticsNewClientsDefault(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "analyticsNewClientsPeriod":
+			out.Values[i] = ec._DataOwnerSettings_analyticsNewClientsPeriod(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -40849,68 +44426,106 @@ func (ec *executionContext) _Isp(ctx context.Context, sel ast.SelectionSet, obj 
 		case "nodeId":
 			out.Values[i] = ec._Isp_nodeId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "id":
 			out.Values[i] = ec._Isp_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "name":
 			out.Values[i] = ec._Isp_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "type":
 			out.Values[i] = ec._Isp_type(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "alternativeNames":
 			out.Values[i] = ec._Isp_alternativeNames(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "asNumbers":
 			out.Values[i] = ec._Isp_asNumbers(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "country":
 			out.Values[i] = ec._Isp_country(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "isVpn":
 			out.Values[i] = ec._Isp_isVpn(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "verified":
 			out.Values[i] = ec._Isp_verified(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
 			out.Values[i] = ec._Isp_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "ispContractsCount":
 			out.Values[i] = ec._Isp_ispContractsCount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "ispDetailsCount":
 			out.Values[i] = ec._Isp_ispDetailsCount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "ispContracts":
 			out.Values[i] = ec._Isp_ispContracts(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "clients":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Isp_clients(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -41863,6 +45478,27 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "anomalyRuleCreate":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_anomalyRuleCreate(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "anomalyRuleUpdate":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_anomalyRuleUpdate(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "anomalyRuleDelete":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_anomalyRuleDelete(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "clientAdminApiKeyCreate":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_clientAdminApiKeyCreate(ctx, field)
@@ -42605,6 +46241,72 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_anomalyDetectionDimensions(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "anomalyEventsConnection":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_anomalyEventsConnection(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "anomalyRules":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_anomalyRules(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "anomalyRule":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_anomalyRule(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -44053,63 +47755,101 @@ func (ec *executionContext) _RegistrationKey(ctx context.Context, sel ast.Select
 		case "nodeId":
 			out.Values[i] = ec._RegistrationKey_nodeId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "id":
 			out.Values[i] = ec._RegistrationKey_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "capabilityId":
 			out.Values[i] = ec._RegistrationKey_capabilityId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "registrationKey":
 			out.Values[i] = ec._RegistrationKey_registrationKey(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "comment":
 			out.Values[i] = ec._RegistrationKey_comment(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "validFrom":
 			out.Values[i] = ec._RegistrationKey_validFrom(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "validUntil":
 			out.Values[i] = ec._RegistrationKey_validUntil(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "numRegistrationsLeft":
 			out.Values[i] = ec._RegistrationKey_numRegistrationsLeft(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "usageLimitDays":
 			out.Values[i] = ec._RegistrationKey_usageLimitDays(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "testing":
 			out.Values[i] = ec._RegistrationKey_testing(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "clientsCount":
 			out.Values[i] = ec._RegistrationKey_clientsCount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "capability":
 			out.Values[i] = ec._RegistrationKey_capability(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "clients":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RegistrationKey_clients(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -45014,6 +48754,97 @@ func (ec *executionContext) _SystemStatusRecord(ctx context.Context, sel ast.Sel
 	return out
 }
 
+var systemStatusRecordConnectionImplementors = []string{"SystemStatusRecordConnection"}
+
+func (ec *executionContext) _SystemStatusRecordConnection(ctx context.Context, sel ast.SelectionSet, obj *model.SystemStatusRecordConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, systemStatusRecordConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SystemStatusRecordConnection")
+		case "edges":
+			out.Values[i] = ec._SystemStatusRecordConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._SystemStatusRecordConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._SystemStatusRecordConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var systemStatusRecordEdgeImplementors = []string{"SystemStatusRecordEdge"}
+
+func (ec *executionContext) _SystemStatusRecordEdge(ctx context.Context, sel ast.SelectionSet, obj *model.SystemStatusRecordEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, systemStatusRecordEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SystemStatusRecordEdge")
+		case "cursor":
+			out.Values[i] = ec._SystemStatusRecordEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._SystemStatusRecordEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var systemStatusRecordPageImplementors = []string{"SystemStatusRecordPage"}
 
 func (ec *executionContext) _SystemStatusRecordPage(ctx context.Context, sel ast.SelectionSet, obj *model.SystemStatusRecordPage) graphql.Marshaler {
@@ -45151,6 +48982,11 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 			}
 		case "notificationConfig":
 			out.Values[i] = ec._User_notificationConfig(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "apiKeys":
+			out.Values[i] = ec._User_apiKeys(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -45334,128 +49170,166 @@ func (ec *executionContext) _Webhook(ctx context.Context, sel ast.SelectionSet, 
 		case "nodeId":
 			out.Values[i] = ec._Webhook_nodeId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "id":
 			out.Values[i] = ec._Webhook_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "name":
 			out.Values[i] = ec._Webhook_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "description":
 			out.Values[i] = ec._Webhook_description(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "url":
 			out.Values[i] = ec._Webhook_url(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "payloadFormat":
 			out.Values[i] = ec._Webhook_payloadFormat(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "formatOptions":
 			out.Values[i] = ec._Webhook_formatOptions(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "eventTypes":
 			out.Values[i] = ec._Webhook_eventTypes(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "filters":
 			out.Values[i] = ec._Webhook_filters(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "enabled":
 			out.Values[i] = ec._Webhook_enabled(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "active":
 			out.Values[i] = ec._Webhook_active(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "headers":
 			out.Values[i] = ec._Webhook_headers(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "secretHint":
 			out.Values[i] = ec._Webhook_secretHint(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "autoDisabledAt":
 			out.Values[i] = ec._Webhook_autoDisabledAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "autoDisabledReason":
 			out.Values[i] = ec._Webhook_autoDisabledReason(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "consecutiveFailures":
 			out.Values[i] = ec._Webhook_consecutiveFailures(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "lastDeliveryAt":
 			out.Values[i] = ec._Webhook_lastDeliveryAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "lastSuccessAt":
 			out.Values[i] = ec._Webhook_lastSuccessAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "lastFailureAt":
 			out.Values[i] = ec._Webhook_lastFailureAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "lastResponseStatus":
 			out.Values[i] = ec._Webhook_lastResponseStatus(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "lastError":
 			out.Values[i] = ec._Webhook_lastError(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdById":
 			out.Values[i] = ec._Webhook_createdById(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
 			out.Values[i] = ec._Webhook_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "updatedAt":
 			out.Values[i] = ec._Webhook_updatedAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "secret":
 			out.Values[i] = ec._Webhook_secret(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "deliveries":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Webhook_deliveries(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -46800,6 +50674,76 @@ func (ec *executionContext) unmarshalNAnomalyEventByIDsInput2ᚕᚖgithubᚗcom�
 	return res, nil
 }
 
+func (ec *executionContext) marshalNAnomalyEventConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAnomalyEventConnection(ctx context.Context, sel ast.SelectionSet, v *model.AnomalyEventConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AnomalyEventConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAnomalyEventEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAnomalyEventEdge(ctx context.Context, sel ast.SelectionSet, v model.AnomalyEventEdge) graphql.Marshaler {
+	return ec._AnomalyEventEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNAnomalyEventEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAnomalyEventEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.AnomalyEventEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAnomalyEventEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAnomalyEventEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAnomalyRule2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAnomalyRule(ctx context.Context, sel ast.SelectionSet, v model.AnomalyRule) graphql.Marshaler {
+	return ec._AnomalyRule(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNAnomalyRule2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAnomalyRuleᚄ(ctx context.Context, sel ast.SelectionSet, v []model.AnomalyRule) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAnomalyRule2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAnomalyRule(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAnomalyRule2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAnomalyRule(ctx context.Context, sel ast.SelectionSet, v *model.AnomalyRule) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AnomalyRule(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNAnomalyRuleCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyRuleCreateInput(ctx context.Context, v any) (gqlmodel.AnomalyRuleCreateInput, error) {
+	res, err := ec.unmarshalInputAnomalyRuleCreateInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNAnomalyRuleUpdateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyRuleUpdateInput(ctx context.Context, v any) (gqlmodel.AnomalyRuleUpdateInput, error) {
+	res, err := ec.unmarshalInputAnomalyRuleUpdateInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNApiKeyCreateInput2githubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAPIKeyCreateInput(ctx context.Context, v any) (gqlmodel.APIKeyCreateInput, error) {
 	res, err := ec.unmarshalInputApiKeyCreateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -46826,6 +50770,7 @@ func (ec *executionContext) marshalNCapability2githubᚗcomᚋfleetgraphᚋfleet
 }
 
 func (ec *executionContext) marshalNCapability2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapabilityᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Capability) graphql.Marshaler {
+	ctx = graphql.WithBatchParentValues(ctx, "Capability", v)
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
@@ -47105,6 +51050,7 @@ func (ec *executionContext) marshalNClientGroup2githubᚗcomᚋfleetgraphᚋflee
 }
 
 func (ec *executionContext) marshalNClientGroup2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroupᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ClientGroup) graphql.Marshaler {
+	ctx = graphql.WithBatchParentValues(ctx, "ClientGroup", v)
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
@@ -47662,6 +51608,7 @@ func (ec *executionContext) marshalNIsp2githubᚗcomᚋfleetgraphᚋfleetgraph�
 }
 
 func (ec *executionContext) marshalNIsp2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Isp) graphql.Marshaler {
+	ctx = graphql.WithBatchParentValues(ctx, "Isp", v)
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
@@ -47891,6 +51838,26 @@ func (ec *executionContext) marshalNLicenseUsageReport2ᚖgithubᚗcomᚋfleetgr
 	return ec._LicenseUsageReport(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNMeasurement2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurement(ctx context.Context, sel ast.SelectionSet, v model.Measurement) graphql.Marshaler {
+	return ec._Measurement(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNMeasurement2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurementᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Measurement) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMeasurement2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurement(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNMeasurement2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurement(ctx context.Context, sel ast.SelectionSet, v *model.Measurement) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -48052,20 +52019,75 @@ func (ec *executionContext) marshalNMeasurementTypeDimension2ᚕgithubᚗcomᚋf
 
 func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐNode(ctx context.Context, sel ast.SelectionSet, v []model.Node) graphql.Marshaler {
 	{
+		var batchItemsWebhook []*model.Webhook
+		batchIdxMapWebhook := map[int]int{}
+		var batchItemsRegistrationKey []*model.RegistrationKey
+		batchIdxMapRegistrationKey := map[int]int{}
+		var batchItemsIsp []*model.Isp
+		batchIdxMapIsp := map[int]int{}
+		var batchItemsClientGroup []*model.ClientGroup
+		batchIdxMapClientGroup := map[int]int{}
 		var batchItemsClient []*model.Client
 		batchIdxMapClient := map[int]int{}
+		var batchItemsCapability []*model.Capability
+		batchIdxMapCapability := map[int]int{}
 		for i, item := range v {
 			switch concrete := item.(type) {
+			case model.Webhook:
+				batchIdxMapWebhook[i] = len(batchItemsWebhook)
+				batchItemsWebhook = append(batchItemsWebhook, &concrete)
+			case *model.Webhook:
+				batchIdxMapWebhook[i] = len(batchItemsWebhook)
+				batchItemsWebhook = append(batchItemsWebhook, concrete)
+			case model.RegistrationKey:
+				batchIdxMapRegistrationKey[i] = len(batchItemsRegistrationKey)
+				batchItemsRegistrationKey = append(batchItemsRegistrationKey, &concrete)
+			case *model.RegistrationKey:
+				batchIdxMapRegistrationKey[i] = len(batchItemsRegistrationKey)
+				batchItemsRegistrationKey = append(batchItemsRegistrationKey, concrete)
+			case model.Isp:
+				batchIdxMapIsp[i] = len(batchItemsIsp)
+				batchItemsIsp = append(batchItemsIsp, &concrete)
+			case *model.Isp:
+				batchIdxMapIsp[i] = len(batchItemsIsp)
+				batchItemsIsp = append(batchItemsIsp, concrete)
+			case model.ClientGroup:
+				batchIdxMapClientGroup[i] = len(batchItemsClientGroup)
+				batchItemsClientGroup = append(batchItemsClientGroup, &concrete)
+			case *model.ClientGroup:
+				batchIdxMapClientGroup[i] = len(batchItemsClientGroup)
+				batchItemsClientGroup = append(batchItemsClientGroup, concrete)
 			case model.Client:
 				batchIdxMapClient[i] = len(batchItemsClient)
 				batchItemsClient = append(batchItemsClient, &concrete)
 			case *model.Client:
 				batchIdxMapClient[i] = len(batchItemsClient)
 				batchItemsClient = append(batchItemsClient, concrete)
+			case model.Capability:
+				batchIdxMapCapability[i] = len(batchItemsCapability)
+				batchItemsCapability = append(batchItemsCapability, &concrete)
+			case *model.Capability:
+				batchIdxMapCapability[i] = len(batchItemsCapability)
+				batchItemsCapability = append(batchItemsCapability, concrete)
 			}
+		}
+		if len(batchItemsWebhook) > 0 {
+			ctx = graphql.WithBatchParents(ctx, "Webhook", batchItemsWebhook, batchIdxMapWebhook)
+		}
+		if len(batchItemsRegistrationKey) > 0 {
+			ctx = graphql.WithBatchParents(ctx, "RegistrationKey", batchItemsRegistrationKey, batchIdxMapRegistrationKey)
+		}
+		if len(batchItemsIsp) > 0 {
+			ctx = graphql.WithBatchParents(ctx, "Isp", batchItemsIsp, batchIdxMapIsp)
+		}
+		if len(batchItemsClientGroup) > 0 {
+			ctx = graphql.WithBatchParents(ctx, "ClientGroup", batchItemsClientGroup, batchIdxMapClientGroup)
 		}
 		if len(batchItemsClient) > 0 {
 			ctx = graphql.WithBatchParents(ctx, "Client", batchItemsClient, batchIdxMapClient)
+		}
+		if len(batchItemsCapability) > 0 {
+			ctx = graphql.WithBatchParents(ctx, "Capability", batchItemsCapability, batchIdxMapCapability)
 		}
 	}
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
@@ -48106,6 +52128,7 @@ func (ec *executionContext) marshalNRegistrationKey2githubᚗcomᚋfleetgraphᚋ
 }
 
 func (ec *executionContext) marshalNRegistrationKey2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRegistrationKeyᚄ(ctx context.Context, sel ast.SelectionSet, v []model.RegistrationKey) graphql.Marshaler {
+	ctx = graphql.WithBatchParentValues(ctx, "RegistrationKey", v)
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
@@ -48450,6 +52473,46 @@ func (ec *executionContext) marshalNSystemStatusRecord2ᚕgithubᚗcomᚋfleetgr
 	return ret
 }
 
+func (ec *executionContext) marshalNSystemStatusRecord2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐSystemStatusRecord(ctx context.Context, sel ast.SelectionSet, v *model.SystemStatusRecord) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SystemStatusRecord(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSystemStatusRecordConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐSystemStatusRecordConnection(ctx context.Context, sel ast.SelectionSet, v *model.SystemStatusRecordConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SystemStatusRecordConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSystemStatusRecordEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐSystemStatusRecordEdge(ctx context.Context, sel ast.SelectionSet, v model.SystemStatusRecordEdge) graphql.Marshaler {
+	return ec._SystemStatusRecordEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSystemStatusRecordEdge2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐSystemStatusRecordEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.SystemStatusRecordEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSystemStatusRecordEdge2githubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐSystemStatusRecordEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNSystemStatusRecordPage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐSystemStatusRecordPage(ctx context.Context, sel ast.SelectionSet, v *model.SystemStatusRecordPage) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -48561,6 +52624,7 @@ func (ec *executionContext) marshalNWebhook2githubᚗcomᚋfleetgraphᚋfleetgra
 }
 
 func (ec *executionContext) marshalNWebhook2ᚕgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐWebhookᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Webhook) graphql.Marshaler {
+	ctx = graphql.WithBatchParentValues(ctx, "Webhook", v)
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
@@ -48831,20 +52895,64 @@ func (ec *executionContext) marshalN_Any2ᚕmapᚄ(ctx context.Context, sel ast.
 
 func (ec *executionContext) marshalN_Entity2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐEntity(ctx context.Context, sel ast.SelectionSet, v []fedruntime.Entity) graphql.Marshaler {
 	{
+		var batchItemsRegistrationKey []*model.RegistrationKey
+		batchIdxMapRegistrationKey := map[int]int{}
+		var batchItemsIsp []*model.Isp
+		batchIdxMapIsp := map[int]int{}
+		var batchItemsClientGroup []*model.ClientGroup
+		batchIdxMapClientGroup := map[int]int{}
 		var batchItemsClient []*model.Client
 		batchIdxMapClient := map[int]int{}
+		var batchItemsCapability []*model.Capability
+		batchIdxMapCapability := map[int]int{}
 		for i, item := range v {
 			switch concrete := item.(type) {
+			case model.RegistrationKey:
+				batchIdxMapRegistrationKey[i] = len(batchItemsRegistrationKey)
+				batchItemsRegistrationKey = append(batchItemsRegistrationKey, &concrete)
+			case *model.RegistrationKey:
+				batchIdxMapRegistrationKey[i] = len(batchItemsRegistrationKey)
+				batchItemsRegistrationKey = append(batchItemsRegistrationKey, concrete)
+			case model.Isp:
+				batchIdxMapIsp[i] = len(batchItemsIsp)
+				batchItemsIsp = append(batchItemsIsp, &concrete)
+			case *model.Isp:
+				batchIdxMapIsp[i] = len(batchItemsIsp)
+				batchItemsIsp = append(batchItemsIsp, concrete)
+			case model.ClientGroup:
+				batchIdxMapClientGroup[i] = len(batchItemsClientGroup)
+				batchItemsClientGroup = append(batchItemsClientGroup, &concrete)
+			case *model.ClientGroup:
+				batchIdxMapClientGroup[i] = len(batchItemsClientGroup)
+				batchItemsClientGroup = append(batchItemsClientGroup, concrete)
 			case model.Client:
 				batchIdxMapClient[i] = len(batchItemsClient)
 				batchItemsClient = append(batchItemsClient, &concrete)
 			case *model.Client:
 				batchIdxMapClient[i] = len(batchItemsClient)
 				batchItemsClient = append(batchItemsClient, concrete)
+			case model.Capability:
+				batchIdxMapCapability[i] = len(batchItemsCapability)
+				batchItemsCapability = append(batchItemsCapability, &concrete)
+			case *model.Capability:
+				batchIdxMapCapability[i] = len(batchItemsCapability)
+				batchItemsCapability = append(batchItemsCapability, concrete)
 			}
+		}
+		if len(batchItemsRegistrationKey) > 0 {
+			ctx = graphql.WithBatchParents(ctx, "RegistrationKey", batchItemsRegistrationKey, batchIdxMapRegistrationKey)
+		}
+		if len(batchItemsIsp) > 0 {
+			ctx = graphql.WithBatchParents(ctx, "Isp", batchItemsIsp, batchIdxMapIsp)
+		}
+		if len(batchItemsClientGroup) > 0 {
+			ctx = graphql.WithBatchParents(ctx, "ClientGroup", batchItemsClientGroup, batchIdxMapClientGroup)
 		}
 		if len(batchItemsClient) > 0 {
 			ctx = graphql.WithBatchParents(ctx, "Client", batchItemsClient, batchIdxMapClient)
+		}
+		if len(batchItemsCapability) > 0 {
+			ctx = graphql.WithBatchParents(ctx, "Capability", batchItemsCapability, batchIdxMapCapability)
 		}
 	}
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
@@ -49183,6 +53291,14 @@ func (ec *executionContext) unmarshalOAnomalyEventByIDsInput2ᚖgithubᚗcomᚋf
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalOAnomalyEventFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyEventFilter(ctx context.Context, v any) (*gqlmodel.AnomalyEventFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputAnomalyEventFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalOBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -49217,6 +53333,7 @@ func (ec *executionContext) marshalOCapability2ᚕᚖgithubᚗcomᚋfleetgraph�
 	if v == nil {
 		return graphql.Null
 	}
+	ctx = graphql.WithBatchParents(ctx, "Capability", v, nil)
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
@@ -49260,6 +53377,7 @@ func (ec *executionContext) marshalOClientGroup2ᚕᚖgithubᚗcomᚋfleetgraph�
 	if v == nil {
 		return graphql.Null
 	}
+	ctx = graphql.WithBatchParents(ctx, "ClientGroup", v, nil)
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
@@ -49282,6 +53400,13 @@ func (ec *executionContext) unmarshalOClientGroupByIDsInput2ᚖgithubᚗcomᚋfl
 	}
 	res, err := ec.unmarshalInputClientGroupByIDsInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOClientHealthState2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientHealthState(ctx context.Context, sel ast.SelectionSet, v *model.ClientHealthState) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ClientHealthState(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOClientOrder2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐClientOrder(ctx context.Context, v any) (*gqlmodel.ClientOrder, error) {
@@ -49467,6 +53592,7 @@ func (ec *executionContext) marshalOIsp2ᚕᚖgithubᚗcomᚋfleetgraphᚋfleetg
 	if v == nil {
 		return graphql.Null
 	}
+	ctx = graphql.WithBatchParents(ctx, "Isp", v, nil)
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
@@ -49652,6 +53778,7 @@ func (ec *executionContext) marshalORegistrationKey2ᚕᚖgithubᚗcomᚋfleetgr
 	if v == nil {
 		return graphql.Null
 	}
+	ctx = graphql.WithBatchParents(ctx, "RegistrationKey", v, nil)
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
@@ -49769,6 +53896,14 @@ func (ec *executionContext) marshalOSystemStatusRecord2ᚖgithubᚗcomᚋfleetgr
 		return graphql.Null
 	}
 	return ec._SystemStatusRecord(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOSystemStatusRecordFilter2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐSystemStatusRecordFilter(ctx context.Context, v any) (*gqlmodel.SystemStatusRecordFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputSystemStatusRecordFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOTime2ᚖtimeᚐTime(ctx context.Context, v any) (*time.Time, error) {

@@ -33,6 +33,10 @@
 // to get one; so does the documentation panel below GraphiQL's "Error
 // fetching schema". Applying a key after a rejection starts GraphiQL
 // afresh, so the rejected answer does not linger in the response pane.
+// A new tab opens with ExampleQuery (it answers on serve --demo's data).
+// Queries and mutations are one POST each; subscriptions run over
+// server-sent events (POST with Accept: text/event-stream), each event handed
+// to GraphiQL as it arrives, so a subscription stays live until stopped.
 // server/graphiql_browser_test.go checks all of it in a real browser.
 package graphiql
 
@@ -155,7 +159,7 @@ func loadBundle(fsys fs.FS) *bundle {
 		version := hex.EncodeToString(sum[:8])
 		b.files[name] = &asset{
 			data:        data,
-			contentType: contentType(name),
+			contentType: ContentType(name),
 			version:     version,
 			etag:        `"` + version + `"`,
 		}
@@ -175,7 +179,9 @@ func (b *bundle) url(prefix, name string) string {
 	return prefix + name + "?v=" + b.files[name].version
 }
 
-func contentType(name string) string {
+// ContentType is the Content-Type of a served browser file by its name's
+// extension (the dashboard's files too).
+func ContentType(name string) string {
 	switch path.Ext(name) {
 	case ".js", ".mjs":
 		return "text/javascript; charset=utf-8"
@@ -257,11 +263,12 @@ func (p *pageHandler) serve(w http.ResponseWriter, r *http.Request, assetsPrefix
 	}
 	var buf bytes.Buffer
 	err := pageTemplate.Execute(&buf, pageData{
-		Endpoint:   p.endpoint,
-		ReactJS:    template.URL(p.bundle.url(assetsPrefix, reactJS)),
-		ReactDOMJS: template.URL(p.bundle.url(assetsPrefix, reactDOMJS)),
-		GraphiQLJS: template.URL(p.bundle.url(assetsPrefix, graphiqlJS)),
-		GraphiQLCS: template.URL(p.bundle.url(assetsPrefix, graphiqlCS)),
+		Endpoint:     p.endpoint,
+		DefaultQuery: ExampleQuery,
+		ReactJS:      template.URL(p.bundle.url(assetsPrefix, reactJS)),
+		ReactDOMJS:   template.URL(p.bundle.url(assetsPrefix, reactDOMJS)),
+		GraphiQLJS:   template.URL(p.bundle.url(assetsPrefix, graphiqlJS)),
+		GraphiQLCS:   template.URL(p.bundle.url(assetsPrefix, graphiqlCS)),
 	})
 	if err != nil {
 		http.Error(w, "graphiql: rendering the page failed", http.StatusInternalServerError)
@@ -366,12 +373,52 @@ func relativeAssetsPrefix(r *http.Request) string {
 }
 
 type pageData struct {
-	Endpoint   string
-	ReactJS    template.URL
-	ReactDOMJS template.URL
-	GraphiQLJS template.URL
-	GraphiQLCS template.URL
+	Endpoint     string
+	DefaultQuery string
+	ReactJS      template.URL
+	ReactDOMJS   template.URL
+	GraphiQLJS   template.URL
+	GraphiQLCS   template.URL
 }
+
+// ExampleQuery is what a new tab of GraphiQL holds: a query that answers on
+// the demo data (serve --demo), with comments that say how to run it and
+// how to watch events arrive. The README shows the same query.
+const ExampleQuery = `# Welcome to fleetgraph's GraphiQL. Paste an admin key into the "API key"
+# box above (serve --demo prints one), then run this query with the
+# run button or Ctrl-Enter. The Docs button on the left lists every field.
+#
+# The fleet: each probe with its latest measurement and system status,
+# and the fleet's health (warning and critical probes with their reasons).
+query Fleet {
+  clientsConnection(first: 12) {
+    totalCount
+    edges {
+      node {
+        label
+        uuid
+        lastSeenAt
+        measurements(first: 1) {
+          edges { node { id document } }
+        }
+        latestSystemStatusRecord { cpuAveragePercent }
+      }
+    }
+  }
+  fleetHealth {
+    clientLabel
+    state
+    reasons { metric percent severity }
+  }
+}
+
+# Live events, streamed as they happen (server-sent events): run this
+# one (choose Events with the run button), then register a probe or
+# resolve an anomaly, and each event appears in the response pane.
+subscription Events {
+  events { type timestamp data }
+}
+`
 
 // pageTemplate is the GraphiQL page. It must not refer to anything outside
 // the server: every script and stylesheet comes from the assets handler, and
@@ -532,44 +579,146 @@ var pageTemplate = template.Must(template.New("graphiql").Parse(`<!DOCTYPE html>
   // the fetcher prop changes, which is how a newly entered key takes effect
   // for the schema. Queries always read the key as it is now.
   function makeFetcher() {
-    return async function (params, opts) {
-      var headers = new Headers({ 'Content-Type': 'application/json', 'Accept': 'application/json' });
-      var key = currentKey();
-      if (key) { headers.set('X-API-KEY', key); }
-      var extra = (opts && opts.headers) || persistedEditorHeaders();
-      if (extra && typeof extra === 'object') {
-        for (var name in extra) {
-          if (!Object.prototype.hasOwnProperty.call(extra, name)) { continue; }
-          var value = extra[name];
-          if (value === undefined || value === null) { continue; }
-          try {
-            headers.set(name, typeof value === 'string' ? value : JSON.stringify(value));
-          } catch (e) {
-            return errorResult('Invalid header ' + JSON.stringify(name) + ': ' + e.message);
-          }
+    return function (params, opts) {
+      if (operationType(params.query, params.operationName) === 'subscription') {
+        return subscribe(params, opts);
+      }
+      return send(params, opts);
+    };
+  }
+
+  // requestHeaders are the headers of a request: the key, then the
+  // header editor's (which win on a clash); a string when one is invalid.
+  function requestHeaders(opts, accept) {
+    var headers = new Headers({ 'Content-Type': 'application/json', 'Accept': accept });
+    var key = currentKey();
+    if (key) { headers.set('X-API-KEY', key); }
+    var extra = (opts && opts.headers) || persistedEditorHeaders();
+    if (extra && typeof extra === 'object') {
+      for (var name in extra) {
+        if (!Object.prototype.hasOwnProperty.call(extra, name)) { continue; }
+        var value = extra[name];
+        if (value === undefined || value === null) { continue; }
+        try {
+          headers.set(name, typeof value === 'string' ? value : JSON.stringify(value));
+        } catch (e) {
+          return 'Invalid header ' + JSON.stringify(name) + ': ' + e.message;
         }
       }
-      var response;
-      try {
-        response = await fetch(endpoint, {
-          method: 'POST',
-          headers: headers,
-          body: JSON.stringify(params),
-          credentials: 'same-origin'
-        });
-      } catch (e) {
-        return errorResult('Request to ' + endpoint + ' failed: ' + e.message);
+    }
+    return headers;
+  }
+
+  // operationType is the type of the operation params run: the one named
+  // name, else the document's first (a query when it cannot tell).
+  function operationType(query, name) {
+    var src = String(query || '').replace(/"""[\s\S]*?"""/g, '""').replace(/"(?:[^"\\\n]|\\.)*"/g, '""')
+      .replace(/#[^\n\r]*/g, '');
+    var depth = 0, inFragment = false;
+    for (var i = 0; i < src.length; i++) {
+      var c = src[i];
+      if (c === '{') {
+        if (depth === 0 && !inFragment && !name) { return 'query'; }
+        depth++;
+        continue;
       }
-      var text = await response.text();
-      try {
-        var body = JSON.parse(text);
-        showAnswer(key, response.status, body);
-        return body;
-      } catch (e) {
-        return errorResult('HTTP ' + response.status + ' ' + response.statusText +
-          (text ? ': ' + text.slice(0, 2000) : ''));
+      if (c === '}') {
+        depth--;
+        if (depth === 0) { inFragment = false; }
+        continue;
       }
-    };
+      if (depth !== 0 || !/[a-z]/.test(c) || (i > 0 && /[_0-9A-Za-z]/.test(src[i - 1]))) { continue; }
+      var m = /^(query|mutation|subscription|fragment)(?![_0-9A-Za-z])\s*([_A-Za-z][_0-9A-Za-z]*)?/.exec(src.slice(i));
+      if (!m) { continue; }
+      if (m[1] === 'fragment') {
+        inFragment = true;
+      } else if (!name || m[2] === name) {
+        return m[1];
+      }
+      i += m[0].length - 1;
+    }
+    return 'query';
+  }
+
+  // subscribe runs a subscription over server-sent events (POST with
+  // Accept: text/event-stream) and yields each event's result as it
+  // arrives, until the server completes the stream or GraphiQL stops it.
+  async function* subscribe(params, opts) {
+    var headers = requestHeaders(opts, 'text/event-stream');
+    if (typeof headers === 'string') { yield errorResult(headers); return; }
+    var key = currentKey();
+    var abort = new AbortController();
+    var response;
+    try {
+      response = await fetch(endpoint, {
+        method: 'POST', headers: headers, body: JSON.stringify(params),
+        credentials: 'same-origin', signal: abort.signal
+      });
+    } catch (e) {
+      yield errorResult('Request to ' + endpoint + ' failed: ' + e.message);
+      return;
+    }
+    if (!/text\/event-stream/.test(response.headers.get('Content-Type') || '')) {
+      yield await answerOf(key, response);
+      return;
+    }
+    showAnswer(key, response.status, {});
+    var reader = response.body.getReader();
+    var decoder = new TextDecoder();
+    var buffered = '';
+    try {
+      for (;;) {
+        var chunk = await reader.read();
+        if (chunk.done) { return; }
+        buffered += decoder.decode(chunk.value, { stream: true }).replace(/\r\n?/g, '\n');
+        var end;
+        while ((end = buffered.indexOf('\n\n')) >= 0) {
+          var block = buffered.slice(0, end);
+          buffered = buffered.slice(end + 2);
+          var type = 'message', data = [];
+          block.split('\n').forEach(function (line) {
+            var colon = line.indexOf(':');
+            var field = colon < 0 ? line : line.slice(0, colon);
+            var value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+            if (field === 'event') { type = value; } else if (field === 'data') { data.push(value); }
+          });
+          if (type === 'complete') { return; }
+          if (type === 'next' && data.length > 0) { yield JSON.parse(data.join('\n')); }
+        }
+      }
+    } finally {
+      abort.abort();
+    }
+  }
+
+  // answerOf reads a JSON answer, telling the status line what the server
+  // made of the key.
+  async function answerOf(key, response) {
+    var text = await response.text();
+    try {
+      var body = JSON.parse(text);
+      showAnswer(key, response.status, body);
+      return body;
+    } catch (e) {
+      return errorResult('HTTP ' + response.status + ' ' + response.statusText +
+        (text ? ': ' + text.slice(0, 2000) : ''));
+    }
+  }
+
+  // send runs a query or mutation: one POST, one JSON answer.
+  async function send(params, opts) {
+    var headers = requestHeaders(opts, 'application/json');
+    if (typeof headers === 'string') { return errorResult(headers); }
+    var key = currentKey();
+    var response;
+    try {
+      response = await fetch(endpoint, {
+        method: 'POST', headers: headers, body: JSON.stringify(params), credentials: 'same-origin'
+      });
+    } catch (e) {
+      return errorResult('Request to ' + endpoint + ' failed: ' + e.message);
+    }
+    return answerOf(key, response);
   }
 
   input.value = loadKey();
@@ -595,6 +744,7 @@ var pageTemplate = template.Must(template.New("graphiql").Parse(`<!DOCTYPE html>
     root.render(window.React.createElement(window.GraphiQL, {
       key: 'graphiql-' + mounts,
       fetcher: makeFetcher(),
+      defaultQuery: {{.DefaultQuery}},
       isHeadersEditorEnabled: true,
       shouldPersistHeaders: true,
       inputValueDeprecation: true

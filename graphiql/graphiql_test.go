@@ -411,7 +411,7 @@ func TestEmbeddedDist(t *testing.T) {
 			if got := "sha256-" + base64.StdEncoding.EncodeToString(sum[:]); got != upstreamSRI[name] {
 				t.Errorf("GET %s: %s, want %s", u, got, upstreamSRI[name])
 			}
-			if ct, want := rec.Header().Get("Content-Type"), contentType(name); ct != want || !strings.HasPrefix(ct, "text/") {
+			if ct, want := rec.Header().Get("Content-Type"), ContentType(name); ct != want || !strings.HasPrefix(ct, "text/") {
 				t.Errorf("GET %s: Content-Type %q, want %q", u, ct, want)
 			}
 		}

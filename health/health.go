@@ -1,4 +1,4 @@
-// Package health evaluates a client's system health (DESIGN.md "Health and
+// Package health evaluates a client's system health (docs/design.md "Health and
 // licensing"): the metrics of its latest system status record against the
 // data owner's thresholds give a state (healthy, warning, critical or
 // unknown), the reasons for it and a summary per metric. It is pure: the

@@ -9,6 +9,7 @@ package importer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -67,9 +68,14 @@ type importer struct {
 	st *store.Store
 	Options
 
-	mu       sync.Mutex // guards Out, sum and progress
+	mu       sync.Mutex // guards Out, sum, progress, groups, order and hint
 	sum      Summary
 	progress bool // a progress line is on screen
+	// groups are the bad lines by reason, order the reasons as first met
+	// (reportBad).
+	groups map[string]*badGroup
+	order  []string
+	hint   string // what the input's shape suggests (noteShape)
 
 	read      atomic.Int64 // bytes read
 	lines     atomic.Int64 // lines read
@@ -88,12 +94,27 @@ type lineBatch struct {
 // document, its last copy is the one stored. The summary counts what was
 // stored even when Run fails (the database gone, ctx done): the documents of
 // the batches written before are kept.
+//
+// The measurements stored are judged by the analyzer once the import ends
+// (store.InsertOptions.HoldAnalysis), in time order whatever the order of
+// the lines; also when it fails, for what it stored.
 func Run(ctx context.Context, st *store.Store, in io.Reader, opts Options) (Summary, error) {
 	im := &importer{st: st, Options: withDefaults(opts)}
 	err := im.run(ctx, in)
-	im.clearProgress()
+	im.reportGroups()
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	defer cancel()
+	if rerr := st.ReleaseAnalysis(rctx, im.OwnerID); rerr != nil && err == nil {
+		err = fmt.Errorf("queue the analysis of the import: %w", rerr)
+	}
 	return im.sum, err
 }
+
+// releaseTimeout bounds the release of an import's analysis (else the
+// analyzer's sweep releases it: detector.heldFor).
+// (one statement over every row the import held: a million rows take
+// tens of seconds on a busy machine).
+const releaseTimeout = 10 * time.Minute
 
 func withDefaults(o Options) Options {
 	if o.Batch == 0 {
@@ -159,7 +180,8 @@ func (im *importer) write(ctx context.Context, cancel func(), queue <-chan lineB
 
 // insert stores a batch (Store), reporting its bad documents by line.
 func (im *importer) insert(ctx context.Context, b lineBatch) error {
-	res, err := Store(ctx, im.st, im.OwnerID, b.docs, func(i int, err error) { im.reportBad(b.lines[i], err) })
+	res, err := StoreWith(ctx, im.st, im.OwnerID, b.docs, store.InsertOptions{HoldAnalysis: true},
+		func(i int, err error) { im.reportBad(b.lines[i], err) })
 	if err != nil {
 		return err
 	}

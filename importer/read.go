@@ -38,8 +38,12 @@ func (im *importer) readLines(ctx context.Context, in io.Reader, queues []chan l
 		case line == nil && length > 0:
 			im.reportBad(n, fmt.Errorf("longer than %d bytes (the --max-line-bytes limit): %d bytes", im.MaxLineBytes, length))
 		case len(bytes.TrimSpace(line)) > 0:
+			if n == 1 {
+				line = bytes.TrimPrefix(line, utf8BOM) // as editors on Windows save a file
+			}
 			d, perr := store.ParseDocument(im.Kind, line)
 			if perr != nil {
+				im.noteShape(n, line)
 				im.reportBad(n, perr)
 				break
 			}
@@ -98,6 +102,10 @@ func readLine(r *bufio.Reader, max int) (line []byte, length int64, err error) {
 		return line, length, ferr
 	}
 }
+
+// utf8BOM is the byte order mark some editors put at the start of a UTF-8
+// file; a first line starting with it is read without it.
+var utf8BOM = []byte("\ufeff")
 
 // writerOf picks the writer of a document id (FNV-1a).
 func writerOf(docID string, n int) int {

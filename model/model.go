@@ -55,6 +55,7 @@ type Isp struct {
 	IspContractsCount int64
 	IspDetailsCount   int64
 	IspContracts      []IspContract
+	Connections       Connections
 }
 
 type IspContract struct {
@@ -106,6 +107,7 @@ type Capability struct {
 	// Attached by the edges below a query (resolvers/edges.go).
 	RegistrationKeysCount int64
 	RegistrationKeys      []RegistrationKey
+	Connections           Connections
 }
 
 type RegistrationKey struct {
@@ -122,6 +124,7 @@ type RegistrationKey struct {
 	// Attached by the edges below a query (resolvers/edges.go).
 	ClientsCount int64
 	Capability   *Capability
+	Connections  Connections
 }
 
 type Client struct {
@@ -164,8 +167,19 @@ type Client struct {
 	// Pages are the measurement pages asked for, by their arguments
 	// (loaders.PageArgs.Key): measurements takes arguments, so each alias
 	// may ask for another page.
-	Pages map[string]*MeasurementConnection
+	Pages            map[string]*MeasurementConnection
+	Health           *ClientHealthState
+	OpenAnomalyCount int64
+	// Connections are the pages of the connection fields that take
+	// arguments (anomalyEvents, systemStatusRecords), by field and
+	// arguments (resolvers/paged.go).
+	Connections Connections
 }
+
+// Connections are the pages of an object's connection fields that take
+// arguments, attached by the edges below a query, by field and arguments:
+// each alias may ask for another page.
+type Connections map[string]any
 
 type ClientConfiguration struct {
 	Managed           bool
@@ -185,7 +199,8 @@ type ClientGroup struct {
 	CreatedAt time.Time
 
 	// Attached by the edges below a query (resolvers/edges.go).
-	Clients []Client
+	Clients     []Client
+	Connections Connections
 }
 
 type LabelAvailability struct {
@@ -208,6 +223,9 @@ type User struct {
 	PendingEmailTokenSentAt     *time.Time
 	PendingEmailState           *string
 	NotificationConfig          NotificationConfig
+
+	// Attached by the edges below a query (resolvers/edges.go).
+	APIKeys []ClientAdminAPIKey
 }
 
 // NotificationConfig mirrors the stored JSON object; absent keys are nil.
@@ -276,6 +294,9 @@ type DataOwnerSettings struct {
 	ClientOfflineDetectionEnabledOnServer  bool
 	ClientDegradedDetectionEnabledOnServer bool
 	StudyFailureDetectionEnabledOnServer   bool
+	AnalyticsNewClients                    *int64
+	AnalyticsNewClientsDefault             *int64
+	AnalyticsNewClientsPeriod              string
 }
 
 type AiAssistantStatus struct {
@@ -491,9 +512,44 @@ type ClientEdge struct {
 type AnomalyEvent struct {
 	ID       string
 	Document JSON
+	// The document's fields, typed (nil when absent or of another type).
+	RuleID, Status, Severity, MeasurementType, Subject, Metric, DetectionPass *string
+	FirstSeenAt, LastSeenAt, ResolvedAt                                       *time.Time
+	Value                                                                     *float64
+	CreatedAt                                                                 time.Time
+	// MeasurementIDs are the document's first measurement_ids
+	// (Measurements reads them).
+	MeasurementIDs []string
 
 	// Attached by the edges below a query (resolvers/edges.go).
-	Client *Client
+	Client       *Client
+	Measurements []Measurement
+}
+
+// AnomalyEventConnection is one page of anomaly events.
+type AnomalyEventConnection struct {
+	Edges      []AnomalyEventEdge
+	PageInfo   *PageInfo
+	TotalCount int64
+}
+
+// AnomalyEventEdge is one anomaly event of a page.
+type AnomalyEventEdge struct {
+	Cursor string
+	Node   *AnomalyEvent
+}
+
+// SystemStatusRecordConnection is one page of a client's system status records.
+type SystemStatusRecordConnection struct {
+	Edges      []SystemStatusRecordEdge
+	PageInfo   *PageInfo
+	TotalCount int64
+}
+
+// SystemStatusRecordEdge is one record of a page.
+type SystemStatusRecordEdge struct {
+	Cursor string
+	Node   *SystemStatusRecord
 }
 
 // AiConversation is a conversation with the AI assistant; Messages is nil
@@ -557,4 +613,19 @@ type ExportAPIKeyConnection struct {
 type ExportAPIKeyEdge struct {
 	Cursor string
 	Node   *ExportAPIKey
+}
+
+// AnomalyRule is an anomaly rule as the API answers it (store keeps
+// analyzer.Rule).
+type AnomalyRule struct {
+	ID              string
+	Name            string
+	MeasurementType string
+	Metric          string
+	Subject         *string
+	Direction       string
+	Unit            string
+	Passes          []string
+	Enabled         bool
+	Builtin         bool
 }

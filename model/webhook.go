@@ -28,6 +28,9 @@ type Webhook struct {
 	CreatedAt           time.Time
 	UpdatedAt           time.Time
 	Secret              *string
+
+	// Attached by the edges below a query (resolvers/edges.go).
+	Connections Connections
 }
 
 // WebhookFormatOptions are the mentions of chat-formatted deliveries.

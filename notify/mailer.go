@@ -1,5 +1,5 @@
 // Package notify e-mails users: the mailer (SMTP through wneessen/go-mail),
-// the sender that drains the durable outbox (email_outbox) at least once,
+// the River worker that sends the durable outbox (email_outbox) at least once,
 // the templates of every mail, and the fan-out of domain events to the
 // users whose notification_config asks for them, immediately or in digests.
 package notify

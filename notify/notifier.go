@@ -5,43 +5,45 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/riverqueue/river"
+
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // Notifier turns the queued events into users' mail (immediate mails and
 // digest items, store.FanOutNotifications) and queues each user's anomaly
 // digest when its schedule says (digestSchedule). What it queues goes out
-// through the outbox (Sender). Several notifiers may run over one
-// database: each queued event is taken by one, and a digest moves its
-// items in one transaction.
+// through the outbox (MailWorker). It runs as River's periodic job
+// RoundArgs, on one process at a time; should two rounds meet, each queued
+// event is taken by one, and a digest moves its items in one transaction.
 type Notifier struct {
 	Store *store.Store
 	Log   *slog.Logger
-	// Poll is the pause between rounds (0: DefaultPoll).
-	Poll time.Duration
 	// Now is the clock of digest schedules (nil: time.Now).
 	Now func() time.Time
 }
 
+// RoundEvery is how often the periodic job RoundArgs runs.
+const RoundEvery = 5 * time.Second
+
 // fanOutBatch is how many queued events one transaction handles.
 const fanOutBatch = 200
 
-// Run works until ctx ends.
-func (n *Notifier) Run(ctx context.Context) {
-	poll := n.Poll
-	if poll <= 0 {
-		poll = DefaultPoll
-	}
-	for {
-		if err := n.Round(ctx); err != nil && ctx.Err() == nil {
-			n.Log.Warn("user notifications: a round failed", "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(poll):
-		}
-	}
+// RoundArgs is the periodic job of one Round.
+type RoundArgs struct{}
+
+// Kind names the job in river_job.
+func (RoundArgs) Kind() string { return "notification_round" }
+
+// RoundWorker works RoundArgs.
+type RoundWorker struct {
+	river.WorkerDefaults[RoundArgs]
+	Notifier *Notifier
+}
+
+// Work makes one round.
+func (w *RoundWorker) Work(ctx context.Context, _ *river.Job[RoundArgs]) error {
+	return w.Notifier.Round(ctx)
 }
 
 // Round fans out every queued event, then queues the digests that are due.

@@ -7,37 +7,27 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/riverqueue/river"
+
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
-// Sender drains the e-mail outbox through a Mailer, at least once: a row
-// is claimed with a lease, sent, then marked sent; a process that dies in
-// between leaves the row to be claimed again when the lease ends. Failed
-// sends are retried with growing pauses up to MaxAttempts. Several senders
-// (processes) may run over one database; each row goes to one at a time.
-type Sender struct {
+// MailWorker sends the outbox's mail through a Mailer, one River job
+// (store.EmailArgs) per row, at least once: the row is marked sent after
+// the send, so a process that dies in between sends it again when River
+// rescues the job (with the same Message-ID). A failed send is retried by
+// River after Retry's pause, up to store.EmailMaxAttempts attempts; a row
+// whose template no version of the server knows is given up at once.
+type MailWorker struct {
+	river.WorkerDefaults[store.EmailArgs]
 	Store  *store.Store
 	Mailer *Mailer
 	Log    *slog.Logger
-	// Poll is the pause between looks at the outbox when it is empty
-	// (0: DefaultPoll).
-	Poll time.Duration
 	// Retry is the pause after failed attempt n (nil: DefaultRetry).
 	Retry func(attempt int) time.Duration
-	// MaxAttempts is when a row is given up (0: DefaultMaxAttempts).
-	MaxAttempts int
 	// Host names this server in Message-IDs (empty: "fleetgraph").
 	Host string
 }
-
-// Defaults of Sender.
-const (
-	DefaultPoll        = 5 * time.Second
-	DefaultMaxAttempts = 10
-	// lease is how long a claimed row stays with its sender: beyond one
-	// SMTP conversation (sendTimeout).
-	lease = 2 * sendTimeout
-)
 
 // DefaultRetry waits 1 minute after the first failure, doubling up to 4
 // hours: ten attempts span about a day.
@@ -46,77 +36,62 @@ func DefaultRetry(attempt int) time.Duration {
 	return min(d, 4*time.Hour)
 }
 
-// Run sends due mail until ctx ends.
-func (s *Sender) Run(ctx context.Context) {
-	poll := s.Poll
-	if poll <= 0 {
-		poll = DefaultPoll
+// NextRetry is when River tries a failed job again.
+func (w *MailWorker) NextRetry(job *river.Job[store.EmailArgs]) time.Time {
+	retry := w.Retry
+	if retry == nil {
+		retry = DefaultRetry
 	}
-	for {
-		if _, err := s.SendDue(ctx); err != nil && ctx.Err() == nil {
-			s.Log.Warn("e-mail outbox: reading it failed", "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(poll):
-		}
-	}
+	return time.Now().Add(retry(job.Attempt))
 }
 
-// SendDue sends every row due now and answers how many went out.
-func (s *Sender) SendDue(ctx context.Context) (int, error) {
-	sent := 0
-	for ctx.Err() == nil {
-		e, err := s.Store.ClaimEmail(ctx, lease)
-		if errors.Is(err, store.ErrNotFound) {
-			return sent, nil
-		}
-		if err != nil {
-			return sent, err
-		}
-		if err := s.send(ctx, e); err != nil {
-			if ctx.Err() != nil {
-				return sent, ctx.Err() // the lease brings it back
-			}
-			if err := s.failed(ctx, e, err); err != nil {
-				return sent, err
-			}
-			continue
-		}
-		sent++
-		if err := s.Store.EmailSent(ctx, e.ID); err != nil {
-			return sent, err
-		}
-	}
-	return sent, ctx.Err()
+// Timeout bounds one attempt: one SMTP conversation.
+func (w *MailWorker) Timeout(*river.Job[store.EmailArgs]) time.Duration {
+	return sendTimeout + 5*time.Second
 }
 
-func (s *Sender) send(ctx context.Context, e store.OutboxEmail) error {
+// Work makes one attempt of the job's mail.
+func (w *MailWorker) Work(ctx context.Context, job *river.Job[store.EmailArgs]) error {
+	a := job.Args
+	e, err := w.Store.OutboxEmail(ctx, a.DataOwnerID, a.OutboxID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // gone with its data owner or user
+	}
+	if err != nil {
+		return err
+	}
+	if e.SentAt != nil || e.GivenUpAt != nil {
+		return nil
+	}
+	sendErr := w.send(ctx, e)
+	if sendErr == nil {
+		return w.Store.EmailSent(ctx, a.DataOwnerID, a.OutboxID)
+	}
+	if ctx.Err() != nil {
+		return sendErr // stopping: River tries again
+	}
+	unknown := errors.Is(sendErr, errUnknownTemplate)
+	giveUp := unknown || job.Attempt >= job.MaxAttempts
+	w.Log.Warn("e-mail not sent", "outbox_id", e.ID, "template", e.Template, "attempt", job.Attempt,
+		"given_up", giveUp, "err", sendErr)
+	if err := w.Store.EmailFailed(ctx, a.DataOwnerID, a.OutboxID, sendErr.Error(), giveUp); err != nil {
+		return err
+	}
+	if unknown {
+		return river.JobCancel(sendErr)
+	}
+	return sendErr
+}
+
+func (w *MailWorker) send(ctx context.Context, e store.OutboxEmail) error {
 	subject, body, err := render(e.Template, e.Data)
 	if err != nil {
 		return err
 	}
-	host := s.Host
+	host := w.Host
 	if host == "" {
 		host = "fleetgraph"
 	}
-	return s.Mailer.Send(ctx, Message{To: e.Recipient, Subject: subject, Body: body,
+	return w.Mailer.Send(ctx, Message{To: e.Recipient, Subject: subject, Body: body,
 		MessageID: fmt.Sprintf("outbox-%d.%d@%s", e.ID, e.CreatedAt.Unix(), host)})
-}
-
-// failed records a failed attempt, giving the row up after the last one
-// or when no attempt can succeed.
-func (s *Sender) failed(ctx context.Context, e store.OutboxEmail, sendErr error) error {
-	maxAttempts, retry := s.MaxAttempts, s.Retry
-	if maxAttempts <= 0 {
-		maxAttempts = DefaultMaxAttempts
-	}
-	if retry == nil {
-		retry = DefaultRetry
-	}
-	giveUp := e.Attempts >= maxAttempts || errors.Is(sendErr, errUnknownTemplate)
-	s.Log.Warn("e-mail not sent", "outbox_id", e.ID, "template", e.Template, "attempt", e.Attempts,
-		"given_up", giveUp, "err", sendErr)
-	return s.Store.EmailFailed(ctx, e.ID, sendErr.Error(), retry(e.Attempts), giveUp)
 }

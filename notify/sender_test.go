@@ -9,7 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/riverqueue/river"
+
 	"github.com/fleetgraph/fleetgraph/apitest"
+	"github.com/fleetgraph/fleetgraph/jobs"
 	"github.com/fleetgraph/fleetgraph/notify"
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/store/testdb"
@@ -50,8 +53,62 @@ func mailerFor(t *testing.T, host string, port int, user, password string) *noti
 	return m
 }
 
-// A welcome mail queued while the mail server is down survives the sender
-// that failed to send it (a process that stops) and is delivered by the
+// startMail works the e-mail jobs of st through mailer until it returns
+// stop (a process that starts and stops), with River's pause after a
+// failed attempt set to retry.
+func startMail(t *testing.T, st *store.Store, mailer *notify.Mailer, retry time.Duration) (stop func()) {
+	t.Helper()
+	w := river.NewWorkers()
+	river.AddWorker(w, &notify.MailWorker{Store: st, Mailer: mailer, Log: quiet(), Retry: func(int) time.Duration { return retry }})
+	r, err := jobs.Start(context.Background(), jobs.Config{Store: st, Log: quiet(), Workers: w,
+		Queues: map[string]int{store.QueueEmail: 1}, JobTimeout: time.Minute, RescueAfter: 2 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	stop = func() {
+		if !stopped {
+			stopped = true
+			_ = r.Stop(context.Background())
+		}
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// waitFor waits until cond holds, failing with what after 20 s (River's
+// clients start and fetch at their pace on a busy machine).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal(what)
+		}
+	}
+}
+
+// outboxRow is what the outbox and River know of a user's mail.
+type outboxRow struct {
+	attempts  int
+	lastError string
+	sent      bool
+	jobState  string
+}
+
+func readOutbox(t *testing.T, st *store.Store, userID int64) outboxRow {
+	t.Helper()
+	var r outboxRow
+	err := st.Pool().QueryRow(context.Background(), `SELECT o.attempts, coalesce(o.last_error, ''), o.sent_at IS NOT NULL,
+			coalesce((SELECT j.state::text FROM river_job j WHERE j.kind = 'email' AND (j.args->>'outbox_id')::bigint = o.id), '')
+		FROM email_outbox o WHERE o.user_id = $1`, userID).Scan(&r.attempts, &r.lastError, &r.sent, &r.jobState)
+	if err != nil {
+		t.Fatalf("read the outbox: %v", err)
+	}
+	return r
+}
+
+// A welcome mail queued while the mail server is down survives the
+// process that failed to send it (one that stops) and is delivered by the
 // next one, once, after a refused attempt (451) is retried.
 func TestQueuedMailSurvivesRestart(t *testing.T) {
 	ctx := context.Background()
@@ -66,31 +123,33 @@ func TestQueuedMailSurvivesRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if r := readOutbox(t, st, u.ID); r.jobState != "available" {
+		t.Fatalf("the welcome mail's job: %q, want available (queued with the user)", r.jobState)
+	}
 
-	down := &notify.Sender{Store: st, Mailer: mailerFor(t, "127.0.0.1", closedPort(t), "u", "p"), Log: quiet(),
-		Retry: func(int) time.Duration { return time.Hour }}
-	if n, err := down.SendDue(ctx); err != nil || n != 0 {
-		t.Fatalf("with the mail server down: sent %d, err %v; want 0, nil", n, err)
-	}
-	var attempts int
-	var lastError string
-	if err := st.Pool().QueryRow(ctx, `SELECT attempts, last_error FROM email_outbox WHERE user_id = $1 AND sent_at IS NULL AND given_up_at IS NULL`,
-		u.ID).Scan(&attempts, &lastError); err != nil {
-		t.Fatalf("the queued mail is not waiting in the outbox: %v", err)
-	}
-	if attempts != 1 || !strings.Contains(lastError, "127.0.0.1") {
-		t.Fatalf("after one failed attempt: attempts %d, last_error %q", attempts, lastError)
+	stopDown := startMail(t, st, mailerFor(t, "127.0.0.1", closedPort(t), "u", "p"), time.Hour)
+	var r outboxRow
+	waitFor(t, "the attempt with the mail server down is not recorded", func() bool {
+		r = readOutbox(t, st, u.ID)
+		return r.attempts == 1 && r.jobState == "retryable"
+	})
+	stopDown()
+	if r.sent || !strings.Contains(r.lastError, "127.0.0.1") {
+		t.Fatalf("after one failed attempt: %+v", r)
 	}
 	// The hour of the retry passes.
-	if _, err := st.Pool().Exec(ctx, `UPDATE email_outbox SET next_attempt_at = now() WHERE user_id = $1`, u.ID); err != nil {
+	if _, err := st.Pool().Exec(ctx, `UPDATE river_job SET scheduled_at = now() WHERE kind = 'email'`); err != nil {
 		t.Fatal(err)
 	}
 
 	box := apitest.NewMailbox(t, apitest.MailboxOpts{FailFirst: 1})
-	next := &notify.Sender{Store: st, Mailer: box.Mailer(t), Log: quiet(),
-		Retry: func(int) time.Duration { return 0 }}
-	if n, err := next.SendDue(ctx); err != nil || n != 1 {
-		t.Fatalf("after the restart: sent %d, err %v; want 1, nil", n, err)
+	startMail(t, st, box.Mailer(t), 0)
+	waitFor(t, "the mail is not sent after the restart", func() bool {
+		r = readOutbox(t, st, u.ID)
+		return r.sent && r.jobState == "completed"
+	})
+	if r.attempts != 3 {
+		t.Fatalf("sent row: attempts %d (want 3: down, 451, sent)", r.attempts)
 	}
 	mails := box.To("ada@acme.test")
 	if len(mails) != 1 {
@@ -108,16 +167,11 @@ func TestQueuedMailSurvivesRestart(t *testing.T) {
 			t.Errorf("body lacks %q:\n%s", want, m.Body)
 		}
 	}
-	if err := st.Pool().QueryRow(ctx, `SELECT attempts FROM email_outbox WHERE user_id = $1 AND sent_at IS NOT NULL`, u.ID).Scan(&attempts); err != nil || attempts != 3 {
-		t.Fatalf("sent row: attempts %d (want 3: down, 451, sent), err %v", attempts, err)
-	}
-	if n, err := next.SendDue(ctx); err != nil || n != 0 {
-		t.Fatalf("a sent mail went again: sent %d, err %v", n, err)
-	}
 }
 
-// A row whose template no version of the server knows is given up at once
-// instead of being tried ten times.
+// A row queued without a job (by a server before the outbox ran on River)
+// is queued when the e-mail jobs start; one whose template no version of
+// the server knows is given up at once instead of being tried ten times.
 func TestUnknownTemplateGivenUp(t *testing.T) {
 	ctx := context.Background()
 	st := freshStore(t)
@@ -126,13 +180,16 @@ func TestUnknownTemplateGivenUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	box := apitest.NewMailbox(t, apitest.MailboxOpts{})
-	s := &notify.Sender{Store: st, Mailer: box.Mailer(t), Log: quiet(),
-		Retry: func(int) time.Duration { return 0 }}
-	if n, err := s.SendDue(ctx); err != nil || n != 0 {
-		t.Fatalf("sent %d, err %v", n, err)
-	}
+	startMail(t, st, box.Mailer(t), 0)
 	var attempts int
-	if err := st.Pool().QueryRow(ctx, `SELECT attempts FROM email_outbox WHERE given_up_at IS NOT NULL`).Scan(&attempts); err != nil || attempts != 1 {
-		t.Fatalf("given-up row: attempts %d, err %v", attempts, err)
+	var state string
+	waitFor(t, "the row is not given up", func() bool {
+		err := st.Pool().QueryRow(ctx, `SELECT o.attempts, j.state::text FROM email_outbox o
+			JOIN river_job j ON j.kind = 'email' AND (j.args->>'outbox_id')::bigint = o.id
+			WHERE o.given_up_at IS NOT NULL`).Scan(&attempts, &state)
+		return err == nil && state == "cancelled"
+	})
+	if attempts != 1 || len(box.To("x@acme.test")) != 0 {
+		t.Fatalf("given-up row: attempts %d, mails %d", attempts, len(box.To("x@acme.test")))
 	}
 }

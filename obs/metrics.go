@@ -185,3 +185,13 @@ func (m *Metrics) WatchRefusalHolds(held func() int64) {
 		Help: "Refused requests held before their 429: their key came back before the Retry-After it was given.",
 	}, func() float64 { return float64(held()) }))
 }
+
+// WatchWebClientsRefused reports refused(), the clients the client
+// analytics keys named but the data owners' bound on new web clients did
+// not let them create, as a counter.
+func (m *Metrics) WatchWebClientsRefused(refused func() int64) {
+	m.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "fleetgraph_analytics_clients_refused_total",
+		Help: "Clients the client analytics keys' reports named but were not created: past the data owner's bound on new web clients.",
+	}, func() float64 { return float64(refused()) }))
+}

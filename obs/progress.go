@@ -7,7 +7,7 @@ import (
 )
 
 // rollupMetrics follow the embedded backend's rollup refresher
-// (pg.RunRollups, every 5 s in fleetgraph serve).
+// (pg.RollupWorker, a periodic job every 5 s in fleetgraph serve).
 type rollupMetrics struct {
 	rounds   *prometheus.CounterVec
 	days     prometheus.Counter
@@ -37,7 +37,7 @@ func (r rollupMetrics) register(reg *prometheus.Registry) {
 	reg.MustRegister(r.rounds, r.days, r.duration, r.last)
 }
 
-// RollupRound records a round of the rollup refresher (pg.RunRollups'
+// RollupRound records a round of the rollup refresher (pg.RollupWorker's
 // observer): the days it rebuilt, how long it took, its error.
 func (m *Metrics) RollupRound(days int, took time.Duration, err error) {
 	r := m.rollups

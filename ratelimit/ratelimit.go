@@ -84,6 +84,9 @@ var (
 	DefaultKey       = Rate{Limit: 1200, Period: time.Minute}
 	DefaultDataOwner = Rate{Limit: 6000, Period: time.Minute}
 	DefaultProbe     = Rate{Limit: 120, Period: time.Minute}
+	// DefaultWebClients: a data owner's client analytics keys create at
+	// most 1,000 clients (license units) a day.
+	DefaultWebClients = Rate{Limit: 1000, Period: 24 * time.Hour}
 )
 
 // Charger charges requests to buckets in PostgreSQL (store.Store).
@@ -99,6 +102,10 @@ type Limiter struct {
 	// data owner together (GraphQL, admin and export APIs), Probe each
 	// probe's secret on the client API.
 	Key, DataOwner, Probe Rate
+	// WebClients is how many new clients the client analytics keys of one
+	// data owner may create (clientapi: web clients named by reports);
+	// past it the reports naming more are refused with 429.
+	WebClients Rate
 	// AnswerBytes limits what the heavy work of each data owner may
 	// answer (answers.go).
 	AnswerBytes ByteRate
@@ -111,6 +118,50 @@ type Limiter struct {
 	flusher flusher      // credit.go
 	answers answerDebts  // answers.go
 	held    atomic.Int64 // hold.go
+	// webRefused counts the clients not made for WebClients.
+	webRefused atomic.Int64
+}
+
+// WebClientBound is l's WebClients (no bound for a nil Limiter).
+func (l *Limiter) WebClientBound() Rate {
+	if l == nil {
+		return Rate{}
+	}
+	return l.WebClients
+}
+
+// DefaultLimit is r as the default bound on new web clients: its count,
+// -1 (no bound) when off.
+func (r Rate) DefaultLimit() int {
+	if r.Off() {
+		return -1
+	}
+	return r.Limit
+}
+
+// BoundPeriod is r's period as the period of the bounds on new web
+// clients: a data owner's own bound counts per it; 24 h when r is off.
+func (r Rate) BoundPeriod() time.Duration {
+	if r.Off() {
+		return 24 * time.Hour
+	}
+	return r.Period
+}
+
+// WebClientsRefused counts n clients not made for the WebClients bound.
+func (l *Limiter) WebClientsRefused(n int) {
+	if l != nil {
+		l.webRefused.Add(int64(n))
+	}
+}
+
+// WebClientsRefusedTotal is how many clients this server did not make for
+// the WebClients bound (a metric).
+func (l *Limiter) WebClientsRefusedTotal() int64 {
+	if l == nil {
+		return 0
+	}
+	return l.webRefused.Load()
 }
 
 // chargeTimeout bounds the charge: when PostgreSQL does not answer in time

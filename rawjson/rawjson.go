@@ -238,6 +238,39 @@ func Members(obj []byte, yield func(key string, value []byte) bool) {
 	}
 }
 
+// Member is the value of obj's member named key (compared as written,
+// escapes not decoded), nil when obj is not an object or has no such
+// member. It reads no more of obj than it must and allocates nothing.
+func Member(obj []byte, key string) []byte {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return nil
+	}
+	for i = skipSpace(obj, i+1); i < len(obj) && obj[i] == '"'; i = skipSpace(obj, i+1) {
+		end := skipValue(obj, i)
+		if end <= i {
+			return nil
+		}
+		name := obj[i+1 : end-1]
+		i = skipSpace(obj, end)
+		if i >= len(obj) || obj[i] != ':' {
+			return nil
+		}
+		start := skipSpace(obj, i+1)
+		end = skipValue(obj, start)
+		if end <= start {
+			return nil
+		}
+		if string(name) == key {
+			return obj[start:end:end]
+		}
+		if i = skipSpace(obj, end); i >= len(obj) || obj[i] != ',' {
+			return nil
+		}
+	}
+	return nil
+}
+
 // OnlyValue is the value of the only member of obj, a JSON object the
 // server made itself with one member (an operation's data of one field),
 // found without reading the value: what lies between the member's colon

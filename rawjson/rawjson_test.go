@@ -132,6 +132,22 @@ func TestMembers(t *testing.T) {
 	}
 }
 
+func TestMember(t *testing.T) {
+	obj := []byte(`{ "a" : {"b":"}\"{"} , "n": -1.5e3,"s":"x" ,"z":null}`)
+	for _, c := range []struct{ key, want string }{
+		{"a", `{"b":"}\"{"}`}, {"n", `-1.5e3`}, {"s", `"x"`}, {"z", `null`}, {"missing", ``}, {"b", ``},
+	} {
+		if got := Member(obj, c.key); string(got) != c.want {
+			t.Errorf("Member(%q) = %q, want %q", c.key, got, c.want)
+		}
+	}
+	for _, bad := range []string{``, `[1]`, `{"a"`, `{"a":`, `"a"`} {
+		if got := Member([]byte(bad), "a"); got != nil {
+			t.Errorf("Member(%q) = %q, want nil", bad, got)
+		}
+	}
+}
+
 // BenchmarkSortedBigString: a stored document with a 200 KB string, as the
 // soak's big documents are.
 func BenchmarkSortedBigString(b *testing.B) {

@@ -194,10 +194,7 @@ func (r *Resolver) aiUsage(ctx context.Context, ownerID int64) (model.AiUsage, e
 	if err != nil {
 		return model.AiUsage{}, err
 	}
-	limit := int64(assistant.DefaultMonthlyTokens)
-	if r.AI != nil {
-		limit = r.AI.MonthlyTokens
-	}
+	limit := r.defaultMonthlyTokens()
 	if t.Limit != nil {
 		limit = *t.Limit
 	}
@@ -213,18 +210,59 @@ func (r *Resolver) aiUsage(ctx context.Context, ownerID int64) (model.AiUsage, e
 
 // withinBudget refuses a model call when the month's tokens are used up
 // (429 saying when the budget resets); a call that starts within the
-// budget may cross it, and the overrun is counted.
+// budget may cross it, and the overrun is counted. It is the early check
+// of a request; each model call also reserves its tokens (reserveTokens).
 func (r *Resolver) withinBudget(ctx context.Context, ownerID int64) error {
 	u, err := r.aiUsage(ctx, ownerID)
 	if err != nil {
 		return err
 	}
 	if u.TotalTokens >= u.Limit {
-		return &apierr.Later{At: u.ResetsAt, Err: apierr.Errorf(apierr.ErrTooManyRequests,
-			"the AI token budget of this data owner for this month (%d tokens) is used up; it resets at %s",
-			u.Limit, u.ResetsAt.Format(time.RFC3339))}
+		return budgetSpent(u.Limit, u.ResetsAt)
 	}
 	return nil
+}
+
+// budgetSpent is the 429 of a data owner whose month's tokens are used up.
+func budgetSpent(limit int64, resetsAt time.Time) error {
+	return &apierr.Later{At: resetsAt, Err: apierr.Errorf(apierr.ErrTooManyRequests,
+		"the AI token budget of this data owner for this month (%d tokens) is used up; it resets at %s",
+		limit, resetsAt.Format(time.RFC3339))}
+}
+
+// reservationTTL is how long a model call's reservation counts when it is
+// never released (the process died during the call): past any call's time
+// limit.
+const reservationTTL = 2 * assistant.DefaultCallTimeout
+
+// reserveTokens reserves maxTokens of the data owner's budget for one model
+// call (store.ReserveAITokens): refused with budgetSpent while what is used
+// and reserved by calls in flight reaches the limit, so that parallel
+// requests cannot pass the check together and cross the limit by more than
+// one call. release ends the reservation, after the call's usage is
+// recorded.
+func (r *Resolver) reserveTokens(ctx context.Context, ownerID, maxTokens int64) (release func(), err error) {
+	from, next := monthStart(time.Now())
+	id, limit, err := r.Store.ReserveAITokens(ctx, ownerID, from, r.defaultMonthlyTokens(), maxTokens, reservationTTL)
+	if err != nil {
+		return nil, err
+	}
+	if id == 0 {
+		return nil, budgetSpent(limit, next)
+	}
+	return func() {
+		if err := r.Store.ReleaseAITokens(context.WithoutCancel(ctx), ownerID, id); err != nil {
+			r.Logger.WarnContext(ctx, "AI token reservation not released (it expires)", "err", err)
+		}
+	}, nil
+}
+
+// defaultMonthlyTokens is the token limit of a data owner without its own.
+func (r *Resolver) defaultMonthlyTokens() int64 {
+	if r.AI != nil {
+		return r.AI.MonthlyTokens
+	}
+	return assistant.DefaultMonthlyTokens
 }
 
 // recorder records each model call of a conversation, also when the
@@ -291,7 +329,10 @@ func (r *Resolver) newTurn(ctx context.Context, p *auth.Principal, u store.User,
 		return nil, err
 	}
 	return &aiTurn{p: p, convID: convID, messages: msgs, turn: assistant.Turn{System: system, Messages: ctxMsgs,
-		Tools: r.aiTools(), Record: r.recorder(ctx, p, convID, purpose)}}, nil
+		Tools: r.aiTools(), Record: r.recorder(ctx, p, convID, purpose),
+		Reserve: func(ctx context.Context, maxTokens int64) (func(), error) {
+			return r.reserveTokens(ctx, p.DataOwnerID, maxTokens)
+		}}}, nil
 }
 
 // completionTurn prepares aiConversationComplete: the caller's
@@ -502,8 +543,14 @@ func (r *Resolver) generateTitle(ctx context.Context, id int64) (store.AIConvers
 	if err := r.withinBudget(ctx, p.DataOwnerID); err != nil {
 		return c, err
 	}
+	const titleTokens = 32
+	release, err := r.reserveTokens(ctx, p.DataOwnerID, titleTokens)
+	if err != nil {
+		return c, err
+	}
+	defer release()
 	reply, err := r.AI.Call(ctx, assistant.Request{Model: r.AI.Model, System: titlePrompt,
-		Messages: []assistant.Message{{Role: assistant.RoleUser, Text: b.String()}}, MaxTokens: 32})
+		Messages: []assistant.Message{{Role: assistant.RoleUser, Text: b.String()}}, MaxTokens: titleTokens})
 	if reply.Usage != (assistant.Usage{}) {
 		if rerr := r.recorder(ctx, p, c.ID, "title")(reply.Usage); rerr != nil && err == nil {
 			err = rerr

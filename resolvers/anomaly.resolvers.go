@@ -15,6 +15,11 @@ import (
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
+// AnomalyEvents is the batch resolver for the anomalyEvents field.
+func (r *clientResolver) AnomalyEvents(ctx context.Context, objs []*model.Client, first *int64, after *string, filter *gqlmodel.AnomalyEventFilter) ([]*model.AnomalyEventConnection, error) {
+	return clientAnomalyEvents.resolve(ctx, r.Store, objs, anomalyArgs{pageArgs{first, after}, filter})
+}
+
 // AnomalyEventsResolve is the resolver for the anomalyEventsResolve field.
 func (r *mutationResolver) AnomalyEventsResolve(ctx context.Context, anomalyIds []string) (*gqlmodel.ResolveResult, error) {
 	p, err := requireRole(ctx, model.RoleEditor)
@@ -106,6 +111,50 @@ func (r *mutationResolver) AnomalyDetectionOverrideFeedback(ctx context.Context,
 	return &gqlmodel.AnomalyDetectionOverrideFeedbackResult{AnomalyDetectionOverride: ptr(overrideOf(o))}, nil
 }
 
+// AnomalyRuleCreate is the resolver for the anomalyRuleCreate field.
+func (r *mutationResolver) AnomalyRuleCreate(ctx context.Context, input gqlmodel.AnomalyRuleCreateInput) (*model.AnomalyRule, error) {
+	p, err := requireRole(ctx, model.RoleEditor)
+	if err != nil {
+		return nil, err
+	}
+	rule, err := newRule(input)
+	if err != nil {
+		return nil, err
+	}
+	if rule, err = r.Store.CreateAnomalyRule(ctx, p.DataOwnerID, rule); err != nil {
+		return nil, err
+	}
+	return ptr(ruleOf(rule)), nil
+}
+
+// AnomalyRuleUpdate is the resolver for the anomalyRuleUpdate field.
+func (r *mutationResolver) AnomalyRuleUpdate(ctx context.Context, id string, input gqlmodel.AnomalyRuleUpdateInput) (*model.AnomalyRule, error) {
+	p, err := requireRole(ctx, model.RoleEditor)
+	if err != nil {
+		return nil, err
+	}
+	rule, err := r.Store.AnomalyRule(ctx, p.DataOwnerID, id)
+	if err != nil {
+		return nil, err
+	}
+	if rule, err = changedRule(rule, input); err != nil {
+		return nil, err
+	}
+	if rule, err = r.Store.UpdateAnomalyRule(ctx, p.DataOwnerID, rule); err != nil {
+		return nil, err
+	}
+	return ptr(ruleOf(rule)), nil
+}
+
+// AnomalyRuleDelete is the resolver for the anomalyRuleDelete field.
+func (r *mutationResolver) AnomalyRuleDelete(ctx context.Context, id string) (bool, error) {
+	p, err := requireRole(ctx, model.RoleEditor)
+	if err != nil {
+		return false, err
+	}
+	return true, r.Store.DeleteAnomalyRule(ctx, p.DataOwnerID, id)
+}
+
 // AnomalyEventSearch is the resolver for the anomalyEventSearch field.
 func (r *queryResolver) AnomalyEventSearch(ctx context.Context, body model.JSON, sourceOnly *bool, size *int64, from *int64, searchAfter *model.JSON) (*model.JSON, error) {
 	out, err := r.runSearch(ctx, search.KindAnomalyEvent, searchArgs{Body: body, SourceOnly: sourceOnly,
@@ -174,6 +223,41 @@ func (r *queryResolver) AnomalyDetectionDimensions(ctx context.Context) (*gqlmod
 	if err != nil {
 		return nil, err
 	}
-	return &gqlmodel.AnomalyDetectionDimensions{MeasurementTypes: convertAll(ds, dimensionOf),
+	rules, err := r.Store.AnomalyRules(ctx, p.DataOwnerID)
+	if err != nil {
+		return nil, err
+	}
+	return &gqlmodel.AnomalyDetectionDimensions{MeasurementTypes: coveredDimensions(ds, rules),
 		DetectionPasses: detectionPasses, Levels: overrideLevels}, nil
+}
+
+// AnomalyEventsConnection is the resolver for the anomalyEventsConnection field.
+func (r *queryResolver) AnomalyEventsConnection(ctx context.Context, first *int64, after *string, filter *gqlmodel.AnomalyEventFilter, clientIds []string) (*model.AnomalyEventConnection, error) {
+	return r.anomalyEventsConnection(ctx, anomalyArgs{pageArgs{first, after}, filter}, clientIds)
+}
+
+// AnomalyRules is the resolver for the anomalyRules field.
+func (r *queryResolver) AnomalyRules(ctx context.Context) ([]model.AnomalyRule, error) {
+	p, err := requireRole(ctx, model.RoleViewer)
+	if err != nil {
+		return nil, err
+	}
+	rules, err := r.Store.AnomalyRules(ctx, p.DataOwnerID)
+	if err != nil {
+		return nil, err
+	}
+	return convertAll(rules, ruleOf), nil
+}
+
+// AnomalyRule is the resolver for the anomalyRule field.
+func (r *queryResolver) AnomalyRule(ctx context.Context, id string) (*model.AnomalyRule, error) {
+	p, err := requireRole(ctx, model.RoleViewer)
+	if err != nil {
+		return nil, err
+	}
+	rule, err := r.Store.AnomalyRule(ctx, p.DataOwnerID, id)
+	if err != nil {
+		return nil, err
+	}
+	return ptr(ruleOf(rule)), nil
 }

@@ -9,10 +9,16 @@ import (
 	"context"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
 )
+
+// Clients is the batch resolver for the clients field.
+func (r *capabilityResolver) Clients(ctx context.Context, objs []*model.Capability, first *int64, after *string) ([]*model.ClientConnection, error) {
+	return capabilityClients.resolve(ctx, r.Store, objs, pageArgs{first, after})
+}
 
 // CapabilityCreate is the resolver for the capabilityCreate field.
 func (r *mutationResolver) CapabilityCreate(ctx context.Context, input gqlmodel.CapabilityCreateInput) (*model.Capability, error) {
@@ -202,3 +208,21 @@ func (r *queryResolver) CapabilitiesConnection(ctx context.Context, first *int64
 		})
 	return &model.CapabilityConnection{Edges: edges, PageInfo: info, TotalCount: total}, err
 }
+
+// Clients is the batch resolver for the clients field.
+func (r *registrationKeyResolver) Clients(ctx context.Context, objs []*model.RegistrationKey, first *int64, after *string) ([]*model.ClientConnection, error) {
+	return keyClients.resolve(ctx, r.Store, objs, pageArgs{first, after})
+}
+
+// Capability returns graph.CapabilityResolver implementation.
+func (r *Resolver) Capability() graph.CapabilityResolver { return &capabilityResolver{r} }
+
+// RegistrationKey returns graph.RegistrationKeyResolver implementation.
+func (r *Resolver) RegistrationKey() graph.RegistrationKeyResolver {
+	return &registrationKeyResolver{r}
+}
+
+type (
+	capabilityResolver      struct{ *Resolver }
+	registrationKeyResolver struct{ *Resolver }
+)

@@ -8,7 +8,6 @@ package resolvers
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
@@ -16,8 +15,12 @@ import (
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
-	"github.com/google/uuid"
 )
+
+// ClientsConnection is the batch resolver for the clientsConnection field.
+func (r *clientGroupResolver) ClientsConnection(ctx context.Context, objs []*model.ClientGroup, first *int64, after *string) ([]*model.ClientConnection, error) {
+	return groupClients.resolve(ctx, r.Store, objs, pageArgs{first, after})
+}
 
 // ClientUpdate is the resolver for the clientUpdate field.
 func (r *mutationResolver) ClientUpdate(ctx context.Context, id string, input gqlmodel.ClientUpdateInput) (*model.Client, error) {
@@ -227,14 +230,11 @@ func (r *queryResolver) ClientLabelAvailable(ctx context.Context, label string, 
 	var exID *int64
 	var exUUID *string
 	if excludeID != nil && strings.TrimSpace(*excludeID) != "" {
-		e := strings.TrimSpace(*excludeID)
-		if n, convErr := strconv.ParseInt(e, 10, 64); convErr == nil {
-			exID = &n
-		} else if u, convErr := uuid.Parse(e); convErr == nil {
-			exUUID = ptr(u.String())
-		} else {
+		ref, ok := parseClientRef(strings.TrimSpace(*excludeID))
+		if !ok {
 			return nil, &apierr.BadRequest{Msg: "exclude_id must be a client id or a UUID"}
 		}
+		exID, exUUID = ref.ID, ref.UUID
 	}
 	taken, err := r.Store.LabelTaken(ctx, p.DataOwnerID, strings.TrimSpace(label), exID, exUUID)
 	if err != nil {
@@ -283,4 +283,10 @@ func (r *queryResolver) ClientGroupsConnection(ctx context.Context, first *int64
 // Client returns graph.ClientResolver implementation.
 func (r *Resolver) Client() graph.ClientResolver { return &clientResolver{r} }
 
-type clientResolver struct{ *Resolver }
+// ClientGroup returns graph.ClientGroupResolver implementation.
+func (r *Resolver) ClientGroup() graph.ClientGroupResolver { return &clientGroupResolver{r} }
+
+type (
+	clientResolver      struct{ *Resolver }
+	clientGroupResolver struct{ *Resolver }
+)

@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"math"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/google/uuid"
 	"golang.org/x/text/currency"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
@@ -37,18 +35,6 @@ const (
 // tagRe: letters, digits, space and a few separators; tags are filter
 // values of webhooks and searches, not free text.
 var tagRe = regexp.MustCompile(`^[\p{L}\p{N} _\-.:/@#]+$`)
-
-// clientRefOf parses a client id or UUID; anything else names no client.
-func clientRefOf(id string) (store.ClientRef, error) {
-	id = strings.TrimSpace(id)
-	if n, err := strconv.ParseInt(id, 10, 64); err == nil {
-		return store.ClientRef{ID: &n}, nil
-	}
-	if u, err := uuid.Parse(id); err == nil {
-		return store.ClientRef{UUID: ptr(u.String())}, nil
-	}
-	return store.ClientRef{}, notFound("client %q not found", id)
-}
 
 func clientRefsOf(ids []string) ([]store.ClientRef, error) {
 	refs := make([]store.ClientRef, len(ids))

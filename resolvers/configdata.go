@@ -18,7 +18,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
-// Config documents (DESIGN.md "Fleet"): parsed into a checked document or
+// Config documents (docs/design.md "Fleet"): parsed into a checked document or
 // field errors under "data.…" (the document's own key names, as written).
 
 // Limits of a config document.

@@ -283,3 +283,85 @@ func (r *Resolver) clientsConnection(ctx context.Context, ownerID int64, w pageW
 	}
 	return clientConnection(rows, w, q, total), nil
 }
+
+// anomalyFilterOf parses an anomaly event connection's filter: each list
+// of at most maxFilterValues, as a webhook's filters; an empty list
+// filters nothing, as gqlgen hands it over as none.
+func anomalyFilterOf(in *gqlmodel.AnomalyEventFilter) (store.AnomalyFilter, error) {
+	var f store.AnomalyFilter
+	if in == nil {
+		return f, nil
+	}
+	fe := apierr.FieldErrors{}
+	for _, l := range []struct {
+		field string
+		in    []string
+		dst   *[]string
+	}{{"filter.statuses", in.Statuses, &f.Statuses}, {"filter.severities", in.Severities, &f.Severities},
+		{"filter.measurementTypes", in.MeasurementTypes, &f.MeasurementTypes}, {"filter.metrics", in.Metrics, &f.Metrics},
+		{"filter.detectionPasses", in.DetectionPasses, &f.DetectionPasses}} {
+		if len(l.in) > maxFilterValues {
+			fe.Add(l.field, fmt.Sprintf("must have at most %d values", maxFilterValues))
+		}
+		if len(l.in) > 0 {
+			*l.dst = l.in
+		}
+	}
+	f.Since, f.Until = in.Since, in.Until
+	if err := timeRange(f.Since, f.Until); err != nil {
+		return f, err
+	}
+	return f, fe.Err()
+}
+
+// timeRange checks a filter's since and until: since before until.
+func timeRange(since, until *time.Time) error {
+	if since != nil && until != nil && !since.Before(*until) {
+		return invalid("filter.until", "must be after filter.since")
+	}
+	return nil
+}
+
+// anomalyConnection makes the page of anomaly events read for w (one
+// more than its size when there are more).
+func anomalyConnection(rows []store.Document, w pageWindow, total int64) *model.AnomalyEventConnection {
+	edges, info := pageEdges(anomalyList, rows, w, func(d store.Document) store.PageKey { return store.PageKey{Time: d.CreatedAt, ID: d.ID} },
+		func(cur string, d store.Document) model.AnomalyEventEdge {
+			return model.AnomalyEventEdge{Cursor: cur, Node: ptr(anomalyEventOf(d))}
+		})
+	return &model.AnomalyEventConnection{Edges: edges, PageInfo: info, TotalCount: total}
+}
+
+// maxConnectionClients caps anomalyEventsConnection's clientIds.
+const maxConnectionClients = 100
+
+// anomalyEventsConnection reads a page of the data owner's anomaly events
+// of a, of the clients clientIDs name when given.
+func (r *Resolver) anomalyEventsConnection(ctx context.Context, a anomalyArgs, clientIDs []string) (*model.AnomalyEventConnection, error) {
+	p, err := requireRole(ctx, model.RoleViewer)
+	if err != nil {
+		return nil, err
+	}
+	w, page, err := parentPage(anomalyList, a.pageArgs)
+	if err != nil {
+		return nil, err
+	}
+	f, err := anomalyFilterOf(a.Filter)
+	if err != nil {
+		return nil, err
+	}
+	var uuids []string
+	if clientIDs != nil {
+		if len(clientIDs) < 1 || len(clientIDs) > maxConnectionClients {
+			return nil, invalid("clientIds", fmt.Sprintf("must have 1 to %d entries (leave it out for every client)", maxConnectionClients))
+		}
+		if uuids, err = r.clientUUIDs(ctx, p.DataOwnerID, "clientIds", clientIDs); err != nil {
+			return nil, err
+		}
+	}
+	l, err := r.Store.AnomalyEventPage(ctx, p.DataOwnerID, uuids, f, page, selects(ctx, anomalyList, "totalCount"))
+	if err != nil {
+		return nil, err
+	}
+	return anomalyConnection(l.Rows, w, l.Total), nil
+}

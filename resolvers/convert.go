@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/model"
+	"github.com/fleetgraph/fleetgraph/ratelimit"
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
@@ -132,7 +133,18 @@ func (r *Resolver) settingsOf(d store.DataOwner) model.DataOwnerSettings {
 		StudyFailureDetectionEnabled:           d.StudyFailureDetectionEnabled,
 		ClientOfflineDetectionEnabledOnServer:  r.OfflineDetectionOnServer,
 		ClientDegradedDetectionEnabledOnServer: r.DegradedDetectionOnServer,
-		StudyFailureDetectionEnabledOnServer:   r.StudyFailureOnServer}
+		StudyFailureDetectionEnabledOnServer:   r.StudyFailureOnServer,
+		AnalyticsNewClients:                    d.AnalyticsNewClients,
+		AnalyticsNewClientsDefault:             webClientsDefault(r.RateLimits.WebClientBound()),
+		AnalyticsNewClientsPeriod:              r.RateLimits.WebClientBound().BoundPeriod().String()}
+}
+
+// webClientsDefault is the server's bound on new web clients (nil: none).
+func webClientsDefault(bound ratelimit.Rate) *int64 {
+	if n := bound.DefaultLimit(); n >= 0 {
+		return ptr(int64(n))
+	}
+	return nil
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -152,6 +164,46 @@ func measurementOf(d store.Document) model.Measurement {
 }
 
 // anomalyEventOf is an anomaly event document as the API answers it.
+// Its typed fields are the document's, nil where absent or of another
+// type; MeasurementIDs are the first maxEventMeasurements of
+// measurement_ids.
 func anomalyEventOf(d store.Document) model.AnomalyEvent {
-	return model.AnomalyEvent{ID: d.DocID, Document: documentJSON(d.Doc)}
+	a := model.AnomalyEvent{ID: d.DocID, Document: documentJSON(d.Doc), CreatedAt: d.CreatedAt}
+	m, _ := a.Document.Value.(map[string]any)
+	text := func(k string) *string {
+		if s, ok := m[k].(string); ok {
+			return &s
+		}
+		return nil
+	}
+	at := func(k string) *time.Time {
+		if s := text(k); s != nil {
+			if t, err := store.ParseTime(*s); err == nil {
+				return &t
+			}
+		}
+		return nil
+	}
+	a.RuleID, a.Status, a.Severity, a.Subject = text("rule_id"), text("status"), text("severity"), text("subject")
+	a.MeasurementType, a.Metric, a.DetectionPass = text("measurement_type"), text("metric"), text("detection_pass")
+	a.FirstSeenAt, a.LastSeenAt, a.ResolvedAt = at("first_seen_at"), at("last_seen_at"), at("resolved_at")
+	if n, ok := m["value"].(json.Number); ok {
+		if v, err := n.Float64(); err == nil {
+			a.Value = &v
+		}
+	}
+	ids, _ := m["measurement_ids"].([]any)
+	for _, id := range ids[:min(len(ids), maxEventMeasurements)] {
+		switch v := id.(type) {
+		case string:
+			a.MeasurementIDs = append(a.MeasurementIDs, v)
+		case json.Number:
+			a.MeasurementIDs = append(a.MeasurementIDs, v.String())
+		}
+	}
+	return a
 }
+
+// maxEventMeasurements caps the measurements AnomalyEvent.measurements
+// answers.
+const maxEventMeasurements = 100

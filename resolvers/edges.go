@@ -58,6 +58,18 @@ type edgeQuery struct {
 	owner int64
 	args  map[string]any
 	batch *store.Batch
+	sel   ast.SelectionSet // the field's selection
+}
+
+// selects tells whether the field's selection asks for field of its
+// object type typeName.
+func (q edgeQuery) selects(ctx context.Context, typeName, field string) bool {
+	for _, f := range graphql.CollectFields(graphql.GetOperationContext(ctx), q.sel, []string{typeName}) {
+		if f.Name == field {
+			return true
+		}
+	}
+	return false
 }
 
 // Attacher is the executor extension that attaches the edges below every
@@ -128,11 +140,14 @@ func (a Attacher) InterceptField(ctx context.Context, next graphql.Resolver) (an
 	}
 	if fc.Object == "Query" && fc.Field.Name == "_entities" {
 		reps, _ := fc.Args["representations"].([]map[string]any)
+		if err := checkRepresentations(reps); err != nil {
+			return nil, err
+		}
 		ctx = readClientsAhead(ctx, a.Store, reps)
 	}
 	ahead := a.readAhead(ctx, fc)
 	if ahead != nil {
-		ctx = store.WithRider(ctx, &ahead.rider)
+		ctx = context.WithValue(store.WithRider(ctx, &ahead.rider), parsedRefKey{}, ahead.parsed)
 	}
 	res, err := next(ctx)
 	if err != nil || res == nil {
@@ -290,7 +305,7 @@ func (a Attacher) attachLevel(ctx context.Context, owner int64, level []selected
 				continue
 			}
 			loaded[name] = true
-			attach, err := load(ctx, edgeQuery{store: a.Store, owner: owner, args: args[k][i], batch: batch}, part.parents)
+			attach, err := load(ctx, edgeQuery{store: a.Store, owner: owner, args: args[k][i], batch: batch, sel: f.Selections}, part.parents)
 			if err != nil {
 				return nil, err
 			}

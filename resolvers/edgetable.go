@@ -35,6 +35,10 @@ func edgeTable() map[string]map[string]edge {
 			"deliveredPublicConfig":    {byID: true, load: loadConfigs},
 			"deliveredAutomatorConfig": {shares: "deliveredPublicConfig"},
 			"measurements":             {load: loadMeasurementPages, child: "MeasurementConnection", children: measurementConnectionOf},
+			"health":                   {byID: true, load: loadHealth},
+			"openAnomalyCount":         {load: loadOpenAnomalyCounts},
+			"anomalyEvents":            clientAnomalyEvents.edge(),
+			"systemStatusRecords":      clientSystemStatus.edge(),
 			"latestSystemStatusRecord": {load: hasOne(always(func(c *model.Client) string { return c.UUID }),
 				store.LatestSystemStatusByClients, func(s store.SystemStatus) string { return *s.ClientUUID },
 				systemStatusOf, func(c *model.Client, s *model.SystemStatusRecord) { c.LatestSystemStatusRecord = s })},
@@ -45,6 +49,7 @@ func edgeTable() map[string]map[string]edge {
 					func(c store.GroupClient) int64 { return c.GroupID },
 					func(c store.GroupClient) model.Client { return clientOf(c.Client) },
 					func(g *model.ClientGroup, cs []model.Client) { g.Clients = cs })},
+			"clientsConnection": groupClients.edge(),
 		},
 		"IspContract": {
 			"isp": {child: "Isp", children: single(func(c *model.IspContract) *model.Isp { return c.Isp }),
@@ -62,6 +67,7 @@ func edgeTable() map[string]map[string]edge {
 					contractOf, func(i *model.Isp, cs []model.IspContract) { i.IspContracts = cs })},
 			"ispContractsCount": {load: ispCounts},
 			"ispDetailsCount":   {shares: "ispContractsCount"},
+			"clients":           ispClients.edge(),
 		},
 		"Capability": {
 			"registrationKeys": {child: "RegistrationKey", children: list(func(c *model.Capability) []model.RegistrationKey { return c.RegistrationKeys }),
@@ -70,6 +76,7 @@ func edgeTable() map[string]map[string]edge {
 					registrationKeyOf, func(c *model.Capability, ks []model.RegistrationKey) { c.RegistrationKeys = ks })},
 			"registrationKeysCount": {load: counts(capabilityID, store.CountRegistrationKeys,
 				func(c *model.Capability, n int64) { c.RegistrationKeysCount = n })},
+			"clients": capabilityClients.edge(),
 		},
 		"RegistrationKey": {
 			"capability": {child: "Capability", children: single(func(k *model.RegistrationKey) *model.Capability { return k.Capability }),
@@ -77,6 +84,7 @@ func edgeTable() map[string]map[string]edge {
 					capabilityOf, func(k *model.RegistrationKey, c *model.Capability) { k.Capability = c })},
 			"clientsCount": {load: counts(registrationKeyID, store.CountClientsByRegistrationKey,
 				func(k *model.RegistrationKey, n int64) { k.ClientsCount = n })},
+			"clients": keyClients.edge(),
 		},
 		"MeasurementConfig": {
 			"revisions": {load: loadConfigVersions},
@@ -191,6 +199,20 @@ func edgeTable() map[string]map[string]edge {
 		},
 		"AnomalyEvent": {
 			"client": documentClient(func(a *model.AnomalyEvent) (*model.JSON, **model.Client) { return &a.Document, &a.Client }),
+			"measurements": {load: loadEventMeasurements, child: "Measurement",
+				children: list(func(a *model.AnomalyEvent) []model.Measurement { return a.Measurements })},
+		},
+		"AnomalyEventConnection": {
+			"edges": {child: "AnomalyEventEdge", children: list(func(c *model.AnomalyEventConnection) []model.AnomalyEventEdge { return c.Edges })},
+		},
+		"AnomalyEventEdge": {
+			"node": {child: "AnomalyEvent", children: single(func(e *model.AnomalyEventEdge) *model.AnomalyEvent { return e.Node })},
+		},
+		"Webhook": {
+			"deliveries": webhookDeliveries.edge(),
+		},
+		"User": {
+			"apiKeys": {load: loadUserKeys},
 		},
 	}
 }
@@ -346,9 +368,12 @@ func measurementPages(ctx context.Context, clients []*model.Client, page string,
 		return loaders.MeasurementPageKey{ClientUUID: c.UUID, Page: page}, true
 	}
 	l := loaders.For(ctx).MeasurementPages
-	keys := make([]loaders.MeasurementPageKey, len(clients))
-	for i, c := range clients {
-		keys[i], _ = key(c)
+	keys := make([]loaders.MeasurementPageKey, 0, len(clients))
+	for _, c := range clients {
+		if c != nil { // an _entities representation that found nothing
+			k, _ := key(c)
+			keys = append(keys, k)
+		}
 	}
 	l.Fetch(ctx, keys) // one statement now, not after the loader's timer
 	return loadAll(ctx, clients, l, key,
@@ -416,4 +441,232 @@ func measurementPageOfArgs(args map[string]any) (page string, limit int, ok bool
 	}
 	page, limit, err := measurementPage(filter, first, after)
 	return page, limit, err == nil
+}
+
+// loadHealth attaches each client's health; shared clients get none.
+var loadHealth = hasOne(always(clientID), store.HealthOfClients, func(h store.HealthState) int64 { return h.ClientID },
+	healthStateOf, func(c *model.Client, h *model.ClientHealthState) { c.Health = h })
+
+// loadOpenAnomalyCounts attaches each client's count of open anomaly events.
+var loadOpenAnomalyCounts = queued(always(clientUUID), store.OpenAnomalyCounts, func(parents []any, rows []store.CountByUUID) {
+	n := make(map[string]int64, len(rows))
+	for _, r := range rows {
+		n[r.ClientUUID] = r.N
+	}
+	for _, p := range parents {
+		c := p.(*model.Client)
+		c.OpenAnomalyCount = n[c.UUID]
+	}
+})
+
+// loadUserKeys attaches each user's client admin API keys: to admins only
+// (FORBIDDEN to others, as the key lists).
+func loadUserKeys(ctx context.Context, q edgeQuery, parents []any) (func() error, error) {
+	if _, err := requireRole(ctx, model.RoleAdmin); err != nil {
+		return nil, err
+	}
+	return hasMany(always(userID), store.AdminKeysByUsers, func(k store.APIKey) int64 { return deref(k.UserID) },
+		adminKeyOf, func(u *model.User, ks []model.ClientAdminAPIKey) { u.APIKeys = ks })(ctx, q, parents)
+}
+
+// loadEventMeasurements attaches the measurements of each anomaly event's
+// measurement_ids, in their order, those the data owner has.
+func loadEventMeasurements(_ context.Context, q edgeQuery, parents []any) (func() error, error) {
+	var ids []string
+	seen := map[string]bool{}
+	for _, p := range parents {
+		for _, id := range p.(*model.AnomalyEvent).MeasurementIDs {
+			if !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
+			}
+		}
+	}
+	var docs []store.Document
+	var err error
+	if len(ids) > 0 {
+		store.Queue(q.batch, store.DocumentsByIDs(q.owner, store.KindMeasurement, ids), func(ds []store.Document, e error) { docs, err = ds, e })
+	}
+	return func() error {
+		by := make(map[string]store.Document, len(docs))
+		for _, d := range docs {
+			by[d.DocID] = d
+		}
+		for _, p := range parents {
+			a := p.(*model.AnomalyEvent)
+			a.Measurements = []model.Measurement{}
+			for _, id := range a.MeasurementIDs {
+				if d, ok := by[id]; ok {
+					a.Measurements = append(a.Measurements, measurementOf(d))
+				}
+			}
+		}
+		return err
+	}, nil
+}
+
+// The connections below a parent that take arguments (paged.go).
+
+// anomalyArgs are the arguments of Client.anomalyEvents.
+type anomalyArgs struct {
+	pageArgs
+	Filter *gqlmodel.AnomalyEventFilter `json:"filter,omitempty"`
+}
+
+// anomalyList names the anomaly event connections' cursors.
+const anomalyList = "AnomalyEventConnection"
+
+var clientAnomalyEvents = pagedEdge[model.Client, anomalyArgs, model.AnomalyEventConnection]{
+	field: "anomalyEvents", child: "AnomalyEventConnection", conns: func(c *model.Client) *model.Connections { return &c.Connections },
+	queue: func(ctx context.Context, q edgeQuery, cs []*model.Client, a anomalyArgs) (func() (func(*model.Client) *model.AnomalyEventConnection, error), error) {
+		w, page, err := parentPage(anomalyList, a.pageArgs)
+		if err != nil {
+			return nil, err
+		}
+		f, err := anomalyFilterOf(a.Filter)
+		if err != nil {
+			return nil, err
+		}
+		uuids := distinct(cs, clientUUID)
+		rows := queueRows(q.batch, store.AnomalyEventsByClients(q.owner, uuids, f, page), func(d store.Document) string { return deref(d.ClientUUID) })
+		counts := queueCounts(q.batch, q.selects(ctx, "AnomalyEventConnection", "totalCount"),
+			func() store.Read[store.CountByUUID] { return store.CountAnomalyEventsByClients(q.owner, uuids, f) },
+			func(c store.CountByUUID) (string, int64) { return c.ClientUUID, c.N })
+		return func() (func(*model.Client) *model.AnomalyEventConnection, error) {
+			by, err := rows()
+			if err != nil {
+				return nil, err
+			}
+			n, err := counts()
+			return func(c *model.Client) *model.AnomalyEventConnection {
+				return anomalyConnection(by[c.UUID], w, n[c.UUID])
+			}, err
+		}, nil
+	}}
+
+// statusArgs are the arguments of Client.systemStatusRecords.
+type statusArgs struct {
+	pageArgs
+	Filter *gqlmodel.SystemStatusRecordFilter `json:"filter,omitempty"`
+}
+
+var clientSystemStatus = pagedEdge[model.Client, statusArgs, model.SystemStatusRecordConnection]{
+	field: "systemStatusRecords", child: "SystemStatusRecordConnection", conns: func(c *model.Client) *model.Connections { return &c.Connections },
+	queue: func(ctx context.Context, q edgeQuery, cs []*model.Client, a statusArgs) (func() (func(*model.Client) *model.SystemStatusRecordConnection, error), error) {
+		const list = "SystemStatusRecordConnection"
+		w, page, err := parentPage(list, a.pageArgs)
+		if err != nil {
+			return nil, err
+		}
+		var f store.StatusFilter
+		if a.Filter != nil {
+			f = store.StatusFilter{Since: a.Filter.Since, Until: a.Filter.Until}
+		}
+		if err := timeRange(f.Since, f.Until); err != nil {
+			return nil, err
+		}
+		uuids := distinct(cs, clientUUID)
+		rows := queueRows(q.batch, store.SystemStatusByClients(q.owner, uuids, f, page), func(s store.SystemStatus) string { return deref(s.ClientUUID) })
+		counts := queueCounts(q.batch, q.selects(ctx, list, "totalCount"),
+			func() store.Read[store.CountByUUID] { return store.CountSystemStatusByClients(q.owner, uuids, f) },
+			func(c store.CountByUUID) (string, int64) { return c.ClientUUID, c.N })
+		return func() (func(*model.Client) *model.SystemStatusRecordConnection, error) {
+			by, err := rows()
+			if err != nil {
+				return nil, err
+			}
+			n, err := counts()
+			return func(c *model.Client) *model.SystemStatusRecordConnection {
+				edges, info := pageEdges(list, by[c.UUID], w, func(s store.SystemStatus) store.PageKey { return store.PageKey{Time: s.CreatedAt, ID: s.ID} },
+					func(cur string, s store.SystemStatus) model.SystemStatusRecordEdge {
+						return model.SystemStatusRecordEdge{Cursor: cur, Node: ptr(systemStatusOf(s))}
+					})
+				return &model.SystemStatusRecordConnection{Edges: edges, PageInfo: info, TotalCount: n[c.UUID]}
+			}, err
+		}, nil
+	}}
+
+var webhookDeliveries = pagedEdge[model.Webhook, pageArgs, model.WebhookDeliveryConnection]{
+	field: "deliveries", child: "WebhookDeliveryConnection", conns: func(w *model.Webhook) *model.Connections { return &w.Connections },
+	queue: func(ctx context.Context, q edgeQuery, ws []*model.Webhook, a pageArgs) (func() (func(*model.Webhook) *model.WebhookDeliveryConnection, error), error) {
+		const list = "WebhookDeliveryConnection" // as webhookDeliveriesConnection's: one order
+		w, page, err := parentPage(list, a)
+		if err != nil {
+			return nil, err
+		}
+		ids := distinct(ws, webhookID)
+		rows := queueRows(q.batch, store.DeliveriesByWebhooks(q.owner, ids, page), func(d store.WebhookDelivery) int64 { return d.WebhookEndpointID })
+		counts := queueCounts(q.batch, q.selects(ctx, list, "totalCount"),
+			func() store.Read[store.CountByParent] { return store.CountDeliveriesByWebhooks(q.owner, ids) },
+			func(c store.CountByParent) (int64, int64) { return c.ParentID, c.N })
+		return func() (func(*model.Webhook) *model.WebhookDeliveryConnection, error) {
+			by, err := rows()
+			if err != nil {
+				return nil, err
+			}
+			n, err := counts()
+			return func(h *model.Webhook) *model.WebhookDeliveryConnection {
+				edges, info := pageEdges(list, by[h.ID], w, func(d store.WebhookDelivery) store.PageKey { return store.PageKey{ID: d.ID} },
+					func(cur string, d store.WebhookDelivery) model.WebhookDeliveryEdge {
+						return model.WebhookDeliveryEdge{Cursor: cur, Node: ptr(deliveryOf(d))}
+					})
+				return &model.WebhookDeliveryConnection{Edges: edges, PageInfo: info, TotalCount: n[h.ID]}
+			}, err
+		}, nil
+	}}
+
+// The clients of a registration key, capability, ISP or group, a page each.
+var (
+	keyClients = clientsOf("clients", store.KeyClients, registrationKeyID,
+		func(k *model.RegistrationKey) *model.Connections { return &k.Connections })
+	capabilityClients = clientsOf("clients", store.CapabilityClients, capabilityID,
+		func(c *model.Capability) *model.Connections { return &c.Connections })
+	ispClients   = clientsOf("clients", store.IspClients, ispID, func(i *model.Isp) *model.Connections { return &i.Connections })
+	groupClients = clientsOf("clientsConnection", store.GroupClients, groupID,
+		func(g *model.ClientGroup) *model.Connections { return &g.Connections })
+)
+
+// clientsOf declares a page of the clients of parents of type P, by id
+// (cursors of clientsConnection's default order).
+func clientsOf[P any](field string, m store.ClientMembership, id func(*P) int64, conns func(*P) *model.Connections) pagedEdge[P, pageArgs, model.ClientConnection] {
+	return pagedEdge[P, pageArgs, model.ClientConnection]{field: field, child: "ClientConnection", conns: conns,
+		queue: func(ctx context.Context, q edgeQuery, ps []*P, a pageArgs) (func() (func(*P) *model.ClientConnection, error), error) {
+			list := string(store.ClientOrderID)
+			w, page, err := parentPage(list, a)
+			if err != nil {
+				return nil, err
+			}
+			ids := distinct(ps, id)
+			rows := queueRows(q.batch, store.ClientsByParents(m, q.owner, ids, page), func(c store.ParentClient) int64 { return c.ParentID })
+			counts := queueCounts(q.batch, q.selects(ctx, "ClientConnection", "totalCount"),
+				func() store.Read[store.CountByParent] { return store.CountClientsByParents(m, q.owner, ids) },
+				func(c store.CountByParent) (int64, int64) { return c.ParentID, c.N })
+			return func() (func(*P) *model.ClientConnection, error) {
+				by, err := rows()
+				if err != nil {
+					return nil, err
+				}
+				n, err := counts()
+				return func(p *P) *model.ClientConnection {
+					edges, info := pageEdges(list, by[id(p)], w, func(c store.ParentClient) store.PageKey { return store.PageKey{ID: c.ID} },
+						func(cur string, c store.ParentClient) model.ClientEdge {
+							return model.ClientEdge{Cursor: cur, Node: ptr(clientOf(c.Client))}
+						})
+					return &model.ClientConnection{Edges: edges, PageInfo: info, TotalCount: n[id(p)]}
+				}, err
+			}, nil
+		}}
+}
+
+// distinct collects the parents' keys, each once.
+func distinct[P any, K comparable](ps []*P, key func(*P) K) []K {
+	out := make([]K, 0, len(ps))
+	seen := make(map[K]bool, len(ps))
+	for _, p := range ps {
+		if k := key(p); !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
 }

@@ -2,13 +2,17 @@ package resolvers
 
 import (
 	"context"
+	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/plugin/federation/fedruntime"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
 )
@@ -184,4 +188,73 @@ func (a Attacher) attachEntities(ctx context.Context, res any, sel ast.Selection
 		}
 	}
 	return a.attachParts(ctx, parts) // one round trip per level for every type
+}
+
+// entitySchema is the schema the representations are checked against
+// (fixed at compile time: graph's parsed schema).
+var entitySchema = graph.NewExecutableSchema(graph.Config{}).Schema()
+
+// checkRepresentations refuses, before anything is read, representations
+// that gqlgen's federation code would fail on as internal errors: a
+// __typename that is missing or names no entity type (the _Entity union's
+// members), or a representation without a key of its type (@key) whose
+// values have the key fields' types. The error names each bad
+// representation and what is wrong with it.
+func checkRepresentations(reps []map[string]any) error {
+	fe := apierr.FieldErrors{}
+	union := entitySchema.Types["_Entity"]
+	for i, rep := range reps {
+		field := fmt.Sprintf("representations[%d]", i)
+		name, ok := rep["__typename"].(string)
+		if !ok {
+			fe.Add(field+".__typename", "must be the name of an entity type: one of "+strings.Join(union.Types, ", "))
+			continue
+		}
+		if !slices.Contains(union.Types, name) {
+			fe.Add(field+".__typename", fmt.Sprintf("%q is not an entity type: one of %s", name, strings.Join(union.Types, ", ")))
+			continue
+		}
+		if msg := checkKey(entitySchema.Types[name], rep); msg != "" {
+			fe.Add(field, msg)
+		}
+	}
+	return fe.Err()
+}
+
+// checkKey answers "" when rep holds one of t's keys with values of the key
+// fields' types, else what is wrong.
+func checkKey(t *ast.Definition, rep map[string]any) string {
+	var keys []string
+	for _, d := range t.Directives.ForNames("key") {
+		fields := d.Arguments.ForName("fields").Value.Raw
+		keys = append(keys, fields)
+		if keyValid(t, strings.Fields(fields), rep) {
+			return ""
+		}
+	}
+	return fmt.Sprintf("holds no key of %s: one of %s, with a non-null value of the field's type", t.Name, strings.Join(keys, ", "))
+}
+
+// keyValid tells whether rep has every one of fields, non-null and of its
+// type in t (keys of scalar fields: Int, String and ID).
+func keyValid(t *ast.Definition, fields []string, rep map[string]any) bool {
+	for _, f := range fields {
+		v, def := rep[f], t.Fields.ForName(f)
+		if v == nil || def == nil {
+			return false
+		}
+		var err error
+		switch def.Type.Name() {
+		case "Int":
+			_, err = graphql.UnmarshalInt64(v)
+		case "ID":
+			_, err = graphql.UnmarshalID(v)
+		default:
+			_, err = graphql.UnmarshalString(v)
+		}
+		if err != nil {
+			return false
+		}
+	}
+	return true
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -157,6 +156,6 @@ func conflict(err error, msg string) error {
 
 // RecoverPanic turns a panic in a resolver into an internal error.
 func (r *Resolver) RecoverPanic(ctx context.Context, p any) error {
-	r.Logger.ErrorContext(ctx, "resolver panicked", "panic", p, "stack", string(debug.Stack()))
+	r.Panicked(ctx, "resolver panicked", p)
 	return errors.New("internal panic")
 }

@@ -28,7 +28,7 @@ const (
 	ExportMaxPerPage     = 1000
 )
 
-// Types the export listings accept per endpoint (DESIGN.md's vocabulary
+// Types the export listings accept per endpoint (docs/design.md's vocabulary
 // adds conferencing and gaming measurements to the spec's four).
 var (
 	exportMeasurementTypes = vocab.MeasurementTypes

@@ -13,7 +13,7 @@ import (
 )
 
 // System status record pages: page from 1, perPage 1 to maxRecordsPerPage
-// (DESIGN.md's list convention); pages past maxRecordPage are refused
+// (docs/design.md's list convention); pages past maxRecordPage are refused
 // rather than computed into an offset that overflows.
 const (
 	maxRecordsPerPage = 100

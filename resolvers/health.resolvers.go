@@ -13,6 +13,11 @@ import (
 	"github.com/fleetgraph/fleetgraph/model"
 )
 
+// SystemStatusRecords is the batch resolver for the systemStatusRecords field.
+func (r *clientResolver) SystemStatusRecords(ctx context.Context, objs []*model.Client, first *int64, after *string, filter *gqlmodel.SystemStatusRecordFilter) ([]*model.SystemStatusRecordConnection, error) {
+	return clientSystemStatus.resolve(ctx, r.Store, objs, statusArgs{pageArgs{first, after}, filter})
+}
+
 // HealthThresholdsUpdate is the resolver for the healthThresholdsUpdate field.
 func (r *mutationResolver) HealthThresholdsUpdate(ctx context.Context, input gqlmodel.HealthThresholdsInput) (*model.HealthThresholds, error) {
 	p, err := requireRole(ctx, model.RoleAdmin)

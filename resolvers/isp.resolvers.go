@@ -9,10 +9,16 @@ import (
 	"context"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
 )
+
+// Clients is the batch resolver for the clients field.
+func (r *ispResolver) Clients(ctx context.Context, objs []*model.Isp, first *int64, after *string) ([]*model.ClientConnection, error) {
+	return ispClients.resolve(ctx, r.Store, objs, pageArgs{first, after})
+}
 
 // IspCreate is the resolver for the ispCreate field.
 func (r *mutationResolver) IspCreate(ctx context.Context, input gqlmodel.IspCreateInput) (*model.Isp, error) {
@@ -217,3 +223,8 @@ func (r *queryResolver) IspsConnection(ctx context.Context, first *int64, after 
 		func(c string, n *model.Isp) model.IspEdge { return model.IspEdge{Cursor: c, Node: n} })
 	return &model.IspConnection{Edges: edges, PageInfo: info, TotalCount: total}, err
 }
+
+// Isp returns graph.IspResolver implementation.
+func (r *Resolver) Isp() graph.IspResolver { return &ispResolver{r} }
+
+type ispResolver struct{ *Resolver }

@@ -26,3 +26,8 @@ func currentContract(cs []model.IspContract) *model.IspContract {
 	}
 	return nil
 }
+
+func clientUUID(c *model.Client) string  { return c.UUID }
+func webhookID(w *model.Webhook) int64   { return w.ID }
+func groupID(g *model.ClientGroup) int64 { return g.ID }
+func userID(u *model.User) int64         { return u.ID }

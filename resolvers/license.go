@@ -13,7 +13,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
-// License usage reports (DESIGN.md "Health and licensing"): the range is
+// License usage reports (docs/design.md "Health and licensing"): the range is
 // parsed here, the store counts clients per month, registration key and
 // number of subjects, and licenseReport sums those cells into the report.
 

@@ -28,6 +28,9 @@ func (r *clientResolver) Measurements(ctx context.Context, objs []*model.Client,
 	// statement for all sibling clients through the page loader.
 	out := make([]*model.MeasurementConnection, len(objs))
 	for i, c := range objs {
+		if c == nil { // below _entities, a representation that found nothing
+			continue
+		}
 		if out[i] = c.Pages[page]; out[i] == nil {
 			return measurementPages(ctx, objs, page, limit)
 		}

@@ -1,6 +1,7 @@
 package resolvers
 
 import (
+	"github.com/fleetgraph/fleetgraph/analyzer"
 	"slices"
 	"strings"
 
@@ -9,17 +10,26 @@ import (
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
-// Anomaly detection overrides (DESIGN.md "Anomalies"): a scope's level is
+// Anomaly detection overrides (docs/design.md "Anomalies"): a scope's level is
 // off, low, default or high, from quiet to loud; default is the absence of
 // an override, so only off, low and high are stored.
 
-// detectionPasses are the analyzer's detection passes.
-var detectionPasses = []string{"spike", "shift", "data_quality"}
+// detectionPasses are the analyzer's detection passes (analyzer.Passes).
+var detectionPasses = vocabulary(analyzer.Passes)
 
-// overrideLevels are the levels from quiet to loud.
-var overrideLevels = []string{"off", "low", "default", "high"}
+// overrideLevels are the levels from quiet to loud (analyzer.Levels).
+var overrideLevels = vocabulary(analyzer.Levels)
 
-const levelDefault = "default"
+const levelDefault = string(analyzer.Default)
+
+// vocabulary is the names of one of the analyzer's string vocabularies.
+func vocabulary[T ~string](vs []T) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return out
+}
 
 // Origins of an override.
 const (
@@ -124,8 +134,46 @@ func overrideOf(o store.Override) gqlmodel.AnomalyDetectionOverride {
 		CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt, UpdatedByID: o.UpdatedByID, UpdatedByName: o.UpdatedByName}
 }
 
-func dimensionOf(d store.MeasurementDimension) gqlmodel.MeasurementTypeDimension {
-	return gqlmodel.MeasurementTypeDimension{MeasurementType: d.MeasurementType, Metrics: d.Metrics, Subjects: d.Subjects}
+// coveredDimensions is what overrides can act on: each measurement type of
+// the stored data that an enabled rule watches, with the metrics those
+// rules watch that the data has (an episode's metric: the last segment of
+// the rule's path) and the stored subjects they apply to.
+func coveredDimensions(ds []store.MeasurementDimension, rules []analyzer.Rule) []gqlmodel.MeasurementTypeDimension {
+	out := []gqlmodel.MeasurementTypeDimension{}
+	for _, d := range ds {
+		var metrics, subjects []string
+		anySubject := false
+		for _, r := range rules {
+			if !r.Enabled || r.MeasurementType != d.MeasurementType {
+				continue
+			}
+			if r.Subject != "" && !slices.Contains(d.Subjects, r.Subject) {
+				continue
+			}
+			if key, ok := strings.CutPrefix(r.Metric, "statistic_values."); ok && !slices.Contains(d.Metrics, key) {
+				continue // no stored measurement of the type has the metric
+			}
+			if !slices.Contains(metrics, r.MetricName()) {
+				metrics = append(metrics, r.MetricName())
+			}
+			if r.Subject == "" {
+				anySubject = true
+			} else if !slices.Contains(subjects, r.Subject) {
+				subjects = append(subjects, r.Subject)
+			}
+		}
+		if len(metrics) == 0 {
+			continue
+		}
+		if anySubject {
+			subjects = d.Subjects
+		}
+		slices.Sort(metrics)
+		slices.Sort(subjects)
+		out = append(out, gqlmodel.MeasurementTypeDimension{MeasurementType: d.MeasurementType, Metrics: metrics,
+			Subjects: append([]string{}, subjects...)})
+	}
+	return out
 }
 
 // userRef is the caller's user id for updated_by (nil for keys without a user).

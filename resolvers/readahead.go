@@ -2,7 +2,6 @@ package resolvers
 
 import (
 	"context"
-	"strconv"
 
 	"github.com/99designs/gqlgen/graphql"
 
@@ -41,6 +40,8 @@ type readAhead struct {
 	parents   []any           // the placeholder until the root answers; then its object
 	read      map[string]bool // the edges read ahead
 	attachers []func() error
+	// parsed is the id as the lookup's resolver reads it (clientref.go).
+	parsed parsedRef
 }
 
 // readAhead queues the byID edges of fc's selection when fc is a root
@@ -52,12 +53,13 @@ func (a Attacher) readAhead(ctx context.Context, fc *graphql.FieldContext) *read
 		return nil
 	}
 	arg, _ := fc.Args["id"].(string)
-	id, err := strconv.ParseInt(arg, 10, 64)
-	if err != nil {
+	ref, ok := parseClientRef(arg)
+	if !ok || ref.ID == nil {
 		return nil // a uuid, or nothing to find
 	}
+	id := *ref.ID
 	typeName := fc.Field.Definition.Type.Name()
-	ra := &readAhead{lookup: l, id: id, parents: []any{l.placeholder(id)}, read: map[string]bool{}}
+	ra := &readAhead{lookup: l, id: id, parsed: parsedRef{raw: arg, ref: ref, ok: true}, parents: []any{l.placeholder(id)}, read: map[string]bool{}}
 	oc := graphql.GetOperationContext(ctx)
 	for _, f := range graphql.CollectFields(oc, fc.Field.Selections, []string{typeName}) {
 		name := f.Name

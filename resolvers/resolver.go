@@ -5,7 +5,9 @@
 package resolvers
 
 import (
+	"context"
 	"log/slog"
+	"runtime/debug"
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/admission"
@@ -38,6 +40,10 @@ type Resolver struct {
 	// RequestTimeout is the deadline of each API request (0:
 	// server.DefaultRequestTimeout).
 	RequestTimeout time.Duration
+	// Liveness, when set, watches PostgreSQL: API requests end with a 503
+	// as soon as it is declared down (store.Liveness), and /readyz answers
+	// 503 at once while it is.
+	Liveness *store.Liveness
 	// AI is the configured model of the AI assistant (nil: none
 	// configured; every AI operation but the status answers 503).
 	AI *assistant.Assistant
@@ -58,4 +64,30 @@ type Resolver struct {
 	GqlgenMarshalOnly bool
 	// Stream feeds subscriptions (nil: subscribing fails as unavailable).
 	Stream *stream.Hub
+	// OnPanic, when set, is told of every panic the server recovers from
+	// (a resolver's, RecoverPanic, or an HTTP handler's), after it is
+	// logged; ctx is the request's. apitest sets it so that a recovered
+	// panic fails the test whose request caused it.
+	OnPanic func(ctx context.Context, p any)
+}
+
+// Panicked logs p, a recovered panic of the request of ctx, as what
+// (e.g. "resolver panicked") and tells OnPanic.
+func (r *Resolver) Panicked(ctx context.Context, what string, p any) {
+	r.Logger.ErrorContext(ctx, what, "panic", p, "stack", string(debug.Stack()))
+	if r.OnPanic != nil {
+		r.OnPanic(ctx, p)
+	}
+}
+
+// New is the resolver of fleetgraph serve, and of the tests' servers:
+// over st, with the server-side detections on and the heavy requests
+// admitted by the size of st's pool. The caller sets what it configures
+// beyond that (RateLimits, Releases, AI, Stream, RequestTimeout,
+// MaxAnswerBytes).
+func New(st *store.Store, sealer *auth.Sealer, log *slog.Logger, backend search.Backend) *Resolver {
+	slots, perOwner := admission.Sizes(int(st.Pool().Config().MaxConns))
+	return &Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend,
+		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true,
+		Heavy: admission.New(slots, perOwner, admission.DefaultWait)}
 }

@@ -28,6 +28,8 @@ func (r *mutationResolver) DataOwnerSettingsUpdate(ctx context.Context, input gq
 	intRange(fe, "offlineThresholdMinutes", sp.OfflineThresholdMinutes, 1, 525600)
 	sp.RetentionDays, _, sp.ClearRetention = omitted(input.RetentionDays)
 	intRange(fe, "retentionDays", sp.RetentionDays, 1, store.MaxRetentionDays)
+	sp.AnalyticsNewClients, _, sp.ClearAnalyticsNewClients = omitted(input.AnalyticsNewClients)
+	intRange(fe, "analyticsNewClients", sp.AnalyticsNewClients, 0, 1_000_000)
 	var nulls [3]bool
 	sp.ClientOfflineDetectionEnabled, _, nulls[0] = omitted(input.ClientOfflineDetectionEnabled)
 	sp.ClientDegradedDetectionEnabled, _, nulls[1] = omitted(input.ClientDegradedDetectionEnabled)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -264,3 +265,13 @@ func (r *queryResolver) WebhookDeliveriesConnection(ctx context.Context, webhook
 		})
 	return &model.WebhookDeliveryConnection{Edges: edges, PageInfo: info, TotalCount: total}, err
 }
+
+// Deliveries is the batch resolver for the deliveries field.
+func (r *webhookResolver) Deliveries(ctx context.Context, objs []*model.Webhook, first *int64, after *string) ([]*model.WebhookDeliveryConnection, error) {
+	return webhookDeliveries.resolve(ctx, r.Store, objs, pageArgs{first, after})
+}
+
+// Webhook returns graph.WebhookResolver implementation.
+func (r *Resolver) Webhook() graph.WebhookResolver { return &webhookResolver{r} }
+
+type webhookResolver struct{ *Resolver }

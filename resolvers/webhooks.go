@@ -335,7 +335,7 @@ func deliveryOf(d store.WebhookDelivery) model.WebhookDelivery {
 		RenderedBody: d.RenderedBody, PayloadFormat: d.PayloadFormat, RenderedContentType: d.RenderedContentType}
 }
 
-// Paging of the delivery list (DESIGN.md "Lists").
+// Paging of the delivery list (docs/design.md "Lists").
 const (
 	deliveriesPerPage    = 25
 	deliveriesPerPageMax = 100

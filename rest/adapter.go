@@ -27,6 +27,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/budget"
 	"github.com/fleetgraph/fleetgraph/rawjson"
+	"github.com/fleetgraph/fleetgraph/respond"
 	"github.com/fleetgraph/fleetgraph/search"
 )
 
@@ -80,7 +81,7 @@ func (a *Adapter) Mount(r chi.Router, routes []Route) error {
 			r.Method(http.MethodHead, rt.Path, h) // net/http drops the body
 		}
 	}
-	r.NotFound(func(w http.ResponseWriter, _ *http.Request) { WriteError(w, http.StatusNotFound, "Not found") })
+	r.NotFound(func(w http.ResponseWriter, _ *http.Request) { respond.Error(w, http.StatusNotFound, "Not found") })
 	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
 		allow := allowed(r, chi.RouteContext(req.Context()).RoutePath)
 		w.Header().Set("Allow", strings.Join(allow, ", "))
@@ -88,7 +89,7 @@ func (a *Adapter) Mount(r chi.Router, routes []Route) error {
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
-		WriteError(w, http.StatusMethodNotAllowed, fmt.Sprintf("Method %s not allowed (allowed: %s)",
+		respond.Error(w, http.StatusMethodNotAllowed, fmt.Sprintf("Method %s not allowed (allowed: %s)",
 			req.Method, strings.Join(allow, ", ")))
 	})
 	return nil
@@ -111,7 +112,7 @@ func (a *Adapter) handler(rt Route, op *operation) http.HandlerFunc {
 		vars, err := a.variables(r, rt, op)
 		if err != nil {
 			class, msg, fields := apierr.Describe(err)
-			WriteJSON(w, class.Status, ErrorBody{Message: msg, Errors: fields})
+			respond.JSON(w, class.Status, respond.ErrorBody{Message: msg, Errors: fields})
 			return
 		}
 		if rt.SSE != "" && acceptsEventStream(r) {
@@ -136,7 +137,7 @@ func (a *Adapter) handler(rt Route, op *operation) http.HandlerFunc {
 		if rt.CSV != nil {
 			records, err := rt.CSV(resp.Data)
 			if err != nil {
-				WriteError(w, http.StatusInternalServerError, "Internal server error")
+				respond.Error(w, http.StatusInternalServerError, "Internal server error")
 				return
 			}
 			writeCSV(w, rt.Status, rt.CSVFile, records)
@@ -144,7 +145,7 @@ func (a *Adapter) handler(rt Route, op *operation) http.HandlerFunc {
 		}
 		data, err := op.omit.apply(resp.Data)
 		if err != nil {
-			WriteError(w, http.StatusInternalServerError, "")
+			respond.Error(w, http.StatusInternalServerError, "")
 			return
 		}
 		body := data
@@ -203,16 +204,16 @@ func writeErrors(w http.ResponseWriter, errs gqlerror.List) {
 	case int:
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 	}
-	WriteJSON(w, status, body)
+	respond.JSON(w, status, body)
 }
 
 // errorResponse turns the first GraphQL error into the REST status (its
 // extensions.code's class) and body.
-func errorResponse(errs gqlerror.List) (int, ErrorBody) {
+func errorResponse(errs gqlerror.List) (int, respond.ErrorBody) {
 	e := errs[0]
 	code, _ := e.Extensions["code"].(string)
 	class := apierr.ByCode(code)
-	body := ErrorBody{Message: e.Message}
+	body := respond.ErrorBody{Message: e.Message}
 	if fields, ok := e.Extensions["errors"].(map[string][]string); ok {
 		body.Errors = make(map[string][]string, len(fields))
 		for f, msgs := range fields {
@@ -220,7 +221,7 @@ func errorResponse(errs gqlerror.List) (int, ErrorBody) {
 		}
 	}
 	if class == apierr.ErrInternal { // a code of no class of ours: gqlgen's words, not the presenter's
-		body = ErrorBody{Message: "Internal server error"}
+		body = respond.ErrorBody{Message: "Internal server error"}
 	}
 	return class.Status, body
 }

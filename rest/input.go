@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // inputMapper turns a decoded REST JSON body into the value of a GraphQL
@@ -125,7 +127,7 @@ func (m *inputMapper) scalar(name string, v any, path string) any {
 		return nil
 	case "Time":
 		s, ok := v.(string)
-		t, err := parseTime(s)
+		t, err := store.ParseTime(s) // the ISO 8601 forms stored documents take
 		if !ok || err != nil {
 			m.fail(path, "must be an ISO 8601 date-time")
 			return nil
@@ -134,16 +136,6 @@ func (m *inputMapper) scalar(name string, v any, path string) any {
 	default: // JSON and other free-form scalars pass through
 		return v
 	}
-}
-
-// parseTime accepts the common ISO 8601 forms.
-func parseTime(s string) (time.Time, error) {
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05Z07:00", "2006-01-02 15:04:05", "2006-01-02"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("not an ISO 8601 time: %q", s)
 }
 
 func fieldForKey(def *ast.Definition, key string) *ast.FieldDefinition {

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/fleetgraph/fleetgraph/respond"
 )
 
 // The OpenAPI 3.1 description of a REST API, made from its route table and
@@ -56,7 +58,7 @@ func (a *Adapter) OpenAPI(api API) ([]byte, error) {
 		}
 		item[strings.ToLower(rt.Method)] = desc
 	}
-	g.components["Error"] = errorSchema()
+	g.components["Error"] = respond.ErrorSchema()
 	doc := map[string]any{
 		"openapi": "3.1.0",
 		"info": map[string]any{
@@ -77,21 +79,6 @@ func (a *Adapter) OpenAPI(api API) ([]byte, error) {
 		},
 	}
 	return json.MarshalIndent(doc, "", "  ")
-}
-
-// errorSchema is ErrorBody's shape.
-func errorSchema() map[string]any {
-	return map[string]any{
-		"type":        "object",
-		"description": "Every error answer: a message, and for validation failures (422) the messages per field (snake_case, dotted for nested fields).",
-		"properties": map[string]any{
-			"message": map[string]any{"type": "string"},
-			"errors": map[string]any{"type": "object",
-				"additionalProperties": map[string]any{"type": "array", "items": map[string]any{"type": "string"}}},
-		},
-		"required":             []string{"message"},
-		"additionalProperties": false,
-	}
 }
 
 type openAPIGen struct {
@@ -176,29 +163,12 @@ func (g *openAPIGen) operation(rt Route, op *operation, id string) (map[string]a
 	out["responses"] = map[string]any{
 		fmt.Sprint(rt.Status): ok,
 		"4XX": map[string]any{"description": "The request is refused: 400 malformed, 401 no valid key, 403 role or key kind, 404 unknown, 409 conflict, 413 too large, 422 invalid (with errors per field), 429 rate limited or too many searches at once (Retry-After: seconds until a request would pass).",
-			"headers": rateLimitHeaders(true),
+			"headers": respond.RateLimitHeaders(true),
 			"content": map[string]any{"application/json": map[string]any{"schema": errRef}}},
 		"default": map[string]any{"description": "The server failed (5XX: no details).",
 			"content": map[string]any{"application/json": map[string]any{"schema": errRef}}},
 	}
 	return out, nil
-}
-
-// rateLimitHeaders describes the headers of package ratelimit, present on
-// every answer of a charged request; retry adds a 429's Retry-After.
-func rateLimitHeaders(retry bool) map[string]any {
-	integer := func(desc string) map[string]any {
-		return map[string]any{"schema": map[string]any{"type": "integer"}, "description": desc}
-	}
-	h := map[string]any{
-		"X-RateLimit-Limit":     integer("Requests the binding limit (of the key or its data owner, whichever has fewer left) allows per period."),
-		"X-RateLimit-Remaining": integer("Requests that would pass now."),
-		"X-RateLimit-Reset":     integer("Unix time (seconds) when the binding limit is full again."),
-	}
-	if retry {
-		h["Retry-After"] = integer("With 429 and 503: seconds until a request would pass.")
-	}
-	return h
 }
 
 // summary is the route in words, from the table.
@@ -263,7 +233,7 @@ func (g *openAPIGen) success(rt Route, op *operation) (map[string]any, error) {
 	}
 	shape.collect(op.Annotated.SelectionSet, root, false)
 	var body map[string]any
-	headers := rateLimitHeaders(false)
+	headers := respond.RateLimitHeaders(false)
 	switch {
 	case rt.Empty:
 		body = map[string]any{"type": "object", "maxProperties": 0, "description": "An empty object."}

@@ -184,6 +184,13 @@ var AdminRoutes = []Route{
 	{Method: http.MethodGet, Path: "/anomaly_detection_overrides/dimensions", Operation: "AnomalyDetectionDimensions", Status: 200},
 	{Method: http.MethodGet, Path: "/anomaly_detection_overrides/{id}", Operation: "AnomalyDetectionOverrideGet", Status: 200},
 
+	// An extension of the spec (docs/admin-api.md "Anomaly rules").
+	{Method: http.MethodGet, Path: "/anomaly_rules", Operation: "AnomalyRuleList", Status: 200},
+	{Method: http.MethodPost, Path: "/anomaly_rules", Operation: "AnomalyRuleCreate", Status: 201},
+	{Method: http.MethodGet, Path: "/anomaly_rules/{id}", Operation: "AnomalyRuleGet", Status: 200},
+	{Method: http.MethodPut, Path: "/anomaly_rules/{id}", Operation: "AnomalyRuleUpdate", Status: 200},
+	{Method: http.MethodDelete, Path: "/anomaly_rules/{id}", Operation: "AnomalyRuleDelete", Status: 200, Empty: true},
+
 	{Method: http.MethodGet, Path: "/webhooks/event_types", Operation: "WebhookEventTypes", Status: 200, Unwrap: true},
 	{Method: http.MethodGet, Path: "/webhooks", Operation: "WebhookList", Status: 200},
 	{Method: http.MethodPost, Path: "/webhooks", Operation: "WebhookCreate", Status: 201},

@@ -13,6 +13,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/budget"
 	"github.com/fleetgraph/fleetgraph/rawjson"
+	"github.com/fleetgraph/fleetgraph/respond"
 )
 
 // Server-Sent Events in the AI SDK's UI message stream protocol
@@ -46,7 +47,7 @@ func acceptsEventStream(r *http.Request) bool {
 func (a *Adapter) sse(w http.ResponseWriter, r *http.Request, rt Route, vars map[string]any) {
 	op, ok := a.ops[rt.SSE]
 	if !ok {
-		WriteError(w, http.StatusInternalServerError, "")
+		respond.Error(w, http.StatusInternalServerError, "")
 		return
 	}
 	ctx := budget.With(graphql.StartOperationTrace(r.Context()), a.answerBytes)
@@ -54,13 +55,13 @@ func (a *Adapter) sse(w http.ResponseWriter, r *http.Request, rt Route, vars map
 	rc, errs := a.exec.CreateOperationContext(ctx, params)
 	if errs != nil {
 		status, body := errorResponse(errs)
-		WriteJSON(w, status, body)
+		respond.JSON(w, status, body)
 		return
 	}
 	handle, ctx := a.exec.DispatchOperation(ctx, rc)
 	resp := handle(ctx)
 	if resp == nil {
-		WriteError(w, http.StatusInternalServerError, "")
+		respond.Error(w, http.StatusInternalServerError, "")
 		return
 	}
 	if len(resp.Errors) > 0 {

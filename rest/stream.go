@@ -13,6 +13,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/rawjson"
+	"github.com/fleetgraph/fleetgraph/respond"
 )
 
 // Flat bodies and NDJSON scroll streams (Route.BodyVars, Route.ScrollNext).
@@ -144,7 +145,7 @@ type scrollPage struct {
 func (a *Adapter) stream(w http.ResponseWriter, r *http.Request, rt Route, op *operation, vars map[string]any) {
 	next, ok := a.ops[rt.ScrollNext]
 	if !ok {
-		WriteError(w, http.StatusInternalServerError, "")
+		respond.Error(w, http.StatusInternalServerError, "")
 		return
 	}
 	if hasVariable(op, "sourceOnly") {
@@ -152,7 +153,7 @@ func (a *Adapter) stream(w http.ResponseWriter, r *http.Request, rt Route, op *o
 	}
 	page, errStatus, errBody := a.page(r, op, vars)
 	if errBody != nil {
-		WriteJSON(w, errStatus, errBody)
+		respond.JSON(w, errStatus, errBody)
 		return
 	}
 	w.Header().Set("Content-Type", NDJSONContentType)
@@ -185,7 +186,7 @@ func (a *Adapter) stream(w http.ResponseWriter, r *http.Request, rt Route, op *o
 
 // page executes one search operation and reads its envelope (the value of
 // the data's only field).
-func (a *Adapter) page(r *http.Request, op *operation, vars map[string]any) (scrollPage, int, *ErrorBody) {
+func (a *Adapter) page(r *http.Request, op *operation, vars map[string]any) (scrollPage, int, *respond.ErrorBody) {
 	var page scrollPage
 	resp := a.execute(r, op, vars)
 	if len(resp.Errors) > 0 {
@@ -193,7 +194,7 @@ func (a *Adapter) page(r *http.Request, op *operation, vars map[string]any) (scr
 		return page, status, &body
 	}
 	if err := json.Unmarshal(rawjson.OnlyValue(resp.Data), &page); err != nil {
-		return page, http.StatusInternalServerError, &ErrorBody{Message: "Internal server error"}
+		return page, http.StatusInternalServerError, &respond.ErrorBody{Message: "Internal server error"}
 	}
 	return page, 0, nil
 }

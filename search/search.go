@@ -105,7 +105,7 @@ type Request struct {
 // Response is an Elasticsearch search response envelope, as JSON values.
 type Response = map[string]any
 
-// Limits of the contract (DESIGN.md "Lists").
+// Limits of the contract (docs/design.md "Lists").
 const (
 	DefaultSize = 10
 	MaxSize     = 10000

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -543,5 +544,70 @@ func TestAIAnthropicFailures(t *testing.T) {
 		if strings.Contains(string(r.Raw), "scripted") {
 			t.Errorf("the provider's own words reached the caller: %s", r.Raw)
 		}
+	}
+}
+
+// TestAITokenLimitParallel: with a limit of 60 tokens and answers costing
+// 50, eight parallel completions (the probe's attack: five model calls,
+// 300 tokens of 60) make one model call, or two when one arrives after the
+// first was counted: each call reserves its tokens before the provider is
+// called, so at most one call crosses the limit; the others are refused
+// at once with 429, without waiting for the call in flight.
+func TestAITokenLimitParallel(t *testing.T) {
+	const limit, cost, parallel = 60, 50, 8
+	const delay = 3 * time.Second // the model's answer time
+	w := newAIWorld(t, "openai")
+	for range parallel {
+		w.fake.Script(apitest.FakeAnswer{Text: "ok", PromptTokens: 40, CompletionTokens: cost - 40, Delay: delay})
+	}
+	apitest.WantEnvelope(t, w.do(t, http.MethodPut, "/ai_assistant/token_limit", map[string]any{"limit": limit}), http.StatusOK, "usage")
+	ids := make([]int64, parallel)
+	for i := range ids {
+		ids[i] = w.newConversation(t)
+	}
+	type answer struct {
+		r    *apitest.Response
+		took time.Duration
+	}
+	answers := make(chan answer, parallel)
+	for _, id := range ids {
+		go func() {
+			start := time.Now()
+			r := w.do(t, http.MethodPut, fmt.Sprintf("/ai_conversations/%d/complete", id), map[string]any{"message": aiUserMessage("Anything new?")})
+			answers <- answer{r, time.Since(start)}
+		}()
+	}
+	var ok, refused int
+	for range parallel {
+		a := <-answers
+		switch a.r.Status {
+		case http.StatusOK:
+			ok++
+		case http.StatusTooManyRequests:
+			refused++
+			if !strings.Contains(string(a.r.Raw), "used up") {
+				t.Errorf("429 %s, want the budget named", a.r.Raw)
+			}
+			if a.took >= delay {
+				t.Errorf("a refusal took %s: it waited for the call in flight (%s)", a.took, delay)
+			}
+		default:
+			t.Errorf("status %d %s", a.r.Status, a.r.Raw)
+		}
+	}
+	calls := len(w.fake.Requests())
+	u := apitest.Object(t, apitest.WantEnvelope(t, w.do(t, http.MethodGet, "/ai_assistant/usage", nil), http.StatusOK, "usage"))
+	used := apitest.Int(t, u["total_tokens"])
+	t.Logf("%d answered, %d refused, %d model calls, %d tokens of %d", ok, refused, calls, used, limit)
+	if ok < 1 || calls != ok || calls > 2 || ok+refused != parallel {
+		t.Errorf("%d answered, %d refused, %d model calls; want 1 (or 2) answered and calling the model, the rest refused", ok, refused, calls)
+	}
+	if used != int64(calls*cost) || used > limit+cost-1 {
+		t.Errorf("%d tokens used of %d, want at most one call (%d) past the limit", used, limit, cost)
+	}
+	var left int
+	if err := w.e.Store.Pool().QueryRow(context.Background(), `SELECT count(*) FROM ai_token_reservations WHERE data_owner_id = $1`,
+		w.o.ID).Scan(&left); err != nil || left != 0 {
+		t.Errorf("%d reservations left after the calls (%v)", left, err)
 	}
 }

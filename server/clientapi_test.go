@@ -15,10 +15,13 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/clientapi"
+	"github.com/fleetgraph/fleetgraph/ratelimit"
+	"github.com/fleetgraph/fleetgraph/resolvers"
 	"github.com/fleetgraph/fleetgraph/server"
 	"github.com/fleetgraph/fleetgraph/store"
 )
@@ -589,5 +592,123 @@ func TestClientAPIKeyKinds(t *testing.T) {
 		if apitest.Int(t, item["status"]) != 403 || item["rule"] != "client_disabled" {
 			t.Errorf("disabled web client: %s", r.Raw)
 		}
+	})
+}
+
+// TestAnalyticsKeyNewClientsBounded: the public client analytics key (in
+// every browser) naming new client UUIDs creates at most the data owner's
+// bound of clients per period (license units; the probe's attack made
+// 3,000 with 3 × 1,000 reports): past it the reports are refused with 429
+// naming the bound, fast; the data owner gets one
+// client_analytics.clients_limited event, the operator a counter; clients
+// made before still report; another data owner's bound is its own.
+func TestAnalyticsKeyNewClientsBounded(t *testing.T) {
+	e := apitest.Get(t)
+	const bound = 5
+	base := e.StartServerWith(t, func(r *resolvers.Resolver) {
+		r.RateLimits = &ratelimit.Limiter{Store: e.Store, WebClients: ratelimit.Rate{Limit: bound, Period: time.Hour}}
+	})
+	o, other := e.NewOwner(t, "webbound"), e.NewOwner(t, "webbound-other")
+	key, _ := o.NewKey(t, apitest.KeyOpts{Kind: auth.KindClientAnalytics})
+	otherKey, _ := other.NewKey(t, apitest.KeyOpts{Kind: auth.KindClientAnalytics})
+	report := func(t *testing.T, key string, clients []string) *apitest.Response {
+		t.Helper()
+		docs := make([]any, len(clients))
+		for i, c := range clients {
+			docs[i] = probeMeasurement(uuid.NewString(), c, "WebMeasurement", "website")
+		}
+		start := time.Now()
+		r := apitest.DoAt(t, base, http.MethodPost, clientapi.Base+"/measurements", key, docs)
+		if took := time.Since(start); took > 3*time.Second {
+			t.Errorf("answered after %s", took)
+		}
+		return r
+	}
+	newUUIDs := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = uuid.NewString()
+		}
+		return out
+	}
+	webClients := func(ownerID int64) (n int) {
+		if err := e.Store.Pool().QueryRow(context.Background(), `SELECT count(*) FROM clients WHERE data_owner_id = $1 AND type = 'web'`,
+			ownerID).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	refusedBefore := apitest.Scrape(t, base+"/metrics").Value("fleetgraph_analytics_clients_refused_total", nil)
+
+	first := newUUIDs(2 * bound)
+	body := apitest.Object(t, apitest.WantStatus(t, report(t, key, first), http.StatusMultiStatus))
+	if apitest.Int(t, body["accepted"]) != bound || apitest.Int(t, body["refused"]) != bound {
+		t.Errorf("first report: %v, want %d accepted and %d refused", body, bound, bound)
+	}
+	for _, it := range apitest.List(t, body["errors"]) {
+		item := apitest.Object(t, it)
+		if apitest.Int(t, item["status"]) != http.StatusTooManyRequests || !strings.Contains(item["message"].(string), "5 new clients per 1h0m0s") {
+			t.Errorf("refusal %v, want a 429 naming the bound", item)
+		}
+	}
+	for range 2 { // the rest of the attack: every new client refused
+		r := report(t, key, newUUIDs(2*bound))
+		apitest.WantStatus(t, r, http.StatusTooManyRequests)
+	}
+	if n := webClients(o.ID); n != bound {
+		t.Errorf("%d web clients made, want the bound %d", n, bound)
+	}
+	var made []string
+	rows, _ := e.Store.Pool().Query(context.Background(), `SELECT uuid::text FROM clients WHERE data_owner_id = $1`, o.ID)
+	made, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(made) != bound {
+		t.Fatalf("clients %v %v", made, err)
+	}
+	apitest.WantStatus(t, report(t, key, made), http.StatusOK) // the clients made report on
+
+	evs := eventsOf(t, e, o.ID, 0)
+	wantEventTypes(t, evs, store.EventWebClientsLimited)
+	if refused := apitest.Scrape(t, base+"/metrics").Value("fleetgraph_analytics_clients_refused_total", nil) - refusedBefore; refused != 5*bound {
+		t.Errorf("metric counted %v refused clients, want %d", refused, 5*bound)
+	}
+
+	apitest.WantStatus(t, report(t, otherKey, newUUIDs(bound)), http.StatusOK) // another data owner's bound is its own
+	if n := webClients(other.ID); n != bound {
+		t.Errorf("the other data owner has %d web clients, want %d", n, bound)
+	}
+
+	t.Run("a data owner's own bound, in its settings", func(t *testing.T) {
+		own := e.NewOwner(t, "webbound-own")
+		ownKey, _ := own.NewKey(t, apitest.KeyOpts{Kind: auth.KindClientAnalytics})
+		settings := func(r *apitest.Response) map[string]any {
+			return apitest.Object(t, apitest.WantEnvelope(t, r, http.StatusOK, "settings"))
+		}
+		s := settings(apitest.DoAt(t, base, http.MethodGet, server.AdminBase+"/data_owner/settings", own.Key, nil))
+		if s["analytics_new_clients"] != nil || apitest.Int(t, s["analytics_new_clients_default"]) != bound ||
+			s["analytics_new_clients_period"] != "1h0m0s" {
+			t.Errorf("settings %v, want no own bound, the server's %d per 1h0m0s", s, bound)
+		}
+		s = settings(apitest.DoAt(t, base, http.MethodPut, server.AdminBase+"/data_owner/settings", own.Key,
+			map[string]any{"analytics_new_clients": 2}))
+		if apitest.Int(t, s["analytics_new_clients"]) != 2 {
+			t.Errorf("settings after PUT: %v", s)
+		}
+		r := report(t, ownKey, newUUIDs(bound))
+		body := apitest.Object(t, apitest.WantStatus(t, r, http.StatusMultiStatus))
+		if apitest.Int(t, body["accepted"]) != 2 || !strings.Contains(string(r.Raw), "2 new clients per 1h0m0s") {
+			t.Errorf("own bound of 2: %s", r.Raw)
+		}
+		for _, bad := range []any{-1, 1_000_001, "many"} {
+			r := apitest.DoAt(t, base, http.MethodPut, server.AdminBase+"/data_owner/settings", own.Key, map[string]any{"analytics_new_clients": bad})
+			if r.Status != http.StatusUnprocessableEntity && r.Status != http.StatusBadRequest {
+				t.Errorf("analytics_new_clients %v: %d %s", bad, r.Status, r.Raw)
+			}
+		}
+		s = settings(apitest.DoAt(t, base, http.MethodPut, server.AdminBase+"/data_owner/settings", own.Key,
+			map[string]any{"analytics_new_clients": nil}))
+		if s["analytics_new_clients"] != nil {
+			t.Errorf("settings after null: %v", s)
+		}
+		apitest.WantStatus(t, report(t, ownKey, newUUIDs(bound-2)), http.StatusOK) // the server's bound again: 3 more
 	})
 }

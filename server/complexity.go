@@ -50,6 +50,9 @@ func connectionComplexity(child int, first *int64, _ *string, last *int64, _ *st
 	return pageComplexity(child, first, 20)
 }
 
+// prices is the complexity New serves with (a test swaps it).
+var prices = complexity
+
 // complexity prices the fields whose cost is not their size.
 func complexity() graph.ComplexityRoot {
 	var c graph.ComplexityRoot
@@ -75,6 +78,24 @@ func complexity() graph.ComplexityRoot {
 	c.Client.Measurements = func(child int, _ *gqlmodel.MeasurementFilter, first *int64, _ *string) int {
 		return pageComplexity(child, first, 20)
 	}
+	// The connections below a parent page forward (first, after).
+	forward := func(child int, first *int64, _ *string) int { return pageComplexity(child, first, 20) }
+	c.Capability.Clients, c.RegistrationKey.Clients, c.Isp.Clients, c.ClientGroup.ClientsConnection = forward, forward, forward, forward
+	c.Webhook.Deliveries = forward
+	c.Client.AnomalyEvents = func(child int, first *int64, after *string, _ *gqlmodel.AnomalyEventFilter) int {
+		return forward(child, first, after)
+	}
+	c.Client.SystemStatusRecords = func(child int, first *int64, after *string, _ *gqlmodel.SystemStatusRecordFilter) int {
+		return forward(child, first, after)
+	}
+	q.AnomalyEventsConnection = func(child int, first *int64, after *string, _ *gqlmodel.AnomalyEventFilter, _ []string) int {
+		return forward(child, first, after)
+	}
+	// An anomaly event's measurements: at most 100.
+	c.AnomalyEvent.Measurements = func(child int) int {
+		n := int64(100)
+		return pageComplexity(child, &n, 100)
+	}
 	q.MeasurementSearch = func(child int, _ model.JSON, _ *string, _ *bool, _ *int64, _ *int64, _ *model.JSON, _ *string) int {
 		return SearchComplexity + child
 	}
@@ -90,6 +111,47 @@ func complexity() graph.ComplexityRoot {
 	// A gateway's _entities asks for its selection once per representation.
 	c.SetEntitiesComplexity(func(child int, reps []map[string]any) int { return 1 + len(reps)*child })
 	return c
+}
+
+// pagingArguments are the arguments that size a cursor page: a field
+// taking one answers a page, whatever its type's name. (The fields paged
+// by number, page and perPage, are the exports, priced by the export's own
+// limits, and two deprecated lists; they are not checked.)
+var pagingArguments = []string{"first", "last"}
+
+// unpriced answers the fields of schema that answer a page (a connection:
+// a type named ...Connection, or taking a pagingArguments) without a price
+// in root, as Type.field, sorted. Unpriced, a page of 100 edges would cost
+// as much as one object: New refuses to start with any.
+func unpriced(schema *ast.Schema, root graph.ComplexityRoot) []string {
+	priced := map[string]bool{}
+	r := reflect.ValueOf(root)
+	for i := range r.NumField() {
+		typ := r.Field(i)
+		if typ.Kind() != reflect.Struct {
+			continue
+		}
+		for j := range typ.NumField() {
+			if f := typ.Field(j); f.Kind() == reflect.Func && !f.IsNil() {
+				priced[normalName(r.Type().Field(i).Name)+"."+normalName(typ.Type().Field(j).Name)] = true
+			}
+		}
+	}
+	var missing []string
+	for _, def := range schema.Types {
+		if def.Kind != ast.Object || strings.HasPrefix(def.Name, "__") {
+			continue
+		}
+		for _, f := range def.Fields {
+			page := strings.HasSuffix(f.Type.Name(), "Connection") ||
+				slices.ContainsFunc(f.Arguments, func(a *ast.ArgumentDefinition) bool { return slices.Contains(pagingArguments, a.Name) })
+			if page && !priced[normalName(def.Name)+"."+normalName(f.Name)] {
+				missing = append(missing, def.Name+"."+f.Name)
+			}
+		}
+	}
+	slices.Sort(missing)
+	return missing
 }
 
 // storedComplexity is FixedComplexityLimit(ComplexityLimit) for the REST

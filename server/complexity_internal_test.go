@@ -1,12 +1,40 @@
 package server
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/vektah/gqlparser/v2"
 
 	"github.com/fleetgraph/fleetgraph/graph"
+	"github.com/fleetgraph/fleetgraph/resolvers"
 )
+
+// TestEveryPageHasAPrice: every field that answers a page is priced in
+// complexity(), and a server whose prices miss one refuses to start,
+// naming it.
+func TestEveryPageHasAPrice(t *testing.T) {
+	schema := graph.NewExecutableSchema(graph.Config{}).Schema()
+	if missing := unpriced(schema, complexity()); len(missing) > 0 {
+		t.Fatalf("fields that answer a page without a price: %v", missing)
+	}
+	forgot := func() graph.ComplexityRoot {
+		c := complexity()
+		c.Query.UsersConnection, c.Client.Measurements = nil, nil
+		return c
+	}
+	want := []string{"Client.measurements", "Query.usersConnection"}
+	if got := unpriced(schema, forgot()); !slices.Equal(got, want) {
+		t.Fatalf("unpriced = %v, want %v", got, want)
+	}
+	defer func(p func() graph.ComplexityRoot) { prices = p }(prices)
+	prices = forgot
+	_, err := New(&resolvers.Resolver{})
+	if err == nil || !strings.Contains(err.Error(), strings.Join(want, ", ")) {
+		t.Fatalf("New with prices missing = %v, want a refusal naming %v", err, want)
+	}
+}
 
 // TestStoredComplexityKnowsWhatVariablesChange: the REST executor computes
 // an operation's complexity once only when no variable can change it.

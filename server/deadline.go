@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/rest"
+	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // DefaultRequestTimeout is the deadline of an API request when
@@ -26,14 +28,25 @@ const DefaultRequestTimeout = 60 * time.Second
 // of holding the request and its connection indefinitely. A scroll
 // streamed as NDJSON gets d again for each page after the first
 // (rest.StreamDeadline): the deadline bounds waiting, not exporting.
-func deadline(d time.Duration) func(http.Handler) http.Handler {
+//
+// With live (resolvers.Resolver.Liveness), a request also ends, as past
+// its deadline, as soon as live declares PostgreSQL down (untilDown): a
+// frozen database is a 503 within live's bound plus that grace, however
+// long d is.
+func deadline(d time.Duration, live *store.Liveness) func(http.Handler) http.Handler {
 	if d <= 0 {
 		d = DefaultRequestTimeout
 	}
 	cause := fmt.Errorf("the request's time limit of %s passed: %w", d, context.DeadlineExceeded)
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			ctx, cancel := context.WithTimeoutCause(r.Context(), d, cause)
+			ctx := r.Context()
+			if live != nil {
+				var stop func()
+				ctx, stop = untilDown(ctx, live.Down())
+				defer stop()
+			}
+			ctx, cancel := context.WithTimeoutCause(ctx, d, cause)
 			defer cancel()
 			ctx = rest.WithStreamDeadline(ctx, rest.StreamDeadline{Client: r.Context(), Each: d})
 			next.ServeHTTP(w, r.WithContext(ctx))
@@ -53,4 +66,56 @@ func unavailableStatus(w http.ResponseWriter, errs gqlerror.List) int {
 		}
 	}
 	return 0
+}
+
+// downCtx is a request's context that also ends when PostgreSQL is
+// declared down; it then reads as past its deadline, which every layer
+// (pgx, apierr.Outage) already answers as an outage: a 503.
+type downCtx struct {
+	context.Context
+	done chan struct{}
+	once sync.Once
+	err  error
+}
+
+// untilDown is parent, ended as past its deadline when down closes; stop
+// (once the request is answered) releases its goroutine.
+func untilDown(parent context.Context, down <-chan struct{}) (ctx context.Context, stop func()) {
+	c := &downCtx{Context: parent, done: make(chan struct{})}
+	select {
+	case <-down:
+		c.end(context.DeadlineExceeded)
+		return c, func() {}
+	default:
+	}
+	stopped := make(chan struct{})
+	go func() {
+		select {
+		case <-parent.Done():
+			c.end(parent.Err())
+		case <-down:
+			c.end(context.DeadlineExceeded)
+		case <-stopped:
+			c.end(context.Canceled)
+		}
+	}()
+	return c, func() { close(stopped) }
+}
+
+func (c *downCtx) end(err error) {
+	c.once.Do(func() {
+		c.err = err
+		close(c.done)
+	})
+}
+
+func (c *downCtx) Done() <-chan struct{} { return c.done }
+
+func (c *downCtx) Err() error {
+	select {
+	case <-c.done:
+		return c.err
+	default:
+		return nil
+	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/graphiql"
+	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // TestGraphiQLInABrowser opens GraphiQL in a real Chromium (Debian's
@@ -18,7 +19,9 @@ import (
 // status line and the documentation panel say that a key is needed and how
 // to get one; a wrong key shows as rejected; after a good key is applied the
 // rejected answer is gone, queries and the schema work; /favicon.ico is no
-// 404 and nothing is fetched from outside the server.
+// 404 and nothing is fetched from outside the server. A new tab opens with
+// graphiql.ExampleQuery, and a subscription run once shows two events
+// arriving one after the other (issue 30 item 3).
 func TestGraphiQLInABrowser(t *testing.T) {
 	if missing := graphiql.Missing(); len(missing) > 0 {
 		t.Fatalf("GraphiQL's assets are not built into this test binary (missing %v): run bash graphiql/build.sh", missing)
@@ -35,8 +38,9 @@ func TestGraphiQLInABrowser(t *testing.T) {
 	}
 	e := apitest.Get(t)
 	o := e.NewOwner(t, "graphiql-browser")
-	out := apitest.RunNode(t, "browser", 2*time.Minute,
-		[]string{"FLEETGRAPH_URL=" + e.URL, "GOOD_KEY=" + o.Key, "CHROMIUM=" + browser}, "graphiql.js")
+	regKey := o.NewRegistrationKey(t, store.RegistrationKeyInput{}).RegistrationKey
+	out := apitest.RunNode(t, "browser", 3*time.Minute,
+		[]string{"FLEETGRAPH_URL=" + e.URL, "GOOD_KEY=" + o.Key, "REGISTRATION_KEY=" + regKey, "CHROMIUM=" + browser}, "graphiql.js")
 
 	type pane struct{ Status, Docs, Result string }
 	var seen struct {
@@ -51,6 +55,8 @@ func TestGraphiQLInABrowser(t *testing.T) {
 		}
 		ConsoleErrors []string
 		Offsite       []string
+		DefaultQuery  string
+		Subscription  struct{ Labels, Results []string }
 	}
 	if err := json.Unmarshal(out, &seen); err != nil {
 		t.Fatalf("the browser script printed %q: %v", out, err)
@@ -80,6 +86,19 @@ func TestGraphiQLInABrowser(t *testing.T) {
 	}
 	if strings.Contains(seen.GoodKey.Status, "Rejected") || strings.Contains(seen.GoodKey.Docs, "Error fetching schema") {
 		t.Errorf("with the good key: status %q, docs %q", seen.GoodKey.Status, seen.GoodKey.Docs)
+	}
+	if seen.DefaultQuery != graphiql.ExampleQuery {
+		t.Errorf("a new tab opens with %q, want graphiql.ExampleQuery", seen.DefaultQuery)
+	}
+	sub := seen.Subscription
+	if len(sub.Labels) != 2 {
+		t.Errorf("the subscription showed %d registrations (%v), want two arriving one after the other", len(sub.Labels), sub.Labels)
+	} else {
+		for i, r := range sub.Results {
+			if !strings.Contains(r, `"client.registered"`) || !strings.Contains(r, `"`+sub.Labels[i]+`"`) {
+				t.Errorf("event %d: the response pane shows %q, want client.registered of %s", i+1, r, sub.Labels[i])
+			}
+		}
 	}
 	if seen.Favicon == http.StatusNotFound || seen.Favicon >= 400 {
 		t.Errorf("/favicon.ico answered %d", seen.Favicon)

@@ -19,6 +19,7 @@ import (
 	"github.com/vektah/gqlparser/v2/validator/core"
 	"github.com/vektah/gqlparser/v2/validator/rules"
 
+	"github.com/fleetgraph/fleetgraph/respond"
 	"github.com/fleetgraph/fleetgraph/rest"
 )
 
@@ -371,7 +372,7 @@ func bufferGraphQLBody(next http.Handler) http.Handler {
 			bodyTooLarge(w, rest.MaxBodyBytes)
 			return
 		case err != nil:
-			rest.WriteError(w, http.StatusBadRequest, "request body could not be read")
+			respond.Error(w, http.StatusBadRequest, "request body could not be read")
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(raw))
@@ -395,5 +396,5 @@ func readBody(r *http.Request) ([]byte, error) {
 
 // bodyTooLarge is the answer to a body over max bytes.
 func bodyTooLarge(w http.ResponseWriter, max int64) {
-	rest.WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is too large (at most %d bytes)", max))
+	respond.Error(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is too large (at most %d bytes)", max))
 }

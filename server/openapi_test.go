@@ -15,6 +15,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/clientapi"
 	"github.com/fleetgraph/fleetgraph/resolvers"
 	"github.com/fleetgraph/fleetgraph/rest"
 	"github.com/fleetgraph/fleetgraph/server"
@@ -27,18 +28,7 @@ func TestOpenAPIServed(t *testing.T) {
 	e := apitest.Get(t)
 	for base, routes := range map[string][]rest.Route{server.AdminBase: rest.AdminRoutes, server.ExportBase: rest.ExportRoutes} {
 		t.Run(base, func(t *testing.T) {
-			r := e.Do(t, http.MethodGet, base+server.OpenAPIPath, "", nil)
-			if r.Status != http.StatusOK || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
-				t.Fatalf("status %d, Content-Type %q: %.300s", r.Status, r.Header.Get("Content-Type"), r.Raw)
-			}
-			loader := openapi3.NewLoader()
-			doc, err := loader.LoadFromData(r.Raw)
-			if err != nil {
-				t.Fatalf("load: %v", err)
-			}
-			if err := doc.Validate(loader.Context); err != nil {
-				t.Fatalf("invalid OpenAPI document: %v", err)
-			}
+			doc := servedDocument(t, e, base)
 			if doc.OpenAPI != "3.1.0" || len(doc.Servers) != 1 || doc.Servers[0].URL != base {
 				t.Fatalf("openapi %q, servers %v", doc.OpenAPI, doc.Servers)
 			}
@@ -60,6 +50,25 @@ func TestOpenAPIServed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// servedDocument is the valid OpenAPI document served, without a key, at
+// base.
+func servedDocument(t *testing.T, e *apitest.Env, base string) *openapi3.T {
+	t.Helper()
+	r := e.Do(t, http.MethodGet, base+server.OpenAPIPath, "", nil)
+	if r.Status != http.StatusOK || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+		t.Fatalf("status %d, Content-Type %q: %.300s", r.Status, r.Header.Get("Content-Type"), r.Raw)
+	}
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromData(r.Raw)
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	if err := doc.Validate(loader.Context); err != nil {
+		t.Fatalf("invalid OpenAPI document: %v", err)
+	}
+	return doc
 }
 
 func uniquePaths(routes []rest.Route) []string {
@@ -149,6 +158,41 @@ func TestSpecAbsentNotNull(t *testing.T) {
 		_ = json.Unmarshal([]byte(store.DefaultNotificationConfig), &want)
 		if fmt.Sprint(nc) != fmt.Sprint(want) {
 			t.Fatalf("notification_config %v, want %v", nc, want)
+		}
+	})
+	t.Run("a webhook without min_severity answers no such key (create, get, list, update)", func(t *testing.T) {
+		// The spec types filters.min_severity as warning or critical: unset is absent, never null.
+		severity := func(t *testing.T, where string, h any) (any, bool) {
+			t.Helper()
+			v, ok := apitest.Object(t, apitest.Object(t, h)["filters"])["min_severity"]
+			if ok && v == nil {
+				t.Fatalf("%s: filters.min_severity is null, want it absent", where)
+			}
+			return v, ok
+		}
+		r := e.Admin(t, http.MethodPost, "/webhooks", o.Key, map[string]any{"name": "Ops", "url": "https://hooks.example.com/a",
+			"event_types": []string{store.EventClientOffline}, "filters": map[string]any{"client_tags": []string{"x"}}})
+		h := apitest.WantEnvelope(t, r, 201, "webhook")
+		id := apitest.Int(t, apitest.Object(t, h)["id"])
+		if v, ok := severity(t, "create", h); ok {
+			t.Fatalf("create: min_severity %v, want absent", v)
+		}
+		path := fmt.Sprintf("/webhooks/%d", id)
+		if v, ok := severity(t, "get", apitest.WantEnvelope(t, e.Admin(t, http.MethodGet, path, o.Key, nil), 200, "webhook")); ok {
+			t.Fatalf("get: min_severity %v, want absent", v)
+		}
+		for _, item := range apitest.List(t, apitest.WantEnvelope(t, e.Admin(t, http.MethodGet, "/webhooks", o.Key, nil), 200, "webhooks")) {
+			if v, ok := severity(t, "list", item); ok && apitest.Int(t, apitest.Object(t, item)["id"]) == id {
+				t.Fatalf("list: min_severity %v, want absent", v)
+			}
+		}
+		set := e.Admin(t, http.MethodPut, path, o.Key, map[string]any{"filters": map[string]any{"min_severity": "critical"}})
+		if v, _ := severity(t, "update", apitest.WantEnvelope(t, set, 200, "webhook")); v != "critical" {
+			t.Fatalf("update to critical: min_severity %v", v)
+		}
+		unset := e.Admin(t, http.MethodPut, path, o.Key, map[string]any{"filters": map[string]any{"min_severity": nil}})
+		if v, ok := severity(t, "update", apitest.WantEnvelope(t, unset, 200, "webhook")); ok {
+			t.Fatalf("update to null: min_severity %v, want absent", v)
 		}
 	})
 	t.Run("a registration key without an end has no valid_until in GET /capabilities/{id}", func(t *testing.T) {
@@ -257,6 +301,10 @@ func TestOpenAPIShapes(t *testing.T) {
 			"properties", "user", "properties", "notification_config", "properties", "client_offline", "type"), `"boolean"`},
 		{"a nullable field adds null", at(body(admin, "/clients/{id}", "get", "200"),
 			"properties", "client", "properties", "label", "type"), `["string","null"]`},
+		{"webhook filters: min_severity is never null (absent when unset)", at(body(admin, "/webhooks/{id}", "get", "200"),
+			"properties", "webhook", "properties", "filters", "properties", "min_severity", "type"), `"string"`},
+		{"webhook filters: min_severity is not required", at(body(admin, "/webhooks/{id}", "get", "200"),
+			"properties", "webhook", "properties", "filters", "required"), `["client_tags","measurement_types","health_metrics"]`},
 		{"DELETE answers an empty object", at(body(admin, "/isps/{id}", "delete", "200"), "maxProperties"), `0`},
 		{"export clients: the spec's required fields", at(body(export, "/clients", "get", "200"), "items", "required"),
 			`["uuid","type","created_at","updated_at"]`},
@@ -271,6 +319,54 @@ func TestOpenAPIShapes(t *testing.T) {
 			got, _ := json.Marshal(tc.got)
 			if string(got) != tc.want {
 				t.Fatalf("got %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// The client API's document is served like the REST APIs', describes
+// every route of its table, and the check every test's client API answers
+// go through catches an answer that strays from it.
+func TestClientAPIOpenAPI(t *testing.T) {
+	e := apitest.Get(t)
+	doc := servedDocument(t, e, clientapi.Base)
+	want := []string{"/client_reports", "/config", "/event_bundles", "/measurements", "/network_requests", "/register",
+		"/system_status_records", "/user_feedbacks"}
+	var got []string
+	for path := range doc.Paths.Map() {
+		got = append(got, path)
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) || doc.Servers[0].URL != clientapi.Base {
+		t.Fatalf("paths %v on %s, want %v on %s", got, doc.Servers[0].URL, want, clientapi.Base)
+	}
+
+	o := e.NewOwner(t, "openapi-probe")
+	key := o.NewRegistrationKey(t, store.RegistrationKeyInput{})
+	req := apitest.Request(t, http.MethodPost, e.URL+clientapi.Base+"/register", http.Header{"Content-Type": {"application/json"}},
+		map[string]any{"registration_key": key.RegistrationKey, "label": "contract probe"})
+	good := apitest.Send(t, nil, req)
+	if good.Status != http.StatusCreated {
+		t.Fatalf("register: status %d: %s", good.Status, good.Raw)
+	}
+	if err := apitest.ContractError(req, good); err != nil {
+		t.Fatalf("a real answer fails: %v", err)
+	}
+	for name, f := range map[string]func(map[string]any){
+		"secret missing":             func(b map[string]any) { delete(b, "secret") },
+		"an unknown key":             func(b map[string]any) { b["surprise"] = 1 },
+		"created_at not a date-time": func(b map[string]any) { b["created_at"] = "yesterday" },
+		"client_uuid null":           func(b map[string]any) { b["client_uuid"] = nil },
+	} {
+		t.Run("caught: "+name, func(t *testing.T) {
+			var body map[string]any
+			if err := json.Unmarshal(good.Raw, &body); err != nil {
+				t.Fatal(err)
+			}
+			f(body)
+			raw, _ := json.Marshal(body)
+			if apitest.ContractError(req, &apitest.Response{Status: good.Status, Header: good.Header, Raw: raw}) == nil {
+				t.Fatal("the changed answer passes")
 			}
 		})
 	}

@@ -47,6 +47,34 @@ func outageCalls(e *apitest.Env, adminKey, exportKey, freshAdminKey, freshExport
 	}
 }
 
+// unavailable runs each call at once (parallel subtests) and checks that
+// it answers 503 with Retry-After (SERVICE_UNAVAILABLE for GraphQL) within
+// bound.
+func unavailable(t *testing.T, calls []outageCall, bound time.Duration) {
+	t.Helper()
+	for _, c := range calls {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			start := time.Now()
+			status, header, code, body := c.do(t)
+			took := time.Since(start)
+			t.Logf("%d after %s", status, took.Round(time.Millisecond))
+			if status != http.StatusServiceUnavailable {
+				t.Errorf("status %d %s, want 503", status, body)
+			}
+			if ra, err := strconv.Atoi(header.Get("Retry-After")); err != nil || ra <= 0 {
+				t.Errorf("Retry-After %q, want a number of seconds", header.Get("Retry-After"))
+			}
+			if code != "" && code != "SERVICE_UNAVAILABLE" {
+				t.Errorf("extensions.code %s, want SERVICE_UNAVAILABLE: %s", code, body)
+			}
+			if took > bound {
+				t.Errorf("answered after %s, want within %s", took, bound)
+			}
+		})
+	}
+}
+
 // TestDatabaseOutage runs the real server on a private PostgreSQL and
 // kills it, then freezes it (SIGSTOP of the postmaster and its backends):
 // every interface answers 503 with Retry-After within the request's
@@ -83,30 +111,6 @@ func TestDatabaseOutage(t *testing.T) {
 			}
 		}
 	}
-	unavailable := func(t *testing.T, calls []outageCall) {
-		t.Helper()
-		for _, c := range calls {
-			t.Run(c.name, func(t *testing.T) {
-				t.Parallel()
-				start := time.Now()
-				status, header, code, body := c.do(t)
-				took := time.Since(start)
-				if status != http.StatusServiceUnavailable {
-					t.Errorf("status %d %s, want 503", status, body)
-				}
-				if ra, err := strconv.Atoi(header.Get("Retry-After")); err != nil || ra <= 0 {
-					t.Errorf("Retry-After %q, want a number of seconds", header.Get("Retry-After"))
-				}
-				if code != "" && code != "SERVICE_UNAVAILABLE" {
-					t.Errorf("extensions.code %s, want SERVICE_UNAVAILABLE: %s", code, body)
-				}
-				if took > bound {
-					t.Errorf("answered after %s, want within %s", took, bound)
-				}
-			})
-		}
-	}
-
 	// Fresh keys for each phase: a key authenticates once, then it is cached.
 	fresh := func() (string, string) {
 		a, _ := o.NewKey(t, apitest.KeyOpts{})
@@ -119,7 +123,7 @@ func TestDatabaseOutage(t *testing.T) {
 	t.Run("killed", func(t *testing.T) {
 		freshAdmin, freshExport := fresh()
 		pg.Kill(t)
-		unavailable(t, outageCalls(e, o.Key, exportKey, freshAdmin, freshExport))
+		unavailable(t, outageCalls(e, o.Key, exportKey, freshAdmin, freshExport), bound)
 	})
 	start := time.Now()
 	pg.Start(t)
@@ -129,10 +133,82 @@ func TestDatabaseOutage(t *testing.T) {
 	t.Run("frozen", func(t *testing.T) {
 		freshAdmin, freshExport := fresh()
 		pg.Freeze(t)
-		unavailable(t, outageCalls(e, o.Key, exportKey, freshAdmin, freshExport))
+		unavailable(t, outageCalls(e, o.Key, exportKey, freshAdmin, freshExport), bound)
 	})
 	start = time.Now()
 	pg.Thaw(t)
 	healthy(t, warm, 15*time.Second)
 	t.Logf("recovered %s after SIGCONT", time.Since(start))
+}
+
+// TestFrozenDatabaseWithinDatabaseWait: with the request deadline at its
+// default of a minute, a frozen PostgreSQL (SIGSTOP) answers every
+// interface's request (GraphQL's viewer too) with 503 and Retry-After
+// within the database wait (the liveness ping's bound, 2 s here) plus the
+// ping interval and pgx's cancel grace, not after the deadline (the probe
+// waited 44.5 s); /readyz says so too; after SIGCONT requests succeed.
+func TestFrozenDatabaseWithinDatabaseWait(t *testing.T) {
+	const wait = 2 * time.Second
+	// The wait, the ping interval, pgx's 2 s cancel grace, and slack for a
+	// loaded machine: far below the minute of the request deadline.
+	const bound = wait + time.Second + 2*time.Second + 5*time.Second
+	e, pg := apitest.NewPrivateEnv(t, apitest.PrivateOpts{DatabaseWait: wait})
+	o := e.NewOwner(t, "frozen")
+	o.NewISP(t, store.IspInput{Name: apitest.Ptr("Frozen ISP")})
+	exportKey, _ := o.NewKey(t, apitest.KeyOpts{Kind: auth.KindExport})
+	freshAdmin, _ := o.NewKey(t, apitest.KeyOpts{})
+	freshExport, _ := o.NewKey(t, apitest.KeyOpts{Kind: auth.KindExport})
+	// viewer with a key never used: its lookup is the statement that waits
+	// (with a cached key viewer reads nothing, and answers).
+	viewerKey, _ := o.NewKey(t, apitest.KeyOpts{})
+	viewer := outageCall{"GraphQL viewer", func(t *testing.T) (int, http.Header, string, []byte) {
+		g := e.GraphQL(t, viewerKey, `{ viewer { dataOwner role } }`, nil)
+		return g.Status, g.Header, g.Code(), g.Raw
+	}}
+	readyz := outageCall{"readyz", func(t *testing.T) (int, http.Header, string, []byte) {
+		r := apitest.Send(t, nil, apitest.Request(t, http.MethodGet, e.URL+"/readyz", nil, nil))
+		r.Header.Set("Retry-After", "1") // /readyz says no Retry-After; its status is the point
+		return r.Status, r.Header, "", r.Raw
+	}}
+	warm := append(outageCalls(e, o.Key, exportKey, o.Key, exportKey)[:3], readyz)
+	for _, c := range warm {
+		if status, _, _, body := c.do(t); status != http.StatusOK {
+			t.Fatalf("%s before the freeze: %d %s", c.name, status, body)
+		}
+	}
+
+	t.Run("frozen", func(t *testing.T) {
+		pg.Freeze(t)
+		unavailable(t, append(outageCalls(e, o.Key, exportKey, freshAdmin, freshExport), viewer, readyz), bound)
+	})
+	pg.Thaw(t)
+	recovered := func(after string) {
+		t.Helper()
+		start := time.Now()
+		for _, c := range append(warm, viewer) {
+			for {
+				status, _, _, body := c.do(t)
+				if status == http.StatusOK {
+					break
+				}
+				if time.Since(start) > 15*time.Second {
+					t.Fatalf("%s: still %d %s %s after %s", c.name, status, body, time.Since(start), after)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
+		t.Logf("recovered %s after %s", time.Since(start), after)
+	}
+	recovered("SIGCONT")
+
+	// Killed, the database is declared down too (its pings fail at once),
+	// and answers again once it is restarted.
+	t.Run("killed", func(t *testing.T) {
+		freshAdmin, _ := o.NewKey(t, apitest.KeyOpts{})
+		freshExport, _ := o.NewKey(t, apitest.KeyOpts{Kind: auth.KindExport})
+		pg.Kill(t)
+		unavailable(t, outageCalls(e, o.Key, exportKey, freshAdmin, freshExport), bound)
+	})
+	pg.Start(t)
+	recovered("the restart")
 }

@@ -2,10 +2,10 @@ package server
 
 import (
 	"context"
-	"strconv"
+	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/hashicorp/golang-lru/v2/simplelru"
 
 	"github.com/fleetgraph/fleetgraph/auth"
 )
@@ -18,29 +18,48 @@ import (
 // the start (rest.Adapter.PersistedQueries, named in the OpenAPI documents
 // under x-graphql-operation).
 const (
-	// PersistedQueryCacheSize is how many registered queries /graphql
-	// keeps, least recently used out first.
-	PersistedQueryCacheSize = 1000
+	// PersistedQueriesPerOwner is how many registered queries /graphql
+	// keeps for each data owner, its least recently used out first: one
+	// data owner's registrations evict only its own.
+	PersistedQueriesPerOwner = 200
+	// PersistedQueryOwnerBytes bounds the queries kept for one data owner
+	// (their lengths' sum): least recently used out first.
+	PersistedQueryOwnerBytes = 512 << 10
+	// PersistedQueryOwners is how many data owners' registrations are
+	// kept, the least recently active out first: only as many other data
+	// owners, each active since, evict one's registrations. With the byte
+	// bound it bounds the cache's memory at 32 MiB.
+	PersistedQueryOwners = 64
 	// PersistedQueryMaxBytes is the longest query that is registered (a
-	// longer one runs, but must always be sent whole): with the entry
-	// count it bounds the cache's memory at about 32 MiB.
+	// longer one runs, but must always be sent whole).
 	PersistedQueryMaxBytes = 32 << 10
 )
 
 // persistedQueries is the cache of the APQ extension: the stored
-// operations by hash, never evicted, and a bounded LRU of the queries
-// callers registered. A registered query is kept per data owner (its key
-// is the caller's data owner and the hash), so that no caller can learn
-// from a hit what another data owner asked.
+// operations by hash, never evicted, and the queries callers registered,
+// kept per data owner (each its own bounded share), so that no caller can
+// learn from a hit what another data owner asked, nor evict what another
+// registered.
 type persistedQueries struct {
-	stored     map[string]string
-	registered *lru.LRU[string]
+	stored   map[string]string
+	perOwner int
+
+	mu     sync.Mutex
+	owners *simplelru.LRU[int64, *ownerQueries]
+}
+
+// ownerQueries are one data owner's registered queries.
+type ownerQueries struct {
+	byHash *simplelru.LRU[string, string]
+	bytes  int
 }
 
 var _ graphql.Cache[string] = (*persistedQueries)(nil)
 
-func newPersistedQueries(size int, stored map[string]string) *persistedQueries {
-	return &persistedQueries{stored: stored, registered: lru.New[string](size)}
+// newPersistedQueries keeps perOwner registered queries per data owner.
+func newPersistedQueries(perOwner int, stored map[string]string) *persistedQueries {
+	owners, _ := simplelru.NewLRU[int64, *ownerQueries](PersistedQueryOwners, nil) // a positive size: no error
+	return &persistedQueries{stored: stored, perOwner: perOwner, owners: owners}
 }
 
 // Get answers the query of hash: a stored operation's, or one the
@@ -49,28 +68,53 @@ func (p *persistedQueries) Get(ctx context.Context, hash string) (string, bool) 
 	if q, ok := p.stored[hash]; ok {
 		return q, true
 	}
-	key, ok := ownerHash(ctx, hash)
+	owner, ok := ownerOf(ctx)
 	if !ok {
 		return "", false
 	}
-	return p.registered.Get(ctx, key)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	o, ok := p.owners.Get(owner)
+	if !ok {
+		return "", false
+	}
+	return o.byHash.Get(hash)
 }
 
 // Add registers query (whose hash the extension has checked) for the
-// caller's data owner, unless it is a stored operation or too long.
+// caller's data owner, unless it is a stored operation or too long; the
+// data owner's least recently used queries make room.
 func (p *persistedQueries) Add(ctx context.Context, hash, query string) {
 	if _, ok := p.stored[hash]; ok || len(query) > PersistedQueryMaxBytes {
 		return
 	}
-	if key, ok := ownerHash(ctx, hash); ok {
-		p.registered.Add(ctx, key, query)
+	owner, ok := ownerOf(ctx)
+	if !ok {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	o, ok := p.owners.Get(owner)
+	if !ok {
+		o = &ownerQueries{}
+		o.byHash, _ = simplelru.NewLRU(p.perOwner, func(_ string, q string) { o.bytes -= len(q) })
+		p.owners.Add(owner, o)
+	}
+	if old, ok := o.byHash.Peek(hash); ok {
+		o.bytes -= len(old)
+	}
+	o.byHash.Add(hash, query)
+	o.bytes += len(query)
+	for o.bytes > PersistedQueryOwnerBytes {
+		o.byHash.RemoveOldest()
 	}
 }
 
-func ownerHash(ctx context.Context, hash string) (string, bool) {
+// ownerOf is the caller's data owner.
+func ownerOf(ctx context.Context) (int64, bool) {
 	p := auth.From(ctx)
 	if p == nil {
-		return "", false
+		return 0, false
 	}
-	return strconv.FormatInt(p.DataOwnerID, 10) + ":" + hash, true
+	return p.DataOwnerID, true
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -9,7 +10,7 @@ import (
 )
 
 // TestPersistedQueriesBounded: the registered queries are kept per data
-// owner, at most size of them (least recently used out first), none
+// owner, at most perOwner of them (least recently used out first), none
 // longer than PersistedQueryMaxBytes; the stored operations stay.
 func TestPersistedQueriesBounded(t *testing.T) {
 	a := auth.With(context.Background(), &auth.Principal{DataOwnerID: 1})
@@ -46,5 +47,42 @@ func TestPersistedQueriesBounded(t *testing.T) {
 	}
 	if q, ok := p.Get(b, "stored"); !ok || q != "{ viewer { role } }" {
 		t.Errorf("stored operation: %q %v", q, ok)
+	}
+}
+
+// TestPersistedQueriesOwnerShares: one data owner's registrations evict
+// only its own, by count and by bytes; only PersistedQueryOwners other
+// data owners, each active since, push a data owner's share out.
+func TestPersistedQueriesOwnerShares(t *testing.T) {
+	owner := func(id int64) context.Context {
+		return auth.With(context.Background(), &auth.Principal{DataOwnerID: id})
+	}
+	a, b := owner(1), owner(2)
+	p := newPersistedQueries(3, nil)
+	p.Add(a, "a1", "{ a1 }")
+	for i := range 1010 {
+		p.Add(b, fmt.Sprint("b", i), "{ b }")
+	}
+	if _, ok := p.Get(a, "a1"); !ok {
+		t.Error("another data owner's 1,010 registrations evicted a's")
+	}
+	if _, ok := p.Get(b, "b1009"); !ok {
+		t.Error("b's last registration is not kept")
+	}
+	big := "{ " + strings.Repeat("x ", PersistedQueryMaxBytes/2-4) + "}"
+	for i := range PersistedQueryOwnerBytes/len(big) + 2 {
+		p.Add(b, fmt.Sprint("big", i), big)
+	}
+	if o, _ := p.owners.Peek(2); o.bytes > PersistedQueryOwnerBytes {
+		t.Errorf("b keeps %d bytes, over %d", o.bytes, PersistedQueryOwnerBytes)
+	}
+	if _, ok := p.Get(a, "a1"); !ok {
+		t.Error("another data owner's long registrations evicted a's")
+	}
+	for id := int64(3); id < 3+PersistedQueryOwners; id++ {
+		p.Add(owner(id), "h", "{ h }")
+	}
+	if _, ok := p.Get(a, "a1"); ok {
+		t.Errorf("a's share is kept after %d other data owners registered", PersistedQueryOwners)
 	}
 }

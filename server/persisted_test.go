@@ -4,9 +4,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/fleetgraph/fleetgraph/apitest"
@@ -184,5 +186,45 @@ func TestStoredOperationsArePersistedQueries(t *testing.T) {
 	r := apqGet(t, e, o.Key, getIsp["sha256Hash"].(string), map[string]any{"id": isp.ID}, nil)
 	if r.Status != http.StatusOK || strings.Contains(string(r.Raw), `"errors"`) || !strings.Contains(string(r.Raw), `"apq-isp"`) {
 		t.Errorf("%s by hash: %d %s", getIsp["name"], r.Status, r.Raw)
+	}
+}
+
+// TestPersistedQueriesOfOneOwnerDoNotEvictAnothers: the probe's attack,
+// 1,010 registrations by one data owner over HTTP, leaves another's
+// registered hash answering (it evicted it from the shared cache).
+func TestPersistedQueriesOfOneOwnerDoNotEvictAnothers(t *testing.T) {
+	e := apitest.Get(t)
+	victim, attacker := e.NewOwner(t, "apq-victim"), e.NewOwner(t, "apq-flood")
+	query := `query Mine { viewer { dataOwner } }`
+	apitest.SameJSON(t, "registering", mustJSON(t, apqPost(t, e, victim.Key, query, sha256Hex(query), nil).Obj(t)["data"]),
+		`{"viewer":{"dataOwner":"`+victim.Slug+`"}}`)
+	const flood, workers = 1010, 8
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				q := fmt.Sprintf(`query Flood%d { viewer { role } }`, i)
+				if r := apqPost(t, e, attacker.Key, q, sha256Hex(q), nil); r.Status != http.StatusOK {
+					t.Errorf("registration %d: %d %s", i, r.Status, r.Raw)
+				}
+			}
+		}()
+	}
+	for i := range flood {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	r := apqPost(t, e, victim.Key, "", sha256Hex(query), nil)
+	if code, _ := gqlErrorCode(t, r); code != "" {
+		t.Fatalf("after another data owner's %d registrations: %s %s", flood, code, r.Raw)
+	}
+	apitest.SameJSON(t, "hash alone", mustJSON(t, r.Obj(t)["data"]), `{"viewer":{"dataOwner":"`+victim.Slug+`"}}`)
+	q := fmt.Sprintf(`query Flood%d { viewer { role } }`, flood-1)
+	if code, _ := gqlErrorCode(t, apqPost(t, e, attacker.Key, "", sha256Hex(q), nil)); code != "" {
+		t.Errorf("the flood's last registration does not answer: %s", code)
 	}
 }

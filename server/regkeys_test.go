@@ -49,4 +49,21 @@ func TestRegistrationKeysHardToGuess(t *testing.T) {
 	if r := e.Admin(t, http.MethodGet, "/capabilities", b.Key, nil); strings.Contains(string(r.Raw), own) {
 		t.Errorf("another owner's key is listed: %s", r.Raw)
 	}
+
+	// The probe's oracle (issue 31): creating another data owner's key
+	// string answers exactly what creating one's own again answers, and
+	// changes nothing of the holder's key. What it confirms, /register
+	// confirms too (and registers a probe with): the defence is the key
+	// space, docs/decisions.md "Registration keys".
+	generatedA := e.GraphQLData(t, a.Key, regKeyCreate, map[string]any{"c": capA})["registrationKeyCreate"].(map[string]any)
+	ownAgain, _ := e.GraphQLFail(t, a.Key, regKeyCreate, map[string]any{"c": capA, "k": generatedA["registrationKey"]})
+	foreign, _ := e.GraphQLFail(t, b.Key, regKeyCreate, map[string]any{"c": capB, "k": generatedA["registrationKey"]})
+	if string(mustJSON(t, ownAgain.Errors)) != string(mustJSON(t, foreign.Errors)) || foreign.Code() != "CONFLICT" {
+		t.Errorf("another data owner's key: %s; one's own again: %s; want the same 409", foreign.Raw, ownAgain.Raw)
+	}
+	keys := e.GraphQLData(t, a.Key, `query($c: Int!) { capability(id: $c) { registrationKeys { id registrationKey } } }`,
+		map[string]any{"c": capA})
+	if !strings.Contains(string(mustJSON(t, keys)), string(mustJSON(t, generatedA))) {
+		t.Errorf("the holder's key changed: %v, want %v among them", keys, generatedA)
+	}
 }

@@ -120,7 +120,9 @@ var (
 		"client_offline_detection_enabled":  "bool",
 		"client_degraded_detection_enabled": "bool", "study_failure_detection_enabled": "bool",
 		"client_offline_detection_enabled_on_server": "bool", "client_degraded_detection_enabled_on_server": "bool",
-		"study_failure_detection_enabled_on_server": "bool"}
+		"study_failure_detection_enabled_on_server": "bool",
+		// ours: the bound on the clients of the client analytics keys (docs/client-api.md)
+		"analytics_new_clients": "int?", "analytics_new_clients_default": "int?", "analytics_new_clients_period": "str"}
 	specAiStatusShape       = specShape{"enabled": "bool", "data_owner": "str"}
 	specAiConversationShape = specShape{"id": "int", "title": "str?", "display_title": "str", "preview": "str",
 		"message_count": "int", "created_at": "time", "updated_at": "time"}
@@ -2002,7 +2004,9 @@ func TestSpecSettingsRoundTrip(t *testing.T) {
 			"client_offline_detection_enabled":  true,
 			"client_degraded_detection_enabled": true, "study_failure_detection_enabled": true,
 			"client_offline_detection_enabled_on_server": true, "client_degraded_detection_enabled_on_server": true,
-			"study_failure_detection_enabled_on_server": true} {
+			"study_failure_detection_enabled_on_server": true,
+			// the test server has no rate limiter: no bound on new web clients
+			"analytics_new_clients": nil, "analytics_new_clients_default": nil, "analytics_new_clients_period": "24h0m0s"} {
 			specWant(t, "settings", s, k, v)
 		}
 	})
@@ -2012,15 +2016,17 @@ func TestSpecSettingsRoundTrip(t *testing.T) {
 		want map[string]any
 	}{
 		{"PUT writes every writable key", map[string]any{"ai_system_prompt": "Answer in German", "offline_threshold_minutes": 15,
-			"client_offline_detection_enabled": false, "client_degraded_detection_enabled": false, "study_failure_detection_enabled": false},
+			"client_offline_detection_enabled": false, "client_degraded_detection_enabled": false, "study_failure_detection_enabled": false,
+			"analytics_new_clients": 50},
 			map[string]any{"ai_system_prompt": "Answer in German", "offline_threshold_minutes": 15, "client_offline_detection_enabled": false,
-				"client_degraded_detection_enabled": false, "study_failure_detection_enabled": false}},
+				"client_degraded_detection_enabled": false, "study_failure_detection_enabled": false, "analytics_new_clients": 50}},
 		{"PUT with one key keeps the others", map[string]any{"client_degraded_detection_enabled": true},
 			map[string]any{"ai_system_prompt": "Answer in German", "offline_threshold_minutes": 15, "client_offline_detection_enabled": false,
-				"client_degraded_detection_enabled": true}},
-		{"PUT with null clears the prompt and the threshold", map[string]any{"ai_system_prompt": nil, "offline_threshold_minutes": nil},
+				"client_degraded_detection_enabled": true, "analytics_new_clients": 50}},
+		{"PUT with null clears the prompt, the threshold and the bound", map[string]any{"ai_system_prompt": nil, "offline_threshold_minutes": nil,
+			"analytics_new_clients": nil},
 			map[string]any{"ai_system_prompt": nil, "offline_threshold_minutes": nil, "offline_threshold_minutes_default": 60,
-				"client_degraded_detection_enabled": true}},
+				"client_degraded_detection_enabled": true, "analytics_new_clients": nil}},
 		{"PUT sets the retention", map[string]any{"retention_days": 90},
 			map[string]any{"retention_days": 90, "retention_days_default": nil, "client_degraded_detection_enabled": true}},
 		{"PUT with null retention keeps everything again", map[string]any{"retention_days": nil},

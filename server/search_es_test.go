@@ -205,7 +205,7 @@ func serverOnElasticsearch(t *testing.T, e *apitest.Env, es *apitest.FakeES) *ht
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := server.New(&resolvers.Resolver{Store: e.Store, Sealer: e.Sealer, Logger: log, Search: backend})
+	h, err := server.New(&resolvers.Resolver{Store: e.Store, Sealer: e.Sealer, Logger: log, Search: backend, OnPanic: apitest.OnPanic})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/model"
+	"github.com/fleetgraph/fleetgraph/search"
 )
 
 // srchWorld is a data owner with measurements, client reports and anomaly
@@ -431,4 +432,49 @@ func init() {
 	rolesMatrix["GET /measurements/{id}/network_performance_report"] = viewer("read a network performance report", "/network_performance_report")
 	rolesMatrix["GET /measurements/{id}/lightweight_video_player_performance_report"] = viewer("read a video player report",
 		"/lightweight_video_player_performance_report")
+}
+
+// TestMeasurementSearchPricedBeforeItRuns: the probe's query_string of
+// 1,990 OR'ed terms on every field (inside the length limit, 14 s of
+// PostgreSQL on 31 documents) is priced before it runs and refused with a
+// fast 400 naming the limit, REST and GraphQL; a query at the limit, and
+// a few terms as before, still answer their hits.
+func TestMeasurementSearchPricedBeforeItRuns(t *testing.T) {
+	w := newSrchWorld(t, "srch-price")
+	terms := func(n int) string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = string(rune('a'+i/26%26)) + string(rune('a'+i%26)) // aa ab ... two letters, OR'ed (the default)
+		}
+		return strings.Join(out, " ")
+	}
+	qs := func(q string) map[string]any {
+		return map[string]any{"body": map[string]any{"query": map[string]any{"query_string": map[string]any{"query": q}}, "size": 100}}
+	}
+	attack := terms(1990)
+	if len(attack) > search.MaxQueryStringLength {
+		t.Fatalf("the attack's %d bytes are over MaxQueryStringLength: it would be refused for its length", len(attack))
+	}
+	start := time.Now()
+	apitest.Want400(t, w.post(t, "/measurements/search", w.o.Key, qs(attack)), "MaxQueryPatterns")
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("refused after %s, want at once", took)
+	}
+	g, gerr := w.e.GraphQLFail(t, w.o.Key, `query($b: JSON!) { measurementSearch(body: $b) }`,
+		map[string]any{"b": qs(attack)["body"]})
+	if g.Code() != "BAD_REQUEST" || !strings.Contains(gerr.Message, "MaxQueryPatterns") {
+		t.Errorf("GraphQL: %s", g.Raw)
+	}
+
+	atLimit := terms(search.MaxQueryPatterns / search.AllFieldsPatterns)
+	srchHitIDs(t, w.post(t, "/measurements/search", w.o.Key, qs(atLimit)))
+	apitest.Want400(t, w.post(t, "/measurements/search", w.o.Key, qs(atLimit+" zz")), "MaxQueryPatterns")
+	named := map[string]any{"body": map[string]any{"size": 100, "query": map[string]any{"query_string": map[string]any{
+		"query": atLimit + " youtube", "default_field": "study.subject"}}}}
+	if ids := srchHitIDs(t, w.post(t, "/measurements/search", w.o.Key, named)); len(ids) != 1 || ids[0] != "m-video-1" {
+		t.Errorf("the same terms on one field: %v, want m-video-1", ids)
+	}
+	if ids := srchHitIDs(t, w.post(t, "/measurements/search", w.o.Key, qs("youtube OR netflix"))); len(ids) != 2 {
+		t.Errorf("two terms on every field: %v, want the two video measurements", ids)
+	}
 }

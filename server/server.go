@@ -31,11 +31,13 @@ import (
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/budget"
 	"github.com/fleetgraph/fleetgraph/clientapi"
+	"github.com/fleetgraph/fleetgraph/dashboard"
 	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/graphiql"
 	"github.com/fleetgraph/fleetgraph/loaders"
 	"github.com/fleetgraph/fleetgraph/obs"
 	"github.com/fleetgraph/fleetgraph/resolvers"
+	"github.com/fleetgraph/fleetgraph/respond"
 	"github.com/fleetgraph/fleetgraph/rest"
 	"github.com/fleetgraph/fleetgraph/store"
 )
@@ -88,7 +90,11 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 		o.metrics.WatchPool(res.Store.Pool())
 	}
 	o.metrics.WatchRefusalHolds(res.RateLimits.Held)
-	es := graph.NewExecutableSchema(graph.Config{Resolvers: res, Complexity: complexity()})
+	o.metrics.WatchWebClientsRefused(res.RateLimits.WebClientsRefusedTotal)
+	es := graph.NewExecutableSchema(graph.Config{Resolvers: res, Complexity: prices()})
+	if missing := unpriced(es.Schema(), prices()); len(missing) > 0 {
+		return nil, fmt.Errorf("fields that answer a page have no price in server/complexity.go: %s", strings.Join(missing, ", "))
+	}
 
 	answerBytes := res.MaxAnswerBytes
 	if answerBytes <= 0 {
@@ -109,7 +115,7 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 	gql.AddTransport(graphQLPost{answerBytes: answerBytes})
 	gql.AddTransport(graphQLGet{answerBytes: answerBytes})
 	gql.Use(obs.GraphQL{Metrics: o.metrics, Tracer: o.tracing.Tracer()}) // first: labels refused documents too
-	gql.Use(extension.AutomaticPersistedQuery{Cache: newPersistedQueries(PersistedQueryCacheSize, adapter.PersistedQueries())})
+	gql.Use(extension.AutomaticPersistedQuery{Cache: newPersistedQueries(PersistedQueriesPerOwner, adapter.PersistedQueries())})
 	gql.Use(extension.Introspection{})
 	gql.Use(newInputLimits(DefaultLimits))
 	gql.SetParserTokenLimit(DefaultLimits.Tokens)
@@ -117,18 +123,19 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 	configure(gql, res, extension.FixedComplexityLimit(ComplexityLimit))
 
 	r := chi.NewRouter()
-	r.Use(obs.RequestID, o.tracing.HTTP, o.metrics.Middleware, recoverer(res.Logger), accessLog(res.Logger), tidyPath, compressJSON)
+	r.Use(obs.RequestID, o.tracing.HTTP, o.metrics.Middleware, recoverer(res), accessLog(res.Logger), tidyPath, compressJSON)
 	if o.metricsRoute {
 		r.Get("/metrics", o.metrics.Handler().ServeHTTP)
 	}
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		rest.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		respond.JSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
-	r.Get("/readyz", readyz(res.Store))
-	r.Get("/", http.RedirectHandler("/graphql", http.StatusFound).ServeHTTP)
+	r.Get("/readyz", readyz(res.Store, res.Liveness))
+	r.Get("/", dashboard.Page().ServeHTTP) // the web dashboard (a single-page app on the GraphQL API)
+	r.Handle(dashboard.AssetsPrefix+"*", dashboard.Assets())
 	r.Get("/favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }) // browsers ask for it; no 404 in their console
 	streams := subscriptions(es, res, o)
-	within := deadline(res.RequestTimeout)
+	within := deadline(res.RequestTimeout, res.Liveness)
 	graphqlAuth := auth.Middleware(res.Store, true, graphqlAuthError, auth.KindClientAdmin)
 	get := graphQLOrPage(chi.Chain(within, graphqlAuth, loaders.Middleware(res.Store)).Handler(gql),
 		graphiql.Page("/graphql", "/graphiql/assets/"))
@@ -181,9 +188,9 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 	}
 	probes := &clientapi.API{Store: res.Store, Sealer: res.Sealer, Logger: res.Logger, RateLimits: res.RateLimits}
 	r.With(within, limitBodyTo(clientapi.MaxBodyBytes)).Route(clientapi.Base, probes.Mount)
-	r.NotFound(func(w http.ResponseWriter, _ *http.Request) { rest.WriteError(w, http.StatusNotFound, "Not found") })
+	r.NotFound(func(w http.ResponseWriter, _ *http.Request) { respond.Error(w, http.StatusNotFound, "Not found") })
 	r.MethodNotAllowed(func(w http.ResponseWriter, _ *http.Request) {
-		rest.WriteError(w, http.StatusMethodNotAllowed, "Method not allowed")
+		respond.Error(w, http.StatusMethodNotAllowed, "Method not allowed")
 	})
 	return r, nil
 }
@@ -202,8 +209,8 @@ func graphQLOrPage(api, page http.Handler) http.HandlerFunc {
 	}
 }
 
-// OpenAPIPath is where each REST API serves its description, relative to
-// its base path.
+// OpenAPIPath is where each HTTP API (the REST APIs, the client API)
+// serves its description, relative to its base path.
 const OpenAPIPath = "/openapi.json"
 
 // apis are the REST APIs as their OpenAPI documents name them.
@@ -220,9 +227,10 @@ var apis = []rest.API{
 			"(export-...) in X-API-KEY. Listed documents carry the stored fields as imported (see docs/export-api.md)."},
 }
 
-// openAPIDocuments are the OpenAPI documents of the REST APIs by base path.
+// openAPIDocuments are the OpenAPI documents of the HTTP APIs by base
+// path: the REST APIs' and the client API's.
 func openAPIDocuments(adapter *rest.Adapter) (map[string][]byte, error) {
-	out := make(map[string][]byte, len(apis))
+	out := make(map[string][]byte, len(apis)+1)
 	for _, api := range apis {
 		doc, err := adapter.OpenAPI(api)
 		if err != nil {
@@ -230,6 +238,11 @@ func openAPIDocuments(adapter *rest.Adapter) (map[string][]byte, error) {
 		}
 		out[api.Base] = doc
 	}
+	doc, err := clientapi.OpenAPI()
+	if err != nil {
+		return nil, fmt.Errorf("OpenAPI description of %s: %w", clientapi.Base, err)
+	}
+	out[clientapi.Base] = doc
 	return out, nil
 }
 
@@ -303,14 +316,14 @@ func configure(x executorConfig, res *resolvers.Resolver, limit graphql.HandlerE
 // restAuthError answers an authentication failure as the REST APIs do.
 func restAuthError(w http.ResponseWriter, _ *http.Request, err error) {
 	class, msg, _ := apierr.Describe(err)
-	rest.WriteError(w, class.Status, msg)
+	respond.Error(w, class.Status, msg)
 }
 
 // graphqlAuthError answers an authentication failure as /graphql does: a
 // GraphQL error with the class's extensions.code.
 func graphqlAuthError(w http.ResponseWriter, _ *http.Request, err error) {
 	class, msg, _ := apierr.Describe(err)
-	rest.WriteJSON(w, class.Status, map[string]any{"errors": gqlerror.List{{
+	respond.JSON(w, class.Status, map[string]any{"errors": gqlerror.List{{
 		Message: msg, Extensions: map[string]any{"code": class.Code},
 	}}})
 }
@@ -337,7 +350,7 @@ func limitBodyTo(max int64) func(http.Handler) http.Handler {
 				switch {
 				case errors.Is(err, io.EOF): // no body at all
 				case err != nil:
-					rest.WriteError(w, http.StatusBadRequest, "request body is not valid gzip data (Content-Encoding: "+enc+")")
+					respond.Error(w, http.StatusBadRequest, "request body is not valid gzip data (Content-Encoding: "+enc+")")
 					return
 				default:
 					r.Body = http.MaxBytesReader(w, zr, max)
@@ -345,7 +358,7 @@ func limitBodyTo(max int64) func(http.Handler) http.Handler {
 				r.Header.Del("Content-Encoding")
 				r.ContentLength = -1
 			default:
-				rest.WriteError(w, http.StatusUnsupportedMediaType, fmt.Sprintf(
+				respond.Error(w, http.StatusUnsupportedMediaType, fmt.Sprintf(
 					"Content-Encoding %q is not supported: send the body uncompressed or gzip-compressed", enc))
 				return
 			}
@@ -492,26 +505,34 @@ func (g *gzipWriter) close() {
 	g.gz = nil
 }
 
-func readyz(s *store.Store) http.HandlerFunc {
+func readyz(s *store.Store, live *store.Liveness) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if live != nil {
+			select {
+			case <-live.Down(): // no ping would answer either
+				respond.JSON(w, http.StatusServiceUnavailable, map[string]string{"status": "database unavailable"})
+				return
+			default:
+			}
+		}
 		// Every connection in use: a load balancer should send new
 		// requests elsewhere for now (and a ping would only queue).
 		if st := s.Pool().Stat(); st.AcquiredConns() >= st.MaxConns() {
-			rest.WriteJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "saturated",
+			respond.JSON(w, http.StatusServiceUnavailable, map[string]any{"status": "saturated",
 				"connections_in_use": st.AcquiredConns(), "connections_max": st.MaxConns()})
 			return
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		if err := s.Ping(ctx); err != nil {
-			rest.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "database unavailable"})
+			respond.JSON(w, http.StatusServiceUnavailable, map[string]string{"status": "database unavailable"})
 			return
 		}
-		rest.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+		respond.JSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	}
 }
 
-func recoverer(log *slog.Logger) func(http.Handler) http.Handler {
+func recoverer(res *resolvers.Resolver) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			defer func() {
@@ -519,8 +540,8 @@ func recoverer(log *slog.Logger) func(http.Handler) http.Handler {
 					if p == http.ErrAbortHandler {
 						panic(p)
 					}
-					log.ErrorContext(r.Context(), "handler panicked", "panic", p, "path", r.URL.Path)
-					rest.WriteError(w, http.StatusInternalServerError, "")
+					res.Panicked(r.Context(), "handler panicked at "+r.URL.Path, p)
+					respond.Error(w, http.StatusInternalServerError, "")
 				}
 			}()
 			next.ServeHTTP(w, r)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
@@ -124,7 +125,28 @@ func webSocketInit(keys auth.KeyStore) transport.WebsocketInitFunc {
 func refuseConnection(ctx context.Context, err error) (context.Context, *transport.InitPayload, error) {
 	_, msg, _ := apierr.Describe(err)
 	ctx = transport.WithWebsocketCloseCode(ctx, 4403)
-	return transport.AppendCloseReason(ctx, msg), nil, errors.New(msg)
+	return transport.AppendCloseReason(ctx, closeReason(msg)), nil, errors.New(msg)
+}
+
+// maxCloseReason is the most bytes a WebSocket close frame's reason may
+// hold (RFC 6455: 125 bytes of payload, 2 of them the code); a longer one
+// makes the frame invalid and the client sees 1006 instead of 4403.
+const maxCloseReason = 123
+
+// closeReason is msg cut to a close frame's reason: its first sentence when
+// that fits, else its first bytes, on a character boundary, and "…".
+func closeReason(msg string) string {
+	if len(msg) <= maxCloseReason {
+		return msg
+	}
+	if i := strings.Index(msg, ". "); i > 0 && i+1 <= maxCloseReason {
+		return msg[:i+1]
+	}
+	cut := maxCloseReason - len("…")
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return msg[:cut] + "…"
 }
 
 // stayAuthenticated ends an SSE stream when its key stops being valid.

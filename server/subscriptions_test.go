@@ -178,7 +178,7 @@ func TestSubscriptionCatchesUpAfterListenerLoss(t *testing.T) {
 	defer func() { _ = tx.Rollback(ctx) }()
 	var ended bool
 	if err := tx.QueryRow(ctx, `SELECT bool_or(pg_terminate_backend(pid)) FROM pg_stat_activity
-		WHERE datname = current_database() AND application_name = 'fleetgraph key cache'`).Scan(&ended); err != nil || !ended {
+		WHERE datname = current_database() AND application_name = 'fleetgraph listener'`).Scan(&ended); err != nil || !ended {
 		t.Fatalf("ending the listener: %v, %v", ended, err)
 	}
 	if err := e.Store.Emit(ctx, tx, o.ID, store.NewEvent{Type: store.EventClientDisabled, ClientID: &c.ID,

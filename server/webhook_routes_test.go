@@ -31,8 +31,9 @@ var (
 		"measurement_types": "strs", "event_types": "list"}
 	specEventTypeShape  = specShape{"type": "str", "group": "str", "description": "str", "filters": "strs", "sample": "obj"}
 	specFormatOptsShape = specShape{"mention_users": "strs", "mention_groups": "strs", "mention_channel": "str?"}
-	specFiltersShape    = specShape{"client_tags": "strs", "measurement_types": "strs", "min_severity": "str?",
-		"health_metrics": "strs"}
+	// min_severity is absent when unset: the spec types it warning or
+	// critical, never null (specCheckFilters).
+	specFiltersShape = specShape{"client_tags": "strs", "measurement_types": "strs", "health_metrics": "strs"}
 )
 
 // specSeedWebhook makes the world's webhook (with a header and filters) and
@@ -50,8 +51,27 @@ func specCheckWebhook(t *testing.T, where string, v any, shape specShape) map[st
 	t.Helper()
 	h := specCheck(t, where, v, shape)
 	specCheck(t, where+".format_options", h["format_options"], specFormatOptsShape)
-	specCheck(t, where+".filters", h["filters"], specFiltersShape)
+	specCheckFilters(t, where+".filters", h["filters"])
 	return h
+}
+
+// specCheckFilters checks a webhook's filters: the three lists, and
+// min_severity only when set, then a string.
+func specCheckFilters(t *testing.T, where string, v any) {
+	t.Helper()
+	f, ok := v.(map[string]any)
+	if !ok {
+		t.Fatalf("%s: want a JSON object, got %T %v", where, v, v)
+	}
+	rest := map[string]any{}
+	for k, x := range f {
+		if k == "min_severity" {
+			specKind(t, where+".min_severity", x, "str")
+			continue
+		}
+		rest[k] = x
+	}
+	specCheck(t, where, rest, specFiltersShape)
 }
 
 func init() {
@@ -93,12 +113,16 @@ func init() {
 					"description": "ops channel", "consecutive_failures": 0, "created_by_id": w.o.UserID} {
 					specWant(t, "webhook", h, k, v)
 				}
+				if f := h["filters"].(map[string]any); f["min_severity"] != nil || len(f) != 3 {
+					t.Errorf("webhook.filters without min_severity: %v, want the key absent", f)
+				}
 			}},
 		"GET /webhooks/{id}": {"webhook get answers {webhook}", 200,
 			func(t *testing.T, w *specWorld) (string, any) { return hook(w), nil },
 			func(t *testing.T, w *specWorld, r *apitest.Response) {
 				h := specCheckWebhook(t, "webhook", apitest.WantEnvelope(t, r, 200, "webhook"), specWebhookShape)
 				specWant(t, "webhook", h, "name", "Ops")
+				specWant(t, "webhook.filters", h["filters"].(map[string]any), "min_severity", "critical")
 			}},
 		"PUT /webhooks/{id}": {"webhook update answers {webhook} with the change", 200,
 			func(t *testing.T, w *specWorld) (string, any) {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -145,4 +146,43 @@ func (s *Store) SetAITokenLimit(ctx context.Context, ownerID int64, limit *int64
 		return ErrNotFound
 	}
 	return mapErr("set ai token limit", err)
+}
+
+// ReserveAITokens reserves tokens of the data owner's budget for one model
+// call, until ttl passes: granted (id not 0) while what its calls used
+// since from and what calls in flight reserved stays below its limit (its
+// own, else defaultLimit), which it answers either way. The data owner's
+// row is locked first, so that parallel reservations are checked one after
+// the other (each sees the ones before). ReleaseAITokens ends it.
+func (s *Store) ReserveAITokens(ctx context.Context, ownerID int64, from time.Time, defaultLimit, tokens int64,
+	ttl time.Duration) (id, limit int64, err error) {
+	const lock = `SELECT COALESCE(ai_monthly_token_limit, $2) FROM data_owners WHERE id = $1 FOR UPDATE`
+	const reserve = `WITH expired AS (
+			DELETE FROM ai_token_reservations WHERE data_owner_id = $1 AND expires_at <= now()
+		), used AS (
+			SELECT COALESCE(sum(prompt_tokens + completion_tokens), 0) AS n FROM ai_usage WHERE data_owner_id = $1 AND created_at >= $2
+		), held AS (
+			SELECT COALESCE(sum(tokens), 0) AS n FROM ai_token_reservations WHERE data_owner_id = $1 AND expires_at > now()
+		)
+		INSERT INTO ai_token_reservations (data_owner_id, tokens, expires_at)
+		SELECT $1, $4, now() + $5 * interval '1 millisecond' FROM used, held WHERE used.n + held.n < $3
+		RETURNING id`
+	err = s.tx(ctx, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, lock, ownerID, defaultLimit).Scan(&limit); err != nil {
+			return err
+		}
+		err := tx.QueryRow(ctx, reserve, ownerID, from, limit, tokens, ttl.Milliseconds()).Scan(&id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil // refused: id stays 0
+		}
+		return err
+	})
+	return id, limit, mapErr("reserve ai tokens", err)
+}
+
+// ReleaseAITokens ends the data owner's reservation id (after its call's
+// usage is recorded).
+func (s *Store) ReleaseAITokens(ctx context.Context, ownerID, id int64) error {
+	_, err := s.pool.Exec(ctx, `DELETE FROM ai_token_reservations WHERE data_owner_id = $1 AND id = $2`, ownerID, id)
+	return mapErr("release ai tokens", err)
 }

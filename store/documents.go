@@ -196,7 +196,7 @@ func DocumentFields(kind string, doc map[string]any) (Document, error) {
 	return d, nil
 }
 
-// typedKind: documents of these kinds must carry a type (DESIGN.md: a
+// typedKind: documents of these kinds must carry a type (docs/design.md: a
 // measurement's type; listings and indices of client reports and event
 // bundles go by it).
 func typedKind(kind string) bool {
@@ -312,6 +312,10 @@ type InsertOptions struct {
 	// client API reports so (a probe never replaces another's document);
 	// fleetgraph import replaces whatever is stored.
 	KeepOthers bool
+	// HoldAnalysis keeps the measurements stored from being judged until
+	// ReleaseAnalysis (fleetgraph import: the analyzer then judges the
+	// whole import in time order, whatever the order of its lines).
+	HoldAnalysis bool
 }
 
 // ErrTakenID refuses a document whose id is another client's document.
@@ -330,7 +334,8 @@ func (r InsertResult) Loaded() int { return r.Inserted + r.Updated + r.Unchanged
 // typed in the search mapping (DetectMappings; first type wins). The
 // health of the clients of system status records is evaluated in the same
 // transaction (evaluateHealth), and the events the documents tell are
-// emitted in it (docevents.go).
+// emitted in it (docevents.go). Stored and changed measurements are queued
+// for the analyzer in it (analyzer.go).
 func (s *Store) InsertDocuments(ctx context.Context, ownerID int64, docs []Document) (InsertResult, error) {
 	return s.InsertDocumentsWith(ctx, ownerID, docs, InsertOptions{})
 }
@@ -411,17 +416,26 @@ func (s *Store) InsertDocumentsWith(ctx context.Context, ownerID int64, docs []D
 				type = EXCLUDED.type, subject = EXCLUDED.subject, measurement_id = EXCLUDED.measurement_id,
 				created_at = EXCLUDED.created_at, doc = EXCLUDED.doc, version = next_document_version()
 			WHERE d.doc IS DISTINCT FROM EXCLUDED.doc AND (NOT $2 OR d.client_uuid IS NOT DISTINCT FROM EXCLUDED.client_uuid)
-			RETURNING NOT EXISTS (SELECT 1 FROM pre WHERE pre.kind = d.kind AND pre.doc_id = d.doc_id) AS inserted, d.kind, d.doc_id
-		)
+			RETURNING NOT EXISTS (SELECT 1 FROM pre WHERE pre.kind = d.kind AND pre.doc_id = d.doc_id) AS inserted,
+				d.kind, d.doc_id, d.id, d.client_uuid, d.created_at
+		), inbox AS (` + inboxInsert + `)
 		SELECT (SELECT count(*) FILTER (WHERE inserted) FROM ins), (SELECT count(*) FILTER (WHERE NOT inserted) FROM ins),
 			CASE WHEN $2 THEN (SELECT coalesce(array_agg(s.seq ORDER BY s.seq), '{}') FROM src s
-				WHERE NOT EXISTS (SELECT 1 FROM ins WHERE ins.kind = s.kind AND ins.doc_id = s.doc_id)) END`
+				WHERE NOT EXISTS (SELECT 1 FROM ins WHERE ins.kind = s.kind AND ins.doc_id = s.doc_id)) END,
+			(SELECT coalesce(array_agg(DISTINCT client_uuid::text), '{}') FROM inbox)`
 		// With KeepOthers, the documents given that neither were inserted
 		// nor replaced one: identical to the stored ones, or another
 		// client's id (the arbiter index decides, whatever the statistics).
 		var untouched []int
-		if err := tx.QueryRow(ctx, upsert, ownerID, opt.KeepOthers).Scan(&res.Inserted, &res.Updated, &untouched); err != nil {
+		var judge []string // clients with measurements to judge
+		err = tx.QueryRow(ctx, upsert, ownerID, opt.KeepOthers, opt.HoldAnalysis).Scan(&res.Inserted, &res.Updated, &untouched, &judge)
+		if err != nil {
 			return mapErr("insert documents", err)
+		}
+		if !opt.HoldAnalysis {
+			if err := s.queueAnalysis(ctx, tx, ownerID, judge); err != nil {
+				return err
+			}
 		}
 		if len(untouched) > 0 {
 			if res.Taken, err = takenIDs(ctx, tx, ownerID, docs, untouched); err != nil {

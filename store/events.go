@@ -23,19 +23,38 @@ const (
 	EventHealthRecovered       = "client_health.recovered"
 	EventStudyExecutionFailed  = "study_execution.failed"
 	EventWebhookAutoDisabled   = "webhook.auto_disabled"
+	EventWebClientsLimited     = "client_analytics.clients_limited"
 	eventTimestampFormatPG     = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`
-	eventsChannel              = "fleetgraph_events"
 	defaultDeliveryMaxAttempts = 8
 )
 
 // EventsChannel is the PostgreSQL notification channel an event insert
 // notifies, with the payload {"id": <event id>, "data_owner_id": <id>}.
-const EventsChannel = eventsChannel
+const EventsChannel = "fleetgraph_events"
+
+// EventNotice is one notification of the event stream: an event of the
+// data owner was committed. Resync (no event) says notifications may have
+// been missed before it (the listener has just (re)connected).
+type EventNotice struct {
+	ID          string `json:"id"`
+	DataOwnerID int64  `json:"data_owner_id"`
+	Resync      bool   `json:"-"`
+}
+
+// ParseEventNotice reads a notification's payload; false when it is not
+// one of the trigger's.
+func ParseEventNotice(payload string) (EventNotice, bool) {
+	var n EventNotice
+	if err := json.Unmarshal([]byte(payload), &n); err != nil || n.ID == "" || n.DataOwnerID == 0 {
+		return EventNotice{}, false
+	}
+	return n, true
+}
 
 // EventTypes lists every event type, in the catalogue's order.
 var EventTypes = []string{EventAnomalyCreated, EventAnomalyResolved, EventClientRegistered, EventClientOffline,
 	EventClientOnline, EventClientDisabled, EventHealthWarning, EventHealthCritical, EventHealthRecovered,
-	EventStudyExecutionFailed, EventWebhookAutoDisabled}
+	EventStudyExecutionFailed, EventWebhookAutoDisabled, EventWebClientsLimited}
 
 // NewEvent is an event to write with Emit. When it names a client (by id
 // or UUID, of the data owner), Emit adds the client to data ("client":

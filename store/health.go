@@ -167,26 +167,12 @@ func (s *Store) evaluateHealth(ctx context.Context, tx pgx.Tx, ownerID int64, cl
 		return nil, mapErr("load client health", err)
 	}
 	out := make([]HealthState, 0, len(hs))
-	current := set.Snapshot()
 	for _, h := range hs {
-		st := HealthState{ClientID: h.ClientID, ClientUUID: h.ClientUUID, ClientLabel: h.ClientLabel}
-		if h.Stored != nil && sameRecord(h.Stored.SourceRecordID, h.RecordID) && sameRecord(h.StoredVersion, h.RecordVersion) &&
-			set.DegradedDetectionEnabled {
-			st.Evaluation, st.EvaluatedAt = *h.Stored, h.StoredAt
-			st.ThresholdsOutdated = h.Stored.Snapshot != current
-			out = append(out, st)
-			continue
+		st, fresh, err := judgeHealth(h, set)
+		if err != nil {
+			return nil, err
 		}
-		var reading *health.Reading
-		if h.RecordID != nil {
-			rec, err := ParseSystemStatus(*h.RecordID, *h.RecordAt, nil, h.RecordDoc)
-			if err != nil {
-				return nil, err
-			}
-			reading = ptr(rec.Reading())
-		}
-		st.Evaluation = health.Evaluate(reading, set)
-		if set.DegradedDetectionEnabled {
+		if fresh && set.DegradedDetectionEnabled {
 			at, err := s.recordHealth(ctx, tx, ownerID, h, st.Evaluation, now)
 			if err != nil {
 				return nil, err
@@ -198,20 +184,83 @@ func (s *Store) evaluateHealth(ctx context.Context, tx pgx.Tx, ownerID int64, cl
 	return out, nil
 }
 
+// judgeHealth answers client h's state under set: its stored evaluation
+// while that is of its newest record within the offline threshold (and
+// degraded detection is on), else a fresh one (fresh: it is not stored).
+func judgeHealth(h healthRow, set health.Settings) (st HealthState, fresh bool, err error) {
+	st = HealthState{ClientID: h.ClientID, ClientUUID: h.ClientUUID, ClientLabel: h.ClientLabel}
+	if h.Stored != nil && sameRecord(h.Stored.SourceRecordID, h.RecordID) && sameRecord(h.StoredVersion, h.RecordVersion) &&
+		set.DegradedDetectionEnabled {
+		st.Evaluation, st.EvaluatedAt = *h.Stored, h.StoredAt
+		st.ThresholdsOutdated = h.Stored.Snapshot != set.Snapshot()
+		return st, false, nil
+	}
+	var reading *health.Reading
+	if h.RecordID != nil {
+		rec, err := ParseSystemStatus(*h.RecordID, *h.RecordAt, nil, h.RecordDoc)
+		if err != nil {
+			return st, false, err
+		}
+		reading = ptr(rec.Reading())
+	}
+	st.Evaluation = health.Evaluate(reading, set)
+	return st, true, nil
+}
+
+// HealthOfClients reads the health of several of the data owner's own
+// clients as fleet health answers it, without storing it: a state that
+// needs evaluating again (its record aged out of the offline threshold,
+// or none was stored) is evaluated on read, EvaluatedAt the read's time
+// (nil with degraded detection off). Shared clients have no row: their
+// health is their owner's.
+func HealthOfClients(ownerID int64, clientIDs []int64) Read[HealthState] {
+	const q = `SELECT c.id, c.uuid::text, c.label, d.id, d.version, d.created_at, d.doc,
+		       e.state, e.reasons, e.metric_summary, e.threshold_snapshot, e.source_document_id,
+		       e.source_document_version, e.network_transport, e.evaluated_at,
+		       ` + healthThresholdCols + `, coalesce(o.offline_threshold_minutes, $3),
+		       o.client_degraded_detection_enabled, now()
+		FROM data_owners o JOIN clients c ON c.data_owner_id = o.id
+		LEFT JOIN LATERAL (SELECT id, version, created_at, doc FROM documents
+			WHERE data_owner_id = $1 AND kind = 'system_status' AND client_uuid = c.uuid
+			AND created_at >= now() - make_interval(mins => coalesce(o.offline_threshold_minutes, $3))
+			ORDER BY created_at DESC, id DESC LIMIT 1) d ON true
+		LEFT JOIN client_health_evaluations e ON e.client_id = c.id AND e.data_owner_id = $1
+		WHERE o.id = $1 AND c.id = ANY($2)`
+	return Read[HealthState]{step: "read client health", sql: q, args: []any{ownerID, clientIDs, DefaultOfflineThresholdMinutes},
+		scan: func(row pgx.CollectableRow) (HealthState, error) {
+			var set health.Settings
+			var now time.Time
+			h, err := scanHealthRowWith(row, append(thresholdDest(&set.Thresholds), &set.OfflineThresholdMinutes,
+				&set.DegradedDetectionEnabled, &now)...)
+			if err != nil {
+				return HealthState{}, err
+			}
+			st, fresh, err := judgeHealth(h, set)
+			if fresh && set.DegradedDetectionEnabled {
+				st.EvaluatedAt = &now
+			}
+			return st, err
+		}}
+}
+
 func sameRecord(a, b *int64) bool {
 	return a != nil && b != nil && *a == *b
 }
 
 func ptr[T any](v T) *T { return &v }
 
-func scanHealthRow(row pgx.CollectableRow) (healthRow, error) {
+func scanHealthRow(row pgx.CollectableRow) (healthRow, error) { return scanHealthRowWith(row) }
+
+// scanHealthRowWith reads a healthRow followed by the columns extra
+// scans into.
+func scanHealthRowWith(row pgx.CollectableRow, extra ...any) (healthRow, error) {
 	var h healthRow
 	var state, transport *string
 	var reasons, summary, snapshot []byte
 	var source *int64
 	var at *time.Time
-	err := row.Scan(&h.ClientID, &h.ClientUUID, &h.ClientLabel, &h.RecordID, &h.RecordVersion, &h.RecordAt, &h.RecordDoc,
-		&state, &reasons, &summary, &snapshot, &source, &h.StoredVersion, &transport, &at)
+	err := row.Scan(append([]any{&h.ClientID, &h.ClientUUID, &h.ClientLabel, &h.RecordID, &h.RecordVersion, &h.RecordAt, &h.RecordDoc,
+		&state, &reasons, &summary, &snapshot, &source, &h.StoredVersion, &transport, &at}, extra...)...)
 	if err != nil || state == nil {
 		return h, err
 	}

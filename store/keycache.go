@@ -1,13 +1,9 @@
 package store
 
 import (
-	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"sync"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // Found API keys and probes are kept in memory so that most requests
@@ -16,9 +12,9 @@ import (
 //
 //   - triggers on api_keys, users and data_owners (migration 00013), and on
 //     clients, registration_keys and capabilities (migration 00026), notify
-//     channel authChannel when anything authenticating a key or a probe
+//     channel AuthChannel when anything authenticating a key or a probe
 //     reads changes or goes, in whatever session or server it happens, and
-//     every server listening empties both caches on the notification (a
+//     every server listening (package listener) empties both caches on the notification (a
 //     probe's check-in, which writes last_seen_at, does not notify);
 //   - the store's own writes empty the cache before they return
 //     (DeleteAPIKey; DisableClient, AssignConfig, UpdateCapability ... for
@@ -36,18 +32,13 @@ import (
 // report_until (package clientapi). Unknown digests are not cached: a flood
 // of wrong keys or secrets cannot grow a cache.
 
-// authChannel is the notification channel of the triggers.
-const authChannel = "fleetgraph_auth"
-
-// keyCacheApplication names the listening connection in pg_stat_activity.
-const keyCacheApplication = "fleetgraph key cache"
+// AuthChannel is the notification channel of the triggers.
+const AuthChannel = "fleetgraph_auth"
 
 const (
 	authCacheTTL = 30 * time.Second
 	// authCacheSize bounds each cache (evict).
 	authCacheSize = 10000
-	// listenRetry is how long the listener waits before reconnecting.
-	listenRetry = time.Second
 )
 
 // authCache holds what authentication found, V, by digest; its zero value
@@ -151,84 +142,19 @@ func (s *Store) flushAuth(live bool) {
 	s.probes.flush(live)
 }
 
-// CacheKeys turns on the caches of keys and probes: it listens for the
-// triggers' notifications on a connection of its own (outside the pool)
-// until the store is closed, reconnecting when the connection drops. The
-// connection also listens for the event stream (OnEvents).
-func (s *Store) CacheKeys() {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	s.stopListen = func() { cancel(); <-done }
-	cfg := s.pool.Config().ConnConfig.Copy()
-	cfg.RuntimeParams["application_name"] = keyCacheApplication
-	cfg.Tracer = nil // the listener is not a request's statement
-	go func() {
-		defer close(done)
-		for {
-			s.listen(ctx, cfg)
-			s.flushAuth(false)
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(listenRetry):
-			}
-		}
-	}()
-}
+// AuthCaches is the caches' subscriber of AuthChannel on the process's
+// listener (package listener): they are used while it listens.
+func (s *Store) AuthCaches() AuthCaches { return AuthCaches{s} }
 
-// listen receives notifications until the connection fails or ctx ends.
-func (s *Store) listen(ctx context.Context, cfg *pgx.ConnConfig) {
-	conn, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		return
-	}
-	defer func() { _ = conn.Close(context.Background()) }()
-	if _, err := conn.Exec(ctx, "LISTEN "+authChannel+"; LISTEN "+eventsChannel); err != nil {
-		return
-	}
-	// Listening from here on: whatever changes later is announced.
-	s.flushAuth(true)
-	s.tellEvents(EventNotice{Resync: true})
-	for {
-		n, err := conn.WaitForNotification(ctx)
-		if err != nil {
-			return
-		}
-		if n.Channel == eventsChannel {
-			s.eventNotice(n.Payload)
-			continue
-		}
-		s.flushAuth(true)
-	}
-}
+// AuthCaches empties the caches of keys and probes on every notification
+// and whenever the listener starts or stops listening.
+type AuthCaches struct{ s *Store }
 
-// The same listening connection carries the event stream's notifications
-// (channel fleetgraph_events, migration 00016): one LISTEN connection per
-// process, whatever listens in memory.
+// Listening turns the caches on, empty.
+func (a AuthCaches) Listening() { a.s.flushAuth(true) }
 
-// EventNotice is one notification of the event stream: an event of the
-// data owner was committed. Resync (no event) says the listener has just
-// (re)connected, so that notifications may have been missed before it.
-type EventNotice struct {
-	ID          string `json:"id"`
-	DataOwnerID int64  `json:"data_owner_id"`
-	Resync      bool   `json:"-"`
-}
+// Deaf empties the caches and turns them off: lookups read the database.
+func (a AuthCaches) Deaf() { a.s.flushAuth(false) }
 
-// OnEvents has fn told of every event notification while CacheKeys'
-// listener runs (fn must not block: it runs on the listener).
-func (s *Store) OnEvents(fn func(EventNotice)) { s.onEvents.Store(&fn) }
-
-func (s *Store) tellEvents(n EventNotice) {
-	if fn := s.onEvents.Load(); fn != nil {
-		(*fn)(n)
-	}
-}
-
-func (s *Store) eventNotice(payload string) {
-	var n EventNotice
-	if err := json.Unmarshal([]byte(payload), &n); err != nil || n.ID == "" || n.DataOwnerID == 0 {
-		return // not one of the trigger's
-	}
-	s.tellEvents(n)
-}
+// Notify empties the caches: something they hold changed.
+func (a AuthCaches) Notify(string) { a.s.flushAuth(true) }

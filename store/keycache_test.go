@@ -39,7 +39,7 @@ func killListener(t *testing.T, e *apitest.Env) {
 	t.Helper()
 	var killed int
 	if err := e.Store.Pool().QueryRow(context.Background(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-		WHERE application_name = 'fleetgraph key cache' AND datname = current_database()`).Scan(&killed); err != nil {
+		WHERE application_name = 'fleetgraph listener' AND datname = current_database()`).Scan(&killed); err != nil {
 		t.Fatal(err)
 	}
 	if killed != 1 {

@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// License usage (DESIGN.md "Health and licensing"): a client that measured
+// License usage (docs/design.md "Health and licensing"): a client that measured
 // k distinct subjects in a UTC month counts k units that month. A report
 // reads a month that lies wholly in its range and is not dirty from
 // license_clients (per client, its number of subjects), except for the

@@ -67,12 +67,22 @@ func (s *Store) FanOutNotifications(ctx context.Context, limit int) (FanOut, err
 		SELECT user_id, seq FROM r WHERE digest ON CONFLICT DO NOTHING RETURNING 1
 	), mail AS (
 		INSERT INTO email_outbox (data_owner_id, user_id, template, recipient, data)
-		SELECT data_owner_id, user_id, type, email, envelope FROM r WHERE NOT digest ORDER BY seq, user_id RETURNING 1
+		SELECT data_owner_id, user_id, type, email, envelope FROM r WHERE NOT digest ORDER BY seq, user_id
+		RETURNING id, data_owner_id
 	)
-	SELECT (SELECT count(*) FROM q), (SELECT count(*) FROM mail), (SELECT count(*) FROM dig)`
+	SELECT (SELECT count(*) FROM q), (SELECT count(*) FROM dig),
+		coalesce((SELECT array_agg(data_owner_id ORDER BY id) FROM mail), '{}'),
+		coalesce((SELECT array_agg(id ORDER BY id) FROM mail), '{}')`
 	var f FanOut
-	err := s.pool.QueryRow(ctx, q, limit).Scan(&f.Events, &f.Mails, &f.DigestItems)
-	return f, mapErr("fan out notifications", err)
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		var owners, ids []int64
+		if err := tx.QueryRow(ctx, q, limit).Scan(&f.Events, &f.DigestItems, &owners, &ids); err != nil {
+			return mapErr("fan out notifications", err)
+		}
+		f.Mails = len(ids)
+		return s.queueEmailJobs(ctx, tx, owners, ids)
+	})
+	return f, err
 }
 
 // PendingDigest is a user with anomaly events waiting for a digest.
@@ -120,12 +130,17 @@ func (s *Store) QueueDigest(ctx context.Context, ownerID, userID int64) (int, er
 			JOIN users u ON u.id = $2 AND u.data_owner_id = $1
 			JOIN data_owners d ON d.id = $1
 			GROUP BY u.id, u.email, d.name
-			RETURNING (data->>'count')::int
+			RETURNING id, (data->>'count')::int AS n
 		)
-		SELECT coalesce((SELECT sum(1) FROM items), 0)::int, coalesce((SELECT max(x) FROM mail m(x)), 0)`
+		SELECT coalesce((SELECT sum(1) FROM items), 0)::int, coalesce((SELECT max(n) FROM mail), 0),
+			coalesce((SELECT array_agg(id) FROM mail), '{}')`
 		var items int
-		if err := tx.QueryRow(ctx, q, ownerID, userID, TemplateAnomalyDigest).Scan(&items, &n); err != nil {
+		var ids []int64
+		if err := tx.QueryRow(ctx, q, ownerID, userID, TemplateAnomalyDigest).Scan(&items, &n, &ids); err != nil {
 			return mapErr("queue digest", err)
+		}
+		if err := s.queueEmailJobs(ctx, tx, []int64{ownerID}, ids); err != nil {
+			return err
 		}
 		_, err := tx.Exec(ctx, `UPDATE users SET last_digest_at = now() WHERE data_owner_id = $1 AND id = $2`, ownerID, userID)
 		return mapErr("record digest time", err)

@@ -18,10 +18,13 @@ type DataOwner struct {
 	ClientOfflineDetectionEnabled  bool    `db:"client_offline_detection_enabled"`
 	ClientDegradedDetectionEnabled bool    `db:"client_degraded_detection_enabled"`
 	StudyFailureDetectionEnabled   bool    `db:"study_failure_detection_enabled"`
+	// AnalyticsNewClients is its own bound on the clients its client
+	// analytics keys create (nil: the server's; EnsureWebClients).
+	AnalyticsNewClients *int64 `db:"analytics_new_clients"`
 }
 
-const dataOwnerCols = `id, slug, name, ai_system_prompt, offline_threshold_minutes, retention_days,
-	client_offline_detection_enabled, client_degraded_detection_enabled, study_failure_detection_enabled`
+const dataOwnerCols = `id, slug, name, ai_system_prompt, offline_threshold_minutes,
+	client_offline_detection_enabled, client_degraded_detection_enabled, study_failure_detection_enabled, analytics_new_clients, retention_days`
 
 // DataOwner loads the caller's data owner (settings included).
 func (s *Store) DataOwner(ctx context.Context, ownerID int64) (DataOwner, error) {
@@ -42,6 +45,8 @@ type SettingsPatch struct {
 	ClientOfflineDetectionEnabled  *bool
 	ClientDegradedDetectionEnabled *bool
 	StudyFailureDetectionEnabled   *bool
+	AnalyticsNewClients            *int64
+	ClearAnalyticsNewClients       bool
 }
 
 // UpdateSettings writes the fields present in p.
@@ -52,11 +57,13 @@ func (s *Store) UpdateSettings(ctx context.Context, ownerID int64, p SettingsPat
 		client_offline_detection_enabled = COALESCE($6, client_offline_detection_enabled),
 		client_degraded_detection_enabled = COALESCE($7, client_degraded_detection_enabled),
 		study_failure_detection_enabled = COALESCE($8, study_failure_detection_enabled),
-		retention_days = CASE WHEN $9 THEN NULL ELSE COALESCE($10, retention_days) END
+		analytics_new_clients = CASE WHEN $9 THEN NULL ELSE COALESCE($10, analytics_new_clients) END,
+		retention_days = CASE WHEN $11 THEN NULL ELSE COALESCE($12, retention_days) END
 	WHERE id = $1 RETURNING ` + dataOwnerCols
 	rows, _ := s.pool.Query(ctx, q, ownerID, p.ClearAiSystemPrompt, p.AiSystemPrompt,
 		p.ClearOfflineThreshold, p.OfflineThresholdMinutes, p.ClientOfflineDetectionEnabled,
-		p.ClientDegradedDetectionEnabled, p.StudyFailureDetectionEnabled, p.ClearRetention, p.RetentionDays)
+		p.ClientDegradedDetectionEnabled, p.StudyFailureDetectionEnabled, p.ClearAnalyticsNewClients, p.AnalyticsNewClients,
+		p.ClearRetention, p.RetentionDays)
 	d, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[DataOwner])
 	return d, mapErr("update settings", err)
 }

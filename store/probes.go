@@ -279,20 +279,77 @@ type ReportingClient struct {
 	Foreign    bool       `db:"foreign"`    // another data owner's
 	Registered bool       `db:"registered"` // a probe with its own secret
 	DisabledAt *time.Time `db:"disabled_at"`
+	Limited    bool       `db:"-"` // not made: the data owner's bound on new web clients
 }
 
 // EnsureWebClients makes the clients of the given UUIDs that do not exist
 // yet (type web: web-embedded clients that do not register) for the data
-// owner, and answers what the client API checks of each UUID.
-func (s *Store) EnsureWebClients(ctx context.Context, ownerID int64, uuids []string) ([]ReportingClient, error) {
-	const ins = `INSERT INTO clients (data_owner_id, uuid, type)
-		SELECT $1, u, 'web' FROM unnest($2::uuid[]) u ORDER BY u ON CONFLICT (uuid) DO NOTHING`
-	if _, err := s.pool.Exec(ctx, ins, ownerID, uuids); err != nil {
-		return nil, mapErr("create web clients", err)
+// owner, at most its bound of them created within period: its own
+// (DataOwner.AnalyticsNewClients), else defaultLimit (negative: no bound).
+// It answers what the client API checks of each UUID; the UUIDs it would
+// have made past the bound are answered as Limited, and limit is the bound
+// that limited them. The first refusal of a period emits
+// client_analytics.clients_limited to the data owner.
+func (s *Store) EnsureWebClients(ctx context.Context, ownerID int64, uuids []string, defaultLimit int, period time.Duration) (
+	cs []ReportingClient, limit int, err error) {
+	const missing = `SELECT u::text FROM unnest($1::uuid[]) u WHERE NOT EXISTS (SELECT 1 FROM clients c WHERE c.uuid = u) ORDER BY u`
+	rows, _ := s.pool.Query(ctx, missing, uuids)
+	create, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, 0, mapErr("find new web clients", err)
+	}
+	var limited []string
+	if len(create) > 0 {
+		if limited, limit, err = s.createWebClients(ctx, ownerID, create, defaultLimit, period); err != nil {
+			return nil, 0, err
+		}
 	}
 	const q = `SELECT uuid::text AS uuid, data_owner_id <> $1 AS foreign, secret_digest IS NOT NULL AS registered,
 		disabled_at FROM clients WHERE uuid = ANY($2::uuid[])`
-	rows, _ := s.pool.Query(ctx, q, ownerID, uuids)
-	cs, err := pgx.CollectRows(rows, pgx.RowToStructByName[ReportingClient])
-	return cs, mapErr("load reporting clients", err)
+	rows, _ = s.pool.Query(ctx, q, ownerID, uuids)
+	cs, err = pgx.CollectRows(rows, pgx.RowToStructByName[ReportingClient])
+	for _, u := range limited {
+		cs = append(cs, ReportingClient{UUID: u, Limited: true})
+	}
+	return cs, limit, mapErr("load reporting clients", err)
+}
+
+// createWebClients creates the web clients of uuids within the data
+// owner's bound (under a lock of its row, so that parallel reports count
+// one after the other) and answers those past it, and the bound.
+func (s *Store) createWebClients(ctx context.Context, ownerID int64, uuids []string, defaultLimit int, period time.Duration) (
+	limited []string, limit int, err error) {
+	const lock = `SELECT COALESCE(analytics_new_clients, $2) FROM data_owners WHERE id = $1 FOR UPDATE`
+	const recent = `SELECT count(*) FROM clients WHERE data_owner_id = $1 AND type = 'web' AND created_at > now() - $2 * interval '1 millisecond'`
+	const ins = `INSERT INTO clients (data_owner_id, uuid, type)
+		SELECT $1, u, 'web' FROM unnest($2::uuid[]) u ORDER BY u ON CONFLICT (uuid) DO NOTHING`
+	const noticed = `SELECT EXISTS (SELECT 1 FROM events WHERE data_owner_id = $1 AND type = $2
+		AND occurred_at > now() - $3 * interval '1 millisecond')`
+	err = s.tx(ctx, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, lock, ownerID, defaultLimit).Scan(&limit); err != nil {
+			return err
+		}
+		if limit >= 0 {
+			var made int
+			if err := tx.QueryRow(ctx, recent, ownerID, period.Milliseconds()).Scan(&made); err != nil {
+				return err
+			}
+			if room := max(0, limit-made); room < len(uuids) {
+				uuids, limited = uuids[:room], uuids[room:]
+			}
+		}
+		if _, err := tx.Exec(ctx, ins, ownerID, uuids); err != nil {
+			return err
+		}
+		if len(limited) == 0 {
+			return nil
+		}
+		var seen bool
+		if err := tx.QueryRow(ctx, noticed, ownerID, EventWebClientsLimited, period.Milliseconds()).Scan(&seen); err != nil || seen {
+			return err
+		}
+		return s.Emit(ctx, tx, ownerID, NewEvent{Type: EventWebClientsLimited, Data: map[string]any{
+			"limit": limit, "period": period.String(), "refused_client_uuids": limited}})
+	})
+	return limited, limit, mapErr("create web clients", err)
 }

@@ -43,14 +43,10 @@ var migrations embed.FS
 // Store is the database handle shared by the whole server.
 type Store struct {
 	pool *pgxpool.Pool
-	// keys and probes cache found API keys and probes once CacheKeys
-	// listens (keycache.go).
+	// keys and probes cache found API keys and probes while the
+	// process's listener listens (keycache.go).
 	keys   authCache[KeyOwner]
 	probes authCache[Probe]
-	// stopListen ends CacheKeys' listener.
-	stopListen func()
-	// onEvents is told of the event stream's notifications (keycache.go).
-	onEvents atomic.Pointer[func(EventNotice)]
 	// jobs queues River jobs in the caller's transaction (jobs.go).
 	jobs *river.Client[pgx.Tx]
 }
@@ -94,6 +90,11 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		ms := (opts.StatementTimeout + time.Millisecond - 1) / time.Millisecond
 		cfg.ConnConfig.RuntimeParams["statement_timeout"] = strconv.FormatInt(int64(ms), 10)
 	}
+	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
+		// What pg_stat_activity shows, and a start step waiting for
+		// another process names (startlock.go).
+		cfg.ConnConfig.RuntimeParams["application_name"] = "fleetgraph"
+	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = connectTimeout
 	}
@@ -119,13 +120,8 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	return &Store{pool: pool, jobs: jobs}, nil
 }
 
-// Close stops the auth caches' listener and releases the pool.
-func (s *Store) Close() {
-	if s.stopListen != nil {
-		s.stopListen()
-	}
-	s.pool.Close()
-}
+// Close releases the pool.
+func (s *Store) Close() { s.pool.Close() }
 
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
@@ -133,8 +129,14 @@ func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
 // Pool exposes the pool for packages that own their own SQL (search).
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
-// Migrate applies every embedded migration not yet applied.
+// Migrate applies every embedded migration not yet applied, one process at
+// a time: while another process migrates the database it waits up to
+// StartWait, then answers a *BusyError.
 func (s *Store) Migrate(ctx context.Context) error {
+	return s.Alone(ctx, StepMigrate, StartWait, func() error { return s.migrate(ctx) })
+}
+
+func (s *Store) migrate(ctx context.Context) error {
 	// Its own connection, without the pool's statement_timeout: a
 	// migration may rewrite a large table.
 	cc := s.pool.Config().ConnConfig.Copy()

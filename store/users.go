@@ -83,7 +83,7 @@ func (s *Store) CreateUser(ctx context.Context, ownerID int64, u NewUser) (User,
 		if err := tx.QueryRow(ctx, `SELECT name FROM data_owners WHERE id = $1`, ownerID).Scan(&owner); err != nil {
 			return mapErr("load data owner", err)
 		}
-		return queueEmail(ctx, tx, ownerID, &out.ID, TemplateAccountCreated, out.Email, AccountCreated{
+		return s.queueEmail(ctx, tx, ownerID, &out.ID, TemplateAccountCreated, out.Email, AccountCreated{
 			Username: out.Username, Role: out.Role, FirstName: out.FirstName, DataOwner: owner})
 	})
 	return out, err

@@ -291,7 +291,7 @@ func (s *Store) DeliveryTarget(ctx context.Context, ownerID, deliveryID int64) (
 	return DeliveryTarget{Delivery: d, Webhook: w}, err
 }
 
-// Automatic disabling (DESIGN.md "Webhooks").
+// Automatic disabling (docs/design.md "Webhooks").
 const (
 	// DisableAfterFailures consecutive failed attempts disable a webhook.
 	DisableAfterFailures = 50

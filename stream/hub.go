@@ -1,5 +1,5 @@
 // Package stream feeds GraphQL subscriptions from the event stream: the
-// store's one listening connection tells the Hub of every committed event
+// process's one listening connection (package listener) tells the Hub of every committed event
 // (its id and data owner), the Hub loads the row once through the data
 // owner's scoped store and fans it out in memory to that owner's
 // subscribers whose role may read it and whose types it matches.
@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/listener"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
 )
@@ -35,7 +36,7 @@ const (
 
 // readableFrom is the least role that may read each event type; a type not
 // listed is read by nobody until it is added (fail closed). Everything the
-// stream tells today is readable by viewers (DESIGN.md "Roles": viewers
+// stream tells today is readable by viewers (docs/design.md "Roles": viewers
 // read everything, webhook deliveries included).
 var readableFrom = map[string]model.Role{
 	store.EventAnomalyCreated:       model.RoleViewer,
@@ -49,6 +50,7 @@ var readableFrom = map[string]model.Role{
 	store.EventHealthRecovered:      model.RoleViewer,
 	store.EventStudyExecutionFailed: model.RoleViewer,
 	store.EventWebhookAutoDisabled:  model.RoleViewer,
+	store.EventWebClientsLimited:    model.RoleViewer,
 }
 
 // Readable reports whether role may read events of type typ.
@@ -89,7 +91,23 @@ func NewHub(events Events, log *slog.Logger) *Hub {
 		owners: map[int64]map[*sub]struct{}{}, perKey: map[int64]int{}}
 }
 
-// Notice takes a notification (store.OnEvents); it never blocks: when the
+// The hub is the listener's subscriber of store.EventsChannel (package
+// listener): Listening resyncs, Notify loads and fans out the event.
+
+// Listening resyncs every subscriber: notifications may have been missed.
+func (h *Hub) Listening() { h.Notice(store.EventNotice{Resync: true}) }
+
+// Deaf: nothing to do until the listener is back (Listening resyncs).
+func (h *Hub) Deaf() {}
+
+// Notify takes an event's notification.
+func (h *Hub) Notify(payload string) {
+	if n, ok := store.ParseEventNotice(payload); ok {
+		h.Notice(n)
+	}
+}
+
+// Notice takes a notification; it never blocks: when the
 // hub is that far behind, it drops it and resyncs instead.
 func (h *Hub) Notice(n store.EventNotice) {
 	select {
@@ -301,11 +319,10 @@ func connFrom(ctx context.Context) *Connection {
 	return c
 }
 
-// Start makes the process's hub: told by st's listening connection
-// (store.CacheKeys, which must run too), working until ctx ends.
-func Start(ctx context.Context, st *store.Store, log *slog.Logger) *Hub {
+// Start makes the process's hub, told by l, working until ctx ends.
+func Start(ctx context.Context, st *store.Store, l *listener.Listener, log *slog.Logger) *Hub {
 	h := NewHub(st, log)
-	st.OnEvents(h.Notice)
+	l.Subscribe(store.EventsChannel, h)
 	go h.Run(ctx)
 	return h
 }

@@ -58,5 +58,5 @@ var StudyTypes = map[string]string{
 	"NETWORK": TypeNetworkMeasurement, "CONFERENCING": TypeConferencingMeasurement, "GAMING": TypeGamingMeasurement,
 }
 
-// StudyTypeNames lists the study types in the order DESIGN.md names them.
+// StudyTypeNames lists the study types in the order docs/design.md names them.
 var StudyTypeNames = []string{"WEB", "VIDEO", "SPEEDTEST", "NETWORK", "CONFERENCING", "GAMING"}

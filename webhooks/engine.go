@@ -19,7 +19,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
-// Schedule is when the attempts of a delivery are made (DESIGN.md
+// Schedule is when the attempts of a delivery are made (docs/design.md
 // "Webhooks"): Schedule[n] is the wait before attempt n+1, so at most
 // len(Schedule) attempts: at once, then after 5 s, 5 min, 30 min, 2 h, 5 h,
 // 10 h and 10 h.
@@ -30,7 +30,6 @@ var Schedule = []time.Duration{0, 5 * time.Second, 5 * time.Minute, 30 * time.Mi
 const (
 	DefaultTimeout      = 15 * time.Second
 	DefaultOfflineSweep = time.Minute
-	DefaultWorkers      = 10
 	// maxRetryAfter caps the wait a receiver's Retry-After asks for.
 	maxRetryAfter = 24 * time.Hour
 )
@@ -47,86 +46,52 @@ type Config struct {
 	Timeout time.Duration
 	// Schedule overrides the retry schedule (tests); nil is Schedule.
 	Schedule []time.Duration
-	// RescueAfter is how long a job may run before River hands it to
-	// another worker (its process died); 0 is the attempt timeout plus 30 s.
-	RescueAfter time.Duration
-	// OfflineSweep is how often clients are checked for going offline (0:
-	// every minute; negative: never, for tests that run their own).
-	OfflineSweep time.Duration
-	// Workers is the number of attempts made at once (0: 10).
-	Workers int
 }
 
-// Engine runs the delivery worker and the offline sweep on River.
+// Engine holds the workers of the delivery attempts and of the offline
+// sweep (OfflineArgs); the process's River client (package jobs) runs them.
 type Engine struct {
-	cfg    Config
-	http   *http.Client
-	client *river.Client[pgx.Tx]
+	cfg  Config
+	http *http.Client
 }
 
-// New builds the engine; Start runs it.
-func New(cfg Config) (*Engine, error) {
+// New builds the engine; Register hands its workers to River.
+func New(cfg Config) *Engine {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
 	if cfg.Schedule == nil {
 		cfg.Schedule = Schedule
 	}
-	if cfg.OfflineSweep == 0 {
-		cfg.OfflineSweep = DefaultOfflineSweep
-	}
-	if cfg.Workers <= 0 {
-		cfg.Workers = DefaultWorkers
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	jobTimeout := cfg.Timeout + 5*time.Second
-	switch {
-	case cfg.RescueAfter == 0:
-		cfg.RescueAfter = jobTimeout + 30*time.Second
-	case cfg.RescueAfter <= jobTimeout: // River wants it above the job timeout
-		cfg.RescueAfter = jobTimeout + time.Second
-	}
-	e := &Engine{cfg: cfg, http: NewHTTPClient(cfg.Timeout, cfg.AllowCIDRs)}
-	workers := river.NewWorkers()
-	if err := river.AddWorkerSafely(workers, &deliverWorker{e: e}); err != nil {
-		return nil, fmt.Errorf("webhooks: %w", err)
-	}
-	if err := river.AddWorkerSafely(workers, &offlineWorker{e: e}); err != nil {
-		return nil, fmt.Errorf("webhooks: %w", err)
-	}
-	var periodic []*river.PeriodicJob
-	if cfg.OfflineSweep > 0 {
-		periodic = append(periodic, river.NewPeriodicJob(river.PeriodicInterval(cfg.OfflineSweep),
-			func() (river.JobArgs, *river.InsertOpts) { return offlineArgs{}, nil }, &river.PeriodicJobOpts{RunOnStart: true}))
-	}
-	c, err := river.NewClient(riverpgxv5.New(cfg.Store.Pool()), &river.Config{
-		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Workers}},
-		Workers:              workers,
-		JobTimeout:           jobTimeout,
-		RescueStuckJobsAfter: cfg.RescueAfter,
-		Logger:               slog.New(warnings{cfg.Logger.Handler()}),
-		PeriodicJobs:         periodic,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("webhooks: %w", err)
-	}
-	e.client = c
-	return e, nil
+	return &Engine{cfg: cfg, http: NewHTTPClient(cfg.Timeout, cfg.AllowCIDRs)}
 }
 
-// Start starts working jobs until Stop.
-func (e *Engine) Start(ctx context.Context) error { return e.client.Start(ctx) }
+// JobTimeout bounds one delivery job: the attempt and its bookkeeping. A
+// process's RescueAfter (package jobs) must exceed it.
+func (e *Engine) JobTimeout() time.Duration { return e.cfg.Timeout + 5*time.Second }
 
-// Stop waits for the running attempts to end (ctx bounds the wait).
-func (e *Engine) Stop(ctx context.Context) error { return e.client.Stop(ctx) }
+// Register adds the engine's workers to w.
+func (e *Engine) Register(w *river.Workers) error {
+	if err := river.AddWorkerSafely(w, &deliverWorker{e: e}); err != nil {
+		return fmt.Errorf("webhooks: %w", err)
+	}
+	if err := river.AddWorkerSafely(w, &offlineWorker{e: e}); err != nil {
+		return fmt.Errorf("webhooks: %w", err)
+	}
+	return nil
+}
 
 // deliverWorker makes one attempt of a delivery.
 type deliverWorker struct {
 	river.WorkerDefaults[store.DeliverArgs]
 	e *Engine
 }
+
+// Timeout bounds the job (River's default is a minute).
+func (w *deliverWorker) Timeout(*river.Job[store.DeliverArgs]) time.Duration { return w.e.JobTimeout() }
 
 func (w *deliverWorker) Work(ctx context.Context, job *river.Job[store.DeliverArgs]) error {
 	return w.e.attempt(ctx, job)
@@ -184,7 +149,11 @@ func (e *Engine) attempt(ctx context.Context, job *river.Job[store.DeliverArgs])
 		if rec.RetryAt.After(time.Now()) { // else due now: available at once, not left to River's scheduler
 			opts.ScheduledAt = *rec.RetryAt
 		}
-		_, err := e.client.InsertTx(ctx, tx, next, opts)
+		client, err := river.ClientFromContextSafely[pgx.Tx](ctx)
+		if err != nil {
+			return err
+		}
+		_, err = client.InsertTx(ctx, tx, next, opts)
 		return err
 	})
 }
@@ -217,28 +186,22 @@ func (e *Engine) request(t store.DeliveryTarget) (request, error) {
 		Headers: headers, Body: body}, nil
 }
 
-// offlineArgs is the periodic job that marks clients offline.
-type offlineArgs struct{}
+// OfflineArgs is the periodic job that marks clients offline (every
+// DefaultOfflineSweep).
+type OfflineArgs struct{}
 
-func (offlineArgs) Kind() string { return "client_offline_sweep" }
+// Kind names the job in river_job.
+func (OfflineArgs) Kind() string { return "client_offline_sweep" }
 
 type offlineWorker struct {
-	river.WorkerDefaults[offlineArgs]
+	river.WorkerDefaults[OfflineArgs]
 	e *Engine
 }
 
-func (w *offlineWorker) Work(ctx context.Context, _ *river.Job[offlineArgs]) error {
+func (w *offlineWorker) Work(ctx context.Context, _ *river.Job[OfflineArgs]) error {
 	n, err := w.e.cfg.Store.MarkOfflineClients(ctx)
 	if n > 0 {
 		w.e.cfg.Logger.Info("clients went offline", "count", n)
 	}
 	return err
-}
-
-// warnings passes on River's warnings and errors only (its info lines
-// report job counts every few seconds).
-type warnings struct{ slog.Handler }
-
-func (w warnings) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= slog.LevelWarn && w.Handler.Enabled(ctx, l)
 }

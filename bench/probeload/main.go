@@ -50,6 +50,9 @@ type options struct {
 	docsPerSecTarget  float64
 	requestTimeout    time.Duration
 	registrationLimit int
+	// anomalyEvery: every anomalyEvery-th probe reports one anomaly (0: none).
+	anomalyEvery int
+	tracker      *tracker
 }
 
 func parseFlags(args []string) (options, error) {
@@ -64,6 +67,8 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.requestTimeout, "timeout", 30*time.Second, "time limit of one request")
 	fs.DurationVar(&o.checkInTarget, "checkin-p99-target", 50*time.Millisecond, "target of the check-in p99")
 	fs.Float64Var(&o.docsPerSecTarget, "docs-target", 5000, "target of documents accepted per second")
+	fs.IntVar(&o.anomalyEvery, "anomaly-every", 5, "every n-th probe reports one anomalous value in its third report, "+
+		"to measure the analyzer's latency (0: none)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -98,9 +103,15 @@ func run(ctx context.Context, args []string) error {
 	}
 	client := &http.Client{Timeout: o.requestTimeout, Transport: &http.Transport{
 		MaxIdleConns: o.probes, MaxIdleConnsPerHost: o.probes, IdleConnTimeout: time.Minute}}
+	o.tracker = newTracker()
 	regKey, err := setUp(ctx, client, o)
 	if err != nil {
 		return fmt.Errorf("set up: %w", err)
+	}
+	pollCtx, stopPoll := context.WithCancel(ctx)
+	defer stopPoll()
+	if o.anomalyEvery > 0 {
+		go o.tracker.poll(pollCtx, client, o)
 	}
 	fmt.Printf("%d probes, a check-in and a report of %d measurements every %s each (offered %.0f documents/s), for %s\n",
 		o.probes, o.batch, o.interval, float64(o.probes*o.batch)/o.interval.Seconds(), o.runFor)
@@ -118,7 +129,15 @@ func run(ctx context.Context, args []string) error {
 		}()
 	}
 	wg.Wait()
-	report(o, all, start, deadline, time.Now())
+	end := time.Now()
+	if o.anomalyEvery > 0 {
+		time.Sleep(15 * time.Second) // the last anomalies' episodes and deliveries
+	}
+	stopPoll()
+	report(o, all, start, deadline, end)
+	if o.anomalyEvery > 0 {
+		o.tracker.print()
+	}
 	return ctx.Err()
 }
 
@@ -154,6 +173,18 @@ func setUp(ctx context.Context, client *http.Client, o options) (string, error) 
 	if key.Data.RegistrationKeyCreate.RegistrationKey == "" {
 		return "", errors.New("registrationKeyCreate answered no key")
 	}
+	if o.anomalyEvery > 0 {
+		url, err := o.tracker.receive()
+		if err != nil {
+			return "", err
+		}
+		var hook map[string]any
+		err = send(ctx, client, http.MethodPost, o.url+"/client_admin_api/v1/webhooks", o.adminKey, map[string]any{
+			"name": name, "url": url, "event_types": []string{"anomaly_event.created"}}, http.StatusCreated, &hook)
+		if err != nil {
+			return "", fmt.Errorf("webhook (is FLEETGRAPH_WEBHOOK_ALLOW_CIDRS=127.0.0.1/32 set?): %w", err)
+		}
+	}
 	return key.Data.RegistrationKeyCreate.RegistrationKey, nil
 }
 
@@ -167,6 +198,7 @@ type probe struct {
 	secret  string
 	etag    string
 	sent    int
+	reports int
 	scratch bytes.Buffer
 }
 
@@ -255,6 +287,14 @@ func (p *probe) report(ctx context.Context) {
 			p.uuid, p.sent, typ, p.uuid, time.Now().UTC().Format(time.RFC3339Nano), subject, subject, subject,
 			300+rand.IntN(900), rand.IntN(3), 5+rand.Float64()*40, 20+rand.Float64()*500)
 	}
+	p.reports++
+	anomalous := p.o.anomalyEvery > 0 && p.seq%p.o.anomalyEvery == 0 && p.reports == 3
+	if anomalous { // after two reports of normal values: a video that took 10 minutes to start
+		p.sent++
+		fmt.Fprintf(&p.scratch, `{"id":"%s-%d","type":"VideoMeasurement","client_uuid":"%s","created_at":"%s",`+
+			`"study":{"subject":"youtube"},"statistic_values":{"initial_loading_time":600000}}`+"\n",
+			p.uuid, p.sent, p.uuid, time.Now().UTC().Format(time.RFC3339Nano))
+	}
 	var out struct {
 		Accepted int `json:"accepted"`
 		Refused  int `json:"refused"`
@@ -264,6 +304,9 @@ func (p *probe) report(ctx context.Context) {
 	if err != nil {
 		p.fail("report", err)
 		return
+	}
+	if anomalous {
+		p.o.tracker.reportedAt(p.uuid, time.Now())
 	}
 	p.stats.report = append(p.stats.report, call{at: t, took: time.Since(t), accepted: out.Accepted})
 	p.stats.accepted += out.Accepted

@@ -54,6 +54,10 @@ type config struct {
 	// durations (requestTimeout, statementTimeout read them).
 	RequestTimeout   string
 	StatementTimeout string
+	// DatabaseWait is how long PostgreSQL may leave a ping unanswered
+	// before requests answer 503, a Go duration or "off" (databaseWait
+	// reads it).
+	DatabaseWait string
 	// MetricsAddr is where /metrics is served: empty on Addr, "off"
 	// nowhere, else a listener of its own.
 	MetricsAddr string
@@ -67,6 +71,9 @@ type config struct {
 	// RateKey, RateDataOwner and RateProbe are the rate limits, "N/PERIOD"
 	// or "off" (rateLimits reads them).
 	RateKey, RateDataOwner, RateProbe string
+	// RateWebClients bounds the clients the client analytics keys of one
+	// data owner may create, "N/PERIOD" or "off".
+	RateWebClients string
 	// RateAnswerBytes limits what each data owner's searches and exports
 	// may answer, "SIZE/PERIOD" or "off".
 	RateAnswerBytes string
@@ -179,6 +186,10 @@ func (c *config) rateFlags(fs *flag.FlagSet) {
 		"requests the admin and export API keys of one data owner may make together, count/period, or off (env FLEETGRAPH_RATE_LIMIT_DATA_OWNER)")
 	fs.StringVar(&c.RateProbe, "rate-limit-probe", envOr("FLEETGRAPH_RATE_LIMIT_PROBE", ratelimit.DefaultProbe.String()),
 		"requests one probe may make on the client API, count/period, or off (env FLEETGRAPH_RATE_LIMIT_PROBE)")
+	fs.StringVar(&c.RateWebClients, "analytics-new-clients", envOr("FLEETGRAPH_ANALYTICS_NEW_CLIENTS", ratelimit.DefaultWebClients.String()),
+		"new clients (license units) the client analytics keys of one data owner may create, count/period such as 1000/24h, or off; "+
+			"reports naming more new clients are refused with 429, and the data owner gets a client_analytics.clients_limited event "+
+			"(env FLEETGRAPH_ANALYTICS_NEW_CLIENTS)")
 	fs.StringVar(&c.RateAnswerBytes, "rate-limit-answer-bytes", envOr("FLEETGRAPH_RATE_LIMIT_ANSWER_BYTES", ratelimit.DefaultAnswerBytes.String()),
 		"bytes the searches, ES|QL queries and export listings of one data owner may answer together, size/period such as 1GiB/1m, or off (env FLEETGRAPH_RATE_LIMIT_ANSWER_BYTES)")
 	fs.StringVar(&c.RateRepeatHold, "rate-limit-repeat-hold", envOr("FLEETGRAPH_RATE_LIMIT_REPEAT_HOLD", ratelimit.DefaultRepeatHold.String()),
@@ -195,6 +206,7 @@ func (c *config) rateLimits(st *store.Store, log *slog.Logger) (*ratelimit.Limit
 		{c.RateKey, "--rate-limit-key (FLEETGRAPH_RATE_LIMIT_KEY)", &l.Key},
 		{c.RateDataOwner, "--rate-limit-data-owner (FLEETGRAPH_RATE_LIMIT_DATA_OWNER)", &l.DataOwner},
 		{c.RateProbe, "--rate-limit-probe (FLEETGRAPH_RATE_LIMIT_PROBE)", &l.Probe},
+		{c.RateWebClients, "--analytics-new-clients (FLEETGRAPH_ANALYTICS_NEW_CLIENTS)", &l.WebClients},
 	} {
 		r, err := ratelimit.ParseRate(s.raw)
 		if err != nil {
@@ -220,6 +232,7 @@ func (c *config) rateLimits(st *store.Store, log *slog.Logger) (*ratelimit.Limit
 const (
 	defaultRequestTimeout   = server.DefaultRequestTimeout
 	defaultStatementTimeout = 60 * time.Second
+	defaultDatabaseWait     = 5 * time.Second
 )
 
 // deadlineFlags registers the time limits of requests and statements
@@ -231,6 +244,18 @@ func (c *config) deadlineFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.StatementTimeout, "statement-timeout", envOr("FLEETGRAPH_STATEMENT_TIMEOUT", defaultStatementTimeout.String()),
 		"PostgreSQL statement_timeout of the server's connections, a Go duration of at most 2m (env FLEETGRAPH_STATEMENT_TIMEOUT); "+
 			"searches use --search-timeout instead")
+	fs.StringVar(&c.DatabaseWait, "database-wait", envOr("FLEETGRAPH_DATABASE_WAIT", defaultDatabaseWait.String()),
+		"how long PostgreSQL may leave a ping unanswered (pinged every second over a connection of its own) before it is declared down: "+
+			"API requests then answer 503 with Retry-After at once, whatever --request-timeout, and /readyz 503; "+
+			"a Go duration of at most --request-timeout, or off (env FLEETGRAPH_DATABASE_WAIT)")
+}
+
+// databaseWait is the configured --database-wait (0: off).
+func (c *config) databaseWait(requestTimeout time.Duration) (time.Duration, error) {
+	if strings.EqualFold(strings.TrimSpace(c.DatabaseWait), "off") {
+		return 0, nil
+	}
+	return duration(c.DatabaseWait, defaultDatabaseWait, requestTimeout, "--database-wait (FLEETGRAPH_DATABASE_WAIT)")
 }
 
 // metricsOff is the --metrics-addr that serves no metrics.
@@ -427,7 +452,12 @@ func (c *config) openStore(ctx context.Context, log *slog.Logger) (*store.Store,
 		_ = stopPG(context.Background())
 		return nil, nil, err
 	}
+	log.Info("connected to PostgreSQL; applying migrations", "database", s.Database())
 	if err := s.Migrate(ctx); err != nil {
+		var busy *store.BusyError
+		if errors.As(err, &busy) {
+			err = fmt.Errorf("%w. Wait until it has finished and start again, or stop it", err)
+		}
 		s.Close()
 		_ = stopPG(context.Background())
 		return nil, nil, err

@@ -46,6 +46,27 @@ func TestRequestAndStatementTimeoutConfig(t *testing.T) {
 	}
 }
 
+// TestDatabaseWaitConfig: --database-wait (FLEETGRAPH_DATABASE_WAIT) is 5s
+// by default, off turns it off, and it may not be longer than the request
+// deadline.
+func TestDatabaseWaitConfig(t *testing.T) {
+	t.Setenv("FLEETGRAPH_DATABASE_WAIT", "")
+	if d, err := parseConfig(t).databaseWait(time.Minute); err != nil || d != 5*time.Second {
+		t.Errorf("default: %s %v, want 5s", d, err)
+	}
+	for raw, want := range map[string]time.Duration{"2s": 2 * time.Second, "off": 0, "OFF": 0, "1m": time.Minute} {
+		if d, err := parseConfig(t, "--database-wait", raw).databaseWait(time.Minute); err != nil || d != want {
+			t.Errorf("%q: %s %v, want %s", raw, d, err, want)
+		}
+	}
+	for _, bad := range []string{"0s", "-1s", "61s", "soon"} {
+		if _, err := parseConfig(t, "--database-wait", bad).databaseWait(time.Minute); err == nil ||
+			!strings.Contains(err.Error(), "FLEETGRAPH_DATABASE_WAIT") {
+			t.Errorf("%q: %v, want an error naming the setting", bad, err)
+		}
+	}
+}
+
 // serve's pool runs with the configured statement_timeout; migrate's
 // (which does not take the flag) with none of ours.
 func TestStatementTimeoutSetsThePool(t *testing.T) {

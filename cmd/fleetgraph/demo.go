@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -29,22 +30,36 @@ const demoOwner = "demo"
 
 // seedDemo bootstraps the demo data owner (with a fresh admin key and export
 // key of its org_admin) and, the first time, fills it with a small realistic
-// fleet. It returns the keys.
-func seedDemo(ctx context.Context, st *store.Store, sealer *auth.Sealer) (issuedKeys, error) {
-	keys, b, err := bootstrapKeys(ctx, st, sealer, demoOwner, "demo@fleetgraph.example", "demo")
-	if err != nil {
-		return keys, fmt.Errorf("demo: %w", err)
-	}
-	existing, err := st.Isps(ctx, b.DataOwnerID, store.IspFilter{})
-	if err != nil {
-		return keys, err
-	}
-	if len(existing) == 0 { // not seeded yet
-		if err := fillDemo(ctx, st, sealer, b.DataOwnerID); err != nil {
-			return keys, err
+// fleet. It returns the keys. One process at a time loads it: another one
+// that is loading it into the same database for longer than store.StartWait
+// is an error saying so.
+func seedDemo(ctx context.Context, st *store.Store, sealer *auth.Sealer, log *slog.Logger) (keys issuedKeys, err error) {
+	err = st.Alone(ctx, store.StepDemo, store.StartWait, func() error {
+		var b store.Bootstrapped
+		keys, b, err = bootstrapKeys(ctx, st, sealer, demoOwner, "demo@fleetgraph.example", "demo")
+		if err != nil {
+			return fmt.Errorf("demo: %w", err)
 		}
+		existing, err := st.Isps(ctx, b.DataOwnerID, store.IspFilter{})
+		if err != nil {
+			return err
+		}
+		if len(existing) == 0 { // not seeded yet
+			log.Info("loading the demo data owner", "data_owner", demoOwner, "database", st.Database())
+			if err := fillDemo(ctx, st, sealer, b.DataOwnerID); err != nil {
+				return err
+			}
+		} else {
+			log.Info("the demo data owner is loaded already: keeping its data, issuing new keys", "data_owner", demoOwner,
+				"database", st.Database())
+		}
+		return refreshDemoStatus(ctx, st, b.DataOwnerID, time.Now())
+	})
+	var busy *store.BusyError
+	if errors.As(err, &busy) {
+		err = fmt.Errorf("%w. Wait until it has finished and start again, or start without --demo", err)
 	}
-	return keys, refreshDemoStatus(ctx, st, b.DataOwnerID, time.Now())
+	return keys, err
 }
 
 // demoStatusRecords is how many system status records each demo probe has.
@@ -178,6 +193,9 @@ func fillDemo(ctx context.Context, st *store.Store, sealer *auth.Sealer, owner i
 	_, err = st.CreateServiceCredential(ctx, owner, store.CredentialInput{Name: s("Ookla account"), Service: s("ookla"),
 		Username: s("fleet"), SealedPassword: sealer.Seal("demo-password")})
 	if err != nil {
+		return err
+	}
+	if err := loadDemoHistory(ctx, st, owner, uuids, time.Now()); err != nil {
 		return err
 	}
 	return loadDemoDocuments(ctx, st, owner, uuids, fleetgraph.Fixtures)

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/fleetgraph/fleetgraph/apitest"
+	"github.com/fleetgraph/fleetgraph/graphiql"
 )
 
 // serve --demo fills the demo data owner with the fixture set, its clients
@@ -18,7 +21,7 @@ import (
 func TestDemoLoadsTheFixtureSet(t *testing.T) {
 	e := apitest.Get(t)
 	ctx := context.Background()
-	keys, err := seedDemo(ctx, e.Store, e.Sealer)
+	keys, err := seedDemo(ctx, e.Store, e.Sealer, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatalf("seed: %v", err)
 	}
@@ -34,8 +37,14 @@ func TestDemoLoadsTheFixtureSet(t *testing.T) {
 			t.Fatal(err)
 		}
 		want[kind] = len(bytes.Split(bytes.TrimSpace(raw), []byte("\n")))
+		switch kind { // and the speed test history (loadDemoHistory): 4 a day per probe, probe-01's open episode
+		case "measurement":
+			want[kind] += 12 * demoHistoryDays * 4
+		case "anomaly_event":
+			want[kind]++
+		}
 		if got := countDocs(t, owner, kind); got != want[kind] {
-			t.Errorf("%s: %d documents, want the fixture's %d", kind, got, want[kind])
+			t.Errorf("%s: %d documents, want the fixture's and the history's %d", kind, got, want[kind])
 		}
 	}
 	// The fixture's clients became demo probes: no client of the fixture
@@ -82,8 +91,13 @@ func TestDemoLoadsTheFixtureSet(t *testing.T) {
 			}
 		}
 	}
-	if total != want["measurement"] {
-		t.Errorf("%d measurements through the probes, want %d", total, want["measurement"])
+	var reachable int // the first 100 of each probe's
+	if err := e.Store.Pool().QueryRow(ctx, `SELECT sum(least(n, 100)) FROM (SELECT count(*) AS n FROM documents
+		WHERE data_owner_id = $1 AND kind = 'measurement' GROUP BY client_uuid) c`, owner).Scan(&reachable); err != nil {
+		t.Fatal(err)
+	}
+	if total != reachable {
+		t.Errorf("%d measurements through the probes, want %d", total, reachable)
 	}
 
 	// The demo's default config has a published version and a newer draft,
@@ -131,8 +145,12 @@ func TestDemoLoadsTheFixtureSet(t *testing.T) {
 
 	// Seeding again (a restart with --demo) adds nothing; the status records
 	// are renewed in place.
-	if _, err := seedDemo(ctx, e.Store, e.Sealer); err != nil {
+	var said bytes.Buffer
+	if _, err := seedDemo(ctx, e.Store, e.Sealer, slog.New(slog.NewTextHandler(&said, nil))); err != nil {
 		t.Fatalf("second seed: %v", err)
+	}
+	if !strings.Contains(said.String(), "the demo data owner is loaded already") {
+		t.Errorf("a second seed does not say the demo is there already; it logged:\n%s", said.String())
 	}
 	if got := countDocs(t, owner, "measurement"); got != want["measurement"] {
 		t.Errorf("after a second seed: %d measurements, want %d", got, want["measurement"])
@@ -141,4 +159,55 @@ func TestDemoLoadsTheFixtureSet(t *testing.T) {
 		t.Errorf("after a second seed: %d system status records, want %d", got, statusDocs)
 	}
 	demoStates()
+}
+
+// The query GraphiQL opens with (graphiql.ExampleQuery, also the README's)
+// answers on the demo data: the twelve probes, their latest measurement,
+// the fleet's health with probe-07 critical.
+func TestTheExampleQueryAnswersOnTheDemo(t *testing.T) {
+	e := apitest.Get(t)
+	keys, err := seedDemo(context.Background(), e.Store, e.Sealer, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatalf("seed: %v", err)
+	}
+	hdr := http.Header{"Content-Type": {"application/json"}, "X-API-KEY": {keys.Admin}}
+	r := apitest.Send(t, nil, apitest.Request(t, http.MethodPost, e.URL+"/graphql", hdr,
+		map[string]any{"query": graphiql.ExampleQuery, "operationName": "Fleet"}))
+	var got struct {
+		Data struct {
+			ClientsConnection struct {
+				TotalCount int
+				Edges      []struct {
+					Node struct {
+						Label        string
+						Measurements struct {
+							Edges []struct{ Node struct{ ID string } }
+						}
+					}
+				}
+			}
+			FleetHealth []struct{ ClientLabel, State string }
+		}
+		Errors []any
+	}
+	if err := json.Unmarshal(r.Raw, &got); err != nil || r.Status != http.StatusOK || len(got.Errors) > 0 {
+		t.Fatalf("the example query: %d %v: %s", r.Status, err, r.Raw)
+	}
+	c := got.Data.ClientsConnection
+	measured := 0
+	for _, edge := range c.Edges {
+		if len(edge.Node.Measurements.Edges) == 1 {
+			measured++
+		}
+	}
+	if c.TotalCount != 12 || len(c.Edges) != 12 || measured == 0 {
+		t.Errorf("%d clients, %d edges, %d with a latest measurement; want the 12 demo probes, some measured", c.TotalCount, len(c.Edges), measured)
+	}
+	states := map[string]string{}
+	for _, h := range got.Data.FleetHealth {
+		states[h.ClientLabel] = h.State
+	}
+	if states["probe-07"] != "critical" || states["probe-03"] != "warning" {
+		t.Errorf("fleet health %v, want probe-07 critical and probe-03 at a warning", states)
+	}
 }

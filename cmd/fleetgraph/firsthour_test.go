@@ -8,12 +8,15 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/server"
+	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/store/testdb"
 )
 
 // What a new user meets in the first hour: usage text, bootstrap's keys and
@@ -68,6 +71,7 @@ func TestCommandsHelpSucceedsAndListsOnlyTheirFlags(t *testing.T) {
 		"migrate":   {"-addr", "-elasticsearch-url", "-search-timeout", "-secret-key"},
 		"bootstrap": {"-elasticsearch-url", "-search-timeout"},
 		"import":    {"-addr", "-elasticsearch-url", "-search-timeout"},
+		"analyze":   {"-addr", "-elasticsearch-url", "-search-timeout"},
 	}
 	for cmd, flags := range ignored {
 		out := captureStderr(t, func() {
@@ -199,4 +203,58 @@ func captureFile(t *testing.T, file **os.File, f func()) string {
 	*file = saved
 	w.Close()
 	return <-done
+}
+
+// A key bootstrap made on another database (DATABASE_URL set for one
+// command only) is a 401 that names the server's database and says what to
+// do; it names nothing of the other database, no user and no password. A
+// key that is not of fleetgraph's form is the plain 401.
+func TestAKeyOfAnotherDatabaseNamesTheServersDatabase(t *testing.T) {
+	e := apitest.Get(t)
+	db, st, err := testdb.Create(context.Background(), "fleetgraph_test_other", store.Options{MaxConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	t.Cleanup(db.Drop)
+	var out bytes.Buffer
+	if err := bootstrap(context.Background(), []string{"--database-url", db.URL, "--data-dir", t.TempDir(),
+		"--data-owner", "elsewhere", "--email", "owner@elsewhere.example", "--json"}, &out); err != nil {
+		t.Fatalf("bootstrap: %v", err)
+	}
+	var keys map[string]any
+	if err := json.Unmarshal(out.Bytes(), &keys); err != nil {
+		t.Fatal(err)
+	}
+	admin, _ := keys["api_key"].(string)
+	parts := []string{"unknown API key: this server's database (" + e.Store.Database() + ") holds no such client_admin key",
+		"--database-url (DATABASE_URL)"}
+	r := e.Admin(t, http.MethodGet, "/isps", admin, nil)
+	wantMessage(t, r, http.StatusUnauthorized, parts...)
+	g := e.GraphQL(t, admin, `{ me { id } }`, nil)
+	if len(g.Errors) == 0 || !strings.Contains(g.Errors[0].Message, parts[0]) {
+		t.Errorf("GraphQL: %s, want the message naming the database", g.Raw)
+	}
+	u, _ := url.Parse(db.URL)
+	for _, raw := range [][]byte{r.Raw, g.Raw} {
+		if strings.Contains(string(raw), strings.TrimPrefix(u.Path, "/")) || strings.Contains(string(raw), "postgres@") {
+			t.Errorf("the 401 names the other database or a user: %s", raw)
+		}
+	}
+	wantMessage(t, e.Admin(t, http.MethodGet, "/isps", "not-a-fleetgraph-key", nil), http.StatusUnauthorized,
+		"missing, unknown, expired or revoked API key")
+}
+
+// An unknown flag is one line and where the flags are listed, not the 70
+// lines of every flag.
+func TestAnUnknownFlagIsOneLineAndAPointerToH(t *testing.T) {
+	for _, args := range [][]string{{"serve", "--databse-url", "x"}, {"import", "--kindd", "measurement", "f.ndjson"}, {"migrate", "--adr"}} {
+		var err error
+		out := captureStderr(t, func() { err = run(context.Background(), args) })
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if err == nil || len(lines) != 2 || !strings.HasPrefix(lines[0], "flag provided but not defined: ") ||
+			lines[1] != "see fleetgraph "+args[0]+" -h for its flags" {
+			t.Errorf("%v: %v, printed:\n%s", args, err, out)
+		}
+	}
 }

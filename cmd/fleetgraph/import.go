@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/fleetgraph/fleetgraph/detector"
 	"io"
 	"os"
 	"strings"
@@ -40,7 +41,9 @@ const importUsage = `Usage: fleetgraph import --data-owner NAME --kind KIND [fla
 
 Loads one JSON document a line into the data owner; a document replaces the
 stored one of the same kind and id (importing a file again changes nothing).
-Clients the documents name are created when missing. Bad lines (invalid JSON,
+Clients the documents name are created when missing. The measurements
+loaded are then judged by the analyzer in time order, whatever the order of
+the lines (docs/analyzer.md). Bad lines (invalid JSON,
 missing or invalid id, client_uuid, created_at or type, another data owner's
 client, longer than --max-line-bytes) are reported on stderr by line number
 and skipped; the rest is loaded. Progress is shown on stderr when it is a
@@ -132,6 +135,12 @@ func importDocs(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err := rollUp(ctx, st, stdout); err != nil {
 		return err
 	}
+	start = time.Now()
+	clients, err := detector.Drain(ctx, st, o.ID)
+	if err != nil {
+		return fmt.Errorf("documents loaded, but the analyzer stopped (a running server goes on): %w", err)
+	}
+	fmt.Fprintf(stdout, "analyzed the measurements of %d clients in %s\n", clients, time.Since(start).Round(time.Millisecond))
 	if s.Bad > 0 {
 		return &exitError{code: exitPartial, msg: fmt.Sprintf("%d bad lines skipped (reported above by number); the other %d documents are loaded",
 			s.Bad, s.Loaded())}
@@ -183,16 +192,19 @@ func rollUp(ctx context.Context, st *store.Store, stdout io.Writer) error {
 // parseInterspersed parses flags that may come after the positional ones.
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
+	err := parseBriefly(fs, func() error {
+		for {
+			if err := fs.Parse(args); err != nil {
+				return err
+			}
+			if fs.NArg() == 0 {
+				return nil
+			}
+			pos = append(pos, fs.Arg(0))
+			args = fs.Args()[1:]
 		}
-		if fs.NArg() == 0 {
-			return pos, nil
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
+	})
+	return pos, err
 }
 
 func validKind(kind string) bool {

@@ -126,9 +126,35 @@ func TestImportLoadsEveryTestdataFile(t *testing.T) {
 	out, errOut, err := runImport(t, nil, "--data-owner", e.NewOwner(t, "import-thief").Slug, "--kind", "measurement",
 		filepath.Join(dir, "measurements.ndjson"))
 	if err == nil || !strings.Contains(err.Error(), "nothing loaded") ||
-		strings.Count(errOut, "client belongs to another data owner") != 30 ||
-		!strings.Contains(errOut, "line 30: client belongs to another data owner\n") {
+		strings.Count(errOut, "client belongs to another data owner") != 2 ||
+		!strings.HasSuffix(errOut, "\n30 lines: client belongs to another data owner: lines 1–30\n") {
 		t.Errorf("foreign import: %v, %s, stderr %q", err, out, errOut)
+	}
+}
+
+// A file as people save it: with a byte order mark, as a JSON array, pretty
+// printed. The mark is read past; the other two are told how to convert.
+func TestImportTakesABOMAndExplainsArraysAndPrettyPrinting(t *testing.T) {
+	e := apitest.Get(t)
+	o := e.NewOwner(t, "import-shapes")
+	doc := func(id string) string {
+		return fmt.Sprintf(`{"id":%q,"type":"WebMeasurement","client_uuid":"7f3c2a10-5b1e-4c2d-9a8e-2f6b1d0c9e47","created_at":"2026-11-02T08:00:00Z"}`, id)
+	}
+	out, errOut, err := runImport(t, strings.NewReader("\ufeff"+doc("bom-1")+"\n"+doc("bom-2")+"\n"),
+		"--data-owner", o.Slug, "--kind", "measurement", "-")
+	if err != nil || errOut != "" || summaryOf(t, out) != "loaded=2 new=2 updated=0 unchanged=0 bad=0 clients=1" {
+		t.Errorf("a file with a BOM: %v, %s, stderr %q", err, out, errOut)
+	}
+	for name, c := range map[string]struct{ in, hint string }{
+		"array":        {"[" + doc("a-1") + ",\n" + doc("a-2") + "]\n", "the input is a JSON array: import takes one JSON object per line (NDJSON); convert the file with: jq -c '.[]' FILE"},
+		"pretty":       {"{\n  \"id\": \"p-1\",\n  \"type\": \"WebMeasurement\"\n}\n", "the input looks pretty-printed (one document over several lines): import takes one JSON object per line (NDJSON); convert the file with: jq -c . FILE"},
+		"pretty array": {"[\n  {\n    \"id\": \"p-1\"\n  }\n]\n", "the input is a JSON array"},
+	} {
+		_, errOut, err := runImport(t, strings.NewReader(c.in), "--data-owner", o.Slug, "--kind", "measurement", "-")
+		lines := strings.Split(strings.TrimSpace(errOut), "\n")
+		if err == nil || !strings.HasPrefix(lines[len(lines)-1], c.hint) || strings.Count(errOut, c.hint) != 1 {
+			t.Errorf("%s: %v, stderr:\n%s\nwant its last line to be the hint %q", name, err, errOut, c.hint)
+		}
 	}
 }
 

@@ -48,7 +48,8 @@ func startServeProcess(t *testing.T, e *apitest.Env, dir string) *serveProcess {
 			return p
 		}
 		if i == 600 {
-			t.Fatalf("the server process never answered: %v (log in %s)", err, log.Name())
+			b, _ := os.ReadFile(log.Name())
+			t.Fatalf("the server process never answered: %v; it logged:\n%s", err, b)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -2,17 +2,14 @@ package main
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/fleetgraph/fleetgraph/apitest"
-	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // TestServeRefusesAnInvalidReleaseCatalogue: a catalogue that does not
@@ -35,38 +32,12 @@ func TestServeRefusesAnInvalidReleaseCatalogue(t *testing.T) {
 	}
 }
 
-// TestServeRefreshesLicensePairs: the background refresher merges the pairs
-// new measurements logged.
-func TestServeRefreshesLicensePairs(t *testing.T) {
-	e := apitest.Get(t)
-	o := e.NewOwner(t, "licenserefresh")
-	c := o.NewClient(t, store.NewClient{})
-	o.NewMeasurements(t, apitest.MeasurementOpts{ClientUUID: c.UUID, Subject: "youtube"})
-	ctx, cancel := context.WithCancel(context.Background())
-	wait := runLicensePairs(ctx, e.Store, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	defer func() { cancel(); wait() }()
-	for deadline := time.Now().Add(3 * licenseEvery); ; time.Sleep(50 * time.Millisecond) {
-		var pairs int
-		err := e.Store.Pool().QueryRow(context.Background(),
-			`SELECT count(*) FROM license_pairs WHERE data_owner_id = $1 AND client_uuid = $2 AND subject = 'youtube'`, o.ID, c.UUID).Scan(&pairs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if pairs == 1 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the measurement's pair was not merged within %s", 3*licenseEvery)
-		}
-	}
-}
-
 // TestDemoHasAMonthOfLicenseUsage: the demo fleet's measurements (November
 // 2026) make a month of license usage under its registration key.
 func TestDemoHasAMonthOfLicenseUsage(t *testing.T) {
 	e := apitest.Get(t)
 	ctx := context.Background()
-	keys, err := seedDemo(ctx, e.Store, e.Sealer)
+	keys, err := seedDemo(ctx, e.Store, e.Sealer, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatalf("seed: %v", err)
 	}

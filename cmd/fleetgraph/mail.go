@@ -1,16 +1,12 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
-	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/fleetgraph/fleetgraph/notify"
-	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // smtpConfig is the mail server of serve (FLEETGRAPH_SMTP_*).
@@ -51,19 +47,4 @@ func (c *config) mailer() (*notify.Mailer, error) {
 		return nil, fmt.Errorf("SMTP settings (--smtp-*, FLEETGRAPH_SMTP_*): %w", err)
 	}
 	return mailer, nil
-}
-
-// runMail fans events out to the users' mail (always: what is queued waits
-// for a mailer) and sends the outbox through mailer, when there is one,
-// until ctx ends.
-func runMail(ctx context.Context, st *store.Store, mailer *notify.Mailer, log *slog.Logger) (wait func()) {
-	var wg sync.WaitGroup
-	wg.Go(func() { (&notify.Notifier{Store: st, Log: log}).Run(ctx) })
-	if mailer == nil {
-		log.Info("no SMTP server configured (--smtp-host, FLEETGRAPH_SMTP_HOST): e-mail stays queued in the outbox")
-		return wg.Wait
-	}
-	log.Info("e-mail goes out through SMTP", "server", mailer.Addr())
-	wg.Go(func() { (&notify.Sender{Store: st, Mailer: mailer, Log: log}).Run(ctx) })
-	return wg.Wait
 }

@@ -5,6 +5,7 @@
 //	fleetgraph bootstrap   create a data owner, an org_admin user and key
 //	fleetgraph import      load an NDJSON file of documents into a data owner
 //	fleetgraph expire      run one retention pass (expired documents, partitions) and exit
+//	fleetgraph analyze     replay anomaly detection over stored measurements
 //	fleetgraph openapi     write the REST APIs' OpenAPI documents
 //	fleetgraph sdl         write the Apollo Federation subgraph schema
 //
@@ -64,6 +65,9 @@ Usage:
   fleetgraph expire [flags]                run one retention pass now and exit: create the coming
                                            months' partitions, drop or empty what is older than each
                                            data owner's retention_days (else --retention-days)
+  fleetgraph analyze --data-owner NAME [--since TIME] [--rule ID] [flags]
+                                           replay anomaly detection over the stored measurements
+                                           in time order (deterministic: the same episode ids)
   fleetgraph openapi [--out DIR]           write the REST APIs' OpenAPI documents (also served
                                            at <base>/openapi.json) into DIR; no database needed
   fleetgraph sdl [--out FILE]              write the Apollo Federation subgraph schema (what
@@ -101,6 +105,8 @@ func command(ctx context.Context, args []string) error {
 		return importDocs(ctx, args[1:], os.Stdin, os.Stdout, os.Stderr)
 	case "expire":
 		return expire(ctx, args[1:], os.Stdout)
+	case "analyze":
+		return analyze(ctx, args[1:], os.Stdout, os.Stderr)
 	case "openapi":
 		return openapi(args[1:], os.Stdout)
 	case "sdl":
@@ -121,7 +127,7 @@ func command(ctx context.Context, args []string) error {
 // succeeds), a bad flag errUsage (the flag package has said why), and an
 // argument that is not a flag an error naming it.
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	err := fs.Parse(args)
+	err := parseBriefly(fs, func() error { return fs.Parse(args) })
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		return err
@@ -132,6 +138,27 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 			fs.Name(), fs.Arg(0), fs.Name())
 	}
 	return nil
+}
+
+// parseBriefly runs parse (fs.Parse, once or more) with fs's usage held
+// back: -h prints it in full; a bad flag prints the flag package's one line
+// and where the flags are listed, so that the error does not scroll away
+// above some 70 lines of flags.
+func parseBriefly(fs *flag.FlagSet, parse func() error) error {
+	usage := fs.Usage
+	fs.Usage = func() {}
+	err := parse()
+	fs.Usage = usage
+	switch {
+	case errors.Is(err, flag.ErrHelp) && usage != nil:
+		usage()
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprintf(fs.Output(), "Usage of fleetgraph %s:\n", fs.Name())
+		fs.PrintDefaults()
+	case err != nil:
+		fmt.Fprintf(fs.Output(), "see fleetgraph %s -h for its flags\n", fs.Name())
+	}
+	return err
 }
 
 // version is the module version and VCS revision the binary was built from.

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/fleetgraph/fleetgraph/apitest"
+	"github.com/fleetgraph/fleetgraph/clientapi"
 	"github.com/fleetgraph/fleetgraph/server"
 )
 
@@ -22,7 +23,8 @@ func TestOpenAPIWritesTheServedDocuments(t *testing.T) {
 		t.Fatalf("openapi: %v", err)
 	}
 	e := apitest.Get(t)
-	for file, base := range map[string]string{"client_admin_api_v1.json": server.AdminBase, "export_api_v1.json": server.ExportBase} {
+	for file, base := range map[string]string{"client_admin_api_v1.json": server.AdminBase, "export_api_v1.json": server.ExportBase,
+		"client_api_v1.json": clientapi.Base} {
 		written, err := os.ReadFile(filepath.Join(dir, file))
 		if err != nil {
 			t.Fatalf("%s: %v (printed %q)", file, err, out.String())

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/url"
 	"sync"
-	"time"
 
 	"github.com/fleetgraph/fleetgraph/obs"
 	"github.com/fleetgraph/fleetgraph/search"
@@ -16,18 +15,14 @@ import (
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
-// rollupEvery is how often the embedded backend's rollups are refreshed.
-const rollupEvery = 5 * time.Second
-
 // searchBackend chooses the search backend: Elasticsearch when configured
 // (with its indexer running in the background until ctx ends), else the
-// embedded PostgreSQL backend. The embedded backend's rollup refresher runs
-// in the background either way: writes keep marking days dirty, and the
-// rollups must be current should the server run without Elasticsearch
-// again. wait returns once the background work has stopped after ctx
-// ended (the indexer's lock released), for a clean shutdown.
+// embedded PostgreSQL backend. (The embedded backend's rollups are
+// refreshed either way, by a periodic job: package jobs.) wait returns once
+// the background work has stopped after ctx ended (the indexer's lock
+// released), for a clean shutdown.
 //
-// m, when not nil, records the rollup refresher's and the indexer's rounds.
+// m, when not nil, records the indexer's rounds.
 func (c *config) searchBackend(ctx context.Context, st *store.Store, log *slog.Logger, m *obs.Metrics) (search.Backend, func(), error) {
 	timeout, err := c.searchTimeout()
 	if err != nil {
@@ -47,11 +42,6 @@ func (c *config) searchBackend(ctx context.Context, st *store.Store, log *slog.L
 		}
 	}
 	var wg sync.WaitGroup
-	var observeRollups func(int, time.Duration, error)
-	if m != nil {
-		observeRollups = m.RollupRound
-	}
-	wg.Go(func() { pg.RunRollups(ctx, st.Pool(), rollupEvery, log, observeRollups) })
 	if esb == nil {
 		log.Info("search backend: embedded PostgreSQL", "search_timeout", timeout.String())
 		b := pg.New(st.Pool())

@@ -42,29 +42,6 @@ func TestSearchBackendIsPostgreSQLByDefault(t *testing.T) {
 	if _, ok := b.(*pg.Backend); !ok {
 		t.Errorf("backend = %T, want *pg.Backend", b)
 	}
-
-	// Its rollups are refreshed in the background.
-	waitRolledUp(t, e, o.ID)
-}
-
-// waitRolledUp waits for the background refresher to roll up the one day
-// of the data owner's documents.
-func waitRolledUp(t *testing.T, e *apitest.Env, ownerID int64) {
-	t.Helper()
-	for deadline := time.Now().Add(3 * rollupEvery); ; time.Sleep(100 * time.Millisecond) {
-		var days int
-		err := e.Store.Pool().QueryRow(context.Background(), `SELECT count(*) FROM rollup_days WHERE data_owner_id = $1`,
-			ownerID).Scan(&days)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if days == 1 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the document's day was not rolled up within %s", 3*rollupEvery)
-		}
-	}
 }
 
 func TestElasticsearchURLSelectsElasticsearchAndRunsTheIndexer(t *testing.T) {
@@ -110,8 +87,6 @@ func TestElasticsearchURLSelectsElasticsearchAndRunsTheIndexer(t *testing.T) {
 	if want := `"_index":"analytics-production-` + o.Slug + `-measurements-videomeasurement"`; !strings.Contains(got, want) {
 		t.Errorf("the indexer did not send the document to its index: want %s in %q", want, got)
 	}
-	// The rollups stay current too, for a restart without Elasticsearch.
-	waitRolledUp(t, e, o.ID)
 }
 
 func TestSearchTimeoutConfig(t *testing.T) {

@@ -11,14 +11,17 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
+	"syscall"
 	"time"
 
-	"github.com/fleetgraph/fleetgraph/admission"
+	"github.com/fleetgraph/fleetgraph/dashboard"
 	"github.com/fleetgraph/fleetgraph/graphiql"
+	"github.com/fleetgraph/fleetgraph/listener"
 	"github.com/fleetgraph/fleetgraph/obs"
 	"github.com/fleetgraph/fleetgraph/releases"
 	"github.com/fleetgraph/fleetgraph/resolvers"
 	"github.com/fleetgraph/fleetgraph/server"
+	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/stream"
 )
 
@@ -51,6 +54,15 @@ func serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The address first: a taken one ends the start before anything else
+	// runs, and everything started below stops when serve returns early.
+	ln, err := listen(cfg.Addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	sealer, err := cfg.sealer(log)
 	if err != nil {
 		return err
@@ -86,15 +98,23 @@ func serve(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeStore()
-	st.CacheKeys()
+	dbWait, err := cfg.databaseWait(requestTimeout)
+	if err != nil {
+		return err
+	}
+	var live *store.Liveness
+	if dbWait > 0 {
+		live = st.WatchLiveness(ctx, dbWait)
+	}
+	notices := listener.New(st.Pool().Config().ConnConfig)
+	notices.Subscribe(store.AuthChannel, st.AuthCaches())
 	limiter, err := cfg.rateLimits(st, log)
 	if err != nil {
 		return err
 	}
-	heavySlots, heavyPerOwner := admission.Sizes(int(st.Pool().Config().MaxConns))
 	var demoKeys issuedKeys
 	if demo {
-		if demoKeys, err = seedDemo(ctx, st, sealer); err != nil {
+		if demoKeys, err = seedDemo(ctx, st, sealer, log); err != nil {
 			return err
 		}
 	}
@@ -112,24 +132,24 @@ func serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	waitLicense := runLicensePairs(ctx, st, log)
-	defer waitLicense()
 	waitExpiry := runExpiry(ctx, st, retention, log)
 	defer waitExpiry()
-	waitMail := runMail(ctx, st, mailer, log)
-	defer waitMail()
-	stopWebhooks, err := cfg.startWebhooks(ctx, st, sealer, log)
+	stopJobs, err := cfg.startJobs(ctx, st, sealer, mailer, metrics, log)
 	if err != nil {
 		return err
 	}
-	defer stopWebhooks()
-	handler, err := server.New(&resolvers.Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend, Releases: catalogue,
-		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true, RetentionDaysDefault: retention,
-		MaxAnswerBytes: answerBytes, Heavy: admission.New(heavySlots, heavyPerOwner, admission.DefaultWait),
-		RequestTimeout: requestTimeout, AI: ai, Stream: stream.Start(ctx, st, log), RateLimits: limiter}, opts...)
+	defer stopJobs()
+	res := resolvers.New(st, sealer, log, backend)
+	res.Releases, res.MaxAnswerBytes, res.RequestTimeout, res.AI, res.RateLimits = catalogue, answerBytes, requestTimeout, ai, limiter
+	res.Liveness = live
+	res.RetentionDaysDefault = retention
+	res.Stream = stream.Start(ctx, st, notices, log)
+	handler, err := server.New(res, opts...)
 	if err != nil {
 		return err
 	}
+	notices.Start()
+	defer notices.Close()
 	stopMetrics, err := serveMetrics(ctx, cfg.MetricsAddr, metrics, log)
 	if err != nil {
 		return err
@@ -143,10 +163,6 @@ func serve(ctx context.Context, args []string) error {
 		WriteTimeout:      2 * time.Minute,
 		IdleTimeout:       2 * time.Minute,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
-	}
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	log.Info("fleetgraph listening", "addr", ln.Addr().String())
 	missing := graphiql.Missing()
@@ -171,6 +187,20 @@ func serve(ctx context.Context, args []string) error {
 	}
 	waitSearch() // the indexer and the rollup refresher stop with ctx
 	return nil
+}
+
+// listen opens the server's address; a taken one is an error that says
+// what to do about it.
+func listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, fmt.Errorf("address %s is taken: another process listens there (another fleetgraph, such as a make run "+
+			"in another terminal?). Stop it, or choose another address with --addr or FLEETGRAPH_ADDR (e.g. --addr 127.0.0.1:8081)", addr)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s (--addr, FLEETGRAPH_ADDR): %w", addr, err)
+	}
+	return ln, nil
 }
 
 // serveMetrics serves GET /metrics on a listener of its own when addr is
@@ -204,8 +234,12 @@ func printBanner(out io.Writer, addr net.Addr, demoKeys issuedKeys, noGraphiQL b
 	if noGraphiQL {
 		notBuilt = "  (not built into this binary: run make assets, then rebuild)"
 	}
-	fmt.Fprintf(out, "fleetgraph is running.\n  GraphiQL:   %s/graphql%s\n  Admin API:  %s%s\n  Export API: %s%s\n",
-		base, notBuilt, base, server.AdminBase, base, server.ExportBase)
+	dashboardNote := "  (sign in with an admin API key)"
+	if !dashboard.Built() {
+		dashboardNote = "  (not built into this binary: run make assets, then rebuild)"
+	}
+	fmt.Fprintf(out, "fleetgraph is running.\n  Dashboard:  %s/%s\n  GraphiQL:   %s/graphql%s\n  Admin API:  %s%s\n  Export API: %s%s\n",
+		base, dashboardNote, base, notBuilt, base, server.AdminBase, base, server.ExportBase)
 	if tcp, ok := addr.(*net.TCPAddr); ok && tcp.IP.IsUnspecified() {
 		fmt.Fprintf(out, "It listens on all network interfaces (port %d); --addr 127.0.0.1:%d keeps it to this machine.\n",
 			tcp.Port, tcp.Port)

@@ -10,10 +10,23 @@ import (
 
 func TestRateLimitSettings(t *testing.T) {
 	c := config{RateKey: "10/1s", RateDataOwner: "off", RateProbe: ratelimit.DefaultProbe.String(),
-		RateAnswerBytes: ratelimit.DefaultAnswerBytes.String()}
+		RateAnswerBytes: ratelimit.DefaultAnswerBytes.String(), RateWebClients: ratelimit.DefaultWebClients.String()}
 	l, err := c.rateLimits(nil, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if l.WebClients != (ratelimit.Rate{Limit: 1000, Period: 24 * time.Hour}) {
+		t.Errorf("default bound on new web clients %s, want 1000/24h", l.WebClients)
+	}
+	for raw, want := range map[string]ratelimit.Rate{"5/1h": {Limit: 5, Period: time.Hour}, "off": {}} {
+		if l, err := (&config{RateKey: "off", RateDataOwner: "off", RateProbe: "off", RateAnswerBytes: "off",
+			RateWebClients: raw}).rateLimits(nil, nil); err != nil || l.WebClients != want {
+			t.Errorf("new web clients %q: %+v, %v; want %s", raw, l, err, want)
+		}
+	}
+	if _, err := (&config{RateKey: "off", RateDataOwner: "off", RateProbe: "off", RateAnswerBytes: "off",
+		RateWebClients: "1000/48h"}).rateLimits(nil, nil); err == nil || !strings.Contains(err.Error(), "FLEETGRAPH_ANALYTICS_NEW_CLIENTS") {
+		t.Errorf("new web clients 1000/48h: %v, want an error naming the setting", err)
 	}
 	if l.Key != (ratelimit.Rate{Limit: 10, Period: time.Second}) || !l.DataOwner.Off() || l.Probe != ratelimit.DefaultProbe ||
 		l.AnswerBytes != (ratelimit.ByteRate{Bytes: 1 << 30, Period: time.Minute}) {

@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/jobs"
+	"github.com/fleetgraph/fleetgraph/notify"
+	"github.com/fleetgraph/fleetgraph/obs"
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/webhooks"
 )
@@ -33,9 +36,12 @@ func (c *config) webhookFlags(fs *flag.FlagSet) {
 			"(env FLEETGRAPH_WEBHOOK_RESCUE_AFTER); empty: the attempt time limit plus 35s")
 }
 
-// startWebhooks starts the delivery engine; stop waits for the running
-// attempts (at most 10 s).
-func (c *config) startWebhooks(ctx context.Context, st *store.Store, sealer *auth.Sealer, log *slog.Logger) (stop func(), err error) {
+// startJobs starts the process's background work (package jobs): the
+// webhook deliveries, the e-mail (through mailer, when there is one) and
+// every periodic job (m records the rollup refreshes); stop waits for the
+// running jobs (at most 10 s).
+func (c *config) startJobs(ctx context.Context, st *store.Store, sealer *auth.Sealer, mailer *notify.Mailer,
+	m *obs.Metrics, log *slog.Logger) (stop func(), err error) {
 	allow, err := webhooks.ParseCIDRs(c.Webhooks.AllowCIDRs)
 	if err != nil {
 		return nil, err
@@ -48,12 +54,14 @@ func (c *config) startWebhooks(ctx context.Context, st *store.Store, sealer *aut
 	if err != nil {
 		return nil, err
 	}
-	e, err := webhooks.New(webhooks.Config{Store: st, Sealer: sealer, Logger: log, AllowCIDRs: allow,
-		Timeout: timeout, RescueAfter: rescue})
-	if err != nil {
-		return nil, err
+	if mailer == nil {
+		log.Info("no SMTP server configured (--smtp-host, FLEETGRAPH_SMTP_HOST): e-mail stays queued in the outbox")
+	} else {
+		log.Info("e-mail goes out through SMTP", "server", mailer.Addr())
 	}
-	if err := e.Start(ctx); err != nil {
+	r, err := jobs.StartProcess(ctx, jobs.Process{Store: st, Log: log, Mailer: mailer, RescueAfter: rescue, ObserveRollups: m.RollupRound,
+		Webhooks: webhooks.New(webhooks.Config{Store: st, Sealer: sealer, Logger: log, AllowCIDRs: allow, Timeout: timeout})})
+	if err != nil {
 		return nil, err
 	}
 	if len(allow) > 0 {
@@ -62,8 +70,8 @@ func (c *config) startWebhooks(ctx context.Context, st *store.Store, sealer *aut
 	return func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if err := e.Stop(sctx); err != nil {
-			log.Warn("stopping the webhook engine", "err", err)
+		if err := r.Stop(sctx); err != nil {
+			log.Warn("stopping the background jobs", "err", err)
 		}
 	}, nil
 }

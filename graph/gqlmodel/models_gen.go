@@ -141,6 +141,65 @@ type AnomalyEventByIDsInput struct {
 	ID string `json:"ID"`
 }
 
+// Filters of anomaly event connections; every given filter must match, a list
+// matches any of its values.
+type AnomalyEventFilter struct {
+	// Episodes of these statuses (new: open; resolved).
+	Statuses []string `json:"statuses,omitempty"`
+	// Episodes of these severities (warning, critical).
+	Severities []string `json:"severities,omitempty"`
+	// Episodes about these measurement types (measurement_type), e.g. SpeedtestMeasurement.
+	MeasurementTypes []string `json:"measurementTypes,omitempty"`
+	// Episodes of these metrics (metric), e.g. download.
+	Metrics []string `json:"metrics,omitempty"`
+	// Episodes of these detection passes (spike, shift, data_quality).
+	DetectionPasses []string `json:"detectionPasses,omitempty"`
+	// Episodes that were still seen at or after this time (last_seen_at, else first_seen_at, else created_at).
+	Since *time.Time `json:"since,omitempty"`
+	// Episodes first seen before this time (first_seen_at, else created_at).
+	Until *time.Time `json:"until,omitempty"`
+}
+
+// A new rule of the data owner.
+type AnomalyRuleCreateInput struct {
+	// A name for people.
+	Name string `json:"name"`
+	// The measurement document type, e.g. SpeedtestMeasurement.
+	MeasurementType string `json:"measurementType"`
+	// The dotted path of the metric, e.g. statistic_values.download.
+	Metric string `json:"metric"`
+	// The study subject to limit it to; null or absent: any subject.
+	Subject *string `json:"subject,omitempty"`
+	// up, down or both.
+	Direction string `json:"direction"`
+	// The unit (default none).
+	Unit *string `json:"unit,omitempty"`
+	// The passes to run (default all: spike, shift, data_quality).
+	Passes []string `json:"passes,omitempty"`
+	// Whether it runs (default true).
+	Enabled *bool `json:"enabled,omitempty"`
+}
+
+// The changes to a rule: an absent field keeps the stored value. Of a built-in rule only enabled can change.
+type AnomalyRuleUpdateInput struct {
+	// A name for people.
+	Name graphql.Omittable[*string] `json:"name,omitempty"`
+	// The measurement document type.
+	MeasurementType graphql.Omittable[*string] `json:"measurementType,omitempty"`
+	// The dotted path of the metric.
+	Metric graphql.Omittable[*string] `json:"metric,omitempty"`
+	// The study subject; null: any subject.
+	Subject graphql.Omittable[*string] `json:"subject,omitempty"`
+	// up, down or both.
+	Direction graphql.Omittable[*string] `json:"direction,omitempty"`
+	// The unit.
+	Unit graphql.Omittable[*string] `json:"unit,omitempty"`
+	// The passes to run.
+	Passes graphql.Omittable[[]string] `json:"passes,omitempty"`
+	// Whether it runs.
+	Enabled graphql.Omittable[*bool] `json:"enabled,omitempty"`
+}
+
 // A new analytics or export API key.
 type APIKeyCreateInput struct {
 	// A name for the key.
@@ -304,6 +363,8 @@ type DataOwnerSettingsInput struct {
 	ClientDegradedDetectionEnabled graphql.Omittable[*bool] `json:"clientDegradedDetectionEnabled,omitempty"`
 	// Switches detection of failed study executions.
 	StudyFailureDetectionEnabled graphql.Omittable[*bool] `json:"studyFailureDetectionEnabled,omitempty"`
+	// New clients the client analytics keys may create per analyticsNewClientsPeriod, 0 to 1,000,000; null for the server's bound.
+	AnalyticsNewClients graphql.Omittable[*int64] `json:"analyticsNewClients,omitempty"`
 }
 
 // One page of the data owner's own clients, newest first.
@@ -685,6 +746,14 @@ type StudyDescriptionImport struct {
 // text-start/-delta/-end, tool-input-available, tool-output-available, data-*,
 // finish, error).
 type Subscription struct {
+}
+
+// Filters of a client's system status records.
+type SystemStatusRecordFilter struct {
+	// Records stored at or after this time.
+	Since *time.Time `json:"since,omitempty"`
+	// Records stored before this time.
+	Until *time.Time `json:"until,omitempty"`
 }
 
 // A new user of the data owner.

@@ -16,8 +16,11 @@ import (
 
 // Limits of aggregations (400 beyond them).
 const (
-	maxAggBuckets   = 10000 // buckets in one response, all levels together
-	maxTermsSize    = 10000
+	// maxAggBuckets is Elasticsearch's search.max_buckets default: buckets
+	// in one response, all levels together; a terms size may ask for as
+	// many (Elasticsearch checks the buckets made, not the size).
+	maxAggBuckets   = 65536
+	maxTermsSize    = maxAggBuckets
 	maxTopHitsSize  = 100 // from + size of one top_hits
 	maxTopHitsTotal = 10000
 	maxAggNodes     = 200           // aggregations in one request, all levels together
@@ -60,6 +63,9 @@ func (b *Backend) aggregations(ctx context.Context, q querier, a *args, where st
 	}
 	scope, _ := ctx.Value(aggScopeKey{}).(search.Scope)
 	x := &aggExec{ctx: ctx, b: b, q: q, base: a, where: where, scope: scope}
+	if err := x.partitionTerms(nodes); err != nil {
+		return nil, err
+	}
 	if rq != nil {
 		if x.cells, err = x.loadCells(nodes, rq); err != nil {
 			return nil, err
@@ -164,9 +170,13 @@ type aggNode struct {
 	otherKy string
 	query   map[string]any // filter
 
-	percents []float64
-	sort     []hitSort
-	source   *srcFilter // nil keeps the whole _source
+	percents  []float64
+	sort      []hitSort
+	source    *srcFilter // nil keeps the whole _source
+	valueType string     // terms value_type ("date" reads an unmapped field's missing as a date)
+	// top_hits version and seq_no_primary_term: the hits carry _version,
+	// _seq_no and _primary_term as the search hits do (backend.go hit).
+	version, seqNo bool
 }
 
 // termsFilter is a terms include or exclude: a regular expression the
@@ -174,6 +184,9 @@ type aggNode struct {
 type termsFilter struct {
 	regex  string
 	values []string
+	// partition of num_partitions (num > 0): the values whose hash falls
+	// in it, resolved to values before the statements run (partitionTerms).
+	partition, numPartitions int
 }
 
 type termsOrder struct {
@@ -185,6 +198,9 @@ type aggRange struct {
 	from, to float64 // ±Inf when open
 	key      string
 	keySet   bool
+	// fromDate, toDate are bounds given as dates or date math (a date
+	// field's range), read when the field's type is known (typeAggs).
+	fromDate, toDate string
 }
 
 type aggFilter struct {
@@ -346,6 +362,9 @@ func typeAggs(nodes []*aggNode, types fieldTypes) error {
 				n.ftype = store.FieldDate
 			}
 		}
+		if n.valueType == "date" && n.ftype == "" {
+			n.ftype = store.FieldDate // an unmapped field read as dates (its missing)
+		}
 		if n.termsFmt != "" {
 			var err error
 			if n.ftype == store.FieldDate {
@@ -354,6 +373,16 @@ func typeAggs(nodes []*aggNode, types fieldTypes) error {
 				}
 				n.hasFmt = true
 			} else if err := n.numFormatParam(map[string]any{"format": n.termsFmt}); err != nil {
+				return err
+			}
+		}
+		if n.typ == "range" {
+			if err := n.finishRanges(); err != nil {
+				return err
+			}
+		}
+		if n.typ == "terms" && n.ftype == store.FieldDate {
+			if err := n.dateTermsParams(); err != nil {
 				return err
 			}
 		}

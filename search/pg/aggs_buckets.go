@@ -476,14 +476,7 @@ func (x *aggExec) bucketResult(n *aggNode, pp string, rows []bucketRow, metrics 
 			if r, ok := got[i]; ok {
 				bs[i], err = x.newBucket(n, *r, metrics)
 				if err == nil && n.typ == "range" {
-					rg := n.ranges[i]
-					bs[i]["key"] = rg.key
-					if !math.IsInf(rg.from, 0) {
-						bs[i]["from"] = rg.from
-					}
-					if !math.IsInf(rg.to, 0) {
-						bs[i]["to"] = rg.to
-					}
+					n.rangeFields(bs[i], i)
 				}
 				register(r.key, bs[i])
 			} else {

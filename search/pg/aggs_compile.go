@@ -16,6 +16,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/search/dateformat"
 	"github.com/fleetgraph/fleetgraph/search/datemath"
+	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // compileTerms reads a terms aggregation: size, order, min_doc_count, missing.
@@ -63,7 +64,63 @@ func (n *aggNode) compileTerms(v any) error {
 			return n.badf("[format] must be a non-empty string")
 		}
 	}
+	if vt, ok := p["value_type"]; ok {
+		if n.valueType, _ = vt.(string); n.valueType == "" {
+			return n.badf("[value_type] must be a string")
+		}
+	}
 	return n.orderParam(p["order"])
+}
+
+// dateTermsParams reads the include, exclude and missing of terms of a
+// date field as Elasticsearch does: dates in the aggregation's format (or
+// the field's, strict_date_optional_time||epoch_millis), compared and
+// keyed as epoch milliseconds. A regular expression is refused, as
+// Elasticsearch refuses it on a field that is not a string.
+func (n *aggNode) dateTermsParams() error {
+	for key, f := range map[string]*termsFilter{"include": n.include, "exclude": n.exclude} {
+		if f == nil || f.numPartitions > 0 {
+			continue // a partition: resolved to epoch milliseconds (partitionTerms)
+		}
+		if f.values == nil {
+			return n.badf("Aggregation [%s] cannot support regular expression style include/exclude settings as they can only "+
+				"be applied to string fields. Use an array of values for include/exclude clauses", n.name)
+		}
+		for i, v := range f.values {
+			ms, err := n.dateMillis(v)
+			if err != nil {
+				return n.badf("[%s] %v", key, err)
+			}
+			f.values[i] = strconv.FormatInt(ms, 10)
+		}
+	}
+	if n.hasMissing {
+		ms, err := n.dateMillis(scalarText(n.missing))
+		if err != nil {
+			return n.badf("[missing] %v", err)
+		}
+		n.missing = ms
+	}
+	return nil
+}
+
+// dateMillis reads a date of a date field's terms: epoch milliseconds, or
+// a date in the aggregation's format, else ISO 8601.
+func (n *aggNode) dateMillis(s string) (int64, error) {
+	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return ms, nil
+	}
+	if n.hasFmt && n.dfmt.Custom() {
+		if t, _, ok := n.dfmt.Read(s, time.UTC); ok {
+			return t.UnixMilli(), nil
+		}
+		return 0, fmt.Errorf("failed to parse date field [%s] with format [%s]", s, n.termsFmt)
+	}
+	t, _, err := datemath.Parse(s, time.UTC)
+	if err != nil {
+		return 0, fmt.Errorf("failed to parse date field [%s] with format [strict_date_optional_time||epoch_millis]", s)
+	}
+	return t.UnixMilli(), nil
 }
 
 // compileDateHistogram reads a date_histogram: interval, time_zone, format, offset, bounds.
@@ -167,7 +224,27 @@ func (n *aggNode) termsFilterParam(p map[string]any, key string) (*termsFilter, 
 		}
 		return f, nil
 	case map[string]any:
-		return nil, n.badf("[%s] partitions are not supported", key)
+		if key != "include" {
+			return nil, n.badf("[%s] must be a regular expression or an array of values", key)
+		}
+		f := &termsFilter{}
+		for k, x := range v {
+			i, err := intParam(x)
+			switch {
+			case k != "partition" && k != "num_partitions":
+				return nil, n.badf("[include] takes partition and num_partitions, not [%s]", k)
+			case err != nil || i < 0:
+				return nil, n.badf("[include] [%s] must be a non-negative integer", k)
+			case k == "partition":
+				f.partition = i
+			default:
+				f.numPartitions = i
+			}
+		}
+		if f.numPartitions < 1 || f.partition >= f.numPartitions {
+			return nil, n.badf("[include] needs num_partitions above 0 and partition below it")
+		}
+		return f, nil
 	}
 	return nil, n.badf("[%s] must be a regular expression or an array of values", key)
 }
@@ -198,9 +275,10 @@ func (n *aggNode) noFormat(p map[string]any) error {
 	return nil
 }
 
-// compileRange reads a range aggregation: its ranges, ordered by from, then to.
+// compileRange reads a range aggregation: its ranges (ordered by from, then
+// to, by finishRanges once the field's type is known) and missing.
 func (n *aggNode) compileRange(v any) error {
-	p, err := n.params(v, "field", "ranges", "keyed", "format")
+	p, err := n.params(v, "field", "ranges", "keyed", "format", "missing")
 	if err != nil {
 		return err
 	}
@@ -209,6 +287,14 @@ func (n *aggNode) compileRange(v any) error {
 	}
 	if err := n.fieldParam(p); err != nil {
 		return err
+	}
+	if m, ok := p["missing"]; ok {
+		switch m.(type) {
+		case string, float64, json.Number, int, int64:
+			n.missing, n.hasMissing = m, true
+		default:
+			return n.badf("[missing] must be a number or a date")
+		}
 	}
 	rs, ok := p["ranges"].([]any)
 	if !ok || len(rs) == 0 {
@@ -227,6 +313,15 @@ func (n *aggNode) compileRange(v any) error {
 					continue
 				}
 				f, err := floatParam(val)
+				if s, isStr := val.(string); err != nil && isStr {
+					// a date or date math: a date field's bound (finishRanges)
+					if k == "from" {
+						ar.fromDate = s
+					} else {
+						ar.toDate = s
+					}
+					continue
+				}
 				if err != nil {
 					return n.badf("range [%s] must be a number", k)
 				}
@@ -245,10 +340,58 @@ func (n *aggNode) compileRange(v any) error {
 				return n.badf("unsupported range parameter [%s]", k)
 			}
 		}
-		if !ar.keySet {
-			ar.key = rangeBound(ar.from) + "-" + rangeBound(ar.to)
-		}
 		n.ranges = append(n.ranges, ar)
+	}
+	return n.keyedParam(p)
+}
+
+// finishRanges reads the date bounds and missing of a range aggregation of
+// a date field as Elasticsearch does (dates or date math, compared as
+// epoch milliseconds, keys written as dates), refuses them on other fields,
+// names the ranges and orders them by from, then to.
+func (n *aggNode) finishRanges() error {
+	date := n.ftype == store.FieldDate
+	read := func(what, s string, roundUp bool) (float64, error) {
+		if !date {
+			return 0, n.badf("range [%s] must be a number", what)
+		}
+		t, err := datemath.Eval(s, time.Now(), roundUp, time.UTC, dateformat.Format{})
+		if err != nil {
+			return 0, n.badf("range [%s] %v", what, err)
+		}
+		return float64(t.UnixMilli()), nil
+	}
+	for i := range n.ranges {
+		ar := &n.ranges[i]
+		var err error
+		if ar.fromDate != "" {
+			if ar.from, err = read("from", ar.fromDate, false); err != nil {
+				return err
+			}
+		}
+		if ar.toDate != "" {
+			if ar.to, err = read("to", ar.toDate, false); err != nil {
+				return err
+			}
+		}
+		if !ar.keySet {
+			ar.key = n.rangeBound(ar.from) + "-" + n.rangeBound(ar.to)
+		}
+	}
+	if s, ok := n.missing.(string); ok && n.hasMissing {
+		f, err := floatParam(s)
+		if err != nil {
+			if f, err = read("missing", s, false); err != nil {
+				return err
+			}
+		}
+		n.missing = f
+	} else if n.hasMissing {
+		f, err := floatParam(n.missing)
+		if err != nil {
+			return n.badf("[missing] must be a number or a date")
+		}
+		n.missing = f
 	}
 	// Elasticsearch answers ranges ordered by from, then to.
 	sort.SliceStable(n.ranges, func(i, j int) bool {
@@ -257,7 +400,26 @@ func (n *aggNode) compileRange(v any) error {
 		}
 		return n.ranges[i].to < n.ranges[j].to
 	})
-	return n.keyedParam(p)
+	return nil
+}
+
+// rangeFields sets the key, from and to of range bucket i on b (of a date
+// field, also from_as_string and to_as_string).
+func (n *aggNode) rangeFields(b map[string]any, i int) {
+	r := n.ranges[i]
+	b["key"] = r.key
+	if !math.IsInf(r.from, 0) {
+		b["from"] = r.from
+		if n.ftype == store.FieldDate {
+			b["from_as_string"] = n.dateKeyString(int64(r.from))
+		}
+	}
+	if !math.IsInf(r.to, 0) {
+		b["to"] = r.to
+		if n.ftype == store.FieldDate {
+			b["to_as_string"] = n.dateKeyString(int64(r.to))
+		}
+	}
 }
 
 // compileFilter reads a filter aggregation: its query.
@@ -454,9 +616,10 @@ func (n *aggNode) compilePercentiles(v any) error {
 	return n.numMissing(p)
 }
 
-// compileTopHits reads top_hits: size, from, sort and _source.
+// compileTopHits reads top_hits: size, from, sort, _source, version and
+// seq_no_primary_term.
 func (n *aggNode) compileTopHits(v any) error {
-	p, err := n.params(v, "size", "from", "sort", "_source")
+	p, err := n.params(v, "size", "from", "sort", "_source", "version", "seq_no_primary_term")
 	if err != nil {
 		return err
 	}
@@ -480,6 +643,13 @@ func (n *aggNode) compileTopHits(v any) error {
 	if s, ok := p["_source"]; ok {
 		if n.source, err = parseSource(s); err != nil {
 			return n.badf("%v", err)
+		}
+	}
+	for key, to := range map[string]*bool{"version": &n.version, "seq_no_primary_term": &n.seqNo} {
+		if b, ok := p[key]; ok {
+			if *to, ok = b.(bool); !ok {
+				return n.badf("[%s] must be a boolean", key)
+			}
 		}
 	}
 	return nil
@@ -744,9 +914,14 @@ func javaDouble(f float64) string {
 	return mant + "E" + strconv.Itoa(e)
 }
 
-func rangeBound(f float64) string {
-	if math.IsInf(f, 0) {
+// rangeBound is a bound in a range's key: * when open, a date of a date
+// field, else the number as Java writes it.
+func (n *aggNode) rangeBound(f float64) string {
+	switch {
+	case math.IsInf(f, 0):
 		return "*"
+	case n.ftype == store.FieldDate:
+		return n.dateKeyString(int64(f))
 	}
 	return javaDouble(f)
 }

@@ -136,14 +136,7 @@ func (x *aggExec) fixedBucket(n *aggNode, i int) (map[string]any, error) {
 	}
 	b := map[string]any{"doc_count": int64(0)}
 	if n.typ == "range" {
-		r := n.ranges[i]
-		b["key"] = r.key
-		if !math.IsInf(r.from, 0) {
-			b["from"] = r.from
-		}
-		if !math.IsInf(r.to, 0) {
-			b["to"] = r.to
-		}
+		n.rangeFields(b, i)
 	}
 	return b, x.populate(b, n.subs)
 }
@@ -413,7 +406,13 @@ func (x *aggExec) join(st *args, n *aggNode) (string, error) {
 		}
 		return q, nil
 	case "date_histogram":
-		ts := timeExpr(st, n.field)
+		// A multi-valued date puts the document in the bucket of each of
+		// its values, once per bucket (Elasticsearch: rest-api-spec
+		// search.aggregation/361_date_histogram_multivalue.yml).
+		ts, from := "d.created_at", ""
+		if n.field != "created_at" {
+			ts, from = "fg_time(mv.v)", " FROM fg_mv("+jsonExpr(st, n.field)+") AS mv(v)"
+		}
 		cast := "::text"
 		if n.tz.interval {
 			cast = "::interval"
@@ -439,20 +438,30 @@ func (x *aggExec) join(st *args, n *aggNode) (string, error) {
 			b := "(floor((" + lms + " - " + off + ")::float8 / " + iv + ")::bigint * " + iv + " + " + off + ")"
 			keyTs = "(('epoch'::timestamp + " + b + "::float8 * interval '1 millisecond') AT TIME ZONE " + z + ")"
 		}
-		return "(SELECT to_jsonb(floor(extract(epoch from " + keyTs + ") * 1000)::bigint) AS k WHERE " + ts + " IS NOT NULL)", nil
+		return "(SELECT DISTINCT to_jsonb(floor(extract(epoch from " + keyTs + ") * 1000)::bigint) AS k" + from + " WHERE " + ts + " IS NOT NULL)", nil
 	case "histogram":
 		v := numVal(st, n)
 		return "(SELECT to_jsonb(floor((" + v + " - " + st.add(n.offset) + "::float8) / " + st.add(n.interval) +
 			"::float8)) AS k WHERE " + v + " IS NOT NULL)", nil
 	case "range":
-		v := numVal(st, n)
 		from := make([]float64, len(n.ranges))
 		to := make([]float64, len(n.ranges))
 		for i, r := range n.ranges {
 			from[i], to[i] = r.from, r.to
 		}
-		return "(SELECT to_jsonb(r.i - 1) AS k FROM unnest(" + st.add(from) + "::float8[], " + st.add(to) +
-			"::float8[]) WITH ORDINALITY AS r(f, t, i) WHERE " + v + " >= r.f AND " + v + " < r.t)", nil
+		ranges := "unnest(" + st.add(from) + "::float8[], " + st.add(to) + "::float8[]) WITH ORDINALITY AS r(f, t, i)"
+		if isColumn(n.field, columns) {
+			v := numVal(st, n)
+			return "(SELECT to_jsonb(r.i - 1) AS k FROM " + ranges + " WHERE " + v + " >= r.f AND " + v + " < r.t)", nil
+		}
+		// A document value: each value of a multi-value puts the document
+		// in its range (once per range); missing stands for no value.
+		j := jsonExpr(st, n.field)
+		vals := "SELECT coalesce(fg_num(mv.v), (extract(epoch from fg_time(mv.v)) * 1000)::float8) AS x FROM fg_mv(" + j + ") AS mv(v)"
+		if n.hasMissing {
+			vals += " UNION ALL SELECT " + st.add(n.missing) + "::float8 WHERE NOT EXISTS (SELECT 1 FROM fg_mv(" + j + "))"
+		}
+		return "(SELECT DISTINCT to_jsonb(r.i - 1) AS k FROM " + ranges + ", (" + vals + ") AS e WHERE e.x >= r.f AND e.x < r.t)", nil
 	case "filter":
 		c, err := x.cond(st, n, n.query)
 		if err != nil {

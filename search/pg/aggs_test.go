@@ -588,7 +588,7 @@ func TestAggsBadRequests(t *testing.T) {
 		"two types":            `{"g": {"avg": {"field": "a"}, "sum": {"field": "a"}}}`,
 		"no type":              `{"g": {"aggs": {}}}`,
 		"not an object":        `{"g": 1}`,
-		"terms size":           `{"g": {"terms": {"field": "a", "size": 10001}}}`,
+		"terms size":           `{"g": {"terms": {"field": "a", "size": 65537}}}`,
 		"terms size 0":         `{"g": {"terms": {"field": "a", "size": 0}}}`,
 		"terms no field":       `{"g": {"terms": {"size": 3}}}`,
 		"terms script":         `{"g": {"terms": {"script": "doc['a']"}}}`,
@@ -615,8 +615,8 @@ func TestAggsBadRequests(t *testing.T) {
 		"top_hits sort":        `{"g": {"top_hits": {"sort": [{"a": {"mode": "avg"}}]}}}`,
 		"nested unknown":       `{"g": {"terms": {"field": "a"}, "aggs": {"x": {"significant_terms": {"field": "b"}}}}}`,
 		"too many fill":        `{"g": {"histogram": {"field": "statistic_values.bitrate", "interval": 0.1}}}`,
-		"too many date fill":   `{"g": {"date_histogram": {"field": "created_at", "fixed_interval": "10s"}}}`,
-		"too many nested":      `{"g": {"terms": {"field": "study.subject"}, "aggs": {"h": {"histogram": {"field": "statistic_values.bitrate", "interval": 1}}}}}`,
+		"too many date fill":   `{"g": {"date_histogram": {"field": "created_at", "fixed_interval": "1s"}}}`,
+		"too many nested":      `{"g": {"terms": {"field": "study.subject"}, "aggs": {"h": {"histogram": {"field": "statistic_values.bitrate", "interval": 0.1}}}}}`,
 		"bad name":             `{"a>b": {"avg": {"field": "a"}}}`,
 		"filters empty":        `{"g": {"filters": {"filters": {}}}}`,
 		"min_doc_count":        `{"g": {"histogram": {"field": "a", "interval": 1, "min_doc_count": -1}}}`,
@@ -699,9 +699,9 @@ func TestAggsBucketLimit(t *testing.T) {
 	if len(rb) != 2000 || rb[100].(map[string]any)["doc_count"].(float64) != 1 || rb[101].(map[string]any)["doc_count"].(float64) != 0 {
 		t.Errorf("youtube ranges: %d buckets, [100] %v", len(rb), rb[100])
 	}
-	// 4 × 2600 + 4 > 10000.
-	if _, err := f.run(t, f.b, f.scope(), req(2600)); !errors.Is(err, search.ErrBadRequest) {
-		t.Fatalf("10404 buckets: %v, want a 400", err)
+	// 4 × 16400 + 4 > 65536, Elasticsearch's search.max_buckets.
+	if _, err := f.run(t, f.b, f.scope(), req(16400)); !errors.Is(err, search.ErrBadRequest) || !strings.Contains(err.Error(), "too many buckets") {
+		t.Fatalf("65604 buckets: %v, want a 400: too many buckets", err)
 	}
 }
 
@@ -711,5 +711,37 @@ func TestJavaDouble(t *testing.T) {
 		if got := javaDouble(f); got != want {
 			t.Errorf("javaDouble(%v) = %q, want %q", f, got, want)
 		}
+	}
+}
+
+// top_hits takes from in every bucket, and version and
+// seq_no_primary_term as the search hits do (Elasticsearch's top_hits
+// reference: "from", "version", "seq_no_primary_term" are options of the
+// hits; rest-api-spec search.aggregation/200_top_hits_metric.yml "top_hits
+// aggregation with sequence numbers": _seq_no >= 0, _primary_term >= 1).
+func TestAggsTopHitsFromVersion(t *testing.T) {
+	f := newAggFixture(t)
+	got := f.must(t, `{"s": {"terms": {"field": "study.subject", "size": 1}, "aggs": {
+		"next": {"top_hits": {"size": 2, "from": 1, "sort": [{"statistic_values.bitrate": {"order": "desc"}}], "_source": false,
+			"version": true, "seq_no_primary_term": true}}}}}`)
+	b := got.(map[string]any)["s"].(map[string]any)["buckets"].([]any)[0].(map[string]any)
+	th := b["next"].(map[string]any)["hits"].(map[string]any)
+	hits := th["hits"].([]any)
+	// youtube's bitrates by id: m7 6000, then the next two after from 1.
+	if b["key"] != "youtube" || th["total"].(map[string]any)["value"].(float64) != 4 || len(hits) != 2 {
+		t.Fatalf("top_hits with from: %v", th)
+	}
+	for _, h := range hits {
+		hit := h.(map[string]any)
+		if hit["_id"] == "m7" {
+			t.Errorf("from 1 answered the first hit: %v", hits)
+		}
+		if v, ok := hit["_version"].(float64); !ok || v < 1 || hit["_seq_no"] != hit["_version"] || hit["_primary_term"] != float64(1) {
+			t.Errorf("hit %v: want _version, _seq_no and _primary_term 1", hit)
+		}
+	}
+	if _, err := f.run(t, New(testPool(t)), f.scope(), `{"t": {"top_hits": {"version": "yes"}}}`); err == nil ||
+		!strings.Contains(err.Error(), "version") {
+		t.Fatalf("version \"yes\": %v, want a 400 naming version", err)
 	}
 }

@@ -61,6 +61,8 @@ func (x *aggExec) runTopHits(n *aggNode, objs map[string]map[string]any, sel []s
 		cols = append(cols, e)
 	}
 	order = append(order, "d.id")
+	cols = append(cols, "d.version")
+	version := len(cols) + 2 // its index in a row (after p, total, rn)
 	keys := "'[]'::text"
 	if L > 0 {
 		keys = "jsonb_build_array(" + keyCols(L, "") + ")::text"
@@ -116,6 +118,12 @@ func (x *aggExec) runTopHits(n *aggNode, objs map[string]map[string]any, sel []s
 				sv[i] = v
 			}
 			hit["sort"] = sv
+		}
+		if n.version {
+			hit["_version"] = r[version]
+		}
+		if n.seqNo {
+			hit["_seq_no"], hit["_primary_term"] = r[version], 1
 		}
 		hits[pp] = append(hits[pp], hit)
 	}

@@ -190,6 +190,9 @@ func (b *Backend) run(ctx context.Context, q querier, p *plan, after *cursor, wi
 		if err != nil {
 			return nil, err
 		}
+		if c.patterns > search.MaxQueryPatterns { // priced before it runs
+			return nil, search.QueryPatternsBad(c.patterns)
+		}
 		where += " AND (" + qc + ")"
 	}
 	// Aggregating and counting take the index prefilter (prefilter.go),

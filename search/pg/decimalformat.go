@@ -11,15 +11,22 @@ import (
 // decimalFormat is the subset of Java's DecimalFormat patterns that the
 // format of numeric aggregations takes (histogram key_as_string, metric
 // value_as_string): digits 0 and #, one decimal point, grouping with ','
-// ("#,##0.00", "0.0#", "#"). Other pattern characters (%, E, ', ;,
-// currency, literal text) are a 400, as is a pattern without digits.
+// ("#,##0.00", "0.0#", "#"), with literal text before and after the
+// number ("0.0 ms", "'#'0", quotes as in Java: ” is a quote). Other
+// pattern characters (%, ‰, ¤, E, ;) are a 400, as is a pattern without
+// digits.
 type decimalFormat struct {
 	minInt, minFrac, maxFrac int
 	group                    int // digits per group, 0: no grouping
+	prefix, suffix           string
 }
 
-func parseDecimalFormat(p string) (*decimalFormat, error) {
-	f := &decimalFormat{}
+func parseDecimalFormat(pattern string) (*decimalFormat, error) {
+	prefix, p, suffix, err := splitDecimalPattern(pattern)
+	if err != nil {
+		return nil, err
+	}
+	f := &decimalFormat{prefix: prefix, suffix: suffix}
 	intPart, frac, hasPoint := strings.Cut(p, ".")
 	if strings.ContainsAny(frac, ".,") {
 		return nil, search.Badf("unsupported decimal format pattern %q", p)
@@ -56,9 +63,45 @@ func parseDecimalFormat(p string) (*decimalFormat, error) {
 		}
 	}
 	if digits+f.maxFrac == 0 || (hasPoint && intPart == "" && frac == "") {
-		return nil, search.Badf("malformed decimal format pattern %q", p)
+		return nil, search.Badf("malformed decimal format pattern %q", pattern)
 	}
 	return f, nil
+}
+
+// splitDecimalPattern cuts a pattern into its literal prefix, its number
+// part (the run of 0 # , .) and its literal suffix, unquoting the literals.
+func splitDecimalPattern(p string) (prefix, number, suffix string, err error) {
+	var lit [2]strings.Builder
+	part, quoted := 0, false
+	var num strings.Builder
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case c == '\'':
+			if i+1 < len(p) && p[i+1] == '\'' {
+				lit[part].WriteByte('\'')
+				i++
+				continue
+			}
+			quoted = !quoted
+		case quoted:
+			lit[part].WriteByte(c)
+		case strings.IndexByte("0#,.", c) >= 0:
+			if part == 1 && lit[1].Len() > 0 || part == 1 && num.Len() > 0 && i > 0 && strings.IndexByte("0#,.", p[i-1]) < 0 {
+				return "", "", "", search.Badf("unsupported decimal format pattern %q: digits after the suffix", p)
+			}
+			num.WriteByte(c)
+			part = 1
+		case strings.ContainsRune("%;E", rune(c)) || strings.HasPrefix(p[i:], "‰") || strings.HasPrefix(p[i:], "¤"):
+			return "", "", "", search.Badf("unsupported decimal format pattern %q (digits 0 and #, '.' and ',', literal text)", p)
+		default:
+			lit[part].WriteByte(c)
+		}
+	}
+	if quoted {
+		return "", "", "", search.Badf("malformed decimal format pattern %q: unclosed quote", p)
+	}
+	return lit[0].String(), num.String(), lit[1].String(), nil
 }
 
 // format writes v as DecimalFormat does (rounding half-even).
@@ -101,6 +144,7 @@ func (f *decimalFormat) format(v float64) string {
 	if out == "" {
 		out = "0"
 	}
+	out = f.prefix + out + f.suffix
 	if v < 0 { // Java keeps the sign of a negative value rounded to zero
 		out = "-" + out
 	}

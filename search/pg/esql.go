@@ -47,7 +47,7 @@ import (
 //     long is a long (truncated), MIN/MAX of a boolean is a boolean. An
 //     array is a multi-value: COUNT counts values, SUM/AVG/MIN/MAX/VALUES
 //     read every element, STATS BY one puts the row in a group per value,
-//     TO_STRING of one is a multi-value, and comparisons and other
+//     a conversion of one converts each element (esql_convert.go), and comparisons and other
 //     single-value functions of one are null (without Elasticsearch's
 //     Warning header). STATS aggregates may read a BY alias, take WHERE
 //     conditions (STATS c = COUNT(*) WHERE x > 1), and a later BY of the
@@ -279,6 +279,7 @@ func (b esqlBase) sql() string {
 type esqlStats struct {
 	by     []esqlCol
 	sawAgg bool
+	sawBy  bool // a BY column was read outside an aggregate
 	// where is the condition of the aggregate being compiled (STATS
 	// ... WHERE), "" when none: its aggregate calls read only the rows
 	// meeting it.

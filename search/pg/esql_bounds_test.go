@@ -115,8 +115,11 @@ func esqlChain(n int, step, sep string) string {
 	return "FROM $P-measurements | EVAL x = statistic_values.bitrate | EVAL " + strings.Repeat(step+sep, n-1) + step
 }
 
-// maxPlanBytesPerStep bounds the EXPLAIN VERBOSE text of a step.
-const maxPlanBytesPerStep = 4096
+// maxPlanBytesPerStep bounds the EXPLAIN VERBOSE text of a step: linear
+// growth, not doubling, is what it guards. A conversion of a document value
+// (element by element, esql_convert.go) and long arithmetic checked for
+// overflow (esql_warn.go checkedLongOp) make a step of shape 3 about 5.6 KB.
+const maxPlanBytesPerStep = 6144
 
 // esqlPlanSize translates q and returns how long PostgreSQL took to plan it and
 // the length of its EXPLAIN VERBOSE text.

@@ -51,7 +51,7 @@ func (tr *esqlTranslator) eval(c *esql.Eval) error {
 func (tr *esqlTranslator) stats(c *esql.Stats) error {
 	tr.decideBase(nil)
 	st := &esqlStats{}
-	inner := []string{"s.*"}
+	inner := []string{"s.*", "true AS fg_row"} // fg_row: see aggregate's COUNT(*)
 	var group, lateral []string
 	// aliases are the BY columns named by an alias (BY a = x + y): the
 	// aggregates may read them (MAX(a)), as the grouping value.
@@ -101,7 +101,7 @@ func (tr *esqlTranslator) stats(c *esql.Stats) error {
 	var sel []string
 	var cols []esqlCol
 	for _, f := range c.Aggs {
-		st.sawAgg, st.where = false, ""
+		st.sawAgg, st.sawBy, st.where = false, false, ""
 		if f.Where != nil {
 			w, err := tr.compile(f.Where, nil)
 			if err != nil {
@@ -115,7 +115,9 @@ func (tr *esqlTranslator) stats(c *esql.Stats) error {
 		if err != nil {
 			return err
 		}
-		if !st.sawAgg {
+		if !st.sawAgg && !st.sawBy {
+			// A function of the grouping keys alone is answered
+			// (STATS l = LENGTH(g) BY g = ...), a constant is not.
 			return esqlBad(f.Expr.Position(), "expected an aggregate function in STATS, found [%s]", f.Name)
 		}
 		if e.t == etNull {
@@ -263,20 +265,17 @@ func (tr *esqlTranslator) keep(c *esql.Keep) error {
 }
 
 func (tr *esqlTranslator) drop(c *esql.Drop) error {
+	// Every name is resolved against the columns before the command: DROP
+	// a, a drops a once (Elasticsearch answers it).
+	before := make([]string, len(tr.cols))
+	for i, col := range tr.cols {
+		before[i] = col.name
+	}
 	for _, p := range c.Patterns {
-		matched := false
-		out := tr.cols[:0]
-		for _, col := range tr.cols {
-			if search.GlobMatch(p, col.name) {
-				matched = true
-				continue
-			}
-			out = append(out, col)
-		}
-		tr.cols = out
-		if !matched && tr.doc == nil && !strings.Contains(p, "*") {
+		if tr.doc == nil && !strings.Contains(p, "*") && !slices.Contains(before, p) {
 			return esqlBad(c.At, "Unknown column [%s]", p)
 		}
+		tr.cols = slices.DeleteFunc(tr.cols, func(col esqlCol) bool { return search.GlobMatch(p, col.name) })
 	}
 	if tr.doc != nil {
 		tr.doc.steps = append(tr.doc.steps, esqlStep{keep: false, pats: c.Patterns})

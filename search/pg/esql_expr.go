@@ -65,11 +65,14 @@ func (tr *esqlTranslator) conv(at esql.Pos, e esqlExpr, t esqlType) (string, err
 	case etInt:
 		switch e.t {
 		case etNum:
-			return "trunc(" + x + ")::bigint", nil
+			return esqlInRange(tr, "trunc(("+x+")::numeric)", esqlLongMin, esqlLongMax, "bigint"), nil
 		case etJSON:
-			return "trunc(fg_num(" + tr.sv(x) + "))::bigint", nil
+			// Through a double, in one evaluation (comparisons read every
+			// row); a value beyond a long is null, not an error. Arithmetic
+			// reads longs exactly (exactLong).
+			return esqlClampDouble("trunc(fg_num(" + tr.sv(x) + "))"), nil
 		case etText:
-			return "trunc(fg_num(to_jsonb(" + x + ")))::bigint", nil
+			return esqlInRange(tr, "trunc(fg_num(to_jsonb("+x+"))::numeric)", esqlLongMin, esqlLongMax, "bigint"), nil
 		case etBool:
 			return "(" + x + ")::int::bigint", nil
 		case etTime:
@@ -197,21 +200,7 @@ func (tr *esqlTranslator) compile(x esql.Expr, st *esqlStats) (esqlExpr, error) 
 		if err != nil {
 			return e, err
 		}
-		var t esqlType
-		switch x.Type {
-		case "integer", "int", "long":
-			t = etInt
-		case "double":
-			t = etNum
-		case "keyword", "text", "string":
-			t = etText
-		case "datetime", "date":
-			t = etTime
-		case "boolean", "bool":
-			t = etBool
-		}
-		s, err := tr.conv(x.At, e, t)
-		return esqlExpr{sql: s, t: t}, err
+		return tr.convert(x.At, e, esqlCastTypes[x.Type], x.Type == "integer" || x.Type == "int")
 	case *esql.Call:
 		if _, ok := esql.Aggregates[x.Name]; ok {
 			return tr.aggregate(x, st)
@@ -255,6 +244,7 @@ func (tr *esqlTranslator) ident(x *esql.Ident, st *esqlStats) (esqlExpr, error) 
 	if st != nil {
 		for i := len(st.by) - 1; i >= 0; i-- {
 			if st.by[i].name == x.Name {
+				st.sawBy = true
 				return esqlExpr{sql: st.by[i].sql, t: st.by[i].t, uuid: st.by[i].uuid}, nil
 			}
 		}
@@ -286,9 +276,12 @@ func (tr *esqlTranslator) unary(x *esql.Unary, st *esqlStats) (esqlExpr, error) 
 	if e.typ() == etInt {
 		t = etInt
 	}
-	n, err := tr.conv(x.X.Position(), e, t)
+	n, err := tr.arithOperand(x.X.Position(), e, t)
 	if err != nil {
 		return e, err
+	}
+	if t == etInt { // -(-2^63) overflows
+		return esqlExpr{sql: tr.checkedLongOp("-", "0::bigint", n), t: t}, nil
 	}
 	return esqlExpr{sql: "(-" + n + ")", t: t}, nil
 }
@@ -306,6 +299,23 @@ func (tr *esqlTranslator) like(x *esql.Like, st *esqlStats) (esqlExpr, error) {
 	pats := x.Patterns
 	if len(pats) == 0 {
 		pats = []string{x.Pattern}
+	}
+	for _, p := range pats {
+		if esqlMatchesAll(p, x.Regex) {
+			// Elasticsearch replaces a pattern (list) that matches every
+			// string by IS NOT NULL (its ReplaceRegexMatch rule): NOT LIKE
+			// ("*") keeps the rows where the value is null, and a
+			// multi-value matches (where-like.csv-spec
+			// notLikeListAllWildcard).
+			op := " IS NOT NULL)"
+			if x.Not {
+				op = " IS NULL)"
+			}
+			if e.t == etNull {
+				return esqlExpr{sql: fmt.Sprint(x.Not), t: etBool}, nil
+			}
+			return esqlExpr{sql: "(" + e.sql + op, t: etBool}, nil
+		}
 	}
 	// A list of patterns matches when any of them does.
 	var ors []string
@@ -335,6 +345,22 @@ func (tr *esqlTranslator) like(x *esql.Like, st *esqlStats) (esqlExpr, error) {
 		sqlText = "(NOT " + sqlText + ")"
 	}
 	return esqlExpr{sql: sqlText, t: etBool}, nil
+}
+
+// esqlMatchesAll reports whether pattern p matches every string: a LIKE
+// pattern of * alone, an RLIKE pattern of .* alone (also in a group).
+func esqlMatchesAll(p string, regex bool) bool {
+	if !regex {
+		return p != "" && strings.Trim(p, "*") == ""
+	}
+	for {
+		inner, ok := strings.CutPrefix(p, "(")
+		if !ok || !strings.HasSuffix(inner, ")") {
+			break
+		}
+		p = strings.TrimSuffix(inner, ")")
+	}
+	return p != "" && strings.Trim(strings.ReplaceAll(p, ".*", ""), "") == "" && strings.Count(p, ".*")*2 == len(p)
 }
 
 // in compiles IN and NOT IN over the common type of the values.
@@ -447,13 +473,18 @@ func (tr *esqlTranslator) binary(x *esql.Binary, st *esqlStats) (esqlExpr, error
 	if (l.typ() == etInt || l.t == etNull) && (r.typ() == etInt || r.t == etNull) {
 		t = etInt
 	}
-	ls, err := tr.conv(lp, l, t)
+	ls, err := tr.arithOperand(lp, l, t)
 	if err != nil {
 		return l, err
 	}
-	rs, err := tr.conv(rp, r, t)
+	rs, err := tr.arithOperand(rp, r, t)
 	if err != nil {
 		return r, err
+	}
+	if t == etInt && x.Op != "%" {
+		// A result outside a long is null with Elasticsearch's "long
+		// overflow" warning, not a failed query.
+		return esqlExpr{sql: tr.checkedLongOp(x.Op, ls, rs), t: t}, nil
 	}
 	switch x.Op {
 	case "/":
@@ -465,6 +496,37 @@ func (tr *esqlTranslator) binary(x *esql.Binary, st *esqlStats) (esqlExpr, error
 		return esqlExpr{sql: "mod((" + ls + ")::numeric, NULLIF(" + rs + ", 0)::numeric)::double precision", t: t}, nil
 	}
 	return esqlExpr{sql: "(" + ls + " " + x.Op + " " + rs + ")", t: t}, nil
+}
+
+// arithOperand is e as an operand of arithmetic in t: a document value as
+// a long exactly (exactLong), where overflow is judged.
+func (tr *esqlTranslator) arithOperand(at esql.Pos, e esqlExpr, t esqlType) (string, error) {
+	if t == etInt && e.t == etJSON {
+		return tr.exactLong(e.sql), nil
+	}
+	return tr.conv(at, e, t)
+}
+
+// exactLong is the document value x as a long, exact beyond 2^53 (a JSON
+// number read as numeric where a double would round it); null when it is
+// no number or beyond a long.
+func (tr *esqlTranslator) exactLong(x string) string {
+	return tr.bind(func(v []string) string {
+		j := v[0]
+		f := "(" + j + " #>> '{}')::float8"
+		n := "trunc((" + j + " #>> '{}')::numeric)"
+		return "CASE WHEN jsonb_typeof(" + j + ") <> 'number' THEN " + esqlClampDouble("trunc(fg_num("+j+"))") +
+			" WHEN abs(" + f + ") < 4.5e15 THEN trunc(" + f + ")::bigint WHEN " + n + " BETWEEN " + esqlLongMin + " AND " +
+			esqlLongMax + " THEN " + n + "::bigint END"
+	}, tr.sv(x))
+}
+
+// esqlClampDouble is the double f as a long, null beyond a long, f
+// evaluated once: -2^63 and 2^63 are doubles, and so is the next one
+// below -2^63.
+func esqlClampDouble(f string) string {
+	return "NULLIF(NULLIF(LEAST(GREATEST(" + f + ", -9223372036854777856::float8), 9223372036854775808::float8), " +
+		"9223372036854775808::float8), -9223372036854777856::float8)::bigint"
 }
 
 // clientUUIDEquality compares the document's client_uuid with a string

@@ -102,11 +102,11 @@ var esqlFunctions = map[string]func(c *esqlCall) (esqlExpr, error){
 	"TO_UPPER":    esqlOne(etText, "upper(X)", etText),
 	"LENGTH":      esqlOne(etText, "char_length(X)::bigint", etInt),
 	"TRIM":        esqlOne(etText, "btrim(X)", etText),
-	"TO_STRING":   esqlToString,
-	"TO_INTEGER":  esqlOne(etInt, "X", etInt),
-	"TO_LONG":     esqlOne(etInt, "X", etInt),
-	"TO_DOUBLE":   esqlOne(etNum, "X", etNum),
-	"TO_DATETIME": esqlOne(etTime, "X", etTime),
+	"TO_STRING":   esqlConversion("TO_STRING"),
+	"TO_INTEGER":  esqlConversion("TO_INTEGER"),
+	"TO_LONG":     esqlConversion("TO_LONG"),
+	"TO_DOUBLE":   esqlConversion("TO_DOUBLE"),
+	"TO_DATETIME": esqlConversion("TO_DATETIME"),
 	"CONCAT":      esqlConcat,
 	"SUBSTRING":   esqlSubstring,
 	"ROUND":       esqlRound,
@@ -179,7 +179,7 @@ var esqlFunctions = map[string]func(c *esqlCall) (esqlExpr, error){
 	},
 	"GREATEST":   esqlGreatestLeast,
 	"LEAST":      esqlGreatestLeast,
-	"TO_BOOLEAN": esqlOne(etBool, "X", etBool),
+	"TO_BOOLEAN": esqlConversion("TO_BOOLEAN"),
 	"DATE_TRUNC": func(c *esqlCall) (esqlExpr, error) {
 		return c.tr.timeBucket(c.x, c.es[1], c.pos(1), c.es[0], c.pos(0))
 	},
@@ -380,10 +380,13 @@ func (tr *esqlTranslator) aggregate(x *esql.Call, st *esqlStats) (esqlExpr, erro
 	}
 	st.sawAgg = true
 	if x.Star {
+		// s.fg_row (always true) rather than *: an aggregate reading a
+		// column belongs to the STATS query even where an expression over
+		// it is bound in a subquery (bind), as COUNT(*) would not.
 		if st.where != "" {
-			return esqlExpr{sql: "count(CASE WHEN " + st.where + " THEN 1 END)", t: etInt}, nil
+			return esqlExpr{sql: "count(CASE WHEN " + st.where + " THEN s.fg_row END)", t: etInt}, nil
 		}
-		return esqlExpr{sql: "count(*)", t: etInt}, nil
+		return esqlExpr{sql: "count(s.fg_row)", t: etInt}, nil
 	}
 	nargs := len(x.Args)
 	if x.Name == "COUNT_DISTINCT" {
@@ -398,6 +401,10 @@ func (tr *esqlTranslator) aggregate(x *esql.Call, st *esqlStats) (esqlExpr, erro
 		if st.where != "" && i == 0 && e.t != etNull {
 			// STATS ... WHERE: the other rows give null, which aggregates skip.
 			e = esqlExpr{sql: "(CASE WHEN " + st.where + " THEN " + e.sql + " END)", t: e.t, mt: e.mt}
+		}
+		if i == 0 && e.t != etNull && !strings.Contains(e.sql, "s.") {
+			// A constant (SUM(1)) reads s.fg_row, as COUNT(*) does.
+			e = esqlExpr{sql: "(CASE WHEN s.fg_row THEN " + e.sql + " END)", t: e.t, mt: e.mt}
 		}
 		es[i] = e
 	}
@@ -419,7 +426,7 @@ func (tr *esqlTranslator) aggregate(x *esql.Call, st *esqlStats) (esqlExpr, erro
 		return esqlExpr{sql: "count(DISTINCT " + e.sql + ")", t: etInt}, nil
 	case "SUM":
 		if e.t == etInt {
-			return esqlExpr{sql: "sum(" + e.sql + ")::bigint", t: etInt}, nil
+			return esqlExpr{sql: tr.checkedLongAgg("sum(" + e.sql + ")"), t: etInt}, nil
 		}
 		n, err := num()
 		if err != nil {
@@ -585,7 +592,7 @@ func (tr *esqlTranslator) mvAggregate(name string, at esql.Pos, e esqlExpr) (esq
 		if name == "SUM" && e.typ() == etInt {
 			t = etInt
 		}
-		v, err := tr.conv(at, elem, t)
+		v, err := tr.arithOperand(at, elem, t) // SUM judges overflow: longs exactly
 		if err != nil {
 			return esqlExpr{}, true, err
 		}
@@ -594,7 +601,7 @@ func (tr *esqlTranslator) mvAggregate(name string, at esql.Pos, e esqlExpr) (esq
 				t: etNum}, true, nil
 		}
 		if t == etInt {
-			return esqlExpr{sql: "sum(" + each("sum("+v+")") + ")::bigint", t: etInt}, true, nil
+			return esqlExpr{sql: tr.checkedLongAgg("sum(" + each("sum("+v+")") + ")"), t: etInt}, true, nil
 		}
 		return esqlExpr{sql: "sum(" + each("sum("+v+")") + ")", t: etNum}, true, nil
 	case "COUNT_DISTINCT":
@@ -605,7 +612,7 @@ func (tr *esqlTranslator) mvAggregate(name string, at esql.Pos, e esqlExpr) (esq
 	case "MIN", "MAX":
 		fn := strings.ToLower(name)
 		if e.mt != etNull {
-			v, err := tr.conv(at, elem, e.mt)
+			v, err := tr.arithOperand(at, elem, e.mt) // a long exactly
 			if err != nil {
 				return esqlExpr{}, true, err
 			}
@@ -633,16 +640,4 @@ func (tr *esqlTranslator) mvPercentile(at esql.Pos, e esqlExpr, frac string) (es
 	return esqlExpr{sql: tr.bind(func(v []string) string {
 		return "(SELECT percentile_cont(" + frac + ") WITHIN GROUP (ORDER BY " + n + ") FROM unnest(" + v[0] + ") AS a(j), fg_mv(a.j) AS mv(v))"
 	}, "array_agg("+e.sql+")"), t: etNum}, nil
-}
-
-// esqlToString is TO_STRING; of a multi-valued document value, the
-// multi-value of its elements' strings (a one-element array is one value).
-func esqlToString(c *esqlCall) (esqlExpr, error) {
-	if c.es[0].t != etJSON {
-		return c.one(etText, "X", etText)
-	}
-	return esqlExpr{sql: c.tr.bind(func(v []string) string {
-		return "CASE WHEN jsonb_typeof(" + v[0] + ") = 'array' THEN (SELECT CASE WHEN count(*) = 1 THEN (array_agg(to_jsonb(mv.v #>> '{}')))[1] " +
-			"ELSE jsonb_agg(to_jsonb(mv.v #>> '{}')) END FROM fg_mv(" + v[0] + ") AS mv(v)) ELSE to_jsonb(" + v[0] + " #>> '{}') END"
-	}, c.es[0].sql), t: etJSON, mt: etText}, nil
 }

@@ -204,11 +204,13 @@ func TestESQLQueries(t *testing.T) {
 		{"coalesce and case", M + `| EVAL c = COALESCE(statistic_values.stalls, -1), k = CASE(statistic_values.stalls > 0, "stalled", statistic_values.stalls == 0, "smooth", "unknown") | SORT id | KEEP id, c, k`,
 			`[{"id":"m1","c":0,"k":"smooth"},{"id":"m2","c":2,"k":"stalled"},{"id":"m3","c":-1,"k":"unknown"},{"id":"m4","c":-1,"k":"unknown"}]`},
 		{"case without else", M + `| WHERE id == "m3" | EVAL k = CASE(ok, "yes") | KEEP k`, `[{"k":null}]`},
+		// A double converts to an integer rounded half up (Elasticsearch's
+		// DataTypeConverter.safeToInt: Math.round): TO_INTEGER(3.9) is 4.
 		{"conversions", M + `| WHERE id == "m1" | EVAL s = TO_STRING(statistic_values.bitrate), i = TO_INTEGER("42"), t = TO_INTEGER(3.9),
 				d = TO_DOUBLE("2.5"), dt = TO_DATETIME("2026-01-02T03:04:05Z"), ts = TO_STRING(created_at), bad = TO_INTEGER("x"),
 				c1 = statistic_values.bitrate::double, c2 = "5"::integer, ms = TO_INTEGER(TO_DATETIME("1970-01-01T00:00:01Z"))
 			| KEEP s, i, t, d, dt, ts, bad, c1, c2, ms`,
-			`[{"s":"1000","i":42,"t":3,"d":2.5,"dt":"2026-01-02T03:04:05.000Z","ts":"2026-11-01T10:00:00.000Z","bad":null,"c1":1000,"c2":5,"ms":1000}]`},
+			`[{"s":"1000","i":42,"t":4,"d":2.5,"dt":"2026-01-02T03:04:05.000Z","ts":"2026-11-01T10:00:00.000Z","bad":null,"c1":1000,"c2":5,"ms":1000}]`},
 		{"date_trunc", M + `| WHERE id == "m1" | EVAL d = DATE_TRUNC(1 day, created_at), w = DATE_TRUNC(1 week, created_at), mo = DATE_TRUNC(1 month, created_at),
 				q = DATE_TRUNC(1 quarter, created_at), y = DATE_TRUNC(1 year, created_at), h6 = DATE_TRUNC(6 hours, created_at), m2 = DATE_TRUNC(2 months, created_at)
 			| KEEP d, w, mo, q, y, h6, m2`,

@@ -9,42 +9,105 @@ import (
 	"github.com/fleetgraph/fleetgraph/search/esql"
 )
 
-// ES|QL warnings: a comparison or another single-value function of a
-// multi-value is null, and Elasticsearch adds two Warning headers for the
-// expression evaluated ("Line 1:23: evaluation of [a > 1] failed, treating
-// result as null. Only first 20 failures recorded." and "Line 1:23:
-// java.lang.IllegalArgumentException: single-value function encountered
-// multi-value"). The translator numbers the expressions that read a single
-// value of a document value (sv); fg_sv_warn (migration 00025) records the
-// numbers of those that met a multi-value in the transaction, read after
-// the query (esqlWarnings).
+// ES|QL warnings: an expression that cannot be evaluated for a row is null
+// there, and Elasticsearch adds two Warning headers for it ("Line 1:23:
+// evaluation of [a > 1] failed, treating result as null. Only first 20
+// failures recorded." and "Line 1:23: <the exception>"). Two causes are
+// recorded: a comparison or another single-value function of a multi-value
+// ("java.lang.IllegalArgumentException: single-value function encountered
+// multi-value") and a long that overflows ("java.lang.ArithmeticException:
+// long overflow"). The translator numbers the expressions that can fail
+// (sites); fg_sv_warn (migration 00025) records the numbers of those that
+// failed in the transaction, read after the query (esqlWarnings).
 
-// esqlWarnSite is an expression that reads single values.
+const (
+	esqlWarnMultiValue = "java.lang.IllegalArgumentException: single-value function encountered multi-value"
+	esqlWarnOverflow   = "java.lang.ArithmeticException: long overflow"
+)
+
+// esqlWarnSite is an expression that can fail, and the exception its
+// failure reports.
 type esqlWarnSite struct {
-	at   esql.Pos
-	text string
+	at     esql.Pos
+	text   string
+	reason string
+}
+
+// site is the number of the warning site of the expression being compiled
+// for reason; -1 when no expression is (no warning is recorded).
+func (tr *esqlTranslator) site(reason string) int {
+	if tr.cur == nil {
+		return -1
+	}
+	for i, n := range tr.curSites {
+		if n == tr.cur && tr.warnSites[i].reason == reason {
+			return i
+		}
+	}
+	start, end := esqlSpan(tr.src, tr.cur)
+	tr.curSites = append(tr.curSites, tr.cur)
+	tr.warnSites = append(tr.warnSites, esqlWarnSite{at: esqlPosAt(tr.src, start), text: tr.src[start:end], reason: reason})
+	return len(tr.warnSites) - 1
 }
 
 // sv is the single value of the document value x (SQL): null for a
 // multi-value, which records a warning for the expression being compiled.
 func (tr *esqlTranslator) sv(x string) string {
-	if tr.cur == nil {
+	site := tr.site(esqlWarnMultiValue)
+	if site < 0 {
 		return "fg_sv(" + x + ")"
 	}
-	site := -1
-	for i, n := range tr.curSites {
-		if n == tr.cur {
-			site = i
-		}
-	}
-	if site < 0 {
-		start, end := esqlSpan(tr.src, tr.cur)
-		at := esqlPosAt(tr.src, start)
-		tr.curSites = append(tr.curSites, tr.cur)
-		tr.warnSites = append(tr.warnSites, esqlWarnSite{at: at, text: tr.src[start:end]})
-		site = len(tr.warnSites) - 1
-	}
 	return "COALESCE(fg_sv(" + x + "), fg_sv_warn(" + x + ", " + strconv.Itoa(site) + "))"
+}
+
+// checkedLongOp is l op r (+ - * /) of longs, null with the "long
+// overflow" warning where it overflows. The test is done in bigint (a
+// numeric computation costs about four times as much): + and - compare
+// with the bounds less the other operand, * goes through numeric only
+// where the product's double is near the bounds, / overflows only for
+// the least long divided by -1 (and is null for a zero divisor, as
+// before).
+func (tr *esqlTranslator) checkedLongOp(op, l, r string) string {
+	fail := tr.overflowFail()
+	return tr.bind(func(v []string) string {
+		a, b := v[0], v[1]
+		switch op {
+		case "+":
+			return "CASE WHEN (" + b + " > 0 AND " + a + " > " + esqlLongMax + " - " + b + ") OR (" + b + " < 0 AND " + a +
+				" < " + esqlLongMin + " - " + b + ") THEN " + fail + " ELSE " + a + " + " + b + " END"
+		case "-":
+			return "CASE WHEN (" + b + " < 0 AND " + a + " > " + esqlLongMax + " + " + b + ") OR (" + b + " > 0 AND " + a +
+				" < " + esqlLongMin + " + " + b + ") THEN " + fail + " ELSE " + a + " - " + b + " END"
+		case "*":
+			return "CASE WHEN abs(" + a + "::float8 * " + b + "::float8) < 9.2e18 THEN " + a + " * " + b + " ELSE " +
+				tr.longOrWarn("("+a+"::numeric * "+b+"::numeric)") + " END"
+		}
+		return "CASE WHEN " + b + " = 0 THEN NULL::bigint WHEN " + b + " = -1 AND " + a + " = " + esqlLongMin + " THEN " + fail +
+			" ELSE " + a + " / " + b + " END"
+	}, l, r)
+}
+
+// checkedLongAgg is the long of an aggregate call computed as numeric
+// (sum), null with the "long overflow" warning when it does not fit;
+// repeated, not bound (PostgreSQL computes identical aggregates of a query
+// once).
+func (tr *esqlTranslator) checkedLongAgg(agg string) string { return tr.longOrWarn(agg) }
+
+func (tr *esqlTranslator) longOrWarn(v string) string {
+	return "CASE WHEN " + v + " < " + esqlLongMin + " OR " + v + " > " + esqlLongMax + " THEN " + tr.overflowFail() +
+		" ELSE " + v + "::bigint END"
+}
+
+// overflowFail is the SQL of a long that overflowed: null, recording the
+// "long overflow" warning of the expression being compiled.
+func (tr *esqlTranslator) overflowFail() string {
+	site := tr.site(esqlWarnOverflow)
+	if site < 0 {
+		return "NULL::bigint"
+	}
+	// fg_sv_warn records its site when handed a multi-value: a constant
+	// one records the failure.
+	return "(fg_sv_warn('[0, 0]'::jsonb, " + strconv.Itoa(site) + "))::bigint"
 }
 
 // enter makes x the expression being compiled (the one warnings name)
@@ -60,7 +123,7 @@ func (tr *esqlTranslator) enter(x esql.Expr) func() {
 	return func() { tr.cur = prev }
 }
 
-// esqlWarnings reads which expressions met a multi-value (q's transaction)
+// esqlWarnings reads which expressions failed (q's transaction)
 // and gives Elasticsearch's warnings for them, at most search.MaxWarnings.
 func (tr *esqlTranslator) esqlWarnings(ctx context.Context, q querier) ([]string, error) {
 	if len(tr.warnSites) == 0 {
@@ -89,7 +152,7 @@ func (tr *esqlTranslator) esqlWarnings(ctx context.Context, q querier) ([]string
 		s := tr.warnSites[i]
 		line := fmt.Sprintf("Line %d:%d: ", s.at.Line, s.at.Col)
 		out = append(out, line+"evaluation of ["+s.text+"] failed, treating result as null. Only first 20 failures recorded.",
-			line+"java.lang.IllegalArgumentException: single-value function encountered multi-value")
+			line+s.reason)
 	}
 	return out, nil
 }

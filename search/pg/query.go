@@ -52,6 +52,9 @@ type compiler struct {
 	a     *args
 	now   time.Time
 	depth int // query clauses open (at most search.MaxDSLDepth)
+	// patterns prices the text conditions compiled (textPred): the
+	// matches PostgreSQL makes on each document (search.MaxQueryPatterns).
+	patterns int
 }
 
 // textColumns are the columns read for text predicates on mapped fields
@@ -81,11 +84,13 @@ func checkField(field string) error {
 // textPred applies pred (a SQL condition built around the text expression
 // given to it) to the field's text value, or to any element of an array.
 func (c *compiler) textPred(field string, pred func(v string) string) string {
+	c.patterns++
 	if col, ok := columnOf(c.a, field, textColumns); ok {
 		return "(" + pred(col) + ")"
 	}
 	field = baseField(field)
 	if field == "*" {
+		c.patterns += search.AllFieldsPatterns - 1
 		return "EXISTS (SELECT 1 FROM " + allLeaves + " AS e(j) WHERE " + pred("(e.j #>> '{}')") + ")"
 	}
 	j := jsonExpr(c.a, field)

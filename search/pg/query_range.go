@@ -122,27 +122,43 @@ func (c *compiler) rangeCond(field string, bounds []qBound, opts map[string]any)
 			}
 		}
 	}
+	// Over a document value every bound applies to the same element: a
+	// multi-value matches when one of its values is in the range.
+	val := func(x string) string {
+		switch kind {
+		case "number":
+			return "fg_num(" + x + ")"
+		case "date":
+			return "fg_time(" + x + ")"
+		}
+		return "(" + x + ` #>> '{}') COLLATE "C"`
+	}
 	var parts []string
 	for _, b := range bounds {
 		switch kind {
 		case "number":
 			f, _ := numberOrNumeric(b.val)
-			parts = append(parts, numExpr(c.a, field)+" "+b.op+" "+c.a.add(f)+"::float8")
+			parts = append(parts, "X "+b.op+" "+c.a.add(f)+"::float8")
 		case "date":
 			t, err := c.dateBound(field, b, format, loc)
 			if err != nil {
 				return "", err
 			}
-			parts = append(parts, timeExpr(c.a, field)+" "+b.op+" "+c.a.add(t)+"::timestamptz")
+			parts = append(parts, "X "+b.op+" "+c.a.add(t)+"::timestamptz")
 		default:
-			if col, ok := textColumns[field]; ok {
-				parts = append(parts, col+` COLLATE "C" `+b.op+" "+c.a.add(scalarText(b.val)))
-			} else {
-				parts = append(parts, "("+jsonExpr(c.a, field)+` #>> '{}') COLLATE "C" `+b.op+" "+c.a.add(scalarText(b.val)))
-			}
+			parts = append(parts, "X "+b.op+" "+c.a.add(scalarText(b.val)))
 		}
 	}
-	return "(" + strings.Join(parts, " AND ") + ")", nil
+	cond := "(" + strings.Join(parts, " AND ") + ")"
+	if field == "created_at" {
+		return strings.ReplaceAll(cond, "X ", "d.created_at "), nil
+	}
+	if col, ok := textColumns[field]; ok && kind == "text" {
+		return strings.ReplaceAll(cond, "X ", col+` COLLATE "C" `), nil
+	}
+	j := jsonExpr(c.a, field)
+	return "(CASE WHEN jsonb_typeof(" + j + ") = 'array' THEN EXISTS (SELECT 1 FROM fg_mv(" + j + ") AS mv(v) WHERE " +
+		strings.ReplaceAll(cond, "X ", val("mv.v")+" ") + ") ELSE " + strings.ReplaceAll(cond, "X ", val(j)+" ") + " END)", nil
 }
 
 // dateBound is the time a bound of a date range compares with: numbers are

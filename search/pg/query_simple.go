@@ -13,7 +13,8 @@ import (
 // + is AND, | is OR, a leading - negates, ( ) group; whitespace is
 // default_operator (OR unless "and"). Operators apply left to right, as in
 // Lucene's SimpleQueryParser, and the syntax never fails: a stray operator
-// is ignored. Fuzziness (word~2) and phrase slop ("a b"~2) are refused, as
+// is ignored. minimum_should_match applies to the top level's optional
+// clauses. Fuzziness (word~2) and phrase slop ("a b"~2) are refused, as
 // are flags other than ALL and options this backend would ignore.
 func (c *compiler) simpleQueryString(body any) (string, error) {
 	b, ok := body.(map[string]any)
@@ -25,6 +26,7 @@ func (c *compiler) simpleQueryString(body any) (string, error) {
 		return "", search.Badf("simple_query_string needs a query string")
 	}
 	fields, and := []string{"*"}, false
+	var msm any
 	for k, v := range b {
 		switch k {
 		case "query":
@@ -45,6 +47,8 @@ func (c *compiler) simpleQueryString(body any) (string, error) {
 			if f := strings.ToUpper(scalarText(v)); f != "ALL" {
 				return "", search.Badf("simple_query_string flags other than ALL are not supported")
 			}
+		case "minimum_should_match":
+			msm = v
 		case "analyze_wildcard", "lenient", "boost", "_name", "auto_generate_synonyms_phrase_query", "analyzer":
 		default:
 			return "", search.Badf("unsupported simple_query_string option %q", k)
@@ -54,6 +58,11 @@ func (c *compiler) simpleQueryString(body any) (string, error) {
 	cond, err := p.parse(0)
 	if err != nil {
 		return "", err
+	}
+	if msm != nil {
+		if cond, err = p.minimumShouldMatch(cond, msm); err != nil {
+			return "", err
+		}
 	}
 	if cond == "" {
 		return "FALSE", nil // no terms: no match, as on Elasticsearch
@@ -67,6 +76,50 @@ type sqsParser struct {
 	c      *compiler
 	fields []string
 	and    bool
+	// top and topOps are the clauses of the top level and the operators
+	// joining them (AND or OR), for minimum_should_match.
+	top    []string
+	topOps []string
+}
+
+// minimumShouldMatch applies minimum_should_match as Elasticsearch does
+// (Queries.maybeApplyMinimumShouldMatch on the parsed query): to the
+// optional clauses of the top level. Clauses joined by OR (whitespace
+// with the default operator OR, or |) are optional: at least the resolved
+// count of them must match. Clauses joined by AND are required and one
+// clause is no boolean query: minimum_should_match does not apply. A top
+// level mixing both is a 400.
+func (p *sqsParser) minimumShouldMatch(cond string, msm any) (string, error) {
+	ors := 0
+	for _, op := range p.topOps {
+		if op == "OR" {
+			ors++
+		}
+	}
+	if ors == 0 {
+		if _, err := minimumShouldMatch(msm, 0); err != nil {
+			return "", err
+		}
+		return cond, nil
+	}
+	if ors != len(p.topOps) {
+		return "", search.Badf("simple_query_string minimum_should_match over a query mixing AND and OR is not supported")
+	}
+	n, err := minimumShouldMatch(msm, len(p.top))
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case n <= 1:
+		return cond, nil
+	case n > len(p.top):
+		return "(" + cond + " AND FALSE)", nil // its placeholders stay used
+	}
+	parts := make([]string, len(p.top))
+	for i, c := range p.top {
+		parts[i] = "COALESCE(" + c + ", false)::int"
+	}
+	return "((" + strings.Join(parts, " + ") + ") >= " + p.c.a.add(n) + ")", nil
 }
 
 // parse reads clauses up to the end or a closing parenthesis (depth > 0),
@@ -127,6 +180,12 @@ func (p *sqsParser) parse(depth int) (string, error) {
 		}
 		if neg {
 			clause = "(NOT " + clause + ")"
+		}
+		if depth == 0 {
+			if len(p.top) > 0 {
+				p.topOps = append(p.topOps, map[bool]string{true: "AND", false: "OR"}[op == "AND" || (op == "" && p.and)])
+			}
+			p.top = append(p.top, clause)
 		}
 		switch {
 		case acc == "":

@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
 )
 
 // Rollups (migration 00004): writes to documents append rows to
@@ -177,39 +178,56 @@ func (l *liveDays) due(dirty []dirtyDay, now time.Time) []dirtyDay {
 	return todo
 }
 
-// RunRollups refreshes the rollups every interval until ctx ends, logging
-// failures (the next round retries them), and leaving days still being
-// written to for later (liveDays). observe, if not nil, is told each
-// round's days, time and error (the server's metrics).
-func RunRollups(ctx context.Context, pool *pgxpool.Pool, every time.Duration, log *slog.Logger,
-	observe func(days int, took time.Duration, err error)) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	live := newLiveDays(LiveDayWait)
-	for {
-		start := time.Now()
-		dirty, err := listDirtyDays(ctx, pool)
-		days := 0
-		if err == nil {
-			days, err = refreshDays(ctx, pool, live.due(dirty, start))
-		}
-		if ctx.Err() != nil {
-			return
-		}
-		if observe != nil {
-			observe(days, time.Since(start), err)
-		}
-		if err != nil {
-			log.Error("rollup refresh failed", "err", err, "days", days)
-		} else if days > 0 {
-			log.Debug("rollups refreshed", "days", days, "took", time.Since(start).Round(time.Millisecond))
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+// RollupEvery is how often the periodic job RollupArgs refreshes the
+// rollups.
+const RollupEvery = 5 * time.Second
+
+// RollupArgs is the periodic job that refreshes the rollups.
+type RollupArgs struct{}
+
+// Kind names the job in river_job.
+func (RollupArgs) Kind() string { return "rollup_refresh" }
+
+// RollupWorker refreshes the rollups, one round per job, logging failures
+// (the next round retries them) and leaving days still being written to
+// for a later round (liveDays: what this process saw in its earlier
+// rounds). Observe, if not nil, is told each round's days, time and error
+// (the server's metrics).
+type RollupWorker struct {
+	river.WorkerDefaults[RollupArgs]
+	Pool    *pgxpool.Pool
+	Log     *slog.Logger
+	Observe func(days int, took time.Duration, err error)
+
+	mu   sync.Mutex // one round at a time in a process
+	live *liveDays
+}
+
+// Work makes one round.
+func (w *RollupWorker) Work(ctx context.Context, _ *river.Job[RollupArgs]) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.live == nil {
+		w.live = newLiveDays(LiveDayWait)
 	}
+	start := time.Now()
+	dirty, err := listDirtyDays(ctx, w.Pool)
+	days := 0
+	if err == nil {
+		days, err = refreshDays(ctx, w.Pool, w.live.due(dirty, start))
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if w.Observe != nil {
+		w.Observe(days, time.Since(start), err)
+	}
+	if err != nil {
+		w.Log.Error("rollup refresh failed", "err", err, "days", days)
+	} else if days > 0 {
+		w.Log.Debug("rollups refreshed", "days", days, "took", time.Since(start).Round(time.Millisecond))
+	}
+	return nil
 }
 
 // refreshDay rebuilds one day in one REPEATABLE READ transaction: the dirty

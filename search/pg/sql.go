@@ -109,23 +109,10 @@ func jsonExpr(a *args, field string) string {
 	return "(d.doc #> " + a.add(fieldPath(field)) + "::text[])"
 }
 
-// numExpr is the field's value as a number, NULL when it is not one.
-func numExpr(a *args, field string) string {
-	return "fg_num" + jsonExpr(a, field)
-}
-
 // isDate reports whether field is a date: created_at, or a field the
 // mapping types date.
 func (a *args) isDate(field string) bool {
 	return baseField(field) == "created_at" || a.types.of(field) == store.FieldDate
-}
-
-// timeExpr is the field's value as a timestamp (created_at is the column).
-func timeExpr(a *args, field string) string {
-	if field == "created_at" {
-		return "d.created_at"
-	}
-	return "fg_time" + jsonExpr(a, field)
 }
 
 // scopeWhere restricts to the scope's documents: always the first condition.

@@ -1,5 +1,5 @@
 -- +goose Up
--- Fleet health (DESIGN.md "Health and licensing"): each data owner's
+-- Fleet health (docs/design.md "Health and licensing"): each data owner's
 -- thresholds per metric, the stored evaluation of each client and the log
 -- of its state changes (read by the webhook events).
 

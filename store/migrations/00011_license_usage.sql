@@ -1,5 +1,5 @@
 -- +goose Up
--- License usage (DESIGN.md "Health and licensing"): a client that measured k
+-- License usage (docs/design.md "Health and licensing"): a client that measured k
 -- distinct subjects in a UTC month counts k units that month. The report
 -- needs, per data owner and month, the distinct (client, subject) pairs of
 -- its measurements; license_pairs keeps them so that a year of measurements

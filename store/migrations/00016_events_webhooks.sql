@@ -38,7 +38,7 @@ CREATE TRIGGER events_inserted AFTER INSERT ON events
 -- told (the sweep sets it, the next check-in clears it: client.online).
 ALTER TABLE clients ADD COLUMN offline_since timestamptz;
 
--- Outbound webhooks (admin spec "Webhook"; DESIGN.md "Webhooks"). The
+-- Outbound webhooks (admin spec "Webhook"; docs/design.md "Webhooks"). The
 -- secret and the headers are sealed with the server's key (AES-GCM), like
 -- service credential passwords. active is enabled and not auto-disabled.
 CREATE TABLE webhook_endpoints (

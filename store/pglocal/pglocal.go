@@ -53,6 +53,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -173,7 +175,7 @@ func StartPrivate(ctx context.Context, logger *slog.Logger, dataDir, dbName stri
 		logger:  logger,
 		root:    root,
 		pgdata:  filepath.Join(root, "data"),
-		sockDir: filepath.Join(root, "run"),
+		sockDir: socketDir(root),
 		logFile: filepath.Join(root, "postgres.log"),
 	}
 	if c.acct, err = serverAccount(); err != nil {
@@ -231,7 +233,7 @@ func StopPrivate(ctx context.Context, logger *slog.Logger, dataDir string) error
 	}
 	root := filepath.Join(abs, "postgres")
 	c := &cluster{logger: orDefault(logger), root: root, pgdata: filepath.Join(root, "data"),
-		sockDir: filepath.Join(root, "run"), logFile: filepath.Join(root, "postgres.log")}
+		sockDir: socketDir(root), logFile: filepath.Join(root, "postgres.log")}
 	version := readClusterVersion(c.pgdata)
 	if version == "" {
 		return nil
@@ -298,8 +300,8 @@ func serverAccount() (*account, error) {
 // account when running as root: it must be able to reach root through every
 // parent directory and own everything below it.
 func (c *cluster) preparePermissions() error {
-	if err := os.MkdirAll(c.sockDir, 0o700); err != nil {
-		return fmt.Errorf("pglocal: %w", err)
+	if err := c.prepareSocketDir(); err != nil {
+		return err
 	}
 	if c.acct == nil {
 		return nil
@@ -554,13 +556,74 @@ func (c *cluster) stopFunc() func(context.Context) error {
 		if err != nil {
 			if ctx.Err() == nil && !c.running(ctx) {
 				stopped = true
+				c.removeSocketDir()
 				return nil
 			}
 			return fmt.Errorf("pglocal: pg_ctl stop %s: %w: %s", c.pgdata, err, lastLines(out, 10))
 		}
 		stopped = true
+		c.removeSocketDir()
 		c.logger.Info("stopped private PostgreSQL", "data_dir", c.pgdata)
 		return nil
+	}
+}
+
+// socketDir is where the cluster under root puts its unix socket: root/run
+// when the socket's path fits in a socket address (sun_path: 108 bytes on
+// Linux, 104 on macOS), else a directory of its own under /tmp named after
+// root, so that a long data directory or TMPDIR (macOS's is 49 characters)
+// keeps the socket. Empty (TCP only) when neither fits.
+func socketDir(root string) string {
+	fits := func(dir string) bool { return len(filepath.Join(dir, ".s.PGSQL.65535")) <= maxSocketPath }
+	if dir := filepath.Join(root, "run"); fits(dir) {
+		return dir
+	}
+	sum := sha256.Sum256([]byte(root))
+	dir := filepath.Join("/tmp", "fleetgraph-pg-"+hex.EncodeToString(sum[:6]))
+	if fi, err := os.Stat("/tmp"); err != nil || !fi.IsDir() || !fits(dir) {
+		return ""
+	}
+	return dir
+}
+
+// prepareSocketDir makes the socket directory, mode 0700. One outside root
+// (under /tmp, which everyone may write) must be this user's or the server
+// account's, made by an earlier start: else the start stops rather than
+// putting the socket where another user could reach it.
+func (c *cluster) prepareSocketDir() error {
+	if c.sockDir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(c.sockDir, 0o700); err != nil {
+		return fmt.Errorf("pglocal: %w", err)
+	}
+	if strings.HasPrefix(c.sockDir, c.root+string(filepath.Separator)) {
+		return nil
+	}
+	fi, err := os.Lstat(c.sockDir)
+	if err != nil {
+		return fmt.Errorf("pglocal: %w", err)
+	}
+	uid, _, known := fileOwner(fi)
+	mine := !known || uid == uint32(os.Geteuid()) || (c.acct != nil && uid == c.acct.uid)
+	if !fi.IsDir() || fi.Mode().Perm()&0o077 != 0 || !mine {
+		return fmt.Errorf("pglocal: the unix socket directory %s is not a directory of this user with mode 0700; remove it "+
+			"(it is used because the data directory's own path is too long for a socket)", c.sockDir)
+	}
+	if c.acct != nil {
+		if err := os.Chown(c.sockDir, int(c.acct.uid), int(c.acct.gid)); err != nil {
+			return fmt.Errorf("pglocal: %w", err)
+		}
+	}
+	return nil
+}
+
+// removeSocketDir removes a stopped server's socket directory when it is
+// one of its own under /tmp (socketDir), so that stopped test clusters leave
+// nothing there; one inside the data directory stays with it.
+func (c *cluster) removeSocketDir() {
+	if c.sockDir != "" && !strings.HasPrefix(c.sockDir, c.root+string(filepath.Separator)) {
+		_ = os.Remove(c.sockDir) // empty once the server is stopped
 	}
 }
 

@@ -131,8 +131,11 @@ func TestStartPrivatePersistsAcrossRestarts(t *testing.T) {
 	if curDB != db || listen != "127.0.0.1" || dataDirSetting != pgdata {
 		t.Fatalf("server settings: database=%q listen_addresses=%q data_directory=%q", curDB, listen, dataDirSetting)
 	}
-	sockDir := filepath.Join(dataDir, "postgres", "run")
-	if sockDirs != sockDir {
+	sockDir := socketDir(filepath.Join(dataDir, "postgres"))
+	if !strings.HasPrefix(sockDir, dataDir) {
+		t.Cleanup(func() { os.RemoveAll(sockDir) })
+	}
+	if sockDir == "" || sockDirs != sockDir {
 		t.Fatalf("unix_socket_directories = %q, want %q", sockDirs, sockDir)
 	}
 	if _, err := os.Stat(filepath.Join(sockDir, ".s.PGSQL."+strconv.Itoa(urlPort(t, url1)))); err != nil {
@@ -713,5 +716,20 @@ func TestStopPrivateStopsALeftServer(t *testing.T) {
 	}
 	if err := StopPrivate(ctx, testLogger(t), t.TempDir()); err != nil {
 		t.Fatalf("StopPrivate on an empty directory: %v", err)
+	}
+}
+
+func TestSocketDirFitsWhateverTheDataDirectory(t *testing.T) {
+	short := "/srv/fg/postgres"
+	if got := socketDir(short); got != filepath.Join(short, "run") {
+		t.Errorf("socketDir(%q) = %q, want its run/", short, got)
+	}
+	long := "/" + strings.Repeat("d", 120) + "/postgres"
+	got := socketDir(long)
+	if !strings.HasPrefix(got, "/tmp/fleetgraph-pg-") || len(filepath.Join(got, ".s.PGSQL.65535")) > maxSocketPath {
+		t.Errorf("socketDir(a %d-character root) = %q, want a short directory under /tmp", len(long), got)
+	}
+	if again := socketDir(long); again != got || socketDir(long+"2") == got {
+		t.Errorf("socketDir is not one directory per root: %q, %q", got, again)
 	}
 }

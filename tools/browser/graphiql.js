@@ -1,10 +1,12 @@
 // Opens fleetgraph's GraphiQL page in a real Chromium (the system's, driven
 // by playwright-core) and records what a new user sees: without a key, with
-// a wrong key, then with a good one. It prints one JSON object of
+// a wrong key, then with a good one; the query a new tab opens with; a
+// subscription while probes register. It prints one JSON object of
 // observations; the Go test (server/graphiql_browser_test.go) judges them.
 //
 // Environment: FLEETGRAPH_URL (the server's base URL), GOOD_KEY (an admin
-// key), CHROMIUM (the browser's executable).
+// key), REGISTRATION_KEY (a registration key of the same data owner),
+// CHROMIUM (the browser's executable).
 'use strict';
 
 const { chromium } = require('playwright-core');
@@ -12,8 +14,9 @@ const { chromium } = require('playwright-core');
 const base = process.env.FLEETGRAPH_URL;
 const goodKey = process.env.GOOD_KEY;
 const executablePath = process.env.CHROMIUM;
-if (!base || !goodKey || !executablePath) {
-  console.error('graphiql.js needs FLEETGRAPH_URL, GOOD_KEY and CHROMIUM');
+const registrationKey = process.env.REGISTRATION_KEY;
+if (!base || !goodKey || !executablePath || !registrationKey) {
+  console.error('graphiql.js needs FLEETGRAPH_URL, GOOD_KEY, REGISTRATION_KEY and CHROMIUM');
   process.exit(2);
 }
 
@@ -42,6 +45,8 @@ async function main() {
     // 1. No key: the status line and the documentation panel.
     await page.goto(base + '/graphql', { waitUntil: 'load' });
     await page.waitForSelector('.graphiql-container');
+    out.defaultQuery = await page.evaluate(() =>
+      document.querySelector('.graphiql-query-editor .CodeMirror').CodeMirror.getValue());
     // The browser asks for the favicon on its own; ask once more so that
     // the answer is recorded whatever the browser's timing.
     out.favicon = await page.evaluate(async () => (await fetch('/favicon.ico')).status);
@@ -83,6 +88,32 @@ async function main() {
       result: await page.textContent(resultPane),
       docs: await page.textContent(docsPanel),
     };
+
+    // 4. A subscription streams: run once, it shows each probe that
+    // registers after it started, one event after the other. Probes
+    // register until two of them have shown (the first may come before the
+    // server has the subscription).
+    await setQuery(page, 'subscription Live { events(types: ["client.registered"]) { type data } }');
+    const streaming = page.waitForRequest((r) => r.url().endsWith('/graphql') && /event-stream/.test(r.headers().accept || ''));
+    await page.click('.graphiql-execute-button');
+    await streaming;
+    out.subscription = { labels: [], results: [] };
+    for (let i = 1; out.subscription.labels.length < 2 && i <= 12; i++) {
+      const label = 'graphiql-live-' + i;
+      const r = await fetch(base + '/client_api/v1/register', {
+        method: 'POST', headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ registration_key: registrationKey, label }),
+      });
+      if (r.status !== 201) { throw new Error('register ' + label + ': HTTP ' + r.status + ' ' + (await r.text())); }
+      try {
+        await page.waitForFunction(([sel, l]) => ((document.querySelector(sel) || {}).textContent || '').includes('"' + l + '"'),
+          [resultPane, label], { timeout: 5000 });
+      } catch (e) {
+        continue; // not shown: registered before the subscription was there
+      }
+      out.subscription.labels.push(label);
+      out.subscription.results.push(await page.textContent(resultPane));
+    }
   } finally {
     await browser.close();
   }

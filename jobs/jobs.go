@@ -1,0 +1,105 @@
+// Package jobs runs the process's background work on River: one client
+// per process works every kind of job and inserts the periodic ones. What
+// runs is declared in one place, process.go: Workers (every kind of job
+// and the queue it runs on) and periodic (every periodic job, how often).
+//
+// A job is a row of the database, inserted in the transaction that owes
+// it (a webhook delivery, an e-mail: package store), so none is lost on a
+// crash or kill -9; River retries a failed job with its backoff, and
+// rescues the job of a process that died after RescueAfter. Periodic jobs
+// are inserted by the elected leader among the processes over one
+// database, once at start and then every period.
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/fleetgraph/fleetgraph/store"
+)
+
+// Periodic is a job River inserts every Every. A run that fails is not
+// retried: the next period's run does its work.
+type Periodic struct {
+	Every time.Duration
+	Args  river.JobArgs
+}
+
+// Config is what one Runner works.
+type Config struct {
+	Store *store.Store
+	Log   *slog.Logger
+	// Workers works every kind of job of Queues.
+	Workers *river.Workers
+	// Queues: how many jobs of each queue run at once; a queue not named
+	// is not worked by this process.
+	Queues map[string]int
+	// Periodic jobs this process inserts while it leads.
+	Periodic []Periodic
+	// JobTimeout bounds a job whose worker sets no Timeout of its own.
+	JobTimeout time.Duration
+	// RescueAfter is how long a job may run before River hands it to
+	// another worker (its process died): above JobTimeout and every
+	// worker's Timeout.
+	RescueAfter time.Duration
+}
+
+// Runner is a running River client.
+type Runner struct{ client *river.Client[pgx.Tx] }
+
+// Start works cfg's jobs until Stop (or ctx ends). When it works
+// store.QueueEmail, it first queues the mail that waits without a job.
+func Start(ctx context.Context, cfg Config) (*Runner, error) {
+	queues := map[string]river.QueueConfig{}
+	for q, n := range cfg.Queues {
+		queues[q] = river.QueueConfig{MaxWorkers: n}
+	}
+	periodic := make([]*river.PeriodicJob, len(cfg.Periodic))
+	for i, p := range cfg.Periodic {
+		args := p.Args
+		periodic[i] = river.NewPeriodicJob(river.PeriodicInterval(p.Every),
+			func() (river.JobArgs, *river.InsertOpts) { return args, &river.InsertOpts{MaxAttempts: 1} },
+			&river.PeriodicJobOpts{RunOnStart: true})
+	}
+	c, err := river.NewClient(riverpgxv5.New(cfg.Store.Pool()), &river.Config{
+		Queues:               queues,
+		Workers:              cfg.Workers,
+		JobTimeout:           cfg.JobTimeout,
+		RescueStuckJobsAfter: cfg.RescueAfter,
+		Logger:               slog.New(warnings{cfg.Log.Handler()}),
+		PeriodicJobs:         periodic,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("job queue: %w", err)
+	}
+	if _, ok := cfg.Queues[store.QueueEmail]; ok {
+		n, err := cfg.Store.QueueWaitingMail(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			cfg.Log.Info("queued waiting e-mail", "count", n)
+		}
+	}
+	if err := c.Start(ctx); err != nil {
+		return nil, fmt.Errorf("job queue: %w", err)
+	}
+	return &Runner{client: c}, nil
+}
+
+// Stop waits for the running jobs to end (ctx bounds the wait).
+func (r *Runner) Stop(ctx context.Context) error { return r.client.Stop(ctx) }
+
+// warnings passes on River's warnings and errors only (its info lines
+// report job counts every few seconds).
+type warnings struct{ slog.Handler }
+
+func (w warnings) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && w.Handler.Enabled(ctx, l)
+}

@@ -132,8 +132,6 @@ func serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	waitExpiry := runExpiry(ctx, st, retention, log)
-	defer waitExpiry()
 	stopJobs, err := cfg.startJobs(ctx, st, sealer, mailer, metrics, log)
 	if err != nil {
 		return err

@@ -393,6 +393,8 @@ type ComplexityRoot struct {
 		ClientOfflineDetectionEnabledOnServer  func(childComplexity int) int
 		OfflineThresholdMinutes                func(childComplexity int) int
 		OfflineThresholdMinutesDefault         func(childComplexity int) int
+		RetentionDays                          func(childComplexity int) int
+		RetentionDaysDefault                   func(childComplexity int) int
 		StudyFailureDetectionEnabled           func(childComplexity int) int
 		StudyFailureDetectionEnabledOnServer   func(childComplexity int) int
 	}
@@ -2807,6 +2809,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DataOwnerSettings.OfflineThresholdMinutesDefault(childComplexity), true
+	case "DataOwnerSettings.retentionDays":
+		if e.ComplexityRoot.DataOwnerSettings.RetentionDays == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DataOwnerSettings.RetentionDays(childComplexity), true
+	case "DataOwnerSettings.retentionDaysDefault":
+		if e.ComplexityRoot.DataOwnerSettings.RetentionDaysDefault == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DataOwnerSettings.RetentionDaysDefault(childComplexity), true
 	case "DataOwnerSettings.studyFailureDetectionEnabled":
 		if e.ComplexityRoot.DataOwnerSettings.StudyFailureDetectionEnabled == nil {
 			break
@@ -9477,6 +9491,10 @@ type DataOwnerSettings {
   offlineThresholdMinutes: Int
   "The server's default of offlineThresholdMinutes."
   offlineThresholdMinutesDefault: Int!
+  "Days a measurement-data document is kept (by its created_at); null: retentionDaysDefault applies."
+  retentionDays: Int
+  "The server's default of retentionDays (set by the operator); null keeps everything."
+  retentionDaysDefault: Int
   "The data owner's switch for detecting offline clients."
   clientOfflineDetectionEnabled: Boolean!
   "The data owner's switch for detecting degraded (unhealthy) clients."
@@ -9503,6 +9521,8 @@ input DataOwnerSettingsInput {
   aiSystemPrompt: String @goField(omittable: true)
   "Minutes without contact after which a client counts as offline; null for the default."
   offlineThresholdMinutes: Int @goField(omittable: true)
+  "Days a measurement-data document is kept (1 or more); null for the server's default."
+  retentionDays: Int @goField(omittable: true)
   "Switches detection of offline clients."
   clientOfflineDetectionEnabled: Boolean @goField(omittable: true)
   "Switches detection of degraded clients."
@@ -10834,6 +10854,10 @@ func (ec *executionContext) childFields_DataOwnerSettings(ctx context.Context, f
 		return ec.fieldContext_DataOwnerSettings_offlineThresholdMinutes(ctx, field)
 	case "offlineThresholdMinutesDefault":
 		return ec.fieldContext_DataOwnerSettings_offlineThresholdMinutesDefault(ctx, field)
+	case "retentionDays":
+		return ec.fieldContext_DataOwnerSettings_retentionDays(ctx, field)
+	case "retentionDaysDefault":
+		return ec.fieldContext_DataOwnerSettings_retentionDaysDefault(ctx, field)
 	case "clientOfflineDetectionEnabled":
 		return ec.fieldContext_DataOwnerSettings_clientOfflineDetectionEnabled(ctx, field)
 	case "clientDegradedDetectionEnabled":
@@ -21113,6 +21137,52 @@ func (ec *executionContext) _DataOwnerSettings_offlineThresholdMinutesDefault(ct
 	)
 }
 func (ec *executionContext) fieldContext_DataOwnerSettings_offlineThresholdMinutesDefault(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DataOwnerSettings_retentionDays(ctx context.Context, field graphql.CollectedField, obj *model.DataOwnerSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DataOwnerSettings_retentionDays(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RetentionDays, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DataOwnerSettings_retentionDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DataOwnerSettings_retentionDaysDefault(ctx context.Context, field graphql.CollectedField, obj *model.DataOwnerSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DataOwnerSettings_retentionDaysDefault(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RetentionDaysDefault, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DataOwnerSettings_retentionDaysDefault(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
@@ -39139,7 +39209,7 @@ func (ec *executionContext) unmarshalInputDataOwnerSettingsInput(ctx context.Con
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"aiSystemPrompt", "offlineThresholdMinutes", "clientOfflineDetectionEnabled", "clientDegradedDetectionEnabled", "studyFailureDetectionEnabled", "analyticsNewClients"}
+	fieldsInOrder := [...]string{"aiSystemPrompt", "offlineThresholdMinutes", "retentionDays", "clientOfflineDetectionEnabled", "clientDegradedDetectionEnabled", "studyFailureDetectionEnabled", "analyticsNewClients"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -39160,6 +39230,13 @@ func (ec *executionContext) unmarshalInputDataOwnerSettingsInput(ctx context.Con
 				return it, err
 			}
 			it.OfflineThresholdMinutes = graphql.OmittableOf(data)
+		case "retentionDays":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("retentionDays"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RetentionDays = graphql.OmittableOf(data)
 		case "clientOfflineDetectionEnabled":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientOfflineDetectionEnabled"))
 			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
@@ -43418,6 +43495,16 @@ func (ec *executionContext) _DataOwnerSettings(ctx context.Context, sel ast.Sele
 		case "offlineThresholdMinutesDefault":
 			out.Values[i] = ec._DataOwnerSettings_offlineThresholdMinutesDefault(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "retentionDays":
+			out.Values[i] = ec._DataOwnerSettings_retentionDays(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "retentionDaysDefault":
+			out.Values[i] = ec._DataOwnerSettings_retentionDaysDefault(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "clientOfflineDetectionEnabled":

@@ -23,6 +23,7 @@ var periodic = []Periodic{
 	{Every: notify.RoundEvery, Args: notify.RoundArgs{}},
 	{Every: LicenseEvery, Args: LicenseArgs{}},
 	{Every: pg.RollupEvery, Args: pg.RollupArgs{}},
+	{Every: ExpireEvery, Args: ExpireArgs{}},
 }
 
 // Process is what the process's jobs need.
@@ -43,6 +44,9 @@ type Process struct {
 	// ObserveRollups, if not nil, is told each rollup refresh's days,
 	// time and error (the server's metrics).
 	ObserveRollups func(days int, took time.Duration, err error)
+	// RetentionDays is the operator's default retention of documents
+	// (nil keeps them; ExpireWorker).
+	RetentionDays *int64
 }
 
 // Queue sizes of the process.
@@ -61,6 +65,7 @@ func Workers(p Process) (*river.Workers, error) {
 	}
 	river.AddWorker(w, &notify.RoundWorker{Notifier: &notify.Notifier{Store: p.Store, Log: p.Log}})
 	river.AddWorker(w, &LicenseWorker{Store: p.Store, Log: p.Log})
+	river.AddWorker(w, &ExpireWorker{Store: p.Store, RetentionDays: p.RetentionDays, Log: p.Log})
 	if err := p.analyzer().Register(w); err != nil {
 		return nil, err
 	}

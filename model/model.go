@@ -286,6 +286,8 @@ type DataOwnerSettings struct {
 	AiSystemPrompt                         *string
 	OfflineThresholdMinutes                *int64
 	OfflineThresholdMinutesDefault         int64
+	RetentionDays                          *int64
+	RetentionDaysDefault                   *int64
 	ClientOfflineDetectionEnabled          bool
 	ClientDegradedDetectionEnabled         bool
 	StudyFailureDetectionEnabled           bool

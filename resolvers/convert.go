@@ -126,6 +126,8 @@ const DefaultOfflineThresholdMinutes = store.DefaultOfflineThresholdMinutes
 func (r *Resolver) settingsOf(d store.DataOwner) model.DataOwnerSettings {
 	return model.DataOwnerSettings{AiSystemPrompt: d.AiSystemPrompt, OfflineThresholdMinutes: d.OfflineThresholdMinutes,
 		OfflineThresholdMinutesDefault:         DefaultOfflineThresholdMinutes,
+		RetentionDays:                          d.RetentionDays,
+		RetentionDaysDefault:                   r.RetentionDaysDefault,
 		ClientOfflineDetectionEnabled:          d.ClientOfflineDetectionEnabled,
 		ClientDegradedDetectionEnabled:         d.ClientDegradedDetectionEnabled,
 		StudyFailureDetectionEnabled:           d.StudyFailureDetectionEnabled,

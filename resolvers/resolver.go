@@ -31,6 +31,9 @@ type Resolver struct {
 	OfflineDetectionOnServer  bool
 	DegradedDetectionOnServer bool
 	StudyFailureOnServer      bool
+	// RetentionDaysDefault is the operator's retention for data owners
+	// that set none (FLEETGRAPH_RETENTION_DAYS); nil keeps everything.
+	RetentionDaysDefault *int64
 	// Releases is the release catalogue of GET /software/downloads (nil:
 	// none configured, no components).
 	Releases *releases.Catalogue

@@ -26,6 +26,8 @@ func (r *mutationResolver) DataOwnerSettingsUpdate(ctx context.Context, input gq
 	longText(fe, "aiSystemPrompt", sp.AiSystemPrompt)
 	sp.OfflineThresholdMinutes, _, sp.ClearOfflineThreshold = omitted(input.OfflineThresholdMinutes)
 	intRange(fe, "offlineThresholdMinutes", sp.OfflineThresholdMinutes, 1, 525600)
+	sp.RetentionDays, _, sp.ClearRetention = omitted(input.RetentionDays)
+	intRange(fe, "retentionDays", sp.RetentionDays, 1, store.MaxRetentionDays)
 	sp.AnalyticsNewClients, _, sp.ClearAnalyticsNewClients = omitted(input.AnalyticsNewClients)
 	intRange(fe, "analyticsNewClients", sp.AnalyticsNewClients, 0, 1_000_000)
 	var nulls [3]bool

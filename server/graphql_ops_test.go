@@ -610,10 +610,11 @@ func TestGraphQLOpsServiceCredentials(t *testing.T) {
 func TestGraphQLOpsSettingsAndAiStatus(t *testing.T) {
 	e := apitest.Get(t)
 	w := &specWorld{e: e, o: e.NewOwner(t, "gql-settings")}
-	const fields = `aiSystemPrompt offlineThresholdMinutes offlineThresholdMinutesDefault clientOfflineDetectionEnabled
+	const fields = `aiSystemPrompt offlineThresholdMinutes offlineThresholdMinutesDefault retentionDays retentionDaysDefault clientOfflineDetectionEnabled
 		clientDegradedDetectionEnabled studyFailureDetectionEnabled clientOfflineDetectionEnabledOnServer
 		clientDegradedDetectionEnabledOnServer studyFailureDetectionEnabledOnServer`
 	shape := specShape{"aiSystemPrompt": "str?", "offlineThresholdMinutes": "int?", "offlineThresholdMinutesDefault": "int",
+		"retentionDays": "int?", "retentionDaysDefault": "int?",
 		"clientOfflineDetectionEnabled": "bool", "clientDegradedDetectionEnabled": "bool", "studyFailureDetectionEnabled": "bool",
 		"clientOfflineDetectionEnabledOnServer": "bool", "clientDegradedDetectionEnabledOnServer": "bool",
 		"studyFailureDetectionEnabledOnServer": "bool"}
@@ -621,11 +622,12 @@ func TestGraphQLOpsSettingsAndAiStatus(t *testing.T) {
 	specWant(t, "dataOwnerSettings", before, "offlineThresholdMinutes", nil)
 	specWant(t, "dataOwnerSettings", before, "offlineThresholdMinutesDefault", 60)
 
+	specWant(t, "dataOwnerSettings", before, "retentionDays", nil)
 	d := w.e.GraphQLData(t, w.o.Key, `mutation { dataOwnerSettingsUpdate(input: {aiSystemPrompt: "Be terse", offlineThresholdMinutes: 30,
-		clientDegradedDetectionEnabled: false}) { `+fields+` } }`, nil)
+		clientDegradedDetectionEnabled: false, retentionDays: 365}) { `+fields+` } }`, nil)
 	after := specCheck(t, "dataOwnerSettingsUpdate", d["dataOwnerSettingsUpdate"], shape)
 	stored := specCheck(t, "dataOwnerSettings", w.e.GraphQLData(t, w.o.Key, `{ dataOwnerSettings { `+fields+` } }`, nil)["dataOwnerSettings"], shape)
-	for k, v := range map[string]any{"aiSystemPrompt": "Be terse", "offlineThresholdMinutes": 30,
+	for k, v := range map[string]any{"aiSystemPrompt": "Be terse", "offlineThresholdMinutes": 30, "retentionDays": 365,
 		"clientDegradedDetectionEnabled": false, "clientOfflineDetectionEnabled": true, "studyFailureDetectionEnabled": true} {
 		specWant(t, "dataOwnerSettingsUpdate", after, k, v)
 		specWant(t, "dataOwnerSettings", stored, k, v)

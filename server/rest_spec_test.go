@@ -116,7 +116,8 @@ var (
 	specContractShape    = specIspContractShape.with(specShape{"isp_name": "str"})
 
 	specSettingsShape = specShape{"ai_system_prompt": "str?", "offline_threshold_minutes": "int?",
-		"offline_threshold_minutes_default": "int", "client_offline_detection_enabled": "bool",
+		"offline_threshold_minutes_default": "int", "retention_days": "int?", "retention_days_default": "int?",
+		"client_offline_detection_enabled":  "bool",
 		"client_degraded_detection_enabled": "bool", "study_failure_detection_enabled": "bool",
 		"client_offline_detection_enabled_on_server": "bool", "client_degraded_detection_enabled_on_server": "bool",
 		"study_failure_detection_enabled_on_server": "bool",
@@ -1999,7 +2000,8 @@ func TestSpecSettingsRoundTrip(t *testing.T) {
 	t.Run("a new data owner has the defaults", func(t *testing.T) {
 		s := get(t)
 		for k, v := range map[string]any{"ai_system_prompt": nil, "offline_threshold_minutes": nil,
-			"offline_threshold_minutes_default": 60, "client_offline_detection_enabled": true,
+			"offline_threshold_minutes_default": 60, "retention_days": nil, "retention_days_default": nil,
+			"client_offline_detection_enabled":  true,
 			"client_degraded_detection_enabled": true, "study_failure_detection_enabled": true,
 			"client_offline_detection_enabled_on_server": true, "client_degraded_detection_enabled_on_server": true,
 			"study_failure_detection_enabled_on_server": true,
@@ -2025,6 +2027,10 @@ func TestSpecSettingsRoundTrip(t *testing.T) {
 			"analytics_new_clients": nil},
 			map[string]any{"ai_system_prompt": nil, "offline_threshold_minutes": nil, "offline_threshold_minutes_default": 60,
 				"client_degraded_detection_enabled": true, "analytics_new_clients": nil}},
+		{"PUT sets the retention", map[string]any{"retention_days": 90},
+			map[string]any{"retention_days": 90, "retention_days_default": nil, "client_degraded_detection_enabled": true}},
+		{"PUT with null retention keeps everything again", map[string]any{"retention_days": nil},
+			map[string]any{"retention_days": nil}},
 		{"an empty PUT changes nothing", map[string]any{},
 			map[string]any{"ai_system_prompt": nil, "client_offline_detection_enabled": false, "client_degraded_detection_enabled": true}},
 	}
@@ -2045,6 +2051,11 @@ func TestSpecSettingsRoundTrip(t *testing.T) {
 		field string
 	}{
 		{"a zero threshold is refused", map[string]any{"offline_threshold_minutes": 0}, "offline_threshold_minutes"},
+		{"a zero retention is refused", map[string]any{"retention_days": 0}, "retention_days"},
+		{"a negative retention is refused", map[string]any{"retention_days": -5}, "retention_days"},
+		{"a retention over 100 years is refused", map[string]any{"retention_days": 40000}, "retention_days"},
+		{"a retention that is not a whole number is refused", map[string]any{"retention_days": 1.5}, "retention_days"},
+		{"a retention given as text is refused", map[string]any{"retention_days": "30"}, "retention_days"},
 		{"a null detection flag is refused", map[string]any{"client_offline_detection_enabled": nil}, "client_offline_detection_enabled"},
 		{"the on_server flags are not writable", map[string]any{"client_offline_detection_enabled_on_server": false}, "client_offline_detection_enabled_on_server"},
 	} {

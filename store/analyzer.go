@@ -317,8 +317,8 @@ func (s *Store) writeAnalysis(ctx context.Context, tx pgx.Tx, ownerID int64, cli
 		SELECT $1, 'anomaly_event', x.doc_id, x.client_uuid, x.type, x.subject, x.created_at, x.doc
 		FROM unnest($2::text[], $3::uuid[], $4::text[], $5::text[], $6::timestamptz[], $7::jsonb[])
 			AS x(doc_id, client_uuid, type, subject, created_at, doc)
-		ON CONFLICT (data_owner_id, kind, doc_id) DO UPDATE SET type = EXCLUDED.type, subject = EXCLUDED.subject,
-			created_at = EXCLUDED.created_at, doc = EXCLUDED.doc, version = next_document_version()
+		ON CONFLICT (data_owner_id, kind, doc_id, created_at) DO UPDATE SET type = EXCLUDED.type, subject = EXCLUDED.subject,
+			doc = EXCLUDED.doc, version = next_document_version()
 		WHERE d.doc IS DISTINCT FROM EXCLUDED.doc AND d.client_uuid IS NOT DISTINCT FROM EXCLUDED.client_uuid`
 	clients := make([]*string, len(docs))
 	types := make([]*string, len(docs))

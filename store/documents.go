@@ -397,14 +397,27 @@ func (s *Store) InsertDocumentsWith(ctx context.Context, ownerID int64, docs []D
 			WHERE NOT EXISTS (SELECT 1 FROM clients c WHERE c.uuid = t.client_uuid AND c.data_owner_id <> $1)
 			ORDER BY kind, doc_id, seq DESC`
 		}
-		upsert := `WITH src AS (` + src + `), ins AS (
+		if err := moveDocuments(ctx, tx, ownerID, src, opt.KeepOthers); err != nil {
+			return err
+		}
+		// pre: the documents of src stored before (xmax, which told
+		// inserted from updated rows, cannot be read from a partitioned
+		// table's RETURNING). One still stored at another created_at
+		// (elsewhere) is another client's (KeepOthers): not inserted
+		// beside it, reported Taken.
+		upsert := `WITH src AS (` + src + `), pre AS MATERIALIZED (
+			SELECT s.kind, s.doc_id, o.created_at <> s.created_at AS elsewhere FROM src s
+			JOIN documents o ON o.data_owner_id = $1 AND o.kind = s.kind AND o.doc_id = s.doc_id
+		), ins AS (
 			INSERT INTO documents AS d (data_owner_id, kind, doc_id, client_uuid, type, subject, measurement_id, created_at, doc)
-			SELECT $1, kind, doc_id, client_uuid, type, subject, measurement_id, created_at, doc FROM src
-			ON CONFLICT (data_owner_id, kind, doc_id) DO UPDATE SET client_uuid = EXCLUDED.client_uuid,
+			SELECT $1, kind, doc_id, client_uuid, type, subject, measurement_id, created_at, doc FROM src s
+			WHERE NOT EXISTS (SELECT 1 FROM pre WHERE pre.kind = s.kind AND pre.doc_id = s.doc_id AND pre.elsewhere)
+			ON CONFLICT (data_owner_id, kind, doc_id, created_at) DO UPDATE SET client_uuid = EXCLUDED.client_uuid,
 				type = EXCLUDED.type, subject = EXCLUDED.subject, measurement_id = EXCLUDED.measurement_id,
 				created_at = EXCLUDED.created_at, doc = EXCLUDED.doc, version = next_document_version()
 			WHERE d.doc IS DISTINCT FROM EXCLUDED.doc AND (NOT $2 OR d.client_uuid IS NOT DISTINCT FROM EXCLUDED.client_uuid)
-			RETURNING (d.xmax = 0) AS inserted, d.kind, d.doc_id, d.id, d.client_uuid, d.created_at
+			RETURNING NOT EXISTS (SELECT 1 FROM pre WHERE pre.kind = d.kind AND pre.doc_id = d.doc_id) AS inserted,
+				d.kind, d.doc_id, d.id, d.client_uuid, d.created_at
 		), inbox AS (` + inboxInsert + `)
 		SELECT (SELECT count(*) FILTER (WHERE inserted) FROM ins), (SELECT count(*) FILTER (WHERE NOT inserted) FROM ins),
 			CASE WHEN $2 THEN (SELECT coalesce(array_agg(s.seq ORDER BY s.seq), '{}') FROM src s
@@ -448,6 +461,22 @@ func (s *Store) InsertDocumentsWith(ctx context.Context, ownerID int64, docs []D
 		return InsertResult{}, err
 	}
 	return res, nil
+}
+
+// moveDocuments gives the stored documents whose created_at changed
+// (same kind and id among src's) their new created_at, which moves them to
+// their new month's partition (migration 00050): the upsert that follows
+// then replaces them instead of storing a second copy. With keepOthers
+// only the same client's documents move.
+func moveDocuments(ctx context.Context, tx pgx.Tx, ownerID int64, src string, keepOthers bool) error {
+	q := `WITH src AS (` + src + `)
+		UPDATE documents d SET created_at = s.created_at, version = next_document_version()
+		FROM src s WHERE d.data_owner_id = $1 AND d.kind = s.kind AND d.doc_id = s.doc_id
+			AND d.created_at <> s.created_at AND (NOT $2 OR d.client_uuid IS NOT DISTINCT FROM s.client_uuid)`
+	if _, err := tx.Exec(ctx, q, ownerID, keepOthers); err != nil {
+		return mapErr("move documents", err)
+	}
+	return nil
 }
 
 // repeats: some document of docs is there twice (same kind and id).

@@ -14,6 +14,7 @@ type DataOwner struct {
 	Name                           string  `db:"name"`
 	AiSystemPrompt                 *string `db:"ai_system_prompt"`
 	OfflineThresholdMinutes        *int64  `db:"offline_threshold_minutes"`
+	RetentionDays                  *int64  `db:"retention_days"`
 	ClientOfflineDetectionEnabled  bool    `db:"client_offline_detection_enabled"`
 	ClientDegradedDetectionEnabled bool    `db:"client_degraded_detection_enabled"`
 	StudyFailureDetectionEnabled   bool    `db:"study_failure_detection_enabled"`
@@ -23,7 +24,7 @@ type DataOwner struct {
 }
 
 const dataOwnerCols = `id, slug, name, ai_system_prompt, offline_threshold_minutes,
-	client_offline_detection_enabled, client_degraded_detection_enabled, study_failure_detection_enabled, analytics_new_clients`
+	client_offline_detection_enabled, client_degraded_detection_enabled, study_failure_detection_enabled, analytics_new_clients, retention_days`
 
 // DataOwner loads the caller's data owner (settings included).
 func (s *Store) DataOwner(ctx context.Context, ownerID int64) (DataOwner, error) {
@@ -39,6 +40,8 @@ type SettingsPatch struct {
 	ClearAiSystemPrompt            bool
 	OfflineThresholdMinutes        *int64
 	ClearOfflineThreshold          bool
+	RetentionDays                  *int64
+	ClearRetention                 bool
 	ClientOfflineDetectionEnabled  *bool
 	ClientDegradedDetectionEnabled *bool
 	StudyFailureDetectionEnabled   *bool
@@ -54,11 +57,13 @@ func (s *Store) UpdateSettings(ctx context.Context, ownerID int64, p SettingsPat
 		client_offline_detection_enabled = COALESCE($6, client_offline_detection_enabled),
 		client_degraded_detection_enabled = COALESCE($7, client_degraded_detection_enabled),
 		study_failure_detection_enabled = COALESCE($8, study_failure_detection_enabled),
-		analytics_new_clients = CASE WHEN $9 THEN NULL ELSE COALESCE($10, analytics_new_clients) END
+		analytics_new_clients = CASE WHEN $9 THEN NULL ELSE COALESCE($10, analytics_new_clients) END,
+		retention_days = CASE WHEN $11 THEN NULL ELSE COALESCE($12, retention_days) END
 	WHERE id = $1 RETURNING ` + dataOwnerCols
 	rows, _ := s.pool.Query(ctx, q, ownerID, p.ClearAiSystemPrompt, p.AiSystemPrompt,
 		p.ClearOfflineThreshold, p.OfflineThresholdMinutes, p.ClientOfflineDetectionEnabled,
-		p.ClientDegradedDetectionEnabled, p.StudyFailureDetectionEnabled, p.ClearAnalyticsNewClients, p.AnalyticsNewClients)
+		p.ClientDegradedDetectionEnabled, p.StudyFailureDetectionEnabled, p.ClearAnalyticsNewClients, p.AnalyticsNewClients,
+		p.ClearRetention, p.RetentionDays)
 	d, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[DataOwner])
 	return d, mapErr("update settings", err)
 }

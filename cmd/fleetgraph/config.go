@@ -83,6 +83,9 @@ type config struct {
 	// MemoryLimit is the Go runtime's soft memory limit, "384MiB" or
 	// "off" (memoryLimit reads it).
 	MemoryLimit string
+	// RetentionDays is the operator's default retention in days, empty
+	// keeps everything (retentionDays reads it; expire.go).
+	RetentionDays string
 	// tracer, when set, traces the store's statements (serve sets it when
 	// tracing is on).
 	tracer pgx.QueryTracer
@@ -98,6 +101,7 @@ func envOr(key, def string) string {
 // flags registers every configuration flag (serve's set) on fs.
 func (c *config) flags(fs *flag.FlagSet) {
 	c.storeFlags(fs)
+	c.retentionFlag(fs)
 	c.secretFlag(fs)
 	c.addrFlag(fs)
 	c.searchFlags(fs)

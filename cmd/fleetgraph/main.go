@@ -4,6 +4,7 @@
 //	fleetgraph migrate     apply database migrations and exit
 //	fleetgraph bootstrap   create a data owner, an org_admin user and key
 //	fleetgraph import      load an NDJSON file of documents into a data owner
+//	fleetgraph expire      run one retention pass (expired documents, partitions) and exit
 //	fleetgraph analyze     replay anomaly detection over stored measurements
 //	fleetgraph openapi     write the REST APIs' OpenAPI documents
 //	fleetgraph sdl         write the Apollo Federation subgraph schema
@@ -61,6 +62,9 @@ Usage:
                                            bad lines are reported by number and skipped. Exit
                                            status 0: all loaded, 2: loaded but some lines bad,
                                            1: nothing loaded or an error
+  fleetgraph expire [flags]                run one retention pass now and exit: create the coming
+                                           months' partitions, drop or empty what is older than each
+                                           data owner's retention_days (else --retention-days)
   fleetgraph analyze --data-owner NAME [--since TIME] [--rule ID] [flags]
                                            replay anomaly detection over the stored measurements
                                            in time order (deterministic: the same episode ids)
@@ -99,6 +103,8 @@ func command(ctx context.Context, args []string) error {
 		return bootstrap(ctx, args[1:], os.Stdout)
 	case "import":
 		return importDocs(ctx, args[1:], os.Stdin, os.Stdout, os.Stderr)
+	case "expire":
+		return expire(ctx, args[1:], os.Stdout)
 	case "analyze":
 		return analyze(ctx, args[1:], os.Stdout, os.Stderr)
 	case "openapi":

@@ -46,6 +46,10 @@ func serve(ctx context.Context, args []string) error {
 		debug.SetMemoryLimit(memLimit)
 	}
 	log := newLogger()
+	retention, err := cfg.retentionDays()
+	if err != nil {
+		return err
+	}
 	requestTimeout, err := cfg.requestTimeout()
 	if err != nil {
 		return err
@@ -136,6 +140,7 @@ func serve(ctx context.Context, args []string) error {
 	res := resolvers.New(st, sealer, log, backend)
 	res.Releases, res.MaxAnswerBytes, res.RequestTimeout, res.AI, res.RateLimits = catalogue, answerBytes, requestTimeout, ai, limiter
 	res.Liveness = live
+	res.RetentionDaysDefault = retention
 	res.Stream = stream.Start(ctx, st, notices, log)
 	handler, err := server.New(res, opts...)
 	if err != nil {

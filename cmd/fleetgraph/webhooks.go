@@ -54,12 +54,17 @@ func (c *config) startJobs(ctx context.Context, st *store.Store, sealer *auth.Se
 	if err != nil {
 		return nil, err
 	}
+	retention, err := c.retentionDays()
+	if err != nil {
+		return nil, err
+	}
 	if mailer == nil {
 		log.Info("no SMTP server configured (--smtp-host, FLEETGRAPH_SMTP_HOST): e-mail stays queued in the outbox")
 	} else {
 		log.Info("e-mail goes out through SMTP", "server", mailer.Addr())
 	}
 	r, err := jobs.StartProcess(ctx, jobs.Process{Store: st, Log: log, Mailer: mailer, RescueAfter: rescue, ObserveRollups: m.RollupRound,
+		RetentionDays: retention,
 		Webhooks: webhooks.New(webhooks.Config{Store: st, Sealer: sealer, Logger: log, AllowCIDRs: allow, Timeout: timeout})})
 	if err != nil {
 		return nil, err

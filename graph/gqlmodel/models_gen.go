@@ -355,6 +355,8 @@ type DataOwnerSettingsInput struct {
 	AiSystemPrompt graphql.Omittable[*string] `json:"aiSystemPrompt,omitempty"`
 	// Minutes without contact after which a client counts as offline; null for the default.
 	OfflineThresholdMinutes graphql.Omittable[*int64] `json:"offlineThresholdMinutes,omitempty"`
+	// Days a measurement-data document is kept (1 or more); null for the server's default.
+	RetentionDays graphql.Omittable[*int64] `json:"retentionDays,omitempty"`
 	// Switches detection of offline clients.
 	ClientOfflineDetectionEnabled graphql.Omittable[*bool] `json:"clientOfflineDetectionEnabled,omitempty"`
 	// Switches detection of degraded clients.

@@ -53,8 +53,9 @@ func addDoc(t *testing.T, q interface {
 	var v int64
 	err := q.QueryRow(context.Background(), `
 		INSERT INTO documents (data_owner_id, kind, doc_id, type, created_at, doc)
-		VALUES ($1, $2, $3, $4, now(), $5)
-		ON CONFLICT (data_owner_id, kind, doc_id) DO UPDATE SET doc = EXCLUDED.doc, version = next_document_version()
+		VALUES ($1, $2, $3, $4, coalesce((SELECT created_at FROM documents
+			WHERE data_owner_id = $1 AND kind = $2 AND doc_id = $3), now()), $5)
+		ON CONFLICT (data_owner_id, kind, doc_id, created_at) DO UPDATE SET doc = EXCLUDED.doc, version = next_document_version()
 		RETURNING version`, owner, kind, docID, typ, doc).Scan(&v)
 	if err != nil {
 		t.Fatal(err)

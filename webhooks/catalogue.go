@@ -98,8 +98,8 @@ var catalogue = []eventType{
 	{store.EventWebhookAutoDisabled, "webhooks", "A webhook was disabled automatically after failing.", []string{},
 		map[string]any{"webhook": map[string]any{"id": 12, "name": "Ops receiver", "url": "https://hooks.example.com/fleet"},
 			"reason": store.ReasonFailures, "consecutive_failures": 50, "auto_disabled_at": "2026-11-24T10:30:00Z"}},
-	{store.EventWebClientsLimited, "clients", "The client analytics keys' reports named more new clients than the data owner's "+
-		"bound allows (FLEETGRAPH_ANALYTICS_NEW_CLIENTS); the reports of the clients past it were refused with 429. "+
+	{store.EventWebClientsLimited, "clients", "The client analytics keys' reports named more new clients than the data owner's " +
+		"bound allows (FLEETGRAPH_ANALYTICS_NEW_CLIENTS); the reports of the clients past it were refused with 429. " +
 		"Once per period of the bound.", []string{},
 		map[string]any{"limit": 1000, "period": "24h0m0s", "refused_client_uuids": []string{"5f0c2a4e-1b7d-4c3e-9a8f-2d6e0b1c7a93"}}},
 }

@@ -65,7 +65,7 @@ func (c *config) startJobs(ctx context.Context, st *store.Store, sealer *auth.Se
 	}
 	r, err := jobs.StartProcess(ctx, jobs.Process{Store: st, Log: log, Mailer: mailer, RescueAfter: rescue, ObserveRollups: m.RollupRound,
 		RetentionDays: retention,
-		Webhooks: webhooks.New(webhooks.Config{Store: st, Sealer: sealer, Logger: log, AllowCIDRs: allow, Timeout: timeout})})
+		Webhooks:      webhooks.New(webhooks.Config{Store: st, Sealer: sealer, Logger: log, AllowCIDRs: allow, Timeout: timeout})})
 	if err != nil {
 		return nil, err
 	}

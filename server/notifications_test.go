@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -118,23 +119,29 @@ func TestUserNotificationsByConfig(t *testing.T) {
 	emit(t, e, quiet.ID, offline(qc.ID), degraded(qc.ID), failed(qc.ID))
 
 	// Immediate anomaly mails: one per event, none for the muted client.
+	// (each mail is a job of its own: they may arrive in any order)
 	got := box.WaitFor(t, immediate, 2, 30*time.Second)
-	for i, id := range []string{a1, a3} {
-		if !strings.Contains(got[i].Body, "Anomaly: "+id) || !strings.Contains(got[i].Body, "Client: lab-probe") ||
+	for _, id := range []string{a1, a3} {
+		i := slices.IndexFunc(got, func(m apitest.Mail) bool { return strings.Contains(m.Body, "Anomaly: "+id) })
+		if i < 0 || !strings.Contains(got[i].Body, "Client: lab-probe") ||
 			!strings.HasPrefix(got[i].Subject, "[warning] Anomaly: youtube bitrate") {
-			t.Errorf("anomaly mail %d: %q\n%s", i, got[i].Subject, got[i].Body)
+			t.Errorf("no anomaly mail of %s on lab-probe; got %v", id, mailSubjects(got))
 		}
 	}
 	// Offline, degraded and study failure: once each, for the unmuted client.
+	// Each mail is a job of its own (package jobs): they may arrive in any order.
 	got = box.WaitFor(t, fleet, 3, 30*time.Second)
 	wantSubjects := []string{"Client offline: lab-probe", "Client critical: lab-probe", "Study failed: VideoMeasurement on lab-probe"}
+	bySubject := make([]int, len(wantSubjects))
 	for i, want := range wantSubjects {
-		if !strings.HasPrefix(got[i].Subject, want) {
-			t.Errorf("fleet mail %d: subject %q, want %q...", i, got[i].Subject, want)
+		bySubject[i] = slices.IndexFunc(got, func(m apitest.Mail) bool { return strings.HasPrefix(m.Subject, want) })
+		if bySubject[i] < 0 {
+			t.Errorf("no fleet mail with a subject %q...; got %v", want, mailSubjects(got))
 		}
 	}
-	if !strings.Contains(got[1].Body, "- cpu: 97.5 % (critical)") || !strings.Contains(got[2].Body, "Error: player stalled") {
-		t.Errorf("degraded and failure mails:\n%s\n%s", got[1].Body, got[2].Body)
+	if bySubject[1] >= 0 && bySubject[2] >= 0 && (!strings.Contains(got[bySubject[1]].Body, "- cpu: 97.5 % (critical)") ||
+		!strings.Contains(got[bySubject[2]].Body, "Error: player stalled")) {
+		t.Errorf("degraded and failure mails:\n%s\n%s", got[bySubject[1]].Body, got[bySubject[2]].Body)
 	}
 	waitFannedOut(t, e, o.ID, quiet.ID)
 	if n := outboxCount(t, e, quietID); n != 0 {
@@ -158,4 +165,13 @@ func TestUserNotificationsByConfig(t *testing.T) {
 	if n := outboxCount(t, e, digestID); n != 1 {
 		t.Errorf("after the digest: %d mails for the digest user, want 1", n)
 	}
+}
+
+// mailSubjects are the subjects of mails, for a failure's message.
+func mailSubjects(mails []apitest.Mail) []string {
+	out := make([]string, len(mails))
+	for i, m := range mails {
+		out[i] = m.Subject
+	}
+	return out
 }

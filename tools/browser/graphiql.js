@@ -9,6 +9,7 @@
 // CHROMIUM (the browser's executable).
 'use strict';
 
+require('./shorttmp'); // before Chromium starts: a short TMPDIR for its socket
 const { chromium } = require('playwright-core');
 
 const base = process.env.FLEETGRAPH_URL;

@@ -3,6 +3,7 @@
 // JSON object (a failure: its stack on stderr, exit 1).
 'use strict';
 
+require('./shorttmp'); // before Chromium starts: a short TMPDIR for its socket
 const { chromium } = require('playwright-core');
 
 module.exports = async function run(executablePath, observe) {

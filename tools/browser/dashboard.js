@@ -109,7 +109,10 @@ run(executablePath, async (browser) => {
       if (t === 'Anomalies') break;
     }
     await page.keyboard.press('Enter');
-    await page.waitForFunction(() => location.hash === '#/anomalies', null, { timeout: 5000 }).catch(() => {});
+    // The hash changes at once; the view takes the focus in the hashchange
+    // event, which the browser delivers a task later: wait for both.
+    await page.waitForFunction(() => location.hash === '#/anomalies' && document.activeElement && document.activeElement.id === 'main',
+      null, { timeout: 5000 }).catch(() => {});
     // The view got the focus (main), so the next Tab goes into it.
     const focused = await page.evaluate(() => document.activeElement && document.activeElement.id);
     return { visited, hash: await page.evaluate(() => location.hash), focused };

@@ -12,9 +12,14 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -68,6 +73,7 @@ func Start(ctx context.Context, cfg Config) (*Runner, error) {
 			&river.PeriodicJobOpts{RunOnStart: true})
 	}
 	c, err := river.NewClient(riverpgxv5.New(cfg.Store.Pool()), &river.Config{
+		ID:                   ClientID(time.Now()),
 		Queues:               queues,
 		Workers:              cfg.Workers,
 		JobTimeout:           cfg.JobTimeout,
@@ -92,6 +98,28 @@ func Start(ctx context.Context, cfg Config) (*Runner, error) {
 	}
 	return &Runner{client: c}, nil
 }
+
+// ClientID names the process's River client as River's default does (host
+// and start time) with the process id between them: river_leader.leader_id
+// and river_job.attempted_by then tell which process of a host leads and
+// which ran a job (docs/operating.md "Scaling out").
+func ClientID(started time.Time) string {
+	host, _ := os.Hostname()
+	host = strings.ReplaceAll(cmp.Or(host, "unknown_host"), ".", "_")
+	return fmt.Sprintf("%.60s_pid%d_%s", host, os.Getpid(), strings.Replace(started.UTC().Format("2006_01_02T15_04_05.000000"), ".", "_", 1))
+}
+
+// PIDOf is the process id a ClientID names (0 when it names none).
+func PIDOf(clientID string) int {
+	m := pidInID.FindStringSubmatch(clientID)
+	if m == nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(m[1])
+	return pid
+}
+
+var pidInID = regexp.MustCompile(`_pid(\d+)_\d{4}_`)
 
 // Stop waits for the running jobs to end (ctx bounds the wait).
 func (r *Runner) Stop(ctx context.Context) error { return r.client.Stop(ctx) }

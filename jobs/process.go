@@ -24,6 +24,17 @@ var periodic = []Periodic{
 	{Every: LicenseEvery, Args: LicenseArgs{}},
 	{Every: pg.RollupEvery, Args: pg.RollupArgs{}},
 	{Every: ExpireEvery, Args: ExpireArgs{}},
+	{Every: detector.DefaultSweepEvery, Args: detector.SweepArgs{}},
+}
+
+// PeriodicKinds are the River kinds of the periodic jobs (river_job.kind),
+// for what reads their runs back (bench/fleetprocs).
+func PeriodicKinds() []string {
+	kinds := make([]string, len(periodic))
+	for i, p := range periodic {
+		kinds[i] = p.Args.Kind()
+	}
+	return kinds
 }
 
 // Process is what the process's jobs need.

@@ -8,7 +8,8 @@
 // crash or kill -9; River retries a failed job with its backoff, and
 // rescues the job of a process that died after RescueAfter. Periodic jobs
 // are inserted by the elected leader among the processes over one
-// database, once at start and then every period.
+// database (River's leadership, the river_leader row), once at start and
+// then every period, unless the last run still waits or runs.
 package jobs
 
 import (
@@ -25,16 +26,24 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // Periodic is a job River inserts every Every. A run that fails is not
-// retried: the next period's run does its work.
+// retried: the next period's run does its work (periodicOpts).
 type Periodic struct {
 	Every time.Duration
 	Args  river.JobArgs
 }
+
+// periodicOpts: a periodic job is tried once, and a period's run is not
+// inserted while the last one waits or runs (it took longer than its
+// period, or its process died and River has not rescued it yet): no
+// periodic job runs twice at once, on one process or several.
+var periodicOpts = &river.InsertOpts{MaxAttempts: 1, UniqueOpts: river.UniqueOpts{ByState: []rivertype.JobState{
+	rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning, rivertype.JobStateScheduled}}}
 
 // Config is what one Runner works.
 type Config struct {
@@ -69,7 +78,7 @@ func Start(ctx context.Context, cfg Config) (*Runner, error) {
 	for i, p := range cfg.Periodic {
 		args := p.Args
 		periodic[i] = river.NewPeriodicJob(river.PeriodicInterval(p.Every),
-			func() (river.JobArgs, *river.InsertOpts) { return args, &river.InsertOpts{MaxAttempts: 1} },
+			func() (river.JobArgs, *river.InsertOpts) { return args, periodicOpts },
 			&river.PeriodicJobOpts{RunOnStart: true})
 	}
 	c, err := river.NewClient(riverpgxv5.New(cfg.Store.Pool()), &river.Config{

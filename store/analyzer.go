@@ -192,8 +192,15 @@ func (s *Store) AnalyzeInbox(ctx context.Context, ownerID int64, clientUUID stri
 		if err := lockAnalysis(ctx, tx, ownerID, clientUUID); err != nil {
 			return err
 		}
+		// The document is found by its whole key, so that any of its
+		// indexes finds it at once: by id alone, a month's partition whose
+		// statistics are stale (new, or not yet analyzed) was read through
+		// the (owner, kind, ...) index with the id as a filter, every
+		// document of the data owner once per inbox row (27.7 s for a batch
+		// of 200 among 60,000 documents, bench/procs.sh; 0.13 s so).
 		const q = `SELECT i.id, d.id AS doc_row FROM analyzer_inbox i
-			LEFT JOIN documents d ON d.id = i.document_id AND d.data_owner_id = i.data_owner_id AND d.kind = 'measurement'
+			LEFT JOIN documents d ON d.id = i.document_id AND d.created_at = i.created_at AND d.client_uuid = i.client_uuid
+				AND d.data_owner_id = i.data_owner_id AND d.kind = 'measurement'
 			WHERE i.data_owner_id = $1 AND i.client_uuid = $2 AND NOT i.held
 			ORDER BY i.created_at, i.id LIMIT $3`
 		rows, _ := tx.Query(ctx, q, ownerID, clientUUID, limit+1)

@@ -38,11 +38,11 @@ func (r *run) events(ctx context.Context) ([]event, error) {
 
 // jobRun is a River job that ran.
 type jobRun struct {
-	kind, client  string // client: the analyzed client of analyze_client
-	state         string
-	by            []string // attempted_by
-	start, end    time.Time
-	finalized     bool
+	kind, client string // client: the analyzed client of analyze_client
+	state        string
+	by           []string // attempted_by
+	start, end   time.Time
+	finalized    bool
 }
 
 func (r *run) jobRuns(ctx context.Context) ([]jobRun, error) {

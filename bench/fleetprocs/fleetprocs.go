@@ -70,6 +70,8 @@ type Config struct {
 	// Drain bounds the wait after the load for deliveries, the analyzer,
 	// the periodic jobs and the subscriptions to catch up.
 	Drain time.Duration
+	// Env is more of the processes' environment (settings).
+	Env []string
 	// Log gets the run's progress lines.
 	Log io.Writer
 }
@@ -142,9 +144,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		// A fixed secret every process shares; never a production secret.
 		"FLEETGRAPH_SECRET_KEY=0000000000000000000000000000000000000000000000000000000000000000",
 		"FLEETGRAPH_DB_MAX_CONNS=" + fmt.Sprint(max(cfg.PoolSize, 1)),
-		"FLEETGRAPH_WEBHOOK_ALLOW_CIDRS=127.0.0.1/32", "FLEETGRAPH_WEBHOOK_TIMEOUT=3s", "FLEETGRAPH_WEBHOOK_RESCUE_AFTER=9s",
+		"FLEETGRAPH_WEBHOOK_ALLOW_CIDRS=127.0.0.1/32",
 		// The rate limits stay on but refuse nothing of this load.
 		"FLEETGRAPH_RATE_LIMIT_KEY=1000000/1s", "FLEETGRAPH_RATE_LIMIT_DATA_OWNER=1000000/1s", "FLEETGRAPH_RATE_LIMIT_PROBE=1000000/1s"}
+	r.env = append(r.env, cfg.Env...)
 	defer r.stopAll()
 	if err := r.setUp(ctx); err != nil {
 		return nil, err

@@ -34,6 +34,9 @@ func TestManyProcessesSurviveKill(t *testing.T) {
 	var log bytes.Buffer
 	cfg := fleetprocs.Config{DatabaseURL: db.URL, Work: t.TempDir(), Addrs: []string{freeAddr(t), freeAddr(t), freeAddr(t)},
 		Duration: 20 * time.Second, KillAt: 0.3, NoticeAfter: time.Second,
+		// Short attempts, so that the killed process's jobs are rescued
+		// within the test (the rescuer looks every 30 s).
+		Env:    []string{"FLEETGRAPH_WEBHOOK_TIMEOUT=3s", "FLEETGRAPH_WEBHOOK_RESCUE_AFTER=9s"},
 		Probes: 10, Batch: 10, Reports: 4, Interval: time.Second, PoolSize: 6, Drain: 75 * time.Second, Log: &log,
 		Command: func(args, env []string) *exec.Cmd {
 			raw, _ := json.Marshal(args)

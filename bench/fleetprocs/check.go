@@ -129,16 +129,27 @@ func missing(s *subscription, evs []event) int {
 }
 
 // notRunSinceKill are the periodic kinds with no run started after the
-// kill by a live process.
+// kill by a live process. A kind whose run was running on the killed
+// process is not inserted again until River rescued that run (unique
+// while running; the next run comes a period later): for it the rescue
+// is what is waited for.
 func (r *run) notRunSinceKill(runs []jobRun) []string {
 	if r.killed == nil {
 		return nil
 	}
+	killed := r.killed.pids[0]
 	var out []string
 	for _, k := range jobs.PeriodicKinds() {
-		if !slices.ContainsFunc(runs, func(j jobRun) bool {
+		ok := slices.ContainsFunc(runs, func(j jobRun) bool {
 			return j.kind == k && j.start.After(r.killedAt) && j.finalized && j.state == "completed" && r.lastProc(j) != nil
-		}) {
+		})
+		for _, j := range runs {
+			if j.kind == k && len(j.by) > 0 && jobs.PIDOf(j.by[len(j.by)-1]) == killed && j.start.Before(r.killedAt) &&
+				(!j.finalized || j.end.After(r.killedAt)) {
+				ok = j.finalized // running at the kill: rescued since
+			}
+		}
+		if !ok {
 			out = append(out, k)
 		}
 	}

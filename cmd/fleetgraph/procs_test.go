@@ -37,7 +37,7 @@ func TestManyProcessesSurviveKill(t *testing.T) {
 		// Short attempts, so that the killed process's jobs are rescued
 		// within the test (the rescuer looks every 30 s).
 		Env:    []string{"FLEETGRAPH_WEBHOOK_TIMEOUT=3s", "FLEETGRAPH_WEBHOOK_RESCUE_AFTER=9s"},
-		Probes: 10, Batch: 10, Reports: 4, Interval: time.Second, PoolSize: 6, Drain: 75 * time.Second, Log: &log,
+		Probes: 10, Batch: 10, Reports: 4, Interval: time.Second, PoolSize: 6, Drain: 90 * time.Second, Log: &log,
 		Command: func(args, env []string) *exec.Cmd {
 			raw, _ := json.Marshal(args)
 			c := exec.Command(os.Args[0])

@@ -30,14 +30,21 @@ type owner struct {
 // owner has none.
 const defaultOfflineMinutes = 60
 
+// The statements of the two routes.
+var (
+	listSQL   = clientsSQL(`true`) + ` ORDER BY c.id`
+	byIDSQL   = clientsSQL(`c.id = $2`)
+	byUUIDSQL = clientsSQL(`c.uuid = $2::uuid`)
+)
+
 func (a *api) listClients(w http.ResponseWriter, r *http.Request) {
-	o, ok := a.authenticate(w, r)
-	if !ok {
-		return
-	}
-	cs, err := a.clients(r.Context(), o, clientsSQL(`true`)+` ORDER BY c.id`, o.id)
+	digest := keyDigest(r)
+	cs, err := a.clients(r.Context(), listSQL, digest)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "Internal server error")
+		return
+	}
+	if len(cs) == 0 && !a.authenticate(w, r, digest) {
 		return
 	}
 	writeJSON(w, struct {
@@ -46,26 +53,27 @@ func (a *api) listClients(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) getClient(w http.ResponseWriter, r *http.Request) {
-	o, ok := a.authenticate(w, r)
-	if !ok {
-		return
-	}
-	q, arg := clientsSQL(`c.id = $2`), any(nil)
+	digest := keyDigest(r)
+	q, arg := byIDSQL, any(nil)
 	if n, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64); err == nil {
 		arg = n
 	} else if u, err := uuid.Parse(chi.URLParam(r, "id")); err == nil {
-		q, arg = clientsSQL(`c.uuid = $2::uuid`), u.String()
-	} else {
+		q, arg = byUUIDSQL, u.String()
+	} else if a.authenticate(w, r, digest) {
 		writeError(w, http.StatusNotFound, "Not found")
 		return
+	} else {
+		return
 	}
-	cs, err := a.clients(r.Context(), o, q, o.id, arg)
+	cs, err := a.clients(r.Context(), q, digest, arg)
 	switch {
 	case err != nil:
 		writeError(w, http.StatusInternalServerError, "Internal server error")
 		return
 	case len(cs) == 0:
-		writeError(w, http.StatusNotFound, "Not found")
+		if a.authenticate(w, r, digest) {
+			writeError(w, http.StatusNotFound, "Not found")
+		}
 		return
 	}
 	c := cs[0]
@@ -78,29 +86,34 @@ func (a *api) getClient(w http.ResponseWriter, r *http.Request) {
 	}{c})
 }
 
-// authenticate finds the data owner of a valid client_admin key with a user,
-// or answers 401.
-func (a *api) authenticate(w http.ResponseWriter, r *http.Request) (owner, bool) {
-	const q = `SELECT k.data_owner_id, coalesce(d.offline_threshold_minutes, $2), d.client_offline_detection_enabled FROM api_keys k
-		JOIN data_owners d ON d.id = k.data_owner_id
+func keyDigest(r *http.Request) []byte {
+	d := sha256.Sum256([]byte(r.Header.Get("X-API-KEY")))
+	return d[:]
+}
+
+// authenticate tells whether the key with digest is a valid client_admin
+// key with a user, or answers 401 (or 500) and returns false. The client
+// statements check the key themselves; this runs only when they found
+// nothing, to tell a bad key from no client.
+func (a *api) authenticate(w http.ResponseWriter, r *http.Request, digest []byte) bool {
+	const q = `SELECT true FROM api_keys k
 		JOIN users u ON u.id = k.user_id AND u.data_owner_id = k.data_owner_id
 		WHERE k.digest = $1 AND k.kind = 'client_admin' AND k.valid_from <= now() AND k.valid_until > now()`
-	digest := sha256.Sum256([]byte(r.Header.Get("X-API-KEY")))
-	var o owner
-	err := a.db.QueryRow(r.Context(), q, digest[:], defaultOfflineMinutes).Scan(&o.id, &o.offlineMinutes, &o.offlineDetection)
+	var ok bool
+	err := a.db.QueryRow(r.Context(), q, digest).Scan(&ok)
 	if errors.Is(err, pgx.ErrNoRows) {
 		writeError(w, http.StatusUnauthorized, "invalid API key")
-		return o, false
+		return false
 	}
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "Internal server error")
-		return o, false
+		return false
 	}
-	return o, true
+	return true
 }
 
 // clients runs one of the clients statements and shapes its rows.
-func (a *api) clients(ctx context.Context, o owner, q string, args ...any) ([]client, error) {
+func (a *api) clients(ctx context.Context, q string, args ...any) ([]client, error) {
 	rows, err := a.db.Query(ctx, q, args...)
 	if err != nil {
 		return nil, err
@@ -113,7 +126,7 @@ func (a *api) clients(ctx context.Context, o owner, q string, args ...any) ([]cl
 		if err := rows.Scan(row.dest()...); err != nil {
 			return nil, err
 		}
-		out = append(out, row.client(now, o))
+		out = append(out, row.client(now, row.owner))
 	}
 	return out, rows.Err()
 }
@@ -126,7 +139,11 @@ func writeJSON(w http.ResponseWriter, v any) {
 		writeError(w, http.StatusInternalServerError, "Internal server error")
 		return
 	}
-	body := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	writeBody(w, bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+}
+
+// writeBody answers 200 with the JSON body.
+func writeBody(w http.ResponseWriter, body []byte) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)

@@ -2,23 +2,32 @@ package main
 
 import (
 	"strconv"
+	"strings"
 	"time"
 )
 
-// clientsSQL reads the clients data owner $1 sees (its own and those shared
-// with it) that filter picks (a condition on c, constant text) with
-// everything the REST shape shows; callers append the order. A shared
+// clientsSQL reads, for the data owner of the client_admin key with digest
+// $1 (the key check folded in: no row when the key is not valid), the owner's
+// offline threshold and detection switch and the clients it sees (its own
+// and those shared with it) that filter picks (a condition on c, constant
+// text) with everything the REST shape shows; callers append the order. A shared
 // client shows no config, key or contracts of its owner. The delivered
 // configs follow fleetgraph's rule, computed for the picked clients at once:
 // the published config of the client's own assignment, else of its groups'
 // (the latest assigned first), else the data owner's default.
 func clientsSQL(filter string) string {
-	return `WITH pub AS (
+	return strings.ReplaceAll(`WITH o AS (SELECT k.data_owner_id AS id,
+		coalesce(d.offline_threshold_minutes, `+strconv.Itoa(defaultOfflineMinutes)+`) AS offline_minutes,
+		d.client_offline_detection_enabled AS offline_detection
+		FROM api_keys k JOIN data_owners d ON d.id = k.data_owner_id
+		JOIN users u ON u.id = k.user_id AND u.data_owner_id = k.data_owner_id
+		WHERE k.digest = $1 AND k.kind = 'client_admin' AND k.valid_from <= now() AND k.valid_until > now()),
+	pub AS (
 		SELECT m.id, m.kind, m.name, m.is_default FROM measurement_configs m
-		JOIN config_versions p ON p.config_id = m.id AND p.state = 'published' WHERE m.data_owner_id = $1),
+		JOIN config_versions p ON p.config_id = m.id AND p.state = 'published' WHERE m.data_owner_id = $owner),
 	grp AS (
 		SELECT DISTINCT ON (gm.client_id, gc.kind) gm.client_id, gc.kind, gc.config_id
-		FROM client_group_configs gc JOIN client_groups g ON g.id = gc.client_group_id AND g.data_owner_id = $1
+		FROM client_group_configs gc JOIN client_groups g ON g.id = gc.client_group_id AND g.data_owner_id = $owner
 		JOIN pub ON pub.id = gc.config_id JOIN client_group_members gm ON gm.client_group_id = gc.client_group_id
 		ORDER BY gm.client_id, gc.kind, gc.assigned_at DESC, gc.config_id),
 	delivered AS (
@@ -29,9 +38,9 @@ func clientsSQL(filter string) string {
 				AND own.id = CASE k.kind WHEN 'public' THEN c.public_config_id ELSE c.automator_config_id END
 			LEFT JOIN grp ON grp.client_id = c.id AND grp.kind = k.kind
 			LEFT JOIN pub def ON def.kind = k.kind AND def.is_default
-			WHERE c.data_owner_id = $1 AND c.config_managed AND ` + filter + ` OFFSET 0) x
+			WHERE c.data_owner_id = $owner AND c.config_managed AND ` + filter + ` OFFSET 0) x
 		JOIN pub d ON d.id = x.config_id)
-	SELECT c.id, c.uuid::text, c.type, c.data_owner_id <> $1, c.label, c.extra_label, c.tags,
+	SELECT (SELECT offline_minutes FROM o), (SELECT offline_detection FROM o), c.id, c.uuid::text, c.type, c.data_owner_id <> $owner, c.label, c.extra_label, c.tags,
 	c.created_at, c.updated_at, c.disabled_at, c.disabled_reason, c.last_measurement_at, c.last_seen_at,
 	c.last_client_type, c.last_client_version, c.config_managed, c.public_config_id, c.automator_config_id,
 	c.anomalies_muted, c.offline_notifications_muted, c.system_health_notifications_muted,
@@ -43,22 +52,23 @@ func clientsSQL(filter string) string {
 	FROM clients c
 	LEFT JOIN delivered pc ON pc.client_id = c.id AND pc.kind = 'public'
 	LEFT JOIN delivered ac ON ac.client_id = c.id AND ac.kind = 'automator'
-	LEFT JOIN registration_keys k ON k.id = c.registration_key_id AND k.data_owner_id = $1 AND c.data_owner_id = $1
+	LEFT JOIN registration_keys k ON k.id = c.registration_key_id AND k.data_owner_id = $owner AND c.data_owner_id = $owner
 	LEFT JOIN LATERAL (SELECT array_agg(g.id ORDER BY g.name, g.id) AS ids, array_agg(g.name ORDER BY g.name, g.id) AS names
 		FROM client_group_members m JOIN client_groups g ON g.id = m.client_group_id
-		WHERE m.client_id = c.id AND g.data_owner_id = $1) g ON true
+		WHERE m.client_id = c.id AND g.data_owner_id = $owner) g ON true
 	LEFT JOIN LATERAL (SELECT k.id, k.isp_id, k.upload_speed, k.download_speed, k.monthly_price::float8 AS monthly_price,
 		k.currency, k.assumed_tariff, k.connection_type, k.name, k.valid_from, k.valid_until, i.name AS isp_name
 		FROM isp_contracts k JOIN isps i ON i.id = k.isp_id
-		WHERE k.data_owner_id = $1 AND k.client_id = c.id
+		WHERE k.data_owner_id = $owner AND k.client_id = c.id
 		AND (k.valid_from IS NULL OR k.valid_from <= now()) AND (k.valid_until IS NULL OR k.valid_until > now())
 		ORDER BY k.valid_from DESC NULLS LAST, k.id DESC LIMIT 1) ct ON true
-	WHERE (c.data_owner_id = $1 OR EXISTS (SELECT 1 FROM client_shares s WHERE s.client_id = c.id AND s.data_owner_id = $1))
-		AND ` + filter
+	WHERE (c.data_owner_id = $owner OR EXISTS (SELECT 1 FROM client_shares s WHERE s.client_id = c.id AND s.data_owner_id = $owner))
+		AND ` + filter, "$owner", "(SELECT id FROM o)")
 }
 
 // clientRow is one row of clientsSQL.
 type clientRow struct {
+	owner                             owner
 	c                                 client
 	shared, configManaged             bool
 	publicConfigID, automatorConfigID *int64
@@ -79,7 +89,7 @@ type clientRow struct {
 
 func (r *clientRow) dest() []any {
 	c, k, ct := &r.c, &r.key, &r.contract
-	return []any{&c.ID, &c.UUID, &c.Type, &r.shared, &c.Label, &c.ExtraLabel, &c.Tags,
+	return []any{&r.owner.offlineMinutes, &r.owner.offlineDetection, &c.ID, &c.UUID, &c.Type, &r.shared, &c.Label, &c.ExtraLabel, &c.Tags,
 		&c.CreatedAt, &c.UpdatedAt, &c.DisabledAt, &c.DisabledReason, &c.LastMeasurementAt, &c.LastSeenAt,
 		&c.LastClientType, &c.LastClientVersion, &r.configManaged, &r.publicConfigID, &r.automatorConfigID,
 		&c.AnomaliesMuted, &c.OfflineNotificationsMuted, &c.SystemHealthNotificationsMuted,

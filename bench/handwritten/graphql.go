@@ -9,19 +9,8 @@ import (
 	"sync"
 
 	"github.com/jackc/pgx/v5/pgtype"
-)
 
-// The four GraphQL documents bench/apibench sends fleetgraph (one client by
-// id; all clients of the key's data owner), known by their text as a
-// persisted query is: each is one statement that checks the key and reads
-// the clients, and Go writes the answer with fleetgraph's bytes.
-const (
-	gqlClientFragment = `fragment C on Client { id uuid type label extraLabel tags createdAt lastSeenAt
-  registrationKey { id registrationKey numRegistrationsLeft validFrom }
-  clientGroups { id name }
-  currentIspContract { id name uploadSpeed downloadSpeed monthlyPrice validFrom ispName } }`
-	gqlOne  = `query One($id: ID!) { client(id: $id) { ...C } } ` + gqlClientFragment
-	gqlList = `query List { clients { ...C } } ` + gqlClientFragment
+	"github.com/fleetgraph/fleetgraph/bench/apidata"
 )
 
 // gqlClientsSQL reads, for the data owner of the client_admin key with
@@ -60,19 +49,19 @@ var (
 
 // gqlRow is one row of gqlClientsSQL.
 type gqlRow struct {
-	id                                pgtype.Int8
-	uuid, typ, label, extraLabel      pgtype.Text
-	tags                              []string
-	createdAt, lastSeenAt             pgtype.Timestamptz
-	keyID, keyLeft                    pgtype.Int8
-	keyName                           pgtype.Text
-	keyValidFrom                      pgtype.Timestamptz
-	groupIDs                          []int64
-	groupNames                        []string
-	ctID, ctUp, ctDown                pgtype.Int8
-	ctName, ispName                   pgtype.Text
-	ctPrice                           pgtype.Float8
-	ctValidFrom                       pgtype.Timestamptz
+	id                           pgtype.Int8
+	uuid, typ, label, extraLabel pgtype.Text
+	tags                         []string
+	createdAt, lastSeenAt        pgtype.Timestamptz
+	keyID, keyLeft               pgtype.Int8
+	keyName                      pgtype.Text
+	keyValidFrom                 pgtype.Timestamptz
+	groupIDs                     []int64
+	groupNames                   []string
+	ctID, ctUp, ctDown           pgtype.Int8
+	ctName, ispName              pgtype.Text
+	ctPrice                      pgtype.Float8
+	ctValidFrom                  pgtype.Timestamptz
 }
 
 func (r *gqlRow) dest() []any {
@@ -158,6 +147,9 @@ type gqlRequest struct {
 // bufs keeps answer buffers between requests.
 var bufs = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
 
+// graphql answers the bench's GraphQL documents (apidata), known by their
+// text as a persisted query is: each is one statement that checks the key
+// and reads the clients, and Go writes the answer with fleetgraph's bytes.
 func (a *api) graphql(w http.ResponseWriter, r *http.Request) {
 	var req gqlRequest
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
@@ -170,14 +162,14 @@ func (a *api) graphql(w http.ResponseWriter, r *http.Request) {
 	var ok bool
 	var err error
 	switch req.Query {
-	case gqlOne:
+	case apidata.OneClient:
 		id, perr := strconv.ParseInt(req.Variables.ID, 10, 64)
 		if perr != nil {
 			writeError(w, http.StatusBadRequest, "variable id is not a client id")
 			return
 		}
 		*bp, ok, err = a.gqlClients(r.Context(), append((*bp)[:0], `{"data":{"client":`...), false, gqlOneSQL, digest[:], id)
-	case gqlList:
+	case apidata.AllClients:
 		*bp, ok, err = a.gqlClients(r.Context(), append((*bp)[:0], `{"data":{"clients":`...), true, gqlListSQL, digest[:])
 	default:
 		writeError(w, http.StatusBadRequest, "not one of the bench's documents")

@@ -38,7 +38,7 @@ func clientsSQL(filter string) string {
 				AND own.id = CASE k.kind WHEN 'public' THEN c.public_config_id ELSE c.automator_config_id END
 			LEFT JOIN grp ON grp.client_id = c.id AND grp.kind = k.kind
 			LEFT JOIN pub def ON def.kind = k.kind AND def.is_default
-			WHERE c.data_owner_id = $owner AND c.config_managed AND ` + filter + ` OFFSET 0) x
+			WHERE c.data_owner_id = $owner AND c.config_managed AND `+filter+` OFFSET 0) x
 		JOIN pub d ON d.id = x.config_id)
 	SELECT (SELECT offline_minutes FROM o), (SELECT offline_detection FROM o), c.id, c.uuid::text, c.type, c.data_owner_id <> $owner, c.label, c.extra_label, c.tags,
 	c.created_at, c.updated_at, c.disabled_at, c.disabled_reason, c.last_measurement_at, c.last_seen_at,
@@ -63,7 +63,7 @@ func clientsSQL(filter string) string {
 		AND (k.valid_from IS NULL OR k.valid_from <= now()) AND (k.valid_until IS NULL OR k.valid_until > now())
 		ORDER BY k.valid_from DESC NULLS LAST, k.id DESC LIMIT 1) ct ON true
 	WHERE (c.data_owner_id = $owner OR EXISTS (SELECT 1 FROM client_shares s WHERE s.client_id = c.id AND s.data_owner_id = $owner))
-		AND ` + filter, "$owner", "(SELECT id FROM o)")
+		AND `+filter, "$owner", "(SELECT id FROM o)")
 }
 
 // clientRow is one row of clientsSQL.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -16,15 +15,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// api answers the two client routes for the data owner of the X-API-KEY.
+// api answers the two client routes and the GraphQL documents for the
+// data owner of the X-API-KEY.
 type api struct{ db *pgxpool.Pool }
-
-// owner is what a request needs to know about the key's data owner.
-type owner struct {
-	id               int64
-	offlineMinutes   int64
-	offlineDetection bool
-}
 
 // defaultOfflineMinutes is fleetgraph's offline threshold when the data
 // owner has none.
@@ -39,17 +32,16 @@ var (
 
 func (a *api) listClients(w http.ResponseWriter, r *http.Request) {
 	digest := keyDigest(r)
-	cs, err := a.clients(r.Context(), listSQL, digest)
-	if err != nil {
+	bp := bufs.Get().(*[]byte)
+	defer bufs.Put(bp)
+	b, n, err := a.clients(r.Context(), append((*bp)[:0], `{"clients":[`...), false, listSQL, digest)
+	*bp = b
+	switch {
+	case err != nil:
 		writeError(w, http.StatusInternalServerError, "Internal server error")
-		return
+	case n > 0 || a.authenticate(w, r, digest):
+		writeBody(w, append(b, "]}"...))
 	}
-	if len(cs) == 0 && !a.authenticate(w, r, digest) {
-		return
-	}
-	writeJSON(w, struct {
-		Clients []client `json:"clients"`
-	}{cs})
 }
 
 func (a *api) getClient(w http.ResponseWriter, r *http.Request) {
@@ -59,31 +51,24 @@ func (a *api) getClient(w http.ResponseWriter, r *http.Request) {
 		arg = n
 	} else if u, err := uuid.Parse(chi.URLParam(r, "id")); err == nil {
 		q, arg = byUUIDSQL, u.String()
-	} else if a.authenticate(w, r, digest) {
-		writeError(w, http.StatusNotFound, "Not found")
-		return
 	} else {
-		return
-	}
-	cs, err := a.clients(r.Context(), q, digest, arg)
-	switch {
-	case err != nil:
-		writeError(w, http.StatusInternalServerError, "Internal server error")
-		return
-	case len(cs) == 0:
 		if a.authenticate(w, r, digest) {
 			writeError(w, http.StatusNotFound, "Not found")
 		}
 		return
 	}
-	c := cs[0]
-	c.Configuration = &configuration{Managed: c.row.configManaged}
-	if !c.row.shared {
-		c.Configuration.PublicConfigID, c.Configuration.AutomatorConfigID = c.row.publicConfigID, c.row.automatorConfigID
+	bp := bufs.Get().(*[]byte)
+	defer bufs.Put(bp)
+	b, n, err := a.clients(r.Context(), append((*bp)[:0], `{"client":`...), true, q, digest, arg)
+	*bp = b
+	switch {
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, "Internal server error")
+	case n > 0:
+		writeBody(w, append(b, '}'))
+	case a.authenticate(w, r, digest):
+		writeError(w, http.StatusNotFound, "Not found")
 	}
-	writeJSON(w, struct {
-		Client client `json:"client"`
-	}{c})
 }
 
 func keyDigest(r *http.Request) []byte {
@@ -112,34 +97,29 @@ func (a *api) authenticate(w http.ResponseWriter, r *http.Request, digest []byte
 	return true
 }
 
-// clients runs one of the clients statements and shapes its rows.
-func (a *api) clients(ctx context.Context, q string, args ...any) ([]client, error) {
+// clients runs one of the clients statements and appends its clients to
+// b, comma-separated, the configuration with them when withConfiguration.
+func (a *api) clients(ctx context.Context, b []byte, withConfiguration bool, q string, args ...any) ([]byte, int, error) {
 	rows, err := a.db.Query(ctx, q, args...)
 	if err != nil {
-		return nil, err
+		return b, 0, err
 	}
 	defer rows.Close()
-	out := []client{}
+	var row clientRow
+	dest := row.dest()
 	now := time.Now()
+	n := 0
 	for rows.Next() {
-		var row clientRow
-		if err := rows.Scan(row.dest()...); err != nil {
-			return nil, err
+		if err := rows.Scan(dest...); err != nil {
+			return b, 0, err
 		}
-		out = append(out, row.client(now, row.owner))
+		if n > 0 {
+			b = append(b, ',')
+		}
+		b = row.appendJSON(b, now, withConfiguration)
+		n++
 	}
-	return out, rows.Err()
-}
-
-func writeJSON(w http.ResponseWriter, v any) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // gqlgen escapes only what JSON requires
-	if err := enc.Encode(v); err != nil {
-		writeError(w, http.StatusInternalServerError, "Internal server error")
-		return
-	}
-	writeBody(w, bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+	return b, n, rows.Err()
 }
 
 // writeBody answers 200 with the JSON body.

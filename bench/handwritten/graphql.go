@@ -102,18 +102,9 @@ func (r *gqlRow) appendJSON(b []byte) []byte {
 	} else {
 		b = append(b, "null"...)
 	}
-	b = append(b, `,"clientGroups":[`...)
-	for i, id := range r.groupIDs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"id":`...)
-		b = strconv.AppendInt(b, id, 10)
-		b = append(b, `,"name":`...)
-		b = appendString(b, r.groupNames[i])
-		b = append(b, '}')
-	}
-	b = append(b, `],"currentIspContract":`...)
+	b = append(b, `,"clientGroups":`...)
+	b = appendGroups(b, r.groupIDs, r.groupNames)
+	b = append(b, `,"currentIspContract":`...)
 	if r.ctID.Valid {
 		b = append(b, `{"id":`...)
 		b = strconv.AppendInt(b, r.ctID.Int64, 10)

@@ -89,3 +89,27 @@ func appendStrings(b []byte, ss []string) []byte {
 	}
 	return append(b, ']')
 }
+
+func appendBool(b []byte, v pgtype.Bool) []byte {
+	if !v.Valid {
+		return append(b, "null"...)
+	}
+	return strconv.AppendBool(b, v.Bool)
+}
+
+// appendGroups writes the groups (ids and names side by side) as a list of
+// {"id","name"}.
+func appendGroups(b []byte, ids []int64, names []string) []byte {
+	b = append(b, '[')
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"id":`...)
+		b = strconv.AppendInt(b, id, 10)
+		b = append(b, `,"name":`...)
+		b = appendString(b, names[i])
+		b = append(b, '}')
+	}
+	return append(b, ']')
+}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -147,7 +146,7 @@ func (a *api) graphql(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "the body is not a GraphQL request")
 		return
 	}
-	digest := sha256.Sum256([]byte(r.Header.Get("X-API-KEY")))
+	digest := keyDigest(r)
 	bp := bufs.Get().(*[]byte)
 	defer bufs.Put(bp)
 	var ok bool
@@ -159,9 +158,9 @@ func (a *api) graphql(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusBadRequest, "variable id is not a client id")
 			return
 		}
-		*bp, ok, err = a.gqlClients(r.Context(), append((*bp)[:0], `{"data":{"client":`...), false, gqlOneSQL, digest[:], id)
+		*bp, ok, err = a.gqlClients(r.Context(), append((*bp)[:0], `{"data":{"client":`...), false, gqlOneSQL, digest, id)
 	case apidata.AllClients:
-		*bp, ok, err = a.gqlClients(r.Context(), append((*bp)[:0], `{"data":{"clients":`...), true, gqlListSQL, digest[:])
+		*bp, ok, err = a.gqlClients(r.Context(), append((*bp)[:0], `{"data":{"clients":`...), true, gqlListSQL, digest)
 	default:
 		writeError(w, http.StatusBadRequest, "not one of the bench's documents")
 		return

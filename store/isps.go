@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // Isp is an ISP row.
@@ -155,44 +154,12 @@ const contractSelect = `SELECT c.id, c.isp_id, c.client_id, c.name, c.upload_spe
 	i.name AS isp_name
 	FROM isp_contracts c JOIN isps i ON i.id = c.isp_id AND i.data_owner_id = c.data_owner_id`
 
-// scanContract reads a row of contractSelect, by position. The nullable
-// columns are scanned into pgtype values and the non-null ones share one
-// allocation: scanning into the *T fields directly costs pgx a reflect.New
-// per column (a quarter of the objects a 2,000-client answer allocates,
-// issue 28).
+// scanContract reads a row of contractSelect, by position.
 func scanContract(row pgx.CollectableRow) (IspContract, error) {
 	var c IspContract
-	var up, down pgtype.Int8
-	var price pgtype.Float8
-	var currency, tariff, connection pgtype.Text
-	var until pgtype.Timestamptz
-	if err := row.Scan(&c.ID, &c.IspID, &c.ClientID, &c.Name, &up, &down, &price,
-		&currency, &tariff, &connection, &c.ValidFrom, &until, &c.IspName); err != nil {
-		return c, err
-	}
-	v := new(struct {
-		up, down                     int64
-		price                        float64
-		currency, tariff, connection string
-		until                        time.Time
-	})
-	c.UploadSpeed = optional(up.Valid, &v.up, up.Int64)
-	c.DownloadSpeed = optional(down.Valid, &v.down, down.Int64)
-	c.MonthlyPrice = optional(price.Valid, &v.price, price.Float64)
-	c.Currency = optional(currency.Valid, &v.currency, currency.String)
-	c.AssumedTariff = optional(tariff.Valid, &v.tariff, tariff.String)
-	c.ConnectionType = optional(connection.Valid, &v.connection, connection.String)
-	c.ValidUntil = optional(until.Valid, &v.until, until.Time)
-	return c, nil
-}
-
-// optional stores x at p and returns p when valid, else nil.
-func optional[T any](valid bool, p *T, x T) *T {
-	if !valid {
-		return nil
-	}
-	*p = x
-	return p
+	err := row.Scan(&c.ID, &c.IspID, &c.ClientID, &c.Name, &c.UploadSpeed, &c.DownloadSpeed, &c.MonthlyPrice,
+		&c.Currency, &c.AssumedTariff, &c.ConnectionType, &c.ValidFrom, &c.ValidUntil, &c.IspName)
+	return c, err
 }
 
 // ContractsByIsp loads the contracts of several ISPs.

@@ -207,6 +207,7 @@ func BenchmarkClientAPI(b *testing.B) {
 		probes <- o.NewProbe(b, key)
 	}
 	b.Run("check-in", func(b *testing.B) {
+		b.ReportAllocs()
 		p := <-probes
 		defer func() { probes <- p }()
 		r := e.Probe(b, http.MethodGet, "/config", p.Secret, nil)
@@ -223,6 +224,7 @@ func BenchmarkClientAPI(b *testing.B) {
 		})
 	})
 	b.Run("report-50", func(b *testing.B) {
+		b.ReportAllocs()
 		var seq atomic.Int64
 		benchParallel(b, func(c *http.Client) (int, error) {
 			p := <-probes

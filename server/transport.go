@@ -204,6 +204,27 @@ func responseMediaType(accept string) string {
 	return mediaGraphQLResponse
 }
 
+// needsHTMLEscape tells whether data holds a byte json.Marshal escapes in a
+// raw message: <, >, & or U+2028, U+2029 (E2 80 A8, E2 80 A9 in UTF-8).
+// bytes.ContainsAny with the two runes in its set decodes data rune by
+// rune (8 % of the CPU of a 2,000-client answer, issue 28); IndexByte and
+// Index run over it in vector instructions.
+func needsHTMLEscape(data []byte) bool {
+	if bytes.IndexByte(data, '<') >= 0 || bytes.IndexByte(data, '>') >= 0 || bytes.IndexByte(data, '&') >= 0 {
+		return true
+	}
+	for rest := data; ; {
+		i := bytes.Index(rest, []byte("\xe2\x80"))
+		if i < 0 || i+2 >= len(rest) {
+			return false
+		}
+		if rest[i+2] == 0xa8 || rest[i+2] == 0xa9 {
+			return true
+		}
+		rest = rest[i+2:]
+	}
+}
+
 var responseBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // writeGraphQLResponse writes resp as json.Marshal would, with its data
@@ -241,7 +262,7 @@ func writeGraphQLResponse(w io.Writer, resp *graphql.Response) {
 	switch data := resp.Data; {
 	case len(data) == 0:
 		buf.WriteString("null")
-	case bytes.ContainsAny(data, "<>&\u2028\u2029"):
+	case needsHTMLEscape(data):
 		json.HTMLEscape(buf, data)
 	default:
 		buf.Write(data)

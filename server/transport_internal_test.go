@@ -34,6 +34,11 @@ func TestGraphQLResponseBytesAsJSONMarshal(t *testing.T) {
 		{Data: json.RawMessage(`{}`), Label: "l", Path: ast.Path{ast.PathName("a"), ast.PathIndex(2)}, HasNext: &yes,
 			Extensions: map[string]any{"cost": 3}},
 		{Data: json.RawMessage(`[]`), Extensions: map[string]any{"x": "<>"}},
+		{Data: json.RawMessage("{\"s\":\"only \u2029\"}")},
+		{Data: json.RawMessage("{\"s\":\"\u2027 \u202f \u20ac, no rune it escapes\"}")},
+		{Data: json.RawMessage("{\"s\":\"\u20ac \u2028\"}")},
+		{Data: json.RawMessage(`{"s":"only >"}`)},
+		{Data: json.RawMessage(`{"s":"only &"}`)},
 	}
 	for i, c := range cases {
 		want, err := json.Marshal(c)
@@ -44,6 +49,20 @@ func TestGraphQLResponseBytesAsJSONMarshal(t *testing.T) {
 		writeGraphQLResponse(rec, c)
 		if got := rec.Body.String(); got != string(want) {
 			t.Errorf("case %d:\n got %s\nwant %s", i, got, want)
+		}
+	}
+}
+
+// TestNeedsHTMLEscape: true exactly when json.HTMLEscape would change the
+// bytes, also for the other runes of U+2028's and U+2029's first two bytes
+// and for those two bytes at the very end.
+func TestNeedsHTMLEscape(t *testing.T) {
+	for _, s := range []string{"", "plain", "<", "a>", "&b", "x\u2028", "\u2029y", "\u2027\u202f\u20ac", "end \xe2\x80",
+		"\xe2\x80\u2028", strings.Repeat("long ", 1000) + "\u2029"} {
+		var escaped bytes.Buffer
+		json.HTMLEscape(&escaped, []byte(s))
+		if got, want := needsHTMLEscape([]byte(s)), escaped.String() != s; got != want {
+			t.Errorf("needsHTMLEscape(%q) = %v, want %v", s, got, want)
 		}
 	}
 }

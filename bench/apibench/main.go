@@ -1,11 +1,13 @@
 // Command apibench measures fleetgraph's GraphQL and REST client APIs side
-// by side with PostGraphile and a hand-written chi + pgx handler on the same
-// database (bench/api.sh starts the servers and runs it). It first checks
-// that both sides of each workload answer the same data (REST: the same
-// bytes), then runs fixed-duration rounds of -conns concurrent keep-alive
-// connections, A and B interleaved, and prints per workload the median
-// throughput, p50 latency and fleetgraph's ratio, fleetgraph's statements
-// per request and its peak RSS under the list loads.
+// by side with its peers on the same database (bench/api.sh starts the
+// servers and runs it): a hand-written chi + pgx handler, the limit, on all
+// workloads, and PostGraphile 5 and 4 on the GraphQL ones. It first checks
+// that every peer answers each workload as fleetgraph does (the
+// hand-written handler: the same bytes; PostGraphile: the same data), then
+// runs fixed-duration rounds of -conns concurrent keep-alive connections,
+// fleetgraph's interleaved with each peer's, and prints per workload and
+// peer the median throughput, p50 latency and fleetgraph's ratio,
+// fleetgraph's statements per request and its peak RSS under the list loads.
 package main
 
 import (
@@ -37,18 +39,21 @@ func main() {
 
 // options are the command's flags.
 type options struct {
-	fleetgraph, postgraphile, handwritten string
-	databaseURL, keysFile, fleetgraphBin  string
-	fleetgraphPID, conns, rounds          int
-	round, warmup, timeout                time.Duration
-	only                                  string
+	fleetgraph, postgraphile, postgraphile5 string
+	handwritten                             string
+	databaseURL, keysFile, fleetgraphBin    string
+	fleetgraphPID, conns, rounds            int
+	round, warmup, timeout                  time.Duration
+	only                                    string
+	loadAtStart                             string // the machine's load averages when the run began
 }
 
 func parseFlags(args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("apibench", flag.ContinueOnError)
 	fs.StringVar(&o.fleetgraph, "fleetgraph", "http://127.0.0.1:18080", "fleetgraph's base URL")
-	fs.StringVar(&o.postgraphile, "postgraphile", "http://127.0.0.1:18081", "PostGraphile's base URL")
+	fs.StringVar(&o.postgraphile, "postgraphile", "http://127.0.0.1:18081", "PostGraphile 4's base URL")
+	fs.StringVar(&o.postgraphile5, "postgraphile5", "http://127.0.0.1:18083", "PostGraphile 5's base URL")
 	fs.StringVar(&o.handwritten, "handwritten", "http://127.0.0.1:18082", "the hand-written handler's base URL")
 	fs.StringVar(&o.databaseURL, "database-url", os.Getenv("DATABASE_URL"), "the bench database (env DATABASE_URL)")
 	fs.StringVar(&o.keysFile, "keys", "", "output of `fleetgraph bootstrap --json`, one line per data owner")
@@ -74,6 +79,7 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	o.loadAtStart = loadAverage()
 	s, err := loadSetup(ctx, o)
 	if err != nil {
 		return err
@@ -128,7 +134,7 @@ type owner struct {
 // loadSetup reads the keys and asks the database how many clients each
 // owner has and which client the by-id workloads ask for.
 func loadSetup(ctx context.Context, o options) (setup, error) {
-	s := setup{fleetgraph: o.fleetgraph, postgraphile: o.postgraphile, handwritten: o.handwritten}
+	s := setup{fleetgraph: o.fleetgraph, postgraphile: o.postgraphile, postgraphile5: o.postgraphile5, handwritten: o.handwritten}
 	owners, err := readKeys(o.keysFile)
 	if err != nil {
 		return s, err

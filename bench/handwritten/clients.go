@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -16,117 +15,115 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// api answers the two client routes for the data owner of the X-API-KEY.
+// api answers the two client routes and the GraphQL documents for the
+// data owner of the X-API-KEY.
 type api struct{ db *pgxpool.Pool }
-
-// owner is what a request needs to know about the key's data owner.
-type owner struct {
-	id               int64
-	offlineMinutes   int64
-	offlineDetection bool
-}
 
 // defaultOfflineMinutes is fleetgraph's offline threshold when the data
 // owner has none.
 const defaultOfflineMinutes = 60
 
-func (a *api) listClients(w http.ResponseWriter, r *http.Request) {
-	o, ok := a.authenticate(w, r)
-	if !ok {
-		return
-	}
-	cs, err := a.clients(r.Context(), o, clientsSQL(`true`)+` ORDER BY c.id`, o.id)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "Internal server error")
-		return
-	}
-	writeJSON(w, struct {
-		Clients []client `json:"clients"`
-	}{cs})
-}
+// The statements of the two routes.
+var (
+	listSQL   = clientsSQL(`true`) + ` ORDER BY c.id`
+	byIDSQL   = clientsSQL(`c.id = $2`)
+	byUUIDSQL = clientsSQL(`c.uuid = $2::uuid`)
+)
 
-func (a *api) getClient(w http.ResponseWriter, r *http.Request) {
-	o, ok := a.authenticate(w, r)
-	if !ok {
-		return
-	}
-	q, arg := clientsSQL(`c.id = $2`), any(nil)
-	if n, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64); err == nil {
-		arg = n
-	} else if u, err := uuid.Parse(chi.URLParam(r, "id")); err == nil {
-		q, arg = clientsSQL(`c.uuid = $2::uuid`), u.String()
-	} else {
-		writeError(w, http.StatusNotFound, "Not found")
-		return
-	}
-	cs, err := a.clients(r.Context(), o, q, o.id, arg)
+func (a *api) listClients(w http.ResponseWriter, r *http.Request) {
+	digest := keyDigest(r)
+	bp := bufs.Get().(*[]byte)
+	defer bufs.Put(bp)
+	b, n, err := a.clients(r.Context(), append((*bp)[:0], `{"clients":[`...), false, listSQL, digest)
+	*bp = b
 	switch {
 	case err != nil:
 		writeError(w, http.StatusInternalServerError, "Internal server error")
-		return
-	case len(cs) == 0:
-		writeError(w, http.StatusNotFound, "Not found")
-		return
+	case n > 0 || a.authenticate(w, r, digest):
+		writeBody(w, append(b, "]}"...))
 	}
-	c := cs[0]
-	c.Configuration = &configuration{Managed: c.row.configManaged}
-	if !c.row.shared {
-		c.Configuration.PublicConfigID, c.Configuration.AutomatorConfigID = c.row.publicConfigID, c.row.automatorConfigID
-	}
-	writeJSON(w, struct {
-		Client client `json:"client"`
-	}{c})
 }
 
-// authenticate finds the data owner of a valid client_admin key with a user,
-// or answers 401.
-func (a *api) authenticate(w http.ResponseWriter, r *http.Request) (owner, bool) {
-	const q = `SELECT k.data_owner_id, coalesce(d.offline_threshold_minutes, $2), d.client_offline_detection_enabled FROM api_keys k
-		JOIN data_owners d ON d.id = k.data_owner_id
+func (a *api) getClient(w http.ResponseWriter, r *http.Request) {
+	digest := keyDigest(r)
+	q, arg := byIDSQL, any(nil)
+	if n, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64); err == nil {
+		arg = n
+	} else if u, err := uuid.Parse(chi.URLParam(r, "id")); err == nil {
+		q, arg = byUUIDSQL, u.String()
+	} else {
+		if a.authenticate(w, r, digest) {
+			writeError(w, http.StatusNotFound, "Not found")
+		}
+		return
+	}
+	bp := bufs.Get().(*[]byte)
+	defer bufs.Put(bp)
+	b, n, err := a.clients(r.Context(), append((*bp)[:0], `{"client":`...), true, q, digest, arg)
+	*bp = b
+	switch {
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, "Internal server error")
+	case n > 0:
+		writeBody(w, append(b, '}'))
+	case a.authenticate(w, r, digest):
+		writeError(w, http.StatusNotFound, "Not found")
+	}
+}
+
+func keyDigest(r *http.Request) []byte {
+	d := sha256.Sum256([]byte(r.Header.Get("X-API-KEY")))
+	return d[:]
+}
+
+// authenticate tells whether the key with digest is a valid client_admin
+// key with a user, or answers 401 (or 500) and returns false. The client
+// statements check the key themselves; this runs only when they found
+// nothing, to tell a bad key from no client.
+func (a *api) authenticate(w http.ResponseWriter, r *http.Request, digest []byte) bool {
+	const q = `SELECT true FROM api_keys k
 		JOIN users u ON u.id = k.user_id AND u.data_owner_id = k.data_owner_id
 		WHERE k.digest = $1 AND k.kind = 'client_admin' AND k.valid_from <= now() AND k.valid_until > now()`
-	digest := sha256.Sum256([]byte(r.Header.Get("X-API-KEY")))
-	var o owner
-	err := a.db.QueryRow(r.Context(), q, digest[:], defaultOfflineMinutes).Scan(&o.id, &o.offlineMinutes, &o.offlineDetection)
+	var ok bool
+	err := a.db.QueryRow(r.Context(), q, digest).Scan(&ok)
 	if errors.Is(err, pgx.ErrNoRows) {
 		writeError(w, http.StatusUnauthorized, "invalid API key")
-		return o, false
+		return false
 	}
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "Internal server error")
-		return o, false
+		return false
 	}
-	return o, true
+	return true
 }
 
-// clients runs one of the clients statements and shapes its rows.
-func (a *api) clients(ctx context.Context, o owner, q string, args ...any) ([]client, error) {
+// clients runs one of the clients statements and appends its clients to
+// b, comma-separated, the configuration with them when withConfiguration.
+func (a *api) clients(ctx context.Context, b []byte, withConfiguration bool, q string, args ...any) ([]byte, int, error) {
 	rows, err := a.db.Query(ctx, q, args...)
 	if err != nil {
-		return nil, err
+		return b, 0, err
 	}
 	defer rows.Close()
-	out := []client{}
+	var row clientRow
+	dest := row.dest()
 	now := time.Now()
+	n := 0
 	for rows.Next() {
-		var row clientRow
-		if err := rows.Scan(row.dest()...); err != nil {
-			return nil, err
+		if err := rows.Scan(dest...); err != nil {
+			return b, 0, err
 		}
-		out = append(out, row.client(now, o))
+		if n > 0 {
+			b = append(b, ',')
+		}
+		b = row.appendJSON(b, now, withConfiguration)
+		n++
 	}
-	return out, rows.Err()
+	return b, n, rows.Err()
 }
 
-func writeJSON(w http.ResponseWriter, v any) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // gqlgen escapes only what JSON requires
-	if err := enc.Encode(v); err != nil {
-		writeError(w, http.StatusInternalServerError, "Internal server error")
-		return
-	}
-	body := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+// writeBody answers 200 with the JSON body.
+func writeBody(w http.ResponseWriter, body []byte) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)

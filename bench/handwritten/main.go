@@ -1,9 +1,11 @@
-// Command handwritten is the API bench's reference point for fleetgraph's
-// REST adapter: a minimal chi + pgx/v5 server answering
-// GET /client_admin_api/v1/clients and GET /client_admin_api/v1/clients/{id}
-// with the same bytes fleetgraph answers (bench/apibench checks that before
-// it times anything). One statement authenticates the key, one reads the
-// clients with their configs, key, groups and current contract.
+// Command handwritten is the API bench's reference point, the limit, for
+// fleetgraph's REST and GraphQL APIs: a minimal chi + pgx/v5 server answering
+// GET /client_admin_api/v1/clients and GET /client_admin_api/v1/clients/{id},
+// and POST /graphql for the bench's four GraphQL documents, with the same
+// bytes fleetgraph answers (bench/apibench checks that before it times
+// anything). Each request is one statement that checks the key and reads
+// the clients with what the answer shows (a second one only when it finds
+// no client, to tell a bad key from none).
 //
 //	handwritten -addr 127.0.0.1:18082 -database-url postgres://…
 package main
@@ -53,6 +55,7 @@ func run(ctx context.Context, args []string) error {
 		r.Get("/clients", api.listClients)
 		r.Get("/clients/{id}", api.getClient)
 	})
+	r.Post("/graphql", api.graphql)
 	srv := &http.Server{Addr: *addr, Handler: r, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()

@@ -31,9 +31,9 @@ import (
 // (pg_basebackup -R) and `fleetgraph serve` in a process of its own reading
 // from the standby (FLEETGRAPH_READ_MAX_LAG 1s).
 type replicaRig struct {
-	primary      *store.Store
-	standby      *pgxpool.Pool
-	stopStandby  func(context.Context) error
+	primary       *store.Store
+	standby       *pgxpool.Pool
+	stopStandby   func(context.Context) error
 	base, logFile string
 }
 
@@ -106,6 +106,7 @@ func TestReadReplica(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	rig.wantStandbyRan(t, "WITH page AS")
+	rig.wantScroll(t, exportB, "m-b-1")
 
 	// Read-your-writes: with replay paused, the ISP A creates is not on the
 	// standby, yet A's next read finds it (on the primary).
@@ -167,6 +168,7 @@ func TestReadReplica(t *testing.T) {
 	if r.Status != http.StatusOK || !bytes.Contains(r.Raw, []byte("m-b-2")) {
 		t.Errorf("export listing with the standby down: %d %s", r.Status, r.Raw)
 	}
+	rig.wantScroll(t, exportB, "m-b-2")
 	if n := rig.metric(t, `fleetgraph_db_replica_bypassed_total{reason="down"}`); n <= down {
 		t.Errorf("down bypasses %v, was %v", n, down)
 	}
@@ -393,6 +395,18 @@ func (rig *replicaRig) searchTotal(t *testing.T, key string) int {
 		t.Fatalf("search answered no hit count: %s", g.Raw)
 	}
 	return n
+}
+
+// wantScroll reads a scroll of the export key's measurements, one hit a
+// page (its pages after the first continue it: MeasurementSearchScroll),
+// and wants the document id among them.
+func (rig *replicaRig) wantScroll(t *testing.T, exportKey, id string) {
+	t.Helper()
+	r := apitest.DoAt(t, rig.base, http.MethodPost, server.ExportBase+"/search", exportKey,
+		map[string]any{"body": map[string]any{"query": map[string]any{"match_all": map[string]any{}}}, "scroll": "1m", "size": 1})
+	if r.Status != http.StatusOK || !bytes.Contains(r.Raw, []byte(id)) {
+		t.Errorf("scroll: %d %s, want %s", r.Status, r.Raw, id)
+	}
 }
 
 // createExportKey makes an export key with the admin key.

@@ -259,7 +259,10 @@ func StartStandby(ctx context.Context, logger *slog.Logger, dataDir, primaryURL,
 	}
 	if readClusterVersion(c.pgdata) == "" {
 		out, err := c.command(ctx, "pg_basebackup", "-D", c.pgdata, "-h", primary.Host, "-p", strconv.Itoa(int(primary.Port)),
-			"-U", primary.User, "-R", "-X", "stream", "-c", "fast", "--no-password").CombinedOutput()
+			"-U", primary.User, "-R", "-X", "stream", "-c", "fast", "--no-password",
+			// A standby is made again from its primary at will: not
+			// flushing every copied file to disk saves seconds.
+			"--no-sync").CombinedOutput()
 		if err != nil {
 			return "", nil, fmt.Errorf("pglocal: pg_basebackup from %s:%d into %s (as %s): %w: %s",
 				primary.Host, primary.Port, c.pgdata, c.userName(), err, lastLines(out, 10))

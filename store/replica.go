@@ -7,6 +7,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -39,9 +42,13 @@ type ReplicaStats struct {
 
 // replica is the standby's pool and what its monitor last found.
 type replica struct {
-	pool   *pgxpool.Pool
-	maxLag time.Duration
-	log    *slog.Logger
+	pool *pgxpool.Pool
+	// connCfg and conn are the monitor's connection (only the monitor
+	// uses conn; nil until connected).
+	connCfg *pgx.ConnConfig
+	conn    *pgx.Conn
+	maxLag  time.Duration
+	log     *slog.Logger
 
 	mu       sync.Mutex
 	bypass   string // "" when in use, else a Bypass* reason
@@ -83,7 +90,15 @@ func (s *Store) UseReplica(ctx context.Context, url string, maxLag time.Duration
 	if err != nil {
 		return fmt.Errorf("read replica: %w", err)
 	}
-	r := &replica{pool: pool, maxLag: maxLag, log: log, bypass: BypassDown,
+	// The monitor's own connection: a pool busy with long searches does
+	// not make the standby look down. A check past its time gives up the
+	// socket at once.
+	cc := cfg.ConnConfig.Copy()
+	cc.Tracer = nil
+	cc.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.DeadlineContextWatcherHandler{Conn: c.Conn()}
+	}
+	r := &replica{pool: pool, connCfg: cc, maxLag: maxLag, log: log, bypass: BypassDown,
 		written: map[int64]int64{}, bypassed: map[string]int64{}}
 	s.replica = r
 	r.check(ctx, s)
@@ -173,6 +188,11 @@ func (r *replica) checkEvery() time.Duration {
 
 func (r *replica) watch(ctx context.Context, s *Store) {
 	defer r.pool.Close()
+	defer func() {
+		if r.conn != nil {
+			r.closeConn()
+		}
+	}()
 	t := time.NewTicker(r.checkEvery())
 	defer t.Stop()
 	for {
@@ -192,10 +212,7 @@ func (r *replica) check(ctx context.Context, s *Store) {
 	defer cancel()
 	now := time.Now()
 	primary, perr := primaryLSN(cctx, s)
-	var standby bool
-	var replayed int64
-	err := r.pool.QueryRow(cctx, `SELECT pg_is_in_recovery(),
-		coalesce((pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint, 0)`).Scan(&standby, &replayed)
+	standby, replayed, err := r.standbyState(cctx)
 	if ctx.Err() != nil {
 		return
 	}
@@ -243,6 +260,30 @@ func (r *replica) check(ctx context.Context, s *Store) {
 			"lag", r.lag.Round(time.Millisecond).String(), "max_lag", r.maxLag.String())
 	}
 	r.bypass = why
+}
+
+// standbyState asks the standby, over the monitor's connection (made
+// again after a failure), whether it is in recovery and what it replayed.
+func (r *replica) standbyState(ctx context.Context) (standby bool, replayed int64, err error) {
+	if r.conn == nil {
+		if r.conn, err = pgx.ConnectConfig(ctx, r.connCfg); err != nil {
+			return false, 0, err
+		}
+	}
+	err = r.conn.QueryRow(ctx, `SELECT pg_is_in_recovery(),
+		coalesce((pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint, 0)`).Scan(&standby, &replayed)
+	if err != nil {
+		r.closeConn()
+	}
+	return standby, replayed, err
+}
+
+// closeConn closes the monitor's connection, waiting 1 s at most.
+func (r *replica) closeConn() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = r.conn.Close(ctx)
+	r.conn = nil
 }
 
 // primaryLSN is the primary's present WAL position, as a byte position.

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -297,36 +296,8 @@ func (rig *replicaRig) wantStandbyRan(t *testing.T, text string) {
 // from the standby, its log in rig.logFile.
 func (rig *replicaRig) startServe(t *testing.T, primaryURL, standbyURL, dataDir string) {
 	t.Helper()
-	addr := freeAddr(t)
-	args, _ := json.Marshal([]string{"serve", "--database-url", primaryURL, "--addr", addr, "--data-dir", dataDir})
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), asMainEnv+"="+string(args), "FLEETGRAPH_READ_DATABASE_URL="+standbyURL,
-		"FLEETGRAPH_READ_MAX_LAG=1s")
-	rig.logFile = filepath.Join(t.TempDir(), "serve.log")
-	log, err := os.Create(rig.logFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { log.Close() })
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &serveProcess{cmd: cmd, addr: addr}
-	t.Cleanup(p.kill)
-	rig.base = "http://" + addr
-	for i := 0; ; i++ {
-		resp, err := http.Get(rig.base + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			return
-		}
-		if i == 600 {
-			b, _ := os.ReadFile(rig.logFile)
-			t.Fatalf("the server process never answered: %v; it logged:\n%s", err, b)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	p := startServeOn(t, primaryURL, dataDir, "FLEETGRAPH_READ_DATABASE_URL="+standbyURL, "FLEETGRAPH_READ_MAX_LAG=1s")
+	rig.base, rig.logFile = "http://"+p.addr, p.log
 }
 
 // waitLog waits up to 10 s for a line of serve's log holding msg.

@@ -170,7 +170,9 @@ func (r *replica) usable(ownerID int64) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	why := r.bypass
-	if w, ok := r.written[ownerID]; why == "" && ok && w > r.replayed {
+	// A lagging standby that has not replayed the data owner's write is
+	// bypassed for that write first (it would be even within the bound).
+	if w, ok := r.written[ownerID]; (why == "" || why == BypassLag) && ok && w > r.replayed {
 		why = BypassOwnWrite
 	}
 	if why != "" {

@@ -88,6 +88,9 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 	res.Search = o.metrics.Search(res.Search)
 	if res.Store != nil {
 		o.metrics.WatchPool(res.Store.Pool())
+		if _, ok := res.Store.ReplicaStats(); ok {
+			o.metrics.WatchReplica(res.Store.ReplicaStats)
+		}
 	}
 	o.metrics.WatchRefusalHolds(res.RateLimits.Held)
 	o.metrics.WatchWebClientsRefused(res.RateLimits.WebClientsRefusedTotal)
@@ -308,6 +311,7 @@ type executorConfig interface {
 func configure(x executorConfig, res *resolvers.Resolver, limit graphql.HandlerExtension) {
 	x.Use(limit)
 	x.Use(resolvers.Attacher{Store: res.Store, GqlgenMarshalOnly: res.GqlgenMarshalOnly})
+	x.Use(resolvers.ReadRouting{Store: res.Store})
 	x.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	x.SetErrorPresenter(res.PresentError)
 	x.SetRecoverFunc(res.RecoverPanic)

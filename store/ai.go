@@ -33,7 +33,7 @@ func (s *Store) AIConversations(ctx context.Context, ownerID, userID int64) ([]A
 	const q = `SELECT id, user_id, title, generated_title, derived_title, preview,
 		jsonb_array_length(messages)::bigint AS message_count, NULL::jsonb AS messages, created_at, updated_at
 		FROM ai_conversations WHERE data_owner_id = $1 AND user_id = $2 ORDER BY updated_at DESC, id DESC`
-	rows, _ := s.pool.Query(ctx, q, ownerID, userID)
+	rows, _ := s.ReadPool(ctx).Query(ctx, q, ownerID, userID)
 	cs, err := pgx.CollectRows(rows, pgx.RowToStructByName[AIConversation])
 	return cs, mapErr("list ai conversations", err)
 }
@@ -42,7 +42,7 @@ func (s *Store) AIConversations(ctx context.Context, ownerID, userID int64) ([]A
 // another user's is ErrNotFound.
 func (s *Store) AIConversation(ctx context.Context, ownerID, userID, id int64) (AIConversation, error) {
 	const q = `SELECT ` + aiConversationCols + ` FROM ai_conversations WHERE data_owner_id = $1 AND user_id = $2 AND id = $3`
-	rows, _ := s.pool.Query(ctx, q, ownerID, userID, id)
+	rows, _ := s.ReadPool(ctx).Query(ctx, q, ownerID, userID, id)
 	c, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[AIConversation])
 	return c, mapErr("load ai conversation", err)
 }

@@ -35,7 +35,7 @@ type CapabilityInput struct {
 
 // Capabilities lists the data owner's capabilities.
 func (s *Store) Capabilities(ctx context.Context, ownerID int64) ([]Capability, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT `+capabilityCols+` FROM capabilities WHERE data_owner_id = $1 ORDER BY id`, ownerID)
+	rows, _ := s.ReadPool(ctx).Query(ctx, `SELECT `+capabilityCols+` FROM capabilities WHERE data_owner_id = $1 ORDER BY id`, ownerID)
 	cs, err := pgx.CollectRows(rows, pgx.RowToStructByName[Capability])
 	return cs, mapErr("list capabilities", err)
 }
@@ -47,7 +47,7 @@ func CapabilitiesByIDs(ownerID int64, ids []int64) Read[Capability] {
 
 // Capability loads one capability.
 func (s *Store) Capability(ctx context.Context, ownerID, id int64) (Capability, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT `+capabilityCols+` FROM capabilities WHERE data_owner_id = $1 AND id = $2`, ownerID, id)
+	rows, _ := s.ReadPool(ctx).Query(ctx, `SELECT `+capabilityCols+` FROM capabilities WHERE data_owner_id = $1 AND id = $2`, ownerID, id)
 	c, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Capability])
 	return c, mapErr("load capability", err)
 }

@@ -163,7 +163,7 @@ const groupCols = `id, name, created_at, 0::bigint AS client_id`
 
 // ClientGroup loads one of the data owner's groups.
 func (s *Store) ClientGroup(ctx context.Context, ownerID, id int64) (ClientGroup, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT `+groupCols+` FROM client_groups WHERE data_owner_id = $1 AND id = $2`, ownerID, id)
+	rows, _ := s.ReadPool(ctx).Query(ctx, `SELECT `+groupCols+` FROM client_groups WHERE data_owner_id = $1 AND id = $2`, ownerID, id)
 	g, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[ClientGroup])
 	return g, groupMissing(id, mapErr("load client group", err))
 }

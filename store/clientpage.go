@@ -212,14 +212,14 @@ var clientPageCols = `v.id, v.uuid::text AS uuid, v.type, %t AS shared, v.label,
 // 100,000 clients of a search matching 11 (200 ms instead of 1).
 func (s *Store) ClientPage(ctx context.Context, ownerID int64, q ClientPageQuery, count bool) ([]PagedClient, int64, error) {
 	page := clientPage(ownerID, q)
-	rows, _ := s.pool.Query(ctx, page.sql, append([]any{pgx.QueryExecModeExec}, page.args...)...)
+	rows, _ := s.ReadPool(ctx).Query(ctx, page.sql, append([]any{pgx.QueryExecModeExec}, page.args...)...)
 	cs, err := pgx.CollectRows(rows, page.scan)
 	if err != nil || !count {
 		return cs, 0, mapErr(page.step, err)
 	}
 	c := countClients(ownerID, q.Filter)
 	var n int64
-	err = s.pool.QueryRow(ctx, c.sql, append([]any{pgx.QueryExecModeExec}, c.args...)...).Scan(&n)
+	err = s.ReadPool(ctx).QueryRow(ctx, c.sql, append([]any{pgx.QueryExecModeExec}, c.args...)...).Scan(&n)
 	return cs, n, mapErr(c.step, err)
 }
 

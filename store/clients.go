@@ -101,7 +101,7 @@ func (s *Store) Client(ctx context.Context, ownerID, id int64) (Client, error) {
 
 // ClientByUUID loads a visible client by UUID (uuid must be well-formed).
 func (s *Store) ClientByUUID(ctx context.Context, ownerID int64, uuid string) (Client, error) {
-	rows, _ := s.pool.Query(ctx, clientSelect+` AND c.uuid = $2::uuid`, ownerID, uuid)
+	rows, _ := s.ReadPool(ctx).Query(ctx, clientSelect+` AND c.uuid = $2::uuid`, ownerID, uuid)
 	c, err := pgx.CollectExactlyOneRow(rows, scanClient)
 	return c, mapErr("load client", err)
 }
@@ -114,7 +114,7 @@ func (s *Store) LabelTaken(ctx context.Context, ownerID int64, label string, exc
 		AND lower(btrim(label)) = lower(btrim($2))
 		AND ($3::bigint IS NULL OR id <> $3) AND ($4::uuid IS NULL OR uuid <> $4))`
 	var taken bool
-	err := s.pool.QueryRow(ctx, q, ownerID, label, excludeID, excludeUUID).Scan(&taken)
+	err := s.ReadPool(ctx).QueryRow(ctx, q, ownerID, label, excludeID, excludeUUID).Scan(&taken)
 	return taken, mapErr("check label", err)
 }
 
@@ -160,7 +160,7 @@ type ClientGroup struct {
 
 // ClientGroups lists the data owner's groups.
 func (s *Store) ClientGroups(ctx context.Context, ownerID int64) ([]ClientGroup, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT `+groupCols+` FROM client_groups
+	rows, _ := s.ReadPool(ctx).Query(ctx, `SELECT `+groupCols+` FROM client_groups
 		WHERE data_owner_id = $1 ORDER BY name, id`, ownerID)
 	gs, err := pgx.CollectRows(rows, pgx.RowToStructByName[ClientGroup])
 	return gs, mapErr("list client groups", err)

@@ -60,14 +60,14 @@ const configSelect = `SELECT ` + configCols + ` FROM ` + configTable + ` WHERE d
 
 // Configs lists the data owner's configs of kind, by name.
 func (s *Store) Configs(ctx context.Context, ownerID int64, kind string) ([]Config, error) {
-	rows, _ := s.pool.Query(ctx, configSelect+` ORDER BY name, id`, ownerID, kind)
+	rows, _ := s.ReadPool(ctx).Query(ctx, configSelect+` ORDER BY name, id`, ownerID, kind)
 	cs, err := pgx.CollectRows(rows, pgx.RowToStructByName[Config])
 	return cs, mapErr("list configs", err)
 }
 
 // Config loads one of the data owner's configs of kind.
 func (s *Store) Config(ctx context.Context, ownerID int64, kind string, id int64) (Config, error) {
-	rows, _ := s.pool.Query(ctx, configSelect+` AND id = $3`, ownerID, kind, id)
+	rows, _ := s.ReadPool(ctx).Query(ctx, configSelect+` AND id = $3`, ownerID, kind, id)
 	c, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Config])
 	return c, mapErr("load config", err)
 }

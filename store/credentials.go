@@ -29,14 +29,14 @@ type CredentialInput struct {
 
 // ServiceCredentials lists the data owner's credentials.
 func (s *Store) ServiceCredentials(ctx context.Context, ownerID int64) ([]ServiceCredential, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT `+credentialCols+` FROM service_credentials WHERE data_owner_id = $1 ORDER BY id`, ownerID)
+	rows, _ := s.ReadPool(ctx).Query(ctx, `SELECT `+credentialCols+` FROM service_credentials WHERE data_owner_id = $1 ORDER BY id`, ownerID)
 	cs, err := pgx.CollectRows(rows, pgx.RowToStructByName[ServiceCredential])
 	return cs, mapErr("list service credentials", err)
 }
 
 // ServiceCredential loads one credential.
 func (s *Store) ServiceCredential(ctx context.Context, ownerID, id int64) (ServiceCredential, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT `+credentialCols+` FROM service_credentials WHERE data_owner_id = $1 AND id = $2`, ownerID, id)
+	rows, _ := s.ReadPool(ctx).Query(ctx, `SELECT `+credentialCols+` FROM service_credentials WHERE data_owner_id = $1 AND id = $2`, ownerID, id)
 	c, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[ServiceCredential])
 	return c, mapErr("load service credential", err)
 }

@@ -575,7 +575,7 @@ const documentCols = `id, kind, doc_id, client_uuid::text AS client_uuid, type, 
 
 // Document loads one of the data owner's documents.
 func (s *Store) Document(ctx context.Context, ownerID int64, kind, docID string) (Document, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT `+documentCols+` FROM documents
+	rows, _ := s.ReadPool(ctx).Query(ctx, `SELECT `+documentCols+` FROM documents
 		WHERE data_owner_id = $1 AND kind = $2 AND doc_id = $3`, ownerID, kind, docID)
 	d, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Document])
 	return d, mapErr("load document", err)
@@ -594,7 +594,7 @@ func DocumentsByIDs(ownerID int64, kind string, docIDs []string) Read[Document] 
 // DocumentsByMeasurements loads the documents of kind of several
 // measurements (for the dataloader), oldest first.
 func (s *Store) DocumentsByMeasurements(ctx context.Context, ownerID int64, kind string, measurementIDs []string) ([]Document, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT `+documentCols+` FROM documents
+	rows, _ := s.ReadPool(ctx).Query(ctx, `SELECT `+documentCols+` FROM documents
 		WHERE data_owner_id = $1 AND measurement_id = ANY($3::text[]) AND kind = $2 ORDER BY created_at, id`,
 		ownerID, kind, measurementIDs)
 	ds, err := pgx.CollectRows(rows, pgx.RowToStructByName[Document])
@@ -602,7 +602,7 @@ func (s *Store) DocumentsByMeasurements(ctx context.Context, ownerID int64, kind
 }
 
 func (s *Store) DocumentsByMeasurement(ctx context.Context, ownerID int64, kind, measurementID string) ([]Document, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT `+documentCols+` FROM documents
+	rows, _ := s.ReadPool(ctx).Query(ctx, `SELECT `+documentCols+` FROM documents
 		WHERE data_owner_id = $1 AND measurement_id = $3 AND kind = $2 ORDER BY created_at, id`,
 		ownerID, kind, measurementID)
 	ds, err := pgx.CollectRows(rows, pgx.RowToStructByName[Document])

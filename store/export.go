@@ -70,10 +70,10 @@ func (s *Store) ExportDocuments(ctx context.Context, ownerID int64, kind string,
 	}
 	args := []any{ownerID, kind, f.Start, f.End, f.DocID, f.MeasurementID, clients, f.Type, f.Subjects, f.StudyIDs}
 	var total int64
-	if err := s.pool.QueryRow(ctx, `SELECT count(*)`+documentFilter, args...).Scan(&total); err != nil {
+	if err := s.ReadPool(ctx).QueryRow(ctx, `SELECT count(*)`+documentFilter, args...).Scan(&total); err != nil {
 		return nil, 0, mapErr("count export documents", err)
 	}
-	rows, _ := s.pool.Query(ctx, `WITH page AS (SELECT d.id, d.created_at`+documentFilter+`
+	rows, _ := s.ReadPool(ctx).Query(ctx, `WITH page AS (SELECT d.id, d.created_at`+documentFilter+`
 		ORDER BY d.created_at DESC, d.id DESC LIMIT $11 OFFSET $12)
 		SELECT d.doc, d.doc_id, d.client_uuid::text AS client_uuid, d.measurement_id, d.created_at
 		FROM page JOIN documents d ON d.id = page.id
@@ -105,7 +105,7 @@ func (s *Store) exportClientUUIDs(ctx context.Context, ownerID int64, f ExportFi
 	case len(tags) == 0 && f.Label == nil:
 		return nil, nil
 	}
-	rows, _ := s.pool.Query(ctx, `SELECT c.uuid::text FROM clients c WHERE c.data_owner_id = $1
+	rows, _ := s.ReadPool(ctx).Query(ctx, `SELECT c.uuid::text FROM clients c WHERE c.data_owner_id = $1
 		AND ($2::uuid IS NULL OR c.uuid = $2)
 		AND (coalesce(cardinality($3::text[]), 0) = 0 OR c.tags @> $3)
 		AND ($4::text IS NULL OR c.label = $4)`, ownerID, f.ClientUUID, tags, f.Label)
@@ -131,10 +131,10 @@ func (s *Store) ExportClients(ctx context.Context, ownerID int64, f ExportFilter
 	args := []any{ownerID, f.Start, f.End, f.ClientUUID, f.Tags, f.Label}
 	var total int64
 	const count = `SELECT count(*) FROM clients c WHERE true` + clientFilter
-	if err := s.pool.QueryRow(ctx, count, args...).Scan(&total); err != nil {
+	if err := s.ReadPool(ctx).QueryRow(ctx, count, args...).Scan(&total); err != nil {
 		return nil, 0, mapErr("count export clients", err)
 	}
-	rows, _ := s.pool.Query(ctx, clientSelect+clientFilter+` ORDER BY c.created_at DESC, c.id DESC LIMIT $7 OFFSET $8`,
+	rows, _ := s.ReadPool(ctx).Query(ctx, clientSelect+clientFilter+` ORDER BY c.created_at DESC, c.id DESC LIMIT $7 OFFSET $8`,
 		append(args, f.Limit, f.Offset)...)
 	cs, err := pgx.CollectRows(rows, scanClient)
 	return cs, total, mapErr("list export clients", err)

@@ -121,7 +121,7 @@ func (s *Store) AnomalyEventPage(ctx context.Context, ownerID int64, clientUUIDs
 			return row.Scan(&out.Total)
 		})
 	}
-	return out, mapErr("page anomaly events", s.pool.SendBatch(ctx, b).Close())
+	return out, mapErr("page anomaly events", s.ReadPool(ctx).SendBatch(ctx, b).Close())
 }
 
 // StatusFilter narrows system status records by when they were stored.

@@ -25,7 +25,7 @@ func thresholdDest(t *health.Thresholds) []any {
 // HealthThresholds loads the data owner's health thresholds.
 func (s *Store) HealthThresholds(ctx context.Context, ownerID int64) (health.Thresholds, error) {
 	var t health.Thresholds
-	err := s.pool.QueryRow(ctx, `SELECT `+healthThresholdCols+` FROM data_owners WHERE id = $1`, ownerID).Scan(thresholdDest(&t)...)
+	err := s.ReadPool(ctx).QueryRow(ctx, `SELECT `+healthThresholdCols+` FROM data_owners WHERE id = $1`, ownerID).Scan(thresholdDest(&t)...)
 	return t, mapErr("load health thresholds", err)
 }
 
@@ -62,7 +62,7 @@ func (s *Store) SystemStatusRecords(ctx context.Context, ownerID int64, clientUU
 	const q = `SELECT id, created_at, client_uuid::text, doc, count(*) OVER () FROM documents
 		WHERE data_owner_id = $1 AND kind = 'system_status' AND client_uuid = $2::uuid
 		ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`
-	rows, _ := s.pool.Query(ctx, q, ownerID, clientUUID, limit, offset)
+	rows, _ := s.ReadPool(ctx).Query(ctx, q, ownerID, clientUUID, limit, offset)
 	var total int64
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (SystemStatus, error) {
 		var id int64
@@ -78,7 +78,7 @@ func (s *Store) SystemStatusRecords(ctx context.Context, ownerID int64, clientUU
 		return nil, 0, mapErr("list system status records", err)
 	}
 	if len(out) == 0 && offset > 0 { // past the end: count alone
-		err = s.pool.QueryRow(ctx, `SELECT count(*) FROM documents WHERE data_owner_id = $1
+		err = s.ReadPool(ctx).QueryRow(ctx, `SELECT count(*) FROM documents WHERE data_owner_id = $1
 			AND kind = 'system_status' AND client_uuid = $2::uuid`, ownerID, clientUUID).Scan(&total)
 	}
 	return out, total, mapErr("count system status records", err)
@@ -364,7 +364,7 @@ type HealthChange struct {
 // HealthChanges lists the data owner's recorded state changes after the
 // change with id afterID, oldest first (for the events, and tests).
 func (s *Store) HealthChanges(ctx context.Context, ownerID, afterID int64) ([]HealthChange, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT id, client_id, from_state, to_state, changed_at FROM client_health_changes
+	rows, _ := s.ReadPool(ctx).Query(ctx, `SELECT id, client_id, from_state, to_state, changed_at FROM client_health_changes
 		WHERE data_owner_id = $1 AND id > $2 ORDER BY id`, ownerID, afterID)
 	cs, err := pgx.CollectRows(rows, pgx.RowToStructByName[HealthChange])
 	return cs, mapErr("list health changes", err)

@@ -40,7 +40,7 @@ func (s *Store) Isps(ctx context.Context, ownerID int64, f IspFilter) ([]Isp, er
 		AND ($5::boolean IS NULL OR verified IS NOT DISTINCT FROM $5)
 		ORDER BY lower(name), id
 		LIMIT CASE WHEN $6 > 0 THEN $6 END`
-	rows, _ := s.pool.Query(ctx, q, ownerID, f.Country, f.NameLike, f.Type, f.Verified, f.Limit)
+	rows, _ := s.ReadPool(ctx).Query(ctx, q, ownerID, f.Country, f.NameLike, f.Type, f.Verified, f.Limit)
 	is, err := pgx.CollectRows(rows, pgx.RowToStructByName[Isp])
 	return is, mapErr("list isps", err)
 }
@@ -52,7 +52,7 @@ func IspsByIDs(ownerID int64, ids []int64) Read[Isp] {
 
 // Isp loads one ISP.
 func (s *Store) Isp(ctx context.Context, ownerID, id int64) (Isp, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT `+ispCols+` FROM isps WHERE data_owner_id = $1 AND id = $2`, ownerID, id)
+	rows, _ := s.ReadPool(ctx).Query(ctx, `SELECT `+ispCols+` FROM isps WHERE data_owner_id = $1 AND id = $2`, ownerID, id)
 	i, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Isp])
 	return i, mapErr("load isp", err)
 }

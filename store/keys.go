@@ -64,7 +64,7 @@ func (s *Store) CreateAPIKey(ctx context.Context, ownerID int64, k NewAPIKey) (A
 
 // APIKeys lists the data owner's keys of one kind.
 func (s *Store) APIKeys(ctx context.Context, ownerID int64, kind string) ([]APIKey, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT `+apiKeyCols+` FROM api_keys
+	rows, _ := s.ReadPool(ctx).Query(ctx, `SELECT `+apiKeyCols+` FROM api_keys
 		WHERE data_owner_id = $1 AND kind = $2 ORDER BY id`, ownerID, kind)
 	ks, err := pgx.CollectRows(rows, pgx.RowToStructByName[APIKey])
 	return ks, mapErr("list api keys", err)
@@ -72,7 +72,7 @@ func (s *Store) APIKeys(ctx context.Context, ownerID int64, kind string) ([]APIK
 
 // APIKey loads one key of one kind.
 func (s *Store) APIKey(ctx context.Context, ownerID int64, kind string, id int64) (APIKey, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT `+apiKeyCols+` FROM api_keys
+	rows, _ := s.ReadPool(ctx).Query(ctx, `SELECT `+apiKeyCols+` FROM api_keys
 		WHERE data_owner_id = $1 AND kind = $2 AND id = $3`, ownerID, kind, id)
 	k, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[APIKey])
 	return k, mapErr("load api key", err)

@@ -126,7 +126,7 @@ func (s *Store) LicenseUsage(ctx context.Context, ownerID int64, months []Licens
 	}
 	var key *LicenseKey
 	var cells []LicenseCell
-	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, s.ReadPool(ctx), pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		if registrationKeyID != nil {
 			rows, _ := tx.Query(ctx, `SELECT id, registration_key, comment FROM registration_keys WHERE data_owner_id = $1 AND id = $2`,
 				ownerID, *registrationKeyID)

@@ -139,7 +139,7 @@ func saveMappings(ctx context.Context, tx pgx.Tx, ownerID int64, ms []FieldMappi
 // FieldMappings lists the data owner's mapped fields of a kind (every kind
 // when kind is ""), by kind, type and field.
 func (s *Store) FieldMappings(ctx context.Context, ownerID int64, kind string) ([]FieldMapping, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT kind, type, field, field_type FROM search_field_mappings
+	rows, _ := s.ReadPool(ctx).Query(ctx, `SELECT kind, type, field, field_type FROM search_field_mappings
 		WHERE data_owner_id = $1 AND ($2 = '' OR kind = $2) ORDER BY kind, type, field`, ownerID, kind)
 	ms, err := pgx.CollectRows(rows, pgx.RowToStructByName[FieldMapping])
 	return ms, mapErr("field mappings", err)

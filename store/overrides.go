@@ -39,21 +39,21 @@ const overrideSelect = `SELECT o.id, o.subject, o.measurement_type, o.metric, o.
 
 // Overrides lists the data owner's overrides.
 func (s *Store) Overrides(ctx context.Context, ownerID int64) ([]Override, error) {
-	rows, _ := s.pool.Query(ctx, overrideSelect+` ORDER BY o.id`, ownerID)
+	rows, _ := s.ReadPool(ctx).Query(ctx, overrideSelect+` ORDER BY o.id`, ownerID)
 	os, err := pgx.CollectRows(rows, pgx.RowToStructByName[Override])
 	return os, mapErr("list overrides", err)
 }
 
 // Override loads one of the data owner's overrides.
 func (s *Store) Override(ctx context.Context, ownerID, id int64) (Override, error) {
-	rows, _ := s.pool.Query(ctx, overrideSelect+` AND o.id = $2`, ownerID, id)
+	rows, _ := s.ReadPool(ctx).Query(ctx, overrideSelect+` AND o.id = $2`, ownerID, id)
 	o, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Override])
 	return o, mapErr("load override", err)
 }
 
 // OverrideByScope loads the data owner's override of a scope.
 func (s *Store) OverrideByScope(ctx context.Context, ownerID int64, sc OverrideScope) (Override, error) {
-	rows, _ := s.pool.Query(ctx, overrideSelect+` AND o.subject = $2 AND o.measurement_type = $3
+	rows, _ := s.ReadPool(ctx).Query(ctx, overrideSelect+` AND o.subject = $2 AND o.measurement_type = $3
 		AND o.metric = $4 AND o.detection_pass = $5`, ownerID, sc.Subject, sc.MeasurementType, sc.Metric, sc.DetectionPass)
 	o, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Override])
 	return o, mapErr("load override", err)
@@ -200,7 +200,7 @@ func (s *Store) MeasurementDimensions(ctx context.Context, ownerID int64) ([]Mea
 			THEN d.doc->'statistic_values' END) AS k(key) ON true
 		WHERE d.data_owner_id = $1 AND d.kind = 'measurement' AND d.type IS NOT NULL
 		GROUP BY d.type ORDER BY d.type`
-	rows, _ := s.pool.Query(ctx, q, ownerID)
+	rows, _ := s.ReadPool(ctx).Query(ctx, q, ownerID)
 	ds, err := pgx.CollectRows(rows, pgx.RowToStructByName[MeasurementDimension])
 	return ds, mapErr("read measurement dimensions", err)
 }
@@ -239,7 +239,7 @@ func (s *Store) ClientMeasurements(ctx context.Context, ownerID int64, clientUUI
 			AND ($5::timestamptz IS NULL OR created_at >= $5) AND ($6::timestamptz IS NULL OR created_at < $6)
 			AND ($7::timestamptz IS NULL OR (created_at, doc_id) < ($7, $8::text))
 			ORDER BY created_at DESC, doc_id DESC LIMIT $9) m`
-	rows, _ := s.pool.Query(ctx, q, ownerID, clientUUIDs, f.Type, f.Subject, f.Since, f.Until, f.AfterTime, f.AfterID, limit)
+	rows, _ := s.ReadPool(ctx).Query(ctx, q, ownerID, clientUUIDs, f.Type, f.Subject, f.Since, f.Until, f.AfterTime, f.AfterID, limit)
 	ms, err := pgx.CollectRows(rows, pgx.RowToStructByName[MeasurementPage])
 	return ms, mapErr("list client measurements", err)
 }

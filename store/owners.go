@@ -28,7 +28,7 @@ const dataOwnerCols = `id, slug, name, ai_system_prompt, offline_threshold_minut
 
 // DataOwner loads the caller's data owner (settings included).
 func (s *Store) DataOwner(ctx context.Context, ownerID int64) (DataOwner, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT `+dataOwnerCols+` FROM data_owners WHERE id = $1`, ownerID)
+	rows, _ := s.ReadPool(ctx).Query(ctx, `SELECT `+dataOwnerCols+` FROM data_owners WHERE id = $1`, ownerID)
 	d, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[DataOwner])
 	return d, mapErr("load data owner", err)
 }

@@ -108,7 +108,7 @@ func (s *Store) Send(ctx context.Context, b *Batch) error {
 	if b.b.Len() == 0 {
 		return nil
 	}
-	err := s.pool.SendBatch(ctx, &b.b).Close()
+	err := s.ReadPool(ctx).SendBatch(ctx, &b.b).Close()
 	b.b = pgx.Batch{}
 	return mapErr("send batch", err)
 }

@@ -94,7 +94,7 @@ func anomalyRules(ctx context.Context, q querier, ownerID int64) ([]analyzer.Rul
 // AnomalyRule loads one of the data owner's rules (another data owner's
 // own rule is not found).
 func (s *Store) AnomalyRule(ctx context.Context, ownerID int64, id string) (analyzer.Rule, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT `+ruleCols+` FROM anomaly_rules WHERE data_owner_id = $1 AND id = $2`, ownerID, id)
+	rows, _ := s.ReadPool(ctx).Query(ctx, `SELECT `+ruleCols+` FROM anomaly_rules WHERE data_owner_id = $1 AND id = $2`, ownerID, id)
 	row, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[ruleRow])
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):

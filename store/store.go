@@ -43,6 +43,10 @@ var migrations embed.FS
 // Store is the database handle shared by the whole server.
 type Store struct {
 	pool *pgxpool.Pool
+	opts Options
+	// replica, when set, takes the reads of requests marked ReadOnly
+	// (replica.go).
+	replica *replica
 	// keys and probes cache found API keys and probes while the
 	// process's listener listens (keycache.go).
 	keys   authCache[KeyOwner]
@@ -76,6 +80,28 @@ const cancelGrace = 2 * time.Second
 
 // Open connects to url and checks the connection.
 func Open(ctx context.Context, url string, opts Options) (*Store, error) {
+	cfg, err := poolConfig(url, opts)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to database: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("ping database: %w", err)
+	}
+	jobs, err := newJobClient(pool)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return &Store{pool: pool, opts: opts, jobs: jobs}, nil
+}
+
+// poolConfig is the configuration of a pool on url under opts.
+func poolConfig(url string, opts Options) (*pgxpool.Config, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
@@ -104,24 +130,16 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	cfg.ConnConfig.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
 		return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: cancelGrace}
 	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("connect to database: %w", err)
-	}
-	if err := pool.Ping(ctx); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("ping database: %w", err)
-	}
-	jobs, err := newJobClient(pool)
-	if err != nil {
-		pool.Close()
-		return nil, err
-	}
-	return &Store{pool: pool, jobs: jobs}, nil
+	return cfg, nil
 }
 
-// Close releases the pool.
-func (s *Store) Close() { s.pool.Close() }
+// Close releases the pools.
+func (s *Store) Close() {
+	if s.replica != nil {
+		s.replica.pool.Close()
+	}
+	s.pool.Close()
+}
 
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }

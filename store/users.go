@@ -41,7 +41,7 @@ type NewUser struct {
 
 // Users lists the data owner's users.
 func (s *Store) Users(ctx context.Context, ownerID int64) ([]User, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT `+userCols+` FROM users WHERE data_owner_id = $1 ORDER BY id`, ownerID)
+	rows, _ := s.ReadPool(ctx).Query(ctx, `SELECT `+userCols+` FROM users WHERE data_owner_id = $1 ORDER BY id`, ownerID)
 	us, err := pgx.CollectRows(rows, pgx.RowToStructByName[User])
 	return us, mapErr("list users", err)
 }
@@ -54,7 +54,7 @@ func UsersByIDs(ownerID int64, ids []int64) Read[User] {
 
 // User loads one user.
 func (s *Store) User(ctx context.Context, ownerID, id int64) (User, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT `+userCols+` FROM users WHERE data_owner_id = $1 AND id = $2`, ownerID, id)
+	rows, _ := s.ReadPool(ctx).Query(ctx, `SELECT `+userCols+` FROM users WHERE data_owner_id = $1 AND id = $2`, ownerID, id)
 	u, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[User])
 	return u, mapErr("load user", err)
 }

@@ -71,14 +71,14 @@ type WebhookInput struct {
 
 // Webhooks lists the data owner's webhooks by id.
 func (s *Store) Webhooks(ctx context.Context, ownerID int64) ([]WebhookEndpoint, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT `+webhookCols+` FROM webhook_endpoints WHERE data_owner_id = $1 ORDER BY id`, ownerID)
+	rows, _ := s.ReadPool(ctx).Query(ctx, `SELECT `+webhookCols+` FROM webhook_endpoints WHERE data_owner_id = $1 ORDER BY id`, ownerID)
 	ws, err := pgx.CollectRows(rows, pgx.RowToStructByName[WebhookEndpoint])
 	return ws, mapErr("list webhooks", err)
 }
 
 // Webhook loads one of the data owner's webhooks.
 func (s *Store) Webhook(ctx context.Context, ownerID, id int64) (WebhookEndpoint, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT `+webhookCols+` FROM webhook_endpoints WHERE data_owner_id = $1 AND id = $2`, ownerID, id)
+	rows, _ := s.ReadPool(ctx).Query(ctx, `SELECT `+webhookCols+` FROM webhook_endpoints WHERE data_owner_id = $1 AND id = $2`, ownerID, id)
 	w, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[WebhookEndpoint])
 	return w, mapErr("load webhook", err)
 }
@@ -196,7 +196,7 @@ func (s *Store) WebhookDeliveries(ctx context.Context, ownerID, webhookID int64,
 	if _, err := s.Webhook(ctx, ownerID, webhookID); err != nil {
 		return nil, 0, err
 	}
-	rows, _ := s.pool.Query(ctx, `SELECT `+deliveryCols+` FROM webhook_deliveries
+	rows, _ := s.ReadPool(ctx).Query(ctx, `SELECT `+deliveryCols+` FROM webhook_deliveries
 		WHERE data_owner_id = $1 AND webhook_endpoint_id = $2 ORDER BY id DESC LIMIT $3 OFFSET $4`,
 		ownerID, webhookID, limit, offset)
 	ds, err := pgx.CollectRows(rows, pgx.RowToStructByName[WebhookDelivery])
@@ -204,7 +204,7 @@ func (s *Store) WebhookDeliveries(ctx context.Context, ownerID, webhookID int64,
 		return nil, 0, mapErr("list webhook deliveries", err)
 	}
 	var total int64
-	err = s.pool.QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries WHERE data_owner_id = $1 AND webhook_endpoint_id = $2`,
+	err = s.ReadPool(ctx).QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries WHERE data_owner_id = $1 AND webhook_endpoint_id = $2`,
 		ownerID, webhookID).Scan(&total)
 	return ds, total, mapErr("count webhook deliveries", err)
 }
@@ -212,7 +212,7 @@ func (s *Store) WebhookDeliveries(ctx context.Context, ownerID, webhookID int64,
 // WebhookDeliveryByID loads one delivery of one of the data owner's
 // webhooks.
 func (s *Store) WebhookDeliveryByID(ctx context.Context, ownerID, webhookID, id int64) (WebhookDelivery, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT `+deliveryCols+` FROM webhook_deliveries
+	rows, _ := s.ReadPool(ctx).Query(ctx, `SELECT `+deliveryCols+` FROM webhook_deliveries
 		WHERE data_owner_id = $1 AND webhook_endpoint_id = $2 AND id = $3`, ownerID, webhookID, id)
 	d, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[WebhookDelivery])
 	return d, mapErr("load webhook delivery", err)
@@ -281,7 +281,7 @@ type DeliveryTarget struct {
 // DeliveryTarget loads a delivery of the data owner with its webhook.
 func (s *Store) DeliveryTarget(ctx context.Context, ownerID, deliveryID int64) (DeliveryTarget, error) {
 	var t DeliveryTarget
-	rows, _ := s.pool.Query(ctx, `SELECT `+deliveryCols+` FROM webhook_deliveries WHERE data_owner_id = $1 AND id = $2`,
+	rows, _ := s.ReadPool(ctx).Query(ctx, `SELECT `+deliveryCols+` FROM webhook_deliveries WHERE data_owner_id = $1 AND id = $2`,
 		ownerID, deliveryID)
 	d, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[WebhookDelivery])
 	if err != nil {

@@ -86,6 +86,9 @@ type config struct {
 	// RetentionDays is the operator's default retention in days, empty
 	// keeps everything (retentionDays reads it; expire.go).
 	RetentionDays string
+	// ReadDatabaseURL is a streaming replica for reads (empty: none) and
+	// ReadMaxLag how far behind it may be, a Go duration (replica.go).
+	ReadDatabaseURL, ReadMaxLag string
 	// tracer, when set, traces the store's statements (serve sets it when
 	// tracing is on).
 	tracer pgx.QueryTracer
@@ -101,6 +104,7 @@ func envOr(key, def string) string {
 // flags registers every configuration flag (serve's set) on fs.
 func (c *config) flags(fs *flag.FlagSet) {
 	c.storeFlags(fs)
+	c.replicaFlags(fs)
 	c.retentionFlag(fs)
 	c.secretFlag(fs)
 	c.addrFlag(fs)
@@ -428,7 +432,7 @@ func newLogger() *slog.Logger {
 // openStore connects (starting a private PostgreSQL when needed) and
 // migrates. The returned stop closes the pool and any private server.
 func (c *config) openStore(ctx context.Context, log *slog.Logger) (*store.Store, func(), error) {
-	if err := checkPostgresURL(c.DatabaseURL); err != nil {
+	if err := checkPostgresURL(c.DatabaseURL, "--database-url (DATABASE_URL)"); err != nil {
 		return nil, nil, err
 	}
 	maxConns, err := c.dbMaxConns()
@@ -472,13 +476,14 @@ func (c *config) openStore(ctx context.Context, log *slog.Logger) (*store.Store,
 
 // checkPostgresURL refuses a URL of another database; pgx also takes the
 // key=value form (host=... dbname=...), which has no scheme. The message
-// names the scheme only: the URL may hold a password.
-func checkPostgresURL(u string) error {
+// names the setting (name) and the scheme only: the URL may hold a
+// password.
+func checkPostgresURL(u, name string) error {
 	scheme, _, ok := strings.Cut(u, "://")
 	if !ok || scheme == "postgres" || scheme == "postgresql" {
 		return nil
 	}
-	return fmt.Errorf("--database-url (DATABASE_URL) must be a PostgreSQL URL, postgres://user:password@host:port/database; got a %s:// URL", scheme)
+	return fmt.Errorf("%s must be a PostgreSQL URL, postgres://user:password@host:port/database; got a %s:// URL", name, scheme)
 }
 
 // sealer builds the AES-GCM sealer from the server's secret key.

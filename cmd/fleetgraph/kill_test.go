@@ -17,19 +17,27 @@ import (
 )
 
 // serveProcess is `fleetgraph serve` in a process of its own (this test
-// binary run as main), on e's database, with data dir dir.
+// binary run as main), its output in the file log.
 type serveProcess struct {
 	cmd  *exec.Cmd
 	addr string
+	log  string
 }
 
 func startServeProcess(t *testing.T, e *apitest.Env, dir string) *serveProcess {
 	t.Helper()
-	addr := freeAddr(t)
-	args, _ := json.Marshal([]string{"serve", "--database-url", e.DatabaseURL, "--addr", addr, "--data-dir", dir})
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), asMainEnv+"="+string(args), "FLEETGRAPH_WEBHOOK_ALLOW_CIDRS=127.0.0.1/32",
+	return startServeOn(t, e.DatabaseURL, dir, "FLEETGRAPH_WEBHOOK_ALLOW_CIDRS=127.0.0.1/32",
 		"FLEETGRAPH_WEBHOOK_TIMEOUT=3s", "FLEETGRAPH_WEBHOOK_RESCUE_AFTER=9s")
+}
+
+// startServeOn starts serve on the database at dbURL with data dir dir and
+// the environment's variables plus env; it returns once the server answers.
+func startServeOn(t *testing.T, dbURL, dir string, env ...string) *serveProcess {
+	t.Helper()
+	addr := freeAddr(t)
+	args, _ := json.Marshal([]string{"serve", "--database-url", dbURL, "--addr", addr, "--data-dir", dir})
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(append(os.Environ(), asMainEnv+"="+string(args)), env...)
 	log, err := os.Create(filepath.Join(dir, fmt.Sprintf("serve-%d.log", time.Now().UnixNano())))
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +47,7 @@ func startServeProcess(t *testing.T, e *apitest.Env, dir string) *serveProcess {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &serveProcess{cmd: cmd, addr: addr}
+	p := &serveProcess{cmd: cmd, addr: addr, log: log.Name()}
 	t.Cleanup(p.kill)
 	for i := 0; ; i++ {
 		resp, err := http.Get("http://" + addr + "/readyz")

@@ -45,7 +45,7 @@ func (c *config) searchBackend(ctx context.Context, st *store.Store, log *slog.L
 	if esb == nil {
 		log.Info("search backend: embedded PostgreSQL", "search_timeout", timeout.String())
 		b := pg.New(st.Pool())
-		b.Timeout = timeout
+		b.Timeout, b.Reads = timeout, st.ReadPool
 		return b, wg.Wait, nil
 	}
 	ix := esb.Indexer()

@@ -54,6 +54,9 @@ func serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := cfg.checkReplica(); err != nil {
+		return err
+	}
 	// The address first: a taken one ends the start before anything else
 	// runs, and everything started below stops when serve returns early.
 	ln, err := listen(cfg.Addr)
@@ -98,6 +101,9 @@ func serve(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeStore()
+	if err := cfg.useReplica(ctx, st, log); err != nil {
+		return err
+	}
 	dbWait, err := cfg.databaseWait(requestTimeout)
 	if err != nil {
 		return err

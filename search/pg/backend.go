@@ -500,7 +500,7 @@ func (b *Backend) Search(ctx context.Context, req search.Request) (search.Respon
 		}
 	}
 	var res *result
-	err = b.limited(ctx, b.limit(p.timeout), searchTx, "search", func(ctx context.Context, q *limitedTx) error {
+	err = b.limited(ctx, b.reads(ctx), b.limit(p.timeout), searchTx, "search", func(ctx context.Context, q *limitedTx) error {
 		var err error
 		res, err = b.run(ctx, q, p, nil, true)
 		return err
@@ -622,8 +622,9 @@ func (b *Backend) ScrollNext(ctx context.Context, dataOwnerID int64, scrollID, k
 		return nil, fmt.Errorf("scroll: %w", err)
 	}
 	var resp search.Response
-	err := b.limited(ctx, b.limit(0), pgx.TxOptions{}, "search", func(ctx context.Context, l *limitedTx) error {
-		tx := l.tx
+	// page reads the scroll's row (locked) and writes it through tx, and
+	// reads its next page through l.
+	page := func(ctx context.Context, tx pgx.Tx, l *limitedTx) error {
 		var raw []byte
 		err := tx.QueryRow(ctx, `SELECT state::text FROM search_scrolls
 			WHERE id = $1 AND data_owner_id = $2 AND expires_at >= now() FOR UPDATE`, scrollID, dataOwnerID).Scan(&raw)
@@ -696,7 +697,22 @@ func (b *Backend) ScrollNext(ctx context.Context, dataOwnerID int64, scrollID, k
 		res.resp["_scroll_id"] = scrollID
 		resp = res.resp
 		return nil
-	})
+	}
+	var err error
+	if reads := b.reads(ctx); reads == b.pool {
+		// One transaction for the row and the page: one connection.
+		err = b.limited(ctx, b.pool, b.limit(0), pgx.TxOptions{}, "search", func(ctx context.Context, l *limitedTx) error {
+			return page(ctx, l.tx, l)
+		})
+	} else {
+		// The row on the primary, locked while the page is read on the
+		// read replica.
+		err = pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+			return b.limited(ctx, reads, b.limit(0), searchTx, "search", func(ctx context.Context, l *limitedTx) error {
+				return page(ctx, tx, l)
+			})
+		})
+	}
 	if err != nil {
 		var bad *search.BadRequestError
 		if errors.As(err, &bad) {

@@ -319,7 +319,7 @@ func (b *Backend) esql(ctx context.Context, dataOwnerID int64, slug, query strin
 	for i, k := range search.Kinds {
 		kinds[i] = string(k)
 	}
-	ims, err := loadMappings(ctx, b.pool, dataOwnerID, kinds)
+	ims, err := loadMappings(ctx, b.reads(ctx), dataOwnerID, kinds)
 	if err != nil {
 		return nil, err
 	}
@@ -329,7 +329,7 @@ func (b *Backend) esql(ctx context.Context, dataOwnerID int64, slug, query strin
 		return nil, err
 	}
 	var out []map[string]any
-	err = b.limited(ctx, b.limit(0), searchTx, "ES|QL query", func(ctx context.Context, q *limitedTx) error {
+	err = b.limited(ctx, b.reads(ctx), b.limit(0), searchTx, "ES|QL query", func(ctx context.Context, q *limitedTx) error {
 		var err error
 		if out, err = tr.run(ctx, q, stmt); err != nil {
 			return err

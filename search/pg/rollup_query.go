@@ -449,7 +449,7 @@ func (x *aggExec) loadCells(nodes []*aggNode, rq *rollupRequest) (*cellSet, erro
 		}
 		tx, err = lt.tx.Begin(x.ctx)
 	} else {
-		tx, err = x.b.pool.BeginTx(x.ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+		tx, err = x.b.reads(x.ctx).BeginTx(x.ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	}
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@
 package pg
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -19,6 +20,10 @@ import (
 // Backend is the PostgreSQL search backend.
 type Backend struct {
 	pool *pgxpool.Pool
+	// Reads, when set, picks the pool a search, scroll page or ES|QL query
+	// reads from (store.Store.ReadPool: a read replica); the pool above
+	// keeps the scrolls' rows.
+	Reads func(context.Context) *pgxpool.Pool
 	// Timeout is the time limit of each search, scroll page and ES|QL query
 	// (timeout.go); 0 is DefaultTimeout. A body's shorter "timeout" applies
 	// instead; a longer one does not.
@@ -27,6 +32,14 @@ type Backend struct {
 
 // New returns the backend over the store's pool, with DefaultTimeout.
 func New(pool *pgxpool.Pool) *Backend { return &Backend{pool: pool, Timeout: DefaultTimeout} }
+
+// reads is the pool the reads of a request under ctx go to.
+func (b *Backend) reads(ctx context.Context) *pgxpool.Pool {
+	if b.Reads == nil {
+		return b.pool
+	}
+	return b.Reads(ctx)
+}
 
 // args collects the placeholder values of one statement.
 type args struct {

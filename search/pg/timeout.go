@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fleetgraph/fleetgraph/search"
 )
@@ -85,16 +86,16 @@ func (l *limitedTx) Query(ctx context.Context, sql string, args ...any) (pgx.Row
 	return l.tx.Query(ctx, sql, args...)
 }
 
-// limited runs fn in a transaction (opts) under the time limit d: the
-// statements fn runs through q are bounded by it, and so is ctx. what names
-// the request in the error ("search", "ES|QL query").
-func (b *Backend) limited(ctx context.Context, d time.Duration, opts pgx.TxOptions, what string,
+// limited runs fn in a transaction (opts) on pool under the time limit d:
+// the statements fn runs through q are bounded by it, and so is ctx. what
+// names the request in the error ("search", "ES|QL query").
+func (b *Backend) limited(ctx context.Context, pool *pgxpool.Pool, d time.Duration, opts pgx.TxOptions, what string,
 	fn func(ctx context.Context, q *limitedTx) error) error {
 	start := time.Now()
 	l := &limitedTx{start: start, limit: d, deadline: start.Add(d)}
 	lctx, cancel := context.WithDeadline(ctx, l.deadline.Add(limitGrace))
 	defer cancel()
-	err := pgx.BeginTxFunc(lctx, b.pool, opts, func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(lctx, pool, opts, func(tx pgx.Tx) error {
 		l.tx = tx
 		if err := l.arm(lctx); err != nil {
 			return err

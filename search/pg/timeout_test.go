@@ -106,7 +106,7 @@ func TestBodyTimeout(t *testing.T) {
 func TestTimeLimitStopsTheStatement(t *testing.T) {
 	b := New(testPool(t))
 	start := time.Now()
-	err := b.limited(context.Background(), 100*time.Millisecond, searchTx, "search", func(ctx context.Context, q *limitedTx) error {
+	err := b.limited(context.Background(), b.pool, 100*time.Millisecond, searchTx, "search", func(ctx context.Context, q *limitedTx) error {
 		rows, err := q.Query(ctx, "SELECT pg_sleep(10)")
 		if err != nil {
 			return err

@@ -163,36 +163,11 @@ func StartPrivate(ctx context.Context, logger *slog.Logger, dataDir, dbName stri
 	if err := validateDBName(dbName); err != nil {
 		return "", nil, err
 	}
-	if dataDir == "" {
-		return "", nil, errors.New("pglocal: empty data directory")
-	}
-	abs, err := filepath.Abs(dataDir)
+	c, unlock, err := prepareCluster(logger, dataDir)
 	if err != nil {
-		return "", nil, fmt.Errorf("pglocal: %w", err)
-	}
-	root := filepath.Join(abs, "postgres")
-	c := &cluster{
-		logger:  logger,
-		root:    root,
-		pgdata:  filepath.Join(root, "data"),
-		sockDir: socketDir(root),
-		logFile: filepath.Join(root, "postgres.log"),
-	}
-	if c.acct, err = serverAccount(); err != nil {
 		return "", nil, err
-	}
-	if err := os.MkdirAll(root, 0o700); err != nil {
-		return "", nil, fmt.Errorf("pglocal: %w", err)
-	}
-	unlock, err := lockFile(filepath.Join(root, ".lock"))
-	if err != nil {
-		return "", nil, fmt.Errorf("pglocal: lock %s: %w", root, err)
 	}
 	defer unlock()
-
-	if err := c.preparePermissions(); err != nil {
-		return "", nil, err
-	}
 
 	clusterVersion := readClusterVersion(c.pgdata)
 	if c.bin, err = findBinaries(ctx, clusterVersion); err != nil {
@@ -218,6 +193,79 @@ func StartPrivate(ctx context.Context, logger *slog.Logger, dataDir, dbName stri
 	if clusterVersion == "" {
 		if err := c.initdb(ctx); err != nil {
 			return "", nil, err
+		}
+	}
+	return c.start(ctx, dbName)
+}
+
+// prepareCluster is the cluster under dataDir/postgres, its directory made
+// and locked (unlock releases it) and usable by the server account.
+func prepareCluster(logger *slog.Logger, dataDir string) (c *cluster, unlock func(), err error) {
+	if dataDir == "" {
+		return nil, nil, errors.New("pglocal: empty data directory")
+	}
+	abs, err := filepath.Abs(dataDir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("pglocal: %w", err)
+	}
+	root := filepath.Join(abs, "postgres")
+	c = &cluster{
+		logger:  logger,
+		root:    root,
+		pgdata:  filepath.Join(root, "data"),
+		sockDir: socketDir(root),
+		logFile: filepath.Join(root, "postgres.log"),
+	}
+	if c.acct, err = serverAccount(); err != nil {
+		return nil, nil, err
+	}
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		return nil, nil, fmt.Errorf("pglocal: %w", err)
+	}
+	unlock, err = lockFile(filepath.Join(root, ".lock"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("pglocal: lock %s: %w", root, err)
+	}
+	if err := c.preparePermissions(); err != nil {
+		unlock()
+		return nil, nil, err
+	}
+	return c, unlock, nil
+}
+
+// StartStandby starts a streaming standby of the PostgreSQL server at
+// primaryURL (a private one of StartPrivate: initdb's defaults let
+// 127.0.0.1 connect for replication) under dataDir/postgres: the first time
+// `pg_basebackup -R` copies the primary's cluster there, and the standby
+// then streams from it, readable (hot standby), on a port of its own. It
+// returns the standby's URL for dbName, which must exist on the primary,
+// and the function that stops it.
+func StartStandby(ctx context.Context, logger *slog.Logger, dataDir, primaryURL, dbName string) (url string, stop func(context.Context) error, err error) {
+	logger = orDefault(logger)
+	if err := validateDBName(dbName); err != nil {
+		return "", nil, err
+	}
+	primary, err := pgconn.ParseConfig(primaryURL)
+	if err != nil {
+		return "", nil, fmt.Errorf("pglocal: primary: %w", err)
+	}
+	c, unlock, err := prepareCluster(logger, dataDir)
+	if err != nil {
+		return "", nil, err
+	}
+	defer unlock()
+	if c.bin, err = findBinaries(ctx, readClusterVersion(c.pgdata)); err != nil {
+		return "", nil, fmt.Errorf("pglocal: %w", err)
+	}
+	if readClusterVersion(c.pgdata) == "" {
+		out, err := c.command(ctx, "pg_basebackup", "-D", c.pgdata, "-h", primary.Host, "-p", strconv.Itoa(int(primary.Port)),
+			"-U", primary.User, "-R", "-X", "stream", "-c", "fast", "--no-password",
+			// A standby is made again from its primary at will: not
+			// flushing every copied file to disk saves seconds.
+			"--no-sync").CombinedOutput()
+		if err != nil {
+			return "", nil, fmt.Errorf("pglocal: pg_basebackup from %s:%d into %s (as %s): %w: %s",
+				primary.Host, primary.Port, c.pgdata, c.userName(), err, lastLines(out, 10))
 		}
 	}
 	return c.start(ctx, dbName)

@@ -192,20 +192,28 @@ func (s *Store) AnalyzeInbox(ctx context.Context, ownerID int64, clientUUID stri
 		if err := lockAnalysis(ctx, tx, ownerID, clientUUID); err != nil {
 			return err
 		}
-		const q = `SELECT i.id, d.id AS doc_row FROM analyzer_inbox i
-			LEFT JOIN documents d ON d.id = i.document_id AND d.data_owner_id = i.data_owner_id AND d.kind = 'measurement'
-			WHERE i.data_owner_id = $1 AND i.client_uuid = $2 AND NOT i.held
-			ORDER BY i.created_at, i.id LIMIT $3`
+		// The inbox rows in time order, then their documents (a row whose
+		// document is gone is consumed unjudged). The documents are read by
+		// the client's index over the batch's time range, not joined to the
+		// inbox: a join planned on stale statistics (a fresh partition that
+		// autovacuum has not analysed yet) scanned all of the data owner's
+		// measurements once per inbox row.
+		const q = `SELECT id, document_id, created_at FROM analyzer_inbox
+			WHERE data_owner_id = $1 AND client_uuid = $2 AND NOT held
+			ORDER BY created_at, id LIMIT $3`
 		rows, _ := tx.Query(ctx, q, ownerID, clientUUID, limit+1)
-		var inbox []int64
-		var docRows []int64
-		var id int64
-		var doc *int64
-		_, err := pgx.ForEachRow(rows, []any{&id, &doc}, func() error {
-			inbox = append(inbox, id)
-			if doc != nil {
-				docRows = append(docRows, *doc)
+		var inbox, docRows []int64
+		var from, to time.Time
+		var id, doc int64
+		var at time.Time
+		_, err := pgx.ForEachRow(rows, []any{&id, &doc, &at}, func() error {
+			if len(inbox) < limit {
+				if len(inbox) == 0 {
+					from = at
+				}
+				docRows, to = append(docRows, doc), at
 			}
+			inbox = append(inbox, id)
 			return nil
 		})
 		if err != nil {
@@ -213,17 +221,17 @@ func (s *Store) AnalyzeInbox(ctx context.Context, ownerID int64, clientUUID stri
 		}
 		if more = len(inbox) > limit; more {
 			inbox = inbox[:limit]
-			if len(docRows) > limit {
-				docRows = docRows[:limit]
-			}
 		}
 		b := AnalyzerBatch{ClientUUID: clientUUID}
 		if len(docRows) > 0 {
-			rows, _ := tx.Query(ctx, `SELECT `+documentCols+` FROM documents WHERE data_owner_id = $1 AND id = ANY($2)
-				ORDER BY created_at, id`, ownerID, docRows)
+			rows, _ := tx.Query(ctx, `SELECT `+documentCols+` FROM documents
+				WHERE data_owner_id = $1 AND kind = 'measurement' AND client_uuid = $2 AND created_at BETWEEN $3 AND $4 AND id = ANY($5)
+				ORDER BY created_at, id`, ownerID, clientUUID, from, to, docRows)
 			if b.Measurements, err = pgx.CollectRows(rows, pgx.RowToStructByName[Document]); err != nil {
 				return mapErr("read inbox measurements", err)
 			}
+		}
+		if len(b.Measurements) > 0 {
 			if err := loadAnalyzerBatch(ctx, tx, ownerID, &b); err != nil {
 				return err
 			}

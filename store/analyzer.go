@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -379,13 +380,27 @@ const maxIDBump = 60
 // first id from its own on, one second later each time, that no other
 // episode of the data owner holds (the same lookup finds it again when
 // the episode changes: same client, rule, pass and first_seen_at).
+//
+// Two clients are judged in two transactions at once, neither seeing the
+// other's episodes before it commits: each takes a lock per data owner x
+// rule x pass it places (in order, so that two never wait for each other)
+// before it looks, so that the second looks after the first committed
+// (bench/probes.sh's anomalies, reported within seconds of each other,
+// got the same id twice without it).
 func placeEpisodes(ctx context.Context, tx pgx.Tx, ownerID int64, clientUUID string, eps []map[string]any) (map[string]string, error) {
-	var cand []string
+	var cand, bases []string
 	for _, e := range eps {
 		base, epoch := splitEpisodeID(e["id"].(string))
+		bases = append(bases, base)
 		for k := range maxIDBump {
 			cand = append(cand, base+strconv.FormatInt(epoch+int64(k), 10))
 		}
+	}
+	slices.Sort(bases)
+	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('analyzer-episode:' || b, $1))
+		FROM unnest($2::text[]) AS b`, ownerID, slices.Compact(bases))
+	if err != nil {
+		return nil, mapErr("lock episode ids", err)
 	}
 	type held struct{ client, pass, rule, first, status string }
 	stored := map[string]held{}
@@ -394,7 +409,7 @@ func placeEpisodes(ctx context.Context, tx pgx.Tx, ownerID int64, clientUUID str
 		FROM documents WHERE data_owner_id = $1 AND kind = 'anomaly_event' AND doc_id = ANY($2)`, ownerID, cand)
 	var id string
 	var h held
-	_, err := pgx.ForEachRow(rows, []any{&id, &h.client, &h.pass, &h.rule, &h.first, &h.status}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&id, &h.client, &h.pass, &h.rule, &h.first, &h.status}, func() error {
 		stored[id] = h
 		return nil
 	})

@@ -457,6 +457,28 @@ func TestAIStreamReadByTheAISDK(t *testing.T) {
 	}
 }
 
+// explain streams explain_anomaly of id and answers its data-sources chunk
+// and, as JSON, the messages of the one request the provider got.
+func (w *aiWorld) explain(t *testing.T, id string) (map[string]any, string) {
+	t.Helper()
+	r, chunks := w.stream(t, http.MethodPost, "/ai_assistant/explain_anomaly", map[string]any{"anomaly_id": id})
+	if r.Status != http.StatusOK {
+		t.Fatalf("explain: %d %s", r.Status, r.Raw)
+	}
+	var sources map[string]any
+	for _, c := range chunks {
+		if c["type"] == "data-sources" {
+			sources = c["data"].(map[string]any)
+		}
+	}
+	reqs := w.fake.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("the provider got %d requests", len(reqs))
+	}
+	sent, _ := json.Marshal(reqs[0]["messages"])
+	return sources, string(sent)
+}
+
 // TestAIExplainAnomaly: the explanation is built from the anomaly, its
 // client, the metric's values before, during and after it and similar
 // anomalies; the model gets them as data and the answer cites them.
@@ -473,32 +495,18 @@ func TestAIExplainAnomaly(t *testing.T) {
 	}
 	w.o.InsertDocuments(t, "measurement", docs...)
 	w.fake.Script(apitest.FakeAnswer{Text: "The bitrate jumped to 2000 (m-explain-1).", PromptTokens: 300, CompletionTokens: 40})
-	r, chunks := w.stream(t, http.MethodPost, "/ai_assistant/explain_anomaly", map[string]any{"anomaly_id": anomaly})
-	if r.Status != http.StatusOK {
-		t.Fatalf("explain: %d %s", r.Status, r.Raw)
-	}
-	var sources map[string]any
-	for _, c := range chunks {
-		if c["type"] == "data-sources" {
-			sources = c["data"].(map[string]any)
-		}
-	}
+	sources, sent := w.explain(t, anomaly)
 	if sources["anomaly_id"] != anomaly || sources["client_uuid"] != w.client.UUID ||
 		len(anyStrings(sources["measurement_ids"])) != 3 || !slices.Equal(anyStrings(sources["similar_anomaly_ids"]), []string{similar}) {
 		t.Errorf("data-sources %v: want the anomaly, its client, the 3 measurements within 6 h and the similar anomaly", sources)
 	}
-	reqs := w.fake.Requests()
-	if len(reqs) != 1 {
-		t.Fatalf("the provider got %d requests", len(reqs))
-	}
-	sent, _ := json.Marshal(reqs[0]["messages"])
 	for _, want := range []string{"Explain the anomaly " + anomaly, `\"phase\":\"before\"`, `\"phase\":\"during\"`, `\"phase\":\"after\"`,
 		`\"value\":2000`, similar, "data-anomaly-context (data)"} {
-		if !strings.Contains(string(sent), want) {
+		if !strings.Contains(sent, want) {
 			t.Errorf("the model was not given %s: %s", want, sent)
 		}
 	}
-	if strings.Contains(string(sent), "m-explain-3") {
+	if strings.Contains(sent, "m-explain-3") {
 		t.Errorf("a measurement two days after the anomaly was sent: %s", sent)
 	}
 	list := apitest.List(t, apitest.WantEnvelope(t, w.do(t, http.MethodGet, "/ai_conversations", nil), 200, "conversations"))
@@ -537,24 +545,10 @@ func TestAIExplainsADetectedAnomaly(t *testing.T) {
 	id := ep["id"].(string)
 
 	w.fake.Script(apitest.FakeAnswer{Text: "Download fell by 40 % for a day.", PromptTokens: 300, CompletionTokens: 20})
-	r, chunks := w.stream(t, http.MethodPost, "/ai_assistant/explain_anomaly", map[string]any{"anomaly_id": id})
-	if r.Status != http.StatusOK {
-		t.Fatalf("explain: %d %s", r.Status, r.Raw)
-	}
-	var sources map[string]any
-	for _, c := range chunks {
-		if c["type"] == "data-sources" {
-			sources = c["data"].(map[string]any)
-		}
-	}
+	sources, sent := w.explain(t, id)
 	if sources["anomaly_id"] != id || sources["client_uuid"] != w.client.UUID || len(anyStrings(sources["measurement_ids"])) < 24 {
 		t.Errorf("data-sources %v: want the episode, its client and the day of measurements around it", sources)
 	}
-	reqs := w.fake.Requests()
-	if len(reqs) != 1 {
-		t.Fatalf("the provider got %d requests", len(reqs))
-	}
-	sent, _ := json.Marshal(reqs[0]["messages"])
 	want := []string{"Explain the anomaly " + id, `\"detected_by\":\"analyzer\"`, `\"phase\":\"before\"`, `\"phase\":\"during\"`,
 		`\"phase\":\"after\"`, anyStrings(ep["measurement_ids"])[0]}
 	for _, field := range []string{"baseline", "band_low", "band_high", "value", "first_seen_at", "severity"} {
@@ -562,7 +556,7 @@ func TestAIExplainsADetectedAnomaly(t *testing.T) {
 		want = append(want, strings.ReplaceAll(fmt.Sprintf(`"%s":%s`, field, v), `"`, `\"`))
 	}
 	for _, part := range want {
-		if !strings.Contains(string(sent), part) {
+		if !strings.Contains(sent, part) {
 			t.Errorf("the model was not given %s: %s", part, sent)
 		}
 	}

@@ -17,7 +17,8 @@
 // probe's batch grows; the probes and the interval stay) for -step-for
 // each, measured after one interval at the new rate, until the documents
 // accepted per second stop growing (less than 5 % more than the step
-// before, or under 90 % of the offer); the ceiling is the most accepted.
+// before: each probe waits for its report's answer, so what the server
+// cannot take in is never accepted); the ceiling is the most accepted.
 // Then the load holds at 80 % of the ceiling for -hold-for, and the
 // check-in and report p99 of that stretch are printed.
 package main
@@ -553,7 +554,7 @@ func (o options) ramp(ctx context.Context) ([]step, step) {
 			st.offered, st.batch, st.accepted, st.load)
 		grew := st.accepted >= 1.05*best
 		best = max(best, st.accepted)
-		if !grew || st.accepted < 0.9*st.offered {
+		if !grew {
 			break
 		}
 	}
@@ -573,7 +574,7 @@ func printRamp(o options, all []stats, steps []step, hold step) {
 	}
 	last := steps[len(steps)-1]
 	why := "the documents accepted stopped growing"
-	if last.offered >= o.rampMax-o.rampStep && last.accepted >= 0.9*last.offered {
+	if last.offered >= o.rampMax-o.rampStep && last.accepted >= 1.05*steps[max(len(steps)-2, 0)].accepted {
 		why = "the ramp reached -ramp-max: the ceiling is higher"
 	}
 	fmt.Printf("ceiling: %.0f documents/s accepted (%s; target ≥ %.0f: %s)\n", ceiling, why, o.ceilingTarget,

@@ -394,7 +394,7 @@ func TestBaselineMatchesSorting(t *testing.T) {
 		if rng.IntN(3) == 0 {
 			v = 0 // ties, as a mostly-0 metric has
 		}
-		s.push(v)
+		s.push(v, math.Inf(-1), math.Inf(1))
 		w := append([]float64(nil), s.win[:s.winN]...)
 		med := median(w)
 		dev := make([]float64, len(w))
@@ -710,5 +710,45 @@ func TestSweepingChangesNothingButWhen(t *testing.T) {
 	plain, swept := story(false), story(true)
 	if len(plain) < 10 || !reflect.DeepEqual(plain, swept) {
 		t.Fatalf("without sweeps %d changes, with %d:\n%q\n%q", len(plain), len(swept), plain, swept)
+	}
+}
+
+// A level shift raises a shift and no spike of the same metric, however
+// far it moves the level: while the shift is open, spikes are judged
+// against the shifted level, read from the latest values as they were
+// (the window keeps them clipped to clipScales scales, less than a 40 %
+// drop of a quiet metric). 8 seeds x 24 phases of the daily cycle, a
+// download falling by 40 % and a ping doubling for a day.
+func TestALevelShiftRaisesNoSpike(t *testing.T) {
+	for _, c := range []struct {
+		rule   string
+		base   float64
+		factor float64
+	}{{"speedtest-download", 230, 0.6}, {"speedtest-ping", 12, 2}} {
+		spikes, shifts := 0, 0
+		for seed := range uint64(8) {
+			for phase := range 24 {
+				rng := rand.New(rand.NewPCG(seed, 2026))
+				ps := series(30*24, func(i int) float64 {
+					v := c.base * (1 + 0.07*math.Sin(2*math.Pi*float64(i+phase)/24)) * (1 + 0.02*rng.NormFloat64())
+					if i >= 26*24-phase && i < 27*24-phase {
+						v *= c.factor
+					}
+					return math.Round(v*10) / 10
+				})
+				for i := range ps {
+					ps[i].At = t0.Add(time.Duration(i) * time.Hour)
+				}
+				_, cs := run(rule(c.rule), Default, ps)
+				for _, e := range opened(cs, Spike) {
+					spikes++
+					t.Logf("%s seed %d phase %d: spike at %s", c.rule, seed, phase, e.FirstSeen.Format("01-02T15"))
+				}
+				shifts += len(opened(cs, Shift))
+			}
+		}
+		if spikes != 0 || shifts != 8*24 {
+			t.Errorf("%s: %d spikes and %d shifts in %d series, want none and one each", c.rule, spikes, shifts, 8*24)
+		}
 	}
 }

@@ -113,7 +113,7 @@ func (s *State) judgeValue(r Rule, ls levels, p Point, changes []Change) []Chang
 		if s.winN > 0 {
 			centre = sortedMedian(s.sorted[:s.winN])
 		}
-		s.push(res)
+		s.push(res, math.Inf(-1), math.Inf(1))
 		s.learnProfile(h, y, centre, 0)
 		return changes
 	}
@@ -123,16 +123,23 @@ func (s *State) judgeValue(r Rule, ls levels, p Point, changes []Change) []Chang
 	hl := ls.of(Shift)
 	long := s.longTerm(h)
 	changes = s.judge(r, hl, Shift, p, s.shiftVerdict(r, hl, b, res, z, off, long, p.Value), changes)
-	sb := b // while a shift lasts, spikes are excursions from the shifted level
+	// While a shift lasts, spikes are excursions from the shifted level
+	// (the median of the latest values as they were). The excursion that
+	// opened the shift, its opening value included, is the shift's: the
+	// spike drafted from it is dropped and that value judges no spike.
+	sb := b
+	spikeV := verdict{}
 	if t := &s.tracks[passIndex(Shift)]; t.open {
 		sb = baseline{median: s.latestMedian(), scale: t.scale}
-		if t.ep.FirstSeen.Equal(p.At) {
-			s.tracks[passIndex(Spike)].pending = false // the excursion was the shift's start
-		}
 	}
 	thr := s.spikeThreshold(sb)
 	sl := ls.of(Spike)
-	changes = s.judge(r, sl, Spike, p, s.spikeVerdict(r, sl, sb, thr, (res-sb.median)/sb.scale, off, y-long, p.Value), changes)
+	if t := &s.tracks[passIndex(Shift)]; t.open && t.ep.FirstSeen.Equal(p.At) {
+		s.tracks[passIndex(Spike)].pending = false
+	} else {
+		spikeV = s.spikeVerdict(r, sl, sb, thr, (res-sb.median)/sb.scale, off, y-long, p.Value)
+	}
+	changes = s.judge(r, sl, Spike, p, spikeV, changes)
 
 	// Once warm, the tail learns a value no farther out than the threshold
 	// (a spike widens the band no more than a normal value could), shiftN values
@@ -143,7 +150,7 @@ func (s *State) judgeValue(r Rule, ls levels, p Point, changes []Change) []Chang
 		d = min(d, thr)
 	}
 	s.learnTailLater(d)
-	s.push(clamp(res, b.median-clipScales*b.scale, b.median+clipScales*b.scale))
+	s.push(res, b.median-clipScales*b.scale, b.median+clipScales*b.scale)
 	s.learnProfile(h, y, b.median, b.scale)
 	return changes
 }
@@ -243,7 +250,7 @@ func (s *State) reference() float64 {
 func (s *State) latestMedian() float64 {
 	var buf [shiftN]float64
 	for i := range buf {
-		buf[i] = s.recent(i)
+		buf[i] = s.recentRaw(i)
 	}
 	return median(buf[:])
 }
@@ -256,7 +263,7 @@ func (s *State) currentLevel(res, ref, scale float64) float64 {
 	lo, hi := ref-w, ref+w
 	sum := clamp(res, lo, hi)
 	for i := range shiftN - 1 {
-		sum += clamp(s.recent(i), lo, hi)
+		sum += clamp(s.recentRaw(i), lo, hi)
 	}
 	return sum / shiftN
 }

@@ -9,10 +9,12 @@ import (
 	"time"
 )
 
-// encodingVersion is the first byte of an encoded State. A state of
-// another version is refused by UnmarshalBinary; the caller starts over
-// with NewState (the client's baseline is learnt again).
-const encodingVersion = 2
+// encodingVersion is the first byte of an encoded State. Version 3 adds
+// the latest residuals unclipped; a version 2 state is read with them
+// taken from its window. A state of another version is refused by
+// UnmarshalBinary; the caller starts over with NewState (the client's
+// baseline is learnt again).
+const encodingVersion = 3
 
 // ErrVersion is UnmarshalBinary's answer to a state of another version.
 var ErrVersion = errors.New("analyzer: state of another encoding version")
@@ -29,6 +31,7 @@ func (s *State) MarshalBinary() ([]byte, error) {
 	b = binary.AppendVarint(b, s.points)
 	b = binary.AppendVarint(b, s.last)
 	b = appendRing(b, s.win[:], s.winN, s.winI)
+	b = appendRing(b, s.latest[:], min(s.winN, shiftN), s.latestI)
 	b = appendRing(b, s.gaps[:], s.gapN, s.gapI)
 	for _, h := range s.profile {
 		b = appendFloat32(b, h.mean)
@@ -60,8 +63,9 @@ func (s *State) UnmarshalBinary(data []byte) error {
 	if len(data) == 0 {
 		return errors.New("analyzer: empty state")
 	}
-	if data[0] != encodingVersion {
-		return fmt.Errorf("%w: %d", ErrVersion, data[0])
+	version := data[0]
+	if version != encodingVersion && version != 2 {
+		return fmt.Errorf("%w: %d", ErrVersion, version)
 	}
 	d := decoder{b: data[1:]}
 	var n State
@@ -70,6 +74,18 @@ func (s *State) UnmarshalBinary(data []byte) error {
 	n.winN, n.winI = d.ring(n.win[:])
 	copy(n.sorted[:], n.win[:n.winN])
 	slices.Sort(n.sorted[:n.winN])
+	if version == 2 { // the window's latest values stand in for the unclipped ones
+		k := min(n.winN, shiftN)
+		for i := range k {
+			n.latest[i] = n.win[(n.winI-k+i+window)%window]
+		}
+		n.latestI = k % shiftN
+	} else {
+		var k int
+		if k, n.latestI = d.ring(n.latest[:]); k != min(n.winN, shiftN) {
+			d.fail("latest residuals do not match the window")
+		}
+	}
 	n.gapN, n.gapI = d.ring(n.gaps[:])
 	for i := range n.profile {
 		n.profile[i].mean = d.float32()

@@ -25,6 +25,13 @@ type State struct {
 	winN, winI int
 	sorted     [window]float64 // the window's residuals in order (not encoded: rebuilt)
 
+	// latest is a ring of the latest shiftN residuals as they were, not
+	// clipped as the window's are (oldest first from latestI when full):
+	// the current level of a metric that shifted by more than clipScales
+	// scales is read from them.
+	latest  [shiftN]float64
+	latestI int
+
 	gaps       [maxGaps]float64 // ring of seconds between consecutive points
 	gapN, gapI int
 
@@ -227,10 +234,12 @@ func (s *State) pushGap(sec float64) {
 	s.gapN = min(s.gapN+1, maxGaps)
 }
 
-// push adds res to the window, the oldest leaving a full one, and keeps
-// sorted in step.
-func (s *State) push(res float64) {
-	res = f32(res)
+// push adds res to the latest residuals and, clipped to lo..hi, to the
+// window, the oldest leaving a full one, and keeps sorted in step.
+func (s *State) push(res, lo, hi float64) {
+	s.latest[s.latestI] = f32(res)
+	s.latestI = (s.latestI + 1) % shiftN
+	res = f32(clamp(res, lo, hi))
 	n := s.winN
 	if n == window {
 		old := s.win[s.winI]
@@ -246,9 +255,14 @@ func (s *State) push(res float64) {
 	s.winN = min(s.winN+1, window)
 }
 
-// recent is the i-th latest residual (0: the latest).
+// recent is the i-th latest residual of the window (0: the latest).
 func (s *State) recent(i int) float64 {
 	return s.win[(s.winI-1-i+2*window)%window]
+}
+
+// recentRaw is the i-th latest residual as it was, not clipped (i < shiftN).
+func (s *State) recentRaw(i int) float64 {
+	return s.latest[(s.latestI-1-i+2*shiftN)%shiftN]
 }
 
 func clamp(v, lo, hi float64) float64 { return min(max(v, lo), hi) }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/apitest"
+	"github.com/fleetgraph/fleetgraph/detector"
 	"github.com/fleetgraph/fleetgraph/resolvers"
 	"github.com/fleetgraph/fleetgraph/server"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -456,6 +457,28 @@ func TestAIStreamReadByTheAISDK(t *testing.T) {
 	}
 }
 
+// explain streams explain_anomaly of id and answers its data-sources chunk
+// and, as JSON, the messages of the one request the provider got.
+func (w *aiWorld) explain(t *testing.T, id string) (map[string]any, string) {
+	t.Helper()
+	r, chunks := w.stream(t, http.MethodPost, "/ai_assistant/explain_anomaly", map[string]any{"anomaly_id": id})
+	if r.Status != http.StatusOK {
+		t.Fatalf("explain: %d %s", r.Status, r.Raw)
+	}
+	var sources map[string]any
+	for _, c := range chunks {
+		if c["type"] == "data-sources" {
+			sources = c["data"].(map[string]any)
+		}
+	}
+	reqs := w.fake.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("the provider got %d requests", len(reqs))
+	}
+	sent, _ := json.Marshal(reqs[0]["messages"])
+	return sources, string(sent)
+}
+
 // TestAIExplainAnomaly: the explanation is built from the anomaly, its
 // client, the metric's values before, during and after it and similar
 // anomalies; the model gets them as data and the answer cites them.
@@ -472,38 +495,70 @@ func TestAIExplainAnomaly(t *testing.T) {
 	}
 	w.o.InsertDocuments(t, "measurement", docs...)
 	w.fake.Script(apitest.FakeAnswer{Text: "The bitrate jumped to 2000 (m-explain-1).", PromptTokens: 300, CompletionTokens: 40})
-	r, chunks := w.stream(t, http.MethodPost, "/ai_assistant/explain_anomaly", map[string]any{"anomaly_id": anomaly})
-	if r.Status != http.StatusOK {
-		t.Fatalf("explain: %d %s", r.Status, r.Raw)
-	}
-	var sources map[string]any
-	for _, c := range chunks {
-		if c["type"] == "data-sources" {
-			sources = c["data"].(map[string]any)
-		}
-	}
+	sources, sent := w.explain(t, anomaly)
 	if sources["anomaly_id"] != anomaly || sources["client_uuid"] != w.client.UUID ||
 		len(anyStrings(sources["measurement_ids"])) != 3 || !slices.Equal(anyStrings(sources["similar_anomaly_ids"]), []string{similar}) {
 		t.Errorf("data-sources %v: want the anomaly, its client, the 3 measurements within 6 h and the similar anomaly", sources)
 	}
-	reqs := w.fake.Requests()
-	if len(reqs) != 1 {
-		t.Fatalf("the provider got %d requests", len(reqs))
-	}
-	sent, _ := json.Marshal(reqs[0]["messages"])
 	for _, want := range []string{"Explain the anomaly " + anomaly, `\"phase\":\"before\"`, `\"phase\":\"during\"`, `\"phase\":\"after\"`,
 		`\"value\":2000`, similar, "data-anomaly-context (data)"} {
-		if !strings.Contains(string(sent), want) {
+		if !strings.Contains(sent, want) {
 			t.Errorf("the model was not given %s: %s", want, sent)
 		}
 	}
-	if strings.Contains(string(sent), "m-explain-3") {
+	if strings.Contains(sent, "m-explain-3") {
 		t.Errorf("a measurement two days after the anomaly was sent: %s", sent)
 	}
 	list := apitest.List(t, apitest.WantEnvelope(t, w.do(t, http.MethodGet, "/ai_conversations", nil), 200, "conversations"))
 	c := apitest.Object(t, list[0])
 	if c["title"] != "Anomaly "+anomaly || apitest.Int(t, c["message_count"]) != 2 || !strings.Contains(c["preview"].(string), "m-explain-1") {
 		t.Errorf("the explanation's conversation %v", c)
+	}
+}
+
+// TestAIExplainsADetectedAnomaly: explain_anomaly works on an episode the
+// analyzer detected as on an imported one. A month of a probe's speed
+// tests with a 40 % download drop is stored and analysed; the model's
+// request carries the episode with its baseline, band and value, and the
+// download values before, during and after it.
+func TestAIExplainsADetectedAnomaly(t *testing.T) {
+	w := newAIWorld(t, "openai")
+	var speedtests []map[string]any
+	for _, d := range apitest.ProbeMonth(w.client.UUID, "youtube", 1, true) {
+		if d["type"] == "SpeedtestMeasurement" {
+			speedtests = append(speedtests, d)
+		}
+	}
+	w.o.InsertDocuments(t, "measurement", speedtests...)
+	if _, err := detector.Analyze(context.Background(), w.e.Store, w.o.ID, detector.AnalyzeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	found := apitest.List(t, apitest.WantStatus(t, w.do(t, http.MethodPost, "/anomaly_events/search", map[string]any{"body": map[string]any{
+		"query": map[string]any{"term": map[string]any{"client_uuid": w.client.UUID}}}, "size": 10, "source_only": true}), http.StatusOK))
+	if len(found) != 1 {
+		t.Fatalf("detected %v, want the download shift", found)
+	}
+	ep := apitest.Object(t, found[0])
+	if ep["detected_by"] != "analyzer" || ep["detection_pass"] != "shift" || ep["baseline"] == nil || ep["band_low"] == nil {
+		t.Fatalf("detected %v, want the analyzer's download shift with its baseline and band", ep)
+	}
+	id := ep["id"].(string)
+
+	w.fake.Script(apitest.FakeAnswer{Text: "Download fell by 40 % for a day.", PromptTokens: 300, CompletionTokens: 20})
+	sources, sent := w.explain(t, id)
+	if sources["anomaly_id"] != id || sources["client_uuid"] != w.client.UUID || len(anyStrings(sources["measurement_ids"])) < 24 {
+		t.Errorf("data-sources %v: want the episode, its client and the day of measurements around it", sources)
+	}
+	want := []string{"Explain the anomaly " + id, `\"detected_by\":\"analyzer\"`, `\"phase\":\"before\"`, `\"phase\":\"during\"`,
+		`\"phase\":\"after\"`, anyStrings(ep["measurement_ids"])[0]}
+	for _, field := range []string{"baseline", "band_low", "band_high", "value", "first_seen_at", "severity"} {
+		v, _ := json.Marshal(ep[field])
+		want = append(want, strings.ReplaceAll(fmt.Sprintf(`"%s":%s`, field, v), `"`, `\"`))
+	}
+	for _, part := range want {
+		if !strings.Contains(sent, part) {
+			t.Errorf("the model was not given %s: %s", part, sent)
+		}
 	}
 }
 

@@ -26,6 +26,9 @@ type tracker struct {
 	reported  map[string]time.Time // client → the anomalous report's 2xx
 	readable  map[string]time.Duration
 	delivered map[string]time.Duration
+	// The poll's searches: answered, failed, and the latest failure.
+	polled, pollFailed int
+	pollErr            error
 }
 
 func newTracker() *tracker {
@@ -84,7 +87,14 @@ func (tr *tracker) poll(ctx context.Context, client *http.Client, o options) {
 		var hits []struct {
 			ClientUUID string `json:"client_uuid"`
 		}
-		if send(ctx, client, http.MethodPost, o.url+"/client_admin_api/v1/anomaly_events/search", o.adminKey, q, http.StatusOK, &hits) != nil {
+		err := send(ctx, client, http.MethodPost, o.url+"/client_admin_api/v1/anomaly_events/search", o.adminKey, q, http.StatusOK, &hits)
+		tr.mu.Lock()
+		if tr.polled++; err != nil && ctx.Err() == nil {
+			tr.pollFailed++
+			tr.pollErr = err
+		}
+		tr.mu.Unlock()
+		if err != nil {
 			continue
 		}
 		now := time.Now()
@@ -94,10 +104,32 @@ func (tr *tracker) poll(ctx context.Context, client *http.Client, o options) {
 	}
 }
 
-// print prints the latencies against the targets.
-func (tr *tracker) print() {
+// print prints the latencies against the targets, and what became of
+// the anomalies the poll did not see: a last search for each tells an
+// episode stored late (or unseen) from one never stored.
+func (tr *tracker) print(ctx context.Context, client *http.Client, o options) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
+	fmt.Printf("the poll searched %d times, %d failed", tr.polled, tr.pollFailed)
+	if tr.pollErr != nil {
+		fmt.Printf(" (the latest: %.200s)", tr.pollErr)
+	}
+	fmt.Println()
+	for c := range tr.reported {
+		if _, ok := tr.readable[c]; ok {
+			continue
+		}
+		_, delivered := tr.delivered[c]
+		q := map[string]any{"body": map[string]any{"query": map[string]any{"bool": map[string]any{"filter": []any{
+			map[string]any{"term": map[string]any{"rule_id": anomalyRule}}, map[string]any{"term": map[string]any{"client_uuid": c}}}}}},
+			"size": 10, "source_only": true}
+		var hits []struct {
+			ID string `json:"id"`
+		}
+		err := send(ctx, client, http.MethodPost, o.url+"/client_admin_api/v1/anomaly_events/search", o.adminKey, q, http.StatusOK, &hits)
+		fmt.Printf("  not seen by the poll: client %s (webhook delivered: %v); searched for at the end: %d episodes %v, error %v\n",
+			c, delivered, len(hits), hits, err)
+	}
 	if len(tr.reported) == 0 {
 		fmt.Println("detection latency: no anomaly reported (-anomalies 0, or too short a run)")
 		return

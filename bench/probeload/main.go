@@ -11,6 +11,16 @@
 // the end (every probe then reports at its pace). The targets are judged
 // on the steady state's documents/s and on the whole run's check-in p99
 // (registrations included, the stricter figure).
+//
+// With -ramp-from it looks for the ceiling instead (issue 28 item 4): the
+// offered rate starts there and rises by -ramp-step documents/s (each
+// probe's batch grows; the probes and the interval stay) for -step-for
+// each, measured after one interval at the new rate, until the documents
+// accepted per second stop growing (less than 5 % more than the step
+// before: each probe waits for its report's answer, so what the server
+// cannot take in is never accepted); the ceiling is the most accepted.
+// Then the load holds at 80 % of the ceiling for -hold-for, and the
+// check-in and report p99 of that stretch are printed.
 package main
 
 import (
@@ -26,7 +36,9 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -53,6 +65,16 @@ type options struct {
 	// anomalyEvery: every anomalyEvery-th probe reports one anomaly (0: none).
 	anomalyEvery, anomalyReport int
 	tracker                     *tracker
+
+	// The ramp (-ramp-from > 0): documents/s offered first, added each
+	// step, at most; how long each step is measured and the 80 % hold.
+	rampFrom, rampStep, rampMax float64
+	stepFor, holdFor            time.Duration
+	ceilingTarget               float64
+
+	batchNow   *atomic.Int64 // measurements per report now (the ramp changes it)
+	accepted   *atomic.Int64 // documents accepted so far, by every probe
+	registered *atomic.Int64 // probes whose registration is over (done or failed)
 }
 
 func parseFlags(args []string) (options, error) {
@@ -71,14 +93,40 @@ func parseFlags(args []string) (options, error) {
 		"to measure the analyzer's latency (0: none)")
 	fs.IntVar(&o.anomalyReport, "anomaly-report", 32, "the report that carries the anomaly (the analyzer judges spikes "+
 		"once it has seen some 300 values of the client's metric: 30 reports of 10)")
+	fs.Float64Var(&o.rampFrom, "ramp-from", 0, "look for the ceiling: documents/s offered first (0: a run at -batch for -duration)")
+	fs.Float64Var(&o.rampStep, "ramp-step", 2000, "documents/s added each step of the ramp")
+	fs.Float64Var(&o.rampMax, "ramp-max", 40000, "the most documents/s the ramp offers")
+	fs.DurationVar(&o.stepFor, "step-for", 20*time.Second, "how long each step of the ramp is measured (after one interval at its rate)")
+	fs.DurationVar(&o.holdFor, "hold-for", 40*time.Second, "how long the load holds at 80 % of the ceiling")
+	fs.Float64Var(&o.ceilingTarget, "ceiling-target", 15000, "target of the ceiling, documents accepted per second")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
-	if o.adminKey == "" {
+	switch {
+	case o.adminKey == "":
 		return o, errors.New("-admin-key is required")
+	case o.probes < 1 || o.batch < 1 || o.interval <= 0:
+		return o, errors.New("-probes, -batch and -interval must be positive")
+	case o.rampFrom < 0 || o.rampFrom > 0 && (o.rampStep <= 0 || o.rampMax < o.rampFrom || o.stepFor <= 0 || o.holdFor <= 0):
+		return o, errors.New("the ramp needs -ramp-step, -step-for and -hold-for positive and -ramp-max at least -ramp-from")
 	}
 	o.registrationLimit = o.probes
+	o.batchNow, o.accepted, o.registered = new(atomic.Int64), new(atomic.Int64), new(atomic.Int64)
+	o.batchNow.Store(int64(o.batch))
 	return o, nil
+}
+
+// loadAverage is the machine's load average over 1, 5 and 15 minutes.
+func loadAverage() string {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(raw))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 // stats are one probe's observations.
@@ -115,11 +163,23 @@ func run(ctx context.Context, args []string) error {
 	if o.anomalyEvery > 0 {
 		go o.tracker.poll(pollCtx, client, o)
 	}
-	fmt.Printf("%d probes, a check-in and a report of %d measurements every %s each (offered %.0f documents/s), for %s\n",
-		o.probes, o.batch, o.interval, float64(o.probes*o.batch)/o.interval.Seconds(), o.runFor)
-
 	start := time.Now()
-	deadline := start.Add(o.runFor)
+	done := make(chan struct{})
+	var steps []step
+	var hold step
+	if o.rampFrom > 0 {
+		fmt.Printf("%d probes, a check-in and a report every %s each; the offer rises from %.0f documents/s by %.0f a step "+
+			"(%s measured a step) until the documents accepted stop growing, then holds at 80 %% of the ceiling for %s\n",
+			o.probes, o.interval, o.rampFrom, o.rampStep, o.stepFor, o.holdFor)
+		go func() {
+			steps, hold = o.ramp(ctx)
+			close(done)
+		}()
+	} else {
+		fmt.Printf("%d probes, a check-in and a report of %d measurements every %s each (offered %.0f documents/s), for %s\n",
+			o.probes, o.batch, o.interval, float64(o.probes*o.batch)/o.interval.Seconds(), o.runFor)
+		time.AfterFunc(o.runFor, func() { close(done) })
+	}
 	all := make([]stats, o.probes)
 	var wg sync.WaitGroup
 	for i := range all {
@@ -127,19 +187,25 @@ func run(ctx context.Context, args []string) error {
 		go func() {
 			defer wg.Done()
 			p := &probe{client: client, o: o, stats: &all[i], seq: i}
-			p.run(ctx, regKey, deadline)
+			p.run(ctx, regKey, done)
 		}()
 	}
 	wg.Wait()
 	end := time.Now()
+	deadline := end
 	if o.anomalyEvery > 0 {
 		time.Sleep(15 * time.Second) // the last anomalies' episodes and deliveries
 	}
 	stopPoll()
-	report(o, all, start, deadline, end)
-	if o.anomalyEvery > 0 {
-		o.tracker.print()
+	if o.rampFrom > 0 {
+		printRamp(o, all, steps, hold)
+	} else {
+		report(o, all, start, deadline, end)
 	}
+	if o.anomalyEvery > 0 {
+		o.tracker.print(ctx, client, o)
+	}
+	fmt.Printf("load average at the end: %s\n", loadAverage())
 	return ctx.Err()
 }
 
@@ -204,9 +270,11 @@ type probe struct {
 	scratch bytes.Buffer
 }
 
-func (p *probe) run(ctx context.Context, regKey string, deadline time.Time) {
+func (p *probe) run(ctx context.Context, regKey string, done <-chan struct{}) {
 	p.stats.failures = map[string]int{}
-	if !p.register(ctx, regKey) {
+	ok := p.register(ctx, regKey)
+	p.o.registered.Add(1) // registered or failed: the ramp waits for every attempt
+	if !ok {
 		return
 	}
 	next := time.Now().Add(rand.N(p.o.interval))
@@ -214,10 +282,14 @@ func (p *probe) run(ctx context.Context, regKey string, deadline time.Time) {
 		select {
 		case <-ctx.Done():
 			return
+		case <-done:
+			return
 		case <-time.After(time.Until(next)):
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-done:
 			return
+		default:
 		}
 		p.checkIn(ctx)
 		p.report(ctx)
@@ -275,7 +347,7 @@ func (p *probe) checkIn(ctx context.Context) {
 // report sends -batch measurements of fresh ids as NDJSON.
 func (p *probe) report(ctx context.Context) {
 	p.scratch.Reset()
-	for range p.o.batch {
+	for range p.o.batchNow.Load() {
 		p.sent++
 		subject := [...]string{"youtube", "website", "amazon_trailer"}[p.sent%3]
 		typ := "VideoMeasurement"
@@ -313,6 +385,7 @@ func (p *probe) report(ctx context.Context) {
 	p.stats.report = append(p.stats.report, call{at: t, took: time.Since(t), accepted: out.Accepted})
 	p.stats.accepted += out.Accepted
 	p.stats.refused += out.Refused
+	p.o.accepted.Add(int64(out.Accepted))
 }
 
 // send sends body (raw bytes, or a value sent as JSON) and decodes the
@@ -401,14 +474,7 @@ func report(o options, all []stats, start, deadline, end time.Time) {
 
 // took are the durations of the calls started at from or later, sorted.
 func took(calls []call, from time.Time) []time.Duration {
-	var ds []time.Duration
-	for _, c := range calls {
-		if !c.at.Before(from) {
-			ds = append(ds, c.took)
-		}
-	}
-	slices.Sort(ds)
-	return ds
+	return within(calls, from, time.Unix(1<<40, 0))
 }
 
 // percentile of sorted durations.
@@ -433,4 +499,120 @@ func verdict(ok bool) string {
 		return "met"
 	}
 	return "missed"
+}
+
+// step is one stretch of the ramp: the offer, what was accepted, and when
+// it was measured.
+type step struct {
+	batch             int
+	offered, accepted float64
+	from, to          time.Time
+	load              string
+}
+
+// setRate sets each probe's batch for about rate documents/s and answers
+// the step it makes.
+func (o options) setRate(rate float64) step {
+	b := max(1, int(rate*o.interval.Seconds()/float64(o.probes)+0.5))
+	o.batchNow.Store(int64(b))
+	return step{batch: b, offered: float64(o.probes*b) / o.interval.Seconds()}
+}
+
+// measure waits one interval for the probes to take the step's batch, then
+// counts the documents accepted for d.
+func (o options) measure(ctx context.Context, st step, d time.Duration) step {
+	sleep(ctx, o.interval)
+	a0 := o.accepted.Load()
+	st.from = time.Now()
+	sleep(ctx, d)
+	st.to = time.Now()
+	st.accepted = float64(o.accepted.Load()-a0) / st.to.Sub(st.from).Seconds()
+	st.load = loadAverage()
+	return st
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+// ramp raises the offer step by step until the documents accepted per
+// second stop growing, then holds at 80 % of the most accepted; it
+// answers the steps and the hold.
+func (o options) ramp(ctx context.Context) ([]step, step) {
+	for o.registered.Load() < int64(o.probes) && ctx.Err() == nil { // registrations are not the load measured
+		sleep(ctx, 100*time.Millisecond)
+	}
+	var steps []step
+	best := 0.0
+	for rate := o.rampFrom; rate <= o.rampMax && ctx.Err() == nil; rate += o.rampStep {
+		st := o.measure(ctx, o.setRate(rate), o.stepFor)
+		steps = append(steps, st)
+		fmt.Printf("  offered %6.0f documents/s (batch %d): accepted %6.0f documents/s (load average %s)\n",
+			st.offered, st.batch, st.accepted, st.load)
+		grew := st.accepted >= 1.05*best
+		best = max(best, st.accepted)
+		if !grew {
+			break
+		}
+	}
+	hold := o.measure(ctx, o.setRate(0.8*best), o.holdFor)
+	return steps, hold
+}
+
+// printRamp prints the ceiling and the latencies at 80 % of it.
+func printRamp(o options, all []stats, steps []step, hold step) {
+	if len(steps) == 0 {
+		fmt.Println("ramp: no step measured")
+		return
+	}
+	ceiling := 0.0
+	for _, st := range steps {
+		ceiling = max(ceiling, st.accepted)
+	}
+	last := steps[len(steps)-1]
+	why := "the documents accepted stopped growing"
+	if last.offered >= o.rampMax-o.rampStep && last.accepted >= 1.05*steps[max(len(steps)-2, 0)].accepted {
+		why = "the ramp reached -ramp-max: the ceiling is higher"
+	}
+	fmt.Printf("ceiling: %.0f documents/s accepted (%s; target ≥ %.0f: %s)\n", ceiling, why, o.ceilingTarget,
+		verdict(ceiling >= o.ceilingTarget))
+	var chk, rep []time.Duration
+	failures := map[string]int{}
+	for _, s := range all {
+		chk = append(chk, within(s.checkIn, hold.from, hold.to)...)
+		rep = append(rep, within(s.report, hold.from, hold.to)...)
+		for k, n := range s.failures {
+			failures[k] += n
+		}
+	}
+	fmt.Printf("at 80 %% of the ceiling: offered %.0f documents/s (batch %d), accepted %.0f documents/s for %s (load average %s)\n",
+		hold.offered, hold.batch, hold.accepted, hold.to.Sub(hold.from).Round(time.Second), hold.load)
+	latencies("  check-in", chk)
+	latencies("  report", rep)
+	if len(chk) > 0 {
+		p99 := percentile(chk, 0.99)
+		fmt.Printf("check-in p99 at 80 %% of the ceiling: %s (target < %s: %s)\n", p99.Round(10*time.Microsecond),
+			o.checkInTarget, verdict(p99 < o.checkInTarget))
+	}
+	if len(rep) > 0 {
+		fmt.Printf("report p99 at 80 %% of the ceiling: %s\n", percentile(rep, 0.99).Round(10*time.Microsecond))
+	}
+	for k, n := range failures {
+		fmt.Printf("FAILED %d× %s\n", n, k)
+	}
+}
+
+// within are the durations of the calls started from from to to, sorted.
+func within(calls []call, from, to time.Time) []time.Duration {
+	var ds []time.Duration
+	for _, c := range calls {
+		if !c.at.Before(from) && c.at.Before(to) {
+			ds = append(ds, c.took)
+		}
+	}
+	slices.Sort(ds)
+	return ds
 }

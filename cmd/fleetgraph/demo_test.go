@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -213,8 +214,10 @@ func TestTheExampleQueryAnswersOnTheDemo(t *testing.T) {
 }
 
 // The analyzer finds the demo history's anomalies as serve --demo stores
-// them: probe-01's download shift and probe-02's two ping spikes, and no
-// detected episode on another probe.
+// them, and nothing else: probe-01's download shift and probe-02's two
+// ping spikes, each critical, and no detected episode on another probe or
+// of another rule or pass (no spike of probe-01's download while it is
+// shifted).
 func TestDemoAnomaliesAreDetected(t *testing.T) {
 	e := apitest.Get(t)
 	ctx := context.Background()
@@ -227,31 +230,27 @@ func TestDemoAnomaliesAreDetected(t *testing.T) {
 	}
 	e.StartWebhooks(t, nil, detector.New(detector.Config{Store: e.Store, SweepEvery: -1}))
 	e.AnalyzerIdle(t, owner, 2*time.Minute)
-	rows, err := e.Store.Pool().Query(ctx, `SELECT c.label, d.doc->>'rule_id', d.doc->>'detection_pass', count(*)
+	rows, err := e.Store.Pool().Query(ctx, `SELECT c.label, d.doc->>'rule_id', d.doc->>'detection_pass', d.doc->>'severity', count(*)
 		FROM documents d JOIN clients c ON c.data_owner_id = d.data_owner_id AND c.uuid::text = d.doc->>'client_uuid'
 		WHERE d.data_owner_id = $1 AND d.kind = 'anomaly_event' AND d.doc->>'detected_by' = 'analyzer'
-		GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`, owner)
+		GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4`, owner)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]int{}
 	for rows.Next() {
-		var label, rule, pass string
+		var label, rule, pass, severity string
 		var n int
-		if err := rows.Scan(&label, &rule, &pass, &n); err != nil {
+		if err := rows.Scan(&label, &rule, &pass, &severity, &n); err != nil {
 			t.Fatal(err)
 		}
-		got[label+" "+rule+" "+pass] = n
+		got[label+" "+rule+" "+pass+" "+severity] = n
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if got["probe-01 speedtest-download shift"] != 1 || got["probe-02 speedtest-ping spike"] != 2 {
-		t.Errorf("detected %v, want probe-01's download shift and probe-02's two ping spikes", got)
-	}
-	for k := range got {
-		if !strings.HasPrefix(k, "probe-01 speedtest-download ") && k != "probe-02 speedtest-ping spike" {
-			t.Errorf("detected %s (%d): the demo history has no such anomaly", k, got[k])
-		}
+	want := map[string]int{"probe-01 speedtest-download shift critical": 1, "probe-02 speedtest-ping spike critical": 2}
+	if !maps.Equal(got, want) {
+		t.Errorf("detected %v, want exactly %v", got, want)
 	}
 }

@@ -1,0 +1,94 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fleetgraph/fleetgraph/apitest"
+	"github.com/fleetgraph/fleetgraph/store"
+)
+
+// Two clients' episodes of one rule and pass that start in the same second,
+// judged at the same time (two workers): the second waits until the first's
+// episode is committed and takes the next second's id, never the same one.
+func TestEpisodeIDsOfClientsJudgedAtOnceDiffer(t *testing.T) {
+	ctx := context.Background()
+	e := apitest.Get(t)
+	o := e.NewOwner(t, "episode-ids")
+	a, b := o.NewClient(t, store.NewClient{}), o.NewClient(t, store.NewClient{})
+	at := time.Date(2026, 11, 2, 3, 4, 5, 0, time.UTC)
+	o.InsertDocuments(t, store.KindMeasurement,
+		apitest.AnalyzerDoc("ep-a", a.UUID, "VideoMeasurement", "youtube", at, map[string]any{"initial_loading_time": 600000}),
+		apitest.AnalyzerDoc("ep-b", b.UUID, "VideoMeasurement", "youtube", at.Add(300*time.Millisecond), map[string]any{"initial_loading_time": 600000}))
+	id := "video-initial-loading::spike::" + strconv.FormatInt(at.Unix(), 10)
+	judge := func(client string, first time.Time) func(store.AnalyzerBatch) (store.AnalyzerResult, error) {
+		return func(store.AnalyzerBatch) (store.AnalyzerResult, error) {
+			when := first.Format("2006-01-02T15:04:05.000Z")
+			return store.AnalyzerResult{Episodes: []map[string]any{{"id": id, "rule_id": "video-initial-loading", "client_uuid": client,
+				"measurement_type": "VideoMeasurement", "subject": "youtube", "metric": "initial_loading_time", "detection_pass": "spike",
+				"severity": "critical", "status": "new", "first_seen_at": when, "last_seen_at": when, "created_at": when,
+				"value": 600000, "detected_by": "analyzer"}}}, nil
+		}
+	}
+
+	// A places its episode and, before it commits, B is judged.
+	placed, bDone := make(chan struct{}), make(chan error, 1)
+	aDone := make(chan error, 1)
+	go func() {
+		_, err := e.Store.AnalyzeInbox(ctx, o.ID, a.UUID, 100, judge(a.UUID, at), func(pgx.Tx) error {
+			close(placed)
+			waitForALockWaiter(ctx, e, bDone)
+			return nil
+		})
+		aDone <- err
+	}()
+	<-placed
+	go func() {
+		_, err := e.Store.AnalyzeInbox(ctx, o.ID, b.UUID, 100, judge(b.UUID, at.Add(300*time.Millisecond)), nil)
+		bDone <- err
+	}()
+	if err := <-aDone; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-bDone; err != nil {
+		t.Fatal(err)
+	}
+
+	rows, _ := e.Store.Pool().Query(ctx, `SELECT doc_id, client_uuid::text FROM documents
+		WHERE data_owner_id = $1 AND kind = 'anomaly_event' ORDER BY doc_id, client_uuid`, o.ID)
+	got, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (string, error) {
+		var doc, client string
+		err := r.Scan(&doc, &client)
+		return doc + " " + client, err
+	})
+	next := "video-initial-loading::spike::" + strconv.FormatInt(at.Unix()+1, 10)
+	if want := []string{id + " " + a.UUID, next + " " + b.UUID}; err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("stored episodes %v (%v), want %v", got, err, want)
+	}
+}
+
+// waitForALockWaiter returns once a transaction of this database waits for
+// an advisory lock, or done has a value (it was never blocked), or after 5 s.
+func waitForALockWaiter(ctx context.Context, e *apitest.Env, done chan error) {
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-done:
+			done <- err
+			return
+		default:
+		}
+		var n int
+		_ = e.Store.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_locks
+			WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`).Scan(&n)
+		if n > 0 {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -131,6 +131,42 @@ func TestTimeLimitStopsTheStatement(t *testing.T) {
 	}
 }
 
+// A request's statements run without JIT compiling, which the far-off
+// estimates of JSON expressions set off; the pool's other statements keep
+// the server's setting.
+func TestLimitedRunsWithoutJIT(t *testing.T) {
+	ctx := context.Background()
+	b := New(testPool(t))
+	var server string
+	if err := testPool(t).QueryRow(ctx, "SELECT current_setting('jit')").Scan(&server); err != nil {
+		t.Fatal(err)
+	}
+	var inside string
+	err := b.limited(ctx, time.Minute, searchTx, "search", func(ctx context.Context, q *limitedTx) error {
+		rows, err := q.Query(ctx, "SELECT current_setting('jit')")
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			if err := rows.Scan(&inside); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inside != "off" {
+		t.Errorf("jit = %q inside a request, want off", inside)
+	}
+	var after string
+	if err := testPool(t).QueryRow(ctx, "SELECT current_setting('jit')").Scan(&after); err != nil || after != server {
+		t.Errorf("jit = %q after a request (%v), want the server's %q", after, err, server)
+	}
+}
+
 var (
 	heavyOnce  sync.Once
 	heavyScope search.Scope

@@ -59,7 +59,9 @@ const documentFilter = ` FROM documents d
 // ExportDocuments lists one page of the data owner's documents of kind,
 // newest first, and how many match over all pages. The page's rows are
 // found first by their ids alone (an index-only walk past the offset, not
-// a read of every skipped document), then read.
+// a read of every skipped document), then read by (id, created_at), the
+// partitioned key: by id alone each row was looked up in every month's
+// partition.
 func (s *Store) ExportDocuments(ctx context.Context, ownerID int64, kind string, f ExportFilter) ([]ExportDocument, int64, error) {
 	clients, err := s.exportClientUUIDs(ctx, ownerID, f)
 	if err != nil {
@@ -76,7 +78,7 @@ func (s *Store) ExportDocuments(ctx context.Context, ownerID int64, kind string,
 	rows, _ := s.ReadPool(ctx).Query(ctx, `WITH page AS (SELECT d.id, d.created_at`+documentFilter+`
 		ORDER BY d.created_at DESC, d.id DESC LIMIT $11 OFFSET $12)
 		SELECT d.doc, d.doc_id, d.client_uuid::text AS client_uuid, d.measurement_id, d.created_at
-		FROM page JOIN documents d ON d.id = page.id
+		FROM page JOIN documents d ON d.data_owner_id = $1 AND d.id = page.id AND d.created_at = page.created_at
 		ORDER BY page.created_at DESC, page.id DESC`, append(args, f.Limit, f.Offset)...)
 	docs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ExportDocument, error) {
 		d, err := pgx.RowToStructByName[ExportDocument](row)

@@ -1,7 +1,8 @@
 // Command searchbench times the embedded PostgreSQL search backend on a
 // loaded data owner (see bench/run.sh): a filtered, sorted, paged search,
 // a terms + date_histogram + avg aggregation over 30 days, the export
-// listing and the common ES|QL shapes. It prints p50, p95 and max per
+// listing, the license usage report and the common ES|QL shapes, after the
+// bytes the documents and their indexes take. It prints p50, p95 and max per
 // workload. -only picks workloads by a regular expression on their names;
 // -explain prints EXPLAIN ANALYZE of each ES|QL workload's statement.
 package main
@@ -157,6 +158,24 @@ func run(ctx context.Context, url, slug string, runs int, only *regexp.Regexp, e
 			return fmt.Sprintf("%d documents of %d", len(docs), total), err
 		}})
 	}
+	// The license usage report of the loaded month, whole (from the per-client
+	// counts) and cut by its range (from the documents).
+	for _, r := range []struct {
+		name     string
+		from, to time.Time
+	}{
+		{"license report, the whole month", time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)},
+		{"license report, 10 days (from documents)", time.Date(2026, 11, 10, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)},
+	} {
+		timed = append(timed, timedWorkload{r.name, func() (string, error) {
+			cells, _, err := st.LicenseUsage(ctx, owner.ID, store.LicenseMonths(r.from, r.to), nil)
+			var clients int64
+			for _, c := range cells {
+				clients += c.Clients
+			}
+			return fmt.Sprintf("%d cells, %d clients", len(cells), clients), err
+		}})
+	}
 	// ES|QL: the common shapes over every measurement (M), and over every
 	// kind with the spec's pattern.
 	const M = "FROM analytics-production-%[1]s-measurements* "
@@ -186,6 +205,9 @@ func run(ctx context.Context, url, slug string, runs int, only *regexp.Regexp, e
 			explained = append(explained, w.name)
 		}
 	}
+	if err := printStorage(ctx, st.Pool(), n); err != nil {
+		return err
+	}
 	for _, w := range timed {
 		if !only.MatchString(w.name) {
 			continue
@@ -212,6 +234,49 @@ func run(ctx context.Context, url, slug string, runs int, only *regexp.Regexp, e
 		sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
 		fmt.Printf("%-40s p50 %7.1f ms   p95 %7.1f ms   max %7.1f ms   (%d runs)\n", w.name,
 			ms(times[len(times)/2]), ms(times[len(times)*95/100]), ms(times[len(times)-1]), len(times))
+	}
+	return nil
+}
+
+// printStorage prints the bytes the documents take (every partition: heap
+// with TOAST, then each index), in all and per document, and the rollups'.
+func printStorage(ctx context.Context, pool interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}, docs int64) error {
+	rows, _ := pool.Query(ctx, `
+		SELECT 'documents, table (heap + TOAST)', sum(pg_table_size(i.inhrelid))::bigint
+		FROM pg_inherits i WHERE i.inhparent = 'documents'::regclass
+		UNION ALL
+		SELECT * FROM (SELECT 'index ' || c.relname, sum(pg_relation_size(part.inhrelid))::bigint
+			FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid
+			JOIN pg_inherits part ON part.inhparent = x.indexrelid
+			WHERE x.indrelid = 'documents'::regclass
+			GROUP BY c.relname ORDER BY 2 DESC) idx
+		UNION ALL
+		SELECT 'rollup_cells with indexes', pg_total_relation_size('rollup_cells')`)
+	var total int64
+	var lines []string
+	err := func() error {
+		defer rows.Close()
+		for rows.Next() {
+			var what string
+			var size int64
+			if err := rows.Scan(&what, &size); err != nil {
+				return err
+			}
+			if !strings.HasPrefix(what, "rollup") {
+				total += size
+			}
+			lines = append(lines, fmt.Sprintf("  %-45s %9.1f MB  %7.1f bytes/document", what, float64(size)/1e6, float64(size)/float64(max(docs, 1))))
+		}
+		return rows.Err()
+	}()
+	if err != nil {
+		return fmt.Errorf("storage: %w", err)
+	}
+	fmt.Printf("storage of %d documents: %.1f MB, %.0f bytes/document\n", docs, float64(total)/1e6, float64(total)/float64(max(docs, 1)))
+	for _, l := range lines {
+		fmt.Println(l)
 	}
 	return nil
 }

@@ -100,6 +100,13 @@ func (b *Backend) limited(ctx context.Context, pool *pgxpool.Pool, d time.Durati
 		if err := l.arm(lctx); err != nil {
 			return err
 		}
+		// Estimates of JSON expressions are far off, so statements over
+		// many documents pass the JIT thresholds; compiling took 2.1 s of
+		// the 2.1 s of an ES|QL day's AVG BY over 33,000 documents
+		// (docs/benchmarks.md, "10x the data").
+		if _, err := tx.Exec(lctx, "SELECT set_config('jit', 'off', true)"); err != nil {
+			return err
+		}
 		return fn(lctx, l)
 	})
 	if err == nil || ctx.Err() != nil {

@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fleetgraph/fleetgraph/search"
 )
@@ -129,6 +131,90 @@ func TestTimeLimitStopsTheStatement(t *testing.T) {
 	if err := testPool(t).QueryRow(context.Background(), "SELECT 1 FROM pg_sleep(0.2)").Scan(&n); err != nil {
 		t.Errorf("after a time limit: %v", err)
 	}
+}
+
+// A request's statements run without JIT compiling, which the far-off
+// estimates of JSON expressions set off: its transaction turns jit off
+// before its first statement over the documents, and the pool's other
+// statements keep the server's setting.
+func TestRequestsRunWithoutJIT(t *testing.T) {
+	f := getFixtureSet(t)
+	ctx := context.Background()
+	var server string
+	if err := testPool(t).QueryRow(ctx, "SELECT current_setting('jit')").Scan(&server); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testPool(t).Config()
+	log := &statementLog{}
+	cfg.ConnConfig.Tracer = log
+	cfg.MaxConns = 1
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	b := New(pool)
+	for _, r := range []struct {
+		name string
+		run  func() error
+	}{
+		{"search", func() error {
+			_, err := b.Search(ctx, search.Request{Scope: f.scope, Body: body(t, `{"query":{"match_all":{}}}`)})
+			return err
+		}},
+		{"ES|QL", func() error {
+			_, err := b.ESQL(ctx, f.scope.DataOwnerID, f.slug, "FROM analytics-production-"+f.slug+"-measurements* | STATS n = COUNT(*) BY type")
+			return err
+		}},
+	} {
+		log.reset()
+		if err := r.run(); err != nil {
+			t.Fatalf("%s: %v", r.name, err)
+		}
+		jit, docs := -1, -1
+		for i, sql := range log.all() {
+			if jit < 0 && strings.Contains(sql, "set_config('jit', 'off', true)") {
+				jit = i
+			}
+			if docs < 0 && strings.Contains(sql, "FROM documents d") {
+				docs = i
+			}
+		}
+		if docs < 0 || jit < 0 || jit > docs {
+			t.Errorf("%s: jit turned off at statement %d, documents read at %d: %q", r.name, jit, docs, log.all())
+		}
+		var after string
+		if err := pool.QueryRow(ctx, "SELECT current_setting('jit')").Scan(&after); err != nil || after != server {
+			t.Errorf("%s: jit = %q after the request (%v), want the server's %q", r.name, after, err, server)
+		}
+	}
+}
+
+// statementLog records the SQL of every statement its connections run.
+type statementLog struct {
+	mu   sync.Mutex
+	sqls []string
+}
+
+func (l *statementLog) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	l.mu.Lock()
+	l.sqls = append(l.sqls, d.SQL)
+	l.mu.Unlock()
+	return ctx
+}
+
+func (l *statementLog) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (l *statementLog) reset() {
+	l.mu.Lock()
+	l.sqls = nil
+	l.mu.Unlock()
+}
+
+func (l *statementLog) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.sqls...)
 }
 
 var (

@@ -39,7 +39,7 @@ const (
 // aiCaller is the caller of an AI operation: any role, a configured
 // provider (else a 503 naming the setting).
 func (r *Resolver) aiCaller(ctx context.Context) (*auth.Principal, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}

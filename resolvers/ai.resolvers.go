@@ -8,6 +8,9 @@ package resolvers
 import (
 	"context"
 
+	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/engine"
+
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
@@ -93,7 +96,7 @@ func (r *mutationResolver) AiExplainAnomaly(ctx context.Context, input gqlmodel.
 
 // AiTokenLimitSet is the resolver for the aiTokenLimitSet field.
 func (r *mutationResolver) AiTokenLimitSet(ctx context.Context, limit *int64) (*model.AiUsage, error) {
-	p, err := requireRole(ctx, model.RoleOrgAdmin)
+	p, err := auth.Require(ctx, model.RoleOrgAdmin)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +123,7 @@ func (r *queryResolver) AiConversations(ctx context.Context) ([]model.AiConversa
 	if err != nil {
 		return nil, err
 	}
-	return convertAll(cs, conversationOf), nil
+	return engine.ConvertAll(cs, conversationOf), nil
 }
 
 // AiConversation is the resolver for the aiConversation field.

@@ -9,6 +9,9 @@ import (
 	"context"
 	"strings"
 
+	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/engine"
+
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
@@ -57,7 +60,7 @@ func (r *queryResolver) ExportNetworkRequests(ctx context.Context, filter *gqlmo
 
 // ExportClients is the resolver for the exportClients field.
 func (r *queryResolver) ExportClients(ctx context.Context, filter *gqlmodel.ExportFilter, page *int64, perPage *int64) (*gqlmodel.ExportClientPage, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +77,7 @@ func (r *queryResolver) ExportClients(ctx context.Context, filter *gqlmodel.Expo
 	if err != nil {
 		return nil, err
 	}
-	return &gqlmodel.ExportClientPage{Items: convertAll(cs, clientOf), Total: total, Page: l.page, PerPage: l.perPage}, nil
+	return &gqlmodel.ExportClientPage{Items: engine.ConvertAll(cs, engine.ClientOf), Total: total, Page: l.page, PerPage: l.perPage}, nil
 }
 
 // ExportUserFeedbacks is the resolver for the exportUserFeedbacks field.
@@ -88,7 +91,7 @@ func (r *queryResolver) ExportUserFeedbacks(ctx context.Context, filter *gqlmode
 
 // ExportSearch is the resolver for the exportSearch field.
 func (r *queryResolver) ExportSearch(ctx context.Context, body model.JSON, q *string, df *string, defaultOperator *string, analyzer *string, lenient *bool, analyzeWildcard *bool, size *int64, from *int64, sort *model.JSON, searchAfter *model.JSON, source *model.JSON, sourceIncludes []string, sourceExcludes []string, trackTotalHits *model.JSON, sourceOnly *bool, scroll *string, otherParams *model.JSON) (*model.JSON, error) {
-	if _, err := requireRole(ctx, model.RoleViewer); err != nil {
+	if _, err := auth.Require(ctx, model.RoleViewer); err != nil {
 		return nil, err
 	}
 	req := exportSearchParams{"body": body.Value}
@@ -127,7 +130,7 @@ func (r *queryResolver) ExportSearch(ctx context.Context, body model.JSON, q *st
 
 // ExportEsql is the resolver for the exportEsql field.
 func (r *queryResolver) ExportEsql(ctx context.Context, query string) ([]model.JSON, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +164,7 @@ func (r *queryResolver) ExportEsql(ctx context.Context, query string) ([]model.J
 
 // ExportMapping is the resolver for the exportMapping field.
 func (r *queryResolver) ExportMapping(ctx context.Context, index *string) (*model.JSON, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,9 @@
 // Package resolvers is fleetgraph's core: every query and mutation of the
-// graph, with authorization (role checks), validation (input parsed into
-// typed values or field errors) and the conversion of store rows into API
-// types. REST reaches the same resolvers through stored operations.
+// graph, one .resolvers.go per schema/*.graphqls, with authorization (role
+// checks) and validation (input parsed into typed values or field errors).
+// The nested fields below them are attached by the graph engine (package
+// engine), which also converts store rows into API types. REST reaches the
+// same resolvers through stored operations.
 package resolvers
 
 import (

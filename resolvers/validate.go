@@ -124,3 +124,5 @@ func omitted[T any](o graphql.Omittable[*T]) (v *T, set, null bool) {
 	v, set = o.ValueOK()
 	return v, set, set && v == nil
 }
+
+func ptr[T any](v T) *T { return &v }

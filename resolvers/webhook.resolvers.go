@@ -10,23 +10,27 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/engine"
+
+	"github.com/google/uuid"
+
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/webhooks"
-	"github.com/google/uuid"
 )
 
 // WebhookCreate is the resolver for the webhookCreate field.
 func (r *mutationResolver) WebhookCreate(ctx context.Context, input gqlmodel.WebhookCreateInput) (*model.Webhook, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
 	fe := apierr.FieldErrors{}
-	d := webhookDraft{name: deref(text(fe, "name", &input.Name, true)), description: text(fe, "description", input.Description, false),
+	d := webhookDraft{name: engine.Deref(text(fe, "name", &input.Name, true)), description: text(fe, "description", input.Description, false),
 		url: input.URL, eventTypes: input.EventTypes, filters: parseFilters(fe, input.Filters),
 		formatOptions: parseFormatOptions(fe, input.FormatOptions), enabled: input.Enabled == nil || *input.Enabled,
 		payloadFormat: "standard", headers: parseHeaders(fe, input.Headers, nil)}
@@ -57,7 +61,7 @@ func (r *mutationResolver) WebhookCreate(ctx context.Context, input gqlmodel.Web
 
 // WebhookUpdate is the resolver for the webhookUpdate field.
 func (r *mutationResolver) WebhookUpdate(ctx context.Context, id int64, input gqlmodel.WebhookUpdateInput) (*model.Webhook, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +75,7 @@ func (r *mutationResolver) WebhookUpdate(ctx context.Context, id int64, input gq
 	}
 	fe := apierr.FieldErrors{}
 	if v, set, _ := omitted(input.Name); set {
-		d.name = deref(text(fe, "name", v, true))
+		d.name = engine.Deref(text(fe, "name", v, true))
 	}
 	if v, set, _ := omitted(input.Description); set {
 		d.description = text(fe, "description", v, false)
@@ -80,7 +84,7 @@ func (r *mutationResolver) WebhookUpdate(ctx context.Context, id int64, input gq
 		if null {
 			fe.Add("url", "can't be blank")
 		}
-		d.url = deref(v)
+		d.url = engine.Deref(v)
 	}
 	if v, set := input.EventTypes.ValueOK(); set {
 		d.eventTypes = v
@@ -98,13 +102,13 @@ func (r *mutationResolver) WebhookUpdate(ctx context.Context, id int64, input gq
 		if null {
 			fe.Add("enabled", "must be true or false")
 		}
-		d.enabled = deref(v)
+		d.enabled = engine.Deref(v)
 	}
 	if v, set, null := omitted(input.PayloadFormat); set {
 		if null {
 			fe.Add("payload_format", "can't be blank")
 		}
-		d.payloadFormat = deref(v)
+		d.payloadFormat = engine.Deref(v)
 	}
 	d.validate(fe)
 	if err := fe.Err(); err != nil {
@@ -119,7 +123,7 @@ func (r *mutationResolver) WebhookUpdate(ctx context.Context, id int64, input gq
 
 // WebhookDelete is the resolver for the webhookDelete field.
 func (r *mutationResolver) WebhookDelete(ctx context.Context, id int64) (bool, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return false, err
 	}
@@ -128,7 +132,7 @@ func (r *mutationResolver) WebhookDelete(ctx context.Context, id int64) (bool, e
 
 // WebhookEnable is the resolver for the webhookEnable field.
 func (r *mutationResolver) WebhookEnable(ctx context.Context, id int64) (*model.Webhook, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +145,7 @@ func (r *mutationResolver) WebhookEnable(ctx context.Context, id int64) (*model.
 
 // WebhookTest is the resolver for the webhookTest field.
 func (r *mutationResolver) WebhookTest(ctx context.Context, id int64) (*model.WebhookDelivery, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
@@ -153,12 +157,12 @@ func (r *mutationResolver) WebhookTest(ctx context.Context, id int64) (*model.We
 	if err != nil {
 		return nil, err
 	}
-	return ptr(deliveryOf(d)), nil
+	return ptr(engine.DeliveryOf(d)), nil
 }
 
 // WebhookDeliveryRedeliver is the resolver for the webhookDeliveryRedeliver field.
 func (r *mutationResolver) WebhookDeliveryRedeliver(ctx context.Context, webhookID int64, id int64) (*model.WebhookDelivery, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
@@ -166,12 +170,12 @@ func (r *mutationResolver) WebhookDeliveryRedeliver(ctx context.Context, webhook
 	if err != nil {
 		return nil, err
 	}
-	return ptr(deliveryOf(d)), nil
+	return ptr(engine.DeliveryOf(d)), nil
 }
 
 // Webhooks is the resolver for the webhooks field.
 func (r *queryResolver) Webhooks(ctx context.Context) ([]model.Webhook, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +196,7 @@ func (r *queryResolver) Webhooks(ctx context.Context) ([]model.Webhook, error) {
 
 // Webhook is the resolver for the webhook field.
 func (r *queryResolver) Webhook(ctx context.Context, id int64) (*model.Webhook, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +209,7 @@ func (r *queryResolver) Webhook(ctx context.Context, id int64) (*model.Webhook, 
 
 // WebhookEventTypes is the resolver for the webhookEventTypes field.
 func (r *queryResolver) WebhookEventTypes(ctx context.Context) (*model.WebhookCatalogue, error) {
-	if _, err := requireRole(ctx, model.RoleViewer); err != nil {
+	if _, err := auth.Require(ctx, model.RoleViewer); err != nil {
 		return nil, err
 	}
 	return ptr(webhooks.Catalogue()), nil
@@ -213,7 +217,7 @@ func (r *queryResolver) WebhookEventTypes(ctx context.Context) (*model.WebhookCa
 
 // WebhookDeliveries is the resolver for the webhookDeliveries field.
 func (r *queryResolver) WebhookDeliveries(ctx context.Context, webhookID int64, page *int64, perPage *int64) (*model.WebhookDeliveryPage, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -228,14 +232,14 @@ func (r *queryResolver) WebhookDeliveries(ctx context.Context, webhookID int64, 
 	out := &model.WebhookDeliveryPage{Items: make([]model.WebhookDelivery, 0, len(ds)),
 		Pagination: model.WebhookDeliveryPagination{Page: pg, PerPage: pp, TotalCount: total}}
 	for _, d := range ds {
-		out.Items = append(out.Items, deliveryOf(d))
+		out.Items = append(out.Items, engine.DeliveryOf(d))
 	}
 	return out, nil
 }
 
 // WebhookDelivery is the resolver for the webhookDelivery field.
 func (r *queryResolver) WebhookDelivery(ctx context.Context, webhookID int64, id int64) (*model.WebhookDelivery, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -243,12 +247,12 @@ func (r *queryResolver) WebhookDelivery(ctx context.Context, webhookID int64, id
 	if err != nil {
 		return nil, err
 	}
-	return ptr(deliveryOf(d)), nil
+	return ptr(engine.DeliveryOf(d)), nil
 }
 
 // WebhooksConnection is the resolver for the webhooksConnection field.
 func (r *queryResolver) WebhooksConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.WebhookConnection, error) {
-	edges, info, total, err := idConnection(ctx, model.RoleViewer, first, after, last, before, "WebhookConnection", r.Store.WebhookPage,
+	edges, info, total, err := engine.IDConnection(ctx, model.RoleViewer, first, after, last, before, "WebhookConnection", r.Store.WebhookPage,
 		func(w store.WebhookEndpoint) int64 { return w.ID }, r.webhookOf,
 		func(c string, n *model.Webhook) model.WebhookEdge { return model.WebhookEdge{Cursor: c, Node: n} })
 	return &model.WebhookConnection{Edges: edges, PageInfo: info, TotalCount: total}, err
@@ -256,10 +260,10 @@ func (r *queryResolver) WebhooksConnection(ctx context.Context, first *int64, af
 
 // WebhookDeliveriesConnection is the resolver for the webhookDeliveriesConnection field.
 func (r *queryResolver) WebhookDeliveriesConnection(ctx context.Context, webhookID int64, first *int64, after *string, last *int64, before *string) (*model.WebhookDeliveryConnection, error) {
-	edges, info, total, err := idConnection(ctx, model.RoleViewer, first, after, last, before, "WebhookDeliveryConnection",
+	edges, info, total, err := engine.IDConnection(ctx, model.RoleViewer, first, after, last, before, "WebhookDeliveryConnection",
 		func(ctx context.Context, ownerID int64, p store.IDPage, count bool) (store.PagedList[store.WebhookDelivery], error) {
 			return r.Store.WebhookDeliveryPage(ctx, ownerID, webhookID, p, count)
-		}, func(d store.WebhookDelivery) int64 { return d.ID }, infallible(deliveryOf),
+		}, func(d store.WebhookDelivery) int64 { return d.ID }, engine.Infallible(engine.DeliveryOf),
 		func(c string, n *model.WebhookDelivery) model.WebhookDeliveryEdge {
 			return model.WebhookDeliveryEdge{Cursor: c, Node: n}
 		})
@@ -268,7 +272,7 @@ func (r *queryResolver) WebhookDeliveriesConnection(ctx context.Context, webhook
 
 // Deliveries is the batch resolver for the deliveries field.
 func (r *webhookResolver) Deliveries(ctx context.Context, objs []*model.Webhook, first *int64, after *string) ([]*model.WebhookDeliveryConnection, error) {
-	return webhookDeliveries.resolve(ctx, r.Store, objs, pageArgs{first, after})
+	return engine.WebhookDeliveries.Resolve(ctx, r.Store, objs, engine.PageArgs{First: first, After: after})
 }
 
 // Webhook returns graph.WebhookResolver implementation.

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/fleetgraph/fleetgraph/engine"
+
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/health"
 	"github.com/fleetgraph/fleetgraph/model"
@@ -30,7 +32,6 @@ const maskedHeader = "********"
 // Limits of a webhook's lists.
 const (
 	maxWebhookHeaders = 20
-	maxFilterValues   = 50
 	maxMentions       = 20
 )
 
@@ -235,8 +236,8 @@ func jsonStrings(fe apierr.FieldErrors, field, key string, v any, allowed []stri
 			out = append(out, s)
 		}
 	}
-	if len(out) > maxFilterValues {
-		fe.Add(field, fmt.Sprintf("%s: at most %d values", key, maxFilterValues))
+	if len(out) > engine.MaxFilterValues {
+		fe.Add(field, fmt.Sprintf("%s: at most %d values", key, engine.MaxFilterValues))
 	}
 	return out
 }
@@ -321,18 +322,6 @@ func (r *Resolver) webhookOf(w store.WebhookEndpoint) (*model.Webhook, error) {
 		LastDeliveryAt: w.LastDeliveryAt, LastSuccessAt: w.LastSuccessAt, LastFailureAt: w.LastFailureAt,
 		LastResponseStatus: w.LastResponseStatus, LastError: w.LastError, CreatedByID: w.CreatedByID,
 		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}, nil
-}
-
-// deliveryOf converts a stored delivery.
-func deliveryOf(d store.WebhookDelivery) model.WebhookDelivery {
-	var payload any
-	_ = json.Unmarshal(d.Payload, &payload) // jsonb: valid
-	return model.WebhookDelivery{ID: d.ID, WebhookEndpointID: d.WebhookEndpointID, EventID: d.EventID,
-		EventType: d.EventType, Status: d.Status, Attempts: d.Attempts, MaxAttempts: d.MaxAttempts,
-		NextAttemptAt: d.NextAttemptAt, ResponseStatus: d.ResponseStatus, ErrorMessage: d.ErrorMessage,
-		DurationMs: d.DurationMs, DeliveredAt: d.DeliveredAt, Manual: d.Manual, CreatedAt: d.CreatedAt,
-		UpdatedAt: d.UpdatedAt, Payload: model.JSON{Value: payload}, ResponseBody: d.ResponseBody,
-		RenderedBody: d.RenderedBody, PayloadFormat: d.PayloadFormat, RenderedContentType: d.RenderedContentType}
 }
 
 // Paging of the delivery list (docs/design.md "Lists").

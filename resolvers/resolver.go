@@ -14,6 +14,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/admission"
 	"github.com/fleetgraph/fleetgraph/assistant"
+	"github.com/fleetgraph/fleetgraph/assistant/chat"
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/ratelimit"
 	"github.com/fleetgraph/fleetgraph/releases"
@@ -51,7 +52,7 @@ type Resolver struct {
 	AI *assistant.Assistant
 	// Operations runs stored REST operations for the assistant's tools
 	// (server.New sets it to the REST adapter).
-	Operations OperationRunner
+	Operations chat.OperationRunner
 	// Heavy admits searches, ES|QL queries and export listings (package
 	// admission); nil admits everything.
 	Heavy *admission.Gate
@@ -92,4 +93,9 @@ func New(st *store.Store, sealer *auth.Sealer, log *slog.Logger, backend search.
 	return &Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend,
 		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true,
 		Heavy: admission.New(slots, perOwner, admission.DefaultWait)}
+}
+
+// chat is the AI assistant's core over r's store, model and operations.
+func (r *Resolver) chat() *chat.Service {
+	return &chat.Service{Store: r.Store, AI: r.AI, Operations: r.Operations, Logger: r.Logger}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/configdoc"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/resolvers"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -295,7 +296,7 @@ func (o *Owner) configVersion(t testing.TB, kind string, doc any) store.BuildVer
 	if err := json.Unmarshal(raw, &v); err != nil {
 		t.Fatalf("config document: %v", err)
 	}
-	build, err := resolvers.ConfigDocument(model.ConfigKind(kind), v)
+	build, err := configdoc.Build(model.ConfigKind(kind), v)
 	if err != nil {
 		t.Fatalf("config document: %v", err)
 	}

@@ -8,6 +8,8 @@ package resolvers
 import (
 	"context"
 
+	"github.com/fleetgraph/fleetgraph/configdoc"
+
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/engine"
 
@@ -27,9 +29,9 @@ func (r *mutationResolver) MeasurementConfigCreate(ctx context.Context, kind mod
 	in := store.ConfigInput{Kind: string(kind), Name: text(fe, "name", &input.Name, true),
 		Description: longText(fe, "description", input.Description), IsDefault: isTrue(input.IsDefault),
 		Publish: isTrue(input.Publish)}
-	var doc *configDoc
+	var doc *configdoc.Doc
 	if input.Data != nil && input.Data.Value != nil {
-		doc = parseConfigDoc(fe, kind, input.Data.Value, false, false)
+		doc = configdoc.Parse(fe, kind, input.Data.Value, false, false)
 	}
 	if in.Publish && doc == nil {
 		fe.Add("publish", "needs data: there is no draft to publish")
@@ -39,7 +41,7 @@ func (r *mutationResolver) MeasurementConfigCreate(ctx context.Context, kind mod
 	}
 	var build store.BuildVersion
 	if doc != nil {
-		build = doc.version(fe)
+		build = doc.Version(fe)
 	}
 	id, _, err := r.Store.CreateConfig(ctx, p.DataOwnerID, userRef(p.UserID), in, build)
 	if err != nil {
@@ -61,17 +63,17 @@ func (r *mutationResolver) MeasurementConfigImport(ctx context.Context, kind mod
 	if input.ConfigID == nil || input.Name != nil {
 		in.Name = text(fe, "name", input.Name, true)
 	}
-	doc := parseConfigDoc(fe, kind, input.Data.Value, true, true)
+	doc := configdoc.Parse(fe, kind, input.Data.Value, true, true)
 	if err := fe.Err(); err != nil {
 		return nil, err
 	}
 	var id int64
 	var actions []store.StudyAction
 	if input.ConfigID == nil {
-		id, actions, err = r.Store.CreateConfig(ctx, p.DataOwnerID, userRef(p.UserID), in, doc.version(fe))
+		id, actions, err = r.Store.CreateConfig(ctx, p.DataOwnerID, userRef(p.UserID), in, doc.Version(fe))
 	} else {
 		id = *input.ConfigID
-		actions, err = r.Store.UpdateConfig(ctx, p.DataOwnerID, userRef(p.UserID), id, in, doc.version(fe))
+		actions, err = r.Store.UpdateConfig(ctx, p.DataOwnerID, userRef(p.UserID), id, in, doc.Version(fe))
 	}
 	if err != nil {
 		return nil, conflict(err, "another config became the default of its kind at the same time; try again")
@@ -106,8 +108,8 @@ func (r *mutationResolver) MeasurementConfigUpdate(ctx context.Context, kind mod
 	if v, set, _ := omitted(input.Data); set {
 		if v == nil || v.Value == nil {
 			fe.Add("data", "can't be null (to drop the draft, discard it)")
-		} else if doc := parseConfigDoc(fe, kind, v.Value, false, false); doc != nil {
-			build = doc.version(fe)
+		} else if doc := configdoc.Parse(fe, kind, v.Value, false, false); doc != nil {
+			build = doc.Version(fe)
 		}
 	}
 	if err := fe.Err(); err != nil {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/fleetgraph/fleetgraph/configdoc"
+
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
@@ -58,7 +60,7 @@ func uniqueIDs(ids []int64) []int64 {
 
 // importReport says what an import did: the study descriptions it made or
 // reused, and how the services its credentials name are linked.
-func (r *Resolver) importReport(ctx context.Context, ownerID int64, doc *configDoc, actions []store.StudyAction) (*gqlmodel.ConfigImportReport, error) {
+func (r *Resolver) importReport(ctx context.Context, ownerID int64, doc *configdoc.Doc, actions []store.StudyAction) (*gqlmodel.ConfigImportReport, error) {
 	rep := &gqlmodel.ConfigImportReport{StudyDescriptions: []gqlmodel.StudyDescriptionImport{},
 		ServiceCredentials: []gqlmodel.ServiceCredentialImport{}, Warnings: []string{}}
 	for _, a := range actions {
@@ -66,17 +68,17 @@ func (r *Resolver) importReport(ctx context.Context, ownerID int64, doc *configD
 			Action: a.Action, StudyDescriptionID: a.StudyDescriptionID, Name: a.Name,
 			StudyDescriptionVersionID: a.StudyDescriptionVersionID, Revision: a.Revision, FromRevision: a.FromRevision})
 	}
-	if len(doc.credentials) == 0 {
+	if len(doc.Credentials) == 0 {
 		return rep, nil
 	}
 	stored, err := r.Store.ServiceCredentials(ctx, ownerID)
 	if err != nil {
 		return nil, err
 	}
-	for _, d := range doc.dropped {
+	for _, d := range doc.Dropped {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("credentials.%s: dropped; configs hold no secrets, a probe gets the stored service credential's", d))
 	}
-	for _, service := range doc.credentials {
+	for _, service := range doc.Credentials {
 		item := gqlmodel.ServiceCredentialImport{Service: service, Action: "missing"}
 		if i := slices.IndexFunc(stored, func(c store.ServiceCredential) bool { return c.Service == service }); i >= 0 {
 			item.Action, item.ServiceCredentialID = "linked", &stored[i].ID
@@ -99,16 +101,4 @@ func configOf(c store.Config) model.MeasurementConfig {
 		DraftVersionID: c.DraftVersionID, PublishedVersionID: c.PublishedVersionID, DraftRevision: c.DraftRevision,
 		PublishedRevision: c.PublishedRevision, Revisions: []model.ConfigRevision{}, DeliveredClients: []model.ConfigClient{},
 		ClientGroups: []model.ConfigClientGroup{}, ScheduleConfigs: []model.ScheduleConfigRef{}, Warnings: []string{}}
-}
-
-// ConfigDocument checks a config document of kind as the API does
-// (refusing secrets) and answers what saves it as a version; for tools
-// that write configs without a request (serve --demo, test factories).
-func ConfigDocument(kind model.ConfigKind, doc any) (store.BuildVersion, error) {
-	fe := apierr.FieldErrors{}
-	d := parseConfigDoc(fe, kind, doc, false, false)
-	if err := fe.Err(); err != nil {
-		return nil, err
-	}
-	return d.version(fe), nil
 }

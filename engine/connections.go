@@ -15,6 +15,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/webhooks"
 )
 
 // Relay connections: page arguments, opaque keyset cursors and page info.
@@ -234,8 +235,8 @@ func anomalyFilterOf(in *gqlmodel.AnomalyEventFilter) (store.AnomalyFilter, erro
 	}{{"filter.statuses", in.Statuses, &f.Statuses}, {"filter.severities", in.Severities, &f.Severities},
 		{"filter.measurementTypes", in.MeasurementTypes, &f.MeasurementTypes}, {"filter.metrics", in.Metrics, &f.Metrics},
 		{"filter.detectionPasses", in.DetectionPasses, &f.DetectionPasses}} {
-		if len(l.in) > MaxFilterValues {
-			fe.Add(l.field, fmt.Sprintf("must have at most %d values", MaxFilterValues))
+		if len(l.in) > webhooks.MaxFilterValues {
+			fe.Add(l.field, fmt.Sprintf("must have at most %d values", webhooks.MaxFilterValues))
 		}
 		if len(l.in) > 0 {
 			*l.dst = l.in
@@ -299,7 +300,3 @@ func AnomalyEventsConnection(ctx context.Context, st *store.Store, a AnomalyArgs
 	}
 	return anomalyConnection(l.Rows, w, l.Total), nil
 }
-
-// MaxFilterValues bounds a filter's list of values (a webhook's, the
-// anomaly events connection's).
-const MaxFilterValues = 50

@@ -12,10 +12,13 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/fleetgraph/fleetgraph/webhooks"
+
 	"github.com/fleetgraph/fleetgraph/admission"
 	"github.com/fleetgraph/fleetgraph/assistant"
 	"github.com/fleetgraph/fleetgraph/assistant/chat"
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/ratelimit"
 	"github.com/fleetgraph/fleetgraph/releases"
 	"github.com/fleetgraph/fleetgraph/search"
@@ -98,4 +101,10 @@ func New(st *store.Store, sealer *auth.Sealer, log *slog.Logger, backend search.
 // chat is the AI assistant's core over r's store, model and operations.
 func (r *Resolver) chat() *chat.Service {
 	return &chat.Service{Store: r.Store, AI: r.AI, Operations: r.Operations, Logger: r.Logger}
+}
+
+// webhookOf converts a stored webhook with r's Sealer (its headers are
+// sealed), header values masked.
+func (r *Resolver) webhookOf(w store.WebhookEndpoint) (*model.Webhook, error) {
+	return webhooks.ModelOf(r.Sealer, w)
 }

@@ -30,19 +30,19 @@ func (r *mutationResolver) WebhookCreate(ctx context.Context, input gqlmodel.Web
 		return nil, err
 	}
 	fe := apierr.FieldErrors{}
-	d := webhookDraft{name: engine.Deref(text(fe, "name", &input.Name, true)), description: text(fe, "description", input.Description, false),
-		url: input.URL, eventTypes: input.EventTypes, filters: parseFilters(fe, input.Filters),
-		formatOptions: parseFormatOptions(fe, input.FormatOptions), enabled: input.Enabled == nil || *input.Enabled,
-		payloadFormat: "standard", headers: parseHeaders(fe, input.Headers, nil)}
+	d := webhooks.Draft{Name: engine.Deref(text(fe, "name", &input.Name, true)), Description: text(fe, "description", input.Description, false),
+		URL: input.URL, EventTypes: input.EventTypes, Filters: webhooks.ParseFilters(fe, input.Filters),
+		FormatOptions: webhooks.ParseFormatOptions(fe, input.FormatOptions), Enabled: input.Enabled == nil || *input.Enabled,
+		PayloadFormat: "standard", Headers: webhooks.ParseHeaders(fe, input.Headers, nil)}
 	if input.PayloadFormat != nil {
-		d.payloadFormat = *input.PayloadFormat
+		d.PayloadFormat = *input.PayloadFormat
 	}
-	d.validate(fe)
+	d.Validate(fe)
 	if err := fe.Err(); err != nil {
 		return nil, err
 	}
-	in := r.input(d)
-	secret, hint := newWebhookSecret()
+	in := webhooks.StoreInput(r.Sealer, d)
+	secret, hint := webhooks.NewSecret()
 	in.SealedSecret, in.SecretHint = r.Sealer.Seal(secret), &hint
 	if p.UserID != 0 {
 		in.CreatedByID = &p.UserID
@@ -69,52 +69,52 @@ func (r *mutationResolver) WebhookUpdate(ctx context.Context, id int64, input gq
 	if err != nil {
 		return nil, err
 	}
-	d, err := r.draftOf(stored)
+	d, err := webhooks.DraftOf(r.Sealer, stored)
 	if err != nil {
 		return nil, err
 	}
 	fe := apierr.FieldErrors{}
 	if v, set, _ := omitted(input.Name); set {
-		d.name = engine.Deref(text(fe, "name", v, true))
+		d.Name = engine.Deref(text(fe, "name", v, true))
 	}
 	if v, set, _ := omitted(input.Description); set {
-		d.description = text(fe, "description", v, false)
+		d.Description = text(fe, "description", v, false)
 	}
 	if v, set, null := omitted(input.URL); set {
 		if null {
 			fe.Add("url", "can't be blank")
 		}
-		d.url = engine.Deref(v)
+		d.URL = engine.Deref(v)
 	}
 	if v, set := input.EventTypes.ValueOK(); set {
-		d.eventTypes = v
+		d.EventTypes = v
 	}
 	if v, set, _ := omitted(input.Filters); set {
-		d.filters = parseFilters(fe, v)
+		d.Filters = webhooks.ParseFilters(fe, v)
 	}
 	if v, set, _ := omitted(input.FormatOptions); set {
-		d.formatOptions = parseFormatOptions(fe, v)
+		d.FormatOptions = webhooks.ParseFormatOptions(fe, v)
 	}
 	if v, set, _ := omitted(input.Headers); set {
-		d.headers = parseHeaders(fe, v, d.headers)
+		d.Headers = webhooks.ParseHeaders(fe, v, d.Headers)
 	}
 	if v, set, null := omitted(input.Enabled); set {
 		if null {
 			fe.Add("enabled", "must be true or false")
 		}
-		d.enabled = engine.Deref(v)
+		d.Enabled = engine.Deref(v)
 	}
 	if v, set, null := omitted(input.PayloadFormat); set {
 		if null {
 			fe.Add("payload_format", "can't be blank")
 		}
-		d.payloadFormat = engine.Deref(v)
+		d.PayloadFormat = engine.Deref(v)
 	}
-	d.validate(fe)
+	d.Validate(fe)
 	if err := fe.Err(); err != nil {
 		return nil, err
 	}
-	w, err := r.Store.UpdateWebhook(ctx, p.DataOwnerID, id, r.input(d))
+	w, err := r.Store.UpdateWebhook(ctx, p.DataOwnerID, id, webhooks.StoreInput(r.Sealer, d))
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +221,7 @@ func (r *queryResolver) WebhookDeliveries(ctx context.Context, webhookID int64, 
 	if err != nil {
 		return nil, err
 	}
-	pg, pp, err := deliveryPage(page, perPage)
+	pg, pp, err := webhooks.DeliveryPage(page, perPage)
 	if err != nil {
 		return nil, err
 	}

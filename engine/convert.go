@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/fleetgraph/fleetgraph/health"
+	"github.com/fleetgraph/fleetgraph/fleethealth"
 
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -192,8 +192,8 @@ func HealthStateOf(h store.HealthState) model.ClientHealthState {
 	sn := h.Snapshot
 	return model.ClientHealthState{ClientID: h.ClientID, ClientUUID: h.ClientUUID, ClientLabel: h.ClientLabel,
 		State: model.HealthState(h.State), Reasons: reasons,
-		MetricSummary: model.HealthMetricSummaries{CPU: sum(health.MetricCPU), Memory: sum(health.MetricMemory),
-			Filesystem: sum(health.MetricFilesystem)},
+		MetricSummary: model.HealthMetricSummaries{CPU: sum(fleethealth.MetricCPU), Memory: sum(fleethealth.MetricMemory),
+			Filesystem: sum(fleethealth.MetricFilesystem)},
 		EvaluatedAt: h.EvaluatedAt,
 		ThresholdSnapshot: model.HealthThresholdSnapshot{CPUWarningPercent: int64(sn.CPUWarningPercent),
 			CPUCriticalPercent: int64(sn.CPUCriticalPercent), MemoryWarningPercent: int64(sn.MemoryWarningPercent),

@@ -11,7 +11,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/model"
-	"github.com/fleetgraph/fleetgraph/stream"
+	"github.com/fleetgraph/fleetgraph/eventhub"
 )
 
 // Events is the resolver for the events field.
@@ -23,5 +23,5 @@ func (r *subscriptionResolver) Events(ctx context.Context, types []string) (<-ch
 	if r.Stream == nil {
 		return nil, apierr.Errorf(apierr.ErrUnavailable, "subscriptions are not served by this server")
 	}
-	return r.Stream.Subscribe(ctx, stream.Caller{DataOwnerID: p.DataOwnerID, KeyID: p.KeyID, Role: p.Role}, types)
+	return r.Stream.Subscribe(ctx, eventhub.Caller{DataOwnerID: p.DataOwnerID, KeyID: p.KeyID, Role: p.Role}, types)
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
-	"github.com/fleetgraph/fleetgraph/health"
+	"github.com/fleetgraph/fleetgraph/fleethealth"
 	"github.com/fleetgraph/fleetgraph/model"
 )
 
@@ -41,15 +41,15 @@ func recordPage(page, perPage *int64) (int64, int64, error) {
 // and, with the values kept, each metric's warning below its critical.
 // Field errors are named cpu.warningPercent, ... (cpu.warning_percent in
 // REST); a metric or value given as null is an error, not a reset.
-func changeThresholds(cur health.Thresholds, in gqlmodel.HealthThresholdsInput) (health.Thresholds, error) {
+func changeThresholds(cur fleethealth.Thresholds, in gqlmodel.HealthThresholdsInput) (fleethealth.Thresholds, error) {
 	fe := apierr.FieldErrors{}
 	next := cur
 	for _, m := range []struct {
 		name  string
 		in    graphql.Omittable[*gqlmodel.HealthMetricThresholdsInput]
-		limit *health.Limits
-	}{{health.MetricCPU, in.CPU, &next.CPU}, {health.MetricMemory, in.Memory, &next.Memory},
-		{health.MetricFilesystem, in.Filesystem, &next.Filesystem}} {
+		limit *fleethealth.Limits
+	}{{fleethealth.MetricCPU, in.CPU, &next.CPU}, {fleethealth.MetricMemory, in.Memory, &next.Memory},
+		{fleethealth.MetricFilesystem, in.Filesystem, &next.Filesystem}} {
 		v, set, null := omitted(m.in)
 		if null {
 			fe.Add(m.name, "can't be null")
@@ -86,8 +86,8 @@ func percent(fe apierr.FieldErrors, field string, o graphql.Omittable[*int64], t
 	}
 }
 
-func thresholdsOf(t health.Thresholds) model.HealthThresholds {
-	of := func(l health.Limits) model.HealthMetricThresholds {
+func thresholdsOf(t fleethealth.Thresholds) model.HealthThresholds {
+	of := func(l fleethealth.Limits) model.HealthMetricThresholds {
 		return model.HealthMetricThresholds{WarningPercent: int64(l.Warning), CriticalPercent: int64(l.Critical)}
 	}
 	return model.HealthThresholds{CPU: of(t.CPU), Memory: of(t.Memory), Filesystem: of(t.Filesystem)}

@@ -12,7 +12,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/engine"
 
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
-	"github.com/fleetgraph/fleetgraph/health"
+	"github.com/fleetgraph/fleetgraph/fleethealth"
 	"github.com/fleetgraph/fleetgraph/model"
 )
 
@@ -27,7 +27,7 @@ func (r *mutationResolver) HealthThresholdsUpdate(ctx context.Context, input gql
 	if err != nil {
 		return nil, err
 	}
-	t, err := r.Store.UpdateHealthThresholds(ctx, p.DataOwnerID, func(cur health.Thresholds) (health.Thresholds, error) {
+	t, err := r.Store.UpdateHealthThresholds(ctx, p.DataOwnerID, func(cur fleethealth.Thresholds) (fleethealth.Thresholds, error) {
 		return changeThresholds(cur, input)
 	})
 	if err != nil {

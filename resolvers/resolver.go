@@ -23,7 +23,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/releases"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/store"
-	"github.com/fleetgraph/fleetgraph/stream"
+	"github.com/fleetgraph/fleetgraph/eventhub"
 )
 
 // Resolver is the dependency root of the graph.
@@ -69,7 +69,7 @@ type Resolver struct {
 	// (render.go), so that tests can compare it with gqlgen's marshalling.
 	GqlgenMarshalOnly bool
 	// Stream feeds subscriptions (nil: subscribing fails as unavailable).
-	Stream *stream.Hub
+	Stream *eventhub.Hub
 	// OnPanic, when set, is told of every panic the server recovers from
 	// (a resolver's, RecoverPanic, or an HTTP handler's), after it is
 	// logged; ctx is the request's. apitest sets it so that a recovered

@@ -14,7 +14,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/auth"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
-	"github.com/fleetgraph/fleetgraph/health"
+	"github.com/fleetgraph/fleetgraph/fleethealth"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/vocab"
@@ -175,7 +175,7 @@ func ParseFilters(fe apierr.FieldErrors, j *model.JSON) model.WebhookFilters {
 		case FilterMeasurementTypes:
 			f.MeasurementTypes = jsonStrings(fe, "filters", k, v, vocab.MeasurementTypes)
 		case FilterHealthMetrics:
-			f.HealthMetrics = jsonStrings(fe, "filters", k, v, health.Metrics)
+			f.HealthMetrics = jsonStrings(fe, "filters", k, v, fleethealth.Metrics)
 		case FilterMinSeverity:
 			f.MinSeverity = jsonNullableString(fe, "filters", v, Severities,
 				"min_severity must be warning, critical or null")

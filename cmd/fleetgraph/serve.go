@@ -22,7 +22,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/resolvers"
 	"github.com/fleetgraph/fleetgraph/server"
 	"github.com/fleetgraph/fleetgraph/store"
-	"github.com/fleetgraph/fleetgraph/stream"
+	"github.com/fleetgraph/fleetgraph/eventhub"
 )
 
 func serve(ctx context.Context, args []string) error {
@@ -141,7 +141,7 @@ func serve(ctx context.Context, args []string) error {
 	res.Releases, res.MaxAnswerBytes, res.RequestTimeout, res.AI, res.RateLimits = catalogue, answerBytes, requestTimeout, ai, limiter
 	res.Liveness = live
 	res.RetentionDaysDefault = retention
-	res.Stream = stream.Start(ctx, st, notices, log)
+	res.Stream = eventhub.Start(ctx, st, notices, log)
 	handler, err := server.New(res, opts...)
 	if err != nil {
 		return err

@@ -42,6 +42,7 @@ import (
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/eventhub"
 	"github.com/fleetgraph/fleetgraph/listener"
 	"github.com/fleetgraph/fleetgraph/ratelimit"
 	"github.com/fleetgraph/fleetgraph/resolvers"
@@ -50,7 +51,6 @@ import (
 	"github.com/fleetgraph/fleetgraph/server"
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/store/testdb"
-	"github.com/fleetgraph/fleetgraph/eventhub"
 )
 
 // Env is a running server over its own database.

@@ -17,10 +17,10 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/eventhub"
 	"github.com/fleetgraph/fleetgraph/loaders"
 	"github.com/fleetgraph/fleetgraph/obs"
 	"github.com/fleetgraph/fleetgraph/resolvers"
-	"github.com/fleetgraph/fleetgraph/eventhub"
 )
 
 // Subscriptions (the events of package eventhub) are served on /graphql

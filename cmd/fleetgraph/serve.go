@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/dashboard"
+	"github.com/fleetgraph/fleetgraph/eventhub"
 	"github.com/fleetgraph/fleetgraph/graphiql"
 	"github.com/fleetgraph/fleetgraph/listener"
 	"github.com/fleetgraph/fleetgraph/obs"
@@ -22,7 +23,6 @@ import (
 	"github.com/fleetgraph/fleetgraph/resolvers"
 	"github.com/fleetgraph/fleetgraph/server"
 	"github.com/fleetgraph/fleetgraph/store"
-	"github.com/fleetgraph/fleetgraph/eventhub"
 )
 
 func serve(ctx context.Context, args []string) error {

@@ -18,6 +18,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/resolvers"
 	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
 // The factories below create records straight through the store. Each takes
@@ -404,8 +405,8 @@ func (o *Owner) NewSystemStatus(t testing.TB, r StatusRecord) int64 {
 	for k, v := range r.Extra {
 		doc[k] = v
 	}
-	o.InsertDocuments(t, store.KindSystemStatus, doc)
-	d, err := o.env.Store.Document(context.Background(), o.ID, store.KindSystemStatus, docID)
+	o.InsertDocuments(t, vocab.KindSystemStatus, doc)
+	d, err := o.env.Store.Document(context.Background(), o.ID, vocab.KindSystemStatus, docID)
 	if err != nil {
 		t.Fatalf("load system status record %s: %v", docID, err)
 	}

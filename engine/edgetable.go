@@ -11,6 +11,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/loaders"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
 // edges is the one declaration of every nested field that reads rows of
@@ -286,7 +287,7 @@ var loadConfigs = queued(always(clientID), store.DeliveredConfigsByClients, func
 // of each type the report fields name.
 func LoadReports(ctx context.Context, q EdgeQuery, parents []any) (func() error, error) {
 	ids := keysOf(parents, always(func(m *model.Measurement) string { return m.ID }))
-	docs, err := q.Store.DocumentsByMeasurements(ctx, q.Owner, store.KindClientReport, ids)
+	docs, err := q.Store.DocumentsByMeasurements(ctx, q.Owner, vocab.KindClientReport, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -486,7 +487,7 @@ func loadEventMeasurements(_ context.Context, q EdgeQuery, parents []any) (func(
 	var docs []store.Document
 	var err error
 	if len(ids) > 0 {
-		store.Queue(q.batch, store.DocumentsByIDs(q.Owner, store.KindMeasurement, ids), func(ds []store.Document, e error) { docs, err = ds, e })
+		store.Queue(q.batch, store.DocumentsByIDs(q.Owner, vocab.KindMeasurement, ids), func(ds []store.Document, e error) { docs, err = ds, e })
 	}
 	return func() error {
 		by := make(map[string]store.Document, len(docs))

@@ -7,6 +7,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
 // Global object identification: node(id:) and nodes(ids:) read the objects
@@ -92,8 +93,8 @@ func nodeTypes(webhookOf func(store.WebhookEndpoint) (*model.Webhook, error)) ma
 		"RegistrationKey": nodeByID(store.RegistrationKeysByIDs, RegistrationKeyOf, func(k store.RegistrationKey) int64 { return k.ID }),
 		"User":            nodeByID(store.UsersByIDs, UserOf, func(u store.User) int64 { return u.ID }),
 		"Webhook":         nodeByKey(model.IntKey, store.WebhooksByIDs, webhookOf, func(w store.WebhookEndpoint) int64 { return w.ID }),
-		"Measurement":     nodeByDocument(store.KindMeasurement, MeasurementOf),
-		"AnomalyEvent":    nodeByDocument(store.KindAnomalyEvent, AnomalyEventOf),
+		"Measurement":     nodeByDocument(vocab.KindMeasurement, MeasurementOf),
+		"AnomalyEvent":    nodeByDocument(vocab.KindAnomalyEvent, AnomalyEventOf),
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/engine"
+	"github.com/fleetgraph/fleetgraph/vocab"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
@@ -174,7 +175,7 @@ func (r *queryResolver) AnomalyEvent(ctx context.Context, id string) (*model.Ano
 	if err != nil {
 		return nil, err
 	}
-	d, err := r.Store.Document(ctx, p.DataOwnerID, store.KindAnomalyEvent, id)
+	d, err := r.Store.Document(ctx, p.DataOwnerID, vocab.KindAnomalyEvent, id)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"context"
 
 	"github.com/fleetgraph/fleetgraph/engine"
+	"github.com/fleetgraph/fleetgraph/vocab"
 
 	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
@@ -19,7 +20,7 @@ import (
 // FindManyAnomalyEventByIDs is the resolver for the findManyAnomalyEventByIDs field.
 func (r *entityResolver) FindManyAnomalyEventByIDs(ctx context.Context, reps []*gqlmodel.AnomalyEventByIDsInput) ([]*model.AnomalyEvent, error) {
 	ids := engine.KeysOfReps(reps, func(r *gqlmodel.AnomalyEventByIDsInput) string { return r.ID })
-	return engine.DocumentsByID(ctx, r.Store, store.KindAnomalyEvent, ids, engine.AnomalyEventOf)
+	return engine.DocumentsByID(ctx, r.Store, vocab.KindAnomalyEvent, ids, engine.AnomalyEventOf)
 }
 
 // FindManyCapabilityByIDs is the resolver for the findManyCapabilityByIDs field.
@@ -53,7 +54,7 @@ func (r *entityResolver) FindManyIspByIDs(ctx context.Context, reps []*gqlmodel.
 // FindManyMeasurementByIDs is the resolver for the findManyMeasurementByIDs field.
 func (r *entityResolver) FindManyMeasurementByIDs(ctx context.Context, reps []*gqlmodel.MeasurementByIDsInput) ([]*model.Measurement, error) {
 	ids := engine.KeysOfReps(reps, func(r *gqlmodel.MeasurementByIDsInput) string { return r.ID })
-	return engine.DocumentsByID(ctx, r.Store, store.KindMeasurement, ids, engine.MeasurementOf)
+	return engine.DocumentsByID(ctx, r.Store, vocab.KindMeasurement, ids, engine.MeasurementOf)
 }
 
 // FindManyRegistrationKeyByIDs is the resolver for the findManyRegistrationKeyByIDs field.

@@ -11,12 +11,12 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/engine"
+	"github.com/fleetgraph/fleetgraph/vocab"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/search"
-	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // ExportMeasurements is the resolver for the exportMeasurements field.
@@ -28,7 +28,7 @@ func (r *queryResolver) ExportMeasurements(ctx context.Context, filter *gqlmodel
 	if l.filter.DocID == nil {
 		l.filter.Subjects, l.filter.StudyIDs = nonEmpty(subject), nonEmpty(studyID)
 	}
-	return r.exportDocuments(ctx, store.KindMeasurement, l, asStored)
+	return r.exportDocuments(ctx, vocab.KindMeasurement, l, asStored)
 }
 
 // ExportClientReports is the resolver for the exportClientReports field.
@@ -37,7 +37,7 @@ func (r *queryResolver) ExportClientReports(ctx context.Context, filter *gqlmode
 	if err != nil {
 		return nil, err
 	}
-	return r.exportDocuments(ctx, store.KindClientReport, l, asStored)
+	return r.exportDocuments(ctx, vocab.KindClientReport, l, asStored)
 }
 
 // ExportEventBundles is the resolver for the exportEventBundles field.
@@ -46,7 +46,7 @@ func (r *queryResolver) ExportEventBundles(ctx context.Context, filter *gqlmodel
 	if err != nil {
 		return nil, err
 	}
-	return r.exportDocuments(ctx, store.KindEventBundle, l, asStored)
+	return r.exportDocuments(ctx, vocab.KindEventBundle, l, asStored)
 }
 
 // ExportNetworkRequests is the resolver for the exportNetworkRequests field.
@@ -55,7 +55,7 @@ func (r *queryResolver) ExportNetworkRequests(ctx context.Context, filter *gqlmo
 	if err != nil {
 		return nil, err
 	}
-	return r.exportDocuments(ctx, store.KindNetworkRequest, l, prunedNetworkRequest)
+	return r.exportDocuments(ctx, vocab.KindNetworkRequest, l, prunedNetworkRequest)
 }
 
 // ExportClients is the resolver for the exportClients field.
@@ -86,7 +86,7 @@ func (r *queryResolver) ExportUserFeedbacks(ctx context.Context, filter *gqlmode
 	if err != nil {
 		return nil, err
 	}
-	return r.exportDocuments(ctx, store.KindUserFeedback, l, withClientObject)
+	return r.exportDocuments(ctx, vocab.KindUserFeedback, l, withClientObject)
 }
 
 // ExportSearch is the resolver for the exportSearch field.

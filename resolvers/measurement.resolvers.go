@@ -10,12 +10,12 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/engine"
+	"github.com/fleetgraph/fleetgraph/vocab"
 
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/search"
-	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // Measurements is the batch resolver for the measurements field.
@@ -66,7 +66,7 @@ func (r *queryResolver) Measurement(ctx context.Context, id string) (*model.Meas
 	if err != nil {
 		return nil, err
 	}
-	d, err := r.Store.Document(ctx, p.DataOwnerID, store.KindMeasurement, id)
+	d, err := r.Store.Document(ctx, p.DataOwnerID, vocab.KindMeasurement, id)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/search"
+	"github.com/fleetgraph/fleetgraph/search/datemath"
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
@@ -510,25 +511,12 @@ func (n *aggNode) nextKey(k float64) float64 {
 	if n.calUnit == "" {
 		return k + float64(n.fixedMs)
 	}
-	t := time.UnixMilli(int64(k)).In(n.tz.loc)
-	switch n.calUnit {
-	case "minute":
-		t = t.Add(time.Minute)
-	case "hour":
-		t = t.Add(time.Hour)
-	case "day":
-		t = t.AddDate(0, 0, 1)
-	case "week":
-		t = t.AddDate(0, 0, 7)
-	case "month":
-		t = t.AddDate(0, 1, 0)
-	case "quarter":
-		t = t.AddDate(0, 3, 0)
-	case "year":
-		t = t.AddDate(1, 0, 0)
-	}
+	t := datemath.Step(time.UnixMilli(int64(k)).In(n.tz.loc), 1, calendarSteps[n.calUnit])
 	return float64(t.UnixMilli())
 }
+
+// calendarSteps are date_histogram's calendar units as date math's.
+var calendarSteps = map[string]string{"minute": "m", "hour": "h", "day": "d", "week": "w", "month": "M", "quarter": "q", "year": "y"}
 
 func decodeKey(raw string) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader([]byte(raw)))

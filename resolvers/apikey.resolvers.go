@@ -8,9 +8,8 @@ package resolvers
 import (
 	"context"
 
-	"github.com/fleetgraph/fleetgraph/engine"
-
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/engine"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"

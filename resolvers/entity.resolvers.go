@@ -9,12 +9,11 @@ import (
 	"context"
 
 	"github.com/fleetgraph/fleetgraph/engine"
-	"github.com/fleetgraph/fleetgraph/vocab"
-
 	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
 // FindManyAnomalyEventByIDs is the resolver for the findManyAnomalyEventByIDs field.

@@ -9,14 +9,13 @@ import (
 	"context"
 	"strings"
 
+	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/engine"
-	"github.com/fleetgraph/fleetgraph/vocab"
-
-	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/search"
+	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
 // ExportMeasurements is the resolver for the exportMeasurements field.

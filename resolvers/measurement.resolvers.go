@@ -9,13 +9,12 @@ import (
 	"context"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
-	"github.com/fleetgraph/fleetgraph/engine"
-	"github.com/fleetgraph/fleetgraph/vocab"
-
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/engine"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/search"
+	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
 // Measurements is the batch resolver for the measurements field.

@@ -10,7 +10,6 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/engine"
-
 	"github.com/fleetgraph/fleetgraph/model"
 )
 

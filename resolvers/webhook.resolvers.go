@@ -10,17 +10,15 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/engine"
-
-	"github.com/google/uuid"
-
-	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/webhooks"
+	"github.com/google/uuid"
 )
 
 // WebhookCreate is the resolver for the webhookCreate field.

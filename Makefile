@@ -63,7 +63,7 @@ generate: ## regenerate graph/ and the resolver stubs from schema/ (gqlgen, pinn
 # (TESTFLAGS=-race RACE_PKGS=); TESTFLAGS are go test's flags for the whole
 # run.
 RACE_PKGS ?= ./admission ./budget ./clientapi ./importer ./loaders ./notify ./obs ./ratelimit ./rest \
-	./detector ./jobs ./listener ./resolvers ./search/es ./search/pg ./store ./stream ./webhooks
+	./detector ./engine ./eventhub ./jobs ./listener ./resolvers ./search/es ./search/pg ./store ./webhooks
 TESTFLAGS ?=
 test: ## run every test, the race detector over the packages whose goroutines share state (needs PostgreSQL binaries or a server); stops the private PostgreSQL the tests may have started
 	@status=0; \

@@ -239,6 +239,12 @@ func BadRequestf(format string, args ...any) error {
 	return &BadRequest{Msg: fmt.Sprintf(format, args...)}
 }
 
+// NotFoundf is a 404 that says what is missing (where "Not found" would
+// leave the caller guessing which part of the path named nothing).
+func NotFoundf(format string, args ...any) error {
+	return Errorf(ErrNotFound, format, args...)
+}
+
 func (e *BadRequest) Error() string         { return e.Msg }
 func (e *BadRequest) Unwrap() error         { return ErrBadRequest }
 func (e *BadRequest) PublicMessage() string { return e.Msg }
@@ -249,6 +255,11 @@ type FieldErrors map[string][]string
 
 // Add records msg against field.
 func (fe FieldErrors) Add(field, msg string) { fe[field] = append(fe[field], msg) }
+
+// Invalid is a one-field validation error.
+func Invalid(field, msg string) error {
+	return FieldErrors{field: {msg}}.Err()
+}
 
 // Err returns the collected failures as an error, or nil when there are none.
 func (fe FieldErrors) Err() error {

@@ -42,6 +42,7 @@ import (
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/eventhub"
 	"github.com/fleetgraph/fleetgraph/listener"
 	"github.com/fleetgraph/fleetgraph/ratelimit"
 	"github.com/fleetgraph/fleetgraph/resolvers"
@@ -50,7 +51,6 @@ import (
 	"github.com/fleetgraph/fleetgraph/server"
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/store/testdb"
-	"github.com/fleetgraph/fleetgraph/stream"
 )
 
 // Env is a running server over its own database.
@@ -61,7 +61,7 @@ type Env struct {
 	Sealer      *auth.Sealer
 	Counter     *store.StatementCounter
 	// Stream is the servers' event hub (one per process, as in serve).
-	Stream *stream.Hub
+	Stream *eventhub.Hub
 	// AI is the fake model provider (OpenAI-compatible) of the package's
 	// server: it answers "ok" unless a test scripts it. Tests that check
 	// requests exactly start a server of their own (StartServerWith).
@@ -132,7 +132,7 @@ func start() (*Env, error) {
 	if os.Getenv("FLEETGRAPH_TEST_LOG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	hub := stream.Start(context.Background(), st, notices, log) // lives as long as the test binary
+	hub := eventhub.Start(context.Background(), st, notices, log) // lives as long as the test binary
 	notices.Start()
 	fake := startFakeAI("openai")
 	h, err := newHandler(st, sealer, log, pg.New(st.Pool()), func(r *resolvers.Resolver) {

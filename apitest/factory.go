@@ -14,9 +14,11 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/configdoc"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/resolvers"
 	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
 // The factories below create records straight through the store. Each takes
@@ -295,7 +297,7 @@ func (o *Owner) configVersion(t testing.TB, kind string, doc any) store.BuildVer
 	if err := json.Unmarshal(raw, &v); err != nil {
 		t.Fatalf("config document: %v", err)
 	}
-	build, err := resolvers.ConfigDocument(model.ConfigKind(kind), v)
+	build, err := configdoc.Build(model.ConfigKind(kind), v)
 	if err != nil {
 		t.Fatalf("config document: %v", err)
 	}
@@ -403,8 +405,8 @@ func (o *Owner) NewSystemStatus(t testing.TB, r StatusRecord) int64 {
 	for k, v := range r.Extra {
 		doc[k] = v
 	}
-	o.InsertDocuments(t, store.KindSystemStatus, doc)
-	d, err := o.env.Store.Document(context.Background(), o.ID, store.KindSystemStatus, docID)
+	o.InsertDocuments(t, vocab.KindSystemStatus, doc)
+	d, err := o.env.Store.Document(context.Background(), o.ID, vocab.KindSystemStatus, docID)
 	if err != nil {
 		t.Fatalf("load system status record %s: %v", docID, err)
 	}

@@ -62,14 +62,15 @@ func From(ctx context.Context) *Principal {
 	return p
 }
 
-// Require returns the caller when it has at least role min.
+// Require returns the caller when it has at least role min; a caller
+// below it gets a 403 that names the role needed.
 func Require(ctx context.Context, min model.Role) (*Principal, error) {
 	p := From(ctx)
 	if p == nil {
 		return nil, ErrUnauthenticated
 	}
 	if !p.Role.AtLeast(min) {
-		return nil, ErrForbidden
+		return nil, apierr.Errorf(apierr.ErrForbidden, "this operation needs the %s role or higher", min)
 	}
 	return p, nil
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
 func TestCapabilityRefusal(t *testing.T) {
@@ -87,7 +88,7 @@ func TestETagMatches(t *testing.T) {
 func TestGroupRefusesAnotherClientsID(t *testing.T) {
 	a, b := "a", "b"
 	doc := func(id string, cu *string) store.Document {
-		return store.Document{Kind: store.KindMeasurement, DocID: id, ClientUUID: cu}
+		return store.Document{Kind: vocab.KindMeasurement, DocID: id, ClientUUID: cu}
 	}
 	g := newGroup()
 	if at := g.add([]store.Document{doc("x", &a), doc("y", &a)}); at[0] != 0 || at[1] != 1 {

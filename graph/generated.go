@@ -8649,7 +8649,7 @@ resolver per key).
 directive @entityResolver(multi: Boolean) on OBJECT
 
 # Resolved per representation, from one statement read ahead for the whole
-# call (resolvers/entities.go): a batch resolver would read a batch mixing
+# call (engine/entities.go): a batch resolver would read a batch mixing
 # the two keys by the first one's key only.
 extend type Client @key(fields: "id") @key(fields: "uuid") @entityResolver(multi: false)
 extend type ClientGroup @key(fields: "id")

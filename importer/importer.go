@@ -42,7 +42,7 @@ const maxBatchBytes = 32 << 20
 // Options says where the documents go and how they are loaded.
 type Options struct {
 	OwnerID      int64
-	Kind         string // a store document kind (store.DocumentKinds)
+	Kind         string // a store document kind (vocab.Kinds)
 	Batch        int    // documents per transaction (0: DefaultBatch)
 	Workers      int    // batches written at the same time (0: DefaultWorkers)
 	MaxLineBytes int    // longest line taken (0: DefaultMaxLineBytes)

@@ -16,6 +16,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/importer"
 	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
 // The tests that store documents run outside package importer: apitest's
@@ -41,7 +42,7 @@ func TestRunStoresTheDocumentsAndReportsBadLines(t *testing.T) {
 	}, "\n")
 	var out bytes.Buffer
 	s, err := importer.Run(context.Background(), e.Store, strings.NewReader(in), importer.Options{
-		OwnerID: o.ID, Kind: store.KindMeasurement, Batch: 1, Workers: 3, MaxLineBytes: 200, Out: &out})
+		OwnerID: o.ID, Kind: vocab.KindMeasurement, Batch: 1, Workers: 3, MaxLineBytes: 200, Out: &out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +80,7 @@ func TestRunDrawsAndClearsTheProgressLine(t *testing.T) {
 	var out syncBuffer
 	done := make(chan error, 1)
 	go func() {
-		_, err := importer.Run(context.Background(), e.Store, pr, importer.Options{OwnerID: o.ID, Kind: store.KindMeasurement,
+		_, err := importer.Run(context.Background(), e.Store, pr, importer.Options{OwnerID: o.ID, Kind: vocab.KindMeasurement,
 			Out: &out, Progress: true, Size: int64(2 * len(line))})
 		done <- err
 	}()
@@ -107,7 +108,7 @@ func TestRunStopsWhenTheContextHasEnded(t *testing.T) {
 	o := e.NewOwner(t, "importer-cancel")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	s, err := importer.Run(ctx, e.Store, strings.NewReader(measurement("x", uuid.NewString())), importer.Options{OwnerID: o.ID, Kind: store.KindMeasurement})
+	s, err := importer.Run(ctx, e.Store, strings.NewReader(measurement("x", uuid.NewString())), importer.Options{OwnerID: o.ID, Kind: vocab.KindMeasurement})
 	if !errors.Is(err, context.Canceled) || s.Loaded() != 0 {
 		t.Errorf("err = %v, %d loaded; want context.Canceled, 0", err, s.Loaded())
 	}
@@ -121,7 +122,7 @@ func TestStoreNamesTheRefusedDocumentByIndex(t *testing.T) {
 	c := uuid.NewString()
 	docs := make([]store.Document, 7)
 	for i := range docs {
-		d, err := store.ParseDocument(store.KindMeasurement, []byte(measurement(fmt.Sprintf("s%d", i), c)))
+		d, err := store.ParseDocument(vocab.KindMeasurement, []byte(measurement(fmt.Sprintf("s%d", i), c)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,5 +1,5 @@
 // Package loaders holds the per-request dataloaders (graph-gophers/dataloader/v7)
-// of the fields that take arguments, which resolvers/edges.go cannot attach
+// of the fields that take arguments, which engine/edges.go cannot attach
 // once per parent: Client.measurements, whose pages differ per alias. They
 // also carry the operation's measurement budget. Loaders are created per
 // request for the caller's data owner and reached through For.
@@ -22,7 +22,7 @@ import (
 
 // Wait is how long a loader collects keys before it runs its batch. It is
 // a fallback: the edges below a root field fill the page loader for all
-// clients of a level with one Fetch (resolvers/edgetable.go), and the
+// clients of a level with one Fetch (engine/edgetable.go), and the
 // measurements resolver is a gqlgen batch resolver that enqueues all sibling
 // keys in one pass, so the timer only ends batches whose keys arrive at once.
 // dataloader's 16 ms default would add 16 ms to those; 2 ms keeps it small.

@@ -42,7 +42,7 @@ type MeasurementConfig struct {
 	DraftRevision      *int64
 	PublishedRevision  *int64
 
-	// Attached by the edges below a query (resolvers/edges.go).
+	// Attached by the edges below a query (engine/edges.go).
 	DraftVersion         *ConfigVersion
 	PublishedVersion     *ConfigVersion
 	Revisions            []ConfigRevision
@@ -69,7 +69,7 @@ type ConfigVersion struct {
 	Published       bool
 	StudyCount      int64
 
-	// Attached by the edges below a query (resolvers/edges.go).
+	// Attached by the edges below a query (engine/edges.go).
 	Studies []ConfigStudy
 }
 

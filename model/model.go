@@ -51,7 +51,7 @@ type Isp struct {
 	Verified         *bool
 	CreatedAt        time.Time
 
-	// Attached by the edges below a query (resolvers/edges.go).
+	// Attached by the edges below a query (engine/edges.go).
 	IspContractsCount int64
 	IspDetailsCount   int64
 	IspContracts      []IspContract
@@ -74,7 +74,7 @@ type IspContract struct {
 	// IspName is read with the contract (store.IspContract).
 	IspName string
 
-	// Attached by the edges below a query (resolvers/edges.go).
+	// Attached by the edges below a query (engine/edges.go).
 	Isp    *Isp
 	Client *Client
 }
@@ -104,7 +104,7 @@ type Capability struct {
 	ForbiddenMeasurementTypes    []string
 	ForbiddenMeasurementSubjects []string
 
-	// Attached by the edges below a query (resolvers/edges.go).
+	// Attached by the edges below a query (engine/edges.go).
 	RegistrationKeysCount int64
 	RegistrationKeys      []RegistrationKey
 	Connections           Connections
@@ -121,7 +121,7 @@ type RegistrationKey struct {
 	UsageLimitDays       *int64
 	Testing              bool
 
-	// Attached by the edges below a query (resolvers/edges.go).
+	// Attached by the edges below a query (engine/edges.go).
 	ClientsCount int64
 	Capability   *Capability
 	Connections  Connections
@@ -152,7 +152,7 @@ type Client struct {
 	// RegistrationKeyID is the key the client registered with, if any.
 	RegistrationKeyID *int64
 
-	// Attached by the edges below a query (resolvers/edges.go).
+	// Attached by the edges below a query (engine/edges.go).
 	ClientGroups             []ClientGroup
 	RegistrationKey          *RegistrationKey
 	IspContracts             []IspContract
@@ -172,7 +172,7 @@ type Client struct {
 	OpenAnomalyCount int64
 	// Connections are the pages of the connection fields that take
 	// arguments (anomalyEvents, systemStatusRecords), by field and
-	// arguments (resolvers/paged.go).
+	// arguments (engine/paged.go).
 	Connections Connections
 }
 
@@ -198,7 +198,7 @@ type ClientGroup struct {
 	Name      string
 	CreatedAt time.Time
 
-	// Attached by the edges below a query (resolvers/edges.go).
+	// Attached by the edges below a query (engine/edges.go).
 	Clients     []Client
 	Connections Connections
 }
@@ -224,7 +224,7 @@ type User struct {
 	PendingEmailState           *string
 	NotificationConfig          NotificationConfig
 
-	// Attached by the edges below a query (resolvers/edges.go).
+	// Attached by the edges below a query (engine/edges.go).
 	APIKeys []ClientAdminAPIKey
 }
 
@@ -408,7 +408,7 @@ type Measurement struct {
 	ID       string
 	Document JSON
 
-	// Attached by the edges below a query (resolvers/edges.go).
+	// Attached by the edges below a query (engine/edges.go).
 	Client                                  *Client
 	Reports                                 []ClientReport
 	P1203ClientReport                       *JSON
@@ -521,7 +521,7 @@ type AnomalyEvent struct {
 	// (Measurements reads them).
 	MeasurementIDs []string
 
-	// Attached by the edges below a query (resolvers/edges.go).
+	// Attached by the edges below a query (engine/edges.go).
 	Client       *Client
 	Measurements []Measurement
 }

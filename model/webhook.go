@@ -29,7 +29,7 @@ type Webhook struct {
 	UpdatedAt           time.Time
 	Secret              *string
 
-	// Attached by the edges below a query (resolvers/edges.go).
+	// Attached by the edges below a query (engine/edges.go).
 	Connections Connections
 }
 

@@ -9,6 +9,9 @@ import (
 	"context"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/assistant/chat"
+	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/engine"
 	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
@@ -16,20 +19,20 @@ import (
 
 // AiConversationCreate is the resolver for the aiConversationCreate field.
 func (r *mutationResolver) AiConversationCreate(ctx context.Context, input gqlmodel.AiConversationCreateInput) (*model.AiConversation, error) {
-	p, err := r.aiCaller(ctx)
+	p, err := r.chat().Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
 	fe := apierr.FieldErrors{}
-	msgs := messagesOf(fe, input.Messages, input.Message)
-	title := titleOf(fe, input.Title)
-	if len(msgs) > maxConversationMessages {
+	msgs := chat.MessagesOf(fe, input.Messages, input.Message)
+	title := chat.TitleOf(fe, input.Title)
+	if len(msgs) > chat.MaxConversationMessages {
 		fe.Add("messages", "a conversation holds at most 500 messages")
 	}
 	if err := fe.Err(); err != nil {
 		return nil, err
 	}
-	sm, err := storedMessages(msgs)
+	sm, err := chat.StoredMessages(msgs)
 	if err != nil {
 		return nil, err
 	}
@@ -37,17 +40,17 @@ func (r *mutationResolver) AiConversationCreate(ctx context.Context, input gqlmo
 	if err != nil {
 		return nil, err
 	}
-	return ptr(conversationOf(c)), nil
+	return ptr(chat.ConversationOf(c)), nil
 }
 
 // AiConversationUpdate is the resolver for the aiConversationUpdate field.
 func (r *mutationResolver) AiConversationUpdate(ctx context.Context, id int64, input gqlmodel.AiConversationUpdateInput) (*model.AiConversation, error) {
-	p, err := r.aiCaller(ctx)
+	p, err := r.chat().Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
 	fe := apierr.FieldErrors{}
-	title := titleOf(fe, input.Title)
+	title := chat.TitleOf(fe, input.Title)
 	if err := fe.Err(); err != nil {
 		return nil, err
 	}
@@ -55,12 +58,12 @@ func (r *mutationResolver) AiConversationUpdate(ctx context.Context, id int64, i
 	if err != nil {
 		return nil, err
 	}
-	return ptr(conversationOf(c)), nil
+	return ptr(chat.ConversationOf(c)), nil
 }
 
 // AiConversationDelete is the resolver for the aiConversationDelete field.
 func (r *mutationResolver) AiConversationDelete(ctx context.Context, id int64) (bool, error) {
-	p, err := r.aiCaller(ctx)
+	p, err := r.chat().Caller(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -72,28 +75,28 @@ func (r *mutationResolver) AiConversationDelete(ctx context.Context, id int64) (
 
 // AiConversationComplete is the resolver for the aiConversationComplete field.
 func (r *mutationResolver) AiConversationComplete(ctx context.Context, id int64, input gqlmodel.AiCompleteInput) (*model.AiConversation, error) {
-	t, err := r.completionTurn(ctx, id, completeInput{Messages: input.Messages, Message: input.Message})
-	return r.answer(ctx, t, err)
+	t, err := r.chat().CompletionTurn(ctx, id, chat.CompleteInput{Messages: input.Messages, Message: input.Message})
+	return r.chat().Answer(ctx, t, err)
 }
 
 // AiConversationGenerateTitle is the resolver for the aiConversationGenerateTitle field.
 func (r *mutationResolver) AiConversationGenerateTitle(ctx context.Context, id int64) (*model.AiConversation, error) {
-	c, err := r.generateTitle(ctx, id)
+	c, err := r.chat().GenerateTitle(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	return ptr(conversationOf(c)), nil
+	return ptr(chat.ConversationOf(c)), nil
 }
 
 // AiExplainAnomaly is the resolver for the aiExplainAnomaly field.
 func (r *mutationResolver) AiExplainAnomaly(ctx context.Context, input gqlmodel.AiExplainAnomalyInput) (*model.AiConversation, error) {
-	t, err := r.explainTurn(ctx, input)
-	return r.answer(ctx, t, err)
+	t, err := r.chat().ExplainTurn(ctx, input)
+	return r.chat().Answer(ctx, t, err)
 }
 
 // AiTokenLimitSet is the resolver for the aiTokenLimitSet field.
 func (r *mutationResolver) AiTokenLimitSet(ctx context.Context, limit *int64) (*model.AiUsage, error) {
-	p, err := requireRole(ctx, model.RoleOrgAdmin)
+	p, err := auth.Require(ctx, model.RoleOrgAdmin)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +106,7 @@ func (r *mutationResolver) AiTokenLimitSet(ctx context.Context, limit *int64) (*
 	if err := r.Store.SetAITokenLimit(ctx, p.DataOwnerID, limit); err != nil {
 		return nil, err
 	}
-	u, err := r.aiUsage(ctx, p.DataOwnerID)
+	u, err := r.chat().Usage(ctx, p.DataOwnerID)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +115,7 @@ func (r *mutationResolver) AiTokenLimitSet(ctx context.Context, limit *int64) (*
 
 // AiConversations is the resolver for the aiConversations field.
 func (r *queryResolver) AiConversations(ctx context.Context) ([]model.AiConversation, error) {
-	p, err := r.aiCaller(ctx)
+	p, err := r.chat().Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -120,12 +123,12 @@ func (r *queryResolver) AiConversations(ctx context.Context) ([]model.AiConversa
 	if err != nil {
 		return nil, err
 	}
-	return convertAll(cs, conversationOf), nil
+	return engine.ConvertAll(cs, chat.ConversationOf), nil
 }
 
 // AiConversation is the resolver for the aiConversation field.
 func (r *queryResolver) AiConversation(ctx context.Context, id int64) (*model.AiConversation, error) {
-	p, err := r.aiCaller(ctx)
+	p, err := r.chat().Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -133,16 +136,16 @@ func (r *queryResolver) AiConversation(ctx context.Context, id int64) (*model.Ai
 	if err != nil {
 		return nil, err
 	}
-	return ptr(conversationOf(c)), nil
+	return ptr(chat.ConversationOf(c)), nil
 }
 
-// AiUsage is the resolver for the aiUsage field.
+// AiUsage is the resolver for the chat.Usage field.
 func (r *queryResolver) AiUsage(ctx context.Context) (*model.AiUsage, error) {
-	p, err := r.aiCaller(ctx)
+	p, err := r.chat().Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
-	u, err := r.aiUsage(ctx, p.DataOwnerID)
+	u, err := r.chat().Usage(ctx, p.DataOwnerID)
 	if err != nil {
 		return nil, err
 	}
@@ -151,20 +154,20 @@ func (r *queryResolver) AiUsage(ctx context.Context) (*model.AiUsage, error) {
 
 // AiConversationCompleteStream is the resolver for the aiConversationCompleteStream field.
 func (r *subscriptionResolver) AiConversationCompleteStream(ctx context.Context, id int64, input gqlmodel.AiCompleteInput) (<-chan *model.JSON, error) {
-	t, err := r.completionTurn(ctx, id, completeInput{Messages: input.Messages, Message: input.Message})
+	t, err := r.chat().CompletionTurn(ctx, id, chat.CompleteInput{Messages: input.Messages, Message: input.Message})
 	if err != nil {
 		return nil, err
 	}
-	return r.streamTurn(ctx, t)
+	return r.chat().StreamTurn(ctx, t)
 }
 
 // AiExplainAnomalyStream is the resolver for the aiExplainAnomalyStream field.
 func (r *subscriptionResolver) AiExplainAnomalyStream(ctx context.Context, input gqlmodel.AiExplainAnomalyInput) (<-chan *model.JSON, error) {
-	t, err := r.explainTurn(ctx, input)
+	t, err := r.chat().ExplainTurn(ctx, input)
 	if err != nil {
 		return nil, err
 	}
-	return r.streamTurn(ctx, t)
+	return r.chat().StreamTurn(ctx, t)
 }
 
 // Subscription returns graph.SubscriptionResolver implementation.

@@ -9,20 +9,23 @@ import (
 	"context"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/engine"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
 // AnomalyEvents is the batch resolver for the anomalyEvents field.
 func (r *clientResolver) AnomalyEvents(ctx context.Context, objs []*model.Client, first *int64, after *string, filter *gqlmodel.AnomalyEventFilter) ([]*model.AnomalyEventConnection, error) {
-	return clientAnomalyEvents.resolve(ctx, r.Store, objs, anomalyArgs{pageArgs{first, after}, filter})
+	return engine.ClientAnomalyEvents.Resolve(ctx, r.Store, objs, engine.AnomalyArgs{PageArgs: engine.PageArgs{First: first, After: after}, Filter: filter})
 }
 
 // AnomalyEventsResolve is the resolver for the anomalyEventsResolve field.
 func (r *mutationResolver) AnomalyEventsResolve(ctx context.Context, anomalyIds []string) (*gqlmodel.ResolveResult, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +52,7 @@ func (r *mutationResolver) AnomalyEventsResolve(ctx context.Context, anomalyIds 
 
 // AnomalyDetectionOverrideCreate is the resolver for the anomalyDetectionOverrideCreate field.
 func (r *mutationResolver) AnomalyDetectionOverrideCreate(ctx context.Context, input gqlmodel.AnomalyDetectionOverrideCreateInput) (*gqlmodel.AnomalyDetectionOverride, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +72,7 @@ func (r *mutationResolver) AnomalyDetectionOverrideCreate(ctx context.Context, i
 
 // AnomalyDetectionOverridesDelete is the resolver for the anomalyDetectionOverridesDelete field.
 func (r *mutationResolver) AnomalyDetectionOverridesDelete(ctx context.Context, id *int64, subject *string, measurementType *string, metric *string, detectionPass *string) (int64, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return 0, err
 	}
@@ -89,7 +92,7 @@ func (r *mutationResolver) AnomalyDetectionOverridesDelete(ctx context.Context, 
 
 // AnomalyDetectionOverrideFeedback is the resolver for the anomalyDetectionOverrideFeedback field.
 func (r *mutationResolver) AnomalyDetectionOverrideFeedback(ctx context.Context, input gqlmodel.AnomalyDetectionOverrideFeedbackInput) (*gqlmodel.AnomalyDetectionOverrideFeedbackResult, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +116,7 @@ func (r *mutationResolver) AnomalyDetectionOverrideFeedback(ctx context.Context,
 
 // AnomalyRuleCreate is the resolver for the anomalyRuleCreate field.
 func (r *mutationResolver) AnomalyRuleCreate(ctx context.Context, input gqlmodel.AnomalyRuleCreateInput) (*model.AnomalyRule, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +132,7 @@ func (r *mutationResolver) AnomalyRuleCreate(ctx context.Context, input gqlmodel
 
 // AnomalyRuleUpdate is the resolver for the anomalyRuleUpdate field.
 func (r *mutationResolver) AnomalyRuleUpdate(ctx context.Context, id string, input gqlmodel.AnomalyRuleUpdateInput) (*model.AnomalyRule, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +151,7 @@ func (r *mutationResolver) AnomalyRuleUpdate(ctx context.Context, id string, inp
 
 // AnomalyRuleDelete is the resolver for the anomalyRuleDelete field.
 func (r *mutationResolver) AnomalyRuleDelete(ctx context.Context, id string) (bool, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return false, err
 	}
@@ -167,15 +170,15 @@ func (r *queryResolver) AnomalyEventSearch(ctx context.Context, body model.JSON,
 
 // AnomalyEvent is the resolver for the anomalyEvent field.
 func (r *queryResolver) AnomalyEvent(ctx context.Context, id string) (*model.AnomalyEvent, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
-	d, err := r.Store.Document(ctx, p.DataOwnerID, store.KindAnomalyEvent, id)
+	d, err := r.Store.Document(ctx, p.DataOwnerID, vocab.KindAnomalyEvent, id)
 	if err != nil {
 		return nil, err
 	}
-	return ptr(anomalyEventOf(d)), nil
+	return ptr(engine.AnomalyEventOf(d)), nil
 }
 
 // AnomalyEventDocument is the resolver for the anomalyEventDocument field.
@@ -189,7 +192,7 @@ func (r *queryResolver) AnomalyEventDocument(ctx context.Context, id string) (*m
 
 // AnomalyDetectionOverrides is the resolver for the anomalyDetectionOverrides field.
 func (r *queryResolver) AnomalyDetectionOverrides(ctx context.Context) ([]gqlmodel.AnomalyDetectionOverride, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -197,12 +200,12 @@ func (r *queryResolver) AnomalyDetectionOverrides(ctx context.Context) ([]gqlmod
 	if err != nil {
 		return nil, err
 	}
-	return convertAll(os, overrideOf), nil
+	return engine.ConvertAll(os, overrideOf), nil
 }
 
 // AnomalyDetectionOverride is the resolver for the anomalyDetectionOverride field.
 func (r *queryResolver) AnomalyDetectionOverride(ctx context.Context, id int64) (*gqlmodel.AnomalyDetectionOverride, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -215,7 +218,7 @@ func (r *queryResolver) AnomalyDetectionOverride(ctx context.Context, id int64) 
 
 // AnomalyDetectionDimensions is the resolver for the anomalyDetectionDimensions field.
 func (r *queryResolver) AnomalyDetectionDimensions(ctx context.Context) (*gqlmodel.AnomalyDetectionDimensions, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -233,12 +236,12 @@ func (r *queryResolver) AnomalyDetectionDimensions(ctx context.Context) (*gqlmod
 
 // AnomalyEventsConnection is the resolver for the anomalyEventsConnection field.
 func (r *queryResolver) AnomalyEventsConnection(ctx context.Context, first *int64, after *string, filter *gqlmodel.AnomalyEventFilter, clientIds []string) (*model.AnomalyEventConnection, error) {
-	return r.anomalyEventsConnection(ctx, anomalyArgs{pageArgs{first, after}, filter}, clientIds)
+	return engine.AnomalyEventsConnection(ctx, r.Store, engine.AnomalyArgs{PageArgs: engine.PageArgs{First: first, After: after}, Filter: filter}, clientIds)
 }
 
 // AnomalyRules is the resolver for the anomalyRules field.
 func (r *queryResolver) AnomalyRules(ctx context.Context) ([]model.AnomalyRule, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -246,12 +249,12 @@ func (r *queryResolver) AnomalyRules(ctx context.Context) ([]model.AnomalyRule, 
 	if err != nil {
 		return nil, err
 	}
-	return convertAll(rules, ruleOf), nil
+	return engine.ConvertAll(rules, ruleOf), nil
 }
 
 // AnomalyRule is the resolver for the anomalyRule field.
 func (r *queryResolver) AnomalyRule(ctx context.Context, id string) (*model.AnomalyRule, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}

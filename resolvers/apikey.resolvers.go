@@ -9,6 +9,7 @@ import (
 	"context"
 
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/engine"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -16,7 +17,7 @@ import (
 
 // ClientAdminAPIKeyCreate is the resolver for the clientAdminApiKeyCreate field.
 func (r *mutationResolver) ClientAdminAPIKeyCreate(ctx context.Context, input gqlmodel.ClientAdminAPIKeyCreateInput) (*model.ClientAdminAPIKey, error) {
-	p, err := requireRole(ctx, model.RoleAdmin)
+	p, err := auth.Require(ctx, model.RoleAdmin)
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +36,7 @@ func (r *mutationResolver) ClientAdminAPIKeyCreate(ctx context.Context, input gq
 	if err != nil {
 		return nil, err
 	}
-	out := adminKeyOf(k)
+	out := engine.AdminKeyOf(k)
 	out.APIKey = &plain
 	return &out, nil
 }
@@ -47,7 +48,7 @@ func (r *mutationResolver) ClientAdminAPIKeyDelete(ctx context.Context, id int64
 
 // ClientAnalyticsAPIKeyCreate is the resolver for the clientAnalyticsApiKeyCreate field.
 func (r *mutationResolver) ClientAnalyticsAPIKeyCreate(ctx context.Context, input gqlmodel.APIKeyCreateInput) (*model.ClientAnalyticsAPIKey, error) {
-	p, err := requireRole(ctx, model.RoleAdmin)
+	p, err := auth.Require(ctx, model.RoleAdmin)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +66,7 @@ func (r *mutationResolver) ClientAnalyticsAPIKeyDelete(ctx context.Context, id i
 
 // ExportAPIKeyCreate is the resolver for the exportApiKeyCreate field.
 func (r *mutationResolver) ExportAPIKeyCreate(ctx context.Context, input gqlmodel.APIKeyCreateInput) (*model.ExportAPIKey, error) {
-	p, err := requireRole(ctx, model.RoleAdmin)
+	p, err := auth.Require(ctx, model.RoleAdmin)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +74,7 @@ func (r *mutationResolver) ExportAPIKeyCreate(ctx context.Context, input gqlmode
 	if err != nil {
 		return nil, err
 	}
-	out := exportKeyOf(k)
+	out := engine.ExportKeyOf(k)
 	out.APIKey = &plain
 	return &out, nil
 }
@@ -86,7 +87,7 @@ func (r *mutationResolver) ExportAPIKeyDelete(ctx context.Context, id int64) (bo
 // ClientAdminAPIKeys is the resolver for the clientAdminApiKeys field.
 func (r *queryResolver) ClientAdminAPIKeys(ctx context.Context) ([]model.ClientAdminAPIKey, error) {
 	ks, err := r.listKeys(ctx, auth.KindClientAdmin)
-	return convertAll(ks, adminKeyOf), err
+	return engine.ConvertAll(ks, engine.AdminKeyOf), err
 }
 
 // ClientAdminAPIKey is the resolver for the clientAdminApiKey field.
@@ -95,7 +96,7 @@ func (r *queryResolver) ClientAdminAPIKey(ctx context.Context, id int64) (*model
 	if err != nil {
 		return nil, err
 	}
-	return ptr(adminKeyOf(k)), nil
+	return ptr(engine.AdminKeyOf(k)), nil
 }
 
 // ClientAnalyticsAPIKeys is the resolver for the clientAnalyticsApiKeys field.
@@ -127,7 +128,7 @@ func (r *queryResolver) ClientAnalyticsAPIKey(ctx context.Context, id int64) (*m
 // ExportAPIKeys is the resolver for the exportApiKeys field.
 func (r *queryResolver) ExportAPIKeys(ctx context.Context) ([]model.ExportAPIKey, error) {
 	ks, err := r.listKeys(ctx, auth.KindExport)
-	return convertAll(ks, exportKeyOf), err
+	return engine.ConvertAll(ks, engine.ExportKeyOf), err
 }
 
 // ExportAPIKey is the resolver for the exportApiKey field.
@@ -136,13 +137,13 @@ func (r *queryResolver) ExportAPIKey(ctx context.Context, id int64) (*model.Expo
 	if err != nil {
 		return nil, err
 	}
-	return ptr(exportKeyOf(k)), nil
+	return ptr(engine.ExportKeyOf(k)), nil
 }
 
 // ClientAdminAPIKeysConnection is the resolver for the clientAdminApiKeysConnection field.
 func (r *queryResolver) ClientAdminAPIKeysConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.ClientAdminAPIKeyConnection, error) {
-	edges, info, total, err := idConnection(ctx, model.RoleAdmin, first, after, last, before, "ClientAdminApiKeyConnection",
-		r.keyPage(auth.KindClientAdmin), func(k store.APIKey) int64 { return k.ID }, infallible(adminKeyOf),
+	edges, info, total, err := engine.IDConnection(ctx, model.RoleAdmin, first, after, last, before, "ClientAdminApiKeyConnection",
+		r.keyPage(auth.KindClientAdmin), func(k store.APIKey) int64 { return k.ID }, engine.Infallible(engine.AdminKeyOf),
 		func(c string, n *model.ClientAdminAPIKey) model.ClientAdminAPIKeyEdge {
 			return model.ClientAdminAPIKeyEdge{Cursor: c, Node: n}
 		})
@@ -151,7 +152,7 @@ func (r *queryResolver) ClientAdminAPIKeysConnection(ctx context.Context, first 
 
 // ClientAnalyticsAPIKeysConnection is the resolver for the clientAnalyticsApiKeysConnection field.
 func (r *queryResolver) ClientAnalyticsAPIKeysConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.ClientAnalyticsAPIKeyConnection, error) {
-	edges, info, total, err := idConnection(ctx, model.RoleAdmin, first, after, last, before, "ClientAnalyticsApiKeyConnection",
+	edges, info, total, err := engine.IDConnection(ctx, model.RoleAdmin, first, after, last, before, "ClientAnalyticsApiKeyConnection",
 		r.keyPage(auth.KindClientAnalytics), func(k store.APIKey) int64 { return k.ID }, r.analyticsKeyOf,
 		func(c string, n *model.ClientAnalyticsAPIKey) model.ClientAnalyticsAPIKeyEdge {
 			return model.ClientAnalyticsAPIKeyEdge{Cursor: c, Node: n}
@@ -161,8 +162,8 @@ func (r *queryResolver) ClientAnalyticsAPIKeysConnection(ctx context.Context, fi
 
 // ExportAPIKeysConnection is the resolver for the exportApiKeysConnection field.
 func (r *queryResolver) ExportAPIKeysConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.ExportAPIKeyConnection, error) {
-	edges, info, total, err := idConnection(ctx, model.RoleAdmin, first, after, last, before, "ExportApiKeyConnection",
-		r.keyPage(auth.KindExport), func(k store.APIKey) int64 { return k.ID }, infallible(exportKeyOf),
+	edges, info, total, err := engine.IDConnection(ctx, model.RoleAdmin, first, after, last, before, "ExportApiKeyConnection",
+		r.keyPage(auth.KindExport), func(k store.APIKey) int64 { return k.ID }, engine.Infallible(engine.ExportKeyOf),
 		func(c string, n *model.ExportAPIKey) model.ExportAPIKeyEdge {
 			return model.ExportAPIKeyEdge{Cursor: c, Node: n}
 		})

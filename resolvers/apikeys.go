@@ -42,7 +42,7 @@ func (r *Resolver) createKey(ctx context.Context, p *auth.Principal, kind auth.K
 }
 
 func (r *Resolver) listKeys(ctx context.Context, kind auth.Kind) ([]store.APIKey, error) {
-	p, err := requireRole(ctx, model.RoleAdmin)
+	p, err := auth.Require(ctx, model.RoleAdmin)
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +57,7 @@ func (r *Resolver) keyPage(kind auth.Kind) func(context.Context, int64, store.ID
 }
 
 func (r *Resolver) getKey(ctx context.Context, kind auth.Kind, id int64) (store.APIKey, error) {
-	p, err := requireRole(ctx, model.RoleAdmin)
+	p, err := auth.Require(ctx, model.RoleAdmin)
 	if err != nil {
 		return store.APIKey{}, err
 	}
@@ -67,7 +67,7 @@ func (r *Resolver) getKey(ctx context.Context, kind auth.Kind, id int64) (store.
 // deleteKey removes a key; an admin cannot remove a key that acts above
 // their own role (an org_admin's key, say).
 func (r *Resolver) deleteKey(ctx context.Context, kind auth.Kind, id int64) (bool, error) {
-	p, err := requireRole(ctx, model.RoleAdmin)
+	p, err := auth.Require(ctx, model.RoleAdmin)
 	if err != nil {
 		return false, err
 	}

@@ -9,6 +9,8 @@ import (
 	"context"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/engine"
 	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
@@ -17,12 +19,12 @@ import (
 
 // Clients is the batch resolver for the clients field.
 func (r *capabilityResolver) Clients(ctx context.Context, objs []*model.Capability, first *int64, after *string) ([]*model.ClientConnection, error) {
-	return capabilityClients.resolve(ctx, r.Store, objs, pageArgs{first, after})
+	return engine.CapabilityClients.Resolve(ctx, r.Store, objs, engine.PageArgs{First: first, After: after})
 }
 
 // CapabilityCreate is the resolver for the capabilityCreate field.
 func (r *mutationResolver) CapabilityCreate(ctx context.Context, input gqlmodel.CapabilityCreateInput) (*model.Capability, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
@@ -42,12 +44,12 @@ func (r *mutationResolver) CapabilityCreate(ctx context.Context, input gqlmodel.
 	if err != nil {
 		return nil, err
 	}
-	return ptr(capabilityOf(c)), nil
+	return ptr(engine.CapabilityOf(c)), nil
 }
 
 // CapabilityUpdate is the resolver for the capabilityUpdate field.
 func (r *mutationResolver) CapabilityUpdate(ctx context.Context, id int64, input gqlmodel.CapabilityUpdateInput) (*model.Capability, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
@@ -76,12 +78,12 @@ func (r *mutationResolver) CapabilityUpdate(ctx context.Context, id int64, input
 	if err != nil {
 		return nil, err
 	}
-	return ptr(capabilityOf(c)), nil
+	return ptr(engine.CapabilityOf(c)), nil
 }
 
 // CapabilityDelete is the resolver for the capabilityDelete field.
 func (r *mutationResolver) CapabilityDelete(ctx context.Context, id int64) (bool, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return false, err
 	}
@@ -90,7 +92,7 @@ func (r *mutationResolver) CapabilityDelete(ctx context.Context, id int64) (bool
 
 // RegistrationKeyCreate is the resolver for the registrationKeyCreate field.
 func (r *mutationResolver) RegistrationKeyCreate(ctx context.Context, input gqlmodel.RegistrationKeyCreateInput) (*model.RegistrationKey, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
@@ -111,12 +113,12 @@ func (r *mutationResolver) RegistrationKeyCreate(ctx context.Context, input gqlm
 	if err != nil {
 		return nil, conflict(err, errKeyTaken)
 	}
-	return ptr(registrationKeyOf(k)), nil
+	return ptr(engine.RegistrationKeyOf(k)), nil
 }
 
 // RegistrationKeyUpdate is the resolver for the registrationKeyUpdate field.
 func (r *mutationResolver) RegistrationKeyUpdate(ctx context.Context, id int64, input gqlmodel.RegistrationKeyUpdateInput) (*model.RegistrationKey, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
@@ -143,12 +145,12 @@ func (r *mutationResolver) RegistrationKeyUpdate(ctx context.Context, id int64, 
 	if err != nil {
 		return nil, err
 	}
-	return ptr(registrationKeyOf(k)), nil
+	return ptr(engine.RegistrationKeyOf(k)), nil
 }
 
 // RegistrationKeyDelete is the resolver for the registrationKeyDelete field.
 func (r *mutationResolver) RegistrationKeyDelete(ctx context.Context, id int64) (bool, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return false, err
 	}
@@ -157,7 +159,7 @@ func (r *mutationResolver) RegistrationKeyDelete(ctx context.Context, id int64) 
 
 // Capabilities is the resolver for the capabilities field.
 func (r *queryResolver) Capabilities(ctx context.Context) ([]model.Capability, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -165,13 +167,13 @@ func (r *queryResolver) Capabilities(ctx context.Context) ([]model.Capability, e
 	if err != nil {
 		return nil, err
 	}
-	out := convertAll(cs, capabilityOf)
+	out := engine.ConvertAll(cs, engine.CapabilityOf)
 	return out, nil
 }
 
 // Capability is the resolver for the capability field.
 func (r *queryResolver) Capability(ctx context.Context, id int64) (*model.Capability, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -179,13 +181,13 @@ func (r *queryResolver) Capability(ctx context.Context, id int64) (*model.Capabi
 	if err != nil {
 		return nil, err
 	}
-	out := ptr(capabilityOf(c))
+	out := ptr(engine.CapabilityOf(c))
 	return out, nil
 }
 
 // RegistrationKey is the resolver for the registrationKey field.
 func (r *queryResolver) RegistrationKey(ctx context.Context, id int64) (*model.RegistrationKey, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -196,13 +198,13 @@ func (r *queryResolver) RegistrationKey(ctx context.Context, id int64) (*model.R
 	if len(ks) == 0 {
 		return nil, store.ErrNotFound
 	}
-	return ptr(registrationKeyOf(ks[0])), nil
+	return ptr(engine.RegistrationKeyOf(ks[0])), nil
 }
 
 // CapabilitiesConnection is the resolver for the capabilitiesConnection field.
 func (r *queryResolver) CapabilitiesConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.CapabilityConnection, error) {
-	edges, info, total, err := idConnection(ctx, model.RoleViewer, first, after, last, before, "CapabilityConnection", r.Store.CapabilityPage,
-		func(x store.Capability) int64 { return x.ID }, infallible(capabilityOf),
+	edges, info, total, err := engine.IDConnection(ctx, model.RoleViewer, first, after, last, before, "CapabilityConnection", r.Store.CapabilityPage,
+		func(x store.Capability) int64 { return x.ID }, engine.Infallible(engine.CapabilityOf),
 		func(c string, n *model.Capability) model.CapabilityEdge {
 			return model.CapabilityEdge{Cursor: c, Node: n}
 		})
@@ -211,7 +213,7 @@ func (r *queryResolver) CapabilitiesConnection(ctx context.Context, first *int64
 
 // Clients is the batch resolver for the clients field.
 func (r *registrationKeyResolver) Clients(ctx context.Context, objs []*model.RegistrationKey, first *int64, after *string) ([]*model.ClientConnection, error) {
-	return keyClients.resolve(ctx, r.Store, objs, pageArgs{first, after})
+	return engine.KeyClients.Resolve(ctx, r.Store, objs, engine.PageArgs{First: first, After: after})
 }
 
 // Capability returns graph.CapabilityResolver implementation.

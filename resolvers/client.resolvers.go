@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/engine"
 	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
@@ -19,16 +21,16 @@ import (
 
 // ClientsConnection is the batch resolver for the clientsConnection field.
 func (r *clientGroupResolver) ClientsConnection(ctx context.Context, objs []*model.ClientGroup, first *int64, after *string) ([]*model.ClientConnection, error) {
-	return groupClients.resolve(ctx, r.Store, objs, pageArgs{first, after})
+	return engine.GroupClients.Resolve(ctx, r.Store, objs, engine.PageArgs{First: first, After: after})
 }
 
 // ClientUpdate is the resolver for the clientUpdate field.
 func (r *mutationResolver) ClientUpdate(ctx context.Context, id string, input gqlmodel.ClientUpdateInput) (*model.Client, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
-	ref, err := clientRefOf(id)
+	ref, err := engine.ClientRefOf(id)
 	if err != nil {
 		return nil, err
 	}
@@ -40,16 +42,16 @@ func (r *mutationResolver) ClientUpdate(ctx context.Context, id string, input gq
 	if err != nil {
 		return nil, labelConflict(err, u.Label)
 	}
-	return ptr(clientOf(c)), nil
+	return ptr(engine.ClientOf(c)), nil
 }
 
 // ClientDisable is the resolver for the clientDisable field.
 func (r *mutationResolver) ClientDisable(ctx context.Context, id string, input gqlmodel.ClientDisableInput) (*model.Client, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
-	ref, err := clientRefOf(id)
+	ref, err := engine.ClientRefOf(id)
 	if err != nil {
 		return nil, err
 	}
@@ -62,16 +64,16 @@ func (r *mutationResolver) ClientDisable(ctx context.Context, id string, input g
 	if err != nil {
 		return nil, err
 	}
-	return ptr(clientOf(c)), nil
+	return ptr(engine.ClientOf(c)), nil
 }
 
 // ClientEnable is the resolver for the clientEnable field.
 func (r *mutationResolver) ClientEnable(ctx context.Context, id string) (*model.Client, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
-	ref, err := clientRefOf(id)
+	ref, err := engine.ClientRefOf(id)
 	if err != nil {
 		return nil, err
 	}
@@ -79,16 +81,16 @@ func (r *mutationResolver) ClientEnable(ctx context.Context, id string) (*model.
 	if err != nil {
 		return nil, err
 	}
-	return ptr(clientOf(c)), nil
+	return ptr(engine.ClientOf(c)), nil
 }
 
 // ClientDelete is the resolver for the clientDelete field.
 func (r *mutationResolver) ClientDelete(ctx context.Context, id string) (bool, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return false, err
 	}
-	ref, err := clientRefOf(id)
+	ref, err := engine.ClientRefOf(id)
 	if err != nil {
 		return false, err
 	}
@@ -97,7 +99,7 @@ func (r *mutationResolver) ClientDelete(ctx context.Context, id string) (bool, e
 
 // ClientGroupCreate is the resolver for the clientGroupCreate field.
 func (r *mutationResolver) ClientGroupCreate(ctx context.Context, input gqlmodel.ClientGroupCreateInput) (*model.ClientGroup, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
@@ -117,12 +119,12 @@ func (r *mutationResolver) ClientGroupCreate(ctx context.Context, input gqlmodel
 	if err != nil {
 		return nil, groupConflict(err, *name)
 	}
-	return ptr(groupOf(g)), nil
+	return ptr(engine.GroupOf(g)), nil
 }
 
 // ClientGroupUpdate is the resolver for the clientGroupUpdate field.
 func (r *mutationResolver) ClientGroupUpdate(ctx context.Context, id int64, input gqlmodel.ClientGroupUpdateInput) (*model.ClientGroup, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
@@ -135,12 +137,12 @@ func (r *mutationResolver) ClientGroupUpdate(ctx context.Context, id int64, inpu
 	if err != nil {
 		return nil, groupConflict(err, *name)
 	}
-	return ptr(groupOf(g)), nil
+	return ptr(engine.GroupOf(g)), nil
 }
 
 // ClientGroupDelete is the resolver for the clientGroupDelete field.
 func (r *mutationResolver) ClientGroupDelete(ctx context.Context, id int64) (bool, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return false, err
 	}
@@ -157,7 +159,7 @@ func (r *mutationResolver) ClientGroupAddClients(ctx context.Context, id int64, 
 	if err != nil {
 		return nil, err
 	}
-	return ptr(groupOf(g)), nil
+	return ptr(engine.GroupOf(g)), nil
 }
 
 // ClientGroupRemoveClients is the resolver for the clientGroupRemoveClients field.
@@ -170,12 +172,12 @@ func (r *mutationResolver) ClientGroupRemoveClients(ctx context.Context, id int6
 	if err != nil {
 		return nil, err
 	}
-	return ptr(groupOf(g)), nil
+	return ptr(engine.GroupOf(g)), nil
 }
 
 // Clients is the resolver for the clients field.
 func (r *queryResolver) Clients(ctx context.Context) ([]model.Client, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -183,17 +185,17 @@ func (r *queryResolver) Clients(ctx context.Context) ([]model.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := convertAll(cs, clientOf)
+	out := engine.ConvertAll(cs, engine.ClientOf)
 	return out, nil
 }
 
 // ClientsConnection is the resolver for the clientsConnection field.
 func (r *queryResolver) ClientsConnection(ctx context.Context, first *int64, after *string, last *int64, before *string, filter *gqlmodel.ClientFilter, orderBy *gqlmodel.ClientOrder) (*model.ClientConnection, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
-	w, err := pageWindowOf(first, after, last, before)
+	w, err := engine.PageWindowOf(first, after, last, before)
 	if err != nil {
 		return nil, err
 	}
@@ -201,26 +203,26 @@ func (r *queryResolver) ClientsConnection(ctx context.Context, first *int64, aft
 	if err != nil {
 		return nil, err
 	}
-	return r.clientsConnection(ctx, p.DataOwnerID, w, q)
+	return engine.ClientsConnection(ctx, r.Store, p.DataOwnerID, w, q)
 }
 
 // Client is the resolver for the client field.
 func (r *queryResolver) Client(ctx context.Context, id string) (*model.Client, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
-	c, err := r.clientByRef(ctx, p.DataOwnerID, id)
+	c, err := engine.ClientByRef(ctx, r.Store, p.DataOwnerID, id)
 	if err != nil {
 		return nil, err
 	}
-	out := ptr(clientOf(c))
+	out := ptr(engine.ClientOf(c))
 	return out, nil
 }
 
 // ClientLabelAvailable is the resolver for the clientLabelAvailable field.
 func (r *queryResolver) ClientLabelAvailable(ctx context.Context, label string, excludeID *string) (*model.LabelAvailability, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +232,7 @@ func (r *queryResolver) ClientLabelAvailable(ctx context.Context, label string, 
 	var exID *int64
 	var exUUID *string
 	if excludeID != nil && strings.TrimSpace(*excludeID) != "" {
-		ref, ok := parseClientRef(strings.TrimSpace(*excludeID))
+		ref, ok := engine.ParseClientRef(strings.TrimSpace(*excludeID))
 		if !ok {
 			return nil, &apierr.BadRequest{Msg: "exclude_id must be a client id or a UUID"}
 		}
@@ -245,7 +247,7 @@ func (r *queryResolver) ClientLabelAvailable(ctx context.Context, label string, 
 
 // ClientGroups is the resolver for the clientGroups field.
 func (r *queryResolver) ClientGroups(ctx context.Context) ([]model.ClientGroup, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -253,13 +255,13 @@ func (r *queryResolver) ClientGroups(ctx context.Context) ([]model.ClientGroup, 
 	if err != nil {
 		return nil, err
 	}
-	out := convertAll(gs, groupOf)
+	out := engine.ConvertAll(gs, engine.GroupOf)
 	return out, nil
 }
 
 // ClientGroup is the resolver for the clientGroup field.
 func (r *queryResolver) ClientGroup(ctx context.Context, id int64) (*model.ClientGroup, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -267,13 +269,13 @@ func (r *queryResolver) ClientGroup(ctx context.Context, id int64) (*model.Clien
 	if err != nil {
 		return nil, err
 	}
-	return ptr(groupOf(g)), nil
+	return ptr(engine.GroupOf(g)), nil
 }
 
 // ClientGroupsConnection is the resolver for the clientGroupsConnection field.
 func (r *queryResolver) ClientGroupsConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.ClientGroupConnection, error) {
-	edges, info, total, err := idConnection(ctx, model.RoleViewer, first, after, last, before, "ClientGroupConnection", r.Store.ClientGroupPage,
-		func(x store.ClientGroup) int64 { return x.ID }, infallible(groupOf),
+	edges, info, total, err := engine.IDConnection(ctx, model.RoleViewer, first, after, last, before, "ClientGroupConnection", r.Store.ClientGroupPage,
+		func(x store.ClientGroup) int64 { return x.ID }, engine.Infallible(engine.GroupOf),
 		func(c string, n *model.ClientGroup) model.ClientGroupEdge {
 			return model.ClientGroupEdge{Cursor: c, Node: n}
 		})

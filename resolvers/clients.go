@@ -10,6 +10,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fleetgraph/fleetgraph/engine"
+
 	"github.com/99designs/gqlgen/graphql"
 	"golang.org/x/text/currency"
 
@@ -40,7 +42,7 @@ func clientRefsOf(ids []string) ([]store.ClientRef, error) {
 	refs := make([]store.ClientRef, len(ids))
 	for i, id := range ids {
 		var err error
-		if refs[i], err = clientRefOf(id); err != nil {
+		if refs[i], err = engine.ClientRefOf(id); err != nil {
 			return nil, err
 		}
 	}
@@ -129,12 +131,12 @@ func groupConflict(err error, name string) error {
 // groupMembersOf checks the caller may change groups and parses the clients
 // to add or remove.
 func groupMembersOf(ctx context.Context, in gqlmodel.ClientGroupMembersInput) (*auth.Principal, []store.ClientRef, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, nil, err
 	}
 	if len(in.ClientIds) == 0 || len(in.ClientIds) > maxGroupMembers {
-		return nil, nil, invalid("clientIds", fmt.Sprintf("must have 1 to %d entries", maxGroupMembers))
+		return nil, nil, apierr.Invalid("clientIds", fmt.Sprintf("must have 1 to %d entries", maxGroupMembers))
 	}
 	refs, err := clientRefsOf(in.ClientIds)
 	return p, refs, err
@@ -196,9 +198,9 @@ func contractUpdateOf(in gqlmodel.IspContractUpdateInput) (store.ContractInput, 
 func contractDatesError(err error) error {
 	switch {
 	case errors.Is(err, store.ErrContractDates):
-		return invalid("validUntil", "must be after validFrom")
+		return apierr.Invalid("validUntil", "must be after validFrom")
 	case errors.Is(err, store.ErrContractEnded):
-		return invalid("validUntil", "the contract has already ended")
+		return apierr.Invalid("validUntil", "the contract has already ended")
 	}
 	return err
 }
@@ -240,4 +242,70 @@ func endOf(in *gqlmodel.IspContractEndInput) time.Time {
 		return *in.ValidUntil
 	}
 	return time.Now()
+}
+
+// clientOrders maps the schema's orders onto the store's.
+var clientOrders = map[gqlmodel.ClientOrderField]store.ClientOrder{
+	gqlmodel.ClientOrderFieldID:        store.ClientOrderID,
+	gqlmodel.ClientOrderFieldCreatedAt: store.ClientOrderCreatedAt,
+	gqlmodel.ClientOrderFieldLabel:     store.ClientOrderLabel,
+}
+
+// clientPageQueryOf parses clientsConnection's arguments.
+func clientPageQueryOf(w engine.PageWindow, filter *gqlmodel.ClientFilter, orderBy *gqlmodel.ClientOrder) (store.ClientPageQuery, error) {
+	q := store.ClientPageQuery{Order: store.ClientOrderID, Limit: w.Size + 1, FromEnd: w.FromEnd}
+	if orderBy != nil {
+		q.Order, q.Desc = clientOrders[orderBy.Field], orderBy.Direction == gqlmodel.OrderDirectionDesc
+	}
+	order := string(q.Order)
+	if q.Desc {
+		order += " desc"
+	}
+	for _, b := range []struct {
+		field string
+		arg   *string
+		dst   **store.ClientKey
+	}{{"after", w.After, &q.After}, {"before", w.Before, &q.Before}} {
+		if b.arg == nil {
+			continue
+		}
+		c, err := engine.DecodeCursor(b.field, *b.arg, order)
+		if err != nil {
+			return q, err
+		}
+		*b.dst = &store.ClientKey{ID: c.ID, CreatedAt: c.Time}
+		if c.Text != nil {
+			(*b.dst).Label = *c.Text
+		}
+	}
+	var err error
+	q.Filter, err = clientFilterOf(filter)
+	return q, err
+}
+
+// clientFilterOf parses the clients connection's filter.
+func clientFilterOf(in *gqlmodel.ClientFilter) (store.ClientFilter, error) {
+	var f store.ClientFilter
+	if in == nil {
+		return f, nil
+	}
+	fe := apierr.FieldErrors{}
+	if in.Search != nil {
+		s := strings.TrimSpace(*in.Search)
+		if n := utf8.RuneCountInString(s); n < 1 || n > engine.MaxSearchLength {
+			fe.Add("filter.search", fmt.Sprintf("must have 1 to %d characters (leave it out to match every client)", engine.MaxSearchLength))
+		}
+		f.Search = &s
+	}
+	if in.Tags != nil {
+		f.Tags = tags(fe, "filter.tags", in.Tags)
+	}
+	if in.Type != nil && strings.TrimSpace(*in.Type) == "" {
+		fe.Add("filter.type", "must not be blank (leave it out to match every type)")
+	}
+	f.GroupID, f.Type, f.Offline, f.Disabled, f.RegistrationKeyID = in.GroupID, in.Type, in.Offline, in.Disabled, in.RegistrationKeyID
+	for _, s := range in.HealthStates {
+		f.HealthStates = append(f.HealthStates, string(s))
+	}
+	return f, fe.Err()
 }

@@ -8,6 +8,7 @@ package resolvers
 import (
 	"context"
 
+	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/model"
 )
@@ -19,7 +20,7 @@ func (r *mutationResolver) Noop(ctx context.Context) (*bool, error) {
 
 // Viewer is the resolver for the viewer field.
 func (r *queryResolver) Viewer(ctx context.Context) (*model.Viewer, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,9 @@ import (
 	"context"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/configdoc"
+	"github.com/fleetgraph/fleetgraph/engine"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -16,7 +19,7 @@ import (
 
 // MeasurementConfigCreate is the resolver for the measurementConfigCreate field.
 func (r *mutationResolver) MeasurementConfigCreate(ctx context.Context, kind model.ConfigKind, input gqlmodel.MeasurementConfigCreateInput) (*model.MeasurementConfig, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
@@ -24,9 +27,9 @@ func (r *mutationResolver) MeasurementConfigCreate(ctx context.Context, kind mod
 	in := store.ConfigInput{Kind: string(kind), Name: text(fe, "name", &input.Name, true),
 		Description: longText(fe, "description", input.Description), IsDefault: isTrue(input.IsDefault),
 		Publish: isTrue(input.Publish)}
-	var doc *configDoc
+	var doc *configdoc.Doc
 	if input.Data != nil && input.Data.Value != nil {
-		doc = parseConfigDoc(fe, kind, input.Data.Value, false, false)
+		doc = configdoc.Parse(fe, kind, input.Data.Value, false, false)
 	}
 	if in.Publish && doc == nil {
 		fe.Add("publish", "needs data: there is no draft to publish")
@@ -36,7 +39,7 @@ func (r *mutationResolver) MeasurementConfigCreate(ctx context.Context, kind mod
 	}
 	var build store.BuildVersion
 	if doc != nil {
-		build = doc.version(fe)
+		build = doc.Version(fe)
 	}
 	id, _, err := r.Store.CreateConfig(ctx, p.DataOwnerID, userRef(p.UserID), in, build)
 	if err != nil {
@@ -47,7 +50,7 @@ func (r *mutationResolver) MeasurementConfigCreate(ctx context.Context, kind mod
 
 // MeasurementConfigImport is the resolver for the measurementConfigImport field.
 func (r *mutationResolver) MeasurementConfigImport(ctx context.Context, kind model.ConfigKind, input gqlmodel.MeasurementConfigImportInput) (*gqlmodel.MeasurementConfigImport, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
@@ -58,17 +61,17 @@ func (r *mutationResolver) MeasurementConfigImport(ctx context.Context, kind mod
 	if input.ConfigID == nil || input.Name != nil {
 		in.Name = text(fe, "name", input.Name, true)
 	}
-	doc := parseConfigDoc(fe, kind, input.Data.Value, true, true)
+	doc := configdoc.Parse(fe, kind, input.Data.Value, true, true)
 	if err := fe.Err(); err != nil {
 		return nil, err
 	}
 	var id int64
 	var actions []store.StudyAction
 	if input.ConfigID == nil {
-		id, actions, err = r.Store.CreateConfig(ctx, p.DataOwnerID, userRef(p.UserID), in, doc.version(fe))
+		id, actions, err = r.Store.CreateConfig(ctx, p.DataOwnerID, userRef(p.UserID), in, doc.Version(fe))
 	} else {
 		id = *input.ConfigID
-		actions, err = r.Store.UpdateConfig(ctx, p.DataOwnerID, userRef(p.UserID), id, in, doc.version(fe))
+		actions, err = r.Store.UpdateConfig(ctx, p.DataOwnerID, userRef(p.UserID), id, in, doc.Version(fe))
 	}
 	if err != nil {
 		return nil, conflict(err, "another config became the default of its kind at the same time; try again")
@@ -86,7 +89,7 @@ func (r *mutationResolver) MeasurementConfigImport(ctx context.Context, kind mod
 
 // MeasurementConfigUpdate is the resolver for the measurementConfigUpdate field.
 func (r *mutationResolver) MeasurementConfigUpdate(ctx context.Context, kind model.ConfigKind, id int64, input gqlmodel.MeasurementConfigUpdateInput) (*model.MeasurementConfig, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
@@ -103,8 +106,8 @@ func (r *mutationResolver) MeasurementConfigUpdate(ctx context.Context, kind mod
 	if v, set, _ := omitted(input.Data); set {
 		if v == nil || v.Value == nil {
 			fe.Add("data", "can't be null (to drop the draft, discard it)")
-		} else if doc := parseConfigDoc(fe, kind, v.Value, false, false); doc != nil {
-			build = doc.version(fe)
+		} else if doc := configdoc.Parse(fe, kind, v.Value, false, false); doc != nil {
+			build = doc.Version(fe)
 		}
 	}
 	if err := fe.Err(); err != nil {
@@ -118,7 +121,7 @@ func (r *mutationResolver) MeasurementConfigUpdate(ctx context.Context, kind mod
 
 // MeasurementConfigPublish is the resolver for the measurementConfigPublish field.
 func (r *mutationResolver) MeasurementConfigPublish(ctx context.Context, kind model.ConfigKind, id int64) (*model.MeasurementConfig, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +133,7 @@ func (r *mutationResolver) MeasurementConfigPublish(ctx context.Context, kind mo
 
 // MeasurementConfigDiscardDraft is the resolver for the measurementConfigDiscardDraft field.
 func (r *mutationResolver) MeasurementConfigDiscardDraft(ctx context.Context, kind model.ConfigKind, id int64) (*model.MeasurementConfig, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +145,7 @@ func (r *mutationResolver) MeasurementConfigDiscardDraft(ctx context.Context, ki
 
 // MeasurementConfigSetDefault is the resolver for the measurementConfigSetDefault field.
 func (r *mutationResolver) MeasurementConfigSetDefault(ctx context.Context, kind model.ConfigKind, id int64, isDefault bool) (*model.MeasurementConfig, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +157,7 @@ func (r *mutationResolver) MeasurementConfigSetDefault(ctx context.Context, kind
 
 // MeasurementConfigDelete is the resolver for the measurementConfigDelete field.
 func (r *mutationResolver) MeasurementConfigDelete(ctx context.Context, kind model.ConfigKind, id int64) (bool, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return false, err
 	}
@@ -173,7 +176,7 @@ func (r *mutationResolver) MeasurementConfigUnassign(ctx context.Context, kind m
 
 // MeasurementConfigs is the resolver for the measurementConfigs field.
 func (r *queryResolver) MeasurementConfigs(ctx context.Context, kind model.ConfigKind) ([]model.MeasurementConfig, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -181,12 +184,12 @@ func (r *queryResolver) MeasurementConfigs(ctx context.Context, kind model.Confi
 	if err != nil {
 		return nil, err
 	}
-	return convertAll(cs, configOf), nil
+	return engine.ConvertAll(cs, configOf), nil
 }
 
 // MeasurementConfig is the resolver for the measurementConfig field.
 func (r *queryResolver) MeasurementConfig(ctx context.Context, kind model.ConfigKind, id int64) (*model.MeasurementConfig, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -195,10 +198,10 @@ func (r *queryResolver) MeasurementConfig(ctx context.Context, kind model.Config
 
 // MeasurementConfigsConnection is the resolver for the measurementConfigsConnection field.
 func (r *queryResolver) MeasurementConfigsConnection(ctx context.Context, kind model.ConfigKind, first *int64, after *string, last *int64, before *string) (*model.MeasurementConfigConnection, error) {
-	edges, info, total, err := idConnection(ctx, model.RoleViewer, first, after, last, before, "MeasurementConfigConnection",
+	edges, info, total, err := engine.IDConnection(ctx, model.RoleViewer, first, after, last, before, "MeasurementConfigConnection",
 		func(ctx context.Context, ownerID int64, p store.IDPage, count bool) (store.PagedList[store.Config], error) {
 			return r.Store.ConfigPage(ctx, ownerID, string(kind), p, count)
-		}, func(c store.Config) int64 { return c.ID }, infallible(configOf),
+		}, func(c store.Config) int64 { return c.ID }, engine.Infallible(configOf),
 		func(c string, n *model.MeasurementConfig) model.MeasurementConfigEdge {
 			return model.MeasurementConfigEdge{Cursor: c, Node: n}
 		})

@@ -2,11 +2,13 @@ package resolvers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 
+	"github.com/fleetgraph/fleetgraph/configdoc"
+
 	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -27,7 +29,7 @@ func (r *Resolver) loadConfig(ctx context.Context, ownerID int64, kind model.Con
 
 // assign assigns (or unassigns) the config to clients and client groups.
 func (r *mutationResolver) assign(ctx context.Context, kind model.ConfigKind, id int64, input gqlmodel.ConfigAssignmentInput, assign bool) (*model.MeasurementConfig, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +60,7 @@ func uniqueIDs(ids []int64) []int64 {
 
 // importReport says what an import did: the study descriptions it made or
 // reused, and how the services its credentials name are linked.
-func (r *Resolver) importReport(ctx context.Context, ownerID int64, doc *configDoc, actions []store.StudyAction) (*gqlmodel.ConfigImportReport, error) {
+func (r *Resolver) importReport(ctx context.Context, ownerID int64, doc *configdoc.Doc, actions []store.StudyAction) (*gqlmodel.ConfigImportReport, error) {
 	rep := &gqlmodel.ConfigImportReport{StudyDescriptions: []gqlmodel.StudyDescriptionImport{},
 		ServiceCredentials: []gqlmodel.ServiceCredentialImport{}, Warnings: []string{}}
 	for _, a := range actions {
@@ -66,17 +68,17 @@ func (r *Resolver) importReport(ctx context.Context, ownerID int64, doc *configD
 			Action: a.Action, StudyDescriptionID: a.StudyDescriptionID, Name: a.Name,
 			StudyDescriptionVersionID: a.StudyDescriptionVersionID, Revision: a.Revision, FromRevision: a.FromRevision})
 	}
-	if len(doc.credentials) == 0 {
+	if len(doc.Credentials) == 0 {
 		return rep, nil
 	}
 	stored, err := r.Store.ServiceCredentials(ctx, ownerID)
 	if err != nil {
 		return nil, err
 	}
-	for _, d := range doc.dropped {
+	for _, d := range doc.Dropped {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("credentials.%s: dropped; configs hold no secrets, a probe gets the stored service credential's", d))
 	}
-	for _, service := range doc.credentials {
+	for _, service := range doc.Credentials {
 		item := gqlmodel.ServiceCredentialImport{Service: service, Action: "missing"}
 		if i := slices.IndexFunc(stored, func(c store.ServiceCredential) bool { return c.Service == service }); i >= 0 {
 			item.Action, item.ServiceCredentialID = "linked", &stored[i].ID
@@ -99,100 +101,4 @@ func configOf(c store.Config) model.MeasurementConfig {
 		DraftVersionID: c.DraftVersionID, PublishedVersionID: c.PublishedVersionID, DraftRevision: c.DraftRevision,
 		PublishedRevision: c.PublishedRevision, Revisions: []model.ConfigRevision{}, DeliveredClients: []model.ConfigClient{},
 		ClientGroups: []model.ConfigClientGroup{}, ScheduleConfigs: []model.ScheduleConfigRef{}, Warnings: []string{}}
-}
-
-func configVersionOf(v store.ConfigVersion) model.ConfigVersion {
-	return model.ConfigVersion{ID: v.ID, Revision: v.Revision, Data: model.JSON{Value: json.RawMessage(v.Data)},
-		DataHash: v.DataHash, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt, CreatedByID: v.CreatedByID,
-		CreatedByName: v.CreatedByName, PublishedAt: v.PublishedAt, PublishedByID: v.PublishedByID,
-		PublishedByName: v.PublishedByName, Published: v.State == "published", StudyCount: v.StudyCount,
-		Studies: []model.ConfigStudy{}}
-}
-
-func configRevisionOf(v store.ConfigVersion) model.ConfigRevision {
-	return model.ConfigRevision{ID: v.ID, Revision: v.Revision, State: v.State, DataHash: v.DataHash,
-		CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt, CreatedByID: v.CreatedByID, CreatedByName: v.CreatedByName,
-		PublishedAt: v.PublishedAt, PublishedByID: v.PublishedByID, PublishedByName: v.PublishedByName,
-		Published: v.State == "published", StudyCount: v.StudyCount}
-}
-
-func configStudyOf(s store.VersionStudy) model.ConfigStudy {
-	return model.ConfigStudy{ID: s.ID, Position: s.Position, StudyDescriptionVersionID: s.StudyDescriptionVersionID,
-		StudyDescriptionID: s.StudyDescriptionID, Revision: s.Revision, LatestRevision: s.LatestRevision,
-		LatestVersionID: s.LatestVersionID, Name: s.Name, StudyID: s.StudyID, StudyType: s.StudyType,
-		Subject: s.Subject, InternalID: s.InternalID}
-}
-
-func configClientOf(c store.ConfigClient) model.ConfigClient {
-	return model.ConfigClient{ID: c.ID, UUID: c.UUID, Label: c.Label, LastSeenAt: c.LastSeenAt}
-}
-
-func configGroupOf(g store.ConfigGroup) model.ConfigClientGroup {
-	return model.ConfigClientGroup{ID: g.ID, Name: g.Name}
-}
-
-func scheduleConfigRefOf(s store.ScheduleConfigRef) model.ScheduleConfigRef {
-	ids := s.StudyIDs
-	if ids == nil {
-		ids = []string{}
-	}
-	return model.ScheduleConfigRef{ID: s.ID, Name: s.Name, IsDefault: s.IsDefault, DraftRevision: s.DraftRevision,
-		PublishedRevision: s.PublishedRevision, StudyIDs: ids}
-}
-
-// loadConfigVersions attaches every config's revisions and its draft and
-// published versions, from one read of its versions.
-var loadConfigVersions = queued(always(configID), store.ConfigVersionsByConfig, func(parents []any, rows []store.ConfigVersion) {
-	by := map[int64][]store.ConfigVersion{}
-	for _, v := range rows {
-		by[v.ConfigID] = append(by[v.ConfigID], v)
-	}
-	for _, p := range parents {
-		c := p.(*model.MeasurementConfig)
-		vs := by[c.ID]
-		c.Revisions = convertAll(vs, configRevisionOf)
-		c.DraftVersion, c.PublishedVersion = nil, nil
-		for _, v := range vs {
-			switch v.State {
-			case "draft":
-				c.DraftVersion = ptr(configVersionOf(v))
-			case "published":
-				c.PublishedVersion = ptr(configVersionOf(v))
-			}
-		}
-	}
-})
-
-// loadConfigWarnings attaches every config's warnings.
-var loadConfigWarnings = queued(always(configID), store.ConfigWarnings, func(parents []any, rows []store.ConfigWarning) {
-	by := map[int64][]string{}
-	for _, w := range rows {
-		by[w.ConfigID] = append(by[w.ConfigID], w.Message)
-	}
-	for _, p := range parents {
-		c := p.(*model.MeasurementConfig)
-		c.Warnings = append([]string{}, by[c.ID]...)
-	}
-})
-
-func configID(c *model.MeasurementConfig) int64 { return c.ID }
-
-// publicConfigID keys public configs only (schedule configs have no
-// schedule configs of their own).
-func publicConfigID(c *model.MeasurementConfig) (int64, bool) {
-	return c.ID, c.Kind == model.ConfigPublic
-}
-
-func configVersionID(v *model.ConfigVersion) int64 { return v.ID }
-
-// ConfigDocument checks a config document of kind as the API does
-// (refusing secrets) and answers what saves it as a version; for tools
-// that write configs without a request (serve --demo, test factories).
-func ConfigDocument(kind model.ConfigKind, doc any) (store.BuildVersion, error) {
-	fe := apierr.FieldErrors{}
-	d := parseConfigDoc(fe, kind, doc, false, false)
-	if err := fe.Err(); err != nil {
-		return nil, err
-	}
-	return d.version(fe), nil
 }

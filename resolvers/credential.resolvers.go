@@ -9,6 +9,8 @@ import (
 	"context"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/engine"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -16,7 +18,7 @@ import (
 
 // ServiceCredentialCreate is the resolver for the serviceCredentialCreate field.
 func (r *mutationResolver) ServiceCredentialCreate(ctx context.Context, input gqlmodel.ServiceCredentialCreateInput) (*model.ServiceCredential, error) {
-	p, err := requireRole(ctx, model.RoleAdmin)
+	p, err := auth.Require(ctx, model.RoleAdmin)
 	if err != nil {
 		return nil, err
 	}
@@ -30,12 +32,12 @@ func (r *mutationResolver) ServiceCredentialCreate(ctx context.Context, input gq
 	if err != nil {
 		return nil, conflict(err, "a service credential with this name already exists")
 	}
-	return ptr(credentialOf(c)), nil
+	return ptr(engine.CredentialOf(c)), nil
 }
 
 // ServiceCredentialUpdate is the resolver for the serviceCredentialUpdate field.
 func (r *mutationResolver) ServiceCredentialUpdate(ctx context.Context, id int64, input gqlmodel.ServiceCredentialUpdateInput) (*model.ServiceCredential, error) {
-	p, err := requireRole(ctx, model.RoleAdmin)
+	p, err := auth.Require(ctx, model.RoleAdmin)
 	if err != nil {
 		return nil, err
 	}
@@ -60,12 +62,12 @@ func (r *mutationResolver) ServiceCredentialUpdate(ctx context.Context, id int64
 	if err != nil {
 		return nil, conflict(err, "a service credential with this name already exists")
 	}
-	return ptr(credentialOf(c)), nil
+	return ptr(engine.CredentialOf(c)), nil
 }
 
 // ServiceCredentialDelete is the resolver for the serviceCredentialDelete field.
 func (r *mutationResolver) ServiceCredentialDelete(ctx context.Context, id int64) (bool, error) {
-	p, err := requireRole(ctx, model.RoleAdmin)
+	p, err := auth.Require(ctx, model.RoleAdmin)
 	if err != nil {
 		return false, err
 	}
@@ -74,17 +76,17 @@ func (r *mutationResolver) ServiceCredentialDelete(ctx context.Context, id int64
 
 // ServiceCredentials is the resolver for the serviceCredentials field.
 func (r *queryResolver) ServiceCredentials(ctx context.Context) ([]model.ServiceCredential, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
 	cs, err := r.Store.ServiceCredentials(ctx, p.DataOwnerID)
-	return convertAll(cs, credentialOf), err
+	return engine.ConvertAll(cs, engine.CredentialOf), err
 }
 
 // ServiceCredential is the resolver for the serviceCredential field.
 func (r *queryResolver) ServiceCredential(ctx context.Context, id int64) (*model.ServiceCredential, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -92,5 +94,5 @@ func (r *queryResolver) ServiceCredential(ctx context.Context, id int64) (*model
 	if err != nil {
 		return nil, err
 	}
-	return ptr(credentialOf(c)), nil
+	return ptr(engine.CredentialOf(c)), nil
 }

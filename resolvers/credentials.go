@@ -3,6 +3,8 @@ package resolvers
 import (
 	"strings"
 
+	"github.com/fleetgraph/fleetgraph/configdoc"
+
 	"github.com/fleetgraph/fleetgraph/apierr"
 )
 
@@ -10,7 +12,7 @@ func service(fe apierr.FieldErrors, s *string) *string {
 	if s == nil {
 		return nil
 	}
-	if !serviceRe.MatchString(*s) {
+	if !configdoc.ServiceName.MatchString(*s) {
 		fe.Add("service", "must be a lower-case identifier (a-z, 0-9, _; at most 64 characters)")
 	}
 	return s

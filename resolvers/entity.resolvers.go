@@ -8,56 +8,58 @@ package resolvers
 import (
 	"context"
 
+	"github.com/fleetgraph/fleetgraph/engine"
 	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
 // FindManyAnomalyEventByIDs is the resolver for the findManyAnomalyEventByIDs field.
 func (r *entityResolver) FindManyAnomalyEventByIDs(ctx context.Context, reps []*gqlmodel.AnomalyEventByIDsInput) ([]*model.AnomalyEvent, error) {
-	ids := keysOfReps(reps, func(r *gqlmodel.AnomalyEventByIDsInput) string { return r.ID })
-	return documentsByID(ctx, r.Resolver, store.KindAnomalyEvent, ids, anomalyEventOf)
+	ids := engine.KeysOfReps(reps, func(r *gqlmodel.AnomalyEventByIDsInput) string { return r.ID })
+	return engine.DocumentsByID(ctx, r.Store, vocab.KindAnomalyEvent, ids, engine.AnomalyEventOf)
 }
 
 // FindManyCapabilityByIDs is the resolver for the findManyCapabilityByIDs field.
 func (r *entityResolver) FindManyCapabilityByIDs(ctx context.Context, reps []*gqlmodel.CapabilityByIDsInput) ([]*model.Capability, error) {
-	ids := keysOfReps(reps, func(r *gqlmodel.CapabilityByIDsInput) int64 { return r.ID })
-	return entitiesByKey(ctx, r.Resolver, ids, store.CapabilitiesByIDs, func(c store.Capability) int64 { return c.ID }, capabilityOf)
+	ids := engine.KeysOfReps(reps, func(r *gqlmodel.CapabilityByIDsInput) int64 { return r.ID })
+	return engine.EntitiesByKey(ctx, r.Store, ids, store.CapabilitiesByIDs, func(c store.Capability) int64 { return c.ID }, engine.CapabilityOf)
 }
 
 // FindClientByID is the resolver for the findClientByID field.
 func (r *entityResolver) FindClientByID(ctx context.Context, id int64) (*model.Client, error) {
-	return r.clientEntity(ctx, clientKey{id: id})
+	return engine.ClientEntity(ctx, r.Store, engine.ClientKey{ID: id})
 }
 
 // FindClientByUUID is the resolver for the findClientByUUID field.
 func (r *entityResolver) FindClientByUUID(ctx context.Context, uuid string) (*model.Client, error) {
-	return r.clientEntity(ctx, clientKey{uuid: clientUUIDKey(uuid)})
+	return engine.ClientEntity(ctx, r.Store, engine.ClientKey{UUID: engine.ClientUUIDKey(uuid)})
 }
 
 // FindManyClientGroupByIDs is the resolver for the findManyClientGroupByIDs field.
 func (r *entityResolver) FindManyClientGroupByIDs(ctx context.Context, reps []*gqlmodel.ClientGroupByIDsInput) ([]*model.ClientGroup, error) {
-	ids := keysOfReps(reps, func(r *gqlmodel.ClientGroupByIDsInput) int64 { return r.ID })
-	return entitiesByKey(ctx, r.Resolver, ids, store.GroupsByIDs, func(g store.ClientGroup) int64 { return g.ID }, groupOf)
+	ids := engine.KeysOfReps(reps, func(r *gqlmodel.ClientGroupByIDsInput) int64 { return r.ID })
+	return engine.EntitiesByKey(ctx, r.Store, ids, store.GroupsByIDs, func(g store.ClientGroup) int64 { return g.ID }, engine.GroupOf)
 }
 
 // FindManyIspByIDs is the resolver for the findManyIspByIDs field.
 func (r *entityResolver) FindManyIspByIDs(ctx context.Context, reps []*gqlmodel.IspByIDsInput) ([]*model.Isp, error) {
-	ids := keysOfReps(reps, func(r *gqlmodel.IspByIDsInput) int64 { return r.ID })
-	return entitiesByKey(ctx, r.Resolver, ids, store.IspsByIDs, func(i store.Isp) int64 { return i.ID }, ispOf)
+	ids := engine.KeysOfReps(reps, func(r *gqlmodel.IspByIDsInput) int64 { return r.ID })
+	return engine.EntitiesByKey(ctx, r.Store, ids, store.IspsByIDs, func(i store.Isp) int64 { return i.ID }, engine.IspOf)
 }
 
 // FindManyMeasurementByIDs is the resolver for the findManyMeasurementByIDs field.
 func (r *entityResolver) FindManyMeasurementByIDs(ctx context.Context, reps []*gqlmodel.MeasurementByIDsInput) ([]*model.Measurement, error) {
-	ids := keysOfReps(reps, func(r *gqlmodel.MeasurementByIDsInput) string { return r.ID })
-	return documentsByID(ctx, r.Resolver, store.KindMeasurement, ids, measurementOf)
+	ids := engine.KeysOfReps(reps, func(r *gqlmodel.MeasurementByIDsInput) string { return r.ID })
+	return engine.DocumentsByID(ctx, r.Store, vocab.KindMeasurement, ids, engine.MeasurementOf)
 }
 
 // FindManyRegistrationKeyByIDs is the resolver for the findManyRegistrationKeyByIDs field.
 func (r *entityResolver) FindManyRegistrationKeyByIDs(ctx context.Context, reps []*gqlmodel.RegistrationKeyByIDsInput) ([]*model.RegistrationKey, error) {
-	ids := keysOfReps(reps, func(r *gqlmodel.RegistrationKeyByIDsInput) int64 { return r.ID })
-	return entitiesByKey(ctx, r.Resolver, ids, store.RegistrationKeysByIDs, func(k store.RegistrationKey) int64 { return k.ID }, registrationKeyOf)
+	ids := engine.KeysOfReps(reps, func(r *gqlmodel.RegistrationKeyByIDsInput) int64 { return r.ID })
+	return engine.EntitiesByKey(ctx, r.Store, ids, store.RegistrationKeysByIDs, func(k store.RegistrationKey) int64 { return k.ID }, engine.RegistrationKeyOf)
 }
 
 // Entity returns graph.EntityResolver implementation.

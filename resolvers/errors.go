@@ -16,11 +16,6 @@ import (
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
-// invalid is a one-field validation error.
-func invalid(field, msg string) error {
-	return apierr.FieldErrors{field: {msg}}.Err()
-}
-
 // PresentError shapes every resolver error: a known classification in
 // extensions.code, field errors in extensions.errors, and for anything
 // unexpected a generic message (the cause goes to the log only).
@@ -138,12 +133,6 @@ func formatPath(els ast.Path) string {
 // forbidden is a 403 that says what the caller may not do.
 func forbidden(format string, args ...any) error {
 	return apierr.Errorf(apierr.ErrForbidden, format, args...)
-}
-
-// notFound is a 404 that says what is missing (where "Not found" would
-// leave the caller guessing which part of the path named nothing).
-func notFound(format string, args ...any) error {
-	return apierr.Errorf(apierr.ErrNotFound, format, args...)
 }
 
 // conflict wraps a store conflict with a message naming what collided.

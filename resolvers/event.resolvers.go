@@ -9,18 +9,19 @@ import (
 	"context"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/eventhub"
 	"github.com/fleetgraph/fleetgraph/model"
-	"github.com/fleetgraph/fleetgraph/stream"
 )
 
 // Events is the resolver for the events field.
 func (r *subscriptionResolver) Events(ctx context.Context, types []string) (<-chan *model.Event, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
 	if r.Stream == nil {
 		return nil, apierr.Errorf(apierr.ErrUnavailable, "subscriptions are not served by this server")
 	}
-	return r.Stream.Subscribe(ctx, stream.Caller{DataOwnerID: p.DataOwnerID, KeyID: p.KeyID, Role: p.Role}, types)
+	return r.Stream.Subscribe(ctx, eventhub.Caller{DataOwnerID: p.DataOwnerID, KeyID: p.KeyID, Role: p.Role}, types)
 }

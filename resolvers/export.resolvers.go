@@ -10,10 +10,12 @@ import (
 	"strings"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/engine"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/search"
-	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
 // ExportMeasurements is the resolver for the exportMeasurements field.
@@ -25,7 +27,7 @@ func (r *queryResolver) ExportMeasurements(ctx context.Context, filter *gqlmodel
 	if l.filter.DocID == nil {
 		l.filter.Subjects, l.filter.StudyIDs = nonEmpty(subject), nonEmpty(studyID)
 	}
-	return r.exportDocuments(ctx, store.KindMeasurement, l, asStored)
+	return r.exportDocuments(ctx, vocab.KindMeasurement, l, asStored)
 }
 
 // ExportClientReports is the resolver for the exportClientReports field.
@@ -34,7 +36,7 @@ func (r *queryResolver) ExportClientReports(ctx context.Context, filter *gqlmode
 	if err != nil {
 		return nil, err
 	}
-	return r.exportDocuments(ctx, store.KindClientReport, l, asStored)
+	return r.exportDocuments(ctx, vocab.KindClientReport, l, asStored)
 }
 
 // ExportEventBundles is the resolver for the exportEventBundles field.
@@ -43,7 +45,7 @@ func (r *queryResolver) ExportEventBundles(ctx context.Context, filter *gqlmodel
 	if err != nil {
 		return nil, err
 	}
-	return r.exportDocuments(ctx, store.KindEventBundle, l, asStored)
+	return r.exportDocuments(ctx, vocab.KindEventBundle, l, asStored)
 }
 
 // ExportNetworkRequests is the resolver for the exportNetworkRequests field.
@@ -52,12 +54,12 @@ func (r *queryResolver) ExportNetworkRequests(ctx context.Context, filter *gqlmo
 	if err != nil {
 		return nil, err
 	}
-	return r.exportDocuments(ctx, store.KindNetworkRequest, l, prunedNetworkRequest)
+	return r.exportDocuments(ctx, vocab.KindNetworkRequest, l, prunedNetworkRequest)
 }
 
 // ExportClients is the resolver for the exportClients field.
 func (r *queryResolver) ExportClients(ctx context.Context, filter *gqlmodel.ExportFilter, page *int64, perPage *int64) (*gqlmodel.ExportClientPage, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +76,7 @@ func (r *queryResolver) ExportClients(ctx context.Context, filter *gqlmodel.Expo
 	if err != nil {
 		return nil, err
 	}
-	return &gqlmodel.ExportClientPage{Items: convertAll(cs, clientOf), Total: total, Page: l.page, PerPage: l.perPage}, nil
+	return &gqlmodel.ExportClientPage{Items: engine.ConvertAll(cs, engine.ClientOf), Total: total, Page: l.page, PerPage: l.perPage}, nil
 }
 
 // ExportUserFeedbacks is the resolver for the exportUserFeedbacks field.
@@ -83,12 +85,12 @@ func (r *queryResolver) ExportUserFeedbacks(ctx context.Context, filter *gqlmode
 	if err != nil {
 		return nil, err
 	}
-	return r.exportDocuments(ctx, store.KindUserFeedback, l, withClientObject)
+	return r.exportDocuments(ctx, vocab.KindUserFeedback, l, withClientObject)
 }
 
 // ExportSearch is the resolver for the exportSearch field.
 func (r *queryResolver) ExportSearch(ctx context.Context, body model.JSON, q *string, df *string, defaultOperator *string, analyzer *string, lenient *bool, analyzeWildcard *bool, size *int64, from *int64, sort *model.JSON, searchAfter *model.JSON, source *model.JSON, sourceIncludes []string, sourceExcludes []string, trackTotalHits *model.JSON, sourceOnly *bool, scroll *string, otherParams *model.JSON) (*model.JSON, error) {
-	if _, err := requireRole(ctx, model.RoleViewer); err != nil {
+	if _, err := auth.Require(ctx, model.RoleViewer); err != nil {
 		return nil, err
 	}
 	req := exportSearchParams{"body": body.Value}
@@ -127,7 +129,7 @@ func (r *queryResolver) ExportSearch(ctx context.Context, body model.JSON, q *st
 
 // ExportEsql is the resolver for the exportEsql field.
 func (r *queryResolver) ExportEsql(ctx context.Context, query string) ([]model.JSON, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +163,7 @@ func (r *queryResolver) ExportEsql(ctx context.Context, query string) ([]model.J
 
 // ExportMapping is the resolver for the exportMapping field.
 func (r *queryResolver) ExportMapping(ctx context.Context, index *string) (*model.JSON, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}

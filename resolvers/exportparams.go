@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/rawjson"
@@ -247,7 +248,7 @@ func ParseExportTime(raw string) (time.Time, error) {
 // of kind, shaping each stored document with conv.
 func (r *queryResolver) exportDocuments(ctx context.Context, kind string, l exportListing,
 	conv func(store.ExportDocument) (model.JSON, error)) (*gqlmodel.ExportDocumentPage, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}

@@ -6,10 +6,9 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/fleethealth"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
-	"github.com/fleetgraph/fleetgraph/health"
 	"github.com/fleetgraph/fleetgraph/model"
-	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // System status record pages: page from 1, perPage 1 to maxRecordsPerPage
@@ -42,15 +41,15 @@ func recordPage(page, perPage *int64) (int64, int64, error) {
 // and, with the values kept, each metric's warning below its critical.
 // Field errors are named cpu.warningPercent, ... (cpu.warning_percent in
 // REST); a metric or value given as null is an error, not a reset.
-func changeThresholds(cur health.Thresholds, in gqlmodel.HealthThresholdsInput) (health.Thresholds, error) {
+func changeThresholds(cur fleethealth.Thresholds, in gqlmodel.HealthThresholdsInput) (fleethealth.Thresholds, error) {
 	fe := apierr.FieldErrors{}
 	next := cur
 	for _, m := range []struct {
 		name  string
 		in    graphql.Omittable[*gqlmodel.HealthMetricThresholdsInput]
-		limit *health.Limits
-	}{{health.MetricCPU, in.CPU, &next.CPU}, {health.MetricMemory, in.Memory, &next.Memory},
-		{health.MetricFilesystem, in.Filesystem, &next.Filesystem}} {
+		limit *fleethealth.Limits
+	}{{fleethealth.MetricCPU, in.CPU, &next.CPU}, {fleethealth.MetricMemory, in.Memory, &next.Memory},
+		{fleethealth.MetricFilesystem, in.Filesystem, &next.Filesystem}} {
 		v, set, null := omitted(m.in)
 		if null {
 			fe.Add(m.name, "can't be null")
@@ -87,64 +86,9 @@ func percent(fe apierr.FieldErrors, field string, o graphql.Omittable[*int64], t
 	}
 }
 
-func thresholdsOf(t health.Thresholds) model.HealthThresholds {
-	of := func(l health.Limits) model.HealthMetricThresholds {
+func thresholdsOf(t fleethealth.Thresholds) model.HealthThresholds {
+	of := func(l fleethealth.Limits) model.HealthMetricThresholds {
 		return model.HealthMetricThresholds{WarningPercent: int64(l.Warning), CriticalPercent: int64(l.Critical)}
 	}
 	return model.HealthThresholds{CPU: of(t.CPU), Memory: of(t.Memory), Filesystem: of(t.Filesystem)}
-}
-
-func healthStateOf(h store.HealthState) model.ClientHealthState {
-	reasons := make([]model.HealthReason, len(h.Reasons))
-	for i, r := range h.Reasons {
-		reasons[i] = model.HealthReason{Metric: r.Metric, Percent: r.Percent, Severity: model.HealthSeverity(r.Severity)}
-	}
-	sum := func(m string) model.HealthMetricSummary {
-		s := h.MetricSummary[m]
-		return model.HealthMetricSummary{Percent: s.Percent, WarningPercent: s.WarningPercent, CriticalPercent: s.CriticalPercent}
-	}
-	sn := h.Snapshot
-	return model.ClientHealthState{ClientID: h.ClientID, ClientUUID: h.ClientUUID, ClientLabel: h.ClientLabel,
-		State: model.HealthState(h.State), Reasons: reasons,
-		MetricSummary: model.HealthMetricSummaries{CPU: sum(health.MetricCPU), Memory: sum(health.MetricMemory),
-			Filesystem: sum(health.MetricFilesystem)},
-		EvaluatedAt: h.EvaluatedAt,
-		ThresholdSnapshot: model.HealthThresholdSnapshot{CPUWarningPercent: int64(sn.CPUWarningPercent),
-			CPUCriticalPercent: int64(sn.CPUCriticalPercent), MemoryWarningPercent: int64(sn.MemoryWarningPercent),
-			MemoryCriticalPercent: int64(sn.MemoryCriticalPercent), FilesystemWarningPercent: int64(sn.FilesystemWarningPercent),
-			FilesystemCriticalPercent: int64(sn.FilesystemCriticalPercent), OfflineThresholdMinutes: int64(sn.OfflineThresholdMinutes),
-			ClientDegradedDetectionEnabled: sn.DegradedDetectionEnabled},
-		ThresholdsOutdated: h.ThresholdsOutdated, SourceSystemStatusRecordID: h.SourceRecordID,
-		NetworkTransport: h.NetworkTransport}
-}
-
-func systemStatusOf(s store.SystemStatus) model.SystemStatusRecord {
-	fss := make([]model.SystemStatusFilesystem, len(s.Filesystems))
-	for i, f := range s.Filesystems {
-		fss[i] = model.SystemStatusFilesystem{Writable: f.Writable, ValidSampleCount: f.ValidSampleCount,
-			Device: f.Device, Mount: f.Mount, Type: f.Type, TotalBytes: f.TotalBytes,
-			MinimumAvailableBytes: f.MinimumAvailableBytes, FinalAvailableBytes: f.FinalAvailableBytes,
-			AveragePercent: f.AveragePercent, MaximumPercent: f.MaximumPercent, FinalPercent: f.FinalPercent}
-	}
-	cds := make([]model.JSON, len(s.ConnectionDetails))
-	for i, c := range s.ConnectionDetails {
-		cds[i] = model.JSON{Value: c}
-	}
-	return model.SystemStatusRecord{ID: s.ID, ClientUUID: deref(s.ClientUUID), RunID: s.RunID,
-		StudyIds: orEmpty(s.StudyIDs), MeasurementIds: orEmpty(s.MeasurementIDs),
-		StartedAt: s.StartedAt, FinishedAt: s.FinishedAt, Platform: s.Platform, RuntimeScope: s.RuntimeScope,
-		SampleIntervalSeconds: deref(s.SampleIntervalSeconds), ConnectionDetailTraceID: s.ConnectionDetailTraceID,
-		CPUValidSampleCount: deref(s.CPUValidSampleCount), CPUAveragePercent: s.CPUAveragePercent,
-		CPUMaxPercent: s.CPUMaxPercent, CPUFinalPercent: s.CPUFinalPercent,
-		MemoryValidSampleCount: deref(s.MemoryValidSampleCount), MemoryEffectiveTotalBytes: s.MemoryEffectiveTotalBytes,
-		MemoryAveragePercent: s.MemoryAveragePercent, MemoryMaxPercent: s.MemoryMaxPercent,
-		MemoryFinalPercent: s.MemoryFinalPercent, Filesystems: fss, ConnectionDetails: cds,
-		CollectionErrors: orEmpty(s.CollectionErrors), CreatedAt: s.CreatedAt}
-}
-
-func orEmpty[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
 }

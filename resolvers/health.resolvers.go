@@ -8,23 +8,25 @@ package resolvers
 import (
 	"context"
 
+	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/engine"
+	"github.com/fleetgraph/fleetgraph/fleethealth"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
-	"github.com/fleetgraph/fleetgraph/health"
 	"github.com/fleetgraph/fleetgraph/model"
 )
 
 // SystemStatusRecords is the batch resolver for the systemStatusRecords field.
 func (r *clientResolver) SystemStatusRecords(ctx context.Context, objs []*model.Client, first *int64, after *string, filter *gqlmodel.SystemStatusRecordFilter) ([]*model.SystemStatusRecordConnection, error) {
-	return clientSystemStatus.resolve(ctx, r.Store, objs, statusArgs{pageArgs{first, after}, filter})
+	return engine.ClientSystemStatus.Resolve(ctx, r.Store, objs, engine.StatusArgs{PageArgs: engine.PageArgs{First: first, After: after}, Filter: filter})
 }
 
 // HealthThresholdsUpdate is the resolver for the healthThresholdsUpdate field.
 func (r *mutationResolver) HealthThresholdsUpdate(ctx context.Context, input gqlmodel.HealthThresholdsInput) (*model.HealthThresholds, error) {
-	p, err := requireRole(ctx, model.RoleAdmin)
+	p, err := auth.Require(ctx, model.RoleAdmin)
 	if err != nil {
 		return nil, err
 	}
-	t, err := r.Store.UpdateHealthThresholds(ctx, p.DataOwnerID, func(cur health.Thresholds) (health.Thresholds, error) {
+	t, err := r.Store.UpdateHealthThresholds(ctx, p.DataOwnerID, func(cur fleethealth.Thresholds) (fleethealth.Thresholds, error) {
 		return changeThresholds(cur, input)
 	})
 	if err != nil {
@@ -35,7 +37,7 @@ func (r *mutationResolver) HealthThresholdsUpdate(ctx context.Context, input gql
 
 // SystemStatusRecords is the resolver for the systemStatusRecords field.
 func (r *queryResolver) SystemStatusRecords(ctx context.Context, clientID string, page *int64, perPage *int64) (*model.SystemStatusRecordPage, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +45,7 @@ func (r *queryResolver) SystemStatusRecords(ctx context.Context, clientID string
 	if err != nil {
 		return nil, err
 	}
-	c, err := r.clientByRef(ctx, p.DataOwnerID, clientID)
+	c, err := engine.ClientByRef(ctx, r.Store, p.DataOwnerID, clientID)
 	if err != nil {
 		return nil, err
 	}
@@ -51,12 +53,12 @@ func (r *queryResolver) SystemStatusRecords(ctx context.Context, clientID string
 	if err != nil {
 		return nil, err
 	}
-	return &model.SystemStatusRecordPage{Items: convertAll(recs, systemStatusOf), Total: total, Page: pg, PerPage: per}, nil
+	return &model.SystemStatusRecordPage{Items: engine.ConvertAll(recs, engine.SystemStatusOf), Total: total, Page: pg, PerPage: per}, nil
 }
 
 // FleetHealth is the resolver for the fleetHealth field.
 func (r *queryResolver) FleetHealth(ctx context.Context) ([]model.ClientHealthState, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -64,12 +66,12 @@ func (r *queryResolver) FleetHealth(ctx context.Context) ([]model.ClientHealthSt
 	if err != nil {
 		return nil, err
 	}
-	return convertAll(hs, healthStateOf), nil
+	return engine.ConvertAll(hs, engine.HealthStateOf), nil
 }
 
 // HealthThresholds is the resolver for the healthThresholds field.
 func (r *queryResolver) HealthThresholds(ctx context.Context) (*model.HealthThresholds, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,8 @@ import (
 	"context"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/engine"
 	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
@@ -17,12 +19,12 @@ import (
 
 // Clients is the batch resolver for the clients field.
 func (r *ispResolver) Clients(ctx context.Context, objs []*model.Isp, first *int64, after *string) ([]*model.ClientConnection, error) {
-	return ispClients.resolve(ctx, r.Store, objs, pageArgs{first, after})
+	return engine.IspClients.Resolve(ctx, r.Store, objs, engine.PageArgs{First: first, After: after})
 }
 
 // IspCreate is the resolver for the ispCreate field.
 func (r *mutationResolver) IspCreate(ctx context.Context, input gqlmodel.IspCreateInput) (*model.Isp, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
@@ -36,12 +38,12 @@ func (r *mutationResolver) IspCreate(ctx context.Context, input gqlmodel.IspCrea
 	if err != nil {
 		return nil, err
 	}
-	return ptr(ispOf(i)), nil
+	return ptr(engine.IspOf(i)), nil
 }
 
 // IspUpdate is the resolver for the ispUpdate field.
 func (r *mutationResolver) IspUpdate(ctx context.Context, id int64, input gqlmodel.IspUpdateInput) (*model.Isp, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
@@ -71,12 +73,12 @@ func (r *mutationResolver) IspUpdate(ctx context.Context, id int64, input gqlmod
 	if err != nil {
 		return nil, err
 	}
-	return ptr(ispOf(i)), nil
+	return ptr(engine.IspOf(i)), nil
 }
 
 // IspDelete is the resolver for the ispDelete field.
 func (r *mutationResolver) IspDelete(ctx context.Context, id int64) (bool, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return false, err
 	}
@@ -85,27 +87,27 @@ func (r *mutationResolver) IspDelete(ctx context.Context, id int64) (bool, error
 
 // IspMergeInto is the resolver for the ispMergeInto field.
 func (r *mutationResolver) IspMergeInto(ctx context.Context, id int64, input gqlmodel.IspMergeInput) (*model.Isp, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
 	if input.TargetID == id {
-		return nil, invalid("targetId", "must name another ISP")
+		return nil, apierr.Invalid("targetId", "must name another ISP")
 	}
 	i, err := r.Store.MergeIsp(ctx, p.DataOwnerID, id, input.TargetID)
 	if err != nil {
 		return nil, err
 	}
-	return ptr(ispOf(i)), nil
+	return ptr(engine.IspOf(i)), nil
 }
 
 // IspContractCreate is the resolver for the ispContractCreate field.
 func (r *mutationResolver) IspContractCreate(ctx context.Context, input gqlmodel.IspContractCreateInput) (*model.IspContract, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
-	ref, err := clientRefOf(input.ClientID)
+	ref, err := engine.ClientRefOf(input.ClientID)
 	if err != nil {
 		return nil, err
 	}
@@ -117,12 +119,12 @@ func (r *mutationResolver) IspContractCreate(ctx context.Context, input gqlmodel
 	if err != nil {
 		return nil, err
 	}
-	return ptr(contractOf(c)), nil
+	return ptr(engine.ContractOf(c)), nil
 }
 
 // IspContractUpdate is the resolver for the ispContractUpdate field.
 func (r *mutationResolver) IspContractUpdate(ctx context.Context, id int64, input gqlmodel.IspContractUpdateInput) (*model.IspContract, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
@@ -134,12 +136,12 @@ func (r *mutationResolver) IspContractUpdate(ctx context.Context, id int64, inpu
 	if err != nil {
 		return nil, contractDatesError(err)
 	}
-	return ptr(contractOf(c)), nil
+	return ptr(engine.ContractOf(c)), nil
 }
 
 // IspContractEnd is the resolver for the ispContractEnd field.
 func (r *mutationResolver) IspContractEnd(ctx context.Context, id int64, input *gqlmodel.IspContractEndInput) (*model.IspContract, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
@@ -147,12 +149,12 @@ func (r *mutationResolver) IspContractEnd(ctx context.Context, id int64, input *
 	if err != nil {
 		return nil, contractDatesError(err)
 	}
-	return ptr(contractOf(c)), nil
+	return ptr(engine.ContractOf(c)), nil
 }
 
 // IspContractDelete is the resolver for the ispContractDelete field.
 func (r *mutationResolver) IspContractDelete(ctx context.Context, id int64) (bool, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return false, err
 	}
@@ -161,7 +163,7 @@ func (r *mutationResolver) IspContractDelete(ctx context.Context, id int64) (boo
 
 // Isps is the resolver for the isps field.
 func (r *queryResolver) Isps(ctx context.Context, filter *gqlmodel.IspFilter) ([]model.Isp, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -185,13 +187,13 @@ func (r *queryResolver) Isps(ctx context.Context, filter *gqlmodel.IspFilter) ([
 	if err != nil {
 		return nil, err
 	}
-	out := convertAll(is, ispOf)
+	out := engine.ConvertAll(is, engine.IspOf)
 	return out, nil
 }
 
 // Isp is the resolver for the isp field.
 func (r *queryResolver) Isp(ctx context.Context, id int64) (*model.Isp, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -199,13 +201,13 @@ func (r *queryResolver) Isp(ctx context.Context, id int64) (*model.Isp, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := ptr(ispOf(i))
+	out := ptr(engine.IspOf(i))
 	return out, nil
 }
 
 // IspContract is the resolver for the ispContract field.
 func (r *queryResolver) IspContract(ctx context.Context, id int64) (*model.IspContract, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -213,13 +215,13 @@ func (r *queryResolver) IspContract(ctx context.Context, id int64) (*model.IspCo
 	if err != nil {
 		return nil, err
 	}
-	return ptr(contractOf(c)), nil
+	return ptr(engine.ContractOf(c)), nil
 }
 
 // IspsConnection is the resolver for the ispsConnection field.
 func (r *queryResolver) IspsConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.IspConnection, error) {
-	edges, info, total, err := idConnection(ctx, model.RoleViewer, first, after, last, before, "IspConnection", r.Store.IspPage,
-		func(x store.Isp) int64 { return x.ID }, infallible(ispOf),
+	edges, info, total, err := engine.IDConnection(ctx, model.RoleViewer, first, after, last, before, "IspConnection", r.Store.IspPage,
+		func(x store.Isp) int64 { return x.ID }, engine.Infallible(engine.IspOf),
 		func(c string, n *model.Isp) model.IspEdge { return model.IspEdge{Cursor: c, Node: n} })
 	return &model.IspConnection{Edges: edges, PageInfo: info, TotalCount: total}, err
 }

@@ -10,13 +10,15 @@ import (
 	"errors"
 	"time"
 
+	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // LicenseUsage is the resolver for the licenseUsage field.
 func (r *queryResolver) LicenseUsage(ctx context.Context, startTime *string, endTime *string, registrationKeyID *int64) (*model.LicenseUsageReport, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -26,7 +28,7 @@ func (r *queryResolver) LicenseUsage(ctx context.Context, startTime *string, end
 	}
 	cells, key, err := r.Store.LicenseUsage(ctx, p.DataOwnerID, months, registrationKeyID)
 	if errors.Is(err, store.ErrNotFound) && registrationKeyID != nil {
-		return nil, notFound("registration key %d not found", *registrationKeyID)
+		return nil, apierr.NotFoundf("registration key %d not found", *registrationKeyID)
 	}
 	if err != nil {
 		return nil, err
@@ -36,7 +38,7 @@ func (r *queryResolver) LicenseUsage(ctx context.Context, startTime *string, end
 
 // SoftwareDownloads is the resolver for the softwareDownloads field.
 func (r *queryResolver) SoftwareDownloads(ctx context.Context) (*model.SoftwareDownloads, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}

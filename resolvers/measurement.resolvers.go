@@ -8,19 +8,21 @@ package resolvers
 import (
 	"context"
 
+	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/engine"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/search"
-	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
 // Measurements is the batch resolver for the measurements field.
 func (r *clientResolver) Measurements(ctx context.Context, objs []*model.Client, filter *gqlmodel.MeasurementFilter, first *int64, after *string) ([]*model.MeasurementConnection, error) {
-	if _, err := requireRole(ctx, model.RoleViewer); err != nil {
+	if _, err := auth.Require(ctx, model.RoleViewer); err != nil {
 		return nil, err
 	}
-	page, limit, err := measurementPage(filter, first, after)
+	page, limit, err := engine.MeasurementPage(filter, first, after)
 	if err != nil {
 		return nil, err
 	}
@@ -32,7 +34,7 @@ func (r *clientResolver) Measurements(ctx context.Context, objs []*model.Client,
 			continue
 		}
 		if out[i] = c.Pages[page]; out[i] == nil {
-			return measurementPages(ctx, objs, page, limit)
+			return engine.MeasurementPages(ctx, objs, page, limit)
 		}
 	}
 	return out, nil
@@ -59,15 +61,15 @@ func (r *queryResolver) MeasurementSearchScroll(ctx context.Context, scrollID st
 
 // Measurement is the resolver for the measurement field.
 func (r *queryResolver) Measurement(ctx context.Context, id string) (*model.Measurement, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
-	d, err := r.Store.Document(ctx, p.DataOwnerID, store.KindMeasurement, id)
+	d, err := r.Store.Document(ctx, p.DataOwnerID, vocab.KindMeasurement, id)
 	if err != nil {
 		return nil, err
 	}
-	return ptr(measurementOf(d)), nil
+	return ptr(engine.MeasurementOf(d)), nil
 }
 
 // MeasurementDocument is the resolver for the measurementDocument field.
@@ -80,7 +82,7 @@ func (r *queryResolver) MeasurementDocument(ctx context.Context, id string, repo
 		return &m.Document, nil
 	}
 	p := auth.From(ctx)
-	if _, err := loadReports(ctx, edgeQuery{store: r.Store, owner: p.DataOwnerID}, []any{m}); err != nil {
+	if _, err := engine.LoadReports(ctx, engine.EdgeQuery{Store: r.Store, Owner: p.DataOwnerID}, []any{m}); err != nil {
 		return nil, err
 	}
 	doc := map[gqlmodel.MeasurementReportType]*model.JSON{
@@ -89,7 +91,7 @@ func (r *queryResolver) MeasurementDocument(ctx context.Context, id string, repo
 		gqlmodel.MeasurementReportTypeLightweightVideoPlayerPerformanceReport: m.LightweightVideoPlayerPerformanceReport,
 	}[*report]
 	if doc == nil {
-		return nil, notFound("Measurement %s has no %s", m.ID, *report)
+		return nil, apierr.NotFoundf("Measurement %s has no %s", m.ID, *report)
 	}
 	return doc, nil
 }

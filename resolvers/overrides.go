@@ -1,9 +1,11 @@
 package resolvers
 
 import (
-	"github.com/fleetgraph/fleetgraph/analyzer"
 	"slices"
 	"strings"
+
+	"github.com/fleetgraph/fleetgraph/analyzer"
+	"github.com/fleetgraph/fleetgraph/engine"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
@@ -45,9 +47,9 @@ func overrideScope(fe apierr.FieldErrors, in *gqlmodel.AnomalyDetectionOverrideS
 		return store.OverrideScope{}
 	}
 	sc := store.OverrideScope{
-		Subject:         deref(text(fe, "scope.subject", &in.Subject, true)),
-		MeasurementType: deref(text(fe, "scope.measurementType", &in.MeasurementType, true)),
-		Metric:          deref(text(fe, "scope.metric", &in.Metric, true)),
+		Subject:         engine.Deref(text(fe, "scope.subject", &in.Subject, true)),
+		MeasurementType: engine.Deref(text(fe, "scope.measurementType", &in.MeasurementType, true)),
+		Metric:          engine.Deref(text(fe, "scope.metric", &in.Metric, true)),
 		DetectionPass:   in.DetectionPass,
 	}
 	oneOf(fe, "scope.detectionPass", &in.DetectionPass, detectionPasses...)

@@ -8,16 +8,18 @@ package resolvers
 import (
 	"context"
 
+	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/engine"
 	"github.com/fleetgraph/fleetgraph/model"
 )
 
 // Node is the resolver for the node field.
 func (r *queryResolver) Node(ctx context.Context, id string) (model.Node, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
-	ns, err := r.nodes(ctx, p.DataOwnerID, "id", []string{id})
+	ns, err := engine.Nodes(ctx, r.Store, r.webhookOf, p.DataOwnerID, "id", []string{id})
 	if err != nil {
 		return nil, err
 	}
@@ -26,9 +28,9 @@ func (r *queryResolver) Node(ctx context.Context, id string) (model.Node, error)
 
 // Nodes is the resolver for the nodes field.
 func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]model.Node, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
-	return r.nodes(ctx, p.DataOwnerID, "ids", ids)
+	return engine.Nodes(ctx, r.Store, r.webhookOf, p.DataOwnerID, "ids", ids)
 }

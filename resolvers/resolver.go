@@ -1,7 +1,9 @@
 // Package resolvers is fleetgraph's core: every query and mutation of the
-// graph, with authorization (role checks), validation (input parsed into
-// typed values or field errors) and the conversion of store rows into API
-// types. REST reaches the same resolvers through stored operations.
+// graph, one .resolvers.go per schema/*.graphqls, with authorization (role
+// checks) and validation (input parsed into typed values or field errors).
+// The nested fields below them are attached by the graph engine (package
+// engine), which also converts store rows into API types. REST reaches the
+// same resolvers through stored operations.
 package resolvers
 
 import (
@@ -10,14 +12,18 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/fleetgraph/fleetgraph/webhooks"
+
 	"github.com/fleetgraph/fleetgraph/admission"
 	"github.com/fleetgraph/fleetgraph/assistant"
+	"github.com/fleetgraph/fleetgraph/assistant/chat"
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/eventhub"
+	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/ratelimit"
 	"github.com/fleetgraph/fleetgraph/releases"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/store"
-	"github.com/fleetgraph/fleetgraph/stream"
 )
 
 // Resolver is the dependency root of the graph.
@@ -49,7 +55,7 @@ type Resolver struct {
 	AI *assistant.Assistant
 	// Operations runs stored REST operations for the assistant's tools
 	// (server.New sets it to the REST adapter).
-	Operations OperationRunner
+	Operations chat.OperationRunner
 	// Heavy admits searches, ES|QL queries and export listings (package
 	// admission); nil admits everything.
 	Heavy *admission.Gate
@@ -63,7 +69,7 @@ type Resolver struct {
 	// (render.go), so that tests can compare it with gqlgen's marshalling.
 	GqlgenMarshalOnly bool
 	// Stream feeds subscriptions (nil: subscribing fails as unavailable).
-	Stream *stream.Hub
+	Stream *eventhub.Hub
 	// OnPanic, when set, is told of every panic the server recovers from
 	// (a resolver's, RecoverPanic, or an HTTP handler's), after it is
 	// logged; ctx is the request's. apitest sets it so that a recovered
@@ -90,4 +96,15 @@ func New(st *store.Store, sealer *auth.Sealer, log *slog.Logger, backend search.
 	return &Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend,
 		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true,
 		Heavy: admission.New(slots, perOwner, admission.DefaultWait)}
+}
+
+// chat is the AI assistant's core over r's store, model and operations.
+func (r *Resolver) chat() *chat.Service {
+	return &chat.Service{Store: r.Store, AI: r.AI, Operations: r.Operations, Logger: r.Logger}
+}
+
+// webhookOf converts a stored webhook with r's Sealer (its headers are
+// sealed), header values masked.
+func (r *Resolver) webhookOf(w store.WebhookEndpoint) (*model.Webhook, error) {
+	return webhooks.ModelOf(r.Sealer, w)
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fleetgraph/fleetgraph/engine"
+
 	"github.com/fleetgraph/fleetgraph/analyzer"
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
@@ -39,7 +41,7 @@ type ruleFields struct {
 
 func (in ruleFields) apply(fe apierr.FieldErrors, r *analyzer.Rule) {
 	if in.Name != nil {
-		r.Name = deref(text(fe, "name", in.Name, true))
+		r.Name = engine.Deref(text(fe, "name", in.Name, true))
 	}
 	if in.MeasurementType != nil {
 		r.MeasurementType = strings.TrimSpace(*in.MeasurementType)
@@ -56,7 +58,7 @@ func (in ruleFields) apply(fe apierr.FieldErrors, r *analyzer.Rule) {
 	if in.SubjectSet {
 		r.Subject = ""
 		if in.Subject != nil {
-			r.Subject = deref(text(fe, "subject", in.Subject, true))
+			r.Subject = engine.Deref(text(fe, "subject", in.Subject, true))
 		}
 	}
 	if in.Direction != nil {

@@ -9,6 +9,7 @@ import (
 	"context"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -16,7 +17,7 @@ import (
 
 // DataOwnerSettingsUpdate is the resolver for the dataOwnerSettingsUpdate field.
 func (r *mutationResolver) DataOwnerSettingsUpdate(ctx context.Context, input gqlmodel.DataOwnerSettingsInput) (*model.DataOwnerSettings, error) {
-	p, err := requireRole(ctx, model.RoleAdmin)
+	p, err := auth.Require(ctx, model.RoleAdmin)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +52,7 @@ func (r *mutationResolver) DataOwnerSettingsUpdate(ctx context.Context, input gq
 
 // DataOwnerSettings is the resolver for the dataOwnerSettings field.
 func (r *queryResolver) DataOwnerSettings(ctx context.Context) (*model.DataOwnerSettings, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +65,7 @@ func (r *queryResolver) DataOwnerSettings(ctx context.Context) (*model.DataOwner
 
 // AiAssistantStatus is the resolver for the aiAssistantStatus field.
 func (r *queryResolver) AiAssistantStatus(ctx context.Context) (*model.AiAssistantStatus, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/engine"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -17,7 +19,7 @@ import (
 
 // UserCreate is the resolver for the userCreate field.
 func (r *mutationResolver) UserCreate(ctx context.Context, input gqlmodel.UserCreateInput) (*model.User, error) {
-	p, err := requireRole(ctx, model.RoleAdmin)
+	p, err := auth.Require(ctx, model.RoleAdmin)
 	if err != nil {
 		return nil, err
 	}
@@ -57,12 +59,12 @@ func (r *mutationResolver) UserCreate(ctx context.Context, input gqlmodel.UserCr
 	if err != nil {
 		return nil, conflict(err, "a user with this e-mail or username already exists")
 	}
-	return ptr(userOf(row)), nil
+	return ptr(engine.UserOf(row)), nil
 }
 
 // UserUpdate is the resolver for the userUpdate field.
 func (r *mutationResolver) UserUpdate(ctx context.Context, id int64, input gqlmodel.UserUpdateInput) (*model.User, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -96,22 +98,22 @@ func (r *mutationResolver) UserUpdate(ctx context.Context, id int64, input gqlmo
 	if err != nil {
 		return nil, err
 	}
-	return ptr(userOf(row)), nil
+	return ptr(engine.UserOf(row)), nil
 }
 
 // Users is the resolver for the users field.
 func (r *queryResolver) Users(ctx context.Context) ([]model.User, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
 	us, err := r.Store.Users(ctx, p.DataOwnerID)
-	return convertAll(us, userOf), err
+	return engine.ConvertAll(us, engine.UserOf), err
 }
 
 // User is the resolver for the user field.
 func (r *queryResolver) User(ctx context.Context, id int64) (*model.User, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -119,13 +121,13 @@ func (r *queryResolver) User(ctx context.Context, id int64) (*model.User, error)
 	if err != nil {
 		return nil, err
 	}
-	return ptr(userOf(u)), nil
+	return ptr(engine.UserOf(u)), nil
 }
 
 // UsersConnection is the resolver for the usersConnection field.
 func (r *queryResolver) UsersConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.UserConnection, error) {
-	edges, info, total, err := idConnection(ctx, model.RoleViewer, first, after, last, before, "UserConnection", r.Store.UserPage,
-		func(x store.User) int64 { return x.ID }, infallible(userOf),
+	edges, info, total, err := engine.IDConnection(ctx, model.RoleViewer, first, after, last, before, "UserConnection", r.Store.UserPage,
+		func(x store.User) int64 { return x.ID }, engine.Infallible(engine.UserOf),
 		func(c string, n *model.User) model.UserEdge { return model.UserEdge{Cursor: c, Node: n} })
 	return &model.UserConnection{Edges: edges, PageInfo: info, TotalCount: total}, err
 }

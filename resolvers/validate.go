@@ -17,7 +17,6 @@ import (
 
 var (
 	countryRe   = regexp.MustCompile(`^[A-Za-z]{2}$`)
-	serviceRe   = regexp.MustCompile(`^[a-z0-9_]{1,64}$`)
 	versionRe   = regexp.MustCompile(`^\d+\.\d+\.\d+([-+][0-9A-Za-z.+-]+)?$`)
 	clockTimeRe = regexp.MustCompile(`^([01]\d|2[0-3]):[0-5]\d$`)
 )
@@ -124,3 +123,5 @@ func omitted[T any](o graphql.Omittable[*T]) (v *T, set, null bool) {
 	v, set = o.ValueOK()
 	return v, set, set && v == nil
 }
+
+func ptr[T any](v T) *T { return &v }

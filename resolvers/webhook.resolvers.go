@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/engine"
 	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
@@ -21,24 +23,24 @@ import (
 
 // WebhookCreate is the resolver for the webhookCreate field.
 func (r *mutationResolver) WebhookCreate(ctx context.Context, input gqlmodel.WebhookCreateInput) (*model.Webhook, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
 	fe := apierr.FieldErrors{}
-	d := webhookDraft{name: deref(text(fe, "name", &input.Name, true)), description: text(fe, "description", input.Description, false),
-		url: input.URL, eventTypes: input.EventTypes, filters: parseFilters(fe, input.Filters),
-		formatOptions: parseFormatOptions(fe, input.FormatOptions), enabled: input.Enabled == nil || *input.Enabled,
-		payloadFormat: "standard", headers: parseHeaders(fe, input.Headers, nil)}
+	d := webhooks.Draft{Name: engine.Deref(text(fe, "name", &input.Name, true)), Description: text(fe, "description", input.Description, false),
+		URL: input.URL, EventTypes: input.EventTypes, Filters: webhooks.ParseFilters(fe, input.Filters),
+		FormatOptions: webhooks.ParseFormatOptions(fe, input.FormatOptions), Enabled: input.Enabled == nil || *input.Enabled,
+		PayloadFormat: "standard", Headers: webhooks.ParseHeaders(fe, input.Headers, nil)}
 	if input.PayloadFormat != nil {
-		d.payloadFormat = *input.PayloadFormat
+		d.PayloadFormat = *input.PayloadFormat
 	}
-	d.validate(fe)
+	d.Validate(fe)
 	if err := fe.Err(); err != nil {
 		return nil, err
 	}
-	in := r.input(d)
-	secret, hint := newWebhookSecret()
+	in := webhooks.StoreInput(r.Sealer, d)
+	secret, hint := webhooks.NewSecret()
 	in.SealedSecret, in.SecretHint = r.Sealer.Seal(secret), &hint
 	if p.UserID != 0 {
 		in.CreatedByID = &p.UserID
@@ -57,7 +59,7 @@ func (r *mutationResolver) WebhookCreate(ctx context.Context, input gqlmodel.Web
 
 // WebhookUpdate is the resolver for the webhookUpdate field.
 func (r *mutationResolver) WebhookUpdate(ctx context.Context, id int64, input gqlmodel.WebhookUpdateInput) (*model.Webhook, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
@@ -65,52 +67,52 @@ func (r *mutationResolver) WebhookUpdate(ctx context.Context, id int64, input gq
 	if err != nil {
 		return nil, err
 	}
-	d, err := r.draftOf(stored)
+	d, err := webhooks.DraftOf(r.Sealer, stored)
 	if err != nil {
 		return nil, err
 	}
 	fe := apierr.FieldErrors{}
 	if v, set, _ := omitted(input.Name); set {
-		d.name = deref(text(fe, "name", v, true))
+		d.Name = engine.Deref(text(fe, "name", v, true))
 	}
 	if v, set, _ := omitted(input.Description); set {
-		d.description = text(fe, "description", v, false)
+		d.Description = text(fe, "description", v, false)
 	}
 	if v, set, null := omitted(input.URL); set {
 		if null {
 			fe.Add("url", "can't be blank")
 		}
-		d.url = deref(v)
+		d.URL = engine.Deref(v)
 	}
 	if v, set := input.EventTypes.ValueOK(); set {
-		d.eventTypes = v
+		d.EventTypes = v
 	}
 	if v, set, _ := omitted(input.Filters); set {
-		d.filters = parseFilters(fe, v)
+		d.Filters = webhooks.ParseFilters(fe, v)
 	}
 	if v, set, _ := omitted(input.FormatOptions); set {
-		d.formatOptions = parseFormatOptions(fe, v)
+		d.FormatOptions = webhooks.ParseFormatOptions(fe, v)
 	}
 	if v, set, _ := omitted(input.Headers); set {
-		d.headers = parseHeaders(fe, v, d.headers)
+		d.Headers = webhooks.ParseHeaders(fe, v, d.Headers)
 	}
 	if v, set, null := omitted(input.Enabled); set {
 		if null {
 			fe.Add("enabled", "must be true or false")
 		}
-		d.enabled = deref(v)
+		d.Enabled = engine.Deref(v)
 	}
 	if v, set, null := omitted(input.PayloadFormat); set {
 		if null {
 			fe.Add("payload_format", "can't be blank")
 		}
-		d.payloadFormat = deref(v)
+		d.PayloadFormat = engine.Deref(v)
 	}
-	d.validate(fe)
+	d.Validate(fe)
 	if err := fe.Err(); err != nil {
 		return nil, err
 	}
-	w, err := r.Store.UpdateWebhook(ctx, p.DataOwnerID, id, r.input(d))
+	w, err := r.Store.UpdateWebhook(ctx, p.DataOwnerID, id, webhooks.StoreInput(r.Sealer, d))
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +121,7 @@ func (r *mutationResolver) WebhookUpdate(ctx context.Context, id int64, input gq
 
 // WebhookDelete is the resolver for the webhookDelete field.
 func (r *mutationResolver) WebhookDelete(ctx context.Context, id int64) (bool, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return false, err
 	}
@@ -128,7 +130,7 @@ func (r *mutationResolver) WebhookDelete(ctx context.Context, id int64) (bool, e
 
 // WebhookEnable is the resolver for the webhookEnable field.
 func (r *mutationResolver) WebhookEnable(ctx context.Context, id int64) (*model.Webhook, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +143,7 @@ func (r *mutationResolver) WebhookEnable(ctx context.Context, id int64) (*model.
 
 // WebhookTest is the resolver for the webhookTest field.
 func (r *mutationResolver) WebhookTest(ctx context.Context, id int64) (*model.WebhookDelivery, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
@@ -153,12 +155,12 @@ func (r *mutationResolver) WebhookTest(ctx context.Context, id int64) (*model.We
 	if err != nil {
 		return nil, err
 	}
-	return ptr(deliveryOf(d)), nil
+	return ptr(engine.DeliveryOf(d)), nil
 }
 
 // WebhookDeliveryRedeliver is the resolver for the webhookDeliveryRedeliver field.
 func (r *mutationResolver) WebhookDeliveryRedeliver(ctx context.Context, webhookID int64, id int64) (*model.WebhookDelivery, error) {
-	p, err := requireRole(ctx, model.RoleEditor)
+	p, err := auth.Require(ctx, model.RoleEditor)
 	if err != nil {
 		return nil, err
 	}
@@ -166,12 +168,12 @@ func (r *mutationResolver) WebhookDeliveryRedeliver(ctx context.Context, webhook
 	if err != nil {
 		return nil, err
 	}
-	return ptr(deliveryOf(d)), nil
+	return ptr(engine.DeliveryOf(d)), nil
 }
 
 // Webhooks is the resolver for the webhooks field.
 func (r *queryResolver) Webhooks(ctx context.Context) ([]model.Webhook, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +194,7 @@ func (r *queryResolver) Webhooks(ctx context.Context) ([]model.Webhook, error) {
 
 // Webhook is the resolver for the webhook field.
 func (r *queryResolver) Webhook(ctx context.Context, id int64) (*model.Webhook, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +207,7 @@ func (r *queryResolver) Webhook(ctx context.Context, id int64) (*model.Webhook, 
 
 // WebhookEventTypes is the resolver for the webhookEventTypes field.
 func (r *queryResolver) WebhookEventTypes(ctx context.Context) (*model.WebhookCatalogue, error) {
-	if _, err := requireRole(ctx, model.RoleViewer); err != nil {
+	if _, err := auth.Require(ctx, model.RoleViewer); err != nil {
 		return nil, err
 	}
 	return ptr(webhooks.Catalogue()), nil
@@ -213,11 +215,11 @@ func (r *queryResolver) WebhookEventTypes(ctx context.Context) (*model.WebhookCa
 
 // WebhookDeliveries is the resolver for the webhookDeliveries field.
 func (r *queryResolver) WebhookDeliveries(ctx context.Context, webhookID int64, page *int64, perPage *int64) (*model.WebhookDeliveryPage, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
-	pg, pp, err := deliveryPage(page, perPage)
+	pg, pp, err := webhooks.DeliveryPage(page, perPage)
 	if err != nil {
 		return nil, err
 	}
@@ -228,14 +230,14 @@ func (r *queryResolver) WebhookDeliveries(ctx context.Context, webhookID int64, 
 	out := &model.WebhookDeliveryPage{Items: make([]model.WebhookDelivery, 0, len(ds)),
 		Pagination: model.WebhookDeliveryPagination{Page: pg, PerPage: pp, TotalCount: total}}
 	for _, d := range ds {
-		out.Items = append(out.Items, deliveryOf(d))
+		out.Items = append(out.Items, engine.DeliveryOf(d))
 	}
 	return out, nil
 }
 
 // WebhookDelivery is the resolver for the webhookDelivery field.
 func (r *queryResolver) WebhookDelivery(ctx context.Context, webhookID int64, id int64) (*model.WebhookDelivery, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -243,12 +245,12 @@ func (r *queryResolver) WebhookDelivery(ctx context.Context, webhookID int64, id
 	if err != nil {
 		return nil, err
 	}
-	return ptr(deliveryOf(d)), nil
+	return ptr(engine.DeliveryOf(d)), nil
 }
 
 // WebhooksConnection is the resolver for the webhooksConnection field.
 func (r *queryResolver) WebhooksConnection(ctx context.Context, first *int64, after *string, last *int64, before *string) (*model.WebhookConnection, error) {
-	edges, info, total, err := idConnection(ctx, model.RoleViewer, first, after, last, before, "WebhookConnection", r.Store.WebhookPage,
+	edges, info, total, err := engine.IDConnection(ctx, model.RoleViewer, first, after, last, before, "WebhookConnection", r.Store.WebhookPage,
 		func(w store.WebhookEndpoint) int64 { return w.ID }, r.webhookOf,
 		func(c string, n *model.Webhook) model.WebhookEdge { return model.WebhookEdge{Cursor: c, Node: n} })
 	return &model.WebhookConnection{Edges: edges, PageInfo: info, TotalCount: total}, err
@@ -256,10 +258,10 @@ func (r *queryResolver) WebhooksConnection(ctx context.Context, first *int64, af
 
 // WebhookDeliveriesConnection is the resolver for the webhookDeliveriesConnection field.
 func (r *queryResolver) WebhookDeliveriesConnection(ctx context.Context, webhookID int64, first *int64, after *string, last *int64, before *string) (*model.WebhookDeliveryConnection, error) {
-	edges, info, total, err := idConnection(ctx, model.RoleViewer, first, after, last, before, "WebhookDeliveryConnection",
+	edges, info, total, err := engine.IDConnection(ctx, model.RoleViewer, first, after, last, before, "WebhookDeliveryConnection",
 		func(ctx context.Context, ownerID int64, p store.IDPage, count bool) (store.PagedList[store.WebhookDelivery], error) {
 			return r.Store.WebhookDeliveryPage(ctx, ownerID, webhookID, p, count)
-		}, func(d store.WebhookDelivery) int64 { return d.ID }, infallible(deliveryOf),
+		}, func(d store.WebhookDelivery) int64 { return d.ID }, engine.Infallible(engine.DeliveryOf),
 		func(c string, n *model.WebhookDelivery) model.WebhookDeliveryEdge {
 			return model.WebhookDeliveryEdge{Cursor: c, Node: n}
 		})
@@ -268,7 +270,7 @@ func (r *queryResolver) WebhookDeliveriesConnection(ctx context.Context, webhook
 
 // Deliveries is the batch resolver for the deliveries field.
 func (r *webhookResolver) Deliveries(ctx context.Context, objs []*model.Webhook, first *int64, after *string) ([]*model.WebhookDeliveryConnection, error) {
-	return webhookDeliveries.resolve(ctx, r.Store, objs, pageArgs{first, after})
+	return engine.WebhookDeliveries.Resolve(ctx, r.Store, objs, engine.PageArgs{First: first, After: after})
 }
 
 // Webhook returns graph.WebhookResolver implementation.

@@ -102,7 +102,7 @@ func writeEvent(w http.ResponseWriter, data []byte) bool {
 
 // RunOperation executes the stored operation name with ctx's caller and
 // answers the value of its data's only field; a GraphQL error becomes the
-// error of its class (resolvers.OperationRunner, for the assistant's tools).
+// error of its class (chat.OperationRunner, for the assistant's tools).
 func (a *Adapter) RunOperation(ctx context.Context, name string, vars map[string]any) (json.RawMessage, error) {
 	op, ok := a.ops[name]
 	if !ok {

@@ -17,6 +17,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/importer"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
 // The analyzer's "Done when" scenario (issue 24), end to end: a month of
@@ -72,7 +73,7 @@ func TestAnalyzerDoneWhen(t *testing.T) {
 		line, _ := json.Marshal(d)
 		file.Write(append(line, '\n'))
 	}
-	sum, err := importer.Run(context.Background(), e.Store, &file, importer.Options{OwnerID: o.ID, Kind: store.KindMeasurement, Batch: 200})
+	sum, err := importer.Run(context.Background(), e.Store, &file, importer.Options{OwnerID: o.ID, Kind: vocab.KindMeasurement, Batch: 200})
 	if err != nil || sum.Inserted != len(docs) {
 		t.Fatalf("import: %+v %v", sum, err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/resolvers"
 	"github.com/fleetgraph/fleetgraph/server"
 	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
 // probeMeasurement is a measurement document of client cu.
@@ -372,7 +373,7 @@ func TestClientAPIReport(t *testing.T) {
 		if hits := apitest.HitIDs(t, search); fmt.Sprint(hits) != "["+id("ok")+"]" {
 			t.Errorf("search finds %v", hits)
 		}
-		stored, err := e.Store.Document(context.Background(), o.ID, store.KindMeasurement, id("ok"))
+		stored, err := e.Store.Document(context.Background(), o.ID, vocab.KindMeasurement, id("ok"))
 		raw, _ := json.Marshal(docs[0])
 		if err != nil {
 			t.Fatal(err)
@@ -382,7 +383,7 @@ func TestClientAPIReport(t *testing.T) {
 
 	t.Run("reporting again is idempotent on the id", func(t *testing.T) {
 		docs := []any{probeMeasurement(id("ok"), p.UUID, "VideoMeasurement", "youtube")}
-		before, err := e.Store.Document(context.Background(), o.ID, store.KindMeasurement, id("ok"))
+		before, err := e.Store.Document(context.Background(), o.ID, vocab.KindMeasurement, id("ok"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -395,7 +396,7 @@ func TestClientAPIReport(t *testing.T) {
 		var n int
 		_ = e.Store.Pool().QueryRow(context.Background(), `SELECT count(*) FROM documents WHERE data_owner_id = $1 AND doc_id = $2`,
 			o.ID, id("ok")).Scan(&n)
-		after, _ := e.Store.Document(context.Background(), o.ID, store.KindMeasurement, id("ok"))
+		after, _ := e.Store.Document(context.Background(), o.ID, vocab.KindMeasurement, id("ok"))
 		if n != 1 || after.Version != before.Version {
 			t.Errorf("%d copies stored, version %d -> %d (an unchanged document keeps its version)", n, before.Version, after.Version)
 		}
@@ -403,7 +404,7 @@ func TestClientAPIReport(t *testing.T) {
 		changed := probeMeasurement(id("ok"), p.UUID, "VideoMeasurement", "youtube")
 		changed["statistic_values"] = map[string]any{"rtt_avg": 99}
 		apitest.WantStatus(t, e.Probe(t, http.MethodPost, "/measurements", p.Secret, []any{changed}), 200)
-		if after, _ := e.Store.Document(context.Background(), o.ID, store.KindMeasurement, id("ok")); after.Version == before.Version ||
+		if after, _ := e.Store.Document(context.Background(), o.ID, vocab.KindMeasurement, id("ok")); after.Version == before.Version ||
 			!bytes.Contains(after.Doc, []byte(`"rtt_avg": 99`)) {
 			t.Errorf("changed copy not stored: %s", after.Doc)
 		}
@@ -490,7 +491,7 @@ func TestClientAPIReport(t *testing.T) {
 		if apitest.Int(t, item["status"]) != 409 || item["rule"] != "id" {
 			t.Errorf("taking another client's id: %v", item)
 		}
-		stored, _ := e.Store.Document(context.Background(), o.ID, store.KindMeasurement, id("ok"))
+		stored, _ := e.Store.Document(context.Background(), o.ID, vocab.KindMeasurement, id("ok"))
 		if *stored.ClientUUID != p.UUID {
 			t.Errorf("the document now belongs to %s", *stored.ClientUUID)
 		}

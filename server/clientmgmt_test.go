@@ -15,6 +15,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
 // wantFieldErrors asserts a 422 whose errors name every field of fields.
@@ -262,7 +263,7 @@ func TestClientDelete(t *testing.T) {
 	group := o.NewGroup(t, "", c.ID, keep.ID)
 	contract := o.NewContract(t, store.NewContract{ClientID: c.ID})
 	measurement := uuid.NewString()
-	o.InsertDocuments(t, store.KindMeasurement, map[string]any{"id": measurement, "client_uuid": c.UUID,
+	o.InsertDocuments(t, vocab.KindMeasurement, map[string]any{"id": measurement, "client_uuid": c.UUID,
 		"created_at": "2026-11-01T06:00:00Z", "type": "VideoMeasurement", "study": map[string]any{"subject": "youtube"}})
 
 	r := e.Admin(t, http.MethodDelete, fmt.Sprintf("/clients/%d", c.ID), o.Key, nil)

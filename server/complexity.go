@@ -108,16 +108,30 @@ func complexity() graph.ComplexityRoot {
 		return SearchComplexity + child
 	}
 	q.ExportEsql = func(child int, _ string) int { return SearchComplexity + child }
+	// An export page (page, perPage up to 1000) is one read bounded by the
+	// export's own limits (admission, the answer budget), as a search is.
+	exportPage := func(child int, _ *gqlmodel.ExportFilter, _ *string, _ *int64, _ *int64) int {
+		return SearchComplexity + child
+	}
+	q.ExportClientReports, q.ExportEventBundles, q.ExportUserFeedbacks = exportPage, exportPage, exportPage
+	q.ExportMeasurements = func(child int, _ *gqlmodel.ExportFilter, _ *string, _, _ []string, _ *int64, _ *int64) int {
+		return SearchComplexity + child
+	}
+	q.ExportClients = func(child int, _ *gqlmodel.ExportFilter, _ *int64, _ *int64) int { return SearchComplexity + child }
+	q.ExportNetworkRequests = q.ExportClients
+	// The deprecated lists paged by number: perPage records (25 by default).
+	q.SystemStatusRecords = func(child int, _ string, _ *int64, perPage *int64) int { return pageComplexity(child, perPage, 25) }
+	q.WebhookDeliveries = func(child int, _ int64, _ *int64, perPage *int64) int { return pageComplexity(child, perPage, 25) }
 	// A gateway's _entities asks for its selection once per representation.
 	c.SetEntitiesComplexity(func(child int, reps []map[string]any) int { return 1 + len(reps)*child })
 	return c
 }
 
-// pagingArguments are the arguments that size a cursor page: a field
-// taking one answers a page, whatever its type's name. (The fields paged
-// by number, page and perPage, are the exports, priced by the export's own
-// limits, and two deprecated lists; they are not checked.)
-var pagingArguments = []string{"first", "last"}
+// pagingArguments are the arguments that size a page: a field taking one
+// answers a page, whatever its type's name (first and last of a cursor
+// page; perPage of the exports and the two deprecated lists paged by
+// number).
+var pagingArguments = []string{"first", "last", "perPage"}
 
 // unpriced answers the fields of schema that answer a page (a connection:
 // a type named ...Connection, or taking a pagingArguments) without a price

@@ -11,9 +11,9 @@ import (
 	"github.com/fleetgraph/fleetgraph/resolvers"
 )
 
-// TestEveryPageHasAPrice: every field that answers a page is priced in
-// complexity(), and a server whose prices miss one refuses to start,
-// naming it.
+// TestEveryPageHasAPrice: every field that answers a page (a cursor page,
+// or a page by number: perPage) is priced in complexity(), and a server
+// whose prices miss one refuses to start, naming it.
 func TestEveryPageHasAPrice(t *testing.T) {
 	schema := graph.NewExecutableSchema(graph.Config{}).Schema()
 	if missing := unpriced(schema, complexity()); len(missing) > 0 {
@@ -21,10 +21,10 @@ func TestEveryPageHasAPrice(t *testing.T) {
 	}
 	forgot := func() graph.ComplexityRoot {
 		c := complexity()
-		c.Query.UsersConnection, c.Client.Measurements = nil, nil
+		c.Query.UsersConnection, c.Client.Measurements, c.Query.ExportClients = nil, nil, nil
 		return c
 	}
-	want := []string{"Client.measurements", "Query.usersConnection"}
+	want := []string{"Client.measurements", "Query.exportClients", "Query.usersConnection"}
 	if got := unpriced(schema, forgot()); !slices.Equal(got, want) {
 		t.Fatalf("unpriced = %v, want %v", got, want)
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/rest"
 	"github.com/fleetgraph/fleetgraph/server"
-	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
 // TestExportKeyKinds: every export route answers only export keys.
@@ -250,8 +250,8 @@ func TestExportSearchParameters(t *testing.T) {
 // answers them by client name.
 func exportFixtures(t *testing.T, w *exportWorld) map[string]string {
 	t.Helper()
-	clients := w.e.LoadFixtures(t, w.o.ID, store.KindMeasurement, store.KindClientReport, store.KindEventBundle,
-		store.KindNetworkRequest, store.KindUserFeedback)
+	clients := w.e.LoadFixtures(t, w.o.ID, vocab.KindMeasurement, vocab.KindClientReport, vocab.KindEventBundle,
+		vocab.KindNetworkRequest, vocab.KindUserFeedback)
 	ctx := context.Background()
 	for _, c := range []struct {
 		name, label string

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
 // fedWorld is one data owner's objects of every entity type.
@@ -36,7 +37,7 @@ func newFedWorld(t *testing.T, e *apitest.Env, prefix string) *fedWorld {
 	w.regKey, w.capability = k.ID, k.CapabilityID
 	w.measurement = w.o.NewMeasurements(t, apitest.MeasurementOpts{ClientUUID: w.client.UUID})[0]
 	w.anomaly = apitest.Unique("fed-rule") + "::shift::1793500000"
-	w.o.InsertDocuments(t, store.KindAnomalyEvent, map[string]any{"id": w.anomaly, "client_uuid": w.client.UUID,
+	w.o.InsertDocuments(t, vocab.KindAnomalyEvent, map[string]any{"id": w.anomaly, "client_uuid": w.client.UUID,
 		"measurement_type": "VideoMeasurement", "subject": "youtube", "status": "new", "created_at": "2026-11-01T00:00:00Z"})
 	return w
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
 // anomalyDoc is an anomaly event document of a client.
@@ -59,8 +60,8 @@ func TestGraphLinks(t *testing.T) {
 	// documents stored under a's UUID (no import takes them: written
 	// straight), which must never show under a.
 	xc := x.NewClient(t, store.NewClient{})
-	x.InsertDocuments(t, store.KindAnomalyEvent, anomalyDoc(xc.UUID, "x-own", "new", "critical", "download", time.Now()))
-	for _, kind := range []string{store.KindAnomalyEvent, store.KindSystemStatus} {
+	x.InsertDocuments(t, vocab.KindAnomalyEvent, anomalyDoc(xc.UUID, "x-own", "new", "critical", "download", time.Now()))
+	for _, kind := range []string{vocab.KindAnomalyEvent, vocab.KindSystemStatus} {
 		e.SQL(t, `INSERT INTO documents (data_owner_id, kind, doc_id, client_uuid, created_at, doc)
 			VALUES ($1, $2, 'x-under-a', $3::uuid, now(), $4)`, x.ID, kind, a.UUID,
 			`{"id": "x-under-a", "status": "new", "severity": "critical", "cpu_average_percent": 99}`)
@@ -69,7 +70,7 @@ func TestGraphLinks(t *testing.T) {
 	day := time.Now().Add(-72 * time.Hour).Truncate(time.Second)
 	ms := o.NewMeasurements(t, apitest.MeasurementOpts{ClientUUID: a.UUID, Type: "SpeedtestMeasurement"},
 		apitest.MeasurementOpts{ClientUUID: a.UUID, Type: "SpeedtestMeasurement"})
-	o.InsertDocuments(t, store.KindAnomalyEvent,
+	o.InsertDocuments(t, vocab.KindAnomalyEvent,
 		anomalyDoc(a.UUID, "a-1", "resolved", "warning", "download", day, ms[0]),
 		anomalyDoc(a.UUID, "a-2", "new", "critical", "download", day.Add(24*time.Hour), ms[1], "gone-measurement", ms[0]),
 		anomalyDoc(a.UUID, "a-3", "new", "warning", "upload", day.Add(48*time.Hour)),
@@ -344,9 +345,9 @@ func dashSeed(t testing.TB, e *apitest.Env, prefix string, n int) (*apitest.Owne
 			"collection_errors": []string{}, "connection_details": []map[string]any{}, "filesystems": []map[string]any{},
 			"cpu_average_percent": 12.5, "cpu_valid_sample_count": 10})
 	}
-	o.InsertDocuments(t, store.KindMeasurement, measurements...)
-	o.InsertDocuments(t, store.KindAnomalyEvent, events...)
-	o.InsertDocuments(t, store.KindSystemStatus, records...)
+	o.InsertDocuments(t, vocab.KindMeasurement, measurements...)
+	o.InsertDocuments(t, vocab.KindAnomalyEvent, events...)
+	o.InsertDocuments(t, vocab.KindSystemStatus, records...)
 	hook := apitest.Int(t, e.AdminCreate(t, o.Key, "/webhooks", map[string]any{"name": "dashboard hook",
 		"url": "http://127.0.0.1:9/hook", "event_types": []string{store.EventAnomalyCreated}})["id"])
 	for range 3 {

@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/fleetgraph/fleetgraph/apitest"
-	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
 // Client.measurements, Measurement.client/reports and AnomalyEvent.client
@@ -32,7 +32,7 @@ type gmWorld struct {
 const gmBulk = 25
 
 // gmKinds are the fixture files each data owner of the world loads.
-var gmKinds = []string{store.KindMeasurement, store.KindClientReport, store.KindAnomalyEvent}
+var gmKinds = []string{vocab.KindMeasurement, vocab.KindClientReport, vocab.KindAnomalyEvent}
 
 func newGMWorld(t *testing.T, prefix string) *gmWorld {
 	t.Helper()
@@ -46,13 +46,13 @@ func newGMWorld(t *testing.T, prefix string) *gmWorld {
 		bulk = append(bulk, map[string]any{"id": fmt.Sprintf("bulk-%02d", i), "client_uuid": w.bulk, "type": "WebMeasurement",
 			"created_at": at.Format(time.RFC3339), "study": map[string]any{"subject": "website"}})
 	}
-	w.o.InsertDocuments(t, store.KindMeasurement, bulk...)
+	w.o.InsertDocuments(t, vocab.KindMeasurement, bulk...)
 	// A LightweightVideoPlayerPerformanceReport for #1 (the fixtures have
 	// none), after its P.1203 report (created 06:01:15); an anomaly event
 	// naming no client.
-	w.o.InsertDocuments(t, store.KindClientReport, map[string]any{"id": "lvp-0001", "client_uuid": w.c["C1"],
+	w.o.InsertDocuments(t, vocab.KindClientReport, map[string]any{"id": "lvp-0001", "client_uuid": w.c["C1"],
 		"type": "LightweightVideoPlayerPerformanceReport", "measurement_id": apitest.FixtureMeasurement(1), "created_at": "2026-11-01T06:01:30Z"})
-	w.o.InsertDocuments(t, store.KindAnomalyEvent, map[string]any{"id": "fleet-wide::shift::1793500000",
+	w.o.InsertDocuments(t, vocab.KindAnomalyEvent, map[string]any{"id": "fleet-wide::shift::1793500000",
 		"measurement_type": "VideoMeasurement", "subject": "youtube", "status": "new", "created_at": "2026-11-01T00:00:00Z"})
 	return w
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
 // healthStates reads GET /fleet_health as client id -> state object.
@@ -161,7 +162,7 @@ func TestSystemStatusRecordTypesChecked(t *testing.T) {
 	} {
 		raw, _ := json.Marshal(map[string]any{"id": "s", "client_uuid": "0b7c4a52-5d2b-4f55-9a49-6d7f0f6c1a11",
 			"created_at": "2026-11-24T10:00:00Z", field: bad})
-		_, err := store.ParseDocument(store.KindSystemStatus, raw)
+		_, err := store.ParseDocument(vocab.KindSystemStatus, raw)
 		if err == nil || !strings.Contains(err.Error(), field) {
 			t.Errorf("%s = %v: error %v, want one naming the field", field, bad, err)
 		}
@@ -512,9 +513,9 @@ func TestFleetHealthRecordReplaced(t *testing.T) {
 		return map[string]any{"id": "resent-1", "client_uuid": c.UUID, "created_at": time.Now().UTC().Format(time.RFC3339),
 			"cpu_average_percent": cpu}
 	}
-	o.InsertDocuments(t, store.KindSystemStatus, doc(20))
+	o.InsertDocuments(t, vocab.KindSystemStatus, doc(20))
 	first := healthStates(t, e, o.Key)[c.ID]
-	o.InsertDocuments(t, store.KindSystemStatus, doc(96))
+	o.InsertDocuments(t, vocab.KindSystemStatus, doc(96))
 	second := healthStates(t, e, o.Key)[c.ID]
 	if first["state"] != "healthy" || second["state"] != "critical" ||
 		first["source_system_status_record_id"].(json.Number) != second["source_system_status_record_id"].(json.Number) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
 // msrQuery reaches measurements, their client reports and their clients
@@ -55,9 +56,9 @@ func msrSeed(tb testing.TB, e *apitest.Env, prefix string, n int) *apitest.Owner
 				typ, report = "NetworkMeasurement", "PerformanceClientReport"
 			}
 			at := base.Add(time.Duration(i*10+j) * time.Minute).Format(time.RFC3339)
-			add(store.KindMeasurement, map[string]any{"id": id, "client_uuid": uuids[i], "type": typ, "created_at": at,
+			add(vocab.KindMeasurement, map[string]any{"id": id, "client_uuid": uuids[i], "type": typ, "created_at": at,
 				"study": map[string]any{"subject": "youtube"}})
-			add(store.KindClientReport, map[string]any{"id": id + "-r", "client_uuid": uuids[i], "type": report,
+			add(vocab.KindClientReport, map[string]any{"id": id + "-r", "client_uuid": uuids[i], "type": report,
 				"measurement_id": id, "created_at": at, "score": j})
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/engine"
 	"github.com/fleetgraph/fleetgraph/resolvers"
 	"github.com/fleetgraph/fleetgraph/store"
 )
@@ -52,12 +53,12 @@ func TestRenderMatchesGqlgen(t *testing.T) {
 
 	same := func(t *testing.T, rendered bool, do func(base string) *apitest.Response) {
 		want := do(gqlgenOnly)
-		before := resolvers.Rendered.Load()
+		before := engine.Rendered.Load()
 		got := do(e.URL)
 		if want.Status != http.StatusOK || !bytes.Equal(want.Raw, got.Raw) {
 			t.Errorf("status %d/%d\n  gqlgen: %s\nrendered: %s", want.Status, got.Status, want.Raw, got.Raw)
 		}
-		if n := resolvers.Rendered.Load() - before; (n > 0) != rendered {
+		if n := engine.Rendered.Load() - before; (n > 0) != rendered {
 			t.Errorf("%d lists rendered directly, want rendered = %v", n, rendered)
 		}
 	}

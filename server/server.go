@@ -32,6 +32,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/budget"
 	"github.com/fleetgraph/fleetgraph/clientapi"
 	"github.com/fleetgraph/fleetgraph/dashboard"
+	"github.com/fleetgraph/fleetgraph/engine"
 	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/graphiql"
 	"github.com/fleetgraph/fleetgraph/loaders"
@@ -310,7 +311,7 @@ type executorConfig interface {
 // remembers the complexity of its stored operations: storedComplexity).
 func configure(x executorConfig, res *resolvers.Resolver, limit graphql.HandlerExtension) {
 	x.Use(limit)
-	x.Use(resolvers.Attacher{Store: res.Store, GqlgenMarshalOnly: res.GqlgenMarshalOnly})
+	x.Use(engine.Attacher{Store: res.Store, GqlgenMarshalOnly: res.GqlgenMarshalOnly})
 	x.Use(resolvers.ReadRouting{Store: res.Store})
 	x.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	x.SetErrorPresenter(res.PresentError)

@@ -17,13 +17,13 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/eventhub"
 	"github.com/fleetgraph/fleetgraph/loaders"
 	"github.com/fleetgraph/fleetgraph/obs"
 	"github.com/fleetgraph/fleetgraph/resolvers"
-	"github.com/fleetgraph/fleetgraph/stream"
 )
 
-// Subscriptions (the events of package stream) are served on /graphql
+// Subscriptions (the events of package eventhub) are served on /graphql
 // beside POST: over WebSocket (GET with Upgrade, graphql-transport-ws) and
 // over Server-Sent Events (POST with Accept: text/event-stream). Both run
 // without the request deadline, which would end every stream after it, and
@@ -112,7 +112,7 @@ func webSocketInit(keys auth.KeyStore) transport.WebsocketInitFunc {
 		if err != nil {
 			return refuseConnection(ctx, err)
 		}
-		ctx = stream.WithConnection(auth.With(ctx, p))
+		ctx = eventhub.WithConnection(auth.With(ctx, p))
 		ctx, cancel := context.WithCancel(ctx)
 		go watchKey(ctx, cancel, keys, key, p)
 		return ctx, nil, nil

@@ -14,6 +14,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/server"
 	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
 // Red-team cover of the read surface's tenant isolation: data owners whose
@@ -60,8 +61,8 @@ func rtNewOwner(t *testing.T, e *apitest.Env, slug string) *rtOwner {
 			Tags: []string{"common", o.tag}})
 		o.clients, o.labels = append(o.clients, c.UUID), append(o.labels, c.Label)
 	}
-	e.LoadFixtureSet(t, o.id, o.clients, store.KindMeasurement, store.KindClientReport, store.KindEventBundle,
-		store.KindNetworkRequest, store.KindUserFeedback, store.KindAnomalyEvent)
+	e.LoadFixtureSet(t, o.id, o.clients, vocab.KindMeasurement, vocab.KindClientReport, vocab.KindEventBundle,
+		vocab.KindNetworkRequest, vocab.KindUserFeedback, vocab.KindAnomalyEvent)
 	ek := e.Admin(t, http.MethodPost, "/export_api_keys", o.key, map[string]any{"name": "rt"})
 	if ek.Status != http.StatusCreated {
 		t.Fatalf("export key: %d %s", ek.Status, ek.Raw)

@@ -18,6 +18,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/server"
 	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
 // tenantWorld is what one data owner made of every kind of resource.
@@ -809,7 +810,7 @@ func TestCrossTenantClientAPI(t *testing.T) {
 		if body := apitest.Object(t, apitest.WantStatus(t, r, http.StatusOK)); apitest.Int(t, body["accepted"]) != 1 {
 			t.Errorf("B's document with A's id: %s", r.Raw)
 		}
-		stored, err := e.Store.Document(context.Background(), a.ID, store.KindMeasurement, id)
+		stored, err := e.Store.Document(context.Background(), a.ID, vocab.KindMeasurement, id)
 		if err != nil || *stored.ClientUUID != aProbe.UUID || *stored.Type != "VideoMeasurement" {
 			t.Errorf("A's document after B's report: %+v %v", stored, err)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/server"
 	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/vocab"
 	"github.com/fleetgraph/fleetgraph/webhooks"
 )
 
@@ -78,7 +79,7 @@ func makeEvents(e *apitest.Env, o *apitest.Owner, webhookID int64, port int, reg
 	}
 	id := "node-rule::spike::1740787200"
 	raw, _ := json.Marshal(anomEvent(id, clientUUID, "new"))
-	doc, err := store.ParseDocument(store.KindAnomalyEvent, raw)
+	doc, err := store.ParseDocument(vocab.KindAnomalyEvent, raw)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/fleetgraph/fleetgraph/analyzer"
+	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
 // The analyzer's durable pipeline (docs/analyzer.md "The pipeline"): a
@@ -313,7 +314,7 @@ func (s *Store) writeAnalysis(ctx context.Context, tx pgx.Tx, ownerID int64, cli
 	}
 	docs := make([]Document, 0, len(eps))
 	for _, e := range eps {
-		d, err := DocumentFields(KindAnomalyEvent, e)
+		d, err := DocumentFields(vocab.KindAnomalyEvent, e)
 		if err != nil {
 			return fmt.Errorf("episode document: %w", err)
 		}

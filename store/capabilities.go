@@ -123,7 +123,7 @@ type ClientRegistrationKey struct {
 
 // RegistrationKeysByClients loads the registration keys of several clients
 // by the clients' ids (so that it can be read before the clients are:
-// resolvers/edges.go's reads ahead of a root field).
+// engine/edges.go's reads ahead of a root field).
 func RegistrationKeysByClients(ownerID int64, clientIDs []int64) Read[ClientRegistrationKey] {
 	return Read[ClientRegistrationKey]{step: "load registration keys", sql: `SELECT c.id AS client_id, k.id, k.capability_id,
 		k.registration_key, k.comment, k.valid_from, k.valid_until, k.num_registrations_left, k.usage_limit_days, k.testing

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
 // Events told by stored documents, found in InsertDocuments' transaction:
@@ -41,7 +43,7 @@ func priorDocuments(ctx context.Context, tx pgx.Tx, ownerID int64) (map[[2]strin
 // measurements), so imports of other kinds skip the look-up.
 func hasEventDocuments(docs []Document) bool {
 	for _, d := range docs {
-		if d.Kind == KindAnomalyEvent || d.Kind == KindMeasurement {
+		if d.Kind == vocab.KindAnomalyEvent || d.Kind == vocab.KindMeasurement {
 			return true
 		}
 	}
@@ -57,7 +59,7 @@ func documentEvents(docs []Document, refused []int, prior map[[2]string]string, 
 	}
 	last := map[[2]string]int{}
 	for i, d := range docs {
-		if !skip[i] && (d.Kind == KindAnomalyEvent || d.Kind == KindMeasurement) {
+		if !skip[i] && (d.Kind == vocab.KindAnomalyEvent || d.Kind == vocab.KindMeasurement) {
 			last[[2]string{d.Kind, d.DocID}] = i
 		}
 	}
@@ -69,7 +71,7 @@ func documentEvents(docs []Document, refused []int, prior map[[2]string]string, 
 		}
 		before, stored := prior[key]
 		switch d.Kind {
-		case KindAnomalyEvent:
+		case vocab.KindAnomalyEvent:
 			var doc map[string]any
 			if json.Unmarshal(d.Doc, &doc) != nil {
 				continue
@@ -81,7 +83,7 @@ func documentEvents(docs []Document, refused []int, prior map[[2]string]string, 
 			case before == "new" && status == "resolved":
 				out = append(out, anomalyEvent(EventAnomalyResolved, d, doc))
 			}
-		case KindMeasurement:
+		case vocab.KindMeasurement:
 			if stored || !studyFailures {
 				continue
 			}

@@ -11,25 +11,12 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/fleetgraph/fleetgraph/vocab"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
-)
 
-// Document kinds: the kind column of documents.
-const (
-	KindMeasurement    = vocab.KindMeasurement
-	KindClientReport   = vocab.KindClientReport
-	KindEventBundle    = vocab.KindEventBundle
-	KindNetworkRequest = vocab.KindNetworkRequest
-	KindUserFeedback   = vocab.KindUserFeedback
-	KindAnomalyEvent   = vocab.KindAnomalyEvent
-	KindSystemStatus   = vocab.KindSystemStatus
+	"github.com/fleetgraph/fleetgraph/vocab"
 )
-
-// DocumentKinds lists every kind.
-var DocumentKinds = vocab.Kinds
 
 // ErrForeignClient: a document names a client that another data owner owns.
 var ErrForeignClient = errors.New("client belongs to another data owner")
@@ -131,7 +118,7 @@ func DocumentFields(kind string, doc map[string]any) (Document, error) {
 	if err != nil {
 		return d, err
 	}
-	if cu == nil && kind == KindUserFeedback {
+	if cu == nil && kind == vocab.KindUserFeedback {
 		if c, ok := doc["client"].(map[string]any); ok {
 			if cu, err = stringField(c, "uuid"); err != nil {
 				return d, fmt.Errorf("client.%w", err)
@@ -146,7 +133,7 @@ func DocumentFields(kind string, doc map[string]any) (Document, error) {
 		}
 		s := u.String()
 		d.ClientUUID = &s
-	case kind != KindAnomalyEvent:
+	case kind != vocab.KindAnomalyEvent:
 		return d, errors.New("client_uuid is missing")
 	}
 
@@ -160,21 +147,21 @@ func DocumentFields(kind string, doc map[string]any) (Document, error) {
 		return d, fmt.Errorf("type %q is not a document type (1 to %d letters, digits, _, . or -)", *d.Type, maxTypeLen)
 	}
 	switch kind {
-	case KindMeasurement:
+	case vocab.KindMeasurement:
 		if st, ok := doc["study"].(map[string]any); ok {
 			if d.Subject, err = stringField(st, "subject"); err != nil {
 				return d, fmt.Errorf("study.%w", err)
 			}
 		}
-	case KindAnomalyEvent:
+	case vocab.KindAnomalyEvent:
 		if d.Subject, err = stringField(doc, "subject"); err != nil {
 			return d, err
 		}
-	case KindSystemStatus:
+	case vocab.KindSystemStatus:
 		if _, problems := statusFields(doc); len(problems) > 0 {
 			return d, errors.New(problems[0])
 		}
-	case KindClientReport, KindEventBundle, KindNetworkRequest:
+	case vocab.KindClientReport, vocab.KindEventBundle, vocab.KindNetworkRequest:
 		if doc["measurement_id"] != nil {
 			if d.MeasurementID, err = idField(doc, "measurement_id"); err != nil {
 				return d, err
@@ -200,7 +187,7 @@ func DocumentFields(kind string, doc map[string]any) (Document, error) {
 // measurement's type; listings and indices of client reports and event
 // bundles go by it).
 func typedKind(kind string) bool {
-	return kind == KindMeasurement || kind == KindClientReport || kind == KindEventBundle
+	return kind == vocab.KindMeasurement || kind == vocab.KindClientReport || kind == vocab.KindEventBundle
 }
 
 // maxTypeLen bounds a type: it becomes part of an index name
@@ -227,7 +214,7 @@ func validType(t string) bool {
 const MaxIDLen = 512
 
 func validKind(kind string) bool {
-	for _, k := range DocumentKinds {
+	for _, k := range vocab.Kinds {
 		if k == kind {
 			return true
 		}
@@ -539,7 +526,7 @@ func statusClients(docs []Document) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, d := range docs {
-		if d.Kind == KindSystemStatus && d.ClientUUID != nil && !seen[*d.ClientUUID] {
+		if d.Kind == vocab.KindSystemStatus && d.ClientUUID != nil && !seen[*d.ClientUUID] {
 			seen[*d.ClientUUID] = true
 			out = append(out, *d.ClientUUID)
 		}

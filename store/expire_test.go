@@ -21,6 +21,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/search/pg"
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/store/testdb"
+	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
 // ownDB is a fresh migrated database of the test's own: an expiry pass
@@ -100,7 +101,7 @@ func TestExpiry(t *testing.T) {
 			if owner == keeper && strings.HasPrefix(id, "old-2019") {
 				continue // 2019 is the expiring owner's alone
 			}
-			docs = append(docs, mustParse(t, store.KindMeasurement, measurementJSON(id, c, ts.Format(time.RFC3339Nano), "")))
+			docs = append(docs, mustParse(t, vocab.KindMeasurement, measurementJSON(id, c, ts.Format(time.RFC3339Nano), "")))
 		}
 		if res, err := st.InsertDocuments(ctx, owner, docs); err != nil || res.Inserted != len(docs) {
 			t.Fatalf("insert: %+v, %v", res, err)
@@ -275,7 +276,7 @@ func TestChangedCreatedAtMovesTheDocument(t *testing.T) {
 	owner := newOwnerIn(t, pool, "mover", nil)
 	client := uuid.NewString()
 	for i, ts := range []string{"2026-01-05T00:00:00Z", "2026-03-05T00:00:00Z", "2019-01-01T00:00:00Z"} {
-		res, err := st.InsertDocuments(ctx, owner, []store.Document{mustParse(t, store.KindMeasurement, measurementJSON("m", client, ts, ""))})
+		res, err := st.InsertDocuments(ctx, owner, []store.Document{mustParse(t, vocab.KindMeasurement, measurementJSON("m", client, ts, ""))})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -287,7 +288,7 @@ func TestChangedCreatedAtMovesTheDocument(t *testing.T) {
 		}
 	}
 	other := uuid.NewString()
-	res, err := st.InsertDocumentsWith(ctx, owner, []store.Document{mustParse(t, store.KindMeasurement,
+	res, err := st.InsertDocumentsWith(ctx, owner, []store.Document{mustParse(t, vocab.KindMeasurement,
 		measurementJSON("m", other, "2026-02-01T00:00:00Z", ""))}, store.InsertOptions{KeepOthers: true})
 	if err != nil {
 		t.Fatal(err)
@@ -430,7 +431,7 @@ func TestMigrationPartitionsPopulatedDocuments(t *testing.T) {
 		}
 	})
 	t.Run("ingest after the migration", func(t *testing.T) {
-		res, err := st.InsertDocuments(ctx, owner, []store.Document{mustParse(t, store.KindMeasurement,
+		res, err := st.InsertDocuments(ctx, owner, []store.Document{mustParse(t, vocab.KindMeasurement,
 			measurementJSON("m1", uuid.NewString(), "2025-09-01T02:00:00Z", `,"stalling_number":1`))})
 		if err != nil || res.Updated != 1 {
 			t.Errorf("re-sent m1: %+v, %v", res, err)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/fleetgraph/fleetgraph/health"
+	"github.com/fleetgraph/fleetgraph/fleethealth"
 )
 
 // healthThresholdCols are the data owner's thresholds, in the order of
@@ -17,14 +17,14 @@ const healthThresholdCols = `health_cpu_warning_percent, health_cpu_critical_per
 	health_memory_warning_percent, health_memory_critical_percent,
 	health_filesystem_warning_percent, health_filesystem_critical_percent`
 
-func thresholdDest(t *health.Thresholds) []any {
+func thresholdDest(t *fleethealth.Thresholds) []any {
 	return []any{&t.CPU.Warning, &t.CPU.Critical, &t.Memory.Warning, &t.Memory.Critical,
 		&t.Filesystem.Warning, &t.Filesystem.Critical}
 }
 
 // HealthThresholds loads the data owner's health thresholds.
-func (s *Store) HealthThresholds(ctx context.Context, ownerID int64) (health.Thresholds, error) {
-	var t health.Thresholds
+func (s *Store) HealthThresholds(ctx context.Context, ownerID int64) (fleethealth.Thresholds, error) {
+	var t fleethealth.Thresholds
 	err := s.ReadPool(ctx).QueryRow(ctx, `SELECT `+healthThresholdCols+` FROM data_owners WHERE id = $1`, ownerID).Scan(thresholdDest(&t)...)
 	return t, mapErr("load health thresholds", err)
 }
@@ -33,10 +33,10 @@ func (s *Store) HealthThresholds(ctx context.Context, ownerID int64) (health.Thr
 // change makes of the current ones (its error, such as a validation error,
 // is returned and nothing is written). The row stays locked from the read
 // to the write, so concurrent changes apply one after the other.
-func (s *Store) UpdateHealthThresholds(ctx context.Context, ownerID int64, change func(health.Thresholds) (health.Thresholds, error)) (health.Thresholds, error) {
-	var t health.Thresholds
+func (s *Store) UpdateHealthThresholds(ctx context.Context, ownerID int64, change func(fleethealth.Thresholds) (fleethealth.Thresholds, error)) (fleethealth.Thresholds, error) {
+	var t fleethealth.Thresholds
 	err := s.tx(ctx, func(tx pgx.Tx) error {
-		var cur health.Thresholds
+		var cur fleethealth.Thresholds
 		err := tx.QueryRow(ctx, `SELECT `+healthThresholdCols+` FROM data_owners WHERE id = $1 FOR NO KEY UPDATE`,
 			ownerID).Scan(thresholdDest(&cur)...)
 		if err != nil {
@@ -90,7 +90,7 @@ type HealthState struct {
 	ClientID    int64
 	ClientUUID  string
 	ClientLabel *string
-	health.Evaluation
+	fleethealth.Evaluation
 	// EvaluatedAt is nil when the state was not evaluated (degraded
 	// detection off).
 	EvaluatedAt *time.Time
@@ -108,7 +108,7 @@ type healthRow struct {
 	RecordVersion *int64
 	RecordAt      *time.Time
 	RecordDoc     []byte
-	Stored        *health.Evaluation
+	Stored        *fleethealth.Evaluation
 	StoredVersion *int64 // of the stored evaluation's source record
 	StoredAt      *time.Time
 }
@@ -142,7 +142,7 @@ func (s *Store) FleetHealth(ctx context.Context, ownerID int64) ([]HealthState, 
 // referencing it do not wait for) so evaluations and threshold changes of
 // one data owner apply one after the other.
 func (s *Store) evaluateHealth(ctx context.Context, tx pgx.Tx, ownerID int64, clientUUIDs []string) ([]HealthState, error) {
-	var set health.Settings
+	var set fleethealth.Settings
 	var now time.Time
 	const settings = `SELECT ` + healthThresholdCols + `, coalesce(offline_threshold_minutes, $2),
 		client_degraded_detection_enabled, now() FROM data_owners WHERE id = $1 FOR NO KEY UPDATE`
@@ -187,7 +187,7 @@ func (s *Store) evaluateHealth(ctx context.Context, tx pgx.Tx, ownerID int64, cl
 // judgeHealth answers client h's state under set: its stored evaluation
 // while that is of its newest record within the offline threshold (and
 // degraded detection is on), else a fresh one (fresh: it is not stored).
-func judgeHealth(h healthRow, set health.Settings) (st HealthState, fresh bool, err error) {
+func judgeHealth(h healthRow, set fleethealth.Settings) (st HealthState, fresh bool, err error) {
 	st = HealthState{ClientID: h.ClientID, ClientUUID: h.ClientUUID, ClientLabel: h.ClientLabel}
 	if h.Stored != nil && sameRecord(h.Stored.SourceRecordID, h.RecordID) && sameRecord(h.StoredVersion, h.RecordVersion) &&
 		set.DegradedDetectionEnabled {
@@ -195,7 +195,7 @@ func judgeHealth(h healthRow, set health.Settings) (st HealthState, fresh bool, 
 		st.ThresholdsOutdated = h.Stored.Snapshot != set.Snapshot()
 		return st, false, nil
 	}
-	var reading *health.Reading
+	var reading *fleethealth.Reading
 	if h.RecordID != nil {
 		rec, err := ParseSystemStatus(*h.RecordID, *h.RecordAt, nil, h.RecordDoc)
 		if err != nil {
@@ -203,7 +203,7 @@ func judgeHealth(h healthRow, set health.Settings) (st HealthState, fresh bool, 
 		}
 		reading = ptr(rec.Reading())
 	}
-	st.Evaluation = health.Evaluate(reading, set)
+	st.Evaluation = fleethealth.Evaluate(reading, set)
 	return st, true, nil
 }
 
@@ -228,7 +228,7 @@ func HealthOfClients(ownerID int64, clientIDs []int64) Read[HealthState] {
 		WHERE o.id = $1 AND c.id = ANY($2)`
 	return Read[HealthState]{step: "read client health", sql: q, args: []any{ownerID, clientIDs, DefaultOfflineThresholdMinutes},
 		scan: func(row pgx.CollectableRow) (HealthState, error) {
-			var set health.Settings
+			var set fleethealth.Settings
 			var now time.Time
 			h, err := scanHealthRowWith(row, append(thresholdDest(&set.Thresholds), &set.OfflineThresholdMinutes,
 				&set.DegradedDetectionEnabled, &now)...)
@@ -264,7 +264,7 @@ func scanHealthRowWith(row pgx.CollectableRow, extra ...any) (healthRow, error) 
 	if err != nil || state == nil {
 		return h, err
 	}
-	e := health.Evaluation{State: *state, SourceRecordID: source, NetworkTransport: transport}
+	e := fleethealth.Evaluation{State: *state, SourceRecordID: source, NetworkTransport: transport}
 	for _, f := range []struct {
 		raw []byte
 		to  any
@@ -282,7 +282,7 @@ func scanHealthRowWith(row pgx.CollectableRow, extra ...any) (healthRow, error) 
 // client's health state changes: each change is a client_health_changes
 // row (from_state null for a client's first evaluation) and, when it is
 // one worth telling, an event (healthEvent). It answers when the stored evaluation was made.
-func (s *Store) recordHealth(ctx context.Context, tx pgx.Tx, ownerID int64, h healthRow, e health.Evaluation, now time.Time) (time.Time, error) {
+func (s *Store) recordHealth(ctx context.Context, tx pgx.Tx, ownerID int64, h healthRow, e fleethealth.Evaluation, now time.Time) (time.Time, error) {
 	if h.Stored != nil && h.Stored.State == e.State && sameRecordOrNone(h.Stored.SourceRecordID, e.SourceRecordID) &&
 		sameRecordOrNone(h.StoredVersion, h.RecordVersion) && h.Stored.Snapshot == e.Snapshot && h.StoredAt != nil {
 		return *h.StoredAt, nil // nothing new: the stored evaluation and its time stand
@@ -306,7 +306,7 @@ func (s *Store) recordHealth(ctx context.Context, tx pgx.Tx, ownerID int64, h he
 	if h.Stored != nil {
 		before = &h.Stored.State
 	}
-	if !health.Changed(before, e.State) {
+	if !fleethealth.Changed(before, e.State) {
 		return now, nil
 	}
 	const change = `INSERT INTO client_health_changes (data_owner_id, client_id, from_state, to_state, reasons,
@@ -326,7 +326,7 @@ func (s *Store) recordHealth(ctx context.Context, tx pgx.Tx, ownerID int64, h he
 // changes (a first evaluation that is healthy, to or from unknown without
 // a warning or critical state before) tell nothing: client.offline and
 // client.online tell a client going quiet.
-func healthEvent(clientID int64, before *string, e health.Evaluation) (NewEvent, bool) {
+func healthEvent(clientID int64, before *string, e fleethealth.Evaluation) (NewEvent, bool) {
 	ev := NewEvent{ClientID: &clientID, Data: map[string]any{"from_state": before, "to_state": e.State,
 		"reasons": e.Reasons, "metric_summary": e.MetricSummary}}
 	switch {

@@ -11,7 +11,7 @@ import (
 // query (an UPDATE ... RETURNING that must go with reads is one too:
 // CheckIn). It runs alone (All) or queued in a Batch with the other reads of
 // the same step, which PostgreSQL receives and answers in one round trip:
-// the edges of a query level (resolvers/edges.go) are read that way.
+// the edges of a query level (engine/edges.go) are read that way.
 type Read[R any] struct {
 	step string // names the read in errors
 	sql  string
@@ -34,7 +34,7 @@ const genericPlans = "SELECT set_config('plan_cache_mode', 'force_generic_plan',
 // Rider holds reads that go to PostgreSQL with the next read run alone
 // (All, One) under a context carrying it (WithRider), after that read and
 // in its round trip: the reads of a root field's first level ahead of the
-// field's own read (resolvers/readahead.go).
+// field's own read (engine/readahead.go).
 type Rider struct {
 	b    Batch
 	sent bool

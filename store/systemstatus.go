@@ -9,7 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/fleetgraph/fleetgraph/health"
+	"github.com/fleetgraph/fleetgraph/fleethealth"
 )
 
 // SystemStatus is a system status record: the fields of a document of kind
@@ -128,15 +128,15 @@ func ParseSystemStatus(id int64, createdAt time.Time, clientUUID *string, raw []
 // sample), filesystem the fullest of its filesystems (final percent, else
 // average); the network transport is the type of the newest connection
 // detail (by client_time, else the last one listed).
-func (s SystemStatus) Reading() health.Reading {
-	r := health.Reading{RecordID: s.ID, Percent: map[string]*float64{
-		health.MetricCPU:    firstOf(s.CPUAveragePercent, s.CPUFinalPercent),
-		health.MetricMemory: firstOf(s.MemoryAveragePercent, s.MemoryFinalPercent),
+func (s SystemStatus) Reading() fleethealth.Reading {
+	r := fleethealth.Reading{RecordID: s.ID, Percent: map[string]*float64{
+		fleethealth.MetricCPU:    firstOf(s.CPUAveragePercent, s.CPUFinalPercent),
+		fleethealth.MetricMemory: firstOf(s.MemoryAveragePercent, s.MemoryFinalPercent),
 	}}
 	for _, f := range s.Filesystems {
 		if p := firstOf(f.FinalPercent, f.AveragePercent); p != nil {
-			if cur := r.Percent[health.MetricFilesystem]; cur == nil || *p > *cur {
-				r.Percent[health.MetricFilesystem] = p
+			if cur := r.Percent[fleethealth.MetricFilesystem]; cur == nil || *p > *cur {
+				r.Percent[fleethealth.MetricFilesystem] = p
 			}
 		}
 	}

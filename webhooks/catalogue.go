@@ -8,7 +8,7 @@
 package webhooks
 
 import (
-	"github.com/fleetgraph/fleetgraph/health"
+	"github.com/fleetgraph/fleetgraph/fleethealth"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/vocab"
@@ -132,7 +132,7 @@ func envelope(id, typ, ts string, data map[string]any) map[string]any {
 // Catalogue answers GET /webhooks/event_types.
 func Catalogue() model.WebhookCatalogue {
 	c := model.WebhookCatalogue{Groups: groups, Filters: filterInfo, Severities: Severities,
-		HealthMetrics: health.Metrics, MeasurementTypes: vocab.MeasurementTypes}
+		HealthMetrics: fleethealth.Metrics, MeasurementTypes: vocab.MeasurementTypes}
 	for _, e := range catalogue {
 		c.EventTypes = append(c.EventTypes, model.WebhookEventType{Type: e.Type, Group: e.Group,
 			Description: e.Description, Filters: e.Filters, Sample: model.JSON{Value: Sample(e.Type)}})

@@ -23,6 +23,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/clientapi"
 	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
 // demoOwner is the data owner `serve --demo` fills.
@@ -116,7 +117,7 @@ func refreshDemoStatus(ctx context.Context, st *store.Store, owner int64, now ti
 				cpu-drift, cpu+7-drift, cpu-1-drift, memory-drift, memory+3-drift, memory-drift,
 				int64(31268536320*(100-fs-2)/100), int64(31268536320*(100-fs)/100), fs-0.5, fs+0.3, fs,
 				100*n+k, transport, at.Format(time.RFC3339), 10+n)
-			d, err := store.ParseDocument(store.KindSystemStatus, []byte(raw))
+			d, err := store.ParseDocument(vocab.KindSystemStatus, []byte(raw))
 			if err != nil {
 				return fmt.Errorf("demo: status record of probe %d: %w", n, err)
 			}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
 // demoHistoryDays is how far back the demo probes' speed tests go, one an
@@ -59,7 +60,7 @@ func loadDemoHistory(ctx context.Context, st *store.Store, owner int64, uuids []
 			if n == 2 && (at.Equal(now.Add(-120*time.Hour)) || at.Equal(now.Add(-72*time.Hour))) {
 				ping = 95
 			}
-			if err := add(store.KindMeasurement, map[string]any{"id": fmt.Sprintf("demo-speed-%02d-%03d", n, k),
+			if err := add(vocab.KindMeasurement, map[string]any{"id": fmt.Sprintf("demo-speed-%02d-%03d", n, k),
 				"type": "SpeedtestMeasurement", "client_uuid": uuids[n], "created_at": at.Format(time.RFC3339),
 				"client_type": "automator", "client_version": demoProbeVersion, "success": true,
 				"study": map[string]any{"subject": "ookla", "study_id": "ookla-default", "study_name": "ookla default"},

@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/fleetgraph/fleetgraph/configdoc"
 	"github.com/fleetgraph/fleetgraph/model"
-	"github.com/fleetgraph/fleetgraph/resolvers"
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
@@ -68,5 +68,5 @@ func demoVersion(kind model.ConfigKind, doc any) (store.BuildVersion, error) {
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return nil, err
 	}
-	return resolvers.ConfigDocument(kind, v)
+	return configdoc.Build(kind, v)
 }

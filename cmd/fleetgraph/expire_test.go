@@ -12,6 +12,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
 func TestExpireCommand(t *testing.T) {
@@ -22,7 +23,7 @@ func TestExpireCommand(t *testing.T) {
 	client := uuid.NewString()
 	var docs []store.Document
 	for id, at := range map[string]time.Time{"fresh": time.Now().Add(-time.Hour), "stale": time.Now().AddDate(0, 0, -60)} {
-		d, err := store.ParseDocument(store.KindMeasurement, fmt.Appendf(nil,
+		d, err := store.ParseDocument(vocab.KindMeasurement, fmt.Appendf(nil,
 			`{"id":%q,"type":"VideoMeasurement","client_uuid":%q,"created_at":%q}`, id, client, at.UTC().Format(time.RFC3339)))
 		if err != nil {
 			t.Fatal(err)
@@ -41,7 +42,7 @@ func TestExpireCommand(t *testing.T) {
 		if !strings.Contains(out.String(), "documents deleted: 1\n") {
 			t.Errorf("output %q", out.String())
 		}
-		if n := countDocs(t, owner, store.KindMeasurement); n != 1 {
+		if n := countDocs(t, owner, vocab.KindMeasurement); n != 1 {
 			t.Errorf("%d documents left, want 1 (fresh)", n)
 		}
 	})

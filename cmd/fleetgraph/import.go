@@ -5,11 +5,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/fleetgraph/fleetgraph/detector"
 	"io"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/fleetgraph/fleetgraph/detector"
+	"github.com/fleetgraph/fleetgraph/vocab"
 
 	"github.com/fleetgraph/fleetgraph/importer"
 	"github.com/fleetgraph/fleetgraph/search/pg"
@@ -59,10 +61,10 @@ Flags:
 
 // kindAliases lets --kind also take the plural the files are named after.
 var kindAliases = map[string]string{
-	"measurements": store.KindMeasurement, "client_reports": store.KindClientReport,
-	"event_bundles": store.KindEventBundle, "network_requests": store.KindNetworkRequest,
-	"user_feedbacks": store.KindUserFeedback, "anomaly_events": store.KindAnomalyEvent,
-	"system_status_records": store.KindSystemStatus,
+	"measurements": vocab.KindMeasurement, "client_reports": vocab.KindClientReport,
+	"event_bundles": vocab.KindEventBundle, "network_requests": vocab.KindNetworkRequest,
+	"user_feedbacks": vocab.KindUserFeedback, "anomaly_events": vocab.KindAnomalyEvent,
+	"system_status_records": vocab.KindSystemStatus,
 }
 
 // importDocs is "fleetgraph import": it loads an NDJSON file of documents of
@@ -82,7 +84,7 @@ func importDocs(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	cfg.storeFlags(fs)
 	fs.StringVar(&owner, "data-owner", "", "short name (slug) of the data owner the documents belong to")
-	fs.StringVar(&opts.Kind, "kind", "", "document kind: "+strings.Join(store.DocumentKinds, ", "))
+	fs.StringVar(&opts.Kind, "kind", "", "document kind: "+strings.Join(vocab.Kinds, ", "))
 	fs.IntVar(&opts.Batch, "batch", importer.DefaultBatch, "documents per transaction")
 	fs.IntVar(&opts.Workers, "workers", importer.DefaultWorkers, "batches written at the same time")
 	fs.IntVar(&opts.MaxLineBytes, "max-line-bytes", importer.DefaultMaxLineBytes, "longest line (document) taken; longer lines are reported and skipped")
@@ -158,7 +160,7 @@ func checkImportFlags(owner string, opts *importer.Options, files []string) erro
 	case owner == "":
 		return errors.New("--data-owner is required")
 	case !validKind(opts.Kind):
-		return fmt.Errorf("--kind must be one of %s, got %q", strings.Join(store.DocumentKinds, ", "), opts.Kind)
+		return fmt.Errorf("--kind must be one of %s, got %q", strings.Join(vocab.Kinds, ", "), opts.Kind)
 	case len(files) != 1:
 		return errors.New("give exactly one FILE.ndjson (- for stdin)")
 	case opts.Batch < 1:
@@ -213,7 +215,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 func validKind(kind string) bool {
-	for _, k := range store.DocumentKinds {
+	for _, k := range vocab.Kinds {
 		if k == kind {
 			return true
 		}

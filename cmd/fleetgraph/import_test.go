@@ -18,6 +18,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
 // runImport runs "fleetgraph import" against the test database.
@@ -91,7 +92,7 @@ func TestImportLoadsEveryTestdataFile(t *testing.T) {
 
 	ctx := context.Background()
 	const m1, m8 = "6a1f0c00-2026-4b11-8000-000000000001", "6a1f0c00-2026-4b11-8000-000000000008"
-	m, err := e.Store.Document(ctx, o.ID, store.KindMeasurement, m1)
+	m, err := e.Store.Document(ctx, o.ID, vocab.KindMeasurement, m1)
 	if err != nil || *m.Type != "VideoMeasurement" || *m.Subject != "youtube" || *m.ClientUUID != cs[0] {
 		t.Errorf("measurement 1: %+v, %v", m, err)
 	}
@@ -99,15 +100,15 @@ func TestImportLoadsEveryTestdataFile(t *testing.T) {
 		kind, measurement string
 		want              int
 	}{
-		{store.KindClientReport, m1, 1}, {store.KindEventBundle, m1, 1}, {store.KindNetworkRequest, m8, 3},
-		{store.KindClientReport, m8, 1}, {store.KindNetworkRequest, m1, 0},
+		{vocab.KindClientReport, m1, 1}, {vocab.KindEventBundle, m1, 1}, {vocab.KindNetworkRequest, m8, 3},
+		{vocab.KindClientReport, m8, 1}, {vocab.KindNetworkRequest, m1, 0},
 	} {
 		ds, err := e.Store.DocumentsByMeasurement(ctx, o.ID, c.kind, c.measurement)
 		if err != nil || len(ds) != c.want {
 			t.Errorf("%s of %s: %d, %v; want %d", c.kind, c.measurement, len(ds), err, c.want)
 		}
 	}
-	fb, err := e.Store.Document(ctx, o.ID, store.KindUserFeedback, "7001")
+	fb, err := e.Store.Document(ctx, o.ID, vocab.KindUserFeedback, "7001")
 	if err != nil || *fb.ClientUUID != cs[2] {
 		t.Errorf("feedback 7001 (client from client.uuid): %+v, %v", fb, err)
 	}
@@ -224,7 +225,7 @@ func TestImportReportsBadLinesByNumberAndLoadsTheRest(t *testing.T) {
 		t.Errorf("summary %s", s)
 	}
 	for _, id := range []string{"ok-1", "ok-2", "ok-3", "ok-4"} {
-		if _, err := e.Store.Document(context.Background(), o.ID, store.KindMeasurement, id); err != nil {
+		if _, err := e.Store.Document(context.Background(), o.ID, vocab.KindMeasurement, id); err != nil {
 			t.Errorf("%s: %v", id, err)
 		}
 	}
@@ -340,7 +341,7 @@ func TestImportKeepsTheLastCopyOfARepeatedDocument(t *testing.T) {
 		t.Errorf("summary %s", s)
 	}
 	for i := range 3 {
-		d, err := e.Store.Document(context.Background(), o.ID, store.KindMeasurement, fmt.Sprintf("m-%d", i))
+		d, err := e.Store.Document(context.Background(), o.ID, vocab.KindMeasurement, fmt.Sprintf("m-%d", i))
 		if err != nil || !strings.Contains(string(d.Doc), fmt.Sprintf(`"copy": %d`, i+6)) {
 			t.Errorf("m-%d = %s, %v; want copy %d", i, d.Doc, err, i+6)
 		}
@@ -419,7 +420,7 @@ func TestImportSkipsOverLongLines(t *testing.T) {
 	if s := summaryOf(t, out); s != "loaded=5 new=1 updated=0 unchanged=4 bad=1 clients=0" {
 		t.Errorf("16 MiB limit: summary %s (big is repeated: its two copies count once new, once unchanged)", s)
 	}
-	d, err := e.Store.Document(context.Background(), o.ID, store.KindMeasurement, "big")
+	d, err := e.Store.Document(context.Background(), o.ID, vocab.KindMeasurement, "big")
 	if err != nil || len(d.Doc) < 10<<20 {
 		t.Errorf("big document: %d bytes, %v", len(d.Doc), err)
 	}
@@ -437,7 +438,7 @@ func TestImportAgainUpdatesInPlace(t *testing.T) {
 		t.Fatalf("first import: %v, %s, stderr %q", err, out, errOut)
 	}
 	const m5 = "6a1f0c00-2026-4b11-8000-000000000005"
-	before, err := e.Store.Document(context.Background(), o.ID, store.KindMeasurement, m5)
+	before, err := e.Store.Document(context.Background(), o.ID, vocab.KindMeasurement, m5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -473,7 +474,7 @@ func TestImportAgainUpdatesInPlace(t *testing.T) {
 	if n := countDocs(t, o.ID, "measurement"); n != 30 {
 		t.Errorf("%d measurements after importing twice, want 30", n)
 	}
-	after, err := e.Store.Document(context.Background(), o.ID, store.KindMeasurement, m5)
+	after, err := e.Store.Document(context.Background(), o.ID, vocab.KindMeasurement, m5)
 	if err != nil || after.ID != before.ID || after.Version <= before.Version ||
 		!after.CreatedAt.Equal(time.Date(2026, 11, 5, 7, 0, 0, 0, time.UTC)) || !strings.Contains(string(after.Doc), "re-measured") {
 		t.Errorf("measurement #5 after the second import: row %d version %d created %s %s (before: row %d version %d), %v",

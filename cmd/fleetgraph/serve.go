@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/dashboard"
+	"github.com/fleetgraph/fleetgraph/eventhub"
 	"github.com/fleetgraph/fleetgraph/graphiql"
 	"github.com/fleetgraph/fleetgraph/listener"
 	"github.com/fleetgraph/fleetgraph/obs"
@@ -22,7 +23,6 @@ import (
 	"github.com/fleetgraph/fleetgraph/resolvers"
 	"github.com/fleetgraph/fleetgraph/server"
 	"github.com/fleetgraph/fleetgraph/store"
-	"github.com/fleetgraph/fleetgraph/stream"
 )
 
 func serve(ctx context.Context, args []string) error {
@@ -147,7 +147,7 @@ func serve(ctx context.Context, args []string) error {
 	res.Releases, res.MaxAnswerBytes, res.RequestTimeout, res.AI, res.RateLimits = catalogue, answerBytes, requestTimeout, ai, limiter
 	res.Liveness = live
 	res.RetentionDaysDefault = retention
-	res.Stream = stream.Start(ctx, st, notices, log)
+	res.Stream = eventhub.Start(ctx, st, notices, log)
 	handler, err := server.New(res, opts...)
 	if err != nil {
 		return err

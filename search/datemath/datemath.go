@@ -136,24 +136,36 @@ func apply(t time.Time, s, rest string, roundUp bool) (time.Time, error) {
 		if m[1] == "-" {
 			n = -n
 		}
-		switch m[3] {
-		case "y":
-			t = t.AddDate(n, 0, 0)
-		case "M":
-			t = t.AddDate(0, n, 0)
-		case "w":
-			t = t.AddDate(0, 0, 7*n)
-		case "d":
-			t = t.AddDate(0, 0, n)
-		case "h", "H":
-			t = t.Add(time.Duration(n) * time.Hour)
-		case "m":
-			t = t.Add(time.Duration(n) * time.Minute)
-		case "s":
-			t = t.Add(time.Duration(n) * time.Second)
-		}
+		t = Step(t, n, m[3])
 	}
 	return t, nil
+}
+
+// Step moves t by n calendar units: y, q (three months), M, w, d, h or H,
+// m, s (date math's units); t itself for another unit. Years, months and
+// days step in t's location (a day is 23 or 25 hours across a DST change).
+// It is the one calendar stepper: date math, the last millisecond of a
+// rounded unit, and date_histogram's calendar buckets step with it.
+func Step(t time.Time, n int, unit string) time.Time {
+	switch unit {
+	case "y":
+		return t.AddDate(n, 0, 0)
+	case "q":
+		return t.AddDate(0, 3*n, 0)
+	case "M":
+		return t.AddDate(0, n, 0)
+	case "w":
+		return t.AddDate(0, 0, 7*n)
+	case "d":
+		return t.AddDate(0, 0, n)
+	case "h", "H":
+		return t.Add(time.Duration(n) * time.Hour)
+	case "m":
+		return t.Add(time.Duration(n) * time.Minute)
+	case "s":
+		return t.Add(time.Duration(n) * time.Second)
+	}
+	return t
 }
 
 // startOf is the start of the unit holding t (weeks start on Monday).
@@ -182,23 +194,8 @@ func startOf(t time.Time, unit string) time.Time {
 
 // endOf is the last millisecond of the unit starting at t.
 func endOf(t time.Time, unit string) time.Time {
-	var next time.Time
-	switch unit {
-	case "y":
-		next = t.AddDate(1, 0, 0)
-	case "M":
-		next = t.AddDate(0, 1, 0)
-	case "w":
-		next = t.AddDate(0, 0, 7)
-	case "d":
-		next = t.AddDate(0, 0, 1)
-	case "h", "H":
-		next = t.Add(time.Hour)
-	case "m":
-		next = t.Add(time.Minute)
-	case "s":
-		next = t.Add(time.Second)
-	default:
+	next := Step(t, 1, unit)
+	if next.Equal(t) {
 		return t
 	}
 	return next.Add(-time.Millisecond)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/search"
+	"github.com/fleetgraph/fleetgraph/search/datemath"
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
@@ -299,36 +300,16 @@ func (x *aggExec) fillZeroTerms(n *aggNode, byParent map[string][]bucketRow, par
 		}
 		sort.SliceStable(list, func(i, j int) bool {
 			a, b := list[i], list[j]
-			for _, o := range n.orders {
-				var c int
-				switch o.by {
-				case "_count":
-					c = cmp.Compare(a.count, b.count)
-				case "_key":
-					c = cmpKeys(a.key, b.key)
-				default:
-					va, vb := value(a, o.by), value(b, o.by)
-					switch {
-					case va == nil && vb == nil:
-					case va == nil:
-						return false // NULLS LAST either way
-					case vb == nil:
-						return true
-					default:
-						c = cmp.Compare(va.(float64), vb.(float64))
-					}
+			return compareBuckets(n.orders, a.count, b.count, func() int { return cmpKeys(a.key, b.key) }, func(first bool, path string) *float64 {
+				r := b
+				if first {
+					r = a
 				}
-				if o.desc {
-					c = -c
+				if v, ok := value(r, path).(float64); ok {
+					return &v
 				}
-				if c != 0 {
-					return c < 0
-				}
-			}
-			if c := cmp.Compare(b.count, a.count); c != 0 {
-				return c < 0
-			}
-			return cmpKeys(a.key, b.key) < 0
+				return nil
+			}) < 0
 		})
 		if len(list) > n.size {
 			list = list[:n.size]
@@ -340,6 +321,44 @@ func (x *aggExec) fillZeroTerms(n *aggNode, byParent map[string][]bucketRow, par
 
 // cmpKeys orders raw JSON keys as the statements do: by JSON type name
 // (boolean, number, string), numbers by value, strings bytewise.
+// compareBuckets orders two terms buckets as runBucket's ORDER BY does
+// (the one comparator of the SQL and the rollup answers): the requested
+// orders (a metric's NULL last either way), then count descending, then
+// key (keys compares them). value answers a metric of the first bucket or
+// of the second (nil for NULL).
+func compareBuckets(orders []termsOrder, countA, countB int64, keys func() int, value func(first bool, path string) *float64) int {
+	for _, o := range orders {
+		var c int
+		switch o.by {
+		case "_count":
+			c = cmp.Compare(countA, countB)
+		case "_key":
+			c = keys()
+		default:
+			va, vb := value(true, o.by), value(false, o.by)
+			switch {
+			case va == nil && vb == nil:
+				continue
+			case va == nil:
+				return 1 // NULLS LAST either way
+			case vb == nil:
+				return -1
+			}
+			c = cmp.Compare(*va, *vb)
+		}
+		if o.desc {
+			c = -c
+		}
+		if c != 0 {
+			return c
+		}
+	}
+	if c := cmp.Compare(countB, countA); c != 0 {
+		return c
+	}
+	return keys()
+}
+
 func cmpKeys(a, b string) int {
 	typ := func(k string) string {
 		switch {
@@ -510,25 +529,12 @@ func (n *aggNode) nextKey(k float64) float64 {
 	if n.calUnit == "" {
 		return k + float64(n.fixedMs)
 	}
-	t := time.UnixMilli(int64(k)).In(n.tz.loc)
-	switch n.calUnit {
-	case "minute":
-		t = t.Add(time.Minute)
-	case "hour":
-		t = t.Add(time.Hour)
-	case "day":
-		t = t.AddDate(0, 0, 1)
-	case "week":
-		t = t.AddDate(0, 0, 7)
-	case "month":
-		t = t.AddDate(0, 1, 0)
-	case "quarter":
-		t = t.AddDate(0, 3, 0)
-	case "year":
-		t = t.AddDate(1, 0, 0)
-	}
+	t := datemath.Step(time.UnixMilli(int64(k)).In(n.tz.loc), 1, calendarSteps[n.calUnit])
 	return float64(t.UnixMilli())
 }
+
+// calendarSteps are date_histogram's calendar units as date math's.
+var calendarSteps = map[string]string{"minute": "m", "hour": "h", "day": "d", "week": "w", "month": "M", "quarter": "q", "year": "y"}
 
 func decodeKey(raw string) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader([]byte(raw)))

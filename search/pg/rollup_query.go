@@ -823,7 +823,15 @@ func (cs *cellSet) bucketRows(n *aggNode, c []*aggNode, sel []string, metrics []
 			for _, g := range gs {
 				total += g.docs
 			}
-			slices.SortFunc(gs, func(a, b *cellGroup) int { return compareBuckets(n, metrics, a, b) })
+			slices.SortFunc(gs, func(a, b *cellGroup) int {
+				return compareBuckets(n.orders, a.docs, b.docs, func() int { return strings.Compare(a.ktext, b.ktext) },
+					func(first bool, path string) *float64 {
+						if first {
+							return orderValue(n, metrics, a, path)
+						}
+						return orderValue(n, metrics, b, path)
+					})
+			})
 			for i, g := range gs {
 				if i >= n.size {
 					break
@@ -840,49 +848,6 @@ func (cs *cellSet) bucketRows(n *aggNode, c []*aggNode, sel []string, metrics []
 		return nil, search.Badf("too many buckets in aggregations (more than %d)", maxAggBuckets)
 	}
 	return rows, nil
-}
-
-// compareBuckets orders terms buckets as runBucket's ORDER BY does: the
-// requested orders, then count descending, then key.
-func compareBuckets(n *aggNode, metrics []*aggNode, a, b *cellGroup) int {
-	for _, o := range n.orders {
-		var c int
-		switch o.by {
-		case "_count":
-			c = cmp.Compare(a.docs, b.docs)
-		case "_key":
-			c = strings.Compare(a.ktext, b.ktext)
-		default:
-			va, vb := orderValue(n, metrics, a, o.by), orderValue(n, metrics, b, o.by)
-			switch {
-			case va == nil && vb == nil:
-				c = 0
-			case va == nil:
-				c = 1 // NULLS LAST either way
-			case vb == nil:
-				c = -1
-			default:
-				c = cmp.Compare(*va, *vb)
-				if o.desc {
-					c = -c
-				}
-			}
-			if c != 0 {
-				return c
-			}
-			continue
-		}
-		if o.desc {
-			c = -c
-		}
-		if c != 0 {
-			return c
-		}
-	}
-	if c := cmp.Compare(b.docs, a.docs); c != 0 {
-		return c
-	}
-	return strings.Compare(a.ktext, b.ktext)
 }
 
 // orderValue is the value of the metric an order path names in group g

@@ -1,11 +1,13 @@
-package resolvers
+package engine
 
 import (
 	"context"
 	"fmt"
 
+	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
 // Global object identification: node(id:) and nodes(ids:) read the objects
@@ -63,7 +65,7 @@ func nodeByID[R any, C any, PC interface {
 	*C
 	model.Node
 }](read readFunc[int64, R], conv func(R) C, idOf func(R) int64) nodeType {
-	return nodeByKey[int64, R, C, PC](model.IntKey, read, infallible(conv), idOf)
+	return nodeByKey[int64, R, C, PC](model.IntKey, read, Infallible(conv), idOf)
 }
 
 // nodeByDocument is the nodeType of a document kind (keyed by its id).
@@ -75,24 +77,24 @@ func nodeByDocument[C any, PC interface {
 		func(owner int64, ids []string) store.Read[store.Document] {
 			return store.DocumentsByIDs(owner, kind, ids)
 		},
-		infallible(conv), func(d store.Document) string { return d.DocID })
+		Infallible(conv), func(d store.Document) string { return d.DocID })
 }
 
 // nodeTypes are the types with global ids (schema: implements Node). It
 // is made per call, not a table of the package, because a webhook is
 // converted with r's Sealer (its headers are sealed); the readers are a
 // few closures, nothing is read until a batch runs.
-func (r *Resolver) nodeTypes() map[string]nodeType {
+func nodeTypes(webhookOf func(store.WebhookEndpoint) (*model.Webhook, error)) map[string]nodeType {
 	return map[string]nodeType{
-		"Client":          nodeByID(store.ClientsByIDs, clientOf, func(c store.Client) int64 { return c.ID }),
-		"ClientGroup":     nodeByID(store.GroupsByIDs, groupOf, func(g store.ClientGroup) int64 { return g.ID }),
-		"Isp":             nodeByID(store.IspsByIDs, ispOf, func(i store.Isp) int64 { return i.ID }),
-		"Capability":      nodeByID(store.CapabilitiesByIDs, capabilityOf, func(c store.Capability) int64 { return c.ID }),
-		"RegistrationKey": nodeByID(store.RegistrationKeysByIDs, registrationKeyOf, func(k store.RegistrationKey) int64 { return k.ID }),
-		"User":            nodeByID(store.UsersByIDs, userOf, func(u store.User) int64 { return u.ID }),
-		"Webhook":         nodeByKey(model.IntKey, store.WebhooksByIDs, r.webhookOf, func(w store.WebhookEndpoint) int64 { return w.ID }),
-		"Measurement":     nodeByDocument(store.KindMeasurement, measurementOf),
-		"AnomalyEvent":    nodeByDocument(store.KindAnomalyEvent, anomalyEventOf),
+		"Client":          nodeByID(store.ClientsByIDs, ClientOf, func(c store.Client) int64 { return c.ID }),
+		"ClientGroup":     nodeByID(store.GroupsByIDs, GroupOf, func(g store.ClientGroup) int64 { return g.ID }),
+		"Isp":             nodeByID(store.IspsByIDs, IspOf, func(i store.Isp) int64 { return i.ID }),
+		"Capability":      nodeByID(store.CapabilitiesByIDs, CapabilityOf, func(c store.Capability) int64 { return c.ID }),
+		"RegistrationKey": nodeByID(store.RegistrationKeysByIDs, RegistrationKeyOf, func(k store.RegistrationKey) int64 { return k.ID }),
+		"User":            nodeByID(store.UsersByIDs, UserOf, func(u store.User) int64 { return u.ID }),
+		"Webhook":         nodeByKey(model.IntKey, store.WebhooksByIDs, webhookOf, func(w store.WebhookEndpoint) int64 { return w.ID }),
+		"Measurement":     nodeByDocument(vocab.KindMeasurement, MeasurementOf),
+		"AnomalyEvent":    nodeByDocument(vocab.KindAnomalyEvent, AnomalyEventOf),
 	}
 }
 
@@ -106,7 +108,7 @@ type globalRef struct {
 // argument in errors.
 func globalRefsOf(types map[string]nodeType, field string, ids []string) ([]globalRef, error) {
 	if len(ids) > maxNodes {
-		return nil, invalid(field, fmt.Sprintf("must have at most %d entries", maxNodes))
+		return nil, apierr.Invalid(field, fmt.Sprintf("must have at most %d entries", maxNodes))
 	}
 	refs := make([]globalRef, len(ids))
 	for i, id := range ids {
@@ -116,17 +118,17 @@ func globalRefsOf(types map[string]nodeType, field string, ids []string) ([]glob
 			if len(ids) > 1 || field == "ids" {
 				at = fmt.Sprintf("%s[%d]", field, i)
 			}
-			return nil, invalid(at, "is not a global id (Node.nodeId)")
+			return nil, apierr.Invalid(at, "is not a global id (Node.nodeId)")
 		}
 		refs[i] = globalRef{t, key}
 	}
 	return refs, nil
 }
 
-// nodes reads the objects of the global ids in their order, nil where
+// Nodes reads the objects of the global ids in their order, nil where
 // none; field names the argument in errors.
-func (r *Resolver) nodes(ctx context.Context, ownerID int64, field string, ids []string) ([]model.Node, error) {
-	types := r.nodeTypes()
+func Nodes(ctx context.Context, st *store.Store, webhookOf func(store.WebhookEndpoint) (*model.Webhook, error), ownerID int64, field string, ids []string) ([]model.Node, error) {
+	types := nodeTypes(webhookOf)
 	refs, err := globalRefsOf(types, field, ids)
 	if err != nil {
 		return nil, err
@@ -140,7 +142,7 @@ func (r *Resolver) nodes(ctx context.Context, ownerID int64, field string, ids [
 	for t, keys := range byType {
 		results[t] = types[t].read(batch, ownerID, keys)
 	}
-	if err := r.Store.Send(ctx, batch); err != nil {
+	if err := st.Send(ctx, batch); err != nil {
 		return nil, err
 	}
 	found := map[string]map[string]model.Node{}

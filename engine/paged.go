@@ -1,4 +1,4 @@
-package resolvers
+package engine
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
+	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
 )
@@ -30,7 +31,7 @@ type pagedEdge[P, A, C any] struct {
 	// queue checks the arguments and queues the reads of the parents'
 	// pages on q.batch; the function it answers answers each parent's page
 	// once the batch has run.
-	queue func(ctx context.Context, q edgeQuery, parents []*P, a A) (func() (func(*P) *C, error), error)
+	queue func(ctx context.Context, q EdgeQuery, parents []*P, a A) (func() (func(*P) *C, error), error)
 }
 
 // key is the Connections key of a's page.
@@ -48,7 +49,7 @@ func (pe pagedEdge[P, A, C]) kept(p *P, key string) *C {
 // edge is the edge table's entry of the field.
 func (pe pagedEdge[P, A, C]) edge() edge {
 	return edge{child: pe.child,
-		load: func(ctx context.Context, q edgeQuery, parents []any) (func() error, error) {
+		load: func(ctx context.Context, q EdgeQuery, parents []any) (func() error, error) {
 			a, err := argsOf[A](q.args)
 			if err != nil {
 				return nil, nil // the resolver reports it
@@ -89,10 +90,10 @@ func (pe pagedEdge[P, A, C]) edge() edge {
 		}}
 }
 
-// resolve is the field's batch resolver: the pages kept on objs, else
+// Resolve is the field's batch resolver: the pages kept on objs, else
 // those of all objs read now.
-func (pe pagedEdge[P, A, C]) resolve(ctx context.Context, s *store.Store, objs []*P, a A) ([]*C, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+func (pe pagedEdge[P, A, C]) Resolve(ctx context.Context, s *store.Store, objs []*P, a A) ([]*C, error) {
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +113,7 @@ func (pe pagedEdge[P, A, C]) resolve(ctx context.Context, s *store.Store, objs [
 		return out, nil
 	}
 	b := &store.Batch{}
-	done, err := pe.queue(ctx, edgeQuery{store: s, owner: p.DataOwnerID, batch: b, sel: graphql.GetFieldContext(ctx).Field.Selections}, found, a)
+	done, err := pe.queue(ctx, EdgeQuery{Store: s, Owner: p.DataOwnerID, batch: b, sel: graphql.GetFieldContext(ctx).Field.Selections}, found, a)
 	if err != nil {
 		return nil, err
 	}
@@ -143,8 +144,8 @@ func argsOf[A any](m map[string]any) (A, error) {
 	return a, err
 }
 
-// pageArgs are a connection's forward paging arguments.
-type pageArgs struct {
+// PageArgs are a connection's forward paging arguments.
+type PageArgs struct {
 	First *int64  `json:"first,omitempty"`
 	After *string `json:"after,omitempty"`
 }
@@ -152,14 +153,14 @@ type pageArgs struct {
 // parentPage checks forward paging arguments of list (the connection's
 // type, which its cursors carry): the window and the store's page (one
 // row more than the window, to tell whether there are more).
-func parentPage(list string, a pageArgs) (pageWindow, store.ParentPage, error) {
-	w, err := pageWindowOf(a.First, a.After, nil, nil)
+func parentPage(list string, a PageArgs) (PageWindow, store.ParentPage, error) {
+	w, err := PageWindowOf(a.First, a.After, nil, nil)
 	if err != nil {
 		return w, store.ParentPage{}, err
 	}
 	p := store.ParentPage{Limit: w.Size + 1}
 	if a.After != nil {
-		c, err := decodeCursor("after", *a.After, list)
+		c, err := DecodeCursor("after", *a.After, list)
 		if err != nil {
 			return w, p, err
 		}
@@ -169,7 +170,7 @@ func parentPage(list string, a pageArgs) (pageWindow, store.ParentPage, error) {
 }
 
 // pageEdges cuts one parent's rows to the window and makes their edges.
-func pageEdges[R, E any](list string, rows []R, w pageWindow, key func(R) store.PageKey,
+func pageEdges[R, E any](list string, rows []R, w PageWindow, key func(R) store.PageKey,
 	edge func(cursor string, r R) E) ([]E, *model.PageInfo) {
 	rows, info := cut(rows, w)
 	edges := make([]E, len(rows))

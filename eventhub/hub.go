@@ -1,9 +1,9 @@
-// Package stream feeds GraphQL subscriptions from the event stream: the
+// Package eventhub feeds GraphQL subscriptions from the event stream: the
 // process's one listening connection (package listener) tells the Hub of every committed event
 // (its id and data owner), the Hub loads the row once through the data
 // owner's scoped store and fans it out in memory to that owner's
 // subscribers whose role may read it and whose types it matches.
-package stream
+package eventhub
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package resolvers
+package engine
 
 import (
 	"context"

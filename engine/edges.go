@@ -1,4 +1,4 @@
-package resolvers
+package engine
 
 import (
 	"context"
@@ -49,13 +49,13 @@ type edge struct {
 	byID bool
 }
 
-type loadFunc func(ctx context.Context, q edgeQuery, parents []any) (attach func() error, err error)
+type loadFunc func(ctx context.Context, q EdgeQuery, parents []any) (attach func() error, err error)
 
-// edgeQuery is what a load reads with: the caller's data owner (every
+// EdgeQuery is what a load reads with: the caller's data owner (every
 // statement is scoped by it), the field's arguments and the level's batch.
-type edgeQuery struct {
-	store *store.Store
-	owner int64
+type EdgeQuery struct {
+	Store *store.Store
+	Owner int64
 	args  map[string]any
 	batch *store.Batch
 	sel   ast.SelectionSet // the field's selection
@@ -63,7 +63,7 @@ type edgeQuery struct {
 
 // selects tells whether the field's selection asks for field of its
 // object type typeName.
-func (q edgeQuery) selects(ctx context.Context, typeName, field string) bool {
+func (q EdgeQuery) selects(ctx context.Context, typeName, field string) bool {
 	for _, f := range graphql.CollectFields(graphql.GetOperationContext(ctx), q.sel, []string{typeName}) {
 		if f.Name == field {
 			return true
@@ -117,7 +117,7 @@ func (Attacher) Validate(es graphql.ExecutableSchema) error {
 		}
 		for _, f := range t.Fields {
 			if e := edges[name][f.Name]; needs[f.Type.Name()] && e.children == nil {
-				missing = append(missing, fmt.Errorf("edges: %s.%s leads to %s, which has edges, but is not declared in resolvers/edgetable.go",
+				missing = append(missing, fmt.Errorf("edges: %s.%s leads to %s, which has edges, but is not declared in engine/edgetable.go",
 					name, f.Name, f.Type.Name()))
 			}
 		}
@@ -250,7 +250,7 @@ type selected struct {
 	attached map[string]bool // edges attached already (read ahead)
 }
 
-// attach is Attach with the edges of the first level that are attached
+// Attach is Attach with the edges of the first level that are attached
 // already (read ahead).
 func (a Attacher) attach(ctx context.Context, typeName string, parents []any, sel ast.SelectionSet, attached map[string]bool) error {
 	return a.attachParts(ctx, []selected{{typeName: typeName, parents: parents, sel: sel, attached: attached}})
@@ -305,7 +305,7 @@ func (a Attacher) attachLevel(ctx context.Context, owner int64, level []selected
 				continue
 			}
 			loaded[name] = true
-			attach, err := load(ctx, edgeQuery{store: a.Store, owner: owner, args: args[k][i], batch: batch, sel: f.Selections}, part.parents)
+			attach, err := load(ctx, EdgeQuery{Store: a.Store, Owner: owner, args: args[k][i], batch: batch, sel: f.Selections}, part.parents)
 			if err != nil {
 				return nil, err
 			}
@@ -373,14 +373,14 @@ type readFunc[K comparable, R any] func(owner int64, keys []K) store.Read[R]
 // gets the rows once it has run.
 func queued[P any, K comparable, R any](key func(*P) (K, bool), read readFunc[K, R],
 	attach func(parents []any, rows []R)) loadFunc {
-	return func(_ context.Context, q edgeQuery, parents []any) (func() error, error) {
+	return func(_ context.Context, q EdgeQuery, parents []any) (func() error, error) {
 		keys := keysOf(parents, key)
 		if len(keys) == 0 {
 			return nil, nil
 		}
 		var rows []R
 		var err error
-		store.Queue(q.batch, read(q.owner, keys), func(rs []R, e error) { rows, err = rs, e })
+		store.Queue(q.batch, read(q.Owner, keys), func(rs []R, e error) { rows, err = rs, e })
 		return func() error {
 			if err == nil {
 				attach(parents, rows)

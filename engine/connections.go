@@ -1,20 +1,21 @@
-package resolvers
+package engine
 
 import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/webhooks"
 )
 
 // Relay connections: page arguments, opaque keyset cursors and page info.
@@ -22,33 +23,33 @@ import (
 const (
 	defaultPageSize = 20
 	maxPageSize     = 100
-	maxSearchLength = 255
+	MaxSearchLength = 255
 )
 
-// pageWindow is a connection's first/after/last/before, checked: Size rows
+// PageWindow is a connection's first/after/last/before, checked: Size rows
 // after After and before Before, the last ones when FromEnd.
-type pageWindow struct {
+type PageWindow struct {
 	Size          int
 	FromEnd       bool
 	After, Before *string
 }
 
-// pageWindowOf checks the Relay arguments: first or last (not both), 1 to
+// PageWindowOf checks the Relay arguments: first or last (not both), 1 to
 // maxPageSize, first defaultPageSize when neither is given.
-func pageWindowOf(first *int64, after *string, last *int64, before *string) (pageWindow, error) {
-	w := pageWindow{Size: defaultPageSize, After: after, Before: before}
+func PageWindowOf(first *int64, after *string, last *int64, before *string) (PageWindow, error) {
+	w := PageWindow{Size: defaultPageSize, After: after, Before: before}
 	switch {
 	case first != nil && last != nil:
-		return w, invalid("last", "cannot be given with first: page forward with first and after, backward with last and before")
+		return w, apierr.Invalid("last", "cannot be given with first: page forward with first and after, backward with last and before")
 	case last != nil:
 		w.Size, w.FromEnd = int(*last), true
 		if *last < 1 || *last > maxPageSize {
-			return w, invalid("last", fmt.Sprintf("must be between 1 and %d", maxPageSize))
+			return w, apierr.Invalid("last", fmt.Sprintf("must be between 1 and %d", maxPageSize))
 		}
 	case first != nil:
 		w.Size = int(*first)
 		if *first < 1 || *first > maxPageSize {
-			return w, invalid("first", fmt.Sprintf("must be between 1 and %d", maxPageSize))
+			return w, apierr.Invalid("first", fmt.Sprintf("must be between 1 and %d", maxPageSize))
 		}
 	}
 	return w, nil
@@ -69,89 +70,23 @@ func encodeCursor(c cursor) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// decodeCursor reads the cursor argument field of a connection in order;
+// DecodeCursor reads the cursor argument field of a connection in order;
 // a cursor of another connection or order is refused by name.
-func decodeCursor(field, s, order string) (cursor, error) {
+func DecodeCursor(field, s, order string) (cursor, error) {
 	var c cursor
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil || !utf8.Valid(b) || json.Unmarshal(b, &c) != nil || c.ID < 1 || c.Order == "" {
-		return c, invalid(field, "is not a cursor of this connection")
+		return c, apierr.Invalid(field, "is not a cursor of this connection")
 	}
 	if c.Order != order {
-		return c, invalid(field, fmt.Sprintf("was made for the order %q, not %q: ask again from the first page", c.Order, order))
+		return c, apierr.Invalid(field, fmt.Sprintf("was made for the order %q, not %q: ask again from the first page", c.Order, order))
 	}
 	return c, nil
 }
 
-// clientOrders maps the schema's orders onto the store's.
-var clientOrders = map[gqlmodel.ClientOrderField]store.ClientOrder{
-	gqlmodel.ClientOrderFieldID:        store.ClientOrderID,
-	gqlmodel.ClientOrderFieldCreatedAt: store.ClientOrderCreatedAt,
-	gqlmodel.ClientOrderFieldLabel:     store.ClientOrderLabel,
-}
-
-// clientPageQueryOf parses clientsConnection's arguments.
-func clientPageQueryOf(w pageWindow, filter *gqlmodel.ClientFilter, orderBy *gqlmodel.ClientOrder) (store.ClientPageQuery, error) {
-	q := store.ClientPageQuery{Order: store.ClientOrderID, Limit: w.Size + 1, FromEnd: w.FromEnd}
-	if orderBy != nil {
-		q.Order, q.Desc = clientOrders[orderBy.Field], orderBy.Direction == gqlmodel.OrderDirectionDesc
-	}
-	order := string(q.Order)
-	if q.Desc {
-		order += " desc"
-	}
-	for _, b := range []struct {
-		field string
-		arg   *string
-		dst   **store.ClientKey
-	}{{"after", w.After, &q.After}, {"before", w.Before, &q.Before}} {
-		if b.arg == nil {
-			continue
-		}
-		c, err := decodeCursor(b.field, *b.arg, order)
-		if err != nil {
-			return q, err
-		}
-		*b.dst = &store.ClientKey{ID: c.ID, CreatedAt: c.Time}
-		if c.Text != nil {
-			(*b.dst).Label = *c.Text
-		}
-	}
-	var err error
-	q.Filter, err = clientFilterOf(filter)
-	return q, err
-}
-
-// clientFilterOf parses the clients connection's filter.
-func clientFilterOf(in *gqlmodel.ClientFilter) (store.ClientFilter, error) {
-	var f store.ClientFilter
-	if in == nil {
-		return f, nil
-	}
-	fe := apierr.FieldErrors{}
-	if in.Search != nil {
-		s := strings.TrimSpace(*in.Search)
-		if n := utf8.RuneCountInString(s); n < 1 || n > maxSearchLength {
-			fe.Add("filter.search", fmt.Sprintf("must have 1 to %d characters (leave it out to match every client)", maxSearchLength))
-		}
-		f.Search = &s
-	}
-	if in.Tags != nil {
-		f.Tags = tags(fe, "filter.tags", in.Tags)
-	}
-	if in.Type != nil && strings.TrimSpace(*in.Type) == "" {
-		fe.Add("filter.type", "must not be blank (leave it out to match every type)")
-	}
-	f.GroupID, f.Type, f.Offline, f.Disabled, f.RegistrationKeyID = in.GroupID, in.Type, in.Offline, in.Disabled, in.RegistrationKeyID
-	for _, s := range in.HealthStates {
-		f.HealthStates = append(f.HealthStates, string(s))
-	}
-	return f, fe.Err()
-}
-
 // clientConnection makes the page of rows read for w (one more than its
 // size when there are more).
-func clientConnection(rows []store.PagedClient, w pageWindow, q store.ClientPageQuery, total int64) *model.ClientConnection {
+func clientConnection(rows []store.PagedClient, w PageWindow, q store.ClientPageQuery, total int64) *model.ClientConnection {
 	conn := &model.ClientConnection{Edges: []model.ClientEdge{}, TotalCount: total}
 	rows, conn.PageInfo = cut(rows, w)
 	order := string(q.Order)
@@ -166,7 +101,7 @@ func clientConnection(rows []store.PagedClient, w pageWindow, q store.ClientPage
 		case store.ClientOrderLabel:
 			c.Text = &r.Key.Label
 		}
-		conn.Edges = append(conn.Edges, model.ClientEdge{Cursor: encodeCursor(c), Node: ptr(clientOf(r.Client))})
+		conn.Edges = append(conn.Edges, model.ClientEdge{Cursor: encodeCursor(c), Node: new(ClientOf(r.Client))})
 	}
 	conn.PageInfo.StartCursor, conn.PageInfo.EndCursor = ends(conn.Edges, func(e model.ClientEdge) string { return e.Cursor })
 	return conn
@@ -174,7 +109,7 @@ func clientConnection(rows []store.PagedClient, w pageWindow, q store.ClientPage
 
 // cut drops the row read beyond the page (rows hold one more than the
 // page when there are more) and says so in the page info.
-func cut[R any](rows []R, w pageWindow) ([]R, *model.PageInfo) {
+func cut[R any](rows []R, w PageWindow) ([]R, *model.PageInfo) {
 	info := &model.PageInfo{}
 	if len(rows) > w.Size {
 		if w.FromEnd {
@@ -189,7 +124,7 @@ func cut[R any](rows []R, w pageWindow) ([]R, *model.PageInfo) {
 // ends answers the cursors of a page's first and last edges (nil when empty).
 func ends[E any](edges []E, cursorOf func(E) string) (start, end *string) {
 	if n := len(edges); n > 0 {
-		return ptr(cursorOf(edges[0])), ptr(cursorOf(edges[n-1]))
+		return new(cursorOf(edges[0])), new(cursorOf(edges[n-1]))
 	}
 	return nil, nil
 }
@@ -197,8 +132,8 @@ func ends[E any](edges []E, cursorOf func(E) string) (start, end *string) {
 // idPageOf parses the Relay arguments of a list paged by id; its cursors
 // carry list (the connection's type) as their order, so that a cursor of
 // another connection is refused.
-func idPageOf(list string, first *int64, after *string, last *int64, before *string) (pageWindow, store.IDPage, error) {
-	w, err := pageWindowOf(first, after, last, before)
+func idPageOf(list string, first *int64, after *string, last *int64, before *string) (PageWindow, store.IDPage, error) {
+	w, err := PageWindowOf(first, after, last, before)
 	if err != nil {
 		return w, store.IDPage{}, err
 	}
@@ -209,7 +144,7 @@ func idPageOf(list string, first *int64, after *string, last *int64, before *str
 		dst   **int64
 	}{{"after", after, &p.AfterID}, {"before", before, &p.BeforeID}} {
 		if b.arg != nil {
-			c, err := decodeCursor(b.field, *b.arg, list)
+			c, err := DecodeCursor(b.field, *b.arg, list)
 			if err != nil {
 				return w, p, err
 			}
@@ -219,13 +154,13 @@ func idPageOf(list string, first *int64, after *string, last *int64, before *str
 	return w, p, nil
 }
 
-// idConnection answers a page of a list paged by id (read) to a caller of
+// IDConnection answers a page of a list paged by id (read) to a caller of
 // at least role: its edges, page info and, when typeName's totalCount is
 // selected, total.
-func idConnection[R, C, E any](ctx context.Context, role model.Role, first *int64, after *string, last *int64, before *string, typeName string,
+func IDConnection[R, C, E any](ctx context.Context, role model.Role, first *int64, after *string, last *int64, before *string, typeName string,
 	read func(context.Context, int64, store.IDPage, bool) (store.PagedList[R], error),
 	id func(R) int64, conv func(R) (*C, error), edge func(cursor string, node *C) E) ([]E, *model.PageInfo, int64, error) {
-	p, err := requireRole(ctx, role)
+	p, err := auth.Require(ctx, role)
 	if err != nil {
 		return nil, nil, 0, err
 	}
@@ -242,7 +177,7 @@ func idConnection[R, C, E any](ctx context.Context, role model.Role, first *int6
 }
 
 // idEdges makes the edges and page info of a page read by idPageOf.
-func idEdges[R, C, E any](list string, rows []R, w pageWindow, id func(R) int64, conv func(R) (*C, error),
+func idEdges[R, C, E any](list string, rows []R, w PageWindow, id func(R) int64, conv func(R) (*C, error),
 	edge func(cursor string, node *C) E) ([]E, *model.PageInfo, error) {
 	rows, info := cut(rows, w)
 	edges := make([]E, len(rows))
@@ -259,9 +194,9 @@ func idEdges[R, C, E any](list string, rows []R, w pageWindow, id func(R) int64,
 	return edges, info, nil
 }
 
-// infallible makes a converter that cannot fail one idConnection takes.
-func infallible[R, C any](conv func(R) C) func(R) (*C, error) {
-	return func(r R) (*C, error) { return ptr(conv(r)), nil }
+// Infallible makes a converter that cannot fail one idConnection takes.
+func Infallible[R, C any](conv func(R) C) func(R) (*C, error) {
+	return func(r R) (*C, error) { return new(conv(r)), nil }
 }
 
 // selects tells whether the current field's selection asks for a field of
@@ -275,9 +210,9 @@ func selects(ctx context.Context, typeName, field string) bool {
 	return false
 }
 
-// clientsConnection reads the page and, when asked for, the total.
-func (r *Resolver) clientsConnection(ctx context.Context, ownerID int64, w pageWindow, q store.ClientPageQuery) (*model.ClientConnection, error) {
-	rows, total, err := r.Store.ClientPage(ctx, ownerID, q, selects(ctx, "ClientConnection", "totalCount"))
+// ClientsConnection reads the page and, when asked for, the total.
+func ClientsConnection(ctx context.Context, st *store.Store, ownerID int64, w PageWindow, q store.ClientPageQuery) (*model.ClientConnection, error) {
+	rows, total, err := st.ClientPage(ctx, ownerID, q, selects(ctx, "ClientConnection", "totalCount"))
 	if err != nil {
 		return nil, err
 	}
@@ -300,8 +235,8 @@ func anomalyFilterOf(in *gqlmodel.AnomalyEventFilter) (store.AnomalyFilter, erro
 	}{{"filter.statuses", in.Statuses, &f.Statuses}, {"filter.severities", in.Severities, &f.Severities},
 		{"filter.measurementTypes", in.MeasurementTypes, &f.MeasurementTypes}, {"filter.metrics", in.Metrics, &f.Metrics},
 		{"filter.detectionPasses", in.DetectionPasses, &f.DetectionPasses}} {
-		if len(l.in) > maxFilterValues {
-			fe.Add(l.field, fmt.Sprintf("must have at most %d values", maxFilterValues))
+		if len(l.in) > webhooks.MaxFilterValues {
+			fe.Add(l.field, fmt.Sprintf("must have at most %d values", webhooks.MaxFilterValues))
 		}
 		if len(l.in) > 0 {
 			*l.dst = l.in
@@ -317,17 +252,17 @@ func anomalyFilterOf(in *gqlmodel.AnomalyEventFilter) (store.AnomalyFilter, erro
 // timeRange checks a filter's since and until: since before until.
 func timeRange(since, until *time.Time) error {
 	if since != nil && until != nil && !since.Before(*until) {
-		return invalid("filter.until", "must be after filter.since")
+		return apierr.Invalid("filter.until", "must be after filter.since")
 	}
 	return nil
 }
 
 // anomalyConnection makes the page of anomaly events read for w (one
 // more than its size when there are more).
-func anomalyConnection(rows []store.Document, w pageWindow, total int64) *model.AnomalyEventConnection {
+func anomalyConnection(rows []store.Document, w PageWindow, total int64) *model.AnomalyEventConnection {
 	edges, info := pageEdges(anomalyList, rows, w, func(d store.Document) store.PageKey { return store.PageKey{Time: d.CreatedAt, ID: d.ID} },
 		func(cur string, d store.Document) model.AnomalyEventEdge {
-			return model.AnomalyEventEdge{Cursor: cur, Node: ptr(anomalyEventOf(d))}
+			return model.AnomalyEventEdge{Cursor: cur, Node: new(AnomalyEventOf(d))}
 		})
 	return &model.AnomalyEventConnection{Edges: edges, PageInfo: info, TotalCount: total}
 }
@@ -335,14 +270,14 @@ func anomalyConnection(rows []store.Document, w pageWindow, total int64) *model.
 // maxConnectionClients caps anomalyEventsConnection's clientIds.
 const maxConnectionClients = 100
 
-// anomalyEventsConnection reads a page of the data owner's anomaly events
+// AnomalyEventsConnection reads a page of the data owner's anomaly events
 // of a, of the clients clientIDs name when given.
-func (r *Resolver) anomalyEventsConnection(ctx context.Context, a anomalyArgs, clientIDs []string) (*model.AnomalyEventConnection, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+func AnomalyEventsConnection(ctx context.Context, st *store.Store, a AnomalyArgs, clientIDs []string) (*model.AnomalyEventConnection, error) {
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
-	w, page, err := parentPage(anomalyList, a.pageArgs)
+	w, page, err := parentPage(anomalyList, a.PageArgs)
 	if err != nil {
 		return nil, err
 	}
@@ -353,13 +288,13 @@ func (r *Resolver) anomalyEventsConnection(ctx context.Context, a anomalyArgs, c
 	var uuids []string
 	if clientIDs != nil {
 		if len(clientIDs) < 1 || len(clientIDs) > maxConnectionClients {
-			return nil, invalid("clientIds", fmt.Sprintf("must have 1 to %d entries (leave it out for every client)", maxConnectionClients))
+			return nil, apierr.Invalid("clientIds", fmt.Sprintf("must have 1 to %d entries (leave it out for every client)", maxConnectionClients))
 		}
-		if uuids, err = r.clientUUIDs(ctx, p.DataOwnerID, "clientIds", clientIDs); err != nil {
+		if uuids, err = clientUUIDs(ctx, st, p.DataOwnerID, "clientIds", clientIDs); err != nil {
 			return nil, err
 		}
 	}
-	l, err := r.Store.AnomalyEventPage(ctx, p.DataOwnerID, uuids, f, page, selects(ctx, anomalyList, "totalCount"))
+	l, err := st.AnomalyEventPage(ctx, p.DataOwnerID, uuids, f, page, selects(ctx, anomalyList, "totalCount"))
 	if err != nil {
 		return nil, err
 	}

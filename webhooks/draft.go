@@ -1,4 +1,4 @@
-package resolvers
+package webhooks
 
 import (
 	"crypto/rand"
@@ -11,12 +11,13 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/fleetgraph/fleetgraph/auth"
+
 	"github.com/fleetgraph/fleetgraph/apierr"
-	"github.com/fleetgraph/fleetgraph/health"
+	"github.com/fleetgraph/fleetgraph/fleethealth"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/vocab"
-	"github.com/fleetgraph/fleetgraph/webhooks"
 )
 
 // Webhooks: validation is parsing the input into a complete webhook (the
@@ -27,10 +28,13 @@ import (
 // stored value.
 const maskedHeader = "********"
 
+// MaxFilterValues bounds a filter's list of values (a webhook's, the
+// anomaly events connection's).
+const MaxFilterValues = 50
+
 // Limits of a webhook's lists.
 const (
 	maxWebhookHeaders = 20
-	maxFilterValues   = 50
 	maxMentions       = 20
 )
 
@@ -45,35 +49,35 @@ var (
 )
 
 // webhookDraft is a webhook as it will be stored.
-type webhookDraft struct {
-	name          string
-	description   *string
-	url           string
-	payloadFormat string
-	formatOptions model.WebhookFormatOptions
-	eventTypes    []string
-	filters       model.WebhookFilters
-	enabled       bool
-	headers       map[string]string
+type Draft struct {
+	Name          string
+	Description   *string
+	URL           string
+	PayloadFormat string
+	FormatOptions model.WebhookFormatOptions
+	EventTypes    []string
+	Filters       model.WebhookFilters
+	Enabled       bool
+	Headers       map[string]string
 }
 
 // draftOf is the stored webhook as a draft (its headers opened).
-func (r *Resolver) draftOf(w store.WebhookEndpoint) (webhookDraft, error) {
-	d := webhookDraft{name: w.Name, description: w.Description, url: w.URL, payloadFormat: w.PayloadFormat,
-		eventTypes: w.EventTypes, enabled: w.Enabled}
-	_ = json.Unmarshal(w.FormatOptions, &d.formatOptions) // written by this file: valid
-	_ = json.Unmarshal(w.Filters, &d.filters)
-	h, err := r.openHeaders(w.SealedHeaders)
-	d.headers = h
+func DraftOf(sealer *auth.Sealer, w store.WebhookEndpoint) (Draft, error) {
+	d := Draft{Name: w.Name, Description: w.Description, URL: w.URL, PayloadFormat: w.PayloadFormat,
+		EventTypes: w.EventTypes, Enabled: w.Enabled}
+	_ = json.Unmarshal(w.FormatOptions, &d.FormatOptions) // written by this file: valid
+	_ = json.Unmarshal(w.Filters, &d.Filters)
+	h, err := openHeaders(sealer, w.SealedHeaders)
+	d.Headers = h
 	return d, err
 }
 
-func (r *Resolver) openHeaders(sealed []byte) (map[string]string, error) {
+func openHeaders(sealer *auth.Sealer, sealed []byte) (map[string]string, error) {
 	h := map[string]string{}
 	if len(sealed) == 0 {
 		return h, nil
 	}
-	plain, err := r.Sealer.Open(sealed)
+	plain, err := sealer.Open(sealed)
 	if err != nil {
 		return nil, err
 	}
@@ -81,45 +85,45 @@ func (r *Resolver) openHeaders(sealed []byte) (map[string]string, error) {
 }
 
 // validate checks the draft as a whole and adds what is wrong to fe.
-func (d *webhookDraft) validate(fe apierr.FieldErrors) {
-	if u, err := url.Parse(d.url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" ||
+func (d *Draft) Validate(fe apierr.FieldErrors) {
+	if u, err := url.Parse(d.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" ||
 		u.User != nil || u.Fragment != "" {
 		fe.Add("url", "must be an http or https URL with a host (no user info, no fragment)")
-	} else if len(d.url) > 2048 {
+	} else if len(d.URL) > 2048 {
 		fe.Add("url", "is too long (maximum is 2048 characters)")
 	}
-	if len(d.eventTypes) == 0 {
+	if len(d.EventTypes) == 0 {
 		fe.Add("event_types", "can't be empty")
 	}
-	for _, t := range d.eventTypes {
-		if !webhooks.IsEventType(t) {
+	for _, t := range d.EventTypes {
+		if !IsEventType(t) {
 			fe.Add("event_types", fmt.Sprintf("%q is not an event type (see GET /webhooks/event_types)", t))
 		}
 	}
-	if !slices.Contains([]string{"standard", "slack", "microsoft_teams"}, d.payloadFormat) {
+	if !slices.Contains([]string{"standard", "slack", "microsoft_teams"}, d.PayloadFormat) {
 		fe.Add("payload_format", "must be one of standard, slack, microsoft_teams")
 	}
 	d.validateFormatOptions(fe)
-	for name := range d.headers {
+	for name := range d.Headers {
 		if !headerNameRe.MatchString(name) {
 			fe.Add("headers", fmt.Sprintf("%q is not a valid header name", name))
 		} else if reservedHeader[strings.ToLower(name)] {
 			fe.Add("headers", fmt.Sprintf("%q is set by the server", name))
 		}
 	}
-	if len(d.headers) > maxWebhookHeaders {
+	if len(d.Headers) > maxWebhookHeaders {
 		fe.Add("headers", fmt.Sprintf("at most %d headers", maxWebhookHeaders))
 	}
 }
 
-func (d *webhookDraft) validateFormatOptions(fe apierr.FieldErrors) {
-	o := d.formatOptions
+func (d *Draft) validateFormatOptions(fe apierr.FieldErrors) {
+	o := d.FormatOptions
 	empty := len(o.MentionUsers) == 0 && len(o.MentionGroups) == 0 && o.MentionChannel == nil
 	switch {
 	case empty:
-	case d.payloadFormat == "standard":
+	case d.PayloadFormat == "standard":
 		fe.Add("format_options", "are only allowed with the slack and microsoft_teams formats")
-	case d.payloadFormat == "slack":
+	case d.PayloadFormat == "slack":
 		for _, u := range o.MentionUsers {
 			if !slackUserRe.MatchString(u) {
 				fe.Add("format_options", fmt.Sprintf("mention_users: %q is not a Slack member id (U…)", u))
@@ -130,7 +134,7 @@ func (d *webhookDraft) validateFormatOptions(fe apierr.FieldErrors) {
 				fe.Add("format_options", fmt.Sprintf("mention_groups: %q is not a Slack user group id (S…)", g))
 			}
 		}
-	case d.payloadFormat == "microsoft_teams":
+	case d.PayloadFormat == "microsoft_teams":
 		for _, u := range o.MentionUsers {
 			if !teamsUserRe.MatchString(u) {
 				fe.Add("format_options", fmt.Sprintf("mention_users: %q is not a user principal name (name@domain)", u))
@@ -162,18 +166,18 @@ func jsonObject(fe apierr.FieldErrors, field, msg string, j *model.JSON) map[str
 }
 
 // parseFilters reads the filters object: only its four keys, each checked.
-func parseFilters(fe apierr.FieldErrors, j *model.JSON) model.WebhookFilters {
+func ParseFilters(fe apierr.FieldErrors, j *model.JSON) model.WebhookFilters {
 	f := model.WebhookFilters{ClientTags: []string{}, MeasurementTypes: []string{}, HealthMetrics: []string{}}
 	for k, v := range jsonObject(fe, "filters", "must be an object", j) {
 		switch k {
-		case webhooks.FilterClientTags:
+		case FilterClientTags:
 			f.ClientTags = jsonStrings(fe, "filters", k, v, nil)
-		case webhooks.FilterMeasurementTypes:
+		case FilterMeasurementTypes:
 			f.MeasurementTypes = jsonStrings(fe, "filters", k, v, vocab.MeasurementTypes)
-		case webhooks.FilterHealthMetrics:
-			f.HealthMetrics = jsonStrings(fe, "filters", k, v, health.Metrics)
-		case webhooks.FilterMinSeverity:
-			f.MinSeverity = jsonNullableString(fe, "filters", v, webhooks.Severities,
+		case FilterHealthMetrics:
+			f.HealthMetrics = jsonStrings(fe, "filters", k, v, fleethealth.Metrics)
+		case FilterMinSeverity:
+			f.MinSeverity = jsonNullableString(fe, "filters", v, Severities,
 				"min_severity must be warning, critical or null")
 		default:
 			fe.Add("filters", fmt.Sprintf("unknown key %q (client_tags, measurement_types, min_severity, health_metrics)", k))
@@ -183,7 +187,7 @@ func parseFilters(fe apierr.FieldErrors, j *model.JSON) model.WebhookFilters {
 }
 
 // parseFormatOptions reads the format_options object.
-func parseFormatOptions(fe apierr.FieldErrors, j *model.JSON) model.WebhookFormatOptions {
+func ParseFormatOptions(fe apierr.FieldErrors, j *model.JSON) model.WebhookFormatOptions {
 	o := model.WebhookFormatOptions{MentionUsers: []string{}, MentionGroups: []string{}}
 	for k, v := range jsonObject(fe, "format_options", "must be an object", j) {
 		switch k {
@@ -235,15 +239,15 @@ func jsonStrings(fe apierr.FieldErrors, field, key string, v any, allowed []stri
 			out = append(out, s)
 		}
 	}
-	if len(out) > maxFilterValues {
-		fe.Add(field, fmt.Sprintf("%s: at most %d values", key, maxFilterValues))
+	if len(out) > MaxFilterValues {
+		fe.Add(field, fmt.Sprintf("%s: at most %d values", key, MaxFilterValues))
 	}
 	return out
 }
 
 // parseHeaders reads the headers object; a value of eight asterisks keeps
 // the value stored under that name (stored: the current headers).
-func parseHeaders(fe apierr.FieldErrors, j *model.JSON, stored map[string]string) map[string]string {
+func ParseHeaders(fe apierr.FieldErrors, j *model.JSON, stored map[string]string) map[string]string {
 	h := map[string]string{}
 	for k, v := range jsonObject(fe, "headers", "must be an object of header names to string values", j) {
 		s, ok := v.(string)
@@ -265,74 +269,62 @@ func parseHeaders(fe apierr.FieldErrors, j *model.JSON, stored map[string]string
 	return h
 }
 
-// input makes the store's input of the draft (headers sealed).
-func (r *Resolver) input(d webhookDraft) store.WebhookInput {
-	opts, _ := json.Marshal(d.formatOptions) // plain structs: cannot fail
-	filters, _ := json.Marshal(d.filters)
-	in := store.WebhookInput{Name: &d.name, Description: d.description, SetDescription: true, URL: &d.url,
-		PayloadFormat: &d.payloadFormat, FormatOptions: opts, EventTypes: d.eventTypes, Filters: filters,
-		Enabled: &d.enabled, SealedHeaders: []byte{}}
-	if len(d.headers) > 0 {
-		h, _ := json.Marshal(d.headers)
-		in.SealedHeaders = r.Sealer.Seal(string(h))
+// storeInput makes the store's input of the draft (headers sealed).
+func StoreInput(sealer *auth.Sealer, d Draft) store.WebhookInput {
+	opts, _ := json.Marshal(d.FormatOptions) // plain structs: cannot fail
+	filters, _ := json.Marshal(d.Filters)
+	in := store.WebhookInput{Name: &d.Name, Description: d.Description, SetDescription: true, URL: &d.URL,
+		PayloadFormat: &d.PayloadFormat, FormatOptions: opts, EventTypes: d.EventTypes, Filters: filters,
+		Enabled: &d.Enabled, SealedHeaders: []byte{}}
+	if len(d.Headers) > 0 {
+		h, _ := json.Marshal(d.Headers)
+		in.SealedHeaders = sealer.Seal(string(h))
 	}
 	return in
 }
 
 // newWebhookSecret makes a signing secret: whsec_ and 32 random bytes in
 // base64 (Standard Webhooks), and its hint.
-func newWebhookSecret() (secret, hint string) {
+func NewSecret() (secret, hint string) {
 	b := make([]byte, 32)
 	_, _ = rand.Read(b)
 	secret = "whsec_" + base64.StdEncoding.EncodeToString(b)
 	return secret, "whsec_…" + secret[len(secret)-4:]
 }
 
-// webhookOf converts a stored webhook; header values are masked.
-func (r *Resolver) webhookOf(w store.WebhookEndpoint) (*model.Webhook, error) {
-	d, err := r.draftOf(w)
+// modelOf converts a stored webhook; header values are masked.
+func ModelOf(sealer *auth.Sealer, w store.WebhookEndpoint) (*model.Webhook, error) {
+	d, err := DraftOf(sealer, w)
 	if err != nil {
 		return nil, err
 	}
 	masked := map[string]string{}
-	names := make([]string, 0, len(d.headers))
-	for k := range d.headers {
+	names := make([]string, 0, len(d.Headers))
+	for k := range d.Headers {
 		names = append(names, k)
 	}
 	sort.Strings(names)
 	for _, k := range names {
 		masked[k] = maskedHeader
 	}
-	if d.formatOptions.MentionUsers == nil {
-		d.formatOptions.MentionUsers = []string{}
+	if d.FormatOptions.MentionUsers == nil {
+		d.FormatOptions.MentionUsers = []string{}
 	}
-	if d.formatOptions.MentionGroups == nil {
-		d.formatOptions.MentionGroups = []string{}
+	if d.FormatOptions.MentionGroups == nil {
+		d.FormatOptions.MentionGroups = []string{}
 	}
-	for _, l := range []*[]string{&d.filters.ClientTags, &d.filters.MeasurementTypes, &d.filters.HealthMetrics} {
+	for _, l := range []*[]string{&d.Filters.ClientTags, &d.Filters.MeasurementTypes, &d.Filters.HealthMetrics} {
 		if *l == nil {
 			*l = []string{}
 		}
 	}
 	return &model.Webhook{ID: w.ID, Name: w.Name, Description: w.Description, URL: w.URL, PayloadFormat: w.PayloadFormat,
-		FormatOptions: d.formatOptions, EventTypes: w.EventTypes, Filters: d.filters, Enabled: w.Enabled, Active: w.Active,
+		FormatOptions: d.FormatOptions, EventTypes: w.EventTypes, Filters: d.Filters, Enabled: w.Enabled, Active: w.Active,
 		Headers: model.JSON{Value: masked}, SecretHint: w.SecretHint, AutoDisabledAt: w.AutoDisabledAt,
 		AutoDisabledReason: w.AutoDisabledReason, ConsecutiveFailures: w.ConsecutiveFailures,
 		LastDeliveryAt: w.LastDeliveryAt, LastSuccessAt: w.LastSuccessAt, LastFailureAt: w.LastFailureAt,
 		LastResponseStatus: w.LastResponseStatus, LastError: w.LastError, CreatedByID: w.CreatedByID,
 		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}, nil
-}
-
-// deliveryOf converts a stored delivery.
-func deliveryOf(d store.WebhookDelivery) model.WebhookDelivery {
-	var payload any
-	_ = json.Unmarshal(d.Payload, &payload) // jsonb: valid
-	return model.WebhookDelivery{ID: d.ID, WebhookEndpointID: d.WebhookEndpointID, EventID: d.EventID,
-		EventType: d.EventType, Status: d.Status, Attempts: d.Attempts, MaxAttempts: d.MaxAttempts,
-		NextAttemptAt: d.NextAttemptAt, ResponseStatus: d.ResponseStatus, ErrorMessage: d.ErrorMessage,
-		DurationMs: d.DurationMs, DeliveredAt: d.DeliveredAt, Manual: d.Manual, CreatedAt: d.CreatedAt,
-		UpdatedAt: d.UpdatedAt, Payload: model.JSON{Value: payload}, ResponseBody: d.ResponseBody,
-		RenderedBody: d.RenderedBody, PayloadFormat: d.PayloadFormat, RenderedContentType: d.RenderedContentType}
 }
 
 // Paging of the delivery list (docs/design.md "Lists").
@@ -342,7 +334,7 @@ const (
 )
 
 // deliveryPage reads page and per_page: from 1, per_page 1 to 100.
-func deliveryPage(page, perPage *int64) (int64, int64, error) {
+func DeliveryPage(page, perPage *int64) (int64, int64, error) {
 	p, pp := int64(1), int64(deliveriesPerPage)
 	if page != nil {
 		p = *page

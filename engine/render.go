@@ -1,4 +1,4 @@
-package resolvers
+package engine
 
 import (
 	"bytes"
@@ -69,7 +69,7 @@ func (a Attacher) InterceptRootField(ctx context.Context, next graphql.RootResol
 var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // itemSizes is, per root field, the size of an item of the last list it
-// rendered, so that the next buffer is made the right size at once.
+// Rendered, so that the next buffer is made the right size at once.
 var itemSizes sync.Map // field name -> int
 
 // bufferFor is an empty buffer with room for about n items of field.

@@ -1,4 +1,4 @@
-package resolvers
+package webhooks
 
 import (
 	"reflect"
@@ -14,13 +14,13 @@ import (
 func TestWebhookObjectParsing(t *testing.T) {
 	type parser func(apierr.FieldErrors, *model.JSON) any
 	var (
-		filters  parser = func(fe apierr.FieldErrors, j *model.JSON) any { return parseFilters(fe, j) }
-		severity parser = func(fe apierr.FieldErrors, j *model.JSON) any { return parseFilters(fe, j).MinSeverity }
-		tags     parser = func(fe apierr.FieldErrors, j *model.JSON) any { return parseFilters(fe, j).ClientTags }
-		options  parser = func(fe apierr.FieldErrors, j *model.JSON) any { return parseFormatOptions(fe, j) }
-		channel  parser = func(fe apierr.FieldErrors, j *model.JSON) any { return parseFormatOptions(fe, j).MentionChannel }
+		filters  parser = func(fe apierr.FieldErrors, j *model.JSON) any { return ParseFilters(fe, j) }
+		severity parser = func(fe apierr.FieldErrors, j *model.JSON) any { return ParseFilters(fe, j).MinSeverity }
+		tags     parser = func(fe apierr.FieldErrors, j *model.JSON) any { return ParseFilters(fe, j).ClientTags }
+		options  parser = func(fe apierr.FieldErrors, j *model.JSON) any { return ParseFormatOptions(fe, j) }
+		channel  parser = func(fe apierr.FieldErrors, j *model.JSON) any { return ParseFormatOptions(fe, j).MentionChannel }
 		headers  parser = func(fe apierr.FieldErrors, j *model.JSON) any {
-			return parseHeaders(fe, j, map[string]string{"X-A": "a"})
+			return ParseHeaders(fe, j, map[string]string{"X-A": "a"})
 		}
 	)
 	js := func(v any) *model.JSON { return &model.JSON{Value: v} }

@@ -1,4 +1,4 @@
-package resolvers
+package engine
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -25,11 +26,11 @@ import (
 // to another data owner (the two are indistinguishable). The edges below
 // the entities are attached as below any root field (attachEntities).
 
-// entitiesByKey reads the objects of keys (in the order of keys, nil where
+// EntitiesByKey reads the objects of keys (in the order of keys, nil where
 // none) with read, one statement for all of them.
-func entitiesByKey[K comparable, R, M any](ctx context.Context, r *Resolver, keys []K,
+func EntitiesByKey[K comparable, R, M any](ctx context.Context, st *store.Store, keys []K,
 	read func(owner int64, keys []K) store.Read[R], keyOf func(R) K, conv func(R) M) ([]*M, error) {
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil {
 		return nil, err
 	}
@@ -41,13 +42,13 @@ func entitiesByKey[K comparable, R, M any](ctx context.Context, r *Resolver, key
 			distinct = append(distinct, k)
 		}
 	}
-	rows, err := store.All(ctx, r.Store, read(p.DataOwnerID, distinct))
+	rows, err := store.All(ctx, st, read(p.DataOwnerID, distinct))
 	if err != nil {
 		return nil, err
 	}
 	by := make(map[K]*M, len(rows))
 	for _, row := range rows {
-		by[keyOf(row)] = ptr(conv(row))
+		by[keyOf(row)] = new(conv(row))
 	}
 	out := make([]*M, len(keys))
 	for i, k := range keys {
@@ -56,8 +57,8 @@ func entitiesByKey[K comparable, R, M any](ctx context.Context, r *Resolver, key
 	return out, nil
 }
 
-// keysOfReps lists the key of every representation.
-func keysOfReps[T any, K any](reps []*T, key func(*T) K) []K {
+// KeysOfReps lists the key of every representation.
+func KeysOfReps[T any, K any](reps []*T, key func(*T) K) []K {
 	out := make([]K, len(reps))
 	for i, rep := range reps {
 		out[i] = key(rep)
@@ -65,28 +66,28 @@ func keysOfReps[T any, K any](reps []*T, key func(*T) K) []K {
 	return out
 }
 
-// documentsByID reads documents of kind as entities of type M.
-func documentsByID[M any](ctx context.Context, r *Resolver, kind string, ids []string, conv func(store.Document) M) ([]*M, error) {
-	return entitiesByKey(ctx, r, ids, func(owner int64, ids []string) store.Read[store.Document] {
+// DocumentsByID reads documents of kind as entities of type M.
+func DocumentsByID[M any](ctx context.Context, st *store.Store, kind string, ids []string, conv func(store.Document) M) ([]*M, error) {
+	return EntitiesByKey(ctx, st, ids, func(owner int64, ids []string) store.Read[store.Document] {
 		return store.DocumentsByIDs(owner, kind, ids)
 	}, func(d store.Document) string { return d.DocID }, conv)
 }
 
-// clientKey is one Client representation's key: its id, or else its UUID.
-type clientKey struct {
-	id   int64
-	uuid string // lower case; "" when the representation has an id
+// ClientKey is one Client representation's key: its id, or else its UUID.
+type ClientKey struct {
+	ID   int64
+	UUID string // lower case; "" when the representation has an id
 }
 
-func clientKeyOf(rep map[string]any) (clientKey, bool) {
+func clientKeyOf(rep map[string]any) (ClientKey, bool) {
 	if v, ok := rep["id"]; ok && v != nil {
 		id, err := graphql.UnmarshalInt64(v)
-		return clientKey{id: id}, err == nil
+		return ClientKey{ID: id}, err == nil
 	}
 	if s, ok := rep["uuid"].(string); ok {
-		return clientKey{uuid: clientUUIDKey(s)}, true
+		return ClientKey{UUID: ClientUUIDKey(s)}, true
 	}
-	return clientKey{}, false
+	return ClientKey{}, false
 }
 
 // clientsAhead are the clients of one _entities call's Client
@@ -114,55 +115,55 @@ func readClientsAhead(ctx context.Context, s *store.Store, reps []map[string]any
 		k, ok := clientKeyOf(rep)
 		switch {
 		case !ok: // gqlgen reports it
-		case k.uuid != "":
-			uuids = append(uuids, k.uuid)
+		case k.UUID != "":
+			uuids = append(uuids, k.UUID)
 		default:
-			ids = append(ids, k.id)
+			ids = append(ids, k.ID)
 		}
 	}
-	p, err := requireRole(ctx, model.RoleViewer)
+	p, err := auth.Require(ctx, model.RoleViewer)
 	if err != nil || len(ids)+len(uuids) == 0 {
 		return ctx // the resolvers report the refusal
 	}
 	rows, err := store.All(ctx, s, store.ClientsByKeys(p.DataOwnerID, ids, uuids))
 	ahead := &clientsAhead{byID: make(map[int64]*model.Client, len(rows)), byUUID: make(map[string]*model.Client, len(rows)), err: err}
 	for _, row := range rows {
-		c := ptr(clientOf(row))
-		ahead.byID[row.ID], ahead.byUUID[clientUUIDKey(row.UUID)] = c, c
+		c := new(ClientOf(row))
+		ahead.byID[row.ID], ahead.byUUID[ClientUUIDKey(row.UUID)] = c, c
 	}
 	return context.WithValue(ctx, clientsAheadKey{}, ahead)
 }
 
-// clientEntity is the client of k read ahead, or else read alone; nil
+// ClientEntity is the client of k read ahead, or else read alone; nil
 // when none is visible to the caller.
-func (r *Resolver) clientEntity(ctx context.Context, k clientKey) (*model.Client, error) {
+func ClientEntity(ctx context.Context, st *store.Store, k ClientKey) (*model.Client, error) {
 	ahead, ok := ctx.Value(clientsAheadKey{}).(*clientsAhead)
 	if !ok {
-		ahead, ok = readClientsAhead(ctx, r.Store, []map[string]any{k.representation()}).Value(clientsAheadKey{}).(*clientsAhead)
+		ahead, ok = readClientsAhead(ctx, st, []map[string]any{k.representation()}).Value(clientsAheadKey{}).(*clientsAhead)
 	}
 	if !ok {
-		_, err := requireRole(ctx, model.RoleViewer)
+		_, err := auth.Require(ctx, model.RoleViewer)
 		return nil, err
 	}
 	if ahead.err != nil {
 		return nil, ahead.err
 	}
-	if k.uuid != "" {
-		return ahead.byUUID[k.uuid], nil
+	if k.UUID != "" {
+		return ahead.byUUID[k.UUID], nil
 	}
-	return ahead.byID[k.id], nil
+	return ahead.byID[k.ID], nil
 }
 
-func (k clientKey) representation() map[string]any {
-	if k.uuid != "" {
-		return map[string]any{"__typename": "Client", "uuid": k.uuid}
+func (k ClientKey) representation() map[string]any {
+	if k.UUID != "" {
+		return map[string]any{"__typename": "Client", "uuid": k.UUID}
 	}
-	return map[string]any{"__typename": "Client", "id": k.id}
+	return map[string]any{"__typename": "Client", "id": k.ID}
 }
 
-// clientUUIDKey is a client UUID as the store writes it (lower case), so
+// ClientUUIDKey is a client UUID as the store writes it (lower case), so
 // that a representation in upper case finds its client.
-func clientUUIDKey(uuid string) string { return strings.ToLower(uuid) }
+func ClientUUIDKey(uuid string) string { return strings.ToLower(uuid) }
 
 // attachEntities attaches the edges selected below _entities: its objects
 // grouped by type, each group attached as a root list of that type.

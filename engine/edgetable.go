@@ -1,4 +1,4 @@
-package resolvers
+package engine
 
 import (
 	"context"
@@ -6,10 +6,12 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
+	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/loaders"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
 // edges is the one declaration of every nested field that reads rows of
@@ -22,10 +24,10 @@ func edgeTable() map[string]map[string]edge {
 		"Client": {
 			"clientGroups": {byID: true, child: "ClientGroup", children: list(func(c *model.Client) []model.ClientGroup { return c.ClientGroups }),
 				load: hasMany(always(clientID), store.GroupsByClient, func(g store.ClientGroup) int64 { return g.ClientID },
-					groupOf, func(c *model.Client, gs []model.ClientGroup) { c.ClientGroups = gs })},
+					GroupOf, func(c *model.Client, gs []model.ClientGroup) { c.ClientGroups = gs })},
 			"ispContracts": {byID: true, child: "IspContract", children: list(func(c *model.Client) []model.IspContract { return c.IspContracts }),
 				load: hasMany(always(clientID), store.ContractsByClient, func(c store.IspContract) int64 { return c.ClientID },
-					contractOf, func(c *model.Client, cs []model.IspContract) {
+					ContractOf, func(c *model.Client, cs []model.IspContract) {
 						c.IspContracts, c.CurrentIspContract = cs, currentContract(cs)
 					})},
 			"currentIspContract": {shares: "ispContracts", child: "IspContract",
@@ -37,54 +39,54 @@ func edgeTable() map[string]map[string]edge {
 			"measurements":             {load: loadMeasurementPages, child: "MeasurementConnection", children: measurementConnectionOf},
 			"health":                   {byID: true, load: loadHealth},
 			"openAnomalyCount":         {load: loadOpenAnomalyCounts},
-			"anomalyEvents":            clientAnomalyEvents.edge(),
-			"systemStatusRecords":      clientSystemStatus.edge(),
+			"anomalyEvents":            ClientAnomalyEvents.edge(),
+			"systemStatusRecords":      ClientSystemStatus.edge(),
 			"latestSystemStatusRecord": {load: hasOne(always(func(c *model.Client) string { return c.UUID }),
 				store.LatestSystemStatusByClients, func(s store.SystemStatus) string { return *s.ClientUUID },
-				systemStatusOf, func(c *model.Client, s *model.SystemStatusRecord) { c.LatestSystemStatusRecord = s })},
+				SystemStatusOf, func(c *model.Client, s *model.SystemStatusRecord) { c.LatestSystemStatusRecord = s })},
 		},
 		"ClientGroup": {
 			"clients": {child: "Client", children: list(func(g *model.ClientGroup) []model.Client { return g.Clients }),
 				load: hasMany(always(func(g *model.ClientGroup) int64 { return g.ID }), store.ClientsByGroup,
 					func(c store.GroupClient) int64 { return c.GroupID },
-					func(c store.GroupClient) model.Client { return clientOf(c.Client) },
+					func(c store.GroupClient) model.Client { return ClientOf(c.Client) },
 					func(g *model.ClientGroup, cs []model.Client) { g.Clients = cs })},
-			"clientsConnection": groupClients.edge(),
+			"clientsConnection": GroupClients.edge(),
 		},
 		"IspContract": {
 			"isp": {child: "Isp", children: single(func(c *model.IspContract) *model.Isp { return c.Isp }),
 				load: hasOne(always(contractIspID), store.IspsByIDs, func(i store.Isp) int64 { return i.ID },
-					ispOf, func(c *model.IspContract, i *model.Isp) { c.Isp = i })},
+					IspOf, func(c *model.IspContract, i *model.Isp) { c.Isp = i })},
 			"client": {child: "Client", children: single(func(c *model.IspContract) *model.Client { return c.Client }),
 				load: hasOne(always(contractClientID), store.ClientsByIDs, func(c store.Client) int64 { return c.ID },
-					clientOf, func(c *model.IspContract, cl *model.Client) { c.Client = cl })},
+					ClientOf, func(c *model.IspContract, cl *model.Client) { c.Client = cl })},
 			"clientUuid":  {shares: "client"},
 			"clientLabel": {shares: "client"},
 		},
 		"Isp": {
 			"ispContracts": {byID: true, child: "IspContract", children: list(func(i *model.Isp) []model.IspContract { return i.IspContracts }),
 				load: hasMany(always(ispID), store.ContractsByIsp, func(c store.IspContract) int64 { return c.IspID },
-					contractOf, func(i *model.Isp, cs []model.IspContract) { i.IspContracts = cs })},
+					ContractOf, func(i *model.Isp, cs []model.IspContract) { i.IspContracts = cs })},
 			"ispContractsCount": {load: ispCounts},
 			"ispDetailsCount":   {shares: "ispContractsCount"},
-			"clients":           ispClients.edge(),
+			"clients":           IspClients.edge(),
 		},
 		"Capability": {
 			"registrationKeys": {child: "RegistrationKey", children: list(func(c *model.Capability) []model.RegistrationKey { return c.RegistrationKeys }),
 				load: hasMany(always(capabilityID), store.RegistrationKeysByCapability,
 					func(k store.RegistrationKey) int64 { return k.CapabilityID },
-					registrationKeyOf, func(c *model.Capability, ks []model.RegistrationKey) { c.RegistrationKeys = ks })},
+					RegistrationKeyOf, func(c *model.Capability, ks []model.RegistrationKey) { c.RegistrationKeys = ks })},
 			"registrationKeysCount": {load: counts(capabilityID, store.CountRegistrationKeys,
 				func(c *model.Capability, n int64) { c.RegistrationKeysCount = n })},
-			"clients": capabilityClients.edge(),
+			"clients": CapabilityClients.edge(),
 		},
 		"RegistrationKey": {
 			"capability": {child: "Capability", children: single(func(k *model.RegistrationKey) *model.Capability { return k.Capability }),
 				load: hasOne(always(keyCapabilityID), store.CapabilitiesByIDs, func(c store.Capability) int64 { return c.ID },
-					capabilityOf, func(k *model.RegistrationKey, c *model.Capability) { k.Capability = c })},
+					CapabilityOf, func(k *model.RegistrationKey, c *model.Capability) { k.Capability = c })},
 			"clientsCount": {load: counts(registrationKeyID, store.CountClientsByRegistrationKey,
 				func(k *model.RegistrationKey, n int64) { k.ClientsCount = n })},
-			"clients": keyClients.edge(),
+			"clients": KeyClients.edge(),
 		},
 		"MeasurementConfig": {
 			"revisions": {load: loadConfigVersions},
@@ -191,7 +193,7 @@ func edgeTable() map[string]map[string]edge {
 			"node": {child: "Measurement", children: single(func(e *model.MeasurementEdge) *model.Measurement { return e.Node })},
 		},
 		"Measurement": {
-			"reports":                                 {load: loadReports},
+			"reports":                                 {load: LoadReports},
 			"p1203ClientReport":                       {shares: "reports"},
 			"networkPerformanceReport":                {shares: "reports"},
 			"lightweightVideoPlayerPerformanceReport": {shares: "reports"},
@@ -209,7 +211,7 @@ func edgeTable() map[string]map[string]edge {
 			"node": {child: "AnomalyEvent", children: single(func(e *model.AnomalyEventEdge) *model.AnomalyEvent { return e.Node })},
 		},
 		"Webhook": {
-			"deliveries": webhookDeliveries.edge(),
+			"deliveries": WebhookDeliveries.edge(),
 		},
 		"User": {
 			"apiKeys": {load: loadUserKeys},
@@ -251,7 +253,7 @@ var loadClientKeys = queued(always(clientID), store.RegistrationKeysByClients, f
 	for _, r := range rows {
 		k := keys[r.ID]
 		if k == nil {
-			k = ptr(registrationKeyOf(r.RegistrationKey))
+			k = new(RegistrationKeyOf(r.RegistrationKey))
 			keys[r.ID] = k
 		}
 		byClient[r.ClientID] = k
@@ -281,11 +283,11 @@ var loadConfigs = queued(always(clientID), store.DeliveredConfigsByClients, func
 	}
 })
 
-// loadReports attaches every measurement's client reports, and the latest
+// LoadReports attaches every measurement's client reports, and the latest
 // of each type the report fields name.
-func loadReports(ctx context.Context, q edgeQuery, parents []any) (func() error, error) {
+func LoadReports(ctx context.Context, q EdgeQuery, parents []any) (func() error, error) {
 	ids := keysOf(parents, always(func(m *model.Measurement) string { return m.ID }))
-	docs, err := q.store.DocumentsByMeasurements(ctx, q.owner, store.KindClientReport, ids)
+	docs, err := q.Store.DocumentsByMeasurements(ctx, q.Owner, vocab.KindClientReport, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -304,13 +306,13 @@ func loadReports(ctx context.Context, q edgeQuery, parents []any) (func() error,
 // attachReports sets a measurement's reports (oldest first) and, per
 // report type, the latest of that type.
 func attachReports(m *model.Measurement, ds []store.Document) {
-	m.Reports = convertAll(ds, clientReportOf)
+	m.Reports = ConvertAll(ds, clientReportOf)
 	m.P1203ClientReport, m.NetworkPerformanceReport, m.LightweightVideoPlayerPerformanceReport = nil, nil, nil
 	for _, d := range ds {
 		if d.Type == nil {
 			continue
 		}
-		doc := ptr(documentJSON(d.Doc))
+		doc := new(documentJSON(d.Doc))
 		switch gqlmodel.MeasurementReportType(*d.Type) {
 		case gqlmodel.MeasurementReportTypeP1203ClientReport:
 			m.P1203ClientReport = doc
@@ -331,7 +333,7 @@ func documentClient[P any](fields func(*P) (*model.JSON, **model.Client)) edge {
 	}
 	return edge{child: "Client",
 		children: single(func(p *P) *model.Client { _, c := fields(p); return *c }),
-		load: hasOne(uuidOf, store.ClientsByUUIDs, func(c store.Client) string { return c.UUID }, clientOf,
+		load: hasOne(uuidOf, store.ClientsByUUIDs, func(c store.Client) string { return c.UUID }, ClientOf,
 			func(p *P, c *model.Client) { _, dst := fields(p); *dst = c })}
 }
 
@@ -340,7 +342,7 @@ func documentClient[P any](fields func(*P) (*model.JSON, **model.Client)) edge {
 // through the page loader (which enforces the operation's measurement
 // budget). A failure attaches nothing: the measurements resolver then
 // reports it on its field, from the loader's cache.
-func loadMeasurementPages(ctx context.Context, q edgeQuery, parents []any) (func() error, error) {
+func loadMeasurementPages(ctx context.Context, q EdgeQuery, parents []any) (func() error, error) {
 	page, limit, ok := measurementPageOfArgs(q.args)
 	if !ok {
 		return nil, nil // the resolver reports the arguments' error
@@ -349,7 +351,7 @@ func loadMeasurementPages(ctx context.Context, q edgeQuery, parents []any) (func
 	for i, p := range parents {
 		clients[i] = p.(*model.Client)
 	}
-	conns, err := measurementPages(ctx, clients, page, limit)
+	conns, err := MeasurementPages(ctx, clients, page, limit)
 	if err != nil {
 		return nil, nil
 	}
@@ -362,8 +364,8 @@ func loadMeasurementPages(ctx context.Context, q edgeQuery, parents []any) (func
 	return nil, nil
 }
 
-// measurementPages reads each client's page through the page loader.
-func measurementPages(ctx context.Context, clients []*model.Client, page string, limit int) ([]*model.MeasurementConnection, error) {
+// MeasurementPages reads each client's page through the page loader.
+func MeasurementPages(ctx context.Context, clients []*model.Client, page string, limit int) ([]*model.MeasurementConnection, error) {
 	key := func(c *model.Client) (loaders.MeasurementPageKey, bool) {
 		return loaders.MeasurementPageKey{ClientUUID: c.UUID, Page: page}, true
 	}
@@ -439,13 +441,13 @@ func measurementPageOfArgs(args map[string]any) (page string, limit int, ok bool
 			}
 		}
 	}
-	page, limit, err := measurementPage(filter, first, after)
+	page, limit, err := MeasurementPage(filter, first, after)
 	return page, limit, err == nil
 }
 
 // loadHealth attaches each client's health; shared clients get none.
 var loadHealth = hasOne(always(clientID), store.HealthOfClients, func(h store.HealthState) int64 { return h.ClientID },
-	healthStateOf, func(c *model.Client, h *model.ClientHealthState) { c.Health = h })
+	HealthStateOf, func(c *model.Client, h *model.ClientHealthState) { c.Health = h })
 
 // loadOpenAnomalyCounts attaches each client's count of open anomaly events.
 var loadOpenAnomalyCounts = queued(always(clientUUID), store.OpenAnomalyCounts, func(parents []any, rows []store.CountByUUID) {
@@ -461,17 +463,17 @@ var loadOpenAnomalyCounts = queued(always(clientUUID), store.OpenAnomalyCounts, 
 
 // loadUserKeys attaches each user's client admin API keys: to admins only
 // (FORBIDDEN to others, as the key lists).
-func loadUserKeys(ctx context.Context, q edgeQuery, parents []any) (func() error, error) {
-	if _, err := requireRole(ctx, model.RoleAdmin); err != nil {
+func loadUserKeys(ctx context.Context, q EdgeQuery, parents []any) (func() error, error) {
+	if _, err := auth.Require(ctx, model.RoleAdmin); err != nil {
 		return nil, err
 	}
-	return hasMany(always(userID), store.AdminKeysByUsers, func(k store.APIKey) int64 { return deref(k.UserID) },
-		adminKeyOf, func(u *model.User, ks []model.ClientAdminAPIKey) { u.APIKeys = ks })(ctx, q, parents)
+	return hasMany(always(userID), store.AdminKeysByUsers, func(k store.APIKey) int64 { return Deref(k.UserID) },
+		AdminKeyOf, func(u *model.User, ks []model.ClientAdminAPIKey) { u.APIKeys = ks })(ctx, q, parents)
 }
 
 // loadEventMeasurements attaches the measurements of each anomaly event's
 // measurement_ids, in their order, those the data owner has.
-func loadEventMeasurements(_ context.Context, q edgeQuery, parents []any) (func() error, error) {
+func loadEventMeasurements(_ context.Context, q EdgeQuery, parents []any) (func() error, error) {
 	var ids []string
 	seen := map[string]bool{}
 	for _, p := range parents {
@@ -485,7 +487,7 @@ func loadEventMeasurements(_ context.Context, q edgeQuery, parents []any) (func(
 	var docs []store.Document
 	var err error
 	if len(ids) > 0 {
-		store.Queue(q.batch, store.DocumentsByIDs(q.owner, store.KindMeasurement, ids), func(ds []store.Document, e error) { docs, err = ds, e })
+		store.Queue(q.batch, store.DocumentsByIDs(q.Owner, vocab.KindMeasurement, ids), func(ds []store.Document, e error) { docs, err = ds, e })
 	}
 	return func() error {
 		by := make(map[string]store.Document, len(docs))
@@ -497,7 +499,7 @@ func loadEventMeasurements(_ context.Context, q edgeQuery, parents []any) (func(
 			a.Measurements = []model.Measurement{}
 			for _, id := range a.MeasurementIDs {
 				if d, ok := by[id]; ok {
-					a.Measurements = append(a.Measurements, measurementOf(d))
+					a.Measurements = append(a.Measurements, MeasurementOf(d))
 				}
 			}
 		}
@@ -507,19 +509,19 @@ func loadEventMeasurements(_ context.Context, q edgeQuery, parents []any) (func(
 
 // The connections below a parent that take arguments (paged.go).
 
-// anomalyArgs are the arguments of Client.anomalyEvents.
-type anomalyArgs struct {
-	pageArgs
+// AnomalyArgs are the arguments of Client.anomalyEvents.
+type AnomalyArgs struct {
+	PageArgs
 	Filter *gqlmodel.AnomalyEventFilter `json:"filter,omitempty"`
 }
 
 // anomalyList names the anomaly event connections' cursors.
 const anomalyList = "AnomalyEventConnection"
 
-var clientAnomalyEvents = pagedEdge[model.Client, anomalyArgs, model.AnomalyEventConnection]{
+var ClientAnomalyEvents = pagedEdge[model.Client, AnomalyArgs, model.AnomalyEventConnection]{
 	field: "anomalyEvents", child: "AnomalyEventConnection", conns: func(c *model.Client) *model.Connections { return &c.Connections },
-	queue: func(ctx context.Context, q edgeQuery, cs []*model.Client, a anomalyArgs) (func() (func(*model.Client) *model.AnomalyEventConnection, error), error) {
-		w, page, err := parentPage(anomalyList, a.pageArgs)
+	queue: func(ctx context.Context, q EdgeQuery, cs []*model.Client, a AnomalyArgs) (func() (func(*model.Client) *model.AnomalyEventConnection, error), error) {
+		w, page, err := parentPage(anomalyList, a.PageArgs)
 		if err != nil {
 			return nil, err
 		}
@@ -528,9 +530,9 @@ var clientAnomalyEvents = pagedEdge[model.Client, anomalyArgs, model.AnomalyEven
 			return nil, err
 		}
 		uuids := distinct(cs, clientUUID)
-		rows := queueRows(q.batch, store.AnomalyEventsByClients(q.owner, uuids, f, page), func(d store.Document) string { return deref(d.ClientUUID) })
+		rows := queueRows(q.batch, store.AnomalyEventsByClients(q.Owner, uuids, f, page), func(d store.Document) string { return Deref(d.ClientUUID) })
 		counts := queueCounts(q.batch, q.selects(ctx, "AnomalyEventConnection", "totalCount"),
-			func() store.Read[store.CountByUUID] { return store.CountAnomalyEventsByClients(q.owner, uuids, f) },
+			func() store.Read[store.CountByUUID] { return store.CountAnomalyEventsByClients(q.Owner, uuids, f) },
 			func(c store.CountByUUID) (string, int64) { return c.ClientUUID, c.N })
 		return func() (func(*model.Client) *model.AnomalyEventConnection, error) {
 			by, err := rows()
@@ -544,17 +546,17 @@ var clientAnomalyEvents = pagedEdge[model.Client, anomalyArgs, model.AnomalyEven
 		}, nil
 	}}
 
-// statusArgs are the arguments of Client.systemStatusRecords.
-type statusArgs struct {
-	pageArgs
+// StatusArgs are the arguments of Client.systemStatusRecords.
+type StatusArgs struct {
+	PageArgs
 	Filter *gqlmodel.SystemStatusRecordFilter `json:"filter,omitempty"`
 }
 
-var clientSystemStatus = pagedEdge[model.Client, statusArgs, model.SystemStatusRecordConnection]{
+var ClientSystemStatus = pagedEdge[model.Client, StatusArgs, model.SystemStatusRecordConnection]{
 	field: "systemStatusRecords", child: "SystemStatusRecordConnection", conns: func(c *model.Client) *model.Connections { return &c.Connections },
-	queue: func(ctx context.Context, q edgeQuery, cs []*model.Client, a statusArgs) (func() (func(*model.Client) *model.SystemStatusRecordConnection, error), error) {
+	queue: func(ctx context.Context, q EdgeQuery, cs []*model.Client, a StatusArgs) (func() (func(*model.Client) *model.SystemStatusRecordConnection, error), error) {
 		const list = "SystemStatusRecordConnection"
-		w, page, err := parentPage(list, a.pageArgs)
+		w, page, err := parentPage(list, a.PageArgs)
 		if err != nil {
 			return nil, err
 		}
@@ -566,9 +568,9 @@ var clientSystemStatus = pagedEdge[model.Client, statusArgs, model.SystemStatusR
 			return nil, err
 		}
 		uuids := distinct(cs, clientUUID)
-		rows := queueRows(q.batch, store.SystemStatusByClients(q.owner, uuids, f, page), func(s store.SystemStatus) string { return deref(s.ClientUUID) })
+		rows := queueRows(q.batch, store.SystemStatusByClients(q.Owner, uuids, f, page), func(s store.SystemStatus) string { return Deref(s.ClientUUID) })
 		counts := queueCounts(q.batch, q.selects(ctx, list, "totalCount"),
-			func() store.Read[store.CountByUUID] { return store.CountSystemStatusByClients(q.owner, uuids, f) },
+			func() store.Read[store.CountByUUID] { return store.CountSystemStatusByClients(q.Owner, uuids, f) },
 			func(c store.CountByUUID) (string, int64) { return c.ClientUUID, c.N })
 		return func() (func(*model.Client) *model.SystemStatusRecordConnection, error) {
 			by, err := rows()
@@ -579,25 +581,25 @@ var clientSystemStatus = pagedEdge[model.Client, statusArgs, model.SystemStatusR
 			return func(c *model.Client) *model.SystemStatusRecordConnection {
 				edges, info := pageEdges(list, by[c.UUID], w, func(s store.SystemStatus) store.PageKey { return store.PageKey{Time: s.CreatedAt, ID: s.ID} },
 					func(cur string, s store.SystemStatus) model.SystemStatusRecordEdge {
-						return model.SystemStatusRecordEdge{Cursor: cur, Node: ptr(systemStatusOf(s))}
+						return model.SystemStatusRecordEdge{Cursor: cur, Node: new(SystemStatusOf(s))}
 					})
 				return &model.SystemStatusRecordConnection{Edges: edges, PageInfo: info, TotalCount: n[c.UUID]}
 			}, err
 		}, nil
 	}}
 
-var webhookDeliveries = pagedEdge[model.Webhook, pageArgs, model.WebhookDeliveryConnection]{
+var WebhookDeliveries = pagedEdge[model.Webhook, PageArgs, model.WebhookDeliveryConnection]{
 	field: "deliveries", child: "WebhookDeliveryConnection", conns: func(w *model.Webhook) *model.Connections { return &w.Connections },
-	queue: func(ctx context.Context, q edgeQuery, ws []*model.Webhook, a pageArgs) (func() (func(*model.Webhook) *model.WebhookDeliveryConnection, error), error) {
+	queue: func(ctx context.Context, q EdgeQuery, ws []*model.Webhook, a PageArgs) (func() (func(*model.Webhook) *model.WebhookDeliveryConnection, error), error) {
 		const list = "WebhookDeliveryConnection" // as webhookDeliveriesConnection's: one order
 		w, page, err := parentPage(list, a)
 		if err != nil {
 			return nil, err
 		}
 		ids := distinct(ws, webhookID)
-		rows := queueRows(q.batch, store.DeliveriesByWebhooks(q.owner, ids, page), func(d store.WebhookDelivery) int64 { return d.WebhookEndpointID })
+		rows := queueRows(q.batch, store.DeliveriesByWebhooks(q.Owner, ids, page), func(d store.WebhookDelivery) int64 { return d.WebhookEndpointID })
 		counts := queueCounts(q.batch, q.selects(ctx, list, "totalCount"),
-			func() store.Read[store.CountByParent] { return store.CountDeliveriesByWebhooks(q.owner, ids) },
+			func() store.Read[store.CountByParent] { return store.CountDeliveriesByWebhooks(q.Owner, ids) },
 			func(c store.CountByParent) (int64, int64) { return c.ParentID, c.N })
 		return func() (func(*model.Webhook) *model.WebhookDeliveryConnection, error) {
 			by, err := rows()
@@ -608,7 +610,7 @@ var webhookDeliveries = pagedEdge[model.Webhook, pageArgs, model.WebhookDelivery
 			return func(h *model.Webhook) *model.WebhookDeliveryConnection {
 				edges, info := pageEdges(list, by[h.ID], w, func(d store.WebhookDelivery) store.PageKey { return store.PageKey{ID: d.ID} },
 					func(cur string, d store.WebhookDelivery) model.WebhookDeliveryEdge {
-						return model.WebhookDeliveryEdge{Cursor: cur, Node: ptr(deliveryOf(d))}
+						return model.WebhookDeliveryEdge{Cursor: cur, Node: new(DeliveryOf(d))}
 					})
 				return &model.WebhookDeliveryConnection{Edges: edges, PageInfo: info, TotalCount: n[h.ID]}
 			}, err
@@ -617,29 +619,29 @@ var webhookDeliveries = pagedEdge[model.Webhook, pageArgs, model.WebhookDelivery
 
 // The clients of a registration key, capability, ISP or group, a page each.
 var (
-	keyClients = clientsOf("clients", store.KeyClients, registrationKeyID,
+	KeyClients = clientsOf("clients", store.KeyClients, registrationKeyID,
 		func(k *model.RegistrationKey) *model.Connections { return &k.Connections })
-	capabilityClients = clientsOf("clients", store.CapabilityClients, capabilityID,
+	CapabilityClients = clientsOf("clients", store.CapabilityClients, capabilityID,
 		func(c *model.Capability) *model.Connections { return &c.Connections })
-	ispClients   = clientsOf("clients", store.IspClients, ispID, func(i *model.Isp) *model.Connections { return &i.Connections })
-	groupClients = clientsOf("clientsConnection", store.GroupClients, groupID,
+	IspClients   = clientsOf("clients", store.IspClients, ispID, func(i *model.Isp) *model.Connections { return &i.Connections })
+	GroupClients = clientsOf("clientsConnection", store.GroupClients, groupID,
 		func(g *model.ClientGroup) *model.Connections { return &g.Connections })
 )
 
 // clientsOf declares a page of the clients of parents of type P, by id
 // (cursors of clientsConnection's default order).
-func clientsOf[P any](field string, m store.ClientMembership, id func(*P) int64, conns func(*P) *model.Connections) pagedEdge[P, pageArgs, model.ClientConnection] {
-	return pagedEdge[P, pageArgs, model.ClientConnection]{field: field, child: "ClientConnection", conns: conns,
-		queue: func(ctx context.Context, q edgeQuery, ps []*P, a pageArgs) (func() (func(*P) *model.ClientConnection, error), error) {
+func clientsOf[P any](field string, m store.ClientMembership, id func(*P) int64, conns func(*P) *model.Connections) pagedEdge[P, PageArgs, model.ClientConnection] {
+	return pagedEdge[P, PageArgs, model.ClientConnection]{field: field, child: "ClientConnection", conns: conns,
+		queue: func(ctx context.Context, q EdgeQuery, ps []*P, a PageArgs) (func() (func(*P) *model.ClientConnection, error), error) {
 			list := string(store.ClientOrderID)
 			w, page, err := parentPage(list, a)
 			if err != nil {
 				return nil, err
 			}
 			ids := distinct(ps, id)
-			rows := queueRows(q.batch, store.ClientsByParents(m, q.owner, ids, page), func(c store.ParentClient) int64 { return c.ParentID })
+			rows := queueRows(q.batch, store.ClientsByParents(m, q.Owner, ids, page), func(c store.ParentClient) int64 { return c.ParentID })
 			counts := queueCounts(q.batch, q.selects(ctx, "ClientConnection", "totalCount"),
-				func() store.Read[store.CountByParent] { return store.CountClientsByParents(m, q.owner, ids) },
+				func() store.Read[store.CountByParent] { return store.CountClientsByParents(m, q.Owner, ids) },
 				func(c store.CountByParent) (int64, int64) { return c.ParentID, c.N })
 			return func() (func(*P) *model.ClientConnection, error) {
 				by, err := rows()
@@ -650,7 +652,7 @@ func clientsOf[P any](field string, m store.ClientMembership, id func(*P) int64,
 				return func(p *P) *model.ClientConnection {
 					edges, info := pageEdges(list, by[id(p)], w, func(c store.ParentClient) store.PageKey { return store.PageKey{ID: c.ID} },
 						func(cur string, c store.ParentClient) model.ClientEdge {
-							return model.ClientEdge{Cursor: cur, Node: ptr(clientOf(c.Client))}
+							return model.ClientEdge{Cursor: cur, Node: new(ClientOf(c.Client))}
 						})
 					return &model.ClientConnection{Edges: edges, PageInfo: info, TotalCount: n[id(p)]}
 				}, err

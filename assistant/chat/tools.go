@@ -1,4 +1,4 @@
-package resolvers
+package chat
 
 import (
 	"bytes"
@@ -27,7 +27,7 @@ var (
 )
 
 // aiTools are the tools offered to the model.
-func (r *Resolver) aiTools() []assistant.Tool {
+func (r *Service) aiTools() []assistant.Tool {
 	return []assistant.Tool{
 		{ToolSpec: assistant.ToolSpec{Name: "search_measurements",
 			Description: "Search the organisation's measurements (documents with id, type, study.subject, client_uuid, created_at, statistic_values).",
@@ -72,7 +72,7 @@ func toolInput(raw json.RawMessage) map[string]any {
 }
 
 // opTool runs operation op with the variables vars makes of the input.
-func (r *Resolver) opTool(op string, vars func(map[string]any) map[string]any) func(context.Context, json.RawMessage) (any, error) {
+func (r *Service) opTool(op string, vars func(map[string]any) map[string]any) func(context.Context, json.RawMessage) (any, error) {
 	return func(ctx context.Context, raw json.RawMessage) (any, error) {
 		v := vars(toolInput(raw))
 		for k, x := range v {
@@ -86,7 +86,7 @@ func (r *Resolver) opTool(op string, vars func(map[string]any) map[string]any) f
 
 // searchTool runs a search operation answering the documents only, at
 // most maxToolHits of them.
-func (r *Resolver) searchTool(op string, scoped bool) func(context.Context, json.RawMessage) (any, error) {
+func (r *Service) searchTool(op string, scoped bool) func(context.Context, json.RawMessage) (any, error) {
 	return func(ctx context.Context, raw json.RawMessage) (any, error) {
 		in := toolInput(raw)
 		body, ok := in["body"].(map[string]any)
@@ -107,7 +107,7 @@ func (r *Resolver) searchTool(op string, scoped bool) func(context.Context, json
 	}
 }
 
-func (r *Resolver) runOp(ctx context.Context, op string, vars map[string]any) (any, error) {
+func (r *Service) runOp(ctx context.Context, op string, vars map[string]any) (any, error) {
 	if r.Operations == nil {
 		return nil, apierr.Errorf(apierr.ErrUnavailable, "the assistant's tools are not available")
 	}
@@ -122,7 +122,7 @@ func (r *Resolver) runOp(ctx context.Context, op string, vars map[string]any) (a
 // the metric's values of the client's measurements before, during and
 // after it, and similar anomalies of the fleet. Another data owner's
 // anomaly is a 404 (the event's operation says so).
-func (r *Resolver) anomalyContext(ctx context.Context, anomalyID string) (map[string]any, map[string]any, error) {
+func (r *Service) anomalyContext(ctx context.Context, anomalyID string) (map[string]any, map[string]any, error) {
 	raw, err := r.Operations.RunOperation(ctx, "AnomalyEventGet", map[string]any{"anomalyId": anomalyID})
 	if err != nil {
 		return nil, nil, err

@@ -1,10 +1,10 @@
-// Package health evaluates a client's system health (docs/design.md "Health and
+// Package fleethealth evaluates a client's system health (docs/design.md "Health and
 // licensing"): the metrics of its latest system status record against the
 // data owner's thresholds give a state (healthy, warning, critical or
 // unknown), the reasons for it and a summary per metric. It is pure: the
 // store reads the records and settings, calls Evaluate and keeps the
 // result (store/health.go).
-package health
+package fleethealth
 
 // States of a client's health.
 const (

@@ -1,4 +1,4 @@
-package resolvers
+package engine
 
 import (
 	"context"
@@ -8,34 +8,35 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // A client is named by its integer id or its UUID (store.ClientRef):
-// parseClientRef is the one reading of such a reference. A root lookup by
+// ParseClientRef is the one reading of such a reference. A root lookup by
 // id parses it once: the read ahead (readahead.go) hands what it parsed to
 // the resolver through the context (parsedClientRef).
 
-// parseClientRef reads a client's integer id or UUID; false when id is
+// ParseClientRef reads a client's integer id or UUID; false when id is
 // neither (it names no client).
-func parseClientRef(id string) (store.ClientRef, bool) {
+func ParseClientRef(id string) (store.ClientRef, bool) {
 	if n, err := strconv.ParseInt(id, 10, 64); err == nil {
 		return store.ClientRef{ID: &n}, true
 	}
 	if u, err := uuid.Parse(id); err == nil {
-		return store.ClientRef{UUID: ptr(u.String())}, true
+		return store.ClientRef{UUID: new(u.String())}, true
 	}
 	return store.ClientRef{}, false
 }
 
-// clientRefOf parses a client id or UUID (spaces around it ignored);
+// ClientRefOf parses a client id or UUID (spaces around it ignored);
 // anything else names no client.
-func clientRefOf(id string) (store.ClientRef, error) {
+func ClientRefOf(id string) (store.ClientRef, error) {
 	id = strings.TrimSpace(id)
-	if ref, ok := parseClientRef(id); ok {
+	if ref, ok := ParseClientRef(id); ok {
 		return ref, nil
 	}
-	return store.ClientRef{}, notFound("client %q not found", id)
+	return store.ClientRef{}, apierr.NotFoundf("client %q not found", id)
 }
 
 // parsedRef is a reference parsed ahead of its resolver.
@@ -47,26 +48,26 @@ type parsedRef struct {
 
 type parsedRefKey struct{}
 
-// clientByRef loads a client visible to the data owner by its integer id
+// ClientByRef loads a client visible to the data owner by its integer id
 // or its UUID, as parsed ahead when it was; anything else names no client.
-func (r *Resolver) clientByRef(ctx context.Context, ownerID int64, id string) (store.Client, error) {
+func ClientByRef(ctx context.Context, st *store.Store, ownerID int64, id string) (store.Client, error) {
 	p, ahead := ctx.Value(parsedRefKey{}).(parsedRef)
 	if !ahead || p.raw != id {
-		p.ref, p.ok = parseClientRef(id)
+		p.ref, p.ok = ParseClientRef(id)
 	}
 	switch {
 	case !p.ok:
 		return store.Client{}, store.ErrNotFound
 	case p.ref.ID != nil:
-		return r.Store.Client(ctx, ownerID, *p.ref.ID)
+		return st.Client(ctx, ownerID, *p.ref.ID)
 	}
-	return r.Store.ClientByUUID(ctx, ownerID, *p.ref.UUID)
+	return st.ClientByUUID(ctx, ownerID, *p.ref.UUID)
 }
 
 // clientUUIDs answers the UUIDs of the clients visible to the data owner
 // that refs (argument field) name by integer id or UUID (an empty list,
 // not nil, when none does); a ref that is neither is a field error.
-func (r *Resolver) clientUUIDs(ctx context.Context, ownerID int64, field string, refs []string) ([]string, error) {
+func clientUUIDs(ctx context.Context, st *store.Store, ownerID int64, field string, refs []string) ([]string, error) {
 	var ids []int64
 	var uuids []string
 	for _, ref := range refs {
@@ -75,10 +76,10 @@ func (r *Resolver) clientUUIDs(ctx context.Context, ownerID int64, field string,
 		} else if u, err := uuid.Parse(ref); err == nil {
 			uuids = append(uuids, u.String())
 		} else {
-			return nil, invalid(field, fmt.Sprintf("%q is neither a client id nor a UUID", ref))
+			return nil, apierr.Invalid(field, fmt.Sprintf("%q is neither a client id nor a UUID", ref))
 		}
 	}
-	cs, err := store.All(ctx, r.Store, store.ClientsByKeys(ownerID, ids, uuids))
+	cs, err := store.All(ctx, st, store.ClientsByKeys(ownerID, ids, uuids))
 	out := make([]string, len(cs))
 	for i, c := range cs {
 		out[i] = c.UUID

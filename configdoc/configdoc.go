@@ -1,4 +1,7 @@
-package resolvers
+// Package configdoc is the measurement config document: parsed and checked
+// into a Doc or field errors under "data.…" (studies, credentials without
+// secrets, schedules and their cron expressions), and the version it saves.
+package configdoc
 
 import (
 	"bytes"
@@ -21,6 +24,10 @@ import (
 // Config documents (docs/design.md "Fleet"): parsed into a checked document or
 // field errors under "data.…" (the document's own key names, as written).
 
+// ServiceName is the name of a service: of its credentials, and of the
+// credentials a config document names.
+var ServiceName = regexp.MustCompile(`^[a-z0-9_]{1,64}$`)
+
 // Limits of a config document.
 const (
 	MaxConfigDocumentBytes = 256 << 10 // canonical JSON
@@ -32,20 +39,20 @@ const (
 // belong in service credentials, never in a config document.
 var secretKeys = []string{"password", "secret", "token", "api_key", "apiKey", "access_token", "accessToken", "passphrase", "private_key", "privateKey"}
 
-// configDoc is a checked config document.
-type configDoc struct {
+// Doc is a checked config document.
+type Doc struct {
 	doc     map[string]any
 	studies []store.StudyInput // public configs
 	// credentials are the services the document names, in key order.
-	credentials []string
+	Credentials []string
 	// dropped lists the secret keys an import removed, as "service.key".
-	dropped []string
+	Dropped []string
 }
 
-// parseConfigDoc checks v (an object, or with fromText also its JSON
+// Parse checks v (an object, or with fromText also its JSON
 // text) as a document of kind. With dropSecrets, secrets in credentials
 // are removed (and listed) instead of refused.
-func parseConfigDoc(fe apierr.FieldErrors, kind model.ConfigKind, v any, fromText, dropSecrets bool) *configDoc {
+func Parse(fe apierr.FieldErrors, kind model.ConfigKind, v any, fromText, dropSecrets bool) *Doc {
 	raw, err := json.Marshal(v)
 	if s, isText := v.(string); isText && fromText {
 		raw, err = []byte(s), nil
@@ -73,7 +80,7 @@ func parseConfigDoc(fe apierr.FieldErrors, kind model.ConfigKind, v any, fromTex
 		}
 		return nil
 	}
-	d := &configDoc{doc: doc}
+	d := &Doc{doc: doc}
 	switch ver := doc["version"].(type) {
 	case nil:
 		doc["version"] = json.Number("1")
@@ -99,7 +106,7 @@ func parseConfigDoc(fe apierr.FieldErrors, kind model.ConfigKind, v any, fromTex
 }
 
 // checkStudies checks the studies and makes their description inputs.
-func (d *configDoc) checkStudies(fe apierr.FieldErrors) {
+func (d *Doc) checkStudies(fe apierr.FieldErrors) {
 	list, ok := docList(fe, d.doc, "studies", "studies")
 	if !ok {
 		return
@@ -183,7 +190,7 @@ func studyName(st map[string]any, id string) string {
 
 // checkCredentials checks that credentials is an object of service ->
 // object without secrets.
-func (d *configDoc) checkCredentials(fe apierr.FieldErrors, dropSecrets bool) {
+func (d *Doc) checkCredentials(fe apierr.FieldErrors, dropSecrets bool) {
 	v, has := d.doc["credentials"]
 	if !has {
 		return
@@ -195,11 +202,11 @@ func (d *configDoc) checkCredentials(fe apierr.FieldErrors, dropSecrets bool) {
 	}
 	for service, entry := range creds {
 		at := "data.credentials." + service
-		if !serviceRe.MatchString(service) {
+		if !ServiceName.MatchString(service) {
 			fe.Add(at, "must be named by a service: lower-case letters, digits and _ (at most 64)")
 			continue
 		}
-		d.credentials = append(d.credentials, service)
+		d.Credentials = append(d.Credentials, service)
 		e, ok := entry.(map[string]any)
 		if !ok {
 			fe.Add(at, "must be an object")
@@ -211,14 +218,14 @@ func (d *configDoc) checkCredentials(fe apierr.FieldErrors, dropSecrets bool) {
 			}
 			if dropSecrets {
 				delete(e, k)
-				d.dropped = append(d.dropped, service+"."+k)
+				d.Dropped = append(d.Dropped, service+"."+k)
 				continue
 			}
 			fe.Add(at+"."+k, "must not be in a config: store secrets as a service credential of service \""+service+"\" (POST /service_credentials)")
 		}
 	}
-	slices.Sort(d.credentials)
-	slices.Sort(d.dropped)
+	slices.Sort(d.Credentials)
+	slices.Sort(d.Dropped)
 }
 
 // checkSchedules checks a schedule config's studySchedules.
@@ -297,9 +304,9 @@ func canonical(v any) ([]byte, string) {
 	return out, hex.EncodeToString(sum[:])
 }
 
-// version makes the stored version of the document for a revision: the
+// Version makes the stored version of the document for a revision: the
 // document carries its revision.
-func (d *configDoc) version(fe apierr.FieldErrors) store.BuildVersion {
+func (d *Doc) Version(fe apierr.FieldErrors) store.BuildVersion {
 	return func(revision int64) (store.VersionInput, error) {
 		d.doc["revision"] = json.Number(strconv.FormatInt(revision, 10))
 		data, hash := canonical(d.doc)
@@ -386,4 +393,16 @@ func cronValue(s string, lo int, names []string) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// Build checks a config document of kind as the API does
+// (refusing secrets) and answers what saves it as a version; for tools
+// that write configs without a request (serve --demo, test factories).
+func Build(kind model.ConfigKind, doc any) (store.BuildVersion, error) {
+	fe := apierr.FieldErrors{}
+	d := Parse(fe, kind, doc, false, false)
+	if err := fe.Err(); err != nil {
+		return nil, err
+	}
+	return d.Version(fe), nil
 }

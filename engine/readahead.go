@@ -1,4 +1,4 @@
-package resolvers
+package engine
 
 import (
 	"context"
@@ -53,7 +53,7 @@ func (a Attacher) readAhead(ctx context.Context, fc *graphql.FieldContext) *read
 		return nil
 	}
 	arg, _ := fc.Args["id"].(string)
-	ref, ok := parseClientRef(arg)
+	ref, ok := ParseClientRef(arg)
 	if !ok || ref.ID == nil {
 		return nil // a uuid, or nothing to find
 	}
@@ -70,7 +70,7 @@ func (a Attacher) readAhead(ctx context.Context, fc *graphql.FieldContext) *read
 		if !ok || !e.byID || e.load == nil || ra.read[name] || len(f.Arguments) > 0 {
 			continue
 		}
-		attach, err := e.load(ctx, edgeQuery{store: a.Store, owner: p.DataOwnerID, batch: ra.rider.Batch()}, ra.parents)
+		attach, err := e.load(ctx, EdgeQuery{Store: a.Store, Owner: p.DataOwnerID, batch: ra.rider.Batch()}, ra.parents)
 		if err != nil {
 			return nil // read as usual
 		}
@@ -85,7 +85,7 @@ func (a Attacher) readAhead(ctx context.Context, fc *graphql.FieldContext) *read
 	return ra
 }
 
-// attach attaches what was read ahead to the root's object and answers
+// Attach attaches what was read ahead to the root's object and answers
 // the edges it attached; none when the reads did not go or the root
 // answered another object than the one they were keyed by.
 func (ra *readAhead) attach(parents []any) (map[string]bool, error) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
 // Two clients' episodes of one rule and pass that start in the same second,
@@ -22,7 +23,7 @@ func TestEpisodeIDsOfClientsJudgedAtOnceDiffer(t *testing.T) {
 	o := e.NewOwner(t, "episode-ids")
 	a, b := o.NewClient(t, store.NewClient{}), o.NewClient(t, store.NewClient{})
 	at := time.Date(2026, 11, 2, 3, 4, 5, 0, time.UTC)
-	o.InsertDocuments(t, store.KindMeasurement,
+	o.InsertDocuments(t, vocab.KindMeasurement,
 		apitest.AnalyzerDoc("ep-a", a.UUID, "VideoMeasurement", "youtube", at, map[string]any{"initial_loading_time": 600000}),
 		apitest.AnalyzerDoc("ep-b", b.UUID, "VideoMeasurement", "youtube", at.Add(300*time.Millisecond), map[string]any{"initial_loading_time": 600000}))
 	id := "video-initial-loading::spike::" + strconv.FormatInt(at.Unix(), 10)

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
 // The export listing reads its page's rows by (id, created_at): pages
@@ -39,7 +40,7 @@ func TestExportDocumentsPagesAcrossMonthPartitions(t *testing.T) {
 			if owner == other {
 				id = "other-" + id
 			}
-			batch = append(batch, mustParse(t, store.KindMeasurement, measurementJSON(id, client, d.at.Format(time.RFC3339), "")))
+			batch = append(batch, mustParse(t, vocab.KindMeasurement, measurementJSON(id, client, d.at.Format(time.RFC3339), "")))
 		}
 		if res, err := st.InsertDocuments(ctx, owner, batch); err != nil || res.Inserted != len(batch) {
 			t.Fatalf("insert: %+v, %v", res, err)
@@ -51,7 +52,7 @@ func TestExportDocumentsPagesAcrossMonthPartitions(t *testing.T) {
 	for _, limit := range []int64{1, 2, 5} {
 		var got []string
 		for offset := int64(0); offset < int64(len(want)); offset += limit {
-			page, total, err := st.ExportDocuments(ctx, mine, store.KindMeasurement, store.ExportFilter{Limit: limit, Offset: offset})
+			page, total, err := st.ExportDocuments(ctx, mine, vocab.KindMeasurement, store.ExportFilter{Limit: limit, Offset: offset})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -226,12 +227,23 @@ func (s *Store) AnalyzeInbox(ctx context.Context, ownerID int64, clientUUID stri
 		}
 		b := AnalyzerBatch{ClientUUID: clientUUID}
 		if len(docRows) > 0 {
+			// No ORDER BY: with one, a partition without statistics was
+			// read through the (owner, kind, created_at) index, which
+			// gives that order, filtering every client's documents of the
+			// batch's range (52 ms for 51 rows after a 100,000-document
+			// import); without, the client's index (0.2 ms). Go sorts.
 			rows, _ := tx.Query(ctx, `SELECT `+documentCols+` FROM documents
-				WHERE data_owner_id = $1 AND kind = 'measurement' AND client_uuid = $2 AND created_at BETWEEN $3 AND $4 AND id = ANY($5)
-				ORDER BY created_at, id`, ownerID, clientUUID, from, to, docRows)
+				WHERE data_owner_id = $1 AND kind = 'measurement' AND client_uuid = $2 AND created_at BETWEEN $3 AND $4 AND id = ANY($5)`,
+				ownerID, clientUUID, from, to, docRows)
 			if b.Measurements, err = pgx.CollectRows(rows, pgx.RowToStructByName[Document]); err != nil {
 				return mapErr("read inbox measurements", err)
 			}
+			slices.SortFunc(b.Measurements, func(x, y Document) int {
+				if c := x.CreatedAt.Compare(y.CreatedAt); c != 0 {
+					return c
+				}
+				return cmp.Compare(x.ID, y.ID)
+			})
 		}
 		if len(b.Measurements) > 0 {
 			if err := loadAnalyzerBatch(ctx, tx, ownerID, &b); err != nil {

@@ -440,11 +440,32 @@ func placeEpisodes(ctx context.Context, tx pgx.Tx, ownerID int64, clientUUID str
 			if taken[id] || ok && !mine {
 				continue
 			}
+			if claimed, err := claimEpisodeID(ctx, tx, ownerID, id, clientUUID, e["first_seen_at"]); err != nil {
+				return nil, err
+			} else if !claimed {
+				continue
+			}
 			e["id"], taken[id], prior[id] = id, true, h.status
 			break
 		}
 	}
 	return prior, nil
+}
+
+// claimEpisodeID claims id for the client's episode first seen at first
+// in episode_ids, whose primary key makes the claim exclusive: false when
+// another episode holds it (a claim made at the same time waits for the
+// other's transaction), true when it is this episode's, new or of before.
+func claimEpisodeID(ctx context.Context, tx pgx.Tx, ownerID int64, id, clientUUID string, first any) (bool, error) {
+	firstSeen, _ := first.(string)
+	var mine bool
+	err := tx.QueryRow(ctx, `WITH claim AS (
+			INSERT INTO episode_ids (data_owner_id, doc_id, client_uuid, first_seen_at) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (data_owner_id, doc_id) DO NOTHING RETURNING true)
+		SELECT coalesce((SELECT true FROM claim),
+			(SELECT client_uuid = $3::uuid AND first_seen_at = $4 FROM episode_ids WHERE data_owner_id = $1 AND doc_id = $2), false)`,
+		ownerID, id, clientUUID, firstSeen).Scan(&mine)
+	return mine, mapErr("claim episode id", err)
 }
 
 // splitEpisodeID splits an episode id into "{rule_id}::{pass}::" and the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -91,5 +92,57 @@ func waitForALockWaiter(ctx context.Context, e *apitest.Env, done chan error) {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestEpisodeIDsStayApartOneAfterAnother: clients judged one after another
+// whose episodes start in neighbouring seconds each get an id of their
+// own, also when an earlier episode was moved onto a later one's second.
+func TestEpisodeIDsStayApartOneAfterAnother(t *testing.T) {
+	ctx := context.Background()
+	e := apitest.Get(t)
+	o := e.NewOwner(t, "episode-ids-seq")
+	at := time.Date(2026, 11, 2, 3, 4, 5, 0, time.UTC)
+	firsts := []time.Duration{0, 300 * time.Millisecond, 600 * time.Millisecond, 1200 * time.Millisecond, 1500 * time.Millisecond, 2100 * time.Millisecond}
+	for i := range 30 {
+		firsts = append(firsts, 2*time.Second+time.Duration(i)*37*time.Millisecond)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, len(firsts))
+	for i, d := range firsts {
+		c := o.NewClient(t, store.NewClient{})
+		first := at.Add(d)
+		o.InsertDocuments(t, vocab.KindMeasurement,
+			apitest.AnalyzerDoc(fmt.Sprintf("seq-%d", i), c.UUID, "VideoMeasurement", "youtube", first, map[string]any{"initial_loading_time": 600000}))
+		id := "video-initial-loading::spike::" + strconv.FormatInt(first.Unix(), 10)
+		when := first.Format("2006-01-02T15:04:05.000Z")
+		judge := func() {
+			defer wg.Done()
+			_, err := e.Store.AnalyzeInbox(ctx, o.ID, c.UUID, 100, func(store.AnalyzerBatch) (store.AnalyzerResult, error) {
+				return store.AnalyzerResult{Episodes: []map[string]any{{"id": id, "rule_id": "video-initial-loading", "client_uuid": c.UUID,
+					"measurement_type": "VideoMeasurement", "subject": "youtube", "metric": "initial_loading_time", "detection_pass": "spike",
+					"severity": "critical", "status": "new", "first_seen_at": when, "last_seen_at": when, "created_at": when,
+					"value": 600000, "detected_by": "analyzer"}}}, nil
+			}, nil)
+			errs <- err
+		}
+		wg.Add(1)
+		if i < 6 {
+			judge() // one after another
+		} else {
+			go judge() // at once
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var n, ids int
+	if err := e.Store.Pool().QueryRow(ctx, `SELECT count(*), count(DISTINCT doc_id) FROM documents WHERE data_owner_id = $1 AND kind = 'anomaly_event'`,
+		o.ID).Scan(&n, &ids); err != nil || n != len(firsts) || ids != len(firsts) {
+		t.Errorf("%d episodes stored under %d ids (%v), want %d under as many", n, ids, err, len(firsts))
 	}
 }

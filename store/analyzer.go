@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -382,8 +383,10 @@ func (s *Store) writeAnalysis(ctx context.Context, tx pgx.Tx, ownerID int64, cli
 	return s.Emit(ctx, tx, ownerID, events...)
 }
 
-// maxIDBump bounds how far an episode's id moves off another client's.
-const maxIDBump = 60
+// maxIDBump bounds how far an episode's id moves off its first second
+// (6 hours): a burst of one rule's episodes over the whole fleet (an ISP
+// outage) takes one second each.
+const maxIDBump = 6 * 3600
 
 // placeEpisodes gives each episode its document id and answers the stored
 // status of each id placed ("" absent), so that events tell only what
@@ -391,23 +394,18 @@ const maxIDBump = 60
 // ({rule_id}::{pass}::{first_seen_epoch}) names no client, so two clients'
 // episodes of a rule may start in the same second: the episode takes the
 // first id from its own on, one second later each time, that no other
-// episode of the data owner holds (the same lookup finds it again when
-// the episode changes: same client, rule, pass and first_seen_at).
-//
-// Two clients are judged in two transactions at once, neither seeing the
-// other's episodes before it commits: each takes a lock per data owner x
-// rule x pass it places (in order, so that two never wait for each other)
-// before it looks, so that the second looks after the first committed
-// (bench/probes.sh's anomalies, reported within seconds of each other,
-// got the same id twice without it).
+// episode of the data owner holds, and claims it in episode_ids (primary
+// key data owner x id); the claim finds it again when the episode changes
+// (same client, first_seen_at and rule and pass, which the id's prefix
+// names). A lock per data owner x rule x pass (taken in order, so that two
+// never wait for each other) makes two clients judged at once look one
+// after the other. An episode that finds no free id within maxIDBump
+// fails its batch (retried), never stored under another's id.
 func placeEpisodes(ctx context.Context, tx pgx.Tx, ownerID int64, clientUUID string, eps []map[string]any) (map[string]string, error) {
-	var cand, bases []string
+	bases := make([]string, 0, len(eps))
 	for _, e := range eps {
-		base, epoch := splitEpisodeID(e["id"].(string))
+		base, _ := splitEpisodeID(e["id"].(string))
 		bases = append(bases, base)
-		for k := range maxIDBump {
-			cand = append(cand, base+strconv.FormatInt(epoch+int64(k), 10))
-		}
 	}
 	slices.Sort(bases)
 	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('analyzer-episode:' || b, $1))
@@ -415,61 +413,46 @@ func placeEpisodes(ctx context.Context, tx pgx.Tx, ownerID int64, clientUUID str
 	if err != nil {
 		return nil, mapErr("lock episode ids", err)
 	}
-	type held struct{ client, pass, rule, first, status string }
-	stored := map[string]held{}
-	rows, _ := tx.Query(ctx, `SELECT doc_id, coalesce(client_uuid::text, ''), coalesce(doc->>'detection_pass', ''),
-			coalesce(doc->>'rule_id', ''), coalesce(doc->>'first_seen_at', ''), coalesce(doc->>'status', '')
-		FROM documents WHERE data_owner_id = $1 AND kind = 'anomaly_event' AND doc_id = ANY($2)`, ownerID, cand)
-	var id string
-	var h held
-	_, err = pgx.ForEachRow(rows, []any{&id, &h.client, &h.pass, &h.rule, &h.first, &h.status}, func() error {
-		stored[id] = h
-		return nil
-	})
-	if err != nil {
-		return nil, mapErr("read stored episodes", err)
-	}
+	// The episode's own claim, else the first second from its own on that
+	// neither a claim nor a stored (imported) episode holds, claimed; then
+	// the stored status of the client's episode under that id.
+	const q = `WITH mine AS (
+			SELECT doc_id FROM episode_ids
+			WHERE data_owner_id = $1 AND client_uuid = $2 AND first_seen_at = $3 AND starts_with(doc_id, $4)
+			ORDER BY doc_id LIMIT 1),
+		free AS (
+			SELECT $4 || s AS doc_id FROM generate_series($5::bigint, $5::bigint + $6) AS s
+			WHERE NOT EXISTS (SELECT 1 FROM mine)
+				AND NOT EXISTS (SELECT 1 FROM episode_ids c WHERE c.data_owner_id = $1 AND c.doc_id = $4 || s)
+				AND NOT EXISTS (SELECT 1 FROM documents d WHERE d.data_owner_id = $1 AND d.kind = 'anomaly_event' AND d.doc_id = $4 || s)
+			ORDER BY s LIMIT 1),
+		pick AS (SELECT doc_id FROM mine UNION ALL SELECT doc_id FROM free),
+		claim AS (
+			INSERT INTO episode_ids (data_owner_id, doc_id, client_uuid, first_seen_at)
+			SELECT $1, doc_id, $2, $3 FROM free
+			ON CONFLICT (data_owner_id, doc_id) DO NOTHING RETURNING doc_id)
+		SELECT p.doc_id, EXISTS (SELECT 1 FROM mine) OR EXISTS (SELECT 1 FROM claim),
+			coalesce((SELECT d.doc->>'status' FROM documents d
+				WHERE d.data_owner_id = $1 AND d.kind = 'anomaly_event' AND d.doc_id = p.doc_id AND d.client_uuid = $2::uuid LIMIT 1), '')
+		FROM pick p`
 	prior := map[string]string{}
-	taken := map[string]bool{}
 	for _, e := range eps {
 		base, epoch := splitEpisodeID(e["id"].(string))
-		for k := range maxIDBump {
-			id := base + strconv.FormatInt(epoch+int64(k), 10)
-			h, ok := stored[id]
-			mine := ok && h.client == clientUUID && h.rule == e["rule_id"] && h.pass == e["detection_pass"] && h.first == e["first_seen_at"]
-			if taken[id] || ok && !mine {
-				continue
-			}
-			if claimed, err := claimEpisodeID(ctx, tx, ownerID, id, clientUUID, e["first_seen_at"]); err != nil {
-				return nil, err
-			} else if !claimed {
-				continue
-			}
-			e["id"], taken[id], prior[id] = id, true, h.status
-			break
+		first, _ := e["first_seen_at"].(string)
+		var id, status string
+		var held bool
+		err := tx.QueryRow(ctx, q, ownerID, clientUUID, first, base, epoch, maxIDBump).Scan(&id, &held, &status)
+		if errors.Is(err, pgx.ErrNoRows) || err == nil && !held {
+			return nil, fmt.Errorf("no episode id free for %s within %d s of %d", base, maxIDBump, epoch)
 		}
+		if err != nil {
+			return nil, mapErr("place episode", err)
+		}
+		e["id"], prior[id] = id, status
 	}
 	return prior, nil
 }
 
-// claimEpisodeID claims id for the client's episode first seen at first
-// in episode_ids, whose primary key makes the claim exclusive: false when
-// another episode holds it (a claim made at the same time waits for the
-// other's transaction), true when it is this episode's, new or of before.
-func claimEpisodeID(ctx context.Context, tx pgx.Tx, ownerID int64, id, clientUUID string, first any) (bool, error) {
-	firstSeen, _ := first.(string)
-	var mine bool
-	err := tx.QueryRow(ctx, `WITH claim AS (
-			INSERT INTO episode_ids (data_owner_id, doc_id, client_uuid, first_seen_at) VALUES ($1, $2, $3, $4)
-			ON CONFLICT (data_owner_id, doc_id) DO NOTHING RETURNING true)
-		SELECT coalesce((SELECT true FROM claim),
-			(SELECT client_uuid = $3::uuid AND first_seen_at = $4 FROM episode_ids WHERE data_owner_id = $1 AND doc_id = $2), false)`,
-		ownerID, id, clientUUID, firstSeen).Scan(&mine)
-	return mine, mapErr("claim episode id", err)
-}
-
-// splitEpisodeID splits an episode id into "{rule_id}::{pass}::" and the
-// epoch.
 func splitEpisodeID(id string) (string, int64) {
 	i := strings.LastIndex(id, "::")
 	epoch, _ := strconv.ParseInt(id[i+2:], 10, 64)

@@ -97,15 +97,16 @@ func waitForALockWaiter(ctx context.Context, e *apitest.Env, done chan error) {
 
 // TestEpisodeIDsStayApartOneAfterAnother: clients judged one after another
 // whose episodes start in neighbouring seconds each get an id of their
-// own, also when an earlier episode was moved onto a later one's second.
+// own, also when an earlier episode was moved onto a later one's second,
+// and so do 70 clients' episodes of one second judged at once.
 func TestEpisodeIDsStayApartOneAfterAnother(t *testing.T) {
 	ctx := context.Background()
 	e := apitest.Get(t)
 	o := e.NewOwner(t, "episode-ids-seq")
 	at := time.Date(2026, 11, 2, 3, 4, 5, 0, time.UTC)
 	firsts := []time.Duration{0, 300 * time.Millisecond, 600 * time.Millisecond, 1200 * time.Millisecond, 1500 * time.Millisecond, 2100 * time.Millisecond}
-	for i := range 30 {
-		firsts = append(firsts, 2*time.Second+time.Duration(i)*37*time.Millisecond)
+	for i := range 70 { // more than the old bound of 60 ids past an episode's own, all in one second
+		firsts = append(firsts, 3*time.Second+time.Duration(i)*13*time.Millisecond)
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, len(firsts))

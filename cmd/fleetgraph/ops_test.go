@@ -164,9 +164,11 @@ func names(spans []*tracepb.Span) []string {
 func TestServeMetricsOnTheirOwnAddress(t *testing.T) {
 	metricsAddr := freeAddr(t)
 	addr, _ := startServe(t, apitest.Get(t), "--metrics-addr", metricsAddr)
-	// The rollup refresher's first round runs at start; wait for its report.
+	// The rollup refresher's first round runs at start; wait for its report
+	// (15 s were not enough once, with a 10,000,000-document import
+	// running beside the tests).
 	var m apitest.Metrics
-	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		m = apitest.Scrape(t, "http://"+metricsAddr+"/metrics")
 		if m.Value("fleetgraph_rollup_refreshes_total", map[string]string{"outcome": "ok"}) >= 1 || time.Now().After(deadline) {
 			break

@@ -134,6 +134,13 @@ func importDocs(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	case s.Loaded() == 0:
 		return fmt.Errorf("nothing loaded: %s holds no documents", files[0])
 	}
+	// What was loaded is read next (rollups, the analyzer) on fresh
+	// statistics: store.RefreshDocumentStatistics says why.
+	start = time.Now()
+	if err := st.RefreshDocumentStatistics(ctx); err != nil {
+		return fmt.Errorf("documents loaded, but analysing their table failed: %w", err)
+	}
+	fmt.Fprintf(stdout, "analysed the documents' statistics in %s\n", time.Since(start).Round(time.Millisecond))
 	if err := rollUp(ctx, st, stdout); err != nil {
 		return err
 	}
@@ -177,11 +184,6 @@ func checkImportFlags(owner string, opts *importer.Options, files []string) erro
 // not wait for a server's refresher, and refreshes the license pairs.
 func rollUp(ctx context.Context, st *store.Store, stdout io.Writer) error {
 	start := time.Now()
-	if err := st.RefreshDocumentStatistics(ctx); err != nil {
-		return fmt.Errorf("documents loaded, but analysing their table failed: %w", err)
-	}
-	fmt.Fprintf(stdout, "analysed the documents' statistics in %s\n", time.Since(start).Round(time.Millisecond))
-	start = time.Now()
 	days, err := pg.RefreshRollups(ctx, st.Pool())
 	if err != nil {
 		return fmt.Errorf("documents loaded, but rolling up their days failed (a running server retries): %w", err)

@@ -512,6 +512,10 @@ var pageTemplate = template.Must(template.New("graphiql").Parse(`<!DOCTYPE html>
   // server's verdict on the last request that carried it.
   var lastRejected = false;
   function showStatus(answer) {
+    // Without a new answer, the last one stands while its key is the
+    // current one: pressing Apply again (or the change event and the
+    // submit of one click) must not clobber a verdict that came between.
+    if (!answer && lastAnswer && lastAnswer.key === currentKey()) { answer = lastAnswer; }
     status.classList.toggle('fg-rejected', !!(answer && answer.rejected));
     if (!currentKey()) {
       status.textContent = 'No key: requests are sent without X-API-KEY, and the server needs one. ' + howToGetAKey;
@@ -530,7 +534,7 @@ var pageTemplate = template.Must(template.New("graphiql").Parse(`<!DOCTYPE html>
     var rejected = httpStatus === 401 || httpStatus === 403;
     lastRejected = rejected;
     var message = body && body.errors && body.errors[0] && body.errors[0].message;
-    lastAnswer = { rejected: rejected, status: httpStatus, message: message || 'the key was refused.' };
+    lastAnswer = { key: key, rejected: rejected, status: httpStatus, message: message || 'the key was refused.' };
     showStatus(lastAnswer);
     explainSchemaError();
   }

@@ -48,6 +48,7 @@ func TestGraphiQLInABrowser(t *testing.T) {
 		NoKey            pane
 		WrongKey         pane
 		GoodKeyBeforeRun pane
+		GoodKeyReapplied string
 		GoodKey          pane
 		Responses        []struct {
 			URL    string
@@ -71,6 +72,7 @@ func TestGraphiQLInABrowser(t *testing.T) {
 		{"status line with a wrong key", seen.WrongKey.Status, []string{"Rejected (HTTP 401)", bootstrap}},
 		{"response pane with a wrong key", seen.WrongKey.Result, []string{"errors"}},
 		{"status line with the good key", seen.GoodKeyBeforeRun.Status, []string{"Accepted"}},
+		{"status line after Apply again with the same key", seen.GoodKeyReapplied, []string{"Accepted"}},
 		{"response pane after a good key's query", seen.GoodKey.Result, []string{`"__typename": "Query"`}},
 		{"documentation panel with the good key", seen.GoodKey.Docs, []string{"Query"}},
 	}

@@ -79,6 +79,10 @@ async function main() {
       status: await page.textContent(statusLine),
       result: await textOrEmpty(page, resultPane),
     };
+    // Apply pressed again with the same key sends nothing new; the
+    // server's verdict must stay on the status line.
+    await page.click('#fg-api-key-apply');
+    out.goodKeyReapplied = await page.textContent(statusLine);
     await setQuery(page, '{ __typename }');
     await page.click('.graphiql-execute-button');
     await page.waitForFunction((sel) => /__typename/.test((document.querySelector(sel) || {}).textContent || ''), resultPane);

@@ -11,3 +11,12 @@ func SettingRead(name string) Read[string] {
 // notification ever empties them, so a test sees exactly what the store's
 // own writes empty.
 func (s *Store) CacheDeaf() { s.flushAuth(true) }
+
+// ImportStatements are the statements InsertDocumentsWith runs over its
+// import table, for tests that read their plans: the table's creation, the
+// search for moved documents ($1 data owner, $2 keep others) and the upsert
+// (and $3 hold the analysis).
+func ImportStatements() (create, moved, upsert string) {
+	src := importSource(false)
+	return createImportTable, movedStatement(src), upsertStatement(src)
+}

@@ -1,0 +1,93 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/fleetgraph/fleetgraph/store"
+)
+
+// TestImportFindsStoredCopiesByIndexWhateverTheStatistics: the statements
+// that store a batch find the batch's stored copies by index probes, one
+// per document, even when the statistics say the documents table is empty
+// (analysed before 20,000 documents came, as before a large import with
+// autovacuum behind or off). A join planned from such statistics read
+// every document of the data owner for every batch: a 10,000,000-document
+// import slowed to 500 documents/s by its 400,000th.
+func TestImportFindsStoredCopiesByIndexWhateverTheStatistics(t *testing.T) {
+	ctx := context.Background()
+	_, pool := ownDB(t, "fleetgraph_importplan")
+	owner := newOwnerIn(t, pool, "planner", nil)
+	client := uuid.NewString()
+	if _, err := pool.Exec(ctx, `ANALYZE documents`); err != nil {
+		t.Fatal(err)
+	}
+	const stored, batch = 20000, 500
+	_, err := pool.Exec(ctx, `INSERT INTO documents (data_owner_id, kind, doc_id, client_uuid, type, created_at, doc)
+		SELECT $1, 'measurement', 'd' || g, $2::uuid, 'VideoMeasurement', '2026-11-01'::timestamptz + g * interval '1 minute', '{}'
+		FROM generate_series(1, $3::int) g`, owner, client, stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	create, moved, upsert := store.ImportStatements()
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, create); err != nil {
+		t.Fatal(err)
+	}
+	// Half the batch is stored already (at another time: moved), half new.
+	_, err = tx.Exec(ctx, `INSERT INTO documents_import (seq, kind, doc_id, client_uuid, type, created_at, doc)
+		SELECT g, 'measurement', 'd' || (g * 2), $1::uuid, 'VideoMeasurement', '2026-11-20'::timestamptz + g * interval '1 second', '{"a":1}'
+		FROM generate_series(1, $2::int) g`, client, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range []struct {
+		name, sql string
+		args      []any
+	}{
+		{"moved", moved, []any{owner, false}},
+		{"upsert", upsert, []any{owner, false, true}},
+	} {
+		var plan []byte
+		if err := tx.QueryRow(ctx, `EXPLAIN (ANALYZE, FORMAT JSON) `+st.sql, st.args...).Scan(&plan); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		var root []struct{ Plan planNode }
+		if err := json.Unmarshal(plan, &root); err != nil || len(root) != 1 {
+			t.Fatalf("%s: plan %s: %v", st.name, plan, err)
+		}
+		if read := root[0].Plan.documentRowsRead(); read > batch {
+			t.Errorf("%s read %.0f stored documents for a batch of %d (of %d stored): a scan, not index probes\n%s",
+				st.name, read, batch, stored, plan)
+		}
+	}
+}
+
+type planNode struct {
+	NodeType     string     `json:"Node Type"`
+	RelationName string     `json:"Relation Name"`
+	ActualRows   float64    `json:"Actual Rows"`
+	ActualLoops  float64    `json:"Actual Loops"`
+	Plans        []planNode `json:"Plans"`
+}
+
+// documentRowsRead sums the rows the plan's scans read from the documents
+// table's partitions.
+func (n planNode) documentRowsRead() float64 {
+	var sum float64
+	if strings.HasSuffix(n.NodeType, "Scan") && strings.HasPrefix(n.RelationName, "documents_") && n.RelationName != "documents_import" {
+		sum += n.ActualRows * n.ActualLoops
+	}
+	for _, c := range n.Plans {
+		sum += c.documentRowsRead()
+	}
+	return sum
+}

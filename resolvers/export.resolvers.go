@@ -117,7 +117,7 @@ func (r *queryResolver) ExportSearch(ctx context.Context, body model.JSON, q *st
 	if err != nil {
 		return nil, err
 	}
-	out, err := r.runSearch(ctx, search.KindMeasurement, args.searchArgs)
+	out, err := r.runSearch(ctx, search.KindMeasurement, args.Args)
 	if err != nil {
 		return nil, err
 	}
@@ -137,13 +137,13 @@ func (r *queryResolver) ExportEsql(ctx context.Context, query string) ([]model.J
 		return nil, apierr.BadRequestf("query is required")
 	}
 	if err := search.CheckESQL(query, p.DataOwnerSlug, search.LookupIndices(p.DataOwnerSlug)); err != nil {
-		return nil, searchError(err)
+		return nil, search.AsBadRequest(err)
 	}
 	if search.ESQLUsesEnrich(query) {
 		return nil, apierr.BadRequestf("ENRICH is not supported")
 	}
 	if err := r.Search.PrecheckESQL(query); err != nil {
-		return nil, searchError(err)
+		return nil, search.AsBadRequest(err)
 	}
 	done, err := r.heavy(ctx, p.DataOwnerID)
 	if err != nil {
@@ -152,7 +152,7 @@ func (r *queryResolver) ExportEsql(ctx context.Context, query string) ([]model.J
 	defer done()
 	rows, err := r.Search.ESQL(ctx, p.DataOwnerID, p.DataOwnerSlug, query)
 	if err != nil {
-		return nil, searchError(err)
+		return nil, search.AsBadRequest(err)
 	}
 	out := make([]model.JSON, len(rows))
 	for i, row := range rows {
@@ -177,7 +177,7 @@ func (r *queryResolver) ExportMapping(ctx context.Context, index *string) (*mode
 	}
 	m, err := search.Mapping(p.DataOwnerSlug, idx, fields)
 	if err != nil {
-		return nil, searchError(err)
+		return nil, search.AsBadRequest(err)
 	}
 	return &model.JSON{Value: m}, nil
 }

@@ -379,7 +379,7 @@ var (
 
 // exportSearchArgs are the parsed arguments of the export API's /search.
 type exportSearchArgs struct {
-	searchArgs
+	search.Args
 	// totalAsInt: rest_total_hits_as_int, hits.total as a number.
 	totalAsInt bool
 }
@@ -479,7 +479,7 @@ func parseExportSearch(v any) (exportSearchArgs, error) {
 	if body == nil {
 		return a, apierr.BadRequestf("body is required (a Query DSL object or a string holding one)")
 	}
-	b, err := searchBody(body)
+	b, err := search.ParseBody(body)
 	if err != nil {
 		return a, err
 	}
@@ -494,7 +494,7 @@ func parseExportSearch(v any) (exportSearchArgs, error) {
 	// The merged body (q included) must pass the scope check of the search
 	// package before anything runs.
 	if err := search.CheckDSL(b); err != nil {
-		return a, searchError(err)
+		return a, search.AsBadRequest(err)
 	}
 	a.Body = model.JSON{Value: b}
 	return a, nil
@@ -593,7 +593,7 @@ func exportIntParam(key string, v any) (int64, error) {
 		}
 		return n, nil
 	}
-	n, ok, err := intKey(map[string]any{key: v}, key)
+	n, ok, err := search.IntKey(map[string]any{key: v}, key)
 	if err == nil && !ok {
 		err = apierr.BadRequestf("%s must be an integer", key)
 	}

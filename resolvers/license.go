@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/export"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
 )
@@ -33,7 +34,7 @@ var dateOnly = regexp.MustCompile(`^\d{4}-?\d{2}-?\d{2}$`)
 func licenseRange(startTime, endTime *string, now time.Time) ([]store.LicenseMonth, error) {
 	to := now.UTC().Truncate(time.Microsecond).Add(time.Microsecond)
 	if endTime != nil && strings.TrimSpace(*endTime) != "" {
-		t, err := parseExportTimeParam("end_time", endTime)
+		t, err := export.ParseTimeParam("end_time", endTime)
 		if err != nil {
 			return nil, err
 		}
@@ -46,7 +47,7 @@ func licenseRange(startTime, endTime *string, now time.Time) ([]store.LicenseMon
 	last := to.Add(-time.Microsecond)
 	from := time.Date(last.Year(), last.Month()-(LicenseDefaultMonths-1), 1, 0, 0, 0, 0, time.UTC)
 	if startTime != nil && strings.TrimSpace(*startTime) != "" {
-		t, err := parseExportTimeParam("start_time", startTime)
+		t, err := export.ParseTimeParam("start_time", startTime)
 		if err != nil {
 			return nil, err
 		}

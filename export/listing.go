@@ -167,6 +167,9 @@ func NonEmpty(vs []string) []string {
 	return out
 }
 
+// ParseTimeParam reads the time parameter name with ParseTime (nil: not
+// given), or a 400 naming the parameter and the formats. License usage's
+// start_time and end_time take the same (package license).
 func ParseTimeParam(name string, raw *string) (*time.Time, error) {
 	if raw == nil {
 		return nil, nil

@@ -16,7 +16,6 @@ import (
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/configdoc"
 	"github.com/fleetgraph/fleetgraph/model"
-	"github.com/fleetgraph/fleetgraph/resolvers"
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/vocab"
 )
@@ -50,7 +49,7 @@ func (e *Env) NewOwner(t testing.TB, prefix string) *Owner {
 // NewOwnerSlug bootstraps a data owner with exactly the given slug.
 func (e *Env) NewOwnerSlug(t testing.TB, slug string) *Owner {
 	t.Helper()
-	key, rec := resolvers.NewKeyRecord(e.Sealer, auth.KindClientAdmin, 0, nil, nil, nil)
+	key, rec := auth.NewKeyRecord(e.Sealer, auth.KindClientAdmin, 0, nil, nil, nil)
 	b, err := e.Store.Bootstrap(context.Background(), slug, "admin@"+slug+".example", rec)
 	if err != nil {
 		t.Fatalf("bootstrap %s: %v", slug, err)
@@ -89,7 +88,7 @@ func (o *Owner) NewKey(t testing.TB, opts KeyOpts) (key string, keyID int64) {
 		r := string(*opts.EffectiveRole)
 		role = &r
 	}
-	key, rec := resolvers.NewKeyRecord(o.env.Sealer, opts.Kind, userID, nil, opts.ValidUntil, role)
+	key, rec := auth.NewKeyRecord(o.env.Sealer, opts.Kind, userID, nil, opts.ValidUntil, role)
 	k, err := o.env.Store.CreateAPIKey(ctx, o.ID, rec)
 	if err != nil {
 		t.Fatalf("create key: %v", err)

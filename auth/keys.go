@@ -9,6 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
+
+	"github.com/fleetgraph/fleetgraph/store"
 )
 
 // NewKey returns a fresh random key of the given kind, e.g. "export-3kq…".
@@ -16,6 +19,25 @@ func NewKey(kind Kind) string {
 	b := make([]byte, 32)
 	_, _ = rand.Read(b) // crypto/rand never fails on supported platforms
 	return string(kind) + "-" + base64.RawURLEncoding.EncodeToString(b)
+}
+
+// DefaultKeyLifetime applies when a key is created without valid_until.
+const DefaultKeyLifetime = 365 * 24 * time.Hour
+
+// NewKeyRecord makes a fresh key of kind and the row that stores it; only
+// analytics keys keep a sealed copy of the key itself.
+func NewKeyRecord(sealer *Sealer, kind Kind, userID int64, name *string, validUntil *time.Time, role *string) (string, store.NewAPIKey) {
+	plain := NewKey(kind)
+	until := time.Now().Add(DefaultKeyLifetime)
+	if validUntil != nil {
+		until = *validUntil
+	}
+	rec := store.NewAPIKey{Kind: string(kind), Name: name, Digest: Digest(plain), KeyPreview: Preview(plain),
+		EffectiveRole: role, UserID: userID, ValidUntil: until}
+	if kind == KindClientAnalytics {
+		rec.SealedKey = sealer.Seal(plain)
+	}
+	return plain, rec
 }
 
 // Digest is what the database stores of a key.

@@ -1,7 +1,7 @@
 package model
 
 // LicenseUsageReport is the license usage of a data owner over a range of
-// months (resolvers/license.go computes it).
+// months (package license computes it).
 type LicenseUsageReport struct {
 	MonthlyUsage           []LicenseMonthUsage
 	TotalUnits             int64

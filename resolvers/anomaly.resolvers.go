@@ -160,7 +160,7 @@ func (r *mutationResolver) AnomalyRuleDelete(ctx context.Context, id string) (bo
 
 // AnomalyEventSearch is the resolver for the anomalyEventSearch field.
 func (r *queryResolver) AnomalyEventSearch(ctx context.Context, body model.JSON, sourceOnly *bool, size *int64, from *int64, searchAfter *model.JSON) (*model.JSON, error) {
-	out, err := r.runSearch(ctx, search.KindAnomalyEvent, searchArgs{Body: body, SourceOnly: sourceOnly,
+	out, err := r.runSearch(ctx, search.KindAnomalyEvent, search.Args{Body: body, SourceOnly: sourceOnly,
 		Size: size, From: from, SearchAfter: searchAfter})
 	if err != nil {
 		return nil, err

@@ -10,25 +10,6 @@ import (
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
-// DefaultKeyLifetime applies when a key is created without valid_until.
-const DefaultKeyLifetime = 365 * 24 * time.Hour
-
-// NewKeyRecord makes a fresh key of kind and the row that stores it; only
-// analytics keys keep a sealed copy of the key itself.
-func NewKeyRecord(sealer *auth.Sealer, kind auth.Kind, userID int64, name *string, validUntil *time.Time, role *string) (string, store.NewAPIKey) {
-	plain := auth.NewKey(kind)
-	until := time.Now().Add(DefaultKeyLifetime)
-	if validUntil != nil {
-		until = *validUntil
-	}
-	rec := store.NewAPIKey{Kind: string(kind), Name: name, Digest: auth.Digest(plain), KeyPreview: auth.Preview(plain),
-		EffectiveRole: role, UserID: userID, ValidUntil: until}
-	if kind == auth.KindClientAnalytics {
-		rec.SealedKey = sealer.Seal(plain)
-	}
-	return plain, rec
-}
-
 func (r *Resolver) createKey(ctx context.Context, p *auth.Principal, kind auth.Kind, name *string, validUntil *time.Time, role *string) (store.APIKey, string, error) {
 	fe := apierr.FieldErrors{}
 	name = text(fe, "name", name, false)
@@ -36,7 +17,7 @@ func (r *Resolver) createKey(ctx context.Context, p *auth.Principal, kind auth.K
 	if err := fe.Err(); err != nil {
 		return store.APIKey{}, "", err
 	}
-	plain, rec := NewKeyRecord(r.Sealer, kind, p.UserID, name, validUntil, role)
+	plain, rec := auth.NewKeyRecord(r.Sealer, kind, p.UserID, name, validUntil, role)
 	k, err := r.Store.CreateAPIKey(ctx, p.DataOwnerID, rec)
 	return k, plain, err
 }

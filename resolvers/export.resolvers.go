@@ -12,6 +12,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/engine"
+	"github.com/fleetgraph/fleetgraph/export"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/search"
@@ -20,41 +21,41 @@ import (
 
 // ExportMeasurements is the resolver for the exportMeasurements field.
 func (r *queryResolver) ExportMeasurements(ctx context.Context, filter *gqlmodel.ExportFilter, typeArg *string, subject []string, studyID []string, page *int64, perPage *int64) (*gqlmodel.ExportDocumentPage, error) {
-	l, err := parseExportListing(exportMeasurements, filter, typeArg, page, perPage)
+	l, err := export.ParseListing(export.Measurements, filter, typeArg, page, perPage)
 	if err != nil {
 		return nil, err
 	}
-	if l.filter.DocID == nil {
-		l.filter.Subjects, l.filter.StudyIDs = nonEmpty(subject), nonEmpty(studyID)
+	if l.Filter.DocID == nil {
+		l.Filter.Subjects, l.Filter.StudyIDs = export.NonEmpty(subject), export.NonEmpty(studyID)
 	}
-	return r.exportDocuments(ctx, vocab.KindMeasurement, l, asStored)
+	return r.exportDocuments(ctx, vocab.KindMeasurement, l, export.AsStored)
 }
 
 // ExportClientReports is the resolver for the exportClientReports field.
 func (r *queryResolver) ExportClientReports(ctx context.Context, filter *gqlmodel.ExportFilter, typeArg *string, page *int64, perPage *int64) (*gqlmodel.ExportDocumentPage, error) {
-	l, err := parseExportListing(exportClientReports, filter, typeArg, page, perPage)
+	l, err := export.ParseListing(export.ClientReports, filter, typeArg, page, perPage)
 	if err != nil {
 		return nil, err
 	}
-	return r.exportDocuments(ctx, vocab.KindClientReport, l, asStored)
+	return r.exportDocuments(ctx, vocab.KindClientReport, l, export.AsStored)
 }
 
 // ExportEventBundles is the resolver for the exportEventBundles field.
 func (r *queryResolver) ExportEventBundles(ctx context.Context, filter *gqlmodel.ExportFilter, typeArg *string, page *int64, perPage *int64) (*gqlmodel.ExportDocumentPage, error) {
-	l, err := parseExportListing(exportEventBundles, filter, typeArg, page, perPage)
+	l, err := export.ParseListing(export.EventBundles, filter, typeArg, page, perPage)
 	if err != nil {
 		return nil, err
 	}
-	return r.exportDocuments(ctx, vocab.KindEventBundle, l, asStored)
+	return r.exportDocuments(ctx, vocab.KindEventBundle, l, export.AsStored)
 }
 
 // ExportNetworkRequests is the resolver for the exportNetworkRequests field.
 func (r *queryResolver) ExportNetworkRequests(ctx context.Context, filter *gqlmodel.ExportFilter, page *int64, perPage *int64) (*gqlmodel.ExportDocumentPage, error) {
-	l, err := parseExportListing(exportNetworkRequests, filter, nil, page, perPage)
+	l, err := export.ParseListing(export.NetworkRequests, filter, nil, page, perPage)
 	if err != nil {
 		return nil, err
 	}
-	return r.exportDocuments(ctx, vocab.KindNetworkRequest, l, prunedNetworkRequest)
+	return r.exportDocuments(ctx, vocab.KindNetworkRequest, l, export.PrunedNetworkRequest)
 }
 
 // ExportClients is the resolver for the exportClients field.
@@ -63,7 +64,7 @@ func (r *queryResolver) ExportClients(ctx context.Context, filter *gqlmodel.Expo
 	if err != nil {
 		return nil, err
 	}
-	l, err := parseExportListing(exportClientsKind, filter, nil, page, perPage)
+	l, err := export.ParseListing(export.Clients, filter, nil, page, perPage)
 	if err != nil {
 		return nil, err
 	}
@@ -72,20 +73,20 @@ func (r *queryResolver) ExportClients(ctx context.Context, filter *gqlmodel.Expo
 		return nil, err
 	}
 	defer done()
-	cs, total, err := r.Store.ExportClients(ctx, p.DataOwnerID, l.filter)
+	cs, total, err := r.Store.ExportClients(ctx, p.DataOwnerID, l.Filter)
 	if err != nil {
 		return nil, err
 	}
-	return &gqlmodel.ExportClientPage{Items: engine.ConvertAll(cs, engine.ClientOf), Total: total, Page: l.page, PerPage: l.perPage}, nil
+	return &gqlmodel.ExportClientPage{Items: engine.ConvertAll(cs, engine.ClientOf), Total: total, Page: l.Page, PerPage: l.PerPage}, nil
 }
 
 // ExportUserFeedbacks is the resolver for the exportUserFeedbacks field.
 func (r *queryResolver) ExportUserFeedbacks(ctx context.Context, filter *gqlmodel.ExportFilter, typeArg *string, page *int64, perPage *int64) (*gqlmodel.ExportDocumentPage, error) {
-	l, err := parseExportListing(exportUserFeedbacks, filter, typeArg, page, perPage)
+	l, err := export.ParseListing(export.UserFeedbacks, filter, typeArg, page, perPage)
 	if err != nil {
 		return nil, err
 	}
-	return r.exportDocuments(ctx, vocab.KindUserFeedback, l, withClientObject)
+	return r.exportDocuments(ctx, vocab.KindUserFeedback, l, export.WithClientObject)
 }
 
 // ExportSearch is the resolver for the exportSearch field.
@@ -93,36 +94,36 @@ func (r *queryResolver) ExportSearch(ctx context.Context, body model.JSON, q *st
 	if _, err := auth.Require(ctx, model.RoleViewer); err != nil {
 		return nil, err
 	}
-	req := exportSearchParams{"body": body.Value}
-	req.str("q", q)
-	req.str("df", df)
-	req.str("default_operator", defaultOperator)
-	req.str("analyzer", analyzer)
-	req.boolean("lenient", lenient)
-	req.boolean("analyze_wildcard", analyzeWildcard)
-	req.integer("size", size)
-	req.integer("from", from)
-	req.json("sort", sort)
-	req.json("search_after", searchAfter)
-	req.json("_source", source)
-	req.list("_source_includes", sourceIncludes)
-	req.list("_source_excludes", sourceExcludes)
-	req.json("track_total_hits", trackTotalHits)
-	req.boolean("source_only", sourceOnly)
-	req.str("scroll", scroll)
-	if err := req.merge(otherParams); err != nil {
+	req := export.SearchParams{"body": body.Value}
+	req.Text("q", q)
+	req.Text("df", df)
+	req.Text("default_operator", defaultOperator)
+	req.Text("analyzer", analyzer)
+	req.Bool("lenient", lenient)
+	req.Bool("analyze_wildcard", analyzeWildcard)
+	req.Int("size", size)
+	req.Int("from", from)
+	req.JSON("sort", sort)
+	req.JSON("search_after", searchAfter)
+	req.JSON("_source", source)
+	req.List("_source_includes", sourceIncludes)
+	req.List("_source_excludes", sourceExcludes)
+	req.JSON("track_total_hits", trackTotalHits)
+	req.Bool("source_only", sourceOnly)
+	req.Text("scroll", scroll)
+	if err := req.Merge(otherParams); err != nil {
 		return nil, err
 	}
-	args, err := parseExportSearch(map[string]any(req))
+	args, err := export.ParseSearch(map[string]any(req))
 	if err != nil {
 		return nil, err
 	}
-	out, err := r.runSearch(ctx, search.KindMeasurement, args.searchArgs)
+	out, err := r.runSearch(ctx, search.KindMeasurement, args.Args)
 	if err != nil {
 		return nil, err
 	}
-	if args.totalAsInt {
-		out = totalAsNumber(out)
+	if args.TotalAsInt {
+		out = export.TotalAsNumber(out)
 	}
 	return &out, nil
 }
@@ -137,13 +138,13 @@ func (r *queryResolver) ExportEsql(ctx context.Context, query string) ([]model.J
 		return nil, apierr.BadRequestf("query is required")
 	}
 	if err := search.CheckESQL(query, p.DataOwnerSlug, search.LookupIndices(p.DataOwnerSlug)); err != nil {
-		return nil, searchError(err)
+		return nil, search.AsBadRequest(err)
 	}
 	if search.ESQLUsesEnrich(query) {
 		return nil, apierr.BadRequestf("ENRICH is not supported")
 	}
 	if err := r.Search.PrecheckESQL(query); err != nil {
-		return nil, searchError(err)
+		return nil, search.AsBadRequest(err)
 	}
 	done, err := r.heavy(ctx, p.DataOwnerID)
 	if err != nil {
@@ -152,7 +153,7 @@ func (r *queryResolver) ExportEsql(ctx context.Context, query string) ([]model.J
 	defer done()
 	rows, err := r.Search.ESQL(ctx, p.DataOwnerID, p.DataOwnerSlug, query)
 	if err != nil {
-		return nil, searchError(err)
+		return nil, search.AsBadRequest(err)
 	}
 	out := make([]model.JSON, len(rows))
 	for i, row := range rows {
@@ -177,7 +178,7 @@ func (r *queryResolver) ExportMapping(ctx context.Context, index *string) (*mode
 	}
 	m, err := search.Mapping(p.DataOwnerSlug, idx, fields)
 	if err != nil {
-		return nil, searchError(err)
+		return nil, search.AsBadRequest(err)
 	}
 	return &model.JSON{Value: m}, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/license"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
 )
@@ -22,7 +23,7 @@ func (r *queryResolver) LicenseUsage(ctx context.Context, startTime *string, end
 	if err != nil {
 		return nil, err
 	}
-	months, err := licenseRange(startTime, endTime, time.Now())
+	months, err := license.Range(startTime, endTime, time.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -33,7 +34,7 @@ func (r *queryResolver) LicenseUsage(ctx context.Context, startTime *string, end
 	if err != nil {
 		return nil, err
 	}
-	return licenseReport(months, cells, key), nil
+	return license.Report(months, cells, key), nil
 }
 
 // SoftwareDownloads is the resolver for the softwareDownloads field.

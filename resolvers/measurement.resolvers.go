@@ -42,7 +42,7 @@ func (r *clientResolver) Measurements(ctx context.Context, objs []*model.Client,
 
 // MeasurementSearch is the resolver for the measurementSearch field.
 func (r *queryResolver) MeasurementSearch(ctx context.Context, body model.JSON, indexScope *string, sourceOnly *bool, size *int64, from *int64, searchAfter *model.JSON, scroll *string) (*model.JSON, error) {
-	out, err := r.runSearch(ctx, search.KindMeasurement, searchArgs{Body: body, IndexScope: indexScope,
+	out, err := r.runSearch(ctx, search.KindMeasurement, search.Args{Body: body, IndexScope: indexScope,
 		SourceOnly: sourceOnly, Size: size, From: from, SearchAfter: searchAfter, Scroll: scroll})
 	if err != nil {
 		return nil, err

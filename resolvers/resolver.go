@@ -4,6 +4,14 @@
 // The nested fields below them are attached by the graph engine (package
 // engine), which also converts store rows into API types. REST reaches the
 // same resolvers through stored operations.
+//
+// gqlgen regenerates the .resolvers.go files and keeps only the bodies of
+// their resolvers (any other code it comments out), so what several
+// resolvers of a domain share is in a plain .go file of that domain
+// (clients.go beside client.resolvers.go, ...); the error presenter is
+// errors.go. What is not about the graph lives in the package named for
+// it: search requests in search, the export API's parameters in export,
+// the license report in license, keys in auth.
 package resolvers
 
 import (

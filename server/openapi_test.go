@@ -16,7 +16,6 @@ import (
 	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/clientapi"
-	"github.com/fleetgraph/fleetgraph/resolvers"
 	"github.com/fleetgraph/fleetgraph/rest"
 	"github.com/fleetgraph/fleetgraph/server"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -146,7 +145,7 @@ func TestSpecAbsentNotNull(t *testing.T) {
 		}
 	})
 	t.Run("a bootstrapped user gets the defaults of POST /client_admin_users", func(t *testing.T) {
-		key, rec := resolvers.NewKeyRecord(e.Sealer, auth.KindClientAdmin, 0, nil, nil, nil)
+		key, rec := auth.NewKeyRecord(e.Sealer, auth.KindClientAdmin, 0, nil, nil, nil)
 		slug := strings.ReplaceAll(apitest.Unique("boot"), "-", "_")
 		b, err := e.Store.Bootstrap(ctx, slug, "root@"+slug+".example", rec)
 		if err != nil {

@@ -306,13 +306,14 @@ type executorConfig interface {
 }
 
 // configure gives both executors the same extensions (the complexity
-// limit, the edges attached below root fields), error presenter, recovery
-// and query cache; limit is the complexity limit's extension (REST's
-// remembers the complexity of its stored operations: storedComplexity).
+// limit, the edges attached below root fields, where the reads go:
+// readRouting), error presenter, recovery and query cache; limit is the
+// complexity limit's extension (REST's remembers the complexity of its
+// stored operations: storedComplexity).
 func configure(x executorConfig, res *resolvers.Resolver, limit graphql.HandlerExtension) {
 	x.Use(limit)
 	x.Use(engine.Attacher{Store: res.Store, GqlgenMarshalOnly: res.GqlgenMarshalOnly})
-	x.Use(resolvers.ReadRouting{Store: res.Store})
+	x.Use(readRouting{Store: res.Store})
 	x.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	x.SetErrorPresenter(res.PresentError)
 	x.SetRecoverFunc(res.RecoverPanic)

@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/fleetgraph/fleetgraph/auth"
-	"github.com/fleetgraph/fleetgraph/resolvers"
 	"github.com/fleetgraph/fleetgraph/server"
 	"github.com/fleetgraph/fleetgraph/store"
 )
@@ -76,12 +75,12 @@ type issuedKeys struct{ Admin, Export string }
 func bootstrapKeys(ctx context.Context, st *store.Store, sealer *auth.Sealer, owner, email, name string) (issuedKeys, store.Bootstrapped, error) {
 	var keys issuedKeys
 	var rec store.NewAPIKey
-	keys.Admin, rec = resolvers.NewKeyRecord(sealer, auth.KindClientAdmin, 0, &name, nil, nil)
+	keys.Admin, rec = auth.NewKeyRecord(sealer, auth.KindClientAdmin, 0, &name, nil, nil)
 	b, err := st.Bootstrap(ctx, owner, email, rec)
 	if err != nil {
 		return keys, b, err
 	}
-	keys.Export, rec = resolvers.NewKeyRecord(sealer, auth.KindExport, b.UserID, &name, nil, nil)
+	keys.Export, rec = auth.NewKeyRecord(sealer, auth.KindExport, b.UserID, &name, nil, nil)
 	if _, err := st.CreateAPIKey(ctx, b.DataOwnerID, rec); err != nil {
 		return keys, b, fmt.Errorf("create export key: %w", err)
 	}

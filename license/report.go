@@ -1,4 +1,9 @@
-package resolvers
+// Package license is the license usage report (docs/design.md "Health and
+// licensing"): its range of months parsed from start_time and end_time,
+// and the store's counts (clients per month, registration key and number
+// of subjects) summed into the report, k subjects a client counting k
+// units. The store reads the counts (store/license.go).
+package license
 
 import (
 	"cmp"
@@ -9,31 +14,28 @@ import (
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/export"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
-// License usage reports (docs/design.md "Health and licensing"): the range is
-// parsed here, the store counts clients per month, registration key and
-// number of subjects, and licenseReport sums those cells into the report.
-
 // Range of a license usage report.
 const (
-	LicenseDefaultMonths = 12
-	LicenseMaxMonths     = 120
+	DefaultMonths = 12
+	MaxMonths     = 120
 )
 
 // dateOnly is a time given as a date alone (2026-05-01 or 20260501).
 var dateOnly = regexp.MustCompile(`^\d{4}-?\d{2}-?\d{2}$`)
 
-// licenseRange parses start_time and end_time (both inclusive) into the
+// Range parses start_time and end_time (both inclusive) into the
 // months of the report. A date alone as end_time includes that whole day.
 // Defaults: end now, start the first day of the 11th month before the
 // end's month.
-func licenseRange(startTime, endTime *string, now time.Time) ([]store.LicenseMonth, error) {
+func Range(startTime, endTime *string, now time.Time) ([]store.LicenseMonth, error) {
 	to := now.UTC().Truncate(time.Microsecond).Add(time.Microsecond)
 	if endTime != nil && strings.TrimSpace(*endTime) != "" {
-		t, err := parseExportTimeParam("end_time", endTime)
+		t, err := export.ParseTimeParam("end_time", endTime)
 		if err != nil {
 			return nil, err
 		}
@@ -44,9 +46,9 @@ func licenseRange(startTime, endTime *string, now time.Time) ([]store.LicenseMon
 		}
 	}
 	last := to.Add(-time.Microsecond)
-	from := time.Date(last.Year(), last.Month()-(LicenseDefaultMonths-1), 1, 0, 0, 0, 0, time.UTC)
+	from := time.Date(last.Year(), last.Month()-(DefaultMonths-1), 1, 0, 0, 0, 0, time.UTC)
 	if startTime != nil && strings.TrimSpace(*startTime) != "" {
-		t, err := parseExportTimeParam("start_time", startTime)
+		t, err := export.ParseTimeParam("start_time", startTime)
 		if err != nil {
 			return nil, err
 		}
@@ -59,15 +61,15 @@ func licenseRange(startTime, endTime *string, now time.Time) ([]store.LicenseMon
 		return nil, apierr.BadRequestf("start_time and end_time must lie between the years 1900 and 9999")
 	}
 	months := store.LicenseMonths(from, to)
-	if len(months) > LicenseMaxMonths {
-		return nil, apierr.BadRequestf("the range spans %d months; a report covers at most %d", len(months), LicenseMaxMonths)
+	if len(months) > MaxMonths {
+		return nil, apierr.BadRequestf("the range spans %d months; a report covers at most %d", len(months), MaxMonths)
 	}
 	return months, nil
 }
 
-// licenseReport sums the store's cells into the report. key, when the
+// Report sums the store's cells into the report. key, when the
 // report is limited to a registration key, is listed even without usage.
-func licenseReport(months []store.LicenseMonth, cells []store.LicenseCell, key *store.LicenseKey) *model.LicenseUsageReport {
+func Report(months []store.LicenseMonth, cells []store.LicenseCell, key *store.LicenseKey) *model.LicenseUsageReport {
 	rep := &model.LicenseUsageReport{MonthlyUsage: make([]model.LicenseMonthUsage, len(months)),
 		UsageByRegistrationKey: []model.RegistrationKeyLicenseUsage{}}
 	index := make(map[time.Time]int, len(months))

@@ -1,4 +1,4 @@
-package resolvers
+package server
 
 import (
 	"context"
@@ -10,28 +10,28 @@ import (
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
-// ReadRouting decides, per operation, where its reads may go
+// readRouting decides, per operation, where its reads may go
 // (docs/operating.md "Read replicas"): a query only reads, so its store
 // reads are marked store.ReadOnly and may go to the read replica; after a
 // mutation, its data owner's reads stay on the primary until the replica
 // has replayed it (store.Wrote). Subscriptions, and everything without a
 // replica, read from the primary. REST's stored operations pass here too.
-type ReadRouting struct{ Store *store.Store }
+type readRouting struct{ Store *store.Store }
 
 var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationInterceptor
-} = ReadRouting{}
+} = readRouting{}
 
 // ExtensionName names the extension.
-func (ReadRouting) ExtensionName() string { return "FleetgraphReadRouting" }
+func (readRouting) ExtensionName() string { return "FleetgraphReadRouting" }
 
 // Validate accepts every schema.
-func (ReadRouting) Validate(graphql.ExecutableSchema) error { return nil }
+func (readRouting) Validate(graphql.ExecutableSchema) error { return nil }
 
 // InterceptOperation marks a query's context, and records a mutation's
 // write once it has answered.
-func (rr ReadRouting) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+func (rr readRouting) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 	p := auth.From(ctx)
 	oc := graphql.GetOperationContext(ctx)
 	if p == nil || rr.Store == nil || oc == nil || oc.Operation == nil {

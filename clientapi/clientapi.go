@@ -19,7 +19,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/auth"
-	"github.com/fleetgraph/fleetgraph/ratelimit"
+	"github.com/fleetgraph/fleetgraph/limits/ratelimit"
 	"github.com/fleetgraph/fleetgraph/respond"
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/vocab"

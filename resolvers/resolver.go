@@ -14,13 +14,13 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/webhooks"
 
-	"github.com/fleetgraph/fleetgraph/admission"
 	"github.com/fleetgraph/fleetgraph/assistant"
 	"github.com/fleetgraph/fleetgraph/assistant/chat"
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/eventhub"
+	"github.com/fleetgraph/fleetgraph/limits/admission"
+	"github.com/fleetgraph/fleetgraph/limits/ratelimit"
 	"github.com/fleetgraph/fleetgraph/model"
-	"github.com/fleetgraph/fleetgraph/ratelimit"
 	"github.com/fleetgraph/fleetgraph/releases"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/store"

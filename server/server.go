@@ -29,12 +29,12 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/auth"
-	"github.com/fleetgraph/fleetgraph/budget"
 	"github.com/fleetgraph/fleetgraph/clientapi"
 	"github.com/fleetgraph/fleetgraph/dashboard"
 	"github.com/fleetgraph/fleetgraph/engine"
 	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/graphiql"
+	"github.com/fleetgraph/fleetgraph/limits/budget"
 	"github.com/fleetgraph/fleetgraph/loaders"
 	"github.com/fleetgraph/fleetgraph/obs"
 	"github.com/fleetgraph/fleetgraph/resolvers"

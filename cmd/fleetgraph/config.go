@@ -21,9 +21,9 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/assistant"
 	"github.com/fleetgraph/fleetgraph/auth"
-	"github.com/fleetgraph/fleetgraph/budget"
+	"github.com/fleetgraph/fleetgraph/limits/budget"
+	"github.com/fleetgraph/fleetgraph/limits/ratelimit"
 	"github.com/fleetgraph/fleetgraph/obs"
-	"github.com/fleetgraph/fleetgraph/ratelimit"
 	"github.com/fleetgraph/fleetgraph/search/pg"
 	"github.com/fleetgraph/fleetgraph/server"
 	"github.com/fleetgraph/fleetgraph/store"

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleetgraph/fleetgraph/ratelimit"
+	"github.com/fleetgraph/fleetgraph/limits/ratelimit"
 )
 
 func TestRateLimitSettings(t *testing.T) {

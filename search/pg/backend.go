@@ -16,7 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/fleetgraph/fleetgraph/budget"
+	"github.com/fleetgraph/fleetgraph/limits/budget"
 	"github.com/fleetgraph/fleetgraph/search"
 )
 

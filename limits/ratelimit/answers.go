@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
-	"github.com/fleetgraph/fleetgraph/budget"
+	"github.com/fleetgraph/fleetgraph/limits/budget"
 )
 
 // A data owner's heavy work (searches, ES|QL, export listings, scroll

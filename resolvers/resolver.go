@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/webhooks"
 
 	"github.com/fleetgraph/fleetgraph/assistant"
@@ -44,7 +45,7 @@ type Resolver struct {
 	// none configured, no components).
 	Releases *releases.Catalogue
 	// RequestTimeout is the deadline of each API request (0:
-	// server.DefaultRequestTimeout).
+	// limits.RequestTimeout).
 	RequestTimeout time.Duration
 	// Liveness, when set, watches PostgreSQL: API requests end with a 503
 	// as soon as it is declared down (store.Liveness), and /readyz answers
@@ -63,7 +64,7 @@ type Resolver struct {
 	// (package ratelimit); nil limits nothing.
 	RateLimits *ratelimit.Limiter
 	// MaxAnswerBytes is the budget of one operation's answer (package
-	// budget); 0 means budget.DefaultBytes.
+	// budget); 0 means limits.AnswerBytes.
 	MaxAnswerBytes int64
 	// GqlgenMarshalOnly turns off the direct rendering of root lists
 	// (render.go), so that tests can compare it with gqlgen's marshalling.
@@ -95,7 +96,7 @@ func New(st *store.Store, sealer *auth.Sealer, log *slog.Logger, backend search.
 	slots, perOwner := admission.Sizes(int(st.Pool().Config().MaxConns))
 	return &Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend,
 		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true,
-		Heavy: admission.New(slots, perOwner, admission.DefaultWait)}
+		Heavy: admission.New(slots, perOwner, limits.AdmissionWait)}
 }
 
 // chat is the AI assistant's core over r's store, model and operations.

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/limits/ratelimit"
 )
 
@@ -45,7 +46,7 @@ func TestRateLimitSettings(t *testing.T) {
 		}
 	}
 	c.RateAnswerBytes = "off"
-	for raw, want := range map[string]time.Duration{"": ratelimit.DefaultRepeatHold, "250ms": 250 * time.Millisecond,
+	for raw, want := range map[string]time.Duration{"": limits.RepeatHold, "250ms": 250 * time.Millisecond,
 		"10s": 10 * time.Second, "off": 0, "0": 0} {
 		c.RateRepeatHold = raw
 		if l, err := c.rateLimits(nil, nil); err != nil || l.RepeatHold != want {

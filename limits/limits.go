@@ -6,8 +6,9 @@
 // assistant's monthly tokens. Each bound is a constant (or, for the shape
 // of a GraphQL document, the fields of DefaultGraphQL) declared below, and
 // Table lists them all with their unit, the range a setting may give them
-// and the setting, where there is one; the defaults of docs/configuration.md
-// are checked against Table (docs_test.go).
+// and the setting, where there is one. docs_test.go checks the defaults of
+// docs/configuration.md and the /graphql limits of docs/decisions.md
+// against Table.
 //
 // The code that enforces a bound lives with what it bounds and reads its
 // numbers from here: limits/admission (the share of the database),

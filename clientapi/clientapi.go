@@ -28,14 +28,6 @@ import (
 // Base is the API's path.
 const Base = "/client_api/v1"
 
-// Limits of a request.
-const (
-	// MaxBodyBytes caps a request body (after gzip decompression): a 413.
-	MaxBodyBytes = 8 << 20
-	// MaxDocuments caps the documents of one report: a 400.
-	MaxDocuments = 1000
-)
-
 // API answers the client API's requests.
 type API struct {
 	Store  *store.Store

@@ -1,6 +1,7 @@
 // Package limits declares every bound a request or a tenant meets, in one
 // place: the shape of a GraphQL document and the complexity of an
-// operation, the size of Query DSL bodies and ES|QL queries, the time
+// operation, the size of request bodies, Query DSL bodies and ES|QL
+// queries, the time
 // limits of requests and searches, the answer budget, the rates of keys,
 // data owners and probes, the wait for a share of the database, the AI
 // assistant's monthly tokens. Each bound is a constant (or, for the shape
@@ -129,6 +130,18 @@ const (
 	MaxExprNodes = 1000
 	// MaxQueryNodes bounds the expression nodes of the whole query.
 	MaxQueryNodes = 5000
+)
+
+// Sizes of a request body.
+const (
+	// MaxBodyBytes caps the body of a REST request and of a /graphql
+	// request (however it came: gzip, chunked): a 413.
+	MaxBodyBytes = 1 << 20
+	// MaxProbeBodyBytes caps the body of a client API request (after gzip
+	// decompression): a 413. MaxReportDocuments caps the documents of one
+	// report: a 400.
+	MaxProbeBodyBytes  = 8 << 20
+	MaxReportDocuments = 1000
 )
 
 // Time limits of a request.

@@ -40,6 +40,10 @@ var Table = []Limit{
 	{Name: "Complexity", Unit: "complexity per operation", Default: Complexity, In: "server"},
 	{Name: "SearchComplexity", Unit: "complexity per search field", Default: SearchComplexity, In: "server"},
 	{Name: "PageComplexityUnit", Unit: "edges priced as one selection", Default: PageComplexityUnit, In: "server"},
+	// A request body.
+	{Name: "MaxBodyBytes", Unit: "bytes", Default: MaxBodyBytes, In: "rest"},
+	{Name: "MaxProbeBodyBytes", Unit: "bytes", Default: MaxProbeBodyBytes, In: "clientapi"},
+	{Name: "MaxReportDocuments", Unit: "documents of one report", Default: MaxReportDocuments, In: "clientapi"},
 	// A Query DSL body.
 	{Name: "MaxDSLDepth", Unit: "levels of values", Default: MaxDSLDepth, In: "search"},
 	{Name: "MaxDSLNodes", Unit: "values", Default: MaxDSLNodes, In: "search"},

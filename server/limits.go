@@ -21,7 +21,6 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/respond"
-	"github.com/fleetgraph/fleetgraph/rest"
 )
 
 // saturated is where the counts of a shape stop growing: fragments that
@@ -341,7 +340,7 @@ func bufferGraphQLBody(next http.Handler) http.Handler {
 		var tooBig *http.MaxBytesError
 		switch {
 		case errors.As(err, &tooBig):
-			bodyTooLarge(w, rest.MaxBodyBytes)
+			bodyTooLarge(w, limits.MaxBodyBytes)
 			return
 		case err != nil:
 			respond.Error(w, http.StatusBadRequest, "request body could not be read")

@@ -188,7 +188,7 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 		return nil, mountErr
 	}
 	probes := &clientapi.API{Store: res.Store, Sealer: res.Sealer, Logger: res.Logger, RateLimits: res.RateLimits}
-	r.With(within, limitBodyTo(clientapi.MaxBodyBytes)).Route(clientapi.Base, probes.Mount)
+	r.With(within, limitBodyTo(limits.MaxProbeBodyBytes)).Route(clientapi.Base, probes.Mount)
 	r.NotFound(func(w http.ResponseWriter, _ *http.Request) { respond.Error(w, http.StatusNotFound, "Not found") })
 	r.MethodNotAllowed(func(w http.ResponseWriter, _ *http.Request) {
 		respond.Error(w, http.StatusMethodNotAllowed, "Method not allowed")
@@ -331,7 +331,7 @@ func graphqlAuthError(w http.ResponseWriter, _ *http.Request, err error) {
 }
 
 // limitBody is limitBodyTo the REST APIs' and /graphql's limit.
-func limitBody(next http.Handler) http.Handler { return limitBodyTo(rest.MaxBodyBytes)(next) }
+func limitBody(next http.Handler) http.Handler { return limitBodyTo(limits.MaxBodyBytes)(next) }
 
 // limitBodyTo answers 413 for bodies over max bytes and caps the rest. A
 // gzip-compressed body (Content-Encoding: gzip, as Elasticsearch clients

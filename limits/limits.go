@@ -52,6 +52,13 @@ var DefaultGraphQL = GraphQL{
 	Errors:          50,
 }
 
+// The page of a Relay connection (engine): PageSize edges when neither
+// first nor last is given, at most MaxPageSize.
+const (
+	PageSize    = 20
+	MaxPageSize = 100
+)
+
 // The complexity of a GraphQL operation (server/complexity.go prices the
 // fields).
 const (

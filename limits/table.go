@@ -36,6 +36,9 @@ var Table = []Limit{
 	{Name: "GraphQL.ValueDepth", Unit: "levels of literals", Default: DefaultGraphQL.ValueDepth, In: "server"},
 	{Name: "GraphQL.Mutations", Unit: "mutation fields per operation", Default: DefaultGraphQL.Mutations, In: "server"},
 	{Name: "GraphQL.Errors", Unit: "validation errors reported", Default: DefaultGraphQL.Errors, In: "server"},
+	// A page of a connection.
+	{Name: "PageSize", Unit: "edges when first and last are not given", Default: PageSize, In: "engine"},
+	{Name: "MaxPageSize", Unit: "edges of first or last", Default: MaxPageSize, In: "engine"},
 	// The complexity of a GraphQL operation.
 	{Name: "Complexity", Unit: "complexity per operation", Default: Complexity, In: "server"},
 	{Name: "SearchComplexity", Unit: "complexity per search field", Default: SearchComplexity, In: "server"},

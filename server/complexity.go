@@ -31,12 +31,12 @@ func pageComplexity(child int, n *int64, def int64) int {
 }
 
 // connectionComplexity prices a Relay connection's page of first or last
-// edges (20 by default).
+// edges (limits.PageSize by default).
 func connectionComplexity(child int, first *int64, _ *string, last *int64, _ *string) int {
 	if last != nil {
-		return pageComplexity(child, last, 20)
+		return pageComplexity(child, last, limits.PageSize)
 	}
-	return pageComplexity(child, first, 20)
+	return pageComplexity(child, first, limits.PageSize)
 }
 
 // prices is the complexity New serves with (a test swaps it).
@@ -69,7 +69,7 @@ func complexity() graph.ComplexityRoot {
 		return pageComplexity(child, first, 20)
 	}
 	// The connections below a parent page forward (first, after).
-	forward := func(child int, first *int64, _ *string) int { return pageComplexity(child, first, 20) }
+	forward := func(child int, first *int64, _ *string) int { return pageComplexity(child, first, limits.PageSize) }
 	c.Capability.Clients, c.RegistrationKey.Clients, c.Isp.Clients, c.ClientGroup.ClientsConnection = forward, forward, forward, forward
 	c.Webhook.Deliveries = forward
 	c.Client.AnomalyEvents = func(child int, first *int64, after *string, _ *gqlmodel.AnomalyEventFilter) int {

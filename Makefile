@@ -62,7 +62,7 @@ generate: ## regenerate graph/ and the resolver stubs from schema/ (gqlgen, pinn
 # hour. CI (make check) runs every package under the race detector
 # (TESTFLAGS=-race RACE_PKGS=); TESTFLAGS are go test's flags for the whole
 # run.
-RACE_PKGS ?= ./admission ./budget ./clientapi ./importer ./loaders ./notify ./obs ./ratelimit ./rest \
+RACE_PKGS ?= ./limits/... ./clientapi ./importer ./loaders ./notify ./obs ./rest \
 	./detector ./engine ./eventhub ./jobs ./listener ./resolvers ./search/es ./search/pg ./store ./webhooks
 TESTFLAGS ?=
 test: ## run every test, the race detector over the packages whose goroutines share state (needs PostgreSQL binaries or a server); stops the private PostgreSQL the tests may have started

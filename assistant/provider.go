@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/limits"
 )
 
 // Provider is a model API. Call sends one request, streaming the reply's
@@ -145,9 +146,6 @@ type Config struct {
 	HTTPClient *http.Client
 }
 
-// DefaultMonthlyTokens is FLEETGRAPH_AI_MONTHLY_TOKENS when unset.
-const DefaultMonthlyTokens = 1_000_000
-
 // Assistant is a configured model: its provider, the model's name and the
 // default monthly limit.
 type Assistant struct {
@@ -171,7 +169,7 @@ func New(cfg Config) (*Assistant, error) {
 		return nil, errors.New("FLEETGRAPH_AI_MONTHLY_TOKENS must not be negative")
 	}
 	if cfg.MonthlyTokens == 0 {
-		cfg.MonthlyTokens = DefaultMonthlyTokens
+		cfg.MonthlyTokens = limits.AIMonthlyTokens
 	}
 	a := &Assistant{Model: cfg.Model, MonthlyTokens: cfg.MonthlyTokens}
 	switch name {

@@ -19,7 +19,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/auth"
-	"github.com/fleetgraph/fleetgraph/ratelimit"
+	"github.com/fleetgraph/fleetgraph/limits/ratelimit"
 	"github.com/fleetgraph/fleetgraph/respond"
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/vocab"
@@ -27,14 +27,6 @@ import (
 
 // Base is the API's path.
 const Base = "/client_api/v1"
-
-// Limits of a request.
-const (
-	// MaxBodyBytes caps a request body (after gzip decompression): a 413.
-	MaxBodyBytes = 8 << 20
-	// MaxDocuments caps the documents of one report: a 400.
-	MaxDocuments = 1000
-)
 
 // API answers the client API's requests.
 type API struct {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/respond"
 )
 
@@ -91,7 +92,7 @@ func (rt route) describe() map[string]any {
 			"headers": headers, "content": jsonOf(map[string]any{"oneOf": []any{answer, errRef}})}
 		doc := map[string]any{"type": "object", "description": "A document of the route's kind (docs/client-api.md)."}
 		out["requestBody"] = map[string]any{"required": true, "content": map[string]any{
-			"application/json":     map[string]any{"schema": map[string]any{"type": "array", "items": doc, "minItems": 1, "maxItems": MaxDocuments}},
+			"application/json":     map[string]any{"schema": map[string]any{"type": "array", "items": doc, "minItems": 1, "maxItems": limits.MaxReportDocuments}},
 			"application/x-ndjson": map[string]any{"schema": map[string]any{"type": "string", "description": "One document per line (NDJSON)."}},
 		}}
 	case rt.body != nil:

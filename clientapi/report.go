@@ -12,6 +12,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/respond"
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/vocab"
@@ -128,8 +129,8 @@ func refuseReporter(p *auth.Principal, now time.Time) error {
 
 // readItems splits the body into documents: a JSON array, or NDJSON (one
 // document per line, blank lines skipped). A body that is not read (too
-// large), a malformed array, no documents or more than MaxDocuments are
-// refused as a whole.
+// large), a malformed array, no documents or more than
+// limits.MaxReportDocuments are refused as a whole.
 func readItems(r *http.Request) ([]item, error) {
 	raw, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -155,9 +156,9 @@ func readItems(r *http.Request) ([]item, error) {
 	switch {
 	case len(items) == 0:
 		return nil, apierr.BadRequestf("the body holds no documents: send a JSON array of documents, or NDJSON (one document per line)")
-	case len(items) > MaxDocuments:
+	case len(items) > limits.MaxReportDocuments:
 		return nil, apierr.BadRequestf("the body holds %d documents; a report takes at most %d: send them in several requests",
-			len(items), MaxDocuments)
+			len(items), limits.MaxReportDocuments)
 	}
 	return items, nil
 }

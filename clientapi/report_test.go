@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/vocab"
 )
@@ -56,7 +57,7 @@ func TestReadItems(t *testing.T) {
 	if err != nil || len(items) != 3 || items[1].line != 0 || string(items[1].raw) != "2" {
 		t.Errorf("array: %+v %v", items, err)
 	}
-	for _, bad := range []string{"", "[]", "[{", strings.Repeat("{}\n", MaxDocuments+1)} {
+	for _, bad := range []string{"", "[]", "[{", strings.Repeat("{}\n", limits.MaxReportDocuments+1)} {
 		if _, err := read(bad); err == nil {
 			t.Errorf("%.20q read without error", bad)
 		}

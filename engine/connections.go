@@ -13,6 +13,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/webhooks"
@@ -20,11 +21,7 @@ import (
 
 // Relay connections: page arguments, opaque keyset cursors and page info.
 
-const (
-	defaultPageSize = 20
-	maxPageSize     = 100
-	MaxSearchLength = 255
-)
+const MaxSearchLength = 255
 
 // PageWindow is a connection's first/after/last/before, checked: Size rows
 // after After and before Before, the last ones when FromEnd.
@@ -35,21 +32,21 @@ type PageWindow struct {
 }
 
 // PageWindowOf checks the Relay arguments: first or last (not both), 1 to
-// maxPageSize, first defaultPageSize when neither is given.
+// limits.MaxPageSize, first limits.PageSize when neither is given.
 func PageWindowOf(first *int64, after *string, last *int64, before *string) (PageWindow, error) {
-	w := PageWindow{Size: defaultPageSize, After: after, Before: before}
+	w := PageWindow{Size: limits.PageSize, After: after, Before: before}
 	switch {
 	case first != nil && last != nil:
 		return w, apierr.Invalid("last", "cannot be given with first: page forward with first and after, backward with last and before")
 	case last != nil:
 		w.Size, w.FromEnd = int(*last), true
-		if *last < 1 || *last > maxPageSize {
-			return w, apierr.Invalid("last", fmt.Sprintf("must be between 1 and %d", maxPageSize))
+		if *last < 1 || *last > limits.MaxPageSize {
+			return w, apierr.Invalid("last", fmt.Sprintf("must be between 1 and %d", limits.MaxPageSize))
 		}
 	case first != nil:
 		w.Size = int(*first)
-		if *first < 1 || *first > maxPageSize {
-			return w, apierr.Invalid("first", fmt.Sprintf("must be between 1 and %d", maxPageSize))
+		if *first < 1 || *first > limits.MaxPageSize {
+			return w, apierr.Invalid("first", fmt.Sprintf("must be between 1 and %d", limits.MaxPageSize))
 		}
 	}
 	return w, nil

@@ -20,15 +20,16 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/webhooks"
 
-	"github.com/fleetgraph/fleetgraph/admission"
 	"github.com/fleetgraph/fleetgraph/assistant"
 	"github.com/fleetgraph/fleetgraph/assistant/chat"
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/eventhub"
+	"github.com/fleetgraph/fleetgraph/limits/admission"
+	"github.com/fleetgraph/fleetgraph/limits/ratelimit"
 	"github.com/fleetgraph/fleetgraph/model"
-	"github.com/fleetgraph/fleetgraph/ratelimit"
 	"github.com/fleetgraph/fleetgraph/releases"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -52,7 +53,7 @@ type Resolver struct {
 	// none configured, no components).
 	Releases *releases.Catalogue
 	// RequestTimeout is the deadline of each API request (0:
-	// server.DefaultRequestTimeout).
+	// limits.RequestTimeout).
 	RequestTimeout time.Duration
 	// Liveness, when set, watches PostgreSQL: API requests end with a 503
 	// as soon as it is declared down (store.Liveness), and /readyz answers
@@ -71,7 +72,7 @@ type Resolver struct {
 	// (package ratelimit); nil limits nothing.
 	RateLimits *ratelimit.Limiter
 	// MaxAnswerBytes is the budget of one operation's answer (package
-	// budget); 0 means budget.DefaultBytes.
+	// budget); 0 means limits.AnswerBytes.
 	MaxAnswerBytes int64
 	// GqlgenMarshalOnly turns off the direct rendering of root lists
 	// (render.go), so that tests can compare it with gqlgen's marshalling.
@@ -103,7 +104,7 @@ func New(st *store.Store, sealer *auth.Sealer, log *slog.Logger, backend search.
 	slots, perOwner := admission.Sizes(int(st.Pool().Config().MaxConns))
 	return &Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend,
 		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true,
-		Heavy: admission.New(slots, perOwner, admission.DefaultWait)}
+		Heavy: admission.New(slots, perOwner, limits.AdmissionWait)}
 }
 
 // chat is the AI assistant's core over r's store, model and operations.

@@ -1,8 +1,8 @@
 package resolvers
 
 import (
+	"github.com/fleetgraph/fleetgraph/limits/ratelimit"
 	"github.com/fleetgraph/fleetgraph/model"
-	"github.com/fleetgraph/fleetgraph/ratelimit"
 	"github.com/fleetgraph/fleetgraph/store"
 )
 

@@ -25,14 +25,12 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
-	"github.com/fleetgraph/fleetgraph/budget"
+	"github.com/fleetgraph/fleetgraph/limits"
+	"github.com/fleetgraph/fleetgraph/limits/budget"
 	"github.com/fleetgraph/fleetgraph/rawjson"
 	"github.com/fleetgraph/fleetgraph/respond"
 	"github.com/fleetgraph/fleetgraph/search"
 )
-
-// MaxBodyBytes caps every REST request body.
-const MaxBodyBytes = 1 << 20
 
 // Adapter executes stored operations for REST routes.
 type Adapter struct {
@@ -389,11 +387,11 @@ func (a *Adapter) body(r *http.Request, t *ast.Type) (any, error) {
 
 // readObject reads the JSON object of the body (an absent body is empty).
 func readObject(r *http.Request) (map[string]any, error) {
-	raw, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, MaxBodyBytes))
+	raw, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, limits.MaxBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return nil, apierr.Errorf(apierr.ErrTooLarge, "request body is larger than %d bytes", MaxBodyBytes)
+			return nil, apierr.Errorf(apierr.ErrTooLarge, "request body is larger than %d bytes", limits.MaxBodyBytes)
 		}
 		return nil, &apierr.BadRequest{Msg: "could not read request body"}
 	}
@@ -440,7 +438,7 @@ func noBody(r *http.Request) error {
 	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
 		return nil
 	}
-	raw, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes))
+	raw, err := io.ReadAll(io.LimitReader(r.Body, limits.MaxBodyBytes))
 	if err != nil || emptyBody(raw) {
 		return nil
 	}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/fleetgraph/fleetgraph/limits"
 )
 
 // Query DSL check.
@@ -69,13 +71,7 @@ import (
 // character (U+0000): no document or field name holds one (PostgreSQL text
 // cannot), so the answer is the same 400 on both backends. The size limits
 // of limits.go (clauses, sort keys, terms values, query_string,
-// aggregations) apply as well.
-
-// Limits of CheckDSL.
-const (
-	MaxDSLDepth = 64
-	MaxDSLNodes = 100000
-)
+// aggregations) apply as well; every limit is declared in package limits.
 
 // dslTopLevel lists the top-level keys a search body may carry.
 var dslTopLevel = map[string]bool{
@@ -187,11 +183,11 @@ type dslChecker struct{ nodes, clauses int }
 // their array's key).
 func (c *dslChecker) walk(v any, path, parent string, depth int) error {
 	c.nodes++
-	if c.nodes > MaxDSLNodes {
-		return Badf("search body: more than %d values", MaxDSLNodes)
+	if c.nodes > limits.MaxDSLNodes {
+		return Badf("search body: more than %d values", limits.MaxDSLNodes)
 	}
-	if depth > MaxDSLDepth {
-		return Badf("search body: nested deeper than %d at %s", MaxDSLDepth, pathOrRoot(path))
+	if depth > limits.MaxDSLDepth {
+		return Badf("search body: nested deeper than %d at %s", limits.MaxDSLDepth, pathOrRoot(path))
 	}
 	switch t := v.(type) {
 	case string:

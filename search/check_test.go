@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/fleetgraph/fleetgraph/limits"
 )
 
 func mustJSON(t testing.TB, s string) map[string]any {
@@ -196,7 +198,7 @@ func TestCheckDSLLimits(t *testing.T) {
 	if err := CheckDSL(mustJSON(t, `{"query": `+ok+`}`)); err != nil {
 		t.Errorf("body of depth 41: %v", err)
 	}
-	big := make([]any, MaxDSLNodes+1)
+	big := make([]any, limits.MaxDSLNodes+1)
 	for i := range big {
 		big[i] = 1.0
 	}

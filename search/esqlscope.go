@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/fleetgraph/fleetgraph/search/esql"
+	"github.com/fleetgraph/fleetgraph/limits"
 )
 
 // ES|QL scope check.
@@ -450,9 +450,9 @@ func parseESQL(query string) (*esqlQuery, error) {
 		return nil, err
 	}
 	for commands := 1; !l.eof(); commands++ {
-		if commands > esql.MaxCommands {
+		if commands > limits.MaxCommands {
 			return nil, Badf("ES|QL: query too large: more than %d processing commands (limit MaxCommands = %d)",
-				esql.MaxCommands, esql.MaxCommands)
+				limits.MaxCommands, limits.MaxCommands)
 		}
 		l.pos++ // the pipe; now at a command position
 		// A pipe outside the branches of a FORK ends it.
@@ -725,9 +725,9 @@ func (l *esqlLexer) expression(q *esqlQuery) error {
 				continue
 			}
 			l.depth++
-			if l.depth > esql.MaxExprDepth {
+			if l.depth > limits.MaxExprDepth {
 				return Badf("ES|QL: query too large: parentheses nested more than %d deep (limit MaxExprDepth = %d)",
-					esql.MaxExprDepth, esql.MaxExprDepth)
+					limits.MaxExprDepth, limits.MaxExprDepth)
 			}
 			if w := strings.ToLower(l.peekWord()); esqlSubquery[w] {
 				return Badf("ES|QL: subqueries are not supported")

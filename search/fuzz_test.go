@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fleetgraph/fleetgraph/limits"
 )
 
 // Fuzzers of the scope checks. Run one briefly with, e.g.:
@@ -56,7 +58,7 @@ func dslOracle(v any, top bool, depth int) string { return dslOracleUnder(v, "",
 // dslOracleUnder is dslOracle for v found under key parent (array elements
 // keep their array's key).
 func dslOracleUnder(v any, parent string, top bool, depth int) string {
-	if depth > MaxDSLDepth+1 {
+	if depth > limits.MaxDSLDepth+1 {
 		return "too deep a body"
 	}
 	switch t := v.(type) {

@@ -4,51 +4,22 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/fleetgraph/fleetgraph/limits"
 )
 
-// Size limits of a Query DSL body, checked by CheckDSL before anything is
-// compiled (ES|QL's are in search/esql: MaxCommands, MaxEvalColumns,
-// MaxExprDepth, MaxExprNodes, MaxQueryNodes). The embedded backend turns
-// each clause, sort key, aggregation and query_string group into SQL that
-// PostgreSQL must plan, and its planner cannot be interrupted while it
-// does, so what reaches it is bounded here; a body over a limit is a 400
-// naming the limit and its value. Nesting is bounded by MaxDSLDepth.
-const (
-	// MaxDSLClauses bounds the query clauses of a body (every clause of
-	// query, post_filter, bool, filter aggregations, ...; Elasticsearch's
-	// indices.query.bool.max_clause_count is of the same order).
-	MaxDSLClauses = 1024
-	// MaxDSLSortKeys bounds the keys of one sort.
-	MaxDSLSortKeys = 64
-	// MaxDSLTermsValues bounds the values of one terms or ids query.
-	MaxDSLTermsValues = 10000
-	// MaxQueryStringLength bounds the text of one query_string query, in
-	// bytes; MaxQueryStringDepth its nesting of parentheses.
-	MaxQueryStringLength = 10000
-	MaxQueryStringDepth  = 32
-	// MaxDSLAggs bounds the aggregations of a body at all levels;
-	// MaxDSLAggDepth their nesting (a top-level aggregation is level 1).
-	MaxDSLAggs     = 100
-	MaxDSLAggDepth = 8
-	// MaxQueryPatterns bounds what the query of a search compiles to on
-	// the embedded backend, priced before it runs: the text conditions
-	// (match, match_phrase, prefix, wildcard, regexp, query_string and
-	// simple_query_string terms) each PostgreSQL evaluates on every
-	// document in scope, one per field named, AllFieldsPatterns for one on
-	// every field ("*", query_string's default: each of a document's
-	// leaves is matched). Within it, a search costs PostgreSQL about a
-	// second per 100 documents at most; the probe's 1,990 OR'ed terms on
-	// every field (127,360) held a connection 14 s on 31 documents.
-	MaxQueryPatterns = 4096
-	// AllFieldsPatterns is the price of one text condition on every field.
-	AllFieldsPatterns = 64
-)
+// The size limits of a Query DSL body (package limits: MaxDSLClauses,
+// MaxDSLSortKeys, MaxDSLTermsValues, MaxQueryStringLength,
+// MaxQueryStringDepth, MaxDSLAggs, MaxDSLAggDepth, MaxQueryPatterns) are
+// checked here by CheckDSL before anything is compiled; ES|QL's are checked
+// by search/esql. A body over a limit is a 400 naming the limit and its
+// value.
 
 // QueryPatternsBad is the 400 of a query priced over MaxQueryPatterns.
 func QueryPatternsBad(n int) error {
 	return Badf("search body: the query makes %d text matches on each document, more than %d (limit MaxQueryPatterns = %d; "+
 		"a condition on one field counts 1, one on every field (\"*\", query_string's default) %d): name the fields "+
-		"(fields, default_field) or ask for fewer terms", n, MaxQueryPatterns, MaxQueryPatterns, AllFieldsPatterns)
+		"(fields, default_field) or ask for fewer terms", n, limits.MaxQueryPatterns, limits.MaxQueryPatterns, limits.AllFieldsPatterns)
 }
 
 // dslQueryContexts are keys whose object value (or the objects of its
@@ -66,16 +37,16 @@ func limitBad(what string, limit int, name string) error {
 // parent, whose value is v (called by dslChecker.walk for every key).
 func (c *dslChecker) checkSizes(parent, k string, v any) error {
 	if dslQueryContexts[parent] {
-		if c.clauses++; c.clauses > MaxDSLClauses {
-			return limitBad("query clauses", MaxDSLClauses, "MaxDSLClauses")
+		if c.clauses++; c.clauses > limits.MaxDSLClauses {
+			return limitBad("query clauses", limits.MaxDSLClauses, "MaxDSLClauses")
 		}
 	}
 	list, _ := v.([]any)
 	switch {
-	case k == "sort" && len(list) > MaxDSLSortKeys:
-		return limitBad("sort keys", MaxDSLSortKeys, "MaxDSLSortKeys")
-	case (parent == "terms" || (parent == "ids" && k == "values")) && len(list) > MaxDSLTermsValues:
-		return limitBad("values in one terms query", MaxDSLTermsValues, "MaxDSLTermsValues")
+	case k == "sort" && len(list) > limits.MaxDSLSortKeys:
+		return limitBad("sort keys", limits.MaxDSLSortKeys, "MaxDSLSortKeys")
+	case (parent == "terms" || (parent == "ids" && k == "values")) && len(list) > limits.MaxDSLTermsValues:
+		return limitBad("values in one terms query", limits.MaxDSLTermsValues, "MaxDSLTermsValues")
 	case (parent == "query_string" || parent == "simple_query_string") && k == "query":
 		if s, ok := v.(string); ok {
 			return checkQueryString(s)
@@ -87,9 +58,9 @@ func (c *dslChecker) checkSizes(parent, k string, v any) error {
 // checkQueryString bounds the text and the parenthesis nesting of a
 // query_string query (quoted phrases and escaped characters do not nest).
 func checkQueryString(s string) error {
-	if len(s) > MaxQueryStringLength {
+	if len(s) > limits.MaxQueryStringLength {
 		return Badf("search body: query_string longer than %d bytes (limit MaxQueryStringLength = %d)",
-			MaxQueryStringLength, MaxQueryStringLength)
+			limits.MaxQueryStringLength, limits.MaxQueryStringLength)
 	}
 	depth, quoted := 0, false
 	for i := 0; i < len(s); i++ {
@@ -100,9 +71,9 @@ func checkQueryString(s string) error {
 			quoted = !quoted
 		case quoted:
 		case c == '(':
-			if depth++; depth > MaxQueryStringDepth {
+			if depth++; depth > limits.MaxQueryStringDepth {
 				return Badf("search body: query_string parentheses nested more than %d deep (limit MaxQueryStringDepth = %d)",
-					MaxQueryStringDepth, MaxQueryStringDepth)
+					limits.MaxQueryStringDepth, limits.MaxQueryStringDepth)
 			}
 		case c == ')':
 			depth--
@@ -121,11 +92,11 @@ func checkAggs(body map[string]any) error {
 			return nil
 		}
 		for _, name := range slices.Sorted(maps.Keys(aggs)) {
-			if n++; n > MaxDSLAggs {
-				return limitBad("aggregations", MaxDSLAggs, "MaxDSLAggs")
+			if n++; n > limits.MaxDSLAggs {
+				return limitBad("aggregations", limits.MaxDSLAggs, "MaxDSLAggs")
 			}
-			if depth > MaxDSLAggDepth {
-				return limitBad("levels of nested aggregations", MaxDSLAggDepth, "MaxDSLAggDepth")
+			if depth > limits.MaxDSLAggDepth {
+				return limitBad("levels of nested aggregations", limits.MaxDSLAggDepth, "MaxDSLAggDepth")
 			}
 			def, _ := aggs[name].(map[string]any)
 			for k, sub := range def {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fleetgraph/fleetgraph/limits"
 )
 
 // Bodies and queries over the size limits answer 400 naming the limit,
@@ -78,12 +80,12 @@ func assertLimit(t *testing.T, err error, limit string, took time.Duration) {
 
 // Bodies just under the limits pass.
 func TestUnderLimitsPasses(t *testing.T) {
-	terms := make([]any, MaxDSLTermsValues)
+	terms := make([]any, limits.MaxDSLTermsValues)
 	for i := range terms {
 		terms[i] = i
 	}
 	body := map[string]any{
-		"query":       map[string]any{"query_string": map[string]any{"query": strings.Repeat("(", MaxQueryStringDepth) + "a" + strings.Repeat(")", MaxQueryStringDepth)}},
+		"query":       map[string]any{"query_string": map[string]any{"query": strings.Repeat("(", limits.MaxQueryStringDepth) + "a" + strings.Repeat(")", limits.MaxQueryStringDepth)}},
 		"post_filter": map[string]any{"terms": map[string]any{"f": terms}},
 	}
 	if err := CheckDSL(body); err != nil {

@@ -20,7 +20,8 @@ import (
 	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/clientapi"
-	"github.com/fleetgraph/fleetgraph/ratelimit"
+	"github.com/fleetgraph/fleetgraph/limits"
+	"github.com/fleetgraph/fleetgraph/limits/ratelimit"
 	"github.com/fleetgraph/fleetgraph/resolvers"
 	"github.com/fleetgraph/fleetgraph/server"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -500,12 +501,12 @@ func TestClientAPIReport(t *testing.T) {
 	t.Run("whole-request limits", func(t *testing.T) {
 		apitest.Want400(t, e.Probe(t, http.MethodPost, "/measurements", p.Secret, "\n \n"), "no documents")
 		apitest.Want400(t, e.Probe(t, http.MethodPost, "/measurements", p.Secret, `[{"id": 1},`), "malformed JSON array")
-		many := make([]any, clientapi.MaxDocuments+1)
+		many := make([]any, limits.MaxReportDocuments+1)
 		for i := range many {
 			many[i] = map[string]any{}
 		}
 		apitest.Want400(t, e.Probe(t, http.MethodPost, "/measurements", p.Secret, many), "at most 1000")
-		huge := `[{"id": "x", "pad": "` + strings.Repeat("a", clientapi.MaxBodyBytes) + `"}]`
+		huge := `[{"id": "x", "pad": "` + strings.Repeat("a", limits.MaxProbeBodyBytes) + `"}]`
 		apitest.WantMessage(t, e.Probe(t, http.MethodPost, "/measurements", p.Secret, huge), http.StatusRequestEntityTooLarge, "too large")
 	})
 

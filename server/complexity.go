@@ -14,46 +14,36 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/model"
 )
 
-// SearchComplexity is what one search field (a Query DSL search, a scroll
-// page or an ES|QL query) counts against ComplexityLimit: each may hold a
-// database connection for up to the search time limit, so one operation
-// runs at most ComplexityLimit / SearchComplexity of them (aliases
-// included), not a thousand.
-const SearchComplexity = 100
-
-// PageComplexityUnit is how many edges of a connection (or objects of
-// nodes) cost their selection once: a page of n costs its selection
-// ceil(n / PageComplexityUnit) times, so first: 100 costs ten times
-// first: 10, and a connection inside a connection multiplies.
-const PageComplexityUnit = 10
-
 // pageComplexity prices a page of at most n objects of child complexity
-// child; out-of-range sizes are priced at the default (the resolver refuses
-// them with a clearer error than the limit's).
+// child, its selection once per limits.PageComplexityUnit objects;
+// out-of-range sizes are priced at the default (the resolver refuses them
+// with a clearer error than the limit's).
 func pageComplexity(child int, n *int64, def int64) int {
 	size := def
 	if n != nil && *n > 0 && *n <= 1000 {
 		size = *n
 	}
-	return 1 + child*int((size+PageComplexityUnit-1)/PageComplexityUnit)
+	return 1 + child*int((size+limits.PageComplexityUnit-1)/limits.PageComplexityUnit)
 }
 
 // connectionComplexity prices a Relay connection's page of first or last
-// edges (20 by default).
+// edges (limits.PageSize by default).
 func connectionComplexity(child int, first *int64, _ *string, last *int64, _ *string) int {
 	if last != nil {
-		return pageComplexity(child, last, 20)
+		return pageComplexity(child, last, limits.PageSize)
 	}
-	return pageComplexity(child, first, 20)
+	return pageComplexity(child, first, limits.PageSize)
 }
 
 // prices is the complexity New serves with (a test swaps it).
 var prices = complexity
 
-// complexity prices the fields whose cost is not their size.
+// complexity prices the fields whose cost is not their size; a search
+// field costs limits.SearchComplexity.
 func complexity() graph.ComplexityRoot {
 	var c graph.ComplexityRoot
 	q := &c.Query
@@ -79,7 +69,7 @@ func complexity() graph.ComplexityRoot {
 		return pageComplexity(child, first, 20)
 	}
 	// The connections below a parent page forward (first, after).
-	forward := func(child int, first *int64, _ *string) int { return pageComplexity(child, first, 20) }
+	forward := func(child int, first *int64, _ *string) int { return pageComplexity(child, first, limits.PageSize) }
 	c.Capability.Clients, c.RegistrationKey.Clients, c.Isp.Clients, c.ClientGroup.ClientsConnection = forward, forward, forward, forward
 	c.Webhook.Deliveries = forward
 	c.Client.AnomalyEvents = func(child int, first *int64, after *string, _ *gqlmodel.AnomalyEventFilter) int {
@@ -97,27 +87,29 @@ func complexity() graph.ComplexityRoot {
 		return pageComplexity(child, &n, 100)
 	}
 	q.MeasurementSearch = func(child int, _ model.JSON, _ *string, _ *bool, _ *int64, _ *int64, _ *model.JSON, _ *string) int {
-		return SearchComplexity + child
+		return limits.SearchComplexity + child
 	}
-	q.MeasurementSearchScroll = func(child int, _ string, _ *string, _ *bool) int { return SearchComplexity + child }
+	q.MeasurementSearchScroll = func(child int, _ string, _ *string, _ *bool) int { return limits.SearchComplexity + child }
 	q.AnomalyEventSearch = func(child int, _ model.JSON, _ *bool, _ *int64, _ *int64, _ *model.JSON) int {
-		return SearchComplexity + child
+		return limits.SearchComplexity + child
 	}
 	q.ExportSearch = func(child int, _ model.JSON, _ *string, _ *string, _ *string, _ *string, _ *bool, _ *bool, _ *int64,
 		_ *int64, _ *model.JSON, _ *model.JSON, _ *model.JSON, _ []string, _ []string, _ *model.JSON, _ *bool, _ *string, _ *model.JSON) int {
-		return SearchComplexity + child
+		return limits.SearchComplexity + child
 	}
-	q.ExportEsql = func(child int, _ string) int { return SearchComplexity + child }
+	q.ExportEsql = func(child int, _ string) int { return limits.SearchComplexity + child }
 	// An export page (page, perPage up to 1000) is one read bounded by the
 	// export's own limits (admission, the answer budget), as a search is.
 	exportPage := func(child int, _ *gqlmodel.ExportFilter, _ *string, _ *int64, _ *int64) int {
-		return SearchComplexity + child
+		return limits.SearchComplexity + child
 	}
 	q.ExportClientReports, q.ExportEventBundles, q.ExportUserFeedbacks = exportPage, exportPage, exportPage
 	q.ExportMeasurements = func(child int, _ *gqlmodel.ExportFilter, _ *string, _, _ []string, _ *int64, _ *int64) int {
-		return SearchComplexity + child
+		return limits.SearchComplexity + child
 	}
-	q.ExportClients = func(child int, _ *gqlmodel.ExportFilter, _ *int64, _ *int64) int { return SearchComplexity + child }
+	q.ExportClients = func(child int, _ *gqlmodel.ExportFilter, _ *int64, _ *int64) int {
+		return limits.SearchComplexity + child
+	}
 	q.ExportNetworkRequests = q.ExportClients
 	// The deprecated lists paged by number: perPage records (25 by default).
 	q.SystemStatusRecords = func(child int, _ string, _ *int64, perPage *int64) int { return pageComplexity(child, perPage, 25) }
@@ -168,7 +160,7 @@ func unpriced(schema *ast.Schema, root graph.ComplexityRoot) []string {
 	return missing
 }
 
-// storedComplexity is FixedComplexityLimit(ComplexityLimit) for the REST
+// storedComplexity is FixedComplexityLimit(limits.Complexity) for the REST
 // executor, which runs only stored operations (package rest): the
 // complexity of one that no variable can change (no field priced by its
 // arguments, above, takes a variable) is the same at every request, so it
@@ -183,7 +175,7 @@ type storedComplexity struct {
 type storedOperation struct{ document, name string }
 
 func newStoredComplexity() *storedComplexity {
-	s := &storedComplexity{ComplexityLimit: extension.FixedComplexityLimit(ComplexityLimit), priced: map[string]bool{}}
+	s := &storedComplexity{ComplexityLimit: extension.FixedComplexityLimit(limits.Complexity), priced: map[string]bool{}}
 	root := reflect.ValueOf(complexity())
 	for i := range root.NumField() {
 		typ := root.Field(i)

@@ -274,7 +274,7 @@ func TestClientsConnectionStatementCount(t *testing.T) {
 }
 
 // TestConnectionComplexity: a connection costs its selection once per
-// server.PageComplexityUnit edges it may answer, so the same selection
+// limits.PageComplexityUnit edges it may answer, so the same selection
 // passes on a page of 10 and exceeds the limit on a page of 100 that holds
 // pages of 100 measurements.
 func TestConnectionComplexity(t *testing.T) {

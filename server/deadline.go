@@ -11,14 +11,10 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/rest"
 	"github.com/fleetgraph/fleetgraph/store"
 )
-
-// DefaultRequestTimeout is the deadline of an API request when
-// resolvers.Resolver.RequestTimeout is 0 (fleetgraph serve's
-// --request-timeout).
-const DefaultRequestTimeout = 60 * time.Second
 
 // deadline gives every API request (/graphql and both REST APIs) a context
 // deadline d after it arrives: its statements are cancelled on the server
@@ -35,7 +31,7 @@ const DefaultRequestTimeout = 60 * time.Second
 // long d is.
 func deadline(d time.Duration, live *store.Liveness) func(http.Handler) http.Handler {
 	if d <= 0 {
-		d = DefaultRequestTimeout
+		d = limits.RequestTimeout // resolvers.Resolver.RequestTimeout is 0
 	}
 	cause := fmt.Errorf("the request's time limit of %s passed: %w", d, context.DeadlineExceeded)
 	return func(next http.Handler) http.Handler {

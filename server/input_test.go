@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/apitest"
-	"github.com/fleetgraph/fleetgraph/rest"
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/server"
 )
 
@@ -331,8 +331,8 @@ func TestRESTBodySizeLimit(t *testing.T) {
 	e := apitest.Get(t)
 	o := e.NewOwner(t, "size")
 	obj := `{"name": "Big", "country": "DE", "type": "fixed"}`
-	exact := obj + strings.Repeat(" ", rest.MaxBodyBytes-len(obj))
-	over := `{"name": "` + strings.Repeat("x", rest.MaxBodyBytes) + `", "country": "DE", "type": "fixed"}`
+	exact := obj + strings.Repeat(" ", limits.MaxBodyBytes-len(obj))
+	over := `{"name": "` + strings.Repeat("x", limits.MaxBodyBytes) + `", "country": "DE", "type": "fixed"}`
 	for _, chunked := range []bool{false, true} {
 		name := map[bool]string{false: "content-length", true: "chunked"}[chunked]
 		t.Run(name, func(t *testing.T) {

@@ -19,51 +19,22 @@ import (
 	"github.com/vektah/gqlparser/v2/validator/core"
 	"github.com/vektah/gqlparser/v2/validator/rules"
 
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/respond"
-	"github.com/fleetgraph/fleetgraph/rest"
 )
-
-// Limits bound what one /graphql request may ask of the parser and the
-// validator. They are checked on the document before gqlgen parses and
-// validates it: validation is not cancelled when the client leaves, and
-// some of its rules cost the square of what they compare (the field-merge
-// check emits one error per conflicting pair of fields).
-type Limits struct {
-	Tokens          int // lexical tokens in the document (comments included)
-	Depth           int // nesting of fields, fragments expanded
-	Fields          int // field selections per operation, fragments expanded
-	Aliases         int // aliased selections per operation, fragments expanded
-	FragmentSpreads int // fragment spreads per operation, expanded
-	SameResponseKey int // selections merged into one response key (a path of response names)
-	ValueDepth      int // nesting of list and object literals
-	Mutations       int // root fields of one mutation operation
-	Errors          int // validation errors reported; the rest are dropped
-}
-
-// DefaultLimits are the limits of /graphql. The introspection query of
-// GraphiQL needs depth 13 to 15 (graphql-js versions differ), about 200
-// fields and no alias.
-var DefaultLimits = Limits{
-	Tokens:          10_000,
-	Depth:           20,
-	Fields:          500,
-	Aliases:         100,
-	FragmentSpreads: 200,
-	SameResponseKey: 32,
-	ValueDepth:      32,
-	Mutations:       20,
-	Errors:          50,
-}
 
 // saturated is where the counts of a shape stop growing: fragments that
 // spread others twice per level double at each one.
 const saturated = 1 << 40
 
-// inputLimits is the gqlgen extension that refuses documents over Limits
-// before they are parsed for execution and validated. Accepted documents
+// inputLimits is the gqlgen extension that refuses documents over the
+// limits of a GraphQL document (limits.GraphQL) before they are parsed for
+// execution and validated: validation is not cancelled when the client
+// leaves, and some of its rules cost the square of what they compare (the
+// field-merge check emits one error per conflicting pair of fields). Accepted documents
 // are remembered, as gqlgen's query cache remembers them parsed.
 type inputLimits struct {
-	limits   Limits
+	limits   limits.GraphQL
 	accepted *lru.LRU[struct{}]
 }
 
@@ -72,7 +43,7 @@ var (
 	_ graphql.OperationParameterMutator = inputLimits{}
 )
 
-func newInputLimits(l Limits) inputLimits {
+func newInputLimits(l limits.GraphQL) inputLimits {
 	return inputLimits{limits: l, accepted: lru.New[struct{}](1000)}
 }
 
@@ -205,7 +176,7 @@ func (s *shape) add(o shape) {
 // document's cost is linear in its size however its fragments multiply.
 type shapeWalker struct {
 	doc    *ast.QueryDocument
-	limits Limits
+	limits limits.GraphQL
 	memo   map[string]*shape // nil while the fragment is being measured
 	err    *gqlerror.Error
 }
@@ -369,7 +340,7 @@ func bufferGraphQLBody(next http.Handler) http.Handler {
 		var tooBig *http.MaxBytesError
 		switch {
 		case errors.As(err, &tooBig):
-			bodyTooLarge(w, rest.MaxBodyBytes)
+			bodyTooLarge(w, limits.MaxBodyBytes)
 			return
 		case err != nil:
 			respond.Error(w, http.StatusBadRequest, "request body could not be read")

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/apitest"
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/model"
-	"github.com/fleetgraph/fleetgraph/server"
 )
 
 // limitsFast is how long the refusal of an attack may take: it is made
@@ -105,7 +105,7 @@ func TestGraphQLValidationErrorsCapped(t *testing.T) {
 	start := time.Now()
 	g := e.GraphQL(t, o.Key, q.String(), nil)
 	took := time.Since(start)
-	max := server.DefaultLimits.Errors
+	max := limits.DefaultGraphQL.Errors
 	if g.Status != http.StatusUnprocessableEntity || len(g.Errors) != max+1 {
 		t.Fatalf("status %d with %d errors, want 422 with %d: %.300s", g.Status, len(g.Errors), max+1, g.Raw)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/clientapi"
-	"github.com/fleetgraph/fleetgraph/ratelimit"
+	"github.com/fleetgraph/fleetgraph/limits/ratelimit"
 	"github.com/fleetgraph/fleetgraph/server"
 	"github.com/fleetgraph/fleetgraph/store"
 )

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/fleetgraph/fleetgraph/apitest"
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/search"
-	"github.com/fleetgraph/fleetgraph/server"
 )
 
 // The request and response rules of POST /measurements/search (spec
@@ -346,7 +346,7 @@ func TestSearchScrollLimit(t *testing.T) {
 	}
 }
 
-// Each search field counts server.SearchComplexity against the operation's
+// Each search field counts limits.SearchComplexity against the operation's
 // complexity limit, so one operation runs at most 10 searches, aliases
 // included.
 func TestSearchFieldsComplexity(t *testing.T) {
@@ -361,12 +361,12 @@ func TestSearchFieldsComplexity(t *testing.T) {
 	}
 	for _, field := range []string{`measurementSearch(body: {size: 1})`, `anomalyEventSearch(body: {size: 1})`,
 		`exportSearch(body: {size: 1})`, `exportEsql(query: "FROM analytics-production-` + w.o.Slug + `* | LIMIT 1")`} {
-		if g := w.e.GraphQL(t, w.viewer, ops(server.ComplexityLimit/server.SearchComplexity, field), nil); len(g.Errors) > 0 {
-			t.Errorf("%d × %s: %s", server.ComplexityLimit/server.SearchComplexity, field, g.Raw)
+		if g := w.e.GraphQL(t, w.viewer, ops(limits.Complexity/limits.SearchComplexity, field), nil); len(g.Errors) > 0 {
+			t.Errorf("%d × %s: %s", limits.Complexity/limits.SearchComplexity, field, g.Raw)
 		}
-		g := w.e.GraphQL(t, w.viewer, ops(server.ComplexityLimit/server.SearchComplexity+1, field), nil)
+		g := w.e.GraphQL(t, w.viewer, ops(limits.Complexity/limits.SearchComplexity+1, field), nil)
 		if g.Code() != "COMPLEXITY_LIMIT_EXCEEDED" || g.Data != nil {
-			t.Errorf("%d × %s: %s", server.ComplexityLimit/server.SearchComplexity+1, field, g.Raw)
+			t.Errorf("%d × %s: %s", limits.Complexity/limits.SearchComplexity+1, field, g.Raw)
 		}
 	}
 }

@@ -14,8 +14,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/fleetgraph/fleetgraph/apitest"
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/model"
-	"github.com/fleetgraph/fleetgraph/search"
 )
 
 // srchWorld is a data owner with measurements, client reports and anomaly
@@ -452,7 +452,7 @@ func TestMeasurementSearchPricedBeforeItRuns(t *testing.T) {
 		return map[string]any{"body": map[string]any{"query": map[string]any{"query_string": map[string]any{"query": q}}, "size": 100}}
 	}
 	attack := terms(1990)
-	if len(attack) > search.MaxQueryStringLength {
+	if len(attack) > limits.MaxQueryStringLength {
 		t.Fatalf("the attack's %d bytes are over MaxQueryStringLength: it would be refused for its length", len(attack))
 	}
 	start := time.Now()
@@ -466,7 +466,7 @@ func TestMeasurementSearchPricedBeforeItRuns(t *testing.T) {
 		t.Errorf("GraphQL: %s", g.Raw)
 	}
 
-	atLimit := terms(search.MaxQueryPatterns / search.AllFieldsPatterns)
+	atLimit := terms(limits.MaxQueryPatterns / limits.AllFieldsPatterns)
 	srchHitIDs(t, w.post(t, "/measurements/search", w.o.Key, qs(atLimit)))
 	apitest.Want400(t, w.post(t, "/measurements/search", w.o.Key, qs(atLimit+" zz")), "MaxQueryPatterns")
 	named := map[string]any{"body": map[string]any{"size": 100, "query": map[string]any{"query_string": map[string]any{

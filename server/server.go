@@ -29,12 +29,12 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/auth"
-	"github.com/fleetgraph/fleetgraph/budget"
 	"github.com/fleetgraph/fleetgraph/clientapi"
 	"github.com/fleetgraph/fleetgraph/dashboard"
 	"github.com/fleetgraph/fleetgraph/engine"
 	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/graphiql"
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/loaders"
 	"github.com/fleetgraph/fleetgraph/obs"
 	"github.com/fleetgraph/fleetgraph/resolvers"
@@ -42,9 +42,6 @@ import (
 	"github.com/fleetgraph/fleetgraph/rest"
 	"github.com/fleetgraph/fleetgraph/store"
 )
-
-// ComplexityLimit caps how much one GraphQL operation may ask for.
-const ComplexityLimit = 1000
 
 // Base paths of the REST APIs.
 const (
@@ -102,7 +99,7 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 
 	answerBytes := res.MaxAnswerBytes
 	if answerBytes <= 0 {
-		answerBytes = budget.DefaultBytes
+		answerBytes = limits.AnswerBytes
 	}
 	exec := executor.New(es)
 	if o.tracing != nil {
@@ -121,10 +118,10 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 	gql.Use(obs.GraphQL{Metrics: o.metrics, Tracer: o.tracing.Tracer()}) // first: labels refused documents too
 	gql.Use(extension.AutomaticPersistedQuery{Cache: newPersistedQueries(PersistedQueriesPerOwner, adapter.PersistedQueries())})
 	gql.Use(extension.Introspection{})
-	gql.Use(newInputLimits(DefaultLimits))
-	gql.SetParserTokenLimit(DefaultLimits.Tokens)
-	gql.SetValidationRulesFn(cappedRules(DefaultLimits.Errors))
-	configure(gql, res, extension.FixedComplexityLimit(ComplexityLimit))
+	gql.Use(newInputLimits(limits.DefaultGraphQL))
+	gql.SetParserTokenLimit(limits.DefaultGraphQL.Tokens)
+	gql.SetValidationRulesFn(cappedRules(limits.DefaultGraphQL.Errors))
+	configure(gql, res, extension.FixedComplexityLimit(limits.Complexity))
 
 	r := chi.NewRouter()
 	r.Use(obs.RequestID, o.tracing.HTTP, o.metrics.Middleware, recoverer(res), accessLog(res.Logger), tidyPath, compressJSON)
@@ -191,7 +188,7 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 		return nil, mountErr
 	}
 	probes := &clientapi.API{Store: res.Store, Sealer: res.Sealer, Logger: res.Logger, RateLimits: res.RateLimits}
-	r.With(within, limitBodyTo(clientapi.MaxBodyBytes)).Route(clientapi.Base, probes.Mount)
+	r.With(within, limitBodyTo(limits.MaxProbeBodyBytes)).Route(clientapi.Base, probes.Mount)
 	r.NotFound(func(w http.ResponseWriter, _ *http.Request) { respond.Error(w, http.StatusNotFound, "Not found") })
 	r.MethodNotAllowed(func(w http.ResponseWriter, _ *http.Request) {
 		respond.Error(w, http.StatusMethodNotAllowed, "Method not allowed")
@@ -254,7 +251,7 @@ func openAPIDocuments(adapter *rest.Adapter) (map[string][]byte, error) {
 // path, made without a database (fleetgraph openapi, the linter).
 func OpenAPIDocuments() (map[string][]byte, error) {
 	es := graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{}})
-	adapter, err := rest.NewAdapter(executor.New(es), es.Schema(), budget.DefaultBytes)
+	adapter, err := rest.NewAdapter(executor.New(es), es.Schema(), limits.AnswerBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -335,7 +332,7 @@ func graphqlAuthError(w http.ResponseWriter, _ *http.Request, err error) {
 }
 
 // limitBody is limitBodyTo the REST APIs' and /graphql's limit.
-func limitBody(next http.Handler) http.Handler { return limitBodyTo(rest.MaxBodyBytes)(next) }
+func limitBody(next http.Handler) http.Handler { return limitBodyTo(limits.MaxBodyBytes)(next) }
 
 // limitBodyTo answers 413 for bodies over max bytes and caps the rest. A
 // gzip-compressed body (Content-Encoding: gzip, as Elasticsearch clients

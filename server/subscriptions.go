@@ -18,6 +18,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/eventhub"
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/loaders"
 	"github.com/fleetgraph/fleetgraph/obs"
 	"github.com/fleetgraph/fleetgraph/resolvers"
@@ -47,10 +48,10 @@ func subscriptions(es graphql.ExecutableSchema, res *resolvers.Resolver, o optio
 		h.AddTransport(t)
 		h.Use(observe)
 		h.Use(extension.Introspection{})
-		h.Use(newInputLimits(DefaultLimits))
-		h.SetParserTokenLimit(DefaultLimits.Tokens)
-		h.SetValidationRulesFn(cappedRules(DefaultLimits.Errors))
-		configure(h, res, extension.FixedComplexityLimit(ComplexityLimit))
+		h.Use(newInputLimits(limits.DefaultGraphQL))
+		h.SetParserTokenLimit(limits.DefaultGraphQL.Tokens)
+		h.SetValidationRulesFn(cappedRules(limits.DefaultGraphQL.Errors))
+		configure(h, res, extension.FixedComplexityLimit(limits.Complexity))
 		return h
 	}
 	ws := newServer(transport.Websocket{

@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
-	"github.com/fleetgraph/fleetgraph/budget"
+	"github.com/fleetgraph/fleetgraph/limits/budget"
 )
 
 // ExportFilter selects documents or clients for the export listings. Nil

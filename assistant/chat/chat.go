@@ -19,6 +19,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/assistant"
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
 )
@@ -274,7 +275,7 @@ func (r *Service) defaultMonthlyTokens() int64 {
 	if r.AI != nil {
 		return r.AI.MonthlyTokens
 	}
-	return assistant.DefaultMonthlyTokens
+	return limits.AIMonthlyTokens
 }
 
 // recorder records each model call of a conversation, also when the

@@ -21,11 +21,10 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/assistant"
 	"github.com/fleetgraph/fleetgraph/auth"
-	"github.com/fleetgraph/fleetgraph/budget"
+	"github.com/fleetgraph/fleetgraph/limits"
+	"github.com/fleetgraph/fleetgraph/limits/budget"
+	"github.com/fleetgraph/fleetgraph/limits/ratelimit"
 	"github.com/fleetgraph/fleetgraph/obs"
-	"github.com/fleetgraph/fleetgraph/ratelimit"
-	"github.com/fleetgraph/fleetgraph/search/pg"
-	"github.com/fleetgraph/fleetgraph/server"
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/store/pglocal"
 )
@@ -44,7 +43,7 @@ type config struct {
 	// (dbMaxConns reads it; empty: defaultDBMaxConns).
 	DBMaxConns string
 	// MaxAnswerBytes is the most one operation may answer, in bytes
-	// (maxAnswerBytes reads it; empty: budget.DefaultBytes).
+	// (maxAnswerBytes reads it; empty: limits.AnswerBytes).
 	MaxAnswerBytes string
 	// Releases names the release catalogue file of GET /software/downloads
 	// (releases.Load; empty: no components).
@@ -111,7 +110,7 @@ func (c *config) flags(fs *flag.FlagSet) {
 	c.searchFlags(fs)
 	fs.StringVar(&c.MaxAnswerBytes, "max-answer-bytes", envOr("FLEETGRAPH_MAX_ANSWER_BYTES", ""),
 		fmt.Sprintf("most bytes one GraphQL or REST operation (one page of a stream) may answer; over it a 400 says how to ask for less (env FLEETGRAPH_MAX_ANSWER_BYTES); empty: %d (%s)",
-			budget.DefaultBytes, budget.Size(budget.DefaultBytes)))
+			limits.AnswerBytes, budget.Size(limits.AnswerBytes)))
 	fs.StringVar(&c.Releases, "releases", envOr("FLEETGRAPH_RELEASES", ""),
 		"release catalogue `file` (JSON) answered by GET /software/downloads (env FLEETGRAPH_RELEASES); empty: no components")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", envOr("FLEETGRAPH_METRICS_ADDR", ""),
@@ -140,7 +139,7 @@ func (c *config) aiFlags(fs *flag.FlagSet) {
 		"model name sent to the model API (env FLEETGRAPH_AI_MODEL); required with --ai-provider")
 	fs.StringVar(&c.AIMonthlyTokens, "ai-monthly-tokens", envOr("FLEETGRAPH_AI_MONTHLY_TOKENS", ""),
 		fmt.Sprintf("default monthly token limit of a data owner (env FLEETGRAPH_AI_MONTHLY_TOKENS); an org_admin sets a data owner's own "+
-			"(PUT /ai_assistant/token_limit); empty: %d", assistant.DefaultMonthlyTokens))
+			"(PUT /ai_assistant/token_limit); empty: %d", limits.AIMonthlyTokens))
 }
 
 // aiAssistant is the configured AI assistant (nil when off).
@@ -196,7 +195,7 @@ func (c *config) rateFlags(fs *flag.FlagSet) {
 			"(env FLEETGRAPH_ANALYTICS_NEW_CLIENTS)")
 	fs.StringVar(&c.RateAnswerBytes, "rate-limit-answer-bytes", envOr("FLEETGRAPH_RATE_LIMIT_ANSWER_BYTES", ratelimit.DefaultAnswerBytes.String()),
 		"bytes the searches, ES|QL queries and export listings of one data owner may answer together, size/period such as 1GiB/1m, or off (env FLEETGRAPH_RATE_LIMIT_ANSWER_BYTES)")
-	fs.StringVar(&c.RateRepeatHold, "rate-limit-repeat-hold", envOr("FLEETGRAPH_RATE_LIMIT_REPEAT_HOLD", ratelimit.DefaultRepeatHold.String()),
+	fs.StringVar(&c.RateRepeatHold, "rate-limit-repeat-hold", envOr("FLEETGRAPH_RATE_LIMIT_REPEAT_HOLD", limits.RepeatHold.String()),
 		"how long a key refused again before its Retry-After waits for its 429, a Go duration of at most 10s, or off (env FLEETGRAPH_RATE_LIMIT_REPEAT_HOLD)")
 }
 
@@ -224,7 +223,7 @@ func (c *config) rateLimits(st *store.Store, log *slog.Logger) (*ratelimit.Limit
 	}
 	l.AnswerBytes = b
 	if raw := strings.TrimSpace(c.RateRepeatHold); !strings.EqualFold(raw, "off") && raw != "0" {
-		if l.RepeatHold, err = duration(raw, ratelimit.DefaultRepeatHold, ratelimit.MaxRepeatHold,
+		if l.RepeatHold, err = duration(raw, limits.RepeatHold, limits.MaxRepeatHold,
 			"--rate-limit-repeat-hold (FLEETGRAPH_RATE_LIMIT_REPEAT_HOLD)"); err != nil {
 			return nil, err
 		}
@@ -232,20 +231,16 @@ func (c *config) rateLimits(st *store.Store, log *slog.Logger) (*ratelimit.Limit
 	return l, nil
 }
 
-// Defaults of the request deadline and statement_timeout.
-const (
-	defaultRequestTimeout   = server.DefaultRequestTimeout
-	defaultStatementTimeout = 60 * time.Second
-	defaultDatabaseWait     = 5 * time.Second
-)
+// defaultDatabaseWait is the default of --database-wait.
+const defaultDatabaseWait = 5 * time.Second
 
 // deadlineFlags registers the time limits of requests and statements
 // (serve only: import and migrate run long statements on purpose).
 func (c *config) deadlineFlags(fs *flag.FlagSet) {
-	fs.StringVar(&c.RequestTimeout, "request-timeout", envOr("FLEETGRAPH_REQUEST_TIMEOUT", defaultRequestTimeout.String()),
+	fs.StringVar(&c.RequestTimeout, "request-timeout", envOr("FLEETGRAPH_REQUEST_TIMEOUT", limits.RequestTimeout.String()),
 		"deadline of each API request, a Go duration, at least --search-timeout and at most 2m (env FLEETGRAPH_REQUEST_TIMEOUT); "+
 			"a request still waiting for PostgreSQL then answers 503")
-	fs.StringVar(&c.StatementTimeout, "statement-timeout", envOr("FLEETGRAPH_STATEMENT_TIMEOUT", defaultStatementTimeout.String()),
+	fs.StringVar(&c.StatementTimeout, "statement-timeout", envOr("FLEETGRAPH_STATEMENT_TIMEOUT", limits.StatementTimeout.String()),
 		"PostgreSQL statement_timeout of the server's connections, a Go duration of at most 2m (env FLEETGRAPH_STATEMENT_TIMEOUT); "+
 			"searches use --search-timeout instead")
 	fs.StringVar(&c.DatabaseWait, "database-wait", envOr("FLEETGRAPH_DATABASE_WAIT", defaultDatabaseWait.String()),
@@ -291,7 +286,7 @@ func (c *config) addrFlag(fs *flag.FlagSet) {
 func (c *config) searchFlags(fs *flag.FlagSet) {
 	fs.Var(secretEnv(&c.ElasticURL, "ELASTICSEARCH_URL"), "elasticsearch-url",
 		"Elasticsearch `URL` (env ELASTICSEARCH_URL); empty: searches run on the embedded PostgreSQL backend")
-	fs.StringVar(&c.SearchTimeout, "search-timeout", envOr("FLEETGRAPH_SEARCH_TIMEOUT", pg.DefaultTimeout.String()),
+	fs.StringVar(&c.SearchTimeout, "search-timeout", envOr("FLEETGRAPH_SEARCH_TIMEOUT", limits.SearchTimeout.String()),
 		"time limit of each search and ES|QL query on the embedded backend, a Go duration such as 30s or 2m (env FLEETGRAPH_SEARCH_TIMEOUT)")
 }
 
@@ -319,22 +314,16 @@ func (c *config) dbMaxConns() (int32, error) {
 	return int32(n), nil
 }
 
-// Bounds of --max-answer-bytes.
-const (
-	minAnswerBytes = 64 << 10
-	maxAnswerBytes = 1 << 30
-)
-
 // maxAnswerBytes is the configured answer budget.
 func (c *config) maxAnswerBytes() (int64, error) {
 	raw := strings.TrimSpace(c.MaxAnswerBytes)
 	if raw == "" {
-		return budget.DefaultBytes, nil
+		return limits.AnswerBytes, nil
 	}
 	n, err := strconv.ParseInt(raw, 10, 64)
-	if err != nil || n < minAnswerBytes || n > maxAnswerBytes {
+	if err != nil || n < limits.MinAnswerBytes || n > limits.MaxAnswerBytes {
 		return 0, fmt.Errorf("--max-answer-bytes (FLEETGRAPH_MAX_ANSWER_BYTES) %q must be a whole number of bytes from %d (%s) to %d (%s)",
-			c.MaxAnswerBytes, minAnswerBytes, budget.Size(minAnswerBytes), maxAnswerBytes, budget.Size(maxAnswerBytes))
+			c.MaxAnswerBytes, limits.MinAnswerBytes, budget.Size(limits.MinAnswerBytes), limits.MaxAnswerBytes, budget.Size(limits.MaxAnswerBytes))
 	}
 	return n, nil
 }
@@ -361,32 +350,24 @@ func (s *secretValue) String() string {
 
 func (s *secretValue) Set(v string) error { *s.p = v; return nil }
 
-// maxSearchTimeout bounds --search-timeout (the HTTP server's write timeout
-// is 2 minutes).
-const maxSearchTimeout = 2 * time.Minute
-
-// searchTimeout is the configured time limit of searches (pg.DefaultTimeout
-// when not set).
+// searchTimeout is the configured time limit of searches (limits.SearchTimeout
+// when not set, at most limits.MaxSearchTimeout).
 func (c *config) searchTimeout() (time.Duration, error) {
 	if strings.TrimSpace(c.SearchTimeout) == "" {
-		return pg.DefaultTimeout, nil
+		return limits.SearchTimeout, nil
 	}
 	d, err := time.ParseDuration(strings.TrimSpace(c.SearchTimeout))
-	if err != nil || d <= 0 || d > maxSearchTimeout {
+	if err != nil || d <= 0 || d > limits.MaxSearchTimeout {
 		return 0, fmt.Errorf("--search-timeout (FLEETGRAPH_SEARCH_TIMEOUT) %q must be a positive Go duration of at most %s, such as 30s or 1m30s",
-			c.SearchTimeout, maxSearchTimeout)
+			c.SearchTimeout, limits.MaxSearchTimeout)
 	}
 	return d, nil
 }
 
-// maxRequestTimeout bounds --request-timeout and --statement-timeout: the
-// HTTP server's write timeout.
-const maxRequestTimeout = 2 * time.Minute
-
 // requestTimeout is the configured request deadline; it may not be shorter
 // than the search time limit, which must be able to report itself.
 func (c *config) requestTimeout() (time.Duration, error) {
-	d, err := duration(c.RequestTimeout, defaultRequestTimeout, maxRequestTimeout, "--request-timeout (FLEETGRAPH_REQUEST_TIMEOUT)")
+	d, err := duration(c.RequestTimeout, limits.RequestTimeout, limits.MaxRequestTimeout, "--request-timeout (FLEETGRAPH_REQUEST_TIMEOUT)")
 	if err != nil {
 		return 0, err
 	}
@@ -407,7 +388,7 @@ func (c *config) statementTimeout() (time.Duration, error) {
 	if strings.TrimSpace(c.StatementTimeout) == "" {
 		return 0, nil
 	}
-	return duration(c.StatementTimeout, defaultStatementTimeout, maxRequestTimeout, "--statement-timeout (FLEETGRAPH_STATEMENT_TIMEOUT)")
+	return duration(c.StatementTimeout, limits.StatementTimeout, limits.MaxRequestTimeout, "--statement-timeout (FLEETGRAPH_STATEMENT_TIMEOUT)")
 }
 
 // duration reads a positive Go duration of at most maxD (def when blank);

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"flag"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/fleetgraph/fleetgraph/ratelimit"
+	"github.com/fleetgraph/fleetgraph/limits"
+	"github.com/fleetgraph/fleetgraph/limits/ratelimit"
 )
 
 func TestRateLimitSettings(t *testing.T) {
@@ -45,7 +47,7 @@ func TestRateLimitSettings(t *testing.T) {
 		}
 	}
 	c.RateAnswerBytes = "off"
-	for raw, want := range map[string]time.Duration{"": ratelimit.DefaultRepeatHold, "250ms": 250 * time.Millisecond,
+	for raw, want := range map[string]time.Duration{"": limits.RepeatHold, "250ms": 250 * time.Millisecond,
 		"10s": 10 * time.Second, "off": 0, "0": 0} {
 		c.RateRepeatHold = raw
 		if l, err := c.rateLimits(nil, nil); err != nil || l.RepeatHold != want {
@@ -83,5 +85,57 @@ func TestMemoryLimitSetting(t *testing.T) {
 	t.Setenv("GOMEMLIMIT", "1GiB")
 	if got, _ := (&config{MemoryLimit: "384MiB"}).memoryLimit(); got != -1 {
 		t.Errorf("with GOMEMLIMIT set: %d, want it left to the runtime", got)
+	}
+}
+
+// TestLimitSettingsOfServe: every setting of limits.Table is a flag of
+// serve whose help names its environment variable, and serve without
+// settings runs with the declared defaults.
+func TestLimitSettingsOfServe(t *testing.T) {
+	for _, l := range limits.Table {
+		if l.Env != "" {
+			t.Setenv(l.Env, "")
+		}
+	}
+	c := &config{}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	c.flags(fs)
+	for _, l := range limits.Table {
+		if l.Flag == "" {
+			continue
+		}
+		if f := fs.Lookup(l.Flag); f == nil {
+			t.Errorf("limits.%s: serve has no flag --%s", l.Name, l.Flag)
+		} else if !strings.Contains(f.Usage, l.Env) {
+			t.Errorf("limits.%s: the help of --%s does not name %s: %q", l.Name, l.Flag, l.Env, f.Usage)
+		}
+	}
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []struct {
+		name string
+		got  func() (time.Duration, error)
+		want time.Duration
+	}{
+		{"SearchTimeout", c.searchTimeout, limits.SearchTimeout},
+		{"RequestTimeout", c.requestTimeout, limits.RequestTimeout},
+		{"StatementTimeout", c.statementTimeout, limits.StatementTimeout},
+	} {
+		if got, err := d.got(); err != nil || got != d.want {
+			t.Errorf("serve's default %s: %s, %v; want limits.%s = %s", d.name, got, err, d.name, d.want)
+		}
+	}
+	if n, err := c.maxAnswerBytes(); err != nil || n != limits.AnswerBytes {
+		t.Errorf("serve's default answer budget: %d, %v; want limits.AnswerBytes = %d", n, err, limits.AnswerBytes)
+	}
+	l, err := c.rateLimits(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Key != ratelimit.Rate(limits.KeyRate) || l.DataOwner != ratelimit.Rate(limits.DataOwnerRate) ||
+		l.Probe != ratelimit.Rate(limits.ProbeRate) || l.WebClients != ratelimit.Rate(limits.WebClientsRate) ||
+		l.AnswerBytes != ratelimit.ByteRate(limits.AnswerBytesRate) || l.RepeatHold != limits.RepeatHold {
+		t.Errorf("serve's default rates %+v, want those of package limits", l)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/jobs"
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/notify"
 	"github.com/fleetgraph/fleetgraph/obs"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -46,7 +47,7 @@ func (c *config) startJobs(ctx context.Context, st *store.Store, sealer *auth.Se
 	if err != nil {
 		return nil, err
 	}
-	timeout, err := duration(c.Webhooks.Timeout, webhooks.DefaultTimeout, maxRequestTimeout, "--webhook-timeout (FLEETGRAPH_WEBHOOK_TIMEOUT)")
+	timeout, err := duration(c.Webhooks.Timeout, webhooks.DefaultTimeout, limits.MaxRequestTimeout, "--webhook-timeout (FLEETGRAPH_WEBHOOK_TIMEOUT)")
 	if err != nil {
 		return nil, err
 	}

@@ -32,7 +32,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
-	"github.com/fleetgraph/fleetgraph/budget"
+	"github.com/fleetgraph/fleetgraph/limits/budget"
 	"github.com/fleetgraph/fleetgraph/search"
 )
 

@@ -1,43 +1,35 @@
 package esql
 
-import "fmt"
+import (
+	"fmt"
 
-// Limits of what one query may ask for, checked by Parse before anything is
-// compiled: the embedded backend turns every processing command and every
-// EVAL column into one level of SQL, and PostgreSQL's planner cannot be
-// interrupted while it expands expressions, so the size of what reaches it
-// is bounded here (a query over a limit is a syntax-level error naming it).
-const (
-	// MaxCommands bounds the processing commands after FROM.
-	MaxCommands = 64
-	// MaxEvalColumns bounds the columns all EVAL commands compute together.
-	MaxEvalColumns = 64
-	// MaxExprDepth bounds the nesting of one expression (operators,
-	// function calls and parentheses; a+b+c is two levels).
-	MaxExprDepth = 64
-	// MaxExprNodes bounds the operators, operands and calls of one
-	// expression.
-	MaxExprNodes = 1000
-	// MaxQueryNodes bounds the expression nodes of the whole query.
-	MaxQueryNodes = 5000
+	"github.com/fleetgraph/fleetgraph/limits"
 )
+
+// Limits of what one query may ask for (package limits: MaxCommands,
+// MaxEvalColumns, MaxExprDepth, MaxExprNodes, MaxQueryNodes), checked by
+// Parse before anything is compiled: the embedded backend turns every
+// processing command and every EVAL column into one level of SQL, and
+// PostgreSQL's planner cannot be interrupted while it expands expressions,
+// so the size of what reaches it is bounded here (a query over a limit is
+// a syntax-level error naming it).
 
 // limitErr names a limit and its value.
 func limitErr(at Pos, what string, limit int, name string) *Error {
 	return &Error{Pos: at, Msg: fmt.Sprintf("query too large: more than %d %s (limit %s = %d)", limit, what, name, limit)}
 }
 
-// checkLimits verifies q against the limits above.
+// checkLimits verifies q against the limits of package limits.
 func checkLimits(q *Query) *Error {
-	if len(q.Commands) > MaxCommands {
-		return limitErr(q.Commands[MaxCommands].Position(), "processing commands", MaxCommands, "MaxCommands")
+	if len(q.Commands) > limits.MaxCommands {
+		return limitErr(q.Commands[limits.MaxCommands].Position(), "processing commands", limits.MaxCommands, "MaxCommands")
 	}
 	evalCols, nodes := 0, 0
 	for _, c := range q.Commands {
 		if e, ok := c.(*Eval); ok {
 			evalCols += len(e.Fields)
-			if evalCols > MaxEvalColumns {
-				return limitErr(e.At, "EVAL columns", MaxEvalColumns, "MaxEvalColumns")
+			if evalCols > limits.MaxEvalColumns {
+				return limitErr(e.At, "EVAL columns", limits.MaxEvalColumns, "MaxEvalColumns")
 			}
 		}
 		for _, x := range commandExprs(c) {
@@ -45,11 +37,11 @@ func checkLimits(q *Query) *Error {
 			if err != nil {
 				return err
 			}
-			if n > MaxExprNodes {
-				return limitErr(x.Position(), "nodes in one expression", MaxExprNodes, "MaxExprNodes")
+			if n > limits.MaxExprNodes {
+				return limitErr(x.Position(), "nodes in one expression", limits.MaxExprNodes, "MaxExprNodes")
 			}
-			if nodes += n; nodes > MaxQueryNodes {
-				return limitErr(x.Position(), "expression nodes in the query", MaxQueryNodes, "MaxQueryNodes")
+			if nodes += n; nodes > limits.MaxQueryNodes {
+				return limitErr(x.Position(), "expression nodes in the query", limits.MaxQueryNodes, "MaxQueryNodes")
 			}
 		}
 	}
@@ -84,8 +76,8 @@ func commandExprs(c Command) []Expr {
 // measure counts the nodes of x, found at depth, refusing a depth over
 // MaxExprDepth.
 func measure(x Expr, depth int) (int, *Error) {
-	if depth > MaxExprDepth {
-		return 0, limitErr(x.Position(), "levels of expression nesting", MaxExprDepth, "MaxExprDepth")
+	if depth > limits.MaxExprDepth {
+		return 0, limitErr(x.Position(), "levels of expression nesting", limits.MaxExprDepth, "MaxExprDepth")
 	}
 	var kids []Expr
 	switch x := x.(type) {

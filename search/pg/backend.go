@@ -16,7 +16,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/fleetgraph/fleetgraph/budget"
+	"github.com/fleetgraph/fleetgraph/limits"
+	"github.com/fleetgraph/fleetgraph/limits/budget"
 	"github.com/fleetgraph/fleetgraph/search"
 )
 
@@ -190,7 +191,7 @@ func (b *Backend) run(ctx context.Context, q querier, p *plan, after *cursor, wi
 		if err != nil {
 			return nil, err
 		}
-		if c.patterns > search.MaxQueryPatterns { // priced before it runs
+		if c.patterns > limits.MaxQueryPatterns { // priced before it runs
 			return nil, search.QueryPatternsBad(c.patterns)
 		}
 		where += " AND (" + qc + ")"

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/search/esql"
 )
@@ -87,9 +88,9 @@ func TestESQLPlanningStaysBounded(t *testing.T) {
 			return esqlChain(n, "x = x + statistic_values.stalls", ", ") + " | WHERE x > 1 AND x < x * 2 | SORT x, x + 1 | STATS m = MAX(x + x) BY y = x - x"
 		},
 	}
-	sizes := []int{esql.MaxCommands - 2, esql.MaxEvalColumns - 2}
+	sizes := []int{limits.MaxCommands - 2, limits.MaxEvalColumns - 2}
 	for range 6 {
-		sizes = append(sizes, 1+rng.IntN(min(esql.MaxCommands, esql.MaxEvalColumns)-2))
+		sizes = append(sizes, 1+rng.IntN(min(limits.MaxCommands, limits.MaxEvalColumns)-2))
 	}
 	worst, largest := time.Duration(0), 0.0
 	for i, shape := range shapes {

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/search"
 )
 
@@ -571,7 +572,7 @@ func TestFixtureSetAggregations(t *testing.T) {
 func TestMalformedRequests(t *testing.T) {
 	f := getFixtureSet(t)
 	deep := `{"match_all":{}}`
-	for range search.MaxDSLDepth + 1 {
+	for range limits.MaxDSLDepth + 1 {
 		deep = `{"bool":{"must":` + deep + `}}`
 	}
 	many := make([]string, maxTerms+1)

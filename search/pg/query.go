@@ -42,6 +42,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/search"
 )
 
@@ -90,7 +91,7 @@ func (c *compiler) textPred(field string, pred func(v string) string) string {
 	}
 	field = baseField(field)
 	if field == "*" {
-		c.patterns += search.AllFieldsPatterns - 1
+		c.patterns += limits.AllFieldsPatterns - 1
 		return "EXISTS (SELECT 1 FROM " + allLeaves + " AS e(j) WHERE " + pred("(e.j #>> '{}')") + ")"
 	}
 	j := jsonExpr(c.a, field)
@@ -113,8 +114,8 @@ func (c *compiler) query(q any) (string, error) {
 	}
 	c.depth++
 	defer func() { c.depth-- }()
-	if c.depth > search.MaxDSLDepth {
-		return "", search.Badf("query nested deeper than %d clauses", search.MaxDSLDepth)
+	if c.depth > limits.MaxDSLDepth {
+		return "", search.Badf("query nested deeper than %d clauses", limits.MaxDSLDepth)
 	}
 	for name, body := range m {
 		switch name {

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/search"
 )
 
@@ -125,8 +126,8 @@ func (p *sqsParser) minimumShouldMatch(cond string, msm any) (string, error) {
 // parse reads clauses up to the end or a closing parenthesis (depth > 0),
 // combining them left to right; "" when there was no clause.
 func (p *sqsParser) parse(depth int) (string, error) {
-	if depth > search.MaxQueryStringDepth {
-		return "", search.Badf("simple_query_string parentheses nested more than %d deep", search.MaxQueryStringDepth)
+	if depth > limits.MaxQueryStringDepth {
+		return "", search.Badf("simple_query_string parentheses nested more than %d deep", limits.MaxQueryStringDepth)
 	}
 	acc := ""
 	op := "" // the operator before the next clause: AND, OR, or "" (whitespace)

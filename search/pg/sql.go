@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/store"
 )
@@ -25,13 +26,13 @@ type Backend struct {
 	// keeps the scrolls' rows.
 	Reads func(context.Context) *pgxpool.Pool
 	// Timeout is the time limit of each search, scroll page and ES|QL query
-	// (timeout.go); 0 is DefaultTimeout. A body's shorter "timeout" applies
+	// (timeout.go); 0 is limits.SearchTimeout. A body's shorter "timeout" applies
 	// instead; a longer one does not.
 	Timeout time.Duration
 }
 
-// New returns the backend over the store's pool, with DefaultTimeout.
-func New(pool *pgxpool.Pool) *Backend { return &Backend{pool: pool, Timeout: DefaultTimeout} }
+// New returns the backend over the store's pool, with limits.SearchTimeout.
+func New(pool *pgxpool.Pool) *Backend { return &Backend{pool: pool, Timeout: limits.SearchTimeout} }
 
 // reads is the pool the reads of a request under ctx go to.
 func (b *Backend) reads(ctx context.Context) *pgxpool.Pool {

@@ -11,13 +11,14 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/search"
 )
 
 // Time limits.
 //
 // Every search, scroll page and ES|QL query runs its statements in one
-// transaction under a time limit: Backend.Timeout (DefaultTimeout when
+// transaction under a time limit: Backend.Timeout (limits.SearchTimeout when
 // zero), or the body's "timeout" when that is shorter. Before each
 // statement the transaction's statement_timeout is set to the time left, so
 // PostgreSQL itself stops a statement at the limit (and frees the core and
@@ -25,9 +26,6 @@ import (
 // covers the rest (waiting for a connection, reading rows). A request that
 // reaches its limit answers a *search.UnavailableError (503) saying so; a
 // request the caller cancels is not reported as one.
-
-// DefaultTimeout is the time limit of a request when Backend.Timeout is 0.
-const DefaultTimeout = 30 * time.Second
 
 // limitGrace is how long after the limit the context ends.
 const limitGrace = 250 * time.Millisecond
@@ -40,7 +38,7 @@ var errTimeLimit = errors.New("time limit reached")
 func (b *Backend) limit(bodyTimeout time.Duration) time.Duration {
 	d := b.Timeout
 	if d <= 0 {
-		d = DefaultTimeout
+		d = limits.SearchTimeout
 	}
 	if bodyTimeout > 0 && bodyTimeout < d {
 		d = bodyTimeout

@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
-	"github.com/fleetgraph/fleetgraph/budget"
+	"github.com/fleetgraph/fleetgraph/limits"
+	"github.com/fleetgraph/fleetgraph/limits/budget"
 )
 
 // A data owner's heavy work (searches, ES|QL, export listings, scroll
@@ -35,7 +36,7 @@ type ByteRate struct {
 }
 
 // DefaultAnswerBytes is the default of a data owner's answer bytes.
-var DefaultAnswerBytes = ByteRate{Bytes: 1 << 30, Period: time.Minute}
+var DefaultAnswerBytes = ByteRate(limits.AnswerBytesRate)
 
 // Off reports whether r limits nothing.
 func (r ByteRate) Off() bool { return r.Bytes <= 0 || r.Period <= 0 }
@@ -57,10 +58,10 @@ func ParseByteRate(s string) (ByteRate, error) {
 	n, p, ok := strings.Cut(s, "/")
 	size, sok := budget.ParseSize(n)
 	per, err := time.ParseDuration(strings.TrimSpace(p))
-	if !ok || !sok || err != nil || size < budget.DefaultBytes || per < time.Second || per > 24*time.Hour {
+	if !ok || !sok || err != nil || size < limits.AnswerBytes || per < limits.MinRatePeriod || per > limits.MaxRatePeriod {
 		return ByteRate{}, fmt.Errorf("%q is not a rate of bytes: write size/period, such as 1GiB/1m "+
-			"(a size of %s at least, the answer budget of one request; a period from 1s to 24h), or off",
-			s, budget.Size(budget.DefaultBytes))
+			"(a size of %s at least, the answer budget of one request; a period from %s to %s), or off",
+			s, budget.Size(limits.AnswerBytes), period(limits.MinRatePeriod), period(limits.MaxRatePeriod))
 	}
 	return ByteRate{Bytes: size, Period: per}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
@@ -63,16 +64,16 @@ func TestVerdict(t *testing.T) {
 
 // TestHoldRefusal: a refusal is held only when the key's last 429 told it
 // to come back later than now, for at most RepeatHold, never past that
-// time, not at all when the setting is off or maxHeld are held already,
-// and not after the client went away.
+// time, not at all when the setting is off or limits.MaxHeld are held
+// already, and not after the client went away.
 func TestHoldRefusal(t *testing.T) {
-	limits := []limit{{name: "key:7", what: "this API key", rate: Rate{2, time.Hour}}}
+	key := []limit{{name: "key:7", what: "this API key", rate: Rate{2, time.Hour}}}
 	l := &Limiter{RepeatHold: 200 * time.Millisecond}
 	ctx := t.Context()
-	if d := l.holdRefusal(ctx, limits, time.Now().Add(time.Hour)); d != 0 {
+	if d := l.holdRefusal(ctx, key, time.Now().Add(time.Hour)); d != 0 {
 		t.Errorf("first refusal held %s", d)
 	}
-	if d := l.holdRefusal(ctx, limits, time.Now().Add(time.Hour)); d < 200*time.Millisecond {
+	if d := l.holdRefusal(ctx, key, time.Now().Add(time.Hour)); d < 200*time.Millisecond {
 		t.Errorf("repeated refusal held %s, want the 200ms hold", d)
 	}
 	// Told to come back in 50 ms: held until then, not for the whole hold.
@@ -87,17 +88,17 @@ func TestHoldRefusal(t *testing.T) {
 	if d := l.holdRefusal(ctx, late, time.Now().Add(time.Hour)); d != 0 {
 		t.Errorf("a key back after its Retry-After held %s", d)
 	}
-	// Full: maxHeld are held already.
-	l.held.Store(maxHeld)
-	if d := l.holdRefusal(ctx, limits, time.Now().Add(time.Hour)); d != 0 {
-		t.Errorf("held %s with %d held already", d, maxHeld)
+	// Full: limits.MaxHeld are held already.
+	l.held.Store(limits.MaxHeld)
+	if d := l.holdRefusal(ctx, key, time.Now().Add(time.Hour)); d != 0 {
+		t.Errorf("held %s with %d held already", d, limits.MaxHeld)
 	}
 	l.held.Store(0)
 	// The client goes away: the hold ends, and the count with it.
 	l.RepeatHold = time.Hour
 	gone, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
 	defer cancel()
-	if d := l.holdRefusal(gone, limits, time.Now().Add(time.Hour)); d > 10*time.Second {
+	if d := l.holdRefusal(gone, key, time.Now().Add(time.Hour)); d > 10*time.Second {
 		t.Errorf("held %s after the client went away", d)
 	}
 	if n := l.Held(); n != 0 {
@@ -105,8 +106,8 @@ func TestHoldRefusal(t *testing.T) {
 	}
 	// Off: never held.
 	off := &Limiter{}
-	off.holdRefusal(ctx, limits, time.Now().Add(time.Hour))
-	if d := off.holdRefusal(ctx, limits, time.Now().Add(time.Hour)); d != 0 {
+	off.holdRefusal(ctx, key, time.Now().Add(time.Hour))
+	if d := off.holdRefusal(ctx, key, time.Now().Add(time.Hour)); d != 0 {
 		t.Errorf("held %s with the hold off", d)
 	}
 }

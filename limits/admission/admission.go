@@ -5,7 +5,8 @@
 // an ISP, a client), and at most PerOwner for one data owner, so that one
 // tenant's flood of slow searches leaves room for the others'. Work over
 // its share waits up to Wait for a place, then is refused with a 429 whose
-// Retry-After says when to try again.
+// Retry-After says when to try again (the server's Wait is
+// limits.AdmissionWait).
 package admission
 
 import (
@@ -35,9 +36,6 @@ func Sizes(poolSize int) (slots, perOwner int) {
 	slots = max(1, poolSize-reserved)
 	return slots, max(1, slots/2)
 }
-
-// DefaultWait is how long heavy work over its share waits for a place.
-const DefaultWait = 2 * time.Second
 
 // New makes a gate of slots places in all and perOwner per data owner.
 func New(slots, perOwner int, wait time.Duration) *Gate {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"time"
+
+	"github.com/fleetgraph/fleetgraph/limits"
 )
 
 // Holding a refusal: a client that comes back before the Retry-After it
@@ -13,15 +15,10 @@ import (
 // does, makes a few requests a second per connection instead of thousands,
 // and its refusals stop taking the CPU the other tenants' requests need.
 // The first refusal of a key is answered at once, and no more than
-// maxHeld requests of a server are held at a time: past that, refusals are
-// answered at once (a held request costs a goroutine and a connection).
-const maxHeld = 1024
-
-// DefaultRepeatHold is the hold of fleetgraph serve's default setting.
-const DefaultRepeatHold = time.Second
-
-// MaxRepeatHold bounds the setting: a held request keeps its connection.
-const MaxRepeatHold = 10 * time.Second
+// limits.MaxHeld requests of a server are held at a time: past that,
+// refusals are answered at once (a held request costs a goroutine and a
+// connection). The default hold and its bound are limits.RepeatHold and
+// limits.MaxRepeatHold.
 
 // Held is how many refused requests this server is holding now (a metric).
 func (l *Limiter) Held() int64 {
@@ -34,9 +31,9 @@ func (l *Limiter) Held() int64 {
 // holdRefusal pauses a refused request when its key was already refused
 // and told to come back later than now, and answers how long it paused.
 // retryAt is when this refusal tells the client to come back.
-func (l *Limiter) holdRefusal(ctx context.Context, limits []limit, retryAt time.Time) time.Duration {
+func (l *Limiter) holdRefusal(ctx context.Context, set []limit, retryAt time.Time) time.Duration {
 	now := time.Now()
-	le := l.leases.get(setKey(limits), now)
+	le := l.leases.get(setKey(set), now)
 	le.mu.Lock()
 	announced := le.announced
 	le.announced = later(le.announced, retryAt)
@@ -44,7 +41,7 @@ func (l *Limiter) holdRefusal(ctx context.Context, limits []limit, retryAt time.
 	if l.RepeatHold <= 0 || !now.Before(announced) {
 		return 0
 	}
-	if l.held.Add(1) > maxHeld {
+	if l.held.Add(1) > limits.MaxHeld {
 		l.held.Add(-1)
 		return 0
 	}

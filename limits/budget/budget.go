@@ -6,7 +6,8 @@
 // a 400 that says how to ask for less. Ten aliased searches of one request
 // share one budget, so what a request holds in memory is bounded by the
 // budget, not by what it asks for. Without a budget in the context (the
-// CLI), nothing is counted.
+// CLI), nothing is counted. The default budget is limits.AnswerBytes
+// (--max-answer-bytes).
 package budget
 
 import (
@@ -22,9 +23,6 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 )
-
-// DefaultBytes is the default budget of one operation.
-const DefaultBytes = 32 << 20
 
 type key struct{}
 

@@ -26,6 +26,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
@@ -57,12 +58,8 @@ func period(d time.Duration) string {
 	return s
 }
 
-// maxLimit bounds a rate's count: the emission interval must stay at a
-// microsecond or more, PostgreSQL's clock resolution.
-const maxLimit = 1_000_000
-
 // ParseRate reads "N/PERIOD" (a count and a Go duration: 1200/1m, 50/1s)
-// or "off".
+// or "off", within the ranges of package limits.
 func ParseRate(s string) (Rate, error) {
 	s = strings.TrimSpace(s)
 	if strings.EqualFold(s, "off") {
@@ -70,23 +67,22 @@ func ParseRate(s string) (Rate, error) {
 	}
 	n, p, ok := strings.Cut(s, "/")
 	limit, err := strconv.Atoi(strings.TrimSpace(n))
-	period, perr := time.ParseDuration(strings.TrimSpace(p))
-	if !ok || err != nil || perr != nil || limit < 1 || limit > maxLimit || period < time.Second || period > 24*time.Hour ||
-		period/time.Duration(limit) < time.Microsecond {
+	per, perr := time.ParseDuration(strings.TrimSpace(p))
+	if !ok || err != nil || perr != nil || limit < 1 || limit > limits.MaxRateLimit ||
+		per < limits.MinRatePeriod || per > limits.MaxRatePeriod || per/time.Duration(limit) < time.Microsecond {
 		return Rate{}, fmt.Errorf("%q is not a rate: write requests/period, such as 1200/1m (a count from 1 to %d, "+
-			"a period from 1s to 24h), or off", s, maxLimit)
+			"a period from %s to %s), or off", s, limits.MaxRateLimit, period(limits.MinRatePeriod), period(limits.MaxRatePeriod))
 	}
-	return Rate{Limit: limit, Period: period}, nil
+	return Rate{Limit: limit, Period: per}, nil
 }
 
-// Defaults of the limits (fleetgraph serve's settings).
+// Defaults of the limits (fleetgraph serve's settings), declared in
+// package limits.
 var (
-	DefaultKey       = Rate{Limit: 1200, Period: time.Minute}
-	DefaultDataOwner = Rate{Limit: 6000, Period: time.Minute}
-	DefaultProbe     = Rate{Limit: 120, Period: time.Minute}
-	// DefaultWebClients: a data owner's client analytics keys create at
-	// most 1,000 clients (license units) a day.
-	DefaultWebClients = Rate{Limit: 1000, Period: 24 * time.Hour}
+	DefaultKey        = Rate(limits.KeyRate)
+	DefaultDataOwner  = Rate(limits.DataOwnerRate)
+	DefaultProbe      = Rate(limits.ProbeRate)
+	DefaultWebClients = Rate(limits.WebClientsRate)
 )
 
 // Charger charges requests to buckets in PostgreSQL (store.Store).

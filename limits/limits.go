@@ -1,0 +1,232 @@
+// Package limits declares every bound a request or a tenant meets, in one
+// place: the shape of a GraphQL document and the complexity of an
+// operation, the size of request bodies, Query DSL bodies and ES|QL
+// queries, the time
+// limits of requests and searches, the answer budget, the rates of keys,
+// data owners and probes, the wait for a share of the database, the AI
+// assistant's monthly tokens. Each bound is a constant (or, for the shape
+// of a GraphQL document, the fields of DefaultGraphQL) declared below, and
+// Table lists them all with their unit, the range a setting may give them
+// and the setting, where there is one. docs_test.go checks the defaults of
+// docs/configuration.md and the /graphql limits of docs/decisions.md
+// against Table.
+//
+// The code that enforces a bound lives with what it bounds and reads its
+// numbers from here: limits/admission (the share of the database),
+// limits/budget (the answer budget), limits/ratelimit (rates), server (the
+// GraphQL document and the prices of fields), search and search/esql (the
+// size of queries), search/pg (the search time limit), cmd/fleetgraph (the
+// settings and their ranges). This package imports nothing of fleetgraph's,
+// so that every floor may read it.
+package limits
+
+import "time"
+
+// GraphQL bounds what one /graphql request may ask of the parser and the
+// validator (package server checks them on the document before gqlgen
+// parses and validates it).
+type GraphQL struct {
+	Tokens          int // lexical tokens in the document (comments included)
+	Depth           int // nesting of fields, fragments expanded
+	Fields          int // field selections per operation, fragments expanded
+	Aliases         int // aliased selections per operation, fragments expanded
+	FragmentSpreads int // fragment spreads per operation, expanded
+	SameResponseKey int // selections merged into one response key (a path of response names)
+	ValueDepth      int // nesting of list and object literals
+	Mutations       int // root fields of one mutation operation
+	Errors          int // validation errors reported; the rest are dropped
+}
+
+// DefaultGraphQL are the limits of /graphql. The introspection query of
+// GraphiQL needs depth 13 to 15 (graphql-js versions differ), about 200
+// fields and no alias.
+var DefaultGraphQL = GraphQL{
+	Tokens:          10_000,
+	Depth:           20,
+	Fields:          500,
+	Aliases:         100,
+	FragmentSpreads: 200,
+	SameResponseKey: 32,
+	ValueDepth:      32,
+	Mutations:       20,
+	Errors:          50,
+}
+
+// The page of a Relay connection (engine): PageSize edges when neither
+// first nor last is given, at most MaxPageSize.
+const (
+	PageSize    = 20
+	MaxPageSize = 100
+)
+
+// The complexity of a GraphQL operation (server/complexity.go prices the
+// fields).
+const (
+	// Complexity caps how much one GraphQL operation may ask for.
+	Complexity = 1000
+	// SearchComplexity is what one search field (a Query DSL search, a
+	// scroll page or an ES|QL query) counts against Complexity: each may
+	// hold a database connection for up to the search time limit, so one
+	// operation runs at most Complexity / SearchComplexity of them
+	// (aliases included), not a thousand.
+	SearchComplexity = 100
+	// PageComplexityUnit is how many edges of a connection (or objects of
+	// nodes) cost their selection once: a page of n costs its selection
+	// ceil(n / PageComplexityUnit) times, so first: 100 costs ten times
+	// first: 10, and a connection inside a connection multiplies.
+	PageComplexityUnit = 10
+)
+
+// Size limits of a Query DSL body, checked by search.CheckDSL before
+// anything is compiled. The embedded backend turns each clause, sort key,
+// aggregation and query_string group into SQL that PostgreSQL must plan,
+// and its planner cannot be interrupted while it does, so what reaches it
+// is bounded here; a body over a limit is a 400 naming the limit (by the
+// name it has here) and its value.
+const (
+	// MaxDSLDepth bounds the nesting of a body's values, MaxDSLNodes their
+	// number.
+	MaxDSLDepth = 64
+	MaxDSLNodes = 100000
+	// MaxDSLClauses bounds the query clauses of a body (every clause of
+	// query, post_filter, bool, filter aggregations, ...; Elasticsearch's
+	// indices.query.bool.max_clause_count is of the same order).
+	MaxDSLClauses = 1024
+	// MaxDSLSortKeys bounds the keys of one sort.
+	MaxDSLSortKeys = 64
+	// MaxDSLTermsValues bounds the values of one terms or ids query.
+	MaxDSLTermsValues = 10000
+	// MaxQueryStringLength bounds the text of one query_string query, in
+	// bytes; MaxQueryStringDepth its nesting of parentheses.
+	MaxQueryStringLength = 10000
+	MaxQueryStringDepth  = 32
+	// MaxDSLAggs bounds the aggregations of a body at all levels;
+	// MaxDSLAggDepth their nesting (a top-level aggregation is level 1).
+	MaxDSLAggs     = 100
+	MaxDSLAggDepth = 8
+	// MaxQueryPatterns bounds what the query of a search compiles to on
+	// the embedded backend, priced before it runs: the text conditions
+	// (match, match_phrase, prefix, wildcard, regexp, query_string and
+	// simple_query_string terms) each PostgreSQL evaluates on every
+	// document in scope, one per field named, AllFieldsPatterns for one on
+	// every field ("*", query_string's default: each of a document's
+	// leaves is matched). Within it, a search costs PostgreSQL about a
+	// second per 100 documents at most; the probe's 1,990 OR'ed terms on
+	// every field (127,360) held a connection 14 s on 31 documents.
+	MaxQueryPatterns = 4096
+	// AllFieldsPatterns is the price of one text condition on every field.
+	AllFieldsPatterns = 64
+)
+
+// Limits of what one ES|QL query may ask for, checked by esql.Parse before
+// anything is compiled: the embedded backend turns every processing command
+// and every EVAL column into one level of SQL, and PostgreSQL's planner
+// cannot be interrupted while it expands expressions, so the size of what
+// reaches it is bounded here (a query over a limit is a syntax-level error
+// naming it).
+const (
+	// MaxCommands bounds the processing commands after FROM.
+	MaxCommands = 64
+	// MaxEvalColumns bounds the columns all EVAL commands compute together.
+	MaxEvalColumns = 64
+	// MaxExprDepth bounds the nesting of one expression (operators,
+	// function calls and parentheses; a+b+c is two levels).
+	MaxExprDepth = 64
+	// MaxExprNodes bounds the operators, operands and calls of one
+	// expression.
+	MaxExprNodes = 1000
+	// MaxQueryNodes bounds the expression nodes of the whole query.
+	MaxQueryNodes = 5000
+)
+
+// Sizes of a request body.
+const (
+	// MaxBodyBytes caps the body of a REST request and of a /graphql
+	// request (however it came: gzip, chunked): a 413.
+	MaxBodyBytes = 1 << 20
+	// MaxProbeBodyBytes caps the body of a client API request (after gzip
+	// decompression): a 413. MaxReportDocuments caps the documents of one
+	// report: a 400.
+	MaxProbeBodyBytes  = 8 << 20
+	MaxReportDocuments = 1000
+)
+
+// Time limits of a request.
+const (
+	// SearchTimeout is the time limit of each search, scroll page and
+	// ES|QL query on the embedded backend (--search-timeout), at most
+	// MaxSearchTimeout, the HTTP server's write timeout.
+	SearchTimeout    = 30 * time.Second
+	MaxSearchTimeout = 2 * time.Minute
+	// RequestTimeout is the deadline of an API request (--request-timeout)
+	// and StatementTimeout the statement_timeout of the server's
+	// connections (--statement-timeout), both at most MaxRequestTimeout,
+	// the HTTP server's write timeout.
+	RequestTimeout    = 60 * time.Second
+	StatementTimeout  = 60 * time.Second
+	MaxRequestTimeout = 2 * time.Minute
+)
+
+// The answer budget of one operation (limits/budget; --max-answer-bytes).
+const (
+	AnswerBytes    = 32 << 20
+	MinAnswerBytes = 64 << 10
+	MaxAnswerBytes = 1 << 30
+)
+
+// Rate is Limit requests (or new clients) per Period
+// (limits/ratelimit.Rate).
+type Rate struct {
+	Limit  int
+	Period time.Duration
+}
+
+// ByteRate is Bytes answered per Period (limits/ratelimit.ByteRate).
+type ByteRate struct {
+	Bytes  int64
+	Period time.Duration
+}
+
+// The rates of keys, data owners and probes (limits/ratelimit), each a
+// setting of count/period or off.
+var (
+	KeyRate       = Rate{Limit: 1200, Period: time.Minute}
+	DataOwnerRate = Rate{Limit: 6000, Period: time.Minute}
+	ProbeRate     = Rate{Limit: 120, Period: time.Minute}
+	// WebClientsRate: a data owner's client analytics keys create at most
+	// 1,000 clients (license units) a day.
+	WebClientsRate = Rate{Limit: 1000, Period: 24 * time.Hour}
+	// AnswerBytesRate is what the heavy work of one data owner may answer;
+	// its size is at least AnswerBytes, the budget of one request.
+	AnswerBytesRate = ByteRate{Bytes: 1 << 30, Period: time.Minute}
+)
+
+// Ranges of a rate setting.
+const (
+	// MaxRateLimit bounds a rate's count: the emission interval must stay
+	// at a microsecond or more, PostgreSQL's clock resolution.
+	MaxRateLimit  = 1_000_000
+	MinRatePeriod = time.Second
+	MaxRatePeriod = 24 * time.Hour
+)
+
+// Refusals held (limits/ratelimit/hold.go).
+const (
+	// RepeatHold is how long a key refused again before its Retry-After
+	// waits for its 429; at most MaxRepeatHold (a held request keeps its
+	// connection).
+	RepeatHold    = time.Second
+	MaxRepeatHold = 10 * time.Second
+	// MaxHeld bounds the refusals a server holds at a time (a held request
+	// costs a goroutine and a connection); past it, refusals are answered
+	// at once.
+	MaxHeld = 1024
+)
+
+// AdmissionWait is how long heavy work over its share of the database
+// waits for a place (limits/admission) before its 429.
+const AdmissionWait = 2 * time.Second
+
+// AIMonthlyTokens is the default monthly token limit (prompt and
+// completion) of a data owner's AI assistant (--ai-monthly-tokens).
+const AIMonthlyTokens = 1_000_000

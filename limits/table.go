@@ -1,0 +1,104 @@
+package limits
+
+// A Limit is one row of Table: a bound, its default and, when a setting of
+// fleetgraph serve changes it, the setting and the range it accepts.
+type Limit struct {
+	// Name is the bound's name in this package (DefaultGraphQL's fields as
+	// GraphQL.Field).
+	Name string
+	// Unit is what Default counts: "bytes", "duration", "requests/period",
+	// "tokens", ...
+	Unit string
+	// Default is the bound when nothing sets it: an int, an int64, a
+	// time.Duration, a Rate or a ByteRate.
+	Default any
+	// Min and Max are the range a setting accepts (a Rate's count and
+	// period each within theirs); nil, or a zero field of a Rate or
+	// ByteRate: no setting, or any positive value on that side.
+	Min, Max any
+	// Env and Flag are the setting that changes the bound (empty: none).
+	Env, Flag string
+	// Off tells that the setting also accepts "off" (no bound).
+	Off bool
+	// In is the package that enforces the bound.
+	In string
+}
+
+// Table is every bound a request or a tenant meets.
+var Table = []Limit{
+	// A /graphql document, before it is parsed and validated.
+	{Name: "GraphQL.Tokens", Unit: "tokens", Default: DefaultGraphQL.Tokens, In: "server"},
+	{Name: "GraphQL.Depth", Unit: "levels of fields", Default: DefaultGraphQL.Depth, In: "server"},
+	{Name: "GraphQL.Fields", Unit: "fields per operation", Default: DefaultGraphQL.Fields, In: "server"},
+	{Name: "GraphQL.Aliases", Unit: "aliases per operation", Default: DefaultGraphQL.Aliases, In: "server"},
+	{Name: "GraphQL.FragmentSpreads", Unit: "fragment spreads per operation", Default: DefaultGraphQL.FragmentSpreads, In: "server"},
+	{Name: "GraphQL.SameResponseKey", Unit: "fields per response key", Default: DefaultGraphQL.SameResponseKey, In: "server"},
+	{Name: "GraphQL.ValueDepth", Unit: "levels of literals", Default: DefaultGraphQL.ValueDepth, In: "server"},
+	{Name: "GraphQL.Mutations", Unit: "mutation fields per operation", Default: DefaultGraphQL.Mutations, In: "server"},
+	{Name: "GraphQL.Errors", Unit: "validation errors reported", Default: DefaultGraphQL.Errors, In: "server"},
+	// A page of a connection.
+	{Name: "PageSize", Unit: "edges when first and last are not given", Default: PageSize, In: "engine"},
+	{Name: "MaxPageSize", Unit: "edges of first or last", Default: MaxPageSize, In: "engine"},
+	// The complexity of a GraphQL operation.
+	{Name: "Complexity", Unit: "complexity per operation", Default: Complexity, In: "server"},
+	{Name: "SearchComplexity", Unit: "complexity per search field", Default: SearchComplexity, In: "server"},
+	{Name: "PageComplexityUnit", Unit: "edges priced as one selection", Default: PageComplexityUnit, In: "server"},
+	// A request body.
+	{Name: "MaxBodyBytes", Unit: "bytes", Default: MaxBodyBytes, In: "rest"},
+	{Name: "MaxProbeBodyBytes", Unit: "bytes", Default: MaxProbeBodyBytes, In: "clientapi"},
+	{Name: "MaxReportDocuments", Unit: "documents of one report", Default: MaxReportDocuments, In: "clientapi"},
+	// A Query DSL body.
+	{Name: "MaxDSLDepth", Unit: "levels of values", Default: MaxDSLDepth, In: "search"},
+	{Name: "MaxDSLNodes", Unit: "values", Default: MaxDSLNodes, In: "search"},
+	{Name: "MaxDSLClauses", Unit: "query clauses", Default: MaxDSLClauses, In: "search"},
+	{Name: "MaxDSLSortKeys", Unit: "keys of one sort", Default: MaxDSLSortKeys, In: "search"},
+	{Name: "MaxDSLTermsValues", Unit: "values of one terms query", Default: MaxDSLTermsValues, In: "search"},
+	{Name: "MaxQueryStringLength", Unit: "bytes of one query_string", Default: MaxQueryStringLength, In: "search"},
+	{Name: "MaxQueryStringDepth", Unit: "levels of parentheses", Default: MaxQueryStringDepth, In: "search"},
+	{Name: "MaxDSLAggs", Unit: "aggregations", Default: MaxDSLAggs, In: "search"},
+	{Name: "MaxDSLAggDepth", Unit: "levels of aggregations", Default: MaxDSLAggDepth, In: "search"},
+	{Name: "MaxQueryPatterns", Unit: "text matches per document", Default: MaxQueryPatterns, In: "search/pg"},
+	{Name: "AllFieldsPatterns", Unit: "text matches of one condition on every field", Default: AllFieldsPatterns, In: "search/pg"},
+	// An ES|QL query.
+	{Name: "MaxCommands", Unit: "processing commands", Default: MaxCommands, In: "search/esql"},
+	{Name: "MaxEvalColumns", Unit: "EVAL columns", Default: MaxEvalColumns, In: "search/esql"},
+	{Name: "MaxExprDepth", Unit: "levels of one expression", Default: MaxExprDepth, In: "search/esql"},
+	{Name: "MaxExprNodes", Unit: "nodes of one expression", Default: MaxExprNodes, In: "search/esql"},
+	{Name: "MaxQueryNodes", Unit: "expression nodes of the query", Default: MaxQueryNodes, In: "search/esql"},
+	// Time.
+	{Name: "SearchTimeout", Unit: "duration", Default: SearchTimeout, Max: MaxSearchTimeout,
+		Env: "FLEETGRAPH_SEARCH_TIMEOUT", Flag: "search-timeout", In: "search/pg"},
+	// The request deadline is at least the search time limit (the setting).
+	{Name: "RequestTimeout", Unit: "duration", Default: RequestTimeout, Max: MaxRequestTimeout,
+		Env: "FLEETGRAPH_REQUEST_TIMEOUT", Flag: "request-timeout", In: "server"},
+	{Name: "StatementTimeout", Unit: "duration", Default: StatementTimeout, Max: MaxRequestTimeout,
+		Env: "FLEETGRAPH_STATEMENT_TIMEOUT", Flag: "statement-timeout", In: "store"},
+	{Name: "AdmissionWait", Unit: "duration", Default: AdmissionWait, In: "limits/admission"},
+	// Bytes.
+	{Name: "AnswerBytes", Unit: "bytes", Default: int64(AnswerBytes), Min: int64(MinAnswerBytes), Max: int64(MaxAnswerBytes),
+		Env: "FLEETGRAPH_MAX_ANSWER_BYTES", Flag: "max-answer-bytes", In: "limits/budget"},
+	// Rates.
+	{Name: "KeyRate", Unit: "requests/period", Default: KeyRate, Min: minRate, Max: maxRate,
+		Env: "FLEETGRAPH_RATE_LIMIT_KEY", Flag: "rate-limit-key", Off: true, In: "limits/ratelimit"},
+	{Name: "DataOwnerRate", Unit: "requests/period", Default: DataOwnerRate, Min: minRate, Max: maxRate,
+		Env: "FLEETGRAPH_RATE_LIMIT_DATA_OWNER", Flag: "rate-limit-data-owner", Off: true, In: "limits/ratelimit"},
+	{Name: "ProbeRate", Unit: "requests/period", Default: ProbeRate, Min: minRate, Max: maxRate,
+		Env: "FLEETGRAPH_RATE_LIMIT_PROBE", Flag: "rate-limit-probe", Off: true, In: "limits/ratelimit"},
+	{Name: "WebClientsRate", Unit: "new clients/period", Default: WebClientsRate, Min: minRate, Max: maxRate,
+		Env: "FLEETGRAPH_ANALYTICS_NEW_CLIENTS", Flag: "analytics-new-clients", Off: true, In: "limits/ratelimit"},
+	{Name: "AnswerBytesRate", Unit: "bytes/period", Default: AnswerBytesRate,
+		Min: ByteRate{Bytes: AnswerBytes, Period: MinRatePeriod}, Max: ByteRate{Period: MaxRatePeriod},
+		Env: "FLEETGRAPH_RATE_LIMIT_ANSWER_BYTES", Flag: "rate-limit-answer-bytes", Off: true, In: "limits/ratelimit"},
+	{Name: "RepeatHold", Unit: "duration", Default: RepeatHold, Max: MaxRepeatHold,
+		Env: "FLEETGRAPH_RATE_LIMIT_REPEAT_HOLD", Flag: "rate-limit-repeat-hold", Off: true, In: "limits/ratelimit"},
+	{Name: "MaxHeld", Unit: "requests held", Default: MaxHeld, In: "limits/ratelimit"},
+	// The AI assistant.
+	{Name: "AIMonthlyTokens", Unit: "tokens a month", Default: int64(AIMonthlyTokens), Min: int64(1),
+		Env: "FLEETGRAPH_AI_MONTHLY_TOKENS", Flag: "ai-monthly-tokens", In: "assistant/chat"},
+}
+
+// The range of a request rate setting.
+var (
+	minRate = Rate{Limit: 1, Period: MinRatePeriod}
+	maxRate = Rate{Limit: MaxRateLimit, Period: MaxRatePeriod}
+)

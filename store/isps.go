@@ -52,9 +52,8 @@ func IspsByIDs(ownerID int64, ids []int64) Read[Isp] {
 
 // Isp loads one ISP.
 func (s *Store) Isp(ctx context.Context, ownerID, id int64) (Isp, error) {
-	rows, _ := s.ReadPool(ctx).Query(ctx, `SELECT `+ispCols+` FROM isps WHERE data_owner_id = $1 AND id = $2`, ownerID, id)
-	i, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Isp])
-	return i, mapErr("load isp", err)
+	return One(ctx, s, Read[Isp]{step: "load isp", sql: `SELECT ` + ispCols + ` FROM isps WHERE data_owner_id = $1 AND id = $2`,
+		args: []any{ownerID, id}, scan: pgx.RowToStructByName[Isp]})
 }
 
 // IspInput is written by CreateIsp and UpdateIsp; for updates nil leaves

@@ -170,11 +170,8 @@ func (a Attacher) InterceptField(ctx context.Context, next graphql.Resolver) (an
 	}
 	if _, ok := edges[typeName]; ok {
 		parents := objectsOf(res)
-		read, err := ahead.attach(parents)
-		if err != nil {
-			return nil, err
-		}
-		if err := a.attachParts(ctx, []selected{{typeName: typeName, parents: parents, sel: fc.Field.Selections, attached: read}}); err != nil {
+		read, attachers := ahead.attached(parents)
+		if err := a.attachParts(ctx, []selected{{typeName: typeName, parents: parents, sel: fc.Field.Selections, attached: read}}, attachers); err != nil {
 			return nil, err
 		}
 	}
@@ -243,7 +240,7 @@ func objectsOf(res any) []any {
 // level, whichever fields and types they come from, go to PostgreSQL in one
 // round trip.
 func (a Attacher) Attach(ctx context.Context, typeName string, parents []any, sel ast.SelectionSet) error {
-	return a.attachParts(ctx, []selected{{typeName: typeName, parents: parents, sel: sel}})
+	return a.attachParts(ctx, []selected{{typeName: typeName, parents: parents, sel: sel}}, nil)
 }
 
 // selected is one field's selection below a set of parents of one type: a
@@ -258,8 +255,9 @@ type selected struct {
 // attachParts attaches below the parts of a first level (several types:
 // federation's _entities), level by level: the edges of every part of a
 // level are loaded in one batch and attached, and their children are the
-// parts of the next level.
-func (a Attacher) attachParts(ctx context.Context, level []selected) error {
+// parts of the next level. ahead attaches the first level's edges read
+// ahead (readahead.go) with the others.
+func (a Attacher) attachParts(ctx context.Context, level []selected, ahead []func() error) error {
 	p := auth.From(ctx)
 	if p == nil {
 		return nil // the root field refused the caller already
@@ -273,10 +271,12 @@ func (a Attacher) attachParts(ctx context.Context, level []selected) error {
 		if err := a.Store.Send(ctx, batch); err != nil {
 			return err
 		}
-		if err := l.attach(); err != nil {
-			return err
+		for _, attach := range append(ahead, l.attachers...) {
+			if err := attach(); err != nil {
+				return err
+			}
 		}
-		level = nil
+		ahead, level = nil, nil
 		for k, part := range l.parts {
 			for i, f := range l.fields[k] {
 				if e, ok := edges[part.typeName][f.Name]; ok && e.child != "" {
@@ -345,16 +345,6 @@ func (a Attacher) queueLevel(ctx context.Context, owner int64, level []selected,
 		}
 	}
 	return l, nil
-}
-
-// attach attaches the rows of the level's loads, once its batch has run.
-func (l *queuedLevel) attach() error {
-	for _, attach := range l.attachers {
-		if err := attach(); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // childrenOf collects the children of all parents, each object once.

@@ -16,8 +16,8 @@ import (
 // id. Their statements are queued like any level's (queueLevel), on a
 // batch that goes along with the root's own read (store.Rider), so that
 // the lookup and its first level are one round trip instead of two. They
-// are attached once the root answers the object of that id, and the rest
-// of the first level is read as usual; when it answers nothing (unknown
+// are attached once the root answers the object of that id, with the rest
+// of the first level, read as usual; when it answers nothing (unknown
 // id, another data owner's: the reads ahead are scoped by the caller's
 // data owner like every read, and their rows are dropped) or the root did
 // not read (refused before), the whole level is read as usual.
@@ -93,14 +93,14 @@ func (a Attacher) readAhead(ctx context.Context, fc *graphql.FieldContext) (*rea
 	return ra, store.WithRider(ctx, &ra.rider)
 }
 
-// attach attaches what was read ahead to the root's object and answers
-// the edges it attached; none when the reads did not go or the root
-// answered another object than the one they were keyed by.
-func (ra *readAhead) attach(parents []any) (map[string]bool, error) {
+// attached hands the root's object to what was read ahead, and answers
+// the edges read and what attaches them; none when the reads did not go
+// or the root answered another object than the one they were keyed by.
+func (ra *readAhead) attached(parents []any) (map[string]bool, []func() error) {
 	if ra == nil || !ra.rider.Sent() || len(parents) != 1 || ra.lookup.id(parents[0]) != ra.id {
 		return nil, nil
 	}
 	part := ra.level.parts[0]
 	part.parents[0] = parents[0] // the loads' attach functions read this slice (queued)
-	return part.attached, ra.level.attach()
+	return part.attached, ra.level.attachers
 }

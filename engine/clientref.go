@@ -14,8 +14,9 @@ import (
 
 // A client is named by its integer id or its UUID (store.ClientRef):
 // ParseClientRef is the one reading of such a reference. A root lookup by
-// id parses it once: the read ahead (readahead.go) hands what it parsed to
-// the resolver through the context (parsedClientRef).
+// id reads it once: the read ahead of the lookup (readahead.go) reads an
+// integer id as it reads every lookup's, and hands it to the resolver
+// through the context (ClientByRef).
 
 // ParseClientRef reads a client's integer id or UUID; false when id is
 // neither (it names no client).
@@ -39,29 +40,21 @@ func ClientRefOf(id string) (store.ClientRef, error) {
 	return store.ClientRef{}, apierr.NotFoundf("client %q not found", id)
 }
 
-// parsedRef is a reference parsed ahead of its resolver.
-type parsedRef struct {
-	raw string
-	ref store.ClientRef
-	ok  bool
-}
-
-type parsedRefKey struct{}
-
 // ClientByRef loads a client visible to the data owner by its integer id
-// or its UUID, as parsed ahead when it was; anything else names no client.
+// or its UUID, as the read ahead read it when it did (readahead.go);
+// anything else names no client.
 func ClientByRef(ctx context.Context, st *store.Store, ownerID int64, id string) (store.Client, error) {
-	p, ahead := ctx.Value(parsedRefKey{}).(parsedRef)
-	if !ahead || p.raw != id {
-		p.ref, p.ok = ParseClientRef(id)
+	if ahead, ok := ctx.Value(lookupIDKey{}).(lookupID); ok && ahead.raw == id {
+		return st.Client(ctx, ownerID, ahead.id)
 	}
+	ref, ok := ParseClientRef(id)
 	switch {
-	case !p.ok:
+	case !ok:
 		return store.Client{}, store.ErrNotFound
-	case p.ref.ID != nil:
-		return st.Client(ctx, ownerID, *p.ref.ID)
+	case ref.ID != nil:
+		return st.Client(ctx, ownerID, *ref.ID)
 	}
-	return st.ClientByUUID(ctx, ownerID, *p.ref.UUID)
+	return st.ClientByUUID(ctx, ownerID, *ref.UUID)
 }
 
 // clientUUIDs answers the UUIDs of the clients visible to the data owner

@@ -274,11 +274,7 @@ func AnomalyEventsConnection(ctx context.Context, st *store.Store, a AnomalyArgs
 	if err != nil {
 		return nil, err
 	}
-	w, page, err := parentPage(anomalyList, a.PageArgs)
-	if err != nil {
-		return nil, err
-	}
-	f, err := anomalyFilterOf(a.Filter)
+	w, page, f, err := a.page()
 	if err != nil {
 		return nil, err
 	}

@@ -92,7 +92,8 @@ func (Attacher) ExtensionName() string { return "FleetgraphEdges" }
 
 // Validate checks that the table covers the schema: every field that leads
 // to objects with edges below them is itself declared (a pass-through at
-// least), so that no attached field can be left empty unnoticed.
+// least), so that no attached field can be left empty unnoticed; and that
+// the objects of every edge read by id can be looked up ahead (lookups).
 func (Attacher) Validate(es graphql.ExecutableSchema) error {
 	s := es.Schema()
 	needs := map[string]bool{}
@@ -122,6 +123,13 @@ func (Attacher) Validate(es graphql.ExecutableSchema) error {
 			}
 		}
 	}
+	for name, es := range edges {
+		for field, e := range es {
+			if _, ok := lookups[name]; e.byID && !ok {
+				missing = append(missing, fmt.Errorf("edges: %s.%s is read by id (byID), but %s has no entry in lookups (engine/readahead.go)", name, field, name))
+			}
+		}
+	}
 	return errors.Join(missing...)
 }
 
@@ -145,10 +153,7 @@ func (a Attacher) InterceptField(ctx context.Context, next graphql.Resolver) (an
 		}
 		ctx = readClientsAhead(ctx, a.Store, reps)
 	}
-	ahead := a.readAhead(ctx, fc)
-	if ahead != nil {
-		ctx = context.WithValue(store.WithRider(ctx, &ahead.rider), parsedRefKey{}, ahead.parsed)
-	}
+	ahead, ctx := a.readAhead(ctx, fc)
 	res, err := next(ctx)
 	if err != nil || res == nil {
 		return res, err
@@ -165,11 +170,8 @@ func (a Attacher) InterceptField(ctx context.Context, next graphql.Resolver) (an
 	}
 	if _, ok := edges[typeName]; ok {
 		parents := objectsOf(res)
-		read, err := ahead.attach(parents)
-		if err != nil {
-			return nil, err
-		}
-		if err := a.attach(ctx, typeName, parents, fc.Field.Selections, read); err != nil {
+		read, attachers := ahead.attached(parents)
+		if err := a.attachParts(ctx, []selected{{typeName: typeName, parents: parents, sel: fc.Field.Selections, attached: read}}, attachers); err != nil {
 			return nil, err
 		}
 	}
@@ -238,7 +240,7 @@ func objectsOf(res any) []any {
 // level, whichever fields and types they come from, go to PostgreSQL in one
 // round trip.
 func (a Attacher) Attach(ctx context.Context, typeName string, parents []any, sel ast.SelectionSet) error {
-	return a.attach(ctx, typeName, parents, sel, nil)
+	return a.attachParts(ctx, []selected{{typeName: typeName, parents: parents, sel: sel}}, nil)
 }
 
 // selected is one field's selection below a set of parents of one type: a
@@ -250,89 +252,99 @@ type selected struct {
 	attached map[string]bool // edges attached already (read ahead)
 }
 
-// Attach is Attach with the edges of the first level that are attached
-// already (read ahead).
-func (a Attacher) attach(ctx context.Context, typeName string, parents []any, sel ast.SelectionSet, attached map[string]bool) error {
-	return a.attachParts(ctx, []selected{{typeName: typeName, parents: parents, sel: sel, attached: attached}})
-}
-
 // attachParts attaches below the parts of a first level (several types:
-// federation's _entities), level by level.
-func (a Attacher) attachParts(ctx context.Context, level []selected) error {
+// federation's _entities), level by level: the edges of every part of a
+// level are loaded in one batch and attached, and their children are the
+// parts of the next level. ahead attaches the first level's edges read
+// ahead (readahead.go) with the others.
+func (a Attacher) attachParts(ctx context.Context, level []selected, ahead []func() error) error {
 	p := auth.From(ctx)
 	if p == nil {
 		return nil // the root field refused the caller already
 	}
 	for len(level) > 0 {
-		next, err := a.attachLevel(ctx, p.DataOwnerID, level)
+		batch := &store.Batch{}
+		l, err := a.queueLevel(ctx, p.DataOwnerID, level, batch, false)
 		if err != nil {
 			return err
 		}
-		level = next
-	}
-	return nil
-}
-
-// attachLevel loads the edges of every part of a level in one batch,
-// attaches them, and answers the next level's parts.
-func (a Attacher) attachLevel(ctx context.Context, owner int64, level []selected) ([]selected, error) {
-	oc := graphql.GetOperationContext(ctx)
-	batch := &store.Batch{}
-	var attachers []func() error
-	fields := make([][]graphql.CollectedField, len(level))
-	args := make([][]map[string]any, len(level))
-	for k, part := range level {
-		if len(part.parents) == 0 || len(part.sel) == 0 {
-			continue
+		if err := a.Store.Send(ctx, batch); err != nil {
+			return err
 		}
-		fields[k] = graphql.CollectFields(oc, part.sel, []string{part.typeName})
-		args[k] = make([]map[string]any, len(fields[k]))
-		loaded := maps.Clone(part.attached)
-		if loaded == nil {
-			loaded = map[string]bool{}
-		}
-		for i, f := range fields[k] {
-			e, ok := edges[part.typeName][f.Name]
-			if !ok {
-				continue
-			}
-			args[k][i] = f.ArgumentMap(oc.Variables)
-			name, load := f.Name, e.load
-			if e.shares != "" {
-				name, load = e.shares, edges[part.typeName][e.shares].load
-			}
-			if load == nil || (len(args[k][i]) == 0 && loaded[name]) {
-				continue
-			}
-			loaded[name] = true
-			attach, err := load(ctx, EdgeQuery{Store: a.Store, Owner: owner, args: args[k][i], batch: batch, sel: f.Selections}, part.parents)
-			if err != nil {
-				return nil, err
-			}
-			if attach != nil {
-				attachers = append(attachers, attach)
+		for _, attach := range append(ahead, l.attachers...) {
+			if err := attach(); err != nil {
+				return err
 			}
 		}
-	}
-	if err := a.Store.Send(ctx, batch); err != nil {
-		return nil, err
-	}
-	for _, attach := range attachers {
-		if err := attach(); err != nil {
-			return nil, err
-		}
-	}
-	var next []selected
-	for k, part := range level {
-		for i, f := range fields[k] {
-			if e, ok := edges[part.typeName][f.Name]; ok && e.child != "" {
-				if children := childrenOf(part.parents, e, args[k][i]); len(children) > 0 && len(f.Selections) > 0 {
-					next = append(next, selected{typeName: e.child, parents: children, sel: f.Selections})
+		ahead, level = nil, nil
+		for k, part := range l.parts {
+			for i, f := range l.fields[k] {
+				if e, ok := edges[part.typeName][f.Name]; ok && e.child != "" {
+					if children := childrenOf(part.parents, e, l.args[k][i]); len(children) > 0 && len(f.Selections) > 0 {
+						level = append(level, selected{typeName: e.child, parents: children, sel: f.Selections})
+					}
 				}
 			}
 		}
 	}
-	return next, nil
+	return nil
+}
+
+// queuedLevel is a level whose loads are queued: its parts, each part's
+// fields and their arguments, and what attaches the rows once the batch
+// has run.
+type queuedLevel struct {
+	parts     []selected
+	fields    [][]graphql.CollectedField
+	args      [][]map[string]any
+	attachers []func() error
+}
+
+// queueLevel queues the loads of every part of a level on batch, each
+// edge once per part (the edges a part has attached already are left
+// out). ahead queues only the edges keyed by the parent's id alone that
+// take no arguments, and marks them attached in their part: the first
+// level of a root lookup, read before the root answers (readahead.go).
+func (a Attacher) queueLevel(ctx context.Context, owner int64, level []selected, batch *store.Batch, ahead bool) (*queuedLevel, error) {
+	oc := graphql.GetOperationContext(ctx)
+	l := &queuedLevel{parts: level, fields: make([][]graphql.CollectedField, len(level)), args: make([][]map[string]any, len(level))}
+	for k, part := range level {
+		if len(part.parents) == 0 || len(part.sel) == 0 {
+			continue
+		}
+		l.fields[k] = graphql.CollectFields(oc, part.sel, []string{part.typeName})
+		l.args[k] = make([]map[string]any, len(l.fields[k]))
+		loaded := maps.Clone(part.attached)
+		if loaded == nil {
+			loaded = map[string]bool{}
+		}
+		for i, f := range l.fields[k] {
+			e, ok := edges[part.typeName][f.Name]
+			if !ok {
+				continue
+			}
+			l.args[k][i] = f.ArgumentMap(oc.Variables)
+			name := f.Name
+			if e.shares != "" {
+				name, e = e.shares, edges[part.typeName][e.shares]
+			}
+			if e.load == nil || (len(l.args[k][i]) == 0 && loaded[name]) || (ahead && (!e.byID || len(l.args[k][i]) > 0)) {
+				continue
+			}
+			loaded[name] = true
+			attach, err := e.load(ctx, EdgeQuery{Store: a.Store, Owner: owner, args: l.args[k][i], batch: batch, sel: f.Selections}, part.parents)
+			if err != nil {
+				return nil, err
+			}
+			if attach != nil {
+				l.attachers = append(l.attachers, attach)
+			}
+			if ahead {
+				part.attached[name] = true
+			}
+		}
+	}
+	return l, nil
 }
 
 // childrenOf collects the children of all parents, each object once.

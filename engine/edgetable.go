@@ -518,14 +518,20 @@ type AnomalyArgs struct {
 // anomalyList names the anomaly event connections' cursors.
 const anomalyList = "AnomalyEventConnection"
 
+// page reads the window, page and filter of an anomaly event connection.
+func (a AnomalyArgs) page() (PageWindow, store.ParentPage, store.AnomalyFilter, error) {
+	w, page, err := parentPage(anomalyList, a.PageArgs)
+	if err != nil {
+		return w, page, store.AnomalyFilter{}, err
+	}
+	f, err := anomalyFilterOf(a.Filter)
+	return w, page, f, err
+}
+
 var ClientAnomalyEvents = pagedEdge[model.Client, AnomalyArgs, model.AnomalyEventConnection]{
 	field: "anomalyEvents", child: "AnomalyEventConnection", conns: func(c *model.Client) *model.Connections { return &c.Connections },
 	queue: func(ctx context.Context, q EdgeQuery, cs []*model.Client, a AnomalyArgs) (func() (func(*model.Client) *model.AnomalyEventConnection, error), error) {
-		w, page, err := parentPage(anomalyList, a.PageArgs)
-		if err != nil {
-			return nil, err
-		}
-		f, err := anomalyFilterOf(a.Filter)
+		w, page, f, err := a.page()
 		if err != nil {
 			return nil, err
 		}

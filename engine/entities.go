@@ -188,7 +188,7 @@ func (a Attacher) attachEntities(ctx context.Context, res any, sel ast.Selection
 			parts = append(parts, selected{typeName: name, parents: byType[name], sel: sel})
 		}
 	}
-	return a.attachParts(ctx, parts) // one round trip per level for every type
+	return a.attachParts(ctx, parts, nil) // one round trip per level for every type
 }
 
 // entitySchema is the schema the representations are checked against

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"reflect"
 	"strconv"
@@ -96,5 +97,47 @@ func TestClientLookupReadsItsFirstLevelAhead(t *testing.T) {
 	}
 	if r := e.Admin(t, http.MethodGet, "/clients/"+strconv.FormatInt(id, 10), other.Key, nil); r.Status != http.StatusNotFound {
 		t.Errorf("another data owner's GET /clients/{id}: %d %s, want 404", r.Status, r.Raw)
+	}
+}
+
+// TestIspLookupReadsItsFirstLevelAhead: the read ahead is any root
+// lookup's by id, not the client's alone: isp(id:) reads the ISP and its
+// contracts in one round trip, and answers the contracts the list of ISPs
+// reads level by level; another data owner's id answers nothing of it.
+// Not parallel: the statement counter is shared by the test binary.
+func TestIspLookupReadsItsFirstLevelAhead(t *testing.T) {
+	e := apitest.Get(t)
+	o := e.NewOwner(t, "readahead-isp")
+	other := e.NewOwner(t, "readahead-isp-other")
+	seedFleet(t, e, o.ID, 3)
+	var id int64
+	if err := e.Store.Pool().QueryRow(context.Background(),
+		`SELECT isp_id FROM isp_contracts WHERE data_owner_id = $1 ORDER BY isp_id LIMIT 1`, o.ID).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	e.GraphQL(t, o.Key, `{ isps { id } }`, nil) // each key's lookup is cached after its first request
+	e.GraphQL(t, other.Key, `{ isps { id } }`, nil)
+	const one = `query One($id: Int!) { isp(id: $id) { id name ispContracts { id name client { id } } } }`
+	before := e.Counter.RoundTrips()
+	g := e.GraphQL(t, o.Key, one, map[string]any{"id": id})
+	// One round trip for the ISP and its contracts, one for the contracts' clients.
+	if n := e.Counter.RoundTrips() - before; n != 2 {
+		t.Errorf("isp by id with two levels: %d round trips, want 2", n)
+	}
+	if len(g.Errors) > 0 {
+		t.Fatalf("errors: %s", g.Raw)
+	}
+	all := e.GraphQL(t, o.Key, `{ isps { id name ispContracts { id name client { id } } } }`, nil)
+	var want any
+	for _, i := range all.Data["isps"].([]any) {
+		if fmt.Sprint(i.(map[string]any)["id"]) == strconv.FormatInt(id, 10) {
+			want = i
+		}
+	}
+	if contracts, _ := g.Data["isp"].(map[string]any)["ispContracts"].([]any); len(contracts) == 0 || !reflect.DeepEqual(g.Data["isp"], want) {
+		t.Errorf("isp by id answered\n%s\nthe list of ISPs\n%s", g.Raw, all.Raw)
+	}
+	if g := e.GraphQL(t, other.Key, one, map[string]any{"id": id}); g.Data["isp"] != nil || len(g.Errors) == 0 {
+		t.Errorf("another data owner's isp by id: %s", g.Raw)
 	}
 }

@@ -264,7 +264,9 @@ func clientPage(ownerID int64, q ClientPageQuery) Read[PagedClient] {
 
 func scanPagedClient(row pgx.CollectableRow) (PagedClient, error) {
 	var c PagedClient
-	err := row.Scan(append(c.dest(), &c.Key.Label)...)
+	var s clientScan
+	err := row.Scan(append(s.dest(), &c.Key.Label)...)
+	c.Client = s.client()
 	c.Key.ID, c.Key.CreatedAt = c.ID, c.CreatedAt
 	return c, err
 }

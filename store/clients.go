@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // Client is a client row as seen by one data owner (Shared when another
@@ -61,22 +62,56 @@ var clientSelect = fmt.Sprintf(`SELECT c.id, c.uuid::text AS uuid, c.type, c.dat
 // thousand, so they are scanned by position, not by name through
 // reflection.
 func scanClient(row pgx.CollectableRow) (Client, error) {
-	var c Client
-	err := row.Scan(c.dest()...)
-	return c, err
+	var s clientScan
+	err := row.Scan(s.dest()...)
+	return s.client(), err
 }
 
-func (c *Client) dest() []any {
-	return []any{&c.ID, &c.UUID, &c.Type, &c.Shared, &c.Label, &c.ExtraLabel, &c.Tags, &c.CreatedAt, &c.UpdatedAt,
-		&c.DisabledAt, &c.DisabledReason, &c.LastMeasurementAt, &c.LastSeenAt, &c.LastClientType, &c.LastClientVersion,
-		&c.ConfigManaged, &c.PublicConfigID, &c.AutomatorConfigID, &c.AnomaliesMuted, &c.OfflineNotificationsMuted,
-		&c.SystemHealthNotificationsMuted, &c.RegistrationKeyID, &c.Offline}
+// clientScan is a row of clientSelect being scanned: the columns that may
+// be NULL are scanned into the block of the row, and the client points
+// into it (one allocation per row, not one per value that is not NULL).
+type clientScan struct {
+	c                                                                    Client
+	label, extraLabel, disabledReason, lastClientType, lastClientVersion pgtype.Text
+	disabledAt, lastMeasurementAt, lastSeenAt                            pgtype.Timestamptz
+	publicConfigID, automatorConfigID, registrationKeyID                 pgtype.Int8
+	offline                                                              pgtype.Bool
+}
+
+func (s *clientScan) dest() []any {
+	c := &s.c
+	return []any{&c.ID, &c.UUID, &c.Type, &c.Shared, &s.label, &s.extraLabel, &c.Tags, &c.CreatedAt, &c.UpdatedAt,
+		&s.disabledAt, &s.disabledReason, &s.lastMeasurementAt, &s.lastSeenAt, &s.lastClientType, &s.lastClientVersion,
+		&c.ConfigManaged, &s.publicConfigID, &s.automatorConfigID, &c.AnomaliesMuted, &c.OfflineNotificationsMuted,
+		&c.SystemHealthNotificationsMuted, &s.registrationKeyID, &s.offline}
+}
+
+// client is the client scanned.
+func (s *clientScan) client() Client {
+	c := s.c
+	c.Label, c.ExtraLabel = valid(&s.label.String, s.label.Valid), valid(&s.extraLabel.String, s.extraLabel.Valid)
+	c.DisabledAt, c.DisabledReason = valid(&s.disabledAt.Time, s.disabledAt.Valid), valid(&s.disabledReason.String, s.disabledReason.Valid)
+	c.LastMeasurementAt, c.LastSeenAt = valid(&s.lastMeasurementAt.Time, s.lastMeasurementAt.Valid), valid(&s.lastSeenAt.Time, s.lastSeenAt.Valid)
+	c.LastClientType, c.LastClientVersion = valid(&s.lastClientType.String, s.lastClientType.Valid), valid(&s.lastClientVersion.String, s.lastClientVersion.Valid)
+	c.PublicConfigID, c.AutomatorConfigID = valid(&s.publicConfigID.Int64, s.publicConfigID.Valid), valid(&s.automatorConfigID.Int64, s.automatorConfigID.Valid)
+	c.RegistrationKeyID, c.Offline = valid(&s.registrationKeyID.Int64, s.registrationKeyID.Valid), valid(&s.offline.Bool, s.offline.Valid)
+	return c
+}
+
+// valid is v when it holds a value, nil when it was NULL.
+func valid[T any](v *T, ok bool) *T {
+	if ok {
+		return v
+	}
+	return nil
 }
 
 // scanGroupClient reads a row of group_id followed by clientSelect's columns.
 func scanGroupClient(row pgx.CollectableRow) (GroupClient, error) {
 	var c GroupClient
-	err := row.Scan(append([]any{&c.GroupID}, c.Client.dest()...)...)
+	var s clientScan
+	err := row.Scan(append([]any{&c.GroupID}, s.dest()...)...)
+	c.Client = s.client()
 	return c, err
 }
 

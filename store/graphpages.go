@@ -218,7 +218,9 @@ func ClientsByParents(m ClientMembership, ownerID int64, parentIDs []int64, p Pa
 	return Read[ParentClient]{step: "page " + m.noun, sql: q, args: []any{ownerID, parentIDs, p.afterID(), p.Limit},
 		scan: func(row pgx.CollectableRow) (ParentClient, error) {
 			var c ParentClient
-			err := row.Scan(append([]any{&c.ParentID}, c.Client.dest()...)...)
+			var s clientScan
+			err := row.Scan(append([]any{&c.ParentID}, s.dest()...)...)
+			c.Client = s.client()
 			return c, err
 		}}
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // Isp is an ISP row.
@@ -52,9 +53,8 @@ func IspsByIDs(ownerID int64, ids []int64) Read[Isp] {
 
 // Isp loads one ISP.
 func (s *Store) Isp(ctx context.Context, ownerID, id int64) (Isp, error) {
-	rows, _ := s.ReadPool(ctx).Query(ctx, `SELECT `+ispCols+` FROM isps WHERE data_owner_id = $1 AND id = $2`, ownerID, id)
-	i, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Isp])
-	return i, mapErr("load isp", err)
+	return One(ctx, s, Read[Isp]{step: "load isp", sql: `SELECT ` + ispCols + ` FROM isps WHERE data_owner_id = $1 AND id = $2`,
+		args: []any{ownerID, id}, scan: pgx.RowToStructByName[Isp]})
 }
 
 // IspInput is written by CreateIsp and UpdateIsp; for updates nil leaves
@@ -155,11 +155,25 @@ const contractSelect = `SELECT c.id, c.isp_id, c.client_id, c.name, c.upload_spe
 	FROM isp_contracts c JOIN isps i ON i.id = c.isp_id AND i.data_owner_id = c.data_owner_id`
 
 // scanContract reads a row of contractSelect, by position.
+// Its columns that may be NULL are scanned into the block of the row, and
+// the contract points into it (as clientScan).
 func scanContract(row pgx.CollectableRow) (IspContract, error) {
-	var c IspContract
-	err := row.Scan(&c.ID, &c.IspID, &c.ClientID, &c.Name, &c.UploadSpeed, &c.DownloadSpeed, &c.MonthlyPrice,
-		&c.Currency, &c.AssumedTariff, &c.ConnectionType, &c.ValidFrom, &c.ValidUntil, &c.IspName)
-	return c, err
+	var s struct {
+		c                            IspContract
+		upload, download             pgtype.Int8
+		price                        pgtype.Float8
+		currency, tariff, connection pgtype.Text
+		validUntil                   pgtype.Timestamptz
+	}
+	c := &s.c
+	err := row.Scan(&c.ID, &c.IspID, &c.ClientID, &c.Name, &s.upload, &s.download, &s.price,
+		&s.currency, &s.tariff, &s.connection, &c.ValidFrom, &s.validUntil, &c.IspName)
+	out := s.c
+	out.UploadSpeed, out.DownloadSpeed = valid(&s.upload.Int64, s.upload.Valid), valid(&s.download.Int64, s.download.Valid)
+	out.MonthlyPrice, out.ValidUntil = valid(&s.price.Float64, s.price.Valid), valid(&s.validUntil.Time, s.validUntil.Valid)
+	out.Currency, out.AssumedTariff = valid(&s.currency.String, s.currency.Valid), valid(&s.tariff.String, s.tariff.Valid)
+	out.ConnectionType = valid(&s.connection.String, s.connection.Valid)
+	return out, err
 }
 
 // ContractsByIsp loads the contracts of several ISPs.

@@ -144,7 +144,8 @@ func TestStoreNamesTheRefusedDocumentByIndex(t *testing.T) {
 // stored (with autovacuum off, as on the test machine, nothing else would
 // analyse the partition): after 25,000 documents the partition's row count
 // in pg_class is at least 12,500, where an import that never analyses
-// leaves the 0 of the empty table it began with.
+// leaves the 0 of the empty table it began with; the 100 clients it
+// created are counted too.
 func TestRunKeepsTheStatisticsWithTheLoad(t *testing.T) {
 	ctx := context.Background()
 	db, st, err := testdb.Create(ctx, "fleetgraph_importstats", store.Options{})
@@ -159,10 +160,14 @@ func TestRunKeepsTheStatisticsWithTheLoad(t *testing.T) {
 	if _, err := st.Pool().Exec(ctx, `ANALYZE documents`); err != nil {
 		t.Fatal(err)
 	}
-	const n = 25000
+	const n, clients = 25000, 100
 	var in strings.Builder
-	c := uuid.NewString()
+	cs := make([]string, clients)
+	for i := range cs {
+		cs[i] = uuid.NewString()
+	}
 	for i := range n {
+		c := cs[i%clients]
 		fmt.Fprintf(&in, `{"id":"m-%06d-%s","type":"WebMeasurement","client_uuid":%q,"created_at":"2026-11-02T10:00:00Z"}`+"\n", i, c, c)
 	}
 	s, err := importer.Run(ctx, st, strings.NewReader(in.String()), importer.Options{OwnerID: owner, Kind: vocab.KindMeasurement, Batch: 1000})
@@ -177,5 +182,12 @@ func TestRunKeepsTheStatisticsWithTheLoad(t *testing.T) {
 	}
 	if tuples < n/2 {
 		t.Errorf("after %d documents the partition's statistics count %.0f rows, want at least %d", n, tuples, n/2)
+	}
+	// The clients the import created are analysed with the documents.
+	if err := st.Pool().QueryRow(ctx, `SELECT reltuples FROM pg_class WHERE oid = 'clients'::regclass`).Scan(&tuples); err != nil {
+		t.Fatal(err)
+	}
+	if tuples != clients {
+		t.Errorf("after the import the clients' statistics count %.0f rows, want %d", tuples, clients)
 	}
 }

@@ -687,7 +687,12 @@ func (s *Store) DataOwnerBySlug(ctx context.Context, slug string) (DataOwner, er
 // statistics of an empty table, and the analyzer's reads by client and
 // time range were then planned as scans of the whole partition, 44 ms
 // per client after a 100,000-document import instead of about 1 ms.
+//
+// The clients the documents name are analysed with them: an import creates
+// them by the thousand, and with the statistics of a table of 3 clients
+// the license usage report joined 2,000 clients to 2,000 clients row by
+// row (155 ms instead of about 10 ms after a 2,000-client import).
 func (s *Store) RefreshDocumentStatistics(ctx context.Context) error {
-	_, err := s.pool.Exec(ctx, `ANALYZE documents`)
+	_, err := s.pool.Exec(ctx, `ANALYZE documents, clients`)
 	return mapErr("analyse documents", err)
 }

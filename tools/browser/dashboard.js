@@ -162,6 +162,11 @@ run(executablePath, async (browser) => {
     await page.goto(`${base}/#/probe/${probeId}`);
     await page.waitForSelector('.uplot canvas');
     await page.waitForFunction(() => /\d+ intervals/.test((document.querySelector('[data-testid=chart-summary]') || {}).textContent || ''));
+    // Each chart is drawn by its own effect after its view renders: wait
+    // for the system status chart (or its "no records" line) before
+    // counting; if it never comes, the count says so and the Go test fails.
+    await page.waitForFunction(() => document.querySelectorAll('.uplot').length >= 2 ||
+      /No system status records/.test(document.body.textContent), null, { timeout: 10000 }).catch(() => {});
     await shot(page, 'probe');
     return {
       title: await text(page, 'h1'),

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"slices"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -96,10 +97,14 @@ func (Attacher) ExtensionName() string { return "FleetgraphEdges" }
 // the objects of every edge read by id can be looked up ahead (lookups).
 func (Attacher) Validate(es graphql.ExecutableSchema) error {
 	s := es.Schema()
+	// In the order of their names, so that the check does the same work
+	// and reports the same errors in the same order at every start.
+	names := slices.Sorted(maps.Keys(s.Types))
 	needs := map[string]bool{}
 	for changed := true; changed; {
 		changed = false
-		for name, t := range s.Types {
+		for _, name := range names {
+			t := s.Types[name]
 			if needs[name] || t.Kind != ast.Object {
 				continue
 			}
@@ -112,7 +117,8 @@ func (Attacher) Validate(es graphql.ExecutableSchema) error {
 		}
 	}
 	var missing []error
-	for name, t := range s.Types {
+	for _, name := range names {
+		t := s.Types[name]
 		if t.Kind != ast.Object || name == s.Query.Name || (s.Mutation != nil && name == s.Mutation.Name) || name == federationResolverType {
 			continue
 		}
@@ -123,9 +129,9 @@ func (Attacher) Validate(es graphql.ExecutableSchema) error {
 			}
 		}
 	}
-	for name, es := range edges {
-		for field, e := range es {
-			if _, ok := lookups[name]; e.byID && !ok {
+	for _, name := range slices.Sorted(maps.Keys(edges)) {
+		for _, field := range slices.Sorted(maps.Keys(edges[name])) {
+			if _, ok := lookups[name]; edges[name][field].byID && !ok {
 				missing = append(missing, fmt.Errorf("edges: %s.%s is read by id (byID), but %s has no entry in lookups (engine/readahead.go)", name, field, name))
 			}
 		}

@@ -369,7 +369,7 @@ func MeasurementPages(ctx context.Context, clients []*model.Client, page string,
 	key := func(c *model.Client) (loaders.MeasurementPageKey, bool) {
 		return loaders.MeasurementPageKey{ClientUUID: c.UUID, Page: page}, true
 	}
-	l := loaders.For(ctx).MeasurementPages
+	l := loaders.For(ctx).MeasurementPages()
 	keys := make([]loaders.MeasurementPageKey, 0, len(clients))
 	for _, c := range clients {
 		if c != nil { // an _entities representation that found nothing

@@ -28,9 +28,19 @@ import (
 // dataloader's 16 ms default would add 16 ms to those; 2 ms keeps it small.
 const Wait = 2 * time.Millisecond
 
-// Loaders are the dataloaders of one request.
+// Loaders are the dataloaders of one request, each made when the request
+// first asks for it (most requests read no measurements).
 type Loaders struct {
-	MeasurementPages *Loader[MeasurementPageKey, []store.MeasurementPage]
+	store   *store.Store
+	ownerID int64
+	once    sync.Once
+	pages   *Loader[MeasurementPageKey, []store.MeasurementPage]
+}
+
+// MeasurementPages loads clients' pages of measurements.
+func (l *Loaders) MeasurementPages() *Loader[MeasurementPageKey, []store.MeasurementPage] {
+	l.once.Do(func() { l.pages = measurementPages(l.store, l.ownerID) })
+	return l.pages
 }
 
 // MeasurementPageKey names one client's page of measurements: the client's
@@ -75,51 +85,50 @@ func (a PageArgs) Key() string {
 
 func ptr[T any](v T) *T { return &v }
 
-// New builds the loaders of one request of data owner ownerID.
-func New(s *store.Store, ownerID int64) *Loaders {
+// measurementPages is the page loader of one request of data owner
+// ownerID, with the operation's budget of measurement rows.
+func measurementPages(s *store.Store, ownerID int64) *Loader[MeasurementPageKey, []store.MeasurementPage] {
 	var measurementRows atomic.Int64 // rows the operation's measurement pages may still read
 	measurementRows.Store(MaxMeasurementsPerOperation)
-	return &Loaders{
-		MeasurementPages: newLoader(func(ctx context.Context, keys []MeasurementPageKey) []*dataloader.Result[[]store.MeasurementPage] {
-			// One statement per distinct page arguments: one, unless a query
-			// asks for the measurements of clients with different arguments.
-			uuids := map[string][]string{}
-			var pages []string
-			for _, k := range keys {
-				if _, seen := uuids[k.Page]; !seen {
-					pages = append(pages, k.Page)
-				}
-				uuids[k.Page] = append(uuids[k.Page], k.ClientUUID)
+	return newLoader(func(ctx context.Context, keys []MeasurementPageKey) []*dataloader.Result[[]store.MeasurementPage] {
+		// One statement per distinct page arguments: one, unless a query
+		// asks for the measurements of clients with different arguments.
+		uuids := map[string][]string{}
+		var pages []string
+		for _, k := range keys {
+			if _, seen := uuids[k.Page]; !seen {
+				pages = append(pages, k.Page)
 			}
-			by := map[MeasurementPageKey][]store.MeasurementPage{}
-			errs := map[string]error{}
-			for _, page := range pages {
-				var a PageArgs
-				if err := json.Unmarshal([]byte(page), &a); err != nil {
-					errs[page] = fmt.Errorf("measurement page arguments %q: %w", page, err)
-					continue
-				}
-				if n := int64(len(uuids[page])) * int64(a.Limit-1); measurementRows.Add(-n) < 0 {
-					errs[page] = &TooManyMeasurementsError{Clients: len(uuids[page]), First: a.Limit - 1}
-					continue
-				}
-				rows, err := s.ClientMeasurements(ctx, ownerID, uuids[page], a.Filter, a.Limit)
-				if err != nil {
-					errs[page] = err
-					continue
-				}
-				for _, m := range rows {
-					k := MeasurementPageKey{ClientUUID: m.ClientUUID, Page: page}
-					by[k] = append(by[k], m)
-				}
+			uuids[k.Page] = append(uuids[k.Page], k.ClientUUID)
+		}
+		by := map[MeasurementPageKey][]store.MeasurementPage{}
+		errs := map[string]error{}
+		for _, page := range pages {
+			var a PageArgs
+			if err := json.Unmarshal([]byte(page), &a); err != nil {
+				errs[page] = fmt.Errorf("measurement page arguments %q: %w", page, err)
+				continue
 			}
-			out := make([]*dataloader.Result[[]store.MeasurementPage], len(keys))
-			for i, k := range keys {
-				out[i] = &dataloader.Result[[]store.MeasurementPage]{Data: by[k], Error: errs[k.Page]}
+			if n := int64(len(uuids[page])) * int64(a.Limit-1); measurementRows.Add(-n) < 0 {
+				errs[page] = &TooManyMeasurementsError{Clients: len(uuids[page]), First: a.Limit - 1}
+				continue
 			}
-			return out
-		}),
-	}
+			rows, err := s.ClientMeasurements(ctx, ownerID, uuids[page], a.Filter, a.Limit)
+			if err != nil {
+				errs[page] = err
+				continue
+			}
+			for _, m := range rows {
+				k := MeasurementPageKey{ClientUUID: m.ClientUUID, Page: page}
+				by[k] = append(by[k], m)
+			}
+		}
+		out := make([]*dataloader.Result[[]store.MeasurementPage], len(keys))
+		for i, k := range keys {
+			out[i] = &dataloader.Result[[]store.MeasurementPage]{Data: by[k], Error: errs[k.Page]}
+		}
+		return out
+	})
 }
 
 // Loader is a dataloader that can also be filled ahead of time: Fetch runs
@@ -182,7 +191,7 @@ func With(ctx context.Context, s *store.Store) context.Context {
 	if p == nil {
 		return ctx
 	}
-	return context.WithValue(ctx, ctxKey{}, New(s, p.DataOwnerID))
+	return context.WithValue(ctx, ctxKey{}, &Loaders{store: s, ownerID: p.DataOwnerID})
 }
 
 // Middleware gives every authenticated request its own loaders.

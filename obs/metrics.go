@@ -72,10 +72,12 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry})
 }
 
-// requestInfo is what the handlers below the middleware tell it about a
-// request: the GraphQL operation (set by the GraphQL extension).
+// requestInfo is what the middleware and the handlers below it know about
+// a request: the GraphQL operation (set by the GraphQL extension) and the
+// answer's status as written so far.
 type requestInfo struct {
 	operation string
+	answer    statusWriter
 }
 
 type requestInfoKey struct{}
@@ -104,20 +106,25 @@ func (m *Metrics) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		m.inFlight.Inc()
-		info := &requestInfo{}
-		rec := &statusWriter{ResponseWriter: w}
+		info := &requestInfo{answer: statusWriter{ResponseWriter: w, status: http.StatusOK}}
 		defer func() {
 			m.inFlight.Dec()
-			status := rec.status
-			if status == 0 {
-				status = http.StatusOK
-			}
-			labels := []string{methodLabel(r.Method), RoutePattern(r), info.operation, strconv.Itoa(status)}
+			labels := []string{methodLabel(r.Method), RoutePattern(r), info.operation, strconv.Itoa(info.answer.status)}
 			m.requests.WithLabelValues(labels...).Inc()
 			m.duration.WithLabelValues(labels...).Observe(time.Since(start).Seconds())
 		}()
-		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info)))
+		next.ServeHTTP(&info.answer, r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info)))
 	})
+}
+
+// Status is the status of the request's answer as written so far (200
+// when nothing was: net/http answers 200 then), for the access log; 0
+// outside the middleware.
+func Status(ctx context.Context) int {
+	if info, ok := ctx.Value(requestInfoKey{}).(*requestInfo); ok {
+		return info.answer.status
+	}
+	return 0
 }
 
 // RoutePattern is the chi route pattern that answered r ("unmatched" when
@@ -145,31 +152,30 @@ func methodLabel(m string) string {
 	return "OTHER"
 }
 
-// statusWriter records the status of the answer; it keeps Flush (scroll
-// streams assert http.Flusher) and Unwrap (http.ResponseController).
+// statusWriter records the status of the answer: 200 until a final status
+// is written (net/http answers 200 when the handler writes none), then
+// that one. It keeps Flush (scroll streams assert http.Flusher) and Unwrap
+// (http.ResponseController).
 type statusWriter struct {
 	http.ResponseWriter
 	status int
+	final  bool // the status is sent
 }
 
 func (s *statusWriter) WriteHeader(code int) {
-	if s.status == 0 && code >= 200 { // not 1xx: a final status follows
-		s.status = code
+	if !s.final && code >= 200 { // not 1xx: a final status follows
+		s.status, s.final = code, true
 	}
 	s.ResponseWriter.WriteHeader(code)
 }
 
 func (s *statusWriter) Write(p []byte) (int, error) {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
+	s.final = true
 	return s.ResponseWriter.Write(p)
 }
 
 func (s *statusWriter) Flush() {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
+	s.final = true
 	if f, ok := s.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}

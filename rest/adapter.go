@@ -15,6 +15,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -73,7 +74,7 @@ func (a *Adapter) Mount(r chi.Router, routes []Route) error {
 		if !ok {
 			return fmt.Errorf("route %s %s: no stored operation %q", rt.Method, rt.Path, rt.Operation)
 		}
-		h := a.handler(rt, op)
+		h := a.handler(rt, op, bind(rt, op))
 		r.Method(rt.Method, rt.Path, h)
 		if rt.Method == http.MethodGet {
 			r.Method(http.MethodHead, rt.Path, h) // net/http drops the body
@@ -105,9 +106,30 @@ func allowed(r chi.Router, path string) []string {
 	return append(out, http.MethodOptions)
 }
 
-func (a *Adapter) handler(rt Route, op *operation) http.HandlerFunc {
+// binding is what every request of a route has in common, decided once at
+// Mount: where the operation's variables come from and which way the
+// route answers.
+type binding struct {
+	pathParams []string // the operation's variables named in the route's path
+	readsBody  bool     // the body is read (BodyVars, an input variable); else refused (noBody)
+	scrolls    bool     // a scrolling route whose operation takes a scroll
+}
+
+func bind(rt Route, op *operation) binding {
+	var b binding
+	for _, name := range pathParams(rt.Path) {
+		if hasVariable(op, name) {
+			b.pathParams = append(b.pathParams, name)
+		}
+	}
+	b.readsBody = rt.BodyVars || hasVariable(op, "input")
+	b.scrolls = rt.ScrollNext != "" && hasVariable(op, "scroll")
+	return b
+}
+
+func (a *Adapter) handler(rt Route, op *operation, b binding) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		vars, err := a.variables(r, rt, op)
+		vars, err := a.variables(r, rt, op, b)
 		if err != nil {
 			class, msg, fields := apierr.Describe(err)
 			respond.JSON(w, class.Status, respond.ErrorBody{Message: msg, Errors: fields})
@@ -117,7 +139,7 @@ func (a *Adapter) handler(rt Route, op *operation) http.HandlerFunc {
 			a.sse(w, r, rt, vars)
 			return
 		}
-		if streams(rt, vars) {
+		if scroll, _ := vars["scroll"].(string); b.scrolls && scroll != "" {
 			a.stream(w, r, rt, op, vars)
 			return
 		}
@@ -226,9 +248,9 @@ func errorResponse(errs gqlerror.List) (int, respond.ErrorBody) {
 
 // variables maps path parameters, query parameters, derived values and the
 // body onto the operation's variables.
-func (a *Adapter) variables(r *http.Request, rt Route, op *operation) (map[string]any, error) {
+func (a *Adapter) variables(r *http.Request, rt Route, op *operation, b binding) (map[string]any, error) {
 	vars := map[string]any{}
-	if !rt.BodyVars && !hasVariable(op, "input") {
+	if !b.readsBody {
 		if err := noBody(r); err != nil {
 			return nil, err
 		}
@@ -236,7 +258,7 @@ func (a *Adapter) variables(r *http.Request, rt Route, op *operation) (map[strin
 	q := r.URL.Query()
 	if rt.StrictQuery {
 		var err error
-		if q, err = strictQuery(q, op, chi.RouteContext(r.Context()).URLParams.Keys); err != nil {
+		if q, err = strictQuery(q, op, b.pathParams); err != nil {
 			return nil, err
 		}
 	}
@@ -246,11 +268,10 @@ func (a *Adapter) variables(r *http.Request, rt Route, op *operation) (map[strin
 		}
 	}
 	if rt.BodyVars {
-		if err := a.bodyVars(r, rt, op, vars); err != nil {
+		if err := a.bodyVars(r, rt, op, b, vars); err != nil {
 			return nil, err
 		}
 	}
-	rctx := chi.RouteContext(r.Context())
 	for _, def := range op.Variables {
 		name := def.Variable
 		if _, derived := vars[name]; derived {
@@ -264,7 +285,7 @@ func (a *Adapter) variables(r *http.Request, rt Route, op *operation) (map[strin
 			vars[name] = in
 			continue
 		}
-		if isPathParam(rctx, name) {
+		if slices.Contains(b.pathParams, name) {
 			v, err := pathValue(urlParam(r, name), def.Type)
 			if err != nil {
 				return nil, err
@@ -281,15 +302,6 @@ func (a *Adapter) variables(r *http.Request, rt Route, op *operation) (map[strin
 		}
 	}
 	return vars, nil
-}
-
-func isPathParam(rctx *chi.Context, name string) bool {
-	for _, k := range rctx.URLParams.Keys {
-		if k == name {
-			return true
-		}
-	}
-	return false
 }
 
 // urlParam is a path parameter, decoded: chi matches on the escaped path

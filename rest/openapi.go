@@ -88,11 +88,20 @@ type openAPIGen struct {
 
 var pathParam = regexp.MustCompile(`\{([^}]+)\}`)
 
+// pathParams are the parameters a route's path names ({id}).
+func pathParams(path string) []string {
+	var out []string
+	for _, m := range pathParam.FindAllStringSubmatch(path, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
 // operation describes one route.
 func (g *openAPIGen) operation(rt Route, op *operation, id string) (map[string]any, error) {
 	inPath := map[string]bool{}
-	for _, m := range pathParam.FindAllStringSubmatch(rt.Path, -1) {
-		inPath[m[1]] = true
+	for _, name := range pathParams(rt.Path) {
+		inPath[name] = true
 	}
 	derived := map[string]bool{}
 	if rt.Derive != nil {

@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/go-chi/chi/v5"
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
@@ -34,12 +34,11 @@ const NDJSONContentType = "application/x-ndjson"
 // of the same snake_case name. A key naming no variable (or a path
 // parameter), a value of the wrong type and a missing required variable
 // are refused with the route's RejectStatus.
-func (a *Adapter) bodyVars(r *http.Request, rt Route, op *operation, vars map[string]any) error {
+func (a *Adapter) bodyVars(r *http.Request, rt Route, op *operation, b binding, vars map[string]any) error {
 	doc, err := readObject(r)
 	if err != nil {
 		return err
 	}
-	rctx := chi.RouteContext(r.Context())
 	// An operation with $otherParams takes the body's other keys there (as
 	// GET's other query parameters, Route.Derive), for its resolver to
 	// accept or refuse by name.
@@ -47,7 +46,7 @@ func (a *Adapter) bodyVars(r *http.Request, rt Route, op *operation, vars map[st
 	other, _ := vars[otherParamsVar].(map[string]any)
 	byKey := make(map[string]*ast.VariableDefinition, len(op.Variables))
 	for _, def := range op.Variables {
-		if _, derived := vars[def.Variable]; !derived && !isPathParam(rctx, def.Variable) &&
+		if _, derived := vars[def.Variable]; !derived && !slices.Contains(b.pathParams, def.Variable) &&
 			!(acceptsOther && def.Variable == otherParamsVar) {
 			byKey[snake(def.Variable)] = def
 		}
@@ -122,12 +121,6 @@ func lenientScalar(t *ast.Type, v any) any {
 // otherParamsVar is the variable of a BodyVars operation that takes the
 // body's other keys.
 const otherParamsVar = "otherParams"
-
-// streams reports whether the request asks a scrolling route for a scroll.
-func streams(rt Route, vars map[string]any) bool {
-	s, _ := vars["scroll"].(string)
-	return rt.ScrollNext != "" && s != ""
-}
 
 // scrollPage is what a stream reads of a search envelope.
 type scrollPage struct {

@@ -552,27 +552,8 @@ func recoverer(res *resolvers.Resolver) func(http.Handler) http.Handler {
 	}
 }
 
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (s *statusRecorder) WriteHeader(code int) {
-	s.status = code
-	s.ResponseWriter.WriteHeader(code)
-}
-
-func (s *statusRecorder) Flush() {
-	if f, ok := s.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-// Unwrap lets http.ResponseController and WebSocket upgrades (Hijack)
-// reach the connection.
-func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
-
-// accessLog logs one line per request. A request whose client went away
+// accessLog logs one line per request, with the status the metrics'
+// middleware (outside it) recorded. A request whose client went away
 // (or whose deadline passed) before it was answered is logged as cancelled,
 // with the cause: this line is the only one such a request leaves, as the
 // error presenter does not log the failures its fields meet once it is.
@@ -580,11 +561,10 @@ func accessLog(log *slog.Logger) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
-			rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-			next.ServeHTTP(rec, r)
+			next.ServeHTTP(w, r)
 			ctx := r.Context()
 			attrs := []any{"method", r.Method, "path", r.URL.Path,
-				"status", rec.status, "duration_ms", time.Since(start).Milliseconds()}
+				"status", obs.Status(ctx), "duration_ms", time.Since(start).Milliseconds()}
 			if op := obs.Operation(ctx); op != "" {
 				attrs = append(attrs, "operation", op)
 			}

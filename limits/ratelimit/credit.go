@@ -18,8 +18,8 @@ func (le *lease) credit(limits []limit, now time.Time) bool {
 	if le.buckets == nil || now.Sub(le.seen) > creditTTL || leaseCap(limits) < 2 {
 		return false
 	}
-	c := le.view(limits, now)
-	for i, b := range buckets(limits) {
+	c := le.view(now)
+	for i, b := range le.buckets {
 		tat := later(c.Buckets[i].TAT, c.Now).Add(b.Emission)
 		if left := c.Now.Add(b.Burst).Sub(tat) / b.Emission; int(left) < limits[i].rate.Limit/2 {
 			return false

@@ -143,16 +143,16 @@ func (l *Limiter) take(ctx context.Context, limits []limit) (store.Charge, error
 		switch {
 		case le.left > 0 && now.Before(le.until):
 			le.left--
-			c := le.view(limits, now)
+			c := le.view(now)
 			le.mu.Unlock()
 			return c, nil
 		case now.Before(le.refusedUntil):
-			c := le.view(limits, now)
+			c := le.view(now)
 			le.mu.Unlock()
 			return c, nil
 		case le.credit(limits, now):
 			le.owed++
-			c := le.view(limits, now)
+			c := le.view(now)
 			le.mu.Unlock()
 			l.owe(le)
 			return c, nil
@@ -178,10 +178,11 @@ func (l *Limiter) take(ctx context.Context, limits []limit) (store.Charge, error
 	le.owed = 0
 	fetched := make(chan struct{})
 	le.fetching = fetched
-	le.buckets = buckets(limits)
+	bs := buckets(limits)
+	le.buckets = bs
 	le.mu.Unlock()
 
-	c, err := l.Store.TakeRate(ctx, buckets(limits), store.Take{Want: want, Refund: refund, Owed: owed})
+	c, err := l.Store.TakeRate(ctx, bs, store.Take{Want: want, Refund: refund, Owed: owed})
 
 	le.mu.Lock()
 	defer le.mu.Unlock()
@@ -197,7 +198,7 @@ func (l *Limiter) take(ctx context.Context, limits []limit) (store.Charge, error
 		return c, nil
 	}
 	le.left, le.until = c.Taken-1, le.at.Add(leaseTTL)
-	return le.view(limits, le.at), nil
+	return le.view(le.at), nil
 }
 
 // nextSize is how many requests the next charge asks for.
@@ -232,16 +233,17 @@ func refusedFor(limits []limit, c store.Charge) time.Duration {
 	return wait
 }
 
-// view is the lease's last charge seen at local time now: PostgreSQL's
+// view is the lease's last charge seen at local time now (le.mu held, its
+// buckets known): PostgreSQL's
 // clock moved on as much as ours, and each bucket's TAT is what it would
 // be had only the spent requests been charged, those on credit included.
-func (le *lease) view(limits []limit, now time.Time) store.Charge {
+func (le *lease) view(now time.Time) store.Charge {
 	c := store.Charge{Allowed: !now.Before(le.refusedUntil), Now: le.charge.Now.Add(now.Sub(le.seen)),
 		Buckets: make([]store.BucketState, len(le.charge.Buckets))}
 	if c.Allowed {
 		c.Taken = 1
 	}
-	for i, b := range buckets(limits) {
+	for i, b := range le.buckets {
 		c.Buckets[i] = le.charge.Buckets[i]
 		tat := c.Buckets[i].TAT
 		if owed := le.owed + le.flushing; owed > 0 {

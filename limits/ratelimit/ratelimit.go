@@ -250,13 +250,20 @@ func (l *Limiter) limits(p *auth.Principal) []limit {
 	return out
 }
 
+// buckets are the store's buckets of limits.
 func buckets(limits []limit) []store.Bucket {
 	out := make([]store.Bucket, len(limits))
 	for i, lim := range limits {
-		emission := lim.rate.Period / time.Duration(lim.rate.Limit)
-		out[i] = store.Bucket{Name: lim.name, Emission: emission, Burst: emission * time.Duration(lim.rate.Limit)}
+		out[i] = lim.bucket()
 	}
 	return out
+}
+
+// bucket is the store's bucket of lim: one request is let through every
+// Period/Limit, Limit at once from a full bucket.
+func (lim limit) bucket() store.Bucket {
+	emission := lim.rate.Period / time.Duration(lim.rate.Limit)
+	return store.Bucket{Name: lim.name, Emission: emission, Burst: emission * time.Duration(lim.rate.Limit)}
 }
 
 // answer is what the headers and a 429 say: about the bucket that binds,
@@ -274,7 +281,7 @@ func verdict(limits []limit, c store.Charge) answer {
 	var best answer
 	var bestWait time.Duration = -1
 	for i, lim := range limits {
-		b := buckets(limits[i : i+1])[0]
+		b := lim.bucket()
 		tat := c.Buckets[i].TAT
 		if tat.Before(c.Now) {
 			tat = c.Now

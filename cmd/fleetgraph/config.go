@@ -60,6 +60,9 @@ type config struct {
 	// MetricsAddr is where /metrics is served: empty on Addr, "off"
 	// nowhere, else a listener of its own.
 	MetricsAddr string
+	// PprofAddr is where Go's runtime profiles are served: empty nowhere,
+	// else a listener of its own (never Addr).
+	PprofAddr string
 	// SMTP is the mail server (mail.go).
 	SMTP smtpConfig
 	// AI* configure the AI assistant (assistant.Config; aiAssistant reads
@@ -116,6 +119,9 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", envOr("FLEETGRAPH_METRICS_ADDR", ""),
 		"where GET /metrics (Prometheus) is served, without authentication (env FLEETGRAPH_METRICS_ADDR): empty on --addr, "+
 			"an address such as 127.0.0.1:9464 on a listener of its own (and not on --addr), off nowhere")
+	fs.StringVar(&c.PprofAddr, "pprof-addr", envOr("FLEETGRAPH_PPROF_ADDR", ""),
+		"where Go's runtime profiles (GET /debug/pprof/) are served, without authentication, on a listener of its own "+
+			"such as 127.0.0.1:6060 (env FLEETGRAPH_PPROF_ADDR); empty: nowhere")
 	c.deadlineFlags(fs)
 	c.mailFlags(fs)
 	c.aiFlags(fs)

@@ -78,8 +78,10 @@ func TestServeStopsItsBackgroundLoopsWhenTheStartFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer taken.Close()
-	out := failedStart(t, e.DatabaseURL, 20*time.Second, "--addr", freeAddr(t), "--metrics-addr", taken.Addr().String())
-	wantSaid(t, out, "listen on "+taken.Addr().String()+" (--metrics-addr)", "address already in use")
+	for _, flag := range []string{"--metrics-addr", "--pprof-addr"} {
+		out := failedStart(t, e.DatabaseURL, 20*time.Second, "--addr", freeAddr(t), flag, taken.Addr().String())
+		wantSaid(t, out, "listen on "+taken.Addr().String()+" ("+flag+")", "address already in use")
+	}
 }
 
 // Another process applying migrations to the database, or loading the

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -189,5 +190,34 @@ func TestServeMetricsOnTheirOwnAddress(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("/metrics on the API's address: %d, want 404", resp.StatusCode)
+	}
+}
+
+// FLEETGRAPH_PPROF_ADDR serves Go's runtime profiles on a listener of their
+// own, and never on the API's address.
+func TestServeProfilesOnTheirOwnAddress(t *testing.T) {
+	pprofAddr := freeAddr(t)
+	addr, _ := startServe(t, apitest.Get(t), "--pprof-addr", pprofAddr)
+	get := func(url string) (int, string) {
+		t.Helper()
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	if status, body := get("http://" + pprofAddr + "/debug/pprof/"); status != http.StatusOK || !strings.Contains(body, "goroutine") {
+		t.Errorf("/debug/pprof/: %d %.200q, want 200 listing the profiles", status, body)
+	}
+	if status, body := get("http://" + pprofAddr + "/debug/pprof/profile?seconds=1"); status != http.StatusOK || len(body) == 0 {
+		t.Errorf("a CPU profile of 1 s: %d, %d bytes", status, len(body))
+	}
+	if status, body := get("http://" + pprofAddr + "/debug/pprof/cmdline"); status != http.StatusOK || !strings.Contains(body, os.Args[0]) {
+		t.Errorf("/debug/pprof/cmdline: %d %q", status, body)
+	}
+	if status, _ := get("http://" + addr + "/debug/pprof/"); status != http.StatusNotFound {
+		t.Errorf("/debug/pprof/ on the API's address: %d, want 404", status)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"runtime/debug"
 	"syscall"
@@ -159,6 +160,11 @@ func serve(ctx context.Context, args []string) error {
 		return err
 	}
 	defer stopMetrics()
+	stopProfiles, err := serveProfiles(ctx, cfg.PprofAddr, log)
+	if err != nil {
+		return err
+	}
+	defer stopProfiles()
 	srv := &http.Server{
 		Addr:              cfg.Addr,
 		Handler:           handler,
@@ -213,18 +219,42 @@ func serveMetrics(ctx context.Context, addr string, m *obs.Metrics, log *slog.Lo
 	if addr == "" || addr == metricsOff {
 		return func() {}, nil
 	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("listen on %s (--metrics-addr): %w", addr, err)
-	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", m.Handler())
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: time.Minute,
+	return serveOwn(ctx, addr, "--metrics-addr", mux, log.With("path", "/metrics"))
+}
+
+// serveProfiles serves Go's runtime profiles (net/http/pprof: CPU, heap,
+// allocations, goroutines, mutex and block contention, execution traces)
+// under /debug/pprof/ on a listener of its own when addr is not empty,
+// until stop. They are never served on --addr.
+func serveProfiles(ctx context.Context, addr string, log *slog.Logger) (stop func(), err error) {
+	if addr == "" {
+		return func() {}, nil
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index) // the named profiles: heap, allocs, goroutine, …
+	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	return serveOwn(ctx, addr, "--pprof-addr", mux, log.With("path", "/debug/pprof/"))
+}
+
+// serveOwn serves h on a listener of its own at addr (named by the flag
+// that set it) until stop. A CPU profile or a trace takes as long as the
+// request asks (?seconds=), so the write timeout leaves them some minutes.
+func serveOwn(ctx context.Context, addr, flag string, h http.Handler, log *slog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s (%s): %w", addr, flag, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 5 * time.Minute,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
-	log.Info("metrics listening", "addr", ln.Addr().String(), "path", "/metrics")
+	log.Info("listening", "addr", ln.Addr().String(), "flag", flag)
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("metrics listener stopped", "err", err)
+			log.Error("listener stopped", "addr", ln.Addr().String(), "flag", flag, "err", err)
 		}
 	}()
 	return func() { _ = srv.Close() }, nil

@@ -24,6 +24,7 @@ var periodic = []Periodic{
 	{Every: LicenseEvery, Args: LicenseArgs{}},
 	{Every: pg.RollupEvery, Args: pg.RollupArgs{}},
 	{Every: ExpireEvery, Args: ExpireArgs{}},
+	{Every: StatisticsEvery, Args: StatisticsArgs{}},
 	{Every: detector.DefaultSweepEvery, Args: detector.SweepArgs{}},
 }
 
@@ -77,6 +78,7 @@ func Workers(p Process) (*river.Workers, error) {
 	river.AddWorker(w, &notify.RoundWorker{Notifier: &notify.Notifier{Store: p.Store, Log: p.Log}})
 	river.AddWorker(w, &LicenseWorker{Store: p.Store, Log: p.Log})
 	river.AddWorker(w, &ExpireWorker{Store: p.Store, RetentionDays: p.RetentionDays, Log: p.Log})
+	river.AddWorker(w, &StatisticsWorker{Store: p.Store, Log: p.Log})
 	if err := p.analyzer().Register(w); err != nil {
 		return nil, err
 	}

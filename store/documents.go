@@ -679,20 +679,3 @@ func (s *Store) DataOwnerBySlug(ctx context.Context, slug string) (DataOwner, er
 	d, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[DataOwner])
 	return d, mapErr("load data owner", err)
 }
-
-// RefreshDocumentStatistics has PostgreSQL analyse the documents table
-// (each partition samples a bounded number of rows, so it takes seconds
-// at any size). A bulk load runs it before reading what it loaded: a
-// partition that filled faster than autovacuum looks at it keeps the
-// statistics of an empty table, and the analyzer's reads by client and
-// time range were then planned as scans of the whole partition, 44 ms
-// per client after a 100,000-document import instead of about 1 ms.
-//
-// The clients the documents name are analysed with them: an import creates
-// them by the thousand, and with the statistics of a table of 3 clients
-// the license usage report joined 2,000 clients to 2,000 clients row by
-// row (155 ms instead of about 10 ms after a 2,000-client import).
-func (s *Store) RefreshDocumentStatistics(ctx context.Context) error {
-	_, err := s.pool.Exec(ctx, `ANALYZE documents, clients`)
-	return mapErr("analyse documents", err)
-}

@@ -1,0 +1,97 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// The planner's statistics of the tables (pg_class.reltuples, pg_statistic),
+// kept up to date by the server itself: on a PostgreSQL whose autovacuum is
+// off or behind, a table that grew from empty kept the statistics of an
+// empty table, and the probes' reports then found each document's stored
+// copy by the wrong index (the data owner's documents of a kind, filtered
+// by id): 9 ms a document at 16,000 stored, 18 s for a group of 2,000, and
+// the client API accepted nothing. Autovacuum never analyses a partitioned
+// table itself at all (only its partitions), whatever its settings.
+
+// Statistics thresholds: a table is analysed once more rows than
+// StatisticsBase + StatisticsScale × its rows at the last analysis were
+// inserted, updated or deleted since (autovacuum's rule, with a larger
+// base so that small tables busy with updates are left alone); a
+// partitioned table once its partitions' rows together moved that far
+// from its own count.
+const (
+	StatisticsBase  = 1000
+	StatisticsScale = 0.1
+	// statisticsPerRound bounds the tables one KeepStatistics analyses.
+	statisticsPerRound = 20
+	// statisticsLockWait is how long an analysis waits for its table's
+	// lock (taken by DDL: a partition created or dropped) before it is
+	// left for the next round.
+	statisticsLockWait = "2s"
+)
+
+// KeepStatistics analyses the tables of the schema whose statistics fell
+// behind (the thresholds above), partitions first, then the partitioned
+// tables over them, and answers the tables it analysed. A table whose lock
+// is taken is skipped until the next call.
+func (s *Store) KeepStatistics(ctx context.Context) ([]string, error) {
+	const behind = `SELECT format('%I.%I', t.schemaname, t.relname)
+		FROM pg_stat_user_tables t JOIN pg_class c ON c.oid = t.relid
+		WHERE t.schemaname = current_schema() AND c.relkind = 'r'
+		  AND t.n_mod_since_analyze > $1 + $2 * greatest(c.reltuples, 0)
+		ORDER BY t.n_mod_since_analyze DESC LIMIT $3`
+	const parents = `SELECT format('%I.%I', n.nspname, p.relname)
+		FROM pg_class p JOIN pg_namespace n ON n.oid = p.relnamespace
+		WHERE p.relkind = 'p' AND n.nspname = current_schema()
+		  AND abs((SELECT coalesce(sum(greatest(c.reltuples, 0)), 0) FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+		           WHERE i.inhparent = p.oid) - greatest(p.reltuples, 0)) > $1 + $2 * greatest(p.reltuples, 0)
+		ORDER BY p.relname LIMIT $3`
+	var analysed []string
+	for _, q := range []string{behind, parents} {
+		rows, _ := s.pool.Query(ctx, q, StatisticsBase, StatisticsScale, statisticsPerRound)
+		tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return analysed, mapErr("find tables to analyse", err)
+		}
+		for _, t := range tables {
+			err := s.tx(ctx, func(tx pgx.Tx) error {
+				if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '"+statisticsLockWait+"'"); err != nil {
+					return err
+				}
+				_, err := tx.Exec(ctx, "ANALYZE "+t) // t is quoted by format('%I.%I')
+				return err
+			})
+			var pgErr *pgconn.PgError
+			switch {
+			case errors.As(err, &pgErr) && pgErr.Code == "55P03": // lock_not_available: next round
+			case err != nil:
+				return analysed, mapErr(fmt.Sprintf("analyse %s", t), err)
+			default:
+				analysed = append(analysed, t)
+			}
+		}
+	}
+	return analysed, nil
+}
+
+// RefreshDocumentStatistics has PostgreSQL analyse the documents table
+// (each partition samples a bounded number of rows, so it takes seconds
+// at any size). A bulk load runs it before reading what it loaded: a
+// partition that filled faster than autovacuum looks at it keeps the
+// statistics of an empty table, and the analyzer's reads by client and
+// time range were then planned as scans of the whole partition, 44 ms
+// per client after a 100,000-document import instead of about 1 ms.
+//
+// The clients the documents name are analysed with them: an import creates
+// them by the thousand, and with the statistics of a table of 3 clients
+// the license usage report joined 2,000 clients to 2,000 clients row by
+// row (155 ms instead of about 10 ms after a 2,000-client import).
+func (s *Store) RefreshDocumentStatistics(ctx context.Context) error {
+	_, err := s.pool.Exec(ctx, `ANALYZE documents, clients`)
+	return mapErr("analyse documents", err)
+}

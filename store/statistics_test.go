@@ -1,0 +1,137 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fleetgraph/fleetgraph/store"
+)
+
+// TestKeepStatisticsAnalysesWhatGrew: a partition that grew from empty
+// after its last analysis (bootstrap's), as the probes' reports fill it on
+// a PostgreSQL whose autovacuum is off, is analysed by KeepStatistics, and
+// so is the partitioned table over it; the statement that finds a batch's
+// stored copies then probes the right index. A table whose lock is taken is
+// left for the next round, without an error.
+func TestKeepStatisticsAnalysesWhatGrew(t *testing.T) {
+	ctx := context.Background()
+	st, pool := ownDB(t, "fleetgraph_statistics")
+	owner := newOwnerIn(t, pool, "statistics", nil)
+	client := uuid.NewString()
+	const stored, batch = 20000, 500
+	if _, err := pool.Exec(ctx, `ANALYZE documents`); err != nil { // empty, as bootstrap leaves it
+		t.Fatal(err)
+	}
+	_, err := pool.Exec(ctx, `INSERT INTO documents (data_owner_id, kind, doc_id, client_uuid, type, created_at, doc)
+		SELECT $1, 'measurement', md5(g::text)::uuid::text, $2::uuid, 'VideoMeasurement', date_trunc('month', now()) + g * interval '1 second', '{}'
+		FROM generate_series(1, $3::int) g`, owner, client, stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var partition string
+	if err := pool.QueryRow(ctx, `SELECT 'public.' || tableoid::regclass::text FROM documents LIMIT 1`).Scan(&partition); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("before: the stored-copy probe reads %.0f documents for a batch of %d", storedCopyReads(t, pool, owner, client, batch), batch)
+
+	// The inserting connection reports its counts to the statistics
+	// system within about a second of going idle (10 s at most).
+	var analysed []string
+	for deadline := time.Now().Add(30 * time.Second); !slices.Contains(analysed, partition); time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("KeepStatistics did not analyse %s within 30 s (last: %v)", partition, analysed)
+		}
+		if analysed, err = st.KeepStatistics(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !slices.Contains(analysed, "public.documents") {
+		t.Errorf("analysed %v: the partitioned table documents is missing", analysed)
+	}
+	for _, rel := range []string{partition, "public.documents"} {
+		var tuples float64
+		if err := pool.QueryRow(ctx, `SELECT reltuples FROM pg_class WHERE oid = $1::regclass`, rel).Scan(&tuples); err != nil {
+			t.Fatal(err)
+		}
+		if tuples < stored*0.9 || tuples > stored*1.1 {
+			t.Errorf("%s: reltuples %.0f after the analysis, want about %d", rel, tuples, stored)
+		}
+	}
+	if read := storedCopyReads(t, pool, owner, client, batch); read > batch {
+		t.Errorf("after: the stored-copy probe reads %.0f documents for a batch of %d: not index probes", read, batch)
+	}
+	if again, err := st.KeepStatistics(ctx); err != nil || len(again) != 0 {
+		t.Errorf("a second round analysed %v (%v), want nothing: nothing changed", again, err)
+	}
+
+	// A table whose lock is held (DDL) is skipped within the lock wait.
+	if _, err := pool.Exec(ctx, `UPDATE documents SET type = 'Other' WHERE data_owner_id = $1 AND doc_id <> ''`, owner); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, `LOCK TABLE `+partition+` IN SHARE UPDATE EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		start := time.Now()
+		analysed, err := st.KeepStatistics(ctx)
+		if err != nil {
+			t.Fatalf("with %s locked: %v", partition, err)
+		}
+		if slices.Contains(analysed, partition) {
+			t.Fatalf("analysed %s while its lock was held", partition)
+		}
+		if took := time.Since(start); took > 2*time.Second { // it waited for the lock: the counts are in
+			if took > 10*time.Second {
+				t.Errorf("the round took %s with one table locked", took)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the update's counts never reached the statistics system")
+		}
+	}
+}
+
+// storedCopyReads is how many stored documents the statement that finds a
+// batch's moved copies reads for a batch of n, half of them stored.
+func storedCopyReads(t *testing.T, pool interface {
+	Begin(context.Context) (pgx.Tx, error)
+}, owner int64, client string, n int) float64 {
+	t.Helper()
+	ctx := context.Background()
+	create, moved, _ := store.ImportStatements()
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, create); err != nil {
+		t.Fatal(err)
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO documents_import (seq, kind, doc_id, client_uuid, type, created_at, doc)
+		SELECT g, 'measurement', md5((g * 2)::text)::uuid::text, $1::uuid, 'VideoMeasurement', now(), '{"a":1}'
+		FROM generate_series(1, $2::int) g`, client, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan []byte
+	if err := tx.QueryRow(ctx, `EXPLAIN (ANALYZE, FORMAT JSON) `+moved, owner, false).Scan(&plan); err != nil {
+		t.Fatal(err)
+	}
+	var root []struct{ Plan planNode }
+	if err := json.Unmarshal(plan, &root); err != nil || len(root) != 1 {
+		t.Fatalf("plan %s: %v", plan, err)
+	}
+	return root[0].Plan.documentRowsRead()
+}

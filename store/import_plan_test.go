@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/fleetgraph/fleetgraph/store"
 )
@@ -60,19 +61,26 @@ func TestImportFindsStoredCopiesByIndex(t *testing.T) {
 		{"moved", moved, []any{owner, false}},
 		{"upsert", upsert, []any{owner, false, true}},
 	} {
-		var plan []byte
-		if err := tx.QueryRow(ctx, `EXPLAIN (ANALYZE, FORMAT JSON) `+st.sql, st.args...).Scan(&plan); err != nil {
-			t.Fatalf("%s: %v", st.name, err)
-		}
-		var root []struct{ Plan planNode }
-		if err := json.Unmarshal(plan, &root); err != nil || len(root) != 1 {
-			t.Fatalf("%s: plan %s: %v", st.name, plan, err)
-		}
-		if read := root[0].Plan.documentRowsRead(); read > batch {
+		if read, plan := documentRowsRead(t, tx, st.sql, st.args...); read > batch {
 			t.Errorf("%s read %.0f stored documents for a batch of %d (of %d stored): a scan, not index probes\n%s",
 				st.name, read, batch, stored, plan)
 		}
 	}
+}
+
+// documentRowsRead runs sql with args under EXPLAIN ANALYZE in tx and
+// answers the rows its plan read of the documents, and the plan.
+func documentRowsRead(t *testing.T, tx pgx.Tx, sql string, args ...any) (float64, []byte) {
+	t.Helper()
+	var plan []byte
+	if err := tx.QueryRow(context.Background(), `EXPLAIN (ANALYZE, FORMAT JSON) `+sql, args...).Scan(&plan); err != nil {
+		t.Fatal(err)
+	}
+	var root []struct{ Plan planNode }
+	if err := json.Unmarshal(plan, &root); err != nil || len(root) != 1 {
+		t.Fatalf("plan %s: %v", plan, err)
+	}
+	return root[0].Plan.documentRowsRead(), plan
 }
 
 type planNode struct {

@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"testing"
 	"time"
@@ -125,13 +124,6 @@ func storedCopyReads(t *testing.T, pool interface {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var plan []byte
-	if err := tx.QueryRow(ctx, `EXPLAIN (ANALYZE, FORMAT JSON) `+moved, owner, false).Scan(&plan); err != nil {
-		t.Fatal(err)
-	}
-	var root []struct{ Plan planNode }
-	if err := json.Unmarshal(plan, &root); err != nil || len(root) != 1 {
-		t.Fatalf("plan %s: %v", plan, err)
-	}
-	return root[0].Plan.documentRowsRead()
+	read, _ := documentRowsRead(t, tx, moved, owner, false)
+	return read
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleetgraph/fleetgraph/isotime"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/search/datemath"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -424,8 +425,6 @@ func (x *aggExec) newBucket(n *aggNode, br bucketRow, metrics []*aggNode) (map[s
 	return b, nil
 }
 
-const esTimeLayout = "2006-01-02T15:04:05.000Z07:00"
-
 // bucketResult builds n's result under one parent bucket from its groups,
 // registering the buckets holding documents for the level below.
 func (x *aggExec) bucketResult(n *aggNode, pp string, rows []bucketRow, metrics []*aggNode,
@@ -691,7 +690,7 @@ func (n *aggNode) dateKeyString(ms int64) string {
 	case n.hasFmt && n.dfmt.Seconds:
 		return strconv.FormatInt(ms/1000, 10)
 	}
-	return t.Format(esTimeLayout)
+	return t.Format(isotime.Millis)
 }
 
 // dateKey is the key of the date_histogram bucket holding epoch ms, as the

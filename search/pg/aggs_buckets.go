@@ -320,8 +320,6 @@ func (x *aggExec) fillZeroTerms(n *aggNode, byParent map[string][]bucketRow, par
 	return parents, nil
 }
 
-// cmpKeys orders raw JSON keys as the statements do: by JSON type name
-// (boolean, number, string), numbers by value, strings bytewise.
 // compareBuckets orders two terms buckets as runBucket's ORDER BY does
 // (the one comparator of the SQL and the rollup answers): the requested
 // orders (a metric's NULL last either way), then count descending, then
@@ -360,6 +358,8 @@ func compareBuckets(orders []termsOrder, countA, countB int64, keys func() int, 
 	return keys()
 }
 
+// cmpKeys orders raw JSON keys as the statements do: by JSON type name
+// (boolean, number, string), numbers by value, strings bytewise.
 func cmpKeys(a, b string) int {
 	typ := func(k string) string {
 		switch {

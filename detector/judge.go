@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/analyzer"
+	"github.com/fleetgraph/fleetgraph/isotime"
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
@@ -149,12 +150,10 @@ func (j *Judge) Result() (store.AnalyzerResult, error) {
 	return res, nil
 }
 
-// episodeTime is how episode documents write times (as testdata/ does).
-const episodeTime = "2006-01-02T15:04:05.000Z"
-
 // episodeDoc is an episode as an anomaly event document: the fields of
-// testdata/anomaly_events.ndjson plus what a person needs to judge it
-// (baseline, band, unit, direction, reason) and detected_by.
+// testdata/anomaly_events.ndjson (times as written there: isotime.Millis)
+// plus what a person needs to judge it (baseline, band, unit, direction,
+// reason) and detected_by.
 func episodeDoc(client string, s *state, e analyzer.Episode) map[string]any {
 	r := s.rule
 	doc := map[string]any{
@@ -167,9 +166,9 @@ func episodeDoc(client string, s *state, e analyzer.Episode) map[string]any {
 		"detection_pass":   string(e.Pass),
 		"severity":         string(e.Severity),
 		"status":           "new",
-		"first_seen_at":    e.FirstSeen.UTC().Format(episodeTime),
-		"last_seen_at":     e.LastSeen.UTC().Format(episodeTime),
-		"created_at":       e.FirstSeen.UTC().Format(episodeTime),
+		"first_seen_at":    isotime.FormatMillis(e.FirstSeen),
+		"last_seen_at":     isotime.FormatMillis(e.LastSeen),
+		"created_at":       isotime.FormatMillis(e.FirstSeen),
 		"value":            finite(e.Value),
 		"baseline":         finite(e.Baseline),
 		"band_low":         finite(e.BandLow),
@@ -187,7 +186,7 @@ func episodeDoc(client string, s *state, e analyzer.Episode) map[string]any {
 	}
 	if e.Resolved {
 		doc["status"] = "resolved"
-		doc["resolved_at"] = e.ResolvedAt.UTC().Format(episodeTime)
+		doc["resolved_at"] = isotime.FormatMillis(e.ResolvedAt)
 	}
 	return doc
 }

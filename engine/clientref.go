@@ -63,13 +63,15 @@ func ClientByRef(ctx context.Context, st *store.Store, ownerID int64, id string)
 func clientUUIDs(ctx context.Context, st *store.Store, ownerID int64, field string, refs []string) ([]string, error) {
 	var ids []int64
 	var uuids []string
-	for _, ref := range refs {
-		if n, err := strconv.ParseInt(ref, 10, 64); err == nil {
-			ids = append(ids, n)
-		} else if u, err := uuid.Parse(ref); err == nil {
-			uuids = append(uuids, u.String())
-		} else {
-			return nil, apierr.Invalid(field, fmt.Sprintf("%q is neither a client id nor a UUID", ref))
+	for _, raw := range refs {
+		ref, ok := ParseClientRef(raw)
+		switch {
+		case !ok:
+			return nil, apierr.Invalid(field, fmt.Sprintf("%q is neither a client id nor a UUID", raw))
+		case ref.ID != nil:
+			ids = append(ids, *ref.ID)
+		default:
+			uuids = append(uuids, *ref.UUID)
 		}
 	}
 	cs, err := store.All(ctx, st, store.ClientsByKeys(ownerID, ids, uuids))

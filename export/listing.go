@@ -19,6 +19,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
+	"github.com/fleetgraph/fleetgraph/isotime"
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/vocab"
 )
@@ -181,29 +182,6 @@ func ParseTimeParam(name string, raw *string) (*time.Time, error) {
 	return &t, nil
 }
 
-// timeLayouts are the time formats the export API accepts; times
-// without a zone are UTC.
-var timeLayouts = []string{
-	time.RFC3339Nano,
-	"2006-01-02T15:04:05.999999999Z0700",
-	"2006-01-02T15:04:05.999999999Z07",
-	"2006-01-02T15:04Z07:00",
-	"2006-01-02T15:04Z0700",
-	"2006-01-02T15:04:05.999999999",
-	"2006-01-02T15:04",
-	"2006-01-02",
-	"2006-01-02T15:04:05.999999999 MST",
-	time.RFC1123Z,
-	time.RFC1123,
-	// ISO 8601's basic format.
-	"20060102T150405.999999999Z0700",
-	"20060102T150405.999999999Z07",
-	"20060102T150405.999999999",
-	"20060102T1504Z0700",
-	"20060102T1504",
-	"20060102",
-}
-
 var (
 	epochPattern = regexp.MustCompile(`^-?\d+(\.\d+)?$`)
 	// basicDate is ISO 8601's basic date (20240501), not epoch seconds.
@@ -220,6 +198,7 @@ var (
 // (midnight UTC; 2024-05-01 or 20240501), RFC 1123, or epoch seconds (up
 // to 11 digits, fractions allowed; 8 digits that form a date are the basic
 // date) or milliseconds (12 digits or more). Times without a zone are UTC.
+// The layouts are isotime.Layouts' Export part.
 func ParseTime(raw string) (time.Time, error) {
 	s := strings.TrimSpace(raw)
 	if lowerISO.MatchString(s) {
@@ -242,10 +221,8 @@ func ParseTime(raw string) (time.Time, error) {
 	if len(s) > 10 && s[10] == ' ' {
 		s = s[:10] + "T" + s[11:]
 	}
-	for _, layout := range timeLayouts {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t.UTC(), nil
-		}
+	if t, _, ok := isotime.Parse(isotime.Export, s, nil); ok {
+		return t.UTC(), nil
 	}
 	return time.Time{}, fmt.Errorf("unrecognised time %q", raw)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/engine"
 	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
+	"github.com/fleetgraph/fleetgraph/isotime"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/webhooks"
@@ -149,7 +150,7 @@ func (r *mutationResolver) WebhookTest(ctx context.Context, id int64) (*model.We
 	}
 	eventID := uuid.NewString()
 	payload, _ := json.Marshal(map[string]any{"id": eventID, "type": webhooks.EventTest,
-		"timestamp": time.Now().UTC().Format("2006-01-02T15:04:05.000Z"),
+		"timestamp": isotime.FormatMillis(time.Now()),
 		"data":      map[string]any{"webhook_id": id, "message": "A test event sent from fleetgraph."}})
 	d, err := r.Store.TestWebhook(ctx, p.DataOwnerID, id, eventID, payload)
 	if err != nil {

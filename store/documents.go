@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/fleetgraph/fleetgraph/isotime"
 	"github.com/fleetgraph/fleetgraph/vocab"
 )
 
@@ -261,16 +262,11 @@ func stringField(doc map[string]any, key string) (*string, error) {
 	}
 }
 
-// timeLayouts are the ISO 8601 forms accepted; without a zone, UTC.
-var timeLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999Z0700", "2006-01-02 15:04:05.999999999Z07:00",
-	"2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999", "2006-01-02T15:04", "2006-01-02"}
-
-// ParseTime reads an ISO 8601 date or time.
+// ParseTime reads an ISO 8601 date or time as a stored document's times
+// are written (isotime.Documents); without a zone, UTC.
 func ParseTime(s string) (time.Time, error) {
-	for _, l := range timeLayouts {
-		if t, err := time.Parse(l, s); err == nil {
-			return t, nil
-		}
+	if t, _, ok := isotime.Parse(isotime.Documents, s, nil); ok {
+		return t, nil
 	}
 	return time.Time{}, fmt.Errorf("%q is not an ISO 8601 time", s)
 }
@@ -649,7 +645,7 @@ func (s *Store) DocumentsByMeasurement(ctx context.Context, ownerID int64, kind,
 func (s *Store) ResolveAnomalyEvents(ctx context.Context, ownerID int64, ids []string) (int, error) {
 	const q = `UPDATE documents SET version = next_document_version(),
 		doc = doc || jsonb_build_object('status', 'resolved',
-			'resolved_at', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+			'resolved_at', to_char(now() AT TIME ZONE 'UTC', ` + isotime.MillisSQL + `))
 		WHERE data_owner_id = $1 AND kind = 'anomaly_event' AND doc_id = ANY($2) AND doc->>'status' = 'new'
 		RETURNING ` + documentCols
 	var n int

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/fleetgraph/fleetgraph/isotime"
 )
 
 // Event types: every domain change the event stream tells (issue 13). The
@@ -24,7 +26,6 @@ const (
 	EventStudyExecutionFailed  = "study_execution.failed"
 	EventWebhookAutoDisabled   = "webhook.auto_disabled"
 	EventWebClientsLimited     = "client_analytics.clients_limited"
-	eventTimestampFormatPG     = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`
 	defaultDeliveryMaxAttempts = 8
 )
 
@@ -126,7 +127,7 @@ func (s *Store) Emit(ctx context.Context, tx pgx.Tx, ownerID int64, events ...Ne
 		payload, payload_format, next_attempt_at)
 	SELECT ev.data_owner_id, w.id, ev.id, ev.type, $3,
 		jsonb_build_object('id', ev.id::text, 'type', ev.type,
-			'timestamp', to_char(ev.occurred_at AT TIME ZONE 'UTC', ` + eventTimestampFormatPG + `), 'data', ev.data),
+			'timestamp', to_char(ev.occurred_at AT TIME ZONE 'UTC', ` + isotime.MillisSQL + `), 'data', ev.data),
 		w.payload_format, now()
 	FROM ev JOIN webhook_endpoints w ON w.data_owner_id = ev.data_owner_id
 	WHERE w.enabled AND w.auto_disabled_at IS NULL AND ev.type = ANY(w.event_types)

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/fleetgraph/fleetgraph/isotime"
 )
 
 // User notifications: events of the types users may be e-mailed about are
@@ -41,7 +43,7 @@ func (s *Store) FanOutNotifications(ctx context.Context, limit int) (FanOut, err
 	), ev AS (
 		SELECT e.seq, e.type, e.data_owner_id, d.name AS owner_name,
 			jsonb_build_object('id', e.id::text, 'type', e.type,
-				'timestamp', to_char(e.occurred_at AT TIME ZONE 'UTC', ` + eventTimestampFormatPG + `),
+				'timestamp', to_char(e.occurred_at AT TIME ZONE 'UTC', ` + isotime.MillisSQL + `),
 				'data', e.data, 'data_owner', d.name) AS envelope,
 			CASE e.type
 				WHEN 'anomaly_event.created' THEN 'anomaly_events'
@@ -124,7 +126,7 @@ func (s *Store) QueueDigest(ctx context.Context, ownerID, userID int64) (int, er
 			INSERT INTO email_outbox (data_owner_id, user_id, template, recipient, data)
 			SELECT $1, u.id, $3, u.email, jsonb_build_object('data_owner', d.name, 'count', count(*),
 				'events', jsonb_agg(jsonb_build_object('id', e.id::text, 'type', e.type,
-					'timestamp', to_char(e.occurred_at AT TIME ZONE 'UTC', ` + eventTimestampFormatPG + `),
+					'timestamp', to_char(e.occurred_at AT TIME ZONE 'UTC', ` + isotime.MillisSQL + `),
 					'data', e.data) ORDER BY e.seq))
 			FROM items JOIN events e ON e.seq = items.event_seq AND e.data_owner_id = $1
 			JOIN users u ON u.id = $2 AND u.data_owner_id = $1

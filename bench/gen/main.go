@@ -14,6 +14,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"time"
+
+	"github.com/fleetgraph/fleetgraph/isotime"
 )
 
 // service is a measurement type and subject with its study.
@@ -77,7 +79,7 @@ func main() {
 			"id":               uuid(rng),
 			"type":             s.typ,
 			"client_uuid":      uuids[c],
-			"created_at":       at.UTC().Format("2006-01-02T15:04:05.000Z"),
+			"created_at":       isotime.FormatMillis(at),
 			"client_type":      "automator",
 			"client_version":   fmt.Sprintf("3.%d.%d", 4+c%2, c%3),
 			"study":            map[string]any{"subject": s.subject, "study_id": s.studyID, "target": s.target},

@@ -1,6 +1,6 @@
 // Package datemath reads the dates of Query DSL requests: absolute dates in
-// the ISO 8601 forms Elasticsearch accepts (the one list of layouts the
-// embedded backend reads dates with), time zones, and date math anchored
+// the ISO 8601 forms Elasticsearch accepts (the Search part of the one list
+// of layouts, isotime.Layouts), time zones, and date math anchored
 // at now or at a date (now-7d/d, 2026-01-01||+1M/M), rounded down or, as
 // gt and lte do, up to the last millisecond of the unit. Errors are a 400
 // (search.ErrBadRequest).
@@ -12,37 +12,22 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleetgraph/fleetgraph/isotime"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/search/dateformat"
 )
 
-// layouts are the forms of an absolute date, each with the date-math unit
-// its dates are precise to ("" for a time of day).
-var layouts = []struct{ layout, prec string }{
-	{time.RFC3339Nano, ""},
-	{"2006-01-02T15:04:05.999999999Z0700", ""},
-	{"2006-01-02T15:04:05.999999999", ""},
-	{"2006-01-02 15:04:05.999999999Z07:00", ""},
-	{"2006-01-02 15:04:05.999999999", ""},
-	{"2006-01-02T15:04Z07:00", ""},
-	{"2006-01-02T15:04", ""},
-	{"2006-01-02T15", ""},
-	{"2006-01-02", "d"},
-	{"2006-01", "M"},
-	{"2006", "y"},
-}
-
 // Parse reads an absolute date in loc (UTC when nil) unless it names its
-// offset. precision is the unit a date without a time of day is precise
-// to (d, M or y; rounded up to the unit's end by gt and lte), else "".
+// offset, in the forms isotime.Layouts lets the Query DSL read
+// (isotime.Search). precision is the unit a date without a time of day is
+// precise to (d, M or y; rounded up to the unit's end by gt and lte), else
+// "".
 func Parse(s string, loc *time.Location) (t time.Time, precision string, err error) {
 	if loc == nil {
 		loc = time.UTC
 	}
-	for _, l := range layouts {
-		if t, err := time.ParseInLocation(l.layout, s, loc); err == nil {
-			return t, l.prec, nil
-		}
+	if t, precision, ok := isotime.Parse(isotime.Search, s, loc); ok {
+		return t, precision, nil
 	}
 	return time.Time{}, "", search.Badf("cannot parse date %q", s)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/elastic/go-elasticsearch/v8/esapi"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/fleetgraph/fleetgraph/isotime"
 	"github.com/fleetgraph/fleetgraph/search"
 )
 
@@ -95,7 +96,7 @@ const lookupChanges = `
 			'client_extra_label', c.extra_label,
 			'client_type', c.type,
 			'client_tags', CASE WHEN cardinality(c.tags) > 0 THEN to_json(c.tags) END,
-			'client_created_at', to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+			'client_created_at', to_char(c.created_at AT TIME ZONE 'UTC', ` + isotime.MillisSQL + `)
 		)::text AS doc
 		FROM clients c JOIN es_lookup_indices l ON l.data_owner_id = c.data_owner_id
 	)

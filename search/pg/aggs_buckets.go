@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleetgraph/fleetgraph/isotime"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/search/datemath"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -319,8 +320,6 @@ func (x *aggExec) fillZeroTerms(n *aggNode, byParent map[string][]bucketRow, par
 	return parents, nil
 }
 
-// cmpKeys orders raw JSON keys as the statements do: by JSON type name
-// (boolean, number, string), numbers by value, strings bytewise.
 // compareBuckets orders two terms buckets as runBucket's ORDER BY does
 // (the one comparator of the SQL and the rollup answers): the requested
 // orders (a metric's NULL last either way), then count descending, then
@@ -359,6 +358,8 @@ func compareBuckets(orders []termsOrder, countA, countB int64, keys func() int, 
 	return keys()
 }
 
+// cmpKeys orders raw JSON keys as the statements do: by JSON type name
+// (boolean, number, string), numbers by value, strings bytewise.
 func cmpKeys(a, b string) int {
 	typ := func(k string) string {
 		switch {
@@ -423,8 +424,6 @@ func (x *aggExec) newBucket(n *aggNode, br bucketRow, metrics []*aggNode) (map[s
 	}
 	return b, nil
 }
-
-const esTimeLayout = "2006-01-02T15:04:05.000Z07:00"
 
 // bucketResult builds n's result under one parent bucket from its groups,
 // registering the buckets holding documents for the level below.
@@ -691,7 +690,7 @@ func (n *aggNode) dateKeyString(ms int64) string {
 	case n.hasFmt && n.dfmt.Seconds:
 		return strconv.FormatInt(ms/1000, 10)
 	}
-	return t.Format(esTimeLayout)
+	return t.Format(isotime.Millis)
 }
 
 // dateKey is the key of the date_histogram bucket holding epoch ms, as the

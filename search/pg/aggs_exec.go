@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/fleetgraph/fleetgraph/isotime"
 	"github.com/fleetgraph/fleetgraph/limits/budget"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -595,7 +596,7 @@ func metricResult(n *aggNode, v []any) map[string]any {
 	case "avg", "min", "max", "sum":
 		r := map[string]any{"value": toFloat(v[0])}
 		if (n.typ == "min" || n.typ == "max") && n.ftype == store.FieldDate && v[0] != nil {
-			r["value_as_string"] = time.UnixMilli(int64(toFloat(v[0]).(float64))).UTC().Format(esTimeLayout)
+			r["value_as_string"] = isotime.FormatMillis(time.UnixMilli(int64(toFloat(v[0]).(float64))))
 		} else if f, ok := r["value"].(float64); ok && n.numFmt != nil {
 			r["value_as_string"] = n.numFmt.format(f)
 		}

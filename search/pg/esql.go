@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/fleetgraph/fleetgraph/isotime"
 	"github.com/fleetgraph/fleetgraph/limits/budget"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/search/esql"
@@ -375,7 +376,7 @@ func (tr *esqlTranslator) run(ctx context.Context, q querier, stmt string) ([]ma
 				})
 			}
 			if tm, ok := created.(time.Time); ok && tr.doc.visible("created_at") {
-				row["created_at"] = esqlTimeString(tm)
+				row["created_at"] = isotime.FormatMillis(tm)
 			}
 		}
 		for i, c := range tr.cols {
@@ -417,8 +418,6 @@ func esqlSQLError(err error) error {
 	return fmt.Errorf("esql: %w", err)
 }
 
-func esqlTimeString(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
-
 // esqlDocValue decodes a document value read as text, its numbers as
 // json.Number: exactly as stored (12345678901234567 stays that, where a
 // float64 would round it), and any number JSON can hold.
@@ -439,7 +438,7 @@ func esqlDocValue(v any) any {
 func esqlValue(v any) any {
 	switch x := v.(type) {
 	case time.Time:
-		return esqlTimeString(x)
+		return isotime.FormatMillis(x)
 	case int32:
 		return int64(x)
 	case int16:

@@ -3,6 +3,7 @@ package pg
 import (
 	"strings"
 
+	"github.com/fleetgraph/fleetgraph/isotime"
 	"github.com/fleetgraph/fleetgraph/search/esql"
 )
 
@@ -147,7 +148,7 @@ func (tr *esqlTranslator) convertScalar(at esql.Pos, from esqlType, x string, t 
 		case etNum:
 			return tr.javaDoubleSQL(x), nil
 		case etTime:
-			return "to_char((" + x + ") AT TIME ZONE 'UTC', " + esqlTimeFormat + ")", nil
+			return "to_char((" + x + ") AT TIME ZONE 'UTC', " + isotime.MillisSQL + ")", nil
 		}
 	}
 	return "", esqlBad(at, "cannot convert %s to %s", from, t)
@@ -174,7 +175,7 @@ func (tr *esqlTranslator) convertDoc(at esql.Pos, e esqlExpr, t esqlType, int32 
 	}
 	out := "to_jsonb(" + elem + ")"
 	if t == etTime {
-		out = "to_jsonb(to_char((" + elem + ") AT TIME ZONE 'UTC', " + esqlTimeFormat + "))"
+		out = "to_jsonb(to_char((" + elem + ") AT TIME ZONE 'UTC', " + isotime.MillisSQL + "))"
 	}
 	scalar, err := tr.convertElement("fg_elem_value", e.mt, t, int32)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleetgraph/fleetgraph/isotime"
 	"github.com/fleetgraph/fleetgraph/search/datemath"
 	"github.com/fleetgraph/fleetgraph/search/esql"
 )
@@ -29,8 +30,6 @@ func esqlPGType(t esqlType) string {
 	}
 	return "text"
 }
-
-const esqlTimeFormat = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`
 
 // conv converts e to type t.
 func (tr *esqlTranslator) conv(at esql.Pos, e esqlExpr, t esqlType) (string, error) {
@@ -85,7 +84,7 @@ func (tr *esqlTranslator) conv(at esql.Pos, e esqlExpr, t esqlType) (string, err
 		case etNum, etInt, etBool:
 			return "(" + x + ")::text", nil
 		case etTime:
-			return "to_char((" + x + ") AT TIME ZONE 'UTC', " + esqlTimeFormat + ")", nil
+			return "to_char((" + x + ") AT TIME ZONE 'UTC', " + isotime.MillisSQL + ")", nil
 		}
 	case etTime:
 		switch e.t {

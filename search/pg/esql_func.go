@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleetgraph/fleetgraph/isotime"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/search/esql"
 )
@@ -622,7 +623,7 @@ func (tr *esqlTranslator) mvAggregate(name string, at esql.Pos, e esqlExpr) (esq
 			return esqlExpr{sql: fn + "(" + each(fn+"("+v+")") + ")", t: e.mt}, true, nil
 		}
 		sqlText := "COALESCE(to_jsonb(" + fn + "(" + each(fn+"(fg_num(mv.v))") + ")), to_jsonb(to_char(" + fn + "(" +
-			each(fn+"(fg_time(mv.v))") + ") AT TIME ZONE 'UTC', " + esqlTimeFormat + ")), to_jsonb(" + fn + "(" +
+			each(fn+"(fg_time(mv.v))") + ") AT TIME ZONE 'UTC', " + isotime.MillisSQL + ")), to_jsonb(" + fn + "(" +
 			each(fn+"(mv.v #>> '{}')") + ")))"
 		return esqlExpr{sql: sqlText, t: etJSON}, true, nil
 	}

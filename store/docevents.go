@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 
@@ -84,7 +85,9 @@ func documentEvents(docs []Document, refused []int, prior map[[2]string]string, 
 				out = append(out, anomalyEvent(EventAnomalyResolved, d, doc))
 			}
 		case vocab.KindMeasurement:
-			if stored || !studyFailures {
+			// Only a document with a false in it can have "success": false
+			// (a literal is never escaped); most have none and are not decoded.
+			if stored || !studyFailures || !bytes.Contains(d.Doc, []byte("false")) {
 				continue
 			}
 			var doc map[string]any

@@ -27,10 +27,15 @@ import (
 // analysed once more rows than StatisticsBase + StatisticsScale × its rows
 // at the last analysis were inserted, updated or deleted since
 // (autovacuum's rule with a larger base and scale: where autovacuum keeps
-// up, its analyses reset the count and this one does nothing).
+// up, its analyses reset the count and this one does nothing), at most
+// once every statisticsAgain unless it more than doubled.
 const (
 	StatisticsBase  = 1000
 	StatisticsScale = 0.2
+	// statisticsAgain is how long a table analysed is left alone unless
+	// it more than doubled since: a queue that rows pass through (the
+	// analyzer's inbox) changes by its whole size every few seconds.
+	statisticsAgain = "1 minute"
 	// statisticsPerRound bounds the tables one KeepStatistics analyses.
 	statisticsPerRound = 20
 	// statisticsLockWait is how long an analysis waits for its table's
@@ -54,6 +59,8 @@ func (s *Store) KeepStatistics(ctx context.Context) ([]string, error) {
 		FROM pg_stat_user_tables t JOIN pg_class c ON c.oid = t.relid
 		WHERE t.schemaname = current_schema() AND c.relkind = 'r'
 		  AND t.n_mod_since_analyze > $1 + $2 * greatest(c.reltuples, 0)
+		  AND (coalesce(greatest(t.last_analyze, t.last_autoanalyze), '-infinity') < now() - $4::interval
+		       OR t.n_live_tup > $1 + 2 * greatest(c.reltuples, 0))
 		ORDER BY t.n_mod_since_analyze DESC LIMIT $3`
 	var analysed []string
 	for _, q := range []struct {
@@ -61,7 +68,7 @@ func (s *Store) KeepStatistics(ctx context.Context) ([]string, error) {
 		args []any
 	}{
 		{parents, []any{StatisticsBase, statisticsPerRound}},
-		{behind, []any{StatisticsBase, StatisticsScale, statisticsPerRound}},
+		{behind, []any{StatisticsBase, StatisticsScale, statisticsPerRound, statisticsAgain}},
 	} {
 		rows, _ := s.pool.Query(ctx, q.sql, q.args...)
 		tables, err := pgx.CollectRows(rows, pgx.RowTo[string])

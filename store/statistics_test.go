@@ -71,8 +71,13 @@ func TestKeepStatisticsAnalysesWhatGrew(t *testing.T) {
 		t.Errorf("a second round analysed %v (%v), want nothing: nothing changed", again, err)
 	}
 
-	// A table whose lock is held (DDL) is skipped within the lock wait.
-	if _, err := pool.Exec(ctx, `UPDATE documents SET type = 'Other' WHERE data_owner_id = $1 AND doc_id <> ''`, owner); err != nil {
+	// A table analysed a moment ago is analysed again once it more than
+	// doubled; while its lock is held (DDL) it is skipped within the lock
+	// wait.
+	_, err = pool.Exec(ctx, `INSERT INTO documents (data_owner_id, kind, doc_id, client_uuid, type, created_at, doc)
+		SELECT $1, 'measurement', 'more-' || g, $2::uuid, 'VideoMeasurement', date_trunc('month', now()) + g * interval '1 second', '{}'
+		FROM generate_series(1, $3::int) g`, owner, client, 2*stored+2000)
+	if err != nil {
 		t.Fatal(err)
 	}
 	tx, err := pool.Begin(ctx)

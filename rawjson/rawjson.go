@@ -537,3 +537,102 @@ func appendString(dst []byte, s string) []byte {
 	}
 	return append(append(dst, s[start:]...), '"')
 }
+
+// Leaves calls yield with the dotted path and the literal (a string still
+// quoted) of each scalar of the JSON object obj, in the order written:
+// objects are walked to dotted names ({"a": {"b": 1}}: a.b), an array's
+// elements have the array's path, and of the members an object repeats
+// only the last counts, as when obj is decoded. Keys are decoded. It
+// answers false when obj is not a well-formed object (what it yielded
+// before then stands) or yield stopped it. Values are not validated.
+func Leaves(obj []byte, yield func(path string, lit []byte) bool) bool {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return false
+	}
+	end := skipValue(obj, i)
+	if end <= i {
+		return false
+	}
+	return leaves(obj[i:end], "", yield)
+}
+
+// leaves walks the value v (an object, an array or a scalar) at path.
+func leaves(v []byte, path string, yield func(path string, lit []byte) bool) bool {
+	switch v[0] {
+	case '{':
+		type member struct {
+			key   string
+			value []byte
+		}
+		var members []member
+		for i := skipSpace(v, 1); i < len(v) && v[i] != '}'; {
+			if v[i] != '"' {
+				return false
+			}
+			end := skipString(v, i)
+			if end <= i {
+				return false
+			}
+			key, err := unquote(v[i:end])
+			if err != nil {
+				return false
+			}
+			if i = skipSpace(v, end); i >= len(v) || v[i] != ':' {
+				return false
+			}
+			start := skipSpace(v, i+1)
+			if end = skipValue(v, start); end <= start {
+				return false
+			}
+			members = append(members, member{key, v[start:end]})
+			if i = skipSpace(v, end); i < len(v) && v[i] == ',' {
+				i = skipSpace(v, i+1)
+			}
+		}
+		var last map[string]int // of a large object, each key's last member
+		if len(members) > 16 {
+			last = make(map[string]int, len(members))
+			for n, m := range members {
+				last[m.key] = n
+			}
+		}
+	next:
+		for n, m := range members {
+			if last != nil {
+				if last[m.key] != n {
+					continue // decoding keeps the last
+				}
+			} else {
+				for _, later := range members[n+1:] {
+					if later.key == m.key {
+						continue next
+					}
+				}
+			}
+			p := m.key
+			if path != "" {
+				p = path + "." + m.key
+			}
+			if !leaves(m.value, p, yield) {
+				return false
+			}
+		}
+		return true
+	case '[':
+		for i := skipSpace(v, 1); i < len(v) && v[i] != ']'; {
+			end := skipValue(v, i)
+			if end <= i {
+				return false
+			}
+			if !leaves(v[i:end], path, yield) {
+				return false
+			}
+			if i = skipSpace(v, end); i < len(v) && v[i] == ',' {
+				i = skipSpace(v, i+1)
+			}
+		}
+		return true
+	}
+	return yield(path, v)
+}

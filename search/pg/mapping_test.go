@@ -40,14 +40,17 @@ func TestDetectMappings(t *testing.T) {
 	docs := []store.Document{
 		{Kind: "measurement", Type: ptr("VideoMeasurement"), Doc: []byte(`{"n": 1, "f": 1.5, "e": 1e3, "b": true,
 			"d": "2016-05-03", "dt": "2016-05-03T10:00:00.123Z", "s": "2016", "x": null, "arr": [], "o": {"k": "v"},
-			"l": [null, 3, "a"], "objs": [{"a": 1}, {"a": "z", "c": false}]}`)},
+			"l": [null, 3, "a"], "objs": [{"a": 1}, {"a": "z", "c": false}],
+			"dup": 1, "dup": "the last of a repeated key counts", "esc\u0061ped": "2016-05-03", "q": "\u0032016-05-03"}`)},
+		// A document that is not an object types nothing.
+		{Kind: "measurement", Type: ptr("VideoMeasurement"), Doc: []byte(`{"broken": 1, "x": `)},
 		// Later documents never change a type (Elasticsearch's first type wins).
 		{Kind: "measurement", Type: ptr("VideoMeasurement"), Doc: []byte(`{"n": "text", "x": 2.5}`)},
 		{Kind: "measurement", Type: ptr("WebMeasurement"), Doc: []byte(`{"n": "other index"}`)},
 		{Kind: "measurement", Type: ptr("VideoMeasurement"), Doc: []byte(`{"skipped": 1}`)},
 	}
 	got := map[string]string{}
-	for _, m := range store.DetectMappings(docs, []int{3}) {
+	for _, m := range store.DetectMappings(docs, []int{4}) {
 		got[m.Type+":"+m.Field] = m.FieldType
 	}
 	want := map[string]string{
@@ -55,7 +58,8 @@ func TestDetectMappings(t *testing.T) {
 		"videomeasurement:b": "boolean", "videomeasurement:d": "date", "videomeasurement:dt": "date",
 		"videomeasurement:s": "text", "videomeasurement:o.k": "text", "videomeasurement:l": "long",
 		"videomeasurement:objs.a": "long", "videomeasurement:objs.c": "boolean", "videomeasurement:x": "float",
-		"webmeasurement:n": "text",
+		"webmeasurement:n": "text", "videomeasurement:dup": "text", "videomeasurement:escaped": "date",
+		"videomeasurement:q": "date",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("mappings\n got  %v\n want %v", got, want)

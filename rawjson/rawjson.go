@@ -211,31 +211,45 @@ func (e *encoder) value(v any) error {
 	return nil
 }
 
-// Members calls yield with the key and the value of each member of obj, a
-// JSON object the server made itself (valid, keys without escapes, as
-// gqlgen writes an operation's data), in order, without decoding or
-// validating the values. Anything else yields nothing.
-func Members(obj []byte, yield func(key string, value []byte) bool) {
+// Members calls yield with the key (decoded) and the value of each member
+// of obj, a JSON object, in order, without decoding or validating the
+// values; a key obj repeats is yielded each time. It answers false when
+// obj is not a well-formed object (what it yielded before then stands) or
+// yield stopped it.
+func Members(obj []byte, yield func(key string, value []byte) bool) bool {
 	i := skipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
-		return
+		return false
 	}
-	for i = skipSpace(obj, i+1); i < len(obj) && obj[i] == '"'; i = skipSpace(obj, i+1) {
-		end := skipValue(obj, i)
-		key := string(obj[i+1 : end-1])
-		i = skipSpace(obj, end)
-		if i >= len(obj) || obj[i] != ':' {
-			return
+	for i = skipSpace(obj, i+1); i < len(obj) && obj[i] != '}'; {
+		if obj[i] != '"' {
+			return false
+		}
+		end := skipString(obj, i)
+		if end <= i {
+			return false
+		}
+		key, err := unquote(obj[i:end])
+		if err != nil {
+			return false
+		}
+		if i = skipSpace(obj, end); i >= len(obj) || obj[i] != ':' {
+			return false
 		}
 		start := skipSpace(obj, i+1)
-		end = skipValue(obj, start)
-		if end <= start || !yield(key, obj[start:end:end]) { // appending to a value copies it
-			return
+		if end = skipValue(obj, start); end <= start {
+			return false
 		}
-		if i = skipSpace(obj, end); i >= len(obj) || obj[i] != ',' {
-			return
+		if !yield(key, obj[start:end:end]) { // appending to a value copies it
+			return false
+		}
+		if i = skipSpace(obj, end); i < len(obj) && obj[i] == ',' {
+			i = skipSpace(obj, i+1)
+		} else if i >= len(obj) || obj[i] != '}' {
+			return false
 		}
 	}
+	return i < len(obj)
 }
 
 // Member is the value of obj's member named key (compared as written,
@@ -566,29 +580,11 @@ func leaves(v []byte, path string, yield func(path string, lit []byte) bool) boo
 			value []byte
 		}
 		var members []member
-		for i := skipSpace(v, 1); i < len(v) && v[i] != '}'; {
-			if v[i] != '"' {
-				return false
-			}
-			end := skipString(v, i)
-			if end <= i {
-				return false
-			}
-			key, err := unquote(v[i:end])
-			if err != nil {
-				return false
-			}
-			if i = skipSpace(v, end); i >= len(v) || v[i] != ':' {
-				return false
-			}
-			start := skipSpace(v, i+1)
-			if end = skipValue(v, start); end <= start {
-				return false
-			}
-			members = append(members, member{key, v[start:end]})
-			if i = skipSpace(v, end); i < len(v) && v[i] == ',' {
-				i = skipSpace(v, i+1)
-			}
+		if !Members(v, func(key string, value []byte) bool {
+			members = append(members, member{key, value})
+			return true
+		}) {
+			return false
 		}
 		var last map[string]int // of a large object, each key's last member
 		if len(members) > 16 {

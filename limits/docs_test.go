@@ -90,6 +90,69 @@ func TestDecisionsTableOfGraphQLLimits(t *testing.T) {
 	}
 }
 
+// TestDocumentedBounds: the bounds the prose of the docs states (a page, a
+// search, ES|QL, persisted queries, subscriptions, the share of the
+// database) are the declared ones. Each sentence is found by its words,
+// each number in it compared with a declaration: a changed default fails
+// here until the sentence says it.
+func TestDocumentedBounds(t *testing.T) {
+	slots, perOwner := limits.AdmissionSlots(8)
+	for _, c := range []struct {
+		doc, sentence string
+		want          []any // an int, or a time.Duration, per group of sentence
+	}{
+		{"design.md", "`per_page` default ([0-9,]+), at most ([0-9,]+)\\. Searches: `size` defaults to ([0-9,]+), at most ([0-9,]+); " +
+			"a scroll keeps alive at most ([0-9a-z]+)\\.",
+			[]any{limits.ListPerPage, limits.MaxListPerPage, limits.SearchSize, limits.MaxSearchSize, limits.MaxScroll}},
+		{"decisions.md", "`size` ([0-9,]+) by default, at most ([0-9,]+) \\(also `from \\+ size`\\); scroll keep-alive at most `([0-9a-z]+)`, " +
+			"at most ([0-9,]+) open scrolls per data owner",
+			[]any{limits.SearchSize, limits.MaxSearchSize, limits.MaxScroll, limits.MaxOpenScrolls}},
+		{"decisions.md", "listings page with `page`/`per_page` \\(([0-9,]+), at most ([0-9,]+);",
+			[]any{limits.ExportPerPage, limits.MaxExportPerPage}},
+		{"export-api.md", "`per_page` \\(default ([0-9,]+), 1 to ([0-9,]+)\\)", []any{limits.ExportPerPage, limits.MaxExportPerPage}},
+		{"decisions.md", "Paging: `page` \\(from 1, at most ([0-9,]+)\\) and `per_page` \\(default ([0-9,]+), 1 to ([0-9,]+)\\)",
+			[]any{limits.MaxListPage, limits.ListPerPage, limits.MaxListPerPage}},
+		{"admin-api.md", "`per_page` \\(default ([0-9,]+), at most ([0-9,]+); else 400\\)", []any{limits.ListPerPage, limits.MaxListPerPage}},
+		{"decisions.md", "`clientIds` 1 to ([0-9,]+) integer ids", []any{limits.MaxConnectionClients}},
+		{"decisions.md", "`nodes\\(ids:\\)` takes at most ([0-9,]+) ids", []any{limits.MaxNodes}},
+		{"decisions.md", "([0-9,]+) expression nodes per query \\(`MaxQueryNodes`\\), ([0-9,]+) tokens and ([0-9,]+) KiB",
+			[]any{limits.MaxQueryNodes, limits.MaxESQLTokens, limits.MaxESQLBytes >> 10}},
+		{"decisions.md", "at most ([0-9,]+) queries and ([0-9,]+) KiB, its least recently used out first, none over ([0-9,]+) KiB",
+			[]any{limits.PersistedQueriesPerOwner, limits.PersistedQueryOwnerBytes >> 10, limits.PersistedQueryMaxBytes >> 10}},
+		{"decisions.md", "the shares of the ([0-9,]+) most recently active data owners are kept \\(([0-9,]+) MiB at most\\)",
+			[]any{limits.PersistedQueryOwners, limits.PersistedQueryOwners * limits.PersistedQueryOwnerBytes >> 20}},
+		{"decisions.md", "At most ([0-9,]+) subscriptions per WebSocket connection and ([0-9,]+) per API key per process " +
+			"\\(`TOO_MANY_REQUESTS`\\); a subscriber ([0-9,]+) events behind",
+			[]any{limits.SubscriptionsPerConnection, limits.SubscriptionsPerKey, limits.SubscriberLag}},
+		{"decisions.md", "the events after the last one it got, at most ([0-9,]+)\\)", []any{limits.SubscriptionCatchUp}},
+		{"decisions.md", "\\(P = 8 here: ([0-9]+) and ([0-9]+)\\)\\. Work over its share waits up to ([0-9]+) s",
+			[]any{slots, perOwner, int(limits.AdmissionWait / time.Second)}},
+	} {
+		raw, err := os.ReadFile("../docs/" + c.doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.Join(strings.Fields(string(raw)), " ") // a sentence may break across lines
+		m := regexp.MustCompile(c.sentence).FindStringSubmatch(text)
+		if m == nil {
+			t.Errorf("docs/%s does not say %q", c.doc, c.sentence)
+			continue
+		}
+		for i, want := range c.want {
+			switch want := want.(type) {
+			case time.Duration:
+				if got, err := time.ParseDuration(m[i+1]); err != nil || got != want {
+					t.Errorf("docs/%s: %q says %s, but the declared bound is %s", c.doc, m[0], m[i+1], want)
+				}
+			default:
+				if got := number(m[i+1]); got != want {
+					t.Errorf("docs/%s: %q says %s, but the declared bound is %v", c.doc, m[0], m[i+1], want)
+				}
+			}
+		}
+	}
+}
+
 // tableRows reads the rows of the Markdown tables of path, by the text of
 // their first cell and of each backquoted name in it (a row of two
 // variables is found by either): all its cells, trimmed, escaped pipes (\|)

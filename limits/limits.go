@@ -1,23 +1,27 @@
 // Package limits declares every bound a request or a tenant meets, in one
 // place: the shape of a GraphQL document and the complexity of an
-// operation, the size of request bodies, Query DSL bodies and ES|QL
-// queries, the time
-// limits of requests and searches, the answer budget, the rates of keys,
-// data owners and probes, the wait for a share of the database, the AI
+// operation, the pages of connections, lists, exports and searches, the
+// size of request bodies, Query DSL bodies and ES|QL queries, the time
+// limits of requests, searches, Elasticsearch and webhook deliveries, the
+// answer budget, the rates of keys, data owners and probes, the share of
+// the database, the persisted queries and subscriptions kept, the AI
 // assistant's monthly tokens. Each bound is a constant (or, for the shape
-// of a GraphQL document, the fields of DefaultGraphQL) declared below, and
-// Table lists them all with their unit, the range a setting may give them
-// and the setting, where there is one. docs_test.go checks the defaults of
-// docs/configuration.md and the /graphql limits of docs/decisions.md
-// against Table.
+// of a GraphQL document, the fields of DefaultGraphQL; for the share of the
+// database, AdmissionSlots) declared below, and Table lists them all with
+// their unit, the range a setting may give them and the setting, where
+// there is one. docs_test.go checks the defaults of docs/configuration.md,
+// the /graphql limits of docs/decisions.md and the other bounds those
+// documents and docs/design.md state against the declarations.
 //
 // The code that enforces a bound lives with what it bounds and reads its
 // numbers from here: limits/admission (the share of the database),
 // limits/budget (the answer budget), limits/ratelimit (rates), server (the
-// GraphQL document and the prices of fields), search and search/esql (the
-// size of queries), search/pg (the search time limit), cmd/fleetgraph (the
-// settings and their ranges). This package imports nothing of fleetgraph's,
-// so that every floor may read it.
+// GraphQL document, the prices of fields, persisted queries), engine,
+// export, resolvers and webhooks (pages and lists), search, search/esql,
+// search/pg and search/es (the size of queries and pages, the time
+// limits), eventhub (subscriptions), respond (the Retry-After of a 429),
+// cmd/fleetgraph (the settings and their ranges). This package imports
+// nothing of fleetgraph's, so that every floor may read it.
 package limits
 
 import "time"
@@ -59,6 +63,35 @@ const (
 	MaxPageSize = 100
 )
 
+// Pages of the other lists. An export listing (export) answers page
+// (from 1) of perPage documents: ExportPerPage when not given, at most
+// MaxExportPerPage. The lists paged by number (webhook deliveries in
+// webhooks, system status records in resolvers; docs/design.md "Lists"):
+// ListPerPage when not given, at most MaxListPerPage; the system status
+// records refuse a page past MaxListPage rather than compute an offset that
+// overflows.
+const (
+	ExportPerPage    = 100
+	MaxExportPerPage = 1000
+	ListPerPage      = 25
+	MaxListPerPage   = 100
+	MaxListPage      = 1_000_000
+)
+
+// Lists a GraphQL field takes or answers (engine, unless named).
+const (
+	// MaxNodes bounds the ids of nodes(ids:).
+	MaxNodes = 100
+	// MaxConnectionClients bounds anomalyEventsConnection's clientIds.
+	MaxConnectionClients = 100
+	// MaxEventMeasurements caps the measurements AnomalyEvent.measurements
+	// answers (the first of the event's).
+	MaxEventMeasurements = 100
+	// MaxClientSearchLength bounds the characters of clientsConnection's
+	// filter.search (resolvers).
+	MaxClientSearchLength = 255
+)
+
 // The complexity of a GraphQL operation (server/complexity.go prices the
 // fields).
 const (
@@ -75,6 +108,19 @@ const (
 	// ceil(n / PageComplexityUnit) times, so first: 100 costs ten times
 	// first: 10, and a connection inside a connection multiplies.
 	PageComplexityUnit = 10
+)
+
+// A search's page and scroll (docs/design.md "Lists"; search, search/pg,
+// search/es): SearchSize documents when size is not given, size and
+// from + size at most MaxSearchSize; a scroll keeps alive at most MaxScroll,
+// and a data owner holds at most MaxOpenScrolls unexpired ones at once
+// (Elasticsearch's default search.max_open_scroll_context): one more is a
+// 429.
+const (
+	SearchSize     = 10
+	MaxSearchSize  = 10000
+	MaxScroll      = 5 * time.Minute
+	MaxOpenScrolls = 500
 )
 
 // Size limits of a Query DSL body, checked by search.CheckDSL before
@@ -137,6 +183,21 @@ const (
 	MaxExprNodes = 1000
 	// MaxQueryNodes bounds the expression nodes of the whole query.
 	MaxQueryNodes = 5000
+	// MaxESQLTokens bounds the lexical tokens of a query, MaxESQLBytes its
+	// text (search reads the text for its indices' scope before esql.Parse
+	// does).
+	MaxESQLTokens = 20000
+	MaxESQLBytes  = 64 << 10
+	// MaxESQLNesting bounds the nesting the parser follows (expressions,
+	// NOT and unary signs) before it stops ("expression nested too
+	// deeply"); what it accepts still meets MaxExprDepth.
+	MaxESQLNesting = 200
+	// ESQLRows is how many rows a query without LIMIT answers on the
+	// embedded backend (search/pg), MaxESQLRows the most any LIMIT
+	// answers (a larger one is lowered to it, as Elasticsearch's
+	// esql.query.result_truncation_max_size does).
+	ESQLRows    = 1000
+	MaxESQLRows = 10000
 )
 
 // Sizes of a request body.
@@ -165,6 +226,17 @@ const (
 	RequestTimeout    = 60 * time.Second
 	StatementTimeout  = 60 * time.Second
 	MaxRequestTimeout = 2 * time.Minute
+)
+
+// Time limits of the requests fleetgraph makes for a tenant.
+const (
+	// ESTimeout bounds each request of the Elasticsearch backend
+	// (search/es): a cluster that stops answering fails the request
+	// instead of holding it until the client gives up.
+	ESTimeout = time.Minute
+	// WebhookTimeout is the time limit of one webhook delivery attempt
+	// (webhooks; --webhook-timeout), at most MaxRequestTimeout.
+	WebhookTimeout = 15 * time.Second
 )
 
 // The answer budget of one operation (limits/budget; --max-answer-bytes).
@@ -224,8 +296,61 @@ const (
 )
 
 // AdmissionWait is how long heavy work over its share of the database
-// waits for a place (limits/admission) before its 429.
-const AdmissionWait = 2 * time.Second
+// waits for a place (limits/admission) before its 429, and
+// BusyRetryAfterSeconds the Retry-After of that 429 (respond): about as
+// long as the refused request waited.
+const (
+	AdmissionWait         = 2 * time.Second
+	BusyRetryAfterSeconds = 2
+)
+
+// AdmissionSlots is the share of the database heavy work (searches,
+// exports) may take, from the pool's size: a quarter of the pool (at least
+// 2 connections) is kept for short requests, the rest (at least 1) may run
+// heavy work, half of that (at least 1) for one data owner
+// (limits/admission enforces it).
+func AdmissionSlots(poolSize int) (slots, perOwner int) {
+	reserved := max(2, poolSize/4)
+	slots = max(1, poolSize-reserved)
+	return slots, max(1, slots/2)
+}
+
+// Automatic persisted queries of /graphql (server/persisted.go), kept per
+// data owner.
+const (
+	// PersistedQueriesPerOwner is how many registered queries /graphql
+	// keeps for each data owner, its least recently used out first: one
+	// data owner's registrations evict only its own.
+	PersistedQueriesPerOwner = 200
+	// PersistedQueryOwnerBytes bounds the queries kept for one data owner
+	// (their lengths' sum): least recently used out first.
+	PersistedQueryOwnerBytes = 512 << 10
+	// PersistedQueryOwners is how many data owners' registrations are
+	// kept, the least recently active out first: only as many other data
+	// owners, each active since, evict one's registrations. With the byte
+	// bound it bounds the cache's memory at 32 MiB.
+	PersistedQueryOwners = 64
+	// PersistedQueryMaxBytes is the longest query that is registered (a
+	// longer one runs, but must always be sent whole).
+	PersistedQueryMaxBytes = 32 << 10
+)
+
+// GraphQL subscriptions (eventhub).
+const (
+	// SubscriptionsPerKey is how many subscriptions one API key may hold
+	// in one process, over every connection.
+	SubscriptionsPerKey = 20
+	// SubscriptionsPerConnection is how many one WebSocket connection may
+	// hold.
+	SubscriptionsPerConnection = 10
+	// SubscriberLag is how many events a subscriber may lag behind; one
+	// that lags more is ended (the client resubscribes) rather than let
+	// the process's memory grow.
+	SubscriberLag = 256
+	// SubscriptionCatchUp is how many events a resync reads per data
+	// owner.
+	SubscriptionCatchUp = 500
+)
 
 // AIMonthlyTokens is the default monthly token limit (prompt and
 // completion) of a data owner's AI assistant (--ai-monthly-tokens).

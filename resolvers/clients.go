@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fleetgraph/fleetgraph/engine"
+	"github.com/fleetgraph/fleetgraph/limits"
 
 	"github.com/99designs/gqlgen/graphql"
 	"golang.org/x/text/currency"
@@ -292,8 +293,8 @@ func clientFilterOf(in *gqlmodel.ClientFilter) (store.ClientFilter, error) {
 	fe := apierr.FieldErrors{}
 	if in.Search != nil {
 		s := strings.TrimSpace(*in.Search)
-		if n := utf8.RuneCountInString(s); n < 1 || n > engine.MaxSearchLength {
-			fe.Add("filter.search", fmt.Sprintf("must have 1 to %d characters (leave it out to match every client)", engine.MaxSearchLength))
+		if n := utf8.RuneCountInString(s); n < 1 || n > limits.MaxClientSearchLength {
+			fe.Add("filter.search", fmt.Sprintf("must have 1 to %d characters (leave it out to match every client)", limits.MaxClientSearchLength))
 		}
 		f.Search = &s
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/limits"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/fleethealth"
@@ -327,23 +328,19 @@ func ModelOf(sealer *auth.Sealer, w store.WebhookEndpoint) (*model.Webhook, erro
 		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}, nil
 }
 
-// Paging of the delivery list (docs/design.md "Lists").
-const (
-	deliveriesPerPage    = 25
-	deliveriesPerPageMax = 100
-)
-
-// deliveryPage reads page and per_page: from 1, per_page 1 to 100.
+// DeliveryPage reads page and per_page of the delivery list
+// (docs/design.md "Lists"): page from 1, per_page 1 to
+// limits.MaxListPerPage, limits.ListPerPage when not given.
 func DeliveryPage(page, perPage *int64) (int64, int64, error) {
-	p, pp := int64(1), int64(deliveriesPerPage)
+	p, pp := int64(1), int64(limits.ListPerPage)
 	if page != nil {
 		p = *page
 	}
 	if perPage != nil {
 		pp = *perPage
 	}
-	if p < 1 || pp < 1 || pp > deliveriesPerPageMax {
-		return 0, 0, apierr.BadRequestf("page must be 1 or more and per_page 1 to %d", deliveriesPerPageMax)
+	if p < 1 || pp < 1 || pp > limits.MaxListPerPage {
+		return 0, 0, apierr.BadRequestf("page must be 1 or more and per_page 1 to %d", limits.MaxListPerPage)
 	}
 	return p, pp, nil
 }

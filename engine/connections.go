@@ -16,7 +16,6 @@ import (
 	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
-	"github.com/fleetgraph/fleetgraph/webhooks"
 )
 
 // Relay connections: page arguments, opaque keyset cursors and page info.
@@ -230,8 +229,8 @@ func anomalyFilterOf(in *gqlmodel.AnomalyEventFilter) (store.AnomalyFilter, erro
 	}{{"filter.statuses", in.Statuses, &f.Statuses}, {"filter.severities", in.Severities, &f.Severities},
 		{"filter.measurementTypes", in.MeasurementTypes, &f.MeasurementTypes}, {"filter.metrics", in.Metrics, &f.Metrics},
 		{"filter.detectionPasses", in.DetectionPasses, &f.DetectionPasses}} {
-		if len(l.in) > webhooks.MaxFilterValues {
-			fe.Add(l.field, fmt.Sprintf("must have at most %d values", webhooks.MaxFilterValues))
+		if len(l.in) > limits.MaxFilterValues {
+			fe.Add(l.field, fmt.Sprintf("must have at most %d values", limits.MaxFilterValues))
 		}
 		if len(l.in) > 0 {
 			*l.dst = l.in

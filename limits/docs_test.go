@@ -92,7 +92,7 @@ func TestDecisionsTableOfGraphQLLimits(t *testing.T) {
 
 // TestDocumentedBounds: the bounds the prose of the docs states (a page, a
 // search, ES|QL, persisted queries, subscriptions, the share of the
-// database) are the declared ones. Each sentence is found by its words,
+// database, lists of ids, the AI assistant) are the declared ones. Each sentence is found by its words,
 // each number in it compared with a declaration: a changed default fails
 // here until the sentence says it.
 func TestDocumentedBounds(t *testing.T) {
@@ -125,6 +125,18 @@ func TestDocumentedBounds(t *testing.T) {
 			"\\(`TOO_MANY_REQUESTS`\\); a subscriber ([0-9,]+) events behind",
 			[]any{limits.SubscriptionsPerConnection, limits.SubscriptionsPerKey, limits.SubscriberLag}},
 		{"decisions.md", "the events after the last one it got, at most ([0-9,]+)\\)", []any{limits.SubscriptionCatchUp}},
+		{"admin-api.md", "`client_ids` \\(1 to ([0-9,]+)\\)", []any{limits.MaxGroupMembers}},
+		{"admin-api.md", "resolve anomaly episodes by id \\(1 to ([0-9,]+)\\)", []any{limits.MaxResolveAnomalies}},
+		{"admin-api.md", "at most ([0-9,]+) documents\\), `get_client`", []any{limits.MaxAIToolHits}},
+		{"admin-api.md", "The model gets the newest ([0-9,]+) user and assistant messages within ([0-9,]+) characters .*? " +
+			"earlier tool results at most ([0-9,]+) characters each, data parts such as an explanation's context ([0-9,]+)\\), " +
+			"at most ([0-9,]+) model calls and ([0-9,]+) tool calls per answer .*? tool results of at most ([0-9,]+) KiB .*? " +
+			"at most ([0-9,]+) output tokens and ([0-9,]+) s per model call, ([0-9,]+) messages per conversation",
+			[]any{limits.MaxAIContextMessages, limits.MaxAIContextChars, limits.MaxAIToolPartChars, limits.MaxAIDataPartChars,
+				limits.MaxAISteps, limits.MaxAIToolCalls, limits.MaxAIToolResultBytes >> 10, limits.AIOutputTokens,
+				int(limits.AICallTimeout / time.Second), limits.MaxAIConversationMessages}},
+		{"admin-api.md", "reserves its output limit \\(([0-9,]+) tokens, ([0-9,]+) for a title\\)",
+			[]any{limits.AIOutputTokens, limits.AITitleTokens}},
 		{"decisions.md", "\\(P = 8 here: ([0-9]+) and ([0-9]+)\\)\\. Work over its share waits up to ([0-9]+) s",
 			[]any{slots, perOwner, int(limits.AdmissionWait / time.Second)}},
 	} {

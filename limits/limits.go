@@ -90,6 +90,25 @@ const (
 	// MaxClientSearchLength bounds the characters of clientsConnection's
 	// filter.search (resolvers).
 	MaxClientSearchLength = 255
+	// MaxFilterValues bounds a filter's list of values (a webhook's in
+	// webhooks, the anomaly events connection's).
+	MaxFilterValues = 50
+	// MaxResolveAnomalies bounds the anomaly ids of one resolve request
+	// (spec "Limits"; resolvers).
+	MaxResolveAnomalies = 500
+	// MaxCapabilityListEntries bounds each measurement type and subject
+	// list of a capability (resolvers).
+	MaxCapabilityListEntries = 500
+	// MaxGroupMembers bounds the clientIds given to a client group at
+	// once (resolvers).
+	MaxGroupMembers = 1000
+	// MaxAssignmentIDs bounds the clients and the client groups of one
+	// config assignment (resolvers).
+	MaxAssignmentIDs = 10000
+	// MaxWebhookHeaders bounds a webhook's headers, MaxWebhookMentions its
+	// mentions of each kind (webhooks).
+	MaxWebhookHeaders  = 20
+	MaxWebhookMentions = 20
 )
 
 // The complexity of a GraphQL operation (server/complexity.go prices the
@@ -352,6 +371,40 @@ const (
 	SubscriptionCatchUp = 500
 )
 
-// AIMonthlyTokens is the default monthly token limit (prompt and
-// completion) of a data owner's AI assistant (--ai-monthly-tokens).
-const AIMonthlyTokens = 1_000_000
+// The AI assistant (assistant, assistant/chat; docs/admin-api.md "AI
+// assistant").
+const (
+	// AIMonthlyTokens is the default monthly token limit (prompt and
+	// completion) of a data owner's AI assistant (--ai-monthly-tokens).
+	AIMonthlyTokens = 1_000_000
+	// MaxAISteps is the most model calls of one turn: after MaxAISteps-1
+	// calls that asked for tools, the last one is offered no tools.
+	MaxAISteps = 6
+	// MaxAIToolCalls is the most tool calls of one turn; calls past it are
+	// answered "not run" and the next model call gets no tools.
+	MaxAIToolCalls = 8
+	// MaxAIToolResultBytes bounds what one tool result gives the model
+	// (and the stream): a longer one is cut and marked truncated.
+	MaxAIToolResultBytes = 16 << 10
+	// AICallTimeout bounds each model call.
+	AICallTimeout = 60 * time.Second
+	// AIOutputTokens is the output limit of a model call (the Messages API
+	// requires one; chat completions get the same), AITitleTokens that of
+	// the call that titles a conversation: each call reserves it from the
+	// month's tokens before it starts.
+	AIOutputTokens = 2048
+	AITitleTokens  = 32
+	// MaxAIContextMessages is the most earlier messages sent to the model;
+	// older ones are left out (the system prompt says how many).
+	MaxAIContextMessages = 20
+	// MaxAIContextChars bounds the text of the messages sent, newest kept.
+	MaxAIContextChars = 32_000
+	// MaxAIToolHits bounds the documents one search tool reads.
+	MaxAIToolHits = 20
+	// MaxAIToolPartChars bounds one tool result of an earlier message,
+	// MaxAIDataPartChars one data part (the context of an explanation).
+	MaxAIToolPartChars = 2_000
+	MaxAIDataPartChars = 12_000
+	// MaxAIConversationMessages bounds the messages of one conversation.
+	MaxAIConversationMessages = 500
+)

@@ -51,6 +51,13 @@ var Table = []Limit{
 	{Name: "MaxConnectionClients", Unit: "clientIds of anomalyEventsConnection", Default: MaxConnectionClients, In: "engine"},
 	{Name: "MaxEventMeasurements", Unit: "measurements of an anomaly event", Default: MaxEventMeasurements, In: "engine"},
 	{Name: "MaxClientSearchLength", Unit: "characters of a client search", Default: MaxClientSearchLength, In: "resolvers"},
+	{Name: "MaxFilterValues", Unit: "values of one filter", Default: MaxFilterValues, In: "webhooks, engine"},
+	{Name: "MaxResolveAnomalies", Unit: "anomaly ids of one resolve", Default: MaxResolveAnomalies, In: "resolvers"},
+	{Name: "MaxCapabilityListEntries", Unit: "entries of a capability's list", Default: MaxCapabilityListEntries, In: "resolvers"},
+	{Name: "MaxGroupMembers", Unit: "clientIds of one group change", Default: MaxGroupMembers, In: "resolvers"},
+	{Name: "MaxAssignmentIDs", Unit: "clients and groups of one assignment", Default: MaxAssignmentIDs, In: "resolvers"},
+	{Name: "MaxWebhookHeaders", Unit: "headers of a webhook", Default: MaxWebhookHeaders, In: "webhooks"},
+	{Name: "MaxWebhookMentions", Unit: "mentions of each kind of a webhook", Default: MaxWebhookMentions, In: "webhooks"},
 	// The complexity of a GraphQL operation.
 	{Name: "Complexity", Unit: "complexity per operation", Default: Complexity, In: "server"},
 	{Name: "SearchComplexity", Unit: "complexity per search field", Default: SearchComplexity, In: "server"},
@@ -133,6 +140,18 @@ var Table = []Limit{
 	// The AI assistant.
 	{Name: "AIMonthlyTokens", Unit: "tokens a month", Default: int64(AIMonthlyTokens), Min: int64(1),
 		Env: "FLEETGRAPH_AI_MONTHLY_TOKENS", Flag: "ai-monthly-tokens", In: "assistant/chat"},
+	{Name: "MaxAISteps", Unit: "model calls of one turn", Default: MaxAISteps, In: "assistant"},
+	{Name: "MaxAIToolCalls", Unit: "tool calls of one turn", Default: MaxAIToolCalls, In: "assistant"},
+	{Name: "MaxAIToolResultBytes", Unit: "bytes of one tool result", Default: MaxAIToolResultBytes, In: "assistant"},
+	{Name: "AICallTimeout", Unit: "duration", Default: AICallTimeout, In: "assistant"},
+	{Name: "AIOutputTokens", Unit: "output tokens of a model call", Default: AIOutputTokens, In: "assistant"},
+	{Name: "AITitleTokens", Unit: "output tokens of a title", Default: AITitleTokens, In: "assistant/chat"},
+	{Name: "MaxAIContextMessages", Unit: "earlier messages sent", Default: MaxAIContextMessages, In: "assistant"},
+	{Name: "MaxAIContextChars", Unit: "characters of the messages sent", Default: MaxAIContextChars, In: "assistant"},
+	{Name: "MaxAIToolHits", Unit: "documents of one search tool", Default: MaxAIToolHits, In: "assistant/chat"},
+	{Name: "MaxAIToolPartChars", Unit: "characters of an earlier tool result", Default: MaxAIToolPartChars, In: "assistant"},
+	{Name: "MaxAIDataPartChars", Unit: "characters of an earlier data part", Default: MaxAIDataPartChars, In: "assistant"},
+	{Name: "MaxAIConversationMessages", Unit: "messages of a conversation", Default: MaxAIConversationMessages, In: "assistant/chat"},
 }
 
 // The range of a request rate setting.

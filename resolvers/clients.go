@@ -27,12 +27,11 @@ import (
 // ISP contract mutations into store values or field errors.
 
 const (
-	maxTags         = 50
-	maxTagLength    = 64
-	maxReason       = 1000
-	maxGroupMembers = 1000
-	maxSpeed        = math.MaxInt32 // the columns are integer
-	maxPrice        = 1e10          // numeric(12, 2)
+	maxTags      = 50
+	maxTagLength = 64
+	maxReason    = 1000
+	maxSpeed     = math.MaxInt32 // the columns are integer
+	maxPrice     = 1e10          // numeric(12, 2)
 )
 
 // tagRe: letters, digits, space and a few separators; tags are filter
@@ -136,8 +135,8 @@ func groupMembersOf(ctx context.Context, in gqlmodel.ClientGroupMembersInput) (*
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(in.ClientIds) == 0 || len(in.ClientIds) > maxGroupMembers {
-		return nil, nil, apierr.Invalid("clientIds", fmt.Sprintf("must have 1 to %d entries", maxGroupMembers))
+	if len(in.ClientIds) == 0 || len(in.ClientIds) > limits.MaxGroupMembers {
+		return nil, nil, apierr.Invalid("clientIds", fmt.Sprintf("must have 1 to %d entries", limits.MaxGroupMembers))
 	}
 	refs, err := clientRefsOf(in.ClientIds)
 	return p, refs, err

@@ -29,16 +29,6 @@ import (
 // stored value.
 const maskedHeader = "********"
 
-// MaxFilterValues bounds a filter's list of values (a webhook's, the
-// anomaly events connection's).
-const MaxFilterValues = 50
-
-// Limits of a webhook's lists.
-const (
-	maxWebhookHeaders = 20
-	maxMentions       = 20
-)
-
 var (
 	headerNameRe   = regexp.MustCompile(`^[A-Za-z0-9!#$%&'*+.^_` + "`" + `|~-]{1,100}$`)
 	slackUserRe    = regexp.MustCompile(`^[UW][A-Z0-9]{2,30}$`)
@@ -112,8 +102,8 @@ func (d *Draft) Validate(fe apierr.FieldErrors) {
 			fe.Add("headers", fmt.Sprintf("%q is set by the server", name))
 		}
 	}
-	if len(d.Headers) > maxWebhookHeaders {
-		fe.Add("headers", fmt.Sprintf("at most %d headers", maxWebhookHeaders))
+	if len(d.Headers) > limits.MaxWebhookHeaders {
+		fe.Add("headers", fmt.Sprintf("at most %d headers", limits.MaxWebhookHeaders))
 	}
 }
 
@@ -148,8 +138,8 @@ func (d *Draft) validateFormatOptions(fe apierr.FieldErrors) {
 	if o.MentionChannel != nil && *o.MentionChannel != "here" && *o.MentionChannel != "channel" {
 		fe.Add("format_options", "mention_channel must be here, channel or null")
 	}
-	if len(o.MentionUsers) > maxMentions || len(o.MentionGroups) > maxMentions {
-		fe.Add("format_options", fmt.Sprintf("at most %d mentions of each kind", maxMentions))
+	if len(o.MentionUsers) > limits.MaxWebhookMentions || len(o.MentionGroups) > limits.MaxWebhookMentions {
+		fe.Add("format_options", fmt.Sprintf("at most %d mentions of each kind", limits.MaxWebhookMentions))
 	}
 }
 
@@ -240,8 +230,8 @@ func jsonStrings(fe apierr.FieldErrors, field, key string, v any, allowed []stri
 			out = append(out, s)
 		}
 	}
-	if len(out) > MaxFilterValues {
-		fe.Add(field, fmt.Sprintf("%s: at most %d values", key, MaxFilterValues))
+	if len(out) > limits.MaxFilterValues {
+		fe.Add(field, fmt.Sprintf("%s: at most %d values", key, limits.MaxFilterValues))
 	}
 	return out
 }

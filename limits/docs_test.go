@@ -114,6 +114,11 @@ func TestDocumentedBounds(t *testing.T) {
 			[]any{limits.MaxListPage, limits.ListPerPage, limits.MaxListPerPage}},
 		{"admin-api.md", "`per_page` \\(default ([0-9,]+), at most ([0-9,]+); else 400\\)", []any{limits.ListPerPage, limits.MaxListPerPage}},
 		{"decisions.md", "`clientIds` 1 to ([0-9,]+) integer ids", []any{limits.MaxConnectionClients}},
+		{"search.md", "Query DSL at most ([0-9,]+) clauses, ([0-9,]+) levels, ([0-9,]+) values, ([0-9,]+) sort keys, ([0-9,]+) `terms` values, " +
+			"`query_string`/`simple_query_string` ([0-9,]+) bytes and ([0-9,]+) levels of parentheses, ([0-9,]+) aggregations ([0-9,]+) deep, " +
+			"([0-9,]+) buckets in an answer",
+			[]any{limits.MaxDSLClauses, limits.MaxDSLDepth, limits.MaxDSLNodes, limits.MaxDSLSortKeys, limits.MaxDSLTermsValues,
+				limits.MaxQueryStringLength, limits.MaxQueryStringDepth, limits.MaxDSLAggs, limits.MaxDSLAggDepth, limits.MaxAggBuckets}},
 		{"decisions.md", "`nodes\\(ids:\\)` takes at most ([0-9,]+) ids", []any{limits.MaxNodes}},
 		{"decisions.md", "([0-9,]+) expression nodes per query \\(`MaxQueryNodes`\\), ([0-9,]+) tokens and ([0-9,]+) KiB",
 			[]any{limits.MaxQueryNodes, limits.MaxESQLTokens, limits.MaxESQLBytes >> 10}},

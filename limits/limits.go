@@ -169,6 +169,13 @@ const (
 	// MaxDSLAggDepth their nesting (a top-level aggregation is level 1).
 	MaxDSLAggs     = 100
 	MaxDSLAggDepth = 8
+	// MaxAggBuckets bounds the buckets of one response, all levels
+	// together (Elasticsearch's search.max_buckets default; search/pg).
+	MaxAggBuckets = 65536
+	// MaxTopHitsSize bounds from + size of one top_hits aggregation,
+	// MaxTopHitsDocuments the documents all its buckets return (search/pg).
+	MaxTopHitsSize      = 100
+	MaxTopHitsDocuments = 10000
 	// MaxQueryPatterns bounds what the query of a search compiles to on
 	// the embedded backend, priced before it runs: the text conditions
 	// (match, match_phrase, prefix, wildcard, regexp, query_string and

@@ -81,6 +81,9 @@ var Table = []Limit{
 	{Name: "MaxQueryStringDepth", Unit: "levels of parentheses", Default: MaxQueryStringDepth, In: "search"},
 	{Name: "MaxDSLAggs", Unit: "aggregations", Default: MaxDSLAggs, In: "search"},
 	{Name: "MaxDSLAggDepth", Unit: "levels of aggregations", Default: MaxDSLAggDepth, In: "search"},
+	{Name: "MaxAggBuckets", Unit: "buckets of a response", Default: MaxAggBuckets, In: "search/pg"},
+	{Name: "MaxTopHitsSize", Unit: "from + size of one top_hits", Default: MaxTopHitsSize, In: "search/pg"},
+	{Name: "MaxTopHitsDocuments", Unit: "documents of one top_hits", Default: MaxTopHitsDocuments, In: "search/pg"},
 	{Name: "MaxQueryPatterns", Unit: "text matches per document", Default: MaxQueryPatterns, In: "search/pg"},
 	{Name: "AllFieldsPatterns", Unit: "text matches of one condition on every field", Default: AllFieldsPatterns, In: "search/pg"},
 	// An ES|QL query.

@@ -190,6 +190,10 @@ const (
 	AllFieldsPatterns = 64
 )
 
+// MaxWarnings bounds the warnings (Warning headers) one search or ES|QL
+// request reports (search).
+const MaxWarnings = 20
+
 // Limits of what one ES|QL query may ask for, checked by esql.Parse before
 // anything is compiled: the embedded backend turns every processing command
 // and every EVAL column into one level of SQL, and PostgreSQL's planner

@@ -71,6 +71,7 @@ var Table = []Limit{
 	{Name: "MaxSearchSize", Unit: "documents of size and of from + size", Default: MaxSearchSize, In: "search"},
 	{Name: "MaxScroll", Unit: "duration", Default: MaxScroll, In: "search"},
 	{Name: "MaxOpenScrolls", Unit: "open scrolls per data owner", Default: MaxOpenScrolls, In: "search/pg"},
+	{Name: "MaxWarnings", Unit: "warnings of one request", Default: MaxWarnings, In: "search"},
 	// A Query DSL body.
 	{Name: "MaxDSLDepth", Unit: "levels of values", Default: MaxDSLDepth, In: "search"},
 	{Name: "MaxDSLNodes", Unit: "values", Default: MaxDSLNodes, In: "search"},

@@ -96,10 +96,6 @@ func ClassOf(err error) *Class {
 // in well under a second once it is back, so a few seconds is enough.
 const RetryAfterSeconds = 5
 
-// BusyRetryAfterSeconds is the Retry-After of a 429 of the admission gate
-// (package admission): about as long as the refused request waited.
-const BusyRetryAfterSeconds = 2
-
 // Outage reports whether err says that the database cannot answer now, as
 // opposed to a failure of the request itself. Every such failure is a 503
 // (ErrDatabaseUnavailable), none a 504: fleetgraph is the origin server,

@@ -7,6 +7,8 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
+
+	"github.com/fleetgraph/fleetgraph/limits"
 )
 
 // anthropicProvider speaks Anthropic's Messages API through
@@ -15,10 +17,6 @@ import (
 type anthropicProvider struct {
 	client anthropic.Client
 }
-
-// DefaultMaxTokens is the output limit of a model call (the Messages API
-// requires one; chat completions get the same).
-const DefaultMaxTokens = 2048
 
 // NewAnthropic is the Anthropic provider of cfg (BaseURL "" is
 // Anthropic's); the SDK's retries are off, as for NewOpenAI.
@@ -36,7 +34,7 @@ func NewAnthropic(cfg Config) Provider {
 func (p *anthropicProvider) Call(ctx context.Context, req Request, onText func(string)) (Reply, error) {
 	maxTokens := req.MaxTokens
 	if maxTokens <= 0 {
-		maxTokens = DefaultMaxTokens
+		maxTokens = limits.AIOutputTokens
 	}
 	params := anthropic.MessageNewParams{
 		Model:     anthropic.Model(req.Model),

@@ -3,6 +3,8 @@ package assistant
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/fleetgraph/fleetgraph/limits"
 )
 
 // message builds the assistant's UIMessage from the chunks of its stream,
@@ -69,19 +71,6 @@ func (m *message) uiMessage() map[string]any {
 	return map[string]any{"id": m.id, "role": "assistant", "parts": parts}
 }
 
-// Bounds of the conversation sent to the model.
-const (
-	// MaxContextMessages is the most earlier messages sent; older ones
-	// are left out (the system prompt says how many).
-	MaxContextMessages = 20
-	// MaxContextChars bounds the text of the messages sent, newest kept.
-	MaxContextChars = 32_000
-	// maxToolPartChars bounds one tool result of an earlier message,
-	// maxDataPartChars one data part (the context of an explanation).
-	maxToolPartChars = 2_000
-	maxDataPartChars = 12_000
-)
-
 // UIMessage is what the assistant reads of a stored message.
 type UIMessage struct {
 	ID    string            `json:"id"`
@@ -93,7 +82,7 @@ type UIMessage struct {
 // and assistant messages with their text, earlier tool results and data
 // parts as marked text (tool results are data, never instructions), system
 // messages left out (the system prompt is the server's). Only the newest
-// MaxContextMessages within MaxContextChars are kept; dropped says how
+// limits.MaxAIContextMessages within limits.MaxAIContextChars are kept; dropped says how
 // many were left out.
 func Context(msgs []UIMessage) (out []Message, dropped int) {
 	for _, m := range msgs {
@@ -105,8 +94,8 @@ func Context(msgs []UIMessage) (out []Message, dropped int) {
 		}
 	}
 	chars, keep := 0, 0
-	for i := len(out) - 1; i >= 0 && keep < MaxContextMessages; i-- {
-		if chars+len(out[i].Text) > MaxContextChars && keep > 0 {
+	for i := len(out) - 1; i >= 0 && keep < limits.MaxAIContextMessages; i-- {
+		if chars+len(out[i].Text) > limits.MaxAIContextChars && keep > 0 {
 			break
 		}
 		chars += len(out[i].Text)
@@ -137,9 +126,9 @@ func partsText(parts []json.RawMessage) string {
 		case p.Type == "text":
 			add = p.Text
 		case strings.HasPrefix(p.Type, "tool-") && len(p.Output) > 0:
-			add = "[result of tool " + strings.TrimPrefix(p.Type, "tool-") + " (data): " + clip(string(p.Output), maxToolPartChars) + "]"
+			add = "[result of tool " + strings.TrimPrefix(p.Type, "tool-") + " (data): " + clip(string(p.Output), limits.MaxAIToolPartChars) + "]"
 		case strings.HasPrefix(p.Type, "data-") && len(p.Data) > 0:
-			add = "[" + p.Type + " (data): " + clip(string(p.Data), maxDataPartChars) + "]"
+			add = "[" + p.Type + " (data): " + clip(string(p.Data), limits.MaxAIDataPartChars) + "]"
 		}
 		if add != "" {
 			if b.Len() > 0 {

@@ -152,7 +152,7 @@ type Assistant struct {
 	Provider      Provider
 	Model         string
 	MonthlyTokens int64
-	// CallTimeout bounds each model call (DefaultCallTimeout when 0).
+	// CallTimeout bounds each model call (limits.AICallTimeout when 0).
 	CallTimeout time.Duration
 }
 

@@ -6,24 +6,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
-)
-
-// Bounds of a turn (docs/admin-api.md, "AI assistant").
-const (
-	// MaxSteps is the most model calls of one turn: after MaxSteps-1 calls
-	// that asked for tools, the last one is offered no tools.
-	MaxSteps = 6
-	// MaxToolCalls is the most tool calls of one turn; calls past it are
-	// answered "not run" and the next model call gets no tools.
-	MaxToolCalls = 8
-	// MaxToolResultBytes bounds what one tool result gives the model (and
-	// the stream): a longer one is cut and marked truncated.
-	MaxToolResultBytes = 16 << 10
-	// DefaultCallTimeout bounds each model call.
-	DefaultCallTimeout = 60 * time.Second
+	"github.com/fleetgraph/fleetgraph/limits"
 )
 
 // Tool is a tool the model may call. Run reads on the caller's behalf and
@@ -115,16 +100,16 @@ func (r *run) release() {
 func (r *run) loop(ctx context.Context) error {
 	msgs := append([]Message(nil), r.t.Messages...)
 	finish := "stop"
-	for step := 0; step < MaxSteps; step++ {
+	for step := 0; step < limits.MaxAISteps; step++ {
 		var specs []ToolSpec
-		if step < MaxSteps-1 && r.calls < MaxToolCalls {
+		if step < limits.MaxAISteps-1 && r.calls < limits.MaxAIToolCalls {
 			for _, tool := range r.t.Tools {
 				specs = append(specs, tool.ToolSpec)
 			}
 		}
 		r.send(Chunk{Type: "start-step"})
 		reply, err := r.call(ctx, Request{Model: r.a.Model, System: r.t.System, Messages: msgs, Tools: specs,
-			MaxTokens: DefaultMaxTokens}, step)
+			MaxTokens: limits.AIOutputTokens}, step)
 		if err != nil {
 			return err
 		}
@@ -193,7 +178,7 @@ func (a *Assistant) Call(ctx context.Context, req Request) (Reply, error) {
 func (a *Assistant) call(ctx context.Context, req Request, onText func(string)) (Reply, error) {
 	timeout := a.CallTimeout
 	if timeout <= 0 {
-		timeout = DefaultCallTimeout
+		timeout = limits.AICallTimeout
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -208,8 +193,8 @@ func (r *run) runTool(ctx context.Context, call ToolCall) Message {
 		return Message{Role: RoleTool, ToolCallID: call.ID, ToolName: call.Name, Text: `{"error": ` + quote(msg) + `}`}
 	}
 	r.calls++
-	if r.calls > MaxToolCalls {
-		return fail(fmt.Sprintf("not run: a turn may call tools at most %d times", MaxToolCalls))
+	if r.calls > limits.MaxAIToolCalls {
+		return fail(fmt.Sprintf("not run: a turn may call tools at most %d times", limits.MaxAIToolCalls))
 	}
 	var tool *Tool
 	for i := range r.t.Tools {
@@ -236,17 +221,17 @@ func (r *run) runTool(ctx context.Context, call ToolCall) Message {
 	return Message{Role: RoleTool, ToolCallID: call.ID, ToolName: call.Name, Text: string(raw)}
 }
 
-// boundResult is a tool's output as JSON of at most MaxToolResultBytes:
+// boundResult is a tool's output as JSON of at most limits.MaxAIToolResultBytes:
 // a longer one becomes {"truncated": true, "bytes": n, "preview": "..."}.
 func boundResult(out any) json.RawMessage {
 	raw, err := json.Marshal(out)
 	if err != nil {
 		return json.RawMessage(`{"error": "the tool's result could not be encoded"}`)
 	}
-	if len(raw) <= MaxToolResultBytes {
+	if len(raw) <= limits.MaxAIToolResultBytes {
 		return raw
 	}
-	cut := MaxToolResultBytes - 200
+	cut := limits.MaxAIToolResultBytes - 200
 	for cut > 0 && raw[cut]&0xC0 == 0x80 { // not inside a UTF-8 sequence
 		cut--
 	}

@@ -16,12 +16,9 @@ import (
 	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
-	"github.com/fleetgraph/fleetgraph/webhooks"
 )
 
 // Relay connections: page arguments, opaque keyset cursors and page info.
-
-const MaxSearchLength = 255
 
 // PageWindow is a connection's first/after/last/before, checked: Size rows
 // after After and before Before, the last ones when FromEnd.
@@ -232,8 +229,8 @@ func anomalyFilterOf(in *gqlmodel.AnomalyEventFilter) (store.AnomalyFilter, erro
 	}{{"filter.statuses", in.Statuses, &f.Statuses}, {"filter.severities", in.Severities, &f.Severities},
 		{"filter.measurementTypes", in.MeasurementTypes, &f.MeasurementTypes}, {"filter.metrics", in.Metrics, &f.Metrics},
 		{"filter.detectionPasses", in.DetectionPasses, &f.DetectionPasses}} {
-		if len(l.in) > webhooks.MaxFilterValues {
-			fe.Add(l.field, fmt.Sprintf("must have at most %d values", webhooks.MaxFilterValues))
+		if len(l.in) > limits.MaxFilterValues {
+			fe.Add(l.field, fmt.Sprintf("must have at most %d values", limits.MaxFilterValues))
 		}
 		if len(l.in) > 0 {
 			*l.dst = l.in
@@ -264,9 +261,6 @@ func anomalyConnection(rows []store.Document, w PageWindow, total int64) *model.
 	return &model.AnomalyEventConnection{Edges: edges, PageInfo: info, TotalCount: total}
 }
 
-// maxConnectionClients caps anomalyEventsConnection's clientIds.
-const maxConnectionClients = 100
-
 // AnomalyEventsConnection reads a page of the data owner's anomaly events
 // of a, of the clients clientIDs name when given.
 func AnomalyEventsConnection(ctx context.Context, st *store.Store, a AnomalyArgs, clientIDs []string) (*model.AnomalyEventConnection, error) {
@@ -280,8 +274,8 @@ func AnomalyEventsConnection(ctx context.Context, st *store.Store, a AnomalyArgs
 	}
 	var uuids []string
 	if clientIDs != nil {
-		if len(clientIDs) < 1 || len(clientIDs) > maxConnectionClients {
-			return nil, apierr.Invalid("clientIds", fmt.Sprintf("must have 1 to %d entries (leave it out for every client)", maxConnectionClients))
+		if len(clientIDs) < 1 || len(clientIDs) > limits.MaxConnectionClients {
+			return nil, apierr.Invalid("clientIds", fmt.Sprintf("must have 1 to %d entries (leave it out for every client)", limits.MaxConnectionClients))
 		}
 		if uuids, err = clientUUIDs(ctx, st, p.DataOwnerID, "clientIds", clientIDs); err != nil {
 			return nil, err

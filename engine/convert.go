@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/fleethealth"
+	"github.com/fleetgraph/fleetgraph/limits"
 
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -137,7 +138,7 @@ func MeasurementOf(d store.Document) model.Measurement {
 
 // AnomalyEventOf is an anomaly event document as the API answers it.
 // Its typed fields are the document's, nil where absent or of another
-// type; MeasurementIDs are the first maxEventMeasurements of
+// type; MeasurementIDs are the first limits.MaxEventMeasurements of
 // measurement_ids.
 func AnomalyEventOf(d store.Document) model.AnomalyEvent {
 	a := model.AnomalyEvent{ID: d.DocID, Document: documentJSON(d.Doc), CreatedAt: d.CreatedAt}
@@ -165,7 +166,7 @@ func AnomalyEventOf(d store.Document) model.AnomalyEvent {
 		}
 	}
 	ids, _ := m["measurement_ids"].([]any)
-	for _, id := range ids[:min(len(ids), maxEventMeasurements)] {
+	for _, id := range ids[:min(len(ids), limits.MaxEventMeasurements)] {
 		switch v := id.(type) {
 		case string:
 			a.MeasurementIDs = append(a.MeasurementIDs, v)
@@ -175,10 +176,6 @@ func AnomalyEventOf(d store.Document) model.AnomalyEvent {
 	}
 	return a
 }
-
-// maxEventMeasurements caps the measurements AnomalyEvent.measurements
-// answers.
-const maxEventMeasurements = 100
 
 func HealthStateOf(h store.HealthState) model.ClientHealthState {
 	reasons := make([]model.HealthReason, len(h.Reasons))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/vocab"
@@ -14,9 +15,6 @@ import (
 // of global ids (model.GlobalID) with the same scoped reads the edges use,
 // the ids of one type in one statement, all types in one round trip. An id
 // of another data owner reads no row: null, like an unknown one.
-
-// maxNodes bounds nodes(ids:).
-const maxNodes = 100
 
 // nodeType reads the objects of one type with global ids: parse checks a
 // key of its global ids; read queues the read of the objects of keys and
@@ -107,8 +105,8 @@ type globalRef struct {
 // globalRefsOf parses global ids of the node types given; field names the
 // argument in errors.
 func globalRefsOf(types map[string]nodeType, field string, ids []string) ([]globalRef, error) {
-	if len(ids) > maxNodes {
-		return nil, apierr.Invalid(field, fmt.Sprintf("must have at most %d entries", maxNodes))
+	if len(ids) > limits.MaxNodes {
+		return nil, apierr.Invalid(field, fmt.Sprintf("must have at most %d entries", limits.MaxNodes))
 	}
 	refs := make([]globalRef, len(ids))
 	for i, id := range ids {

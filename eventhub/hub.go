@@ -14,24 +14,10 @@ import (
 	"sync"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/listener"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
-)
-
-// Limits of subscriptions.
-const (
-	// MaxPerKey is how many subscriptions one API key may hold in this
-	// process, over every connection.
-	MaxPerKey = 20
-	// MaxPerConnection is how many one WebSocket connection may hold.
-	MaxPerConnection = 10
-	// buffered is how many events a subscriber may lag behind; one that
-	// lags more is ended (the client resubscribes) rather than let the
-	// process's memory grow.
-	buffered = 256
-	// catchUp is how many events a resync reads per data owner.
-	catchUp = 500
 )
 
 // readableFrom is the least role that may read each event type; a type not
@@ -168,7 +154,7 @@ func (h *Hub) resync(ctx context.Context) {
 		if seq == 0 {
 			continue // subscribed before it saw anything: nothing to catch up from
 		}
-		es, err := h.events.EventsAfter(ctx, owner, seq, catchUp)
+		es, err := h.events.EventsAfter(ctx, owner, seq, limits.SubscriptionCatchUp)
 		if err != nil {
 			if ctx.Err() == nil {
 				h.log.Warn("event stream: catching up failed", "data_owner_id", owner, "err", err)
@@ -215,7 +201,7 @@ func toModel(e store.Event) *model.Event {
 
 // ErrTooMany is the refusal of a subscription over a limit.
 var ErrTooMany = apierr.Errorf(apierr.ErrTooManyRequests, "too many subscriptions: at most %d per API key and %d per connection; end one first",
-	MaxPerKey, MaxPerConnection)
+	limits.SubscriptionsPerKey, limits.SubscriptionsPerConnection)
 
 // Caller is who subscribes.
 type Caller struct {
@@ -233,11 +219,11 @@ func (h *Hub) Subscribe(ctx context.Context, c Caller, types []string) (<-chan *
 	}
 	conn := connFrom(ctx)
 	h.mu.Lock()
-	if h.perKey[c.KeyID] >= MaxPerKey || (conn != nil && !conn.take()) {
+	if h.perKey[c.KeyID] >= limits.SubscriptionsPerKey || (conn != nil && !conn.take()) {
 		h.mu.Unlock()
 		return nil, ErrTooMany
 	}
-	s := &sub{owner: c.DataOwnerID, key: c.KeyID, role: c.Role, types: types, ch: make(chan *model.Event, buffered)}
+	s := &sub{owner: c.DataOwnerID, key: c.KeyID, role: c.Role, types: types, ch: make(chan *model.Event, limits.SubscriberLag)}
 	if h.owners[c.DataOwnerID] == nil {
 		h.owners[c.DataOwnerID] = map[*sub]struct{}{}
 	}
@@ -293,7 +279,7 @@ type Connection struct {
 func (c *Connection) take() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.n >= MaxPerConnection {
+	if c.n >= limits.SubscriptionsPerConnection {
 		return false
 	}
 	c.n++
@@ -309,7 +295,7 @@ func (c *Connection) give() {
 type connKey struct{}
 
 // WithConnection marks ctx as a WebSocket connection's, whose
-// subscriptions count against MaxPerConnection.
+// subscriptions count against limits.SubscriptionsPerConnection.
 func WithConnection(ctx context.Context) context.Context {
 	return context.WithValue(ctx, connKey{}, &Connection{})
 }

@@ -20,14 +20,9 @@ import (
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
 	"github.com/fleetgraph/fleetgraph/isotime"
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/store"
 	"github.com/fleetgraph/fleetgraph/vocab"
-)
-
-// Paging of the export listings.
-const (
-	DefaultPerPage = 100
-	MaxPerPage     = 1000
 )
 
 // Types the export listings accept per endpoint (docs/design.md's vocabulary
@@ -119,7 +114,7 @@ func ParseListing(k Kind, f *gqlmodel.ExportFilter, typ *string, page, perPage *
 }
 
 func parsePaging(page, perPage *int64) (int64, int64, error) {
-	p, pp := int64(1), int64(DefaultPerPage)
+	p, pp := int64(1), int64(limits.ExportPerPage)
 	if page != nil {
 		if *page < 1 {
 			return 0, 0, apierr.BadRequestf("page must be 1 or more")
@@ -127,8 +122,8 @@ func parsePaging(page, perPage *int64) (int64, int64, error) {
 		p = *page
 	}
 	if perPage != nil {
-		if *perPage < 1 || *perPage > MaxPerPage {
-			return 0, 0, apierr.BadRequestf("per_page must be between 1 and %d", MaxPerPage)
+		if *perPage < 1 || *perPage > limits.MaxExportPerPage {
+			return 0, 0, apierr.BadRequestf("per_page must be between 1 and %d", limits.MaxExportPerPage)
 		}
 		pp = *perPage
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
+	"github.com/fleetgraph/fleetgraph/limits"
 )
 
 // wantBadRequest fails unless err is a 400 with exactly msg.
@@ -39,7 +40,7 @@ func TestParseListingRefusals(t *testing.T) {
 		{name: "start after end", kind: Measurements, filter: gqlmodel.ExportFilter{StartTime: s("2024-05-02"), EndTime: s("2024-05-01")}, want: "start_time must not be after end_time"},
 		{name: "page 0", kind: Measurements, page: n(0), want: "page must be 1 or more"},
 		{name: "per_page 0", kind: Measurements, perPage: n(0), want: "per_page must be between 1 and 1000"},
-		{name: "per_page over the maximum", kind: Clients, perPage: n(MaxPerPage + 1), want: "per_page must be between 1 and 1000"},
+		{name: "per_page over the maximum", kind: Clients, perPage: n(limits.MaxExportPerPage + 1), want: "per_page must be between 1 and 1000"},
 		{name: "page whose offset overflows", kind: Measurements, page: n(1 << 62), perPage: n(1000), want: "page is too large"},
 		{name: "client_uuid not a UUID", kind: Measurements, filter: gqlmodel.ExportFilter{ClientUUID: s("probe-01")}, want: "client_uuid must be a UUID"},
 		{name: "measurement_id of a listing without one", kind: UserFeedbacks, filter: gqlmodel.ExportFilter{MeasurementID: s("m1")}, want: "measurement_id is not a parameter of this listing"},
@@ -61,7 +62,7 @@ func TestParseListingFilter(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if l.Page != 1 || l.PerPage != DefaultPerPage || l.Filter.Limit != DefaultPerPage || l.Filter.Offset != 0 {
+		if l.Page != 1 || l.PerPage != limits.ExportPerPage || l.Filter.Limit != limits.ExportPerPage || l.Filter.Offset != 0 {
 			t.Fatalf("listing = %+v", l)
 		}
 	})

@@ -90,6 +90,86 @@ func TestDecisionsTableOfGraphQLLimits(t *testing.T) {
 	}
 }
 
+// TestDocumentedBounds: the bounds the prose of the docs states (a page, a
+// search, ES|QL, persisted queries, subscriptions, the share of the
+// database, lists of ids, the AI assistant) are the declared ones. Each sentence is found by its words,
+// each number in it compared with a declaration: a changed default fails
+// here until the sentence says it.
+func TestDocumentedBounds(t *testing.T) {
+	slots, perOwner := limits.AdmissionSlots(8)
+	for _, c := range []struct {
+		doc, sentence string
+		want          []any // an int, or a time.Duration, per group of sentence
+	}{
+		{"design.md", "`per_page` default ([0-9,]+), at most ([0-9,]+)\\. Searches: `size` defaults to ([0-9,]+), at most ([0-9,]+); " +
+			"a scroll keeps alive at most ([0-9a-z]+)\\.",
+			[]any{limits.ListPerPage, limits.MaxListPerPage, limits.SearchSize, limits.MaxSearchSize, limits.MaxScroll}},
+		{"decisions.md", "`size` ([0-9,]+) by default, at most ([0-9,]+) \\(also `from \\+ size`\\); scroll keep-alive at most `([0-9a-z]+)`, " +
+			"at most ([0-9,]+) open scrolls per data owner",
+			[]any{limits.SearchSize, limits.MaxSearchSize, limits.MaxScroll, limits.MaxOpenScrolls}},
+		{"decisions.md", "listings page with `page`/`per_page` \\(([0-9,]+), at most ([0-9,]+);",
+			[]any{limits.ExportPerPage, limits.MaxExportPerPage}},
+		{"export-api.md", "`per_page` \\(default ([0-9,]+), 1 to ([0-9,]+)\\)", []any{limits.ExportPerPage, limits.MaxExportPerPage}},
+		{"decisions.md", "Paging: `page` \\(from 1, at most ([0-9,]+)\\) and `per_page` \\(default ([0-9,]+), 1 to ([0-9,]+)\\)",
+			[]any{limits.MaxListPage, limits.ListPerPage, limits.MaxListPerPage}},
+		{"admin-api.md", "`per_page` \\(default ([0-9,]+), at most ([0-9,]+); else 400\\)", []any{limits.ListPerPage, limits.MaxListPerPage}},
+		{"decisions.md", "`clientIds` 1 to ([0-9,]+) integer ids", []any{limits.MaxConnectionClients}},
+		{"search.md", "Query DSL at most ([0-9,]+) clauses, ([0-9,]+) levels, ([0-9,]+) values, ([0-9,]+) sort keys, ([0-9,]+) `terms` values, " +
+			"`query_string`/`simple_query_string` ([0-9,]+) bytes and ([0-9,]+) levels of parentheses, ([0-9,]+) aggregations ([0-9,]+) deep, " +
+			"([0-9,]+) buckets in an answer",
+			[]any{limits.MaxDSLClauses, limits.MaxDSLDepth, limits.MaxDSLNodes, limits.MaxDSLSortKeys, limits.MaxDSLTermsValues,
+				limits.MaxQueryStringLength, limits.MaxQueryStringDepth, limits.MaxDSLAggs, limits.MaxDSLAggDepth, limits.MaxAggBuckets}},
+		{"decisions.md", "`nodes\\(ids:\\)` takes at most ([0-9,]+) ids", []any{limits.MaxNodes}},
+		{"decisions.md", "([0-9,]+) expression nodes per query \\(`MaxQueryNodes`\\), ([0-9,]+) tokens and ([0-9,]+) KiB",
+			[]any{limits.MaxQueryNodes, limits.MaxESQLTokens, limits.MaxESQLBytes >> 10}},
+		{"decisions.md", "at most ([0-9,]+) queries and ([0-9,]+) KiB, its least recently used out first, none over ([0-9,]+) KiB",
+			[]any{limits.PersistedQueriesPerOwner, limits.PersistedQueryOwnerBytes >> 10, limits.PersistedQueryMaxBytes >> 10}},
+		{"decisions.md", "the shares of the ([0-9,]+) most recently active data owners are kept \\(([0-9,]+) MiB at most\\)",
+			[]any{limits.PersistedQueryOwners, limits.PersistedQueryOwners * limits.PersistedQueryOwnerBytes >> 20}},
+		{"decisions.md", "At most ([0-9,]+) subscriptions per WebSocket connection and ([0-9,]+) per API key per process " +
+			"\\(`TOO_MANY_REQUESTS`\\); a subscriber ([0-9,]+) events behind",
+			[]any{limits.SubscriptionsPerConnection, limits.SubscriptionsPerKey, limits.SubscriberLag}},
+		{"decisions.md", "the events after the last one it got, at most ([0-9,]+)\\)", []any{limits.SubscriptionCatchUp}},
+		{"admin-api.md", "`client_ids` \\(1 to ([0-9,]+)\\)", []any{limits.MaxGroupMembers}},
+		{"admin-api.md", "resolve anomaly episodes by id \\(1 to ([0-9,]+)\\)", []any{limits.MaxResolveAnomalies}},
+		{"admin-api.md", "at most ([0-9,]+) documents\\), `get_client`", []any{limits.MaxAIToolHits}},
+		{"admin-api.md", "The model gets the newest ([0-9,]+) user and assistant messages within ([0-9,]+) characters .*? " +
+			"earlier tool results at most ([0-9,]+) characters each, data parts such as an explanation's context ([0-9,]+)\\), " +
+			"at most ([0-9,]+) model calls and ([0-9,]+) tool calls per answer .*? tool results of at most ([0-9,]+) KiB .*? " +
+			"at most ([0-9,]+) output tokens and ([0-9,]+) s per model call, ([0-9,]+) messages per conversation",
+			[]any{limits.MaxAIContextMessages, limits.MaxAIContextChars, limits.MaxAIToolPartChars, limits.MaxAIDataPartChars,
+				limits.MaxAISteps, limits.MaxAIToolCalls, limits.MaxAIToolResultBytes >> 10, limits.AIOutputTokens,
+				int(limits.AICallTimeout / time.Second), limits.MaxAIConversationMessages}},
+		{"admin-api.md", "reserves its output limit \\(([0-9,]+) tokens, ([0-9,]+) for a title\\)",
+			[]any{limits.AIOutputTokens, limits.AITitleTokens}},
+		{"decisions.md", "\\(P = 8 here: ([0-9]+) and ([0-9]+)\\)\\. Work over its share waits up to ([0-9]+) s",
+			[]any{slots, perOwner, int(limits.AdmissionWait / time.Second)}},
+	} {
+		raw, err := os.ReadFile("../docs/" + c.doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.Join(strings.Fields(string(raw)), " ") // a sentence may break across lines
+		m := regexp.MustCompile(c.sentence).FindStringSubmatch(text)
+		if m == nil {
+			t.Errorf("docs/%s does not say %q", c.doc, c.sentence)
+			continue
+		}
+		for i, want := range c.want {
+			switch want := want.(type) {
+			case time.Duration:
+				if got, err := time.ParseDuration(m[i+1]); err != nil || got != want {
+					t.Errorf("docs/%s: %q says %s, but the declared bound is %s", c.doc, m[0], m[i+1], want)
+				}
+			default:
+				if got := number(m[i+1]); got != want {
+					t.Errorf("docs/%s: %q says %s, but the declared bound is %v", c.doc, m[0], m[i+1], want)
+				}
+			}
+		}
+	}
+}
+
 // tableRows reads the rows of the Markdown tables of path, by the text of
 // their first cell and of each backquoted name in it (a row of two
 // variables is found by either): all its cells, trimmed, escaped pipes (\|)

@@ -1,23 +1,27 @@
 // Package limits declares every bound a request or a tenant meets, in one
 // place: the shape of a GraphQL document and the complexity of an
-// operation, the size of request bodies, Query DSL bodies and ES|QL
-// queries, the time
-// limits of requests and searches, the answer budget, the rates of keys,
-// data owners and probes, the wait for a share of the database, the AI
+// operation, the pages of connections, lists, exports and searches, the
+// size of request bodies, Query DSL bodies and ES|QL queries, the time
+// limits of requests, searches, Elasticsearch and webhook deliveries, the
+// answer budget, the rates of keys, data owners and probes, the share of
+// the database, the persisted queries and subscriptions kept, the AI
 // assistant's monthly tokens. Each bound is a constant (or, for the shape
-// of a GraphQL document, the fields of DefaultGraphQL) declared below, and
-// Table lists them all with their unit, the range a setting may give them
-// and the setting, where there is one. docs_test.go checks the defaults of
-// docs/configuration.md and the /graphql limits of docs/decisions.md
-// against Table.
+// of a GraphQL document, the fields of DefaultGraphQL; for the share of the
+// database, AdmissionSlots) declared below, and Table lists them all with
+// their unit, the range a setting may give them and the setting, where
+// there is one. docs_test.go checks the defaults of docs/configuration.md,
+// the /graphql limits of docs/decisions.md and the other bounds those
+// documents and docs/design.md state against the declarations.
 //
 // The code that enforces a bound lives with what it bounds and reads its
 // numbers from here: limits/admission (the share of the database),
 // limits/budget (the answer budget), limits/ratelimit (rates), server (the
-// GraphQL document and the prices of fields), search and search/esql (the
-// size of queries), search/pg (the search time limit), cmd/fleetgraph (the
-// settings and their ranges). This package imports nothing of fleetgraph's,
-// so that every floor may read it.
+// GraphQL document, the prices of fields, persisted queries), engine,
+// export, resolvers and webhooks (pages and lists), search, search/esql,
+// search/pg and search/es (the size of queries and pages, the time
+// limits), eventhub (subscriptions), respond (the Retry-After of a 429),
+// cmd/fleetgraph (the settings and their ranges). This package imports
+// nothing of fleetgraph's, so that every floor may read it.
 package limits
 
 import "time"
@@ -59,6 +63,54 @@ const (
 	MaxPageSize = 100
 )
 
+// Pages of the other lists. An export listing (export) answers page
+// (from 1) of perPage documents: ExportPerPage when not given, at most
+// MaxExportPerPage. The lists paged by number (webhook deliveries in
+// webhooks, system status records in resolvers; docs/design.md "Lists"):
+// ListPerPage when not given, at most MaxListPerPage; the system status
+// records refuse a page past MaxListPage rather than compute an offset that
+// overflows.
+const (
+	ExportPerPage    = 100
+	MaxExportPerPage = 1000
+	ListPerPage      = 25
+	MaxListPerPage   = 100
+	MaxListPage      = 1_000_000
+)
+
+// Lists a GraphQL field takes or answers (engine, unless named).
+const (
+	// MaxNodes bounds the ids of nodes(ids:).
+	MaxNodes = 100
+	// MaxConnectionClients bounds anomalyEventsConnection's clientIds.
+	MaxConnectionClients = 100
+	// MaxEventMeasurements caps the measurements AnomalyEvent.measurements
+	// answers (the first of the event's).
+	MaxEventMeasurements = 100
+	// MaxClientSearchLength bounds the characters of clientsConnection's
+	// filter.search (resolvers).
+	MaxClientSearchLength = 255
+	// MaxFilterValues bounds a filter's list of values (a webhook's in
+	// webhooks, the anomaly events connection's).
+	MaxFilterValues = 50
+	// MaxResolveAnomalies bounds the anomaly ids of one resolve request
+	// (spec "Limits"; resolvers).
+	MaxResolveAnomalies = 500
+	// MaxCapabilityListEntries bounds each measurement type and subject
+	// list of a capability (resolvers).
+	MaxCapabilityListEntries = 500
+	// MaxGroupMembers bounds the clientIds given to a client group at
+	// once (resolvers).
+	MaxGroupMembers = 1000
+	// MaxAssignmentIDs bounds the clients and the client groups of one
+	// config assignment (resolvers).
+	MaxAssignmentIDs = 10000
+	// MaxWebhookHeaders bounds a webhook's headers, MaxWebhookMentions its
+	// mentions of each kind (webhooks).
+	MaxWebhookHeaders  = 20
+	MaxWebhookMentions = 20
+)
+
 // The complexity of a GraphQL operation (server/complexity.go prices the
 // fields).
 const (
@@ -75,6 +127,19 @@ const (
 	// ceil(n / PageComplexityUnit) times, so first: 100 costs ten times
 	// first: 10, and a connection inside a connection multiplies.
 	PageComplexityUnit = 10
+)
+
+// A search's page and scroll (docs/design.md "Lists"; search, search/pg,
+// search/es): SearchSize documents when size is not given, size and
+// from + size at most MaxSearchSize; a scroll keeps alive at most MaxScroll,
+// and a data owner holds at most MaxOpenScrolls unexpired ones at once
+// (Elasticsearch's default search.max_open_scroll_context): one more is a
+// 429.
+const (
+	SearchSize     = 10
+	MaxSearchSize  = 10000
+	MaxScroll      = 5 * time.Minute
+	MaxOpenScrolls = 500
 )
 
 // Size limits of a Query DSL body, checked by search.CheckDSL before
@@ -104,6 +169,13 @@ const (
 	// MaxDSLAggDepth their nesting (a top-level aggregation is level 1).
 	MaxDSLAggs     = 100
 	MaxDSLAggDepth = 8
+	// MaxAggBuckets bounds the buckets of one response, all levels
+	// together (Elasticsearch's search.max_buckets default; search/pg).
+	MaxAggBuckets = 65536
+	// MaxTopHitsSize bounds from + size of one top_hits aggregation,
+	// MaxTopHitsDocuments the documents all its buckets return (search/pg).
+	MaxTopHitsSize      = 100
+	MaxTopHitsDocuments = 10000
 	// MaxQueryPatterns bounds what the query of a search compiles to on
 	// the embedded backend, priced before it runs: the text conditions
 	// (match, match_phrase, prefix, wildcard, regexp, query_string and
@@ -117,6 +189,10 @@ const (
 	// AllFieldsPatterns is the price of one text condition on every field.
 	AllFieldsPatterns = 64
 )
+
+// MaxWarnings bounds the warnings (Warning headers) one search or ES|QL
+// request reports (search).
+const MaxWarnings = 20
 
 // Limits of what one ES|QL query may ask for, checked by esql.Parse before
 // anything is compiled: the embedded backend turns every processing command
@@ -137,6 +213,21 @@ const (
 	MaxExprNodes = 1000
 	// MaxQueryNodes bounds the expression nodes of the whole query.
 	MaxQueryNodes = 5000
+	// MaxESQLTokens bounds the lexical tokens of a query, MaxESQLBytes its
+	// text (search reads the text for its indices' scope before esql.Parse
+	// does).
+	MaxESQLTokens = 20000
+	MaxESQLBytes  = 64 << 10
+	// MaxESQLNesting bounds the nesting the parser follows (expressions,
+	// NOT and unary signs) before it stops ("expression nested too
+	// deeply"); what it accepts still meets MaxExprDepth.
+	MaxESQLNesting = 200
+	// ESQLRows is how many rows a query without LIMIT answers on the
+	// embedded backend (search/pg), MaxESQLRows the most any LIMIT
+	// answers (a larger one is lowered to it, as Elasticsearch's
+	// esql.query.result_truncation_max_size does).
+	ESQLRows    = 1000
+	MaxESQLRows = 10000
 )
 
 // Sizes of a request body.
@@ -165,6 +256,17 @@ const (
 	RequestTimeout    = 60 * time.Second
 	StatementTimeout  = 60 * time.Second
 	MaxRequestTimeout = 2 * time.Minute
+)
+
+// Time limits of the requests fleetgraph makes for a tenant.
+const (
+	// ESTimeout bounds each request of the Elasticsearch backend
+	// (search/es): a cluster that stops answering fails the request
+	// instead of holding it until the client gives up.
+	ESTimeout = time.Minute
+	// WebhookTimeout is the time limit of one webhook delivery attempt
+	// (webhooks; --webhook-timeout), at most MaxRequestTimeout.
+	WebhookTimeout = 15 * time.Second
 )
 
 // The answer budget of one operation (limits/budget; --max-answer-bytes).
@@ -224,9 +326,96 @@ const (
 )
 
 // AdmissionWait is how long heavy work over its share of the database
-// waits for a place (limits/admission) before its 429.
-const AdmissionWait = 2 * time.Second
+// waits for a place (limits/admission) before its 429, and
+// BusyRetryAfterSeconds the Retry-After of that 429 (respond): about as
+// long as the refused request waited.
+const (
+	AdmissionWait         = 2 * time.Second
+	BusyRetryAfterSeconds = 2
+)
 
-// AIMonthlyTokens is the default monthly token limit (prompt and
-// completion) of a data owner's AI assistant (--ai-monthly-tokens).
-const AIMonthlyTokens = 1_000_000
+// AdmissionSlots is the share of the database heavy work (searches,
+// exports) may take, from the pool's size: a quarter of the pool (at least
+// 2 connections) is kept for short requests, the rest (at least 1) may run
+// heavy work, half of that (at least 1) for one data owner
+// (limits/admission enforces it).
+func AdmissionSlots(poolSize int) (slots, perOwner int) {
+	reserved := max(2, poolSize/4)
+	slots = max(1, poolSize-reserved)
+	return slots, max(1, slots/2)
+}
+
+// Automatic persisted queries of /graphql (server/persisted.go), kept per
+// data owner.
+const (
+	// PersistedQueriesPerOwner is how many registered queries /graphql
+	// keeps for each data owner, its least recently used out first: one
+	// data owner's registrations evict only its own.
+	PersistedQueriesPerOwner = 200
+	// PersistedQueryOwnerBytes bounds the queries kept for one data owner
+	// (their lengths' sum): least recently used out first.
+	PersistedQueryOwnerBytes = 512 << 10
+	// PersistedQueryOwners is how many data owners' registrations are
+	// kept, the least recently active out first: only as many other data
+	// owners, each active since, evict one's registrations. With the byte
+	// bound it bounds the cache's memory at 32 MiB.
+	PersistedQueryOwners = 64
+	// PersistedQueryMaxBytes is the longest query that is registered (a
+	// longer one runs, but must always be sent whole).
+	PersistedQueryMaxBytes = 32 << 10
+)
+
+// GraphQL subscriptions (eventhub).
+const (
+	// SubscriptionsPerKey is how many subscriptions one API key may hold
+	// in one process, over every connection.
+	SubscriptionsPerKey = 20
+	// SubscriptionsPerConnection is how many one WebSocket connection may
+	// hold.
+	SubscriptionsPerConnection = 10
+	// SubscriberLag is how many events a subscriber may lag behind; one
+	// that lags more is ended (the client resubscribes) rather than let
+	// the process's memory grow.
+	SubscriberLag = 256
+	// SubscriptionCatchUp is how many events a resync reads per data
+	// owner.
+	SubscriptionCatchUp = 500
+)
+
+// The AI assistant (assistant, assistant/chat; docs/admin-api.md "AI
+// assistant").
+const (
+	// AIMonthlyTokens is the default monthly token limit (prompt and
+	// completion) of a data owner's AI assistant (--ai-monthly-tokens).
+	AIMonthlyTokens = 1_000_000
+	// MaxAISteps is the most model calls of one turn: after MaxAISteps-1
+	// calls that asked for tools, the last one is offered no tools.
+	MaxAISteps = 6
+	// MaxAIToolCalls is the most tool calls of one turn; calls past it are
+	// answered "not run" and the next model call gets no tools.
+	MaxAIToolCalls = 8
+	// MaxAIToolResultBytes bounds what one tool result gives the model
+	// (and the stream): a longer one is cut and marked truncated.
+	MaxAIToolResultBytes = 16 << 10
+	// AICallTimeout bounds each model call.
+	AICallTimeout = 60 * time.Second
+	// AIOutputTokens is the output limit of a model call (the Messages API
+	// requires one; chat completions get the same), AITitleTokens that of
+	// the call that titles a conversation: each call reserves it from the
+	// month's tokens before it starts.
+	AIOutputTokens = 2048
+	AITitleTokens  = 32
+	// MaxAIContextMessages is the most earlier messages sent to the model;
+	// older ones are left out (the system prompt says how many).
+	MaxAIContextMessages = 20
+	// MaxAIContextChars bounds the text of the messages sent, newest kept.
+	MaxAIContextChars = 32_000
+	// MaxAIToolHits bounds the documents one search tool reads.
+	MaxAIToolHits = 20
+	// MaxAIToolPartChars bounds one tool result of an earlier message,
+	// MaxAIDataPartChars one data part (the context of an explanation).
+	MaxAIToolPartChars = 2_000
+	MaxAIDataPartChars = 12_000
+	// MaxAIConversationMessages bounds the messages of one conversation.
+	MaxAIConversationMessages = 500
+)

@@ -7,6 +7,7 @@ package resolvers
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/assistant/chat"
@@ -14,6 +15,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/engine"
 	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/model"
 )
 
@@ -26,8 +28,8 @@ func (r *mutationResolver) AiConversationCreate(ctx context.Context, input gqlmo
 	fe := apierr.FieldErrors{}
 	msgs := chat.MessagesOf(fe, input.Messages, input.Message)
 	title := chat.TitleOf(fe, input.Title)
-	if len(msgs) > chat.MaxConversationMessages {
-		fe.Add("messages", "a conversation holds at most 500 messages")
+	if len(msgs) > limits.MaxAIConversationMessages {
+		fe.Add("messages", fmt.Sprintf("a conversation holds at most %d messages", limits.MaxAIConversationMessages))
 	}
 	if err := fe.Err(); err != nil {
 		return nil, err

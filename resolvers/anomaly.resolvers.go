@@ -7,11 +7,13 @@ package resolvers
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/auth"
 	"github.com/fleetgraph/fleetgraph/engine"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -30,8 +32,8 @@ func (r *mutationResolver) AnomalyEventsResolve(ctx context.Context, anomalyIds 
 		return nil, err
 	}
 	fe := apierr.FieldErrors{}
-	if len(anomalyIds) == 0 || len(anomalyIds) > maxResolveIDs {
-		fe.Add("anomalyIds", "must have 1 to 500 entries")
+	if len(anomalyIds) == 0 || len(anomalyIds) > limits.MaxResolveAnomalies {
+		fe.Add("anomalyIds", fmt.Sprintf("must have 1 to %d entries", limits.MaxResolveAnomalies))
 	}
 	for _, id := range anomalyIds {
 		if id == "" {

@@ -15,6 +15,7 @@ import (
 	"github.com/fleetgraph/fleetgraph/engine"
 	"github.com/fleetgraph/fleetgraph/graph"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
 )
@@ -105,8 +106,8 @@ func (r *mutationResolver) ClientGroupCreate(ctx context.Context, input gqlmodel
 	}
 	fe := apierr.FieldErrors{}
 	name := text(fe, "name", &input.Name, true)
-	if len(input.ClientIds) > maxGroupMembers {
-		fe.Add("clientIds", fmt.Sprintf("must have at most %d entries", maxGroupMembers))
+	if len(input.ClientIds) > limits.MaxGroupMembers {
+		fe.Add("clientIds", fmt.Sprintf("must have at most %d entries", limits.MaxGroupMembers))
 	}
 	if err := fe.Err(); err != nil {
 		return nil, err

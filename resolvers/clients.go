@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fleetgraph/fleetgraph/engine"
+	"github.com/fleetgraph/fleetgraph/limits"
 
 	"github.com/99designs/gqlgen/graphql"
 	"golang.org/x/text/currency"
@@ -26,12 +27,11 @@ import (
 // ISP contract mutations into store values or field errors.
 
 const (
-	maxTags         = 50
-	maxTagLength    = 64
-	maxReason       = 1000
-	maxGroupMembers = 1000
-	maxSpeed        = math.MaxInt32 // the columns are integer
-	maxPrice        = 1e10          // numeric(12, 2)
+	maxTags      = 50
+	maxTagLength = 64
+	maxReason    = 1000
+	maxSpeed     = math.MaxInt32 // the columns are integer
+	maxPrice     = 1e10          // numeric(12, 2)
 )
 
 // tagRe: letters, digits, space and a few separators; tags are filter
@@ -135,8 +135,8 @@ func groupMembersOf(ctx context.Context, in gqlmodel.ClientGroupMembersInput) (*
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(in.ClientIds) == 0 || len(in.ClientIds) > maxGroupMembers {
-		return nil, nil, apierr.Invalid("clientIds", fmt.Sprintf("must have 1 to %d entries", maxGroupMembers))
+	if len(in.ClientIds) == 0 || len(in.ClientIds) > limits.MaxGroupMembers {
+		return nil, nil, apierr.Invalid("clientIds", fmt.Sprintf("must have 1 to %d entries", limits.MaxGroupMembers))
 	}
 	refs, err := clientRefsOf(in.ClientIds)
 	return p, refs, err
@@ -292,8 +292,8 @@ func clientFilterOf(in *gqlmodel.ClientFilter) (store.ClientFilter, error) {
 	fe := apierr.FieldErrors{}
 	if in.Search != nil {
 		s := strings.TrimSpace(*in.Search)
-		if n := utf8.RuneCountInString(s); n < 1 || n > engine.MaxSearchLength {
-			fe.Add("filter.search", fmt.Sprintf("must have 1 to %d characters (leave it out to match every client)", engine.MaxSearchLength))
+		if n := utf8.RuneCountInString(s); n < 1 || n > limits.MaxClientSearchLength {
+			fe.Add("filter.search", fmt.Sprintf("must have 1 to %d characters (leave it out to match every client)", limits.MaxClientSearchLength))
 		}
 		f.Search = &s
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/fleetgraph/fleetgraph/configdoc"
+	"github.com/fleetgraph/fleetgraph/limits"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/auth"
@@ -13,10 +14,6 @@ import (
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
 )
-
-// MaxAssignmentIDs caps the clients and the client groups of one
-// assignment.
-const MaxAssignmentIDs = 10000
 
 // loadConfig reads one of the data owner's configs of kind.
 func (r *Resolver) loadConfig(ctx context.Context, ownerID int64, kind model.ConfigKind, id int64) (*model.MeasurementConfig, error) {
@@ -39,8 +36,8 @@ func (r *mutationResolver) assign(ctx context.Context, kind model.ConfigKind, id
 		fe.Add("clientIds", "give clientIds or clientGroupIds (at least one id)")
 	}
 	for field, ids := range map[string][]int64{"clientIds": a.ClientIDs, "clientGroupIds": a.ClientGroupIDs} {
-		if len(ids) > MaxAssignmentIDs {
-			fe.Add(field, fmt.Sprintf("must have at most %d ids", MaxAssignmentIDs))
+		if len(ids) > limits.MaxAssignmentIDs {
+			fe.Add(field, fmt.Sprintf("must have at most %d ids", limits.MaxAssignmentIDs))
 		}
 	}
 	if err := fe.Err(); err != nil {

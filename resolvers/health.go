@@ -8,31 +8,26 @@ import (
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/fleethealth"
 	"github.com/fleetgraph/fleetgraph/graph/gqlmodel"
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/model"
 )
 
-// System status record pages: page from 1, perPage 1 to maxRecordsPerPage
-// (docs/design.md's list convention); pages past maxRecordPage are refused
-// rather than computed into an offset that overflows.
-const (
-	maxRecordsPerPage = 100
-	maxRecordPage     = 1_000_000
-)
-
-// recordPage checks the paging arguments (400 when out of range).
+// recordPage checks the paging arguments of the system status records (400
+// when out of range): page from 1 to limits.MaxListPage, perPage 1 to
+// limits.MaxListPerPage (docs/design.md's list convention).
 func recordPage(page, perPage *int64) (int64, int64, error) {
-	pg, per := int64(1), int64(25)
+	pg, per := int64(1), int64(limits.ListPerPage)
 	if page != nil {
 		pg = *page
 	}
 	if perPage != nil {
 		per = *perPage
 	}
-	if pg < 1 || pg > maxRecordPage {
-		return 0, 0, apierr.BadRequestf("page must be 1 to %d, got %d", maxRecordPage, pg)
+	if pg < 1 || pg > limits.MaxListPage {
+		return 0, 0, apierr.BadRequestf("page must be 1 to %d, got %d", limits.MaxListPage, pg)
 	}
-	if per < 1 || per > maxRecordsPerPage {
-		return 0, 0, apierr.BadRequestf("per_page must be 1 to %d, got %d", maxRecordsPerPage, per)
+	if per < 1 || per > limits.MaxListPerPage {
+		return 0, 0, apierr.BadRequestf("per_page must be 1 to %d, got %d", limits.MaxListPerPage, per)
 	}
 	return pg, per, nil
 }

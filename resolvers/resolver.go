@@ -101,7 +101,7 @@ func (r *Resolver) Panicked(ctx context.Context, what string, p any) {
 // beyond that (RateLimits, Releases, AI, Stream, RequestTimeout,
 // MaxAnswerBytes).
 func New(st *store.Store, sealer *auth.Sealer, log *slog.Logger, backend search.Backend) *Resolver {
-	slots, perOwner := admission.Sizes(int(st.Pool().Config().MaxConns))
+	slots, perOwner := limits.AdmissionSlots(int(st.Pool().Config().MaxConns))
 	return &Resolver{Store: st, Sealer: sealer, Logger: log, Search: backend,
 		OfflineDetectionOnServer: true, DegradedDetectionOnServer: true, StudyFailureOnServer: true,
 		Heavy: admission.New(slots, perOwner, limits.AdmissionWait)}

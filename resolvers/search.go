@@ -88,9 +88,6 @@ func (r *Resolver) scrollNext(ctx context.Context, scrollID string, keepAlive *s
 	return search.Answer(resp, sourceOnly), nil
 }
 
-// maxResolveIDs caps anomaly ids per resolve request (spec "Limits").
-const maxResolveIDs = 500
-
 // distinctIDs is ids without repeats, in first-seen order: requested in
 // a resolve answer counts the distinct ids asked for, so updated equals
 // requested exactly when every one of them was an active episode.

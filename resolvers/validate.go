@@ -10,6 +10,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/limits"
 )
 
 // Validation helpers: each checks one value and records failures in fe
@@ -106,8 +107,8 @@ func stringList(fe apierr.FieldErrors, field string, vs []string) []string {
 		}
 		out = append(out, v)
 	}
-	if len(out) > 500 {
-		fe.Add(field, "must have at most 500 entries")
+	if len(out) > limits.MaxCapabilityListEntries {
+		fe.Add(field, fmt.Sprintf("must have at most %d entries", limits.MaxCapabilityListEntries))
 	}
 	return out
 }

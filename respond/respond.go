@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/limits"
 )
 
 // ErrorBody is the error shape of the REST APIs.
@@ -18,7 +19,7 @@ type ErrorBody struct {
 }
 
 // JSON writes v with status; a 503 carries Retry-After
-// (apierr.RetryAfterSeconds), a 429 apierr.BusyRetryAfterSeconds, unless
+// (apierr.RetryAfterSeconds), a 429 limits.BusyRetryAfterSeconds, unless
 // the caller set one.
 func JSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -27,7 +28,7 @@ func JSON(w http.ResponseWriter, status int, v any) {
 		case http.StatusServiceUnavailable:
 			w.Header().Set("Retry-After", strconv.Itoa(apierr.RetryAfterSeconds))
 		case http.StatusTooManyRequests:
-			w.Header().Set("Retry-After", strconv.Itoa(apierr.BusyRetryAfterSeconds))
+			w.Header().Set("Retry-After", strconv.Itoa(limits.BusyRetryAfterSeconds))
 		}
 	}
 	w.WriteHeader(status)

@@ -61,9 +61,6 @@ import (
 // checked as if it ended in '*' (so <analytics-production-acme{now/d}> is
 // refused, <analytics-production-acme-measurements-{now/d}> accepted).
 
-// maxESQLLen bounds the query text the check reads.
-const maxESQLLen = 64 << 10
-
 // esqlQuery is what the check learned from a query.
 type esqlQuery struct {
 	from    []string // FROM index expressions, unquoted, one per comma-separated part
@@ -435,8 +432,8 @@ func (l *esqlLexer) peekWord() string {
 }
 
 func parseESQL(query string) (*esqlQuery, error) {
-	if len(query) > maxESQLLen {
-		return nil, Badf("ES|QL: query longer than %d bytes", maxESQLLen)
+	if len(query) > limits.MaxESQLBytes {
+		return nil, Badf("ES|QL: query longer than %d bytes", limits.MaxESQLBytes)
 	}
 	q := &esqlQuery{}
 	l := &esqlLexer{s: query}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fleetgraph/fleetgraph/limits"
 )
 
 var testLookups = []string{"analytics-production-acme-lookup-isps", "analytics-production-acme-lookup-clients"}
@@ -148,7 +150,7 @@ var refusedESQL = []struct{ q, msg string }{
 	{"FROM analytics-production-acme-measurements | LIMIT 1; FROM other", "';'"},
 	{"FROM analytics-production-acme-measurements METADATA _index, analytics-production-bob-measurements", "METADATA"},
 	{"FROM analytics-production-acme-measurements METADATA _index other", "METADATA"},
-	{strings.Repeat(" ", maxESQLLen) + "FROM analytics-production-acme-measurements", "longer than"},
+	{strings.Repeat(" ", limits.MaxESQLBytes) + "FROM analytics-production-acme-measurements", "longer than"},
 	// A line comment ends at '\r' as well as '\n' (Elasticsearch's
 	// LINE_COMMENT is '//' ~[\r\n]*): what follows a lone '\r' is read.
 	{"FROM analytics-production-acme-measurements // x\r, analytics-production-bob-measurements", "outside"},

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/vocab"
 )
@@ -105,11 +106,11 @@ func checkPaging(body map[string]any) error {
 		return err
 	}
 	if !ok {
-		size = DefaultSize
+		size = limits.SearchSize
 		body["size"] = size
 	}
-	if size < 0 || size > MaxSize {
-		return apierr.BadRequestf("size must be between 0 and %d", MaxSize)
+	if size < 0 || size > limits.MaxSearchSize {
+		return apierr.BadRequestf("size must be between 0 and %d", limits.MaxSearchSize)
 	}
 	from, _, err := IntKey(body, "from")
 	if err != nil {
@@ -118,8 +119,8 @@ func checkPaging(body map[string]any) error {
 	if from < 0 {
 		return apierr.BadRequestf("from must not be negative")
 	}
-	if from+size > MaxSize {
-		return apierr.BadRequestf("from + size must not exceed %d", MaxSize)
+	if from+size > limits.MaxSearchSize {
+		return apierr.BadRequestf("from + size must not exceed %d", limits.MaxSearchSize)
 	}
 	if sa, ok := body["search_after"]; ok && sa != nil {
 		if _, isList := sa.([]any); !isList {
@@ -193,7 +194,7 @@ func integral(f float64) (int64, error) {
 var durationRe = regexp.MustCompile(`^([0-9]+)(d|h|m|s|ms)$`)
 
 // ParseKeepAlive checks a scroll keep-alive (Elasticsearch time units),
-// at most MaxScroll; nil or "" is no scroll.
+// at most limits.MaxScroll; nil or "" is no scroll.
 func ParseKeepAlive(s *string) (string, error) {
 	if s == nil || *s == "" {
 		return "", nil
@@ -204,9 +205,8 @@ func ParseKeepAlive(s *string) (string, error) {
 	}
 	n, err := strconv.ParseInt(m[1], 10, 64)
 	unit := map[string]time.Duration{"d": 24 * time.Hour, "h": time.Hour, "m": time.Minute, "s": time.Second, "ms": time.Millisecond}[m[2]]
-	max, _ := time.ParseDuration(MaxScroll)
-	if err != nil || n <= 0 || n > int64(max/unit) {
-		return "", apierr.BadRequestf("scroll must be more than 0 and at most %s", MaxScroll)
+	if err != nil || n <= 0 || n > int64(limits.MaxScroll/unit) {
+		return "", apierr.BadRequestf("scroll must be more than 0 and at most %s", TimeValue(limits.MaxScroll))
 	}
 	return *s, nil
 }

@@ -8,7 +8,9 @@ package search
 
 import (
 	"context"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/vocab"
@@ -98,19 +100,27 @@ func (s Scope) Indices() []string {
 type Request struct {
 	Scope Scope
 	Body  map[string]any
-	// Scroll, when set, is the keep-alive of a scroll (at most MaxScroll).
+	// Scroll, when set, is the keep-alive of a scroll (at most
+	// limits.MaxScroll).
 	Scroll string
 }
 
 // Response is an Elasticsearch search response envelope, as JSON values.
 type Response = map[string]any
 
-// Limits of the contract (docs/design.md "Lists").
-const (
-	DefaultSize = 10
-	MaxSize     = 10000
-	MaxScroll   = "5m"
-)
+// TimeValue writes d as an Elasticsearch time value in its largest whole
+// unit (limits.MaxScroll: 5m).
+func TimeValue(d time.Duration) string {
+	for _, u := range []struct {
+		unit   time.Duration
+		suffix string
+	}{{24 * time.Hour, "d"}, {time.Hour, "h"}, {time.Minute, "m"}, {time.Second, "s"}, {time.Millisecond, "ms"}} {
+		if d%u.unit == 0 {
+			return strconv.FormatInt(int64(d/u.unit), 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(int64(d), 10) + "nanos"
+}
 
 // Backend runs searches for one deployment.
 type Backend interface {
@@ -163,13 +173,9 @@ func (e *UnavailableError) PublicMessage() string { return e.Msg }
 func (e *UnavailableError) Unwrap() []error { return []error{ErrUnavailable, e.Err} }
 
 // ErrTooManyScrolls is a scroll refused because its data owner already has
-// MaxOpenScrolls open (a 429, as Elasticsearch answers too many scroll
+// limits.MaxOpenScrolls open (a 429, as Elasticsearch answers too many scroll
 // contexts): finish or let expire the open ones.
 var ErrTooManyScrolls = apierr.Sentinel(apierr.ErrTooManyRequests, "too many open scrolls")
-
-// MaxOpenScrolls is how many unexpired scrolls a data owner may hold at once
-// (Elasticsearch's default search.max_open_scroll_context).
-const MaxOpenScrolls = 500
 
 // Badf makes a BadRequestError.
 func Badf(format string, args ...any) error {

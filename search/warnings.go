@@ -6,17 +6,16 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/fleetgraph/fleetgraph/limits"
 )
 
 // ESVersion is the Elasticsearch version the embedded backend answers as
 // (docs/search.md), named in Warning headers.
 const ESVersion = "8.18.0"
 
-// MaxWarnings bounds the warnings one request reports.
-const MaxWarnings = 20
-
 // Warnings collects the warnings of one request (Elasticsearch's Warning
-// response headers), in order, without repeats, at most MaxWarnings.
+// response headers), in order, without repeats, at most limits.MaxWarnings.
 type Warnings struct {
 	mu   sync.Mutex
 	msgs []string
@@ -39,7 +38,7 @@ func AddWarnings(ctx context.Context, msgs ...string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, m := range msgs {
-		if len(w.msgs) < MaxWarnings && !slices.Contains(w.msgs, m) {
+		if len(w.msgs) < limits.MaxWarnings && !slices.Contains(w.msgs, m) {
 			w.msgs = append(w.msgs, m)
 		}
 	}

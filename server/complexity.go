@@ -20,11 +20,12 @@ import (
 
 // pageComplexity prices a page of at most n objects of child complexity
 // child, its selection once per limits.PageComplexityUnit objects;
-// out-of-range sizes are priced at the default (the resolver refuses them
-// with a clearer error than the limit's).
+// out-of-range sizes (not positive, or over the largest page of any list,
+// limits.MaxExportPerPage) are priced at the default (the resolver refuses
+// them with a clearer error than the limit's).
 func pageComplexity(child int, n *int64, def int64) int {
 	size := def
-	if n != nil && *n > 0 && *n <= 1000 {
+	if n != nil && *n > 0 && *n <= limits.MaxExportPerPage {
 		size = *n
 	}
 	return 1 + child*int((size+limits.PageComplexityUnit-1)/limits.PageComplexityUnit)
@@ -66,7 +67,7 @@ func complexity() graph.ComplexityRoot {
 		return pageComplexity(child, &n, 1)
 	}
 	c.Client.Measurements = func(child int, _ *gqlmodel.MeasurementFilter, first *int64, _ *string) int {
-		return pageComplexity(child, first, 20)
+		return pageComplexity(child, first, limits.PageSize)
 	}
 	// The connections below a parent page forward (first, after).
 	forward := func(child int, first *int64, _ *string) int { return pageComplexity(child, first, limits.PageSize) }
@@ -81,10 +82,10 @@ func complexity() graph.ComplexityRoot {
 	q.AnomalyEventsConnection = func(child int, first *int64, after *string, _ *gqlmodel.AnomalyEventFilter, _ []string) int {
 		return forward(child, first, after)
 	}
-	// An anomaly event's measurements: at most 100.
+	// An anomaly event's measurements: at most limits.MaxEventMeasurements.
 	c.AnomalyEvent.Measurements = func(child int) int {
-		n := int64(100)
-		return pageComplexity(child, &n, 100)
+		n := int64(limits.MaxEventMeasurements)
+		return pageComplexity(child, &n, limits.MaxEventMeasurements)
 	}
 	q.MeasurementSearch = func(child int, _ model.JSON, _ *string, _ *bool, _ *int64, _ *int64, _ *model.JSON, _ *string) int {
 		return limits.SearchComplexity + child
@@ -98,7 +99,7 @@ func complexity() graph.ComplexityRoot {
 		return limits.SearchComplexity + child
 	}
 	q.ExportEsql = func(child int, _ string) int { return limits.SearchComplexity + child }
-	// An export page (page, perPage up to 1000) is one read bounded by the
+	// An export page (page, perPage up to limits.MaxExportPerPage) is one read bounded by the
 	// export's own limits (admission, the answer budget), as a search is.
 	exportPage := func(child int, _ *gqlmodel.ExportFilter, _ *string, _ *int64, _ *int64) int {
 		return limits.SearchComplexity + child
@@ -111,9 +112,14 @@ func complexity() graph.ComplexityRoot {
 		return limits.SearchComplexity + child
 	}
 	q.ExportNetworkRequests = q.ExportClients
-	// The deprecated lists paged by number: perPage records (25 by default).
-	q.SystemStatusRecords = func(child int, _ string, _ *int64, perPage *int64) int { return pageComplexity(child, perPage, 25) }
-	q.WebhookDeliveries = func(child int, _ int64, _ *int64, perPage *int64) int { return pageComplexity(child, perPage, 25) }
+	// The deprecated lists paged by number: perPage records
+	// (limits.ListPerPage by default).
+	q.SystemStatusRecords = func(child int, _ string, _ *int64, perPage *int64) int {
+		return pageComplexity(child, perPage, limits.ListPerPage)
+	}
+	q.WebhookDeliveries = func(child int, _ int64, _ *int64, perPage *int64) int {
+		return pageComplexity(child, perPage, limits.ListPerPage)
+	}
 	// A gateway's _entities asks for its selection once per representation.
 	c.SetEntitiesComplexity(func(child int, reps []map[string]any) int { return 1 + len(reps)*child })
 	return c

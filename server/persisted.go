@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/golang-lru/v2/simplelru"
 
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/limits"
 )
 
 // Automatic persisted queries (gqlgen's extension.AutomaticPersistedQuery,
@@ -16,24 +17,8 @@ import (
 // PersistedQueryNotFound and sends the query with its hash once, which
 // registers it. The stored operations of the REST APIs are registered from
 // the start (rest.Adapter.PersistedQueries, named in the OpenAPI documents
-// under x-graphql-operation).
-const (
-	// PersistedQueriesPerOwner is how many registered queries /graphql
-	// keeps for each data owner, its least recently used out first: one
-	// data owner's registrations evict only its own.
-	PersistedQueriesPerOwner = 200
-	// PersistedQueryOwnerBytes bounds the queries kept for one data owner
-	// (their lengths' sum): least recently used out first.
-	PersistedQueryOwnerBytes = 512 << 10
-	// PersistedQueryOwners is how many data owners' registrations are
-	// kept, the least recently active out first: only as many other data
-	// owners, each active since, evict one's registrations. With the byte
-	// bound it bounds the cache's memory at 32 MiB.
-	PersistedQueryOwners = 64
-	// PersistedQueryMaxBytes is the longest query that is registered (a
-	// longer one runs, but must always be sent whole).
-	PersistedQueryMaxBytes = 32 << 10
-)
+// under x-graphql-operation). The bounds of what is kept are declared in
+// package limits (limits.PersistedQueriesPerOwner, ...).
 
 // persistedQueries is the cache of the APQ extension: the stored
 // operations by hash, never evicted, and the queries callers registered,
@@ -58,7 +43,7 @@ var _ graphql.Cache[string] = (*persistedQueries)(nil)
 
 // newPersistedQueries keeps perOwner registered queries per data owner.
 func newPersistedQueries(perOwner int, stored map[string]string) *persistedQueries {
-	owners, _ := simplelru.NewLRU[int64, *ownerQueries](PersistedQueryOwners, nil) // a positive size: no error
+	owners, _ := simplelru.NewLRU[int64, *ownerQueries](limits.PersistedQueryOwners, nil) // a positive size: no error
 	return &persistedQueries{stored: stored, perOwner: perOwner, owners: owners}
 }
 
@@ -85,7 +70,7 @@ func (p *persistedQueries) Get(ctx context.Context, hash string) (string, bool) 
 // caller's data owner, unless it is a stored operation or too long; the
 // data owner's least recently used queries make room.
 func (p *persistedQueries) Add(ctx context.Context, hash, query string) {
-	if _, ok := p.stored[hash]; ok || len(query) > PersistedQueryMaxBytes {
+	if _, ok := p.stored[hash]; ok || len(query) > limits.PersistedQueryMaxBytes {
 		return
 	}
 	owner, ok := ownerOf(ctx)
@@ -105,7 +90,7 @@ func (p *persistedQueries) Add(ctx context.Context, hash, query string) {
 	}
 	o.byHash.Add(hash, query)
 	o.bytes += len(query)
-	for o.bytes > PersistedQueryOwnerBytes {
+	for o.bytes > limits.PersistedQueryOwnerBytes {
 		o.byHash.RemoveOldest()
 	}
 }

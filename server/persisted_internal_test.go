@@ -7,11 +7,12 @@ import (
 	"testing"
 
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/limits"
 )
 
 // TestPersistedQueriesBounded: the registered queries are kept per data
 // owner, at most perOwner of them (least recently used out first), none
-// longer than PersistedQueryMaxBytes; the stored operations stay.
+// longer than limits.PersistedQueryMaxBytes; the stored operations stay.
 func TestPersistedQueriesBounded(t *testing.T) {
 	a := auth.With(context.Background(), &auth.Principal{DataOwnerID: 1})
 	b := auth.With(context.Background(), &auth.Principal{DataOwnerID: 2})
@@ -38,9 +39,9 @@ func TestPersistedQueriesBounded(t *testing.T) {
 		t.Error("a registered query answered without a caller")
 	}
 
-	p.Add(a, "long", "{ "+strings.Repeat("x ", PersistedQueryMaxBytes/2)+"}")
+	p.Add(a, "long", "{ "+strings.Repeat("x ", limits.PersistedQueryMaxBytes/2)+"}")
 	if _, ok := p.Get(a, "long"); ok {
-		t.Error("a query over PersistedQueryMaxBytes was registered")
+		t.Error("a query over limits.PersistedQueryMaxBytes was registered")
 	}
 	for range 5 {
 		p.Add(b, "stored", "{ other }")
@@ -51,7 +52,7 @@ func TestPersistedQueriesBounded(t *testing.T) {
 }
 
 // TestPersistedQueriesOwnerShares: one data owner's registrations evict
-// only its own, by count and by bytes; only PersistedQueryOwners other
+// only its own, by count and by bytes; only limits.PersistedQueryOwners other
 // data owners, each active since, push a data owner's share out.
 func TestPersistedQueriesOwnerShares(t *testing.T) {
 	owner := func(id int64) context.Context {
@@ -69,20 +70,20 @@ func TestPersistedQueriesOwnerShares(t *testing.T) {
 	if _, ok := p.Get(b, "b1009"); !ok {
 		t.Error("b's last registration is not kept")
 	}
-	big := "{ " + strings.Repeat("x ", PersistedQueryMaxBytes/2-4) + "}"
-	for i := range PersistedQueryOwnerBytes/len(big) + 2 {
+	big := "{ " + strings.Repeat("x ", limits.PersistedQueryMaxBytes/2-4) + "}"
+	for i := range limits.PersistedQueryOwnerBytes/len(big) + 2 {
 		p.Add(b, fmt.Sprint("big", i), big)
 	}
-	if o, _ := p.owners.Peek(2); o.bytes > PersistedQueryOwnerBytes {
-		t.Errorf("b keeps %d bytes, over %d", o.bytes, PersistedQueryOwnerBytes)
+	if o, _ := p.owners.Peek(2); o.bytes > limits.PersistedQueryOwnerBytes {
+		t.Errorf("b keeps %d bytes, over %d", o.bytes, limits.PersistedQueryOwnerBytes)
 	}
 	if _, ok := p.Get(a, "a1"); !ok {
 		t.Error("another data owner's long registrations evicted a's")
 	}
-	for id := int64(3); id < 3+PersistedQueryOwners; id++ {
+	for id := int64(3); id < 3+limits.PersistedQueryOwners; id++ {
 		p.Add(owner(id), "h", "{ h }")
 	}
 	if _, ok := p.Get(a, "a1"); ok {
-		t.Errorf("a's share is kept after %d other data owners registered", PersistedQueryOwners)
+		t.Errorf("a's share is kept after %d other data owners registered", limits.PersistedQueryOwners)
 	}
 }

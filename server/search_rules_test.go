@@ -10,7 +10,6 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apitest"
 	"github.com/fleetgraph/fleetgraph/limits"
-	"github.com/fleetgraph/fleetgraph/search"
 )
 
 // The request and response rules of POST /measurements/search (spec
@@ -315,7 +314,7 @@ func TestSearchScrollLimit(t *testing.T) {
 	ctx := context.Background()
 	if _, err := w.e.Store.Pool().Exec(ctx, `INSERT INTO search_scrolls (id, data_owner_id, state, expires_at)
 		SELECT 'capfill-' || $1::bigint || '-' || g, $1, '{}', now() + interval '5 minutes' FROM generate_series(1, $2) g`,
-		w.o.ID, search.MaxOpenScrolls); err != nil {
+		w.o.ID, limits.MaxOpenScrolls); err != nil {
 		t.Fatal(err)
 	}
 	r := w.e.Admin(t, http.MethodPost, "/measurements/search", w.viewer, map[string]any{"body": map[string]any{"size": 5}, "scroll": "1m"})

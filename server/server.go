@@ -116,7 +116,7 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 	gql.AddTransport(graphQLPost{answerBytes: answerBytes})
 	gql.AddTransport(graphQLGet{answerBytes: answerBytes})
 	gql.Use(obs.GraphQL{Metrics: o.metrics, Tracer: o.tracing.Tracer()}) // first: labels refused documents too
-	gql.Use(extension.AutomaticPersistedQuery{Cache: newPersistedQueries(PersistedQueriesPerOwner, adapter.PersistedQueries())})
+	gql.Use(extension.AutomaticPersistedQuery{Cache: newPersistedQueries(limits.PersistedQueriesPerOwner, adapter.PersistedQueries())})
 	gql.Use(extension.Introspection{})
 	gql.Use(newInputLimits(limits.DefaultGraphQL))
 	gql.SetParserTokenLimit(limits.DefaultGraphQL.Tokens)

@@ -133,7 +133,7 @@ func TestSubscriptionSSE(t *testing.T) {
 }
 
 // Unknown event types and keys without a role are refused; a key holds at
-// most stream.MaxPerKey subscriptions.
+// most limits.SubscriptionsPerKey subscriptions.
 func TestSubscriptionRefusals(t *testing.T) {
 	e := apitest.Get(t)
 	o := e.NewOwner(t, "sub-refuse")

@@ -12,10 +12,10 @@ import (
 	"github.com/coder/websocket/wsjson"
 
 	"github.com/fleetgraph/fleetgraph/apitest"
-	"github.com/fleetgraph/fleetgraph/eventhub"
+	"github.com/fleetgraph/fleetgraph/limits"
 )
 
-// One WebSocket connection holds at most eventhub.MaxPerConnection
+// One WebSocket connection holds at most limits.SubscriptionsPerConnection
 // subscriptions: one more is answered with a TOO_MANY_REQUESTS error,
 // the others stay open.
 func TestSubscriptionLimitPerConnection(t *testing.T) {
@@ -42,7 +42,7 @@ func TestSubscriptionLimitPerConnection(t *testing.T) {
 		t.Fatalf("connection_init answered %+v, %v", ack, err)
 	}
 	before := e.Stream.Subscribers()
-	for i := range eventhub.MaxPerConnection + 1 {
+	for i := range limits.SubscriptionsPerConnection + 1 {
 		if err := wsjson.Write(ctx, conn, message{ID: fmt.Sprint(i), Type: "subscribe",
 			Payload: map[string]any{"query": `subscription { events { id } }`}}); err != nil {
 			t.Fatal(err)
@@ -55,7 +55,7 @@ func TestSubscriptionLimitPerConnection(t *testing.T) {
 			Payload json.RawMessage `json:"payload"`
 		}
 		if err := wsjson.Read(ctx, conn, &m); err != nil {
-			t.Fatalf("no refusal of subscription %d: %v", eventhub.MaxPerConnection, err)
+			t.Fatalf("no refusal of subscription %d: %v", limits.SubscriptionsPerConnection, err)
 		}
 		if m.Type == "ping" {
 			continue
@@ -68,8 +68,8 @@ func TestSubscriptionLimitPerConnection(t *testing.T) {
 		}
 		break
 	}
-	waitSubscribers(t, e, before, eventhub.MaxPerConnection)
-	if got := e.Stream.Subscribers() - before; got != eventhub.MaxPerConnection {
-		t.Errorf("subscriptions open on the connection: %d, want %d", got, eventhub.MaxPerConnection)
+	waitSubscribers(t, e, before, limits.SubscriptionsPerConnection)
+	if got := e.Stream.Subscribers() - before; got != limits.SubscriptionsPerConnection {
+		t.Errorf("subscriptions open on the connection: %d, want %d", got, limits.SubscriptionsPerConnection)
 	}
 }

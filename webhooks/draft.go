@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/limits"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/fleethealth"
@@ -27,16 +28,6 @@ import (
 // maskedHeader is how header values are shown; sent back, it keeps the
 // stored value.
 const maskedHeader = "********"
-
-// MaxFilterValues bounds a filter's list of values (a webhook's, the
-// anomaly events connection's).
-const MaxFilterValues = 50
-
-// Limits of a webhook's lists.
-const (
-	maxWebhookHeaders = 20
-	maxMentions       = 20
-)
 
 var (
 	headerNameRe   = regexp.MustCompile(`^[A-Za-z0-9!#$%&'*+.^_` + "`" + `|~-]{1,100}$`)
@@ -111,8 +102,8 @@ func (d *Draft) Validate(fe apierr.FieldErrors) {
 			fe.Add("headers", fmt.Sprintf("%q is set by the server", name))
 		}
 	}
-	if len(d.Headers) > maxWebhookHeaders {
-		fe.Add("headers", fmt.Sprintf("at most %d headers", maxWebhookHeaders))
+	if len(d.Headers) > limits.MaxWebhookHeaders {
+		fe.Add("headers", fmt.Sprintf("at most %d headers", limits.MaxWebhookHeaders))
 	}
 }
 
@@ -147,8 +138,8 @@ func (d *Draft) validateFormatOptions(fe apierr.FieldErrors) {
 	if o.MentionChannel != nil && *o.MentionChannel != "here" && *o.MentionChannel != "channel" {
 		fe.Add("format_options", "mention_channel must be here, channel or null")
 	}
-	if len(o.MentionUsers) > maxMentions || len(o.MentionGroups) > maxMentions {
-		fe.Add("format_options", fmt.Sprintf("at most %d mentions of each kind", maxMentions))
+	if len(o.MentionUsers) > limits.MaxWebhookMentions || len(o.MentionGroups) > limits.MaxWebhookMentions {
+		fe.Add("format_options", fmt.Sprintf("at most %d mentions of each kind", limits.MaxWebhookMentions))
 	}
 }
 
@@ -239,8 +230,8 @@ func jsonStrings(fe apierr.FieldErrors, field, key string, v any, allowed []stri
 			out = append(out, s)
 		}
 	}
-	if len(out) > MaxFilterValues {
-		fe.Add(field, fmt.Sprintf("%s: at most %d values", key, MaxFilterValues))
+	if len(out) > limits.MaxFilterValues {
+		fe.Add(field, fmt.Sprintf("%s: at most %d values", key, limits.MaxFilterValues))
 	}
 	return out
 }
@@ -327,23 +318,19 @@ func ModelOf(sealer *auth.Sealer, w store.WebhookEndpoint) (*model.Webhook, erro
 		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}, nil
 }
 
-// Paging of the delivery list (docs/design.md "Lists").
-const (
-	deliveriesPerPage    = 25
-	deliveriesPerPageMax = 100
-)
-
-// deliveryPage reads page and per_page: from 1, per_page 1 to 100.
+// DeliveryPage reads page and per_page of the delivery list
+// (docs/design.md "Lists"): page from 1, per_page 1 to
+// limits.MaxListPerPage, limits.ListPerPage when not given.
 func DeliveryPage(page, perPage *int64) (int64, int64, error) {
-	p, pp := int64(1), int64(deliveriesPerPage)
+	p, pp := int64(1), int64(limits.ListPerPage)
 	if page != nil {
 		p = *page
 	}
 	if perPage != nil {
 		pp = *perPage
 	}
-	if p < 1 || pp < 1 || pp > deliveriesPerPageMax {
-		return 0, 0, apierr.BadRequestf("page must be 1 or more and per_page 1 to %d", deliveriesPerPageMax)
+	if p < 1 || pp < 1 || pp > limits.MaxListPerPage {
+		return 0, 0, apierr.BadRequestf("page must be 1 or more and per_page 1 to %d", limits.MaxListPerPage)
 	}
 	return p, pp, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/model"
 	"github.com/fleetgraph/fleetgraph/store"
 )
@@ -26,9 +27,8 @@ import (
 var Schedule = []time.Duration{0, 5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour,
 	5 * time.Hour, 10 * time.Hour, 10 * time.Hour}
 
-// Defaults of Config.
+// Defaults of Config (the attempt's time limit is limits.WebhookTimeout).
 const (
-	DefaultTimeout      = 15 * time.Second
 	DefaultOfflineSweep = time.Minute
 	// maxRetryAfter caps the wait a receiver's Retry-After asks for.
 	maxRetryAfter = 24 * time.Hour
@@ -42,7 +42,7 @@ type Config struct {
 	// AllowCIDRs are private ranges deliveries may go to (operator
 	// setting FLEETGRAPH_WEBHOOK_ALLOW_CIDRS; tests name 127.0.0.1/32).
 	AllowCIDRs []netip.Prefix
-	// Timeout of one attempt (0: 15 s).
+	// Timeout of one attempt (0: limits.WebhookTimeout).
 	Timeout time.Duration
 	// Schedule overrides the retry schedule (tests); nil is Schedule.
 	Schedule []time.Duration
@@ -58,7 +58,7 @@ type Engine struct {
 // New builds the engine; Register hands its workers to River.
 func New(cfg Config) *Engine {
 	if cfg.Timeout <= 0 {
-		cfg.Timeout = DefaultTimeout
+		cfg.Timeout = limits.WebhookTimeout
 	}
 	if cfg.Schedule == nil {
 		cfg.Schedule = Schedule

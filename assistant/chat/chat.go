@@ -41,12 +41,12 @@ type OperationRunner interface {
 	RunOperation(ctx context.Context, name string, vars map[string]any) (json.RawMessage, error)
 }
 
-// Bounds of conversations.
+// Bounds of conversations (what a data owner's conversations may hold is
+// limits.MaxAIConversationMessages).
 const (
-	MaxConversationMessages = 500
-	maxTitleRunes           = 200
-	previewRunes            = 160
-	derivedTitleRunes       = 60
+	maxTitleRunes     = 200
+	previewRunes      = 160
+	derivedTitleRunes = 60
 )
 
 // Caller is the caller of an AI operation: any role, a configured
@@ -246,7 +246,7 @@ func budgetSpent(limit int64, resetsAt time.Time) error {
 // reservationTTL is how long a model call's reservation counts when it is
 // never released (the process died during the call): past any call's time
 // limit.
-const reservationTTL = 2 * assistant.DefaultCallTimeout
+const reservationTTL = 2 * limits.AICallTimeout
 
 // reserveTokens reserves maxTokens of the data owner's budget for one model
 // call (store.ReserveAITokens): refused with budgetSpent while what is used
@@ -381,8 +381,8 @@ func (r *Service) CompletionTurn(ctx context.Context, id int64, input CompleteIn
 	switch {
 	case added == 0 || msgs[len(msgs)-1]["role"] != "user":
 		fe.Add("messages", "must end with a new user message")
-	case len(msgs) >= MaxConversationMessages:
-		fe.Add("messages", fmt.Sprintf("a conversation holds at most %d messages: start a new one", MaxConversationMessages))
+	case len(msgs) >= limits.MaxAIConversationMessages:
+		fe.Add("messages", fmt.Sprintf("a conversation holds at most %d messages: start a new one", limits.MaxAIConversationMessages))
 	}
 	if err := fe.Err(); err != nil {
 		return nil, err
@@ -482,7 +482,7 @@ func (r *Service) ExplainTurn(ctx context.Context, input ExplainInput) (*aiTurn,
 			return nil, err
 		}
 		_ = json.Unmarshal(c.Messages, &stored)
-		if len(stored) >= MaxConversationMessages {
+		if len(stored) >= limits.MaxAIConversationMessages {
 			return nil, apierr.FieldErrors{"conversationId": {"holds too many messages: start a new conversation"}}.Err()
 		}
 	}
@@ -556,14 +556,13 @@ func (r *Service) GenerateTitle(ctx context.Context, id int64) (store.AIConversa
 	if err := r.withinBudget(ctx, p.DataOwnerID); err != nil {
 		return c, err
 	}
-	const titleTokens = 32
-	release, err := r.reserveTokens(ctx, p.DataOwnerID, titleTokens)
+	release, err := r.reserveTokens(ctx, p.DataOwnerID, limits.AITitleTokens)
 	if err != nil {
 		return c, err
 	}
 	defer release()
 	reply, err := r.AI.Call(ctx, assistant.Request{Model: r.AI.Model, System: titlePrompt,
-		Messages: []assistant.Message{{Role: assistant.RoleUser, Text: b.String()}}, MaxTokens: titleTokens})
+		Messages: []assistant.Message{{Role: assistant.RoleUser, Text: b.String()}}, MaxTokens: limits.AITitleTokens})
 	if reply.Usage != (assistant.Usage{}) {
 		if rerr := r.recorder(ctx, p, c.ID, "title")(reply.Usage); rerr != nil && err == nil {
 			err = rerr

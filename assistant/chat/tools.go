@@ -8,6 +8,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/assistant"
+	"github.com/fleetgraph/fleetgraph/limits"
 )
 
 // The assistant's tools. Each runs a stored REST operation (rest/ops/)
@@ -15,14 +16,11 @@ import (
 // caller could read through the API; none writes. Their inputs are the
 // operations' parameters, checked by the operations.
 
-// maxToolHits bounds the documents one search tool reads.
-const maxToolHits = 20
-
 var (
 	querySchema = map[string]any{"type": "object",
 		"description": "Elasticsearch Query DSL request body, e.g. {\"query\": {\"bool\": {\"filter\": [{\"term\": {\"client_uuid\": \"...\"}}, " +
 			"{\"range\": {\"created_at\": {\"gte\": \"2026-01-01T00:00:00Z\"}}}]}}, \"sort\": [{\"created_at\": \"desc\"}]}"}
-	sizeSchema = map[string]any{"type": "integer", "minimum": 1, "maximum": maxToolHits,
+	sizeSchema = map[string]any{"type": "integer", "minimum": 1, "maximum": limits.MaxAIToolHits,
 		"description": "how many documents to return (default 10)"}
 )
 
@@ -85,7 +83,7 @@ func (r *Service) opTool(op string, vars func(map[string]any) map[string]any) fu
 }
 
 // searchTool runs a search operation answering the documents only, at
-// most maxToolHits of them.
+// most limits.MaxAIToolHits of them.
 func (r *Service) searchTool(op string, scoped bool) func(context.Context, json.RawMessage) (any, error) {
 	return func(ctx context.Context, raw json.RawMessage) (any, error) {
 		in := toolInput(raw)
@@ -96,7 +94,7 @@ func (r *Service) searchTool(op string, scoped bool) func(context.Context, json.
 		size := int64(10)
 		if n, ok := in["size"].(json.Number); ok {
 			if s, err := n.Int64(); err == nil && s > 0 {
-				size = min(s, maxToolHits)
+				size = min(s, limits.MaxAIToolHits)
 			}
 		}
 		vars := map[string]any{"body": body, "size": size, "sourceOnly": true}

@@ -30,7 +30,7 @@ func (c *config) webhookFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Webhooks.AllowCIDRs, "webhook-allow-cidrs", envOr("FLEETGRAPH_WEBHOOK_ALLOW_CIDRS", ""),
 		"comma-separated CIDR ranges of non-public addresses webhooks may be delivered to, such as 10.1.0.0/16 "+
 			"(env FLEETGRAPH_WEBHOOK_ALLOW_CIDRS); empty: loopback, private, link-local and metadata addresses are refused")
-	fs.StringVar(&c.Webhooks.Timeout, "webhook-timeout", envOr("FLEETGRAPH_WEBHOOK_TIMEOUT", webhooks.DefaultTimeout.String()),
+	fs.StringVar(&c.Webhooks.Timeout, "webhook-timeout", envOr("FLEETGRAPH_WEBHOOK_TIMEOUT", limits.WebhookTimeout.String()),
 		"time limit of one webhook delivery attempt, a Go duration of at most 2m (env FLEETGRAPH_WEBHOOK_TIMEOUT)")
 	fs.StringVar(&c.Webhooks.RescueAfter, "webhook-rescue-after", envOr("FLEETGRAPH_WEBHOOK_RESCUE_AFTER", ""),
 		"how long a delivery attempt may stay running before it is tried again (its process died), a Go duration "+
@@ -47,7 +47,7 @@ func (c *config) startJobs(ctx context.Context, st *store.Store, sealer *auth.Se
 	if err != nil {
 		return nil, err
 	}
-	timeout, err := duration(c.Webhooks.Timeout, webhooks.DefaultTimeout, limits.MaxRequestTimeout, "--webhook-timeout (FLEETGRAPH_WEBHOOK_TIMEOUT)")
+	timeout, err := duration(c.Webhooks.Timeout, limits.WebhookTimeout, limits.MaxRequestTimeout, "--webhook-timeout (FLEETGRAPH_WEBHOOK_TIMEOUT)")
 	if err != nil {
 		return nil, err
 	}

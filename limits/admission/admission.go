@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/limits"
 )
 
 // Gate admits heavy work. The zero Gate and a nil *Gate admit everything.
@@ -26,15 +27,6 @@ type Gate struct {
 
 	mu     sync.Mutex
 	owners map[int64]chan struct{}
-}
-
-// Sizes derives a gate's sizes from the pool's: a quarter of the pool (at
-// least 2 connections) is kept for short requests, the rest may run heavy
-// work, half of that (at least 1) for one data owner.
-func Sizes(poolSize int) (slots, perOwner int) {
-	reserved := max(2, poolSize/4)
-	slots = max(1, poolSize-reserved)
-	return slots, max(1, slots/2)
 }
 
 // New makes a gate of slots places in all and perOwner per data owner.
@@ -57,7 +49,7 @@ func (e *Busy) PublicMessage() string { return e.Error() }
 
 // retryAfter is what a refused caller is told to wait: about as long as it
 // waited already.
-const retryAfter = apierr.BusyRetryAfterSeconds * time.Second
+const retryAfter = limits.BusyRetryAfterSeconds * time.Second
 
 // Enter waits for a place for owner's heavy work; leave gives it back.
 func (g *Gate) Enter(ctx context.Context, owner int64) (leave func(), err error) {

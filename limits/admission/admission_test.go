@@ -11,14 +11,6 @@ import (
 	"github.com/fleetgraph/fleetgraph/apierr"
 )
 
-func TestSizes(t *testing.T) {
-	for _, c := range []struct{ pool, slots, perOwner int }{{1, 1, 1}, {2, 1, 1}, {8, 6, 3}, {16, 12, 6}, {40, 30, 15}} {
-		if s, p := Sizes(c.pool); s != c.slots || p != c.perOwner {
-			t.Errorf("Sizes(%d) = %d, %d; want %d, %d", c.pool, s, p, c.slots, c.perOwner)
-		}
-	}
-}
-
 // One owner gets at most its share; another owner still gets in while the
 // first is at its share; nobody gets past the slots in all; a refused
 // caller gets a 429 after the wait; a place given back is taken again.

@@ -32,6 +32,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/limits/budget"
 	"github.com/fleetgraph/fleetgraph/search"
 )
@@ -43,14 +44,10 @@ type Backend struct {
 	scrollKey []byte
 	logger    *slog.Logger
 
-	// Timeout bounds each request to Elasticsearch (default DefaultTimeout):
-	// a cluster that stops answering fails the request instead of holding
-	// it until the client gives up.
+	// Timeout bounds each request to Elasticsearch (default
+	// limits.ESTimeout).
 	Timeout time.Duration
 }
-
-// DefaultTimeout is a Backend's default Timeout.
-const DefaultTimeout = time.Minute
 
 var _ search.Backend = (*Backend)(nil)
 
@@ -74,7 +71,7 @@ func New(rawURL string, pool *pgxpool.Pool, secret []byte, logger *slog.Logger) 
 	}
 	mac := hmac.New(sha256.New, secret)
 	mac.Write([]byte("fleetgraph/search/es scroll id v1"))
-	return &Backend{client: client, pool: pool, scrollKey: mac.Sum(nil), logger: logger, Timeout: DefaultTimeout}, nil
+	return &Backend{client: client, pool: pool, scrollKey: mac.Sum(nil), logger: logger, Timeout: limits.ESTimeout}, nil
 }
 
 // Client is the Elasticsearch client (for the indexer).
@@ -374,19 +371,18 @@ func parseKeepAlive(s string) (time.Duration, error) {
 		unit   time.Duration
 	}{{"nanos", time.Nanosecond}, {"micros", time.Microsecond}, {"ms", time.Millisecond},
 		{"s", time.Second}, {"m", time.Minute}, {"h", time.Hour}, {"d", 24 * time.Hour}}
-	max, _ := time.ParseDuration(search.MaxScroll)
 	for _, u := range units {
 		num, ok := strings.CutSuffix(s, u.suffix)
 		if !ok {
 			continue
 		}
 		n, err := strconv.ParseInt(num, 10, 64)
-		if err != nil || n <= 0 || n > int64(max/u.unit) {
+		if err != nil || n <= 0 || n > int64(limits.MaxScroll/u.unit) {
 			break
 		}
 		return time.Duration(n) * u.unit, nil
 	}
-	return 0, search.Badf("invalid scroll keep-alive %q: a time value of at most %s", s, search.MaxScroll)
+	return 0, search.Badf("invalid scroll keep-alive %q: a time value of at most %s", s, search.TimeValue(limits.MaxScroll))
 }
 
 // Scroll ids: fgs1.<data owner id>.<base64url ES scroll id>.<base64url mac>.

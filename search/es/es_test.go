@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/apitest"
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/search"
 )
 
@@ -443,7 +444,7 @@ func TestBackendTimeout(t *testing.T) {
 	defer close(release)
 	f := apitest.NewFakeES(t, func(apitest.ESRequest) (int, string) { <-release; return 200, `{}` })
 	b := newBackend(t, f, "secret")
-	if b.Timeout != DefaultTimeout {
+	if b.Timeout != limits.ESTimeout {
 		t.Fatalf("default timeout %v", b.Timeout)
 	}
 	b.Timeout = 100 * time.Millisecond

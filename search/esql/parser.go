@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/fleetgraph/fleetgraph/limits"
 )
 
 // unsupportedCommands are ES|QL commands outside the subset: they are
@@ -54,12 +56,6 @@ var durationUnits = map[string]string{
 	"year": "year", "years": "year", "yr": "year", "y": "year",
 }
 
-// maxDepth bounds expression nesting; maxTokens the length of a query.
-const (
-	maxDepth  = 200
-	maxTokens = 20000
-)
-
 type parser struct {
 	src   string
 	toks  []token
@@ -74,8 +70,8 @@ func Parse(src string) (*Query, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(toks) > maxTokens {
-		return nil, errAt(src, toks[maxTokens].start, fmt.Sprintf("query too long: more than %d tokens", maxTokens))
+	if len(toks) > limits.MaxESQLTokens {
+		return nil, errAt(src, toks[limits.MaxESQLTokens].start, fmt.Sprintf("query too long: more than %d tokens", limits.MaxESQLTokens))
 	}
 	p := &parser{src: src, toks: toks}
 	q, perr := p.query()
@@ -523,7 +519,7 @@ func (p *parser) fieldsWhere(aggs, where bool) ([]Field, *Error) {
 func (p *parser) expr() (Expr, *Error) {
 	p.depth++
 	defer func() { p.depth-- }()
-	if p.depth > maxDepth {
+	if p.depth > limits.MaxESQLNesting {
 		return nil, p.errf(p.peek(), "expression nested too deeply")
 	}
 	return p.or()
@@ -566,7 +562,7 @@ func (p *parser) not() (Expr, *Error) {
 		t := p.next()
 		p.depth++
 		defer func() { p.depth-- }()
-		if p.depth > maxDepth {
+		if p.depth > limits.MaxESQLNesting {
 			return nil, p.errf(t, "expression nested too deeply")
 		}
 		x, err := p.not()
@@ -703,7 +699,7 @@ func (p *parser) unary() (Expr, *Error) {
 		t := p.next()
 		p.depth++
 		defer func() { p.depth-- }()
-		if p.depth > maxDepth {
+		if p.depth > limits.MaxESQLNesting {
 			return nil, p.errf(t, "expression nested too deeply")
 		}
 		x, err := p.unary()

@@ -9,23 +9,23 @@ import (
 	"time"
 	_ "time/tzdata" // time zones of date_histogram on hosts without zoneinfo
 
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/search/dateformat"
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
-// Limits of aggregations (400 beyond them).
+// Limits of aggregations (400 beyond them; the buckets and top_hits bounds
+// are limits.MaxAggBuckets, MaxTopHitsSize and MaxTopHitsDocuments). A
+// terms size may ask for as many buckets as a response may hold
+// (Elasticsearch checks the buckets made, not the size). maxAggNodes and
+// maxAggDepth back up search.CheckDSL's stricter limits.MaxDSLAggs and
+// MaxDSLAggDepth for a body that did not pass it.
 const (
-	// maxAggBuckets is Elasticsearch's search.max_buckets default: buckets
-	// in one response, all levels together; a terms size may ask for as
-	// many (Elasticsearch checks the buckets made, not the size).
-	maxAggBuckets   = 65536
-	maxTermsSize    = maxAggBuckets
-	maxTopHitsSize  = 100 // from + size of one top_hits
-	maxTopHitsTotal = 10000
-	maxAggNodes     = 200           // aggregations in one request, all levels together
-	maxAggDepth     = 20            // levels of sub-aggregations
-	maxZeroTerms    = maxAggBuckets // distinct values a terms with min_doc_count 0 may list
+	maxTermsSize = limits.MaxAggBuckets
+	maxAggNodes  = 200                  // aggregations in one request, all levels together
+	maxAggDepth  = 20                   // levels of sub-aggregations
+	maxZeroTerms = limits.MaxAggBuckets // distinct values a terms with min_doc_count 0 may list
 )
 
 type aggScopeKey struct{}
@@ -83,8 +83,8 @@ func (b *Backend) aggregations(ctx context.Context, q querier, a *args, where st
 	for _, n := range nodes {
 		total += countResult(n, resp[n.name])
 	}
-	if total > maxAggBuckets {
-		return nil, search.Badf("too many buckets in aggregations (%d, at most %d)", total, maxAggBuckets)
+	if total > limits.MaxAggBuckets {
+		return nil, search.Badf("too many buckets in aggregations (%d, at most %d)", total, limits.MaxAggBuckets)
 	}
 	return resp, nil
 }

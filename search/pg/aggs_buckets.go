@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/isotime"
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/search/datemath"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -115,7 +116,7 @@ func (x *aggExec) runBucket(n *aggNode, objs map[string]map[string]any, sel []st
 	} else {
 		sql = "SELECT " + strings.Join(sel1, ", ") + from + group
 	}
-	sql += fmt.Sprintf(" LIMIT %d", maxAggBuckets+1)
+	sql += fmt.Sprintf(" LIMIT %d", limits.MaxAggBuckets+1)
 	var rows [][]any
 	if x.cells != nil {
 		rows, err = x.cells.bucketRows(n, c, sel, metrics)
@@ -125,8 +126,8 @@ func (x *aggExec) runBucket(n *aggNode, objs map[string]map[string]any, sel []st
 	if err != nil {
 		return err
 	}
-	if len(rows) > maxAggBuckets {
-		return search.Badf("too many buckets in aggregations (more than %d)", maxAggBuckets)
+	if len(rows) > limits.MaxAggBuckets {
+		return search.Badf("too many buckets in aggregations (more than %d)", limits.MaxAggBuckets)
 	}
 	// Group the rows by parent path, in the order they came.
 	byParent := map[string][]bucketRow{}
@@ -597,8 +598,8 @@ func (x *aggExec) histResult(n *aggNode, rows []bucketRow, metrics []*aggNode, r
 		}
 		var filled []kb
 		tooMany := func() error {
-			if len(filled)+x.buckets > maxAggBuckets {
-				return search.Badf("too many buckets in aggregations (more than %d)", maxAggBuckets)
+			if len(filled)+x.buckets > limits.MaxAggBuckets {
+				return search.Badf("too many buckets in aggregations (more than %d)", limits.MaxAggBuckets)
 			}
 			return nil
 		}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/search/dateformat"
 	"github.com/fleetgraph/fleetgraph/search/datemath"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -634,8 +635,8 @@ func (n *aggNode) compileTopHits(v any) error {
 			return n.badf("[from] must be a non-negative integer")
 		}
 	}
-	if n.from+n.size > maxTopHitsSize {
-		return n.badf("[from] + [size] must be at most %d", maxTopHitsSize)
+	if n.from+n.size > limits.MaxTopHitsSize {
+		return n.badf("[from] + [size] must be at most %d", limits.MaxTopHitsSize)
 	}
 	if n.sort, err = parseHitSort(p["sort"]); err != nil {
 		return n.badf("%v", err)

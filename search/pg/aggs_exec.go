@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/fleetgraph/fleetgraph/isotime"
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/limits/budget"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -43,16 +44,16 @@ func (x *aggExec) stmtArgs() *args {
 
 func (x *aggExec) countBuckets(n int) error {
 	x.buckets += n
-	if x.buckets > maxAggBuckets {
-		return search.Badf("too many buckets in aggregations (more than %d)", maxAggBuckets)
+	if x.buckets > limits.MaxAggBuckets {
+		return search.Badf("too many buckets in aggregations (more than %d)", limits.MaxAggBuckets)
 	}
 	return x.countAlloc(n)
 }
 
 func (x *aggExec) countAlloc(n int) error {
 	x.alloc += n
-	if x.alloc > 10*maxAggBuckets {
-		return search.Badf("too many buckets in aggregations (more than %d)", maxAggBuckets)
+	if x.alloc > 10*limits.MaxAggBuckets {
+		return search.Badf("too many buckets in aggregations (more than %d)", limits.MaxAggBuckets)
 	}
 	return nil
 }

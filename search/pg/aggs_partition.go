@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"strconv"
 
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/store"
 )
 
@@ -32,12 +33,12 @@ func (x *aggExec) partitionTerms(nodes []*aggNode) error {
 				where = "FALSE"
 			}
 			rows, err := x.query("SELECT DISTINCT t.k #>> '{}', jsonb_typeof(t.k) FROM documents d CROSS JOIN LATERAL "+
-				termValues(st, n.field)+" t WHERE "+where+" LIMIT "+strconv.Itoa(maxAggBuckets+1), st)
+				termValues(st, n.field)+" t WHERE "+where+" LIMIT "+strconv.Itoa(limits.MaxAggBuckets+1), st)
 			if err != nil {
 				return err
 			}
-			if len(rows) > maxAggBuckets {
-				return n.badf("[include] partitions over more than %d distinct values", maxAggBuckets)
+			if len(rows) > limits.MaxAggBuckets {
+				return n.badf("[include] partitions over more than %d distinct values", limits.MaxAggBuckets)
 			}
 			f.values = []string{}
 			for _, r := range rows {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/search"
 )
 
@@ -71,13 +72,13 @@ func (x *aggExec) runTopHits(n *aggNode, objs map[string]map[string]any, sel []s
 		"ORDER BY " + strings.Join(order, ", ") + ") AS rn, " + strings.Join(cols, ", ") + from +
 		") x WHERE x.rn > " + st.add(int64(n.from)) + "::bigint AND x.rn <= " + st.add(int64(n.from+n.size)) +
 		"::bigint OR (x.rn = 1 AND " + st.add(n.size == 0) + "::bool) ORDER BY x.p, x.rn" +
-		fmt.Sprintf(" LIMIT %d", maxTopHitsTotal+1)
+		fmt.Sprintf(" LIMIT %d", limits.MaxTopHitsDocuments+1)
 	rows, err := x.query(sql, st)
 	if err != nil {
 		return err
 	}
-	if len(rows) > maxTopHitsTotal {
-		return search.Badf("top_hits [%s] would return more than %d documents", n.name, maxTopHitsTotal)
+	if len(rows) > limits.MaxTopHitsDocuments {
+		return search.Badf("top_hits [%s] would return more than %d documents", n.name, limits.MaxTopHitsDocuments)
 	}
 	hits := map[string][]any{}
 	totals := map[string]int64{}

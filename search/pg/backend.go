@@ -64,7 +64,7 @@ func intValue(name string, v any) (int, error) {
 }
 
 func parsePlan(scope search.Scope, body map[string]any) (*plan, error) {
-	p := &plan{scope: scope, body: body, size: search.DefaultSize, trackTotal: search.MaxSize}
+	p := &plan{scope: scope, body: body, size: limits.SearchSize, trackTotal: limits.MaxSearchSize}
 	for k, v := range body {
 		if k == "highlight" {
 			return nil, search.Badf("unsupported search option %q", k)
@@ -146,14 +146,14 @@ func parsePlan(scope search.Scope, body map[string]any) (*plan, error) {
 	if p.size < 0 {
 		return nil, search.Badf("size must not be negative")
 	}
-	if p.size > search.MaxSize {
-		return nil, search.Badf("size must be at most %d", search.MaxSize)
+	if p.size > limits.MaxSearchSize {
+		return nil, search.Badf("size must be at most %d", limits.MaxSearchSize)
 	}
 	if p.from < 0 {
 		return nil, search.Badf("from must not be negative")
 	}
-	if p.from+p.size > search.MaxSize {
-		return nil, search.Badf("from + size must be at most %d", search.MaxSize)
+	if p.from+p.size > limits.MaxSearchSize {
+		return nil, search.Badf("from + size must be at most %d", limits.MaxSearchSize)
 	}
 	if p.searchAfter != nil && p.from > 0 {
 		return nil, search.Badf("from must be 0 when search_after is used")
@@ -537,11 +537,11 @@ func (b *Backend) Search(ctx context.Context, req search.Request) (search.Respon
 		return tx.QueryRow(ctx, `INSERT INTO search_scrolls (id, data_owner_id, state, expires_at)
 			SELECT $1, $2, $3::jsonb, now() + make_interval(secs => $4::float8)
 			WHERE (SELECT count(*) FROM search_scrolls WHERE data_owner_id = $2 AND expires_at >= now()) < $5
-			RETURNING true`, id, p.scope.DataOwnerID, string(raw), keep.Seconds(), search.MaxOpenScrolls).Scan(&opened)
+			RETURNING true`, id, p.scope.DataOwnerID, string(raw), keep.Seconds(), limits.MaxOpenScrolls).Scan(&opened)
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("%w: a data owner may hold %d open scrolls at once; read them to the end or let them expire",
-			search.ErrTooManyScrolls, search.MaxOpenScrolls)
+			search.ErrTooManyScrolls, limits.MaxOpenScrolls)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("scroll: %w", err)
@@ -588,7 +588,7 @@ func newScrollID() string {
 var keepAliveRe = regexp.MustCompile(`^\s*(\d+)\s*(d|h|m|s|ms|micros|nanos)\s*$`)
 
 // parseKeepAlive reads an Elasticsearch time value (1m, 30s, 500ms); at
-// most search.MaxScroll.
+// most limits.MaxScroll.
 func parseKeepAlive(s string) (time.Duration, error) {
 	m := keepAliveRe.FindStringSubmatch(s)
 	if m == nil {
@@ -601,9 +601,8 @@ func parseKeepAlive(s string) (time.Duration, error) {
 	unit := map[string]time.Duration{"d": 24 * time.Hour, "h": time.Hour, "m": time.Minute, "s": time.Second,
 		"ms": time.Millisecond, "micros": time.Microsecond, "nanos": time.Nanosecond}[m[2]]
 	d := time.Duration(n) * unit
-	maxD, _ := time.ParseDuration(search.MaxScroll)
-	if n > int64(maxD/unit) || d > maxD {
-		return 0, search.Badf("scroll keep-alive %q is longer than %s", s, search.MaxScroll)
+	if n > int64(limits.MaxScroll/unit) || d > limits.MaxScroll {
+		return 0, search.Badf("scroll keep-alive %q is longer than %s", s, search.TimeValue(limits.MaxScroll))
 	}
 	if d <= 0 {
 		return 0, search.Badf("scroll keep-alive must be positive")

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/fleetgraph/fleetgraph/isotime"
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/limits/budget"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/search/esql"
@@ -90,11 +91,6 @@ import (
 // the document's client_uuid is grouped by, joined on and compared with a
 // UUID literal as the uuid column (esqlTranslator.plain turns all of this
 // off; tests compare both answers).
-
-const (
-	esqlDefaultLimit = 1000
-	esqlMaxLimit     = 10000
-)
 
 // esqlType is the SQL type of a compiled expression.
 type esqlType int
@@ -540,7 +536,7 @@ func (tr *esqlTranslator) translate(q *esql.Query) (string, error) {
 	tr.fenceIfHeavy(strings.Join(sel, ", "))
 	limit := tr.limit
 	if limit < 0 {
-		limit = esqlDefaultLimit
+		limit = limits.ESQLRows
 	}
 	tr.decideBase(tr.order)
 	stmt := "SELECT " + strings.Join(sel, ", ") + " FROM " + strings.Replace(tr.from, esqlBaseMarker, tr.base.sql(), 1) + " s"

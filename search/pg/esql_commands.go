@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/search/esql"
 )
@@ -204,8 +205,8 @@ func (tr *esqlTranslator) limitCmd(c *esql.Limit) error {
 	if n < 0 {
 		return esqlBad(c.At, "LIMIT must not be negative")
 	}
-	if n > esqlMaxLimit {
-		n = esqlMaxLimit
+	if n > limits.MaxESQLRows {
+		n = limits.MaxESQLRows
 	}
 	tr.decideBase(tr.order)
 	tail := ""

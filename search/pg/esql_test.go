@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/search/esql"
 )
@@ -332,7 +333,7 @@ func TestESQLDefaultAndMaxLimit(t *testing.T) {
 	b := New(testPool(t))
 	p := search.IndexPrefix(slug)
 	for q, want := range map[string]int{
-		"FROM " + p + "-measurements* | KEEP n":                             esqlDefaultLimit,
+		"FROM " + p + "-measurements* | KEEP n":                             limits.ESQLRows,
 		"FROM " + p + "-measurements* | LIMIT 1003 | KEEP n":                1003,
 		"FROM " + p + "-measurements* | LIMIT 10 | LIMIT 20 | KEEP n":       10,
 		"FROM " + p + "-measurements* | STATS n = COUNT(*) BY n | LIMIT 99": 99,
@@ -568,8 +569,8 @@ func TestESQLLimitCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	last := tr.a.vals[len(tr.a.vals)-1]
-	if last != int64(esqlMaxLimit) || tr.a.vals[len(tr.a.vals)-2] != int64(esqlMaxLimit) {
-		t.Fatalf("limits = %v, want %d", tr.a.vals, esqlMaxLimit)
+	if last != int64(limits.MaxESQLRows) || tr.a.vals[len(tr.a.vals)-2] != int64(limits.MaxESQLRows) {
+		t.Fatalf("limits = %v, want %d", tr.a.vals, limits.MaxESQLRows)
 	}
 }
 

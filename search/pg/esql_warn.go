@@ -124,7 +124,7 @@ func (tr *esqlTranslator) enter(x esql.Expr) func() {
 }
 
 // esqlWarnings reads which expressions failed (q's transaction)
-// and gives Elasticsearch's warnings for them, at most search.MaxWarnings.
+// and gives Elasticsearch's warnings for them, at most limits.MaxWarnings.
 func (tr *esqlTranslator) esqlWarnings(ctx context.Context, q querier) ([]string, error) {
 	if len(tr.warnSites) == 0 {
 		return nil, nil

@@ -579,7 +579,7 @@ func TestMalformedRequests(t *testing.T) {
 	for i := range many {
 		many[i] = fmt.Sprintf(`"v%d"`, i)
 	}
-	manyRanges := make([]string, maxAggBuckets+1)
+	manyRanges := make([]string, limits.MaxAggBuckets+1)
 	for i := range manyRanges {
 		manyRanges[i] = fmt.Sprintf(`{"from":%d}`, i)
 	}

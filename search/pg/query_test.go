@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/rawjson"
 	"github.com/fleetgraph/fleetgraph/search"
 )
@@ -888,7 +889,7 @@ func jsonString(s string) string {
 
 // Many documents with equal sort values: scroll and search_after still
 // return each exactly once (the tiebreak on the row id).
-// A data owner holds at most search.MaxOpenScrolls unexpired scrolls:
+// A data owner holds at most limits.MaxOpenScrolls unexpired scrolls:
 // one more is ErrTooManyScrolls; expired ones and scrolls read to their
 // end do not count, and another data owner is not held back.
 func TestScrollCap(t *testing.T) {
@@ -909,16 +910,16 @@ func TestScrollCap(t *testing.T) {
 		f.a.DataOwnerID).Scan(&open); err != nil {
 		t.Fatal(err)
 	}
-	fill(search.MaxOpenScrolls-1-open, "1 minute") // with the other tests' open scrolls: one place left
+	fill(limits.MaxOpenScrolls-1-open, "1 minute") // with the other tests' open scrolls: one place left
 	fill(50, "-1 minute")                          // expired: not counted
 	resp, err := f.backend.Search(ctx, req)
 	if err != nil {
-		t.Fatalf("scroll %d: %v", search.MaxOpenScrolls, err)
+		t.Fatalf("scroll %d: %v", limits.MaxOpenScrolls, err)
 	}
 	last := resp["_scroll_id"].(string)
 	if _, err := f.backend.Search(ctx, req); !errors.Is(err, search.ErrTooManyScrolls) ||
 		!strings.Contains(err.Error(), "500 open scrolls") {
-		t.Fatalf("scroll %d: err = %v, want ErrTooManyScrolls", search.MaxOpenScrolls+1, err)
+		t.Fatalf("scroll %d: err = %v, want ErrTooManyScrolls", limits.MaxOpenScrolls+1, err)
 	}
 	if _, err := f.backend.Search(ctx, search.Request{Scope: f.a, Body: req.Body}); err != nil {
 		t.Errorf("a search without scroll is not capped: %v", err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/search/datemath"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -844,8 +845,8 @@ func (cs *cellSet) bucketRows(n *aggNode, c []*aggNode, sel []string, metrics []
 			rows = append(rows, x.r)
 		}
 	}
-	if len(rows) > maxAggBuckets {
-		return nil, search.Badf("too many buckets in aggregations (more than %d)", maxAggBuckets)
+	if len(rows) > limits.MaxAggBuckets {
+		return nil, search.Badf("too many buckets in aggregations (more than %d)", limits.MaxAggBuckets)
 	}
 	return rows, nil
 }

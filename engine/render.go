@@ -358,12 +358,15 @@ func newScalarWriter(t reflect.Type, name string) scalarWriter {
 	switch {
 	case t.Implements(marshalerType):
 		return func(buf *bytes.Buffer, v reflect.Value) (bool, error) {
+			if v.CanAddr() { // *T has T's methods: no copy of the value into an interface
+				v = v.Addr()
+			}
 			v.Interface().(graphql.Marshaler).MarshalGQL(buf)
 			return false, nil
 		}
 	case t == timeType && name == "Time":
 		return func(buf *bytes.Buffer, v reflect.Value) (bool, error) {
-			tm := v.Interface().(time.Time)
+			tm, _ := reflect.TypeAssert[time.Time](v) // without Interface's copy
 			if tm.IsZero() {
 				return true, nil
 			}

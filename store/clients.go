@@ -197,7 +197,7 @@ type ClientGroup struct {
 func (s *Store) ClientGroups(ctx context.Context, ownerID int64) ([]ClientGroup, error) {
 	rows, _ := s.ReadPool(ctx).Query(ctx, `SELECT `+groupCols+` FROM client_groups
 		WHERE data_owner_id = $1 ORDER BY name, id`, ownerID)
-	gs, err := pgx.CollectRows(rows, pgx.RowToStructByName[ClientGroup])
+	gs, err := pgx.CollectRows(rows, scanGroup)
 	return gs, mapErr("list client groups", err)
 }
 
@@ -206,7 +206,7 @@ func GroupsByClient(ownerID int64, clientIDs []int64) Read[ClientGroup] {
 	const q = `SELECT g.id, g.name, g.created_at, m.client_id FROM client_group_members m
 		JOIN client_groups g ON g.id = m.client_group_id
 		WHERE g.data_owner_id = $1 AND m.client_id = ANY($2) ORDER BY g.name, g.id`
-	return Read[ClientGroup]{step: "load client groups", sql: q, args: []any{ownerID, clientIDs}, scan: pgx.RowToStructByName[ClientGroup]}
+	return Read[ClientGroup]{step: "load client groups", sql: q, args: []any{ownerID, clientIDs}, scan: scanGroup}
 }
 
 // GroupClient is a client of a group.

@@ -213,9 +213,21 @@ type DeliveredConfig struct {
 // DeliveredConfigsByClients loads the configs the data owner's clients
 // get (none for clients it does not own or does not manage).
 func DeliveredConfigsByClients(ownerID int64, clientIDs []int64) Read[DeliveredConfig] {
-	q := deliveredToClients + `SELECT d.*, NULL::bytea AS data FROM delivered d`
+	q := deliveredToClients + `SELECT ` + deliveredCols + `, NULL::bytea AS data FROM delivered d`
 	return Read[DeliveredConfig]{step: "load delivered configs", sql: q, args: []any{ownerID, clientIDs},
-		scan: pgx.RowToStructByName[DeliveredConfig]}
+		scan: scanDeliveredConfig}
+}
+
+// deliveredCols are the columns of the delivered CTE (d) that
+// scanDeliveredConfig reads, in its order, before data.
+const deliveredCols = `d.client_id, d.kind, d.id, d.name, d.is_default, d.source, d.version_id, d.revision, d.data_hash`
+
+// scanDeliveredConfig reads a row of deliveredCols and data, by position
+// (a config is read for every client of a list).
+func scanDeliveredConfig(row pgx.CollectableRow) (DeliveredConfig, error) {
+	var d DeliveredConfig
+	err := row.Scan(&d.ClientID, &d.Kind, &d.ID, &d.Name, &d.IsDefault, &d.Source, &d.VersionID, &d.Revision, &d.DataHash, &d.Data)
+	return d, err
 }
 
 // ClientDelivery is what a client gets at check-in: the published version
@@ -250,9 +262,9 @@ func (s *Store) DeliveredConfigsForClient(ctx context.Context, ownerID, clientID
 // sent.
 func QueueDeliveredConfigs(b *Batch, ownerID, clientID int64, out *ClientDelivery, done func(error)) {
 	var errs []error
-	q := deliveredToClients + `SELECT d.*, v.data FROM delivered d JOIN config_versions v ON v.id = d.version_id`
+	q := deliveredToClients + `SELECT ` + deliveredCols + `, v.data FROM delivered d JOIN config_versions v ON v.id = d.version_id`
 	Queue(b, Read[DeliveredConfig]{step: "load delivery", sql: q, args: []any{ownerID, []int64{clientID}},
-		scan: pgx.RowToStructByName[DeliveredConfig]}, func(ds []DeliveredConfig, err error) {
+		scan: scanDeliveredConfig}, func(ds []DeliveredConfig, err error) {
 		errs = append(errs, err)
 		for i := range ds {
 			if ds[i].Kind == ConfigPublic {

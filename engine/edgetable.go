@@ -385,12 +385,12 @@ func MeasurementPages(ctx context.Context, clients []*model.Client, page string,
 }
 
 // measurementConnectionOf is the page attached for the field's arguments.
-func measurementConnectionOf(p any, args map[string]any) []any {
+func measurementConnectionOf(dst []any, p any, args map[string]any) []any {
 	page, _, ok := measurementPageOfArgs(args)
 	if !ok {
-		return nil
+		return dst
 	}
-	return single(func(c *model.Client) *model.MeasurementConnection { return c.Pages[page] })(p, args)
+	return single(func(c *model.Client) *model.MeasurementConnection { return c.Pages[page] })(dst, p, args)
 }
 
 // measurementPageOfArgs reads Client.measurements' arguments from a field's

@@ -75,7 +75,7 @@ func TestLevelHelpers(t *testing.T) {
 		t.Fatalf("keysOf = %v, want [1 2]", got)
 	}
 	isp := &model.Isp{ID: 9}
-	e := edge{children: func(p any, _ map[string]any) []any { return []any{isp} }}
+	e := edge{children: func(dst []any, p any, _ map[string]any) []any { return append(dst, isp) }}
 	if got := childrenOf([]any{a, b}, e, nil); len(got) != 1 || got[0] != isp {
 		t.Fatalf("childrenOf = %v, want the shared ISP once", got)
 	}

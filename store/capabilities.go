@@ -113,25 +113,28 @@ func scanRegistrationKey(row pgx.CollectableRow) (RegistrationKey, error) {
 	return s.key(), err
 }
 
-// registrationKeyScan is a row of regKeyCols being scanned.
+// registrationKeyScan is a row of regKeyCols being scanned; its text
+// columns, registration_key and comment, are one string (texts).
 type registrationKeyScan struct {
 	k          RegistrationKey
-	comment    pgtype.Text
 	validUntil pgtype.Timestamptz
 	usageDays  pgtype.Int8
+	raw        [2]pgtype.DriverBytes
+	text       [2]string
 }
 
 func (s *registrationKeyScan) dest() []any {
 	k := &s.k
-	return []any{&k.ID, &k.CapabilityID, &k.RegistrationKey, &s.comment, &k.ValidFrom, &s.validUntil,
+	return []any{&k.ID, &k.CapabilityID, &s.raw[0], &s.raw[1], &k.ValidFrom, &s.validUntil,
 		&k.NumRegistrationsLeft, &s.usageDays, &k.Testing}
 }
 
 // key is the key scanned.
 func (s *registrationKeyScan) key() RegistrationKey {
+	null := texts(s.raw[:], s.text[:])
 	k := s.k
-	k.Comment, k.ValidUntil = valid(&s.comment.String, s.comment.Valid), valid(&s.validUntil.Time, s.validUntil.Valid)
-	k.UsageLimitDays = valid(&s.usageDays.Int64, s.usageDays.Valid)
+	k.RegistrationKey, k.Comment = s.text[0], valid(&s.text[1], null&2 == 0)
+	k.ValidUntil, k.UsageLimitDays = valid(&s.validUntil.Time, s.validUntil.Valid), valid(&s.usageDays.Int64, s.usageDays.Valid)
 	return k
 }
 

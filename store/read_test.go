@@ -79,3 +79,31 @@ func TestReadsRunOnGenericPlans(t *testing.T) {
 		t.Errorf("the client read ran on %d generic and %d custom plans, want 10 generic and 0 custom", generic, custom)
 	}
 }
+
+// TestTextColumnsRead: a row's text columns, read as parts of one string
+// (store's texts), come back as they were stored, an empty one apart from a
+// NULL one, for a client and its contract.
+func TestTextColumnsRead(t *testing.T) {
+	ctx := context.Background()
+	e := apitest.Get(t)
+	o := e.NewOwner(t, "texts")
+	label, empty, currency := "é 😀 \"label\"", "", "EUR"
+	c := o.NewClient(t, store.NewClient{Label: &label, ExtraLabel: &empty})
+	o.NewContract(t, store.NewContract{ClientID: c.ID, Name: "contract ü", Currency: &currency})
+	got, err := e.Store.Client(ctx, o.ID, c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.UUID != c.UUID || got.Type == "" || got.Label == nil || *got.Label != label ||
+		got.ExtraLabel == nil || *got.ExtraLabel != "" || got.DisabledReason != nil || got.LastClientVersion != nil {
+		t.Errorf("client read as uuid %q type %q label %v extra label %v disabled reason %v version %v",
+			got.UUID, got.Type, got.Label, got.ExtraLabel, got.DisabledReason, got.LastClientVersion)
+	}
+	cs, err := store.All(ctx, e.Store, store.ContractsByClient(o.ID, []int64{c.ID}))
+	if err != nil || len(cs) != 1 {
+		t.Fatalf("contracts %v: %v", cs, err)
+	}
+	if k := cs[0]; k.Name != "contract ü" || k.Currency == nil || *k.Currency != "EUR" || k.AssumedTariff != nil || k.ConnectionType != nil || k.IspName == "" {
+		t.Errorf("contract read as name %q currency %v tariff %v connection %v isp %q", k.Name, k.Currency, k.AssumedTariff, k.ConnectionType, k.IspName)
+	}
+}

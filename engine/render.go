@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -413,14 +414,21 @@ func newScalarWriter(t reflect.Type, name string) scalarWriter {
 			return false, nil
 		}
 	case t.Kind() == reflect.Float64 && name == "Float":
-		return func(buf *bytes.Buffer, v reflect.Value) (bool, error) {
-			if err := graphql.MarshalFloatContext(v.Float()).MarshalGQLContext(context.Background(), buf); err != nil {
-				return false, errNotPlain
-			}
-			return false, nil
-		}
+		return writeFloat
 	}
 	return nil
+}
+
+// writeFloat writes a Float as gqlgen's marshaler does (fmt's %g, which is
+// strconv's shortest 'g'), without the marshaler's closure; a non-finite
+// one, which gqlgen refuses, is not plain.
+func writeFloat(buf *bytes.Buffer, v reflect.Value) (bool, error) {
+	f := v.Float()
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return false, errNotPlain
+	}
+	buf.Write(strconv.AppendFloat(buf.AvailableBuffer(), f, 'g', -1, 64))
+	return false, nil
 }
 
 // writeString writes s as gqlgen's String marshaler does: quoted, with

@@ -109,7 +109,7 @@ const regKeyCols = `id, capability_id, registration_key, comment, valid_from, va
 // into the block of the row, and the key points into it (as clientScan).
 func scanRegistrationKey(row pgx.CollectableRow) (RegistrationKey, error) {
 	var s registrationKeyScan
-	err := row.Scan(s.dest()...)
+	err := row.Scan(s.dest(nil)...)
 	return s.key(), err
 }
 
@@ -123,10 +123,12 @@ type registrationKeyScan struct {
 	text       [2]string
 }
 
-func (s *registrationKeyScan) dest() []any {
+// dest appends the scan targets of regKeyCols to first (the targets of
+// the columns read before them).
+func (s *registrationKeyScan) dest(first []any) []any {
 	k := &s.k
-	return []any{&k.ID, &k.CapabilityID, &s.raw[0], &s.raw[1], &k.ValidFrom, &s.validUntil,
-		&k.NumRegistrationsLeft, &s.usageDays, &k.Testing}
+	return append(first, &k.ID, &k.CapabilityID, &s.raw[0], &s.raw[1], &k.ValidFrom, &s.validUntil,
+		&k.NumRegistrationsLeft, &s.usageDays, &k.Testing)
 }
 
 // key is the key scanned.
@@ -169,11 +171,12 @@ func RegistrationKeysByClients(ownerID int64, clientIDs []int64) Read[ClientRegi
 // scanClientRegistrationKey reads a row of client_id followed by
 // regKeyCols' columns.
 func scanClientRegistrationKey(row pgx.CollectableRow) (ClientRegistrationKey, error) {
-	var c ClientRegistrationKey
-	var s registrationKeyScan
-	err := row.Scan(append([]any{&c.ClientID}, s.dest()...)...)
-	c.RegistrationKey = s.key()
-	return c, err
+	var s struct {
+		clientID int64
+		key      registrationKeyScan
+	}
+	err := row.Scan(s.key.dest(append(make([]any, 0, 10), &s.clientID))...)
+	return ClientRegistrationKey{ClientID: s.clientID, RegistrationKey: s.key.key()}, err
 }
 
 // CountRegistrationKeys counts keys per capability.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 )
@@ -223,11 +224,22 @@ func DeliveredConfigsByClients(ownerID int64, clientIDs []int64) Read[DeliveredC
 const deliveredCols = `d.client_id, d.kind, d.id, d.name, d.is_default, d.source, d.version_id, d.revision, d.data_hash`
 
 // scanDeliveredConfig reads a row of deliveredCols and data, by position
-// (a config is read for every client of a list).
+// (a config is read for every client of a list); its text columns, kind,
+// name, source and data_hash, are one string (texts).
 func scanDeliveredConfig(row pgx.CollectableRow) (DeliveredConfig, error) {
-	var d DeliveredConfig
-	err := row.Scan(&d.ClientID, &d.Kind, &d.ID, &d.Name, &d.IsDefault, &d.Source, &d.VersionID, &d.Revision, &d.DataHash, &d.Data)
-	return d, err
+	var s struct {
+		d   DeliveredConfig
+		raw [4]pgtype.DriverBytes
+	}
+	d, t := &s.d, &s.raw
+	if err := row.Scan(&d.ClientID, &t[0], &d.ID, &t[1], &d.IsDefault, &t[2], &d.VersionID, &d.Revision, &t[3], &d.Data); err != nil {
+		return DeliveredConfig{}, err
+	}
+	var text [4]string
+	texts(s.raw[:], text[:])
+	out := s.d
+	out.Kind, out.Name, out.Source, out.DataHash = text[0], text[1], text[2], text[3]
+	return out, nil
 }
 
 // ClientDelivery is what a client gets at check-in: the published version

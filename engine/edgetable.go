@@ -266,15 +266,22 @@ var loadClientKeys = queued(always(clientID), store.RegistrationKeysByClients, f
 
 // loadConfigs attaches the configs each client gets (store.deliveredFrom
 // is the rule): published versions only; none for shared clients, whose
-// configuration belongs to their owner, nor for unmanaged ones.
+// configuration belongs to their owner, nor for unmanaged ones. One
+// object per config, shared by the clients that get it (as keys).
 var loadConfigs = queued(always(clientID), store.DeliveredConfigsByClients, func(parents []any, rows []store.DeliveredConfig) {
 	type key struct {
 		client int64
 		kind   string
 	}
+	refs := map[int64]*model.ConfigRef{}
 	by := make(map[key]*model.ConfigRef, len(rows))
 	for _, r := range rows {
-		by[key{r.ClientID, r.Kind}] = configRefOf(r)
+		ref := refs[r.ID]
+		if ref == nil {
+			ref = configRefOf(r)
+			refs[r.ID] = ref
+		}
+		by[key{r.ClientID, r.Kind}] = ref
 	}
 	for _, p := range parents {
 		c := p.(*model.Client)

@@ -228,11 +228,13 @@ const deliveredCols = `d.client_id, d.kind, d.id, d.name, d.is_default, d.source
 // name, source and data_hash, are one string (texts).
 func scanDeliveredConfig(row pgx.CollectableRow) (DeliveredConfig, error) {
 	var s struct {
-		d   DeliveredConfig
-		raw [4]pgtype.DriverBytes
+		d    DeliveredConfig
+		raw  [4]pgtype.DriverBytes
+		dest [10]any // in the row's block: no allocation of their own
 	}
 	d, t := &s.d, &s.raw
-	if err := row.Scan(&d.ClientID, &t[0], &d.ID, &t[1], &d.IsDefault, &t[2], &d.VersionID, &d.Revision, &t[3], &d.Data); err != nil {
+	s.dest = [10]any{&d.ClientID, &t[0], &d.ID, &t[1], &d.IsDefault, &t[2], &d.VersionID, &d.Revision, &t[3], &d.Data}
+	if err := row.Scan(s.dest[:]...); err != nil {
 		return DeliveredConfig{}, err
 	}
 	var text [4]string

@@ -41,9 +41,10 @@ type edge struct {
 	// clientUuid from client), so that selecting both loads once.
 	shares string
 	// child is the GraphQL type of the objects the field yields, and
-	// children yields them for one parent after load; both empty for leaves.
+	// children appends them for one parent to dst after load; both empty
+	// for leaves.
 	child    string
-	children func(parent any, args map[string]any) []any
+	children func(dst []any, parent any, args map[string]any) []any
 	// byID marks a load keyed by the parent's own id alone (and built on
 	// queued), which below a root lookup by id is read ahead, in the round
 	// trip of the root's own read (readahead.go).
@@ -355,15 +356,19 @@ func (a Attacher) queueLevel(ctx context.Context, owner int64, level []selected,
 
 // childrenOf collects the children of all parents, each object once.
 func childrenOf(parents []any, e edge, args map[string]any) []any {
-	var out []any
-	seen := map[any]bool{}
+	out := make([]any, 0, len(parents))
+	seen := make(map[any]bool, len(parents))
 	for _, p := range parents {
-		for _, c := range e.children(p, args) {
+		n := len(out)
+		out = e.children(out, p, args)
+		kept := out[:n]
+		for _, c := range out[n:] {
 			if !seen[c] {
 				seen[c] = true
-				out = append(out, c)
+				kept = append(kept, c)
 			}
 		}
+		out = kept
 	}
 	return out
 }
@@ -409,13 +414,27 @@ func queued[P any, K comparable, R any](key func(*P) (K, bool), read readFunc[K,
 }
 
 // hasMany loads, for every parent, the rows whose parentOf is the parent's
-// key, converted, and hands them to set (in the rows' order).
+// key, converted, and hands them to set (in the rows' order). The children
+// of all parents share one array, each parent's a part of it of its own
+// capacity (a list per parent grown row by row was most of a list's
+// allocations).
 func hasMany[P any, K comparable, R, C any](key func(*P) (K, bool), read readFunc[K, R], parentOf func(R) K,
 	conv func(R) C, set func(*P, []C)) loadFunc {
 	return queued(key, read, func(parents []any, rows []R) {
-		by := make(map[K][]C, len(parents))
+		n := make(map[K]int, len(parents))
 		for _, r := range rows {
-			by[parentOf(r)] = append(by[parentOf(r)], conv(r))
+			n[parentOf(r)]++
+		}
+		all := make([]C, len(rows))
+		by := make(map[K][]C, len(n))
+		at := 0
+		for k, m := range n {
+			by[k] = all[at : at : at+m]
+			at += m
+		}
+		for _, r := range rows {
+			k := parentOf(r)
+			by[k] = append(by[k], conv(r))
 		}
 		for _, p := range parents {
 			pp := p.(*P)
@@ -453,23 +472,22 @@ func always[P any, K comparable](id func(*P) K) func(*P) (K, bool) {
 }
 
 // list yields the elements of an attached list as pointers.
-func list[P, C any](get func(*P) []C) func(any, map[string]any) []any {
-	return func(p any, _ map[string]any) []any {
+func list[P, C any](get func(*P) []C) func([]any, any, map[string]any) []any {
+	return func(dst []any, p any, _ map[string]any) []any {
 		cs := get(p.(*P))
-		out := make([]any, len(cs))
 		for i := range cs {
-			out[i] = &cs[i]
+			dst = append(dst, &cs[i])
 		}
-		return out
+		return dst
 	}
 }
 
 // single yields an attached object, if any.
-func single[P, C any](get func(*P) *C) func(any, map[string]any) []any {
-	return func(p any, _ map[string]any) []any {
+func single[P, C any](get func(*P) *C) func([]any, any, map[string]any) []any {
+	return func(dst []any, p any, _ map[string]any) []any {
 		if c := get(p.(*P)); c != nil {
-			return []any{c}
+			return append(dst, c)
 		}
-		return nil
+		return dst
 	}
 }

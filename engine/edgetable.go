@@ -266,15 +266,22 @@ var loadClientKeys = queued(always(clientID), store.RegistrationKeysByClients, f
 
 // loadConfigs attaches the configs each client gets (store.deliveredFrom
 // is the rule): published versions only; none for shared clients, whose
-// configuration belongs to their owner, nor for unmanaged ones.
+// configuration belongs to their owner, nor for unmanaged ones. One
+// object per config, shared by the clients that get it (as keys).
 var loadConfigs = queued(always(clientID), store.DeliveredConfigsByClients, func(parents []any, rows []store.DeliveredConfig) {
 	type key struct {
 		client int64
 		kind   string
 	}
+	refs := map[int64]*model.ConfigRef{}
 	by := make(map[key]*model.ConfigRef, len(rows))
 	for _, r := range rows {
-		by[key{r.ClientID, r.Kind}] = configRefOf(r)
+		ref := refs[r.ID]
+		if ref == nil {
+			ref = configRefOf(r)
+			refs[r.ID] = ref
+		}
+		by[key{r.ClientID, r.Kind}] = ref
 	}
 	for _, p := range parents {
 		c := p.(*model.Client)
@@ -385,12 +392,12 @@ func MeasurementPages(ctx context.Context, clients []*model.Client, page string,
 }
 
 // measurementConnectionOf is the page attached for the field's arguments.
-func measurementConnectionOf(p any, args map[string]any) []any {
+func measurementConnectionOf(dst []any, p any, args map[string]any) []any {
 	page, _, ok := measurementPageOfArgs(args)
 	if !ok {
-		return nil
+		return dst
 	}
-	return single(func(c *model.Client) *model.MeasurementConnection { return c.Pages[page] })(p, args)
+	return single(func(c *model.Client) *model.MeasurementConnection { return c.Pages[page] })(dst, p, args)
 }
 
 // measurementPageOfArgs reads Client.measurements' arguments from a field's

@@ -1,10 +1,16 @@
 package engine
 
 import (
+	"bytes"
+	"context"
 	"errors"
+	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/model"
@@ -75,11 +81,31 @@ func TestLevelHelpers(t *testing.T) {
 		t.Fatalf("keysOf = %v, want [1 2]", got)
 	}
 	isp := &model.Isp{ID: 9}
-	e := edge{children: func(p any, _ map[string]any) []any { return []any{isp} }}
+	e := edge{children: func(dst []any, p any, _ map[string]any) []any { return append(dst, isp) }}
 	if got := childrenOf([]any{a, b}, e, nil); len(got) != 1 || got[0] != isp {
 		t.Fatalf("childrenOf = %v, want the shared ISP once", got)
 	}
 	if got := objectsOf([]model.Client{{ID: 1}, {ID: 2}}); len(got) != 2 || got[1].(*model.Client).ID != 2 {
 		t.Fatalf("objectsOf(slice) = %v, want pointers to its elements", got)
+	}
+}
+
+// TestFloatsWrittenAsGqlgen: the renderer writes a Float as gqlgen's
+// marshaler does, and gives a non-finite one back to it.
+func TestFloatsWrittenAsGqlgen(t *testing.T) {
+	for _, f := range []float64{0, math.Copysign(0, -1), 1, -1, 0.1, 12.5, 1.5e-7, 1e-4, 1e-5, 123456, 1234567, 1e20, 1e21, 1e100,
+		12345678901234, 0.000123456789, math.MaxFloat64, math.SmallestNonzeroFloat64, 1.0 / 3, -2.5e-300} {
+		var want, got bytes.Buffer
+		if err := graphql.MarshalFloatContext(f).MarshalGQLContext(context.Background(), &want); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := writeFloat(&got, reflect.ValueOf(f)); err != nil || got.String() != want.String() {
+			t.Errorf("%v written as %q (%v), gqlgen writes %q", f, got.String(), err, want.String())
+		}
+	}
+	for _, f := range []float64{math.Inf(1), math.Inf(-1), math.NaN()} {
+		if _, err := writeFloat(&bytes.Buffer{}, reflect.ValueOf(f)); err != errNotPlain {
+			t.Errorf("%v: %v, want errNotPlain", f, err)
+		}
 	}
 }

@@ -78,15 +78,15 @@ func (pe pagedEdge[P, A, C]) edge() edge {
 				return nil
 			}, nil
 		},
-		children: func(p any, args map[string]any) []any {
+		children: func(dst []any, p any, args map[string]any) []any {
 			a, err := argsOf[A](args)
 			if err != nil {
-				return nil
+				return dst
 			}
 			if c := pe.kept(p.(*P), pe.key(a)); c != nil {
-				return []any{c}
+				return append(dst, c)
 			}
-			return nil
+			return dst
 		}}
 }
 

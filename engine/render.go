@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -109,7 +110,8 @@ func render(ctx context.Context, fc *graphql.FieldContext, res any) (any, bool) 
 	}
 	r := &renderer{oc: graphql.GetOperationContext(ctx), plans: map[planKey]*objectPlan{}}
 	buf := bufferFor(fc.Field.Name, n)
-	if err := r.value(buf, fc.Field.Definition.Type, v, fc.Field.Selections); err != nil {
+	root := valueInfo{kind: schemaKind(fc.Field.Definition.Type.Name())}
+	if err := r.value(buf, fc.Field.Definition.Type, &root, v, fc.Field.Selections); err != nil {
 		buffers.Put(buf)
 		return res, false
 	}
@@ -148,8 +150,21 @@ type fieldPlan struct {
 	typeName bool   // __typename
 	name     string // the object's type name, for __typename
 	typ      *ast.Type
+	info     valueInfo
 	get      func(obj reflect.Value) reflect.Value
 	sel      ast.SelectionSet
+}
+
+// valueInfo is what writing a field's values needs beyond its type, looked
+// up once per field of a plan rather than once per value: the kind of its
+// named type, and the last Go type of its values with the plan of their
+// objects or the writer of their scalars. (A plan belongs to one render,
+// so these are written by one goroutine.)
+type valueInfo struct {
+	kind   ast.DefinitionKind
+	goType reflect.Type
+	plan   *objectPlan
+	writer scalarWriter
 }
 
 func (r *renderer) plan(typeName string, goType reflect.Type, sel ast.SelectionSet) (*objectPlan, error) {
@@ -163,7 +178,8 @@ func (r *renderer) plan(typeName string, goType reflect.Type, sel ast.SelectionS
 	fields := graphql.CollectFields(r.oc, sel, []string{typeName})
 	p := &objectPlan{fields: make([]fieldPlan, 0, len(fields))}
 	for _, f := range fields {
-		fp := fieldPlan{key: strconv.Quote(f.Alias) + ":", sel: f.Selections, typ: f.Definition.Type, name: typeName}
+		fp := fieldPlan{key: strconv.Quote(f.Alias) + ":", sel: f.Selections, typ: f.Definition.Type, name: typeName,
+			info: valueInfo{kind: schemaKind(f.Definition.Type.Name())}}
 		if f.Name == "__typename" {
 			fp.typeName = true
 		} else if f.IsDeferred() || resolverFields[typeName+"."+f.Name] {
@@ -236,8 +252,8 @@ func bind(t reflect.Type, field string) func(reflect.Value) reflect.Value {
 	return nil
 }
 
-// value writes v, of GraphQL type t, selecting sel on objects.
-func (r *renderer) value(buf *bytes.Buffer, t *ast.Type, v reflect.Value, sel ast.SelectionSet) error {
+// value writes v, of GraphQL type t (info), selecting sel on objects.
+func (r *renderer) value(buf *bytes.Buffer, t *ast.Type, info *valueInfo, v reflect.Value, sel ast.SelectionSet) error {
 	if v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
 		if v.IsNil() {
 			return r.null(buf, t)
@@ -262,18 +278,18 @@ func (r *renderer) value(buf *bytes.Buffer, t *ast.Type, v reflect.Value, sel as
 			if i > 0 {
 				buf.WriteByte(',')
 			}
-			if err := r.value(buf, t.Elem, v.Index(i), sel); err != nil {
+			if err := r.value(buf, t.Elem, info, v.Index(i), sel); err != nil {
 				return err
 			}
 		}
 		buf.WriteByte(']')
 		return nil
 	}
-	switch kind := schemaKind(t.NamedType); kind {
+	switch info.kind {
 	case ast.Object:
-		return r.object(buf, t.NamedType, v, sel)
+		return r.object(buf, t.NamedType, info, v, sel)
 	case ast.Scalar, ast.Enum:
-		return r.scalar(buf, t, v)
+		return r.scalar(buf, t, info, v)
 	default:
 		return errNotPlain
 	}
@@ -287,16 +303,20 @@ func (r *renderer) null(buf *bytes.Buffer, t *ast.Type) error {
 	return nil
 }
 
-func (r *renderer) object(buf *bytes.Buffer, typeName string, v reflect.Value, sel ast.SelectionSet) error {
+func (r *renderer) object(buf *bytes.Buffer, typeName string, info *valueInfo, v reflect.Value, sel ast.SelectionSet) error {
 	if v.Kind() != reflect.Struct || !v.CanAddr() {
 		return errNotPlain
 	}
-	p, err := r.plan(typeName, v.Type(), sel)
-	if err != nil {
-		return err
+	if vt := v.Type(); info.plan == nil || info.goType != vt {
+		p, err := r.plan(typeName, vt, sel)
+		if err != nil {
+			return err
+		}
+		info.goType, info.plan = vt, p
 	}
 	buf.WriteByte('{')
-	for i, f := range p.fields {
+	for i := range info.plan.fields {
+		f := &info.plan.fields[i]
 		if i > 0 {
 			buf.WriteByte(',')
 		}
@@ -305,7 +325,7 @@ func (r *renderer) object(buf *bytes.Buffer, typeName string, v reflect.Value, s
 			graphql.MarshalString(f.name).MarshalGQL(buf)
 			continue
 		}
-		if err := r.value(buf, f.typ, f.get(v), f.sel); err != nil {
+		if err := r.value(buf, f.typ, &f.info, f.get(v), f.sel); err != nil {
 			return err
 		}
 	}
@@ -314,8 +334,11 @@ func (r *renderer) object(buf *bytes.Buffer, typeName string, v reflect.Value, s
 }
 
 // scalar writes a scalar or enum value with the marshaler gqlgen uses for it.
-func (r *renderer) scalar(buf *bytes.Buffer, t *ast.Type, v reflect.Value) error {
-	w := scalarWriterOf(v.Type(), t.NamedType)
+func (r *renderer) scalar(buf *bytes.Buffer, t *ast.Type, info *valueInfo, v reflect.Value) error {
+	if vt := v.Type(); info.writer == nil || info.goType != vt {
+		info.goType, info.writer = vt, scalarWriterOf(vt, t.NamedType)
+	}
+	w := info.writer
 	if w == nil {
 		return errNotPlain
 	}
@@ -358,12 +381,15 @@ func newScalarWriter(t reflect.Type, name string) scalarWriter {
 	switch {
 	case t.Implements(marshalerType):
 		return func(buf *bytes.Buffer, v reflect.Value) (bool, error) {
+			if v.CanAddr() { // *T has T's methods: no copy of the value into an interface
+				v = v.Addr()
+			}
 			v.Interface().(graphql.Marshaler).MarshalGQL(buf)
 			return false, nil
 		}
 	case t == timeType && name == "Time":
 		return func(buf *bytes.Buffer, v reflect.Value) (bool, error) {
-			tm := v.Interface().(time.Time)
+			tm, _ := reflect.TypeAssert[time.Time](v) // without Interface's copy
 			if tm.IsZero() {
 				return true, nil
 			}
@@ -388,14 +414,21 @@ func newScalarWriter(t reflect.Type, name string) scalarWriter {
 			return false, nil
 		}
 	case t.Kind() == reflect.Float64 && name == "Float":
-		return func(buf *bytes.Buffer, v reflect.Value) (bool, error) {
-			if err := graphql.MarshalFloatContext(v.Float()).MarshalGQLContext(context.Background(), buf); err != nil {
-				return false, errNotPlain
-			}
-			return false, nil
-		}
+		return writeFloat
 	}
 	return nil
+}
+
+// writeFloat writes a Float as gqlgen's marshaler does (fmt's %g, which is
+// strconv's shortest 'g'), without the marshaler's closure; a non-finite
+// one, which gqlgen refuses, is not plain.
+func writeFloat(buf *bytes.Buffer, v reflect.Value) (bool, error) {
+	f := v.Float()
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return false, errNotPlain
+	}
+	buf.Write(strconv.AppendFloat(buf.AvailableBuffer(), f, 'g', -1, 64))
+	return false, nil
 }
 
 // writeString writes s as gqlgen's String marshaler does: quoted, with

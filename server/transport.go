@@ -229,7 +229,9 @@ var responseBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // writeGraphQLResponse writes resp as json.Marshal would, with its data
 // copied instead of re-validated (only escaped as json.Marshal escapes:
-// <, >, &, U+2028 and U+2029).
+// <, >, &, U+2028 and U+2029). Data that needs no escaping is written to w
+// as it is, between the bytes before and after it, not copied into the
+// buffer first: a list's answer is megabytes.
 func writeGraphQLResponse(w io.Writer, resp *graphql.Response) {
 	head, err := json.Marshal(struct {
 		Errors gqlerror.List `json:"errors,omitempty"`
@@ -253,7 +255,6 @@ func writeGraphQLResponse(w io.Writer, resp *graphql.Response) {
 			responseBuffers.Put(buf)
 		}
 	}()
-	buf.Grow(len(head) + len(resp.Data) + len(tail) + 10)
 	buf.Write(head[:len(head)-1]) // without its closing brace
 	if len(head) > 2 {
 		buf.WriteByte(',')
@@ -263,9 +264,12 @@ func writeGraphQLResponse(w io.Writer, resp *graphql.Response) {
 	case len(data) == 0:
 		buf.WriteString("null")
 	case needsHTMLEscape(data):
+		buf.Grow(len(data) + len(tail) + 10)
 		json.HTMLEscape(buf, data)
 	default:
-		buf.Write(data)
+		_, _ = w.Write(buf.Bytes())
+		_, _ = w.Write(data)
+		buf.Reset()
 	}
 	if len(tail) > 2 {
 		buf.WriteByte(',')

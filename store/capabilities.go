@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // Capability is a capability row.
@@ -103,16 +104,52 @@ type RegistrationKey struct {
 const regKeyCols = `id, capability_id, registration_key, comment, valid_from, valid_until,
 	num_registrations_left, usage_limit_days, testing`
 
+// scanRegistrationKey reads a row of regKeyCols by position (a key is read
+// for every client of a list); its columns that may be NULL are scanned
+// into the block of the row, and the key points into it (as clientScan).
+func scanRegistrationKey(row pgx.CollectableRow) (RegistrationKey, error) {
+	var s registrationKeyScan
+	err := row.Scan(s.dest(nil)...)
+	return s.key(), err
+}
+
+// registrationKeyScan is a row of regKeyCols being scanned; its text
+// columns, registration_key and comment, are one string (texts).
+type registrationKeyScan struct {
+	k          RegistrationKey
+	validUntil pgtype.Timestamptz
+	usageDays  pgtype.Int8
+	raw        [2]pgtype.DriverBytes
+	text       [2]string
+}
+
+// dest appends the scan targets of regKeyCols to first (the targets of
+// the columns read before them).
+func (s *registrationKeyScan) dest(first []any) []any {
+	k := &s.k
+	return append(first, &k.ID, &k.CapabilityID, &s.raw[0], &s.raw[1], &k.ValidFrom, &s.validUntil,
+		&k.NumRegistrationsLeft, &s.usageDays, &k.Testing)
+}
+
+// key is the key scanned.
+func (s *registrationKeyScan) key() RegistrationKey {
+	null := texts(s.raw[:], s.text[:])
+	k := s.k
+	k.RegistrationKey, k.Comment = s.text[0], valid(&s.text[1], null&2 == 0)
+	k.ValidUntil, k.UsageLimitDays = valid(&s.validUntil.Time, s.validUntil.Valid), valid(&s.usageDays.Int64, s.usageDays.Valid)
+	return k
+}
+
 // RegistrationKeysByCapability loads the keys of several capabilities.
 func RegistrationKeysByCapability(ownerID int64, capIDs []int64) Read[RegistrationKey] {
 	return Read[RegistrationKey]{step: "load registration keys", sql: `SELECT ` + regKeyCols + ` FROM registration_keys
-		WHERE data_owner_id = $1 AND capability_id = ANY($2) ORDER BY id`, args: []any{ownerID, capIDs}, scan: pgx.RowToStructByName[RegistrationKey]}
+		WHERE data_owner_id = $1 AND capability_id = ANY($2) ORDER BY id`, args: []any{ownerID, capIDs}, scan: scanRegistrationKey}
 }
 
 // RegistrationKeysByIDs loads keys by id.
 func RegistrationKeysByIDs(ownerID int64, ids []int64) Read[RegistrationKey] {
 	return Read[RegistrationKey]{step: "load registration keys", sql: `SELECT ` + regKeyCols + ` FROM registration_keys
-		WHERE data_owner_id = $1 AND id = ANY($2)`, args: []any{ownerID, ids}, scan: pgx.RowToStructByName[RegistrationKey]}
+		WHERE data_owner_id = $1 AND id = ANY($2)`, args: []any{ownerID, ids}, scan: scanRegistrationKey}
 }
 
 // ClientRegistrationKey is the registration key a client registered with.
@@ -128,7 +165,18 @@ func RegistrationKeysByClients(ownerID int64, clientIDs []int64) Read[ClientRegi
 	return Read[ClientRegistrationKey]{step: "load registration keys", sql: `SELECT c.id AS client_id, k.id, k.capability_id,
 		k.registration_key, k.comment, k.valid_from, k.valid_until, k.num_registrations_left, k.usage_limit_days, k.testing
 		FROM clients c JOIN registration_keys k ON k.id = c.registration_key_id
-		WHERE k.data_owner_id = $1 AND c.id = ANY($2)`, args: []any{ownerID, clientIDs}, scan: pgx.RowToStructByName[ClientRegistrationKey]}
+		WHERE k.data_owner_id = $1 AND c.id = ANY($2)`, args: []any{ownerID, clientIDs}, scan: scanClientRegistrationKey}
+}
+
+// scanClientRegistrationKey reads a row of client_id followed by
+// regKeyCols' columns.
+func scanClientRegistrationKey(row pgx.CollectableRow) (ClientRegistrationKey, error) {
+	var s struct {
+		clientID int64
+		key      registrationKeyScan
+	}
+	err := row.Scan(s.key.dest(append(make([]any, 0, 10), &s.clientID))...)
+	return ClientRegistrationKey{ClientID: s.clientID, RegistrationKey: s.key.key()}, err
 }
 
 // CountRegistrationKeys counts keys per capability.
@@ -169,7 +217,7 @@ func (s *Store) CreateRegistrationKey(ctx context.Context, ownerID int64, in Reg
 		RETURNING ` + regKeyCols
 	rows, _ := s.pool.Query(ctx, q, ownerID, in.CapabilityID, in.RegistrationKey, in.Comment, in.ValidFrom,
 		in.ValidUntil, in.NumRegistrationsLeft, in.UsageLimitDays, in.Testing)
-	k, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[RegistrationKey])
+	k, err := pgx.CollectExactlyOneRow(rows, scanRegistrationKey)
 	return k, mapErr("insert registration key", err)
 }
 
@@ -185,7 +233,7 @@ func (s *Store) UpdateRegistrationKey(ctx context.Context, ownerID, id int64, in
 		WHERE data_owner_id = $1 AND id = $2 RETURNING ` + regKeyCols
 	rows, _ := s.pool.Query(ctx, q, ownerID, id, in.ClearComment, in.Comment, in.ValidFrom, in.ClearValidUntil,
 		in.ValidUntil, in.NumRegistrationsLeft, in.ClearUsageLimitDays, in.UsageLimitDays, in.Testing)
-	k, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[RegistrationKey])
+	k, err := pgx.CollectExactlyOneRow(rows, scanRegistrationKey)
 	return k, mapErr("update registration key", err)
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 )
@@ -213,9 +214,34 @@ type DeliveredConfig struct {
 // DeliveredConfigsByClients loads the configs the data owner's clients
 // get (none for clients it does not own or does not manage).
 func DeliveredConfigsByClients(ownerID int64, clientIDs []int64) Read[DeliveredConfig] {
-	q := deliveredToClients + `SELECT d.*, NULL::bytea AS data FROM delivered d`
+	q := deliveredToClients + `SELECT ` + deliveredCols + `, NULL::bytea AS data FROM delivered d`
 	return Read[DeliveredConfig]{step: "load delivered configs", sql: q, args: []any{ownerID, clientIDs},
-		scan: pgx.RowToStructByName[DeliveredConfig]}
+		scan: scanDeliveredConfig}
+}
+
+// deliveredCols are the columns of the delivered CTE (d) that
+// scanDeliveredConfig reads, in its order, before data.
+const deliveredCols = `d.client_id, d.kind, d.id, d.name, d.is_default, d.source, d.version_id, d.revision, d.data_hash`
+
+// scanDeliveredConfig reads a row of deliveredCols and data, by position
+// (a config is read for every client of a list); its text columns, kind,
+// name, source and data_hash, are one string (texts).
+func scanDeliveredConfig(row pgx.CollectableRow) (DeliveredConfig, error) {
+	var s struct {
+		d    DeliveredConfig
+		raw  [4]pgtype.DriverBytes
+		dest [10]any // in the row's block: no allocation of their own
+	}
+	d, t := &s.d, &s.raw
+	s.dest = [10]any{&d.ClientID, &t[0], &d.ID, &t[1], &d.IsDefault, &t[2], &d.VersionID, &d.Revision, &t[3], &d.Data}
+	if err := row.Scan(s.dest[:]...); err != nil {
+		return DeliveredConfig{}, err
+	}
+	var text [4]string
+	texts(s.raw[:], text[:])
+	out := s.d
+	out.Kind, out.Name, out.Source, out.DataHash = text[0], text[1], text[2], text[3]
+	return out, nil
 }
 
 // ClientDelivery is what a client gets at check-in: the published version
@@ -250,9 +276,9 @@ func (s *Store) DeliveredConfigsForClient(ctx context.Context, ownerID, clientID
 // sent.
 func QueueDeliveredConfigs(b *Batch, ownerID, clientID int64, out *ClientDelivery, done func(error)) {
 	var errs []error
-	q := deliveredToClients + `SELECT d.*, v.data FROM delivered d JOIN config_versions v ON v.id = d.version_id`
+	q := deliveredToClients + `SELECT ` + deliveredCols + `, v.data FROM delivered d JOIN config_versions v ON v.id = d.version_id`
 	Queue(b, Read[DeliveredConfig]{step: "load delivery", sql: q, args: []any{ownerID, []int64{clientID}},
-		scan: pgx.RowToStructByName[DeliveredConfig]}, func(ds []DeliveredConfig, err error) {
+		scan: scanDeliveredConfig}, func(ds []DeliveredConfig, err error) {
 		errs = append(errs, err)
 		for i := range ds {
 			if ds[i].Kind == ConfigPublic {

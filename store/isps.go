@@ -156,24 +156,32 @@ const contractSelect = `SELECT c.id, c.isp_id, c.client_id, c.name, c.upload_spe
 
 // scanContract reads a row of contractSelect, by position.
 // Its columns that may be NULL are scanned into the block of the row, and
-// the contract points into it (as clientScan).
+// the contract points into it; its text columns are one string (as
+// clientScan).
 func scanContract(row pgx.CollectableRow) (IspContract, error) {
 	var s struct {
-		c                            IspContract
-		upload, download             pgtype.Int8
-		price                        pgtype.Float8
-		currency, tariff, connection pgtype.Text
-		validUntil                   pgtype.Timestamptz
+		c                IspContract
+		upload, download pgtype.Int8
+		price            pgtype.Float8
+		validUntil       pgtype.Timestamptz
+		// name, currency, assumed_tariff, connection_type, isp_name (texts)
+		raw  [5]pgtype.DriverBytes
+		text [5]string
 	}
-	c := &s.c
-	err := row.Scan(&c.ID, &c.IspID, &c.ClientID, &c.Name, &s.upload, &s.download, &s.price,
-		&s.currency, &s.tariff, &s.connection, &c.ValidFrom, &s.validUntil, &c.IspName)
+	c, t := &s.c, &s.raw
+	err := row.Scan(&c.ID, &c.IspID, &c.ClientID, &t[0], &s.upload, &s.download, &s.price,
+		&t[1], &t[2], &t[3], &c.ValidFrom, &s.validUntil, &t[4])
+	if err != nil {
+		return IspContract{}, err
+	}
+	null := texts(s.raw[:], s.text[:])
+	text := func(i int) *string { return valid(&s.text[i], null&(1<<i) == 0) }
 	out := s.c
+	out.Name, out.IspName = s.text[0], s.text[4]
 	out.UploadSpeed, out.DownloadSpeed = valid(&s.upload.Int64, s.upload.Valid), valid(&s.download.Int64, s.download.Valid)
 	out.MonthlyPrice, out.ValidUntil = valid(&s.price.Float64, s.price.Valid), valid(&s.validUntil.Time, s.validUntil.Valid)
-	out.Currency, out.AssumedTariff = valid(&s.currency.String, s.currency.Valid), valid(&s.tariff.String, s.tariff.Valid)
-	out.ConnectionType = valid(&s.connection.String, s.connection.Valid)
-	return out, err
+	out.Currency, out.AssumedTariff, out.ConnectionType = text(1), text(2), text(3)
+	return out, nil
 }
 
 // ContractsByIsp loads the contracts of several ISPs.

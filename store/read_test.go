@@ -79,3 +79,40 @@ func TestReadsRunOnGenericPlans(t *testing.T) {
 		t.Errorf("the client read ran on %d generic and %d custom plans, want 10 generic and 0 custom", generic, custom)
 	}
 }
+
+// TestTextColumnsRead: a row's text columns, read as parts of one string
+// (store's texts), come back as they were stored, an empty one apart from a
+// NULL one, for a client, its contract and its registration key.
+func TestTextColumnsRead(t *testing.T) {
+	ctx := context.Background()
+	e := apitest.Get(t)
+	o := e.NewOwner(t, "texts")
+	label, empty, currency := "é 😀 \"label\"", "", "EUR"
+	key := o.NewRegistrationKey(t, store.RegistrationKeyInput{Comment: &empty})
+	c := o.NewClient(t, store.NewClient{Label: &label, ExtraLabel: &empty, RegistrationKeyID: &key.ID})
+	o.NewContract(t, store.NewContract{ClientID: c.ID, Name: "contract ü", Currency: &currency})
+	got, err := e.Store.Client(ctx, o.ID, c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.UUID != c.UUID || got.Type == "" || got.Label == nil || *got.Label != label ||
+		got.ExtraLabel == nil || *got.ExtraLabel != "" || got.DisabledReason != nil || got.LastClientVersion != nil {
+		t.Errorf("client read as uuid %q type %q label %v extra label %v disabled reason %v version %v",
+			got.UUID, got.Type, got.Label, got.ExtraLabel, got.DisabledReason, got.LastClientVersion)
+	}
+	cs, err := store.All(ctx, e.Store, store.ContractsByClient(o.ID, []int64{c.ID}))
+	if err != nil || len(cs) != 1 {
+		t.Fatalf("contracts %v: %v", cs, err)
+	}
+	if k := cs[0]; k.Name != "contract ü" || k.Currency == nil || *k.Currency != "EUR" || k.AssumedTariff != nil || k.ConnectionType != nil || k.IspName == "" {
+		t.Errorf("contract read as name %q currency %v tariff %v connection %v isp %q", k.Name, k.Currency, k.AssumedTariff, k.ConnectionType, k.IspName)
+	}
+	ks, err := store.All(ctx, e.Store, store.RegistrationKeysByClients(o.ID, []int64{c.ID}))
+	if err != nil || len(ks) != 1 {
+		t.Fatalf("registration keys %v: %v", ks, err)
+	}
+	if k := ks[0]; k.ClientID != c.ID || k.ID != key.ID || k.RegistrationKey.RegistrationKey != key.RegistrationKey || k.Comment == nil || *k.Comment != "" ||
+		k.ValidUntil != nil || k.UsageLimitDays != nil {
+		t.Errorf("registration key read as %+v, created as %+v", k, key)
+	}
+}

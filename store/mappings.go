@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -61,25 +60,6 @@ func ValueFieldType(v any) string {
 	return ""
 }
 
-// literalFieldType is ValueFieldType of a JSON literal (a string quoted).
-func literalFieldType(lit []byte) string {
-	switch lit[0] {
-	case '"':
-		var str string
-		if bytes.IndexByte(lit, '\\') < 0 {
-			str = string(lit[1 : len(lit)-1])
-		} else if json.Unmarshal(lit, &str) != nil {
-			return ""
-		}
-		return ValueFieldType(str)
-	case 't', 'f':
-		return ValueFieldType(lit[0] == 't')
-	case 'n':
-		return ""
-	}
-	return ValueFieldType(json.Number(lit))
-}
-
 // DetectMappings types the fields of docs in order as Elasticsearch's
 // dynamic mapping does: the first value of a field in an index decides its
 // type (an array's elements are values of its field, objects are walked
@@ -108,7 +88,7 @@ func DetectMappings(docs []Document, skip []int) []FieldMapping {
 			if seen[k] {
 				return true
 			}
-			if ft := literalFieldType(lit); ft != "" && path != "" {
+			if ft := ValueFieldType(decodeNumbers(lit)); ft != "" && path != "" {
 				seen[k] = true
 				out = append(out, FieldMapping{Kind: d.Kind, Type: typ, Field: path, FieldType: ft})
 			}

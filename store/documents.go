@@ -523,7 +523,7 @@ func movedStatement(src string) string {
 // import slowed from 2,800 to 500 documents/s by its 400,000th. The probes
 // still need statistics that are not far behind (with those of an empty
 // partition, an index on the client looks as cheap): an import refreshes
-// them as it goes (importer), autovacuum does on a server.
+// them as it goes (importer), the server does (KeepStatistics, statistics.go).
 const storedCopies = `CROSS JOIN LATERAL (SELECT o.created_at FROM documents o
 	WHERE o.data_owner_id = $1 AND o.kind = s.kind AND o.doc_id = s.doc_id OFFSET 0) o`
 

@@ -86,7 +86,7 @@ func TestBootstrapRejectsBadArguments(t *testing.T) {
 }
 
 func TestServeAnswersAndShutsDownGracefully(t *testing.T) {
-	addr, stop := startServe(t, apitest.Get(t))
+	addr, stop := startServe(t, apitest.Get(t).DatabaseURL)
 	resp, err := http.Get("http://" + addr + "/readyz")
 	if err != nil {
 		t.Fatal(err)
@@ -100,10 +100,10 @@ func TestServeAnswersAndShutsDownGracefully(t *testing.T) {
 	}
 }
 
-// startServe runs serve on e's database at a free address with the extra
+// startServe runs serve on the database at dbURL at a free address with the extra
 // arguments until stop, which shuts it down and answers serve's error. It
 // returns once the server answers /readyz.
-func startServe(t *testing.T, e *apitest.Env, extra ...string) (addr string, stop func() error) {
+func startServe(t *testing.T, dbURL string, extra ...string) (addr string, stop func() error) {
 	t.Helper()
 	addr = freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -112,7 +112,7 @@ func startServe(t *testing.T, e *apitest.Env, extra ...string) (addr string, sto
 	devnull, _ := os.Open(os.DevNull)
 	os.Stdout = devnull
 	t.Cleanup(func() { os.Stdout = stdout; devnull.Close() })
-	args := append([]string{"--database-url", e.DatabaseURL, "--addr", addr, "--data-dir", t.TempDir()}, extra...)
+	args := append([]string{"--database-url", dbURL, "--addr", addr, "--data-dir", t.TempDir()}, extra...)
 	go func() { done <- serve(ctx, args) }()
 	stopped := false
 	stop = func() error {

@@ -17,6 +17,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/fleetgraph/fleetgraph/apitest"
+	"github.com/fleetgraph/fleetgraph/store"
+	"github.com/fleetgraph/fleetgraph/store/testdb"
 )
 
 // otlpReceiver is an OTLP/HTTP trace receiver on 127.0.0.1: it keeps the
@@ -93,7 +95,7 @@ func TestServeTracesToTheOTLPEndpointOfTheEnvironment(t *testing.T) {
 	t.Setenv("OTEL_SERVICE_NAME", "")
 	e := apitest.Get(t)
 	o := e.NewOwner(t, "traced")
-	addr, stop := startServe(t, e)
+	addr, stop := startServe(t, e.DatabaseURL)
 
 	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
 	h := http.Header{"Content-Type": {"application/json"}, "X-Api-Key": {o.Key},
@@ -164,7 +166,16 @@ func names(spans []*tracepb.Span) []string {
 // the rollup refresher's rounds that serve runs.
 func TestServeMetricsOnTheirOwnAddress(t *testing.T) {
 	metricsAddr := freeAddr(t)
-	addr, _ := startServe(t, apitest.Get(t), "--metrics-addr", metricsAddr)
+	// A database of its own: on the tests' shared one, a rollup round of
+	// a process an earlier test killed holds the periodic job until River
+	// rescues it (RescueAfter, over a minute), and no round runs here.
+	db, st, err := testdb.Create(t.Context(), "fleetgraph_test_metrics", store.Options{MaxConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	t.Cleanup(db.Drop)
+	addr, _ := startServe(t, db.URL, "--metrics-addr", metricsAddr)
 	// The rollup refresher's first round runs at start; wait for its report
 	// (15 s were not enough once, with a 10,000,000-document import
 	// running beside the tests).
@@ -197,7 +208,7 @@ func TestServeMetricsOnTheirOwnAddress(t *testing.T) {
 // own, and never on the API's address.
 func TestServeProfilesOnTheirOwnAddress(t *testing.T) {
 	pprofAddr := freeAddr(t)
-	addr, _ := startServe(t, apitest.Get(t), "--pprof-addr", pprofAddr)
+	addr, _ := startServe(t, apitest.Get(t).DatabaseURL, "--pprof-addr", pprofAddr)
 	get := func(url string) (int, string) {
 		t.Helper()
 		resp, err := http.Get(url)

@@ -132,7 +132,7 @@ func TestSearchTimeoutConfig(t *testing.T) {
 func TestSearchTimeoutThroughTheServer(t *testing.T) {
 	e := apitest.Get(t)
 	o := e.NewOwner(t, "searchtimeout")
-	addr, _ := startServe(t, e, "--search-timeout", "1ns")
+	addr, _ := startServe(t, e.DatabaseURL, "--search-timeout", "1ns")
 	post := func(path, body string) (int, map[string]any) {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+path, strings.NewReader(body))

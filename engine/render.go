@@ -44,6 +44,10 @@ var Rendered atomic.Int64
 // errNotPlain makes the renderer give the result back to gqlgen.
 var errNotPlain = errors.New("render: not a plain selection")
 
+// errBadSplice: a Splice's places are not in the data it is asked to
+// write (a bug).
+var errBadSplice = errors.New("render: the spliced fields' places are not in this data")
+
 // renderSlot carries a rendered root field from the field interceptor to
 // the root field interceptor.
 type renderSlot struct{ json *bytes.Buffer }
@@ -59,6 +63,9 @@ func (a Attacher) InterceptRootField(ctx context.Context, next graphql.RootResol
 		return m
 	}
 	return graphql.WriterFunc(func(w io.Writer) {
+		if sp, _ := ctx.Value(spliceKey{}).(*Splice); sp.take(ctx, w, slot.json) {
+			return // the transport writes it (Splice)
+		}
 		_, _ = w.Write(slot.json.Bytes())
 		buffers.Put(slot.json)
 	})

@@ -26,6 +26,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
+	"github.com/fleetgraph/fleetgraph/engine"
 	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/limits/budget"
 	"github.com/fleetgraph/fleetgraph/rawjson"
@@ -113,6 +114,10 @@ type binding struct {
 	pathParams []string // the operation's variables named in the route's path
 	readsBody  bool     // the body is read (BodyVars, an input variable); else refused (noBody)
 	scrolls    bool     // a scrolling route whose operation takes a scroll
+	// splices: the answer is the operation's data as it is, so it is
+	// written with its rendered root fields spliced in (engine.Splice)
+	// rather than copied into it.
+	splices bool
 }
 
 func bind(rt Route, op *operation) binding {
@@ -124,6 +129,7 @@ func bind(rt Route, op *operation) binding {
 	}
 	b.readsBody = rt.BodyVars || hasVariable(op, "input")
 	b.scrolls = rt.ScrollNext != "" && hasVariable(op, "scroll")
+	b.splices = rt.CSV == nil && !rt.Empty && !rt.Paged && rt.PagedKey == "" && !rt.Unwrap && op.omit == nil
 	return b
 }
 
@@ -144,7 +150,8 @@ func (a *Adapter) handler(rt Route, op *operation, b binding) http.HandlerFunc {
 			return
 		}
 		ctx, warns := search.WithWarnings(r.Context())
-		resp := a.execute(r.WithContext(ctx), op, vars)
+		resp, splice := a.execute(r.WithContext(ctx), op, vars, b.splices)
+		defer splice.Release()
 		if len(resp.Errors) > 0 {
 			writeErrors(w, resp.Errors)
 			return
@@ -153,6 +160,17 @@ func (a *Adapter) handler(rt Route, op *operation, b binding) http.HandlerFunc {
 		// of a multi-value).
 		for _, m := range warns.Messages() {
 			w.Header().Add("Warning", search.WarningHeader(m))
+		}
+		if splice != nil {
+			if !splice.Fits(resp.Data) {
+				respond.Error(w, http.StatusInternalServerError, "")
+				return
+			}
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			w.Header().Set("Content-Length", strconv.Itoa(splice.Len(resp.Data)))
+			w.WriteHeader(rt.Status)
+			_ = splice.WriteTo(w, resp.Data)
+			return
 		}
 		if rt.CSV != nil {
 			records, err := rt.CSV(resp.Data)
@@ -186,15 +204,27 @@ func (a *Adapter) handler(rt Route, op *operation, b binding) http.HandlerFunc {
 	}
 }
 
-func (a *Adapter) execute(r *http.Request, op *operation, vars map[string]any) *graphql.Response {
+// execute runs op; with splices, its rendered root fields are left out
+// of the data and answered in the Splice (nil otherwise), for the caller
+// to write the data with them.
+func (a *Adapter) execute(r *http.Request, op *operation, vars map[string]any, splices bool) (*graphql.Response, *engine.Splice) {
 	ctx := budget.With(graphql.StartOperationTrace(r.Context()), a.answerBytes)
 	params := &graphql.RawParams{Query: op.Document, OperationName: op.Name, Variables: vars, Headers: r.Header}
 	rc, errs := a.exec.CreateOperationContext(ctx, params)
 	if errs != nil {
-		return a.exec.DispatchError(graphql.WithOperationContext(ctx, rc), errs)
+		return a.exec.DispatchError(graphql.WithOperationContext(ctx, rc), errs), nil
+	}
+	var splice *engine.Splice
+	if splices {
+		ctx, splice = engine.WithSplice(ctx, rc)
 	}
 	handle, ctx := a.exec.DispatchOperation(ctx, rc)
-	return budget.Within(ctx, Answered(ctx, handle(ctx)))
+	resp := Answered(ctx, handle(ctx))
+	size := len(resp.Data)
+	if splice != nil {
+		size = splice.Len(resp.Data)
+	}
+	return budget.WithinSize(ctx, resp, size), splice
 }
 
 // Answered is resp, or, when gqlgen answered nothing, the error of the

@@ -181,7 +181,7 @@ func (a *Adapter) stream(w http.ResponseWriter, r *http.Request, rt Route, op *o
 // the data's only field).
 func (a *Adapter) page(r *http.Request, op *operation, vars map[string]any) (scrollPage, int, *respond.ErrorBody) {
 	var page scrollPage
-	resp := a.execute(r, op, vars)
+	resp, _ := a.execute(r, op, vars, false)
 	if len(resp.Errors) > 0 {
 		status, body := errorResponse(resp.Errors)
 		return page, status, &body

@@ -145,7 +145,13 @@ func (r *reader) Read(p []byte) (int, error) {
 // check after the fact, for answers made of many small records), an error
 // response in its place: the budget's 400.
 func Within(ctx context.Context, resp *graphql.Response) *graphql.Response {
-	err := Check(ctx, len(resp.Data))
+	return WithinSize(ctx, resp, len(resp.Data))
+}
+
+// WithinSize is Within for an answer of size bytes whose data is not all
+// in resp.Data (engine.Splice).
+func WithinSize(ctx context.Context, resp *graphql.Response, size int) *graphql.Response {
+	err := Check(ctx, size)
 	if err == nil {
 		return resp
 	}

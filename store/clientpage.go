@@ -264,9 +264,8 @@ func clientPage(ownerID int64, q ClientPageQuery) Read[PagedClient] {
 
 func scanPagedClient(row pgx.CollectableRow) (PagedClient, error) {
 	var c PagedClient
-	var s clientScan
-	err := row.Scan(append(s.dest(), &c.Key.Label)...)
-	c.Client = s.client()
+	var err error
+	c.Client, err = scanClientRow(row, nil, &c.Key.Label)
 	c.Key.ID, c.Key.CreatedAt = c.ID, c.CreatedAt
 	return c, err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -63,25 +64,57 @@ var clientSelect = fmt.Sprintf(`SELECT c.id, c.uuid::text AS uuid, c.type, c.dat
 // thousand, so they are scanned by position, not by name through
 // reflection.
 func scanClient(row pgx.CollectableRow) (Client, error) {
-	var s clientScan
-	err := row.Scan(s.dest()...)
-	return s.client(), err
+	return scanClientRow(row, nil)
 }
 
-// clientScan is a row of clientSelect being scanned: the columns that may
-// be NULL are scanned into the block of the row, and the client points
-// into it (one allocation per row, not one per value that is not NULL);
-// its text columns are one string (rowText).
+// scanClientRow reads a row of head's columns, clientSelect's and tail's.
+// The scan's scratch is reused from row to row (clientScans); what the
+// client keeps is one small block (clientBlock) and one string.
+func scanClientRow(row pgx.CollectableRow, head []any, tail ...any) (Client, error) {
+	s := clientScans.Get().(*clientScan)
+	defer clientScans.Put(s)
+	s.c = Client{}
+	args := s.args
+	if len(head)+len(tail) > 0 {
+		args = append(append(append(make([]any, 0, len(head)+len(args)+len(tail)), head...), args...), tail...)
+	}
+	if err := row.Scan(args...); err != nil {
+		return Client{}, err
+	}
+	return s.client(), nil
+}
+
+// clientScans keeps the scratch of scanning client rows: a row's scratch
+// and its destinations escape to the heap (pgx takes them as any), which
+// for a list of 2,000 clients was a kilobyte a client allocated and
+// dropped (issue 28).
+var clientScans = sync.Pool{New: func() any {
+	s := &clientScan{}
+	s.args = s.dest()
+	return s
+}}
+
+// clientScan is the scratch of scanning a row of clientSelect.
 type clientScan struct {
 	c Client
-	// raw and text: uuid, type, label, extra_label, disabled_reason,
+	// raw: uuid, type, label, extra_label, disabled_reason,
 	// last_client_type, last_client_version (texts).
 	raw                                       [7]pgtype.DriverBytes
-	text                                      [7]string
 	disabledAt, lastMeasurementAt, lastSeenAt pgtype.Timestamptz
 	publicConfigID, automatorConfigID         pgtype.Int8
 	registrationKeyID                         pgtype.Int8
 	offline                                   pgtype.Bool
+	args                                      []any // dest()
+}
+
+// clientBlock is what a scanned client points into: its columns that may
+// be NULL, and its text columns, parts of one string (texts): one
+// allocation per row, not one per value that is not NULL.
+type clientBlock struct {
+	text                                                 [7]string
+	disabledAt, lastMeasurementAt, lastSeenAt            time.Time
+	publicConfigID, automatorConfigID, registrationKeyID int64
+	offline                                              bool
 }
 
 func (s *clientScan) dest() []any {
@@ -94,16 +127,19 @@ func (s *clientScan) dest() []any {
 
 // client is the client scanned.
 func (s *clientScan) client() Client {
-	c := s.c
-	null := texts(s.raw[:], s.text[:])
-	text := func(i int) *string { return valid(&s.text[i], null&(1<<i) == 0) }
-	c.UUID, c.Type = s.text[0], s.text[1]
+	c, b := s.c, new(clientBlock)
+	null := texts(s.raw[:], b.text[:])
+	text := func(i int) *string { return valid(&b.text[i], null&(1<<i) == 0) }
+	b.disabledAt, b.lastMeasurementAt, b.lastSeenAt = s.disabledAt.Time, s.lastMeasurementAt.Time, s.lastSeenAt.Time
+	b.publicConfigID, b.automatorConfigID = s.publicConfigID.Int64, s.automatorConfigID.Int64
+	b.registrationKeyID, b.offline = s.registrationKeyID.Int64, s.offline.Bool
+	c.UUID, c.Type = b.text[0], b.text[1]
 	c.Label, c.ExtraLabel = text(2), text(3)
-	c.DisabledAt, c.DisabledReason = valid(&s.disabledAt.Time, s.disabledAt.Valid), text(4)
-	c.LastMeasurementAt, c.LastSeenAt = valid(&s.lastMeasurementAt.Time, s.lastMeasurementAt.Valid), valid(&s.lastSeenAt.Time, s.lastSeenAt.Valid)
+	c.DisabledAt, c.DisabledReason = valid(&b.disabledAt, s.disabledAt.Valid), text(4)
+	c.LastMeasurementAt, c.LastSeenAt = valid(&b.lastMeasurementAt, s.lastMeasurementAt.Valid), valid(&b.lastSeenAt, s.lastSeenAt.Valid)
 	c.LastClientType, c.LastClientVersion = text(5), text(6)
-	c.PublicConfigID, c.AutomatorConfigID = valid(&s.publicConfigID.Int64, s.publicConfigID.Valid), valid(&s.automatorConfigID.Int64, s.automatorConfigID.Valid)
-	c.RegistrationKeyID, c.Offline = valid(&s.registrationKeyID.Int64, s.registrationKeyID.Valid), valid(&s.offline.Bool, s.offline.Valid)
+	c.PublicConfigID, c.AutomatorConfigID = valid(&b.publicConfigID, s.publicConfigID.Valid), valid(&b.automatorConfigID, s.automatorConfigID.Valid)
+	c.RegistrationKeyID, c.Offline = valid(&b.registrationKeyID, s.registrationKeyID.Valid), valid(&b.offline, s.offline.Valid)
 	return c
 }
 
@@ -145,9 +181,8 @@ func valid[T any](v *T, ok bool) *T {
 // scanGroupClient reads a row of group_id followed by clientSelect's columns.
 func scanGroupClient(row pgx.CollectableRow) (GroupClient, error) {
 	var c GroupClient
-	var s clientScan
-	err := row.Scan(append([]any{&c.GroupID}, s.dest()...)...)
-	c.Client = s.client()
+	var err error
+	c.Client, err = scanClientRow(row, []any{&c.GroupID})
 	return c, err
 }
 

@@ -218,9 +218,8 @@ func ClientsByParents(m ClientMembership, ownerID int64, parentIDs []int64, p Pa
 	return Read[ParentClient]{step: "page " + m.noun, sql: q, args: []any{ownerID, parentIDs, p.afterID(), p.Limit},
 		scan: func(row pgx.CollectableRow) (ParentClient, error) {
 			var c ParentClient
-			var s clientScan
-			err := row.Scan(append([]any{&c.ParentID}, s.dest()...)...)
-			c.Client = s.client()
+			var err error
+			c.Client, err = scanClientRow(row, []any{&c.ParentID})
 			return c, err
 		}}
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -154,34 +155,54 @@ const contractSelect = `SELECT c.id, c.isp_id, c.client_id, c.name, c.upload_spe
 	i.name AS isp_name
 	FROM isp_contracts c JOIN isps i ON i.id = c.isp_id AND i.data_owner_id = c.data_owner_id`
 
-// scanContract reads a row of contractSelect, by position.
-// Its columns that may be NULL are scanned into the block of the row, and
-// the contract points into it; its text columns are one string (as
-// clientScan).
+// scanContract reads a row of contractSelect, by position, with a
+// reused scratch (as scanClientRow). Its columns that may be NULL, and its
+// text columns (parts of one string), are in one small block the
+// contract points into.
 func scanContract(row pgx.CollectableRow) (IspContract, error) {
-	var s struct {
-		c                IspContract
-		upload, download pgtype.Int8
-		price            pgtype.Float8
-		validUntil       pgtype.Timestamptz
-		// name, currency, assumed_tariff, connection_type, isp_name (texts)
-		raw  [5]pgtype.DriverBytes
-		text [5]string
-	}
-	c, t := &s.c, &s.raw
-	err := row.Scan(&c.ID, &c.IspID, &c.ClientID, &t[0], &s.upload, &s.download, &s.price,
-		&t[1], &t[2], &t[3], &c.ValidFrom, &s.validUntil, &t[4])
-	if err != nil {
+	s := contractScans.Get().(*contractScan)
+	defer contractScans.Put(s)
+	s.c = IspContract{}
+	if err := row.Scan(s.args...); err != nil {
 		return IspContract{}, err
 	}
-	null := texts(s.raw[:], s.text[:])
-	text := func(i int) *string { return valid(&s.text[i], null&(1<<i) == 0) }
+	b := new(contractBlock)
+	null := texts(s.raw[:], b.text[:])
+	text := func(i int) *string { return valid(&b.text[i], null&(1<<i) == 0) }
+	b.upload, b.download, b.price, b.validUntil = s.upload.Int64, s.download.Int64, s.price.Float64, s.validUntil.Time
 	out := s.c
-	out.Name, out.IspName = s.text[0], s.text[4]
-	out.UploadSpeed, out.DownloadSpeed = valid(&s.upload.Int64, s.upload.Valid), valid(&s.download.Int64, s.download.Valid)
-	out.MonthlyPrice, out.ValidUntil = valid(&s.price.Float64, s.price.Valid), valid(&s.validUntil.Time, s.validUntil.Valid)
+	out.Name, out.IspName = b.text[0], b.text[4]
+	out.UploadSpeed, out.DownloadSpeed = valid(&b.upload, s.upload.Valid), valid(&b.download, s.download.Valid)
+	out.MonthlyPrice, out.ValidUntil = valid(&b.price, s.price.Valid), valid(&b.validUntil, s.validUntil.Valid)
 	out.Currency, out.AssumedTariff, out.ConnectionType = text(1), text(2), text(3)
 	return out, nil
+}
+
+// contractScan is the scratch of scanning a row of contractSelect.
+type contractScan struct {
+	c                IspContract
+	upload, download pgtype.Int8
+	price            pgtype.Float8
+	validUntil       pgtype.Timestamptz
+	// name, currency, assumed_tariff, connection_type, isp_name (texts)
+	raw  [5]pgtype.DriverBytes
+	args []any
+}
+
+var contractScans = sync.Pool{New: func() any {
+	s := &contractScan{}
+	c, t := &s.c, &s.raw
+	s.args = []any{&c.ID, &c.IspID, &c.ClientID, &t[0], &s.upload, &s.download, &s.price,
+		&t[1], &t[2], &t[3], &c.ValidFrom, &s.validUntil, &t[4]}
+	return s
+}}
+
+// contractBlock is what a scanned contract points into.
+type contractBlock struct {
+	text             [5]string
+	upload, download int64
+	price            float64
+	validUntil       time.Time
 }
 
 // ContractsByIsp loads the contracts of several ISPs.

@@ -79,6 +79,7 @@ func scanClientRow(row pgx.CollectableRow, head []any, tail ...any) (Client, err
 		args = append(append(append(make([]any, 0, len(head)+len(args)+len(tail)), head...), args...), tail...)
 	}
 	if err := row.Scan(args...); err != nil {
+		clear(s.raw[:]) // no buffer of the driver stays in the pool
 		return Client{}, err
 	}
 	return s.client(), nil

@@ -164,6 +164,7 @@ func scanContract(row pgx.CollectableRow) (IspContract, error) {
 	defer contractScans.Put(s)
 	s.c = IspContract{}
 	if err := row.Scan(s.args...); err != nil {
+		clear(s.raw[:]) // no buffer of the driver stays in the pool
 		return IspContract{}, err
 	}
 	b := new(contractBlock)

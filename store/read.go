@@ -96,7 +96,7 @@ func Queue[R any](b *Batch, r Read[R], done func([]R, error)) {
 		b.b.Queue(genericPlans)
 	}
 	b.b.Queue(r.sql, r.args...).Query(func(rows pgx.Rows) error {
-		out, err := pgx.AppendRows(make([]R, 0, expectedRows(r.sql, r.args)), rows, r.scan)
+		out, err := pgx.AppendRows(make([]R, 0, rowsToHold(r)), rows, r.scan)
 		if err == nil {
 			noteRows(r.sql, r.args, len(out))
 		}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"sync"
+	"unsafe"
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
 )
@@ -14,10 +15,15 @@ import (
 //
 // A read by keys (an edge's read: its first slice argument) is remembered
 // as rows per key, whatever the data owner; a read of a data owner's rows
-// (a root list) per owner. A hint never asks for more than maxHintRows.
+// (a root list) per owner. A hint never asks for more than maxHintRows
+// rows or maxHintBytes.
 
-// maxHintRows bounds a hint: past it, the slice grows by doubling again.
-const maxHintRows = 1 << 14
+// maxHintRows and maxHintBytes bound a hint: past them, the slice grows
+// by doubling again.
+const (
+	maxHintRows  = 1 << 14
+	maxHintBytes = 8 << 20
+)
 
 type hintKey struct {
 	sql   string
@@ -77,6 +83,13 @@ func expectedRows(sql string, args []any) int {
 	}
 	n += n/16 + 1 // room for a few more than last time
 	return min(n, maxHintRows)
+}
+
+// rowsToHold is the capacity to collect r's rows into: what its hint
+// expects, within maxHintBytes.
+func rowsToHold[R any](r Read[R]) int {
+	size := max(1, int(unsafe.Sizeof(*new(R))))
+	return min(expectedRows(r.sql, r.args), maxHintBytes/size)
 }
 
 // noteRows remembers that r answered n rows.

@@ -33,6 +33,10 @@ func TestRowHints(t *testing.T) {
 	if n := expectedRows(byOwner, []any{int64(4)}); n != maxHintRows {
 		t.Errorf("after %d rows: %d expected, want the bound %d", 10*maxHintRows, n, maxHintRows)
 	}
+	big := Read[[1 << 20]byte]{sql: byOwner, args: []any{int64(1)}} // owner 1: 2,000 rows last time
+	if n := rowsToHold(big); n != maxHintBytes>>20 {
+		t.Errorf("rows of a megabyte each: room for %d made, want %d (maxHintBytes)", n, maxHintBytes>>20)
+	}
 	if n := expectedRows("SELECT now()", nil); n != 0 {
 		t.Errorf("a read of neither keys nor owner: %d expected, want 0", n)
 	}

@@ -106,7 +106,8 @@ const regKeyCols = `id, capability_id, registration_key, comment, valid_from, va
 
 // scanRegistrationKey reads a row of regKeyCols by position (a key is read
 // for every client of a list); its columns that may be NULL are scanned
-// into the block of the row, and the key points into it (as clientScan).
+// into the block of the row, and the key points into it: one allocation
+// per row, not one per value that is not NULL.
 func scanRegistrationKey(row pgx.CollectableRow) (RegistrationKey, error) {
 	var s registrationKeyScan
 	err := row.Scan(s.dest(nil)...)

@@ -65,7 +65,8 @@ func hintOf(sql string, args []any) (k hintKey, keys int, ok bool) {
 	return k, 0, false
 }
 
-// expectedRows is the capacity to collect r's rows into.
+// expectedRows is how many rows a read of sql with args is expected to answer
+// (0: no hint), within maxHintRows.
 func expectedRows(sql string, args []any) int {
 	k, keys, ok := hintOf(sql, args)
 	if !ok {

@@ -7,7 +7,8 @@
 #     RAMP_FROM documents/s by RAMP_STEP (each probe's batch grows) for STEP_FOR a
 #     step until the documents accepted per second stop growing; prints the
 #     ceiling (target ≥ 15,000 documents/s) and the check-in and report p99 while
-#     the load holds at 80 % of it for HOLD_FOR (check-in target < 50 ms).
+#     the load holds at 80 % of it for HOLD_FOR (check-in target < 50 ms), once the
+#     probes have paused until the last step's queued reports were answered.
 #  2. sustain (issue 24): PROBES probes reporting BATCH measurements every
 #     INTERVAL (1,000 × 25 / 5 s: 5,000 documents/s) for DURATION; prints the
 #     documents accepted per second (target ≥ 5,000), the check-in p99 (< 50 ms),

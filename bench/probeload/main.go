@@ -19,8 +19,11 @@
 // accepted per second stop growing (less than 5 % more than the step
 // before: each probe waits for its report's answer, so what the server
 // cannot take in is never accepted); the ceiling is the most accepted.
-// Then the load holds at 80 % of the ceiling for -hold-for, and the
-// check-in and report p99 of that stretch are printed.
+// Then the probes pause until the rounds under way have their answers (the
+// last step offered more than the server takes in, and its queue would be
+// worked off during the hold), the load holds at 80 % of the ceiling for
+// -hold-for after one interval at that rate, and the check-in and report
+// p99 of that stretch are printed.
 package main
 
 import (
@@ -75,6 +78,10 @@ type options struct {
 	batchNow   *atomic.Int64 // measurements per report now (the ramp changes it)
 	accepted   *atomic.Int64 // documents accepted so far, by every probe
 	registered *atomic.Int64 // probes whose registration is over (done or failed)
+	// paused: the probes skip their rounds (the ramp's drain before the
+	// hold); busy counts the rounds under way.
+	paused *atomic.Bool
+	busy   *atomic.Int64
 }
 
 func parseFlags(args []string) (options, error) {
@@ -112,6 +119,7 @@ func parseFlags(args []string) (options, error) {
 	}
 	o.registrationLimit = o.probes
 	o.batchNow, o.accepted, o.registered = new(atomic.Int64), new(atomic.Int64), new(atomic.Int64)
+	o.paused, o.busy = new(atomic.Bool), new(atomic.Int64)
 	o.batchNow.Store(int64(o.batch))
 	return o, nil
 }
@@ -291,8 +299,12 @@ func (p *probe) run(ctx context.Context, regKey string, done <-chan struct{}) {
 			return
 		default:
 		}
-		p.checkIn(ctx)
-		p.report(ctx)
+		if !p.o.paused.Load() { // a paused probe keeps its place in the interval
+			p.o.busy.Add(1)
+			p.checkIn(ctx)
+			p.report(ctx)
+			p.o.busy.Add(-1)
+		}
 		next = next.Add(p.o.interval)
 	}
 }
@@ -508,6 +520,7 @@ type step struct {
 	offered, accepted float64
 	from, to          time.Time
 	load              string
+	drained           time.Duration // the hold: how long the last step's queue took to drain
 }
 
 // setRate sets each probe's batch for about rate documents/s and answers
@@ -558,8 +571,24 @@ func (o options) ramp(ctx context.Context) ([]step, step) {
 			break
 		}
 	}
-	hold := o.measure(ctx, o.setRate(0.8*best), o.holdFor)
+	st := o.setRate(0.8 * best)
+	st.drained = o.drain(ctx)
+	hold := o.measure(ctx, st, o.holdFor)
 	return steps, hold
+}
+
+// drain pauses the probes until the rounds under way have their answers,
+// so that the hold measures the load at 80 % and not the server working
+// off the last step's queue (the reports that step left waiting); it
+// answers how long that took.
+func (o options) drain(ctx context.Context) time.Duration {
+	t := time.Now()
+	o.paused.Store(true)
+	defer o.paused.Store(false)
+	for o.busy.Load() > 0 && ctx.Err() == nil {
+		sleep(ctx, 100*time.Millisecond)
+	}
+	return time.Since(t)
 }
 
 // printRamp prints the ceiling and the latencies at 80 % of it.
@@ -588,8 +617,9 @@ func printRamp(o options, all []stats, steps []step, hold step) {
 			failures[k] += n
 		}
 	}
-	fmt.Printf("at 80 %% of the ceiling: offered %.0f documents/s (batch %d), accepted %.0f documents/s for %s (load average %s)\n",
-		hold.offered, hold.batch, hold.accepted, hold.to.Sub(hold.from).Round(time.Second), hold.load)
+	fmt.Printf("at 80 %% of the ceiling: offered %.0f documents/s (batch %d), accepted %.0f documents/s for %s (load average %s; "+
+		"the last step's queue drained in %s first)\n",
+		hold.offered, hold.batch, hold.accepted, hold.to.Sub(hold.from).Round(time.Second), hold.load, hold.drained.Round(100*time.Millisecond))
 	latencies("  check-in", chk)
 	latencies("  report", rep)
 	if len(chk) > 0 {

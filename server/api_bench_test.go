@@ -37,6 +37,7 @@ func BenchmarkAPI(b *testing.B) {
 		owners[n] = o
 	}
 	conn.Release()
+	analyze(b, e)
 	big := owners[2000]
 	id := firstClientID(b, e, big.Key)
 	graphql := func(o *apitest.Owner, doc string, vars map[string]any) func(c *http.Client) (int, error) {

@@ -4,10 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/fleetgraph/fleetgraph/apierr"
 	"github.com/fleetgraph/fleetgraph/limits"
@@ -191,21 +189,17 @@ func integral(f float64) (int64, error) {
 	return int64(f), nil
 }
 
-var durationRe = regexp.MustCompile(`^([0-9]+)(d|h|m|s|ms)$`)
-
-// ParseKeepAlive checks a scroll keep-alive (Elasticsearch time units),
+// ParseKeepAlive checks a scroll keep-alive (an Elasticsearch time value),
 // at most limits.MaxScroll; nil or "" is no scroll.
 func ParseKeepAlive(s *string) (string, error) {
 	if s == nil || *s == "" {
 		return "", nil
 	}
-	m := durationRe.FindStringSubmatch(*s)
-	if m == nil {
+	n, unit, ok := ParseTimeValue(*s)
+	if !ok {
 		return "", apierr.BadRequestf("scroll must be a time such as 1m or 30s")
 	}
-	n, err := strconv.ParseInt(m[1], 10, 64)
-	unit := map[string]time.Duration{"d": 24 * time.Hour, "h": time.Hour, "m": time.Minute, "s": time.Second, "ms": time.Millisecond}[m[2]]
-	if err != nil || n <= 0 || n > int64(limits.MaxScroll/unit) {
+	if n <= 0 || n > int64(limits.MaxScroll/unit) {
 		return "", apierr.BadRequestf("scroll must be more than 0 and at most %s", TimeValue(limits.MaxScroll))
 	}
 	return *s, nil

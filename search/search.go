@@ -8,6 +8,7 @@ package search
 
 import (
 	"context"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -120,6 +121,32 @@ func TimeValue(d time.Duration) string {
 		}
 	}
 	return strconv.FormatInt(int64(d), 10) + "nanos"
+}
+
+// timeValueRe is an Elasticsearch time value: a whole number and a unit,
+// with the spaces Elasticsearch trims around them.
+var timeValueRe = regexp.MustCompile(`^\s*(\d+)\s*(d|h|m|s|ms|micros|nanos)\s*$`)
+
+// timeUnits are the units of Elasticsearch time values.
+var timeUnits = map[string]time.Duration{"d": 24 * time.Hour, "h": time.Hour, "m": time.Minute, "s": time.Second,
+	"ms": time.Millisecond, "micros": time.Microsecond, "nanos": time.Nanosecond}
+
+// ParseTimeValue reads s as an Elasticsearch time value (30s, 1m, 500ms,
+// 2d, 10micros), the one reading of them: the scroll keep-alives, a
+// search's timeout and a histogram's interval. It answers the number and
+// the length of its unit, each caller checking its own bounds (the number
+// may be 0, and its product with the unit may not fit a time.Duration);
+// ok is false when s is not a time value or its number is above 10^12.
+func ParseTimeValue(s string) (n int64, unit time.Duration, ok bool) {
+	m := timeValueRe.FindStringSubmatch(s)
+	if m == nil {
+		return 0, 0, false
+	}
+	n, err := strconv.ParseInt(m[1], 10, 64)
+	if err != nil || n > 1e12 {
+		return 0, 0, false
+	}
+	return n, timeUnits[m[2]], true
 }
 
 // Backend runs searches for one deployment.

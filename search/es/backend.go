@@ -366,23 +366,11 @@ func scopeIndices(s search.Scope) ([]string, error) {
 // parseKeepAlive checks an Elasticsearch time value (1m, 30s, 500ms ...)
 // and the contract's maximum.
 func parseKeepAlive(s string) (time.Duration, error) {
-	units := []struct {
-		suffix string
-		unit   time.Duration
-	}{{"nanos", time.Nanosecond}, {"micros", time.Microsecond}, {"ms", time.Millisecond},
-		{"s", time.Second}, {"m", time.Minute}, {"h", time.Hour}, {"d", 24 * time.Hour}}
-	for _, u := range units {
-		num, ok := strings.CutSuffix(s, u.suffix)
-		if !ok {
-			continue
-		}
-		n, err := strconv.ParseInt(num, 10, 64)
-		if err != nil || n <= 0 || n > int64(limits.MaxScroll/u.unit) {
-			break
-		}
-		return time.Duration(n) * u.unit, nil
+	n, unit, ok := search.ParseTimeValue(s)
+	if !ok || n <= 0 || n > int64(limits.MaxScroll/unit) {
+		return 0, search.Badf("invalid scroll keep-alive %q: a time value of at most %s", s, search.TimeValue(limits.MaxScroll))
 	}
-	return 0, search.Badf("invalid scroll keep-alive %q: a time value of at most %s", s, search.TimeValue(limits.MaxScroll))
+	return time.Duration(n) * unit, nil
 }
 
 // Scroll ids: fgs1.<data owner id>.<base64url ES scroll id>.<base64url mac>.

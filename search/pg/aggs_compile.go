@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/limits"
+	"github.com/fleetgraph/fleetgraph/search"
 	"github.com/fleetgraph/fleetgraph/search/dateformat"
 	"github.com/fleetgraph/fleetgraph/search/datemath"
 	"github.com/fleetgraph/fleetgraph/store"
@@ -763,19 +764,23 @@ func (n *aggNode) intervalParam(p map[string]any) error {
 	return nil
 }
 
-var durationRe = regexp.MustCompile(`^(-?\d+)(ms|s|m|h|d)$`)
-
+// parseDurationMs reads a histogram's interval or offset (an
+// Elasticsearch time value of whole milliseconds or longer, signed when
+// signed) in milliseconds.
 func parseDurationMs(s string, signed bool) (int64, bool) {
-	m := durationRe.FindStringSubmatch(s)
-	if m == nil || (!signed && strings.HasPrefix(m[1], "-")) {
+	neg := false
+	if signed {
+		s, neg = strings.CutPrefix(s, "-")
+	}
+	n, unit, ok := search.ParseTimeValue(s)
+	if !ok || unit < time.Millisecond || n > math.MaxInt64/int64(unit/time.Millisecond) {
 		return 0, false
 	}
-	v, err := strconv.ParseInt(m[1], 10, 64)
-	if err != nil || v > 1e12 || v < -1e12 {
-		return 0, false
+	ms := n * int64(unit/time.Millisecond)
+	if neg {
+		ms = -ms
 	}
-	mult := map[string]int64{"ms": 1, "s": 1000, "m": 60000, "h": 3600000, "d": 86400000}[m[2]]
-	return v * mult, true
+	return ms, true
 }
 
 var offsetRe = regexp.MustCompile(`^([+-])(\d{2}):?(\d{2})?$`)

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -585,29 +584,20 @@ func newScrollID() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-var keepAliveRe = regexp.MustCompile(`^\s*(\d+)\s*(d|h|m|s|ms|micros|nanos)\s*$`)
-
 // parseKeepAlive reads an Elasticsearch time value (1m, 30s, 500ms); at
 // most limits.MaxScroll.
 func parseKeepAlive(s string) (time.Duration, error) {
-	m := keepAliveRe.FindStringSubmatch(s)
-	if m == nil {
+	n, unit, ok := search.ParseTimeValue(s)
+	if !ok {
 		return 0, search.Badf("invalid scroll keep-alive %q", s)
 	}
-	n, err := strconv.ParseInt(m[1], 10, 64)
-	if err != nil || n > 1e12 {
-		return 0, search.Badf("invalid scroll keep-alive %q", s)
-	}
-	unit := map[string]time.Duration{"d": 24 * time.Hour, "h": time.Hour, "m": time.Minute, "s": time.Second,
-		"ms": time.Millisecond, "micros": time.Microsecond, "nanos": time.Nanosecond}[m[2]]
-	d := time.Duration(n) * unit
-	if n > int64(limits.MaxScroll/unit) || d > limits.MaxScroll {
+	if n > int64(limits.MaxScroll/unit) {
 		return 0, search.Badf("scroll keep-alive %q is longer than %s", s, search.TimeValue(limits.MaxScroll))
 	}
-	if d <= 0 {
+	if n == 0 {
 		return 0, search.Badf("scroll keep-alive must be positive")
 	}
-	return d, nil
+	return time.Duration(n) * unit, nil
 }
 
 var errUnknownScroll = search.Badf("unknown or expired scroll id")

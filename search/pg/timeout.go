@@ -145,15 +145,10 @@ func bodyTimeout(v any) (time.Duration, error) {
 	if s == "-1" {
 		return 0, nil
 	}
-	m := keepAliveRe.FindStringSubmatch(s)
-	if m == nil {
+	n, unit, ok := search.ParseTimeValue(s)
+	if !ok {
 		return 0, search.Badf("invalid timeout %q: a time value with a unit, such as \"10s\" or \"500ms\"", s)
 	}
-	n, err := strconv.ParseInt(m[1], 10, 64)
-	if err != nil || n > 1e12 {
-		return 0, search.Badf("invalid timeout %q", s)
-	}
-	unit := timeUnits[m[2]]
 	if n == 0 {
 		return 0, search.Badf("timeout must be positive")
 	}
@@ -162,7 +157,3 @@ func bodyTimeout(v any) (time.Duration, error) {
 	}
 	return time.Duration(n) * unit, nil
 }
-
-// timeUnits are the units of Elasticsearch time values.
-var timeUnits = map[string]time.Duration{"d": 24 * time.Hour, "h": time.Hour, "m": time.Minute, "s": time.Second,
-	"ms": time.Millisecond, "micros": time.Microsecond, "nanos": time.Nanosecond}

@@ -96,9 +96,10 @@ func Queue[R any](b *Batch, r Read[R], done func([]R, error)) {
 		b.b.Queue(genericPlans)
 	}
 	b.b.Queue(r.sql, r.args...).Query(func(rows pgx.Rows) error {
-		out, err := pgx.AppendRows(make([]R, 0, rowsToHold(r)), rows, r.scan)
+		hint := hintFor(r.sql, r.args)
+		out, err := pgx.AppendRows(make([]R, 0, rowsToHold[R](hint)), rows, r.scan)
 		if err == nil {
-			noteRows(r.sql, r.args, len(out))
+			hint.note(len(out))
 		}
 		done(out, mapErr(r.step, err))
 		return nil

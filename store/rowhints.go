@@ -65,41 +65,59 @@ func hintOf(sql string, args []any) (k hintKey, keys int, ok bool) {
 	return k, 0, false
 }
 
-// expectedRows is how many rows a read of sql with args is expected to answer
-// (0: no hint), within maxHintRows.
-func expectedRows(sql string, args []any) int {
-	k, keys, ok := hintOf(sql, args)
-	if !ok {
+// readHint is a read's hint as looked up once for the read: its key, and
+// what was last noted under it.
+type readHint struct {
+	key   hintKey
+	keys  int
+	ok    bool // the read has a key (hintOf)
+	last  rowHint
+	found bool
+}
+
+// hintFor looks up the hint of a read of sql with args; the read sizes
+// its rows by it (rowsToHold) and notes how many it got through it.
+func hintFor(sql string, args []any) readHint {
+	var h readHint
+	if h.key, h.keys, h.ok = hintOf(sql, args); h.ok {
+		rowHints.Lock()
+		h.last, h.found = rowHints.lru.Get(h.key)
+		rowHints.Unlock()
+	}
+	return h
+}
+
+// expectedRows is how many rows the read is expected to answer (0: no
+// hint), within maxHintRows.
+func (h readHint) expectedRows() int {
+	if !h.found {
 		return 0
 	}
-	rowHints.Lock()
-	h, found := rowHints.lru.Get(k)
-	rowHints.Unlock()
-	if !found {
-		return 0
-	}
-	n := h.rows
-	if keys > 0 && h.keys > 0 {
-		n = h.rows * keys / h.keys
+	n := h.last.rows
+	if h.keys > 0 && h.last.keys > 0 {
+		n = h.last.rows * h.keys / h.last.keys
 	}
 	n += n/16 + 1 // room for a few more than last time
 	return min(n, maxHintRows)
 }
 
-// rowsToHold is the capacity to collect r's rows into: what its hint
-// expects, within maxHintBytes.
-func rowsToHold[R any](r Read[R]) int {
+// rowsToHold is the capacity to collect rows of R into: what h expects,
+// within maxHintBytes.
+func rowsToHold[R any](h readHint) int {
 	size := max(1, int(unsafe.Sizeof(*new(R))))
-	return min(expectedRows(r.sql, r.args), maxHintBytes/size)
+	return min(h.expectedRows(), maxHintBytes/size)
 }
 
-// noteRows remembers that r answered n rows.
-func noteRows(sql string, args []any, n int) {
-	k, keys, ok := hintOf(sql, args)
-	if !ok || (keys == 0 && k.owner == 0 && n == 0) {
+// note remembers that the read answered n rows (nothing to write when
+// that is what was noted already: the lookup made it the most recent).
+func (h readHint) note(n int) {
+	if !h.ok || (h.keys == 0 && h.key.owner == 0 && n == 0) {
+		return
+	}
+	if h.found && h.last == (rowHint{rows: n, keys: h.keys}) {
 		return
 	}
 	rowHints.Lock()
-	rowHints.lru.Add(k, rowHint{rows: n, keys: keys})
+	rowHints.lru.Add(h.key, rowHint{rows: n, keys: h.keys})
 	rowHints.Unlock()
 }

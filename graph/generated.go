@@ -6672,61 +6672,63 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
-	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
-		ec.unmarshalInputAiCompleteInput,
-		ec.unmarshalInputAiConversationCreateInput,
-		ec.unmarshalInputAiConversationUpdateInput,
-		ec.unmarshalInputAiExplainAnomalyInput,
-		ec.unmarshalInputAnomalyDetectionOverrideCreateInput,
-		ec.unmarshalInputAnomalyDetectionOverrideFeedbackInput,
-		ec.unmarshalInputAnomalyDetectionOverrideScopeInput,
-		ec.unmarshalInputAnomalyEventByIDsInput,
-		ec.unmarshalInputAnomalyEventFilter,
-		ec.unmarshalInputAnomalyRuleCreateInput,
-		ec.unmarshalInputAnomalyRuleUpdateInput,
-		ec.unmarshalInputApiKeyCreateInput,
-		ec.unmarshalInputCapabilityByIDsInput,
-		ec.unmarshalInputCapabilityCreateInput,
-		ec.unmarshalInputCapabilityUpdateInput,
-		ec.unmarshalInputClientAdminApiKeyCreateInput,
-		ec.unmarshalInputClientDisableInput,
-		ec.unmarshalInputClientFilter,
-		ec.unmarshalInputClientGroupByIDsInput,
-		ec.unmarshalInputClientGroupCreateInput,
-		ec.unmarshalInputClientGroupMembersInput,
-		ec.unmarshalInputClientGroupUpdateInput,
-		ec.unmarshalInputClientOrder,
-		ec.unmarshalInputClientUpdateInput,
-		ec.unmarshalInputConfigAssignmentInput,
-		ec.unmarshalInputDataOwnerSettingsInput,
-		ec.unmarshalInputExportFilter,
-		ec.unmarshalInputHealthMetricThresholdsInput,
-		ec.unmarshalInputHealthThresholdsInput,
-		ec.unmarshalInputIspByIDsInput,
-		ec.unmarshalInputIspContractCreateInput,
-		ec.unmarshalInputIspContractEndInput,
-		ec.unmarshalInputIspContractUpdateInput,
-		ec.unmarshalInputIspCreateInput,
-		ec.unmarshalInputIspFilter,
-		ec.unmarshalInputIspMergeInput,
-		ec.unmarshalInputIspUpdateInput,
-		ec.unmarshalInputMeasurementByIDsInput,
-		ec.unmarshalInputMeasurementConfigCreateInput,
-		ec.unmarshalInputMeasurementConfigImportInput,
-		ec.unmarshalInputMeasurementConfigUpdateInput,
-		ec.unmarshalInputMeasurementFilter,
-		ec.unmarshalInputNotificationConfigInput,
-		ec.unmarshalInputRegistrationKeyByIDsInput,
-		ec.unmarshalInputRegistrationKeyCreateInput,
-		ec.unmarshalInputRegistrationKeyUpdateInput,
-		ec.unmarshalInputServiceCredentialCreateInput,
-		ec.unmarshalInputServiceCredentialUpdateInput,
-		ec.unmarshalInputSystemStatusRecordFilter,
-		ec.unmarshalInputUserCreateInput,
-		ec.unmarshalInputUserUpdateInput,
-		ec.unmarshalInputWebhookCreateInput,
-		ec.unmarshalInputWebhookUpdateInput,
-	)
+	inputUnmarshalers := func() *graphql.InputUnmarshalerIndex {
+		return graphql.NewInputUnmarshalerIndex(
+			graphql.NewInputUnmarshaler("AiCompleteInput", ec.unmarshalInputAiCompleteInput),
+			graphql.NewInputUnmarshaler("AiConversationCreateInput", ec.unmarshalInputAiConversationCreateInput),
+			graphql.NewInputUnmarshaler("AiConversationUpdateInput", ec.unmarshalInputAiConversationUpdateInput),
+			graphql.NewInputUnmarshaler("AiExplainAnomalyInput", ec.unmarshalInputAiExplainAnomalyInput),
+			graphql.NewInputUnmarshaler("AnomalyDetectionOverrideCreateInput", ec.unmarshalInputAnomalyDetectionOverrideCreateInput),
+			graphql.NewInputUnmarshaler("AnomalyDetectionOverrideFeedbackInput", ec.unmarshalInputAnomalyDetectionOverrideFeedbackInput),
+			graphql.NewInputUnmarshaler("AnomalyDetectionOverrideScopeInput", ec.unmarshalInputAnomalyDetectionOverrideScopeInput),
+			graphql.NewInputUnmarshaler("AnomalyEventByIDsInput", ec.unmarshalInputAnomalyEventByIDsInput),
+			graphql.NewInputUnmarshaler("AnomalyEventFilter", ec.unmarshalInputAnomalyEventFilter),
+			graphql.NewInputUnmarshaler("AnomalyRuleCreateInput", ec.unmarshalInputAnomalyRuleCreateInput),
+			graphql.NewInputUnmarshaler("AnomalyRuleUpdateInput", ec.unmarshalInputAnomalyRuleUpdateInput),
+			graphql.NewInputUnmarshaler("ApiKeyCreateInput", ec.unmarshalInputApiKeyCreateInput),
+			graphql.NewInputUnmarshaler("CapabilityByIDsInput", ec.unmarshalInputCapabilityByIDsInput),
+			graphql.NewInputUnmarshaler("CapabilityCreateInput", ec.unmarshalInputCapabilityCreateInput),
+			graphql.NewInputUnmarshaler("CapabilityUpdateInput", ec.unmarshalInputCapabilityUpdateInput),
+			graphql.NewInputUnmarshaler("ClientAdminApiKeyCreateInput", ec.unmarshalInputClientAdminApiKeyCreateInput),
+			graphql.NewInputUnmarshaler("ClientDisableInput", ec.unmarshalInputClientDisableInput),
+			graphql.NewInputUnmarshaler("ClientFilter", ec.unmarshalInputClientFilter),
+			graphql.NewInputUnmarshaler("ClientGroupByIDsInput", ec.unmarshalInputClientGroupByIDsInput),
+			graphql.NewInputUnmarshaler("ClientGroupCreateInput", ec.unmarshalInputClientGroupCreateInput),
+			graphql.NewInputUnmarshaler("ClientGroupMembersInput", ec.unmarshalInputClientGroupMembersInput),
+			graphql.NewInputUnmarshaler("ClientGroupUpdateInput", ec.unmarshalInputClientGroupUpdateInput),
+			graphql.NewInputUnmarshaler("ClientOrder", ec.unmarshalInputClientOrder),
+			graphql.NewInputUnmarshaler("ClientUpdateInput", ec.unmarshalInputClientUpdateInput),
+			graphql.NewInputUnmarshaler("ConfigAssignmentInput", ec.unmarshalInputConfigAssignmentInput),
+			graphql.NewInputUnmarshaler("DataOwnerSettingsInput", ec.unmarshalInputDataOwnerSettingsInput),
+			graphql.NewInputUnmarshaler("ExportFilter", ec.unmarshalInputExportFilter),
+			graphql.NewInputUnmarshaler("HealthMetricThresholdsInput", ec.unmarshalInputHealthMetricThresholdsInput),
+			graphql.NewInputUnmarshaler("HealthThresholdsInput", ec.unmarshalInputHealthThresholdsInput),
+			graphql.NewInputUnmarshaler("IspByIDsInput", ec.unmarshalInputIspByIDsInput),
+			graphql.NewInputUnmarshaler("IspContractCreateInput", ec.unmarshalInputIspContractCreateInput),
+			graphql.NewInputUnmarshaler("IspContractEndInput", ec.unmarshalInputIspContractEndInput),
+			graphql.NewInputUnmarshaler("IspContractUpdateInput", ec.unmarshalInputIspContractUpdateInput),
+			graphql.NewInputUnmarshaler("IspCreateInput", ec.unmarshalInputIspCreateInput),
+			graphql.NewInputUnmarshaler("IspFilter", ec.unmarshalInputIspFilter),
+			graphql.NewInputUnmarshaler("IspMergeInput", ec.unmarshalInputIspMergeInput),
+			graphql.NewInputUnmarshaler("IspUpdateInput", ec.unmarshalInputIspUpdateInput),
+			graphql.NewInputUnmarshaler("MeasurementByIDsInput", ec.unmarshalInputMeasurementByIDsInput),
+			graphql.NewInputUnmarshaler("MeasurementConfigCreateInput", ec.unmarshalInputMeasurementConfigCreateInput),
+			graphql.NewInputUnmarshaler("MeasurementConfigImportInput", ec.unmarshalInputMeasurementConfigImportInput),
+			graphql.NewInputUnmarshaler("MeasurementConfigUpdateInput", ec.unmarshalInputMeasurementConfigUpdateInput),
+			graphql.NewInputUnmarshaler("MeasurementFilter", ec.unmarshalInputMeasurementFilter),
+			graphql.NewInputUnmarshaler("NotificationConfigInput", ec.unmarshalInputNotificationConfigInput),
+			graphql.NewInputUnmarshaler("RegistrationKeyByIDsInput", ec.unmarshalInputRegistrationKeyByIDsInput),
+			graphql.NewInputUnmarshaler("RegistrationKeyCreateInput", ec.unmarshalInputRegistrationKeyCreateInput),
+			graphql.NewInputUnmarshaler("RegistrationKeyUpdateInput", ec.unmarshalInputRegistrationKeyUpdateInput),
+			graphql.NewInputUnmarshaler("ServiceCredentialCreateInput", ec.unmarshalInputServiceCredentialCreateInput),
+			graphql.NewInputUnmarshaler("ServiceCredentialUpdateInput", ec.unmarshalInputServiceCredentialUpdateInput),
+			graphql.NewInputUnmarshaler("SystemStatusRecordFilter", ec.unmarshalInputSystemStatusRecordFilter),
+			graphql.NewInputUnmarshaler("UserCreateInput", ec.unmarshalInputUserCreateInput),
+			graphql.NewInputUnmarshaler("UserUpdateInput", ec.unmarshalInputUserUpdateInput),
+			graphql.NewInputUnmarshaler("WebhookCreateInput", ec.unmarshalInputWebhookCreateInput),
+			graphql.NewInputUnmarshaler("WebhookUpdateInput", ec.unmarshalInputWebhookUpdateInput),
+		)
+	}
 	first := true
 
 	switch opCtx.Operation.Operation {
@@ -6736,7 +6738,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			var data graphql.Marshaler
 			if first {
 				first = false
-				ctx = graphql.WithUnmarshalerMap(ctx, inputUnmarshalMap)
+				ctx = graphql.WithLazyInputUnmarshalerIndex(ctx, inputUnmarshalers)
 				data = ec._Query(ctx, opCtx.Operation.SelectionSet)
 			} else {
 				if atomic.LoadInt32(&ec.PendingDeferred) > 0 {
@@ -6766,7 +6768,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 				return nil
 			}
 			first = false
-			ctx = graphql.WithUnmarshalerMap(ctx, inputUnmarshalMap)
+			ctx = graphql.WithLazyInputUnmarshalerIndex(ctx, inputUnmarshalers)
 			data := ec._Mutation(ctx, opCtx.Operation.SelectionSet)
 			var buf bytes.Buffer
 			data.MarshalGQL(&buf)
@@ -15214,8 +15216,8 @@ func (ec *executionContext) field___Directive_args_args(ctx context.Context, raw
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "includeDeprecated",
-		func(ctx context.Context, v any) (*bool, error) {
-			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		func(ctx context.Context, v any) (bool, error) {
+			return ec.unmarshalOBoolean2bool(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -15228,8 +15230,8 @@ func (ec *executionContext) field___Field_args_args(ctx context.Context, rawArgs
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "includeDeprecated",
-		func(ctx context.Context, v any) (*bool, error) {
-			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		func(ctx context.Context, v any) (bool, error) {
+			return ec.unmarshalOBoolean2bool(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -15253,6 +15255,20 @@ func (ec *executionContext) field___Type_enumValues_args(ctx context.Context, ra
 }
 
 func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "includeDeprecated",
+		func(ctx context.Context, v any) (bool, error) {
+			return ec.unmarshalOBoolean2bool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["includeDeprecated"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field___Type_inputFields_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "includeDeprecated",
@@ -15290,7 +15306,7 @@ func (ec *executionContext) _AiAssistantStatus_enabled(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_AiAssistantStatus_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AiAssistantStatus", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("AiAssistantStatus", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _AiAssistantStatus_dataOwner(ctx context.Context, field graphql.CollectedField, obj *model.AiAssistantStatus) (ret graphql.Marshaler) {
@@ -15313,7 +15329,7 @@ func (ec *executionContext) _AiAssistantStatus_dataOwner(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_AiAssistantStatus_dataOwner(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AiAssistantStatus", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("AiAssistantStatus", field, false, false, "String")
 }
 
 func (ec *executionContext) _AiConversation_id(ctx context.Context, field graphql.CollectedField, obj *model.AiConversation) (ret graphql.Marshaler) {
@@ -15336,7 +15352,7 @@ func (ec *executionContext) _AiConversation_id(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_AiConversation_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AiConversation", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("AiConversation", field, false, false, "Int")
 }
 
 func (ec *executionContext) _AiConversation_title(ctx context.Context, field graphql.CollectedField, obj *model.AiConversation) (ret graphql.Marshaler) {
@@ -15359,7 +15375,7 @@ func (ec *executionContext) _AiConversation_title(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_AiConversation_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AiConversation", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("AiConversation", field, false, false, "String")
 }
 
 func (ec *executionContext) _AiConversation_displayTitle(ctx context.Context, field graphql.CollectedField, obj *model.AiConversation) (ret graphql.Marshaler) {
@@ -15382,7 +15398,7 @@ func (ec *executionContext) _AiConversation_displayTitle(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_AiConversation_displayTitle(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AiConversation", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("AiConversation", field, false, false, "String")
 }
 
 func (ec *executionContext) _AiConversation_preview(ctx context.Context, field graphql.CollectedField, obj *model.AiConversation) (ret graphql.Marshaler) {
@@ -15405,7 +15421,7 @@ func (ec *executionContext) _AiConversation_preview(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_AiConversation_preview(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AiConversation", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("AiConversation", field, false, false, "String")
 }
 
 func (ec *executionContext) _AiConversation_messageCount(ctx context.Context, field graphql.CollectedField, obj *model.AiConversation) (ret graphql.Marshaler) {
@@ -15428,7 +15444,7 @@ func (ec *executionContext) _AiConversation_messageCount(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_AiConversation_messageCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AiConversation", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("AiConversation", field, false, false, "Int")
 }
 
 func (ec *executionContext) _AiConversation_messages(ctx context.Context, field graphql.CollectedField, obj *model.AiConversation) (ret graphql.Marshaler) {
@@ -15451,7 +15467,7 @@ func (ec *executionContext) _AiConversation_messages(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_AiConversation_messages(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AiConversation", field, false, false, errors.New("field of type JSON does not have child fields"))
+	return graphql.NewScalarFieldContext("AiConversation", field, false, false, "JSON")
 }
 
 func (ec *executionContext) _AiConversation_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.AiConversation) (ret graphql.Marshaler) {
@@ -15474,7 +15490,7 @@ func (ec *executionContext) _AiConversation_createdAt(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_AiConversation_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AiConversation", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("AiConversation", field, false, false, "Time")
 }
 
 func (ec *executionContext) _AiConversation_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.AiConversation) (ret graphql.Marshaler) {
@@ -15497,7 +15513,7 @@ func (ec *executionContext) _AiConversation_updatedAt(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_AiConversation_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AiConversation", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("AiConversation", field, false, false, "Time")
 }
 
 func (ec *executionContext) _AiUsage_totalTokens(ctx context.Context, field graphql.CollectedField, obj *model.AiUsage) (ret graphql.Marshaler) {
@@ -15520,7 +15536,7 @@ func (ec *executionContext) _AiUsage_totalTokens(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_AiUsage_totalTokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AiUsage", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("AiUsage", field, false, false, "Int")
 }
 
 func (ec *executionContext) _AiUsage_limit(ctx context.Context, field graphql.CollectedField, obj *model.AiUsage) (ret graphql.Marshaler) {
@@ -15543,7 +15559,7 @@ func (ec *executionContext) _AiUsage_limit(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_AiUsage_limit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AiUsage", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("AiUsage", field, false, false, "Int")
 }
 
 func (ec *executionContext) _AiUsage_remaining(ctx context.Context, field graphql.CollectedField, obj *model.AiUsage) (ret graphql.Marshaler) {
@@ -15566,7 +15582,7 @@ func (ec *executionContext) _AiUsage_remaining(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_AiUsage_remaining(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AiUsage", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("AiUsage", field, false, false, "Int")
 }
 
 func (ec *executionContext) _AiUsage_percentageUsed(ctx context.Context, field graphql.CollectedField, obj *model.AiUsage) (ret graphql.Marshaler) {
@@ -15589,7 +15605,7 @@ func (ec *executionContext) _AiUsage_percentageUsed(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_AiUsage_percentageUsed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AiUsage", field, false, false, errors.New("field of type Float does not have child fields"))
+	return graphql.NewScalarFieldContext("AiUsage", field, false, false, "Float")
 }
 
 func (ec *executionContext) _AiUsage_requestCount(ctx context.Context, field graphql.CollectedField, obj *model.AiUsage) (ret graphql.Marshaler) {
@@ -15612,7 +15628,7 @@ func (ec *executionContext) _AiUsage_requestCount(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_AiUsage_requestCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AiUsage", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("AiUsage", field, false, false, "Int")
 }
 
 func (ec *executionContext) _AiUsage_conversationCount(ctx context.Context, field graphql.CollectedField, obj *model.AiUsage) (ret graphql.Marshaler) {
@@ -15635,7 +15651,7 @@ func (ec *executionContext) _AiUsage_conversationCount(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_AiUsage_conversationCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AiUsage", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("AiUsage", field, false, false, "Int")
 }
 
 func (ec *executionContext) _AiUsage_resetsAt(ctx context.Context, field graphql.CollectedField, obj *model.AiUsage) (ret graphql.Marshaler) {
@@ -15658,7 +15674,7 @@ func (ec *executionContext) _AiUsage_resetsAt(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_AiUsage_resetsAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AiUsage", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("AiUsage", field, false, false, "Time")
 }
 
 func (ec *executionContext) _AnomalyDetectionDimensions_measurementTypes(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyDetectionDimensions) (ret graphql.Marshaler) {
@@ -15713,7 +15729,7 @@ func (ec *executionContext) _AnomalyDetectionDimensions_detectionPasses(ctx cont
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyDetectionDimensions_detectionPasses(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyDetectionDimensions", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyDetectionDimensions", field, false, false, "String")
 }
 
 func (ec *executionContext) _AnomalyDetectionDimensions_levels(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyDetectionDimensions) (ret graphql.Marshaler) {
@@ -15736,7 +15752,7 @@ func (ec *executionContext) _AnomalyDetectionDimensions_levels(ctx context.Conte
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyDetectionDimensions_levels(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyDetectionDimensions", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyDetectionDimensions", field, false, false, "String")
 }
 
 func (ec *executionContext) _AnomalyDetectionOverride_id(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyDetectionOverride) (ret graphql.Marshaler) {
@@ -15759,7 +15775,7 @@ func (ec *executionContext) _AnomalyDetectionOverride_id(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyDetectionOverride_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyDetectionOverride", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyDetectionOverride", field, false, false, "Int")
 }
 
 func (ec *executionContext) _AnomalyDetectionOverride_scope(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyDetectionOverride) (ret graphql.Marshaler) {
@@ -15814,7 +15830,7 @@ func (ec *executionContext) _AnomalyDetectionOverride_scopeKey(ctx context.Conte
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyDetectionOverride_scopeKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyDetectionOverride", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyDetectionOverride", field, false, false, "String")
 }
 
 func (ec *executionContext) _AnomalyDetectionOverride_level(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyDetectionOverride) (ret graphql.Marshaler) {
@@ -15837,7 +15853,7 @@ func (ec *executionContext) _AnomalyDetectionOverride_level(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyDetectionOverride_level(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyDetectionOverride", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyDetectionOverride", field, false, false, "String")
 }
 
 func (ec *executionContext) _AnomalyDetectionOverride_origin(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyDetectionOverride) (ret graphql.Marshaler) {
@@ -15860,7 +15876,7 @@ func (ec *executionContext) _AnomalyDetectionOverride_origin(ctx context.Context
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyDetectionOverride_origin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyDetectionOverride", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyDetectionOverride", field, false, false, "String")
 }
 
 func (ec *executionContext) _AnomalyDetectionOverride_sourceAnomalyId(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyDetectionOverride) (ret graphql.Marshaler) {
@@ -15883,7 +15899,7 @@ func (ec *executionContext) _AnomalyDetectionOverride_sourceAnomalyId(ctx contex
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyDetectionOverride_sourceAnomalyId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyDetectionOverride", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyDetectionOverride", field, false, false, "String")
 }
 
 func (ec *executionContext) _AnomalyDetectionOverride_createdAt(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyDetectionOverride) (ret graphql.Marshaler) {
@@ -15906,7 +15922,7 @@ func (ec *executionContext) _AnomalyDetectionOverride_createdAt(ctx context.Cont
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyDetectionOverride_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyDetectionOverride", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyDetectionOverride", field, false, false, "Time")
 }
 
 func (ec *executionContext) _AnomalyDetectionOverride_updatedAt(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyDetectionOverride) (ret graphql.Marshaler) {
@@ -15929,7 +15945,7 @@ func (ec *executionContext) _AnomalyDetectionOverride_updatedAt(ctx context.Cont
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyDetectionOverride_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyDetectionOverride", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyDetectionOverride", field, false, false, "Time")
 }
 
 func (ec *executionContext) _AnomalyDetectionOverride_updatedById(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyDetectionOverride) (ret graphql.Marshaler) {
@@ -15952,7 +15968,7 @@ func (ec *executionContext) _AnomalyDetectionOverride_updatedById(ctx context.Co
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyDetectionOverride_updatedById(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyDetectionOverride", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyDetectionOverride", field, false, false, "Int")
 }
 
 func (ec *executionContext) _AnomalyDetectionOverride_updatedByName(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyDetectionOverride) (ret graphql.Marshaler) {
@@ -15975,7 +15991,7 @@ func (ec *executionContext) _AnomalyDetectionOverride_updatedByName(ctx context.
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyDetectionOverride_updatedByName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyDetectionOverride", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyDetectionOverride", field, false, false, "String")
 }
 
 func (ec *executionContext) _AnomalyDetectionOverrideFeedbackResult_anomalyDetectionOverride(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyDetectionOverrideFeedbackResult) (ret graphql.Marshaler) {
@@ -16030,7 +16046,7 @@ func (ec *executionContext) _AnomalyDetectionOverrideFeedbackResult_deleted(ctx 
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyDetectionOverrideFeedbackResult_deleted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyDetectionOverrideFeedbackResult", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyDetectionOverrideFeedbackResult", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _AnomalyDetectionOverrideScope_subject(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyDetectionOverrideScope) (ret graphql.Marshaler) {
@@ -16053,7 +16069,7 @@ func (ec *executionContext) _AnomalyDetectionOverrideScope_subject(ctx context.C
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyDetectionOverrideScope_subject(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyDetectionOverrideScope", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyDetectionOverrideScope", field, false, false, "String")
 }
 
 func (ec *executionContext) _AnomalyDetectionOverrideScope_measurementType(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyDetectionOverrideScope) (ret graphql.Marshaler) {
@@ -16076,7 +16092,7 @@ func (ec *executionContext) _AnomalyDetectionOverrideScope_measurementType(ctx c
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyDetectionOverrideScope_measurementType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyDetectionOverrideScope", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyDetectionOverrideScope", field, false, false, "String")
 }
 
 func (ec *executionContext) _AnomalyDetectionOverrideScope_metric(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyDetectionOverrideScope) (ret graphql.Marshaler) {
@@ -16099,7 +16115,7 @@ func (ec *executionContext) _AnomalyDetectionOverrideScope_metric(ctx context.Co
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyDetectionOverrideScope_metric(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyDetectionOverrideScope", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyDetectionOverrideScope", field, false, false, "String")
 }
 
 func (ec *executionContext) _AnomalyDetectionOverrideScope_detectionPass(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AnomalyDetectionOverrideScope) (ret graphql.Marshaler) {
@@ -16122,7 +16138,7 @@ func (ec *executionContext) _AnomalyDetectionOverrideScope_detectionPass(ctx con
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyDetectionOverrideScope_detectionPass(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyDetectionOverrideScope", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyDetectionOverrideScope", field, false, false, "String")
 }
 
 func (ec *executionContext) _AnomalyEvent_nodeId(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
@@ -16145,7 +16161,7 @@ func (ec *executionContext) _AnomalyEvent_nodeId(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyEvent_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyEvent", field, true, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyEvent", field, true, false, "ID")
 }
 
 func (ec *executionContext) _AnomalyEvent_id(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
@@ -16168,7 +16184,7 @@ func (ec *executionContext) _AnomalyEvent_id(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyEvent_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, "ID")
 }
 
 func (ec *executionContext) _AnomalyEvent_document(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
@@ -16191,7 +16207,7 @@ func (ec *executionContext) _AnomalyEvent_document(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyEvent_document(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, errors.New("field of type JSON does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, "JSON")
 }
 
 func (ec *executionContext) _AnomalyEvent_client(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
@@ -16246,7 +16262,7 @@ func (ec *executionContext) _AnomalyEvent_ruleId(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyEvent_ruleId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, "String")
 }
 
 func (ec *executionContext) _AnomalyEvent_status(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
@@ -16269,7 +16285,7 @@ func (ec *executionContext) _AnomalyEvent_status(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyEvent_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, "String")
 }
 
 func (ec *executionContext) _AnomalyEvent_severity(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
@@ -16292,7 +16308,7 @@ func (ec *executionContext) _AnomalyEvent_severity(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyEvent_severity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, "String")
 }
 
 func (ec *executionContext) _AnomalyEvent_measurementType(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
@@ -16315,7 +16331,7 @@ func (ec *executionContext) _AnomalyEvent_measurementType(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyEvent_measurementType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, "String")
 }
 
 func (ec *executionContext) _AnomalyEvent_subject(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
@@ -16338,7 +16354,7 @@ func (ec *executionContext) _AnomalyEvent_subject(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyEvent_subject(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, "String")
 }
 
 func (ec *executionContext) _AnomalyEvent_metric(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
@@ -16361,7 +16377,7 @@ func (ec *executionContext) _AnomalyEvent_metric(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyEvent_metric(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, "String")
 }
 
 func (ec *executionContext) _AnomalyEvent_detectionPass(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
@@ -16384,7 +16400,7 @@ func (ec *executionContext) _AnomalyEvent_detectionPass(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyEvent_detectionPass(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, "String")
 }
 
 func (ec *executionContext) _AnomalyEvent_firstSeenAt(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
@@ -16407,7 +16423,7 @@ func (ec *executionContext) _AnomalyEvent_firstSeenAt(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyEvent_firstSeenAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, "Time")
 }
 
 func (ec *executionContext) _AnomalyEvent_lastSeenAt(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
@@ -16430,7 +16446,7 @@ func (ec *executionContext) _AnomalyEvent_lastSeenAt(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyEvent_lastSeenAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, "Time")
 }
 
 func (ec *executionContext) _AnomalyEvent_resolvedAt(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
@@ -16453,7 +16469,7 @@ func (ec *executionContext) _AnomalyEvent_resolvedAt(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyEvent_resolvedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, "Time")
 }
 
 func (ec *executionContext) _AnomalyEvent_value(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
@@ -16476,7 +16492,7 @@ func (ec *executionContext) _AnomalyEvent_value(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyEvent_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, errors.New("field of type Float does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, "Float")
 }
 
 func (ec *executionContext) _AnomalyEvent_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
@@ -16499,7 +16515,7 @@ func (ec *executionContext) _AnomalyEvent_createdAt(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyEvent_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyEvent", field, false, false, "Time")
 }
 
 func (ec *executionContext) _AnomalyEvent_measurements(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEvent) (ret graphql.Marshaler) {
@@ -16618,7 +16634,7 @@ func (ec *executionContext) _AnomalyEventConnection_totalCount(ctx context.Conte
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyEventConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyEventConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyEventConnection", field, false, false, "Int")
 }
 
 func (ec *executionContext) _AnomalyEventEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEventEdge) (ret graphql.Marshaler) {
@@ -16641,7 +16657,7 @@ func (ec *executionContext) _AnomalyEventEdge_cursor(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyEventEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyEventEdge", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyEventEdge", field, false, false, "String")
 }
 
 func (ec *executionContext) _AnomalyEventEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyEventEdge) (ret graphql.Marshaler) {
@@ -16696,7 +16712,7 @@ func (ec *executionContext) _AnomalyRule_id(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyRule_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, "ID")
 }
 
 func (ec *executionContext) _AnomalyRule_name(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyRule) (ret graphql.Marshaler) {
@@ -16719,7 +16735,7 @@ func (ec *executionContext) _AnomalyRule_name(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyRule_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, "String")
 }
 
 func (ec *executionContext) _AnomalyRule_measurementType(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyRule) (ret graphql.Marshaler) {
@@ -16742,7 +16758,7 @@ func (ec *executionContext) _AnomalyRule_measurementType(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyRule_measurementType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, "String")
 }
 
 func (ec *executionContext) _AnomalyRule_metric(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyRule) (ret graphql.Marshaler) {
@@ -16765,7 +16781,7 @@ func (ec *executionContext) _AnomalyRule_metric(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyRule_metric(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, "String")
 }
 
 func (ec *executionContext) _AnomalyRule_subject(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyRule) (ret graphql.Marshaler) {
@@ -16788,7 +16804,7 @@ func (ec *executionContext) _AnomalyRule_subject(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyRule_subject(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, "String")
 }
 
 func (ec *executionContext) _AnomalyRule_direction(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyRule) (ret graphql.Marshaler) {
@@ -16811,7 +16827,7 @@ func (ec *executionContext) _AnomalyRule_direction(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyRule_direction(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, "String")
 }
 
 func (ec *executionContext) _AnomalyRule_unit(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyRule) (ret graphql.Marshaler) {
@@ -16834,7 +16850,7 @@ func (ec *executionContext) _AnomalyRule_unit(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyRule_unit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, "String")
 }
 
 func (ec *executionContext) _AnomalyRule_passes(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyRule) (ret graphql.Marshaler) {
@@ -16857,7 +16873,7 @@ func (ec *executionContext) _AnomalyRule_passes(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyRule_passes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, "String")
 }
 
 func (ec *executionContext) _AnomalyRule_enabled(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyRule) (ret graphql.Marshaler) {
@@ -16880,7 +16896,7 @@ func (ec *executionContext) _AnomalyRule_enabled(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyRule_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _AnomalyRule_builtin(ctx context.Context, field graphql.CollectedField, obj *model.AnomalyRule) (ret graphql.Marshaler) {
@@ -16903,7 +16919,7 @@ func (ec *executionContext) _AnomalyRule_builtin(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_AnomalyRule_builtin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("AnomalyRule", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Capability_nodeId(ctx context.Context, field graphql.CollectedField, obj *model.Capability) (ret graphql.Marshaler) {
@@ -16926,7 +16942,7 @@ func (ec *executionContext) _Capability_nodeId(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Capability_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Capability", field, true, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Capability", field, true, false, "ID")
 }
 
 func (ec *executionContext) _Capability_id(ctx context.Context, field graphql.CollectedField, obj *model.Capability) (ret graphql.Marshaler) {
@@ -16949,7 +16965,7 @@ func (ec *executionContext) _Capability_id(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Capability_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Capability", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Capability", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Capability_name(ctx context.Context, field graphql.CollectedField, obj *model.Capability) (ret graphql.Marshaler) {
@@ -16972,7 +16988,7 @@ func (ec *executionContext) _Capability_name(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Capability_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Capability", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Capability", field, false, false, "String")
 }
 
 func (ec *executionContext) _Capability_comment(ctx context.Context, field graphql.CollectedField, obj *model.Capability) (ret graphql.Marshaler) {
@@ -16995,7 +17011,7 @@ func (ec *executionContext) _Capability_comment(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Capability_comment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Capability", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Capability", field, false, false, "String")
 }
 
 func (ec *executionContext) _Capability_allowedMeasurementTypes(ctx context.Context, field graphql.CollectedField, obj *model.Capability) (ret graphql.Marshaler) {
@@ -17018,7 +17034,7 @@ func (ec *executionContext) _Capability_allowedMeasurementTypes(ctx context.Cont
 	)
 }
 func (ec *executionContext) fieldContext_Capability_allowedMeasurementTypes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Capability", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Capability", field, false, false, "String")
 }
 
 func (ec *executionContext) _Capability_allowedMeasurementSubjects(ctx context.Context, field graphql.CollectedField, obj *model.Capability) (ret graphql.Marshaler) {
@@ -17041,7 +17057,7 @@ func (ec *executionContext) _Capability_allowedMeasurementSubjects(ctx context.C
 	)
 }
 func (ec *executionContext) fieldContext_Capability_allowedMeasurementSubjects(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Capability", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Capability", field, false, false, "String")
 }
 
 func (ec *executionContext) _Capability_forbiddenMeasurementTypes(ctx context.Context, field graphql.CollectedField, obj *model.Capability) (ret graphql.Marshaler) {
@@ -17064,7 +17080,7 @@ func (ec *executionContext) _Capability_forbiddenMeasurementTypes(ctx context.Co
 	)
 }
 func (ec *executionContext) fieldContext_Capability_forbiddenMeasurementTypes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Capability", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Capability", field, false, false, "String")
 }
 
 func (ec *executionContext) _Capability_forbiddenMeasurementSubjects(ctx context.Context, field graphql.CollectedField, obj *model.Capability) (ret graphql.Marshaler) {
@@ -17087,7 +17103,7 @@ func (ec *executionContext) _Capability_forbiddenMeasurementSubjects(ctx context
 	)
 }
 func (ec *executionContext) fieldContext_Capability_forbiddenMeasurementSubjects(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Capability", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Capability", field, false, false, "String")
 }
 
 func (ec *executionContext) _Capability_registrationKeysCount(ctx context.Context, field graphql.CollectedField, obj *model.Capability) (ret graphql.Marshaler) {
@@ -17110,7 +17126,7 @@ func (ec *executionContext) _Capability_registrationKeysCount(ctx context.Contex
 	)
 }
 func (ec *executionContext) fieldContext_Capability_registrationKeysCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Capability", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Capability", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Capability_registrationKeys(ctx context.Context, field graphql.CollectedField, obj *model.Capability) (ret graphql.Marshaler) {
@@ -17296,7 +17312,7 @@ func (ec *executionContext) _CapabilityConnection_totalCount(ctx context.Context
 	)
 }
 func (ec *executionContext) fieldContext_CapabilityConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CapabilityConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("CapabilityConnection", field, false, false, "Int")
 }
 
 func (ec *executionContext) _CapabilityEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.CapabilityEdge) (ret graphql.Marshaler) {
@@ -17319,7 +17335,7 @@ func (ec *executionContext) _CapabilityEdge_cursor(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_CapabilityEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CapabilityEdge", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("CapabilityEdge", field, false, false, "String")
 }
 
 func (ec *executionContext) _CapabilityEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.CapabilityEdge) (ret graphql.Marshaler) {
@@ -17374,7 +17390,7 @@ func (ec *executionContext) _Client_nodeId(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Client_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Client", field, true, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Client", field, true, false, "ID")
 }
 
 func (ec *executionContext) _Client_id(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
@@ -17397,7 +17413,7 @@ func (ec *executionContext) _Client_id(ctx context.Context, field graphql.Collec
 	)
 }
 func (ec *executionContext) fieldContext_Client_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Client", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Client_uuid(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
@@ -17420,7 +17436,7 @@ func (ec *executionContext) _Client_uuid(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_Client_uuid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Client", field, false, false, "String")
 }
 
 func (ec *executionContext) _Client_type(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
@@ -17443,7 +17459,7 @@ func (ec *executionContext) _Client_type(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_Client_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Client", field, false, false, "String")
 }
 
 func (ec *executionContext) _Client_accessLevel(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
@@ -17466,7 +17482,7 @@ func (ec *executionContext) _Client_accessLevel(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Client_accessLevel(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type AccessLevel does not have child fields"))
+	return graphql.NewScalarFieldContext("Client", field, false, false, "AccessLevel")
 }
 
 func (ec *executionContext) _Client_label(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
@@ -17489,7 +17505,7 @@ func (ec *executionContext) _Client_label(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Client_label(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Client", field, false, false, "String")
 }
 
 func (ec *executionContext) _Client_extraLabel(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
@@ -17512,7 +17528,7 @@ func (ec *executionContext) _Client_extraLabel(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Client_extraLabel(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Client", field, false, false, "String")
 }
 
 func (ec *executionContext) _Client_tags(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
@@ -17535,7 +17551,7 @@ func (ec *executionContext) _Client_tags(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_Client_tags(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Client", field, false, false, "String")
 }
 
 func (ec *executionContext) _Client_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
@@ -17558,7 +17574,7 @@ func (ec *executionContext) _Client_createdAt(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Client_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("Client", field, false, false, "Time")
 }
 
 func (ec *executionContext) _Client_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
@@ -17581,7 +17597,7 @@ func (ec *executionContext) _Client_updatedAt(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Client_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("Client", field, false, false, "Time")
 }
 
 func (ec *executionContext) _Client_disabledAt(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
@@ -17604,7 +17620,7 @@ func (ec *executionContext) _Client_disabledAt(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Client_disabledAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("Client", field, false, false, "Time")
 }
 
 func (ec *executionContext) _Client_disabledReason(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
@@ -17627,7 +17643,7 @@ func (ec *executionContext) _Client_disabledReason(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_Client_disabledReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Client", field, false, false, "String")
 }
 
 func (ec *executionContext) _Client_lastMeasurementAt(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
@@ -17650,7 +17666,7 @@ func (ec *executionContext) _Client_lastMeasurementAt(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_Client_lastMeasurementAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("Client", field, false, false, "Time")
 }
 
 func (ec *executionContext) _Client_lastSeenAt(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
@@ -17673,7 +17689,7 @@ func (ec *executionContext) _Client_lastSeenAt(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Client_lastSeenAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("Client", field, false, false, "Time")
 }
 
 func (ec *executionContext) _Client_lastClientType(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
@@ -17696,7 +17712,7 @@ func (ec *executionContext) _Client_lastClientType(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_Client_lastClientType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Client", field, false, false, "String")
 }
 
 func (ec *executionContext) _Client_lastClientVersion(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
@@ -17719,7 +17735,7 @@ func (ec *executionContext) _Client_lastClientVersion(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_Client_lastClientVersion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Client", field, false, false, "String")
 }
 
 func (ec *executionContext) _Client_configManaged(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
@@ -17742,7 +17758,7 @@ func (ec *executionContext) _Client_configManaged(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_Client_configManaged(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("Client", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Client_deliveredPublicConfig(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
@@ -17829,7 +17845,7 @@ func (ec *executionContext) _Client_offline(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Client_offline(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("Client", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Client_anomaliesMuted(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
@@ -17852,7 +17868,7 @@ func (ec *executionContext) _Client_anomaliesMuted(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_Client_anomaliesMuted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("Client", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Client_offlineNotificationsMuted(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
@@ -17875,7 +17891,7 @@ func (ec *executionContext) _Client_offlineNotificationsMuted(ctx context.Contex
 	)
 }
 func (ec *executionContext) fieldContext_Client_offlineNotificationsMuted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("Client", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Client_systemHealthNotificationsMuted(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
@@ -17898,7 +17914,7 @@ func (ec *executionContext) _Client_systemHealthNotificationsMuted(ctx context.C
 	)
 }
 func (ec *executionContext) fieldContext_Client_systemHealthNotificationsMuted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("Client", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Client_registrationKey(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
@@ -18148,7 +18164,7 @@ func (ec *executionContext) _Client_openAnomalyCount(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_Client_openAnomalyCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Client", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Client", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Client_latestSystemStatusRecord(ctx context.Context, field graphql.CollectedField, obj *model.Client) (ret graphql.Marshaler) {
@@ -18369,7 +18385,7 @@ func (ec *executionContext) _ClientAdminApiKey_id(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_ClientAdminApiKey_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientAdminApiKey", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientAdminApiKey", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ClientAdminApiKey_name(ctx context.Context, field graphql.CollectedField, obj *model.ClientAdminAPIKey) (ret graphql.Marshaler) {
@@ -18392,7 +18408,7 @@ func (ec *executionContext) _ClientAdminApiKey_name(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_ClientAdminApiKey_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientAdminApiKey", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientAdminApiKey", field, false, false, "String")
 }
 
 func (ec *executionContext) _ClientAdminApiKey_validFrom(ctx context.Context, field graphql.CollectedField, obj *model.ClientAdminAPIKey) (ret graphql.Marshaler) {
@@ -18415,7 +18431,7 @@ func (ec *executionContext) _ClientAdminApiKey_validFrom(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_ClientAdminApiKey_validFrom(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientAdminApiKey", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientAdminApiKey", field, false, false, "Time")
 }
 
 func (ec *executionContext) _ClientAdminApiKey_validUntil(ctx context.Context, field graphql.CollectedField, obj *model.ClientAdminAPIKey) (ret graphql.Marshaler) {
@@ -18438,7 +18454,7 @@ func (ec *executionContext) _ClientAdminApiKey_validUntil(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_ClientAdminApiKey_validUntil(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientAdminApiKey", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientAdminApiKey", field, false, false, "Time")
 }
 
 func (ec *executionContext) _ClientAdminApiKey_keyPreview(ctx context.Context, field graphql.CollectedField, obj *model.ClientAdminAPIKey) (ret graphql.Marshaler) {
@@ -18461,7 +18477,7 @@ func (ec *executionContext) _ClientAdminApiKey_keyPreview(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_ClientAdminApiKey_keyPreview(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientAdminApiKey", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientAdminApiKey", field, false, false, "String")
 }
 
 func (ec *executionContext) _ClientAdminApiKey_effectiveRole(ctx context.Context, field graphql.CollectedField, obj *model.ClientAdminAPIKey) (ret graphql.Marshaler) {
@@ -18484,7 +18500,7 @@ func (ec *executionContext) _ClientAdminApiKey_effectiveRole(ctx context.Context
 	)
 }
 func (ec *executionContext) fieldContext_ClientAdminApiKey_effectiveRole(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientAdminApiKey", field, false, false, errors.New("field of type Role does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientAdminApiKey", field, false, false, "Role")
 }
 
 func (ec *executionContext) _ClientAdminApiKey_lastUsedAt(ctx context.Context, field graphql.CollectedField, obj *model.ClientAdminAPIKey) (ret graphql.Marshaler) {
@@ -18507,7 +18523,7 @@ func (ec *executionContext) _ClientAdminApiKey_lastUsedAt(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_ClientAdminApiKey_lastUsedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientAdminApiKey", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientAdminApiKey", field, false, false, "Time")
 }
 
 func (ec *executionContext) _ClientAdminApiKey_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.ClientAdminAPIKey) (ret graphql.Marshaler) {
@@ -18530,7 +18546,7 @@ func (ec *executionContext) _ClientAdminApiKey_createdAt(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_ClientAdminApiKey_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientAdminApiKey", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientAdminApiKey", field, false, false, "Time")
 }
 
 func (ec *executionContext) _ClientAdminApiKey_clientAdminUserId(ctx context.Context, field graphql.CollectedField, obj *model.ClientAdminAPIKey) (ret graphql.Marshaler) {
@@ -18553,7 +18569,7 @@ func (ec *executionContext) _ClientAdminApiKey_clientAdminUserId(ctx context.Con
 	)
 }
 func (ec *executionContext) fieldContext_ClientAdminApiKey_clientAdminUserId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientAdminApiKey", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientAdminApiKey", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ClientAdminApiKey_apiKey(ctx context.Context, field graphql.CollectedField, obj *model.ClientAdminAPIKey) (ret graphql.Marshaler) {
@@ -18576,7 +18592,7 @@ func (ec *executionContext) _ClientAdminApiKey_apiKey(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_ClientAdminApiKey_apiKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientAdminApiKey", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientAdminApiKey", field, false, false, "String")
 }
 
 func (ec *executionContext) _ClientAdminApiKeyConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ClientAdminAPIKeyConnection) (ret graphql.Marshaler) {
@@ -18663,7 +18679,7 @@ func (ec *executionContext) _ClientAdminApiKeyConnection_totalCount(ctx context.
 	)
 }
 func (ec *executionContext) fieldContext_ClientAdminApiKeyConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientAdminApiKeyConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientAdminApiKeyConnection", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ClientAdminApiKeyEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.ClientAdminAPIKeyEdge) (ret graphql.Marshaler) {
@@ -18686,7 +18702,7 @@ func (ec *executionContext) _ClientAdminApiKeyEdge_cursor(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_ClientAdminApiKeyEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientAdminApiKeyEdge", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientAdminApiKeyEdge", field, false, false, "String")
 }
 
 func (ec *executionContext) _ClientAdminApiKeyEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.ClientAdminAPIKeyEdge) (ret graphql.Marshaler) {
@@ -18741,7 +18757,7 @@ func (ec *executionContext) _ClientAnalyticsApiKey_id(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_ClientAnalyticsApiKey_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientAnalyticsApiKey", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientAnalyticsApiKey", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ClientAnalyticsApiKey_name(ctx context.Context, field graphql.CollectedField, obj *model.ClientAnalyticsAPIKey) (ret graphql.Marshaler) {
@@ -18764,7 +18780,7 @@ func (ec *executionContext) _ClientAnalyticsApiKey_name(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_ClientAnalyticsApiKey_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientAnalyticsApiKey", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientAnalyticsApiKey", field, false, false, "String")
 }
 
 func (ec *executionContext) _ClientAnalyticsApiKey_validFrom(ctx context.Context, field graphql.CollectedField, obj *model.ClientAnalyticsAPIKey) (ret graphql.Marshaler) {
@@ -18787,7 +18803,7 @@ func (ec *executionContext) _ClientAnalyticsApiKey_validFrom(ctx context.Context
 	)
 }
 func (ec *executionContext) fieldContext_ClientAnalyticsApiKey_validFrom(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientAnalyticsApiKey", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientAnalyticsApiKey", field, false, false, "Time")
 }
 
 func (ec *executionContext) _ClientAnalyticsApiKey_validUntil(ctx context.Context, field graphql.CollectedField, obj *model.ClientAnalyticsAPIKey) (ret graphql.Marshaler) {
@@ -18810,7 +18826,7 @@ func (ec *executionContext) _ClientAnalyticsApiKey_validUntil(ctx context.Contex
 	)
 }
 func (ec *executionContext) fieldContext_ClientAnalyticsApiKey_validUntil(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientAnalyticsApiKey", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientAnalyticsApiKey", field, false, false, "Time")
 }
 
 func (ec *executionContext) _ClientAnalyticsApiKey_apiKey(ctx context.Context, field graphql.CollectedField, obj *model.ClientAnalyticsAPIKey) (ret graphql.Marshaler) {
@@ -18833,7 +18849,7 @@ func (ec *executionContext) _ClientAnalyticsApiKey_apiKey(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_ClientAnalyticsApiKey_apiKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientAnalyticsApiKey", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientAnalyticsApiKey", field, false, false, "String")
 }
 
 func (ec *executionContext) _ClientAnalyticsApiKeyConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ClientAnalyticsAPIKeyConnection) (ret graphql.Marshaler) {
@@ -18920,7 +18936,7 @@ func (ec *executionContext) _ClientAnalyticsApiKeyConnection_totalCount(ctx cont
 	)
 }
 func (ec *executionContext) fieldContext_ClientAnalyticsApiKeyConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientAnalyticsApiKeyConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientAnalyticsApiKeyConnection", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ClientAnalyticsApiKeyEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.ClientAnalyticsAPIKeyEdge) (ret graphql.Marshaler) {
@@ -18943,7 +18959,7 @@ func (ec *executionContext) _ClientAnalyticsApiKeyEdge_cursor(ctx context.Contex
 	)
 }
 func (ec *executionContext) fieldContext_ClientAnalyticsApiKeyEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientAnalyticsApiKeyEdge", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientAnalyticsApiKeyEdge", field, false, false, "String")
 }
 
 func (ec *executionContext) _ClientAnalyticsApiKeyEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.ClientAnalyticsAPIKeyEdge) (ret graphql.Marshaler) {
@@ -18998,7 +19014,7 @@ func (ec *executionContext) _ClientConfiguration_managed(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_ClientConfiguration_managed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientConfiguration", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientConfiguration", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _ClientConfiguration_publicConfigId(ctx context.Context, field graphql.CollectedField, obj *model.ClientConfiguration) (ret graphql.Marshaler) {
@@ -19021,7 +19037,7 @@ func (ec *executionContext) _ClientConfiguration_publicConfigId(ctx context.Cont
 	)
 }
 func (ec *executionContext) fieldContext_ClientConfiguration_publicConfigId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientConfiguration", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientConfiguration", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ClientConfiguration_automatorConfigId(ctx context.Context, field graphql.CollectedField, obj *model.ClientConfiguration) (ret graphql.Marshaler) {
@@ -19044,7 +19060,7 @@ func (ec *executionContext) _ClientConfiguration_automatorConfigId(ctx context.C
 	)
 }
 func (ec *executionContext) fieldContext_ClientConfiguration_automatorConfigId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientConfiguration", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientConfiguration", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ClientConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ClientConnection) (ret graphql.Marshaler) {
@@ -19131,7 +19147,7 @@ func (ec *executionContext) _ClientConnection_totalCount(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_ClientConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientConnection", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ClientEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.ClientEdge) (ret graphql.Marshaler) {
@@ -19154,7 +19170,7 @@ func (ec *executionContext) _ClientEdge_cursor(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_ClientEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientEdge", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientEdge", field, false, false, "String")
 }
 
 func (ec *executionContext) _ClientEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.ClientEdge) (ret graphql.Marshaler) {
@@ -19209,7 +19225,7 @@ func (ec *executionContext) _ClientGroup_nodeId(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_ClientGroup_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientGroup", field, true, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientGroup", field, true, false, "ID")
 }
 
 func (ec *executionContext) _ClientGroup_id(ctx context.Context, field graphql.CollectedField, obj *model.ClientGroup) (ret graphql.Marshaler) {
@@ -19232,7 +19248,7 @@ func (ec *executionContext) _ClientGroup_id(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_ClientGroup_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientGroup", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientGroup", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ClientGroup_name(ctx context.Context, field graphql.CollectedField, obj *model.ClientGroup) (ret graphql.Marshaler) {
@@ -19255,7 +19271,7 @@ func (ec *executionContext) _ClientGroup_name(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_ClientGroup_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientGroup", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientGroup", field, false, false, "String")
 }
 
 func (ec *executionContext) _ClientGroup_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.ClientGroup) (ret graphql.Marshaler) {
@@ -19278,7 +19294,7 @@ func (ec *executionContext) _ClientGroup_createdAt(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_ClientGroup_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientGroup", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientGroup", field, false, false, "Time")
 }
 
 func (ec *executionContext) _ClientGroup_clients(ctx context.Context, field graphql.CollectedField, obj *model.ClientGroup) (ret graphql.Marshaler) {
@@ -19464,7 +19480,7 @@ func (ec *executionContext) _ClientGroupConnection_totalCount(ctx context.Contex
 	)
 }
 func (ec *executionContext) fieldContext_ClientGroupConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientGroupConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientGroupConnection", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ClientGroupEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.ClientGroupEdge) (ret graphql.Marshaler) {
@@ -19487,7 +19503,7 @@ func (ec *executionContext) _ClientGroupEdge_cursor(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_ClientGroupEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientGroupEdge", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientGroupEdge", field, false, false, "String")
 }
 
 func (ec *executionContext) _ClientGroupEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.ClientGroupEdge) (ret graphql.Marshaler) {
@@ -19542,7 +19558,7 @@ func (ec *executionContext) _ClientHealthState_clientId(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_ClientHealthState_clientId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientHealthState", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientHealthState", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ClientHealthState_clientUuid(ctx context.Context, field graphql.CollectedField, obj *model.ClientHealthState) (ret graphql.Marshaler) {
@@ -19565,7 +19581,7 @@ func (ec *executionContext) _ClientHealthState_clientUuid(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_ClientHealthState_clientUuid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientHealthState", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientHealthState", field, false, false, "String")
 }
 
 func (ec *executionContext) _ClientHealthState_clientLabel(ctx context.Context, field graphql.CollectedField, obj *model.ClientHealthState) (ret graphql.Marshaler) {
@@ -19588,7 +19604,7 @@ func (ec *executionContext) _ClientHealthState_clientLabel(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_ClientHealthState_clientLabel(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientHealthState", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientHealthState", field, false, false, "String")
 }
 
 func (ec *executionContext) _ClientHealthState_state(ctx context.Context, field graphql.CollectedField, obj *model.ClientHealthState) (ret graphql.Marshaler) {
@@ -19611,7 +19627,7 @@ func (ec *executionContext) _ClientHealthState_state(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_ClientHealthState_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientHealthState", field, false, false, errors.New("field of type HealthState does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientHealthState", field, false, false, "HealthState")
 }
 
 func (ec *executionContext) _ClientHealthState_reasons(ctx context.Context, field graphql.CollectedField, obj *model.ClientHealthState) (ret graphql.Marshaler) {
@@ -19698,7 +19714,7 @@ func (ec *executionContext) _ClientHealthState_evaluatedAt(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_ClientHealthState_evaluatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientHealthState", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientHealthState", field, false, false, "Time")
 }
 
 func (ec *executionContext) _ClientHealthState_thresholdSnapshot(ctx context.Context, field graphql.CollectedField, obj *model.ClientHealthState) (ret graphql.Marshaler) {
@@ -19753,7 +19769,7 @@ func (ec *executionContext) _ClientHealthState_thresholdsOutdated(ctx context.Co
 	)
 }
 func (ec *executionContext) fieldContext_ClientHealthState_thresholdsOutdated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientHealthState", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientHealthState", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _ClientHealthState_sourceSystemStatusRecordId(ctx context.Context, field graphql.CollectedField, obj *model.ClientHealthState) (ret graphql.Marshaler) {
@@ -19776,7 +19792,7 @@ func (ec *executionContext) _ClientHealthState_sourceSystemStatusRecordId(ctx co
 	)
 }
 func (ec *executionContext) fieldContext_ClientHealthState_sourceSystemStatusRecordId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientHealthState", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientHealthState", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ClientHealthState_networkTransport(ctx context.Context, field graphql.CollectedField, obj *model.ClientHealthState) (ret graphql.Marshaler) {
@@ -19799,7 +19815,7 @@ func (ec *executionContext) _ClientHealthState_networkTransport(ctx context.Cont
 	)
 }
 func (ec *executionContext) fieldContext_ClientHealthState_networkTransport(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientHealthState", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientHealthState", field, false, false, "String")
 }
 
 func (ec *executionContext) _ClientReport_id(ctx context.Context, field graphql.CollectedField, obj *model.ClientReport) (ret graphql.Marshaler) {
@@ -19822,7 +19838,7 @@ func (ec *executionContext) _ClientReport_id(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_ClientReport_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientReport", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientReport", field, false, false, "ID")
 }
 
 func (ec *executionContext) _ClientReport_type(ctx context.Context, field graphql.CollectedField, obj *model.ClientReport) (ret graphql.Marshaler) {
@@ -19845,7 +19861,7 @@ func (ec *executionContext) _ClientReport_type(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_ClientReport_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientReport", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientReport", field, false, false, "String")
 }
 
 func (ec *executionContext) _ClientReport_document(ctx context.Context, field graphql.CollectedField, obj *model.ClientReport) (ret graphql.Marshaler) {
@@ -19868,7 +19884,7 @@ func (ec *executionContext) _ClientReport_document(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_ClientReport_document(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ClientReport", field, false, false, errors.New("field of type JSON does not have child fields"))
+	return graphql.NewScalarFieldContext("ClientReport", field, false, false, "JSON")
 }
 
 func (ec *executionContext) _ConfigClient_id(ctx context.Context, field graphql.CollectedField, obj *model.ConfigClient) (ret graphql.Marshaler) {
@@ -19891,7 +19907,7 @@ func (ec *executionContext) _ConfigClient_id(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_ConfigClient_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigClient", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigClient", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ConfigClient_uuid(ctx context.Context, field graphql.CollectedField, obj *model.ConfigClient) (ret graphql.Marshaler) {
@@ -19914,7 +19930,7 @@ func (ec *executionContext) _ConfigClient_uuid(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_ConfigClient_uuid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigClient", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigClient", field, false, false, "String")
 }
 
 func (ec *executionContext) _ConfigClient_label(ctx context.Context, field graphql.CollectedField, obj *model.ConfigClient) (ret graphql.Marshaler) {
@@ -19937,7 +19953,7 @@ func (ec *executionContext) _ConfigClient_label(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_ConfigClient_label(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigClient", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigClient", field, false, false, "String")
 }
 
 func (ec *executionContext) _ConfigClient_lastSeenAt(ctx context.Context, field graphql.CollectedField, obj *model.ConfigClient) (ret graphql.Marshaler) {
@@ -19960,7 +19976,7 @@ func (ec *executionContext) _ConfigClient_lastSeenAt(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_ConfigClient_lastSeenAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigClient", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigClient", field, false, false, "Time")
 }
 
 func (ec *executionContext) _ConfigClientGroup_id(ctx context.Context, field graphql.CollectedField, obj *model.ConfigClientGroup) (ret graphql.Marshaler) {
@@ -19983,7 +19999,7 @@ func (ec *executionContext) _ConfigClientGroup_id(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_ConfigClientGroup_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigClientGroup", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigClientGroup", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ConfigClientGroup_name(ctx context.Context, field graphql.CollectedField, obj *model.ConfigClientGroup) (ret graphql.Marshaler) {
@@ -20006,7 +20022,7 @@ func (ec *executionContext) _ConfigClientGroup_name(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_ConfigClientGroup_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigClientGroup", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigClientGroup", field, false, false, "String")
 }
 
 func (ec *executionContext) _ConfigImportReport_studyDescriptions(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ConfigImportReport) (ret graphql.Marshaler) {
@@ -20093,7 +20109,7 @@ func (ec *executionContext) _ConfigImportReport_warnings(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_ConfigImportReport_warnings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigImportReport", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigImportReport", field, false, false, "String")
 }
 
 func (ec *executionContext) _ConfigRef_id(ctx context.Context, field graphql.CollectedField, obj *model.ConfigRef) (ret graphql.Marshaler) {
@@ -20116,7 +20132,7 @@ func (ec *executionContext) _ConfigRef_id(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_ConfigRef_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigRef", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigRef", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ConfigRef_name(ctx context.Context, field graphql.CollectedField, obj *model.ConfigRef) (ret graphql.Marshaler) {
@@ -20139,7 +20155,7 @@ func (ec *executionContext) _ConfigRef_name(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_ConfigRef_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigRef", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigRef", field, false, false, "String")
 }
 
 func (ec *executionContext) _ConfigRef_isDefault(ctx context.Context, field graphql.CollectedField, obj *model.ConfigRef) (ret graphql.Marshaler) {
@@ -20162,7 +20178,7 @@ func (ec *executionContext) _ConfigRef_isDefault(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_ConfigRef_isDefault(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigRef", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigRef", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _ConfigRevision_id(ctx context.Context, field graphql.CollectedField, obj *model.ConfigRevision) (ret graphql.Marshaler) {
@@ -20185,7 +20201,7 @@ func (ec *executionContext) _ConfigRevision_id(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_ConfigRevision_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigRevision", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigRevision", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ConfigRevision_revision(ctx context.Context, field graphql.CollectedField, obj *model.ConfigRevision) (ret graphql.Marshaler) {
@@ -20208,7 +20224,7 @@ func (ec *executionContext) _ConfigRevision_revision(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_ConfigRevision_revision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigRevision", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigRevision", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ConfigRevision_state(ctx context.Context, field graphql.CollectedField, obj *model.ConfigRevision) (ret graphql.Marshaler) {
@@ -20231,7 +20247,7 @@ func (ec *executionContext) _ConfigRevision_state(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_ConfigRevision_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigRevision", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigRevision", field, false, false, "String")
 }
 
 func (ec *executionContext) _ConfigRevision_dataHash(ctx context.Context, field graphql.CollectedField, obj *model.ConfigRevision) (ret graphql.Marshaler) {
@@ -20254,7 +20270,7 @@ func (ec *executionContext) _ConfigRevision_dataHash(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_ConfigRevision_dataHash(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigRevision", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigRevision", field, false, false, "String")
 }
 
 func (ec *executionContext) _ConfigRevision_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.ConfigRevision) (ret graphql.Marshaler) {
@@ -20277,7 +20293,7 @@ func (ec *executionContext) _ConfigRevision_createdAt(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_ConfigRevision_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigRevision", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigRevision", field, false, false, "Time")
 }
 
 func (ec *executionContext) _ConfigRevision_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.ConfigRevision) (ret graphql.Marshaler) {
@@ -20300,7 +20316,7 @@ func (ec *executionContext) _ConfigRevision_updatedAt(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_ConfigRevision_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigRevision", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigRevision", field, false, false, "Time")
 }
 
 func (ec *executionContext) _ConfigRevision_createdById(ctx context.Context, field graphql.CollectedField, obj *model.ConfigRevision) (ret graphql.Marshaler) {
@@ -20323,7 +20339,7 @@ func (ec *executionContext) _ConfigRevision_createdById(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_ConfigRevision_createdById(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigRevision", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigRevision", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ConfigRevision_createdByName(ctx context.Context, field graphql.CollectedField, obj *model.ConfigRevision) (ret graphql.Marshaler) {
@@ -20346,7 +20362,7 @@ func (ec *executionContext) _ConfigRevision_createdByName(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_ConfigRevision_createdByName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigRevision", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigRevision", field, false, false, "String")
 }
 
 func (ec *executionContext) _ConfigRevision_publishedAt(ctx context.Context, field graphql.CollectedField, obj *model.ConfigRevision) (ret graphql.Marshaler) {
@@ -20369,7 +20385,7 @@ func (ec *executionContext) _ConfigRevision_publishedAt(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_ConfigRevision_publishedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigRevision", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigRevision", field, false, false, "Time")
 }
 
 func (ec *executionContext) _ConfigRevision_publishedById(ctx context.Context, field graphql.CollectedField, obj *model.ConfigRevision) (ret graphql.Marshaler) {
@@ -20392,7 +20408,7 @@ func (ec *executionContext) _ConfigRevision_publishedById(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_ConfigRevision_publishedById(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigRevision", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigRevision", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ConfigRevision_publishedByName(ctx context.Context, field graphql.CollectedField, obj *model.ConfigRevision) (ret graphql.Marshaler) {
@@ -20415,7 +20431,7 @@ func (ec *executionContext) _ConfigRevision_publishedByName(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_ConfigRevision_publishedByName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigRevision", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigRevision", field, false, false, "String")
 }
 
 func (ec *executionContext) _ConfigRevision_published(ctx context.Context, field graphql.CollectedField, obj *model.ConfigRevision) (ret graphql.Marshaler) {
@@ -20438,7 +20454,7 @@ func (ec *executionContext) _ConfigRevision_published(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_ConfigRevision_published(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigRevision", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigRevision", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _ConfigRevision_studyCount(ctx context.Context, field graphql.CollectedField, obj *model.ConfigRevision) (ret graphql.Marshaler) {
@@ -20461,7 +20477,7 @@ func (ec *executionContext) _ConfigRevision_studyCount(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_ConfigRevision_studyCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigRevision", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigRevision", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ConfigStudy_id(ctx context.Context, field graphql.CollectedField, obj *model.ConfigStudy) (ret graphql.Marshaler) {
@@ -20484,7 +20500,7 @@ func (ec *executionContext) _ConfigStudy_id(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_ConfigStudy_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigStudy", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigStudy", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ConfigStudy_position(ctx context.Context, field graphql.CollectedField, obj *model.ConfigStudy) (ret graphql.Marshaler) {
@@ -20507,7 +20523,7 @@ func (ec *executionContext) _ConfigStudy_position(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_ConfigStudy_position(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigStudy", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigStudy", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ConfigStudy_studyDescriptionVersionId(ctx context.Context, field graphql.CollectedField, obj *model.ConfigStudy) (ret graphql.Marshaler) {
@@ -20530,7 +20546,7 @@ func (ec *executionContext) _ConfigStudy_studyDescriptionVersionId(ctx context.C
 	)
 }
 func (ec *executionContext) fieldContext_ConfigStudy_studyDescriptionVersionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigStudy", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigStudy", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ConfigStudy_studyDescriptionId(ctx context.Context, field graphql.CollectedField, obj *model.ConfigStudy) (ret graphql.Marshaler) {
@@ -20553,7 +20569,7 @@ func (ec *executionContext) _ConfigStudy_studyDescriptionId(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_ConfigStudy_studyDescriptionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigStudy", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigStudy", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ConfigStudy_revision(ctx context.Context, field graphql.CollectedField, obj *model.ConfigStudy) (ret graphql.Marshaler) {
@@ -20576,7 +20592,7 @@ func (ec *executionContext) _ConfigStudy_revision(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_ConfigStudy_revision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigStudy", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigStudy", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ConfigStudy_latestRevision(ctx context.Context, field graphql.CollectedField, obj *model.ConfigStudy) (ret graphql.Marshaler) {
@@ -20599,7 +20615,7 @@ func (ec *executionContext) _ConfigStudy_latestRevision(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_ConfigStudy_latestRevision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigStudy", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigStudy", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ConfigStudy_latestVersionId(ctx context.Context, field graphql.CollectedField, obj *model.ConfigStudy) (ret graphql.Marshaler) {
@@ -20622,7 +20638,7 @@ func (ec *executionContext) _ConfigStudy_latestVersionId(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_ConfigStudy_latestVersionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigStudy", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigStudy", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ConfigStudy_name(ctx context.Context, field graphql.CollectedField, obj *model.ConfigStudy) (ret graphql.Marshaler) {
@@ -20645,7 +20661,7 @@ func (ec *executionContext) _ConfigStudy_name(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_ConfigStudy_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigStudy", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigStudy", field, false, false, "String")
 }
 
 func (ec *executionContext) _ConfigStudy_studyId(ctx context.Context, field graphql.CollectedField, obj *model.ConfigStudy) (ret graphql.Marshaler) {
@@ -20668,7 +20684,7 @@ func (ec *executionContext) _ConfigStudy_studyId(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_ConfigStudy_studyId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigStudy", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigStudy", field, false, false, "String")
 }
 
 func (ec *executionContext) _ConfigStudy_studyType(ctx context.Context, field graphql.CollectedField, obj *model.ConfigStudy) (ret graphql.Marshaler) {
@@ -20691,7 +20707,7 @@ func (ec *executionContext) _ConfigStudy_studyType(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_ConfigStudy_studyType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigStudy", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigStudy", field, false, false, "String")
 }
 
 func (ec *executionContext) _ConfigStudy_subject(ctx context.Context, field graphql.CollectedField, obj *model.ConfigStudy) (ret graphql.Marshaler) {
@@ -20714,7 +20730,7 @@ func (ec *executionContext) _ConfigStudy_subject(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_ConfigStudy_subject(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigStudy", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigStudy", field, false, false, "String")
 }
 
 func (ec *executionContext) _ConfigStudy_internalId(ctx context.Context, field graphql.CollectedField, obj *model.ConfigStudy) (ret graphql.Marshaler) {
@@ -20737,7 +20753,7 @@ func (ec *executionContext) _ConfigStudy_internalId(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_ConfigStudy_internalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigStudy", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigStudy", field, false, false, "String")
 }
 
 func (ec *executionContext) _ConfigVersion_id(ctx context.Context, field graphql.CollectedField, obj *model.ConfigVersion) (ret graphql.Marshaler) {
@@ -20760,7 +20776,7 @@ func (ec *executionContext) _ConfigVersion_id(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_ConfigVersion_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigVersion", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigVersion", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ConfigVersion_revision(ctx context.Context, field graphql.CollectedField, obj *model.ConfigVersion) (ret graphql.Marshaler) {
@@ -20783,7 +20799,7 @@ func (ec *executionContext) _ConfigVersion_revision(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_ConfigVersion_revision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigVersion", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigVersion", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ConfigVersion_data(ctx context.Context, field graphql.CollectedField, obj *model.ConfigVersion) (ret graphql.Marshaler) {
@@ -20806,7 +20822,7 @@ func (ec *executionContext) _ConfigVersion_data(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_ConfigVersion_data(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigVersion", field, false, false, errors.New("field of type JSON does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigVersion", field, false, false, "JSON")
 }
 
 func (ec *executionContext) _ConfigVersion_dataHash(ctx context.Context, field graphql.CollectedField, obj *model.ConfigVersion) (ret graphql.Marshaler) {
@@ -20829,7 +20845,7 @@ func (ec *executionContext) _ConfigVersion_dataHash(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_ConfigVersion_dataHash(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigVersion", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigVersion", field, false, false, "String")
 }
 
 func (ec *executionContext) _ConfigVersion_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.ConfigVersion) (ret graphql.Marshaler) {
@@ -20852,7 +20868,7 @@ func (ec *executionContext) _ConfigVersion_createdAt(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_ConfigVersion_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigVersion", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigVersion", field, false, false, "Time")
 }
 
 func (ec *executionContext) _ConfigVersion_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.ConfigVersion) (ret graphql.Marshaler) {
@@ -20875,7 +20891,7 @@ func (ec *executionContext) _ConfigVersion_updatedAt(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_ConfigVersion_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigVersion", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigVersion", field, false, false, "Time")
 }
 
 func (ec *executionContext) _ConfigVersion_createdById(ctx context.Context, field graphql.CollectedField, obj *model.ConfigVersion) (ret graphql.Marshaler) {
@@ -20898,7 +20914,7 @@ func (ec *executionContext) _ConfigVersion_createdById(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_ConfigVersion_createdById(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigVersion", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigVersion", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ConfigVersion_createdByName(ctx context.Context, field graphql.CollectedField, obj *model.ConfigVersion) (ret graphql.Marshaler) {
@@ -20921,7 +20937,7 @@ func (ec *executionContext) _ConfigVersion_createdByName(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_ConfigVersion_createdByName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigVersion", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigVersion", field, false, false, "String")
 }
 
 func (ec *executionContext) _ConfigVersion_publishedAt(ctx context.Context, field graphql.CollectedField, obj *model.ConfigVersion) (ret graphql.Marshaler) {
@@ -20944,7 +20960,7 @@ func (ec *executionContext) _ConfigVersion_publishedAt(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_ConfigVersion_publishedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigVersion", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigVersion", field, false, false, "Time")
 }
 
 func (ec *executionContext) _ConfigVersion_publishedById(ctx context.Context, field graphql.CollectedField, obj *model.ConfigVersion) (ret graphql.Marshaler) {
@@ -20967,7 +20983,7 @@ func (ec *executionContext) _ConfigVersion_publishedById(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_ConfigVersion_publishedById(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigVersion", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigVersion", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ConfigVersion_publishedByName(ctx context.Context, field graphql.CollectedField, obj *model.ConfigVersion) (ret graphql.Marshaler) {
@@ -20990,7 +21006,7 @@ func (ec *executionContext) _ConfigVersion_publishedByName(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_ConfigVersion_publishedByName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigVersion", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigVersion", field, false, false, "String")
 }
 
 func (ec *executionContext) _ConfigVersion_published(ctx context.Context, field graphql.CollectedField, obj *model.ConfigVersion) (ret graphql.Marshaler) {
@@ -21013,7 +21029,7 @@ func (ec *executionContext) _ConfigVersion_published(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_ConfigVersion_published(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigVersion", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigVersion", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _ConfigVersion_studyCount(ctx context.Context, field graphql.CollectedField, obj *model.ConfigVersion) (ret graphql.Marshaler) {
@@ -21036,7 +21052,7 @@ func (ec *executionContext) _ConfigVersion_studyCount(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_ConfigVersion_studyCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ConfigVersion", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ConfigVersion", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ConfigVersion_studies(ctx context.Context, field graphql.CollectedField, obj *model.ConfigVersion) (ret graphql.Marshaler) {
@@ -21091,7 +21107,7 @@ func (ec *executionContext) _DataOwnerSettings_aiSystemPrompt(ctx context.Contex
 	)
 }
 func (ec *executionContext) fieldContext_DataOwnerSettings_aiSystemPrompt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, "String")
 }
 
 func (ec *executionContext) _DataOwnerSettings_offlineThresholdMinutes(ctx context.Context, field graphql.CollectedField, obj *model.DataOwnerSettings) (ret graphql.Marshaler) {
@@ -21114,7 +21130,7 @@ func (ec *executionContext) _DataOwnerSettings_offlineThresholdMinutes(ctx conte
 	)
 }
 func (ec *executionContext) fieldContext_DataOwnerSettings_offlineThresholdMinutes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, "Int")
 }
 
 func (ec *executionContext) _DataOwnerSettings_offlineThresholdMinutesDefault(ctx context.Context, field graphql.CollectedField, obj *model.DataOwnerSettings) (ret graphql.Marshaler) {
@@ -21137,7 +21153,7 @@ func (ec *executionContext) _DataOwnerSettings_offlineThresholdMinutesDefault(ct
 	)
 }
 func (ec *executionContext) fieldContext_DataOwnerSettings_offlineThresholdMinutesDefault(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, "Int")
 }
 
 func (ec *executionContext) _DataOwnerSettings_retentionDays(ctx context.Context, field graphql.CollectedField, obj *model.DataOwnerSettings) (ret graphql.Marshaler) {
@@ -21160,7 +21176,7 @@ func (ec *executionContext) _DataOwnerSettings_retentionDays(ctx context.Context
 	)
 }
 func (ec *executionContext) fieldContext_DataOwnerSettings_retentionDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, "Int")
 }
 
 func (ec *executionContext) _DataOwnerSettings_retentionDaysDefault(ctx context.Context, field graphql.CollectedField, obj *model.DataOwnerSettings) (ret graphql.Marshaler) {
@@ -21183,7 +21199,7 @@ func (ec *executionContext) _DataOwnerSettings_retentionDaysDefault(ctx context.
 	)
 }
 func (ec *executionContext) fieldContext_DataOwnerSettings_retentionDaysDefault(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, "Int")
 }
 
 func (ec *executionContext) _DataOwnerSettings_clientOfflineDetectionEnabled(ctx context.Context, field graphql.CollectedField, obj *model.DataOwnerSettings) (ret graphql.Marshaler) {
@@ -21206,7 +21222,7 @@ func (ec *executionContext) _DataOwnerSettings_clientOfflineDetectionEnabled(ctx
 	)
 }
 func (ec *executionContext) fieldContext_DataOwnerSettings_clientOfflineDetectionEnabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _DataOwnerSettings_clientDegradedDetectionEnabled(ctx context.Context, field graphql.CollectedField, obj *model.DataOwnerSettings) (ret graphql.Marshaler) {
@@ -21229,7 +21245,7 @@ func (ec *executionContext) _DataOwnerSettings_clientDegradedDetectionEnabled(ct
 	)
 }
 func (ec *executionContext) fieldContext_DataOwnerSettings_clientDegradedDetectionEnabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _DataOwnerSettings_studyFailureDetectionEnabled(ctx context.Context, field graphql.CollectedField, obj *model.DataOwnerSettings) (ret graphql.Marshaler) {
@@ -21252,7 +21268,7 @@ func (ec *executionContext) _DataOwnerSettings_studyFailureDetectionEnabled(ctx 
 	)
 }
 func (ec *executionContext) fieldContext_DataOwnerSettings_studyFailureDetectionEnabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _DataOwnerSettings_clientOfflineDetectionEnabledOnServer(ctx context.Context, field graphql.CollectedField, obj *model.DataOwnerSettings) (ret graphql.Marshaler) {
@@ -21275,7 +21291,7 @@ func (ec *executionContext) _DataOwnerSettings_clientOfflineDetectionEnabledOnSe
 	)
 }
 func (ec *executionContext) fieldContext_DataOwnerSettings_clientOfflineDetectionEnabledOnServer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _DataOwnerSettings_clientDegradedDetectionEnabledOnServer(ctx context.Context, field graphql.CollectedField, obj *model.DataOwnerSettings) (ret graphql.Marshaler) {
@@ -21298,7 +21314,7 @@ func (ec *executionContext) _DataOwnerSettings_clientDegradedDetectionEnabledOnS
 	)
 }
 func (ec *executionContext) fieldContext_DataOwnerSettings_clientDegradedDetectionEnabledOnServer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _DataOwnerSettings_studyFailureDetectionEnabledOnServer(ctx context.Context, field graphql.CollectedField, obj *model.DataOwnerSettings) (ret graphql.Marshaler) {
@@ -21321,7 +21337,7 @@ func (ec *executionContext) _DataOwnerSettings_studyFailureDetectionEnabledOnSer
 	)
 }
 func (ec *executionContext) fieldContext_DataOwnerSettings_studyFailureDetectionEnabledOnServer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _DataOwnerSettings_analyticsNewClients(ctx context.Context, field graphql.CollectedField, obj *model.DataOwnerSettings) (ret graphql.Marshaler) {
@@ -21344,7 +21360,7 @@ func (ec *executionContext) _DataOwnerSettings_analyticsNewClients(ctx context.C
 	)
 }
 func (ec *executionContext) fieldContext_DataOwnerSettings_analyticsNewClients(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, "Int")
 }
 
 func (ec *executionContext) _DataOwnerSettings_analyticsNewClientsDefault(ctx context.Context, field graphql.CollectedField, obj *model.DataOwnerSettings) (ret graphql.Marshaler) {
@@ -21367,7 +21383,7 @@ func (ec *executionContext) _DataOwnerSettings_analyticsNewClientsDefault(ctx co
 	)
 }
 func (ec *executionContext) fieldContext_DataOwnerSettings_analyticsNewClientsDefault(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, "Int")
 }
 
 func (ec *executionContext) _DataOwnerSettings_analyticsNewClientsPeriod(ctx context.Context, field graphql.CollectedField, obj *model.DataOwnerSettings) (ret graphql.Marshaler) {
@@ -21390,7 +21406,7 @@ func (ec *executionContext) _DataOwnerSettings_analyticsNewClientsPeriod(ctx con
 	)
 }
 func (ec *executionContext) fieldContext_DataOwnerSettings_analyticsNewClientsPeriod(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("DataOwnerSettings", field, false, false, "String")
 }
 
 func (ec *executionContext) _Entity_findManyAnomalyEventByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -21765,7 +21781,7 @@ func (ec *executionContext) _Event_id(ctx context.Context, field graphql.Collect
 	)
 }
 func (ec *executionContext) fieldContext_Event_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Event", field, false, false, "ID")
 }
 
 func (ec *executionContext) _Event_type(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -21788,7 +21804,7 @@ func (ec *executionContext) _Event_type(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Event_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Event", field, false, false, "String")
 }
 
 func (ec *executionContext) _Event_timestamp(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -21811,7 +21827,7 @@ func (ec *executionContext) _Event_timestamp(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Event_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("Event", field, false, false, "Time")
 }
 
 func (ec *executionContext) _Event_data(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -21834,7 +21850,7 @@ func (ec *executionContext) _Event_data(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Event_data(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type JSON does not have child fields"))
+	return graphql.NewScalarFieldContext("Event", field, false, false, "JSON")
 }
 
 func (ec *executionContext) _ExportApiKey_id(ctx context.Context, field graphql.CollectedField, obj *model.ExportAPIKey) (ret graphql.Marshaler) {
@@ -21857,7 +21873,7 @@ func (ec *executionContext) _ExportApiKey_id(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_ExportApiKey_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ExportApiKey", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ExportApiKey", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ExportApiKey_name(ctx context.Context, field graphql.CollectedField, obj *model.ExportAPIKey) (ret graphql.Marshaler) {
@@ -21880,7 +21896,7 @@ func (ec *executionContext) _ExportApiKey_name(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_ExportApiKey_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ExportApiKey", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ExportApiKey", field, false, false, "String")
 }
 
 func (ec *executionContext) _ExportApiKey_validFrom(ctx context.Context, field graphql.CollectedField, obj *model.ExportAPIKey) (ret graphql.Marshaler) {
@@ -21903,7 +21919,7 @@ func (ec *executionContext) _ExportApiKey_validFrom(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_ExportApiKey_validFrom(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ExportApiKey", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("ExportApiKey", field, false, false, "Time")
 }
 
 func (ec *executionContext) _ExportApiKey_validUntil(ctx context.Context, field graphql.CollectedField, obj *model.ExportAPIKey) (ret graphql.Marshaler) {
@@ -21926,7 +21942,7 @@ func (ec *executionContext) _ExportApiKey_validUntil(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_ExportApiKey_validUntil(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ExportApiKey", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("ExportApiKey", field, false, false, "Time")
 }
 
 func (ec *executionContext) _ExportApiKey_keyPreview(ctx context.Context, field graphql.CollectedField, obj *model.ExportAPIKey) (ret graphql.Marshaler) {
@@ -21949,7 +21965,7 @@ func (ec *executionContext) _ExportApiKey_keyPreview(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_ExportApiKey_keyPreview(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ExportApiKey", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ExportApiKey", field, false, false, "String")
 }
 
 func (ec *executionContext) _ExportApiKey_apiKey(ctx context.Context, field graphql.CollectedField, obj *model.ExportAPIKey) (ret graphql.Marshaler) {
@@ -21972,7 +21988,7 @@ func (ec *executionContext) _ExportApiKey_apiKey(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_ExportApiKey_apiKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ExportApiKey", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ExportApiKey", field, false, false, "String")
 }
 
 func (ec *executionContext) _ExportApiKeyConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ExportAPIKeyConnection) (ret graphql.Marshaler) {
@@ -22059,7 +22075,7 @@ func (ec *executionContext) _ExportApiKeyConnection_totalCount(ctx context.Conte
 	)
 }
 func (ec *executionContext) fieldContext_ExportApiKeyConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ExportApiKeyConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ExportApiKeyConnection", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ExportApiKeyEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.ExportAPIKeyEdge) (ret graphql.Marshaler) {
@@ -22082,7 +22098,7 @@ func (ec *executionContext) _ExportApiKeyEdge_cursor(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_ExportApiKeyEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ExportApiKeyEdge", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ExportApiKeyEdge", field, false, false, "String")
 }
 
 func (ec *executionContext) _ExportApiKeyEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.ExportAPIKeyEdge) (ret graphql.Marshaler) {
@@ -22169,7 +22185,7 @@ func (ec *executionContext) _ExportClientPage_total(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_ExportClientPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ExportClientPage", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ExportClientPage", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ExportClientPage_page(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ExportClientPage) (ret graphql.Marshaler) {
@@ -22192,7 +22208,7 @@ func (ec *executionContext) _ExportClientPage_page(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_ExportClientPage_page(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ExportClientPage", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ExportClientPage", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ExportClientPage_perPage(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ExportClientPage) (ret graphql.Marshaler) {
@@ -22215,7 +22231,7 @@ func (ec *executionContext) _ExportClientPage_perPage(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_ExportClientPage_perPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ExportClientPage", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ExportClientPage", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ExportDocumentPage_items(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ExportDocumentPage) (ret graphql.Marshaler) {
@@ -22238,7 +22254,7 @@ func (ec *executionContext) _ExportDocumentPage_items(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_ExportDocumentPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ExportDocumentPage", field, false, false, errors.New("field of type JSON does not have child fields"))
+	return graphql.NewScalarFieldContext("ExportDocumentPage", field, false, false, "JSON")
 }
 
 func (ec *executionContext) _ExportDocumentPage_total(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ExportDocumentPage) (ret graphql.Marshaler) {
@@ -22261,7 +22277,7 @@ func (ec *executionContext) _ExportDocumentPage_total(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_ExportDocumentPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ExportDocumentPage", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ExportDocumentPage", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ExportDocumentPage_page(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ExportDocumentPage) (ret graphql.Marshaler) {
@@ -22284,7 +22300,7 @@ func (ec *executionContext) _ExportDocumentPage_page(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_ExportDocumentPage_page(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ExportDocumentPage", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ExportDocumentPage", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ExportDocumentPage_perPage(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ExportDocumentPage) (ret graphql.Marshaler) {
@@ -22307,7 +22323,7 @@ func (ec *executionContext) _ExportDocumentPage_perPage(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_ExportDocumentPage_perPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ExportDocumentPage", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ExportDocumentPage", field, false, false, "Int")
 }
 
 func (ec *executionContext) _HealthMetricSummaries_cpu(ctx context.Context, field graphql.CollectedField, obj *model.HealthMetricSummaries) (ret graphql.Marshaler) {
@@ -22426,7 +22442,7 @@ func (ec *executionContext) _HealthMetricSummary_percent(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_HealthMetricSummary_percent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("HealthMetricSummary", field, false, false, errors.New("field of type Float does not have child fields"))
+	return graphql.NewScalarFieldContext("HealthMetricSummary", field, false, false, "Float")
 }
 
 func (ec *executionContext) _HealthMetricSummary_warningPercent(ctx context.Context, field graphql.CollectedField, obj *model.HealthMetricSummary) (ret graphql.Marshaler) {
@@ -22449,7 +22465,7 @@ func (ec *executionContext) _HealthMetricSummary_warningPercent(ctx context.Cont
 	)
 }
 func (ec *executionContext) fieldContext_HealthMetricSummary_warningPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("HealthMetricSummary", field, false, false, errors.New("field of type Float does not have child fields"))
+	return graphql.NewScalarFieldContext("HealthMetricSummary", field, false, false, "Float")
 }
 
 func (ec *executionContext) _HealthMetricSummary_criticalPercent(ctx context.Context, field graphql.CollectedField, obj *model.HealthMetricSummary) (ret graphql.Marshaler) {
@@ -22472,7 +22488,7 @@ func (ec *executionContext) _HealthMetricSummary_criticalPercent(ctx context.Con
 	)
 }
 func (ec *executionContext) fieldContext_HealthMetricSummary_criticalPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("HealthMetricSummary", field, false, false, errors.New("field of type Float does not have child fields"))
+	return graphql.NewScalarFieldContext("HealthMetricSummary", field, false, false, "Float")
 }
 
 func (ec *executionContext) _HealthMetricThresholds_warningPercent(ctx context.Context, field graphql.CollectedField, obj *model.HealthMetricThresholds) (ret graphql.Marshaler) {
@@ -22495,7 +22511,7 @@ func (ec *executionContext) _HealthMetricThresholds_warningPercent(ctx context.C
 	)
 }
 func (ec *executionContext) fieldContext_HealthMetricThresholds_warningPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("HealthMetricThresholds", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("HealthMetricThresholds", field, false, false, "Int")
 }
 
 func (ec *executionContext) _HealthMetricThresholds_criticalPercent(ctx context.Context, field graphql.CollectedField, obj *model.HealthMetricThresholds) (ret graphql.Marshaler) {
@@ -22518,7 +22534,7 @@ func (ec *executionContext) _HealthMetricThresholds_criticalPercent(ctx context.
 	)
 }
 func (ec *executionContext) fieldContext_HealthMetricThresholds_criticalPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("HealthMetricThresholds", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("HealthMetricThresholds", field, false, false, "Int")
 }
 
 func (ec *executionContext) _HealthReason_metric(ctx context.Context, field graphql.CollectedField, obj *model.HealthReason) (ret graphql.Marshaler) {
@@ -22541,7 +22557,7 @@ func (ec *executionContext) _HealthReason_metric(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_HealthReason_metric(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("HealthReason", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("HealthReason", field, false, false, "String")
 }
 
 func (ec *executionContext) _HealthReason_percent(ctx context.Context, field graphql.CollectedField, obj *model.HealthReason) (ret graphql.Marshaler) {
@@ -22564,7 +22580,7 @@ func (ec *executionContext) _HealthReason_percent(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_HealthReason_percent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("HealthReason", field, false, false, errors.New("field of type Float does not have child fields"))
+	return graphql.NewScalarFieldContext("HealthReason", field, false, false, "Float")
 }
 
 func (ec *executionContext) _HealthReason_severity(ctx context.Context, field graphql.CollectedField, obj *model.HealthReason) (ret graphql.Marshaler) {
@@ -22587,7 +22603,7 @@ func (ec *executionContext) _HealthReason_severity(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_HealthReason_severity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("HealthReason", field, false, false, errors.New("field of type HealthSeverity does not have child fields"))
+	return graphql.NewScalarFieldContext("HealthReason", field, false, false, "HealthSeverity")
 }
 
 func (ec *executionContext) _HealthThresholdSnapshot_cpuWarningPercent(ctx context.Context, field graphql.CollectedField, obj *model.HealthThresholdSnapshot) (ret graphql.Marshaler) {
@@ -22610,7 +22626,7 @@ func (ec *executionContext) _HealthThresholdSnapshot_cpuWarningPercent(ctx conte
 	)
 }
 func (ec *executionContext) fieldContext_HealthThresholdSnapshot_cpuWarningPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("HealthThresholdSnapshot", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("HealthThresholdSnapshot", field, false, false, "Int")
 }
 
 func (ec *executionContext) _HealthThresholdSnapshot_cpuCriticalPercent(ctx context.Context, field graphql.CollectedField, obj *model.HealthThresholdSnapshot) (ret graphql.Marshaler) {
@@ -22633,7 +22649,7 @@ func (ec *executionContext) _HealthThresholdSnapshot_cpuCriticalPercent(ctx cont
 	)
 }
 func (ec *executionContext) fieldContext_HealthThresholdSnapshot_cpuCriticalPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("HealthThresholdSnapshot", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("HealthThresholdSnapshot", field, false, false, "Int")
 }
 
 func (ec *executionContext) _HealthThresholdSnapshot_memoryWarningPercent(ctx context.Context, field graphql.CollectedField, obj *model.HealthThresholdSnapshot) (ret graphql.Marshaler) {
@@ -22656,7 +22672,7 @@ func (ec *executionContext) _HealthThresholdSnapshot_memoryWarningPercent(ctx co
 	)
 }
 func (ec *executionContext) fieldContext_HealthThresholdSnapshot_memoryWarningPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("HealthThresholdSnapshot", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("HealthThresholdSnapshot", field, false, false, "Int")
 }
 
 func (ec *executionContext) _HealthThresholdSnapshot_memoryCriticalPercent(ctx context.Context, field graphql.CollectedField, obj *model.HealthThresholdSnapshot) (ret graphql.Marshaler) {
@@ -22679,7 +22695,7 @@ func (ec *executionContext) _HealthThresholdSnapshot_memoryCriticalPercent(ctx c
 	)
 }
 func (ec *executionContext) fieldContext_HealthThresholdSnapshot_memoryCriticalPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("HealthThresholdSnapshot", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("HealthThresholdSnapshot", field, false, false, "Int")
 }
 
 func (ec *executionContext) _HealthThresholdSnapshot_filesystemWarningPercent(ctx context.Context, field graphql.CollectedField, obj *model.HealthThresholdSnapshot) (ret graphql.Marshaler) {
@@ -22702,7 +22718,7 @@ func (ec *executionContext) _HealthThresholdSnapshot_filesystemWarningPercent(ct
 	)
 }
 func (ec *executionContext) fieldContext_HealthThresholdSnapshot_filesystemWarningPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("HealthThresholdSnapshot", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("HealthThresholdSnapshot", field, false, false, "Int")
 }
 
 func (ec *executionContext) _HealthThresholdSnapshot_filesystemCriticalPercent(ctx context.Context, field graphql.CollectedField, obj *model.HealthThresholdSnapshot) (ret graphql.Marshaler) {
@@ -22725,7 +22741,7 @@ func (ec *executionContext) _HealthThresholdSnapshot_filesystemCriticalPercent(c
 	)
 }
 func (ec *executionContext) fieldContext_HealthThresholdSnapshot_filesystemCriticalPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("HealthThresholdSnapshot", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("HealthThresholdSnapshot", field, false, false, "Int")
 }
 
 func (ec *executionContext) _HealthThresholdSnapshot_offlineThresholdMinutes(ctx context.Context, field graphql.CollectedField, obj *model.HealthThresholdSnapshot) (ret graphql.Marshaler) {
@@ -22748,7 +22764,7 @@ func (ec *executionContext) _HealthThresholdSnapshot_offlineThresholdMinutes(ctx
 	)
 }
 func (ec *executionContext) fieldContext_HealthThresholdSnapshot_offlineThresholdMinutes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("HealthThresholdSnapshot", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("HealthThresholdSnapshot", field, false, false, "Int")
 }
 
 func (ec *executionContext) _HealthThresholdSnapshot_clientDegradedDetectionEnabled(ctx context.Context, field graphql.CollectedField, obj *model.HealthThresholdSnapshot) (ret graphql.Marshaler) {
@@ -22771,7 +22787,7 @@ func (ec *executionContext) _HealthThresholdSnapshot_clientDegradedDetectionEnab
 	)
 }
 func (ec *executionContext) fieldContext_HealthThresholdSnapshot_clientDegradedDetectionEnabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("HealthThresholdSnapshot", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("HealthThresholdSnapshot", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _HealthThresholds_cpu(ctx context.Context, field graphql.CollectedField, obj *model.HealthThresholds) (ret graphql.Marshaler) {
@@ -22890,7 +22906,7 @@ func (ec *executionContext) _Isp_nodeId(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Isp_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Isp", field, true, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Isp", field, true, false, "ID")
 }
 
 func (ec *executionContext) _Isp_id(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (ret graphql.Marshaler) {
@@ -22913,7 +22929,7 @@ func (ec *executionContext) _Isp_id(ctx context.Context, field graphql.Collected
 	)
 }
 func (ec *executionContext) fieldContext_Isp_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Isp", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Isp", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Isp_name(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (ret graphql.Marshaler) {
@@ -22936,7 +22952,7 @@ func (ec *executionContext) _Isp_name(ctx context.Context, field graphql.Collect
 	)
 }
 func (ec *executionContext) fieldContext_Isp_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Isp", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Isp", field, false, false, "String")
 }
 
 func (ec *executionContext) _Isp_type(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (ret graphql.Marshaler) {
@@ -22959,7 +22975,7 @@ func (ec *executionContext) _Isp_type(ctx context.Context, field graphql.Collect
 	)
 }
 func (ec *executionContext) fieldContext_Isp_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Isp", field, false, false, errors.New("field of type IspType does not have child fields"))
+	return graphql.NewScalarFieldContext("Isp", field, false, false, "IspType")
 }
 
 func (ec *executionContext) _Isp_alternativeNames(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (ret graphql.Marshaler) {
@@ -22982,7 +22998,7 @@ func (ec *executionContext) _Isp_alternativeNames(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_Isp_alternativeNames(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Isp", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Isp", field, false, false, "String")
 }
 
 func (ec *executionContext) _Isp_asNumbers(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (ret graphql.Marshaler) {
@@ -23005,7 +23021,7 @@ func (ec *executionContext) _Isp_asNumbers(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Isp_asNumbers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Isp", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Isp", field, false, false, "String")
 }
 
 func (ec *executionContext) _Isp_country(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (ret graphql.Marshaler) {
@@ -23028,7 +23044,7 @@ func (ec *executionContext) _Isp_country(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_Isp_country(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Isp", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Isp", field, false, false, "String")
 }
 
 func (ec *executionContext) _Isp_isVpn(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (ret graphql.Marshaler) {
@@ -23051,7 +23067,7 @@ func (ec *executionContext) _Isp_isVpn(ctx context.Context, field graphql.Collec
 	)
 }
 func (ec *executionContext) fieldContext_Isp_isVpn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Isp", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("Isp", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Isp_verified(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (ret graphql.Marshaler) {
@@ -23074,7 +23090,7 @@ func (ec *executionContext) _Isp_verified(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Isp_verified(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Isp", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("Isp", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Isp_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (ret graphql.Marshaler) {
@@ -23097,7 +23113,7 @@ func (ec *executionContext) _Isp_createdAt(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Isp_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Isp", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("Isp", field, false, false, "Time")
 }
 
 func (ec *executionContext) _Isp_ispContractsCount(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (ret graphql.Marshaler) {
@@ -23120,7 +23136,7 @@ func (ec *executionContext) _Isp_ispContractsCount(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_Isp_ispContractsCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Isp", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Isp", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Isp_ispDetailsCount(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (ret graphql.Marshaler) {
@@ -23143,7 +23159,7 @@ func (ec *executionContext) _Isp_ispDetailsCount(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Isp_ispDetailsCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Isp", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Isp", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Isp_ispContracts(ctx context.Context, field graphql.CollectedField, obj *model.Isp) (ret graphql.Marshaler) {
@@ -23329,7 +23345,7 @@ func (ec *executionContext) _IspConnection_totalCount(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_IspConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("IspConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("IspConnection", field, false, false, "Int")
 }
 
 func (ec *executionContext) _IspContract_id(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
@@ -23352,7 +23368,7 @@ func (ec *executionContext) _IspContract_id(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_IspContract_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("IspContract", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("IspContract", field, false, false, "Int")
 }
 
 func (ec *executionContext) _IspContract_ispId(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
@@ -23375,7 +23391,7 @@ func (ec *executionContext) _IspContract_ispId(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_IspContract_ispId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("IspContract", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("IspContract", field, false, false, "Int")
 }
 
 func (ec *executionContext) _IspContract_clientId(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
@@ -23398,7 +23414,7 @@ func (ec *executionContext) _IspContract_clientId(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_IspContract_clientId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("IspContract", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("IspContract", field, false, false, "Int")
 }
 
 func (ec *executionContext) _IspContract_uploadSpeed(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
@@ -23421,7 +23437,7 @@ func (ec *executionContext) _IspContract_uploadSpeed(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_IspContract_uploadSpeed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("IspContract", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("IspContract", field, false, false, "Int")
 }
 
 func (ec *executionContext) _IspContract_downloadSpeed(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
@@ -23444,7 +23460,7 @@ func (ec *executionContext) _IspContract_downloadSpeed(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_IspContract_downloadSpeed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("IspContract", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("IspContract", field, false, false, "Int")
 }
 
 func (ec *executionContext) _IspContract_monthlyPrice(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
@@ -23467,7 +23483,7 @@ func (ec *executionContext) _IspContract_monthlyPrice(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_IspContract_monthlyPrice(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("IspContract", field, false, false, errors.New("field of type Float does not have child fields"))
+	return graphql.NewScalarFieldContext("IspContract", field, false, false, "Float")
 }
 
 func (ec *executionContext) _IspContract_currency(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
@@ -23490,7 +23506,7 @@ func (ec *executionContext) _IspContract_currency(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_IspContract_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("IspContract", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("IspContract", field, false, false, "String")
 }
 
 func (ec *executionContext) _IspContract_assumedTariff(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
@@ -23513,7 +23529,7 @@ func (ec *executionContext) _IspContract_assumedTariff(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_IspContract_assumedTariff(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("IspContract", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("IspContract", field, false, false, "String")
 }
 
 func (ec *executionContext) _IspContract_connectionType(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
@@ -23536,7 +23552,7 @@ func (ec *executionContext) _IspContract_connectionType(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_IspContract_connectionType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("IspContract", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("IspContract", field, false, false, "String")
 }
 
 func (ec *executionContext) _IspContract_name(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
@@ -23559,7 +23575,7 @@ func (ec *executionContext) _IspContract_name(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_IspContract_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("IspContract", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("IspContract", field, false, false, "String")
 }
 
 func (ec *executionContext) _IspContract_validFrom(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
@@ -23582,7 +23598,7 @@ func (ec *executionContext) _IspContract_validFrom(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_IspContract_validFrom(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("IspContract", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("IspContract", field, false, false, "Time")
 }
 
 func (ec *executionContext) _IspContract_validUntil(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
@@ -23605,7 +23621,7 @@ func (ec *executionContext) _IspContract_validUntil(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_IspContract_validUntil(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("IspContract", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("IspContract", field, false, false, "Time")
 }
 
 func (ec *executionContext) _IspContract_isp(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
@@ -23660,7 +23676,7 @@ func (ec *executionContext) _IspContract_ispName(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_IspContract_ispName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("IspContract", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("IspContract", field, false, false, "String")
 }
 
 func (ec *executionContext) _IspContract_client(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
@@ -23715,7 +23731,7 @@ func (ec *executionContext) _IspContract_clientUuid(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_IspContract_clientUuid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("IspContract", field, true, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("IspContract", field, true, false, "String")
 }
 
 func (ec *executionContext) _IspContract_clientLabel(ctx context.Context, field graphql.CollectedField, obj *model.IspContract) (ret graphql.Marshaler) {
@@ -23738,7 +23754,7 @@ func (ec *executionContext) _IspContract_clientLabel(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_IspContract_clientLabel(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("IspContract", field, true, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("IspContract", field, true, false, "String")
 }
 
 func (ec *executionContext) _IspEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.IspEdge) (ret graphql.Marshaler) {
@@ -23761,7 +23777,7 @@ func (ec *executionContext) _IspEdge_cursor(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_IspEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("IspEdge", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("IspEdge", field, false, false, "String")
 }
 
 func (ec *executionContext) _IspEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.IspEdge) (ret graphql.Marshaler) {
@@ -23816,7 +23832,7 @@ func (ec *executionContext) _LabelAvailability_available(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_LabelAvailability_available(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LabelAvailability", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("LabelAvailability", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _LabelAvailability_label(ctx context.Context, field graphql.CollectedField, obj *model.LabelAvailability) (ret graphql.Marshaler) {
@@ -23839,7 +23855,7 @@ func (ec *executionContext) _LabelAvailability_label(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_LabelAvailability_label(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LabelAvailability", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("LabelAvailability", field, false, false, "String")
 }
 
 func (ec *executionContext) _LicenseMonthUsage_month(ctx context.Context, field graphql.CollectedField, obj *model.LicenseMonthUsage) (ret graphql.Marshaler) {
@@ -23862,7 +23878,7 @@ func (ec *executionContext) _LicenseMonthUsage_month(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_LicenseMonthUsage_month(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LicenseMonthUsage", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("LicenseMonthUsage", field, false, false, "String")
 }
 
 func (ec *executionContext) _LicenseMonthUsage_licenseUnits(ctx context.Context, field graphql.CollectedField, obj *model.LicenseMonthUsage) (ret graphql.Marshaler) {
@@ -23885,7 +23901,7 @@ func (ec *executionContext) _LicenseMonthUsage_licenseUnits(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_LicenseMonthUsage_licenseUnits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LicenseMonthUsage", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("LicenseMonthUsage", field, false, false, "Int")
 }
 
 func (ec *executionContext) _LicenseMonthUsage_uniqueClients(ctx context.Context, field graphql.CollectedField, obj *model.LicenseMonthUsage) (ret graphql.Marshaler) {
@@ -23908,7 +23924,7 @@ func (ec *executionContext) _LicenseMonthUsage_uniqueClients(ctx context.Context
 	)
 }
 func (ec *executionContext) fieldContext_LicenseMonthUsage_uniqueClients(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LicenseMonthUsage", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("LicenseMonthUsage", field, false, false, "Int")
 }
 
 func (ec *executionContext) _LicenseMonthUsage_breakdownBySubjectCount(ctx context.Context, field graphql.CollectedField, obj *model.LicenseMonthUsage) (ret graphql.Marshaler) {
@@ -23931,7 +23947,7 @@ func (ec *executionContext) _LicenseMonthUsage_breakdownBySubjectCount(ctx conte
 	)
 }
 func (ec *executionContext) fieldContext_LicenseMonthUsage_breakdownBySubjectCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LicenseMonthUsage", field, false, false, errors.New("field of type JSON does not have child fields"))
+	return graphql.NewScalarFieldContext("LicenseMonthUsage", field, false, false, "JSON")
 }
 
 func (ec *executionContext) _LicenseUsageReport_monthlyUsage(ctx context.Context, field graphql.CollectedField, obj *model.LicenseUsageReport) (ret graphql.Marshaler) {
@@ -23986,7 +24002,7 @@ func (ec *executionContext) _LicenseUsageReport_totalUnits(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_LicenseUsageReport_totalUnits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LicenseUsageReport", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("LicenseUsageReport", field, false, false, "Int")
 }
 
 func (ec *executionContext) _LicenseUsageReport_usageByRegistrationKey(ctx context.Context, field graphql.CollectedField, obj *model.LicenseUsageReport) (ret graphql.Marshaler) {
@@ -24041,7 +24057,7 @@ func (ec *executionContext) _Measurement_nodeId(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Measurement_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Measurement", field, true, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Measurement", field, true, false, "ID")
 }
 
 func (ec *executionContext) _Measurement_id(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (ret graphql.Marshaler) {
@@ -24064,7 +24080,7 @@ func (ec *executionContext) _Measurement_id(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Measurement_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Measurement", field, false, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Measurement", field, false, false, "ID")
 }
 
 func (ec *executionContext) _Measurement_document(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (ret graphql.Marshaler) {
@@ -24087,7 +24103,7 @@ func (ec *executionContext) _Measurement_document(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_Measurement_document(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Measurement", field, false, false, errors.New("field of type JSON does not have child fields"))
+	return graphql.NewScalarFieldContext("Measurement", field, false, false, "JSON")
 }
 
 func (ec *executionContext) _Measurement_client(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (ret graphql.Marshaler) {
@@ -24174,7 +24190,7 @@ func (ec *executionContext) _Measurement_p1203ClientReport(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_Measurement_p1203ClientReport(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Measurement", field, false, false, errors.New("field of type JSON does not have child fields"))
+	return graphql.NewScalarFieldContext("Measurement", field, false, false, "JSON")
 }
 
 func (ec *executionContext) _Measurement_networkPerformanceReport(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (ret graphql.Marshaler) {
@@ -24197,7 +24213,7 @@ func (ec *executionContext) _Measurement_networkPerformanceReport(ctx context.Co
 	)
 }
 func (ec *executionContext) fieldContext_Measurement_networkPerformanceReport(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Measurement", field, false, false, errors.New("field of type JSON does not have child fields"))
+	return graphql.NewScalarFieldContext("Measurement", field, false, false, "JSON")
 }
 
 func (ec *executionContext) _Measurement_lightweightVideoPlayerPerformanceReport(ctx context.Context, field graphql.CollectedField, obj *model.Measurement) (ret graphql.Marshaler) {
@@ -24220,7 +24236,7 @@ func (ec *executionContext) _Measurement_lightweightVideoPlayerPerformanceReport
 	)
 }
 func (ec *executionContext) fieldContext_Measurement_lightweightVideoPlayerPerformanceReport(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Measurement", field, false, false, errors.New("field of type JSON does not have child fields"))
+	return graphql.NewScalarFieldContext("Measurement", field, false, false, "JSON")
 }
 
 func (ec *executionContext) _MeasurementConfig_id(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfig) (ret graphql.Marshaler) {
@@ -24243,7 +24259,7 @@ func (ec *executionContext) _MeasurementConfig_id(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_MeasurementConfig_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, "Int")
 }
 
 func (ec *executionContext) _MeasurementConfig_kind(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfig) (ret graphql.Marshaler) {
@@ -24266,7 +24282,7 @@ func (ec *executionContext) _MeasurementConfig_kind(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_MeasurementConfig_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, errors.New("field of type ConfigKind does not have child fields"))
+	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, "ConfigKind")
 }
 
 func (ec *executionContext) _MeasurementConfig_name(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfig) (ret graphql.Marshaler) {
@@ -24289,7 +24305,7 @@ func (ec *executionContext) _MeasurementConfig_name(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_MeasurementConfig_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, "String")
 }
 
 func (ec *executionContext) _MeasurementConfig_description(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfig) (ret graphql.Marshaler) {
@@ -24312,7 +24328,7 @@ func (ec *executionContext) _MeasurementConfig_description(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_MeasurementConfig_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, "String")
 }
 
 func (ec *executionContext) _MeasurementConfig_importSource(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfig) (ret graphql.Marshaler) {
@@ -24335,7 +24351,7 @@ func (ec *executionContext) _MeasurementConfig_importSource(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_MeasurementConfig_importSource(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, "String")
 }
 
 func (ec *executionContext) _MeasurementConfig_isDefault(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfig) (ret graphql.Marshaler) {
@@ -24358,7 +24374,7 @@ func (ec *executionContext) _MeasurementConfig_isDefault(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_MeasurementConfig_isDefault(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _MeasurementConfig_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfig) (ret graphql.Marshaler) {
@@ -24381,7 +24397,7 @@ func (ec *executionContext) _MeasurementConfig_createdAt(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_MeasurementConfig_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, "Time")
 }
 
 func (ec *executionContext) _MeasurementConfig_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfig) (ret graphql.Marshaler) {
@@ -24404,7 +24420,7 @@ func (ec *executionContext) _MeasurementConfig_updatedAt(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_MeasurementConfig_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, "Time")
 }
 
 func (ec *executionContext) _MeasurementConfig_draftVersionId(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfig) (ret graphql.Marshaler) {
@@ -24427,7 +24443,7 @@ func (ec *executionContext) _MeasurementConfig_draftVersionId(ctx context.Contex
 	)
 }
 func (ec *executionContext) fieldContext_MeasurementConfig_draftVersionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, "Int")
 }
 
 func (ec *executionContext) _MeasurementConfig_publishedVersionId(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfig) (ret graphql.Marshaler) {
@@ -24450,7 +24466,7 @@ func (ec *executionContext) _MeasurementConfig_publishedVersionId(ctx context.Co
 	)
 }
 func (ec *executionContext) fieldContext_MeasurementConfig_publishedVersionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, "Int")
 }
 
 func (ec *executionContext) _MeasurementConfig_draftRevision(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfig) (ret graphql.Marshaler) {
@@ -24473,7 +24489,7 @@ func (ec *executionContext) _MeasurementConfig_draftRevision(ctx context.Context
 	)
 }
 func (ec *executionContext) fieldContext_MeasurementConfig_draftRevision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, "Int")
 }
 
 func (ec *executionContext) _MeasurementConfig_publishedRevision(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfig) (ret graphql.Marshaler) {
@@ -24496,7 +24512,7 @@ func (ec *executionContext) _MeasurementConfig_publishedRevision(ctx context.Con
 	)
 }
 func (ec *executionContext) fieldContext_MeasurementConfig_publishedRevision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, "Int")
 }
 
 func (ec *executionContext) _MeasurementConfig_draftVersion(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfig) (ret graphql.Marshaler) {
@@ -24615,7 +24631,7 @@ func (ec *executionContext) _MeasurementConfig_deliveredClientCount(ctx context.
 	)
 }
 func (ec *executionContext) fieldContext_MeasurementConfig_deliveredClientCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, "Int")
 }
 
 func (ec *executionContext) _MeasurementConfig_deliveredClients(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfig) (ret graphql.Marshaler) {
@@ -24734,7 +24750,7 @@ func (ec *executionContext) _MeasurementConfig_warnings(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_MeasurementConfig_warnings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("MeasurementConfig", field, false, false, "String")
 }
 
 func (ec *executionContext) _MeasurementConfigConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfigConnection) (ret graphql.Marshaler) {
@@ -24821,7 +24837,7 @@ func (ec *executionContext) _MeasurementConfigConnection_totalCount(ctx context.
 	)
 }
 func (ec *executionContext) fieldContext_MeasurementConfigConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("MeasurementConfigConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("MeasurementConfigConnection", field, false, false, "Int")
 }
 
 func (ec *executionContext) _MeasurementConfigEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfigEdge) (ret graphql.Marshaler) {
@@ -24844,7 +24860,7 @@ func (ec *executionContext) _MeasurementConfigEdge_cursor(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_MeasurementConfigEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("MeasurementConfigEdge", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("MeasurementConfigEdge", field, false, false, "String")
 }
 
 func (ec *executionContext) _MeasurementConfigEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementConfigEdge) (ret graphql.Marshaler) {
@@ -25027,7 +25043,7 @@ func (ec *executionContext) _MeasurementEdge_cursor(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_MeasurementEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("MeasurementEdge", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("MeasurementEdge", field, false, false, "String")
 }
 
 func (ec *executionContext) _MeasurementEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.MeasurementEdge) (ret graphql.Marshaler) {
@@ -25082,7 +25098,7 @@ func (ec *executionContext) _MeasurementTypeDimension_measurementType(ctx contex
 	)
 }
 func (ec *executionContext) fieldContext_MeasurementTypeDimension_measurementType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("MeasurementTypeDimension", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("MeasurementTypeDimension", field, false, false, "String")
 }
 
 func (ec *executionContext) _MeasurementTypeDimension_metrics(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.MeasurementTypeDimension) (ret graphql.Marshaler) {
@@ -25105,7 +25121,7 @@ func (ec *executionContext) _MeasurementTypeDimension_metrics(ctx context.Contex
 	)
 }
 func (ec *executionContext) fieldContext_MeasurementTypeDimension_metrics(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("MeasurementTypeDimension", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("MeasurementTypeDimension", field, false, false, "String")
 }
 
 func (ec *executionContext) _MeasurementTypeDimension_subjects(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.MeasurementTypeDimension) (ret graphql.Marshaler) {
@@ -25128,7 +25144,7 @@ func (ec *executionContext) _MeasurementTypeDimension_subjects(ctx context.Conte
 	)
 }
 func (ec *executionContext) fieldContext_MeasurementTypeDimension_subjects(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("MeasurementTypeDimension", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("MeasurementTypeDimension", field, false, false, "String")
 }
 
 func (ec *executionContext) _Mutation_noop(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -25151,7 +25167,7 @@ func (ec *executionContext) _Mutation_noop(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_noop(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Mutation", field, true, true, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("Mutation", field, true, true, "Boolean")
 }
 
 func (ec *executionContext) _Mutation_aiConversationCreate(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -28034,7 +28050,7 @@ func (ec *executionContext) _NotificationConfig_anomalyEvents(ctx context.Contex
 	)
 }
 func (ec *executionContext) fieldContext_NotificationConfig_anomalyEvents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("NotificationConfig", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("NotificationConfig", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _NotificationConfig_clientOffline(ctx context.Context, field graphql.CollectedField, obj *model.NotificationConfig) (ret graphql.Marshaler) {
@@ -28057,7 +28073,7 @@ func (ec *executionContext) _NotificationConfig_clientOffline(ctx context.Contex
 	)
 }
 func (ec *executionContext) fieldContext_NotificationConfig_clientOffline(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("NotificationConfig", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("NotificationConfig", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _NotificationConfig_clientDegraded(ctx context.Context, field graphql.CollectedField, obj *model.NotificationConfig) (ret graphql.Marshaler) {
@@ -28080,7 +28096,7 @@ func (ec *executionContext) _NotificationConfig_clientDegraded(ctx context.Conte
 	)
 }
 func (ec *executionContext) fieldContext_NotificationConfig_clientDegraded(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("NotificationConfig", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("NotificationConfig", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _NotificationConfig_studyExecutionFailures(ctx context.Context, field graphql.CollectedField, obj *model.NotificationConfig) (ret graphql.Marshaler) {
@@ -28103,7 +28119,7 @@ func (ec *executionContext) _NotificationConfig_studyExecutionFailures(ctx conte
 	)
 }
 func (ec *executionContext) fieldContext_NotificationConfig_studyExecutionFailures(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("NotificationConfig", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("NotificationConfig", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _NotificationConfig_anomalyEventsFrequency(ctx context.Context, field graphql.CollectedField, obj *model.NotificationConfig) (ret graphql.Marshaler) {
@@ -28126,7 +28142,7 @@ func (ec *executionContext) _NotificationConfig_anomalyEventsFrequency(ctx conte
 	)
 }
 func (ec *executionContext) fieldContext_NotificationConfig_anomalyEventsFrequency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("NotificationConfig", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("NotificationConfig", field, false, false, "String")
 }
 
 func (ec *executionContext) _NotificationConfig_anomalyEventsDigestHours(ctx context.Context, field graphql.CollectedField, obj *model.NotificationConfig) (ret graphql.Marshaler) {
@@ -28149,7 +28165,7 @@ func (ec *executionContext) _NotificationConfig_anomalyEventsDigestHours(ctx con
 	)
 }
 func (ec *executionContext) fieldContext_NotificationConfig_anomalyEventsDigestHours(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("NotificationConfig", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("NotificationConfig", field, false, false, "Int")
 }
 
 func (ec *executionContext) _NotificationConfig_anomalyEventsDigestIntervalUnit(ctx context.Context, field graphql.CollectedField, obj *model.NotificationConfig) (ret graphql.Marshaler) {
@@ -28172,7 +28188,7 @@ func (ec *executionContext) _NotificationConfig_anomalyEventsDigestIntervalUnit(
 	)
 }
 func (ec *executionContext) fieldContext_NotificationConfig_anomalyEventsDigestIntervalUnit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("NotificationConfig", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("NotificationConfig", field, false, false, "String")
 }
 
 func (ec *executionContext) _NotificationConfig_anomalyEventsDigestIntervalCount(ctx context.Context, field graphql.CollectedField, obj *model.NotificationConfig) (ret graphql.Marshaler) {
@@ -28195,7 +28211,7 @@ func (ec *executionContext) _NotificationConfig_anomalyEventsDigestIntervalCount
 	)
 }
 func (ec *executionContext) fieldContext_NotificationConfig_anomalyEventsDigestIntervalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("NotificationConfig", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("NotificationConfig", field, false, false, "Int")
 }
 
 func (ec *executionContext) _NotificationConfig_anomalyEventsDigestAtTime(ctx context.Context, field graphql.CollectedField, obj *model.NotificationConfig) (ret graphql.Marshaler) {
@@ -28218,7 +28234,7 @@ func (ec *executionContext) _NotificationConfig_anomalyEventsDigestAtTime(ctx co
 	)
 }
 func (ec *executionContext) fieldContext_NotificationConfig_anomalyEventsDigestAtTime(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("NotificationConfig", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("NotificationConfig", field, false, false, "String")
 }
 
 func (ec *executionContext) _NotificationConfig_anomalyEventsDigestDayOfWeek(ctx context.Context, field graphql.CollectedField, obj *model.NotificationConfig) (ret graphql.Marshaler) {
@@ -28241,7 +28257,7 @@ func (ec *executionContext) _NotificationConfig_anomalyEventsDigestDayOfWeek(ctx
 	)
 }
 func (ec *executionContext) fieldContext_NotificationConfig_anomalyEventsDigestDayOfWeek(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("NotificationConfig", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("NotificationConfig", field, false, false, "Int")
 }
 
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
@@ -28264,7 +28280,7 @@ func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_PageInfo_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
@@ -28287,7 +28303,7 @@ func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_PageInfo_hasPreviousPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
@@ -28310,7 +28326,7 @@ func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_PageInfo_startCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "String")
 }
 
 func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
@@ -28333,7 +28349,7 @@ func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "String")
 }
 
 func (ec *executionContext) _Query_viewer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -31473,10 +31489,10 @@ func (ec *executionContext) _Query___schema(ctx context.Context, field graphql.C
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *introspection.Schema) graphql.Marshaler {
-			return ec.marshalO__Schema2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐSchema(ctx, selections, v)
+			return ec.marshalN__Schema2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐSchema(ctx, selections, v)
 		},
 		true,
-		false,
+		true,
 	)
 }
 func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -31512,7 +31528,7 @@ func (ec *executionContext) _RegistrationKey_nodeId(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_RegistrationKey_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RegistrationKey", field, true, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("RegistrationKey", field, true, false, "ID")
 }
 
 func (ec *executionContext) _RegistrationKey_id(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKey) (ret graphql.Marshaler) {
@@ -31535,7 +31551,7 @@ func (ec *executionContext) _RegistrationKey_id(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_RegistrationKey_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RegistrationKey", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("RegistrationKey", field, false, false, "Int")
 }
 
 func (ec *executionContext) _RegistrationKey_capabilityId(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKey) (ret graphql.Marshaler) {
@@ -31558,7 +31574,7 @@ func (ec *executionContext) _RegistrationKey_capabilityId(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_RegistrationKey_capabilityId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RegistrationKey", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("RegistrationKey", field, false, false, "Int")
 }
 
 func (ec *executionContext) _RegistrationKey_registrationKey(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKey) (ret graphql.Marshaler) {
@@ -31581,7 +31597,7 @@ func (ec *executionContext) _RegistrationKey_registrationKey(ctx context.Context
 	)
 }
 func (ec *executionContext) fieldContext_RegistrationKey_registrationKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RegistrationKey", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("RegistrationKey", field, false, false, "String")
 }
 
 func (ec *executionContext) _RegistrationKey_comment(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKey) (ret graphql.Marshaler) {
@@ -31604,7 +31620,7 @@ func (ec *executionContext) _RegistrationKey_comment(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_RegistrationKey_comment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RegistrationKey", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("RegistrationKey", field, false, false, "String")
 }
 
 func (ec *executionContext) _RegistrationKey_validFrom(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKey) (ret graphql.Marshaler) {
@@ -31627,7 +31643,7 @@ func (ec *executionContext) _RegistrationKey_validFrom(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_RegistrationKey_validFrom(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RegistrationKey", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("RegistrationKey", field, false, false, "Time")
 }
 
 func (ec *executionContext) _RegistrationKey_validUntil(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKey) (ret graphql.Marshaler) {
@@ -31650,7 +31666,7 @@ func (ec *executionContext) _RegistrationKey_validUntil(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_RegistrationKey_validUntil(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RegistrationKey", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("RegistrationKey", field, false, false, "Time")
 }
 
 func (ec *executionContext) _RegistrationKey_numRegistrationsLeft(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKey) (ret graphql.Marshaler) {
@@ -31673,7 +31689,7 @@ func (ec *executionContext) _RegistrationKey_numRegistrationsLeft(ctx context.Co
 	)
 }
 func (ec *executionContext) fieldContext_RegistrationKey_numRegistrationsLeft(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RegistrationKey", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("RegistrationKey", field, false, false, "Int")
 }
 
 func (ec *executionContext) _RegistrationKey_usageLimitDays(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKey) (ret graphql.Marshaler) {
@@ -31696,7 +31712,7 @@ func (ec *executionContext) _RegistrationKey_usageLimitDays(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_RegistrationKey_usageLimitDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RegistrationKey", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("RegistrationKey", field, false, false, "Int")
 }
 
 func (ec *executionContext) _RegistrationKey_testing(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKey) (ret graphql.Marshaler) {
@@ -31719,7 +31735,7 @@ func (ec *executionContext) _RegistrationKey_testing(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_RegistrationKey_testing(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RegistrationKey", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("RegistrationKey", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _RegistrationKey_clientsCount(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKey) (ret graphql.Marshaler) {
@@ -31742,7 +31758,7 @@ func (ec *executionContext) _RegistrationKey_clientsCount(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_RegistrationKey_clientsCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RegistrationKey", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("RegistrationKey", field, false, false, "Int")
 }
 
 func (ec *executionContext) _RegistrationKey_capability(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKey) (ret graphql.Marshaler) {
@@ -31864,7 +31880,7 @@ func (ec *executionContext) _RegistrationKeyLicenseUsage_registrationKeyId(ctx c
 	)
 }
 func (ec *executionContext) fieldContext_RegistrationKeyLicenseUsage_registrationKeyId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RegistrationKeyLicenseUsage", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("RegistrationKeyLicenseUsage", field, false, false, "Int")
 }
 
 func (ec *executionContext) _RegistrationKeyLicenseUsage_registrationKey(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKeyLicenseUsage) (ret graphql.Marshaler) {
@@ -31887,7 +31903,7 @@ func (ec *executionContext) _RegistrationKeyLicenseUsage_registrationKey(ctx con
 	)
 }
 func (ec *executionContext) fieldContext_RegistrationKeyLicenseUsage_registrationKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RegistrationKeyLicenseUsage", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("RegistrationKeyLicenseUsage", field, false, false, "String")
 }
 
 func (ec *executionContext) _RegistrationKeyLicenseUsage_comment(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKeyLicenseUsage) (ret graphql.Marshaler) {
@@ -31910,7 +31926,7 @@ func (ec *executionContext) _RegistrationKeyLicenseUsage_comment(ctx context.Con
 	)
 }
 func (ec *executionContext) fieldContext_RegistrationKeyLicenseUsage_comment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RegistrationKeyLicenseUsage", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("RegistrationKeyLicenseUsage", field, false, false, "String")
 }
 
 func (ec *executionContext) _RegistrationKeyLicenseUsage_totalUnits(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKeyLicenseUsage) (ret graphql.Marshaler) {
@@ -31933,7 +31949,7 @@ func (ec *executionContext) _RegistrationKeyLicenseUsage_totalUnits(ctx context.
 	)
 }
 func (ec *executionContext) fieldContext_RegistrationKeyLicenseUsage_totalUnits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RegistrationKeyLicenseUsage", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("RegistrationKeyLicenseUsage", field, false, false, "Int")
 }
 
 func (ec *executionContext) _RegistrationKeyLicenseUsage_totalUniqueClients(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKeyLicenseUsage) (ret graphql.Marshaler) {
@@ -31956,7 +31972,7 @@ func (ec *executionContext) _RegistrationKeyLicenseUsage_totalUniqueClients(ctx 
 	)
 }
 func (ec *executionContext) fieldContext_RegistrationKeyLicenseUsage_totalUniqueClients(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RegistrationKeyLicenseUsage", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("RegistrationKeyLicenseUsage", field, false, false, "Int")
 }
 
 func (ec *executionContext) _RegistrationKeyLicenseUsage_monthlyUsage(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKeyLicenseUsage) (ret graphql.Marshaler) {
@@ -32011,7 +32027,7 @@ func (ec *executionContext) _RegistrationKeyMonthUsage_month(ctx context.Context
 	)
 }
 func (ec *executionContext) fieldContext_RegistrationKeyMonthUsage_month(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RegistrationKeyMonthUsage", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("RegistrationKeyMonthUsage", field, false, false, "String")
 }
 
 func (ec *executionContext) _RegistrationKeyMonthUsage_licenseUnits(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKeyMonthUsage) (ret graphql.Marshaler) {
@@ -32034,7 +32050,7 @@ func (ec *executionContext) _RegistrationKeyMonthUsage_licenseUnits(ctx context.
 	)
 }
 func (ec *executionContext) fieldContext_RegistrationKeyMonthUsage_licenseUnits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RegistrationKeyMonthUsage", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("RegistrationKeyMonthUsage", field, false, false, "Int")
 }
 
 func (ec *executionContext) _RegistrationKeyMonthUsage_uniqueClients(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationKeyMonthUsage) (ret graphql.Marshaler) {
@@ -32057,7 +32073,7 @@ func (ec *executionContext) _RegistrationKeyMonthUsage_uniqueClients(ctx context
 	)
 }
 func (ec *executionContext) fieldContext_RegistrationKeyMonthUsage_uniqueClients(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RegistrationKeyMonthUsage", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("RegistrationKeyMonthUsage", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ResolveResult_updated(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ResolveResult) (ret graphql.Marshaler) {
@@ -32080,7 +32096,7 @@ func (ec *executionContext) _ResolveResult_updated(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_ResolveResult_updated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResolveResult", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ResolveResult", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ResolveResult_requested(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ResolveResult) (ret graphql.Marshaler) {
@@ -32103,7 +32119,7 @@ func (ec *executionContext) _ResolveResult_requested(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_ResolveResult_requested(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResolveResult", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ResolveResult", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ScheduleConfigRef_id(ctx context.Context, field graphql.CollectedField, obj *model.ScheduleConfigRef) (ret graphql.Marshaler) {
@@ -32126,7 +32142,7 @@ func (ec *executionContext) _ScheduleConfigRef_id(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_ScheduleConfigRef_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ScheduleConfigRef", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ScheduleConfigRef", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ScheduleConfigRef_name(ctx context.Context, field graphql.CollectedField, obj *model.ScheduleConfigRef) (ret graphql.Marshaler) {
@@ -32149,7 +32165,7 @@ func (ec *executionContext) _ScheduleConfigRef_name(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_ScheduleConfigRef_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ScheduleConfigRef", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ScheduleConfigRef", field, false, false, "String")
 }
 
 func (ec *executionContext) _ScheduleConfigRef_isDefault(ctx context.Context, field graphql.CollectedField, obj *model.ScheduleConfigRef) (ret graphql.Marshaler) {
@@ -32172,7 +32188,7 @@ func (ec *executionContext) _ScheduleConfigRef_isDefault(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_ScheduleConfigRef_isDefault(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ScheduleConfigRef", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("ScheduleConfigRef", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _ScheduleConfigRef_draftRevision(ctx context.Context, field graphql.CollectedField, obj *model.ScheduleConfigRef) (ret graphql.Marshaler) {
@@ -32195,7 +32211,7 @@ func (ec *executionContext) _ScheduleConfigRef_draftRevision(ctx context.Context
 	)
 }
 func (ec *executionContext) fieldContext_ScheduleConfigRef_draftRevision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ScheduleConfigRef", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ScheduleConfigRef", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ScheduleConfigRef_publishedRevision(ctx context.Context, field graphql.CollectedField, obj *model.ScheduleConfigRef) (ret graphql.Marshaler) {
@@ -32218,7 +32234,7 @@ func (ec *executionContext) _ScheduleConfigRef_publishedRevision(ctx context.Con
 	)
 }
 func (ec *executionContext) fieldContext_ScheduleConfigRef_publishedRevision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ScheduleConfigRef", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ScheduleConfigRef", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ScheduleConfigRef_studyIds(ctx context.Context, field graphql.CollectedField, obj *model.ScheduleConfigRef) (ret graphql.Marshaler) {
@@ -32241,7 +32257,7 @@ func (ec *executionContext) _ScheduleConfigRef_studyIds(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_ScheduleConfigRef_studyIds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ScheduleConfigRef", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ScheduleConfigRef", field, false, false, "String")
 }
 
 func (ec *executionContext) _ServiceCredential_id(ctx context.Context, field graphql.CollectedField, obj *model.ServiceCredential) (ret graphql.Marshaler) {
@@ -32264,7 +32280,7 @@ func (ec *executionContext) _ServiceCredential_id(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_ServiceCredential_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ServiceCredential", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ServiceCredential", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ServiceCredential_name(ctx context.Context, field graphql.CollectedField, obj *model.ServiceCredential) (ret graphql.Marshaler) {
@@ -32287,7 +32303,7 @@ func (ec *executionContext) _ServiceCredential_name(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_ServiceCredential_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ServiceCredential", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ServiceCredential", field, false, false, "String")
 }
 
 func (ec *executionContext) _ServiceCredential_service(ctx context.Context, field graphql.CollectedField, obj *model.ServiceCredential) (ret graphql.Marshaler) {
@@ -32310,7 +32326,7 @@ func (ec *executionContext) _ServiceCredential_service(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_ServiceCredential_service(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ServiceCredential", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ServiceCredential", field, false, false, "String")
 }
 
 func (ec *executionContext) _ServiceCredential_username(ctx context.Context, field graphql.CollectedField, obj *model.ServiceCredential) (ret graphql.Marshaler) {
@@ -32333,7 +32349,7 @@ func (ec *executionContext) _ServiceCredential_username(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_ServiceCredential_username(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ServiceCredential", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ServiceCredential", field, false, false, "String")
 }
 
 func (ec *executionContext) _ServiceCredential_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.ServiceCredential) (ret graphql.Marshaler) {
@@ -32356,7 +32372,7 @@ func (ec *executionContext) _ServiceCredential_createdAt(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_ServiceCredential_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ServiceCredential", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("ServiceCredential", field, false, false, "Time")
 }
 
 func (ec *executionContext) _ServiceCredential_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.ServiceCredential) (ret graphql.Marshaler) {
@@ -32379,7 +32395,7 @@ func (ec *executionContext) _ServiceCredential_updatedAt(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_ServiceCredential_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ServiceCredential", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("ServiceCredential", field, false, false, "Time")
 }
 
 func (ec *executionContext) _ServiceCredential_passwordSet(ctx context.Context, field graphql.CollectedField, obj *model.ServiceCredential) (ret graphql.Marshaler) {
@@ -32402,7 +32418,7 @@ func (ec *executionContext) _ServiceCredential_passwordSet(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_ServiceCredential_passwordSet(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ServiceCredential", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("ServiceCredential", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _ServiceCredentialImport_service(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ServiceCredentialImport) (ret graphql.Marshaler) {
@@ -32425,7 +32441,7 @@ func (ec *executionContext) _ServiceCredentialImport_service(ctx context.Context
 	)
 }
 func (ec *executionContext) fieldContext_ServiceCredentialImport_service(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ServiceCredentialImport", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ServiceCredentialImport", field, false, false, "String")
 }
 
 func (ec *executionContext) _ServiceCredentialImport_action(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ServiceCredentialImport) (ret graphql.Marshaler) {
@@ -32448,7 +32464,7 @@ func (ec *executionContext) _ServiceCredentialImport_action(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_ServiceCredentialImport_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ServiceCredentialImport", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ServiceCredentialImport", field, false, false, "String")
 }
 
 func (ec *executionContext) _ServiceCredentialImport_serviceCredentialId(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ServiceCredentialImport) (ret graphql.Marshaler) {
@@ -32471,7 +32487,7 @@ func (ec *executionContext) _ServiceCredentialImport_serviceCredentialId(ctx con
 	)
 }
 func (ec *executionContext) fieldContext_ServiceCredentialImport_serviceCredentialId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ServiceCredentialImport", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ServiceCredentialImport", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ServiceCredentialImport_reason(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ServiceCredentialImport) (ret graphql.Marshaler) {
@@ -32494,7 +32510,7 @@ func (ec *executionContext) _ServiceCredentialImport_reason(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_ServiceCredentialImport_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ServiceCredentialImport", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("ServiceCredentialImport", field, false, false, "String")
 }
 
 func (ec *executionContext) _SoftwareComponent_id(ctx context.Context, field graphql.CollectedField, obj *model.SoftwareComponent) (ret graphql.Marshaler) {
@@ -32517,7 +32533,7 @@ func (ec *executionContext) _SoftwareComponent_id(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_SoftwareComponent_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SoftwareComponent", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("SoftwareComponent", field, false, false, "String")
 }
 
 func (ec *executionContext) _SoftwareComponent_label(ctx context.Context, field graphql.CollectedField, obj *model.SoftwareComponent) (ret graphql.Marshaler) {
@@ -32540,7 +32556,7 @@ func (ec *executionContext) _SoftwareComponent_label(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_SoftwareComponent_label(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SoftwareComponent", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("SoftwareComponent", field, false, false, "String")
 }
 
 func (ec *executionContext) _SoftwareComponent_versions(ctx context.Context, field graphql.CollectedField, obj *model.SoftwareComponent) (ret graphql.Marshaler) {
@@ -32627,7 +32643,7 @@ func (ec *executionContext) _SoftwareDownloads_provider(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_SoftwareDownloads_provider(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SoftwareDownloads", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("SoftwareDownloads", field, false, false, "String")
 }
 
 func (ec *executionContext) _SoftwareDownloads_customer(ctx context.Context, field graphql.CollectedField, obj *model.SoftwareDownloads) (ret graphql.Marshaler) {
@@ -32650,7 +32666,7 @@ func (ec *executionContext) _SoftwareDownloads_customer(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_SoftwareDownloads_customer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SoftwareDownloads", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("SoftwareDownloads", field, false, false, "String")
 }
 
 func (ec *executionContext) _SoftwareDownloads_components(ctx context.Context, field graphql.CollectedField, obj *model.SoftwareDownloads) (ret graphql.Marshaler) {
@@ -32705,7 +32721,7 @@ func (ec *executionContext) _SoftwareLatest_version(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_SoftwareLatest_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SoftwareLatest", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("SoftwareLatest", field, false, false, "String")
 }
 
 func (ec *executionContext) _SoftwareLatest_filename(ctx context.Context, field graphql.CollectedField, obj *model.SoftwareLatest) (ret graphql.Marshaler) {
@@ -32728,7 +32744,7 @@ func (ec *executionContext) _SoftwareLatest_filename(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_SoftwareLatest_filename(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SoftwareLatest", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("SoftwareLatest", field, false, false, "String")
 }
 
 func (ec *executionContext) _SoftwareLatest_url(ctx context.Context, field graphql.CollectedField, obj *model.SoftwareLatest) (ret graphql.Marshaler) {
@@ -32751,7 +32767,7 @@ func (ec *executionContext) _SoftwareLatest_url(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_SoftwareLatest_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SoftwareLatest", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("SoftwareLatest", field, false, false, "String")
 }
 
 func (ec *executionContext) _SoftwareLatest_resolvedUrl(ctx context.Context, field graphql.CollectedField, obj *model.SoftwareLatest) (ret graphql.Marshaler) {
@@ -32774,7 +32790,7 @@ func (ec *executionContext) _SoftwareLatest_resolvedUrl(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_SoftwareLatest_resolvedUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SoftwareLatest", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("SoftwareLatest", field, false, false, "String")
 }
 
 func (ec *executionContext) _SoftwareLatest_downloadCommand(ctx context.Context, field graphql.CollectedField, obj *model.SoftwareLatest) (ret graphql.Marshaler) {
@@ -32797,7 +32813,7 @@ func (ec *executionContext) _SoftwareLatest_downloadCommand(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_SoftwareLatest_downloadCommand(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SoftwareLatest", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("SoftwareLatest", field, false, false, "String")
 }
 
 func (ec *executionContext) _SoftwareLatest_extractCommand(ctx context.Context, field graphql.CollectedField, obj *model.SoftwareLatest) (ret graphql.Marshaler) {
@@ -32820,7 +32836,7 @@ func (ec *executionContext) _SoftwareLatest_extractCommand(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_SoftwareLatest_extractCommand(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SoftwareLatest", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("SoftwareLatest", field, false, false, "String")
 }
 
 func (ec *executionContext) _SoftwareVersion_version(ctx context.Context, field graphql.CollectedField, obj *model.SoftwareVersion) (ret graphql.Marshaler) {
@@ -32843,7 +32859,7 @@ func (ec *executionContext) _SoftwareVersion_version(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_SoftwareVersion_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SoftwareVersion", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("SoftwareVersion", field, false, false, "String")
 }
 
 func (ec *executionContext) _SoftwareVersion_filename(ctx context.Context, field graphql.CollectedField, obj *model.SoftwareVersion) (ret graphql.Marshaler) {
@@ -32866,7 +32882,7 @@ func (ec *executionContext) _SoftwareVersion_filename(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_SoftwareVersion_filename(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SoftwareVersion", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("SoftwareVersion", field, false, false, "String")
 }
 
 func (ec *executionContext) _SoftwareVersion_url(ctx context.Context, field graphql.CollectedField, obj *model.SoftwareVersion) (ret graphql.Marshaler) {
@@ -32889,7 +32905,7 @@ func (ec *executionContext) _SoftwareVersion_url(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_SoftwareVersion_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SoftwareVersion", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("SoftwareVersion", field, false, false, "String")
 }
 
 func (ec *executionContext) _StudyDescriptionImport_studyId(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.StudyDescriptionImport) (ret graphql.Marshaler) {
@@ -32912,7 +32928,7 @@ func (ec *executionContext) _StudyDescriptionImport_studyId(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_StudyDescriptionImport_studyId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("StudyDescriptionImport", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("StudyDescriptionImport", field, false, false, "String")
 }
 
 func (ec *executionContext) _StudyDescriptionImport_action(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.StudyDescriptionImport) (ret graphql.Marshaler) {
@@ -32935,7 +32951,7 @@ func (ec *executionContext) _StudyDescriptionImport_action(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_StudyDescriptionImport_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("StudyDescriptionImport", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("StudyDescriptionImport", field, false, false, "String")
 }
 
 func (ec *executionContext) _StudyDescriptionImport_studyDescriptionId(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.StudyDescriptionImport) (ret graphql.Marshaler) {
@@ -32958,7 +32974,7 @@ func (ec *executionContext) _StudyDescriptionImport_studyDescriptionId(ctx conte
 	)
 }
 func (ec *executionContext) fieldContext_StudyDescriptionImport_studyDescriptionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("StudyDescriptionImport", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("StudyDescriptionImport", field, false, false, "Int")
 }
 
 func (ec *executionContext) _StudyDescriptionImport_name(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.StudyDescriptionImport) (ret graphql.Marshaler) {
@@ -32981,7 +32997,7 @@ func (ec *executionContext) _StudyDescriptionImport_name(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_StudyDescriptionImport_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("StudyDescriptionImport", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("StudyDescriptionImport", field, false, false, "String")
 }
 
 func (ec *executionContext) _StudyDescriptionImport_studyDescriptionVersionId(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.StudyDescriptionImport) (ret graphql.Marshaler) {
@@ -33004,7 +33020,7 @@ func (ec *executionContext) _StudyDescriptionImport_studyDescriptionVersionId(ct
 	)
 }
 func (ec *executionContext) fieldContext_StudyDescriptionImport_studyDescriptionVersionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("StudyDescriptionImport", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("StudyDescriptionImport", field, false, false, "Int")
 }
 
 func (ec *executionContext) _StudyDescriptionImport_revision(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.StudyDescriptionImport) (ret graphql.Marshaler) {
@@ -33027,7 +33043,7 @@ func (ec *executionContext) _StudyDescriptionImport_revision(ctx context.Context
 	)
 }
 func (ec *executionContext) fieldContext_StudyDescriptionImport_revision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("StudyDescriptionImport", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("StudyDescriptionImport", field, false, false, "Int")
 }
 
 func (ec *executionContext) _StudyDescriptionImport_fromRevision(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.StudyDescriptionImport) (ret graphql.Marshaler) {
@@ -33050,7 +33066,7 @@ func (ec *executionContext) _StudyDescriptionImport_fromRevision(ctx context.Con
 	)
 }
 func (ec *executionContext) fieldContext_StudyDescriptionImport_fromRevision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("StudyDescriptionImport", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("StudyDescriptionImport", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Subscription_aiConversationCompleteStream(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
@@ -33205,7 +33221,7 @@ func (ec *executionContext) _SystemStatusFilesystem_writable(ctx context.Context
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusFilesystem_writable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SystemStatusFilesystem", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("SystemStatusFilesystem", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _SystemStatusFilesystem_validSampleCount(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusFilesystem) (ret graphql.Marshaler) {
@@ -33228,7 +33244,7 @@ func (ec *executionContext) _SystemStatusFilesystem_validSampleCount(ctx context
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusFilesystem_validSampleCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SystemStatusFilesystem", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("SystemStatusFilesystem", field, false, false, "Int")
 }
 
 func (ec *executionContext) _SystemStatusFilesystem_device(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusFilesystem) (ret graphql.Marshaler) {
@@ -33251,7 +33267,7 @@ func (ec *executionContext) _SystemStatusFilesystem_device(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusFilesystem_device(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SystemStatusFilesystem", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("SystemStatusFilesystem", field, false, false, "String")
 }
 
 func (ec *executionContext) _SystemStatusFilesystem_mount(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusFilesystem) (ret graphql.Marshaler) {
@@ -33274,7 +33290,7 @@ func (ec *executionContext) _SystemStatusFilesystem_mount(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusFilesystem_mount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SystemStatusFilesystem", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("SystemStatusFilesystem", field, false, false, "String")
 }
 
 func (ec *executionContext) _SystemStatusFilesystem_type(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusFilesystem) (ret graphql.Marshaler) {
@@ -33297,7 +33313,7 @@ func (ec *executionContext) _SystemStatusFilesystem_type(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusFilesystem_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SystemStatusFilesystem", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("SystemStatusFilesystem", field, false, false, "String")
 }
 
 func (ec *executionContext) _SystemStatusFilesystem_totalBytes(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusFilesystem) (ret graphql.Marshaler) {
@@ -33320,7 +33336,7 @@ func (ec *executionContext) _SystemStatusFilesystem_totalBytes(ctx context.Conte
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusFilesystem_totalBytes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SystemStatusFilesystem", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("SystemStatusFilesystem", field, false, false, "Int")
 }
 
 func (ec *executionContext) _SystemStatusFilesystem_minimumAvailableBytes(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusFilesystem) (ret graphql.Marshaler) {
@@ -33343,7 +33359,7 @@ func (ec *executionContext) _SystemStatusFilesystem_minimumAvailableBytes(ctx co
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusFilesystem_minimumAvailableBytes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SystemStatusFilesystem", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("SystemStatusFilesystem", field, false, false, "Int")
 }
 
 func (ec *executionContext) _SystemStatusFilesystem_finalAvailableBytes(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusFilesystem) (ret graphql.Marshaler) {
@@ -33366,7 +33382,7 @@ func (ec *executionContext) _SystemStatusFilesystem_finalAvailableBytes(ctx cont
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusFilesystem_finalAvailableBytes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SystemStatusFilesystem", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("SystemStatusFilesystem", field, false, false, "Int")
 }
 
 func (ec *executionContext) _SystemStatusFilesystem_averagePercent(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusFilesystem) (ret graphql.Marshaler) {
@@ -33389,7 +33405,7 @@ func (ec *executionContext) _SystemStatusFilesystem_averagePercent(ctx context.C
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusFilesystem_averagePercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SystemStatusFilesystem", field, false, false, errors.New("field of type Float does not have child fields"))
+	return graphql.NewScalarFieldContext("SystemStatusFilesystem", field, false, false, "Float")
 }
 
 func (ec *executionContext) _SystemStatusFilesystem_maximumPercent(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusFilesystem) (ret graphql.Marshaler) {
@@ -33412,7 +33428,7 @@ func (ec *executionContext) _SystemStatusFilesystem_maximumPercent(ctx context.C
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusFilesystem_maximumPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SystemStatusFilesystem", field, false, false, errors.New("field of type Float does not have child fields"))
+	return graphql.NewScalarFieldContext("SystemStatusFilesystem", field, false, false, "Float")
 }
 
 func (ec *executionContext) _SystemStatusFilesystem_finalPercent(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusFilesystem) (ret graphql.Marshaler) {
@@ -33435,7 +33451,7 @@ func (ec *executionContext) _SystemStatusFilesystem_finalPercent(ctx context.Con
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusFilesystem_finalPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SystemStatusFilesystem", field, false, false, errors.New("field of type Float does not have child fields"))
+	return graphql.NewScalarFieldContext("SystemStatusFilesystem", field, false, false, "Float")
 }
 
 func (ec *executionContext) _SystemStatusRecord_id(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
@@ -33458,7 +33474,7 @@ func (ec *executionContext) _SystemStatusRecord_id(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusRecord_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, "Int")
 }
 
 func (ec *executionContext) _SystemStatusRecord_clientUuid(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
@@ -33481,7 +33497,7 @@ func (ec *executionContext) _SystemStatusRecord_clientUuid(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusRecord_clientUuid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, "String")
 }
 
 func (ec *executionContext) _SystemStatusRecord_runId(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
@@ -33504,7 +33520,7 @@ func (ec *executionContext) _SystemStatusRecord_runId(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusRecord_runId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, "String")
 }
 
 func (ec *executionContext) _SystemStatusRecord_studyIds(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
@@ -33527,7 +33543,7 @@ func (ec *executionContext) _SystemStatusRecord_studyIds(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusRecord_studyIds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, "String")
 }
 
 func (ec *executionContext) _SystemStatusRecord_measurementIds(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
@@ -33550,7 +33566,7 @@ func (ec *executionContext) _SystemStatusRecord_measurementIds(ctx context.Conte
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusRecord_measurementIds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, "Int")
 }
 
 func (ec *executionContext) _SystemStatusRecord_startedAt(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
@@ -33573,7 +33589,7 @@ func (ec *executionContext) _SystemStatusRecord_startedAt(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusRecord_startedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, "Time")
 }
 
 func (ec *executionContext) _SystemStatusRecord_finishedAt(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
@@ -33596,7 +33612,7 @@ func (ec *executionContext) _SystemStatusRecord_finishedAt(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusRecord_finishedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, "Time")
 }
 
 func (ec *executionContext) _SystemStatusRecord_platform(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
@@ -33619,7 +33635,7 @@ func (ec *executionContext) _SystemStatusRecord_platform(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusRecord_platform(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, "String")
 }
 
 func (ec *executionContext) _SystemStatusRecord_runtimeScope(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
@@ -33642,7 +33658,7 @@ func (ec *executionContext) _SystemStatusRecord_runtimeScope(ctx context.Context
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusRecord_runtimeScope(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, "String")
 }
 
 func (ec *executionContext) _SystemStatusRecord_sampleIntervalSeconds(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
@@ -33665,7 +33681,7 @@ func (ec *executionContext) _SystemStatusRecord_sampleIntervalSeconds(ctx contex
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusRecord_sampleIntervalSeconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, "Int")
 }
 
 func (ec *executionContext) _SystemStatusRecord_connectionDetailTraceId(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
@@ -33688,7 +33704,7 @@ func (ec *executionContext) _SystemStatusRecord_connectionDetailTraceId(ctx cont
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusRecord_connectionDetailTraceId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, "Int")
 }
 
 func (ec *executionContext) _SystemStatusRecord_cpuValidSampleCount(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
@@ -33711,7 +33727,7 @@ func (ec *executionContext) _SystemStatusRecord_cpuValidSampleCount(ctx context.
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusRecord_cpuValidSampleCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, "Int")
 }
 
 func (ec *executionContext) _SystemStatusRecord_cpuAveragePercent(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
@@ -33734,7 +33750,7 @@ func (ec *executionContext) _SystemStatusRecord_cpuAveragePercent(ctx context.Co
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusRecord_cpuAveragePercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type Float does not have child fields"))
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, "Float")
 }
 
 func (ec *executionContext) _SystemStatusRecord_cpuMaxPercent(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
@@ -33757,7 +33773,7 @@ func (ec *executionContext) _SystemStatusRecord_cpuMaxPercent(ctx context.Contex
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusRecord_cpuMaxPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type Float does not have child fields"))
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, "Float")
 }
 
 func (ec *executionContext) _SystemStatusRecord_cpuFinalPercent(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
@@ -33780,7 +33796,7 @@ func (ec *executionContext) _SystemStatusRecord_cpuFinalPercent(ctx context.Cont
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusRecord_cpuFinalPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type Float does not have child fields"))
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, "Float")
 }
 
 func (ec *executionContext) _SystemStatusRecord_memoryValidSampleCount(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
@@ -33803,7 +33819,7 @@ func (ec *executionContext) _SystemStatusRecord_memoryValidSampleCount(ctx conte
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusRecord_memoryValidSampleCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, "Int")
 }
 
 func (ec *executionContext) _SystemStatusRecord_memoryEffectiveTotalBytes(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
@@ -33826,7 +33842,7 @@ func (ec *executionContext) _SystemStatusRecord_memoryEffectiveTotalBytes(ctx co
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusRecord_memoryEffectiveTotalBytes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, "Int")
 }
 
 func (ec *executionContext) _SystemStatusRecord_memoryAveragePercent(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
@@ -33849,7 +33865,7 @@ func (ec *executionContext) _SystemStatusRecord_memoryAveragePercent(ctx context
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusRecord_memoryAveragePercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type Float does not have child fields"))
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, "Float")
 }
 
 func (ec *executionContext) _SystemStatusRecord_memoryMaxPercent(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
@@ -33872,7 +33888,7 @@ func (ec *executionContext) _SystemStatusRecord_memoryMaxPercent(ctx context.Con
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusRecord_memoryMaxPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type Float does not have child fields"))
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, "Float")
 }
 
 func (ec *executionContext) _SystemStatusRecord_memoryFinalPercent(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
@@ -33895,7 +33911,7 @@ func (ec *executionContext) _SystemStatusRecord_memoryFinalPercent(ctx context.C
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusRecord_memoryFinalPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type Float does not have child fields"))
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, "Float")
 }
 
 func (ec *executionContext) _SystemStatusRecord_filesystems(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
@@ -33950,7 +33966,7 @@ func (ec *executionContext) _SystemStatusRecord_connectionDetails(ctx context.Co
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusRecord_connectionDetails(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type JSON does not have child fields"))
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, "JSON")
 }
 
 func (ec *executionContext) _SystemStatusRecord_collectionErrors(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
@@ -33973,7 +33989,7 @@ func (ec *executionContext) _SystemStatusRecord_collectionErrors(ctx context.Con
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusRecord_collectionErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, "String")
 }
 
 func (ec *executionContext) _SystemStatusRecord_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecord) (ret graphql.Marshaler) {
@@ -33996,7 +34012,7 @@ func (ec *executionContext) _SystemStatusRecord_createdAt(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusRecord_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("SystemStatusRecord", field, false, false, "Time")
 }
 
 func (ec *executionContext) _SystemStatusRecordConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecordConnection) (ret graphql.Marshaler) {
@@ -34083,7 +34099,7 @@ func (ec *executionContext) _SystemStatusRecordConnection_totalCount(ctx context
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusRecordConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SystemStatusRecordConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("SystemStatusRecordConnection", field, false, false, "Int")
 }
 
 func (ec *executionContext) _SystemStatusRecordEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecordEdge) (ret graphql.Marshaler) {
@@ -34106,7 +34122,7 @@ func (ec *executionContext) _SystemStatusRecordEdge_cursor(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusRecordEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SystemStatusRecordEdge", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("SystemStatusRecordEdge", field, false, false, "String")
 }
 
 func (ec *executionContext) _SystemStatusRecordEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecordEdge) (ret graphql.Marshaler) {
@@ -34193,7 +34209,7 @@ func (ec *executionContext) _SystemStatusRecordPage_total(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusRecordPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SystemStatusRecordPage", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("SystemStatusRecordPage", field, false, false, "Int")
 }
 
 func (ec *executionContext) _SystemStatusRecordPage_page(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecordPage) (ret graphql.Marshaler) {
@@ -34216,7 +34232,7 @@ func (ec *executionContext) _SystemStatusRecordPage_page(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusRecordPage_page(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SystemStatusRecordPage", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("SystemStatusRecordPage", field, false, false, "Int")
 }
 
 func (ec *executionContext) _SystemStatusRecordPage_perPage(ctx context.Context, field graphql.CollectedField, obj *model.SystemStatusRecordPage) (ret graphql.Marshaler) {
@@ -34239,7 +34255,7 @@ func (ec *executionContext) _SystemStatusRecordPage_perPage(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_SystemStatusRecordPage_perPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SystemStatusRecordPage", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("SystemStatusRecordPage", field, false, false, "Int")
 }
 
 func (ec *executionContext) _User_nodeId(ctx context.Context, field graphql.CollectedField, obj *model.User) (ret graphql.Marshaler) {
@@ -34262,7 +34278,7 @@ func (ec *executionContext) _User_nodeId(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_User_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, true, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("User", field, true, false, "ID")
 }
 
 func (ec *executionContext) _User_id(ctx context.Context, field graphql.CollectedField, obj *model.User) (ret graphql.Marshaler) {
@@ -34285,7 +34301,7 @@ func (ec *executionContext) _User_id(ctx context.Context, field graphql.Collecte
 	)
 }
 func (ec *executionContext) fieldContext_User_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("User", field, false, false, "Int")
 }
 
 func (ec *executionContext) _User_email(ctx context.Context, field graphql.CollectedField, obj *model.User) (ret graphql.Marshaler) {
@@ -34308,7 +34324,7 @@ func (ec *executionContext) _User_email(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_User_email(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("User", field, false, false, "String")
 }
 
 func (ec *executionContext) _User_username(ctx context.Context, field graphql.CollectedField, obj *model.User) (ret graphql.Marshaler) {
@@ -34331,7 +34347,7 @@ func (ec *executionContext) _User_username(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_User_username(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("User", field, false, false, "String")
 }
 
 func (ec *executionContext) _User_role(ctx context.Context, field graphql.CollectedField, obj *model.User) (ret graphql.Marshaler) {
@@ -34354,7 +34370,7 @@ func (ec *executionContext) _User_role(ctx context.Context, field graphql.Collec
 	)
 }
 func (ec *executionContext) fieldContext_User_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type Role does not have child fields"))
+	return graphql.NewScalarFieldContext("User", field, false, false, "Role")
 }
 
 func (ec *executionContext) _User_firstName(ctx context.Context, field graphql.CollectedField, obj *model.User) (ret graphql.Marshaler) {
@@ -34377,7 +34393,7 @@ func (ec *executionContext) _User_firstName(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_User_firstName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("User", field, false, false, "String")
 }
 
 func (ec *executionContext) _User_lastName(ctx context.Context, field graphql.CollectedField, obj *model.User) (ret graphql.Marshaler) {
@@ -34400,7 +34416,7 @@ func (ec *executionContext) _User_lastName(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_User_lastName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("User", field, false, false, "String")
 }
 
 func (ec *executionContext) _User_aiUsageAccepted(ctx context.Context, field graphql.CollectedField, obj *model.User) (ret graphql.Marshaler) {
@@ -34423,7 +34439,7 @@ func (ec *executionContext) _User_aiUsageAccepted(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_User_aiUsageAccepted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("User", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _User_aiCustomPrompt(ctx context.Context, field graphql.CollectedField, obj *model.User) (ret graphql.Marshaler) {
@@ -34446,7 +34462,7 @@ func (ec *executionContext) _User_aiCustomPrompt(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_User_aiCustomPrompt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("User", field, false, false, "String")
 }
 
 func (ec *executionContext) _User_lastVisitedDashboardVersion(ctx context.Context, field graphql.CollectedField, obj *model.User) (ret graphql.Marshaler) {
@@ -34469,7 +34485,7 @@ func (ec *executionContext) _User_lastVisitedDashboardVersion(ctx context.Contex
 	)
 }
 func (ec *executionContext) fieldContext_User_lastVisitedDashboardVersion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("User", field, false, false, "String")
 }
 
 func (ec *executionContext) _User_dashboardWhatsNewDisabled(ctx context.Context, field graphql.CollectedField, obj *model.User) (ret graphql.Marshaler) {
@@ -34492,7 +34508,7 @@ func (ec *executionContext) _User_dashboardWhatsNewDisabled(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_User_dashboardWhatsNewDisabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("User", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _User_pendingEmail(ctx context.Context, field graphql.CollectedField, obj *model.User) (ret graphql.Marshaler) {
@@ -34515,7 +34531,7 @@ func (ec *executionContext) _User_pendingEmail(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_User_pendingEmail(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("User", field, false, false, "String")
 }
 
 func (ec *executionContext) _User_pendingEmailTokenSentAt(ctx context.Context, field graphql.CollectedField, obj *model.User) (ret graphql.Marshaler) {
@@ -34538,7 +34554,7 @@ func (ec *executionContext) _User_pendingEmailTokenSentAt(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_User_pendingEmailTokenSentAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("User", field, false, false, "Time")
 }
 
 func (ec *executionContext) _User_pendingEmailState(ctx context.Context, field graphql.CollectedField, obj *model.User) (ret graphql.Marshaler) {
@@ -34561,7 +34577,7 @@ func (ec *executionContext) _User_pendingEmailState(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_User_pendingEmailState(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("User", field, false, false, "String")
 }
 
 func (ec *executionContext) _User_notificationConfig(ctx context.Context, field graphql.CollectedField, obj *model.User) (ret graphql.Marshaler) {
@@ -34712,7 +34728,7 @@ func (ec *executionContext) _UserConnection_totalCount(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_UserConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("UserConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("UserConnection", field, false, false, "Int")
 }
 
 func (ec *executionContext) _UserEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.UserEdge) (ret graphql.Marshaler) {
@@ -34735,7 +34751,7 @@ func (ec *executionContext) _UserEdge_cursor(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_UserEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("UserEdge", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("UserEdge", field, false, false, "String")
 }
 
 func (ec *executionContext) _UserEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.UserEdge) (ret graphql.Marshaler) {
@@ -34790,7 +34806,7 @@ func (ec *executionContext) _Viewer_dataOwner(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Viewer_dataOwner(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Viewer", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Viewer", field, false, false, "String")
 }
 
 func (ec *executionContext) _Viewer_userId(ctx context.Context, field graphql.CollectedField, obj *model.Viewer) (ret graphql.Marshaler) {
@@ -34813,7 +34829,7 @@ func (ec *executionContext) _Viewer_userId(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Viewer_userId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Viewer", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Viewer", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Viewer_role(ctx context.Context, field graphql.CollectedField, obj *model.Viewer) (ret graphql.Marshaler) {
@@ -34836,7 +34852,7 @@ func (ec *executionContext) _Viewer_role(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_Viewer_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Viewer", field, false, false, errors.New("field of type Role does not have child fields"))
+	return graphql.NewScalarFieldContext("Viewer", field, false, false, "Role")
 }
 
 func (ec *executionContext) _Viewer_keyKind(ctx context.Context, field graphql.CollectedField, obj *model.Viewer) (ret graphql.Marshaler) {
@@ -34859,7 +34875,7 @@ func (ec *executionContext) _Viewer_keyKind(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Viewer_keyKind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Viewer", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Viewer", field, false, false, "String")
 }
 
 func (ec *executionContext) _Webhook_nodeId(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
@@ -34882,7 +34898,7 @@ func (ec *executionContext) _Webhook_nodeId(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Webhook_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Webhook", field, true, false, errors.New("field of type ID does not have child fields"))
+	return graphql.NewScalarFieldContext("Webhook", field, true, false, "ID")
 }
 
 func (ec *executionContext) _Webhook_id(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
@@ -34905,7 +34921,7 @@ func (ec *executionContext) _Webhook_id(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Webhook_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Webhook", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Webhook", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Webhook_name(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
@@ -34928,7 +34944,7 @@ func (ec *executionContext) _Webhook_name(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Webhook_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Webhook", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Webhook", field, false, false, "String")
 }
 
 func (ec *executionContext) _Webhook_description(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
@@ -34951,7 +34967,7 @@ func (ec *executionContext) _Webhook_description(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Webhook_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Webhook", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Webhook", field, false, false, "String")
 }
 
 func (ec *executionContext) _Webhook_url(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
@@ -34974,7 +34990,7 @@ func (ec *executionContext) _Webhook_url(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_Webhook_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Webhook", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Webhook", field, false, false, "String")
 }
 
 func (ec *executionContext) _Webhook_payloadFormat(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
@@ -34997,7 +35013,7 @@ func (ec *executionContext) _Webhook_payloadFormat(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_Webhook_payloadFormat(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Webhook", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Webhook", field, false, false, "String")
 }
 
 func (ec *executionContext) _Webhook_formatOptions(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
@@ -35052,7 +35068,7 @@ func (ec *executionContext) _Webhook_eventTypes(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Webhook_eventTypes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Webhook", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Webhook", field, false, false, "String")
 }
 
 func (ec *executionContext) _Webhook_filters(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
@@ -35107,7 +35123,7 @@ func (ec *executionContext) _Webhook_enabled(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Webhook_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Webhook", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("Webhook", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Webhook_active(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
@@ -35130,7 +35146,7 @@ func (ec *executionContext) _Webhook_active(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Webhook_active(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Webhook", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("Webhook", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Webhook_headers(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
@@ -35153,7 +35169,7 @@ func (ec *executionContext) _Webhook_headers(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Webhook_headers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Webhook", field, false, false, errors.New("field of type JSON does not have child fields"))
+	return graphql.NewScalarFieldContext("Webhook", field, false, false, "JSON")
 }
 
 func (ec *executionContext) _Webhook_secretHint(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
@@ -35176,7 +35192,7 @@ func (ec *executionContext) _Webhook_secretHint(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Webhook_secretHint(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Webhook", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Webhook", field, false, false, "String")
 }
 
 func (ec *executionContext) _Webhook_autoDisabledAt(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
@@ -35199,7 +35215,7 @@ func (ec *executionContext) _Webhook_autoDisabledAt(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_Webhook_autoDisabledAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Webhook", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("Webhook", field, false, false, "Time")
 }
 
 func (ec *executionContext) _Webhook_autoDisabledReason(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
@@ -35222,7 +35238,7 @@ func (ec *executionContext) _Webhook_autoDisabledReason(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_Webhook_autoDisabledReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Webhook", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Webhook", field, false, false, "String")
 }
 
 func (ec *executionContext) _Webhook_consecutiveFailures(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
@@ -35245,7 +35261,7 @@ func (ec *executionContext) _Webhook_consecutiveFailures(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_Webhook_consecutiveFailures(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Webhook", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Webhook", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Webhook_lastDeliveryAt(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
@@ -35268,7 +35284,7 @@ func (ec *executionContext) _Webhook_lastDeliveryAt(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_Webhook_lastDeliveryAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Webhook", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("Webhook", field, false, false, "Time")
 }
 
 func (ec *executionContext) _Webhook_lastSuccessAt(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
@@ -35291,7 +35307,7 @@ func (ec *executionContext) _Webhook_lastSuccessAt(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_Webhook_lastSuccessAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Webhook", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("Webhook", field, false, false, "Time")
 }
 
 func (ec *executionContext) _Webhook_lastFailureAt(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
@@ -35314,7 +35330,7 @@ func (ec *executionContext) _Webhook_lastFailureAt(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_Webhook_lastFailureAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Webhook", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("Webhook", field, false, false, "Time")
 }
 
 func (ec *executionContext) _Webhook_lastResponseStatus(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
@@ -35337,7 +35353,7 @@ func (ec *executionContext) _Webhook_lastResponseStatus(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_Webhook_lastResponseStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Webhook", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Webhook", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Webhook_lastError(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
@@ -35360,7 +35376,7 @@ func (ec *executionContext) _Webhook_lastError(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Webhook_lastError(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Webhook", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Webhook", field, false, false, "String")
 }
 
 func (ec *executionContext) _Webhook_createdById(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
@@ -35383,7 +35399,7 @@ func (ec *executionContext) _Webhook_createdById(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Webhook_createdById(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Webhook", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Webhook", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Webhook_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
@@ -35406,7 +35422,7 @@ func (ec *executionContext) _Webhook_createdAt(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Webhook_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Webhook", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("Webhook", field, false, false, "Time")
 }
 
 func (ec *executionContext) _Webhook_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
@@ -35429,7 +35445,7 @@ func (ec *executionContext) _Webhook_updatedAt(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Webhook_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Webhook", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("Webhook", field, false, false, "Time")
 }
 
 func (ec *executionContext) _Webhook_secret(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
@@ -35452,7 +35468,7 @@ func (ec *executionContext) _Webhook_secret(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Webhook_secret(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Webhook", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Webhook", field, false, false, "String")
 }
 
 func (ec *executionContext) _Webhook_deliveries(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
@@ -35606,7 +35622,7 @@ func (ec *executionContext) _WebhookCatalogue_severities(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_WebhookCatalogue_severities(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookCatalogue", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookCatalogue", field, false, false, "String")
 }
 
 func (ec *executionContext) _WebhookCatalogue_healthMetrics(ctx context.Context, field graphql.CollectedField, obj *model.WebhookCatalogue) (ret graphql.Marshaler) {
@@ -35629,7 +35645,7 @@ func (ec *executionContext) _WebhookCatalogue_healthMetrics(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_WebhookCatalogue_healthMetrics(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookCatalogue", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookCatalogue", field, false, false, "String")
 }
 
 func (ec *executionContext) _WebhookCatalogue_measurementTypes(ctx context.Context, field graphql.CollectedField, obj *model.WebhookCatalogue) (ret graphql.Marshaler) {
@@ -35652,7 +35668,7 @@ func (ec *executionContext) _WebhookCatalogue_measurementTypes(ctx context.Conte
 	)
 }
 func (ec *executionContext) fieldContext_WebhookCatalogue_measurementTypes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookCatalogue", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookCatalogue", field, false, false, "String")
 }
 
 func (ec *executionContext) _WebhookCatalogue_eventTypes(ctx context.Context, field graphql.CollectedField, obj *model.WebhookCatalogue) (ret graphql.Marshaler) {
@@ -35771,7 +35787,7 @@ func (ec *executionContext) _WebhookConnection_totalCount(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_WebhookConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookConnection", field, false, false, "Int")
 }
 
 func (ec *executionContext) _WebhookDelivery_id(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDelivery) (ret graphql.Marshaler) {
@@ -35794,7 +35810,7 @@ func (ec *executionContext) _WebhookDelivery_id(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_WebhookDelivery_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, "Int")
 }
 
 func (ec *executionContext) _WebhookDelivery_webhookEndpointId(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDelivery) (ret graphql.Marshaler) {
@@ -35817,7 +35833,7 @@ func (ec *executionContext) _WebhookDelivery_webhookEndpointId(ctx context.Conte
 	)
 }
 func (ec *executionContext) fieldContext_WebhookDelivery_webhookEndpointId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, "Int")
 }
 
 func (ec *executionContext) _WebhookDelivery_eventId(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDelivery) (ret graphql.Marshaler) {
@@ -35840,7 +35856,7 @@ func (ec *executionContext) _WebhookDelivery_eventId(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_WebhookDelivery_eventId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, "String")
 }
 
 func (ec *executionContext) _WebhookDelivery_eventType(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDelivery) (ret graphql.Marshaler) {
@@ -35863,7 +35879,7 @@ func (ec *executionContext) _WebhookDelivery_eventType(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_WebhookDelivery_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, "String")
 }
 
 func (ec *executionContext) _WebhookDelivery_status(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDelivery) (ret graphql.Marshaler) {
@@ -35886,7 +35902,7 @@ func (ec *executionContext) _WebhookDelivery_status(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_WebhookDelivery_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, "String")
 }
 
 func (ec *executionContext) _WebhookDelivery_attempts(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDelivery) (ret graphql.Marshaler) {
@@ -35909,7 +35925,7 @@ func (ec *executionContext) _WebhookDelivery_attempts(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_WebhookDelivery_attempts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, "Int")
 }
 
 func (ec *executionContext) _WebhookDelivery_maxAttempts(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDelivery) (ret graphql.Marshaler) {
@@ -35932,7 +35948,7 @@ func (ec *executionContext) _WebhookDelivery_maxAttempts(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_WebhookDelivery_maxAttempts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, "Int")
 }
 
 func (ec *executionContext) _WebhookDelivery_nextAttemptAt(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDelivery) (ret graphql.Marshaler) {
@@ -35955,7 +35971,7 @@ func (ec *executionContext) _WebhookDelivery_nextAttemptAt(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_WebhookDelivery_nextAttemptAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, "Time")
 }
 
 func (ec *executionContext) _WebhookDelivery_responseStatus(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDelivery) (ret graphql.Marshaler) {
@@ -35978,7 +35994,7 @@ func (ec *executionContext) _WebhookDelivery_responseStatus(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_WebhookDelivery_responseStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, "Int")
 }
 
 func (ec *executionContext) _WebhookDelivery_errorMessage(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDelivery) (ret graphql.Marshaler) {
@@ -36001,7 +36017,7 @@ func (ec *executionContext) _WebhookDelivery_errorMessage(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_WebhookDelivery_errorMessage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, "String")
 }
 
 func (ec *executionContext) _WebhookDelivery_durationMs(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDelivery) (ret graphql.Marshaler) {
@@ -36024,7 +36040,7 @@ func (ec *executionContext) _WebhookDelivery_durationMs(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_WebhookDelivery_durationMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, "Int")
 }
 
 func (ec *executionContext) _WebhookDelivery_deliveredAt(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDelivery) (ret graphql.Marshaler) {
@@ -36047,7 +36063,7 @@ func (ec *executionContext) _WebhookDelivery_deliveredAt(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_WebhookDelivery_deliveredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, "Time")
 }
 
 func (ec *executionContext) _WebhookDelivery_manual(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDelivery) (ret graphql.Marshaler) {
@@ -36070,7 +36086,7 @@ func (ec *executionContext) _WebhookDelivery_manual(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_WebhookDelivery_manual(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _WebhookDelivery_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDelivery) (ret graphql.Marshaler) {
@@ -36093,7 +36109,7 @@ func (ec *executionContext) _WebhookDelivery_createdAt(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_WebhookDelivery_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, "Time")
 }
 
 func (ec *executionContext) _WebhookDelivery_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDelivery) (ret graphql.Marshaler) {
@@ -36116,7 +36132,7 @@ func (ec *executionContext) _WebhookDelivery_updatedAt(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_WebhookDelivery_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, errors.New("field of type Time does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, "Time")
 }
 
 func (ec *executionContext) _WebhookDelivery_payload(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDelivery) (ret graphql.Marshaler) {
@@ -36139,7 +36155,7 @@ func (ec *executionContext) _WebhookDelivery_payload(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_WebhookDelivery_payload(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, errors.New("field of type JSON does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, "JSON")
 }
 
 func (ec *executionContext) _WebhookDelivery_responseBody(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDelivery) (ret graphql.Marshaler) {
@@ -36162,7 +36178,7 @@ func (ec *executionContext) _WebhookDelivery_responseBody(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_WebhookDelivery_responseBody(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, "String")
 }
 
 func (ec *executionContext) _WebhookDelivery_renderedBody(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDelivery) (ret graphql.Marshaler) {
@@ -36185,7 +36201,7 @@ func (ec *executionContext) _WebhookDelivery_renderedBody(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_WebhookDelivery_renderedBody(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, "String")
 }
 
 func (ec *executionContext) _WebhookDelivery_payloadFormat(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDelivery) (ret graphql.Marshaler) {
@@ -36208,7 +36224,7 @@ func (ec *executionContext) _WebhookDelivery_payloadFormat(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_WebhookDelivery_payloadFormat(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, "String")
 }
 
 func (ec *executionContext) _WebhookDelivery_renderedContentType(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDelivery) (ret graphql.Marshaler) {
@@ -36231,7 +36247,7 @@ func (ec *executionContext) _WebhookDelivery_renderedContentType(ctx context.Con
 	)
 }
 func (ec *executionContext) fieldContext_WebhookDelivery_renderedContentType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, "String")
 }
 
 func (ec *executionContext) _WebhookDeliveryConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDeliveryConnection) (ret graphql.Marshaler) {
@@ -36318,7 +36334,7 @@ func (ec *executionContext) _WebhookDeliveryConnection_totalCount(ctx context.Co
 	)
 }
 func (ec *executionContext) fieldContext_WebhookDeliveryConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookDeliveryConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookDeliveryConnection", field, false, false, "Int")
 }
 
 func (ec *executionContext) _WebhookDeliveryEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDeliveryEdge) (ret graphql.Marshaler) {
@@ -36341,7 +36357,7 @@ func (ec *executionContext) _WebhookDeliveryEdge_cursor(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_WebhookDeliveryEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookDeliveryEdge", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookDeliveryEdge", field, false, false, "String")
 }
 
 func (ec *executionContext) _WebhookDeliveryEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDeliveryEdge) (ret graphql.Marshaler) {
@@ -36460,7 +36476,7 @@ func (ec *executionContext) _WebhookDeliveryPagination_page(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_WebhookDeliveryPagination_page(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookDeliveryPagination", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookDeliveryPagination", field, false, false, "Int")
 }
 
 func (ec *executionContext) _WebhookDeliveryPagination_perPage(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDeliveryPagination) (ret graphql.Marshaler) {
@@ -36483,7 +36499,7 @@ func (ec *executionContext) _WebhookDeliveryPagination_perPage(ctx context.Conte
 	)
 }
 func (ec *executionContext) fieldContext_WebhookDeliveryPagination_perPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookDeliveryPagination", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookDeliveryPagination", field, false, false, "Int")
 }
 
 func (ec *executionContext) _WebhookDeliveryPagination_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDeliveryPagination) (ret graphql.Marshaler) {
@@ -36506,7 +36522,7 @@ func (ec *executionContext) _WebhookDeliveryPagination_totalCount(ctx context.Co
 	)
 }
 func (ec *executionContext) fieldContext_WebhookDeliveryPagination_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookDeliveryPagination", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookDeliveryPagination", field, false, false, "Int")
 }
 
 func (ec *executionContext) _WebhookEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.WebhookEdge) (ret graphql.Marshaler) {
@@ -36529,7 +36545,7 @@ func (ec *executionContext) _WebhookEdge_cursor(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_WebhookEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookEdge", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookEdge", field, false, false, "String")
 }
 
 func (ec *executionContext) _WebhookEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.WebhookEdge) (ret graphql.Marshaler) {
@@ -36584,7 +36600,7 @@ func (ec *executionContext) _WebhookEventGroup_key(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_WebhookEventGroup_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookEventGroup", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookEventGroup", field, false, false, "String")
 }
 
 func (ec *executionContext) _WebhookEventGroup_label(ctx context.Context, field graphql.CollectedField, obj *model.WebhookEventGroup) (ret graphql.Marshaler) {
@@ -36607,7 +36623,7 @@ func (ec *executionContext) _WebhookEventGroup_label(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_WebhookEventGroup_label(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookEventGroup", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookEventGroup", field, false, false, "String")
 }
 
 func (ec *executionContext) _WebhookEventType_type(ctx context.Context, field graphql.CollectedField, obj *model.WebhookEventType) (ret graphql.Marshaler) {
@@ -36630,7 +36646,7 @@ func (ec *executionContext) _WebhookEventType_type(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_WebhookEventType_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookEventType", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookEventType", field, false, false, "String")
 }
 
 func (ec *executionContext) _WebhookEventType_group(ctx context.Context, field graphql.CollectedField, obj *model.WebhookEventType) (ret graphql.Marshaler) {
@@ -36653,7 +36669,7 @@ func (ec *executionContext) _WebhookEventType_group(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_WebhookEventType_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookEventType", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookEventType", field, false, false, "String")
 }
 
 func (ec *executionContext) _WebhookEventType_description(ctx context.Context, field graphql.CollectedField, obj *model.WebhookEventType) (ret graphql.Marshaler) {
@@ -36676,7 +36692,7 @@ func (ec *executionContext) _WebhookEventType_description(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_WebhookEventType_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookEventType", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookEventType", field, false, false, "String")
 }
 
 func (ec *executionContext) _WebhookEventType_filters(ctx context.Context, field graphql.CollectedField, obj *model.WebhookEventType) (ret graphql.Marshaler) {
@@ -36699,7 +36715,7 @@ func (ec *executionContext) _WebhookEventType_filters(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_WebhookEventType_filters(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookEventType", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookEventType", field, false, false, "String")
 }
 
 func (ec *executionContext) _WebhookEventType_sample(ctx context.Context, field graphql.CollectedField, obj *model.WebhookEventType) (ret graphql.Marshaler) {
@@ -36722,7 +36738,7 @@ func (ec *executionContext) _WebhookEventType_sample(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_WebhookEventType_sample(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookEventType", field, false, false, errors.New("field of type JSON does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookEventType", field, false, false, "JSON")
 }
 
 func (ec *executionContext) _WebhookFilterInfo_key(ctx context.Context, field graphql.CollectedField, obj *model.WebhookFilterInfo) (ret graphql.Marshaler) {
@@ -36745,7 +36761,7 @@ func (ec *executionContext) _WebhookFilterInfo_key(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_WebhookFilterInfo_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookFilterInfo", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookFilterInfo", field, false, false, "String")
 }
 
 func (ec *executionContext) _WebhookFilterInfo_description(ctx context.Context, field graphql.CollectedField, obj *model.WebhookFilterInfo) (ret graphql.Marshaler) {
@@ -36768,7 +36784,7 @@ func (ec *executionContext) _WebhookFilterInfo_description(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_WebhookFilterInfo_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookFilterInfo", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookFilterInfo", field, false, false, "String")
 }
 
 func (ec *executionContext) _WebhookFilters_clientTags(ctx context.Context, field graphql.CollectedField, obj *model.WebhookFilters) (ret graphql.Marshaler) {
@@ -36791,7 +36807,7 @@ func (ec *executionContext) _WebhookFilters_clientTags(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_WebhookFilters_clientTags(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookFilters", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookFilters", field, false, false, "String")
 }
 
 func (ec *executionContext) _WebhookFilters_measurementTypes(ctx context.Context, field graphql.CollectedField, obj *model.WebhookFilters) (ret graphql.Marshaler) {
@@ -36814,7 +36830,7 @@ func (ec *executionContext) _WebhookFilters_measurementTypes(ctx context.Context
 	)
 }
 func (ec *executionContext) fieldContext_WebhookFilters_measurementTypes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookFilters", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookFilters", field, false, false, "String")
 }
 
 func (ec *executionContext) _WebhookFilters_minSeverity(ctx context.Context, field graphql.CollectedField, obj *model.WebhookFilters) (ret graphql.Marshaler) {
@@ -36837,7 +36853,7 @@ func (ec *executionContext) _WebhookFilters_minSeverity(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_WebhookFilters_minSeverity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookFilters", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookFilters", field, false, false, "String")
 }
 
 func (ec *executionContext) _WebhookFilters_healthMetrics(ctx context.Context, field graphql.CollectedField, obj *model.WebhookFilters) (ret graphql.Marshaler) {
@@ -36860,7 +36876,7 @@ func (ec *executionContext) _WebhookFilters_healthMetrics(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_WebhookFilters_healthMetrics(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookFilters", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookFilters", field, false, false, "String")
 }
 
 func (ec *executionContext) _WebhookFormatOptions_mentionUsers(ctx context.Context, field graphql.CollectedField, obj *model.WebhookFormatOptions) (ret graphql.Marshaler) {
@@ -36883,7 +36899,7 @@ func (ec *executionContext) _WebhookFormatOptions_mentionUsers(ctx context.Conte
 	)
 }
 func (ec *executionContext) fieldContext_WebhookFormatOptions_mentionUsers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookFormatOptions", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookFormatOptions", field, false, false, "String")
 }
 
 func (ec *executionContext) _WebhookFormatOptions_mentionGroups(ctx context.Context, field graphql.CollectedField, obj *model.WebhookFormatOptions) (ret graphql.Marshaler) {
@@ -36906,7 +36922,7 @@ func (ec *executionContext) _WebhookFormatOptions_mentionGroups(ctx context.Cont
 	)
 }
 func (ec *executionContext) fieldContext_WebhookFormatOptions_mentionGroups(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookFormatOptions", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookFormatOptions", field, false, false, "String")
 }
 
 func (ec *executionContext) _WebhookFormatOptions_mentionChannel(ctx context.Context, field graphql.CollectedField, obj *model.WebhookFormatOptions) (ret graphql.Marshaler) {
@@ -36929,7 +36945,7 @@ func (ec *executionContext) _WebhookFormatOptions_mentionChannel(ctx context.Con
 	)
 }
 func (ec *executionContext) fieldContext_WebhookFormatOptions_mentionChannel(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookFormatOptions", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("WebhookFormatOptions", field, false, false, "String")
 }
 
 func (ec *executionContext) __Service_sdl(ctx context.Context, field graphql.CollectedField, obj *fedruntime.Service) (ret graphql.Marshaler) {
@@ -36952,7 +36968,7 @@ func (ec *executionContext) __Service_sdl(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext__Service_sdl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("_Service", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("_Service", field, false, false, "String")
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -36975,7 +36991,7 @@ func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext___Directive_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Directive", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__Directive", field, false, false, "String")
 }
 
 func (ec *executionContext) ___Directive_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -36998,7 +37014,7 @@ func (ec *executionContext) ___Directive_description(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext___Directive_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Directive", field, true, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__Directive", field, true, false, "String")
 }
 
 func (ec *executionContext) ___Directive_isRepeatable(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -37021,7 +37037,7 @@ func (ec *executionContext) ___Directive_isRepeatable(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext___Directive_isRepeatable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Directive", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("__Directive", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) ___Directive_locations(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -37044,7 +37060,7 @@ func (ec *executionContext) ___Directive_locations(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext___Directive_locations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Directive", field, false, false, errors.New("field of type __DirectiveLocation does not have child fields"))
+	return graphql.NewScalarFieldContext("__Directive", field, false, false, "__DirectiveLocation")
 }
 
 func (ec *executionContext) ___Directive_args(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -37056,7 +37072,8 @@ func (ec *executionContext) ___Directive_args(ctx context.Context, field graphql
 			return ec.fieldContext___Directive_args(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Args, nil
+			fc := graphql.GetFieldContext(ctx)
+			return obj.VisibleArgs(fc.Args["includeDeprecated"].(bool)), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []introspection.InputValue) graphql.Marshaler {
@@ -37070,7 +37087,7 @@ func (ec *executionContext) fieldContext___Directive_args(ctx context.Context, f
 	fc = &graphql.FieldContext{
 		Object:     "__Directive",
 		Field:      field,
-		IsMethod:   false,
+		IsMethod:   true,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields___InputValue(ctx, field)
@@ -37110,7 +37127,7 @@ func (ec *executionContext) ___EnumValue_name(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext___EnumValue_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__EnumValue", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__EnumValue", field, false, false, "String")
 }
 
 func (ec *executionContext) ___EnumValue_description(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
@@ -37133,7 +37150,7 @@ func (ec *executionContext) ___EnumValue_description(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext___EnumValue_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, "String")
 }
 
 func (ec *executionContext) ___EnumValue_isDeprecated(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
@@ -37156,7 +37173,7 @@ func (ec *executionContext) ___EnumValue_isDeprecated(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext___EnumValue_isDeprecated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, "Boolean")
 }
 
 func (ec *executionContext) ___EnumValue_deprecationReason(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
@@ -37179,7 +37196,7 @@ func (ec *executionContext) ___EnumValue_deprecationReason(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext___EnumValue_deprecationReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, "String")
 }
 
 func (ec *executionContext) ___Field_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
@@ -37202,7 +37219,7 @@ func (ec *executionContext) ___Field_name(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext___Field_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Field", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__Field", field, false, false, "String")
 }
 
 func (ec *executionContext) ___Field_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
@@ -37225,7 +37242,7 @@ func (ec *executionContext) ___Field_description(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext___Field_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Field", field, true, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__Field", field, true, false, "String")
 }
 
 func (ec *executionContext) ___Field_args(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
@@ -37237,7 +37254,8 @@ func (ec *executionContext) ___Field_args(ctx context.Context, field graphql.Col
 			return ec.fieldContext___Field_args(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Args, nil
+			fc := graphql.GetFieldContext(ctx)
+			return obj.VisibleArgs(fc.Args["includeDeprecated"].(bool)), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []introspection.InputValue) graphql.Marshaler {
@@ -37251,7 +37269,7 @@ func (ec *executionContext) fieldContext___Field_args(ctx context.Context, field
 	fc = &graphql.FieldContext{
 		Object:     "__Field",
 		Field:      field,
-		IsMethod:   false,
+		IsMethod:   true,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields___InputValue(ctx, field)
@@ -37323,7 +37341,7 @@ func (ec *executionContext) ___Field_isDeprecated(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext___Field_isDeprecated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Field", field, true, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("__Field", field, true, false, "Boolean")
 }
 
 func (ec *executionContext) ___Field_deprecationReason(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
@@ -37346,7 +37364,7 @@ func (ec *executionContext) ___Field_deprecationReason(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext___Field_deprecationReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Field", field, true, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__Field", field, true, false, "String")
 }
 
 func (ec *executionContext) ___InputValue_name(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
@@ -37369,7 +37387,7 @@ func (ec *executionContext) ___InputValue_name(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext___InputValue_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__InputValue", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__InputValue", field, false, false, "String")
 }
 
 func (ec *executionContext) ___InputValue_description(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
@@ -37392,7 +37410,7 @@ func (ec *executionContext) ___InputValue_description(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext___InputValue_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__InputValue", field, true, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__InputValue", field, true, false, "String")
 }
 
 func (ec *executionContext) ___InputValue_type(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
@@ -37447,7 +37465,7 @@ func (ec *executionContext) ___InputValue_defaultValue(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext___InputValue_defaultValue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__InputValue", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__InputValue", field, false, false, "String")
 }
 
 func (ec *executionContext) ___InputValue_isDeprecated(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
@@ -37470,7 +37488,7 @@ func (ec *executionContext) ___InputValue_isDeprecated(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext___InputValue_isDeprecated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__InputValue", field, true, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("__InputValue", field, true, false, "Boolean")
 }
 
 func (ec *executionContext) ___InputValue_deprecationReason(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
@@ -37493,7 +37511,7 @@ func (ec *executionContext) ___InputValue_deprecationReason(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext___InputValue_deprecationReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__InputValue", field, true, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__InputValue", field, true, false, "String")
 }
 
 func (ec *executionContext) ___Schema_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
@@ -37516,7 +37534,7 @@ func (ec *executionContext) ___Schema_description(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext___Schema_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Schema", field, true, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__Schema", field, true, false, "String")
 }
 
 func (ec *executionContext) ___Schema_types(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
@@ -37699,7 +37717,7 @@ func (ec *executionContext) ___Type_kind(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext___Type_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Type", field, true, false, errors.New("field of type __TypeKind does not have child fields"))
+	return graphql.NewScalarFieldContext("__Type", field, true, false, "__TypeKind")
 }
 
 func (ec *executionContext) ___Type_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
@@ -37722,7 +37740,7 @@ func (ec *executionContext) ___Type_name(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext___Type_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Type", field, true, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__Type", field, true, false, "String")
 }
 
 func (ec *executionContext) ___Type_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
@@ -37745,7 +37763,7 @@ func (ec *executionContext) ___Type_description(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext___Type_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Type", field, true, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__Type", field, true, false, "String")
 }
 
 func (ec *executionContext) ___Type_specifiedByURL(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
@@ -37768,7 +37786,7 @@ func (ec *executionContext) ___Type_specifiedByURL(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext___Type_specifiedByURL(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Type", field, true, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__Type", field, true, false, "String")
 }
 
 func (ec *executionContext) ___Type_fields(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
@@ -37932,7 +37950,8 @@ func (ec *executionContext) ___Type_inputFields(ctx context.Context, field graph
 			return ec.fieldContext___Type_inputFields(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.InputFields(), nil
+			fc := graphql.GetFieldContext(ctx)
+			return obj.VisibleInputFields(fc.Args["includeDeprecated"].(bool)), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []introspection.InputValue) graphql.Marshaler {
@@ -37942,7 +37961,7 @@ func (ec *executionContext) ___Type_inputFields(ctx context.Context, field graph
 		false,
 	)
 }
-func (ec *executionContext) fieldContext___Type_inputFields(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext___Type_inputFields(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "__Type",
 		Field:      field,
@@ -37951,6 +37970,17 @@ func (ec *executionContext) fieldContext___Type_inputFields(_ context.Context, f
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields___InputValue(ctx, field)
 		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field___Type_inputFields_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -38007,7 +38037,7 @@ func (ec *executionContext) ___Type_isOneOf(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Type", field, true, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("__Type", field, true, false, "Boolean")
 }
 
 // endregion **************************** field.gotpl *****************************
@@ -38072,6 +38102,18 @@ func (ec *executionContext) unmarshalInputAiCompleteInput(ctx context.Context, o
 	return it, nil
 }
 
+// UnmarshalAiCompleteInput unmarshals raw into the AiCompleteInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalAiCompleteInput(ctx context.Context, raw any) (gqlmodel.AiCompleteInput, error) {
+	var out gqlmodel.AiCompleteInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "AiCompleteInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputAiConversationCreateInput(ctx context.Context, obj any) (gqlmodel.AiConversationCreateInput, error) {
 	var it gqlmodel.AiConversationCreateInput
 	if obj == nil {
@@ -38116,6 +38158,18 @@ func (ec *executionContext) unmarshalInputAiConversationCreateInput(ctx context.
 	return it, nil
 }
 
+// UnmarshalAiConversationCreateInput unmarshals raw into the AiConversationCreateInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalAiConversationCreateInput(ctx context.Context, raw any) (gqlmodel.AiConversationCreateInput, error) {
+	var out gqlmodel.AiConversationCreateInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "AiConversationCreateInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputAiConversationUpdateInput(ctx context.Context, obj any) (gqlmodel.AiConversationUpdateInput, error) {
 	var it gqlmodel.AiConversationUpdateInput
 	if obj == nil {
@@ -38144,6 +38198,18 @@ func (ec *executionContext) unmarshalInputAiConversationUpdateInput(ctx context.
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalAiConversationUpdateInput unmarshals raw into the AiConversationUpdateInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalAiConversationUpdateInput(ctx context.Context, raw any) (gqlmodel.AiConversationUpdateInput, error) {
+	var out gqlmodel.AiConversationUpdateInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "AiConversationUpdateInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputAiExplainAnomalyInput(ctx context.Context, obj any) (gqlmodel.AiExplainAnomalyInput, error) {
@@ -38183,6 +38249,18 @@ func (ec *executionContext) unmarshalInputAiExplainAnomalyInput(ctx context.Cont
 	return it, nil
 }
 
+// UnmarshalAiExplainAnomalyInput unmarshals raw into the AiExplainAnomalyInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalAiExplainAnomalyInput(ctx context.Context, raw any) (gqlmodel.AiExplainAnomalyInput, error) {
+	var out gqlmodel.AiExplainAnomalyInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "AiExplainAnomalyInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputAnomalyDetectionOverrideCreateInput(ctx context.Context, obj any) (gqlmodel.AnomalyDetectionOverrideCreateInput, error) {
 	var it gqlmodel.AnomalyDetectionOverrideCreateInput
 	if obj == nil {
@@ -38218,6 +38296,18 @@ func (ec *executionContext) unmarshalInputAnomalyDetectionOverrideCreateInput(ct
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalAnomalyDetectionOverrideCreateInput unmarshals raw into the AnomalyDetectionOverrideCreateInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalAnomalyDetectionOverrideCreateInput(ctx context.Context, raw any) (gqlmodel.AnomalyDetectionOverrideCreateInput, error) {
+	var out gqlmodel.AnomalyDetectionOverrideCreateInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "AnomalyDetectionOverrideCreateInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputAnomalyDetectionOverrideFeedbackInput(ctx context.Context, obj any) (gqlmodel.AnomalyDetectionOverrideFeedbackInput, error) {
@@ -38262,6 +38352,18 @@ func (ec *executionContext) unmarshalInputAnomalyDetectionOverrideFeedbackInput(
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalAnomalyDetectionOverrideFeedbackInput unmarshals raw into the AnomalyDetectionOverrideFeedbackInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalAnomalyDetectionOverrideFeedbackInput(ctx context.Context, raw any) (gqlmodel.AnomalyDetectionOverrideFeedbackInput, error) {
+	var out gqlmodel.AnomalyDetectionOverrideFeedbackInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "AnomalyDetectionOverrideFeedbackInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputAnomalyDetectionOverrideScopeInput(ctx context.Context, obj any) (gqlmodel.AnomalyDetectionOverrideScopeInput, error) {
@@ -38315,6 +38417,18 @@ func (ec *executionContext) unmarshalInputAnomalyDetectionOverrideScopeInput(ctx
 	return it, nil
 }
 
+// UnmarshalAnomalyDetectionOverrideScopeInput unmarshals raw into the AnomalyDetectionOverrideScopeInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalAnomalyDetectionOverrideScopeInput(ctx context.Context, raw any) (gqlmodel.AnomalyDetectionOverrideScopeInput, error) {
+	var out gqlmodel.AnomalyDetectionOverrideScopeInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "AnomalyDetectionOverrideScopeInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputAnomalyEventByIDsInput(ctx context.Context, obj any) (gqlmodel.AnomalyEventByIDsInput, error) {
 	var it gqlmodel.AnomalyEventByIDsInput
 	if obj == nil {
@@ -38343,6 +38457,18 @@ func (ec *executionContext) unmarshalInputAnomalyEventByIDsInput(ctx context.Con
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalAnomalyEventByIDsInput unmarshals raw into the AnomalyEventByIDsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalAnomalyEventByIDsInput(ctx context.Context, raw any) (gqlmodel.AnomalyEventByIDsInput, error) {
+	var out gqlmodel.AnomalyEventByIDsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "AnomalyEventByIDsInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputAnomalyEventFilter(ctx context.Context, obj any) (gqlmodel.AnomalyEventFilter, error) {
@@ -38415,6 +38541,18 @@ func (ec *executionContext) unmarshalInputAnomalyEventFilter(ctx context.Context
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalAnomalyEventFilter unmarshals raw into the AnomalyEventFilter input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalAnomalyEventFilter(ctx context.Context, raw any) (gqlmodel.AnomalyEventFilter, error) {
+	var out gqlmodel.AnomalyEventFilter
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "AnomalyEventFilter", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputAnomalyRuleCreateInput(ctx context.Context, obj any) (gqlmodel.AnomalyRuleCreateInput, error) {
@@ -38496,6 +38634,18 @@ func (ec *executionContext) unmarshalInputAnomalyRuleCreateInput(ctx context.Con
 	return it, nil
 }
 
+// UnmarshalAnomalyRuleCreateInput unmarshals raw into the AnomalyRuleCreateInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalAnomalyRuleCreateInput(ctx context.Context, raw any) (gqlmodel.AnomalyRuleCreateInput, error) {
+	var out gqlmodel.AnomalyRuleCreateInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "AnomalyRuleCreateInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputAnomalyRuleUpdateInput(ctx context.Context, obj any) (gqlmodel.AnomalyRuleUpdateInput, error) {
 	var it gqlmodel.AnomalyRuleUpdateInput
 	if obj == nil {
@@ -38575,6 +38725,18 @@ func (ec *executionContext) unmarshalInputAnomalyRuleUpdateInput(ctx context.Con
 	return it, nil
 }
 
+// UnmarshalAnomalyRuleUpdateInput unmarshals raw into the AnomalyRuleUpdateInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalAnomalyRuleUpdateInput(ctx context.Context, raw any) (gqlmodel.AnomalyRuleUpdateInput, error) {
+	var out gqlmodel.AnomalyRuleUpdateInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "AnomalyRuleUpdateInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputApiKeyCreateInput(ctx context.Context, obj any) (gqlmodel.APIKeyCreateInput, error) {
 	var it gqlmodel.APIKeyCreateInput
 	if obj == nil {
@@ -38612,6 +38774,18 @@ func (ec *executionContext) unmarshalInputApiKeyCreateInput(ctx context.Context,
 	return it, nil
 }
 
+// UnmarshalApiKeyCreateInput unmarshals raw into the ApiKeyCreateInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalApiKeyCreateInput(ctx context.Context, raw any) (gqlmodel.APIKeyCreateInput, error) {
+	var out gqlmodel.APIKeyCreateInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ApiKeyCreateInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputCapabilityByIDsInput(ctx context.Context, obj any) (gqlmodel.CapabilityByIDsInput, error) {
 	var it gqlmodel.CapabilityByIDsInput
 	if obj == nil {
@@ -38640,6 +38814,18 @@ func (ec *executionContext) unmarshalInputCapabilityByIDsInput(ctx context.Conte
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalCapabilityByIDsInput unmarshals raw into the CapabilityByIDsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCapabilityByIDsInput(ctx context.Context, raw any) (gqlmodel.CapabilityByIDsInput, error) {
+	var out gqlmodel.CapabilityByIDsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CapabilityByIDsInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputCapabilityCreateInput(ctx context.Context, obj any) (gqlmodel.CapabilityCreateInput, error) {
@@ -38707,6 +38893,18 @@ func (ec *executionContext) unmarshalInputCapabilityCreateInput(ctx context.Cont
 	return it, nil
 }
 
+// UnmarshalCapabilityCreateInput unmarshals raw into the CapabilityCreateInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCapabilityCreateInput(ctx context.Context, raw any) (gqlmodel.CapabilityCreateInput, error) {
+	var out gqlmodel.CapabilityCreateInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CapabilityCreateInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputCapabilityUpdateInput(ctx context.Context, obj any) (gqlmodel.CapabilityUpdateInput, error) {
 	var it gqlmodel.CapabilityUpdateInput
 	if obj == nil {
@@ -38772,6 +38970,18 @@ func (ec *executionContext) unmarshalInputCapabilityUpdateInput(ctx context.Cont
 	return it, nil
 }
 
+// UnmarshalCapabilityUpdateInput unmarshals raw into the CapabilityUpdateInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCapabilityUpdateInput(ctx context.Context, raw any) (gqlmodel.CapabilityUpdateInput, error) {
+	var out gqlmodel.CapabilityUpdateInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CapabilityUpdateInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputClientAdminApiKeyCreateInput(ctx context.Context, obj any) (gqlmodel.ClientAdminAPIKeyCreateInput, error) {
 	var it gqlmodel.ClientAdminAPIKeyCreateInput
 	if obj == nil {
@@ -38816,6 +39026,18 @@ func (ec *executionContext) unmarshalInputClientAdminApiKeyCreateInput(ctx conte
 	return it, nil
 }
 
+// UnmarshalClientAdminApiKeyCreateInput unmarshals raw into the ClientAdminApiKeyCreateInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalClientAdminApiKeyCreateInput(ctx context.Context, raw any) (gqlmodel.ClientAdminAPIKeyCreateInput, error) {
+	var out gqlmodel.ClientAdminAPIKeyCreateInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ClientAdminApiKeyCreateInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputClientDisableInput(ctx context.Context, obj any) (gqlmodel.ClientDisableInput, error) {
 	var it gqlmodel.ClientDisableInput
 	if obj == nil {
@@ -38844,6 +39066,18 @@ func (ec *executionContext) unmarshalInputClientDisableInput(ctx context.Context
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalClientDisableInput unmarshals raw into the ClientDisableInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalClientDisableInput(ctx context.Context, raw any) (gqlmodel.ClientDisableInput, error) {
+	var out gqlmodel.ClientDisableInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ClientDisableInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputClientFilter(ctx context.Context, obj any) (gqlmodel.ClientFilter, error) {
@@ -38925,6 +39159,18 @@ func (ec *executionContext) unmarshalInputClientFilter(ctx context.Context, obj 
 	return it, nil
 }
 
+// UnmarshalClientFilter unmarshals raw into the ClientFilter input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalClientFilter(ctx context.Context, raw any) (gqlmodel.ClientFilter, error) {
+	var out gqlmodel.ClientFilter
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ClientFilter", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputClientGroupByIDsInput(ctx context.Context, obj any) (gqlmodel.ClientGroupByIDsInput, error) {
 	var it gqlmodel.ClientGroupByIDsInput
 	if obj == nil {
@@ -38953,6 +39199,18 @@ func (ec *executionContext) unmarshalInputClientGroupByIDsInput(ctx context.Cont
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalClientGroupByIDsInput unmarshals raw into the ClientGroupByIDsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalClientGroupByIDsInput(ctx context.Context, raw any) (gqlmodel.ClientGroupByIDsInput, error) {
+	var out gqlmodel.ClientGroupByIDsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ClientGroupByIDsInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputClientGroupCreateInput(ctx context.Context, obj any) (gqlmodel.ClientGroupCreateInput, error) {
@@ -38992,6 +39250,18 @@ func (ec *executionContext) unmarshalInputClientGroupCreateInput(ctx context.Con
 	return it, nil
 }
 
+// UnmarshalClientGroupCreateInput unmarshals raw into the ClientGroupCreateInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalClientGroupCreateInput(ctx context.Context, raw any) (gqlmodel.ClientGroupCreateInput, error) {
+	var out gqlmodel.ClientGroupCreateInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ClientGroupCreateInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputClientGroupMembersInput(ctx context.Context, obj any) (gqlmodel.ClientGroupMembersInput, error) {
 	var it gqlmodel.ClientGroupMembersInput
 	if obj == nil {
@@ -39022,6 +39292,18 @@ func (ec *executionContext) unmarshalInputClientGroupMembersInput(ctx context.Co
 	return it, nil
 }
 
+// UnmarshalClientGroupMembersInput unmarshals raw into the ClientGroupMembersInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalClientGroupMembersInput(ctx context.Context, raw any) (gqlmodel.ClientGroupMembersInput, error) {
+	var out gqlmodel.ClientGroupMembersInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ClientGroupMembersInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputClientGroupUpdateInput(ctx context.Context, obj any) (gqlmodel.ClientGroupUpdateInput, error) {
 	var it gqlmodel.ClientGroupUpdateInput
 	if obj == nil {
@@ -39050,6 +39332,18 @@ func (ec *executionContext) unmarshalInputClientGroupUpdateInput(ctx context.Con
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalClientGroupUpdateInput unmarshals raw into the ClientGroupUpdateInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalClientGroupUpdateInput(ctx context.Context, raw any) (gqlmodel.ClientGroupUpdateInput, error) {
+	var out gqlmodel.ClientGroupUpdateInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ClientGroupUpdateInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputClientOrder(ctx context.Context, obj any) (gqlmodel.ClientOrder, error) {
@@ -39094,6 +39388,18 @@ func (ec *executionContext) unmarshalInputClientOrder(ctx context.Context, obj a
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalClientOrder unmarshals raw into the ClientOrder input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalClientOrder(ctx context.Context, raw any) (gqlmodel.ClientOrder, error) {
+	var out gqlmodel.ClientOrder
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ClientOrder", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputClientUpdateInput(ctx context.Context, obj any) (gqlmodel.ClientUpdateInput, error) {
@@ -39161,6 +39467,18 @@ func (ec *executionContext) unmarshalInputClientUpdateInput(ctx context.Context,
 	return it, nil
 }
 
+// UnmarshalClientUpdateInput unmarshals raw into the ClientUpdateInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalClientUpdateInput(ctx context.Context, raw any) (gqlmodel.ClientUpdateInput, error) {
+	var out gqlmodel.ClientUpdateInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ClientUpdateInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputConfigAssignmentInput(ctx context.Context, obj any) (gqlmodel.ConfigAssignmentInput, error) {
 	var it gqlmodel.ConfigAssignmentInput
 	if obj == nil {
@@ -39196,6 +39514,18 @@ func (ec *executionContext) unmarshalInputConfigAssignmentInput(ctx context.Cont
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalConfigAssignmentInput unmarshals raw into the ConfigAssignmentInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalConfigAssignmentInput(ctx context.Context, raw any) (gqlmodel.ConfigAssignmentInput, error) {
+	var out gqlmodel.ConfigAssignmentInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ConfigAssignmentInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputDataOwnerSettingsInput(ctx context.Context, obj any) (gqlmodel.DataOwnerSettingsInput, error) {
@@ -39270,6 +39600,18 @@ func (ec *executionContext) unmarshalInputDataOwnerSettingsInput(ctx context.Con
 	return it, nil
 }
 
+// UnmarshalDataOwnerSettingsInput unmarshals raw into the DataOwnerSettingsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalDataOwnerSettingsInput(ctx context.Context, raw any) (gqlmodel.DataOwnerSettingsInput, error) {
+	var out gqlmodel.DataOwnerSettingsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "DataOwnerSettingsInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputExportFilter(ctx context.Context, obj any) (gqlmodel.ExportFilter, error) {
 	var it gqlmodel.ExportFilter
 	if obj == nil {
@@ -39335,6 +39677,18 @@ func (ec *executionContext) unmarshalInputExportFilter(ctx context.Context, obj 
 	return it, nil
 }
 
+// UnmarshalExportFilter unmarshals raw into the ExportFilter input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalExportFilter(ctx context.Context, raw any) (gqlmodel.ExportFilter, error) {
+	var out gqlmodel.ExportFilter
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ExportFilter", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputHealthMetricThresholdsInput(ctx context.Context, obj any) (gqlmodel.HealthMetricThresholdsInput, error) {
 	var it gqlmodel.HealthMetricThresholdsInput
 	if obj == nil {
@@ -39370,6 +39724,18 @@ func (ec *executionContext) unmarshalInputHealthMetricThresholdsInput(ctx contex
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalHealthMetricThresholdsInput unmarshals raw into the HealthMetricThresholdsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalHealthMetricThresholdsInput(ctx context.Context, raw any) (gqlmodel.HealthMetricThresholdsInput, error) {
+	var out gqlmodel.HealthMetricThresholdsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "HealthMetricThresholdsInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputHealthThresholdsInput(ctx context.Context, obj any) (gqlmodel.HealthThresholdsInput, error) {
@@ -39416,6 +39782,18 @@ func (ec *executionContext) unmarshalInputHealthThresholdsInput(ctx context.Cont
 	return it, nil
 }
 
+// UnmarshalHealthThresholdsInput unmarshals raw into the HealthThresholdsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalHealthThresholdsInput(ctx context.Context, raw any) (gqlmodel.HealthThresholdsInput, error) {
+	var out gqlmodel.HealthThresholdsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "HealthThresholdsInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputIspByIDsInput(ctx context.Context, obj any) (gqlmodel.IspByIDsInput, error) {
 	var it gqlmodel.IspByIDsInput
 	if obj == nil {
@@ -39444,6 +39822,18 @@ func (ec *executionContext) unmarshalInputIspByIDsInput(ctx context.Context, obj
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalIspByIDsInput unmarshals raw into the IspByIDsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalIspByIDsInput(ctx context.Context, raw any) (gqlmodel.IspByIDsInput, error) {
+	var out gqlmodel.IspByIDsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "IspByIDsInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputIspContractCreateInput(ctx context.Context, obj any) (gqlmodel.IspContractCreateInput, error) {
@@ -39546,6 +39936,18 @@ func (ec *executionContext) unmarshalInputIspContractCreateInput(ctx context.Con
 	return it, nil
 }
 
+// UnmarshalIspContractCreateInput unmarshals raw into the IspContractCreateInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalIspContractCreateInput(ctx context.Context, raw any) (gqlmodel.IspContractCreateInput, error) {
+	var out gqlmodel.IspContractCreateInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "IspContractCreateInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputIspContractEndInput(ctx context.Context, obj any) (gqlmodel.IspContractEndInput, error) {
 	var it gqlmodel.IspContractEndInput
 	if obj == nil {
@@ -39574,6 +39976,18 @@ func (ec *executionContext) unmarshalInputIspContractEndInput(ctx context.Contex
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalIspContractEndInput unmarshals raw into the IspContractEndInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalIspContractEndInput(ctx context.Context, raw any) (gqlmodel.IspContractEndInput, error) {
+	var out gqlmodel.IspContractEndInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "IspContractEndInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputIspContractUpdateInput(ctx context.Context, obj any) (gqlmodel.IspContractUpdateInput, error) {
@@ -39669,6 +40083,18 @@ func (ec *executionContext) unmarshalInputIspContractUpdateInput(ctx context.Con
 	return it, nil
 }
 
+// UnmarshalIspContractUpdateInput unmarshals raw into the IspContractUpdateInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalIspContractUpdateInput(ctx context.Context, raw any) (gqlmodel.IspContractUpdateInput, error) {
+	var out gqlmodel.IspContractUpdateInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "IspContractUpdateInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputIspCreateInput(ctx context.Context, obj any) (gqlmodel.IspCreateInput, error) {
 	var it gqlmodel.IspCreateInput
 	if obj == nil {
@@ -39718,6 +40144,18 @@ func (ec *executionContext) unmarshalInputIspCreateInput(ctx context.Context, ob
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalIspCreateInput unmarshals raw into the IspCreateInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalIspCreateInput(ctx context.Context, raw any) (gqlmodel.IspCreateInput, error) {
+	var out gqlmodel.IspCreateInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "IspCreateInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputIspFilter(ctx context.Context, obj any) (gqlmodel.IspFilter, error) {
@@ -39771,6 +40209,18 @@ func (ec *executionContext) unmarshalInputIspFilter(ctx context.Context, obj any
 	return it, nil
 }
 
+// UnmarshalIspFilter unmarshals raw into the IspFilter input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalIspFilter(ctx context.Context, raw any) (gqlmodel.IspFilter, error) {
+	var out gqlmodel.IspFilter
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "IspFilter", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputIspMergeInput(ctx context.Context, obj any) (gqlmodel.IspMergeInput, error) {
 	var it gqlmodel.IspMergeInput
 	if obj == nil {
@@ -39799,6 +40249,18 @@ func (ec *executionContext) unmarshalInputIspMergeInput(ctx context.Context, obj
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalIspMergeInput unmarshals raw into the IspMergeInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalIspMergeInput(ctx context.Context, raw any) (gqlmodel.IspMergeInput, error) {
+	var out gqlmodel.IspMergeInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "IspMergeInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputIspUpdateInput(ctx context.Context, obj any) (gqlmodel.IspUpdateInput, error) {
@@ -39852,6 +40314,18 @@ func (ec *executionContext) unmarshalInputIspUpdateInput(ctx context.Context, ob
 	return it, nil
 }
 
+// UnmarshalIspUpdateInput unmarshals raw into the IspUpdateInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalIspUpdateInput(ctx context.Context, raw any) (gqlmodel.IspUpdateInput, error) {
+	var out gqlmodel.IspUpdateInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "IspUpdateInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputMeasurementByIDsInput(ctx context.Context, obj any) (gqlmodel.MeasurementByIDsInput, error) {
 	var it gqlmodel.MeasurementByIDsInput
 	if obj == nil {
@@ -39880,6 +40354,18 @@ func (ec *executionContext) unmarshalInputMeasurementByIDsInput(ctx context.Cont
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalMeasurementByIDsInput unmarshals raw into the MeasurementByIDsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalMeasurementByIDsInput(ctx context.Context, raw any) (gqlmodel.MeasurementByIDsInput, error) {
+	var out gqlmodel.MeasurementByIDsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "MeasurementByIDsInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputMeasurementConfigCreateInput(ctx context.Context, obj any) (gqlmodel.MeasurementConfigCreateInput, error) {
@@ -39938,6 +40424,18 @@ func (ec *executionContext) unmarshalInputMeasurementConfigCreateInput(ctx conte
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalMeasurementConfigCreateInput unmarshals raw into the MeasurementConfigCreateInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalMeasurementConfigCreateInput(ctx context.Context, raw any) (gqlmodel.MeasurementConfigCreateInput, error) {
+	var out gqlmodel.MeasurementConfigCreateInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "MeasurementConfigCreateInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputMeasurementConfigImportInput(ctx context.Context, obj any) (gqlmodel.MeasurementConfigImportInput, error) {
@@ -40012,6 +40510,18 @@ func (ec *executionContext) unmarshalInputMeasurementConfigImportInput(ctx conte
 	return it, nil
 }
 
+// UnmarshalMeasurementConfigImportInput unmarshals raw into the MeasurementConfigImportInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalMeasurementConfigImportInput(ctx context.Context, raw any) (gqlmodel.MeasurementConfigImportInput, error) {
+	var out gqlmodel.MeasurementConfigImportInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "MeasurementConfigImportInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputMeasurementConfigUpdateInput(ctx context.Context, obj any) (gqlmodel.MeasurementConfigUpdateInput, error) {
 	var it gqlmodel.MeasurementConfigUpdateInput
 	if obj == nil {
@@ -40063,6 +40573,18 @@ func (ec *executionContext) unmarshalInputMeasurementConfigUpdateInput(ctx conte
 	return it, nil
 }
 
+// UnmarshalMeasurementConfigUpdateInput unmarshals raw into the MeasurementConfigUpdateInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalMeasurementConfigUpdateInput(ctx context.Context, raw any) (gqlmodel.MeasurementConfigUpdateInput, error) {
+	var out gqlmodel.MeasurementConfigUpdateInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "MeasurementConfigUpdateInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputMeasurementFilter(ctx context.Context, obj any) (gqlmodel.MeasurementFilter, error) {
 	var it gqlmodel.MeasurementFilter
 	if obj == nil {
@@ -40112,6 +40634,18 @@ func (ec *executionContext) unmarshalInputMeasurementFilter(ctx context.Context,
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalMeasurementFilter unmarshals raw into the MeasurementFilter input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalMeasurementFilter(ctx context.Context, raw any) (gqlmodel.MeasurementFilter, error) {
+	var out gqlmodel.MeasurementFilter
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "MeasurementFilter", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputNotificationConfigInput(ctx context.Context, obj any) (gqlmodel.NotificationConfigInput, error) {
@@ -40207,6 +40741,18 @@ func (ec *executionContext) unmarshalInputNotificationConfigInput(ctx context.Co
 	return it, nil
 }
 
+// UnmarshalNotificationConfigInput unmarshals raw into the NotificationConfigInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalNotificationConfigInput(ctx context.Context, raw any) (gqlmodel.NotificationConfigInput, error) {
+	var out gqlmodel.NotificationConfigInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "NotificationConfigInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputRegistrationKeyByIDsInput(ctx context.Context, obj any) (gqlmodel.RegistrationKeyByIDsInput, error) {
 	var it gqlmodel.RegistrationKeyByIDsInput
 	if obj == nil {
@@ -40235,6 +40781,18 @@ func (ec *executionContext) unmarshalInputRegistrationKeyByIDsInput(ctx context.
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalRegistrationKeyByIDsInput unmarshals raw into the RegistrationKeyByIDsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRegistrationKeyByIDsInput(ctx context.Context, raw any) (gqlmodel.RegistrationKeyByIDsInput, error) {
+	var out gqlmodel.RegistrationKeyByIDsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RegistrationKeyByIDsInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputRegistrationKeyCreateInput(ctx context.Context, obj any) (gqlmodel.RegistrationKeyCreateInput, error) {
@@ -40316,6 +40874,18 @@ func (ec *executionContext) unmarshalInputRegistrationKeyCreateInput(ctx context
 	return it, nil
 }
 
+// UnmarshalRegistrationKeyCreateInput unmarshals raw into the RegistrationKeyCreateInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRegistrationKeyCreateInput(ctx context.Context, raw any) (gqlmodel.RegistrationKeyCreateInput, error) {
+	var out gqlmodel.RegistrationKeyCreateInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RegistrationKeyCreateInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputRegistrationKeyUpdateInput(ctx context.Context, obj any) (gqlmodel.RegistrationKeyUpdateInput, error) {
 	var it gqlmodel.RegistrationKeyUpdateInput
 	if obj == nil {
@@ -40381,6 +40951,18 @@ func (ec *executionContext) unmarshalInputRegistrationKeyUpdateInput(ctx context
 	return it, nil
 }
 
+// UnmarshalRegistrationKeyUpdateInput unmarshals raw into the RegistrationKeyUpdateInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRegistrationKeyUpdateInput(ctx context.Context, raw any) (gqlmodel.RegistrationKeyUpdateInput, error) {
+	var out gqlmodel.RegistrationKeyUpdateInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RegistrationKeyUpdateInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputServiceCredentialCreateInput(ctx context.Context, obj any) (gqlmodel.ServiceCredentialCreateInput, error) {
 	var it gqlmodel.ServiceCredentialCreateInput
 	if obj == nil {
@@ -40430,6 +41012,18 @@ func (ec *executionContext) unmarshalInputServiceCredentialCreateInput(ctx conte
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalServiceCredentialCreateInput unmarshals raw into the ServiceCredentialCreateInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalServiceCredentialCreateInput(ctx context.Context, raw any) (gqlmodel.ServiceCredentialCreateInput, error) {
+	var out gqlmodel.ServiceCredentialCreateInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ServiceCredentialCreateInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputServiceCredentialUpdateInput(ctx context.Context, obj any) (gqlmodel.ServiceCredentialUpdateInput, error) {
@@ -40483,6 +41077,18 @@ func (ec *executionContext) unmarshalInputServiceCredentialUpdateInput(ctx conte
 	return it, nil
 }
 
+// UnmarshalServiceCredentialUpdateInput unmarshals raw into the ServiceCredentialUpdateInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalServiceCredentialUpdateInput(ctx context.Context, raw any) (gqlmodel.ServiceCredentialUpdateInput, error) {
+	var out gqlmodel.ServiceCredentialUpdateInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ServiceCredentialUpdateInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputSystemStatusRecordFilter(ctx context.Context, obj any) (gqlmodel.SystemStatusRecordFilter, error) {
 	var it gqlmodel.SystemStatusRecordFilter
 	if obj == nil {
@@ -40518,6 +41124,18 @@ func (ec *executionContext) unmarshalInputSystemStatusRecordFilter(ctx context.C
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalSystemStatusRecordFilter unmarshals raw into the SystemStatusRecordFilter input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalSystemStatusRecordFilter(ctx context.Context, raw any) (gqlmodel.SystemStatusRecordFilter, error) {
+	var out gqlmodel.SystemStatusRecordFilter
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "SystemStatusRecordFilter", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputUserCreateInput(ctx context.Context, obj any) (gqlmodel.UserCreateInput, error) {
@@ -40592,6 +41210,18 @@ func (ec *executionContext) unmarshalInputUserCreateInput(ctx context.Context, o
 	return it, nil
 }
 
+// UnmarshalUserCreateInput unmarshals raw into the UserCreateInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalUserCreateInput(ctx context.Context, raw any) (gqlmodel.UserCreateInput, error) {
+	var out gqlmodel.UserCreateInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "UserCreateInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputUserUpdateInput(ctx context.Context, obj any) (gqlmodel.UserUpdateInput, error) {
 	var it gqlmodel.UserUpdateInput
 	if obj == nil {
@@ -40662,6 +41292,18 @@ func (ec *executionContext) unmarshalInputUserUpdateInput(ctx context.Context, o
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalUserUpdateInput unmarshals raw into the UserUpdateInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalUserUpdateInput(ctx context.Context, raw any) (gqlmodel.UserUpdateInput, error) {
+	var out gqlmodel.UserUpdateInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "UserUpdateInput", raw, &out)
+	return out, err
 }
 
 func (ec *executionContext) unmarshalInputWebhookCreateInput(ctx context.Context, obj any) (gqlmodel.WebhookCreateInput, error) {
@@ -40750,6 +41392,18 @@ func (ec *executionContext) unmarshalInputWebhookCreateInput(ctx context.Context
 	return it, nil
 }
 
+// UnmarshalWebhookCreateInput unmarshals raw into the WebhookCreateInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalWebhookCreateInput(ctx context.Context, raw any) (gqlmodel.WebhookCreateInput, error) {
+	var out gqlmodel.WebhookCreateInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "WebhookCreateInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputWebhookUpdateInput(ctx context.Context, obj any) (gqlmodel.WebhookUpdateInput, error) {
 	var it gqlmodel.WebhookUpdateInput
 	if obj == nil {
@@ -40834,6 +41488,18 @@ func (ec *executionContext) unmarshalInputWebhookUpdateInput(ctx context.Context
 		}
 	}
 	return it, nil
+}
+
+// UnmarshalWebhookUpdateInput unmarshals raw into the WebhookUpdateInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalWebhookUpdateInput(ctx context.Context, raw any) (gqlmodel.WebhookUpdateInput, error) {
+	var out gqlmodel.WebhookUpdateInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "WebhookUpdateInput", raw, &out)
+	return out, err
 }
 
 // endregion **************************** input.gotpl *****************************
@@ -40988,8 +41654,7 @@ func (ec *executionContext) _AiAssistantStatus(ctx context.Context, sel ast.Sele
 	fields := graphql.CollectFields(ec.OperationContext, sel, aiAssistantStatusImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41013,14 +41678,10 @@ func (ec *executionContext) _AiAssistantStatus(ctx context.Context, sel ast.Sele
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -41031,8 +41692,7 @@ func (ec *executionContext) _AiConversation(ctx context.Context, sel ast.Selecti
 	fields := graphql.CollectFields(ec.OperationContext, sel, aiConversationImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41086,14 +41746,10 @@ func (ec *executionContext) _AiConversation(ctx context.Context, sel ast.Selecti
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -41104,8 +41760,7 @@ func (ec *executionContext) _AiUsage(ctx context.Context, sel ast.SelectionSet, 
 	fields := graphql.CollectFields(ec.OperationContext, sel, aiUsageImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41154,14 +41809,10 @@ func (ec *executionContext) _AiUsage(ctx context.Context, sel ast.SelectionSet, 
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -41172,8 +41823,7 @@ func (ec *executionContext) _AnomalyDetectionDimensions(ctx context.Context, sel
 	fields := graphql.CollectFields(ec.OperationContext, sel, anomalyDetectionDimensionsImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41202,14 +41852,10 @@ func (ec *executionContext) _AnomalyDetectionDimensions(ctx context.Context, sel
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -41220,8 +41866,7 @@ func (ec *executionContext) _AnomalyDetectionOverride(ctx context.Context, sel a
 	fields := graphql.CollectFields(ec.OperationContext, sel, anomalyDetectionOverrideImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41285,14 +41930,10 @@ func (ec *executionContext) _AnomalyDetectionOverride(ctx context.Context, sel a
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -41303,8 +41944,7 @@ func (ec *executionContext) _AnomalyDetectionOverrideFeedbackResult(ctx context.
 	fields := graphql.CollectFields(ec.OperationContext, sel, anomalyDetectionOverrideFeedbackResultImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41328,14 +41968,10 @@ func (ec *executionContext) _AnomalyDetectionOverrideFeedbackResult(ctx context.
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -41346,8 +41982,7 @@ func (ec *executionContext) _AnomalyDetectionOverrideScope(ctx context.Context, 
 	fields := graphql.CollectFields(ec.OperationContext, sel, anomalyDetectionOverrideScopeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41381,14 +42016,10 @@ func (ec *executionContext) _AnomalyDetectionOverrideScope(ctx context.Context, 
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -41399,8 +42030,7 @@ func (ec *executionContext) _AnomalyEvent(ctx context.Context, sel ast.Selection
 	fields := graphql.CollectFields(ec.OperationContext, sel, anomalyEventImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41499,14 +42129,10 @@ func (ec *executionContext) _AnomalyEvent(ctx context.Context, sel ast.Selection
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -41517,8 +42143,7 @@ func (ec *executionContext) _AnomalyEventConnection(ctx context.Context, sel ast
 	fields := graphql.CollectFields(ec.OperationContext, sel, anomalyEventConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41547,14 +42172,10 @@ func (ec *executionContext) _AnomalyEventConnection(ctx context.Context, sel ast
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -41565,8 +42186,7 @@ func (ec *executionContext) _AnomalyEventEdge(ctx context.Context, sel ast.Selec
 	fields := graphql.CollectFields(ec.OperationContext, sel, anomalyEventEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41590,14 +42210,10 @@ func (ec *executionContext) _AnomalyEventEdge(ctx context.Context, sel ast.Selec
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -41608,8 +42224,7 @@ func (ec *executionContext) _AnomalyRule(ctx context.Context, sel ast.SelectionS
 	fields := graphql.CollectFields(ec.OperationContext, sel, anomalyRuleImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41673,14 +42288,10 @@ func (ec *executionContext) _AnomalyRule(ctx context.Context, sel ast.SelectionS
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -41691,8 +42302,7 @@ func (ec *executionContext) _Capability(ctx context.Context, sel ast.SelectionSe
 	fields := graphql.CollectFields(ec.OperationContext, sel, capabilityImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41748,43 +42358,11 @@ func (ec *executionContext) _Capability(ctx context.Context, sel ast.SelectionSe
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "clients":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Capability_clients(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Capability_clients(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -41794,14 +42372,10 @@ func (ec *executionContext) _Capability(ctx context.Context, sel ast.SelectionSe
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -41812,8 +42386,7 @@ func (ec *executionContext) _CapabilityConnection(ctx context.Context, sel ast.S
 	fields := graphql.CollectFields(ec.OperationContext, sel, capabilityConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41842,14 +42415,10 @@ func (ec *executionContext) _CapabilityConnection(ctx context.Context, sel ast.S
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -41860,8 +42429,7 @@ func (ec *executionContext) _CapabilityEdge(ctx context.Context, sel ast.Selecti
 	fields := graphql.CollectFields(ec.OperationContext, sel, capabilityEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41885,14 +42453,10 @@ func (ec *executionContext) _CapabilityEdge(ctx context.Context, sel ast.Selecti
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -41903,8 +42467,7 @@ func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, o
 	fields := graphql.CollectFields(ec.OperationContext, sel, clientImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42050,43 +42613,11 @@ func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, o
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "anomalyEvents":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Client_anomalyEvents(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Client_anomalyEvents(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "openAnomalyCount":
 			out.Values[i] = ec._Client_openAnomalyCount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -42103,81 +42634,17 @@ func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, o
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "systemStatusRecords":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Client_systemStatusRecords(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Client_systemStatusRecords(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "measurements":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Client_measurements(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Client_measurements(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -42187,14 +42654,10 @@ func (ec *executionContext) _Client(ctx context.Context, sel ast.SelectionSet, o
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -42205,8 +42668,7 @@ func (ec *executionContext) _ClientAdminApiKey(ctx context.Context, sel ast.Sele
 	fields := graphql.CollectFields(ec.OperationContext, sel, clientAdminApiKeyImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42270,14 +42732,10 @@ func (ec *executionContext) _ClientAdminApiKey(ctx context.Context, sel ast.Sele
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -42288,8 +42746,7 @@ func (ec *executionContext) _ClientAdminApiKeyConnection(ctx context.Context, se
 	fields := graphql.CollectFields(ec.OperationContext, sel, clientAdminApiKeyConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42318,14 +42775,10 @@ func (ec *executionContext) _ClientAdminApiKeyConnection(ctx context.Context, se
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -42336,8 +42789,7 @@ func (ec *executionContext) _ClientAdminApiKeyEdge(ctx context.Context, sel ast.
 	fields := graphql.CollectFields(ec.OperationContext, sel, clientAdminApiKeyEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42361,14 +42813,10 @@ func (ec *executionContext) _ClientAdminApiKeyEdge(ctx context.Context, sel ast.
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -42379,8 +42827,7 @@ func (ec *executionContext) _ClientAnalyticsApiKey(ctx context.Context, sel ast.
 	fields := graphql.CollectFields(ec.OperationContext, sel, clientAnalyticsApiKeyImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42419,14 +42866,10 @@ func (ec *executionContext) _ClientAnalyticsApiKey(ctx context.Context, sel ast.
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -42437,8 +42880,7 @@ func (ec *executionContext) _ClientAnalyticsApiKeyConnection(ctx context.Context
 	fields := graphql.CollectFields(ec.OperationContext, sel, clientAnalyticsApiKeyConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42467,14 +42909,10 @@ func (ec *executionContext) _ClientAnalyticsApiKeyConnection(ctx context.Context
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -42485,8 +42923,7 @@ func (ec *executionContext) _ClientAnalyticsApiKeyEdge(ctx context.Context, sel 
 	fields := graphql.CollectFields(ec.OperationContext, sel, clientAnalyticsApiKeyEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42510,14 +42947,10 @@ func (ec *executionContext) _ClientAnalyticsApiKeyEdge(ctx context.Context, sel 
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -42528,8 +42961,7 @@ func (ec *executionContext) _ClientConfiguration(ctx context.Context, sel ast.Se
 	fields := graphql.CollectFields(ec.OperationContext, sel, clientConfigurationImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42558,14 +42990,10 @@ func (ec *executionContext) _ClientConfiguration(ctx context.Context, sel ast.Se
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -42576,8 +43004,7 @@ func (ec *executionContext) _ClientConnection(ctx context.Context, sel ast.Selec
 	fields := graphql.CollectFields(ec.OperationContext, sel, clientConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42606,14 +43033,10 @@ func (ec *executionContext) _ClientConnection(ctx context.Context, sel ast.Selec
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -42624,8 +43047,7 @@ func (ec *executionContext) _ClientEdge(ctx context.Context, sel ast.SelectionSe
 	fields := graphql.CollectFields(ec.OperationContext, sel, clientEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42649,14 +43071,10 @@ func (ec *executionContext) _ClientEdge(ctx context.Context, sel ast.SelectionSe
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -42667,8 +43085,7 @@ func (ec *executionContext) _ClientGroup(ctx context.Context, sel ast.SelectionS
 	fields := graphql.CollectFields(ec.OperationContext, sel, clientGroupImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42699,43 +43116,11 @@ func (ec *executionContext) _ClientGroup(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "clientsConnection":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._ClientGroup_clientsConnection(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ClientGroup_clientsConnection(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -42745,14 +43130,10 @@ func (ec *executionContext) _ClientGroup(ctx context.Context, sel ast.SelectionS
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -42763,8 +43144,7 @@ func (ec *executionContext) _ClientGroupConnection(ctx context.Context, sel ast.
 	fields := graphql.CollectFields(ec.OperationContext, sel, clientGroupConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42793,14 +43173,10 @@ func (ec *executionContext) _ClientGroupConnection(ctx context.Context, sel ast.
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -42811,8 +43187,7 @@ func (ec *executionContext) _ClientGroupEdge(ctx context.Context, sel ast.Select
 	fields := graphql.CollectFields(ec.OperationContext, sel, clientGroupEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42836,14 +43211,10 @@ func (ec *executionContext) _ClientGroupEdge(ctx context.Context, sel ast.Select
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -42854,8 +43225,7 @@ func (ec *executionContext) _ClientHealthState(ctx context.Context, sel ast.Sele
 	fields := graphql.CollectFields(ec.OperationContext, sel, clientHealthStateImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42924,14 +43294,10 @@ func (ec *executionContext) _ClientHealthState(ctx context.Context, sel ast.Sele
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -42942,8 +43308,7 @@ func (ec *executionContext) _ClientReport(ctx context.Context, sel ast.Selection
 	fields := graphql.CollectFields(ec.OperationContext, sel, clientReportImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42972,14 +43337,10 @@ func (ec *executionContext) _ClientReport(ctx context.Context, sel ast.Selection
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -42990,8 +43351,7 @@ func (ec *executionContext) _ConfigClient(ctx context.Context, sel ast.Selection
 	fields := graphql.CollectFields(ec.OperationContext, sel, configClientImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -43025,14 +43385,10 @@ func (ec *executionContext) _ConfigClient(ctx context.Context, sel ast.Selection
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -43043,8 +43399,7 @@ func (ec *executionContext) _ConfigClientGroup(ctx context.Context, sel ast.Sele
 	fields := graphql.CollectFields(ec.OperationContext, sel, configClientGroupImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -43068,14 +43423,10 @@ func (ec *executionContext) _ConfigClientGroup(ctx context.Context, sel ast.Sele
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -43086,8 +43437,7 @@ func (ec *executionContext) _ConfigImportReport(ctx context.Context, sel ast.Sel
 	fields := graphql.CollectFields(ec.OperationContext, sel, configImportReportImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -43116,14 +43466,10 @@ func (ec *executionContext) _ConfigImportReport(ctx context.Context, sel ast.Sel
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -43134,8 +43480,7 @@ func (ec *executionContext) _ConfigRef(ctx context.Context, sel ast.SelectionSet
 	fields := graphql.CollectFields(ec.OperationContext, sel, configRefImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -43164,14 +43509,10 @@ func (ec *executionContext) _ConfigRef(ctx context.Context, sel ast.SelectionSet
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -43182,8 +43523,7 @@ func (ec *executionContext) _ConfigRevision(ctx context.Context, sel ast.Selecti
 	fields := graphql.CollectFields(ec.OperationContext, sel, configRevisionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -43262,14 +43602,10 @@ func (ec *executionContext) _ConfigRevision(ctx context.Context, sel ast.Selecti
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -43280,8 +43616,7 @@ func (ec *executionContext) _ConfigStudy(ctx context.Context, sel ast.SelectionS
 	fields := graphql.CollectFields(ec.OperationContext, sel, configStudyImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -43355,14 +43690,10 @@ func (ec *executionContext) _ConfigStudy(ctx context.Context, sel ast.SelectionS
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -43373,8 +43704,7 @@ func (ec *executionContext) _ConfigVersion(ctx context.Context, sel ast.Selectio
 	fields := graphql.CollectFields(ec.OperationContext, sel, configVersionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -43458,14 +43788,10 @@ func (ec *executionContext) _ConfigVersion(ctx context.Context, sel ast.Selectio
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -43476,8 +43802,7 @@ func (ec *executionContext) _DataOwnerSettings(ctx context.Context, sel ast.Sele
 	fields := graphql.CollectFields(ec.OperationContext, sel, dataOwnerSettingsImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -43561,14 +43886,10 @@ func (ec *executionContext) _DataOwnerSettings(ctx context.Context, sel ast.Sele
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -43582,8 +43903,7 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) g
 	})
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		innerCtx := graphql.WithRootFieldContext(ctx, &graphql.RootFieldContext{
 			Object: field.Name,
@@ -43594,181 +43914,53 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) g
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Entity")
 		case "findManyAnomalyEventByIDs":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Entity_findManyAnomalyEventByIDs(ctx, field)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Entity_findManyAnomalyEventByIDs(ctx, field)
+				})
 		case "findManyCapabilityByIDs":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Entity_findManyCapabilityByIDs(ctx, field)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Entity_findManyCapabilityByIDs(ctx, field)
+				})
 		case "findClientByID":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Entity_findClientByID(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Entity_findClientByID(ctx, field)
+				})
 		case "findClientByUUID":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Entity_findClientByUUID(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Entity_findClientByUUID(ctx, field)
+				})
 		case "findManyClientGroupByIDs":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Entity_findManyClientGroupByIDs(ctx, field)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Entity_findManyClientGroupByIDs(ctx, field)
+				})
 		case "findManyIspByIDs":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Entity_findManyIspByIDs(ctx, field)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Entity_findManyIspByIDs(ctx, field)
+				})
 		case "findManyMeasurementByIDs":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Entity_findManyMeasurementByIDs(ctx, field)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Entity_findManyMeasurementByIDs(ctx, field)
+				})
 		case "findManyRegistrationKeyByIDs":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Entity_findManyRegistrationKeyByIDs(ctx, field)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Entity_findManyRegistrationKeyByIDs(ctx, field)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -43778,14 +43970,10 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) g
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -43796,8 +43984,7 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 	fields := graphql.CollectFields(ec.OperationContext, sel, eventImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -43831,14 +44018,10 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -43849,8 +44032,7 @@ func (ec *executionContext) _ExportApiKey(ctx context.Context, sel ast.Selection
 	fields := graphql.CollectFields(ec.OperationContext, sel, exportApiKeyImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -43894,14 +44076,10 @@ func (ec *executionContext) _ExportApiKey(ctx context.Context, sel ast.Selection
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -43912,8 +44090,7 @@ func (ec *executionContext) _ExportApiKeyConnection(ctx context.Context, sel ast
 	fields := graphql.CollectFields(ec.OperationContext, sel, exportApiKeyConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -43942,14 +44119,10 @@ func (ec *executionContext) _ExportApiKeyConnection(ctx context.Context, sel ast
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -43960,8 +44133,7 @@ func (ec *executionContext) _ExportApiKeyEdge(ctx context.Context, sel ast.Selec
 	fields := graphql.CollectFields(ec.OperationContext, sel, exportApiKeyEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -43985,14 +44157,10 @@ func (ec *executionContext) _ExportApiKeyEdge(ctx context.Context, sel ast.Selec
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -44003,8 +44171,7 @@ func (ec *executionContext) _ExportClientPage(ctx context.Context, sel ast.Selec
 	fields := graphql.CollectFields(ec.OperationContext, sel, exportClientPageImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -44038,14 +44205,10 @@ func (ec *executionContext) _ExportClientPage(ctx context.Context, sel ast.Selec
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -44056,8 +44219,7 @@ func (ec *executionContext) _ExportDocumentPage(ctx context.Context, sel ast.Sel
 	fields := graphql.CollectFields(ec.OperationContext, sel, exportDocumentPageImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -44091,14 +44253,10 @@ func (ec *executionContext) _ExportDocumentPage(ctx context.Context, sel ast.Sel
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -44109,8 +44267,7 @@ func (ec *executionContext) _HealthMetricSummaries(ctx context.Context, sel ast.
 	fields := graphql.CollectFields(ec.OperationContext, sel, healthMetricSummariesImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -44139,14 +44296,10 @@ func (ec *executionContext) _HealthMetricSummaries(ctx context.Context, sel ast.
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -44157,8 +44310,7 @@ func (ec *executionContext) _HealthMetricSummary(ctx context.Context, sel ast.Se
 	fields := graphql.CollectFields(ec.OperationContext, sel, healthMetricSummaryImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -44187,14 +44339,10 @@ func (ec *executionContext) _HealthMetricSummary(ctx context.Context, sel ast.Se
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -44205,8 +44353,7 @@ func (ec *executionContext) _HealthMetricThresholds(ctx context.Context, sel ast
 	fields := graphql.CollectFields(ec.OperationContext, sel, healthMetricThresholdsImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -44230,14 +44377,10 @@ func (ec *executionContext) _HealthMetricThresholds(ctx context.Context, sel ast
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -44248,8 +44391,7 @@ func (ec *executionContext) _HealthReason(ctx context.Context, sel ast.Selection
 	fields := graphql.CollectFields(ec.OperationContext, sel, healthReasonImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -44278,14 +44420,10 @@ func (ec *executionContext) _HealthReason(ctx context.Context, sel ast.Selection
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -44296,8 +44434,7 @@ func (ec *executionContext) _HealthThresholdSnapshot(ctx context.Context, sel as
 	fields := graphql.CollectFields(ec.OperationContext, sel, healthThresholdSnapshotImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -44351,14 +44488,10 @@ func (ec *executionContext) _HealthThresholdSnapshot(ctx context.Context, sel as
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -44369,8 +44502,7 @@ func (ec *executionContext) _HealthThresholds(ctx context.Context, sel ast.Selec
 	fields := graphql.CollectFields(ec.OperationContext, sel, healthThresholdsImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -44399,14 +44531,10 @@ func (ec *executionContext) _HealthThresholds(ctx context.Context, sel ast.Selec
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -44417,8 +44545,7 @@ func (ec *executionContext) _Isp(ctx context.Context, sel ast.SelectionSet, obj 
 	fields := graphql.CollectFields(ec.OperationContext, sel, ispImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -44489,43 +44616,11 @@ func (ec *executionContext) _Isp(ctx context.Context, sel ast.SelectionSet, obj 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "clients":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Isp_clients(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Isp_clients(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -44535,14 +44630,10 @@ func (ec *executionContext) _Isp(ctx context.Context, sel ast.SelectionSet, obj 
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -44553,8 +44644,7 @@ func (ec *executionContext) _IspConnection(ctx context.Context, sel ast.Selectio
 	fields := graphql.CollectFields(ec.OperationContext, sel, ispConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -44583,14 +44673,10 @@ func (ec *executionContext) _IspConnection(ctx context.Context, sel ast.Selectio
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -44601,8 +44687,7 @@ func (ec *executionContext) _IspContract(ctx context.Context, sel ast.SelectionS
 	fields := graphql.CollectFields(ec.OperationContext, sel, ispContractImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -44701,14 +44786,10 @@ func (ec *executionContext) _IspContract(ctx context.Context, sel ast.SelectionS
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -44719,8 +44800,7 @@ func (ec *executionContext) _IspEdge(ctx context.Context, sel ast.SelectionSet, 
 	fields := graphql.CollectFields(ec.OperationContext, sel, ispEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -44744,14 +44824,10 @@ func (ec *executionContext) _IspEdge(ctx context.Context, sel ast.SelectionSet, 
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -44762,8 +44838,7 @@ func (ec *executionContext) _LabelAvailability(ctx context.Context, sel ast.Sele
 	fields := graphql.CollectFields(ec.OperationContext, sel, labelAvailabilityImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -44787,14 +44862,10 @@ func (ec *executionContext) _LabelAvailability(ctx context.Context, sel ast.Sele
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -44805,8 +44876,7 @@ func (ec *executionContext) _LicenseMonthUsage(ctx context.Context, sel ast.Sele
 	fields := graphql.CollectFields(ec.OperationContext, sel, licenseMonthUsageImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -44840,14 +44910,10 @@ func (ec *executionContext) _LicenseMonthUsage(ctx context.Context, sel ast.Sele
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -44858,8 +44924,7 @@ func (ec *executionContext) _LicenseUsageReport(ctx context.Context, sel ast.Sel
 	fields := graphql.CollectFields(ec.OperationContext, sel, licenseUsageReportImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -44888,14 +44953,10 @@ func (ec *executionContext) _LicenseUsageReport(ctx context.Context, sel ast.Sel
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -44906,8 +44967,7 @@ func (ec *executionContext) _Measurement(ctx context.Context, sel ast.SelectionS
 	fields := graphql.CollectFields(ec.OperationContext, sel, measurementImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -44961,14 +45021,10 @@ func (ec *executionContext) _Measurement(ctx context.Context, sel ast.SelectionS
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -44979,8 +45035,7 @@ func (ec *executionContext) _MeasurementConfig(ctx context.Context, sel ast.Sele
 	fields := graphql.CollectFields(ec.OperationContext, sel, measurementConfigImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -45094,14 +45149,10 @@ func (ec *executionContext) _MeasurementConfig(ctx context.Context, sel ast.Sele
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -45112,8 +45163,7 @@ func (ec *executionContext) _MeasurementConfigConnection(ctx context.Context, se
 	fields := graphql.CollectFields(ec.OperationContext, sel, measurementConfigConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -45142,14 +45192,10 @@ func (ec *executionContext) _MeasurementConfigConnection(ctx context.Context, se
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -45160,8 +45206,7 @@ func (ec *executionContext) _MeasurementConfigEdge(ctx context.Context, sel ast.
 	fields := graphql.CollectFields(ec.OperationContext, sel, measurementConfigEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -45185,14 +45230,10 @@ func (ec *executionContext) _MeasurementConfigEdge(ctx context.Context, sel ast.
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -45203,8 +45244,7 @@ func (ec *executionContext) _MeasurementConfigImport(ctx context.Context, sel as
 	fields := graphql.CollectFields(ec.OperationContext, sel, measurementConfigImportImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -45228,14 +45268,10 @@ func (ec *executionContext) _MeasurementConfigImport(ctx context.Context, sel as
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -45246,8 +45282,7 @@ func (ec *executionContext) _MeasurementConnection(ctx context.Context, sel ast.
 	fields := graphql.CollectFields(ec.OperationContext, sel, measurementConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -45271,14 +45306,10 @@ func (ec *executionContext) _MeasurementConnection(ctx context.Context, sel ast.
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -45289,8 +45320,7 @@ func (ec *executionContext) _MeasurementEdge(ctx context.Context, sel ast.Select
 	fields := graphql.CollectFields(ec.OperationContext, sel, measurementEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -45314,14 +45344,10 @@ func (ec *executionContext) _MeasurementEdge(ctx context.Context, sel ast.Select
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -45332,8 +45358,7 @@ func (ec *executionContext) _MeasurementTypeDimension(ctx context.Context, sel a
 	fields := graphql.CollectFields(ec.OperationContext, sel, measurementTypeDimensionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -45362,14 +45387,10 @@ func (ec *executionContext) _MeasurementTypeDimension(ctx context.Context, sel a
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -45383,8 +45404,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 	})
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		innerCtx := graphql.WithRootFieldContext(ctx, &graphql.RootFieldContext{
 			Object: field.Name,
@@ -45865,14 +45885,10 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -45883,8 +45899,7 @@ func (ec *executionContext) _NotificationConfig(ctx context.Context, sel ast.Sel
 	fields := graphql.CollectFields(ec.OperationContext, sel, notificationConfigImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -45948,14 +45963,10 @@ func (ec *executionContext) _NotificationConfig(ctx context.Context, sel ast.Sel
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -45966,8 +45977,7 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 	fields := graphql.CollectFields(ec.OperationContext, sel, pageInfoImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -46001,14 +46011,10 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -46022,8 +46028,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 	})
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		innerCtx := graphql.WithRootFieldContext(ctx, &graphql.RootFieldContext{
 			Object: field.Name,
@@ -46034,1677 +46039,461 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Query")
 		case "viewer":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_viewer(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_viewer(ctx, field)
+				})
 		case "aiConversations":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_aiConversations(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_aiConversations(ctx, field)
+				})
 		case "aiConversation":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_aiConversation(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_aiConversation(ctx, field)
+				})
 		case "aiUsage":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_aiUsage(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_aiUsage(ctx, field)
+				})
 		case "anomalyEventSearch":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_anomalyEventSearch(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_anomalyEventSearch(ctx, field)
+				})
 		case "anomalyEvent":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_anomalyEvent(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_anomalyEvent(ctx, field)
+				})
 		case "anomalyEventDocument":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_anomalyEventDocument(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_anomalyEventDocument(ctx, field)
+				})
 		case "anomalyDetectionOverrides":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_anomalyDetectionOverrides(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_anomalyDetectionOverrides(ctx, field)
+				})
 		case "anomalyDetectionOverride":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_anomalyDetectionOverride(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_anomalyDetectionOverride(ctx, field)
+				})
 		case "anomalyDetectionDimensions":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_anomalyDetectionDimensions(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_anomalyDetectionDimensions(ctx, field)
+				})
 		case "anomalyEventsConnection":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_anomalyEventsConnection(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_anomalyEventsConnection(ctx, field)
+				})
 		case "anomalyRules":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_anomalyRules(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_anomalyRules(ctx, field)
+				})
 		case "anomalyRule":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_anomalyRule(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_anomalyRule(ctx, field)
+				})
 		case "clientAdminApiKeys":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_clientAdminApiKeys(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_clientAdminApiKeys(ctx, field)
+				})
 		case "clientAdminApiKey":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_clientAdminApiKey(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_clientAdminApiKey(ctx, field)
+				})
 		case "clientAnalyticsApiKeys":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_clientAnalyticsApiKeys(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_clientAnalyticsApiKeys(ctx, field)
+				})
 		case "clientAnalyticsApiKey":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_clientAnalyticsApiKey(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_clientAnalyticsApiKey(ctx, field)
+				})
 		case "exportApiKeys":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_exportApiKeys(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_exportApiKeys(ctx, field)
+				})
 		case "exportApiKey":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_exportApiKey(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_exportApiKey(ctx, field)
+				})
 		case "clientAdminApiKeysConnection":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_clientAdminApiKeysConnection(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_clientAdminApiKeysConnection(ctx, field)
+				})
 		case "clientAnalyticsApiKeysConnection":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_clientAnalyticsApiKeysConnection(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_clientAnalyticsApiKeysConnection(ctx, field)
+				})
 		case "exportApiKeysConnection":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_exportApiKeysConnection(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_exportApiKeysConnection(ctx, field)
+				})
 		case "capabilities":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_capabilities(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_capabilities(ctx, field)
+				})
 		case "capability":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_capability(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_capability(ctx, field)
+				})
 		case "registrationKey":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_registrationKey(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_registrationKey(ctx, field)
+				})
 		case "capabilitiesConnection":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_capabilitiesConnection(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_capabilitiesConnection(ctx, field)
+				})
 		case "clients":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_clients(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_clients(ctx, field)
+				})
 		case "clientsConnection":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_clientsConnection(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_clientsConnection(ctx, field)
+				})
 		case "client":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_client(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_client(ctx, field)
+				})
 		case "clientLabelAvailable":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_clientLabelAvailable(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_clientLabelAvailable(ctx, field)
+				})
 		case "clientGroups":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_clientGroups(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_clientGroups(ctx, field)
+				})
 		case "clientGroup":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_clientGroup(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_clientGroup(ctx, field)
+				})
 		case "clientGroupsConnection":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_clientGroupsConnection(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_clientGroupsConnection(ctx, field)
+				})
 		case "measurementConfigs":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_measurementConfigs(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_measurementConfigs(ctx, field)
+				})
 		case "measurementConfig":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_measurementConfig(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_measurementConfig(ctx, field)
+				})
 		case "measurementConfigsConnection":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_measurementConfigsConnection(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_measurementConfigsConnection(ctx, field)
+				})
 		case "serviceCredentials":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_serviceCredentials(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_serviceCredentials(ctx, field)
+				})
 		case "serviceCredential":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_serviceCredential(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_serviceCredential(ctx, field)
+				})
 		case "exportMeasurements":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_exportMeasurements(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_exportMeasurements(ctx, field)
+				})
 		case "exportClientReports":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_exportClientReports(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_exportClientReports(ctx, field)
+				})
 		case "exportEventBundles":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_exportEventBundles(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_exportEventBundles(ctx, field)
+				})
 		case "exportNetworkRequests":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_exportNetworkRequests(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_exportNetworkRequests(ctx, field)
+				})
 		case "exportClients":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_exportClients(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_exportClients(ctx, field)
+				})
 		case "exportUserFeedbacks":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_exportUserFeedbacks(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_exportUserFeedbacks(ctx, field)
+				})
 		case "exportSearch":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_exportSearch(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_exportSearch(ctx, field)
+				})
 		case "exportEsql":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_exportEsql(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_exportEsql(ctx, field)
+				})
 		case "exportMapping":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_exportMapping(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_exportMapping(ctx, field)
+				})
 		case "systemStatusRecords":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_systemStatusRecords(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_systemStatusRecords(ctx, field)
+				})
 		case "fleetHealth":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_fleetHealth(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_fleetHealth(ctx, field)
+				})
 		case "healthThresholds":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_healthThresholds(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_healthThresholds(ctx, field)
+				})
 		case "isps":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_isps(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_isps(ctx, field)
+				})
 		case "isp":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_isp(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_isp(ctx, field)
+				})
 		case "ispContract":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_ispContract(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_ispContract(ctx, field)
+				})
 		case "ispsConnection":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_ispsConnection(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_ispsConnection(ctx, field)
+				})
 		case "licenseUsage":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_licenseUsage(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_licenseUsage(ctx, field)
+				})
 		case "softwareDownloads":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_softwareDownloads(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_softwareDownloads(ctx, field)
+				})
 		case "measurementSearch":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_measurementSearch(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_measurementSearch(ctx, field)
+				})
 		case "measurementSearchScroll":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_measurementSearchScroll(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_measurementSearchScroll(ctx, field)
+				})
 		case "measurement":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_measurement(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_measurement(ctx, field)
+				})
 		case "measurementDocument":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_measurementDocument(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_measurementDocument(ctx, field)
+				})
 		case "node":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_node(ctx, field)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_node(ctx, field)
+				})
 		case "nodes":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_nodes(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_nodes(ctx, field)
+				})
 		case "dataOwnerSettings":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_dataOwnerSettings(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_dataOwnerSettings(ctx, field)
+				})
 		case "aiAssistantStatus":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_aiAssistantStatus(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_aiAssistantStatus(ctx, field)
+				})
 		case "users":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_users(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_users(ctx, field)
+				})
 		case "user":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_user(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_user(ctx, field)
+				})
 		case "usersConnection":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_usersConnection(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_usersConnection(ctx, field)
+				})
 		case "webhooks":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_webhooks(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_webhooks(ctx, field)
+				})
 		case "webhook":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_webhook(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_webhook(ctx, field)
+				})
 		case "webhookEventTypes":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_webhookEventTypes(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_webhookEventTypes(ctx, field)
+				})
 		case "webhookDeliveries":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_webhookDeliveries(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_webhookDeliveries(ctx, field)
+				})
 		case "webhookDelivery":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_webhookDelivery(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_webhookDelivery(ctx, field)
+				})
 		case "webhooksConnection":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_webhooksConnection(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_webhooksConnection(ctx, field)
+				})
 		case "webhookDeliveriesConnection":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_webhookDeliveriesConnection(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_webhookDeliveriesConnection(ctx, field)
+				})
 		case "_entities":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query__entities(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query__entities(ctx, field)
+				})
 		case "_service":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query__service(ctx, field)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query__service(ctx, field)
+				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -47716,7 +46505,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___schema(ctx, field)
 			})
-			if out.Values[i] == graphql.RequiredNull {
+			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
@@ -47728,14 +46517,10 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -47746,8 +46531,7 @@ func (ec *executionContext) _RegistrationKey(ctx context.Context, sel ast.Select
 	fields := graphql.CollectFields(ec.OperationContext, sel, registrationKeyImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -47813,43 +46597,11 @@ func (ec *executionContext) _RegistrationKey(ctx context.Context, sel ast.Select
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "clients":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._RegistrationKey_clients(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._RegistrationKey_clients(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -47859,14 +46611,10 @@ func (ec *executionContext) _RegistrationKey(ctx context.Context, sel ast.Select
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -47877,8 +46625,7 @@ func (ec *executionContext) _RegistrationKeyLicenseUsage(ctx context.Context, se
 	fields := graphql.CollectFields(ec.OperationContext, sel, registrationKeyLicenseUsageImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -47922,14 +46669,10 @@ func (ec *executionContext) _RegistrationKeyLicenseUsage(ctx context.Context, se
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -47940,8 +46683,7 @@ func (ec *executionContext) _RegistrationKeyMonthUsage(ctx context.Context, sel 
 	fields := graphql.CollectFields(ec.OperationContext, sel, registrationKeyMonthUsageImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -47970,14 +46712,10 @@ func (ec *executionContext) _RegistrationKeyMonthUsage(ctx context.Context, sel 
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -47988,8 +46726,7 @@ func (ec *executionContext) _ResolveResult(ctx context.Context, sel ast.Selectio
 	fields := graphql.CollectFields(ec.OperationContext, sel, resolveResultImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -48013,14 +46750,10 @@ func (ec *executionContext) _ResolveResult(ctx context.Context, sel ast.Selectio
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -48031,8 +46764,7 @@ func (ec *executionContext) _ScheduleConfigRef(ctx context.Context, sel ast.Sele
 	fields := graphql.CollectFields(ec.OperationContext, sel, scheduleConfigRefImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -48076,14 +46808,10 @@ func (ec *executionContext) _ScheduleConfigRef(ctx context.Context, sel ast.Sele
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -48094,8 +46822,7 @@ func (ec *executionContext) _ServiceCredential(ctx context.Context, sel ast.Sele
 	fields := graphql.CollectFields(ec.OperationContext, sel, serviceCredentialImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -48144,14 +46871,10 @@ func (ec *executionContext) _ServiceCredential(ctx context.Context, sel ast.Sele
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -48162,8 +46885,7 @@ func (ec *executionContext) _ServiceCredentialImport(ctx context.Context, sel as
 	fields := graphql.CollectFields(ec.OperationContext, sel, serviceCredentialImportImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -48197,14 +46919,10 @@ func (ec *executionContext) _ServiceCredentialImport(ctx context.Context, sel as
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -48215,8 +46933,7 @@ func (ec *executionContext) _SoftwareComponent(ctx context.Context, sel ast.Sele
 	fields := graphql.CollectFields(ec.OperationContext, sel, softwareComponentImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -48250,14 +46967,10 @@ func (ec *executionContext) _SoftwareComponent(ctx context.Context, sel ast.Sele
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -48268,8 +46981,7 @@ func (ec *executionContext) _SoftwareDownloads(ctx context.Context, sel ast.Sele
 	fields := graphql.CollectFields(ec.OperationContext, sel, softwareDownloadsImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -48298,14 +47010,10 @@ func (ec *executionContext) _SoftwareDownloads(ctx context.Context, sel ast.Sele
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -48316,8 +47024,7 @@ func (ec *executionContext) _SoftwareLatest(ctx context.Context, sel ast.Selecti
 	fields := graphql.CollectFields(ec.OperationContext, sel, softwareLatestImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -48361,14 +47068,10 @@ func (ec *executionContext) _SoftwareLatest(ctx context.Context, sel ast.Selecti
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -48379,8 +47082,7 @@ func (ec *executionContext) _SoftwareVersion(ctx context.Context, sel ast.Select
 	fields := graphql.CollectFields(ec.OperationContext, sel, softwareVersionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -48409,14 +47111,10 @@ func (ec *executionContext) _SoftwareVersion(ctx context.Context, sel ast.Select
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -48427,8 +47125,7 @@ func (ec *executionContext) _StudyDescriptionImport(ctx context.Context, sel ast
 	fields := graphql.CollectFields(ec.OperationContext, sel, studyDescriptionImportImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -48477,14 +47174,10 @@ func (ec *executionContext) _StudyDescriptionImport(ctx context.Context, sel ast
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -48519,8 +47212,7 @@ func (ec *executionContext) _SystemStatusFilesystem(ctx context.Context, sel ast
 	fields := graphql.CollectFields(ec.OperationContext, sel, systemStatusFilesystemImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -48589,14 +47281,10 @@ func (ec *executionContext) _SystemStatusFilesystem(ctx context.Context, sel ast
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -48607,8 +47295,7 @@ func (ec *executionContext) _SystemStatusRecord(ctx context.Context, sel ast.Sel
 	fields := graphql.CollectFields(ec.OperationContext, sel, systemStatusRecordImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -48742,14 +47429,10 @@ func (ec *executionContext) _SystemStatusRecord(ctx context.Context, sel ast.Sel
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -48760,8 +47443,7 @@ func (ec *executionContext) _SystemStatusRecordConnection(ctx context.Context, s
 	fields := graphql.CollectFields(ec.OperationContext, sel, systemStatusRecordConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -48790,14 +47472,10 @@ func (ec *executionContext) _SystemStatusRecordConnection(ctx context.Context, s
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -48808,8 +47486,7 @@ func (ec *executionContext) _SystemStatusRecordEdge(ctx context.Context, sel ast
 	fields := graphql.CollectFields(ec.OperationContext, sel, systemStatusRecordEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -48833,14 +47510,10 @@ func (ec *executionContext) _SystemStatusRecordEdge(ctx context.Context, sel ast
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -48851,8 +47524,7 @@ func (ec *executionContext) _SystemStatusRecordPage(ctx context.Context, sel ast
 	fields := graphql.CollectFields(ec.OperationContext, sel, systemStatusRecordPageImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -48886,14 +47558,10 @@ func (ec *executionContext) _SystemStatusRecordPage(ctx context.Context, sel ast
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -48904,8 +47572,7 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 	fields := graphql.CollectFields(ec.OperationContext, sel, userImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -48999,14 +47666,10 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -49017,8 +47680,7 @@ func (ec *executionContext) _UserConnection(ctx context.Context, sel ast.Selecti
 	fields := graphql.CollectFields(ec.OperationContext, sel, userConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -49047,14 +47709,10 @@ func (ec *executionContext) _UserConnection(ctx context.Context, sel ast.Selecti
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -49065,8 +47723,7 @@ func (ec *executionContext) _UserEdge(ctx context.Context, sel ast.SelectionSet,
 	fields := graphql.CollectFields(ec.OperationContext, sel, userEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -49090,14 +47747,10 @@ func (ec *executionContext) _UserEdge(ctx context.Context, sel ast.SelectionSet,
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -49108,8 +47761,7 @@ func (ec *executionContext) _Viewer(ctx context.Context, sel ast.SelectionSet, o
 	fields := graphql.CollectFields(ec.OperationContext, sel, viewerImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -49143,14 +47795,10 @@ func (ec *executionContext) _Viewer(ctx context.Context, sel ast.SelectionSet, o
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -49161,8 +47809,7 @@ func (ec *executionContext) _Webhook(ctx context.Context, sel ast.SelectionSet, 
 	fields := graphql.CollectFields(ec.OperationContext, sel, webhookImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -49293,43 +47940,11 @@ func (ec *executionContext) _Webhook(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "deliveries":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Webhook_deliveries(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Webhook_deliveries(ctx, field, obj)
 				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -49339,14 +47954,10 @@ func (ec *executionContext) _Webhook(ctx context.Context, sel ast.SelectionSet, 
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -49357,8 +47968,7 @@ func (ec *executionContext) _WebhookCatalogue(ctx context.Context, sel ast.Selec
 	fields := graphql.CollectFields(ec.OperationContext, sel, webhookCatalogueImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -49402,14 +48012,10 @@ func (ec *executionContext) _WebhookCatalogue(ctx context.Context, sel ast.Selec
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -49420,8 +48026,7 @@ func (ec *executionContext) _WebhookConnection(ctx context.Context, sel ast.Sele
 	fields := graphql.CollectFields(ec.OperationContext, sel, webhookConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -49450,14 +48055,10 @@ func (ec *executionContext) _WebhookConnection(ctx context.Context, sel ast.Sele
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -49468,8 +48069,7 @@ func (ec *executionContext) _WebhookDelivery(ctx context.Context, sel ast.Select
 	fields := graphql.CollectFields(ec.OperationContext, sel, webhookDeliveryImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -49583,14 +48183,10 @@ func (ec *executionContext) _WebhookDelivery(ctx context.Context, sel ast.Select
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -49601,8 +48197,7 @@ func (ec *executionContext) _WebhookDeliveryConnection(ctx context.Context, sel 
 	fields := graphql.CollectFields(ec.OperationContext, sel, webhookDeliveryConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -49631,14 +48226,10 @@ func (ec *executionContext) _WebhookDeliveryConnection(ctx context.Context, sel 
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -49649,8 +48240,7 @@ func (ec *executionContext) _WebhookDeliveryEdge(ctx context.Context, sel ast.Se
 	fields := graphql.CollectFields(ec.OperationContext, sel, webhookDeliveryEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -49674,14 +48264,10 @@ func (ec *executionContext) _WebhookDeliveryEdge(ctx context.Context, sel ast.Se
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -49692,8 +48278,7 @@ func (ec *executionContext) _WebhookDeliveryPage(ctx context.Context, sel ast.Se
 	fields := graphql.CollectFields(ec.OperationContext, sel, webhookDeliveryPageImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -49717,14 +48302,10 @@ func (ec *executionContext) _WebhookDeliveryPage(ctx context.Context, sel ast.Se
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -49735,8 +48316,7 @@ func (ec *executionContext) _WebhookDeliveryPagination(ctx context.Context, sel 
 	fields := graphql.CollectFields(ec.OperationContext, sel, webhookDeliveryPaginationImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -49765,14 +48345,10 @@ func (ec *executionContext) _WebhookDeliveryPagination(ctx context.Context, sel 
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -49783,8 +48359,7 @@ func (ec *executionContext) _WebhookEdge(ctx context.Context, sel ast.SelectionS
 	fields := graphql.CollectFields(ec.OperationContext, sel, webhookEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -49808,14 +48383,10 @@ func (ec *executionContext) _WebhookEdge(ctx context.Context, sel ast.SelectionS
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -49826,8 +48397,7 @@ func (ec *executionContext) _WebhookEventGroup(ctx context.Context, sel ast.Sele
 	fields := graphql.CollectFields(ec.OperationContext, sel, webhookEventGroupImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -49851,14 +48421,10 @@ func (ec *executionContext) _WebhookEventGroup(ctx context.Context, sel ast.Sele
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -49869,8 +48435,7 @@ func (ec *executionContext) _WebhookEventType(ctx context.Context, sel ast.Selec
 	fields := graphql.CollectFields(ec.OperationContext, sel, webhookEventTypeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -49909,14 +48474,10 @@ func (ec *executionContext) _WebhookEventType(ctx context.Context, sel ast.Selec
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -49927,8 +48488,7 @@ func (ec *executionContext) _WebhookFilterInfo(ctx context.Context, sel ast.Sele
 	fields := graphql.CollectFields(ec.OperationContext, sel, webhookFilterInfoImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -49952,14 +48512,10 @@ func (ec *executionContext) _WebhookFilterInfo(ctx context.Context, sel ast.Sele
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -49970,8 +48526,7 @@ func (ec *executionContext) _WebhookFilters(ctx context.Context, sel ast.Selecti
 	fields := graphql.CollectFields(ec.OperationContext, sel, webhookFiltersImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -50005,14 +48560,10 @@ func (ec *executionContext) _WebhookFilters(ctx context.Context, sel ast.Selecti
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -50023,8 +48574,7 @@ func (ec *executionContext) _WebhookFormatOptions(ctx context.Context, sel ast.S
 	fields := graphql.CollectFields(ec.OperationContext, sel, webhookFormatOptionsImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -50053,14 +48603,10 @@ func (ec *executionContext) _WebhookFormatOptions(ctx context.Context, sel ast.S
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -50071,8 +48617,7 @@ func (ec *executionContext) __Service(ctx context.Context, sel ast.SelectionSet,
 	fields := graphql.CollectFields(ec.OperationContext, sel, _ServiceImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -50091,14 +48636,10 @@ func (ec *executionContext) __Service(ctx context.Context, sel ast.SelectionSet,
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -50109,8 +48650,7 @@ func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionS
 	fields := graphql.CollectFields(ec.OperationContext, sel, __DirectiveImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -50149,14 +48689,10 @@ func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionS
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -50167,8 +48703,7 @@ func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionS
 	fields := graphql.CollectFields(ec.OperationContext, sel, __EnumValueImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -50202,14 +48737,10 @@ func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionS
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -50220,8 +48751,7 @@ func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, 
 	fields := graphql.CollectFields(ec.OperationContext, sel, __FieldImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -50265,14 +48795,10 @@ func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, 
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -50283,8 +48809,7 @@ func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.Selection
 	fields := graphql.CollectFields(ec.OperationContext, sel, __InputValueImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -50328,14 +48853,10 @@ func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.Selection
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -50346,8 +48867,7 @@ func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet,
 	fields := graphql.CollectFields(ec.OperationContext, sel, __SchemaImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -50391,14 +48911,10 @@ func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet,
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -50409,8 +48925,7 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 	fields := graphql.CollectFields(ec.OperationContext, sel, __TypeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -50479,14 +48994,10 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 		return graphql.Null
 	}
 
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
 
 	return out
 }
@@ -50507,9 +49018,7 @@ func (ec *executionContext) marshalNAccessLevel2githubᚗcomᚋfleetgraphᚋflee
 
 func (ec *executionContext) marshalNAiAssistantStatus2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAiAssistantStatus(ctx context.Context, sel ast.SelectionSet, v *model.AiAssistantStatus) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "AiAssistantStatus!")
 		return graphql.Null
 	}
 	return ec._AiAssistantStatus(ctx, sel, v)
@@ -50542,9 +49051,7 @@ func (ec *executionContext) marshalNAiConversation2ᚕgithubᚗcomᚋfleetgraph�
 
 func (ec *executionContext) marshalNAiConversation2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAiConversation(ctx context.Context, sel ast.SelectionSet, v *model.AiConversation) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "AiConversation!")
 		return graphql.Null
 	}
 	return ec._AiConversation(ctx, sel, v)
@@ -50567,9 +49074,7 @@ func (ec *executionContext) unmarshalNAiExplainAnomalyInput2githubᚗcomᚋfleet
 
 func (ec *executionContext) marshalNAiUsage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAiUsage(ctx context.Context, sel ast.SelectionSet, v *model.AiUsage) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "AiUsage!")
 		return graphql.Null
 	}
 	return ec._AiUsage(ctx, sel, v)
@@ -50577,9 +49082,7 @@ func (ec *executionContext) marshalNAiUsage2ᚖgithubᚗcomᚋfleetgraphᚋfleet
 
 func (ec *executionContext) marshalNAnomalyDetectionDimensions2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyDetectionDimensions(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.AnomalyDetectionDimensions) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "AnomalyDetectionDimensions!")
 		return graphql.Null
 	}
 	return ec._AnomalyDetectionDimensions(ctx, sel, v)
@@ -50607,9 +49110,7 @@ func (ec *executionContext) marshalNAnomalyDetectionOverride2ᚕgithubᚗcomᚋf
 
 func (ec *executionContext) marshalNAnomalyDetectionOverride2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyDetectionOverride(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.AnomalyDetectionOverride) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "AnomalyDetectionOverride!")
 		return graphql.Null
 	}
 	return ec._AnomalyDetectionOverride(ctx, sel, v)
@@ -50627,9 +49128,7 @@ func (ec *executionContext) unmarshalNAnomalyDetectionOverrideFeedbackInput2gith
 
 func (ec *executionContext) marshalNAnomalyDetectionOverrideFeedbackResult2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyDetectionOverrideFeedbackResult(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.AnomalyDetectionOverrideFeedbackResult) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "AnomalyDetectionOverrideFeedbackResult!")
 		return graphql.Null
 	}
 	return ec._AnomalyDetectionOverrideFeedbackResult(ctx, sel, v)
@@ -50637,9 +49136,7 @@ func (ec *executionContext) marshalNAnomalyDetectionOverrideFeedbackResult2ᚖgi
 
 func (ec *executionContext) marshalNAnomalyDetectionOverrideScope2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐAnomalyDetectionOverrideScope(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.AnomalyDetectionOverrideScope) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "AnomalyDetectionOverrideScope!")
 		return graphql.Null
 	}
 	return ec._AnomalyDetectionOverrideScope(ctx, sel, v)
@@ -50652,9 +49149,7 @@ func (ec *executionContext) unmarshalNAnomalyDetectionOverrideScopeInput2ᚖgith
 
 func (ec *executionContext) marshalNAnomalyEvent2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAnomalyEvent(ctx context.Context, sel ast.SelectionSet, v *model.AnomalyEvent) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "AnomalyEvent!")
 		return graphql.Null
 	}
 	return ec._AnomalyEvent(ctx, sel, v)
@@ -50676,9 +49171,7 @@ func (ec *executionContext) unmarshalNAnomalyEventByIDsInput2ᚕᚖgithubᚗcom�
 
 func (ec *executionContext) marshalNAnomalyEventConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAnomalyEventConnection(ctx context.Context, sel ast.SelectionSet, v *model.AnomalyEventConnection) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "AnomalyEventConnection!")
 		return graphql.Null
 	}
 	return ec._AnomalyEventConnection(ctx, sel, v)
@@ -50726,9 +49219,7 @@ func (ec *executionContext) marshalNAnomalyRule2ᚕgithubᚗcomᚋfleetgraphᚋf
 
 func (ec *executionContext) marshalNAnomalyRule2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐAnomalyRule(ctx context.Context, sel ast.SelectionSet, v *model.AnomalyRule) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "AnomalyRule!")
 		return graphql.Null
 	}
 	return ec._AnomalyRule(ctx, sel, v)
@@ -50758,9 +49249,7 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	_ = sel
 	res := graphql.MarshalBoolean(v)
 	if res == graphql.Null {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullFromMarshaler(ctx, "Boolean!")
 	}
 	return res
 }
@@ -50788,9 +49277,7 @@ func (ec *executionContext) marshalNCapability2ᚕgithubᚗcomᚋfleetgraphᚋfl
 
 func (ec *executionContext) marshalNCapability2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapability(ctx context.Context, sel ast.SelectionSet, v *model.Capability) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "Capability!")
 		return graphql.Null
 	}
 	return ec._Capability(ctx, sel, v)
@@ -50812,9 +49299,7 @@ func (ec *executionContext) unmarshalNCapabilityByIDsInput2ᚕᚖgithubᚗcomᚋ
 
 func (ec *executionContext) marshalNCapabilityConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐCapabilityConnection(ctx context.Context, sel ast.SelectionSet, v *model.CapabilityConnection) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "CapabilityConnection!")
 		return graphql.Null
 	}
 	return ec._CapabilityConnection(ctx, sel, v)
@@ -50873,9 +49358,7 @@ func (ec *executionContext) marshalNClient2ᚕgithubᚗcomᚋfleetgraphᚋfleetg
 
 func (ec *executionContext) marshalNClient2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClient(ctx context.Context, sel ast.SelectionSet, v *model.Client) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "Client!")
 		return graphql.Null
 	}
 	return ec._Client(ctx, sel, v)
@@ -50903,9 +49386,7 @@ func (ec *executionContext) marshalNClientAdminApiKey2ᚕgithubᚗcomᚋfleetgra
 
 func (ec *executionContext) marshalNClientAdminApiKey2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientAdminAPIKey(ctx context.Context, sel ast.SelectionSet, v *model.ClientAdminAPIKey) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "ClientAdminApiKey!")
 		return graphql.Null
 	}
 	return ec._ClientAdminApiKey(ctx, sel, v)
@@ -50913,9 +49394,7 @@ func (ec *executionContext) marshalNClientAdminApiKey2ᚖgithubᚗcomᚋfleetgra
 
 func (ec *executionContext) marshalNClientAdminApiKeyConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientAdminAPIKeyConnection(ctx context.Context, sel ast.SelectionSet, v *model.ClientAdminAPIKeyConnection) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "ClientAdminApiKeyConnection!")
 		return graphql.Null
 	}
 	return ec._ClientAdminApiKeyConnection(ctx, sel, v)
@@ -50968,9 +49447,7 @@ func (ec *executionContext) marshalNClientAnalyticsApiKey2ᚕgithubᚗcomᚋflee
 
 func (ec *executionContext) marshalNClientAnalyticsApiKey2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientAnalyticsAPIKey(ctx context.Context, sel ast.SelectionSet, v *model.ClientAnalyticsAPIKey) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "ClientAnalyticsApiKey!")
 		return graphql.Null
 	}
 	return ec._ClientAnalyticsApiKey(ctx, sel, v)
@@ -50978,9 +49455,7 @@ func (ec *executionContext) marshalNClientAnalyticsApiKey2ᚖgithubᚗcomᚋflee
 
 func (ec *executionContext) marshalNClientAnalyticsApiKeyConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientAnalyticsAPIKeyConnection(ctx context.Context, sel ast.SelectionSet, v *model.ClientAnalyticsAPIKeyConnection) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "ClientAnalyticsApiKeyConnection!")
 		return graphql.Null
 	}
 	return ec._ClientAnalyticsApiKeyConnection(ctx, sel, v)
@@ -51012,9 +49487,7 @@ func (ec *executionContext) marshalNClientConfiguration2githubᚗcomᚋfleetgrap
 
 func (ec *executionContext) marshalNClientConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientConnection(ctx context.Context, sel ast.SelectionSet, v *model.ClientConnection) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "ClientConnection!")
 		return graphql.Null
 	}
 	return ec._ClientConnection(ctx, sel, v)
@@ -51068,9 +49541,7 @@ func (ec *executionContext) marshalNClientGroup2ᚕgithubᚗcomᚋfleetgraphᚋf
 
 func (ec *executionContext) marshalNClientGroup2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroup(ctx context.Context, sel ast.SelectionSet, v *model.ClientGroup) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "ClientGroup!")
 		return graphql.Null
 	}
 	return ec._ClientGroup(ctx, sel, v)
@@ -51092,9 +49563,7 @@ func (ec *executionContext) unmarshalNClientGroupByIDsInput2ᚕᚖgithubᚗcom�
 
 func (ec *executionContext) marshalNClientGroupConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐClientGroupConnection(ctx context.Context, sel ast.SelectionSet, v *model.ClientGroupConnection) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "ClientGroupConnection!")
 		return graphql.Null
 	}
 	return ec._ClientGroupConnection(ctx, sel, v)
@@ -51237,9 +49706,7 @@ func (ec *executionContext) marshalNConfigClientGroup2ᚕgithubᚗcomᚋfleetgra
 
 func (ec *executionContext) marshalNConfigImportReport2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐConfigImportReport(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.ConfigImportReport) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "ConfigImportReport!")
 		return graphql.Null
 	}
 	return ec._ConfigImportReport(ctx, sel, v)
@@ -51297,9 +49764,7 @@ func (ec *executionContext) marshalNConfigStudy2ᚕgithubᚗcomᚋfleetgraphᚋf
 
 func (ec *executionContext) marshalNDataOwnerSettings2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐDataOwnerSettings(ctx context.Context, sel ast.SelectionSet, v *model.DataOwnerSettings) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "DataOwnerSettings!")
 		return graphql.Null
 	}
 	return ec._DataOwnerSettings(ctx, sel, v)
@@ -51312,9 +49777,7 @@ func (ec *executionContext) unmarshalNDataOwnerSettingsInput2githubᚗcomᚋflee
 
 func (ec *executionContext) marshalNEvent2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐEvent(ctx context.Context, sel ast.SelectionSet, v *model.Event) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "Event!")
 		return graphql.Null
 	}
 	return ec._Event(ctx, sel, v)
@@ -51342,9 +49805,7 @@ func (ec *executionContext) marshalNExportApiKey2ᚕgithubᚗcomᚋfleetgraphᚋ
 
 func (ec *executionContext) marshalNExportApiKey2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐExportAPIKey(ctx context.Context, sel ast.SelectionSet, v *model.ExportAPIKey) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "ExportApiKey!")
 		return graphql.Null
 	}
 	return ec._ExportApiKey(ctx, sel, v)
@@ -51352,9 +49813,7 @@ func (ec *executionContext) marshalNExportApiKey2ᚖgithubᚗcomᚋfleetgraphᚋ
 
 func (ec *executionContext) marshalNExportApiKeyConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐExportAPIKeyConnection(ctx context.Context, sel ast.SelectionSet, v *model.ExportAPIKeyConnection) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "ExportApiKeyConnection!")
 		return graphql.Null
 	}
 	return ec._ExportApiKeyConnection(ctx, sel, v)
@@ -51382,9 +49841,7 @@ func (ec *executionContext) marshalNExportApiKeyEdge2ᚕgithubᚗcomᚋfleetgrap
 
 func (ec *executionContext) marshalNExportClientPage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐExportClientPage(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.ExportClientPage) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "ExportClientPage!")
 		return graphql.Null
 	}
 	return ec._ExportClientPage(ctx, sel, v)
@@ -51392,9 +49849,7 @@ func (ec *executionContext) marshalNExportClientPage2ᚖgithubᚗcomᚋfleetgrap
 
 func (ec *executionContext) marshalNExportDocumentPage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐExportDocumentPage(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.ExportDocumentPage) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "ExportDocumentPage!")
 		return graphql.Null
 	}
 	return ec._ExportDocumentPage(ctx, sel, v)
@@ -51419,9 +49874,7 @@ func (ec *executionContext) marshalNFieldSet2string(ctx context.Context, sel ast
 	_ = sel
 	res := graphql.MarshalString(v)
 	if res == graphql.Null {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullFromMarshaler(ctx, "FieldSet!")
 	}
 	return res
 }
@@ -51435,9 +49888,7 @@ func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.S
 	_ = sel
 	res := graphql.MarshalFloatContext(v)
 	if res == graphql.Null {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullFromMarshaler(ctx, "Float!")
 	}
 	return graphql.WrapContextMarshaler(ctx, res)
 }
@@ -51500,9 +49951,7 @@ func (ec *executionContext) marshalNHealthThresholdSnapshot2githubᚗcomᚋfleet
 
 func (ec *executionContext) marshalNHealthThresholds2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐHealthThresholds(ctx context.Context, sel ast.SelectionSet, v *model.HealthThresholds) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "HealthThresholds!")
 		return graphql.Null
 	}
 	return ec._HealthThresholds(ctx, sel, v)
@@ -51522,9 +49971,7 @@ func (ec *executionContext) marshalNID2string(ctx context.Context, sel ast.Selec
 	_ = sel
 	res := graphql.MarshalID(v)
 	if res == graphql.Null {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullFromMarshaler(ctx, "ID!")
 	}
 	return res
 }
@@ -51567,9 +50014,7 @@ func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.Selec
 	_ = sel
 	res := graphql.MarshalInt64(v)
 	if res == graphql.Null {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullFromMarshaler(ctx, "Int!")
 	}
 	return res
 }
@@ -51626,9 +50071,7 @@ func (ec *executionContext) marshalNIsp2ᚕgithubᚗcomᚋfleetgraphᚋfleetgrap
 
 func (ec *executionContext) marshalNIsp2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIsp(ctx context.Context, sel ast.SelectionSet, v *model.Isp) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "Isp!")
 		return graphql.Null
 	}
 	return ec._Isp(ctx, sel, v)
@@ -51650,9 +50093,7 @@ func (ec *executionContext) unmarshalNIspByIDsInput2ᚕᚖgithubᚗcomᚋfleetgr
 
 func (ec *executionContext) marshalNIspConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspConnection(ctx context.Context, sel ast.SelectionSet, v *model.IspConnection) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "IspConnection!")
 		return graphql.Null
 	}
 	return ec._IspConnection(ctx, sel, v)
@@ -51680,9 +50121,7 @@ func (ec *executionContext) marshalNIspContract2ᚕgithubᚗcomᚋfleetgraphᚋf
 
 func (ec *executionContext) marshalNIspContract2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐIspContract(ctx context.Context, sel ast.SelectionSet, v *model.IspContract) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "IspContract!")
 		return graphql.Null
 	}
 	return ec._IspContract(ctx, sel, v)
@@ -51790,9 +50229,7 @@ func (ec *executionContext) unmarshalNJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetg
 
 func (ec *executionContext) marshalNJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐJSON(ctx context.Context, sel ast.SelectionSet, v *model.JSON) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "JSON!")
 		return graphql.Null
 	}
 	return v
@@ -51800,9 +50237,7 @@ func (ec *executionContext) marshalNJSON2ᚖgithubᚗcomᚋfleetgraphᚋfleetgra
 
 func (ec *executionContext) marshalNLabelAvailability2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐLabelAvailability(ctx context.Context, sel ast.SelectionSet, v *model.LabelAvailability) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "LabelAvailability!")
 		return graphql.Null
 	}
 	return ec._LabelAvailability(ctx, sel, v)
@@ -51830,9 +50265,7 @@ func (ec *executionContext) marshalNLicenseMonthUsage2ᚕgithubᚗcomᚋfleetgra
 
 func (ec *executionContext) marshalNLicenseUsageReport2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐLicenseUsageReport(ctx context.Context, sel ast.SelectionSet, v *model.LicenseUsageReport) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "LicenseUsageReport!")
 		return graphql.Null
 	}
 	return ec._LicenseUsageReport(ctx, sel, v)
@@ -51860,9 +50293,7 @@ func (ec *executionContext) marshalNMeasurement2ᚕgithubᚗcomᚋfleetgraphᚋf
 
 func (ec *executionContext) marshalNMeasurement2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurement(ctx context.Context, sel ast.SelectionSet, v *model.Measurement) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "Measurement!")
 		return graphql.Null
 	}
 	return ec._Measurement(ctx, sel, v)
@@ -51904,9 +50335,7 @@ func (ec *executionContext) marshalNMeasurementConfig2ᚕgithubᚗcomᚋfleetgra
 
 func (ec *executionContext) marshalNMeasurementConfig2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurementConfig(ctx context.Context, sel ast.SelectionSet, v *model.MeasurementConfig) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "MeasurementConfig!")
 		return graphql.Null
 	}
 	return ec._MeasurementConfig(ctx, sel, v)
@@ -51914,9 +50343,7 @@ func (ec *executionContext) marshalNMeasurementConfig2ᚖgithubᚗcomᚋfleetgra
 
 func (ec *executionContext) marshalNMeasurementConfigConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurementConfigConnection(ctx context.Context, sel ast.SelectionSet, v *model.MeasurementConfigConnection) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "MeasurementConfigConnection!")
 		return graphql.Null
 	}
 	return ec._MeasurementConfigConnection(ctx, sel, v)
@@ -51949,9 +50376,7 @@ func (ec *executionContext) marshalNMeasurementConfigEdge2ᚕgithubᚗcomᚋflee
 
 func (ec *executionContext) marshalNMeasurementConfigImport2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐMeasurementConfigImport(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.MeasurementConfigImport) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "MeasurementConfigImport!")
 		return graphql.Null
 	}
 	return ec._MeasurementConfigImport(ctx, sel, v)
@@ -51969,9 +50394,7 @@ func (ec *executionContext) unmarshalNMeasurementConfigUpdateInput2githubᚗcom�
 
 func (ec *executionContext) marshalNMeasurementConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐMeasurementConnection(ctx context.Context, sel ast.SelectionSet, v *model.MeasurementConnection) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "MeasurementConnection!")
 		return graphql.Null
 	}
 	return ec._MeasurementConnection(ctx, sel, v)
@@ -52115,9 +50538,7 @@ func (ec *executionContext) marshalNOrderDirection2githubᚗcomᚋfleetgraphᚋf
 
 func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "PageInfo!")
 		return graphql.Null
 	}
 	return ec._PageInfo(ctx, sel, v)
@@ -52146,9 +50567,7 @@ func (ec *executionContext) marshalNRegistrationKey2ᚕgithubᚗcomᚋfleetgraph
 
 func (ec *executionContext) marshalNRegistrationKey2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐRegistrationKey(ctx context.Context, sel ast.SelectionSet, v *model.RegistrationKey) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "RegistrationKey!")
 		return graphql.Null
 	}
 	return ec._RegistrationKey(ctx, sel, v)
@@ -52220,9 +50639,7 @@ func (ec *executionContext) unmarshalNRegistrationKeyUpdateInput2githubᚗcomᚋ
 
 func (ec *executionContext) marshalNResolveResult2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋgraphᚋgqlmodelᚐResolveResult(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.ResolveResult) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "ResolveResult!")
 		return graphql.Null
 	}
 	return ec._ResolveResult(ctx, sel, v)
@@ -52280,9 +50697,7 @@ func (ec *executionContext) marshalNServiceCredential2ᚕgithubᚗcomᚋfleetgra
 
 func (ec *executionContext) marshalNServiceCredential2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐServiceCredential(ctx context.Context, sel ast.SelectionSet, v *model.ServiceCredential) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "ServiceCredential!")
 		return graphql.Null
 	}
 	return ec._ServiceCredential(ctx, sel, v)
@@ -52340,9 +50755,7 @@ func (ec *executionContext) marshalNSoftwareComponent2ᚕgithubᚗcomᚋfleetgra
 
 func (ec *executionContext) marshalNSoftwareDownloads2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐSoftwareDownloads(ctx context.Context, sel ast.SelectionSet, v *model.SoftwareDownloads) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "SoftwareDownloads!")
 		return graphql.Null
 	}
 	return ec._SoftwareDownloads(ctx, sel, v)
@@ -52377,9 +50790,7 @@ func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.S
 	_ = sel
 	res := model.MarshalStrictString(v)
 	if res == graphql.Null {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullFromMarshaler(ctx, "String!")
 	}
 	return res
 }
@@ -52475,9 +50886,7 @@ func (ec *executionContext) marshalNSystemStatusRecord2ᚕgithubᚗcomᚋfleetgr
 
 func (ec *executionContext) marshalNSystemStatusRecord2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐSystemStatusRecord(ctx context.Context, sel ast.SelectionSet, v *model.SystemStatusRecord) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "SystemStatusRecord!")
 		return graphql.Null
 	}
 	return ec._SystemStatusRecord(ctx, sel, v)
@@ -52485,9 +50894,7 @@ func (ec *executionContext) marshalNSystemStatusRecord2ᚖgithubᚗcomᚋfleetgr
 
 func (ec *executionContext) marshalNSystemStatusRecordConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐSystemStatusRecordConnection(ctx context.Context, sel ast.SelectionSet, v *model.SystemStatusRecordConnection) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "SystemStatusRecordConnection!")
 		return graphql.Null
 	}
 	return ec._SystemStatusRecordConnection(ctx, sel, v)
@@ -52515,9 +50922,7 @@ func (ec *executionContext) marshalNSystemStatusRecordEdge2ᚕgithubᚗcomᚋfle
 
 func (ec *executionContext) marshalNSystemStatusRecordPage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐSystemStatusRecordPage(ctx context.Context, sel ast.SelectionSet, v *model.SystemStatusRecordPage) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "SystemStatusRecordPage!")
 		return graphql.Null
 	}
 	return ec._SystemStatusRecordPage(ctx, sel, v)
@@ -52532,9 +50937,7 @@ func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel as
 	_ = sel
 	res := graphql.MarshalTime(v)
 	if res == graphql.Null {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullFromMarshaler(ctx, "Time!")
 	}
 	return res
 }
@@ -52561,9 +50964,7 @@ func (ec *executionContext) marshalNUser2ᚕgithubᚗcomᚋfleetgraphᚋfleetgra
 
 func (ec *executionContext) marshalNUser2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐUser(ctx context.Context, sel ast.SelectionSet, v *model.User) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "User!")
 		return graphql.Null
 	}
 	return ec._User(ctx, sel, v)
@@ -52571,9 +50972,7 @@ func (ec *executionContext) marshalNUser2ᚖgithubᚗcomᚋfleetgraphᚋfleetgra
 
 func (ec *executionContext) marshalNUserConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐUserConnection(ctx context.Context, sel ast.SelectionSet, v *model.UserConnection) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "UserConnection!")
 		return graphql.Null
 	}
 	return ec._UserConnection(ctx, sel, v)
@@ -52611,9 +51010,7 @@ func (ec *executionContext) unmarshalNUserUpdateInput2githubᚗcomᚋfleetgraph�
 
 func (ec *executionContext) marshalNViewer2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐViewer(ctx context.Context, sel ast.SelectionSet, v *model.Viewer) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "Viewer!")
 		return graphql.Null
 	}
 	return ec._Viewer(ctx, sel, v)
@@ -52642,9 +51039,7 @@ func (ec *executionContext) marshalNWebhook2ᚕgithubᚗcomᚋfleetgraphᚋfleet
 
 func (ec *executionContext) marshalNWebhook2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐWebhook(ctx context.Context, sel ast.SelectionSet, v *model.Webhook) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "Webhook!")
 		return graphql.Null
 	}
 	return ec._Webhook(ctx, sel, v)
@@ -52652,9 +51047,7 @@ func (ec *executionContext) marshalNWebhook2ᚖgithubᚗcomᚋfleetgraphᚋfleet
 
 func (ec *executionContext) marshalNWebhookCatalogue2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐWebhookCatalogue(ctx context.Context, sel ast.SelectionSet, v *model.WebhookCatalogue) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "WebhookCatalogue!")
 		return graphql.Null
 	}
 	return ec._WebhookCatalogue(ctx, sel, v)
@@ -52662,9 +51055,7 @@ func (ec *executionContext) marshalNWebhookCatalogue2ᚖgithubᚗcomᚋfleetgrap
 
 func (ec *executionContext) marshalNWebhookConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐWebhookConnection(ctx context.Context, sel ast.SelectionSet, v *model.WebhookConnection) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "WebhookConnection!")
 		return graphql.Null
 	}
 	return ec._WebhookConnection(ctx, sel, v)
@@ -52697,9 +51088,7 @@ func (ec *executionContext) marshalNWebhookDelivery2ᚕgithubᚗcomᚋfleetgraph
 
 func (ec *executionContext) marshalNWebhookDelivery2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐWebhookDelivery(ctx context.Context, sel ast.SelectionSet, v *model.WebhookDelivery) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "WebhookDelivery!")
 		return graphql.Null
 	}
 	return ec._WebhookDelivery(ctx, sel, v)
@@ -52707,9 +51096,7 @@ func (ec *executionContext) marshalNWebhookDelivery2ᚖgithubᚗcomᚋfleetgraph
 
 func (ec *executionContext) marshalNWebhookDeliveryConnection2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐWebhookDeliveryConnection(ctx context.Context, sel ast.SelectionSet, v *model.WebhookDeliveryConnection) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "WebhookDeliveryConnection!")
 		return graphql.Null
 	}
 	return ec._WebhookDeliveryConnection(ctx, sel, v)
@@ -52737,9 +51124,7 @@ func (ec *executionContext) marshalNWebhookDeliveryEdge2ᚕgithubᚗcomᚋfleetg
 
 func (ec *executionContext) marshalNWebhookDeliveryPage2ᚖgithubᚗcomᚋfleetgraphᚋfleetgraphᚋmodelᚐWebhookDeliveryPage(ctx context.Context, sel ast.SelectionSet, v *model.WebhookDeliveryPage) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "WebhookDeliveryPage!")
 		return graphql.Null
 	}
 	return ec._WebhookDeliveryPage(ctx, sel, v)
@@ -52849,17 +51234,13 @@ func (ec *executionContext) unmarshalN_Any2map(ctx context.Context, v any) (map[
 
 func (ec *executionContext) marshalN_Any2map(ctx context.Context, sel ast.SelectionSet, v map[string]any) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "_Any!")
 		return graphql.Null
 	}
 	_ = sel
 	res := graphql.MarshalMap(v)
 	if res == graphql.Null {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullFromMarshaler(ctx, "_Any!")
 	}
 	return res
 }
@@ -52997,9 +51378,7 @@ func (ec *executionContext) marshalN__DirectiveLocation2string(ctx context.Conte
 	_ = sel
 	res := graphql.MarshalString(v)
 	if res == graphql.Null {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullFromMarshaler(ctx, "__DirectiveLocation!")
 	}
 	return res
 }
@@ -53062,6 +51441,14 @@ func (ec *executionContext) marshalN__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 	return ret
 }
 
+func (ec *executionContext) marshalN__Schema2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐSchema(ctx context.Context, sel ast.SelectionSet, v *introspection.Schema) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "__Schema!")
+		return graphql.Null
+	}
+	return ec.___Schema(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx context.Context, sel ast.SelectionSet, v introspection.Type) graphql.Marshaler {
 	return ec.___Type(ctx, sel, &v)
 }
@@ -53084,9 +51471,7 @@ func (ec *executionContext) marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgen�
 
 func (ec *executionContext) marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx context.Context, sel ast.SelectionSet, v *introspection.Type) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullError(ctx, "__Type!")
 		return graphql.Null
 	}
 	return ec.___Type(ctx, sel, v)
@@ -53101,9 +51486,7 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 	_ = sel
 	res := graphql.MarshalString(v)
 	if res == graphql.Null {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullFromMarshaler(ctx, "__TypeKind!")
 	}
 	return res
 }
@@ -53117,9 +51500,7 @@ func (ec *executionContext) marshalNfederation__Policy2string(ctx context.Contex
 	_ = sel
 	res := graphql.MarshalString(v)
 	if res == graphql.Null {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullFromMarshaler(ctx, "federation__Policy!")
 	}
 	return res
 }
@@ -53191,9 +51572,7 @@ func (ec *executionContext) marshalNfederation__Scope2string(ctx context.Context
 	_ = sel
 	res := graphql.MarshalString(v)
 	if res == graphql.Null {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		graphql.AddInvalidNullFromMarshaler(ctx, "federation__Scope!")
 	}
 	return res
 }
@@ -53986,13 +52365,6 @@ func (ec *executionContext) marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 	}
 
 	return ret
-}
-
-func (ec *executionContext) marshalO__Schema2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐSchema(ctx context.Context, sel ast.SelectionSet, v *introspection.Schema) graphql.Marshaler {
-	if v == nil {
-		return graphql.Null
-	}
-	return ec.___Schema(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.Type) graphql.Marshaler {

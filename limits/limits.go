@@ -114,6 +114,11 @@ const (
 // The complexity of a GraphQL operation (server/complexity.go prices the
 // fields).
 const (
+	// DocumentsKept is how many GraphQL documents each executor (/graphql,
+	// REST's stored operations) keeps parsed and validated, and with them
+	// what the checks of a document learn once: that its input is within
+	// DefaultGraphQL, and its complexity when no variable changes it.
+	DocumentsKept = 1000
 	// Complexity caps how much one GraphQL operation may ask for.
 	Complexity = 1000
 	// SearchComplexity is what one search field (a Query DSL search, a

@@ -5,10 +5,10 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
@@ -166,22 +166,25 @@ func unpriced(schema *ast.Schema, root graph.ComplexityRoot) []string {
 	return missing
 }
 
-// storedComplexity is FixedComplexityLimit(limits.Complexity) for the REST
-// executor, which runs only stored operations (package rest): the
-// complexity of one that no variable can change (no field priced by its
-// arguments, above, takes a variable) is the same at every request, so it
-// is computed at the operation's first request only. An operation over the
-// limit is refused as FixedComplexityLimit refuses it, and never cached.
-type storedComplexity struct {
+// knownComplexity is FixedComplexityLimit(limits.Complexity) for both
+// executors: the complexity of an operation that no variable can change (no
+// field priced by its arguments, above, takes a variable) is the same at
+// every request, so it is computed at the operation's first request only
+// and kept for the last limits.DocumentsKept such operations (REST runs
+// only its stored operations, package rest; /graphql any document). An
+// operation over the limit is refused as FixedComplexityLimit refuses it,
+// and never kept.
+type knownComplexity struct {
 	*extension.ComplexityLimit
 	priced map[string]bool // the fields priced above, by normalName
-	fixed  sync.Map        // storedOperation -> *extension.ComplexityStats
+	fixed  *lru.Cache[knownOperation, *extension.ComplexityStats]
 }
 
-type storedOperation struct{ document, name string }
+type knownOperation struct{ document, name string }
 
-func newStoredComplexity() *storedComplexity {
-	s := &storedComplexity{ComplexityLimit: extension.FixedComplexityLimit(limits.Complexity), priced: map[string]bool{}}
+func newKnownComplexity() *knownComplexity {
+	fixed, _ := lru.New[knownOperation, *extension.ComplexityStats](limits.DocumentsKept) // a positive size: no error
+	s := &knownComplexity{ComplexityLimit: extension.FixedComplexityLimit(limits.Complexity), priced: map[string]bool{}, fixed: fixed}
 	root := reflect.ValueOf(complexity())
 	for i := range root.NumField() {
 		typ := root.Field(i)
@@ -201,9 +204,9 @@ func normalName(name string) string { return strings.ToLower(strings.ReplaceAll(
 
 // MutateOperationContext computes the operation's complexity, or takes it
 // from its first request.
-func (s *storedComplexity) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
-	key := storedOperation{oc.RawQuery, oc.OperationName}
-	if stats, ok := s.fixed.Load(key); ok {
+func (s *knownComplexity) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+	key := knownOperation{oc.RawQuery, oc.OperationName}
+	if stats, ok := s.fixed.Get(key); ok {
 		oc.Stats.SetExtension(s.ExtensionName(), stats)
 		return nil
 	}
@@ -211,7 +214,9 @@ func (s *storedComplexity) MutateOperationContext(ctx context.Context, oc *graph
 		return err
 	}
 	if op := oc.Doc.Operations.ForName(oc.OperationName); op != nil && !s.variable(op.SelectionSet) {
-		s.fixed.Store(key, oc.Stats.GetExtension(s.ExtensionName()))
+		if stats, ok := oc.Stats.GetExtension(s.ExtensionName()).(*extension.ComplexityStats); ok {
+			s.fixed.Add(key, stats)
+		}
 	}
 	return nil
 }
@@ -221,7 +226,7 @@ func (s *storedComplexity) MutateOperationContext(ctx context.Context, oc *graph
 // name whatever their type, and every field whose name starts with "_"
 // (federation's _entities, priced through an unexported field) counts as
 // priced.
-func (s *storedComplexity) variable(set ast.SelectionSet) bool {
+func (s *knownComplexity) variable(set ast.SelectionSet) bool {
 	for _, sel := range set {
 		switch x := sel.(type) {
 		case *ast.Field:

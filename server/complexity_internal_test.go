@@ -36,11 +36,11 @@ func TestEveryPageHasAPrice(t *testing.T) {
 	}
 }
 
-// TestStoredComplexityKnowsWhatVariablesChange: the REST executor computes
-// an operation's complexity once only when no variable can change it.
-func TestStoredComplexityKnowsWhatVariablesChange(t *testing.T) {
+// TestKnownComplexityKnowsWhatVariablesChange: the executors compute an
+// operation's complexity once only when no variable can change it.
+func TestKnownComplexityKnowsWhatVariablesChange(t *testing.T) {
 	schema := graph.NewExecutableSchema(graph.Config{}).Schema()
-	s := newStoredComplexity()
+	s := newKnownComplexity()
 	for _, name := range []string{"clientsConnection", "nodes", "measurements", "measurementSearch", "exportEsql"} {
 		if !s.priced[normalName(name)] {
 			t.Errorf("%s is priced (server/complexity.go) but not known as priced", name)

@@ -276,7 +276,8 @@ func TestClientsConnectionStatementCount(t *testing.T) {
 // TestConnectionComplexity: a connection costs its selection once per
 // limits.PageComplexityUnit edges it may answer, so the same selection
 // passes on a page of 10 and exceeds the limit on a page of 100 that holds
-// pages of 100 measurements.
+// pages of 100 measurements; a document over the limit is refused at every
+// request.
 func TestConnectionComplexity(t *testing.T) {
 	e := apitest.Get(t)
 	o := e.NewOwner(t, "conncplx")
@@ -288,6 +289,14 @@ func TestConnectionComplexity(t *testing.T) {
 	}
 	if g := e.GraphQL(t, o.Key, q, map[string]any{"first": 100}); g.Code() != "COMPLEXITY_LIMIT_EXCEEDED" {
 		t.Fatalf("a page of 100 with pages of 100 below: %s", g.Raw)
+	}
+	// Without a variable the complexity is kept from the first request, a
+	// refusal never: the same document is refused again.
+	literal := strings.Replace(q, "query($first: Int) { clientsConnection(first: $first)", "{ clientsConnection(first: 100)", 1)
+	for i := range 2 {
+		if g := e.GraphQL(t, o.Key, literal, nil); g.Code() != "COMPLEXITY_LIMIT_EXCEEDED" {
+			t.Fatalf("request %d of a literal page of 100 with pages of 100 below: %s", i+1, g.Raw)
+		}
 	}
 	t.Run("lists paged by id", func(t *testing.T) {
 		// Five pages of every delivery field (a selection of 23): 5 × (1 + 23)

@@ -44,7 +44,7 @@ var (
 )
 
 func newInputLimits(l limits.GraphQL) inputLimits {
-	return inputLimits{limits: l, accepted: lru.New[struct{}](1000)}
+	return inputLimits{limits: l, accepted: lru.New[struct{}](limits.DocumentsKept)}
 }
 
 func (inputLimits) ExtensionName() string { return "InputLimits" }

@@ -105,7 +105,7 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 	if o.tracing != nil {
 		exec.Use(obs.GraphQL{Tracer: o.tracing.Tracer()}) // REST's stored operations; their label is the route
 	}
-	configure(exec, res, newStoredComplexity())
+	configure(exec, res, newKnownComplexity())
 	adapter, err := rest.NewAdapter(exec, es.Schema(), answerBytes)
 	if err != nil {
 		return nil, err
@@ -121,7 +121,7 @@ func New(res *resolvers.Resolver, opts ...Option) (http.Handler, error) {
 	gql.Use(newInputLimits(limits.DefaultGraphQL))
 	gql.SetParserTokenLimit(limits.DefaultGraphQL.Tokens)
 	gql.SetValidationRulesFn(cappedRules(limits.DefaultGraphQL.Errors))
-	configure(gql, res, extension.FixedComplexityLimit(limits.Complexity))
+	configure(gql, res, newKnownComplexity())
 
 	r := chi.NewRouter()
 	r.Use(obs.RequestID, o.tracing.HTTP, o.metrics.Middleware, recoverer(res), accessLog(res.Logger), tidyPath, compressJSON)
@@ -305,13 +305,12 @@ type executorConfig interface {
 // configure gives both executors the same extensions (the complexity
 // limit, the edges attached below root fields, where the reads go:
 // readRouting), error presenter, recovery and query cache; limit is the
-// complexity limit's extension (REST's remembers the complexity of its
-// stored operations: storedComplexity).
+// complexity limit's extension (knownComplexity).
 func configure(x executorConfig, res *resolvers.Resolver, limit graphql.HandlerExtension) {
 	x.Use(limit)
 	x.Use(engine.Attacher{Store: res.Store, GqlgenMarshalOnly: res.GqlgenMarshalOnly})
 	x.Use(readRouting{Store: res.Store})
-	x.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	x.SetQueryCache(lru.New[*ast.QueryDocument](limits.DocumentsKept))
 	x.SetErrorPresenter(res.PresentError)
 	x.SetRecoverFunc(res.RecoverPanic)
 }

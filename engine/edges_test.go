@@ -27,12 +27,23 @@ func TestEdgeTableCoversSchema(t *testing.T) {
 // TestResolverFields: the fields gqlgen resolves through ResolverRoot are
 // known to the renderer, which must leave them to gqlgen.
 func TestResolverFields(t *testing.T) {
-	for _, f := range []string{"Client.measurements", "Query.clients", "Mutation.ispCreate"} {
+	for _, f := range []fieldRef{{"Client", "measurements"}, {"Query", "clients"}, {"Mutation", "ispCreate"}} {
 		if !resolverFields[f] {
-			t.Errorf("%s is not listed as a resolver field", f)
+			t.Errorf("%s.%s is not listed as a resolver field", f.typeName, f.field)
 		}
 	}
-	if resolverFields["Client.clientGroups"] {
+	if resolverFields[fieldRef{"Client", "clientGroups"}] {
 		t.Error("Client.clientGroups is attached, not resolved")
+	}
+}
+
+// TestIsName: the renderer writes an alias into JSON unescaped only when it
+// is a GraphQL name; anything else leaves the object to gqlgen.
+func TestIsName(t *testing.T) {
+	for s, want := range map[string]bool{"id": true, "_x9": true, "Client_2": true, "a": true,
+		"": false, "9a": false, `a"b`: false, `a\b`: false, "é": false, "a b": false, "a:": false} {
+		if got := isName(s); got != want {
+			t.Errorf("isName(%q) = %v, want %v", s, got, want)
+		}
 	}
 }

@@ -153,7 +153,7 @@ type objectPlan struct {
 }
 
 type fieldPlan struct {
-	key      string // alias or name, JSON-quoted with its colon
+	alias    string // alias or name: a GraphQL name, which JSON writes unescaped
 	typeName bool   // __typename
 	name     string // the object's type name, for __typename
 	typ      *ast.Type
@@ -185,11 +185,14 @@ func (r *renderer) plan(typeName string, goType reflect.Type, sel ast.SelectionS
 	fields := graphql.CollectFields(r.oc, sel, []string{typeName})
 	p := &objectPlan{fields: make([]fieldPlan, 0, len(fields))}
 	for _, f := range fields {
-		fp := fieldPlan{key: strconv.Quote(f.Alias) + ":", sel: f.Selections, typ: f.Definition.Type, name: typeName,
+		fp := fieldPlan{alias: f.Alias, sel: f.Selections, typ: f.Definition.Type, name: typeName,
 			info: valueInfo{kind: schemaKind(f.Definition.Type.Name())}}
+		if !isName(f.Alias) {
+			return nil, errNotPlain
+		}
 		if f.Name == "__typename" {
 			fp.typeName = true
-		} else if f.IsDeferred() || resolverFields[typeName+"."+f.Name] {
+		} else if f.IsDeferred() || resolverFields[fieldRef{typeName, f.Name}] {
 			return nil, errNotPlain
 		} else if fp.get = binding(goType, f.Name); fp.get == nil {
 			return nil, errNotPlain
@@ -200,17 +203,32 @@ func (r *renderer) plan(typeName string, goType reflect.Type, sel ast.SelectionS
 	return p, nil
 }
 
+// isName reports whether s is a GraphQL name (the parser allows no other
+// alias), which JSON writes as it is.
+func isName(s string) bool {
+	for i := range len(s) {
+		c := s[i]
+		if !(c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || i > 0 && '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// fieldRef is a field of a type, by their GraphQL names.
+type fieldRef struct{ typeName, field string }
+
 // resolverFields are the fields gqlgen resolves through ResolverRoot (e.g.
-// "Client.measurements"): never plain.
-var resolverFields = func() map[string]bool {
-	out := map[string]bool{}
+// Client.measurements): never plain.
+var resolverFields = func() map[fieldRef]bool {
+	out := map[fieldRef]bool{}
 	root := reflect.TypeFor[graph.ResolverRoot]()
 	for i := range root.NumMethod() {
 		m := root.Method(i)
 		iface := m.Type.Out(0)
 		for j := range iface.NumMethod() {
 			f := iface.Method(j).Name
-			out[m.Name+"."+strings.ToLower(f[:1])+f[1:]] = true
+			out[fieldRef{m.Name, strings.ToLower(f[:1]) + f[1:]}] = true
 		}
 	}
 	return out
@@ -327,7 +345,9 @@ func (r *renderer) object(buf *bytes.Buffer, typeName string, info *valueInfo, v
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		buf.WriteString(f.key)
+		buf.WriteByte('"')
+		buf.WriteString(f.alias)
+		buf.WriteString(`":`)
 		if f.typeName {
 			graphql.MarshalString(f.name).MarshalGQL(buf)
 			continue

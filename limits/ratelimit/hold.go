@@ -57,9 +57,20 @@ func (l *Limiter) holdRefusal(ctx context.Context, set []limit, retryAt time.Tim
 
 // setKey names the lease of limits' buckets.
 func setKey(limits []limit) string {
-	names := make([]string, len(limits))
-	for i, lim := range limits {
-		names[i] = lim.name
+	if len(limits) == 1 {
+		return limits[0].name
 	}
-	return strings.Join(names, " ")
+	var k strings.Builder
+	n := len(limits) - 1
+	for _, lim := range limits {
+		n += len(lim.name)
+	}
+	k.Grow(n)
+	for i, lim := range limits {
+		if i > 0 {
+			k.WriteByte(' ')
+		}
+		k.WriteString(lim.name)
+	}
+	return k.String()
 }

@@ -127,8 +127,11 @@ func (le *lease) ended(now time.Time) bool {
 // take charges one request to the buckets of limits: from the lease when
 // it holds one, else with a charge to PostgreSQL that takes the next
 // lease. The Charge answered describes the buckets as if this request had
-// been charged alone (for the headers).
+// been charged alone (for the headers). Waiting for PostgreSQL (its own
+// charge, or another request's that takes the lease) is bounded by
+// chargeTimeout; a request the lease serves makes no timer.
 func (l *Limiter) take(ctx context.Context, limits []limit) (store.Charge, error) {
+	var cancel context.CancelFunc // ctx within chargeTimeout once take waits for PostgreSQL
 	le := l.leases.get(setKey(limits), time.Now())
 	le.mu.Lock()
 	if le.buckets == nil && !le.seen.IsZero() { // new: its buckets are taken as full
@@ -159,6 +162,10 @@ func (l *Limiter) take(ctx context.Context, limits []limit) (store.Charge, error
 		case le.fetching != nil:
 			wait := le.fetching
 			le.mu.Unlock()
+			if cancel == nil {
+				ctx, cancel = context.WithTimeout(ctx, chargeTimeout)
+				defer cancel()
+			}
 			select {
 			case <-wait:
 			case <-ctx.Done():
@@ -182,6 +189,10 @@ func (l *Limiter) take(ctx context.Context, limits []limit) (store.Charge, error
 	le.buckets = bs
 	le.mu.Unlock()
 
+	if cancel == nil {
+		ctx, cancel = context.WithTimeout(ctx, chargeTimeout)
+		defer cancel()
+	}
 	c, err := l.Store.TakeRate(ctx, bs, store.Take{Want: want, Refund: refund, Owed: owed})
 
 	le.mu.Lock()

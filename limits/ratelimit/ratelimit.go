@@ -172,6 +172,14 @@ const (
 	HeaderReset     = "X-RateLimit-Reset"
 )
 
+// The headers' keys as http.Header.Set writes them (the wire shows the same
+// bytes), set without canonicalizing each at every request.
+var (
+	canonicalLimit     = http.CanonicalHeaderKey(HeaderLimit)
+	canonicalRemaining = http.CanonicalHeaderKey(HeaderRemaining)
+	canonicalReset     = http.CanonicalHeaderKey(HeaderReset)
+)
+
 // Middleware charges each authenticated request (auth.Middleware runs
 // first) and sets the X-RateLimit headers; a request over a limit is
 // answered by fail with a 429 (apierr.ErrTooManyRequests) whose
@@ -188,9 +196,7 @@ func (l *Limiter) Middleware(fail auth.ErrorWriter) func(http.Handler) http.Hand
 				next.ServeHTTP(w, r)
 				return
 			}
-			ctx, cancel := context.WithTimeout(r.Context(), chargeTimeout)
-			charge, err := l.take(ctx, limits)
-			cancel()
+			charge, err := l.take(r.Context(), limits)
 			if err != nil {
 				if r.Context().Err() == nil && l.Logger != nil {
 					l.Logger.WarnContext(r.Context(), "rate limit not checked: the request goes on unlimited", "err", err)
@@ -205,9 +211,8 @@ func (l *Limiter) Middleware(fail auth.ErrorWriter) func(http.Handler) http.Hand
 				v = verdict(limits, charge)
 			}
 			h := w.Header()
-			h.Set(HeaderLimit, strconv.Itoa(v.limit))
-			h.Set(HeaderRemaining, strconv.Itoa(v.remaining))
-			h.Set(HeaderReset, strconv.FormatInt(v.reset, 10))
+			values := []string{strconv.Itoa(v.limit), strconv.Itoa(v.remaining), strconv.FormatInt(v.reset, 10)} // one array for the three
+			h[canonicalLimit], h[canonicalRemaining], h[canonicalReset] = values[0:1:1], values[1:2:2], values[2:3:3]
 			if !charge.Allowed {
 				h.Set("Retry-After", strconv.Itoa(v.retryAfter))
 				fail(w, r, v.err())
@@ -241,11 +246,11 @@ func (l *Limiter) limits(p *auth.Principal) []limit {
 	switch p.Kind {
 	case auth.KindProbe:
 		if p.Probe != nil {
-			add(fmt.Sprintf("probe:%d", p.Probe.ClientID), "this probe", l.Probe)
+			add("probe:"+strconv.FormatInt(p.Probe.ClientID, 10), "this probe", l.Probe)
 		}
 	case auth.KindClientAdmin, auth.KindExport:
-		add(fmt.Sprintf("key:%d", p.KeyID), "this API key", l.Key)
-		add(fmt.Sprintf("owner:%d", p.DataOwnerID), "the API keys of this data owner together", l.DataOwner)
+		add("key:"+strconv.FormatInt(p.KeyID, 10), "this API key", l.Key)
+		add("owner:"+strconv.FormatInt(p.DataOwnerID, 10), "the API keys of this data owner together", l.DataOwner)
 	}
 	return out
 }

@@ -562,16 +562,23 @@ func accessLog(log *slog.Logger) func(http.Handler) http.Handler {
 			start := time.Now()
 			next.ServeHTTP(w, r)
 			ctx := r.Context()
-			attrs := []any{"method", r.Method, "path", r.URL.Path,
-				"status", obs.Status(ctx), "duration_ms", time.Since(start).Milliseconds()}
-			if op := obs.Operation(ctx); op != "" {
-				attrs = append(attrs, "operation", op)
-			}
+			level, msg := slog.LevelInfo, "request"
 			if ctx.Err() != nil {
-				log.WarnContext(ctx, "request cancelled", append(attrs, "cause", context.Cause(ctx))...)
+				level, msg = slog.LevelWarn, "request cancelled"
+			}
+			if !log.Enabled(ctx, level) {
 				return
 			}
-			log.InfoContext(ctx, "request", attrs...)
+			var held [6]slog.Attr // typed attributes: nothing boxed, no slice grown
+			attrs := append(held[:0], slog.String("method", r.Method), slog.String("path", r.URL.Path),
+				slog.Int("status", obs.Status(ctx)), slog.Int64("duration_ms", time.Since(start).Milliseconds()))
+			if op := obs.Operation(ctx); op != "" {
+				attrs = append(attrs, slog.String("operation", op))
+			}
+			if ctx.Err() != nil {
+				attrs = append(attrs, slog.Any("cause", context.Cause(ctx)))
+			}
+			log.LogAttrs(ctx, level, msg, attrs...)
 		})
 	}
 }

@@ -305,6 +305,10 @@ type queuedLevel struct {
 	fields    [][]graphql.CollectedField
 	args      [][]map[string]any
 	attachers []func() error
+	one       struct { // fields and args of a level of one part (most levels): no slices of their own
+		fields [1][]graphql.CollectedField
+		args   [1][]map[string]any
+	}
 }
 
 // queueLevel queues the loads of every part of a level on batch, each
@@ -314,31 +318,39 @@ type queuedLevel struct {
 // level of a root lookup, read before the root answers (readahead.go).
 func (a Attacher) queueLevel(ctx context.Context, owner int64, level []selected, batch *store.Batch, ahead bool) (*queuedLevel, error) {
 	oc := graphql.GetOperationContext(ctx)
-	l := &queuedLevel{parts: level, fields: make([][]graphql.CollectedField, len(level)), args: make([][]map[string]any, len(level))}
+	l := &queuedLevel{parts: level}
+	if len(level) == 1 {
+		l.fields, l.args = l.one.fields[:], l.one.args[:]
+	} else {
+		l.fields, l.args = make([][]graphql.CollectedField, len(level)), make([][]map[string]any, len(level))
+	}
 	for k, part := range level {
 		if len(part.parents) == 0 || len(part.sel) == 0 {
 			continue
 		}
 		l.fields[k] = graphql.CollectFields(oc, part.sel, []string{part.typeName})
 		l.args[k] = make([]map[string]any, len(l.fields[k]))
-		loaded := maps.Clone(part.attached)
-		if loaded == nil {
-			loaded = map[string]bool{}
+		var held [8]string // the edges loaded for this part: a few names, searched in place
+		loaded := held[:0]
+		for name := range part.attached {
+			loaded = append(loaded, name)
 		}
 		for i, f := range l.fields[k] {
 			e, ok := edges[part.typeName][f.Name]
 			if !ok {
 				continue
 			}
-			l.args[k][i] = f.ArgumentMap(oc.Variables)
+			if len(f.Arguments) > 0 || len(f.Definition.Arguments) > 0 { // else no map: no arguments, no defaults
+				l.args[k][i] = f.ArgumentMap(oc.Variables)
+			}
 			name := f.Name
 			if e.shares != "" {
 				name, e = e.shares, edges[part.typeName][e.shares]
 			}
-			if e.load == nil || (len(l.args[k][i]) == 0 && loaded[name]) || (ahead && (!e.byID || len(l.args[k][i]) > 0)) {
+			if e.load == nil || (len(l.args[k][i]) == 0 && slices.Contains(loaded, name)) || (ahead && (!e.byID || len(l.args[k][i]) > 0)) {
 				continue
 			}
-			loaded[name] = true
+			loaded = append(loaded, name)
 			attach, err := e.load(ctx, EdgeQuery{Store: a.Store, Owner: owner, args: l.args[k][i], batch: batch, sel: f.Selections}, part.parents)
 			if err != nil {
 				return nil, err

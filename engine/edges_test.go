@@ -36,14 +36,3 @@ func TestResolverFields(t *testing.T) {
 		t.Error("Client.clientGroups is attached, not resolved")
 	}
 }
-
-// TestIsName: the renderer writes an alias into JSON unescaped only when it
-// is a GraphQL name; anything else leaves the object to gqlgen.
-func TestIsName(t *testing.T) {
-	for s, want := range map[string]bool{"id": true, "_x9": true, "Client_2": true, "a": true,
-		"": false, "9a": false, `a"b`: false, `a\b`: false, "é": false, "a b": false, "a:": false} {
-		if got := isName(s); got != want {
-			t.Errorf("isName(%q) = %v, want %v", s, got, want)
-		}
-	}
-}

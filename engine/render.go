@@ -17,6 +17,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/fleetgraph/fleetgraph/graph"
+	"github.com/fleetgraph/fleetgraph/obs"
 )
 
 // Lists of plain objects, and plain objects, are written straight to JSON.
@@ -187,7 +188,7 @@ func (r *renderer) plan(typeName string, goType reflect.Type, sel ast.SelectionS
 	for _, f := range fields {
 		fp := fieldPlan{alias: f.Alias, sel: f.Selections, typ: f.Definition.Type, name: typeName,
 			info: valueInfo{kind: schemaKind(f.Definition.Type.Name())}}
-		if !isName(f.Alias) {
+		if !obs.GraphQLName(f.Alias) {
 			return nil, errNotPlain
 		}
 		if f.Name == "__typename" {
@@ -201,18 +202,6 @@ func (r *renderer) plan(typeName string, goType reflect.Type, sel ast.SelectionS
 	}
 	r.plans[k] = p
 	return p, nil
-}
-
-// isName reports whether s is a GraphQL name (the parser allows no other
-// alias), which JSON writes as it is.
-func isName(s string) bool {
-	for i := range len(s) {
-		c := s[i]
-		if !(c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || i > 0 && '0' <= c && c <= '9') {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // fieldRef is a field of a type, by their GraphQL names.

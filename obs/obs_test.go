@@ -95,3 +95,15 @@ func TestTracingOffInstallsNothing(t *testing.T) {
 type plainHandler struct{}
 
 func (plainHandler) ServeHTTP(http.ResponseWriter, *http.Request) {}
+
+// TestGraphQLName: a GraphQL name, which the engine's rendering writes into
+// JSON unescaped (anything else leaves the object to gqlgen) and the
+// metrics take as an operation's label.
+func TestGraphQLName(t *testing.T) {
+	for s, want := range map[string]bool{"id": true, "_x9": true, "Client_2": true, "a": true,
+		"": false, "9a": false, `a"b`: false, `a\b`: false, "é": false, "a b": false, "a:": false} {
+		if got := GraphQLName(s); got != want {
+			t.Errorf("GraphQLName(%q) = %v, want %v", s, got, want)
+		}
+	}
+}

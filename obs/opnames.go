@@ -34,7 +34,7 @@ func (o *opNames) label(name string, learn bool) string {
 	switch {
 	case name == "":
 		return OpAnonymous
-	case !graphQLName(name):
+	case len(name) > maxOperationNameLen || !GraphQLName(name):
 		return OpInvalid
 	}
 	o.mu.Lock()
@@ -52,11 +52,10 @@ func (o *opNames) label(name string, learn bool) string {
 	return name
 }
 
-// graphQLName: /[_A-Za-z][_0-9A-Za-z]*/, at most maxOperationNameLen long.
-func graphQLName(s string) bool {
-	if len(s) > maxOperationNameLen {
-		return false
-	}
+// GraphQLName reports whether s is a GraphQL name, /[_A-Za-z][_0-9A-Za-z]*/:
+// an operation's name here (a metric label), a field's alias in the
+// engine's rendering (which JSON writes without escaping).
+func GraphQLName(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
@@ -66,5 +65,5 @@ func graphQLName(s string) bool {
 			return false
 		}
 	}
-	return true
+	return s != ""
 }

@@ -562,8 +562,9 @@ func accessLog(log *slog.Logger) func(http.Handler) http.Handler {
 			start := time.Now()
 			next.ServeHTTP(w, r)
 			ctx := r.Context()
+			cancelled := ctx.Err() != nil
 			level, msg := slog.LevelInfo, "request"
-			if ctx.Err() != nil {
+			if cancelled {
 				level, msg = slog.LevelWarn, "request cancelled"
 			}
 			if !log.Enabled(ctx, level) {
@@ -575,7 +576,7 @@ func accessLog(log *slog.Logger) func(http.Handler) http.Handler {
 			if op := obs.Operation(ctx); op != "" {
 				attrs = append(attrs, slog.String("operation", op))
 			}
-			if ctx.Err() != nil {
+			if cancelled {
 				attrs = append(attrs, slog.Any("cause", context.Cause(ctx)))
 			}
 			log.LogAttrs(ctx, level, msg, attrs...)

@@ -17,19 +17,29 @@ import (
 // data owner's study failure detection is on (study_execution.failed).
 
 // priorDocuments answers the stored status ("" for a measurement) of the
-// anomaly events and failed measurements in documents_import that were
-// stored before this import, by kind and id.
-func priorDocuments(ctx context.Context, tx pgx.Tx, ownerID int64) (map[[2]string]string, error) {
+// anomaly events of docs and of its measurements that may have failed (a
+// false in them: documentEvents decides) that were stored before this
+// import, by kind and id.
+func priorDocuments(ctx context.Context, tx pgx.Tx, ownerID int64, docs []Document) (map[[2]string]string, error) {
+	out := map[[2]string]string{}
+	var kinds, ids []string
+	for _, d := range docs {
+		if d.Kind == vocab.KindAnomalyEvent || d.Kind == vocab.KindMeasurement && bytes.Contains(d.Doc, []byte("false")) {
+			kinds, ids = append(kinds, d.Kind), append(ids, d.DocID)
+		}
+	}
+	if len(kinds) == 0 {
+		return out, nil
+	}
 	const q = `SELECT d.kind, d.doc_id, coalesce(d.doc->>'status', '') FROM documents d
-		JOIN documents_import t ON t.kind = d.kind AND t.doc_id = d.doc_id
-		WHERE d.data_owner_id = $1 AND (t.kind = 'anomaly_event'
-			OR t.kind = 'measurement' AND t.doc->'success' = 'false'::jsonb)`
-	rows, err := tx.Query(ctx, q, ownerID)
+		JOIN unnest($2::text[], $3::text[]) t(kind, doc_id) ON t.kind = d.kind AND t.doc_id = d.doc_id
+		WHERE d.data_owner_id = $1`
+	// Planned with its ids, as takenIDs' look-ups are.
+	rows, err := tx.Query(ctx, q, pgx.QueryExecModeExec, ownerID, kinds, ids)
 	if err != nil {
 		return nil, mapErr("load prior documents", err)
 	}
 	defer rows.Close()
-	out := map[[2]string]string{}
 	for rows.Next() {
 		var kind, id, status string
 		if err := rows.Scan(&kind, &id, &status); err != nil {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/fleetgraph/fleetgraph/isotime"
 	"github.com/fleetgraph/fleetgraph/rawjson"
@@ -353,9 +352,10 @@ var ErrTakenID = errors.New("this id is another client's document")
 func (r InsertResult) Loaded() int { return r.Inserted + r.Updated + r.Unchanged }
 
 // InsertDocuments stores documents of the data owner in one transaction:
-// COPY into a temporary table, then one INSERT ... ON CONFLICT. A document
-// already stored (same kind and doc_id) is replaced and gets a new version
-// when its JSON changed; within docs the last copy of a document wins.
+// one INSERT ... ON CONFLICT over the batch sent as arrays (batchColumns).
+// A document already stored (same kind and doc_id) is replaced and gets a
+// new version when its JSON changed; within docs the last copy of a
+// document wins.
 // Clients named by the documents that do not exist yet are created for the
 // data owner (type automator); documents naming another data owner's
 // client are refused, not stored. The fields of the stored documents are
@@ -374,38 +374,33 @@ func (s *Store) InsertDocumentsWith(ctx context.Context, ownerID int64, docs []D
 	if len(docs) == 0 {
 		return res, nil
 	}
-	err := s.tx(ctx, func(tx pgx.Tx) error {
+	batch, err := newBatchColumns(docs)
+	if err != nil {
+		return res, err
+	}
+	err = s.tx(ctx, func(tx pgx.Tx) error {
 		res = InsertResult{}
 
-		if _, err := tx.Exec(ctx, createImportTable); err != nil {
-			return mapErr("create import table", err)
-		}
-		_, err := tx.CopyFrom(ctx, pgx.Identifier{"documents_import"},
-			[]string{"seq", "kind", "doc_id", "client_uuid", "type", "subject", "measurement_id", "created_at", "doc"},
-			&docSource{docs: docs, i: -1})
-		if err != nil {
-			return mapErr("copy documents", err)
-		}
 		const newClients = `INSERT INTO clients (data_owner_id, uuid, type)
-			SELECT DISTINCT $1::bigint, client_uuid, 'automator' FROM documents_import WHERE client_uuid IS NOT NULL
+			SELECT DISTINCT $1::bigint, u::uuid, 'automator' FROM unnest($2::text[]) u WHERE u IS NOT NULL
 			ORDER BY 2 ON CONFLICT (uuid) DO NOTHING`
-		tag, err := tx.Exec(ctx, newClients, ownerID)
+		tag, err := tx.Exec(ctx, newClients, ownerID, batch.clients)
 		if err != nil {
 			return mapErr("create clients", err)
 		}
 		res.ClientsCreated = int(tag.RowsAffected())
 		// Checked after the clients insert, so a client another data owner
 		// created concurrently is seen here.
-		const foreign = `SELECT t.seq FROM documents_import t JOIN clients c ON c.uuid = t.client_uuid
-			WHERE c.data_owner_id <> $1 ORDER BY t.seq`
-		rows, _ := tx.Query(ctx, foreign, ownerID)
+		const foreign = `SELECT (t.n - 1)::int FROM unnest($2::text[]) WITH ORDINALITY t(u, n)
+			JOIN clients c ON c.uuid = t.u::uuid WHERE c.data_owner_id <> $1 ORDER BY 1`
+		rows, _ := tx.Query(ctx, foreign, ownerID, batch.clients)
 		if res.Refused, err = pgx.CollectRows(rows, pgx.RowTo[int]); err != nil {
 			return mapErr("check clients", err)
 		}
 		var prior map[[2]string]string
 		var studyFailures bool
 		if hasEventDocuments(docs) {
-			if prior, err = priorDocuments(ctx, tx, ownerID); err != nil {
+			if prior, err = priorDocuments(ctx, tx, ownerID, docs); err != nil {
 				return err
 			}
 			err = tx.QueryRow(ctx, `SELECT study_failure_detection_enabled FROM data_owners WHERE id = $1`,
@@ -416,17 +411,18 @@ func (s *Store) InsertDocumentsWith(ctx context.Context, ownerID int64, docs []D
 		}
 		// The last copy of a document repeated in docs wins; without
 		// repeats (the client API's groups) no sort is needed.
-		src := importSource(repeats(docs))
-		if err := moveDocuments(ctx, tx, ownerID, src, opt.KeepOthers); err != nil {
+		rep := repeats(docs)
+		if err := moveDocuments(ctx, tx, ownerID, movedSource(rep), opt.KeepOthers, batch); err != nil {
 			return err
 		}
-		upsert := upsertStatement(src)
+		upsert := upsertStatement(batchSource(rep))
 		// With KeepOthers, the documents given that neither were inserted
 		// nor replaced one: identical to the stored ones, or another
 		// client's id (the arbiter index decides, whatever the statistics).
 		var untouched []int
 		var judge []string // clients with measurements to judge
-		err = tx.QueryRow(ctx, upsert, ownerID, opt.KeepOthers, opt.HoldAnalysis).Scan(&res.Inserted, &res.Updated, &untouched, &judge)
+		err = tx.QueryRow(ctx, upsert, append([]any{pgx.QueryExecModeExec, ownerID, opt.KeepOthers, opt.HoldAnalysis}, batch.all()...)...).
+			Scan(&res.Inserted, &res.Updated, &untouched, &judge)
 		if err != nil {
 			return mapErr("insert documents", err)
 		}
@@ -461,20 +457,74 @@ func (s *Store) InsertDocumentsWith(ctx context.Context, ownerID int64, docs []D
 	return res, nil
 }
 
-// createImportTable holds a batch of documents for the statements below.
-const createImportTable = `CREATE TEMP TABLE documents_import (seq int NOT NULL, kind text NOT NULL,
-	doc_id text NOT NULL, client_uuid uuid, type text, subject text, measurement_id text,
-	created_at timestamptz NOT NULL, doc jsonb NOT NULL) ON COMMIT DROP`
+// batchColumns is a batch of documents as one array a column, the
+// statements' parameters: the batch's rows are unnest(...) WITH ORDINALITY,
+// seq a document's index in the batch. Sent as arrays rather than copied
+// into a temporary table, which cost a fixed few milliseconds a batch
+// (creating, filling and dropping it wrote and deleted system catalog rows
+// every time): batches of 25 are stored a third faster
+// (BenchmarkInsertDocuments).
+type batchColumns struct {
+	kinds, docIDs                     []string
+	clients, types, subjects, measIDs []*string
+	createdAt                         []time.Time
+	docs                              []json.RawMessage
+}
 
-// importSource selects the rows of the import table to store: not another
-// data owner's clients'; with repeats, the last copy of each document.
-func importSource(repeats bool) string {
+func newBatchColumns(docs []Document) (batchColumns, error) {
+	n := len(docs)
+	b := batchColumns{kinds: make([]string, n), docIDs: make([]string, n), clients: make([]*string, n),
+		types: make([]*string, n), subjects: make([]*string, n), measIDs: make([]*string, n),
+		createdAt: make([]time.Time, n), docs: make([]json.RawMessage, n)}
+	for i, d := range docs {
+		if d.ClientUUID != nil {
+			if _, err := uuid.Parse(*d.ClientUUID); err != nil {
+				return batchColumns{}, fmt.Errorf("document %d: client_uuid %q is not a UUID", i, *d.ClientUUID)
+			}
+		}
+		b.kinds[i], b.docIDs[i], b.clients[i] = d.Kind, d.DocID, d.ClientUUID
+		b.types[i], b.subjects[i], b.measIDs[i] = d.Type, d.Subject, d.MeasurementID
+		b.createdAt[i], b.docs[i] = d.CreatedAt, json.RawMessage(d.Doc)
+	}
+	return b, nil
+}
+
+// all is every column, the parameters $4… of batchSource.
+func (b batchColumns) all() []any {
+	return []any{b.kinds, b.docIDs, b.clients, b.types, b.subjects, b.measIDs, b.createdAt, b.docs}
+}
+
+// keys is the columns that place a document, the parameters $3… of
+// movedSource.
+func (b batchColumns) keys() []any {
+	return []any{b.kinds, b.docIDs, b.clients, b.createdAt}
+}
+
+// batchSource selects the batch's rows to store from the columns at
+// $4…$11 (batchColumns.all): not another data owner's clients'; with
+// repeats, the last copy of each document.
+func batchSource(repeats bool) string {
+	return chosenRows(`SELECT (t.n - 1)::int AS seq, t.kind, t.doc_id, t.client_uuid::uuid AS client_uuid, t.type,
+		t.subject, t.measurement_id, t.created_at, t.doc
+		FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::timestamptz[], $11::jsonb[])
+			WITH ORDINALITY t(kind, doc_id, client_uuid, type, subject, measurement_id, created_at, doc, n)`, repeats)
+}
+
+// movedSource is batchSource with only the columns that place a document,
+// from $3…$6 (batchColumns.keys).
+func movedSource(repeats bool) string {
+	return chosenRows(`SELECT (t.n - 1)::int AS seq, t.kind, t.doc_id, t.client_uuid::uuid AS client_uuid, t.created_at
+		FROM unnest($3::text[], $4::text[], $5::text[], $6::timestamptz[]) WITH ORDINALITY t(kind, doc_id, client_uuid, created_at, n)`, repeats)
+}
+
+// chosenRows keeps of the batch's rows those to store ($1 the data owner).
+func chosenRows(rows string, repeats bool) string {
 	if repeats {
-		return `SELECT DISTINCT ON (kind, doc_id) * FROM documents_import t
+		return `SELECT DISTINCT ON (kind, doc_id) * FROM (` + rows + `) t
 			WHERE NOT EXISTS (SELECT 1 FROM clients c WHERE c.uuid = t.client_uuid AND c.data_owner_id <> $1)
 			ORDER BY kind, doc_id, seq DESC`
 	}
-	return `SELECT * FROM documents_import t
+	return `SELECT * FROM (` + rows + `) t
 		WHERE NOT EXISTS (SELECT 1 FROM clients c WHERE c.uuid = t.client_uuid AND c.data_owner_id <> $1)`
 }
 
@@ -532,12 +582,13 @@ const storedCopies = `CROSS JOIN LATERAL (SELECT o.created_at FROM documents o
 // their new month's partition (migration 00050): the upsert that follows
 // then replaces them instead of storing a second copy. With keepOthers
 // only the same client's documents move.
-func moveDocuments(ctx context.Context, tx pgx.Tx, ownerID int64, src string, keepOthers bool) error {
+func moveDocuments(ctx context.Context, tx pgx.Tx, ownerID int64, src string, keepOthers bool, batch batchColumns) error {
+	args := append([]any{pgx.QueryExecModeExec, ownerID, keepOthers}, batch.keys()...)
 	// Most batches move nothing: found by the index probes alone, so that
 	// the UPDATE below (whose join the planner chooses from the statistics)
 	// runs only when a document did move.
 	var moved bool
-	if err := tx.QueryRow(ctx, movedStatement(src), ownerID, keepOthers).Scan(&moved); err != nil {
+	if err := tx.QueryRow(ctx, movedStatement(src), args...).Scan(&moved); err != nil {
 		return mapErr("find moved documents", err)
 	}
 	if !moved {
@@ -547,7 +598,7 @@ func moveDocuments(ctx context.Context, tx pgx.Tx, ownerID int64, src string, ke
 		UPDATE documents d SET created_at = s.created_at, version = next_document_version()
 		FROM src s WHERE d.data_owner_id = $1 AND d.kind = s.kind AND d.doc_id = s.doc_id
 			AND d.created_at <> s.created_at AND (NOT $2 OR d.client_uuid IS NOT DISTINCT FROM s.client_uuid)`
-	if _, err := tx.Exec(ctx, q, ownerID, keepOthers); err != nil {
+	if _, err := tx.Exec(ctx, q, args...); err != nil {
 		return mapErr("move documents", err)
 	}
 	return nil
@@ -620,29 +671,6 @@ func statusClients(docs []Document) []string {
 	}
 	return out
 }
-
-// docSource feeds docs to COPY.
-type docSource struct {
-	docs []Document
-	i    int
-}
-
-func (s *docSource) Next() bool { s.i++; return s.i < len(s.docs) }
-
-func (s *docSource) Values() ([]any, error) {
-	d := s.docs[s.i]
-	var cu pgtype.UUID
-	if d.ClientUUID != nil {
-		u, err := uuid.Parse(*d.ClientUUID)
-		if err != nil {
-			return nil, fmt.Errorf("document %d: client_uuid %q is not a UUID", s.i, *d.ClientUUID)
-		}
-		cu = pgtype.UUID{Bytes: u, Valid: true}
-	}
-	return []any{s.i, d.Kind, d.DocID, cu, d.Type, d.Subject, d.MeasurementID, d.CreatedAt, json.RawMessage(d.Doc)}, nil
-}
-
-func (s *docSource) Err() error { return nil }
 
 const documentCols = `id, kind, doc_id, client_uuid::text AS client_uuid, type, subject, measurement_id,
 	created_at, doc, version`

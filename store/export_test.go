@@ -12,11 +12,16 @@ func SettingRead(name string) Read[string] {
 // own writes empty.
 func (s *Store) CacheDeaf() { s.flushAuth(true) }
 
-// ImportStatements are the statements InsertDocumentsWith runs over its
-// import table, for tests that read their plans: the table's creation, the
-// search for moved documents ($1 data owner, $2 keep others) and the upsert
-// (and $3 hold the analysis).
-func ImportStatements() (create, moved, upsert string) {
-	src := importSource(false)
-	return createImportTable, movedStatement(src), upsertStatement(src)
+// ImportStatements are the statements InsertDocumentsWith runs for a
+// batch, for tests that read their plans: the search for moved documents
+// and the upsert, each with its arguments for docs of ownerID (keep others,
+// and for the upsert hold the analysis too).
+func ImportStatements(ownerID int64, docs []Document, keepOthers, hold bool) (moved string, movedArgs []any, upsert string, upsertArgs []any) {
+	b, err := newBatchColumns(docs)
+	if err != nil {
+		panic(err)
+	}
+	rep := repeats(docs)
+	return movedStatement(movedSource(rep)), append([]any{pgx.QueryExecModeExec, ownerID, keepOthers}, b.keys()...),
+		upsertStatement(batchSource(rep)), append([]any{pgx.QueryExecModeExec, ownerID, keepOthers, hold}, b.all()...)
 }

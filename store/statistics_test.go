@@ -116,21 +116,16 @@ func storedCopyReads(t *testing.T, pool interface {
 }, owner int64, client string, n int) float64 {
 	t.Helper()
 	ctx := context.Background()
-	create, moved, _ := store.ImportStatements()
+	docs := make([]store.Document, n)
+	for g := 1; g <= n; g++ {
+		docs[g-1] = measurementDoc(2*g, client, time.Now())
+	}
+	moved, args, _, _ := store.ImportStatements(owner, docs, false, false)
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
-	if _, err := tx.Exec(ctx, create); err != nil {
-		t.Fatal(err)
-	}
-	_, err = tx.Exec(ctx, `INSERT INTO documents_import (seq, kind, doc_id, client_uuid, type, created_at, doc)
-		SELECT g, 'measurement', md5((g * 2)::text)::uuid::text, $1::uuid, 'VideoMeasurement', now(), '{"a":1}'
-		FROM generate_series(1, $2::int) g`, client, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	read, _ := documentRowsRead(t, tx, moved, owner, false)
+	read, _ := documentRowsRead(t, tx, moved, args...)
 	return read
 }

@@ -267,11 +267,13 @@ func TestInsertDocumentsRefusesAnotherOwnersClient(t *testing.T) {
 		mustParse(t, vocab.KindMeasurement, measurementJSON("x1", bClient, "2026-11-01T00:00:00Z", "")),
 		mustParse(t, vocab.KindMeasurement, measurementJSON("x2", aClient, "2026-11-01T00:00:00Z", "")),
 		mustParse(t, vocab.KindClientReport, `{"id":"r1","type":"P1203ClientReport","measurement_id":"x2","client_uuid":"`+aClient+`","created_at":"2026-11-01T00:00:00Z"}`),
+		// The same client written in capitals is the same client.
+		mustParse(t, vocab.KindMeasurement, measurementJSON("x4", strings.ToUpper(aClient), "2026-11-01T00:00:00Z", "")),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprint(res.Refused) != "[1 2]" || res.Inserted != 1 || res.ClientsCreated != 1 || res.Loaded() != 1 {
+	if fmt.Sprint(res.Refused) != "[1 2 3]" || res.Inserted != 1 || res.ClientsCreated != 1 || res.Loaded() != 1 {
 		t.Fatalf("res = %+v", res)
 	}
 	if _, err := apitest.Get(t).Store.Document(ctx, b, vocab.KindMeasurement, "x2"); !errors.Is(err, store.ErrNotFound) {

@@ -412,7 +412,7 @@ func (s *Store) InsertDocumentsWith(ctx context.Context, ownerID int64, docs []D
 		// The last copy of a document repeated in docs wins; without
 		// repeats (the client API's groups) no sort is needed.
 		rep := repeats(docs)
-		if err := moveDocuments(ctx, tx, ownerID, movedSource(rep), opt.KeepOthers, batch); err != nil {
+		if err := moveDocuments(ctx, tx, ownerID, rep, opt.KeepOthers, batch); err != nil {
 			return err
 		}
 		upsert := upsertStatement(batchSource(rep))
@@ -421,7 +421,7 @@ func (s *Store) InsertDocumentsWith(ctx context.Context, ownerID int64, docs []D
 		// client's id (the arbiter index decides, whatever the statistics).
 		var untouched []int
 		var judge []string // clients with measurements to judge
-		err = tx.QueryRow(ctx, upsert, append([]any{pgx.QueryExecModeExec, ownerID, opt.KeepOthers, opt.HoldAnalysis}, batch.all()...)...).
+		err = tx.QueryRow(ctx, upsert, batch.upsertArgs(ownerID, opt.KeepOthers, opt.HoldAnalysis)...).
 			Scan(&res.Inserted, &res.Updated, &untouched, &judge)
 		if err != nil {
 			return mapErr("insert documents", err)
@@ -489,19 +489,21 @@ func newBatchColumns(docs []Document) (batchColumns, error) {
 	return b, nil
 }
 
-// all is every column, the parameters $4… of batchSource.
-func (b batchColumns) all() []any {
-	return []any{b.kinds, b.docIDs, b.clients, b.types, b.subjects, b.measIDs, b.createdAt, b.docs}
+// upsertArgs are the upsert's arguments (upsertStatement over
+// batchSource): every column at $4…, planned with its values.
+func (b batchColumns) upsertArgs(ownerID int64, keepOthers, hold bool) []any {
+	return []any{pgx.QueryExecModeExec, ownerID, keepOthers, hold,
+		b.kinds, b.docIDs, b.clients, b.types, b.subjects, b.measIDs, b.createdAt, b.docs}
 }
 
-// keys is the columns that place a document, the parameters $3… of
-// movedSource.
-func (b batchColumns) keys() []any {
-	return []any{b.kinds, b.docIDs, b.clients, b.createdAt}
+// movedArgs are the arguments of the statements over movedSource: the
+// columns that place a document at $3…, planned with their values.
+func (b batchColumns) movedArgs(ownerID int64, keepOthers bool) []any {
+	return []any{pgx.QueryExecModeExec, ownerID, keepOthers, b.kinds, b.docIDs, b.clients, b.createdAt}
 }
 
 // batchSource selects the batch's rows to store from the columns at
-// $4…$11 (batchColumns.all): not another data owner's clients'; with
+// $4…$11 (batchColumns.upsertArgs): not another data owner's clients'; with
 // repeats, the last copy of each document.
 func batchSource(repeats bool) string {
 	return chosenRows(`SELECT (t.n - 1)::int AS seq, t.kind, t.doc_id, t.client_uuid::uuid AS client_uuid, t.type,
@@ -511,7 +513,7 @@ func batchSource(repeats bool) string {
 }
 
 // movedSource is batchSource with only the columns that place a document,
-// from $3…$6 (batchColumns.keys).
+// from $3…$6 (batchColumns.movedArgs).
 func movedSource(repeats bool) string {
 	return chosenRows(`SELECT (t.n - 1)::int AS seq, t.kind, t.doc_id, t.client_uuid::uuid AS client_uuid, t.created_at
 		FROM unnest($3::text[], $4::text[], $5::text[], $6::timestamptz[]) WITH ORDINALITY t(kind, doc_id, client_uuid, created_at, n)`, repeats)
@@ -578,12 +580,12 @@ const storedCopies = `CROSS JOIN LATERAL (SELECT o.created_at FROM documents o
 	WHERE o.data_owner_id = $1 AND o.kind = s.kind AND o.doc_id = s.doc_id OFFSET 0) o`
 
 // moveDocuments gives the stored documents whose created_at changed
-// (same kind and id among src's) their new created_at, which moves them to
+// (same kind and id among the batch's) their new created_at, which moves them to
 // their new month's partition (migration 00050): the upsert that follows
 // then replaces them instead of storing a second copy. With keepOthers
 // only the same client's documents move.
-func moveDocuments(ctx context.Context, tx pgx.Tx, ownerID int64, src string, keepOthers bool, batch batchColumns) error {
-	args := append([]any{pgx.QueryExecModeExec, ownerID, keepOthers}, batch.keys()...)
+func moveDocuments(ctx context.Context, tx pgx.Tx, ownerID int64, repeats, keepOthers bool, batch batchColumns) error {
+	src, args := movedSource(repeats), batch.movedArgs(ownerID, keepOthers)
 	// Most batches move nothing: found by the index probes alone, so that
 	// the UPDATE below (whose join the planner chooses from the statistics)
 	// runs only when a document did move.

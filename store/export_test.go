@@ -22,6 +22,6 @@ func ImportStatements(ownerID int64, docs []Document, keepOthers, hold bool) (mo
 		panic(err)
 	}
 	rep := repeats(docs)
-	return movedStatement(movedSource(rep)), append([]any{pgx.QueryExecModeExec, ownerID, keepOthers}, b.keys()...),
-		upsertStatement(batchSource(rep)), append([]any{pgx.QueryExecModeExec, ownerID, keepOthers, hold}, b.all()...)
+	return movedStatement(movedSource(rep)), b.movedArgs(ownerID, keepOthers),
+		upsertStatement(batchSource(rep)), b.upsertArgs(ownerID, keepOthers, hold)
 }

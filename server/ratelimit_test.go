@@ -485,3 +485,71 @@ func TestRateLimitedGraphQLBodyIsNotRead(t *testing.T) {
 		t.Errorf("status %d, Retry-After %q; want 429 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
 }
+
+// heldFlushCharger is the real store whose flushes of credit answer late:
+// once a flush's charge is written, it says so on holding, and its answer
+// waits until a charge of a lease has been answered, or 300 ms (within
+// the charge's timeout), as a flush slowed down by a busy machine would.
+type heldFlushCharger struct {
+	*store.Store
+	holding, taken chan struct{}
+	once           sync.Once
+}
+
+func (c *heldFlushCharger) ChargeRates(ctx context.Context, costs map[string]time.Duration) (map[string]time.Time, time.Time, error) {
+	tats, now, err := c.Store.ChargeRates(ctx, costs)
+	select {
+	case c.holding <- struct{}{}:
+	default:
+	}
+	select {
+	case <-c.taken:
+		time.Sleep(50 * time.Millisecond) // the charge's requests are answered first
+	case <-time.After(300 * time.Millisecond):
+	}
+	return tats, now, err
+}
+
+func (c *heldFlushCharger) TakeRate(ctx context.Context, b []store.Bucket, t store.Take) (store.Charge, error) {
+	charge, err := c.Store.TakeRate(ctx, b, t)
+	c.once.Do(func() { close(c.taken) })
+	return charge, err
+}
+
+// TestRateLimitFlushAnsweringLate: a charge for a lease that starts while
+// a flush of the requests on credit is on its way must not count those
+// requests twice. Its headers count down by one, and once the key is
+// refused its Retry-After is one refill time, not one for each request
+// the flush carried.
+func TestRateLimitFlushAnsweringLate(t *testing.T) {
+	e := apitest.Get(t)
+	c := &heldFlushCharger{Store: e.Store, holding: make(chan struct{}, 1), taken: make(chan struct{})}
+	base := e.StartServerWith(t, func(r *resolvers.Resolver) {
+		r.RateLimits = &ratelimit.Limiter{Store: c, Key: perDay(400), DataOwner: perDay(100000), Logger: slog.Default()}
+	})
+	o := e.NewOwner(t, "rlflushlate")
+	key, _ := o.NewKey(t, apitest.KeyOpts{})
+	for i := range 400 {
+		if i == 200 { // the first 200 passed on credit; this one takes a lease while they are flushed
+			for len(c.holding) > 0 { // an earlier flush's
+				<-c.holding
+			}
+			select {
+			case <-c.holding:
+			case <-time.After(5 * time.Second):
+				t.Fatal("no flush of the requests on credit")
+			}
+		}
+		r := apitest.DoAt(t, base, http.MethodGet, "/client_admin_api/v1/isps", key, nil)
+		apitest.WantStatus(t, r, http.StatusOK)
+		wantRateHeaders24h(t, r.Header, 400, 400-1-i)
+		if t.Failed() {
+			t.Fatalf("request %d", i+1)
+		}
+	}
+	r := apitest.DoAt(t, base, http.MethodGet, "/client_admin_api/v1/isps", key, nil)
+	apitest.WantStatus(t, r, http.StatusTooManyRequests)
+	if got, err := strconv.Atoi(r.Header.Get("Retry-After")); err != nil || got < 1 || got > 86400/400 {
+		t.Fatalf("Retry-After %q, want the refill time of 400/24h (216 s) at most", r.Header.Get("Retry-After"))
+	}
+}

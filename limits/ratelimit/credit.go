@@ -71,22 +71,33 @@ func (l *Limiter) flushLoop() {
 }
 
 // flush charges the requests the leases owe in one statement, and tells
-// each lease what PostgreSQL answered of its buckets. A charge that fails
+// each lease what PostgreSQL answered of its buckets. A lease charging
+// at the moment keeps what it owes for the next flush (its charge and a
+// flush never cross; see lease.fetching). A charge that fails
 // is logged and dropped (as a charge that times out lets its request go
 // unlimited).
 func (l *Limiter) flush(owing map[*lease]struct{}) {
 	costs := map[string]time.Duration{}
 	sent := make(map[*lease]int, len(owing))
+	var later []*lease // charging now: flushed next time
 	for le := range owing {
 		le.mu.Lock()
-		if n := le.owed; n > 0 { // a charge of the lease may have taken them
+		switch n := le.owed; {
+		case n == 0: // a charge of the lease took them
+		case le.fetching != nil:
+			later = append(later, le)
+		default:
 			le.owed, le.flushing = 0, le.flushing+n
+			le.flushed = make(chan struct{})
 			sent[le] = n
 			for _, b := range le.buckets {
 				costs[b.Name] += time.Duration(n) * b.Emission
 			}
 		}
 		le.mu.Unlock()
+	}
+	for _, le := range later {
+		l.owe(le)
 	}
 	if len(costs) == 0 {
 		return
@@ -101,6 +112,8 @@ func (l *Limiter) flush(owing map[*lease]struct{}) {
 	for le, n := range sent {
 		le.mu.Lock()
 		le.flushing -= n
+		close(le.flushed)
+		le.flushed = nil
 		if err == nil {
 			for i, b := range le.buckets {
 				le.charge.Buckets[i].TAT = tats[b.Name]

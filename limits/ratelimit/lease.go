@@ -85,8 +85,12 @@ type lease struct {
 	// come back (hold.go).
 	announced time.Time
 	// fetching is open while a request charges for the set; the others
-	// wait for its answer.
-	fetching chan struct{}
+	// wait for its answer. flushed is open while a flush of its owed
+	// requests is on its way. At most one of them is: a charge and a flush
+	// of the same set never cross, so that what a charge answers holds
+	// every flush before it and none after it, and no request is counted
+	// twice (once in PostgreSQL's answer, once as flushing).
+	fetching, flushed chan struct{}
 }
 
 // get answers the lease of the bucket set named key.
@@ -120,7 +124,7 @@ func (ls *leases) get(key string, now time.Time) *lease {
 func (le *lease) ended(now time.Time) bool {
 	le.mu.Lock()
 	defer le.mu.Unlock()
-	return le.fetching == nil && le.owed+le.flushing == 0 && !now.Before(le.until) && !now.Before(le.refusedUntil) &&
+	return le.fetching == nil && le.flushed == nil && le.owed+le.flushing == 0 && !now.Before(le.until) && !now.Before(le.refusedUntil) &&
 		!now.Before(le.announced)
 }
 
@@ -128,7 +132,7 @@ func (le *lease) ended(now time.Time) bool {
 // it holds one, else with a charge to PostgreSQL that takes the next
 // lease. The Charge answered describes the buckets as if this request had
 // been charged alone (for the headers). Waiting for PostgreSQL (its own
-// charge, or another request's that takes the lease) is bounded by
+// charge, another request's that takes the lease, or a flush) is bounded by
 // chargeTimeout; a request the lease serves makes no timer.
 func (l *Limiter) take(ctx context.Context, limits []limit) (store.Charge, error) {
 	var cancel context.CancelFunc // ctx within chargeTimeout once take waits for PostgreSQL
@@ -159,8 +163,11 @@ func (l *Limiter) take(ctx context.Context, limits []limit) (store.Charge, error
 			le.mu.Unlock()
 			l.owe(le)
 			return c, nil
-		case le.fetching != nil:
+		case le.fetching != nil || le.flushed != nil:
 			wait := le.fetching
+			if wait == nil {
+				wait = le.flushed
+			}
 			le.mu.Unlock()
 			if cancel == nil {
 				ctx, cancel = context.WithTimeout(ctx, chargeTimeout)

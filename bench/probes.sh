@@ -8,7 +8,8 @@
 #     step until the documents accepted per second stop growing; prints the
 #     ceiling (target ≥ 15,000 documents/s) and the check-in and report p99 while
 #     the load holds at 80 % of it for HOLD_FOR (check-in target < 50 ms), once the
-#     probes have paused until the last step's queued reports were answered.
+#     probes have paused until the last step's queued reports were answered; each
+#     step also prints how far the analyzer is behind (its inbox, its oldest row's wait).
 #  2. sustain (issue 24): PROBES probes reporting BATCH measurements every
 #     INTERVAL (1,000 × 25 / 5 s: 5,000 documents/s) for DURATION; prints the
 #     documents accepted per second (target ≥ 5,000), the check-in p99 (< 50 ms),
@@ -84,7 +85,8 @@ if [ "$RUN" = both ] || [ "$RUN" = ceiling ]; then
   start_server ceiling
   echo "== load ($(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) before the run)"
   "$WORK/probeload" -url "http://127.0.0.1:$PORT" -admin-key "$KEY" -probes "$CEILING_PROBES" -interval "$INTERVAL" \
-    -ramp-from "$RAMP_FROM" -ramp-step "$RAMP_STEP" -ramp-max "$RAMP_MAX" -step-for "$STEP_FOR" -hold-for "$HOLD_FOR" -anomaly-every 0
+    -ramp-from "$RAMP_FROM" -ramp-step "$RAMP_STEP" -ramp-max "$RAMP_MAX" -step-for "$STEP_FOR" -hold-for "$HOLD_FOR" -anomaly-every 0 \
+    -db "$DB_URL"
   analyzer_backlog ceiling
   stop_server
 fi

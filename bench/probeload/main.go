@@ -44,6 +44,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 func main() {
@@ -82,6 +84,11 @@ type options struct {
 	// hold); busy counts the rounds under way.
 	paused *atomic.Bool
 	busy   *atomic.Int64
+
+	// dbURL (-db): fleetgraph's database, where each step reads how far
+	// the analyzer is behind (db, connected by run).
+	dbURL string
+	db    *pgxpool.Pool
 }
 
 func parseFlags(args []string) (options, error) {
@@ -106,6 +113,7 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.stepFor, "step-for", 20*time.Second, "how long each step of the ramp is measured (after one interval at its rate)")
 	fs.DurationVar(&o.holdFor, "hold-for", 40*time.Second, "how long the load holds at 80 % of the ceiling")
 	fs.Float64Var(&o.ceilingTarget, "ceiling-target", 15000, "target of the ceiling, documents accepted per second")
+	fs.StringVar(&o.dbURL, "db", "", "fleetgraph's PostgreSQL URL: each step of the ramp then prints how far the analyzer is behind")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -162,6 +170,12 @@ func run(ctx context.Context, args []string) error {
 	client := &http.Client{Timeout: o.requestTimeout, Transport: &http.Transport{
 		MaxIdleConns: o.probes, MaxIdleConnsPerHost: o.probes, IdleConnTimeout: time.Minute}}
 	o.tracker = newTracker()
+	if o.dbURL != "" {
+		if o.db, err = pgxpool.New(ctx, o.dbURL); err != nil {
+			return fmt.Errorf("-db: %w", err)
+		}
+		defer o.db.Close()
+	}
 	regKey, err := setUp(ctx, client, o)
 	if err != nil {
 		return fmt.Errorf("set up: %w", err)
@@ -521,6 +535,7 @@ type step struct {
 	from, to          time.Time
 	load              string
 	drained           time.Duration // the hold: how long the last step's queue took to drain
+	analyzer          string        // how far the analyzer is behind at the step's end (-db)
 }
 
 // setRate sets each probe's batch for about rate documents/s and answers
@@ -541,7 +556,25 @@ func (o options) measure(ctx context.Context, st step, d time.Duration) step {
 	st.to = time.Now()
 	st.accepted = float64(o.accepted.Load()-a0) / st.to.Sub(st.from).Seconds()
 	st.load = loadAverage()
+	st.analyzer = o.analyzerBehind(ctx)
 	return st
+}
+
+// analyzerBehind tells how far the analyzer is behind: the measurements
+// stored and not judged yet (its inbox), and how long the oldest of them
+// has waited; "" without -db.
+func (o options) analyzerBehind(ctx context.Context) string {
+	if o.db == nil {
+		return ""
+	}
+	var rows int64
+	var oldest float64
+	err := o.db.QueryRow(ctx, `SELECT count(*), coalesce(extract(epoch FROM now() - min(queued_at)), 0)::float8
+		FROM analyzer_inbox WHERE NOT held`).Scan(&rows, &oldest)
+	if err != nil {
+		return fmt.Sprintf("; analyzer: not read (%v)", err)
+	}
+	return fmt.Sprintf("; analyzer: %d measurements to judge, the oldest waiting %.1fs", rows, oldest)
 }
 
 func sleep(ctx context.Context, d time.Duration) {
@@ -563,8 +596,8 @@ func (o options) ramp(ctx context.Context) ([]step, step) {
 	for rate := o.rampFrom; rate <= o.rampMax && ctx.Err() == nil; rate += o.rampStep {
 		st := o.measure(ctx, o.setRate(rate), o.stepFor)
 		steps = append(steps, st)
-		fmt.Printf("  offered %6.0f documents/s (batch %d): accepted %6.0f documents/s (load average %s)\n",
-			st.offered, st.batch, st.accepted, st.load)
+		fmt.Printf("  offered %6.0f documents/s (batch %d): accepted %6.0f documents/s (load average %s%s)\n",
+			st.offered, st.batch, st.accepted, st.load, st.analyzer)
 		grew := st.accepted >= 1.05*best
 		best = max(best, st.accepted)
 		if !grew {
@@ -618,8 +651,9 @@ func printRamp(o options, all []stats, steps []step, hold step) {
 		}
 	}
 	fmt.Printf("at 80 %% of the ceiling: offered %.0f documents/s (batch %d), accepted %.0f documents/s for %s (load average %s; "+
-		"the last step's queue drained in %s first)\n",
-		hold.offered, hold.batch, hold.accepted, hold.to.Sub(hold.from).Round(time.Second), hold.load, hold.drained.Round(100*time.Millisecond))
+		"the last step's queue drained in %s first%s)\n",
+		hold.offered, hold.batch, hold.accepted, hold.to.Sub(hold.from).Round(time.Second), hold.load, hold.drained.Round(100*time.Millisecond),
+		hold.analyzer)
 	latencies("  check-in", chk)
 	latencies("  report", rep)
 	if len(chk) > 0 {

@@ -17,8 +17,9 @@ import (
 // after its last analysis (bootstrap's), as the probes' reports fill it on
 // a PostgreSQL whose autovacuum is off, is analysed by KeepStatistics, and
 // so is the partitioned table over it; the statement that finds a batch's
-// stored copies then probes the right index. A table whose lock is taken is
-// left for the next round, without an error.
+// stored copies probes its index after as before (it no longer depends on
+// the statistics: migration 00080). A table whose lock is taken is left
+// for the next round, without an error.
 func TestKeepStatisticsAnalysesWhatGrew(t *testing.T) {
 	ctx := context.Background()
 	st, pool := ownDB(t, "fleetgraph_statistics")
@@ -38,9 +39,9 @@ func TestKeepStatisticsAnalysesWhatGrew(t *testing.T) {
 	t.Logf("before: the stored-copy probe reads %.0f documents for a batch of %d", storedCopyReads(t, pool, owner, client, batch), batch)
 
 	// The inserting connection reported its counts to the statistics
-	// system as it went idle (insertCounted). The partitioned table is analysed with its partitions; the partition
-	// may be analysed alone first, when its counts arrive before the
-	// parent's check sees them.
+	// system as it went idle (insertCounted). The partitioned table is
+	// analysed with its partitions; the partition may be analysed alone
+	// first, when its counts arrive before the parent's check sees them.
 	var analysed []string
 	for deadline := time.Now().Add(30 * time.Second); !slices.Contains(analysed, "public.documents"); time.Sleep(200 * time.Millisecond) {
 		if time.Now().After(deadline) {

@@ -86,10 +86,11 @@ type lease struct {
 	announced time.Time
 	// fetching is open while a request charges for the set; the others
 	// wait for its answer. flushed is open while a flush of its owed
-	// requests is on its way. At most one of them is: a charge and a flush
-	// of the same set never cross, so that what a charge answers holds
-	// every flush before it and none after it, and no request is counted
-	// twice (once in PostgreSQL's answer, once as flushing).
+	// requests is on its way (exactly while flushing > 0). At most one of
+	// them is: a charge and a flush of the same set never cross, so that
+	// what a charge answers holds every flush before it and none after it,
+	// and no request is counted twice (once in PostgreSQL's answer, once
+	// as flushing).
 	fetching, flushed chan struct{}
 }
 
@@ -124,7 +125,7 @@ func (ls *leases) get(key string, now time.Time) *lease {
 func (le *lease) ended(now time.Time) bool {
 	le.mu.Lock()
 	defer le.mu.Unlock()
-	return le.fetching == nil && le.flushed == nil && le.owed+le.flushing == 0 && !now.Before(le.until) && !now.Before(le.refusedUntil) &&
+	return le.fetching == nil && le.owed+le.flushing == 0 && !now.Before(le.until) && !now.Before(le.refusedUntil) &&
 		!now.Before(le.announced)
 }
 

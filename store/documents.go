@@ -412,19 +412,28 @@ func (s *Store) InsertDocumentsWith(ctx context.Context, ownerID int64, docs []D
 		// The last copy of a document repeated in docs wins; without
 		// repeats (the client API's groups) no sort is needed.
 		rep := repeats(docs)
-		if err := moveDocuments(ctx, tx, ownerID, rep, opt.KeepOthers, batch); err != nil {
-			return err
-		}
 		upsert := upsertStatement(batchSource(rep))
 		// With KeepOthers, the documents given that neither were inserted
 		// nor replaced one: identical to the stored ones, or another
 		// client's id (the arbiter index decides, whatever the statistics).
 		var untouched []int
 		var judge []string // clients with measurements to judge
-		err = tx.QueryRow(ctx, upsert, batch.upsertArgs(ownerID, opt.KeepOthers, opt.HoldAnalysis)...).
-			Scan(&res.Inserted, &res.Updated, &untouched, &judge)
-		if err != nil {
-			return mapErr("insert documents", err)
+		// The upsert stores nothing when a document of the batch must
+		// move first (stored at another created_at: moveDocuments); it
+		// runs again after the move, with the moves done.
+		for _, mayMove := range []bool{true, false} {
+			var mustMove bool
+			err = tx.QueryRow(ctx, upsert, batch.upsertArgs(ownerID, opt.KeepOthers, opt.HoldAnalysis, mayMove)...).
+				Scan(&res.Inserted, &res.Updated, &untouched, &judge, &mustMove)
+			if err != nil {
+				return mapErr("insert documents", err)
+			}
+			if !mustMove {
+				break
+			}
+			if err := moveDocuments(ctx, tx, ownerID, rep, opt.KeepOthers, batch); err != nil {
+				return err
+			}
 		}
 		if !opt.HoldAnalysis {
 			if err := s.queueAnalysis(ctx, tx, ownerID, judge); err != nil {
@@ -490,10 +499,11 @@ func newBatchColumns(docs []Document) (batchColumns, error) {
 }
 
 // upsertArgs are the upsert's arguments (upsertStatement over
-// batchSource): every column at $4…, planned with its values.
-func (b batchColumns) upsertArgs(ownerID int64, keepOthers, hold bool) []any {
+// batchSource): every column at $4…$11, planned with its values; $12
+// mayMove.
+func (b batchColumns) upsertArgs(ownerID int64, keepOthers, hold, mayMove bool) []any {
 	return []any{pgx.QueryExecModeExec, ownerID, keepOthers, hold,
-		b.kinds, b.docIDs, b.clients, b.types, b.subjects, b.measIDs, b.createdAt, b.docs}
+		b.kinds, b.docIDs, b.clients, b.types, b.subjects, b.measIDs, b.createdAt, b.docs, mayMove}
 }
 
 // movedArgs are the arguments of the statements over movedSource: the
@@ -533,16 +543,28 @@ func chosenRows(rows string, repeats bool) string {
 // upsertStatement stores src's rows and answers what it did ($1 the data
 // owner, $2 keep others, $3 hold the analysis). pre: the documents of src
 // stored before (xmax, which told inserted from updated rows, cannot be
-// read from a partitioned table's RETURNING). One still stored at another
-// created_at (elsewhere) is another client's (KeepOthers): not inserted
-// beside it, reported Taken.
+// read from a partitioned table's RETURNING). One stored at another
+// created_at (elsewhere) that may move there (movable: the same client's,
+// or any without KeepOthers) stops the statement when $12 (may move) is
+// set: it then stores nothing and answers true last, and
+// InsertDocumentsWith moves the documents (moveDocuments) and runs it
+// again without $12. One still elsewhere then is another client's
+// (KeepOthers): not inserted beside it, reported Taken. So the stored
+// copies are probed once for the batches that move nothing (nearly all),
+// where a statement of their own looked for moves before (a probe per
+// document more: 12 % of the statements' time at bench/probes.sh's
+// ceiling).
 func upsertStatement(src string) string {
 	return `WITH src AS (` + src + `), pre AS MATERIALIZED (
-		SELECT s.kind, s.doc_id, o.created_at <> s.created_at AS elsewhere FROM src s ` + storedCopies + `
+		SELECT s.kind, s.doc_id, o.created_at <> s.created_at AS elsewhere,
+			o.created_at <> s.created_at AND (NOT $2 OR o.client_uuid IS NOT DISTINCT FROM s.client_uuid) AS movable
+		FROM src s ` + storedCopies + `
+	), stop AS (SELECT $12::boolean AND EXISTS (SELECT 1 FROM pre WHERE movable) AS stop
 	), ins AS (
 		INSERT INTO documents AS d (data_owner_id, kind, doc_id, client_uuid, type, subject, measurement_id, created_at, doc)
 		SELECT $1, kind, doc_id, client_uuid, type, subject, measurement_id, created_at, doc FROM src s
 		WHERE NOT EXISTS (SELECT 1 FROM pre WHERE pre.kind = s.kind AND pre.doc_id = s.doc_id AND pre.elsewhere)
+			AND NOT (SELECT stop FROM stop)
 		ON CONFLICT (data_owner_id, kind, doc_id, created_at) DO UPDATE SET client_uuid = EXCLUDED.client_uuid,
 			type = EXCLUDED.type, subject = EXCLUDED.subject, measurement_id = EXCLUDED.measurement_id,
 			created_at = EXCLUDED.created_at, doc = EXCLUDED.doc, version = next_document_version()
@@ -553,17 +575,7 @@ func upsertStatement(src string) string {
 	SELECT (SELECT count(*) FILTER (WHERE inserted) FROM ins), (SELECT count(*) FILTER (WHERE NOT inserted) FROM ins),
 		CASE WHEN $2 THEN (SELECT coalesce(array_agg(s.seq ORDER BY s.seq), '{}') FROM src s
 			WHERE NOT EXISTS (SELECT 1 FROM ins WHERE ins.kind = s.kind AND ins.doc_id = s.doc_id)) END,
-		(SELECT coalesce(array_agg(DISTINCT client_uuid::text), '{}') FROM inbox)`
-}
-
-// movedStatement answers whether a document of src is stored at another
-// created_at ($2: keep others, only the same client's, read by the whole
-// key for the few found).
-func movedStatement(src string) string {
-	return `WITH src AS (` + src + `) SELECT EXISTS (SELECT 1 FROM src s ` + storedCopies + `
-		WHERE o.created_at <> s.created_at AND (NOT $2 OR EXISTS (SELECT 1 FROM documents c
-			WHERE c.data_owner_id = $1 AND c.kind = s.kind AND c.doc_id = s.doc_id AND c.created_at = o.created_at
-				AND c.client_uuid IS NOT DISTINCT FROM s.client_uuid)))`
+		(SELECT coalesce(array_agg(DISTINCT client_uuid::text), '{}') FROM inbox), (SELECT stop FROM stop)`
 }
 
 // storedCopies joins each row s of src to the created_at of the stored
@@ -580,26 +592,18 @@ func movedStatement(src string) string {
 // without statistics of its rows, the planner took the owner's index on
 // kind and client as cheaply and read every document of the data owner
 // per probe (migration 00080).
-const storedCopies = `CROSS JOIN LATERAL (SELECT o.created_at FROM documents o
+const storedCopies = `CROSS JOIN LATERAL (SELECT o.created_at, o.client_uuid FROM documents o
 	WHERE o.doc_id = s.doc_id AND o.kind = s.kind AND o.data_owner_id + 0 = $1 OFFSET 0) o`
 
 // moveDocuments gives the stored documents whose created_at changed
 // (same kind and id among the batch's) their new created_at, which moves them to
 // their new month's partition (migration 00050): the upsert that follows
 // then replaces them instead of storing a second copy. With keepOthers
-// only the same client's documents move.
+// only the same client's documents move. It runs only when the upsert
+// found a document to move, so that its join (which the planner chooses
+// from the statistics) is not planned for the batches that move nothing.
 func moveDocuments(ctx context.Context, tx pgx.Tx, ownerID int64, repeats, keepOthers bool, batch batchColumns) error {
 	src, args := movedSource(repeats), batch.movedArgs(ownerID, keepOthers)
-	// Most batches move nothing: found by the index probes alone, so that
-	// the UPDATE below (whose join the planner chooses from the statistics)
-	// runs only when a document did move.
-	var moved bool
-	if err := tx.QueryRow(ctx, movedStatement(src), args...).Scan(&moved); err != nil {
-		return mapErr("find moved documents", err)
-	}
-	if !moved {
-		return nil
-	}
 	q := `WITH src AS (` + src + `)
 		UPDATE documents d SET created_at = s.created_at, version = next_document_version()
 		FROM src s WHERE d.data_owner_id = $1 AND d.kind = s.kind AND d.doc_id = s.doc_id

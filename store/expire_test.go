@@ -296,6 +296,37 @@ func TestChangedCreatedAtMovesTheDocument(t *testing.T) {
 	if !slices.Equal(res.Taken, []int{0}) || countDocs(t, pool, `data_owner_id = $1 AND doc_id = 'm'`, owner) != 1 {
 		t.Errorf("another client's m at another month: %+v", res)
 	}
+	// A batch that moves one document (its own client's, KeepOthers) and
+	// stores a new one: the upsert stops, the move runs, the upsert runs
+	// again; each counted and queued for the analyzer once.
+	var inbox0 int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM analyzer_inbox WHERE data_owner_id = $1`, owner).Scan(&inbox0); err != nil {
+		t.Fatal(err)
+	}
+	res, err = st.InsertDocumentsWith(ctx, owner, []store.Document{
+		mustParse(t, vocab.KindMeasurement, measurementJSON("m", client, "2026-04-01T00:00:00Z", "")),
+		mustParse(t, vocab.KindMeasurement, measurementJSON("n", client, "2026-04-01T00:00:00Z", "")),
+	}, store.InsertOptions{KeepOthers: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Inserted != 1 || res.Updated != 1 || len(res.Taken) != 0 || len(res.Refused) != 0 || res.Unchanged != 0 {
+		t.Errorf("m moved and n new: %+v, want one inserted and one updated", res)
+	}
+	var at time.Time
+	if err := pool.QueryRow(ctx, `SELECT created_at FROM documents WHERE data_owner_id = $1 AND doc_id = 'm'`, owner).Scan(&at); err != nil {
+		t.Fatal(err)
+	}
+	if !at.Equal(time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("m is stored at %s, want 2026-04-01", at)
+	}
+	var inbox int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM analyzer_inbox WHERE data_owner_id = $1`, owner).Scan(&inbox); err != nil {
+		t.Fatal(err)
+	}
+	if inbox-inbox0 != 2 {
+		t.Errorf("%d inbox rows more, want 2 (m and n, once each)", inbox-inbox0)
+	}
 }
 
 // TestMigrationPartitionsPopulatedDocuments runs migration 00050 over a

@@ -12,16 +12,14 @@ func SettingRead(name string) Read[string] {
 // own writes empty.
 func (s *Store) CacheDeaf() { s.flushAuth(true) }
 
-// ImportStatements are the statements InsertDocumentsWith runs for a
-// batch, for tests that read their plans: the search for moved documents
-// and the upsert, each with its arguments for docs of ownerID (keep others,
-// and for the upsert hold the analysis too).
-func ImportStatements(ownerID int64, docs []Document, keepOthers, hold bool) (moved string, movedArgs []any, upsert string, upsertArgs []any) {
+// ImportStatement is the upsert InsertDocumentsWith runs for a batch, for
+// tests that read its plan, with its arguments for docs of ownerID (keep
+// others, hold the analysis, may move: the first run; the second, after
+// documents moved, has mayMove false).
+func ImportStatement(ownerID int64, docs []Document, keepOthers, hold, mayMove bool) (upsert string, args []any) {
 	b, err := newBatchColumns(docs)
 	if err != nil {
 		panic(err)
 	}
-	rep := repeats(docs)
-	return movedStatement(movedSource(rep)), b.movedArgs(ownerID, keepOthers),
-		upsertStatement(batchSource(rep)), b.upsertArgs(ownerID, keepOthers, hold)
+	return upsertStatement(batchSource(repeats(docs))), b.upsertArgs(ownerID, keepOthers, hold, mayMove)
 }

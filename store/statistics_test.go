@@ -125,8 +125,9 @@ func insertCounted(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) {
 	}
 }
 
-// storedCopyReads is how many stored documents the statement that finds a
-// batch's moved copies reads for a batch of n, half of them stored.
+// storedCopyReads is how many stored documents the upsert that stores a
+// batch reads for a batch of n, half of them stored (its first run, which
+// finds the copies to move).
 func storedCopyReads(t *testing.T, pool interface {
 	Begin(context.Context) (pgx.Tx, error)
 }, owner int64, client string, n int) float64 {
@@ -136,12 +137,12 @@ func storedCopyReads(t *testing.T, pool interface {
 	for g := 1; g <= n; g++ {
 		docs[g-1] = measurementDoc(2*g, client, time.Now())
 	}
-	moved, args, _, _ := store.ImportStatements(owner, docs, false, false)
+	upsert, args := store.ImportStatement(owner, docs, false, false, true)
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
-	read, _ := documentRowsRead(t, tx, moved, args...)
+	read, _ := documentRowsRead(t, tx, upsert, args...)
 	return read
 }

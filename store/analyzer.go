@@ -180,9 +180,12 @@ type AnalyzerResult struct {
 // (its row may not exist: no row lock can serve). Two clients sharing a
 // key only wait for each other.
 func lockAnalysis(ctx context.Context, tx pgx.Tx, ownerID int64, clientUUID string) error {
-	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('analyzer:' || $2::text, $1))`, ownerID, clientUUID)
+	_, err := tx.Exec(ctx, lockAnalysisSQL, ownerID, clientUUID)
 	return mapErr("lock client analysis", err)
 }
+
+// lockAnalysisSQL takes the lock of client $2 of data owner $1.
+const lockAnalysisSQL = `SELECT pg_advisory_xact_lock(hashtextextended('analyzer:' || $2::text, $1))`
 
 // AnalyzeInbox runs one detection step of a client: in one transaction
 // under the client's lock it reads up to limit of its inbox measurements
@@ -193,40 +196,44 @@ func lockAnalysis(ctx context.Context, tx pgx.Tx, ownerID int64, clientUUID stri
 func (s *Store) AnalyzeInbox(ctx context.Context, ownerID int64, clientUUID string, limit int,
 	judge func(AnalyzerBatch) (AnalyzerResult, error), done func(pgx.Tx) error) (more bool, err error) {
 	err = s.tx(ctx, func(tx pgx.Tx) error {
-		if err := lockAnalysis(ctx, tx, ownerID, clientUUID); err != nil {
-			return err
-		}
-		// The inbox rows in time order, then their documents (a row whose
-		// document is gone is consumed unjudged). The documents are read by
-		// the client's index over the batch's time range, not joined to the
-		// inbox: a join planned on stale statistics (a fresh partition that
-		// autovacuum has not analysed yet) scanned all of the data owner's
-		// measurements once per inbox row.
-		const q = `SELECT id, document_id, created_at FROM analyzer_inbox
-			WHERE data_owner_id = $1 AND client_uuid = $2 AND NOT held
-			ORDER BY created_at, id LIMIT $3`
-		rows, _ := tx.Query(ctx, q, ownerID, clientUUID, limit+1)
+		// One round trip: the client's lock, its inbox rows in time order,
+		// its states (locked), the data owner's rules and overrides. Then
+		// the rows' documents (a row whose document is gone is consumed
+		// unjudged). The documents are read by the client's index over the
+		// batch's time range, not joined to the inbox: a join planned on
+		// stale statistics (a fresh partition that autovacuum has not
+		// analysed yet) scanned all of the data owner's measurements once
+		// per inbox row.
 		var inbox, docRows []int64
 		var from, to time.Time
-		var id, doc int64
-		var at time.Time
-		_, err := pgx.ForEachRow(rows, []any{&id, &doc, &at}, func() error {
-			if len(inbox) < limit {
-				if len(inbox) == 0 {
-					from = at
+		b := AnalyzerBatch{ClientUUID: clientUUID}
+		var reads pgx.Batch
+		reads.Queue(lockAnalysisSQL, ownerID, clientUUID)
+		reads.Queue(`SELECT id, document_id, created_at FROM analyzer_inbox
+			WHERE data_owner_id = $1 AND client_uuid = $2 AND NOT held
+			ORDER BY created_at, id LIMIT $3`, ownerID, clientUUID, limit+1).Query(func(rows pgx.Rows) error {
+			var id, doc int64
+			var at time.Time
+			_, err := pgx.ForEachRow(rows, []any{&id, &doc, &at}, func() error {
+				if len(inbox) < limit {
+					if len(inbox) == 0 {
+						from = at
+					}
+					docRows, to = append(docRows, doc), at
 				}
-				docRows, to = append(docRows, doc), at
-			}
-			inbox = append(inbox, id)
-			return nil
+				inbox = append(inbox, id)
+				return nil
+			})
+			return err
 		})
-		if err != nil {
+		queueAnalyzerBatch(&reads, ownerID, &b)
+		if err := tx.SendBatch(ctx, &reads).Close(); err != nil {
 			return mapErr("read analyzer inbox", err)
 		}
 		if more = len(inbox) > limit; more {
 			inbox = inbox[:limit]
 		}
-		b := AnalyzerBatch{ClientUUID: clientUUID}
+		var err error
 		if len(docRows) > 0 {
 			// No ORDER BY: with one, a partition without statistics was
 			// read through the (owner, kind, created_at) index, which
@@ -246,20 +253,22 @@ func (s *Store) AnalyzeInbox(ctx context.Context, ownerID int64, clientUUID stri
 				return cmp.Compare(x.ID, y.ID)
 			})
 		}
+		// The inbox rows read are deleted in the round trip that saves
+		// the states.
+		var writes pgx.Batch
 		if len(b.Measurements) > 0 {
-			if err := loadAnalyzerBatch(ctx, tx, ownerID, &b); err != nil {
-				return err
-			}
 			res, err := judge(b)
 			if err != nil {
 				return err
 			}
-			if err := s.writeAnalysis(ctx, tx, ownerID, clientUUID, res); err != nil {
+			if err := s.writeAnalysis(ctx, tx, ownerID, clientUUID, res, &writes, inbox); err != nil {
 				return err
 			}
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM analyzer_inbox WHERE id = ANY($1)`, inbox); err != nil {
-			return mapErr("consume analyzer inbox", err)
+		} else if len(inbox) > 0 {
+			queueConsume(&writes, inbox)
+			if err := tx.SendBatch(ctx, &writes).Close(); err != nil {
+				return mapErr("consume analyzer inbox", err)
+			}
 		}
 		if !more && done != nil {
 			return done(tx)
@@ -272,39 +281,54 @@ func (s *Store) AnalyzeInbox(ctx context.Context, ownerID int64, clientUUID stri
 // loadAnalyzerBatch reads the client's states (locked) and the data
 // owner's enabled rules and overrides into b.
 func loadAnalyzerBatch(ctx context.Context, tx pgx.Tx, ownerID int64, b *AnalyzerBatch) error {
-	rows, _ := tx.Query(ctx, `SELECT rule_id, subject, state FROM analyzer_states
-		WHERE data_owner_id = $1 AND client_uuid = $2 ORDER BY rule_id, subject FOR UPDATE`, ownerID, b.ClientUUID)
-	b.States = map[StateKey][]byte{}
-	var k StateKey
-	var st []byte
-	_, err := pgx.ForEachRow(rows, []any{&k.RuleID, &k.Subject, &st}, func() error {
-		b.States[k] = append([]byte(nil), st...)
-		return nil
-	})
-	if err != nil {
-		return mapErr("read detector states", err)
-	}
-	rules, err := anomalyRules(ctx, tx, ownerID)
-	if err != nil {
-		return err
-	}
-	for _, r := range rules {
-		if r.Enabled {
-			b.Rules = append(b.Rules, r)
+	var bt pgx.Batch
+	queueAnalyzerBatch(&bt, ownerID, b)
+	return mapErr("read detector states, rules and overrides", tx.SendBatch(ctx, &bt).Close())
+}
+
+// queueAnalyzerBatch queues loadAnalyzerBatch's reads in bt (one round
+// trip with the statements before and after them).
+func queueAnalyzerBatch(bt *pgx.Batch, ownerID int64, b *AnalyzerBatch) {
+	bt.Queue(`SELECT rule_id, subject, state FROM analyzer_states
+		WHERE data_owner_id = $1 AND client_uuid = $2 ORDER BY rule_id, subject FOR UPDATE`, ownerID, b.ClientUUID).
+		Query(func(rows pgx.Rows) error {
+			b.States = map[StateKey][]byte{}
+			var k StateKey
+			var st []byte
+			_, err := pgx.ForEachRow(rows, []any{&k.RuleID, &k.Subject, &st}, func() error {
+				b.States[k] = append([]byte(nil), st...)
+				return nil
+			})
+			return err
+		})
+	bt.Queue(rulesSelect, ownerID).Query(func(rows pgx.Rows) error {
+		rs, err := pgx.CollectRows(rows, pgx.RowToStructByName[ruleRow])
+		for _, r := range withCatalogue(rs) {
+			if r.Enabled {
+				b.Rules = append(b.Rules, r)
+			}
 		}
-	}
-	rows, _ = tx.Query(ctx, overrideSelect+` ORDER BY o.id`, ownerID)
-	if b.Overrides, err = pgx.CollectRows(rows, pgx.RowToStructByName[Override]); err != nil {
-		return mapErr("read overrides", err)
-	}
-	return nil
+		return err
+	})
+	bt.Queue(overrideSelect+` ORDER BY o.id`, ownerID).Query(func(rows pgx.Rows) error {
+		var err error
+		b.Overrides, err = pgx.CollectRows(rows, pgx.RowToStructByName[Override])
+		return err
+	})
 }
 
 // writeAnalysis stores a detection step's states and episodes in tx and
 // emits the episodes' events (none for a client with anomalies_muted).
-func (s *Store) writeAnalysis(ctx context.Context, tx pgx.Tx, ownerID int64, clientUUID string, res AnalyzerResult) error {
-	if err := saveStates(ctx, tx, ownerID, clientUUID, res.States); err != nil {
-		return err
+// The inbox rows consumed (none for a sweep or a replay) are deleted in
+// the round trip that saves the states, which writes (empty) sends.
+func (s *Store) writeAnalysis(ctx context.Context, tx pgx.Tx, ownerID int64, clientUUID string, res AnalyzerResult,
+	writes *pgx.Batch, consumed []int64) error {
+	queueStates(writes, ownerID, clientUUID, res.States)
+	queueConsume(writes, consumed)
+	if writes.Len() > 0 {
+		if err := tx.SendBatch(ctx, writes).Close(); err != nil {
+			return mapErr("save detector states", err)
+		}
 	}
 	if len(res.Episodes) == 0 {
 		return nil
@@ -459,10 +483,17 @@ func splitEpisodeID(id string) (string, int64) {
 	return id[:i+2], epoch
 }
 
-// saveStates upserts the client's detector states.
-func saveStates(ctx context.Context, tx pgx.Tx, ownerID int64, clientUUID string, states []DetectorState) error {
+// queueConsume queues the deletion of the inbox rows ids in bt.
+func queueConsume(bt *pgx.Batch, ids []int64) {
+	if len(ids) > 0 {
+		bt.Queue(`DELETE FROM analyzer_inbox WHERE id = ANY($1)`, ids)
+	}
+}
+
+// queueStates queues the upsert of the client's detector states in bt.
+func queueStates(bt *pgx.Batch, ownerID int64, clientUUID string, states []DetectorState) {
 	if len(states) == 0 {
-		return nil
+		return
 	}
 	rules := make([]string, len(states))
 	subjects := make([]string, len(states))
@@ -477,8 +508,7 @@ func saveStates(ctx context.Context, tx pgx.Tx, ownerID int64, clientUUID string
 		FROM unnest($3::text[], $4::text[], $5::bytea[], $6::timestamptz[], $7::bool[]) AS x(rule_id, subject, state, last_at, open)
 		ON CONFLICT (data_owner_id, client_uuid, rule_id, subject) DO UPDATE SET state = EXCLUDED.state,
 			last_at = EXCLUDED.last_at, open = EXCLUDED.open`
-	_, err := tx.Exec(ctx, q, ownerID, clientUUID, rules, subjects, blobs, last, open)
-	return mapErr("save detector states", err)
+	bt.Queue(q, ownerID, clientUUID, rules, subjects, blobs, last, open)
 }
 
 // SweepClient is a client whose detector states are due for the
@@ -524,7 +554,7 @@ func (s *Store) SweepStates(ctx context.Context, ownerID int64, clientUUID strin
 		if err != nil {
 			return err
 		}
-		if err := s.writeAnalysis(ctx, tx, ownerID, clientUUID, res); err != nil {
+		if err := s.writeAnalysis(ctx, tx, ownerID, clientUUID, res, &pgx.Batch{}, nil); err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, `UPDATE analyzer_states SET swept_at = now() WHERE data_owner_id = $1 AND client_uuid = $2`,
@@ -613,7 +643,7 @@ func (s *Store) ReplayClient(ctx context.Context, ownerID int64, clientUUID stri
 		if err != nil {
 			return err
 		}
-		if err := s.writeAnalysis(ctx, tx, ownerID, clientUUID, res); err != nil {
+		if err := s.writeAnalysis(ctx, tx, ownerID, clientUUID, res, &pgx.Batch{}, nil); err != nil {
 			return err
 		}
 		kept := make([]string, len(res.Episodes))

@@ -147,3 +147,48 @@ func TestEpisodeIDsStayApartOneAfterAnother(t *testing.T) {
 		t.Errorf("%d episodes stored under %d ids (%v), want %d under as many", n, ids, err, len(firsts))
 	}
 }
+
+// TestAnalyzeInboxIsFiveRoundTrips: a detection step that judges
+// measurements and saves states takes five round trips to PostgreSQL:
+// begin; the client's lock, inbox, states, rules and overrides; the
+// measurements; the states saved and the inbox rows consumed; commit (ten
+// before they were sent together).
+func TestAnalyzeInboxIsFiveRoundTrips(t *testing.T) {
+	ctx := context.Background()
+	e := apitest.Get(t)
+	o := e.NewOwner(t, "analyze-trips")
+	c := o.NewClient(t, store.NewClient{})
+	at := time.Date(2026, 11, 2, 3, 4, 5, 0, time.UTC)
+	o.InsertDocuments(t, vocab.KindMeasurement,
+		apitest.AnalyzerDoc("trip-1", c.UUID, "VideoMeasurement", "youtube", at, map[string]any{"initial_loading_time": 600}),
+		apitest.AnalyzerDoc("trip-2", c.UUID, "VideoMeasurement", "youtube", at.Add(time.Second), map[string]any{"initial_loading_time": 700}))
+	var judged int
+	judge := func(b store.AnalyzerBatch) (store.AnalyzerResult, error) {
+		judged = len(b.Measurements)
+		if len(b.Rules) == 0 {
+			return store.AnalyzerResult{}, fmt.Errorf("no rules read")
+		}
+		return store.AnalyzerResult{States: []store.DetectorState{{Key: store.StateKey{RuleID: "video-initial-loading", Subject: "youtube"},
+			State: []byte("s"), LastAt: at.Add(time.Second)}}}, nil
+	}
+	before := e.Counter.RoundTrips()
+	more, err := e.Store.AnalyzeInbox(store.Counted(ctx), o.ID, c.UUID, 100, judge, nil)
+	if err != nil || more {
+		t.Fatalf("more %v, err %v", more, err)
+	}
+	if trips := e.Counter.RoundTrips() - before; trips != 5 {
+		t.Errorf("%d round trips, want 5", trips)
+	}
+	if judged != 2 {
+		t.Errorf("judged %d measurements, want 2", judged)
+	}
+	var inbox, states int
+	err = e.Store.Pool().QueryRow(ctx, `SELECT (SELECT count(*) FROM analyzer_inbox WHERE data_owner_id = $1 AND client_uuid = $2),
+		(SELECT count(*) FROM analyzer_states WHERE data_owner_id = $1 AND client_uuid = $2)`, o.ID, c.UUID).Scan(&inbox, &states)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inbox != 0 || states != 1 {
+		t.Errorf("%d inbox rows left and %d states saved, want 0 and 1", inbox, states)
+	}
+}

@@ -72,12 +72,20 @@ func (s *Store) AnomalyRules(ctx context.Context, ownerID int64) ([]analyzer.Rul
 }
 
 func anomalyRules(ctx context.Context, q querier, ownerID int64) ([]analyzer.Rule, error) {
-	rows, _ := q.Query(ctx, `SELECT `+ruleCols+` FROM anomaly_rules WHERE data_owner_id = $1
-		ORDER BY created_at, id`, ownerID)
+	rows, _ := q.Query(ctx, rulesSelect, ownerID)
 	rs, err := pgx.CollectRows(rows, pgx.RowToStructByName[ruleRow])
 	if err != nil {
 		return nil, mapErr("list anomaly rules", err)
 	}
+	return withCatalogue(rs), nil
+}
+
+// rulesSelect reads the data owner's ($1) anomaly_rules rows.
+const rulesSelect = `SELECT ` + ruleCols + ` FROM anomaly_rules WHERE data_owner_id = $1 ORDER BY created_at, id`
+
+// withCatalogue is the built-in rules as the data owner's rows rs enable
+// them, then its own rules.
+func withCatalogue(rs []ruleRow) []analyzer.Rule {
 	out := analyzer.Catalogue()
 	for _, r := range rs {
 		if !r.Builtin {
@@ -88,7 +96,7 @@ func anomalyRules(ctx context.Context, q querier, ownerID int64) ([]analyzer.Rul
 			out[i].Enabled = r.Enabled
 		}
 	}
-	return out, nil
+	return out
 }
 
 // AnomalyRule loads one of the data owner's rules (another data owner's

@@ -47,7 +47,23 @@ type Config struct {
 
 // Jobs are the detector's River workers and queue, run on the process's
 // one River client (package jobs).
-type Jobs struct{ cfg Config }
+type Jobs struct {
+	cfg Config
+	// judging holds a token per client judged now: Workers at most.
+	judging chan struct{}
+}
+
+// fetchedAhead is how many jobs per judging worker River holds: the
+// queue runs fetchedAhead × Workers jobs at once, of which Workers judge
+// and the others wait for their turn (judging), without a connection.
+// River fetches jobs for free slots when a job is inserted (a client's
+// report whose job already waits inserts none), after a completion, and
+// every second; with only Workers slots, the slots freed while a fetch was
+// on its way stayed empty until the next completion: 1.5 of 4 workers
+// were busy on average while hundreds of jobs waited (docs/benchmarks.md).
+// With jobs fetched ahead, a finished step's token goes at once to a job
+// already fetched.
+const fetchedAhead = 2
 
 // New makes the detector's jobs.
 func New(cfg Config) *Jobs {
@@ -63,7 +79,7 @@ func New(cfg Config) *Jobs {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Jobs{cfg: cfg}
+	return &Jobs{cfg: cfg, judging: make(chan struct{}, cfg.Workers)}
 }
 
 // Register adds the workers.
@@ -74,9 +90,10 @@ func (j *Jobs) Register(w *river.Workers) error {
 	return river.AddWorkerSafely(w, &sweepWorker{j: j})
 }
 
-// Queue is the analyzer's queue and how many clients this process judges
-// at once; the sweep is a periodic job of package jobs (SweepArgs).
-func (j *Jobs) Queue() (string, int) { return store.AnalyzerQueue, j.cfg.Workers }
+// Queue is the analyzer's queue and how many of its jobs this process
+// runs at once (fetchedAhead × Workers; Workers of them judge); the
+// sweep is a periodic job of package jobs (SweepArgs).
+func (j *Jobs) Queue() (string, int) { return store.AnalyzerQueue, fetchedAhead * j.cfg.Workers }
 
 // analyzeWorker judges one client's inbox, batch by batch; the last
 // batch's transaction completes the job.
@@ -90,6 +107,12 @@ func (w *analyzeWorker) Work(ctx context.Context, job *river.Job[store.AnalyzeAr
 	done := func(tx pgx.Tx) error {
 		_, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job)
 		return err
+	}
+	select {
+	case w.j.judging <- struct{}{}:
+		defer func() { <-w.j.judging }()
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 	start := time.Now()
 	for {

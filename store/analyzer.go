@@ -319,8 +319,9 @@ func queueAnalyzerBatch(bt *pgx.Batch, ownerID int64, b *AnalyzerBatch) {
 
 // writeAnalysis stores a detection step's states and episodes in tx and
 // emits the episodes' events (none for a client with anomalies_muted).
-// The inbox rows consumed (none for a sweep or a replay) are deleted in
-// the round trip that saves the states, which writes (empty) sends.
+// The states are saved and the inbox rows consumed (none for a sweep or
+// a replay) deleted in one round trip, with what the caller queued in
+// writes before (usually nothing).
 func (s *Store) writeAnalysis(ctx context.Context, tx pgx.Tx, ownerID int64, clientUUID string, res AnalyzerResult,
 	writes *pgx.Batch, consumed []int64) error {
 	queueStates(writes, ownerID, clientUUID, res.States)

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -125,12 +126,36 @@ func poolConfig(url string, opts Options) (*pgxpool.Config, error) {
 		cfg.ConnConfig.ConnectTimeout = connectTimeout
 	}
 	// A request that ends (client gone, deadline) cancels its statement on
-	// the server with a cancel request, and the connection stays in the
-	// pool; pgx's default gives up on the socket and drops the connection.
+	// the server with a cancel request (pgx's default gives up on the
+	// socket at once). The connection is then closed when released, not
+	// reused: a cancel request reaches the backend at some time after it
+	// was sent, and pgx's wait for it (100 ms) was too short on a loaded
+	// machine, where a late one cancelled the next request's statement on
+	// the same connection (CI, 2026-11-30: "canceling statement due to
+	// user request" in a test that cancelled nothing).
+	var cancelled sync.Map // *pgconn.PgConn whose statement was cancelled
 	cfg.ConnConfig.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
-		return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: cancelGrace}
+		return &cancelMarker{CancelRequestContextWatcherHandler: &pgconn.CancelRequestContextWatcherHandler{
+			Conn: c, DeadlineDelay: cancelGrace}, cancelled: &cancelled}
 	}
+	cfg.AfterRelease = func(c *pgx.Conn) bool {
+		_, was := cancelled.LoadAndDelete(c.PgConn())
+		return !was
+	}
+	cfg.BeforeClose = func(c *pgx.Conn) { cancelled.Delete(c.PgConn()) }
 	return cfg, nil
+}
+
+// cancelMarker is pgx's cancel request handler that also marks its
+// connection as cancelled, for the pool to close it when released.
+type cancelMarker struct {
+	*pgconn.CancelRequestContextWatcherHandler
+	cancelled *sync.Map
+}
+
+func (h *cancelMarker) HandleCancel(ctx context.Context) {
+	h.cancelled.Store(h.Conn, struct{}{})
+	h.CancelRequestContextWatcherHandler.HandleCancel(ctx)
 }
 
 // Close releases the pools.

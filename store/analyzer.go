@@ -254,21 +254,15 @@ func (s *Store) AnalyzeInbox(ctx context.Context, ownerID int64, clientUUID stri
 			})
 		}
 		// The inbox rows read are deleted in the round trip that saves
-		// the states.
-		var writes pgx.Batch
+		// the states (rows whose documents are gone: nothing judged).
+		var res AnalyzerResult
 		if len(b.Measurements) > 0 {
-			res, err := judge(b)
-			if err != nil {
+			if res, err = judge(b); err != nil {
 				return err
 			}
-			if err := s.writeAnalysis(ctx, tx, ownerID, clientUUID, res, &writes, inbox); err != nil {
-				return err
-			}
-		} else if len(inbox) > 0 {
-			queueConsume(&writes, inbox)
-			if err := tx.SendBatch(ctx, &writes).Close(); err != nil {
-				return mapErr("consume analyzer inbox", err)
-			}
+		}
+		if err := s.writeAnalysis(ctx, tx, ownerID, clientUUID, res, inbox); err != nil {
+			return err
 		}
 		if !more && done != nil {
 			return done(tx)
@@ -320,14 +314,14 @@ func queueAnalyzerBatch(bt *pgx.Batch, ownerID int64, b *AnalyzerBatch) {
 // writeAnalysis stores a detection step's states and episodes in tx and
 // emits the episodes' events (none for a client with anomalies_muted).
 // The states are saved and the inbox rows consumed (none for a sweep or
-// a replay) deleted in one round trip, with what the caller queued in
-// writes before (usually nothing).
+// a replay) deleted in one round trip.
 func (s *Store) writeAnalysis(ctx context.Context, tx pgx.Tx, ownerID int64, clientUUID string, res AnalyzerResult,
-	writes *pgx.Batch, consumed []int64) error {
-	queueStates(writes, ownerID, clientUUID, res.States)
-	queueConsume(writes, consumed)
+	consumed []int64) error {
+	var writes pgx.Batch
+	queueStates(&writes, ownerID, clientUUID, res.States)
+	queueConsume(&writes, consumed)
 	if writes.Len() > 0 {
-		if err := tx.SendBatch(ctx, writes).Close(); err != nil {
+		if err := tx.SendBatch(ctx, &writes).Close(); err != nil {
 			return mapErr("save detector states", err)
 		}
 	}
@@ -555,7 +549,7 @@ func (s *Store) SweepStates(ctx context.Context, ownerID int64, clientUUID strin
 		if err != nil {
 			return err
 		}
-		if err := s.writeAnalysis(ctx, tx, ownerID, clientUUID, res, &pgx.Batch{}, nil); err != nil {
+		if err := s.writeAnalysis(ctx, tx, ownerID, clientUUID, res, nil); err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, `UPDATE analyzer_states SET swept_at = now() WHERE data_owner_id = $1 AND client_uuid = $2`,
@@ -644,7 +638,7 @@ func (s *Store) ReplayClient(ctx context.Context, ownerID int64, clientUUID stri
 		if err != nil {
 			return err
 		}
-		if err := s.writeAnalysis(ctx, tx, ownerID, clientUUID, res, &pgx.Batch{}, nil); err != nil {
+		if err := s.writeAnalysis(ctx, tx, ownerID, clientUUID, res, nil); err != nil {
 			return err
 		}
 		kept := make([]string, len(res.Episodes))

@@ -43,8 +43,15 @@ func serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	floor, err := cfg.heapFloor(memLimit)
+	if err != nil {
+		return err
+	}
 	if memLimit > 0 {
 		debug.SetMemoryLimit(memLimit)
+	}
+	if floor > 0 {
+		defer startHeapFloor(floor)()
 	}
 	log := newLogger()
 	retention, err := cfg.retentionDays()

@@ -2,6 +2,8 @@ package main
 
 import (
 	"flag"
+	"math"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -85,6 +87,31 @@ func TestMemoryLimitSetting(t *testing.T) {
 	t.Setenv("GOMEMLIMIT", "1GiB")
 	if got, _ := (&config{MemoryLimit: "384MiB"}).memoryLimit(); got != -1 {
 		t.Errorf("with GOMEMLIMIT set: %d, want it left to the runtime", got)
+	}
+}
+
+func TestHeapFloorSetting(t *testing.T) {
+	t.Setenv("GOGC", "")
+	for raw, want := range map[string]uint64{"": 64 << 20, "64MiB": 64 << 20, "128MiB": 128 << 20, "off": 0, "Off": 0, "8MiB": 8 << 20} {
+		got, err := (&config{HeapFloor: raw}).heapFloor(384 << 20)
+		if err != nil || got != want {
+			t.Errorf("heapFloor(%q) = %d, %v; want %d", raw, got, err, want)
+		}
+	}
+	for _, raw := range []string{"4MiB", "lots", "-64MiB", "1.5MiB", "384MiB", "1GiB"} {
+		if _, err := (&config{HeapFloor: raw}).heapFloor(384 << 20); err == nil || !strings.Contains(err.Error(), "FLEETGRAPH_HEAP_FLOOR") {
+			t.Errorf("heapFloor(%q) under a 384MiB limit: %v, want an error naming the setting", raw, err)
+		}
+	}
+	// The memory limit off and no GOMEMLIMIT: no limit to be under (the
+	// runtime's, which other tests' serve may have set, is none).
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+	if got, err := (&config{HeapFloor: "1GiB"}).heapFloor(-1); err != nil || got != 1<<30 {
+		t.Errorf("heapFloor(1GiB) without a memory limit = %d, %v", got, err)
+	}
+	t.Setenv("GOGC", "200")
+	if got, err := (&config{HeapFloor: "64MiB"}).heapFloor(384 << 20); err != nil || got != 0 {
+		t.Errorf("with GOGC set: %d, %v; want the collector left to it", got, err)
 	}
 }
 

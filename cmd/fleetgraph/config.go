@@ -22,6 +22,7 @@ import (
 
 	"github.com/fleetgraph/fleetgraph/assistant"
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/detector"
 	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/limits/budget"
 	"github.com/fleetgraph/fleetgraph/limits/ratelimit"
@@ -89,6 +90,9 @@ type config struct {
 	// HeapFloor is the heap the collector lets grow before it runs while
 	// little is live (heapfloor.go), "128MiB" or "off".
 	HeapFloor string
+	// AnalyzerWorkers is how many clients the analyzer judges at once in
+	// this process, a whole number; empty: detector.DefaultWorkers.
+	AnalyzerWorkers string
 	// RetentionDays is the operator's default retention in days, empty
 	// keeps everything (retentionDays reads it; expire.go).
 	RetentionDays string
@@ -359,6 +363,25 @@ func (c *config) dbMaxConns() (int32, error) {
 		return 0, fmt.Errorf("--db-max-conns (FLEETGRAPH_DB_MAX_CONNS) %q must be a whole number from 1 to %d", c.DBMaxConns, maxDBMaxConns)
 	}
 	return int32(n), nil
+}
+
+// analyzerWorkers is the configured number of clients the analyzer judges
+// at once for a pool of pool connections: each judging client holds a
+// connection, so at most half the pool, which the requests keep. Empty:
+// detector.DefaultWorkers, or half the pool when that is smaller.
+func (c *config) analyzerWorkers(pool int32) (int, error) {
+	most := max(1, int(pool)/2)
+	raw := strings.TrimSpace(c.AnalyzerWorkers)
+	if raw == "" {
+		return min(detector.DefaultWorkers, most), nil
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < 1 || n > most {
+		return 0, fmt.Errorf("--analyzer-workers (FLEETGRAPH_ANALYZER_WORKERS) %q must be a whole number from 1 to %d: each client judged "+
+			"holds one of the %d database connections (--db-max-conns, FLEETGRAPH_DB_MAX_CONNS), and the requests keep half of them",
+			c.AnalyzerWorkers, most, pool)
+	}
+	return n, nil
 }
 
 // maxAnswerBytes is the configured answer budget.

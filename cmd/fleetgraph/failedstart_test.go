@@ -126,3 +126,12 @@ func TestServeSaysWhenAnotherProcessHoldsTheDatabase(t *testing.T) {
 		})
 	}
 }
+
+// More analyzer workers than half the pool is refused before anything
+// starts, naming both settings.
+func TestServeRefusesMoreAnalyzerWorkersThanHalfThePool(t *testing.T) {
+	t.Parallel()
+	e := apitest.Get(t)
+	out := failedStart(t, e.DatabaseURL, 5*time.Second, "--addr", freeAddr(t), "--db-max-conns", "6", "--analyzer-workers", "4")
+	wantSaid(t, out, "--analyzer-workers (FLEETGRAPH_ANALYZER_WORKERS) \"4\" must be a whole number from 1 to 3", "--db-max-conns")
+}

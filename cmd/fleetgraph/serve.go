@@ -65,6 +65,11 @@ func serve(ctx context.Context, args []string) error {
 	if err := cfg.checkReplica(); err != nil {
 		return err
 	}
+	if pool, err := cfg.dbMaxConns(); err != nil {
+		return err
+	} else if _, err := cfg.analyzerWorkers(pool); err != nil {
+		return err // before anything starts (startJobs reads it)
+	}
 	// The address first: a taken one ends the start before anything else
 	// runs, and everything started below stops when serve returns early.
 	ln, err := listen(cfg.Addr)

@@ -115,6 +115,28 @@ func TestHeapFloorSetting(t *testing.T) {
 	}
 }
 
+func TestAnalyzerWorkersSetting(t *testing.T) {
+	for _, c := range []struct {
+		raw  string
+		pool int32
+		want int
+	}{{"", 8, 4}, {"", 20, 4}, {"", 4, 2}, {"", 1, 1}, {"3", 8, 3}, {" 4 ", 8, 4}, {"10", 20, 10}, {"1", 2, 1}} {
+		got, err := (&config{AnalyzerWorkers: c.raw}).analyzerWorkers(c.pool)
+		if err != nil || got != c.want {
+			t.Errorf("analyzerWorkers(%q) with a pool of %d = %d, %v; want %d", c.raw, c.pool, got, err, c.want)
+		}
+	}
+	for _, c := range []struct {
+		raw  string
+		pool int32
+	}{{"5", 8}, {"0", 8}, {"-1", 8}, {"two", 8}, {"2.5", 8}, {"11", 20}} {
+		_, err := (&config{AnalyzerWorkers: c.raw}).analyzerWorkers(c.pool)
+		if err == nil || !strings.Contains(err.Error(), "FLEETGRAPH_ANALYZER_WORKERS") || !strings.Contains(err.Error(), "--db-max-conns") {
+			t.Errorf("analyzerWorkers(%q) with a pool of %d: %v, want an error naming the setting and the pool's", c.raw, c.pool, err)
+		}
+	}
+}
+
 // TestLimitSettingsOfServe: every setting of limits.Table is a flag of
 // serve whose help names its environment variable, and serve without
 // settings runs with the declared defaults.

@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/fleetgraph/fleetgraph/auth"
+	"github.com/fleetgraph/fleetgraph/detector"
 	"github.com/fleetgraph/fleetgraph/jobs"
 	"github.com/fleetgraph/fleetgraph/limits"
 	"github.com/fleetgraph/fleetgraph/notify"
@@ -35,12 +37,15 @@ func (c *config) webhookFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Webhooks.RescueAfter, "webhook-rescue-after", envOr("FLEETGRAPH_WEBHOOK_RESCUE_AFTER", ""),
 		"how long a delivery attempt may stay running before it is tried again (its process died), a Go duration "+
 			"(env FLEETGRAPH_WEBHOOK_RESCUE_AFTER); empty: the attempt time limit plus 35s")
+	fs.StringVar(&c.AnalyzerWorkers, "analyzer-workers", envOr("FLEETGRAPH_ANALYZER_WORKERS", ""),
+		fmt.Sprintf("clients the anomaly analyzer judges at once in this process, each on a database connection, at most half "+
+			"of --db-max-conns (env FLEETGRAPH_ANALYZER_WORKERS); empty: %d, or half the pool when that is smaller", detector.DefaultWorkers))
 }
 
 // startJobs starts the process's background work (package jobs): the
-// webhook deliveries, the e-mail (through mailer, when there is one) and
-// every periodic job (m records the rollup refreshes); stop waits for the
-// running jobs (at most 10 s).
+// webhook deliveries, the e-mail (through mailer, when there is one), the
+// analyzer and every periodic job (m records the rollup refreshes); stop
+// waits for the running jobs (at most 10 s).
 func (c *config) startJobs(ctx context.Context, st *store.Store, sealer *auth.Sealer, mailer *notify.Mailer,
 	m *obs.Metrics, log *slog.Logger) (stop func(), err error) {
 	allow, err := webhooks.ParseCIDRs(c.Webhooks.AllowCIDRs)
@@ -59,14 +64,22 @@ func (c *config) startJobs(ctx context.Context, st *store.Store, sealer *auth.Se
 	if err != nil {
 		return nil, err
 	}
+	pool, err := c.dbMaxConns()
+	if err != nil {
+		return nil, err
+	}
+	judges, err := c.analyzerWorkers(pool)
+	if err != nil {
+		return nil, err
+	}
 	if mailer == nil {
 		log.Info("no SMTP server configured (--smtp-host, FLEETGRAPH_SMTP_HOST): e-mail stays queued in the outbox")
 	} else {
 		log.Info("e-mail goes out through SMTP", "server", mailer.Addr())
 	}
 	r, err := jobs.StartProcess(ctx, jobs.Process{Store: st, Log: log, Mailer: mailer, RescueAfter: rescue, ObserveRollups: m.RollupRound,
-		RetentionDays: retention,
-		Webhooks:      webhooks.New(webhooks.Config{Store: st, Sealer: sealer, Logger: log, AllowCIDRs: allow, Timeout: timeout})})
+		RetentionDays: retention, Analyzer: detector.New(detector.Config{Store: st, Logger: log, Workers: judges}),
+		Webhooks: webhooks.New(webhooks.Config{Store: st, Sealer: sealer, Logger: log, AllowCIDRs: allow, Timeout: timeout})})
 	if err != nil {
 		return nil, err
 	}

@@ -66,7 +66,7 @@ type EdgeQuery struct {
 // selects tells whether the field's selection asks for field of its
 // object type typeName.
 func (q EdgeQuery) selects(ctx context.Context, typeName, field string) bool {
-	for _, f := range graphql.CollectFields(graphql.GetOperationContext(ctx), q.sel, []string{typeName}) {
+	for _, f := range collectFields(graphql.GetOperationContext(ctx), q.sel, typeName) {
 		if f.Name == field {
 			return true
 		}
@@ -328,7 +328,7 @@ func (a Attacher) queueLevel(ctx context.Context, owner int64, level []selected,
 		if len(part.parents) == 0 || len(part.sel) == 0 {
 			continue
 		}
-		l.fields[k] = graphql.CollectFields(oc, part.sel, []string{part.typeName})
+		l.fields[k] = collectFields(oc, part.sel, part.typeName)
 		l.args[k] = make([]map[string]any, len(l.fields[k]))
 		var held [8]string // the edges loaded for this part: a few names, searched in place
 		loaded := held[:0]

@@ -183,7 +183,7 @@ func (r *renderer) plan(typeName string, goType reflect.Type, sel ast.SelectionS
 	if p, ok := r.plans[k]; ok {
 		return p, nil
 	}
-	fields := graphql.CollectFields(r.oc, sel, []string{typeName})
+	fields := collectFields(r.oc, sel, typeName)
 	p := &objectPlan{fields: make([]fieldPlan, 0, len(fields))}
 	for _, f := range fields {
 		fp := fieldPlan{alias: f.Alias, sel: f.Selections, typ: f.Definition.Type, name: typeName,

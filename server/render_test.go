@@ -158,3 +158,53 @@ var renderQueries = []struct {
 		scheduleConfigs { id studyIds } warnings } }`, true},
 	{"measurements", `{ clients { id measurements(first: 2) { edges { cursor node { id client { id } } } pageInfo { hasNextPage } } } }`, false},
 }
+
+// TestCollectedFieldsKeptAcrossRequests: the engine keeps the fields it
+// collected from a selection set for the next requests of its document
+// (engine/collect.go). Answers stay gqlgen's, byte for byte, when the
+// same fragment's field is merged with different siblings (the merged
+// sets start with the same field and are as long), and when @include and
+// @skip flip from one request to the next.
+func TestCollectedFieldsKeptAcrossRequests(t *testing.T) {
+	e := apitest.Get(t)
+	admin, _ := renderWorld(t, e)
+	gqlgenOnly := e.StartServerWith(t, func(r *resolvers.Resolver) { r.GqlgenMarshalOnly = true })
+	apitest.DoAt(t, gqlgenOnly, http.MethodGet, "/client_admin_api/v1/isps", admin, nil) // keys' last use is touched once
+	const merged = `{ a: clients { ...R registrationKey { comment } } b: clients { ...R registrationKey { validFrom } } }
+		fragment R on Client { id registrationKey { id } }`
+	const flipped = `query($k: Boolean!, $s: Boolean!) { clients { id registrationKey @include(if: $k) { id comment }
+		clientGroups @skip(if: $s) { name } ...G } }
+		fragment G on Client { label currentIspContract @include(if: $k) { ispName } }`
+	type run struct {
+		query string
+		vars  map[string]any
+		want  []string // in the answer
+	}
+	runs := []run{
+		{merged, nil, []string{`"a":[{"id":`, `"registrationKey":{"id":`, `"comment":`, `"validFrom":`}},
+		{flipped, map[string]any{"k": true, "s": false}, []string{`"registrationKey":{`, `"clientGroups":[`, `"currentIspContract":`}},
+		{flipped, map[string]any{"k": false, "s": true}, []string{`"label":`}},
+		{merged, nil, []string{`"comment":`, `"validFrom":`}},
+		{flipped, map[string]any{"k": true, "s": false}, []string{`"registrationKey":{`, `"clientGroups":[`}},
+		{flipped, map[string]any{"k": false, "s": false}, []string{`"clientGroups":[`}},
+	}
+	for i, r := range runs {
+		body := map[string]any{"query": r.query, "variables": r.vars}
+		want := apitest.DoAt(t, gqlgenOnly, http.MethodPost, "/graphql", admin, body)
+		got := apitest.DoAt(t, e.URL, http.MethodPost, "/graphql", admin, body)
+		if want.Status != http.StatusOK || !bytes.Equal(want.Raw, got.Raw) {
+			t.Fatalf("run %d: status %d/%d\n  gqlgen: %s\nrendered: %s", i, want.Status, got.Status, want.Raw, got.Raw)
+		}
+		for _, w := range r.want {
+			if !bytes.Contains(got.Raw, []byte(w)) {
+				t.Errorf("run %d: the answer lacks %s: %s", i, w, got.Raw)
+			}
+		}
+		if r.vars != nil && r.vars["k"] == false && bytes.Contains(got.Raw, []byte(`"registrationKey"`)) {
+			t.Errorf("run %d: @include(if: false) kept the key: %s", i, got.Raw)
+		}
+		if r.vars != nil && r.vars["s"] == true && bytes.Contains(got.Raw, []byte(`"clientGroups"`)) {
+			t.Errorf("run %d: @skip(if: true) kept the groups: %s", i, got.Raw)
+		}
+	}
+}

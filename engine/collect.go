@@ -41,13 +41,16 @@ type fieldSetKey struct {
 	typeName string
 }
 
+// A fieldSet is a kept selection set's fields for a type, and the
+// renderer's plans of them (render.go), per Go type of the objects.
 type fieldSet struct {
 	sel    ast.SelectionSet
 	fields []graphql.CollectedField
+	plans  sync.Map // reflect.Type -> *objectPlan
 }
 
 var (
-	fieldSets     sync.Map // fieldSetKey -> fieldSet
+	fieldSets     sync.Map // fieldSetKey -> *fieldSet
 	fieldSetCount atomic.Int64
 )
 
@@ -55,21 +58,30 @@ var (
 // collected once per selection set without directives. Callers do not
 // change what it answers.
 func collectFields(oc *graphql.OperationContext, sel ast.SelectionSet, typeName string) []graphql.CollectedField {
+	f, _ := collectFieldSet(oc, sel, typeName)
+	return f
+}
+
+// collectFieldSet is collectFields, with the set it keeps (nil: a set
+// with directives, collected for this request only).
+func collectFieldSet(oc *graphql.OperationContext, sel ast.SelectionSet, typeName string) ([]graphql.CollectedField, *fieldSet) {
 	k := fieldSetKey{selectionHash(sel), typeName}
 	if v, ok := fieldSets.Load(k); ok {
-		if kept := v.(fieldSet); slices.Equal(kept.sel, sel) {
-			return kept.fields
+		if kept := v.(*fieldSet); slices.Equal(kept.sel, sel) {
+			return kept.fields, kept
 		}
 	}
 	f := graphql.CollectFields(oc, sel, []string{typeName})
-	if len(sel) > 0 && oc.Doc != nil && withoutDirectives(oc.Doc, sel, 0) {
-		if fieldSetCount.Add(1) > maxFieldSets {
-			fieldSets.Clear()
-			fieldSetCount.Store(1)
-		}
-		fieldSets.Store(k, fieldSet{sel: slices.Clone(sel), fields: f})
+	if len(sel) == 0 || oc.Doc == nil || !withoutDirectives(oc.Doc, sel, 0) {
+		return f, nil
 	}
-	return f
+	if fieldSetCount.Add(1) > maxFieldSets {
+		fieldSets.Clear()
+		fieldSetCount.Store(1)
+	}
+	kept := &fieldSet{sel: slices.Clone(sel), fields: f}
+	fieldSets.Store(k, kept)
+	return f, kept
 }
 
 // selectionHash hashes the identities of sel's entries (FNV-1a over their

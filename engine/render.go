@@ -29,8 +29,9 @@ import (
 // clients with their groups, key and contract is most of the request's
 // time and memory, and for one client (a lookup by id) about a fifth of
 // the server's CPU of the request. The renderer
-// writes the same bytes from a plan compiled once per request from the
-// selection (aliases, fragments, @skip/@include through CollectFields),
+// writes the same bytes from a plan compiled from the selection (aliases,
+// fragments, @skip/@include through CollectFields) once for every request
+// of a selection without directives (collect.go), else once per request,
 // through gqlgen's own scalar marshalers. Whatever it cannot write exactly
 // as gqlgen would (a resolver field such as Client.measurements, an
 // interface, a null in a non-null position, a non-finite float) makes it
@@ -118,8 +119,8 @@ func render(ctx context.Context, fc *graphql.FieldContext, res any) (any, bool) 
 	}
 	r := &renderer{oc: graphql.GetOperationContext(ctx), plans: map[planKey]*objectPlan{}}
 	buf := bufferFor(fc.Field.Name, n)
-	root := valueInfo{kind: schemaKind(fc.Field.Definition.Type.Name())}
-	if err := r.value(buf, fc.Field.Definition.Type, &root, v, fc.Field.Selections); err != nil {
+	root := &valueInfo{kind: schemaKind(fc.Field.Definition.Type.Name())}
+	if err := r.value(buf, fc.Field.Definition.Type, root, v, fc.Field.Selections); err != nil {
 		buffers.Put(buf)
 		return res, false
 	}
@@ -165,16 +166,39 @@ type fieldPlan struct {
 
 // valueInfo is what writing a field's values needs beyond its type, looked
 // up once per field of a plan rather than once per value: the kind of its
-// named type, and the last Go type of its values with the plan of their
-// objects or the writer of their scalars. (A plan belongs to one render,
-// so these are written by one goroutine.)
+// named type, and, once a value was written, the Go type of the values
+// with the plan of their objects or the writer of their scalars. Plans of
+// kept selection sets (collect.go) serve every request at once, so that
+// is set once, atomically; a value of another Go type (a field of an
+// interface type) looks its own up each time.
 type valueInfo struct {
-	kind   ast.DefinitionKind
+	kind     ast.DefinitionKind
+	resolved atomic.Pointer[resolvedValue]
+}
+
+type resolvedValue struct {
 	goType reflect.Type
 	plan   *objectPlan
 	writer scalarWriter
 }
 
+// resolve answers info's resolved values for Go type vt, made by build
+// and kept when info has none yet.
+func (info *valueInfo) resolve(vt reflect.Type, build func() (*resolvedValue, error)) (*resolvedValue, error) {
+	if rv := info.resolved.Load(); rv != nil && rv.goType == vt {
+		return rv, nil
+	}
+	rv, err := build()
+	if err != nil {
+		return nil, err
+	}
+	info.resolved.CompareAndSwap(nil, rv)
+	return rv, nil
+}
+
+// plan is the plan of the fields sel selects on typeName for objects of Go
+// type goType: for a kept selection set the one plan of every request,
+// else this render's.
 func (r *renderer) plan(typeName string, goType reflect.Type, sel ast.SelectionSet) (*objectPlan, error) {
 	if len(sel) == 0 {
 		return nil, errNotPlain
@@ -183,11 +207,31 @@ func (r *renderer) plan(typeName string, goType reflect.Type, sel ast.SelectionS
 	if p, ok := r.plans[k]; ok {
 		return p, nil
 	}
-	fields := collectFields(r.oc, sel, typeName)
-	p := &objectPlan{fields: make([]fieldPlan, 0, len(fields))}
-	for _, f := range fields {
-		fp := fieldPlan{alias: f.Alias, sel: f.Selections, typ: f.Definition.Type, name: typeName,
-			info: valueInfo{kind: schemaKind(f.Definition.Type.Name())}}
+	fields, kept := collectFieldSet(r.oc, sel, typeName)
+	if kept != nil {
+		if p, ok := kept.plans.Load(goType); ok {
+			return p.(*objectPlan), nil
+		}
+	}
+	p, err := newPlan(typeName, goType, fields)
+	if err != nil {
+		return nil, err
+	}
+	if kept != nil {
+		kept.plans.Store(goType, p)
+	} else {
+		r.plans[k] = p
+	}
+	return p, nil
+}
+
+// newPlan plans fields of typeName for objects of Go type goType.
+func newPlan(typeName string, goType reflect.Type, fields []graphql.CollectedField) (*objectPlan, error) {
+	p := &objectPlan{fields: make([]fieldPlan, len(fields))}
+	for i, f := range fields {
+		fp := &p.fields[i]
+		fp.alias, fp.sel, fp.typ, fp.name = f.Alias, f.Selections, f.Definition.Type, typeName
+		fp.info.kind = schemaKind(f.Definition.Type.Name())
 		if !obs.GraphQLName(f.Alias) {
 			return nil, errNotPlain
 		}
@@ -198,9 +242,7 @@ func (r *renderer) plan(typeName string, goType reflect.Type, sel ast.SelectionS
 		} else if fp.get = binding(goType, f.Name); fp.get == nil {
 			return nil, errNotPlain
 		}
-		p.fields = append(p.fields, fp)
 	}
-	r.plans[k] = p
 	return p, nil
 }
 
@@ -321,16 +363,17 @@ func (r *renderer) object(buf *bytes.Buffer, typeName string, info *valueInfo, v
 	if v.Kind() != reflect.Struct || !v.CanAddr() {
 		return errNotPlain
 	}
-	if vt := v.Type(); info.plan == nil || info.goType != vt {
+	vt := v.Type()
+	rv, err := info.resolve(vt, func() (*resolvedValue, error) {
 		p, err := r.plan(typeName, vt, sel)
-		if err != nil {
-			return err
-		}
-		info.goType, info.plan = vt, p
+		return &resolvedValue{goType: vt, plan: p}, err
+	})
+	if err != nil {
+		return err
 	}
 	buf.WriteByte('{')
-	for i := range info.plan.fields {
-		f := &info.plan.fields[i]
+	for i := range rv.plan.fields {
+		f := &rv.plan.fields[i]
 		if i > 0 {
 			buf.WriteByte(',')
 		}
@@ -351,10 +394,11 @@ func (r *renderer) object(buf *bytes.Buffer, typeName string, info *valueInfo, v
 
 // scalar writes a scalar or enum value with the marshaler gqlgen uses for it.
 func (r *renderer) scalar(buf *bytes.Buffer, t *ast.Type, info *valueInfo, v reflect.Value) error {
-	if vt := v.Type(); info.writer == nil || info.goType != vt {
-		info.goType, info.writer = vt, scalarWriterOf(vt, t.NamedType)
-	}
-	w := info.writer
+	vt := v.Type()
+	rv, _ := info.resolve(vt, func() (*resolvedValue, error) {
+		return &resolvedValue{goType: vt, writer: scalarWriterOf(vt, t.NamedType)}, nil
+	})
+	w := rv.writer
 	if w == nil {
 		return errNotPlain
 	}

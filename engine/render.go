@@ -149,9 +149,11 @@ type planKey struct {
 	n        int
 }
 
-// objectPlan is the selected fields of one object type at one place.
+// objectPlan is the selected fields of one object type at one place;
+// kept: the plan of a kept selection set, which every request shares.
 type objectPlan struct {
 	fields []fieldPlan
+	kept   bool
 }
 
 type fieldPlan struct {
@@ -170,9 +172,12 @@ type fieldPlan struct {
 // with the plan of their objects or the writer of their scalars. Plans of
 // kept selection sets (collect.go) serve every request at once, so that
 // is set once, atomically; a value of another Go type (a field of an
-// interface type) looks its own up each time.
+// interface type) looks its own up each time. The info of a kept plan
+// (shared) keeps only kept plans: a selection set below it with a
+// directive is planned for each request, from its variables.
 type valueInfo struct {
 	kind     ast.DefinitionKind
+	shared   bool
 	resolved atomic.Pointer[resolvedValue]
 }
 
@@ -183,7 +188,8 @@ type resolvedValue struct {
 }
 
 // resolve answers info's resolved values for Go type vt, made by build
-// and kept when info has none yet.
+// and kept when info has none yet (and, shared, when they hold no plan of
+// one request).
 func (info *valueInfo) resolve(vt reflect.Type, build func() (*resolvedValue, error)) (*resolvedValue, error) {
 	if rv := info.resolved.Load(); rv != nil && rv.goType == vt {
 		return rv, nil
@@ -192,7 +198,9 @@ func (info *valueInfo) resolve(vt reflect.Type, build func() (*resolvedValue, er
 	if err != nil {
 		return nil, err
 	}
-	info.resolved.CompareAndSwap(nil, rv)
+	if !info.shared || rv.plan == nil || rv.plan.kept {
+		info.resolved.CompareAndSwap(nil, rv)
+	}
 	return rv, nil
 }
 
@@ -213,7 +221,7 @@ func (r *renderer) plan(typeName string, goType reflect.Type, sel ast.SelectionS
 			return p.(*objectPlan), nil
 		}
 	}
-	p, err := newPlan(typeName, goType, fields)
+	p, err := newPlan(typeName, goType, fields, kept != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -225,13 +233,14 @@ func (r *renderer) plan(typeName string, goType reflect.Type, sel ast.SelectionS
 	return p, nil
 }
 
-// newPlan plans fields of typeName for objects of Go type goType.
-func newPlan(typeName string, goType reflect.Type, fields []graphql.CollectedField) (*objectPlan, error) {
-	p := &objectPlan{fields: make([]fieldPlan, len(fields))}
+// newPlan plans fields of typeName for objects of Go type goType, to be
+// kept for every request or not.
+func newPlan(typeName string, goType reflect.Type, fields []graphql.CollectedField, kept bool) (*objectPlan, error) {
+	p := &objectPlan{fields: make([]fieldPlan, len(fields)), kept: kept}
 	for i, f := range fields {
 		fp := &p.fields[i]
 		fp.alias, fp.sel, fp.typ, fp.name = f.Alias, f.Selections, f.Definition.Type, typeName
-		fp.info.kind = schemaKind(f.Definition.Type.Name())
+		fp.info.kind, fp.info.shared = schemaKind(f.Definition.Type.Name()), kept
 		if !obs.GraphQLName(f.Alias) {
 			return nil, errNotPlain
 		}

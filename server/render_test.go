@@ -176,6 +176,9 @@ func TestCollectedFieldsKeptAcrossRequests(t *testing.T) {
 	const flipped = `query($k: Boolean!, $s: Boolean!) { clients { id registrationKey @include(if: $k) { id comment }
 		clientGroups @skip(if: $s) { name } ...G } }
 		fragment G on Client { label currentIspContract @include(if: $k) { ispName } }`
+	// Directives only below a set without any (kept): the nested set's
+	// plan must not be kept with it.
+	const below = `query($k: Boolean!) { clients { id registrationKey { id comment @include(if: $k) } } }`
 	type run struct {
 		query string
 		vars  map[string]any
@@ -188,6 +191,9 @@ func TestCollectedFieldsKeptAcrossRequests(t *testing.T) {
 		{merged, nil, []string{`"comment":`, `"validFrom":`}},
 		{flipped, map[string]any{"k": true, "s": false}, []string{`"registrationKey":{`, `"clientGroups":[`}},
 		{flipped, map[string]any{"k": false, "s": false}, []string{`"clientGroups":[`}},
+		{below, map[string]any{"k": true}, []string{`"comment":`}},
+		{below, map[string]any{"k": false}, []string{`"registrationKey":{"id":`}},
+		{below, map[string]any{"k": true}, []string{`"comment":`}},
 	}
 	for i, r := range runs {
 		body := map[string]any{"query": r.query, "variables": r.vars}
@@ -201,8 +207,11 @@ func TestCollectedFieldsKeptAcrossRequests(t *testing.T) {
 				t.Errorf("run %d: the answer lacks %s: %s", i, w, got.Raw)
 			}
 		}
-		if r.vars != nil && r.vars["k"] == false && bytes.Contains(got.Raw, []byte(`"registrationKey"`)) {
+		if r.query != below && r.vars != nil && r.vars["k"] == false && bytes.Contains(got.Raw, []byte(`"registrationKey"`)) {
 			t.Errorf("run %d: @include(if: false) kept the key: %s", i, got.Raw)
+		}
+		if r.query == below && r.vars["k"] == false && bytes.Contains(got.Raw, []byte(`"comment"`)) {
+			t.Errorf("run %d: @include(if: false) below a kept set kept the comment: %s", i, got.Raw)
 		}
 		if r.vars != nil && r.vars["s"] == true && bytes.Contains(got.Raw, []byte(`"clientGroups"`)) {
 			t.Errorf("run %d: @skip(if: true) kept the groups: %s", i, got.Raw)

@@ -88,7 +88,7 @@ type config struct {
 	// "off" (memoryLimit reads it).
 	MemoryLimit string
 	// HeapFloor is the heap the collector lets grow before it runs while
-	// little is live (heapfloor.go), "128MiB" or "off".
+	// little is live (heapfloor.go), "64MiB" or "off".
 	HeapFloor string
 	// AnalyzerWorkers is how many clients the analyzer judges at once in
 	// this process, a whole number; empty: detector.DefaultWorkers.
@@ -217,7 +217,7 @@ func (c *config) heapFloor(memLimit int64) (uint64, error) {
 	}
 	n, ok := budget.ParseSize(raw)
 	if !ok {
-		return 0, fmt.Errorf("--heap-floor (FLEETGRAPH_HEAP_FLOOR) %q must be bytes with a unit, such as 128MiB, or off", c.HeapFloor)
+		return 0, fmt.Errorf("--heap-floor (FLEETGRAPH_HEAP_FLOOR) %q must be bytes with a unit, such as 64MiB, or off", c.HeapFloor)
 	}
 	if n < 8<<20 {
 		return 0, fmt.Errorf("--heap-floor (FLEETGRAPH_HEAP_FLOOR) %q is under 8MiB, where Go's collector runs anyway; say off instead", c.HeapFloor)

@@ -65,10 +65,13 @@ func serve(ctx context.Context, args []string) error {
 	if err := cfg.checkReplica(); err != nil {
 		return err
 	}
-	if pool, err := cfg.dbMaxConns(); err != nil {
+	pool, err := cfg.dbMaxConns()
+	if err != nil {
 		return err
-	} else if _, err := cfg.analyzerWorkers(pool); err != nil {
-		return err // before anything starts (startJobs reads it)
+	}
+	judges, err := cfg.analyzerWorkers(pool) // before anything starts
+	if err != nil {
+		return err
 	}
 	// The address first: a taken one ends the start before anything else
 	// runs, and everything started below stops when serve returns early.
@@ -151,7 +154,7 @@ func serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	stopJobs, err := cfg.startJobs(ctx, st, sealer, mailer, metrics, log)
+	stopJobs, err := cfg.startJobs(ctx, st, sealer, mailer, metrics, log, judges)
 	if err != nil {
 		return err
 	}

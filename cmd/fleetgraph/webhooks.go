@@ -44,10 +44,11 @@ func (c *config) webhookFlags(fs *flag.FlagSet) {
 
 // startJobs starts the process's background work (package jobs): the
 // webhook deliveries, the e-mail (through mailer, when there is one), the
-// analyzer and every periodic job (m records the rollup refreshes); stop
-// waits for the running jobs (at most 10 s).
+// analyzer (judging judges clients at once, analyzerWorkers) and every
+// periodic job (m records the rollup refreshes); stop waits for the
+// running jobs (at most 10 s).
 func (c *config) startJobs(ctx context.Context, st *store.Store, sealer *auth.Sealer, mailer *notify.Mailer,
-	m *obs.Metrics, log *slog.Logger) (stop func(), err error) {
+	m *obs.Metrics, log *slog.Logger, judges int) (stop func(), err error) {
 	allow, err := webhooks.ParseCIDRs(c.Webhooks.AllowCIDRs)
 	if err != nil {
 		return nil, err
@@ -61,14 +62,6 @@ func (c *config) startJobs(ctx context.Context, st *store.Store, sealer *auth.Se
 		return nil, err
 	}
 	retention, err := c.retentionDays()
-	if err != nil {
-		return nil, err
-	}
-	pool, err := c.dbMaxConns()
-	if err != nil {
-		return nil, err
-	}
-	judges, err := c.analyzerWorkers(pool)
 	if err != nil {
 		return nil, err
 	}
